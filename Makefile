@@ -1,0 +1,27 @@
+# gcsim: two commands do all the set-up on a fresh machine.
+#   make demo   -- reproduce the headline results at a quick scale (results/)
+#   make test   -- run the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: demo test bench docs clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,learning]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m gcsim reproduce
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests
+
+bench: $(STAMP)
+	$(BIN)/python -m pytest -q benchmarks
+
+clean:
+	rm -rf $(VENV) results .pytest_cache .hypothesis

@@ -1,0 +1,71 @@
+"""Exception hierarchy of gcsim.
+
+Every exception raised on purpose by gcsim derives from :class:`GcsimError`, and
+also from the built-in exception a user would expect (``ValueError`` for bad
+values, ``NotImplementedError`` for things gcsim cannot build), so that both
+``except gcsim.GcsimError`` and ``except ValueError`` work.
+"""
+from __future__ import annotations
+
+__all__ = [
+    "GcsimError",
+    "InvalidArgumentError",
+    "ImpossibleParametersError",
+    "NotConstructibleError",
+    "VerificationError",
+    "CatalogueError",
+    "SolverError",
+]
+
+
+class GcsimError(Exception):
+    """Base class of every error gcsim raises deliberately."""
+
+
+class InvalidArgumentError(GcsimError, ValueError):
+    """An argument has the wrong type, shape or value.
+
+    The message always names the argument, e.g. ``"m must be >= 1, got 0"``.
+    """
+
+    def __init__(self, argument: str, message: str):
+        self.argument = argument
+        super().__init__(f"{argument}: {message}")
+
+
+class ImpossibleParametersError(GcsimError, ValueError):
+    """No object with these parameters exists: a necessary condition fails.
+
+    ``condition`` names the violated condition (e.g. ``"Fisher's inequality"``,
+    ``"Bruck-Ryser-Chowla"``, ``"divisibility"``, ``"Krein"``).
+    """
+
+    def __init__(self, condition: str, message: str):
+        self.condition = condition
+        super().__init__(f"impossible parameters ({condition}): {message}")
+
+
+class NotConstructibleError(GcsimError, NotImplementedError):
+    """The object may exist, but gcsim does not know how to build it.
+
+    ``suggestions`` lists nearby parameter tuples gcsim can build.
+    """
+
+    def __init__(self, message: str, suggestions: list | tuple = ()):
+        self.suggestions = list(suggestions)
+        if self.suggestions:
+            shown = ", ".join(str(tuple(s)) for s in self.suggestions[:8])
+            message = f"{message}; gcsim can build nearby: {shown}"
+        super().__init__(message)
+
+
+class VerificationError(GcsimError, AssertionError):
+    """An object failed the exact check of its defining identities."""
+
+
+class CatalogueError(GcsimError, ValueError):
+    """A catalogue file is missing, truncated, tampered with or of an unknown version."""
+
+
+class SolverError(GcsimError, RuntimeError):
+    """A numerical solver did not return an optimal, verified solution."""
