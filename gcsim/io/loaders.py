@@ -1,0 +1,1 @@
+"""Loaders for built-in kinds (filled once the classes exist)."""
