@@ -104,14 +104,15 @@ def primitive_element(q: int) -> int:
 def nonzero_squares(q: int) -> np.ndarray:
     """Sorted integer representations of the nonzero squares of GF(q).
 
-    For odd q these are the (q-1)/2 even powers of a primitive element.
+    For odd q these are the (q-1)/2 even powers of a primitive element; for
+    even q squaring is a bijection (Frobenius), so every nonzero element is a square.
 
     >>> nonzero_squares(13).tolist()
     [1, 3, 4, 9, 10, 12]
     """
     GF = finite_field(q)
     g = GF.primitive_element
-    powers = g ** np.arange(0, q - 1, 2)
+    powers = g ** ((2 * np.arange(q - 1)) % (q - 1))
     return np.unique(np.asarray(powers, dtype=np.int64))
 
 
