@@ -11,7 +11,9 @@ STAMP  := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,learning]'
+	# torch: the local CPU wheel (an unpinned torch would pull a multi-GB CUDA build)
+	$(BIN)/python -m pip install --quiet 'torch==2.13.0'
+	$(BIN)/python -m pip install --quiet -e '.[test,learning,torch]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -1,0 +1,245 @@
+"""Round-by-round simulator of the CERAR ring protocol (SPEC §5, reconstruction).
+
+Protocol (indices mod N, rounds t = 1..L, L = c + N - 2, packets of w = ceil(d/c) scalars):
+
+* worker i holds G_i in R^{c x w} (row k = k-th contiguous chunk of its zero-padded
+  gradient) and its coded symbols x_i^(tau) = A_i[tau, :] G_i (tau = 1..c; 0 otherwise);
+* u_i^(0) = 0; in round t worker i sends s_i^(t) = x_i^(t) + u_i^(t-1) to worker i+1,
+  receives r = s_{i-1}^(t), strips its own symbol u_i^(t) = r - x_i^(t-N+1) and
+  accumulates D_i[:, t] u_i^(t) into its output, which starts at G_i;
+* output g_hat_i = G_i + sum_t D_i[:, t] u_i^(t) = sum_j G_j + sum_m E_{i,m} G_{i-m}.
+
+Invariant: u_i^(t) = sum_{m=1}^{N-1} x_{i-m}^(t-m+1).  All N workers act simultaneously,
+so every round is a handful of NumPy operations on (N, w) or (N, c, w) arrays; the only
+Python loop is over the L rounds (and over the c encoder columns in bfloat16 emulation).
+
+Memory schedule (what ``peak_buffers`` measures): a worker encodes all c symbols up front
+(c packets, each freed when it has been stripped, or right after sending for x^(c), which
+never comes back), keeps a c-packet state that starts at G_i and into which decoded
+contributions are accumulated, and one communication buffer (receive, strip, accumulate,
+then add the next symbol in place and send).  The peak, 2c + 1 packets, is reached in
+round 1.  (The abstract's 1 + N/c counts c local + N-1 in flight + 1 receive packets; see
+docs/theory/50_cerar.md.)
+
+Floating point: ``dtype="float64"`` / ``"float32"`` compute natively (every operation
+rounds to the dtype); ``dtype="bfloat16"`` emulates bfloat16 storage and arithmetic: values
+are float32 whose mantissa is rounded to 8 bits (round to nearest even) after *every*
+arithmetic step: the inputs G, A, D; each product A[tau,k] G[k] and each partial sum of the
+encoding; the send addition x + u; the strip subtraction r - x; each product D[:,t] u and
+each accumulation into the output state.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_finite_array
+from ..errors import InvalidArgumentError
+from .design import CerarDesign
+
+__all__ = ["simulate", "SimulationResult", "round_bfloat16", "resolve_dtype", "unit_roundoff"]
+
+_DTYPES = {"float64": (np.float64, 8), "float32": (np.float32, 4), "bfloat16": (np.float32, 2)}
+
+
+def round_bfloat16(x: np.ndarray) -> np.ndarray:
+    """Round float32 values to bfloat16 precision (8-bit mantissa), round to nearest even.
+
+    Returns float32.  NaN stays NaN; values beyond the bfloat16 range round to +-inf.
+
+    Examples
+    --------
+    >>> round_bfloat16(np.array([1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-7 + 2**-9], dtype=np.float32)).tolist()
+    [1.0, 1.015625, 1.0078125]
+    """
+    a = np.ascontiguousarray(x, dtype=np.float32)
+    bits = a.view(np.uint32)
+    # round-to-nearest-even on the 16 dropped bits: add 0x7FFF plus the lowest kept bit
+    rounded = (bits + (np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1)))) & np.uint32(0xFFFF0000)
+    out = rounded.view(np.float32)
+    nan = np.isnan(a)
+    if nan.any():
+        out = np.where(nan, a, out)
+    return out
+
+
+def resolve_dtype(dtype: Any) -> str:
+    """Normalise a dtype argument to "float64", "float32" or "bfloat16" (None -> float64)."""
+    if dtype is None:
+        return "float64"
+    if isinstance(dtype, str) and dtype in _DTYPES:
+        return dtype
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = None
+    if name in ("float64", "float32"):
+        return name
+    raise InvalidArgumentError("dtype", f"must be 'float64', 'float32' or 'bfloat16', got {dtype!r}")
+
+
+def unit_roundoff(dtype: Any) -> float:
+    """u = 2^-p: 2^-53 (float64), 2^-24 (float32), 2^-8 (bfloat16)."""
+    return {"float64": 2.0 ** -53, "float32": 2.0 ** -24, "bfloat16": 2.0 ** -8}[resolve_dtype(dtype)]
+
+
+@dataclass
+class SimulationResult:
+    """Outcome of :func:`simulate`.
+
+    Attributes
+    ----------
+    outputs : ndarray (N, d)
+        g_hat_i of every worker (float64 copy of the working-precision values).
+    rounds : int
+        Number of communication rounds L = c + N - 2.
+    bytes_sent, packets_sent : ndarray (N,) int64
+        Per worker: L packets of w = ceil(d/c) scalars of ``itemsize`` bytes each.
+    peak_buffers : ndarray (N,) int64
+        Measured peak number of live packet buffers per worker (see module docstring).
+    packet_size : int
+        w = ceil(d / c).
+    dtype : str
+        Working precision.
+    traces : dict or None
+        With ``record=True``: ``"u"`` (L, N, w) the stripped sums u_i^(t), ``"sent"``
+        (L, N, w) the packets s_i^(t), ``"live"`` (L,) live buffers per worker per round.
+    """
+
+    outputs: np.ndarray
+    rounds: int
+    bytes_sent: np.ndarray
+    packets_sent: np.ndarray
+    peak_buffers: np.ndarray
+    packet_size: int
+    dtype: str
+    traces: dict[str, np.ndarray] | None = field(default=None, repr=False)
+
+
+def _check_design(design: Any) -> CerarDesign:
+    if not isinstance(design, CerarDesign):
+        raise InvalidArgumentError("design", f"must be a CerarDesign, got {type(design).__name__}")
+    return design
+
+
+def check_gradients(gradients: Any, N: int) -> np.ndarray:
+    """Validate gradients: finite real array of shape (N, d)."""
+    g = np.asarray(gradients)
+    if g.dtype == object or np.iscomplexobj(g) or not (np.issubdtype(g.dtype, np.number) or g.dtype == bool):
+        raise InvalidArgumentError("gradients", f"must be a real numeric array, got dtype {g.dtype}")
+    g = check_finite_array("gradients", g, dtype=np.float64)
+    if g.ndim != 2 or g.shape[0] != N:
+        raise InvalidArgumentError("gradients", f"must have shape (N, d) = ({N}, d), got {g.shape}")
+    return g
+
+
+def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: bool = False,
+             warn: bool = True) -> SimulationResult:
+    """Simulate the CERAR ring on real arrays, round by round, all workers at once.
+
+    Parameters
+    ----------
+    design : CerarDesign
+        Encoders A_j (N, c, c) and decoders D_i (N, c, L).
+    gradients : array (N, d)
+        Local gradient g_i of worker i; any d >= 0 (zero-padded to c * ceil(d/c)).
+    dtype : {"float64", "float32", "bfloat16"}, optional
+        Working precision (default float64); bfloat16 is emulated (module docstring).
+    record : bool
+        Keep per-round traces (u, sent packets, live buffers) for inspection.
+    warn : bool
+        Warn (RuntimeWarning) when max kappa(A_j) * u > 0.1, i.e. the dtype cannot carry
+        the design's conditioning.
+
+    Returns
+    -------
+    SimulationResult
+
+    Examples
+    --------
+    >>> from gcsim.cerar import design
+    >>> g = np.arange(12.0).reshape(3, 4)
+    >>> res = simulate(design(3, 2, "exact"), g)
+    >>> np.allclose(res.outputs, g.sum(0))
+    True
+    >>> res.rounds, res.bytes_sent.tolist(), res.packet_size
+    (3, [48, 48, 48], 2)
+    """
+    design = _check_design(design)
+    N, c, L = design.N, design.c, design.L
+    g = check_gradients(gradients, N)
+    name = resolve_dtype(dtype)
+    work, itemsize = _DTYPES[name]
+    bf16 = name == "bfloat16"
+    rnd = round_bfloat16 if bf16 else (lambda a: a)
+    d = g.shape[1]
+    w = -(-d // c)
+
+    if warn and name != "float64":
+        kappa = float(np.max(np.linalg.cond(design.encoders)))
+        if kappa * unit_roundoff(name) > 0.1:
+            warnings.warn(f"max kappa(A_j) = {kappa:.3g} exceeds what {name} can carry "
+                          f"(kappa * u = {kappa * unit_roundoff(name):.2g}); outputs are unreliable",
+                          RuntimeWarning, stacklevel=2)
+
+    G = np.zeros((N, c * w), dtype=work)
+    G[:, :d] = g
+    G = rnd(G.reshape(N, c, w))
+    A = rnd(design.encoders.astype(work))
+    D = rnd(design.decoders.astype(work))
+
+    # encode all c symbols up front: X[:, tau] = A_i[tau, :] G_i
+    if bf16:
+        X = np.zeros((N, c, w), dtype=work)
+        for k in range(c):       # one rounded product and one rounded add per column k
+            X = rnd(X + rnd(A[:, :, k, None] * G[:, None, k, :]))
+    else:
+        X = np.matmul(A, G)
+    pending: list[np.ndarray | None] = [X[:, tau] for tau in range(c)]
+    state = G.copy()                                  # becomes G_i + accumulated decodes
+    tmp = np.empty_like(state)
+    u = np.zeros((N, w), dtype=work)
+    def live_buffers() -> int:                        # state (c) + live symbols + comm buffer
+        return c + sum(p is not None for p in pending) + 1
+
+    peak = live_buffers()
+    tr_u = np.zeros((L, N, w)) if record else None
+    tr_s = np.zeros((L, N, w)) if record else None
+    tr_live = np.zeros(L, dtype=np.int64) if record else None
+
+    for t in range(1, L + 1):
+        if t <= c:
+            s = rnd(pending[t - 1] + u)               # send x^(t) + u^(t-1)
+            if t == c:                                 # x^(c) never returns: free after sending
+                pending[c - 1] = None
+        else:
+            s = u
+        if record:
+            tr_s[t - 1] = s
+        r = np.roll(s, 1, axis=0)                     # worker i receives from i-1
+        k = t - N                                     # own symbol x^(t-N+1), 0-based index
+        if 0 <= k < c - 1:
+            u = rnd(r - pending[k])
+            pending[k] = None                         # stripped: free the buffer
+        else:
+            u = r
+        if bf16:
+            state = rnd(state + rnd(D[:, :, t - 1, None] * u[:, None, :]))
+        else:                                         # same two roundings, no temporaries
+            np.multiply(D[:, :, t - 1, None], u[:, None, :], out=tmp)
+            state += tmp
+        live = live_buffers()
+        if record:
+            tr_u[t - 1] = u
+            tr_live[t - 1] = live
+        peak = max(peak, live)
+
+    out = state.reshape(N, c * w)[:, :d].astype(np.float64)
+    traces = {"u": tr_u, "sent": tr_s, "live": tr_live} if record else None
+    packets = np.full(N, L, dtype=np.int64)
+    return SimulationResult(outputs=out, rounds=L, bytes_sent=packets * w * itemsize,
+                            packets_sent=packets, peak_buffers=np.full(N, peak, dtype=np.int64),
+                            packet_size=w, dtype=name, traces=traces)

@@ -1,0 +1,865 @@
+"""Bounds, closed forms and estimator theory for approximate gradient coding (SPEC §4).
+
+Notation (SPEC §1): assignment ``A`` in {0,1}^{N x n}; ``N_i`` the holders of
+part ``i``; a straggler pattern is given by its boolean *non-straggler* mask
+``F`` (True = the worker arrived); ``c_i(F) = |N_i ∩ F|``.  Errors are raw
+squared errors ``err(B, F) = min_X ||B_F X - T||_F^2`` with ``T = I_m ⊗ 1_N``
+unless a function says ``normalized`` (divided by ``m N``).
+
+Every statement implemented here is proved in ``docs/theory/45_bounds.md``:
+
+* :func:`rank_lower_bound` -- ``err(B, F) >= sum_i (m - c_i(F))^+`` for *every*
+  encoder respecting the support of ``A`` (Theorem 1);
+  :func:`worst_case_rank_lower_bound` maximizes it over ``|S| = s``.
+* :func:`rd_upper_bound` -- for the random-diagonal encoder RD(eps) (SPEC §3.2)
+  the scaled-sign decoder ``x_l = alpha (d_l)_F`` gives
+  ``E_D err(B, F) <= m [N - mu2^2 S1^2 / (mu2^2 S2 + (mu4 + (m-2) mu2^2) S1)]``,
+  ``S1 = sum_i c_i``, ``S2 = sum_i c_i^2``, ``mu_q = E d^q`` (Theorem 2); at
+  ``eps = 0`` this is the SPEC's ``m [N - S1^2 / (S2 + (m-1) S1)]``.
+  Specializations :func:`bibd_rd_upper_bound` and :func:`srg_rd_upper_bound`.
+* :func:`bibd_optimal_error_m1` / :func:`bibd_naive_error` -- closed forms for
+  symmetric BIBDs (Theorem 4).
+* :func:`rd_estimator_variance`, :func:`ns_estimator_variance` -- the variance of
+  the unbiased straggler-compensated estimators (Theorems 5, 6), and
+  :func:`sgd_convergence_bound` (Theorem 7).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+
+from .._validation import (check_binary_matrix, check_finite_array, check_int, check_mask,
+                           check_real)
+from ..errors import ImpossibleParametersError, InvalidArgumentError
+
+__all__ = [
+    "part_coverage",
+    "rank_lower_bound",
+    "WorstCaseResult",
+    "worst_case_rank_lower_bound",
+    "rd_moments",
+    "rd_optimal_scale",
+    "rd_scaled_sign_error",
+    "rd_upper_bound",
+    "worst_case_rd_upper_bound",
+    "bibd_rd_upper_bound",
+    "srg_eigenvalues",
+    "srg_edge_range",
+    "srg_rd_upper_bound",
+    "bibd_optimal_error_m1",
+    "bibd_naive_error",
+    "split_blocks",
+    "rd_unbiased_decoder",
+    "rd_estimator_variance",
+    "rd_variance_bound",
+    "ns_estimator_variance",
+    "sgd_convergence_bound",
+]
+
+_DISTS = ("rademacher", "gaussian")
+
+
+# ----------------------------------------------------------------------------------------------
+# argument helpers
+# ----------------------------------------------------------------------------------------------
+
+def _assignment(value: Any, name: str = "assignment") -> np.ndarray:
+    """The 0/1 assignment of an array, a combinatorial object or a scheme."""
+    arr = getattr(value, "assignment", value)
+    A = check_binary_matrix(name, arr)
+    if A.shape[0] == 0 or A.shape[1] == 0:
+        raise InvalidArgumentError(name, f"must have at least one part and one worker, got shape {A.shape}")
+    return A
+
+
+def _masks(name: str, value: Any, n: int) -> tuple[np.ndarray, bool]:
+    """Masks as a 2-D boolean batch, and whether the input was a single 1-D mask."""
+    arr = check_mask(name, value, n)
+    single = arr.ndim == 1
+    return np.atleast_2d(arr), single
+
+
+def _out(values: np.ndarray, single: bool):
+    return values[0].item() if single else values
+
+
+def part_coverage(assignment: Any, nonstragglers: Any) -> np.ndarray:
+    """Coverage counts ``c_i(F) = |N_i ∩ F|`` of every part under every pattern.
+
+    Parameters
+    ----------
+    assignment : array_like (N, n) or object with ``.assignment``
+        0/1 assignment matrix (parts x workers).
+    nonstragglers : bool array (n,) or (count, n)
+        True where the worker arrived (the set ``F``).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (N,) or (count, N)
+
+    Examples
+    --------
+    >>> A = [[1, 1, 0], [0, 1, 1]]
+    >>> part_coverage(A, [True, False, True]).tolist()
+    [1, 1]
+    """
+    A = _assignment(assignment)
+    masks, single = _masks("nonstragglers", nonstragglers, A.shape[1])
+    c = masks.astype(np.int64) @ A.T
+    return c[0] if single else c
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorem 1: the per-part rank lower bound
+# ----------------------------------------------------------------------------------------------
+
+def rank_lower_bound(assignment: Any, m: int, nonstragglers: Any):
+    r"""Per-part rank lower bound ``sum_i (m - c_i(F))^+`` on the raw optimal error.
+
+    For every encoder ``B`` whose support is contained in that of ``A`` (SPEC §1)
+    and every decoder ``X``, the ``m`` rows of ``B_F X - T`` belonging to part
+    ``i`` form ``M_i X - I_m`` with ``rank(M_i X) <= c_i(F)``, so by
+    Eckart--Young their squared Frobenius norm is at least ``(m - c_i(F))^+``
+    (Theorem 1 of ``docs/theory/45_bounds.md``).
+
+    Parameters
+    ----------
+    assignment : array_like (N, n) or object with ``.assignment``
+    m : int >= 1
+        Communication reduction (number of blocks).
+    nonstragglers : bool array (n,) or (count, n)
+
+    Returns
+    -------
+    int or numpy.ndarray of int64 (count,)
+
+    Examples
+    --------
+    >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
+    >>> rank_lower_bound(A, 2, [True, True, False])    # c = (2, 1, 1)
+    2
+    >>> rank_lower_bound(A, 2, [[True] * 3, [False] * 3]).tolist()
+    [0, 6]
+    """
+    A = _assignment(assignment)
+    m = check_int("m", m, minimum=1)
+    masks, single = _masks("nonstragglers", nonstragglers, A.shape[1])
+    c = masks.astype(np.int64) @ A.T
+    return _out(np.maximum(m - c, 0).sum(axis=1), single)
+
+
+@dataclass(frozen=True)
+class WorstCaseResult:
+    """Maximum of a bound over straggler sets of size ``s``.
+
+    Attributes
+    ----------
+    value : float
+        The best value found (the exact maximum when ``exact`` is True,
+        otherwise a *lower estimate* of the maximum).
+    mask : numpy.ndarray of bool (n,)
+        Non-straggler mask attaining ``value``.
+    stragglers : tuple of int
+        The straggler set ``S`` (indices of False entries of ``mask``).
+    exact : bool
+    method : str
+        ``"exact (enumerated K sets)"`` or ``"search (lower estimate of the maximum; ...)"``.
+    """
+
+    value: float
+    mask: np.ndarray
+    stragglers: tuple
+    exact: bool
+    method: str
+
+
+def _enumerate_masks(n: int, s: int, chunk: int = 8192):
+    """Yield batches of non-straggler masks for every s-subset S of [n] (lexicographic)."""
+    it = itertools.combinations(range(n), s)
+    while True:
+        combos = list(itertools.islice(it, chunk))
+        if not combos:
+            return
+        masks = np.ones((len(combos), n), dtype=bool)
+        if s:
+            idx = np.asarray(combos, dtype=np.int64)
+            masks[np.arange(len(combos))[:, None], idx] = False
+        yield masks
+
+
+def _maximize_over_stragglers(objective: Callable[[np.ndarray], np.ndarray], n: int, s: int,
+                              exact_limit: int, seed: int, restarts: int,
+                              max_iter: int = 500) -> WorstCaseResult:
+    """Maximize a batched objective of non-straggler masks over all ``|S| = s``.
+
+    Exact by enumeration when ``C(n, s) <= exact_limit``; otherwise greedy
+    construction plus best-improvement swap local search from ``restarts``
+    starting points (the greedy one and random ones), reported as a lower
+    estimate of the maximum.
+    """
+    total = math.comb(n, s)
+    if total <= exact_limit:
+        best_val, best_mask = -np.inf, None
+        for masks in _enumerate_masks(n, s):
+            vals = np.asarray(objective(masks), dtype=float)
+            k = int(np.argmax(vals))
+            if vals[k] > best_val:
+                best_val, best_mask = float(vals[k]), masks[k].copy()
+        return WorstCaseResult(best_val, best_mask, tuple(np.flatnonzero(~best_mask).tolist()), True,
+                               f"exact (enumerated {total} sets)")
+
+    rng = np.random.default_rng(seed)
+
+    def local_search(mask: np.ndarray) -> tuple[float, np.ndarray]:
+        val = float(objective(mask[None])[0])
+        for _ in range(max_iter):
+            out_idx = np.flatnonzero(~mask)          # stragglers that may return
+            in_idx = np.flatnonzero(mask)            # workers that may straggle instead
+            cand = np.repeat(mask[None], out_idx.size * in_idx.size, axis=0)
+            rows = np.arange(cand.shape[0])
+            cand[rows, np.repeat(out_idx, in_idx.size)] = True
+            cand[rows, np.tile(in_idx, out_idx.size)] = False
+            vals = np.asarray(objective(cand), dtype=float)
+            k = int(np.argmax(vals))
+            if vals[k] <= val + 1e-12:
+                break
+            val, mask = float(vals[k]), cand[k]
+        return val, mask
+
+    # greedy: add stragglers one at a time, each time the one that increases the objective most
+    mask = np.ones(n, dtype=bool)
+    for _ in range(s):
+        idx = np.flatnonzero(mask)
+        cand = np.repeat(mask[None], idx.size, axis=0)
+        cand[np.arange(idx.size), idx] = False
+        vals = np.asarray(objective(cand), dtype=float)
+        top = np.flatnonzero(vals >= vals.max() - 1e-12)
+        mask = cand[rng.choice(top)]
+    starts = [mask]
+    for _ in range(max(restarts - 1, 0)):
+        start = np.ones(n, dtype=bool)
+        start[rng.choice(n, size=s, replace=False)] = False
+        starts.append(start)
+    best_val, best_mask = -np.inf, None
+    for start in starts:
+        val, found = local_search(start)
+        if val > best_val:
+            best_val, best_mask = val, found
+    return WorstCaseResult(best_val, best_mask, tuple(np.flatnonzero(~best_mask).tolist()), False,
+                           f"search (lower estimate of the maximum; greedy + swap local search, "
+                           f"{len(starts)} starts, C(n,s)={total} > exact_limit={exact_limit})")
+
+
+def worst_case_rank_lower_bound(assignment: Any, m: int, s: int, *, exact_limit: int = 100_000,
+                                seed: int = 0, restarts: int = 8) -> WorstCaseResult:
+    """Worst case over ``|S| = s`` of :func:`rank_lower_bound`.
+
+    ``max_{|S|=s} sum_i (m - c_i(F))^+`` is a lower bound on the worst-case
+    optimal error ``max_{|S|=s} err(B, F)`` of every encoder with the support of
+    ``A``.  Exact by enumeration when ``C(n, s) <= exact_limit``; otherwise a
+    greedy + local search whose result is labelled a lower estimate of the
+    maximum (it is still a valid lower bound on the worst-case error, because
+    it is attained by the reported straggler set).
+
+    Examples
+    --------
+    >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
+    >>> res = worst_case_rank_lower_bound(A, 2, 1)
+    >>> res.value, res.exact
+    (2.0, True)
+    """
+    A = _assignment(assignment)
+    m = check_int("m", m, minimum=1)
+    n = A.shape[1]
+    s = check_int("s", s, minimum=0, maximum=n)
+    exact_limit = check_int("exact_limit", exact_limit, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
+    restarts = check_int("restarts", restarts, minimum=1)
+    At = A.T
+
+    def objective(masks):
+        return np.maximum(m - masks.astype(np.int64) @ At, 0).sum(axis=1)
+
+    return _maximize_over_stragglers(objective, n, s, exact_limit, seed, restarts)
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorem 2: the scaled-sign decoder upper bound for RD(eps)
+# ----------------------------------------------------------------------------------------------
+
+def rd_moments(eps: float = 0.0, dist: str = "rademacher") -> tuple[float, float]:
+    """Second and fourth moments ``(E d^2, E d^4)`` of one RD diagonal entry.
+
+    RD(eps) (SPEC §3.2) draws ``d = b (1 + eps xi)`` with ``xi ~ U[-1, 1]``
+    independent of the base sign/scale ``b``: Rademacher ``b = ±1`` (moments 1, 1)
+    or standard Gaussian ``b ~ N(0, 1)`` (moments 1, 3).  With
+    ``E xi^2 = 1/3`` and ``E xi^4 = 1/5``:
+    ``E (1 + eps xi)^2 = 1 + eps^2/3``, ``E (1 + eps xi)^4 = 1 + 2 eps^2 + eps^4/5``.
+
+    Examples
+    --------
+    >>> rd_moments(0.0)
+    (1.0, 1.0)
+    >>> rd_moments(0.0, "gaussian")
+    (1.0, 3.0)
+    >>> [round(x, 6) for x in rd_moments(0.3)]
+    [1.03, 1.18162]
+    """
+    eps = check_real("eps", eps, minimum=0.0)
+    if dist not in _DISTS:
+        raise InvalidArgumentError("dist", f"must be one of {_DISTS}, got {dist!r}")
+    base2, base4 = (1.0, 1.0) if dist == "rademacher" else (1.0, 3.0)
+    return base2 * (1.0 + eps ** 2 / 3.0), base4 * (1.0 + 2.0 * eps ** 2 + eps ** 4 / 5.0)
+
+
+def _resolve_moments(eps: float, dist: str, moments: Any) -> tuple[float, float]:
+    if moments is None:
+        return rd_moments(eps, dist)
+    try:
+        mu2, mu4 = moments
+    except (TypeError, ValueError):
+        raise InvalidArgumentError("moments", f"must be a pair (E d^2, E d^4), got {moments!r}") from None
+    mu2 = check_real("moments[0]", mu2, minimum=0.0, strict_min=True)
+    mu4 = check_real("moments[1]", mu4, minimum=0.0)
+    if mu4 < mu2 ** 2 * (1 - 1e-12):
+        raise InvalidArgumentError("moments", f"E d^4 = {mu4} < (E d^2)^2 = {mu2 ** 2} is impossible (Jensen)")
+    return mu2, mu4
+
+
+def _rd_sums(assignment, m, nonstragglers):
+    A = _assignment(assignment)
+    m = check_int("m", m, minimum=1)
+    masks, single = _masks("nonstragglers", nonstragglers, A.shape[1])
+    c = (masks.astype(np.int64) @ A.T).astype(float)
+    return A, m, c.sum(axis=1), (c ** 2).sum(axis=1), single
+
+
+def _rd_quadratic(mu2, mu4, m, S1, S2):
+    """Q = mu2^2 S2 + (mu4 + (m-2) mu2^2) S1, the alpha^2 coefficient (divided by m)."""
+    return mu2 ** 2 * S2 + (mu4 + (m - 2) * mu2 ** 2) * S1
+
+
+def _rd_bound_from_sums(N, m, S1, S2, mu2, mu4):
+    S1 = np.asarray(S1, dtype=float)
+    Q = _rd_quadratic(mu2, mu4, m, S1, np.asarray(S2, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = np.where(Q > 0, mu2 ** 2 * S1 ** 2 / np.where(Q > 0, Q, 1.0), 0.0)
+    return m * (N - gain)
+
+
+def rd_optimal_scale(assignment: Any, m: int, nonstragglers: Any, eps: float = 0.0,
+                     dist: str = "rademacher", *, moments: Any = None):
+    """Optimal scale ``alpha* = mu2 S1 / (mu2^2 S2 + (mu4 + (m-2) mu2^2) S1)`` of the scaled-sign decoder.
+
+    At ``eps = 0`` (Rademacher) ``alpha* = S1 / (S2 + (m-1) S1)`` (SPEC §4).
+    Returns 0 where no part is covered (``S1 = 0``).
+
+    Examples
+    --------
+    >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
+    >>> rd_optimal_scale(A, 2, [True, True, True])   # S1 = 6, S2 = 12
+    0.3333333333333333
+    """
+    A, m, S1, S2, single = _rd_sums(assignment, m, nonstragglers)
+    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    Q = _rd_quadratic(mu2, mu4, m, S1, S2)
+    alpha = np.where(Q > 0, mu2 * S1 / np.where(Q > 0, Q, 1.0), 0.0)
+    return _out(alpha, single)
+
+
+def rd_scaled_sign_error(assignment: Any, m: int, nonstragglers: Any, alpha: Any, eps: float = 0.0,
+                         dist: str = "rademacher", *, moments: Any = None):
+    """Exact ``E_D ||B_F X_alpha - T||_F^2`` of the scaled-sign decoder ``x_l = alpha (d_l)_F``.
+
+    ``= m [N - 2 alpha mu2 S1 + alpha^2 (mu2^2 S2 + (mu4 + (m-2) mu2^2) S1)]``
+    (Lemma 2 of ``docs/theory/45_bounds.md``), the expectation over the RD draw
+    ``D`` for a fixed non-straggler set ``F``.
+
+    Examples
+    --------
+    >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
+    >>> rd_scaled_sign_error(A, 2, [True, True, True], 0.0)   # X = 0: error m N
+    6.0
+    """
+    A, m, S1, S2, single = _rd_sums(assignment, m, nonstragglers)
+    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    alpha = check_finite_array("alpha", alpha)
+    if alpha.ndim > 1 or (alpha.ndim == 1 and alpha.shape[0] != S1.shape[0]):
+        raise InvalidArgumentError("alpha", f"must be a scalar or have one entry per pattern, got shape {alpha.shape}")
+    N = A.shape[0]
+    val = m * (N - 2 * alpha * mu2 * S1 + alpha ** 2 * _rd_quadratic(mu2, mu4, m, S1, S2))
+    return _out(np.asarray(val, dtype=float), single)
+
+
+def rd_upper_bound(assignment: Any, m: int, nonstragglers: Any, eps: float = 0.0,
+                   dist: str = "rademacher", *, moments: Any = None, normalized: bool = False):
+    r"""Upper bound on the expected optimal error of RD(eps) via the scaled-sign decoder.
+
+    For a fixed non-straggler set ``F`` (chosen independently of the draw ``D``),
+
+    .. math:: E_D\,err(B, F) \le E_D\,err_{X_{\alpha^*}}(B, F)
+              = m\Big[N - \frac{\mu_2^2 S_1^2}{\mu_2^2 S_2 + (\mu_4 + (m-2)\mu_2^2) S_1}\Big],
+
+    with ``S1 = sum_i c_i(F) = sum_{j in F} l_j`` and
+    ``S2 = sum_i c_i(F)^2 = 1_F^T A^T A 1_F`` (Theorem 2).  For ``eps = 0`` it
+    reads ``m [N - S1^2 / (S2 + (m-1) S1)]``; for Gaussian entries
+    ``m [N - S1^2 / (S2 + (m+1) S1)]``.  It bounds an *expectation over the
+    encoder draw*: a single draw may exceed it.
+
+    Parameters
+    ----------
+    assignment : array_like (N, n) or object with ``.assignment``
+    m : int >= 1
+    nonstragglers : bool array (n,) or (count, n)
+    eps : float >= 0
+        Multiplicative jitter of RD(eps).
+    dist : {"rademacher", "gaussian"}
+    moments : (float, float), optional
+        ``(E d^2, E d^4)`` of any other mean-zero entry distribution; overrides
+        ``eps``/``dist``.
+    normalized : bool
+        Divide by ``m N``.
+
+    Examples
+    --------
+    >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
+    >>> rd_upper_bound(A, 2, [True, True, True])      # 2 [3 - 36 / 18]
+    2.0
+    >>> rd_upper_bound(A, 1, [True, True, True])      # m = 1, all arrive: exact decoding
+    0.0
+    """
+    A, m, S1, S2, single = _rd_sums(assignment, m, nonstragglers)
+    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    N = A.shape[0]
+    val = _rd_bound_from_sums(N, m, S1, S2, mu2, mu4)
+    if normalized:
+        val = val / (m * N)
+    return _out(val, single)
+
+
+def worst_case_rd_upper_bound(assignment: Any, m: int, s: int, eps: float = 0.0, dist: str = "rademacher",
+                              *, moments: Any = None, exact_limit: int = 100_000, seed: int = 0,
+                              restarts: int = 8) -> WorstCaseResult:
+    """``max_{|S|=s}`` of :func:`rd_upper_bound` (exact by enumeration, else a labelled search).
+
+    This bounds ``max_{|S|=s} E_D err(B, F)`` (an oblivious adversary that does
+    not see the draw), not ``E_D max_S err(B, F)``.
+
+    Examples
+    --------
+    >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
+    >>> res = worst_case_rd_upper_bound(A, 2, 1)
+    >>> round(res.value, 6), res.exact
+    (2.8, True)
+    """
+    A = _assignment(assignment)
+    m = check_int("m", m, minimum=1)
+    n = A.shape[1]
+    s = check_int("s", s, minimum=0, maximum=n)
+    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    At, N = A.T, A.shape[0]
+
+    def objective(masks):
+        c = (masks.astype(np.int64) @ At).astype(float)
+        return _rd_bound_from_sums(N, m, c.sum(axis=1), (c ** 2).sum(axis=1), mu2, mu4)
+
+    return _maximize_over_stragglers(objective, n, s, check_int("exact_limit", exact_limit, minimum=1),
+                                     check_int("seed", seed, minimum=0),
+                                     check_int("restarts", restarts, minimum=1))
+
+
+def _check_symmetric_bibd(v, k, lam):
+    v = check_int("v", v, minimum=2)
+    k = check_int("k", k, minimum=1, maximum=v)
+    lam = check_int("lam", lam, minimum=0, maximum=k)
+    if lam * (v - 1) != k * (k - 1):
+        raise ImpossibleParametersError(
+            "symmetric BIBD identity lambda (v - 1) = k (k - 1)",
+            f"(v, k, lam) = ({v}, {k}, {lam}): {lam}*{v - 1} != {k}*{k - 1}")
+    return v, k, lam
+
+
+def bibd_rd_upper_bound(v: int, k: int, lam: int, m: int, s: int, eps: float = 0.0,
+                        dist: str = "rademacher", *, moments: Any = None) -> float:
+    """:func:`rd_upper_bound` for a symmetric (v, k, lambda) BIBD; depends on ``s`` only.
+
+    With ``f = v - s`` arrived workers, ``S1 = f k`` and, from
+    ``A^T A = (k - lambda) I + lambda J``, ``S2 = (k - lambda) f + lambda f^2``
+    for *every* F (Corollary 3).  Hence the bound is also the worst case over
+    ``|S| = s``.
+
+    Examples
+    --------
+    >>> round(bibd_rd_upper_bound(91, 10, 1, 2, 20), 4)     # PG(2,9), m = 2, s = 20
+    24.2222
+    >>> bibd_rd_upper_bound(7, 3, 1, 1, 0)                   # Fano, m = 1, nobody straggles
+    0.0
+    """
+    v, k, lam = _check_symmetric_bibd(v, k, lam)
+    m = check_int("m", m, minimum=1)
+    s = check_int("s", s, minimum=0, maximum=v)
+    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    f = v - s
+    S1, S2 = f * k, (k - lam) * f + lam * f * f
+    return float(_rd_bound_from_sums(v, m, S1, S2, mu2, mu4))
+
+
+def srg_eigenvalues(v: int, k: int, lam: int, mu: int) -> tuple[float, float]:
+    """Restricted eigenvalues ``(r, t)``, ``r >= t``, of an SRG(v, k, lambda, mu).
+
+    Every eigenvector orthogonal to ``1`` has eigenvalue ``r`` or ``t``, the
+    roots of ``x^2 - (lambda - mu) x - (k - mu) = 0`` (Brouwer--Haemers,
+    *Spectra of Graphs*, §9.1).
+
+    Examples
+    --------
+    >>> srg_eigenvalues(10, 3, 0, 1)     # Petersen
+    (1.0, -2.0)
+    """
+    v, k, lam, mu = _check_srg(v, k, lam, mu)
+    disc = math.sqrt((lam - mu) ** 2 + 4 * (k - mu))
+    return ((lam - mu) + disc) / 2.0, ((lam - mu) - disc) / 2.0
+
+
+def _check_srg(v, k, lam, mu):
+    v = check_int("v", v, minimum=2)
+    k = check_int("k", k, minimum=0, maximum=v - 1)
+    lam = check_int("lam", lam, minimum=0)
+    mu = check_int("mu", mu, minimum=0)
+    if k * (k - lam - 1) != (v - k - 1) * mu:
+        raise ImpossibleParametersError(
+            "SRG identity k (k - lambda - 1) = (v - k - 1) mu",
+            f"(v, k, lam, mu) = ({v}, {k}, {lam}, {mu})")
+    if (lam - mu) ** 2 + 4 * (k - mu) < 0:
+        raise ImpossibleParametersError("real eigenvalues", f"(lam - mu)^2 + 4 (k - mu) < 0 for {(v, k, lam, mu)}")
+    return v, k, lam, mu
+
+
+def srg_edge_range(v: int, k: int, lam: int, mu: int, f: int) -> tuple[int, int]:
+    """Range ``[e_min, e_max]`` containing the number of edges induced by any ``f``-vertex set of an SRG.
+
+    Combines the eigenvalue (expander-mixing) bounds
+    ``k f^2 / v + t f (v - f) / v <= 2 e(F) <= k f^2 / v + r f (v - f) / v``
+    with the counting bounds ``2 e(F) <= f min(k, f - 1)`` and
+    ``2 e(F) >= f k - (v - f) k`` (Lemma 3), rounded inward to integers.
+
+    Examples
+    --------
+    >>> srg_edge_range(10, 3, 0, 1, 4)     # Petersen, 4 vertices: 0..3 edges (a path P4 exists)
+    (0, 3)
+    """
+    v, k, lam, mu = _check_srg(v, k, lam, mu)
+    f = check_int("f", f, minimum=0, maximum=v)
+    r, t = srg_eigenvalues(v, k, lam, mu)
+    base, spread = k * f * f / v, f * (v - f) / v
+    hi = min(base + r * spread, f * min(k, max(f - 1, 0)))
+    lo = max(base + t * spread, f * k - (v - f) * k, 0)
+    return int(math.ceil(lo / 2 - 1e-9)), int(math.floor(hi / 2 + 1e-9))
+
+
+def srg_rd_upper_bound(v: int, k: int, lam: int, mu: int, m: int, s: int, *, edges: int | None = None,
+                       include_self: bool = True, eps: float = 0.0, dist: str = "rademacher",
+                       moments: Any = None) -> float:
+    """:func:`rd_upper_bound` for an SRG assignment, through the edge count inside ``F``.
+
+    Assignment ``A = Adj + I`` (``include_self``, the SPEC default) or ``A = Adj``.
+    With ``f = v - s`` and ``e = e(F)`` edges induced by ``F``:
+    ``S1 = f (k + 1)``, ``S2 = (k + 1 - mu) f + mu f^2 + (2 lambda - 2 mu + 4) e`` (with I), and
+    ``S1 = f k``, ``S2 = (k - mu) f + mu f^2 + (2 lambda - 2 mu) e`` (without) (Corollary 4).
+    If ``edges`` is given the value is exact for every F with that many edges;
+    otherwise it is the maximum over the admissible range of :func:`srg_edge_range`,
+    an upper bound on ``max_{|S|=s}`` of the bound (the bound is increasing in ``S2``).
+
+    Examples
+    --------
+    >>> round(srg_rd_upper_bound(10, 3, 0, 1, 2, 2, edges=9), 4)   # Petersen, m = 2, s = 2
+    5.1594
+    """
+    v, k, lam, mu = _check_srg(v, k, lam, mu)
+    m = check_int("m", m, minimum=1)
+    s = check_int("s", s, minimum=0, maximum=v)
+    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    f = v - s
+    if include_self:
+        S1, base, coef = f * (k + 1), (k + 1 - mu) * f + mu * f * f, 2 * lam - 2 * mu + 4
+    else:
+        S1, base, coef = f * k, (k - mu) * f + mu * f * f, 2 * lam - 2 * mu
+    if edges is None:
+        e_lo, e_hi = srg_edge_range(v, k, lam, mu, f)
+        e = e_hi if coef >= 0 else e_lo
+    else:
+        e = check_int("edges", edges, minimum=0, maximum=f * (f - 1) // 2 if f else 0)
+    return float(_rd_bound_from_sums(v, m, S1, base + coef * e, mu2, mu4))
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorem 4: closed forms for symmetric BIBDs
+# ----------------------------------------------------------------------------------------------
+
+def bibd_optimal_error_m1(v: int, k: int, lam: int, s: int, *, exact: bool = False):
+    """Optimal-decoding error of a symmetric (v, k, lambda) BIBD code with ``m = 1``, ``B = A``.
+
+    ``err(F) = v - (v - s) k^2 / (k - lambda + lambda (v - s))`` for every F with
+    ``|F| = v - s`` (Theorem 4; ``Gamma_FF = (k - lambda) I + lambda J``,
+    ``H_F = k 1``).  The same holds for RD with ``m = 1`` and any non-zero
+    diagonal (the column span of ``B_F`` does not change).
+
+    Parameters
+    ----------
+    exact : bool
+        Return a :class:`fractions.Fraction` instead of a float.
+
+    Examples
+    --------
+    >>> bibd_optimal_error_m1(7, 3, 1, 2, exact=True)      # Fano plane, 2 stragglers
+    Fraction(4, 7)
+    """
+    v, k, lam = _check_symmetric_bibd(v, k, lam)
+    s = check_int("s", s, minimum=0, maximum=v)
+    f = v - s
+    val = Fraction(v) if f == 0 else v - Fraction(f * k * k, k - lam + lam * f)
+    return val if exact else float(val)
+
+
+def bibd_naive_error(v: int, k: int, lam: int, m: int, s: int, *, exact: bool = False):
+    """Optimal-decoding error of naive stacking ``B = 1_m ⊗ A`` on a symmetric BIBD.
+
+    ``err(F) = m v - (v - s) k^2 / (k - lambda + lambda (v - s))`` (Theorem 4(b)):
+    stacking gains exactly what ``m = 1`` gains, once, not ``m`` times.
+
+    Examples
+    --------
+    >>> bibd_naive_error(7, 3, 1, 2, 0, exact=True)
+    Fraction(7, 1)
+    """
+    v, k, lam = _check_symmetric_bibd(v, k, lam)
+    m = check_int("m", m, minimum=1)
+    s = check_int("s", s, minimum=0, maximum=v)
+    f = v - s
+    val = Fraction(m * v) if f == 0 else m * v - Fraction(f * k * k, k - lam + lam * f)
+    return val if exact else float(val)
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorems 5-6: unbiased estimators and their variance
+# ----------------------------------------------------------------------------------------------
+
+def split_blocks(gradients: Any, m: int) -> np.ndarray:
+    """Split per-part gradients ``(N, d)`` into ``m`` contiguous zero-padded blocks ``(N, m, ceil(d/m))``.
+
+    Block ``k`` of part ``i`` is ``g_i[k w : (k+1) w]`` with ``w = ceil(d / m)``,
+    zero-padded at the end (SPEC §1).
+
+    Examples
+    --------
+    >>> split_blocks([[1., 2., 3.]], 2).tolist()
+    [[[1.0, 2.0], [3.0, 0.0]]]
+    """
+    G = check_finite_array("gradients", gradients, ndim=2)
+    m = check_int("m", m, minimum=1)
+    N, d = G.shape
+    w = -(-d // m) if d else 0
+    padded = np.zeros((N, m * w))
+    padded[:, :d] = G
+    return padded.reshape(N, m, w)
+
+
+def _probabilities(p: Any, n: int) -> np.ndarray:
+    arr = np.asarray(p, dtype=float) if not isinstance(p, (bool, np.bool_)) else None
+    if arr is None or arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != n):
+        raise InvalidArgumentError("p", f"must be a probability or an array of {n} probabilities, got {p!r}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr >= 1):
+        raise InvalidArgumentError("p", f"straggling probabilities must lie in [0, 1), got {p!r}")
+    return np.broadcast_to(arr, (n,)).astype(float)
+
+
+def _regular_replication(A: np.ndarray) -> int:
+    r = A.sum(axis=1)
+    if r.min() != r.max() or r[0] == 0:
+        raise InvalidArgumentError(
+            "assignment", f"needs regular replication r_i = r > 0 for every part, got r in [{r.min()}, {r.max()}]")
+    return int(r[0])
+
+
+def rd_unbiased_decoder(diagonals: Any, nonstragglers: Any, replication: int, p: Any, eps: float = 0.0,
+                        dist: str = "rademacher", *, moments: Any = None) -> np.ndarray:
+    """Unbiased RD decoder ``X[j, l] = 1[j in F] d_l[j] / ((1 - p_j) r E d^2)``.
+
+    Returns an ``(n, m)`` decoder (zero rows for stragglers).  With RD redrawn
+    every iteration and Bernoulli(p) stragglers independent of the draw, the
+    estimate is unbiased (Theorem 5).  ``E d^2 = 1`` for RD(0) and Gaussian
+    entries, so there the decoder is the SPEC's ``(d_l)_F / ((1 - p) r)``.
+
+    Examples
+    --------
+    >>> D = [[1., -1., 1.], [-1., -1., 1.]]          # (m, n) diagonals
+    >>> rd_unbiased_decoder(D, [True, False, True], 2, 0.5).tolist()
+    [[1.0, -1.0], [0.0, 0.0], [1.0, 1.0]]
+    """
+    D = check_finite_array("diagonals", diagonals, ndim=2)
+    m, n = D.shape
+    masks = check_mask("nonstragglers", nonstragglers, n)
+    if masks.ndim != 1:
+        raise InvalidArgumentError("nonstragglers", "must be a single mask of shape (n,)")
+    r = check_int("replication", replication, minimum=1)
+    q = _probabilities(p, n)
+    mu2, _ = _resolve_moments(eps, dist, moments)
+    return np.where(masks[:, None], D.T / ((1.0 - q) * r * mu2)[:, None], 0.0)
+
+
+def rd_estimator_variance(assignment: Any, m: int, p: Any, gradients: Any, eps: float = 0.0,
+                          dist: str = "rademacher", *, moments: Any = None) -> float:
+    r"""Variance ``E||g_hat - grad L||^2`` of the unbiased RD estimator (Theorem 5).
+
+    RD redrawn every iteration, Bernoulli(p_j) stragglers independent of the
+    draw, regular replication ``r``, decoder of :func:`rd_unbiased_decoder`:
+
+    .. math:: E\|\hat g - \nabla L\|^2 = \sum_j \frac{\|h_j\|^2}{r^2}
+              \Big[\frac{\kappa + m - 1}{1 - p_j} - 1\Big],
+              \quad h_j = \sum_i A_{ij} g_i,\ \kappa = \mu_4/\mu_2^2,
+
+    (``kappa = 1`` for RD(0), so the bracket is ``m/(1-p) - 1``; ``kappa = 3``
+    for Gaussian).  It does not depend on how ``g`` is split into blocks.
+
+    Parameters
+    ----------
+    assignment : array_like (N, n)
+    m : int >= 1
+    p : float or array (n,) in [0, 1)
+    gradients : array (N, d)
+        Partial gradients ``g_i`` (one row per part).
+
+    Examples
+    --------
+    >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
+    >>> rd_estimator_variance(A, 1, 0.0, [[1.0], [2.0], [3.0]])   # m = 1, no stragglers: exact
+    0.0
+    """
+    A = _assignment(assignment)
+    m = check_int("m", m, minimum=1)
+    N, n = A.shape
+    G = check_finite_array("gradients", gradients, ndim=2)
+    if G.shape[0] != N:
+        raise InvalidArgumentError("gradients", f"must have one row per part ({N}), got shape {G.shape}")
+    r = _regular_replication(A)
+    q = _probabilities(p, n)
+    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    kappa = mu4 / mu2 ** 2
+    h2 = ((A.T.astype(float) @ G) ** 2).sum(axis=1)
+    return float(np.sum(h2 / r ** 2 * ((kappa + m - 1) / (1.0 - q) - 1.0)))
+
+
+def rd_variance_bound(assignment: Any, m: int, p: Any, gradient_bound: float, eps: float = 0.0,
+                      dist: str = "rademacher", *, moments: Any = None) -> float:
+    """Uniform bound ``M`` on the RD variance when every ``||g_i|| <= G``.
+
+    ``||h_j|| <= l_j G`` gives
+    ``Var <= M = G^2 sum_j (l_j / r)^2 [(kappa + m - 1)/(1 - p_j) - 1]``, so
+    ``E||g_hat||^2 <= M + ||grad L||^2`` (``M_G = 1`` in Theorem 7).
+
+    Examples
+    --------
+    >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
+    >>> rd_variance_bound(A, 2, 0.0, 1.0)      # 3 workers, l_j = r = 2, bracket m - 1 = 1
+    3.0
+    """
+    A = _assignment(assignment)
+    m = check_int("m", m, minimum=1)
+    G = check_real("gradient_bound", gradient_bound, minimum=0.0)
+    r = _regular_replication(A)
+    q = _probabilities(p, A.shape[1])
+    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    kappa = mu4 / mu2 ** 2
+    loads = A.sum(axis=0).astype(float)
+    return float(G ** 2 * np.sum((loads / r) ** 2 * ((kappa + m - 1) / (1.0 - q) - 1.0)))
+
+
+def ns_estimator_variance(scheme_or_B: Any, p: Any, gradients: Any, *, decoder: Any = None,
+                          atol: float = 1e-8) -> float:
+    r"""Variance of the fixed-decoder estimator ``X = diag(1_F / (1 - p)) X_0`` (Theorem 6).
+
+    For any encoder with ``B X_0 = T`` (NS guarantees it, SPEC §3.3) and
+    Bernoulli(p_j) stragglers the estimate is unbiased and
+
+    .. math:: E\|\hat g - \nabla L\|^2 = \sum_j \frac{p_j}{1-p_j}\,\|X_0[j,:]\|^2\,\|\tilde g_j\|^2,
+              \quad \tilde g_j = \sum_{k,i} B[kN+i, j]\, g_i[k].
+
+    Parameters
+    ----------
+    scheme_or_B : Scheme (with ``.B`` and ``.decoder``) or array (mN, n)
+    p : float or array (n,) in [0, 1)
+    gradients : array (N, d), split by :func:`split_blocks`
+    decoder : array (n, m), optional
+        ``X_0``; taken from the scheme when omitted.
+    atol : float
+        Refuse (``InvalidArgumentError``) when ``max |B X_0 - T| > atol``: the
+        estimator would be biased.
+
+    Examples
+    --------
+    >>> B = [[1.0, 1.0]]; X0 = [[0.5], [0.5]]          # m = N = 1, two replicas
+    >>> ns_estimator_variance(B, 0.5, [[2.0]], decoder=X0)     # 2 * 1 * 0.25 * 4
+    2.0
+    """
+    B = getattr(scheme_or_B, "B", scheme_or_B)
+    B = check_finite_array("scheme_or_B", B, ndim=2)
+    if decoder is None:
+        decoder = getattr(scheme_or_B, "decoder", None)
+        if decoder is None:
+            raise InvalidArgumentError("decoder", "the scheme has no reference decoder; pass decoder=")
+    X0 = check_finite_array("decoder", decoder, ndim=2)
+    mN, n = B.shape
+    if X0.shape[0] != n:
+        raise InvalidArgumentError("decoder", f"must have shape ({n}, m), got {X0.shape}")
+    m = X0.shape[1]
+    if m < 1 or mN % m:
+        raise InvalidArgumentError("decoder", f"m = {m} columns do not divide the {mN} rows of B")
+    N = mN // m
+    T = np.kron(np.eye(m), np.ones((N, 1)))
+    resid = np.abs(B @ X0 - T).max()
+    if resid > atol:
+        raise InvalidArgumentError("decoder", f"B X_0 != T (max deviation {resid:.3g}); the estimator is biased")
+    q = _probabilities(p, n)
+    G = split_blocks(gradients, m)
+    if G.shape[0] != N:
+        raise InvalidArgumentError("gradients", f"must have one row per part ({N}), got {G.shape[0]} rows")
+    sent = np.einsum("kij,ikw->jw", B.reshape(m, N, n), G)          # worker transmissions g~_j
+    return float(np.sum(q / (1.0 - q) * (X0 ** 2).sum(axis=1) * (sent ** 2).sum(axis=1)))
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorem 7: SGD convergence
+# ----------------------------------------------------------------------------------------------
+
+def sgd_convergence_bound(beta: float, eta: float, iterations: int, initial_gap: float, M: float,
+                          M_G: float = 1.0) -> float:
+    r"""Bound on ``(1/T) sum_t E||grad L(theta_t)||^2`` for SGD with an unbiased estimate (Theorem 7).
+
+    If ``L`` is ``beta``-smooth and bounded below by ``L*``, ``E[g_hat | theta] = grad L(theta)``
+    and ``E[||g_hat||^2 | theta] <= M + M_G ||grad L(theta)||^2``, then for a
+    constant step ``0 < eta <= 1 / (beta M_G)``
+
+    .. math:: \frac1T\sum_{t=1}^T E\|\nabla L(\theta_t)\|^2 \le \eta\beta M + \frac{2(L(\theta_1) - L^*)}{T\eta}.
+
+    (Bottou, Curtis & Nocedal, SIAM Review 60(2), 2018, Thm. 4.10.)  For RD,
+    ``M_G = 1`` and ``M`` is a bound on the variance, e.g. :func:`rd_variance_bound`.
+
+    Examples
+    --------
+    >>> sgd_convergence_bound(beta=2.0, eta=0.1, iterations=100, initial_gap=5.0, M=3.0)
+    1.6
+    """
+    beta = check_real("beta", beta, minimum=0.0, strict_min=True)
+    eta = check_real("eta", eta, minimum=0.0, strict_min=True)
+    T = check_int("iterations", iterations, minimum=1)
+    gap = check_real("initial_gap", initial_gap, minimum=0.0)
+    M = check_real("M", M, minimum=0.0)
+    M_G = check_real("M_G", M_G, minimum=1.0)
+    if eta > 1.0 / (beta * M_G) * (1 + 1e-12):
+        raise InvalidArgumentError("eta", f"must be <= 1/(beta M_G) = {1.0 / (beta * M_G):.6g}, got {eta}")
+    return eta * beta * M + 2.0 * gap / (T * eta)

@@ -1,0 +1,469 @@
+"""Straggler models (SPEC §1.1).
+
+**Mask convention.**  Every model produces boolean *non-straggler* masks:
+``mask[j] is True`` means worker ``j``'s transmission **arrives** (``j ∈ F``);
+``False`` means ``j`` is a straggler (``j ∈ S``).  ``sample(count, seed)``
+returns an array of shape ``(count, n)``.  The same seed gives the same masks.
+
+Kinds (build them with :func:`straggler_model`):
+
+``"fixed"``      ``S`` uniform among the ``s``-subsets of ``[n]``.
+``"bernoulli"``  every worker straggles independently with probability ``p``
+                 (scalar, or one ``p_j`` per worker), ``p ∈ [0, 1)``.
+``"all"``        every ``s``-subset once (exhaustive; ``enumerate()``/``count``);
+                 ``sample`` draws uniformly like ``"fixed"``.
+``"worst"``      adversarial ``|S| = s``; it has no distribution -- use
+                 :func:`gcsim.coding.evaluate.worst_case_error`.
+``"markov"``     one two-state chain per worker across iterations:
+                 ``p_enter`` = P(arrives -> straggles), ``p_leave`` =
+                 P(straggles -> arrives); chains start in their stationary law,
+                 ``sample`` returns *consecutive* iterations.
+``"trace"``      replay of a ``workers x iterations`` delay matrix with the
+                 waiting policy ``"first"`` (the first ``n - s`` arrivals,
+                 ties broken by worker index) or ``"deadline"`` (arrivals with
+                 delay ``<= deadline``); ``inf`` = never arrives.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, Iterator
+
+import numpy as np
+
+from .._validation import check_int, check_probability, check_real
+from ..errors import InvalidArgumentError
+
+__all__ = [
+    "StragglerModel",
+    "FixedModel",
+    "BernoulliModel",
+    "AllPatternsModel",
+    "WorstCaseModel",
+    "MarkovModel",
+    "TraceModel",
+    "straggler_model",
+    "KINDS",
+    "combinations_masks",
+    "straggler_sets",
+]
+
+KINDS = ("fixed", "bernoulli", "all", "worst", "markov", "trace")
+
+
+def _rng(seed: Any) -> np.random.Generator:
+    seed = check_int("seed", seed, minimum=0)
+    return np.random.default_rng(seed)
+
+
+def straggler_sets(n: int, s: int, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """Straggler index sets ``S`` (lexicographic ``s``-subsets of ``[n]``) as an ``(count, s)`` array.
+
+    ``start``/``stop`` select a slice of the lexicographic order (for chunked enumeration).
+
+    Examples
+    --------
+    >>> straggler_sets(4, 2).tolist()
+    [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
+    """
+    total = math.comb(n, s)
+    stop = total if stop is None else min(stop, total)
+    count = max(stop - start, 0)
+    if s == 0:
+        return np.zeros((count, 0), dtype=np.int64)
+    it = itertools.islice(itertools.combinations(range(n), s), start, stop)
+    flat = np.fromiter(itertools.chain.from_iterable(it), dtype=np.int64, count=count * s)
+    return flat.reshape(count, s)
+
+
+def combinations_masks(n: int, s: int, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """Non-straggler masks of the straggler sets of :func:`straggler_sets` (``(count, n)``, True = arrives).
+
+    Examples
+    --------
+    >>> combinations_masks(3, 1).astype(int).tolist()
+    [[0, 1, 1], [1, 0, 1], [1, 1, 0]]
+    """
+    S = straggler_sets(n, s, start, stop)
+    masks = np.ones((S.shape[0], n), dtype=bool)
+    np.put_along_axis(masks, S, False, axis=1)
+    return masks
+
+
+class StragglerModel:
+    """Base class.  ``sample(count, seed)`` -> bool ``(count, n)``, True = the worker arrives."""
+
+    kind = "model"
+
+    def __init__(self, n: int):
+        self.n = check_int("n", n, minimum=1)
+
+    @property
+    def params(self) -> dict:
+        """Parameters of the model (for manifests)."""
+        return {"n": self.n}
+
+    def sample(self, count: int, seed: int = 0) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """One-line human description of the model."""
+        return f"{self.kind} straggler model on n={self.n} workers"
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items() if np.isscalar(v))
+        return f"{type(self).__name__}({args})"
+
+
+class FixedModel(StragglerModel):
+    """``S`` uniform among the ``s``-subsets of ``[n]`` (fixed-s uniform model).
+
+    Examples
+    --------
+    >>> masks = FixedModel(5, 2).sample(3, seed=0)
+    >>> masks.shape, (~masks).sum(axis=1).tolist()
+    ((3, 5), [2, 2, 2])
+    """
+
+    kind = "fixed"
+
+    def __init__(self, n: int, s: int):
+        super().__init__(n)
+        self.s = check_int("s", s, minimum=0, maximum=self.n)
+
+    @property
+    def params(self) -> dict:
+        return {"n": self.n, "s": self.s}
+
+    @property
+    def count(self) -> int:
+        """Number of distinct patterns, ``C(n, s)``."""
+        return math.comb(self.n, self.s)
+
+    def sample(self, count: int, seed: int = 0) -> np.ndarray:
+        count = check_int("count", count, minimum=0)
+        rng = _rng(seed)
+        # the s smallest of n i.i.d. uniforms form a uniform s-subset
+        keys = rng.random((count, self.n))
+        masks = np.ones((count, self.n), dtype=bool)
+        if self.s:
+            S = np.argpartition(keys, self.s - 1, axis=1)[:, :self.s]
+            np.put_along_axis(masks, S, False, axis=1)
+        return masks
+
+    def describe(self) -> str:
+        return f"fixed-s uniform: s={self.s} of n={self.n} workers straggle (uniform subset)"
+
+
+class AllPatternsModel(FixedModel):
+    """Every ``s``-subset exactly once (exhaustive enumeration).
+
+    Examples
+    --------
+    >>> model = AllPatternsModel(4, 1)
+    >>> model.count, model.enumerate().shape
+    (4, (4, 4))
+    """
+
+    kind = "all"
+
+    def enumerate(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """All non-straggler masks ``(C(n, s), n)`` in lexicographic order of ``S`` (or a slice)."""
+        return combinations_masks(self.n, self.s, start, stop)
+
+    def iter_chunks(self, chunk: int = 65536) -> Iterator[np.ndarray]:
+        """Yield the masks of :meth:`enumerate` in chunks of at most ``chunk`` rows."""
+        chunk = check_int("chunk", chunk, minimum=1)
+        for start in range(0, self.count, chunk):
+            yield self.enumerate(start, start + chunk)
+
+    def describe(self) -> str:
+        return f"all patterns: every one of the C({self.n},{self.s}) = {self.count} straggler sets"
+
+
+class WorstCaseModel(StragglerModel):
+    """Adversarial stragglers, ``|S| = s``: no distribution; evaluate with ``worst_case_error``."""
+
+    kind = "worst"
+
+    def __init__(self, n: int, s: int):
+        super().__init__(n)
+        self.s = check_int("s", s, minimum=0, maximum=self.n)
+
+    @property
+    def params(self) -> dict:
+        return {"n": self.n, "s": self.s}
+
+    def sample(self, count: int, seed: int = 0) -> np.ndarray:
+        raise InvalidArgumentError(
+            "model", "the worst-case model has no distribution to sample; use "
+            "gcsim.coding.evaluate.worst_case_error(scheme, s)")
+
+    def describe(self) -> str:
+        return f"worst case: adversarial choice of s={self.s} stragglers among n={self.n}"
+
+
+def _probabilities(name: str, p: Any, n: int, *, allow_zero: bool = True, allow_one: bool = False) -> np.ndarray:
+    arr = np.asarray(p, dtype=float) if not np.isscalar(p) else None
+    if arr is None:
+        val = check_probability(name, p, allow_one=allow_one)
+        out = np.full(n, val)
+    else:
+        if arr.shape not in ((n,), ()):
+            raise InvalidArgumentError(name, f"must be a scalar or have length n = {n}, got shape {arr.shape}")
+        out = np.broadcast_to(arr, (n,)).astype(float)
+        hi_ok = out <= 1.0 if allow_one else out < 1.0
+        if not np.all(np.isfinite(out)) or not np.all((out >= 0.0) & hi_ok):
+            rng = "[0, 1]" if allow_one else "[0, 1)"
+            raise InvalidArgumentError(name, f"every entry must lie in {rng}")
+    if not allow_zero and np.any(out == 0.0):
+        raise InvalidArgumentError(name, "must be > 0")
+    return out
+
+
+class BernoulliModel(StragglerModel):
+    """Each worker straggles independently with probability ``p_j`` (``p`` scalar or per worker).
+
+    Examples
+    --------
+    >>> m = BernoulliModel(4, 0.25)
+    >>> m.sample(2, seed=0).shape, m.homogeneous
+    ((2, 4), True)
+    >>> BernoulliModel(3, 1.0)
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: p: must be < 1.0, got 1.0
+    """
+
+    kind = "bernoulli"
+
+    def __init__(self, n: int, p: Any):
+        super().__init__(n)
+        self.p = _probabilities("p", p, self.n)
+
+    @property
+    def homogeneous(self) -> bool:
+        """True when every worker has the same ``p``."""
+        return bool(np.all(self.p == self.p[0]))
+
+    @property
+    def params(self) -> dict:
+        p = float(self.p[0]) if self.homogeneous else self.p.tolist()
+        return {"n": self.n, "p": p}
+
+    def sample(self, count: int, seed: int = 0) -> np.ndarray:
+        count = check_int("count", count, minimum=0)
+        rng = _rng(seed)
+        return rng.random((count, self.n)) >= self.p[None, :]
+
+    def weights(self, masks: np.ndarray) -> np.ndarray:
+        """Probability of each non-straggler mask: ``Π_{j∈F}(1-p_j) Π_{j∈S} p_j``."""
+        masks = np.asarray(masks, dtype=bool)
+        with np.errstate(divide="ignore"):
+            logq = np.log1p(-self.p)
+            logp = np.log(self.p)
+        terms = np.where(masks, logq[None, :], logp[None, :])
+        return np.exp(terms.sum(axis=1))
+
+    def describe(self) -> str:
+        if self.homogeneous:
+            return f"Bernoulli: each of n={self.n} workers straggles independently with p={self.p[0]:g}"
+        return (f"Bernoulli (heterogeneous): worker j straggles independently with p_j in "
+                f"[{self.p.min():g}, {self.p.max():g}], n={self.n}")
+
+
+class MarkovModel(StragglerModel):
+    """Per-worker two-state Markov chain across iterations.
+
+    ``p_enter`` = P(arriving worker starts straggling next iteration), in [0, 1);
+    ``p_leave`` = P(straggler recovers next iteration), in (0, 1].  Chains are
+    independent across workers and start from their stationary law, so at every
+    iteration worker ``j`` straggles with probability
+    ``π_j = p_enter / (p_enter + p_leave)``.
+
+    Examples
+    --------
+    >>> m = MarkovModel(3, p_enter=0.1, p_leave=0.5)
+    >>> m.sample(4, seed=0).shape, round(float(m.stationary[0]), 4)
+    ((4, 3), 0.1667)
+    """
+
+    kind = "markov"
+
+    def __init__(self, n: int, p_enter: Any, p_leave: Any):
+        super().__init__(n)
+        self.p_enter = _probabilities("p_enter", p_enter, self.n)
+        self.p_leave = _probabilities("p_leave", p_leave, self.n, allow_zero=False, allow_one=True)
+
+    @property
+    def stationary(self) -> np.ndarray:
+        """Stationary straggling probability of each worker."""
+        return self.p_enter / (self.p_enter + self.p_leave)
+
+    @property
+    def params(self) -> dict:
+        def sc(a):
+            return float(a[0]) if np.all(a == a[0]) else a.tolist()
+        return {"n": self.n, "p_enter": sc(self.p_enter), "p_leave": sc(self.p_leave)}
+
+    def sample(self, count: int, seed: int = 0) -> np.ndarray:
+        """``count`` consecutive iterations (rows) of the chains."""
+        count = check_int("count", count, minimum=0)
+        rng = _rng(seed)
+        u = rng.random((count, self.n))
+        out = np.empty((count, self.n), dtype=bool)
+        if count == 0:
+            return out
+        straggling = u[0] < self.stationary
+        out[0] = ~straggling
+        for t in range(1, count):  # sequential in t, vectorized over workers
+            straggling = np.where(straggling, u[t] >= self.p_leave, u[t] < self.p_enter)
+            out[t] = ~straggling
+        return out
+
+    def describe(self) -> str:
+        return (f"Markov: per-worker two-state chains, p_enter={self.params['p_enter']}, "
+                f"p_leave={self.params['p_leave']}, stationary straggle prob "
+                f"{self.stationary.mean():.4g} (mean), n={self.n}")
+
+
+class TraceModel(StragglerModel):
+    """Replay of a measured delay trace.
+
+    Parameters
+    ----------
+    delays : array_like, shape (n, iterations)
+        Arrival delay of each worker at each iteration (``inf`` = never arrives).
+    policy : {"first", "deadline"}
+        ``"first"``: the PS waits for the first ``n - s`` arrivals (ties by
+        worker index); ``"deadline"``: everything with delay ``<= deadline``.
+
+    Examples
+    --------
+    >>> d = np.array([[1.0, 5.0], [2.0, 1.0], [3.0, 2.0]])
+    >>> TraceModel(d, policy="first", s=1).masks().astype(int).tolist()
+    [[1, 1, 0], [0, 1, 1]]
+    >>> TraceModel(d, policy="deadline", deadline=2.0).masks().astype(int).tolist()
+    [[1, 1, 0], [0, 1, 1]]
+    """
+
+    kind = "trace"
+
+    def __init__(self, delays: Any, policy: str = "first", *, s: int | None = None,
+                 deadline: float | None = None, n: int | None = None):
+        arr = np.asarray(delays, dtype=float)
+        if arr.ndim != 2 or arr.shape[1] < 1:
+            raise InvalidArgumentError("delays", f"must be a 2-D workers x iterations matrix, got shape {arr.shape}")
+        if np.isnan(arr).any():
+            raise InvalidArgumentError("delays", "contains NaN (use inf for 'never arrives')")
+        if n is not None and check_int("n", n, minimum=1) != arr.shape[0]:
+            raise InvalidArgumentError("delays", f"must have n = {n} rows, got {arr.shape[0]}")
+        super().__init__(arr.shape[0])
+        self.delays = arr
+        if policy == "first":
+            if s is None:
+                raise InvalidArgumentError("s", "policy 'first' needs s (wait for the first n - s arrivals)")
+            self.s = check_int("s", s, minimum=0, maximum=self.n)
+            self.deadline = None
+        elif policy == "deadline":
+            if deadline is None:
+                raise InvalidArgumentError("deadline", "policy 'deadline' needs deadline=...")
+            self.deadline = check_real("deadline", deadline)
+            self.s = None
+        else:
+            raise InvalidArgumentError("policy", f"must be 'first' or 'deadline', got {policy!r}")
+        self.policy = policy
+        self._masks = self._compute()
+
+    @property
+    def iterations(self) -> int:
+        """Number of iterations in the trace."""
+        return int(self.delays.shape[1])
+
+    @property
+    def params(self) -> dict:
+        return {"n": self.n, "iterations": self.iterations, "policy": self.policy, "s": self.s,
+                "deadline": self.deadline}
+
+    def _compute(self) -> np.ndarray:
+        D = self.delays.T  # (iterations, n)
+        if self.policy == "deadline":
+            return D <= self.deadline
+        order = np.argsort(D, axis=1, kind="stable")
+        masks = np.zeros(D.shape, dtype=bool)
+        np.put_along_axis(masks, order[:, :self.n - self.s], True, axis=1)
+        return masks & np.isfinite(D)
+
+    def masks(self) -> np.ndarray:
+        """The non-straggler mask of every iteration, ``(iterations, n)``."""
+        return self._masks.copy()
+
+    def sample(self, count: int, seed: int = 0) -> np.ndarray:
+        """``count`` consecutive iterations starting at ``seed % iterations`` (cyclic replay)."""
+        count = check_int("count", count, minimum=0)
+        seed = check_int("seed", seed, minimum=0)
+        idx = (seed + np.arange(count)) % self.iterations
+        return self._masks[idx]
+
+    def describe(self) -> str:
+        how = (f"first n-s = {self.n - self.s} arrivals" if self.policy == "first"
+               else f"deadline {self.deadline:g}")
+        return f"trace replay: {self.iterations} iterations of n={self.n} workers, policy {how}"
+
+
+def straggler_model(kind: str, n: int | None = None, **params: Any) -> StragglerModel:
+    """Build a straggler model (SPEC §1.1).
+
+    Parameters
+    ----------
+    kind : {"fixed", "bernoulli", "all", "worst", "markov", "trace"}
+    n : int
+        Number of workers (for ``"trace"`` it may be omitted: rows of ``delays``).
+    **params
+        ``s`` (fixed, all, worst, trace-first), ``p`` (bernoulli),
+        ``p_enter``/``p_leave`` (markov), ``delays``/``policy``/``deadline`` (trace).
+
+    Returns
+    -------
+    StragglerModel
+        ``.sample(count, seed)`` returns non-straggler masks: True = arrives.
+
+    Examples
+    --------
+    >>> straggler_model("bernoulli", 10, p=0.1).describe()
+    'Bernoulli: each of n=10 workers straggles independently with p=0.1'
+    >>> straggler_model("fixed", 4, s=5)
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: s: must be <= 4, got 5
+    """
+    if kind not in KINDS:
+        raise InvalidArgumentError("kind", f"must be one of {KINDS}, got {kind!r}")
+    if kind == "trace":
+        if "delays" not in params:
+            raise InvalidArgumentError("delays", "trace model needs delays=<workers x iterations matrix>")
+        delays = params.pop("delays")
+        policy = params.pop("policy", "first")
+        model: StragglerModel = TraceModel(delays, policy, n=n, **params)
+        return model
+    if n is None:
+        raise InvalidArgumentError("n", f"kind {kind!r} needs the number of workers n")
+
+    def need(name):
+        if name not in params:
+            raise InvalidArgumentError(name, f"kind {kind!r} needs {name}=...")
+        return params.pop(name)
+
+    if kind == "fixed":
+        model = FixedModel(n, need("s"))
+    elif kind == "all":
+        model = AllPatternsModel(n, need("s"))
+    elif kind == "worst":
+        model = WorstCaseModel(n, need("s"))
+    elif kind == "bernoulli":
+        model = BernoulliModel(n, need("p"))
+    else:
+        model = MarkovModel(n, need("p_enter"), need("p_leave"))
+    if params:
+        raise InvalidArgumentError("params", f"unknown parameter(s) for kind {kind!r}: {sorted(params)}")
+    return model

@@ -1,0 +1,694 @@
+"""Coset bipartite graphs (k, m, delta) over abelian p-groups  [reconstruction].
+
+Definition (SPEC §2.3; our formalization of the construction of Munim &
+Ramamoorthy 2026, known to us only from its abstract -- a *reconstruction*).
+Let ``G`` be an abelian group of order ``k = p**a``: the cyclic group ``Z_k``
+(``group="cyclic"``) or the additive group of ``GF(p**a)``
+(``group="elementary"``, isomorphic to ``(Z_p)**a``).  Group elements are the
+integers ``0..k-1`` (for GF(p**a) the integer whose base-p digits are the
+polynomial coefficients, as in :mod:`galois`).
+
+* Parts: ``G`` (``N = k``).
+* Workers: ``[m] x G`` (``n = m*k``); worker ``(c, y)`` is column ``c*k + y``.
+* Worker ``(c, y)`` holds the parts ``{y + t : t in S_c}`` where
+  ``S_0..S_{m-1}`` are *connection sets* of size ``delta``.
+* ``A = [M_0 | ... | M_{m-1}]`` with the group-developed matrices
+  ``M_c[x, y] = 1  iff  x - y in S_c``.
+
+Every part has replication ``m*delta`` and every worker load ``delta``.
+
+**Theorem (invertibility).** If ``p`` does not divide ``delta`` then every
+``M_c`` is invertible over the rationals.  Consequently, with the random
+diagonal encoding of SPEC §3.2, ``B`` (``mk x mk``) is invertible for almost
+every choice of the diagonal entries (probability 1 for any distribution with
+a density).  Proofs: ``docs/theory/30_coset.md``.
+
+The invertibility of ``M_c`` is decided here *exactly* through the character
+sums: the eigenvalues of ``M_c`` are ``sum_{t in S_c} chi(t)`` over the
+characters ``chi`` of ``G``; with ``chi(t) = zeta_E**phi(t)`` (``E`` the
+exponent of ``G``, ``zeta_E`` a primitive ``E``-th root of unity) such a sum
+``sum_j n_j zeta_E**j`` vanishes iff for every residue ``r`` modulo ``E/p``
+the counts ``n_{r + i E/p}`` (``i = 0..p-1``) are all equal (a multiple of
+the cyclotomic polynomial ``Phi_E(x) = sum_i x**(i E/p)``).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._validation import check_int
+from ..errors import ImpossibleParametersError, InvalidArgumentError
+from .base import CombinatorialObject, require
+from .fields import finite_field, prime_power_decomposition
+
+__all__ = [
+    "GROUPS",
+    "CosetBipartiteGraph",
+    "InvertibilityCertificate",
+    "coset_graph",
+    "interval_connection_sets",
+    "certify_invertibility",
+    "encoded_matrix",
+    "encoded_matrix_is_invertible",
+    "exact_rank",
+    "integer_determinant",
+]
+
+#: Supported groups of order ``k = p**a``.
+GROUPS = ("cyclic", "elementary")
+
+#: Default prime of the modular (Schwartz--Zippel) certificate: 2**31 - 1.
+DEFAULT_PRIME = 2_147_483_647
+
+
+# ---------------------------------------------------------------------------
+# exact integer linear algebra (fraction-free Gaussian elimination)
+# ---------------------------------------------------------------------------
+
+def _bareiss(mat: np.ndarray) -> tuple[int, int]:
+    """Rank and determinant of an integer matrix by Bareiss elimination.
+
+    Fraction-free: after step r every entry is an (r+1)x(r+1) minor, so the
+    divisions by the previous pivot are exact (Bareiss 1968).  The
+    determinant is returned as 0 unless the matrix is square of full rank.
+    """
+    a = np.array(mat, dtype=object)
+    rows, cols = a.shape
+    prev, sign, r = 1, 1, 0
+    for c in range(cols):
+        if r == rows:
+            break
+        nz = np.flatnonzero(a[r:, c] != 0)
+        if nz.size == 0:
+            continue
+        piv = r + int(nz[0])
+        if piv != r:
+            a[[r, piv]] = a[[piv, r]]
+            sign = -sign
+        p = a[r, c]
+        if r + 1 < rows and c + 1 < cols:
+            a[r + 1:, c + 1:] = (p * a[r + 1:, c + 1:]
+                                 - np.multiply.outer(a[r + 1:, c], a[r, c + 1:])) // prev
+        a[r + 1:, c] = 0
+        prev = p
+        r += 1
+    det = int(sign * a[rows - 1, cols - 1]) if rows == cols == r else 0
+    return r, det
+
+
+def _to_fraction(x: Any) -> Fraction:
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError("booleans are not numbers here")
+    if isinstance(x, numbers.Rational):
+        return Fraction(int(x.numerator), int(x.denominator))
+    if isinstance(x, numbers.Real):
+        xf = float(x)
+        if not math.isfinite(xf):
+            raise ValueError("not finite")
+        return Fraction(xf)  # exact: a binary float is a dyadic rational
+    raise TypeError(f"not a real number: {x!r}")
+
+
+def _rational_to_integer_matrix(name: str, value: Any) -> np.ndarray:
+    """Exact integer matrix with the same rank (rows scaled by a common denominator)."""
+    arr = np.asarray(value, dtype=object)
+    if arr.ndim != 2:
+        raise InvalidArgumentError(name, f"must be a 2-D matrix, got shape {arr.shape}")
+    try:
+        fr = [_to_fraction(x) for x in arr.ravel()]
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError(name, f"entries must be finite real numbers ({exc})") from None
+    den = math.lcm(*(f.denominator for f in fr)) if fr else 1
+    ints = np.array([int(f * den) for f in fr], dtype=object).reshape(arr.shape)
+    return ints
+
+
+def exact_rank(matrix: Any) -> int:
+    """Exact rank over the rationals of a matrix of integers, fractions or floats.
+
+    Floats are converted exactly (``fractions.Fraction(x)``), so no rounding
+    happens anywhere; the rank is computed by fraction-free (Bareiss)
+    elimination on Python integers.
+
+    Examples
+    --------
+    >>> exact_rank([[1, 2], [2, 4]]), exact_rank([[0.1, 0.2], [0.3, 0.6000000000000001]])
+    (1, 2)
+    """
+    ints = _rational_to_integer_matrix("matrix", matrix)
+    if ints.size == 0:
+        return 0
+    return _bareiss(ints)[0]
+
+
+def integer_determinant(matrix: Any) -> int:
+    """Exact determinant of a square integer matrix (Bareiss elimination).
+
+    >>> integer_determinant([[2, 1], [1, 3]])
+    5
+    """
+    arr = np.asarray(matrix)
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise InvalidArgumentError("matrix", f"must be square, got shape {arr.shape}")
+    if arr.size == 0:
+        return 1
+    obj = np.asarray(matrix, dtype=object)
+    if not all(isinstance(x, (numbers.Integral,)) and not isinstance(x, (bool, np.bool_)) for x in obj.ravel()):
+        raise InvalidArgumentError("matrix", "must contain integers only")
+    return _bareiss(np.vectorize(int, otypes=[object])(obj))[1]
+
+
+# ---------------------------------------------------------------------------
+# groups
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Group:
+    k: int
+    p: int
+    a: int
+    kind: str
+    add: np.ndarray        # add[x, y] = x + y
+    neg: np.ndarray        # neg[x] = -x
+    phi: np.ndarray        # phi[chi, t] in Z_E: chi(t) = zeta_E ** phi[chi, t]
+    exponent: int          # E
+
+    def sub(self) -> np.ndarray:
+        """sub[x, y] = x - y."""
+        return self.add[:, self.neg]
+
+
+@lru_cache(maxsize=32)
+def _group(k: int, kind: str) -> _Group:
+    p, a = prime_power_decomposition(k)
+    x = np.arange(k, dtype=np.int64)
+    if kind == "cyclic":
+        add = (x[:, None] + x[None, :]) % k
+        neg = (-x) % k
+        phi = (x[:, None] * x[None, :]) % k   # chi_j(t) = zeta_k^(j t)
+        exponent = k
+    else:
+        # galois labels a + b x + ... of GF(p^a) by the integer a + b p + ...;
+        # field addition is coefficientwise mod p, so it is computed on the
+        # base-p digits directly (same table as finite_field(k), see tests;
+        # avoids the seconds-long JIT set-up of an extension field).
+        weights = p ** np.arange(a, dtype=np.int64)
+        digits = (x[:, None] // weights[None, :]) % p
+        add = ((digits[:, None, :] + digits[None, :, :]) % p) @ weights
+        neg = ((-digits) % p) @ weights
+        phi = (digits @ digits.T) % p           # chi_u(t) = zeta_p^(<u, t>)
+        exponent = p
+    for arr in (add, neg, phi):
+        arr.setflags(write=False)
+    return _Group(k, p, a, kind, add, neg, phi, exponent)
+
+
+# ---------------------------------------------------------------------------
+# the graph
+# ---------------------------------------------------------------------------
+
+class CosetBipartiteGraph(CombinatorialObject):
+    """Coset bipartite graph (k, m, delta): parts ``G``, workers ``[m] x G``.
+
+    Attributes
+    ----------
+    k, m, delta : int
+        Group order ``k = p**a``, number of cosets, connection-set size.
+    p, a : int
+        ``k = p**a``.
+    group : str
+        ``"cyclic"`` or ``"elementary"``.
+    connection_sets : tuple of tuple of int
+        ``S_0..S_{m-1}`` (sorted integer labels of group elements).
+
+    Examples
+    --------
+    >>> g = coset_graph(9, 2, 2, connection_sets=[[0, 1], [0, 3]])
+    >>> g.assignment.shape, g.verify(), bool(g.blocks_invertible().all())
+    ((9, 18), True, True)
+    """
+
+    kind = "coset"
+
+    def __init__(self, k: int, m: int, delta: int, group: str,
+                 connection_sets: Sequence[Sequence[int]], construction: str,
+                 metadata: dict | None = None):
+        grp = _group(k, group)
+        sets = np.asarray(connection_sets, dtype=np.int64).reshape(m, delta)
+        # worker (c, y) holds y + S_c: rows add[y, t] of column c*k + y
+        cols = (np.arange(m)[:, None, None] * k + np.arange(k)[None, :, None])
+        rows = grp.add[np.arange(k)[None, :, None], sets[:, None, :]]
+        A = np.zeros((k, m * k), dtype=np.int64)
+        A[rows.ravel(), np.broadcast_to(cols, rows.shape).ravel()] = 1
+        super().__init__(A, (k, m, delta), construction, metadata)
+        self.k, self.m, self.delta = int(k), int(m), int(delta)
+        self.p, self.a = grp.p, grp.a
+        self.group = group
+        self.connection_sets = tuple(tuple(int(t) for t in s) for s in sets)
+        self._grp = grp
+
+    @property
+    def blocks(self) -> list[np.ndarray]:
+        """The ``m`` group-developed blocks ``M_c`` (k x k, read-only views)."""
+        k = self.k
+        return [self.assignment[:, c * k:(c + 1) * k] for c in range(self.m)]
+
+    def worker_index(self, c: int, y: int) -> int:
+        """Column of worker ``(c, y)``: ``c*k + y``."""
+        c = check_int("c", c, minimum=0, maximum=self.m - 1)
+        y = check_int("y", y, minimum=0, maximum=self.k - 1)
+        return c * self.k + y
+
+    def block_character_counts(self) -> np.ndarray:
+        """Integer counts ``n[c, chi, j] = #{t in S_c : phi_chi(t) = j}``, j in Z_E.
+
+        The eigenvalue of ``M_c`` belonging to the character ``chi`` is
+        ``sum_j n[c, chi, j] * zeta_E**(-j)`` (E = exponent of G).
+        """
+        g = self._grp
+        sets = np.asarray(self.connection_sets, dtype=np.int64)      # (m, delta)
+        vals = g.phi[:, sets]                                         # (k, m, delta)
+        idx = (np.arange(self.m)[None, :, None] * self.k + np.arange(self.k)[:, None, None]) * g.exponent + vals
+        counts = np.bincount(idx.ravel(), minlength=self.m * self.k * g.exponent)
+        return counts.reshape(self.m, self.k, g.exponent)
+
+    def vanishing_characters(self) -> np.ndarray:
+        """Boolean ``(m, k)``: True where the character sum of ``S_c`` is exactly 0.
+
+        Exact test (no floating point): ``sum_j n_j zeta_E**j = 0`` iff the
+        counts are constant on each residue class modulo ``E/p`` (see module
+        docstring and docs/theory/30_coset.md, Lemma 2).
+        """
+        g = self._grp
+        h = self.block_character_counts().reshape(self.m, self.k, g.p, g.exponent // g.p)
+        return np.all(h == h[:, :, :1, :], axis=(2, 3))
+
+    def blocks_invertible(self) -> np.ndarray:
+        """Boolean array of length ``m``: ``M_c`` invertible over Q (exact)."""
+        return ~self.vanishing_characters().any(axis=1)
+
+    def block_eigenvalues(self) -> np.ndarray:
+        """Complex ``(m, k)`` eigenvalues of the blocks (floating point, for plots).
+
+        Row ``c`` lists ``sum_{t in S_c} conj(chi(t))`` over the characters chi.
+        """
+        g = self._grp
+        sets = np.asarray(self.connection_sets, dtype=np.int64)
+        return np.exp(-2j * np.pi * g.phi[:, sets] / g.exponent).sum(axis=2).T
+
+    def verify(self) -> bool:
+        """Check the defining identities exactly (integer arithmetic).
+
+        Each block equals the group-developed matrix of its connection set
+        (``M_c[x, y] = 1 iff x - y in S_c``, recomputed from the subtraction
+        table), block row and column sums equal ``delta``, replication
+        ``m*delta`` and load ``delta``.
+        """
+        self._check_binary()
+        k, m, d = self.k, self.m, self.delta
+        A = self.assignment
+        require(A.shape == (k, m * k), f"assignment must be {k} x {m * k}, got {A.shape}")
+        sub = self._grp.sub()
+        for c, S in enumerate(self.connection_sets):
+            require(len(S) == d and len(set(S)) == d, f"S_{c} must have {d} distinct elements")
+            require(all(0 <= t < k for t in S), f"S_{c} must lie in the group [0, {k})")
+            expected = np.isin(sub, np.asarray(S)).astype(np.int64)
+            require(np.array_equal(A[:, c * k:(c + 1) * k], expected), f"block M_{c} is not developed from S_{c}")
+            blk = A[:, c * k:(c + 1) * k]
+            require(bool(np.all(blk.sum(axis=0) == d) and np.all(blk.sum(axis=1) == d)),
+                    f"block M_{c} must have row and column sums {d}")
+        require(bool(np.all(self.replication == m * d)), f"every part must have replication {m * d}")
+        require(bool(np.all(self.loads == d)), f"every worker must have load {d}")
+        return True
+
+
+def interval_connection_sets(k: int, m: int, delta: int) -> list[list[int]]:
+    """The interval sets ``S_c = {c*delta, ..., c*delta + delta - 1} (mod k)``.
+
+    Integer labels: in ``Z_k`` these are intervals; for ``group="elementary"``
+    the same integers label field elements.  All ``S_c`` are translates of
+    ``S_0`` in ``Z_k``, so worker ``(c, y)`` then holds the same parts as
+    worker ``(0, y + c*delta)`` -- use this option for transparent examples, the
+    seeded default for diverse workers.  In ``Z_k`` an interval's blocks are
+    invertible iff ``gcd(delta, k) = 1`` (i.e. ``p`` does not divide ``delta``, for
+    ``delta < k``), so intervals show that the theorem's hypothesis is sharp.
+
+    >>> interval_connection_sets(9, 2, 3)
+    [[0, 1, 2], [3, 4, 5]]
+    """
+    k = check_int("k", k, minimum=1)
+    m = check_int("m", m, minimum=1)
+    delta = check_int("delta", delta, minimum=1, maximum=k)
+    return [sorted(((c * delta + np.arange(delta)) % k).tolist()) for c in range(m)]
+
+
+def _is_translate(grp: _Group, S: np.ndarray, earlier: list[np.ndarray]) -> bool:
+    if not earlier:
+        return False
+    shifts = np.sort(grp.add[S][:, :].T, axis=1)    # row g: sorted S + g
+    for T in earlier:
+        if np.any(np.all(shifts == T[None, :], axis=1)):
+            return True
+    return False
+
+
+def _random_connection_sets(grp: _Group, m: int, delta: int, rng: np.random.Generator,
+                            require_invertible: bool) -> list[np.ndarray]:
+    sets: list[np.ndarray] = []
+    for _ in range(m):
+        fallback = None
+        for _attempt in range(64):
+            S = np.sort(rng.choice(grp.k, size=delta, replace=False)).astype(np.int64)
+            if require_invertible and not _set_invertible(grp, S):
+                continue
+            if fallback is None:
+                fallback = S
+            if not _is_translate(grp, S, sets):
+                break
+        else:
+            S = fallback
+        if S is None:
+            raise ImpossibleParametersError(
+                "p does not divide delta",
+                f"no invertible connection set of size delta = {delta} found in 64 random "
+                f"draws for the {grp.kind} group of order {grp.k}; the invertibility theorem needs p = {grp.p} "
+                f"not to divide delta = {delta}, and without it invertibility is not guaranteed")
+        sets.append(S)
+    return sets
+
+
+def _set_invertible(grp: _Group, S: np.ndarray) -> bool:
+    vals = grp.phi[:, S]                                    # (k, delta)
+    counts = np.zeros((grp.k, grp.exponent), dtype=np.int64)
+    np.add.at(counts, (np.repeat(np.arange(grp.k), S.size), vals.ravel()), 1)
+    h = counts.reshape(grp.k, grp.p, grp.exponent // grp.p)
+    return not bool(np.any(np.all(h == h[:, :1, :], axis=(1, 2))))
+
+
+def coset_graph(k: int, m: int, delta: int, group: str = "cyclic", *,
+                connection_sets: Sequence[Sequence[int]] | str | None = None,
+                require_invertible: bool = False, seed: int = 0) -> CosetBipartiteGraph:
+    """Build the coset bipartite graph (k, m, delta)  [reconstruction, SPEC §2.3].
+
+    Parameters
+    ----------
+    k : int
+        Group order, a prime power ``p**a`` (``k >= 2``).
+    m : int
+        Number of cosets / blocks (``m >= 1``); ``n = m*k`` workers.
+    delta : int
+        Size of every connection set, ``1 <= delta <= k``; the load of a worker.
+    group : {"cyclic", "elementary"}
+        ``Z_k`` or the additive group of ``GF(p**a)``.
+    connection_sets : sequence of m sequences of delta ints, "intervals" or None
+        ``S_0..S_{m-1}`` as integer labels in ``[0, k)``.  ``None`` (default):
+        each ``S_c`` is a uniformly random ``delta``-subset drawn with
+        ``numpy.random.default_rng(seed)``, redrawn (up to 64 times) when it is
+        a translate of an earlier set (a translate only relabels workers inside
+        a coset, so it would duplicate workers across cosets).
+        ``"intervals"``: :func:`interval_connection_sets`.
+    require_invertible : bool
+        Demand that every block ``M_c`` be invertible (checked exactly).  When
+        ``p`` does not divide ``delta`` the theorem guarantees it.  Otherwise
+        invertibility is *not* guaranteed: default sets are redrawn until
+        invertible, explicit sets are checked, and
+        :class:`~gcsim.errors.ImpossibleParametersError` (condition
+        ``"p does not divide delta"``) explains a failure.
+    seed : int
+        Seed of the default connection sets.
+
+    Returns
+    -------
+    CosetBipartiteGraph
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``k`` not a prime power, bad ``m``/``delta``/``group``/sets.
+    ImpossibleParametersError
+        ``delta > k`` (condition ``"delta <= k"``) or, with
+        ``require_invertible``, singular blocks.
+
+    Examples
+    --------
+    Named instance (27, 2, 5): ``3`` does not divide ``5``, so every block is invertible.
+
+    >>> g = coset_graph(27, 2, 5)
+    >>> g.num_parts, g.num_workers, set(g.replication.tolist()), set(g.loads.tolist())
+    (27, 54, {10}, {5})
+    >>> bool(g.blocks_invertible().all())
+    True
+    >>> coset_graph(4, 1, 2, connection_sets=[[0, 2]]).blocks_invertible().tolist()
+    [False]
+    """
+    k = check_int("k", k, minimum=2)
+    pa = prime_power_decomposition(k)
+    if pa is None:
+        raise InvalidArgumentError("k", f"must be a prime power p**a (order of an abelian p-group), got {k}")
+    p, a = pa
+    m = check_int("m", m, minimum=1)
+    delta = check_int("delta", delta, minimum=1)
+    if delta > k:
+        raise ImpossibleParametersError("delta <= k", f"a connection set of delta = {delta} distinct elements "
+                                        f"does not fit in a group of order k = {k}")
+    if not isinstance(group, str) or group not in GROUPS:
+        raise InvalidArgumentError("group", f"must be one of {GROUPS}, got {group!r}")
+    if not isinstance(require_invertible, (bool, np.bool_)):
+        raise InvalidArgumentError("require_invertible", f"must be a bool, got {require_invertible!r}")
+    seed = check_int("seed", seed, minimum=0)
+    grp = _group(k, group)
+
+    if connection_sets is None:
+        sets = _random_connection_sets(grp, m, delta, np.random.default_rng(seed), bool(require_invertible))
+        how = f"random connection sets (seed={seed})"
+    elif isinstance(connection_sets, str):
+        if connection_sets != "intervals":
+            raise InvalidArgumentError("connection_sets", f"string option must be 'intervals', got {connection_sets!r}")
+        sets = [np.asarray(s, dtype=np.int64) for s in interval_connection_sets(k, m, delta)]
+        how = "interval connection sets"
+    else:
+        sets = _check_sets(connection_sets, k, m, delta)
+        how = "given connection sets"
+    if require_invertible:
+        bad = [c for c, S in enumerate(sets) if not _set_invertible(grp, S)]
+        if bad:
+            raise ImpossibleParametersError(
+                "p does not divide delta",
+                f"k = {k} = {p}^{a} and delta = {delta}: p = {p} divides delta, so the invertibility theorem "
+                f"(SPEC §2.3) does not apply and invertibility is not guaranteed; here the blocks M_c for "
+                f"c in {bad} are singular (a character sum of S_c vanishes). Use delta not divisible by {p} "
+                f"or other connection sets")
+    construction = f"coset graph over {'Z_' + str(k) if group == 'cyclic' else 'GF(' + str(k) + ')+'}, {how}"
+    return CosetBipartiteGraph(k, m, delta, group, [np.sort(S) for S in sets], construction,
+                               metadata={"seed": seed if connection_sets is None else None})
+
+
+def _check_sets(connection_sets: Any, k: int, m: int, delta: int) -> list[np.ndarray]:
+    try:
+        seq = list(connection_sets)
+    except TypeError:
+        raise InvalidArgumentError("connection_sets", "must be a sequence of m sequences of integers") from None
+    if len(seq) != m:
+        raise InvalidArgumentError("connection_sets", f"must contain m = {m} sets, got {len(seq)}")
+    out = []
+    for c, S in enumerate(seq):
+        try:
+            vals = [check_int(f"connection_sets[{c}]", t) for t in S]
+        except TypeError:
+            raise InvalidArgumentError("connection_sets", f"set {c} must be a sequence of integers") from None
+        if len(vals) != delta or len(set(vals)) != delta:
+            raise InvalidArgumentError("connection_sets", f"set {c} must have delta = {delta} distinct elements, "
+                                       f"got {vals}")
+        if any(t < 0 or t >= k for t in vals):
+            raise InvalidArgumentError("connection_sets", f"set {c} has elements outside the group [0, {k}): {vals}")
+        out.append(np.sort(np.asarray(vals, dtype=np.int64)))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the random-diagonal encoded matrix B (SPEC §3.2) and exact certificates
+# ---------------------------------------------------------------------------
+
+def _check_graph(graph: Any) -> CosetBipartiteGraph:
+    if not isinstance(graph, CosetBipartiteGraph):
+        raise InvalidArgumentError("graph", f"must be a CosetBipartiteGraph, got {type(graph).__name__}")
+    return graph
+
+
+def encoded_matrix(graph: CosetBipartiteGraph, diagonals: Any) -> np.ndarray:
+    """Floating-point ``B`` (mk x mk): block row ``l`` is ``A @ diag(diagonals[l])``.
+
+    >>> g = coset_graph(3, 2, 1, connection_sets=[[0], [1]])
+    >>> encoded_matrix(g, np.ones((2, 6))).shape
+    (6, 6)
+    """
+    graph = _check_graph(graph)
+    d = np.asarray(diagonals, dtype=float)
+    if d.shape != (graph.m, graph.num_workers) or not np.all(np.isfinite(d)):
+        raise InvalidArgumentError("diagonals", f"must be a finite array of shape ({graph.m}, {graph.num_workers})")
+    A = graph.assignment.astype(float)
+    return (A[None, :, :] * d[:, None, :]).reshape(graph.m * graph.k, graph.num_workers)
+
+
+def encoded_matrix_is_invertible(graph: CosetBipartiteGraph, diagonals: Any) -> bool:
+    """Exact test over Q that ``B = [A diag(d_0); ...; A diag(d_{m-1})]`` is invertible.
+
+    Parameters
+    ----------
+    graph : CosetBipartiteGraph
+    diagonals : array-like, shape (m, n)
+        Row ``l`` is ``d_l`` (SPEC §3.2).  Integers, ``fractions.Fraction`` or
+        floats; floats are taken as the exact binary rationals they are.
+
+    Examples
+    --------
+    Equal diagonals in both block rows make ``B`` singular (rank <= k):
+
+    >>> g = coset_graph(3, 2, 1, connection_sets=[[0], [1]])
+    >>> encoded_matrix_is_invertible(g, [[1, 1, 1, 1, 1, 1]] * 2)
+    False
+    >>> encoded_matrix_is_invertible(g, [[1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1]])
+    True
+    """
+    graph = _check_graph(graph)
+    m, n, k = graph.m, graph.num_workers, graph.k
+    d = _rational_to_integer_matrix("diagonals", diagonals)
+    if d.shape != (m, n):
+        raise InvalidArgumentError("diagonals", f"must have shape ({m}, {n}), got {d.shape}")
+    A = graph.assignment.astype(object)
+    B = (A[None, :, :] * d[:, None, :]).reshape(m * k, n)
+    return _bareiss(B)[0] == n
+
+
+@dataclass(frozen=True)
+class InvertibilityCertificate:
+    """Exact certificate that ``det B`` is a nonzero polynomial in the diagonals.
+
+    Attributes
+    ----------
+    method : str
+        ``"rational"`` (exact arithmetic over Q) or ``"modular"`` (over GF(P)).
+    certified : bool
+        True: ``det B`` (entries ``d_{l,j}`` as indeterminates) is proven to be
+        a nonzero polynomial -- ``B`` is invertible for almost every diagonal
+        choice, with probability 1 under any distribution with a density
+        (e.g. RD(eps), eps > 0).  A positive verdict is a proof in both methods:
+        a nonzero value (over Q, or mod P at an integer point) of the integer
+        polynomial ``det B`` shows it is not the zero polynomial.
+    rank : int
+        Largest rank of ``B`` seen at the evaluation points (over ``field``).
+    size : int
+        ``m*k``.
+    field : str
+        ``"Q"`` or ``"GF(P)"``.
+    points : int
+        Evaluation points used (stops at the first full-rank point).
+    degree : int
+        Total degree ``m*k`` of ``det B`` (multilinear in the ``d_{l,j}``).
+    sample_size : int
+        Size of the set the random coordinates were drawn from.
+    error_probability : float
+        Bound on the probability that the verdict is wrong: 0 when
+        certified; otherwise ``(degree / sample_size) ** random_points``
+        (Schwartz--Zippel: a nonzero polynomial vanishes at a uniform point of
+        ``S**n`` with probability at most ``degree/|S|``); for the modular
+        method this assumes ``det B`` is nonzero mod P.
+    block_determinants : tuple
+        ``det M_c`` exactly (rational) or ``det M_c mod P`` (modular).
+    blocks_invertible : tuple
+        ``M_c`` invertible: True/False (rational); True or None when
+        ``det M_c = 0 mod P`` (modular: inconclusive).
+    seed : int
+    """
+
+    method: str
+    certified: bool
+    rank: int
+    size: int
+    field: str
+    points: int
+    degree: int
+    sample_size: int
+    error_probability: float
+    block_determinants: tuple
+    blocks_invertible: tuple
+    seed: int
+
+
+def certify_invertibility(graph: CosetBipartiteGraph, method: str = "rational", *, points: int = 3,
+                          seed: int = 0, prime: int = DEFAULT_PRIME,
+                          sample_bound: int = 2 ** 20) -> InvertibilityCertificate:
+    """Certify without floating point that the random-diagonal ``B`` is generically invertible.
+
+    ``B(d)`` has block ``(l, c)`` equal to ``M_c diag(d_{l,c})``; ``det B`` is a
+    polynomial of degree ``m*k`` in the ``m*n`` entries ``d``.
+
+    * ``method="rational"``: exact integer determinants ``det M_c`` (Bareiss)
+      and exact rank over Q of ``B`` first at the block-indicator point
+      ``d_{l,j} = [j in coset l]`` (where ``B`` is ``diag(M_0, ..., M_{m-1})``,
+      so ``det B = prod det M_c``), then at up to ``points`` random integer
+      points with coordinates uniform in ``[-sample_bound, sample_bound]``.
+    * ``method="modular"``: rank over ``GF(prime)`` (galois) of ``B`` at up to
+      ``points`` uniformly random points of ``GF(prime)**(m n)``, and
+      ``det M_c mod prime``.  Schwartz--Zippel: if ``det B`` is nonzero mod P,
+      one random point misses it with probability at most ``m k / P``.
+
+    Examples
+    --------
+    >>> cert = certify_invertibility(coset_graph(9, 2, 2, connection_sets=[[0, 1], [0, 3]]))
+    >>> cert.certified, cert.rank, cert.block_determinants, cert.error_probability
+    (True, 18, (2, 8), 0.0)
+    """
+    graph = _check_graph(graph)
+    if method not in ("rational", "modular"):
+        raise InvalidArgumentError("method", f"must be 'rational' or 'modular', got {method!r}")
+    points = check_int("points", points, minimum=0 if method == "rational" else 1)
+    seed = check_int("seed", seed, minimum=0)
+    m, k, n = graph.m, graph.k, graph.num_workers
+    size = m * k
+    rng = np.random.default_rng(seed)
+    blocks = graph.blocks
+    A = graph.assignment
+    if method == "rational":
+        sample_bound = check_int("sample_bound", sample_bound, minimum=1)
+        dets = tuple(_bareiss(M.astype(object))[1] for M in blocks)
+        binv = tuple(dt != 0 for dt in dets)
+        # block-indicator point: B is block diagonal, rank = sum of block ranks
+        rank = sum(_bareiss(M.astype(object))[0] for M in blocks) if not all(binv) else size
+        used, random_used = 1, 0
+        while rank < size and random_used < points:
+            d = rng.integers(-sample_bound, sample_bound + 1, size=(m, n))
+            B = (A.astype(object)[None, :, :] * d.astype(object)[:, None, :]).reshape(size, n)
+            rank = max(rank, _bareiss(B)[0])
+            used += 1
+            random_used += 1
+        sample_size, field = 2 * sample_bound + 1, "Q"
+    else:
+        prime = check_int("prime", prime, minimum=3)
+        if prime_power_decomposition(prime) != (prime, 1):
+            raise InvalidArgumentError("prime", f"must be a prime, got {prime}")
+        if prime <= size:
+            raise InvalidArgumentError("prime", f"must exceed the degree m*k = {size} for a useful bound")
+        GF = finite_field(prime)
+        dets_gf = [int(np.linalg.det(GF(M))) for M in blocks]
+        dets = tuple(dets_gf)
+        binv = tuple(True if dt != 0 else None for dt in dets)
+        Agf = GF(A)
+        rank, used, random_used = 0, 0, 0
+        while rank < size and random_used < points:
+            d = GF(rng.integers(0, prime, size=(m, n)))
+            B = (Agf[None, :, :] * d[:, None, :]).reshape(size, n)
+            rank = max(rank, int(np.linalg.matrix_rank(B)))
+            used += 1
+            random_used += 1
+        sample_size, field = prime, f"GF({prime})"
+    certified = rank == size
+    err = 0.0 if certified else (min(1.0, size / sample_size) ** random_used if random_used else 1.0)
+    return InvertibilityCertificate(method, certified, int(rank), size, field, used, size, sample_size,
+                                    float(err), dets, binv, seed)
