@@ -191,7 +191,7 @@ def run_bibd(timeout: float, verbose: bool) -> dict:
         b = lam * v * (v - 1) // (k * (k - 1))
         r = lam * (v - 1) // (k - 1)
         e = {"v": v, "k": k, "lambda": lam, "b": b, "r": r}
-        st, ans, sec = _timed(lambda: sage_bibd(v, k, lam, existence=True), timeout)
+        st, ans, _ = _timed(lambda: sage_bibd(v, k, lam, existence=True), timeout)
         if st != "ok":
             e["sage"] = None
             e["existence_call"] = st if st == "timeout" else ans
@@ -236,7 +236,9 @@ def run_bibd(timeout: float, verbose: bool) -> dict:
             "Sage's False for (36,6,lambda), (46,6,lambda), (43,7,lambda) comes from a list of "
             "lambda=1 exceptions (Handbook of Combinatorial Designs) that Sage applies to every "
             "lambda; for lambda>1 these are marked reason='handbook-exception-lambda>1(suspect)' "
-            "and tests must not rely on them. Sage's other False answers are Fisher's "
+            "and tests must not rely on them ((43,7,3) in fact exists: a radical difference family "
+            "in GF(43) gives one, and Sage's own is_t_design confirms it). Sage's other False "
+            "answers are Fisher's "
             "inequality (b >= v) or Bruck-Ryser-Chowla. Unknown (null) means only that Sage "
             "has no construction; it is not a nonexistence claim."),
     }, "entries": entries}
@@ -317,7 +319,7 @@ def run_srg(timeout: float, verbose: bool) -> dict:
         conference = (v - 1) * (mu - lam) == 2 * k
         e = {"v": v, "k": k, "lambda": lam, "mu": mu, "complement": list(comp),
              "conference": conference}
-        st, ans, sec = _timed(lambda: sage_srg(v, k, lam, mu, existence=True), timeout)
+        st, ans, _ = _timed(lambda: sage_srg(v, k, lam, mu, existence=True), timeout)
         if st != "ok":
             e["sage"] = None
             e["existence_call"] = st if st == "timeout" else ans

@@ -21,6 +21,7 @@ Everything here is a reconstruction of the constructions named in the CERAR abst
 from __future__ import annotations
 
 import math
+import warnings
 from itertools import combinations
 from typing import Any
 
@@ -143,7 +144,17 @@ def _design_from_f(N: int, c: int, f, method: str, params: dict[str, Any]) -> Ce
     B = np.stack([f(jj - tau) for jj in j])                       # (N, c, c)
     l = np.arange(L)
     D = np.stack([f(ii - 1 - l) for ii in j])                      # (N, c, L)
-    A = np.linalg.inv(B)
+    try:
+        A = np.linalg.inv(B)
+    except np.linalg.LinAlgError:
+        A = None
+    arg = "eps" if "eps" in params else "nodes"
+    if A is None or not np.all(np.isfinite(A)):
+        raise InvalidArgumentError(arg, f"encoders are numerically singular in float64 for {params}; increase eps")
+    kappa = float(np.max(np.linalg.cond(B)))
+    if kappa > 1e13:   # SPEC §10: warn when kappa exceeds what float64 can carry
+        warnings.warn(f"CERAR {method} design has kappa(A_j) = {kappa:.3g}: float64 keeps only "
+                      f"~{max(0.0, 16 - np.log10(kappa)):.0f} digits of the encoders", RuntimeWarning, stacklevel=3)
     return CerarDesign(N, c, A, D, method=method, params=params)
 
 

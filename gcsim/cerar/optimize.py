@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -229,11 +230,6 @@ def _cp():
     import cvxpy as cp  # imported lazily: cvxpy is slow to import
 
     return cp
-
-
-def _psd(cp, M):
-    """Symmetric PSD constraint on an expression that is symmetric by construction."""
-    return cp.PSD(M) if hasattr(cp, "PSD") else (M >> 0)
 
 
 def _norm_lmi(cp, X, bound, p: int, q: int):
@@ -526,6 +522,8 @@ def optimized_design(N: int, c: int, *, kappa: float = 10.0, kappa_D: float | No
     kappa_D = float(kappa_D)
     if objective not in _OBJECTIVES:
         raise InvalidArgumentError("objective", f"must be one of {_OBJECTIVES}, got {objective!r}")
+    if not isinstance(init, CerarDesign) and not (isinstance(init, str) and init in _INITS):
+        raise InvalidArgumentError("init", f"must be a CerarDesign or one of {_INITS}, got {init!r}")
     seed = check_int("seed", seed, minimum=0)
     max_iter = check_int("max_iter", max_iter, minimum=0)
     tol = check_real("tol", tol, minimum=0.0)
@@ -687,6 +685,12 @@ def _procrustes_encoders(D: np.ndarray) -> np.ndarray:
     return t[:, None, None] * (U @ Vt)
 
 
+def _project(d: CerarDesign, kappa: float, kappa_D: float) -> CerarDesign:
+    """The design with every encoder (decoder) clipped to the cap ``kappa`` (``kappa_D``)."""
+    D = clip_condition(d.decoders, kappa_D) if math.isfinite(kappa_D) else d.decoders
+    return CerarDesign(d.N, d.c, clip_condition(d.encoders, kappa), D, method=d.method, params=dict(d.params))
+
+
 def _fix_gauge(A: np.ndarray, D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rescale ``A -> A / g, D -> D g`` with ``g = min_j sigma_min(A_j)`` (E unchanged, kappa unchanged)."""
     g = float(np.min(np.linalg.svd(A, compute_uv=False)[:, -1]))
@@ -733,13 +737,15 @@ def _best_under(kappas: np.ndarray, errors: np.ndarray, cap: float) -> float:
 
 def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[float] | None = None,
                  vandermonde_grid: Sequence[float] | None = None, progress: bool = True,
-                 **kw: Any):
+                 return_designs: bool = False, starts: str = "both", **kw: Any):
     """Error versus condition-number cap: optimized designs against the analytic constructions.
 
     For each cap ``kappa`` in ``kappas`` (increasing), :func:`optimized_design` runs with
-    ``kappa_D = kappa`` (unless ``kappa_D`` is given in ``kw``) from the better (lower
-    objective) of the matched perturbation design and the previous cap's optimum (which is
-    feasible for the larger cap), so the optimized front is non-increasing in ``kappa``.
+    ``kappa_D = kappa`` (unless ``kappa_D`` is given in ``kw``) from two starts: the best
+    perturbation design that fits the cap, and the previous cap's optimum (feasible for the
+    larger cap, so the optimized front is non-increasing in ``kappa``); the better final
+    result is kept (``starts="both"``), or only the start with the lower objective is run
+    (``starts="best"``, half the cost).
     The perturbation design is swept over ``eps_grid`` and, when the constructions module
     provides it, the real-node Vandermonde design over ``vandermonde_grid`` (its ``eps``).
     Each analytic family is compared at equal kappa as the best error among its sampled
@@ -753,18 +759,32 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
         stop_reason``; optimized rows also carry ``pert_frobenius_at_cap``,
         ``vand_frobenius_at_cap`` and ``ratio_opt_pert`` (optimized / perturbation Frobenius
         error at equal kappa).
+    list of CerarDesign
+        Only with ``return_designs=True``: the optimized designs, in the order of ``kappas``
+        (the return value is then ``(table, designs)``).
+
+    Examples
+    --------
+    >>> t = pareto_front(3, 4, [5.0], max_iter=2, progress=False, eps_grid=[0.1, 0.3])
+    >>> sorted(set(t.family)), int((t.family == "optimized").sum())
+    (['optimized', 'perturbation', 'vandermonde'], 1)
     """
     import pandas as pd
 
     from . import constructions
 
+    if starts not in ("both", "best"):
+        raise InvalidArgumentError("starts", f"must be 'both' or 'best', got {starts!r}")
+    starts_mode = starts
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
     kappas = np.sort(np.asarray([check_real("kappas", k, minimum=1.0) for k in kappas], dtype=float))
     if len(kappas) == 0:
         raise InvalidArgumentError("kappas", "must be a non-empty sequence of caps >= 1")
     eps_grid = np.geomspace(1e-4, 1.0, 25) if eps_grid is None else np.asarray(eps_grid, float)
-    vandermonde_grid = np.geomspace(1e-3, 1.0, 13) if vandermonde_grid is None else np.asarray(vandermonde_grid, float)
+    if vandermonde_grid is None:   # real nodes 1 + eps (k - (c-1)/2) must stay positive: eps < 2/(c-1)
+        vandermonde_grid = np.geomspace(1e-3, 0.95 * 2 / (c - 1) if c > 1 else 1.0, 13)
+    vandermonde_grid = np.asarray(vandermonde_grid, float)
 
     rows: list[dict[str, Any]] = []
 
@@ -774,41 +794,54 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
                 **{k: m[k] for k in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius",
                                      "relative_mse", "worst_case")}}
 
-    for e in eps_grid:
-        rows.append(analytic_row("perturbation", constructions.design(N, c, "perturbation", eps=float(e)), float(e)))
-    for e in vandermonde_grid:
-        try:
-            d = constructions.design(N, c, "vandermonde", eps=float(e))
-        except (TypeError, NotImplementedError, ValueError):
-            break
-        rows.append(analytic_row("vandermonde", d, float(e)))
+    with warnings.catch_warnings():   # the sweep deliberately visits ill-conditioned designs
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for e in eps_grid:
+            rows.append(analytic_row("perturbation", constructions.design(N, c, "perturbation", eps=float(e)),
+                                     float(e)))
+        for e in vandermonde_grid:
+            try:
+                d = constructions.design(N, c, "vandermonde", eps=float(e))
+            except (TypeError, NotImplementedError, ValueError):   # nodes out of range or singular
+                continue
+            rows.append(analytic_row("vandermonde", d, float(e)))
 
     analytic = pd.DataFrame(rows)
     pert = analytic[analytic.family == "perturbation"]
     vand = analytic[analytic.family == "vandermonde"]
     prev: CerarDesign | None = None
     kw = dict(kw)
-    kw.setdefault("progress", False)
+    kw["progress"] = False
+    objective = kw.get("objective", "frobenius")
+    designs: list[CerarDesign] = []
+    bar = _progress(len(kappas), progress, f"Pareto N={N} c={c}")
     for k in kappas:
         kD = kw.get("kappa_D", k)
-        start, e0 = _matched_perturbation(N, c, float(k), math.inf if kD is None else float(kD), None)
-        start = CerarDesign(N, c, clip_condition(start.encoders, k), start.decoders, method="perturbation")
-        if prev is not None:
-            F_prev = frobenius_error(prev)
-            start_p = CerarDesign(N, c, start.encoders, clip_condition(start.decoders, kD)
-                                  if math.isfinite(kD) else start.decoders)
-            if F_prev < frobenius_error(start_p):
-                start = prev
+        kD = math.inf if kD is None else float(kD)
+        start, e0 = _matched_perturbation(N, c, float(k), kD, None, objective)
+        starts = [_project(start, float(k), kD)]
+        if prev is not None:   # the previous optimum is feasible for this larger cap
+            starts.append(prev)
+        if starts_mode == "best" and len(starts) == 2:
+            starts = [min(starts, key=lambda s: _objective(s.encoders, s.decoders, objective))]
         opts = {key: v for key, v in kw.items() if key not in ("kappa_D", "init", "eps")}
-        d = optimized_design(N, c, kappa=float(k), kappa_D=kD, init=start, **opts)
+        runs = [optimized_design(N, c, kappa=float(k), kappa_D=kD, init=s, **opts) for s in starts]
+        d = min(runs, key=lambda r: r.params["history"][-1])
+        d.params["start"] = "perturbation" if d is runs[0] else "previous cap"
         prev = d
+        designs.append(d)
+        bar.update(1)
         p = d.params
-        pf = _best_under(pert.kappa_max.to_numpy(), pert.frobenius.to_numpy(), k)
-        vf = _best_under(vand.kappa_max.to_numpy(), vand.frobenius.to_numpy(), k) if len(vand) else np.nan
+        col = "kappa_max" if math.isfinite(kD) else "kappa_A_max"   # compare the capped matrices only
+        pf = _best_under(pert[col].to_numpy(), pert.frobenius.to_numpy(), k)
+        vf = _best_under(vand[col].to_numpy(), vand.frobenius.to_numpy(), k) if len(vand) else np.nan
         rows.append({"N": N, "c": c, "family": "optimized", "kappa_cap": float(k), "eps": e0,
                      **{key: p[key] for key in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius",
                                                 "relative_mse", "worst_case")},
-                     "iterations": p["iterations"], "time_s": p["time_s"], "stop_reason": p["stop_reason"],
+                     "iterations": p["iterations"], "time_s": sum(r.params["time_s"] for r in runs),
+                     "stop_reason": p["stop_reason"], "start": p["start"],
                      "pert_frobenius_at_cap": pf, "vand_frobenius_at_cap": vf,
                      "ratio_opt_pert": p["frobenius"] / pf if pf and np.isfinite(pf) and pf > 0 else np.nan})
-    return pd.DataFrame(rows)
+    bar.close()
+    table = pd.DataFrame(rows)
+    return (table, designs) if return_designs else table

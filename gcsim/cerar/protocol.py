@@ -21,6 +21,11 @@ then add the next symbol in place and send).  The peak, 2c + 1 packets, is reach
 round 1.  (The abstract's 1 + N/c counts c local + N-1 in flight + 1 receive packets; see
 docs/theory/50_cerar.md.)
 
+Decoding: by default (float32/float64) the u_i^(t) are stored and g_hat_i = G_i + D_i U_i is
+formed with one batched matrix product after the last round (``accumulate="batched"``,
+SPEC §9); ``accumulate="rounds"`` adds each contribution in its round, as a worker would
+(``peak_buffers`` always counts the protocol schedule above, not the simulator's U store).
+
 Floating point: ``dtype="float64"`` / ``"float32"`` compute natively (every operation
 rounds to the dtype); ``dtype="bfloat16"`` emulates bfloat16 storage and arithmetic: values
 are float32 whose mantissa is rounded to 8 bits (round to nearest even) after *every*
@@ -137,7 +142,7 @@ def check_gradients(gradients: Any, N: int) -> np.ndarray:
 
 
 def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: bool = False,
-             warn: bool = True) -> SimulationResult:
+             warn: bool = True, accumulate: str = "auto") -> SimulationResult:
     """Simulate the CERAR ring on real arrays, round by round, all workers at once.
 
     Parameters
@@ -150,6 +155,11 @@ def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: 
         Working precision (default float64); bfloat16 is emulated (module docstring).
     record : bool
         Keep per-round traces (u, sent packets, live buffers) for inspection.
+    accumulate : {"auto", "batched", "rounds"}
+        How decoded contributions are summed: "rounds" adds D_i[:, t] u_i^(t) to the output
+        state in every round (the protocol's order; always used for bfloat16); "batched"
+        stores the u_i^(t) and forms G_i + D_i U_i with one batched matrix product at the end
+        (same value in exact arithmetic, much faster; "auto" = batched for float32/float64).
     warn : bool
         Warn (RuntimeWarning) when max kappa(A_j) * u > 0.1, i.e. the dtype cannot carry
         the design's conditioning.
@@ -172,6 +182,8 @@ def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: 
     N, c, L = design.N, design.c, design.L
     g = check_gradients(gradients, N)
     name = resolve_dtype(dtype)
+    if accumulate not in ("auto", "batched", "rounds"):
+        raise InvalidArgumentError("accumulate", f"must be 'auto', 'batched' or 'rounds', got {accumulate!r}")
     work, itemsize = _DTYPES[name]
     bf16 = name == "bfloat16"
     rnd = round_bfloat16 if bf16 else (lambda a: a)
@@ -199,8 +211,9 @@ def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: 
     else:
         X = np.matmul(A, G)
     pending: list[np.ndarray | None] = [X[:, tau] for tau in range(c)]
-    state = G.copy()                                  # becomes G_i + accumulated decodes
-    tmp = np.empty_like(state)
+    per_round = bf16 or accumulate == "rounds"
+    state = G.copy() if per_round else None           # becomes G_i + accumulated decodes
+    U = None if per_round else np.empty((N, L, w), dtype=work)   # for the batched decode
     u = np.zeros((N, w), dtype=work)
     def live_buffers() -> int:                        # state (c) + live symbols + comm buffer
         return c + sum(p is not None for p in pending) + 1
@@ -226,17 +239,18 @@ def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: 
             pending[k] = None                         # stripped: free the buffer
         else:
             u = r
-        if bf16:
+        if per_round:
             state = rnd(state + rnd(D[:, :, t - 1, None] * u[:, None, :]))
-        else:                                         # same two roundings, no temporaries
-            np.multiply(D[:, :, t - 1, None], u[:, None, :], out=tmp)
-            state += tmp
+        else:
+            U[:, t - 1] = u
         live = live_buffers()
         if record:
             tr_u[t - 1] = u
             tr_live[t - 1] = live
         peak = max(peak, live)
 
+    if not per_round:                                 # g_hat_i = G_i + D_i U_i, one batched product
+        state = G + np.matmul(D, U)
     out = state.reshape(N, c * w)[:, :d].astype(np.float64)
     traces = {"u": tr_u, "sent": tr_s, "live": tr_live} if record else None
     packets = np.full(N, L, dtype=np.int64)

@@ -385,16 +385,21 @@ def _encode_ns_worker(A, m, rng, eps, opts):
 
 def _vandermonde_nodes(n: int, nodes: Any) -> np.ndarray:
     if isinstance(nodes, str):
+        # zero is never a node: H[:, j] = e_0 would clash with p[:m] = e_k (see _encode_exact)
         if nodes == "chebyshev":
-            return np.cos(np.pi * (2 * np.arange(n) + 1) / (2 * n))
+            deg = n + (n % 2)  # an even degree has no root at 0
+            return np.cos(np.pi * (2 * np.arange(deg) + 1) / (2 * deg))[:n]
         if nodes == "equispaced":
-            return np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
+            pts = np.linspace(-1.0, 1.0, n + (n % 2) + 1)
+            return pts[np.abs(pts) > 1e-12][:n]
         raise InvalidArgumentError("nodes", f"must be 'chebyshev', 'equispaced' or an array, got {nodes!r}")
     z = check_finite_array("nodes", nodes, ndim=1)
     if z.shape != (n,):
         raise InvalidArgumentError("nodes", f"must have length n = {n}, got {z.shape}")
     if np.unique(z).size != n:
         raise InvalidArgumentError("nodes", "must be distinct")
+    if np.any(z == 0):
+        raise InvalidArgumentError("nodes", "must be non-zero (a zero node cannot be orthogonalized away)")
     return z
 
 
@@ -416,14 +421,23 @@ def _encode_exact(A, m, rng, eps, opts, kind):
         H = rng.standard_normal((f, n))
         extras = {}
     P = np.zeros((m * N, f))
+    bad_parts: list[int] = []
     for i in range(N):
         out = np.flatnonzero(A[i] == 0)
         # rows of P for part i: p[:m] = e_k, p . H[:, j] = 0 for j outside N_i
         P[np.arange(m) * N + i, np.arange(m)] = 1.0
         if out.size:
             rhs = -H[:m, out].T  # (|out|, m): one right-hand side per block k
-            sol, *_ = np.linalg.lstsq(H[m:, out].T, rhs, rcond=None)
+            M = H[m:, out].T
+            sol, *_ = np.linalg.lstsq(M, rhs, rcond=None)
+            resid = np.linalg.norm(M @ sol - rhs) / max(np.linalg.norm(rhs), 1.0)
+            if not np.isfinite(resid) or resid > 1e-6:
+                bad_parts.append(i)
             P[np.arange(m) * N + i, m:] = sol.T
+    if bad_parts:
+        raise NotConstructibleError(
+            f"exact family: the support equations of parts {_short(np.array(bad_parts))} have no solution "
+            "(H is too ill-conditioned or degenerate); use fewer workers or 'exact-gaussian'")
     B = P @ H
     B[np.tile(A, (m, 1)) == 0] = 0.0  # exact zeros off the support (round-off)
     extras.update({"H": H, "P": P})

@@ -151,6 +151,16 @@ class FixedModel(StragglerModel):
             np.put_along_axis(masks, S, False, axis=1)
         return masks
 
+    def enumerate(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """All non-straggler masks ``(C(n, s), n)`` in lexicographic order of ``S`` (or a slice)."""
+        return combinations_masks(self.n, self.s, start, stop)
+
+    def iter_chunks(self, chunk: int = 65536) -> Iterator[np.ndarray]:
+        """Yield the masks of :meth:`enumerate` in chunks of at most ``chunk`` rows."""
+        chunk = check_int("chunk", chunk, minimum=1)
+        for start in range(0, self.count, chunk):
+            yield self.enumerate(start, start + chunk)
+
     def describe(self) -> str:
         return f"fixed-s uniform: s={self.s} of n={self.n} workers straggle (uniform subset)"
 
@@ -166,16 +176,6 @@ class AllPatternsModel(FixedModel):
     """
 
     kind = "all"
-
-    def enumerate(self, start: int = 0, stop: int | None = None) -> np.ndarray:
-        """All non-straggler masks ``(C(n, s), n)`` in lexicographic order of ``S`` (or a slice)."""
-        return combinations_masks(self.n, self.s, start, stop)
-
-    def iter_chunks(self, chunk: int = 65536) -> Iterator[np.ndarray]:
-        """Yield the masks of :meth:`enumerate` in chunks of at most ``chunk`` rows."""
-        chunk = check_int("chunk", chunk, minimum=1)
-        for start in range(0, self.count, chunk):
-            yield self.enumerate(start, start + chunk)
 
     def describe(self) -> str:
         return f"all patterns: every one of the C({self.n},{self.s}) = {self.count} straggler sets"

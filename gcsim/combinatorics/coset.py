@@ -56,6 +56,7 @@ __all__ = [
     "certify_invertibility",
     "encoded_matrix",
     "encoded_matrix_is_invertible",
+    "encoded_matrix_obstruction",
     "exact_rank",
     "integer_determinant",
 ]
@@ -564,6 +565,51 @@ def encoded_matrix_is_invertible(graph: CosetBipartiteGraph, diagonals: Any) -> 
     A = graph.assignment.astype(object)
     B = (A[None, :, :] * d[:, None, :]).reshape(m * k, n)
     return _bareiss(B)[0] == n
+
+
+def encoded_matrix_obstruction(graph: CosetBipartiteGraph, diagonals: Any) -> np.ndarray | None:
+    """A set of workers that forces ``B`` to be singular, or None.
+
+    Columns ``j`` whose diagonal vectors ``(d_{0,j}, ..., d_{m-1,j})`` are
+    proportional form a class ``C``; the columns of ``B`` in ``C`` are
+    ``w (x) A[:, j]`` scaled, so ``rank B[:, C] <= rank A[:, C]``.  If some class
+    has ``rank A[:, C] < |C|`` (in particular ``|C| > k``), ``B`` is singular;
+    this returns the first such class (sorted worker indices), checked exactly.
+    With Rademacher (+-1) entries there are only ``2**(m-1)`` classes, so for
+    ``m = 2`` some class has more than ``k`` columns unless the sign vector
+    ``d_0 * d_1`` is exactly balanced (docs/theory/30_coset.md, Proposition 5).
+    For ``m = 2`` "no obstruction" is also sufficient for invertibility when
+    the entries are +-1.
+
+    >>> g = coset_graph(3, 2, 1, connection_sets=[[0], [1]])
+    >>> encoded_matrix_obstruction(g, [[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, -1, -1]]).tolist()
+    [0, 1, 2, 3]
+    >>> encoded_matrix_obstruction(g, [[1, 1, 1, 1, 1, 1], [1, 1, -1, -1, 1, -1]]) is None
+    True
+    """
+    graph = _check_graph(graph)
+    m, n = graph.m, graph.num_workers
+    d = _rational_to_integer_matrix("diagonals", diagonals)
+    if d.shape != (m, n):
+        raise InvalidArgumentError("diagonals", f"must have shape ({m}, {n}), got {d.shape}")
+    # canonical representative of each column's direction: divide by the gcd, fix the sign
+    keys = []
+    for j in range(n):
+        col = [int(x) for x in d[:, j]]
+        gcd = math.gcd(*col)
+        if gcd == 0:
+            return np.array([j])                 # a zero column: B is singular
+        col = [x // gcd for x in col]
+        lead = next(x for x in col if x != 0)
+        keys.append(tuple(x if lead > 0 else -x for x in col))
+    classes: dict[tuple, list[int]] = {}
+    for j, key in enumerate(keys):
+        classes.setdefault(key, []).append(j)
+    A = graph.assignment
+    for members in classes.values():
+        if len(members) > 1 and _bareiss(A[:, members].astype(object))[0] < len(members):
+            return np.array(members)
+    return None
 
 
 @dataclass(frozen=True)

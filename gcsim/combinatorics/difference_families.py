@@ -38,6 +38,7 @@ __all__ = [
     "paley_difference_set",
     "radical_difference_family",
     "search_difference_family",
+    "cyclotomic_difference_family",
     "DIFFERENCE_FAMILIES",
 ]
 
@@ -138,6 +139,12 @@ def _subgroup(q: int, order: int) -> list[int]:
     return sorted(out)
 
 
+@lru_cache(maxsize=None)
+def _radical_cached(q: int, k: int, lam: int):
+    fam = _radical(q, k, lam)
+    return None if fam is None else tuple(tuple(b) for b in fam)
+
+
 def radical_difference_family(q: int, k: int, lam: int = 1) -> list[list[int]] | None:
     """A multiplicative ("radical") difference family in GF(q), or None.
 
@@ -159,6 +166,11 @@ def radical_difference_family(q: int, k: int, lam: int = 1) -> list[list[int]] |
     q = check_int("q", q, minimum=3)
     k = check_int("k", k, minimum=3)
     lam = check_int("lam", lam, minimum=1)
+    fam = _radical_cached(q, k, lam)
+    return None if fam is None else [list(b) for b in fam]
+
+
+def _radical(q: int, k: int, lam: int) -> list[list[int]] | None:
     if prime_power_decomposition(q) is None or (lam * (q - 1)) % (k * (k - 1)) != 0:
         return None
     t = lam * (q - 1) // (k * (k - 1))
@@ -185,15 +197,19 @@ def radical_difference_family(q: int, k: int, lam: int = 1) -> list[list[int]] |
 
 
 def _is_difference_family(q: int, family, lam: int) -> bool:
-    """Exact check over the additive group of GF(q) by developing and counting pairs."""
+    """Exact check over the additive group (Z_p)^a of GF(q): full orbits and every difference lam times."""
     p, a = prime_power_decomposition(q)
-    blocks = develop((p,) * a, family)
-    A = np.zeros((q, len(blocks)), dtype=np.int64)
-    for j, b in enumerate(blocks):
-        A[list(b), j] = 1
-    G = A @ A.T
-    off = G[~np.eye(q, dtype=bool)]
-    return bool(np.all(off == lam))
+    moduli = (p,) * a
+    if len(develop(moduli, family)) != q * len(family):
+        return False  # some base block has a short orbit
+    elems = group_elements(moduli)
+    weights = p ** np.arange(a - 1, -1, -1, dtype=np.int64)
+    counts = np.zeros(q, dtype=np.int64)
+    for blk in family:
+        d = elems[np.asarray(blk)]
+        diff = ((d[:, None, :] - d[None, :, :]) % p) @ weights
+        np.add.at(counts, diff[~np.eye(len(blk), dtype=bool)], 1)
+    return bool(counts[0] == 0 and np.all(counts[1:] == lam))
 
 
 def search_difference_family(n: int, k: int, lam: int = 1, *, fixed=(), n_fixed: int = 0,
@@ -327,8 +343,122 @@ def _dfs(n: int, k: int, t: int, need: np.ndarray, order: list[int], budget: int
     return [sorted(b) for b in blocks] if fill() else None
 
 
-#: Tabulated difference families: (v, k, lam) -> (moduli, n_fixed, base blocks).
+def cyclotomic_difference_family(q: int, k: int, lam: int = 1, *, seeds: int | None = None,
+                                 max_nodes: int = 2_000_000) -> list[list[int]] | None:
+    """Search a difference family ``{m B_j : m in M, j < s}`` in GF(q), M a multiplicative subgroup.
+
+    With ``t = lam (q-1) / (k (k-1))`` base blocks in all, ``s`` "seed" blocks
+    ``B_j`` and M the subgroup of order ``t/s``: the translates of the blocks
+    ``m B_j`` cover a nonzero g once for every ``delta`` in the difference
+    multiset ``Delta B_0 + ... + Delta B_{s-1}`` lying in the coset ``g M``.  So
+    the family is a (q, k, lam) difference family iff every coset of M contains
+    exactly lam of those differences (counted with multiplicity) -- the
+    cyclotomic condition of Wilson (1972) and Buratti (1995).  Translating a seed
+    or multiplying it by an element of M does not change the family's
+    differences, and multiplying *all* seeds by a constant permutes the cosets, so
+    ``B_0 = {0, 1, ...}`` and ``B_j = {0, w^i, ...}`` (``i`` below the number of
+    cosets) without loss of generality.  The rest is an exhaustive depth-first
+    search in increasing order (deterministic), stopped after ``max_nodes``
+    nodes; ``seeds=None`` tries s = 1, 2, ... (divisors of t, at most 4).
+
+    >>> cyclotomic_difference_family(29, 4, 3)[0]
+    [0, 1, 2, 3]
+    """
+    q = check_int("q", q, minimum=3)
+    k = check_int("k", k, minimum=3)
+    lam = check_int("lam", lam, minimum=1)
+    if prime_power_decomposition(q) is None or (lam * (q - 1)) % (k * (k - 1)):
+        return None
+    t = lam * (q - 1) // (k * (k - 1))
+    if seeds is None:
+        for s in range(1, min(t, 4) + 1):
+            if t % s == 0 and (q - 1) % (t // s) == 0:
+                fam = cyclotomic_difference_family(q, k, lam, seeds=s, max_nodes=max_nodes)
+                if fam is not None:
+                    return fam
+        return None
+    s = check_int("seeds", seeds, minimum=1)
+    if t % s or (q - 1) % (t // s):
+        return None
+    size_m = t // s
+    e = (q - 1) // size_m                     # number of cosets of M
+    add, mul = field_tables(q)
+    neg = np.argmin(add, axis=1)
+    w = field_primitive_element(q)
+    log = np.zeros(q, dtype=np.int64)
+    powers = []
+    x = 1
+    for i in range(q - 1):
+        log[x] = i
+        powers.append(x)
+        x = int(mul[x, w])
+    coset = (log % e).tolist()
+    sub = add[:, neg].tolist()                # sub[x][y] = x - y
+    counts = [0] * e
+    blocks: list[list[int]] = []
+    nodes = [0]
+
+    def place(B: list[int], x: int, sign: int) -> bool:
+        ok = True
+        for y in B:
+            for d in (sub[x][y], sub[y][x]):
+                c = coset[d]
+                counts[c] += sign
+                if counts[c] > lam:
+                    ok = False
+        return ok
+
+    def grow(B: list[int], start: int) -> bool:
+        nodes[0] += 1
+        if nodes[0] > max_nodes:
+            return False
+        if len(B) == k:
+            blocks.append(list(B))
+            if new_seed():
+                return True
+            blocks.pop()
+            return False
+        for x in range(start, q):
+            if x in B:
+                continue
+            if place(B, x, 1):
+                B.append(x)
+                if grow(B, x + 1):
+                    return True
+                B.pop()
+            place(B, x, -1)
+            if nodes[0] > max_nodes:
+                return False
+        return False
+
+    def new_seed() -> bool:
+        if len(blocks) == s:
+            return all(c == lam for c in counts)
+        seconds = [1] if not blocks else sorted(set(powers[:e]))
+        for x in seconds:
+            B = [0]
+            if place(B, x, 1):
+                B.append(x)
+                if grow(B, 1):
+                    return True
+                B.pop()
+            place(B, x, -1)
+        return False
+
+    if not new_seed():
+        return None
+    step = 1
+    for _ in range(e):
+        step = int(mul[step, w])
+    M, m = [], 1
+    for _ in range(size_m):
+        M.append(m)
+        m = int(mul[m, step])
+    return [[int(mul[m, b]) for b in B] for B in blocks for m in M]
+
+
+#: Tabulated difference families: (v, k, lam) -> (moduli, n_fixed, base blocks, source).
 #: Entries marked "search" were found by :func:`search_difference_family` with the
 #: recorded arguments (see tests/test_bibd_search.py, which reproduces some).
-DIFFERENCE_FAMILIES: dict[tuple[int, int, int], tuple[tuple[int, ...], int, list[list[int]]]] = {
+DIFFERENCE_FAMILIES: dict[tuple[int, int, int], tuple[tuple[int, ...], int, list[list[int]], str]] = {
 }

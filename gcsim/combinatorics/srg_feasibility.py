@@ -28,7 +28,9 @@ CUP 2022, ch. 1 and 8; Brouwer & Haemers, *Spectra of Graphs*, 2012, §9.1):
 5. ``Krein`` (Scott 1973): ``(r+1)(k+r+2rs) <= (k+r)(s+1)^2`` and
    ``(s+1)(k+s+2rs) <= (k+s)(r+1)^2``.
 6. ``absolute bound`` (Delsarte, Goethals & Seidel 1977):
-   ``v <= f(f+3)/2`` and ``v <= g(g+3)/2``.
+   ``v <= f(f+3)/2`` and ``v <= g(g+3)/2`` for primitive graphs (``0 < mu < k``);
+   the imprimitive ones (disjoint cliques, complete multipartite) exist whenever
+   the basic bounds hold.
 7. Named non-existence results for parameter sets passing 1-6 (table
    :data:`KNOWN_NONEXISTENT`).
 
@@ -245,9 +247,11 @@ def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
             add(name, None, f"not evaluated ({reason})")
 
     # 1. basic bounds
-    basic = lam <= k - 1 and mu <= k and (mu > 0 or (lam == k - 1 and v % (k + 1) == 0))
+    basic = (lam <= k - 1 and mu <= k and (mu > 0 or (lam == k - 1 and v % (k + 1) == 0))
+             and (mu < k or (lam == 2 * k - v and v % (v - k) == 0)))
     add("basic bounds", basic,
-        "0 <= lam <= k-1, 0 <= mu <= k, and mu = 0 only for disjoint cliques (lam = k-1, (k+1) | v)"
+        "0 <= lam <= k-1, 0 <= mu <= k; mu = 0 only for disjoint cliques (lam = k-1, (k+1) | v) and "
+        "mu = k only for complete multipartite graphs (lam = 2k - v, (v-k) | v)"
         + ("" if basic else f"; violated by lam={lam}, mu={mu}"))
     if not basic:
         rest_na("basic bounds fail")
@@ -304,10 +308,14 @@ def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
         f"(r+1)(k+r+2rs) = {_fmt(k1)} <= (k+r)(s+1)^2 = {_fmt(k1r)}: {c1}; "
         f"(s+1)(k+s+2rs) = {_fmt(k2)} <= (k+s)(r+1)^2 = {_fmt(k2r)}: {c2}")
 
-    # 6. absolute bound (Delsarte-Goethals-Seidel)
+    # 6. absolute bound (Delsarte-Goethals-Seidel); it needs primitivity: the imprimitive
+    #    graphs (mu = 0: disjoint cliques, mu = k: complete multipartite) exist and may violate it
     bf, bg = f * (f + 3) // 2, g * (g + 3) // 2
-    ab = v <= bf and v <= bg
-    add("absolute bound", ab, f"v = {v} <= f(f+3)/2 = {bf}: {v <= bf}; v <= g(g+3)/2 = {bg}: {v <= bg}")
+    if 0 < mu < k:
+        ab = v <= bf and v <= bg
+        add("absolute bound", ab, f"v = {v} <= f(f+3)/2 = {bf}: {v <= bf}; v <= g(g+3)/2 = {bg}: {v <= bg}")
+    else:
+        add("absolute bound", True, "not applicable: imprimitive graph (mu = 0 or mu = k)")
 
     # 7. named non-existence results
     key = (v, k, lam, mu)

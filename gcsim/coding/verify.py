@@ -1,0 +1,591 @@
+"""Bound verification engine (SPEC §4, last item).
+
+:func:`verify_bounds` takes a scheme, a straggler model and a set of bounds,
+computes the simulated optimal-decoding error ``err(B, F)`` (raw, squared) and
+checks ``lower <= simulated <= upper``:
+
+* **pattern** bounds (e.g. the rank lower bound, which holds for every encoder
+  and every pattern) are checked pattern by pattern, with a floating-point
+  tolerance ``atol + rtol * max(1, |bound|, |err|)``;
+* **expectation** bounds (e.g. the RD scaled-sign upper bound, a bound on
+  ``E_D err(B, F)`` over the random encoder draw ``D`` for a fixed ``F``) are
+  checked *in expectation*: the encoder is redrawn ``draws`` times with
+  independent seeds and, per pattern, the one-sided confidence bound on the mean
+  is compared with the bound (Bonferroni over patterns), plus one pooled test of
+  the average over patterns.  A single draw exceeding an expectation bound is
+  not a violation.
+
+The report lists every violation with the straggler set that caused it, and
+tightness ratios ``bound / simulated`` (``<= 1`` for valid lower bounds,
+``>= 1`` for valid upper bounds, ``1`` = tight).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from .._validation import check_int, check_mask, check_real
+from ..errors import InvalidArgumentError
+from . import bounds as _bounds
+
+__all__ = ["Bound", "Violation", "BoundCheck", "BoundReport", "BUILTIN_BOUNDS", "builtin_bound",
+           "verify_bounds"]
+
+KINDS = ("lower", "upper")
+SCOPES = ("pattern", "expectation")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A bound to verify.
+
+    Attributes
+    ----------
+    name : str
+    kind : {"lower", "upper"}
+        ``lower``: bound <= err; ``upper``: err <= bound.
+    scope : {"pattern", "expectation"}
+        ``pattern``: holds for the given scheme and every pattern;
+        ``expectation``: holds for ``E_D err(B, F)`` over the encoder's random draw.
+    function : callable ``(scheme, masks) -> array (count,)``
+        Bound value for each non-straggler mask (rows of ``masks``, True = arrived).
+    description : str
+    """
+
+    name: str
+    kind: str
+    scope: str
+    function: Callable[[Any, np.ndarray], Any]
+    description: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise InvalidArgumentError("bounds", f"bound name must be a non-empty string, got {self.name!r}")
+        if self.kind not in KINDS:
+            raise InvalidArgumentError("bounds", f"bound {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if self.scope not in SCOPES:
+            raise InvalidArgumentError("bounds",
+                                       f"bound {self.name!r}: scope must be one of {SCOPES}, got {self.scope!r}")
+        if not callable(self.function):
+            raise InvalidArgumentError("bounds", f"bound {self.name!r}: function must be callable")
+
+
+def _rank_lower(scheme, masks):
+    return _bounds.rank_lower_bound(scheme.assignment, scheme.m, masks)
+
+
+def _trivial_upper(scheme, masks):
+    return np.full(masks.shape[0], float(scheme.m * scheme.assignment.shape[0]))
+
+
+def _reference_decoder_upper(scheme, masks):
+    X0 = getattr(scheme, "decoder", None)
+    if X0 is None:
+        raise InvalidArgumentError("bounds", "'reference_decoder_upper' needs a scheme with a reference decoder")
+    B = np.asarray(scheme.B, dtype=float)
+    m = scheme.m
+    T = np.kron(np.eye(m), np.ones((scheme.assignment.shape[0], 1)))
+    # B_F X_F = B (diag(1_F) X_0), batched over patterns
+    R = np.einsum("rj,cjl->crl", B, masks[:, :, None] * np.asarray(X0, dtype=float)[None]) - T[None]
+    return (R ** 2).sum(axis=(1, 2))
+
+
+def _rd_params(scheme):
+    params = getattr(scheme, "params", {}) or {}
+    return float(params.get("eps", 0.0)), str(params.get("dist", "rademacher"))
+
+
+def _rd_upper(scheme, masks):
+    method = getattr(scheme, "method", None)
+    if method not in ("rd", None, "custom"):
+        raise InvalidArgumentError("bounds", f"'rd_upper' applies to RD schemes, got method {method!r}")
+    eps, dist = _rd_params(scheme)
+    return _bounds.rd_upper_bound(scheme.assignment, scheme.m, masks, eps, dist)
+
+
+#: name -> Bound for the bounds proved in docs/theory/45_bounds.md
+BUILTIN_BOUNDS: dict[str, Bound] = {
+    "rank_lower": Bound("rank_lower", "lower", "pattern", _rank_lower,
+                        "sum_i (m - c_i(F))^+ (Theorem 1; any encoder with the support of A)"),
+    "trivial_upper": Bound("trivial_upper", "upper", "pattern", _trivial_upper,
+                           "m N = ||T||_F^2 (decoder X = 0)"),
+    "reference_decoder_upper": Bound("reference_decoder_upper", "upper", "pattern", _reference_decoder_upper,
+                                     "||B_F X_0[F] - T||_F^2 of the scheme's reference decoder"),
+    "rd_upper": Bound("rd_upper", "upper", "expectation", _rd_upper,
+                      "E_D err <= m [N - mu2^2 S1^2 / (mu2^2 S2 + (mu4 + (m-2) mu2^2) S1)] (Theorem 2)"),
+}
+
+
+def builtin_bound(name: str) -> Bound:
+    """The built-in :class:`Bound` called ``name`` (one of :data:`BUILTIN_BOUNDS`).
+
+    Examples
+    --------
+    >>> builtin_bound("rank_lower").kind
+    'lower'
+    """
+    if name not in BUILTIN_BOUNDS:
+        raise InvalidArgumentError("bounds", f"unknown bound {name!r}; built-in: {sorted(BUILTIN_BOUNDS)}")
+    return BUILTIN_BOUNDS[name]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One failed check.
+
+    ``pattern`` is the index of the pattern among the checked ones (None for
+    the pooled expectation test); ``stragglers`` the straggler set ``S`` that
+    caused it; ``excess`` how far beyond the bound (positive); ``ci`` the
+    confidence interval of the mean for expectation bounds.
+    """
+
+    bound: str
+    kind: str
+    scope: str
+    pattern: int | None
+    stragglers: tuple | None
+    mask: np.ndarray | None
+    bound_value: float
+    simulated: float
+    excess: float
+    ci: tuple | None = None
+
+    def to_dict(self) -> dict:
+        return {"bound": self.bound, "kind": self.kind, "scope": self.scope, "pattern": self.pattern,
+                "stragglers": None if self.stragglers is None else [int(x) for x in self.stragglers],
+                "mask": None if self.mask is None else [bool(x) for x in self.mask],
+                "bound_value": _num(self.bound_value), "simulated": _num(self.simulated),
+                "excess": _num(self.excess),
+                "ci": None if self.ci is None else [_num(self.ci[0]), _num(self.ci[1])]}
+
+
+@dataclass
+class BoundCheck:
+    """Result of checking one bound over all patterns."""
+
+    name: str
+    kind: str
+    scope: str
+    description: str
+    method: str
+    bound_values: np.ndarray
+    simulated: np.ndarray
+    ci: np.ndarray | None
+    violations: list = field(default_factory=list)
+    tightness: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when no violation was found."""
+        return not self.violations
+
+    def to_dict(self, include_values: bool = False) -> dict:
+        out = {"name": self.name, "kind": self.kind, "scope": self.scope, "description": self.description,
+               "method": self.method, "patterns": int(self.bound_values.shape[0]), "ok": self.ok,
+               "violations": [v.to_dict() for v in self.violations],
+               "tightness": {k: _num(v) for k, v in self.tightness.items()}}
+        if include_values:
+            out["bound_values"] = [_num(x) for x in self.bound_values]
+            out["simulated"] = [_num(x) for x in self.simulated]
+            if self.ci is not None:
+                out["ci"] = [[_num(a), _num(b)] for a, b in self.ci]
+        return out
+
+
+@dataclass
+class BoundReport:
+    """Report of :func:`verify_bounds`.
+
+    Attributes
+    ----------
+    scheme : dict
+        method, N, n, m and scalar parameters of the scheme.
+    model : str
+        Description of the straggler model (or "given masks").
+    patterns : int
+        Number of straggler patterns checked.
+    pattern_method : str
+        ``"enumerated"`` (every pattern) or ``"sampled n=..."``.
+    draws : int
+        Encoder redraws used for expectation bounds (0 if none).
+    confidence : float
+    checks : list of BoundCheck
+    masks : numpy.ndarray
+        The checked non-straggler masks.
+    """
+
+    scheme: dict
+    model: str
+    patterns: int
+    pattern_method: str
+    draws: int
+    confidence: float
+    checks: list
+    masks: np.ndarray
+
+    @property
+    def ok(self) -> bool:
+        """True when every bound held on every checked pattern."""
+        return all(c.ok for c in self.checks)
+
+    @property
+    def violations(self) -> list:
+        """Every :class:`Violation`, over all bounds."""
+        return [v for c in self.checks for v in c.violations]
+
+    def check(self, name: str) -> BoundCheck:
+        """The :class:`BoundCheck` of the bound called ``name``."""
+        for c in self.checks:
+            if c.name == name:
+                return c
+        raise InvalidArgumentError("name", f"no bound {name!r} in this report; have {[c.name for c in self.checks]}")
+
+    def to_dict(self, include_values: bool = False) -> dict:
+        """JSON-serializable summary (non-finite numbers become None)."""
+        return {"ok": self.ok, "error": "raw squared error min_X ||B_F X - T||_F^2",
+                "scheme": self.scheme, "model": self.model,
+                "patterns": self.patterns, "pattern_method": self.pattern_method, "draws": self.draws,
+                "confidence": self.confidence, "violations": len(self.violations),
+                "checks": [c.to_dict(include_values) for c in self.checks]}
+
+    def summary(self) -> str:
+        """Human-readable multi-line summary."""
+        lines = [f"bound verification: {'OK' if self.ok else 'VIOLATIONS FOUND'} -- {self.patterns} patterns "
+                 f"({self.pattern_method}), model: {self.model}"]
+        for c in self.checks:
+            t = c.tightness
+            lines.append(f"  {c.name:<24} {c.kind:<5} {c.scope:<11} {'ok' if c.ok else 'FAIL':<4} "
+                         f"violations={len(c.violations)} ratio(bound/err) median={_fmt(t.get('ratio_median'))} "
+                         f"min={_fmt(t.get('ratio_min'))} max={_fmt(t.get('ratio_max'))} [{c.method}]")
+            for v in c.violations[:5]:
+                lines.append(f"    pattern {v.pattern} stragglers={v.stragglers}: bound={v.bound_value:.6g} "
+                             f"simulated={v.simulated:.6g} excess={v.excess:.3g}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"BoundReport(ok={self.ok}, patterns={self.patterns}, "
+                f"bounds={[c.name for c in self.checks]}, violations={len(self.violations)})")
+
+
+def _num(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _param(v):
+    if v is None or isinstance(v, (str, bool, np.bool_)):
+        return v if not isinstance(v, np.bool_) else bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    return _num(v)
+
+
+def _fmt(x):
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
+# ----------------------------------------------------------------------------------------------
+# simulated errors
+# ----------------------------------------------------------------------------------------------
+
+def _optimal_errors_svd(scheme, masks: np.ndarray) -> np.ndarray:
+    """``mN - ||U_F^T T||_F^2`` per pattern through an SVD of ``B_F`` (fallback evaluator)."""
+    B = np.asarray(scheme.B, dtype=float)
+    m, N = scheme.m, scheme.assignment.shape[0]
+    T = np.kron(np.eye(m), np.ones((N, 1)))
+    out = np.empty(masks.shape[0])
+    for c, mask in enumerate(masks):
+        BF = B[:, mask]
+        if BF.shape[1] == 0:
+            out[c] = m * N
+            continue
+        U, sv, _ = np.linalg.svd(BF, full_matrices=False)
+        tol = max(BF.shape) * np.finfo(float).eps * (sv[0] if sv.size else 0.0)
+        U = U[:, sv > tol]
+        out[c] = m * N - float(((U.T @ T) ** 2).sum())
+    return np.maximum(out, 0.0)
+
+
+def _optimal_errors(scheme, masks: np.ndarray, progress: bool = False) -> np.ndarray:
+    try:
+        from .evaluate import optimal_error
+    except ImportError:  # the evaluator module is optional for this engine
+        return _optimal_errors_svd(scheme, masks)
+    return np.asarray(optimal_error(scheme, masks, progress=progress), dtype=float).reshape(masks.shape[0])
+
+
+def _as_scheme(scheme):
+    for attr in ("B", "assignment", "m"):
+        if not hasattr(scheme, attr):
+            raise InvalidArgumentError("scheme", f"must have .B, .assignment and .m (a Scheme); missing .{attr}")
+    from .schemes import Scheme
+    if isinstance(scheme, Scheme):
+        return scheme
+    return Scheme.from_matrix(scheme.B, scheme.assignment, scheme.m, method=getattr(scheme, "method", "custom"),
+                              decoder=getattr(scheme, "decoder", None), params=getattr(scheme, "params", None))
+
+
+def _default_redraw(scheme) -> Callable[[int], Any]:
+    method = getattr(scheme, "method", "custom")
+    if method in ("custom", "naive", "bibd-optimal", "expander", "fractional-repetition", "cyclic-mds"):
+        raise InvalidArgumentError(
+            "redraw", f"expectation bounds need a randomized encoder to redraw; scheme method {method!r} "
+                      f"is not one -- pass redraw=callable(seed) -> scheme")
+    from .schemes import encode
+    params = dict(getattr(scheme, "params", {}) or {})
+    eps = float(params.get("eps", 0.0))
+    options = {k: params[k] for k in ("dist", "s", "nodes") if k in params}
+
+    def redraw(seed: int):
+        return encode(scheme.assignment, scheme.m, method, eps=eps, seed=int(seed), **options)
+
+    return redraw
+
+
+# ----------------------------------------------------------------------------------------------
+# the engine
+# ----------------------------------------------------------------------------------------------
+
+def _resolve_bounds(bounds, scheme) -> list[Bound]:
+    if bounds is None:
+        names = ["rank_lower", "trivial_upper"]
+        if getattr(scheme, "decoder", None) is not None:
+            names.append("reference_decoder_upper")
+        if getattr(scheme, "method", None) == "rd":
+            names.append("rd_upper")
+        bounds = names
+    if isinstance(bounds, (str, Bound)):
+        bounds = [bounds]
+    out = []
+    for b in bounds:
+        if isinstance(b, Bound):
+            out.append(b)
+        elif isinstance(b, str):
+            out.append(builtin_bound(b))
+        elif isinstance(b, (tuple, list)) and len(b) in (4, 5):
+            out.append(Bound(*b))
+        else:
+            raise InvalidArgumentError("bounds", f"each bound must be a name, a Bound or a tuple "
+                                                 f"(name, kind, scope, function), got {b!r}")
+    names = [b.name for b in out]
+    if len(set(names)) != len(names):
+        raise InvalidArgumentError("bounds", f"bound names must be unique, got {names}")
+    return out
+
+
+def _patterns(model, n: int, samples: int | None, seed: int, exact_limit: int) -> tuple[np.ndarray, str, str]:
+    """Non-straggler masks to check, how they were chosen, and a model description."""
+    if isinstance(model, np.ndarray) or isinstance(model, (list, tuple)):
+        masks = check_mask("model", model, n)
+        return np.atleast_2d(masks), "given masks", "given masks"
+    if not hasattr(model, "sample"):
+        raise InvalidArgumentError("model", f"must be a straggler model (with .sample) or an array of masks, "
+                                            f"got {type(model).__name__}")
+    if getattr(model, "n", n) != n:
+        raise InvalidArgumentError("model", f"model is for n={model.n} workers, the scheme has n={n}")
+    desc = model.describe() if hasattr(model, "describe") else repr(model)
+    kind = getattr(model, "kind", "")
+    if kind == "worst" or (samples is None and hasattr(model, "enumerate")):
+        s = int(model.s)
+        total = math.comb(n, s)
+        if total > exact_limit:
+            raise InvalidArgumentError(
+                "samples", f"enumerating C({n},{s}) = {total} patterns exceeds exact_limit={exact_limit}; "
+                           f"pass samples= with a sampling model")
+        masks = np.concatenate(list(_bounds._enumerate_masks(n, s)), axis=0)
+        return masks, f"enumerated (all {total} sets with s={s})", desc
+    count = 256 if samples is None else check_int("samples", samples, minimum=1)
+    masks = check_mask("model.sample()", model.sample(count, seed), n)
+    return np.atleast_2d(masks), f"sampled n={count} (seed {seed})", desc
+
+
+def _tightness(bound_values, simulated, tol) -> dict:
+    b, e = np.asarray(bound_values, float), np.asarray(simulated, float)
+    both_zero = (np.abs(b) <= tol) & (np.abs(e) <= tol)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(both_zero, 1.0, b / e)
+    finite = ratio[np.isfinite(ratio)]
+    gap = np.abs(b - e)
+    stats = {"ratio_min": np.nan, "ratio_median": np.nan, "ratio_mean": np.nan, "ratio_max": np.nan}
+    if finite.size:
+        stats = {"ratio_min": finite.min(), "ratio_median": float(np.median(finite)),
+                 "ratio_mean": finite.mean(), "ratio_max": finite.max()}
+    stats.update({"ratio_undefined": float(ratio.size - finite.size),
+                  "tight_fraction": float(np.mean(gap <= tol)) if gap.size else np.nan,
+                  "gap_mean": gap.mean() if gap.size else np.nan,
+                  "gap_max": gap.max() if gap.size else np.nan})
+    return stats
+
+
+def _eval_bound(bound: Bound, scheme, masks) -> np.ndarray:
+    vals = np.asarray(bound.function(scheme, masks), dtype=float).reshape(-1)
+    if vals.shape[0] != masks.shape[0]:
+        raise InvalidArgumentError("bounds", f"bound {bound.name!r} returned {vals.shape[0]} values for "
+                                             f"{masks.shape[0]} patterns")
+    if np.any(np.isnan(vals)):
+        raise InvalidArgumentError("bounds", f"bound {bound.name!r} returned NaN")
+    return vals
+
+
+def _progress_bar(items, enabled: bool):
+    if not enabled:
+        return items
+    from tqdm.auto import tqdm
+    return tqdm(items, desc="encoder redraws", leave=False)
+
+
+def _one_sided_quantile(level: float, dof: int) -> float:
+    from scipy.special import stdtrit  # Student-t quantile; much lighter than scipy.stats
+    return float(stdtrit(dof, 1.0 - level))
+
+
+def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None = None, *,
+                  samples: int | None = None, seed: int = 0, draws: int = 32, confidence: float = 0.95,
+                  expectation_patterns: int = 64, ci_method: str = "t", redraw: Callable[[int], Any] | None = None,
+                  atol: float = 1e-9, rtol: float = 1e-7, exact_limit: int = 100_000,
+                  progress: bool = False) -> BoundReport:
+    r"""Check ``lower <= err(B, F) <= upper`` for a scheme under a straggler model.
+
+    Parameters
+    ----------
+    scheme : Scheme
+        Encoder (``.B``, ``.assignment``, ``.m``; ``.method``/``.params`` for redraws).
+    model : straggler model or bool array (count, n)
+        Where the patterns come from: a model from
+        :func:`gcsim.coding.stragglers.straggler_model` (``"all"``/``"worst"``
+        enumerate every pattern when ``samples`` is None; others are sampled
+        ``samples`` times, default 256), or explicit non-straggler masks.
+    bounds : names, :class:`Bound` objects or tuples ``(name, kind, scope, function)``
+        Built-ins: ``"rank_lower"``, ``"trivial_upper"``,
+        ``"reference_decoder_upper"``, ``"rd_upper"``.  Default: every built-in
+        that applies to the scheme.
+    samples, seed : int
+        Number of sampled patterns and the seed of the sampling and of the redraws.
+    draws : int >= 2
+        Encoder redraws for expectation bounds.
+    confidence : float in (0, 1)
+        Family-wise confidence of the expectation tests: half of ``1 - confidence``
+        is spread (Bonferroni) over the per-pattern one-sided tests, half goes to
+        the pooled test of the average over patterns.
+    expectation_patterns : int
+        Expectation bounds are checked on the first this-many patterns.
+    ci_method : {"t", "hoeffding"}
+        Student-t intervals (asymptotic) or distribution-free Hoeffding intervals
+        using ``0 <= err <= m N`` (rigorous, wider).
+    redraw : callable ``seed -> scheme``, optional
+        Draws a fresh encoder; default re-runs :func:`gcsim.coding.schemes.encode`
+        with the scheme's method and parameters.
+    atol, rtol : float
+        Tolerance of pattern checks: ``atol + rtol * max(1, |bound|, |err|)``.
+    exact_limit : int
+        Largest number of patterns to enumerate.
+    progress : bool
+        Show progress bars (tqdm) for the error evaluation and the redraws.
+
+    Returns
+    -------
+    BoundReport
+        ``.ok``, ``.violations`` (each with its straggler set), ``.checks``
+        (tightness ratios ``bound / err``), ``.to_dict()`` for JSON.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gcsim.coding.schemes import encode
+    >>> from gcsim.coding.stragglers import straggler_model
+    >>> A = np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]])
+    >>> sch = encode(A, 2, "rd", seed=3)
+    >>> rep = verify_bounds(sch, straggler_model("all", 4, s=1), ["rank_lower", "rd_upper"], draws=16)
+    >>> rep.ok, rep.patterns
+    (True, 4)
+    """
+    seed = check_int("seed", seed, minimum=0)
+    draws = check_int("draws", draws, minimum=2)
+    confidence = check_real("confidence", confidence, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
+    expectation_patterns = check_int("expectation_patterns", expectation_patterns, minimum=1)
+    exact_limit = check_int("exact_limit", exact_limit, minimum=1)
+    atol = check_real("atol", atol, minimum=0.0)
+    rtol = check_real("rtol", rtol, minimum=0.0)
+    if ci_method not in ("t", "hoeffding"):
+        raise InvalidArgumentError("ci_method", f"must be 't' or 'hoeffding', got {ci_method!r}")
+    if redraw is not None and not callable(redraw):
+        raise InvalidArgumentError("redraw", "must be a callable seed -> scheme")
+    sch = _as_scheme(scheme)
+    n, N, m = sch.assignment.shape[1], sch.assignment.shape[0], sch.m
+    blist = _resolve_bounds(bounds, sch)
+    masks, pattern_method, model_desc = _patterns(model, n, samples, seed, exact_limit)
+    P = masks.shape[0]
+
+    checks: list[BoundCheck] = []
+    simulated = None
+    exp_masks = masks[:expectation_patterns]
+    exp_errors = None  # (draws, patterns)
+    alpha = 1.0 - confidence
+    for b in blist:
+        if b.scope == "pattern":
+            if simulated is None:
+                simulated = _optimal_errors(sch, masks, progress)
+            vals = _eval_bound(b, sch, masks)
+            tol = atol + rtol * np.maximum(1.0, np.maximum(np.abs(vals), np.abs(simulated)))
+            excess = (vals - simulated) if b.kind == "lower" else (simulated - vals)
+            bad = np.flatnonzero(excess > tol)
+            viol = [Violation(b.name, b.kind, b.scope, int(p), tuple(np.flatnonzero(~masks[p]).tolist()),
+                              masks[p].copy(), float(vals[p]), float(simulated[p]), float(excess[p]))
+                    for p in bad]
+            checks.append(BoundCheck(b.name, b.kind, b.scope, b.description, "per pattern", vals, simulated,
+                                     None, viol, _tightness(vals, simulated, float(atol + rtol))))
+            continue
+        # expectation scope: E_D err(B, F) over encoder redraws
+        if exp_errors is None:
+            maker = redraw or _default_redraw(sch)
+            seeds = np.random.SeedSequence(seed).generate_state(draws)
+            exp_errors = np.empty((draws, exp_masks.shape[0]))
+            for d, s_d in enumerate(_progress_bar(seeds, progress)):
+                exp_errors[d] = _optimal_errors(_as_scheme(maker(int(s_d))), exp_masks)
+        K = exp_masks.shape[0]
+        vals = _eval_bound(b, sch, exp_masks)
+        mean = exp_errors.mean(axis=0)
+        level_pattern = alpha / 2.0 / K
+        level_pool = alpha / 2.0
+        diffs = exp_errors - vals[None]               # (draws, K), E[diffs] <= 0 for a valid upper bound
+        pooled = diffs.mean(axis=1)
+        if ci_method == "t":
+            se = exp_errors.std(axis=0, ddof=1) / math.sqrt(draws)
+            half_p = _one_sided_quantile(level_pattern, draws - 1) * se
+            half_two = _one_sided_quantile(alpha / 2.0, draws - 1) * se
+            se_pool = pooled.std(ddof=1) / math.sqrt(draws)
+            half_pool = _one_sided_quantile(level_pool, draws - 1) * se_pool
+        else:
+            width = float(m * N)
+            half_p = np.full(K, width * math.sqrt(math.log(1.0 / level_pattern) / (2.0 * draws)))
+            half_two = np.full(K, width * math.sqrt(math.log(2.0 / alpha) / (2.0 * draws)))
+            half_pool = width * math.sqrt(math.log(1.0 / level_pool) / (2.0 * draws))
+        tol = atol + rtol * np.maximum(1.0, np.abs(vals))
+        if b.kind == "upper":
+            excess = (mean - half_p) - vals
+            pool_excess = (pooled.mean() - half_pool) - 0.0
+        else:
+            excess = vals - (mean + half_p)
+            pool_excess = -(pooled.mean() + half_pool)
+        ci = np.stack([mean - half_two, mean + half_two], axis=1)
+        viol = [Violation(b.name, b.kind, b.scope, int(p), tuple(np.flatnonzero(~exp_masks[p]).tolist()),
+                          exp_masks[p].copy(), float(vals[p]), float(mean[p]), float(excess[p]),
+                          (float(ci[p, 0]), float(ci[p, 1])))
+                for p in np.flatnonzero(excess > tol)]
+        if pool_excess > float(tol.max()):
+            viol.append(Violation(b.name, b.kind, b.scope, None, None, None, float(vals.mean()),
+                                  float(mean.mean()), float(pool_excess)))
+        method = (f"expectation over {draws} encoder draws, {ci_method} intervals, "
+                  f"Bonferroni over {K} patterns + pooled test, confidence {confidence}")
+        checks.append(BoundCheck(b.name, b.kind, b.scope, b.description, method, vals, mean, ci, viol,
+                                 _tightness(vals, mean, float(atol + rtol))))
+
+    scheme_info = {"method": getattr(sch, "method", "custom"), "N": int(N), "n": int(n), "m": int(m),
+                   "params": {k: _param(v)
+                              for k, v in (getattr(sch, "params", {}) or {}).items()
+                              if np.isscalar(v) or v is None}}
+    return BoundReport(scheme_info, model_desc, int(P), pattern_method,
+                       draws if exp_errors is not None else 0, confidence, checks, masks)

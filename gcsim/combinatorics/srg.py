@@ -1,0 +1,410 @@
+"""Strongly regular graphs SRG(v, k, lambda, mu) as gradient-coding assignments (SPEC §2.2).
+
+Entry points:
+
+* :func:`srg` -- build a verified :class:`StronglyRegularGraph` with given
+  parameters, or answer whether one exists (``existence=True``: True / False /
+  None = unknown);
+* :func:`srg_feasibility` -- the necessary conditions, each named, with whether it holds;
+* :func:`buildable_srgs` -- every parameter set gcsim can build up to ``max_v``;
+* the family constructors of :mod:`gcsim.combinatorics.srg_families`
+  (re-exported here): Paley, triangular, lattice, Latin square, polar,
+  generalized quadrangle, affine polar, two-intersection, block graphs of
+  Steiner systems, Petersen, Clebsch, Shrikhande, Schläfli,
+  Hoffman-Singleton, Gewirtz, complements.
+
+Theory and proofs: ``docs/theory/20_srg.md``; guide: ``docs/guides/srg.md``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from math import isqrt
+from typing import Callable
+
+import numpy as np
+
+from .._validation import check_int
+from ..errors import InvalidArgumentError, NotConstructibleError, VerificationError
+from .fields import is_prime_power, prime_power_decomposition
+from .srg_families import (
+    StronglyRegularGraph,
+    affine_polar_graph,
+    block_graph,
+    clebsch_graph,
+    complete_multipartite_graph,
+    disjoint_cliques,
+    generalized_quadrangle_graph,
+    gewirtz_graph,
+    hoffman_singleton_graph,
+    hyperoval_gq_graph,
+    kneser_graph_2,
+    latin_square_graph,
+    lattice_graph,
+    paley_graph,
+    petersen_graph,
+    polar_graph,
+    polar_graph_parameters,
+    projective_points,
+    schlafli_graph,
+    shrikhande_graph,
+    srg_parameters_of,
+    symplectic_graph,
+    triangular_graph,
+    two_intersection_graph,
+)
+from .srg_feasibility import (
+    KNOWN_NONEXISTENT,
+    SRGFeasibility,
+    complement_parameters,
+    srg_eigenvalues,
+    srg_feasibility,
+)
+
+__all__ = [
+    "srg",
+    "srg_feasibility",
+    "buildable_srgs",
+    "srg_construction_name",
+    "KNOWN_EXISTING",
+    "StronglyRegularGraph",
+    "SRGFeasibility",
+    "srg_eigenvalues",
+    "srg_parameters_of",
+    "complement_parameters",
+    "steiner_system_blocks",
+    "paley_graph",
+    "triangular_graph",
+    "kneser_graph_2",
+    "lattice_graph",
+    "latin_square_graph",
+    "complete_multipartite_graph",
+    "disjoint_cliques",
+    "petersen_graph",
+    "clebsch_graph",
+    "shrikhande_graph",
+    "schlafli_graph",
+    "hoffman_singleton_graph",
+    "gewirtz_graph",
+    "block_graph",
+    "polar_graph",
+    "generalized_quadrangle_graph",
+    "symplectic_graph",
+    "two_intersection_graph",
+    "affine_polar_graph",
+    "hyperoval_gq_graph",
+]
+
+#: Parameter sets (k <= (v-1)/2 representative; complements implied) for which a graph
+#: is known to exist although gcsim cannot build it, with a reference.
+KNOWN_EXISTING: dict[tuple[int, int, int, int], str] = {
+    (36, 14, 4, 6): "McKay & Spence (2001): exactly 180 graphs; e.g. the U_3(3) graph (BvM §10.21)",
+    (45, 22, 10, 11): "Mathon (1978), 'Symmetric conference matrices of order pq^2 + 1' (pseudo-cyclic)",
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# Steiner systems S(2, K, V) used for block graphs
+# ----------------------------------------------------------------------------------------------
+
+def _develop(base_blocks, modulus_digits: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """All translates of base blocks in Z_{m_1} x ... x Z_{m_t} (points numbered mixed-radix)."""
+    sizes = np.array(modulus_digits, dtype=np.int64)
+    total = int(np.prod(sizes))
+    radix = np.concatenate([np.cumprod(sizes[::-1])[::-1][1:], [1]])
+    elems = np.stack(np.unravel_index(np.arange(total), tuple(sizes)), axis=1)
+    blocks = set()
+    for base in base_blocks:
+        B = np.array(base, dtype=np.int64).reshape(len(base), -1)
+        pts = (elems[:, None, :] + B[None, :, :]) % sizes
+        codes = np.sort(pts @ radix, axis=1)
+        blocks.update(map(tuple, codes.tolist()))
+    return sorted(blocks)
+
+
+#: Difference families developing into Steiner systems (used when
+#: :mod:`gcsim.combinatorics.steiner` is unavailable, and for S(2,4,25)).
+_DIFFERENCE_FAMILIES = {
+    (3, 13): ([[0, 1, 4], [0, 2, 7]], (13,)),
+    (3, 19): ([[0, 1, 4], [0, 2, 9], [0, 5, 11]], (19,)),
+    # (25, 4, 1) difference family in Z_5 x Z_5 (found by exhaustive search, checked in tests)
+    (4, 25): ([[(0, 0), (0, 1), (1, 0), (2, 2)], [(0, 0), (0, 2), (1, 3), (3, 2)]], (5, 5)),
+}
+
+
+def steiner_system_blocks(K: int, V: int) -> list[tuple[int, ...]]:
+    """Blocks of a Steiner system S(2, K, V) that gcsim can produce.
+
+    * K = 3 (Steiner triple systems, V = 1, 3 mod 6): from
+      :mod:`gcsim.combinatorics.steiner` (Bose / Skolem) when available, else from
+      a built-in cyclic difference family (V = 13, 19);
+    * K = 4, V = 25: a difference family in Z_5 x Z_5.
+
+    Raises :class:`NotConstructibleError` otherwise.
+
+    >>> len(steiner_system_blocks(3, 13)), len(steiner_system_blocks(4, 25))
+    (26, 50)
+    """
+    K = check_int("K", K, minimum=2)
+    V = check_int("V", V, minimum=K)
+    if K == 3:
+        try:
+            from .steiner import steiner_triple_system_blocks  # written by another module owner
+            return [tuple(b) for b in steiner_triple_system_blocks(V)]
+        except ImportError:  # pragma: no cover - depends on the repository state
+            pass
+    if (K, V) in _DIFFERENCE_FAMILIES:
+        base, mod = _DIFFERENCE_FAMILIES[(K, V)]
+        return _develop(base, mod)
+    raise NotConstructibleError(f"gcsim has no S(2,{K},{V}) Steiner system")
+
+
+def _steiner_available(K: int, V: int) -> bool:
+    if (K, V) in _DIFFERENCE_FAMILIES:
+        return True
+    if K == 3 and V % 6 in (1, 3):
+        try:
+            from .steiner import steiner_triple_system_blocks  # noqa: F401
+            return True
+        except ImportError:  # pragma: no cover
+            return False
+    return False
+
+
+def _block_graph_params(K: int, V: int) -> tuple[int, int, int, int]:
+    b = V * (V - 1) // (K * (K - 1))
+    r = (V - 1) // (K - 1)
+    return (b, K * (r - 1), r - 2 + (K - 1) ** 2, K * K)
+
+
+# ----------------------------------------------------------------------------------------------
+# the catalogue of buildable parameter sets
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Entry:
+    params: tuple[int, int, int, int]
+    name: str
+    build: Callable[[], StronglyRegularGraph]
+
+
+def _family_entries(max_v: int):
+    """Yield catalogue entries (params, name, builder) with v <= max_v, by priority."""
+    # sporadic graphs first (their names are the most informative)
+    for params, name, fn in [((10, 3, 0, 1), "Petersen graph", petersen_graph),
+                             ((16, 5, 0, 2), "Clebsch graph", clebsch_graph),
+                             ((27, 16, 10, 8), "Schläfli graph", schlafli_graph),
+                             ((50, 7, 0, 1), "Hoffman-Singleton graph", hoffman_singleton_graph),
+                             ((56, 10, 0, 2), "Gewirtz graph", gewirtz_graph)]:
+        if params[0] <= max_v:
+            yield _Entry(params, name, fn)
+    # Paley graphs
+    for q in range(5, max_v + 1, 4):
+        if is_prime_power(q):
+            yield _Entry((q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4), f"Paley graph P({q})",
+                         lambda q=q: paley_graph(q))
+    # triangular graphs T(n)
+    n = 5
+    while n * (n - 1) // 2 <= max_v:
+        yield _Entry((n * (n - 1) // 2, 2 * (n - 2), n - 2, 4), f"triangular graph T({n})",
+                     lambda n=n: triangular_graph(n))
+        n += 1
+    # Latin square graphs LS_m(n) (m = 2: lattice graph)
+    n = 2
+    while n * n <= max_v:
+        for m in range(2, (n if is_prime_power(n) else min(n, 3)) + 1):
+            params = (n * n, m * (n - 1), (m - 1) * (m - 2) + n - 2, m * (m - 1))
+            yield _Entry(params, f"lattice graph L2({n})" if m == 2 else f"Latin square graph LS_{m}({n})",
+                         lambda m=m, n=n: latin_square_graph(m, n))
+        n += 1
+    # collinearity graphs of classical polar spaces of rank >= 2
+    for kind in ("Sp", "O", "O+", "O-", "U"):
+        for q in range(2, max_v + 1):
+            if not is_prime_power(q) or (kind == "U" and isqrt(q) ** 2 != q):
+                continue
+            if kind == "O" and q % 2 == 0:
+                continue  # O(2d+1, 2^h) is isomorphic to Sp(2d, 2^h)
+            n = {"Sp": 4, "O": 5, "O+": 6, "O-": 6, "U": 4}[kind]
+            if polar_graph_parameters(kind, n, q)[0] > max_v:
+                continue
+            while True:
+                try:
+                    params = polar_graph_parameters(kind, n, q)
+                except InvalidArgumentError:
+                    n += 1
+                    continue
+                if params[0] > max_v:
+                    break
+                yield _Entry(params, f"polar graph {kind}({n},{q})", lambda kind=kind, n=n, q=q: polar_graph(kind, n, q))
+                n += 2 if kind != "U" else 1
+    # affine polar graphs VO^eps(2m, q)
+    for q in range(2, max_v + 1):
+        if not is_prime_power(q) or q ** 4 > max_v:
+            continue
+        m = 2
+        while q ** (2 * m) <= max_v:
+            for eps in (1, -1):
+                k = (q ** m - eps) * (q ** (m - 1) + eps)
+                lam = q * (q ** (m - 1) - eps) * (q ** (m - 2) + eps) + q - 2
+                mu = q ** (m - 1) * (q ** (m - 1) + eps)
+                yield _Entry((q ** (2 * m), k, lam, mu), f"affine polar graph VO{'+' if eps == 1 else '-'}({2 * m},{q})",
+                             lambda eps=eps, m=m, q=q: affine_polar_graph(eps, m, q))
+            m += 1
+    # GQ(q-1, q+1) = T2*(O)
+    q = 4
+    while q ** 3 <= max_v:
+        yield _Entry((q ** 3, (q - 1) * (q + 2), q - 2, q + 2), f"GQ({q - 1},{q + 1}) = T2*(O)",
+                     lambda q=q: hyperoval_gq_graph(q))
+        q *= 2
+    # block graphs of Steiner systems S(2, K, V)
+    for K, V in [(4, 25)] + [(3, V) for V in range(13, max_v + 1) if V % 6 in (1, 3)]:
+        params = _block_graph_params(K, V)
+        if params[0] > max_v:
+            continue
+        if _steiner_available(K, V):
+            yield _Entry(params, f"block graph of S(2,{K},{V})",
+                         lambda K=K, V=V: block_graph(steiner_system_blocks(K, V),
+                                                      name=f"block graph of S(2,{K},{V})"))
+    # imprimitive graphs: complete multipartite K_{m x n}
+    for v in range(4, max_v + 1):
+        for n in range(2, v // 2 + 1):
+            if v % n == 0:
+                m = v // n
+                yield _Entry((v, (m - 1) * n, (m - 2) * n, (m - 1) * n), f"complete multipartite K_{{{m}x{n}}}",
+                             lambda m=m, n=n: complete_multipartite_graph(m, n))
+
+
+@lru_cache(maxsize=16)
+def _catalogue(max_v: int) -> dict[tuple[int, int, int, int], _Entry]:
+    cat: dict[tuple[int, int, int, int], _Entry] = {}
+    for e in _family_entries(max_v):
+        cat.setdefault(e.params, e)
+    for e in list(cat.values()):
+        cp = complement_parameters(*e.params)
+        if cp[1] >= 1 and cp not in cat:
+            cat[cp] = _Entry(cp, f"complement of {e.name}", lambda b=e.build: b().complement())
+    return cat
+
+
+def buildable_srgs(max_v: int) -> list[tuple[int, int, int, int]]:
+    """Sorted list of every ``(v, k, lam, mu)`` with ``v <= max_v`` that gcsim can build.
+
+    Complements are included; imprimitive graphs (complete multipartite graphs
+    and disjoint unions of cliques) too.
+
+    Parameters
+    ----------
+    max_v : int
+        Largest number of vertices (>= 1).
+
+    Examples
+    --------
+    >>> [p for p in buildable_srgs(10) if 0 < p[3] < p[1]]   # the primitive ones
+    [(5, 2, 0, 1), (9, 4, 1, 2), (10, 3, 0, 1), (10, 6, 3, 4)]
+    >>> (8, 1, 0, 0) in buildable_srgs(10)    # 4 K_2, imprimitive
+    True
+    """
+    max_v = check_int("max_v", max_v, minimum=1)
+    return sorted(_catalogue(max_v))
+
+
+def srg_construction_name(v: int, k: int, lam: int, mu: int) -> str | None:
+    """Name of the construction gcsim uses for these parameters, or None if it cannot build them.
+
+    >>> srg_construction_name(27, 16, 10, 8)
+    'Schläfli graph'
+    """
+    v = check_int("v", v, minimum=1)
+    e = _catalogue(v).get((v, int(k), int(lam), int(mu)))
+    return None if e is None else e.name
+
+
+def _suggestions(params: tuple[int, int, int, int], count: int = 8) -> list[tuple[int, int, int, int]]:
+    v, k, lam, mu = params
+    pool = _catalogue(max(2 * v, v + 16))
+    def dist(p):
+        return (abs(p[0] - v), abs(p[1] - k) + abs(p[2] - lam) + abs(p[3] - mu), p)
+    prim = [p for p in pool if 0 < p[3] < p[1]] or list(pool)
+    return sorted(prim, key=dist)[:count]
+
+
+def _known_existing_reference(params) -> str | None:
+    return KNOWN_EXISTING.get(params) or KNOWN_EXISTING.get(complement_parameters(*params))
+
+
+def srg(v: int, k: int, lam: int, mu: int, *, existence: bool = False,
+        closed: bool = True) -> StronglyRegularGraph | bool | None:
+    """A strongly regular graph SRG(v, k, lam, mu), or whether one exists.
+
+    Definition: ``Adj^2 = k I + lam Adj + mu (J - I - Adj)`` with ``1 <= k <= v - 2``
+    (BvM §1.1).  Assignment (SPEC §2.2): ``A = Adj + I`` when ``closed`` (worker j
+    holds its own part and its neighbours'), else ``A = Adj``.
+
+    Parameters
+    ----------
+    v, k, lam, mu : int
+        The parameters.
+    existence : bool, default False
+        If True, return instead True (gcsim can build it, or it is known to
+        exist: :data:`KNOWN_EXISTING`), False (a necessary condition fails or a
+        non-existence theorem applies), or None (unknown to gcsim).
+    closed : bool, default True
+        Assignment convention (see above).
+
+    Returns
+    -------
+    StronglyRegularGraph or bool or None
+        The verified graph, or the existence answer.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Bad input (names the argument).
+    ImpossibleParametersError
+        A necessary condition fails; ``.condition`` names it ("integrality of
+        multiplicities", "Krein", "absolute bound", "k(k-lam-1) = (v-k-1)mu",
+        "conference graph: v is a sum of two squares", "basic bounds", or
+        "known nonexistence" with the reference in the message).
+    NotConstructibleError
+        Feasible, but gcsim cannot build it; ``.suggestions`` lists nearby
+        buildable parameter sets.
+
+    Examples
+    --------
+    >>> g = srg(16, 5, 0, 2)
+    >>> g.construction, g.verify(), g.assignment.shape
+    ('Clebsch graph (folded 5-cube)', True, (16, 16))
+    >>> srg(28, 9, 0, 4, existence=True), srg(49, 16, 3, 6, existence=True)
+    (False, False)
+    >>> srg(99, 14, 1, 2, existence=True) is None
+    True
+    """
+    v = check_int("v", v, minimum=3)
+    k = check_int("k", k, minimum=1)
+    lam = check_int("lam", lam, minimum=0)
+    mu = check_int("mu", mu, minimum=0)
+    if not isinstance(existence, (bool, np.bool_)):
+        raise InvalidArgumentError("existence", f"must be a bool, got {existence!r}")
+    if not isinstance(closed, (bool, np.bool_)):
+        raise InvalidArgumentError("closed", f"must be a bool, got {closed!r}")
+    rep = srg_feasibility(v, k, lam, mu)
+    params = (v, k, lam, mu)
+    if not rep.feasible:
+        if existence:
+            return False
+        rep.raise_if_infeasible()
+    entry = _catalogue(v).get(params)
+    if existence:
+        if entry is not None or _known_existing_reference(params) is not None:
+            return True
+        return None
+    if entry is None:
+        ref = _known_existing_reference(params)
+        why = f" (it exists: {ref})" if ref else " (existence unknown to gcsim)"
+        raise NotConstructibleError(f"gcsim cannot build an SRG{params}{why}", _suggestions(params))
+    g = entry.build()
+    if g.params != params:  # pragma: no cover - guarded by tests
+        raise VerificationError(f"catalogue entry {entry.name!r} built {g.params}, expected {params}")
+    g = g.with_closed(bool(closed))
+    g.verify()
+    return g

@@ -1,0 +1,635 @@
+"""Tests of gcsim.coding.bounds against independent computations.
+
+Errors are recomputed here by brute force (numpy lstsq of min_X ||B_F X - T||_F^2,
+or exact rationals with sympy); expectations over Rademacher draws are computed
+exactly by enumerating every sign pattern, other distributions by Monte Carlo
+with a confidence interval.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import networkx as nx
+import numpy as np
+import pytest
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gcsim.coding import bounds as bd
+from gcsim.errors import ImpossibleParametersError, InvalidArgumentError
+
+# ----------------------------------------------------------------------------------------------
+# independent helpers
+# ----------------------------------------------------------------------------------------------
+
+
+def target(m, N):
+    T = np.zeros((m * N, m))
+    for k in range(m):
+        T[k * N:(k + 1) * N, k] = 1.0
+    return T
+
+
+def brute_err(B, m, mask):
+    """min_X ||B_F X - T||_F^2 by least squares."""
+    N = B.shape[0] // m
+    T = target(m, N)
+    BF = B[:, np.asarray(mask, bool)]
+    if BF.shape[1] == 0:
+        return float(m * N)
+    X = np.linalg.lstsq(BF, T, rcond=None)[0]
+    return float(((BF @ X - T) ** 2).sum())
+
+
+def stack(A, D):
+    """B with block k = A diag(D[k])."""
+    return np.vstack([A * D[k][None, :] for k in range(D.shape[0])]).astype(float)
+
+
+def cyclic_design(v, diffset):
+    """Development of a (v, k, lambda) difference set: A[i, j] = 1 iff i - j mod v in D."""
+    A = np.zeros((v, v), dtype=np.int64)
+    for j in range(v):
+        for d in diffset:
+            A[(j + d) % v, j] = 1
+    return A
+
+
+DESIGNS = {  # (v, k, lambda): difference set
+    (7, 3, 1): (0, 1, 3),             # Fano plane PG(2,2)
+    (11, 5, 2): (1, 3, 4, 5, 9),      # Paley biplane (quadratic residues mod 11)
+    (13, 4, 1): (0, 1, 3, 9),         # PG(2,3)
+    (21, 5, 1): (3, 6, 7, 12, 14),    # PG(2,4)
+}
+
+
+def design(params):
+    v, k, lam = params
+    A = cyclic_design(v, DESIGNS[params])
+    assert np.array_equal(A.T @ A, (k - lam) * np.eye(v, dtype=int) + lam * np.ones((v, v), dtype=int))
+    return A
+
+
+def all_masks(n, s):
+    out = []
+    for S in itertools.combinations(range(n), s):
+        mask = np.ones(n, bool)
+        mask[list(S)] = False
+        out.append(mask)
+    return np.array(out)
+
+
+def random_support_encoder(rng, A, m):
+    """Random real B respecting the support of A (some entries may be zeroed)."""
+    B = rng.standard_normal((m * A.shape[0], A.shape[1])) * np.tile(A, (m, 1))
+    B[rng.random(B.shape) < 0.15] = 0.0
+    return B
+
+
+def sign_patterns(m, n):
+    """Every Rademacher diagonal array D in {-1, 1}^{m x n}, as an array (2^(mn), m, n)."""
+    return np.array(list(itertools.product((-1.0, 1.0), repeat=m * n))).reshape(-1, m, n)
+
+
+def brute_err_batch(Bs, m, mask):
+    """min_X ||B_F X - T||_F^2 for a batch of encoders (P, mN, n) through batched SVDs."""
+    N = Bs.shape[1] // m
+    T = target(m, N)
+    BF = Bs[:, :, np.asarray(mask, bool)]
+    if BF.shape[2] == 0:
+        return np.full(Bs.shape[0], float(m * N))
+    U, sv, _ = np.linalg.svd(BF, full_matrices=False)
+    keep = sv > 1e-10 * np.maximum(sv[:, :1], 1e-300)
+    proj = np.einsum("prc,rl->pcl", U, T) * keep[:, :, None]
+    return m * N - (proj ** 2).sum(axis=(1, 2))
+
+
+def moments(eps, dist):
+    xi2, xi4 = 1 / 3, 1 / 5
+    f2, f4 = 1 + eps ** 2 * xi2, 1 + 6 * eps ** 2 * xi2 + eps ** 4 * xi4
+    b4 = 1.0 if dist == "rademacher" else 3.0
+    return f2, b4 * f4
+
+
+def draw_diagonals(rng, size, eps, dist):
+    base = rng.choice([-1.0, 1.0], size=size) if dist == "rademacher" else rng.standard_normal(size)
+    return base * (1 + eps * rng.uniform(-1, 1, size=size))
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorem 1: rank lower bound
+# ----------------------------------------------------------------------------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(N=st.integers(1, 6), n=st.integers(1, 6), m=st.integers(1, 4), seed=st.integers(0, 10 ** 6))
+def test_rank_lower_bound_below_bruteforce_error(N, n, m, seed):
+    rng = np.random.default_rng(seed)
+    A = (rng.random((N, n)) < 0.5).astype(np.int64)
+    B = random_support_encoder(rng, A, m)
+    masks = rng.random((6, n)) < 0.6
+    lb = bd.rank_lower_bound(A, m, masks)
+    c = masks.astype(int) @ A.T
+    expected = np.array([sum(max(m - ci, 0) for ci in row) for row in c])
+    assert np.array_equal(lb, expected)
+    for mask, value in zip(masks, lb):
+        assert value <= brute_err(B, m, mask) + 1e-9
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+def test_rank_lower_bound_tight_when_each_worker_holds_one_part(m):
+    rng = np.random.default_rng(m)
+    A = np.eye(5, dtype=np.int64)
+    B = rng.standard_normal((m * 5, 5)) * np.tile(A, (m, 1))
+    for mask in all_masks(5, 2):
+        # each part: min ||b x^T - I_m||^2 = m - 1 (covered) or m (uncovered) -- exactly the bound
+        assert bd.rank_lower_bound(A, m, mask) == pytest.approx(brute_err(B, m, mask), abs=1e-9)
+
+
+def test_rank_lower_bound_tight_for_exact_ns_type_encoder():
+    # B X0 = T with rows of part i = pinv(X0[N_i]); s = 0 -> err = 0 = bound when r_i >= m
+    A = design((7, 3, 1))
+    m = 3
+    rng = np.random.default_rng(1)
+    X0 = rng.standard_normal((7, m))
+    B = np.zeros((m * 7, 7))
+    for i in range(7):
+        Ni = np.flatnonzero(A[i])
+        C = np.linalg.pinv(X0[Ni])          # (m, r_i)
+        for k in range(m):
+            B[k * 7 + i, Ni] = C[k]
+    assert np.allclose(B @ X0, target(m, 7))
+    full = np.ones(7, bool)
+    assert bd.rank_lower_bound(A, m, full) == 0
+    assert brute_err(B, m, full) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_rank_lower_bound_single_mask_returns_int_and_batch_array():
+    A = design((7, 3, 1))
+    assert isinstance(bd.rank_lower_bound(A, 4, np.ones(7, bool)), int)
+    assert bd.rank_lower_bound(A, 4, np.ones((3, 7), bool)).shape == (3,)
+    assert bd.rank_lower_bound(A, 4, np.zeros(7, bool)) == 4 * 7
+
+
+@pytest.mark.parametrize("m,s", [(2, 2), (3, 3), (4, 4), (5, 3)])
+def test_worst_case_rank_lower_bound_exact_matches_enumeration(m, s):
+    A = design((7, 3, 1))
+    res = bd.worst_case_rank_lower_bound(A, m, s)
+    brute = max(sum(max(m - c, 0) for c in A[:, mask].sum(axis=1)) for mask in all_masks(7, s))
+    assert res.exact and res.value == brute
+    assert "exact" in res.method
+    mask = np.ones(7, bool)
+    mask[list(res.stragglers)] = False
+    assert np.array_equal(mask, res.mask) and (~res.mask).sum() == s
+    assert sum(max(m - c, 0) for c in A[:, res.mask].sum(axis=1)) == res.value
+
+
+def test_worst_case_rank_lower_bound_search_is_labelled_and_attained():
+    A = design((13, 4, 1))
+    exact = bd.worst_case_rank_lower_bound(A, 3, 5)
+    found = bd.worst_case_rank_lower_bound(A, 3, 5, exact_limit=10, seed=2)
+    assert exact.exact and not found.exact
+    assert "lower estimate" in found.method
+    attained = sum(max(3 - c, 0) for c in A[:, found.mask].sum(axis=1))
+    assert found.value == attained <= exact.value
+    assert found.value == exact.value           # the search finds the optimum on this small case
+    assert (~found.mask).sum() == 5
+
+
+def test_worst_case_rank_lower_bound_edge_cases():
+    A = design((7, 3, 1))
+    assert bd.worst_case_rank_lower_bound(A, 2, 0).value == 0
+    assert bd.worst_case_rank_lower_bound(A, 2, 7).value == 14
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorem 2: RD scaled-sign decoder upper bound
+# ----------------------------------------------------------------------------------------------
+
+def stack_batch(A, Ds):
+    """B for every D in a batch (P, m, n) -> (P, mN, n)."""
+    P, m, n = Ds.shape
+    return (A[None, None] * Ds[:, :, None, :]).reshape(P, m * A.shape[0], n).astype(float)
+
+
+def exact_rademacher_average(A, m, mask, fn):
+    """Exact E_D fn(B, D) over every Rademacher sign pattern (fn is batched)."""
+    Ds = sign_patterns(m, A.shape[1])
+    return float(np.mean(fn(stack_batch(A, Ds), Ds)))
+
+
+def scaled_sign_err(Bs, Ds, mask, alpha, m):
+    """||B_F X - T||^2 with X = alpha (D^T)_F, batched over encoders."""
+    X = alpha * np.transpose(Ds, (0, 2, 1)) * np.asarray(mask, float)[None, :, None]
+    return ((Bs @ X - target(m, Bs.shape[1] // m)[None]) ** 2).sum(axis=(1, 2))
+
+
+SMALL = np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 1, 1], [1, 1, 1, 0]])
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+@pytest.mark.parametrize("mask", [(1, 1, 1, 1), (1, 0, 1, 1), (0, 1, 1, 0), (0, 0, 0, 0)])
+def test_rd_scaled_sign_error_exact_by_enumerating_signs(m, mask):
+    A, mask = SMALL, np.array(mask, bool)
+    if m == 3 and mask.all():
+        pass  # 2^12 patterns: fine
+    for alpha in (0.0, 0.3, 1.0):
+        exact = exact_rademacher_average(A, m, mask, lambda B, D: scaled_sign_err(B, D, mask, alpha, m))
+        assert bd.rd_scaled_sign_error(A, m, mask, alpha) == pytest.approx(exact, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+@pytest.mark.parametrize("mask", [(1, 1, 1, 1), (1, 0, 1, 1), (0, 1, 1, 0)])
+def test_rd_upper_bound_is_min_over_alpha_and_bounds_expected_optimal_error(m, mask):
+    A, mask = SMALL, np.array(mask, bool)
+    N = A.shape[0]
+    # the expected scaled-sign error is a quadratic in alpha: recover it from 3 exact averages
+    vals = [exact_rademacher_average(A, m, mask, lambda B, D: scaled_sign_err(B, D, mask, a, m))
+            for a in (0.0, 1.0, 2.0)]
+    c0 = vals[0]
+    c2 = (vals[2] - 2 * vals[1] + vals[0]) / 2
+    c1 = vals[1] - c0 - c2
+    minimum = c0 - c1 ** 2 / (4 * c2)
+    assert bd.rd_upper_bound(A, m, mask) == pytest.approx(minimum, rel=1e-10)
+    assert bd.rd_optimal_scale(A, m, mask) == pytest.approx(-c1 / (2 * c2), rel=1e-10)
+    # SPEC formula at eps = 0
+    c = A[:, mask].sum(axis=1)
+    spec = m * (N - c.sum() ** 2 / ((c ** 2).sum() + (m - 1) * c.sum()))
+    assert bd.rd_upper_bound(A, m, mask) == pytest.approx(spec, rel=1e-12)
+    # and it bounds E_D err(B, F) (exact average of the optimal error over every sign pattern)
+    mean_opt = exact_rademacher_average(A, m, mask, lambda B, D: brute_err_batch(B, m, mask))
+    assert mean_opt <= bd.rd_upper_bound(A, m, mask) + 1e-9
+    assert bd.rd_upper_bound(A, m, mask, normalized=True) == pytest.approx(spec / (m * N))
+
+
+@pytest.mark.parametrize("eps,dist", [(0.3, "rademacher"), (1.0, "rademacher"), (0.0, "gaussian"),
+                                      (0.2, "gaussian")])
+def test_rd_upper_bound_general_moments_by_monte_carlo(eps, dist):
+    A = design((7, 3, 1))
+    m, K = 2, 3000
+    rng = np.random.default_rng(11)
+    mask = np.array([1, 1, 0, 1, 1, 0, 1], bool)
+    alpha = bd.rd_optimal_scale(A, m, mask, eps, dist)
+    Ds = draw_diagonals(rng, (K, m, 7), eps, dist)
+    Bs = stack_batch(A, Ds)
+    errs_x = scaled_sign_err(Bs, Ds, mask, alpha, m)
+    errs_opt = brute_err_batch(Bs[:1000], m, mask)
+    bound = bd.rd_upper_bound(A, m, mask, eps, dist)
+    se = errs_x.std(ddof=1) / math.sqrt(K)
+    assert abs(errs_x.mean() - bound) <= 4.5 * se          # the bound IS E err_X(alpha*)
+    se_opt = errs_opt.std(ddof=1) / math.sqrt(errs_opt.size)
+    assert errs_opt.mean() - 3 * se_opt <= bound
+    # the moments used agree with an independent computation
+    mu2, mu4 = moments(eps, dist)
+    assert bd.rd_moments(eps, dist) == pytest.approx((mu2, mu4))
+    c = A[:, mask].sum(axis=1).astype(float)
+    S1, S2 = c.sum(), (c ** 2).sum()
+    assert bound == pytest.approx(m * (7 - mu2 ** 2 * S1 ** 2 / (mu2 ** 2 * S2 + (mu4 + (m - 2) * mu2 ** 2) * S1)))
+
+
+def test_rd_moments_against_numerical_integration():
+    x, w = np.polynomial.legendre.leggauss(8)     # exact for polynomials of degree <= 15
+    for eps in (0.0, 0.1, 0.7):
+        m2 = np.sum(w * (1 + eps * x) ** 2) / 2
+        m4 = np.sum(w * (1 + eps * x) ** 4) / 2
+        assert bd.rd_moments(eps) == pytest.approx((m2, m4), rel=1e-12)
+        assert bd.rd_moments(eps, "gaussian") == pytest.approx((m2, 3 * m4), rel=1e-12)
+
+
+def test_rd_upper_bound_custom_moments_and_s2_identity():
+    A = design((11, 5, 2))
+    mask = np.arange(11) % 3 != 0
+    c = A[:, mask].sum(axis=1)
+    one = mask.astype(int)
+    assert (c ** 2).sum() == one @ A.T @ A @ one and c.sum() == A[:, mask].sum()
+    assert bd.rd_upper_bound(A, 3, mask, moments=(1.0, 3.0)) == pytest.approx(
+        bd.rd_upper_bound(A, 3, mask, 0.0, "gaussian"))
+    # scale invariance: the bound only depends on the kurtosis mu4 / mu2^2
+    assert bd.rd_upper_bound(A, 3, mask, moments=(4.0, 16.0)) == pytest.approx(bd.rd_upper_bound(A, 3, mask))
+
+
+# ----------------------------------------------------------------------------------------------
+# BIBD / SRG specializations
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("params", list(DESIGNS))
+@pytest.mark.parametrize("m", [1, 2, 4])
+def test_bibd_rd_upper_bound_depends_on_s_only(params, m):
+    v, k, lam = params
+    A = design(params)
+    rng = np.random.default_rng(v)
+    for s in (0, 1, 3, v // 2, v):
+        masks = all_masks(v, s) if math.comb(v, s) <= 64 else np.array(
+            [np.isin(np.arange(v), rng.choice(v, s, replace=False), invert=True) for _ in range(20)])
+        generic = bd.rd_upper_bound(A, m, masks)
+        for eps, dist in ((0.0, "rademacher"), (0.1, "rademacher"), (0.0, "gaussian")):
+            val = bd.bibd_rd_upper_bound(v, k, lam, m, s, eps, dist)
+            assert np.allclose(bd.rd_upper_bound(A, m, masks, eps, dist), val, rtol=1e-12)
+        assert np.allclose(generic, generic[0])
+        wc = bd.worst_case_rd_upper_bound(A, m, s, exact_limit=64)
+        assert wc.value == pytest.approx(bd.bibd_rd_upper_bound(v, k, lam, m, s))
+
+
+def petersen():
+    return nx.to_numpy_array(nx.petersen_graph(), dtype=np.int64)
+
+
+def paley13():
+    qr = {(x * x) % 13 for x in range(1, 13)}
+    return np.array([[1 if (i - j) % 13 in qr else 0 for j in range(13)] for i in range(13)], dtype=np.int64)
+
+
+def shrikhande():
+    gens = [(0, 1), (0, 3), (1, 0), (3, 0), (1, 1), (3, 3)]
+    verts = [(a, b) for a in range(4) for b in range(4)]
+    idx = {v: i for i, v in enumerate(verts)}
+    Adj = np.zeros((16, 16), dtype=np.int64)
+    for (a, b) in verts:
+        for (x, y) in gens:
+            Adj[idx[(a, b)], idx[((a + x) % 4, (b + y) % 4)]] = 1
+    return Adj
+
+
+SRGS = {(10, 3, 0, 1): petersen, (13, 6, 2, 3): paley13, (16, 6, 2, 2): shrikhande}
+
+
+@pytest.mark.parametrize("params", list(SRGS))
+def test_srg_parameters_and_eigenvalues(params):
+    v, k, lam, mu = params
+    Adj = SRGS[params]()
+    I, J = np.eye(v, dtype=int), np.ones((v, v), dtype=int)
+    assert np.array_equal(Adj @ Adj, k * I + lam * Adj + mu * (J - I - Adj))
+    ev = np.linalg.eigvalsh(Adj.astype(float))
+    r, t = bd.srg_eigenvalues(*params)
+    assert ev.max() == pytest.approx(k)
+    assert np.all(np.isclose(ev[:-1], r) | np.isclose(ev[:-1], t))
+
+
+@pytest.mark.parametrize("params", list(SRGS))
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_srg_rd_upper_bound_through_edge_count(params, include_self, m):
+    v, k, lam, mu = params
+    Adj = SRGS[params]()
+    A = Adj + np.eye(v, dtype=np.int64) if include_self else Adj
+    rng = np.random.default_rng(v + m)
+    for s in (0, 2, 5):
+        masks = all_masks(v, s)
+        if masks.shape[0] > 300:
+            masks = masks[rng.choice(masks.shape[0], 300, replace=False)]
+        edges = np.array([Adj[np.ix_(mk, mk)].sum() // 2 for mk in masks])
+        lo, hi = bd.srg_edge_range(v, k, lam, mu, v - s)
+        assert lo <= edges.min() and edges.max() <= hi
+        generic = bd.rd_upper_bound(A, m, masks, 0.1)
+        per_edge = np.array([bd.srg_rd_upper_bound(v, k, lam, mu, m, s, edges=int(e), include_self=include_self,
+                                                   eps=0.1) for e in edges])
+        assert np.allclose(generic, per_edge, rtol=1e-12)
+        worst = bd.srg_rd_upper_bound(v, k, lam, mu, m, s, include_self=include_self, eps=0.1)
+        assert generic.max() <= worst + 1e-12
+        if math.comb(v, s) <= 5000:   # the worst case over every F, by enumeration, is below the bound
+            assert bd.worst_case_rd_upper_bound(A, m, s, 0.1).value <= worst + 1e-12
+
+
+def test_srg_edge_range_is_attained_on_petersen():
+    Adj = petersen()
+    for f in range(11):
+        es = [Adj[np.ix_(mk, mk)].sum() // 2 for mk in all_masks(10, 10 - f)]
+        lo, hi = bd.srg_edge_range(10, 3, 0, 1, f)
+        assert lo <= min(es) and max(es) <= hi
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorem 4: closed forms for symmetric BIBDs
+# ----------------------------------------------------------------------------------------------
+
+def exact_err_m1(A, mask):
+    """N - 1^T A_F (A_F^T A_F)^+ A_F^T 1 in exact rationals (sympy)."""
+    AF = sympy.Matrix(A[:, mask].tolist())
+    one = sympy.ones(A.shape[0], 1)
+    if AF.shape[1] == 0:
+        return Fraction(A.shape[0])
+    P = AF * (AF.T * AF).pinv() * AF.T
+    val = A.shape[0] - (one.T * P * one)[0, 0]
+    val = sympy.nsimplify(val)
+    return Fraction(int(val.p), int(val.q))
+
+
+@pytest.mark.parametrize("params", [(7, 3, 1), (11, 5, 2)])
+def test_bibd_m1_closed_form_exact_rationals(params):
+    v, k, lam = params
+    A = design(params)
+    rng = np.random.default_rng(0)
+    for s in range(v + 1):
+        masks = all_masks(v, s)
+        for mask in masks[rng.choice(masks.shape[0], min(2, masks.shape[0]), replace=False)]:
+            assert bd.bibd_optimal_error_m1(v, k, lam, s, exact=True) == exact_err_m1(A, mask)
+
+
+@pytest.mark.parametrize("params", list(DESIGNS))
+def test_bibd_m1_closed_form_against_lstsq_and_rd(params):
+    v, k, lam = params
+    A = design(params).astype(float)
+    rng = np.random.default_rng(v)
+    for s in range(0, v + 1, max(1, v // 6)):
+        masks = all_masks(v, s) if math.comb(v, s) <= 40 else np.array(
+            [np.isin(np.arange(v), rng.choice(v, s, replace=False), invert=True) for _ in range(15)])
+        expected = v - (v - s) * k ** 2 / (k - lam + lam * (v - s))
+        for mask in masks:
+            assert brute_err(A, 1, mask) == pytest.approx(expected, abs=1e-9)
+            D = rng.choice([-1.0, 1.0], size=(1, v)) * rng.uniform(0.5, 1.5, size=(1, v))
+            assert brute_err(stack(A, D), 1, mask) == pytest.approx(expected, abs=1e-9)  # RD, m = 1
+        assert bd.bibd_optimal_error_m1(v, k, lam, s) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("m", [2, 3])
+@pytest.mark.parametrize("params", [(7, 3, 1), (13, 4, 1)])
+def test_bibd_naive_closed_form(params, m):
+    v, k, lam = params
+    A = design(params)
+    B = np.tile(A, (m, 1)).astype(float)
+    for s in (0, 2, 4, v):
+        for mask in all_masks(v, s)[:10]:
+            assert brute_err(B, m, mask) == pytest.approx(bd.bibd_naive_error(v, k, lam, m, s), abs=1e-9)
+    assert bd.bibd_naive_error(v, k, lam, m, 3, exact=True) == Fraction(m * v) - Fraction(
+        (v - 3) * k * k, k - lam + lam * (v - 3))
+
+
+def test_trivial_complete_design_closed_form():
+    # v = k = lambda: every worker holds every part, Gamma singular; formula still gives v - k = 0
+    assert bd.bibd_optimal_error_m1(4, 4, 4, 2) == 0.0
+    assert brute_err(np.ones((4, 4)), 1, np.array([1, 1, 0, 0], bool)) == pytest.approx(0.0, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorems 5-6: unbiasedness and variance
+# ----------------------------------------------------------------------------------------------
+
+def rd_estimates(A, m, G, D, F, p, mu2):
+    """Decoded estimate (blocks stacked) for diagonals D (K, m, n) and masks F (K, n) -- by definition."""
+    N, n = A.shape
+    Gb = bd.split_blocks(G, m)                                  # (N, m, w)
+    worker_block = np.einsum("ij,ikw->jkw", A.astype(float), Gb)  # sum_{i in W_j} g_i[k]: (n, m, w)
+    sent = np.einsum("tkj,jkw->tjw", D, worker_block)             # g~_j per draw: (K, n, w)
+    r = A.sum(axis=1)[0]
+    X = D * (F / ((1 - p) * r * mu2))[:, None, :]                 # (K, m(l), n)
+    return np.einsum("tlj,tjw->tlw", X, sent)                     # (K, m, w)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+@pytest.mark.parametrize("p", [0.0, 0.25])
+def test_rd_estimator_unbiased_and_variance_exact_enumeration(m, p):
+    # 3 workers, 3 parts, r = 2: enumerate every sign pattern and every straggler mask exactly
+    A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+    rng = np.random.default_rng(5)
+    G = rng.standard_normal((3, 5))
+    grad = bd.split_blocks(G.sum(axis=0, keepdims=True), m)[0]
+    Ds = sign_patterns(m, 3)
+    Fs = np.array(list(itertools.product((0.0, 1.0), repeat=3)))
+    wF = np.prod(np.where(Fs == 1, 1 - p, p), axis=1)
+    mean = np.zeros_like(grad)
+    var = 0.0
+    for F, w in zip(Fs, wF):
+        est = rd_estimates(A, m, G, Ds, np.repeat(F[None], len(Ds), axis=0), p, 1.0)
+        mean += w * est.mean(axis=0)
+        var += w * ((est - grad[None]) ** 2).sum(axis=(1, 2)).mean()
+    assert np.allclose(mean, grad, atol=1e-12)
+    assert bd.rd_estimator_variance(A, m, p, G) == pytest.approx(var, rel=1e-10, abs=1e-12)
+    h2 = ((A.T @ G) ** 2).sum(axis=1)
+    assert var == pytest.approx(np.sum(h2 / 4 * (m / (1 - p) - 1)), rel=1e-10, abs=1e-12)
+
+
+@pytest.mark.parametrize("eps,dist", [(0.0, "rademacher"), (0.5, "rademacher"), (0.0, "gaussian")])
+def test_rd_estimator_monte_carlo_heterogeneous_p(eps, dist):
+    A = design((7, 3, 1))
+    m, K = 2, 20000
+    rng = np.random.default_rng(21)
+    G = rng.standard_normal((7, 4))
+    p = np.linspace(0.0, 0.4, 7)
+    mu2, _ = moments(eps, dist)
+    D = draw_diagonals(rng, (K, m, 7), eps, dist)
+    F = (rng.random((K, 7)) >= p).astype(float)
+    est = rd_estimates(A, m, G, D, F, p, mu2)
+    grad = bd.split_blocks(G.sum(axis=0, keepdims=True), m)[0]
+    # unbiased: every coordinate within a Bonferroni-corrected 99.9% band
+    z = (est.mean(axis=0) - grad) / (est.std(axis=0, ddof=1) / math.sqrt(K))
+    assert np.abs(z).max() < 4.5
+    sq = ((est - grad[None]) ** 2).sum(axis=(1, 2))
+    formula = bd.rd_estimator_variance(A, m, p, G, eps, dist)
+    assert abs(sq.mean() - formula) <= 4.5 * sq.std(ddof=1) / math.sqrt(K)
+    # the library decoder is the one simulated here
+    X = bd.rd_unbiased_decoder(D[0], F[0].astype(bool), 3, p, eps, dist)
+    assert np.allclose(X, (D[0] * (F[0] / ((1 - p) * 3 * mu2))[None]).T)
+    # uniform bound under ||g_i|| <= G
+    Gmax = np.linalg.norm(G, axis=1).max()
+    assert formula <= bd.rd_variance_bound(A, m, p, Gmax, eps, dist) + 1e-12
+
+
+def test_ns_estimator_unbiased_and_variance_exact():
+    A = design((7, 3, 1))
+    m, p = 2, np.array([0.1, 0.2, 0.0, 0.3, 0.5, 0.1, 0.2])
+    rng = np.random.default_rng(3)
+    X0 = rng.standard_normal((7, m))   # (Rademacher rows may make X0[N_i] rank-deficient)
+    B = np.zeros((m * 7, 7))
+    for i in range(7):
+        Ni = np.flatnonzero(A[i])
+        C = np.linalg.pinv(X0[Ni])
+        for k in range(m):
+            B[k * 7 + i, Ni] = C[k]
+    assert np.allclose(B @ X0, target(m, 7))
+    G = rng.standard_normal((7, 5))
+    Gb = bd.split_blocks(G, m)
+    sent = np.einsum("kij,ikw->jw", B.reshape(m, 7, 7), Gb)
+    grad = Gb.sum(axis=0)
+    mean, var = np.zeros_like(grad), 0.0
+    for F in itertools.product((0.0, 1.0), repeat=7):
+        F = np.array(F)
+        w = np.prod(np.where(F == 1, 1 - p, p))
+        est = np.einsum("jl,jw->lw", X0 * (F / (1 - p))[:, None], sent)
+        mean += w * est
+        var += w * ((est - grad) ** 2).sum()
+    assert np.allclose(mean, grad, atol=1e-12)
+    assert bd.ns_estimator_variance(B, p, G, decoder=X0) == pytest.approx(var, rel=1e-10)
+    with pytest.raises(InvalidArgumentError, match="decoder"):
+        bd.ns_estimator_variance(B, p, G, decoder=2 * X0)
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorem 7: convergence
+# ----------------------------------------------------------------------------------------------
+
+def test_sgd_convergence_bound_formula_and_validation():
+    assert bd.sgd_convergence_bound(4.0, 0.05, 10, 3.0, 2.0, 5.0) == pytest.approx(0.05 * 4 * 2 + 6 / 0.5)
+    with pytest.raises(InvalidArgumentError, match="eta"):
+        bd.sgd_convergence_bound(4.0, 0.06, 10, 3.0, 2.0, 5.0)
+    with pytest.raises(InvalidArgumentError, match="M_G"):
+        bd.sgd_convergence_bound(4.0, 0.01, 10, 3.0, 2.0, 0.5)
+
+
+def test_sgd_convergence_on_quadratic_with_rd_estimator():
+    # L(theta) = sum_i ||theta - a_i||^2 / 2 on the Fano design: beta = N, L* = L(mean a)
+    A = design((7, 3, 1))
+    N, n, r, m, p = 7, 7, 3, 2, 0.2
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((N, 4))
+    beta = float(N)
+    loads = A.sum(axis=0)
+    coef = (m / (1 - p) - 1) / r ** 2                               # Var = sum_j coef ||h_j||^2
+    u = (loads / N)[:, None] * a.sum(axis=0)[None] - A.T @ a         # h_j = (l_j/N) grad L + u_j
+    M = 2 * coef * (u ** 2).sum()
+    M_G = 1 + 2 * coef * np.sum((loads / N) ** 2)
+    eta, T, R = 1.0 / (beta * M_G), 40, 300
+    theta = np.tile(rng.standard_normal(4) * 3, (R, 1))
+    L = lambda th: 0.5 * ((th[:, None, :] - a[None]) ** 2).sum(axis=(1, 2))
+    gap = float(L(theta[:1])[0] - L(a.mean(axis=0, keepdims=True))[0])
+    acc = np.zeros(R)
+    for _ in range(T):
+        g = theta[:, None, :] - a[None]                              # (R, N, d) per-part gradients
+        acc += ((g.sum(axis=1)) ** 2).sum(axis=1)
+        D = rng.choice([-1.0, 1.0], size=(R, m, n))
+        F = (rng.random((R, n)) >= p).astype(float)
+        Gb = np.stack([bd.split_blocks(gi, m) for gi in g])         # (R, N, m, w)
+        wb = np.einsum("ij,tikw->tjkw", A.astype(float), Gb)
+        sent = np.einsum("tkj,tjkw->tjw", D, wb)
+        est = np.einsum("tlj,tjw->tlw", D * (F / ((1 - p) * r))[:, None, :], sent)
+        theta = theta - eta * est.reshape(R, -1)[:, :4]
+    lhs = acc / T
+    bound = bd.sgd_convergence_bound(beta, eta, T, gap, M, M_G)
+    assert lhs.mean() <= bound
+    # not vacuous: the bound is within a modest factor of the observed average
+    assert bound <= 5 * lhs.mean()
+
+
+# ----------------------------------------------------------------------------------------------
+# validation
+# ----------------------------------------------------------------------------------------------
+
+def test_validation_names_arguments():
+    A = design((7, 3, 1))
+    with pytest.raises(InvalidArgumentError, match="^m"):
+        bd.rank_lower_bound(A, 0, np.ones(7, bool))
+    with pytest.raises(InvalidArgumentError, match="nonstragglers"):
+        bd.rank_lower_bound(A, 2, np.ones(6, bool))
+    with pytest.raises(InvalidArgumentError, match="assignment"):
+        bd.rank_lower_bound([[0, 2]], 2, [True, True])
+    with pytest.raises(InvalidArgumentError, match="^s"):
+        bd.worst_case_rank_lower_bound(A, 2, 8)
+    with pytest.raises(InvalidArgumentError, match="dist"):
+        bd.rd_upper_bound(A, 2, np.ones(7, bool), dist="cauchy")
+    with pytest.raises(InvalidArgumentError, match="eps"):
+        bd.rd_upper_bound(A, 2, np.ones(7, bool), eps=-1)
+    with pytest.raises(InvalidArgumentError, match="moments"):
+        bd.rd_upper_bound(A, 2, np.ones(7, bool), moments=(2.0, 1.0))
+    with pytest.raises(ImpossibleParametersError):
+        bd.bibd_rd_upper_bound(7, 3, 2, 2, 1)
+    with pytest.raises(ImpossibleParametersError):
+        bd.srg_rd_upper_bound(10, 3, 1, 1, 2, 1)
+    with pytest.raises(InvalidArgumentError, match="^p"):
+        bd.rd_estimator_variance(A, 2, 1.0, np.ones((7, 2)))
+    with pytest.raises(InvalidArgumentError, match="assignment"):
+        bd.rd_estimator_variance([[1, 1], [0, 1]], 2, 0.1, np.ones((2, 2)))
+    with pytest.raises(InvalidArgumentError, match="gradients"):
+        bd.rd_estimator_variance(A, 2, 0.1, np.ones((6, 2)))
+    with pytest.raises(InvalidArgumentError, match="gradients"):
+        bd.rd_estimator_variance(A, 2, 0.1, np.full((7, 2), np.nan))

@@ -1,0 +1,139 @@
+"""Tests of gcsim.cerar.export: catalogue round trip and refusal of tampered/truncated bundles."""
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+from gcsim.cerar.design import CerarDesign
+from gcsim.cerar.export import export_design, load_design
+from gcsim.errors import CatalogueError, InvalidArgumentError
+
+
+def random_design(N=3, c=4, seed=0, method="custom", params=None) -> CerarDesign:
+    rng = np.random.default_rng(seed)
+    return CerarDesign(N, c, rng.standard_normal((N, c, c)), rng.standard_normal((N, c, c + N - 2)),
+                       method=method, params=params or {"seed": seed})
+
+
+@pytest.fixture(scope="module")
+def optimized():
+    from gcsim.cerar.optimize import optimized_design
+
+    return optimized_design(3, 4, kappa=5.0, init="random", seed=3, max_iter=2, progress=False)
+
+
+def test_round_trip_custom(tmp_path):
+    d = random_design()
+    p = export_design(d, tmp_path, "rt")
+    assert p == tmp_path / "rt.json" and (tmp_path / "rt.npz").exists()
+    e = load_design(p)
+    assert (e.N, e.c, e.method) == (d.N, d.c, "custom")
+    np.testing.assert_array_equal(e.encoders, d.encoders)
+    np.testing.assert_array_equal(e.decoders, d.decoders)
+    man = json.loads(p.read_text())
+    md = man["metadata"]
+    assert md["kind"] == "cerar" and md["L"] == 5 and md["seed"] == 0
+    # certificate and metrics agree with an independent scipy computation
+    for j in range(3):
+        s = sla.svdvals(d.encoders[j])
+        assert md["certificate"]["kappa_A"][j] == pytest.approx(s[0] / s[-1], rel=1e-10)
+    assert man["sha256"] and man["provenance"]["gcsim_version"]
+
+
+def test_round_trip_optimized_keeps_certificate_and_solver(tmp_path, optimized):
+    p = export_design(optimized, tmp_path)
+    assert p.name == "optimized_N3_c4_kappa5.json"
+    e = load_design(p.with_suffix(""))          # the stem works too
+    md = json.loads(p.read_text())["metadata"]
+    assert md["solver"] == "SCS" and md["seed"] == 3
+    assert md["certificate"]["caps"] == {"kappa_A": 5.0, "kappa_D": 5.0}
+    assert max(md["certificate"]["kappa_A"]) <= 5.0 * (1 + 1e-9)
+    assert md["metrics"]["frobenius"] == pytest.approx(optimized.params["frobenius"], rel=1e-12)
+    assert md["versions"]["cvxpy"]
+    np.testing.assert_array_equal(e.encoders, optimized.encoders)
+    assert e.params["history"] == optimized.params["history"]
+
+
+def test_existing_bundle_not_overwritten(tmp_path):
+    d = random_design()
+    export_design(d, tmp_path, "x")
+    with pytest.raises(FileExistsError):
+        export_design(d, tmp_path, "x")
+    export_design(random_design(seed=1), tmp_path, "x", overwrite=True)
+    assert not np.array_equal(load_design(tmp_path / "x").encoders, d.encoders)
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(InvalidArgumentError, match="design"):
+        export_design("not a design", tmp_path)
+    with pytest.raises(InvalidArgumentError, match="name"):
+        export_design(random_design(), tmp_path, "../escape")
+
+
+def test_tampered_npz_refused(tmp_path):
+    p = export_design(random_design(), tmp_path, "t")
+    npz = tmp_path / "t.npz"
+    data = bytearray(npz.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    npz.write_bytes(bytes(data))
+    with pytest.raises(CatalogueError, match="checksum"):
+        load_design(p)
+
+
+@pytest.mark.parametrize("which", ["npz", "json"])
+def test_truncated_files_refused(tmp_path, which):
+    p = export_design(random_design(), tmp_path, "t")
+    f = tmp_path / f"t.{which}"
+    data = f.read_bytes()
+    f.write_bytes(data[: len(data) // 2])
+    with pytest.raises(CatalogueError):
+        load_design(p)
+
+
+def test_tampered_metadata_refused(tmp_path):
+    """Editing the stored metrics (checksum of the data still fine) is caught by re-verification."""
+    p = export_design(random_design(), tmp_path, "t")
+    man = json.loads(p.read_text())
+    man["metadata"]["metrics"]["frobenius"] *= 0.5
+    p.write_text(json.dumps(man))
+    with pytest.raises(CatalogueError, match="frobenius"):
+        load_design(p)
+
+
+def test_rewritten_arrays_with_fixed_checksum_refused(tmp_path, optimized):
+    """Someone replaces an encoder and updates the sha256: the kappa certificate no longer matches."""
+    import hashlib
+
+    p = export_design(optimized, tmp_path, "t")
+    enc = optimized.encoders.copy()
+    enc[0] = np.diag(np.arange(1.0, 5.0) ** 3)        # kappa 64 > cap 5
+    buf = io.BytesIO()
+    np.savez_compressed(buf, encoders=enc, decoders=optimized.decoders)
+    (tmp_path / "t.npz").write_bytes(buf.getvalue())
+    man = json.loads(p.read_text())
+    man["sha256"] = hashlib.sha256(buf.getvalue()).hexdigest()
+    man["size_bytes"] = len(buf.getvalue())
+    p.write_text(json.dumps(man))
+    with pytest.raises(CatalogueError, match="kappa"):
+        load_design(p)
+
+
+def test_cap_violation_refused(tmp_path, optimized):
+    p = export_design(optimized, tmp_path, "t")
+    man = json.loads(p.read_text())
+    man["metadata"]["certificate"]["caps"]["kappa_A"] = 1.0   # claims a cap the arrays do not meet
+    p.write_text(json.dumps(man))
+    with pytest.raises(CatalogueError, match="cap"):
+        load_design(p)
+
+
+def test_other_kind_refused(tmp_path):
+    from gcsim.io.catalogue import save_bundle
+
+    p = save_bundle(tmp_path / "o", {"x": np.eye(2)}, {"kind": "bibd"})
+    with pytest.raises(CatalogueError, match="not a CERAR design"):
+        load_design(p)

@@ -1,0 +1,464 @@
+"""Tests of the error evaluators (gcsim.coding.evaluate).
+
+References are independent: scipy.linalg.lstsq per pattern, exact rational
+arithmetic (sympy) on the float matrices, and brute-force enumeration.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.linalg as sl
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gcsim.coding.evaluate import (GRAM_KAPPA_LIMIT, condition_number, expected_error, expected_error_over_seeds,
+                                   fixed_decoder_error, optimal_decoder, optimal_error, optimal_error_all,
+                                   worst_case_error)
+from gcsim.coding.schemes import Scheme, cyclic_repetition_assignment, encode, target_matrix
+from gcsim.coding.stragglers import (BernoulliModel, FixedModel, MarkovModel, TraceModel, combinations_masks,
+                                     straggler_model)
+from gcsim.errors import InvalidArgumentError
+
+FANO_LINES = [(0, 1, 3), (1, 2, 4), (2, 3, 5), (3, 4, 6), (4, 5, 0), (5, 6, 1), (6, 0, 2)]
+FANO = np.zeros((7, 7), dtype=np.int64)
+for _j, _line in enumerate(FANO_LINES):
+    FANO[list(_line), _j] = 1
+
+ROUTES = ["auto", "gram", "svd", "qr"]
+
+
+def lstsq_errors(B, m, masks):
+    T = target_matrix(m, B.shape[0] // m)
+    out = []
+    for mk in np.atleast_2d(masks):
+        BF = B[:, np.asarray(mk, dtype=bool)]
+        if BF.shape[1] == 0:
+            out.append(float(np.sum(T ** 2)))
+            continue
+        X = sl.lstsq(BF, T)[0]
+        out.append(float(np.sum((BF @ X - T) ** 2)))
+    return np.array(out)
+
+
+def exact_error(B, m, mask):
+    """err(B, F) in exact rational arithmetic on the (float) entries of B."""
+    cols = [j for j in range(B.shape[1]) if mask[j]]
+    mN = B.shape[0]
+    N = mN // m
+    if not cols:
+        return sympy.Rational(mN)
+    M = sympy.Matrix([[sympy.Rational(Fraction(float(B[i, j]))) for j in cols] for i in range(mN)])
+    basis = M.columnspace()
+    C = sympy.Matrix.hstack(*basis)
+    T = sympy.Matrix(mN, m, lambda i, l: 1 if i // N == l else 0)
+    R = T - C * (C.T * C).inv() * (C.T * T)
+    return sum(x ** 2 for x in R)
+
+
+def random_assignment(rng, N, n, r):
+    A = np.zeros((N, n), dtype=np.int64)
+    for i in range(N):
+        A[i, rng.choice(n, size=r, replace=False)] = 1
+    return A
+
+
+# ----------------------------------------------------------------------------------------------
+# optimal error: against scipy and exact arithmetic
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("route", ROUTES + ["downdate"])
+@pytest.mark.parametrize("method,m", [("rd", 2), ("rd", 3), ("ns", 2), ("naive", 2), ("rd", 1)])
+def test_optimal_error_matches_lstsq(route, method, m):
+    sch = encode(FANO, m, method, eps=0.2, seed=3)
+    masks = np.vstack([combinations_masks(7, s) for s in range(8)])
+    ref = lstsq_errors(sch.B, m, masks)
+    if route == "downdate" and np.linalg.matrix_rank(sch.B) < 7:
+        with pytest.raises(InvalidArgumentError, match="^method"):
+            optimal_error(sch, masks, method=route)
+        return
+    got = optimal_error(sch, masks, method=route, progress=False)
+    assert np.allclose(got, ref, atol=1e-9 * 7 * m, rtol=1e-9)
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), N=st.integers(3, 9), n=st.integers(3, 10), m=st.integers(1, 3),
+       method=st.sampled_from(["naive", "rd", "ns-worker"]), route=st.sampled_from(ROUTES))
+def test_optimal_error_random_schemes(seed, N, n, m, method, route):
+    rng = np.random.default_rng(seed)
+    A = random_assignment(rng, N, n, int(rng.integers(1, n + 1)))
+    sch = encode(A, m, method, eps=0.3, seed=seed)
+    masks = rng.random((12, n)) < 0.6
+    got = optimal_error(sch, masks, method=route, progress=False)
+    assert np.allclose(got, lstsq_errors(sch.B, m, masks), atol=1e-8 * N * m)
+
+
+@pytest.mark.parametrize("method", ["rd", "ns"])
+def test_optimal_error_exact_rational(method):
+    sch = encode(FANO, 2, method, eps=0.0 if method == "rd" else 0.3, seed=1)
+    rng = np.random.default_rng(0)
+    for mk in [np.ones(7, bool), *(rng.random((5, 7)) < 0.5)]:
+        ref = float(exact_error(sch.B, 2, mk))
+        for route in ("auto", "gram", "svd"):
+            assert abs(optimal_error(sch, mk, method=route) - ref) < 1e-10
+
+
+def test_rd0_fano_m2_rational_values_are_rational():
+    # RD(0) has ±1 entries: the exact error is a rational number; float matches it
+    sch = encode(FANO, 2, "rd", seed=4)
+    mk = np.array([1, 1, 0, 1, 1, 0, 1], bool)
+    ref = exact_error(sch.B, 2, mk)
+    assert isinstance(ref, sympy.Rational)
+    assert abs(optimal_error(sch, mk) - float(ref)) < 1e-12
+
+
+def _ill_conditioned_scheme(delta=1e-7):
+    rng = np.random.default_rng(5)
+    A = np.ones((6, 5), dtype=np.int64)
+    B = rng.standard_normal((12, 5))
+    B[:, 4] = B[:, 3] + delta * rng.standard_normal(12)
+    return Scheme.from_matrix(B, A, 2)
+
+
+def test_ill_conditioned_auto_uses_orthogonal_route():
+    sch = _ill_conditioned_scheme()
+    assert condition_number(sch) > GRAM_KAPPA_LIMIT
+    masks = np.array([[1, 1, 1, 1, 1], [0, 1, 0, 1, 1], [1, 0, 0, 1, 1], [1, 1, 1, 0, 1]], bool)
+    exact = np.array([float(exact_error(sch.B, 2, mk)) for mk in masks])
+    auto = optimal_error(sch, masks)
+    svd = optimal_error(sch, masks, method="svd")
+    assert np.allclose(auto, exact, atol=1e-6) and np.allclose(svd, exact, atol=1e-6)
+    assert np.allclose(lstsq_errors(sch.B, 2, masks), exact, atol=1e-6)
+    with pytest.warns(RuntimeWarning, match="GRAM_KAPPA_LIMIT"):
+        gram = optimal_error(sch, masks, method="gram")
+    # the Gram route cannot see the 1e-7 singular direction: it is measurably wrong here
+    assert np.max(np.abs(gram - exact)) > 1e-3
+
+
+def test_rank_deficient_gram_and_svd():
+    # duplicated workers (fractional repetition-like) make Γ_FF singular
+    A = np.repeat(np.eye(4, dtype=np.int64), 3, axis=1)  # 4 parts, 12 workers
+    sch = encode(A, 2, "rd", seed=2)
+    rng = np.random.default_rng(1)
+    masks = rng.random((40, 12)) < 0.5
+    ref = lstsq_errors(sch.B, 2, masks)
+    for route in ("auto", "gram", "svd"):
+        assert np.allclose(optimal_error(sch, masks, method=route), ref, atol=1e-9)
+
+
+@pytest.mark.parametrize("route", ["auto", "gram", "svd", "downdate"])
+def test_gram_identity_and_decoder(route):
+    sch = encode(FANO, 2, "rd", eps=0.1, seed=9)
+    B, T = sch.B, sch.target()
+    Gamma, H = B.T @ B, B.T @ T
+    rng = np.random.default_rng(2)
+    for mk in rng.random((6, 7)) < 0.7:
+        F = np.flatnonzero(mk)
+        ident = 14 - np.trace(H[F].T @ np.linalg.pinv(Gamma[np.ix_(F, F)]) @ H[F])
+        X = optimal_decoder(sch, mk)
+        assert np.all(X[~mk] == 0)
+        direct = np.sum((B @ X - T) ** 2)
+        val = optimal_error(sch, mk, method=route)
+        assert abs(val - ident) < 1e-9 and abs(val - direct) < 1e-9
+
+
+def test_normalized_and_range():
+    sch = encode(FANO, 3, "rd", seed=1)
+    masks = FixedModel(7, 3).sample(30, seed=0)
+    raw = optimal_error(sch, masks)
+    nrm = optimal_error(sch, masks, normalized=True)
+    assert np.allclose(nrm, raw / 21)
+    assert np.all((nrm >= 0) & (nrm <= 1))
+    assert optimal_error(sch, np.zeros(7, bool)) == 21.0
+
+
+def test_scalar_vs_batch():
+    sch = encode(FANO, 2, "rd", seed=1)
+    mk = np.array([1, 0, 1, 1, 0, 1, 1], bool)
+    assert isinstance(optimal_error(sch, mk), float)
+    assert optimal_error(sch, mk) == optimal_error(sch, mk[None])[0]
+    assert optimal_error(sch, mk.astype(int)) == optimal_error(sch, mk)
+
+
+def test_optimal_error_all_order_and_values():
+    sch = encode(FANO, 2, "rd", seed=6)
+    for s in (0, 1, 2, 3, 7):
+        vals = optimal_error_all(sch, s, progress=False)
+        masks = [np.isin(np.arange(7), S, invert=True) for S in itertools.combinations(range(7), s)]
+        assert vals.shape == (math.comb(7, s),)
+        assert np.allclose(vals, lstsq_errors(sch.B, 2, np.array(masks)), atol=1e-10)
+    # chunking does not change the result
+    assert np.array_equal(optimal_error_all(sch, 3, chunk=4), optimal_error_all(sch, 3))
+
+
+def test_symmetric_bibd_m1_depends_only_on_s():
+    # B = A for the Fano plane: by symmetry (2-transitive automorphism group) err depends only on s
+    sch = encode(FANO, 1, "bibd-optimal")
+    for s in range(1, 4):
+        vals = optimal_error_all(sch, s)
+        assert np.ptp(vals) < 1e-10
+
+
+@pytest.mark.parametrize("kind", ["exact-gaussian", "exact-vandermonde"])
+def test_exact_family_zero_error(kind):
+    A = cyclic_repetition_assignment(8, 3)
+    sch = encode(A, 2, kind, s=2, seed=1)
+    assert np.max(optimal_error_all(sch, 2)) < 1e-9
+    assert np.max(optimal_error_all(sch, 3)) > 1e-3  # beyond s it is no longer exact
+
+
+# ----------------------------------------------------------------------------------------------
+# fixed decoders
+# ----------------------------------------------------------------------------------------------
+
+def test_fixed_decoder_error_direct():
+    sch = encode(FANO, 2, "rd", seed=3)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((7, 2))
+    masks = rng.random((10, 7)) < 0.6
+    got = fixed_decoder_error(sch, masks, X)
+    for mk, g in zip(masks, got):
+        ref = np.sum((sch.B[:, mk] @ X[mk] - sch.target()) ** 2)
+        assert abs(g - ref) < 1e-10
+
+
+@pytest.mark.parametrize("method", ["naive", "rd", "ns", "ns-worker"])
+@pytest.mark.parametrize("rescale", [None, 2.0, "bernoulli", "arrivals", "optimal"])
+def test_optimal_below_fixed(method, rescale):
+    sch = encode(FANO, 2, method, eps=0.2, seed=8)
+    masks = FixedModel(7, 2).sample(25, seed=1)
+    fixed = fixed_decoder_error(sch, masks, rescale=rescale, p=0.2)
+    opt = optimal_error(sch, masks)
+    assert np.all(opt <= fixed + 1e-10)
+
+
+def test_rescale_options():
+    sch = encode(FANO, 2, "rd", seed=3)
+    masks = FixedModel(7, 2).sample(10, seed=1)
+    X = sch.decoder
+    assert np.allclose(fixed_decoder_error(sch, masks, rescale="bernoulli", p=0.2),
+                       fixed_decoder_error(sch, masks, X / 0.8))
+    assert np.allclose(fixed_decoder_error(sch, masks, rescale="arrivals"),
+                       fixed_decoder_error(sch, masks, X * 7 / 5))
+    best = fixed_decoder_error(sch, masks, rescale="optimal")
+    for c in (0.5, 1.0, 1.5):
+        assert np.all(best <= fixed_decoder_error(sch, masks, rescale=c) + 1e-12)
+    pj = np.linspace(0.0, 0.3, 7)
+    assert np.allclose(fixed_decoder_error(sch, masks, rescale="bernoulli", p=pj),
+                       fixed_decoder_error(sch, masks, X / (1 - pj)[:, None]))
+
+
+def test_ns_reference_decoder_exact_at_s0():
+    sch = encode(FANO, 3, "ns", eps=0.3, seed=2)
+    assert fixed_decoder_error(sch, np.ones(7, bool)) < 1e-20
+    assert optimal_error(sch, np.ones(7, bool)) < 1e-9
+
+
+def test_fixed_decoder_validation():
+    sch = encode(FANO, 2, "rd", seed=3)
+    with pytest.raises(InvalidArgumentError, match="^decoder"):
+        fixed_decoder_error(sch, np.ones(7, bool), np.ones((7, 3)))
+    with pytest.raises(InvalidArgumentError, match="^p"):
+        fixed_decoder_error(sch, np.ones(7, bool), rescale="bernoulli")
+    with pytest.raises(InvalidArgumentError, match="^rescale"):
+        fixed_decoder_error(sch, np.ones(7, bool), rescale="magic")
+    custom = Scheme.from_matrix(sch.B, FANO, 2)
+    with pytest.raises(InvalidArgumentError, match="^decoder.*no reference"):
+        fixed_decoder_error(custom, np.ones(7, bool))
+
+
+# ----------------------------------------------------------------------------------------------
+# expectations
+# ----------------------------------------------------------------------------------------------
+
+def test_expected_fixed_exact_equals_brute_force():
+    sch = encode(FANO, 2, "rd", seed=5)
+    res = expected_error(sch, straggler_model("fixed", 7, s=2), progress=False)
+    brute = np.mean(lstsq_errors(sch.B, 2, combinations_masks(7, 2)))
+    assert res.method == "exact" and res.count == 21 and res.ci == (res.mean, res.mean)
+    assert abs(res.mean - brute) < 1e-10
+
+
+def test_expected_fixed_monte_carlo_ci_covers_exact():
+    sch = encode(FANO, 2, "rd", seed=5)
+    exact = expected_error(sch, straggler_model("fixed", 7, s=3)).mean
+    res = expected_error(sch, straggler_model("fixed", 7, s=3), exact_limit=10, samples=3000, seed=1)
+    assert res.method == "monte-carlo n=3000" and res.count == 3000
+    assert res.ci[0] <= exact <= res.ci[1] and res.ci[1] - res.ci[0] < 0.5
+    again = expected_error(sch, straggler_model("fixed", 7, s=3), exact_limit=10, samples=3000, seed=1)
+    assert again.mean == res.mean and again.ci == res.ci
+
+
+def test_expected_all_is_exact_regardless_of_limit():
+    sch = encode(FANO, 1, "rd", seed=5)
+    res = expected_error(sch, straggler_model("all", 7, s=2), exact_limit=1, keep_values=True)
+    assert res.method == "exact" and res.values.shape == (21,)
+
+
+@pytest.mark.parametrize("p", [0.2, [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]])
+def test_expected_bernoulli_exact_equals_weighted_sum(p):
+    sch = encode(FANO, 2, "rd", seed=5)
+    res = expected_error(sch, straggler_model("bernoulli", 7, p=p))
+    pj = np.broadcast_to(np.asarray(p, float), (7,))
+    total = 0.0
+    for bits in itertools.product([0, 1], repeat=7):
+        mk = np.array(bits, bool)
+        w = np.prod(np.where(mk, 1 - pj, pj))
+        total += w * lstsq_errors(sch.B, 2, mk[None])[0]
+    assert res.method == "exact" and abs(res.mean - total) < 1e-10
+
+
+def test_expected_bernoulli_homogeneous_binomial_strata():
+    sch = encode(FANO, 2, "rd", seed=5)
+    p = 0.3
+    res = expected_error(sch, straggler_model("bernoulli", 7, p=p))
+    strata = sum(math.comb(7, s) * p ** s * (1 - p) ** (7 - s) * np.mean(optimal_error_all(sch, s))
+                 for s in range(8))
+    assert abs(res.mean - strata) < 1e-10
+
+
+def test_expected_bernoulli_monte_carlo():
+    sch = encode(FANO, 2, "rd", seed=5)
+    model = straggler_model("bernoulli", 7, p=0.25)
+    exact = expected_error(sch, model).mean
+    mc = expected_error(sch, model, exact_limit=0, samples=4000, seed=3)
+    assert mc.method.startswith("monte-carlo") and mc.ci[0] <= exact <= mc.ci[1]
+
+
+def test_expected_markov_matches_stationary_bernoulli():
+    sch = encode(FANO, 2, "rd", seed=5)
+    markov = MarkovModel(7, p_enter=0.1, p_leave=0.3)
+    exact = expected_error(sch, markov)
+    bern = expected_error(sch, BernoulliModel(7, 0.25))
+    assert exact.method == "exact" and abs(exact.mean - bern.mean) < 1e-12
+    mc = expected_error(sch, markov, exact_limit=0, samples=6000, seed=2)
+    assert "batch-means" in mc.method and mc.ci[0] <= exact.mean <= mc.ci[1]
+
+
+def test_expected_trace_is_average_over_iterations():
+    sch = encode(FANO, 2, "rd", seed=5)
+    rng = np.random.default_rng(0)
+    delays = rng.exponential(size=(7, 30))
+    model = TraceModel(delays, "first", s=2)
+    res = expected_error(sch, model)
+    assert res.count == 30 and abs(res.mean - np.mean(lstsq_errors(sch.B, 2, model.masks()))) < 1e-10
+
+
+def test_expected_reference_decoder_above_optimal():
+    sch = encode(FANO, 2, "rd", seed=5)
+    model = straggler_model("fixed", 7, s=2)
+    opt = expected_error(sch, model).mean
+    ref = expected_error(sch, model, decoder="reference").mean
+    assert ref >= opt
+    given_x = expected_error(sch, model, decoder=sch.decoder).mean
+    assert given_x == ref
+
+
+def test_expected_normalized():
+    sch = encode(FANO, 2, "rd", seed=5)
+    model = straggler_model("fixed", 7, s=2)
+    assert np.isclose(expected_error(sch, model, normalized=True).mean, expected_error(sch, model).mean / 14)
+
+
+def test_expected_validation():
+    sch = encode(FANO, 2, "rd", seed=5)
+    with pytest.raises(InvalidArgumentError, match="worst_case_error"):
+        expected_error(sch, straggler_model("worst", 7, s=1))
+    with pytest.raises(InvalidArgumentError, match="^model"):
+        expected_error(sch, straggler_model("fixed", 8, s=1))
+    with pytest.raises(InvalidArgumentError, match="^model"):
+        expected_error(sch, "fixed")
+    with pytest.raises(InvalidArgumentError, match="^decoder"):
+        expected_error(sch, straggler_model("fixed", 7, s=1), decoder="magic")
+    with pytest.raises(InvalidArgumentError, match="^samples"):
+        expected_error(sch, straggler_model("fixed", 7, s=1), samples=1)
+
+
+def test_expected_over_seeds():
+    model = straggler_model("fixed", 7, s=2)
+    res = expected_error_over_seeds(FANO, 2, "rd", model, [0, 1, 2, 3], eps=0.1)
+    means = [expected_error(encode(FANO, 2, "rd", eps=0.1, seed=sd), model).mean for sd in range(4)]
+    assert np.allclose(res.values, means) and np.isclose(res.mean, np.mean(means))
+    assert res.ci[0] <= res.mean <= res.ci[1] and len(res.per_seed) == 4
+    with pytest.raises(InvalidArgumentError, match="^seeds"):
+        expected_error_over_seeds(FANO, 2, "rd", model, [])
+
+
+# ----------------------------------------------------------------------------------------------
+# worst case
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("s", [0, 1, 2, 3])
+def test_worst_case_exact(s):
+    sch = encode(FANO, 2, "rd", seed=5)
+    masks = combinations_masks(7, s)
+    ref = lstsq_errors(sch.B, 2, masks)
+    res = worst_case_error(sch, s)
+    assert res.method == "exact" and abs(res.value - ref.max()) < 1e-10
+    assert (~res.mask).sum() == s and abs(optimal_error(sch, res.mask) - res.value) < 1e-12
+    assert res.stragglers.tolist() == np.flatnonzero(~res.mask).tolist()
+
+
+@pytest.mark.parametrize("s", [2, 4])
+def test_worst_case_search_is_lower_estimate(s):
+    rng = np.random.default_rng(3)
+    A = random_assignment(rng, 10, 12, 3)
+    sch = encode(A, 2, "rd", seed=1)
+    exact = worst_case_error(sch, s)
+    search = worst_case_error(sch, s, exact_limit=0, seed=2, iterations=50)
+    assert search.method == "search (lower estimate)"
+    assert search.value <= exact.value + 1e-10
+    assert abs(optimal_error(sch, search.mask) - search.value) < 1e-10
+    assert search.value >= 0.9 * exact.value  # local search gets close on this small instance
+    again = worst_case_error(sch, s, exact_limit=0, seed=2, iterations=50)
+    assert again.value == search.value and np.array_equal(again.mask, search.mask)
+
+
+def test_worst_case_validation():
+    sch = encode(FANO, 2, "rd", seed=5)
+    with pytest.raises(InvalidArgumentError, match="^s:"):
+        worst_case_error(sch, 8)
+
+
+# ----------------------------------------------------------------------------------------------
+# validation and determinism
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kw,arg", [
+    (dict(nonstragglers=np.ones(6, bool)), "nonstragglers"),
+    (dict(nonstragglers=np.ones((2, 8), bool)), "nonstragglers"),
+    (dict(nonstragglers=np.array([0, 2, 1, 1, 1, 1, 1])), "nonstragglers"),
+    (dict(method="cholesky"), "method"),
+    (dict(rtol=-1.0), "rtol"),
+    (dict(rtol=float("nan")), "rtol"),
+])
+def test_optimal_error_validation(kw, arg):
+    sch = encode(FANO, 2, "rd", seed=5)
+    args = dict(nonstragglers=np.ones(7, bool))
+    args.update(kw)
+    mk = args.pop("nonstragglers")
+    with pytest.raises(InvalidArgumentError) as info:
+        optimal_error(sch, mk, **args)
+    assert info.value.argument == arg
+
+
+def test_optimal_error_all_validation():
+    sch = encode(FANO, 2, "rd", seed=5)
+    with pytest.raises(InvalidArgumentError, match="^s:"):
+        optimal_error_all(sch, 8)
+    with pytest.raises(InvalidArgumentError, match="^scheme"):
+        optimal_error(object(), np.ones(7, bool))
+
+
+def test_determinism_end_to_end():
+    vals = []
+    for _ in range(2):
+        sch = encode(FANO, 2, "rd", eps=0.1, seed=21)
+        model = straggler_model("bernoulli", 7, p=0.3)
+        vals.append((expected_error(sch, model, exact_limit=0, samples=500, seed=4).mean,
+                     worst_case_error(sch, 3, exact_limit=0, seed=4).value))
+    assert vals[0] == vals[1]

@@ -1,0 +1,309 @@
+"""Tests of the encoders (gcsim.coding.schemes), against independent computations."""
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.linalg as sl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gcsim.coding.schemes import (METHODS, Scheme, cyclic_repetition_assignment, encode, exact_decoder,
+                                  fractional_repetition_assignment, target_matrix)
+from gcsim.errors import InvalidArgumentError, NotConstructibleError
+
+# Fano plane typed by hand: lines are the translates of the difference set {0, 1, 3} mod 7
+FANO_LINES = [(0, 1, 3), (1, 2, 4), (2, 3, 5), (3, 4, 6), (4, 5, 0), (5, 6, 1), (6, 0, 2)]
+FANO = np.zeros((7, 7), dtype=np.int64)
+for _j, _line in enumerate(FANO_LINES):
+    FANO[list(_line), _j] = 1
+
+
+def lstsq_error(B, T, mask):
+    """Independent optimal error: scipy least squares on the surviving columns."""
+    BF = B[:, np.asarray(mask, dtype=bool)]
+    if BF.shape[1] == 0:
+        return float(np.sum(T ** 2))
+    X = sl.lstsq(BF, T)[0]
+    return float(np.sum((BF @ X - T) ** 2))
+
+
+def random_assignment(rng, N, n, r):
+    """Every part held by exactly r random workers."""
+    A = np.zeros((N, n), dtype=np.int64)
+    for i in range(N):
+        A[i, rng.choice(n, size=r, replace=False)] = 1
+    return A
+
+
+def test_fano_is_a_design():
+    assert np.array_equal(FANO @ FANO.T, 2 * np.eye(7, dtype=int) + np.ones((7, 7), dtype=int))
+
+
+def test_target_matrix():
+    T = target_matrix(3, 4)
+    assert T.shape == (12, 3)
+    assert np.array_equal(T, np.kron(np.eye(3), np.ones((4, 1))))
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_naive_is_kron(m):
+    sch = encode(FANO, m, "naive")
+    assert np.array_equal(sch.B, np.kron(np.ones((m, 1)), FANO))
+    assert sch.B.dtype == np.float64 and sch.B.shape == (7 * m, 7)
+    assert sch.assignment.dtype == np.int64
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1, 0.5])
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_rd_structure(eps, m):
+    sch = encode(FANO, m, "rd", eps=eps, seed=7)
+    D = sch.diagonals
+    assert D.shape == (m, 7)
+    for k in range(m):
+        assert np.array_equal(sch.B[k * 7:(k + 1) * 7], FANO * D[k][None, :])
+    mag = np.abs(D)
+    assert np.all(mag >= 1 - eps - 1e-15) and np.all(mag <= 1 + eps + 1e-15)
+    if eps == 0:
+        assert set(np.unique(D)) <= {-1.0, 1.0}
+    assert sch.params["eps"] == eps and sch.params["seed"] == 7 and sch.params["dist"] == "rademacher"
+
+
+def test_rd_rademacher_signs_balanced():
+    A = np.ones((1, 4000), dtype=np.int64)
+    D = encode(A, 1, "rd", seed=3).diagonals
+    assert abs(D.mean()) < 0.06  # 4000 fair signs: sd 0.016
+
+
+def test_rd_gaussian():
+    A = np.ones((1, 4000), dtype=np.int64)
+    D = encode(A, 1, "rd", dist="gaussian", seed=3).diagonals
+    assert abs(D.std() - 1) < 0.05 and len(np.unique(np.abs(D))) > 3000
+
+
+@pytest.mark.parametrize("method", ["rd", "ns", "ns-worker", "exact-gaussian", "cyclic-mds"])
+def test_determinism(method):
+    A = cyclic_repetition_assignment(8, 3)
+    m = 1 if method == "cyclic-mds" else 2
+    kw = {"eps": 0.1} if method in ("rd", "ns", "ns-worker") else {}
+    a = encode(A, m, method, seed=11, **kw)
+    b = encode(A, m, method, seed=11, **kw)
+    c = encode(A, m, method, seed=12, **kw)
+    assert np.array_equal(a.B, b.B)
+    assert not np.array_equal(a.B, c.B)
+
+
+def test_design_object_accepted():
+    class Obj:
+        assignment = FANO
+    assert np.array_equal(encode(Obj(), 1, "naive").B, FANO)
+
+
+@settings(max_examples=15, deadline=None)
+@given(N=st.integers(3, 8), n=st.integers(4, 9), m=st.integers(1, 3), seed=st.integers(0, 10 ** 6),
+       method=st.sampled_from(["naive", "rd", "ns", "ns-worker", "exact-gaussian"]))
+def test_support_respected(N, n, m, seed, method):
+    rng = np.random.default_rng(seed)
+    r = min(n, m + 1)
+    A = random_assignment(rng, N, n, r)
+    kw = {"eps": 0.3} if method in ("rd", "ns", "ns-worker") else {}
+    if method == "exact-gaussian":
+        kw = {"s": r - m}
+    sch = encode(A, m, method, seed=seed, **kw)
+    off = np.tile(A, (m, 1)) == 0
+    assert np.all(sch.B[off] == 0)
+    assert sch.check_support()
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_ns_exact_reference_decoder(m):
+    sch = encode(FANO, m, "ns", eps=0.2, seed=5)
+    X0 = sch.decoder
+    # independent check, part by part: C_i V_i = I_m on the holders
+    for i in range(7):
+        holders = np.flatnonzero(FANO[i])
+        C = sch.B[np.arange(m) * 7 + i][:, holders]
+        assert np.allclose(C @ X0[holders], np.eye(m), atol=1e-12)
+    assert np.allclose(sch.B @ X0, target_matrix(m, 7), atol=1e-12)
+
+
+def test_ns_replication_error_names_parts():
+    A = FANO.copy()
+    A[2, :] = 0
+    A[2, 0] = 1  # part 2 now held by one worker
+    A[5, :] = 0
+    A[5, 3] = 1
+    with pytest.raises(NotConstructibleError, match=r"parts \[2, 5\]"):
+        encode(A, 2, "ns", eps=0.1)
+
+
+def test_ns_rank_deficient_draw_is_an_error():
+    # two holders with identical (Rademacher, eps=0) rows of X_0 make V_i rank 1 for some seed
+    A = np.array([[1, 1]])
+    msgs = []
+    for seed in range(20):
+        try:
+            encode(A, 2, "ns", seed=seed)
+        except NotConstructibleError as exc:
+            msgs.append(str(exc))
+    assert msgs and "parts [0]" in msgs[0]
+
+
+def test_ns_worker_reports_residual():
+    rng = np.random.default_rng(0)
+    A = random_assignment(rng, 6, 24, 10)
+    sch = encode(A, 3, "ns-worker", seed=1)
+    R = sch.B @ sch.decoder - target_matrix(3, 6)
+    assert np.isclose(sch.params["residual"], np.sum(R ** 2))
+    assert sch.params["crosstalk"] < 1e-20  # null space exists (n = 24 > 2 * 6)
+    # the cross blocks really vanish: A (v_k o v_l) = 0
+    V = sch.extras["vectors"]
+    for k, l in itertools.permutations(range(3), 2):
+        assert np.allclose(A @ (V[k] * V[l]), 0, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["exact-gaussian", "exact-vandermonde"])
+@pytest.mark.parametrize("m,s", [(1, 1), (2, 1), (1, 2), (2, 2)])
+def test_exact_family_decodes_every_pattern(kind, m, s):
+    n = 7
+    A = cyclic_repetition_assignment(n, s + m - 1)  # r_i = s + m
+    sch = encode(A, m, kind, s=s, seed=2)
+    T = target_matrix(m, n)
+    for S in itertools.combinations(range(n), s):
+        mask = np.ones(n, dtype=bool)
+        mask[list(S)] = False
+        X = exact_decoder(sch, mask)
+        assert np.all(X[~mask] == 0)
+        assert np.sum((sch.B @ X - T) ** 2) < 1e-16
+        assert lstsq_error(sch.B, T, mask) < 1e-16
+
+
+def test_exact_family_needs_replication():
+    A = cyclic_repetition_assignment(6, 1)  # r = 2
+    with pytest.raises(NotConstructibleError, match=r"r_i >= s \+ m = 3; parts \[0, 1, 2, 3, 4, 5\]"):
+        encode(A, 2, "exact-gaussian", s=1)
+
+
+def test_vandermonde_conditioning_grows():
+    kappas = []
+    for n in (6, 12, 18):
+        sch = encode(np.ones((2, n), dtype=int), 1, "exact-vandermonde", s=1)
+        H = sch.extras["H"]
+        kappas.append(np.linalg.cond(H[:, 1:]))
+    assert kappas[0] < kappas[1] < kappas[2] and kappas[2] > 1e4 * kappas[0]
+
+
+@pytest.mark.parametrize("n,s", [(6, 1), (6, 2), (8, 3)])
+def test_fractional_repetition_exact(n, s):
+    if n % (s + 1):
+        pytest.skip("needs (s+1) | n")
+    A = fractional_repetition_assignment(n, s)
+    sch = encode(A, 1, "fractional-repetition")
+    T = np.ones((n, 1))
+    for S in itertools.combinations(range(n), s):
+        mask = np.ones(n, dtype=bool)
+        mask[list(S)] = False
+        assert lstsq_error(sch.B, T, mask) < 1e-20
+    assert np.allclose(sch.B @ sch.decoder, T)
+    assert sch.params["s"] == s
+
+
+@pytest.mark.parametrize("n,s", [(5, 1), (7, 2), (8, 3)])
+def test_cyclic_mds_exact(n, s):
+    A = cyclic_repetition_assignment(n, s)
+    sch = encode(A, 1, "cyclic-mds", seed=4)
+    T = np.ones((n, 1))
+    for S in itertools.combinations(range(n), s):
+        mask = np.ones(n, dtype=bool)
+        mask[list(S)] = False
+        assert lstsq_error(sch.B, T, mask) < 1e-18
+    # and it is not exact for s + 1 stragglers in general
+    worst = max(lstsq_error(sch.B, T, np.isin(np.arange(n), S, invert=True))
+                for S in itertools.combinations(range(n), s + 1))
+    assert worst > 1e-6
+
+
+def test_cyclic_mds_needs_cyclic_assignment():
+    with pytest.raises(InvalidArgumentError, match="assignment"):
+        encode(FANO, 1, "cyclic-mds")
+
+
+def test_bibd_and_expander_are_the_assignment():
+    G = nx.random_regular_graph(3, 10, seed=1)
+    A = nx.to_numpy_array(G, dtype=int) + np.eye(10, dtype=int)
+    assert np.array_equal(encode(A, 1, "expander").B, A)
+    assert np.array_equal(encode(FANO, 1, "bibd-optimal").B, FANO)
+
+
+@pytest.mark.parametrize("method", ["fractional-repetition", "cyclic-mds", "bibd-optimal", "expander"])
+def test_classic_codes_need_m1(method):
+    with pytest.raises(InvalidArgumentError, match="^m:"):
+        encode(cyclic_repetition_assignment(4, 1), 2, method)
+
+
+@pytest.mark.parametrize("bad,arg", [
+    (dict(assignment=np.array([[0, 2], [1, 1]])), "assignment"),
+    (dict(assignment=np.array([[np.nan, 1], [1, 1]])), "assignment"),
+    (dict(assignment=np.array([1, 0, 1])), "assignment"),
+    (dict(assignment=np.array([[1, 1], [0, 0]])), "assignment"),
+    (dict(m=0), "m"),
+    (dict(method="magic"), "method"),
+    (dict(eps=-0.1), "eps"),
+    (dict(eps=float("nan")), "eps"),
+    (dict(seed=-1), "seed"),
+    (dict(dist="cauchy"), "dist"),
+    (dict(unknown=3), "options"),
+])
+def test_encode_validation(bad, arg):
+    kw = dict(assignment=FANO, m=2, method="rd")
+    kw.update(bad)
+    A = kw.pop("assignment")
+    with pytest.raises(InvalidArgumentError) as info:
+        encode(A, **kw)
+    assert info.value.argument == arg
+
+
+def test_from_matrix_validation():
+    A = FANO
+    B = np.kron(np.ones((2, 1)), A)
+    sch = Scheme.from_matrix(B, A, 2, decoder=np.ones((7, 2)))
+    assert sch.method == "custom" and sch.m == 2
+    with pytest.raises(InvalidArgumentError, match="^B:.*shape"):
+        Scheme.from_matrix(B[:-1], A, 2)
+    bad = B.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(InvalidArgumentError, match="NaN"):
+        Scheme.from_matrix(bad, A, 2)
+    bad = B.copy()
+    bad[7 + 0, np.flatnonzero(A[0] == 0)[0]] = 1.0
+    with pytest.raises(InvalidArgumentError, match=r"support violation.*\(1, 0, "):
+        Scheme.from_matrix(bad, A, 2)
+    with pytest.raises(InvalidArgumentError, match="^m:"):
+        Scheme.from_matrix(B, A, 0)
+    with pytest.raises(InvalidArgumentError, match="^decoder:"):
+        Scheme.from_matrix(B, A, 2, decoder=np.ones((7, 3)))
+    with pytest.raises(InvalidArgumentError, match="^assignment:"):
+        Scheme.from_matrix(B, A * 2, 2)
+
+
+def test_B_is_read_only():
+    sch = encode(FANO, 1, "rd")
+    with pytest.raises(ValueError):
+        sch.B[0, 0] = 5.0
+
+
+def test_every_method_listed_builds():
+    for method in METHODS:
+        if method == "fractional-repetition":
+            A, m, kw = fractional_repetition_assignment(6, 1), 1, {}
+        elif method in ("cyclic-mds", "bibd-optimal", "expander"):
+            A, m, kw = cyclic_repetition_assignment(6, 2), 1, {}
+        elif method.startswith("exact"):
+            A, m, kw = cyclic_repetition_assignment(6, 2), 2, {"s": 1}
+        else:
+            A, m, kw = cyclic_repetition_assignment(6, 2), 2, {"eps": 0.1}
+        sch = encode(A, m, method, **kw)
+        assert sch.method == method and sch.B.shape == (m * 6, 6)
+        assert sch.decoder is None or sch.decoder.shape == (6, m)

@@ -1,0 +1,199 @@
+"""Tests of the bound verification engine gcsim.coding.verify.
+
+Simulated errors and violation sets are recomputed here by brute force
+(numpy lstsq), never taken from the engine itself.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from gcsim.coding import bounds as bd
+from gcsim.coding.schemes import Scheme
+from gcsim.coding.verify import Bound, BoundReport, builtin_bound, verify_bounds
+from gcsim.errors import InvalidArgumentError
+
+
+def target(m, N):
+    return np.kron(np.eye(m), np.ones((N, 1)))
+
+
+def brute_err(B, m, mask):
+    N = B.shape[0] // m
+    T = target(m, N)
+    BF = B[:, np.asarray(mask, bool)]
+    if BF.shape[1] == 0:
+        return float(m * N)
+    X = np.linalg.lstsq(BF, T, rcond=None)[0]
+    return float(((BF @ X - T) ** 2).sum())
+
+
+def all_masks(n, s):
+    out = []
+    for S in itertools.combinations(range(n), s):
+        mask = np.ones(n, bool)
+        mask[list(S)] = False
+        out.append(mask)
+    return np.array(out)
+
+
+def cyclic(n, r):
+    A = np.zeros((n, n), dtype=np.int64)
+    for j in range(n):
+        for t in range(r):
+            A[(j + t) % n, j] = 1
+    return A
+
+
+FANO = np.array([[1 if (i - j) % 7 in (0, 1, 3) else 0 for j in range(7)] for i in range(7)], dtype=np.int64)
+
+
+def rd_scheme(A, m, seed, eps=0.0):
+    """Own RD encoder (independent of gcsim.coding.schemes.encode), wrapped in a Scheme."""
+    rng = np.random.default_rng(seed)
+    D = rng.choice([-1.0, 1.0], size=(m, A.shape[1])) * (1 + eps * rng.uniform(-1, 1, size=(m, A.shape[1])))
+    B = np.vstack([A * D[k][None] for k in range(m)])
+    X0 = D.T / (A.sum(axis=1)[0] * (1 + eps ** 2 / 3))
+    return Scheme.from_matrix(B, A, m, method="rd", decoder=X0, params={"eps": eps, "dist": "rademacher"})
+
+
+def bad_lower(scheme, masks):
+    return 1.5 * bd.rank_lower_bound(scheme.assignment, scheme.m, masks) + 1.0
+
+
+@pytest.mark.parametrize("m,s", [(2, 3), (3, 2), (4, 3)])
+def test_wrong_lower_bound_is_caught_with_the_offending_patterns(m, s):
+    sch = rd_scheme(FANO, m, seed=m)
+    masks = all_masks(7, s)
+    rep = verify_bounds(sch, masks, ["rank_lower", ("bad_lower", "lower", "pattern", bad_lower)])
+    errs = np.array([brute_err(np.asarray(sch.B), m, mk) for mk in masks])
+    wrong = 1.5 * np.maximum(m - masks.astype(int) @ FANO.T, 0).sum(axis=1) + 1.0
+    offending = {tuple(np.flatnonzero(~mk)) for mk, w, e in zip(masks, wrong, errs) if w > e + 1e-6}
+    assert offending, "the deliberately wrong bound must fail somewhere"
+    assert not rep.ok
+    assert rep.check("rank_lower").ok
+    bad = rep.check("bad_lower")
+    assert {v.stragglers for v in bad.violations} == offending
+    for v in bad.violations:
+        assert v.simulated == pytest.approx(brute_err(np.asarray(sch.B), m, v.mask), abs=1e-8)
+        assert v.bound_value > v.simulated and v.excess > 0
+        assert tuple(np.flatnonzero(~v.mask)) == v.stragglers
+    assert len(rep.violations) == len(bad.violations)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_correct_pattern_bounds_hold_everywhere(m):
+    sch = rd_scheme(FANO, m, seed=10 + m)
+    for s in (0, 2, 5):
+        rep = verify_bounds(sch, all_masks(7, s), ["rank_lower", "trivial_upper", "reference_decoder_upper"])
+        assert rep.ok, rep.summary()
+        lower = rep.check("rank_lower")
+        assert lower.tightness["ratio_max"] <= 1.0 + 1e-9
+        assert rep.check("trivial_upper").tightness["ratio_min"] >= 1.0 - 1e-9
+        errs = np.array([brute_err(np.asarray(sch.B), m, mk) for mk in all_masks(7, s)])
+        assert np.allclose(lower.simulated, errs, atol=1e-8)
+
+
+def test_expectation_bound_verified_in_expectation_not_per_draw():
+    A, m = cyclic(6, 3), 3
+    redraw = lambda seed: rd_scheme(A, m, seed)
+    masks = all_masks(6, 1)
+    rep = verify_bounds(rd_scheme(A, m, 0), masks, ["rd_upper"], draws=48, redraw=redraw, seed=1)
+    assert rep.ok, rep.summary()
+    check = rep.check("rd_upper")
+    assert check.scope == "expectation" and rep.draws == 48
+    assert np.all(check.ci[:, 0] <= check.simulated) and np.all(check.simulated <= check.ci[:, 1])
+    # single draws do exceed the bound (it bounds E_D err, not err): independently confirmed here
+    seeds = np.random.SeedSequence(1).generate_state(48)
+    per_draw = np.array([[brute_err(np.asarray(redraw(int(sd)).B), m, mk) for mk in masks] for sd in seeds])
+    assert np.any(per_draw > check.bound_values[None] + 1e-9)
+    assert np.allclose(per_draw.mean(axis=0), check.simulated, atol=1e-8)
+
+
+def test_wrong_expectation_bound_is_caught():
+    A, m = cyclic(6, 3), 2
+    redraw = lambda seed: rd_scheme(A, m, seed)
+    half = Bound("half_rd_upper", "upper", "expectation",
+                 lambda sch, masks: 0.5 * bd.rd_upper_bound(sch.assignment, sch.m, masks))
+    rep = verify_bounds(rd_scheme(A, m, 0), all_masks(6, 1), [half, "rd_upper"], draws=32, redraw=redraw)
+    assert rep.check("rd_upper").ok
+    viol = rep.check("half_rd_upper").violations
+    assert viol and not rep.ok
+    per_pattern = [v for v in viol if v.pattern is not None]
+    assert per_pattern and all(len(v.stragglers) == 1 for v in per_pattern)
+    assert any(v.pattern is None for v in viol)      # the pooled test also fires
+    for v in per_pattern:
+        assert v.ci[0] > v.bound_value
+
+
+def test_hoeffding_intervals_are_wider_and_still_catch_gross_errors():
+    A, m = cyclic(6, 3), 2
+    redraw = lambda seed: rd_scheme(A, m, seed)
+    tiny = Bound("tiny", "upper", "expectation", lambda sch, masks: np.full(masks.shape[0], 0.1))
+    masks = all_masks(6, 2)
+    rep_t = verify_bounds(rd_scheme(A, m, 0), masks, ["rd_upper", tiny], draws=64, redraw=redraw)
+    rep_h = verify_bounds(rd_scheme(A, m, 0), masks, ["rd_upper", tiny], draws=64, redraw=redraw,
+                          ci_method="hoeffding")
+    assert rep_h.check("rd_upper").ok and not rep_h.check("tiny").ok
+    wt = np.diff(rep_t.check("rd_upper").ci, axis=1)
+    wh = np.diff(rep_h.check("rd_upper").ci, axis=1)
+    assert np.all(wh >= wt - 1e-12)
+
+
+def test_report_is_json_serializable_and_deterministic():
+    sch = rd_scheme(FANO, 2, seed=4)
+    redraw = lambda seed: rd_scheme(FANO, 2, seed)
+    kwargs = dict(bounds=["rank_lower", "rd_upper", ("bad", "lower", "pattern", bad_lower)], draws=8,
+                  redraw=redraw, seed=3)
+    a = verify_bounds(sch, all_masks(7, 4), **kwargs).to_dict(include_values=True)
+    b = verify_bounds(sch, all_masks(7, 4), **kwargs).to_dict(include_values=True)
+    text = json.dumps(a, allow_nan=False)
+    assert json.loads(text) == b
+    assert a["violations"] > 0 and a["checks"][2]["violations"][0]["stragglers"]
+
+
+def test_with_library_encoder_and_straggler_models():
+    encode = pytest.importorskip("gcsim.coding.schemes").encode
+    stragglers = pytest.importorskip("gcsim.coding.stragglers")
+    sch = encode(FANO, 2, "rd", eps=0.1, seed=0)
+    rep = verify_bounds(sch, stragglers.straggler_model("all", 7, s=2), draws=12)
+    assert isinstance(rep, BoundReport) and rep.patterns == 21 and rep.pattern_method.startswith("enumerated")
+    assert {c.name for c in rep.checks} == {"rank_lower", "trivial_upper", "reference_decoder_upper", "rd_upper"}
+    assert rep.ok, rep.summary()
+    rep_b = verify_bounds(sch, stragglers.straggler_model("bernoulli", 7, p=0.3), ["rank_lower"], samples=40,
+                          seed=2)
+    assert rep_b.patterns == 40 and rep_b.pattern_method.startswith("sampled")
+    rep_w = verify_bounds(sch, stragglers.straggler_model("worst", 7, s=3), ["rank_lower"])
+    assert rep_w.patterns == 35
+    ns = encode(FANO, 2, "ns", seed=1, dist="gaussian")
+    assert verify_bounds(ns, all_masks(7, 0), ["rank_lower", "reference_decoder_upper"]).ok
+
+
+def test_validation_errors():
+    sch = rd_scheme(FANO, 2, seed=0)
+    masks = all_masks(7, 1)
+    with pytest.raises(InvalidArgumentError, match="bounds"):
+        verify_bounds(sch, masks, ["no_such_bound"])
+    with pytest.raises(InvalidArgumentError, match="bounds"):
+        verify_bounds(sch, masks, [("x", "middle", "pattern", bad_lower)])
+    with pytest.raises(InvalidArgumentError, match="bounds"):
+        verify_bounds(sch, masks, [("x", "lower", "always", bad_lower)])
+    with pytest.raises(InvalidArgumentError, match="bounds"):
+        verify_bounds(sch, masks, [("x", "lower", "pattern", lambda s, mk: np.zeros(3))])
+    with pytest.raises(InvalidArgumentError, match="draws"):
+        verify_bounds(sch, masks, ["rank_lower"], draws=1)
+    with pytest.raises(InvalidArgumentError, match="confidence"):
+        verify_bounds(sch, masks, ["rank_lower"], confidence=1.0)
+    with pytest.raises(InvalidArgumentError, match="model"):
+        verify_bounds(sch, np.ones((2, 5), bool), ["rank_lower"])
+    with pytest.raises(InvalidArgumentError, match="scheme"):
+        verify_bounds(object(), masks, ["rank_lower"])
+    with pytest.raises(InvalidArgumentError, match="ci_method"):
+        verify_bounds(sch, masks, ["rank_lower"], ci_method="bootstrap")
+    naive = Scheme.from_matrix(np.tile(FANO, (2, 1)), FANO, 2, method="naive")
+    with pytest.raises(InvalidArgumentError, match="redraw"):
+        verify_bounds(naive, masks, [("e", "upper", "expectation", lambda s, mk: np.full(mk.shape[0], 14.0))])
+    assert builtin_bound("rd_upper").scope == "expectation"
