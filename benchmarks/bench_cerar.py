@@ -8,18 +8,26 @@ with provenance).
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_cerar.py [--quick]
+    .venv/bin/python benchmarks/bench_cerar.py [--quick] [--threads=K]
 """
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 from pathlib import Path
 
-import numpy as np
+# BLAS threads must be fixed before NumPy loads; a shared 2-core machine with multithreaded
+# BLAS makes mid-sized batched products erratic (oversubscription), so default to 1 thread.
+_THREADS = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--threads=")), "1")
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, _THREADS)
 
-from gcsim.cerar import design, simulate
-from gcsim.io.manifest import atomic_write_text, dumps, provenance
+import numpy as np  # noqa: E402
+
+from gcsim.cerar import design, simulate  # noqa: E402
+from gcsim.io.manifest import atomic_write_text, dumps, provenance  # noqa: E402
 
 
 def per_worker_loop(des, g):
@@ -55,11 +63,12 @@ def best_time(fn, repeat):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (smoke run)")
+    ap.add_argument("--threads", default="1", help="BLAS threads, written --threads=K (default 1)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "cerar_sim.json"))
     args = ap.parse_args()
     configs = [(4, 8), (8, 16)]
-    sizes = [10**3, 10**4, 10**5] if args.quick else [10**3, 10**4, 10**5, 10**6, 4 * 10**6]
-    repeat = 2 if args.quick else 3
+    sizes = [10**3, 10**4, 10**5] if args.quick else [10**3, 10**4, 10**5, 10**6, 2 * 10**6]
+    repeat = 2 if args.quick else 5
     rng = np.random.default_rng(0)
     rows = []
     print(f"{'N':>3} {'c':>3} {'dtype':>8} {'d':>9} {'sim [s]':>10} {'ns/scalar':>10} "
@@ -89,7 +98,8 @@ def main() -> None:
             slopes[f"N={N},c={c},{dtype}"] = slope
             print(f"log-log slope of time vs d (d >= 1e4), N={N}, c={c}, {dtype}: {slope:.2f}")
     result = {"benchmark": "cerar_simulator_throughput", "method": "perturbation", "eps": 0.01,
-              "seed": 0, "repeat": repeat, "rows": rows, "slopes_d_ge_1e4": slopes,
+              "seed": 0, "repeat": repeat, "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+              "rows": rows, "slopes_d_ge_1e4": slopes,
               "provenance": provenance()}
     atomic_write_text(args.out, dumps(result))
     print(f"wrote {args.out}")

@@ -282,7 +282,7 @@ def render(data: dict, generated: str) -> str:
             f"{sum(sage_builds(r['entry']) for r in rows)} | {tfn(r['gcsim'] for r in rows)} | "
             f"{sum(_gbuilds(r) for r in rows)} | "
             f"{sum(sage_builds(r['entry']) and _gbuilds(r) for r in rows)} |")
-    lines += _lists(data["bibd"], bibd_key, "(v, k, λ)")
+    lines += _lists(data["bibd"], bibd_key, "(v, k, λ)", source=True)
 
     # ---- SRG per v band
     lines += ["", "## Strongly regular graphs: Sage's apparently feasible (v, k, λ, μ), v ≤ 64",

@@ -85,6 +85,7 @@ def _pretty_entries(payload: dict) -> str:
 
 
 def _write_pretty(path: Path, payload: dict) -> None:
+    """Write the fixture atomically: a temp file in the same folder, then ``os.replace``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
     text = _pretty_entries(payload)
@@ -158,6 +159,35 @@ def _bibd_false_reason(v: int, k: int, lam: int) -> str:
     return "other"
 
 
+def _bibd_true_source(v: int, k: int, lam: int) -> str:
+    """Which construction of Sage's ``balanced_incomplete_block_design`` gives 'True'.
+
+    Replicates the order of the tests in sage/combinat/designs/bibd.py.
+    """
+    from sage.arith.misc import is_prime_power
+    from sage.combinat.designs.bibd import (BIBD_from_arc_in_desarguesian_projective_plane,
+                                            BIBD_from_TD)
+    from sage.combinat.designs.bibd import balanced_incomplete_block_design as sage_bibd
+    from sage.combinat.designs.database import BIBD_constructions
+    from sage.combinat.designs.difference_family import difference_family
+    if lam == 1 and k in (3, 4, 5):
+        return "Steiner triple system" if k == 3 else f"Hanani (v,{k},1) family"
+    if (v, k, lam) in BIBD_constructions:
+        return "database"
+    if lam == 1 and BIBD_from_arc_in_desarguesian_projective_plane(v, k, existence=True):
+        return "maximal arc in PG(2,q)"
+    if lam == 1 and BIBD_from_TD(v, k, existence=True) is True:
+        return "from transversal design"
+    if lam == 1 and v == (k - 1) ** 2 + k and is_prime_power(k - 1):
+        return "projective plane"
+    if difference_family(v, k, l=lam, existence=True) is True:
+        return "difference family"
+    if ((k + lam) * (k + lam - 1) == lam * (v + k + lam - 1)
+            and sage_bibd(v + k + lam, k + lam, lam, existence=True) is True):
+        return f"residual of symmetric ({v + k + lam},{k + lam},{lam})"
+    return "unclassified"
+
+
 def _check_blocks(v: int, k: int, lam: int, points, blocks) -> bool:
     """Independent BIBD check: v points, block sizes, every pair exactly lam times.
 
@@ -200,6 +230,7 @@ def run_bibd(timeout: float, verbose: bool) -> dict:
         if e["sage"] is False:
             e["reason"] = _bibd_false_reason(v, k, lam)
         if e["sage"] is True:
+            e["sage_source"] = _bibd_true_source(v, k, lam)
             st, des, sec2 = _timed(lambda: sage_bibd(v, k, lam), timeout)
             if st == "ok":
                 blocks = [list(map(int, blk)) for blk in des.blocks()]
@@ -231,6 +262,8 @@ def run_bibd(timeout: float, verbose: bool) -> dict:
             "build": "for sage=true: ok (built and independently verified) | verify-failed"
                      " | timeout | error",
             "blocks": "number of blocks of the design Sage built (= b)",
+            "sage_source": "for sage=true: which of Sage's constructions applies (the "
+                           "generator replicates the order of Sage's code)",
         },
         "notes": (
             "Sage's False for (36,6,lambda), (46,6,lambda), (43,7,lambda) comes from a list of "

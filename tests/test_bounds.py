@@ -233,8 +233,6 @@ SMALL = np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 1, 1], [1, 1,
 @pytest.mark.parametrize("mask", [(1, 1, 1, 1), (1, 0, 1, 1), (0, 1, 1, 0), (0, 0, 0, 0)])
 def test_rd_scaled_sign_error_exact_by_enumerating_signs(m, mask):
     A, mask = SMALL, np.array(mask, bool)
-    if m == 3 and mask.all():
-        pass  # 2^12 patterns: fine
     for alpha in (0.0, 0.3, 1.0):
         exact = exact_rademacher_average(A, m, mask, lambda B, D: scaled_sign_err(B, D, mask, alpha, m))
         assert bd.rd_scaled_sign_error(A, m, mask, alpha) == pytest.approx(exact, rel=1e-12, abs=1e-12)
@@ -262,6 +260,34 @@ def test_rd_upper_bound_is_min_over_alpha_and_bounds_expected_optimal_error(m, m
     mean_opt = exact_rademacher_average(A, m, mask, lambda B, D: brute_err_batch(B, m, mask))
     assert mean_opt <= bd.rd_upper_bound(A, m, mask) + 1e-9
     assert bd.rd_upper_bound(A, m, mask, normalized=True) == pytest.approx(spec / (m * N))
+
+
+@settings(max_examples=20, deadline=None)
+@given(N=st.integers(1, 4), n=st.integers(1, 4), m=st.integers(1, 2), seed=st.integers(0, 10 ** 6))
+def test_rd_upper_bound_property_random_supports(N, n, m, seed):
+    rng = np.random.default_rng(seed)
+    A = (rng.random((N, n)) < 0.6).astype(np.int64)
+    mask = rng.random(n) < 0.7
+    exact_opt = exact_rademacher_average(A, m, mask, lambda B, D: brute_err_batch(B, m, mask))
+    alpha = bd.rd_optimal_scale(A, m, mask)
+    exact_x = exact_rademacher_average(A, m, mask, lambda B, D: scaled_sign_err(B, D, mask, alpha, m))
+    bound = bd.rd_upper_bound(A, m, mask)
+    assert exact_x == pytest.approx(bound, rel=1e-10, abs=1e-10)
+    assert exact_opt <= bound + 1e-9
+    assert bd.rank_lower_bound(A, m, mask) <= exact_opt + 1e-9
+
+
+def test_worst_case_rd_upper_bound_search_mode():
+    A = design((13, 4, 1))
+    rng = np.random.default_rng(0)
+    A = A * (rng.random(A.shape) < 0.8)          # break the design symmetry so that F matters
+    exact = bd.worst_case_rd_upper_bound(A, 2, 4)
+    found = bd.worst_case_rd_upper_bound(A, 2, 4, exact_limit=5, seed=1)
+    assert exact.exact and not found.exact and "lower estimate" in found.method
+    assert found.value == pytest.approx(bd.rd_upper_bound(A, 2, found.mask))
+    assert found.value <= exact.value + 1e-12
+    brute = max(bd.rd_upper_bound(A, 2, mk) for mk in all_masks(13, 4))
+    assert exact.value == pytest.approx(brute)
 
 
 @pytest.mark.parametrize("eps,dist", [(0.3, "rademacher"), (1.0, "rademacher"), (0.0, "gaussian"),
@@ -456,6 +482,20 @@ def test_bibd_naive_closed_form(params, m):
         (v - 3) * k * k, k - lam + lam * (v - 3))
 
 
+def test_pg29_closed_forms_with_library_design():
+    bibd = pytest.importorskip("gcsim.combinatorics.bibd")
+    A = np.asarray(bibd.projective_plane(9).assignment)
+    assert A.shape == (91, 91)
+    rng = np.random.default_rng(9)
+    for _ in range(3):
+        mask = np.ones(91, bool)
+        mask[rng.choice(91, 20, replace=False)] = False
+        assert brute_err(A.astype(float), 1, mask) == pytest.approx(2.25, abs=1e-8)
+        assert bd.rd_upper_bound(A, 2, mask) == pytest.approx(2 * (91 - 710 ** 2 / 6390))
+    assert bd.bibd_optimal_error_m1(91, 10, 1, 20) == 2.25
+    assert bd.bibd_rd_upper_bound(91, 10, 1, 2, 20) == pytest.approx(2 * (91 - 710 ** 2 / 6390))
+
+
 def test_trivial_complete_design_closed_form():
     # v = k = lambda: every worker holds every part, Gamma singular; formula still gives v - k = 0
     assert bd.bibd_optimal_error_m1(4, 4, 4, 2) == 0.0
@@ -625,6 +665,8 @@ def test_validation_names_arguments():
         bd.bibd_rd_upper_bound(7, 3, 2, 2, 1)
     with pytest.raises(ImpossibleParametersError):
         bd.srg_rd_upper_bound(10, 3, 1, 1, 2, 1)
+    with pytest.raises(InvalidArgumentError, match="edges"):
+        bd.srg_rd_upper_bound(10, 3, 0, 1, 2, 3, edges=9)     # no 7-set of Petersen spans 9 edges
     with pytest.raises(InvalidArgumentError, match="^p"):
         bd.rd_estimator_variance(A, 2, 1.0, np.ones((7, 2)))
     with pytest.raises(InvalidArgumentError, match="assignment"):

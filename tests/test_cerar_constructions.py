@@ -250,6 +250,8 @@ def test_optimized_is_dispatched_lazily(monkeypatch):
     (dict(N=3, c=4, method="vandermonde", eps=1.0), "eps"),
     (dict(N=3, c=4, method="perturbation", eps=0.0), "eps"),
     (dict(N=3, c=2, method="exact", basis="unit"), "basis"),
+    (dict(N=3, c=2, method="exact", basis="bogus"), "basis"),
+    (dict(N=3, c=4, method="vandermonde", nodes=[1, 2]), "nodes"),
 ])
 def test_bad_input(kwargs, arg):
     with pytest.raises(InvalidArgumentError, match=arg):

@@ -42,7 +42,8 @@ def test_round_bfloat16_ties_and_specials():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.floats(float(np.float32(-1e30)), float(np.float32(1e30)), allow_nan=False, width=32), min_size=1, max_size=30))
+@given(st.lists(st.floats(float(np.float32(-1e30)), float(np.float32(1e30)), allow_nan=False, width=32),
+                min_size=1, max_size=30))
 def test_round_bfloat16_matches_reference(values):
     x = np.array(values, dtype=np.float32)
     got = round_bfloat16(x).astype(np.float64)

@@ -386,6 +386,36 @@ def test_certificate_when_blocks_singular():
     assert cert.rank == generic and cert.certified == (generic == 8)
 
 
+@pytest.mark.parametrize("k,sets,expected", [
+    (4, [[0, 2], [0, 1]], True),            # both blocks singular, yet det B is not 0
+    (4, [[0, 2], [1, 3]], False),           # rank A = 2: both blocks see only chi_0, chi_2
+    (4, [[0, 1], [1, 2]], False),           # both blocks kill chi_2: rank A = 3
+    (3, [[0, 1, 2], [0, 1, 2]], False),     # A = [J | J], rank 1
+    (3, [[0], [2]], True), (2, [[0], [1]], True), (4, [[0, 1, 2], [1, 2, 3]], True),
+])
+def test_theorem2_generic_invertibility_iff_columns_split_into_bases(k, sets, expected):
+    """det B is not identically 0 iff the columns of A split into m = 2 bases (brute force)."""
+    from itertools import combinations
+
+    delta = len(sets[0])
+    g = coset_graph(k, 2, delta, connection_sets=sets)
+    A = g.assignment
+    n = 2 * k
+    splits = any(_sympy_rank_det(A[:, list(C)])[0] == k
+                 and _sympy_rank_det(A[:, [j for j in range(n) if j not in C]])[0] == k
+                 for C in combinations(range(n), k))
+    rng = np.random.default_rng(0)
+    generic = max(_sympy_rank_det((A[None] * d[:, None, :]).reshape(n, n))[0]
+                  for d in rng.integers(-10 ** 6, 10 ** 6, size=(4, 2, n)))
+    assert (generic == n) == splits == expected
+    assert certify_invertibility(g, "rational").certified == splits
+    # at the block-indicator point B = diag(M_0, M_1) and det B = det M_0 det M_1
+    d_star = np.repeat(np.eye(2, dtype=np.int64), k, axis=1)
+    B_star = (A[None] * d_star[:, None, :]).reshape(n, n)
+    assert np.array_equal(B_star[:k, k:], 0 * B_star[:k, k:]) and np.array_equal(B_star[k:, :k], 0 * B_star[k:, :k])
+    assert _sympy_rank_det(B_star)[1] == _sympy_rank_det(g.blocks[0])[1] * _sympy_rank_det(g.blocks[1])[1]
+
+
 @given(st.lists(st.lists(st.integers(-3, 3), min_size=5, max_size=5), min_size=1, max_size=6),
        st.integers(0, 4))
 @settings(max_examples=40, deadline=None)

@@ -418,6 +418,21 @@ def test_worst_case_search_is_lower_estimate(s):
     assert again.value == search.value and np.array_equal(again.mask, search.mask)
 
 
+def test_worst_case_single_pattern_edges():
+    sch = encode(FANO, 2, "rd", seed=5)
+    assert worst_case_error(sch, 0, exact_limit=0).value == pytest.approx(optimal_error(sch, np.ones(7, bool)))
+    assert worst_case_error(sch, 7, exact_limit=0).value == 14.0
+
+
+def test_cache_follows_B():
+    sch = encode(FANO, 2, "rd", seed=5)
+    mk = np.array([1, 1, 0, 1, 1, 0, 1], bool)
+    before = optimal_error(sch, mk)
+    sch.B = np.kron(np.ones((2, 1)), FANO)  # replaced by the naive encoder
+    assert abs(optimal_error(sch, mk) - lstsq_errors(sch.B, 2, mk[None])[0]) < 1e-10
+    assert optimal_error(sch, mk) != before
+
+
 def test_worst_case_validation():
     sch = encode(FANO, 2, "rd", seed=5)
     with pytest.raises(InvalidArgumentError, match="^s:"):

@@ -196,4 +196,18 @@ def test_validation_errors():
     naive = Scheme.from_matrix(np.tile(FANO, (2, 1)), FANO, 2, method="naive")
     with pytest.raises(InvalidArgumentError, match="redraw"):
         verify_bounds(naive, masks, [("e", "upper", "expectation", lambda s, mk: np.full(mk.shape[0], 14.0))])
+    with pytest.raises(InvalidArgumentError, match="redraw"):
+        verify_bounds(sch, masks, ["rd_upper"], redraw=lambda seed: rd_scheme(FANO, 3, seed))
     assert builtin_bound("rd_upper").scope == "expectation"
+
+
+def test_fallback_svd_evaluator_matches_bruteforce():
+    from gcsim.coding.verify import _optimal_errors_svd
+    rng = np.random.default_rng(2)
+    A = cyclic(6, 3)
+    B = rng.standard_normal((12, 6)) * np.tile(A, (2, 1))
+    B[:, 0] = 0.0                                                # a zero column: rank-deficient B_F
+    sch = Scheme.from_matrix(B, A, 2)
+    masks = np.vstack([all_masks(6, 2), np.zeros((1, 6), bool)])
+    expected = [brute_err(B, 2, mk) for mk in masks]
+    assert np.allclose(_optimal_errors_svd(sch, masks), expected, atol=1e-9)

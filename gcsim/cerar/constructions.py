@@ -333,7 +333,7 @@ def perturbation_design(N: int, c: int, eps: float = 0.05) -> CerarDesign:
 # dispatcher
 # --------------------------------------------------------------------------------------
 
-def design(N: int, c: int, method: str = "perturbation", *, eps: float | None = None,
+def design(N: int, c: int, method: str, *, eps: float | None = None,
            kappa: float | None = None, seed: int = 0, **kw: Any) -> CerarDesign:
     """Build a CERAR design by name.
 
@@ -346,7 +346,8 @@ def design(N: int, c: int, method: str = "perturbation", *, eps: float | None = 
         "perturbation" (default eps = 0.05), "optimized" (delegates to
         ``gcsim.cerar.optimize.optimized_design(N, c, kappa=..., seed=..., **kw)``).
     eps : float, optional
-        Perturbation / node spacing (>= 0).
+        Perturbation ("perturbation", > 0 when c > N) or node spacing ("vandermonde");
+        ignored by "exact"; passed on to "optimized" when given.
     kappa : float, optional
         Condition-number bound (>= 1), only for "optimized".
     seed : int
@@ -369,9 +370,11 @@ def design(N: int, c: int, method: str = "perturbation", *, eps: float | None = 
         raise InvalidArgumentError("method", f"must be one of {METHODS}, got {method!r}")
     if method != "optimized" and kappa is not None:
         raise InvalidArgumentError("kappa", f"only used by method='optimized', not {method!r}")
-    if method == "exact":
-        if eps is not None:
-            raise InvalidArgumentError("eps", "not used by method='exact'")
+    allowed = {"exact": {"basis"}}.get(method, set()) if method != "optimized" else None
+    if allowed is not None and set(kw) - allowed:
+        raise InvalidArgumentError(", ".join(sorted(set(kw) - allowed)),
+                                   f"unknown keyword argument(s) for method={method!r}")
+    if method == "exact":            # eps is accepted and ignored (uniform call sites)
         return exact_design(N, c, **kw)
     if method == "vandermonde":
         return vandermonde_design(N, c, eps, **kw)

@@ -33,7 +33,7 @@ CERAR_KIND = "cerar"
 CERAR_SCHEMA = 1
 _RTOL = 1e-9
 _ATOL = 1e-12
-_METRIC_KEYS = ("frobenius", "relative_mse", "worst_case", "worker_errors")
+_METRIC_KEYS = ("frobenius", "mean_relative_mse", "worst_case", "worker_errors")
 
 
 def _default_name(design: CerarDesign) -> str:

@@ -157,8 +157,9 @@ def _worker_norms(E: np.ndarray) -> np.ndarray:
 def design_metrics(design: CerarDesign) -> dict[str, Any]:
     """Error metrics and SVD condition numbers of a design (JSON-ready floats and lists).
 
-    Keys: ``frobenius``, ``relative_mse`` (``frobenius / (N c)``), ``worst_case``,
-    ``worker_errors`` (per-worker spectral norms), ``kappa_A`` / ``kappa_D`` (per matrix),
+    Keys: ``frobenius``, ``mean_relative_mse`` (``frobenius / (N^2 c)``: the worker average of
+    ``sum_m ||E_{i,m}||_F^2 / (N c)``, the relative MSE for isotropic gradients, as in
+    :mod:`gcsim.cerar.analysis`), ``worst_case``, ``worker_errors`` (per-worker spectral norms), ``kappa_A`` / ``kappa_D`` (per matrix),
     ``kappa_A_max``, ``kappa_D_max``, ``kappa_max``.
     """
     E = design.error_operators()
@@ -168,7 +169,7 @@ def design_metrics(design: CerarDesign) -> dict[str, Any]:
     w = _worker_norms(E)
     return {
         "frobenius": fro,
-        "relative_mse": fro / (design.N * design.c),
+        "mean_relative_mse": fro / (design.N ** 2 * design.c),
         "worst_case": float(np.max(w)),
         "worker_errors": [float(x) for x in w],
         "kappa_A": [float(x) for x in kA],
@@ -355,13 +356,17 @@ def _least_squares_decoders(A: np.ndarray) -> np.ndarray:
     return T @ np.linalg.pinv(W)
 
 
+_EPS_GRID = np.geomspace(1e-6, 1.0, 49)
+
+
 def _matched_perturbation(N: int, c: int, kappa: float, kappa_D: float, eps: float | None,
-                          objective: str = "frobenius") -> tuple[CerarDesign, float]:
+                          objective: str = "frobenius", grid: Sequence[float] | None = None
+                          ) -> tuple[CerarDesign, float]:
     """The perturbation design with ``eps`` given, or (``eps=None``) the best one that fits the caps.
 
     ``kappa(A_j) = Theta(eps^{-r*})`` for small ``eps`` but the spread ``(1+eps)^q`` makes kappa grow
-    again for large ``eps``, so kappa is not monotone in ``eps``: scan a log grid of 49 values in
-    ``[1e-6, 1]`` and keep the lowest-objective design whose kappas fit the caps (if none fits,
+    again for large ``eps``, so kappa is not monotone in ``eps``: scan a grid (default 49 log-spaced
+    values in ``[1e-6, 1]``) and keep the lowest-objective design whose kappas fit the caps (if none fits,
     the one with the smallest kappa; the caller clips it).
     """
     from . import constructions
@@ -369,8 +374,10 @@ def _matched_perturbation(N: int, c: int, kappa: float, kappa_D: float, eps: flo
     if eps is not None:
         return constructions.design(N, c, "perturbation", eps=eps), float(eps)
     best, best_key = None, None
-    for e in np.geomspace(1e-6, 1.0, 49):
-        d = constructions.design(N, c, "perturbation", eps=float(e))
+    for e in (_EPS_GRID if grid is None else grid):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)   # ill-conditioned members are expected
+            d = constructions.design(N, c, "perturbation", eps=float(e))
         kA = float(np.max(condition_numbers(d.encoders)))
         kD = float(np.max(condition_numbers(d.decoders))) if math.isfinite(kappa_D) else 1.0
         fits = kA <= kappa and kD <= kappa_D
@@ -437,7 +444,7 @@ def _certify(X: np.ndarray, cap: float) -> tuple[np.ndarray | None, int]:
     return X, int(np.count_nonzero(bad))
 
 
-def optimized_design(N: int, c: int, *, kappa: float = 10.0, kappa_D: float | None = None,
+def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: float | None = None,
                      objective: str = "frobenius", init: str | CerarDesign = "perturbation",
                      eps: float | None = None, seed: int = 0, max_iter: int = 30, tol: float = 1e-4,
                      solver: str = "SCS", solver_options: dict | None = None,
@@ -456,7 +463,7 @@ def optimized_design(N: int, c: int, *, kappa: float = 10.0, kappa_D: float | No
     N, c : int
         Ring size (``N >= 2``) and number of components (``c >= 1``).
     kappa : float
-        Cap on the condition number of every encoder ``A_j`` (``>= 1``).
+        Cap on the condition number of every encoder ``A_j`` (``>= 1``; ``None`` means 10).
     kappa_D : float, optional
         Cap on every decoder ``D_i`` (``c x L``; its ``c``-th singular value is its
         ``sigma_min``). ``None``: same as ``kappa``. ``math.inf``: decoders unconstrained
@@ -514,7 +521,7 @@ def optimized_design(N: int, c: int, *, kappa: float = 10.0, kappa_D: float | No
     t0 = time.perf_counter()
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
-    kappa = check_real("kappa", kappa, minimum=1.0)
+    kappa = check_real("kappa", 10.0 if kappa is None else kappa, minimum=1.0)
     if kappa_D is None:
         kappa_D = kappa
     elif not (isinstance(kappa_D, (int, float)) and kappa_D == math.inf):
@@ -746,7 +753,9 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
     larger cap, so the optimized front is non-increasing in ``kappa``); the better final
     result is kept (``starts="both"``), or only the start with the lower objective is run
     (``starts="best"``, half the cost).
-    The perturbation design is swept over ``eps_grid`` and, when the constructions module
+    The perturbation design is swept over ``eps_grid`` (default: 49 log-spaced values in
+    ``[1e-6, 1]``; the same grid supplies the matched start, so the optimized error is never
+    above the best perturbation design that fits the cap) and, when the constructions module
     provides it, the real-node Vandermonde design over ``vandermonde_grid`` (its ``eps``).
     Each analytic family is compared at equal kappa as the best error among its sampled
     designs whose ``kappa_max`` fits the cap.
@@ -755,7 +764,7 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
     -------
     pandas.DataFrame
         One row per (family, sample): ``N, c, family, kappa_cap, eps, kappa_A_max,
-        kappa_D_max, kappa_max, frobenius, relative_mse, worst_case, iterations, time_s,
+        kappa_D_max, kappa_max, frobenius, mean_relative_mse, worst_case, iterations, time_s,
         stop_reason``; optimized rows also carry ``pert_frobenius_at_cap``,
         ``vand_frobenius_at_cap`` and ``ratio_opt_pert`` (optimized / perturbation Frobenius
         error at equal kappa).
@@ -781,7 +790,7 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
     kappas = np.sort(np.asarray([check_real("kappas", k, minimum=1.0) for k in kappas], dtype=float))
     if len(kappas) == 0:
         raise InvalidArgumentError("kappas", "must be a non-empty sequence of caps >= 1")
-    eps_grid = np.geomspace(1e-4, 1.0, 25) if eps_grid is None else np.asarray(eps_grid, float)
+    eps_grid = _EPS_GRID if eps_grid is None else np.asarray(eps_grid, float)
     if vandermonde_grid is None:   # real nodes 1 + eps (k - (c-1)/2) must stay positive: eps < 2/(c-1)
         vandermonde_grid = np.geomspace(1e-3, 0.95 * 2 / (c - 1) if c > 1 else 1.0, 13)
     vandermonde_grid = np.asarray(vandermonde_grid, float)
@@ -792,7 +801,7 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
         m = design_metrics(d)
         return {"N": N, "c": c, "family": family, "kappa_cap": np.nan, "eps": e,
                 **{k: m[k] for k in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius",
-                                     "relative_mse", "worst_case")}}
+                                     "mean_relative_mse", "worst_case")}}
 
     with warnings.catch_warnings():   # the sweep deliberately visits ill-conditioned designs
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -818,7 +827,7 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
     for k in kappas:
         kD = kw.get("kappa_D", k)
         kD = math.inf if kD is None else float(kD)
-        start, e0 = _matched_perturbation(N, c, float(k), kD, None, objective)
+        start, e0 = _matched_perturbation(N, c, float(k), kD, None, objective, eps_grid)
         starts = [_project(start, float(k), kD)]
         if prev is not None:   # the previous optimum is feasible for this larger cap
             starts.append(prev)
@@ -837,7 +846,7 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
         vf = _best_under(vand[col].to_numpy(), vand.frobenius.to_numpy(), k) if len(vand) else np.nan
         rows.append({"N": N, "c": c, "family": "optimized", "kappa_cap": float(k), "eps": e0,
                      **{key: p[key] for key in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius",
-                                                "relative_mse", "worst_case")},
+                                                "mean_relative_mse", "worst_case")},
                      "iterations": p["iterations"], "time_s": sum(r.params["time_s"] for r in runs),
                      "stop_reason": p["stop_reason"], "start": p["start"],
                      "pert_frobenius_at_cap": pf, "vand_frobenius_at_cap": vf,

@@ -215,6 +215,7 @@ def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: 
     state = G.copy() if per_round else None           # becomes G_i + accumulated decodes
     U = None if per_round else np.empty((N, L, w), dtype=work)   # for the batched decode
     u = np.zeros((N, w), dtype=work)
+
     def live_buffers() -> int:                        # state (c) + live symbols + comm buffer
         return c + sum(p is not None for p in pending) + 1
 

@@ -22,6 +22,20 @@ Every statement implemented here is proved in ``docs/theory/45_bounds.md``:
 * :func:`rd_estimator_variance`, :func:`ns_estimator_variance` -- the variance of
   the unbiased straggler-compensated estimators (Theorems 5, 6), and
   :func:`sgd_convergence_bound` (Theorem 7).
+
+The statements are our formalization of the model of SPEC §1 (reconstruction:
+the source papers were available only as abstracts).
+
+References
+----------
+* C. Eckart and G. Young, "The approximation of one matrix by another of lower
+  rank", Psychometrika 1(3), 1936 (Theorem 1).
+* M. Glasgow and M. Wootters, "Approximate gradient coding with optimal
+  decoding", IEEE JSAIT 2(3), 2021 (the ``m = 1`` optimal-decoding setting).
+* A. E. Brouwer and W. H. Haemers, *Spectra of Graphs*, Springer 2012, §9.1
+  (SRG eigenvalues, Lemma 3).
+* L. Bottou, F. E. Curtis and J. Nocedal, "Optimization methods for large-scale
+  machine learning", SIAM Review 60(2), 2018, Thm. 4.10 (Theorem 7).
 """
 from __future__ import annotations
 
@@ -571,7 +585,8 @@ def srg_rd_upper_bound(v: int, k: int, lam: int, mu: int, m: int, s: int, *, edg
     With ``f = v - s`` and ``e = e(F)`` edges induced by ``F``:
     ``S1 = f (k + 1)``, ``S2 = (k + 1 - mu) f + mu f^2 + (2 lambda - 2 mu + 4) e`` (with I), and
     ``S1 = f k``, ``S2 = (k - mu) f + mu f^2 + (2 lambda - 2 mu) e`` (without) (Corollary 4).
-    If ``edges`` is given the value is exact for every F with that many edges;
+    If ``edges`` is given the value is exact for every F with that many edges
+    (it must lie in the admissible range of :func:`srg_edge_range`);
     otherwise it is the maximum over the admissible range of :func:`srg_edge_range`,
     an upper bound on ``max_{|S|=s}`` of the bound (the bound is increasing in ``S2``).
 
@@ -579,6 +594,8 @@ def srg_rd_upper_bound(v: int, k: int, lam: int, mu: int, m: int, s: int, *, edg
     --------
     >>> round(srg_rd_upper_bound(10, 3, 0, 1, 2, 2, edges=9), 4)   # Petersen, m = 2, s = 2
     5.1594
+    >>> round(srg_rd_upper_bound(10, 3, 0, 1, 2, 2), 4)            # worst case: e <= 10
+    5.3714
     """
     v, k, lam, mu = _check_srg(v, k, lam, mu)
     m = check_int("m", m, minimum=1)
@@ -589,11 +606,12 @@ def srg_rd_upper_bound(v: int, k: int, lam: int, mu: int, m: int, s: int, *, edg
         S1, base, coef = f * (k + 1), (k + 1 - mu) * f + mu * f * f, 2 * lam - 2 * mu + 4
     else:
         S1, base, coef = f * k, (k - mu) * f + mu * f * f, 2 * lam - 2 * mu
+    e_lo, e_hi = srg_edge_range(v, k, lam, mu, f)
     if edges is None:
-        e_lo, e_hi = srg_edge_range(v, k, lam, mu, f)
         e = e_hi if coef >= 0 else e_lo
     else:
-        e = check_int("edges", edges, minimum=0, maximum=f * (f - 1) // 2 if f else 0)
+        # outside [e_lo, e_hi] no f-vertex set of the graph exists (Lemma 3)
+        e = check_int("edges", edges, minimum=e_lo, maximum=e_hi)
     return float(_rd_bound_from_sums(v, m, S1, base + coef * e, mu2, mu4))
 
 

@@ -94,6 +94,7 @@ class _Context:
     def __init__(self, B: np.ndarray, m: int):
         self.B = B
         self.m = m
+        self.source = None
         self.mN, self.n = B.shape
         self.N = self.mN // m
         self.total = float(self.mN)
@@ -126,7 +127,7 @@ class _Context:
 
 def _context(scheme: Any) -> _Context:
     cache = getattr(scheme, "_cache", None)
-    if cache is not None and "eval" in cache:
+    if cache is not None and "eval" in cache and cache["eval"].source is getattr(scheme, "B", None):
         return cache["eval"]
     B = getattr(scheme, "B", None)
     m = getattr(scheme, "m", None)
@@ -137,6 +138,7 @@ def _context(scheme: Any) -> _Context:
     if B.shape[0] % m:
         raise InvalidArgumentError("scheme.B", f"number of rows {B.shape[0]} is not a multiple of m = {m}")
     ctx = _Context(B, m)
+    ctx.source = getattr(scheme, "B", None)  # the cache is valid only for this very array
     if cache is not None:
         cache["eval"] = ctx
     return ctx
@@ -289,8 +291,16 @@ def _complement(idx: np.ndarray, n: int) -> np.ndarray:
     return np.nonzero(mask)[1].reshape(count, n - k)
 
 
-def _per_row_bytes(ctx: _Context, route_s: int, f: int) -> int:
-    return 8 * max(4 * f * f + 2 * ctx.mN * f, 4 * route_s * route_s + 16) + 64
+def _per_row_bytes(ctx: _Context, method: str, s: int, f: int) -> int:
+    """Working memory of one pattern on its route (sizes the batched chunks)."""
+    route = _route(ctx, method, s, f)
+    if route == "downdate":
+        words = 3 * s * s + 4 * s * ctx.m + 2 * s
+    elif route == "svd":
+        words = 3 * ctx.mN * f + 2 * f * f + f * ctx.m
+    else:
+        words = 4 * f * f + 4 * f * ctx.m + 2 * f
+    return 8 * words + 64
 
 
 def _errors_masks(ctx: _Context, masks: np.ndarray, method: str, rtol: float | None,
@@ -302,7 +312,7 @@ def _errors_masks(ctx: _Context, masks: np.ndarray, method: str, rtol: float | N
     jobs = []
     for f in np.unique(sizes):
         rows = np.flatnonzero(sizes == f)
-        step = _chunk_rows(_per_row_bytes(ctx, n - int(f), int(f)))
+        step = _chunk_rows(_per_row_bytes(ctx, method, n - int(f), int(f)))
         jobs.extend((int(f), rows[a:a + step]) for a in range(0, rows.size, step))
     for f, rows in _progress(jobs, len(jobs), "optimal error", progress):
         sub = masks[rows]
@@ -407,7 +417,8 @@ def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, metho
     s = check_int("s", s, minimum=0, maximum=ctx.n)
     total = math.comb(ctx.n, s)
     f = ctx.n - s
-    step = check_int("chunk", chunk, minimum=1) if chunk is not None else _chunk_rows(_per_row_bytes(ctx, s, f))
+    step = (check_int("chunk", chunk, minimum=1) if chunk is not None
+            else min(_chunk_rows(_per_row_bytes(ctx, method, s, f)), 1 << 16))
     out = np.empty(total)
     starts = range(0, total, step)
     for a in _progress(starts, len(starts), f"all C({ctx.n},{s}) patterns", progress):
@@ -625,8 +636,9 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
         raise InvalidArgumentError("model", f"has n = {model.n} workers, the scheme has n = {ctx.n}")
     if isinstance(model, WorstCaseModel):
         raise InvalidArgumentError("model", "the worst case is not an expectation; use worst_case_error(scheme, s)")
-    evaluate, is_optimal = _evaluator(scheme, decoder, rescale, None if rescale != "bernoulli" else
-                                      getattr(model, "p", None), method, progress)
+    p_model = getattr(model, "p", None) if not isinstance(model, MarkovModel) else model.stationary
+    evaluate, is_optimal = _evaluator(scheme, decoder, rescale, None if rescale != "bernoulli" else p_model,
+                                      method, progress)
     scale = 1.0 / ctx.total if normalized else 1.0
     desc = model.describe()
 
@@ -735,7 +747,7 @@ def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: 
                               normalized)
 
     total = math.comb(n, s)
-    if total <= exact_limit:
+    if total <= exact_limit or total == 1:
         vals = optimal_error_all(scheme, s, method=method, progress=progress)
         best = int(np.argmax(vals))
         return result(straggler_sets(n, s, best, best + 1)[0], vals[best], "exact", total)

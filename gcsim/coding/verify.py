@@ -544,7 +544,12 @@ def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None
             seeds = np.random.SeedSequence(seed).generate_state(draws)
             exp_errors = np.empty((draws, exp_masks.shape[0]))
             for d, s_d in enumerate(_progress_bar(seeds, progress)):
-                exp_errors[d] = _optimal_errors(_as_scheme(maker(int(s_d))), exp_masks)
+                fresh = _as_scheme(maker(int(s_d)))
+                if fresh.B.shape != sch.B.shape or fresh.m != m:
+                    raise InvalidArgumentError(
+                        "redraw", f"returned a scheme with B of shape {fresh.B.shape} and m={fresh.m}, "
+                                  f"expected {sch.B.shape} and m={m}")
+                exp_errors[d] = _optimal_errors(fresh, exp_masks)
         K = exp_masks.shape[0]
         vals = _eval_bound(b, sch, exp_masks)
         mean = exp_errors.mean(axis=0)

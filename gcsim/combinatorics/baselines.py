@@ -17,7 +17,7 @@
   (mod m), an 8-regular multigraph with loops.  gcsim uses the simple 0/1
   assignment ``A = min(1, Adj + I)``: worker ``(x, y)`` holds its own part and
   the parts of its *distinct* neighbours (loops and parallel edges collapse),
-  so loads lie between 1 and 9 and are not all equal.
+  so loads are at most 9 and not all equal (5 to 9 for m >= 5).
 
 Parts and workers are both indexed ``0..n-1`` (``(x, y) -> x*m + y`` for MGG).
 """

@@ -103,6 +103,41 @@ def _bareiss(mat: np.ndarray) -> tuple[int, int]:
     return r, det
 
 
+def _rank_mod_prime(ints: np.ndarray, prime: int = DEFAULT_PRIME) -> int:
+    """Rank over GF(prime) of an integer matrix (vectorized elimination in int64).
+
+    ``prime < 2**31`` keeps every product below ``2**62``.  The rank modulo a
+    prime never exceeds the rank over Q (a minor that is nonzero mod P is a
+    nonzero integer), so a full rank here is an exact certificate.
+    """
+    a = np.array([int(x) % prime for x in np.asarray(ints, dtype=object).ravel()],
+                 dtype=np.int64).reshape(np.shape(ints))
+    rows, cols = a.shape
+    r = 0
+    for c in range(cols):
+        if r == rows:
+            break
+        nz = np.flatnonzero(a[r:, c])
+        if nz.size == 0:
+            continue
+        piv = r + int(nz[0])
+        if piv != r:
+            a[[r, piv]] = a[[piv, r]]
+        a[r] = a[r] * pow(int(a[r, c]), prime - 2, prime) % prime
+        a[r + 1:] = (a[r + 1:] - np.outer(a[r + 1:, c], a[r]) % prime) % prime
+        r += 1
+    return r
+
+
+def _exact_rank_int(ints: np.ndarray) -> int:
+    """Exact rank over Q of an integer (object) matrix: fast modular path, Bareiss if needed."""
+    if ints.size == 0:
+        return 0
+    if _rank_mod_prime(ints) == min(ints.shape):
+        return min(ints.shape)
+    return _bareiss(ints)[0]
+
+
 def _to_fraction(x: Any) -> Fraction:
     if isinstance(x, (bool, np.bool_)):
         raise TypeError("booleans are not numbers here")
@@ -133,19 +168,18 @@ def _rational_to_integer_matrix(name: str, value: Any) -> np.ndarray:
 def exact_rank(matrix: Any) -> int:
     """Exact rank over the rationals of a matrix of integers, fractions or floats.
 
-    Floats are converted exactly (``fractions.Fraction(x)``), so no rounding
-    happens anywhere; the rank is computed by fraction-free (Bareiss)
-    elimination on Python integers.
+    Floats are converted exactly (``fractions.Fraction(x)``) and the matrix is
+    scaled to integers, so no rounding happens anywhere.  A full rank modulo
+    the prime ``2**31 - 1`` (fast, vectorized) already proves full rank over Q;
+    otherwise the rank is computed by fraction-free (Bareiss) elimination on
+    Python integers.
 
     Examples
     --------
     >>> exact_rank([[1, 2], [2, 4]]), exact_rank([[0.1, 0.2], [0.3, 0.6000000000000001]])
     (1, 2)
     """
-    ints = _rational_to_integer_matrix("matrix", matrix)
-    if ints.size == 0:
-        return 0
-    return _bareiss(ints)[0]
+    return _exact_rank_int(_rational_to_integer_matrix("matrix", matrix))
 
 
 def integer_determinant(matrix: Any) -> int:
@@ -564,7 +598,7 @@ def encoded_matrix_is_invertible(graph: CosetBipartiteGraph, diagonals: Any) -> 
         raise InvalidArgumentError("diagonals", f"must have shape ({m}, {n}), got {d.shape}")
     A = graph.assignment.astype(object)
     B = (A[None, :, :] * d[:, None, :]).reshape(m * k, n)
-    return _bareiss(B)[0] == n
+    return _exact_rank_int(B) == n
 
 
 def encoded_matrix_obstruction(graph: CosetBipartiteGraph, diagonals: Any) -> np.ndarray | None:
@@ -607,7 +641,7 @@ def encoded_matrix_obstruction(graph: CosetBipartiteGraph, diagonals: Any) -> np
         classes.setdefault(key, []).append(j)
     A = graph.assignment
     for members in classes.values():
-        if len(members) > 1 and _bareiss(A[:, members].astype(object))[0] < len(members):
+        if len(members) > 1 and _exact_rank_int(A[:, members].astype(object)) < len(members):
             return np.array(members)
     return None
 
@@ -676,7 +710,7 @@ def certify_invertibility(graph: CosetBipartiteGraph, method: str = "rational", 
     polynomial of degree ``m*k`` in the ``m*n`` entries ``d``.
 
     * ``method="rational"``: exact integer determinants ``det M_c`` (Bareiss)
-      and exact rank over Q of ``B`` first at the block-indicator point
+      and exact rank over Q (:func:`exact_rank`) of ``B`` first at the block-indicator point
       ``d_{l,j} = [j in coset l]`` (where ``B`` is ``diag(M_0, ..., M_{m-1})``,
       so ``det B = prod det M_c``), then at up to ``points`` random integer
       points with coordinates uniform in ``[-sample_bound, sample_bound]``.
@@ -706,12 +740,12 @@ def certify_invertibility(graph: CosetBipartiteGraph, method: str = "rational", 
         dets = tuple(_bareiss(M.astype(object))[1] for M in blocks)
         binv = tuple(dt != 0 for dt in dets)
         # block-indicator point: B is block diagonal, rank = sum of block ranks
-        rank = sum(_bareiss(M.astype(object))[0] for M in blocks) if not all(binv) else size
+        rank = sum(_exact_rank_int(M.astype(object)) for M in blocks) if not all(binv) else size
         used, random_used = 1, 0
         while rank < size and random_used < points:
             d = rng.integers(-sample_bound, sample_bound + 1, size=(m, n))
             B = (A.astype(object)[None, :, :] * d.astype(object)[:, None, :]).reshape(size, n)
-            rank = max(rank, _bareiss(B)[0])
+            rank = max(rank, _exact_rank_int(B))
             used += 1
             random_used += 1
         sample_size, field = 2 * sample_bound + 1, "Q"

@@ -178,34 +178,74 @@ class SRGFeasibility:
         return "\n".join(lines)
 
 
-def _surd(num: int, d: int, den: int):
-    """(num + sqrt(d)) / den exactly: an int when possible, else a sympy expression."""
-    s = isqrt(d)
-    if s * s == d:
-        q = Fraction(num + s, den)
-        return int(q) if q.denominator == 1 else q
-    return (sympy.Integer(num) + sympy.sqrt(sympy.Integer(d))) / den
+class _QuadraticSurd:
+    """Exact number ``a + b sqrt(D)`` (a, b rational, D > 0 a fixed non-square integer)."""
+
+    __slots__ = ("a", "b", "D")
+
+    def __init__(self, a, b, D: int):
+        self.a, self.b, self.D = Fraction(a), Fraction(b), D
+
+    def _lift(self, o):
+        return o if isinstance(o, _QuadraticSurd) else _QuadraticSurd(o, 0, self.D)
+
+    def __add__(self, o):
+        o = self._lift(o)
+        return _QuadraticSurd(self.a + o.a, self.b + o.b, self.D)
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        o = self._lift(o)
+        return _QuadraticSurd(self.a - o.a, self.b - o.b, self.D)
+
+    def __rsub__(self, o):
+        return self._lift(o) - self
+
+    def __mul__(self, o):
+        o = self._lift(o)
+        return _QuadraticSurd(self.a * o.a + self.b * o.b * self.D, self.a * o.b + self.b * o.a, self.D)
+
+    __rmul__ = __mul__
+
+    def __pow__(self, n: int):
+        out = _QuadraticSurd(1, 0, self.D)
+        for _ in range(n):
+            out = out * self
+        return out
+
+    def sign(self) -> int:
+        """Sign of a + b sqrt(D), exactly (compare a^2 with b^2 D)."""
+        sa = (self.a > 0) - (self.a < 0)
+        sb = (self.b > 0) - (self.b < 0)
+        if sa == sb or sb == 0:
+            return sa
+        if sa == 0:
+            return sb
+        big = self.a * self.a - self.b * self.b * self.D   # sign of |a| - |b| sqrt(D)
+        return sa if big > 0 else (sb if big < 0 else 0)
+
+    def to_sympy(self):
+        return sympy.Rational(self.a.numerator, self.a.denominator) + \
+            sympy.Rational(self.b.numerator, self.b.denominator) * sympy.sqrt(self.D)
+
+    def __str__(self) -> str:
+        return str(self.to_sympy())
 
 
-def _surd_minus(num: int, d: int, den: int):
-    s = isqrt(d)
-    if s * s == d:
-        q = Fraction(num - s, den)
-        return int(q) if q.denominator == 1 else q
-    return (sympy.Integer(num) - sympy.sqrt(sympy.Integer(d))) / den
-
-
-def _le(a, b) -> bool:
-    """Exact a <= b for ints, Fractions or sympy surds."""
-    if isinstance(a, (int, Fraction)) and isinstance(b, (int, Fraction)):
-        return a <= b
-    return bool(sympy.nsimplify(sympy.sympify(b) - sympy.sympify(a)) >= 0)
+def _le(x, y) -> bool:
+    """Exact x <= y for ints, Fractions or :class:`_QuadraticSurd`."""
+    d = y - x
+    return d.sign() >= 0 if isinstance(d, _QuadraticSurd) else d >= 0
 
 
 def _fmt(x) -> str:
-    if isinstance(x, (int, Fraction)):
-        return str(x)
-    return str(sympy.expand(x))
+    return str(x)
+
+
+def _public(x):
+    """Eigenvalue as returned to users: int, or a sympy surd when irrational."""
+    return x.to_sympy() if isinstance(x, _QuadraticSurd) else x
 
 
 def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
@@ -268,9 +308,12 @@ def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
     D = (lam - mu) ** 2 + 4 * (k - mu)
     t = 2 * k + (v - 1) * (lam - mu)
     conference = t == 0
-    r = _surd(lam - mu, D, 2)
-    s = _surd_minus(lam - mu, D, 2)
     sq = isqrt(D)
+    if sq * sq == D:  # r, s are integers: D = (lam-mu)^2 mod 4, so lam - mu +- sq is even
+        r, s = (lam - mu + sq) // 2, (lam - mu - sq) // 2
+    else:
+        r = _QuadraticSurd(Fraction(lam - mu, 2), Fraction(1, 2), D)
+        s = _QuadraticSurd(Fraction(lam - mu, 2), Fraction(-1, 2), D)
     if conference:
         f = g = Fraction(v - 1, 2)
     elif sq * sq == D:
@@ -288,7 +331,7 @@ def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
         rest_na("multiplicities are not integral")
         return SRGFeasibility((v, k, lam, mu), tuple(conds), conference=conference)
     f, g = int(f), int(g)
-    eig = ((k, 1), (r, f), (s, g))
+    eig = ((k, 1), (_public(r), f), (_public(s), g))
 
     # 4. conference graphs: v must be a sum of two squares
     if conference:
