@@ -93,13 +93,13 @@ def main() -> None:
     slopes = {}
     for N, c in configs:
         for dtype in ("float64", "float32"):
-            sel = [r for r in rows if (r["N"], r["c"], r["dtype"]) == (N, c, dtype) and r["d"] >= 10**4]
+            sel = [r for r in rows if (r["N"], r["c"], r["dtype"]) == (N, c, dtype) and r["d"] >= sizes[-3]]
             slope = float(np.polyfit(np.log([r["d"] for r in sel]), np.log([r["seconds"] for r in sel]), 1)[0])
             slopes[f"N={N},c={c},{dtype}"] = slope
-            print(f"log-log slope of time vs d (d >= 1e4), N={N}, c={c}, {dtype}: {slope:.2f}")
+            print(f"log-log slope of time vs d (d >= {sizes[-3]:g}), N={N}, c={c}, {dtype}: {slope:.2f}")
     result = {"benchmark": "cerar_simulator_throughput", "method": "perturbation", "eps": 0.01,
               "seed": 0, "repeat": repeat, "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
-              "rows": rows, "slopes_d_ge_1e4": slopes,
+              "rows": rows, "slopes_largest_three_d": slopes,
               "provenance": provenance()}
     atomic_write_text(args.out, dumps(result))
     print(f"wrote {args.out}")

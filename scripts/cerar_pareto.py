@@ -31,26 +31,34 @@ sys.path.insert(0, str(ROOT))
 
 from gcsim.io.manifest import atomic_write_text, dumps, provenance  # noqa: E402
 
-QUICK = {"cases": [(4, 8)], "kappas": {(4, 8): [3.0, 10.0, 30.0, 100.0]}, "max_iter": {(4, 8): 25}}
+QUICK = {"cases": [(4, 8)], "kappas": {(4, 8): [3.0, 10.0, 30.0, 100.0]}, "max_iter": {(4, 8): 25},
+         "starts": "both"}
 FULL = {"cases": [(4, 8), (4, 12), (8, 16)],
         "kappas": {(4, 8): [2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 300.0, 1000.0],
-                   (4, 12): [2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 300.0, 1000.0],
-                   (8, 16): [5.0, 10.0, 20.0, 50.0, 100.0, 300.0]},
-        "max_iter": {(4, 8): 60, (4, 12): 40, (8, 16): 20}}
+                   (4, 12): [3.0, 10.0, 30.0, 100.0, 300.0, 1000.0],
+                   (8, 16): [10.0, 20.0, 50.0, 100.0]},
+        "max_iter": {(4, 8): 40, (4, 12): 30, (8, 16): 12},
+        "starts": "best"}
 
 
-def run(mode: str, out: Path, seed: int, progress: bool, export: Path | None) -> dict:
+def run(mode: str, out: Path, seed: int, progress: bool, export: Path | None,
+        cases: list[tuple[int, int]] | None = None) -> dict:
     import pandas as pd
 
     from gcsim.cerar.optimize import pareto_front
 
-    cfg = QUICK if mode == "quick" else FULL
+    cfg = dict(QUICK if mode == "quick" else FULL)
+    if cases:
+        unknown = [k for k in cases if k not in cfg["kappas"]]
+        if unknown:
+            raise SystemExit(f"--cases {unknown} not in the {mode} configuration {cfg['cases']}")
+        cfg["cases"] = cases
     tables, timings = [], {}
     res: dict = {}
     for N, c in cfg["cases"]:
         t0 = time.perf_counter()
         df = pareto_front(N, c, cfg["kappas"][(N, c)], max_iter=cfg["max_iter"][(N, c)], seed=seed,
-                          progress=progress, return_designs=export is not None)
+                          progress=progress, return_designs=export is not None, starts=cfg["starts"])
         if export is not None:
             df, designs = df
             from gcsim.cerar.export import export_design
@@ -82,7 +90,7 @@ def save(table, out: Path, mode: str, seed: int, cfg: dict, timings: dict) -> di
         "seed": seed,
         "parameters": {"cases": cfg["cases"],
                        "kappas": {f"{k[0]},{k[1]}": v for k, v in cfg["kappas"].items()},
-                       "starts": "both (matched perturbation, previous cap's optimum)",
+                       "starts": cfg["starts"] + " of (matched perturbation, previous cap's optimum)",
                        "max_iter": {f"{k[0]},{k[1]}": v for k, v in cfg["max_iter"].items()},
                        "kappa_D": "same as kappa", "objective": "frobenius", "solver": "SCS",
                        "solver_options": {"eps_abs": 1e-7, "eps_rel": 1e-7, "max_iters": 20000}},
@@ -144,11 +152,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--export", type=Path, default=None, help="also export every optimum to this catalogue folder")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cases", default=None, help='subset of the (N, c) cases, e.g. "4,8;8,16"')
+    ap.add_argument("--merge", type=Path, nargs="+", default=None,
+                    help="merge the pareto.csv of these output folders into --out (no optimization)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     mode = "full" if args.full else "quick"
     out = args.out or ROOT / "results" / "cerar_pareto" / mode
-    res = run(mode, out, args.seed, not args.no_progress, args.export)
+    if args.merge:
+        import pandas as pd
+
+        table = pd.concat([pd.read_csv(d / "pareto.csv") for d in args.merge], ignore_index=True)
+        timings = {}
+        for d in args.merge:
+            timings.update(json.loads((d / "manifest.json").read_text()).get("timings_s", {}))
+        cfg = QUICK if mode == "quick" else FULL
+        res = save(table, out, mode, args.seed, cfg, timings)
+        res["manifest"]["merged_from"] = [str(d) for d in args.merge]
+        atomic_write_text(out / "manifest.json", dumps(res["manifest"]))
+    else:
+        cases = None
+        if args.cases:
+            cases = [tuple(int(x) for x in part.split(",")) for part in args.cases.split(";") if part.strip()]
+        res = run(mode, out, args.seed, not args.no_progress, args.export, cases)
     import pandas as pd
 
     with pd.option_context("display.width", 200, "display.max_columns", 20):

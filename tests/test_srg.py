@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gcsim.combinatorics import srg as S
-from gcsim.combinatorics.srg_families import CONWAY_POLYNOMIALS, _tables
+from gcsim.combinatorics.srg_families import CONWAY_POLYNOMIALS, _tables, polar_graph_parameters
 from gcsim.errors import (
     ImpossibleParametersError,
     InvalidArgumentError,
@@ -30,9 +30,6 @@ from gcsim.errors import (
 )
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "sage_srg.json"
-PALEY_Q = [q for q in range(5, 102, 4) if S.is_prime_power(q)] if hasattr(S, "is_prime_power") else None
-
-
 def _is_prime_power(q):
     return any(q == p ** a for p in range(2, q + 1) if all(p % d for d in range(2, p)) for a in range(1, 8))
 
@@ -91,8 +88,7 @@ def test_field_tables_are_fields(q):
     # nonzero elements form a group under mul: each row of mul[1:,1:] is a permutation
     assert all(sorted(row) == list(range(1, q)) for row in mul[1:, 1:].tolist())
     # associativity and distributivity, exhaustively
-    assert np.array_equal(mul[mul[x][:, x], :][:, :, x] if False else mul[mul[:, :, None], x[None, None, :]],
-                          mul[x[:, None, None], mul[None, :, :]])
+    assert np.array_equal(mul[mul[:, :, None], x[None, None, :]], mul[x[:, None, None], mul[None, :, :]])
     assert np.array_equal(mul[x[:, None, None], add[None, :, :]],
                           add[mul[:, :, None], mul[:, None, :]])
 
@@ -100,7 +96,7 @@ def test_field_tables_are_fields(q):
 def test_field_tables_match_galois():
     from gcsim.combinatorics.fields import finite_field
 
-    for q in (9, 4):
+    for q in (9,):  # one field: galois compiles its kernels per field (seconds)
         GF = finite_field(q)
         e = GF(np.arange(q))
         add, mul = _tables(q)
@@ -277,20 +273,22 @@ def test_gq_not_constructible():
 
 
 @pytest.mark.parametrize("kind,n,q", [("Sp", 6, 2), ("O", 7, 2), ("O+", 6, 2), ("O+", 8, 2), ("O-", 8, 2),
-                                      ("O", 5, 3), ("O+", 6, 3), ("U", 5, 4), ("U", 6, 4), ("Sp", 4, 5)])
+                                      ("O", 5, 3), ("O+", 6, 3), ("U", 5, 4), ("U", 4, 9), ("Sp", 4, 5)])
 def test_polar_graphs(kind, n, q):
     g = S.polar_graph(kind, n, q)
-    check_graph(g, S.srg_families.polar_graph_parameters(kind, n, q))
+    check_graph(g, polar_graph_parameters(kind, n, q))
     # numbers of singular points, counted independently (Hirschfeld): |Q+(2d-1,q)| etc.
-    d = {"Sp": n // 2, "O": (n - 1) // 2, "O+": n // 2, "O-": n // 2 - 1}.get(kind)
-    expected_v = {
-        "Sp": (q ** n - 1) // (q - 1),
-        "O": (q ** (n - 1) - 1) // (q - 1),
-        "O+": (q ** d - 1) * (q ** (d - 1) + 1) // (q - 1),
-        "O-": (q ** (d + 1) + 1) * (q ** d - 1) // (q - 1),
-        "U": None,
-    }[kind]
-    if kind == "U":
+    if kind == "Sp":
+        expected_v = (q ** n - 1) // (q - 1)
+    elif kind == "O":
+        expected_v = (q ** (n - 1) - 1) // (q - 1)
+    elif kind == "O+":
+        d = n // 2
+        expected_v = (q ** d - 1) * (q ** (d - 1) + 1) // (q - 1)
+    elif kind == "O-":
+        d = n // 2 - 1
+        expected_v = (q ** (d + 1) + 1) * (q ** d - 1) // (q - 1)
+    else:
         r = int(round(q ** 0.5))
         expected_v = (r ** n - (-1) ** n) * (r ** (n - 1) - (-1) ** (n - 1)) // (q - 1)
     assert g.params[0] == expected_v

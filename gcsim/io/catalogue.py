@@ -210,11 +210,15 @@ def export_object(obj: Any, directory: str | Path = "designs", name: str | None 
         "object_metadata": getattr(obj, "metadata", {}),
         "verified": True,
     }
+    if hasattr(obj, "group"):
+        meta["group"] = obj.group
     if hasattr(obj, "catalogue_metadata"):
         meta.update(obj.catalogue_metadata())
     if extra_metadata:
         meta.update(extra_metadata)
     arrays = _object_arrays(obj)
+    if hasattr(obj, "connection_sets"):
+        arrays["connection_sets"] = np.asarray(obj.connection_sets, dtype=np.int64)
     if hasattr(obj, "catalogue_arrays"):
         arrays.update(obj.catalogue_arrays())
     return save_bundle(Path(directory) / kind / name, arrays, meta, overwrite=overwrite)
