@@ -52,3 +52,43 @@ def build_named(name: str):
     if name not in NAMED_INSTANCES:
         raise InvalidArgumentError("name", f"unknown named instance {name!r}; known: {sorted(NAMED_INSTANCES)}")
     return NAMED_INSTANCES[name][1]()
+
+
+def resolve_design(spec: str):
+    """An assignment object from a command-line style spec.
+
+    Accepted forms: a named instance (``pg2_9``), a family with parameters
+    (``bibd:91,10,1``, ``srg:13,6,2,3``, ``coset:27,2,5``, ``biregular:40,20,3,6[,seed]``),
+    or the path of a catalogue bundle.
+    """
+    from pathlib import Path
+
+    from ..errors import InvalidArgumentError
+
+    if spec in NAMED_INSTANCES:
+        return build_named(spec)
+    if ":" in spec:
+        family, _, rest = spec.partition(":")
+        try:
+            nums = [int(x) for x in rest.split(",") if x.strip()]
+        except ValueError:
+            raise InvalidArgumentError("design", f"parameters must be integers in {spec!r}") from None
+        if family == "bibd":
+            from ..combinatorics.bibd import bibd
+            return bibd(*nums)
+        if family == "srg":
+            from ..combinatorics.srg import srg
+            return srg(*nums)
+        if family == "coset":
+            from ..combinatorics.coset import coset_graph
+            return coset_graph(*nums)
+        if family == "biregular":
+            from ..combinatorics.biregular import biregular_graph
+            return biregular_graph(*nums[:4], seed=nums[4] if len(nums) > 4 else 0)
+        raise InvalidArgumentError("design", f"unknown family {family!r} (bibd, srg, coset, biregular)")
+    path = Path(spec)
+    if path.with_suffix(".json").exists() or path.exists() or Path(str(path) + ".json").exists():
+        from .catalogue import load_object
+        return load_object(path)
+    raise InvalidArgumentError("design", f"{spec!r} is neither a named instance ({', '.join(NAMED_INSTANCES)}), "
+                               "a family spec like bibd:91,10,1, nor a catalogue file")

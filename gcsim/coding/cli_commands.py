@@ -1,0 +1,108 @@
+"""``gcsim error`` and ``gcsim bounds verify``: the analysis layer from the shell."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+EXIT_OK, EXIT_FAILURE = 0, 1
+
+_DESIGN_HELP = ("named instance (pg2_9, coset_27_2_5, biregular_40_20_3_6, paley13, petersen), "
+                "family spec (bibd:91,10,1 | srg:13,6,2,3 | coset:27,2,5 | biregular:40,20,3,6[,seed]) "
+                "or a catalogue file")
+
+
+def _scheme_and_model(args: argparse.Namespace):
+    from ..io.named import resolve_design
+    from .schemes import encode
+    from .stragglers import straggler_model
+
+    design = resolve_design(args.design)
+    options: dict[str, Any] = {}
+    if args.dist:
+        options["dist"] = args.dist
+    if args.method.startswith("exact"):
+        options["s"] = args.stragglers if args.design_s is None else args.design_s
+    scheme = encode(design, args.m, args.method, eps=args.eps, seed=args.seed, **options)
+    n = scheme.n
+    if args.model == "bernoulli":
+        model = straggler_model("bernoulli", n, p=args.p)
+    elif args.model in ("fixed", "all", "worst"):
+        model = straggler_model(args.model, n, s=args.stragglers)
+    else:  # pragma: no cover - argparse restricts choices
+        raise ValueError(args.model)
+    return design, scheme, model
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--design", required=True, help=_DESIGN_HELP)
+    p.add_argument("--m", type=int, default=2, help="communication reduction m (default 2)")
+    p.add_argument("--method", default="rd", help="encoder: naive, rd, ns, ns-worker, exact-gaussian, "
+                   "exact-vandermonde, ... (default rd)")
+    p.add_argument("--eps", type=float, default=0.0, help="RD/NS jitter epsilon (default 0)")
+    p.add_argument("--dist", choices=["rademacher", "gaussian"], help="RD/NS entry distribution")
+    p.add_argument("--seed", type=int, default=0, help="seed of the encoder and of the straggler draws")
+    p.add_argument("--model", default="fixed", choices=["fixed", "bernoulli", "all", "worst"],
+                   help="straggler model (default fixed-s uniform)")
+    p.add_argument("--stragglers", "-s", type=int, default=0, help="number of stragglers s")
+    p.add_argument("--p", type=float, default=0.1, help="Bernoulli straggling probability")
+    p.add_argument("--design-s", type=int, default=None, help="exact family: stragglers it is designed for")
+    p.add_argument("--samples", type=int, default=2000, help="Monte Carlo patterns (default 2000)")
+
+
+def _cmd_error(args: argparse.Namespace) -> int:
+    from ..cli import _emit
+    from .evaluate import expected_error, worst_case_error
+
+    design, scheme, model = _scheme_and_model(args)
+    norm = scheme.m * scheme.N
+    if args.model == "worst":
+        res = worst_case_error(scheme, args.stragglers, seed=args.seed)
+        payload = {"design": args.design, "params": list(design.params), "m": scheme.m, "method": scheme.method,
+                   "model": "worst", "s": args.stragglers, "worst_error": res.value,
+                   "normalized": res.value / norm, "stragglers_set": [int(i) for i in
+                                                                        (~res.mask).nonzero()[0]],
+                   "evaluation": res.method}
+        text = (f"worst-case optimal error over |S| = {args.stragglers}: {res.value:.6g} "
+                f"(normalized {res.value / norm:.4g}; {res.method}); S = {payload['stragglers_set']}")
+    else:
+        res = expected_error(scheme, model, samples=args.samples, seed=args.seed, progress=not args.json)
+        payload = {"design": args.design, "params": list(design.params), "m": scheme.m, "method": scheme.method,
+                   "model": model.describe() if hasattr(model, "describe") else args.model,
+                   "mean": res.mean, "ci95": list(res.ci), "normalized_mean": res.mean / norm,
+                   "evaluation": res.method, "count": res.count, "raw_squared": True}
+        text = (f"E[optimal error] = {res.mean:.6g}  (95% CI {res.ci[0]:.6g} .. {res.ci[1]:.6g}; "
+                f"normalized err/(mN) = {res.mean / norm:.4g}; {res.method})")
+    _emit(args, payload, text)
+    return EXIT_OK
+
+
+def _cmd_bounds(args: argparse.Namespace) -> int:
+    from ..cli import UsageError, _emit
+    from .verify import verify_bounds
+
+    if args.action != "verify":
+        raise UsageError(f"unknown bounds action {args.action!r} (use: gcsim bounds verify ...)")
+    _, scheme, model = _scheme_and_model(args)
+    bounds = args.bounds.split(",") if args.bounds else None
+    samples = None if args.model in ("all", "worst") else args.samples
+    report = verify_bounds(scheme, model, bounds, samples=samples, seed=args.seed, draws=args.draws,
+                           progress=not args.json)
+    _emit(args, report.to_dict(), report.summary)
+    return EXIT_OK if report.ok else EXIT_FAILURE
+
+
+def register(sub, add) -> None:
+    p = add("error", _cmd_error, "optimal-decoding error of a scheme: expected (exact or Monte Carlo) or worst case",
+            "examples:\n  gcsim error --design pg2_9 --m 2 --method rd -s 20 --samples 5000\n"
+            "  gcsim error --design coset_27_2_5 --method rd --eps 0.1 --model bernoulli --p 0.2 --json\n"
+            "  gcsim error --design petersen --m 1 --method naive --model worst -s 3")
+    _common(p)
+    p = add("bounds", _cmd_bounds, "check lower <= simulated <= upper for a scheme (exit 1 on a violation)",
+            "examples:\n  gcsim bounds verify --design pg2_9 --m 2 --method rd -s 20 --json\n"
+            "  gcsim bounds verify --design paley13 --m 2 --method rd --model all -s 2 "
+            "--bounds rank_lower,rd_upper")
+    p.add_argument("action", choices=["verify"])
+    _common(p)
+    p.set_defaults(samples=200)
+    p.add_argument("--bounds", help="comma-separated bound names (default: all applicable built-ins)")
+    p.add_argument("--draws", type=int, default=32, help="encoder redraws for bounds on expectations")

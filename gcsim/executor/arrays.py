@@ -1,0 +1,486 @@
+"""Gradient codes and the CERAR ring on real arrays, one code path for NumPy and CuPy (SPEC §6).
+
+Every function here takes ``xp=None`` (the array namespace): ``None`` means NumPy,
+``"numpy"``/``"cupy"`` or a module select one explicitly, and arrays are converted
+into that namespace.  Array operations go through :mod:`array_api_compat`
+(``array_namespace``), so the same lines run on NumPy on the CPU and on CuPy on a
+GPU.  Gathers of principal submatrices use integer-array indexing, which both
+NumPy and CuPy support (it is outside the minimal array-API standard).
+
+Gradient coding (SPEC §1).  With partial gradients ``g_i`` (rows of ``gradients``,
+zero-padded to ``m w`` with ``w = ceil(d/m)``) split into blocks ``g_i[k]``, stack
+``Γ_G = [g_i[k]]`` row ``kN+i`` (shape ``(mN, w)``).  Worker ``j`` sends
+``g̃_j = Σ_k Σ_i B[kN+i, j] g_i[k]``, i.e. ``G̃ = Bᵀ Γ_G``; the PS with decoder
+``X`` on the non-stragglers ``F`` outputs ``ĝ[l] = Σ_{j∈F} X[j,l] g̃_j``.  Then
+
+.. math::  ĝ - ∇L = 𝒢 (B_F X - T),   𝒢 = Γ_Gᵀ  (columns g_i[k]),
+
+so the *predicted* error is ``‖𝒢 (B_F X − T)‖_F²`` and, for isotropic gradients
+(i.i.d. entries of variance 1), ``E‖ĝ − ∇L‖² = w ‖B_F X − T‖_F²``; with the optimal
+decoder ``X* = B_F⁺ T`` that is ``w · err(B, F)``.
+
+CERAR (SPEC §5).  :func:`run_cerar` runs the ring protocol round by round on ``N``
+buffers and compares every worker's output with ``Σ_j g_j`` and with the prediction
+``Σ_m E_{i,m} G_{i-m}`` from the design's error operators.
+
+Batched evaluator.  :func:`batched_optimal_error` evaluates
+``err(B, F) = mN − tr(H_Fᵀ Γ_FF⁺ H_F)`` (``Γ = BᵀB``, ``H = BᵀT``) for a stack of
+straggler patterns in any namespace; on NumPy it matches
+:func:`gcsim.coding.evaluate.optimal_error`.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_int, check_mask
+from ..errors import InvalidArgumentError
+
+__all__ = [
+    "get_namespace",
+    "to_numpy",
+    "run_scheme",
+    "SchemeRun",
+    "run_cerar",
+    "CerarRun",
+    "batched_optimal_error",
+]
+
+# same threshold as gcsim.coding.evaluate.GRAM_KAPPA_LIMIT (a pivot below λ_max / 1e8 means "near-singular")
+_KAPPA_LIMIT = 1e4
+
+
+# ----------------------------------------------------------------------------------------------
+# namespaces
+# ----------------------------------------------------------------------------------------------
+
+def get_namespace(xp: Any = None):
+    """The array-API namespace for ``xp`` (None or "numpy" -> NumPy, "cupy" -> CuPy, or a module).
+
+    Raises
+    ------
+    InvalidArgumentError
+        Unknown name, or CuPy requested but not importable (no GPU / not installed).
+
+    Examples
+    --------
+    >>> get_namespace().__name__.endswith("numpy")
+    True
+    """
+    from array_api_compat import array_namespace
+
+    if xp is None or xp == "numpy":
+        return array_namespace(np.empty(0))
+    if isinstance(xp, str):
+        if xp != "cupy":
+            raise InvalidArgumentError("xp", f"must be None, 'numpy', 'cupy' or an array module, got {xp!r}")
+        try:
+            mod = importlib.import_module("cupy")
+        except Exception as exc:  # ImportError or a CUDA runtime failure
+            raise InvalidArgumentError("xp", f"CuPy is not usable here ({exc})") from None
+        return array_namespace(mod.empty(0))
+    try:
+        return array_namespace(xp.empty(0))
+    except Exception as exc:
+        raise InvalidArgumentError("xp", f"is not an array module ({exc})") from None
+
+
+def _is_numpy(xp) -> bool:
+    return "numpy" in getattr(xp, "__name__", "")
+
+
+def to_numpy(a: Any) -> np.ndarray:
+    """Copy an array of any supported namespace to host NumPy.
+
+    Examples
+    --------
+    >>> to_numpy([1.0, 2.0]).tolist()
+    [1.0, 2.0]
+    """
+    if hasattr(a, "get") and not isinstance(a, np.ndarray):  # CuPy
+        return np.asarray(a.get())
+    return np.asarray(a)
+
+
+def _asarray(xp, a: Any, dtype=None):
+    dtype = xp.float64 if dtype is None else dtype
+    if not _is_numpy(xp) and isinstance(a, np.ndarray):
+        return xp.asarray(a, dtype=dtype)
+    return xp.asarray(to_numpy(a) if _is_numpy(xp) else a, dtype=dtype)
+
+
+def _check_gradients(gradients: Any, N: int) -> np.ndarray | Any:
+    """Shape/finiteness check that works for NumPy and CuPy inputs (host copy only to check)."""
+    host = to_numpy(gradients)
+    if host.dtype == object or np.iscomplexobj(host) or not np.issubdtype(host.dtype, np.number):
+        raise InvalidArgumentError("gradients", f"must be a real numeric array, got dtype {host.dtype}")
+    if host.ndim != 2 or host.shape[0] != N:
+        raise InvalidArgumentError("gradients", f"must have shape (N, d) = ({N}, d), got {host.shape}")
+    if host.size and not np.all(np.isfinite(host)):
+        raise InvalidArgumentError("gradients", "contains NaN or inf")
+    return host
+
+
+# ----------------------------------------------------------------------------------------------
+# gradient coding end to end
+# ----------------------------------------------------------------------------------------------
+
+@dataclass
+class SchemeRun:
+    """Result of :func:`run_scheme` (arrays live in the namespace that computed them).
+
+    Attributes
+    ----------
+    decoded : array (d,)
+        ``ĝ``, the PS's estimate of ``∇L``.
+    gradient : array (d,)
+        The exact ``∇L = Σ_i g_i``.
+    error : float
+        Measured ``‖ĝ − ∇L‖²``.
+    predicted_error : float
+        ``‖𝒢 (B_F X − T)‖_F²`` (equal to ``error`` up to round-off).
+    residual : float
+        ``‖B_F X − T‖_F²`` (the optimal-decoding error ``err(B, F)`` for ``decoder="optimal"``).
+    expected_isotropic : float
+        ``w · residual``: the mean of ``error`` over gradients with i.i.d. unit-variance entries.
+    decoder : numpy.ndarray (n, m)
+        The decoder used, zero rows for stragglers.
+    nonstragglers : numpy.ndarray (n,) bool
+    transmissions : array (n, w)
+        ``g̃_j`` of every worker (stragglers' rows are what they would have sent).
+    block_length : int
+        ``w = ceil(d/m)``.
+    backend : str
+        Name of the array namespace.
+    """
+
+    decoded: Any
+    gradient: Any
+    error: float
+    predicted_error: float
+    residual: float
+    expected_isotropic: float
+    decoder: np.ndarray
+    nonstragglers: np.ndarray
+    transmissions: Any
+    block_length: int
+    backend: str
+
+
+def _decoder_matrix(scheme: Any, mask: np.ndarray, decoder: Any, xp, B, T):
+    """Decoder on F as an (|F|, m) xp array, plus the full (n, m) NumPy matrix."""
+    n, m = scheme.n, scheme.m
+    F = np.flatnonzero(mask)
+    if isinstance(decoder, str):
+        if decoder == "optimal":
+            if F.size == 0:
+                XF = xp.zeros((0, m), dtype=xp.float64)
+            else:
+                BF = B[:, _asarray(xp, F, dtype=xp.int64)]
+                XF = xp.linalg.pinv(BF) @ T  # minimum-norm least squares X* = B_F⁺ T
+        elif decoder in ("fixed", "reference"):
+            if scheme.decoder is None:
+                raise InvalidArgumentError("decoder", f"scheme {scheme.method!r} has no reference decoder; "
+                                           "pass decoder='optimal' or an (n, m) array")
+            XF = _asarray(xp, np.asarray(scheme.decoder)[F])
+        else:
+            raise InvalidArgumentError("decoder", f"must be 'optimal', 'fixed' or an (n, m) array, got {decoder!r}")
+    else:
+        Xh = to_numpy(decoder).astype(np.float64)
+        if Xh.shape != (n, m) or not np.all(np.isfinite(Xh)):
+            raise InvalidArgumentError("decoder", f"must be a finite (n, m) = {(n, m)} array, got shape {Xh.shape}")
+        XF = _asarray(xp, Xh[F])
+    X = np.zeros((n, m))
+    X[F] = to_numpy(XF)
+    return XF, X
+
+
+def run_scheme(scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any = "optimal",
+               xp: Any = None) -> SchemeRun:
+    """Encode real partial gradients, drop the stragglers, decode, and measure the error.
+
+    Parameters
+    ----------
+    scheme : gcsim.coding.schemes.Scheme
+        Encoder ``B`` (``(mN, n)``, block-major rows).
+    gradients : array (N, d)
+        Partial gradient ``g_i`` of part ``i`` (NumPy or CuPy), finite.
+    nonstragglers : array of bool (n,)
+        True = worker ``j``'s transmission arrives (``j ∈ F``).
+    decoder : "optimal", "fixed" or array (n, m)
+        ``X* = B_F⁺ T`` (default), the scheme's reference decoder restricted to ``F``,
+        or a given decoder (rows outside ``F`` ignored).
+    xp : None, "numpy", "cupy" or module
+        Array namespace (default NumPy).
+
+    Returns
+    -------
+    SchemeRun
+
+    Examples
+    --------
+    >>> from gcsim.coding.schemes import encode
+    >>> A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+    >>> sch = encode(A, 1, "naive")
+    >>> g = np.arange(12.0).reshape(3, 4)
+    >>> r = run_scheme(sch, g, [True, True, False])
+    >>> round(r.error, 9) == round(r.predicted_error, 9), round(r.residual, 12)
+    (True, 0.333333333333)
+    >>> r = run_scheme(sch, g, [True, True, True])
+    >>> np.allclose(r.decoded, g.sum(axis=0)), r.error < 1e-20
+    (True, True)
+    """
+    B_host = getattr(scheme, "B", None)
+    if B_host is None or not hasattr(scheme, "m"):
+        raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
+    m, N, n = int(scheme.m), int(scheme.N), int(scheme.n)
+    ns = get_namespace(xp)
+    host = _check_gradients(gradients, N)
+    mask = check_mask("nonstragglers", to_numpy(nonstragglers), n)
+    if mask.ndim != 1:
+        raise InvalidArgumentError("nonstragglers", f"must be one mask of shape (n,) = ({n},)")
+    d = host.shape[1]
+    w = -(-d // m)
+    g = _asarray(ns, gradients)
+    if w * m != d:
+        g = ns.concat([g, ns.zeros((N, w * m - d), dtype=ns.float64)], axis=1)
+    # Γ_G: row k*N + i = g_i[k]
+    GG = ns.reshape(ns.permute_dims(ns.reshape(g, (N, m, w)), (1, 0, 2)), (m * N, w))
+    B = _asarray(ns, B_host)
+    T = _asarray(ns, scheme.target())
+    tilde = B.T @ GG                                     # (n, w): what every worker sends
+    XF, X = _decoder_matrix(scheme, mask, decoder, ns, B, T)
+    Fi = _asarray(ns, np.flatnonzero(mask), dtype=ns.int64)
+    tilde_F = tilde[Fi, :]
+    ghat_blocks = XF.T @ tilde_F                         # (m, w)
+    true_blocks = ns.sum(ns.reshape(g, (N, m, w)), axis=0)
+    diff = ghat_blocks - true_blocks
+    R = B[:, Fi] @ XF - T                                # B_F X - T, (mN, m)
+    pred = GG.T @ R                                      # 𝒢 (B_F X - T), (w, m)
+    error = float(ns.sum(diff * diff))
+    predicted = float(ns.sum(pred * pred))
+    residual = float(ns.sum(R * R))
+    decoded = ns.reshape(ghat_blocks, (m * w,))[:d]
+    grad = ns.reshape(true_blocks, (m * w,))[:d]
+    return SchemeRun(decoded=decoded, gradient=grad, error=error, predicted_error=predicted, residual=residual,
+                     expected_isotropic=w * residual, decoder=X, nonstragglers=mask, transmissions=tilde,
+                     block_length=w, backend=ns.__name__)
+
+
+# ----------------------------------------------------------------------------------------------
+# CERAR ring over N buffers
+# ----------------------------------------------------------------------------------------------
+
+@dataclass
+class CerarRun:
+    """Result of :func:`run_cerar`.
+
+    Attributes
+    ----------
+    outputs : array (N, d)
+        ``ĝ_i`` of every worker.
+    errors : numpy.ndarray (N,)
+        Measured ``‖ĝ_i − Σ_j g_j‖²``.
+    predicted_errors : numpy.ndarray (N,)
+        ``‖Σ_m E_{i,m} G_{i−m}‖_F²`` from the design's error operators.
+    expected_isotropic : numpy.ndarray (N,)
+        ``w Σ_m ‖E_{i,m}‖_F²``: mean of ``errors`` over isotropic unit-variance gradients.
+    bytes_sent : numpy.ndarray (N,)
+        ``L · w · itemsize`` per worker (counted packet by packet).
+    rounds : int
+    packet_size : int
+        ``w = ceil(d/c)``.
+    backend : str
+    """
+
+    outputs: Any
+    errors: np.ndarray
+    predicted_errors: np.ndarray
+    expected_isotropic: np.ndarray
+    bytes_sent: np.ndarray
+    rounds: int
+    packet_size: int
+    backend: str
+
+
+def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "float64") -> CerarRun:
+    """Run the CERAR ring protocol on ``N`` real buffers (all workers at once, round by round).
+
+    Worker ``i`` sends ``s_i^(t) = x_i^(t) + u_i^(t−1)`` to ``i+1``, strips its own symbol
+    ``x_i^(t−N+1)`` from what it receives and accumulates ``D_i[:, t] u_i^(t)``
+    (SPEC §5).  Bytes are counted per packet.
+
+    Parameters
+    ----------
+    design : gcsim.cerar.design.CerarDesign
+    gradients : array (N, d)
+    xp : None, "numpy", "cupy" or module
+    dtype : {"float64", "float32"}
+        Working precision of the buffers.
+
+    Examples
+    --------
+    >>> from gcsim.cerar.constructions import design
+    >>> g = np.arange(12.0).reshape(3, 4)
+    >>> r = run_cerar(design(3, 2, "exact"), g)
+    >>> bool(r.errors.max() < 1e-20), r.bytes_sent.tolist(), r.rounds
+    (True, [48, 48, 48], 3)
+    """
+    from ..cerar.design import CerarDesign
+
+    if not isinstance(design, CerarDesign):
+        raise InvalidArgumentError("design", f"must be a CerarDesign, got {type(design).__name__}")
+    if dtype not in ("float64", "float32"):
+        raise InvalidArgumentError("dtype", f"must be 'float64' or 'float32', got {dtype!r}")
+    N, c, L = design.N, design.c, design.L
+    ns = get_namespace(xp)
+    host = _check_gradients(gradients, N)
+    d = host.shape[1]
+    w = -(-d // c)
+    wd = ns.float64 if dtype == "float64" else ns.float32
+    item = 8 if dtype == "float64" else 4
+    g = _asarray(ns, gradients, dtype=wd)
+    if w * c != d:
+        g = ns.concat([g, ns.zeros((N, w * c - d), dtype=wd)], axis=1)
+    G = ns.reshape(g, (N, c, w))
+    A = _asarray(ns, design.encoders, dtype=wd)
+    D = _asarray(ns, design.decoders, dtype=wd)
+    X = A @ G                                            # all c symbols: (N, c, w)
+    u = ns.zeros((N, w), dtype=wd)
+    U = []
+    sent = np.zeros(N, dtype=np.int64)
+    for t in range(1, L + 1):
+        s = X[:, t - 1, :] + u if t <= c else u
+        sent += w * item                                 # one packet of w scalars per worker
+        r = ns.roll(s, 1, axis=0)                        # worker i receives from i-1
+        k = t - N                                        # own symbol x^(t-N+1) comes back
+        u = r - X[:, k, :] if 0 <= k < c - 1 else r
+        U.append(u)
+    Ust = ns.stack(U, axis=1)                            # (N, L, w)
+    out = G + D @ Ust
+    total = ns.sum(G, axis=0)
+    diff = out - total[None, :, :]
+    errors = to_numpy(ns.sum(ns.reshape(diff * diff, (N, c * w)), axis=1)).astype(np.float64)
+    # prediction from the error operators: Σ_m E_{i,m} G_{i-m}
+    E = _asarray(ns, design.error_operators(), dtype=ns.float64)   # (N, N-1, c, c)
+    G64 = ns.astype(G, ns.float64)
+    src = (np.arange(N)[:, None] - np.arange(1, N)[None, :]) % N  # (N, N-1)
+    Gsrc = G64[_asarray(ns, src.reshape(-1), dtype=ns.int64), ...]
+    Gsrc = ns.reshape(Gsrc, (N, N - 1, c, w))
+    P = ns.sum(E @ Gsrc, axis=1)                         # (N, c, w)
+    predicted = to_numpy(ns.sum(ns.reshape(P * P, (N, c * w)), axis=1)).astype(np.float64)
+    Eh = design.error_operators()
+    expected = w * np.sum(Eh * Eh, axis=(1, 2, 3))
+    outputs = ns.reshape(out, (N, c * w))[:, :d]
+    return CerarRun(outputs=outputs, errors=errors, predicted_errors=predicted, expected_isotropic=expected,
+                    bytes_sent=sent, rounds=L, packet_size=w, backend=ns.__name__)
+
+
+# ----------------------------------------------------------------------------------------------
+# batched optimal-error evaluator (Gram identity) in any namespace
+# ----------------------------------------------------------------------------------------------
+
+def batched_optimal_error(scheme: Any, nonstragglers: Any, *, xp: Any = None, rtol: float | None = None,
+                          route: str = "solve", chunk: int = 2048) -> np.ndarray:
+    """``err(B, F) = mN − tr(H_Fᵀ Γ_FF⁺ H_F)`` for a stack of patterns, in any array namespace.
+
+    ``Γ = BᵀB`` and ``H = BᵀT`` are formed once on the device; patterns are grouped by
+    ``|F|`` and processed in chunks of ``chunk`` as batched ``(|F|, |F|)`` problems.
+
+    Routes: ``"solve"`` (default) -- batched Cholesky of the ``Γ_FF`` stack; patterns whose
+    smallest pivot² is above ``max diag Γ_FF / 1e8`` are solved with ``linalg.solve``
+    (``Γ_FF Z = H_F``), the others go to ``"eigh"``.  ``"eigh"`` -- rank-revealing: batched eigendecomposition of ``Γ_FF``,
+    eigenvalues below ``tol · λ_max`` treated as zero, with
+    ``tol = max(rtol², 10 max(mN, |F|) u)`` (as in :mod:`gcsim.coding.evaluate`).
+    The Gram route squares ``κ(B)``: for ill-conditioned ``B`` use
+    :func:`gcsim.coding.evaluate.optimal_error` (it switches to an orthogonal route).
+
+    Parameters
+    ----------
+    scheme : Scheme
+    nonstragglers : array of bool, (n,) or (count, n)
+    xp : None, "numpy", "cupy" or module
+    rtol : float, optional
+        Relative singular-value tolerance of ``B_F`` for rank decisions.
+    route : {"solve", "eigh"}
+    chunk : int
+        Patterns per batched call.
+
+    Returns
+    -------
+    numpy.ndarray (count,) or float
+        Raw squared errors (host NumPy).
+
+    Examples
+    --------
+    >>> from gcsim.coding.schemes import encode
+    >>> A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+    >>> sch = encode(A, 1, "naive")
+    >>> batched_optimal_error(sch, [[1, 1, 0], [1, 0, 0], [0, 0, 0]]).round(12).tolist()
+    [0.333333333333, 1.0, 3.0]
+    """
+    B_host = getattr(scheme, "B", None)
+    if B_host is None or not hasattr(scheme, "m"):
+        raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
+    if route not in ("solve", "eigh"):
+        raise InvalidArgumentError("route", f"must be 'solve' or 'eigh', got {route!r}")
+    chunk = check_int("chunk", chunk, minimum=1)
+    if rtol is not None and not (0.0 < float(rtol) < 1.0):
+        raise InvalidArgumentError("rtol", f"must lie in (0, 1), got {rtol!r}")
+    ns = get_namespace(xp)
+    m, N, n = int(scheme.m), int(scheme.N), int(scheme.n)
+    masks = check_mask("nonstragglers", to_numpy(nonstragglers), n)
+    single = masks.ndim == 1
+    masks = masks[None, :] if single else masks
+    mN = m * N
+    B = _asarray(ns, B_host)
+    Gamma = B.T @ B
+    H = ns.permute_dims(ns.sum(ns.reshape(B, (m, N, n)), axis=1), (1, 0))   # (n, m) = Bᵀ T
+    out = np.empty(masks.shape[0])
+    sizes = masks.sum(axis=1)
+    u = float(np.finfo(np.float64).eps)
+    for f in np.unique(sizes):
+        rows = np.flatnonzero(sizes == f)
+        f = int(f)
+        if f == 0:
+            out[rows] = float(mN)
+            continue
+        # F index sets, ascending, one per row
+        Fidx = np.nonzero(masks[rows])[1].reshape(rows.size, f)
+        floor = 10.0 * max(mN, f) * u
+        tol = floor if rtol is None else max(float(rtol) ** 2, floor)
+        for a in range(0, rows.size, chunk):
+            Fi = _asarray(ns, Fidx[a:a + chunk], dtype=ns.int64)
+            Gs = Gamma[Fi[:, :, None], Fi[:, None, :]]      # (count, f, f) principal submatrices
+            h = H[Fi, :]                                   # (count, f, m)
+            count = Fidx[a:a + chunk].shape[0]
+            proj = np.full(count, np.nan)
+            if route == "solve":
+                # Cholesky pivots reveal near-singular Γ_FF (pivot² below λ-scale / GRAM_KAPPA_LIMIT²)
+                ok = np.zeros(count, dtype=bool)
+                try:
+                    Lc = ns.linalg.cholesky(Gs)
+                    piv = to_numpy(ns.min(ns.linalg.diagonal(Lc), axis=1)) ** 2
+                    dmax = to_numpy(ns.max(ns.linalg.diagonal(Gs), axis=1))
+                    ok = np.isfinite(piv) & (piv > dmax / _KAPPA_LIMIT ** 2)
+                except Exception:  # numpy refuses a stack with one non-PD matrix
+                    ok[:] = False
+                if ok.any():
+                    oi = _asarray(ns, np.flatnonzero(ok), dtype=ns.int64)
+                    Z = ns.linalg.solve(Gs[oi, ...], h[oi, ...])
+                    proj[ok] = to_numpy(ns.sum(h[oi, ...] * Z, axis=(1, 2)))
+            todo = ~np.isfinite(proj)
+            if todo.any():
+                ti = _asarray(ns, np.flatnonzero(todo), dtype=ns.int64)
+                wv, V = ns.linalg.eigh(Gs[ti, ...])
+                wmax = ns.max(wv, axis=1, keepdims=True)
+                keep = (wv > tol * wmax) & (wmax > 0)
+                cc = ns.permute_dims(V, (0, 2, 1)) @ h[ti, ...]   # (count, f, m)
+                inv = ns.where(keep, 1.0 / ns.where(keep, wv, ns.ones_like(wv)), ns.zeros_like(wv))
+                proj[todo] = to_numpy(ns.sum(inv[:, :, None] * cc * cc, axis=(1, 2)))
+            out[rows[a:a + chunk]] = mN - proj
+    out = np.clip(out, 0.0, float(mN))
+    return float(out[0]) if single else out

@@ -1,0 +1,368 @@
+"""Datasets for the learning experiments (SPEC §7).
+
+* :func:`load_digits` — scikit-learn's bundled handwritten digits (8x8 pixels,
+  1797 images, 10 classes; Alpaydin & Kaynak, UCI "optdigits" test set),
+  split into train/test with a seeded stratified shuffle and standardized with
+  the *training* mean and standard deviation.
+* :func:`read_idx` — one file in LeCun's IDX format (plain or gzip), with
+  validation of the magic number, the element type, the dimensions and the
+  payload length.
+* :func:`load_mnist` — MNIST from local files: a directory with the four
+  standard IDX files (``train-images-idx3-ubyte[.gz]`` ...) or a NumPy
+  ``.npz`` archive with ``x_train, y_train, x_test, y_test`` (the layout of
+  ``keras.datasets.mnist``).  Nothing is downloaded.
+
+Every loader returns a :class:`Dataset` with float64 features ``(count, 784)``
+or ``(count, 64)`` and int64 labels.  Malformed files raise
+:class:`DatasetFormatError` naming the file and what is wrong.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_int, check_real
+from ..errors import GcsimError, InvalidArgumentError
+
+__all__ = ["Dataset", "DatasetFormatError", "load_digits", "read_idx", "write_idx", "load_mnist",
+           "standardize", "MNIST_FILES"]
+
+#: Standard MNIST file stems (the loader also accepts the ``.gz`` versions and ``-idx3.ubyte`` spellings).
+MNIST_FILES = {
+    "x_train": "train-images-idx3-ubyte",
+    "y_train": "train-labels-idx1-ubyte",
+    "x_test": "t10k-images-idx3-ubyte",
+    "y_test": "t10k-labels-idx1-ubyte",
+}
+
+# IDX element-type codes (third byte of the magic number) -> big-endian dtype
+_IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+_IDX_CODES = {np.dtype(v).newbyteorder("=").str: k for k, v in _IDX_TYPES.items()}
+
+
+class DatasetFormatError(GcsimError, ValueError):
+    """A data file is missing, truncated or not in the expected format.
+
+    The message names the file and the violated expectation.
+    """
+
+
+@dataclass
+class Dataset:
+    """A classification data set split into train and test parts.
+
+    Attributes
+    ----------
+    x_train, x_test : numpy.ndarray
+        float64 features, shape ``(count, features)``.
+    y_train, y_test : numpy.ndarray
+        int64 labels in ``[0, n_classes)``.
+    name : str
+    n_classes : int
+    info : dict
+        Provenance (source, seed, split, standardization).
+
+    Examples
+    --------
+    >>> ds = load_digits(seed=0)
+    >>> ds.x_train.shape[1], ds.n_classes, ds.n_train + ds.n_test
+    (64, 10, 1797)
+    """
+
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+    name: str
+    n_classes: int
+    info: dict = field(default_factory=dict)
+
+    @property
+    def n_features(self) -> int:
+        """Number of input features."""
+        return int(self.x_train.shape[1])
+
+    @property
+    def n_train(self) -> int:
+        """Number of training examples."""
+        return int(self.x_train.shape[0])
+
+    @property
+    def n_test(self) -> int:
+        """Number of test examples."""
+        return int(self.x_test.shape[0])
+
+    def __repr__(self) -> str:
+        return (f"Dataset({self.name!r}, train={self.n_train}, test={self.n_test}, "
+                f"features={self.n_features}, classes={self.n_classes})")
+
+
+def standardize(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Standardize features with the training mean and standard deviation.
+
+    ``z = (x - mean_train) / std_train``; features that are constant on the
+    training set (std 0, e.g. the always-blank corner pixels of the digits)
+    get std 1 so that they map to 0 instead of NaN.
+
+    Examples
+    --------
+    >>> a, b, _ = standardize(np.array([[0., 5.], [2., 5.]]), np.array([[1., 6.]]))
+    >>> a.tolist(), b.tolist()
+    ([[-1.0, 0.0], [1.0, 0.0]], [[0.0, 1.0]])
+    """
+    mean = x_train.mean(axis=0)
+    std = x_train.std(axis=0)
+    std = np.where(std > 0, std, 1.0)
+    return (x_train - mean) / std, (x_test - mean) / std, {"standardized": True}
+
+
+def _split(x: np.ndarray, y: np.ndarray, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded stratified split: the first ``round(test_fraction * count_c)`` of each shuffled class go to test."""
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(y.size)
+    ys = y[perm]
+    order = perm[np.argsort(ys, kind="stable")]  # shuffled within each class
+    counts = np.bincount(y)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rank = np.arange(y.size) - np.repeat(starts, counts)  # position inside its class
+    n_test = np.rint(test_fraction * counts).astype(int)
+    is_test = rank < np.repeat(n_test, counts)
+    return np.sort(order[~is_test]), np.sort(order[is_test])
+
+
+def load_digits(*, test_fraction: float = 0.25, seed: int = 0, standardized: bool = True) -> Dataset:
+    """scikit-learn's handwritten digits (8x8 images, 1797 examples, 10 classes).
+
+    Parameters
+    ----------
+    test_fraction : float in (0, 1)
+        Share of each class put in the test set (stratified).
+    seed : int
+        Seed of the split; the same seed gives the same split.
+    standardized : bool
+        Standardize with the training statistics (:func:`standardize`);
+        otherwise pixel intensities are scaled from ``[0, 16]`` to ``[0, 1]``.
+
+    Examples
+    --------
+    >>> ds = load_digits(test_fraction=0.25, seed=1)
+    >>> ds.n_test, bool(abs(ds.x_train.mean()) < 1e-12)
+    (450, True)
+    """
+    test_fraction = check_real("test_fraction", test_fraction, minimum=0.0, maximum=1.0,
+                               strict_min=True, strict_max=True)
+    seed = check_int("seed", seed, minimum=0)
+    from sklearn.datasets import load_digits as _sk_digits
+
+    raw = _sk_digits()
+    x = np.asarray(raw.data, dtype=np.float64)
+    y = np.asarray(raw.target, dtype=np.int64)
+    tr, te = _split(x, y, test_fraction, seed)
+    x_tr, x_te = x[tr], x[te]
+    info = {"source": "sklearn.datasets.load_digits", "seed": seed, "test_fraction": test_fraction}
+    if standardized:
+        x_tr, x_te, extra = standardize(x_tr, x_te)
+        info.update(extra)
+    else:
+        x_tr, x_te = x_tr / 16.0, x_te / 16.0
+        info["standardized"] = False
+    return Dataset(x_tr, y[tr], x_te, y[te], "digits", 10, info)
+
+
+# ----------------------------------------------------------------------------------------------
+# IDX / NPZ
+# ----------------------------------------------------------------------------------------------
+
+def _read_bytes(path: Path) -> bytes:
+    if not path.is_file():
+        raise DatasetFormatError(f"{path}: no such file")
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the file is called
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise DatasetFormatError(f"{path}: corrupted gzip stream ({exc})") from None
+    return raw
+
+
+def read_idx(path: str | os.PathLike) -> np.ndarray:
+    """Read one IDX file (LeCun et al.'s MNIST format), plain or gzip-compressed.
+
+    Layout: magic ``00 00 TT DD`` (``TT`` = element type: 0x08 uint8, 0x09
+    int8, 0x0B int16, 0x0C int32, 0x0D float32, 0x0E float64; ``DD`` = number
+    of dimensions), then ``DD`` big-endian uint32 sizes, then the data in C
+    order, big-endian.
+
+    Raises
+    ------
+    DatasetFormatError
+        Missing file, bad gzip stream, wrong magic number, unknown type code,
+        zero dimensions, or a payload whose length does not match the sizes
+        (truncated or padded file).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.idx")
+    >>> write_idx(path, np.arange(6, dtype=np.uint8).reshape(2, 3))
+    >>> read_idx(path).tolist()
+    [[0, 1, 2], [3, 4, 5]]
+    """
+    path = Path(path)
+    raw = _read_bytes(path)
+    if len(raw) < 4:
+        raise DatasetFormatError(f"{path}: too short for an IDX header ({len(raw)} bytes)")
+    if raw[0] != 0 or raw[1] != 0:
+        raise DatasetFormatError(f"{path}: bad IDX magic number {raw[:4].hex()} (must start with 0000)")
+    code, ndim = raw[2], raw[3]
+    if code not in _IDX_TYPES:
+        raise DatasetFormatError(f"{path}: unknown IDX element type 0x{code:02x}")
+    if ndim == 0:
+        raise DatasetFormatError(f"{path}: IDX header declares 0 dimensions")
+    header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise DatasetFormatError(f"{path}: truncated IDX header (needs {header} bytes, has {len(raw)})")
+    shape = tuple(int(v) for v in np.frombuffer(raw, dtype=">u4", count=ndim, offset=4))
+    dtype = np.dtype(_IDX_TYPES[code])
+    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if len(raw) - header != expected:
+        kind = "truncated" if len(raw) - header < expected else "has trailing bytes"
+        raise DatasetFormatError(f"{path}: payload {kind}: dimensions {shape} need {expected} bytes of "
+                                 f"{dtype.name}, found {len(raw) - header}")
+    data = np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape)
+    return data.astype(dtype.newbyteorder("="))
+
+
+def write_idx(path: str | os.PathLike, array: Any, *, compress: bool | None = None) -> None:
+    """Write ``array`` as an IDX file (gzip when ``compress`` or the name ends in ``.gz``).
+
+    The file is written to a temporary name and renamed, so a failure leaves
+    nothing half-written.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "b.idx.gz")
+    >>> write_idx(path, np.array([7, 8], dtype=np.uint8)); read_idx(path).tolist()
+    [7, 8]
+    """
+    path = Path(path)
+    arr = np.asarray(array)
+    key = arr.dtype.newbyteorder("=").str if arr.dtype.byteorder not in ("|",) else arr.dtype.str
+    if key not in _IDX_CODES or arr.ndim == 0 or arr.ndim > 255:
+        raise InvalidArgumentError("array", f"IDX stores 1..255-D arrays of uint8/int8/int16/int32/float32/"
+                                   f"float64, got {arr.dtype} with shape {arr.shape}")
+    code = _IDX_CODES[key]
+    payload = (bytes([0, 0, code, arr.ndim]) + np.asarray(arr.shape, dtype=">u4").tobytes()
+               + np.ascontiguousarray(arr, dtype=np.dtype(_IDX_TYPES[code])).tobytes())
+    if compress is None:
+        compress = path.name.endswith(".gz")
+    if compress:
+        payload = gzip.compress(payload, mtime=0)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(payload)
+    os.replace(tmp, path)
+
+
+def _find_idx(directory: Path, stem: str) -> Path:
+    for name in (stem, stem.replace("-idx", ".idx")):  # both spellings circulate
+        for suffix in ("", ".gz"):
+            candidate = directory / (name + suffix)
+            if candidate.is_file():
+                return candidate
+    raise DatasetFormatError(f"{directory}: missing MNIST file {stem}[.gz]")
+
+
+def _check_pair(name: str, images: np.ndarray, labels: np.ndarray, source: str) -> None:
+    if images.ndim != 3:
+        raise DatasetFormatError(f"{source}: {name} images must be 3-D (count, rows, cols), got shape "
+                                 f"{images.shape}")
+    if images.dtype != np.uint8:
+        raise DatasetFormatError(f"{source}: {name} images must be uint8 pixels, got {images.dtype}")
+    if labels.ndim != 1:
+        raise DatasetFormatError(f"{source}: {name} labels must be 1-D, got shape {labels.shape}")
+    if labels.dtype.kind not in "iu":
+        raise DatasetFormatError(f"{source}: {name} labels must be integers, got {labels.dtype}")
+    if images.shape[0] != labels.shape[0]:
+        raise DatasetFormatError(f"{source}: {name} has {images.shape[0]} images but {labels.shape[0]} labels")
+    if images.shape[0] == 0:
+        raise DatasetFormatError(f"{source}: {name} is empty")
+    if labels.size and (labels.min() < 0 or labels.max() > 9):
+        raise DatasetFormatError(f"{source}: {name} labels must lie in 0..9, got range "
+                                 f"[{labels.min()}, {labels.max()}]")
+
+
+def load_mnist(path: str | os.PathLike, *, standardized: bool = True, max_train: int | None = None,
+               max_test: int | None = None) -> Dataset:
+    """MNIST (LeCun, Bottou, Bengio & Haffner 1998) from local files.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A directory holding the four IDX files of :data:`MNIST_FILES` (plain
+        or ``.gz``), or an ``.npz`` archive with arrays ``x_train``,
+        ``y_train``, ``x_test``, ``y_test`` (uint8 images ``(count, 28, 28)``
+        — any image size is accepted as long as train and test agree).
+    standardized : bool
+        Standardize with the training statistics; otherwise pixels / 255.
+    max_train, max_test : int, optional
+        Keep only the first examples (for quick runs).
+
+    Raises
+    ------
+    DatasetFormatError
+        Missing/corrupted files, wrong dtypes or shapes, image/label count
+        mismatch, labels outside 0..9, train/test image sizes that differ.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp(); rng = np.random.default_rng(0)
+    >>> np.savez(os.path.join(d, "m.npz"), x_train=rng.integers(0, 256, (5, 4, 4), dtype=np.uint8),
+    ...          y_train=np.arange(5, dtype=np.uint8), x_test=np.zeros((2, 4, 4), np.uint8),
+    ...          y_test=np.array([1, 2], np.uint8))
+    >>> load_mnist(os.path.join(d, "m.npz"))
+    Dataset('mnist', train=5, test=2, features=16, classes=10)
+    """
+    if max_train is not None:
+        max_train = check_int("max_train", max_train, minimum=1)
+    if max_test is not None:
+        max_test = check_int("max_test", max_test, minimum=1)
+    path = Path(path)
+    if path.is_dir():
+        arrays = {key: read_idx(_find_idx(path, stem)) for key, stem in MNIST_FILES.items()}
+        source = str(path)
+    elif path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                missing = [k for k in MNIST_FILES if k not in archive.files]
+                if missing:
+                    raise DatasetFormatError(f"{path}: NPZ archive lacks arrays {missing} "
+                                             f"(has {sorted(archive.files)})")
+                arrays = {k: np.asarray(archive[k]) for k in MNIST_FILES}
+        except DatasetFormatError:
+            raise
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise DatasetFormatError(f"{path}: not a readable NPZ archive ({exc})") from None
+        source = str(path)
+    else:
+        raise DatasetFormatError(f"{path}: no such file or directory")
+    _check_pair("train", arrays["x_train"], arrays["y_train"], source)
+    _check_pair("test", arrays["x_test"], arrays["y_test"], source)
+    if arrays["x_train"].shape[1:] != arrays["x_test"].shape[1:]:
+        raise DatasetFormatError(f"{source}: train images {arrays['x_train'].shape[1:]} and test images "
+                                 f"{arrays['x_test'].shape[1:]} differ in size")
+    x_tr = arrays["x_train"][:max_train].reshape(-1, int(np.prod(arrays["x_train"].shape[1:]))) / 255.0
+    x_te = arrays["x_test"][:max_test].reshape(-1, x_tr.shape[1]) / 255.0
+    y_tr = arrays["y_train"][:max_train].astype(np.int64)
+    y_te = arrays["y_test"][:max_test].astype(np.int64)
+    info: dict[str, Any] = {"source": source, "standardized": bool(standardized)}
+    if standardized:
+        x_tr, x_te, _ = standardize(x_tr, x_te)
+    return Dataset(x_tr, y_tr, x_te, y_te, "mnist", 10, info)

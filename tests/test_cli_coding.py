@@ -1,0 +1,56 @@
+"""CLI: gcsim error and gcsim bounds verify (JSON output, exit codes, errors)."""
+import json
+
+import numpy as np
+import pytest
+
+from gcsim.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_error_json_matches_independent_lstsq(capsys):
+    code, out, _ = run(capsys, "error", "--design", "petersen", "--m", "1", "--method", "naive",
+                       "--model", "all", "-s", "2", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["evaluation"] == "exact"
+    # independent: average of min_x ||A_F x - 1||^2 over all 45 straggler pairs
+    import itertools
+    import gcsim
+    A = gcsim.srg(10, 3, 0, 1).assignment.astype(float)
+    vals = []
+    for S in itertools.combinations(range(10), 2):
+        F = [j for j in range(10) if j not in S]
+        x, *_ = np.linalg.lstsq(A[:, F], np.ones(10), rcond=None)
+        vals.append(np.sum((A[:, F] @ x - 1) ** 2))
+    assert payload["mean"] == pytest.approx(np.mean(vals), rel=1e-9)
+
+
+def test_error_worst_case_reports_set(capsys):
+    code, out, _ = run(capsys, "error", "--design", "bibd:7,3,1", "--m", "2", "--method", "naive",
+                       "--model", "worst", "-s", "2", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert len(payload["stragglers_set"]) == 2 and payload["evaluation"] == "exact"
+
+
+def test_bounds_verify_ok_and_json(capsys):
+    code, out, _ = run(capsys, "bounds", "verify", "--design", "paley13", "--m", "2", "--method", "rd",
+                       "--model", "all", "-s", "2", "--bounds", "rank_lower,reference_decoder_upper", "--json")
+    payload = json.loads(out)
+    assert code == 0 and payload["ok"] is True
+
+
+def test_bounds_verify_bad_design_is_usage_error(capsys):
+    code, _, err = run(capsys, "bounds", "verify", "--design", "nonsense", "--json")
+    assert code == 2 and "design" in err
+
+
+def test_error_invalid_m_names_argument(capsys):
+    code, _, err = run(capsys, "error", "--design", "petersen", "--m", "0")
+    assert code == 2 and "m" in err and "Traceback" not in err
