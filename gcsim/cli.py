@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, Callable, Sequence
 
@@ -256,6 +257,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (GcsimError, ValueError, FileExistsError, FileNotFoundError) as exc:
         print(f"gcsim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # e.g. `gcsim ... | head`: the reader left, nothing to report
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_OK
     except KeyboardInterrupt:
         print("gcsim: interrupted", file=sys.stderr)
         return 130

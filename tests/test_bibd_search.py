@@ -69,7 +69,7 @@ def test_gaussian_binomial_counts_subspaces():
 def test_develop_full_short_and_fixed():
     assert develop(7, [[0, 1, 3]]) == [tuple(sorted(((0 + g) % 7, (1 + g) % 7, (3 + g) % 7))) for g in range(7)]
     assert len(develop(9, [[0, 3, 6]])) == 3                      # stabilizer of order 3
-    blocks = develop(27, [[0, 9, 18, 27]])                        # 27 = fixed point
+    blocks = develop(27, [[0, 9, 18, 27]], 1)                     # 27 = fixed point
     assert len(blocks) == 9 and all(27 in b for b in blocks)
     assert develop((2, 2), [[0, 1]]) == [(0, 1), (2, 3)]             # Z_2 x Z_2: 0+1 = 1, stabilizer {0, 1}
     with pytest.raises(InvalidArgumentError):

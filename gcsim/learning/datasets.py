@@ -136,6 +136,29 @@ def _split(x: np.ndarray, y: np.ndarray, test_fraction: float, seed: int) -> tup
     return np.sort(order[~is_test]), np.sort(order[is_test])
 
 
+def _digits_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """The raw digits (1797 x 64 pixel counts in 0..16, labels), read from scikit-learn's data file.
+
+    Reading ``sklearn/datasets/data/digits.csv.gz`` directly (65 columns: 64
+    pixels then the label) avoids importing scikit-learn, which takes seconds;
+    the import is the fallback.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("sklearn")
+    if spec is not None and spec.submodule_search_locations:
+        for root in spec.submodule_search_locations:
+            csv = Path(root) / "datasets" / "data" / "digits.csv.gz"
+            if csv.is_file():
+                data = np.loadtxt(csv, delimiter=",")
+                if data.shape == (1797, 65):
+                    return data[:, :-1].astype(np.float64), data[:, -1].astype(np.int64)
+    from sklearn.datasets import load_digits as _sk_digits  # pragma: no cover - unusual install
+
+    raw = _sk_digits()  # pragma: no cover
+    return np.asarray(raw.data, dtype=np.float64), np.asarray(raw.target, dtype=np.int64)  # pragma: no cover
+
+
 def load_digits(*, test_fraction: float = 0.25, seed: int = 0, standardized: bool = True) -> Dataset:
     """scikit-learn's handwritten digits (8x8 images, 1797 examples, 10 classes).
 
@@ -158,11 +181,7 @@ def load_digits(*, test_fraction: float = 0.25, seed: int = 0, standardized: boo
     test_fraction = check_real("test_fraction", test_fraction, minimum=0.0, maximum=1.0,
                                strict_min=True, strict_max=True)
     seed = check_int("seed", seed, minimum=0)
-    from sklearn.datasets import load_digits as _sk_digits
-
-    raw = _sk_digits()
-    x = np.asarray(raw.data, dtype=np.float64)
-    y = np.asarray(raw.target, dtype=np.int64)
+    x, y = _digits_arrays()
     tr, te = _split(x, y, test_fraction, seed)
     x_tr, x_te = x[tr], x[te]
     info = {"source": "sklearn.datasets.load_digits", "seed": seed, "test_fraction": test_fraction}
