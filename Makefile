@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(BIN)/python -m gcsim reproduce
 
 test: $(STAMP)
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile -q tests
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile -q tests notebooks --nbmake gcsim --doctest-modules --ignore=gcsim/__main__.py
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest -q benchmarks

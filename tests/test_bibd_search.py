@@ -81,7 +81,7 @@ def test_group_elements_mixed_radix():
     assert g.shape == (15, 2) and g[7].tolist() == [1, 2]
 
 
-@pytest.mark.parametrize("q", [3, 7, 11, 19, 23, 27, 31, 43])
+@pytest.mark.parametrize("q", [7, 11, 19, 23, 27, 31, 43])
 def test_paley_difference_set(q):
     S = paley_difference_set(q)
     c = field_difference_counts(q, [S])
@@ -111,7 +111,7 @@ def test_cyclotomic_search(q, k, lam):
     assert is_design(q, develop((p,) * a, fam), lam)
 
 
-@pytest.mark.parametrize("n,k,lam,m", [(13, 4, 1, 3), (37, 4, 1, 10), (21, 5, 1, 4)])
+@pytest.mark.parametrize("n,k,lam,m", [(13, 4, 1, 3), (31, 6, 1, 5), (21, 5, 1, 4)])
 def test_multiplier_search(n, k, lam, m):
     fam = multiplier_difference_family(n, k, lam, m)
     assert fam is not None
@@ -124,7 +124,7 @@ def test_multiplier_search(n, k, lam, m):
     (37, 4, 1, {}),
     (27, 3, 1, {"fixed": [[0, 9, 18]]}),
     (15, 3, 1, {"fixed": [[0, 5, 10]]}),
-    (12, 3, 1, {"fixed": [[0, 4, 8], [0, 6, 12]], "n_fixed": 1}),
+    (8, 3, 1, {"fixed": [[0, 4, 8]], "n_fixed": 1}),          # 1-rotational STS(9)
 ])
 def test_search_finds_difference_families(n, k, lam, kwargs):
     fam = search_difference_family(n, k, lam, **kwargs)

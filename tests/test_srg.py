@@ -488,3 +488,24 @@ def test_coverage_against_sage():
     for e in entries:
         p = (e["v"], e["k"], e["lambda"], e["mu"])
         assert S.srg(*p, existence=True) is e["sage"], p
+
+
+@pytest.mark.parametrize("fn", [S.petersen_graph, S.clebsch_graph, S.schlafli_graph,
+                                lambda: S.polar_graph("Sp", 4, 3), S.gewirtz_graph])
+def test_krein_parameter_numerically(fn):
+    """E_r o E_r (numpy) has the eigenvalue predicted by the Krein formula on the r-eigenspace,
+    and is positive semidefinite."""
+    g = fn()
+    v, k, lam, mu = g.params
+    (_, _), (r, f), (s, gm) = g.eigenvalues()
+    r, s = float(r), float(s)
+    A = g.adjacency.astype(float)
+    Er = (A - s * np.eye(v) - (k - s) / v * np.ones((v, v))) / (r - s)
+    assert np.allclose(Er @ Er, Er) and abs(np.trace(Er) - f) < 1e-8
+    H = Er * Er
+    # eigenvector for r: any column of Er (nonzero)
+    x = Er[:, np.argmax(np.abs(Er).sum(axis=0))]
+    theta = (x @ H @ x) / (x @ x)
+    c1 = (k + r) * (s + 1) ** 2 - (r + 1) * (k + r + 2 * r * s)
+    assert abs(theta - c1 / ((r - s) ** 2 * (k - r))) < 1e-9
+    assert np.linalg.eigvalsh(H).min() > -1e-9

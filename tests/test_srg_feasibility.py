@@ -225,3 +225,21 @@ def test_feasible_set_equals_sage_list():
         p = (e["v"], e["k"], e["lambda"], e["mu"])
         if e["sage"] is False:
             assert not srg_feasibility(*p).feasible, p
+
+
+def test_krein_symbolic_identity():
+    """The factorization used in docs/theory/20_srg.md §20.4: the coefficient of E_r in E_r o E_r
+    equals ((k+r)(s+1)^2 - (r+1)(k+r+2rs)) / ((r-s)^2 (k-r)), and of E_s in E_r o E_r is
+    s(s+1)/(r-s)^2 (with k = mu - rs, lam = mu + r + s, v from the counting identity)."""
+    r, s, mu = sympy.symbols("r s mu")
+    k = mu - r * s
+    lam = mu + r + s
+    v = k * (k - lam - 1) / mu + k + 1
+    e0 = (-s - (k - s) / v) / (r - s)      # entries of E_r on the diagonal / edges / non-edges
+    e1 = (1 - (k - s) / v) / (r - s)
+    e2 = (-(k - s) / v) / (r - s)
+    theta_r = e0 ** 2 + e1 ** 2 * r + e2 ** 2 * (-1 - r)
+    theta_s = e0 ** 2 + e1 ** 2 * s + e2 ** 2 * (-1 - s)
+    c1 = (k + r) * (s + 1) ** 2 - (r + 1) * (k + r + 2 * r * s)
+    assert sympy.simplify(theta_r - c1 / ((r - s) ** 2 * (k - r))) == 0
+    assert sympy.simplify(theta_s - s * (s + 1) / (r - s) ** 2) == 0
