@@ -329,6 +329,27 @@ def test_expected_bernoulli_monte_carlo():
     assert mc.method.startswith("monte-carlo") and mc.ci[0] <= exact <= mc.ci[1]
 
 
+def test_expected_bernoulli_stratified():
+    rng = np.random.default_rng(4)
+    A = random_assignment(rng, 8, 12, 3)
+    sch = encode(A, 2, "rd", seed=1)
+    model = straggler_model("bernoulli", 12, p=0.3)
+    exact = expected_error(sch, model, exact_limit=4096)
+    assert exact.method == "exact"
+    # strata s = 0, 1, 2 and 12, 11, ... fit in 100 patterns; the rest is sampled
+    strat = expected_error(sch, model, exact_limit=100, samples=3000, seed=2)
+    assert strat.method.startswith("monte-carlo n=") and "stratified" in strat.method
+    assert strat.ci[0] <= exact.mean <= strat.ci[1]
+    plain = expected_error(sch, straggler_model("bernoulli", 12, p=[0.3] * 11 + [0.3 + 1e-9]), exact_limit=100,
+                           samples=3000, seed=2)
+    assert plain.method == "monte-carlo n=3000"
+    assert strat.stderr < plain.stderr  # stratification removes the between-strata variance
+    # a budget of 2^12 - 1 patterns enumerates every stratum but s = 12 (weight 0.3^12)
+    nearly = expected_error(sch, model, exact_limit=4095, samples=10)
+    assert "12 strata exact" in nearly.method
+    assert abs(nearly.mean - exact.mean) <= 0.3 ** 12 * 16 + 1e-12
+
+
 def test_expected_markov_matches_stationary_bernoulli():
     sch = encode(FANO, 2, "rd", seed=5)
     markov = MarkovModel(7, p_enter=0.1, p_leave=0.3)

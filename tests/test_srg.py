@@ -430,13 +430,41 @@ def test_srg_impossible(params, condition):
 
 
 def test_srg_known_but_not_buildable():
-    assert S.srg(36, 14, 4, 6, existence=True) is True
+    assert S.srg(45, 22, 10, 11, existence=True) is True
     with pytest.raises(NotConstructibleError) as ei:
-        S.srg(36, 14, 4, 6)
-    assert "McKay" in str(ei.value)
+        S.srg(45, 22, 10, 11)
+    assert "Mathon" in str(ei.value)
     sug = ei.value.suggestions
     assert sug and all(S.srg(*p, existence=True) is True for p in sug)
-    assert (36, 15, 6, 6) in sug
+    assert all(p[0] == 45 for p in sug[:4])
+
+
+def test_menon_difference_set_graph():
+    """D = S u {0} is a (36,15,6) difference set in Z_6^2: every nonzero element is a difference
+    d1 - d2 (d1, d2 in D) exactly 6 times (counted directly)."""
+    from collections import Counter
+
+    from gcsim.combinatorics.srg_families import MENON_36_CONNECTION
+
+    D = [(0, 0)] + list(MENON_36_CONNECTION)
+    assert len(set(D)) == 15 and {((-a) % 6, (-b) % 6) for a, b in D} == set(D)
+    diffs = Counter(((a - c) % 6, (b - d) % 6) for a, b in D for c, d in D if (a, b) != (c, d))
+    assert len(diffs) == 35 and set(diffs.values()) == {6}
+    check_graph(S.menon_graph_36(), (36, 14, 4, 6))
+    assert S.srg(36, 14, 4, 6).construction.startswith("Cayley graph of a symmetric (36,15,6) Menon")
+    check_graph(S.srg(36, 21, 12, 12), (36, 21, 12, 12))
+
+
+def test_abelian_cayley_graph_errors():
+    with pytest.raises(InvalidArgumentError) as ei:
+        S.abelian_cayley_graph([7], [[1]])          # not closed under negation
+    assert ei.value.argument == "connection"
+    with pytest.raises(InvalidArgumentError):
+        S.abelian_cayley_graph([7], [[0], [1], [6]])  # contains 0
+    with pytest.raises(InvalidArgumentError):
+        S.abelian_cayley_graph([8], [[1], [7]])     # the 8-cycle is not strongly regular
+    check_graph(S.abelian_cayley_graph([4, 4], [(1, 0), (3, 0), (0, 1), (0, 3), (1, 1), (3, 3)]),
+                (16, 6, 2, 2))
 
 
 def test_srg_unknown():
@@ -478,13 +506,13 @@ def test_buildable_srgs_all_build_and_verify():
 
 @pytest.mark.skipif(not FIX.exists(), reason="Sage fixture not present")
 def test_coverage_against_sage():
-    """Sage builds 72 parameter sets with v <= 64; gcsim builds all but the three in KNOWN_EXISTING
-    (and says True for those), and says False exactly where Sage does."""
+    """Sage builds 72 parameter sets with v <= 64; gcsim builds all but (45, 22, 10, 11) (and says
+    True for it: KNOWN_EXISTING), and says False exactly where Sage does."""
     entries = json.loads(FIX.read_text())["entries"]
     sage_builds = [(e["v"], e["k"], e["lambda"], e["mu"]) for e in entries if e["sage"] is True]
     ours = set(S.buildable_srgs(64))
     missing = [p for p in sage_builds if p not in ours]
-    assert sorted(missing) == [(36, 14, 4, 6), (36, 21, 12, 12), (45, 22, 10, 11)]
+    assert sorted(missing) == [(45, 22, 10, 11)]
     for e in entries:
         p = (e["v"], e["k"], e["lambda"], e["mu"])
         assert S.srg(*p, existence=True) is e["sage"], p
@@ -509,3 +537,12 @@ def test_krein_parameter_numerically(fn):
     c1 = (k + r) * (s + 1) ** 2 - (r + 1) * (k + r + 2 * r * s)
     assert abs(theta - c1 / ((r - s) ** 2 * (k - r))) < 1e-9
     assert np.linalg.eigvalsh(H).min() > -1e-9
+
+
+def test_buildable_beyond_64_sample():
+    """A deterministic sample of the buildable parameter sets with 64 < v <= 200."""
+    params = [p for p in S.buildable_srgs(200) if p[0] > 64 and 0 < p[3] < p[1]]
+    assert (81, 20, 1, 6) in params and (85, 20, 3, 5) in params and (70, 27, 12, 9) in params
+    for p in params[::12]:
+        g = S.srg(*p)
+        assert brute_params(g.adjacency) == p

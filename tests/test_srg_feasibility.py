@@ -1,8 +1,8 @@
 """Feasibility conditions for SRG parameters, checked against independent computations.
 
 Independent references used here: floating-point eigenvalue formulas, the
-Krein parameters q^1_11, q^2_22 in the closed form of Brouwer & Haemers,
-*Spectra of Graphs*, Thm 9.1.3 (different from the product form gcsim uses),
+Krein parameters q^1_11, q^2_22 in the classical closed form (Brouwer & Haemers,
+*Spectra of Graphs*, §9.1; different from the product form gcsim uses),
 the absolute bound written out by hand, and SageMath's list of feasible
 parameters (tests/fixtures/sage_srg.json).
 """
@@ -122,9 +122,9 @@ def test_integrality_against_floats():
 
 
 def _krein_closed_form(v, k, r, s):
-    """Brouwer-Haemers Thm 9.1.3 (in the form of BvM §1.3.2): the Krein conditions are
-    q^1_11 >= 0 and q^2_22 >= 0 with q_11^1 ~ k^2 (v-k-1)^2 + k^2... expressed as
-    (v-k-1)^2 (k^2 + r^3) >= (r+1)^3 k^2 and likewise for s (exact, with Fractions)."""
+    """The Krein conditions q^1_11 >= 0 and q^2_22 >= 0 with
+    q^1_11 = f^2/v (1 + r^3/k^2 - (r+1)^3/(v-k-1)^2) (likewise with s, g), cleared of
+    denominators: (v-k-1)^2 (k^2 + r^3) >= (r+1)^3 k^2 (exact, with Fractions)."""
     l = v - k - 1
     c1 = l * l * (k * k + r ** 3) - (r + 1) ** 3 * k * k
     c2 = l * l * (k * k + s ** 3) - (s + 1) ** 3 * k * k

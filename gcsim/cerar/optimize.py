@@ -248,6 +248,24 @@ def _kappa_constraints(cp, X, Q, t, kappa: float, p: int, q: int) -> list:
     return [(M + M.T) / 2 - t * np.eye(p) >> 0, _norm_lmi(cp, X, kappa * t, p, q)]
 
 
+def _solve(problem, solver: str, opts: dict) -> str:
+    """Solve (warm-started); an SCS ``optimal_inaccurate`` gets one retry with 5x the iterations.
+
+    Returns the final status string (``"error: ..."`` if the solver raised).
+    """
+    try:
+        with warnings.catch_warnings():   # cvxpy warns on inaccurate solutions: the status is checked
+            warnings.simplefilter("ignore", UserWarning)
+            problem.solve(solver=solver, warm_start=True, **opts)
+            if solver == "SCS" and problem.status == "optimal_inaccurate":
+                retry = dict(opts)
+                retry["max_iters"] = 5 * int(opts.get("max_iters", 100000))
+                problem.solve(solver=solver, warm_start=True, **retry)
+    except Exception as exc:  # cvxpy.error.SolverError and numerical failures
+        return f"error: {type(exc).__name__}: {exc}"
+    return str(problem.status)
+
+
 class _Block:
     """One convex subproblem ``min_X obj(X) s.t. kappa(X) <= kappa`` with data parameter(s)."""
 
@@ -258,11 +276,9 @@ class _Block:
     def solve(self, values: dict) -> tuple[str, np.ndarray | None]:
         for k, v in values.items():
             self.params[k].value = v
-        try:
-            self.problem.solve(solver=self.solver, warm_start=True, **self.solver_opts)
-        except Exception as exc:  # cvxpy.error.SolverError and numerical failures
-            return f"error: {type(exc).__name__}: {exc}", None
-        status = str(self.problem.status)
+        status = _solve(self.problem, self.solver, self.solver_opts)
+        if status.startswith("error"):
+            return status, None
         if self.X.value is None:
             return status, None
         return status, np.array(self.X.value, dtype=float)
@@ -336,11 +352,8 @@ class _JointWorstA:
         Q = _polar_factor(A)
         for j in range(self.N):
             self.Q[j].value = Q[j]
-        try:
-            self.problem.solve(solver=self.solver, warm_start=True, **self.opts)
-        except Exception as exc:
-            return f"error: {type(exc).__name__}: {exc}", None
-        if any(x.value is None for x in self.X):
+        status = _solve(self.problem, self.solver, self.opts)
+        if status.startswith("error") or any(x.value is None for x in self.X):
             return str(self.problem.status), None
         return str(self.problem.status), np.stack([np.array(x.value, dtype=float) for x in self.X])
 
@@ -430,6 +443,8 @@ def _certify(X: np.ndarray, cap: float) -> tuple[np.ndarray | None, int]:
     Returns ``(X', repaired)``; ``X' is None`` when some matrix overshoots the cap by more
     than :data:`KAPPA_SLACK` (a solver failure) or cannot be repaired.
     """
+    if not np.all(np.isfinite(X)):
+        return None, 0
     if not math.isfinite(cap):
         return X, 0
     k = condition_numbers(X)
@@ -769,8 +784,10 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
         ``vand_frobenius_at_cap`` and ``ratio_opt_pert`` (optimized / perturbation Frobenius
         error at equal kappa).
     list of CerarDesign
-        Only with ``return_designs=True``: the optimized designs, in the order of ``kappas``
-        (the return value is then ``(table, designs)``).
+        Only with ``return_designs=True``: the optimized designs of the caps whose optimization
+        succeeded, in increasing cap (the return value is then ``(table, designs)``). A cap where
+        every start raised :class:`~gcsim.errors.SolverError` gets a row with NaN errors and the
+        messages in ``stop_reason``.
 
     Examples
     --------
@@ -829,17 +846,34 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
         kD = math.inf if kD is None else float(kD)
         start, e0 = _matched_perturbation(N, c, float(k), kD, None, objective, eps_grid)
         starts = [_project(start, float(k), kD)]
+        starts_label_pert = starts[0]
         if prev is not None:   # the previous optimum is feasible for this larger cap
             starts.append(prev)
-        if starts_mode == "best" and len(starts) == 2:
-            starts = [min(starts, key=lambda s: _objective(s.encoders, s.decoders, objective))]
+        if starts_mode == "best":   # lower objective first; the other one only as a fallback
+            starts.sort(key=lambda s: _objective(s.encoders, s.decoders, objective))
         opts = {key: v for key, v in kw.items() if key not in ("kappa_D", "init", "eps")}
-        runs = [optimized_design(N, c, kappa=float(k), kappa_D=kD, init=s, **opts) for s in starts]
-        d = min(runs, key=lambda r: r.params["history"][-1])
-        d.params["start"] = "perturbation" if d is runs[0] else "previous cap"
+        runs, labels, failures = [], [], []
+        for s in starts:
+            label = "perturbation" if s is starts_label_pert else "previous cap"
+            try:
+                runs.append(optimized_design(N, c, kappa=float(k), kappa_D=kD, init=s, **opts))
+                labels.append(label)
+            except SolverError as exc:   # a failed start is recorded, not fatal to the sweep
+                failures.append(f"{label}: {exc}")
+                continue
+            if starts_mode == "best":
+                break
+        bar.update(1)
+        if not runs:
+            rows.append({"N": N, "c": c, "family": "optimized", "kappa_cap": float(k), "eps": e0,
+                         "frobenius": np.nan, "stop_reason": "; ".join(failures)})
+            continue
+        best = int(np.argmin([r.params["history"][-1] for r in runs]))
+        d = runs[best]
+        d.params["start"] = labels[best]
+        d.params["failed_starts"] = failures
         prev = d
         designs.append(d)
-        bar.update(1)
         p = d.params
         col = "kappa_max" if math.isfinite(kD) else "kappa_A_max"   # compare the capped matrices only
         pf = _best_under(pert[col].to_numpy(), pert.frobenius.to_numpy(), k)

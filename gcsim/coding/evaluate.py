@@ -600,7 +600,11 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
     * ``"all"``: always the exact average over every ``s``-subset.
     * ``"bernoulli"``: exact weighted sum over all ``2^n`` patterns when
       ``2^n <= exact_limit`` (weights ``Π p_j Π (1-p_j)``; for homogeneous
-      ``p`` this is the sum over ``s`` with binomial weights), else Monte Carlo.
+      ``p`` this is the sum over ``s`` with binomial weights).  Otherwise, for
+      homogeneous ``p``, stratified Monte Carlo over ``s = |S|`` with binomial
+      weights (strata with ``C(n, s)`` within ``exact_limit`` enumerated
+      exactly, about ``samples`` draws in all); heterogeneous ``p``: plain
+      Monte Carlo.
     * ``"markov"``: the chains start stationary and workers are independent,
       so each iteration's pattern is Bernoulli(``π_j``): exact as above when
       tractable, else Monte Carlo over ``samples`` consecutive iterations with
@@ -674,9 +678,65 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
             return exact(evaluate(masks), weights)
         if isinstance(model, MarkovModel):
             return monte_carlo(model.sample(samples, seed), batches=20)
+        if model.homogeneous:
+            return _stratified_bernoulli(scheme, ctx, float(model.p[0]), evaluate, is_optimal, method,
+                                         exact_limit, samples, seed, scale, normalized, desc, keep_values)
         return monte_carlo(model.sample(samples, seed))
     # any other model with a sample method: Monte Carlo
     return monte_carlo(np.asarray(model.sample(samples, seed), dtype=bool))
+
+
+def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_limit, samples, seed, scale,
+                          normalized, desc, keep_values) -> ExpectedError:
+    """Homogeneous Bernoulli(p) by strata |S| = s with binomial weights w_s.
+
+    ``E = Σ_s w_s μ_s`` (Lemma 7 of docs/theory/40_error_identities.md).  The
+    heaviest strata whose ``C(n, s)`` fit in ``exact_limit`` patterns are
+    enumerated exactly; the others get Monte Carlo samples in proportion to
+    ``w_s`` (at least 2 each).  Strata with ``w_s < 1e-15`` are skipped and
+    their largest possible contribution ``Σ w_s mN`` widens the interval.
+    Variance ``Σ w_s² σ_s² / n_s``; 95% normal interval.
+    """
+    from scipy import stats
+    n = ctx.n
+    w = stats.binom.pmf(np.arange(n + 1), n, p)
+    budget = exact_limit
+    exact_s: list[int] = []
+    for s in np.argsort(-w, kind="stable"):
+        c = math.comb(n, int(s))
+        if w[s] > 0 and c <= budget:
+            exact_s.append(int(s))
+            budget -= c
+    mc_s = [s for s in range(n + 1) if s not in exact_s and w[s] >= 1e-15]
+    skipped = float(sum(w[s] for s in range(n + 1) if s not in exact_s and s not in mc_s))
+    mean, var, count, kept = 0.0, 0.0, 0, []
+    for s in exact_s:
+        if is_optimal:
+            vals = optimal_error_all(scheme, s, method=method, progress=False)
+        else:
+            vals = evaluate(FixedModel(n, s).enumerate())
+        vals = vals * scale
+        mean += w[s] * float(vals.mean())
+        count += vals.size
+        kept.append(vals)
+    wmc = float(sum(w[s] for s in mc_s))
+    for s in mc_s:
+        ns = max(2, int(round(samples * w[s] / wmc))) if wmc > 0 else 2
+        vals = evaluate(FixedModel(n, s).sample(ns, seed=seed * (n + 1) + s)) * scale
+        mean += w[s] * float(vals.mean())
+        var += w[s] ** 2 * float(vals.var(ddof=1)) / ns
+        count += vals.size
+        kept.append(vals)
+    se = math.sqrt(var)
+    slack = skipped * ctx.total * scale
+    half = 1.959963984540054 * se
+    ci = (mean - half, mean + half + slack)
+    if not mc_s:  # every stratum was enumerated: exact
+        return ExpectedError(mean, (mean, mean + slack), "exact", count, 0.0, normalized, desc,
+                             np.concatenate(kept) if keep_values else None)
+    label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact)"
+    return ExpectedError(mean, ci, label, count, se, normalized, desc,
+                         np.concatenate(kept) if keep_values else None)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -543,7 +543,7 @@ def paley_design(q: int) -> BIBD:
     >>> paley_design(11).params
     (11, 11, 5, 5, 2)
     """
-    q = check_int("q", q, minimum=3)
+    q = check_int("q", q, minimum=7)
     S = paley_difference_set(q)
     p, a = prime_power_decomposition(q)
     return BIBD(q, develop((p,) * a, [S]), f"Paley difference set in GF({q})", lam=(q - 3) // 4,
@@ -787,7 +787,7 @@ def _plan_direct(v: int, k: int, lam: int):
     geo = _geometry_index().get((v, k, lam))
     if geo is not None:
         return ("geometry",) + geo
-    if v % 4 == 3 and is_prime_power(v) and k == (v - 1) // 2 and lam == (v - 3) // 4 and v > 3:
+    if v % 4 == 3 and is_prime_power(v) and k == (v - 1) // 2 and lam == (v - 3) // 4 and v >= 7:
         return ("paley", v)
     if (v, k, lam) in DIFFERENCE_FAMILIES:
         return ("table", v, k, lam)
@@ -918,6 +918,8 @@ def buildable_bibds(max_v: int, k_range=None, lam_range=None) -> list[tuple[int,
     lam_range : iterable of int, optional
         Lambdas to consider (default: ``1, 2, 3``).
 
+    Only incomplete designs (``k < v``) are listed.
+
     >>> buildable_bibds(9, lam_range=[1])
     [(7, 3, 1), (9, 3, 1)]
     """
@@ -927,7 +929,7 @@ def buildable_bibds(max_v: int, k_range=None, lam_range=None) -> list[tuple[int,
     out = []
     for v in range(2, max_v + 1):
         for k in (ks if ks is not None else range(3, v // 2 + 1)):
-            if k > v:
+            if k >= v:
                 continue
             for lam in lams:
                 if _plan(v, k, lam) is not None:

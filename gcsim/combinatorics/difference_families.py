@@ -118,7 +118,7 @@ def paley_difference_set(q: int) -> list[int]:
     >>> paley_difference_set(11)
     [1, 3, 4, 5, 9]
     """
-    q = check_int("q", q, minimum=3)
+    q = check_int("q", q, minimum=7)
     if prime_power_decomposition(q) is None or q % 4 != 3:
         raise InvalidArgumentError("q", f"must be a prime power = 3 mod 4, got {q}")
     _, mul = field_tables(q)
@@ -231,7 +231,7 @@ def search_difference_family(n: int, k: int, lam: int = 1, *, fixed=(), n_fixed:
     Returns the full list of base blocks (``fixed`` first) or None.
 
     >>> search_difference_family(13, 4, 1)
-    [[0, 1, 3, 9]]
+    [[0, 1, 8, 10]]
     """
     n = check_int("n", n, minimum=2)
     k = check_int("k", k, minimum=2)
@@ -597,5 +597,6 @@ DIFFERENCE_FAMILIES: dict[tuple[int, int, int], tuple[tuple[int, ...], int, list
                   "search_difference_family(51, 4, 1, fixed=[[0, 17, 34, 51]], n_fixed=1, seed=0)"),
     (53, 4, 3): ((53,), 0, [[0, 1, 2, 3], [0, 16, 32, 48], [0, 44, 35, 26], [0, 15, 30, 45], [0, 28, 3, 31], [0, 24, 48, 19], [0, 13, 26, 39], [0, 49, 45, 41], [0, 42, 31, 20], [0, 36, 19, 2], [0, 46, 39, 32], [0, 47, 41, 35], [0, 10, 20, 30]],
                   "cyclotomic_difference_family(53, 4, 3)"),
-
+    (57, 7, 3): ((57,), 0, [[0, 1, 5, 7, 17, 35, 49], [0, 1, 7, 12, 18, 27, 49], [0, 2, 10, 13, 14, 34, 41], [0, 4, 23, 25, 28, 44, 47]],
+                  "multiplier_difference_family(57, 7, 3, 7, max_nodes=200_000)"),
 }

@@ -38,8 +38,10 @@ from .srg_families import (
     gewirtz_graph,
     hoffman_singleton_graph,
     hyperoval_gq_graph,
+    abelian_cayley_graph,
     kneser_graph_2,
     latin_square_graph,
+    menon_graph_36,
     lattice_graph,
     paley_graph,
     petersen_graph,
@@ -93,13 +95,15 @@ __all__ = [
     "two_intersection_graph",
     "affine_polar_graph",
     "hyperoval_gq_graph",
+    "abelian_cayley_graph",
+    "menon_graph_36",
 ]
 
 #: Parameter sets (k <= (v-1)/2 representative; complements implied) for which a graph
 #: is known to exist although gcsim cannot build it, with a reference.
 KNOWN_EXISTING: dict[tuple[int, int, int, int], str] = {
-    (36, 14, 4, 6): "McKay & Spence (2001): exactly 180 graphs; e.g. the U_3(3) graph (BvM §10.21)",
-    (45, 22, 10, 11): "Mathon (1978), 'Symmetric conference matrices of order pq^2 + 1' (pseudo-cyclic)",
+    (45, 22, 10, 11): ("Mathon, 'Symmetric conference matrices of order pq^2 + 1', Canad. J. Math. 30 "
+                       "(1978) 321-331 (pseudo-cyclic conference graph)"),
 }
 
 
@@ -138,7 +142,9 @@ def steiner_system_blocks(K: int, V: int) -> list[tuple[int, ...]]:
     * K = 3 (Steiner triple systems, V = 1, 3 mod 6): from
       :mod:`gcsim.combinatorics.steiner` (Bose / Skolem) when available, else from
       a built-in cyclic difference family (V = 13, 19);
-    * K = 4, V = 25: a difference family in Z_5 x Z_5.
+    * K = 4, V = 25: a difference family in Z_5 x Z_5;
+    * otherwise any S(2, K, V) = 2-(V, K, 1) design that
+      :func:`gcsim.combinatorics.bibd.bibd` can build (when that module is present).
 
     Raises :class:`NotConstructibleError` otherwise.
 
@@ -156,7 +162,19 @@ def steiner_system_blocks(K: int, V: int) -> list[tuple[int, ...]]:
     if (K, V) in _DIFFERENCE_FAMILIES:
         base, mod = _DIFFERENCE_FAMILIES[(K, V)]
         return _develop(base, mod)
+    bibd = _bibd_module()
+    if bibd is not None and bibd(V, K, 1, existence=True) is True:
+        return [tuple(b) for b in bibd(V, K, 1).blocks]
     raise NotConstructibleError(f"gcsim has no S(2,{K},{V}) Steiner system")
+
+
+def _bibd_module():
+    """:func:`gcsim.combinatorics.bibd.bibd`, or None if that module is unavailable."""
+    try:
+        from .bibd import bibd  # written by another module owner; optional here
+    except ImportError:  # pragma: no cover - depends on the repository state
+        return None
+    return bibd
 
 
 def _steiner_available(K: int, V: int) -> bool:
@@ -167,8 +185,30 @@ def _steiner_available(K: int, V: int) -> bool:
             from .steiner import steiner_triple_system_blocks  # noqa: F401
             return True
         except ImportError:  # pragma: no cover
-            return False
-    return False
+            pass
+    bibd = _bibd_module()
+    try:
+        return bibd is not None and bibd(V, K, 1, existence=True) is True
+    except Exception:  # pragma: no cover - a failing optional module must not break srg()
+        return False
+
+
+def _steiner_candidates(max_v: int):
+    """Admissible (K, V), K >= 3, whose S(2, K, V) has V < b <= max_v blocks (not a projective plane)."""
+    K = 3
+    while K * (K - 1) <= 2 * max_v:
+        V = K * K  # b > V needs V > K^2 - K + 1
+        while True:
+            if (V - 1) % (K - 1) == 0 and (V * (V - 1)) % (K * (K - 1)) == 0:
+                b = V * (V - 1) // (K * (K - 1))
+                if b > max_v:
+                    break
+                if b > V:
+                    yield K, V
+            elif V * (V - 1) // (K * (K - 1)) > max_v:
+                break
+            V += 1
+        K += 1
 
 
 def _block_graph_params(K: int, V: int) -> tuple[int, int, int, int]:
@@ -188,12 +228,23 @@ class _Entry:
     build: Callable[[], StronglyRegularGraph]
 
 
+def _iroot(x: int, n: int) -> int:
+    """Largest integer r with r**n <= x."""
+    r = int(round(x ** (1.0 / n)))
+    while r ** n > x:
+        r -= 1
+    while (r + 1) ** n <= x:
+        r += 1
+    return r
+
+
 def _family_entries(max_v: int):
     """Yield catalogue entries (params, name, builder) with v <= max_v, by priority."""
     # sporadic graphs first (their names are the most informative)
     for params, name, fn in [((10, 3, 0, 1), "Petersen graph", petersen_graph),
                              ((16, 5, 0, 2), "Clebsch graph", clebsch_graph),
                              ((27, 16, 10, 8), "Schläfli graph", schlafli_graph),
+                             ((36, 14, 4, 6), "Menon difference set graph", menon_graph_36),
                              ((50, 7, 0, 1), "Hoffman-Singleton graph", hoffman_singleton_graph),
                              ((56, 10, 0, 2), "Gewirtz graph", gewirtz_graph)]:
         if params[0] <= max_v:
@@ -219,7 +270,7 @@ def _family_entries(max_v: int):
         n += 1
     # collinearity graphs of classical polar spaces of rank >= 2
     for kind in ("Sp", "O", "O+", "O-", "U"):
-        for q in range(2, max_v + 1):
+        for q in range(2, _iroot(max_v, 3) + 1):  # every polar graph has v > q^3
             if not is_prime_power(q) or (kind == "U" and isqrt(q) ** 2 != q):
                 continue
             if kind == "O" and q % 2 == 0:
@@ -238,8 +289,8 @@ def _family_entries(max_v: int):
                 yield _Entry(params, f"polar graph {kind}({n},{q})", lambda kind=kind, n=n, q=q: polar_graph(kind, n, q))
                 n += 2 if kind != "U" else 1
     # affine polar graphs VO^eps(2m, q)
-    for q in range(2, max_v + 1):
-        if not is_prime_power(q) or q ** 4 > max_v:
+    for q in range(2, _iroot(max_v, 4) + 1):
+        if not is_prime_power(q):
             continue
         m = 2
         while q ** (2 * m) <= max_v:
@@ -257,25 +308,29 @@ def _family_entries(max_v: int):
                      lambda q=q: hyperoval_gq_graph(q))
         q *= 2
     # block graphs of Steiner systems S(2, K, V)
-    for K, V in [(4, 25)] + [(3, V) for V in range(13, max_v + 1) if V % 6 in (1, 3)]:
+    for K, V in _steiner_candidates(max_v):
         params = _block_graph_params(K, V)
-        if params[0] > max_v:
-            continue
         if _steiner_available(K, V):
             yield _Entry(params, f"block graph of S(2,{K},{V})",
                          lambda K=K, V=V: block_graph(steiner_system_blocks(K, V),
                                                       name=f"block graph of S(2,{K},{V})"))
     # imprimitive graphs: complete multipartite K_{m x n}
-    for v in range(4, max_v + 1):
-        for n in range(2, v // 2 + 1):
-            if v % n == 0:
-                m = v // n
-                yield _Entry((v, (m - 1) * n, (m - 2) * n, (m - 1) * n), f"complete multipartite K_{{{m}x{n}}}",
-                             lambda m=m, n=n: complete_multipartite_graph(m, n))
+    for n in range(2, max_v // 2 + 1):
+        for m in range(2, max_v // n + 1):
+            yield _Entry((m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n), f"complete multipartite K_{{{m}x{n}}}",
+                         lambda m=m, n=n: complete_multipartite_graph(m, n))
 
 
-@lru_cache(maxsize=16)
 def _catalogue(max_v: int) -> dict[tuple[int, int, int, int], _Entry]:
+    """Catalogue covering at least v <= max_v (cached per power-of-two bucket)."""
+    bucket = 64
+    while bucket < max_v:
+        bucket *= 2
+    return _catalogue_upto(bucket)
+
+
+@lru_cache(maxsize=8)
+def _catalogue_upto(max_v: int) -> dict[tuple[int, int, int, int], _Entry]:
     cat: dict[tuple[int, int, int, int], _Entry] = {}
     for e in _family_entries(max_v):
         cat.setdefault(e.params, e)
@@ -305,7 +360,7 @@ def buildable_srgs(max_v: int) -> list[tuple[int, int, int, int]]:
     True
     """
     max_v = check_int("max_v", max_v, minimum=1)
-    return sorted(_catalogue(max_v))
+    return sorted(p for p in _catalogue(max_v) if p[0] <= max_v)
 
 
 def srg_construction_name(v: int, k: int, lam: int, mu: int) -> str | None:

@@ -68,6 +68,8 @@ __all__ = [
     "affine_polar_graph",
     "hyperoval_gq_graph",
     "projective_points",
+    "abelian_cayley_graph",
+    "menon_graph_36",
 ]
 
 
@@ -659,6 +661,72 @@ def gewirtz_graph() -> StronglyRegularGraph:
     meet = sel @ sel.T
     adj = (meet == 0).astype(np.int64)
     return _make(adj, "Gewirtz graph (from S(3,6,22))", (56, 10, 0, 2))
+
+
+def abelian_cayley_graph(moduli: Sequence[int], connection: Iterable[Sequence[int]], *,
+                         name: str | None = None) -> StronglyRegularGraph:
+    """Cayley graph of Z_{m_1} x ... x Z_{m_t} with a symmetric connection set, if strongly regular.
+
+    Vertices are the tuples ``x`` (numbered in mixed radix, last coordinate
+    fastest); ``x ~ y`` iff ``x - y`` is in ``connection``.  The connection set
+    must be closed under negation and avoid 0 (then the graph is undirected);
+    it is strongly regular iff the set is a (regular) partial difference set
+    (Ma 1994, *Des. Codes Cryptogr.* 4).
+
+    >>> abelian_cayley_graph([5], [[1], [4]]).params      # the pentagon
+    (5, 2, 0, 1)
+    """
+    try:
+        mods = [check_int("moduli", m, minimum=2) for m in moduli]
+    except TypeError:
+        raise InvalidArgumentError("moduli", "must be a sequence of integers >= 2") from None
+    if not mods:
+        raise InvalidArgumentError("moduli", "must be non-empty")
+    sizes = np.array(mods, dtype=np.int64)
+    try:
+        C = np.array([list(c) for c in connection], dtype=np.int64).reshape(-1, len(mods))
+    except (TypeError, ValueError):
+        raise InvalidArgumentError("connection", f"must be a list of {len(mods)}-tuples of integers") from None
+    C %= sizes
+    v = int(np.prod(sizes))
+    radix = np.concatenate([np.cumprod(sizes[::-1])[::-1][1:], [1]])
+    ind = np.zeros(v, dtype=bool)
+    ind[C @ radix] = True
+    if ind[0] or not np.array_equal(np.sort((-C % sizes) @ radix), np.sort(np.unique(C @ radix))) \
+            or len(np.unique(C @ radix)) != len(C):
+        raise InvalidArgumentError("connection", "must be distinct elements, closed under negation, without 0")
+    X = np.stack(np.unravel_index(np.arange(v), tuple(mods)), axis=1)
+    diff = ((X[:, None, :] - X[None, :, :]) % sizes) @ radix
+    adj = ind[diff].astype(np.int64)
+    params = srg_parameters_of(adj)
+    if params is None:
+        raise InvalidArgumentError("connection", "is not a partial difference set: the Cayley graph is not "
+                                                 "strongly regular")
+    return StronglyRegularGraph(adj, params, name or f"Cayley graph on Z_{'xZ_'.join(map(str, mods))}",
+                                metadata={"moduli": mods, "connection": C.tolist()})
+
+
+#: A (36, 15, 6) Menon difference set D in Z_6 x Z_6 with D = -D and 0 in D, minus 0
+#: (found by exhaustive search over symmetric sets; property checked in tests).
+MENON_36_CONNECTION = ((0, 3), (3, 0), (0, 1), (0, 5), (1, 0), (5, 0), (1, 1), (5, 5), (1, 3), (5, 3),
+                       (2, 2), (4, 4), (3, 1), (3, 5))
+
+
+def menon_graph_36() -> StronglyRegularGraph:
+    """SRG(36, 14, 4, 6) as a Cayley graph on Z_6 x Z_6.
+
+    ``D = S u {0}`` (S = :data:`MENON_36_CONNECTION`) is a symmetric (36, 15, 6)
+    Menon (Hadamard) difference set, so ``(Adj + I)^2 = 9 I + 6 J``, i.e.
+    ``Adj^2 = 14 I + 4 Adj + 6 (J - I - Adj)`` (docs/theory/20_srg.md §20.7).
+
+    >>> menon_graph_36().params
+    (36, 14, 4, 6)
+    """
+    g = abelian_cayley_graph([6, 6], MENON_36_CONNECTION)
+    if g.params != (36, 14, 4, 6):  # pragma: no cover
+        raise VerificationError(f"Menon graph: got {g.params}")
+    return StronglyRegularGraph(g.adjacency, g.params, "Cayley graph of a symmetric (36,15,6) Menon difference "
+                                "set in Z_6 x Z_6", metadata=g.metadata)
 
 
 # ----------------------------------------------------------------------------------------------

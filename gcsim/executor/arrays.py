@@ -139,7 +139,11 @@ class SchemeRun:
     gradient : array (d,)
         The exact ``∇L = Σ_i g_i``.
     error : float
-        Measured ``‖ĝ − ∇L‖²``.
+        Measured ``‖ĝ − ∇L‖²`` on the zero-padded length ``m·w`` (where the identity
+        ``ĝ − ∇L = 𝒢(B_F X − T)`` holds: a worker's transmission mixes blocks, so the
+        decoded padding coordinates need not be 0).
+    error_truncated : float
+        ``‖ĝ − ∇L‖²`` on the first ``d`` coordinates only (``<= error``).
     predicted_error : float
         ``‖𝒢 (B_F X − T)‖_F²`` (equal to ``error`` up to round-off).
     residual : float
@@ -160,6 +164,7 @@ class SchemeRun:
     decoded: Any
     gradient: Any
     error: float
+    error_truncated: float
     predicted_error: float
     residual: float
     expected_isotropic: float
@@ -261,11 +266,14 @@ def run_scheme(scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any 
     R = B[:, Fi] @ XF - T                                # B_F X - T, (mN, m)
     pred = GG.T @ R                                      # 𝒢 (B_F X - T), (w, m)
     error = float(ns.sum(diff * diff))
+    flat_diff = ns.reshape(diff, (m * w,))[:d]
+    error_trunc = float(ns.sum(flat_diff * flat_diff))
     predicted = float(ns.sum(pred * pred))
     residual = float(ns.sum(R * R))
     decoded = ns.reshape(ghat_blocks, (m * w,))[:d]
     grad = ns.reshape(true_blocks, (m * w,))[:d]
-    return SchemeRun(decoded=decoded, gradient=grad, error=error, predicted_error=predicted, residual=residual,
+    return SchemeRun(decoded=decoded, gradient=grad, error=error, error_truncated=error_trunc,
+                     predicted_error=predicted, residual=residual,
                      expected_isotropic=w * residual, decoder=X, nonstragglers=mask, transmissions=tilde,
                      block_length=w, backend=ns.__name__)
 

@@ -132,7 +132,7 @@ class MLP:
         return np.maximum(z, 0.0) if self.activation == "relu" else np.tanh(z)
 
     def _dphi(self, z: np.ndarray, a: np.ndarray) -> np.ndarray:
-        return (z > 0).astype(z.dtype) if self.activation == "relu" else 1.0 - a * a
+        return z > 0 if self.activation == "relu" else 1.0 - a * a  # a bool mask multiplies as 0/1
 
     def _forward(self, theta: np.ndarray, X: np.ndarray):
         acts, pre = [X], []

@@ -1,0 +1,185 @@
+"""Low-bandwidth interconnect emulation: one network namespace per rank, veth links, ``tc`` rate limits.
+
+Topology (SPEC §6; root only).  A hub namespace holds a Linux bridge ``br0``; every rank
+``i`` gets its own namespace ``<prefix>-r<i>`` joined to the hub by a veth pair
+(``eth0`` on the rank side, ``v<i>`` on the hub side) with address ``10.213.0.<i+1>/24``.
+Both directions of every link are shaped by a token bucket (``tc qdisc ... tbf rate R``),
+optionally with an added one-way delay (``netem delay``), so each rank sends and receives
+at most ``R``.  Nothing is created in the host's own namespace: deleting the namespaces
+(done on exit, also after errors) removes every link.  The ranks reach each other only
+through these addresses (gloo is pinned to ``eth0`` with ``GLOO_SOCKET_IFNAME``).
+
+Use::
+
+    with NetemTopology(4, rate="100mbit") as topo:
+        res = run_collectives(4, d, designs=..., **topo.launch_kwargs())
+
+:func:`netem_available` says whether this machine allows it (root, ``ip`` and ``tc``,
+network namespaces) and why not otherwise; tests skip with that message.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from typing import Any
+
+from .._validation import check_int
+from ..errors import GcsimError, InvalidArgumentError
+
+__all__ = ["NetemTopology", "netem_available", "NetemError", "parse_rate"]
+
+_SUBNET = "10.213.0"
+
+
+class NetemError(GcsimError, RuntimeError):
+    """Setting up the emulated network failed (message has the failing command)."""
+
+
+def parse_rate(rate: str) -> float:
+    """Bits per second of a ``tc`` rate string (``"100mbit"``, ``"1gbit"``, ``"500kbit"``).
+
+    Examples
+    --------
+    >>> parse_rate("100mbit"), parse_rate("1gbit")
+    (100000000.0, 1000000000.0)
+    """
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(bit|kbit|mbit|gbit)\s*", str(rate).lower())
+    if not m:
+        raise InvalidArgumentError("rate", f"must look like '100mbit', '1gbit' or '500kbit', got {rate!r}")
+    scale = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}[m.group(2)]
+    value = float(m.group(1)) * scale
+    if value <= 0:
+        raise InvalidArgumentError("rate", f"must be positive, got {rate!r}")
+    return value
+
+
+def _run(cmd: list[str]) -> str:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise NetemError(f"{' '.join(cmd)}: {exc}") from None
+    if p.returncode != 0:
+        raise NetemError(f"{' '.join(cmd)}: {p.stderr.strip() or p.stdout.strip()}")
+    return p.stdout
+
+
+def netem_available() -> tuple[bool, str]:
+    """``(True, "")`` when namespaces, veth links and ``tc`` can be used here, else ``(False, why)``.
+
+    Creates and deletes one probe namespace with a shaped veth link.
+
+    Examples
+    --------
+    >>> ok, why = netem_available()
+    >>> isinstance(ok, bool) and (ok or len(why) > 0)
+    True
+    """
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return False, "network emulation needs root (network namespaces, veth links, tc)"
+    for tool in ("ip", "tc"):
+        if shutil.which(tool) is None:
+            return False, f"the '{tool}' command (iproute2) is not installed"
+    name = f"gcsim-probe-{os.getpid()}"
+    try:
+        _run(["ip", "netns", "add", name])
+        try:
+            _run(["ip", "-n", name, "link", "add", "a0", "type", "veth", "peer", "name", "a1"])
+            _run(["ip", "netns", "exec", name, "tc", "qdisc", "add", "dev", "a0", "root", "tbf", "rate",
+                  "10mbit", "burst", "32kb", "latency", "100ms"])
+        finally:
+            subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=20)
+    except NetemError as exc:
+        return False, f"network namespaces / veth / tc not permitted here: {exc}"
+    return True, ""
+
+
+class NetemTopology:
+    """Star of ``N`` rank namespaces around a bridge, every link shaped to ``rate`` (context manager).
+
+    Parameters
+    ----------
+    N : int
+        Number of ranks (1..250).
+    rate : str
+        ``tc`` rate of each link direction, e.g. ``"100mbit"``.
+    delay : str, optional
+        Extra one-way delay per direction (``netem delay``), e.g. ``"1ms"``.
+    prefix : str, optional
+        Namespace name prefix (default ``gcsim-<pid>``).
+
+    Attributes
+    ----------
+    netns : list of str
+        Namespace of each rank.
+    addresses : list of str
+        IPv4 address of each rank.
+    """
+
+    ifname = "eth0"
+
+    def __init__(self, N: int, rate: str = "100mbit", *, delay: str | None = None, prefix: str | None = None):
+        self.N = check_int("N", N, minimum=1, maximum=250)
+        self.rate = str(rate)
+        self.rate_bps = parse_rate(rate)
+        if delay is not None and not re.fullmatch(r"[0-9]*\.?[0-9]+(us|ms|s)", str(delay)):
+            raise InvalidArgumentError("delay", f"must look like '1ms', got {delay!r}")
+        self.delay = delay
+        self.prefix = prefix or f"gcsim-{os.getpid()}"
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,40}", self.prefix):
+            raise InvalidArgumentError("prefix", f"must be a short plain name, got {self.prefix!r}")
+        self.hub = f"{self.prefix}-hub"
+        self.netns = [f"{self.prefix}-r{i}" for i in range(self.N)]
+        self.addresses = [f"{_SUBNET}.{i + 1}" for i in range(self.N)]
+        self._created: list[str] = []
+
+    def _shape(self, ns: str, dev: str) -> None:
+        # burst: at least one 4 ms tick of data at this rate (kernel HZ 250), >= 32 kB
+        burst = max(32 * 1024, int(self.rate_bps / 8 / 250))
+        base = ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev]
+        if self.delay:
+            _run(base + ["root", "handle", "1:", "netem", "delay", self.delay])
+            _run(base + ["parent", "1:1", "handle", "10:", "tbf", "rate", self.rate, "burst", str(burst),
+                         "latency", "1s"])
+        else:
+            _run(base + ["root", "tbf", "rate", self.rate, "burst", str(burst), "latency", "1s"])
+
+    def __enter__(self) -> "NetemTopology":
+        try:
+            _run(["ip", "netns", "add", self.hub])
+            self._created.append(self.hub)
+            _run(["ip", "-n", self.hub, "link", "add", "br0", "type", "bridge"])
+            _run(["ip", "-n", self.hub, "link", "set", "br0", "up"])
+            for i, ns in enumerate(self.netns):
+                _run(["ip", "netns", "add", ns])
+                self._created.append(ns)
+                # create the pair inside the hub, then move the rank end into its namespace
+                _run(["ip", "-n", self.hub, "link", "add", f"v{i}", "type", "veth", "peer", "name", f"p{i}"])
+                _run(["ip", "-n", self.hub, "link", "set", f"p{i}", "netns", ns])
+                _run(["ip", "-n", ns, "link", "set", f"p{i}", "name", self.ifname])
+                _run(["ip", "-n", ns, "addr", "add", f"{self.addresses[i]}/24", "dev", self.ifname])
+                _run(["ip", "-n", ns, "link", "set", self.ifname, "up"])
+                _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+                _run(["ip", "-n", self.hub, "link", "set", f"v{i}", "master", "br0"])
+                _run(["ip", "-n", self.hub, "link", "set", f"v{i}", "up"])
+                self._shape(ns, self.ifname)          # rank -> hub
+                self._shape(self.hub, f"v{i}")        # hub -> rank
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def close(self) -> None:
+        """Delete every namespace this topology created (and with them its links)."""
+        for ns in reversed(self._created):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=20)
+        self._created.clear()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def launch_kwargs(self, port: int = 29611) -> dict:
+        """Keyword arguments for :func:`gcsim.executor.torchdist.launch` / ``run_collectives``."""
+        return {"netns": list(self.netns), "init_method": f"tcp://{self.addresses[0]}:{int(port)}",
+                "rank_env": [{"GLOO_SOCKET_IFNAME": self.ifname} for _ in range(self.N)]}

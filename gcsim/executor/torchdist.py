@@ -1,0 +1,838 @@
+"""Gradient coding and CERAR on a real engine: torch.distributed, one process per rank (SPEC §6).
+
+Pieces
+------
+:func:`launch`
+    Starts ``world_size`` processes (multiprocessing, ``forkserver`` with torch preloaded,
+    or ``spawn``), initializes a process group in each (gloo on CPU; NCCL when asked),
+    runs a module-level function ``fn(rank, world_size, *args)`` and collects what each
+    rank returns.  Timeouts everywhere: the process-group timeout bounds every
+    collective and point-to-point wait, and the launcher kills every process still alive
+    after ``timeout`` seconds -- a dead or stalled rank never hangs the caller.
+:func:`cerar_all_reduce`, :func:`ring_all_reduce`, :func:`library_all_reduce`
+    Collectives to call inside an initialized group.  CERAR runs the ring protocol of
+    SPEC §5 over ``isend``/``irecv`` (``L = c + N − 2`` rounds of ``ceil(d/c)`` scalars);
+    the own ring all-reduce is reduce-scatter + all-gather (``2(N−1)`` steps of
+    ``ceil(d/N)`` scalars); the library baseline is ``dist.all_reduce``.  A
+    :class:`ByteCounter` counts the bytes each rank actually hands to ``isend``:
+    CERAR ``L·ceil(d/c)·itemsize``, ring ``2(N−1)·ceil(d/N)·itemsize``.
+:func:`run_collectives`
+    Launch + run the chosen collectives on seeded gradients and compare each with the
+    exact sum and with ``dist.all_reduce`` (relative error), with byte counts and timings
+    (algbw = S/t, busbw = algbw·2(N−1)/N, as nccl-tests report them).
+:func:`run_parameter_server`
+    Gradient coding with a parameter server: rank 0 = PS, ranks 1..n = workers.  Worker
+    ``j`` computes the partial gradients of its parts of a seeded least-squares problem,
+    encodes ``g̃_j = Σ_k Σ_i B[kN+i, j] g_i[k]`` and sends it after a seeded delay (or its
+    process dies); the PS takes the first ``n − s`` arrivals (or those before a deadline),
+    decodes (optimal or fixed decoder) and reports who was missing, the measured error
+    ``‖ĝ − ∇L‖²`` and the predicted ``‖𝒢(B_F X − T)‖²``.
+
+Ranks exit with ``os._exit`` after reporting, so that no library destructor can block on
+an operation a dead peer will never complete.
+"""
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import os
+import queue as queue_mod
+import socket
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .._validation import check_int, check_real
+from ..errors import GcsimError, InvalidArgumentError
+
+__all__ = [
+    "launch",
+    "LaunchResult",
+    "RankFailure",
+    "RingFailureError",
+    "ByteCounter",
+    "cerar_all_reduce",
+    "ring_all_reduce",
+    "library_all_reduce",
+    "cerar_bytes",
+    "ring_bytes",
+    "predicted_byte_ratio",
+    "run_collectives",
+    "collectives_job",
+    "run_parameter_server",
+    "parameter_server_job",
+    "free_port",
+]
+
+
+class RankFailure(GcsimError, RuntimeError):
+    """A launched rank raised, died or did not report before the launcher's timeout."""
+
+
+class RingFailureError(GcsimError, RuntimeError):
+    """A ring neighbour failed (died or timed out) during a ring collective."""
+
+
+# ----------------------------------------------------------------------------------------------
+# formulas
+# ----------------------------------------------------------------------------------------------
+
+def cerar_bytes(N: int, c: int, d: int, itemsize: int) -> int:
+    """Bytes one rank sends in CERAR: ``L · ceil(d/c) · itemsize`` with ``L = c + N − 2``.
+
+    Examples
+    --------
+    >>> cerar_bytes(4, 8, 1000, 4)
+    5000
+    """
+    return (int(c) + int(N) - 2) * (-(-int(d) // int(c))) * int(itemsize)
+
+
+def ring_bytes(N: int, d: int, itemsize: int) -> int:
+    """Bytes one rank sends in ring all-reduce: ``2(N−1) · ceil(d/N) · itemsize``.
+
+    Examples
+    --------
+    >>> ring_bytes(4, 1000, 4)
+    6000
+    """
+    return 2 * (int(N) - 1) * (-(-int(d) // int(N))) * int(itemsize)
+
+
+def predicted_byte_ratio(N: int, c: int) -> float:
+    """Ring / CERAR traffic ratio ``2(N−1)c / (N(c+N−2))`` (> 1 means CERAR sends less).
+
+    Examples
+    --------
+    >>> predicted_byte_ratio(4, 4), predicted_byte_ratio(4, 8)
+    (1.0, 1.2)
+    """
+    N, c = int(N), int(c)
+    return 2 * (N - 1) * c / (N * (c + N - 2))
+
+
+# ----------------------------------------------------------------------------------------------
+# launcher
+# ----------------------------------------------------------------------------------------------
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now (bound by the OS, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class LaunchResult:
+    """What :func:`launch` collected.
+
+    Attributes
+    ----------
+    results : list
+        Return value of each rank (None when the rank failed or did not report).
+    errors : dict
+        rank -> traceback text of ranks that raised.
+    exitcodes : list
+        Process exit codes (None = still alive at the deadline, then killed).
+    killed : list
+        Ranks the launcher had to kill.
+    timed_out : bool
+        True when some rank had not reported by ``timeout``.
+    seconds : float
+        Wall time of the launch.
+    """
+
+    results: list
+    errors: dict
+    exitcodes: list
+    killed: list
+    timed_out: bool
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        """Every rank reported a result."""
+        return not self.errors and all(r is not None for r in self.results) and not self.timed_out
+
+    def raise_on_failure(self) -> "LaunchResult":
+        """Raise :class:`RankFailure` naming the failed ranks unless :attr:`ok`."""
+        if not self.ok:
+            parts = [f"rank {r} raised:\n{t}" for r, t in sorted(self.errors.items())]
+            silent = [r for r, v in enumerate(self.results) if v is None and r not in self.errors]
+            if silent:
+                parts.append(f"ranks {silent} did not report (exit codes "
+                             f"{[self.exitcodes[r] for r in silent]}, killed {self.killed})")
+            raise RankFailure("launch failed: " + "\n".join(parts))
+        return self
+
+
+_CLONE_NEWNET = 0x40000000
+
+
+def _enter_netns(name: str) -> None:
+    """Move this (single-threaded) process into the network namespace ``name`` (setns(2))."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
+    try:
+        if libc.setns(fd, _CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns({name}) failed: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+
+
+def _child(rank: int, world_size: int, fn: Callable, args: tuple, init_method: str, backend: str,
+           op_timeout: float, q, env: dict | None, netns: str | None, threads: int) -> None:
+    code = 0
+    try:
+        if netns:
+            _enter_netns(netns)
+        for k, v in (env or {}).items():
+            os.environ[k] = str(v)
+        import torch
+        import torch.distributed as dist
+
+        torch.set_num_threads(threads)
+        dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size,
+                                timeout=timedelta(seconds=op_timeout))
+        out = fn(rank, world_size, *args)
+        q.put((rank, "ok", out))
+    except BaseException:  # report everything, including SystemExit from user code
+        code = 1
+        try:
+            q.put((rank, "error", traceback.format_exc()))
+        except Exception:
+            pass
+    finally:
+        try:
+            q.close()
+            q.join_thread()
+        finally:
+            # no destroy_process_group: it may block on an operation of a dead peer
+            os._exit(code)
+
+
+_CONTEXTS: dict[str, Any] = {}
+
+
+def _context(start_method: str):
+    if start_method not in _CONTEXTS:
+        ctx = mp.get_context(start_method)
+        if start_method == "forkserver":
+            # import torch once in the server; every rank is then a cheap fork of it
+            ctx.set_forkserver_preload(["torch", "torch.distributed", "numpy", "gcsim.executor.torchdist"])
+        _CONTEXTS[start_method] = ctx
+    return _CONTEXTS[start_method]
+
+
+def launch(fn: Callable, world_size: int, args: Sequence = (), *, timeout: float = 60.0,
+           op_timeout: float | None = None, backend: str = "gloo", init_method: str | None = None,
+           env: dict | None = None, rank_env: Sequence[dict] | None = None,
+           netns: Sequence[str] | None = None, start_method: str = "forkserver", threads: int = 1,
+           grace_after_rank0: float | None = None) -> LaunchResult:
+    """Run ``fn(rank, world_size, *args)`` in ``world_size`` processes with a process group.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level (picklable) function; its return value must be picklable.
+    world_size : int
+        Number of ranks (>= 1).
+    timeout : float
+        Seconds after which every process still alive is killed and the launch returns
+        with ``timed_out=True``.
+    op_timeout : float, optional
+        Process-group timeout (bounds init, every collective and every ``wait``);
+        default ``timeout``.
+    backend : {"gloo", "nccl"}
+        "nccl" needs one GPU per rank.
+    init_method : str, optional
+        Default ``tcp://127.0.0.1:<free port>``.
+    env, rank_env : dict, list of dict
+        Environment variables for all ranks / per rank (e.g. ``GLOO_SOCKET_IFNAME``).
+    netns : list of str, optional
+        Network namespace (``/var/run/netns/<name>``) of each rank (root only).
+    start_method : {"forkserver", "spawn"}
+    threads : int
+        ``torch.set_num_threads`` in each rank.
+    grace_after_rank0 : float, optional
+        Once rank 0 (e.g. a parameter server) has reported, wait at most this long for
+        the others, then kill them.
+
+    Returns
+    -------
+    LaunchResult
+    """
+    world_size = check_int("world_size", world_size, minimum=1)
+    timeout = check_real("timeout", timeout, minimum=0.0, strict_min=True)
+    op_timeout = timeout if op_timeout is None else check_real("op_timeout", op_timeout, minimum=0.0,
+                                                                strict_min=True)
+    if backend not in ("gloo", "nccl"):
+        raise InvalidArgumentError("backend", f"must be 'gloo' or 'nccl', got {backend!r}")
+    if start_method not in ("forkserver", "spawn"):
+        raise InvalidArgumentError("start_method", f"must be 'forkserver' or 'spawn', got {start_method!r}")
+    if rank_env is not None and len(rank_env) != world_size:
+        raise InvalidArgumentError("rank_env", f"needs one dict per rank ({world_size}), got {len(rank_env)}")
+    if netns is not None and len(netns) != world_size:
+        raise InvalidArgumentError("netns", f"needs one namespace per rank ({world_size}), got {len(netns)}")
+    if init_method is None:
+        init_method = f"tcp://127.0.0.1:{free_port()}"
+    ctx = _context(start_method)
+    q = ctx.Queue()
+    procs = []
+    t0 = time.monotonic()
+    for r in range(world_size):
+        e = dict(env or {})
+        e.update((rank_env or [{}] * world_size)[r])
+        p = ctx.Process(target=_child, args=(r, world_size, fn, tuple(args), init_method, backend, op_timeout,
+                                             q, e, None if netns is None else netns[r], threads), daemon=True)
+        p.start()
+        procs.append(p)
+    results: list = [None] * world_size
+    errors: dict = {}
+    reported: set = set()
+    deadline = t0 + timeout
+    while len(reported) < world_size:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            rank, status, payload = q.get(timeout=min(left, 0.2))
+        except queue_mod.Empty:
+            # a rank that exited without reporting (killed, os._exit) will never report
+            if all(not p.is_alive() for i, p in enumerate(procs) if i not in reported):
+                try:
+                    rank, status, payload = q.get(timeout=0.5)
+                except queue_mod.Empty:
+                    break
+            else:
+                continue
+        reported.add(rank)
+        if rank == 0 and grace_after_rank0 is not None:
+            deadline = min(deadline, time.monotonic() + float(grace_after_rank0))
+        if status == "ok":
+            results[rank] = payload
+        else:
+            errors[rank] = payload
+    timed_out = len(reported) < world_size and time.monotonic() >= deadline and 0 not in reported
+    killed = []
+    for r, p in enumerate(procs):
+        p.join(timeout=max(0.0, min(2.0, deadline + 2.0 - time.monotonic())))
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=5.0)
+            killed.append(r)
+    exitcodes = [p.exitcode for p in procs]
+    q.close()
+    return LaunchResult(results=results, errors=errors, exitcodes=exitcodes, killed=killed,
+                        timed_out=timed_out, seconds=time.monotonic() - t0)
+
+
+# ----------------------------------------------------------------------------------------------
+# collectives (call inside an initialized process group)
+# ----------------------------------------------------------------------------------------------
+
+@dataclass
+class ByteCounter:
+    """Bytes and packets this rank handed to ``isend`` (payload only, no headers)."""
+
+    sent: int = 0
+    received: int = 0
+    packets: int = 0
+
+    def add(self, sent_tensor, received_tensor=None) -> None:
+        self.sent += sent_tensor.numel() * sent_tensor.element_size()
+        self.packets += 1
+        if received_tensor is not None:
+            self.received += received_tensor.numel() * received_tensor.element_size()
+
+
+def _group_info(group):
+    import torch.distributed as dist
+
+    N = dist.get_world_size(group)
+    me = dist.get_rank(group)
+    glob = (lambda r: r) if group is None else (lambda r: dist.get_global_rank(group, r))
+    return N, me, glob
+
+
+def _exchange(send, recv, dst: int, src: int, what: str, step: int, counter: ByteCounter | None) -> None:
+    """isend ``send`` to ``dst`` and irecv into ``recv`` from ``src``; clear error on failure."""
+    import torch.distributed as dist
+
+    try:
+        ws = dist.isend(send, dst)
+        wr = dist.irecv(recv, src)
+        wr.wait()
+        ws.wait()
+    except RuntimeError as exc:
+        raise RingFailureError(f"{what}: step {step}: exchange with ring neighbours (send to rank {dst}, "
+                               f"receive from rank {src}) failed: {str(exc).splitlines()[0]}") from None
+    if counter is not None:
+        counter.add(send, recv)
+
+
+def cerar_all_reduce(tensor, design: Any, *, group=None, counter: ByteCounter | None = None,
+                     compute_dtype=None):
+    """Approximate sum of ``tensor`` over the ranks by the CERAR ring protocol (SPEC §5).
+
+    Rank ``i`` (ring position = group rank) splits its flattened tensor into ``c``
+    components (zero-padded to ``c·w``, ``w = ceil(d/c)``), encodes with ``A_i`` and runs
+    ``L = c + N − 2`` rounds: send ``x_i^(t) + u_i^(t−1)`` to ``i+1``, receive from ``i−1``,
+    strip ``x_i^(t−N+1)``; the output is ``G_i + D_i U_i``.
+
+    Parameters
+    ----------
+    tensor : torch.Tensor
+        Local gradient (any shape; floating dtype).  Not modified.
+    design : CerarDesign or path of an exported design
+        ``design.N`` must equal the group size.
+    group : ProcessGroup, optional
+    counter : ByteCounter, optional
+        Adds ``L`` packets of ``w`` elements (``L·w·itemsize`` bytes).
+    compute_dtype : torch.dtype, optional
+        Encoding/decoding precision (default: the tensor's dtype; packets always travel in
+        the tensor's dtype).
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``tensor``.
+
+    Raises
+    ------
+    RingFailureError
+        A neighbour died or timed out (message names both neighbours and the round).
+    """
+    import torch
+
+    design = _as_design(design)
+    N, me, glob = _group_info(group)
+    if design.N != N:
+        raise InvalidArgumentError("design", f"is for N = {design.N} workers, the group has {N} ranks")
+    c, L = design.c, design.L
+    flat = tensor.reshape(-1)
+    d = flat.numel()
+    w = -(-d // c)
+    cd = flat.dtype if compute_dtype is None else compute_dtype
+    G = torch.zeros(c * w, dtype=cd)
+    G[:d] = flat.to(cd)
+    G = G.reshape(c, w)
+    A = torch.as_tensor(design.encoders[me], dtype=cd)
+    D = torch.as_tensor(design.decoders[me], dtype=cd)
+    X = (A @ G).to(flat.dtype)                       # c coded symbols, in the wire dtype
+    nxt, prv = glob((me + 1) % N), glob((me - 1) % N)
+    u = torch.zeros(w, dtype=flat.dtype)
+    U = torch.empty(L, w, dtype=flat.dtype)
+    for t in range(1, L + 1):
+        s = X[t - 1] + u if t <= c else u
+        r = torch.empty(w, dtype=flat.dtype)
+        _exchange(s, r, nxt, prv, "cerar_all_reduce", t, counter)
+        k = t - N                                    # own symbol x^(t-N+1) returns
+        u = r - X[k] if 0 <= k < c - 1 else r
+        U[t - 1] = u
+    out = G + D @ U.to(cd)
+    return out.reshape(-1)[:d].to(flat.dtype).reshape(tensor.shape)
+
+
+def ring_all_reduce(tensor, *, group=None, counter: ByteCounter | None = None):
+    """Exact sum by the classic ring all-reduce: reduce-scatter then all-gather.
+
+    The flattened tensor is zero-padded into ``N`` chunks of ``w = ceil(d/N)``; each of the
+    ``2(N−1)`` steps sends one chunk to the next rank (``2(N−1)·w·itemsize`` bytes).
+
+    Returns a new tensor of the same shape and dtype.
+    """
+    import torch
+
+    N, me, glob = _group_info(group)
+    flat = tensor.reshape(-1)
+    d = flat.numel()
+    w = -(-d // N)
+    buf = torch.zeros(N * w, dtype=flat.dtype)
+    buf[:d] = flat
+    chunks = buf.reshape(N, w)
+    nxt, prv = glob((me + 1) % N), glob((me - 1) % N)
+    tmp = torch.empty(w, dtype=flat.dtype)
+    for k in range(N - 1):                           # reduce-scatter
+        send_i, recv_i = (me - k) % N, (me - k - 1) % N
+        _exchange(chunks[send_i].clone(), tmp, nxt, prv, "ring_all_reduce (reduce-scatter)", k + 1, counter)
+        chunks[recv_i] += tmp
+    for k in range(N - 1):                           # all-gather: rank me owns chunk me+1
+        send_i, recv_i = (me + 1 - k) % N, (me - k) % N
+        _exchange(chunks[send_i].clone(), tmp, nxt, prv, "ring_all_reduce (all-gather)", N + k, counter)
+        chunks[recv_i] = tmp
+    return buf[:d].reshape(tensor.shape).clone()
+
+
+def library_all_reduce(tensor, *, group=None):
+    """``dist.all_reduce`` (SUM) on a copy: the library baseline."""
+    import torch.distributed as dist
+
+    out = tensor.clone()
+    dist.all_reduce(out, op=dist.ReduceOp.SUM, group=group)
+    return out
+
+
+def _as_design(design: Any):
+    from ..cerar.design import CerarDesign
+
+    if isinstance(design, CerarDesign):
+        return design
+    if isinstance(design, (str, os.PathLike)):
+        from ..cerar.export import load_design
+        return load_design(design)
+    if isinstance(design, dict) and {"encoders", "decoders"} <= set(design):
+        return CerarDesign(int(design["N"]), int(design["c"]), design["encoders"], design["decoders"],
+                           method=str(design.get("method", "custom")))
+    raise InvalidArgumentError("design", f"must be a CerarDesign, an exported design path or a dict, "
+                               f"got {type(design).__name__}")
+
+
+# ----------------------------------------------------------------------------------------------
+# collectives benchmark / check job
+# ----------------------------------------------------------------------------------------------
+
+def _gradients(seed: int, N: int, d: int, dtype: str) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((N, d)).astype(dtype)
+
+
+def collectives_job(rank: int, world_size: int, spec: dict) -> dict:
+    """Rank body of :func:`run_collectives` (module level so that it can be launched)."""
+    import torch
+    import torch.distributed as dist
+
+    N, d = world_size, int(spec["d"])
+    g_all = _gradients(spec["seed"], N, d, spec["dtype"])
+    total = torch.as_tensor(g_all.astype(np.float64).sum(axis=0))
+    mine = torch.as_tensor(g_all[rank])
+    if spec.get("die_rank") == rank:
+        os._exit(19)  # fault injection: this ring member crashes before the collectives
+    barrier = dist.barrier if spec.get("barrier", True) else (lambda: None)
+    ref = library_all_reduce(mine).to(torch.float64) if spec.get("compare_allreduce", True) else total
+    out: dict = {"rank": rank, "algorithms": {}}
+    designs = {key: _as_design(v) for key, v in spec.get("designs", {}).items()}
+    for algo in spec["algorithms"]:
+        times = []
+        counter = ByteCounter()
+        result = None
+        for rep in range(int(spec.get("repeats", 1)) + int(spec.get("warmup", 0))):
+            cnt = ByteCounter()
+            barrier()
+            t0 = time.perf_counter()
+            if algo == "allreduce":
+                result = library_all_reduce(mine)
+            elif algo == "ring":
+                result = ring_all_reduce(mine, counter=cnt)
+            else:
+                result = cerar_all_reduce(mine, designs[algo], counter=cnt)
+            barrier()  # time until every rank holds its result
+            dt = time.perf_counter() - t0
+            if rep >= int(spec.get("warmup", 0)):
+                times.append(dt)
+                counter = cnt
+        r64 = result.to(torch.float64)
+        out["algorithms"][algo] = {
+            "bytes_sent": None if algo == "allreduce" else counter.sent,
+            "packets": None if algo == "allreduce" else counter.packets,
+            "seconds": times,
+            "rel_error_vs_sum": float(torch.linalg.norm(r64 - total) / torch.linalg.norm(total)),
+            "rel_error_vs_allreduce": float(torch.linalg.norm(r64 - ref) / torch.linalg.norm(ref)),
+            "sq_error_vs_sum": float(torch.sum((r64 - total) ** 2)),
+        }
+        if spec.get("return_outputs"):
+            out["algorithms"][algo]["output"] = result.numpy().copy()
+    return out
+
+
+def run_collectives(N: int, d: int, *, designs: dict | None = None, algorithms: Sequence[str] | None = None,
+                    dtype: str = "float32", seed: int = 0, repeats: int = 1, warmup: int = 0,
+                    timeout: float = 120.0, return_outputs: bool = False, die_rank: int | None = None,
+                    **launch_kw: Any) -> dict:
+    """Launch ``N`` gloo ranks and run all-reduce collectives on seeded gradients.
+
+    Parameters
+    ----------
+    N, d : int
+        Ranks and gradient length.
+    designs : dict name -> CerarDesign or exported path
+        CERAR designs to run (each with ``design.N == N``); their names are algorithm names.
+    algorithms : list of str
+        Subset of ``"allreduce"``, ``"ring"`` and the design names (default: all).
+    dtype : {"float32", "float64"}
+    repeats, warmup : int
+        Timed repetitions and untimed warm-up runs of each algorithm.
+    return_outputs : bool
+        Include every rank's output array.
+    die_rank : int, optional
+        Fault injection: this rank's process exits before the collectives; the others
+        fail with :class:`RingFailureError` and the launch raises :class:`RankFailure`.
+    **launch_kw
+        Passed to :func:`launch` (``netns``, ``rank_env``, ``init_method``, ...).
+
+    Returns
+    -------
+    dict
+        ``{"N", "d", "itemsize", "ranks": [per-rank dict], "summary": {algo: {...}}}`` where
+        the summary has ``bytes_sent`` (list per rank), ``expected_bytes`` (formula),
+        ``seconds`` (median over repeats of the slowest rank), ``algbw``/``busbw`` (bytes/s),
+        ``max_rel_error`` vs the exact sum and ``max_rel_error_vs_allreduce``.
+    """
+    N = check_int("N", N, minimum=2)
+    d = check_int("d", d, minimum=1)
+    if dtype not in ("float32", "float64"):
+        raise InvalidArgumentError("dtype", f"must be 'float32' or 'float64', got {dtype!r}")
+    designs = dict(designs or {})
+    for name, des in list(designs.items()):
+        des = _as_design(des)
+        if des.N != N:
+            raise InvalidArgumentError("designs", f"{name!r} is for N = {des.N}, not {N}")
+        designs[name] = {"N": des.N, "c": des.c, "encoders": des.encoders, "decoders": des.decoders,
+                         "method": des.method}
+    algos = list(algorithms) if algorithms is not None else ["allreduce", "ring", *designs]
+    for a in algos:
+        if a not in ("allreduce", "ring") and a not in designs:
+            raise InvalidArgumentError("algorithms", f"unknown algorithm {a!r} (designs: {sorted(designs)})")
+    spec = {"d": d, "seed": check_int("seed", seed, minimum=0), "dtype": dtype, "algorithms": algos,
+            "designs": designs, "repeats": check_int("repeats", repeats, minimum=1),
+            "warmup": check_int("warmup", warmup, minimum=0), "return_outputs": bool(return_outputs)}
+    if die_rank is not None:
+        spec.update(die_rank=check_int("die_rank", die_rank, minimum=0, maximum=N - 1), barrier=False,
+                    compare_allreduce=False)
+    res = launch(collectives_job, N, (spec,), timeout=timeout, **launch_kw).raise_on_failure()
+    item = np.dtype(dtype).itemsize
+    S = d * item
+    summary = {}
+    for a in algos:
+        per = [r["algorithms"][a] for r in res.results]
+        secs = np.max(np.array([p["seconds"] for p in per]), axis=0)   # slowest rank per repeat
+        t = float(np.median(secs))
+        exp = (ring_bytes(N, d, item) if a == "ring" else None if a == "allreduce"
+               else cerar_bytes(N, designs[a]["c"], d, item))
+        summary[a] = {
+            "bytes_sent": [p["bytes_sent"] for p in per],
+            "expected_bytes": exp,
+            "seconds": t,
+            "seconds_all": secs.tolist(),
+            "algbw": S / t,
+            "busbw": S / t * 2 * (N - 1) / N,
+            "max_rel_error": max(p["rel_error_vs_sum"] for p in per),
+            "max_rel_error_vs_allreduce": max(p["rel_error_vs_allreduce"] for p in per),
+            "sq_errors": [p["sq_error_vs_sum"] for p in per],
+        }
+        if a in designs:
+            summary[a]["c"] = designs[a]["c"]
+            summary[a]["predicted_byte_ratio"] = predicted_byte_ratio(N, designs[a]["c"])
+    return {"N": N, "d": d, "itemsize": item, "dtype": dtype, "ranks": res.results, "summary": summary,
+            "launch_seconds": res.seconds}
+
+
+# ----------------------------------------------------------------------------------------------
+# parameter-server gradient coding
+# ----------------------------------------------------------------------------------------------
+
+def _ls_problem(seed: int, N: int, p: int, rows: int):
+    """Seeded least-squares data: part i has (X_i, y_i); loss Σ_i ½‖X_i θ − y_i‖², θ seeded."""
+    rng = np.random.default_rng(seed)
+    Xs = rng.standard_normal((N, rows, p))
+    ys = rng.standard_normal((N, rows))
+    theta = rng.standard_normal(p)
+    return Xs, ys, theta
+
+
+def _partial_gradients(Xs, ys, theta, parts) -> np.ndarray:
+    """g_i = X_iᵀ (X_i θ − y_i) for the given parts (shape (len(parts), p))."""
+    Xp = Xs[parts]
+    resid = np.einsum("irp,p->ir", Xp, theta) - ys[parts]
+    return np.einsum("irp,ir->ip", Xp, resid)
+
+
+def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
+    """Rank body of :func:`run_parameter_server`: rank 0 = PS, rank j+1 = worker j."""
+    import torch
+    import torch.distributed as dist
+
+    B = np.asarray(spec["B"])
+    A = np.asarray(spec["assignment"])
+    m, N, n, d = int(spec["m"]), A.shape[0], A.shape[1], int(spec["d"])
+    w = -(-d // m)
+    Xs, ys, theta = _ls_problem(spec["seed"], N, d, int(spec["rows"]))
+    if rank > 0:
+        j = rank - 1
+        delay = float(spec["delays"][j])
+        if j in spec["die"]:
+            time.sleep(min(delay, 0.05))
+            os._exit(17)  # a crashed worker: no message, no goodbye
+        time.sleep(delay)
+        held = np.flatnonzero(A[:, j])
+        g = np.zeros((held.size, m * w))
+        g[:, :d] = _partial_gradients(Xs, ys, theta, held)
+        blocks = g.reshape(held.size, m, w)
+        coef = B.reshape(m, N, n)[:, held, j]          # (m, |held|): B[kN+i, j]
+        tilde = np.einsum("ki,ikw->w", coef, blocks)   # g̃_j
+        t = torch.as_tensor(tilde)
+        try:
+            work = dist.isend(t, 0)
+            work.wait(timedelta(seconds=float(spec["wait_limit"]) + float(spec["drain"])))
+        except RuntimeError as exc:  # the PS decided and left before this straggler arrived
+            return {"rank": rank, "sent": False, "error": str(exc).splitlines()[0][:200]}
+        return {"rank": rank, "sent": True, "bytes": t.numel() * t.element_size()}
+
+    # ---- parameter server ----
+    # gloo only marks a receive complete inside wait(), so the PS posts one any-source
+    # receive at a time and waits on it with the time left: arrivals are taken first come,
+    # first served, and a timeout ends the collection (nobody else is coming in time)
+    need = int(spec["need"])
+    deadline = spec["deadline"]
+    t0 = time.monotonic()
+    arrived: dict[int, float] = {}
+    bufs: dict[int, Any] = {}
+
+    broken: list = []
+
+    def receive(until: float) -> bool:
+        left = until - time.monotonic()
+        if left <= 0 or broken:
+            return False
+        buf = torch.empty(w, dtype=torch.float64)
+        try:
+            work = dist.irecv(buf)
+            work.wait(timedelta(seconds=left))
+        except RuntimeError:
+            # a gloo timeout closes the pairs: no further receive is possible, stop listening
+            broken.append(True)
+            return False
+        j = int(work._source_rank()) - 1
+        arrived[j] = time.monotonic() - t0
+        bufs[j] = buf
+        return True
+
+    limit = t0 + float(spec["wait_limit"] if deadline is None else min(deadline, spec["wait_limit"]))
+    while len(arrived) < (need if deadline is None else n) and receive(limit):
+        pass
+    decided = time.monotonic() - t0
+    order = sorted(arrived, key=arrived.get)
+    use = order if deadline is not None else order[:need]
+    mask = np.zeros(n, dtype=bool)
+    mask[use] = True
+    F = np.flatnonzero(mask)
+    T = np.kron(np.eye(m), np.ones((N, 1)))
+    if spec["decoder"] == "optimal":
+        XF = np.linalg.lstsq(B[:, F], T, rcond=None)[0] if F.size else np.zeros((0, m))
+    else:
+        XF = np.asarray(spec["decoder_matrix"])[F]
+    tilde_F = np.stack([bufs[int(j)].numpy() for j in F]) if F.size else np.zeros((0, w))
+    ghat_padded = (XF.T @ tilde_F).reshape(-1)
+    g_all = np.zeros((N, m * w))
+    g_all[:, :d] = _partial_gradients(Xs, ys, theta, np.arange(N))
+    grad_padded = g_all.sum(axis=0)
+    ghat, grad = ghat_padded[:d], grad_padded[:d]
+    R = B[:, F] @ XF - T
+    GG = g_all.reshape(N, m, w).transpose(1, 0, 2).reshape(m * N, w)
+    pred = GG.T @ R
+    # let late workers finish their sends (the PS already decided) so that they exit cleanly
+    drain_end = time.monotonic() + float(spec["drain"])
+    at_decision = set(arrived)
+    while len(arrived) < n and receive(drain_end):
+        pass
+    return {
+        "rank": 0,
+        "used": F.tolist(),
+        "missing": sorted(set(range(n)) - set(F.tolist())),
+        "arrival_order": order,
+        "arrival_seconds": {int(j): float(t) for j, t in arrived.items()},
+        "late": sorted(set(arrived) - at_decision),
+        "silent": sorted(set(range(n)) - set(arrived)),
+        "decision_seconds": decided,
+        "decoded": ghat,
+        "gradient": grad,
+        # on the zero-padded length m·w (where the identity ĝ − ∇L = 𝒢(B_F X − T) holds); the
+        # padding coordinates are discarded in practice: error_truncated counts only the first d
+        "error": float(np.sum((ghat_padded - grad_padded) ** 2)),
+        "error_truncated": float(np.sum((ghat - grad) ** 2)),
+        "predicted_error": float(np.sum(pred ** 2)),
+        "residual": float(np.sum(R ** 2)),
+        "decoder": XF,
+    }
+
+
+def run_parameter_server(scheme: Any, *, stragglers: int = 0, deadline: float | None = None,
+                         delays: Any = None, die: Sequence[int] = (), decoder: str = "optimal", d: int = 16,
+                         rows: int = 4, seed: int = 0, delay_scale: float = 0.05, wait_limit: float = 20.0,
+                         drain: float = 2.0, timeout: float = 60.0, **launch_kw: Any) -> dict:
+    """Gradient coding with a parameter server on ``n + 1`` gloo ranks.
+
+    Parameters
+    ----------
+    scheme : Scheme
+        Encoder ``B`` ``(mN, n)``; worker ``j`` is rank ``j + 1``.
+    stragglers : int
+        ``s``: the PS decodes from the first ``n − s`` arrivals (ignored with ``deadline``).
+    deadline : float, optional
+        Instead: decode from every transmission that arrived within ``deadline`` seconds.
+    delays : array (n,), optional
+        Per-worker delay in seconds before sending; default: seeded
+        ``delay_scale · Exponential(1)`` (seed ``seed``).
+    die : list of int
+        Workers whose process exits (``os._exit``) without sending.
+    decoder : {"optimal", "fixed"}
+        ``B_F⁺ T`` or the scheme's reference decoder restricted to ``F``.
+    d, rows, seed : int
+        Gradient length and rows per data part of the seeded least-squares problem.
+    wait_limit : float
+        The PS never waits longer than this for arrivals (then decodes from what it has).
+    drain : float
+        After deciding, the PS waits at most this long for late workers (clean exits).
+
+    Returns
+    -------
+    dict
+        The PS's report (``used``, ``missing`` (not used), ``late`` (arrived after the
+        decision), ``silent`` (never arrived: dead or too slow), ``arrival_order``, ``decoded``,
+        ``gradient``, ``error`` (on the zero-padded length ``m·w``; ``error_truncated`` on the
+        first ``d`` coordinates), ``predicted_error``, ``residual`` = ``‖B_F X − T‖_F²``,
+        ``decision_seconds``), plus ``workers`` (each worker's report or None when it
+        died), ``exitcodes`` and ``delays``.
+    """
+    B = getattr(scheme, "B", None)
+    if B is None or not hasattr(scheme, "m"):
+        raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
+    n = int(scheme.n)
+    s = check_int("stragglers", stragglers, minimum=0, maximum=n)
+    if deadline is not None:
+        deadline = check_real("deadline", deadline, minimum=0.0)
+    if decoder not in ("optimal", "fixed"):
+        raise InvalidArgumentError("decoder", f"must be 'optimal' or 'fixed', got {decoder!r}")
+    if decoder == "fixed" and scheme.decoder is None:
+        raise InvalidArgumentError("decoder", f"scheme {scheme.method!r} has no reference decoder")
+    die = sorted({check_int("die", j, minimum=0, maximum=n - 1) for j in die})
+    seed = check_int("seed", seed, minimum=0)
+    if delays is None:
+        delays = np.random.default_rng(seed + 7919).exponential(check_real("delay_scale", delay_scale,
+                                                                           minimum=0.0), size=n)
+    delays = np.asarray(delays, dtype=float)
+    if delays.shape != (n,) or not np.all(np.isfinite(delays)) or np.any(delays < 0):
+        raise InvalidArgumentError("delays", f"must be {n} finite non-negative seconds, got shape {delays.shape}")
+    spec = {"B": np.asarray(B), "assignment": np.asarray(scheme.assignment), "m": int(scheme.m),
+            "d": check_int("d", d, minimum=1), "rows": check_int("rows", rows, minimum=1), "seed": seed,
+            "delays": delays.tolist(), "die": die, "need": n - s, "deadline": deadline, "decoder": decoder,
+            "decoder_matrix": None if scheme.decoder is None else np.asarray(scheme.decoder),
+            "wait_limit": check_real("wait_limit", wait_limit, minimum=0.0),
+            "drain": check_real("drain", drain, minimum=0.0)}
+    launch_kw.setdefault("grace_after_rank0", 1.0)
+    res = launch(parameter_server_job, n + 1, (spec,), timeout=timeout, **launch_kw)
+    if res.results[0] is None:
+        raise RankFailure("the parameter server (rank 0) failed: " + res.errors.get(0, f"exit code "
+                                                                                    f"{res.exitcodes[0]}"))
+    out = dict(res.results[0])
+    out.update({"workers": res.results[1:], "exitcodes": res.exitcodes, "delays": delays.tolist(),
+                "died": die, "killed": res.killed, "rank_errors": res.errors, "seconds": res.seconds, "m": int(scheme.m), "n": n,
+                "N": int(scheme.N), "d": d, "stragglers": s, "deadline": deadline})
+    return out

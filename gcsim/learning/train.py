@@ -1,0 +1,627 @@
+r"""Training with coded gradients under Bernoulli stragglers (SPEC §7).
+
+Simulation of one synchronous parameter-server (PS) iteration
+--------------------------------------------------------------
+1. The (mini-)batch is split into ``N`` equal data parts; the model computes the
+   partial gradients ``g_i`` (``Σ_i g_i`` = gradient of the mean batch loss).
+2. Each worker ``j`` sends ``g̃_j = Σ_k Σ_i B[kN+i, j] g_i[k] ∈ R^{d/m}``
+   (SPEC §1; ``g_i[k]`` = block ``k`` of ``g_i``, zero-padded).
+3. Each worker straggles independently with probability ``p`` (Bernoulli,
+   SPEC §1.1); the PS decodes block ``l`` as ``ĝ[l] = Σ_{j∈F} X[j, l] g̃_j``
+   with a decoder ``X`` of one of the kinds of :data:`DECODERS`:
+
+   ``"optimal"``
+       ``X = B_F⁺ T`` (least squares, SPEC §1): smallest error, biased.
+   ``"unbiased"``
+       RD (SPEC §4, Theorem 5): ``X[j, l] = 1[j∈F] d_l[j] / ((1-p) r E d²)``
+       — unbiased when the diagonals are redrawn every iteration
+       (``redraw=True``); any other encoder with a reference decoder
+       ``B X_0 = T`` (NS, the exact family, fractional repetition):
+       ``X = 1_F X_0 / (1-p)`` (Theorem 6).  Refused when ``B X_0 ≠ T``.
+   ``"fixed"``
+       ``X = 1_F X_0 / (1-p)`` for any reference decoder, without the check
+       (biased when ``B X_0 ≠ T``, e.g. naive stacking with ``m > 1``).
+   ``"arrivals"``
+       ``X = 1_F X_0 · n/|F|``; with ``A = I`` and ``m = 1`` this is the
+       *uncoded* baseline "ignore the stragglers, sum the arrived parts'
+       gradients and rescale by ``n/|F|``".
+
+   Since decoding is linear, ``ĝ = 𝒢 (B_F X_F)`` (SPEC §1): the simulator
+   forms the ``mN x m`` matrix ``M = B_F X_F`` and applies it to the blocks,
+   which costs ``O(m N d)`` instead of ``O(n N d)``;
+   :func:`simulate_transmissions` runs the worker-level path (tests check
+   both agree).
+4. The optimizer (SGD with momentum, or Adam) steps with ``ĝ``.
+
+Communication-aware simulated wall clock (:class:`WallClockModel`)
+------------------------------------------------------------------
+Iteration time ``= max_{j∈F} e_j t_ex + (latency + ⌈d/m⌉ b / β) · (|F| if shared else 1)``
+where ``e_j`` is the number of examples worker ``j`` processes (the sizes of
+the parts it holds), ``t_ex`` seconds per example gradient, ``b`` bytes per
+transmitted scalar and ``β`` the link bandwidth (bytes/s).  Stragglers are not
+waited for.  With per-worker links (default) the transmissions overlap;
+``shared_link=True`` serializes them on the PS ingress link.  When every
+worker straggles the PS waits for the slowest worker (a timeout) and makes no
+update.  This is a model, not a measurement (reconstruction).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._validation import check_int, check_mask, check_probability, check_real
+from ..coding.bounds import rd_moments, split_blocks
+from ..coding.schemes import Scheme, _diagonals, encode
+from ..coding.stragglers import straggler_model
+from ..errors import InvalidArgumentError
+from .datasets import Dataset
+from .models import MLP
+
+__all__ = ["DECODERS", "CodeSpec", "CodedGradient", "WallClockModel", "SGD", "Adam", "TrainResult",
+           "train", "partition", "simulate_transmissions", "default_codes", "compare"]
+
+DECODERS = ("optimal", "unbiased", "fixed", "arrivals")
+
+
+# ----------------------------------------------------------------------------------------------
+# the code under test
+# ----------------------------------------------------------------------------------------------
+
+@dataclass
+class CodeSpec:
+    """What the PS and the workers run: an assignment, an encoder, a decoder.
+
+    Attributes
+    ----------
+    label : str
+        Legend entry.
+    assignment : array_like (N, n) or object with ``.assignment``
+    m : int
+        Communication reduction (each worker sends ``⌈d/m⌉`` scalars).
+    method : str
+        Encoder of :func:`gcsim.coding.schemes.encode` (``"naive"``, ``"rd"``,
+        ``"ns"``, ``"exact-gaussian"``, ...).
+    decoder : str
+        One of :data:`DECODERS`.
+    redraw : bool
+        Re-encode every iteration with a fresh seed (RD/NS randomness).
+    options : dict
+        ``eps``, ``dist``, ``s``, ... passed to ``encode``.
+
+    Examples
+    --------
+    >>> spec = CodeSpec("uncoded", np.eye(4, dtype=int), decoder="arrivals")
+    >>> spec.n, spec.N
+    (4, 4)
+    """
+
+    label: str
+    assignment: Any
+    m: int = 1
+    method: str = "naive"
+    decoder: str = "optimal"
+    redraw: bool = False
+    options: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        A = np.asarray(getattr(self.assignment, "assignment", self.assignment))
+        if A.ndim != 2:
+            raise InvalidArgumentError("assignment", f"must be a 2-D 0/1 matrix, got shape {A.shape}")
+        self.assignment = A.astype(np.int64)
+        self.m = check_int("m", self.m, minimum=1)
+        if self.decoder not in DECODERS:
+            raise InvalidArgumentError("decoder", f"must be one of {DECODERS}, got {self.decoder!r}")
+        self.redraw = bool(self.redraw)
+        self.options = dict(self.options)
+
+    @property
+    def N(self) -> int:
+        """Number of data parts."""
+        return int(self.assignment.shape[0])
+
+    @property
+    def n(self) -> int:
+        """Number of workers."""
+        return int(self.assignment.shape[1])
+
+
+class CodedGradient:
+    """Encoder + straggler-aware decoder of one :class:`CodeSpec`, for a straggling probability ``p``.
+
+    Parameters
+    ----------
+    spec : CodeSpec
+    p : float in [0, 1)
+        Bernoulli straggling probability (used by the ``"unbiased"`` and
+        ``"fixed"`` decoders).
+    seed : int
+        Seed of the encoder (draw ``t`` of a redrawn code uses ``seed`` and ``t``).
+
+    Examples
+    --------
+    >>> A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+    >>> code = CodedGradient(CodeSpec("rd", A, m=1, method="rd"), p=0.2, seed=0)
+    >>> G = np.arange(12.0).reshape(3, 4)                  # N = 3 parts, d = 4
+    >>> est = code.estimates(G, np.ones((1, 3), bool))      # B invertible, no straggler: exact
+    >>> bool(np.allclose(est[0], G.sum(axis=0)))
+    True
+    """
+
+    def __init__(self, spec: CodeSpec, p: float = 0.0, seed: int = 0):
+        if not isinstance(spec, CodeSpec):
+            raise InvalidArgumentError("spec", f"must be a CodeSpec, got {type(spec).__name__}")
+        self.spec = spec
+        self.p = check_probability("p", p)
+        self.seed = check_int("seed", seed, minimum=0)
+        opts = dict(spec.options)
+        self._eps = opts.pop("eps", 0.0)
+        self._opts = opts
+        self.base = self._encode(self.seed)  # validates method, options and assignment once
+        self.r = self.base.replication
+        self._T = self.base.target()
+        if spec.decoder == "unbiased" and spec.method != "rd":
+            self._check_reference(self.base)
+        if spec.decoder == "unbiased" and spec.method == "rd" and not np.all(self.r == self.r[0]):
+            raise InvalidArgumentError("decoder", "the unbiased RD decoder needs regular replication r_i = r")
+
+    def _encode(self, seed: int) -> Scheme:
+        return encode(self.spec.assignment, self.spec.m, self.spec.method, eps=self._eps, seed=seed, **self._opts)
+
+    def _check_reference(self, scheme: Scheme) -> None:
+        X0 = scheme.decoder
+        if X0 is None or np.abs(scheme.B @ X0 - self._T).max() > 1e-8 * max(1.0, np.abs(X0).max()):
+            raise InvalidArgumentError(
+                "decoder", f"'unbiased' needs a reference decoder with B X_0 = T; encoder {self.spec.method!r} "
+                "has none here (use 'fixed' to run the biased variant, or 'optimal')")
+
+    def draw_seed(self, t: int) -> int:
+        """Encoder seed of draw ``t`` (``seed`` itself when the code is not redrawn)."""
+        return self.seed if not self.spec.redraw else int(np.random.SeedSequence([self.seed, int(t)])
+                                                           .generate_state(1)[0])
+
+    # -- decoding --------------------------------------------------------------------------------
+    def _encoders(self, count: int, draws: np.ndarray | None, rng: np.random.Generator | None):
+        """``B`` per sample ``(count, mN, n)`` (or one ``(mN, n)``) and reference decoders / RD diagonals."""
+        spec = self.spec
+        if not spec.redraw:
+            return self.base.B, self.base.decoder, self.base.diagonals
+        if spec.method == "rd" and rng is not None:
+            # batched RD draws: block k of sample s is A diag(D[s, k])
+            D = _diagonals(rng, count * spec.m, spec.n, self._eps, self._opts.get("dist", "rademacher"))
+            D = D.reshape(count, spec.m, spec.n)
+            B = (spec.assignment[None, None] * D[:, :, None, :]).reshape(count, spec.m * spec.N, spec.n)
+            return B, None, D
+        seeds = [self.draw_seed(t) for t in draws]
+        schemes = [self._encode(s) for s in seeds]  # one encoder per draw (NS pseudo-inverses per part)
+        B = np.stack([s.B for s in schemes])
+        X0 = None if schemes[0].decoder is None else np.stack([s.decoder for s in schemes])
+        D = None if schemes[0].diagonals is None else np.stack([s.diagonals for s in schemes])
+        return B, X0, D
+
+    def decoders(self, masks: Any, *, draws: Any = None, rng: np.random.Generator | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Encoders and decoders for a batch of non-straggler masks.
+
+        Returns ``(B, X)``: ``B`` of shape ``(mN, n)`` or ``(count, mN, n)``
+        (redrawn codes) and ``X`` of shape ``(count, n, m)``, zero on stragglers.
+        ``draws`` (default ``0..count-1``) index the encoder draws of a redrawn
+        code; ``rng`` (optional) draws RD diagonals in one batch instead.
+        """
+        masks = check_mask("masks", masks, self.spec.n)
+        masks = masks[None] if masks.ndim == 1 else masks
+        count, n, m = masks.shape[0], self.spec.n, self.spec.m
+        draws = np.arange(count) if draws is None else np.asarray(draws)
+        B, X0, D = self._encoders(count, draws, rng)
+        Bs = np.broadcast_to(B, (count,) + B.shape[-2:])
+        kind = self.spec.decoder
+        mk = masks[:, :, None].astype(float)
+        if kind == "optimal":
+            X = np.linalg.pinv(Bs * masks[:, None, :]) @ self._T  # stacked B_F⁺ T; zero rows off F
+        elif kind == "unbiased" and self.spec.method == "rd":
+            mu2, _ = rd_moments(self._eps, self._opts.get("dist", "rademacher"))
+            Dt = np.broadcast_to(D, (count, m, n)).transpose(0, 2, 1)
+            X = mk * Dt / ((1.0 - self.p) * self.r[0] * mu2)
+        else:
+            if X0 is None:
+                raise InvalidArgumentError("decoder", f"encoder {self.spec.method!r} has no reference decoder "
+                                           f"for the {kind!r} decoder")
+            if kind == "unbiased" and X0.ndim == 3:
+                for idx in range(X0.shape[0]):
+                    self._check_reference(Scheme(B=Bs[idx], assignment=self.spec.assignment, m=m,
+                                                 decoder=X0[idx]))
+            X0s = np.broadcast_to(X0, (count, n, m))
+            if kind == "arrivals":
+                scale = n / np.maximum(masks.sum(axis=1), 1)
+                X = mk * X0s * scale[:, None, None]
+            else:  # unbiased (reference decoder) or fixed
+                X = mk * X0s / (1.0 - self.p)
+        return B, X
+
+    def effective(self, masks: Any, *, draws: Any = None, rng: np.random.Generator | None = None) -> np.ndarray:
+        """``M = B_F X_F`` per mask, shape ``(count, mN, m)``: ``ĝ = 𝒢 M`` (SPEC §1)."""
+        B, X = self.decoders(masks, draws=draws, rng=rng)
+        return np.matmul(B, X)
+
+    def estimates(self, gradients: Any, masks: Any, *, draws: Any = None,
+                  rng: np.random.Generator | None = None) -> np.ndarray:
+        """Decoded gradients ``ĝ`` (``(count, d)``) for part gradients ``(N, d)`` and masks ``(count, n)``.
+
+        Block ``l`` of sample ``s``: ``ĝ[l] = Σ_{k,i} M_s[kN+i, l] g_i[k]``.
+        """
+        G = np.asarray(gradients, dtype=float)
+        if G.ndim != 2 or G.shape[0] != self.spec.N:
+            raise InvalidArgumentError("gradients", f"must have shape (N, d) with N = {self.spec.N}, got {G.shape}")
+        M = self.effective(masks, draws=draws, rng=rng)
+        m, N = self.spec.m, self.spec.N
+        blocks = split_blocks(G, m)  # (N, m, w)
+        est = np.einsum("skil,ikw->slw", M.reshape(M.shape[0], m, N, m), blocks, optimize=True)
+        return est.reshape(M.shape[0], -1)[:, :G.shape[1]]
+
+
+def simulate_transmissions(scheme: Scheme, gradients: Any, decoder: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Worker-level simulation: transmissions ``g̃_j`` and the decoded gradient ``ĝ``.
+
+    ``g̃_j = Σ_k Σ_i B[kN+i, j] g_i[k]`` (``(n, ⌈d/m⌉)``), then
+    ``ĝ[l] = Σ_j X[j, l] g̃_j`` (zero rows of ``X`` = stragglers).
+
+    Examples
+    --------
+    >>> sch = encode(np.eye(2, dtype=int), 1, "naive")
+    >>> sent, g = simulate_transmissions(sch, [[1.0, 2.0], [3.0, 4.0]], [[1.0], [0.0]])
+    >>> sent.tolist(), g.tolist()
+    ([[1.0, 2.0], [3.0, 4.0]], [1.0, 2.0])
+    """
+    G = np.asarray(gradients, dtype=float)
+    if G.ndim != 2 or G.shape[0] != scheme.N:
+        raise InvalidArgumentError("gradients", f"must have shape (N, d) with N = {scheme.N}, got {G.shape}")
+    X = np.asarray(decoder, dtype=float)
+    if X.shape != (scheme.n, scheme.m):
+        raise InvalidArgumentError("decoder", f"must have shape (n, m) = {(scheme.n, scheme.m)}, got {X.shape}")
+    blocks = split_blocks(G, scheme.m)
+    sent = np.einsum("kij,ikw->jw", scheme.B.reshape(scheme.m, scheme.N, scheme.n), blocks)
+    est = (X.T @ sent).reshape(-1)[:G.shape[1]]
+    return sent, est
+
+
+# ----------------------------------------------------------------------------------------------
+# wall clock
+# ----------------------------------------------------------------------------------------------
+
+@dataclass
+class WallClockModel:
+    """Communication-aware iteration time (see the module docstring).
+
+    Attributes
+    ----------
+    seconds_per_example : float
+        ``t_ex``, compute time of one example's gradient on a worker.
+    bandwidth : float
+        ``β`` in bytes per second (per worker link, or of the shared PS link).
+    bytes_per_scalar : int
+        4 (float32 transmissions) by default.
+    latency : float
+        Per-message latency in seconds.
+    shared_link : bool
+        Serialize the arrived workers' messages on one PS link.
+
+    Examples
+    --------
+    >>> wc = WallClockModel(seconds_per_example=1e-3, bandwidth=4e3, latency=0.0)
+    >>> wc.iteration_time([10, 20, 30], [True, True, False], d=8, m=2)   # 0.02 + 4*4/4e3
+    0.024
+    """
+
+    seconds_per_example: float = 1e-5
+    bandwidth: float = 1e6
+    bytes_per_scalar: int = 4
+    latency: float = 1e-3
+    shared_link: bool = False
+
+    def __post_init__(self) -> None:
+        self.seconds_per_example = check_real("seconds_per_example", self.seconds_per_example, minimum=0.0)
+        self.bandwidth = check_real("bandwidth", self.bandwidth, minimum=0.0, strict_min=True)
+        self.bytes_per_scalar = check_int("bytes_per_scalar", self.bytes_per_scalar, minimum=1)
+        self.latency = check_real("latency", self.latency, minimum=0.0)
+        self.shared_link = bool(self.shared_link)
+
+    def message_time(self, d: int, m: int) -> float:
+        """Seconds to send one ``⌈d/m⌉``-scalar message."""
+        return self.latency + math.ceil(d / m) * self.bytes_per_scalar / self.bandwidth
+
+    def iteration_time(self, examples: Any, mask: Any, d: int, m: int) -> float:
+        """Time of one iteration for per-worker example counts and a non-straggler mask."""
+        e = np.asarray(examples, dtype=float)
+        mask = check_mask("mask", mask, e.size)
+        msg = self.message_time(d, m)
+        if not mask.any():  # nobody arrived: the PS times out after the slowest worker
+            return float(e.max() * self.seconds_per_example + msg)
+        comm = msg * (mask.sum() if self.shared_link else 1)
+        return float(e[mask].max() * self.seconds_per_example + comm)
+
+    def iteration_times(self, examples: Any, masks: np.ndarray, d: int, m: int) -> np.ndarray:
+        """Vectorized :meth:`iteration_time` over a ``(count, n)`` batch of masks."""
+        e = np.asarray(examples, dtype=float)
+        msg = self.message_time(d, m)
+        arrived = masks.sum(axis=1)
+        compute = np.where(masks, e[None, :], -np.inf).max(axis=1)
+        comm = msg * (arrived if self.shared_link else 1)
+        return np.where(arrived > 0, compute * self.seconds_per_example + comm,
+                        e.max() * self.seconds_per_example + msg)
+
+
+# ----------------------------------------------------------------------------------------------
+# optimizers
+# ----------------------------------------------------------------------------------------------
+
+class SGD:
+    """SGD with (heavy-ball) momentum: ``v ← μ v + g``, ``θ ← θ - η v``.
+
+    Examples
+    --------
+    >>> opt = SGD(lr=0.5); opt.step(np.array([1.0]), np.array([2.0])).tolist()
+    [0.0]
+    """
+
+    def __init__(self, lr: float = 0.1, momentum: float = 0.0):
+        self.lr = check_real("lr", lr, minimum=0.0, strict_min=True)
+        self.momentum = check_real("momentum", momentum, minimum=0.0, maximum=1.0, strict_max=True)
+        self._v: np.ndarray | None = None
+
+    def step(self, theta: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        """Return the updated parameters."""
+        self._v = grad if self._v is None or self.momentum == 0 else self.momentum * self._v + grad
+        return theta - self.lr * self._v
+
+
+class Adam:
+    """Adam (Kingma & Ba 2015) with bias-corrected moments.
+
+    Examples
+    --------
+    >>> opt = Adam(lr=0.1); bool(abs(opt.step(np.array([1.0]), np.array([3.0]))[0] - 0.9) < 1e-6)
+    True
+    """
+
+    def __init__(self, lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
+        self.lr = check_real("lr", lr, minimum=0.0, strict_min=True)
+        self.beta1 = check_real("beta1", beta1, minimum=0.0, maximum=1.0, strict_max=True)
+        self.beta2 = check_real("beta2", beta2, minimum=0.0, maximum=1.0, strict_max=True)
+        self.eps = check_real("eps", eps, minimum=0.0, strict_min=True)
+        self._m = self._v = None
+        self._t = 0
+
+    def step(self, theta: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        """Return the updated parameters."""
+        if self._m is None:
+            self._m = np.zeros_like(theta)
+            self._v = np.zeros_like(theta)
+        self._t += 1
+        self._m = self.beta1 * self._m + (1 - self.beta1) * grad
+        self._v = self.beta2 * self._v + (1 - self.beta2) * grad * grad
+        mhat = self._m / (1 - self.beta1 ** self._t)
+        vhat = self._v / (1 - self.beta2 ** self._t)
+        return theta - self.lr * mhat / (np.sqrt(vhat) + self.eps)
+
+
+def _optimizer(name: str, lr: float, momentum: float):
+    if name == "sgd":
+        return SGD(lr, momentum)
+    if name == "adam":
+        return Adam(lr)
+    raise InvalidArgumentError("optimizer", f"must be 'sgd' or 'adam', got {name!r}")
+
+
+# ----------------------------------------------------------------------------------------------
+# training
+# ----------------------------------------------------------------------------------------------
+
+def partition(count: int, N: int, seed: int = 0) -> np.ndarray:
+    """Seeded split of ``count`` example indices into ``N`` equal parts ``(N, count // N)``.
+
+    The ``count mod N`` examples left over by the shuffle are dropped.
+
+    Examples
+    --------
+    >>> P = partition(10, 3, seed=0)
+    >>> P.shape, len(set(P.ravel().tolist()))
+    ((3, 3), 9)
+    """
+    count = check_int("count", count, minimum=1)
+    N = check_int("N", N, minimum=1, maximum=count)
+    perm = np.random.default_rng(check_int("seed", seed, minimum=0)).permutation(count)
+    size = count // N
+    return perm[:N * size].reshape(N, size)
+
+
+@dataclass
+class TrainResult:
+    """History of one training run.
+
+    Attributes
+    ----------
+    label : str
+    history : pandas.DataFrame
+        One row per evaluation: ``iteration``, ``wallclock`` (simulated
+        seconds), ``train_loss``, ``train_acc``, ``test_loss``, ``test_acc``,
+        ``rel_error`` (mean of ``‖ĝ - g‖²/‖g‖²`` since the last evaluation)
+        and ``arrived`` (mean number of non-stragglers since the last one).
+    theta : numpy.ndarray
+        Final parameters.
+    params : dict
+    """
+
+    label: str
+    history: Any
+    theta: np.ndarray
+    params: dict
+
+    @property
+    def final(self) -> dict:
+        """The last row of the history as a dict."""
+        return self.history.iloc[-1].to_dict()
+
+
+def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: float = 0.2,
+          iterations: int = 200, optimizer: str = "sgd", lr: float = 0.1, momentum: float = 0.0,
+          batch_per_part: int | None = None, eval_every: int = 10, seed: int = 0,
+          wallclock: WallClockModel | None = None, init_seed: int | None = None) -> TrainResult:
+    """Train ``model`` on ``dataset`` with gradients coded by ``spec`` under Bernoulli(p) stragglers.
+
+    Parameters
+    ----------
+    spec : CodeSpec
+    dataset : Dataset
+    model : MLP, optional
+        Default ``MLP((features, 128, classes))``.
+    p : float in [0, 1)
+        Straggling probability of every worker in every iteration.
+    iterations : int >= 1
+    optimizer : {"sgd", "adam"}
+    lr, momentum : float
+    batch_per_part : int, optional
+        Examples drawn (without replacement) from each part per iteration;
+        default: the whole part (full-batch gradient descent).
+    eval_every : int >= 1
+        Evaluate train/test loss and accuracy every this many iterations
+        (and at iterations 0 and ``iterations``).
+    seed : int
+        Seeds the partition, the straggler masks (``Bernoulli.sample(iterations, seed)``),
+        the mini-batches and the encoder.  Codes with the same ``n`` see the
+        same straggler masks (common random numbers).
+    wallclock : WallClockModel, optional
+    init_seed : int, optional
+        Seed of the initial parameters (default ``seed``).
+
+    Returns
+    -------
+    TrainResult
+
+    Examples
+    --------
+    >>> from gcsim.learning.datasets import load_digits
+    >>> ds = load_digits(seed=0)
+    >>> spec = CodeSpec("uncoded", np.eye(4, dtype=int), decoder="arrivals")
+    >>> res = train(spec, ds, model=MLP((64, 16, 10)), iterations=20, eval_every=10, lr=0.5)
+    >>> list(res.history.iteration), bool(res.final["train_loss"] < res.history.train_loss[0])
+    ([0, 10, 20], True)
+    """
+    import pandas as pd
+
+    if not isinstance(dataset, Dataset):
+        raise InvalidArgumentError("dataset", f"must be a Dataset, got {type(dataset).__name__}")
+    p = check_probability("p", p)
+    iterations = check_int("iterations", iterations, minimum=1)
+    eval_every = check_int("eval_every", eval_every, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
+    init_seed = seed if init_seed is None else check_int("init_seed", init_seed, minimum=0)
+    model = MLP((dataset.n_features, 128, dataset.n_classes)) if model is None else model
+    if not isinstance(model, MLP) or model.sizes[0] != dataset.n_features or model.sizes[-1] < dataset.n_classes:
+        raise InvalidArgumentError("model", f"must be an MLP with {dataset.n_features} inputs and >= "
+                                   f"{dataset.n_classes} outputs, got {model!r}")
+    wallclock = WallClockModel() if wallclock is None else wallclock
+    if not isinstance(wallclock, WallClockModel):
+        raise InvalidArgumentError("wallclock", f"must be a WallClockModel, got {type(wallclock).__name__}")
+    opt = _optimizer(optimizer, lr, momentum)
+    code = CodedGradient(spec, p, seed)
+    N, n, m = spec.N, spec.n, spec.m
+    parts = partition(dataset.n_train, N, seed)
+    size = parts.shape[1]
+    b = size if batch_per_part is None else check_int("batch_per_part", batch_per_part, minimum=1, maximum=size)
+    examples = spec.assignment.T @ np.full(N, b)  # e_j: examples processed by worker j
+    masks = straggler_model("bernoulli", n, p=p).sample(iterations, seed)
+    times = wallclock.iteration_times(examples, masks, model.d, m)
+    rng = np.random.default_rng([seed, 1])
+    theta = model.init(init_seed)
+    rows, clock, errs, arrived = [], 0.0, [], []
+
+    def record(t: int) -> None:
+        tr_loss, tr_acc = model.evaluate(theta, dataset.x_train, dataset.y_train)
+        te_loss, te_acc = model.evaluate(theta, dataset.x_test, dataset.y_test)
+        rows.append({"iteration": t, "wallclock": clock, "train_loss": tr_loss, "train_acc": tr_acc,
+                     "test_loss": te_loss, "test_acc": te_acc,
+                     "rel_error": float(np.mean(errs)) if errs else np.nan,
+                     "arrived": float(np.mean(arrived)) if arrived else float(n)})
+        errs.clear()
+        arrived.clear()
+
+    record(0)
+    for t in range(iterations):
+        idx = parts if b == size else np.take_along_axis(parts, rng.random(parts.shape).argsort(axis=1)[:, :b], 1)
+        G = model.part_gradients(theta, dataset.x_train[idx], dataset.y_train[idx])
+        ghat = code.estimates(G, masks[t:t + 1], draws=[t])[0]
+        g = G.sum(axis=0)
+        errs.append(float(np.sum((ghat - g) ** 2) / max(np.sum(g ** 2), 1e-300)))
+        arrived.append(int(masks[t].sum()))
+        if not np.all(np.isfinite(ghat)):
+            raise FloatingPointError(f"{spec.label}: decoded gradient is not finite at iteration {t}")
+        theta = opt.step(theta, ghat)
+        clock += float(times[t])
+        if (t + 1) % eval_every == 0 or t + 1 == iterations:
+            record(t + 1)
+    params = {"label": spec.label, "method": spec.method, "decoder": spec.decoder, "redraw": spec.redraw,
+              "m": m, "N": N, "n": n, "p": p, "iterations": iterations, "optimizer": optimizer, "lr": lr,
+              "momentum": momentum, "batch_per_part": b, "seed": seed, "d": model.d,
+              "options": {k: v for k, v in spec.options.items() if np.isscalar(v)}}
+    return TrainResult(spec.label, pd.DataFrame(rows), theta, params)
+
+
+# ----------------------------------------------------------------------------------------------
+# the comparison of SPEC §7
+# ----------------------------------------------------------------------------------------------
+
+def default_codes(n: int = 16) -> list[CodeSpec]:
+    """The schemes compared in SPEC §7, all on ``n = 16`` workers.
+
+    * uncoded: ``A = I_16``, ignore stragglers, rescale by ``n/|F|``;
+    * on the McFarland symmetric design (16, 6, 2) (each part on r = 6
+      workers, each worker holds 6 parts), ``m = 2``: naive stacking, RD(0)
+      (one draw), RD(0) redrawn every iteration with the unbiased decoder,
+      NS (Gaussian), the exact family with Gaussian ``H`` (Kadhe et al.) and
+      with Vandermonde ``H`` (Ye & Abbe), both for ``s = 4``;
+    * the coset graph (8, 2, 3) (N = 8 parts, r = 6, load 3) with RD(0.1), ``m = 2``;
+    * fractional repetition for ``s = 3`` (``m = 1``, exact m = 1 code).
+
+    All use the optimal decoder unless stated.
+
+    Examples
+    --------
+    >>> [c.label for c in default_codes()][:2]
+    ['uncoded (ignore stragglers)', 'naive stacking m=2']
+    """
+    from ..combinatorics.baselines import fractional_repetition
+    from ..combinatorics.bibd import mcfarland_design
+    from ..combinatorics.coset import coset_graph
+
+    n = check_int("n", n, minimum=16, maximum=16)
+    bibd = mcfarland_design(2).assignment
+    coset = coset_graph(8, 2, 3).assignment
+    return [
+        CodeSpec("uncoded (ignore stragglers)", np.eye(n, dtype=np.int64), 1, "naive", "arrivals"),
+        CodeSpec("naive stacking m=2", bibd, 2, "naive"),
+        CodeSpec("RD(0) m=2", bibd, 2, "rd"),
+        CodeSpec("RD(0) redrawn, unbiased m=2", bibd, 2, "rd", "unbiased", redraw=True),
+        CodeSpec("NS m=2", bibd, 2, "ns", options={"dist": "gaussian"}),
+        CodeSpec("coset (8,2,3) RD(0.1) m=2", coset, 2, "rd", options={"eps": 0.1}),
+        CodeSpec("fractional repetition m=1 (s=3)", fractional_repetition(n, 3).assignment, 1,
+                 "fractional-repetition"),
+        CodeSpec("exact Gaussian m=2 (s=4)", bibd, 2, "exact-gaussian", options={"s": 4}),
+        CodeSpec("exact Vandermonde m=2 (s=4)", bibd, 2, "exact-vandermonde", options={"s": 4}),
+    ]
+
+
+def compare(codes: Sequence[CodeSpec], dataset: Dataset, **kwargs: Any):
+    """Train every code with the same data, initialization and straggler seed; one tidy DataFrame.
+
+    Keyword arguments go to :func:`train`.  The frame has the columns of
+    :attr:`TrainResult.history` plus ``label``.
+    """
+    import pandas as pd
+
+    frames = []
+    for spec in codes:
+        res = train(spec, dataset, **kwargs)
+        frames.append(res.history.assign(label=spec.label))
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,239 @@
+"""Datasets of the learning experiments: digits split, IDX/NPZ MNIST loaders and their validation."""
+import gzip
+import struct
+
+import numpy as np
+import pytest
+
+from gcsim.errors import InvalidArgumentError
+from gcsim.learning.datasets import (MNIST_FILES, DatasetFormatError, load_digits, load_mnist, read_idx,
+                                     standardize, write_idx)
+
+# class sizes of the UCI optdigits test set bundled with scikit-learn (documented, 1797 in all)
+DIGIT_COUNTS = [178, 182, 177, 183, 181, 182, 181, 179, 174, 180]
+
+
+def _idx_bytes(array, code):
+    """IDX bytes written by hand with struct (independent of write_idx)."""
+    arr = np.asarray(array)
+    fmt = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}[code]
+    head = struct.pack(">BBBB", 0, 0, code, arr.ndim) + struct.pack(">" + "I" * arr.ndim, *arr.shape)
+    return head + arr.astype(fmt).tobytes()
+
+
+# ---------------------------------------------------------------------------------------------
+# digits
+# ---------------------------------------------------------------------------------------------
+
+def test_digits_split_sizes_and_stratification():
+    ds = load_digits(test_fraction=0.25, seed=3, standardized=False)
+    assert ds.n_train + ds.n_test == 1797
+    assert ds.n_features == 64 and ds.n_classes == 10
+    counts = np.bincount(ds.y_train, minlength=10) + np.bincount(ds.y_test, minlength=10)
+    assert counts.tolist() == DIGIT_COUNTS
+    assert np.bincount(ds.y_test).tolist() == [round(0.25 * c) for c in DIGIT_COUNTS]
+    # raw pixels are counts 0..16 scaled to [0, 1]
+    assert ds.x_train.min() == 0.0 and ds.x_train.max() == 1.0
+    assert np.allclose(ds.x_train * 16, np.round(ds.x_train * 16))
+
+
+def test_digits_train_and_test_disjoint_and_complete():
+    ds = load_digits(seed=1, standardized=False)
+    rows = {tuple(r) for r in np.vstack([ds.x_train, ds.x_test]).tolist()}
+    # a few digits images are duplicated in the data set; the union still holds ~all of them
+    assert len(rows) >= 1790
+    allx = np.vstack([ds.x_train, ds.x_test])
+    assert allx.shape == (1797, 64)
+
+
+def test_digits_deterministic_by_seed_and_seed_matters():
+    a, b, c = load_digits(seed=5), load_digits(seed=5), load_digits(seed=6)
+    assert np.array_equal(a.x_train, b.x_train) and np.array_equal(a.y_test, b.y_test)
+    assert not np.array_equal(a.y_train, c.y_train)
+
+
+def test_digits_standardized_with_training_statistics():
+    raw = load_digits(seed=2, standardized=False)
+    ds = load_digits(seed=2)
+    mu, sd = raw.x_train.mean(0), raw.x_train.std(0)
+    live = sd > 0
+    assert np.allclose(ds.x_train.mean(0), 0, atol=1e-12)
+    assert np.allclose(ds.x_train.std(0)[live], 1)
+    assert np.allclose(ds.x_train[:, ~live], 0)
+    assert np.allclose(ds.x_test[:, live], (raw.x_test[:, live] - mu[live]) / sd[live])
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -0.2, float("nan"), "x"])
+def test_digits_bad_fraction(bad):
+    with pytest.raises(InvalidArgumentError, match="test_fraction"):
+        load_digits(test_fraction=bad)
+
+
+def test_digits_bad_seed():
+    with pytest.raises(InvalidArgumentError, match="seed"):
+        load_digits(seed=-1)
+
+
+def test_standardize_constant_feature():
+    a, b, _ = standardize(np.array([[1.0, 3.0], [3.0, 3.0]]), np.array([[2.0, 4.0]]))
+    assert a.tolist() == [[-1.0, 0.0], [1.0, 0.0]] and b.tolist() == [[0.0, 1.0]]
+
+
+# ---------------------------------------------------------------------------------------------
+# IDX
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code,dtype", [(0x08, np.uint8), (0x09, np.int8), (0x0B, np.int16),
+                                        (0x0C, np.int32), (0x0D, np.float32), (0x0E, np.float64)])
+@pytest.mark.parametrize("gz", [False, True])
+def test_read_idx_hand_written(tmp_path, code, dtype, gz):
+    arr = (np.arange(24).reshape(2, 3, 4) - 5).astype(dtype)
+    if dtype == np.uint8:
+        arr = np.arange(24, dtype=np.uint8).reshape(2, 3, 4) * 10
+    raw = _idx_bytes(arr, code)
+    path = tmp_path / ("a.idx" + (".gz" if gz else ""))
+    path.write_bytes(gzip.compress(raw) if gz else raw)
+    out = read_idx(path)
+    assert out.dtype == np.dtype(dtype) and out.shape == (2, 3, 4)
+    assert np.array_equal(out, arr)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float64])
+def test_write_idx_matches_hand_written_bytes(tmp_path, dtype):
+    arr = np.arange(6, dtype=dtype).reshape(3, 2)
+    code = {np.uint8: 0x08, np.int16: 0x0B, np.float64: 0x0E}[dtype]
+    write_idx(tmp_path / "x", arr)
+    assert (tmp_path / "x").read_bytes() == _idx_bytes(arr, code)
+    write_idx(tmp_path / "y.gz", arr)
+    assert gzip.decompress((tmp_path / "y.gz").read_bytes()) == _idx_bytes(arr, code)
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_write_idx_refuses_unsupported(tmp_path):
+    with pytest.raises(InvalidArgumentError, match="array"):
+        write_idx(tmp_path / "z", np.zeros(3, dtype=np.int64))
+    with pytest.raises(InvalidArgumentError, match="array"):
+        write_idx(tmp_path / "z", np.float64(1.0))
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda b: b"\x01" + b[1:], "magic"),
+    (lambda b: b[:2] + b"\x07" + b[3:], "element type"),
+    (lambda b: b[:3] + b"\x00" + b[4:], "0 dimensions"),
+    (lambda b: b[:-5], "truncated"),
+    (lambda b: b + b"\x00\x00", "trailing"),
+    (lambda b: b[:6], "truncated IDX header"),
+    (lambda b: b[:3], "too short"),
+])
+def test_read_idx_corrupted(tmp_path, mutate, message):
+    good = _idx_bytes(np.arange(12, dtype=np.uint8).reshape(3, 4), 0x08)
+    path = tmp_path / "bad-idx"
+    path.write_bytes(mutate(good))
+    with pytest.raises(DatasetFormatError, match=message) as info:
+        read_idx(path)
+    assert "bad-idx" in str(info.value)
+
+
+def test_read_idx_bad_gzip_and_missing(tmp_path):
+    path = tmp_path / "broken.gz"
+    path.write_bytes(gzip.compress(b"\x00\x00\x08\x01\x00\x00\x00\x02ab")[:-6])
+    with pytest.raises(DatasetFormatError, match="gzip"):
+        read_idx(path)
+    with pytest.raises(DatasetFormatError, match="no such file"):
+        read_idx(tmp_path / "nope")
+
+
+# ---------------------------------------------------------------------------------------------
+# MNIST
+# ---------------------------------------------------------------------------------------------
+
+def _mnist_arrays(seed=0, n_train=12, n_test=5, side=6):
+    rng = np.random.default_rng(seed)
+    return {"x_train": rng.integers(0, 256, (n_train, side, side), dtype=np.uint8),
+            "y_train": rng.integers(0, 10, n_train).astype(np.uint8),
+            "x_test": rng.integers(0, 256, (n_test, side, side), dtype=np.uint8),
+            "y_test": rng.integers(0, 10, n_test).astype(np.uint8)}
+
+
+def _write_dir(path, arrays, gz=True, dotted=False, skip=None):
+    path.mkdir()
+    for key, stem in MNIST_FILES.items():
+        if key == skip:
+            continue
+        if dotted:
+            stem = stem.replace("-idx", ".idx")
+        code = 0x08 if arrays[key].dtype == np.uint8 else 0x0C
+        raw = _idx_bytes(arrays[key], code)
+        (path / (stem + (".gz" if gz else ""))).write_bytes(gzip.compress(raw) if gz else raw)
+
+
+@pytest.mark.parametrize("gz,dotted", [(True, False), (False, False), (False, True)])
+def test_load_mnist_directory(tmp_path, gz, dotted):
+    arrays = _mnist_arrays()
+    _write_dir(tmp_path / "mnist", arrays, gz=gz, dotted=dotted)
+    ds = load_mnist(tmp_path / "mnist", standardized=False)
+    assert (ds.n_train, ds.n_test, ds.n_features) == (12, 5, 36)
+    assert np.allclose(ds.x_train, arrays["x_train"].reshape(12, 36) / 255.0)
+    assert ds.y_test.tolist() == arrays["y_test"].tolist() and ds.y_test.dtype == np.int64
+
+
+def test_load_mnist_npz_and_limits(tmp_path):
+    arrays = _mnist_arrays(1)
+    np.savez(tmp_path / "m.npz", **arrays)
+    ds = load_mnist(tmp_path / "m.npz", max_train=7, max_test=2)
+    assert (ds.n_train, ds.n_test) == (7, 2)
+    raw = arrays["x_train"][:7].reshape(7, -1) / 255.0
+    sd = raw.std(0)
+    live = sd > 0
+    assert np.allclose(ds.x_train[:, live], ((raw - raw.mean(0)) / np.where(live, sd, 1))[:, live])
+
+
+def test_load_mnist_directory_and_npz_agree(tmp_path):
+    arrays = _mnist_arrays(2)
+    _write_dir(tmp_path / "d", arrays)
+    np.savez_compressed(tmp_path / "m.npz", **arrays)
+    a, b = load_mnist(tmp_path / "d"), load_mnist(tmp_path / "m.npz")
+    assert np.array_equal(a.x_train, b.x_train) and np.array_equal(a.y_train, b.y_train)
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda a: a.update(y_train=a["y_train"][:-1]), "12 images but 11 labels"),
+    (lambda a: a.update(y_test=np.array([1, 2, 3, 4, 12], np.uint8)), "0..9"),
+    (lambda a: a.update(x_train=a["x_train"].astype(np.int32)), "uint8"),
+    (lambda a: a.update(x_test=a["x_test"].reshape(5, 36)), "3-D"),
+    (lambda a: a.update(x_test=np.zeros((5, 7, 7), np.uint8)), "differ in size"),
+    (lambda a: a.update(y_train=a["y_train"].reshape(3, 4), x_train=a["x_train"][:3]), "1-D"),
+    (lambda a: a.update(x_train=np.zeros((0, 6, 6), np.uint8), y_train=np.zeros(0, np.uint8)), "empty"),
+])
+def test_load_mnist_invalid_contents(tmp_path, change, message):
+    arrays = _mnist_arrays(3)
+    change(arrays)
+    np.savez(tmp_path / "m.npz", **arrays)
+    with pytest.raises(DatasetFormatError, match=message):
+        load_mnist(tmp_path / "m.npz")
+    if arrays["x_train"].dtype in (np.uint8, np.int32) and arrays["y_train"].ndim == 1:
+        _write_dir(tmp_path / "d", arrays)
+        with pytest.raises(DatasetFormatError, match=message):
+            load_mnist(tmp_path / "d")
+
+
+def test_load_mnist_missing_and_corrupted_files(tmp_path):
+    arrays = _mnist_arrays(4)
+    _write_dir(tmp_path / "d", arrays, skip="y_test")
+    with pytest.raises(DatasetFormatError, match="t10k-labels-idx1-ubyte"):
+        load_mnist(tmp_path / "d")
+    _write_dir(tmp_path / "e", arrays, gz=False)
+    target = tmp_path / "e" / "train-images-idx3-ubyte"
+    target.write_bytes(target.read_bytes()[:-10])
+    with pytest.raises(DatasetFormatError, match="truncated"):
+        load_mnist(tmp_path / "e")
+    np.savez(tmp_path / "k.npz", x_train=arrays["x_train"], y_train=arrays["y_train"])
+    with pytest.raises(DatasetFormatError, match="lacks arrays"):
+        load_mnist(tmp_path / "k.npz")
+    (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(DatasetFormatError, match="NPZ"):
+        load_mnist(tmp_path / "junk.npz")
+    with pytest.raises(DatasetFormatError, match="no such file"):
+        load_mnist(tmp_path / "absent")
+    with pytest.raises(InvalidArgumentError, match="max_train"):
+        load_mnist(tmp_path / "k.npz", max_train=0)
