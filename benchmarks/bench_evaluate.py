@@ -123,6 +123,7 @@ def write_json(path: Path, data: dict) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".evaluate-", suffix=".json")
     with os.fdopen(fd, "w") as fh:
         json.dump(data, fh, indent=2)
+    os.chmod(tmp, 0o644)  # mkstemp creates 0600 files
     os.replace(tmp, path)
 
 
@@ -169,6 +170,8 @@ def main(argv=None) -> int:
     data = {"benchmark": "evaluate", "gcsim_version": gcsim.__version__, "numpy": np.__version__,
             "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
             "loadavg": os.getloadavg() if hasattr(os, "getloadavg") else None,
+            "thread_env": {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                           "MKL_NUM_THREADS")},
             "seed": args.seed, "quick": args.quick, "wall_seconds": time.time() - started,
             "reference_workload": ref, "exhaustive": ex, "vandermonde_instability": vd}
     write_json(args.out, data)

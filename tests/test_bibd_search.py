@@ -21,6 +21,7 @@ from gcsim.combinatorics.difference_families import (
     multiplier_difference_family,
     paley_difference_set,
     radical_difference_family,
+    singer_difference_set,
     search_difference_family,
 )
 from gcsim.combinatorics.geometries import field_tables, gaussian_binomial, subspaces
@@ -86,6 +87,20 @@ def test_paley_difference_set(q):
     S = paley_difference_set(q)
     c = field_difference_counts(q, [S])
     assert set(c) == set(range(1, q)) and set(c.values()) == {(q - 3) // 4}
+
+
+@pytest.mark.parametrize("n,q", [(2, 2), (2, 3), (2, 4), (2, 5), (2, 8), (2, 9), (3, 2), (3, 3), (3, 4), (4, 3), (5, 2)])
+def test_singer_difference_sets(n, q):
+    v = (q ** (n + 1) - 1) // (q - 1)
+    D = singer_difference_set(n, q)
+    assert len(D) == (q ** n - 1) // (q - 1)
+    c = Counter((x - y) % v for x in D for y in D if x != y)
+    assert set(c) == set(range(1, v)) and set(c.values()) == {(q ** (n - 1) - 1) // (q - 1)}
+
+
+def test_singer_refuses_large_fields():
+    with pytest.raises(InvalidArgumentError):
+        singer_difference_set(2, 11)
 
 
 @pytest.mark.parametrize("q,k,lam", [(13, 3, 1), (19, 3, 1), (25, 4, 1), (41, 5, 1), (37, 9, 2), (16, 6, 2), (43, 7, 3), (61, 5, 1)])

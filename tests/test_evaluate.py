@@ -97,6 +97,19 @@ def test_optimal_error_random_schemes(seed, N, n, m, method, route):
     assert np.allclose(got, lstsq_errors(sch.B, m, masks), atol=1e-8 * N * m)
 
 
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), N=st.integers(2, 6), n=st.integers(2, 8), m=st.integers(1, 3))
+def test_downdate_formula_random_full_rank(seed, N, n, m):
+    # Lemma 2: err(F) = err([n]) + tr(Y_S^T K_SS^-1 Y_S), for any full-column-rank B
+    if n > m * N:
+        n = m * N
+    rng = np.random.default_rng(seed)
+    sch = Scheme.from_matrix(rng.standard_normal((m * N, n)), np.ones((N, n), dtype=np.int64), m)
+    masks = rng.random((10, n)) < 0.5
+    ref = lstsq_errors(sch.B, m, masks)
+    assert np.allclose(optimal_error(sch, masks, method="downdate"), ref, atol=1e-8 * m * N)
+
+
 @pytest.mark.parametrize("method", ["rd", "ns"])
 def test_optimal_error_exact_rational(method):
     sch = encode(FANO, 2, method, eps=0.0 if method == "rd" else 0.3, seed=1)
@@ -137,6 +150,21 @@ def test_ill_conditioned_auto_uses_orthogonal_route():
         gram = optimal_error(sch, masks, method="gram")
     # the Gram route cannot see the 1e-7 singular direction: it is measurably wrong here
     assert np.max(np.abs(gram - exact)) > 1e-3
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_rtol_is_honoured():
+    # a 1e-5 singular direction: kept by default, dropped with rtol = 1e-3 (then B_F "loses" a column)
+    sch = _ill_conditioned_scheme(delta=1e-5)
+    full = np.ones(5, bool)
+    without = np.array([1, 1, 1, 1, 0], bool)  # drops the near-duplicate column
+    ref_keep = lstsq_errors(sch.B, 2, full[None])[0]
+    ref_drop = lstsq_errors(sch.B, 2, without[None])[0]
+    assert abs(ref_keep - ref_drop) > 1e-3
+    assert abs(optimal_error(sch, full) - ref_keep) < 1e-6
+    for route in ("auto", "svd", "gram"):
+        # truncating the 1e-5 direction ≈ dropping the column, up to O(delta) = 1e-5
+        assert abs(optimal_error(sch, full, method=route, rtol=1e-3) - ref_drop) < 1e-4
 
 
 def test_rank_deficient_gram_and_svd():
@@ -196,11 +224,13 @@ def test_optimal_error_all_order_and_values():
 
 
 def test_symmetric_bibd_m1_depends_only_on_s():
-    # B = A for the Fano plane: by symmetry (2-transitive automorphism group) err depends only on s
+    # B = A for a symmetric BIBD: err depends only on s (Corollary 2 of 40_error_identities.md)
     sch = encode(FANO, 1, "bibd-optimal")
-    for s in range(1, 4):
+    for s in range(0, 7):
         vals = optimal_error_all(sch, s)
         assert np.ptp(vals) < 1e-10
+        f = 7 - s  # Corollary 2: v - k^2 f / (k - lambda + lambda f), (v, k, lambda) = (7, 3, 1)
+        assert abs(vals[0] - float(7 - Fraction(9 * f, 2 + f))) < 1e-10
 
 
 @pytest.mark.parametrize("kind", ["exact-gaussian", "exact-vandermonde"])

@@ -5,6 +5,7 @@ import pytest
 from gcsim.coding.bounds import ns_estimator_variance, rd_estimator_variance, rd_unbiased_decoder
 from gcsim.coding.evaluate import optimal_error
 from gcsim.coding.schemes import encode
+from gcsim.coding.stragglers import straggler_model
 from gcsim.combinatorics.baselines import fractional_repetition
 from gcsim.combinatorics.bibd import projective_plane
 from gcsim.errors import InvalidArgumentError
@@ -344,8 +345,79 @@ def test_reproduce_stage_registered_and_writes_outputs(tmp_path):
     import pandas as pd
 
     hist = pd.read_csv(tmp_path / "history.csv")
-    assert hist.label.nunique() == 9 and set(hist.iteration) == {0, 3}
+    assert hist.label.nunique() == 9 and set(hist.iteration) == {0, 3} and set(hist.seed) == {0}
     unb = pd.read_csv(tmp_path / "unbiasedness.csv")
     biased = unb[~unb.expected_unbiased]
     assert not biased.verdict_unbiased.any()
     assert "uncoded" in res["text"] and isinstance(res["ok"], bool)
+
+
+def test_heterogeneous_p_unbiased_and_masks():
+    pj = np.array([0.1, 0.5, 0.0, 0.3, 0.2, 0.6, 0.4])
+    for spec in (CodeSpec("rd", FANO, 2, "rd", "unbiased", redraw=True),
+                 CodeSpec("ns", FANO, 2, "ns", "unbiased", options={"dist": "gaussian"})):
+        res = check_unbiased(spec, _G(7, 6, 21), pj, samples=4000, seed=2, alpha=0.001)
+        assert res.passed, res.summary()
+        # a homogeneous decoder with the mean p is biased under heterogeneous stragglers
+        code = CodedGradient(spec, float(pj.mean()), seed=2)
+        masks = straggler_model("bernoulli", 7, p=pj).sample(4000, 2)
+        E = code.estimates(_G(7, 6, 21), masks, draws=np.arange(4000), rng=np.random.default_rng(0))
+        assert not unbiasedness_test(E, _G(7, 6, 21).sum(0), alpha=0.001).passed
+    with pytest.raises(InvalidArgumentError, match="p"):
+        CodedGradient(CodeSpec("x", FANO), p=[0.1, 0.2])
+    with pytest.raises(InvalidArgumentError, match="p"):
+        CodedGradient(CodeSpec("x", FANO), p=np.full(7, 1.0))
+
+
+def test_nonfinite_gradients_refused():
+    code = CodedGradient(CodeSpec("x", FANO, 2, "rd"))
+    G = _G(7, 4)
+    G[2, 1] = np.inf
+    with pytest.raises(InvalidArgumentError, match="gradients"):
+        code.estimates(G, np.ones(7, bool))
+
+
+def test_training_on_mnist_files(tmp_path):
+    """MNIST-format files (written here) flow through the loader into coded training."""
+    from gcsim.learning.datasets import load_mnist, write_idx
+
+    rng = np.random.default_rng(0)
+    names = {"train-images-idx3-ubyte.gz": rng.integers(0, 256, (70, 5, 5), dtype=np.uint8),
+             "train-labels-idx1-ubyte.gz": rng.integers(0, 10, 70).astype(np.uint8),
+             "t10k-images-idx3-ubyte.gz": rng.integers(0, 256, (20, 5, 5), dtype=np.uint8),
+             "t10k-labels-idx1-ubyte.gz": rng.integers(0, 10, 20).astype(np.uint8)}
+    for name, arr in names.items():
+        write_idx(tmp_path / name, arr)
+    ds = load_mnist(tmp_path)
+    spec = CodeSpec("exact", FANO, 2, "exact-gaussian", options={"s": 1})
+    res = train(spec, ds, model=MLP((25, 8, 10)), p=0.1, iterations=10, eval_every=5, lr=0.3, seed=0)
+    assert res.final["train_loss"] < res.history.train_loss[0]
+
+
+def test_uncoded_arrivals_bias_exact_enumeration():
+    """Proposition 1 (docs/theory/60_learning.md): E[(n/|F|) Σ_F g_j] = (1 - p^n) ∇L, exactly."""
+    from gcsim.coding.stragglers import BernoulliModel
+
+    n = 5
+    G = _G(n, 3, 31)
+    masks = ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)  # every pattern
+    code = CodedGradient(CodeSpec("u", np.eye(n, dtype=int), decoder="arrivals"))
+    est = code.estimates(G, masks)
+    for p in (0.0, 0.3, 0.7):
+        w = BernoulliModel(n, p).weights(masks)
+        assert w.sum() == pytest.approx(1.0)
+        assert np.allclose(w @ est, (1 - p ** n) * G.sum(0), atol=1e-12)
+    # heterogeneous p: biased (n = 2, p = (0, 0.5): E W_0 = 1.5)
+    G2 = np.array([[1.0], [0.0]])
+    code2 = CodedGradient(CodeSpec("u", np.eye(2, dtype=int), decoder="arrivals"))
+    m2 = masks[:4, :2]
+    w2 = BernoulliModel(2, [0.0, 0.5]).weights(m2)
+    assert (w2 @ code2.estimates(G2, m2))[0] == pytest.approx(1.5)
+
+
+def test_draws_validation():
+    code = CodedGradient(CodeSpec("x", FANO, 2, "rd", redraw=True))
+    with pytest.raises(InvalidArgumentError, match="draws"):
+        code.decoders(np.ones((3, 7), bool), draws=[0, 1])
+    with pytest.raises(InvalidArgumentError, match="draws"):
+        code.decoders(np.ones((2, 7), bool), draws=[0, -1])

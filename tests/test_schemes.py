@@ -195,6 +195,14 @@ def test_vandermonde_conditioning_grows():
     assert kappas[0] < kappas[1] < kappas[2] and kappas[2] > 1e4 * kappas[0]
 
 
+def test_vandermonde_warns_beyond_float64():
+    with pytest.warns(RuntimeWarning, match="exact-vandermonde"):
+        try:
+            encode(np.ones((2, 40), dtype=int), 1, "exact-vandermonde", s=1)
+        except NotConstructibleError:
+            pass
+
+
 @pytest.mark.parametrize("n,s", [(6, 1), (6, 2), (8, 3)])
 def test_fractional_repetition_exact(n, s):
     if n % (s + 1):

@@ -136,7 +136,8 @@ def test_validation_names_the_argument():
     with pytest.raises(InvalidArgumentError, match="delays"):
         td.run_parameter_server(sch, delays=[0.0, -1.0, 0.0])
     with pytest.raises(InvalidArgumentError, match="decoder"):
-        td.run_parameter_server(sch, decoder="fixed")   # naive has no reference decoder
+        td.run_parameter_server(gcsim.coding.schemes.Scheme.from_matrix(np.eye(3), np.eye(3, dtype=int), 1),
+                                decoder="fixed")   # a custom scheme without reference decoder
     with pytest.raises(InvalidArgumentError, match="designs"):
         td.run_collectives(3, 8, designs={"x": design(4, 4, "exact")})
     with pytest.raises(InvalidArgumentError, match="world_size"):

@@ -241,7 +241,7 @@ def _chunk_rows(per_row_bytes: int) -> int:
     return max(1, int(_CHUNK_BYTES // max(per_row_bytes, 1)))
 
 
-def _route(ctx: _Context, method: str, s: int, f: int) -> str:
+def _route(ctx: _Context, method: str, s: int, f: int, rtol: float | None = None) -> str:
     if f == 0:
         return "empty"
     if method in ("svd", "qr"):
@@ -256,7 +256,9 @@ def _route(ctx: _Context, method: str, s: int, f: int) -> str:
     # auto
     if ctx.kappa > GRAM_KAPPA_LIMIT:
         return "svd"
-    if ctx.full_rank and s <= f:
+    # a user tolerance that declares B rank deficient rules out the downdate route
+    full_rank = ctx.full_rank and (rtol is None or ctx.sv[-1] > rtol * ctx.sigma_max)
+    if full_rank and s <= f:
         return "downdate"
     return "gram-checked"
 
@@ -264,7 +266,7 @@ def _route(ctx: _Context, method: str, s: int, f: int) -> str:
 def _errors_for_group(ctx: _Context, method: str, rtol: float | None, S: np.ndarray | None,
                       F: np.ndarray | None, s: int, f: int) -> np.ndarray:
     """Errors of one group of patterns with |S| = s; S or F given as index arrays (other may be None)."""
-    route = _route(ctx, method, s, f)
+    route = _route(ctx, method, s, f, rtol)
     count = (S if S is not None else F).shape[0]
     if route == "empty":
         return np.full(count, ctx.total)
@@ -291,9 +293,9 @@ def _complement(idx: np.ndarray, n: int) -> np.ndarray:
     return np.nonzero(mask)[1].reshape(count, n - k)
 
 
-def _per_row_bytes(ctx: _Context, method: str, s: int, f: int) -> int:
+def _per_row_bytes(ctx: _Context, method: str, s: int, f: int, rtol: float | None = None) -> int:
     """Working memory of one pattern on its route (sizes the batched chunks)."""
-    route = _route(ctx, method, s, f)
+    route = _route(ctx, method, s, f, rtol)
     if route == "downdate":
         words = 3 * s * s + 4 * s * ctx.m + 2 * s
     elif route == "svd":
@@ -312,7 +314,7 @@ def _errors_masks(ctx: _Context, masks: np.ndarray, method: str, rtol: float | N
     jobs = []
     for f in np.unique(sizes):
         rows = np.flatnonzero(sizes == f)
-        step = _chunk_rows(_per_row_bytes(ctx, method, n - int(f), int(f)))
+        step = _chunk_rows(_per_row_bytes(ctx, method, n - int(f), int(f), rtol))
         jobs.extend((int(f), rows[a:a + step]) for a in range(0, rows.size, step))
     for f, rows in _progress(jobs, len(jobs), "optimal error", progress):
         sub = masks[rows]
@@ -418,7 +420,7 @@ def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, metho
     total = math.comb(ctx.n, s)
     f = ctx.n - s
     step = (check_int("chunk", chunk, minimum=1) if chunk is not None
-            else min(_chunk_rows(_per_row_bytes(ctx, method, s, f)), 1 << 16))
+            else min(_chunk_rows(_per_row_bytes(ctx, method, s, f, rtol)), 1 << 16))
     out = np.empty(total)
     starts = range(0, total, step)
     for a in _progress(starts, len(starts), f"all C({ctx.n},{s}) patterns", progress):
@@ -545,7 +547,9 @@ class ExpectedError:
     model : str
         ``model.describe()``.
     values : numpy.ndarray or None
-        Per-pattern errors when ``keep_values=True``.
+        Per-pattern errors when ``keep_values=True`` (for Bernoulli models the
+        patterns carry unequal weights: all ``2^n`` patterns when exact, the
+        concatenated strata when stratified).
     """
 
     mean: float
@@ -704,7 +708,7 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
     exact_s: list[int] = []
     for s in np.argsort(-w, kind="stable"):
         c = math.comb(n, int(s))
-        if w[s] > 0 and c <= budget:
+        if w[s] >= 1e-15 and c <= budget:
             exact_s.append(int(s))
             budget -= c
     mc_s = [s for s in range(n + 1) if s not in exact_s and w[s] >= 1e-15]
@@ -730,9 +734,10 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
     se = math.sqrt(var)
     slack = skipped * ctx.total * scale
     half = 1.959963984540054 * se
-    ci = (mean - half, mean + half + slack)
+    mean = float(mean)
+    ci = (float(mean - half), float(mean + half + slack))
     if not mc_s:  # every stratum was enumerated: exact
-        return ExpectedError(mean, (mean, mean + slack), "exact", count, 0.0, normalized, desc,
+        return ExpectedError(mean, (mean, float(mean + slack)), "exact", count, 0.0, normalized, desc,
                              np.concatenate(kept) if keep_values else None)
     label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact)"
     return ExpectedError(mean, ci, label, count, se, normalized, desc,

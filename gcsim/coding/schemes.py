@@ -48,6 +48,7 @@ Every randomized encoder is reproducible: the same ``seed`` gives the same ``B``
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -362,6 +363,8 @@ def _encode_ns_worker(A, m, rng, eps, opts):
             basis = Vt[-1:]  # no exact null space: least cross-talk direction
         nullity.append(int(Vt.shape[0] - rank))
         v = D[k] @ basis.T @ basis  # random element of the (approximate) null space
+        if np.linalg.norm(v) <= 1e-12 * np.linalg.norm(D[k]):
+            v = basis[0]  # the draw was (numerically) orthogonal to the null space
         V[k] = v / np.linalg.norm(v) * np.sqrt(n)
     # scale each v_k so that A (v_k o v_k) is as close to 1 as possible
     for k in range(m):
@@ -417,6 +420,11 @@ def _encode_exact(A, m, rng, eps, opts, kind):
         z = _vandermonde_nodes(n, opts.pop("nodes", "chebyshev"))
         H = z[None, :] ** np.arange(f)[:, None]  # H[a, j] = z_j^a
         extras = {"nodes": z}
+        kappa = float(np.linalg.cond(H[:, :f]))
+        if not np.isfinite(kappa) or kappa > 1e-3 / np.finfo(float).eps:
+            warnings.warn(f"exact-vandermonde: κ(H_F) ≈ {kappa:.3g} for F = the first n - s workers; float64 "
+                          "cannot carry it (decoding will be inaccurate); consider 'exact-gaussian'",
+                          RuntimeWarning, stacklevel=3)
     else:
         H = rng.standard_normal((f, n))
         extras = {}
@@ -507,7 +515,7 @@ def _encode_classic(A, m, rng, eps, opts, method):
             raise InvalidArgumentError(
                 "assignment", "cyclic-mds needs the cyclic repetition assignment (worker j holds parts "
                 "j..j+s mod n; see cyclic_repetition_assignment)")
-        # Tandon et al. Alg. 2: columns in null(Hc), Hc 1 = 0, so any n-s columns span 1
+        # Tandon et al.'s cyclic MDS construction: columns in null(Hc), Hc 1 = 0, so any n-s columns span 1
         Hc = rng.standard_normal((s, n))
         Hc[:, -1] = -Hc[:, :-1].sum(axis=1)
         B = np.zeros((N, n))

@@ -45,6 +45,7 @@ from .difference_families import (
     develop,
     paley_difference_set,
     radical_difference_family,
+    singer_difference_set,
 )
 from .fields import is_prime_power, prime_power_decomposition
 from .geometries import (
@@ -476,16 +477,28 @@ def projective_plane(q: int) -> BIBD:
 
 
 def singer_design(n: int, q: int) -> BIBD:
-    """Symmetric design of Singer's difference set: points vs hyperplanes of PG(n, q).
+    """Symmetric design of Singer's cyclic difference set (points vs hyperplanes of PG(n, q)).
 
-    Singer (1938) showed that the hyperplanes of PG(n, q) are the translates of a
-    cyclic difference set; gcsim builds the (isomorphic) point-hyperplane design
-    directly from the geometry.
+    Develops :func:`~gcsim.combinatorics.difference_families.singer_difference_set`
+    over Z_v, a ``((q^{n+1}-1)/(q-1), (q^n-1)/(q-1), (q^{n-1}-1)/(q-1))``
+    design with a cyclic automorphism (Singer 1938).  For ``q^{n+1} > 1024``
+    the isomorphic point-hyperplane design of the geometry is returned instead.
 
-    >>> singer_design(2, 2).params
-    (7, 7, 3, 3, 1)
+    >>> D = singer_design(2, 2)
+    >>> D.params, D.blocks[0]
+    ((7, 7, 3, 3, 1), (1, 2, 4))
     """
-    return projective_geometry_design(n, q, n - 1)
+    n = check_int("n", n, minimum=2)
+    q = check_int("q", q, minimum=2)
+    if not is_prime_power(q):
+        raise InvalidArgumentError("q", f"must be a prime power, got {q}")
+    if q ** (n + 1) > 1024:
+        return projective_geometry_design(n, q, n - 1)
+    D = singer_difference_set(n, q)
+    v = (q ** (n + 1) - 1) // (q - 1)
+    lam = (q ** (n - 1) - 1) // (q - 1)
+    return BIBD(v, develop(v, [D]), f"Singer difference set for PG({n},{q})", lam=lam,
+                metadata={"family": "Singer", "n": n, "q": q, "base_blocks": [D]})
 
 
 def affine_geometry_design(n: int, q: int, dim: int | None = None) -> BIBD:

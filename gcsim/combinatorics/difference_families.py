@@ -36,6 +36,7 @@ __all__ = [
     "develop",
     "group_elements",
     "paley_difference_set",
+    "singer_difference_set",
     "radical_difference_family",
     "search_difference_family",
     "cyclotomic_difference_family",
@@ -123,6 +124,47 @@ def paley_difference_set(q: int) -> list[int]:
         raise InvalidArgumentError("q", f"must be a prime power = 3 mod 4, got {q}")
     _, mul = field_tables(q)
     return sorted(set(int(x) for x in np.diag(mul)[1:]))
+
+
+def singer_difference_set(n: int, q: int) -> list[int]:
+    """Singer's cyclic difference set in Z_v, v = (q^{n+1}-1)/(q-1).
+
+    With w a primitive element of GF(q^{n+1}), ``D = {i mod v : Tr(w^i) = 0}``
+    where Tr is the trace to GF(q): the kernel of Tr is a GF(q)-hyperplane, the
+    map ``i -> <w^i>`` identifies Z_v with the points of PG(n, q) and
+    multiplication by w (a collineation) acts as ``i -> i + 1``, so the
+    translates of D are the hyperplanes and D is a
+    ``(v, (q^n-1)/(q-1), (q^{n-1}-1)/(q-1))`` difference set
+    (Singer 1938; BJL Thm VI.1.6).  Needs ``q^{n+1} <= 1024`` (field tables).
+
+    >>> singer_difference_set(2, 2)
+    [1, 2, 4]
+    """
+    n = check_int("n", n, minimum=2)
+    q = check_int("q", q, minimum=2)
+    if prime_power_decomposition(q) is None:
+        raise InvalidArgumentError("q", f"must be a prime power, got {q}")
+    Q = q ** (n + 1)
+    if Q > 1024:
+        raise InvalidArgumentError("q", f"q^(n+1) = {Q} is too large for table arithmetic (max 1024)")
+    add, mul = field_tables(Q)
+    x = np.arange(Q)
+    frob = np.ones(Q, dtype=np.int64)
+    for _ in range(q):
+        frob = mul[frob, x]                       # x^q for every x
+    trace = x.copy()
+    conj = x.copy()
+    for _ in range(n):
+        conj = frob[conj]
+        trace = add[trace, conj]
+    w = field_primitive_element(Q)
+    v = (Q - 1) // (q - 1)
+    D, y = [], 1
+    for i in range(v):
+        if trace[y] == 0:
+            D.append(i)
+        y = int(mul[y, w])
+    return D
 
 
 def _subgroup(q: int, order: int) -> list[int]:

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._validation import check_int
 from ..errors import InvalidArgumentError, NotConstructibleError, VerificationError
-from .fields import is_prime_power, prime_power_decomposition
+from .fields import is_prime_power
 from .srg_families import (
     StronglyRegularGraph,
     affine_polar_graph,
@@ -47,7 +47,6 @@ from .srg_families import (
     petersen_graph,
     polar_graph,
     polar_graph_parameters,
-    projective_points,
     schlafli_graph,
     shrikhande_graph,
     srg_parameters_of,
@@ -69,6 +68,8 @@ __all__ = [
     "buildable_srgs",
     "srg_construction_name",
     "KNOWN_EXISTING",
+    "KNOWN_NONEXISTENT",
+    "polar_graph_parameters",
     "StronglyRegularGraph",
     "SRGFeasibility",
     "srg_eigenvalues",

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from itertools import combinations
-from math import comb, isqrt
+from math import isqrt
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -419,7 +419,9 @@ def triangular_graph(n: int) -> StronglyRegularGraph:
     """Triangular graph T(n) = J(n, 2): the 2-subsets of [n], adjacent iff they meet.
 
     SRG(n(n-1)/2, 2(n-2), n-2, 4) for n >= 4 (BvM §1.1.7).  Vertices are the
-    pairs ``(i, j), i < j`` in lexicographic order.
+    pairs ``(i, j), i < j`` in lexicographic order.  (The Johnson graphs J(n, d)
+    with 3 <= d <= n - 3 have diameter >= 3, so T(n) = J(n, 2) ~ J(n, n-2) and its
+    complement, the Kneser graph K(n, 2), are the strongly regular Johnson/Kneser graphs.)
 
     >>> triangular_graph(5).params
     (10, 6, 3, 4)
@@ -957,7 +959,7 @@ def generalized_quadrangle_graph(s: int, t: int) -> StronglyRegularGraph:
     Supported orders (Payne & Thas, *Finite Generalized Quadrangles*, 2009):
     ``(q, q)`` = W(3, q); ``(q, q^2)`` = Q^-(5, q); ``(q^2, q)`` = H(3, q^2);
     ``(q - 1, q + 1)`` = T2*(O) for q a power of 2 (:func:`hyperoval_gq_graph`);
-    ``(s, 1)`` = the grid, i.e. L2(s+1).
+    ``(s, 1)`` = the grid, i.e. L2(s+1); ``(1, t)`` = the dual grid K_{t+1,t+1}.
 
     >>> generalized_quadrangle_graph(2, 4).params
     (27, 10, 1, 5)
@@ -978,6 +980,8 @@ def generalized_quadrangle_graph(s: int, t: int) -> StronglyRegularGraph:
         g = hyperoval_gq_graph(s + 1)
     elif t == 1 and s >= 1:
         g = lattice_graph(s + 1)
+    elif s == 1:  # dual grid: complete bipartite K_{t+1, t+1}
+        g = complete_multipartite_graph(2, t + 1)
     else:
         raise NotConstructibleError(f"gcsim cannot build GQ({s},{t})",
                                     [((x + 1) * (x * x + 1), x * (x + 1), x - 1, x + 1)

@@ -13,7 +13,9 @@ Writes into the stage directory:
 * ``decoding_error.png`` — relative decoding error vs iteration.
 
 Quick mode: 150 iterations of mini-batch SGD (16 examples per part per
-iteration); full mode: 1000 iterations (32 per part), more unbiasedness samples.
+iteration), one seed; full mode: 1000 iterations (32 per part), three seeds
+(curves are seed means; ``summary.csv`` has the standard deviations), more
+unbiasedness samples.
 """
 from __future__ import annotations
 
@@ -60,7 +62,7 @@ def unbiasedness_specs() -> list[tuple[CodeSpec, bool]]:
     ]
 
 
-def _plot(frame, path: Path) -> None:
+def _plot(frame, path: Path, runs: int = 1) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -85,7 +87,8 @@ def _plot(frame, path: Path) -> None:
     for ax in axes.ravel():
         ax.grid(alpha=0.3)
     axes[0, 1].legend(fontsize=8, loc="upper right")
-    fig.suptitle("MLP 64-128-10 on digits, n=16 workers, Bernoulli(p) stragglers: coded gradients")
+    extra = f" (mean of {runs} seeds)" if runs > 1 else ""
+    fig.suptitle("MLP 64-128-10 on digits, n=16 workers, Bernoulli(p) stragglers: coded gradients" + extra)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -110,19 +113,37 @@ def _plot_error(frame, path: Path) -> None:
     plt.close(fig)
 
 
-def _summary(frame, params: dict):
+def _run_metrics(g) -> dict:
+    """Metrics of one (code, seed) history."""
+    last = g.iloc[-1]
+    hit = g[g.train_loss <= TARGET_LOSS]
+    return {"final_train_loss": last.train_loss, "final_test_acc": last.test_acc,
+            "mean_rel_error": float(np.nanmean(g.rel_error)),
+            "seconds_per_iteration": last.wallclock / max(last.iteration, 1),
+            "wallclock_to_target": float(hit.wallclock.iloc[0]) if len(hit) else np.nan,
+            "iterations_to_target": float(hit.iteration.iloc[0]) if len(hit) else np.nan}
+
+
+def _summary(frame):
+    """One row per code: metrics averaged over the seeds, with the standard deviation of the final loss/accuracy."""
     import pandas as pd
 
     rows = []
     for label, g in frame.groupby("label", sort=False):
-        last = g.iloc[-1]
-        hit = g[g.train_loss <= TARGET_LOSS]
-        rows.append({"label": label, "final_train_loss": last.train_loss, "final_test_acc": last.test_acc,
-                     "mean_rel_error": float(np.nanmean(g.rel_error)),
-                     "seconds_per_iteration": last.wallclock / max(last.iteration, 1),
-                     "wallclock_to_target": float(hit.wallclock.iloc[0]) if len(hit) else np.nan,
-                     "iterations_to_target": int(hit.iteration.iloc[0]) if len(hit) else -1})
+        runs = pd.DataFrame([_run_metrics(r) for _, r in g.groupby("seed", sort=True)])
+        row = {"label": label, "seeds": len(runs)}
+        row.update(runs.mean(axis=0).to_dict())  # NaN-skipping: "to target" over the runs that reached it
+        row["reached_target"] = int(runs.wallclock_to_target.notna().sum())
+        row["final_train_loss_std"] = float(runs.final_train_loss.std(ddof=1)) if len(runs) > 1 else 0.0
+        row["final_test_acc_std"] = float(runs.final_test_acc.std(ddof=1)) if len(runs) > 1 else 0.0
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _mean_curves(frame):
+    """Curves averaged over seeds (iteration, wall clock and metrics), for the plots."""
+    cols = ["wallclock", "train_loss", "train_acc", "test_loss", "test_acc", "rel_error"]
+    return frame.groupby(["label", "iteration"], sort=False)[cols].mean().reset_index()
 
 
 def _format(summary) -> str:
@@ -133,6 +154,9 @@ def _format(summary) -> str:
         reach = f"{r.wallclock_to_target:9.2f} s" if np.isfinite(r.wallclock_to_target) else "      never"
         lines.append(f"{r.label:40s} {r.final_train_loss:7.4f} {r.final_test_acc:6.3f} {r.mean_rel_error:8.3g} "
                      f"{r.seconds_per_iteration:7.4f} {reach:>11s}")
+        if r.seeds > 1:
+            lines[-1] += (f"   (sd over {r.seeds} seeds: loss {r.final_train_loss_std:.4f}, "
+                          f"acc {r.final_test_acc_std:.3f}; target reached {r.reached_target}/{r.seeds})")
     return "\n".join(lines)
 
 
@@ -156,12 +180,15 @@ def run_training_stage(out_dir: Path, full: bool = False, seed: int = 0, progres
         ds = load_digits(seed=seed)
         model = MLP((ds.n_features, 128, ds.n_classes))
         frames = []
+        seeds = [seed + k for k in range(3 if full else 1)]
         for spec in default_codes():
             if progress:
                 print(f"  training: {spec.label}", flush=True)
-            res = train(spec, ds, model=model, p=p, iterations=iterations, optimizer="sgd", lr=0.1, momentum=0.9,
-                        batch_per_part=batch, eval_every=every, seed=seed, wallclock=wallclock)
-            frames.append(res.history.assign(label=spec.label))
+            for run_seed in seeds:  # same data split and code family; new init, stragglers, batches
+                res = train(spec, ds, model=model, p=p, iterations=iterations, optimizer="sgd", lr=0.1,
+                            momentum=0.9, batch_per_part=batch, eval_every=every, seed=run_seed,
+                            wallclock=wallclock)
+                frames.append(res.history.assign(label=spec.label, seed=run_seed))
         frame = pd.concat(frames, ignore_index=True)
         # unbiasedness on the real part gradients at the initial parameters (a random subset of coordinates)
         parts = partition(ds.n_train, 16, seed)
@@ -174,16 +201,17 @@ def run_training_stage(out_dir: Path, full: bool = False, seed: int = 0, progres
                           "coordinate_pvalue": res.coordinate_pvalue, "norm_pvalue": res.norm_pvalue,
                           "relative_bias": res.relative_bias, "samples": samples, "coords": coords.size})
     unb = pd.DataFrame(urows)
-    summary = _summary(frame, {})
+    summary = _summary(frame)
     frame.to_csv(out_dir / "history.csv", index=False)
     summary.to_csv(out_dir / "summary.csv", index=False)
     unb.to_csv(out_dir / "unbiasedness.csv", index=False)
-    _plot(frame, out_dir / "training.png")
-    _plot_error(frame, out_dir / "decoding_error.png")
+    curves = _mean_curves(frame)
+    _plot(curves, out_dir / "training.png", len(seeds))
+    _plot_error(curves, out_dir / "decoding_error.png")
     finite = bool(np.all(np.isfinite(frame.train_loss)))
     unbiased_ok = bool((unb.expected_unbiased == unb.verdict_unbiased).all())
     text = (f"Coded-gradient SGD on digits (MLP 64-128-10, d={model.d}), n=16 workers, p={p}, "
-            f"{iterations} iterations, {batch} examples/part/iteration, lr=0.1, momentum=0.9, seed={seed}\n"
+            f"{iterations} iterations, {batch} examples/part/iteration, lr=0.1, momentum=0.9, seeds={seeds}\n"
             f"wall clock: {wallclock.seconds_per_example:g} s/example, {wallclock.bandwidth:g} B/s per link, "
             f"{wallclock.bytes_per_scalar} B/scalar, latency {wallclock.latency:g} s\n"
             + _format(summary)

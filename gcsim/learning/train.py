@@ -52,10 +52,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._validation import check_int, check_mask, check_probability, check_real
+from .._validation import check_finite_array, check_int, check_mask, check_real
 from ..coding.bounds import rd_moments, split_blocks
 from ..coding.schemes import Scheme, _diagonals, encode
-from ..coding.stragglers import straggler_model
+from ..coding.stragglers import BernoulliModel, straggler_model
 from ..errors import InvalidArgumentError
 from .datasets import Dataset
 from .models import MLP
@@ -128,15 +128,23 @@ class CodeSpec:
         return int(self.assignment.shape[1])
 
 
+def _straggling_probabilities(p: Any, n: int) -> np.ndarray:
+    """``p`` as an ``(n,)`` array of probabilities in [0, 1) (scalar or per worker), naming ``p``."""
+    if isinstance(p, (list, tuple, np.ndarray)):
+        return BernoulliModel(n, np.asarray(p, dtype=float)).p.copy()
+    return np.full(n, check_real("p", p, minimum=0.0, maximum=1.0, strict_max=True))
+
+
 class CodedGradient:
     """Encoder + straggler-aware decoder of one :class:`CodeSpec`, for a straggling probability ``p``.
 
     Parameters
     ----------
     spec : CodeSpec
-    p : float in [0, 1)
-        Bernoulli straggling probability (used by the ``"unbiased"`` and
-        ``"fixed"`` decoders).
+    p : float in [0, 1) or array (n,) of them
+        Bernoulli straggling probability of every worker, or per worker
+        ``p_j`` (used by the ``"unbiased"`` and ``"fixed"`` decoders, which
+        scale row ``j`` by ``1/(1 - p_j)``).  Stored as an ``(n,)`` array.
     seed : int
         Seed of the encoder (draw ``t`` of a redrawn code uses ``seed`` and ``t``).
 
@@ -154,7 +162,7 @@ class CodedGradient:
         if not isinstance(spec, CodeSpec):
             raise InvalidArgumentError("spec", f"must be a CodeSpec, got {type(spec).__name__}")
         self.spec = spec
-        self.p = check_probability("p", p)
+        self.p = _straggling_probabilities(p, spec.n)
         self.seed = check_int("seed", seed, minimum=0)
         opts = dict(spec.options)
         self._eps = opts.pop("eps", 0.0)
@@ -214,6 +222,9 @@ class CodedGradient:
         masks = masks[None] if masks.ndim == 1 else masks
         count, n, m = masks.shape[0], self.spec.n, self.spec.m
         draws = np.arange(count) if draws is None else np.asarray(draws)
+        if draws.shape != (count,) or (draws.size and (draws.dtype.kind not in "iu" or draws.min() < 0)):
+            raise InvalidArgumentError("draws", f"must be {count} non-negative integers (one per mask), "
+                                       f"got shape {draws.shape}")
         B, X0, D = self._encoders(count, draws, rng)
         Bs = np.broadcast_to(B, (count,) + B.shape[-2:])
         kind = self.spec.decoder
@@ -223,7 +234,7 @@ class CodedGradient:
         elif kind == "unbiased" and self.spec.method == "rd":
             mu2, _ = rd_moments(self._eps, self._opts.get("dist", "rademacher"))
             Dt = np.broadcast_to(D, (count, m, n)).transpose(0, 2, 1)
-            X = mk * Dt / ((1.0 - self.p) * self.r[0] * mu2)
+            X = mk * Dt / ((1.0 - self.p)[None, :, None] * self.r[0] * mu2)
         else:
             if X0 is None:
                 raise InvalidArgumentError("decoder", f"encoder {self.spec.method!r} has no reference decoder "
@@ -237,7 +248,7 @@ class CodedGradient:
                 scale = n / np.maximum(masks.sum(axis=1), 1)
                 X = mk * X0s * scale[:, None, None]
             else:  # unbiased (reference decoder) or fixed
-                X = mk * X0s / (1.0 - self.p)
+                X = mk * X0s / (1.0 - self.p)[None, :, None]
         return B, X
 
     def effective(self, masks: Any, *, draws: Any = None, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -251,8 +262,8 @@ class CodedGradient:
 
         Block ``l`` of sample ``s``: ``ĝ[l] = Σ_{k,i} M_s[kN+i, l] g_i[k]``.
         """
-        G = np.asarray(gradients, dtype=float)
-        if G.ndim != 2 or G.shape[0] != self.spec.N:
+        G = check_finite_array("gradients", gradients, ndim=2)
+        if G.shape[0] != self.spec.N:
             raise InvalidArgumentError("gradients", f"must have shape (N, d) with N = {self.spec.N}, got {G.shape}")
         M = self.effective(masks, draws=draws, rng=rng)
         m, N = self.spec.m, self.spec.N
@@ -274,10 +285,10 @@ def simulate_transmissions(scheme: Scheme, gradients: Any, decoder: Any) -> tupl
     >>> sent.tolist(), g.tolist()
     ([[1.0, 2.0], [3.0, 4.0]], [1.0, 2.0])
     """
-    G = np.asarray(gradients, dtype=float)
-    if G.ndim != 2 or G.shape[0] != scheme.N:
+    G = check_finite_array("gradients", gradients, ndim=2)
+    if G.shape[0] != scheme.N:
         raise InvalidArgumentError("gradients", f"must have shape (N, d) with N = {scheme.N}, got {G.shape}")
-    X = np.asarray(decoder, dtype=float)
+    X = check_finite_array("decoder", decoder)
     if X.shape != (scheme.n, scheme.m):
         raise InvalidArgumentError("decoder", f"must have shape (n, m) = {(scheme.n, scheme.m)}, got {X.shape}")
     blocks = split_blocks(G, scheme.m)
@@ -476,8 +487,8 @@ def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: floa
     dataset : Dataset
     model : MLP, optional
         Default ``MLP((features, 128, classes))``.
-    p : float in [0, 1)
-        Straggling probability of every worker in every iteration.
+    p : float in [0, 1) or array (n,) of them
+        Straggling probability of every worker (or of worker ``j``) in every iteration.
     iterations : int >= 1
     optimizer : {"sgd", "adam"}
     lr, momentum : float
@@ -512,7 +523,7 @@ def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: floa
 
     if not isinstance(dataset, Dataset):
         raise InvalidArgumentError("dataset", f"must be a Dataset, got {type(dataset).__name__}")
-    p = check_probability("p", p)
+    p_workers = _straggling_probabilities(p, spec.n if isinstance(spec, CodeSpec) else 1)
     iterations = check_int("iterations", iterations, minimum=1)
     eval_every = check_int("eval_every", eval_every, minimum=1)
     seed = check_int("seed", seed, minimum=0)
@@ -531,7 +542,7 @@ def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: floa
     size = parts.shape[1]
     b = size if batch_per_part is None else check_int("batch_per_part", batch_per_part, minimum=1, maximum=size)
     examples = spec.assignment.T @ np.full(N, b)  # e_j: examples processed by worker j
-    masks = straggler_model("bernoulli", n, p=p).sample(iterations, seed)
+    masks = straggler_model("bernoulli", n, p=p_workers).sample(iterations, seed)
     times = wallclock.iteration_times(examples, masks, model.d, m)
     rng = np.random.default_rng([seed, 1])
     theta = model.init(init_seed)
@@ -561,8 +572,10 @@ def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: floa
         clock += float(times[t])
         if (t + 1) % eval_every == 0 or t + 1 == iterations:
             record(t + 1)
+    homogeneous = bool(np.all(p_workers == p_workers[0]))
     params = {"label": spec.label, "method": spec.method, "decoder": spec.decoder, "redraw": spec.redraw,
-              "m": m, "N": N, "n": n, "p": p, "iterations": iterations, "optimizer": optimizer, "lr": lr,
+              "m": m, "N": N, "n": n, "p": float(p_workers[0]) if homogeneous else p_workers.tolist(),
+              "iterations": iterations, "optimizer": optimizer, "lr": lr,
               "momentum": momentum, "batch_per_part": b, "seed": seed, "d": model.d,
               "options": {k: v for k, v in spec.options.items() if np.isscalar(v)}}
     return TrainResult(spec.label, pd.DataFrame(rows), theta, params)

@@ -1,0 +1,162 @@
+#!/usr/bin/env python
+"""Low-bandwidth interconnect experiment: ring all-reduce vs CERAR on rate-limited links (SPEC §6).
+
+N ranks (default 4) live in their own network namespaces, joined through a bridge by veth
+links whose both directions are shaped with ``tc tbf`` to a given rate
+(:class:`gcsim.executor.netem.NetemTopology`; root only).  For each link rate and message
+size the ranks run, on the same float32 gradients:
+
+* ``allreduce`` -- gloo's ``dist.all_reduce`` (library baseline),
+* ``ring``      -- our ring all-reduce (reduce-scatter + all-gather),
+* ``cerar_c<c>``-- CERAR with ``c`` components: exact design for ``c <= N``, else the
+  multiplicative perturbation design with ``eps = u^(1/(r*+1))`` (u = float32 unit round-off,
+  the SPEC §5 rule of thumb for the best float32 ``eps``).
+
+Reported per (rate, size, algorithm): median time of the slowest rank, algbw = S/t and
+busbw = algbw·2(N−1)/N (nccl-tests conventions, S = message bytes), bytes sent per rank
+(counted) and expected (formula), the time ratio ring/CERAR next to the predicted byte ratio
+2(N−1)c/(N(c+N−2)), and CERAR's relative error.
+
+Outputs (``--out``, default ``results/bandwidth``): ``results.csv``, ``results.json``,
+``figure.png``, ``manifest.json``; ``--docs DIR`` also copies the small files there.
+
+Example (a few minutes; must run as root)::
+
+    .venv/bin/python scripts/bandwidth_experiment.py --docs docs/results/bandwidth
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _designs(N: int, cs: list[int]) -> dict:
+    from gcsim.cerar.constructions import design, r_star
+
+    u = 2.0 ** -24
+    out = {}
+    for c in cs:
+        if c <= N:
+            out[f"cerar_c{c}"] = design(N, c, "exact")
+        else:
+            eps = u ** (1.0 / (r_star(N, c) + 1))
+            out[f"cerar_c{c}"] = design(N, c, "perturbation", eps=eps)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--c", type=int, nargs="+", default=[4, 8, 16])
+    ap.add_argument("--rates", nargs="+", default=["20mbit", "100mbit", "1gbit"])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1 << 18, 1 << 20, 1 << 22],
+                    help="message sizes in bytes (float32, so d = size/4)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--delay", default=None, help="extra one-way delay per link direction, e.g. 1ms")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default="results/bandwidth")
+    ap.add_argument("--docs", default=None, help="also copy the small results into this folder")
+    args = ap.parse_args(argv)
+
+    from gcsim.executor.netem import NetemTopology, netem_available
+    from gcsim.executor.torchdist import predicted_byte_ratio, run_collectives
+    from gcsim.io.manifest import atomic_write_text, provenance, to_jsonable
+
+    ok, why = netem_available()
+    if not ok:
+        print(f"bandwidth experiment skipped: {why}", file=sys.stderr)
+        return 3
+    N = args.workers
+    designs = _designs(N, args.c)
+    rows = []
+    t_start = time.time()
+    for rate in args.rates:
+        with NetemTopology(N, rate=rate, delay=args.delay) as topo:
+            for size in args.sizes:
+                d = size // 4
+                t0 = time.time()
+                res = run_collectives(N, d, designs=designs, dtype="float32", seed=args.seed,
+                                      repeats=args.repeats, warmup=args.warmup, timeout=600, **topo.launch_kwargs())
+                S = res["summary"]
+                t_ring = S["ring"]["seconds"]
+                for algo, v in S.items():
+                    c = v.get("c")
+                    rows.append({
+                        "rate": rate, "size_bytes": d * 4, "d": d, "algorithm": algo, "c": c,
+                        "seconds": v["seconds"], "seconds_all": v["seconds_all"],
+                        "algbw_MBps": v["algbw"] / 1e6, "busbw_MBps": v["busbw"] / 1e6,
+                        "bytes_sent_per_rank": None if v["bytes_sent"][0] is None else int(v["bytes_sent"][0]),
+                        "expected_bytes": v["expected_bytes"],
+                        "time_ratio_ring_over": t_ring / v["seconds"],
+                        "predicted_byte_ratio": None if c is None else predicted_byte_ratio(N, c),
+                        "max_rel_error": v["max_rel_error"],
+                    })
+                print(f"{rate:>8} {d * 4 / 2**20:6.2f} MiB: " + ", ".join(
+                    f"{a} {S[a]['seconds'] * 1e3:.1f} ms" for a in S) + f"  ({time.time() - t0:.1f} s)", flush=True)
+    elapsed = time.time() - t_start
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    atomic_write_text(out / "results.csv", df.drop(columns=["seconds_all"]).to_csv(index=False))
+    atomic_write_text(out / "results.json", json.dumps(to_jsonable(rows), indent=1))
+    command = "sudo .venv/bin/python scripts/bandwidth_experiment.py " + " ".join(shlex.quote(a) for a in
+                                                                                  (argv or sys.argv[1:]))
+    manifest = {"provenance": provenance(), "command": command, "seed": args.seed, "elapsed_seconds": elapsed,
+                "params": {"workers": N, "c": args.c, "rates": args.rates, "sizes": args.sizes,
+                           "repeats": args.repeats, "warmup": args.warmup, "delay": args.delay, "dtype": "float32"},
+                "designs": {k: {"method": v.method, "c": v.c, "eps": v.params.get("eps")} for k, v in designs.items()},
+                "files": ["results.csv", "results.json", "figure.png"]}
+    _figure(df, N, out / "figure.png")
+    atomic_write_text(out / "manifest.json", json.dumps(to_jsonable(manifest), indent=1))
+    if args.docs:
+        dst = Path(args.docs)
+        dst.mkdir(parents=True, exist_ok=True)
+        for name in ("results.csv", "results.json", "figure.png", "manifest.json"):
+            shutil.copyfile(out / name, dst / name)
+    print(f"wrote {out} in {elapsed:.0f} s")
+    return 0
+
+
+def _figure(df, N: int, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rates = list(dict.fromkeys(df["rate"]))
+    fig, axes = plt.subplots(1, len(rates), figsize=(5.2 * len(rates), 4), squeeze=False, sharey=True)
+    cer = df[df["algorithm"].str.startswith("cerar")]
+    for ax, rate in zip(axes[0], rates):
+        sub = cer[cer["rate"] == rate]
+        for size, grp in sub.groupby("size_bytes"):
+            grp = grp.sort_values("c")
+            ax.plot(grp["c"], grp["time_ratio_ring_over"], "o-", label=f"measured, {size / 2**20:g} MiB")
+        cs = np.array(sorted(set(sub["c"])))
+        ax.plot(cs, [2 * (N - 1) * c / (N * (c + N - 2)) for c in cs], "k--", label="predicted byte ratio")
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(cs, [str(c) for c in cs])
+        ax.set_xlabel("c (components)")
+        ax.set_title(f"N = {N}, link {rate}")
+    axes[0][0].set_ylabel("time ratio  ring / CERAR")
+    axes[0][-1].legend(fontsize=8)
+    fig.tight_layout()
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""Low-bandwidth emulation: namespaces + veth + tc (root only; skipped with the reason otherwise)."""
+import subprocess
+
+import numpy as np
+import pytest
+
+from gcsim.errors import InvalidArgumentError
+from gcsim.executor.netem import NetemTopology, netem_available, parse_rate
+
+
+@pytest.mark.parametrize("text,bps", [("100mbit", 1e8), ("1gbit", 1e9), ("500kbit", 5e5), ("2.5mbit", 2.5e6)])
+def test_parse_rate(text, bps):
+    assert parse_rate(text) == bps
+
+
+@pytest.mark.parametrize("bad", ["fast", "10 MB", "0mbit", ""])
+def test_parse_rate_rejects(bad):
+    with pytest.raises(InvalidArgumentError, match="rate"):
+        parse_rate(bad)
+
+
+def test_topology_arguments_are_validated():
+    with pytest.raises(InvalidArgumentError, match="N"):
+        NetemTopology(0)
+    with pytest.raises(InvalidArgumentError, match="delay"):
+        NetemTopology(2, delay="soon")
+    with pytest.raises(InvalidArgumentError, match="prefix"):
+        NetemTopology(2, prefix="a b/c")
+
+
+_OK, _WHY = netem_available()
+
+
+@pytest.mark.skipif(not _OK, reason=f"network emulation not available: {_WHY}")
+def test_ring_in_rate_limited_namespaces():
+    torch = pytest.importorskip("torch")  # noqa: F841
+    from gcsim.cerar.constructions import design
+    from gcsim.executor.torchdist import run_collectives
+
+    rate = 20e6                                             # 20 Mbit/s per link direction
+    d = 1 << 15                                             # float32: ring sends 2(N-1)ceil(d/N)4 = 128 KiB
+    with NetemTopology(2, rate="20mbit", prefix="gcsim-test") as topo:
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert all(ns in listed for ns in topo.netns)
+        res = run_collectives(2, d, designs={"c2": design(2, 2, "exact")}, algorithms=["ring", "c2"],
+                              repeats=1, timeout=60, **topo.launch_kwargs())
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert "gcsim-test" not in listed                        # everything was removed
+    S = res["summary"]
+    assert S["ring"]["max_rel_error"] < 1e-6 and S["c2"]["max_rel_error"] < 1e-6
+    bits = S["ring"]["bytes_sent"][0] * 8
+    assert bits == 2 * 1 * (d // 2) * 4 * 8
+    # the shaped link cannot be faster than its rate (allow for the token bucket's burst)
+    burst_bits = 32 * 1024 * 8
+    assert S["ring"]["seconds"] >= 0.9 * (bits - burst_bits) / rate
