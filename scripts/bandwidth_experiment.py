@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
+import os
 import shlex
 import shutil
 import sys
@@ -65,7 +65,17 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="results/bandwidth")
     ap.add_argument("--docs", default=None, help="also copy the small results into this folder")
+    ap.add_argument("--replot", action="store_true", help="only redraw figure.png from --out/results.json")
     args = ap.parse_args(argv)
+    if args.replot:
+        import pandas as pd
+
+        out = Path(args.out)
+        df = pd.DataFrame(json.loads((out / "results.json").read_text()))
+        _figure(df, args.workers, out / "figure.png")
+        if args.docs:
+            shutil.copyfile(out / "figure.png", Path(args.docs) / "figure.png")
+        return 0
 
     from gcsim.executor.netem import NetemTopology, netem_available
     from gcsim.executor.torchdist import predicted_byte_ratio, run_collectives
@@ -78,6 +88,7 @@ def main(argv=None) -> int:
     N = args.workers
     designs = _designs(N, args.c)
     rows = []
+    load_before = os.getloadavg()
     t_start = time.time()
     for rate in args.rates:
         with NetemTopology(N, rate=rate, delay=args.delay) as topo:
@@ -113,7 +124,10 @@ def main(argv=None) -> int:
     atomic_write_text(out / "results.json", json.dumps(to_jsonable(rows), indent=1))
     command = "sudo .venv/bin/python scripts/bandwidth_experiment.py " + " ".join(shlex.quote(a) for a in
                                                                                   (argv or sys.argv[1:]))
-    manifest = {"provenance": provenance(), "command": command, "seed": args.seed, "elapsed_seconds": elapsed,
+    import torch
+
+    manifest = {"provenance": provenance(), "torch": torch.__version__, "command": command,
+                "load_average_before_after": [load_before, os.getloadavg()], "cpu_count": os.cpu_count(), "seed": args.seed, "elapsed_seconds": elapsed,
                 "params": {"workers": N, "c": args.c, "rates": args.rates, "sizes": args.sizes,
                            "repeats": args.repeats, "warmup": args.warmup, "delay": args.delay, "dtype": "float32"},
                 "designs": {k: {"method": v.method, "c": v.c, "eps": v.params.get("eps")} for k, v in designs.items()},
@@ -142,7 +156,7 @@ def _figure(df, N: int, path: Path) -> None:
         for size, grp in sub.groupby("size_bytes"):
             grp = grp.sort_values("c")
             ax.plot(grp["c"], grp["time_ratio_ring_over"], "o-", label=f"measured, {size / 2**20:g} MiB")
-        cs = np.array(sorted(set(sub["c"])))
+        cs = np.array(sorted({int(c) for c in sub["c"]}))
         ax.plot(cs, [2 * (N - 1) * c / (N * (c + N - 2)) for c in cs], "k--", label="predicted byte ratio")
         ax.axhline(1.0, color="grey", lw=0.8)
         ax.set_xscale("log", base=2)

@@ -1,7 +1,6 @@
 """Low-bandwidth emulation: namespaces + veth + tc (root only; skipped with the reason otherwise)."""
 import subprocess
 
-import numpy as np
 import pytest
 
 from gcsim.errors import InvalidArgumentError

@@ -33,14 +33,13 @@ an operation a dead peer will never complete.
 """
 from __future__ import annotations
 
-import math
 import multiprocessing as mp
 import os
 import queue as queue_mod
 import socket
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Callable, Sequence
 
