@@ -81,8 +81,9 @@ def main(argv=None) -> int:
         from gcsim.cerar.constructions import design
         des = design(4, 8, "perturbation", eps=0.01)
         rc = run_cerar(des, xp.asarray(rng.standard_normal((4, 1 << 16))), xp=xp)
-        report[f"{name}_run_cerar_rel_diff"] = float(np.max(np.abs(rc.errors - rc.predicted_errors)
-                                                            / np.maximum(rc.predicted_errors, 1e-300)))
+        # relative to the largest worker error: worker N-1 decodes exactly (its error is round-off)
+        report[f"{name}_run_cerar_rel_diff"] = float(np.max(np.abs(rc.errors - rc.predicted_errors))
+                                                     / max(float(np.max(rc.predicted_errors)), 1e-300))
         if report[f"{name}_run_scheme_rel_diff"] > 1e-9 or report[f"{name}_run_cerar_rel_diff"] > 1e-6:
             report["ok"] = False
     if "cupy_batched_s" in report:

@@ -137,7 +137,7 @@ def test_run_cerar_isotropic_mean_matches_error_operators():
 
 
 @pytest.mark.parametrize("xp", BACKENDS)
-@pytest.mark.parametrize("route", ["solve", "eigh"])
+@pytest.mark.parametrize("route", ["auto", "solve", "eigh"])
 def test_batched_evaluator_matches_scipy_route(xp, route):
     for sch, s in [(encode(gcsim.bibd(13, 4, 1).assignment, 2, "rd", seed=1), 3),
                    (encode(gcsim.bibd(13, 4, 1).assignment, 2, "naive"), 4),    # rank-deficient B

@@ -392,13 +392,17 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
 # ----------------------------------------------------------------------------------------------
 
 def batched_optimal_error(scheme: Any, nonstragglers: Any, *, xp: Any = None, rtol: float | None = None,
-                          route: str = "solve", chunk: int = 2048) -> np.ndarray:
+                          route: str = "auto", chunk: int = 2048) -> np.ndarray:
     """``err(B, F) = mN − tr(H_Fᵀ Γ_FF⁺ H_F)`` for a stack of patterns, in any array namespace.
 
     ``Γ = BᵀB`` and ``H = BᵀT`` are formed once on the device; patterns are grouped by
     ``|F|`` and processed in chunks of ``chunk`` as batched ``(|F|, |F|)`` problems.
 
-    Routes: ``"solve"`` (default) -- batched Cholesky of the ``Γ_FF`` stack; patterns whose
+    Routes: ``"auto"`` (default) -- ``"downdate"`` when ``B`` has full column rank with
+    ``κ(B) <= 1e4`` and ``s <= |F|``, else ``"solve"``.  ``"downdate"`` -- column deletion
+    (Schur complement, as in :mod:`gcsim.coding.evaluate`): with ``K = Γ^{-1}`` and
+    ``Y = K H``, ``err(F) = err([n]) + tr(Y_Sᵀ K_SS^{-1} Y_S)``, an ``s x s`` solve per
+    pattern (``S`` = stragglers).  ``"solve"`` -- batched Cholesky of the ``Γ_FF`` stack; patterns whose
     smallest pivot² is above ``max diag Γ_FF / 1e8`` are solved with ``linalg.solve``
     (``Γ_FF Z = H_F``), the others go to ``"eigh"``.  ``"eigh"`` -- rank-revealing: batched eigendecomposition of ``Γ_FF``,
     eigenvalues below ``tol · λ_max`` treated as zero, with
@@ -413,7 +417,7 @@ def batched_optimal_error(scheme: Any, nonstragglers: Any, *, xp: Any = None, rt
     xp : None, "numpy", "cupy" or module
     rtol : float, optional
         Relative singular-value tolerance of ``B_F`` for rank decisions.
-    route : {"solve", "eigh"}
+    route : {"auto", "downdate", "solve", "eigh"}
     chunk : int
         Patterns per batched call.
 
@@ -433,8 +437,8 @@ def batched_optimal_error(scheme: Any, nonstragglers: Any, *, xp: Any = None, rt
     B_host = getattr(scheme, "B", None)
     if B_host is None or not hasattr(scheme, "m"):
         raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
-    if route not in ("solve", "eigh"):
-        raise InvalidArgumentError("route", f"must be 'solve' or 'eigh', got {route!r}")
+    if route not in ("auto", "downdate", "solve", "eigh"):
+        raise InvalidArgumentError("route", f"must be 'auto', 'downdate', 'solve' or 'eigh', got {route!r}")
     chunk = check_int("chunk", chunk, minimum=1)
     if rtol is not None and not (0.0 < float(rtol) < 1.0):
         raise InvalidArgumentError("rtol", f"must lie in (0, 1), got {rtol!r}")
@@ -450,11 +454,38 @@ def batched_optimal_error(scheme: Any, nonstragglers: Any, *, xp: Any = None, rt
     out = np.empty(masks.shape[0])
     sizes = masks.sum(axis=1)
     u = float(np.finfo(np.float64).eps)
+    down = None
+    if route in ("auto", "downdate"):
+        # κ(B)² = λ_max/λ_min of Γ; eigvalsh of the n x n Gram is cheap and its absolute error
+        # (~u λ_max) is far below the κ <= 1e4 threshold (λ_min/λ_max >= 1e-8)
+        lam = np.linalg.eigvalsh(to_numpy(Gamma))
+        full = mN >= n and lam[-1] > 0 and lam[0] > 10.0 * max(mN, n) * u * lam[-1]
+        if route == "downdate" and not full:
+            raise InvalidArgumentError("route", "'downdate' needs B with full column rank")
+        if full and (route == "downdate" or lam[-1] / lam[0] <= _KAPPA_LIMIT ** 2):
+            K = ns.linalg.inv(Gamma)
+            K = 0.5 * (K + K.T)
+            Y = K @ H
+            down = (K, Y, float(mN) - float(ns.sum(H * Y)))      # err([n]) = mN - tr(Hᵀ Γ⁻¹ H)
     for f in np.unique(sizes):
         rows = np.flatnonzero(sizes == f)
         f = int(f)
         if f == 0:
             out[rows] = float(mN)
+            continue
+        if down is not None and (route == "downdate" or n - f <= f):
+            K, Y, err_full = down
+            s_ = n - f
+            Sidx = np.nonzero(~masks[rows])[1].reshape(rows.size, s_)
+            for a in range(0, rows.size, chunk):
+                if s_ == 0:
+                    out[rows[a:a + chunk]] = err_full
+                    continue
+                Si = _asarray(ns, Sidx[a:a + chunk], dtype=ns.int64)
+                KSS = K[Si[:, :, None], Si[:, None, :]]
+                YS = Y[Si, :]
+                Z = ns.linalg.solve(KSS, YS)
+                out[rows[a:a + chunk]] = err_full + to_numpy(ns.sum(YS * Z, axis=(1, 2)))
             continue
         # F index sets, ascending, one per row
         Fidx = np.nonzero(masks[rows])[1].reshape(rows.size, f)

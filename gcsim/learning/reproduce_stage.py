@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..io.manifest import atomic_write_bytes, atomic_write_text
 from ..reproduce import register_stage
 from .datasets import load_digits
 from .models import MLP
@@ -62,6 +63,15 @@ def unbiasedness_specs() -> list[tuple[CodeSpec, bool]]:
     ]
 
 
+def _save(fig, path: Path) -> None:
+    """Save a figure as PNG through an atomic rename."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    atomic_write_bytes(path, buf.getvalue())
+
+
 def _plot(frame, path: Path, runs: int = 1) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -90,7 +100,7 @@ def _plot(frame, path: Path, runs: int = 1) -> None:
     extra = f" (mean of {runs} seeds)" if runs > 1 else ""
     fig.suptitle("MLP 64-128-10 on digits, n=16 workers, Bernoulli(p) stragglers: coded gradients" + extra)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
 
 
@@ -113,7 +123,7 @@ def _plot_error(frame, path: Path) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
 
 
@@ -206,9 +216,10 @@ def run_training_stage(out_dir: Path, full: bool = False, seed: int = 0, progres
                           "relative_bias": res.relative_bias, "samples": samples, "coords": coords.size})
     unb = pd.DataFrame(urows)
     summary = _summary(frame)
-    frame.to_csv(out_dir / "history.csv", index=False)
-    summary.to_csv(out_dir / "summary.csv", index=False)
-    unb.to_csv(out_dir / "unbiasedness.csv", index=False)
+    # atomic writes: an interrupted stage never leaves a half-written table or figure (SPEC §10)
+    atomic_write_text(out_dir / "history.csv", frame.to_csv(index=False))
+    atomic_write_text(out_dir / "summary.csv", summary.to_csv(index=False))
+    atomic_write_text(out_dir / "unbiasedness.csv", unb.to_csv(index=False))
     curves = _mean_curves(frame)
     _plot(curves, out_dir / "training.png", len(seeds))
     _plot_error(curves, out_dir / "decoding_error.png")
