@@ -147,7 +147,7 @@ def plot(csv: Path, png: Path) -> None:
         ax.set_ylabel("Frobenius error $\\sum_{i,m}\\|E_{i,m}\\|_F^2$")
         ax.set_title(f"CERAR N = {N}, c = {c}")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     png.parent.mkdir(parents=True, exist_ok=True)
     tmp = png.with_name("." + png.name + ".tmp.png")

@@ -186,3 +186,21 @@ def test_table_entries_reproducible(key):
     args = [ast.literal_eval(a) for a in call.args]
     kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
     assert fn(*args, **kwargs) == base
+
+
+def test_argument_validation_names_the_argument():
+    with pytest.raises(InvalidArgumentError) as info:
+        develop((0, 3), [[0]])
+    assert info.value.argument == "moduli"
+    with pytest.raises(InvalidArgumentError) as info:
+        develop(5, [[0, 1]], n_fixed=-1)
+    assert info.value.argument == "n_fixed"
+    with pytest.raises(InvalidArgumentError) as info:
+        subspaces(3, 4, 2)
+    assert info.value.argument == "m"
+    with pytest.raises(InvalidArgumentError) as info:
+        field_tables(6)
+    assert info.value.argument == "q"
+    with pytest.raises(InvalidArgumentError) as info:
+        multiplier_difference_family(12, 3, 1, 4)
+    assert info.value.argument == "multiplier"

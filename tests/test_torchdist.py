@@ -153,3 +153,27 @@ def test_cli_run_cerar_gloo_subprocess(repo_root):
     assert out["bytes_sent"] == [4 * _ceil(64, 3) * 4] * 3
     assert out["itemsize"] == 4 and out["d"] == 64 and out["seconds"] > 0
     assert out["max_rel_error"] < 1e-5
+
+
+def _stall_job(rank, world_size):
+    import time
+    if rank == 1:
+        time.sleep(60)          # a stalled rank: the launcher must kill it
+    return rank
+
+
+def test_launcher_kills_a_stalled_rank():
+    # deadline = rank 0's report + 0.5 s (the same kill path as the overall timeout, but
+    # independent of how long process start-up takes on a loaded machine)
+    res = td.launch(_stall_job, 2, timeout=50.0, grace_after_rank0=0.5)
+    assert res.results[0] == 0 and res.results[1] is None
+    assert res.killed == [1] and not res.ok and res.exitcodes[1] != 0
+    assert res.seconds < 45
+    with pytest.raises(td.RankFailure, match="did not report"):
+        res.raise_on_failure()
+
+
+def test_seeded_delays_are_reproducible():
+    a, b = td.seeded_delays(6, 4, 0.1), td.seeded_delays(6, 4, 0.1)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, td.seeded_delays(6, 5, 0.1)) and np.all(a >= 0)

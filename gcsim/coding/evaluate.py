@@ -187,7 +187,10 @@ def _kernel_eigh(ctx: _Context, F: np.ndarray, rtol: float | None) -> tuple[np.n
     c = np.einsum("cji,cjl->cil", V, h)
     inv = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
     proj = np.einsum("ci,cil->c", inv, c * c)
-    gray = np.any(keep & (w < wmax / GRAM_KAPPA_LIMIT ** 2), axis=1)
+    # An eigenvalue of Γ_FF below wmax/κ_lim² is either a true zero of B_F or a small
+    # singular value that the Gram route cannot resolve (it squares κ): both cases are
+    # handed to the orthogonal route, including the eigenvalues dropped as "zero" above.
+    gray = np.any(w < wmax / GRAM_KAPPA_LIMIT ** 2, axis=1) & (wmax[:, 0] > 0)
     return proj, gray
 
 
@@ -278,7 +281,12 @@ def _errors_for_group(ctx: _Context, method: str, rtol: float | None, S: np.ndar
         F = _complement(S, ctx.n)
     if route == "svd":
         return ctx.total - _kernel_svd(ctx, F, rtol)
-    proj, gray = _kernel_gram(ctx, F, rtol)
+    if route == "gram-checked":
+        # B is rank-deficient, so κ(B_F) is not bounded by κ(B): Cholesky pivots do not
+        # reveal ill-conditioning, the eigendecomposition does (see _kernel_eigh)
+        proj, gray = _kernel_eigh(ctx, F, rtol)
+    else:
+        proj, gray = _kernel_gram(ctx, F, rtol)
     if route == "gram-checked" and gray.any():
         proj[gray] = _kernel_svd(ctx, F[gray], rtol)
     return ctx.total - proj

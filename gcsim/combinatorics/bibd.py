@@ -26,6 +26,7 @@ True
 """
 from __future__ import annotations
 
+import copy
 import math
 from functools import lru_cache
 from itertools import combinations
@@ -614,7 +615,8 @@ def union_design(*designs: BIBD) -> BIBD:
 def hermitian_unital(q: int) -> BIBD:
     """Hermitian unital in PG(2, q^2): a (q^3+1, q+1, 1) design.
 
-    Points: the ``q^3+1`` points of the Hermitian curve ``x^{q+1} + y^{q+1} + z^{q+1} = 0``
+    Built inside PG(2, q^2) with table arithmetic, so meant for small q
+    (``bibd`` uses it for q <= 5).  Points: the ``q^3+1`` points of the Hermitian curve ``x^{q+1} + y^{q+1} + z^{q+1} = 0``
     in PG(2, q^2); blocks: its intersections with the secant lines (each meets
     the curve in q+1 points) [BJL, Example I.2.18; HCD VI.7.3].
 
@@ -808,7 +810,7 @@ def _plan_direct(v: int, k: int, lam: int):
         return ("radical", v, k, lam)
     if k == 5 and lam == 1 and v % 5 == 0 and is_prime_power(v // 5) and (v // 5) % 4 == 1:
         return ("fiveq", v // 5)
-    if lam == 1 and k >= 3 and is_prime_power(k - 1) and v == (k - 1) ** 3 + 1:
+    if lam == 1 and 3 <= k <= 6 and is_prime_power(k - 1) and v == (k - 1) ** 3 + 1:
         return ("unital", k - 1)
     for q in range(2, 16):
         if is_prime_power(q):
@@ -1017,6 +1019,15 @@ def bibd(v: int, k: int, lam: int = 1, *, existence: bool = False):
         raise NotConstructibleError(
             f"a 2-({v},{k},{lam}) design may exist, but gcsim has no construction for it",
             _suggestions(v, k, lam))
+    D = _build_verified(plan)
+    out = copy.copy(D)               # shares the read-only matrix and the block tuple
+    out.metadata = dict(D.metadata)  # but not the mutable metadata
+    return out
+
+
+@lru_cache(maxsize=256)
+def _build_verified(plan) -> BIBD:
+    """Build and verify once per process (the object is immutable apart from metadata)."""
     D = _execute(plan)
     D.verify()
     return D

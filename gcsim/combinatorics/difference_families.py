@@ -45,13 +45,25 @@ __all__ = [
 ]
 
 
+def _check_moduli(moduli) -> tuple[int, ...]:
+    if isinstance(moduli, (int, np.integer)):
+        moduli = (moduli,)
+    try:
+        out = tuple(check_int("moduli", m, minimum=1) for m in moduli)
+    except TypeError:
+        raise InvalidArgumentError("moduli", f"must be an int or a sequence of ints, got {moduli!r}") from None
+    if not out:
+        raise InvalidArgumentError("moduli", "must not be empty")
+    return out
+
+
 def group_elements(moduli: tuple[int, ...]) -> np.ndarray:
     """Digits of every element of ``Z_{n_1} x ... x Z_{n_s}`` in code order, shape (n, s).
 
     >>> group_elements((2, 3)).tolist()
     [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]
     """
-    moduli = tuple(int(m) for m in moduli)
+    moduli = _check_moduli(moduli)
     n = int(np.prod(moduli)) if moduli else 1
     codes = np.arange(n, dtype=np.int64)
     weights = np.array([int(np.prod(moduli[i + 1:])) for i in range(len(moduli))], dtype=np.int64)
@@ -86,9 +98,8 @@ def develop(moduli, base_blocks, n_fixed: int = 0) -> list[tuple[int, ...]]:
     >>> len(develop(6, [[0, 2, 4]]))   # short orbit: stabilizer {0, 2, 4}
     2
     """
-    if isinstance(moduli, (int, np.integer)):
-        moduli = (int(moduli),)
-    moduli = tuple(int(m) for m in moduli)
+    moduli = _check_moduli(moduli)
+    n_fixed = check_int("n_fixed", n_fixed, minimum=0)
     n = int(np.prod(moduli))
     elems = group_elements(moduli)
     weights = np.array([int(np.prod(moduli[i + 1:])) for i in range(len(moduli))], dtype=np.int64)

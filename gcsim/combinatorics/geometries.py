@@ -174,6 +174,8 @@ def projective_points(N: int, q: int) -> tuple[np.ndarray, np.ndarray]:
     >>> len(pts), int(table[7])
     (7, 6)
     """
+    N = check_int("N", N, minimum=1)
+    q = _check_q(q)
     _, mul = field_tables(q)
     vecs = _all_vectors(q, N)
     nz = vecs != 0
@@ -198,6 +200,9 @@ def subspaces(N: int, m: int, q: int) -> np.ndarray:
     >>> subspaces(3, 2, 2).shape
     (7, 2, 3)
     """
+    N = check_int("N", N, minimum=1)
+    m = check_int("m", m, minimum=0, maximum=N)
+    q = _check_q(q)
     out = []
     for pivots in combinations(range(N), m):
         # free entries: row i, columns after its pivot that are not pivots
@@ -254,12 +259,16 @@ def pg_flats(n: int, q: int, d: int = 1) -> list[tuple[int, ...]]:
     d = check_int("d", d, minimum=1, maximum=n - 1)
     _, table = projective_points(n + 1, q)
     bases = subspaces(n + 1, d + 1, q)
-    vecs = _spans(bases, q)                                  # (count, q^(d+1), n+1)
-    idx = table[_codes(vecs, q)]                             # -1 for the zero vector
-    idx = np.sort(idx, axis=1)[:, 1::q - 1]
-    # every projective point of the flat occurs q-1 times among the nonzero vectors
-    blocks = sorted(set(map(tuple, idx.tolist())))
-    return blocks
+    # chunks keep the span array (chunk, q^(d+1), n+1) at a few million entries
+    chunk = max(1, 2_000_000 // (q ** (d + 1) * (n + 1)))
+    blocks: set[tuple[int, ...]] = set()
+    for start in range(0, len(bases), chunk):
+        vecs = _spans(bases[start:start + chunk], q)
+        idx = table[_codes(vecs, q)]                         # -1 for the zero vector
+        # every projective point of the flat occurs q-1 times among the nonzero vectors
+        idx = np.sort(idx, axis=1)[:, 1::q - 1]
+        blocks.update(map(tuple, idx.tolist()))
+    return sorted(blocks)
 
 
 def ag_flats(n: int, q: int, d: int = 1) -> list[tuple[int, ...]]:

@@ -88,6 +88,16 @@ def get_namespace(xp: Any = None):
         raise InvalidArgumentError("xp", f"is not an array module ({exc})") from None
 
 
+def _infer(xp: Any, array: Any):
+    """``xp`` if given, else the namespace of ``array`` (CuPy stays CuPy), else NumPy."""
+    if xp is not None:
+        return get_namespace(xp)
+    if hasattr(array, "__cuda_array_interface__"):
+        from array_api_compat import array_namespace
+        return array_namespace(array)
+    return get_namespace(None)
+
+
 def _is_numpy(xp) -> bool:
     return "numpy" in getattr(xp, "__name__", "")
 
@@ -113,7 +123,19 @@ def _asarray(xp, a: Any, dtype=None):
 
 
 def _check_gradients(gradients: Any, N: int) -> np.ndarray | Any:
-    """Shape/finiteness check that works for NumPy and CuPy inputs (host copy only to check)."""
+    """Shape/finiteness check that works for NumPy and CuPy inputs (device arrays stay on the device)."""
+    if hasattr(gradients, "__cuda_array_interface__"):
+        from array_api_compat import array_namespace
+
+        xp = array_namespace(gradients)
+        shape = tuple(gradients.shape)
+        if len(shape) != 2 or shape[0] != N:
+            raise InvalidArgumentError("gradients", f"must have shape (N, d) = ({N}, d), got {shape}")
+        if not xp.isdtype(gradients.dtype, "real floating") and not xp.isdtype(gradients.dtype, "integral"):
+            raise InvalidArgumentError("gradients", f"must be a real numeric array, got dtype {gradients.dtype}")
+        if gradients.size and not bool(xp.all(xp.isfinite(gradients))):
+            raise InvalidArgumentError("gradients", "contains NaN or inf")
+        return np.empty((N, shape[1]))  # shape carrier only
     host = to_numpy(gradients)
     if host.dtype == object or np.iscomplexobj(host) or not np.issubdtype(host.dtype, np.number):
         raise InvalidArgumentError("gradients", f"must be a real numeric array, got dtype {host.dtype}")
@@ -219,7 +241,7 @@ def run_scheme(scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any 
         ``X* = B_F⁺ T`` (default), the scheme's reference decoder restricted to ``F``,
         or a given decoder (rows outside ``F`` ignored).
     xp : None, "numpy", "cupy" or module
-        Array namespace (default NumPy).
+        Array namespace (default: CuPy for CuPy gradients, else NumPy).
 
     Returns
     -------
@@ -242,7 +264,7 @@ def run_scheme(scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any 
     if B_host is None or not hasattr(scheme, "m"):
         raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
     m, N, n = int(scheme.m), int(scheme.N), int(scheme.n)
-    ns = get_namespace(xp)
+    ns = _infer(xp, gradients)
     host = _check_gradients(gradients, N)
     mask = check_mask("nonstragglers", to_numpy(nonstragglers), n)
     if mask.ndim != 1:
@@ -326,6 +348,7 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
     design : gcsim.cerar.design.CerarDesign
     gradients : array (N, d)
     xp : None, "numpy", "cupy" or module
+        Array namespace (default: CuPy for CuPy gradients, else NumPy).
     dtype : {"float64", "float32"}
         Working precision of the buffers.
 
@@ -344,7 +367,7 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
     if dtype not in ("float64", "float32"):
         raise InvalidArgumentError("dtype", f"must be 'float64' or 'float32', got {dtype!r}")
     N, c, L = design.N, design.c, design.L
-    ns = get_namespace(xp)
+    ns = _infer(xp, gradients)
     host = _check_gradients(gradients, N)
     d = host.shape[1]
     w = -(-d // c)
@@ -505,12 +528,17 @@ def batched_optimal_error(scheme: Any, nonstragglers: Any, *, xp: Any = None, rt
                     piv = to_numpy(ns.min(ns.linalg.diagonal(Lc), axis=1)) ** 2
                     dmax = to_numpy(ns.max(ns.linalg.diagonal(Gs), axis=1))
                     ok = np.isfinite(piv) & (piv > dmax / _KAPPA_LIMIT ** 2)
+                    # CuPy does not raise on a failed factorization: check L Lᵀ = Γ_FF as well
+                    rec = to_numpy(ns.max(ns.abs(Lc @ ns.permute_dims(Lc, (0, 2, 1)) - Gs), axis=(1, 2)))
+                    ok &= np.isfinite(rec) & (rec <= 1e-8 * dmax)
                 except Exception:  # numpy refuses a stack with one non-PD matrix
                     ok[:] = False
                 if ok.any():
                     oi = _asarray(ns, np.flatnonzero(ok), dtype=ns.int64)
                     Z = ns.linalg.solve(Gs[oi, ...], h[oi, ...])
                     proj[ok] = to_numpy(ns.sum(h[oi, ...] * Z, axis=(1, 2)))
+                    bad = ~(np.isfinite(proj) & (proj <= mN * (1 + 1e-9)) & (proj >= -1e-9 * mN))
+                    proj[ok & bad] = np.nan          # out of range: redo rank-revealing
             todo = ~np.isfinite(proj)
             if todo.any():
                 ti = _asarray(ns, np.flatnonzero(todo), dtype=ns.int64)

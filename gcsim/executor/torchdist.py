@@ -64,6 +64,7 @@ __all__ = [
     "collectives_job",
     "run_parameter_server",
     "parameter_server_job",
+    "seeded_delays",
     "free_port",
 ]
 
@@ -198,6 +199,8 @@ def _child(rank: int, world_size: int, fn: Callable, args: tuple, init_method: s
         import torch.distributed as dist
 
         torch.set_num_threads(threads)
+        if backend == "nccl":
+            torch.cuda.set_device(rank % max(torch.cuda.device_count(), 1))  # one rank per GPU
         dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size,
                                 timeout=timedelta(seconds=op_timeout))
         out = fn(rank, world_size, *args)
@@ -420,18 +423,19 @@ def cerar_all_reduce(tensor, design: Any, *, group=None, counter: ByteCounter | 
     d = flat.numel()
     w = -(-d // c)
     cd = flat.dtype if compute_dtype is None else compute_dtype
-    G = torch.zeros(c * w, dtype=cd)
+    dev = flat.device                                 # CPU for gloo, the rank's GPU for NCCL
+    G = torch.zeros(c * w, dtype=cd, device=dev)
     G[:d] = flat.to(cd)
     G = G.reshape(c, w)
-    A = torch.as_tensor(design.encoders[me], dtype=cd)
-    D = torch.as_tensor(design.decoders[me], dtype=cd)
+    A = torch.as_tensor(design.encoders[me], dtype=cd, device=dev)
+    D = torch.as_tensor(design.decoders[me], dtype=cd, device=dev)
     X = (A @ G).to(flat.dtype)                       # c coded symbols, in the wire dtype
     nxt, prv = glob((me + 1) % N), glob((me - 1) % N)
-    u = torch.zeros(w, dtype=flat.dtype)
-    U = torch.empty(L, w, dtype=flat.dtype)
+    u = torch.zeros(w, dtype=flat.dtype, device=dev)
+    U = torch.empty(L, w, dtype=flat.dtype, device=dev)
     for t in range(1, L + 1):
         s = X[t - 1] + u if t <= c else u
-        r = torch.empty(w, dtype=flat.dtype)
+        r = torch.empty(w, dtype=flat.dtype, device=dev)
         _exchange(s, r, nxt, prv, "cerar_all_reduce", t, counter)
         k = t - N                                    # own symbol x^(t-N+1) returns
         u = r - X[k] if 0 <= k < c - 1 else r
@@ -454,11 +458,11 @@ def ring_all_reduce(tensor, *, group=None, counter: ByteCounter | None = None):
     flat = tensor.reshape(-1)
     d = flat.numel()
     w = -(-d // N)
-    buf = torch.zeros(N * w, dtype=flat.dtype)
+    buf = torch.zeros(N * w, dtype=flat.dtype, device=flat.device)
     buf[:d] = flat
     chunks = buf.reshape(N, w)
     nxt, prv = glob((me + 1) % N), glob((me - 1) % N)
-    tmp = torch.empty(w, dtype=flat.dtype)
+    tmp = torch.empty(w, dtype=flat.dtype, device=flat.device)
     for k in range(N - 1):                           # reduce-scatter
         send_i, recv_i = (me - k) % N, (me - k - 1) % N
         _exchange(chunks[send_i].clone(), tmp, nxt, prv, "ring_all_reduce (reduce-scatter)", k + 1, counter)
@@ -510,8 +514,9 @@ def collectives_job(rank: int, world_size: int, spec: dict) -> dict:
 
     N, d = world_size, int(spec["d"])
     g_all = _gradients(spec["seed"], N, d, spec["dtype"])
-    total = torch.as_tensor(g_all.astype(np.float64).sum(axis=0))
-    mine = torch.as_tensor(g_all[rank])
+    dev = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
+    total = torch.as_tensor(g_all.astype(np.float64).sum(axis=0), device=dev)
+    mine = torch.as_tensor(g_all[rank], device=dev)
     if spec.get("die_rank") == rank:
         os._exit(19)  # fault injection: this ring member crashes before the collectives
     barrier = dist.barrier if spec.get("barrier", True) else (lambda: None)
@@ -547,7 +552,7 @@ def collectives_job(rank: int, world_size: int, spec: dict) -> dict:
             "sq_error_vs_sum": float(torch.sum((r64 - total) ** 2)),
         }
         if spec.get("return_outputs"):
-            out["algorithms"][algo]["output"] = result.numpy().copy()
+            out["algorithms"][algo]["output"] = result.cpu().numpy().copy()
     return out
 
 
@@ -762,6 +767,22 @@ def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
     }
 
 
+def seeded_delays(n: int, seed: int = 0, scale: float = 0.05) -> np.ndarray:
+    """Per-worker straggling delays ``scale · Exponential(1)`` in seconds, reproducible from ``seed``.
+
+    Examples
+    --------
+    >>> bool(np.array_equal(seeded_delays(5, 3), seeded_delays(5, 3)))
+    True
+    >>> seeded_delays(3, 0, 0.0).tolist()
+    [0.0, 0.0, 0.0]
+    """
+    n = check_int("n", n, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
+    scale = check_real("scale", scale, minimum=0.0)
+    return np.random.default_rng(seed + 7919).exponential(1.0, size=n) * scale
+
+
 def run_parameter_server(scheme: Any, *, stragglers: int = 0, deadline: float | None = None,
                          delays: Any = None, die: Sequence[int] = (), decoder: str = "optimal", d: int = 16,
                          rows: int = 4, seed: int = 0, delay_scale: float = 0.05, wait_limit: float = 20.0,
@@ -813,10 +834,7 @@ def run_parameter_server(scheme: Any, *, stragglers: int = 0, deadline: float | 
         raise InvalidArgumentError("decoder", f"scheme {scheme.method!r} has no reference decoder")
     die = sorted({check_int("die", j, minimum=0, maximum=n - 1) for j in die})
     seed = check_int("seed", seed, minimum=0)
-    if delays is None:
-        delays = np.random.default_rng(seed + 7919).exponential(check_real("delay_scale", delay_scale,
-                                                                           minimum=0.0), size=n)
-    delays = np.asarray(delays, dtype=float)
+    delays = seeded_delays(n, seed, delay_scale) if delays is None else np.asarray(delays, dtype=float)
     if delays.shape != (n,) or not np.all(np.isfinite(delays)) or np.any(delays < 0):
         raise InvalidArgumentError("delays", f"must be {n} finite non-negative seconds, got shape {delays.shape}")
     spec = {"B": np.asarray(B), "assignment": np.asarray(scheme.assignment), "m": int(scheme.m),
