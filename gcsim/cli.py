@@ -224,7 +224,8 @@ _EXTRA_COMMANDS: list[Callable] = []
 def _load_extra_commands() -> None:
     import importlib
 
-    for module in ("gcsim.coding.cli_commands", "gcsim.cerar.cli_commands", "gcsim.executor.cli_commands"):
+    for module in ("gcsim.coding.cli_commands", "gcsim.cerar.cli_commands", "gcsim.executor.cli_commands",
+                   "gcsim.learning.cli_commands"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

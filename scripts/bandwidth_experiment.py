@@ -127,7 +127,8 @@ def main(argv=None) -> int:
     import torch
 
     manifest = {"provenance": provenance(), "torch": torch.__version__, "command": command,
-                "load_average_before_after": [load_before, os.getloadavg()], "cpu_count": os.cpu_count(), "seed": args.seed, "elapsed_seconds": elapsed,
+                "load_average_before_after": [load_before, os.getloadavg()], "cpu_count": os.cpu_count(),
+                "seed": args.seed, "elapsed_seconds": elapsed,
                 "params": {"workers": N, "c": args.c, "rates": args.rates, "sizes": args.sizes,
                            "repeats": args.repeats, "warmup": args.warmup, "delay": args.delay, "dtype": "float32"},
                 "designs": {k: {"method": v.method, "c": v.c, "eps": v.params.get("eps")} for k, v in designs.items()},

@@ -175,12 +175,16 @@ def main(argv: list[str] | None = None) -> int:
         import pandas as pd
 
         table = pd.concat([pd.read_csv(d / "pareto.csv") for d in args.merge], ignore_index=True)
-        timings = {}
+        timings, parts = {}, []
         for d in args.merge:
-            timings.update(json.loads((d / "manifest.json").read_text()).get("timings_s", {}))
+            part = json.loads((d / "manifest.json").read_text())
+            timings.update(part.get("timings_s", {}))
+            parts.append({"folder": str(d), "command": part.get("command"),
+                          "git_sha": part.get("provenance", {}).get("git_sha"),
+                          "created": part.get("provenance", {}).get("created")})
         cfg = QUICK if mode == "quick" else FULL
         res = save(table, out, mode, args.seed, cfg, timings)
-        res["manifest"]["merged_from"] = [str(d) for d in args.merge]
+        res["manifest"]["merged_from"] = parts
         atomic_write_text(out / "manifest.json", dumps(res["manifest"]))
     else:
         cases = None

@@ -54,3 +54,19 @@ def test_bounds_verify_bad_design_is_usage_error(capsys):
 def test_error_invalid_m_names_argument(capsys):
     code, _, err = run(capsys, "error", "--design", "petersen", "--m", "0")
     assert code == 2 and "m" in err and "Traceback" not in err
+
+
+def test_train_json_and_output_folder(capsys, tmp_path):
+    code, out, _ = run(capsys, "train", "--codes", "uncoded,rd(0) m=2", "--iterations", "5", "--json",
+                       "--out", str(tmp_path))
+    assert code == 0
+    payload = json.loads(out)
+    labels = [r["label"] for r in payload["final"]]
+    assert labels == ["uncoded (ignore stragglers)", "RD(0) m=2"]
+    assert all(0 <= r["test_acc"] <= 1 for r in payload["final"])
+    assert (tmp_path / "history.csv").exists() and (tmp_path / "manifest.json").exists()
+
+
+def test_train_bad_probability_is_usage_error(capsys):
+    code, _, err = run(capsys, "train", "--p", "1.5", "--iterations", "2", "--codes", "uncoded")
+    assert code == 2 and "p" in err and "Traceback" not in err

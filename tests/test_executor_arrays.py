@@ -210,7 +210,8 @@ def test_gpu_check_script_syntax_and_numpy_dry_run(repo_root, capsys):
     import subprocess
 
     if shutil.which("bash"):
-        p = subprocess.run(["bash", "-n", str(repo_root / "benchmarks" / "gpu_check.sh")], capture_output=True, text=True)
+        p = subprocess.run(["bash", "-n", str(repo_root / "benchmarks" / "gpu_check.sh")], capture_output=True,
+                           text=True)
         assert p.returncode == 0, p.stderr
     spec = importlib.util.spec_from_file_location("gpu_check", repo_root / "benchmarks" / "gpu_check.py")
     mod = importlib.util.module_from_spec(spec)

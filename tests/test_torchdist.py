@@ -177,3 +177,16 @@ def test_seeded_delays_are_reproducible():
     a, b = td.seeded_delays(6, 4, 0.1), td.seeded_delays(6, 4, 0.1)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, td.seeded_delays(6, 5, 0.1)) and np.all(a >= 0)
+
+
+def test_cli_run_gc_in_process(capsys):
+    from gcsim.cli import main
+
+    rc = main(["run-gc", "--engine", "gloo", "--design", "bibd:7,3,1", "--m", "1", "--stragglers", "1",
+               "--workers-die", "1", "--d", "6", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["workers_died"]) == 1 and out["workers_died"][0] in out["missing"]
+    assert len(out["used"]) == 6 and out["n"] == 7
+    assert out["predicted_error"] == pytest.approx(out["error"], rel=1e-9)
+    assert out["residual"] == pytest.approx(out["simulated_error"], rel=1e-9, abs=1e-12)

@@ -421,15 +421,23 @@ def batched_optimal_error(scheme: Any, nonstragglers: Any, *, xp: Any = None, rt
     ``Γ = BᵀB`` and ``H = BᵀT`` are formed once on the device; patterns are grouped by
     ``|F|`` and processed in chunks of ``chunk`` as batched ``(|F|, |F|)`` problems.
 
-    Routes: ``"auto"`` (default) -- ``"downdate"`` when ``B`` has full column rank with
-    ``κ(B) <= 1e4`` and ``s <= |F|``, else ``"solve"``.  ``"downdate"`` -- column deletion
-    (Schur complement, as in :mod:`gcsim.coding.evaluate`): with ``K = Γ^{-1}`` and
-    ``Y = K H``, ``err(F) = err([n]) + tr(Y_Sᵀ K_SS^{-1} Y_S)``, an ``s x s`` solve per
-    pattern (``S`` = stragglers).  ``"solve"`` -- batched Cholesky of the ``Γ_FF`` stack; patterns whose
-    smallest pivot² is above ``max diag Γ_FF / 1e8`` are solved with ``linalg.solve``
-    (``Γ_FF Z = H_F``), the others go to ``"eigh"``.  ``"eigh"`` -- rank-revealing: batched eigendecomposition of ``Γ_FF``,
-    eigenvalues below ``tol · λ_max`` treated as zero, with
-    ``tol = max(rtol², 10 max(mN, |F|) u)`` (as in :mod:`gcsim.coding.evaluate`).
+    Routes:
+
+    ``"auto"`` (default)
+        ``"downdate"`` when ``B`` has full column rank with ``κ(B) <= 1e4`` and
+        ``s <= |F|``, else ``"solve"``.
+    ``"downdate"``
+        Column deletion (Schur complement, as in :mod:`gcsim.coding.evaluate`): with
+        ``K = Γ^{-1}`` and ``Y = K H``, ``err(F) = err([n]) + tr(Y_Sᵀ K_SS^{-1} Y_S)``,
+        an ``s x s`` solve per pattern (``S`` = stragglers).
+    ``"solve"``
+        Batched Cholesky of the ``Γ_FF`` stack; patterns whose smallest pivot² is above
+        ``max diag Γ_FF / 1e8`` (and whose factor reproduces ``Γ_FF``) are solved with
+        ``linalg.solve`` (``Γ_FF Z = H_F``), the others go to ``"eigh"``.
+    ``"eigh"``
+        Rank-revealing: batched eigendecomposition of ``Γ_FF``, eigenvalues below
+        ``tol · λ_max`` treated as zero, ``tol = max(rtol², 10 max(mN, |F|) u)`` (as in
+        :mod:`gcsim.coding.evaluate`).
     The Gram route squares ``κ(B)``: for ill-conditioned ``B`` use
     :func:`gcsim.coding.evaluate.optimal_error` (it switches to an orthogonal route).
 

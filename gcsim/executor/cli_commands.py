@@ -131,8 +131,8 @@ def _cmd_run_gc(args: argparse.Namespace) -> int:
     }
     text = (f"gradient coding {sch.method} m={sch.m} on {n} workers + PS ({args.engine}): used {len(rep['used'])}, "
             f"missing {rep['missing']} (died {die}); error {rep['error']:.6g}, predicted {rep['predicted_error']:.6g}, "
-            f"‖B_F X − T‖² = {rep['residual']:.6g}" + (f" (simulated err {simulated:.6g})" if simulated is not None
-                                                         else ""))
+            f"‖B_F X − T‖² = {rep['residual']:.6g}"
+            + (f" (simulated err {simulated:.6g})" if simulated is not None else ""))
     _emit(args, payload, text)
     return EXIT_OK
 

@@ -850,6 +850,7 @@ def run_parameter_server(scheme: Any, *, stragglers: int = 0, deadline: float | 
                                                                                     f"{res.exitcodes[0]}"))
     out = dict(res.results[0])
     out.update({"workers": res.results[1:], "exitcodes": res.exitcodes, "delays": delays.tolist(),
-                "died": die, "killed": res.killed, "rank_errors": res.errors, "seconds": res.seconds, "m": int(scheme.m), "n": n,
+                "died": die, "killed": res.killed, "rank_errors": res.errors, "seconds": res.seconds,
+                "m": int(scheme.m), "n": n,
                 "N": int(scheme.N), "d": d, "stragglers": s, "deadline": deadline})
     return out
