@@ -10,7 +10,7 @@ Measures, on this machine:
 3. the same decoupled sweep with CLARABEL instead of SCS (ratio CLARABEL / SCS);
 4. one quick Pareto sweep (4 caps, as ``scripts/cerar_pareto.py --quick``, one start per cap).
 
-Run:  .venv/bin/python benchmarks/bench_cerar_optimize.py [--sweeps 10] [--out results/bench]
+Run:  .venv/bin/python benchmarks/bench_cerar_optimize.py [--sweeps 10] [--out benchmarks/results]
 Writes ``<out>/cerar_optimize.json`` (with provenance) and prints it.
 """
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _joint_steps(A: np.ndarray, D: np.ndarray, kappa: float, solver: str) -> tup
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweeps", type=int, default=10)
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "bench")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = ap.parse_args(argv)
 
     import cvxpy  # noqa: F401  (import time excluded from the measurements)

@@ -325,7 +325,8 @@ def launch(fn: Callable, world_size: int, args: Sequence = (), *, timeout: float
     timed_out = len(reported) < world_size and time.monotonic() >= deadline and 0 not in reported
     killed = []
     for r, p in enumerate(procs):
-        p.join(timeout=max(0.0, min(2.0, deadline + 2.0 - time.monotonic())))
+        # ranks that reported are exiting: give them a moment; the others are dead or stuck
+        p.join(timeout=2.0 if r in reported else 0.2)
         if p.is_alive():
             p.kill()
             p.join(timeout=5.0)
