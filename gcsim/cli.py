@@ -214,6 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     for extra in _EXTRA_COMMANDS:
         extra(sub, add)
+    if any(getattr(e, "__module__", "") == "gcsim.executor.cli_commands" for e in _EXTRA_COMMANDS):
+        p = add("gc", lambda a: EXIT_USAGE, "gradient coding on a real engine: `gcsim gc run ...` "
+                "(same as run-gc; see `gcsim run-gc --help`)")
+        p.add_argument("action", choices=["run"])
     return parser
 
 
@@ -240,6 +244,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     _load_extra_commands()
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # two-word spellings of the engine commands: `gcsim cerar run` / `gcsim gc run`
+    if len(argv) >= 2 and argv[1] == "run" and argv[0] in ("cerar", "gc"):
+        argv = [f"run-{argv[0]}"] + argv[2:]
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help

@@ -52,3 +52,18 @@ def test_design_export_and_load(capsys, tmp_path):
 def test_bad_input_is_one_line_error(capsys, argv, needle):
     code, _, err = run(capsys, *argv)
     assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_two_word_spelling_cerar_run_numpy_engine(capsys):
+    code, out, _ = run(capsys, "cerar", "run", "--engine", "numpy", "--workers", "3", "--c", "3",
+                       "--d", "30", "--json")
+    assert code == 0
+    p = json.loads(out)
+    # exact design (c <= N): L = 4 rounds of ceil(30/3) = 10 float32 scalars
+    assert p["bytes_sent"] == [4 * 10 * 4] * 3 and p["itemsize"] == 4
+    assert p["max_rel_error"] < 1e-5
+
+
+def test_gc_run_help_is_reachable(capsys):
+    code, out, _ = run(capsys, "gc", "run", "--help")
+    assert code == 0 and "--stragglers" in out

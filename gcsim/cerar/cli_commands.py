@@ -51,19 +51,13 @@ def _text(s: dict[str, Any]) -> str:
 
 
 def _cmd_cerar(args: argparse.Namespace) -> int:
-    from ..cli import UsageError, _emit
+    from ..cli import _emit
 
     if args.action == "rates":
         from .analysis import rates
         r = rates(args.N, args.c)
         _emit(args, r, "\n".join(f"  {k:<24} {v}" for k, v in r.items()))
         return EXIT_OK
-    if args.action == "run":
-        try:
-            from ..executor import cli_commands as ex
-        except ImportError as exc:  # torch missing
-            raise UsageError(f"the distributed engine needs torch: {exc}") from None
-        return ex.cmd_run_cerar(args)
     des = _design_from_args(args)
     payload = _summary(des)
     text = _text(payload)
@@ -91,13 +85,14 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
 
 
 def register(sub, add) -> None:
-    p = add("cerar", _cmd_cerar, "CERAR coded all-reduce: design, optimize, simulate, rates, run",
+    p = add("cerar", _cmd_cerar, "CERAR coded all-reduce: design, optimize, simulate, rates (and `cerar run`)",
             "examples:\n  gcsim cerar rates --N 4 --c 8\n"
             "  gcsim cerar design --N 4 --c 8 --method perturbation --eps 0.01 --json\n"
             "  gcsim cerar optimize --N 4 --c 8 --kappa 20 --export designs/cerar\n"
             "  gcsim cerar simulate --N 4 --c 8 --method vandermonde --d 4096 --dtype float32\n"
             "  gcsim cerar run --engine gloo --workers 4 --c 8 --d 4096 --json")
-    p.add_argument("action", choices=["design", "optimize", "simulate", "rates", "run"])
+    p.add_argument("action", choices=["design", "optimize", "simulate", "rates"],
+                   help="`gcsim cerar run ...` (the real ring engine) is described by `gcsim run-cerar --help`")
     p.add_argument("--N", type=int, default=4, help="workers on the ring (default 4)")
     p.add_argument("--c", type=int, default=8, help="components per gradient (default 8)")
     p.add_argument("--method", default="perturbation", choices=["exact", "vandermonde", "perturbation", "optimized"])
@@ -110,7 +105,3 @@ def register(sub, add) -> None:
     p.add_argument("--export", metavar="DIR", help="export the design into DIR")
     p.add_argument("--name", help="catalogue name")
     p.add_argument("--force", action="store_true", help="overwrite an existing export")
-    # options of `run` (the torch.distributed engine)
-    p.add_argument("--engine", default="gloo", help="run: torch.distributed backend (gloo)")
-    p.add_argument("--workers", type=int, default=None, help="run: number of ranks (default --N)")
-    p.add_argument("--timeout", type=float, default=60.0, help="run: seconds before the run is aborted")
