@@ -58,7 +58,7 @@ from .geometries import (
     pg_flats,
     pg_parameters,
 )
-from .steiner import steiner_triple_system_blocks
+from .steiner import steiner_triple_system_blocks, triple_system_hill_climb
 
 __all__ = [
     "BIBD",
@@ -806,7 +806,7 @@ def _plan_direct(v: int, k: int, lam: int):
         return ("paley", v)
     if (v, k, lam) in DIFFERENCE_FAMILIES:
         return ("table", v, k, lam)
-    if is_prime_power(v) and radical_difference_family(v, k, lam) is not None:
+    if k >= 3 and is_prime_power(v) and radical_difference_family(v, k, lam) is not None:
         return ("radical", v, k, lam)
     if k == 5 and lam == 1 and v % 5 == 0 and is_prime_power(v // 5) and (v // 5) % 4 == 1:
         return ("fiveq", v // 5)
@@ -827,6 +827,7 @@ def _plan_direct(v: int, k: int, lam: int):
 
 
 _PLANS: dict[tuple[int, int, int], Any] = {}
+_MAX_HILL_CLIMB_V = 100  # triple systems up to this v are built by hill climbing (< 1 s each)
 
 
 def _plan(v: int, k: int, lam: int, _active: frozenset = frozenset()):
@@ -870,6 +871,9 @@ def _plan(v: int, k: int, lam: int, _active: frozenset = frozenset()):
         lam_c = b - 2 * r + lam
         if lam_c >= 1 and (v, v - k, lam_c) not in active and _plan(v, v - k, lam_c, active) is not None:
             plan = ("complement", (v, v - k, lam_c))
+    if plan is None and k == 3 and v <= _MAX_HILL_CLIMB_V:
+        # every admissible lambda-fold triple system exists (Hanani 1961): build one by hill climbing
+        plan = ("triple-hc", v, lam)
     if plan is not None or not _active:
         _PLANS[key] = plan   # only cache results that do not depend on the recursion stack
     return plan
@@ -902,6 +906,10 @@ def _execute(plan) -> BIBD:
         fam = radical_difference_family(v, k, lam)
         return difference_family_design((p,) * a, fam, 0, lam=lam,
                                         name=f"radical difference family in GF({v}) (Wilson)")
+    if kind == "triple-hc":
+        _, v, lam = plan
+        return BIBD(v, triple_system_hill_climb(v, lam, seed=0), f"{lam}-fold triple system by hill climbing "
+                    "(Stinson), seed 0", lam=lam, metadata={"seed": 0})
     if kind == "fiveq":
         return five_q_design(plan[1])
     if kind == "unital":
@@ -960,7 +968,7 @@ def _suggestions(v: int, k: int, lam: int, count: int = 6) -> list[tuple[int, in
             if vv < 2:
                 continue
             for kk, ll in ((k, lam), (k, 1), (k, 2), (k, 3), (k - 1, lam), (k + 1, lam)):
-                if 2 <= kk <= vv and ll >= 1 and (vv, kk, ll) not in cands and _plan(vv, kk, ll) is not None:
+                if 3 <= kk <= vv and ll >= 1 and (vv, kk, ll) not in cands and _plan(vv, kk, ll) is not None:
                     cands.append((vv, kk, ll))
         if len(cands) >= count:
             break
