@@ -101,3 +101,15 @@ def test_catalogue_command_verifies_named_instances(capsys, repo_root):
 def test_python_dash_m_entry_point():
     proc = subprocess.run([sys.executable, "-m", "gcsim", "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "gcsim" in proc.stdout
+
+
+def test_reproduce_catalogue_stage_json_and_resume(capsys, tmp_path):
+    code, out, _ = run(capsys, "reproduce", "--stage", "catalogue", "--out", str(tmp_path), "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["ok"] and payload["stages"]["catalogue"]["status"] == "ok"
+    assert (tmp_path / "catalogue" / "manifest.json").exists() and (tmp_path / "manifest.json").exists()
+    code, out, _ = run(capsys, "reproduce", "--stage", "catalogue", "--out", str(tmp_path), "--json")
+    assert json.loads(out)["stages"]["catalogue"]["status"].startswith("skipped")
+    code, _, err = run(capsys, "reproduce", "--stage", "nope", "--out", str(tmp_path))
+    assert code == 2 and "stage" in err

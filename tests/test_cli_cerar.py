@@ -67,3 +67,35 @@ def test_two_word_spelling_cerar_run_numpy_engine(capsys):
 def test_gc_run_help_is_reachable(capsys):
     code, out, _ = run(capsys, "gc", "run", "--help")
     assert code == 0 and "--stragglers" in out
+
+
+def test_optimize_respects_kappa_cap_and_exports(capsys, tmp_path):
+    code, out, _ = run(capsys, "cerar", "optimize", "--N", "3", "--c", "4", "--kappa", "5", "--max-iter", "3",
+                       "--export", str(tmp_path), "--json")
+    assert code == 0
+    p = json.loads(out)
+    assert p["method"] == "optimized"
+    assert p["kappa_encoders_max"] <= 5 * (1 + 1e-6) and p["kappa_decoders_max"] <= 5 * (1 + 1e-6)
+    assert p["frobenius_error"] > 0  # c > N: never exact (exactness theorem)
+    # an independent SVD check of the exported arrays
+    arrays = np.load(p["exported"][:-5] + ".npz")
+    for key in ("encoders", "decoders"):
+        s = np.linalg.svd(arrays[key], compute_uv=False)
+        assert np.all(s[:, 0] / s[:, -1] <= 5 * (1 + 1e-6))
+
+
+def test_export_and_load_in_fresh_processes(tmp_path):
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "gcsim", "cerar", "design", "--N", "4", "--c", "8", "--eps", "0.02",
+                        "--export", str(tmp_path), "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    path = json.loads(r.stdout)["exported"]
+    r = subprocess.run([sys.executable, "-m", "gcsim", "load", path, "--json"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout)["verified"] is True
+    npz = path[:-5] + ".npz"
+    with open(npz, "rb+") as fh:
+        fh.truncate(100)
+    r = subprocess.run([sys.executable, "-m", "gcsim", "load", path], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "refused" in (r.stdout + r.stderr) and "Traceback" not in r.stderr

@@ -23,6 +23,8 @@ def _design_from_args(args: argparse.Namespace):
         kw["kappa"] = args.kappa
     if method == "optimized":
         kw["progress"] = not args.json
+        kw["max_iter"] = args.max_iter
+        kw["objective"] = args.objective
     return design(args.N, args.c, method, seed=args.seed, **kw)
 
 
@@ -99,6 +101,8 @@ def register(sub, add) -> None:
     p.add_argument("--eps", type=float, default=None, help="perturbation / Vandermonde epsilon")
     p.add_argument("--kappa", type=float, default=None, help="condition-number cap (optimized)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-iter", type=int, default=30, help="optimize: alternating sweeps (default 30)")
+    p.add_argument("--objective", default="frobenius", choices=["frobenius", "worst"], help="optimize: objective")
     p.add_argument("--d", type=int, default=1024, help="gradient length for simulate/run (default 1024)")
     p.add_argument("--dtype", default="float64", choices=["float64", "float32", "bfloat16"])
     p.add_argument("--design", help="load the design from a catalogue file instead of building it")
