@@ -22,8 +22,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile -q tests notebooks --nbmake gcsim --doctest-modules --ignore=gcsim/__main__.py
 
+# benchmarks print tables and write benchmarks/results/*.json (ratios against baselines in the same run)
 bench: $(STAMP)
-	$(BIN)/python -m pytest -q benchmarks
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_evaluate.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_cerar.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_cerar_optimize.py
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .hypothesis
