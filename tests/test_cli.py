@@ -113,3 +113,17 @@ def test_reproduce_catalogue_stage_json_and_resume(capsys, tmp_path):
     assert json.loads(out)["stages"]["catalogue"]["status"].startswith("skipped")
     code, _, err = run(capsys, "reproduce", "--stage", "nope", "--out", str(tmp_path))
     assert code == 2 and "stage" in err
+
+
+def test_catalogue_reports_a_tampered_file_and_exits_1(capsys, repo_root, tmp_path):
+    import shutil
+    shutil.copytree(repo_root / "designs", tmp_path / "designs")
+    npz = tmp_path / "designs" / "srg" / "petersen.npz"
+    raw = bytearray(npz.read_bytes())
+    raw[-20] ^= 0x01
+    npz.write_bytes(bytes(raw))
+    code, out, _ = run(capsys, "catalogue", "--dir", str(tmp_path / "designs"), "--json")
+    payload = json.loads(out)
+    assert code == 1 and payload["ok"] is False
+    row = next(r for r in payload["rows"] if r["name"] == "petersen")
+    assert row["file"].startswith("refused") and "checksum" in row["file"]
