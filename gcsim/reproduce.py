@@ -50,12 +50,16 @@ def _load_optional_stages() -> None:
     import importlib
 
     for module in ("gcsim.coding.reproduce_stage", "gcsim.cerar.reproduce_stage",
-                   "gcsim.learning.reproduce_stage"):
+                   "gcsim.learning.reproduce_stage", "gcsim.learning.ddp_stage"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
             if exc.name != module:
                 raise
+    try:  # the ddp stage needs torch (an optional dependency)
+        import torch  # noqa: F401
+    except ImportError:
+        STAGES.pop("ddp", None)
 
 
 def run_reproduce(out: str | Path = "results", *, full: bool = False, force: bool = False, seed: int = 0,
