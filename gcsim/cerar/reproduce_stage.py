@@ -30,7 +30,7 @@ def _plot_front(table, path) -> None:
     plt.close(fig)
 
 
-def _plot_eps(sweeps, path) -> None:
+def _plot_eps(sweeps, path, N: int = 4, c: int = 8) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -42,8 +42,8 @@ def _plot_eps(sweeps, path) -> None:
     ax.loglog(sweeps[0].eps, sweeps[0].exact_error, "k--", lw=1, label="exact arithmetic (float64 reference)")
     ax.set_xlabel("perturbation ε")
     ax.set_ylabel("max_i ‖ĝ_i − g‖ / ‖g‖")
-    ax.set_title(f"Perturbation design N = {sweeps[0].N if hasattr(sweeps[0], 'N') else ''}: "
-                 "round-off vs approximation (dotted: u^(1/(r*+1)))", fontsize=9)
+    ax.set_title(f"Perturbation design N = {N}, c = {c}: round-off vs approximation "
+                 "(dotted: predicted best ε = u^(1/(r*+1)))", fontsize=9)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     fig.savefig(path, dpi=120)
