@@ -34,6 +34,12 @@ _LAZY = {
     "encode": ("gcsim.coding.schemes", "encode"),
     "optimal_error": ("gcsim.coding.evaluate", "optimal_error"),
     "straggler_model": ("gcsim.coding.stragglers", "straggler_model"),
+    "fixed_decoder_error": ("gcsim.coding.evaluate", "fixed_decoder_error"),
+    "expected_error": ("gcsim.coding.evaluate", "expected_error"),
+    "worst_case_error": ("gcsim.coding.evaluate", "worst_case_error"),
+    "verify_bounds": ("gcsim.coding.verify", "verify_bounds"),
+    # executor
+    "run_scheme": ("gcsim.executor.arrays", "run_scheme"),
     # io
     "export_object": ("gcsim.io.catalogue", "export_object"),
     "load_object": ("gcsim.io.catalogue", "load_object"),

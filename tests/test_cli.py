@@ -127,3 +127,13 @@ def test_catalogue_reports_a_tampered_file_and_exits_1(capsys, repo_root, tmp_pa
     assert code == 1 and payload["ok"] is False
     row = next(r for r in payload["rows"] if r["name"] == "petersen")
     assert row["file"].startswith("refused") and "checksum" in row["file"]
+
+
+def test_top_level_public_names_resolve():
+    import gcsim
+    for name in ("bibd", "srg", "coset_graph", "biregular_graph", "encode", "optimal_error", "straggler_model",
+                 "expected_error", "worst_case_error", "verify_bounds", "run_scheme", "export_object",
+                 "load_object", "cerar"):
+        assert callable(getattr(gcsim, name)) or hasattr(getattr(gcsim, name), "design"), name
+    with pytest.raises(AttributeError):
+        gcsim.no_such_name
