@@ -87,6 +87,11 @@ NOTEBOOKS = {
         ("md", "## A small optimized design (N = 3, c = 4), κ ≤ 5"),
         ("code", "opt = cerar.design(3, 4, 'optimized', kappa=5.0, max_iter=4, progress=False)\n"
                  "e = cerar.errors(opt)\nprint(e.frobenius, e.kappa_encoders.max(), e.kappa_decoders.max())"),
+        ("md", "## Export with a κ certificate, and load it back in a fresh process"),
+        ("code", "import json, subprocess, sys, tempfile\nfrom gcsim.cerar.export import export_design\n"
+                 "path = export_design(opt, tempfile.mkdtemp(), name='opt_N3_c4')\n"
+                 "out = subprocess.run([sys.executable, '-m', 'gcsim', 'load', str(path), '--json'],\n"
+                 "                     capture_output=True, text=True, check=True).stdout\njson.loads(out)"),
     ],
     "04_training_with_coded_gradients.ipynb": [
         ("md", "# Training with coded gradients\n\nA small MLP on scikit-learn's digits with Bernoulli "
