@@ -644,8 +644,18 @@ DIFFERENCE_FAMILIES: dict[tuple[int, int, int], tuple[tuple[int, ...], int, list
                   "search_difference_family(49, 4, 1, seed=0, max_nodes=3_000_000, restarts=30)"),
     (49, 4, 3): ((7, 7), 0, [[0, 1, 2, 7], [0, 4, 1, 28], [0, 2, 4, 14], [0, 7, 15, 22], [0, 28, 11, 39], [0, 14, 30, 44], [0, 9, 15, 33], [0, 29, 11, 20], [0, 18, 30, 10], [0, 9, 19, 36], [0, 29, 13, 46], [0, 18, 31, 23]],
                   "cyclotomic_difference_family(49, 4, 3)"),
+    # (49, 9, 3) and (51, 6, 3): literature data (Handbook of Combinatorial Designs, 2nd ed., 2007,
+    # and J. R. Abel's tables), as tabulated in SageMath's design database; re-verified by
+    # tests/test_bibd_missing.py (pair count and difference count, independent of gcsim).
+    (49, 9, 3): ((49,), 0, [[0, 1, 3, 5, 9, 14, 19, 25, 37], [0, 2, 12, 13, 16, 19, 34, 41, 42]],
+                  "cyclic DF, Colbourn & Dinitz (eds.), Handbook of Combinatorial Designs, 2nd ed. (2007) / J. R. Abel, "
+                  "as tabulated in SageMath's design database"),
     (51, 5, 2): ((51,), 0, [[0, 1, 4, 28, 46], [0, 1, 4, 35, 46], [0, 2, 16, 28, 38], [0, 2, 10, 17, 31], [0, 7, 19, 32, 40]],
                   "search_difference_family(51, 5, 2, seed=0, max_nodes=2000000, restarts=20)"),
+    (51, 6, 3): ((51,), 0, [[15, 17, 18, 27, 34, 48], [3, 17, 30, 34, 42, 45], [9, 17, 24, 33, 34, 39],
+                            [3, 25, 41, 43, 44, 48], [3, 5, 25, 29, 43, 48]],
+                  "cyclic DF, Colbourn & Dinitz (eds.), Handbook of Combinatorial Designs, 2nd ed. (2007) / J. R. Abel, "
+                  "as tabulated in SageMath's design database"),
     (52, 4, 1): ((51,), 1, [[0, 17, 34, 51], [0, 1, 19, 24], [0, 2, 31, 39], [0, 3, 38, 45], [0, 4, 15, 25]],
                   "search_difference_family(51, 4, 1, fixed=[[0, 17, 34, 51]], n_fixed=1, seed=0)"),
     (53, 4, 3): ((53,), 0, [[0, 1, 2, 3], [0, 16, 32, 48], [0, 44, 35, 26], [0, 15, 30, 45], [0, 28, 3, 31], [0, 24, 48, 19], [0, 13, 26, 39], [0, 49, 45, 41], [0, 42, 31, 20], [0, 36, 19, 2], [0, 46, 39, 32], [0, 47, 41, 35], [0, 10, 20, 30]],
