@@ -106,47 +106,41 @@ def error_curves(spec: InstanceSpec, *, samples: int = 200, seeds: int = 3, seed
     for sweep, x in it:
         if sweep == "s" and not 0 <= int(x) <= n - 1:
             raise InvalidArgumentError("s_values", f"must lie in [0, n-1] = [0, {n - 1}], got {x}")
+
+        def add_row(curve: str, kind: str, values: list[np.ndarray]) -> None:
+            mean, lo, hi = _mean_ci(np.concatenate(values))
+            rows.append(dict(instance=spec.name, sweep=sweep, x=x, curve=curve, kind=kind,
+                             mean=mean, ci_low=lo, ci_high=hi, samples=samples * seeds))
+
+        # one pattern batch per encoder draw k, shared by every curve and bound at this point
+        masks_per_draw = [_masks(sweep, n, x, samples, seed=10_000 * (k + 1) + seed) for k in range(seeds)]
         for spec_scheme in spec.schemes:
-            errs, uppers, lowers = [], [], []
-            for k in range(seeds):
+            errs, uppers = [], []
+            for k, masks in enumerate(masks_per_draw):
                 sch = encode(A, m, spec_scheme.method, seed=seed + k, **spec_scheme.options)
-                masks = _masks(sweep, n, x, samples, seed=10_000 * (k + 1) + seed)
                 errs.append(optimal_error(sch, masks, progress=False) / norm)
-                lowers.append(np.asarray(rank_lower_bound(A, m, masks), dtype=float) / norm)
                 if spec_scheme.upper == "rd":
                     uppers.append(np.asarray(rd_upper_bound(A, m, masks, eps=spec_scheme.options.get("eps", 0.0),
                                                             dist=spec_scheme.options.get("dist", "rademacher")),
                                              dtype=float) / norm)
                 elif spec_scheme.upper == "reference":
                     uppers.append(fixed_decoder_error(sch, masks) / norm)
-            mean, lo, hi = _mean_ci(np.concatenate(errs))
-            kind = "baseline" if spec_scheme.method == "naive" else "scheme"
-            rows.append(dict(instance=spec.name, sweep=sweep, x=x, curve=spec_scheme.label, kind=kind,
-                             mean=mean, ci_low=lo, ci_high=hi, samples=samples * seeds))
+            add_row(spec_scheme.label, "baseline" if spec_scheme.method == "naive" else "scheme", errs)
             if uppers:
-                mean, lo, hi = _mean_ci(np.concatenate(uppers))
-                rows.append(dict(instance=spec.name, sweep=sweep, x=x, curve=f"upper bound ({spec_scheme.label})",
-                                 kind="upper", mean=mean, ci_low=lo, ci_high=hi, samples=samples * seeds))
-        # the rank lower bound depends only on the patterns (same draws as above)
-        mean, lo, hi = _mean_ci(np.concatenate(lowers))
-        rows.append(dict(instance=spec.name, sweep=sweep, x=x, curve="rank lower bound", kind="lower",
-                         mean=mean, ci_low=lo, ci_high=hi, samples=samples * seeds))
+                add_row(f"upper bound ({spec_scheme.label})", "upper", uppers)
+        # the rank lower bound depends only on the patterns
+        add_row("rank lower bound", "lower",
+                [np.asarray(rank_lower_bound(A, m, masks), dtype=float) / norm for masks in masks_per_draw])
         if spec.exact_family:
             s_design = int(x) if sweep == "s" else max(r_min - m, 0)
             if s_design + m <= r_min:
                 try:
-                    errs = []
-                    for k in range(seeds):
-                        sch = encode(A, m, "exact-gaussian", s=s_design, seed=seed + k)
-                        masks = _masks(sweep, n, x, samples, seed=10_000 * (k + 1) + seed)
-                        errs.append(optimal_error(sch, masks, progress=False) / norm)
-                    mean, lo, hi = _mean_ci(np.concatenate(errs))
-                    rows.append(dict(instance=spec.name, sweep=sweep, x=x,
-                                     curve=f"exact family (Gaussian H, s={s_design})" if sweep == "p"
-                                     else "exact family (Gaussian H)", kind="baseline",
-                                     mean=mean, ci_low=lo, ci_high=hi, samples=samples * seeds))
+                    errs = [optimal_error(encode(A, m, "exact-gaussian", s=s_design, seed=seed + k), masks,
+                                          progress=False) / norm for k, masks in enumerate(masks_per_draw)]
                 except NotConstructibleError:
-                    pass
+                    continue
+                add_row(f"exact family (Gaussian H, s={s_design})" if sweep == "p" else "exact family (Gaussian H)",
+                        "baseline", errs)
     return pd.DataFrame(rows)
 
 
