@@ -67,22 +67,13 @@ _FAMILIES = {
 
 
 def _build(family: str, numbers: list[int], args: argparse.Namespace, existence: bool = False):
+    from .io.named import build_family
+
     usage, lo, hi = _FAMILIES[family]
     if not lo <= len(numbers) <= hi:
         raise UsageError(f"{family} takes parameters {usage}, got {len(numbers)} numbers")
-    if family == "bibd":
-        from .combinatorics.bibd import bibd
-        return bibd(*numbers, existence=existence)
-    if family == "srg":
-        from .combinatorics.srg import srg
-        return srg(*numbers, existence=existence)
-    if existence:
-        raise UsageError(f"existence queries are for bibd and srg, not {family}")
-    if family == "coset":
-        from .combinatorics.coset import coset_graph
-        return coset_graph(*numbers, group=args.group)
-    from .combinatorics.biregular import biregular_graph
-    return biregular_graph(*numbers, seed=args.seed)
+    return build_family(family, numbers, seed=getattr(args, "seed", 0), group=getattr(args, "group", "cyclic"),
+                        existence=existence)
 
 
 def _cmd_construct(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-__all__ = ["NAMED_INSTANCES", "build_named"]
+__all__ = ["NAMED_INSTANCES", "FAMILIES", "build_named", "build_family", "resolve_design"]
 
 
 def _pg29():
@@ -54,6 +54,37 @@ def build_named(name: str):
     return NAMED_INSTANCES[name][1]()
 
 
+#: family -> factory (module, function); the parameters are positional integers
+FAMILIES = {
+    "bibd": ("gcsim.combinatorics.bibd", "bibd"),
+    "srg": ("gcsim.combinatorics.srg", "srg"),
+    "coset": ("gcsim.combinatorics.coset", "coset_graph"),
+    "biregular": ("gcsim.combinatorics.biregular", "biregular_graph"),
+}
+
+
+def build_family(family: str, params, *, seed: int = 0, group: str = "cyclic", existence: bool = False):
+    """Build ``family`` with positional ``params`` (or answer existence for bibd/srg).
+
+    ``seed`` goes to the bi-regular construction and ``group`` to the coset graph.
+    """
+    import importlib
+
+    from ..errors import InvalidArgumentError
+
+    if family not in FAMILIES:
+        raise InvalidArgumentError("family", f"unknown family {family!r} ({', '.join(FAMILIES)})")
+    module, name = FAMILIES[family]
+    factory = getattr(importlib.import_module(module), name)
+    if family in ("bibd", "srg"):
+        return factory(*params, existence=existence)
+    if existence:
+        raise InvalidArgumentError("existence", f"existence queries are for bibd and srg, not {family}")
+    if family == "coset":
+        return factory(*params, group=group)
+    return factory(*params, seed=seed)
+
+
 def resolve_design(spec: str):
     """An assignment object from a command-line style spec.
 
@@ -73,19 +104,11 @@ def resolve_design(spec: str):
             nums = [int(x) for x in rest.split(",") if x.strip()]
         except ValueError:
             raise InvalidArgumentError("design", f"parameters must be integers in {spec!r}") from None
-        if family == "bibd":
-            from ..combinatorics.bibd import bibd
-            return bibd(*nums)
-        if family == "srg":
-            from ..combinatorics.srg import srg
-            return srg(*nums)
-        if family == "coset":
-            from ..combinatorics.coset import coset_graph
-            return coset_graph(*nums)
+        if family not in FAMILIES:
+            raise InvalidArgumentError("design", f"unknown family {family!r} ({', '.join(FAMILIES)})")
         if family == "biregular":
-            from ..combinatorics.biregular import biregular_graph
-            return biregular_graph(*nums[:4], seed=nums[4] if len(nums) > 4 else 0)
-        raise InvalidArgumentError("design", f"unknown family {family!r} (bibd, srg, coset, biregular)")
+            return build_family(family, nums[:4], seed=nums[4] if len(nums) > 4 else 0)
+        return build_family(family, nums)
     path = Path(spec)
     if path.with_suffix(".json").exists() or path.exists() or Path(str(path) + ".json").exists():
         from .catalogue import load_object
