@@ -135,10 +135,10 @@ def _cmd_load(args: argparse.Namespace) -> int:
 
 
 def _cmd_catalogue(args: argparse.Namespace) -> int:
-    from .io.catalogue_report import catalogue_table, format_table
+    from .io.catalogue_report import catalogue_table, format_table, table_ok
 
     rows = catalogue_table(directory=args.dir, export=args.export, force=args.force)
-    ok = all(r["verified"] and r.get("file") in ("matches", "missing", "exported") for r in rows)
+    ok = table_ok(rows)
     _emit(args, {"rows": rows, "ok": ok}, lambda: format_table(rows))
     return EXIT_OK if ok else EXIT_FAILURE
 

@@ -36,13 +36,13 @@ def repo_designs_dir() -> Path:
 
 @register_stage("catalogue")
 def _stage_catalogue(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
-    from .io.catalogue_report import catalogue_table, format_table
+    from .io.catalogue_report import catalogue_table, format_table, table_ok
     import pandas as pd
 
     rows = catalogue_table(repo_designs_dir())
     frame = pd.DataFrame(rows)
     frame.to_csv(out / "catalogue.csv", index=False)
-    ok = all(r["verified"] for r in rows) and all(r.get("file") in ("matches", "missing") for r in rows)
+    ok = table_ok(rows)
     return {"ok": ok, "files": ["catalogue.csv"], "text": "Catalogue of named instances\n" + format_table(rows)}
 
 

@@ -11,7 +11,7 @@ from ..errors import CatalogueError
 from .catalogue import bundle_paths, export_object, load_object
 from .named import NAMED_INSTANCES
 
-__all__ = ["catalogue_table", "format_table"]
+__all__ = ["catalogue_table", "format_table", "table_ok"]
 
 
 def catalogue_table(directory: str | Path = "designs", *, export: bool = False, force: bool = False,
@@ -53,6 +53,11 @@ def catalogue_table(directory: str | Path = "designs", *, export: bool = False, 
         row["seconds"] = time.perf_counter() - t0
         rows.append(row)
     return rows
+
+
+def table_ok(rows: list[dict[str, Any]]) -> bool:
+    """Every object verifies and no committed file was refused or differs from a fresh build."""
+    return all(r["verified"] and r.get("file") in ("matches", "missing", "exported") for r in rows)
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
