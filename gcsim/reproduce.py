@@ -48,6 +48,7 @@ def _stage_catalogue(out: Path, full: bool, seed: int, progress: bool) -> dict[s
 
 def _load_optional_stages() -> None:
     import importlib
+    import importlib.util
 
     for module in ("gcsim.coding.reproduce_stage", "gcsim.cerar.reproduce_stage",
                    "gcsim.learning.reproduce_stage", "gcsim.learning.ddp_stage"):
@@ -56,9 +57,7 @@ def _load_optional_stages() -> None:
         except ModuleNotFoundError as exc:
             if exc.name != module:
                 raise
-    try:  # the ddp stage needs torch (an optional dependency)
-        import torch  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("torch") is None:  # the ddp stage needs torch (optional); don't import it here
         STAGES.pop("ddp", None)
 
 
