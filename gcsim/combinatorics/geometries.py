@@ -85,14 +85,16 @@ def _irreducible(p: int, a: int) -> list[int]:
 
 
 @lru_cache(maxsize=None)
-def field_tables(q: int) -> tuple[np.ndarray, np.ndarray]:
+def field_tables(q: int, modulus: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Addition and multiplication tables of GF(q), elements coded 0..q-1.
 
     For ``q = p^a`` an element is the polynomial ``sum_j c_j x^j`` (``c_j`` in
-    Z_p) modulo the first monic irreducible polynomial of degree ``a`` (in
-    lexicographic order), coded as ``sum_j c_j p^j``; so addition is digitwise
-    mod p, 0 and 1 are coded 0 and 1.  Pure NumPy table lookups are far cheaper
-    than a JIT-compiled field for the small fields designs need.
+    Z_p) modulo a monic irreducible polynomial of degree ``a``, coded as
+    ``sum_j c_j p^j``; so addition is digitwise mod p, 0 and 1 are coded 0 and 1.
+    The polynomial is ``modulus`` (coefficients low degree first, leading 1
+    included; e.g. a Conway polynomial, galois' default) or, by default, the
+    first monic irreducible one in lexicographic order. Pure NumPy table lookups
+    are far cheaper than a JIT-compiled field for the small fields designs need.
 
     >>> add, mul = field_tables(4)
     >>> add[2, 3], mul[2, 3], mul[2, 2]
@@ -105,7 +107,9 @@ def field_tables(q: int) -> tuple[np.ndarray, np.ndarray]:
         add = (e[:, None] + e[None, :]) % p
         mul = (e[:, None] * e[None, :]) % p
     else:
-        f = _irreducible(p, a)
+        f = list(modulus) if modulus is not None else _irreducible(p, a)
+        if len(f) != a + 1 or f[-1] != 1:
+            raise InvalidArgumentError("modulus", f"must be a monic polynomial of degree {a} (low degree first)")
         pw = p ** np.arange(a, dtype=np.int64)
         D = (e[:, None] // pw[None, :]) % p                      # digits, low degree first
         T = [D]

@@ -41,6 +41,7 @@ from .._validation import check_int
 from ..errors import InvalidArgumentError, NotConstructibleError, VerificationError
 from .base import CombinatorialObject, require
 from .fields import finite_field, is_prime_power, prime_power_decomposition
+from .geometries import field_tables
 from .srg_feasibility import complement_parameters, srg_eigenvalues
 
 __all__ = [
@@ -316,26 +317,14 @@ def _tables(q: int) -> tuple[np.ndarray, np.ndarray]:
     from :func:`gcsim.combinatorics.fields.finite_field`.
     """
     p, a = prime_power_decomposition(q)
-    x = np.arange(q, dtype=np.int64)
-    if a == 1:
-        return (x[:, None] + x[None, :]) % q, (x[:, None] * x[None, :]) % q
-    digits = _digits(q, p, a)[:, ::-1]                  # (q, a): coefficient of alpha^j in column j
-    weights = p ** np.arange(a)
-    add = ((digits[:, None, :] + digits[None, :, :]) % p) @ weights
-    if q not in CONWAY_POLYNOMIALS:
+    if a > 1 and q not in CONWAY_POLYNOMIALS:
+        x = np.arange(q, dtype=np.int64)
         GF = finite_field(q)
         g = GF(x)
+        add, _ = field_tables(q)  # addition is digitwise mod p whatever the modulus
         return add, np.asarray(g[:, None] * g[None, :], dtype=np.int64)
-    poly = np.array(CONWAY_POLYNOMIALS[q][1:][::-1], dtype=np.int64)   # alpha^a = -sum poly_j alpha^j
-    shifted = [digits]
-    for _ in range(a - 1):                              # alpha^j * x for j = 1..a-1
-        cur = shifted[-1]
-        top = cur[:, -1:]
-        nxt = np.concatenate([np.zeros((q, 1), np.int64), cur[:, :-1]], axis=1)
-        shifted.append((nxt - top * poly[None, :]) % p)
-    S = np.stack(shifted)                               # (a, q, a): S[j, x] = alpha^j x
-    prod = np.einsum("yj,jxc->xyc", digits, S) % p
-    return add, prod @ weights
+    modulus = tuple(CONWAY_POLYNOMIALS[q][::-1]) if a > 1 else None
+    return field_tables(q, modulus)
 
 
 def _form_values(q: int, X: np.ndarray, Y: np.ndarray, terms) -> np.ndarray:
