@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from gcsim.coding import bounds as bd
 from gcsim.errors import ImpossibleParametersError, InvalidArgumentError
+from tolerances import SAFETY, dot_tol, gamma
 
 # ----------------------------------------------------------------------------------------------
 # independent helpers
@@ -517,27 +518,112 @@ def rd_estimates(A, m, G, D, F, p, mu2):
     return np.einsum("tlj,tjw->tlw", X, sent)                     # (K, m, w)
 
 
-@pytest.mark.parametrize("m", [1, 2, 3])
-@pytest.mark.parametrize("p", [0.0, 0.25])
-def test_rd_estimator_unbiased_and_variance_exact_enumeration(m, p):
-    # 3 workers, 3 parts, r = 2: enumerate every sign pattern and every straggler mask exactly
+def exact_rd_variance(A, m, G, p, padded=False):
+    """E||g_hat - grad L||^2 of the unbiased RD(0) estimator, by exact rational enumeration.
+
+    Every Rademacher pattern D in {-1, 1}^{m x n} (uniform) and every straggler mask F (Bernoulli
+    weights) is enumerated; the estimate is decoded block by block from the definition
+    (g~_j = sum_k d_kj h_j[k], g_hat[l] = sum_{j in F} d_lj g~_j / ((1 - p_j) r)) and cut to its first
+    d coordinates (all m w of them if ``padded``).  ``G`` is an integer array, ``p`` Fractions.
+    """
+    N, n = A.shape
+    d = G.shape[1]
+    w = -(-d // m)
+    r = int(A.sum(axis=1)[0])
+    p = [Fraction(x) for x in np.broadcast_to(np.asarray(p, dtype=object), (n,))]
+    pad = [[[int(G[i, k * w + t]) if k * w + t < d else 0 for t in range(w)] for k in range(m)] for i in range(N)]
+    h = [[[sum(int(A[i, j]) * pad[i][k][t] for i in range(N)) for t in range(w)] for k in range(m)]
+         for j in range(n)]
+    grad = [[sum(pad[i][k][t] for i in range(N)) for t in range(w)] for k in range(m)]
+    real = [(l, t) for l in range(m) for t in range(w) if padded or l * w + t < d]
+    total = Fraction(0)
+    signs = list(itertools.product((-1, 1), repeat=m * n))
+    for F in itertools.product((0, 1), repeat=n):
+        weight = math.prod((1 - p[j]) if F[j] else p[j] for j in range(n))
+        if weight == 0:
+            continue
+        acc = Fraction(0)
+        for flat in signs:
+            D = [flat[k * n:(k + 1) * n] for k in range(m)]
+            sent = [[sum(D[k][j] * h[j][k][t] for k in range(m)) for t in range(w)] for j in range(n)]
+            err = Fraction(0)
+            for l, t in real:
+                est = sum(Fraction(D[l][j] * sent[j][t]) / ((1 - p[j]) * r) for j in range(n) if F[j])
+                err += (est - grad[l][t]) ** 2
+            acc += err
+        total += weight * acc / len(signs)
+    return total
+
+
+RD_VARIANCE_CASES = [  # (m, d): m | d, and m ∤ d with one or several padded offsets
+    (1, 5), (2, 4), (2, 5), (3, 5), (3, 4), (2, 3),
+]
+
+
+@pytest.mark.parametrize("m,d", RD_VARIANCE_CASES)
+@pytest.mark.parametrize("p", [Fraction(0), Fraction(1, 4), (Fraction(0), Fraction(1, 4), Fraction(1, 2))])
+def test_rd_estimator_variance_exact_rational_enumeration(m, d, p):
+    """Theorem 5 for the *returned* length-d estimate, against exact enumeration in rationals."""
     A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
-    rng = np.random.default_rng(5)
-    G = rng.standard_normal((3, 5))
-    grad = bd.split_blocks(G.sum(axis=0, keepdims=True), m)[0]
-    Ds = sign_patterns(m, 3)
-    Fs = np.array(list(itertools.product((0.0, 1.0), repeat=3)))
-    wF = np.prod(np.where(Fs == 1, 1 - p, p), axis=1)
-    mean = np.zeros_like(grad)
-    var = 0.0
-    for F, w in zip(Fs, wF):
-        est = rd_estimates(A, m, G, Ds, np.repeat(F[None], len(Ds), axis=0), p, 1.0)
-        mean += w * est.mean(axis=0)
-        var += w * ((est - grad[None]) ** 2).sum(axis=(1, 2)).mean()
-    assert np.allclose(mean, grad, atol=1e-12)
-    assert bd.rd_estimator_variance(A, m, p, G) == pytest.approx(var, rel=1e-10, abs=1e-12)
-    h2 = ((A.T @ G) ** 2).sum(axis=1)
-    assert var == pytest.approx(np.sum(h2 / 4 * (m / (1 - p) - 1)), rel=1e-10, abs=1e-12)
+    G = np.random.default_rng(5 + d).integers(-3, 4, size=(3, d))
+    pf = np.array([float(x) for x in np.broadcast_to(np.asarray(p, dtype=object), (3,))])
+    exact = exact_rd_variance(A, m, G, p)
+    exact_padded = exact_rd_variance(A, m, G, p, padded=True)
+    # The formula sums n d non-negative terms h_j[c]^2 * bracket; h_j[c] are exact small integers, the
+    # bracket (kappa - 1 + omega)/(1 - p) - 1 costs 2 roundings, the product and the division by r^2 one
+    # each: relative error <= gamma_{n d + 4} (Higham Thm 3.1, all terms of one sign).
+    rel = SAFETY * gamma(3 * d + 4)
+    assert bd.rd_estimator_variance(A, m, pf, G) == pytest.approx(float(exact), rel=rel, abs=0)
+    assert bd.rd_estimator_variance(A, m, pf, G, padded=True) == pytest.approx(float(exact_padded), rel=rel, abs=0)
+    if d % m == 0:
+        assert exact == exact_padded
+    else:
+        assert exact < exact_padded        # the discarded padding coordinates carried noise
+    # closed form of Theorem 5 with omega_c computed here by counting blocks, not by the library
+    w = -(-d // m)
+    omega = np.array([sum(1 for l in range(m) if l * w + c % w < d) for c in range(d)])
+    H2 = [[Fraction(int(x)) ** 2 for x in row] for row in (A.T @ G)]
+    pj = list(np.broadcast_to(np.asarray(p, dtype=object), (3,)))
+    # (Rademacher: kappa = 1, so the bracket is omega_c / (1 - p_j) - 1; r = 2)
+    closed = sum(H2[j][c] * (int(omega[c]) / (1 - pj[j]) - 1) for j in range(3) for c in range(d)) / 4
+    assert closed == exact
+
+
+def test_block_multiplicities_by_counting():
+    for d in range(0, 13):
+        for m in range(1, 6):
+            w = -(-d // m) if d else 0
+            expected = [sum(1 for l in range(m) if l * w + c % w < d) for c in range(d)]
+            assert bd.block_multiplicities(d, m).tolist() == expected
+    with pytest.raises(InvalidArgumentError, match="^m"):
+        bd.block_multiplicities(4, 0)
+    with pytest.raises(InvalidArgumentError, match="^d"):
+        bd.block_multiplicities(-1, 2)
+
+
+@pytest.mark.parametrize("eps,dist,m,d", [(0.0, "rademacher", 3, 5), (0.4, "rademacher", 2, 5),
+                                          (0.0, "gaussian", 3, 7)])
+def test_rd_estimator_variance_of_the_library_estimates_when_m_does_not_divide_d(eps, dist, m, d):
+    """Monte Carlo through the simulator (gcsim.learning decoded_samples): the length-d estimate it
+    returns has the variance of Theorem 5 with omega_c, not the padded one (4.5-sigma band)."""
+    from gcsim.learning.train import CodeSpec
+    from gcsim.learning.unbiased import decoded_samples
+    A = design((7, 3, 1))
+    w = -(-d // m)
+    omega = [sum(1 for l in range(m) if l * w + c % w < d) for c in range(d)]
+    G = np.zeros((7, d))
+    G[:, int(np.argmin(omega))] = np.arange(1, 8)   # omega < m there: padded and returned variances differ
+    G[:, 0] = np.arange(7, 0, -1) / 2
+    spec = CodeSpec("rd", A, m, "rd", "unbiased", redraw=True, options={"eps": eps, "dist": dist})
+    K = 20000
+    E = decoded_samples(spec, G, 0.2, samples=K, seed=3)
+    assert E.shape == (K, d)
+    sq = ((E - G.sum(axis=0)) ** 2).sum(axis=1)
+    half_width = 4.5 * sq.std(ddof=1) / math.sqrt(K)
+    formula = bd.rd_estimator_variance(A, m, 0.2, G, eps, dist)
+    assert abs(sq.mean() - formula) <= half_width
+    padded = bd.rd_estimator_variance(A, m, 0.2, G, eps, dist, padded=True)
+    assert padded - formula > 2 * half_width     # the padded variance is clearly the wrong one here
 
 
 @pytest.mark.parametrize("eps,dist", [(0.0, "rademacher"), (0.5, "rademacher"), (0.0, "gaussian")])
@@ -566,33 +652,77 @@ def test_rd_estimator_monte_carlo_heterogeneous_p(eps, dist):
     assert formula <= bd.rd_variance_bound(A, m, p, Gmax, eps, dist) + 1e-12
 
 
-def test_ns_estimator_unbiased_and_variance_exact():
+@pytest.mark.parametrize("d", [4, 5, 7])
+def test_ns_estimator_variance_exact_rational_enumeration(d):
+    """Theorem 6 for the returned length-d estimate: exact rationals, all 2^7 straggler masks."""
     A = design((7, 3, 1))
-    m, p = 2, np.array([0.1, 0.2, 0.0, 0.3, 0.5, 0.1, 0.2])
+    m, N, n = 2, 7, 7
+    p = [Fraction(1, 10), Fraction(1, 5), Fraction(0), Fraction(3, 10), Fraction(1, 2), Fraction(1, 10),
+         Fraction(1, 5)]
     rng = np.random.default_rng(3)
-    X0 = rng.standard_normal((7, m))   # (Rademacher rows may make X0[N_i] rank-deficient)
-    B = np.zeros((m * 7, 7))
-    for i in range(7):
+    while True:   # integer reference decoder whose rows on every N_i have full column rank
+        X0 = rng.integers(-3, 4, size=(n, m))
+        if all(np.linalg.matrix_rank(X0[np.flatnonzero(A[i])]) == m for i in range(N)):
+            break
+    Bx = [[Fraction(0)] * n for _ in range(m * N)]           # exact B: rows of part i = pinv(X0[N_i])
+    for i in range(N):
         Ni = np.flatnonzero(A[i])
-        C = np.linalg.pinv(X0[Ni])
+        C = sympy.Matrix(X0[Ni].tolist()).pinv()               # exact rational (m, r)
         for k in range(m):
-            B[k * 7 + i, Ni] = C[k]
-    assert np.allclose(B @ X0, target(m, 7))
-    G = rng.standard_normal((7, 5))
-    Gb = bd.split_blocks(G, m)
-    sent = np.einsum("kij,ikw->jw", B.reshape(m, 7, 7), Gb)
-    grad = Gb.sum(axis=0)
-    mean, var = np.zeros_like(grad), 0.0
-    for F in itertools.product((0.0, 1.0), repeat=7):
-        F = np.array(F)
-        w = np.prod(np.where(F == 1, 1 - p, p))
-        est = np.einsum("jl,jw->lw", X0 * (F / (1 - p))[:, None], sent)
-        mean += w * est
-        var += w * ((est - grad) ** 2).sum()
-    assert np.allclose(mean, grad, atol=1e-12)
-    assert bd.ns_estimator_variance(B, p, G, decoder=X0) == pytest.approx(var, rel=1e-10)
+            for col, j in enumerate(Ni):
+                Bx[k * N + i][j] = Fraction(int(C[k, col].p), int(C[k, col].q))
+    for k in range(m):                                       # B X0 = T exactly
+        for i in range(N):
+            assert [sum(Bx[k * N + i][j] * int(X0[j, l]) for j in range(n)) for l in range(m)] == \
+                [int(l == k) for l in range(m)]
+    G = rng.integers(-4, 5, size=(N, d))
+    w = -(-d // m)
+    pad = [[[int(G[i, k * w + t]) if k * w + t < d else 0 for t in range(w)] for k in range(m)] for i in range(N)]
+    sent = [[sum(Bx[k * N + i][j] * pad[i][k][t] for k in range(m) for i in range(N)) for t in range(w)]
+            for j in range(n)]
+    grad = [[sum(pad[i][l][t] for i in range(N)) for t in range(w)] for l in range(m)]
+    exact = {False: Fraction(0), True: Fraction(0)}
+    for F in itertools.product((0, 1), repeat=n):
+        weight = math.prod((1 - p[j]) if F[j] else p[j] for j in range(n))
+        if weight == 0:
+            continue
+        for l in range(m):
+            for t in range(w):
+                est = sum(F[j] / (1 - p[j]) * int(X0[j, l]) * sent[j][t] for j in range(n))
+                sq = weight * (est - grad[l][t]) ** 2
+                exact[True] += sq
+                if l * w + t < d:
+                    exact[False] += sq
+    B = np.array([[float(x) for x in row] for row in Bx])
+    pf = np.array([float(x) for x in p])
+    # Error bound of the float formula (Higham Thm 3.1): B is rounded (u) and each transmission
+    # g~_j[t] is a sum of m N products, so |fl(g~) - g~| <= e = gamma_{mN+1} a, a = sum |B||g|; then
+    # |fl(g~)^2 - g~^2| <= e (2|g~| + e); the remaining sums of non-negative terms (w + m + n terms,
+    # 3 roundings for p/(1-p) and the products) add gamma_{w+m+n+3} relative.
+    Bg = np.abs(B).reshape(m, N, n)
+    Gpad = np.abs(bd.split_blocks(G, m))                        # |g_i[k]|, zero padded (exact)
+    a = np.einsum("kij,ikw->jw", Bg, Gpad)
+    gt = np.abs(np.array([[float(x) for x in row] for row in sent]))
+    e = gamma(m * N + 1) * a
+    c = pf / (1 - pf)
+    for padded in (False, True):
+        widths = [w] * m if padded else [min(w, max(d - l * w, 0)) for l in range(m)]
+        prop = sum(c[j] * X0[j, l] ** 2 * np.sum((e[j] * (2 * gt[j] + e[j]))[:widths[l]])
+                   for j in range(n) for l in range(m))
+        tol = SAFETY * (prop + gamma(w + m + n + 3) * float(exact[padded]))
+        value = bd.ns_estimator_variance(B, pf, G, decoder=X0.astype(float), padded=padded)
+        assert abs(value - float(exact[padded])) <= tol
+    if d % m:
+        assert exact[False] < exact[True]
+    else:
+        assert exact[False] == exact[True]
+    # unbiased: the exact mean of every real coordinate is the gradient
+    mean = [[sum(math.prod((1 - p[j]) if F[j] else p[j] for j in range(n))
+                 * sum(F[j] / (1 - p[j]) * int(X0[j, l]) * sent[j][t] for j in range(n))
+                 for F in itertools.product((0, 1), repeat=n)) for t in range(w)] for l in range(m)]
+    assert mean == grad
     with pytest.raises(InvalidArgumentError, match="decoder"):
-        bd.ns_estimator_variance(B, p, G, decoder=2 * X0)
+        bd.ns_estimator_variance(B, pf, G, decoder=2 * X0)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -20,7 +20,9 @@ Every statement implemented here is proved in ``docs/theory/45_bounds.md``:
 * :func:`bibd_optimal_error_m1` / :func:`bibd_naive_error` -- closed forms for
   symmetric BIBDs (Theorem 4).
 * :func:`rd_estimator_variance`, :func:`ns_estimator_variance` -- the variance of
-  the unbiased straggler-compensated estimators (Theorems 5, 6), and
+  the unbiased straggler-compensated estimators (Theorems 5, 6) as returned, i.e.
+  of the length-``d`` estimate (the padding coordinates of the ``m ceil(d/m)``
+  blocks are discarded; :func:`block_multiplicities`), and
   :func:`sgd_convergence_bound` (Theorem 7).
 
 The statements are our formalization of the model of SPEC §1 (reconstruction:
@@ -68,6 +70,7 @@ __all__ = [
     "bibd_optimal_error_m1",
     "bibd_naive_error",
     "split_blocks",
+    "block_multiplicities",
     "rd_unbiased_decoder",
     "rd_estimator_variance",
     "rd_variance_bound",
@@ -730,19 +733,72 @@ def rd_unbiased_decoder(diagonals: Any, nonstragglers: Any, replication: int, p:
     return np.where(masks[:, None], D.T / ((1.0 - q) * r * mu2)[:, None], 0.0)
 
 
+def block_multiplicities(d: int, m: int) -> np.ndarray:
+    r"""How many of the ``m`` blocks have a real (non-padding) coordinate at each coordinate's offset.
+
+    With ``w = ceil(d / m)`` coordinate ``c < d`` sits at offset ``t = c mod w`` of block
+    ``floor(c / w)``; block ``l`` has a real coordinate at offset ``t`` iff ``l w + t < d``, so
+
+    .. math:: \omega_c = \#\{l\in[m] : l w + (c \bmod w) < d\} = \lceil (d - (c \bmod w)) / w \rceil
+              \in [1, m].
+
+    ``omega_c = m`` for every ``c`` iff ``m`` divides ``d`` (no padding).  This is the number of
+    coordinates of the *returned* length-``d`` estimate that the block-mixing of one worker's
+    transmission reaches from coordinate ``c`` (Theorem 5 of ``docs/theory/45_bounds.md``).
+
+    Examples
+    --------
+    >>> block_multiplicities(5, 2).tolist()      # w = 3: blocks [0, 1, 2], [3, 4, pad]
+    [2, 2, 1, 2, 2]
+    >>> block_multiplicities(6, 3).tolist()      # m divides d
+    [3, 3, 3, 3, 3, 3]
+    """
+    d = check_int("d", d, minimum=0)
+    m = check_int("m", m, minimum=1)
+    if d == 0:
+        return np.zeros(0, dtype=np.int64)
+    w = -(-d // m)
+    t = np.arange(d, dtype=np.int64) % w
+    return -(-(d - t) // w)
+
+
+def _check_gradients(gradients: Any, N: int) -> np.ndarray:
+    G = check_finite_array("gradients", gradients, ndim=2)
+    if G.shape[0] != N:
+        raise InvalidArgumentError("gradients", f"must have one row per part ({N}), got shape {G.shape}")
+    return G
+
+
+def _check_padded(padded: Any) -> bool:
+    if not isinstance(padded, (bool, np.bool_)):
+        raise InvalidArgumentError("padded", f"must be a bool, got {padded!r}")
+    return bool(padded)
+
+
 def rd_estimator_variance(assignment: Any, m: int, p: Any, gradients: Any, eps: float = 0.0,
-                          dist: str = "rademacher", *, moments: Any = None) -> float:
+                          dist: str = "rademacher", *, moments: Any = None, padded: bool = False) -> float:
     r"""Variance ``E||g_hat - grad L||^2`` of the unbiased RD estimator (Theorem 5).
 
     RD redrawn every iteration, Bernoulli(p_j) stragglers independent of the
-    draw, regular replication ``r``, decoder of :func:`rd_unbiased_decoder`:
+    draw, regular replication ``r``, decoder of :func:`rd_unbiased_decoder`; the
+    estimate is the length-``d`` vector the simulator and the executors return
+    (the decoded zero-padded length-``m w`` vector cut to its first ``d``
+    coordinates, ``w = ceil(d/m)``):
 
-    .. math:: E\|\hat g - \nabla L\|^2 = \sum_j \frac{\|h_j\|^2}{r^2}
-              \Big[\frac{\kappa + m - 1}{1 - p_j} - 1\Big],
+    .. math:: E\|\hat g - 
+abla L\|^2 = \sum_j rac{1}{r^2} \sum_{c<d} h_j[c]^2
+              \Big[rac{\kappa - 1 + \omega_c}{1 - p_j} - 1\Big],
               \quad h_j = \sum_i A_{ij} g_i,\ \kappa = \mu_4/\mu_2^2,
 
-    (``kappa = 1`` for RD(0), so the bracket is ``m/(1-p) - 1``; ``kappa = 3``
-    for Gaussian).  It does not depend on how ``g`` is split into blocks.
+    with ``omega_c`` of :func:`block_multiplicities` (the number of blocks that
+    have a real coordinate at the offset of ``c``).  When ``m`` divides ``d``,
+    ``omega_c = m`` and this is ``sum_j ||h_j||^2 / r^2 [(kappa + m - 1)/(1 - p_j) - 1]``
+    (``kappa = 1`` for RD(0), so the bracket is ``m/(1-p) - 1``; ``kappa = 3`` for
+    Gaussian).  When ``m`` does not divide ``d`` the decoded padding coordinates
+    carry noise that the truncation discards, so the variance of the returned
+    estimate is smaller; ``padded=True`` gives the variance of the zero-padded
+    length-``m w`` vector instead (every ``omega_c`` replaced by ``m``), the
+    quantity the executors report as ``error`` on the padded length.
 
     Parameters
     ----------
@@ -751,25 +807,40 @@ def rd_estimator_variance(assignment: Any, m: int, p: Any, gradients: Any, eps: 
     p : float or array (n,) in [0, 1)
     gradients : array (N, d)
         Partial gradients ``g_i`` (one row per part).
+    eps, dist, moments
+        The RD entry distribution (as in :func:`rd_upper_bound`).
+    padded : bool
+        Variance of the zero-padded length-``m ceil(d/m)`` estimate instead of the returned
+        length-``d`` one (equal when ``m`` divides ``d``).
 
     Examples
     --------
     >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
     >>> rd_estimator_variance(A, 1, 0.0, [[1.0], [2.0], [3.0]])   # m = 1, no stragglers: exact
     0.0
+    >>> G = [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]   # d = 3, m = 2: w = 2, omega = (2, 1, 2)
+    >>> rd_estimator_variance(A, 2, 0.0, G), rd_estimator_variance(A, 2, 0.0, G, padded=True)
+    (0.5, 0.5)
+    >>> G = [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]   # the coordinate with omega = 1
+    >>> rd_estimator_variance(A, 2, 0.0, G), rd_estimator_variance(A, 2, 0.0, G, padded=True)
+    (0.0, 0.5)
     """
     A = _assignment(assignment)
     m = check_int("m", m, minimum=1)
     N, n = A.shape
-    G = check_finite_array("gradients", gradients, ndim=2)
-    if G.shape[0] != N:
-        raise InvalidArgumentError("gradients", f"must have one row per part ({N}), got shape {G.shape}")
+    G = _check_gradients(gradients, N)
+    padded = _check_padded(padded)
     r = _regular_replication(A)
     q = _probabilities(p, n)
     mu2, mu4 = _resolve_moments(eps, dist, moments)
     kappa = mu4 / mu2 ** 2
-    h2 = ((A.T.astype(float) @ G) ** 2).sum(axis=1)
-    return float(np.sum(h2 / r ** 2 * ((kappa + m - 1) / (1.0 - q) - 1.0)))
+    d = G.shape[1]
+    omega = np.full(d, float(m)) if padded else block_multiplicities(d, m).astype(float)
+    H2 = (A.T.astype(float) @ G) ** 2                               # h_j[c]^2: (n, d)
+    # bracket (kappa - 1 + omega_c)/(1 - p_j) - 1 >= 0 (kappa >= 1, omega_c >= 1), formed per entry so
+    # that the exact case (m = 1, p = 0, kappa = 1) gives 0.0 and the sum has no cancellation
+    bracket = (kappa - 1.0 + omega)[None, :] / (1.0 - q)[:, None] - 1.0
+    return float(np.sum(H2 * bracket) / r ** 2)
 
 
 def rd_variance_bound(assignment: Any, m: int, p: Any, gradient_bound: float, eps: float = 0.0,
@@ -778,7 +849,9 @@ def rd_variance_bound(assignment: Any, m: int, p: Any, gradient_bound: float, ep
 
     ``||h_j|| <= l_j G`` gives
     ``Var <= M = G^2 sum_j (l_j / r)^2 [(kappa + m - 1)/(1 - p_j) - 1]``, so
-    ``E||g_hat||^2 <= M + ||grad L||^2`` (``M_G = 1`` in Theorem 7).
+    ``E||g_hat||^2 <= M + ||grad L||^2`` (``M_G = 1`` in Theorem 7).  It bounds the
+    variance of the returned length-``d`` estimate for every ``d`` (that variance
+    is at most the padded one, :func:`rd_estimator_variance` with ``omega_c <= m``).
 
     Examples
     --------
@@ -798,14 +871,23 @@ def rd_variance_bound(assignment: Any, m: int, p: Any, gradient_bound: float, ep
 
 
 def ns_estimator_variance(scheme_or_B: Any, p: Any, gradients: Any, *, decoder: Any = None,
-                          atol: float = 1e-8) -> float:
+                          atol: float = 1e-8, padded: bool = False) -> float:
     r"""Variance of the fixed-decoder estimator ``X = diag(1_F / (1 - p)) X_0`` (Theorem 6).
 
     For any encoder with ``B X_0 = T`` (NS guarantees it, SPEC §3.3) and
-    Bernoulli(p_j) stragglers the estimate is unbiased and
+    Bernoulli(p_j) stragglers the estimate is unbiased and its length-``d``
+    version (the decoded zero-padded vector cut to ``d`` coordinates, as
+    returned by the simulator and the executors) has
 
-    .. math:: E\|\hat g - \nabla L\|^2 = \sum_j \frac{p_j}{1-p_j}\,\|X_0[j,:]\|^2\,\|\tilde g_j\|^2,
-              \quad \tilde g_j = \sum_{k,i} B[kN+i, j]\, g_i[k].
+    .. math:: E\|\hat g - \nabla L\|^2 = \sum_j \frac{p_j}{1-p_j}\sum_{l} X_0[j,l]^2
+              \sum_{t < w_l} \tilde g_j[t]^2,
+              \quad \tilde g_j = \sum_{k,i} B[kN+i, j]\, g_i[k],
+
+    where ``w_l = min(w, max(d - l w, 0))`` is the number of real coordinates of
+    block ``l`` (``w = ceil(d/m)``).  When ``m`` divides ``d`` every ``w_l = w`` and
+    this is ``sum_j p_j/(1-p_j) ||X_0[j,:]||^2 ||g~_j||^2``; ``padded=True`` gives
+    that expression (the variance of the zero-padded length-``m w`` vector) for
+    every ``d``.
 
     Parameters
     ----------
@@ -817,6 +899,8 @@ def ns_estimator_variance(scheme_or_B: Any, p: Any, gradients: Any, *, decoder: 
     atol : float
         Refuse (``InvalidArgumentError``) when ``max |B X_0 - T| > atol``: the
         estimator would be biased.
+    padded : bool
+        Variance of the zero-padded estimate instead of the returned length-``d`` one.
 
     Examples
     --------
@@ -837,17 +921,24 @@ def ns_estimator_variance(scheme_or_B: Any, p: Any, gradients: Any, *, decoder: 
     m = X0.shape[1]
     if m < 1 or mN % m:
         raise InvalidArgumentError("decoder", f"m = {m} columns do not divide the {mN} rows of B")
+    atol = check_real("atol", atol, minimum=0.0)
+    padded = _check_padded(padded)
     N = mN // m
     T = np.kron(np.eye(m), np.ones((N, 1)))
     resid = np.abs(B @ X0 - T).max()
     if resid > atol:
         raise InvalidArgumentError("decoder", f"B X_0 != T (max deviation {resid:.3g}); the estimator is biased")
     q = _probabilities(p, n)
-    G = split_blocks(gradients, m)
-    if G.shape[0] != N:
-        raise InvalidArgumentError("gradients", f"must have one row per part ({N}), got {G.shape[0]} rows")
-    sent = np.einsum("kij,ikw->jw", B.reshape(m, N, n), G)          # worker transmissions g~_j
-    return float(np.sum(q / (1.0 - q) * (X0 ** 2).sum(axis=1) * (sent ** 2).sum(axis=1)))
+    G = _check_gradients(gradients, N)
+    d = G.shape[1]
+    Gb = split_blocks(G, m)                                            # (N, m, w)
+    w = Gb.shape[2]
+    sent = np.einsum("kij,ikw->jw", B.reshape(m, N, n), Gb)          # worker transmissions g~_j
+    # real coordinates per block: block l of the returned estimate is cut to w_l = clip(d - l w, 0, w)
+    widths = np.full(m, w) if padded else np.clip(d - w * np.arange(m), 0, w)
+    prefix = np.concatenate([np.zeros((n, 1)), np.cumsum(sent ** 2, axis=1)], axis=1)  # sum_{t<u} g~_j[t]^2
+    per_block = prefix[:, widths]                                       # (n, m)
+    return float(np.sum(q / (1.0 - q) * np.sum(X0 ** 2 * per_block, axis=1)))
 
 
 # ----------------------------------------------------------------------------------------------
