@@ -172,20 +172,32 @@ def rank_lower_bound(assignment: Any, m: int, nonstragglers: Any):
 
 @dataclass(frozen=True)
 class WorstCaseResult:
-    """Maximum of a bound over straggler sets of size ``s``.
+    """Maximum of a per-pattern bound over straggler sets of size ``s``.
 
     Attributes
     ----------
     value : float
-        The best value found (the exact maximum when ``exact`` is True,
-        otherwise a *lower estimate* of the maximum).
+        The number to use as the worst-case bound.  Exact mode: the maximum
+        over all ``C(n, s)`` sets.  Search mode: for a *lower* bound
+        (:func:`worst_case_rank_lower_bound`) the largest value found, which is
+        attained by ``stragglers`` and therefore still a valid lower bound on
+        the worst-case error; for an *upper* bound
+        (:func:`worst_case_rd_upper_bound`) a certified upper bound on the
+        maximum (a relaxation, ``>= attained``), so it is still a valid upper
+        bound on the worst case.
     mask : numpy.ndarray of bool (n,)
-        Non-straggler mask attaining ``value``.
+        Non-straggler mask attaining ``attained``.
     stragglers : tuple of int
         The straggler set ``S`` (indices of False entries of ``mask``).
     exact : bool
+        ``value`` is the exact maximum (enumerated, or certified because the
+        relaxation is attained).
     method : str
-        ``"exact (enumerated K sets)"`` or ``"search (lower estimate of the maximum; ...)"``.
+        How ``value`` was obtained.
+    attained : float
+        The bound at ``stragglers``: the maximum when enumerated, otherwise the
+        best value the greedy + swap local search found (a lower estimate of
+        the maximum).
     """
 
     value: float
@@ -193,6 +205,7 @@ class WorstCaseResult:
     stragglers: tuple
     exact: bool
     method: str
+    attained: float
 
 
 def _enumerate_masks(n: int, s: int, chunk: int = 8192):
@@ -228,7 +241,7 @@ def _maximize_over_stragglers(objective: Callable[[np.ndarray], np.ndarray], n: 
             if vals[k] > best_val:
                 best_val, best_mask = float(vals[k]), masks[k].copy()
         return WorstCaseResult(best_val, best_mask, tuple(np.flatnonzero(~best_mask).tolist()), True,
-                               f"exact (enumerated {total} sets)")
+                               f"exact (enumerated {total} sets)", best_val)
 
     rng = np.random.default_rng(seed)
 
@@ -269,7 +282,7 @@ def _maximize_over_stragglers(objective: Callable[[np.ndarray], np.ndarray], n: 
             best_val, best_mask = val, found
     return WorstCaseResult(best_val, best_mask, tuple(np.flatnonzero(~best_mask).tolist()), False,
                            f"search (lower estimate of the maximum; greedy + swap local search, "
-                           f"{len(starts)} starts, C(n,s)={total} > exact_limit={exact_limit})")
+                           f"{len(starts)} starts, C(n,s)={total} > exact_limit={exact_limit})", best_val)
 
 
 def worst_case_rank_lower_bound(assignment: Any, m: int, s: int, *, exact_limit: int = 100_000,
@@ -459,10 +472,67 @@ def rd_upper_bound(assignment: Any, m: int, nonstragglers: Any, eps: float = 0.0
     return _out(val, single)
 
 
+def _coverage_relaxation(A: np.ndarray, f: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``(S1(F), S2(F))`` with ``|F| = f`` satisfies ``S1 = b`` and ``S2 <= cap[b]`` for some row.
+
+    Returns ``(b, cap)``: the integers ``b`` from ``S1_min`` (the ``f`` smallest
+    loads) to ``S1_max`` (the ``f`` largest) and an integer cap on ``S2(F)`` for
+    every ``F`` with ``S1(F) = b``, the smallest of three bounds (Lemma 2a of
+    ``docs/theory/45_bounds.md``):
+
+    (a) rows: ``(Gamma 1_F)_j <= Gamma_jj +`` the ``f - 1`` largest off-diagonal
+        entries of row ``j`` of ``Gamma = A^T A``; sum over the ``f`` largest rows;
+    (b) spectrum: ``S2 = 1_F^T Gamma 1_F <= g f^2 / n + theta f (n - f) / n`` when
+        ``Gamma 1 = g 1`` (``theta`` the largest eigenvalue of ``Gamma`` on ``1^perp``),
+        ``<= lambda_max f`` otherwise; computed in floating point and enlarged by
+        ``n eps ||Gamma||_F``, which exceeds the eigenvalue error of a backward-stable
+        symmetric eigensolver (Weyl's inequality);
+    (c) parts: ``S2 = sum_i c_i^2`` with ``0 <= c_i <= min(r_i, f)`` and
+        ``sum_i c_i = b``: filling the largest caps first gives a vector that
+        weakly majorizes every such ``c`` (Tomić–Weyl for the convex increasing ``x^2``).
+    """
+    n = A.shape[1]
+    loads = np.sort(A.sum(axis=0).astype(np.int64))
+    if f == 0:
+        return np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    b = np.arange(int(loads[:f].sum()), int(loads[-f:].sum()) + 1, dtype=np.int64)
+    gram = A.T.astype(np.int64) @ A.astype(np.int64)
+    diag = np.diag(gram).copy()
+    off = np.sort(gram - np.diag(diag), axis=1)
+    rows = diag + (off[:, n - (f - 1):].sum(axis=1) if f > 1 else 0)
+    cap = int(np.sort(rows)[-f:].sum())                                          # (a)
+    G = gram.astype(float)
+    margin = n * np.finfo(float).eps * float(np.linalg.norm(G))
+    col = gram.sum(axis=0)
+    if np.all(col == col[0]):
+        P = np.eye(n) - 1.0 / n
+        theta = max(float(np.linalg.eigvalsh(P @ G @ P)[-1]), 0.0)
+        spectral = col[0] * f * f / n + (theta + margin) * f * (n - f) / n
+    else:
+        spectral = (float(np.linalg.eigvalsh(G)[-1]) + margin) * f
+    cap = min(cap, int(math.floor(spectral + margin * f)))                       # (b)
+    caps = np.sort(np.minimum(A.sum(axis=1).astype(np.int64), f))[::-1]          # (c)
+    cum = np.concatenate([[0], np.cumsum(caps)])
+    cumsq = np.concatenate([[0], np.cumsum(caps * caps)])
+    full = np.searchsorted(cum, b, side="right") - 1                             # caps filled completely
+    rest = b - cum[full]
+    parts = cumsq[full] + rest * rest
+    return b, np.minimum(parts, cap)
+
+
 def worst_case_rd_upper_bound(assignment: Any, m: int, s: int, eps: float = 0.0, dist: str = "rademacher",
                               *, moments: Any = None, exact_limit: int = 100_000, seed: int = 0,
                               restarts: int = 8) -> WorstCaseResult:
-    """``max_{|S|=s}`` of :func:`rd_upper_bound` (exact by enumeration, else a labelled search).
+    """Upper bound on ``max_{|S|=s}`` of :func:`rd_upper_bound`, hence on ``max_{|S|=s} E_D err(B, F)``.
+
+    Exact by enumeration when ``C(n, s) <= exact_limit``.  Otherwise ``value`` is
+    a certified upper bound on the maximum: the Theorem 2 bound is increasing in
+    ``S2``, so it is at most ``max_b bound(b, cap(b))`` over the possible values
+    ``b`` of ``S1(F)`` and the caps ``S2(F) <= cap(b)`` of Lemma 2a; the greedy +
+    swap local search reports the best straggler set it found in
+    ``stragglers``/``attained`` (a lower estimate of the maximum).  When the two
+    meet, ``exact`` is True (e.g. symmetric BIBDs, where ``S1`` and ``S2`` depend
+    on ``s`` only).
 
     This bounds ``max_{|S|=s} E_D err(B, F)`` (an oblivious adversary that does
     not see the draw), not ``E_D max_S err(B, F)``.
@@ -473,21 +543,43 @@ def worst_case_rd_upper_bound(assignment: Any, m: int, s: int, eps: float = 0.0,
     >>> res = worst_case_rd_upper_bound(A, 2, 1)
     >>> round(res.value, 6), res.exact
     (2.8, True)
+    >>> res = worst_case_rd_upper_bound(A, 2, 1, exact_limit=1)   # search + certified relaxation
+    >>> round(res.value, 6), round(res.attained, 6), res.exact
+    (2.8, 2.8, True)
     """
     A = _assignment(assignment)
     m = check_int("m", m, minimum=1)
     n = A.shape[1]
     s = check_int("s", s, minimum=0, maximum=n)
     mu2, mu4 = _resolve_moments(eps, dist, moments)
+    exact_limit = check_int("exact_limit", exact_limit, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
+    restarts = check_int("restarts", restarts, minimum=1)
     At, N = A.T, A.shape[0]
 
-    def objective(masks):
+    def sums(masks):
         c = (masks.astype(np.int64) @ At).astype(float)
-        return _rd_bound_from_sums(N, m, c.sum(axis=1), (c ** 2).sum(axis=1), mu2, mu4)
+        return c.sum(axis=1), (c ** 2).sum(axis=1)
 
-    return _maximize_over_stragglers(objective, n, s, check_int("exact_limit", exact_limit, minimum=1),
-                                     check_int("seed", seed, minimum=0),
-                                     check_int("restarts", restarts, minimum=1))
+    def objective(masks):
+        return _rd_bound_from_sums(N, m, *sums(masks), mu2, mu4)
+
+    found = _maximize_over_stragglers(objective, n, s, exact_limit, seed, restarts)
+    if found.exact:
+        return found
+    s1, s2cap = _coverage_relaxation(A, n - s)
+    relaxed = _rd_bound_from_sums(N, m, s1.astype(float), s2cap.astype(float), mu2, mu4)
+    best = int(np.argmax(relaxed))
+    upper = float(relaxed[best])
+    s1_found, s2_found = (float(x[0]) for x in sums(found.mask[None]))
+    # certified optimal when the search attains the relaxation's maximizer (same sums, same float formula)
+    certified = bool(s1_found == s1[best] and s2_found == s2cap[best])
+    value = found.attained if certified else max(upper, found.attained)
+    how = ("exact (the search attains the relaxation of Lemma 2a)" if certified else
+           f"upper bound from the relaxation of Lemma 2a (maximized at S1 = {int(s1[best])}, S2 <= {int(s2cap[best])}); "
+           f"the search attained {found.attained:.6g} at the reported stragglers "
+           f"(greedy + swap local search, C(n,s)={math.comb(n, s)} > exact_limit={exact_limit})")
+    return WorstCaseResult(value, found.mask, found.stragglers, certified, how, found.attained)
 
 
 def _check_symmetric_bibd(v, k, lam):
