@@ -4,6 +4,7 @@ Independent checks: sympy exact rank/determinant (DomainMatrix over ZZ), the DFT
 of the connection-set indicator (numpy FFT: the eigenvalues of a group matrix of
 an abelian group), brute-force rank modulo a prime, and hand-built matrices.
 """
+import itertools
 import math
 from fractions import Fraction
 from itertools import product
@@ -25,7 +26,8 @@ from gcsim.combinatorics.coset import (
     integer_determinant,
     interval_connection_sets,
 )
-from gcsim.errors import ImpossibleParametersError, InvalidArgumentError, VerificationError
+from gcsim.errors import ImpossibleParametersError, InvalidArgumentError, NotConstructibleError, VerificationError
+from tolerances import SAFETY, gamma, unit_roundoff
 
 PRIME_POWERS = {2: (2, 1), 3: (3, 1), 4: (2, 2), 5: (5, 1), 7: (7, 1), 8: (2, 3), 9: (3, 2),
                 16: (2, 4), 25: (5, 2), 27: (3, 3)}
@@ -68,7 +70,40 @@ def _fft_eigenvalues(k, S, group):
     f = np.zeros((p,) * a)
     for t in S:
         f[tuple(_digits(t, p, a))] = 1
-    return np.fft.fftn(f).ravel()
+    F = np.fft.fftn(f)
+    return np.array([F[tuple(_digits(u, p, a))] for u in range(k)])   # character u, as in _vanishing_exact
+
+
+def _fft_tol(k, delta):
+    """Entrywise error bound of the FFT eigenvalues of a 0/1 indicator with delta ones.
+
+    ||fl(Fx) - Fx||_2 <= log2(k) eta / (1 - log2(k) eta) ||Fx||_2 with eta ~ u + gamma_4 (sqrt 2 + u)
+    (Higham, Accuracy and Stability, Thm 24.2, radix 2; a mixed-radix FFT has at most log2 k stages,
+    each a short DFT with the same kind of bound); ||Fx||_2 = sqrt(k) ||x||_2 = sqrt(k delta) (Parseval).
+    """
+    eta = unit_roundoff() + gamma(4) * (math.sqrt(2) + unit_roundoff())
+    return SAFETY * (math.log2(k) + 1) * eta * math.sqrt(k * delta)
+
+
+def _sum_exp_tol(delta):
+    """Error of sum_{t in S} exp(-2 pi i phi_t / E): each term costs a few roundings (the angle, of size
+    <= 2 pi, and exp), the sum gamma_delta more (Higham Thm 3.1): <= gamma_{delta+16} * delta."""
+    return SAFETY * gamma(delta + 16) * delta
+
+
+def _vanishing_exact(k, S, group):
+    """Per character: does its eigenvalue sum_{t in S} zeta_E^{e_t} vanish?  Exact: x^e polynomial
+    modulo the cyclotomic polynomial Phi_E (sympy), characters from first principles."""
+    x = sympy.symbols("x")
+    if group == "cyclic":
+        E, exps = k, [[(j * t) % k for t in S] for j in range(k)]
+    else:
+        p, a = PRIME_POWERS[k]
+        E = p
+        exps = [[sum(du * dt for du, dt in zip(_digits(u, p, a), _digits(t, p, a))) % p for t in S]
+                for u in range(k)]
+    phi = sympy.Poly(sympy.cyclotomic_poly(E, x), x)
+    return [sympy.Poly(sum(x ** e for e in row), x).rem(phi).is_zero for row in exps]
 
 
 def _rank_mod_p(M, p=2_147_483_629):
@@ -201,9 +236,15 @@ def test_theorem_every_block_invertible_when_p_does_not_divide_delta(case):
     for S, M in zip(g.connection_sets, g.blocks):
         rank, det = _sympy_rank_det(M)
         assert rank == k and det != 0
+        assert not any(_vanishing_exact(k, S, group))
+        # det = product of the eigenvalues: with |fl(lambda_i) - lambda_i| <= e,
+        # |prod fl(lambda) - prod lambda| <= prod(|fl(lambda_i)| + e) - prod |fl(lambda_i)|, plus the
+        # rounding of the product itself (gamma_k relative)
         eig = _fft_eigenvalues(k, S, group)
-        assert np.min(np.abs(eig)) > 1e-9
-        assert abs(np.prod(eig) - det) <= 1e-6 * max(1.0, abs(det))
+        e = _fft_tol(k, delta)
+        mag = np.abs(eig)
+        bound = np.prod(mag + e) - np.prod(mag) + SAFETY * gamma(k) * np.prod(mag)
+        assert abs(np.prod(eig) - det) <= bound
 
 
 @given(st.sampled_from([4, 8, 9, 16, 25, 27]), st.sampled_from(["cyclic", "elementary"]),
@@ -213,14 +254,19 @@ def test_exact_vanishing_test_agrees_with_dft(k, group, seed, data):
     """Also for p | delta: the exact character-sum test matches sympy and the FFT."""
     delta = data.draw(st.integers(1, k))
     g = coset_graph(k, 1, delta, group, seed=seed)
+    from scipy.optimize import linear_sum_assignment
     S, M = g.connection_sets[0], g.blocks[0]
-    eig = _fft_eigenvalues(k, S, group)
-    numerically_singular = bool(np.min(np.abs(eig)) < 1e-9)
-    assert (not g.blocks_invertible()[0]) == numerically_singular
+    vanish = _vanishing_exact(k, S, group)
+    assert (not g.blocks_invertible()[0]) == any(vanish)
     assert (_sympy_rank_det(M)[0] == k) == bool(g.blocks_invertible()[0])
-    assert np.count_nonzero(g.vanishing_characters()[0]) == np.count_nonzero(np.abs(eig) < 1e-9)
-    np.testing.assert_allclose(np.sort_complex(np.round(g.block_eigenvalues()[0], 9)),
-                               np.sort_complex(np.round(eig, 9)), atol=1e-7)
+    assert np.count_nonzero(g.vanishing_characters()[0]) == sum(vanish)
+    # the exact rank is k minus the number of vanishing characters (M is diagonalized by the characters)
+    assert _sympy_rank_det(M)[0] == k - sum(vanish)
+    # floating eigenvalues: the library's sum of exponentials against the FFT, matched as multisets
+    eig = _fft_eigenvalues(k, S, group)
+    lib = g.block_eigenvalues()[0]
+    rows, cols = linear_sum_assignment(np.abs(lib[:, None] - eig[None, :]))
+    assert np.abs(lib[rows] - eig[cols]).max() <= _fft_tol(k, delta) + _sum_exp_tol(delta)
 
 
 @pytest.mark.parametrize("k,S,group,rank", [
@@ -234,13 +280,13 @@ def test_singular_when_p_divides_delta(k, S, group, rank):
     M = g.blocks[0]
     assert not g.blocks_invertible()[0]
     assert _sympy_rank_det(M) == (rank, 0)
-    assert np.linalg.matrix_rank(M.astype(float)) == rank
-    assert np.count_nonzero(np.abs(_fft_eigenvalues(k, S, group)) < 1e-9) == k - rank
+    assert sum(_vanishing_exact(k, S, group)) == k - rank
+    assert np.abs(_fft_eigenvalues(k, S, group))[_vanishing_exact(k, S, group)].max() <= _fft_tol(k, len(S))
     assert exact_rank(M) == rank and integer_determinant(M) == 0
-    with pytest.raises(ImpossibleParametersError) as info:
+    # these sets fail, but that proves nothing about the parameters: the argument is at fault
+    with pytest.raises(InvalidArgumentError) as info:
         coset_graph(k, 1, len(S), group, connection_sets=[S], require_invertible=True)
-    assert "p does not divide delta" in str(info.value)
-    assert info.value.condition == "p does not divide delta"
+    assert info.value.argument == "connection_sets" and "singular" in str(info.value)
 
 
 @pytest.mark.parametrize("k", [4, 8, 9, 16, 25, 27])
@@ -256,12 +302,102 @@ def test_require_invertible_redraws_default_sets():
     g = coset_graph(9, 3, 3, require_invertible=True, seed=0)
     for M in g.blocks:
         assert _sympy_rank_det(M)[0] == 9
-    with pytest.raises(ImpossibleParametersError, match="p does not divide delta"):
-        coset_graph(9, 1, 9, require_invertible=True)  # S = G: M = J is singular
-    # every 3-subset of (Z_3)^2 is singular (a line, or a triangle seen by some character)
-    with pytest.raises(ImpossibleParametersError, match="not guaranteed"):
-        coset_graph(9, 1, 3, "elementary", require_invertible=True)
     assert coset_graph(27, 2, 5, require_invertible=True).verify()
+
+
+def _min_singular_value_floor(k, delta):
+    """A non-singular k x k integer matrix with row sums delta has |det| >= 1 and sigma_max <= delta, so
+    sigma_min >= |det| / sigma_max^(k-1) >= delta^-(k-1) (product of the singular values = |det|)."""
+    return float(delta) ** -(k - 1)
+
+
+def _exists_invertible_brute_force(k, delta, group):
+    """Is some delta-subset's group matrix non-singular?  All C(k, delta) subsets, batched SVDs.
+
+    A computed singular value is within SAFETY k u sigma_max of the exact one (backward-stable SVD and
+    Weyl's inequality, Higham Ch. 20 / Golub-Van Loan 8.6), so sigma_min is decided correctly when that
+    error is below half of the floor delta^-(k-1) -- asserted here.  For (Z_2)^a the eigenvalues are
+    integers and are computed exactly instead.
+    """
+    subsets = list(itertools.combinations(range(k), delta))
+    if group == "elementary" and PRIME_POWERS[k][0] == 2:
+        # (Z_2)^a: the character sums sum_{t in S} (-1)^<u, t> are integers -- decide exactly
+        signs = np.array([[(-1) ** bin(u & t).count("1") for t in range(k)] for u in range(k)])
+        ind = np.zeros((len(subsets), k), dtype=np.int64)
+        for row, S in enumerate(subsets):
+            ind[row, list(S)] = 1
+        return bool(np.any(np.all(ind @ signs.T != 0, axis=1)))
+    floor = _min_singular_value_floor(k, delta)
+    err = SAFETY * k * unit_roundoff() * delta
+    assert err < floor / 2
+    for a in range(0, len(subsets), 2048):
+        Ms = np.array([_brute_block(k, S, group) for S in subsets[a:a + 2048]], dtype=float)
+        if np.any(np.linalg.svd(Ms, compute_uv=False)[:, -1] > floor / 2):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("k,delta,group", [
+    (9, 3, "elementary"), (9, 3, "cyclic"), (9, 6, "elementary"), (4, 2, "cyclic"), (4, 2, "elementary"),
+    (8, 4, "elementary"), (8, 2, "cyclic"), (8, 6, "cyclic"), (16, 4, "elementary"), (16, 6, "elementary"),
+    (9, 9, "cyclic"), (16, 8, "elementary"),
+])
+def test_require_invertible_impossible_only_when_proved(k, delta, group):
+    """ImpossibleParametersError exactly when brute force over every delta-subset finds no invertible
+    block; otherwise a graph whose blocks are invertible (sympy exact rank), for many seeds."""
+    exists = _exists_invertible_brute_force(k, delta, group)
+    for seed in range(0, 240, 13):
+        if not exists:
+            with pytest.raises(ImpossibleParametersError) as info:
+                coset_graph(k, 2, delta, group, require_invertible=True, seed=seed)
+            assert info.value.condition == "an invertible connection set exists"
+            assert "exhaustive" in str(info.value)
+            break
+        g = coset_graph(k, 2, delta, group, require_invertible=True, seed=seed)
+        assert g.verify()
+        for M in g.blocks:
+            assert _sympy_rank_det(M)[0] == k
+
+
+# seeds for which 64 random draws of a 6-subset of (Z_2)^4 find no invertible one (about 5.6 % of the
+# 6-subsets are invertible); before the exhaustive fallback these raised ImpossibleParametersError
+GAVE_UP_SEEDS = [10, 11, 31, 35, 80, 83]
+
+
+@pytest.mark.parametrize("seed", GAVE_UP_SEEDS)
+def test_require_invertible_k16_elementary_delta6(seed):
+    g = coset_graph(16, 2, 6, "elementary", require_invertible=True, seed=seed)
+    assert g.verify()
+    for S, M in zip(g.connection_sets, g.blocks):
+        assert _sympy_rank_det(M)[0] == 16
+        assert not any(_vanishing_exact(16, S, "elementary"))
+    a, b = (set(S) for S in g.connection_sets)           # not translates of each other
+    assert all({_brute_add(t, x, 16, "elementary") for t in a} != b for x in range(16))
+    assert g.connection_sets == coset_graph(16, 2, 6, "elementary", require_invertible=True,
+                                            seed=seed).connection_sets
+
+
+def test_require_invertible_search_that_gives_up_is_not_a_proof(monkeypatch):
+    """When the exhaustive search is out of reach, a failed random search raises NotConstructibleError
+    (may exist), never ImpossibleParametersError, and says what was tried and what to change."""
+    import gcsim.combinatorics.coset as coset_mod
+    monkeypatch.setattr(coset_mod, "EXHAUSTIVE_LIMIT", 0)
+    monkeypatch.setattr(coset_mod, "RANDOM_BUDGET", 256)
+    for k, delta, group in [(9, 3, "elementary"), (16, 8, "elementary")]:   # impossible, but not proved here
+        with pytest.raises(NotConstructibleError) as info:
+            coset_graph(k, 1, delta, group, require_invertible=True, seed=4)
+        msg = str(info.value)
+        assert not isinstance(info.value, ImpossibleParametersError)
+        assert f"{64 + 256} random draws" in msg and "seed = 4" in msg and "another seed" in msg
+    # too large to enumerate by default: (Z_2)^6, delta = 32
+    with pytest.raises(NotConstructibleError, match="random draws"):
+        coset_graph(64, 1, 32, "elementary", require_invertible=True)
+
+
+def test_require_invertible_rejects_singular_interval_sets():
+    with pytest.raises(InvalidArgumentError, match="connection_sets"):
+        coset_graph(9, 2, 3, connection_sets="intervals", require_invertible=True)
+    assert coset_graph(9, 2, 3, require_invertible=True).verify()   # other 3-sets of Z_9 are invertible
 
 
 # ---------------------------------------------------------------- encoded B and certificates
@@ -287,7 +423,10 @@ def test_named_instance_rd_jitter_is_invertible(named):
         B = (A[None, :, :] * d[:, None, :]).reshape(54, 54)
         np.testing.assert_array_equal(encoded_matrix(g, d), B)
         assert _rank_mod_p(_exact_B(A, d)) == 54          # full rank mod p => full rank over Q
-        assert np.linalg.svd(B, compute_uv=False).min() > 1e-8
+        # numerically non-singular too: the computed sigma_min exceeds its own error bound
+        # SAFETY n u ||B||_2 (backward-stable SVD + Weyl), so the float SVD alone certifies rank 54
+        sv = np.linalg.svd(B, compute_uv=False)
+        assert sv[-1] > SAFETY * 54 * unit_roundoff() * sv[0]
 
 
 def test_named_instance_rademacher_can_be_singular(named):

@@ -33,6 +33,7 @@ the cyclotomic polynomial ``Phi_E(x) = sum_i x**(i E/p)``).
 """
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._validation import check_int
-from ..errors import ImpossibleParametersError, InvalidArgumentError
+from ..errors import ImpossibleParametersError, InvalidArgumentError, NotConstructibleError
 from .base import CombinatorialObject, require
 from .fields import finite_field, prime_power_decomposition
 
@@ -66,6 +67,16 @@ GROUPS = ("cyclic", "elementary")
 
 #: Default prime of the modular (Schwartz--Zippel) certificate: 2**31 - 1.
 DEFAULT_PRIME = 2_147_483_647
+
+#: Random draws per connection set before ``require_invertible`` looks further.
+RANDOM_DRAWS = 64
+
+#: Largest number of candidate sets the exhaustive invertibility search examines
+#: (``C(k - 1, min(delta, k - delta) - 1)``, see :func:`_invertible_pool`).
+EXHAUSTIVE_LIMIT = 200_000
+
+#: Further random draws per connection set when the exhaustive search is too large.
+RANDOM_BUDGET = 4096
 
 
 # ---------------------------------------------------------------------------
@@ -393,37 +404,130 @@ def _is_translate(grp: _Group, S: np.ndarray, earlier: list[np.ndarray]) -> bool
     return False
 
 
+def _invertible_batch(grp: _Group, sets: np.ndarray) -> np.ndarray:
+    """Vectorized :func:`_set_invertible` for sets ``(C, delta)``: True where no character sum vanishes."""
+    C, delta = sets.shape
+    out = np.empty(C, dtype=bool)
+    chunk = max(1, (1 << 22) // (grp.k * max(grp.exponent, delta)))   # bounds the (chunk, k, E) counts
+    for a in range(0, C, chunk):
+        part = sets[a:a + chunk]
+        c = part.shape[0]
+        vals = grp.phi[:, part]                                            # (k, c, delta)
+        idx = ((np.arange(c)[None, :, None] * grp.k + np.arange(grp.k)[:, None, None]) * grp.exponent + vals)
+        counts = np.bincount(idx.ravel(), minlength=c * grp.k * grp.exponent)
+        h = counts.reshape(c, grp.k, grp.p, grp.exponent // grp.p)
+        out[a:a + c] = ~np.all(h == h[:, :, :1, :], axis=(2, 3)).any(axis=1)
+    return out
+
+
+def _set_invertible(grp: _Group, S: np.ndarray) -> bool:
+    """``M_S`` invertible over Q: no character sum of ``S`` vanishes (exact count test, Lemma 2)."""
+    return bool(_invertible_batch(grp, np.asarray(S, dtype=np.int64)[None])[0])
+
+
+def _candidates(k: int, delta: int) -> int:
+    """Number of sets :func:`_invertible_pool` examines: ``C(k - 1, e - 1)``, ``e = min(delta, k - delta)``."""
+    e = min(delta, k - delta)
+    return math.comb(k - 1, e - 1) if e > 0 else 0
+
+
+def _invertible_pool(grp: _Group, delta: int) -> np.ndarray | None:
+    """Every invertible ``delta``-set up to translation, or None when that search is too large.
+
+    A translate ``S + g`` multiplies each character sum by ``chi(g) != 0`` and the
+    complement ``G \\ S`` has the character sums ``-chi(S)`` (``chi != 1``) and ``k - delta``
+    (``chi = 1``), so for ``0 < delta < k`` an invertible ``delta``-set exists iff an
+    invertible set of size ``e = min(delta, k - delta)`` containing ``0`` does: the
+    ``C(k - 1, e - 1)`` candidates are enumerated exactly when at most
+    :data:`EXHAUSTIVE_LIMIT`.  Returns the invertible ``delta``-sets obtained
+    (``(count, delta)``, possibly empty = proof that none exists).
+    """
+    k = grp.k
+    e = min(delta, k - delta)
+    if e == 0:   # S = G: every non-trivial character sums to 0 over the group (k >= 2)
+        return np.zeros((0, delta), dtype=np.int64)
+    if _candidates(k, delta) > EXHAUSTIVE_LIMIT:
+        return None
+    combos = np.array(list(itertools.combinations(range(1, k), e - 1)), dtype=np.int64).reshape(-1, e - 1)
+    cand = np.concatenate([np.zeros((combos.shape[0], 1), dtype=np.int64), combos], axis=1)
+    good = cand[_invertible_batch(grp, cand)]
+    if e == delta:
+        return good
+    universe = np.arange(k)
+    return np.array([np.setdiff1d(universe, T) for T in good], dtype=np.int64).reshape(-1, delta)
+
+
 def _random_connection_sets(grp: _Group, m: int, delta: int, rng: np.random.Generator,
-                            require_invertible: bool) -> list[np.ndarray]:
+                            require_invertible: bool, seed: int) -> list[np.ndarray]:
+    """``m`` random ``delta``-sets, pairwise not translates when possible (and invertible if required).
+
+    With ``require_invertible``: :data:`RANDOM_DRAWS` random draws per set; if
+    none is invertible, the exhaustive search of :func:`_invertible_pool` decides
+    (an empty result proves that no invertible set exists:
+    :class:`~gcsim.errors.ImpossibleParametersError`); when that search is too
+    large, :data:`RANDOM_BUDGET` further draws, and then
+    :class:`~gcsim.errors.NotConstructibleError` (a search that gave up proves
+    nothing).
+    """
     sets: list[np.ndarray] = []
+    pool: np.ndarray | None = None
     for _ in range(m):
         fallback = None
-        for _attempt in range(64):
-            S = np.sort(rng.choice(grp.k, size=delta, replace=False)).astype(np.int64)
-            if require_invertible and not _set_invertible(grp, S):
-                continue
-            if fallback is None:
-                fallback = S
-            if not _is_translate(grp, S, sets):
-                break
+        if pool is None:
+            for _attempt in range(RANDOM_DRAWS):
+                S = np.sort(rng.choice(grp.k, size=delta, replace=False)).astype(np.int64)
+                if require_invertible and not _set_invertible(grp, S):
+                    continue
+                if fallback is None:
+                    fallback = S
+                if not _is_translate(grp, S, sets):
+                    break
+            else:
+                S = fallback
         else:
-            S = fallback
+            S = None
         if S is None:
-            raise ImpossibleParametersError(
-                "p does not divide delta",
-                f"no invertible connection set of size delta = {delta} found in 64 random "
-                f"draws for the {grp.kind} group of order {grp.k}; the invertibility theorem needs p = {grp.p} "
-                f"not to divide delta = {delta}, and without it invertibility is not guaranteed")
+            pool = _invertible_pool(grp, delta) if pool is None else pool
+            S = _draw_invertible(grp, delta, rng, sets, pool, seed)
         sets.append(S)
     return sets
 
 
-def _set_invertible(grp: _Group, S: np.ndarray) -> bool:
-    vals = grp.phi[:, S]                                    # (k, delta)
-    counts = np.zeros((grp.k, grp.exponent), dtype=np.int64)
-    np.add.at(counts, (np.repeat(np.arange(grp.k), S.size), vals.ravel()), 1)
-    h = counts.reshape(grp.k, grp.p, grp.exponent // grp.p)
-    return not bool(np.any(np.all(h == h[:, :1, :], axis=(1, 2))))
+def _draw_invertible(grp: _Group, delta: int, rng: np.random.Generator, sets: list[np.ndarray],
+                     pool: np.ndarray | None, seed: int) -> np.ndarray:
+    """An invertible set after the first random draws failed: from the exhaustive pool, or more draws."""
+    k, p = grp.k, grp.p
+    where = f"the {grp.kind} group of order k = {k} = {p}^{grp.a}"
+    if pool is not None:
+        if pool.shape[0] == 0:
+            raise ImpossibleParametersError(
+                "an invertible connection set exists",
+                f"no delta = {delta} element subset of {where} has all character sums non-zero: an exhaustive "
+                f"search over all {_candidates(k, delta)} candidates up to translation "
+                f"and complement found none, so every block M_c would be singular (p = {p} divides "
+                f"delta = {delta}, so the invertibility theorem does not apply). Use delta not divisible by {p}, "
+                f"or the other group")
+        fallback = None
+        for _attempt in range(RANDOM_DRAWS):   # a random member of the pool, shifted by a random element
+            S = np.sort(grp.add[pool[rng.integers(pool.shape[0])], rng.integers(k)]).astype(np.int64)
+            fallback = S if fallback is None else fallback
+            if not _is_translate(grp, S, sets):
+                return S
+        return fallback
+    batch = 256
+    for _start in range(0, RANDOM_BUDGET, batch):
+        cand = np.sort(np.argsort(rng.random((batch, k)), axis=1)[:, :delta], axis=1).astype(np.int64)
+        good = cand[_invertible_batch(grp, cand)]
+        if good.shape[0]:
+            fresh = [S for S in good if not _is_translate(grp, S, sets)]
+            return fresh[0] if fresh else good[0]
+    raise NotConstructibleError(
+        f"coset_graph(require_invertible=True): no invertible connection set of size delta = {delta} in "
+        f"{RANDOM_DRAWS + RANDOM_BUDGET} random draws for {where} (seed = {seed}). p = {p} divides delta, so "
+        f"invertibility is not guaranteed, but invertible sets may exist: the search gave up, it proved "
+        f"nothing (an exhaustive search would examine {_candidates(k, delta)} sets, "
+        f"more than EXHAUSTIVE_LIMIT = {EXHAUSTIVE_LIMIT}). Try another seed, the other group, explicit "
+        f"connection_sets, or delta not divisible by {p}")
 
 
 def coset_graph(k: int, m: int, delta: int, group: str = "cyclic", *,
@@ -451,10 +555,11 @@ def coset_graph(k: int, m: int, delta: int, group: str = "cyclic", *,
     require_invertible : bool
         Demand that every block ``M_c`` be invertible (checked exactly).  When
         ``p`` does not divide ``delta`` the theorem guarantees it.  Otherwise
-        invertibility is *not* guaranteed: default sets are redrawn until
-        invertible, explicit sets are checked, and
-        :class:`~gcsim.errors.ImpossibleParametersError` (condition
-        ``"p does not divide delta"``) explains a failure.
+        invertibility is *not* guaranteed: default sets are drawn at random
+        (:data:`RANDOM_DRAWS` per set) and, if none is invertible, found by an
+        exhaustive search up to translation and complement when that examines
+        at most :data:`EXHAUSTIVE_LIMIT` sets, else by :data:`RANDOM_BUDGET`
+        more draws.  Explicit sets (and ``"intervals"``) are checked.
     seed : int
         Seed of the default connection sets.
 
@@ -466,9 +571,18 @@ def coset_graph(k: int, m: int, delta: int, group: str = "cyclic", *,
     ------
     InvalidArgumentError
         ``k`` not a prime power, bad ``m``/``delta``/``group``/sets.
+        With ``require_invertible``, explicit (or interval) connection sets with a
+        singular block (argument ``"connection_sets"``).
     ImpossibleParametersError
         ``delta > k`` (condition ``"delta <= k"``) or, with
-        ``require_invertible``, singular blocks.
+        ``require_invertible``, when the exhaustive search *proves* that no
+        ``delta``-subset of the group gives an invertible block (condition
+        ``"an invertible connection set exists"``; e.g. ``delta = k``, or
+        ``(k, delta) = (9, 3)`` in ``(Z_3)^2``).
+    NotConstructibleError
+        With ``require_invertible``, when the random search gave up and the
+        exhaustive search is too large: invertible sets may exist; the message
+        says how many draws were made and what to change (seed, group, sets).
 
     Examples
     --------
@@ -500,7 +614,7 @@ def coset_graph(k: int, m: int, delta: int, group: str = "cyclic", *,
     grp = _group(k, group)
 
     if connection_sets is None:
-        sets = _random_connection_sets(grp, m, delta, np.random.default_rng(seed), bool(require_invertible))
+        sets = _random_connection_sets(grp, m, delta, np.random.default_rng(seed), bool(require_invertible), seed)
         how = f"random connection sets (seed={seed})"
     elif isinstance(connection_sets, str):
         if connection_sets != "intervals":
@@ -513,12 +627,13 @@ def coset_graph(k: int, m: int, delta: int, group: str = "cyclic", *,
     if require_invertible:
         bad = [c for c, S in enumerate(sets) if not _set_invertible(grp, S)]
         if bad:
-            raise ImpossibleParametersError(
-                "p does not divide delta",
-                f"k = {k} = {p}^{a} and delta = {delta}: p = {p} divides delta, so the invertibility theorem "
-                f"(SPEC §2.3) does not apply and invertibility is not guaranteed; here the blocks M_c for "
-                f"c in {bad} are singular (a character sum of S_c vanishes). Use delta not divisible by {p} "
-                f"or other connection sets")
+            # these sets fail; other sets of the same size may be invertible, so the parameters are not impossible
+            raise InvalidArgumentError(
+                "connection_sets",
+                f"with require_invertible=True every block must be invertible, but M_c for c in {bad} is "
+                f"singular (a character sum of S_c vanishes). k = {k} = {p}^{a} and p = {p} divides "
+                f"delta = {delta}, so the invertibility theorem (SPEC §2.3) does not apply to these sets; pass "
+                f"other sets, or connection_sets=None to let coset_graph search for invertible ones")
     construction = f"coset graph over {'Z_' + str(k) if group == 'cyclic' else 'GF(' + str(k) + ')+'}, {how}"
     return CosetBipartiteGraph(k, m, delta, group, [np.sort(S) for S in sets], construction,
                                metadata={"seed": seed if connection_sets is None else None})
