@@ -1,23 +1,42 @@
 """``gcsim reproduce``: regenerate the headline results of every layer.
 
 Each *stage* writes into ``<out>/<stage>/`` its tables (CSV/JSON), figures (PNG)
-and a ``manifest.json`` (parameters, seed, provenance, timings, status). A stage
-whose manifest exists with the same parameters is skipped unless ``force``
-(the job is idempotent and resumable). ``<out>/manifest.json`` indexes the stages.
+and a ``manifest.json`` (parameters, seed, provenance, timings, status, and the
+size and SHA-256 of every output file).  ``<out>/manifest.json`` indexes the stages.
+
+Resuming is safe:
+
+* a stage is skipped only if its manifest says ``"ok"`` for the same parameters
+  **and** every output file it lists still exists as a regular file with the
+  recorded size and SHA-256; a deleted, truncated or edited output makes the
+  stage run again (the reason is printed);
+* the stage manifest is the commit record: it is removed *before* a stage runs
+  (also with ``force``) and written, atomically, only *after* all its outputs are
+  complete, so a run killed at any point never leaves an ``"ok"`` manifest beside
+  missing or half-new outputs;
+* stage outputs are written through temporary files and atomic renames
+  (:func:`gcsim.io.manifest.atomic_path`).
 """
 from __future__ import annotations
 
-import json
+import contextlib
+import os
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
-from .io.manifest import atomic_write_text, dumps, provenance
+from .io.manifest import (FileRefusedError, atomic_path, atomic_write_text, dumps, provenance, read_json_object,
+                          sha256_file)
 
-__all__ = ["run_reproduce", "STAGES", "register_stage", "repo_designs_dir"]
+__all__ = ["run_reproduce", "STAGES", "register_stage", "repo_designs_dir", "check_stage_outputs",
+           "STAGE_MANIFEST_VERSION"]
 
 # name -> function(out_dir: Path, full: bool, seed: int, progress: bool) -> dict(summary lines, files, ok)
 STAGES: dict[str, Callable[..., dict[str, Any]]] = {}
+
+#: Layout version of the stage manifests; 2 added the per-file checksums (older manifests are rerun).
+STAGE_MANIFEST_VERSION = 2
+_MAX_MANIFEST_BYTES = 64 << 20
 
 
 def register_stage(name: str):
@@ -41,7 +60,8 @@ def _stage_catalogue(out: Path, full: bool, seed: int, progress: bool) -> dict[s
 
     rows = catalogue_table(repo_designs_dir())
     frame = pd.DataFrame(rows)
-    frame.to_csv(out / "catalogue.csv", index=False)
+    with atomic_path(out / "catalogue.csv") as tmp:
+        frame.to_csv(tmp, index=False)
     ok = table_ok(rows)
     return {"ok": ok, "files": ["catalogue.csv"], "text": "Catalogue of named instances\n" + format_table(rows)}
 
@@ -61,14 +81,112 @@ def _load_optional_stages() -> None:
         STAGES.pop("ddp", None)
 
 
+def _output_name(stage_dir: Path, name: Any) -> Path:
+    """The output ``name`` of a stage as a path inside ``stage_dir`` (relative, no ``..``)."""
+    if not isinstance(name, str) or not name or "\x00" in name or "\\" in name:
+        raise ValueError(f"output name {name!r} is not a relative file name")
+    pure = PurePosixPath(name)
+    if pure.is_absolute() or any(part in ("..", ".", "") for part in pure.parts) or name.endswith("/"):
+        raise ValueError(f"output name {name!r} is not a relative path inside the stage folder")
+    return stage_dir.joinpath(*pure.parts)
+
+
+def _checksums(stage_dir: Path, files: list[Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """``name -> {sha256, size_bytes}`` of the outputs, and the problems found (missing, not a file, ...)."""
+    records: dict[str, dict[str, Any]] = {}
+    problems = []
+    for name in files:
+        try:
+            path = _output_name(stage_dir, name)
+            size = os.stat(path).st_size
+            records[name] = {"sha256": sha256_file(path), "size_bytes": size}
+        except FileNotFoundError:
+            problems.append(f"output {name} was not written")
+        except (ValueError, OSError) as exc:
+            problems.append(f"output {name}: {exc}")
+    return records, problems
+
+
+def check_stage_outputs(stage_dir: str | Path, params: dict[str, Any] | None = None) -> str | None:
+    """Why the results in ``stage_dir`` cannot be reused, or ``None`` if they can.
+
+    They can when ``stage_dir/manifest.json`` is a valid stage manifest (of this layout
+    version) with status ``"ok"``, the same ``params`` (if given), and every output it
+    lists is a regular file with the recorded size and SHA-256.
+    """
+    stage_dir = Path(stage_dir)
+    manifest_path = stage_dir / "manifest.json"
+    try:
+        old = read_json_object(manifest_path, _MAX_MANIFEST_BYTES)
+    except FileNotFoundError:
+        return "no manifest (never run, or the last run did not finish)"
+    except (OSError, ValueError) as exc:
+        return f"manifest unreadable ({exc})"
+    if params is not None and old.get("params") != params:
+        return f"parameters changed ({old.get('params')} -> {params})"
+    if old.get("status") != "ok":
+        return f"last status {old.get('status')!r}"
+    files, sums = old.get("files"), old.get("checksums")
+    if old.get("manifest_version") != STAGE_MANIFEST_VERSION or not isinstance(sums, dict) \
+            or not isinstance(files, list) or set(files) != set(sums):
+        return "manifest has no output checksums (written by an older gcsim)"
+    for name in files:
+        rec = sums[name]
+        try:
+            path = _output_name(stage_dir, name)
+            if not isinstance(rec, dict) or os.stat(path).st_size != rec.get("size_bytes"):
+                return f"output {name} was truncated or replaced (size differs from the manifest)"
+            if sha256_file(path) != rec.get("sha256"):
+                return f"output {name} was modified (checksum differs from the manifest)"
+        except FileNotFoundError:
+            return f"output {name} is missing"
+        except (ValueError, OSError, FileRefusedError) as exc:
+            return f"output {name}: {exc}"
+    return None
+
+
+def _write_index(out: Path, params: dict[str, Any], stages: dict[str, Any]) -> None:
+    """``<out>/manifest.json``: the latest status of every stage ever run into ``out``."""
+    index_path = out / "manifest.json"
+    merged: dict[str, Any] = {}
+    with contextlib.suppress(OSError, ValueError):
+        old = read_json_object(index_path, _MAX_MANIFEST_BYTES)
+        if old.get("params") == params and isinstance(old.get("stages"), dict):
+            merged.update(old["stages"])
+    merged.update(stages)
+    atomic_write_text(index_path, dumps({"params": params, "stages": merged, "provenance": provenance()}))
+
+
 def run_reproduce(out: str | Path = "results", *, full: bool = False, force: bool = False, seed: int = 0,
                   stages: list[str] | None = None, progress: bool = True) -> dict[str, Any]:
-    """Run the stages; returns a summary dict (``text``, ``ok``, per-stage status)."""
+    """Run the stages; returns a summary dict (``text``, ``ok``, per-stage status).
+
+    Parameters
+    ----------
+    out : path
+        Results folder (created); each stage writes into ``out/<stage>/``.
+    full : bool
+        Paper-scale runs instead of the quick ones.
+    force : bool
+        Run the stages even if valid results exist.
+    seed : int
+        Seed passed to every stage.
+    stages : list of str, optional
+        Stages to run (default: all registered).
+    progress : bool
+        Print one line per stage as it starts (and why existing results are not reused).
+    """
     from .errors import InvalidArgumentError
 
     _load_optional_stages()
+    if not isinstance(out, (str, os.PathLike)) or not os.fspath(out):
+        raise InvalidArgumentError("out", f"must be a folder path, got {out!r}")
     out = Path(out)
-    chosen = list(STAGES) if not stages else stages
+    if out.exists() and not out.is_dir():
+        raise InvalidArgumentError("out", f"{out} exists and is not a folder")
+    if stages is not None and (isinstance(stages, str) or not all(isinstance(s, str) for s in stages)):
+        raise InvalidArgumentError("stage", f"must be a list of stage names, got {stages!r}")
+    chosen = list(STAGES) if not stages else list(stages)
     unknown = [s for s in chosen if s not in STAGES]
     if unknown:
         raise InvalidArgumentError("stage", f"unknown stage(s) {unknown}; known: {list(STAGES)}")
@@ -78,33 +196,44 @@ def run_reproduce(out: str | Path = "results", *, full: bool = False, force: boo
     for name in chosen:
         stage_dir = out / name
         manifest_path = stage_dir / "manifest.json"
-        if manifest_path.exists() and not force:
-            try:
-                old = json.loads(manifest_path.read_text())
-            except json.JSONDecodeError:
-                old = {}
-            if old.get("params") == params and old.get("status") == "ok":
-                summary["stages"][name] = {"status": "skipped (results exist; --force to redo)",
-                                           "ok": True}
+        if stage_dir.exists() and not stage_dir.is_dir():
+            raise InvalidArgumentError("out", f"{stage_dir} exists and is not a folder")
+        if os.path.lexists(manifest_path) and not (manifest_path.is_file() or manifest_path.is_symlink()):
+            raise InvalidArgumentError("out", f"{manifest_path} exists and is not a file")
+        if not force and os.path.lexists(manifest_path):
+            reason = check_stage_outputs(stage_dir, params)
+            if reason is None:
+                old = read_json_object(manifest_path, _MAX_MANIFEST_BYTES)
+                files = [str(stage_dir / f) for f in old["files"]]
+                summary["stages"][name] = {"status": "skipped (results exist; --force to redo)", "ok": True,
+                                           "files": files}
                 texts.append(f"[{name}] results exist in {stage_dir} (skipped; use --force)\n"
-                             + old.get("text", ""))
+                             + str(old.get("text", "")))
+                _write_index(out, params, {name: summary["stages"][name]})
                 continue
+            if progress:
+                print(f"[{name}] existing results not reused: {reason}", flush=True)
         stage_dir.mkdir(parents=True, exist_ok=True)
+        # the manifest goes first: a run killed from here on leaves no "ok" record behind
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(manifest_path)
         if progress:
             print(f"[{name}] running ...", flush=True)
         t0 = time.perf_counter()
         result = STAGES[name](stage_dir, full, seed, progress)
         seconds = time.perf_counter() - t0
-        status = "ok" if result.get("ok", True) else "failed"
-        record = {"stage": name, "params": params, "status": status, "seconds": round(seconds, 3),
-                  "files": result.get("files", []), "text": result.get("text", ""),
+        files = list(result.get("files", []))
+        checksums, problems = _checksums(stage_dir, files)
+        status = "ok" if result.get("ok", True) and not problems else "failed"
+        text = result.get("text", "") + "".join(f"\n{p}" for p in problems)
+        record = {"stage": name, "manifest_version": STAGE_MANIFEST_VERSION, "params": params, "status": status,
+                  "seconds": round(seconds, 3), "files": files, "checksums": checksums, "text": text,
                   "provenance": provenance()}
-        atomic_write_text(manifest_path, dumps(record))
+        atomic_write_text(manifest_path, dumps(record))  # last: commits the stage's results
         summary["stages"][name] = {"status": status, "seconds": round(seconds, 2), "ok": status == "ok",
-                                   "files": [str(stage_dir / f) for f in result.get("files", [])]}
+                                   "files": [str(stage_dir / f) for f in files]}
         summary["ok"] &= status == "ok"
-        texts.append(f"[{name}] {status} in {seconds:.1f} s -> {stage_dir}\n{result.get('text', '')}")
-    atomic_write_text(out / "manifest.json", dumps({"params": params, "stages": summary["stages"],
-                                                    "provenance": provenance()}))
+        texts.append(f"[{name}] {status} in {seconds:.1f} s -> {stage_dir}\n{text}")
+        _write_index(out, params, {name: summary["stages"][name]})
     summary["text"] = "\n\n".join(texts) + f"\n\nAll results and manifests are in {out}/"
     return summary

@@ -53,7 +53,7 @@ def test_truncated_data_is_refused(bundle):
     stem, _, _ = bundle
     npz = stem.with_suffix(".npz")
     npz.write_bytes(npz.read_bytes()[:40])
-    with pytest.raises(CatalogueError, match="checksum"):
+    with pytest.raises(CatalogueError, match="truncated"):
         cat.load_bundle(stem)
 
 
@@ -82,6 +82,8 @@ def test_unknown_version_and_missing_files(bundle, tmp_path):
         cat.load_bundle(stem)
     with pytest.raises(CatalogueError, match="not found"):
         cat.load_bundle(tmp_path / "nothing")
+    man["format_version"] = 1
+    path.write_text(json.dumps(man))
     stem.with_suffix(".npz").unlink()
     with pytest.raises(CatalogueError, match="not found"):
         cat.load_bundle(stem)

@@ -8,10 +8,14 @@ the design was optimized), the **error metrics** (Frobenius, relative MSE, worst
 per-worker errors; see :func:`gcsim.cerar.optimize.design_metrics`), solver, seed, the
 construction parameters and library versions.
 
-Loading re-verifies everything from the arrays alone: checksum and shapes (by
-:func:`~gcsim.io.catalogue.load_bundle`), then the kappa certificate and the error metrics
-recomputed with NumPy must match the manifest (relative ``1e-9``), and the kappas must respect
-the recorded caps. Any mismatch raises :class:`~gcsim.errors.CatalogueError`.
+Loading re-verifies everything from the arrays alone: file types, sizes, checksum and shapes
+(by :func:`~gcsim.io.catalogue.load_bundle`, which refuses FIFOs, devices, oversized files and
+zip bombs before reading), then the arrays must be finite real floating-point matrices, the
+kappa certificate and the error metrics recomputed with NumPy must match the manifest
+(relative ``1e-9``), and the kappas must respect the recorded caps. Any mismatch raises
+:class:`~gcsim.errors.CatalogueError`. Writing goes through
+:func:`~gcsim.io.catalogue.save_bundle` (a reader sees the old bundle or the new one, even if
+the writer is killed), and the file name must be a plain name inside ``directory``.
 """
 from __future__ import annotations
 
@@ -49,10 +53,12 @@ def _default_name(design: CerarDesign) -> str:
 def _versions() -> dict[str, Any]:
     from .. import __version__
 
+    from importlib import metadata
+
     out: dict[str, Any] = {"gcsim": __version__, "numpy": np.__version__}
     for mod in ("cvxpy", "scs"):
-        try:
-            out[mod] = __import__(mod).__version__
+        try:  # the installed distribution's version, without importing the (slow to import) solver
+            out[mod] = metadata.version(mod)
         except Exception:  # optional in a loader-only environment
             out[mod] = None
     return out
@@ -68,7 +74,9 @@ def export_design(design: CerarDesign, directory: str | Path = "designs/cerar", 
     directory : path
         Catalogue folder (default ``designs/cerar``).
     name : str, optional
-        File stem; default ``<method>_N<N>_c<c>[_kappa<k> | _eps<e>]``.
+        Plain file stem inside ``directory`` (no folders, no leading ``.``; see
+        :func:`gcsim.io.catalogue.check_bundle_name`); default
+        ``<method>_N<N>_c<c>[_kappa<k> | _eps<e>]``.
     overwrite : bool
         Replace an existing bundle (otherwise ``FileExistsError``).
 
@@ -76,6 +84,14 @@ def export_design(design: CerarDesign, directory: str | Path = "designs/cerar", 
     -------
     Path
         The JSON manifest.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Not a design, a name that is not a plain file name (``"../x"``, ``"/abs"``), or a
+        ``directory`` that exists and is not a folder.
+    FileExistsError
+        The bundle exists and ``overwrite`` is false.
 
     Examples
     --------
@@ -89,14 +105,17 @@ def export_design(design: CerarDesign, directory: str | Path = "designs/cerar", 
     >>> bool(np.array_equal(e.encoders, d.encoders)), e.method
     (True, 'perturbation')
     """
-    from ..io.catalogue import save_bundle
+    from ..io.catalogue import check_bundle_name, save_bundle
 
     if not isinstance(design, CerarDesign):
         raise InvalidArgumentError("design", f"must be a CerarDesign, got {type(design).__name__}")
     if name is None:
         name = _default_name(design)
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
-        raise InvalidArgumentError("name", f"must be a plain file stem, got {name!r}")
+    check_bundle_name("name", name)
+    if not isinstance(directory, (str, Path)):
+        raise InvalidArgumentError("directory", f"must be a path, got {type(directory).__name__}")
+    if Path(directory).exists() and not Path(directory).is_dir():
+        raise InvalidArgumentError("directory", f"{directory} exists and is not a folder")
     p = dict(design.params or {})
     metrics = design_metrics(design)
     caps = {"kappa_A": p.get("kappa"), "kappa_D": p.get("kappa_D_cap", p.get("kappa"))
@@ -139,24 +158,27 @@ def _close(a: Any, b: Any) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=_RTOL, atol=_ATOL))
 
 
-def load_design(path: str | Path) -> CerarDesign:
+def load_design(path: str | Path, *, max_bytes: int | None = None) -> CerarDesign:
     """Load a CERAR design bundle and re-verify its certificate and metrics from the arrays alone.
 
     Parameters
     ----------
     path : path
         Bundle stem, ``.json`` or ``.npz`` path.
+    max_bytes : int, optional
+        Size bound of :func:`gcsim.io.catalogue.load_bundle` (default its ``DEFAULT_MAX_BYTES``).
 
     Raises
     ------
     CatalogueError
-        Missing/tampered/truncated files (checksum, format, shapes), a bundle of another kind,
-        arrays inconsistent with ``N, c, L``, or a kappa certificate / error metric that differs
-        from the value recomputed from the arrays, or a kappa above its recorded cap.
+        Missing/tampered/truncated/non-regular/oversized files (checksum, format, shapes), a
+        bundle of another kind, arrays that are not finite real floating-point matrices or are
+        inconsistent with ``N, c, L``, or a kappa certificate / error metric that differs from
+        the value recomputed from the arrays, or a kappa above its recorded cap.
     """
-    from ..io.catalogue import load_bundle
+    from ..io.catalogue import DEFAULT_MAX_BYTES, load_bundle
 
-    arrays, manifest = load_bundle(path)
+    arrays, manifest = load_bundle(path, max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
     meta = manifest.get("metadata", {})
     if not isinstance(meta, dict) or meta.get("kind") != CERAR_KIND:
         raise CatalogueError(f"{path}: not a CERAR design (kind {meta.get('kind') if isinstance(meta, dict) else None!r})")
@@ -167,6 +189,21 @@ def load_design(path: str | Path) -> CerarDesign:
             raise CatalogueError(f"{path}: manifest metadata lacks {key!r}")
     if set(arrays) != {"encoders", "decoders"}:
         raise CatalogueError(f"{path}: expected arrays encoders/decoders, found {sorted(arrays)}")
+    for key in ("N", "c", "L"):
+        if not isinstance(meta[key], int) or isinstance(meta[key], bool):
+            raise CatalogueError(f"{path}: {key} must be an integer, got {meta[key]!r}")
+    for key, arr in arrays.items():
+        # export writes float64; an integer or complex array was not written by gcsim, and a
+        # non-finite entry would make every certificate meaningless
+        if arr.dtype.kind != "f":
+            raise CatalogueError(f"{path}: {key} has dtype {arr.dtype}, expected real floating point (float64)")
+        if not np.all(np.isfinite(arr)):
+            raise CatalogueError(f"{path}: {key} has non-finite entries")
+    for key in ("certificate", "metrics"):
+        if not isinstance(meta[key], dict):
+            raise CatalogueError(f"{path}: {key} must be a JSON object, got {type(meta[key]).__name__}")
+    if not isinstance(meta.get("params") or {}, dict):
+        raise CatalogueError(f"{path}: params must be a JSON object, got {type(meta['params']).__name__}")
     try:
         design = CerarDesign(meta["N"], meta["c"], arrays["encoders"], arrays["decoders"],
                              method=str(meta["method"]), params=dict(meta.get("params") or {}))
@@ -185,8 +222,12 @@ def load_design(path: str | Path) -> CerarDesign:
             raise CatalogueError(f"{path}: error metric {key} does not match the arrays "
                                  f"(stored {stored.get(key)}, recomputed {m[key]})")
     caps = cert.get("caps") or {}
+    if not isinstance(caps, dict):
+        raise CatalogueError(f"{path}: certificate caps must be a JSON object, got {caps!r}")
     for key, achieved in (("kappa_A", m["kappa_A_max"]), ("kappa_D", m["kappa_D_max"])):
         cap = caps.get(key)
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float))):
+            raise CatalogueError(f"{path}: the recorded cap {key} must be a number, got {cap!r}")
         if cap is not None and (not math.isfinite(float(cap)) or achieved > float(cap) * (1 + CERT_RTOL)):
             raise CatalogueError(f"{path}: {key} = {achieved} exceeds the recorded cap {cap}")
     design.params.update({"catalogue_path": str(Path(path)), "certificate": cert, "metrics": stored})

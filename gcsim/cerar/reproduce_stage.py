@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..io.manifest import atomic_path
 from ..reproduce import register_stage
 
 
@@ -61,7 +62,9 @@ def cerar_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, A
     lines = []
     rows = [dict(N=N, c=c, **rates(N, c)) for N in (4, 8) for c in (N // 2, N, 2 * N, 4 * N)]
     rt = pd.DataFrame(rows)
-    rt.to_csv(out / "rates.csv", index=False)
+    # atomic writes: a killed run never leaves a half-written table or figure
+    with atomic_path(out / "rates.csv") as tmp:
+        rt.to_csv(tmp, index=False)
     lines.append("Per-worker traffic (units of d) and rounds, CERAR vs ring all-reduce\n"
                  + rt[["N", "c", "rounds", "rate", "ring_rate", "byte_ratio", "storage"]].to_string(index=False))
 
@@ -72,8 +75,10 @@ def cerar_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, A
         fronts.append(pareto_front(N, c, kappas, progress=progress, seed=seed,
                                    max_iter=25 if not full else 40, starts="both" if not full else "best"))
     front = pd.concat(fronts, ignore_index=True)
-    front.to_csv(out / "pareto.csv", index=False)
-    _plot_front(front, out / "pareto.png")
+    with atomic_path(out / "pareto.csv") as tmp:
+        front.to_csv(tmp, index=False)
+    with atomic_path(out / "pareto.png") as tmp:
+        _plot_front(front, tmp)
     opt = front[front.family == "optimized"]
     cols = [c for c in ("N", "c", "kappa_cap", "kappa_max", "frobenius", "pert_frobenius_at_cap",
                         "vand_frobenius_at_cap", "ratio_opt_pert") if c in opt.columns]
@@ -82,10 +87,12 @@ def cerar_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, A
 
     eps = np.logspace(-7, -0.5, 14 if not full else 30)
     sweeps = [epsilon_sweep(4, 8, eps, dtype, seed=seed) for dtype in ("float64", "float32", "bfloat16")]
-    pd.DataFrame([dict(dtype=s.dtype, eps=e, error=err, exact_error=ex, kappa=k)
-                  for s in sweeps for e, err, ex, k in zip(s.eps, s.error, s.exact_error, s.kappa)]
-                 ).to_csv(out / "epsilon_sweep.csv", index=False)
-    _plot_eps(sweeps, out / "epsilon_sweep.png")
+    with atomic_path(out / "epsilon_sweep.csv") as tmp:
+        pd.DataFrame([dict(dtype=s.dtype, eps=e, error=err, exact_error=ex, kappa=k)
+                      for s in sweeps for e, err, ex, k in zip(s.eps, s.error, s.exact_error, s.kappa)]
+                     ).to_csv(tmp, index=False)
+    with atomic_path(out / "epsilon_sweep.png") as tmp:
+        _plot_eps(sweeps, tmp)
     lines.append("Floating point, perturbation design N = 4, c = 8 (r* = 1): best ε per precision\n"
                  + "\n".join(f"  {s.dtype:<9} best ε = {s.best_eps:.2e} (predicted u^(1/2) = {s.predicted_eps:.2e}),"
                              f" error there {np.min(s.error):.2e}" for s in sweeps))

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..io.manifest import atomic_path
 from ..reproduce import register_stage
 
 
@@ -18,8 +19,11 @@ def agc_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any
     frames, files, lines = [], [], []
     for spec in named_experiments(full=full):
         frame = error_curves(spec, samples=samples, seeds=seeds, seed=seed, progress=progress)
-        frame.to_csv(out / f"{spec.name}.csv", index=False)
-        plot_error_curves(frame, spec.title, out / f"{spec.name}.png")
+        # atomic writes: a killed run never leaves a half-written table or figure
+        with atomic_path(out / f"{spec.name}.csv") as tmp:
+            frame.to_csv(tmp, index=False)
+        with atomic_path(out / f"{spec.name}.png") as tmp:
+            plot_error_curves(frame, spec.title, tmp)
         files += [f"{spec.name}.csv", f"{spec.name}.png"]
         frames.append(frame)
         sub = frame[frame.sweep == "s"]
@@ -42,10 +46,13 @@ def agc_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any
                     violations.append((up["instance"], sweep, x, label, "above its upper bound"))
     inst = exact_family_instability(n_values=(8, 12, 16, 20, 24, 28, 32) if not full else tuple(range(6, 41, 2)),
                                     seed=seed)
-    inst.to_csv(out / "exact_family_instability.csv", index=False)
-    plot_instability(inst, out / "exact_family_instability.png")
+    with atomic_path(out / "exact_family_instability.csv") as tmp:
+        inst.to_csv(tmp, index=False)
+    with atomic_path(out / "exact_family_instability.png") as tmp:
+        plot_instability(inst, tmp)
     files += ["exact_family_instability.csv", "exact_family_instability.png"]
-    pd.concat(frames).to_csv(out / "all_curves.csv", index=False)
+    with atomic_path(out / "all_curves.csv") as tmp:
+        pd.concat(frames).to_csv(tmp, index=False)
     files.append("all_curves.csv")
     v = inst[inst.constructible & (inst.dtype == "float32")].pivot_table(index="n", columns="H", values="error")
     lines.append("Exact family, median float32 decoding error ‖B_F X − T‖²/(mN) vs n (s=2, m=2):\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..io.manifest import atomic_path
 from ..reproduce import register_stage, repo_designs_dir
 
 
@@ -21,13 +22,17 @@ def ddp_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any
     if opt.exists():
         designs["CERAR optimized, c = 8, κ ≤ 10"] = str(opt)
     frame = ddp_cerar_experiment(designs, N=4, steps=300 if full else 100, seed=seed)
-    frame.to_csv(out / "ddp_history.csv", index=False)
-    plot_ddp(frame, out / "ddp.png")
+    # atomic writes: a killed run never leaves a half-written table or figure
+    with atomic_path(out / "ddp_history.csv") as tmp:
+        frame.to_csv(tmp, index=False)
+    with atomic_path(out / "ddp.png") as tmp:
+        plot_ddp(frame, tmp)
     last = frame[frame.step == frame.step.max()]
     summary = last.groupby("label", sort=False).agg(test_acc_mean=("test_acc", "mean"),
                                                      test_acc_min=("test_acc", "min"),
                                                      drift=("drift", "max"), hook_bytes=("hook_bytes", "max"))
-    summary.to_csv(out / "ddp_summary.csv")
+    with atomic_path(out / "ddp_summary.csv") as tmp:
+        summary.to_csv(tmp)
     base = summary.iloc[0]["test_acc_mean"]
     exact = summary.loc["CERAR exact, c = 4"]
     ok = bool(exact["drift"] < 1e-3 and abs(exact["test_acc_mean"] - base) < 0.02)
