@@ -69,7 +69,7 @@ KAPPA_SLACK = 1e-3
 CERT_RTOL = 1e-9
 
 _OBJECTIVES = ("frobenius", "worst")
-_INITS = ("perturbation", "vandermonde", "exact", "random")
+_INITS = ("auto", "perturbation", "vandermonde", "exact", "random")
 
 
 # ---------------------------------------------------------------------------
@@ -242,8 +242,12 @@ def _kappa_constraints(cp, X, Q, t, kappa: float, p: int, q: int) -> list:
     """Inner approximation of ``kappa(X) <= kappa`` around the iterate with polar factor ``Q`` (p <= q).
 
     ``sym(X Q^T) >= t I_p`` implies ``sigma_p(X) >= t`` and the Schur LMI gives
-    ``sigma_1(X) <= kappa t``.
+    ``sigma_1(X) <= kappa t``. At ``kappa = 1`` this set is exactly the ray ``{t Q}`` (both LMIs
+    hold with equality, docs/theory/55_cerar_opt.md §4): the LMIs then have no interior, which
+    stalls an interior/first-order solver, so the ray is written as the linear equality ``X = t Q``.
     """
+    if kappa == 1.0:
+        return [X == t * Q]
     M = X @ Q.T
     return [(M + M.T) / 2 - t * np.eye(p) >> 0, _norm_lmi(cp, X, kappa * t, p, q)]
 
@@ -359,7 +363,7 @@ class _JointWorstA:
 
 
 # ---------------------------------------------------------------------------
-# initial points
+# closed-form block steps
 
 def _least_squares_decoders(A: np.ndarray) -> np.ndarray:
     """Unconstrained Frobenius-optimal decoders given A: D_i = [I ... I] W_i^+ (batched)."""
@@ -369,7 +373,164 @@ def _least_squares_decoders(A: np.ndarray) -> np.ndarray:
     return T @ np.linalg.pinv(W)
 
 
+#: Majorization-minimization iterations of one Frobenius D-step at ``kappa_D = 1``.
+UNIT_D_ITERS = 50
+
+
+def _ray_scale(O: np.ndarray, W: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """Optimal ``s >= 0`` of ``min_s ||s O_i W_i - T||_F^2`` per worker: ``<O W, T> / ||O W||_F^2``."""
+    OW = O @ W
+    num = np.sum(OW * T, axis=(1, 2))
+    den = np.sum(OW * OW, axis=(1, 2))
+    return np.where(den > 0, np.maximum(num, 0.0) / np.where(den > 0, den, 1.0), 0.0)
+
+
+def _unit_kappa_decoders(A: np.ndarray, D: np.ndarray, iters: int = UNIT_D_ITERS) -> np.ndarray:
+    """Frobenius D-step at ``kappa_D = 1``: ``min ||s O W_i - T||_F^2`` over ``s >= 0``, ``O O^T = I_c``.
+
+    The feasible decoders are the scaled co-isometries ``s O`` (``O`` is ``c x L``), a non-convex set
+    on which the SDP block has no interior. We descend on it by alternating the exact scale
+    (:func:`_ray_scale`) with one majorization-minimization step in ``O`` (the "unbalanced
+    Procrustes" majorizer, Kiers 1990): with ``P = W W^T`` and ``lambda >= lambda_max(P)``,
+    ``tr(O P O^T) <= lambda c - tr(O M O^T)`` linearised at ``O_k`` (``M = lambda I - P >= 0``) gives
+    a surrogate that touches the objective at ``O_k`` and is minimised by the polar factor of
+    ``s O_k M + T W^T``. Every step is non-increasing, starting from the polar factor of the current
+    ``D`` (docs/theory/55_cerar_opt.md §4), so the step is monotone like the SDP blocks.
+    """
+    N, c, _ = A.shape
+    W = _d_data(A)                                              # (N, L, K)
+    T = np.tile(np.eye(c), (1, N - 1))
+    P = W @ np.swapaxes(W, 1, 2)
+    lam = np.linalg.eigvalsh(P)[:, -1]
+    M = lam[:, None, None] * np.eye(P.shape[1]) - P
+    TW = T @ np.swapaxes(W, 1, 2)                               # T W^T, (N, c, L)
+    O = _polar_factor(D)
+    for _ in range(iters):
+        s = _ray_scale(O, W, T)
+        O = _polar_factor(s[:, None, None] * (O @ M) + TW)
+    return _ray_scale(O, W, T)[:, None, None] * O
+
+
+def _procrustes_encoders(D: np.ndarray) -> np.ndarray:
+    """Frobenius A-step at kappa = 1: ``min_{t, O^T O = I} ||M_j t O - T||_F^2`` for every j (batched).
+
+    Expanding, ``t^2 ||M||_F^2 - 2 t tr(O^T M^T T) + const``: ``O = U V^T`` from the SVD
+    ``M^T T = U Sigma V^T`` (orthogonal Procrustes) and ``t = tr(Sigma) / ||M||_F^2``.
+    """
+    N, c, _ = D.shape
+    M = _a_data(D)
+    B = np.swapaxes(M, 1, 2) @ np.tile(np.eye(c), (N - 1, 1))       # M_j^T T = sum of windows^T
+    U, sig, Vt = np.linalg.svd(B)
+    nrm = np.sum(M * M, axis=(1, 2))
+    t = np.where(nrm > 0, sig.sum(axis=1) / np.where(nrm > 0, nrm, 1.0), 1.0)
+    t = np.where(t > 0, t, 1.0)
+    return t[:, None, None] * (U @ Vt)
+
+
+# ---------------------------------------------------------------------------
+# rounding level of the objective (the stopping rule's absolute floor)
+
+def _gamma(n: int) -> float:
+    """``gamma_n = n u / (1 - n u)`` with ``u = 2^-53`` (Higham, Accuracy and Stability, Lemma 3.1)."""
+    nu = n * (np.finfo(float).eps / 2)
+    return nu / (1.0 - nu)
+
+
+def _objective_noise(A: np.ndarray, D: np.ndarray, objective: str, value: float) -> tuple[float, float]:
+    """``(zero, noise)``: rounding levels of the objective computed from ``(A, D)`` in float64.
+
+    Each entry of ``E_{i,m} = (D_i S_{m-1}) A_{i-m} - I`` is a length-``c`` dot product followed
+    by one subtraction, so its computed value is off by at most
+    ``Delta = gamma_{c+1} (|D_i S_{m-1}| |A_{i-m}| + I)`` entrywise (Higham, Thm 3.5 / eq. 3.11).
+
+    * Frobenius: with ``e = ||Delta||_F`` and ``n`` the number of entries, the computed
+      ``F = sum E^2`` is within ``noise = 2 sqrt(F) e + e^2 + gamma_{n+1} F`` of the exact one, and
+      an exact design (``E = 0``) evaluates to at most ``zero = e^2 (1 + gamma_{n+1})``.
+    * worst case: the block row of worker ``i`` is off by ``e_i = ||Delta_i||_F`` in 2-norm, and the
+      SVD's backward error adds ``p u ||row||_2`` with ``p = (N-1) c^2`` (LAPACK Users' Guide §4.9):
+      ``noise = max_i e_i + gamma_p W``, ``zero = max_i e_i (1 + gamma_p)``.
+
+    A decrease smaller than the sum of the noise levels of the two values compared is not a
+    decrease of the exact objective, and a value below ``zero`` cannot be told from 0.
+    """
+    N, c, _ = A.shape
+    U = np.abs(_windows(D, N))                                   # |D_i S_{m-1}|, (N, N-1, c, c)
+    src = (np.arange(N)[:, None] - np.arange(1, N)[None, :]) % N
+    delta = _gamma(c + 1) * (U @ np.abs(A)[src] + np.eye(c))
+    if objective == "frobenius":
+        g = _gamma(delta.size + 1)
+        e2 = float(np.sum(delta * delta))
+        return e2 * (1.0 + g), 2.0 * math.sqrt(max(value, 0.0) * e2) + e2 + g * value
+    g = _gamma((N - 1) * c * c)
+    e = float(np.max(np.sqrt(np.sum(delta * delta, axis=(1, 2, 3)))))
+    return e * (1.0 + g), e + g * value
+
+
+# ---------------------------------------------------------------------------
+# starting points
+
 _EPS_GRID = np.geomspace(1e-6, 1.0, 49)
+
+
+def _vandermonde_grid(c: int) -> np.ndarray:
+    """Default node spacings of the Vandermonde start: 13 log-spaced values up to 0.95 * 2/(c-1).
+
+    The real nodes ``1 + eps (k - (c-1)/2)`` stay positive only for ``eps < 2/(c-1)``.
+    """
+    return np.geomspace(1e-3, 0.95 * 2 / (c - 1) if c > 1 else 1.0, 13)
+
+
+def _fits(A: np.ndarray, D: np.ndarray, kappa: float, kappa_D: float) -> tuple[bool, float, float]:
+    """``(fits, kappa_A_max, kappa_D_max)``: does the design meet the caps (up to the certificate's rounding)?"""
+    kA = float(np.max(condition_numbers(A)))
+    kD = float(np.max(condition_numbers(D)))
+    ok = kA <= kappa * (1 + CERT_RTOL) and (not math.isfinite(kappa_D) or kD <= kappa_D * (1 + CERT_RTOL))
+    return ok, kA, kD
+
+
+def _family_members(N: int, c: int, family: str, grid: Sequence[float] | None) -> list[tuple[CerarDesign, float | None]]:
+    """The analytic designs of one family gcsim can build for (N, c): ``[(design, eps), ...]``.
+
+    ``"exact"``: the exact design when it exists (``c <= N`` or ``N = 2``); ``"perturbation"`` and
+    ``"vandermonde"``: one member per ``eps`` of the grid, skipping those whose encoders are
+    singular in float64 or whose nodes leave the admissible range.
+    """
+    from . import constructions
+
+    out: list[tuple[CerarDesign, float | None]] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # ill-conditioned members are expected
+        if family == "exact":
+            if c <= N or N == 2:
+                out.append((constructions.design(N, c, "exact"), None))
+            return out
+        if grid is None:
+            grid = _EPS_GRID if family == "perturbation" else _vandermonde_grid(c)
+        for e in grid:
+            try:
+                out.append((constructions.design(N, c, family, eps=float(e)), float(e)))
+            except InvalidArgumentError:
+                continue
+    return out
+
+
+def _best_member(members: list[tuple[CerarDesign, float | None]], kappa: float, kappa_D: float,
+                 objective: str) -> tuple[CerarDesign, float | None, bool] | None:
+    """Lowest-objective member that fits the caps; if none fits, the one closest to fitting.
+
+    Returns ``(design, eps, fits)`` or None for an empty family. "Closest" is the smallest ratio
+    ``max(kappa_A / kappa, kappa_D / kappa_D_cap)``; that member is then projected onto the caps.
+    """
+    best, best_key = None, None
+    for d, e in members:
+        ok, kA, kD = _fits(d.encoders, d.decoders, kappa, kappa_D)
+        if ok:
+            key = (0, _objective(d.encoders, d.decoders, objective))
+        else:
+            key = (1, max(kA / kappa, kD / kappa_D if math.isfinite(kappa_D) else 0.0))
+        if best_key is None or key < best_key:
+            best, best_key = (d, e, ok), key
+    return best
 
 
 def _matched_perturbation(N: int, c: int, kappa: float, kappa_D: float, eps: float | None,
@@ -386,52 +547,106 @@ def _matched_perturbation(N: int, c: int, kappa: float, kappa_D: float, eps: flo
 
     if eps is not None:
         return constructions.design(N, c, "perturbation", eps=eps), float(eps)
-    best, best_key = None, None
-    for e in (_EPS_GRID if grid is None else grid):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)   # ill-conditioned members are expected
-            d = constructions.design(N, c, "perturbation", eps=float(e))
-        kA = float(np.max(condition_numbers(d.encoders)))
-        kD = float(np.max(condition_numbers(d.decoders))) if math.isfinite(kappa_D) else 1.0
-        fits = kA <= kappa and kD <= kappa_D
-        key = (0, _objective(d.encoders, d.decoders, objective)) if fits else (1, max(kA / kappa, kD / kappa_D))
-        if best_key is None or key < best_key:
-            best, best_key = (d, float(e)), key
-    return best
+    d, e, _ = _best_member(_family_members(N, c, "perturbation", grid), kappa, kappa_D, objective)
+    return d, e
+
+
+def _clip_over(X: np.ndarray, cap: float) -> np.ndarray:
+    """Clip (:func:`clip_condition`) only the matrices of a stack whose kappa exceeds the certificate.
+
+    Matrices that already meet ``kappa <= cap (1 + CERT_RTOL)`` are kept bit for bit, so a start
+    that fits the caps is not moved (an SVD round trip would change its last bits).
+    """
+    if not math.isfinite(cap):
+        return X
+    bad = condition_numbers(X) > cap * (1 + CERT_RTOL)
+    if not np.any(bad):
+        return X
+    X = X.copy()
+    X[bad] = clip_condition(X[bad], cap)
+    return X
+
+
+def _start(label: str, A: np.ndarray, D: np.ndarray | None, kappa: float, kappa_D: float,
+           objective: str, eps: float | None = None) -> dict[str, Any]:
+    """A start: the design projected onto the caps and gauge-fixed, with what it was before."""
+    A = np.asarray(A, dtype=float)
+    fits, kA, kD = (None, float(np.max(condition_numbers(A))), None) if D is None else \
+        _fits(A, D, kappa, kappa_D)
+    A = _clip_over(A, kappa)
+    if D is None:                         # random start: Frobenius-optimal decoders for its encoders
+        D = _least_squares_decoders(A)
+    D = _clip_over(np.asarray(D, dtype=float), kappa_D)
+    A, D = _fix_gauge(A, D)
+    return {"label": label, "eps": eps, "A": A, "D": D, "fits_caps": fits,
+            "kappa_A_max": kA, "kappa_D_max": kD, "objective_start": _objective(A, D, objective)}
+
+
+def _analytic_starts(N: int, c: int, kappa: float, kappa_D: float, objective: str,
+                     eps: float | None = None, eps_grid: Sequence[float] | None = None,
+                     vandermonde_grid: Sequence[float] | None = None) -> list[dict[str, Any]]:
+    """One start per analytic family gcsim can build (exact, perturbation, Vandermonde).
+
+    Each family contributes its best member that fits the caps (lowest objective), or, if none
+    fits, the member closest to fitting, projected onto the caps. Starts with identical arrays
+    (for ``c <= N`` the perturbation design can coincide with the exact one) are kept once.
+    """
+    starts: list[dict[str, Any]] = []
+    for family, grid in (("exact", None), ("perturbation", [eps] if eps is not None else eps_grid),
+                         ("vandermonde", vandermonde_grid)):
+        best = _best_member(_family_members(N, c, family, grid), kappa, kappa_D, objective)
+        if best is None:
+            continue
+        d, e, _ = best
+        s = _start(family, d.encoders, d.decoders, kappa, kappa_D, objective, e)
+        if any(np.array_equal(s["A"], t["A"]) and np.array_equal(s["D"], t["D"]) for t in starts):
+            continue
+        starts.append(s)
+    return starts
 
 
 def _initial_point(N: int, c: int, init: Any, eps: float | None, seed: int, kappa: float,
                    kappa_D: float, objective: str = "frobenius") -> tuple[np.ndarray, np.ndarray, dict]:
-    info: dict[str, Any] = {}
+    """The single start of a named ``init`` (not ``"auto"``) or a design: ``(A, D, info)``, projected."""
+    return _starts_for(N, c, init, eps, seed, kappa, kappa_D, objective)[0][1:]
+
+
+def _starts_for(N: int, c: int, init: Any, eps: float | None, seed: int, kappa: float, kappa_D: float,
+                objective: str) -> list[tuple[dict[str, Any], np.ndarray, np.ndarray, dict]]:
+    """Starts of ``optimized_design``: ``[(start, A, D, info), ...]``."""
     if isinstance(init, CerarDesign):
         if (init.N, init.c) != (N, c):
             raise InvalidArgumentError("init", f"design has (N, c) = {(init.N, init.c)}, expected {(N, c)}")
-        A, D = init.encoders.copy(), init.decoders.copy()
-        info["init"] = init.method
+        starts = [_start(f"given design ({init.method})", init.encoders, init.decoders, kappa, kappa_D,
+                         objective, init.params.get("eps") if isinstance(init.params, dict) else None)]
     elif init == "random":
         rng = np.random.default_rng(seed)
-        A = rng.standard_normal((N, c, c))
-        D = None
-        info["init"] = "random"
-    elif init == "perturbation":
-        d, e = _matched_perturbation(N, c, kappa, kappa_D, eps, objective)
-        A, D = d.encoders.copy(), d.decoders.copy()
-        info.update(init="perturbation", eps=e)
-    elif init in ("vandermonde", "exact"):
+        starts = [_start("random", rng.standard_normal((N, c, c)), None, kappa, kappa_D, objective)]
+    elif init == "auto":
+        starts = _analytic_starts(N, c, kappa, kappa_D, objective, eps=eps)
+    else:
         from . import constructions
 
-        kw = {} if eps is None else {"eps": eps}
-        d = constructions.design(N, c, init, **kw)
-        A, D = d.encoders.copy(), d.decoders.copy()
-        info["init"] = init
-    else:
-        raise InvalidArgumentError("init", f"must be a CerarDesign or one of {_INITS}, got {init!r}")
-    A = clip_condition(A, kappa)
-    if D is None:
-        D = _least_squares_decoders(A)
-    if math.isfinite(kappa_D):
-        D = clip_condition(D, kappa_D)
-    return A, D, info
+        if init == "exact" and c > N and N > 2:
+            raise InvalidArgumentError("init", f"'exact' needs c <= N (or N = 2), got N = {N}, c = {c}")
+        if eps is not None:
+            grid: Sequence[float] | None = [eps]
+        elif init == "vandermonde":
+            grid = _vandermonde_grid(c)
+        else:
+            grid = None
+        if init == "exact":
+            d, e = constructions.design(N, c, "exact"), None
+        else:
+            d, e, _ = _best_member(_family_members(N, c, init, grid), kappa, kappa_D, objective)
+        starts = [_start(init, d.encoders, d.decoders, kappa, kappa_D, objective, e)]
+    out = []
+    for s in starts:
+        info = {"init": init if isinstance(init, str) else s["label"]}
+        if s["eps"] is not None:
+            info["eps"] = s["eps"]
+        out.append((s, s["A"], s["D"], info))
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -459,8 +674,236 @@ def _certify(X: np.ndarray, cap: float) -> tuple[np.ndarray | None, int]:
     return X, int(np.count_nonzero(bad))
 
 
+class _Engine:
+    """The D- and A-steps of one ``(N, c, caps, objective, solver)``; cvxpy blocks built on first use.
+
+    The blocks are parametrised (DPP), so every start of a call re-uses the same compiled problems.
+    """
+
+    def __init__(self, N: int, c: int, kappa: float, kappa_D: float, objective: str, solver: str,
+                 opts: dict):
+        self.N, self.c, self.kappa, self.kappa_D = N, c, kappa, kappa_D
+        self.objective, self.solver, self.opts = objective, solver, opts
+        frob = objective == "frobenius"
+        # closed forms: least squares (kappa_D = inf), the MM step on the scaled co-isometries
+        # (kappa_D = 1: the SDP has no interior), scaled orthogonal Procrustes (kappa_A = 1)
+        self.d_mode = ("lstsq" if frob and not math.isfinite(kappa_D)
+                       else "unit" if frob and kappa_D == 1.0 else "sdp")
+        self.a_mode = "procrustes" if frob and kappa == 1.0 else "sdp"
+        self._d_blocks: list[_Block] | None = None
+        self._a_blocks: list[_Block] | None = None
+        self._a_joint: _JointWorstA | None = None
+
+    def d_step(self, A: np.ndarray, D: np.ndarray) -> tuple[list[str], np.ndarray | None]:
+        if self.d_mode == "lstsq":
+            return ["closed_form"], _least_squares_decoders(A)
+        if self.d_mode == "unit":
+            return ["closed_form"], _unit_kappa_decoders(A, D)
+        if self._d_blocks is None:
+            self._d_blocks = [_d_block(self.N, self.c, self.kappa_D, self.objective, self.solver, self.opts)
+                              for _ in range(self.N)]
+        W = _d_data(A)
+        Q = _polar_factor(D) if math.isfinite(self.kappa_D) else None
+        out, st = [], []
+        for i, blk in enumerate(self._d_blocks):
+            vals = {"W": W[i]}
+            if Q is not None:
+                vals["Q"] = Q[i]
+            s, X = blk.solve(vals)
+            st.append(s)
+            out.append(X)
+        if any(s != "optimal" for s in st):
+            return st, None
+        return st, np.stack(out)
+
+    def a_step(self, A: np.ndarray, D: np.ndarray) -> tuple[list[str], np.ndarray | None]:
+        if self.a_mode == "procrustes":
+            return ["closed_form"], _procrustes_encoders(D)
+        if self.objective == "worst":
+            if self._a_joint is None:
+                self._a_joint = _JointWorstA(self.N, self.c, self.kappa, self.solver, self.opts)
+            s, X = self._a_joint.solve(D, A)
+            return [s], (X if s == "optimal" else None)
+        if self._a_blocks is None:
+            self._a_blocks = [_a_block(self.N, self.c, self.kappa, self.solver, self.opts)
+                              for _ in range(self.N)]
+        M = _a_data(D)
+        Q = _polar_factor(A)
+        out, st = [], []
+        for j, blk in enumerate(self._a_blocks):
+            s, X = blk.solve({"M": M[j], "Q": Q[j]})
+            st.append(s)
+            out.append(X)
+        if any(s != "optimal" for s in st):
+            return st, None
+        return st, np.stack(out)
+
+
+def _run(engine: _Engine, start: dict[str, Any], *, max_iter: int, tol: float, on_failure: str,
+         verbose: bool, bar) -> dict[str, Any]:
+    """Alternate D- and A-steps from one start; returns the final iterate and its record.
+
+    Stopping rule after each sweep: ``zero objective`` when the objective is below the rounding
+    level of an exact design, ``converged`` when the sweep's decrease is at most
+    ``max(tol * F_start, noise(F_start) + noise(F))`` (:func:`_objective_noise`: a smaller
+    decrease cannot be told from rounding, whatever the BLAS kernel), else ``max_iter``.
+    """
+    objective = engine.objective
+    A, D = start["A"], start["D"]
+    F = _objective(A, D, objective)
+    history = [F]
+    statuses: list[dict[str, Any]] = []
+    repaired = 0
+    iterations = 0
+    failure = None
+    zero, noise = _objective_noise(A, D, objective, F)
+    stop_reason = "zero objective" if F <= zero else "max_iter"
+    for it in range(1, max_iter + 1):
+        if stop_reason == "zero objective":
+            break
+        F_start, noise_start = F, noise
+        for step in ("D", "A"):
+            st, X = engine.d_step(A, D) if step == "D" else engine.a_step(A, D)
+            cap = engine.kappa_D if step == "D" else engine.kappa
+            nrep = 0
+            if X is not None:
+                X, nrep = _certify(X, cap)
+            if X is None:
+                failure = (f"{step}-step of sweep {it}: solver status {sorted(set(st))} "
+                           f"(or kappa overshoot > {KAPPA_SLACK})")
+                statuses.append({"sweep": it, "step": step, "statuses": sorted(set(st)),
+                                 "accepted": False, "objective": F})
+                if on_failure == "raise":
+                    raise SolverError(failure)
+                break
+            newA, newD = (A, X) if step == "D" else _fix_gauge(X, D)
+            F_new = _objective(newA, newD, objective)
+            accepted = F_new <= F          # rejecting non-decreasing steps keeps the history monotone
+            if accepted:
+                A, D, F = newA, newD, F_new
+                repaired += nrep
+            history.append(F)
+            statuses.append({"sweep": it, "step": step, "statuses": sorted(set(st)),
+                             "accepted": bool(accepted), "objective": F})
+        if failure is not None:
+            stop_reason = f"solver failure: {failure}"
+            break
+        iterations = it
+        bar.update(1)
+        if verbose:
+            print(f"[{start['label']}] sweep {it}: objective {F:.6e}")
+        zero, noise = _objective_noise(A, D, objective, F)
+        if F <= zero:
+            stop_reason = "zero objective"
+            break
+        if F_start - F <= max(tol * F_start, noise_start + noise):
+            stop_reason = "converged"
+            break
+    assert all(b <= a for a, b in zip(history, history[1:])), "objective history must be monotone"
+    return {"A": A, "D": D, "history": history, "statuses": statuses, "iterations": iterations,
+            "stop_reason": stop_reason, "repaired": repaired, "failure": failure,
+            "failed_first": failure is not None and iterations == 0}
+
+
+def _optimize(N: int, c: int, starts: list[tuple[dict[str, Any], np.ndarray, np.ndarray, dict]], *,
+              kappa: float, kappa_D: float, objective: str, solver: str, solver_options: dict,
+              max_iter: int, tol: float, on_failure: str, verbose: bool, progress: bool, seed: int,
+              t0: float, only_best: bool = False) -> CerarDesign:
+    """Run the scheme from every start (or, ``only_best``, from the lowest-objective start, the next
+    one only if it fails at once) and return the best final design with the record of all runs."""
+    engine = _Engine(N, c, kappa, kappa_D, objective, solver, solver_options)
+    # lowest starting objective first: with only_best it is the one run, and a run that reaches
+    # the rounding level of zero makes the remaining starts pointless (F >= 0)
+    order = sorted(range(len(starts)), key=lambda k: (starts[k][0]["objective_start"], k))
+    bar = _progress(max_iter * (1 if only_best else len(starts)), progress,
+                    f"CERAR opt N={N} c={c} kappa={kappa:g}")
+    runs: dict[int, dict[str, Any]] = {}
+    try:
+        for k in order:
+            runs[k] = _run(engine, starts[k][0], max_iter=max_iter, tol=tol, on_failure=on_failure,
+                           verbose=verbose, bar=bar)
+            if (only_best and not runs[k]["failed_first"]) or runs[k]["stop_reason"] == "zero objective":
+                break
+    finally:
+        bar.close()
+    if all(r["failed_first"] for r in runs.values()):
+        raise SolverError("; ".join(f"start {starts[k][0]['label']}: {r['failure']}" for k, r in runs.items()))
+    # the best final objective wins (a start whose first sweep failed competes with its start
+    # point); finals within the rounding level of the best are ties, won by the earlier start in
+    # the order given (exact, perturbation, Vandermonde, previous cap), not by rounding noise
+    best = min(runs, key=lambda k: (runs[k]["history"][-1], k))
+    F_best = runs[best]["history"][-1]
+    _, tie = _objective_noise(runs[best]["A"], runs[best]["D"], objective, F_best)
+    win = min(k for k in runs if runs[k]["history"][-1] <= F_best + tie)
+    r = runs[win]
+    s0, _, _, info = starts[win]
+    design = CerarDesign(N, c, r["A"], r["D"], method="optimized")
+    metrics = design_metrics(design)
+    cert_ok = metrics["kappa_A_max"] <= kappa * (1 + CERT_RTOL) and (
+        not math.isfinite(kappa_D) or metrics["kappa_D_max"] <= kappa_D * (1 + CERT_RTOL))
+    if not cert_ok:   # cannot happen after _certify/clip; kept as the last line of defence
+        raise SolverError(f"kappa certificate failed: {metrics['kappa_A_max']}, {metrics['kappa_D_max']}")
+    record = []
+    for k, (s, _, _, _) in enumerate(starts):
+        row = {"label": s["label"], "eps": s["eps"], "fits_caps": s["fits_caps"],
+               "kappa_A_max": s["kappa_A_max"], "kappa_D_max": s["kappa_D_max"],
+               "objective_start": s["objective_start"]}
+        if k in runs:
+            row.update(objective_final=runs[k]["history"][-1], iterations=runs[k]["iterations"],
+                       stop_reason=runs[k]["stop_reason"])
+        else:
+            row.update(objective_final=None, iterations=0, stop_reason="not run")
+        record.append(row)
+    design.params = {
+        "kappa": kappa,
+        "kappa_D_cap": kappa_D if math.isfinite(kappa_D) else None,
+        "objective": objective,
+        "history": r["history"],
+        "statuses": r["statuses"],
+        "iterations": r["iterations"],
+        "stop_reason": r["stop_reason"],
+        "start": s0["label"],
+        "starts": record,
+        "solver": solver,
+        "solver_options": dict(solver_options),
+        "seed": seed,
+        "max_iter": max_iter,
+        "tol": tol,
+        "repaired": r["repaired"],
+        "kappa_slack": KAPPA_SLACK,
+        "cert_rtol": CERT_RTOL,
+        "time_s": time.perf_counter() - t0,
+        **info,
+        **metrics,
+    }
+    return design
+
+
+def _check_caps(kappa: Any, kappa_D: Any) -> tuple[float, float]:
+    kappa = check_real("kappa", 10.0 if kappa is None else kappa, minimum=1.0)
+    if kappa_D is None:
+        kappa_D = kappa
+    elif not (isinstance(kappa_D, (int, float)) and kappa_D == math.inf):
+        kappa_D = check_real("kappa_D", kappa_D, minimum=1.0)
+    return float(kappa), float(kappa_D)
+
+
+def _check_solver(solver: Any, solver_options: Any) -> tuple[str, dict]:
+    if not isinstance(solver, str):
+        raise InvalidArgumentError("solver", f"must be a solver name, got {solver!r}")
+    cp = _cp()
+    if solver.upper() not in cp.installed_solvers():
+        raise InvalidArgumentError("solver", f"{solver!r} is not installed (have {cp.installed_solvers()})")
+    solver = solver.upper()
+    if solver_options is None:
+        solver_options = {"eps_abs": 1e-7, "eps_rel": 1e-7, "max_iters": 20000} if solver == "SCS" else {}
+    if not isinstance(solver_options, dict):
+        raise InvalidArgumentError("solver_options", "must be a dict")
+    return solver, solver_options
+
+
 def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: float | None = None,
-                     objective: str = "frobenius", init: str | CerarDesign = "perturbation",
+                     objective: str = "frobenius", init: str | CerarDesign = "auto",
                      eps: float | None = None, seed: int = 0, max_iter: int = 30, tol: float = 1e-4,
                      solver: str = "SCS", solver_options: dict | None = None,
                      on_failure: str = "stop", verbose: bool = False,
@@ -482,20 +925,35 @@ def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: flo
     kappa_D : float, optional
         Cap on every decoder ``D_i`` (``c x L``; its ``c``-th singular value is its
         ``sigma_min``). ``None``: same as ``kappa``. ``math.inf``: decoders unconstrained
-        (the Frobenius D-step is then closed-form least squares).
+        (the Frobenius D-step is then closed-form least squares). Note that an exact design
+        with ``kappa(A_j) = 1`` has ``kappa(D_i) = sqrt(ceil(L/c) / floor(L/c))`` (``sqrt 2`` for
+        ``(N, c) = (4, 4)``), so ``kappa=1`` with the default decoder cap excludes it unless
+        ``c | L`` (theory notes, Theorem 5).
     objective : {"frobenius", "worst"}
-    init : {"perturbation", "vandermonde", "exact", "random"} or CerarDesign
-        Starting point; it is first projected onto the caps with :func:`clip_condition`.
-        ``"perturbation"`` with ``eps=None`` picks the smallest ``eps`` whose design already
-        satisfies the caps (bisection), which makes the result never worse than that design.
+    init : {"auto", "perturbation", "vandermonde", "exact", "random"} or CerarDesign
+        Starting point(s); each is projected onto the caps with :func:`clip_condition` (only the
+        matrices above a cap are touched). ``"auto"`` (default) starts from every analytic family
+        gcsim can build for ``(N, c)`` -- the exact design (``c <= N`` or ``N = 2``), the best
+        perturbation design (49 values of ``eps`` in ``[1e-6, 1]``) and the best real-node
+        Vandermonde design (13 node spacings), "best" meaning the lowest objective among the
+        members that meet the caps, or the member closest to meeting them -- runs the scheme
+        from each and keeps the lowest final objective. Since the scheme is monotone, the result
+        is never worse than any analytic design of these grids that meets the caps.
+        ``params["start"]`` names the winning start and ``params["starts"]`` records every start
+        (whether it met the caps before projection, its kappas, starting and final objective,
+        sweeps, stop reason). A family name runs from that family's best member only.
     eps : float, optional
-        ``eps`` of the perturbation initial design.
+        Fixes ``eps`` of the perturbation start (``init="auto"`` or ``"perturbation"``) or the node
+        spacing of the Vandermonde start (``init="vandermonde"``) instead of scanning a grid.
     seed : int
         Seed of ``init="random"`` (the rest is deterministic).
     max_iter : int
-        Maximum number of sweeps (one D-step and one A-step each).
+        Maximum number of sweeps (one D-step and one A-step each) per start.
     tol : float
-        Stop when a sweep decreases the objective by less than ``tol`` relative.
+        Stop when a sweep decreases the objective by at most ``tol`` relative -- or by no more
+        than the rounding level of the objective (an absolute floor derived from the data, so
+        the rule also fires at an exact design whatever the BLAS kernel); an objective at the
+        rounding level of zero stops with ``"zero objective"``.
     solver : str
         cvxpy solver for the SDP blocks, default ``"SCS"`` (CLARABEL's SDP cost explodes with the
         LMI size on small machines).
@@ -503,27 +961,28 @@ def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: flo
         Passed to ``problem.solve``; default for SCS ``eps_abs = eps_rel = 1e-7, max_iters = 20000``.
     on_failure : {"stop", "raise"}
         A solver status other than ``"optimal"`` (``"optimal_inaccurate"`` included), or a kappa
-        overshoot beyond :data:`KAPPA_SLACK`: keep the previous iterate and stop, or raise
-        :class:`~gcsim.errors.SolverError`. A failure before the first sweep completes always
-        raises (nothing was optimized).
+        overshoot beyond :data:`KAPPA_SLACK`: keep the previous iterate and stop that start, or
+        raise :class:`~gcsim.errors.SolverError`. If every start fails before its first sweep
+        completes, ``SolverError`` is raised (nothing was optimized).
     verbose, progress : bool
         Print one line per sweep; show a tqdm progress bar.
 
     Returns
     -------
     CerarDesign
-        ``method="optimized"``; ``params`` records the caps, objective, objective ``history``
-        (monotone non-increasing, asserted), per-step ``statuses``, ``iterations``,
-        ``stop_reason``, solver and options, seed, init (and eps), ``time_s``, number of
-        ``repaired`` matrices, and the SVD certificate ``kappa_A`` / ``kappa_D`` (per matrix)
-        with the error metrics (see :func:`design_metrics`).
+        ``method="optimized"``; ``params`` records the caps, objective, the winning run's objective
+        ``history`` (monotone non-increasing, asserted), per-step ``statuses``, ``iterations``,
+        ``stop_reason``, ``start`` and ``starts``, solver and options, seed, init (and eps),
+        ``time_s``, number of ``repaired`` matrices, and the SVD certificate ``kappa_A`` /
+        ``kappa_D`` (per matrix) with the error metrics (see :func:`design_metrics`).
 
     Raises
     ------
     InvalidArgumentError
-        ``kappa < 1``, ``kappa_D < 1``, ``N < 2``, ``c < 1``, unknown objective/init/solver.
+        ``kappa < 1``, ``kappa_D < 1``, ``N < 2``, ``c < 1``, unknown objective/init/solver,
+        ``init="exact"`` with ``c > N >= 3``.
     SolverError
-        The solver fails in the first step, or at any step with ``on_failure="raise"``.
+        Every start fails in its first sweep, or any step fails with ``on_failure="raise"``.
 
     Examples
     --------
@@ -532,185 +991,36 @@ def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: flo
     ('optimized', True)
     >>> h = d.params["history"]; all(b <= a for a, b in zip(h, h[1:]))
     True
+    >>> e = optimized_design(4, 2, kappa=1.0, progress=False)      # exact, kappa(A) = kappa(D) = 1
+    >>> e.params["start"], e.params["stop_reason"], e.params["frobenius"] == 0.0
+    ('exact', 'zero objective', True)
     """
     t0 = time.perf_counter()
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
-    kappa = check_real("kappa", 10.0 if kappa is None else kappa, minimum=1.0)
-    if kappa_D is None:
-        kappa_D = kappa
-    elif not (isinstance(kappa_D, (int, float)) and kappa_D == math.inf):
-        kappa_D = check_real("kappa_D", kappa_D, minimum=1.0)
-    kappa_D = float(kappa_D)
+    kappa, kappa_D = _check_caps(kappa, kappa_D)
     if objective not in _OBJECTIVES:
         raise InvalidArgumentError("objective", f"must be one of {_OBJECTIVES}, got {objective!r}")
     if not isinstance(init, CerarDesign) and not (isinstance(init, str) and init in _INITS):
         raise InvalidArgumentError("init", f"must be a CerarDesign or one of {_INITS}, got {init!r}")
+    if eps is not None:
+        eps = check_real("eps", eps, minimum=0.0, strict_min=True)
     seed = check_int("seed", seed, minimum=0)
     max_iter = check_int("max_iter", max_iter, minimum=0)
     tol = check_real("tol", tol, minimum=0.0)
     if on_failure not in ("stop", "raise"):
         raise InvalidArgumentError("on_failure", f"must be 'stop' or 'raise', got {on_failure!r}")
-    if not isinstance(solver, str):
-        raise InvalidArgumentError("solver", f"must be a solver name, got {solver!r}")
-    cp = _cp()
-    if solver.upper() not in cp.installed_solvers():
-        raise InvalidArgumentError("solver", f"{solver!r} is not installed (have {cp.installed_solvers()})")
-    solver = solver.upper()
-    if solver_options is None:
-        solver_options = {"eps_abs": 1e-7, "eps_rel": 1e-7, "max_iters": 20000} if solver == "SCS" else {}
-    if not isinstance(solver_options, dict):
-        raise InvalidArgumentError("solver_options", "must be a dict")
-
-    A, D, info = _initial_point(N, c, init, eps, seed, kappa, kappa_D, objective)
-    A, D = _fix_gauge(A, D)
-    F = _objective(A, D, objective)
-    history = [F]
-    statuses: list[dict[str, Any]] = []
-    repaired = 0
-
-    closed_form_D = (not math.isfinite(kappa_D)) and objective == "frobenius"
-    # kappa = 1: the feasible encoders are the scaled orthogonal matrices, where the SDP has no
-    # interior (SCS stalls) but the Frobenius A-step is a scaled orthogonal Procrustes problem.
-    procrustes_A = kappa == 1.0 and objective == "frobenius"
-    d_blocks = None if closed_form_D else [_d_block(N, c, kappa_D, objective, solver, solver_options)
-                                           for _ in range(N)]
-    if procrustes_A:
-        pass
-    elif objective == "frobenius":
-        a_blocks = [_a_block(N, c, kappa, solver, solver_options) for _ in range(N)]
-    else:
-        a_joint = _JointWorstA(N, c, kappa, solver, solver_options)
-
-    def fail(step: str, it: int, st: list[str]) -> str:
-        msg = f"{step}-step of sweep {it}: solver status {sorted(set(st))} (or kappa overshoot > {KAPPA_SLACK})"
-        if on_failure == "raise" or iterations == 0:
-            raise SolverError(msg)
-        return msg
-
-    def d_step() -> tuple[list[str], np.ndarray | None]:
-        if closed_form_D:
-            return ["closed_form"], _least_squares_decoders(A)
-        W = _d_data(A)
-        Q = _polar_factor(D) if math.isfinite(kappa_D) else None
-        out, st = [], []
-        for i, blk in enumerate(d_blocks):
-            vals = {"W": W[i]}
-            if Q is not None:
-                vals["Q"] = Q[i]
-            s, X = blk.solve(vals)
-            st.append(s)
-            out.append(X)
-        if any(s != "optimal" for s in st):
-            return st, None
-        return st, np.stack(out)
-
-    def a_step() -> tuple[list[str], np.ndarray | None]:
-        if procrustes_A:
-            return ["closed_form"], _procrustes_encoders(D)
-        if objective == "worst":
-            s, X = a_joint.solve(D, A)
-            return [s], (X if s == "optimal" else None)
-        M = _a_data(D)
-        Q = _polar_factor(A)
-        out, st = [], []
-        for j, blk in enumerate(a_blocks):
-            s, X = blk.solve({"M": M[j], "Q": Q[j]})
-            st.append(s)
-            out.append(X)
-        if any(s != "optimal" for s in st):
-            return st, None
-        return st, np.stack(out)
-
-    stop_reason = "max_iter"
-    iterations = 0
-    bar = _progress(max_iter, progress, f"CERAR opt N={N} c={c} kappa={kappa:g}")
-    try:
-        for it in range(1, max_iter + 1):
-            F_start = F
-            failed = None
-            for step in ("D", "A"):
-                st, X = d_step() if step == "D" else a_step()
-                cap = kappa_D if step == "D" else kappa
-                if X is not None:
-                    X, nrep = _certify(X, cap)
-                if X is None:
-                    failed = fail(step, it, st)
-                    statuses.append({"sweep": it, "step": step, "statuses": sorted(set(st)),
-                                     "accepted": False, "objective": F})
-                    break
-                newA, newD = (A, X) if step == "D" else _fix_gauge(X, D)
-                F_new = _objective(newA, newD, objective)
-                accepted = F_new <= F          # rejecting non-decreasing steps keeps the history monotone
-                if accepted:
-                    A, D, F = newA, newD, F_new
-                    repaired += nrep
-                history.append(F)
-                statuses.append({"sweep": it, "step": step, "statuses": sorted(set(st)),
-                                 "accepted": bool(accepted), "objective": F})
-            if failed is not None:
-                stop_reason = f"solver failure: {failed}"
-                break
-            iterations = it
-            bar.update(1)
-            if verbose:
-                print(f"sweep {it}: objective {F:.6e}")
-            if F_start - F <= tol * max(F_start, np.finfo(float).tiny):
-                stop_reason = "converged" if F_start > 0 else "zero objective"
-                break
-    finally:
-        bar.close()
-
-    assert all(b <= a for a, b in zip(history, history[1:])), "objective history must be monotone"
-    design = CerarDesign(N, c, A, D, method="optimized")
-    metrics = design_metrics(design)
-    cert_ok = metrics["kappa_A_max"] <= kappa * (1 + CERT_RTOL) and (
-        not math.isfinite(kappa_D) or metrics["kappa_D_max"] <= kappa_D * (1 + CERT_RTOL))
-    if not cert_ok:   # cannot happen after _certify/clip; kept as the last line of defence
-        raise SolverError(f"kappa certificate failed: {metrics['kappa_A_max']}, {metrics['kappa_D_max']}")
-    design.params = {
-        "kappa": kappa,
-        "kappa_D_cap": kappa_D if math.isfinite(kappa_D) else None,
-        "objective": objective,
-        "history": history,
-        "statuses": statuses,
-        "iterations": iterations,
-        "stop_reason": stop_reason,
-        "solver": solver,
-        "solver_options": dict(solver_options),
-        "seed": seed,
-        "max_iter": max_iter,
-        "tol": tol,
-        "repaired": repaired,
-        "kappa_slack": KAPPA_SLACK,
-        "cert_rtol": CERT_RTOL,
-        "time_s": time.perf_counter() - t0,
-        **info,
-        **metrics,
-    }
-    return design
-
-
-def _procrustes_encoders(D: np.ndarray) -> np.ndarray:
-    """Frobenius A-step at kappa = 1: ``min_{t, O^T O = I} ||M_j t O - T||_F^2`` for every j (batched).
-
-    Expanding, ``t^2 ||M||_F^2 - 2 t tr(O^T M^T T) + const``: ``O = U V^T`` from the SVD
-    ``M^T T = U Sigma V^T`` (orthogonal Procrustes) and ``t = tr(Sigma) / ||M||_F^2``.
-    """
-    N, c, _ = D.shape
-    M = _a_data(D)
-    B = np.swapaxes(M, 1, 2) @ np.tile(np.eye(c), (N - 1, 1))       # M_j^T T = sum of windows^T
-    U, sig, Vt = np.linalg.svd(B)
-    nrm = np.sum(M * M, axis=(1, 2))
-    t = np.where(nrm > 0, sig.sum(axis=1) / np.where(nrm > 0, nrm, 1.0), 1.0)
-    t = np.where(t > 0, t, 1.0)
-    return t[:, None, None] * (U @ Vt)
+    solver, solver_options = _check_solver(solver, solver_options)
+    starts = _starts_for(N, c, init, eps, seed, kappa, kappa_D, objective)
+    return _optimize(N, c, starts, kappa=kappa, kappa_D=kappa_D, objective=objective, solver=solver,
+                     solver_options=solver_options, max_iter=max_iter, tol=tol, on_failure=on_failure,
+                     verbose=verbose, progress=progress, seed=seed, t0=t0)
 
 
 def _project(d: CerarDesign, kappa: float, kappa_D: float) -> CerarDesign:
-    """The design with every encoder (decoder) clipped to the cap ``kappa`` (``kappa_D``)."""
-    D = clip_condition(d.decoders, kappa_D) if math.isfinite(kappa_D) else d.decoders
-    return CerarDesign(d.N, d.c, clip_condition(d.encoders, kappa), D, method=d.method, params=dict(d.params))
+    """The design with every encoder (decoder) above the cap ``kappa`` (``kappa_D``) clipped to it."""
+    return CerarDesign(d.N, d.c, _clip_over(d.encoders, kappa), _clip_over(d.decoders, kappa_D),
+                       method=d.method, params=dict(d.params))
 
 
 def _fix_gauge(A: np.ndarray, D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -762,25 +1072,28 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
                  return_designs: bool = False, starts: str = "both", **kw: Any):
     """Error versus condition-number cap: optimized designs against the analytic constructions.
 
-    For each cap ``kappa`` in ``kappas`` (increasing), :func:`optimized_design` runs with
-    ``kappa_D = kappa`` (unless ``kappa_D`` is given in ``kw``) from two starts: the best
-    perturbation design that fits the cap, and the previous cap's optimum (feasible for the
-    larger cap, so the optimized front is non-increasing in ``kappa``); the better final
-    result is kept (``starts="both"``), or only the start with the lower objective is run
-    (``starts="best"``, half the cost).
+    For each cap ``kappa`` in ``kappas`` (increasing), the alternating scheme of
+    :func:`optimized_design` runs with ``kappa_D = kappa`` (unless ``kappa_D`` is given in ``kw``)
+    from these starts: one per analytic family (the exact design when ``c <= N``; the best
+    perturbation design over ``eps_grid``; the best real-node Vandermonde design over
+    ``vandermonde_grid``; "best" = lowest error among the members that fit the cap, else the
+    member closest to fitting, projected onto the cap) and the previous cap's optimum (feasible
+    for the larger cap, so the optimized front is non-increasing in ``kappa``). ``starts="both"``
+    (or ``"all"``) runs every start and keeps the best final result; ``"best"`` runs only the start
+    with the lowest objective (the next one only if it fails at once). Either way the optimized
+    error at a cap is never above the best analytic member of the grids that fits the cap, and
+    the ``start`` column says which start won.
     The perturbation design is swept over ``eps_grid`` (default: 49 log-spaced values in
-    ``[1e-6, 1]``; the same grid supplies the matched start, so the optimized error is never
-    above the best perturbation design that fits the cap) and, when the constructions module
-    provides it, the real-node Vandermonde design over ``vandermonde_grid`` (its ``eps``).
-    Each analytic family is compared at equal kappa as the best error among its sampled
-    designs whose ``kappa_max`` fits the cap.
+    ``[1e-6, 1]``) and the real-node Vandermonde design over ``vandermonde_grid`` (its ``eps``,
+    default 13 values up to ``0.95 * 2/(c-1)``). Each analytic family is compared at equal kappa
+    as the best error among its sampled designs whose ``kappa_max`` fits the cap.
 
     Returns
     -------
     pandas.DataFrame
         One row per (family, sample): ``N, c, family, kappa_cap, eps, kappa_A_max,
         kappa_D_max, kappa_max, frobenius, mean_relative_mse, worst_case, iterations, time_s,
-        stop_reason``; optimized rows also carry ``pert_frobenius_at_cap``,
+        stop_reason``; optimized rows also carry ``start``, ``pert_frobenius_at_cap``,
         ``vand_frobenius_at_cap`` and ``ratio_opt_pert`` (optimized / perturbation Frobenius
         error at equal kappa).
     list of CerarDesign
@@ -797,20 +1110,37 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
     """
     import pandas as pd
 
-    from . import constructions
 
-    if starts not in ("both", "best"):
-        raise InvalidArgumentError("starts", f"must be 'both' or 'best', got {starts!r}")
-    starts_mode = starts
+    if starts not in ("both", "all", "best"):
+        raise InvalidArgumentError("starts", f"must be 'both', 'all' or 'best', got {starts!r}")
+    only_best = starts == "best"
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
     kappas = np.sort(np.asarray([check_real("kappas", k, minimum=1.0) for k in kappas], dtype=float))
     if len(kappas) == 0:
         raise InvalidArgumentError("kappas", "must be a non-empty sequence of caps >= 1")
     eps_grid = _EPS_GRID if eps_grid is None else np.asarray(eps_grid, float)
-    if vandermonde_grid is None:   # real nodes 1 + eps (k - (c-1)/2) must stay positive: eps < 2/(c-1)
-        vandermonde_grid = np.geomspace(1e-3, 0.95 * 2 / (c - 1) if c > 1 else 1.0, 13)
-    vandermonde_grid = np.asarray(vandermonde_grid, float)
+    vandermonde_grid = _vandermonde_grid(c) if vandermonde_grid is None else np.asarray(vandermonde_grid, float)
+    kw = dict(kw)
+    for bad in ("init", "eps"):
+        if bad in kw:
+            raise InvalidArgumentError(bad, "is chosen per cap by pareto_front (analytic starts and the "
+                                            "previous cap's optimum)")
+    objective = kw.pop("objective", "frobenius")
+    if objective not in _OBJECTIVES:
+        raise InvalidArgumentError("objective", f"must be one of {_OBJECTIVES}, got {objective!r}")
+    kappa_D_kw = kw.pop("kappa_D", "same")
+    solver, solver_options = _check_solver(kw.pop("solver", "SCS"), kw.pop("solver_options", None))
+    seed = check_int("seed", kw.pop("seed", 0), minimum=0)
+    max_iter = check_int("max_iter", kw.pop("max_iter", 30), minimum=0)
+    tol = check_real("tol", kw.pop("tol", 1e-4), minimum=0.0)
+    on_failure = kw.pop("on_failure", "stop")
+    if on_failure not in ("stop", "raise"):
+        raise InvalidArgumentError("on_failure", f"must be 'stop' or 'raise', got {on_failure!r}")
+    verbose = bool(kw.pop("verbose", False))
+    kw.pop("progress", None)
+    if kw:
+        raise InvalidArgumentError(", ".join(sorted(kw)), "unknown keyword argument(s) of pareto_front")
 
     rows: list[dict[str, Any]] = []
 
@@ -820,68 +1150,45 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
                 **{k: m[k] for k in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius",
                                      "mean_relative_mse", "worst_case")}}
 
-    with warnings.catch_warnings():   # the sweep deliberately visits ill-conditioned designs
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for e in eps_grid:
-            rows.append(analytic_row("perturbation", constructions.design(N, c, "perturbation", eps=float(e)),
-                                     float(e)))
-        for e in vandermonde_grid:
-            try:
-                d = constructions.design(N, c, "vandermonde", eps=float(e))
-            except (TypeError, NotImplementedError, ValueError):   # nodes out of range or singular
-                continue
-            rows.append(analytic_row("vandermonde", d, float(e)))
+    for family, grid in (("perturbation", eps_grid), ("vandermonde", vandermonde_grid)):
+        for d, e in _family_members(N, c, family, grid):
+            rows.append(analytic_row(family, d, e))
 
     analytic = pd.DataFrame(rows)
     pert = analytic[analytic.family == "perturbation"]
     vand = analytic[analytic.family == "vandermonde"]
     prev: CerarDesign | None = None
-    kw = dict(kw)
-    kw["progress"] = False
-    objective = kw.get("objective", "frobenius")
     designs: list[CerarDesign] = []
     bar = _progress(len(kappas), progress, f"Pareto N={N} c={c}")
     for k in kappas:
-        kD = kw.get("kappa_D", k)
-        kD = math.inf if kD is None else float(kD)
-        start, e0 = _matched_perturbation(N, c, float(k), kD, None, objective, eps_grid)
-        starts = [_project(start, float(k), kD)]
-        starts_label_pert = starts[0]
+        t0 = time.perf_counter()
+        kA, kD = _check_caps(float(k), float(k) if kappa_D_kw == "same" else kappa_D_kw)
+        cand = _analytic_starts(N, c, kA, kD, objective, eps_grid=eps_grid, vandermonde_grid=vandermonde_grid)
         if prev is not None:   # the previous optimum is feasible for this larger cap
-            starts.append(prev)
-        if starts_mode == "best":   # lower objective first; the other one only as a fallback
-            starts.sort(key=lambda s: _objective(s.encoders, s.decoders, objective))
-        opts = {key: v for key, v in kw.items() if key not in ("kappa_D", "init", "eps")}
-        runs, labels, failures = [], [], []
-        for s in starts:
-            label = "perturbation" if s is starts_label_pert else "previous cap"
-            try:
-                runs.append(optimized_design(N, c, kappa=float(k), kappa_D=kD, init=s, **opts))
-                labels.append(label)
-            except SolverError as exc:   # a failed start is recorded, not fatal to the sweep
-                failures.append(f"{label}: {exc}")
-                continue
-            if starts_mode == "best":
-                break
-        bar.update(1)
-        if not runs:
+            cand.append(_start("previous cap", prev.encoders, prev.decoders, kA, kD, objective))
+        st = [(s, s["A"], s["D"], {"init": "pareto", **({"eps": s["eps"]} if s["eps"] is not None else {})})
+              for s in cand]
+        e0 = next((s["eps"] for s in cand if s["label"] == "perturbation"), np.nan)
+        try:
+            d = _optimize(N, c, st, kappa=kA, kappa_D=kD, objective=objective, solver=solver,
+                          solver_options=solver_options, max_iter=max_iter, tol=tol, on_failure=on_failure,
+                          verbose=verbose, progress=False, seed=seed, t0=t0, only_best=only_best)
+        except SolverError as exc:   # a cap where every start failed is recorded, not fatal to the sweep
+            bar.update(1)
             rows.append({"N": N, "c": c, "family": "optimized", "kappa_cap": float(k), "eps": e0,
-                         "frobenius": np.nan, "stop_reason": "; ".join(failures)})
+                         "frobenius": np.nan, "stop_reason": str(exc)})
             continue
-        best = int(np.argmin([r.params["history"][-1] for r in runs]))
-        d = runs[best]
-        d.params["start"] = labels[best]
-        d.params["failed_starts"] = failures
+        bar.update(1)
         prev = d
         designs.append(d)
         p = d.params
         col = "kappa_max" if math.isfinite(kD) else "kappa_A_max"   # compare the capped matrices only
-        pf = _best_under(pert[col].to_numpy(), pert.frobenius.to_numpy(), k)
+        pf = _best_under(pert[col].to_numpy(), pert.frobenius.to_numpy(), k) if len(pert) else np.nan
         vf = _best_under(vand[col].to_numpy(), vand.frobenius.to_numpy(), k) if len(vand) else np.nan
-        rows.append({"N": N, "c": c, "family": "optimized", "kappa_cap": float(k), "eps": e0,
+        rows.append({"N": N, "c": c, "family": "optimized", "kappa_cap": float(k), "eps": p.get("eps", e0),
                      **{key: p[key] for key in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius",
                                                 "mean_relative_mse", "worst_case")},
-                     "iterations": p["iterations"], "time_s": sum(r.params["time_s"] for r in runs),
+                     "iterations": p["iterations"], "time_s": p["time_s"],
                      "stop_reason": p["stop_reason"], "start": p["start"],
                      "pert_frobenius_at_cap": pf, "vand_frobenius_at_cap": vf,
                      "ratio_opt_pert": p["frobenius"] / pf if pf and np.isfinite(pf) and pf > 0 else np.nan})
