@@ -80,16 +80,21 @@ class CerarDesign:
         self.c = check_int("c", self.c, minimum=1)
         enc = np.asarray(self.encoders)
         dec = np.asarray(self.decoders)
-        if np.iscomplexobj(enc) or np.iscomplexobj(dec):
-            raise InvalidArgumentError("encoders/decoders", "must be real arrays")
+        for name, arr in (("encoders", enc), ("decoders", dec)):
+            if np.iscomplexobj(arr) or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+                raise InvalidArgumentError(name, f"must be a real numeric array, got dtype {arr.dtype}")
         enc = enc.astype(float)
         dec = dec.astype(float)
         if enc.shape != (self.N, self.c, self.c):
             raise InvalidArgumentError("encoders", f"must have shape (N, c, c) = {(self.N, self.c, self.c)}, got {enc.shape}")
         if dec.shape != (self.N, self.c, self.L):
             raise InvalidArgumentError("decoders", f"must have shape (N, c, L) = {(self.N, self.c, self.L)}, got {dec.shape}")
-        if not (np.all(np.isfinite(enc)) and np.all(np.isfinite(dec))):
-            raise InvalidArgumentError("encoders/decoders", "contain NaN or inf")
+        for name, arr in (("encoders", enc), ("decoders", dec)):
+            bad = ~np.isfinite(arr)
+            if np.any(bad):
+                where = tuple(int(x) for x in np.argwhere(bad)[0])
+                raise InvalidArgumentError(name, f"contain NaN or inf ({int(bad.sum())} entries, first at "
+                                                 f"index {where})")
         self.encoders = enc
         self.decoders = dec
 
