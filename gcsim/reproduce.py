@@ -25,8 +25,8 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
-from .io.manifest import (FileRefusedError, atomic_path, atomic_write_text, dumps, provenance, read_json_object,
-                          sha256_file)
+from .io.manifest import (FileRefusedError, atomic_path, atomic_write_text, check_folder, dumps, provenance,
+                          read_json_object, sha256_file)
 
 __all__ = ["run_reproduce", "STAGES", "register_stage", "repo_designs_dir", "check_stage_outputs",
            "STAGE_MANIFEST_VERSION"]
@@ -179,11 +179,7 @@ def run_reproduce(out: str | Path = "results", *, full: bool = False, force: boo
     from .errors import InvalidArgumentError
 
     _load_optional_stages()
-    if not isinstance(out, (str, os.PathLike)) or not os.fspath(out):
-        raise InvalidArgumentError("out", f"must be a folder path, got {out!r}")
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise InvalidArgumentError("out", f"{out} exists and is not a folder")
+    out = check_folder("out", out)
     if stages is not None and (isinstance(stages, str) or not all(isinstance(s, str) for s in stages)):
         raise InvalidArgumentError("stage", f"must be a list of stage names, got {stages!r}")
     chosen = list(STAGES) if not stages else list(stages)

@@ -88,25 +88,28 @@ def rewrite_consistently(stem: Path, arrays: dict, metadata: dict | None = None)
 # ---------------------------------------------------------------------------
 # names: nothing escapes the target folder
 
-BAD_NAMES = ["../../x", "../x", "/tmp/gcsim_abs_escape", "a/b", "..", ".", ".hidden", "x\x00y", "", "a\\b",
-             "x.json", "y" * 300]
+ABSOLUTE = "<absolute path in tmp_path>"
+BAD_NAMES = ["../../x", "../x", ABSOLUTE, "a/b", "..", ".", ".hidden", "x\x00y", "", "a\\b", "x.json", "y" * 300]
 
 
 @pytest.mark.parametrize("name", BAD_NAMES)
 def test_export_object_refuses_names_that_leave_the_folder(tmp_path, name):
     target = tmp_path / "cat" / "inner"
+    if name == ABSOLUTE:
+        name = str(tmp_path / "escaped")
     with pytest.raises(InvalidArgumentError, match="name"):
         cat.export_object(gcsim.bibd(7, 3, 1), target, name=name)
     # nothing at all was written, in the folder or around it
     assert sorted(p.name for p in tmp_path.rglob("*")) == []
-    assert not Path("/tmp/gcsim_abs_escape.json").exists()
 
 
-@pytest.mark.parametrize("name", ["../../x", "/tmp/gcsim_abs_escape_cerar", "a\\b", ".x", "x\x00"])
+@pytest.mark.parametrize("name", ["../../x", ABSOLUTE, "a\\b", ".x", "x\x00"])
 def test_export_design_refuses_names_that_leave_the_folder(tmp_path, name):
     from gcsim.cerar.constructions import design
     from gcsim.cerar.export import export_design
 
+    if name == ABSOLUTE:
+        name = str(tmp_path / "escaped")
     with pytest.raises(InvalidArgumentError, match="name"):
         export_design(design(3, 5, "perturbation", eps=0.1), tmp_path / "d", name=name)
     assert list(tmp_path.rglob("*")) == []
@@ -669,3 +672,17 @@ def test_cli_load_refuses_fifo_quickly(tmp_path, capsys):
         code = cli_main(["load", str(stem)])
     out = capsys.readouterr()
     assert code == 1 and "FIFO" in out.out + out.err and "Traceback" not in out.err
+
+
+@posix_only
+def test_folder_below_a_file_is_refused_before_writing(tmp_path):
+    """``/dev/null/x`` (or any path below a regular file) is a bad folder argument, not an OSError traceback."""
+    from gcsim.reproduce import run_reproduce
+
+    (tmp_path / "f").write_text("x")
+    for folder in (tmp_path / "f" / "x", Path("/dev/null/x")):
+        with pytest.raises(InvalidArgumentError, match="directory"):
+            cat.export_object(gcsim.bibd(7, 3, 1), folder)
+        with pytest.raises(InvalidArgumentError, match="out"):
+            run_reproduce(folder, stages=["catalogue"], progress=False)
+    assert [p.name for p in tmp_path.iterdir()] == ["f"]

@@ -106,16 +106,14 @@ def export_design(design: CerarDesign, directory: str | Path = "designs/cerar", 
     (True, 'perturbation')
     """
     from ..io.catalogue import check_bundle_name, save_bundle
+    from ..io.manifest import check_folder
 
     if not isinstance(design, CerarDesign):
         raise InvalidArgumentError("design", f"must be a CerarDesign, got {type(design).__name__}")
     if name is None:
         name = _default_name(design)
     check_bundle_name("name", name)
-    if not isinstance(directory, (str, Path)):
-        raise InvalidArgumentError("directory", f"must be a path, got {type(directory).__name__}")
-    if Path(directory).exists() and not Path(directory).is_dir():
-        raise InvalidArgumentError("directory", f"{directory} exists and is not a folder")
+    check_folder("directory", directory)
     p = dict(design.params or {})
     metrics = design_metrics(design)
     caps = {"kappa_A": p.get("kappa"), "kappa_D": p.get("kappa_D_cap", p.get("kappa"))

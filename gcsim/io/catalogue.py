@@ -69,7 +69,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import CatalogueError, InvalidArgumentError
-from .manifest import (FileRefusedError, atomic_write_bytes, atomic_write_text, dumps, provenance,
+from .manifest import (FileRefusedError, atomic_write_bytes, atomic_write_text, check_folder, dumps, provenance,
                        read_json_object, read_regular_file, sha256_bytes)
 
 __all__ = [
@@ -302,9 +302,7 @@ def save_bundle(stem: str | Path, arrays: dict[str, Any], manifest: dict[str, An
     name = npz_path.name[:-4]
     if name in ("", ".", "..") or name.startswith("."):
         raise InvalidArgumentError("stem", f"must end in a plain file name, got {os.fspath(stem)!r}")
-    folder = npz_path.parent
-    if folder.exists() and not folder.is_dir():
-        raise InvalidArgumentError("stem", f"{folder} exists and is not a folder")
+    folder = check_folder("stem", npz_path.parent)
     buf = io.BytesIO()
     np.savez_compressed(buf, **clean)
     data = buf.getvalue()
@@ -637,9 +635,7 @@ def export_object(obj: Any, directory: str | Path = "designs", name: str | None 
     for attr in ("assignment", "params", "verify"):
         if not hasattr(obj, attr):
             raise InvalidArgumentError("obj", f"must be a gcsim combinatorial object (no .{attr})")
-    directory = _as_path("directory", directory)
-    if directory.exists() and not directory.is_dir():
-        raise InvalidArgumentError("directory", f"{directory} exists and is not a folder")
+    directory = check_folder("directory", _as_path("directory", directory))
     kind = getattr(obj, "kind", type(obj).__name__.lower())
     if not isinstance(kind, str) or not _KIND.fullmatch(kind):
         raise InvalidArgumentError("obj", f"kind must be a lowercase identifier, got {kind!r}")

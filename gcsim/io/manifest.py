@@ -39,7 +39,7 @@ import numpy as np
 
 __all__ = ["provenance", "sha256_file", "sha256_bytes", "atomic_write_bytes", "atomic_write_text", "atomic_path",
            "read_regular_file", "read_json_object", "file_kind", "to_jsonable", "dumps", "git_sha",
-           "FileRefusedError"]
+           "FileRefusedError", "check_folder"]
 
 
 class FileRefusedError(OSError):
@@ -289,6 +289,26 @@ def _check_target(path: Path) -> None:
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
         raise FileExistsError(errno.EEXIST, f"is a {file_kind(st.st_mode)}, not a file that can be replaced",
                               str(path))
+
+
+def check_folder(argument: str, path: str | os.PathLike) -> Path:
+    """``path`` as a folder that exists or can be created: refuse it if it or an ancestor is a file.
+
+    Raises :class:`~gcsim.errors.InvalidArgumentError` naming ``argument`` (e.g. ``"out"`` for
+    ``/dev/null/results`` or a results "folder" that is a regular file) before anything is written.
+    """
+    from ..errors import InvalidArgumentError
+
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or "\x00" in os.fspath(path):
+        raise InvalidArgumentError(argument, f"must be a folder path, got {path!r}")
+    folder = Path(path)
+    for ancestor in (folder, *folder.parents):
+        if os.path.lexists(ancestor):
+            if not ancestor.is_dir():
+                what = "" if ancestor == folder else f" (in {folder})"
+                raise InvalidArgumentError(argument, f"{ancestor} exists and is not a folder{what}")
+            break
+    return folder
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
