@@ -1,6 +1,8 @@
 """Small argument checks shared by every public entry point.
 
 Each helper raises :class:`gcsim.errors.InvalidArgumentError` naming the argument.
+The size checks read the limits of :mod:`gcsim.limits` at call time and state
+both the requested size and the limit in their message.
 """
 from __future__ import annotations
 
@@ -18,6 +20,9 @@ __all__ = [
     "check_binary_matrix",
     "check_finite_array",
     "check_mask",
+    "check_bool",
+    "check_dense_size",
+    "check_count",
 ]
 
 
@@ -91,3 +96,67 @@ def check_mask(name: str, value: Any, n: int) -> np.ndarray:
     if arr.ndim not in (1, 2) or arr.shape[-1] != n:
         raise InvalidArgumentError(name, f"must have shape ({n},) or (count, {n}), got {arr.shape}")
     return arr
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value`` as a Python bool, or raise naming ``name``.
+
+    Only ``True``/``False`` (and NumPy booleans) are accepted: a string such as
+    ``"yes"`` or ``"False"``, or an integer, is truthy or falsy by accident and
+    is refused.
+
+    >>> check_bool("existence", False)
+    False
+    >>> check_bool("existence", "yes")
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: existence: must be True or False, got 'yes'
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidArgumentError(name, f"must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _fmt_count(x: int) -> str:
+    return f"{x:,}" if x < 10 ** 15 else f"{float(x):.3g}"
+
+
+def check_dense_size(name: str, rows: int, cols: int, what: str = "the matrix") -> None:
+    """Refuse a dense ``rows x cols`` matrix beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES` entries.
+
+    Called *before* anything is allocated; ``name`` is the argument that makes
+    the object this large.
+
+    >>> check_dense_size("v", 91, 91)
+    >>> check_dense_size("v", 10009, 10009, "the adjacency matrix of SRG(10009, ...)")
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: v: the adjacency matrix of SRG(10009, ...) would be a dense 10,009 x 10,009 matrix (100,180,081 entries), over gcsim's limit of 16,777,216 entries (gcsim.limits.MAX_DENSE_ENTRIES)
+    """
+    from . import limits
+
+    entries = int(rows) * int(cols)
+    if entries > limits.MAX_DENSE_ENTRIES:
+        raise InvalidArgumentError(
+            name, f"{what} would be a dense {_fmt_count(int(rows))} x {_fmt_count(int(cols))} matrix "
+                  f"({_fmt_count(entries)} entries), over gcsim's limit of {_fmt_count(limits.MAX_DENSE_ENTRIES)} "
+                  "entries (gcsim.limits.MAX_DENSE_ENTRIES)")
+
+
+def check_count(name: str, count: int, what: str, limit_name: str = "MAX_PATTERNS", hint: str = "") -> None:
+    """Refuse an enumeration of ``count`` items beyond ``gcsim.limits.<limit_name>``.
+
+    >>> check_count("s", 10, "straggler patterns")
+    >>> check_count("s", 10 ** 19, "straggler patterns C(91, 20)")
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: s: 10,000,000,000,000,000,000 straggler patterns C(91, 20) to enumerate, over gcsim's limit of 10,000,000 (gcsim.limits.MAX_PATTERNS)
+    """
+    from . import limits
+
+    limit = getattr(limits, limit_name)
+    if int(count) > limit:
+        count_text = f"{int(count):,}" if int(count) < 10 ** 30 else f"{float(count):.3g}"
+        raise InvalidArgumentError(
+            name, f"{count_text} {what} to enumerate, over gcsim's limit of {limit:,} "
+                  f"(gcsim.limits.{limit_name})" + (f"; {hint}" if hint else ""))

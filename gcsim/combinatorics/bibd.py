@@ -34,7 +34,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_bool, check_dense_size, check_int
 from ..errors import (
     ImpossibleParametersError,
     InvalidArgumentError,
@@ -48,7 +48,7 @@ from .difference_families import (
     radical_difference_family,
     singer_difference_set,
 )
-from .fields import is_prime_power, prime_power_decomposition
+from .fields import _iroot, is_prime_power, prime_power_decomposition
 from .geometries import (
     ag_flats,
     ag_parameters,
@@ -123,7 +123,10 @@ class BIBD(CombinatorialObject):
     def __init__(self, v: int, blocks: Sequence[Sequence[int]], construction: str,
                  lam: int | None = None, metadata: dict[str, Any] | None = None):
         v = check_int("v", v, minimum=2)
+        if hasattr(blocks, "__len__"):  # refuse before building the tuples
+            check_dense_size("blocks", v, len(blocks), "the incidence matrix")
         blocks_t = tuple(tuple(sorted(int(x) for x in blk)) for blk in blocks)
+        check_dense_size("blocks", v, len(blocks_t), "the incidence matrix")
         if not blocks_t:
             raise InvalidArgumentError("blocks", "must contain at least one block")
         k = len(blocks_t[0])
@@ -195,8 +198,9 @@ class BIBD(CombinatorialObject):
         require(b * k == v * r, f"b k = {b * k} != v r = {v * r}")
         require(lam * (v - 1) == r * (k - 1), f"lam (v-1) = {lam * (v - 1)} != r (k-1) = {r * (k - 1)}")
         require(bool(np.all(A.sum(axis=0) == k)), "some block does not have k points")
-        # float64 BLAS products of 0/1 matrices are exact integers (all partial sums < 2^53)
-        Af = A.astype(np.float64)
+        # BLAS products of 0/1 matrices are exact integers while every partial sum (<= max(v, b))
+        # fits the mantissa: float32 (2^24) within gcsim's size limits, else float64 (2^53)
+        Af = A.astype(np.float32 if max(v, b) < 2 ** 24 else np.float64)
         G = (Af @ Af.T).astype(np.int64)
         expect = (r - lam) * np.eye(v, dtype=np.int64) + lam
         require(bool(np.array_equal(G, expect)), "A A^T != (r - lam) I + lam J")
@@ -379,8 +383,13 @@ def bruck_ryser_chowla(v: int, k: int, lam: int) -> bool | None:
     return ternary_form_isotropic(a, b)
 
 
-def _violations(v: int, k: int, lam: int) -> list[tuple[str, str]]:
-    """Violated necessary conditions with messages (v, k, lam already validated, k <= v)."""
+@lru_cache(maxsize=1 << 16)
+def _violations(v: int, k: int, lam: int) -> tuple[tuple[str, str], ...]:
+    """Violated necessary conditions with messages (v, k, lam already validated, k <= v); cached."""
+    return tuple(_violations_list(v, k, lam))
+
+
+def _violations_list(v: int, k: int, lam: int) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if (lam * (v - 1)) % (k - 1) or (lam * v * (v - 1)) % (k * (k - 1)):
         out.append(("divisibility",
@@ -463,6 +472,7 @@ def projective_geometry_design(n: int, q: int, dim: int | None = None) -> BIBD:
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
     dim = n - 1 if dim is None else check_int("dim", dim, minimum=1, maximum=n - 1)
     v, k, lam = pg_parameters(n, q, dim)
+    check_dense_size("q", v, gaussian_binomial(n + 1, dim + 1, q), f"the incidence matrix of PG({n},{q})")
     what = "hyperplanes" if dim == n - 1 and n > 2 else ("lines" if dim == 1 else f"{dim}-flats")
     return BIBD(v, pg_flats(n, q, dim), f"PG({n},{q}): points vs {what}", lam=lam,
                 metadata={"family": "PG", "n": n, "q": q, "dim": dim})
@@ -494,7 +504,7 @@ def singer_design(n: int, q: int) -> BIBD:
     if not is_prime_power(q):
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
     if q ** (n + 1) > 1024:
-        return projective_geometry_design(n, q, n - 1)
+        return projective_geometry_design(n, q, n - 1)  # checks the size
     D = singer_difference_set(n, q)
     v = (q ** (n + 1) - 1) // (q - 1)
     lam = (q ** (n - 1) - 1) // (q - 1)
@@ -518,6 +528,7 @@ def affine_geometry_design(n: int, q: int, dim: int | None = None) -> BIBD:
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
     dim = n - 1 if dim is None else check_int("dim", dim, minimum=1, maximum=n - 1)
     v, k, lam = ag_parameters(n, q, dim)
+    check_dense_size("q", v, q ** (n - dim) * gaussian_binomial(n, dim, q), f"the incidence matrix of AG({n},{q})")
     if k < 2:  # pragma: no cover - dim >= 1 and q >= 2
         raise InvalidArgumentError("dim", "flats must have at least 2 points")
     what = "lines" if dim == 1 else ("hyperplanes" if dim == n - 1 else f"{dim}-flats")
@@ -544,6 +555,7 @@ def steiner_triple_system(v: int) -> BIBD:
     (15, 35, 7, 3, 1)
     """
     v = check_int("v", v, minimum=3)
+    check_dense_size("v", v, v * (v - 1) // 6, f"the incidence matrix of STS({v})")
     name = "Bose" if v % 6 == 3 else "Skolem"
     return BIBD(v, steiner_triple_system_blocks(v), f"STS({v}) ({name})", lam=1)
 
@@ -558,6 +570,7 @@ def paley_design(q: int) -> BIBD:
     (11, 11, 5, 5, 2)
     """
     q = check_int("q", q, minimum=7)
+    check_dense_size("q", q, q, f"the incidence matrix of the Paley design of order {q}")
     S = paley_difference_set(q)
     p, a = prime_power_decomposition(q)
     return BIBD(q, develop((p,) * a, [S]), f"Paley difference set in GF({q})", lam=(q - 3) // 4,
@@ -578,6 +591,8 @@ def difference_family_design(moduli, base_blocks, n_fixed: int = 0, lam: int | N
     if isinstance(moduli, (int, np.integer)):
         moduli = (int(moduli),)
     v = int(np.prod(moduli)) + int(n_fixed)
+    if hasattr(base_blocks, "__len__"):  # at most |G| blocks per base block
+        check_dense_size("moduli", v, int(np.prod(moduli)) * len(base_blocks), "the incidence matrix")
     group = " x ".join(f"Z_{m}" for m in moduli) + (f" + {n_fixed} fixed" if n_fixed else "")
     return BIBD(v, develop(moduli, base_blocks, n_fixed), f"{name} over {group}", lam=lam,
                 metadata={"moduli": tuple(moduli), "n_fixed": n_fixed,
@@ -592,6 +607,10 @@ def complete_design(v: int, k: int) -> BIBD:
     """
     v = check_int("v", v, minimum=2)
     k = check_int("k", k, minimum=2, maximum=v)
+    from .. import limits
+    b = _comb_capped(v, k, limits.MAX_DENSE_ENTRIES)   # C(v, k) without building a huge integer
+    check_dense_size("v", v, b, f"the complete design of all {k}-subsets of {v} points"
+                     + (" (C(v, k) blocks)" if b > limits.MAX_DENSE_ENTRIES else ""))
     return BIBD(v, list(combinations(range(v), k)), f"complete design: all {k}-subsets of {v} points",
                 lam=math.comb(v - 2, k - 2))
 
@@ -608,6 +627,7 @@ def union_design(*designs: BIBD) -> BIBD:
     for D in designs:
         if not isinstance(D, BIBD) or D.v != v or D.k != k:
             raise InvalidArgumentError("designs", "all designs must be BIBDs with the same v and k")
+    check_dense_size("designs", v, sum(D.b for D in designs), "the union's incidence matrix")
     blocks = [blk for D in designs for blk in D.blocks]
     return BIBD(v, blocks, " + ".join(f"[{D.construction}]" for D in designs), lam=sum(D.lam for D in designs))
 
@@ -626,6 +646,7 @@ def hermitian_unital(q: int) -> BIBD:
     q = check_int("q", q, minimum=2)
     if not is_prime_power(q):
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
+    check_dense_size("q", q ** 3 + 1, q * q * (q * q - q + 1), f"the incidence matrix of the Hermitian unital (q={q})")
     Q = q * q
     _, mul = field_tables(Q)
     from .geometries import projective_points
@@ -667,6 +688,7 @@ def five_q_design(q: int) -> BIBD:
     q = check_int("q", q, minimum=5)
     if not is_prime_power(q) or q % 4 != 1:
         raise InvalidArgumentError("q", f"must be a prime power = 1 mod 4, got {q}")
+    check_dense_size("q", 5 * q, 5 * q * (5 * q - 1) // 20, f"the incidence matrix of the (5q,5,1) design (q={q})")
     add, mul = field_tables(q)
     neg = np.argmin(add, axis=1)  # add[x, neg[x]] == 0
     w = field_primitive_element(q)
@@ -704,6 +726,7 @@ def mcfarland_design(q: int, d: int = 1) -> BIBD:
     from .geometries import _codes, _spans, subspaces
     p, a = prime_power_decomposition(q)
     r = gaussian_binomial(d + 1, 1, q)
+    check_dense_size("q", q ** (d + 1) * (r + 1), q ** (d + 1) * (r + 1), f"the McFarland design (q={q}, d={d})")
     hyper = _spans(subspaces(d + 1, d, q), q)                  # (r, q^d, d+1) field codes
     # an element of E is a base-q integer whose digits are base-p field codes, i.e. a base-p
     # integer with a(d+1) digits, and field addition is digitwise mod p: E = (Z_p)^{a(d+1)}
@@ -771,35 +794,58 @@ def hyperoval_biplane() -> BIBD:
 _MAX_COMPLETE_BLOCKS = 50_000
 
 
-@lru_cache(maxsize=None)
-def _geometry_index(limit: int = 4096) -> dict[tuple[int, int, int], tuple[str, int, int, int]]:
-    """All PG/AG designs with v <= limit: (v, k, lam) -> (family, n, q, dim)."""
-    out: dict[tuple[int, int, int], tuple[str, int, int, int]] = {}
-    for q in range(2, limit + 1):
-        if not is_prime_power(q):
-            continue
-        n = 2
-        while gaussian_binomial(n + 1, 1, q) <= limit:
+def _geometry_match(v: int, k: int, lam: int) -> tuple[str, int, int, int] | None:
+    """The PG/AG design with parameters (v, k, lam), as (family, n, q, dim), by number theory.
+
+    PG(n, q): ``v = 1 + q + ... + q^n`` and ``q^n < v < (q+1)^n`` (n >= 2), so
+    ``q = floor(v^(1/n))``; AG(n, q): ``v = q^n``.  One integer root per n
+    (``n <= log2 v``), no enumeration of fields, so it answers for any v.  When
+    several geometries share (v, k, lam) the smallest q wins, PG before AG, then
+    the smallest n and dim (the order gcsim has always used).
+    """
+    cands = []
+    n = 2
+    while 2 ** n <= v:
+        q = _iroot(v, n)
+        if q >= 2 and gaussian_binomial(n + 1, 1, q) == v and is_prime_power(q):
             for d in range(1, n):
-                out.setdefault(pg_parameters(n, q, d), ("PG", n, q, d))
-            n += 1
-        n = 2
-        while q ** n <= limit:
+                if pg_parameters(n, q, d) == (v, k, lam):
+                    cands.append((q, 0, n, d))
+        if q >= 2 and q ** n == v and is_prime_power(q):
             for d in range(1, n):
-                out.setdefault(ag_parameters(n, q, d), ("AG", n, q, d))
-            n += 1
+                if ag_parameters(n, q, d) == (v, k, lam):
+                    cands.append((q, 1, n, d))
+        n += 1
+    if not cands:
+        return None
+    q, fam, n, d = min(cands)
+    return ("PG" if fam == 0 else "AG", n, q, d)
+
+
+def _comb_capped(n: int, r: int, cap: int) -> int:
+    """``C(n, r)`` if it is at most ``cap``, else ``cap + 1`` (never builds a huge integer)."""
+    r = min(r, n - r)
+    if r < 0:
+        return 0
+    out = 1
+    for i in range(1, r + 1):
+        out = out * (n - r + i) // i   # exact: a product of i consecutive integers / i!
+        if out > cap:
+            return cap + 1
     return out
 
 
+@lru_cache(maxsize=1 << 16)
 def _plan_direct(v: int, k: int, lam: int):
-    """A direct (non-recursive) recipe for (v, k, lam), or None."""
+    """A direct (non-recursive) recipe for (v, k, lam), or None (number theory; no field tables
+    except inside the radical check, which is table-free for prime v)."""
     if k == v:
         return ("trivial-full", v, lam)
     if k == 2 and lam == 1:
         return ("complete", v, 2)
     if k == 3 and lam == 1 and v % 6 in (1, 3):
         return ("sts", v)
-    geo = _geometry_index().get((v, k, lam))
+    geo = _geometry_match(v, k, lam)
     if geo is not None:
         return ("geometry",) + geo
     if v % 4 == 3 and is_prime_power(v) and k == (v - 1) // 2 and lam == (v - 3) // 4 and v >= 7:
@@ -820,27 +866,36 @@ def _plan_direct(v: int, k: int, lam: int):
                     return ("mcfarland", q, d)
     if (v, k, lam) == (56, 11, 2):
         return ("biplane56",)
-    c = math.comb(v - 2, k - 2)
-    if lam % c == 0 and lam // c == 1 and math.comb(v, k) <= _MAX_COMPLETE_BLOCKS:
+    if _comb_capped(v, k, _MAX_COMPLETE_BLOCKS) <= _MAX_COMPLETE_BLOCKS and lam == math.comb(v - 2, k - 2):
         return ("complete", v, k)
     return None
 
 
 _PLANS: dict[tuple[int, int, int], Any] = {}
 _MAX_HILL_CLIMB_V = 100  # triple systems up to this v are built by hill climbing (< 1 s each)
+_UNION_SPLIT_MAX = 12    # lam > this: lam-fold designs as copies of a g-fold one (g | lam) first
+_MAX_PLAN_DEPTH = 64     # recursion guard of the planner (a cut counts like a cycle cut)
+_cuts = [0]              # number of cycle/depth cuts so far (a None found without one is cached)
 
 
 def _plan(v: int, k: int, lam: int, _active: frozenset = frozenset()):
     """Recipe for (v, k, lam): a nested tuple, or None if gcsim cannot build it.
 
     Tries direct constructions, then (recursively) complement, residual of a
-    symmetric design, derived design, and unions lam = lam1 + lam2.
+    symmetric design, derived design, copies of a design with a smaller lambda
+    dividing lam, and unions lam = lam1 + lam2.  Parameters only: nothing is
+    built, so existence questions answer fast for any size.
     """
     key = (v, k, lam)
     if key in _PLANS:
         return _PLANS[key]
-    if _violations(v, k, lam) or key in _active:
+    if _violations(v, k, lam):
+        _PLANS[key] = None
         return None
+    if key in _active or len(_active) >= _MAX_PLAN_DEPTH:
+        _cuts[0] += 1
+        return None
+    cuts_before = _cuts[0]
     active = _active | {key}
     plan = _plan_direct(v, k, lam)
     r = lam * (v - 1) // (k - 1)
@@ -861,8 +916,14 @@ def _plan(v: int, k: int, lam: int, _active: frozenset = frozenset()):
         V = 1 + v * (v - 1) // k
         if _plan(V, v, k, active) is not None:
             plan = ("derived", (V, v, k))
+    if plan is None and lam > _UNION_SPLIT_MAX:
+        # lam/g copies of a g-fold design: O(number of divisors) sub-plans, no deep recursion
+        for g in _divisors(lam)[:-1]:
+            if _plan(v, k, g, active) is not None:
+                plan = ("multiple", (v, k, g), lam // g)
+                break
     if plan is None:
-        for lam1 in range(1, lam // 2 + 1):
+        for lam1 in range(1, min(lam // 2, _UNION_SPLIT_MAX) + 1):
             lam2 = lam - lam1
             if _plan(v, k, lam1, active) is not None and _plan(v, k, lam2, active) is not None:
                 plan = ("union", (v, k, lam1), (v, k, lam2))
@@ -874,9 +935,39 @@ def _plan(v: int, k: int, lam: int, _active: frozenset = frozenset()):
     if plan is None and k == 3 and v <= _MAX_HILL_CLIMB_V:
         # every admissible lambda-fold triple system exists (Hanani 1961): build one by hill climbing
         plan = ("triple-hc", v, lam)
-    if plan is not None or not _active:
-        _PLANS[key] = plan   # only cache results that do not depend on the recursion stack
+    if plan is not None or not _active or _cuts[0] == cuts_before:
+        _PLANS[key] = plan   # a None that no cut influenced does not depend on the recursion stack
     return plan
+
+
+def _divisors(n: int) -> list[int]:
+    """Sorted divisors of n >= 1."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def _design_size(v: int, k: int, lam: int) -> tuple[int, int]:
+    """(v, b) of a 2-(v, k, lam) design (parameters already admissible)."""
+    if k == v:
+        return v, lam
+    r = lam * (v - 1) // (k - 1)
+    return v, v * r // k
+
+
+def _plan_peak(plan) -> int:
+    """Largest dense incidence matrix (entries) built while executing ``plan``."""
+    kind = plan[0]
+    if kind in ("complement", "residual", "derived"):
+        sub = _plan(*plan[1])
+        own = math.prod(_design_size(*plan[1]))
+        return max(own, _plan_peak(sub))
+    if kind in ("union", "multiple"):
+        parts = [plan[1]] + ([plan[2]] if kind == "union" else [])
+        v = plan[1][0]
+        total_b = (sum(_design_size(*p)[1] for p in parts) if kind == "union"
+                   else _design_size(*plan[1])[1] * plan[2])
+        return max([v * total_b] + [_plan_peak(_plan(*p)) for p in parts])
+    return -1  # leaves: the caller uses the design's own size
 
 
 @lru_cache(maxsize=256)
@@ -926,6 +1017,11 @@ def _execute(plan) -> BIBD:
         return _execute(_plan(*plan[1])).derived(0)
     if kind == "union":
         return union_design(_execute(_plan(*plan[1])), _execute(_plan(*plan[2])))
+    if kind == "multiple":
+        D = _execute(_plan(*plan[1]))
+        U = union_design(*([D] * plan[2]))
+        U.construction = f"{plan[2]} copies of [{D.construction}]"
+        return U
     raise AssertionError(f"unknown plan {plan!r}")  # pragma: no cover
 
 
@@ -960,20 +1056,31 @@ def buildable_bibds(max_v: int, k_range=None, lam_range=None) -> list[tuple[int,
     return out
 
 
+def _fits(v: int, k: int, lam: int) -> bool:
+    """Whether the design and everything its plan builds stay within gcsim.limits.MAX_DENSE_ENTRIES."""
+    from .. import limits
+
+    plan = _plan(v, k, lam)
+    return plan is not None and max(math.prod(_design_size(v, k, lam)), _plan_peak(plan)) <= limits.MAX_DENSE_ENTRIES
+
+
+_SUGGESTION_SPAN = 600  # how far (in v) the suggestion search looks; bounds its work for large v
+
+
 def _suggestions(v: int, k: int, lam: int, count: int = 6) -> list[tuple[int, int, int]]:
-    """Nearby buildable parameters: same k and lam first, then other lam, then other k."""
+    """Nearby buildable parameters (within the size limits): same k and lam first, then other lam, then other k."""
     cands = []
-    for dv in range(1, 4 * v + 30):
+    for dv in range(1, min(4 * v + 30, _SUGGESTION_SPAN)):
         for vv in (v - dv, v + dv):
             if vv < 2:
                 continue
             for kk, ll in ((k, lam), (k, 1), (k, 2), (k, 3), (k - 1, lam), (k + 1, lam)):
-                if 3 <= kk <= vv and ll >= 1 and (vv, kk, ll) not in cands and _plan(vv, kk, ll) is not None:
+                if 3 <= kk <= vv and ll >= 1 and (vv, kk, ll) not in cands and _fits(vv, kk, ll):
                     cands.append((vv, kk, ll))
         if len(cands) >= count:
             break
     for ll in range(1, lam + 4):
-        if ll != lam and _plan(v, k, ll) is not None and (v, k, ll) not in cands:
+        if ll != lam and _fits(v, k, ll) and (v, k, ll) not in cands:
             cands.insert(0, (v, k, ll))
     return cands[:count]
 
@@ -986,8 +1093,12 @@ def bibd(v: int, k: int, lam: int = 1, *, existence: bool = False):
     v, k, lam : int
         Number of points, block size, pair multiplicity (``2 <= k <= v``, ``lam >= 1``).
     existence : bool
-        If True return ``True`` (gcsim builds it), ``False`` (a necessary
-        condition or known result excludes it) or ``None`` (unknown to gcsim).
+        If True return ``True`` (gcsim has a construction: the design exists),
+        ``False`` (a necessary condition or known result excludes it) or
+        ``None`` (unknown to gcsim).  Existence is decided from the parameters
+        alone (number theory, tabulated families, a table-free cyclotomic
+        check), without building anything, so it answers fast for any v; a
+        ``True`` beyond the size limit below means "exists, too large to build".
 
     Returns
     -------
@@ -997,7 +1108,11 @@ def bibd(v: int, k: int, lam: int = 1, *, existence: bool = False):
     Raises
     ------
     InvalidArgumentError
-        Bad input (non-integers, ``v < 2``, ``k < 2``, ``k > v``, ``lam < 1``).
+        Bad input (non-integers, ``v < 2``, ``k < 2``, ``k > v``, ``lam < 1``,
+        a non-bool ``existence``), or a design whose ``v x b`` incidence
+        matrix (or an intermediate design of its construction) would exceed
+        :data:`gcsim.limits.MAX_DENSE_ENTRIES` entries; the message states the
+        size and the limit.  Checked before anything is built.
     ImpossibleParametersError
         A named necessary condition fails (``.condition``).
     NotConstructibleError
@@ -1012,14 +1127,24 @@ def bibd(v: int, k: int, lam: int = 1, *, existence: bool = False):
     (13, 26, 6, 3, 1)
     >>> bibd(36, 6, 1, existence=True), bibd(51, 6, 1, existence=True)
     (False, None)
+    >>> bibd(20029, 4, 1, existence=True)     # Wilson's radical family in GF(20029), nothing built
+    True
+    >>> bibd(20029, 4, 1)
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: (v, k, lam): a 2-(20029,4,1) design would be a dense 20,029 x 33,428,401 matrix (669,537,443,629 entries), over gcsim's limit of 16,777,216 entries (gcsim.limits.MAX_DENSE_ENTRIES)
     """
     v, k, lam = _validate(v, k, lam)
+    existence = check_bool("existence", existence)
     bad = _violations(v, k, lam)
     if bad:
         if existence:
             return False
         name, msg = bad[0]
         raise ImpossibleParametersError(name, f"no 2-({v},{k},{lam}) design: {msg}")
+    if not existence:
+        # the result alone is too large: refuse before planning or building anything
+        check_dense_size("(v, k, lam)", *_design_size(v, k, lam), f"a 2-({v},{k},{lam}) design")
     plan = _plan(v, k, lam)
     if existence:
         return True if plan is not None else None
@@ -1027,6 +1152,14 @@ def bibd(v: int, k: int, lam: int = 1, *, existence: bool = False):
         raise NotConstructibleError(
             f"a 2-({v},{k},{lam}) design may exist, but gcsim has no construction for it",
             _suggestions(v, k, lam))
+    peak = _plan_peak(plan)
+    if peak > 0:
+        from .. import limits
+        if peak > limits.MAX_DENSE_ENTRIES:
+            raise InvalidArgumentError(
+                "(v, k, lam)", f"gcsim builds a 2-({v},{k},{lam}) design from a larger design with {peak:,} "
+                f"incidence entries, over gcsim's limit of {limits.MAX_DENSE_ENTRIES:,} entries "
+                "(gcsim.limits.MAX_DENSE_ENTRIES)")
     D = _build_verified(plan)
     out = copy.copy(D)               # shares the read-only matrix and the block tuple
     out.metadata = dict(D.metadata)  # but not the mutable metadata

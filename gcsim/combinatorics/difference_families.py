@@ -38,6 +38,7 @@ __all__ = [
     "paley_difference_set",
     "singer_difference_set",
     "radical_difference_family",
+    "primitive_root",
     "search_difference_family",
     "cyclotomic_difference_family",
     "multiplier_difference_family",
@@ -225,7 +226,10 @@ def radical_difference_family(q: int, k: int, lam: int = 1) -> list[list[int]] |
 
 
 def _radical(q: int, k: int, lam: int) -> list[list[int]] | None:
-    if prime_power_decomposition(q) is None or (lam * (q - 1)) % (k * (k - 1)) != 0:
+    from .. import limits
+
+    pa = prime_power_decomposition(q)
+    if pa is None or (lam * (q - 1)) % (k * (k - 1)) != 0:
         return None
     t = lam * (q - 1) // (k * (k - 1))
     root_order = k if k % 2 == 1 else k - 1
@@ -235,6 +239,13 @@ def _radical(q: int, k: int, lam: int) -> list[list[int]] | None:
     if (q - 1) % (t * c_order) != 0:
         return None
     e = (q - 1) // (t * c_order)
+    if pa[1] == 1:
+        # prime field: codes are residues mod q, so modular arithmetic replaces the q x q tables
+        if q > limits.MAX_EXISTENCE_ORDER:
+            return None  # the O(q) check below is refused; callers fall back to other results
+        return _radical_prime(q, k, lam, t, root_order, e)
+    if q * q > limits.MAX_DENSE_ENTRIES:
+        return None  # GF(p^a) needs table arithmetic; too large to check here
     B0 = _subgroup(q, root_order) + ([0] if k % 2 == 0 else [])
     _, mul = field_tables(q)
     w = field_primitive_element(q)
@@ -248,6 +259,71 @@ def _radical(q: int, k: int, lam: int) -> list[list[int]] | None:
     if not _is_difference_family(q, family, lam):
         return None
     return family
+
+
+def _prime_factors(n: int) -> list[int]:
+    out, p = [], 2
+    while p * p <= n:
+        if n % p == 0:
+            out.append(p)
+            while n % p == 0:
+                n //= p
+        p += 1
+    if n > 1:
+        out.append(n)
+    return out
+
+
+def primitive_root(p: int) -> int:
+    """Smallest primitive root modulo a prime ``p`` (the code :func:`field_primitive_element` gives GF(p)).
+
+    ``g`` generates ``Z_p^*`` iff ``g^((p-1)/r) != 1`` for every prime ``r | p - 1``;
+    no tables, so it works for any size of ``p``.
+
+    >>> primitive_root(7), primitive_root(13), primitive_root(20029)
+    (3, 2, 2)
+    """
+    p = check_int("p", p, minimum=2)
+    if prime_power_decomposition(p) != (p, 1):
+        raise InvalidArgumentError("p", f"must be a prime, got {p}")
+    if p == 2:
+        return 1
+    rs = _prime_factors(p - 1)
+    g = 2
+    while any(pow(g, (p - 1) // r, p) == 1 for r in rs):
+        g += 1
+    return g
+
+
+def _radical_prime(q: int, k: int, lam: int, t: int, root_order: int, e: int) -> list[list[int]] | None:
+    """Wilson's radical family in GF(q), q prime, by modular arithmetic: O(lam q) time, O(q) memory.
+
+    Same base blocks as the table route (same primitive element, same order of
+    the blocks), checked exactly: every nonzero residue occurs lam times as a
+    difference.  A k-subset of Z_q (1 < k < q, q prime) always has a full orbit.
+    """
+    if k >= q:
+        return None
+    w = primitive_root(q)
+    step = pow(w, (q - 1) // root_order, q)
+    B0 = sorted(pow(step, i, q) for i in range(root_order)) + ([0] if k % 2 == 0 else [])
+    we = pow(w, e, q)
+    multipliers = np.empty(t, dtype=np.int64)
+    m = 1
+    for i in range(t):  # t = lam (q-1) / (k (k-1)) multipliers, one modular product each
+        multipliers[i] = m
+        m = m * we % q
+    base = np.asarray(B0, dtype=np.int64)
+    counts = np.zeros(q, dtype=np.int64)
+    off = ~np.eye(k, dtype=bool)
+    chunk = max(1, 2 ** 20 // (k * k))  # bounded temporaries
+    for a in range(0, t, chunk):
+        blocks = (multipliers[a:a + chunk, None] * base[None, :]) % q          # (chunk, k)
+        diff = (blocks[:, :, None] - blocks[:, None, :]) % q
+        counts += np.bincount(diff[:, off].ravel(), minlength=q)
+    if counts[0] != 0 or not np.all(counts[1:] == lam):
+        return None
+    return [sorted(int(m * b % q) for b in B0) for m in multipliers.tolist()]
 
 
 def _is_difference_family(q: int, family, lam: int) -> bool:

@@ -24,7 +24,7 @@ from itertools import combinations
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_dense_size, check_int
 from ..errors import InvalidArgumentError
 from .fields import is_prime_power, prime_power_decomposition
 
@@ -101,6 +101,8 @@ def field_tables(q: int, modulus: tuple[int, ...] | None = None) -> tuple[np.nda
     (np.int64(1), np.int64(1), np.int64(3))
     """
     q = _check_q(q)
+    # two q x q tables: refuse before allocating (existence questions never need them)
+    check_dense_size("q", q, q, f"the arithmetic table of GF({q})")
     p, a = prime_power_decomposition(q)
     e = np.arange(q, dtype=np.int64)
     if a == 1:
