@@ -137,3 +137,30 @@ def test_other_kind_refused(tmp_path):
     p = save_bundle(tmp_path / "o", {"x": np.eye(2)}, {"kind": "bibd"})
     with pytest.raises(CatalogueError, match="not a CERAR design"):
         load_design(p)
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda md: md["certificate"].update(caps=[5.0]), "caps"),
+    (lambda md: md["certificate"].update(caps={"kappa_A": "5", "kappa_D": None}), "cap"),
+    (lambda md: md.update(N="3"), "N"),
+    (lambda md: md.update(metrics=[1.0]), "metrics"),
+    (lambda md: md.update(params=[1, 2]), "params"),
+])
+def test_metadata_of_the_wrong_type_refused(tmp_path, edit, needle):
+    """Hand-edited metadata types give a CatalogueError naming the field, never an AttributeError."""
+    p = export_design(random_design(), tmp_path, "t")
+    man = json.loads(p.read_text())
+    edit(man["metadata"])
+    p.write_text(json.dumps(man))
+    with pytest.raises(CatalogueError, match=needle):
+        load_design(p)
+
+
+def test_bundle_paths_in_the_manifest_cannot_leave_the_folder(tmp_path):
+    p = export_design(random_design(), tmp_path / "sub", "t")
+    (tmp_path / "t.npz").write_bytes((tmp_path / "sub" / "t.npz").read_bytes())
+    man = json.loads(p.read_text())
+    man["data_file"] = "../t.npz"      # same bytes, but outside the bundle's folder
+    p.write_text(json.dumps(man))
+    with pytest.raises(CatalogueError, match="data_file"):
+        load_design(p)
