@@ -306,6 +306,7 @@ def test_manifest_that_is_not_a_json_object_is_refused(tmp_path, text):
         cat.load_object(stem)
 
 
+@posix_only
 def test_list_catalogue_skips_fifos_and_junk_without_hanging(tmp_path):
     fano_bundle(tmp_path)
     if hasattr(os, "mkfifo"):
