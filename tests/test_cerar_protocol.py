@@ -9,6 +9,31 @@ from hypothesis import given, settings, strategies as st
 
 from gcsim.cerar import CerarDesign, design, errors, rates, simulate
 from gcsim.errors import InvalidArgumentError
+from tolerances import SAFETY, cond, gamma, lstsq_tol, unit_roundoff
+
+
+def gamma_u(n, u):
+    """gamma_n = n u / (1 - n u) for a unit roundoff u (bfloat16 has no numpy dtype)."""
+    return n * u / (1 - n * u)
+
+
+def ring_tol(A, D, g, u=unit_roundoff()):
+    """Max-norm bound on the rounding error of any ring computation of the outputs (and traces).
+
+    Forward error analysis of the protocol (no solves, only products and sums): every symbol
+    x = A G is a length-c dot product, every u_i^(t) a sum of N - 1 symbols, every output
+    G_i + D_i U_i a sum of L + 1 terms, each rounded; with the inputs themselves rounded to the
+    working precision, the computed value is within gamma_n (|G| + |D| |U|abs) of the exact one,
+    n = c + N + L + 3 (Higham Thm 3.5, applied term by term), where |U|abs <= (N-1) |A| |G|.
+    Two implementations (different order) differ by at most twice that. Returns (out_tol, u_tol).
+    """
+    N, c, L = D.shape
+    gmax = float(np.max(np.abs(g), initial=0.0))
+    amax = float(np.max(np.sum(np.abs(A), axis=2)))          # max row sum of |A_j|
+    dmax = float(np.max(np.sum(np.abs(D), axis=2)))          # max row sum of |D_i|
+    n = c + N + L + 3
+    usum = (N - 1) * amax * gmax
+    return 2 * SAFETY * gamma_u(n, u) * (gmax + dmax * usum), 2 * SAFETY * gamma_u(n, u) * usum
 
 
 # ----------------------------------------------------------------------------- references
@@ -110,11 +135,11 @@ def test_simulator_matches_naive_reference(kind, N, c, d):
     g = np.random.default_rng(d).standard_normal((N, d))
     res = simulate(des, g, record=True)
     ref, us, sent, _ = naive_ring(des.encoders, des.decoders, g)
-    scale = 1 + np.abs(ref).max()
-    assert np.allclose(res.outputs, ref, atol=1e-10 * scale, rtol=0)
+    tol, tol_u = ring_tol(des.encoders, des.decoders, g)
+    np.testing.assert_allclose(res.outputs, ref, atol=tol, rtol=0)
     for (t, i), v in us.items():
-        assert np.allclose(res.traces["u"][t - 1, i], v, atol=1e-10 * scale)
-        assert np.allclose(res.traces["sent"][t - 1, i], sent[t, i], atol=1e-10 * scale)
+        np.testing.assert_allclose(res.traces["u"][t - 1, i], v, atol=tol_u, rtol=0)
+        np.testing.assert_allclose(res.traces["sent"][t - 1, i], sent[t, i], atol=tol_u, rtol=0)
 
 
 @pytest.mark.parametrize("kind,N,c", DESIGNS)
@@ -129,7 +154,7 @@ def test_invariant_and_error_identity(kind, N, c):
     G = G.reshape(N, c, w)
     X = des.encoders @ G                                    # X[i, tau-1] = x_i^(tau)
     L = c + N - 2
-    scale = 1 + np.abs(X).max() * N
+    tol, tol_u = ring_tol(des.encoders, des.decoders, g)
 
     def x(i, tau):
         return X[i % N, tau - 1] if 1 <= tau <= c else np.zeros(w)
@@ -138,25 +163,33 @@ def test_invariant_and_error_identity(kind, N, c):
     for t in range(1, L + 1):
         for i in range(N):
             expect = sum(x(i - m, t - m + 1) for m in range(1, N))
-            assert np.allclose(U[t - 1, i], expect, atol=1e-10 * scale)
-    # u is zero outside 1..L: the round after L would carry nothing
-    assert all(np.allclose(sum(x(i - m, L + 1 - m + 1) for m in range(1, N)), 0) for i in range(N))
+            np.testing.assert_allclose(U[t - 1, i], expect, atol=tol_u, rtol=0)
+    # u is zero outside 1..L: the round after L would carry nothing (a sum of exact zeros)
+    assert all(np.all(sum(x(i - m, L + 1 - m + 1) for m in range(1, N)) == 0) for i in range(N))
     # g_hat_i = G_i + D_i U_i  and  = sum_j G_j + sum_m E_{i,m} G_{i-m}
     E = explicit_error_operators(des.encoders, des.decoders)
     for i in range(N):
         out_i = res.outputs[i]
         via_u = (G[i] + des.decoders[i] @ U[:, i, :]).reshape(-1)[:d]
         via_e = (G.sum(0) + sum(E[i, m - 1] @ G[(i - m) % N] for m in range(1, N))).reshape(-1)[:d]
-        tol = 1e-9 * (1 + np.abs(via_u).max())
-        assert np.allclose(out_i, via_u, atol=tol)
-        assert np.allclose(out_i, via_e, atol=tol)
+        # via_e regroups D (S A) G as (D S A - I) G + G: the same terms, rounded once more per group
+        np.testing.assert_allclose(out_i, via_u, atol=tol, rtol=0)
+        np.testing.assert_allclose(out_i, via_e, atol=2 * tol, rtol=0)
 
 
 @pytest.mark.parametrize("N,c", [(3, 1), (3, 3), (4, 2), (5, 5), (6, 4), (2, 3), (7, 3)])
 def test_exact_designs_all_reduce(N, c):
     g = np.random.default_rng(N + c).standard_normal((N, 50))
-    res = simulate(design(N, c, "exact"), g)
-    assert np.allclose(res.outputs, np.broadcast_to(g.sum(0), (N, 50)), atol=1e-12)
+    des = design(N, c, "exact")
+    res = simulate(des, g)
+    # ring rounding plus the exact design's own E (inverse of its windows: SAFETY c u kappa(A), Higham
+    # §14.3, times ||D S|| ||A||, applied to N - 1 inputs of c components)
+    tol, _ = ring_tol(des.encoders, des.decoders, g)
+    kA = max(cond(a) for a in des.encoders)
+    e_norm = SAFETY * (c * unit_roundoff() * kA + gamma(7 * (N + c))) * float(np.max(np.sum(np.abs(des.decoders), axis=2))) \
+        * float(np.max(np.sum(np.abs(des.encoders), axis=2)))
+    tol += (N - 1) * c * e_norm * float(np.abs(g).max())
+    np.testing.assert_allclose(res.outputs, np.broadcast_to(g.sum(0), (N, 50)), atol=tol, rtol=0)
 
 
 @pytest.mark.parametrize("dtype,itemsize", [(None, 8), ("float64", 8), ("float32", 4),
@@ -181,16 +214,18 @@ def test_rate_formulas(N, c):
     res = simulate(design(N, c, "exact") if c <= N else design(N, c, "perturbation"),
                    np.ones((N, d)), warn=False)
     per_worker = res.bytes_sent[0] / 8
-    assert per_worker == pytest.approx((1 + (N - 2) / c) * d, rel=1e-14)
+    # formulas of a few rounded operations each: relative SAFETY gamma_4 (Higham Lemma 3.3)
+    rel = SAFETY * gamma(4)
+    assert per_worker == pytest.approx((1 + (N - 2) / c) * d, rel=rel)
     r = rates(N, c)
     assert r["rounds"] == c + N - 2
-    assert r["rate"] == pytest.approx(1 + (N - 2) / c)
-    assert r["ring_rate"] == pytest.approx(2 * (N - 1) / N)
-    assert r["storage"] == pytest.approx(1 + N / c)
+    assert r["rate"] == pytest.approx(1 + (N - 2) / c, rel=rel)
+    assert r["ring_rate"] == pytest.approx(2 * (N - 1) / N, rel=rel)
+    assert r["storage"] == pytest.approx(1 + N / c, rel=rel)
     ring_bytes = 2 * (N - 1) / N * d
-    assert r["byte_ratio"] == pytest.approx(ring_bytes / per_worker)
+    assert r["byte_ratio"] == pytest.approx(ring_bytes / per_worker, rel=2 * rel)
     if c == N:                                      # equals ring all-reduce exactly
-        assert per_worker == pytest.approx(ring_bytes)
+        assert per_worker == pytest.approx(ring_bytes, rel=rel)
 
 
 @pytest.mark.parametrize("N,c", [(3, 2), (4, 8), (5, 3), (2, 4)])
@@ -204,7 +239,7 @@ def test_peak_buffers_measured(N, c):
               for t in range(1, c + N - 1)]
     assert live.tolist() == expect
     assert res.peak_buffers.tolist() == [2 * c + 1] * N
-    assert rates(N, c)["simulator_storage"] == pytest.approx((2 * c + 1) / c)
+    assert rates(N, c)["simulator_storage"] == pytest.approx((2 * c + 1) / c, rel=SAFETY * gamma(1))
 
 
 def test_padding_and_empty():
@@ -212,20 +247,24 @@ def test_padding_and_empty():
     g = np.random.default_rng(2).standard_normal((3, 10))
     res = simulate(des, g)
     padded = np.hstack([g, np.zeros((3, 2))])
-    assert np.allclose(res.outputs, simulate(des, padded).outputs[:, :10])
+    # d = 10 and 12 give the same packet size w = 3 and the same zero-padded arrays: bitwise equal
+    assert np.array_equal(res.outputs, simulate(des, padded).outputs[:, :10])
     empty = simulate(des, np.zeros((3, 0)))
     assert empty.outputs.shape == (3, 0) and empty.bytes_sent.tolist() == [0, 0, 0]
 
 
-@pytest.mark.parametrize("dtype,tol", [("float64", 1e-12), ("float32", 1e-4)])
-def test_accumulate_orders_agree(dtype, tol):
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_accumulate_orders_agree(dtype):
     des = design(4, 6, "perturbation", eps=0.1)
     g = np.random.default_rng(3).standard_normal((4, 40))
     a = simulate(des, g, dtype=dtype, accumulate="batched").outputs
     b = simulate(des, g, dtype=dtype, accumulate="rounds").outputs
     ref = naive_ring(des.encoders, des.decoders, g)[0]
-    assert np.allclose(a, ref, atol=tol * np.abs(ref).max())
-    assert np.allclose(b, ref, atol=tol * np.abs(ref).max())
+    # the float64 reference is within the float64 bound, the run within the working-precision one
+    tol = ring_tol(des.encoders, des.decoders, g, unit_roundoff(np.dtype(dtype)))[0] \
+        + ring_tol(des.encoders, des.decoders, g)[0]
+    np.testing.assert_allclose(a, ref, atol=tol, rtol=0)
+    np.testing.assert_allclose(b, ref, atol=tol, rtol=0)
     with pytest.raises(InvalidArgumentError, match="accumulate"):
         simulate(des, g, accumulate="later")
 
@@ -245,7 +284,7 @@ def test_error_identity_random_designs(N, c, d, seed):
     g = np.random.default_rng(seed + 1).standard_normal((N, d))
     res = simulate(des, g)
     ref = naive_ring(des.encoders, des.decoders, g)[0]
-    assert np.allclose(res.outputs, ref, atol=1e-9 * (1 + np.abs(ref).max(initial=0.0)))
+    np.testing.assert_allclose(res.outputs, ref, atol=ring_tol(des.encoders, des.decoders, g)[0], rtol=0)
 
 
 # ----------------------------------------------------------------------------- errors()
@@ -257,15 +296,32 @@ def test_errors_metrics_independent():
     e = errors(des)
     rows = [np.hstack([E[i, m] for m in range(N - 1)]) for i in range(N)]
     worst = [np.linalg.svd(r, compute_uv=False)[0] for r in rows]
-    assert np.allclose(e.per_worker_worst, worst, atol=1e-9)
-    assert e.worst_case == pytest.approx(max(worst))
-    assert e.frobenius == pytest.approx(sum(np.sum(E[i, m] ** 2) for i in range(N) for m in range(N - 1)))
-    assert np.allclose(e.relative_mse, [sum(np.sum(E[i, m] ** 2) for m in range(N - 1)) / (N * c)
-                                        for i in range(N)])
+    # the library's batched E and this loop's E: each entry within gamma_{c+1}(|D S||A| + I) of the
+    # exact one (Higham Thm 3.5); norms move by the Frobenius norm of that, plus the SVD's rounding
+    L = c + N - 2
+    bound = np.zeros((N, N - 1))
+    for i in range(N):
+        for m in range(1, N):
+            S = np.zeros((L, c))
+            S[np.arange(c) + m - 1, np.arange(c)] = 1.0
+            Bm = gamma(c + 1) * (np.abs(des.decoders[i] @ S) @ np.abs(des.encoders[(i - m) % N]) + np.eye(c))
+            bound[i, m - 1] = np.linalg.norm(Bm)
+    for i in range(N):
+        t = 2 * SAFETY * np.linalg.norm(bound[i]) + 2 * lstsq_tol(1.0, c, (N - 1) * c, worst[i])
+        assert e.per_worker_worst[i] == pytest.approx(worst[i], abs=t)
+    assert e.worst_case == max(e.per_worker_worst)
+    fro_w = np.array([sum(np.sum(E[i, m] ** 2) for m in range(N - 1)) for i in range(N)])
+    fro_t = np.array([2 * SAFETY * (2 * np.sqrt(fro_w[i]) * np.linalg.norm(bound[i]) + np.sum(bound[i] ** 2))
+                      + SAFETY * gamma((N - 1) * c * c) * fro_w[i] for i in range(N)])
+    assert e.frobenius == pytest.approx(fro_w.sum(), abs=fro_t.sum())
+    assert np.all(np.abs(e.relative_mse - fro_w / (N * c)) <= fro_t / (N * c))
     kA = [np.linalg.cond(a) for a in des.encoders]
     kD = [s[0] / s[-1] for s in (np.linalg.svd(dd, compute_uv=False) for dd in des.decoders)]
-    assert np.allclose(e.kappa_encoders, kA, rtol=1e-6)
-    assert np.allclose(e.kappa_decoders, kD, rtol=1e-9)
+    # two SVDs of the same matrix: kappa agrees to 2 SAFETY p q u (1 + kappa) relative (LAPACK §4.9)
+    for got, want, X in zip(e.kappa_encoders, kA, des.encoders):
+        assert got == pytest.approx(want, rel=2 * lstsq_tol(1 + want, c, c, 1.0))
+    for got, want, X in zip(e.kappa_decoders, kD, des.decoders):
+        assert got == pytest.approx(want, rel=2 * lstsq_tol(1 + want, c, L, 1.0))
 
 
 def test_errors_empirical_and_isotropic_mse():
@@ -277,15 +333,26 @@ def test_errors_empirical_and_isotropic_mse():
     total = g.sum(0)
     out = simulate(des, g).outputs
     emp = np.linalg.norm(out - total, axis=1) / np.linalg.norm(total)
-    assert np.allclose(e.per_worker_empirical, emp)
-    assert e.empirical == pytest.approx(emp.max())
-    # isotropic gradients: E||g_hat_i - g||^2 / E||G||_F^2 = relative_mse[i]
+    # the same float64 simulation and norms: equal up to the rounding of two length-d norms
+    np.testing.assert_allclose(e.per_worker_empirical, emp, rtol=2 * SAFETY * gamma(d), atol=0)
+    assert e.empirical == max(e.per_worker_empirical)
+    # isotropic gradients: E||g_hat_i - g||^2 / E||G||_F^2 = relative_mse[i]. A statistical claim:
+    # the numerator sums w = d / c independent quadratic forms g^T M^T M g, whose relative standard
+    # deviation is at most sqrt(2 / w) (Var = 2 tr((M^T M)^2) <= 2 (tr M^T M)^2), the denominator
+    # N d squares (sqrt(2 / (N d))); 5 standard deviations of each
+    w = d // c
     ratio = np.sum((out - total) ** 2, axis=1) / np.sum(g ** 2)
-    assert np.allclose(ratio, e.relative_mse, rtol=0.05)
-    # the worst-case operator norm bounds every worker's error
+    # worker N - 1 is exact: its numerator is rounding only, at most d ring_tol^2 (and relative_mse is
+    # at the rounding level of E, below that)
+    tol, _ = ring_tol(des.encoders, des.decoders, g)
+    np.testing.assert_allclose(ratio, e.relative_mse, rtol=5 * (np.sqrt(2 / w) + np.sqrt(2 / (N * d))),
+                               atol=d * tol ** 2 / np.sum(g ** 2))
+    # the worst-case operator norm bounds every worker's error (Lemma 2), up to the rounding of the
+    # simulated outputs (ring_tol per entry, sqrt(d) entries) and of the SVD
     for i in range(N):
         stacked = np.linalg.norm(np.delete(g, i, axis=0))
-        assert np.linalg.norm(out[i] - total) <= (e.per_worker_worst[i] + 1e-10) * stacked
+        slack = tol * np.sqrt(d) + lstsq_tol(1.0, c, (N - 1) * c, e.per_worker_worst[i]) * stacked
+        assert np.linalg.norm(out[i] - total) <= e.per_worker_worst[i] * stacked + slack
 
 
 # ----------------------------------------------------------------------------- bad input
