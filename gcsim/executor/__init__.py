@@ -3,7 +3,8 @@
 * :mod:`gcsim.executor.arrays` -- :func:`run_scheme` (encode -> drop stragglers -> decode on
   real gradients, measured vs predicted error), :func:`run_cerar` (the CERAR ring over N
   buffers), :func:`batched_optimal_error` (Gram-identity evaluator in any array namespace);
-* :mod:`gcsim.executor.torchdist` -- launcher with timeouts, parameter-server gradient coding,
+* :mod:`gcsim.executor.torchdist` -- launcher with timeouts (no hang, no orphan, named stalled
+  ranks), parameter-server gradient coding on a simulated clock (same seed, same numbers),
   CERAR over isend/irecv, own ring all-reduce, ``dist.all_reduce`` baseline, byte counters;
 * :mod:`gcsim.executor.ddp_hook` -- a DDP communication hook running a CERAR design;
 * :mod:`gcsim.executor.netem` -- rate-limited network namespaces (root only).
@@ -18,6 +19,7 @@ _LAZY = {
     "run_scheme": "arrays", "SchemeRun": "arrays", "run_cerar": "arrays", "CerarRun": "arrays",
     "batched_optimal_error": "arrays", "get_namespace": "arrays",
     "launch": "torchdist", "LaunchResult": "torchdist", "RankFailure": "torchdist",
+    "LaunchTimeoutError": "torchdist", "simulated_schedule": "torchdist", "seeded_delays": "torchdist",
     "RingFailureError": "torchdist", "ByteCounter": "torchdist", "cerar_all_reduce": "torchdist",
     "ring_all_reduce": "torchdist", "library_all_reduce": "torchdist", "run_collectives": "torchdist",
     "run_parameter_server": "torchdist", "cerar_bytes": "torchdist", "ring_bytes": "torchdist",

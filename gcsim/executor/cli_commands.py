@@ -7,16 +7,22 @@ Registered through :data:`gcsim.cli._EXTRA_COMMANDS` (``register(subparsers, add
     over seeded Gaussian gradients and prints bytes sent per rank, itemsize, d, seconds
     and the maximum relative error against the exact sum (and against ``dist.all_reduce``).
 ``gcsim run-gc --engine gloo --design NAME_OR_BUNDLE --m M --stragglers S [--workers-die K] --json``
-    Parameter-server gradient coding on ``n + 1`` gloo ranks: seeded delays, ``K`` workers
-    whose process dies, decoding from the first ``n − S`` arrivals; prints who was missing,
-    the decoded error, the predicted error and the simulated ``err(B, F)``.
+    (also spelled ``gcsim gc run``) Parameter-server gradient coding on ``n + 1`` gloo ranks:
+    seeded delays measured from a barrier, ``K`` seeded workers whose process dies, decoding
+    from the first ``n − S`` arrivals on that simulated clock (so ``--seed`` fixes every
+    number); prints who was used and missing, the decoded error, the predicted error and the
+    simulated ``err(B, F)``.
+
+Bad options are refused with a message naming the option (``--workers-die: ...``).
 """
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
+
+from ..errors import InvalidArgumentError
 
 __all__ = ["register"]
 
@@ -29,7 +35,28 @@ _CERAR_EPILOG = """examples:
 _GC_EPILOG = """examples:
   gcsim run-gc --engine gloo --design petersen --m 2 --stragglers 2 --workers-die 1 --json
   gcsim run-gc --engine gloo --design bibd:7,3,1 --m 1 --stragglers 1 --method rd
+  gcsim gc run --design bibd:7,3,1 --m 2 --stragglers 2 --workers-die 1 --seed 4 --json   # same seed, same numbers
 """
+
+
+# API argument name -> command-line option, so that an error names what the user typed
+_CERAR_OPTIONS = {"N": "--workers", "d": "--d", "c": "--c", "seed": "--seed", "repeats": "--repeats",
+                  "timeout": "--timeout", "dtype": "--dtype", "eps": "--eps"}
+_GC_OPTIONS = {"stragglers": "--stragglers", "deadline": "--deadline", "die": "--workers-die",
+               "decoder": "--decoder", "d": "--d", "seed": "--seed", "delay_scale": "--delay-scale",
+               "wait_limit": "--wait-limit", "timeout": "--timeout", "m": "--m", "eps": "--eps"}
+
+
+def _naming_options(options: dict[str, str], run: Callable[[], Any]) -> Any:
+    """Run ``run()``; re-raise an :class:`InvalidArgumentError` under the command-line option's name."""
+    try:
+        return run()
+    except InvalidArgumentError as exc:
+        option = options.get(exc.argument)
+        if option is None:
+            raise
+        message = str(exc)[len(exc.argument) + 2:] if str(exc).startswith(exc.argument + ": ") else str(exc)
+        raise InvalidArgumentError(option, message) from None
 
 
 def _cerar_design(args: argparse.Namespace):
@@ -39,17 +66,21 @@ def _cerar_design(args: argparse.Namespace):
     if args.design:
         des = load_design(args.design)
         if args.c is not None and des.c != args.c:
-            raise ValueError(f"--c {args.c} disagrees with the design file (c = {des.c})")
+                raise InvalidArgumentError("--c", f"{args.c} disagrees with the design file (c = {des.c})")
         if des.N != args.workers:
-            raise ValueError(f"--workers {args.workers} disagrees with the design file (N = {des.N})")
+            raise InvalidArgumentError("--workers", f"{args.workers} disagrees with the design file (N = {des.N})")
         return des
     if args.c is None:
-        raise ValueError("give --c C or --design FILE")
+        raise InvalidArgumentError("--c", "give --c C or --design FILE")
     method = args.method or ("exact" if args.c <= args.workers else "perturbation")
     return build(args.workers, args.c, method, eps=args.eps)
 
 
 def _cmd_run_cerar(args: argparse.Namespace) -> int:
+    return _naming_options(_CERAR_OPTIONS, lambda: _run_cerar(args))
+
+
+def _run_cerar(args: argparse.Namespace) -> int:
     from ..cli import EXIT_OK, _emit
     from .torchdist import cerar_bytes
 
@@ -96,38 +127,49 @@ def _cmd_run_cerar(args: argparse.Namespace) -> int:
 
 
 def _cmd_run_gc(args: argparse.Namespace) -> int:
+    return _naming_options(_GC_OPTIONS, lambda: _run_gc(args))
+
+
+def _run_gc(args: argparse.Namespace) -> int:
+    from .._validation import check_int
     from ..cli import EXIT_OK, _emit
     from ..coding.evaluate import optimal_error
     from ..coding.schemes import encode
     from ..io.named import resolve_design
     from .torchdist import run_parameter_server
 
+    seed = check_int("seed", args.seed, minimum=0)
     obj = resolve_design(args.design)
-    kw = {"seed": args.seed}
+    kw = {"seed": seed}
     if args.method in ("rd", "ns", "ns-worker"):
         kw["eps"] = args.eps
     sch = encode(obj, args.m, args.method, **kw)
     n = sch.n
-    if not 0 <= args.workers_die <= n:
-        raise ValueError(f"--workers-die must be in [0, {n}], got {args.workers_die}")
-    if not 0 <= args.stragglers <= n:
-        raise ValueError(f"--stragglers must be in [0, {n}], got {args.stragglers}")
-    die = sorted(np.random.default_rng(args.seed + 1).permutation(n)[:args.workers_die].tolist())
+    check_int("--workers-die", args.workers_die, minimum=0, maximum=n)
+    check_int("stragglers", args.stragglers, minimum=0, maximum=n)
+    # the dying workers are seeded too: the same --seed kills the same processes
+    die = sorted(np.random.default_rng(seed + 1).permutation(n)[:args.workers_die].tolist())
     rep = run_parameter_server(sch, stragglers=args.stragglers, deadline=args.deadline, die=die,
-                               decoder=args.decoder, d=args.d, seed=args.seed, delay_scale=args.delay_scale,
+                               decoder=args.decoder, d=args.d, seed=seed, delay_scale=args.delay_scale,
                                wait_limit=args.wait_limit, timeout=args.timeout)
     mask = np.zeros(n, dtype=bool)
     mask[rep["used"]] = True
     simulated = float(optimal_error(sch, mask, progress=False)) if args.decoder == "optimal" else None
     payload = {
         "engine": args.engine, "design": args.design, "method": sch.method, "m": sch.m, "N": sch.N, "n": n,
-        "d": args.d, "stragglers": args.stragglers, "workers_died": die, "used": rep["used"],
-        "missing": rep["missing"], "late": rep["late"], "silent": rep["silent"],
-        "arrival_order": rep["arrival_order"], "decision_seconds": rep["decision_seconds"],
+        "d": args.d, "stragglers": args.stragglers, "deadline": args.deadline, "workers_died": die,
+        "used": rep["used"], "missing": rep["missing"], "late": rep["late"], "silent": rep["silent"],
+        "arrival_order": rep["arrival_order"], "scheduled_arrival": rep["scheduled_arrival"],
+        "decision_time": rep["decision_time"],
         "decoder": args.decoder, "error": rep["error"], "predicted_error": rep["predicted_error"],
         "residual": rep["residual"], "simulated_error": simulated,
         "relative_error": float(np.sqrt(rep["error"]) / max(np.linalg.norm(rep["gradient"]), 1e-300)),
-        "seconds": rep["seconds"], "seed": args.seed,
+        "decoded": [float(x) for x in rep["decoded"]],
+        "seed": seed,
+        # wall-clock measurements: they vary from run to run (nothing above depends on them)
+        "decision_seconds": rep["decision_seconds"],
+        "arrival_seconds": {str(j): t for j, t in sorted(rep["arrival_seconds"].items())},
+        "seconds": rep["seconds"],
     }
     text = (f"gradient coding {sch.method} m={sch.m} on {n} workers + PS ({args.engine}): used {len(rep['used'])}, "
             f"missing {rep['missing']} (died {die}); error {rep['error']:.6g}, predicted {rep['predicted_error']:.6g}, "
@@ -161,12 +203,17 @@ def register(subparsers: Any, add) -> None:
     p.add_argument("--m", type=int, default=1, help="communication reduction m")
     p.add_argument("--method", default="rd", help="encoder (gcsim.coding.schemes.METHODS; default rd)")
     p.add_argument("--eps", type=float, default=0.0)
-    p.add_argument("--stragglers", type=int, default=0, help="s: decode from the first n - s arrivals")
-    p.add_argument("--deadline", type=float, default=None, help="instead: decode what arrived within this many s")
-    p.add_argument("--workers-die", type=int, default=0, help="number of worker processes that die")
+    p.add_argument("--stragglers", type=int, default=0,
+                   help="s: decode from the first n - s arrivals (simulated clock: seeded delays after a barrier)")
+    p.add_argument("--deadline", type=float, default=None,
+                   help="instead: decode what arrives within this many seconds (simulated clock)")
+    p.add_argument("--workers-die", type=int, default=0,
+                   help="number of (seeded) worker processes that die; at most --stragglers without --deadline")
     p.add_argument("--decoder", choices=["optimal", "fixed"], default="optimal")
     p.add_argument("--d", type=int, default=16, help="gradient length")
     p.add_argument("--delay-scale", type=float, default=0.05, help="mean seeded delay per worker (s)")
-    p.add_argument("--wait-limit", type=float, default=10.0, help="longest the PS waits for arrivals (s)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--wait-limit", type=float, default=10.0,
+                   help="how long past the latest scheduled arrival the PS waits before a missing worker "
+                   "is a timeout (s)")
+    p.add_argument("--seed", type=int, default=0, help="seeds the encoder, the delays and the dying workers")
     p.add_argument("--timeout", type=float, default=120.0, help="launcher timeout in seconds")

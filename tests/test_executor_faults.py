@@ -1,0 +1,344 @@
+"""Faults of the torch.distributed executor: no hang, clear messages, same seed -> same numbers.
+
+Each test injects one fault (a port in use, a stalled rank, a rank that raises or dies, a
+launcher that is killed, a parameter-server worker that never delivers) and checks that the
+launch ends quickly with a message naming the rank and saying what happened.  The
+parameter-server tests check that the set of used workers is a deterministic function of
+the seed: the decision is taken on the simulated clock (seeded delays measured from a
+barrier), never on a wall-clock race.
+
+Time bounds below are loose on purpose (a 2-core CI machine with every process starting
+torch); each is far below the timeout that the code before the fix waited for.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+dist = pytest.importorskip("torch.distributed")
+if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
+    pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
+
+import gcsim
+from gcsim.errors import InvalidArgumentError
+from gcsim.executor import torchdist as td
+
+
+# ----------------------------------------------------------------------------------------------
+# rank bodies (module level: the launcher pickles them)
+# ----------------------------------------------------------------------------------------------
+
+def _rank_id(rank, world_size):
+    return rank
+
+
+def _rank1_sleeps(rank, world_size):
+    if rank == 1:
+        time.sleep(600)           # stalled: alive, never reports
+    return rank
+
+
+def _ring_with_stalled_rank1(rank, world_size):
+    if rank == 1:
+        time.sleep(600)
+    return float(td.ring_all_reduce(torch.ones(4)).sum())
+
+
+def _rank1_raises(rank, world_size):
+    if rank == 1:
+        raise ValueError("boom from rank 1")
+    dist.barrier()                # would wait for rank 1 until the process-group timeout
+    return rank
+
+
+def _rank1_dies(rank, world_size):
+    if rank == 1:
+        os._exit(5)
+    dist.barrier()
+    return rank
+
+
+def _write_pid_and_sleep(rank, world_size, folder):
+    with open(os.path.join(folder, f"rank{rank}.pid"), "w") as fh:
+        fh.write(str(os.getpid()))
+    time.sleep(600)
+    return rank
+
+
+def _listening_socket():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    return s, s.getsockname()[1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie has exited: it only waits to be reaped by its parent
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+# ----------------------------------------------------------------------------------------------
+# launcher
+# ----------------------------------------------------------------------------------------------
+
+def test_port_in_use_fails_at_once():
+    s, port = _listening_socket()
+    with s:
+        t0 = time.monotonic()
+        with pytest.raises(InvalidArgumentError, match=r"init_method.*in use"):
+            td.launch(_rank_id, 2, init_method=f"tcp://127.0.0.1:{port}", timeout=60)
+        assert time.monotonic() - t0 < 5        # before the fix: the full 60 s timeout
+
+
+@pytest.mark.parametrize("bad", ["tcp://127.0.0.1", "tcp://127.0.0.1:0", "tcp://127.0.0.1:70000",
+                                 "udp://127.0.0.1:5000", 5000])
+def test_malformed_init_method_is_refused(bad):
+    with pytest.raises(InvalidArgumentError, match="init_method"):
+        td.launch(_rank_id, 2, init_method=bad, timeout=10)
+
+
+def test_the_default_rendezvous_cannot_collide_on_a_port(monkeypatch):
+    # a port from free_port() may be taken by someone else before rank 0 listens on it (six
+    # test sessions share this machine); the default rendezvous must not depend on one
+    s, busy = _listening_socket()
+    monkeypatch.setattr(td, "free_port", lambda: busy)      # the worst case: always taken
+    with s:
+        t0 = time.monotonic()
+        res = td.launch(_rank_id, 2, timeout=60)
+    assert res.ok and res.results == [0, 1]
+    assert time.monotonic() - t0 < 45
+
+
+def test_stalled_rank_is_named_in_a_timeout_message():
+    res = td.launch(_rank1_sleeps, 2, timeout=20)
+    assert res.results[0] == 0 and res.results[1] is None
+    assert res.timed_out and res.stalled == [1] and 1 in res.killed
+    with pytest.raises(td.LaunchTimeoutError) as info:
+        res.raise_on_failure()
+    assert isinstance(info.value, TimeoutError) and isinstance(info.value, td.RankFailure)
+    first = str(info.value).splitlines()[0]
+    assert "timed out" in first and "rank 1" in first and "stalled" in first and "20 s" in first
+
+
+def test_stalled_peer_in_a_collective_is_named_and_ends_fast():
+    t0 = time.monotonic()
+    res = td.launch(_ring_with_stalled_rank1, 3, timeout=120, op_timeout=3)
+    took = time.monotonic() - t0
+    assert took < 60                               # before: the full 120 s launch timeout
+    assert res.stalled == [1] and set(res.errors) == {0, 2}
+    with pytest.raises(td.LaunchTimeoutError) as info:
+        res.raise_on_failure()
+    msg = str(info.value)
+    assert "rank 1 stalled" in msg.splitlines()[0]
+    assert "Timed out" in msg and "RingFailureError" in msg     # the neighbours' gloo timeouts
+
+
+def test_a_raising_rank_ends_the_launch_fast():
+    t0 = time.monotonic()
+    res = td.launch(_rank1_raises, 2, timeout=120)
+    assert time.monotonic() - t0 < 60              # before: rank 0 waited in barrier for 120 s
+    assert 1 in res.errors and res.results[1] is None
+    with pytest.raises(td.RankFailure) as info:
+        res.raise_on_failure()
+    first = str(info.value).splitlines()[0]
+    assert "rank 1 raised ValueError: boom from rank 1" in first
+    assert "Traceback" not in str(info.value)      # one clear message; tracebacks on the exception
+    assert "boom from rank 1" in info.value.tracebacks[1] and "Traceback" in info.value.tracebacks[1]
+
+
+def test_a_dead_rank_ends_the_launch_fast():
+    t0 = time.monotonic()
+    res = td.launch(_rank1_dies, 2, timeout=120)
+    assert time.monotonic() - t0 < 60
+    assert res.died == [1] and res.exitcodes[1] == 5
+    with pytest.raises(td.RankFailure, match=r"rank 1 died without reporting \(exit code 5\)"):
+        res.raise_on_failure()
+
+
+def test_ranks_die_with_their_launcher(tmp_path, repo_root):
+    # SIGKILL the launching process: its ranks must not live on (no orphans holding ports)
+    code = ("import sys; from tests.test_executor_faults import _write_pid_and_sleep; "
+            "from gcsim.executor.torchdist import launch; "
+            f"launch(_write_pid_and_sleep, 2, ({str(tmp_path)!r},), timeout=300)")
+    env = dict(os.environ, PYTHONPATH=str(repo_root))
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=repo_root, env=env)
+    try:
+        deadline = time.monotonic() + 90
+        while len(list(tmp_path.glob("rank*.pid"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        pids = [int(p.read_text()) for p in sorted(tmp_path.glob("rank*.pid"))]
+        assert len(pids) == 2, "ranks did not start"
+        assert all(_alive(p) for p in pids)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(p) for p in pids), "ranks outlived their launcher"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for p in tmp_path.glob("rank*.pid"):
+            try:
+                os.kill(int(p.read_text()), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+
+
+@pytest.mark.parametrize("kw,arg", [({"world_size": 0}, "world_size"), ({"world_size": 2.5}, "world_size"),
+                                    ({"world_size": "2"}, "world_size"), ({"timeout": 0}, "timeout"),
+                                    ({"timeout": float("nan")}, "timeout"), ({"op_timeout": -1}, "op_timeout"),
+                                    ({"grace_after_failure": -1}, "grace_after_failure"),
+                                    ({"may_die": [7]}, "may_die")])
+def test_launch_arguments_are_validated(kw, arg):
+    args = {"world_size": 2, **kw}
+    with pytest.raises(InvalidArgumentError, match=arg):
+        td.launch(_rank_id, **args)
+
+
+def test_unpicklable_rank_body_is_refused_before_any_process_starts():
+    with pytest.raises(InvalidArgumentError, match="fn"):
+        td.launch(lambda rank, ws: rank, 2)
+
+
+# ----------------------------------------------------------------------------------------------
+# parameter server: the simulated clock decides
+# ----------------------------------------------------------------------------------------------
+
+def _first_arrivals(delays, die, need):
+    """Independent rule: live workers sorted by (delay, index), the first ``need`` of them."""
+    live = [j for j in range(len(delays)) if j not in set(die)]
+    return sorted(sorted(live, key=lambda j: (delays[j], j))[:need])
+
+
+def test_simulated_schedule_by_hand():
+    delays = [0.3, 0.1, 0.1, 0.7, 0.2]
+    plan = td.simulated_schedule(delays, die=[2], need=3)
+    assert plan["order"] == [1, 4, 0, 3] and plan["used"] == [0, 1, 4]
+    assert plan["late"] == [3] and plan["silent"] == [2] and plan["decision_time"] == 0.3
+    plan = td.simulated_schedule(delays, die=[], deadline=0.2)
+    assert plan["used"] == [1, 2, 4] and plan["late"] == [0, 3] and plan["decision_time"] == 0.2
+    plan = td.simulated_schedule(delays, die=[], need=0)
+    assert plan["used"] == [] and plan["decision_time"] == 0.0
+    with pytest.raises(InvalidArgumentError, match="die"):
+        td.simulated_schedule(delays, die=[0, 1, 2], need=3)
+
+
+def test_parameter_server_same_seed_same_numbers():
+    sch = gcsim.encode(gcsim.bibd(7, 3, 1).assignment, 2, "rd", eps=0.1, seed=0)
+    n, s = 7, 2
+    runs = [td.run_parameter_server(sch, stragglers=s, seed=seed, d=6, drain=0.3, timeout=90)
+            for seed in (4, 4)]
+    a, b = runs
+    expected = _first_arrivals(td.seeded_delays(n, 4, 0.05), [], n - s)
+    assert a["used"] == b["used"] == expected
+    assert a["arrival_order"] == b["arrival_order"]
+    np.testing.assert_array_equal(a["decoded"], b["decoded"])          # bitwise: same F, same arithmetic
+    assert a["error"] == b["error"] and a["predicted_error"] == b["predicted_error"]
+
+
+def test_parameter_server_different_seeds_can_differ():
+    sch = gcsim.encode(np.eye(4, dtype=int), 1, "naive")
+    n, s = 4, 2
+    # two seeds whose seeded delays pick different first-arrival sets (found by the rule itself)
+    sets = {seed: _first_arrivals(td.seeded_delays(n, seed, 0.05), [], n - s) for seed in range(20)}
+    a = 0
+    b = next(seed for seed in range(1, 20) if sets[seed] != sets[a])
+    ra = td.run_parameter_server(sch, stragglers=s, seed=a, d=3, drain=0.3, timeout=90)
+    rb = td.run_parameter_server(sch, stragglers=s, seed=b, d=3, drain=0.3, timeout=90)
+    assert ra["used"] == sets[a] and rb["used"] == sets[b] and ra["used"] != rb["used"]
+
+
+def test_dead_workers_beyond_the_tolerance_are_refused_at_once():
+    sch = gcsim.encode(gcsim.bibd(7, 3, 1).assignment, 1, "rd", seed=0)
+    t0 = time.monotonic()
+    with pytest.raises(InvalidArgumentError, match=r"die.*3 workers die.*s = 2"):
+        td.run_parameter_server(sch, stragglers=2, die=[0, 1, 2])
+    assert time.monotonic() - t0 < 1                 # refused before any process starts
+    # with a deadline any number may die: the PS decodes what arrived
+    rep = td.run_parameter_server(sch, deadline=0.5, die=[0, 1, 2], delays=[0.0] * 7, d=4, drain=0.2,
+                                  timeout=90)
+    assert rep["used"] == [3, 4, 5, 6] and rep["silent"] == [0, 1, 2]
+
+
+def test_a_used_worker_that_never_delivers_is_a_named_timeout():
+    sch = gcsim.encode(np.eye(3, dtype=int), 1, "naive")
+    t0 = time.monotonic()
+    with pytest.raises(td.LaunchTimeoutError) as info:
+        td.run_parameter_server(sch, stragglers=0, stall=[1], delays=[0.0] * 3, wait_limit=2.0, d=2,
+                                timeout=120)
+    assert time.monotonic() - t0 < 60
+    first = str(info.value).splitlines()[0]
+    assert "worker 1 (rank 2)" in first and "timed out" in first
+
+
+@pytest.mark.parametrize("kw,arg", [({"deadline": -1.0}, "deadline"), ({"deadline": float("nan")}, "deadline"),
+                                    ({"seed": "4"}, "seed"), ({"seed": 4.5}, "seed"), ({"seed": True}, "seed"),
+                                    ({"delay_scale": -0.1}, "delay_scale"), ({"wait_limit": 0}, "wait_limit"),
+                                    ({"timeout": 0}, "timeout"), ({"stall": [9]}, "stall"),
+                                    ({"die": [1], "stall": [1]}, "stall"), ({"delays": ["a", 0, 0]}, "delays")])
+def test_parameter_server_arguments_are_validated(kw, arg):
+    sch = gcsim.encode(np.eye(3, dtype=int), 1, "naive")
+    t0 = time.monotonic()
+    with pytest.raises(InvalidArgumentError, match=arg):
+        td.run_parameter_server(sch, **kw)
+    assert time.monotonic() - t0 < 1
+
+
+# ----------------------------------------------------------------------------------------------
+# command line
+# ----------------------------------------------------------------------------------------------
+
+_TIMING = {"seconds", "decision_seconds", "arrival_seconds"}
+
+
+def _run_cli(argv, capsys):
+    from gcsim.cli import main
+
+    rc = main(argv)
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_cli_gc_run_same_seed_same_numbers(capsys):
+    argv = ["gc", "run", "--design", "bibd:7,3,1", "--m", "2", "--stragglers", "2", "--workers-die", "1",
+            "--d", "6", "--seed", "4", "--json"]
+    outs = []
+    for _ in range(2):
+        rc, out, err = _run_cli(argv, capsys)
+        assert rc == 0, err
+        outs.append(json.loads(out))
+    a, b = ({k: v for k, v in o.items() if k not in _TIMING} for o in outs)
+    assert a == b                                              # every number, bit for bit
+    delays = td.seeded_delays(7, 4, 0.05)
+    assert a["used"] == _first_arrivals(delays, a["workers_died"], 5)
+    assert a["scheduled_arrival"] == [float(x) for x in delays]
+
+
+def test_cli_refuses_more_dead_workers_than_stragglers(capsys):
+    rc, out, err = _run_cli(["run-gc", "--design", "bibd:7,3,1", "--stragglers", "1", "--workers-die", "2"],
+                            capsys)
+    assert rc == 2 and "--workers-die" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("extra,option", [(["--deadline", "-1"], "--deadline"), (["--timeout", "0"], "--timeout"),
+                                          (["--delay-scale", "nan"], "--delay-scale"),
+                                          (["--wait-limit", "0"], "--wait-limit"), (["--d", "0"], "--d")])
+def test_cli_names_the_option(capsys, extra, option):
+    rc, out, err = _run_cli(["run-gc", "--design", "bibd:7,3,1", *extra], capsys)
+    assert rc == 2 and option in err and "Traceback" not in err
