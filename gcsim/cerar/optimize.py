@@ -928,7 +928,7 @@ def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: flo
         (the Frobenius D-step is then closed-form least squares). Note that an exact design
         with ``kappa(A_j) = 1`` has ``kappa(D_i) = sqrt(ceil(L/c) / floor(L/c))`` (``sqrt 2`` for
         ``(N, c) = (4, 4)``), so ``kappa=1`` with the default decoder cap excludes it unless
-        ``c | L`` (theory notes, Theorem 5).
+        ``c | L`` (docs/theory/50_cerar.md, Proposition 2b).
     objective : {"frobenius", "worst"}
     init : {"auto", "perturbation", "vandermonde", "exact", "random"} or CerarDesign
         Starting point(s); each is projected onto the caps with :func:`clip_condition` (only the
