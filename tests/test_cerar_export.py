@@ -164,3 +164,67 @@ def test_bundle_paths_in_the_manifest_cannot_leave_the_folder(tmp_path):
     p.write_text(json.dumps(man))
     with pytest.raises(CatalogueError, match="data_file"):
         load_design(p)
+
+
+def _metrics_at_50_digits(d: CerarDesign) -> dict:
+    """Error metrics and kappas of a design in 50-digit arithmetic (mpmath), rounded to float64 at the end.
+
+    This is what an exact machine would store; any float64 evaluation differs from it by
+    rounding errors only.
+    """
+    import mpmath as mp
+
+    with mp.workdps(50):
+        A = [mp.matrix(a.tolist()) for a in d.encoders]
+        D = [mp.matrix(x.tolist()) for x in d.decoders]
+        N, c = d.N, d.c
+        fro, workers = mp.mpf(0), []
+        for i in range(N):
+            row = mp.zeros(c, (N - 1) * c)
+            for m in range(1, N):
+                E = D[i][:, m - 1:m - 1 + c] * A[(i - m) % N] - mp.eye(c)
+                fro += sum(E[r, s] ** 2 for r in range(c) for s in range(c))
+                row[:, (m - 1) * c:m * c] = E
+            workers.append(max(mp.svd_r(row, compute_uv=False)))
+
+        def kappas(mats):
+            out = []
+            for M in mats:
+                sv = mp.svd_r(M, compute_uv=False)
+                out.append(float(max(sv) / min(sv)))
+            return out
+
+        kA, kD = kappas(A), kappas(D)
+        return {"frobenius": float(fro), "mean_relative_mse": float(fro / (N * N * c)),
+                "worst_case": float(max(workers)), "worker_errors": [float(w) for w in workers],
+                "kappa_A": kA, "kappa_D": kD, "kappa_A_max": max(kA), "kappa_D_max": max(kD)}
+
+
+@pytest.mark.parametrize("eps", [1e-1, 1e-5])
+def test_design_exported_by_an_exact_machine_loads(tmp_path, eps):
+    """Trust on every machine: the stored certificate may come from another BLAS kernel.
+
+    The stored metrics are replaced by 50-digit values (an "exact" machine); this machine's
+    float64 recomputation differs from them only by rounding, which the load tolerances
+    (derived from rounding-error bounds) must accept, also for the ill-conditioned eps = 1e-5.
+    A value off by 10^-6 relative on the well-conditioned design is still refused.
+    """
+    from gcsim.cerar.constructions import design
+
+    d = design(4, 8, "perturbation", eps=eps)
+    p = export_design(d, tmp_path, "x")
+    exact = _metrics_at_50_digits(d)
+    man = json.loads(p.read_text())
+    md = man["metadata"]
+    for key in ("frobenius", "mean_relative_mse", "worst_case", "worker_errors"):
+        md["metrics"][key] = exact[key]
+    for key in ("kappa_A", "kappa_D", "kappa_A_max", "kappa_D_max"):
+        md["certificate"][key] = exact[key]
+    p.write_text(json.dumps(man))
+    loaded = load_design(p)
+    np.testing.assert_array_equal(loaded.encoders, d.encoders)
+    if eps == 1e-1:
+        md["metrics"]["frobenius"] = exact["frobenius"] * (1 + 1e-6)
+        p.write_text(json.dumps(man))
+        with pytest.raises(CatalogueError, match="frobenius"):
+            load_design(p)
