@@ -24,9 +24,9 @@ from typing import Callable
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_bool, check_dense_size, check_int
 from ..errors import InvalidArgumentError, NotConstructibleError, VerificationError
-from .fields import is_prime_power
+from .fields import _iroot, is_prime_power
 from .srg_families import (
     StronglyRegularGraph,
     affine_polar_graph,
@@ -229,25 +229,20 @@ class _Entry:
     build: Callable[[], StronglyRegularGraph]
 
 
-def _iroot(x: int, n: int) -> int:
-    """Largest integer r with r**n <= x."""
-    r = int(round(x ** (1.0 / n)))
-    while r ** n > x:
-        r -= 1
-    while (r + 1) ** n <= x:
-        r += 1
-    return r
+_SPORADIC = [((10, 3, 0, 1), "Petersen graph", petersen_graph),
+             ((16, 5, 0, 2), "Clebsch graph", clebsch_graph),
+             ((27, 16, 10, 8), "Schläfli graph", schlafli_graph),
+             ((36, 14, 4, 6), "Menon difference set graph", menon_graph_36),
+             ((50, 7, 0, 1), "Hoffman-Singleton graph", hoffman_singleton_graph),
+             ((56, 10, 0, 2), "Gewirtz graph", gewirtz_graph)]
+
+_POLAR_START = {"Sp": 4, "O": 5, "O+": 6, "O-": 6, "U": 4}
 
 
 def _family_entries(max_v: int):
     """Yield catalogue entries (params, name, builder) with v <= max_v, by priority."""
     # sporadic graphs first (their names are the most informative)
-    for params, name, fn in [((10, 3, 0, 1), "Petersen graph", petersen_graph),
-                             ((16, 5, 0, 2), "Clebsch graph", clebsch_graph),
-                             ((27, 16, 10, 8), "Schläfli graph", schlafli_graph),
-                             ((36, 14, 4, 6), "Menon difference set graph", menon_graph_36),
-                             ((50, 7, 0, 1), "Hoffman-Singleton graph", hoffman_singleton_graph),
-                             ((56, 10, 0, 2), "Gewirtz graph", gewirtz_graph)]:
+    for params, name, fn in _SPORADIC:
         if params[0] <= max_v:
             yield _Entry(params, name, fn)
     # Paley graphs
@@ -271,7 +266,8 @@ def _family_entries(max_v: int):
         n += 1
     # collinearity graphs of classical polar spaces of rank >= 2
     for kind in ("Sp", "O", "O+", "O-", "U"):
-        for q in range(2, _iroot(max_v, 3) + 1):  # every polar graph has v > q^3
+        # v > q^3, except unitary spaces over GF(q), q = r^2: U(4, q) has v = (q + 1)(r^3 + 1) > q^2
+        for q in range(2, _iroot(max_v, 2 if kind == "U" else 3) + 1):
             if not is_prime_power(q) or (kind == "U" and isqrt(q) ** 2 != q):
                 continue
             if kind == "O" and q % 2 == 0:
@@ -320,6 +316,142 @@ def _family_entries(max_v: int):
         for m in range(2, max_v // n + 1):
             yield _Entry((m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n), f"complete multipartite K_{{{m}x{n}}}",
                          lambda m=m, n=n: complete_multipartite_graph(m, n))
+
+
+def _polar_v(kind: str, n: int, q: int) -> int:
+    """Number of points of the polar space (the v of :func:`polar_graph_parameters`), no argument checks.
+
+    Increasing in q for fixed (kind, n) (in r = sqrt(q) for "U"), which the binary search below uses.
+    """
+    if kind == "Sp" or kind == "O":
+        d, e2 = (n // 2 if kind == "Sp" else (n - 1) // 2), 2
+    elif kind == "O+":
+        d, e2 = n // 2, 0
+    elif kind == "O-":
+        d, e2 = n // 2 - 1, 4
+    else:
+        d, e2 = (n // 2, 1) if n % 2 == 0 else ((n - 1) // 2, 3)
+    x2 = 2 * d + e2 - 2
+    qh = q ** (x2 // 2) if x2 % 2 == 0 else isqrt(q) ** x2
+    return (q ** d - 1) * (qh + 1) // (q - 1)
+
+
+def _polar_with_v(kind: str, v: int) -> list[tuple[int, int]]:
+    """All (q, n) with a polar graph of this kind on exactly v points, sorted by (q, n).
+
+    For each n (stepping as the catalogue does) a binary search over q (over r = sqrt(q) for
+    unitary spaces): O(log^2 v) evaluations instead of a loop over every q <= v^(1/3).
+    """
+    out = []
+    n = _POLAR_START[kind]
+    step = 1 if kind == "U" else 2
+    while True:
+        base = 2 if kind != "U" else 4
+        if _polar_v(kind, n, base) > v:
+            break
+        lo, hi = (2, _iroot(v, 3) + 1) if kind != "U" else (2, _iroot(v, 6) + 2)
+        while lo < hi:  # smallest x with v(x) >= v
+            mid = (lo + hi) // 2
+            qq = mid if kind != "U" else mid * mid
+            if _polar_v(kind, n, qq) < v:
+                lo = mid + 1
+            else:
+                hi = mid
+        q = lo if kind != "U" else lo * lo
+        if _polar_v(kind, n, q) == v and is_prime_power(q) and not (kind == "O" and q % 2 == 0):
+            out.append((q, n))
+        n += step
+    return sorted(out)
+
+
+#: block graphs of S(2, K, V) are recognised for K <= this bound (an O(K) loop per question)
+_MAX_STEINER_K = 1 << 20
+
+
+def _divisors(n: int) -> list[int]:
+    """Sorted divisors of n >= 1 (trial division up to 10^6, then sympy's factorization)."""
+    if n <= 10 ** 12:
+        small = [d for d in range(1, isqrt(n) + 1) if n % d == 0]
+        return sorted(set(small + [n // d for d in small]))
+    from sympy import divisors  # Pollard rho: fast where trial division is not
+
+    return [int(d) for d in divisors(n)]
+
+
+def _family_entries_v(v: int):
+    """The entries of :func:`_family_entries` with exactly ``v`` vertices, in the same order.
+
+    Each family's parameters are solved for directly (integer roots, divisors,
+    binary searches), so this answers for any v without enumerating every
+    smaller graph and without building anything.
+    """
+    for params, name, fn in _SPORADIC:
+        if params[0] == v:
+            yield _Entry(params, name, fn)
+    if v >= 5 and v % 4 == 1 and is_prime_power(v):
+        q = v
+        yield _Entry((q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4), f"Paley graph P({q})",
+                     lambda q=q: paley_graph(q))
+    n = (1 + isqrt(1 + 8 * v)) // 2
+    if n >= 5 and n * (n - 1) // 2 == v:
+        yield _Entry((v, 2 * (n - 2), n - 2, 4), f"triangular graph T({n})", lambda n=n: triangular_graph(n))
+    n = isqrt(v)
+    if n >= 2 and n * n == v:
+        for m in range(2, (n if is_prime_power(n) else min(n, 3)) + 1):
+            params = (n * n, m * (n - 1), (m - 1) * (m - 2) + n - 2, m * (m - 1))
+            yield _Entry(params, f"lattice graph L2({n})" if m == 2 else f"Latin square graph LS_{m}({n})",
+                         lambda m=m, n=n: latin_square_graph(m, n))
+    for kind in ("Sp", "O", "O+", "O-", "U"):
+        for q, n in _polar_with_v(kind, v):
+            params = polar_graph_parameters(kind, n, q)
+            yield _Entry(params, f"polar graph {kind}({n},{q})", lambda kind=kind, n=n, q=q: polar_graph(kind, n, q))
+    found = []
+    m = 2
+    while 2 ** (2 * m) <= v:
+        q = _iroot(v, 2 * m)
+        if q ** (2 * m) == v and is_prime_power(q):
+            found.append((q, m))
+        m += 1
+    for q, m in sorted(found):
+        for eps in (1, -1):
+            k = (q ** m - eps) * (q ** (m - 1) + eps)
+            lam = q * (q ** (m - 1) - eps) * (q ** (m - 2) + eps) + q - 2
+            mu = q ** (m - 1) * (q ** (m - 1) + eps)
+            yield _Entry((v, k, lam, mu), f"affine polar graph VO{'+' if eps == 1 else '-'}({2 * m},{q})",
+                         lambda eps=eps, m=m, q=q: affine_polar_graph(eps, m, q))
+    q = _iroot(v, 3)
+    if q >= 4 and q ** 3 == v and q & (q - 1) == 0:
+        yield _Entry((v, (q - 1) * (q + 2), q - 2, q + 2), f"GQ({q - 1},{q + 1}) = T2*(O)",
+                     lambda q=q: hyperoval_gq_graph(q))
+    K = 3
+    while K * (K + 1) <= v and K <= _MAX_STEINER_K:  # b > V >= K^2 gives v = b >= K (K + 1)
+        disc = 1 + 4 * v * K * (K - 1)            # V (V - 1) = v K (K - 1)
+        root = isqrt(disc)
+        if root * root == disc and (1 + root) % 2 == 0:
+            V = (1 + root) // 2
+            if V >= K * K and (V - 1) % (K - 1) == 0 and v > V and _steiner_available(K, V):
+                yield _Entry(_block_graph_params(K, V), f"block graph of S(2,{K},{V})",
+                             lambda K=K, V=V: block_graph(steiner_system_blocks(K, V),
+                                                          name=f"block graph of S(2,{K},{V})"))
+        K += 1
+    for n in _divisors(v):
+        m = v // n
+        if n >= 2 and m >= 2:
+            yield _Entry((m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n), f"complete multipartite K_{{{m}x{n}}}",
+                         lambda m=m, n=n: complete_multipartite_graph(m, n))
+
+
+@lru_cache(maxsize=1024)
+def _catalogue_v(v: int) -> dict[tuple[int, int, int, int], _Entry]:
+    """The catalogue restricted to v vertices (complements have the same v): same entries, same names."""
+    cat: dict[tuple[int, int, int, int], _Entry] = {}
+    for e in _family_entries_v(v):
+        cat.setdefault(e.params, e)
+    for e in list(cat.values()):
+        cp = complement_parameters(*e.params)
+        if cp[1] >= 1 and cp not in cat:
+            cat[cp] = _Entry(cp, f"complement of {e.name}", lambda b=e.build: b().complement())
+    return cat
 
 
 def _catalogue(max_v: int) -> dict[tuple[int, int, int, int], _Entry]:
@@ -371,17 +503,30 @@ def srg_construction_name(v: int, k: int, lam: int, mu: int) -> str | None:
     'Schläfli graph'
     """
     v = check_int("v", v, minimum=1)
-    e = _catalogue(v).get((v, int(k), int(lam), int(mu)))
+    e = _catalogue_v(v).get((v, int(k), int(lam), int(mu)))
     return None if e is None else e.name
 
 
+_SUGGESTION_SPAN = 256  # how far (in v) suggestions are looked for
+
+
 def _suggestions(params: tuple[int, int, int, int], count: int = 8) -> list[tuple[int, int, int, int]]:
+    """Nearby buildable primitive parameter sets (within the size limits), nearest v first."""
+    from .. import limits
+
     v, k, lam, mu = params
-    pool = _catalogue(max(2 * v, v + 16))
+
     def dist(p):
         return (abs(p[0] - v), abs(p[1] - k) + abs(p[2] - lam) + abs(p[3] - mu), p)
-    prim = [p for p in pool if 0 < p[3] < p[1]] or list(pool)
-    return sorted(prim, key=dist)[:count]
+
+    pool: list[tuple[int, int, int, int]] = []
+    for dv in range(0, _SUGGESTION_SPAN):
+        for vv in sorted({v - dv, v + dv}):
+            if vv >= 5 and vv * vv <= limits.MAX_DENSE_ENTRIES:
+                pool.extend(p for p in _catalogue_v(vv) if 0 < p[3] < p[1])
+        if len(pool) >= count:
+            break
+    return sorted(pool, key=dist)[:count]
 
 
 def _known_existing_reference(params) -> str | None:
@@ -439,17 +584,17 @@ def srg(v: int, k: int, lam: int, mu: int, *, existence: bool = False,
     k = check_int("k", k, minimum=1)
     lam = check_int("lam", lam, minimum=0)
     mu = check_int("mu", mu, minimum=0)
-    if not isinstance(existence, (bool, np.bool_)):
-        raise InvalidArgumentError("existence", f"must be a bool, got {existence!r}")
-    if not isinstance(closed, (bool, np.bool_)):
-        raise InvalidArgumentError("closed", f"must be a bool, got {closed!r}")
+    existence = check_bool("existence", existence)
+    closed = check_bool("closed", closed)
     rep = srg_feasibility(v, k, lam, mu)
     params = (v, k, lam, mu)
     if not rep.feasible:
         if existence:
             return False
         rep.raise_if_infeasible()
-    entry = _catalogue(v).get(params)
+    if not existence:
+        check_dense_size("v", v, v, f"the adjacency matrix of SRG{params}")
+    entry = _catalogue_v(v).get(params)
     if existence:
         if entry is not None or _known_existing_reference(params) is not None:
             return True

@@ -37,7 +37,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_dense_size, check_int
 from ..errors import InvalidArgumentError, NotConstructibleError, VerificationError
 from .base import CombinatorialObject, require
 from .fields import finite_field, is_prime_power, prime_power_decomposition
@@ -81,12 +81,17 @@ __all__ = [
 def _exact_square(adj: np.ndarray) -> np.ndarray:
     """Adj @ Adj exactly.
 
-    Entries of a 0/1 product are integers <= v < 2^53, and every partial sum
-    of the float64 BLAS product is such an integer, so float64 is exact here
-    (and much faster than NumPy's non-BLAS int64 matmul).
+    Entries of a 0/1 product are integers <= v, and every partial sum of the
+    BLAS product is such an integer, so floating point is exact while v fits
+    the mantissa: float32 (v < 2^24, every graph within gcsim's size limits;
+    twice as fast as float64) or float64 (v < 2^53); both much faster than
+    NumPy's non-BLAS int64 matmul.
     """
     v = adj.shape[0]
-    if v < 2 ** 52:
+    if v < 2 ** 24:
+        a = adj.astype(np.float32)
+        return (a @ a).astype(np.int64)
+    if v < 2 ** 52:  # pragma: no cover - beyond gcsim.limits.MAX_DENSE_ENTRIES
         a = adj.astype(np.float64)
         return np.rint(a @ a).astype(np.int64)
     return adj @ adj  # pragma: no cover - absurdly large
@@ -273,6 +278,7 @@ def _cayley_adjacency(p: int, D: int, connection: Iterable[int]) -> np.ndarray:
     symmetric (closed under negation) and must not contain 0.
     """
     N = p ** D
+    check_dense_size("q", N, N, f"the Cayley graph on GF({p})^{D}")
     ind = np.zeros(N, dtype=bool)
     ind[np.asarray(list(connection), dtype=np.int64)] = True
     X = _digits(N, p, D)
@@ -316,6 +322,7 @@ def _tables(q: int) -> tuple[np.ndarray, np.ndarray]:
     default); if ``q`` is not in :data:`CONWAY_POLYNOMIALS` they are taken
     from :func:`gcsim.combinatorics.fields.finite_field`.
     """
+    check_dense_size("q", q, q, f"the arithmetic table of GF({q})")
     p, a = prime_power_decomposition(q)
     if a > 1 and q not in CONWAY_POLYNOMIALS:
         x = np.arange(q, dtype=np.int64)
@@ -359,6 +366,7 @@ def projective_points(n: int, q: int) -> np.ndarray:
     q = check_int("q", q, minimum=2)
     if not is_prime_power(q):
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
+    check_dense_size("q", (q ** n - 1) // (q - 1), n, f"the point list of PG({n - 1},{q})")
     blocks = []
     for lead in range(n - 1, -1, -1):
         tail = n - 1 - lead
@@ -397,6 +405,7 @@ def paley_graph(q: int) -> StronglyRegularGraph:
     q = check_int("q", q, minimum=5)
     if not is_prime_power(q) or q % 4 != 1:
         raise InvalidArgumentError("q", f"must be a prime power with q = 1 (mod 4), got {q}")
+    check_dense_size("q", q, q, f"the adjacency matrix of the Paley graph P({q})")
     p, a = prime_power_decomposition(q)
     _, mul = _tables(q)
     squares = np.unique(mul.diagonal()[1:])
@@ -416,6 +425,7 @@ def triangular_graph(n: int) -> StronglyRegularGraph:
     (10, 6, 3, 4)
     """
     n = check_int("n", n, minimum=4)
+    check_dense_size("n", n * (n - 1) // 2, n * (n - 1) // 2, f"the adjacency matrix of T({n})")
     pairs = np.array(list(combinations(range(n), 2)), dtype=np.int64)
     inc = np.zeros((len(pairs), n), dtype=np.int64)
     inc[np.arange(len(pairs))[:, None], pairs] = 1
@@ -481,6 +491,7 @@ def latin_square_graph(m: int, n: int) -> StronglyRegularGraph:
     """
     n = check_int("n", n, minimum=2)
     m = check_int("m", m, minimum=2, maximum=n)
+    check_dense_size("n", n * n, n * n, f"the adjacency matrix of LS_{m}({n})")
     expected = (n * n, m * (n - 1), (m - 1) * (m - 2) + n - 2, m * (m - 1))
     if m <= 3:
         i, j = np.divmod(np.arange(n * n), n)
@@ -513,6 +524,7 @@ def complete_multipartite_graph(m: int, n: int) -> StronglyRegularGraph:
     """
     m = check_int("m", m, minimum=2)
     n = check_int("n", n, minimum=2)
+    check_dense_size("m", m * n, m * n, f"the adjacency matrix of K_{{{m}x{n}}}")
     part = np.arange(m * n) // n
     adj = (part[:, None] != part[None, :]).astype(np.int64)
     return _make(adj, f"complete multipartite graph K_{{{m}x{n}}}", (m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n),
@@ -680,6 +692,7 @@ def abelian_cayley_graph(moduli: Sequence[int], connection: Iterable[Sequence[in
         raise InvalidArgumentError("connection", f"must be a list of {len(mods)}-tuples of integers") from None
     C %= sizes
     v = int(np.prod(sizes))
+    check_dense_size("moduli", v, v, "the Cayley graph's adjacency matrix")
     radix = np.concatenate([np.cumprod(sizes[::-1])[::-1][1:], [1]])
     ind = np.zeros(v, dtype=bool)
     ind[C @ radix] = True
@@ -757,6 +770,7 @@ def block_graph(blocks: Sequence[Iterable[int]], *, name: str | None = None) -> 
     if len(sizes) != 1 or min(sizes) < 2 or any(len(set(b)) != len(b) for b in blist):
         raise InvalidArgumentError("blocks", "all blocks must have the same size K >= 2 and no repeated points")
     K = sizes.pop()
+    check_dense_size("blocks", len(blist), len(blist), "the block graph's adjacency matrix")
     points = sorted({x for b in blist for x in b})
     pos = {x: i for i, x in enumerate(points)}
     V, b = len(points), len(blist)
@@ -899,6 +913,8 @@ def polar_graph(kind: str, n: int, q: int) -> StronglyRegularGraph:
     (27, 10, 1, 5)
     """
     kind, n, q, d, e2 = _polar_check(kind, n, q)
+    v = polar_graph_parameters(kind, n, q)[0]   # the form is evaluated on pairs of singular points only
+    check_dense_size("q", v, v, f"the collinearity graph of the polar space {kind}({n},{q})")
     add, mul = _tables(q)
     P = projective_points(n, q)
     if kind == "Sp":
@@ -912,9 +928,12 @@ def polar_graph(kind: str, n: int, q: int) -> StronglyRegularGraph:
         for _ in range(r - 1):  # y -> y^r
             frob = mul[frob, np.arange(q)]
         PF = frob[P]
-        gram_all = _form_values(q, P, PF, [(i, i, 1) for i in range(n)])
-        pts = np.flatnonzero(gram_all.diagonal() == 0)
-        gram = gram_all[np.ix_(pts, pts)]
+        # isotropic points first (H(x, x) = 0), then the form on pairs of them only
+        norm = np.zeros(len(P), dtype=np.int64)
+        for i in range(n):
+            norm = add[norm, mul[P[:, i], PF[:, i]]]
+        pts = np.flatnonzero(norm == 0)
+        gram = _form_values(q, P[pts], PF[pts], [(i, i, 1) for i in range(n)])
     else:
         qterms = _quadratic_terms(kind, n, q)
         pts = np.flatnonzero(_quadratic_values(q, P, qterms) == 0)
@@ -938,6 +957,7 @@ def symplectic_graph(m: int) -> StronglyRegularGraph:
     (15, 8, 4, 4)
     """
     m = check_int("m", m, minimum=2)
+    check_dense_size("m", 4 ** m - 1, 4 ** m - 1, f"the adjacency matrix of Sp({2 * m},2)")
     g = polar_graph("Sp", 2 * m, 2).complement()
     return StronglyRegularGraph(g.adjacency, g.params, f"symplectic graph Sp({2 * m},2)", metadata={"m": m})
 
@@ -958,6 +978,7 @@ def generalized_quadrangle_graph(s: int, t: int) -> StronglyRegularGraph:
     s = check_int("s", s, minimum=1)
     t = check_int("t", t, minimum=1)
     expected = ((s + 1) * (s * t + 1), s * (t + 1), s - 1, t + 1)
+    check_dense_size("s", expected[0], expected[0], f"the collinearity graph of GQ({s},{t})")
     rs = isqrt(s)
     if s == t and is_prime_power(s):
         g = polar_graph("Sp", 4, s)
@@ -1018,9 +1039,10 @@ def two_intersection_graph(q: int, points, *, name: str | None = None) -> Strong
     P = np.asarray(points)
     if P.ndim != 2 or P.shape[1] < 2 or len(P) < 1 or np.any(P < 0) or np.any(P >= q):
         raise InvalidArgumentError("points", f"must be an (m, n) array of field elements 0..{q - 1}, n >= 2")
+    n = P.shape[1]
+    check_dense_size("points", q ** n, q ** n, f"the Cayley graph on GF({q})^{n}")
     _, mul = _tables(q)
     p, a = prime_power_decomposition(q)
-    n = P.shape[1]
     mult = mul[np.arange(1, q)[:, None, None], P.astype(np.int64)[None, :, :]]   # (q-1, m, n)
     idx = _vector_index(mult, q).ravel()
     if np.any(np.all(P == 0, axis=1)) or len(np.unique(idx)) != len(idx):
@@ -1055,6 +1077,7 @@ def affine_polar_graph(eps: int, m: int, q: int) -> StronglyRegularGraph:
     if not is_prime_power(q):
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
     n = 2 * m
+    check_dense_size("q", q ** n, q ** n, f"the adjacency matrix of VO({n},{q})")
     P = projective_points(n, q)
     O = P[_quadratic_values(q, P, _quadratic_terms("O+" if eps == 1 else "O-", n, q)) == 0]
     expected = (q ** n, (q ** m - eps) * (q ** (m - 1) + eps),
@@ -1082,6 +1105,7 @@ def hyperoval_gq_graph(q: int) -> StronglyRegularGraph:
     pp = prime_power_decomposition(q)
     if pp is None or pp[0] != 2:
         raise InvalidArgumentError("q", f"must be a power of 2 (>= 4), got {q}")
+    check_dense_size("q", q ** 3, q ** 3, f"the collinearity graph of T2*(O) over GF({q})")
     _, mul = _tables(q)
     t = np.arange(q)
     conic = np.stack([np.ones(q, dtype=np.int64), t, mul[t, t]], axis=1)
