@@ -516,9 +516,9 @@ def test_inner_approximation_implies_sigma_min_bound(p, extra, seed):
         assert sla.svdvals(X)[-1] >= t - tol
     Qx = _polar_factor(X)
     # U V^T from an SVD is orthonormal to SAFETY p q u (backward stability of the SVD)
-    np.testing.assert_allclose(Qx @ Qx.T, np.eye(p), atol=lstsq_tol(1.0, p, q, 1.0))
+    np.testing.assert_allclose(Qx @ Qx.T, np.eye(p), atol=lstsq_tol(1.0, p, q, 1.0), rtol=0)
     P = X @ Qx.T
-    np.testing.assert_allclose(P, P.T, atol=tol)
+    np.testing.assert_allclose(P, P.T, atol=tol, rtol=0)
     assert np.linalg.eigvalsh((P + P.T) / 2)[0] == pytest.approx(sla.svdvals(X)[-1], abs=tol)
 
 
@@ -550,7 +550,7 @@ def test_clip_condition(c, kappa, seed):
         s1x, s1y = sla.svdvals(x)[0], sla.svdvals(y)[0]
         assert s1y == pytest.approx(s1x, abs=2 * lstsq_tol(1.0, c, c + 2, s1x))   # sigma_1 kept
         if svd_kappa(x) * (1 + kappa_rtol(x)) <= target:                          # inside: unchanged
-            np.testing.assert_allclose(y, x, atol=lstsq_tol(1.0, c, c + 2, s1x))
+            np.testing.assert_allclose(y, x, atol=lstsq_tol(1.0, c, c + 2, s1x), rtol=0)
 
 
 def test_block_data_match_shift_matrices():
@@ -584,7 +584,7 @@ def test_closed_form_steps_are_optimal():
         r = float(sla.norm(ref @ W[i] - T))
         x = float(sla.norm(ref))
         eff = k + k * k * r / (float(sla.norm(W[i], 2)) * x)
-        np.testing.assert_allclose(Dls[i], ref, atol=2 * lstsq_tol(eff, K, L, x))
+        np.testing.assert_allclose(Dls[i], ref, atol=2 * lstsq_tol(eff, K, L, x), rtol=0)
     # kappa = 1 A-step: scaled orthogonal Procrustes (scipy) per encoder. The polar factor of
     # B = M_j^T T has absolute condition 2 / (sigma_c + sigma_{c-1}) (Higham, Functions of Matrices,
     # Thm 8.9), and B is formed with error dot_tol(K, |M|^T |T|)
@@ -598,7 +598,7 @@ def test_closed_form_steps_are_optimal():
         sb = sla.svdvals(B)
         dB = dot_tol(K, float(sla.norm(np.abs(M[j]).T @ np.abs(Tv)))) + lstsq_tol(1.0, c, c, sb[0])
         dR = 2 * dB * 2 / (sb[-1] + sb[-2])
-        np.testing.assert_allclose(Ap[j], t * R, atol=abs(t) * (dR + lstsq_tol(1.0, c, c, 1.0)))
+        np.testing.assert_allclose(Ap[j], t * R, atol=abs(t) * (dR + lstsq_tol(1.0, c, c, 1.0)), rtol=0)
         assert svd_kappa(Ap[j]) - 1 <= kappa_rtol(Ap[j])
 
 
