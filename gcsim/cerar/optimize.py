@@ -30,6 +30,14 @@ makes each block's feasible set a cone, so the constraint is exactly the scale-i
 ``E_{i,m}`` unchanged) is fixed by ``t_j >= 1`` for the encoders. Proofs (inner
 approximation, monotonicity, scale invariance) are in ``docs/theory/55_cerar_opt.md``.
 
+At a cap of 1 the cone is a ray ``{t Q}`` with no interior: the SDP blocks then use the
+equality ``X = t Q``, the Frobenius A-step is a scaled orthogonal Procrustes problem and the
+Frobenius D-step a monotone majorization-minimization on the scaled co-isometries. By default
+(``init="auto"``) the scheme runs from every analytic design gcsim can build (exact,
+perturbation, Vandermonde; projected onto the caps) and keeps the best, so it is never worse
+than any of them that meets the caps; ``params["start"]`` says which start won. The stopping
+rule has an absolute floor, the rounding level of the computed objective.
+
 Every accepted step is re-checked with NumPy: the condition numbers by SVD (the
 *certificate*) and the objective from the arrays. A step whose objective does not
 decrease is rejected, so the recorded objective history is monotone non-increasing
