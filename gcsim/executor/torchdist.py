@@ -41,6 +41,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue as queue_mod
+import re
 import socket
 import time
 import traceback
@@ -166,6 +167,9 @@ def _ranks(ranks: Sequence[int]) -> str:
     return f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(str(r) for r in ranks)
 
 
+_GLOO_SOURCE = re.compile(r"\[/[^\]\s]*:\d+\] ?")
+
+
 def _exception_line(tb: str, limit: int = 300) -> str:
     """``ExcType: first message line`` of a formatted traceback (module prefix dropped)."""
     lines = tb.rstrip().splitlines()
@@ -179,6 +183,7 @@ def _exception_line(tb: str, limit: int = 300) -> str:
     head, sep, rest = text.partition(":")
     if sep and " " not in head:                      # "pkg.mod.ExcType: message"
         text = head.rsplit(".", 1)[-1] + sep + rest
+    text = _GLOO_SOURCE.sub("", text)                # "[/__w/.../pair.cc:534] " locations of C++ errors
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -195,7 +200,8 @@ class LaunchResult:
     results : list
         Return value of each rank (None when the rank failed or did not report).
     errors : dict
-        rank -> traceback text of ranks that raised.
+        rank -> traceback text of ranks that raised, in the order the launcher received them
+        (the first is usually the cause, the others its consequences).
     exitcodes : list
         Process exit codes (negative = killed by that signal).
     killed : list
@@ -234,7 +240,7 @@ class LaunchResult:
         if self.stalled:
             short.append(f"{_ranks(self.stalled)} stalled: timed out, did not report within "
                          f"{self.deadline_reason}; killed")
-        for r in sorted(self.errors):
+        for r in self.errors:                        # in the order they were reported: the cause first
             line = _exception_line(self.errors[r])
             short.append(f"rank {r} raised {line.split(chr(10))[0][:160]}")
             detail.append(f"  rank {r}: {line}")
@@ -650,8 +656,9 @@ def _exchange(send, recv, dst: int, src: int, what: str, step: int, counter: Byt
         wr.wait()
         ws.wait()
     except RuntimeError as exc:
+        why = _GLOO_SOURCE.sub("", str(exc).splitlines()[0])
         raise RingFailureError(f"{what}: step {step}: exchange with ring neighbours (send to rank {dst}, "
-                               f"receive from rank {src}) failed: {str(exc).splitlines()[0]}") from None
+                               f"receive from rank {src}) failed: {why}") from None
     if counter is not None:
         counter.add(send, recv)
 
@@ -1252,7 +1259,8 @@ def run_parameter_server(scheme: Any, *, stragglers: int = 0, deadline: float | 
         except (TypeError, ValueError):
             raise InvalidArgumentError("delays", f"must be {n} finite non-negative seconds, got {delays!r}") from None
     if delays.shape != (n,) or not np.all(np.isfinite(delays)) or np.any(delays < 0):
-        raise InvalidArgumentError("delays", f"must be {n} finite non-negative seconds, got shape {delays.shape}")
+        shown = delays.tolist() if delays.size <= 16 else f"an array of shape {delays.shape}"
+        raise InvalidArgumentError("delays", f"must be {n} finite non-negative seconds, got {shown}")
     wait_limit = check_real("wait_limit", wait_limit, minimum=0.0, strict_min=True)
     drain = check_real("drain", drain, minimum=0.0)
     timeout = check_real("timeout", timeout, minimum=0.0, strict_min=True)
