@@ -54,7 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_binary_matrix, check_finite_array, check_int, check_mask, check_real
+from .._validation import (check_binary_matrix, check_dense_size, check_finite_array, check_int, check_mask,
+                           check_real)
 from ..errors import InvalidArgumentError, NotConstructibleError
 
 __all__ = [
@@ -83,6 +84,7 @@ def target_matrix(m: int, N: int) -> np.ndarray:
     """
     m = check_int("m", m, minimum=1)
     N = check_int("N", N, minimum=1)
+    check_dense_size("m", m * N, m, "the decoding target T = I_m ⊗ 1_N")
     return np.kron(np.eye(m), np.ones((N, 1)))
 
 
@@ -560,7 +562,9 @@ def encode(assignment_or_design: Any, m: int, method: str = "rd", *, eps: float 
     Raises
     ------
     InvalidArgumentError
-        Bad assignment, ``m < 1``, unknown method or option.
+        Bad assignment, ``m < 1``, unknown method or option, or a ``B`` with
+        more than :data:`gcsim.limits.MAX_DENSE_ENTRIES` entries (``m N n``),
+        refused before anything is allocated.
     NotConstructibleError
         Replication too small for ``ns`` (``r_i < m``) or the exact family
         (``r_i < s + m``); the message names the parts.
@@ -583,6 +587,9 @@ def encode(assignment_or_design: Any, m: int, method: str = "rd", *, eps: float 
     eps = check_real("eps", eps, minimum=0.0)
     seed = check_int("seed", seed, minimum=0)
     A = _as_assignment(assignment_or_design)
+    # B is (m N) x n float64 (plus same-size temporaries): refuse before drawing anything
+    check_dense_size("m", m * A.shape[0], A.shape[1], f"the encoding matrix B of m = {m} blocks "
+                     f"for N = {A.shape[0]} parts")
     rng = np.random.default_rng(seed)
     opts = dict(options)
     if method == "naive":

@@ -31,7 +31,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .._validation import check_int, check_probability, check_real
+from .._validation import check_count, check_dense_size, check_int, check_probability, check_real
 from ..errors import InvalidArgumentError
 
 __all__ = [
@@ -66,9 +66,13 @@ def straggler_sets(n: int, s: int, start: int = 0, stop: int | None = None) -> n
     >>> straggler_sets(4, 2).tolist()
     [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
     """
+    n = check_int("n", n, minimum=0)
+    s = check_int("s", s, minimum=0, maximum=n)
+    start = check_int("start", start, minimum=0)
     total = math.comb(n, s)
-    stop = total if stop is None else min(stop, total)
+    stop = total if stop is None else min(check_int("stop", stop, minimum=0), total)
     count = max(stop - start, 0)
+    check_dense_size("stop" if stop < total else "s", count, max(n, 1), f"{count:,} straggler patterns as masks")
     if s == 0:
         return np.zeros((count, 0), dtype=np.int64)
     it = itertools.islice(itertools.combinations(range(n), s), start, stop)
@@ -142,6 +146,7 @@ class FixedModel(StragglerModel):
 
     def sample(self, count: int, seed: int = 0) -> np.ndarray:
         count = check_int("count", count, minimum=0)
+        check_dense_size("count", count, self.n, f"{count:,} straggler masks")
         rng = _rng(seed)
         # the s smallest of n i.i.d. uniforms form a uniform s-subset
         keys = rng.random((count, self.n))
@@ -152,12 +157,23 @@ class FixedModel(StragglerModel):
         return masks
 
     def enumerate(self, start: int = 0, stop: int | None = None) -> np.ndarray:
-        """All non-straggler masks ``(C(n, s), n)`` in lexicographic order of ``S`` (or a slice)."""
+        """All non-straggler masks ``(C(n, s), n)`` in lexicographic order of ``S`` (or a slice).
+
+        Refused beyond :data:`gcsim.limits.MAX_PATTERNS` patterns (whole
+        enumeration) or :data:`gcsim.limits.MAX_DENSE_ENTRIES` mask entries (one slice).
+        """
+        if stop is None and start == 0:
+            self._check_enumerable()
         return combinations_masks(self.n, self.s, start, stop)
 
+    def _check_enumerable(self) -> None:
+        check_count("s", self.count, f"straggler patterns C({self.n}, {self.s})",
+                    hint="use the 'fixed' model (Monte Carlo) instead of enumerating every pattern")
+
     def iter_chunks(self, chunk: int = 65536) -> Iterator[np.ndarray]:
-        """Yield the masks of :meth:`enumerate` in chunks of at most ``chunk`` rows."""
+        """Yield the masks of :meth:`enumerate` in chunks of at most ``chunk`` rows (up to MAX_PATTERNS in all)."""
         chunk = check_int("chunk", chunk, minimum=1)
+        self._check_enumerable()
         for start in range(0, self.count, chunk):
             yield self.enumerate(start, start + chunk)
 
@@ -168,14 +184,26 @@ class FixedModel(StragglerModel):
 class AllPatternsModel(FixedModel):
     """Every ``s``-subset exactly once (exhaustive enumeration).
 
+    Exhaustive evaluation walks through all ``C(n, s)`` patterns, so the model
+    is refused up front when ``C(n, s)`` exceeds :data:`gcsim.limits.MAX_PATTERNS`
+    (the error states both numbers); use ``"fixed"`` (Monte Carlo) instead.
+
     Examples
     --------
     >>> model = AllPatternsModel(4, 1)
     >>> model.count, model.enumerate().shape
     (4, (4, 4))
+    >>> AllPatternsModel(91, 20)
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: s: 65,341,512,186,912,471,510 straggler patterns C(91, 20) to enumerate, over gcsim's limit of 10,000,000 (gcsim.limits.MAX_PATTERNS); use the 'fixed' model (Monte Carlo) instead of enumerating every pattern
     """
 
     kind = "all"
+
+    def __init__(self, n: int, s: int):
+        super().__init__(n, s)
+        self._check_enumerable()
 
     def describe(self) -> str:
         return f"all patterns: every one of the C({self.n},{self.s}) = {self.count} straggler sets"
@@ -253,6 +281,7 @@ class BernoulliModel(StragglerModel):
 
     def sample(self, count: int, seed: int = 0) -> np.ndarray:
         count = check_int("count", count, minimum=0)
+        check_dense_size("count", count, self.n, f"{count:,} straggler masks")
         rng = _rng(seed)
         return rng.random((count, self.n)) >= self.p[None, :]
 
@@ -309,6 +338,7 @@ class MarkovModel(StragglerModel):
     def sample(self, count: int, seed: int = 0) -> np.ndarray:
         """``count`` consecutive iterations (rows) of the chains."""
         count = check_int("count", count, minimum=0)
+        check_dense_size("count", count, self.n, f"{count:,} straggler masks")
         rng = _rng(seed)
         u = rng.random((count, self.n))
         out = np.empty((count, self.n), dtype=bool)
@@ -402,6 +432,7 @@ class TraceModel(StragglerModel):
         """``count`` consecutive iterations starting at ``seed % iterations`` (cyclic replay)."""
         count = check_int("count", count, minimum=0)
         seed = check_int("seed", seed, minimum=0)
+        check_dense_size("count", count, self.n, f"{count:,} straggler masks")
         idx = (seed + np.arange(count)) % self.iterations
         return self._masks[idx]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_dense_size, check_int
 from ..errors import ImpossibleParametersError
 from .base import CombinatorialObject, require
 
@@ -154,6 +154,7 @@ def fractional_repetition(n: int, s: int) -> FractionalRepetition:
     """
     n = check_int("n", n, minimum=1)
     s = check_int("s", s, minimum=0, maximum=n - 1)
+    check_dense_size("n", n, n, "the fractional repetition assignment")
     g = s + 1
     if n % g:
         raise ImpossibleParametersError("(s+1) | n", f"n = {n} workers cannot be split into groups of s+1 = {g}")
@@ -182,6 +183,7 @@ def cyclic_repetition(n: int, ell: int, N: int | None = None) -> CyclicRepetitio
     n = check_int("n", n, minimum=1)
     N = n if N is None else check_int("N", N, minimum=1)
     ell = check_int("ell", ell, minimum=1, maximum=N)
+    check_dense_size("n", N, n, "the cyclic repetition assignment")
     diff = (np.arange(N)[:, None] - np.arange(n)[None, :]) % N
     A = (diff < ell).astype(np.int64)
     return CyclicRepetition(A, (n, ell, N), f"cyclic repetition, {ell} consecutive parts of {N}")
@@ -212,6 +214,7 @@ def random_regular_assignment(n: int, d: int, seed: int = 0) -> RandomRegularAss
         raise ImpossibleParametersError("d < n", f"a simple {d}-regular graph needs more than {d} vertices, got n = {n}")
     if (n * d) % 2:
         raise ImpossibleParametersError("n d even", f"n*d = {n * d} is odd: no {d}-regular graph on {n} vertices")
+    check_dense_size("n", n, n, "the random regular assignment")
     G = nx.random_regular_graph(d, n, seed=seed)
     A = np.eye(n, dtype=np.int64)
     if G.number_of_edges():
@@ -249,6 +252,7 @@ def margulis_gabber_galil(m: int) -> MargulisGabberGalil:
     """
     m = check_int("m", m, minimum=2)
     n = m * m
+    check_dense_size("m", n, n, f"the Margulis-Gabber-Galil assignment on Z_{m} x Z_{m}")
     A = np.eye(n, dtype=np.int64)
     A[np.repeat(np.arange(n), 8), mgg_neighbours(m).ravel()] = 1
     return MargulisGabberGalil(A, (m,), f"Margulis-Gabber-Galil on Z_{m} x Z_{m}, min(1, Adj + I)")

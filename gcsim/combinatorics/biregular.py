@@ -34,7 +34,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .._validation import check_binary_matrix, check_int
+from .._validation import check_binary_matrix, check_bool, check_dense_size, check_int
 from ..errors import ImpossibleParametersError, InvalidArgumentError, NotConstructibleError
 from .base import CombinatorialObject, require
 
@@ -221,6 +221,7 @@ def biregular_graph(v: int, b: int, r: int, k: int, seed: int = 0, *, max_tries:
     ({3}, {6})
     """
     v, b, r, k = _check_params(v, b, r, k)
+    check_dense_size("(v, b)", v, b, f"the ({v}, {b}, {r}, {k}) bi-regular assignment")
     seed = check_int("seed", seed, minimum=0)
     max_tries = check_int("max_tries", max_tries, minimum=1)
     rng = np.random.default_rng(seed)
@@ -264,6 +265,7 @@ def biregular_from_assignment(assignment: Any, *, require_connected: bool = True
     >>> biregular_from_assignment(A).params
     (7, 7, 3, 3)
     """
+    require_connected = check_bool("require_connected", require_connected)
     A = check_binary_matrix("assignment", assignment)
     v, b = A.shape
     if v == 0 or b == 0:

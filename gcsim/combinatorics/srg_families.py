@@ -37,7 +37,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .._validation import check_dense_size, check_int
+from .._validation import check_bool, check_dense_size, check_int
 from ..errors import InvalidArgumentError, NotConstructibleError, VerificationError
 from .base import CombinatorialObject, require
 from .fields import finite_field, is_prime_power, prime_power_decomposition
@@ -169,8 +169,7 @@ class StronglyRegularGraph(CombinatorialObject):
             raise InvalidArgumentError("adjacency", f"must be a square matrix, got shape {adj.shape}")
         if adj.size and not np.all((adj == 0) | (adj == 1)):
             raise InvalidArgumentError("adjacency", "must contain only 0 and 1 entries")
-        if not isinstance(closed, (bool, np.bool_)):
-            raise InvalidArgumentError("closed", f"must be a bool, got {closed!r}")
+        closed = check_bool("closed", closed)
         if len(tuple(params)) != 4:
             raise InvalidArgumentError("params", f"must be (v, k, lam, mu), got {params!r}")
         adj = adj.astype(np.int64)

@@ -98,15 +98,22 @@ def is_sum_of_two_squares(n: int) -> bool:
 
     >>> [n for n in range(1, 30) if not is_sum_of_two_squares(n)][:6]
     [3, 6, 7, 11, 12, 14]
+    >>> is_sum_of_two_squares(10 ** 18 + 2 * 10 ** 9 + 5), is_sum_of_two_squares(3 * 10 ** 18)
+    (True, False)
     """
     n = check_int("n", n, minimum=0)
-    a = 0
-    while a * a <= n:
-        b = isqrt(n - a * a)
-        if b * b == n - a * a:
-            return True
-        a += 1
-    return False
+    if n < 10 ** 6:  # direct search: sqrt(n) steps
+        a = 0
+        while a * a <= n:
+            b = isqrt(n - a * a)
+            if b * b == n - a * a:
+                return True
+            a += 1
+        return False
+    # Fermat / Euler: n > 0 is a sum of two squares iff every prime p = 3 (mod 4) divides it to an even power
+    from sympy import factorint  # Pollard rho: fast where sqrt(n) steps are not
+
+    return all(p % 4 != 3 or e % 2 == 0 for p, e in factorint(n).items())
 
 
 def _validate(v: Any, k: Any, lam: Any, mu: Any) -> tuple[int, int, int, int]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_dense_size, check_int
 from ..errors import ImpossibleParametersError
 
 __all__ = ["steiner_triple_system_blocks", "bose_sts_blocks", "skolem_sts_blocks", "triple_system_hill_climb"]
@@ -42,6 +42,7 @@ def bose_sts_blocks(v: int) -> list[tuple[int, int, int]]:
     12
     """
     v = check_int("v", v, minimum=3)
+    check_dense_size("v", v * (v - 1) // 6, 3, f"the block list of STS({v})")
     if v % 6 != 3:
         raise ImpossibleParametersError("divisibility", f"Bose's construction needs v = 3 mod 6, got {v}")
     m = v // 3
@@ -60,6 +61,7 @@ def skolem_sts_blocks(v: int) -> list[tuple[int, int, int]]:
     7
     """
     v = check_int("v", v, minimum=7)
+    check_dense_size("v", v * (v - 1) // 6, 3, f"the block list of STS({v})")
     if v % 6 != 1:
         raise ImpossibleParametersError("divisibility", f"Skolem's construction needs v = 1 mod 6, got {v}")
     n = (v - 1) // 6
@@ -84,6 +86,8 @@ def steiner_triple_system_blocks(v: int) -> list[tuple[int, int, int]]:
     [(0, 1, 3), (0, 2, 4), (0, 5, 6)]
     """
     v = check_int("v", v, minimum=3)
+    # v(v-1)/6 blocks of 3 points (and the (v/3)^2 quasigroup table): refuse before building them
+    check_dense_size("v", v * (v - 1) // 6, 3, f"the block list of STS({v})")
     if v % 6 == 3:
         return bose_sts_blocks(v)
     if v % 6 == 1:
@@ -120,6 +124,8 @@ def triple_system_hill_climb(v: int, lam: int, *, seed: int = 0, max_steps: int 
     if (lam * (v - 1)) % 2 or (lam * v * (v - 1)) % 6:
         raise ImpossibleParametersError("divisibility", f"no TS({v}, {lam}): need lam(v-1) = 0 mod 2 and "
                                         "lam v(v-1) = 0 mod 6")
+    check_dense_size("v", v, v, "the pair-count table of the hill climb")
+    check_dense_size("(v, lam)", lam * v * (v - 1) // 6, 3, f"the block list of TS({v}, {lam})")
     target = lam * v * (v - 1) // 6
     rng = random.Random(seed)
     count = [[0] * v for _ in range(v)]       # pair multiplicities
