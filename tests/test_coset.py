@@ -479,13 +479,15 @@ def test_small_instance_rademacher_singular_sometimes_jitter_never():
     """k = 3, m = 2, delta = 1: all 2^12 sign patterns, exactly."""
     g = coset_graph(3, 2, 1, connection_sets=[[0], [1]])
     A = g.assignment
-    singular = 0
-    for bits in product([-1, 1], repeat=12):
-        d = np.array(bits).reshape(2, 6)
-        B = (A[None] * d[:, None, :]).reshape(6, 6)
-        det = int(round(np.linalg.det(B)))
+    ds = np.array(list(product([-1, 1], repeat=12)), dtype=np.int64).reshape(-1, 2, 6)
+    Bs = (A[None, None] * ds[:, :, None, :]).reshape(-1, 6, 6)
+    # exact integer determinants by the Leibniz formula (720 permutations), no floating point
+    perms = np.array(list(itertools.permutations(range(6))))
+    signs = np.array([(-1) ** sum(q[i] > q[j] for i in range(6) for j in range(i + 1, 6)) for q in perms])
+    dets = (Bs[:, np.arange(6)[None, :], perms].prod(axis=2) * signs).sum(axis=1)
+    for d, det in zip(ds, dets):
         assert (det != 0) == encoded_matrix_is_invertible(g, d)
-        singular += det == 0
+    singular = int(np.count_nonzero(dets == 0))
     assert 0 < singular < 2 ** 12
     for seed in range(50):
         assert encoded_matrix_is_invertible(g, _rd(A, 2, 0.1, seed))
