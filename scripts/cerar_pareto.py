@@ -93,7 +93,7 @@ def save(table, out: Path, mode: str, seed: int, cfg: dict, timings: dict) -> di
         "seed": seed,
         "parameters": {"cases": cfg["cases"],
                        "kappas": {f"{k[0]},{k[1]}": v for k, v in cfg["kappas"].items()},
-                       "starts": {f"{k[0]},{k[1]}": v + " of (matched perturbation, previous cap's optimum)"
+                       "starts": {f"{k[0]},{k[1]}": v + " of (analytic starts: exact when c <= N, best perturbation, best Vandermonde; previous cap's optimum)"
                                   for k, v in cfg["starts"].items()},
                        "max_iter": {f"{k[0]},{k[1]}": v for k, v in cfg["max_iter"].items()},
                        "kappa_D": "same as kappa", "objective": "frobenius", "solver": "SCS",

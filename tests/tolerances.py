@@ -40,7 +40,10 @@ def gamma(n: int, dtype=np.float64) -> float:
 
 def cond(A, *, nonzero: bool = False) -> float:
     """2-norm condition number σ_max/σ_min (over the numerically non-zero σ if ``nonzero``)."""
-    sv = np.linalg.svd(np.asarray(A, dtype=float), compute_uv=False)
+    A = np.asarray(A)
+    if not np.iscomplexobj(A):
+        A = A.astype(float)
+    sv = np.linalg.svd(A, compute_uv=False)
     if sv.size == 0 or sv[0] == 0:
         return 1.0
     if nonzero:
