@@ -576,7 +576,8 @@ def worst_case_rd_upper_bound(assignment: Any, m: int, s: int, eps: float = 0.0,
     certified = bool(s1_found == s1[best] and s2_found == s2cap[best])
     value = found.attained if certified else max(upper, found.attained)
     how = ("exact (the search attains the relaxation of Lemma 2a)" if certified else
-           f"upper bound from the relaxation of Lemma 2a (maximized at S1 = {int(s1[best])}, S2 <= {int(s2cap[best])}); "
+           f"upper bound from the relaxation of Lemma 2a (maximized at S1 = {int(s1[best])}, "
+           f"S2 <= {int(s2cap[best])}); "
            f"the search attained {found.attained:.6g} at the reported stragglers "
            f"(greedy + swap local search, C(n,s)={math.comb(n, s)} > exact_limit={exact_limit})")
     return WorstCaseResult(value, found.mask, found.stragglers, certified, how, found.attained)

@@ -421,7 +421,10 @@ def _invertible_batch(grp: _Group, sets: np.ndarray) -> np.ndarray:
 
 
 def _set_invertible(grp: _Group, S: np.ndarray) -> bool:
-    """``M_S`` invertible over Q: no character sum of ``S`` vanishes (exact count test, Lemma 2)."""
+    """``M_S`` invertible over Q: no character sum of ``S`` vanishes.
+
+    Exact count test (``docs/theory/30_coset.md``, Lemmas 2 and 4).
+    """
     return bool(_invertible_batch(grp, np.asarray(S, dtype=np.int64)[None])[0])
 
 

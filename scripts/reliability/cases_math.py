@@ -4,7 +4,8 @@ from __future__ import annotations
 from reliability import Case
 
 _BD = "from gcsim.coding import bounds as bd; import numpy as np; "
-_FANO = "A = [[1,1,0,1,0,0,0],[0,1,1,0,1,0,0],[0,0,1,1,0,1,0],[0,0,0,1,1,0,1],[1,0,0,0,1,1,0],[0,1,0,0,0,1,1],[1,0,1,0,0,0,1]]; "
+_FANO = ("A = [[1,1,0,1,0,0,0],[0,1,1,0,1,0,0],[0,0,1,1,0,1,0],[0,0,0,1,1,0,1],[1,0,0,0,1,1,0],"
+         "[0,1,0,0,0,1,1],[1,0,1,0,0,0,1]]; ")
 _COSET = "from gcsim.combinatorics.coset import coset_graph; "
 
 CASES = [
