@@ -8,13 +8,52 @@ import numpy as np
 
 EXIT_OK, EXIT_FAILURE = 0, 1
 
+#: API argument -> the flag that sets it (errors name the flag)
+_FLAGS = {"N": "--N", "c": "--c", "eps": "--eps", "kappa": "--kappa", "seed": "--seed", "max_iter": "--max-iter",
+          "d": "--d", "dtype": "--dtype", "objective": "--objective", "method": "--method", "name": "--name"}
+
+#: largest finite value of each simulation dtype (bfloat16 has float32's exponent range)
+_DTYPE_MAX = {"float64": float(np.finfo(np.float64).max), "float32": float(np.finfo(np.float32).max),
+              "bfloat16": 3.3895313892515355e38}
+
+
+def _check_sizes(args: argparse.Namespace) -> None:
+    """Refuse, before building, a design whose arrays exceed gcsim.limits (the error names the flag).
+
+    The analysis forms the N(N-1) error operators E_{i,m} (c x c each), the largest array of a design;
+    simulate also holds the N x d gradients.
+    """
+    from .._validation import check_dense_size
+
+    N, c = args.N, args.c
+    check_dense_size("--N", N * (N - 1), c * c, f"the N(N-1) = {N * (N - 1):,} error operators (c x c each) "
+                     f"of a CERAR design with N = {N}, c = {c}")
+    if args.action == "simulate":
+        check_dense_size("--d", N, args.d, f"the simulated gradients (N x d = {N} x {args.d})")
+
+
+def _check_dtype_range(des, dtype: str) -> None:
+    """Refuse a simulation whose design coefficients overflow the dtype (they would turn into inf/NaN)."""
+    from ..cli import UsageError
+
+    big = max(float(np.max(np.abs(des.encoders))), float(np.max(np.abs(des.decoders))))
+    if not np.isfinite(big):
+        raise UsageError("the design has non-finite coefficients (inf or NaN); choose another --eps or --method")
+    if big > _DTYPE_MAX[dtype]:
+        raise UsageError(f"--dtype {dtype}: the design's coefficients reach {big:.3g}, beyond {dtype}'s largest "
+                         f"finite value {_DTYPE_MAX[dtype]:.3g} (they would become inf); use --dtype float64 "
+                         "or a better conditioned design (smaller --c, larger --eps)")
+
 
 def _design_from_args(args: argparse.Namespace):
     from .constructions import design
 
     if getattr(args, "design", None):
+        from ..cli import path_errors
         from .export import load_design
-        return load_design(args.design)
+        with path_errors("--design", "read"):
+            return load_design(args.design)
+    _check_sizes(args)
     method = "optimized" if args.action == "optimize" else args.method
     kw: dict[str, Any] = {}
     if args.eps is not None:
@@ -60,16 +99,27 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
         r = rates(args.N, args.c)
         _emit(args, r, "\n".join(f"  {k:<24} {v}" for k, v in r.items()))
         return EXIT_OK
+    from ..cli import UsageError, check_name, check_output_dir, path_errors
+
+    if args.export is not None:  # before the (possibly long) optimization
+        check_output_dir("--export", args.export)
+    check_name("--name", args.name)
     des = _design_from_args(args)
     payload = _summary(des)
     text = _text(payload)
     if args.action == "simulate":
+        from .._validation import check_dense_size
         from .analysis import errors
         from .protocol import simulate
+        check_dense_size("--d", des.N, args.d, f"the simulated gradients (N x d = {des.N} x {args.d})")
+        _check_dtype_range(des, args.dtype)
         rng = np.random.default_rng(args.seed)
         g = rng.standard_normal((des.N, args.d))
         res = simulate(des, g, dtype=args.dtype)
         exact = g.sum(axis=0)
+        if not np.all(np.isfinite(res.outputs)):
+            raise UsageError(f"--dtype {args.dtype}: the simulated outputs overflowed (inf/NaN); the design is too "
+                             "ill-conditioned for this dtype; use --dtype float64")
         rel = np.linalg.norm(res.outputs - exact, axis=1) / max(np.linalg.norm(exact), 1e-300)
         payload.update(d=args.d, dtype=args.dtype, rounds=res.rounds, bytes_sent=res.bytes_sent,
                        packets_sent=res.packets_sent, peak_buffers=res.peak_buffers,
@@ -79,7 +129,8 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
                  f"{int(np.max(res.bytes_sent))}, max relative error {rel.max():.3g}")
     if args.export:
         from .export import export_design
-        path = export_design(des, args.export, name=args.name, overwrite=args.force)
+        with path_errors("--export"):
+            path = export_design(des, args.export, name=args.name, overwrite=args.force)
         payload["exported"] = str(path)
         text += f"\n  exported to {path}"
     _emit(args, payload, text)
@@ -95,17 +146,20 @@ def register(sub, add) -> None:
             "  gcsim cerar run --engine gloo --workers 4 --c 8 --d 4096 --json")
     p.add_argument("action", choices=["design", "optimize", "simulate", "rates"],
                    help="`gcsim cerar run ...` (the real ring engine) is described by `gcsim run-cerar --help`")
-    p.add_argument("--N", type=int, default=4, help="workers on the ring (default 4)")
-    p.add_argument("--c", type=int, default=8, help="components per gradient (default 8)")
+    from ..cli import float_arg, int_arg
+
+    p.add_argument("--N", type=int_arg(2), default=4, help="workers on the ring (default 4)")
+    p.add_argument("--c", type=int_arg(1), default=8, help="components per gradient (default 8)")
     p.add_argument("--method", default="perturbation", choices=["exact", "vandermonde", "perturbation", "optimized"])
-    p.add_argument("--eps", type=float, default=None, help="perturbation / Vandermonde epsilon")
-    p.add_argument("--kappa", type=float, default=None, help="condition-number cap (optimized)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-iter", type=int, default=30, help="optimize: alternating sweeps (default 30)")
+    p.add_argument("--eps", type=float_arg(0.0), default=None, help="perturbation / Vandermonde epsilon")
+    p.add_argument("--kappa", type=float_arg(1.0), default=None, help="condition-number cap (optimized), >= 1")
+    p.add_argument("--seed", type=int_arg(0), default=0)
+    p.add_argument("--max-iter", type=int_arg(1), default=30, help="optimize: alternating sweeps (default 30)")
     p.add_argument("--objective", default="frobenius", choices=["frobenius", "worst"], help="optimize: objective")
-    p.add_argument("--d", type=int, default=1024, help="gradient length for simulate/run (default 1024)")
+    p.add_argument("--d", type=int_arg(1), default=1024, help="gradient length for simulate/run (default 1024)")
     p.add_argument("--dtype", default="float64", choices=["float64", "float32", "bfloat16"])
     p.add_argument("--design", help="load the design from a catalogue file instead of building it")
     p.add_argument("--export", metavar="DIR", help="export the design into DIR")
     p.add_argument("--name", help="catalogue name")
     p.add_argument("--force", action="store_true", help="overwrite an existing export")
+    p.set_defaults(flags=_FLAGS)

@@ -16,37 +16,64 @@ def _scheme_and_model(args: argparse.Namespace):
     from .schemes import encode
     from .stragglers import straggler_model
 
+    from ..cli import UsageError
+    from ..errors import InvalidArgumentError
+
     design = resolve_design(args.design)
     options: dict[str, Any] = {}
     if args.dist:
         options["dist"] = args.dist
     if args.method.startswith("exact"):
         options["s"] = args.stragglers if args.design_s is None else args.design_s
-    scheme = encode(design, args.m, args.method, eps=args.eps, seed=args.seed, **options)
+    try:
+        scheme = encode(design, args.m, args.method, eps=args.eps, seed=args.seed, **options)
+    except InvalidArgumentError as exc:
+        if exc.argument == "s":  # the exact family's s comes from --design-s (or -s)
+            flag = "--design-s" if args.design_s is not None else "--stragglers"
+            raise UsageError(f"{flag}: {str(exc)[len('s: '):]}") from None
+        raise
     n = scheme.n
-    if args.model == "bernoulli":
-        model = straggler_model("bernoulli", n, p=args.p)
-    elif args.model in ("fixed", "all", "worst"):
-        model = straggler_model(args.model, n, s=args.stragglers)
-    else:  # pragma: no cover - argparse restricts choices
-        raise ValueError(args.model)
+    if args.model in ("fixed", "all", "worst") and args.stragglers > n:
+        raise UsageError(f"--stragglers: must be <= n = {n} (the workers of {args.design}), got {args.stragglers}")
+    try:
+        if args.model == "bernoulli":
+            model = straggler_model("bernoulli", n, p=args.p)
+        elif args.model in ("fixed", "all", "worst"):
+            model = straggler_model(args.model, n, s=args.stragglers)
+        else:  # pragma: no cover - argparse restricts choices
+            raise ValueError(args.model)
+    except InvalidArgumentError as exc:
+        if exc.argument == "s":
+            raise UsageError(f"--stragglers: {str(exc)[len('s: '):]}" + (
+                "; try --model fixed" if args.model == "all" and "fixed" not in str(exc) else "")) from None
+        raise
     return design, scheme, model
 
 
+#: API argument -> the flag that sets it (errors name the flag)
+_FLAGS = {"m": "--m", "eps": "--eps", "seed": "--seed", "p": "--p", "samples": "--samples", "draws": "--draws",
+          "method": "--method", "dist": "--dist", "bounds": "--bounds", "design": "--design"}
+
+
 def _common(p: argparse.ArgumentParser) -> None:
+    from ..cli import float_arg, int_arg
+
     p.add_argument("--design", required=True, help=_DESIGN_HELP)
-    p.add_argument("--m", type=int, default=2, help="communication reduction m (default 2)")
+    p.add_argument("--m", type=int_arg(1), default=2, help="communication reduction m (default 2)")
     p.add_argument("--method", default="rd", help="encoder: naive, rd, ns, ns-worker, exact-gaussian, "
                    "exact-vandermonde, ... (default rd)")
-    p.add_argument("--eps", type=float, default=0.0, help="RD/NS jitter epsilon (default 0)")
+    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon (default 0)")
     p.add_argument("--dist", choices=["rademacher", "gaussian"], help="RD/NS entry distribution")
-    p.add_argument("--seed", type=int, default=0, help="seed of the encoder and of the straggler draws")
+    p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the encoder and of the straggler draws")
     p.add_argument("--model", default="fixed", choices=["fixed", "bernoulli", "all", "worst"],
-                   help="straggler model (default fixed-s uniform)")
-    p.add_argument("--stragglers", "-s", type=int, default=0, help="number of stragglers s")
-    p.add_argument("--p", type=float, default=0.1, help="Bernoulli straggling probability")
-    p.add_argument("--design-s", type=int, default=None, help="exact family: stragglers it is designed for")
-    p.add_argument("--samples", type=int, default=2000, help="Monte Carlo patterns (default 2000)")
+                   help="straggler model (default fixed-s uniform; 'all' enumerates every pattern, up to "
+                        "gcsim.limits.MAX_PATTERNS)")
+    p.add_argument("--stragglers", "-s", type=int_arg(0), default=0, help="number of stragglers s")
+    p.add_argument("--p", type=float_arg(0.0, 1.0, strict_max=True), default=0.1,
+                   help="Bernoulli straggling probability, 0 <= p < 1")
+    p.add_argument("--design-s", type=int_arg(0), default=None, help="exact family: stragglers it is designed for")
+    p.add_argument("--samples", type=int_arg(1), default=2000, help="Monte Carlo patterns (default 2000)")
+    p.set_defaults(flags=_FLAGS)
 
 
 def _cmd_error(args: argparse.Namespace) -> int:
@@ -91,6 +118,14 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_FAILURE
 
 
+def _int1(text: str) -> int:
+    from ..cli import int_arg
+    return int_arg(1)(text)
+
+
+_int1.__name__ = "integer"
+
+
 def register(sub, add) -> None:
     p = add("error", _cmd_error, "optimal-decoding error of a scheme: expected (exact or Monte Carlo) or worst case",
             "examples:\n  gcsim error --design pg2_9 --m 2 --method rd -s 20 --samples 5000\n"
@@ -105,4 +140,4 @@ def register(sub, add) -> None:
     _common(p)
     p.set_defaults(samples=200)
     p.add_argument("--bounds", help="comma-separated bound names (default: all applicable built-ins)")
-    p.add_argument("--draws", type=int, default=32, help="encoder redraws for bounds on expectations")
+    p.add_argument("--draws", type=_int1, default=32, help="encoder redraws for bounds on expectations")

@@ -2,15 +2,28 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 EXIT_OK = 0
 
+#: API argument -> the flag that sets it (errors name the flag)
+_FLAGS = {"p": "--p", "iterations": "--iterations", "lr": "--lr", "seed": "--seed", "max_train": "--max-train",
+          "optimizer": "--optimizer", "path": "--mnist"}
+
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from ..cli import UsageError, _emit
+    from ..cli import UsageError, _emit, check_input_path, check_output_dir, path_errors
     from ..io.manifest import atomic_write_text, dumps, provenance
     from .datasets import load_digits, load_mnist
     from .train import compare, default_codes
+
+    # paths first: a bad --out must not cost a whole training run
+    if args.out is not None:
+        check_output_dir("--out", args.out)
+        with path_errors("--out"):  # create it now: a folder that cannot be made fails in a second, not after training
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+    if args.mnist is not None:
+        check_input_path("--mnist", args.mnist)
 
     codes = default_codes()
     if args.codes:
@@ -19,7 +32,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
         if not chosen:
             raise UsageError(f"--codes matched nothing; labels are: {[c.label for c in codes]}")
         codes = chosen
-    data = load_mnist(args.mnist, max_train=args.max_train) if args.mnist else load_digits(seed=args.seed)
+    with path_errors("--mnist", "read"):
+        data = load_mnist(args.mnist, max_train=args.max_train) if args.mnist else load_digits(seed=args.seed)
     table = compare(codes, data, p=args.p, iterations=args.iterations, optimizer=args.optimizer, lr=args.lr,
                     seed=args.seed)
     last = table.sort_values("iteration").groupby("label", sort=False).tail(1)
@@ -27,12 +41,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
     payload = {"dataset": data.name, "p": args.p, "iterations": args.iterations, "optimizer": args.optimizer,
                "seed": args.seed, "final": rows}
     if args.out:
-        from pathlib import Path
         out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / "history.csv", table.to_csv(index=False))
-        atomic_write_text(out / "manifest.json", dumps({"command": "gcsim train", "params": payload,
-                                                         "provenance": provenance()}))
+        with path_errors("--out"):
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(out / "history.csv", table.to_csv(index=False))
+            atomic_write_text(out / "manifest.json", dumps({"command": "gcsim train", "params": payload,
+                                                             "provenance": provenance()}))
         payload["out"] = str(out)
     lines = [f"{data.name}: {args.iterations} iterations, Bernoulli p = {args.p}, {args.optimizer}, seed {args.seed}",
              f"{'code':<36} {'sim. seconds':>12} {'train loss':>10} {'test acc':>8} {'rel. error':>10}"]
@@ -47,11 +61,15 @@ def register(sub, add) -> None:
             "examples:\n  gcsim train --iterations 100 --p 0.2\n  gcsim train --codes uncoded,rd --json\n"
             "  gcsim train --mnist ~/data/mnist --max-train 5000 --out results/train-mnist")
     p.add_argument("--codes", help="comma-separated label prefixes (default: all codes); e.g. uncoded,rd,ns")
-    p.add_argument("--p", type=float, default=0.2, help="straggling probability (default 0.2)")
-    p.add_argument("--iterations", type=int, default=150)
+    from ..cli import float_arg, int_arg
+
+    p.add_argument("--p", type=float_arg(0.0, 1.0, strict_max=True), default=0.2,
+                   help="straggling probability, 0 <= p < 1 (default 0.2)")
+    p.add_argument("--iterations", type=int_arg(1), default=150)
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
-    p.add_argument("--lr", type=float, default=0.1)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--lr", type=float_arg(0.0, strict_min=True), default=0.1, help="learning rate, > 0")
+    p.add_argument("--seed", type=int_arg(0), default=0)
     p.add_argument("--mnist", help="folder of MNIST IDX files or an .npz (default: scikit-learn digits)")
-    p.add_argument("--max-train", type=int, default=None, help="MNIST: use only this many training images")
+    p.add_argument("--max-train", type=int_arg(1), default=None, help="MNIST: use only this many training images")
     p.add_argument("--out", help="write history.csv and a manifest into this folder")
+    p.set_defaults(flags=_FLAGS)
