@@ -709,10 +709,10 @@ def test_rd_estimator_variance_exact_rational_enumeration(m, d, p):
     pf = np.array([float(x) for x in np.broadcast_to(np.asarray(p, dtype=object), (3,))])
     exact = exact_rd_variance(A, m, G, p)
     exact_padded = exact_rd_variance(A, m, G, p, padded=True)
-    # The formula sums n d non-negative terms h_j[c]^2 * bracket; h_j[c] are exact small integers, the
-    # bracket (kappa - 1 + omega)/(1 - p) - 1 costs 2 roundings, the product and the division by r^2 one
-    # each: relative error <= gamma_{n d + 4} (Higham Thm 3.1, all terms of one sign).
-    rel = SAFETY * gamma(3 * d + 4)
+    # The formula sums non-negative terms only: per worker sum_c h_j[c]^2 (kappa - 2 + omega_c) and
+    # p_j sum_c h_j[c]^2 (h_j[c] exact small integers; d terms each), divided by 1 - p_j, then summed over
+    # the n workers and divided by r^2: relative error <= gamma_{n + d + 6} (Higham Thm 3.1, one sign).
+    rel = SAFETY * gamma(3 + d + 6)
     assert bd.rd_estimator_variance(A, m, pf, G) == pytest.approx(float(exact), rel=rel, abs=0)
     assert bd.rd_estimator_variance(A, m, pf, G, padded=True) == pytest.approx(float(exact_padded), rel=rel, abs=0)
     if d % m == 0:

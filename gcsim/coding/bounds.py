@@ -930,10 +930,11 @@ abla L\|^2 = \sum_j rac{1}{r^2} \sum_{c<d} h_j[c]^2
     d = G.shape[1]
     omega = np.full(d, float(m)) if padded else block_multiplicities(d, m).astype(float)
     H2 = (A.T.astype(float) @ G) ** 2                               # h_j[c]^2: (n, d)
-    # bracket (kappa - 1 + omega_c)/(1 - p_j) - 1 >= 0 (kappa >= 1, omega_c >= 1), formed per entry so
-    # that the exact case (m = 1, p = 0, kappa = 1) gives 0.0 and the sum has no cancellation
-    bracket = (kappa - 1.0 + omega)[None, :] / (1.0 - q)[:, None] - 1.0
-    return float(np.sum(H2 * bracket) / r ** 2)
+    # (kappa - 1 + omega_c)/(1 - p_j) - 1 = (kappa - 2 + omega_c + p_j)/(1 - p_j): with kappa >= 1 and
+    # omega_c >= 1 every term below is >= 0, so the sum has no cancellation and the exact case
+    # (m = 1, p = 0, kappa = 1) gives exactly 0.0
+    per_worker = (H2 @ (kappa - 2.0 + omega) + q * H2.sum(axis=1)) / (1.0 - q)
+    return float(np.sum(per_worker) / r ** 2)
 
 
 def rd_variance_bound(assignment: Any, m: int, p: Any, gradient_bound: float, eps: float = 0.0,
