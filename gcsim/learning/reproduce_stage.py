@@ -212,7 +212,8 @@ def run_training_stage(out_dir: Path, full: bool = False, seed: int = 0, progres
         for spec, expected in unbiasedness_specs():
             res = check_unbiased(spec, G, p, samples=samples, seed=seed, alpha=0.001, coords=coords)
             urows.append({"decoder": spec.label, "expected_unbiased": expected, "verdict_unbiased": res.passed,
-                          "coordinate_pvalue": res.coordinate_pvalue, "norm_pvalue": res.norm_pvalue,
+                          "pvalue": res.pvalue, "coordinate_pvalue": res.coordinate_pvalue,
+                          "norm_pvalue": res.norm_pvalue,
                           "relative_bias": res.relative_bias, "samples": samples, "coords": coords.size})
     unb = pd.DataFrame(urows)
     summary = _summary(frame)
