@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tolerances import cond, dot_tol, lstsq_tol
+from tolerances import SAFETY, cond, dot_tol, lstsq_tol, unit_roundoff
 
 
 def padded_blocks(g: np.ndarray, m: int) -> np.ndarray:
@@ -79,6 +79,45 @@ def lsq_err_tol(BF: np.ndarray, m: int, *, gram: bool = False) -> float:
     if cols == 0 or not np.any(BF):
         return 0.0
     return 2 * lstsq_tol(cond(BF, nonzero=True), rows, cols, float(rows), gram=gram)
+
+
+def lstsq_solution_tol(BF: np.ndarray, m: int) -> float:
+    """Bound on ``‖fl(X) − X‖_F`` for the least-squares decoder ``X = argmin ‖B_F X − T‖_F`` (full column rank).
+
+    Higham Thm 20.3: relative error ``<= c rows cols u (κ + κ² ‖R‖/(‖B_F‖ ‖X‖))``, with ``R = B_F X − T``.
+    """
+    rows, cols = BF.shape
+    if cols == 0:
+        return 0.0
+    T = target(m, rows // m)
+    X = np.linalg.lstsq(BF, T, rcond=None)[0]
+    kappa = cond(BF)
+    nx = float(np.linalg.norm(X))
+    nr = float(np.linalg.norm(BF @ X - T))
+    nb = float(np.linalg.norm(BF, 2))
+    rel = kappa + kappa ** 2 * nr / max(nb * nx, np.finfo(float).tiny)
+    return SAFETY * rows * cols * unit_roundoff() * rel * nx
+
+
+def fixed_residual_tol(B: np.ndarray, X: np.ndarray, mask: np.ndarray, m: int) -> float:
+    """Bound on ``|fl(‖B_F X_F − T‖²) − ‖B_F X_F − T‖²|`` for a given decoder ``X`` (``(n, m)``).
+
+    Each entry of ``R = B_F X_F − T`` is a sum of ``|F| + 1`` terms (Higham Lemma 3.3), then
+    :func:`sq_diff_tol` for the squared norm.
+    """
+    mask = np.asarray(mask, bool)
+    T = target(m, B.shape[0] // m)
+    R = B[:, mask] @ X[mask] - T
+    dR = dot_tol(int(mask.sum()) + 1, np.abs(B[:, mask]) @ np.abs(X[mask]) + T)
+    return sq_diff_tol(float(np.sum(R ** 2)), float(np.linalg.norm(dR)), R.size)
+
+
+def relative_tol(tol: np.ndarray, reference: np.ndarray, dtype=np.float64) -> float:
+    """Bound on a computed ``‖a − ref‖ / ‖ref‖`` when ``|a − exact| <= tol`` elementwise (``ref`` exact
+    up to the same kind of bound, folded into ``tol`` by the caller); the two norms and the quotient
+    add a relative ``γ_{2 len + 1}`` (Higham Thm 3.1)."""
+    nref = float(np.linalg.norm(reference))
+    return float(np.linalg.norm(tol)) / nref * (1 + dot_tol(2 * np.size(reference) + 1, 1.0, dtype))
 
 
 # ----------------------------------------------------------------------------------------------
