@@ -1,6 +1,7 @@
 """Low-bandwidth emulation: namespaces + veth + tc (root only; skipped with the reason otherwise)."""
 import subprocess
 
+import numpy as np
 import pytest
 
 from gcsim.errors import InvalidArgumentError
@@ -46,9 +47,21 @@ def test_ring_in_rate_limited_namespaces():
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert "gcsim-test" not in listed                        # everything was removed
     S = res["summary"]
-    assert S["ring"]["max_rel_error"] < 1e-6 and S["c2"]["max_rel_error"] < 1e-6
+    # float32 gradients of seed 0 (run_collectives' default): the own ring sums 2 terms, the exact
+    # CERAR design c = N = 2 runs the ring's encode / 2L additions / decode, each within its
+    # float32 rounding bound of the exact sum (tests/executor_tolerances.py)
+    from executor_tolerances import cerar_output_tol, relative_tol, sum_tol
+
+    g = np.random.default_rng(0).standard_normal((2, d)).astype(np.float32).astype(np.float64)
+    total = g.sum(axis=0)
+    des = design(2, 2, "exact")
+    ctol = cerar_output_tol(des.encoders, des.decoders, g, np.float32).reshape(2, -1)[:, :d].max(axis=0)
+    assert S["ring"]["max_rel_error"] <= relative_tol(sum_tol(g, np.float32) + sum_tol(g), total)
+    assert S["c2"]["max_rel_error"] <= relative_tol(ctol + sum_tol(g), total)
     bits = S["ring"]["bytes_sent"][0] * 8
     assert bits == 2 * 1 * (d // 2) * 4 * 8
-    # the shaped link cannot be faster than its rate (allow for the token bucket's burst)
+    # the shaped link cannot be faster than its rate: at most one token-bucket burst (32 KiB, as
+    # NetemTopology sets it) can pass at once; the 10 % accounts for tc's rate granularity
+    # (a timing tolerance, not a floating-point one)
     burst_bits = 32 * 1024 * 8
     assert S["ring"]["seconds"] >= 0.9 * (bits - burst_bits) / rate
