@@ -1,0 +1,737 @@
+"""Decoder tables for deployment: the optimal decoder of every straggler pattern, precomputed.
+
+A master that must decode within microseconds cannot solve a least-squares problem per
+iteration.  A :class:`DecoderTable` stores, for every straggler set ``S`` with ``|S| <= s_max``
+(or for an explicit list of patterns), the minimum-norm optimal decoder
+
+.. math::  X^*(F) = B_F^{+} T \\in \\mathbb R^{n \\times m}\\quad(\\text{zero rows off } F = [n] \\setminus S),
+
+and an index from a pattern to its row (Tandon et al. ship the same thing for their exact codes as
+``getA`` + ``calculate_indexA``).  The table travels with its encoder: :meth:`DecoderTable.export`
+writes ``B``, the assignment and the decoders as one checksummed gcsim bundle
+(:func:`gcsim.io.catalogue.save_bundle`), and :func:`load_decoder_table` reads it back bit-exactly.
+
+Row order (documented, stable)
+------------------------------
+Patterns are ordered by the number of stragglers ``s = 0, 1, ..., s_max``, and within one ``s`` in
+the lexicographic order of the sorted straggler set ``S = (c_1 < ... < c_s)`` -- the order of
+``itertools.combinations(range(n), s)`` and of :func:`gcsim.coding.stragglers.straggler_sets`.
+The row of ``S`` is
+
+.. math::  \\mathrm{row}(S) = \\sum_{t < s} \\binom n t + \\binom n s - 1
+           - \\sum_{i=1}^{s} \\binom{n-1-c_i}{s-i+1},
+
+(combinatorial number system; proof in ``docs/theory/47_delays.md`` §6), ``O(s)`` additions of
+precomputed binomials per lookup.  An explicit list of patterns keeps the order given and is
+indexed by a hash of the mask.
+
+Sizes are refused up front: more than :data:`gcsim.limits.MAX_PATTERNS` patterns, or more than
+:data:`gcsim.limits.MAX_DENSE_ENTRIES` stored decoder entries (``patterns x n x m``).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from .._validation import check_count, check_dense_size, check_int, check_mask, check_real
+from ..errors import CatalogueError, InvalidArgumentError, VerificationError
+from .schemes import Scheme
+from .stragglers import straggler_sets
+
+__all__ = [
+    "TABLE_KIND",
+    "TABLE_FORMAT_VERSION",
+    "DecoderTable",
+    "decoder_table",
+    "load_decoder_table",
+    "pattern_count",
+    "pattern_row",
+    "pattern_of_row",
+]
+
+#: ``metadata["kind"]`` of an exported table.
+TABLE_KIND = "decoder_table"
+#: Version of the table layout inside the bundle (see :meth:`DecoderTable.to_arrays`).
+TABLE_FORMAT_VERSION = 1
+
+_U = float(np.finfo(np.float64).eps) / 2.0
+# working-set budget of one batched chunk of SVDs (bytes)
+_CHUNK_BYTES = 48 * 2 ** 20
+# constant of the O(.) in the backward-error bounds used by verify() (as in the tests)
+_SAFETY = 10.0
+
+
+# ----------------------------------------------------------------------------------------------
+# the combinatorial number system
+# ----------------------------------------------------------------------------------------------
+
+def pattern_count(n: int, s_max: int) -> int:
+    """Number of straggler sets with at most ``s_max`` of ``n`` workers: ``Σ_{t<=s_max} C(n, t)``.
+
+    Examples
+    --------
+    >>> pattern_count(5, 2)       # 1 + 5 + 10
+    16
+    """
+    n = check_int("n", n, minimum=1)
+    s_max = check_int("s_max", s_max, minimum=0, maximum=n)
+    return sum(math.comb(n, t) for t in range(s_max + 1))
+
+
+def pattern_row(n: int, stragglers: Any) -> int:
+    """Row of the straggler set ``stragglers`` in the order of the module docstring (no table needed).
+
+    Examples
+    --------
+    >>> [pattern_row(4, S) for S in ([], [0], [3], [0, 1], [0, 3], [2, 3])]
+    [0, 1, 4, 5, 7, 10]
+    """
+    n = check_int("n", n, minimum=1)
+    S = _check_set("stragglers", stragglers, n)
+    s = len(S)
+    base = sum(math.comb(n, t) for t in range(s))
+    return base + math.comb(n, s) - 1 - sum(math.comb(n - 1 - c, s - i) for i, c in enumerate(S))
+
+
+def pattern_of_row(n: int, row: int) -> np.ndarray:
+    """The sorted straggler set of ``row`` (inverse of :func:`pattern_row`).
+
+    Examples
+    --------
+    >>> pattern_of_row(4, 7).tolist()
+    [0, 3]
+    """
+    n = check_int("n", n, minimum=1)
+    row = check_int("row", row, minimum=0, maximum=2 ** n - 1)
+    s = 0
+    while row >= math.comb(n, s):
+        row -= math.comb(n, s)
+        s += 1
+    colex = math.comb(n, s) - 1 - row
+    out = []
+    hi = n - 1
+    for j in range(s, 0, -1):          # greedy: the largest a with C(a, j) <= colex
+        a = hi
+        while math.comb(a, j) > colex:
+            a -= 1
+        colex -= math.comb(a, j)
+        out.append(n - 1 - a)
+        hi = a - 1
+    return np.array(out, dtype=np.int64)
+
+
+def _check_set(name: str, stragglers: Any, n: int) -> list[int]:
+    arr = np.asarray(stragglers)
+    if arr.size == 0:
+        return []
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise InvalidArgumentError(name, f"must be a 1-D list of worker indices, got {stragglers!r}")
+    S = sorted(int(x) for x in arr)
+    if S[0] < 0 or S[-1] >= n:
+        raise InvalidArgumentError(name, f"worker indices must lie in [0, {n - 1}], got {S}")
+    if len(set(S)) != len(S):
+        raise InvalidArgumentError(name, f"repeats a worker: {S}")
+    return S
+
+
+# ----------------------------------------------------------------------------------------------
+# computing decoders
+# ----------------------------------------------------------------------------------------------
+
+def _target(m: int, N: int) -> np.ndarray:
+    return np.kron(np.eye(m), np.ones((N, 1)))
+
+
+def _solve_group(B: np.ndarray, m: int, F: np.ndarray, rcond: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum-norm decoders ``B_F^+ T`` (count, f, m) and errors ``‖B_F X - T‖²`` of one ``|F| = f`` group.
+
+    Batched SVD ``B_F = U Σ Vᵀ``; singular values ``<= rcond σ_max`` count as zero (default
+    ``rcond = max(mN, f) eps``, the rule of ``numpy.linalg.lstsq(rcond=None)``).
+    """
+    mN, n = B.shape
+    N = mN // m
+    count, f = F.shape
+    if f == 0:
+        return np.zeros((count, 0, m)), np.full(count, float(mN))
+    BF = np.moveaxis(B.T[F], 1, 2)                       # (count, mN, f)
+    U, sv, Vt = np.linalg.svd(BF, full_matrices=False)   # U (count, mN, r), Vt (count, r, f)
+    tol = (max(mN, f) * 2.0 * _U if rcond is None else rcond) * sv[:, :1]
+    keep = sv > tol
+    inv = np.where(keep, 1.0 / np.where(keep, sv, 1.0), 0.0)
+    UT = U.reshape(count, m, N, -1).sum(axis=2)          # (count, m, r): (Uᵀ T)ᵀ, block sums of U
+    X = np.einsum("crf,cr,clr->cfl", Vt, inv, UT)        # V Σ⁺ Uᵀ T
+    R = BF @ X
+    R -= _target(m, N)[None]
+    return X, np.einsum("cil,cil->c", R, R)
+
+
+def _chunk_rows(mN: int, f: int, m: int) -> int:
+    words = 3 * mN * f + 2 * f * f + 3 * mN * m + 4 * f
+    return max(1, int(_CHUNK_BYTES // (8 * words + 64)))
+
+
+def _masks_from_sets(S: np.ndarray, n: int) -> np.ndarray:
+    masks = np.ones((S.shape[0], n), dtype=bool)
+    if S.shape[1]:
+        np.put_along_axis(masks, S, False, axis=1)
+    return masks
+
+
+def _complement(S: np.ndarray, n: int) -> np.ndarray:
+    masks = _masks_from_sets(S, n)
+    return np.nonzero(masks)[1].reshape(S.shape[0], n - S.shape[1])
+
+
+# ----------------------------------------------------------------------------------------------
+# the table
+# ----------------------------------------------------------------------------------------------
+
+class DecoderTable:
+    """Precomputed optimal decoders with a pattern -> row index (build with :func:`decoder_table`).
+
+    Attributes
+    ----------
+    scheme : Scheme
+        The encoder (``B``, assignment, ``m``).
+    s_max : int or None
+        All patterns with ``|S| <= s_max`` (None for an explicit list of patterns).
+    decoders : numpy.ndarray, shape (count, n, m), read-only
+        ``decoders[row]`` is ``X*(F)`` embedded in ``(n, m)``: rows off ``F`` are exactly zero.
+    errors : numpy.ndarray, shape (count,), read-only
+        ``‖B X*(F) - T‖_F²``, the optimal (raw) error of each pattern.
+    rcond : float or None
+        Relative singular-value cutoff used (None: ``max(mN, |F|) eps``).
+
+    Examples
+    --------
+    >>> from gcsim.coding.schemes import encode
+    >>> A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+    >>> table = decoder_table(encode(A, 1, "naive"), s_max=1)
+    >>> len(table), table.row([True, False, True])
+    (4, 2)
+    >>> np.round(table.decoder([True, False, True]).ravel(), 12).tolist()   # x_0 = x_2 = 2/3
+    [0.666666666667, 0.0, 0.666666666667]
+    """
+
+    def __init__(self, scheme: Scheme, decoders: np.ndarray, errors: np.ndarray, *, s_max: int | None = None,
+                 patterns: np.ndarray | None = None, rcond: float | None = None):
+        self.scheme = scheme
+        self.s_max = s_max
+        self.rcond = rcond
+        self.decoders = decoders
+        self.errors = errors
+        self.decoders.setflags(write=False)
+        self.errors.setflags(write=False)
+        n = scheme.n
+        if patterns is not None:
+            self._patterns = patterns
+            self._patterns.setflags(write=False)
+            self._index = {np.packbits(mk).tobytes(): r for r, mk in enumerate(patterns)}
+        else:
+            self._patterns = None
+            self._index = None
+            # C(x, j) for x < n, j <= s_max (all <= the pattern count, so int64 is exact)
+            self._binom = np.array([[math.comb(x, j) for j in range(s_max + 2)] for x in range(n + 1)],
+                                   dtype=np.int64)
+            self._offsets = np.cumsum([0] + [math.comb(n, t) for t in range(s_max + 1)]).astype(np.int64)
+
+    # -- size -------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return int(self.decoders.shape[0])
+
+    @property
+    def n(self) -> int:
+        """Number of workers."""
+        return self.scheme.n
+
+    @property
+    def m(self) -> int:
+        """Communication reduction (columns of each decoder)."""
+        return self.scheme.m
+
+    @property
+    def explicit(self) -> bool:
+        """True when the table holds an explicit list of patterns."""
+        return self._patterns is not None
+
+    def __repr__(self) -> str:
+        what = f"explicit patterns" if self.explicit else f"s_max={self.s_max}"
+        return (f"DecoderTable({len(self)} patterns, {what}, n={self.n}, m={self.m}, "
+                f"scheme={self.scheme.method!r})")
+
+    # -- index --------------------------------------------------------------------------------------
+    def row(self, mask: Any) -> int:
+        """Row of the non-straggler mask (True = arrived).
+
+        ``O(n)`` to read the mask and ``O(s)`` for the index (explicit tables: a hash of the mask).
+
+        Raises
+        ------
+        InvalidArgumentError
+            A pattern the table does not cover (more than ``s_max`` stragglers, or not in the list).
+        """
+        mk = check_mask("mask", mask, self.n)
+        if mk.ndim != 1:
+            raise InvalidArgumentError("mask", "must be a single mask of shape (n,); use rows() for a batch")
+        if self._index is not None:
+            row = self._index.get(np.packbits(mk).tobytes())
+            if row is None:
+                raise InvalidArgumentError("mask", f"straggler set {np.flatnonzero(~mk).tolist()} is not in the "
+                                                   f"table's {len(self)} patterns")
+            return row
+        return self.row_of_stragglers(np.flatnonzero(~mk))
+
+    def row_of_stragglers(self, stragglers: Any) -> int:
+        """Row of a straggler set given as worker indices (``O(s log s)`` to sort, ``O(s)`` to index)."""
+        S = _check_set("stragglers", stragglers, self.n)
+        if self._index is not None:
+            mk = np.ones(self.n, dtype=bool)
+            mk[S] = False
+            return self.row(mk)
+        s = len(S)
+        if s > self.s_max:
+            raise InvalidArgumentError("mask", f"has {s} stragglers; the table covers at most s_max = {self.s_max}")
+        b, n = self._binom, self.n
+        colex = 0
+        for i, c in enumerate(S):
+            colex += int(b[n - 1 - c, s - i])
+        return int(self._offsets[s]) + math.comb(n, s) - 1 - colex
+
+    def rows(self, masks: Any) -> np.ndarray:
+        """Rows of a ``(count, n)`` batch of masks (vectorized per number of stragglers)."""
+        mk = check_mask("masks", masks, self.n)
+        mk = mk[None] if mk.ndim == 1 else mk
+        out = np.empty(mk.shape[0], dtype=np.int64)
+        if self._index is not None:
+            for i, row in enumerate(mk):
+                out[i] = self.row(row)
+            return out
+        n = self.n
+        sizes = n - mk.sum(axis=1)
+        if mk.shape[0] and sizes.max() > self.s_max:
+            bad = int(np.argmax(sizes > self.s_max))
+            raise InvalidArgumentError("masks", f"row {bad} has {int(sizes[bad])} stragglers; the table covers at "
+                                                f"most s_max = {self.s_max}")
+        for s in np.unique(sizes):
+            idx = np.flatnonzero(sizes == s)
+            s = int(s)
+            # stable argsort puts the stragglers (False) first, in index order
+            S = np.argsort(mk[idx], axis=1, kind="stable")[:, :s]
+            colex = self._binom[n - 1 - S, s - np.arange(s)[None, :]].sum(axis=1) if s else 0
+            out[idx] = self._offsets[s] + math.comb(n, s) - 1 - colex
+        return out
+
+    def pattern(self, row: int) -> np.ndarray:
+        """Non-straggler mask of ``row`` (inverse of :meth:`row`)."""
+        row = check_int("row", row, minimum=0, maximum=len(self) - 1)
+        if self._patterns is not None:
+            return self._patterns[row].copy()
+        mk = np.ones(self.n, dtype=bool)
+        mk[pattern_of_row(self.n, row)] = False
+        return mk
+
+    def iter_patterns(self, chunk: int = 65536) -> Iterator[tuple[int, np.ndarray]]:
+        """``(first row, masks)`` chunks of every pattern in row order."""
+        chunk = check_int("chunk", chunk, minimum=1)
+        if self._patterns is not None:
+            for a in range(0, len(self), chunk):
+                yield a, self._patterns[a:a + chunk].copy()
+            return
+        for s in range(self.s_max + 1):
+            total = math.comb(self.n, s)
+            for a in range(0, total, chunk):
+                S = straggler_sets(self.n, s, a, a + chunk)
+                yield int(self._offsets[s]) + a, _masks_from_sets(S, self.n)
+
+    # -- lookups ------------------------------------------------------------------------------------
+    def decoder(self, mask: Any, *, fallback: str = "raise") -> np.ndarray:
+        """The stored optimal decoder ``(n, m)`` of a non-straggler mask (a read-only view).
+
+        ``fallback="solve"`` computes the decoder of a pattern the table does not cover (same
+        cutoff) instead of raising.
+        """
+        if fallback not in ("raise", "solve"):
+            raise InvalidArgumentError("fallback", f"must be 'raise' or 'solve', got {fallback!r}")
+        try:
+            return self.decoders[self.row(mask)]
+        except InvalidArgumentError:
+            if fallback == "raise":
+                raise
+        mk = check_mask("mask", mask, self.n)
+        F = np.flatnonzero(mk)[None]
+        X = np.zeros((self.n, self.m))
+        XF, _ = _solve_group(self.scheme.B, self.m, F, self.rcond)
+        X[F[0]] = XF[0]
+        return X
+
+    def decode(self, mask: Any, transmissions: Any) -> np.ndarray:
+        """Decode received transmissions: block ``l`` of the estimate is ``Σ_{j∈F} X_{jl} g̃_j``.
+
+        Parameters
+        ----------
+        mask : array_like of bool, shape (n,)
+            True = worker ``j``'s transmission arrived.
+        transmissions : array_like, shape (n, L)
+            Row ``j`` is ``g̃_j`` (rows of stragglers are ignored, they may hold anything finite or NaN).
+
+        Returns
+        -------
+        numpy.ndarray, shape (m, L)
+            Row ``l`` estimates ``Σ_i g_i[l]``, the ``l``-th block of the full gradient.
+        """
+        mk = check_mask("mask", mask, self.n)
+        G = np.asarray(transmissions, dtype=float)
+        if G.ndim != 2 or G.shape[0] != self.n:
+            raise InvalidArgumentError("transmissions", f"must have shape (n, L) = ({self.n}, L), got {G.shape}")
+        X = self.decoder(mk)
+        Gf = G[mk]
+        if not np.all(np.isfinite(Gf)):
+            raise InvalidArgumentError("transmissions", "an arrived transmission contains NaN or inf")
+        return X[mk].T @ Gf
+
+    # -- checks -------------------------------------------------------------------------------------
+    def verify(self, sample: int | None = 256, seed: int = 0) -> dict:
+        """Re-solve a sample of patterns with ``numpy.linalg.lstsq`` and compare with the stored decoders.
+
+        For each sampled pattern (always including the first and last rows) the decoder must agree
+        with lstsq's minimum-norm solution within the perturbation bound of least squares
+        (Higham, *Accuracy and Stability of Numerical Algorithms*, Thm 20.1, for two backward-stable
+        solvers): ``‖ΔX‖_F <= 2 c mN f u κ (2 + (κ + 1) ‖R‖_F / (σ_1 ‖X‖_F)) ‖X‖_F`` with ``κ = σ_1/σ_r``
+        of ``B_F`` (over its numerically non-zero singular values), ``c = 10``; rows off ``F`` must be
+        exactly zero, and the stored error must match the residual within ``2 c mN f u κ mN``.
+        Patterns whose singular values lie within a factor 10 of the rank cutoff are skipped
+        (the rank itself is uncertain there) and counted in the report.
+
+        Parameters
+        ----------
+        sample : int or None
+            Number of patterns to re-solve; None: every pattern.
+
+        Returns
+        -------
+        dict
+            ``checked``, ``skipped_near_rank_cutoff``, ``max_ratio`` (largest deviation / bound).
+
+        Raises
+        ------
+        VerificationError
+            A stored decoder that is not the optimal minimum-norm decoder of its pattern.
+        """
+        seed = check_int("seed", seed, minimum=0)
+        count = len(self)
+        if sample is None:
+            rows = np.arange(count)
+        else:
+            sample = check_int("sample", sample, minimum=1)
+            rng = np.random.default_rng(seed)
+            k = min(sample, count)
+            rows = np.unique(np.concatenate([[0, count - 1], rng.choice(count, size=k, replace=False)]))
+        B, m = self.scheme.B, self.m
+        mN = B.shape[0]
+        T = _target(m, mN // m)
+        worst, skipped = 0.0, 0
+        for r in rows:
+            mk = self.pattern(int(r))
+            X = self.decoders[r]
+            if np.any(X[~mk] != 0):
+                raise VerificationError(f"decoder table row {r} (stragglers {np.flatnonzero(~mk).tolist()}) has "
+                                        "non-zero weights on stragglers")
+            f = int(mk.sum())
+            if f == 0:
+                if self.errors[r] != mN:
+                    raise VerificationError(f"decoder table row {r} (every worker straggles): error "
+                                            f"{self.errors[r]!r}, expected mN = {mN}")
+                continue
+            BF = B[:, mk]
+            sv = np.linalg.svd(BF, compute_uv=False)
+            cut = (max(mN, f) * 2.0 * _U if self.rcond is None else self.rcond) * sv[0]
+            if sv[0] == 0 or np.any((sv > cut / 10) & (sv <= cut * 10)):
+                skipped += 1
+                continue
+            kept = sv[sv > cut]
+            kappa = float(kept[0] / kept[-1])
+            Xl = np.linalg.lstsq(BF, T, rcond=(self.rcond if self.rcond is not None else None))[0]
+            R = BF @ Xl - T
+            xn = float(np.linalg.norm(Xl))
+            rn = float(np.linalg.norm(R))
+            eta = 2 * _SAFETY * mN * f * _U * kappa
+            bound_x = eta * (2.0 + (kappa + 1.0) * (rn / (sv[0] * xn) if xn > 0 else 0.0)) * xn
+            dev = float(np.linalg.norm(X[mk] - Xl))
+            bound_e = eta * mN + 4 * _SAFETY * mN * _U * mN
+            dev_e = abs(float(self.errors[r]) - rn * rn)
+            ratio = max(dev / bound_x if bound_x > 0 else (0.0 if dev == 0 else np.inf), dev_e / bound_e)
+            worst = max(worst, ratio)
+            if ratio > 1.0:
+                raise VerificationError(
+                    f"decoder table row {r} (stragglers {np.flatnonzero(~mk).tolist()}): stored decoder differs from "
+                    f"lstsq by {dev:.3g} (bound {bound_x:.3g}), stored error {float(self.errors[r]):.17g} vs residual "
+                    f"{rn * rn:.17g} (bound {bound_e:.3g})")
+        return {"checked": int(rows.size) - skipped, "skipped_near_rank_cutoff": skipped, "max_ratio": worst}
+
+    # -- serialization ------------------------------------------------------------------------------
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """``(arrays, metadata)`` describing the table and its encoder completely.
+
+        Arrays: ``B`` (float64 ``(mN, n)``), ``assignment`` (int8 ``(N, n)``), ``decoders`` (float64
+        ``(count, n, m)``), ``errors`` (float64 ``(count,)``) and, for explicit tables, ``patterns``
+        (bool ``(count, n)``).  Metadata: ``kind``, ``table_format_version``, ``n``, ``m``, ``N``,
+        ``count``, ``s_max``, ``explicit``, ``rcond``, ``ordering`` and the scheme's method/params.
+        """
+        arrays = {"B": np.asarray(self.scheme.B, dtype=np.float64),
+                  "assignment": np.asarray(self.scheme.assignment, dtype=np.int8),
+                  "decoders": self.decoders, "errors": self.errors}
+        if self._patterns is not None:
+            arrays["patterns"] = self._patterns
+        from ..io.manifest import to_jsonable
+        meta = {"kind": TABLE_KIND, "table_format_version": TABLE_FORMAT_VERSION, "n": self.n, "m": self.m,
+                "N": self.scheme.N, "count": len(self), "s_max": self.s_max, "explicit": self.explicit,
+                "rcond": self.rcond,
+                "ordering": ("explicit list (row = position in 'patterns')" if self.explicit else
+                             "by |S| ascending, then lexicographic S (itertools.combinations); "
+                             "row(S) = sum_{t<s} C(n,t) + C(n,s) - 1 - sum_i C(n-1-c_i, s-i+1)"),
+                "scheme_method": self.scheme.method,
+                "scheme_params": to_jsonable({k: v for k, v in self.scheme.params.items()
+                                              if np.isscalar(v) or v is None})}
+        return arrays, meta
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, Any], metadata: dict[str, Any]) -> "DecoderTable":
+        """Rebuild a table from :meth:`to_arrays` output, checking every shape, dtype and invariant.
+
+        Raises
+        ------
+        CatalogueError
+            Missing or malformed arrays/metadata, a count that does not match ``s_max``, non-finite
+            values, non-zero decoder weights on stragglers, errors outside ``[0, mN]``, duplicate
+            explicit patterns, or an encoder that violates its support.
+        """
+        def bad(msg: str) -> CatalogueError:
+            return CatalogueError(f"decoder table: {msg}")
+
+        if not isinstance(metadata, dict) or metadata.get("kind") != TABLE_KIND:
+            raise bad(f"metadata kind is {metadata.get('kind') if isinstance(metadata, dict) else None!r}, "
+                      f"expected {TABLE_KIND!r}")
+        if metadata.get("table_format_version") != TABLE_FORMAT_VERSION:
+            raise bad(f"unknown table_format_version {metadata.get('table_format_version')!r} "
+                      f"(this gcsim reads {TABLE_FORMAT_VERSION})")
+        for name in ("B", "assignment", "decoders", "errors"):
+            if name not in arrays:
+                raise bad(f"array {name!r} is missing")
+        ints = {}
+        for key in ("n", "m", "N", "count"):
+            v = metadata.get(key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise bad(f"metadata {key!r} must be a positive integer, got {v!r}")
+            ints[key] = v
+        n, m, N, count = ints["n"], ints["m"], ints["N"], ints["count"]
+        B, A = np.asarray(arrays["B"]), np.asarray(arrays["assignment"])
+        X, E = np.asarray(arrays["decoders"]), np.asarray(arrays["errors"])
+        for name, arr, shape, kinds in (("B", B, (m * N, n), "f"), ("assignment", A, (N, n), "iu"),
+                                        ("decoders", X, (count, n, m), "f"), ("errors", E, (count,), "f")):
+            if arr.shape != shape or arr.dtype.kind not in kinds:
+                raise bad(f"array {name!r} has shape {arr.shape} and dtype {arr.dtype}, expected {shape} "
+                          f"({'float' if kinds == 'f' else 'integer'})")
+        if not (np.all(np.isfinite(B)) and np.all(np.isfinite(X)) and np.all(np.isfinite(E))):
+            raise bad("B, decoders or errors contain NaN or inf")
+        explicit = metadata.get("explicit")
+        if not isinstance(explicit, bool):
+            raise bad(f"metadata 'explicit' must be true or false, got {explicit!r}")
+        rcond = metadata.get("rcond")
+        if rcond is not None:
+            try:
+                rcond = check_real("rcond", rcond, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
+            except InvalidArgumentError as exc:
+                raise bad(str(exc)) from None
+        try:
+            scheme = Scheme.from_matrix(B.astype(np.float64, copy=False), A, m,
+                                        method=str(metadata.get("scheme_method", "custom")),
+                                        params=metadata.get("scheme_params") if isinstance(
+                                            metadata.get("scheme_params"), dict) else None)
+        except InvalidArgumentError as exc:
+            raise bad(f"stored encoder is invalid: {exc}") from None
+        if explicit:
+            P = np.asarray(arrays.get("patterns"))
+            if "patterns" not in arrays or P.shape != (count, n) or P.dtype != np.bool_:
+                raise bad(f"explicit table needs bool array 'patterns' of shape {(count, n)}, got "
+                          f"{P.shape if 'patterns' in arrays else 'none'}")
+            keys = {np.packbits(mk).tobytes() for mk in P}
+            if len(keys) != count:
+                raise bad("explicit patterns contain duplicates")
+            masks_of = lambda a, b: P[a:b]  # noqa: E731
+            s_max = None
+        else:
+            s_max = metadata.get("s_max")
+            if isinstance(s_max, bool) or not isinstance(s_max, int) or not 0 <= s_max <= n:
+                raise bad(f"metadata 's_max' must be an integer in [0, {n}], got {s_max!r}")
+            if pattern_count(n, s_max) != count:
+                raise bad(f"count {count} differs from sum_(t<={s_max}) C({n}, t) = {pattern_count(n, s_max)}")
+            P = None
+        mN = m * N
+        if np.any(E < 0) or np.any(E > mN * (1 + 4 * mN * _U)):
+            raise bad(f"errors must lie in [0, mN = {mN}]")
+        table = cls(scheme, X.astype(np.float64, copy=True), E.astype(np.float64, copy=True), s_max=s_max,
+                    patterns=None if P is None else P.copy(), rcond=rcond)
+        for a, masks in table.iter_patterns():
+            if np.any(X[a:a + masks.shape[0]][~masks]):
+                raise bad(f"a decoder in rows {a}..{a + masks.shape[0] - 1} has non-zero weights on stragglers")
+        return table
+
+    def export(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the table and its encoder as the gcsim bundle ``<path>.npz`` + ``<path>.json``.
+
+        The write is atomic as a pair and checksummed (:func:`gcsim.io.catalogue.save_bundle`).
+        Returns the path of the JSON manifest.
+        """
+        from ..io.catalogue import save_bundle
+        arrays, meta = self.to_arrays()
+        return save_bundle(path, arrays, meta, overwrite=overwrite)
+
+
+def decoder_table(scheme: Scheme, s_max: int | None = None, *, patterns: Any = None, stragglers: Any = None,
+                  rcond: float | None = None) -> DecoderTable:
+    """Precompute the minimum-norm optimal decoder of every pattern with ``|S| <= s_max`` (or a given list).
+
+    Parameters
+    ----------
+    scheme : Scheme
+        The encoder (see :func:`gcsim.coding.encode`).
+    s_max : int, optional
+        Every straggler set with at most ``s_max`` stragglers, in the order of the module docstring.
+    patterns : array_like of bool, shape (count, n), optional
+        Explicit non-straggler masks (True = arrived), kept in the order given.
+    stragglers : sequence of sequences of int, optional
+        Explicit straggler sets (worker indices), kept in the order given.
+    rcond : float, optional
+        Relative singular-value cutoff of ``B_F`` (default ``max(mN, |F|) eps``, as
+        ``numpy.linalg.lstsq(rcond=None)``).
+
+    Raises
+    ------
+    InvalidArgumentError
+        Not exactly one of ``s_max``/``patterns``/``stragglers``; a table of more than
+        :data:`gcsim.limits.MAX_PATTERNS` patterns or :data:`gcsim.limits.MAX_DENSE_ENTRIES` stored
+        entries (refused before anything is computed, naming the count and the limit); duplicate patterns.
+
+    Examples
+    --------
+    >>> from gcsim.coding.schemes import encode
+    >>> sch = encode(np.ones((4, 4), dtype=int), 2, "exact-gaussian", s=2, seed=0)
+    >>> t = decoder_table(sch, s_max=2)         # 1 + 4 + 6 patterns, exact for |S| <= 2
+    >>> len(t), t.decoders.shape, round(float(t.errors.max()), 12)
+    (11, (11, 4, 2), 0.0)
+    >>> decoder_table(sch, s_max=2, stragglers=[[0]])
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: s_max: give exactly one of s_max, patterns or stragglers
+    """
+    B = getattr(scheme, "B", None)
+    if not isinstance(scheme, Scheme) or B is None:
+        raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
+    given = [x is not None for x in (s_max, patterns, stragglers)]
+    if sum(given) != 1:
+        raise InvalidArgumentError("s_max", "give exactly one of s_max, patterns or stragglers")
+    if rcond is not None:
+        rcond = check_real("rcond", rcond, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
+    n, m = scheme.n, scheme.m
+    mN = B.shape[0]
+    if not np.all(np.isfinite(B)):
+        raise InvalidArgumentError("scheme.B", "contains NaN or inf")
+    if s_max is not None:
+        s_max = check_int("s_max", s_max, minimum=0, maximum=n)
+        count = pattern_count(n, s_max)
+        what = f"decoder-table patterns (sum over t <= {s_max} of C({n}, t))"
+        check_count("s_max", count, what, hint="choose a smaller s_max or list the patterns (patterns=...)")
+        check_dense_size("s_max", count, n * m, f"the decoder table ({count:,} patterns x n*m = {n * m} entries)")
+        decoders = np.zeros((count, n, m))
+        errors = np.empty(count)
+        offset = 0
+        for s in range(s_max + 1):
+            total, f = math.comb(n, s), n - s
+            step = _chunk_rows(mN, f, m)
+            for a in range(0, total, step):
+                S = straggler_sets(n, s, a, a + step)
+                F = _complement(S, n)
+                XF, err = _solve_group(B, m, F, rcond)
+                r = offset + a + np.arange(S.shape[0])
+                decoders[r[:, None], F] = XF
+                errors[r] = err
+            offset += total
+        return DecoderTable(scheme, decoders, errors, s_max=s_max, rcond=rcond)
+    if patterns is not None:
+        masks = check_mask("patterns", patterns, n)
+        if masks.ndim != 2:
+            masks = masks[None]
+        masks = masks.copy()
+        name = "patterns"
+    else:
+        if isinstance(stragglers, (str, bytes)) or not hasattr(stragglers, "__iter__"):
+            raise InvalidArgumentError("stragglers", "must be a list of straggler sets (lists of worker indices)")
+        sets = list(stragglers)
+        check_count("stragglers", len(sets), "decoder-table patterns")
+        check_dense_size("stragglers", len(sets), n, f"{len(sets):,} straggler masks")
+        masks = np.ones((len(sets), n), dtype=bool)
+        for i, S in enumerate(sets):
+            masks[i, _check_set(f"stragglers[{i}]", S, n)] = False
+        name = "stragglers"
+    count = masks.shape[0]
+    if count == 0:
+        raise InvalidArgumentError(name, "must list at least one pattern")
+    check_count(name, count, "decoder-table patterns")
+    check_dense_size(name, count, n * m, f"the decoder table ({count:,} patterns x n*m = {n * m} entries)")
+    seen: dict[bytes, int] = {}
+    for i, mk in enumerate(masks):
+        key = np.packbits(mk).tobytes()
+        if key in seen:
+            raise InvalidArgumentError(name, f"pattern {i} repeats pattern {seen[key]} (stragglers "
+                                             f"{np.flatnonzero(~mk).tolist()})")
+        seen[key] = i
+    decoders = np.zeros((count, n, m))
+    errors = np.empty(count)
+    sizes = masks.sum(axis=1)
+    for f in np.unique(sizes):
+        idx = np.flatnonzero(sizes == f)
+        f = int(f)
+        step = _chunk_rows(mN, f, m)
+        for a in range(0, idx.size, step):
+            rows = idx[a:a + step]
+            F = np.nonzero(masks[rows])[1].reshape(rows.size, f)
+            XF, err = _solve_group(B, m, F, rcond)
+            decoders[rows[:, None], F] = XF
+            errors[rows] = err
+    return DecoderTable(scheme, decoders, errors, patterns=masks, rcond=rcond)
+
+
+def load_decoder_table(path: str | Path, *, verify: bool = True, sample: int | None = 256,
+                       max_bytes: int | None = None) -> DecoderTable:
+    """Load a table written by :meth:`DecoderTable.export` (checksum, shapes and invariants checked).
+
+    Parameters
+    ----------
+    path : path
+        Bundle stem, ``.json`` or ``.npz`` path.
+    verify : bool
+        Re-solve ``sample`` patterns with lstsq (:meth:`DecoderTable.verify`); default True.
+    max_bytes : int, optional
+        Size bound passed to :func:`gcsim.io.catalogue.load_bundle` (default its ``DEFAULT_MAX_BYTES``).
+
+    Raises
+    ------
+    CatalogueError
+        Anything :func:`~gcsim.io.catalogue.load_bundle` refuses (missing, tampered, truncated files),
+        a bundle that is not a decoder table, malformed arrays, or decoders that do not verify.
+    """
+    from ..io.catalogue import DEFAULT_MAX_BYTES, load_bundle
+    arrays, manifest = load_bundle(path, max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
+    try:
+        table = DecoderTable.from_arrays(arrays, manifest.get("metadata") or {})
+    except CatalogueError as exc:
+        raise CatalogueError(f"{path}: {exc}") from None
+    if verify:
+        try:
+            table.verify(sample=sample)
+        except VerificationError as exc:
+            raise CatalogueError(f"{path}: stored decoders do not verify: {exc}") from None
+    return table
