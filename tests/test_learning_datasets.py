@@ -9,6 +9,21 @@ from gcsim.errors import InvalidArgumentError
 from gcsim.learning.datasets import (MNIST_FILES, DatasetFormatError, load_digits, load_mnist, read_idx,
                                      standardize, write_idx)
 
+from tolerances import dot_tol
+
+
+def _standardized_tol(raw: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Bound on |fl((x − mean)/std) − (x − mean)/std| per entry (columns of the training set ``raw``).
+
+    The mean is an n-term sum and a division, the standard deviation n squares, a sum, a division
+    and a square root (relative errors γ_{n+1} and γ_{n+3}, Higham Thm 3.1), then one subtraction
+    and one division: at most ``γ_{2n+6}`` on terms of size ``(|x| + mean|x|)/std``.
+    """
+    n = raw.shape[0]
+    sd = raw.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    return dot_tol(2 * n + 6, (np.abs(x) + np.abs(raw).mean(axis=0)) / sd)
+
 # class sizes of the UCI optdigits test set bundled with scikit-learn (documented, 1797 in all)
 DIGIT_COUNTS = [178, 182, 177, 183, 181, 182, 181, 179, 174, 180]
 
@@ -34,7 +49,8 @@ def test_digits_split_sizes_and_stratification():
     assert np.bincount(ds.y_test).tolist() == [round(0.25 * c) for c in DIGIT_COUNTS]
     # raw pixels are counts 0..16 scaled to [0, 1]
     assert ds.x_train.min() == 0.0 and ds.x_train.max() == 1.0
-    assert np.allclose(ds.x_train * 16, np.round(ds.x_train * 16))
+    # k/16 and its product with 16 are exact in binary floating point
+    assert np.array_equal(ds.x_train * 16, np.round(ds.x_train * 16))
 
 
 def test_digits_train_and_test_disjoint_and_complete():
@@ -57,10 +73,18 @@ def test_digits_standardized_with_training_statistics():
     ds = load_digits(seed=2)
     mu, sd = raw.x_train.mean(0), raw.x_train.std(0)
     live = sd > 0
-    assert np.allclose(ds.x_train.mean(0), 0, atol=1e-12)
-    assert np.allclose(ds.x_train.std(0)[live], 1)
-    assert np.allclose(ds.x_train[:, ~live], 0)
-    assert np.allclose(ds.x_test[:, live], (raw.x_test[:, live] - mu[live]) / sd[live])
+    n = raw.x_train.shape[0]
+    tol_train = _standardized_tol(raw.x_train, raw.x_train)
+    # the mean of the standardized column: an n-term sum of entries each within tol_train of exact
+    assert np.all(np.abs(ds.x_train.mean(0)) <= tol_train.mean(0) + dot_tol(n + 1, np.abs(ds.x_train).mean(0)))
+    # its standard deviation is exactly 1 for the exact entries; std(v) = ‖v − mean v‖/√n moves by at
+    # most ‖δ‖/√n when the entries move by δ, plus the std's own rounding γ_{n+3}
+    drift = np.sqrt((tol_train ** 2).mean(axis=0))
+    assert np.all(np.abs(ds.x_train.std(0)[live] - 1) <= (drift + dot_tol(n + 3, 1.0))[live])
+    # constant (blank) features map to 0: (c − mean(c, ..., c)) / 1
+    assert np.all(np.abs(ds.x_train[:, ~live]) <= tol_train[:, ~live])
+    ref = (raw.x_test[:, live] - mu[live]) / sd[live]
+    assert np.all(np.abs(ds.x_test[:, live] - ref) <= 2 * _standardized_tol(raw.x_train, raw.x_test)[:, live])
 
 
 @pytest.mark.parametrize("bad", [0.0, 1.0, -0.2, float("nan"), "x"])
@@ -173,7 +197,8 @@ def test_load_mnist_directory(tmp_path, gz, dotted):
     _write_dir(tmp_path / "mnist", arrays, gz=gz, dotted=dotted)
     ds = load_mnist(tmp_path / "mnist", standardized=False)
     assert (ds.n_train, ds.n_test, ds.n_features) == (12, 5, 36)
-    assert np.allclose(ds.x_train, arrays["x_train"].reshape(12, 36) / 255.0)
+    # one correctly rounded division (IEEE 754) of the same integers: the same doubles
+    assert np.array_equal(ds.x_train, arrays["x_train"].reshape(12, 36) / 255.0)
     assert ds.y_test.tolist() == arrays["y_test"].tolist() and ds.y_test.dtype == np.int64
 
 
@@ -185,7 +210,8 @@ def test_load_mnist_npz_and_limits(tmp_path):
     raw = arrays["x_train"][:7].reshape(7, -1) / 255.0
     sd = raw.std(0)
     live = sd > 0
-    assert np.allclose(ds.x_train[:, live], ((raw - raw.mean(0)) / np.where(live, sd, 1))[:, live])
+    ref = ((raw - raw.mean(0)) / np.where(live, sd, 1))[:, live]
+    assert np.all(np.abs(ds.x_train[:, live] - ref) <= 2 * _standardized_tol(raw, raw)[:, live])
 
 
 def test_load_mnist_directory_and_npz_agree(tmp_path):
