@@ -1,0 +1,493 @@
+"""Huge and malformed inputs get a clear answer, fast (issue #9 §5, the API side).
+
+* existence questions for large v answer from number theory, never building a q x q table;
+* constructions beyond :mod:`gcsim.limits` are refused *before* allocating, with an error that
+  states the requested size and the limit;
+* exhaustive straggler enumeration beyond ``MAX_PATTERNS`` is refused up front;
+* bool parameters refuse non-bools (``existence="yes"``).
+
+Every check is an exact integer statement compared with an independent computation (sympy's
+factorization, brute-force sums of two squares, ``math.comb``, an explicit enumeration of the
+PG/AG parameter sets); no floating-point tolerances are involved.  Each test runs under a
+wall-clock deadline and, on Linux, an address-space cap, so a regression shows up as a failure
+instead of a hung or out-of-memory CI machine.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import resource
+import signal
+import sys
+from itertools import combinations
+
+import numpy as np
+import pytest
+import sympy
+
+import gcsim
+from gcsim import limits
+from gcsim.errors import InvalidArgumentError
+
+posix_only = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
+
+
+@contextlib.contextmanager
+def deadline(seconds: float):
+    """Fail (TimeoutError) instead of hanging when the block runs longer than ``seconds``."""
+    if not hasattr(signal, "setitimer"):  # pragma: no cover - Windows
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise TimeoutError(f"took more than {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _vm_bytes() -> int | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:  # pragma: no cover - not Linux
+        return None
+    return None  # pragma: no cover
+
+
+@contextlib.contextmanager
+def memory_cap(extra_bytes: int = 2 << 30):
+    """Lower the address-space limit to the current size + ``extra_bytes`` while the block runs.
+
+    A regression that allocates a huge array then fails with MemoryError inside the test
+    instead of taking the CI machine down.  Linux only (elsewhere a no-op).
+    """
+    vm = _vm_bytes()
+    if vm is None or sys.platform != "linux":  # pragma: no cover
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = vm + extra_bytes
+    if hard != resource.RLIM_INFINITY:  # pragma: no cover
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+@contextlib.contextmanager
+def guarded(seconds: float = 30.0):
+    with deadline(seconds), memory_cap():
+        yield
+
+
+def _refused(exc_info, *numbers: int, limit_name: str = "MAX_DENSE_ENTRIES") -> str:
+    """The refusal names the limit and states the requested sizes (thousands separators allowed)."""
+    msg = str(exc_info.value)
+    assert f"gcsim.limits.{limit_name}" in msg, msg
+    digits = re.sub(r"(?<=\d),(?=\d)", "", msg)
+    assert str(getattr(limits, limit_name)) in digits, msg
+    for x in numbers:
+        assert str(x) in digits, (x, msg)
+    return msg
+
+
+# ----------------------------------------------------------------------------- number theory, fast
+
+@pytest.mark.parametrize("q", [2 ** 61 - 1, 2 ** 89 - 1, (2 ** 31 - 1) ** 2, 3 ** 40, 1009 ** 5,
+                               10 ** 18 + 9, 10 ** 18 + 10, 1000003 * 1000033, 2 ** 64])
+def test_prime_power_decomposition_of_huge_numbers_is_instant(q):
+    """Trial division up to sqrt(q) (the old method) cannot finish for these; sympy is the oracle."""
+    from gcsim.combinatorics.fields import is_prime, prime_power_decomposition
+
+    f = sympy.factorint(q)
+    expected = next(iter(f.items())) if len(f) == 1 else None
+    with deadline(5):
+        assert prime_power_decomposition(q) == expected
+        assert is_prime(q) == bool(sympy.isprime(q))
+
+
+def test_prime_power_decomposition_agrees_with_sympy_on_a_range():
+    from gcsim.combinatorics.fields import prime_power_decomposition
+
+    for q in list(range(-2, 3000)) + list(range(10 ** 6 - 200, 10 ** 6 + 200)):
+        f = sympy.factorint(q) if q >= 2 else {}
+        expected = next(iter(f.items())) if len(f) == 1 else None
+        assert prime_power_decomposition(q) == expected, q
+
+
+def test_sum_of_two_squares_for_huge_n_by_fermat():
+    """Old code looped sqrt(n) = 10^9 times; the answers here are known by construction."""
+    from gcsim.combinatorics.srg_feasibility import is_sum_of_two_squares
+
+    a, b = 10 ** 9 + 7, 123456789
+    with deadline(5):
+        assert is_sum_of_two_squares(a * a + b * b) is True
+        assert is_sum_of_two_squares(3 * (10 ** 9 + 1) ** 2) is False   # 3 to an odd power
+        assert is_sum_of_two_squares(9 * (10 ** 9 + 1) ** 2) is True    # (3 (10^9 + 1))^2 + 0^2
+
+
+def test_sum_of_two_squares_matches_brute_force_across_the_switch():
+    from gcsim.combinatorics.srg_feasibility import is_sum_of_two_squares
+
+    for n in range(10 ** 6 - 300, 10 ** 6 + 300):
+        brute = any(math.isqrt(n - a * a) ** 2 == n - a * a for a in range(math.isqrt(n) + 1))
+        assert is_sum_of_two_squares(n) == brute, n
+
+
+# ----------------------------------------------------------------------------- BIBD existence / size
+
+@posix_only
+def test_bibd_existence_large_v_builds_no_field_table(monkeypatch):
+    """(20029, 4, 1) (issue #9): Wilson's radical family in the prime field, by modular arithmetic."""
+    from gcsim.combinatorics import geometries
+
+    def no_tables(*a, **k):
+        raise AssertionError("an existence question built a field table")
+
+    monkeypatch.setattr(geometries, "field_tables", no_tables)
+    with guarded(20):
+        assert gcsim.bibd(20029, 4, 1, existence=True) is True
+        assert gcsim.bibd(90001, 10, 1, existence=True) in (True, None)
+        assert gcsim.bibd(2000, 2, 1, existence=True) is True
+
+
+def test_radical_family_by_modular_arithmetic_is_a_difference_family():
+    """Every nonzero residue occurs exactly lam times as a difference (counted here independently)."""
+    from gcsim.combinatorics.difference_families import radical_difference_family
+
+    found = 0
+    for q in [p for p in range(5, 400) if sympy.isprime(p)]:
+        for k in range(3, 8):
+            for lam in (1, 2, 3):
+                fam = radical_difference_family(q, k, lam)
+                if fam is None:
+                    continue
+                found += 1
+                counts = [0] * q
+                for blk in fam:
+                    assert len(set(blk)) == k
+                    for x in blk:
+                        for y in blk:
+                            if x != y:
+                                counts[(x - y) % q] += 1
+                assert counts[0] == 0 and all(c == lam for c in counts[1:]), (q, k, lam)
+    assert found > 100
+
+
+@posix_only
+def test_bibd_radical_family_for_a_large_prime_checked_independently():
+    """q = 20029: the family returned for existence is verified here by counting differences."""
+    from gcsim.combinatorics.difference_families import radical_difference_family
+
+    with guarded(30):
+        fam = radical_difference_family(20029, 4, 1)
+    q = 20029
+    assert len(fam) == (q - 1) // 12
+    B = np.array(fam, dtype=np.int64)
+    diff = (B[:, :, None] - B[:, None, :]) % q
+    counts = np.bincount(diff[:, ~np.eye(4, dtype=bool)].ravel(), minlength=q)
+    assert counts[0] == 0 and np.all(counts[1:] == 1)
+
+
+def _brute_geometries(limit: int) -> dict:
+    """(v, k, lam) -> first (family, n, q, dim) in the order (q, PG before AG, n, dim), by enumeration."""
+    def gauss(n, d, q):  # number of d-dim subspaces of GF(q)^n, from the product formula
+        num = den = 1
+        for i in range(d):
+            num *= q ** (n - i) - 1
+            den *= q ** (i + 1) - 1
+        return num // den
+
+    out = {}
+    for q in range(2, limit + 1):
+        if len(sympy.factorint(q)) != 1:
+            continue
+        n = 2
+        while gauss(n + 1, 1, q) <= limit:
+            for d in range(1, n):
+                out.setdefault((gauss(n + 1, 1, q), gauss(d + 1, 1, q), gauss(n - 1, d - 1, q)), ("PG", n, q, d))
+            n += 1
+        n = 2
+        while q ** n <= limit:
+            for d in range(1, n):
+                out.setdefault((q ** n, q ** d, gauss(n - 1, d - 1, q)), ("AG", n, q, d))
+            n += 1
+    return out
+
+
+def test_geometry_parameters_recognised_by_integer_roots():
+    from gcsim.combinatorics.bibd import _geometry_match
+
+    brute = _brute_geometries(5000)
+    for key, geo in brute.items():
+        assert _geometry_match(*key) == geo, key
+    # and nothing else is claimed to be a geometry
+    for v in range(3, 160):
+        for k in range(2, v):
+            for lam in (1, 3, 7):
+                assert (_geometry_match(v, k, lam) is not None) == ((v, k, lam) in brute)
+
+
+@posix_only
+@pytest.mark.parametrize("params", [(4161, 65, 1), (16513, 129, 1), (4489, 67, 1)])
+def test_geometries_beyond_the_old_index_exist(params):
+    """PG(2,64), PG(2,128), AG(2,67): v > 4096 was outside the old geometry index (answer None)."""
+    with guarded(10):
+        assert gcsim.bibd(*params, existence=True) is True
+
+
+@posix_only
+@pytest.mark.parametrize("params,b", [
+    ((20029, 4, 1), 20029 * 20028 // 12),
+    ((90001, 10, 1), 90001 * 90000 // 90),
+    ((2000, 2, 1), 2000 * 1999 // 2),
+    ((4161, 65, 1), 4161),
+    ((10 ** 12 + 39, 3, 1), (10 ** 12 + 39) * (10 ** 12 + 38) // 6),
+])
+def test_bibd_construction_beyond_the_limit_is_refused_up_front(params, b):
+    with guarded(10), pytest.raises(InvalidArgumentError) as exc:
+        gcsim.bibd(*params)
+    v = params[0]
+    if v * b < 10 ** 15:
+        _refused(exc, v, b, v * b)
+    else:
+        _refused(exc)
+
+
+@posix_only
+def test_large_lambda_has_no_recursion_error():
+    """lam = 2000 used to recurse 2000 levels deep (RecursionError)."""
+    with guarded(30):
+        assert gcsim.bibd(7, 3, 2000, existence=True) is True
+        assert gcsim.bibd(13, 4, 3000, existence=True) is True
+        D = gcsim.bibd(7, 3, 2000)
+    assert D.params == (7, 14000, 6000, 3, 2000)
+    A = D.assignment.astype(np.int64)
+    assert np.array_equal(A @ A.T, 4000 * np.eye(7, dtype=np.int64) + 2000)   # (r - lam) I + lam J
+
+
+# ----------------------------------------------------------------------------- SRG existence / size
+
+@posix_only
+def test_srg_paley_10009_answers_existence_and_refuses_construction_fast(monkeypatch):
+    """Paley(10009) took 65 s and 5.9 GB (issue #9)."""
+    from gcsim.combinatorics import geometries, srg_families
+
+    def no_build(*a, **k):
+        raise AssertionError("built something for an existence question / a refused construction")
+
+    monkeypatch.setattr(geometries, "field_tables", no_build)
+    monkeypatch.setattr(srg_families, "paley_graph", no_build)
+    with guarded(30):
+        assert gcsim.srg(10009, 5004, 2501, 2502, existence=True) is True
+        with pytest.raises(InvalidArgumentError) as exc:
+            gcsim.srg(10009, 5004, 2501, 2502)
+    _refused(exc, 10009, 10009 * 10009)
+
+
+@posix_only
+def test_srg_existence_for_astronomical_v():
+    """Conference parameters with v = 10^21 + 1 = 7^2 11 13 127 ...: 11 to an odd power, not a sum of two squares."""
+    v = 10 ** 21 + 1
+    assert not all(p % 4 != 3 or e % 2 == 0 for p, e in sympy.factorint(v).items())   # the oracle
+    with guarded(30):
+        assert gcsim.srg(v, (v - 1) // 2, (v - 5) // 4, (v - 1) // 4, existence=True) is False
+        q = 10 ** 12 + 61   # a prime = 1 mod 4: the Paley graph exists
+        assert sympy.isprime(q) and q % 4 == 1
+        assert gcsim.srg(q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4, existence=True) is True
+
+
+def test_srg_lookup_per_v_equals_the_full_catalogue():
+    """Solving each family for v gives exactly the catalogue's entries (and names) for that v."""
+    from gcsim.combinatorics import srg as S
+
+    cat = S._catalogue_upto(1024)
+    for v in range(3, 1025):
+        want = {p: e.name for p, e in cat.items() if p[0] == v}
+        got = {p: e.name for p, e in S._catalogue_v(v).items()}
+        assert got == want, v
+
+
+def test_unitary_polar_graph_u4_16_is_found_and_correct():
+    """SRG(1105, 80, 15, 5) = U(4,16): v = 1105 < 16^3 was missed by the old catalogue bound."""
+    from gcsim.combinatorics.srg_families import srg_parameters_of
+
+    g = gcsim.srg(1105, 80, 15, 5)
+    assert srg_parameters_of(g.adjacency) == (1105, 80, 15, 5)   # brute-force common-neighbour counts
+
+
+_HUGE_CONSTRUCTIONS = [
+    ("gcsim.combinatorics.srg_families", "paley_graph", (10009,), 10009 ** 2),
+    ("gcsim.combinatorics.srg_families", "triangular_graph", (5000,), (5000 * 4999 // 2) ** 2),
+    ("gcsim.combinatorics.srg_families", "latin_square_graph", (2, 5000), 5000 ** 4),
+    ("gcsim.combinatorics.srg_families", "complete_multipartite_graph", (100, 100), 10 ** 8),
+    ("gcsim.combinatorics.srg_families", "polar_graph", ("Sp", 8, 7), ((7 ** 8 - 1) // 6) ** 2),
+    ("gcsim.combinatorics.srg_families", "affine_polar_graph", (1, 4, 4), 4 ** 16),
+    ("gcsim.combinatorics.srg_families", "hyperoval_gq_graph", (32,), 32 ** 6),
+    ("gcsim.combinatorics.srg_families", "generalized_quadrangle_graph", (64, 64), (65 * 4097) ** 2),
+    ("gcsim.combinatorics.srg_families", "symplectic_graph", (7,), (4 ** 7 - 1) ** 2),
+    ("gcsim.combinatorics.bibd", "projective_geometry_design", (2, 128), 16513 ** 2),
+    ("gcsim.combinatorics.bibd", "affine_geometry_design", (2, 128), 128 ** 2 * 128 * 129),
+    ("gcsim.combinatorics.bibd", "steiner_triple_system", (99999,), 99999 * (99999 * 99998 // 6)),
+    ("gcsim.combinatorics.bibd", "complete_design", (100, 50), None),
+    ("gcsim.combinatorics.bibd", "five_q_design", (4001,), 20005 * (20005 * 20004 // 20)),
+    ("gcsim.combinatorics.bibd", "hermitian_unital", (64,), (64 ** 3 + 1) * 64 ** 2 * (64 ** 2 - 64 + 1)),
+    ("gcsim.combinatorics.bibd", "mcfarland_design", (16, 2), None),
+    ("gcsim.combinatorics.bibd", "paley_design", (10007,), 10007 ** 2),
+    ("gcsim.combinatorics.geometries", "field_tables", (10007,), 10007 ** 2),
+    ("gcsim.combinatorics.steiner", "steiner_triple_system_blocks", (99999,), None),
+    ("gcsim.combinatorics.steiner", "triple_system_hill_climb", (9999, 1), 9999 ** 2),
+    ("gcsim.combinatorics.biregular", "biregular_graph", (100000, 100000, 3, 3), 10 ** 10),
+    ("gcsim.combinatorics.baselines", "fractional_repetition", (100000, 0), 10 ** 10),
+    ("gcsim.combinatorics.baselines", "cyclic_repetition", (100000, 3), 10 ** 10),
+    ("gcsim.combinatorics.baselines", "random_regular_assignment", (100000, 3), 10 ** 10),
+    ("gcsim.combinatorics.baselines", "margulis_gabber_galil", (100,), 10 ** 8),
+]
+
+
+@posix_only
+@pytest.mark.parametrize("module,name,args,entries", _HUGE_CONSTRUCTIONS,
+                         ids=[f"{c[1]}{c[2]}" for c in _HUGE_CONSTRUCTIONS])
+def test_constructions_refuse_before_allocating(module, name, args, entries):
+    import importlib
+
+    fn = getattr(importlib.import_module(module), name)
+    with guarded(20), pytest.raises(InvalidArgumentError) as exc:
+        fn(*args)
+    if entries is not None and entries < 10 ** 15:
+        _refused(exc, entries)
+    else:
+        _refused(exc)
+
+
+@posix_only
+def test_union_of_many_copies_is_refused():
+    from gcsim.combinatorics.bibd import union_design
+
+    D = gcsim.bibd(7, 3, 1)
+    with guarded(20), pytest.raises(InvalidArgumentError) as exc:
+        union_design(*([D] * 3_000_000))
+    _refused(exc, 7 * 7 * 3_000_000)
+
+
+def test_limits_can_be_raised_by_the_user(monkeypatch):
+    """The limit is read at call time: below it things build, above it they are refused."""
+    monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 90)
+    with pytest.raises(InvalidArgumentError):
+        gcsim.bibd(13, 4, 1)          # 13 x 13 = 169 entries > 90
+    assert gcsim.bibd(7, 3, 1).params == (7, 7, 3, 3, 1)   # 49 entries
+
+
+# ----------------------------------------------------------------------------- encoders / stragglers
+
+@posix_only
+def test_encode_refuses_a_huge_m():
+    from gcsim.coding.schemes import encode, target_matrix
+
+    A = gcsim.bibd(91, 10, 1)
+    with guarded(10), pytest.raises(InvalidArgumentError, match=r"^m: ") as exc:
+        encode(A, 10 ** 9)
+    _refused(exc, 91 * 10 ** 9, 91 * 10 ** 9 * 91)
+    with guarded(10), pytest.raises(InvalidArgumentError, match=r"^m: "):
+        target_matrix(10 ** 9, 91)
+
+
+def test_all_patterns_model_refuses_more_than_max_patterns():
+    from gcsim.coding.stragglers import AllPatternsModel, FixedModel, straggler_model
+
+    total = math.comb(91, 20)
+    with pytest.raises(InvalidArgumentError, match=r"^s: ") as exc:
+        straggler_model("all", 91, s=20)
+    _refused(exc, total, limit_name="MAX_PATTERNS")
+    with pytest.raises(InvalidArgumentError):
+        AllPatternsModel(91, 20)
+    with pytest.raises(InvalidArgumentError):
+        FixedModel(91, 20).enumerate()           # the whole enumeration
+    with pytest.raises(InvalidArgumentError):
+        next(FixedModel(91, 20).iter_chunks())
+    # a slice, and sampling, stay available
+    sl = FixedModel(91, 20).enumerate(0, 5)
+    assert sl.shape == (5, 91) and np.all((~sl).sum(axis=1) == 20)
+    assert FixedModel(91, 20).sample(3, seed=0).shape == (3, 91)
+    # the limit is exact: C(n, s) == MAX_PATTERNS passes, one more is refused
+    small = AllPatternsModel(10, 3)
+    assert small.count == math.comb(10, 3) and small.enumerate().shape == (120, 10)
+
+
+def test_all_patterns_limit_is_inclusive(monkeypatch):
+    from gcsim.coding.stragglers import AllPatternsModel
+
+    monkeypatch.setattr(limits, "MAX_PATTERNS", math.comb(10, 3))
+    assert AllPatternsModel(10, 3).count == 120
+    with pytest.raises(InvalidArgumentError):
+        AllPatternsModel(10, 4)                  # 210 > 120
+
+
+@posix_only
+@pytest.mark.parametrize("kind,params", [("fixed", {"s": 3}), ("bernoulli", {"p": 0.1}),
+                                         ("markov", {"p_enter": 0.1, "p_leave": 0.5})])
+def test_sampling_refuses_an_absurd_count(kind, params):
+    from gcsim.coding.stragglers import straggler_model
+
+    m = straggler_model(kind, 100, **params)
+    with guarded(10), pytest.raises(InvalidArgumentError, match="^count: "):
+        m.sample(10 ** 12)
+
+
+# ----------------------------------------------------------------------------- bool parameters
+
+def _bool_calls():
+    from gcsim.combinatorics.biregular import biregular_from_assignment
+    from gcsim.combinatorics.srg_families import StronglyRegularGraph, petersen_graph
+
+    pet = petersen_graph()
+    A = np.ones((3, 3), dtype=int)
+    return [
+        ("existence", lambda x: gcsim.bibd(7, 3, 1, existence=x)),
+        ("existence", lambda x: gcsim.srg(10, 3, 0, 1, existence=x)),
+        ("closed", lambda x: gcsim.srg(10, 3, 0, 1, closed=x)),
+        ("closed", lambda x: StronglyRegularGraph(pet.adjacency, pet.params, "p", closed=x)),
+        ("closed", lambda x: pet.with_closed(x)),
+        ("require_connected", lambda x: biregular_from_assignment(A, require_connected=x)),
+    ]
+
+
+@pytest.mark.parametrize("value", ["yes", "False", 1, 0, None, 1.0, [True]])
+def test_bool_parameters_refuse_non_bools(value):
+    for name, call in _bool_calls():
+        with pytest.raises(InvalidArgumentError, match=f"^{name}: must be True or False"):
+            call(value)
+
+
+def test_bool_parameters_accept_numpy_bools():
+    assert gcsim.bibd(7, 3, 1, existence=np.bool_(True)) is True
+    assert gcsim.srg(10, 3, 0, 1, closed=np.bool_(False)).assignment.trace() == 0
+
+
+def test_check_bool_helper():
+    from gcsim._validation import check_bool
+
+    assert check_bool("flag", True) is True and check_bool("flag", np.False_) is False
+    with pytest.raises(InvalidArgumentError, match="^flag: "):
+        check_bool("flag", "true")
+
+
+# ----------------------------------------------------------------------------- small inputs still work
+
+def test_exhaustive_listing_unchanged_for_small_designs():
+    """The planner answers exactly as the brute-force definition for tiny parameters:
+    a (v, k, 1) design with k = 2 is the complete graph, and the complete design is all k-subsets."""
+    D = gcsim.bibd(6, 2, 1)
+    assert sorted(D.blocks) == sorted(combinations(range(6), 2))
+    assert gcsim.bibd(5, 3, 3).b == math.comb(5, 3)
