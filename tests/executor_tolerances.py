@@ -82,7 +82,9 @@ def lsq_err_tol(BF: np.ndarray, m: int, *, gram: bool = False) -> float:
 
 
 def lstsq_solution_tol(BF: np.ndarray, m: int) -> float:
-    """Bound on ``‖fl(X) − X‖_F`` for the least-squares decoder ``X = argmin ‖B_F X − T‖_F`` (full column rank).
+    """Bound on ``‖fl(X) − X‖_F`` for the least-squares decoder ``X = argmin ‖B_F X − T‖_F``.
+
+    (Full column rank.)
 
     Higham Thm 20.3: relative error ``<= c rows cols u (κ + κ² ‖R‖/(‖B_F‖ ‖X‖))``, with ``R = B_F X − T``.
     """
