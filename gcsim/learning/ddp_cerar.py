@@ -18,7 +18,15 @@ __all__ = ["ddp_training_job", "ddp_cerar_experiment"]
 
 
 def ddp_training_job(rank: int, world_size: int, spec: dict) -> dict:
-    """One rank of a DDP training run (module level, so the launcher can pickle it)."""
+    """One rank of a DDP training run (module level, so the launcher can pickle it).
+
+    With ``spec["record"]`` the rank also returns, per SGD step, its parameters before the
+    step, its *local* gradient (from an undistributed copy of the model: what it hands to the
+    all-reduce) and the averaged gradient DDP leaves in ``p.grad`` (the hook's output), all
+    flattened in parameter order -- enough to check every all-reduce against the exact mean.
+    """
+    import copy
+
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -39,6 +47,12 @@ def ddp_training_job(rank: int, world_size: int, spec: dict) -> dict:
         state = register_cerar_hook(model, spec["design"])
     opt = torch.optim.SGD(model.parameters(), lr=spec["lr"])
     gen = torch.Generator().manual_seed(spec["seed"] * 1000 + rank)
+    record = bool(spec.get("record", False))
+    rec: dict = {"theta": [], "local": [], "avg": []}
+
+    def flat(tensors) -> np.ndarray:
+        return torch.cat([t.detach().reshape(-1) for t in tensors]).numpy().copy()
+
     history = []
     for step in range(spec["steps"] + 1):
         if step % spec["eval_every"] == 0 or step == spec["steps"]:
@@ -53,40 +67,76 @@ def ddp_training_job(rank: int, world_size: int, spec: dict) -> dict:
                 train_loss = float(torch.nn.functional.cross_entropy(net(xtr), ytr))
             history.append({"step": step, "rank": rank, "test_acc": acc, "train_loss": train_loss,
                             "drift": drift})
+        if record:
+            rec["theta"].append(flat(net.parameters()))
         if step == spec["steps"]:
             break
         idx = torch.randint(0, xtr.shape[0], (spec["batch"],), generator=gen)
+        if record:
+            local = copy.deepcopy(net)
+            loss = torch.nn.functional.cross_entropy(local(xtr[idx]), ytr[idx])
+            rec["local"].append(flat(torch.autograd.grad(loss, list(local.parameters()))))
         opt.zero_grad()
         torch.nn.functional.cross_entropy(model(xtr[idx]), ytr[idx]).backward()
+        if record:
+            rec["avg"].append(flat(p.grad for p in net.parameters()))
         opt.step()
-    return {"history": history, "hook_bytes": None if state is None else state.counter.sent,
-            "hook_calls": None if state is None else state.calls}
+    out = {"history": history, "hook_bytes": None if state is None else state.counter.sent,
+           "hook_calls": None if state is None else state.calls}
+    if record:
+        out["record"] = {k: np.stack(v) for k, v in rec.items()}
+    return out
 
 
 def ddp_cerar_experiment(designs: dict[str, Any], *, N: int = 4, steps: int = 100, lr: float = 0.1,
-                         batch: int = 32, eval_every: int = 10, seed: int = 0, timeout: float = 300.0):
+                         batch: int = 32, eval_every: int = 10, seed: int = 0, timeout: float = 300.0,
+                         record: bool = False):
     """Train once per entry of ``designs`` (label -> CerarDesign, exported path, or None for exact
     all-reduce); returns a tidy DataFrame (label, step, rank, test_acc, train_loss, drift, hook_bytes).
+
+    With ``record=True`` the frame's ``attrs["records"]`` holds, per label, each rank's per-step
+    parameters, local gradients and averaged gradients (float32 arrays, see
+    :func:`ddp_training_job`), for checking every all-reduce against the exact mean.
     """
+    import shutil
+    import tempfile
+    from pathlib import Path
+
     import pandas as pd
 
+    from .._validation import check_int, check_real
+    from ..errors import InvalidArgumentError
     from ..executor.torchdist import launch
 
-    rows = []
-    for label, des in designs.items():
-        if des is not None and not isinstance(des, str):
-            from pathlib import Path
-            import tempfile
-
-            from ..cerar.export import export_design
-            tmp = Path(tempfile.mkdtemp(prefix="gcsim-ddp-"))
-            des = str(export_design(des, tmp, name="design"))
-        spec = {"seed": seed, "steps": steps, "lr": lr, "batch": batch, "eval_every": eval_every, "design": des}
-        res = launch(ddp_training_job, N, (spec,), timeout=timeout).raise_on_failure()
-        for r in res.results:
-            for h in r["history"]:
-                rows.append({"label": label, **h, "hook_bytes": r["hook_bytes"]})
-    return pd.DataFrame(rows)
+    if not isinstance(designs, dict) or not designs:
+        raise InvalidArgumentError("designs", "must be a non-empty dict label -> design (or None)")
+    N = check_int("N", N, minimum=2)
+    steps = check_int("steps", steps, minimum=1)
+    batch = check_int("batch", batch, minimum=1)
+    eval_every = check_int("eval_every", eval_every, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
+    lr = check_real("lr", lr, minimum=0.0, strict_min=True)
+    timeout = check_real("timeout", timeout, minimum=0.0, strict_min=True)
+    rows, records = [], {}
+    tmp = Path(tempfile.mkdtemp(prefix="gcsim-ddp-"))
+    try:
+        for label, des in designs.items():
+            if des is not None and not isinstance(des, str):
+                from ..cerar.export import export_design
+                des = str(export_design(des, tmp, name=f"design{len(records)}"))
+            spec = {"seed": seed, "steps": steps, "lr": lr, "batch": batch, "eval_every": eval_every,
+                    "design": des, "record": bool(record)}
+            res = launch(ddp_training_job, N, (spec,), timeout=timeout).raise_on_failure()
+            records[label] = [r.get("record") for r in res.results]
+            for r in res.results:
+                for h in r["history"]:
+                    rows.append({"label": label, **h, "hook_bytes": r["hook_bytes"]})
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    frame = pd.DataFrame(rows)
+    if record:
+        frame.attrs["records"] = records
+    return frame
 
 
 def plot_ddp(frame, path) -> None:
