@@ -137,3 +137,122 @@ def test_top_level_public_names_resolve():
         assert callable(getattr(gcsim, name)) or hasattr(getattr(gcsim, name), "design"), name
     with pytest.raises(AttributeError):
         gcsim.no_such_name
+
+
+# ----------------------------------------------------------------------------- issue #9 §5: every user error is one line
+
+def one_line_error(code, err, *needles, exit_code=2):
+    assert code == exit_code, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, lines
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def test_export_into_a_regular_file_names_the_flag(capsys, tmp_path):
+    (tmp_path / "f").write_text("not a folder")
+    code, _, err = run(capsys, "construct", "bibd", "7", "3", "1", "--export", str(tmp_path / "f"))
+    one_line_error(code, err, "--export", "not a folder")
+    code, _, err = run(capsys, "construct", "bibd", "7", "3", "1", "--export", str(tmp_path / "f" / "below"))
+    one_line_error(code, err, "--export", "not a folder")
+    assert [p.name for p in tmp_path.iterdir()] == ["f"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["reproduce", "--stage", "catalogue", "--out", "{f}"],
+    ["catalogue", "--dir", "{f}"],
+    ["catalogue", "--dir", "{f}", "--export"],
+    ["cerar", "design", "--N", "3", "--c", "3", "--export", "{f}"],
+    ["train", "--iterations", "1", "--codes", "uncoded", "--out", "{f}"],
+])
+def test_output_folders_that_are_files_are_refused_before_work(capsys, tmp_path, argv):
+    f = tmp_path / "f"
+    f.write_text("x")
+    code, _, err = run(capsys, *[a.format(f=f) for a in argv])
+    flag = next(a for a in argv if a.startswith("--") and "{f}" in argv[argv.index(a) + 1])
+    one_line_error(code, err, flag)
+    assert f.read_text() == "x"
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="needs Linux /proc")
+@pytest.mark.parametrize("argv,flag", [
+    (["construct", "bibd", "7", "3", "1", "--export", "/proc/gcsim-no/x"], "--export"),
+    (["cerar", "design", "--N", "3", "--c", "3", "--export", "/proc/gcsim-no/x"], "--export"),
+    (["reproduce", "--stage", "catalogue", "--out", "/proc/gcsim-no/x"], "--out"),
+])
+def test_unwritable_output_is_one_line_naming_the_flag(capsys, argv, flag):
+    """/proc refuses new folders even to root (os.access cannot foresee it): the OS error names the flag."""
+    code, _, err = run(capsys, *argv)
+    one_line_error(code, err, flag, "/proc/gcsim-no")
+
+
+def test_any_os_error_is_one_line_exit_2(capsys, monkeypatch, tmp_path):
+    import gcsim.io.catalogue as cat
+
+    def denied(*a, **k):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "x.npz"))
+
+    monkeypatch.setattr(cat, "export_object", denied)
+    code, _, err = run(capsys, "construct", "bibd", "7", "3", "1", "--export", str(tmp_path))
+    one_line_error(code, err, "--export", "Permission denied", "x.npz")
+
+
+def test_out_of_memory_is_one_line_exit_1(capsys, monkeypatch):
+    import gcsim.io.named as named
+
+    def oom(*a, **k):
+        raise MemoryError("Unable to allocate 678. GiB for an array with shape (1000000000, 91)")
+
+    monkeypatch.setattr(named, "build_family", oom)
+    code, _, err = run(capsys, "construct", "bibd", "7", "3", "1")
+    one_line_error(code, err, "out of memory", "MAX_DENSE_ENTRIES", exit_code=1)
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["construct", "bibd", "7", "3", "1", "--seed", "-1"], "--seed"),
+    (["construct", "bibd", "7", "3", "x"], "params"),
+    (["reproduce", "--seed", "-3", "--stage", "catalogue"], "--seed"),
+    (["construct", "bibd", "7", "3", "1", "--no-such-flag"], "--no-such-flag"),
+])
+def test_argparse_errors_are_one_line_naming_the_flag(capsys, argv, flag):
+    code, _, err = run(capsys, *argv)
+    one_line_error(code, err, flag)
+
+
+def test_catalogue_name_with_a_folder_is_refused(capsys, tmp_path):
+    code, _, err = run(capsys, "construct", "bibd", "7", "3", "1", "--export", str(tmp_path), "--name", "a/b")
+    one_line_error(code, err, "--name")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv,needles", [
+    (["construct", "bibd", "2000", "2", "1"], ["3,998,000,000", "MAX_DENSE_ENTRIES"]),
+    (["construct", "srg", "10009", "5004", "2501", "2502"], ["100,180,081", "MAX_DENSE_ENTRIES"]),
+    (["construct", "bibd", "20029", "4", "1"], ["20,029", "MAX_DENSE_ENTRIES"]),
+    (["construct", "biregular", "100000", "100000", "3", "3"], ["10,000,000,000", "MAX_DENSE_ENTRIES"]),
+])
+def test_constructions_beyond_the_limits_are_refused_with_the_size(capsys, argv, needles):
+    code, _, err = run(capsys, *argv)
+    one_line_error(code, err, *needles)
+
+
+@pytest.mark.parametrize("argv,word", [
+    (["exists", "bibd", "20029", "4", "1"], "exists"),
+    (["exists", "srg", "10009", "5004", "2501", "2502"], "exists"),
+    (["exists", "bibd", "16513", "129", "1"], "exists"),
+])
+def test_existence_for_large_v_answers(capsys, argv, word):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    assert json.loads(out)["exists"] is True
+
+
+def test_warnings_are_one_line_each(capsys):
+    """An ill-conditioned CERAR design warns; each warning is one `gcsim: warning:` line, no source lines."""
+    code, _, err = run(capsys, "cerar", "simulate", "--N", "4", "--c", "40", "--method", "vandermonde",
+                       "--dtype", "float32", "--d", "64")
+    assert code == 0
+    lines = [ln for ln in err.strip().splitlines() if ln]
+    assert lines and all(ln.startswith("gcsim: warning: ") for ln in lines), lines

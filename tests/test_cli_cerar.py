@@ -99,3 +99,61 @@ def test_export_and_load_in_fresh_processes(tmp_path):
         fh.truncate(100)
     r = subprocess.run([sys.executable, "-m", "gcsim", "load", path], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "refused" in (r.stdout + r.stderr) and "Traceback" not in r.stderr
+
+
+# ----------------------------------------------------------------------------- issue #9 §5: sizes, flags, dtype range
+
+@pytest.mark.parametrize("argv,needles", [
+    (["cerar", "simulate", "--d", "-5"], ["--d", ">= 1", "-5"]),
+    (["cerar", "simulate", "--d", "0"], ["--d", ">= 1"]),
+    (["cerar", "simulate", "--d", "100000000000"], ["--d", "400,000,000,000", "MAX_DENSE_ENTRIES"]),
+    (["cerar", "design", "--N", "100000", "--c", "8"], ["--N", "MAX_DENSE_ENTRIES"]),
+    (["cerar", "design", "--eps", "nan"], ["--eps", "finite"]),
+    (["cerar", "optimize", "--kappa", "inf"], ["--kappa", "finite"]),
+    (["cerar", "design", "--kappa", "0.5"], ["--kappa", ">= 1"]),
+    (["cerar", "optimize", "--max-iter", "0"], ["--max-iter"]),
+])
+def test_cerar_bad_sizes_and_numbers_name_the_flag(capsys, argv, needles):
+    import signal
+
+    def on_alarm(signum, frame):
+        raise TimeoutError("the command ran for more than 60 s")
+
+    has_alarm = hasattr(signal, "setitimer")
+    if has_alarm:   # the N = 100000 design used to run for minutes: fail, do not hang
+        old = signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, 60)
+    try:
+        code, _, err = run(capsys, *argv)
+    finally:
+        if has_alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+    assert code == 2 and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, lines
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+def test_cerar_coefficients_beyond_the_dtype_range_are_refused(capsys):
+    """Decoders of a perturbation design with eps = 1e30 overflow bfloat16 (max 3.39e38): no NaN result."""
+    code, out, err = run(capsys, "cerar", "simulate", "--method", "perturbation", "--eps", "1e30",
+                         "--dtype", "bfloat16", "--d", "64")
+    assert code == 2 and out == ""
+    last = err.strip().splitlines()[-1]
+    assert "--dtype bfloat16" in last and "3.39e+38" in last and "Traceback" not in err
+
+
+def test_cerar_simulate_error_is_finite_and_exact_design_exact(capsys):
+    """Within range the reported error is a number (never NaN); the exact design (c <= N) is exact up
+    to rounding: relative error <= gamma_L * kappa, L = c + N - 2 rounds (Higham Thm 3.5)."""
+    from tolerances import SAFETY, unit_roundoff
+
+    code, out, _ = run(capsys, "cerar", "simulate", "--N", "3", "--c", "3", "--method", "exact", "--d", "60",
+                       "--json")
+    p = json.loads(out)
+    assert code == 0 and np.isfinite(p["max_rel_error"])
+    L = p["L"]
+    bound = SAFETY * L * unit_roundoff() * max(p["kappa_encoders_max"], 1.0) * max(p["kappa_decoders_max"], 1.0)
+    assert p["max_rel_error"] <= bound

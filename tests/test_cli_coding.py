@@ -70,3 +70,52 @@ def test_train_json_and_output_folder(capsys, tmp_path):
 def test_train_bad_probability_is_usage_error(capsys):
     code, _, err = run(capsys, "train", "--p", "1.5", "--iterations", "2", "--codes", "uncoded")
     assert code == 2 and "p" in err and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- issue #9 §5: limits and flags
+
+def test_error_model_all_beyond_max_patterns_is_refused(capsys):
+    """`error --model all -s 20` used to fail with numpy's 'Maximum allowed dimension exceeded'."""
+    import math
+
+    code, _, err = run(capsys, "error", "--design", "pg2_9", "--model", "all", "-s", "20")
+    assert code == 2 and "Traceback" not in err
+    line = err.strip().splitlines()[-1]
+    assert "--stragglers" in line and f"{math.comb(91, 20):,}" in line and "MAX_PATTERNS" in line
+
+
+@pytest.mark.parametrize("argv,needles", [
+    (["error", "--design", "pg2_9", "--m", "1000000000"], ["--m", "MAX_DENSE_ENTRIES"]),
+    (["error", "--design", "pg2_9", "-s", "-1"], ["--stragglers", ">= 0"]),
+    (["error", "--design", "pg2_9", "-s", "500"], ["--stragglers", "91"]),
+    (["error", "--design", "pg2_9", "--eps", "nan"], ["--eps", "finite"]),
+    (["error", "--design", "pg2_9", "--model", "bernoulli", "--p", "1"], ["--p", "< 1"]),
+    (["error", "--design", "pg2_9", "--samples", "0"], ["--samples"]),
+    (["bounds", "verify", "--design", "pg2_9", "--draws", "0"], ["--draws"]),
+    (["error", "--design", "petersen", "--method", "exact-gaussian", "--design-s", "9"], ["--design-s"]),
+    (["train", "--iterations", "0"], ["--iterations"]),
+    (["train", "--lr", "inf"], ["--lr", "finite"]),
+])
+def test_bad_numbers_name_their_flag_in_one_line(capsys, argv, needles):
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, lines
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+def test_train_refuses_a_bad_out_before_training(capsys, tmp_path, monkeypatch):
+    import importlib
+
+    train = importlib.import_module("gcsim.learning.train")   # the module (gcsim.learning.train is also a function)
+
+    def no_training(*a, **k):
+        raise AssertionError("trained although --out is unusable")
+
+    monkeypatch.setattr(train, "compare", no_training)
+    (tmp_path / "f").write_text("x")
+    code, _, err = run(capsys, "train", "--iterations", "2", "--out", str(tmp_path / "f"))
+    assert code == 2 and "--out" in err and "Traceback" not in err
+    code, _, err = run(capsys, "train", "--iterations", "2", "--mnist", str(tmp_path / "missing"))
+    assert code == 2 and "--mnist" in err and "Traceback" not in err
