@@ -408,7 +408,8 @@ class DecoderTable:
         Parameters
         ----------
         sample : int or None
-            Number of patterns to re-solve; None: every pattern.
+            Number of patterns drawn at random (seeded by ``seed``) and re-solved, besides the first
+            and the last row; None: every pattern.
 
         Returns
         -------
@@ -469,7 +470,7 @@ class DecoderTable:
                     f"decoder table row {r} (stragglers {np.flatnonzero(~mk).tolist()}): stored decoder differs from "
                     f"lstsq by {dev:.3g} (bound {bound_x:.3g}), stored error {float(self.errors[r]):.17g} vs residual "
                     f"{rn * rn:.17g} (bound {bound_e:.3g})")
-        return {"checked": int(rows.size) - skipped, "skipped_near_rank_cutoff": skipped, "max_ratio": worst}
+        return {"checked": int(rows.size) - skipped, "skipped_near_rank_cutoff": skipped, "max_ratio": float(worst)}
 
     # -- serialization ------------------------------------------------------------------------------
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:

@@ -740,13 +740,14 @@ def _infinite_reason(model: DelayModel, rule: ArrivalRule) -> str:
         k = model.n - rule.value
         if k == 0:
             return ""
-        tail = float(np.sum(shapes[:model.n - k + 1]))
-        what = f"the {model.n - k + 1} smallest shapes"
+        j = model.n - k + 1
+        tail = float(np.sum(shapes[:j]))
+        what = "the smallest shape" if j == 1 else f"the sum of the {j} smallest shapes"
     else:
         tail = float(np.sum(shapes))
-        what = "all shapes"
+        what = "the sum of all shapes"
     if tail <= 1.0:
-        return (f"E[D] is infinite: P(D > t) decays like t^-{tail:g} ({what} summed), not faster than 1/t")
+        return (f"E[D] is infinite: P(D > t) decays like t^-{tail:g} ({what}), not faster than 1/t")
     return ""
 
 
