@@ -125,14 +125,14 @@ def test_the_default_rendezvous_cannot_collide_on_a_port(monkeypatch):
 
 
 def test_stalled_rank_is_named_in_a_timeout_message():
-    res = td.launch(_rank1_sleeps, 2, timeout=20)
+    res = td.launch(_rank1_sleeps, 2, timeout=15)
     assert res.results[0] == 0 and res.results[1] is None
     assert res.timed_out and res.stalled == [1] and 1 in res.killed
     with pytest.raises(td.LaunchTimeoutError) as info:
         res.raise_on_failure()
     assert isinstance(info.value, TimeoutError) and isinstance(info.value, td.RankFailure)
     first = str(info.value).splitlines()[0]
-    assert "timed out" in first and "rank 1" in first and "stalled" in first and "20 s" in first
+    assert "timed out" in first and "rank 1" in first and "stalled" in first and "15 s" in first
 
 
 def test_stalled_peer_in_a_collective_is_named_and_ends_fast():

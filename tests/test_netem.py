@@ -65,3 +65,21 @@ def test_ring_in_rate_limited_namespaces():
     # (a timing tolerance, not a floating-point one)
     burst_bits = 32 * 1024 * 8
     assert S["ring"]["seconds"] >= 0.9 * (bits - burst_bits) / rate
+
+
+def test_close_never_raises_and_tries_every_namespace(monkeypatch):
+    # a hung or missing `ip` during cleanup must neither hide the original error nor stop the
+    # deletion of the other namespaces
+    import gcsim.executor.netem as netem
+
+    tried = []
+
+    def failing_run(cmd, **kw):
+        tried.append(cmd[-1])
+        raise subprocess.TimeoutExpired(cmd, kw.get("timeout", 0))
+
+    topo = NetemTopology(2, prefix="gcsim-closetest")
+    topo._created = ["a", "b", "c"]
+    monkeypatch.setattr(netem.subprocess, "run", failing_run)
+    topo.close()
+    assert tried == ["c", "b", "a"] and topo._created == []
