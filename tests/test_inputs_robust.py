@@ -491,3 +491,30 @@ def test_exhaustive_listing_unchanged_for_small_designs():
     D = gcsim.bibd(6, 2, 1)
     assert sorted(D.blocks) == sorted(combinations(range(6), 2))
     assert gcsim.bibd(5, 3, 3).b == math.comb(5, 3)
+
+
+# ----------------------------------------------------------------------------- listings stay bounded
+
+@posix_only
+def test_buildable_srgs_for_a_huge_max_v_is_the_buildable_range():
+    """Graphs over the size limit are never built, so the listing stops at isqrt(MAX_DENSE_ENTRIES)."""
+    from gcsim.combinatorics.srg import buildable_srgs
+
+    with guarded(60):
+        huge = buildable_srgs(10 ** 9)
+    cap = math.isqrt(limits.MAX_DENSE_ENTRIES)
+    assert max(p[0] for p in huge) <= cap
+    assert (cap, cap - cap // 2, 0, cap - cap // 2) in huge        # K_{2 x 2048}: complete bipartite
+
+
+def test_buildable_bibds_lists_only_what_builds_within_the_limit(monkeypatch):
+    from gcsim.combinatorics.bibd import buildable_bibds
+
+    monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 400)
+    listed = buildable_bibds(30, lam_range=[1, 2])
+    assert listed
+    for v, k, lam in listed:
+        b = lam * v * (v - 1) // (k * (k - 1))
+        assert v * b <= 400, (v, k, lam)
+        D = gcsim.bibd(v, k, lam)
+        assert D.params[:2] == (v, b) and D.verify()

@@ -1025,33 +1025,45 @@ def _execute(plan) -> BIBD:
     raise AssertionError(f"unknown plan {plan!r}")  # pragma: no cover
 
 
-def buildable_bibds(max_v: int, k_range=None, lam_range=None) -> list[tuple[int, int, int]]:
+def buildable_bibds(max_v: int, k_range=None, lam_range=None, *, progress: bool = True) -> list[tuple[int, int, int]]:
     """Sorted list of (v, k, lam) with v <= max_v that gcsim can build.
 
     Parameters
     ----------
     max_v : int
-        Largest number of points.
+        Largest number of points.  Designs beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES`
+        (``v b`` incidence entries) are not built by gcsim and are not listed, so
+        ``max_v`` is in effect capped at ``isqrt(MAX_DENSE_ENTRIES)`` (4096).
     k_range : iterable of int, optional
         Block sizes to consider (default: ``3 <= k <= v/2``).
     lam_range : iterable of int, optional
         Lambdas to consider (default: ``1, 2, 3``).
+    progress : bool
+        Show a progress bar for long listings (``max_v > 400``).
 
     Only incomplete designs (``k < v``) are listed.
 
     >>> buildable_bibds(9, lam_range=[1])
     [(7, 3, 1), (9, 3, 1)]
     """
+    from .. import limits
+
     max_v = check_int("max_v", max_v, minimum=2)
+    progress = check_bool("progress", progress)
     lams = [1, 2, 3] if lam_range is None else [check_int("lam", x, minimum=1) for x in lam_range]
     ks = None if k_range is None else sorted({check_int("k", x, minimum=2) for x in k_range})
+    top = min(max_v, math.isqrt(limits.MAX_DENSE_ENTRIES))   # b >= v (Fisher): v^2 <= v b entries
+    vs = range(2, top + 1)
+    if progress and top > 400:
+        from tqdm.auto import tqdm
+        vs = tqdm(vs, desc="buildable BIBDs", leave=False)
     out = []
-    for v in range(2, max_v + 1):
+    for v in vs:
         for k in (ks if ks is not None else range(3, v // 2 + 1)):
             if k >= v:
                 continue
             for lam in lams:
-                if _plan(v, k, lam) is not None:
+                if _fits(v, k, lam):
                     out.append((v, k, lam))
     return out
 

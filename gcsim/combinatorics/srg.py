@@ -483,7 +483,10 @@ def buildable_srgs(max_v: int) -> list[tuple[int, int, int, int]]:
     Parameters
     ----------
     max_v : int
-        Largest number of vertices (>= 1).
+        Largest number of vertices (>= 1).  Graphs whose ``v x v`` adjacency
+        matrix exceeds :data:`gcsim.limits.MAX_DENSE_ENTRIES` are not built by
+        gcsim and are not listed, so ``max_v`` is in effect capped at
+        ``isqrt(MAX_DENSE_ENTRIES)`` (4096; the listing then takes a few seconds).
 
     Examples
     --------
@@ -492,7 +495,9 @@ def buildable_srgs(max_v: int) -> list[tuple[int, int, int, int]]:
     >>> (8, 1, 0, 0) in buildable_srgs(10)    # 4 K_2, imprimitive
     True
     """
-    max_v = check_int("max_v", max_v, minimum=1)
+    from .. import limits
+
+    max_v = min(check_int("max_v", max_v, minimum=1), isqrt(limits.MAX_DENSE_ENTRIES))
     return sorted(p for p in _catalogue(max_v) if p[0] <= max_v)
 
 
