@@ -133,6 +133,10 @@ def test_trace_replay_is_cyclic():
     assert tr.n == 2 and tr.iterations == 3
     assert tr.sample_delays(4, seed=2).tolist() == [[0.0, np.inf], [1.0, 2.0], [5.0, 1.0], [0.0, np.inf]]
     assert np.array_equal(tr.rows(), M.T)
+    # empirical CDF: fraction of iterations with delay <= t, counted here
+    for t in (0.0, 1.0, 3.0, 10.0):
+        assert tr.cdf(t).tolist() == [sum(x <= t for x in row) / 3 for row in M.tolist()]
+    assert tr.cdf([1.0, 5.0]).shape == (2, 2)
 
 
 @pytest.mark.parametrize("call, arg", [

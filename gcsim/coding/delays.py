@@ -158,8 +158,8 @@ class DelayModel:
         raise NotImplementedError
 
     # -- distribution (parametric models) -----------------------------------------------------
-    #: per-worker parameter columns, one row per worker; workers with equal rows are identical
     def _param_rows(self) -> np.ndarray:  # pragma: no cover - abstract
+        """Per-worker parameters, one row per worker: workers with equal rows are identical."""
         raise NotImplementedError
 
     def _cdf_sf(self, t: float, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
@@ -385,6 +385,8 @@ class TraceDelays(DelayModel):
     >>> tr = TraceDelays(3, [[1.0, 5.0], [2.0, 1.0], [3.0, np.inf]])
     >>> tr.sample_delays(3, seed=1).tolist()
     [[5.0, 1.0, inf], [1.0, 2.0, 3.0], [5.0, 1.0, inf]]
+    >>> tr.cdf(2.0).tolist()
+    [0.5, 1.0, 0.0]
     """
 
     trace: Any = None
@@ -434,6 +436,11 @@ class TraceDelays(DelayModel):
     def rows(self) -> np.ndarray:
         """Every iteration once, ``(iterations, n)``."""
         return self.trace.T.copy()
+
+    def cdf(self, t: Any) -> np.ndarray:
+        """Empirical CDF of each worker: the fraction of iterations with delay ``<= t``."""
+        tt = np.asarray(t, dtype=float)
+        return (self.trace[None, :, :] <= tt.reshape(-1, 1, 1)).mean(axis=2).reshape(tt.shape + (self.n,))
 
     @property
     def homogeneous(self) -> bool:
@@ -806,18 +813,29 @@ def _survival(model: DelayModel, rule: ArrivalRule) -> Callable[[float], float]:
                 # i.i.d.: the number of late workers M = n - N(t) ~ Binomial(n, S(t)), and
                 # P(N(t) < k) = P(M > n - k); betainc on S (not 1 - F) keeps tiny tails accurate
                 return float(stats.binom.sf(n - k, n, S[0]))
-            # independent groups: P(N(t) = i), i < k, by convolving the groups' binomial pmfs,
-            # each term exp(log C(c, i) + i log F + (c - i) log S) (no 1 - F cancellation)
-            pmf = np.ones(1)
+            # independent groups: P(N(t) = i), i < k, by adding one group at a time (a single worker:
+            # p_i <- p_i S + p_{i-1} F; a group of c: convolution with its binomial pmf, each term
+            # exp(log C(c, i) + i log F + (c - i) log S)); all terms >= 0, no 1 - F cancellation
+            pmf = np.zeros(k)
+            pmf[0] = 1.0
+            top = 0                             # pmf[top + 1:] is still zero
             with np.errstate(divide="ignore"):
                 logF, logS = np.log(F), np.log(S)
-            for lf, ls, c in zip(logF, logS, counts):
+            for Fg, Sg, lf, ls, c in zip(F, S, logF, logS, counts):
                 c = int(c)
-                i = np.arange(min(c, k - 1) + 1, dtype=float)
-                logc = special.gammaln(c + 1) - special.gammaln(i + 1) - special.gammaln(c - i + 1)
-                with np.errstate(invalid="ignore"):
-                    terms = logc + np.where(i > 0, i * lf, 0.0) + np.where(c - i > 0, (c - i) * ls, 0.0)
-                pmf = np.convolve(pmf, np.exp(terms))[:k]
+                if c == 1:
+                    hi = min(top + 1, k - 1)
+                    pmf[1:hi + 1] = pmf[1:hi + 1] * Sg + pmf[:hi] * Fg
+                    pmf[0] *= Sg
+                else:
+                    i = np.arange(min(c, k - 1) + 1, dtype=float)
+                    logc = special.gammaln(c + 1) - special.gammaln(i + 1) - special.gammaln(c - i + 1)
+                    with np.errstate(invalid="ignore"):
+                        terms = logc + np.where(i > 0, i * lf, 0.0) + np.where(c - i > 0, (c - i) * ls, 0.0)
+                    pmf = np.convolve(pmf[:top + 1], np.exp(terms))[:k]
+                    pmf = np.concatenate([pmf, np.zeros(k - pmf.size)])
+                    hi = min(top + c, k - 1)
+                top = hi
             return float(min(1.0, pmf.sum()))
         return sf
     if rule.kind == "deadline":
@@ -857,7 +875,10 @@ def _quad(model: DelayModel, rule: ArrivalRule) -> tuple[float, float, str]:
 
     sf = _survival(model, rule)
     rows, _ = model._groups()
-    pts = [0.0, *map(float, model._support_points(rows))]
+    kinks = np.unique(model._support_points(rows))
+    if kinks.size > 64:               # many distinct workers: 64 quantiles of the kinks (quad adapts to the rest)
+        kinks = np.unique(np.quantile(kinks, np.linspace(0.0, 1.0, 64)))
+    pts = [0.0, *map(float, kinks)]
     if rule.kind == "relative":
         pts += [(1.0 + rule.value) * p for p in pts]
     upper = rule.value if rule.kind == "deadline" else np.inf
