@@ -258,7 +258,7 @@ class DecoderTable:
         return self._patterns is not None
 
     def __repr__(self) -> str:
-        what = f"explicit patterns" if self.explicit else f"s_max={self.s_max}"
+        what = "explicit patterns" if self.explicit else f"s_max={self.s_max}"
         return (f"DecoderTable({len(self)} patterns, {what}, n={self.n}, m={self.m}, "
                 f"scheme={self.scheme.method!r})")
 
@@ -401,7 +401,8 @@ class DecoderTable:
         (Higham, *Accuracy and Stability of Numerical Algorithms*, Thm 20.1, for two backward-stable
         solvers): ``‖ΔX‖_F <= 2 c mN f u κ (2 + (κ + 1) ‖R‖_F / (σ_1 ‖X‖_F)) ‖X‖_F`` with ``κ = σ_1/σ_r``
         of ``B_F`` (over its numerically non-zero singular values), ``c = 10``; rows off ``F`` must be
-        exactly zero, and the stored error must match the residual within ``2 c mN f u κ mN``.
+        exactly zero, and the stored error must match lstsq's squared residual within
+        ``4 c mN f u κ mN`` (residual bound of the same theorem) plus the rounding of the sum of squares.
         Patterns whose singular values lie within a factor 10 of the rank cutoff are skipped
         (the rank itself is uncertain there) and counted in the report.
 
@@ -461,7 +462,9 @@ class DecoderTable:
             eta = 2 * _SAFETY * mN * f * _U * kappa
             bound_x = eta * (2.0 + (kappa + 1.0) * (rn / (sv[0] * xn) if xn > 0 else 0.0)) * xn
             dev = float(np.linalg.norm(X[mk] - Xl))
-            bound_e = eta * mN + 4 * _SAFETY * mN * _U * mN
+            # |‖r‖² - ‖r'‖²| <= (‖r‖ + ‖r'‖) ‖r - r'‖ <= 2 sqrt(mN) * eta sqrt(mN) (Thm 20.1, residual),
+            # plus the rounding of a sum of mN m squares
+            bound_e = 2 * eta * mN + _SAFETY * mN * m * 2 * _U * mN
             dev_e = abs(float(self.errors[r]) - rn * rn)
             ratio = max(dev / bound_x if bound_x > 0 else (0.0 if dev == 0 else np.inf), dev_e / bound_e)
             worst = max(worst, ratio)
