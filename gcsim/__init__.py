@@ -38,6 +38,11 @@ _LAZY = {
     "expected_error": ("gcsim.coding.evaluate", "expected_error"),
     "worst_case_error": ("gcsim.coding.evaluate", "worst_case_error"),
     "verify_bounds": ("gcsim.coding.verify", "verify_bounds"),
+    "delay_model": ("gcsim.coding.delays", "delay_model"),
+    "arrival_rule": ("gcsim.coding.delays", "arrival_rule"),
+    "expected_decode_time": ("gcsim.coding.delays", "expected_decode_time"),
+    "decoder_table": ("gcsim.coding.decoder_table", "decoder_table"),
+    "load_decoder_table": ("gcsim.coding.decoder_table", "load_decoder_table"),
     # executor
     "run_scheme": ("gcsim.executor.arrays", "run_scheme"),
     # io
