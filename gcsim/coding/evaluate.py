@@ -8,35 +8,54 @@ Optimal-decoding error (SPEC §1)
 --------------------------------
 .. math::
    \\mathrm{err}(B, F) = \\min_X \\|B_F X - T\\|_F^2 = mN - \\|P_F T\\|_F^2
-                      = mN - \\operatorname{tr}(H_F^\\top \\Gamma_{FF}^+ H_F),
+                      = mN - \\operatorname{tr}(H_F^\\top \\Gamma_{FF}^+ H_F)
 
-with ``Γ = BᵀB`` and ``H = BᵀT`` precomputed once (proof:
-``docs/theory/40_error_identities.md``).  Routes (``method=``):
+(proof: ``docs/theory/40_error_identities.md``).  Every route works on ``B̃``, ``B`` with each
+column scaled to norm in ``[1/2, 1)`` by a power of two: the scaling is exact (no rounding
+unless an entry underflows), ``col(B̃_F) = col(B_F)`` so the error is unchanged, ``Γ = B̃ᵀB̃``
+cannot overflow, and badly scaled columns (1e-9 next to 1e3) cost no accuracy.  ``κ̃`` is the
+condition number of ``B̃`` over its numerically non-zero singular values (rank tolerance
+``max(mN, n) u σ_1``, the ``numpy.linalg.matrix_rank`` convention; ``r`` = that rank).
 
-``"downdate"``
-    Column-deletion (Schur-complement) formula, valid when ``B`` has full
-    column rank: with ``K = Γ^{-1}`` and the full solution ``Y = K H``,
-    ``err(F) = err([n]) + tr(Y_Sᵀ K_SS^{-1} Y_S)`` -- an ``s x s`` solve per
-    pattern, ``S`` the straggler set.  This is the rank-``s`` factor update
-    used for exhaustive enumeration.
-``"gram"``
-    ``tr(H_Fᵀ Γ_FF^+ H_F)`` per pattern: batched Cholesky of the ``Γ_FF``
-    stack with a pivot rank check; stacks that fail, or patterns with a pivot
-    below ``1e-8 max diag Γ_FF``, go to a batched eigendecomposition with the
-    explicit eigenvalue tolerance ``max(rtol^2, 10 max(mN, f) u) λ_max``.
+Routes (``method=``) and the accuracy each guarantees.  ``u = 2^-52``, ``p = max(mN, n)``,
+``c`` a modest constant (the tests use ``c = 10``; proofs in §3 of the theory chapter):
+
 ``"svd"`` (alias ``"qr"``)
-    Orthogonal route: batched SVD of the ``B_F`` stack, singular values below
-    ``rtol σ_max`` (default ``max(mN, f) u``) count as zero; immune to the
-    squaring of the condition number.
+    Batched SVD of the ``B̃_F`` stack; singular values at or below ``rtol σ_max`` (default
+    ``max(mN, |F|) u``) count as zero.  ``|Δ| <= c p u κ_F mN`` with ``κ_F`` the condition
+    number of ``B̃_F`` over its kept singular values (backward stability + Wedin).  Never warns.
+``"downdate"``
+    Column deletion, ``S`` the straggler set: ``err(F) = err([n]) + tr(Y_Sᵀ Q (Qᵀ K_SS Q)⁻¹ Qᵀ Y_S)``
+    with ``K = Γ⁺``, ``Y = B̃⁺T`` and ``Q`` an orthonormal basis of ``null(V_0[S]ᵀ)``, ``V_0`` an
+    orthonormal basis of ``null(B̃)`` (``Q = I`` when ``B̃`` has full column rank: Lemma 2;
+    rank-deficient ``B̃``: Lemma 2b).  Singular values of ``V_0[S]`` at or below
+    ``τ = 10 p u κ̃`` count as zero.  When none does, ``rank(B_F) = rank(B)`` and the value is
+    ``err([n])``: ``|Δ| <= c p u κ̃ mN`` (the exact families at ``|S| <= s``).  Otherwise
+    ``|Δ| <= c p u (κ̃² + κ̃/δ) mN``, ``δ`` the smallest kept singular value of ``V_0[S]``.
+    Warns when ``κ̃ > GRAM_KAPPA_LIMIT``, and counts the patterns with ``δ < 1e3 τ`` or
+    ``κ̃/δ > GRAM_KAPPA_LIMIT²`` in a warning.  Takes no ``rtol``.
+``"gram"``
+    ``tr(H_Fᵀ Γ_FF⁺ H_F)`` per pattern.  Full-rank ``B̃``: batched solves,
+    ``|Δ| <= c p u κ̃² mN`` (``κ(B̃_F) <= κ̃`` by interlacing); warns when
+    ``κ̃ > GRAM_KAPPA_LIMIT`` (then Cholesky with a pivot check and an eigendecomposition
+    fallback).  Rank-deficient ``B̃``: batched eigendecomposition, eigenvalues at or below
+    ``max(rtol², 10 max(mN, |F|) u) λ_max`` count as zero; ``|Δ| <= c p u κ_F² mN`` for the
+    patterns with no eigenvalue below ``λ_max / GRAM_KAPPA_LIMIT²``, and the others (a
+    singular or nearly singular ``B_F``: the Gram route cannot tell a small singular value
+    from zero) are counted in a warning.
 ``"auto"`` (default)
-    The Gram routes square the condition number: their relative error is
-    about ``κ(B)^2 u`` of ``mN``.  ``auto`` computes the singular values of
-    ``B`` once; if ``κ(B)`` (over the numerically non-zero singular values)
-    exceeds :data:`GRAM_KAPPA_LIMIT` ``= 1e4`` (``κ^2 u ≈ 2e-8``) it uses the
-    SVD route.  Otherwise it uses ``"downdate"`` when ``B`` has full column
-    rank and ``s <= |F|`` (then ``κ(B_F) <= κ(B)`` by interlacing), else
-    ``"gram"``; Gram patterns whose kept eigenvalues fall below
-    ``λ_max / GRAM_KAPPA_LIMIT^2`` are recomputed with the SVD route.
+    SVD route when ``κ̃ > GRAM_KAPPA_LIMIT = 1e4``.  Otherwise ``"downdate"`` (for a full-rank
+    ``B̃`` only when ``s <= |F|``; batched solves of ``Γ_FF`` when ``s > |F|``), and every
+    pattern ``"downdate"`` would flag goes to the SVD route.  Hence
+    ``|Δ| <= c p u max(κ̃², κ_F) mN`` with ``κ̃ <= 1e4`` (``κ̃² u <= 2.2e-8``) on the Gram-type
+    patterns, ``|Δ| <= c p u κ̃ mN`` when ``rank(B_F) = rank(B)``; never warns.  A user
+    ``rtol`` that declares ``B̃`` rank deficient selects the eigendecomposition route with the
+    same SVD fallback.
+
+Monte Carlo intervals (:func:`expected_error`): ``ci_method="t"`` (default) is the Student
+``t`` interval, an asymptotic 95% level that needs at least :data:`MIN_MC_SAMPLES` draws;
+``ci_method="betting"`` holds its 95% level for every budget (errors lie in ``[0, mN]``).
+:func:`optimal_error_all` refuses more than :data:`MAX_ENUMERATION` patterns up front.
 """
 from __future__ import annotations
 
@@ -55,6 +74,8 @@ from .stragglers import (AllPatternsModel, BernoulliModel, FixedModel, MarkovMod
 
 __all__ = [
     "GRAM_KAPPA_LIMIT",
+    "MAX_ENUMERATION",
+    "MIN_MC_SAMPLES",
     "optimal_error",
     "optimal_error_all",
     "optimal_decoder",
@@ -68,8 +89,15 @@ __all__ = [
     "condition_number",
 ]
 
-#: Largest κ(B) for which ``method="auto"`` trusts the Gram routes (relative error ~ κ² u ≈ 2e-8).
+#: Largest κ̃ (condition number of the column-equilibrated ``B``) for which ``method="auto"``
+#: uses the Gram-type routes (their error is about ``κ̃² u`` of ``mN``, ``<= 2e-8 mN``).
 GRAM_KAPPA_LIMIT = 1e4
+
+#: Most straggler patterns :func:`optimal_error_all` enumerates (``C(n, s)`` above it is refused).
+MAX_ENUMERATION = 10 ** 8
+
+#: Fewest Monte Carlo draws for which :func:`expected_error` states a 95% interval.
+MIN_MC_SAMPLES = 100
 
 _U = np.finfo(np.float64).eps
 _METHODS = ("auto", "gram", "downdate", "svd", "qr")
@@ -88,8 +116,24 @@ def _progress(iterable, total: int, desc: str, enabled: bool):
 # precomputation
 # ----------------------------------------------------------------------------------------------
 
+def _pow2_exponents(B: np.ndarray) -> np.ndarray:
+    """Integer ``k_j`` with ``‖2^{k_j} B[:, j]‖ ∈ [1/2, 1)`` (0 for a zero column); overflow-free."""
+    amax = np.max(np.abs(B), axis=0) if B.shape[0] else np.zeros(B.shape[1])
+    _, e = np.frexp(amax)                       # amax = f 2^e, f in [1/2, 1)
+    k = np.where(amax > 0, -e, 0).astype(np.int64)
+    nrm = np.sqrt(np.sum(np.ldexp(B, k[None, :]) ** 2, axis=0))   # in [1/2, sqrt(mN)]
+    _, e2 = np.frexp(nrm)
+    return np.where(amax > 0, k - e2, 0).astype(np.int64)
+
+
 class _Context:
-    """Quantities precomputed once per scheme: Γ, H, SVD of B, and the full solution."""
+    """Quantities precomputed once per scheme (on the column-equilibrated ``B̃``).
+
+    ``B̃ = B diag(2^{k_j})`` scales every column to norm in ``[1/2, 1)`` by a power of two, so
+    ``B̃`` is computed without rounding and ``col(B̃_F) = col(B_F)``: the error is unchanged.
+    Then ``Γ = B̃ᵀB̃``, ``H = B̃ᵀT``, the SVD ``B̃ = U Σ Vᵀ`` with numerical rank ``r``,
+    ``κ̃ = σ_1/σ_r``, ``K = Γ⁺``, ``Y = B̃⁺T``, ``err([n])`` and ``V_0`` (basis of ``null(B̃)``).
+    """
 
     def __init__(self, B: np.ndarray, m: int):
         self.B = B
@@ -98,28 +142,42 @@ class _Context:
         self.mN, self.n = B.shape
         self.N = self.mN // m
         self.total = float(self.mN)
-        # H = Bᵀ T: column l is the sum of the rows of block l
-        self.H = B.reshape(m, self.N, self.n).sum(axis=1).T.copy()
-        self.Gamma = B.T @ B
-        U, sv, Vt = np.linalg.svd(B, full_matrices=False)
+        self._kappa_raw = None
+        Bs = np.ldexp(B, _pow2_exponents(B)[None, :])
+        self.Bs = Bs
+        # H = B̃ᵀ T: column l is the sum of the rows of block l
+        self.H = Bs.reshape(m, self.N, self.n).sum(axis=1).T.copy()
+        self.Gamma = Bs.T @ Bs
+        U, sv, Vt = np.linalg.svd(Bs, full_matrices=self.mN < self.n)
         self.sv = sv
         smax = float(sv[0]) if sv.size and sv[0] > 0 else 0.0
         self.sigma_max = smax
-        tol = max(self.mN, self.n) * _U * smax
-        nz = sv[sv > tol]
-        self.rank = int(nz.size)
+        p = max(self.mN, self.n)
+        nz = sv[sv > p * _U * smax]
+        self.rank = r = int(nz.size)
         self.kappa = float(smax / nz[-1]) if nz.size else float("inf")
-        self.full_rank = self.rank == self.n and self.n > 0
-        self.K = self.Y = None
-        self.err_full = None
-        if self.full_rank:
-            # K = Γ^{-1} = V Σ^{-2} Vᵀ and Y = B⁺ T from the SVD (no squaring for Y)
-            UT = U.T @ self._target()
-            self.Y = (Vt.T / sv) @ UT
-            self.K = (Vt.T / sv ** 2) @ Vt
-            self.K = 0.5 * (self.K + self.K.T)
-            resid = self._target() - U @ UT
-            self.err_full = float(np.sum(resid ** 2))
+        self.full_rank = r == self.n and self.n > 0
+        # singular values of V_0[S] at or below tau count as zero (V_0 is accurate to ~ p u κ̃)
+        self.tau = min(0.5, 10.0 * p * _U * self.kappa) if r else 0.5
+        # a kept singular value of V_0[S] below delta_gray is not a certain non-zero
+        self.delta_gray = min(1.0, 1e3 * self.tau)
+        T = self._target()
+        Ur, Vr = U[:, :r], Vt[:r].T
+        UT = Ur.T @ T
+        self.Y = (Vr / nz) @ UT                        # B̃⁺ T
+        self.K = (Vr / nz ** 2) @ Vr.T                 # Γ⁺
+        self.K = 0.5 * (self.K + self.K.T)
+        self.err_full = float(np.sum((T - Ur @ UT) ** 2))
+        self.V0 = Vt[r:].T.copy()                      # (n, n - r), orthonormal basis of null(B̃)
+
+    @property
+    def kappa_raw(self) -> float:
+        """κ(B) of the matrix as given (no column scaling), over its non-zero singular values."""
+        if self._kappa_raw is None:
+            sv = np.linalg.svd(self.B, compute_uv=False)
+            nz = sv[sv > max(self.mN, self.n) * _U * sv[0]] if sv.size and sv[0] > 0 else sv[:0]
+            self._kappa_raw = float(nz[0] / nz[-1]) if nz.size else float("inf")
+        return self._kappa_raw
 
     def _target(self) -> np.ndarray:
         return np.kron(np.eye(self.m), np.ones((self.N, 1)))
@@ -133,7 +191,11 @@ def _context(scheme: Any) -> _Context:
     m = getattr(scheme, "m", None)
     if B is None or m is None:
         raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
-    B = check_finite_array("scheme.B", B, ndim=2)
+    try:
+        B = check_finite_array("scheme.B", B, ndim=2)
+    except OverflowError as exc:  # e.g. a Python int beyond the float64 range
+        raise InvalidArgumentError("scheme.B", f"has entries beyond the float64 range (|x| > 1.8e308): {exc}"
+                                   ) from None
     m = check_int("scheme.m", m, minimum=1)
     if B.shape[0] % m:
         raise InvalidArgumentError("scheme.B", f"number of rows {B.shape[0]} is not a multiple of m = {m}")
@@ -147,28 +209,89 @@ def _context(scheme: Any) -> _Context:
 def condition_number(scheme: Scheme) -> float:
     """κ(B) = σ_max / σ_min over the numerically non-zero singular values of ``B``.
 
+    This is the condition number of ``B`` as given.  The evaluator routes on ``κ̃``, the same
+    number for ``B`` with every column scaled to unit norm by a power of two (the error does not
+    depend on column scaling; ``κ̃`` is within a factor ``2 sqrt(n)`` of the best column scaling,
+    van der Sluis).
+
     Examples
     --------
     >>> from gcsim.coding.schemes import encode
     >>> condition_number(encode(np.eye(3, dtype=int), 1, "naive"))
     1.0
     """
-    return _context(scheme).kappa
+    return _context(scheme).kappa_raw
 
 
 # ----------------------------------------------------------------------------------------------
 # batched kernels (all take index arrays; rows of the result = patterns)
 # ----------------------------------------------------------------------------------------------
 
-def _kernel_downdate(ctx: _Context, S: np.ndarray) -> np.ndarray:
-    """err(F) = err([n]) + tr(Y_Sᵀ K_SS^{-1} Y_S) for straggler index sets S (count, s)."""
+def _kernel_downdate(ctx: _Context, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column deletion (Lemmas 2 and 2b of docs/theory/40_error_identities.md).
+
+    ``err(F) = err([n]) + tr(Y_Sᵀ Q (Qᵀ K_SS Q)⁻¹ Qᵀ Y_S)`` where the columns of ``Q`` are an
+    orthonormal basis of ``null(V_0[S, :]ᵀ)`` (``Q = I`` when ``B̃`` has full column rank).
+    Returns ``(err, gray)``; ``gray`` marks patterns this route cannot certify: the smallest kept
+    singular value ``δ`` of ``V_0[S]`` is below ``1e3 τ`` (rank decision not certain), or a null
+    space is used and ``κ̃/δ > GRAM_KAPPA_LIMIT²`` (its basis is too inaccurate).
+    """
     count, s = S.shape
+    gray = np.zeros(count, dtype=bool)
+    out = np.full(count, ctx.err_full)
     if s == 0:
-        return np.full(count, ctx.err_full)
-    KSS = ctx.K[S[:, :, None], S[:, None, :]]
-    YS = ctx.Y[S]
-    Z = np.linalg.solve(KSS, YS)
-    return ctx.err_full + np.einsum("cij,cij->c", YS, Z)
+        return out, gray
+    k = ctx.V0.shape[1]
+    if k == 0:
+        KSS = ctx.K[S[:, :, None], S[:, None, :]]
+        YS = ctx.Y[S]
+        Z, bad = _spd_solve(KSS, YS)
+        return out + np.einsum("cij,cij->c", YS, Z), gray | bad
+    W = ctx.V0[S]                                          # (count, s, n - r)
+    omega = np.linalg.svd(W, compute_uv=False)             # (count, min(s, n - r))
+    kept = omega > ctx.tau
+    null_dim = s - kept.sum(axis=1)
+    delta = np.where(kept, omega, np.inf).min(axis=1) if omega.shape[1] else np.full(count, np.inf)
+    # a kept singular value this close to tau is not a certain "non-zero"; a null space whose
+    # separation delta is small is inaccurate (error ~ κ̃/δ u): both go to the orthogonal route
+    gray = (delta < ctx.delta_gray) | ((null_dim > 0) & (ctx.kappa / delta > GRAM_KAPPA_LIMIT ** 2))
+    need = null_dim > 0
+    if not need.any():                                     # rank(B_F) = rank(B): err = err([n])
+        return out, gray
+    idx = np.flatnonzero(need)
+    P, om, _ = np.linalg.svd(W[idx], full_matrices=True)   # P: (c, s, s) left singular vectors
+    nu = np.ones((idx.size, s), dtype=bool)
+    nu[:, :om.shape[1]] = om <= ctx.tau
+    Si = S[idx]
+    KSS = ctx.K[Si[:, :, None], Si[:, None, :]]
+    Pt = np.swapaxes(P, 1, 2)
+    G = Pt @ KSS @ P
+    y = Pt @ ctx.Y[Si]
+    both = nu[:, :, None] & nu[:, None, :]
+    G = np.where(both, G, np.eye(s)[None])
+    y = np.where(nu[:, :, None], y, 0.0)
+    Z, bad = _spd_solve(G, y)
+    out[idx] += np.einsum("cij,cij->c", y, Z)
+    gray[idx] |= bad
+    return out, gray
+
+
+def _spd_solve(G: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Batched solve of symmetric positive (semi)definite systems; numerically singular
+    matrices (possible only when κ̃ is far beyond GRAM_KAPPA_LIMIT) get the pseudo-inverse
+    and are flagged."""
+    bad = np.zeros(G.shape[0], dtype=bool)
+    try:
+        return np.linalg.solve(G, y), bad
+    except np.linalg.LinAlgError:
+        Z = np.empty_like(y)
+        for c in range(G.shape[0]):
+            try:
+                Z[c] = np.linalg.solve(G[c], y[c])
+            except np.linalg.LinAlgError:
+                Z[c] = np.linalg.pinv(G[c], hermitian=True) @ y[c]
+                bad[c] = True
+        return Z, bad
 
 
 def _eig_tol(ctx: _Context, f: int, rtol: float | None) -> float:
@@ -189,9 +312,18 @@ def _kernel_eigh(ctx: _Context, F: np.ndarray, rtol: float | None) -> tuple[np.n
     proj = np.einsum("ci,cil->c", inv, c * c)
     # An eigenvalue of Γ_FF below wmax/κ_lim² is either a true zero of B_F or a small
     # singular value that the Gram route cannot resolve (it squares κ): both cases are
-    # handed to the orthogonal route, including the eigenvalues dropped as "zero" above.
+    # flagged, including the eigenvalues dropped as "zero" above.
     gray = np.any(w < wmax / GRAM_KAPPA_LIMIT ** 2, axis=1) & (wmax[:, 0] > 0)
     return proj, gray
+
+
+def _kernel_solve(ctx: _Context, F: np.ndarray) -> np.ndarray:
+    """``tr(H_Fᵀ Γ_FF⁻¹ H_F)`` by batched solves: full-rank ``B̃`` with ``κ̃ <= GRAM_KAPPA_LIMIT``
+    (then ``κ(B̃_F) <= κ̃`` by interlacing, Lemma 3, and ``Γ_FF`` is safely positive definite)."""
+    G = ctx.Gamma[F[:, :, None], F[:, None, :]]
+    h = ctx.H[F]
+    Z = np.linalg.solve(G, h)
+    return np.einsum("cij,cij->c", h, Z)
 
 
 def _kernel_gram(ctx: _Context, F: np.ndarray, rtol: float | None) -> tuple[np.ndarray, np.ndarray]:
@@ -229,9 +361,9 @@ def _kernel_gram(ctx: _Context, F: np.ndarray, rtol: float | None) -> tuple[np.n
 
 
 def _kernel_svd(ctx: _Context, F: np.ndarray, rtol: float | None) -> np.ndarray:
-    """Orthogonal route: ‖P_F T‖² from a batched SVD of the B_F stack."""
+    """Orthogonal route: ‖P_F T‖² from a batched SVD of the B̃_F stack."""
     count, f = F.shape
-    BF = np.moveaxis(ctx.B.T[F], 1, 2)  # (count, mN, f)
+    BF = np.moveaxis(ctx.Bs.T[F], 1, 2)  # (count, mN, f)
     U, sv, _ = np.linalg.svd(BF, full_matrices=False)
     tol = (max(ctx.mN, f) * _U) if rtol is None else rtol
     keep = sv > tol * sv[:, :1]
@@ -244,52 +376,85 @@ def _chunk_rows(per_row_bytes: int) -> int:
     return max(1, int(_CHUNK_BYTES // max(per_row_bytes, 1)))
 
 
-def _route(ctx: _Context, method: str, s: int, f: int, rtol: float | None = None) -> str:
+class _Report:
+    """Patterns a route could not certify (explicit methods warn about them)."""
+
+    def __init__(self):
+        self.unreliable = 0
+        self.patterns = 0
+
+    def warn(self, ctx: _Context, method: str, stacklevel: int = 3) -> None:
+        if method in ("downdate", "gram") and ctx.kappa > GRAM_KAPPA_LIMIT and self.patterns:
+            warnings.warn(f"κ(B) = {ctx.kappa:.3g} (column-equilibrated) exceeds GRAM_KAPPA_LIMIT = "
+                          f"{GRAM_KAPPA_LIMIT:g}: the {method!r} route squares it and may lose up to "
+                          f"~κ² u = {ctx.kappa ** 2 * _U:.1e} of mN; use method='auto' or 'svd'",
+                          RuntimeWarning, stacklevel=stacklevel)
+        elif self.unreliable:
+            what = ("Γ_FF has an eigenvalue below λ_max/GRAM_KAPPA_LIMIT² (B_F singular or "
+                    "ill-conditioned; the Gram route cannot tell a small singular value from zero)"
+                    if method == "gram" else
+                    "B_F is nearly rank deficient (a singular value of V_0[S] near the rank "
+                    "tolerance)")
+            warnings.warn(f"{self.unreliable} of {self.patterns} patterns: {what}; their {method!r} values "
+                          "may be wrong by O(mN): use method='auto' or 'svd'", RuntimeWarning,
+                          stacklevel=stacklevel)
+
+
+def _route(ctx: _Context, method: str, s: int, f: int, rtol: float | None = None) -> tuple[str, bool]:
+    """(kernel, fall back to the SVD route for flagged patterns)."""
     if f == 0:
-        return "empty"
+        return "empty", False
     if method in ("svd", "qr"):
-        return "svd"
+        return "svd", False
     if method == "downdate":
-        if not ctx.full_rank:
-            raise InvalidArgumentError("method", "'downdate' needs B with full column rank "
-                                       f"(rank {ctx.rank} < n = {ctx.n}); use 'gram' or 'svd'")
-        return "downdate"
+        return "downdate", False
     if method == "gram":
-        return "gram"
+        if not ctx.full_rank:
+            return "eigh", False
+        return ("solve" if ctx.kappa <= GRAM_KAPPA_LIMIT else "gram"), False
     # auto
     if ctx.kappa > GRAM_KAPPA_LIMIT:
-        return "svd"
-    # a user tolerance that declares B rank deficient rules out the downdate route
-    full_rank = ctx.full_rank and (rtol is None or ctx.sv[-1] > rtol * ctx.sigma_max)
-    if full_rank and s <= f:
-        return "downdate"
-    return "gram-checked"
+        return "svd", False
+    if rtol is not None:
+        # a user tolerance that declares B rank deficient rules out the downdate route
+        if ctx.full_rank and ctx.sv[-1] > rtol * ctx.sigma_max:
+            return ("downdate" if s <= f else "solve"), False
+        return "eigh", True
+    if ctx.full_rank:
+        return ("downdate" if s <= f else "solve"), False
+    return "downdate", True
 
 
 def _errors_for_group(ctx: _Context, method: str, rtol: float | None, S: np.ndarray | None,
-                      F: np.ndarray | None, s: int, f: int) -> np.ndarray:
+                      F: np.ndarray | None, s: int, f: int, report: _Report | None = None) -> np.ndarray:
     """Errors of one group of patterns with |S| = s; S or F given as index arrays (other may be None)."""
-    route = _route(ctx, method, s, f, rtol)
+    route, fallback = _route(ctx, method, s, f, rtol)
     count = (S if S is not None else F).shape[0]
+    if report is not None:
+        report.patterns += count
     if route == "empty":
         return np.full(count, ctx.total)
     if route == "downdate":
         if S is None:
             S = _complement(F, ctx.n)
-        return _kernel_downdate(ctx, S)
-    if F is None:
-        F = _complement(S, ctx.n)
-    if route == "svd":
-        return ctx.total - _kernel_svd(ctx, F, rtol)
-    if route == "gram-checked":
-        # B is rank-deficient, so κ(B_F) is not bounded by κ(B): Cholesky pivots do not
-        # reveal ill-conditioning, the eigendecomposition does (see _kernel_eigh)
-        proj, gray = _kernel_eigh(ctx, F, rtol)
+        vals, gray = _kernel_downdate(ctx, S)
     else:
-        proj, gray = _kernel_gram(ctx, F, rtol)
-    if route == "gram-checked" and gray.any():
-        proj[gray] = _kernel_svd(ctx, F[gray], rtol)
-    return ctx.total - proj
+        if F is None:
+            F = _complement(S, ctx.n)
+        if route == "svd":
+            return ctx.total - _kernel_svd(ctx, F, rtol)
+        if route == "solve":
+            return ctx.total - _kernel_solve(ctx, F)
+        proj, gray = (_kernel_eigh if route == "eigh" else _kernel_gram)(ctx, F, rtol)
+        vals = ctx.total - proj
+    if gray.any():
+        if fallback:
+            if F is None:
+                F = _complement(S, ctx.n)
+            vals[gray] = ctx.total - _kernel_svd(ctx, F[gray], rtol)
+        elif report is not None:
+            report.unreliable += int(gray.sum())
+    return vals
 
 
 def _complement(idx: np.ndarray, n: int) -> np.ndarray:
@@ -303,9 +468,9 @@ def _complement(idx: np.ndarray, n: int) -> np.ndarray:
 
 def _per_row_bytes(ctx: _Context, method: str, s: int, f: int, rtol: float | None = None) -> int:
     """Working memory of one pattern on its route (sizes the batched chunks)."""
-    route = _route(ctx, method, s, f, rtol)
+    route, _ = _route(ctx, method, s, f, rtol)
     if route == "downdate":
-        words = 3 * s * s + 4 * s * ctx.m + 2 * s
+        words = 6 * s * s + 4 * s * ctx.m + 2 * s + 2 * s * (ctx.n - ctx.rank) + f
     elif route == "svd":
         words = 3 * ctx.mN * f + 2 * f * f + f * ctx.m
     else:
@@ -314,7 +479,7 @@ def _per_row_bytes(ctx: _Context, method: str, s: int, f: int, rtol: float | Non
 
 
 def _errors_masks(ctx: _Context, masks: np.ndarray, method: str, rtol: float | None,
-                  progress: bool = False) -> np.ndarray:
+                  progress: bool = False, report: _Report | None = None) -> np.ndarray:
     """Optimal errors of a (count, n) batch of non-straggler masks, grouped by |F|."""
     count, n = masks.shape
     out = np.empty(count)
@@ -329,20 +494,24 @@ def _errors_masks(ctx: _Context, masks: np.ndarray, method: str, rtol: float | N
         s = n - f
         # stable argsort: False (stragglers) first, True (arrivals) after, each in index order
         order = np.argsort(sub, axis=1, kind="stable")
-        out[rows] = _errors_for_group(ctx, method, rtol, order[:, :s], order[:, s:], s, f)
+        out[rows] = _errors_for_group(ctx, method, rtol, order[:, :s], order[:, s:], s, f, report)
     return out
 
 
 def _check_method(method: str) -> str:
-    if method not in _METHODS:
+    if not isinstance(method, str) or method not in _METHODS:
         raise InvalidArgumentError("method", f"must be one of {_METHODS}, got {method!r}")
     return method
 
 
-def _check_rtol(rtol: Any) -> float | None:
+def _check_rtol(rtol: Any, method: str = "auto") -> float | None:
     if rtol is None:
         return None
-    return check_real("rtol", rtol, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
+    rtol = check_real("rtol", rtol, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
+    if method == "downdate":
+        raise InvalidArgumentError("rtol", "the 'downdate' route makes its rank decisions on B as a whole "
+                                   "(module docstring) and takes no rtol; use method='auto', 'gram' or 'svd'")
+    return rtol
 
 
 def _finish(values: np.ndarray, ctx: _Context, normalized: bool) -> np.ndarray:
@@ -367,11 +536,12 @@ def optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool = Fals
     normalized : bool
         Divide by ``mN`` (result in ``[0, 1]``); default: raw squared error.
     method : {"auto", "downdate", "gram", "svd", "qr"}
-        Evaluation route (module docstring); ``"qr"`` is an alias of ``"svd"``.
+        Evaluation route (module docstring, with the accuracy of each); ``"qr"`` is an alias
+        of ``"svd"``.
     rtol : float, optional
-        Relative singular-value tolerance of ``B_F`` (rank decisions); default
+        Relative singular-value tolerance of ``B̃_F`` (rank decisions); default
         ``max(mN, |F|) u`` for the SVD route, eigenvalue tolerance
-        ``10 max(mN, |F|) u λ_max`` for the Gram route.
+        ``10 max(mN, |F|) u λ_max`` for the Gram route.  Not accepted by ``"downdate"``.
     progress : bool
         Show a tqdm bar for long batches.
 
@@ -379,6 +549,13 @@ def optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool = Fals
     -------
     float or numpy.ndarray
         A float for one mask, an array ``(count,)`` for a batch.
+
+    Warns
+    -----
+    RuntimeWarning
+        ``method="gram"`` or ``"downdate"`` on patterns it cannot evaluate to its stated
+        accuracy (``κ̃ > GRAM_KAPPA_LIMIT``, or nearly rank-deficient ``B_F``); ``"auto"``
+        never warns: it sends those patterns to the SVD route.
 
     Examples
     --------
@@ -393,15 +570,14 @@ def optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool = Fals
     [0.333333333333, 3.0]
     """
     method = _check_method(method)
-    rtol = _check_rtol(rtol)
+    rtol = _check_rtol(rtol, method)
     ctx = _context(scheme)
     masks = check_mask("nonstragglers", nonstragglers, ctx.n)
     single = masks.ndim == 1
     masks2 = masks[None, :] if single else masks
-    if method == "gram" and ctx.kappa > GRAM_KAPPA_LIMIT:
-        warnings.warn(f"κ(B) = {ctx.kappa:.3g} exceeds GRAM_KAPPA_LIMIT = {GRAM_KAPPA_LIMIT:g}: the Gram "
-                      "route squares it and loses accuracy; use method='svd'", RuntimeWarning, stacklevel=2)
-    vals = _finish(_errors_masks(ctx, masks2, method, rtol, progress), ctx, normalized)
+    report = _Report()
+    vals = _finish(_errors_masks(ctx, masks2, method, rtol, progress, report), ctx, normalized)
+    report.warn(ctx, method)
     return float(vals[0]) if single else vals
 
 
@@ -410,9 +586,11 @@ def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, metho
     """Optimal error of every straggler set ``|S| = s`` (exhaustive enumeration).
 
     Patterns are in lexicographic order of ``S`` (as produced by
-    :func:`gcsim.coding.stragglers.straggler_sets`).  With a full-column-rank,
-    well-conditioned ``B`` each pattern costs one ``s x s`` solve (column
-    deletion formula); enumeration runs in chunks of ``chunk`` patterns.
+    :func:`gcsim.coding.stragglers.straggler_sets`).  Each pattern costs one ``s x s`` solve
+    (column deletion formula) on the ``"auto"`` route for a well-conditioned ``B``;
+    enumeration runs in chunks of ``chunk`` patterns.  More than :data:`MAX_ENUMERATION`
+    patterns are refused up front: estimate the mean by Monte Carlo with
+    :func:`expected_error` instead.
 
     Examples
     --------
@@ -422,18 +600,25 @@ def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, metho
     [1.0, 1.0, 1.0]
     """
     method = _check_method(method)
-    rtol = _check_rtol(rtol)
+    rtol = _check_rtol(rtol, method)
     ctx = _context(scheme)
     s = check_int("s", s, minimum=0, maximum=ctx.n)
     total = math.comb(ctx.n, s)
+    if total > MAX_ENUMERATION:
+        raise InvalidArgumentError(
+            "s", f"C({ctx.n},{s}) = {total:.3g} straggler sets exceed the enumeration limit MAX_ENUMERATION = "
+            f"{MAX_ENUMERATION:.0e}; estimate the mean by Monte Carlo with expected_error(scheme, "
+            f"straggler_model('fixed', {ctx.n}, s={s})) or evaluate sampled patterns with optimal_error")
     f = ctx.n - s
     step = (check_int("chunk", chunk, minimum=1) if chunk is not None
             else min(_chunk_rows(_per_row_bytes(ctx, method, s, f, rtol)), 1 << 16))
     out = np.empty(total)
+    report = _Report()
     starts = range(0, total, step)
     for a in _progress(starts, len(starts), f"all C({ctx.n},{s}) patterns", progress):
         S = straggler_sets(ctx.n, s, a, a + step)
-        out[a:a + S.shape[0]] = _errors_for_group(ctx, method, rtol, S, None, s, f)
+        out[a:a + S.shape[0]] = _errors_for_group(ctx, method, rtol, S, None, s, f, report)
+    report.warn(ctx, method)
     return _finish(out, ctx, normalized)
 
 
@@ -492,7 +677,10 @@ def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None,
     if X is None:
         raise InvalidArgumentError("decoder", f"scheme {getattr(scheme, 'method', '?')!r} has no reference "
                                    "decoder; pass decoder=...")
-    X = check_finite_array("decoder", X, ndim=2)
+    try:
+        X = check_finite_array("decoder", X, ndim=2)
+    except OverflowError as exc:
+        raise InvalidArgumentError("decoder", f"has entries beyond the float64 range: {exc}") from None
     if X.shape != (ctx.n, ctx.m):
         raise InvalidArgumentError("decoder", f"must have shape (n, m) = {(ctx.n, ctx.m)}, got {X.shape}")
     masks = check_mask("nonstragglers", nonstragglers, ctx.n)
@@ -517,16 +705,20 @@ def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None,
     T = ctx._target()
     out = np.empty(masks2.shape[0])
     step = _chunk_rows(8 * (3 * ctx.mN * ctx.m + ctx.n * ctx.m))
-    for a in range(0, masks2.shape[0], step):
-        mk = masks2[a:a + step]
-        R = np.matmul(ctx.B, mk[:, :, None] * X[None])  # B_F X_F, (count, mN, m)
-        if mode == "arrivals":
-            R *= (ctx.n / np.maximum(mk.sum(axis=1), 1))[:, None, None]
-        elif mode == "optimal":
-            num = np.einsum("cil,il->c", R, T)
-            den = np.einsum("cil,cil->c", R, R)
-            R *= np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)[:, None, None]
-        out[a:a + mk.shape[0]] = np.sum((R - T[None]) ** 2, axis=(1, 2))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for a in range(0, masks2.shape[0], step):
+            mk = masks2[a:a + step]
+            R = np.matmul(ctx.B, mk[:, :, None] * X[None])  # B_F X_F, (count, mN, m)
+            if mode == "arrivals":
+                R *= (ctx.n / np.maximum(mk.sum(axis=1), 1))[:, None, None]
+            elif mode == "optimal":
+                num = np.einsum("cil,il->c", R, T)
+                den = np.einsum("cil,cil->c", R, R)
+                R *= np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)[:, None, None]
+            out[a:a + mk.shape[0]] = np.sum((R - T[None]) ** 2, axis=(1, 2))
+    if not np.all(np.isfinite(out)):
+        raise InvalidArgumentError("decoder", "‖B_F X_F - T‖² overflows float64 (|B| |X| too large: the error "
+                                   "exceeds 1.8e308); rescale B or the decoder")
     if normalized:
         out = out / ctx.total
     return float(out[0]) if single else out
@@ -544,9 +736,12 @@ class ExpectedError:
     ----------
     mean : float
     ci : tuple of float
-        95% confidence interval (zero width when ``method == "exact"``).
+        95% confidence interval (zero width when ``method == "exact"``; for Monte Carlo see
+        ``ci_method`` of :func:`expected_error`: asymptotic ``t``, or ``betting``, valid for any
+        number of draws).
     method : str
-        ``"exact"`` or ``"monte-carlo n=<samples>"`` (``"+batch-means"`` for Markov chains).
+        ``"exact"`` or ``"monte-carlo n=<samples>"`` (``"+batch-means"`` for Markov chains,
+        ``"(betting interval)"`` for ``ci_method="betting"``).
     count : int
         Number of patterns evaluated.
     stderr : float
@@ -570,7 +765,9 @@ class ExpectedError:
     values: np.ndarray | None = field(default=None, repr=False)
 
 
-def _mc_result(values: np.ndarray, label: str, *, batches: int | None = None) -> tuple[float, tuple, float]:
+def _mc_result(values: np.ndarray, *, batches: int | None = None, ci_method: str = "t",
+               upper: float = 1.0) -> tuple[float, tuple, float]:
+    """Mean, 95% interval and standard error of i.i.d. (or, with ``batches``, correlated) draws."""
     from scipy import stats
     count = values.size
     mean = float(values.mean())
@@ -581,30 +778,107 @@ def _mc_result(values: np.ndarray, label: str, *, batches: int | None = None) ->
         bm = values[:usable].reshape(b, -1).mean(axis=1)
         se = float(bm.std(ddof=1) / math.sqrt(b))
         q = float(stats.t.ppf(0.975, b - 1))
-    else:
-        se = float(values.std(ddof=1) / math.sqrt(count)) if count > 1 else float("inf")
-        q = float(stats.t.ppf(0.975, max(count - 1, 1)))
+        return mean, (mean - q * se, mean + q * se), se
+    se = float(values.std(ddof=1) / math.sqrt(count)) if count > 1 else float("inf")
+    if ci_method == "betting":
+        return mean, _betting_ci(values, 0.0, upper), se
+    q = float(stats.t.ppf(0.975, max(count - 1, 1)))
     return mean, (mean - q * se, mean + q * se), se
 
 
-def _evaluator(scheme: Scheme, decoder: Any, rescale: Any, p: Any, method: str, progress: bool
-               ) -> tuple[Callable[[np.ndarray], np.ndarray], bool]:
-    """Function masks -> raw errors, and whether it is the optimal decoder."""
+def _log_capital(y: np.ndarray, lam: np.ndarray, m: float, c: float = 0.5) -> float:
+    """``max_t log K_t(m)`` of the hedged betting capital (θ = 1/2) for the mean ``m`` of ``y`` in [0, 1]."""
+    lp = np.minimum(lam, c / m) if m > 0 else lam
+    lm = np.minimum(lam, c / (1.0 - m)) if m < 1 else lam
+    kp = np.cumsum(np.log1p(lp * (y - m)))
+    km = np.cumsum(np.log1p(-lm * (y - m)))
+    return float(np.max(np.logaddexp(kp, km))) + math.log(0.5)
+
+
+def _betting_ci(x: np.ndarray, lo: float, hi: float, alpha: float = 0.05) -> tuple[float, float]:
+    """Confidence interval of level ``1 - alpha`` for the mean of i.i.d. draws in ``[lo, hi]``, any sample size.
+
+    Hedged betting capital with the predictable plug-in bets of Waudby-Smith & Ramdas,
+    "Estimating means of bounded random variables by betting", JRSS B 86 (2024), Thm 3 and
+    eq. (26): under the true mean ``m`` the capital ``K_t(m)`` is a non-negative martingale
+    with ``K_0 = 1``, so by Ville's inequality ``P(max_t K_t(m) >= 1/alpha) <= alpha``; the
+    interval is the hull of the ``m`` not rejected (found by bisection from an accepted point).
+    """
+    x = np.asarray(x, dtype=float)
+    n = x.size
+    mean = float(x.mean()) if n else float("nan")
+    width = hi - lo
+    if n == 0 or width <= 0:
+        return (mean, mean)
+    y = np.clip((x - lo) / width, 0.0, 1.0)
+    t = np.arange(1, n + 1)
+    mu = (0.5 + np.cumsum(y)) / (t + 1)
+    var = (0.25 + np.cumsum((y - mu) ** 2)) / (t + 1)
+    prev = np.concatenate([[0.25], var[:-1]])
+    lam = np.sqrt(2.0 * math.log(2.0 / alpha) / (n * prev))
+    thr = math.log(1.0 / alpha)
+
+    def rejected(m: float) -> bool:
+        return _log_capital(y, lam, m) >= thr
+
+    anchor = float(y.mean())
+    if rejected(anchor):
+        grid = np.linspace(0.0, 1.0, 401)
+        anchor = float(grid[int(np.argmin([_log_capital(y, lam, g) for g in grid]))])
+
+    def edge(inner: float, outer: float) -> float:
+        if not rejected(outer):
+            return outer
+        for _ in range(60):
+            mid = 0.5 * (inner + outer)
+            if rejected(mid):
+                outer = mid
+            else:
+                inner = mid
+        return outer
+
+    return (lo + width * edge(anchor, 0.0), lo + width * edge(anchor, 1.0))
+
+
+def _evaluator(scheme: Scheme, decoder: Any, rescale: Any, p: Any, method: str, progress: bool,
+               report: _Report | None = None) -> tuple[Callable[[np.ndarray], np.ndarray], bool, float]:
+    """Function masks -> raw errors, whether it is the optimal decoder, and an upper bound of the errors."""
+    ctx = _context(scheme)
     if isinstance(decoder, str) and decoder == "optimal":
-        ctx = _context(scheme)
-        return (lambda mk: _finish(_errors_masks(ctx, mk, method, None, progress), ctx, False)), True
+        return ((lambda mk: _finish(_errors_masks(ctx, mk, method, None, progress, report), ctx, False)), True,
+                ctx.total)
     if isinstance(decoder, str):
         if decoder != "reference":
             raise InvalidArgumentError("decoder", f"must be 'optimal', 'reference' or an (n, m) array, got {decoder!r}")
         X = None
     else:
         X = decoder
-    return (lambda mk: np.atleast_1d(fixed_decoder_error(scheme, mk, X, rescale=rescale, p=p))), False
+    evaluate = (lambda mk: np.atleast_1d(fixed_decoder_error(scheme, mk, X, rescale=rescale, p=p)))
+    # ‖B_F (cX)_F - T‖_F <= ‖B‖_2 ‖cX‖_F + sqrt(mN); c <= n for "arrivals", c* gives <= mN
+    if isinstance(rescale, str) and rescale == "optimal":
+        return evaluate, False, ctx.total
+    Xa = scheme.decoder if X is None else X
+    try:
+        Xa = np.asarray(Xa, dtype=float)
+        if isinstance(rescale, str) and rescale == "bernoulli":
+            Xa = Xa / (1.0 - BernoulliModel(ctx.n, p).p)[:, None]
+        elif rescale is not None and not isinstance(rescale, str):
+            Xa = Xa * float(rescale)
+        c = float(ctx.n) if isinstance(rescale, str) and rescale == "arrivals" else 1.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            upper = (np.linalg.norm(ctx.B, 2) * c * np.linalg.norm(Xa) + math.sqrt(ctx.total)) ** 2
+    except (TypeError, ValueError, np.linalg.LinAlgError):
+        upper = float("inf")  # the evaluation itself reports a bad decoder
+    return evaluate, False, float(upper)
+
+
+_CI_METHODS = ("t", "betting")
 
 
 def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 20000, samples: int = 2000,
                    seed: int = 0, decoder: Any = "optimal", rescale: Any = None, normalized: bool = False,
-                   method: str = "auto", keep_values: bool = False, progress: bool = True) -> ExpectedError:
+                   method: str = "auto", keep_values: bool = False, progress: bool = True,
+                   ci_method: str = "t") -> ExpectedError:
     """Expected error ``E_S[err]`` under a straggler model (SPEC §1.2).
 
     * ``"fixed"``: exact average over all ``C(n, s)`` sets when
@@ -629,6 +903,15 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
     decoder : "optimal", "reference" or array (n, m)
         Optimal decoding, the scheme's reference decoder or a given decoder
         (``rescale``/``p`` as in :func:`fixed_decoder_error`).
+    ci_method : {"t", "betting"}
+        Monte Carlo 95% interval.  ``"t"`` (default): Student ``t`` (stratified: Welch–
+        Satterthwaite degrees of freedom), an *asymptotic* level that needs at least
+        :data:`MIN_MC_SAMPLES` draws (fewer raise); it can still under-cover when rare patterns
+        carry large errors (docs/theory/40_error_identities.md §6 gives measured coverage).
+        ``"betting"``: a level that holds for every sample size and every distribution of the
+        errors on ``[0, mN]`` (Waudby-Smith & Ramdas 2024; stratified: per-stratum intervals at
+        levels summing to 5%), several times wider.  Markov chains always use batch means with
+        ``t``.
 
     Examples
     --------
@@ -647,14 +930,17 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
     samples = check_int("samples", samples, minimum=2)
     seed = check_int("seed", seed, minimum=0)
     method = _check_method(method)
+    if ci_method not in _CI_METHODS:
+        raise InvalidArgumentError("ci_method", f"must be one of {_CI_METHODS}, got {ci_method!r}")
     ctx = _context(scheme)
     if model.n != ctx.n:
         raise InvalidArgumentError("model", f"has n = {model.n} workers, the scheme has n = {ctx.n}")
     if isinstance(model, WorstCaseModel):
         raise InvalidArgumentError("model", "the worst case is not an expectation; use worst_case_error(scheme, s)")
     p_model = getattr(model, "p", None) if not isinstance(model, MarkovModel) else model.stationary
-    evaluate, is_optimal = _evaluator(scheme, decoder, rescale, None if rescale != "bernoulli" else p_model,
-                                      method, progress)
+    report = _Report()
+    evaluate, is_optimal, upper = _evaluator(scheme, decoder, rescale, None if rescale != "bernoulli" else p_model,
+                                             method, progress, report)
     scale = 1.0 / ctx.total if normalized else 1.0
     desc = model.describe()
 
@@ -664,42 +950,65 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
         return ExpectedError(mean, (mean, mean), "exact", int(values.size), 0.0, normalized, desc,
                              values if keep_values else None)
 
-    def monte_carlo(masks, batches=None, label="monte-carlo"):
+    def check_budget():
+        if ci_method == "t" and samples < MIN_MC_SAMPLES:
+            raise InvalidArgumentError(
+                "samples", f"{samples} Monte Carlo draws are too few for a 95% t interval (at least "
+                f"MIN_MC_SAMPLES = {MIN_MC_SAMPLES}); draw more, or pass ci_method='betting' (valid for any "
+                "number of draws)")
+
+    def monte_carlo(masks, batches=None):
         values = evaluate(masks) * scale
-        mean, ci, se = _mc_result(values, label, batches=batches)
+        mean, ci, se = _mc_result(values, batches=batches, ci_method=ci_method, upper=upper * scale)
         tag = f"monte-carlo n={values.size}" + ("+batch-means" if batches else "")
+        if ci_method == "betting" and not batches:
+            tag += " (betting interval)"
         return ExpectedError(mean, ci, tag, int(values.size), se, normalized, desc,
                              values if keep_values else None)
 
-    if isinstance(model, TraceModel):
-        return exact(evaluate(model.masks()))
-    if isinstance(model, FixedModel):  # includes AllPatternsModel
-        total = math.comb(ctx.n, model.s)
-        if isinstance(model, AllPatternsModel) or total <= exact_limit:
-            if is_optimal:
-                vals = optimal_error_all(scheme, model.s, method=method, progress=progress)
-            else:
-                vals = np.concatenate([evaluate(mk) for mk in model.iter_chunks()]) if total else np.zeros(0)
-            return exact(vals)
-        return monte_carlo(model.sample(samples, seed))
-    if isinstance(model, (BernoulliModel, MarkovModel)):
-        pj = model.p if isinstance(model, BernoulliModel) else model.stationary
-        if ctx.n < 63 and 2 ** ctx.n <= exact_limit:
-            masks = ((np.arange(2 ** ctx.n)[:, None] >> np.arange(ctx.n)[None, :]) & 1).astype(bool)
-            weights = BernoulliModel(ctx.n, pj).weights(masks)
-            return exact(evaluate(masks), weights)
-        if isinstance(model, MarkovModel):
-            return monte_carlo(model.sample(samples, seed), batches=20)
-        if model.homogeneous:
-            return _stratified_bernoulli(scheme, ctx, float(model.p[0]), evaluate, is_optimal, method,
-                                         exact_limit, samples, seed, scale, normalized, desc, keep_values)
-        return monte_carlo(model.sample(samples, seed))
-    # any other model with a sample method: Monte Carlo
-    return monte_carlo(np.asarray(model.sample(samples, seed), dtype=bool))
+    def run():
+        if isinstance(model, TraceModel):
+            return exact(evaluate(model.masks()))
+        if isinstance(model, FixedModel):  # includes AllPatternsModel
+            total = math.comb(ctx.n, model.s)
+            if isinstance(model, AllPatternsModel) or total <= exact_limit:
+                if is_optimal:
+                    vals = optimal_error_all(scheme, model.s, method=method, progress=progress)
+                else:
+                    vals = np.concatenate([evaluate(mk) for mk in model.iter_chunks()]) if total else np.zeros(0)
+                return exact(vals)
+            check_budget()
+            return monte_carlo(model.sample(samples, seed))
+        if isinstance(model, (BernoulliModel, MarkovModel)):
+            pj = model.p if isinstance(model, BernoulliModel) else model.stationary
+            if ctx.n < 63 and 2 ** ctx.n <= exact_limit:
+                masks = ((np.arange(2 ** ctx.n)[:, None] >> np.arange(ctx.n)[None, :]) & 1).astype(bool)
+                weights = BernoulliModel(ctx.n, pj).weights(masks)
+                return exact(evaluate(masks), weights)
+            if isinstance(model, MarkovModel):
+                # consecutive iterations are correlated: batch means with t, whatever ci_method says
+                if samples < MIN_MC_SAMPLES:
+                    raise InvalidArgumentError(
+                        "samples", f"{samples} Markov iterations are too few for a batch-means interval (at least "
+                        f"MIN_MC_SAMPLES = {MIN_MC_SAMPLES})")
+                return monte_carlo(model.sample(samples, seed), batches=20)
+            if model.homogeneous:
+                return _stratified_bernoulli(scheme, ctx, float(model.p[0]), evaluate, is_optimal, method,
+                                             exact_limit, samples, seed, scale, normalized, desc, keep_values,
+                                             ci_method, upper * scale, check_budget)
+            check_budget()
+            return monte_carlo(model.sample(samples, seed))
+        # any other model with a sample method: Monte Carlo
+        check_budget()
+        return monte_carlo(np.asarray(model.sample(samples, seed), dtype=bool))
+
+    res = run()
+    report.warn(ctx, method)
+    return res
 
 
 def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_limit, samples, seed, scale,
-                          normalized, desc, keep_values) -> ExpectedError:
+                          normalized, desc, keep_values, ci_method, upper, check_budget) -> ExpectedError:
     """Homogeneous Bernoulli(p) by strata |S| = s with binomial weights w_s.
 
     ``E = Σ_s w_s μ_s`` (Lemma 7 of docs/theory/40_error_identities.md).  The
@@ -707,7 +1016,10 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
     enumerated exactly; the others get Monte Carlo samples in proportion to
     ``w_s`` (at least 2 each).  Strata with ``w_s < 1e-15`` are skipped and
     their largest possible contribution ``Σ w_s mN`` widens the interval.
-    Variance ``Σ w_s² σ_s² / n_s``; 95% normal interval.
+    ``"t"``: variance ``Σ w_s² σ_s² / n_s``, Welch–Satterthwaite degrees of freedom
+    ``(Σ v_s)² / Σ v_s²/(n_s - 1)`` with ``v_s = w_s² σ_s² / n_s``, Student ``t`` quantile.
+    ``"betting"``: a betting interval of level ``1 - 0.05 w_s / W`` per sampled stratum
+    (``W`` = their total weight), combined linearly (union bound: level >= 95%).
     """
     from scipy import stats
     n = ctx.n
@@ -721,7 +1033,10 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
             budget -= c
     mc_s = [s for s in range(n + 1) if s not in exact_s and w[s] >= 1e-15]
     skipped = float(sum(w[s] for s in range(n + 1) if s not in exact_s and s not in mc_s))
-    mean, var, count, kept = 0.0, 0.0, 0, []
+    if mc_s:
+        check_budget()
+    mean, count, kept = 0.0, 0, []
+    var_terms, dfs, lo_sum, hi_sum = [], [], 0.0, 0.0
     for s in exact_s:
         if is_optimal:
             vals = optimal_error_all(scheme, s, method=method, progress=False)
@@ -736,18 +1051,32 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
         ns = max(2, int(round(samples * w[s] / wmc))) if wmc > 0 else 2
         vals = evaluate(FixedModel(n, s).sample(ns, seed=seed * (n + 1) + s)) * scale
         mean += w[s] * float(vals.mean())
-        var += w[s] ** 2 * float(vals.var(ddof=1)) / ns
+        v = w[s] ** 2 * float(vals.var(ddof=1)) / ns
+        var_terms.append(v)
+        dfs.append(ns - 1)
+        if ci_method == "betting":
+            lo_s, hi_s = _betting_ci(vals, 0.0, upper, alpha=0.05 * w[s] / wmc)
+            lo_sum += w[s] * lo_s
+            hi_sum += w[s] * hi_s
         count += vals.size
         kept.append(vals)
+    var = float(sum(var_terms))
     se = math.sqrt(var)
-    slack = skipped * ctx.total * scale
-    half = 1.959963984540054 * se
+    slack = skipped * upper
     mean = float(mean)
-    ci = (float(mean - half), float(mean + half + slack))
     if not mc_s:  # every stratum was enumerated: exact
         return ExpectedError(mean, (mean, float(mean + slack)), "exact", count, 0.0, normalized, desc,
                              np.concatenate(kept) if keep_values else None)
-    label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact)"
+    if ci_method == "betting":
+        exact_part = mean - sum(w[s] * float(np.mean(k)) for s, k in zip(mc_s, kept[len(exact_s):]))
+        ci = (float(exact_part + lo_sum), float(exact_part + hi_sum + slack))
+        label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact, betting interval)"
+    else:
+        denom = sum(v * v / d for v, d in zip(var_terms, dfs) if d > 0)
+        df = var * var / denom if denom > 0 else float(max(count - 1, 1))
+        half = float(stats.t.ppf(0.975, max(df, 1.0))) * se
+        ci = (float(mean - half), float(mean + half + slack))
+        label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact)"
     return ExpectedError(mean, ci, label, count, se, normalized, desc,
                          np.concatenate(kept) if keep_values else None)
 
@@ -825,9 +1154,12 @@ def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: 
         best = int(np.argmax(vals))
         return result(straggler_sets(n, s, best, best + 1)[0], vals[best], "exact", total)
 
+    report = _Report()
+
     def errs(sets: np.ndarray) -> np.ndarray:
         k = sets.shape[1]
-        return np.clip(_errors_for_group(ctx, method, None, np.sort(sets, axis=1), None, k, n - k), 0.0, ctx.total)
+        return np.clip(_errors_for_group(ctx, method, None, np.sort(sets, axis=1), None, k, n - k, report),
+                       0.0, ctx.total)
 
     evals = 0
     # greedy construction
@@ -868,6 +1200,7 @@ def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: 
             best, best_val = cur.copy(), cur_val
         if rounds >= iterations:
             break
+    report.warn(ctx, method)
     return result(best, best_val, "search (lower estimate)", evals)
 
 
@@ -892,7 +1225,7 @@ class SeedsExpectedError:
     per_seed: list = field(repr=False, default_factory=list)
 
 
-_EVAL_KEYS = ("exact_limit", "samples", "decoder", "rescale", "normalized", "keep_values", "progress")
+_EVAL_KEYS = ("exact_limit", "samples", "decoder", "rescale", "normalized", "keep_values", "progress", "ci_method")
 
 
 def expected_error_over_seeds(assignment: Any, m: int, method: str, model: StragglerModel, seeds: Any,
@@ -901,7 +1234,7 @@ def expected_error_over_seeds(assignment: Any, m: int, method: str, model: Strag
 
     Keyword arguments named like those of :func:`expected_error`
     (``exact_limit``, ``samples``, ``decoder``, ``rescale``, ``normalized``,
-    ``keep_values``, ``progress``, plus ``eval_seed`` and ``eval_method``) go
+    ``keep_values``, ``progress``, ``ci_method``, plus ``eval_seed`` and ``eval_method``) go
     to the evaluation; the rest (``eps``, ``dist``, ``s``, ...) to :func:`encode`.
 
     Examples
