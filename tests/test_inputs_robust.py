@@ -147,15 +147,28 @@ def test_sum_of_two_squares_matches_brute_force_across_the_switch():
 
 # ----------------------------------------------------------------------------- BIBD existence / size
 
-@posix_only
-def test_bibd_existence_large_v_builds_no_field_table(monkeypatch):
-    """(20029, 4, 1) (issue #9): Wilson's radical family in the prime field, by modular arithmetic."""
-    from gcsim.combinatorics import geometries
+def forbid_field_tables(monkeypatch):
+    """Make every binding of the GF(q) table builders raise (modules imported first, so none escapes)."""
+    import importlib
+    import pkgutil
+
+    import gcsim.combinatorics as comb
 
     def no_tables(*a, **k):
         raise AssertionError("an existence question built a field table")
 
-    monkeypatch.setattr(geometries, "field_tables", no_tables)
+    # import every module first: a module imported while patched would keep the fake for good
+    mods = [importlib.import_module(f"gcsim.combinatorics.{m.name}") for m in pkgutil.iter_modules(comb.__path__)]
+    for mod in mods:
+        for attr in ("field_tables", "_tables"):
+            if callable(getattr(mod, attr, None)):
+                monkeypatch.setattr(mod, attr, no_tables)
+
+
+@posix_only
+def test_bibd_existence_large_v_builds_no_field_table(monkeypatch):
+    """(20029, 4, 1) (issue #9): Wilson's radical family in the prime field, by modular arithmetic."""
+    forbid_field_tables(monkeypatch)
     with guarded(20):
         assert gcsim.bibd(20029, 4, 1, existence=True) is True
         assert gcsim.bibd(90001, 10, 1, existence=True) in (True, None)
@@ -282,12 +295,12 @@ def test_large_lambda_has_no_recursion_error():
 @posix_only
 def test_srg_paley_10009_answers_existence_and_refuses_construction_fast(monkeypatch):
     """Paley(10009) took 65 s and 5.9 GB (issue #9)."""
-    from gcsim.combinatorics import geometries, srg_families
+    from gcsim.combinatorics import srg_families
 
     def no_build(*a, **k):
         raise AssertionError("built something for an existence question / a refused construction")
 
-    monkeypatch.setattr(geometries, "field_tables", no_build)
+    forbid_field_tables(monkeypatch)
     monkeypatch.setattr(srg_families, "paley_graph", no_build)
     with guarded(30):
         assert gcsim.srg(10009, 5004, 2501, 2502, existence=True) is True
@@ -518,3 +531,16 @@ def test_buildable_bibds_lists_only_what_builds_within_the_limit(monkeypatch):
         assert v * b <= 400, (v, k, lam)
         D = gcsim.bibd(v, k, lam)
         assert D.params[:2] == (v, b) and D.verify()
+
+
+def test_integer_roots_are_exact_beyond_float_precision():
+    """floor(x^(1/n)) by integer Newton: r^n <= x < (r+1)^n, also where a float guess is off by 10^30."""
+    from gcsim.combinatorics.fields import _iroot, prime_power_decomposition
+
+    for x, n in [(10 ** 100, 2), (10 ** 100 - 1, 2), (7 ** 300, 3), (7 ** 300 - 1, 3), (2 ** 2000 + 5, 9), (0, 3), (1, 5)]:
+        r = _iroot(x, n)
+        assert r ** n <= x < (r + 1) ** n
+    with deadline(10):
+        assert prime_power_decomposition(3 ** 700) == (3, 700)
+        assert prime_power_decomposition((2 ** 127 - 1) ** 3) == (2 ** 127 - 1, 3)
+        assert gcsim.bibd((2 ** 127 - 1) ** 2 + (2 ** 127 - 1) + 1, 2 ** 127, 1, existence=True) is True   # PG(2, q)

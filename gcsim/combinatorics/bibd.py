@@ -48,7 +48,7 @@ from .difference_families import (
     radical_difference_family,
     singer_difference_set,
 )
-from .fields import _iroot, is_prime_power, prime_power_decomposition
+from .fields import _factor, _iroot, is_prime_power, prime_power_decomposition
 from .geometries import (
     ag_flats,
     ag_parameters,
@@ -285,15 +285,7 @@ KNOWN_NONEXISTENT: dict[tuple[int, int, int], str] = {
 
 
 def _squarefree_part(n: int) -> int:
-    s, p = 1, 2
-    while p * p <= n:
-        while n % (p * p) == 0:
-            n //= p * p
-        if n % p == 0:
-            s *= p
-            n //= p
-        p += 1
-    return s * n
+    return math.prod(p for p, e in _factor(n).items() if e % 2)
 
 
 def _legendre(a: int, p: int) -> int:
@@ -329,17 +321,7 @@ def _hilbert_symbol(a: int, b: int, p: int) -> int:
 
 
 def _prime_factors(n: int) -> list[int]:
-    n = abs(n)
-    out, p = [], 2
-    while p * p <= n:
-        if n % p == 0:
-            out.append(p)
-            while n % p == 0:
-                n //= p
-        p += 1
-    if n > 1:
-        out.append(n)
-    return out
+    return sorted(_factor(n))
 
 
 def ternary_form_isotropic(a: int, b: int) -> bool:

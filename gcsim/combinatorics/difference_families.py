@@ -29,7 +29,7 @@ import numpy as np
 
 from .._validation import check_int
 from ..errors import InvalidArgumentError
-from .fields import prime_power_decomposition
+from .fields import _factor, prime_power_decomposition
 from .geometries import field_primitive_element, field_tables
 
 __all__ = [
@@ -261,19 +261,6 @@ def _radical(q: int, k: int, lam: int) -> list[list[int]] | None:
     return family
 
 
-def _prime_factors(n: int) -> list[int]:
-    out, p = [], 2
-    while p * p <= n:
-        if n % p == 0:
-            out.append(p)
-            while n % p == 0:
-                n //= p
-        p += 1
-    if n > 1:
-        out.append(n)
-    return out
-
-
 def primitive_root(p: int) -> int:
     """Smallest primitive root modulo a prime ``p`` (the code :func:`field_primitive_element` gives GF(p)).
 
@@ -288,7 +275,7 @@ def primitive_root(p: int) -> int:
         raise InvalidArgumentError("p", f"must be a prime, got {p}")
     if p == 2:
         return 1
-    rs = _prime_factors(p - 1)
+    rs = sorted(_factor(p - 1))
     g = 2
     while any(pow(g, (p - 1) // r, p) == 1 for r in rs):
         g += 1

@@ -5,6 +5,7 @@ process, so every field is created once and shared (:func:`finite_field`).
 """
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -72,15 +73,43 @@ _TRIAL_PRIMES = tuple(p for p in range(2, _TRIAL_BOUND) if all(p % d for d in ra
 
 
 def _iroot(x: int, n: int) -> int:
-    """Largest integer r with ``r**n <= x`` (x >= 0, n >= 1), exact for big integers."""
+    """Largest integer r with ``r**n <= x`` (x >= 0, n >= 1), exact for integers of any size.
+
+    Integer Newton iteration from an overestimate decreases monotonically to the
+    floor of the root (no float rounding, so it is exact beyond 2^53 too).
+
+    >>> _iroot(10 ** 40, 2), _iroot(10 ** 300 + 1, 3) == 10 ** 100, _iroot(2 ** 1197, 7) == 2 ** 171
+    (100000000000000000000, True, True)
+    """
     if x < 2 or n == 1:
         return x
-    r = int(round(x ** (1.0 / n))) if x < 2 ** 1000 else 1 << -(-x.bit_length() // n)
-    while r ** n > x:   # float rounding: step to the exact root
-        r -= 1
-    while (r + 1) ** n <= x:
-        r += 1
-    return r
+    if n == 2:
+        return math.isqrt(x)
+    r = 1 << -(-x.bit_length() // n)          # 2^ceil(bits/n) >= x^(1/n)
+    while True:
+        y = ((n - 1) * r + x // r ** (n - 1)) // n
+        if y >= r:
+            return r
+        r = y
+
+
+def _factor(n: int) -> dict[int, int]:
+    """Prime factorization of n >= 1: trial division below 10^12, sympy's Pollard rho / ECM beyond
+    (where trial division up to sqrt(n) would not finish)."""
+    n = abs(n)
+    if n >= 10 ** 12:
+        from sympy import factorint
+        return {int(p): int(e) for p, e in factorint(n).items()}
+    out: dict[int, int] = {}
+    p = 2
+    while p * p <= n:
+        while n % p == 0:
+            out[p] = out.get(p, 0) + 1
+            n //= p
+        p += 1
+    if n > 1:
+        out[n] = out.get(n, 0) + 1
+    return out
 
 
 def prime_power_decomposition(q: int) -> tuple[int, int] | None:
