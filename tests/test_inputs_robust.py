@@ -544,3 +544,28 @@ def test_integer_roots_are_exact_beyond_float_precision():
         assert prime_power_decomposition(3 ** 700) == (3, 700)
         assert prime_power_decomposition((2 ** 127 - 1) ** 3) == (2 ** 127 - 1, 3)
         assert gcsim.bibd((2 ** 127 - 1) ** 2 + (2 ** 127 - 1) + 1, 2 ** 127, 1, existence=True) is True   # PG(2, q)
+
+
+def test_srg_lookup_with_parameters_equals_the_full_lookup():
+    """The targeted lookup (K from mu, n from v - k) answers every parameter set as the full one does."""
+    from gcsim.combinatorics import srg as S
+
+    for v in range(5, 700):
+        full = S._catalogue_v(v)
+        for p, e in full.items():
+            got = S._catalogue_v(v, p).get(p)
+            assert got is not None and got.name == e.name, (p, e.name)
+        for p in [(v, k, lam, mu) for k in (3, v // 3) for lam in (0, 1) for mu in (1, 4, 9)]:
+            if p not in full and 1 <= p[1] <= v - 2:
+                assert S._catalogue_v(v, p).get(p) is None, p
+
+
+@posix_only
+def test_srg_existence_does_not_factor_v_or_loop_over_block_sizes():
+    """v = p q with two 25-digit primes: factoring v would take hours, the lookup needs no divisors."""
+    p_, q_ = sympy.nextprime(10 ** 24), sympy.nextprime(3 * 10 ** 24)
+    v = p_ * q_
+    with guarded(20):
+        # K_{p x q}: complete multipartite, n = v - k = q
+        assert gcsim.srg(v, v - q_, v - 2 * q_, v - q_, existence=True) is True
+        assert gcsim.srg(v, q_ - 1, q_ - 2, 0, existence=True) is True       # its complement p K_q

@@ -378,12 +378,21 @@ def _divisors(n: int) -> list[int]:
     return [int(d) for d in divisors(n)]
 
 
-def _family_entries_v(v: int):
+def _family_entries_v(v: int, target: tuple[int, int, int, int] | None = None):
     """The entries of :func:`_family_entries` with exactly ``v`` vertices, in the same order.
 
     Each family's parameters are solved for directly (integer roots, divisors,
     binary searches), so this answers for any v without enumerating every
     smaller graph and without building anything.
+
+    With ``target`` only the entries that can decide the lookup of ``target`` are
+    produced for the two families with many members per v: block graphs of
+    S(2, K, V) have ``mu = K^2`` and complete multipartite graphs K_{m x n} have
+    ``n = v - k``, so K and n are read off ``target`` or off its complement's
+    parameters (which the complement rule of :func:`_catalogue_v` consults).
+    Every other entry cannot equal ``target`` nor have it as complement, so the
+    lookup answers exactly as the full enumeration would (no 2^20 loop over K,
+    no factorization of v).
     """
     for params, name, fn in _SPORADIC:
         if params[0] == v:
@@ -423,8 +432,16 @@ def _family_entries_v(v: int):
     if q >= 4 and q ** 3 == v and q & (q - 1) == 0:
         yield _Entry((v, (q - 1) * (q + 2), q - 2, q + 2), f"GQ({q - 1},{q + 1}) = T2*(O)",
                      lambda q=q: hyperoval_gq_graph(q))
+    if target is not None:
+        comp = complement_parameters(*target)
+        ks = sorted({isqrt(p[3]) for p in (target, comp) if p[3] >= 0 and isqrt(p[3]) ** 2 == p[3]})
+        ns = sorted({n for n in (v - target[1], target[1] + 1) if 2 <= n <= v // 2 and v % n == 0})
+    else:
+        ks, ns = None, None
     K = 3
-    while K * (K + 1) <= v and K <= _MAX_STEINER_K:  # b > V >= K^2 gives v = b >= K (K + 1)
+    for K in (ks if ks is not None else _steiner_range(v)):
+        if K < 3 or K * (K + 1) > v:
+            continue
         disc = 1 + 4 * v * K * (K - 1)            # V (V - 1) = v K (K - 1)
         root = isqrt(disc)
         if root * root == disc and (1 + root) % 2 == 0:
@@ -433,19 +450,26 @@ def _family_entries_v(v: int):
                 yield _Entry(_block_graph_params(K, V), f"block graph of S(2,{K},{V})",
                              lambda K=K, V=V: block_graph(steiner_system_blocks(K, V),
                                                           name=f"block graph of S(2,{K},{V})"))
-        K += 1
-    for n in _divisors(v):
+    for n in (ns if ns is not None else _divisors(v)):
         m = v // n
         if n >= 2 and m >= 2:
             yield _Entry((m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n), f"complete multipartite K_{{{m}x{n}}}",
                          lambda m=m, n=n: complete_multipartite_graph(m, n))
 
 
+def _steiner_range(v: int) -> range:
+    """K = 3, 4, ... with K (K + 1) <= v (b > V >= K^2 gives v = b >= K (K + 1)), at most _MAX_STEINER_K."""
+    return range(3, min(isqrt(v), _MAX_STEINER_K) + 1)
+
+
 @lru_cache(maxsize=1024)
-def _catalogue_v(v: int) -> dict[tuple[int, int, int, int], _Entry]:
-    """The catalogue restricted to v vertices (complements have the same v): same entries, same names."""
+def _catalogue_v(v: int, params: tuple[int, int, int, int] | None = None) -> dict[tuple[int, int, int, int], _Entry]:
+    """The catalogue restricted to v vertices (complements have the same v): same entries, same names.
+
+    With ``params`` the result is exact for looking up ``params`` (see :func:`_family_entries_v`).
+    """
     cat: dict[tuple[int, int, int, int], _Entry] = {}
-    for e in _family_entries_v(v):
+    for e in _family_entries_v(v, params):  # params: the lookup target (see _family_entries_v)
         cat.setdefault(e.params, e)
     for e in list(cat.values()):
         cp = complement_parameters(*e.params)
@@ -508,7 +532,8 @@ def srg_construction_name(v: int, k: int, lam: int, mu: int) -> str | None:
     'Schläfli graph'
     """
     v = check_int("v", v, minimum=1)
-    e = _catalogue_v(v).get((v, int(k), int(lam), int(mu)))
+    key = (v, int(k), int(lam), int(mu))
+    e = _catalogue_v(v, key).get(key)
     return None if e is None else e.name
 
 
@@ -599,7 +624,7 @@ def srg(v: int, k: int, lam: int, mu: int, *, existence: bool = False,
         rep.raise_if_infeasible()
     if not existence:
         check_dense_size("v", v, v, f"the adjacency matrix of SRG{params}")
-    entry = _catalogue_v(v).get(params)
+    entry = _catalogue_v(v, params).get(params)
     if existence:
         if entry is not None or _known_existing_reference(params) is not None:
             return True
