@@ -569,3 +569,20 @@ def test_srg_existence_does_not_factor_v_or_loop_over_block_sizes():
         # K_{p x q}: complete multipartite, n = v - k = q
         assert gcsim.srg(v, v - q_, v - 2 * q_, v - q_, existence=True) is True
         assert gcsim.srg(v, q_ - 1, q_ - 2, 0, existence=True) is True       # its complement p K_q
+
+
+@posix_only
+@pytest.mark.parametrize("params,expected", [
+    ((7, 3, 10 ** 18), True),              # 10^18 copies of the Fano plane
+    ((13, 4, 2 ** 61 - 1), True),          # a prime lambda: copies of PG(2,3)
+    ((10 ** 12 + 39, 10 ** 6, 1), False),  # divisibility
+    ((10 ** 15 + 37, 10 ** 7 + 1, 3), False),
+])
+def test_bibd_existence_with_huge_lambda_or_k_is_instant(params, expected):
+    """lambda = 10^18 needs its divisors: from the factorization, not a loop to sqrt(lambda)."""
+    v, k, lam = params
+    # the oracle: the basic divisibility conditions, then (for True) lam copies of a known design
+    admissible = (lam * (v - 1)) % (k - 1) == 0 and (lam * v * (v - 1)) % (k * (k - 1)) == 0
+    assert admissible == expected
+    with guarded(20):
+        assert gcsim.bibd(v, k, lam, existence=True) is expected

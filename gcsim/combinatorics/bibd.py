@@ -922,10 +922,17 @@ def _plan(v: int, k: int, lam: int, _active: frozenset = frozenset()):
     return plan
 
 
-def _divisors(n: int) -> list[int]:
-    """Sorted divisors of n >= 1."""
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))
+def _divisors(n: int, limit: int = 4096) -> list[int]:
+    """Sorted divisors of n >= 1, at most the ``limit`` smallest (from the factorization, any size of n)."""
+    divs = [1]
+    for p, e in sorted(_factor(n).items()):
+        divs = [d * p ** i for d in divs for i in range(e + 1)]
+        if len(divs) > 4 * limit:  # keep the work bounded for highly composite n
+            divs = sorted(divs)[:4 * limit]
+    out = sorted(set(divs))
+    if n not in out:
+        out.append(n)            # the planner skips n itself; keep the list's last element n
+    return out[:limit] + ([n] if len(out) > limit else [])
 
 
 def _design_size(v: int, k: int, lam: int) -> tuple[int, int]:
