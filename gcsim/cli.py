@@ -460,8 +460,9 @@ def _one_line_warnings() -> Iterator[None]:
 
     def show(message, category, filename, lineno, file=None, line=None):
         stream = sys.stderr if file is None else file
+        text = str(message).strip()
         try:
-            stream.write(f"gcsim: warning: {str(message).strip().splitlines()[0] if str(message).strip() else category.__name__}\n")
+            stream.write(f"gcsim: warning: {text.splitlines()[0] if text else category.__name__}\n")
         except (OSError, ValueError):  # stderr closed: a warning is not worth a crash
             pass
 
