@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 
 from .errors import (CatalogueError, GcsimError, ImpossibleParametersError, InvalidArgumentError,
-                     NotConstructibleError, SolverError, VerificationError)
+                     NotConstructibleError, SizeLimitError, SolverError, VerificationError)
 
 __version__ = "0.1.0"
 
@@ -50,11 +50,11 @@ _LAZY = {
     "load_object": ("gcsim.io.catalogue", "load_object"),
 }
 
-_SUBMODULES = {"combinatorics", "coding", "cerar", "executor", "learning", "io", "errors"}
+_SUBMODULES = {"combinatorics", "coding", "cerar", "executor", "learning", "io", "errors", "limits"}
 
 __all__ = sorted(list(_LAZY) + list(_SUBMODULES) + [
     "GcsimError", "InvalidArgumentError", "ImpossibleParametersError", "NotConstructibleError",
-    "VerificationError", "CatalogueError", "SolverError", "__version__"])
+    "VerificationError", "CatalogueError", "SolverError", "SizeLimitError", "__version__"])
 
 
 def __getattr__(name: str):

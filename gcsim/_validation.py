@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, SizeLimitError
 
 __all__ = [
     "check_int",
@@ -77,8 +77,18 @@ def check_binary_matrix(name: str, value: Any) -> np.ndarray:
 
 
 def check_finite_array(name: str, value: Any, *, ndim: int | None = None, dtype=float) -> np.ndarray:
-    """Return ``value`` as a NumPy array with only finite entries."""
-    arr = np.asarray(value, dtype=dtype)
+    """Return ``value`` as a NumPy array with only finite entries.
+
+    >>> check_finite_array("B", [[10 ** 400]])
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: B: cannot be converted to float64 (an entry is beyond the range of float64 or not a number)
+    """
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (OverflowError, TypeError, ValueError) as exc:
+        raise InvalidArgumentError(name, f"cannot be converted to {np.dtype(dtype).name} (an entry is beyond the "
+                                         f"range of {np.dtype(dtype).name} or not a number)") from exc
     if ndim is not None and arr.ndim != ndim:
         raise InvalidArgumentError(name, f"must be {ndim}-D, got shape {arr.shape}")
     if arr.size and not np.all(np.isfinite(arr)):
@@ -131,16 +141,17 @@ def check_dense_size(name: str, rows: int, cols: int, what: str = "the matrix") 
     >>> check_dense_size("v", 10009, 10009, "the adjacency matrix of SRG(10009, ...)")
     Traceback (most recent call last):
     ...
-    gcsim.errors.InvalidArgumentError: v: the adjacency matrix of SRG(10009, ...) would be a dense 10,009 x 10,009 matrix (100,180,081 entries), over gcsim's limit of 16,777,216 entries (gcsim.limits.MAX_DENSE_ENTRIES)
+    gcsim.errors.SizeLimitError: v: the adjacency matrix of SRG(10009, ...) would be a dense 10,009 x 10,009 matrix (100,180,081 entries), over gcsim's limit of 16,777,216 entries (gcsim.limits.MAX_DENSE_ENTRIES)
     """
     from . import limits
 
     entries = int(rows) * int(cols)
     if entries > limits.MAX_DENSE_ENTRIES:
-        raise InvalidArgumentError(
+        raise SizeLimitError(
             name, f"{what} would be a dense {_fmt_count(int(rows))} x {_fmt_count(int(cols))} matrix "
                   f"({_fmt_count(entries)} entries), over gcsim's limit of {_fmt_count(limits.MAX_DENSE_ENTRIES)} "
-                  "entries (gcsim.limits.MAX_DENSE_ENTRIES)")
+                  "entries (gcsim.limits.MAX_DENSE_ENTRIES)",
+            requested=entries, limit=limits.MAX_DENSE_ENTRIES, limit_name="MAX_DENSE_ENTRIES")
 
 
 def check_count(name: str, count: int, what: str, limit_name: str = "MAX_PATTERNS", hint: str = "") -> None:
@@ -150,13 +161,14 @@ def check_count(name: str, count: int, what: str, limit_name: str = "MAX_PATTERN
     >>> check_count("s", 10 ** 19, "straggler patterns C(91, 20)")
     Traceback (most recent call last):
     ...
-    gcsim.errors.InvalidArgumentError: s: 10,000,000,000,000,000,000 straggler patterns C(91, 20) to enumerate, over gcsim's limit of 10,000,000 (gcsim.limits.MAX_PATTERNS)
+    gcsim.errors.SizeLimitError: s: 10,000,000,000,000,000,000 straggler patterns C(91, 20) to enumerate, over gcsim's limit of 10,000,000 (gcsim.limits.MAX_PATTERNS)
     """
     from . import limits
 
     limit = getattr(limits, limit_name)
     if int(count) > limit:
         count_text = f"{int(count):,}" if int(count) < 10 ** 30 else f"{float(count):.3g}"
-        raise InvalidArgumentError(
+        raise SizeLimitError(
             name, f"{count_text} {what} to enumerate, over gcsim's limit of {limit:,} "
-                  f"(gcsim.limits.{limit_name})" + (f"; {hint}" if hint else ""))
+                  f"(gcsim.limits.{limit_name})" + (f"; {hint}" if hint else ""),
+            requested=int(count), limit=limit, limit_name=limit_name)

@@ -4,7 +4,8 @@ Exit codes scripts can rely on:
 
 * 0 -- success;
 * 1 -- the command ran but found a failure (an object that does not verify,
-  a violated bound, a refused catalogue file);
+  a violated bound, a refused catalogue file, a solver or a distributed rank
+  that failed or timed out);
 * 2 -- bad usage or invalid input (one line on stderr, no traceback): an
   unknown flag, a value out of range (the message names the flag), a folder
   where a file is expected or the reverse, a path that cannot be written, an
@@ -427,6 +428,12 @@ def _run(args: argparse.Namespace) -> int:
     except InvalidArgumentError as exc:
         print(f"gcsim: error: {_flag_message(args, exc)}", file=sys.stderr)
         return EXIT_USAGE
+    except RuntimeError as exc:
+        # a run that failed (a solver, a rank, the ring), not bad usage: exit 1
+        if not isinstance(exc, GcsimError):
+            raise
+        print(f"gcsim: failed: {_first_line(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
     except (GcsimError, ValueError) as exc:
         print(f"gcsim: error: {_first_line(exc)}", file=sys.stderr)
         return EXIT_USAGE

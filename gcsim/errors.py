@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "GcsimError",
     "InvalidArgumentError",
+    "SizeLimitError",
     "ImpossibleParametersError",
     "NotConstructibleError",
     "VerificationError",
@@ -31,6 +32,21 @@ class InvalidArgumentError(GcsimError, ValueError):
     def __init__(self, argument: str, message: str):
         self.argument = argument
         super().__init__(f"{argument}: {message}")
+
+
+class SizeLimitError(InvalidArgumentError):
+    """A valid input whose dense objects or enumerations exceed a limit of :mod:`gcsim.limits`.
+
+    Raised *before* anything is allocated.  ``requested`` is the size asked for,
+    ``limit`` the limit and ``limit_name`` its name in :mod:`gcsim.limits` (raise it
+    there on a bigger machine).
+    """
+
+    def __init__(self, argument: str, message: str, *, requested: int, limit: int, limit_name: str):
+        self.requested = int(requested)
+        self.limit = int(limit)
+        self.limit_name = limit_name
+        super().__init__(argument, message)
 
 
 class ImpossibleParametersError(GcsimError, ValueError):

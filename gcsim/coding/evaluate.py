@@ -55,7 +55,7 @@ Routes (``method=``) and the accuracy each guarantees.  ``u = 2^-52``, ``p = max
 Monte Carlo intervals (:func:`expected_error`): ``ci_method="t"`` (default) is the Student
 ``t`` interval, an asymptotic 95% level that needs at least :data:`MIN_MC_SAMPLES` draws;
 ``ci_method="betting"`` holds its 95% level for every budget (errors lie in ``[0, mN]``).
-:func:`optimal_error_all` refuses more than :data:`MAX_ENUMERATION` patterns up front.
+:func:`optimal_error_all` refuses more than :data:`gcsim.limits.MAX_PATTERNS` patterns up front.
 """
 from __future__ import annotations
 
@@ -66,7 +66,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._validation import check_finite_array, check_int, check_mask, check_real
+from .._threads import batched_blas
+from .._validation import check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from .schemes import Scheme, encode
 from .stragglers import (AllPatternsModel, BernoulliModel, FixedModel, MarkovModel, StragglerModel,
@@ -74,7 +75,6 @@ from .stragglers import (AllPatternsModel, BernoulliModel, FixedModel, MarkovMod
 
 __all__ = [
     "GRAM_KAPPA_LIMIT",
-    "MAX_ENUMERATION",
     "MIN_MC_SAMPLES",
     "optimal_error",
     "optimal_error_all",
@@ -93,8 +93,6 @@ __all__ = [
 #: uses the Gram-type routes (their error is about ``κ̃² u`` of ``mN``, ``<= 2e-8 mN``).
 GRAM_KAPPA_LIMIT = 1e4
 
-#: Most straggler patterns :func:`optimal_error_all` enumerates (``C(n, s)`` above it is refused).
-MAX_ENUMERATION = 10 ** 8
 
 #: Fewest Monte Carlo draws for which :func:`expected_error` states a 95% interval.
 MIN_MC_SAMPLES = 100
@@ -199,7 +197,8 @@ def _context(scheme: Any) -> _Context:
     m = check_int("scheme.m", m, minimum=1)
     if B.shape[0] % m:
         raise InvalidArgumentError("scheme.B", f"number of rows {B.shape[0]} is not a multiple of m = {m}")
-    ctx = _Context(B, m)
+    with batched_blas():  # small-matrix SVD: one BLAS thread is faster (gcsim._threads)
+        ctx = _Context(B, m)
     ctx.source = getattr(scheme, "B", None)  # the cache is valid only for this very array
     if cache is not None:
         cache["eval"] = ctx
@@ -427,6 +426,13 @@ def _route(ctx: _Context, method: str, s: int, f: int, rtol: float | None = None
 
 def _errors_for_group(ctx: _Context, method: str, rtol: float | None, S: np.ndarray | None,
                       F: np.ndarray | None, s: int, f: int, report: _Report | None = None) -> np.ndarray:
+    """Errors of one group of patterns, with BLAS limited for the batched LAPACK calls (gcsim._threads)."""
+    with batched_blas():
+        return _errors_for_group_unlimited(ctx, method, rtol, S, F, s, f, report)
+
+
+def _errors_for_group_unlimited(ctx: _Context, method: str, rtol: float | None, S: np.ndarray | None,
+                                F: np.ndarray | None, s: int, f: int, report: _Report | None = None) -> np.ndarray:
     """Errors of one group of patterns with |S| = s; S or F given as index arrays (other may be None)."""
     route, fallback = _route(ctx, method, s, f, rtol)
     count = (S if S is not None else F).shape[0]
@@ -588,7 +594,7 @@ def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, metho
     Patterns are in lexicographic order of ``S`` (as produced by
     :func:`gcsim.coding.stragglers.straggler_sets`).  Each pattern costs one ``s x s`` solve
     (column deletion formula) on the ``"auto"`` route for a well-conditioned ``B``;
-    enumeration runs in chunks of ``chunk`` patterns.  More than :data:`MAX_ENUMERATION`
+    enumeration runs in chunks of ``chunk`` patterns.  More than :data:`gcsim.limits.MAX_PATTERNS`
     patterns are refused up front: estimate the mean by Monte Carlo with
     :func:`expected_error` instead.
 
@@ -604,11 +610,9 @@ def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, metho
     ctx = _context(scheme)
     s = check_int("s", s, minimum=0, maximum=ctx.n)
     total = math.comb(ctx.n, s)
-    if total > MAX_ENUMERATION:
-        raise InvalidArgumentError(
-            "s", f"C({ctx.n},{s}) = {total:.3g} straggler sets exceed the enumeration limit MAX_ENUMERATION = "
-            f"{MAX_ENUMERATION:.0e}; estimate the mean by Monte Carlo with expected_error(scheme, "
-            f"straggler_model('fixed', {ctx.n}, s={s})) or evaluate sampled patterns with optimal_error")
+    check_count("s", total, f"straggler sets C({ctx.n}, {s})",
+                hint=f"estimate the mean by Monte Carlo with expected_error(scheme, straggler_model('fixed', "
+                     f"{ctx.n}, s={s})) or evaluate sampled patterns with optimal_error")
     f = ctx.n - s
     step = (check_int("chunk", chunk, minimum=1) if chunk is not None
             else min(_chunk_rows(_per_row_bytes(ctx, method, s, f, rtol)), 1 << 16))

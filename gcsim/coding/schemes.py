@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from .._threads import batched_blas
 from .._validation import (check_binary_matrix, check_dense_size, check_finite_array, check_int, check_mask,
                            check_real)
 from ..errors import InvalidArgumentError, NotConstructibleError
@@ -592,20 +593,22 @@ def encode(assignment_or_design: Any, m: int, method: str = "rd", *, eps: float 
                      f"for N = {A.shape[0]} parts")
     rng = np.random.default_rng(seed)
     opts = dict(options)
-    if method == "naive":
-        out = _encode_naive(A, m, rng, eps, opts)
-    elif method == "rd":
-        out = _encode_rd(A, m, rng, eps, opts)
-    elif method == "ns":
-        out = _encode_ns(A, m, rng, eps, opts)
-    elif method == "ns-worker":
-        out = _encode_ns_worker(A, m, rng, eps, opts)
-    elif method == "exact-vandermonde":
-        out = _encode_exact(A, m, rng, eps, opts, "vandermonde")
-    elif method == "exact-gaussian":
-        out = _encode_exact(A, m, rng, eps, opts, "gaussian")
-    else:
-        out = _encode_classic(A, m, rng, eps, opts, method)
+    # the encoders solve many small least-squares problems: one BLAS thread is faster (gcsim._threads)
+    with batched_blas():
+        if method == "naive":
+            out = _encode_naive(A, m, rng, eps, opts)
+        elif method == "rd":
+            out = _encode_rd(A, m, rng, eps, opts)
+        elif method == "ns":
+            out = _encode_ns(A, m, rng, eps, opts)
+        elif method == "ns-worker":
+            out = _encode_ns_worker(A, m, rng, eps, opts)
+        elif method == "exact-vandermonde":
+            out = _encode_exact(A, m, rng, eps, opts, "vandermonde")
+        elif method == "exact-gaussian":
+            out = _encode_exact(A, m, rng, eps, opts, "gaussian")
+        else:
+            out = _encode_classic(A, m, rng, eps, opts, method)
     if opts:
         raise InvalidArgumentError("options", f"unknown option(s) for method {method!r}: {sorted(opts)}")
     B, X0, D, info, extras = out

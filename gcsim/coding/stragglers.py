@@ -196,7 +196,7 @@ class AllPatternsModel(FixedModel):
     >>> AllPatternsModel(91, 20)
     Traceback (most recent call last):
     ...
-    gcsim.errors.InvalidArgumentError: s: 65,341,512,186,912,471,510 straggler patterns C(91, 20) to enumerate, over gcsim's limit of 10,000,000 (gcsim.limits.MAX_PATTERNS); use the 'fixed' model (Monte Carlo) instead of enumerating every pattern
+    gcsim.errors.SizeLimitError: s: 65,341,512,186,912,471,510 straggler patterns C(91, 20) to enumerate, over gcsim's limit of 10,000,000 (gcsim.limits.MAX_PATTERNS); use the 'fixed' model (Monte Carlo) instead of enumerating every pattern
     """
 
     kind = "all"

@@ -445,7 +445,7 @@ def _one_sided_quantile(level: float, dof: int) -> float:
 def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None = None, *,
                   samples: int | None = None, seed: int = 0, draws: int = 32, confidence: float = 0.95,
                   expectation_patterns: int = 64, ci_method: str = "t", redraw: Callable[[int], Any] | None = None,
-                  atol: float = 1e-9, rtol: float = 1e-7, exact_limit: int = 100_000,
+                  atol: float | None = None, rtol: float = 1e-7, exact_limit: int = 100_000,
                   progress: bool = False) -> BoundReport:
     r"""Check ``lower <= err(B, F) <= upper`` for a scheme under a straggler model.
 
@@ -479,7 +479,12 @@ def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None
         Draws a fresh encoder; default re-runs :func:`gcsim.coding.schemes.encode`
         with the scheme's method and parameters.
     atol, rtol : float
-        Tolerance of pattern checks: ``atol + rtol * max(1, |bound|, |err|)``.
+        Tolerance of pattern checks: ``atol + rtol * max(1, |bound|, |err|)``.  The default
+        ``atol`` is the evaluator's stated accuracy for this encoder,
+        ``10 max(mN, n) u κ(B) mN`` (``u`` the unit roundoff, ``κ(B)`` from
+        :func:`gcsim.coding.evaluate.condition_number`; the ``"auto"`` route meets it,
+        ``docs/theory.md``, error identities §3), floored at ``1e-12``, so a
+        violation is never an artefact of rounding on one BLAS kernel.
     exact_limit : int
         Largest number of patterns to enumerate.
     progress : bool
@@ -507,7 +512,7 @@ def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None
     confidence = check_real("confidence", confidence, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
     expectation_patterns = check_int("expectation_patterns", expectation_patterns, minimum=1)
     exact_limit = check_int("exact_limit", exact_limit, minimum=1)
-    atol = check_real("atol", atol, minimum=0.0)
+    atol = None if atol is None else check_real("atol", atol, minimum=0.0)
     rtol = check_real("rtol", rtol, minimum=0.0)
     if ci_method not in ("t", "hoeffding"):
         raise InvalidArgumentError("ci_method", f"must be 't' or 'hoeffding', got {ci_method!r}")
@@ -515,6 +520,12 @@ def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None
         raise InvalidArgumentError("redraw", "must be a callable seed -> scheme")
     sch = _as_scheme(scheme)
     n, N, m = sch.assignment.shape[1], sch.assignment.shape[0], sch.m
+    if atol is None:
+        from .evaluate import condition_number
+
+        kappa = condition_number(sch)
+        mN = m * N
+        atol = max(1e-12, 10.0 * max(mN, n) * (np.finfo(float).eps / 2) * min(kappa, 1e16) * mN)
     blist = _resolve_bounds(bounds, sch)
     masks, pattern_method, model_desc = _patterns(model, n, samples, seed, exact_limit)
     P = masks.shape[0]

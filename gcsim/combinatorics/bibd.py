@@ -1133,7 +1133,7 @@ def bibd(v: int, k: int, lam: int = 1, *, existence: bool = False):
     >>> bibd(20029, 4, 1)
     Traceback (most recent call last):
     ...
-    gcsim.errors.InvalidArgumentError: (v, k, lam): a 2-(20029,4,1) design would be a dense 20,029 x 33,428,401 matrix (669,537,443,629 entries), over gcsim's limit of 16,777,216 entries (gcsim.limits.MAX_DENSE_ENTRIES)
+    gcsim.errors.SizeLimitError: (v, k, lam): a 2-(20029,4,1) design would be a dense 20,029 x 33,428,401 matrix (669,537,443,629 entries), over gcsim's limit of 16,777,216 entries (gcsim.limits.MAX_DENSE_ENTRIES)
     """
     v, k, lam = _validate(v, k, lam)
     existence = check_bool("existence", existence)

@@ -87,6 +87,10 @@ def _run_cerar(args: argparse.Namespace) -> int:
     des = _cerar_design(args)
     N, d = args.workers, args.d
     item = np.dtype(args.dtype).itemsize
+    from .._validation import check_dense_size
+
+    # the NumPy engine holds all N gradients in one process; each gloo rank holds its own
+    check_dense_size("--d", N if args.engine == "numpy" else 1, d, f"the gradients (--workers x --d, {args.engine})")
     if args.engine == "numpy":
         import time
 
@@ -181,39 +185,41 @@ def _run_gc(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any, add) -> None:
     """Add ``run-cerar`` and ``run-gc`` to the ``gcsim`` parser."""
+    from ..cli import float_arg, int_arg  # typed flags: a bad value is one line naming the flag
+
     p = add("run-cerar", _cmd_run_cerar, "run the CERAR ring all-reduce on a real engine (gloo) or NumPy",
             _CERAR_EPILOG)
     p.add_argument("--engine", choices=["gloo", "numpy"], default="gloo")
-    p.add_argument("--workers", type=int, required=True, help="ring size N (ranks)")
-    p.add_argument("--c", type=int, default=None, help="components per gradient")
-    p.add_argument("--d", type=int, default=1024, help="gradient length (default 1024)")
+    p.add_argument("--workers", type=int_arg(2, 1024), required=True, help="ring size N (ranks)")
+    p.add_argument("--c", type=int_arg(1, 4096), default=None, help="components per gradient")
+    p.add_argument("--d", type=int_arg(1), default=1024, help="gradient length (default 1024)")
     p.add_argument("--design", help="exported CERAR design (bundle path) instead of building one")
     p.add_argument("--method", choices=["exact", "vandermonde", "perturbation"], default=None,
                    help="construction (default: exact if c <= N, else perturbation)")
-    p.add_argument("--eps", type=float, default=None, help="perturbation / node spacing")
+    p.add_argument("--eps", type=float_arg(0.0, strict_min=True), default=None, help="perturbation / node spacing")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--seed", type=int_arg(0), default=0)
+    p.add_argument("--repeats", type=int_arg(1, 10000), default=1)
     p.add_argument("--baselines", action="store_true", help="also run the own ring and dist.all_reduce")
-    p.add_argument("--timeout", type=float, default=120.0, help="launcher timeout in seconds")
+    p.add_argument("--timeout", type=float_arg(0.0, strict_min=True), default=120.0, help="launcher timeout in seconds")
 
     p = add("run-gc", _cmd_run_gc, "gradient coding with a parameter server on a real engine (gloo)", _GC_EPILOG)
     p.add_argument("--engine", choices=["gloo"], default="gloo")
     p.add_argument("--design", required=True, help="named instance, family:params or catalogue bundle")
-    p.add_argument("--m", type=int, default=1, help="communication reduction m")
+    p.add_argument("--m", type=int_arg(1), default=1, help="communication reduction m")
     p.add_argument("--method", default="rd", help="encoder (gcsim.coding.schemes.METHODS; default rd)")
-    p.add_argument("--eps", type=float, default=0.0)
-    p.add_argument("--stragglers", type=int, default=0,
+    p.add_argument("--eps", type=float_arg(0.0), default=0.0)
+    p.add_argument("--stragglers", type=int_arg(0), default=0,
                    help="s: decode from the first n - s arrivals (simulated clock: seeded delays after a barrier)")
-    p.add_argument("--deadline", type=float, default=None,
+    p.add_argument("--deadline", type=float_arg(0.0, strict_min=True), default=None,
                    help="instead: decode what arrives within this many seconds (simulated clock)")
-    p.add_argument("--workers-die", type=int, default=0,
+    p.add_argument("--workers-die", type=int_arg(0), default=0,
                    help="number of (seeded) worker processes that die; at most --stragglers without --deadline")
     p.add_argument("--decoder", choices=["optimal", "fixed"], default="optimal")
-    p.add_argument("--d", type=int, default=16, help="gradient length")
-    p.add_argument("--delay-scale", type=float, default=0.05, help="mean seeded delay per worker (s)")
-    p.add_argument("--wait-limit", type=float, default=10.0,
+    p.add_argument("--d", type=int_arg(1), default=16, help="gradient length")
+    p.add_argument("--delay-scale", type=float_arg(0.0), default=0.05, help="mean seeded delay per worker (s)")
+    p.add_argument("--wait-limit", type=float_arg(0.0, strict_min=True), default=10.0,
                    help="how long past the latest scheduled arrival the PS waits before a missing worker "
                    "is a timeout (s)")
-    p.add_argument("--seed", type=int, default=0, help="seeds the encoder, the delays and the dying workers")
-    p.add_argument("--timeout", type=float, default=120.0, help="launcher timeout in seconds")
+    p.add_argument("--seed", type=int_arg(0), default=0, help="seeds the encoder, the delays and the dying workers")
+    p.add_argument("--timeout", type=float_arg(0.0, strict_min=True), default=120.0, help="launcher timeout in seconds")
