@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._validation import check_dense_size, check_int, check_real
 from ..errors import ImpossibleParametersError, InvalidArgumentError
 from .design import CerarDesign, num_rounds
 
@@ -362,6 +362,9 @@ def design(N: int, c: int, method: str, *, eps: float | None = None,
     """
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
+    # the design holds N(N-1) encoder and decoder blocks of c x c coefficients: refuse before building
+    check_dense_size("N" if N * (N - 1) >= c * c else "c", N * (N - 1), c * c,
+                     f"the coefficients of a CERAR design with N = {N}, c = {c}")
     if eps is not None:
         eps = check_real("eps", eps, minimum=0.0)
     if kappa is not None:
