@@ -33,23 +33,7 @@ from gcsim.io import manifest as mf
 posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, /dev/zero, fork and umask are POSIX")
 
 
-@contextlib.contextmanager
-def deadline(seconds: float):
-    """Fail (instead of hanging the suite) if the block blocks longer than ``seconds``.
-
-    SIGALRM interrupts a blocking ``open()`` of a FIFO or an endless read, so a
-    regression shows up as a failure, not as a stuck test run.
-    """
-    def on_alarm(signum, frame):
-        raise TimeoutError(f"blocked for more than {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+from guards import deadline  # noqa: E402
 
 
 @contextlib.contextmanager

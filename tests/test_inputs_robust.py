@@ -33,23 +33,7 @@ from gcsim.errors import InvalidArgumentError
 posix_only = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
 
 
-@contextlib.contextmanager
-def deadline(seconds: float):
-    """Fail (TimeoutError) instead of hanging when the block runs longer than ``seconds``."""
-    if not hasattr(signal, "setitimer"):  # pragma: no cover - Windows
-        yield
-        return
-
-    def on_alarm(signum, frame):
-        raise TimeoutError(f"took more than {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+from guards import deadline  # noqa: E402
 
 
 def _vm_bytes() -> int | None:

@@ -1,0 +1,28 @@
+"""Test guards shared by the robustness tests: a deadline that turns a hang into a failure."""
+from __future__ import annotations
+
+import contextlib
+import signal
+
+
+@contextlib.contextmanager
+def deadline(seconds: float):
+    """Fail with ``TimeoutError`` instead of hanging when the block runs longer than ``seconds``.
+
+    SIGALRM interrupts a blocking ``open()`` of a FIFO, an endless read or a long computation,
+    so a regression shows up as a failure, not as a stuck test run (no-op without SIGALRM).
+    """
+    if not hasattr(signal, "setitimer"):  # pragma: no cover - Windows
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise TimeoutError(f"took more than {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
