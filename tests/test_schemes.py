@@ -14,6 +14,9 @@ from gcsim.coding.schemes import (METHODS, Scheme, cyclic_repetition_assignment,
                                   fractional_repetition_assignment, target_matrix)
 from gcsim.errors import InvalidArgumentError, NotConstructibleError
 
+from executor_tolerances import fixed_residual_tol
+from tolerances import cond, dot_tol, lstsq_tol, solve_tol
+
 # Fano plane typed by hand: lines are the translates of the difference set {0, 1, 3} mod 7
 FANO_LINES = [(0, 1, 3), (1, 2, 4), (2, 3, 5), (3, 4, 6), (4, 5, 0), (5, 6, 1), (6, 0, 2)]
 FANO = np.zeros((7, 7), dtype=np.int64)
@@ -28,6 +31,44 @@ def lstsq_error(B, T, mask):
         return float(np.sum(T ** 2))
     X = sl.lstsq(BF, T)[0]
     return float(np.sum((BF @ X - T) ** 2))
+
+
+def lstsq_sq_tol(B, T, mask, true_residual=0.0):
+    """Bound on :func:`lstsq_error` when ``min_X ‖B_F X − T‖_F <= true_residual`` (exact arithmetic).
+
+    A backward-stable least-squares solve (LAPACK gelsd, SVD) returns a residual within
+    ``δ = c rows cols u κ ‖T‖_F`` of the minimal one, κ over the numerically non-zero singular
+    values of ``B_F`` (Higham, Accuracy and Stability, Thm 20.3/20.4; :func:`tolerances.lstsq_tol`);
+    squaring and summing the ``rows·m`` entries adds a relative ``γ`` (Thm 3.1).
+    """
+    BF = B[:, np.asarray(mask, dtype=bool)]
+    delta = lstsq_tol(cond(BF, nonzero=True), BF.shape[0], max(BF.shape[1], 1), float(np.linalg.norm(T)))
+    return (true_residual + delta) ** 2 * (1 + dot_tol(T.size, 1.0))
+
+
+def exact_family_defect(sch):
+    """Bound on ``‖B − P H‖_F`` for an exact-family scheme (``P H`` in exact arithmetic).
+
+    ``P H`` with ``P[:, :m] = T`` is an exact code: ``(P H)_F H_F⁻¹ [I_m; 0] = T`` for every ``F`` of
+    ``n − s`` workers.  The stored ``B`` is ``fl(P H)`` (entrywise error ``<= γ_f |P||H|``, Higham
+    Lemma 3.3) with its off-support entries set to zero; those entries are the residuals
+    ``M p − b`` of the support equations of each part (``M = H[m:, out]ᵀ``, ``b = −H[:m, out]ᵀ e_k``),
+    solved by least squares.  The system is consistent (``r_i >= s + m``), so a backward-stable
+    solve leaves ``‖M p − b‖ <= c rows cols u (‖M‖ ‖p‖ + ‖b‖)`` (Thm 20.3, backward-error form).
+    """
+    P, H, A, m = sch.extras["P"], sch.extras["H"], sch.assignment, sch.m
+    N, f = A.shape[0], H.shape[0]
+    product = float(np.linalg.norm(dot_tol(f, np.abs(P) @ np.abs(H))))
+    support = 0.0
+    for i in range(N):
+        out = np.flatnonzero(A[i] == 0)
+        if out.size == 0:
+            continue
+        M, b = H[m:, out].T, -H[:m, out].T
+        p = P[np.arange(m) * N + i, m:].T
+        scale = np.linalg.norm(M, 2) * np.linalg.norm(p) + np.linalg.norm(b)
+        support += lstsq_tol(1.0, out.size, max(f - m, 1), float(scale)) ** 2
+    return product + float(np.sqrt(support))
 
 
 def random_assignment(rng, N, n, r):
@@ -65,7 +106,9 @@ def test_rd_structure(eps, m):
     for k in range(m):
         assert np.array_equal(sch.B[k * 7:(k + 1) * 7], FANO * D[k][None, :])
     mag = np.abs(D)
-    assert np.all(mag >= 1 - eps - 1e-15) and np.all(mag <= 1 + eps + 1e-15)
+    # d = σ (1 + ε ξ), |ξ| <= 1: two roundings on terms adding up to 1 + ε (Higham Thm 3.1)
+    tol = dot_tol(2, 1 + eps)
+    assert np.all(mag >= 1 - eps - tol) and np.all(mag <= 1 + eps + tol)
     if eps == 0:
         assert set(np.unique(D)) <= {-1.0, 1.0}
     assert sch.params["eps"] == eps and sch.params["seed"] == 7 and sch.params["dist"] == "rademacher"
@@ -121,12 +164,18 @@ def test_support_respected(N, n, m, seed, method):
 def test_ns_exact_reference_decoder(m):
     sch = encode(FANO, m, "ns", eps=0.2, seed=5)
     X0 = sch.decoder
-    # independent check, part by part: C_i V_i = I_m on the holders
+    # independent check, part by part: C_i V_i = I_m on the holders.  C_i = pinv(V_i) by an SVD that
+    # is exact for V_i + E, ‖E‖ <= c r m u ‖V_i‖, so C_i V_i − I = −C_i E: ‖.‖ <= c r m u κ(V_i)
+    # (Higham Thm 20.3 applied to V_i; tolerances.lstsq_tol), the product adding γ_r |C_i||V_i|
+    tols = []
     for i in range(7):
         holders = np.flatnonzero(FANO[i])
         C = sch.B[np.arange(m) * 7 + i][:, holders]
-        assert np.allclose(C @ X0[holders], np.eye(m), atol=1e-12)
-    assert np.allclose(sch.B @ X0, target_matrix(m, 7), atol=1e-12)
+        tol = lstsq_tol(cond(X0[holders]), holders.size, m, 1.0)
+        np.testing.assert_allclose(C @ X0[holders], np.eye(m), rtol=0, atol=tol)
+        tols.append(tol)
+    # row k N + i of B X0 is row k of C_i V_i (the off-support zeros add exactly)
+    np.testing.assert_allclose(sch.B @ X0, target_matrix(m, 7), rtol=0, atol=max(tols))
 
 
 def test_ns_replication_error_names_parts():
@@ -155,13 +204,33 @@ def test_ns_worker_reports_residual():
     rng = np.random.default_rng(0)
     A = random_assignment(rng, 6, 24, 10)
     sch = encode(A, 3, "ns-worker", seed=1)
-    R = sch.B @ sch.decoder - target_matrix(3, 6)
-    assert np.isclose(sch.params["residual"], np.sum(R ** 2))
-    assert sch.params["crosstalk"] < 1e-20  # null space exists (n = 24 > 2 * 6)
-    # the cross blocks really vanish: A (v_k o v_l) = 0
+    N, n, m = 6, 24, 3
+    R = sch.B @ sch.decoder - target_matrix(m, N)
+    # two evaluations of ‖B X0 − T‖² (the encoder's and this one), each within fixed_residual_tol
+    # (dot products of length n + 1, then a sum of squares; Higham Lemma 3.3, Thm 3.1)
+    assert abs(sch.params["residual"] - np.sum(R ** 2)) <= 2 * fixed_residual_tol(
+        sch.B, sch.decoder, np.ones(n, dtype=bool), m)
+    # The cross blocks vanish in exact arithmetic: a null space exists (n = 24 > 2 * 6), and v_k
+    # (k > l) is drawn from the SVD null space of M_k = [A diag(ṽ_j)]_{j<k}, ṽ the vectors before the
+    # final scaling v_j = α_j ṽ_j.  A backward-stable SVD gives ‖M_k w‖ <= c rows n u ‖M_k‖ for a
+    # computed null vector w (Higham Thm 20.3 / LAPACK §4.9); every ṽ has norm √n (ε = 0 Rademacher
+    # d_0, then normalisation), so α_l/α_j <= ρ = max‖v‖/min‖v‖ and
+    # ‖A (v_k ∘ v_l)‖ <= c k N n u ρ ‖v_k‖ (Σ_{j<k} ‖A diag(v_j)‖²)^½.
     V = sch.extras["vectors"]
-    for k, l in itertools.permutations(range(3), 2):
-        assert np.allclose(A @ (V[k] * V[l]), 0, atol=1e-10)
+    Af = A.astype(float)
+    norms = np.linalg.norm(V, axis=1)
+    rho = float(norms.max() / norms.min())
+    blocks = [np.linalg.norm(Af * V[j][None, :], 2) for j in range(m)]
+    cross_bound = 0.0
+    for k, l in itertools.permutations(range(m), 2):
+        late = max(k, l)
+        tol = lstsq_tol(rho, late * N, n, float(norms[late] * np.sqrt(np.sum(np.square(blocks[:late])))))
+        np.testing.assert_allclose(Af @ (V[k] * V[l]), 0, rtol=0, atol=tol)
+        cross_bound += N * tol ** 2
+        # not vacuous: a random pair of vectors of these norms would leave O(1) entries
+        assert tol < 1e-6 * blocks[l] * norms[k]
+    # crosstalk = Σ_{k≠l} ‖A (v_k ∘ v_l)‖²; its own sum of squares adds a relative γ (Thm 3.1)
+    assert sch.params["crosstalk"] <= cross_bound * (1 + dot_tol(R.size, 1.0))
 
 
 @pytest.mark.parametrize("kind", ["exact-gaussian", "exact-vandermonde"])
@@ -171,13 +240,26 @@ def test_exact_family_decodes_every_pattern(kind, m, s):
     A = cyclic_repetition_assignment(n, s + m - 1)  # r_i = s + m
     sch = encode(A, m, kind, s=s, seed=2)
     T = target_matrix(m, n)
+    H = sch.extras["H"]
+    f = H.shape[0]
+    defect = exact_family_defect(sch)
     for S in itertools.combinations(range(n), s):
         mask = np.ones(n, dtype=bool)
         mask[list(S)] = False
         X = exact_decoder(sch, mask)
         assert np.all(X[~mask] == 0)
-        assert np.sum((sch.B @ X - T) ** 2) < 1e-16
-        assert lstsq_error(sch.B, T, mask) < 1e-16
+        # B X − T = (B − P H) X + P (H_F X_F − [I_m; 0]) since P[:, :m] = T; the solve with H_F is
+        # backward stable, residual <= c f u ‖H_F‖ ‖X_F‖ (Higham Thm 9.4; tolerances.solve_tol at κ = 1),
+        # and forming B X − T adds γ_{n+1} (|B||X| + |T|) (Lemma 3.3)
+        used = np.flatnonzero(mask)[:f]
+        nx = float(np.linalg.norm(X))
+        bound = (defect * nx + np.linalg.norm(sch.extras["P"], 2) * solve_tol(1.0, f, np.linalg.norm(H[:, used], 2) * nx)
+                 + np.linalg.norm(dot_tol(n + 1, np.abs(sch.B) @ np.abs(X) + T)))
+        assert np.sum((sch.B @ X - T) ** 2) <= bound ** 2 * (1 + dot_tol(T.size, 1.0))
+        # least squares on B_F: the minimum is at most ‖(B − P H)_F X*‖, X* = H_F⁻¹ [I_m; 0] exactly,
+        # ‖X*‖ <= ‖X‖ + c f u κ(H_F) ‖X‖ (Thm 7.2, tolerances.solve_tol)
+        true = defect * (nx + solve_tol(cond(H[:, used]), f, nx))
+        assert lstsq_error(sch.B, T, mask) <= lstsq_sq_tol(sch.B, T, mask, true)
 
 
 def test_exact_family_needs_replication():
@@ -213,8 +295,10 @@ def test_fractional_repetition_exact(n, s):
     for S in itertools.combinations(range(n), s):
         mask = np.ones(n, dtype=bool)
         mask[list(S)] = False
-        assert lstsq_error(sch.B, T, mask) < 1e-20
-    assert np.allclose(sch.B @ sch.decoder, T)
+        # B = A is an exact 0/1 code: the minimal residual is exactly 0; only the solve rounds
+        assert lstsq_error(sch.B, T, mask) <= lstsq_sq_tol(sch.B, T, mask)
+    # 0/1 matrix times a 0/1 decoder: integer arithmetic, exact in float64
+    assert np.array_equal(sch.B @ sch.decoder, T)
     assert sch.params["s"] == s
 
 
@@ -226,8 +310,13 @@ def test_cyclic_mds_exact(n, s):
     for S in itertools.combinations(range(n), s):
         mask = np.ones(n, dtype=bool)
         mask[list(S)] = False
-        assert lstsq_error(sch.B, T, mask) < 1e-18
-    # and it is not exact for s + 1 stragglers in general
+        # exact up to rounding: B_F is within a backward error of the solve's own size of a code
+        # with T in its range (the construction solves s x s systems per column), so the minimal
+        # residual is at most δ of lstsq_sq_tol and the computed one at most 2 δ
+        delta = np.sqrt(lstsq_sq_tol(sch.B, T, mask))
+        assert lstsq_error(sch.B, T, mask) <= lstsq_sq_tol(sch.B, T, mask, delta)
+    # and it is not exact for s + 1 stragglers in general.  Not a rounding tolerance: "clearly
+    # non-zero", 1e-6 is many orders above the rounding bounds above (about 1e-19 here)
     worst = max(lstsq_error(sch.B, T, np.isin(np.arange(n), S, invert=True))
                 for S in itertools.combinations(range(n), s + 1))
     assert worst > 1e-6

@@ -14,6 +14,8 @@ from gcsim.coding.stragglers import (AllPatternsModel, BernoulliModel, FixedMode
                                      WorstCaseModel, combinations_masks, straggler_model, straggler_sets)
 from gcsim.errors import InvalidArgumentError
 
+from tolerances import dot_tol
+
 
 @settings(max_examples=20, deadline=None)
 @given(n=st.integers(1, 12), data=st.data())
@@ -38,6 +40,7 @@ def test_fixed_exactly_s_and_uniform():
     codes = (~masks).astype(int) @ (1 << np.arange(5))
     _, counts = np.unique(codes, return_counts=True)
     assert counts.size == 10
+    # a significance level, not a rounding tolerance: a correct sampler fails 1 run in 10^4
     assert stats.chisquare(counts).pvalue > 1e-4
 
 
@@ -57,18 +60,38 @@ def test_bernoulli_frequencies_heterogeneous():
     model = straggler_model("bernoulli", 4, p=p)
     masks = model.sample(40000, seed=0)
     freq = 1 - masks.mean(axis=0)
+    # sampling error, not rounding: sd <= sqrt(0.25 / 40000) = 0.0025, so 0.012 is 4.8 sd
     assert np.all(np.abs(freq - p) < 0.012)
     assert not model.homogeneous and "heterogeneous" in model.describe()
 
 
+def log_weight_rtol(p, mask):
+    """Relative rounding of ``exp(Σ_j log q_j)``, ``q_j = 1 − p_j`` (arrives) or ``p_j`` (straggles).
+
+    Each logarithm is within a few ulps, the sum of ``n`` of them within ``γ_n Σ|log q_j|`` (Higham
+    Thm 3.1), and ``exp`` turns an absolute error ``δ`` of its argument into a relative one
+    ``e^δ − 1 ≈ δ``, plus its own ulp: ``SAFETY γ_{n+2} (1 + Σ_j |log q_j|)``.
+    """
+    p = np.asarray(p, dtype=float)
+    q = np.where(mask, 1 - p, p)
+    return dot_tol(p.size + 2, 1.0 + float(np.sum(np.abs(np.log(q)))))
+
+
 def test_bernoulli_weights_sum_to_one():
-    model = BernoulliModel(5, [0.1, 0.2, 0.3, 0.4, 0.0])
+    p = [0.1, 0.2, 0.3, 0.4, 0.0]
+    model = BernoulliModel(5, p)
     masks = np.array(list(itertools.product([False, True], repeat=5)))
     w = model.weights(masks)
-    assert np.isclose(w.sum(), 1.0)
-    # independent formula for one mask
+    # worker 4 has p = 0: a mask where it straggles has log 0 = −inf, weight exactly 0
+    possible = masks[:, 4]
+    assert np.all(w[~possible] == 0)
+    # the sum of 32 non-negative weights: each within its log_weight_rtol, then γ_31 of the sum
+    wtol = sum(wi * log_weight_rtol(p, mk) for wi, mk in zip(w[possible], masks[possible]))
+    assert abs(w.sum() - 1.0) <= wtol + dot_tol(masks.shape[0] - 1, float(w.sum()))
+    # independent formula for one mask: 4 multiplications (γ_4, Higham Thm 3.1)
     mk = np.array([True, False, True, False, True])
-    assert np.isclose(model.weights(mk[None])[0], 0.9 * 0.2 * 0.7 * 0.4 * 1.0)
+    direct = 0.9 * 0.2 * 0.7 * 0.4 * 1.0
+    assert abs(model.weights(mk[None])[0] - direct) <= direct * (log_weight_rtol(p, mk) + dot_tol(4, 1.0))
 
 
 @pytest.mark.parametrize("p", [1.0, -0.1, 1.5, float("nan"), [0.1, 1.0, 0.2], [0.1, 0.2]])
@@ -100,6 +123,7 @@ def test_markov_stationary_and_transitions():
     model = straggler_model("markov", 50, p_enter=0.1, p_leave=0.4)
     masks = model.sample(4000, seed=2)
     strag = ~masks
+    # sampling thresholds (50 x 4000 draws, correlated in time), not rounding tolerances
     assert abs(strag.mean() - 0.2) < 0.01
     prev, nxt = strag[:-1], strag[1:]
     enter = (nxt & ~prev).sum() / (~prev).sum()
