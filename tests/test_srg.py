@@ -29,6 +29,8 @@ from gcsim.errors import (
     VerificationError,
 )
 
+from tolerances import SAFETY, dot_tol, unit_roundoff
+
 FIX = Path(__file__).resolve().parent / "fixtures" / "sage_srg.json"
 def _is_prime_power(q):
     return any(q == p ** a for p in range(2, q + 1) if all(p % d for d in range(2, p)) for a in range(1, 8))
@@ -65,11 +67,30 @@ def check_graph(g, params):
     assert g.kind == "srg"
 
 
+def eig_tol(adj):
+    """Absolute accuracy of ``numpy.linalg.eigvalsh`` on a symmetric integer matrix.
+
+    The symmetric eigensolver is backward stable, the computed eigenvalues are exact for
+    ``A + ΔA`` with ``‖ΔA‖_2 <= c n u ‖A‖_2`` (LAPACK Users' Guide §4.7; Higham Ch. 1), and by Weyl's
+    inequality each moves by at most ``‖ΔA‖_2``.  ``‖A‖_2 <= ‖A‖_∞`` for symmetric ``A`` (an exact
+    integer row sum: the degree ``k`` of a regular graph).
+    """
+    A = np.asarray(adj)
+    return SAFETY * A.shape[0] * unit_roundoff() * float(np.abs(A).sum(axis=1).max())
+
+
 def numeric_spectrum(adj):
+    """Distinct numerical eigenvalues (descending) with multiplicities.
+
+    Two computed eigenvalues of the same exact value are within ``2 eig_tol``; distinct exact
+    eigenvalues of a strongly regular graph are at least ``r − s = √Δ >= 1`` apart, far above it, so
+    the grouping is unambiguous (and a wrong multiplicity makes the callers fail).
+    """
     ev = np.linalg.eigvalsh(np.asarray(adj, dtype=float))
+    tol = 2 * eig_tol(adj)
     vals, counts = [], []
     for x in sorted(ev, reverse=True):
-        if vals and abs(x - vals[-1]) < 1e-6:
+        if vals and abs(x - vals[-1]) <= tol:
             counts[-1] += 1
         else:
             vals.append(x)
@@ -373,8 +394,10 @@ def test_eigenvalues_exact_vs_numpy(fn):
     assert [m for _, m in exact] == [1, exact[1][1], exact[2][1]]
     num = numeric_spectrum(g.adjacency)
     assert len(num) == 3
+    # eig_tol (first member of each group) plus the rounding of the exact value to float64
     for (val, mult), (x, c) in zip(exact, num):
-        assert abs(float(sympy.N(val)) - x) < 1e-8 and mult == c
+        ref = float(sympy.N(val, 30))
+        assert abs(ref - x) <= eig_tol(g.adjacency) + dot_tol(1, abs(ref)) and mult == c
 
 
 def test_eigenvalues_irrational_exact():
@@ -527,18 +550,47 @@ def test_krein_parameter_numerically(fn):
     and is positive semidefinite."""
     g = fn()
     v, k, lam, mu = g.params
-    (_, _), (r, f), (s, gm) = g.eigenvalues()
-    r, s = float(r), float(s)
+    (_, _), (r_exact, f), (s_exact, gm) = g.eigenvalues()
+    r, s = float(r_exact), float(s_exact)
     A = g.adjacency.astype(float)
     Er = (A - s * np.eye(v) - (k - s) / v * np.ones((v, v))) / (r - s)
-    assert np.allclose(Er @ Er, Er) and abs(np.trace(Er) - f) < 1e-8
+    # Rounding of Er, entrywise (Higham Lemma 3.3): the float r and s, (k − s)/v, two subtractions and
+    # the division, about 6 roundings on terms of size W (the last factor: the relative error of the
+    # float r − s); |Er| <= W, and the computed Er is within D of the exact one
+    W = (np.abs(A) + abs(s) * np.eye(v) + (k + abs(s)) / v) / (r - s) * (1 + (abs(r) + abs(s)) / (r - s))
+    D = dot_tol(6, W)
+    WD = W + D
+    # E_r² = E_r exactly, so Ê² − Ê = E_r Δ + Δ E_r + Δ² − Δ, plus γ_{v+1} for the product and difference
+    idem_tol = W @ D + D @ W + D @ D + D + dot_tol(v + 1, WD @ WD + WD)
+    assert np.all(np.abs(Er @ Er - Er) <= idem_tol)
+    # tr E_r = f: the diagonal errors plus a sum of v terms (Thm 3.1)
+    assert abs(np.trace(Er) - f) <= np.trace(D) + dot_tol(v, float(np.trace(WD)))
     H = Er * Er
+    # Hadamard square: |Ê∘Ê − E∘E| <= 2 W∘D + D∘D, plus one rounding per entry
+    dH = 2 * W * D + D * D + dot_tol(1, WD * WD)
     # eigenvector for r: any column of Er (nonzero)
-    x = Er[:, np.argmax(np.abs(Er).sum(axis=0))]
-    theta = (x @ H @ x) / (x @ x)
-    c1 = (k + r) * (s + 1) ** 2 - (r + 1) * (k + r + 2 * r * s)
-    assert abs(theta - c1 / ((r - s) ** 2 * (k - r))) < 1e-9
-    assert np.linalg.eigvalsh(H).min() > -1e-9
+    j = int(np.argmax(np.abs(Er).sum(axis=0)))
+    x = Er[:, j]
+    xx = float(x @ x)
+    theta = (x @ H @ x) / xx
+    # exact prediction (Krein formula, sympy), rounded once to float64
+    c1 = (k + r_exact) * (s_exact + 1) ** 2 - (r_exact + 1) * (k + r_exact + 2 * r_exact * s_exact)
+    predicted = float(sympy.N(c1 / ((r_exact - s_exact) ** 2 * (k - r_exact)), 30))
+    # Rayleigh quotient of Ĥ = H₀ + δH at x = x₀ + δx, x₀ an exact eigenvector of H₀ = E_r∘E_r:
+    # xᵀδHx/xᵀx (first order) + δxᵀ(H₀ − θ₀ I)δx/xᵀx (second order, |.| <= 2‖H₀‖ ‖δx‖²/xᵀx), then the
+    # two dot products of length v (γ_{2v}), xᵀx and the division (γ_{v+1})
+    ax = np.abs(x)
+    h_norm = float(np.linalg.norm(H) + np.linalg.norm(dH))   # >= ‖H₀‖_2
+    theta_tol = ((ax @ dH @ ax + dot_tol(2 * v, ax @ np.abs(H) @ ax)) / xx
+                 + 2 * h_norm * float(np.sum(D[:, j] ** 2)) / xx
+                 + dot_tol(v + 1, abs(theta)) + dot_tol(1, abs(predicted)))
+    assert abs(theta - predicted) <= theta_tol
+    # H₀ is positive semidefinite (Schur product theorem): λ_min(Ĥ) >= −‖δH‖_2 (Weyl), and eigvalsh is
+    # backward stable, c v u ‖Ĥ‖_2 (LAPACK §4.7)
+    psd_tol = float(np.linalg.norm(dH)) + SAFETY * v * unit_roundoff() * float(np.linalg.norm(H))
+    assert np.linalg.eigvalsh(H).min() >= -psd_tol
+    # the bounds are rounding-sized, far below the quantities tested (not vacuous)
+    assert idem_tol.max() < 1e-6 * np.abs(Er).max() and theta_tol < 1e-6 * max(abs(predicted), 1 / v)
 
 
 def test_buildable_beyond_64_sample():

@@ -26,6 +26,8 @@ from gcsim.combinatorics.srg_feasibility import (
 )
 from gcsim.errors import ImpossibleParametersError, InvalidArgumentError
 
+from tolerances import SAFETY, gamma, unit_roundoff
+
 FIX = Path(__file__).resolve().parent / "fixtures" / "sage_srg.json"
 
 
@@ -47,6 +49,26 @@ def _float_multiplicities(v, k, lam, mu):
     g = (k + (v - 1) * r) / (r - s)
     f = v - 1 - g
     return r, s, f, g
+
+
+def _float_multiplicities_tol(v, k, lam, mu, r, s, g):
+    """Bound on the rounding of f and g in :func:`_float_multiplicities` (running error analysis,
+    Higham Thm 3.1 / Lemma 3.3, each operation correctly rounded).
+
+    ``Δ = (λ−μ)² + 4(k−μ)`` is an exact integer and ``√`` is correctly rounded, so ``r`` and ``s`` are
+    within ``e_r = γ_2 (|λ−μ| + d)`` (``d = r − s = √Δ``); the numerator ``k + (v−1) r`` within
+    ``(v−1) e_r + γ_2 (k + (v−1)|r|)``, the denominator within ``e_d = 2 e_r + u (|r| + |s|)``; a
+    quotient ``a/b`` with errors ``e_a, e_b`` is within ``(e_a + |a/b| e_b)/(|b| − e_b) + u |a/b|``,
+    and ``f = v − 1 − g`` adds ``u (v − 1 + |g|)``.
+    """
+    u = unit_roundoff()
+    d = r - s
+    e_r = gamma(2) * (abs(lam - mu) + d)
+    e_num = (v - 1) * e_r + gamma(2) * (k + (v - 1) * abs(r))
+    e_den = 2 * e_r + u * (abs(r) + abs(s))
+    e_g = (e_num + abs(g) * e_den) / (d - e_den) + u * abs(g)
+    e_f = e_g + u * (v - 1 + abs(g))
+    return SAFETY * e_f, SAFETY * e_g
 
 
 # ------------------------------------------------------------------------------------------------
@@ -111,8 +133,17 @@ def test_integrality_against_floats():
     for p in _edge_count_tuples(80):
         v, k, lam, mu = p
         r, s, f, g = _float_multiplicities(*p)
+        tf, tg = _float_multiplicities_tol(v, k, lam, mu, r, s, g)
+        # the float verdict must be unambiguous: each of f, g is within its rounding bound of an
+        # integer or more than twice it away (for v <= 80 the non-integral multiplicities are at
+        # least 8e-4 from the integers, the bounds at most 2e-12), so the bound is neither vacuous
+        # nor on a knife edge
+        for x, t in ((f, tf), (g, tg)):
+            dist = abs(x - round(x))
+            assert dist <= t or dist > 2 * t, (p, x, t)
         conference = 2 * k + (v - 1) * (lam - mu) == 0
-        integral = (abs(f - round(f)) < 1e-9 and abs(g - round(g)) < 1e-9 and f > -1e-9 and g > -1e-9)
+        # an integer multiplicity is >= 0 or <= -1, never in between
+        integral = abs(f - round(f)) <= tf and abs(g - round(g)) <= tg and f >= -tf and g >= -tg
         expected = integral or (conference and (v - 1) % 2 == 0)
         rep = srg_feasibility(*p)
         assert rep.as_dict()["integrality of multiplicities"] is expected, p
