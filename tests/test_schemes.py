@@ -253,7 +253,8 @@ def test_exact_family_decodes_every_pattern(kind, m, s):
         # and forming B X − T adds γ_{n+1} (|B||X| + |T|) (Lemma 3.3)
         used = np.flatnonzero(mask)[:f]
         nx = float(np.linalg.norm(X))
-        bound = (defect * nx + np.linalg.norm(sch.extras["P"], 2) * solve_tol(1.0, f, np.linalg.norm(H[:, used], 2) * nx)
+        solve_residual = solve_tol(1.0, f, np.linalg.norm(H[:, used], 2) * nx)
+        bound = (defect * nx + np.linalg.norm(sch.extras["P"], 2) * solve_residual
                  + np.linalg.norm(dot_tol(n + 1, np.abs(sch.B) @ np.abs(X) + T)))
         assert np.sum((sch.B @ X - T) ** 2) <= bound ** 2 * (1 + dot_tol(T.size, 1.0))
         # least squares on B_F: the minimum is at most ‖(B − P H)_F X*‖, X* = H_F⁻¹ [I_m; 0] exactly,
