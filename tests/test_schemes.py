@@ -226,10 +226,11 @@ def test_ns_worker_reports_residual():
         late = max(k, l)
         tol = lstsq_tol(rho, late * N, n, float(norms[late] * np.sqrt(np.sum(np.square(blocks[:late])))))
         np.testing.assert_allclose(Af @ (V[k] * V[l]), 0, rtol=0, atol=tol)
-        cross_bound += N * tol ** 2
+        cross_bound += tol ** 2
         # not vacuous: a random pair of vectors of these norms would leave O(1) entries
         assert tol < 1e-6 * blocks[l] * norms[k]
-    # crosstalk = Σ_{k≠l} ‖A (v_k ∘ v_l)‖²; its own sum of squares adds a relative γ (Thm 3.1)
+    # crosstalk = Σ_{k≠l} ‖A (v_k ∘ v_l)‖² (tol bounds the norm, and its c k N n factor covers the γ_n
+    # of forming B X0); its own sum of squares adds a relative γ (Thm 3.1)
     assert sch.params["crosstalk"] <= cross_bound * (1 + dot_tol(R.size, 1.0))
 
 
