@@ -464,3 +464,22 @@ def test_rule_value_types():
     assert ArrivalRule("first", 2.0).value == 2 and isinstance(ArrivalRule("first", 2.0).value, int)
     assert arrival_rule("deadline", deadline=3).params == {"rule": "deadline", "deadline": 3.0}
     assert TraceDelays(1, [[0.0]]).params == {"n": 1, "iterations": 1}
+
+
+def test_straggler_model_factory_builds_delay_models():
+    # the factory is the documented way to get a straggler model: kind "delay" wraps a delay
+    # model and an arrival rule (same masks as the class itself, same seed)
+    from gcsim.coding.delays import DelayStragglerModel, arrival_rule, delay_model
+    from gcsim.coding.stragglers import straggler_model
+
+    dm, rule = delay_model("pareto", 6, scale=1.0, shape=2.0), arrival_rule("first", s=2)
+    model = straggler_model("delay", delays=dm, rule=rule)
+    assert isinstance(model, DelayStragglerModel) and model.n == 6
+    assert np.array_equal(model.sample(50, seed=3), DelayStragglerModel(dm, rule).sample(50, seed=3))
+    assert straggler_model("delay", 6, delays=dm, rule=rule).n == 6
+    with pytest.raises(InvalidArgumentError, match="^n:"):
+        straggler_model("delay", 5, delays=dm, rule=rule)
+    with pytest.raises(InvalidArgumentError, match="^delays:"):
+        straggler_model("delay", 6, rule=rule)
+    with pytest.raises(InvalidArgumentError, match="^params:"):
+        straggler_model("delay", delays=dm, rule=rule, p=0.1)
