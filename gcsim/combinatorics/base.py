@@ -74,6 +74,33 @@ class CombinatorialObject:
         """l_j = number of parts held by worker j."""
         return self._assignment.sum(axis=0)
 
+    def to_networkx(self) -> Any:
+        """The incidence (assignment) graph as a :class:`networkx.Graph`.
+
+        Bipartite: node ``("part", i)`` (attribute ``bipartite=0``) for every data part,
+        ``("worker", j)`` (``bipartite=1``) for every worker, and an edge per 1 of the
+        assignment (part ``i`` held by worker ``j``).  For a BIBD these are the points and
+        blocks (its Levi graph).  ``G.graph`` carries ``kind``, ``params`` and ``construction``.
+
+        Examples
+        --------
+        >>> from gcsim.combinatorics.bibd import bibd
+        >>> G = bibd(7, 3, 1).to_networkx()
+        >>> G.number_of_nodes(), G.number_of_edges()
+        (14, 21)
+        >>> sorted(d for _, d in G.degree(("part", i) for i in range(7)))
+        [3, 3, 3, 3, 3, 3, 3]
+        """
+        import networkx as nx
+
+        A = self._assignment
+        G = nx.Graph(kind=self.kind, params=self.params, construction=self.construction)
+        G.add_nodes_from((("part", i) for i in range(A.shape[0])), bipartite=0)
+        G.add_nodes_from((("worker", j) for j in range(A.shape[1])), bipartite=1)
+        rows, cols = np.nonzero(A)
+        G.add_edges_from(zip((("part", int(i)) for i in rows), (("worker", int(j)) for j in cols)))
+        return G
+
     def verify(self) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import combinations
 from math import isqrt
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -189,6 +189,29 @@ class StronglyRegularGraph(CombinatorialObject):
         """Number of vertices."""
         return self._params[0]
 
+    def to_networkx(self, *, incidence: bool = False) -> Any:
+        """The graph itself as a :class:`networkx.Graph` on vertices ``0..v-1``.
+
+        ``incidence=True`` gives the bipartite assignment graph instead (parts x workers,
+        see :meth:`CombinatorialObject.to_networkx`).  ``G.graph`` carries ``kind``,
+        ``params`` and ``construction``.
+
+        Examples
+        --------
+        >>> from gcsim.combinatorics.srg import srg
+        >>> G = srg(10, 3, 0, 1).to_networkx()          # the Petersen graph
+        >>> import networkx as nx
+        >>> nx.is_isomorphic(G, nx.petersen_graph())
+        True
+        """
+        if check_bool("incidence", incidence):
+            return super().to_networkx()
+        import networkx as nx
+
+        G = nx.from_numpy_array(self._adjacency)
+        G.graph.update(kind=self.kind, params=self.params, construction=self.construction)
+        return G
+
     def verify(self) -> bool:
         """Check the SRG identity exactly; raise :class:`VerificationError` otherwise.
 
@@ -238,12 +261,6 @@ class StronglyRegularGraph(CombinatorialObject):
         """Same graph with the other assignment convention."""
         return StronglyRegularGraph(self._adjacency, self._params, self.construction, closed=closed,
                                     metadata=dict(self.metadata))
-
-    def to_networkx(self):
-        """The graph as an undirected ``networkx.Graph`` on vertices ``0..v-1``."""
-        import networkx as nx
-
-        return nx.from_numpy_array(np.asarray(self._adjacency), create_using=nx.Graph)
 
     def __repr__(self) -> str:
         return (f"StronglyRegularGraph(params={self.params}, construction={self.construction!r}, "
