@@ -228,3 +228,12 @@ def test_design_exported_by_an_exact_machine_loads(tmp_path, eps):
         p.write_text(json.dumps(man))
         with pytest.raises(CatalogueError, match="frobenius"):
             load_design(p)
+
+
+def test_export_design_needs_a_folder(tmp_path, monkeypatch):
+    # there is no default folder: a bare export_design(d) used to write designs/cerar/ into the
+    # current folder (the repository, when run from the clone)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TypeError):
+        export_design(random_design())  # type: ignore[call-arg]
+    assert not any(tmp_path.iterdir())

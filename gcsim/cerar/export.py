@@ -66,7 +66,7 @@ def _versions() -> dict[str, Any]:
     return out
 
 
-def export_design(design: CerarDesign, directory: str | Path = "designs/cerar", name: str | None = None, *,
+def export_design(design: CerarDesign, directory: str | Path, name: str | None = None, *,
                   overwrite: bool = False) -> Path:
     """Write a CERAR design and its certificate as a catalogue bundle ``directory/name.{npz,json}``.
 
@@ -74,7 +74,8 @@ def export_design(design: CerarDesign, directory: str | Path = "designs/cerar", 
     ----------
     design : CerarDesign
     directory : path
-        Catalogue folder (default ``designs/cerar``).
+        The folder to write into (created if missing); there is no default, so nothing
+        is written into the current folder or a repository by accident.
     name : str, optional
         Plain file stem inside ``directory`` (no folders, no leading ``.``; see
         :func:`gcsim.io.catalogue.check_bundle_name`); default
