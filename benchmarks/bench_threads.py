@@ -11,6 +11,10 @@ Usage::
 
     .venv/bin/python benchmarks/bench_threads.py           # a minute or two
     .venv/bin/python benchmarks/bench_threads.py --quick
+    .venv/bin/python benchmarks/bench_threads.py --busy 1  # with one other process spinning on a core
+
+``--busy K`` starts K busy-looping processes for the duration, as on a laptop or a shared
+node where another job holds a core (or under ``pytest -n 2`` on two cores).
 
 Writes ``benchmarks/results/threads.json``.
 """
@@ -43,7 +47,20 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--busy", type=int, default=0, help="busy-looping processes running meanwhile")
     args = ap.parse_args(argv)
+    import subprocess
+    import sys
+
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    try:
+        return _run(args)
+    finally:
+        for p in spinners:
+            p.kill()
+
+
+def _run(args) -> int:
     rng = np.random.default_rng(0)
     shapes = [(10, 20000), (30, 4000), (70, 1000)] if not args.quick else [(10, 4000), (70, 200)]
     rows = []
@@ -78,8 +95,8 @@ def main(argv=None) -> int:
     info = [{k: i.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
             for i in threadpool_info() if i.get("user_api") == "blas"]
     out = {"rows": rows, "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "blas": info},
-           "quick": args.quick}
-    dest = ROOT / "benchmarks" / "results" / "threads.json"
+           "quick": args.quick, "busy": args.busy}
+    dest = ROOT / "benchmarks" / "results" / (f"threads_busy{args.busy}.json" if args.busy else "threads.json")
     fd, tmp = tempfile.mkstemp(dir=dest.parent, suffix=".tmp")
     with os.fdopen(fd, "w") as fh:
         json.dump(out, fh, indent=1)

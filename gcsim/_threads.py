@@ -3,10 +3,13 @@
 OpenBLAS parallelises *inside* one LAPACK call.  gcsim's evaluators call LAPACK on
 stacks of thousands of small matrices (``eigh``, ``svd``, ``cholesky`` of 10x10 to
 200x200 Gram matrices), where every call is too small to split and the thread
-hand-off dominates: measured on 2 cores (``benchmarks/bench_threads.py``), a stack of
-1000 70x70 ``eigh`` is 9x slower and a stack of 1000 140x70 ``svd`` 20x slower with
-two BLAS threads than with one.  Large single GEMMs, on the other hand, gain from
-every core.
+hand-off dominates.  Measured on this project's 2-core machine
+(``benchmarks/bench_threads.py``, 2026-12-01): idle, one and two threads are within
+0.76-1.37x of each other on these stacks; with one other process busy on a core
+(``--busy 1``: a shared node, a laptop, ``pytest -n 2``), two BLAS threads make a stack of
+1000 70x70 ``eigh`` 3.1x slower and of 1000 140x70 ``svd`` 3.9x slower, because each call
+waits for the thread on the busy core.  Large single GEMMs, on the other hand, gain from
+every core (2000x2000: 0.54x the one-thread time, idle).
 
 So the batched kernels run inside :func:`batched_blas`, which limits BLAS to
 :func:`batched_threads` threads (default 1) for their duration and restores the
