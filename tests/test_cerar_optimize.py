@@ -33,7 +33,6 @@ from gcsim.cerar.optimize import (
     _procrustes_encoders,
     _unit_kappa_decoders,
     clip_condition,
-    condition_numbers,
     optimized_design,
 )
 from gcsim.errors import InvalidArgumentError, SolverError

@@ -564,7 +564,6 @@ class DecoderTable:
             keys = {np.packbits(mk).tobytes() for mk in P}
             if len(keys) != count:
                 raise bad("explicit patterns contain duplicates")
-            masks_of = lambda a, b: P[a:b]  # noqa: E731
             s_max = None
         else:
             s_max = metadata.get("s_max")

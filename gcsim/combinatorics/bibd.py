@@ -39,6 +39,7 @@ from ..errors import (
     ImpossibleParametersError,
     InvalidArgumentError,
     NotConstructibleError,
+    SizeLimitError,
 )
 from .base import CombinatorialObject, require
 from .difference_families import (
@@ -1157,10 +1158,11 @@ def bibd(v: int, k: int, lam: int = 1, *, existence: bool = False):
     if peak > 0:
         from .. import limits
         if peak > limits.MAX_DENSE_ENTRIES:
-            raise InvalidArgumentError(
+            raise SizeLimitError(
                 "(v, k, lam)", f"gcsim builds a 2-({v},{k},{lam}) design from a larger design with {peak:,} "
                 f"incidence entries, over gcsim's limit of {limits.MAX_DENSE_ENTRIES:,} entries "
-                "(gcsim.limits.MAX_DENSE_ENTRIES)")
+                "(gcsim.limits.MAX_DENSE_ENTRIES)",
+                requested=peak, limit=limits.MAX_DENSE_ENTRIES, limit_name="MAX_DENSE_ENTRIES")
     D = _build_verified(plan)
     out = copy.copy(D)               # shares the read-only matrix and the block tuple
     out.metadata = dict(D.metadata)  # but not the mutable metadata

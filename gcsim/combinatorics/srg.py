@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from math import isqrt
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -468,8 +468,14 @@ def _catalogue_v(v: int, params: tuple[int, int, int, int] | None = None) -> dic
 
     With ``params`` the result is exact for looking up ``params`` (see :func:`_family_entries_v`).
     """
+    # params: the lookup target (see _family_entries_v)
+    return _with_complements(_family_entries_v(v, params))
+
+
+def _with_complements(entries: Iterable[_Entry]) -> dict[tuple[int, int, int, int], _Entry]:
+    """First entry per parameter tuple, then the complement of each where not already present."""
     cat: dict[tuple[int, int, int, int], _Entry] = {}
-    for e in _family_entries_v(v, params):  # params: the lookup target (see _family_entries_v)
+    for e in entries:
         cat.setdefault(e.params, e)
     for e in list(cat.values()):
         cp = complement_parameters(*e.params)
@@ -488,14 +494,7 @@ def _catalogue(max_v: int) -> dict[tuple[int, int, int, int], _Entry]:
 
 @lru_cache(maxsize=8)
 def _catalogue_upto(max_v: int) -> dict[tuple[int, int, int, int], _Entry]:
-    cat: dict[tuple[int, int, int, int], _Entry] = {}
-    for e in _family_entries(max_v):
-        cat.setdefault(e.params, e)
-    for e in list(cat.values()):
-        cp = complement_parameters(*e.params)
-        if cp[1] >= 1 and cp not in cat:
-            cat[cp] = _Entry(cp, f"complement of {e.name}", lambda b=e.build: b().complement())
-    return cat
+    return _with_complements(_family_entries(max_v))
 
 
 def buildable_srgs(max_v: int) -> list[tuple[int, int, int, int]]:

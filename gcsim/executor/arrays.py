@@ -488,7 +488,8 @@ def batched_optimal_error(scheme: Any, nonstragglers: Any, *, xp: Any = None, rt
     mN = m * N
     # exact power-of-two column equilibration (as gcsim.coding.evaluate): span(B_F), hence the
     # error, is unchanged, and columns scaled by 1e-9 no longer wreck the Gram matrix
-    B_host = np.ldexp(np.asarray(B_host, dtype=np.float64), _pow2_exponents(np.asarray(B_host, dtype=np.float64))[None, :])
+    B_host = np.asarray(B_host, dtype=np.float64)
+    B_host = np.ldexp(B_host, _pow2_exponents(B_host)[None, :])
     B = _asarray(ns, B_host)
     Gamma = B.T @ B
     H = ns.permute_dims(ns.sum(ns.reshape(B, (m, N, n)), axis=1), (1, 0))   # (n, m) = Bᵀ T

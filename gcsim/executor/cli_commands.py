@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._validation import check_dense_size
 from ..errors import InvalidArgumentError
 
 __all__ = ["register"]
@@ -87,8 +88,6 @@ def _run_cerar(args: argparse.Namespace) -> int:
     des = _cerar_design(args)
     N, d = args.workers, args.d
     item = np.dtype(args.dtype).itemsize
-    from .._validation import check_dense_size
-
     # the NumPy engine holds all N gradients in one process; each gloo rank holds its own
     check_dense_size("--d", N if args.engine == "numpy" else 1, d, f"the gradients (--workers x --d, {args.engine})")
     if args.engine == "numpy":

@@ -70,7 +70,7 @@ import numpy as np
 
 from ..errors import CatalogueError, InvalidArgumentError
 from .manifest import (FileRefusedError, atomic_write_bytes, atomic_write_text, check_folder, dumps, provenance,
-                       read_json_object, read_regular_file, sha256_bytes)
+                       parse_json_object, read_json_object, read_regular_file, sha256_bytes)
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -357,8 +357,6 @@ def _check_max_bytes(max_bytes: Any) -> int:
 
 
 def _read_manifest(json_path: Path) -> tuple[bytes, dict[str, Any]]:
-    import json
-
     try:
         raw = read_regular_file(json_path, MAX_MANIFEST_BYTES)
     except FileNotFoundError:
@@ -366,16 +364,9 @@ def _read_manifest(json_path: Path) -> tuple[bytes, dict[str, Any]]:
     except FileRefusedError as exc:
         raise CatalogueError(f"manifest {exc.path} {exc.reason}") from None
     try:
-        value = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CatalogueError(f"manifest {json_path} is not UTF-8 text: {exc}") from None
-    except RecursionError:
-        raise CatalogueError(f"manifest {json_path} nests JSON too deeply") from None
+        value = parse_json_object(raw, str(json_path), expected=f"not a {BUNDLE_FORMAT} manifest")
     except ValueError as exc:
-        raise CatalogueError(f"manifest {json_path} is not valid JSON (truncated or edited?): {exc}") from None
-    if not isinstance(value, dict):
-        raise CatalogueError(f"manifest {json_path} holds a JSON {type(value).__name__}, not an object "
-                             f"(not a {BUNDLE_FORMAT} manifest)")
+        raise CatalogueError(f"manifest {exc}") from None
     return raw, value
 
 

@@ -201,17 +201,30 @@ def read_json_object(path: str | os.PathLike, max_bytes: int = 16 << 20) -> dict
     ValueError
         Not UTF-8, not JSON (truncated, edited), nested too deeply, or not a JSON object.
     """
-    raw = read_regular_file(path, max_bytes)
+    return parse_json_object(read_regular_file(path, max_bytes), os.fspath(path))
+
+
+def parse_json_object(raw: bytes, name: str, *, expected: str = "") -> dict[str, Any]:
+    """Parse the bytes ``raw`` of the JSON file ``name``; they must hold an object.
+
+    ``expected`` is appended to the not-an-object message (e.g. ``"not a gcsim-bundle manifest"``).
+
+    Raises
+    ------
+    ValueError
+        Not UTF-8, not JSON (truncated, edited), nested too deeply, or not a JSON object.
+    """
     try:
         value = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{os.fspath(path)} is not UTF-8 text: {exc}") from None
+        raise ValueError(f"{name} is not UTF-8 text: {exc}") from None
     except RecursionError:
-        raise ValueError(f"{os.fspath(path)} nests JSON too deeply") from None
+        raise ValueError(f"{name} nests JSON too deeply") from None
     except ValueError as exc:  # JSONDecodeError, and integers beyond Python's digit limit
-        raise ValueError(f"{os.fspath(path)} is not valid JSON (truncated or edited?): {exc}") from None
+        raise ValueError(f"{name} is not valid JSON (truncated or edited?): {exc}") from None
     if not isinstance(value, dict):
-        raise ValueError(f"{os.fspath(path)} holds a JSON {type(value).__name__}, not an object")
+        raise ValueError(f"{name} holds a JSON {type(value).__name__}, not an object"
+                         + (f" ({expected})" if expected else ""))
     return value
 
 
