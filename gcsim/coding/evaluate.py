@@ -124,6 +124,13 @@ def _pow2_exponents(B: np.ndarray) -> np.ndarray:
     return np.where(amax > 0, k - e2, 0).astype(np.int64)
 
 
+def _nonzero_kappa(sv: np.ndarray, p: int) -> tuple[np.ndarray, float]:
+    """Singular values (descending) above ``p u σ_max`` and ``σ_max / σ_min`` over them (inf if none)."""
+    smax = float(sv[0]) if sv.size and sv[0] > 0 else 0.0
+    nz = sv[sv > p * _U * smax] if smax > 0 else sv[:0]
+    return nz, (float(smax / nz[-1]) if nz.size else float("inf"))
+
+
 class _Context:
     """Quantities precomputed once per scheme (on the column-equilibrated ``B̃``).
 
@@ -151,9 +158,8 @@ class _Context:
         smax = float(sv[0]) if sv.size and sv[0] > 0 else 0.0
         self.sigma_max = smax
         p = max(self.mN, self.n)
-        nz = sv[sv > p * _U * smax]
+        nz, self.kappa = _nonzero_kappa(sv, p)
         self.rank = r = int(nz.size)
-        self.kappa = float(smax / nz[-1]) if nz.size else float("inf")
         self.full_rank = r == self.n and self.n > 0
         # singular values of V_0[S] at or below tau count as zero (V_0 is accurate to ~ p u κ̃)
         self.tau = min(0.5, 10.0 * p * _U * self.kappa) if r else 0.5
@@ -172,9 +178,7 @@ class _Context:
     def kappa_raw(self) -> float:
         """κ(B) of the matrix as given (no column scaling), over its non-zero singular values."""
         if self._kappa_raw is None:
-            sv = np.linalg.svd(self.B, compute_uv=False)
-            nz = sv[sv > max(self.mN, self.n) * _U * sv[0]] if sv.size and sv[0] > 0 else sv[:0]
-            self._kappa_raw = float(nz[0] / nz[-1]) if nz.size else float("inf")
+            self._kappa_raw = _nonzero_kappa(np.linalg.svd(self.B, compute_uv=False), max(self.mN, self.n))[1]
         return self._kappa_raw
 
     def _target(self) -> np.ndarray:
@@ -189,11 +193,7 @@ def _context(scheme: Any) -> _Context:
     m = getattr(scheme, "m", None)
     if B is None or m is None:
         raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
-    try:
-        B = check_finite_array("scheme.B", B, ndim=2)
-    except OverflowError as exc:  # e.g. a Python int beyond the float64 range
-        raise InvalidArgumentError("scheme.B", f"has entries beyond the float64 range (|x| > 1.8e308): {exc}"
-                                   ) from None
+    B = check_finite_array("scheme.B", B, ndim=2)  # also refuses ints beyond the float64 range
     m = check_int("scheme.m", m, minimum=1)
     if B.shape[0] % m:
         raise InvalidArgumentError("scheme.B", f"number of rows {B.shape[0]} is not a multiple of m = {m}")
