@@ -120,7 +120,7 @@ def test_committed_catalogue_is_in_its_final_state(repo_root):
 def test_catalogue_force_rewrites_loadable_bundles(repo_root, tmp_path):
     """`gcsim catalogue --force` semantics on a copy: every bundle is rewritten with the pair protocol
     and loads back equal to a fresh build."""
-    from gcsim.io.catalogue_report import catalogue_table, table_ok
+    from gcsim.app.catalogue_report import catalogue_table, table_ok
 
     shutil.copytree(repo_root / "designs", tmp_path / "designs")
     rows = catalogue_table(tmp_path / "designs", force=True, names=["petersen", "coset_27_2_5"])

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from gcsim.cli import main
+from gcsim.app.cli import main
 
 
 def run(capsys, *argv):

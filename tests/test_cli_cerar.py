@@ -7,7 +7,7 @@ import pytest
 
 from gcsim.cerar.constructions import design
 from gcsim.cerar.optimize import CERT_RTOL
-from gcsim.cli import main
+from gcsim.app.cli import main
 
 from executor_tolerances import cerar_output_tol, relative_tol, sum_tol
 from tolerances import lstsq_tol

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from gcsim.cli import main
+from gcsim.app.cli import main
 
 from executor_tolerances import lsq_err_tol
 from tolerances import cond, dot_tol, lstsq_tol

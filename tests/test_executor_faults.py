@@ -308,7 +308,7 @@ _TIMING = {"seconds", "decision_seconds", "arrival_seconds"}
 
 
 def _run_cli(argv, capsys):
-    from gcsim.cli import main
+    from gcsim.app.cli import main
 
     rc = main(argv)
     cap = capsys.readouterr()

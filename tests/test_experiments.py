@@ -114,7 +114,7 @@ def test_vandermonde_condition_grows_faster_than_gaussian():
 
 
 def test_reproduce_catalogue_stage_is_resumable(tmp_path, capsys):
-    from gcsim.reproduce import run_reproduce
+    from gcsim.app.reproduce import run_reproduce
     s1 = run_reproduce(tmp_path, stages=["catalogue"], progress=False)
     assert s1["ok"] and (tmp_path / "catalogue" / "catalogue.csv").exists()
     man = json.loads((tmp_path / "manifest.json").read_text())

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import gcsim
-from gcsim.cli import main as cli_main
+from gcsim.app.cli import main as cli_main
 from gcsim.errors import CatalogueError, InvalidArgumentError
 from gcsim.io import catalogue as cat
 from gcsim.io import manifest as mf
@@ -662,7 +662,7 @@ def test_cli_load_refuses_fifo_quickly(tmp_path, capsys):
 @posix_only
 def test_folder_below_a_file_is_refused_before_writing(tmp_path):
     """``/dev/null/x`` (or any path below a regular file) is a bad folder argument, not an OSError traceback."""
-    from gcsim.reproduce import run_reproduce
+    from gcsim.app.reproduce import run_reproduce
 
     (tmp_path / "f").write_text("x")
     for folder in (tmp_path / "f" / "x", Path("/dev/null/x")):

@@ -421,8 +421,8 @@ def test_spec_and_code_validation():
 
 
 def test_reproduce_stage_registered_and_writes_outputs(tmp_path):
-    from gcsim.learning.reproduce_stage import run_training_stage
-    from gcsim.reproduce import STAGES
+    from gcsim.app.stages.training import run_training_stage
+    from gcsim.app.reproduce import STAGES
 
     assert "training" in STAGES
     res = run_training_stage(tmp_path, iterations=3, samples=300)

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import gcsim
-from gcsim import cli
+from gcsim.app import cli
 from gcsim._threads import batched_blas, batched_threads
 from gcsim._validation import check_finite_array
 from gcsim.coding.evaluate import optimal_error_all

@@ -13,7 +13,7 @@ import signal
 
 import pytest
 
-from gcsim import reproduce as rep
+from gcsim.app import reproduce as rep
 
 
 @pytest.fixture
@@ -31,7 +31,6 @@ def fake_stage(monkeypatch):
         (out / "sub" / "figure.bin").write_bytes(bytes(range(256)) * 4)
         return {"ok": True, "files": ["table.csv", "sub/figure.bin"], "text": f"fake run {len(runs)}"}
 
-    monkeypatch.setattr(rep, "_load_optional_stages", lambda: None)
     monkeypatch.setattr(rep, "STAGES", {"fake": stage})
     monkeypatch.setattr(rep, "provenance", lambda: {"test": True})
     stage.runs = runs
@@ -163,7 +162,6 @@ def test_missing_output_is_a_failed_stage(tmp_path, monkeypatch):
     def liar(out, full, seed, progress):
         return {"ok": True, "files": ["never_written.csv", "../escape.csv"], "text": ""}
 
-    monkeypatch.setattr(rep, "_load_optional_stages", lambda: None)
     monkeypatch.setattr(rep, "STAGES", {"liar": liar})
     summary = rep.run_reproduce(tmp_path, stages=["liar"], progress=False)
     assert summary["stages"]["liar"]["status"] == "failed" and not summary["ok"]

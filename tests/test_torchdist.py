@@ -233,7 +233,7 @@ def test_seeded_delays_are_reproducible():
 
 
 def test_cli_run_gc_in_process(capsys):
-    from gcsim.cli import main
+    from gcsim.app.cli import main
 
     rc = main(["run-gc", "--engine", "gloo", "--design", "bibd:7,3,1", "--m", "1", "--stragglers", "1",
                "--workers-die", "1", "--d", "6", "--json"])

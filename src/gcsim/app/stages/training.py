@@ -25,12 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from ..io.manifest import atomic_write_bytes, atomic_write_text
-from ..reproduce import register_stage
-from .datasets import load_digits
-from .models import MLP
-from .train import CodeSpec, WallClockModel, default_codes, partition, train
-from .unbiased import check_unbiased
+from ...io.manifest import atomic_write_bytes, atomic_write_text
+from ...learning.datasets import load_digits
+from ...learning.models import MLP
+from ...learning.train import CodeSpec, WallClockModel, default_codes, partition, train
+from ...learning.unbiased import check_unbiased
 
 __all__ = ["run_training_stage", "unbiasedness_specs", "TARGET_LOSS"]
 
@@ -240,6 +239,6 @@ def run_training_stage(out_dir: Path, full: bool = False, seed: int = 0, progres
             "text": text}
 
 
-@register_stage("training")
-def _stage_training(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
+def training_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
+    """The training stage at its default settings."""
     return run_training_stage(out, full, seed, progress)

@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..io.manifest import atomic_path
-from ..reproduce import register_stage
+from ...io.manifest import atomic_path
 
 
 def _plot_front(table, path) -> None:
@@ -51,13 +50,12 @@ def _plot_eps(sweeps, path, N: int = 4, c: int = 8) -> None:
     plt.close(fig)
 
 
-@register_stage("cerar")
 def cerar_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
     import pandas as pd
 
-    from .analysis import rates
-    from .floating import epsilon_sweep
-    from .optimize import pareto_front
+    from ...cerar.analysis import rates
+    from ...cerar.floating import epsilon_sweep
+    from ...cerar.optimize import pareto_front
 
     lines = []
     rows = [dict(N=N, c=c, **rates(N, c)) for N in (4, 8) for c in (N // 2, N, 2 * N, 4 * N)]

@@ -12,10 +12,10 @@ _FLAGS = {"p": "--p", "iterations": "--iterations", "lr": "--lr", "seed": "--see
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from ..cli import UsageError, _emit, check_input_path, check_output_dir, path_errors
-    from ..io.manifest import atomic_write_text, dumps, provenance
-    from .datasets import load_digits, load_mnist
-    from .train import compare, default_codes
+    from ..common import UsageError, emit, check_input_path, check_output_dir, path_errors
+    from ...io.manifest import atomic_write_text, dumps, provenance
+    from ...learning.datasets import load_digits, load_mnist
+    from ...learning.train import compare, default_codes
 
     # paths first: a bad --out must not cost a whole training run
     if args.out is not None:
@@ -52,7 +52,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
              f"{'code':<36} {'sim. seconds':>12} {'train loss':>10} {'test acc':>8} {'rel. error':>10}"]
     lines += [f"{r['label']:<36} {r['wallclock']:>12.3f} {r['train_loss']:>10.4f} {r['test_acc']:>8.3f} "
               f"{r['rel_error']:>10.3g}" for r in rows]
-    _emit(args, payload, "\n".join(lines))
+    emit(args, payload, "\n".join(lines))
     return EXIT_OK
 
 
@@ -61,7 +61,7 @@ def register(sub, add) -> None:
             "examples:\n  gcsim train --iterations 100 --p 0.2\n  gcsim train --codes uncoded,rd --json\n"
             "  gcsim train --mnist ~/data/mnist --max-train 5000 --out results/train-mnist")
     p.add_argument("--codes", help="comma-separated label prefixes (default: all codes); e.g. uncoded,rd,ns")
-    from ..cli import float_arg, int_arg
+    from ..common import float_arg, int_arg
 
     p.add_argument("--p", type=float_arg(0.0, 1.0, strict_max=True), default=0.2,
                    help="straggling probability, 0 <= p < 1 (default 0.2)")

@@ -58,7 +58,7 @@ class FileRefusedError(OSError):
 
 def git_sha() -> str | None:
     """Commit SHA of the gcsim checkout (``None`` outside a git work tree)."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
                              text=True, timeout=5, check=False, stdin=subprocess.DEVNULL)

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import CatalogueError
-from .catalogue import bundle_paths, export_object, load_object
-from .named import NAMED_INSTANCES
+from ..io.catalogue import bundle_paths, export_object, load_object
+from ..io.named import NAMED_INSTANCES
 
 __all__ = ["catalogue_table", "format_table", "table_ok"]
 

@@ -23,7 +23,7 @@ def _check_sizes(args: argparse.Namespace) -> None:
     The analysis forms the N(N-1) error operators E_{i,m} (c x c each), the largest array of a design;
     simulate also holds the N x d gradients.
     """
-    from .._validation import check_dense_size
+    from ..._validation import check_dense_size
 
     N, c = args.N, args.c
     check_dense_size("--N", N * (N - 1), c * c, f"the N(N-1) = {N * (N - 1):,} error operators (c x c each) "
@@ -34,7 +34,7 @@ def _check_sizes(args: argparse.Namespace) -> None:
 
 def _check_dtype_range(des, dtype: str) -> None:
     """Refuse a simulation whose design coefficients overflow the dtype (they would turn into inf/NaN)."""
-    from ..cli import UsageError
+    from ..common import UsageError
 
     big = max(float(np.max(np.abs(des.encoders))), float(np.max(np.abs(des.decoders))))
     if not np.isfinite(big):
@@ -46,11 +46,11 @@ def _check_dtype_range(des, dtype: str) -> None:
 
 
 def _design_from_args(args: argparse.Namespace):
-    from .constructions import design
+    from ...cerar.constructions import design
 
     if getattr(args, "design", None):
-        from ..cli import path_errors
-        from .export import load_design
+        from ..common import path_errors
+        from ...cerar.export import load_design
         with path_errors("--design", "read"):
             return load_design(args.design)
     _check_sizes(args)
@@ -68,7 +68,7 @@ def _design_from_args(args: argparse.Namespace):
 
 
 def _summary(des) -> dict[str, Any]:
-    from .analysis import errors, rates
+    from ...cerar.analysis import errors, rates
 
     e = errors(des)
     return {"N": des.N, "c": des.c, "L": des.L, "method": des.method,
@@ -92,14 +92,14 @@ def _text(s: dict[str, Any]) -> str:
 
 
 def _cmd_cerar(args: argparse.Namespace) -> int:
-    from ..cli import _emit
+    from ..common import emit
 
     if args.action == "rates":
-        from .analysis import rates
+        from ...cerar.analysis import rates
         r = rates(args.N, args.c)
-        _emit(args, r, "\n".join(f"  {k:<24} {v}" for k, v in r.items()))
+        emit(args, r, "\n".join(f"  {k:<24} {v}" for k, v in r.items()))
         return EXIT_OK
-    from ..cli import UsageError, check_name, check_output_dir, path_errors
+    from ..common import UsageError, check_name, check_output_dir, path_errors
 
     if args.export is not None:  # before the (possibly long) optimization
         check_output_dir("--export", args.export)
@@ -108,9 +108,9 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
     payload = _summary(des)
     text = _text(payload)
     if args.action == "simulate":
-        from .._validation import check_dense_size
-        from .analysis import errors
-        from .protocol import simulate
+        from ..._validation import check_dense_size
+        from ...cerar.analysis import errors
+        from ...cerar.protocol import simulate
         check_dense_size("--d", des.N, args.d, f"the simulated gradients (N x d = {des.N} x {args.d})")
         _check_dtype_range(des, args.dtype)
         rng = np.random.default_rng(args.seed)
@@ -128,12 +128,12 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
         text += (f"\n  simulated d = {args.d} ({args.dtype}): {res.rounds} rounds, bytes/worker "
                  f"{int(np.max(res.bytes_sent))}, max relative error {rel.max():.3g}")
     if args.export:
-        from .export import export_design
+        from ...cerar.export import export_design
         with path_errors("--export"):
             path = export_design(des, args.export, name=args.name, overwrite=args.force)
         payload["exported"] = str(path)
         text += f"\n  exported to {path}"
-    _emit(args, payload, text)
+    emit(args, payload, text)
     return EXIT_OK
 
 
@@ -146,7 +146,7 @@ def register(sub, add) -> None:
             "  gcsim cerar run --engine gloo --workers 4 --c 8 --d 4096 --json")
     p.add_argument("action", choices=["design", "optimize", "simulate", "rates"],
                    help="`gcsim cerar run ...` (the real ring engine) is described by `gcsim run-cerar --help`")
-    from ..cli import float_arg, int_arg
+    from ..common import float_arg, int_arg
 
     p.add_argument("--N", type=int_arg(2), default=4, help="workers on the ring (default 4)")
     p.add_argument("--c", type=int_arg(1), default=8, help="components per gradient (default 8)")

@@ -4,15 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..io.manifest import atomic_path
-from ..reproduce import register_stage
+from ...io.manifest import atomic_path
 
 
-@register_stage("agc")
 def agc_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
     import pandas as pd
 
-    from .experiments import (error_curves, exact_family_instability, named_experiments, plot_error_curves,
+    from ...coding.experiments import (error_curves, exact_family_instability, named_experiments, plot_error_curves,
                               plot_instability)
 
     samples, seeds = (1000, 10) if full else (100, 3)

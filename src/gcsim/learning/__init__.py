@@ -5,7 +5,7 @@
 * :mod:`gcsim.learning.train` — SGD/Adam with coded gradients under Bernoulli
   stragglers, optimal or unbiased decoding, communication-aware wall clock;
 * :mod:`gcsim.learning.unbiased` — empirical unbiasedness check of decoders;
-* :mod:`gcsim.learning.reproduce_stage` — the ``training`` stage of ``gcsim reproduce``.
+* the ``training`` stage of ``gcsim reproduce`` lives in :mod:`gcsim.app.stages.training`.
 
 Examples
 --------

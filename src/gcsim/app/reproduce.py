@@ -20,65 +20,40 @@ Resuming is safe:
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
-from .io.manifest import (FileRefusedError, atomic_path, atomic_write_text, check_folder, dumps, provenance,
+from ..errors import InvalidArgumentError
+from ..io.manifest import (FileRefusedError, atomic_path, atomic_write_text, check_folder, dumps, provenance,
                           read_json_object, sha256_file)
+from .stages import agc, catalogue, cerar, ddp, training
 
-__all__ = ["run_reproduce", "STAGES", "register_stage", "repo_designs_dir", "check_stage_outputs",
+__all__ = ["run_reproduce", "STAGES", "available_stages", "check_stage_outputs",
            "STAGE_MANIFEST_VERSION"]
 
-# name -> function(out_dir: Path, full: bool, seed: int, progress: bool) -> dict(summary lines, files, ok)
-STAGES: dict[str, Callable[..., dict[str, Any]]] = {}
+#: The stages in execution order: name -> function(out_dir, full, seed, progress) -> summary dict
+#: (``ok``, ``files``, ``text``).  The ddp stage needs torch (an optional dependency).
+STAGES: dict[str, Callable[..., dict[str, Any]]] = {
+    "catalogue": catalogue.catalogue_stage,
+    "agc": agc.agc_stage,
+    "cerar": cerar.cerar_stage,
+    "training": training.training_stage,
+    "ddp": ddp.ddp_stage,
+}
+_NEEDS_TORCH = ("ddp",)
 
 #: Layout version of the stage manifests; 2 added the per-file checksums (older manifests are rerun).
 STAGE_MANIFEST_VERSION = 2
 _MAX_MANIFEST_BYTES = 64 << 20
 
 
-def register_stage(name: str):
-    """Decorator registering a reproduce stage (kept in execution order)."""
-    def deco(func):
-        STAGES[name] = func
-        return func
-    return deco
-
-
-def repo_designs_dir() -> Path:
-    """The committed ``designs/`` catalogue next to the package (falls back to ./designs)."""
-    here = Path(__file__).resolve().parents[1] / "designs"
-    return here if here.is_dir() else Path("designs")
-
-
-@register_stage("catalogue")
-def _stage_catalogue(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
-    from .io.catalogue_report import catalogue_table, format_table, table_ok
-    import pandas as pd
-
-    rows = catalogue_table(repo_designs_dir())
-    frame = pd.DataFrame(rows)
-    with atomic_path(out / "catalogue.csv") as tmp:
-        frame.to_csv(tmp, index=False)
-    ok = table_ok(rows)
-    return {"ok": ok, "files": ["catalogue.csv"], "text": "Catalogue of named instances\n" + format_table(rows)}
-
-
-def _load_optional_stages() -> None:
-    import importlib
-    import importlib.util
-
-    for module in ("gcsim.coding.reproduce_stage", "gcsim.cerar.reproduce_stage",
-                   "gcsim.learning.reproduce_stage", "gcsim.learning.ddp_stage"):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    if importlib.util.find_spec("torch") is None:  # the ddp stage needs torch (optional); don't import it here
-        STAGES.pop("ddp", None)
+def available_stages() -> dict[str, Callable[..., dict[str, Any]]]:
+    """The stages this installation can run, in order (without torch, the ddp stage is left out)."""
+    has_torch = importlib.util.find_spec("torch") is not None  # find_spec does not import torch
+    return {name: func for name, func in STAGES.items() if has_torch or name not in _NEEDS_TORCH}
 
 
 def _output_name(stage_dir: Path, name: Any) -> Path:
@@ -176,16 +151,14 @@ def run_reproduce(out: str | Path = "results", *, full: bool = False, force: boo
     progress : bool
         Print one line per stage as it starts (and why existing results are not reused).
     """
-    from .errors import InvalidArgumentError
-
-    _load_optional_stages()
     out = check_folder("out", out)
     if stages is not None and (isinstance(stages, str) or not all(isinstance(s, str) for s in stages)):
         raise InvalidArgumentError("stage", f"must be a list of stage names, got {stages!r}")
-    chosen = list(STAGES) if not stages else list(stages)
-    unknown = [s for s in chosen if s not in STAGES]
+    known = available_stages()
+    chosen = list(known) if not stages else list(stages)
+    unknown = [s for s in chosen if s not in known]
     if unknown:
-        raise InvalidArgumentError("stage", f"unknown stage(s) {unknown}; known: {list(STAGES)}")
+        raise InvalidArgumentError("stage", f"unknown stage(s) {unknown}; known: {list(known)}")
     params = {"full": full, "seed": seed}
     summary: dict[str, Any] = {"out": str(out), "stages": {}, "ok": True}
     texts = []
@@ -216,7 +189,7 @@ def run_reproduce(out: str | Path = "results", *, full: bool = False, force: boo
         if progress:
             print(f"[{name}] running ...", flush=True)
         t0 = time.perf_counter()
-        result = STAGES[name](stage_dir, full, seed, progress)
+        result = known[name](stage_dir, full, seed, progress)
         seconds = time.perf_counter() - t0
         files = list(result.get("files", []))
         checksums, problems = _checksums(stage_dir, files)

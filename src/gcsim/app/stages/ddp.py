@@ -4,14 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..io.manifest import atomic_path
-from ..reproduce import register_stage, repo_designs_dir
+from ...io.manifest import atomic_path
+from ..paths import repo_designs_dir
 
 
-@register_stage("ddp")
 def ddp_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
-    from ..cerar.constructions import design
-    from .ddp_cerar import ddp_cerar_experiment, plot_ddp
+    from ...cerar.constructions import design
+    from ...learning.ddp_cerar import ddp_cerar_experiment, plot_ddp
 
     designs: dict[str, Any] = {
         "exact all-reduce (DDP default)": None,

@@ -12,12 +12,12 @@ _DESIGN_HELP = ("named instance (pg2_9, coset_27_2_5, biregular_40_20_3_6, paley
 
 
 def _scheme_and_model(args: argparse.Namespace):
-    from ..io.named import resolve_design
-    from .schemes import encode
-    from .stragglers import straggler_model
+    from ...io.named import resolve_design
+    from ...coding.schemes import encode
+    from ...coding.stragglers import straggler_model
 
-    from ..cli import UsageError
-    from ..errors import InvalidArgumentError
+    from ..common import UsageError
+    from ...errors import InvalidArgumentError
 
     design = resolve_design(args.design)
     options: dict[str, Any] = {}
@@ -56,7 +56,7 @@ _FLAGS = {"m": "--m", "eps": "--eps", "seed": "--seed", "p": "--p", "samples": "
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from ..cli import float_arg, int_arg
+    from ..common import float_arg, int_arg
 
     p.add_argument("--design", required=True, help=_DESIGN_HELP)
     p.add_argument("--m", type=int_arg(1), default=2, help="communication reduction m (default 2)")
@@ -77,8 +77,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_error(args: argparse.Namespace) -> int:
-    from ..cli import _emit
-    from .evaluate import expected_error, worst_case_error
+    from ..common import emit
+    from ...coding.evaluate import expected_error, worst_case_error
 
     design, scheme, model = _scheme_and_model(args)
     norm = scheme.m * scheme.N
@@ -99,13 +99,13 @@ def _cmd_error(args: argparse.Namespace) -> int:
                    "evaluation": res.method, "count": res.count, "raw_squared": True}
         text = (f"E[optimal error] = {res.mean:.6g}  (95% CI {res.ci[0]:.6g} .. {res.ci[1]:.6g}; "
                 f"normalized err/(mN) = {res.mean / norm:.4g}; {res.method})")
-    _emit(args, payload, text)
+    emit(args, payload, text)
     return EXIT_OK
 
 
 def _cmd_bounds(args: argparse.Namespace) -> int:
-    from ..cli import UsageError, _emit
-    from .verify import verify_bounds
+    from ..common import UsageError, emit
+    from ...coding.verify import verify_bounds
 
     if args.action != "verify":
         raise UsageError(f"unknown bounds action {args.action!r} (use: gcsim bounds verify ...)")
@@ -114,12 +114,12 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     samples = None if args.model in ("all", "worst") else args.samples
     report = verify_bounds(scheme, model, bounds, samples=samples, seed=args.seed, draws=args.draws,
                            progress=not args.json)
-    _emit(args, report.to_dict(), report.summary)
+    emit(args, report.to_dict(), report.summary)
     return EXIT_OK if report.ok else EXIT_FAILURE
 
 
 def _int1(text: str) -> int:
-    from ..cli import int_arg
+    from ..common import int_arg
     return int_arg(1)(text)
 
 

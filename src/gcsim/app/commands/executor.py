@@ -22,8 +22,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._validation import check_dense_size
-from ..errors import InvalidArgumentError
+from ..._validation import check_dense_size
+from ...errors import InvalidArgumentError
 
 __all__ = ["register"]
 
@@ -61,8 +61,8 @@ def _naming_options(options: dict[str, str], run: Callable[[], Any]) -> Any:
 
 
 def _cerar_design(args: argparse.Namespace):
-    from ..cerar.constructions import design as build
-    from ..cerar.export import load_design
+    from ...cerar.constructions import design as build
+    from ...cerar.export import load_design
 
     if args.design:
         des = load_design(args.design)
@@ -82,8 +82,8 @@ def _cmd_run_cerar(args: argparse.Namespace) -> int:
 
 
 def _run_cerar(args: argparse.Namespace) -> int:
-    from ..cli import EXIT_OK, _emit
-    from .torchdist import cerar_bytes
+    from ..common import EXIT_OK, emit
+    from ...executor.torchdist import cerar_bytes
 
     des = _cerar_design(args)
     N, d = args.workers, args.d
@@ -93,7 +93,7 @@ def _run_cerar(args: argparse.Namespace) -> int:
     if args.engine == "numpy":
         import time
 
-        from .arrays import run_cerar
+        from ...executor.arrays import run_cerar
         g = np.random.default_rng(args.seed).standard_normal((N, d)).astype(args.dtype)
         t0 = time.perf_counter()
         r = run_cerar(des, g, dtype=args.dtype)
@@ -105,7 +105,7 @@ def _run_cerar(args: argparse.Namespace) -> int:
                 "max_rel_error_vs_allreduce": None}
         baselines: dict[str, Any] = {}
     else:
-        from .torchdist import run_collectives
+        from ...executor.torchdist import run_collectives
         algos = ["cerar"] + (["ring", "allreduce"] if args.baselines else [])
         res = run_collectives(N, d, designs={"cerar": des}, algorithms=algos, dtype=args.dtype, seed=args.seed,
                               repeats=args.repeats, timeout=args.timeout)
@@ -125,7 +125,7 @@ def _run_cerar(args: argparse.Namespace) -> int:
             f"{summ['seconds'] * 1e3:.2f} ms, max relative error {summ['max_rel_error']:.3g}")
     for a, b in baselines.items():
         text += f"\n  {a}: {b['seconds'] * 1e3:.2f} ms, bytes/rank {b['bytes_sent'][0]}, error {b['max_rel_error']:.3g}"
-    _emit(args, payload, text)
+    emit(args, payload, text)
     return EXIT_OK
 
 
@@ -134,12 +134,12 @@ def _cmd_run_gc(args: argparse.Namespace) -> int:
 
 
 def _run_gc(args: argparse.Namespace) -> int:
-    from .._validation import check_int
-    from ..cli import EXIT_OK, _emit
-    from ..coding.evaluate import optimal_error
-    from ..coding.schemes import encode
-    from ..io.named import resolve_design
-    from .torchdist import run_parameter_server
+    from ..._validation import check_int
+    from ..common import EXIT_OK, emit
+    from ...coding.evaluate import optimal_error
+    from ...coding.schemes import encode
+    from ...io.named import resolve_design
+    from ...executor.torchdist import run_parameter_server
 
     seed = check_int("seed", args.seed, minimum=0)
     obj = resolve_design(args.design)
@@ -178,13 +178,13 @@ def _run_gc(args: argparse.Namespace) -> int:
             f"missing {rep['missing']} (died {die}); error {rep['error']:.6g}, predicted {rep['predicted_error']:.6g}, "
             f"‖B_F X − T‖² = {rep['residual']:.6g}"
             + (f" (simulated err {simulated:.6g})" if simulated is not None else ""))
-    _emit(args, payload, text)
+    emit(args, payload, text)
     return EXIT_OK
 
 
 def register(subparsers: Any, add) -> None:
     """Add ``run-cerar`` and ``run-gc`` to the ``gcsim`` parser."""
-    from ..cli import float_arg, int_arg  # typed flags: a bad value is one line naming the flag
+    from ..common import float_arg, int_arg  # typed flags: a bad value is one line naming the flag
 
     p = add("run-cerar", _cmd_run_cerar, "run the CERAR ring all-reduce on a real engine (gloo) or NumPy",
             _CERAR_EPILOG)

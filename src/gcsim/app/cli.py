@@ -1,0 +1,188 @@
+"""The ``gcsim`` command line.
+
+Exit codes scripts can rely on:
+
+* 0 -- success;
+* 1 -- the command ran but found a failure (an object that does not verify,
+  a violated bound, a refused catalogue file, a solver or a distributed rank
+  that failed or timed out);
+* 2 -- bad usage or invalid input (one line on stderr, no traceback): an
+  unknown flag, a value out of range (the message names the flag), a folder
+  where a file is expected or the reverse, a path that cannot be written, an
+  object beyond :mod:`gcsim.limits` (the message states the size and the limit).
+
+Running out of memory anyway is exit 1 with one line.  Warnings are printed as
+one ``gcsim: warning: ...`` line each.  Every command that produces numbers
+accepts ``--json`` and then prints exactly one JSON object on stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import warnings
+from typing import Iterator, Sequence
+
+from .. import __version__, limits
+from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
+from .commands import cerar as cerar_commands
+from .commands import coding as coding_commands
+from .commands import combinatorics as combinatorics_commands
+from .commands import executor as executor_commands
+from .commands import learning as learning_commands
+from .common import (EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Parser, check_output_dir, emit, int_arg, os_reason,
+                     path_errors)
+
+__all__ = ["main", "build_parser", "COMMANDS"]
+
+_EPILOG = """examples:
+  gcsim construct bibd 91 10 1            # PG(2,9), verified
+  gcsim construct srg 13 6 2 3 --json     # Paley(13) as JSON
+  gcsim exists bibd 43 7 1                # False: Bruck-Ryser-Chowla
+  gcsim construct coset 27 2 5 --export designs
+  gcsim load designs/bibd/pg2_9           # re-verify a catalogue file
+  gcsim catalogue                         # verify every named instance
+  gcsim reproduce                         # the quick headline results (make demo)
+"""
+
+#: The command groups, in the order ``gcsim --help`` lists them: each adds its subcommands.
+COMMANDS = (combinatorics_commands.register, coding_commands.register, cerar_commands.register,
+            executor_commands.register, learning_commands.register)
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from .reproduce import run_reproduce
+
+    check_output_dir("--out", args.out)
+    with path_errors("--out"):
+        summary = run_reproduce(out=args.out, full=args.full, force=args.force, seed=args.seed,
+                                stages=args.stage, progress=not args.json)
+    emit(args, summary, lambda: summary["text"])
+    return EXIT_OK if summary.get("ok", False) else EXIT_FAILURE
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``gcsim`` command (exposed for documentation and tests)."""
+    parser = Parser(
+        prog="gcsim", description="Coding theory for distributed learning: designs, approximate gradient "
+        "codes, coded all-reduce.", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"gcsim {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, func, help_text: str, epilog: str | None = None) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=epilog,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.set_defaults(func=func)
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+        return p
+
+    for register in COMMANDS:
+        register(sub, add)
+    p = add("reproduce", _cmd_reproduce, "regenerate the headline results (quick scale by default)",
+            "example:\n  gcsim reproduce            # what `make demo` runs\n  gcsim reproduce --full")
+    p.add_argument("--out", default="results", help="output folder (default: results)")
+    p.add_argument("--full", action="store_true", help="paper-scale runs (slow)")
+    p.add_argument("--force", action="store_true", help="recompute stages whose results exist")
+    p.add_argument("--seed", type=int_arg(0), default=0)
+    p.add_argument("--stage", action="append", help="run only this stage (repeatable)")
+
+    p = add("gc", lambda a: EXIT_USAGE, "gradient coding on a real engine: `gcsim gc run ...` "
+            "(same as run-gc; see `gcsim run-gc --help`)")
+    p.add_argument("action", choices=["run"])
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # two-word spellings of the engine commands: `gcsim cerar run` / `gcsim gc run`
+    if len(argv) >= 2 and argv[1] == "run" and argv[0] in ("cerar", "gc"):
+        argv = [f"run-{argv[0]}"] + argv[2:]
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_USAGE
+    with _one_line_warnings():
+        return _run(args)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _flag_message(args: argparse.Namespace, exc: InvalidArgumentError) -> str:
+    """The message with the API argument replaced by the command-line flag that set it."""
+    flag = getattr(args, "flags", {}).get(exc.argument)
+    text = _first_line(exc)
+    if flag and text.startswith(f"{exc.argument}: "):
+        text = f"{flag}: {text[len(exc.argument) + 2:]}"
+    return text
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        return int(args.func(args))
+    except VerificationError as exc:
+        print(f"gcsim: verification failed: {_first_line(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
+    except CatalogueError as exc:
+        print(f"gcsim: refused: {_first_line(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
+    except InvalidArgumentError as exc:
+        print(f"gcsim: error: {_flag_message(args, exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except RuntimeError as exc:
+        # a run that failed (a solver, a rank, the ring), not bad usage: exit 1
+        if not isinstance(exc, GcsimError):
+            raise
+        print(f"gcsim: failed: {_first_line(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
+    except (GcsimError, ValueError) as exc:
+        print(f"gcsim: error: {_first_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # e.g. `gcsim ... | head`: the reader left, nothing to report
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_OK
+    except OSError as exc:  # a path the checks above could not foresee (e.g. /proc, a full disk)
+        print(f"gcsim: error: {os_reason(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError as exc:
+        detail = _first_line(exc) if str(exc) else "allocation failed"
+        print(f"gcsim: error: out of memory ({detail}); gcsim.limits.MAX_DENSE_ENTRIES = "
+              f"{limits.MAX_DENSE_ENTRIES:,} bounds single objects, choose smaller parameters", file=sys.stderr)
+        return EXIT_FAILURE
+    except RecursionError:
+        print("gcsim: error: the input is nested too deeply (recursion limit)", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("gcsim: interrupted", file=sys.stderr)
+        return 130
+
+
+@contextlib.contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """Print each warning as one ``gcsim: warning: ...`` line (no source line) while a command runs."""
+    previous = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        stream = sys.stderr if file is None else file
+        text = str(message).strip()
+        try:
+            stream.write(f"gcsim: warning: {text.splitlines()[0] if text else category.__name__}\n")
+        except (OSError, ValueError):  # stderr closed: a warning is not worth a crash
+            pass
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous

@@ -1,0 +1,133 @@
+"""``gcsim construct / exists / load / catalogue``: the combinatorics layer and the catalogue."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ...errors import CatalogueError, GcsimError
+from ..common import (EXIT_FAILURE, EXIT_OK, UsageError, check_name, check_output_dir, emit, int_arg,
+                      object_summary, path_errors)
+
+
+_FAMILIES = {
+    "bibd": ("v k [lam]", 2, 3),
+    "srg": ("v k lam mu", 4, 4),
+    "coset": ("k m delta", 3, 3),
+    "biregular": ("v b r k", 4, 4),
+}
+
+
+def _build(family: str, numbers: list[int], args: argparse.Namespace, existence: bool = False):
+    from ...io.named import build_family
+
+    usage, lo, hi = _FAMILIES[family]
+    if not lo <= len(numbers) <= hi:
+        raise UsageError(f"{family} takes parameters {usage}, got {len(numbers)} numbers")
+    return build_family(family, numbers, seed=getattr(args, "seed", 0), group=getattr(args, "group", "cyclic"),
+                        existence=existence)
+
+
+def _cmd_construct(args: argparse.Namespace) -> int:
+    if args.export is not None:  # before the (possibly long) construction
+        check_output_dir("--export", args.export)
+    check_name("--name", args.name)
+    obj = _build(args.family, args.params, args)
+    obj.verify()
+    payload = object_summary(obj)
+    payload["verified"] = True
+    if args.export:
+        from ...io.catalogue import export_object
+        with path_errors("--export"):
+            payload["exported"] = str(export_object(obj, args.export, name=args.name, overwrite=args.force))
+    if args.matrix:
+        payload["assignment"] = obj.assignment
+    text = (f"{payload['kind']} {tuple(obj.params)} via {payload['construction']}: "
+            f"{payload['parts']} parts x {payload['workers']} workers, verified")
+    if args.export:
+        text += f"\nexported to {payload['exported']}"
+    if args.matrix:
+        text += "\n" + "\n".join("".join(str(int(x)) for x in row) for row in obj.assignment)
+    emit(args, payload, text)
+    return EXIT_OK
+
+
+def _cmd_exists(args: argparse.Namespace) -> int:
+    answer = _build(args.family, args.params, args, existence=True)
+    word = {True: "exists", False: "does not exist", None: "unknown"}[answer]
+    reason = None
+    if answer is False:
+        try:
+            _build(args.family, args.params, args)
+        except GcsimError as exc:
+            reason = str(exc)
+    emit(args, {"family": args.family, "params": args.params, "exists": answer, "reason": reason},
+          f"{args.family} {tuple(args.params)}: {word}" + (f" ({reason})" if reason else ""))
+    return EXIT_OK
+
+
+def _cmd_load(args: argparse.Namespace) -> int:
+    from ...io.catalogue import load_bundle, load_object
+
+    try:
+        _, manifest = load_bundle(args.path)
+        kind = manifest["metadata"].get("kind")
+        if kind == "cerar":
+            from ...cerar.export import load_design
+            obj = load_design(args.path)
+            payload = {"kind": "cerar", "N": obj.N, "c": obj.c, "method": obj.method, "verified": True}
+        else:
+            obj = load_object(args.path)
+            payload = object_summary(obj)
+            payload["verified"] = True
+    except CatalogueError as exc:
+        emit(args, {"path": args.path, "verified": False, "error": str(exc)}, f"refused: {exc}")
+        return EXIT_FAILURE
+    payload["path"] = args.path
+    payload["sha256"] = manifest["sha256"]
+    emit(args, payload, f"{args.path}: {payload.get('kind')} {payload.get('params', '')} loaded and verified "
+                         f"(sha256 {manifest['sha256'][:12]}...)")
+    return EXIT_OK
+
+
+def _cmd_catalogue(args: argparse.Namespace) -> int:
+    from ..catalogue_report import catalogue_table, format_table, table_ok
+
+    if args.export or args.force:
+        check_output_dir("--dir", args.dir)
+    elif Path(args.dir).exists() and not Path(args.dir).is_dir():  # a missing folder: every file "missing"
+        raise UsageError(f"--dir: {args.dir!r} exists and is not a folder")
+    with path_errors("--dir"):
+        rows = catalogue_table(directory=args.dir, export=args.export, force=args.force)
+    ok = table_ok(rows)
+    emit(args, {"rows": rows, "ok": ok}, lambda: format_table(rows))
+    return EXIT_OK if ok else EXIT_FAILURE
+
+
+def register(sub, add) -> None:
+    """Add ``construct``, ``exists``, ``load`` and ``catalogue`` to the ``gcsim`` parser."""
+    p = add("construct", _cmd_construct, "build and verify a combinatorial object",
+            "examples:\n  gcsim construct bibd 91 10 1\n  gcsim construct srg 10 3 0 1 --matrix\n"
+            "  gcsim construct biregular 40 20 3 6 --seed 1 --export designs")
+    p.add_argument("family", choices=sorted(_FAMILIES), help="bibd (v k [lam]), srg (v k lam mu), "
+                   "coset (k m delta), biregular (v b r k)")
+    p.add_argument("params", type=int_arg(), nargs="+", help="the family's integer parameters")
+    p.add_argument("--group", default="cyclic", choices=["cyclic", "elementary"], help="coset graphs: group")
+    p.add_argument("--seed", type=int_arg(0), default=0, help="seed of randomized constructions")
+    p.add_argument("--export", metavar="DIR", help="also export it into the catalogue folder DIR")
+    p.add_argument("--name", help="catalogue name (default: the parameters)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing catalogue file")
+    p.add_argument("--matrix", action="store_true", help="print the 0/1 assignment matrix")
+
+    p = add("exists", _cmd_exists, "three-valued existence: exists / does not exist / unknown",
+            "examples:\n  gcsim exists bibd 43 7 1\n  gcsim exists srg 28 9 0 4 --json")
+    p.add_argument("family", choices=["bibd", "srg"])
+    p.add_argument("params", type=int_arg(), nargs="+")
+
+    p = add("load", _cmd_load, "load a catalogue file and re-verify it from the file alone",
+            "example:\n  gcsim load designs/bibd/pg2_9")
+    p.add_argument("path", help="bundle stem, .json or .npz path")
+
+    p = add("catalogue", _cmd_catalogue, "build, verify (and export) the named instances; print a table")
+    p.add_argument("--dir", default="designs", help="catalogue folder (default: designs)")
+    p.add_argument("--export", action="store_true", help="write missing catalogue files")
+    p.add_argument("--force", action="store_true", help="rewrite catalogue files")

@@ -1,0 +1,174 @@
+"""What every ``gcsim`` command shares: exit codes, typed flags, path checks, output.
+
+Exit codes scripts can rely on: 0 success; 1 the command ran and found a failure;
+2 bad usage or invalid input (see :mod:`gcsim.app.cli`).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..errors import GcsimError
+from ..io.manifest import to_jsonable
+
+__all__ = ["EXIT_OK", "EXIT_FAILURE", "EXIT_USAGE", "UsageError", "Parser", "int_arg", "float_arg", "path_errors",
+           "check_output_dir", "check_input_path", "check_name", "emit", "object_summary", "os_reason"]
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(GcsimError):
+    """Bad command-line usage (exit status 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (exit status 2), naming the flag."""
+
+    def error(self, message: str):  # noqa: D102 - argparse API
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# argument types: argparse reports "argument --d: must be >= 1, got -5" (one line, exit 2)
+
+def int_arg(minimum: int | None = None, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for an integer in ``[minimum, maximum]``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if minimum is not None and value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be <= {maximum}, got {value}")
+        return value
+    parse.__name__ = "integer"
+    return parse
+
+
+def float_arg(minimum: float | None = None, maximum: float | None = None, *, strict_min: bool = False,
+              strict_max: bool = False) -> Callable[[str], float]:
+    """An argparse ``type`` for a finite real number in a range (NaN and inf are refused)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+        if minimum is not None and (value < minimum or (strict_min and value == minimum)):
+            raise argparse.ArgumentTypeError(f"must be {'>' if strict_min else '>='} {minimum:g}, got {value:g}")
+        if maximum is not None and (value > maximum or (strict_max and value == maximum)):
+            raise argparse.ArgumentTypeError(f"must be {'<' if strict_max else '<='} {maximum:g}, got {value:g}")
+        return value
+    parse.__name__ = "number"
+    return parse
+
+
+# ---------------------------------------------------------------------------------------------
+# paths: check a flag's path before any work, and turn OS errors into one line naming the flag
+
+def os_reason(exc: OSError) -> str:
+    """``"Not a directory: 'afile/bibd'"`` from an OSError, without the errno noise."""
+    reason = exc.strerror or type(exc).__name__
+    where = exc.filename if exc.filename is not None else None
+    if where is None:
+        return str(exc) or reason
+    text = f"{reason}: {str(where)!r}"
+    if getattr(exc, "filename2", None) is not None:
+        text += f" -> {str(exc.filename2)!r}"
+    return text
+
+
+@contextlib.contextmanager
+def path_errors(flag: str, action: str = "write") -> Iterator[None]:
+    """Turn an OSError raised inside the block into a :class:`UsageError` naming ``flag``.
+
+    >>> with path_errors("--out"):
+    ...     open("/proc/no/such/file", "w")
+    Traceback (most recent call last):
+    ...
+    gcsim.app.common.UsageError: --out: cannot write: No such file or directory: '/proc/no/such/file'
+    """
+    try:
+        yield
+    except MemoryError:
+        raise
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise UsageError(f"{flag}: cannot {action}: {os_reason(exc)}") from None
+
+
+def check_output_dir(flag: str, path: str | os.PathLike) -> Path:
+    """A folder the command may create or write into, checked before any work.
+
+    Refused (naming ``flag``): an existing non-folder, a path below a regular
+    file, an existing ancestor that cannot be written.  Nothing is created here.
+
+    >>> check_output_dir("--out", "/dev/null/x")
+    Traceback (most recent call last):
+    ...
+    gcsim.app.common.UsageError: --out: cannot create '/dev/null/x': '/dev/null' is not a folder
+    """
+    p = Path(path)
+    if str(path) == "":
+        raise UsageError(f"{flag}: the folder name is empty")
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{flag}: {str(path)!r} exists and is not a folder")
+    anc = p
+    while not anc.exists() and anc != anc.parent:
+        if anc.is_symlink():  # a dangling link: mkdir through it fails
+            raise UsageError(f"{flag}: {str(anc)!r} is a broken symbolic link")
+        anc = anc.parent
+    if not anc.is_dir():
+        raise UsageError(f"{flag}: cannot create {str(path)!r}: {str(anc)!r} is not a folder")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag}: cannot write into {str(anc)!r}: permission denied")
+    return p
+
+
+def check_input_path(flag: str, path: str | os.PathLike, *, folder_ok: bool = True) -> Path:
+    """An existing file or folder to read (``folder_ok=False``: a regular file only)."""
+    p = Path(path)
+    if str(path) == "":
+        raise UsageError(f"{flag}: the path is empty")
+    if not p.exists():
+        raise UsageError(f"{flag}: no such file or folder: {str(path)!r}")
+    if not folder_ok and p.is_dir():
+        raise UsageError(f"{flag}: {str(path)!r} is a folder, a file is expected")
+    if not os.access(p, os.R_OK):
+        raise UsageError(f"{flag}: cannot read {str(path)!r}: permission denied")
+    return p
+
+
+def check_name(flag: str, name: str | None) -> str | None:
+    """A catalogue name: one path component (no separators, not empty, not '.' or '..')."""
+    if name is None:
+        return None
+    if name in ("", ".", "..") or "/" in name or "\\" in name or "\x00" in name:
+        raise UsageError(f"{flag}: must be a plain file name (no folders), got {name!r}")
+    return name
+
+
+def emit(args: argparse.Namespace, payload: dict[str, Any], text: str | Callable[[], str]) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(to_jsonable(payload), sort_keys=True))
+    else:
+        print(text() if callable(text) else text)
+
+
+def object_summary(obj: Any) -> dict[str, Any]:
+    return {
+        "kind": getattr(obj, "kind", type(obj).__name__),
+        "params": list(obj.params),
+        "construction": getattr(obj, "construction", None),
+        "parts": int(obj.assignment.shape[0]),
+        "workers": int(obj.assignment.shape[1]),
+    }

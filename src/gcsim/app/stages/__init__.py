@@ -1,0 +1,1 @@
+"""Stages of ``gcsim reproduce`` (each a function ``(out, full, seed, progress) -> summary``)."""
