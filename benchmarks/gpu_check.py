@@ -45,7 +45,8 @@ def main(argv=None) -> int:
     import gcsim
     from gcsim.coding.evaluate import optimal_error
     from gcsim.coding.stragglers import FixedModel
-    from gcsim.executor.arrays import batched_optimal_error, get_namespace, run_cerar, run_scheme
+    from gcsim.executor.arrays import batched_optimal_error, get_namespace, run_scheme
+    from gcsim.executor.cerar_arrays import run_cerar
 
     report: dict = {"workload": f"PG(2,9) m={args.m} RD(0), {args.patterns} patterns, s={args.s}", "ok": True}
     sch = gcsim.encode(gcsim.bibd(91, 10, 1), args.m, "rd", eps=0.0, seed=args.seed)

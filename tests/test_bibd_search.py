@@ -21,8 +21,8 @@ from gcsim.combinatorics.difference_families import (
     multiplier_difference_family,
     paley_difference_set,
     radical_difference_family,
-    singer_difference_set,
     search_difference_family,
+    singer_difference_set,
 )
 from gcsim.combinatorics.geometries import field_tables, gaussian_binomial, subspaces
 from gcsim.errors import InvalidArgumentError

@@ -5,11 +5,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from executor_tolerances import cerar_output_tol, relative_tol, sum_tol
+from gcsim.app.cli import main
 from gcsim.cerar.constructions import design
 from gcsim.cerar.optimize import CERT_RTOL
-from gcsim.app.cli import main
-
-from executor_tolerances import cerar_output_tol, relative_tol, sum_tol
 from tolerances import lstsq_tol
 
 

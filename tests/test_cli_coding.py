@@ -4,9 +4,8 @@ import json
 import numpy as np
 import pytest
 
-from gcsim.app.cli import main
-
 from executor_tolerances import lsq_err_tol
+from gcsim.app.cli import main
 from tolerances import cond, dot_tol, lstsq_tol
 
 
@@ -24,6 +23,7 @@ def test_error_json_matches_independent_lstsq(capsys):
     assert payload["evaluation"] == "exact"
     # independent: average of min_x ||A_F x - 1||^2 over all 45 straggler pairs
     import itertools
+
     import gcsim
     A = gcsim.srg(10, 3, 0, 1).assignment.astype(float)
     vals, tols = [], []

@@ -16,7 +16,6 @@ from gcsim.cerar.export import export_design
 from gcsim.errors import InvalidArgumentError
 from gcsim.executor.ddp_hook import register_cerar_hook
 from gcsim.executor.torchdist import _as_design, launch
-
 from tolerances import SAFETY, dot_tol, unit_roundoff
 
 

@@ -17,8 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gcsim import limits
-from gcsim.coding.decoder_table import (DecoderTable, decoder_table, load_decoder_table, pattern_count,
-                                        pattern_of_row, pattern_row)
+from gcsim.coding.decoder_table import (
+    DecoderTable,
+    decoder_table,
+    load_decoder_table,
+    pattern_count,
+    pattern_of_row,
+    pattern_row,
+)
 from gcsim.coding.schemes import Scheme, cyclic_repetition_assignment, encode, fractional_repetition_assignment
 from gcsim.errors import CatalogueError, InvalidArgumentError, VerificationError
 from tolerances import SAFETY, cond, gamma, lstsq_tol

@@ -22,9 +22,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from gcsim.coding.delays import (QUAD_EPSREL, ArrivalRule, BimodalDelays, DelayModel, DelayStragglerModel,
-                                 ParetoDelays, ShiftedExponentialDelays, TraceDelays, arrival_rule, delay_model,
-                                 expected_decode_time)
+from gcsim.coding.delays import (
+    QUAD_EPSREL,
+    ArrivalRule,
+    BimodalDelays,
+    DelayModel,
+    DelayStragglerModel,
+    ParetoDelays,
+    ShiftedExponentialDelays,
+    TraceDelays,
+    arrival_rule,
+    delay_model,
+    expected_decode_time,
+)
 from gcsim.coding.evaluate import expected_error
 from gcsim.coding.schemes import encode
 from gcsim.coding.stragglers import StragglerModel

@@ -21,12 +21,26 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gcsim.coding.evaluate import (GRAM_KAPPA_LIMIT, condition_number, expected_error, expected_error_over_seeds,
-                                   fixed_decoder_error, optimal_decoder, optimal_error, optimal_error_all,
-                                   worst_case_error)
+from gcsim.coding.evaluate import (
+    GRAM_KAPPA_LIMIT,
+    condition_number,
+    expected_error,
+    expected_error_over_seeds,
+    fixed_decoder_error,
+    optimal_decoder,
+    optimal_error,
+    optimal_error_all,
+    worst_case_error,
+)
 from gcsim.coding.schemes import Scheme, cyclic_repetition_assignment, encode, target_matrix
-from gcsim.coding.stragglers import (BernoulliModel, FixedModel, MarkovModel, TraceModel, combinations_masks,
-                                     straggler_model)
+from gcsim.coding.stragglers import (
+    BernoulliModel,
+    FixedModel,
+    MarkovModel,
+    TraceModel,
+    combinations_masks,
+    straggler_model,
+)
 from gcsim.errors import InvalidArgumentError
 from test_evaluate_adversarial import stated_bounds
 from tolerances import SAFETY, dot_tol, unit_roundoff

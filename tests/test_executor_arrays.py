@@ -7,17 +7,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gcsim
+from executor_tolerances import (
+    cerar_error_operator_tol,
+    cerar_output_tol,
+    cerar_predicted_tol,
+    decode_tol,
+    fixed_residual_tol,
+    lsq_err_tol,
+    padded_blocks,
+    sq_diff_tol,
+    sum_tol,
+    target,
+    transmission_tol,
+)
 from gcsim.cerar.constructions import design
 from gcsim.cerar.protocol import simulate
 from gcsim.coding.evaluate import expected_error, fixed_decoder_error, optimal_error
 from gcsim.coding.schemes import Scheme, encode
 from gcsim.coding.stragglers import FixedModel
 from gcsim.errors import InvalidArgumentError
-from gcsim.executor.arrays import batched_optimal_error, get_namespace, run_cerar, run_scheme, to_numpy
-
-from executor_tolerances import (cerar_error_operator_tol, cerar_output_tol, cerar_predicted_tol, decode_tol,
-                                 fixed_residual_tol, lsq_err_tol, padded_blocks, sq_diff_tol, sum_tol, target,
-                                 transmission_tol)
+from gcsim.executor.arrays import batched_optimal_error, get_namespace, run_scheme, to_numpy
+from gcsim.executor.cerar_arrays import run_cerar
 from tolerances import SAFETY, dot_tol, gamma, unit_roundoff
 
 
@@ -305,8 +315,13 @@ def test_gpu_check_script_syntax_and_numpy_dry_run(repo_root, capsys):
 # ----------------------------------------------------------------------------------------------
 
 def _adversarial_cases():
-    from test_evaluate_adversarial import (case_kappa, case_near_duplicate, case_rank_deficient,
-                                           case_scaled_columns, tandon_cyclic_mds)
+    from test_evaluate_adversarial import (
+        case_kappa,
+        case_near_duplicate,
+        case_rank_deficient,
+        case_scaled_columns,
+        tandon_cyclic_mds,
+    )
 
     B = tandon_cyclic_mds(10, 3, 0)
     return {"tandon-10-3": (B, 1), "kappa-1e8": case_kappa(1e8), "near-duplicate-1e-8": case_near_duplicate(1e-8),
@@ -319,9 +334,8 @@ def _adversarial_cases():
 def test_batched_optimal_error_is_certified_or_falls_back(name, route):
     # Before the fix the executor's Gram evaluator returned 9.06 on Tandon's code (truth 0), 1.9 at
     # κ = 1e8 and 2.6 on columns scaled 1e-9, silently.  Reference: exact rational arithmetic.
-    from test_evaluate_adversarial import exact_error, stated_bounds
-
     from gcsim.coding.schemes import Scheme
+    from test_evaluate_adversarial import exact_error, stated_bounds
 
     B, m = _adversarial_cases()[name]
     n = B.shape[1]

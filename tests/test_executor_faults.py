@@ -30,7 +30,6 @@ import gcsim
 from gcsim.errors import InvalidArgumentError
 from gcsim.executor import torchdist as td
 
-
 # ----------------------------------------------------------------------------------------------
 # rank bodies (module level: the launcher pickles them)
 # ----------------------------------------------------------------------------------------------

@@ -5,12 +5,10 @@ import numpy as np
 import pytest
 
 import gcsim
-from gcsim.coding.experiments import (InstanceSpec, SchemeSpec, error_curves, exact_family_instability,
-                                      plot_error_curves)
+from executor_tolerances import lsq_err_tol
+from gcsim.coding.experiments import InstanceSpec, SchemeSpec, error_curves, exact_family_instability, plot_error_curves
 from gcsim.coding.schemes import encode
 from gcsim.coding.stragglers import straggler_model
-
-from executor_tolerances import lsq_err_tol
 from tolerances import dot_tol
 
 SAMPLES, SEEDS, SEED = 30, 2, 5

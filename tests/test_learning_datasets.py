@@ -6,9 +6,15 @@ import numpy as np
 import pytest
 
 from gcsim.errors import InvalidArgumentError
-from gcsim.learning.datasets import (MNIST_FILES, DatasetFormatError, load_digits, load_mnist, read_idx,
-                                     standardize, write_idx)
-
+from gcsim.learning.datasets import (
+    MNIST_FILES,
+    DatasetFormatError,
+    load_digits,
+    load_mnist,
+    read_idx,
+    standardize,
+    write_idx,
+)
 from tolerances import dot_tol
 
 

@@ -14,7 +14,6 @@ torch = pytest.importorskip("torch")
 
 from gcsim.cerar.constructions import design
 from gcsim.learning.ddp_cerar import ddp_cerar_experiment
-
 from tolerances import SAFETY, dot_tol, unit_roundoff
 
 N, STEPS, LR = 3, 12, 0.1

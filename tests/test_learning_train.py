@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from executor_tolerances import decode_tol, lsq_err_tol, padded_blocks, target
 from gcsim.coding.bounds import ns_estimator_variance, rd_estimator_variance, rd_unbiased_decoder
 from gcsim.coding.evaluate import optimal_error
 from gcsim.coding.schemes import encode
@@ -11,11 +12,19 @@ from gcsim.combinatorics.bibd import projective_plane
 from gcsim.errors import InvalidArgumentError
 from gcsim.learning.datasets import Dataset, load_digits
 from gcsim.learning.models import MLP
-from gcsim.learning.train import (SGD, Adam, CodedGradient, CodeSpec, WallClockModel, compare, default_codes,
-                                  partition, simulate_transmissions, train)
+from gcsim.learning.train import (
+    SGD,
+    Adam,
+    CodedGradient,
+    CodeSpec,
+    WallClockModel,
+    compare,
+    default_codes,
+    partition,
+    simulate_transmissions,
+    train,
+)
 from gcsim.learning.unbiased import check_unbiased, decoded_samples, unbiasedness_test
-
-from executor_tolerances import decode_tol, lsq_err_tol, padded_blocks, target
 from mlp_tolerances import backprop_bounds
 from tolerances import cond, dot_tol, lstsq_tol
 
@@ -421,8 +430,8 @@ def test_spec_and_code_validation():
 
 
 def test_reproduce_stage_registered_and_writes_outputs(tmp_path):
-    from gcsim.app.stages.training import run_training_stage
     from gcsim.app.reproduce import STAGES
+    from gcsim.app.stages.training import run_training_stage
 
     assert "training" in STAGES
     res = run_training_stage(tmp_path, iterations=3, samples=300)

@@ -9,9 +9,9 @@ import sys
 import pytest
 
 import gcsim
-from gcsim.app import cli
 from gcsim._threads import batched_blas, batched_threads
 from gcsim._validation import check_finite_array
+from gcsim.app import cli
 from gcsim.coding.evaluate import optimal_error_all
 from gcsim.errors import InvalidArgumentError, SizeLimitError, SolverError
 

@@ -58,14 +58,14 @@ def _sage_impossible(e) -> bool:
 
 
 # --------------------------------------------------------------------------- cached gcsim calls
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bibd_exist(v, k, lam, existence=True):
     import gcsim
     assert existence is True
     return gcsim.bibd(v, k, lam, existence=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bibd_build(v, k, lam):
     import gcsim
     try:
@@ -81,14 +81,14 @@ def bibd_build(v, k, lam):
     return obj
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def srg_exist(v, k, lam, mu, existence=True):
     import gcsim
     assert existence is True
     return gcsim.srg(v, k, lam, mu, existence=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _srg_build(v, k, lam, mu):
     import gcsim
     try:
@@ -131,7 +131,7 @@ def _independent_srg_check(obj, v, k, lam, mu):
     assert np.array_equal(adj @ adj, rhs)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _brc_fails(v, k, lam) -> bool:
     """Bruck-Ryser-Chowla for a symmetric (v, k, lam) design, proved independently:
     v even needs k - lam square; v odd needs a nontrivial integer solution of

@@ -10,11 +10,17 @@ import scipy.linalg as sl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gcsim.coding.schemes import (METHODS, Scheme, cyclic_repetition_assignment, encode, exact_decoder,
-                                  fractional_repetition_assignment, target_matrix)
-from gcsim.errors import InvalidArgumentError, NotConstructibleError
-
 from executor_tolerances import fixed_residual_tol
+from gcsim.coding.schemes import (
+    METHODS,
+    Scheme,
+    cyclic_repetition_assignment,
+    encode,
+    exact_decoder,
+    fractional_repetition_assignment,
+    target_matrix,
+)
+from gcsim.errors import InvalidArgumentError, NotConstructibleError
 from tolerances import cond, dot_tol, lstsq_tol, solve_tol
 
 # Fano plane typed by hand: lines are the translates of the difference set {0, 1, 3} mod 7

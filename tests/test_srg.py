@@ -28,7 +28,6 @@ from gcsim.errors import (
     NotConstructibleError,
     VerificationError,
 )
-
 from tolerances import SAFETY, dot_tol, unit_roundoff
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "sage_srg.json"

@@ -25,7 +25,6 @@ from gcsim.combinatorics.srg_feasibility import (
     srg_feasibility,
 )
 from gcsim.errors import ImpossibleParametersError, InvalidArgumentError
-
 from tolerances import SAFETY, gamma, unit_roundoff
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "sage_srg.json"

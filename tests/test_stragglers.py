@@ -10,10 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from gcsim.coding.stragglers import (AllPatternsModel, BernoulliModel, FixedModel, MarkovModel, TraceModel,
-                                     WorstCaseModel, combinations_masks, straggler_model, straggler_sets)
+from gcsim.coding.stragglers import (
+    AllPatternsModel,
+    BernoulliModel,
+    FixedModel,
+    MarkovModel,
+    TraceModel,
+    WorstCaseModel,
+    combinations_masks,
+    straggler_model,
+    straggler_sets,
+)
 from gcsim.errors import InvalidArgumentError
-
 from tolerances import dot_tol
 
 

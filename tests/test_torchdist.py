@@ -18,15 +18,23 @@ if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
     pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
 
 import gcsim
+from executor_tolerances import (
+    cerar_output_tol,
+    decode_tol,
+    fixed_residual_tol,
+    lsq_err_tol,
+    lstsq_solution_tol,
+    relative_tol,
+    sq_diff_tol,
+    sum_tol,
+    target,
+)
 from gcsim.cerar.constructions import design
 from gcsim.cerar.export import export_design
 from gcsim.cerar.protocol import simulate
 from gcsim.coding.evaluate import fixed_decoder_error, optimal_error
 from gcsim.errors import InvalidArgumentError
 from gcsim.executor import torchdist as td
-
-from executor_tolerances import (cerar_output_tol, decode_tol, fixed_residual_tol, lsq_err_tol, lstsq_solution_tol,
-                                 relative_tol, sq_diff_tol, sum_tol, target)
 from tolerances import SAFETY, dot_tol, gamma
 
 

@@ -17,8 +17,16 @@ from __future__ import annotations
 
 import importlib
 
-from .errors import (CatalogueError, GcsimError, ImpossibleParametersError, InvalidArgumentError,
-                     NotConstructibleError, SizeLimitError, SolverError, VerificationError)
+from .errors import (
+    CatalogueError,
+    GcsimError,
+    ImpossibleParametersError,
+    InvalidArgumentError,
+    NotConstructibleError,
+    SizeLimitError,
+    SolverError,
+    VerificationError,
+)
 
 __version__ = "0.1.0"
 

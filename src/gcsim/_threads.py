@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["batched_blas", "batched_threads", "with_batched_blas"]
 

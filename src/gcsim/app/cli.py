@@ -22,7 +22,7 @@ import contextlib
 import os
 import sys
 import warnings
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from .. import __version__, limits
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
@@ -31,8 +31,7 @@ from .commands import coding as coding_commands
 from .commands import combinatorics as combinatorics_commands
 from .commands import executor as executor_commands
 from .commands import learning as learning_commands
-from .common import (EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Parser, check_output_dir, emit, int_arg, os_reason,
-                     path_errors)
+from .common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Parser, check_output_dir, emit, int_arg, os_reason, path_errors
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 

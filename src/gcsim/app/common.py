@@ -10,8 +10,9 @@ import contextlib
 import json
 import math
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..errors import GcsimError
 from ..io.manifest import to_jsonable

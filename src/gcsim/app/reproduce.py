@@ -23,12 +23,20 @@ import contextlib
 import importlib.util
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import InvalidArgumentError
-from ..io.manifest import (FileRefusedError, atomic_path, atomic_write_text, check_folder, dumps, provenance,
-                          read_json_object, sha256_file)
+from ..io.manifest import (
+    FileRefusedError,
+    atomic_write_text,
+    check_folder,
+    dumps,
+    provenance,
+    read_json_object,
+    sha256_file,
+)
 from .stages import agc, catalogue, cerar, ddp, training
 
 __all__ = ["run_reproduce", "STAGES", "available_stages", "check_stage_outputs",

@@ -20,11 +20,11 @@ True
 """
 from __future__ import annotations
 
-from .design import CerarDesign, error_operators, num_rounds, shift_matrix
-from .constructions import design, r_star
-from .protocol import SimulationResult, simulate
 from .analysis import CerarErrors, errors, rates
+from .constructions import design, r_star
+from .design import CerarDesign, error_operators, num_rounds, shift_matrix
 from .floating import EpsilonSweep, epsilon_sweep
+from .protocol import SimulationResult, simulate
 
 __all__ = ["CerarDesign", "design", "simulate", "errors", "rates", "epsilon_sweep",
            "SimulationResult", "CerarErrors", "EpsilonSweep", "error_operators", "num_rounds",

@@ -53,9 +53,9 @@ def _default_name(design: CerarDesign) -> str:
 
 
 def _versions() -> dict[str, Any]:
-    from .. import __version__
-
     from importlib import metadata
+
+    from .. import __version__
 
     out: dict[str, Any] = {"gcsim": __version__, "numpy": np.__version__}
     for mod in ("cvxpy", "scs"):

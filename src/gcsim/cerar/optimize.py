@@ -48,7 +48,8 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -43,14 +43,14 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from .._validation import (check_binary_matrix, check_finite_array, check_int, check_mask,
-                           check_real)
+from .._validation import check_binary_matrix, check_finite_array, check_int, check_mask, check_real
 from ..errors import ImpossibleParametersError, InvalidArgumentError
 
 __all__ = [

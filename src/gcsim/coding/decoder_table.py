@@ -31,8 +31,9 @@ Sizes are refused up front: more than :data:`gcsim.limits.MAX_PATTERNS` patterns
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -502,7 +503,7 @@ class DecoderTable:
         return arrays, meta
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, Any], metadata: dict[str, Any]) -> "DecoderTable":
+    def from_arrays(cls, arrays: dict[str, Any], metadata: dict[str, Any]) -> DecoderTable:
         """Rebuild a table from :meth:`to_arrays` output, checking every shape, dtype and invariant.
 
         Raises

@@ -50,8 +50,9 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -683,7 +684,7 @@ class DelayStragglerModel(StragglerModel):
     def sample(self, count: int, seed: int = 0) -> np.ndarray:
         return self.sample_with_times(count, seed)[0]
 
-    def expected_time(self, **kwargs: Any) -> "DecodeTime":
+    def expected_time(self, **kwargs: Any) -> DecodeTime:
         """:func:`expected_decode_time` of this model's delays and rule."""
         return expected_decode_time(self.delays, self.rule, **kwargs)
 

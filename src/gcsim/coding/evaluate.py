@@ -61,8 +61,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -70,8 +71,16 @@ from .._threads import batched_blas
 from .._validation import check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from .schemes import Scheme, encode
-from .stragglers import (AllPatternsModel, BernoulliModel, FixedModel, MarkovModel, StragglerModel,
-                         TraceModel, WorstCaseModel, straggler_sets)
+from .stragglers import (
+    AllPatternsModel,
+    BernoulliModel,
+    FixedModel,
+    MarkovModel,
+    StragglerModel,
+    TraceModel,
+    WorstCaseModel,
+    straggler_sets,
+)
 
 __all__ = [
     "GRAM_KAPPA_LIMIT",

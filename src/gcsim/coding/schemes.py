@@ -55,8 +55,7 @@ from typing import Any
 import numpy as np
 
 from .._threads import batched_blas
-from .._validation import (check_binary_matrix, check_dense_size, check_finite_array, check_int, check_mask,
-                           check_real)
+from .._validation import check_binary_matrix, check_dense_size, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError, NotConstructibleError
 
 __all__ = [
@@ -222,7 +221,7 @@ class Scheme:
 
     @classmethod
     def from_matrix(cls, B: Any, assignment: Any, m: int, *, method: str = "custom",
-                    decoder: Any = None, params: dict | None = None) -> "Scheme":
+                    decoder: Any = None, params: dict | None = None) -> Scheme:
         """Wrap a user-supplied encoder after validating it.
 
         Parameters

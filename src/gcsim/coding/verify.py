@@ -22,8 +22,9 @@ tightness ratios ``bound / simulated`` (``<= 1`` for valid lower bounds,
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 

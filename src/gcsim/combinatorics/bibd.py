@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 from itertools import combinations
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -212,7 +213,7 @@ class BIBD(CombinatorialObject):
         return True
 
     # -- derived designs -----------------------------------------------------------------
-    def complement(self) -> "BIBD":
+    def complement(self) -> BIBD:
         """Complementary design: blocks ``V \\ B``; a (v, b, b-r, v-k, b-2r+lam)-BIBD [BJL, Prop. II.2.3].
 
         >>> bibd(7, 3).complement().params
@@ -233,7 +234,7 @@ class BIBD(CombinatorialObject):
         block_index = check_int("block_index", block_index, minimum=0, maximum=self.b - 1)
         return self._blocks[block_index]
 
-    def residual(self, block_index: int = 0) -> "BIBD":
+    def residual(self, block_index: int = 0) -> BIBD:
         """Residual design of a symmetric design w.r.t. block B: points ``V \\ B``, blocks ``B' \\ B``.
 
         A symmetric (v, k, lam) design gives a (v-k, k-lam, lam) design [BJL, Thm. II.3.5].
@@ -252,7 +253,7 @@ class BIBD(CombinatorialObject):
         blocks = [relabel[[x for x in blk if x not in Bset]] for i, blk in enumerate(self._blocks) if i != block_index]
         return BIBD(v - k, blocks, f"residual of [{self.construction}]", lam=lam)
 
-    def derived(self, block_index: int = 0) -> "BIBD":
+    def derived(self, block_index: int = 0) -> BIBD:
         """Derived design of a symmetric design w.r.t. block B: points B, blocks ``B' n B``.
 
         A symmetric (v, k, lam) design with lam >= 2 gives a (k, lam, lam-1) design [BJL, Thm. II.3.5].

@@ -23,7 +23,7 @@ GF(p^a) is ``(Z_p)^a`` with the codes of
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -194,7 +194,7 @@ def _subgroup(q: int, order: int) -> list[int]:
     return sorted(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _radical_cached(q: int, k: int, lam: int):
     fam = _radical(q, k, lam)
     return None if fam is None else tuple(tuple(b) for b in fam)

@@ -6,7 +6,7 @@ process, so every field is created once and shared (:func:`finite_field`).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -161,7 +161,7 @@ def is_prime_power(q: int) -> bool:
         return False
 
 
-@lru_cache(maxsize=None)
+@cache
 def _field(q: int):
     import galois
 

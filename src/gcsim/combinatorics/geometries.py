@@ -19,7 +19,7 @@ d-dimensional subspaces of GF(q)^n).
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -84,7 +84,7 @@ def _irreducible(p: int, a: int) -> list[int]:
     raise AssertionError("no irreducible polynomial found")  # pragma: no cover
 
 
-@lru_cache(maxsize=None)
+@cache
 def field_tables(q: int, modulus: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Addition and multiplication tables of GF(q), elements coded 0..q-1.
 

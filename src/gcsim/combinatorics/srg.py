@@ -17,10 +17,10 @@ Theory and proofs: ``docs/theory/20_srg.md``; guide: ``docs/guides/srg.md``.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from math import isqrt
-from typing import Callable, Iterable
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from ..errors import InvalidArgumentError, NotConstructibleError, VerificationEr
 from .fields import _iroot, is_prime_power
 from .srg_families import (
     StronglyRegularGraph,
+    abelian_cayley_graph,
     affine_polar_graph,
     block_graph,
     clebsch_graph,
@@ -38,11 +39,10 @@ from .srg_families import (
     gewirtz_graph,
     hoffman_singleton_graph,
     hyperoval_gq_graph,
-    abelian_cayley_graph,
     kneser_graph_2,
     latin_square_graph,
-    menon_graph_36,
     lattice_graph,
+    menon_graph_36,
     paley_graph,
     petersen_graph,
     polar_graph,

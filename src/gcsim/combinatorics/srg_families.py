@@ -30,10 +30,11 @@ Families (all over finite fields through :func:`gcsim.combinatorics.fields.finit
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Iterable, Sequence
+from functools import cache, lru_cache
 from itertools import combinations
 from math import isqrt
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -245,7 +246,7 @@ class StronglyRegularGraph(CombinatorialObject):
         """
         return srg_eigenvalues(*self._params)
 
-    def complement(self) -> "StronglyRegularGraph":
+    def complement(self) -> StronglyRegularGraph:
         """The complement graph, an SRG with :func:`complement_parameters`.
 
         >>> clebsch_graph().complement().params
@@ -257,7 +258,7 @@ class StronglyRegularGraph(CombinatorialObject):
                                     f"complement of {self.construction}", closed=self.closed,
                                     metadata=dict(self.metadata))
 
-    def with_closed(self, closed: bool) -> "StronglyRegularGraph":
+    def with_closed(self, closed: bool) -> StronglyRegularGraph:
         """Same graph with the other assignment convention."""
         return StronglyRegularGraph(self._adjacency, self._params, self.construction, closed=closed,
                                     metadata=dict(self.metadata))
@@ -327,7 +328,7 @@ CONWAY_POLYNOMIALS: dict[int, tuple[int, ...]] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables(q: int) -> tuple[np.ndarray, np.ndarray]:
     """Addition and multiplication tables of GF(q) in galois' integer representation.
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 
 _LAZY = {
-    "run_scheme": "arrays", "SchemeRun": "arrays", "run_cerar": "arrays", "CerarRun": "arrays",
+    "run_scheme": "arrays", "SchemeRun": "arrays", "run_cerar": "cerar_arrays", "CerarRun": "cerar_arrays",
     "batched_optimal_error": "arrays", "get_namespace": "arrays",
     "launch": "torchdist", "LaunchResult": "torchdist", "RankFailure": "torchdist",
     "LaunchTimeoutError": "torchdist", "simulated_schedule": "torchdist", "seeded_delays": "torchdist",

@@ -30,14 +30,17 @@ straggler patterns in any namespace; on NumPy it matches
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..coding.evaluate import _pow2_exponents, optimal_error
+from .._array_api import asarray as _asarray
+from .._array_api import check_gradients as _check_gradients
+from .._array_api import get_namespace, to_numpy
+from .._array_api import infer_namespace as _infer
 from .._validation import check_int, check_mask
+from ..coding.evaluate import _pow2_exponents, optimal_error
 from ..errors import InvalidArgumentError
 
 __all__ = [
@@ -45,106 +48,11 @@ __all__ = [
     "to_numpy",
     "run_scheme",
     "SchemeRun",
-    "run_cerar",
-    "CerarRun",
     "batched_optimal_error",
 ]
 
 # same threshold as gcsim.coding.evaluate.GRAM_KAPPA_LIMIT (a pivot below λ_max / 1e8 means "near-singular")
 _KAPPA_LIMIT = 1e4
-
-
-# ----------------------------------------------------------------------------------------------
-# namespaces
-# ----------------------------------------------------------------------------------------------
-
-def get_namespace(xp: Any = None):
-    """The array-API namespace for ``xp`` (None or "numpy" -> NumPy, "cupy" -> CuPy, or a module).
-
-    Raises
-    ------
-    InvalidArgumentError
-        Unknown name, or CuPy requested but not importable (no GPU / not installed).
-
-    Examples
-    --------
-    >>> get_namespace().__name__.endswith("numpy")
-    True
-    """
-    from array_api_compat import array_namespace
-
-    if xp is None or xp == "numpy":
-        return array_namespace(np.empty(0))
-    if isinstance(xp, str):
-        if xp != "cupy":
-            raise InvalidArgumentError("xp", f"must be None, 'numpy', 'cupy' or an array module, got {xp!r}")
-        try:
-            mod = importlib.import_module("cupy")
-        except Exception as exc:  # ImportError or a CUDA runtime failure
-            raise InvalidArgumentError("xp", f"CuPy is not usable here ({exc})") from None
-        return array_namespace(mod.empty(0))
-    try:
-        return array_namespace(xp.empty(0))
-    except Exception as exc:
-        raise InvalidArgumentError("xp", f"is not an array module ({exc})") from None
-
-
-def _infer(xp: Any, array: Any):
-    """``xp`` if given, else the namespace of ``array`` (CuPy stays CuPy), else NumPy."""
-    if xp is not None:
-        return get_namespace(xp)
-    if hasattr(array, "__cuda_array_interface__"):
-        from array_api_compat import array_namespace
-        return array_namespace(array)
-    return get_namespace(None)
-
-
-def _is_numpy(xp) -> bool:
-    return "numpy" in getattr(xp, "__name__", "")
-
-
-def to_numpy(a: Any) -> np.ndarray:
-    """Copy an array of any supported namespace to host NumPy.
-
-    Examples
-    --------
-    >>> to_numpy([1.0, 2.0]).tolist()
-    [1.0, 2.0]
-    """
-    if hasattr(a, "get") and not isinstance(a, np.ndarray):  # CuPy
-        return np.asarray(a.get())
-    return np.asarray(a)
-
-
-def _asarray(xp, a: Any, dtype=None):
-    dtype = xp.float64 if dtype is None else dtype
-    if not _is_numpy(xp) and isinstance(a, np.ndarray):
-        return xp.asarray(a, dtype=dtype)
-    return xp.asarray(to_numpy(a) if _is_numpy(xp) else a, dtype=dtype)
-
-
-def _check_gradients(gradients: Any, N: int) -> np.ndarray | Any:
-    """Shape/finiteness check that works for NumPy and CuPy inputs (device arrays stay on the device)."""
-    if hasattr(gradients, "__cuda_array_interface__"):
-        from array_api_compat import array_namespace
-
-        xp = array_namespace(gradients)
-        shape = tuple(gradients.shape)
-        if len(shape) != 2 or shape[0] != N:
-            raise InvalidArgumentError("gradients", f"must have shape (N, d) = ({N}, d), got {shape}")
-        if not xp.isdtype(gradients.dtype, "real floating") and not xp.isdtype(gradients.dtype, "integral"):
-            raise InvalidArgumentError("gradients", f"must be a real numeric array, got dtype {gradients.dtype}")
-        if gradients.size and not bool(xp.all(xp.isfinite(gradients))):
-            raise InvalidArgumentError("gradients", "contains NaN or inf")
-        return np.empty((N, shape[1]))  # shape carrier only
-    host = to_numpy(gradients)
-    if host.dtype == object or np.iscomplexobj(host) or not np.issubdtype(host.dtype, np.number):
-        raise InvalidArgumentError("gradients", f"must be a real numeric array, got dtype {host.dtype}")
-    if host.ndim != 2 or host.shape[0] != N:
-        raise InvalidArgumentError("gradients", f"must have shape (N, d) = ({N}, d), got {host.shape}")
-    if host.size and not np.all(np.isfinite(host)):
-        raise InvalidArgumentError("gradients", "contains NaN or inf")
-    return host
 
 
 # ----------------------------------------------------------------------------------------------
@@ -299,116 +207,6 @@ def run_scheme(scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any 
                      predicted_error=predicted, residual=residual,
                      expected_isotropic=w * residual, decoder=X, nonstragglers=mask, transmissions=tilde,
                      block_length=w, backend=ns.__name__)
-
-
-# ----------------------------------------------------------------------------------------------
-# CERAR ring over N buffers
-# ----------------------------------------------------------------------------------------------
-
-@dataclass
-class CerarRun:
-    """Result of :func:`run_cerar`.
-
-    Attributes
-    ----------
-    outputs : array (N, d)
-        ``ĝ_i`` of every worker.
-    errors : numpy.ndarray (N,)
-        Measured ``‖ĝ_i − Σ_j g_j‖²``.
-    predicted_errors : numpy.ndarray (N,)
-        ``‖Σ_m E_{i,m} G_{i−m}‖_F²`` from the design's error operators.
-    expected_isotropic : numpy.ndarray (N,)
-        ``w Σ_m ‖E_{i,m}‖_F²``: mean of ``errors`` over isotropic unit-variance gradients.
-    bytes_sent : numpy.ndarray (N,)
-        ``L · w · itemsize`` per worker (counted packet by packet).
-    rounds : int
-    packet_size : int
-        ``w = ceil(d/c)``.
-    backend : str
-    """
-
-    outputs: Any
-    errors: np.ndarray
-    predicted_errors: np.ndarray
-    expected_isotropic: np.ndarray
-    bytes_sent: np.ndarray
-    rounds: int
-    packet_size: int
-    backend: str
-
-
-def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "float64") -> CerarRun:
-    """Run the CERAR ring protocol on ``N`` real buffers (all workers at once, round by round).
-
-    Worker ``i`` sends ``s_i^(t) = x_i^(t) + u_i^(t−1)`` to ``i+1``, strips its own symbol
-    ``x_i^(t−N+1)`` from what it receives and accumulates ``D_i[:, t] u_i^(t)``
-    (SPEC §5).  Bytes are counted per packet.
-
-    Parameters
-    ----------
-    design : gcsim.cerar.design.CerarDesign
-    gradients : array (N, d)
-    xp : None, "numpy", "cupy" or module
-        Array namespace (default: CuPy for CuPy gradients, else NumPy).
-    dtype : {"float64", "float32"}
-        Working precision of the buffers.
-
-    Examples
-    --------
-    >>> from gcsim.cerar.constructions import design
-    >>> g = np.arange(12.0).reshape(3, 4)
-    >>> r = run_cerar(design(3, 2, "exact"), g)
-    >>> bool(r.errors.max() < 1e-20), r.bytes_sent.tolist(), r.rounds
-    (True, [48, 48, 48], 3)
-    """
-    from ..cerar.design import CerarDesign
-
-    if not isinstance(design, CerarDesign):
-        raise InvalidArgumentError("design", f"must be a CerarDesign, got {type(design).__name__}")
-    if dtype not in ("float64", "float32"):
-        raise InvalidArgumentError("dtype", f"must be 'float64' or 'float32', got {dtype!r}")
-    N, c, L = design.N, design.c, design.L
-    ns = _infer(xp, gradients)
-    host = _check_gradients(gradients, N)
-    d = host.shape[1]
-    w = -(-d // c)
-    wd = ns.float64 if dtype == "float64" else ns.float32
-    item = 8 if dtype == "float64" else 4
-    g = _asarray(ns, gradients, dtype=wd)
-    if w * c != d:
-        g = ns.concat([g, ns.zeros((N, w * c - d), dtype=wd)], axis=1)
-    G = ns.reshape(g, (N, c, w))
-    A = _asarray(ns, design.encoders, dtype=wd)
-    D = _asarray(ns, design.decoders, dtype=wd)
-    X = A @ G                                            # all c symbols: (N, c, w)
-    u = ns.zeros((N, w), dtype=wd)
-    U = []
-    sent = np.zeros(N, dtype=np.int64)
-    for t in range(1, L + 1):
-        s = X[:, t - 1, :] + u if t <= c else u
-        sent += w * item                                 # one packet of w scalars per worker
-        r = ns.roll(s, 1, axis=0)                        # worker i receives from i-1
-        k = t - N                                        # own symbol x^(t-N+1) comes back
-        u = r - X[:, k, :] if 0 <= k < c - 1 else r
-        U.append(u)
-    Ust = ns.stack(U, axis=1)                            # (N, L, w)
-    out = G + D @ Ust
-    total = ns.sum(G, axis=0)
-    diff = out - total[None, :, :]
-    errors = to_numpy(ns.sum(ns.reshape(diff * diff, (N, c * w)), axis=1)).astype(np.float64)
-    # prediction from the error operators: Σ_m E_{i,m} G_{i-m}
-    E = _asarray(ns, design.error_operators(), dtype=ns.float64)   # (N, N-1, c, c)
-    G64 = ns.astype(G, ns.float64)
-    src = (np.arange(N)[:, None] - np.arange(1, N)[None, :]) % N  # (N, N-1)
-    Gsrc = G64[_asarray(ns, src.reshape(-1), dtype=ns.int64), ...]
-    Gsrc = ns.reshape(Gsrc, (N, N - 1, c, w))
-    P = ns.sum(E @ Gsrc, axis=1)                         # (N, c, w)
-    predicted = to_numpy(ns.sum(ns.reshape(P * P, (N, c * w)), axis=1)).astype(np.float64)
-    Eh = design.error_operators()
-    expected = w * np.sum(Eh * Eh, axis=(1, 2, 3))
-    outputs = ns.reshape(out, (N, c * w))[:, :d]
-    return CerarRun(outputs=outputs, errors=errors, predicted_errors=predicted, expected_isotropic=expected,
-                    bytes_sent=sent, rounds=L, packet_size=w, backend=ns.__name__)
 
 
 # ----------------------------------------------------------------------------------------------

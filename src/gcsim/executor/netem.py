@@ -145,7 +145,7 @@ class NetemTopology:
         else:
             _run(base + ["root", "tbf", "rate", self.rate, "burst", str(burst), "latency", "1s"])
 
-    def __enter__(self) -> "NetemTopology":
+    def __enter__(self) -> NetemTopology:
         try:
             _run(["ip", "netns", "add", self.hub])
             self._created.append(self.hub)

@@ -45,9 +45,10 @@ import re
 import socket
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -92,7 +93,7 @@ class RankFailure(GcsimError, RuntimeError):
         rank -> traceback text of every rank that raised.
     """
 
-    def __init__(self, message: str, *, result: "LaunchResult | None" = None):
+    def __init__(self, message: str, *, result: LaunchResult | None = None):
         super().__init__(message)
         self.result = result
         self.tracebacks: dict = dict(result.errors) if result is not None else {}
@@ -249,7 +250,7 @@ class LaunchResult:
         head = f"launch of {len(self.results)} ranks failed: " + "; ".join(short)
         return "\n".join([head, *detail])
 
-    def raise_on_failure(self) -> "LaunchResult":
+    def raise_on_failure(self) -> LaunchResult:
         """Raise unless :attr:`ok`: :class:`LaunchTimeoutError` when a rank stalled, else :class:`RankFailure`.
 
         The message names every failed rank and what happened to it; tracebacks are on

@@ -63,14 +63,25 @@ import math
 import os
 import re
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..errors import CatalogueError, InvalidArgumentError
-from .manifest import (FileRefusedError, atomic_write_bytes, atomic_write_text, check_folder, dumps, provenance,
-                       parse_json_object, read_json_object, read_regular_file, sha256_bytes)
+from .manifest import (
+    FileRefusedError,
+    atomic_write_bytes,
+    atomic_write_text,
+    check_folder,
+    dumps,
+    parse_json_object,
+    provenance,
+    read_json_object,
+    read_regular_file,
+    sha256_bytes,
+)
 
 __all__ = [
     "BUNDLE_FORMAT",

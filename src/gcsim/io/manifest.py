@@ -32,8 +32,9 @@ import platform
 import secrets
 import stat
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -77,8 +78,9 @@ def git_sha() -> str | None:
 
 def provenance() -> dict[str, Any]:
     """Versions and environment of this run (JSON-serializable)."""
-    from .. import __version__
     import scipy
+
+    from .. import __version__
 
     info = {
         "gcsim_version": __version__,

@@ -5,7 +5,8 @@ so the committed files under ``designs/`` can be regenerated and compared.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["NAMED_INSTANCES", "FAMILIES", "build_named", "build_family", "resolve_design"]
 

@@ -18,8 +18,20 @@ Examples
 """
 from .datasets import Dataset, DatasetFormatError, load_digits, load_mnist, read_idx, write_idx
 from .models import MLP, cross_entropy, numerical_gradient
-from .train import (DECODERS, SGD, Adam, CodedGradient, CodeSpec, TrainResult, WallClockModel, compare,
-                    default_codes, partition, simulate_transmissions, train)
+from .train import (
+                    DECODERS,
+                    SGD,
+                    Adam,
+                    CodedGradient,
+                    CodeSpec,
+                    TrainResult,
+                    WallClockModel,
+                    compare,
+                    default_codes,
+                    partition,
+                    simulate_transmissions,
+                    train,
+)
 from .unbiased import UnbiasednessResult, check_unbiased, decoded_samples, unbiasedness_test
 
 __all__ = [

@@ -10,7 +10,7 @@ replicas θ_i drift apart; we record the **replica drift** max_{i,j} ‖θ_i −
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -17,7 +17,8 @@ part (a batched matrix product over parts), which gives the partial gradients
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -47,8 +47,9 @@ update.  This is a model, not a measurement (reconstruction).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -49,8 +49,8 @@ def _design_from_args(args: argparse.Namespace):
     from ...cerar.constructions import design
 
     if getattr(args, "design", None):
-        from ..common import path_errors
         from ...cerar.export import load_design
+        from ..common import path_errors
         with path_errors("--design", "read"):
             return load_design(args.design)
     _check_sizes(args)

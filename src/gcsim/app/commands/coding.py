@@ -12,12 +12,11 @@ _DESIGN_HELP = ("named instance (pg2_9, coset_27_2_5, biregular_40_20_3_6, paley
 
 
 def _scheme_and_model(args: argparse.Namespace):
-    from ...io.named import resolve_design
     from ...coding.schemes import encode
     from ...coding.stragglers import straggler_model
-
-    from ..common import UsageError
     from ...errors import InvalidArgumentError
+    from ...io.named import resolve_design
+    from ..common import UsageError
 
     design = resolve_design(args.design)
     options: dict[str, Any] = {}
@@ -77,8 +76,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_error(args: argparse.Namespace) -> int:
-    from ..common import emit
     from ...coding.evaluate import expected_error, worst_case_error
+    from ..common import emit
 
     design, scheme, model = _scheme_and_model(args)
     norm = scheme.m * scheme.N
@@ -104,8 +103,8 @@ def _cmd_error(args: argparse.Namespace) -> int:
 
 
 def _cmd_bounds(args: argparse.Namespace) -> int:
-    from ..common import UsageError, emit
     from ...coding.verify import verify_bounds
+    from ..common import UsageError, emit
 
     if args.action != "verify":
         raise UsageError(f"unknown bounds action {args.action!r} (use: gcsim bounds verify ...)")

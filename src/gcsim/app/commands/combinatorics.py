@@ -5,9 +5,17 @@ import argparse
 from pathlib import Path
 
 from ...errors import CatalogueError, GcsimError
-from ..common import (EXIT_FAILURE, EXIT_OK, UsageError, check_name, check_output_dir, emit, int_arg,
-                      object_summary, path_errors)
-
+from ..common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    UsageError,
+    check_name,
+    check_output_dir,
+    emit,
+    int_arg,
+    object_summary,
+    path_errors,
+)
 
 _FAMILIES = {
     "bibd": ("v k [lam]", 2, 3),

@@ -18,7 +18,8 @@ Bad options are refused with a message naming the option (``--workers-die: ...``
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -82,8 +83,8 @@ def _cmd_run_cerar(args: argparse.Namespace) -> int:
 
 
 def _run_cerar(args: argparse.Namespace) -> int:
-    from ..common import EXIT_OK, emit
     from ...executor.torchdist import cerar_bytes
+    from ..common import EXIT_OK, emit
 
     des = _cerar_design(args)
     N, d = args.workers, args.d
@@ -93,7 +94,7 @@ def _run_cerar(args: argparse.Namespace) -> int:
     if args.engine == "numpy":
         import time
 
-        from ...executor.arrays import run_cerar
+        from ...executor.cerar_arrays import run_cerar
         g = np.random.default_rng(args.seed).standard_normal((N, d)).astype(args.dtype)
         t0 = time.perf_counter()
         r = run_cerar(des, g, dtype=args.dtype)
@@ -135,11 +136,11 @@ def _cmd_run_gc(args: argparse.Namespace) -> int:
 
 def _run_gc(args: argparse.Namespace) -> int:
     from ..._validation import check_int
-    from ..common import EXIT_OK, emit
     from ...coding.evaluate import optimal_error
     from ...coding.schemes import encode
-    from ...io.named import resolve_design
     from ...executor.torchdist import run_parameter_server
+    from ...io.named import resolve_design
+    from ..common import EXIT_OK, emit
 
     seed = check_int("seed", args.seed, minimum=0)
     obj = resolve_design(args.design)

@@ -10,8 +10,13 @@ from ...io.manifest import atomic_path
 def agc_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
     import pandas as pd
 
-    from ...coding.experiments import (error_curves, exact_family_instability, named_experiments, plot_error_curves,
-                              plot_instability)
+    from ...coding.experiments import (
+        error_curves,
+        exact_family_instability,
+        named_experiments,
+        plot_error_curves,
+        plot_instability,
+    )
 
     samples, seeds = (1000, 10) if full else (100, 3)
     frames, files, lines = [], [], []
