@@ -1,19 +1,20 @@
 # gcsim: two commands do all the set-up on a fresh machine.
 #   make demo   -- reproduce the headline results at a quick scale (results/)
-#   make test   -- run the whole test suite
+#   make test   -- lint (ruff, mypy), then the whole test suite
+#   make lint   -- ruff check, ruff format --check, mypy
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench docs clean
+.PHONY: demo test lint bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch: the local CPU wheel (an unpinned torch would pull a multi-GB CUDA build)
 	$(BIN)/python -m pip install --quiet 'torch==2.13.0'
-	$(BIN)/python -m pip install --quiet -e '.[test,learning,torch]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,learning,torch]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -23,7 +24,12 @@ demo: $(STAMP)
 # the suite with multi-threaded BLAS (the library limits batched kernels itself, see src/gcsim/_threads.py)
 BLAS_THREADS ?= 1
 
-test: $(STAMP)
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
+	$(BIN)/mypy
+
+test: lint
 	OPENBLAS_NUM_THREADS=$(BLAS_THREADS) OMP_NUM_THREADS=$(BLAS_THREADS) MKL_NUM_THREADS=$(BLAS_THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile -q tests notebooks --nbmake src/gcsim --doctest-modules --ignore=src/gcsim/__main__.py
 
 # benchmarks print tables and write benchmarks/results/*.json (ratios against baselines in the same run)

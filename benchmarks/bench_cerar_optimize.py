@@ -65,8 +65,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import cvxpy  # noqa: F401  (import time excluded from the measurements)
 
-    from gcsim.cerar.optimize import (_fix_gauge, _initial_point, _objective, optimized_design,
-                                      pareto_front)
+    from gcsim.cerar.optimize import _fix_gauge, _initial_point, _objective, optimized_design, pareto_front
     from gcsim.io.manifest import atomic_write_text, dumps, provenance
 
     res: dict = {"N": N, "c": C, "kappa": KAPPA, "sweeps": args.sweeps}
@@ -98,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     # 3. CLARABEL instead of SCS (same decoupled blocks)
     t0 = time.perf_counter()
     try:
-        dc = optimized_design(N, C, kappa=KAPPA, max_iter=2, tol=0.0, init="perturbation", solver="CLARABEL", progress=False)
+        dc = optimized_design(N, C, kappa=KAPPA, max_iter=2, tol=0.0, init="perturbation", solver="CLARABEL",
+                              progress=False)
         res["clarabel_two_sweeps_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         optimized_design(N, C, kappa=KAPPA, max_iter=2, tol=0.0, init="perturbation", progress=False)
@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
 def test_bench_cerar_optimize_sweep(benchmark):  # pragma: no cover - only under pytest-benchmark
     from gcsim.cerar.optimize import optimized_design
 
-    benchmark.pedantic(lambda: optimized_design(N, C, kappa=KAPPA, max_iter=3, tol=0.0, init="perturbation", progress=False),
+    benchmark.pedantic(lambda: optimized_design(N, C, kappa=KAPPA, max_iter=3, tol=0.0, init="perturbation",
+                                                progress=False),
                        rounds=2, iterations=1)
 
 

@@ -3,8 +3,13 @@
 Usage: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_evaluate_vs_lstsq.py`` (about a minute).
 1000 random patterns per (design, s); prints times, the ratio and the largest difference.
 """
-import numpy as np, time, gcsim
+import time
+
+import numpy as np
+
+import gcsim
 from gcsim.coding.evaluate import optimal_error
+
 rng = np.random.default_rng(0)
 def loop(B, m, masks):
     N = B.shape[0] // m
@@ -25,7 +30,11 @@ for name, sch in cases:
         for r in masks:
             r[rng.choice(n, s, replace=False)] = False
         optimal_error(sch, masks[:10], progress=False)
-        t = time.perf_counter(); a = optimal_error(sch, masks, progress=False); ta = time.perf_counter() - t
-        t = time.perf_counter(); b = loop(sch.B, sch.m, masks); tb = time.perf_counter() - t
+        t = time.perf_counter()
+        a = optimal_error(sch, masks, progress=False)
+        ta = time.perf_counter() - t
+        t = time.perf_counter()
+        b = loop(sch.B, sch.m, masks)
+        tb = time.perf_counter() - t
         print(f"{name:24s} s={s:2d}: gcsim {ta*1e3:7.1f} ms, lstsq loop {tb*1e3:7.1f} ms, ratio {tb/ta:6.1f}x, "
               f"max|diff| {np.max(np.abs(a-b)):.1e}")

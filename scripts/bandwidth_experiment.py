@@ -152,7 +152,7 @@ def _figure(df, N: int, path: Path) -> None:
     rates = list(dict.fromkeys(df["rate"]))
     fig, axes = plt.subplots(1, len(rates), figsize=(5.2 * len(rates), 4), squeeze=False, sharey=True)
     cer = df[df["algorithm"].str.startswith("cerar")]
-    for ax, rate in zip(axes[0], rates):
+    for ax, rate in zip(axes[0], rates, strict=True):
         sub = cer[cer["rate"] == rate]
         for size, grp in sub.groupby("size_bytes"):
             grp = grp.sort_values("c")

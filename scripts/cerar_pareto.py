@@ -24,8 +24,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -41,6 +39,10 @@ FULL = {"cases": [(4, 8), (4, 12), (8, 16)],
         # "both" runs the two starts per cap and keeps the better result; "best" only the one with
         # the lower starting error (half the time; used for the larger cases)
         "starts": {(4, 8): "both", (4, 12): "both", (8, 16): "best"}}
+
+
+_STARTS_NOTE = (" of (analytic starts: exact when c <= N, best perturbation, best Vandermonde; "
+                "previous cap's optimum)")
 
 
 def run(mode: str, out: Path, seed: int, progress: bool, export: Path | None,
@@ -93,12 +95,11 @@ def save(table, out: Path, mode: str, seed: int, cfg: dict, timings: dict) -> di
         "seed": seed,
         "parameters": {"cases": cfg["cases"],
                        "kappas": {f"{k[0]},{k[1]}": v for k, v in cfg["kappas"].items()},
-                       "starts": {f"{k[0]},{k[1]}": v + " of (analytic starts: exact when c <= N, best perturbation, best Vandermonde; previous cap's optimum)"
-                                  for k, v in cfg["starts"].items()},
+                       "starts": {f"{k[0]},{k[1]}": v + _STARTS_NOTE for k, v in cfg["starts"].items()},
                        "max_iter": {f"{k[0]},{k[1]}": v for k, v in cfg["max_iter"].items()},
                        "kappa_D": "same as kappa", "objective": "frobenius", "solver": "SCS",
                        "solver_options": {"eps_abs": 1e-7, "eps_rel": 1e-7, "max_iters": 20000}},
-        "cases_done": sorted({(int(n), int(c)) for n, c in zip(table.N, table.c)}),
+        "cases_done": sorted({(int(n), int(c)) for n, c in zip(table.N, table.c, strict=True)}),
         "stop_reasons": opt.stop_reason.tolist(),
         "timings_s": timings,
         "files": ["pareto.csv", "pareto.json", "summary.csv", "pareto.png"],
@@ -117,9 +118,9 @@ def plot(csv: Path, png: Path) -> None:
     import pandas as pd
 
     t = pd.read_csv(csv)
-    cases = sorted({(int(n), int(c)) for n, c in zip(t.N, t.c)})
+    cases = sorted({(int(n), int(c)) for n, c in zip(t.N, t.c, strict=True)})
     fig, axes = plt.subplots(1, len(cases), figsize=(5.2 * len(cases), 4.2), squeeze=False)
-    for ax, (N, c) in zip(axes[0], cases):
+    for ax, (N, c) in zip(axes[0], cases, strict=True):
         s = t[(t.N == N) & (t.c == c)]
         p = s[s.family == "perturbation"].sort_values("eps")
         v = s[s.family == "vandermonde"].sort_values("eps")

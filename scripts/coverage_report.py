@@ -24,8 +24,9 @@ import json
 import os
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -211,7 +212,6 @@ def render(data: dict, generated: str) -> str:
     """Markdown report. Deterministic except for the ``generated`` line."""
     import gcsim
     fb, fs = data["bibd_header"], data["srg_header"]
-    s = summary(data)
     lines = [
         "# gcsim coverage against the SageMath oracle",
         "",

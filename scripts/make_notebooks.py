@@ -53,7 +53,8 @@ NOTEBOOKS = {
                  "naive = gcsim.encode(A, 2, 'naive')\nrd.B.shape"),
         ("code", "s_values = [0, 10, 20, 30, 40, 50]\nrows = []\nfor s in s_values:\n"
                  "    masks = gcsim.straggler_model('fixed', 91, s=s).sample(200, seed=s)\n"
-                 "    rows.append((s, gcsim.optimal_error(rd, masks).mean(), gcsim.optimal_error(naive, masks).mean(),\n"
+                 "    rows.append((s, gcsim.optimal_error(rd, masks).mean(),\n"
+                 "                 gcsim.optimal_error(naive, masks).mean(),\n"
                  "                 rank_lower_bound(A, 2, masks).mean(), rd_upper_bound(A, 2, masks).mean()))\n"
                  "rows = np.array(rows)\nrows.round(3)"),
         ("code", "plt.plot(rows[:, 0], rows[:, 1] / 182, 'o-', label='RD(0), one draw')\n"
@@ -65,7 +66,8 @@ NOTEBOOKS = {
         ("code", "small = gcsim.encode(gcsim.srg(13, 6, 2, 3), 2, 'rd', seed=1)\n"
                  "print(expected_error(small, gcsim.straggler_model('fixed', 13, s=3), progress=False))\n"
                  "from gcsim.coding.verify import verify_bounds\n"
-                 "report = verify_bounds(small, gcsim.straggler_model('all', 13, s=3), draws=16)\nprint(report.summary())"),
+                 "report = verify_bounds(small, gcsim.straggler_model('all', 13, s=3), draws=16)\n"
+                 "print(report.summary())"),
     ],
     "03_cerar_design.ipynb": [
         ("md", "# CERAR: ring-based coded approximate all-reduce\n\nTraffic, exactness for c ≤ N, the "
@@ -98,12 +100,14 @@ NOTEBOOKS = {
                "stragglers: uncoded (ignore stragglers) vs RD codes with optimal decoding."),
         ("code", "import matplotlib.pyplot as plt\nfrom gcsim.learning.datasets import load_digits\n"
                  "from gcsim.learning.train import default_codes, compare\n"
-                 "data = load_digits(seed=0)\ncodes = [c for c in default_codes() if c.label.startswith(('uncoded', 'RD(0) m=2', 'naive'))]\n"
+                 "data = load_digits(seed=0)\n"
+                 "codes = [c for c in default_codes() if c.label.startswith(('uncoded', 'RD(0) m=2', 'naive'))]\n"
                  "[c.label for c in codes]"),
         ("code", "hist = compare(codes, data, p=0.2, iterations=60, seed=0)\n"
                  "hist.groupby('label').tail(1)[['label', 'wallclock', 'train_loss', 'test_acc']]"),
         ("code", "fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))\nfor label, g in hist.groupby('label'):\n"
-                 "    axes[0].plot(g.iteration, g.train_loss, label=label)\n    axes[1].plot(g.wallclock, g.train_loss, label=label)\n"
+                 "    axes[0].plot(g.iteration, g.train_loss, label=label)\n"
+                 "    axes[1].plot(g.wallclock, g.train_loss, label=label)\n"
                  "axes[0].set_xlabel('iteration'); axes[1].set_xlabel('simulated wall clock (s)')\n"
                  "for ax in axes: ax.set_ylabel('training loss'); ax.legend(fontsize=7)\nplt.show()"),
     ],

@@ -165,8 +165,7 @@ def _bibd_true_source(v: int, k: int, lam: int) -> str:
     Replicates the order of the tests in sage/combinat/designs/bibd.py.
     """
     from sage.arith.misc import is_prime_power
-    from sage.combinat.designs.bibd import (BIBD_from_arc_in_desarguesian_projective_plane,
-                                            BIBD_from_TD)
+    from sage.combinat.designs.bibd import BIBD_from_arc_in_desarguesian_projective_plane, BIBD_from_TD
     from sage.combinat.designs.bibd import balanced_incomplete_block_design as sage_bibd
     from sage.combinat.designs.database import BIBD_constructions
     from sage.combinat.designs.difference_family import difference_family

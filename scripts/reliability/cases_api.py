@@ -61,7 +61,8 @@ CASES = [
     Case("api", "encode(..., method='nope')", code=_ENC + "encode(gcsim.bibd(7, 3, 1), 2, 'nope')"),
     Case("api", "encode of an assignment containing NaN",
          code=_ENC + "import numpy as np; encode(np.array([[1.0, np.nan], [1.0, 1.0]]), 1)"),
-    Case("api", "straggler_model('bernoulli', 10, p=NaN)", code=_ST + "straggler_model('bernoulli', 10, p=float('nan'))"),
+    Case("api", "straggler_model('bernoulli', 10, p=NaN)",
+         code=_ST + "straggler_model('bernoulli', 10, p=float('nan'))"),
     Case("api", "straggler_model('nope', 10): unknown kind", code=_ST + "straggler_model('nope', 10)"),
     Case("api", "srg(10, 3, 0, -1): negative mu", code=_G + "gcsim.srg(10, 3, 0, -1)"),
 ]

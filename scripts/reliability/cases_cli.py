@@ -43,7 +43,8 @@ CASES = [
     Case("cli", "error --m 10^9 (B would be 9.1e10 x 91)", argv=["error", "--design", "pg2_9", "--m", "1000000000"],
          timeout=30),
     Case("cli", "cerar simulate --d 10^11", argv=["cerar", "simulate", "--d", "100000000000"], timeout=30),
-    Case("cli", "cerar design --N 100000 (used to run for minutes)", argv=["cerar", "design", "--N", "100000", "--c", "8"],
+    Case("cli", "cerar design --N 100000 (used to run for minutes)",
+         argv=["cerar", "design", "--N", "100000", "--c", "8"],
          timeout=30),
     # numbers: negative, zero, NaN, beyond the dtype
     Case("cli", "cerar simulate --d -5 (names --d)", argv=["cerar", "simulate", "--d", "-5"]),

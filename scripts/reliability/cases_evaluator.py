@@ -40,7 +40,8 @@ CASES = [
     Case("api", "unknown evaluation method name",
          code="import numpy as np, gcsim\n"
               "sch = gcsim.encode(gcsim.bibd(7, 3, 1).assignment, 2, 'rd', seed=0)\n"
-              "from gcsim.coding.evaluate import optimal_error\noptimal_error(sch, np.ones(7, bool), method='cholesky')\n"),
+              "from gcsim.coding.evaluate import optimal_error\n"
+              "optimal_error(sch, np.ones(7, bool), method='cholesky')\n"),
     Case("api", "NaN written into scheme.B after encoding",
          code="import numpy as np, gcsim\n"
               "sch = gcsim.encode(gcsim.bibd(7, 3, 1).assignment, 2, 'rd', seed=0)\n"
@@ -66,7 +67,8 @@ CASES = [
     Case("api", "fixed decoder whose error overflows float64 (decoder entries 1e300)",
          code="import numpy as np, gcsim\n"
               "sch = gcsim.encode(gcsim.bibd(7, 3, 1).assignment, 2, 'rd', seed=0)\n"
-              "from gcsim.coding.evaluate import fixed_decoder_error\nfixed_decoder_error(sch, np.ones(7, bool), np.full((7, 2), 1e300))\n"),
+              "from gcsim.coding.evaluate import fixed_decoder_error\n"
+              "fixed_decoder_error(sch, np.ones(7, bool), np.full((7, 2), 1e300))\n"),
     Case("api", "expected_error Monte Carlo with 20 draws (below MIN_MC_SAMPLES, t interval)",
          code="import gcsim\n"
               "sch = gcsim.encode(gcsim.bibd(7, 3, 1).assignment, 2, 'rd', seed=0)\n"
