@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import limits
 from .._validation import check_bool, check_dense_size, check_int
 from ..errors import (
     ImpossibleParametersError,
@@ -52,6 +53,8 @@ from .difference_families import (
 )
 from .fields import _factor, _iroot, is_prime_power, prime_power_decomposition
 from .geometries import (
+    _codes,
+    _spans,
     ag_flats,
     ag_parameters,
     field_primitive_element,
@@ -59,6 +62,8 @@ from .geometries import (
     gaussian_binomial,
     pg_flats,
     pg_parameters,
+    projective_points,
+    subspaces,
 )
 from .steiner import steiner_triple_system_blocks, triple_system_hill_climb
 
@@ -591,7 +596,6 @@ def complete_design(v: int, k: int) -> BIBD:
     """
     v = check_int("v", v, minimum=2)
     k = check_int("k", k, minimum=2, maximum=v)
-    from .. import limits
     b = _comb_capped(v, k, limits.MAX_DENSE_ENTRIES)   # C(v, k) without building a huge integer
     check_dense_size("v", v, b, f"the complete design of all {k}-subsets of {v} points"
                      + (" (C(v, k) blocks)" if b > limits.MAX_DENSE_ENTRIES else ""))
@@ -633,7 +637,6 @@ def hermitian_unital(q: int) -> BIBD:
     check_dense_size("q", q ** 3 + 1, q * q * (q * q - q + 1), f"the incidence matrix of the Hermitian unital (q={q})")
     Q = q * q
     _, mul = field_tables(Q)
-    from .geometries import projective_points
     pts, _ = projective_points(3, Q)
 
     def power(x: np.ndarray, e: int) -> np.ndarray:
@@ -707,7 +710,6 @@ def mcfarland_design(q: int, d: int = 1) -> BIBD:
     d = check_int("d", d, minimum=1)
     if not is_prime_power(q):
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
-    from .geometries import _codes, _spans, subspaces
     p, a = prime_power_decomposition(q)
     r = gaussian_binomial(d + 1, 1, q)
     check_dense_size("q", q ** (d + 1) * (r + 1), q ** (d + 1) * (r + 1), f"the McFarland design (q={q}, d={d})")
@@ -1037,7 +1039,6 @@ def buildable_bibds(max_v: int, k_range=None, lam_range=None, *, progress: bool 
     >>> buildable_bibds(9, lam_range=[1])
     [(7, 3, 1), (9, 3, 1)]
     """
-    from .. import limits
 
     max_v = check_int("max_v", max_v, minimum=2)
     progress = check_bool("progress", progress)
@@ -1061,7 +1062,6 @@ def buildable_bibds(max_v: int, k_range=None, lam_range=None, *, progress: bool 
 
 def _fits(v: int, k: int, lam: int) -> bool:
     """Whether the design and everything its plan builds stay within gcsim.limits.MAX_DENSE_ENTRIES."""
-    from .. import limits
 
     plan = _plan(v, k, lam)
     return plan is not None and max(math.prod(_design_size(v, k, lam)), _plan_peak(plan)) <= limits.MAX_DENSE_ENTRIES
@@ -1157,7 +1157,6 @@ def bibd(v: int, k: int, lam: int = 1, *, existence: bool = False):
             _suggestions(v, k, lam))
     peak = _plan_peak(plan)
     if peak > 0:
-        from .. import limits
         if peak > limits.MAX_DENSE_ENTRIES:
             raise SizeLimitError(
                 "(v, k, lam)", f"gcsim builds a 2-({v},{k},{lam}) design from a larger design with {peak:,} "

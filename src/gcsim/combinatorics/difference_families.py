@@ -27,6 +27,7 @@ from functools import cache
 
 import numpy as np
 
+from .. import limits
 from .._validation import check_int
 from ..errors import InvalidArgumentError
 from .fields import _factor, prime_power_decomposition
@@ -226,7 +227,6 @@ def radical_difference_family(q: int, k: int, lam: int = 1) -> list[list[int]] |
 
 
 def _radical(q: int, k: int, lam: int) -> list[list[int]] | None:
-    from .. import limits
 
     pa = prime_power_decomposition(q)
     if pa is None or (lam * (q - 1)) % (k * (k - 1)) != 0:

@@ -24,8 +24,10 @@ from math import isqrt
 
 import numpy as np
 
+from .. import limits
 from .._validation import check_bool, check_dense_size, check_int
 from ..errors import InvalidArgumentError, NotConstructibleError, VerificationError
+from .bibd import bibd
 from .fields import _iroot, is_prime_power
 from .srg_families import (
     StronglyRegularGraph,
@@ -61,6 +63,7 @@ from .srg_feasibility import (
     srg_eigenvalues,
     srg_feasibility,
 )
+from .steiner import steiner_triple_system_blocks
 
 __all__ = [
     "srg",
@@ -155,42 +158,23 @@ def steiner_system_blocks(K: int, V: int) -> list[tuple[int, ...]]:
     K = check_int("K", K, minimum=2)
     V = check_int("V", V, minimum=K)
     if K == 3:
-        try:
-            from .steiner import steiner_triple_system_blocks  # written by another module owner
-            return [tuple(b) for b in steiner_triple_system_blocks(V)]
-        except ImportError:  # pragma: no cover - depends on the repository state
-            pass
+        return [tuple(b) for b in steiner_triple_system_blocks(V)]
     if (K, V) in _DIFFERENCE_FAMILIES:
         base, mod = _DIFFERENCE_FAMILIES[(K, V)]
         return _develop(base, mod)
-    bibd = _bibd_module()
-    if bibd is not None and bibd(V, K, 1, existence=True) is True:
+    if bibd(V, K, 1, existence=True) is True:
         return [tuple(b) for b in bibd(V, K, 1).blocks]
     raise NotConstructibleError(f"gcsim has no S(2,{K},{V}) Steiner system")
-
-
-def _bibd_module():
-    """:func:`gcsim.combinatorics.bibd.bibd`, or None if that module is unavailable."""
-    try:
-        from .bibd import bibd  # written by another module owner; optional here
-    except ImportError:  # pragma: no cover - depends on the repository state
-        return None
-    return bibd
 
 
 def _steiner_available(K: int, V: int) -> bool:
     if (K, V) in _DIFFERENCE_FAMILIES:
         return True
     if K == 3 and V % 6 in (1, 3):
-        try:
-            from .steiner import steiner_triple_system_blocks  # noqa: F401
-            return True
-        except ImportError:  # pragma: no cover
-            pass
-    bibd = _bibd_module()
+        return True
     try:
-        return bibd is not None and bibd(V, K, 1, existence=True) is True
-    except Exception:  # pragma: no cover - a failing optional module must not break srg()
+        return bibd(V, K, 1, existence=True) is True
+    except Exception:  # noqa: BLE001 - an existence query that fails means "not available" here
         return False
 
 
@@ -518,7 +502,6 @@ def buildable_srgs(max_v: int) -> list[tuple[int, int, int, int]]:
     >>> (8, 1, 0, 0) in buildable_srgs(10)    # 4 K_2, imprimitive
     True
     """
-    from .. import limits
 
     max_v = min(check_int("max_v", max_v, minimum=1), isqrt(limits.MAX_DENSE_ENTRIES))
     return sorted(p for p in _catalogue(max_v) if p[0] <= max_v)
@@ -541,7 +524,6 @@ _SUGGESTION_SPAN = 256  # how far (in v) suggestions are looked for
 
 def _suggestions(params: tuple[int, int, int, int], count: int = 8) -> list[tuple[int, int, int, int]]:
     """Nearby buildable primitive parameter sets (within the size limits), nearest v first."""
-    from .. import limits
 
     v, k, lam, mu = params
 

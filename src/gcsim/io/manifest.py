@@ -38,6 +38,9 @@ from typing import Any
 
 import numpy as np
 
+from .._version import __version__
+from ..errors import InvalidArgumentError
+
 __all__ = ["provenance", "sha256_file", "sha256_bytes", "atomic_write_bytes", "atomic_write_text", "atomic_path",
            "read_regular_file", "read_json_object", "file_kind", "to_jsonable", "dumps", "git_sha",
            "FileRefusedError", "check_folder"]
@@ -79,8 +82,6 @@ def git_sha() -> str | None:
 def provenance() -> dict[str, Any]:
     """Versions and environment of this run (JSON-serializable)."""
     import scipy
-
-    from .. import __version__
 
     info = {
         "gcsim_version": __version__,
@@ -312,8 +313,6 @@ def check_folder(argument: str, path: str | os.PathLike) -> Path:
     Raises :class:`~gcsim.errors.InvalidArgumentError` naming ``argument`` (e.g. ``"out"`` for
     ``/dev/null/results`` or a results "folder" that is a regular file) before anything is written.
     """
-    from ..errors import InvalidArgumentError
-
     if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or "\x00" in os.fspath(path):
         raise InvalidArgumentError(argument, f"must be a folder path, got {path!r}")
     folder = Path(path)
