@@ -33,7 +33,7 @@ def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and float(value).is_integer():
-            value = int(value)
+            value = int(float(value))
         else:
             raise InvalidArgumentError(name, f"must be an integer, got {value!r}")
     value = int(value)
