@@ -6,6 +6,7 @@ both the requested size and the limit in their message.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -33,7 +34,7 @@ def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and float(value).is_integer():
-            value = int(float(value))
+            value = math.trunc(value)
         else:
             raise InvalidArgumentError(name, f"must be an integer, got {value!r}")
     value = int(value)
