@@ -37,7 +37,7 @@ from gcsim.coding.delays import (
 )
 from gcsim.coding.evaluate import expected_error
 from gcsim.coding.schemes import encode
-from gcsim.coding.stragglers import StragglerModel
+from gcsim.coding.straggler_base import StragglerModel
 from gcsim.errors import InvalidArgumentError
 from tolerances import SAFETY, cond, gamma, lstsq_tol
 

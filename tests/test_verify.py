@@ -221,8 +221,8 @@ def test_validation_errors():
     assert builtin_bound("rd_upper").scope == "expectation"
 
 
-def test_fallback_svd_evaluator_matches_bruteforce():
-    from gcsim.coding.verify import _optimal_errors_svd
+def test_svd_route_matches_bruteforce_on_a_zero_column():
+    from gcsim.coding.evaluate import optimal_error
     rng = np.random.default_rng(2)
     A = cyclic(6, 3)
     B = rng.standard_normal((12, 6)) * np.tile(A, (2, 1))
@@ -230,6 +230,6 @@ def test_fallback_svd_evaluator_matches_bruteforce():
     sch = Scheme.from_matrix(B, A, 2)
     masks = np.vstack([all_masks(6, 2), np.zeros((1, 6), bool)])
     expected = [brute_err(B, 2, mk) for mk in masks]
-    got = _optimal_errors_svd(sch, masks)
+    got = optimal_error(sch, masks, method="svd", progress=False)
     tol = [2 * stated_bounds(B, 2, mk)["svd"] for mk in masks]   # two orthogonal routes
     assert np.all(np.abs(got - expected) <= tol)

@@ -39,6 +39,8 @@ import numpy as np
 
 from .._validation import check_count, check_dense_size, check_int, check_mask, check_real
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
+from ..io.catalogue import DEFAULT_MAX_BYTES, load_bundle, save_bundle
+from ..io.manifest import to_jsonable
 from .schemes import Scheme
 from .stragglers import straggler_sets
 
@@ -490,7 +492,6 @@ class DecoderTable:
                   "decoders": self.decoders, "errors": self.errors}
         if self._patterns is not None:
             arrays["patterns"] = self._patterns
-        from ..io.manifest import to_jsonable
         meta = {"kind": TABLE_KIND, "table_format_version": TABLE_FORMAT_VERSION, "n": self.n, "m": self.m,
                 "N": self.scheme.N, "count": len(self), "s_max": self.s_max, "explicit": self.explicit,
                 "rcond": self.rcond,
@@ -589,7 +590,6 @@ class DecoderTable:
         The write is atomic as a pair and checksummed (:func:`gcsim.io.catalogue.save_bundle`).
         Returns the path of the JSON manifest.
         """
-        from ..io.catalogue import save_bundle
         arrays, meta = self.to_arrays()
         return save_bundle(path, arrays, meta, overwrite=overwrite)
 
@@ -727,7 +727,6 @@ def load_decoder_table(path: str | Path, *, verify: bool = True, sample: int | N
         Anything :func:`~gcsim.io.catalogue.load_bundle` refuses (missing, tampered, truncated files),
         a bundle that is not a decoder table, malformed arrays, or decoders that do not verify.
     """
-    from ..io.catalogue import DEFAULT_MAX_BYTES, load_bundle
     arrays, manifest = load_bundle(path, max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
     try:
         table = DecoderTable.from_arrays(arrays, manifest.get("metadata") or {})

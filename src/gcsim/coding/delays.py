@@ -27,7 +27,7 @@ Arrival rules (:func:`arrival_rule`), for one row ``x`` of delays, ``x_(k)`` its
                 at ``D = min((1 + μ) x_(1), x_(n))``.
 
 :class:`DelayStragglerModel` combines a delay model and a rule into a
-:class:`~gcsim.coding.stragglers.StragglerModel`, so it is accepted wherever gcsim takes a straggler
+:class:`~gcsim.coding.straggler_base.StragglerModel`, so it is accepted wherever gcsim takes a straggler
 model (``expected_error(scheme, model)`` evaluates it by Monte Carlo).
 
 :func:`expected_decode_time` computes ``E[D]``: by a closed form where one exists (i.i.d. shifted
@@ -58,7 +58,7 @@ import numpy as np
 
 from .._validation import check_dense_size, check_int, check_probability, check_real
 from ..errors import InvalidArgumentError
-from .stragglers import StragglerModel
+from .straggler_base import StragglerModel, rng_from_seed
 
 __all__ = [
     "DELAY_KINDS",
@@ -85,10 +85,6 @@ QUAD_EPSREL = 1e-10
 
 # Monte Carlo draws are made in chunks of at most this many delay entries (memory bound).
 _MC_CHUNK_ENTRIES = 1 << 20
-
-
-def _rng(seed: Any) -> np.random.Generator:
-    return np.random.default_rng(check_int("seed", seed, minimum=0))
 
 
 def _per_worker(name: str, value: Any, n: int, *, minimum: float, strict: bool) -> np.ndarray:
@@ -153,7 +149,7 @@ class DelayModel:
         """``count`` i.i.d. rows of delays, ``(count, n)`` float (rows independent, workers independent)."""
         count = check_int("count", count, minimum=0)
         check_dense_size("count", count, self.n, f"{count:,} rows of delays")
-        return self._draw(_rng(seed), count)
+        return self._draw(rng_from_seed(seed), count)
 
     def _draw(self, rng: np.random.Generator, count: int) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -915,7 +911,7 @@ def _quad(model: DelayModel, rule: ArrivalRule) -> tuple[float, float, str]:
 def _monte_carlo(model: DelayModel, rule: ArrivalRule, samples: int, seed: int, keep: bool) -> DecodeTime:
     from scipy import stats
 
-    rng = _rng(seed)
+    rng = rng_from_seed(seed)
     step = max(1, _MC_CHUNK_ENTRIES // model.n)
     times = np.empty(samples)
     for a in range(0, samples, step):

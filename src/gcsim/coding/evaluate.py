@@ -71,12 +71,12 @@ from .._threads import batched_blas
 from .._validation import check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from .schemes import Scheme, encode
+from .straggler_base import StragglerModel
 from .stragglers import (
     AllPatternsModel,
     BernoulliModel,
     FixedModel,
     MarkovModel,
-    StragglerModel,
     TraceModel,
     WorstCaseModel,
     straggler_sets,

@@ -26,6 +26,10 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_int
+from ..combinatorics.bibd import bibd
+from ..combinatorics.biregular import biregular_graph
+from ..combinatorics.coset import coset_graph
+from ..combinatorics.srg import srg
 from ..errors import InvalidArgumentError, NotConstructibleError
 from .bounds import rank_lower_bound, rd_upper_bound
 from .evaluate import fixed_decoder_error, optimal_error
@@ -177,11 +181,6 @@ def plot_error_curves(frame: pd.DataFrame, title: str, path) -> None:
 def named_experiments(*, full: bool = False) -> list[InstanceSpec]:
     """The experiments of the write-up: (a) PG(2,9) RD(0), (b) coset (27,2,5) RD(0.1) vs RD(0),
     (c) bi-regular (40,20,3,6) NS, (d) Paley(25) SRG RD(0); all with m = 2."""
-    from ..combinatorics.bibd import bibd
-    from ..combinatorics.biregular import biregular_graph
-    from ..combinatorics.coset import coset_graph
-    from ..combinatorics.srg import srg
-
     step = 5 if full else 10
     p_values = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5] if not full else list(np.round(np.arange(0, 0.61, 0.05), 2))
     m = 2

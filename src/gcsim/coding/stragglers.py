@@ -34,9 +34,10 @@ import numpy as np
 
 from .._validation import check_count, check_dense_size, check_int, check_probability, check_real
 from ..errors import InvalidArgumentError
+from .delays import DelayStragglerModel
+from .straggler_base import StragglerModel, rng_from_seed
 
 __all__ = [
-    "StragglerModel",
     "FixedModel",
     "BernoulliModel",
     "AllPatternsModel",
@@ -50,11 +51,6 @@ __all__ = [
 ]
 
 KINDS = ("fixed", "bernoulli", "all", "worst", "markov", "trace", "delay")
-
-
-def _rng(seed: Any) -> np.random.Generator:
-    seed = check_int("seed", seed, minimum=0)
-    return np.random.default_rng(seed)
 
 
 def straggler_sets(n: int, s: int, start: int = 0, stop: int | None = None) -> np.ndarray:
@@ -95,31 +91,6 @@ def combinations_masks(n: int, s: int, start: int = 0, stop: int | None = None) 
     return masks
 
 
-class StragglerModel:
-    """Base class.  ``sample(count, seed)`` -> bool ``(count, n)``, True = the worker arrives."""
-
-    kind = "model"
-
-    def __init__(self, n: int):
-        self.n = check_int("n", n, minimum=1)
-
-    @property
-    def params(self) -> dict:
-        """Parameters of the model (for manifests)."""
-        return {"n": self.n}
-
-    def sample(self, count: int, seed: int = 0) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def describe(self) -> str:
-        """One-line human description of the model."""
-        return f"{self.kind} straggler model on n={self.n} workers"
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items() if np.isscalar(v))
-        return f"{type(self).__name__}({args})"
-
-
 class FixedModel(StragglerModel):
     """``S`` uniform among the ``s``-subsets of ``[n]`` (fixed-s uniform model).
 
@@ -148,7 +119,7 @@ class FixedModel(StragglerModel):
     def sample(self, count: int, seed: int = 0) -> np.ndarray:
         count = check_int("count", count, minimum=0)
         check_dense_size("count", count, self.n, f"{count:,} straggler masks")
-        rng = _rng(seed)
+        rng = rng_from_seed(seed)
         # the s smallest of n i.i.d. uniforms form a uniform s-subset
         keys = rng.random((count, self.n))
         masks = np.ones((count, self.n), dtype=bool)
@@ -283,7 +254,7 @@ class BernoulliModel(StragglerModel):
     def sample(self, count: int, seed: int = 0) -> np.ndarray:
         count = check_int("count", count, minimum=0)
         check_dense_size("count", count, self.n, f"{count:,} straggler masks")
-        rng = _rng(seed)
+        rng = rng_from_seed(seed)
         return rng.random((count, self.n)) >= self.p[None, :]
 
     def weights(self, masks: np.ndarray) -> np.ndarray:
@@ -340,7 +311,7 @@ class MarkovModel(StragglerModel):
         """``count`` consecutive iterations (rows) of the chains."""
         count = check_int("count", count, minimum=0)
         check_dense_size("count", count, self.n, f"{count:,} straggler masks")
-        rng = _rng(seed)
+        rng = rng_from_seed(seed)
         u = rng.random((count, self.n))
         out = np.empty((count, self.n), dtype=bool)
         if count == 0:
@@ -481,8 +452,6 @@ def straggler_model(kind: str, n: int | None = None, **params: Any) -> Straggler
         model: StragglerModel = TraceModel(delays, policy, n=n, **params)
         return model
     if kind == "delay":
-        from .delays import DelayStragglerModel  # delays subclasses StragglerModel: import here
-
         if "delays" not in params or "rule" not in params:
             raise InvalidArgumentError("delays", "kind 'delay' needs delays=<DelayModel> and rule=<ArrivalRule> "
                                        "(see gcsim.delay_model and gcsim.arrival_rule)")

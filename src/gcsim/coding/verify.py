@@ -31,6 +31,8 @@ import numpy as np
 from .._validation import check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from . import bounds as _bounds
+from .evaluate import condition_number, optimal_error
+from .schemes import Scheme, encode
 
 __all__ = ["Bound", "Violation", "BoundCheck", "BoundReport", "BUILTIN_BOUNDS", "builtin_bound",
            "verify_bounds"]
@@ -292,29 +294,7 @@ def _fmt(x):
 # simulated errors
 # ----------------------------------------------------------------------------------------------
 
-def _optimal_errors_svd(scheme, masks: np.ndarray) -> np.ndarray:
-    """``mN - ||U_F^T T||_F^2`` per pattern through an SVD of ``B_F`` (fallback evaluator)."""
-    B = np.asarray(scheme.B, dtype=float)
-    m, N = scheme.m, scheme.assignment.shape[0]
-    T = np.kron(np.eye(m), np.ones((N, 1)))
-    out = np.empty(masks.shape[0])
-    for c, mask in enumerate(masks):
-        BF = B[:, mask]
-        if BF.shape[1] == 0:
-            out[c] = m * N
-            continue
-        U, sv, _ = np.linalg.svd(BF, full_matrices=False)
-        tol = max(BF.shape) * np.finfo(float).eps * (sv[0] if sv.size else 0.0)
-        U = U[:, sv > tol]
-        out[c] = m * N - float(((U.T @ T) ** 2).sum())
-    return np.maximum(out, 0.0)
-
-
 def _optimal_errors(scheme, masks: np.ndarray, progress: bool = False) -> np.ndarray:
-    try:
-        from .evaluate import optimal_error
-    except ImportError:  # the evaluator module is optional for this engine
-        return _optimal_errors_svd(scheme, masks)
     return np.asarray(optimal_error(scheme, masks, progress=progress), dtype=float).reshape(masks.shape[0])
 
 
@@ -322,7 +302,6 @@ def _as_scheme(scheme):
     for attr in ("B", "assignment", "m"):
         if not hasattr(scheme, attr):
             raise InvalidArgumentError("scheme", f"must have .B, .assignment and .m (a Scheme); missing .{attr}")
-    from .schemes import Scheme
     if isinstance(scheme, Scheme):
         return scheme
     return Scheme.from_matrix(scheme.B, scheme.assignment, scheme.m, method=getattr(scheme, "method", "custom"),
@@ -335,7 +314,6 @@ def _default_redraw(scheme) -> Callable[[int], Any]:
         raise InvalidArgumentError(
             "redraw", f"expectation bounds need a randomized encoder to redraw; scheme method {method!r} "
                       f"is not one -- pass redraw=callable(seed) -> scheme")
-    from .schemes import encode
     params = dict(getattr(scheme, "params", {}) or {})
     eps = float(params.get("eps", 0.0))
     options = {k: params[k] for k in ("dist", "s", "nodes") if k in params}
@@ -522,8 +500,6 @@ def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None
     sch = _as_scheme(scheme)
     n, N, m = sch.assignment.shape[1], sch.assignment.shape[0], sch.m
     if atol is None:
-        from .evaluate import condition_number
-
         kappa = condition_number(sch)
         mN = m * N
         atol = max(1e-12, 10.0 * max(mN, n) * (np.finfo(float).eps / 2) * min(kappa, 1e16) * mN)

@@ -57,6 +57,9 @@ from .._validation import check_finite_array, check_int, check_mask, check_real
 from ..coding.bounds import rd_moments, split_blocks
 from ..coding.schemes import Scheme, _diagonals, encode
 from ..coding.stragglers import BernoulliModel, straggler_model
+from ..combinatorics.baselines import fractional_repetition
+from ..combinatorics.bibd import mcfarland_design
+from ..combinatorics.coset import coset_graph
 from ..errors import InvalidArgumentError
 from .datasets import Dataset
 from .models import MLP
@@ -605,9 +608,6 @@ def default_codes(n: int = 16) -> list[CodeSpec]:
     >>> [c.label for c in default_codes()][:2]
     ['uncoded (ignore stragglers)', 'naive stacking m=2']
     """
-    from ..combinatorics.baselines import fractional_repetition
-    from ..combinatorics.bibd import mcfarland_design
-    from ..combinatorics.coset import coset_graph
 
     n = check_int("n", n, minimum=16, maximum=16)
     bibd = mcfarland_design(2).assignment
