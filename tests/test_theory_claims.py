@@ -1,4 +1,4 @@
-"""Computational claims of the theory chapters (docs/theory/20_srg.md, 30_coset.md) that no other test checks.
+"""Computational claims of the theory chapters (docs/theory/05_model.md, 20_srg.md, 30_coset.md) no other test checks.
 
 Each test recomputes a statement the text marks as *computational*, from first principles.
 """
@@ -9,6 +9,8 @@ import itertools
 import numpy as np
 import pytest
 
+from gcsim.coding.evaluate import optimal_error_all
+from gcsim.coding.schemes import encode
 from gcsim.combinatorics.baselines import margulis_gabber_galil
 
 
@@ -71,3 +73,32 @@ def test_margulis_gabber_galil_loads(m, lo, hi):
     assert np.array_equal(A, expected)
     loads = A.sum(axis=0)
     assert loads.min() == lo and loads.max() == hi
+
+
+def _fano_assignment():
+    """The Fano plane from the difference set {0, 1, 3} mod 7: part i is in block j iff i - j ∈ D."""
+    i, j = np.meshgrid(np.arange(7), np.arange(7), indexing="ij")
+    return np.isin((i - j) % 7, [0, 1, 3]).astype(np.int64)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_naive_stacking_error_floor(m):
+    """docs/theory.md §5.4, Proposition 5.5: err(1_m ⊗ A, F) >= (m-1)N, equality when 1_N ∈ col(A_F)."""
+    rng = np.random.default_rng(5)
+    fano = _fano_assignment()
+    irregular = (rng.random((6, 9)) < 0.4).astype(np.int64)
+    irregular[np.arange(6), np.arange(6)] = 1  # every part held by someone
+    for A in (fano, irregular):
+        N, n = A.shape
+        sch = encode(A, m, "naive")
+        for s in range(n):
+            errs = optimal_error_all(sch, s, progress=False)
+            assert np.all(errs >= (m - 1) * N - 1e-9)
+            for S, err in zip(itertools.combinations(range(n), s), errs, strict=True):
+                F = np.setdiff1d(np.arange(n), S)
+                AF = A[:, F].astype(float)
+                ones_in_span = np.allclose(AF @ np.linalg.lstsq(AF, np.ones(N), rcond=None)[0], 1.0)
+                if ones_in_span:
+                    assert err == pytest.approx((m - 1) * N, abs=1e-9)
+    # constant replication: the whole assignment attains the floor
+    assert optimal_error_all(encode(fano, m, "naive"), 0, progress=False)[0] == pytest.approx((m - 1) * 7, abs=1e-9)
