@@ -27,23 +27,80 @@ precisely, consistent with every number the sources state. Sections are numbered
 """
 
 
+_HEADING = re.compile(r"^(#+)\s+(.+?)\s*$")
+_FENCE = re.compile(r"^(```|~~~)")
+
+
 def _slug(title: str) -> str:
-    s = re.sub(r"[^\w\s-]", "", title.lower()).strip()
-    return re.sub(r"\s+", "-", s)
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, each space a hyphen.
+
+    Spaces are not collapsed ("a — b" becomes "a--b"), as on GitHub.
+    """
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+
+
+def _map_lines(text: str, outside_fences) -> str:
+    """Apply ``outside_fences(line)`` to every line that is not inside a fenced code block."""
+    out, fenced = [], False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+            out.append(line)
+        else:
+            out.append(line if fenced else outside_fences(line))
+    return "\n".join(out)
+
+
+def headings(text: str) -> list[tuple[int, str]]:
+    """``(level, title)`` of every Markdown heading outside fenced code blocks, in order."""
+    found: list[tuple[int, str]] = []
+
+    def visit(line: str) -> str:
+        m = _HEADING.match(line)
+        if m:
+            found.append((len(m.group(1)), m.group(2)))
+        return line
+
+    _map_lines(text, visit)
+    return found
 
 
 def build() -> str:
+    """The assembled document: header, a two-level table of contents, the chapters in file order.
+
+    Chapters use ``#`` for their title and ``##`` for their numbered sections (``## 30.4 ...``);
+    here every heading is demoted one level under the document title.  Anchors follow GitHub's
+    rule, including the ``-1``, ``-2`` suffixes it gives repeated titles, so every link of the
+    contents resolves.
+    """
     chapters = sorted(PARTS.glob("*.md"))
-    toc, bodies = [], []
+    bodies = []
     for path in chapters:
         text = path.read_text(encoding="utf-8").strip() + "\n"
-        m = re.search(r"^#\s+(.+)$", text, flags=re.M)
-        title = m.group(1).strip() if m else path.stem
-        toc.append(f"- [{title}](#{_slug(title)}) — `docs/theory/{path.name}`")
-        # chapters use '#' for their title: demote every heading one level
-        text = re.sub(r"^(#+)", lambda mm: "#" + mm.group(1), text, flags=re.M)
-        bodies.append(text)
-    return HEADER + "## Contents\n\n" + "\n".join(toc) + "\n\n" + "\n\n".join(bodies)
+        bodies.append(_map_lines(text, lambda line: "#" + line if _HEADING.match(line) else line))
+    body = "\n\n".join(bodies)
+    # anchors in document order; "Contents" precedes every chapter heading
+    seen: dict[str, int] = {}
+
+    def anchor(title: str) -> str:
+        base = _slug(title)
+        k = seen.get(base, 0)
+        seen[base] = k + 1
+        return base if k == 0 else f"{base}-{k}"
+
+    for _, title in headings(HEADER):
+        anchor(title)
+    anchor("Contents")
+    toc = []
+    chapter_index = -1
+    for level, title in headings(body):
+        a = anchor(title)
+        if level == 2:
+            chapter_index += 1
+            toc.append(f"- [{title}](#{a}) — `docs/theory/{chapters[chapter_index].name}`")
+        elif level == 3:
+            toc.append(f"  - [{title}](#{a})")
+    return HEADER + "## Contents\n\n" + "\n".join(toc) + "\n\n" + body
 
 
 def main(argv: list[str]) -> int:
