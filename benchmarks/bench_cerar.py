@@ -1,4 +1,4 @@
-"""Benchmark: CERAR ring simulator throughput versus gradient length d (SPEC §9).
+"""Benchmark: CERAR ring simulator throughput versus gradient length d (target in benchmarks/README.md).
 
 Shows that ``gcsim.cerar.simulate`` costs O(d) (log-log slope of time vs d close to 1 at
 large d) and compares it with a baseline that loops over the N workers in Python (each

@@ -1,4 +1,4 @@
-"""Benchmark: CERAR encoder optimization for (N, c) = (4, 8) (SPEC §9).
+"""Benchmark: CERAR encoder optimization for (N, c) = (4, 8) (target in benchmarks/README.md).
 
 Measures, on this machine:
 

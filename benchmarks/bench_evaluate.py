@@ -1,4 +1,4 @@
-"""Benchmark of the optimal-error evaluators (SPEC §9 reference workload).
+"""Benchmark of the optimal-error evaluators (the reference workload of benchmarks/README.md).
 
 Workload: PG(2,9) = the (91, 91, 10, 10, 1) BIBD, m = 2, RD(0), 10,000 random
 straggler patterns at s = 20.  Baseline: a per-pattern ``numpy.linalg.lstsq(B_F, T)``
@@ -159,7 +159,7 @@ def main(argv=None) -> int:
               f"({row['per_pattern_us']:.1f} us/pattern), err mean {row['mean']:.4f}, "
               f"min {row['min']:.4f}, max {row['max']:.4f}")
     vd = vandermonde_instability((8, 12, 16, 20) if args.quick else (8, 12, 16, 20, 24, 28, 32))
-    print("\nExact family (SPEC 3.4), s=2, m=2: kappa(H_F) and normalized decoding error")
+    print("\nExact family (theory §40.5), s=2, m=2: kappa(H_F) and normalized decoding error")
     print(f"  {'n':>3s} {'family':18s} {'kappa(H_F)':>11s} {'err float64':>12s} {'err float32':>12s}")
     for row in vd:
         if "error" in row:

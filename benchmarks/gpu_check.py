@@ -1,9 +1,10 @@
 #!/usr/bin/env python
 """CuPy vs NumPy check of the executor's batched optimal-error evaluator (called by gpu_check.sh).
 
-Workload (SPEC §9): PG(2,9) = gcsim.bibd(91, 10, 1), m = 2, RD(0), ``--patterns`` random
-straggler patterns with s = 20.  Runs :func:`gcsim.executor.arrays.batched_optimal_error` on
-NumPy and (unless ``--dry-run`` or CuPy is missing) on CuPy, checks that both agree with
+Workload (the reference workload of benchmarks/README.md): PG(2,9) = gcsim.bibd(91, 10, 1), m = 2,
+RD(0), ``--patterns`` random straggler patterns with s = 20.  Runs
+:func:`gcsim.executor.arrays.batched_optimal_error` on NumPy and (unless ``--dry-run`` or CuPy is
+missing) on CuPy, checks that both agree with
 :func:`gcsim.coding.evaluate.optimal_error` (≤ 1e-9 relative), runs one CERAR ring and one
 gradient code end to end on both backends, and prints a short report (``--json`` for one
 JSON object).  Exit status 0 = all checks passed, 1 = a mismatch, 2 = CuPy requested but

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check of the gcsim executor layer (SPEC §6, §9): CuPy tests + CuPy vs NumPy evaluator benchmark.
+# GPU check of the gcsim executor layer (docs/guides/executor.md, benchmarks/README.md): CuPy tests + CuPy vs NumPy evaluator benchmark.
 #
 # On a machine with an NVIDIA GPU:
 #   bash benchmarks/gpu_check.sh              # uses ./.venv if present, else creates .venv-gpu

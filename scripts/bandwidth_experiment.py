@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Low-bandwidth interconnect experiment: ring all-reduce vs CERAR on rate-limited links (SPEC §6).
+"""Low-bandwidth interconnect experiment: ring all-reduce vs CERAR on rate-limited links (docs/guides/executor.md).
 
 N ranks (default 4) live in their own network namespaces, joined through a bridge by veth
 links whose both directions are shaped with ``tc tbf`` to a given rate
@@ -10,7 +10,7 @@ size the ranks run, on the same float32 gradients:
 * ``ring``      -- our ring all-reduce (reduce-scatter + all-gather),
 * ``cerar_c<c>``-- CERAR with ``c`` components: exact design for ``c <= N``, else the
   multiplicative perturbation design with ``eps = u^(1/(r*+1))`` (u = float32 unit round-off,
-  the SPEC §5 rule of thumb for the best float32 ``eps``).
+  the rule of thumb of theory §50.5 for the best float32 ``eps``).
 
 Reported per (rate, size, algorithm): median time of the slowest rank, algbw = S/t and
 busbw = algbw·2(N−1)/N (nccl-tests conventions, S = message bytes), bytes sent per rank

@@ -1,4 +1,4 @@
-"""Pareto front of CERAR designs: error versus condition-number cap (SPEC §5, §8).
+"""Pareto front of CERAR designs: error versus condition-number cap (theory §55).
 
 For each (N, c), the condition-number-constrained optimizer (gcsim.cerar.optimize) runs at a
 list of caps kappa (on every encoder A_j and decoder D_i); the perturbation design is swept

@@ -1,6 +1,6 @@
-"""Recompute the numerical statements about RD on the coset graph (27, 2, 5) in docs/theory/30_coset.md §6.
+"""Recompute the numerical statements about RD on the coset graph (27, 2, 5) in docs/theory.md §30.6.
 
-For ``draws`` random-diagonal draws (the library's own ``_diagonals``, SPEC §3.2) it reports
+For ``draws`` random-diagonal draws (the library's own ``_diagonals``, theory §5.4) it reports
 
 * the fraction of draws whose ``B`` (54 x 54 for m = 2, 81 x 81 for m = 3) is invertible, decided
   *exactly* by :func:`gcsim.combinatorics.coset.encoded_matrix_is_invertible` (floats converted to
