@@ -335,7 +335,7 @@ def test_roots_window_formula(N, c):
     V[k, tau] = z_k^{-tau} -- checked against the code's encoders (B_j = inv(A_j)); the previously
     written U V diag(z^j) is not it (for c >= 2)."""
     des = design(N, c, "exact", basis="roots")
-    exps = des.params["exponents"]
+    exps = des.metadata["exponents"]
     Uf, z = _real_form_unitary(sorted(exps, key=lambda s: (min(s, N - s) if s else -1, s)), N)
     assert np.allclose(Uf.conj().T @ Uf, np.eye(c), atol=SAFETY * gamma(c), rtol=0)
     # row order of f in the code: real blocks first, then pairs, both by frequency (constructions._blocks)
@@ -378,18 +378,15 @@ def test_unit_kappa_exact_designs_have_decoder_kappa(N, c):
 
 # ----------------------------------------------------------------------------- dispatch / input
 
-def test_optimized_is_dispatched_lazily(monkeypatch):
+def test_optimized_is_dispatched_to_the_optimizer(monkeypatch):
     calls = {}
 
     def fake(N, c, kappa=None, seed=0, **kw):
         calls.update(N=N, c=c, kappa=kappa, seed=seed, **kw)
         return design(N, c, "perturbation", eps=0.1)
 
-    mod = types.ModuleType("gcsim.cerar.optimize")
-    mod.optimized_design = fake
-    monkeypatch.setitem(sys.modules, "gcsim.cerar.optimize", mod)
-    import gcsim.cerar as pkg
-    monkeypatch.setattr(pkg, "optimize", mod, raising=False)
+    import gcsim.cerar.factory as factory
+    monkeypatch.setattr(factory, "optimized_design", fake)
     out = design(4, 8, "optimized", kappa=50.0, seed=3, iters=2)
     assert isinstance(out, CerarDesign)
     assert calls == {"N": 4, "c": 8, "kappa": 50.0, "seed": 3, "iters": 2}

@@ -13,10 +13,10 @@ from gcsim.cerar.export import export_design, load_design
 from gcsim.errors import CatalogueError, InvalidArgumentError
 
 
-def random_design(N=3, c=4, seed=0, method="custom", params=None) -> CerarDesign:
+def random_design(N=3, c=4, seed=0, method="custom", metadata=None) -> CerarDesign:
     rng = np.random.default_rng(seed)
     return CerarDesign(N, c, rng.standard_normal((N, c, c)), rng.standard_normal((N, c, c + N - 2)),
-                       method=method, params=params or {"seed": seed})
+                       method=method, metadata=metadata or {"seed": seed})
 
 
 @pytest.fixture(scope="module")
@@ -52,10 +52,10 @@ def test_round_trip_optimized_keeps_certificate_and_solver(tmp_path, optimized):
     assert md["solver"] == "SCS" and md["seed"] == 3
     assert md["certificate"]["caps"] == {"kappa_A": 5.0, "kappa_D": 5.0}
     assert max(md["certificate"]["kappa_A"]) <= 5.0 * (1 + 1e-9)
-    assert md["metrics"]["frobenius"] == pytest.approx(optimized.params["frobenius"], rel=1e-12)
+    assert md["metrics"]["frobenius"] == pytest.approx(optimized.metadata["frobenius"], rel=1e-12)
     assert md["versions"]["cvxpy"]
     np.testing.assert_array_equal(e.encoders, optimized.encoders)
-    assert e.params["history"] == optimized.params["history"]
+    assert e.metadata["history"] == optimized.metadata["history"]
 
 
 def test_existing_bundle_not_overwritten(tmp_path):
@@ -132,7 +132,7 @@ def test_cap_violation_refused(tmp_path, optimized):
 
 
 def test_other_kind_refused(tmp_path):
-    from gcsim.io.catalogue import save_bundle
+    from gcsim.io.bundle import save_bundle
 
     p = save_bundle(tmp_path / "o", {"x": np.eye(2)}, {"kind": "bibd"})
     with pytest.raises(CatalogueError, match="not a CERAR design"):
@@ -144,6 +144,7 @@ def test_other_kind_refused(tmp_path):
     (lambda md: md["certificate"].update(caps={"kappa_A": "5", "kappa_D": None}), "cap"),
     (lambda md: md.update(N="3"), "N"),
     (lambda md: md.update(metrics=[1.0]), "metrics"),
+    (lambda md: md.update(construction_params=[1, 2]), "construction_params"),
     (lambda md: md.update(params=[1, 2]), "params"),
 ])
 def test_metadata_of_the_wrong_type_refused(tmp_path, edit, needle):
@@ -209,7 +210,7 @@ def test_design_exported_by_an_exact_machine_loads(tmp_path, eps):
     (derived from rounding-error bounds) must accept, also for the ill-conditioned eps = 1e-5.
     A value off by 10^-6 relative on the well-conditioned design is still refused.
     """
-    from gcsim.cerar.constructions import design
+    from gcsim.cerar.factory import design
 
     d = design(4, 8, "perturbation", eps=eps)
     p = export_design(d, tmp_path, "x")

@@ -159,7 +159,7 @@ def analytic_designs(N: int, c: int):
     """
     import warnings
 
-    from gcsim.cerar.constructions import design
+    from gcsim.cerar.factory import design
 
     out = []
     with warnings.catch_warnings():
@@ -219,7 +219,7 @@ def test_init_design_of_wrong_size_refused():
 def test_certificate_monotone_and_metrics(N, c, kappa, kappa_D, objective):
     d = optimized_design(N, c, kappa=kappa, kappa_D=kappa_D, objective=objective, init="random",
                          seed=1, max_iter=4, tol=0, progress=False)
-    p = d.params
+    p = d.metadata
     kD = kappa if kappa_D is None else kappa_D
     # SVD certificate, recomputed with scipy: the library guarantees numpy's kappa <= cap (1 + CERT_RTOL);
     # scipy's SVD may differ from numpy's by kappa_rtol
@@ -248,7 +248,7 @@ def test_certificate_monotone_and_metrics(N, c, kappa, kappa_D, objective):
         assert h[-1] == pytest.approx(worst, abs=worst_tol(A, D, worst))
     assert d.method == "optimized"
     # cross-check with the analysis module (an independent implementation of the metrics)
-    from gcsim.cerar.analysis import errors
+    from gcsim.cerar.metrics import errors
 
     e = errors(d)
     assert e.frobenius == pytest.approx(fro, abs=fro_tol(A, D, fro))
@@ -269,7 +269,7 @@ def test_no_zero_error_when_c_exceeds_N(N, c, kappa):
     d = optimized_design(N, c, kappa=kappa, max_iter=3, progress=False)
     A, D = d.encoders, d.decoders
     fro, worst = reference_errors(A, D)
-    assert fro > zero_floor(A, D) and d.params["frobenius"] > zero_floor(A, D)
+    assert fro > zero_floor(A, D) and d.metadata["frobenius"] > zero_floor(A, D)
     assert worst > SAFETY * math.sqrt(zero_floor(A, D))       # ||row||_2 >= ||row||_F / sqrt(c)
 
 
@@ -297,7 +297,7 @@ def test_never_worse_than_analytic_designs_within_caps(N, c, kappa, kappa_D):
     # to the rounding of evaluating both designs
     assert fro <= best_F + fro_tol(d.encoders, d.decoders, fro) + fro_tol(best.encoders, best.decoders, best_F)
     # the record says which start won, and it is one of the analytic families
-    p = d.params
+    p = d.metadata
     labels = [s["label"] for s in p["starts"]]
     assert p["start"] in labels and set(labels) <= {"exact", "perturbation", "vandermonde"}
     won = p["starts"][labels.index(p["start"])]
@@ -313,10 +313,10 @@ def test_kappa_one_with_default_decoder_cap_works(N, c):
     no interior). (4, 2): the exact unit design has kappa(A) = kappa(D) = 1, so F = 0 exactly.
     (4, 4): an exact kappa(A) = 1 design has kappa(D) = sqrt(2) > 1 (Theorem in docs/theory/50_cerar.md),
     so the result is a certified kappa_A = kappa_D = 1 design with F > 0, no worse than its starts."""
-    from gcsim.cerar.constructions import design
+    from gcsim.cerar.factory import design
 
     d = design(N, c, "optimized", kappa=1.0, progress=False)
-    p = d.params
+    p = d.metadata
     for x in (*d.encoders, *d.decoders):
         assert svd_kappa(x) <= (1 + CERT_RTOL) * (1 + kappa_rtol(x))
     fro = reference_errors(d.encoders, d.decoders)[0]
@@ -377,7 +377,7 @@ def test_c_equal_N_reaches_zero_error_kappa_one():
     d = optimized_design(4, 4, kappa=1.0, kappa_D=math.inf, init=noisy, max_iter=200, tol=0, progress=False)
     fro, _ = reference_errors(d.encoders, d.decoders)
     assert start > 1e3 * zero_floor(noisy.encoders, noisy.decoders)     # a real perturbation ...
-    assert d.params["stop_reason"] in ("zero objective", "converged")
+    assert d.metadata["stop_reason"] in ("zero objective", "converged")
     assert fro <= zero_floor(d.encoders, d.decoders)                    # ... undone to rounding level
     assert max(svd_kappa(a) for a in d.encoders) <= (1 + CERT_RTOL) * (1 + kappa_rtol(d.encoders[0]))
 
@@ -403,7 +403,7 @@ def test_c_dividing_N_reaches_zero_error_with_kappa_one(N, c):
     rng = np.random.default_rng(6)
     noisy = CerarDesign(N, c, ex.encoders + 0.05 * rng.standard_normal(ex.encoders.shape), ex.decoders)
     d = optimized_design(N, c, kappa=1.0, kappa_D=math.inf, init=noisy, max_iter=200, tol=0, progress=False)
-    assert d.params["stop_reason"] in ("zero objective", "converged")
+    assert d.metadata["stop_reason"] in ("zero objective", "converged")
     assert reference_errors(d.encoders, d.decoders)[0] <= zero_floor(d.encoders, d.decoders)
 
 
@@ -416,8 +416,8 @@ def test_kappa_one_cannot_be_exact_for_three_two():
 def test_exact_design_is_a_fixed_point():
     ex = real_dft_exact(4)
     d = optimized_design(4, 4, kappa=1.0, kappa_D=math.inf, init=ex, max_iter=3, progress=False)
-    assert d.params["frobenius"] <= zero_floor(d.encoders, d.decoders)
-    assert d.params["stop_reason"] in ("zero objective", "converged")
+    assert d.metadata["frobenius"] <= zero_floor(d.encoders, d.decoders)
+    assert d.metadata["stop_reason"] in ("zero objective", "converged")
 
 
 @pytest.mark.parametrize("perturb", [0.0, 1e-9])
@@ -440,8 +440,8 @@ def test_stopping_rule_has_an_absolute_floor(monkeypatch, perturb):
     start = CerarDesign(4, 4, ex.encoders * (1 + perturb), ex.decoders)
     monkeypatch.setattr(opt, "_objective", drifting)
     d = opt.optimized_design(4, 4, kappa=1.0, kappa_D=math.inf, init=start, max_iter=6, tol=0, progress=False)
-    assert d.params["stop_reason"] in ("zero objective", "converged")
-    assert d.params["iterations"] < 6
+    assert d.metadata["stop_reason"] in ("zero objective", "converged")
+    assert d.metadata["iterations"] < 6
 
 
 # ---------------------------------------------------------------------------
@@ -452,7 +452,7 @@ def test_seed_determinism():
     a = optimized_design(3, 4, seed=7, **kw)
     b = optimized_design(3, 4, seed=7, **kw)
     assert np.array_equal(a.encoders, b.encoders) and np.array_equal(a.decoders, b.decoders)
-    assert a.params["history"] == b.params["history"]
+    assert a.metadata["history"] == b.metadata["history"]
     # another seed gives another random start (hence another result)
     from gcsim.cerar.optimize import _initial_point
 
@@ -464,7 +464,7 @@ def test_seed_determinism():
 def test_default_starts_are_deterministic():
     a = optimized_design(3, 4, kappa=5.0, max_iter=2, progress=False)
     b = optimized_design(3, 4, kappa=5.0, max_iter=2, progress=False)
-    assert np.array_equal(a.encoders, b.encoders) and a.params["starts"] == b.params["starts"]
+    assert np.array_equal(a.encoders, b.encoders) and a.metadata["starts"] == b.metadata["starts"]
 
 
 def test_scale_invariance_of_the_iteration():
@@ -479,7 +479,7 @@ def test_scale_invariance_of_the_iteration():
     for s in (1.0, 7.0):
         d = optimized_design(3, 4, kappa=4.0, init=CerarDesign(3, 4, A * s, D / s), max_iter=3, tol=0,
                              progress=False)
-        hs.append(d.params["history"])
+        hs.append(d.metadata["history"])
     np.testing.assert_allclose(hs[0], hs[1], rtol=SAFETY * SCS_EPS)
 
 
@@ -602,8 +602,8 @@ def test_closed_form_steps_are_optimal():
 
 
 def test_pareto_front_small():
-    from gcsim.cerar.constructions import design
-    from gcsim.cerar.optimize import pareto_front
+    from gcsim.cerar.factory import design
+    from gcsim.cerar.pareto import pareto_front
 
     grid = [0.05, 0.1, 0.2, 0.4]
     t = pareto_front(3, 4, [3.0, 8.0], eps_grid=grid, max_iter=2, progress=False, starts="best")

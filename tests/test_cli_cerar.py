@@ -7,8 +7,8 @@ import pytest
 
 from executor_tolerances import cerar_output_tol, relative_tol, sum_tol
 from gcsim.app.cli import main
-from gcsim.cerar.constructions import design
-from gcsim.cerar.optimize import CERT_RTOL
+from gcsim.cerar.factory import design
+from gcsim.cerar.metrics import CERT_RTOL
 from tolerances import lstsq_tol
 
 

@@ -11,7 +11,7 @@ dist = pytest.importorskip("torch.distributed")
 if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
     pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
 
-from gcsim.cerar.constructions import design
+from gcsim.cerar.factory import design
 from gcsim.cerar.export import export_design
 from gcsim.errors import InvalidArgumentError
 from gcsim.executor.ddp_hook import register_cerar_hook

@@ -20,7 +20,7 @@ from executor_tolerances import (
     target,
     transmission_tol,
 )
-from gcsim.cerar.constructions import design
+from gcsim.cerar.factory import design
 from gcsim.cerar.protocol import simulate
 from gcsim.coding.evaluate import expected_error, fixed_decoder_error, optimal_error
 from gcsim.coding.schemes import Scheme, encode

@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gcsim.cerar.constructions import design
+from gcsim.cerar.factory import design
 from gcsim.learning.ddp_cerar import ddp_cerar_experiment
 from tolerances import SAFETY, dot_tol, unit_roundoff
 

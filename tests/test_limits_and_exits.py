@@ -86,7 +86,7 @@ def test_batched_blas_limits_and_restores(monkeypatch):
 
 
 def test_cerar_design_size_is_refused_up_front():
-    from gcsim.cerar.constructions import design
+    from gcsim.cerar.factory import design
 
     with pytest.raises(SizeLimitError, match="^N: .*CERAR design with N = 100000"):
         design(100000, 8, "perturbation")

@@ -34,7 +34,7 @@ _OK, _WHY = netem_available()
 @pytest.mark.skipif(not _OK, reason=f"network emulation not available: {_WHY}")
 def test_ring_in_rate_limited_namespaces():
     torch = pytest.importorskip("torch")  # noqa: F841
-    from gcsim.cerar.constructions import design
+    from gcsim.cerar.factory import design
     from gcsim.executor.torchdist import run_collectives
 
     rate = 20e6                                             # 20 Mbit/s per link direction

@@ -29,7 +29,7 @@ from executor_tolerances import (
     sum_tol,
     target,
 )
-from gcsim.cerar.constructions import design
+from gcsim.cerar.factory import design
 from gcsim.cerar.export import export_design
 from gcsim.cerar.protocol import simulate
 from gcsim.coding.evaluate import fixed_decoder_error, optimal_error

@@ -1,10 +1,13 @@
-"""CERAR: ring-based coded approximate all-reduce (SPEC §5, a reconstruction).
+"""CERAR: ring-based coded approximate all-reduce (docs/theory.md §50, a reconstruction).
 
-Public API: :func:`design` (constructions; "optimized" is delegated lazily to
-``gcsim.cerar.optimize.optimized_design``), :func:`simulate` (round-by-round ring simulator),
-:func:`errors` (error metrics and condition numbers), :func:`rates` (traffic, rounds,
-storage formulas), :func:`epsilon_sweep` (floating-point trade-off), :class:`CerarDesign`.
-Theory: ``docs/theory/50_cerar.md``; guide: ``docs/guides/cerar.md``.
+Public API: :func:`design` (every construction, "optimized" included), :func:`simulate`
+(round-by-round ring simulator), :func:`errors` (error metrics and condition numbers),
+:func:`rates` (traffic, rounds, storage formulas), :func:`epsilon_sweep` (floating-point
+trade-off), :class:`CerarDesign`.  Modules: :mod:`~gcsim.cerar.ring` (the protocol, once, for
+every array namespace), :mod:`~gcsim.cerar.metrics`, :mod:`~gcsim.cerar.design`,
+:mod:`~gcsim.cerar.constructions`, :mod:`~gcsim.cerar.optimize`, :mod:`~gcsim.cerar.pareto`,
+:mod:`~gcsim.cerar.factory`, :mod:`~gcsim.cerar.traffic`, :mod:`~gcsim.cerar.floating`,
+:mod:`~gcsim.cerar.export`.  Theory: ``docs/theory/50_cerar.md``; guide: ``docs/guides/cerar.md``.
 
 Examples
 --------
@@ -20,12 +23,15 @@ True
 """
 from __future__ import annotations
 
-from .analysis import CerarErrors, errors, rates
-from .constructions import design, r_star
-from .design import CerarDesign, error_operators, num_rounds, shift_matrix
+from .constructions import r_star
+from .design import CerarDesign, CerarParams
+from .factory import design
 from .floating import EpsilonSweep, epsilon_sweep
+from .metrics import CerarErrors, error_operators, errors
 from .protocol import SimulationResult, simulate
+from .ring import num_rounds, shift_matrix
+from .traffic import rates
 
-__all__ = ["CerarDesign", "design", "simulate", "errors", "rates", "epsilon_sweep",
+__all__ = ["CerarDesign", "CerarParams", "design", "simulate", "errors", "rates", "epsilon_sweep",
            "SimulationResult", "CerarErrors", "EpsilonSweep", "error_operators", "num_rounds",
            "shift_matrix", "r_star"]

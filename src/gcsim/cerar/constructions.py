@@ -29,20 +29,17 @@ import numpy as np
 
 from .._validation import check_dense_size, check_int, check_real
 from ..errors import ImpossibleParametersError, InvalidArgumentError
-from .design import CerarDesign, num_rounds
+from .design import CerarDesign
+from .ring import num_rounds
 
 __all__ = [
-    "design",
     "exact_design",
     "vandermonde_design",
     "perturbation_design",
     "vandermonde_complex",
     "perturbation_nodes",
     "r_star",
-    "METHODS",
 ]
-
-METHODS = ("exact", "vandermonde", "perturbation", "optimized")
 
 
 def r_star(N: int, c: int) -> int:
@@ -155,7 +152,7 @@ def _design_from_f(N: int, c: int, f, method: str, params: dict[str, Any]) -> Ce
     if kappa > 1e13:   # SPEC §10: warn when kappa exceeds what float64 can carry
         warnings.warn(f"CERAR {method} design has kappa(A_j) = {kappa:.3g}: float64 keeps only "
                       f"~{max(0.0, 16 - np.log10(kappa)):.0f} digits of the encoders", RuntimeWarning, stacklevel=3)
-    return CerarDesign(N, c, A, D, method=method, params=params)
+    return CerarDesign(N, c, A, D, method=method, metadata=params)
 
 
 # --------------------------------------------------------------------------------------
@@ -216,7 +213,7 @@ def exact_design(N: int, c: int, *, basis: str = "auto") -> CerarDesign:
         # only m = 1: D_i S_0 = A_{i-1}^{-1}; take A = I, D = [I] (L = c).
         A = np.broadcast_to(np.eye(c), (N, c, c)).copy()
         D = np.broadcast_to(np.eye(c), (N, c, c)).copy()
-        return CerarDesign(N, c, A, D, method="exact", params={"basis": "unit"})
+        return CerarDesign(N, c, A, D, method="exact", metadata={"basis": "unit"})
     if c > N:
         raise ImpossibleParametersError(
             "CERAR exactness theorem",
@@ -327,63 +324,3 @@ def perturbation_design(N: int, c: int, eps: float = 0.05) -> CerarDesign:
     blocks = [((1.0 + eps) ** q, 2 * np.pi * s / N, kind) for q, s, kind in _level_blocks(N, c)]
     f = lambda k: _column_function(N, blocks, k)  # noqa: E731
     return _design_from_f(N, c, f, "perturbation", {"eps": eps, "r_star": r_star(N, c)})
-
-
-# --------------------------------------------------------------------------------------
-# dispatcher
-# --------------------------------------------------------------------------------------
-
-def design(N: int, c: int, method: str, *, eps: float | None = None,
-           kappa: float | None = None, seed: int = 0, **kw: Any) -> CerarDesign:
-    """Build a CERAR design by name.
-
-    Parameters
-    ----------
-    N, c : int
-        Ring size (N >= 2) and number of gradient components (c >= 1).
-    method : {"exact", "vandermonde", "perturbation", "optimized"}
-        "exact" (c <= N, or N = 2), "vandermonde" (real nodes 1 + eps (k - (c-1)/2)),
-        "perturbation" (default eps = 0.05), "optimized" (delegates to
-        ``gcsim.cerar.optimize.optimized_design(N, c, kappa=..., seed=..., **kw)``).
-    eps : float, optional
-        Perturbation ("perturbation", > 0 when c > N) or node spacing ("vandermonde");
-        ignored by "exact"; passed on to "optimized" when given.
-    kappa : float, optional
-        Condition-number bound (>= 1), only for "optimized".
-    seed : int
-        Seed, only for "optimized".
-
-    Examples
-    --------
-    >>> design(4, 4, "exact").L
-    6
-    >>> design(3, 5, "perturbation", eps=0.01).method
-    'perturbation'
-    """
-    N = check_int("N", N, minimum=2)
-    c = check_int("c", c, minimum=1)
-    # the design holds N(N-1) encoder and decoder blocks of c x c coefficients: refuse before building
-    check_dense_size("N" if N * (N - 1) >= c * c else "c", N * (N - 1), c * c,
-                     f"the coefficients of a CERAR design with N = {N}, c = {c}")
-    if eps is not None:
-        eps = check_real("eps", eps, minimum=0.0)
-    if kappa is not None:
-        kappa = check_real("kappa", kappa, minimum=1.0)
-    if not isinstance(method, str) or method not in METHODS:
-        raise InvalidArgumentError("method", f"must be one of {METHODS}, got {method!r}")
-    if method != "optimized" and kappa is not None:
-        raise InvalidArgumentError("kappa", f"only used by method='optimized', not {method!r}")
-    allowed = {"exact": {"basis"}}.get(method, set()) if method != "optimized" else None
-    if allowed is not None and set(kw) - allowed:
-        raise InvalidArgumentError(", ".join(sorted(set(kw) - allowed)),
-                                   f"unknown keyword argument(s) for method={method!r}")
-    if method == "exact":            # eps is accepted and ignored (uniform call sites)
-        return exact_design(N, c, **kw)
-    if method == "vandermonde":
-        return vandermonde_design(N, c, eps, **kw)
-    if method == "perturbation":
-        return perturbation_design(N, c, 0.05 if eps is None else eps, **kw)
-    from .optimize import optimized_design  # lazy: cvxpy is heavy
-    if eps is not None:
-        kw["eps"] = eps
-    return optimized_design(N, c, kappa=kappa, seed=check_int("seed", seed), **kw)

@@ -1,6 +1,6 @@
-"""The CERAR design object: encoders A_i and decoders D_i of a ring of N workers.
+"""The CERAR design object: encoders A_i and decoders D_i of a ring of N workers (docs/theory.md §50).
 
-Protocol recap (SPEC §5, a reconstruction consistent with the source abstract):
+Protocol recap (a reconstruction consistent with the source abstract; :mod:`gcsim.cerar.ring`):
 worker i splits its gradient into c components (rows of G_i in R^{c x w}),
 sends coded symbols x_i^(tau) = A_i[tau,:] G_i (tau = 1..c) around the ring for
 L = c + N - 2 rounds, and decodes with D_i in R^{c x L}.  The error operator from
@@ -13,44 +13,50 @@ The output of worker i is  g_hat_i = sum_j G_j + sum_m E_{i,m} G_{i-m}.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from .._validation import check_int
-from ..errors import InvalidArgumentError
+from ..errors import CatalogueError, InvalidArgumentError, VerificationError
+from .metrics import (
+    METRIC_KEYS,
+    SAFETY,
+    certificate_problems,
+    design_metrics,
+    error_operators,
+    gamma,
+)
+from .ring import num_rounds
 
-__all__ = ["CerarDesign", "shift_matrix", "num_rounds", "error_operators"]
+__all__ = ["CerarDesign", "CerarParams", "CERAR_SCHEMA"]
 
-
-def num_rounds(N: int, c: int) -> int:
-    """L = c + N - 2, the number of communication rounds."""
-    return int(c) + int(N) - 2
-
-
-def shift_matrix(L: int, c: int, s: int) -> np.ndarray:
-    """S_s in {0,1}^{L x c} with (S_s)[tau + s, tau] = 1 for tau = 0..c-1 (0-based).
-
-    Examples
-    --------
-    >>> shift_matrix(4, 3, 1).astype(int)
-    array([[0, 0, 0],
-           [1, 0, 0],
-           [0, 1, 0],
-           [0, 0, 1]])
-    """
-    S = np.zeros((L, c))
-    tau = np.arange(c)
-    rows = tau + s
-    ok = rows < L
-    S[rows[ok], tau[ok]] = 1.0
-    return S
+#: Version of the bundle metadata layout of a CERAR design (independent of the bundle format):
+#: 2 has ``params`` = [N, c, L] and the construction's parameters in ``construction_params``;
+#: 1 (still read) had them in ``params``.
+CERAR_SCHEMA = 2
+_SCHEMAS = (1, 2)
+_U = float(np.finfo(np.float64).eps) / 2
+#: construction metadata that the certificate / metrics carry already (not repeated in the bundle)
+_CERTIFIED = (*METRIC_KEYS, "kappa_A", "kappa_D", "kappa_A_max", "kappa_D_max", "kappa_max")
+#: constructions whose E_{i,m} vanish for i >= m (the path i-m -> i does not cross the seam)
+_SEAMLESS = ("exact", "vandermonde", "perturbation")
 
 
-@dataclass
+class CerarParams(NamedTuple):
+    """Parameters of a CERAR ring: N workers, c components, L = c + N - 2 rounds."""
+
+    N: int
+    c: int
+    L: int
+
+
+@dataclass(frozen=True, eq=False)
 class CerarDesign:
-    """Encoders and decoders of a CERAR ring.
+    """Encoders and decoders of a CERAR ring (immutable; arrays are read-only).
 
     Attributes
     ----------
@@ -64,20 +70,24 @@ class CerarDesign:
         ``decoders[i]`` is D_i.
     method : str
         Construction name ("exact", "vandermonde", "perturbation", "optimized", ...).
-    params : dict
-        Construction parameters (eps, kappa, seed, solver, ...).
+    metadata : mapping
+        Construction parameters and records, read-only (eps, kappa, seed, solver, the optimizer's
+        history, ...).
     """
+
+    kind: ClassVar[str] = "cerar"
 
     N: int
     c: int
     encoders: np.ndarray
     decoders: np.ndarray
     method: str = "custom"
-    params: dict[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.N = check_int("N", self.N, minimum=2)
-        self.c = check_int("c", self.c, minimum=1)
+        N = check_int("N", self.N, minimum=2)
+        c = check_int("c", self.c, minimum=1)
+        L = num_rounds(N, c)
         enc = np.asarray(self.encoders)
         dec = np.asarray(self.decoders)
         for name, arr in (("encoders", enc), ("decoders", dec)):
@@ -85,41 +95,209 @@ class CerarDesign:
                 raise InvalidArgumentError(name, f"must be a real numeric array, got dtype {arr.dtype}")
         enc = enc.astype(float)
         dec = dec.astype(float)
-        if enc.shape != (self.N, self.c, self.c):
-            raise InvalidArgumentError("encoders", f"must have shape (N, c, c) = {(self.N, self.c, self.c)}, got {enc.shape}")
-        if dec.shape != (self.N, self.c, self.L):
-            raise InvalidArgumentError("decoders", f"must have shape (N, c, L) = {(self.N, self.c, self.L)}, got {dec.shape}")
+        if enc.shape != (N, c, c):
+            raise InvalidArgumentError("encoders", f"must have shape (N, c, c) = {(N, c, c)}, got {enc.shape}")
+        if dec.shape != (N, c, L):
+            raise InvalidArgumentError("decoders", f"must have shape (N, c, L) = {(N, c, L)}, got {dec.shape}")
         for name, arr in (("encoders", enc), ("decoders", dec)):
             bad = ~np.isfinite(arr)
             if np.any(bad):
                 where = tuple(int(x) for x in np.argwhere(bad)[0])
                 raise InvalidArgumentError(name, f"contain NaN or inf ({int(bad.sum())} entries, first at "
                                                  f"index {where})")
-        self.encoders = enc
-        self.decoders = dec
+            arr.setflags(write=False)
+        if not isinstance(self.metadata, Mapping):
+            raise InvalidArgumentError("metadata", f"must be a mapping, got {type(self.metadata).__name__}")
+        # frozen: the validated values are set once, here
+        object.__setattr__(self, "N", N)
+        object.__setattr__(self, "c", c)
+        object.__setattr__(self, "encoders", enc)
+        object.__setattr__(self, "decoders", dec)
+        object.__setattr__(self, "method", str(self.method))
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
 
     @property
     def L(self) -> int:
         """Number of rounds, c + N - 2."""
         return num_rounds(self.N, self.c)
 
+    @property
+    def params(self) -> CerarParams:
+        """``CerarParams(N, c, L)``."""
+        return CerarParams(self.N, self.c, self.L)
+
     def error_operators(self) -> np.ndarray:
         """E[i, m-1] = D_i S_{m-1} A_{(i-m) mod N} - I_c, shape (N, N-1, c, c)."""
         return error_operators(self.encoders, self.decoders)
 
+    # ------------------------------------------------------------------------------------------
+    # verification
 
-def error_operators(encoders: np.ndarray, decoders: np.ndarray) -> np.ndarray:
-    """Batched error operators E_{i,m} = D_i S_{m-1} A_{i-m} - I (shape (N, N-1, c, c)).
+    def verify(self) -> bool:
+        """Check the identities the construction promises (docs/theory.md §50); True or raise.
 
-    D_i S_{m-1} is the column window D_i[:, m-1 : m-1+c], so no shift matrix is formed.
-    """
-    N, c, _ = encoders.shape
-    m = np.arange(1, N)
-    i = np.arange(N)
-    # windows[i, m-1] = D_i[:, m-1 : m-1+c]
-    cols = (m - 1)[:, None] + np.arange(c)[None, :]            # (N-1, c)
-    windows = decoders[:, :, cols]                             # (N, c, N-1, c)
-    windows = np.moveaxis(windows, 2, 1)                       # (N, N-1, c, c)
-    src = (i[:, None] - m[None, :]) % N                        # (N, N-1)
-    prod = windows @ encoders[src]                             # (N, N-1, c, c)
-    return prod - np.eye(c)
+        Every design: shapes (N, c, c) and (N, c, L) and finite entries.  Constructions
+        "exact", "vandermonde" and "perturbation" build ``D_i S_{m-1} = B_{i-m}`` and
+        ``A_j = B_j^{-1}``, so ``E_{i,m} = 0`` whenever the path ``i-m -> i`` does not cross the
+        seam (``i >= m``); "exact" makes every ``E_{i,m}`` vanish; "perturbation" with ``eps`` has
+        seam error ``||E_{i,m}||_2 = 1 - (1+eps)^{-N r*}`` for ``i < m``.  These are checked
+        within the rounding bound ``SAFETY (gamma_c + 2 c u) ||D_i||_F ||A_{i-m}||_F`` (the
+        products, plus the backward error of the inversion ``A_j = B_j^{-1}``).  A certificate in
+        the metadata (a loaded design) must match the arrays (:func:`gcsim.cerar.metrics.certificate_problems`).
+
+        Raises
+        ------
+        VerificationError
+            Naming the identity that failed.
+
+        Examples
+        --------
+        >>> from gcsim.cerar import design
+        >>> design(3, 5, "perturbation", eps=0.1).verify()
+        True
+        """
+        N, c, L = self.N, self.c, self.L
+        if self.encoders.shape != (N, c, c) or self.decoders.shape != (N, c, L):
+            raise VerificationError(f"CERAR design: arrays of shapes {self.encoders.shape}, {self.decoders.shape} "
+                                    f"for N = {N}, c = {c}")
+        if not (np.all(np.isfinite(self.encoders)) and np.all(np.isfinite(self.decoders))):
+            raise VerificationError("CERAR design: non-finite encoder or decoder entries")
+        if self.method in _SEAMLESS:
+            E = self.error_operators()
+            norms = np.linalg.norm(E, axis=(2, 3))                         # Frobenius, (N, N-1)
+            src = (np.arange(N)[:, None] - np.arange(1, N)[None, :]) % N
+            scale = (np.linalg.norm(self.decoders, axis=(1, 2))[:, None]
+                     * np.linalg.norm(self.encoders, axis=(1, 2))[src])
+            tol = SAFETY * (gamma(c) + 2 * c * _U) * scale
+            inner = np.arange(N)[:, None] >= np.arange(1, N)[None, :]      # i >= m: no seam
+            must_vanish = np.ones_like(inner) if self.method == "exact" else inner
+            bad = must_vanish & (norms > tol)
+            if np.any(bad):
+                i, m = (int(x) for x in np.argwhere(bad)[0])
+                raise VerificationError(f"CERAR {self.method} design: E_{{{i},{m + 1}}} = D_i S_m-1 A_i-m - I has "
+                                        f"norm {norms[i, m]:.3g} > {tol[i, m]:.3g}, but it vanishes for this "
+                                        "construction")
+            eps = self.metadata.get("eps")
+            if self.method == "perturbation" and isinstance(eps, (int, float)) and eps > 0:
+                r_star = -(-c // N) - 1
+                seam = 1 - (1 + float(eps)) ** (-N * r_star)
+                spec = np.linalg.norm(E, 2, axis=(2, 3))
+                off = ~inner & (np.abs(spec - seam) > tol)
+                if np.any(off):
+                    i, m = (int(x) for x in np.argwhere(off)[0])
+                    raise VerificationError(f"CERAR perturbation design: seam error ||E_{{{i},{m + 1}}}||_2 = "
+                                            f"{spec[i, m]:.6g}, expected 1 - (1+eps)^(-N r*) = {seam:.6g}")
+        cert, stored = self.metadata.get("certificate"), self.metadata.get("metrics")
+        if isinstance(cert, Mapping) and isinstance(stored, Mapping):
+            problems = certificate_problems(self, cert, stored)
+            if problems:
+                raise VerificationError(f"CERAR design: {problems[0]}")
+        return True
+
+    # ------------------------------------------------------------------------------------------
+    # arrays round trip (the catalogue bundle)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """``encoders`` (N, c, c) and ``decoders`` (N, c, L), float64."""
+        return {"encoders": np.ascontiguousarray(self.encoders, dtype=np.float64),
+                "decoders": np.ascontiguousarray(self.decoders, dtype=np.float64)}
+
+    def bundle_metadata(self, versions: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """JSON metadata of the bundle: params, construction, the kappa certificate and error metrics.
+
+        ``kind``, ``schema``, ``params`` ``[N, c, L]``, ``construction`` (= ``method``), ``N, c, L``,
+        ``method``, ``certificate`` (SVD condition number of every ``A_j`` and ``D_i``, their
+        maxima, the caps of an optimized design), ``metrics`` (:data:`~gcsim.cerar.metrics.METRIC_KEYS`),
+        ``solver``, ``seed``, ``construction_params`` (the construction metadata without what the
+        certificate carries) and ``versions`` when given.
+        """
+        p = dict(self.metadata)
+        metrics = design_metrics(self)
+        caps = {"kappa_A": p.get("kappa"), "kappa_D": p.get("kappa_D_cap", p.get("kappa"))
+                if self.method == "optimized" else None}
+        meta: dict[str, Any] = {
+            "kind": self.kind,
+            "schema": CERAR_SCHEMA,
+            "params": list(self.params),
+            "construction": self.method,
+            "N": self.N,
+            "c": self.c,
+            "L": self.L,
+            "method": self.method,
+            "certificate": {
+                "kappa_A": metrics["kappa_A"],
+                "kappa_D": metrics["kappa_D"],
+                "kappa_A_max": metrics["kappa_A_max"],
+                "kappa_D_max": metrics["kappa_D_max"],
+                "caps": caps,
+                "method": "numpy.linalg.svd, kappa = sigma_1 / sigma_c",
+            },
+            "metrics": {k: metrics[k] for k in METRIC_KEYS},
+            "solver": p.get("solver"),
+            "seed": p.get("seed"),
+            # the per-matrix arrays already live in the certificate / metrics: keep it lean
+            "construction_params": {k: v for k, v in p.items() if k not in _CERTIFIED},
+        }
+        if versions is not None:
+            meta["versions"] = dict(versions)
+        return meta
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> CerarDesign:
+        """Rebuild a design from its bundle and re-verify the certificate from the arrays alone.
+
+        The arrays must be exactly ``encoders`` and ``decoders``, finite real floating point, of
+        shapes consistent with ``N, c, L``; the kappa certificate and the error metrics recomputed
+        with NumPy must match the metadata within rounding-error tolerances, the kappas must
+        respect the recorded caps, and the construction's identities must hold (:meth:`verify`).
+
+        Raises
+        ------
+        CatalogueError
+            On any of these failures (the message says which).
+        """
+        meta = metadata
+        if not isinstance(meta, Mapping) or meta.get("kind") != cls.kind:
+            raise CatalogueError(f"not a CERAR design (kind {meta.get('kind') if isinstance(meta, Mapping) else None!r})")
+        if meta.get("schema") not in _SCHEMAS:
+            raise CatalogueError(f"CERAR metadata schema {meta.get('schema')!r} is not supported")
+        for key in ("N", "c", "L", "method", "certificate", "metrics"):
+            if key not in meta:
+                raise CatalogueError(f"manifest metadata lacks {key!r}")
+        if set(arrays) != {"encoders", "decoders"}:
+            raise CatalogueError(f"expected arrays encoders/decoders, found {sorted(arrays)}")
+        for key in ("N", "c", "L"):
+            if not isinstance(meta[key], int) or isinstance(meta[key], bool):
+                raise CatalogueError(f"{key} must be an integer, got {meta[key]!r}")
+        for key, arr in arrays.items():
+            # export writes float64; an integer or complex array was not written by gcsim, and a
+            # non-finite entry would make every certificate meaningless
+            if arr.dtype.kind != "f":
+                raise CatalogueError(f"{key} has dtype {arr.dtype}, expected real floating point (float64)")
+            if not np.all(np.isfinite(arr)):
+                raise CatalogueError(f"{key} has non-finite entries")
+        for key in ("certificate", "metrics"):
+            if not isinstance(meta[key], Mapping):
+                raise CatalogueError(f"{key} must be a JSON object, got {type(meta[key]).__name__}")
+        if meta["schema"] == 2 and meta.get("params") != [meta["N"], meta["c"], meta["L"]]:
+            raise CatalogueError(f"params must be [N, c, L] = {[meta['N'], meta['c'], meta['L']]}, "
+                                 f"got {meta.get('params')!r}")
+        construction = (meta.get("construction_params") if meta["schema"] == 2 else meta.get("params")) or {}
+        if not isinstance(construction, Mapping):
+            raise CatalogueError(f"construction_params must be a JSON object, got {type(construction).__name__}")
+        try:
+            design = cls(meta["N"], meta["c"], arrays["encoders"], arrays["decoders"], method=str(meta["method"]),
+                         metadata={**construction, "certificate": meta["certificate"], "metrics": meta["metrics"]})
+        except (InvalidArgumentError, TypeError, ValueError) as exc:
+            raise CatalogueError(f"arrays do not form a CERAR design: {exc}") from None
+        if design.L != meta["L"]:
+            raise CatalogueError(f"L = {meta['L']} in the manifest, but c + N - 2 = {design.L}")
+        caps = meta["certificate"].get("caps")
+        if caps is not None and not isinstance(caps, Mapping):
+            raise CatalogueError(f"certificate caps must be a JSON object, got {caps!r}")
+        try:
+            design.verify()
+        except VerificationError as exc:
+            raise CatalogueError(str(exc).removeprefix("CERAR design: ")) from None
+        return design
+

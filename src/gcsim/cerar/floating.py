@@ -18,8 +18,8 @@ import numpy as np
 
 from .._validation import check_int, check_real
 from ..errors import InvalidArgumentError
-from .analysis import condition_numbers
 from .constructions import perturbation_design, r_star
+from .metrics import condition_numbers
 from .protocol import resolve_dtype, simulate, unit_roundoff
 
 __all__ = ["EpsilonSweep", "epsilon_sweep", "predicted_optimal_eps"]
@@ -39,7 +39,7 @@ def predicted_optimal_eps(N: int, c: int, dtype: Any = "float32") -> float:
     return 1.0 if rs == 0 else float(unit_roundoff(dtype) ** (1.0 / (rs + 1)))
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class EpsilonSweep:
     """Result of :func:`epsilon_sweep`.
 
@@ -129,7 +129,7 @@ def epsilon_sweep(N: int, c: int, eps_values: Any, dtype: Any = "float32", *, d:
             hi = simulate(des, g, dtype="float64", warn=False).outputs
         err.append(np.max(np.linalg.norm(lo - total, axis=1)) / nrm)
         exact.append(np.max(np.linalg.norm(hi - total, axis=1)) / nrm)
-        kap.append(condition_numbers(des)[0].max())
+        kap.append(condition_numbers(des.encoders).max())
     err = np.nan_to_num(np.array(err), nan=np.inf, posinf=np.inf)
     return EpsilonSweep(eps=eps, error=err, exact_error=np.array(exact), kappa=np.array(kap),
                         best_eps=float(eps[int(np.argmin(err))]),

@@ -35,7 +35,7 @@ equality ``X = t Q``, the Frobenius A-step is a scaled orthogonal Procrustes pro
 Frobenius D-step a monotone majorization-minimization on the scaled co-isometries. By default
 (``init="auto"``) the scheme runs from every analytic design gcsim can build (exact,
 perturbation, Vandermonde; projected onto the caps) and keeps the best, so it is never worse
-than any of them that meets the caps; ``params["start"]`` says which start won. The stopping
+than any of them that meets the caps; ``metadata["start"]`` says which start won. The stopping
 rule has an absolute floor, the rounding level of the computed objective.
 
 Every accepted step is re-checked with NumPy: the condition numbers by SVD (the
@@ -55,59 +55,28 @@ import numpy as np
 
 from .._validation import check_int, check_real
 from ..errors import InvalidArgumentError, SolverError
-from .design import CerarDesign, error_operators, num_rounds
+from .constructions import exact_design, perturbation_design, vandermonde_design
+from .design import CerarDesign
+from .metrics import CERT_RTOL, condition_numbers, design_metrics, error_operators, gamma, worker_norms
+from .ring import num_rounds
 
 __all__ = [
-    "condition_numbers",
     "clip_condition",
-    "frobenius_error",
-    "worst_case_error",
-    "design_metrics",
     "optimized_design",
-    "pareto_front",
     "KAPPA_SLACK",
-    "CERT_RTOL",
 ]
 
 #: Relative slack allowed between the cap and the SVD-measured kappa of a raw solver
 #: output. Beyond it the step counts as a solver failure; within it the matrix is
 #: repaired by :func:`clip_condition` (SCS solves to ~1e-6, so overshoots are ~1e-5).
 KAPPA_SLACK = 1e-3
-#: Relative tolerance of the final certificate ``kappa_svd <= cap * (1 + CERT_RTOL)``;
-#: it covers only the rounding of the SVD itself (about ``c * u * kappa``).
-CERT_RTOL = 1e-9
 
 _OBJECTIVES = ("frobenius", "worst")
 _INITS = ("auto", "perturbation", "vandermonde", "exact", "random")
 
 
 # ---------------------------------------------------------------------------
-# metrics (pure NumPy)
-
-def condition_numbers(X: np.ndarray) -> np.ndarray:
-    """2-norm condition numbers ``sigma_1 / sigma_r`` of a stack of matrices, ``r = min(p, q)``.
-
-    Parameters
-    ----------
-    X : array_like, shape (..., p, q)
-
-    Returns
-    -------
-    ndarray, shape (...)
-        ``inf`` where the ``r``-th singular value is zero.
-
-    Examples
-    --------
-    >>> condition_numbers(np.diag([4.0, 2.0])).round(12)
-    np.float64(2.0)
-    >>> condition_numbers(np.array([[[1.0, 0, 0], [0, 0.5, 0]]])).round(12)
-    array([2.])
-    """
-    sv = np.linalg.svd(np.asarray(X, dtype=float), compute_uv=False)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k = sv[..., 0] / sv[..., -1]
-    return np.where(sv[..., -1] > 0, k, np.inf)
-
+# metrics
 
 def clip_condition(X: np.ndarray, kappa: float) -> np.ndarray:
     """Nearest matrix with ``kappa(X) <= kappa`` that keeps ``sigma_max``: raise the small singular values.
@@ -130,70 +99,11 @@ def clip_condition(X: np.ndarray, kappa: float) -> np.ndarray:
     return (U * s[..., None, :]) @ Vt
 
 
-def frobenius_error(design: CerarDesign) -> float:
-    """``F = sum_{i,m} ||E_{i,m}||_F^2`` (divide by ``N c`` for the per-worker relative MSE).
-
-    Examples
-    --------
-    >>> from gcsim.cerar.design import CerarDesign
-    >>> d = CerarDesign(2, 1, np.ones((2, 1, 1)), np.ones((2, 1, 1)))
-    >>> frobenius_error(d)
-    0.0
-    """
-    E = design.error_operators()
-    return float(np.sum(E * E))
-
-
-def worst_case_error(design: CerarDesign) -> float:
-    """``max_i ||[E_{i,1} ... E_{i,N-1}]||_2`` (spectral norm of each worker's block row).
-
-    Examples
-    --------
-    >>> from gcsim.cerar.design import CerarDesign
-    >>> d = CerarDesign(2, 1, np.ones((2, 1, 1)), 2 * np.ones((2, 1, 1)))
-    >>> worst_case_error(d)
-    1.0
-    """
-    return float(np.max(_worker_norms(design.error_operators())))
-
-
-def _worker_norms(E: np.ndarray) -> np.ndarray:
-    N, M, c, _ = E.shape
-    rows = np.moveaxis(E, 1, 2).reshape(N, c, M * c)        # [E_{i,1} ... E_{i,N-1}]
-    return np.linalg.svd(rows, compute_uv=False)[:, 0]
-
-
-def design_metrics(design: CerarDesign) -> dict[str, Any]:
-    """Error metrics and SVD condition numbers of a design (JSON-ready floats and lists).
-
-    Keys: ``frobenius``, ``mean_relative_mse`` (``frobenius / (N^2 c)``: the worker average of
-    ``sum_m ||E_{i,m}||_F^2 / (N c)``, the relative MSE for isotropic gradients, as in
-    :mod:`gcsim.cerar.analysis`), ``worst_case``, ``worker_errors`` (per-worker spectral norms), ``kappa_A`` / ``kappa_D`` (per matrix),
-    ``kappa_A_max``, ``kappa_D_max``, ``kappa_max``.
-    """
-    E = design.error_operators()
-    kA = condition_numbers(design.encoders)
-    kD = condition_numbers(design.decoders)
-    fro = float(np.sum(E * E))
-    w = _worker_norms(E)
-    return {
-        "frobenius": fro,
-        "mean_relative_mse": fro / (design.N ** 2 * design.c),
-        "worst_case": float(np.max(w)),
-        "worker_errors": [float(x) for x in w],
-        "kappa_A": [float(x) for x in kA],
-        "kappa_D": [float(x) for x in kD],
-        "kappa_A_max": float(np.max(kA)),
-        "kappa_D_max": float(np.max(kD)),
-        "kappa_max": float(max(np.max(kA), np.max(kD))),
-    }
-
-
 def _objective(A: np.ndarray, D: np.ndarray, objective: str) -> float:
     E = error_operators(A, D)
     if objective == "frobenius":
         return float(np.sum(E * E))
-    return float(np.max(_worker_norms(E)))
+    return float(np.max(worker_norms(E)))
 
 
 # ---------------------------------------------------------------------------
@@ -439,12 +349,6 @@ def _procrustes_encoders(D: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 # rounding level of the objective (the stopping rule's absolute floor)
 
-def _gamma(n: int) -> float:
-    """``gamma_n = n u / (1 - n u)`` with ``u = 2^-53`` (Higham, Accuracy and Stability, Lemma 3.1)."""
-    nu = n * (np.finfo(float).eps / 2)
-    return nu / (1.0 - nu)
-
-
 def _objective_noise(A: np.ndarray, D: np.ndarray, objective: str, value: float) -> tuple[float, float]:
     """``(zero, noise)``: rounding levels of the objective computed from ``(A, D)`` in float64.
 
@@ -465,12 +369,12 @@ def _objective_noise(A: np.ndarray, D: np.ndarray, objective: str, value: float)
     N, c, _ = A.shape
     U = np.abs(_windows(D, N))                                   # |D_i S_{m-1}|, (N, N-1, c, c)
     src = (np.arange(N)[:, None] - np.arange(1, N)[None, :]) % N
-    delta = _gamma(c + 1) * (U @ np.abs(A)[src] + np.eye(c))
+    delta = gamma(c + 1) * (U @ np.abs(A)[src] + np.eye(c))
     if objective == "frobenius":
-        g = _gamma(delta.size + 1)
+        g = gamma(delta.size + 1)
         e2 = float(np.sum(delta * delta))
         return e2 * (1.0 + g), 2.0 * math.sqrt(max(value, 0.0) * e2) + e2 + g * value
-    g = _gamma((N - 1) * c * c)
+    g = gamma((N - 1) * c * c)
     e = float(np.max(np.sqrt(np.sum(delta * delta, axis=(1, 2, 3)))))
     return e * (1.0 + g), e + g * value
 
@@ -479,6 +383,8 @@ def _objective_noise(A: np.ndarray, D: np.ndarray, objective: str, value: float)
 # starting points
 
 _EPS_GRID = np.geomspace(1e-6, 1.0, 49)
+#: the analytic families with a grid parameter (eps), built as the factory builds them
+_FAMILIES = {"perturbation": perturbation_design, "vandermonde": vandermonde_design}
 
 
 def _vandermonde_grid(c: int) -> np.ndarray:
@@ -504,20 +410,18 @@ def _family_members(N: int, c: int, family: str, grid: Sequence[float] | None) -
     ``"vandermonde"``: one member per ``eps`` of the grid, skipping those whose encoders are
     singular in float64 or whose nodes leave the admissible range.
     """
-    from . import constructions
-
     out: list[tuple[CerarDesign, float | None]] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # ill-conditioned members are expected
         if family == "exact":
             if c <= N or N == 2:
-                out.append((constructions.design(N, c, "exact"), None))
+                out.append((exact_design(N, c), None))
             return out
         if grid is None:
             grid = _EPS_GRID if family == "perturbation" else _vandermonde_grid(c)
         for e in grid:
             try:
-                out.append((constructions.design(N, c, family, eps=float(e)), float(e)))
+                out.append((_FAMILIES[family](N, c, float(e)), float(e)))
             except InvalidArgumentError:
                 continue
     return out
@@ -552,10 +456,8 @@ def _matched_perturbation(N: int, c: int, kappa: float, kappa_D: float, eps: flo
     values in ``[1e-6, 1]``) and keep the lowest-objective design whose kappas fit the caps (if none fits,
     the one with the smallest kappa; the caller clips it).
     """
-    from . import constructions
-
     if eps is not None:
-        return constructions.design(N, c, "perturbation", eps=eps), float(eps)
+        return perturbation_design(N, c, eps), float(eps)
     d, e, _ = _best_member(_family_members(N, c, "perturbation", grid), kappa, kappa_D, objective)
     return d, e
 
@@ -627,15 +529,13 @@ def _starts_for(N: int, c: int, init: Any, eps: float | None, seed: int, kappa: 
         if (init.N, init.c) != (N, c):
             raise InvalidArgumentError("init", f"design has (N, c) = {(init.N, init.c)}, expected {(N, c)}")
         starts = [_start(f"given design ({init.method})", init.encoders, init.decoders, kappa, kappa_D,
-                         objective, init.params.get("eps") if isinstance(init.params, dict) else None)]
+                         objective, init.metadata.get("eps"))]
     elif init == "random":
         rng = np.random.default_rng(seed)
         starts = [_start("random", rng.standard_normal((N, c, c)), None, kappa, kappa_D, objective)]
     elif init == "auto":
         starts = _analytic_starts(N, c, kappa, kappa_D, objective, eps=eps)
     else:
-        from . import constructions
-
         if init == "exact" and c > N and N > 2:
             raise InvalidArgumentError("init", f"'exact' needs c <= N (or N = 2), got N = {N}, c = {c}")
         if eps is not None:
@@ -645,7 +545,7 @@ def _starts_for(N: int, c: int, init: Any, eps: float | None, seed: int, kappa: 
         else:
             grid = None
         if init == "exact":
-            d, e = constructions.design(N, c, "exact"), None
+            d, e = exact_design(N, c), None
         else:
             d, e, _ = _best_member(_family_members(N, c, init, grid), kappa, kappa_D, objective)
         starts = [_start(init, d.encoders, d.decoders, kappa, kappa_D, objective, e)]
@@ -846,8 +746,7 @@ def _optimize(N: int, c: int, starts: list[tuple[dict[str, Any], np.ndarray, np.
     win = min(k for k in runs if runs[k]["history"][-1] <= F_best + tie)
     r = runs[win]
     s0, _, _, info = starts[win]
-    design = CerarDesign(N, c, r["A"], r["D"], method="optimized")
-    metrics = design_metrics(design)
+    metrics = design_metrics(CerarDesign(N, c, r["A"], r["D"], method="optimized"))
     cert_ok = metrics["kappa_A_max"] <= kappa * (1 + CERT_RTOL) and (
         not math.isfinite(kappa_D) or metrics["kappa_D_max"] <= kappa_D * (1 + CERT_RTOL))
     if not cert_ok:   # cannot happen after _certify/clip; kept as the last line of defence
@@ -863,7 +762,8 @@ def _optimize(N: int, c: int, starts: list[tuple[dict[str, Any], np.ndarray, np.
         else:
             row.update(objective_final=None, iterations=0, stop_reason="not run")
         record.append(row)
-    design.params = {
+    # the design is built once, complete with its record (designs are immutable)
+    return CerarDesign(N, c, r["A"], r["D"], method="optimized", metadata={
         "kappa": kappa,
         "kappa_D_cap": kappa_D if math.isfinite(kappa_D) else None,
         "objective": objective,
@@ -884,8 +784,7 @@ def _optimize(N: int, c: int, starts: list[tuple[dict[str, Any], np.ndarray, np.
         "time_s": time.perf_counter() - t0,
         **info,
         **metrics,
-    }
-    return design
+    })
 
 
 def _check_caps(kappa: Any, kappa_D: Any) -> tuple[float, float]:
@@ -948,7 +847,7 @@ def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: flo
         members that meet the caps, or the member closest to meeting them -- runs the scheme
         from each and keeps the lowest final objective. Since the scheme is monotone, the result
         is never worse than any analytic design of these grids that meets the caps.
-        ``params["start"]`` names the winning start and ``params["starts"]`` records every start
+        ``metadata["start"]`` names the winning start and ``metadata["starts"]`` records every start
         (whether it met the caps before projection, its kappas, starting and final objective,
         sweeps, stop reason). A family name runs from that family's best member only.
     eps : float, optional
@@ -979,7 +878,7 @@ def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: flo
     Returns
     -------
     CerarDesign
-        ``method="optimized"``; ``params`` records the caps, objective, the winning run's objective
+        ``method="optimized"``; ``metadata`` records the caps, objective, the winning run's objective
         ``history`` (monotone non-increasing, asserted), per-step ``statuses``, ``iterations``,
         ``stop_reason``, ``start`` and ``starts``, solver and options, seed, init (and eps),
         ``time_s``, number of ``repaired`` matrices, and the SVD certificate ``kappa_A`` /
@@ -996,12 +895,12 @@ def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: flo
     Examples
     --------
     >>> d = optimized_design(3, 4, kappa=4.0, init="random", max_iter=3, progress=False)
-    >>> d.method, bool(max(d.params["kappa_A"]) <= 4.0 * (1 + 1e-9))
+    >>> d.method, bool(max(d.metadata["kappa_A"]) <= 4.0 * (1 + 1e-9))
     ('optimized', True)
-    >>> h = d.params["history"]; all(b <= a for a, b in zip(h, h[1:]))
+    >>> h = d.metadata["history"]; all(b <= a for a, b in zip(h, h[1:]))
     True
     >>> e = optimized_design(4, 2, kappa=1.0, progress=False)      # exact, kappa(A) = kappa(D) = 1
-    >>> e.params["start"], e.params["stop_reason"], e.params["frobenius"] == 0.0
+    >>> e.metadata["start"], e.metadata["stop_reason"], e.metadata["frobenius"] == 0.0
     ('exact', 'zero objective', True)
     """
     t0 = time.perf_counter()
@@ -1029,7 +928,7 @@ def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: flo
 def _project(d: CerarDesign, kappa: float, kappa_D: float) -> CerarDesign:
     """The design with every encoder (decoder) above the cap ``kappa`` (``kappa_D``) clipped to it."""
     return CerarDesign(d.N, d.c, _clip_over(d.encoders, kappa), _clip_over(d.decoders, kappa_D),
-                       method=d.method, params=dict(d.params))
+                       method=d.method, metadata=d.metadata)
 
 
 def _fix_gauge(A: np.ndarray, D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1054,153 +953,3 @@ def _progress(total: int, enabled: bool, desc: str):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, leave=False)
-
-
-# ---------------------------------------------------------------------------
-# Pareto front
-
-def _interp_loglog(x: np.ndarray, y: np.ndarray, x0: float) -> float:
-    """Log-log interpolation of a curve y(x) at x0 (NaN outside the sampled range)."""
-    order = np.argsort(x)
-    x, y = np.asarray(x, float)[order], np.asarray(y, float)[order]
-    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
-    x, y = x[ok], y[ok]
-    if len(x) == 0 or x0 < x[0] or x0 > x[-1]:
-        return float("nan")
-    return float(np.exp(np.interp(np.log(x0), np.log(x), np.log(y))))
-
-
-def _best_under(kappas: np.ndarray, errors: np.ndarray, cap: float) -> float:
-    """Smallest error among the sampled designs with kappa <= cap (the achievable front at cap)."""
-    ok = kappas <= cap * (1 + CERT_RTOL)
-    return float(np.min(errors[ok])) if np.any(ok) else float("nan")
-
-
-def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[float] | None = None,
-                 vandermonde_grid: Sequence[float] | None = None, progress: bool = True,
-                 return_designs: bool = False, starts: str = "both", **kw: Any):
-    """Error versus condition-number cap: optimized designs against the analytic constructions.
-
-    For each cap ``kappa`` in ``kappas`` (increasing), the alternating scheme of
-    :func:`optimized_design` runs with ``kappa_D = kappa`` (unless ``kappa_D`` is given in ``kw``)
-    from these starts: one per analytic family (the exact design when ``c <= N``; the best
-    perturbation design over ``eps_grid``; the best real-node Vandermonde design over
-    ``vandermonde_grid``; "best" = lowest error among the members that fit the cap, else the
-    member closest to fitting, projected onto the cap) and the previous cap's optimum (feasible
-    for the larger cap, so the optimized front is non-increasing in ``kappa``). ``starts="both"``
-    (or ``"all"``) runs every start and keeps the best final result; ``"best"`` runs only the start
-    with the lowest objective (the next one only if it fails at once). Either way the optimized
-    error at a cap is never above the best analytic member of the grids that fits the cap, and
-    the ``start`` column says which start won.
-    The perturbation design is swept over ``eps_grid`` (default: 49 log-spaced values in
-    ``[1e-6, 1]``) and the real-node Vandermonde design over ``vandermonde_grid`` (its ``eps``,
-    default 13 values up to ``0.95 * 2/(c-1)``). Each analytic family is compared at equal kappa
-    as the best error among its sampled designs whose ``kappa_max`` fits the cap.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (family, sample): ``N, c, family, kappa_cap, eps, kappa_A_max,
-        kappa_D_max, kappa_max, frobenius, mean_relative_mse, worst_case, iterations, time_s,
-        stop_reason``; optimized rows also carry ``start``, ``pert_frobenius_at_cap``,
-        ``vand_frobenius_at_cap`` and ``ratio_opt_pert`` (optimized / perturbation Frobenius
-        error at equal kappa).
-    list of CerarDesign
-        Only with ``return_designs=True``: the optimized designs of the caps whose optimization
-        succeeded, in increasing cap (the return value is then ``(table, designs)``). A cap where
-        every start raised :class:`~gcsim.errors.SolverError` gets a row with NaN errors and the
-        messages in ``stop_reason``.
-
-    Examples
-    --------
-    >>> t = pareto_front(3, 4, [5.0], max_iter=2, progress=False, eps_grid=[0.1, 0.3])
-    >>> sorted(set(t.family)), int((t.family == "optimized").sum())
-    (['optimized', 'perturbation', 'vandermonde'], 1)
-    """
-    import pandas as pd
-
-
-    if starts not in ("both", "all", "best"):
-        raise InvalidArgumentError("starts", f"must be 'both', 'all' or 'best', got {starts!r}")
-    only_best = starts == "best"
-    N = check_int("N", N, minimum=2)
-    c = check_int("c", c, minimum=1)
-    kappas = np.sort(np.asarray([check_real("kappas", k, minimum=1.0) for k in kappas], dtype=float))
-    if len(kappas) == 0:
-        raise InvalidArgumentError("kappas", "must be a non-empty sequence of caps >= 1")
-    eps_grid = _EPS_GRID if eps_grid is None else np.asarray(eps_grid, float)
-    vandermonde_grid = _vandermonde_grid(c) if vandermonde_grid is None else np.asarray(vandermonde_grid, float)
-    kw = dict(kw)
-    for bad in ("init", "eps"):
-        if bad in kw:
-            raise InvalidArgumentError(bad, "is chosen per cap by pareto_front (analytic starts and the "
-                                            "previous cap's optimum)")
-    objective = kw.pop("objective", "frobenius")
-    if objective not in _OBJECTIVES:
-        raise InvalidArgumentError("objective", f"must be one of {_OBJECTIVES}, got {objective!r}")
-    kappa_D_kw = kw.pop("kappa_D", "same")
-    solver, solver_options = _check_solver(kw.pop("solver", "SCS"), kw.pop("solver_options", None))
-    seed = check_int("seed", kw.pop("seed", 0), minimum=0)
-    max_iter = check_int("max_iter", kw.pop("max_iter", 30), minimum=0)
-    tol = check_real("tol", kw.pop("tol", 1e-4), minimum=0.0)
-    on_failure = kw.pop("on_failure", "stop")
-    if on_failure not in ("stop", "raise"):
-        raise InvalidArgumentError("on_failure", f"must be 'stop' or 'raise', got {on_failure!r}")
-    verbose = bool(kw.pop("verbose", False))
-    kw.pop("progress", None)
-    if kw:
-        raise InvalidArgumentError(", ".join(sorted(kw)), "unknown keyword argument(s) of pareto_front")
-
-    rows: list[dict[str, Any]] = []
-
-    def analytic_row(family: str, d: CerarDesign, e: float) -> dict[str, Any]:
-        m = design_metrics(d)
-        return {"N": N, "c": c, "family": family, "kappa_cap": np.nan, "eps": e,
-                **{k: m[k] for k in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius",
-                                     "mean_relative_mse", "worst_case")}}
-
-    for family, grid in (("perturbation", eps_grid), ("vandermonde", vandermonde_grid)):
-        for d, e in _family_members(N, c, family, grid):
-            rows.append(analytic_row(family, d, e))
-
-    analytic = pd.DataFrame(rows)
-    pert = analytic[analytic.family == "perturbation"]
-    vand = analytic[analytic.family == "vandermonde"]
-    prev: CerarDesign | None = None
-    designs: list[CerarDesign] = []
-    bar = _progress(len(kappas), progress, f"Pareto N={N} c={c}")
-    for k in kappas:
-        t0 = time.perf_counter()
-        kA, kD = _check_caps(float(k), float(k) if kappa_D_kw == "same" else kappa_D_kw)
-        cand = _analytic_starts(N, c, kA, kD, objective, eps_grid=eps_grid, vandermonde_grid=vandermonde_grid)
-        if prev is not None:   # the previous optimum is feasible for this larger cap
-            cand.append(_start("previous cap", prev.encoders, prev.decoders, kA, kD, objective))
-        st = [(s, s["A"], s["D"], {"init": "pareto", **({"eps": s["eps"]} if s["eps"] is not None else {})})
-              for s in cand]
-        e0 = next((s["eps"] for s in cand if s["label"] == "perturbation"), np.nan)
-        try:
-            d = _optimize(N, c, st, kappa=kA, kappa_D=kD, objective=objective, solver=solver,
-                          solver_options=solver_options, max_iter=max_iter, tol=tol, on_failure=on_failure,
-                          verbose=verbose, progress=False, seed=seed, t0=t0, only_best=only_best)
-        except SolverError as exc:   # a cap where every start failed is recorded, not fatal to the sweep
-            bar.update(1)
-            rows.append({"N": N, "c": c, "family": "optimized", "kappa_cap": float(k), "eps": e0,
-                         "frobenius": np.nan, "stop_reason": str(exc)})
-            continue
-        bar.update(1)
-        prev = d
-        designs.append(d)
-        p = d.params
-        col = "kappa_max" if math.isfinite(kD) else "kappa_A_max"   # compare the capped matrices only
-        pf = _best_under(pert[col].to_numpy(), pert.frobenius.to_numpy(), k) if len(pert) else np.nan
-        vf = _best_under(vand[col].to_numpy(), vand.frobenius.to_numpy(), k) if len(vand) else np.nan
-        rows.append({"N": N, "c": c, "family": "optimized", "kappa_cap": float(k), "eps": p.get("eps", e0),
-                     **{key: p[key] for key in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius",
-                                                "mean_relative_mse", "worst_case")},
-                     "iterations": p["iterations"], "time_s": p["time_s"],
-                     "stop_reason": p["stop_reason"], "start": p["start"],
-                     "pert_frobenius_at_cap": pf, "vand_frobenius_at_cap": vf,
-                     "ratio_opt_pert": p["frobenius"] / pf if pf and np.isfinite(pf) and pf > 0 else np.nan})
-    bar.close()
-    table = pd.DataFrame(rows)
-    return (table, designs) if return_designs else table

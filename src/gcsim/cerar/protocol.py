@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_finite_array
 from ..errors import InvalidArgumentError
 from .design import CerarDesign
+from .ring import check_gradients, encode, num_rounds, packet_size, run_ring, split_gradients
 
 __all__ = ["simulate", "SimulationResult", "round_bfloat16", "resolve_dtype", "unit_roundoff"]
 
@@ -91,7 +91,7 @@ def unit_roundoff(dtype: Any) -> float:
     return {"float64": 2.0 ** -53, "float32": 2.0 ** -24, "bfloat16": 2.0 ** -8}[resolve_dtype(dtype)]
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class SimulationResult:
     """Outcome of :func:`simulate`.
 
@@ -124,21 +124,27 @@ class SimulationResult:
     traces: dict[str, np.ndarray] | None = field(default=None, repr=False)
 
 
+def _identity(a: np.ndarray) -> np.ndarray:
+    return a
+
+
+def _live_buffers(N: int, c: int) -> np.ndarray:
+    """Live packet buffers of a worker after each round of the schedule (module docstring).
+
+    State (c packets) + the symbols not yet freed + one communication buffer: symbol x^(c) is
+    freed right after it is sent (round c), symbol x^(k+1) when it has been stripped (round
+    N + k, k = 0..c-2).  Before round 1 all 2c + 1 are live.
+    """
+    L = num_rounds(N, c)
+    t = np.arange(1, L + 1)
+    freed = (t >= c).astype(np.int64) + np.clip(t - N + 1, 0, c - 1)
+    return (c + c - freed + 1).astype(np.int64)
+
+
 def _check_design(design: Any) -> CerarDesign:
     if not isinstance(design, CerarDesign):
         raise InvalidArgumentError("design", f"must be a CerarDesign, got {type(design).__name__}")
     return design
-
-
-def check_gradients(gradients: Any, N: int) -> np.ndarray:
-    """Validate gradients: finite real array of shape (N, d)."""
-    g = np.asarray(gradients)
-    if g.dtype == object or np.iscomplexobj(g) or not (np.issubdtype(g.dtype, np.number) or g.dtype == bool):
-        raise InvalidArgumentError("gradients", f"must be a real numeric array, got dtype {g.dtype}")
-    g = check_finite_array("gradients", g, dtype=np.float64)
-    if g.ndim != 2 or g.shape[0] != N:
-        raise InvalidArgumentError("gradients", f"must have shape (N, d) = ({N}, d), got {g.shape}")
-    return g
 
 
 def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: bool = False,
@@ -186,9 +192,9 @@ def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: 
         raise InvalidArgumentError("accumulate", f"must be 'auto', 'batched' or 'rounds', got {accumulate!r}")
     work, itemsize = _DTYPES[name]
     bf16 = name == "bfloat16"
-    rnd = round_bfloat16 if bf16 else (lambda a: a)
+    rnd = round_bfloat16 if bf16 else _identity
     d = g.shape[1]
-    w = -(-d // c)
+    w = packet_size(d, c)
 
     if warn and name != "float64":
         kappa = float(np.max(np.linalg.cond(design.encoders)))
@@ -197,62 +203,24 @@ def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: 
                           f"(kappa * u = {kappa * unit_roundoff(name):.2g}); outputs are unreliable",
                           RuntimeWarning, stacklevel=2)
 
-    G = np.zeros((N, c * w), dtype=work)
-    G[:, :d] = g
-    G = rnd(G.reshape(N, c, w))
+    G = rnd(split_gradients(g, c, work))
     A = rnd(design.encoders.astype(work))
     D = rnd(design.decoders.astype(work))
-
     # encode all c symbols up front: X[:, tau] = A_i[tau, :] G_i
-    if bf16:
-        X = np.zeros((N, c, w), dtype=work)
-        for k in range(c):       # one rounded product and one rounded add per column k
-            X = rnd(X + rnd(A[:, :, k, None] * G[:, None, k, :]))
-    else:
-        X = np.matmul(A, G)
-    pending: list[np.ndarray | None] = [X[:, tau] for tau in range(c)]
-    per_round = bf16 or accumulate == "rounds"
-    state = G.copy() if per_round else None           # becomes G_i + accumulated decodes
-    U = None if per_round else np.empty((N, L, w), dtype=work)   # for the batched decode
-    u = np.zeros((N, w), dtype=work)
-
-    def live_buffers() -> int:                        # state (c) + live symbols + comm buffer
-        return c + sum(p is not None for p in pending) + 1
-
-    peak = live_buffers()
+    X = encode(A, G, xp=np, rnd=rnd if bf16 else None)
+    live = _live_buffers(N, c)
     tr_u = np.zeros((L, N, w)) if record else None
     tr_s = np.zeros((L, N, w)) if record else None
-    tr_live = np.zeros(L, dtype=np.int64) if record else None
 
-    for t in range(1, L + 1):
-        if t <= c:
-            s = rnd(pending[t - 1] + u)               # send x^(t) + u^(t-1)
-            if t == c:                                 # x^(c) never returns: free after sending
-                pending[c - 1] = None
-        else:
-            s = u
-        if record:
-            tr_s[t - 1] = s
-        r = np.roll(s, 1, axis=0)                     # worker i receives from i-1
-        k = t - N                                     # own symbol x^(t-N+1), 0-based index
-        if 0 <= k < c - 1:
-            u = rnd(r - pending[k])
-            pending[k] = None                         # stripped: free the buffer
-        else:
-            u = r
-        if per_round:
-            state = rnd(state + rnd(D[:, :, t - 1, None] * u[:, None, :]))
-        else:
-            U[:, t - 1] = u
-        live = live_buffers()
-        if record:
-            tr_u[t - 1] = u
-            tr_live[t - 1] = live
-        peak = max(peak, live)
+    def trace(t: int, s: np.ndarray, u: np.ndarray) -> None:
+        tr_s[t - 1] = s
+        tr_u[t - 1] = u
 
-    if not per_round:                                 # g_hat_i = G_i + D_i U_i, one batched product
-        state = G + np.matmul(D, U)
+    state = run_ring(X, G, D, xp=np, rnd=rnd, per_round=bf16 or accumulate == "rounds",
+                     on_round=trace if record else None)
+    peak = int(max(2 * c + 1, live.max(initial=0)))
     out = state.reshape(N, c * w)[:, :d].astype(np.float64)
+    tr_live = live if record else None
     traces = {"u": tr_u, "sent": tr_s, "live": tr_live} if record else None
     packets = np.full(N, L, dtype=np.int64)
     return SimulationResult(outputs=out, rounds=L, bytes_sent=packets * w * itemsize,

@@ -11,12 +11,14 @@ from .._array_api import check_gradients as _check_gradients
 from .._array_api import infer_namespace as _infer
 from .._array_api import to_numpy
 from ..cerar.design import CerarDesign
+from ..cerar.ring import encode, packet_size, run_ring
+from ..cerar.traffic import cerar_bytes
 from ..errors import InvalidArgumentError
 
 __all__ = ["run_cerar", "CerarRun"]
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class CerarRun:
     """Result of :func:`run_cerar`.
 
@@ -31,7 +33,7 @@ class CerarRun:
     expected_isotropic : numpy.ndarray (N,)
         ``w Σ_m ‖E_{i,m}‖_F²``: mean of ``errors`` over isotropic unit-variance gradients.
     bytes_sent : numpy.ndarray (N,)
-        ``L · w · itemsize`` per worker (counted packet by packet).
+        ``L · w · itemsize`` per worker (:func:`gcsim.cerar.traffic.cerar_bytes`).
     rounds : int
     packet_size : int
         ``w = ceil(d/c)``.
@@ -53,7 +55,8 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
 
     Worker ``i`` sends ``s_i^(t) = x_i^(t) + u_i^(t−1)`` to ``i+1``, strips its own symbol
     ``x_i^(t−N+1)`` from what it receives and accumulates ``D_i[:, t] u_i^(t)``
-    (SPEC §5).  Bytes are counted per packet.
+    (docs/theory.md §50), through :func:`gcsim.cerar.ring.run_ring`: the same lines as the
+    simulator, in the namespace ``xp``.  Each worker sends ``L`` packets of ``w`` scalars.
 
     Parameters
     ----------
@@ -80,7 +83,7 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
     ns = _infer(xp, gradients)
     host = _check_gradients(gradients, N)
     d = host.shape[1]
-    w = -(-d // c)
+    w = packet_size(d, c)
     wd = ns.float64 if dtype == "float64" else ns.float32
     item = 8 if dtype == "float64" else 4
     g = _asarray(ns, gradients, dtype=wd)
@@ -89,19 +92,9 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
     G = ns.reshape(g, (N, c, w))
     A = _asarray(ns, design.encoders, dtype=wd)
     D = _asarray(ns, design.decoders, dtype=wd)
-    X = A @ G                                            # all c symbols: (N, c, w)
-    u = ns.zeros((N, w), dtype=wd)
-    U = []
-    sent = np.zeros(N, dtype=np.int64)
-    for t in range(1, L + 1):
-        s = X[:, t - 1, :] + u if t <= c else u
-        sent += w * item                                 # one packet of w scalars per worker
-        r = ns.roll(s, 1, axis=0)                        # worker i receives from i-1
-        k = t - N                                        # own symbol x^(t-N+1) comes back
-        u = r - X[:, k, :] if 0 <= k < c - 1 else r
-        U.append(u)
-    Ust = ns.stack(U, axis=1)                            # (N, L, w)
-    out = G + D @ Ust
+    X = encode(A, G)                                     # all c symbols: (N, c, w)
+    out = run_ring(X, G, D, xp=ns)                       # the ring of gcsim.cerar.ring, in namespace ns
+    sent = np.full(N, cerar_bytes(N, c, d, item), dtype=np.int64)   # L packets of w scalars per worker
     total = ns.sum(G, axis=0)
     diff = out - total[None, :, :]
     errors = to_numpy(ns.sum(ns.reshape(diff * diff, (N, c * w)), axis=1)).astype(np.float64)

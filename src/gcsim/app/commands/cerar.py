@@ -46,7 +46,7 @@ def _check_dtype_range(des, dtype: str) -> None:
 
 
 def _design_from_args(args: argparse.Namespace):
-    from ...cerar.constructions import design
+    from ...cerar.factory import design
 
     if getattr(args, "design", None):
         from ...cerar.export import load_design
@@ -68,7 +68,8 @@ def _design_from_args(args: argparse.Namespace):
 
 
 def _summary(des) -> dict[str, Any]:
-    from ...cerar.analysis import errors, rates
+    from ...cerar.metrics import errors
+    from ...cerar.traffic import rates
 
     e = errors(des)
     return {"N": des.N, "c": des.c, "L": des.L, "method": des.method,
@@ -77,7 +78,7 @@ def _summary(des) -> dict[str, Any]:
             "kappa_encoders_max": float(np.max(e.kappa_encoders)),
             "kappa_decoders_max": float(np.max(e.kappa_decoders)),
             "rates": rates(des.N, des.c),
-            "params": {k: v for k, v in des.params.items() if np.isscalar(v) or v is None}}
+            "params": {k: v for k, v in des.metadata.items() if np.isscalar(v) or v is None}}
 
 
 def _text(s: dict[str, Any]) -> str:
@@ -95,7 +96,7 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
     from ..common import emit
 
     if args.action == "rates":
-        from ...cerar.analysis import rates
+        from ...cerar.traffic import rates
         r = rates(args.N, args.c)
         emit(args, r, "\n".join(f"  {k:<24} {v}" for k, v in r.items()))
         return EXIT_OK
@@ -109,7 +110,7 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
     text = _text(payload)
     if args.action == "simulate":
         from ..._validation import check_dense_size
-        from ...cerar.analysis import errors
+        from ...cerar.metrics import errors
         from ...cerar.protocol import simulate
         check_dense_size("--d", des.N, args.d, f"the simulated gradients (N x d = {des.N} x {args.d})")
         _check_dtype_range(des, args.dtype)

@@ -62,7 +62,7 @@ def _naming_options(options: dict[str, str], run: Callable[[], Any]) -> Any:
 
 
 def _cerar_design(args: argparse.Namespace):
-    from ...cerar.constructions import design as build
+    from ...cerar.factory import design as build
     from ...cerar.export import load_design
 
     if args.design:
@@ -83,7 +83,7 @@ def _cmd_run_cerar(args: argparse.Namespace) -> int:
 
 
 def _run_cerar(args: argparse.Namespace) -> int:
-    from ...executor.torchdist import cerar_bytes
+    from ...cerar.traffic import cerar_bytes
     from ..common import EXIT_OK, emit
 
     des = _cerar_design(args)

@@ -53,9 +53,9 @@ def _plot_eps(sweeps, path, N: int = 4, c: int = 8) -> None:
 def cerar_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
     import pandas as pd
 
-    from ...cerar.analysis import rates
+    from ...cerar.traffic import rates
     from ...cerar.floating import epsilon_sweep
-    from ...cerar.optimize import pareto_front
+    from ...cerar.pareto import pareto_front
 
     lines = []
     rows = [dict(N=N, c=c, **rates(N, c)) for N in (4, 8) for c in (N // 2, N, 2 * N, 4 * N)]

@@ -9,7 +9,7 @@ from ..paths import repo_designs_dir
 
 
 def ddp_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
-    from ...cerar.constructions import design
+    from ...cerar.factory import design
     from ...learning.ddp_cerar import ddp_cerar_experiment, plot_ddp
 
     designs: dict[str, Any] = {
