@@ -350,3 +350,33 @@ def test_batched_optimal_error_is_certified_or_falls_back(name, route):
         bound = max(stated_bounds(B, m, mk)["svd"],
                     SAFETY * mk.sum() * unit_roundoff() * 1e8 * B.shape[0])
         assert abs(val - exact) <= bound, (name, route, val, exact, bound)
+
+
+@pytest.mark.parametrize("route", ["auto", "downdate", "solve", "eigh", "svd"])
+@pytest.mark.parametrize("name", ["tandon-10-3", "kappa-1e8", "rank-deficient", "scaled-columns"])
+def test_one_kernel_runs_on_torch_tensors(name, route):
+    # the executor's evaluator is the analysis kernel; only the namespace differs, so torch (CPU
+    # tensors through array-api-compat) gives the certified numbers as well
+    torch = pytest.importorskip("torch")
+    from gcsim.coding.schemes import Scheme
+    from test_evaluate_adversarial import exact_error, stated_bounds
+
+    B, m = _adversarial_cases()[name]
+    n = B.shape[1]
+    sch = Scheme.from_matrix(B, np.ones((B.shape[0] // m, n), dtype=int), m)
+    masks = np.random.default_rng(7).random((12, n)) > 0.35
+    got = batched_optimal_error(sch, masks, route=route, xp=torch)
+    assert isinstance(got, np.ndarray) and got.shape == (12,)
+    for mk, val in zip(masks, got, strict=True):
+        exact = float(exact_error(B, m, mk))
+        bound = max(stated_bounds(B, m, mk)["svd"], SAFETY * mk.sum() * unit_roundoff() * 1e8 * B.shape[0])
+        assert abs(val - exact) <= bound, (name, route, val, exact, bound)
+
+
+def test_numpy_executor_and_analysis_are_the_same_function():
+    # on NumPy with the analysis' route the executor returns the analysis' numbers bit for bit
+    sch = encode(gcsim.bibd(13, 4, 1).assignment, 2, "rd", seed=1)
+    masks = FixedModel(sch.n, 4).sample(50, seed=0)
+    for route, method in [("auto", "auto"), ("downdate", "downdate"), ("svd", "svd")]:
+        assert np.array_equal(batched_optimal_error(sch, masks, route=route),
+                              optimal_error(sch, masks, method=method, progress=False))

@@ -60,16 +60,26 @@ Monte Carlo intervals (:func:`expected_error`): ``ci_method="t"`` (default) is t
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .._threads import batched_blas
 from .._validation import check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
+from .kernels import (
+    GRAM_KAPPA_LIMIT,
+    ErrorReport,
+    EvalContext,
+    check_method,
+    check_rtol,
+    chunk_rows,
+    errors_for_group,
+    eval_context,
+    optimal_errors,
+    per_row_bytes,
+)
 from .schemes import Scheme, encode
 from .straggler_base import StragglerModel
 from .stragglers import (
@@ -98,120 +108,33 @@ __all__ = [
     "condition_number",
 ]
 
-#: Largest κ̃ (condition number of the column-equilibrated ``B``) for which ``method="auto"``
-#: uses the Gram-type routes (their error is about ``κ̃² u`` of ``mN``, ``<= 2e-8 mN``).
-GRAM_KAPPA_LIMIT = 1e4
-
-
 #: Fewest Monte Carlo draws for which :func:`expected_error` states a 95% interval.
 MIN_MC_SAMPLES = 100
 
-_U = np.finfo(np.float64).eps
 _METHODS = ("auto", "gram", "downdate", "svd", "qr")
-# working-set budget of one batched chunk (bytes)
-_CHUNK_BYTES = 48 * 2 ** 20
 
 
-def _progress(iterable, total: int, desc: str, enabled: bool):
+def _progress(iterable, total: int, desc: str, enabled: bool = True):
     if not enabled or total <= 1:
         return iterable
     from tqdm.auto import tqdm
     return tqdm(iterable, total=total, desc=desc, leave=False)
 
 
-# ----------------------------------------------------------------------------------------------
-# precomputation
-# ----------------------------------------------------------------------------------------------
-
-def _pow2_exponents(B: np.ndarray) -> np.ndarray:
-    """Integer ``k_j`` with ``‖2^{k_j} B[:, j]‖ ∈ [1/2, 1)`` (0 for a zero column); overflow-free."""
-    amax = np.max(np.abs(B), axis=0) if B.shape[0] else np.zeros(B.shape[1])
-    _, e = np.frexp(amax)                       # amax = f 2^e, f in [1/2, 1)
-    k = np.where(amax > 0, -e, 0).astype(np.int64)
-    nrm = np.sqrt(np.sum(np.ldexp(B, k[None, :]) ** 2, axis=0))   # in [1/2, sqrt(mN)]
-    _, e2 = np.frexp(nrm)
-    return np.where(amax > 0, k - e2, 0).astype(np.int64)
+def _progress_bar(iterable, total: int, desc: str):
+    return _progress(iterable, total, desc)
 
 
-def _nonzero_kappa(sv: np.ndarray, p: int) -> tuple[np.ndarray, float]:
-    """Singular values (descending) above ``p u σ_max`` and ``σ_max / σ_min`` over them (inf if none)."""
-    smax = float(sv[0]) if sv.size and sv[0] > 0 else 0.0
-    nz = sv[sv > p * _U * smax] if smax > 0 else sv[:0]
-    return nz, (float(smax / nz[-1]) if nz.size else float("inf"))
+def _check_method(method: str) -> str:
+    # the public evaluator offers the routes of the module docstring ("eigh" is the executor's)
+    if not isinstance(method, str) or method not in _METHODS:
+        raise InvalidArgumentError("method", f"must be one of {_METHODS}, got {method!r}")
+    return check_method(method)
 
 
-class _Context:
-    """Quantities precomputed once per scheme (on the column-equilibrated ``B̃``).
-
-    ``B̃ = B diag(2^{k_j})`` scales every column to norm in ``[1/2, 1)`` by a power of two, so
-    ``B̃`` is computed without rounding and ``col(B̃_F) = col(B_F)``: the error is unchanged.
-    Then ``Γ = B̃ᵀB̃``, ``H = B̃ᵀT``, the SVD ``B̃ = U Σ Vᵀ`` with numerical rank ``r``,
-    ``κ̃ = σ_1/σ_r``, ``K = Γ⁺``, ``Y = B̃⁺T``, ``err([n])`` and ``V_0`` (basis of ``null(B̃)``).
-    """
-
-    def __init__(self, B: np.ndarray, m: int):
-        self.B = B
-        self.m = m
-        self.source = None
-        self.mN, self.n = B.shape
-        self.N = self.mN // m
-        self.total = float(self.mN)
-        self._kappa_raw = None
-        Bs = np.ldexp(B, _pow2_exponents(B)[None, :])
-        self.Bs = Bs
-        # H = B̃ᵀ T: column l is the sum of the rows of block l
-        self.H = Bs.reshape(m, self.N, self.n).sum(axis=1).T.copy()
-        self.Gamma = Bs.T @ Bs
-        U, sv, Vt = np.linalg.svd(Bs, full_matrices=self.mN < self.n)
-        self.sv = sv
-        smax = float(sv[0]) if sv.size and sv[0] > 0 else 0.0
-        self.sigma_max = smax
-        p = max(self.mN, self.n)
-        nz, self.kappa = _nonzero_kappa(sv, p)
-        self.rank = r = int(nz.size)
-        self.full_rank = r == self.n and self.n > 0
-        # singular values of V_0[S] at or below tau count as zero (V_0 is accurate to ~ p u κ̃)
-        self.tau = min(0.5, 10.0 * p * _U * self.kappa) if r else 0.5
-        # a kept singular value of V_0[S] below delta_gray is not a certain non-zero
-        self.delta_gray = min(1.0, 1e3 * self.tau)
-        T = self._target()
-        Ur, Vr = U[:, :r], Vt[:r].T
-        UT = Ur.T @ T
-        self.Y = (Vr / nz) @ UT                        # B̃⁺ T
-        self.K = (Vr / nz ** 2) @ Vr.T                 # Γ⁺
-        self.K = 0.5 * (self.K + self.K.T)
-        self.err_full = float(np.sum((T - Ur @ UT) ** 2))
-        self.V0 = Vt[r:].T.copy()                      # (n, n - r), orthonormal basis of null(B̃)
-
-    @property
-    def kappa_raw(self) -> float:
-        """κ(B) of the matrix as given (no column scaling), over its non-zero singular values."""
-        if self._kappa_raw is None:
-            self._kappa_raw = _nonzero_kappa(np.linalg.svd(self.B, compute_uv=False), max(self.mN, self.n))[1]
-        return self._kappa_raw
-
-    def _target(self) -> np.ndarray:
-        return np.kron(np.eye(self.m), np.ones((self.N, 1)))
-
-
-def _context(scheme: Any) -> _Context:
-    cache = getattr(scheme, "_cache", None)
-    if cache is not None and "eval" in cache and cache["eval"].source is getattr(scheme, "B", None):
-        return cache["eval"]
-    B = getattr(scheme, "B", None)
-    m = getattr(scheme, "m", None)
-    if B is None or m is None:
-        raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
-    B = check_finite_array("scheme.B", B, ndim=2)  # also refuses ints beyond the float64 range
-    m = check_int("scheme.m", m, minimum=1)
-    if B.shape[0] % m:
-        raise InvalidArgumentError("scheme.B", f"number of rows {B.shape[0]} is not a multiple of m = {m}")
-    with batched_blas():  # small-matrix SVD: one BLAS thread is faster (gcsim._threads)
-        ctx = _Context(B, m)
-    ctx.source = getattr(scheme, "B", None)  # the cache is valid only for this very array
-    if cache is not None:
-        cache["eval"] = ctx
-    return ctx
+def _finish(values: np.ndarray, ctx: EvalContext, normalized: bool) -> np.ndarray:
+    values = np.clip(values, 0.0, ctx.total)
+    return values / ctx.total if normalized else values
 
 
 def condition_number(scheme: Scheme) -> float:
@@ -228,310 +151,7 @@ def condition_number(scheme: Scheme) -> float:
     >>> condition_number(encode(np.eye(3, dtype=int), 1, "naive"))
     1.0
     """
-    return _context(scheme).kappa_raw
-
-
-# ----------------------------------------------------------------------------------------------
-# batched kernels (all take index arrays; rows of the result = patterns)
-# ----------------------------------------------------------------------------------------------
-
-def _kernel_downdate(ctx: _Context, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Column deletion (Lemmas 2 and 2b of docs/theory/40_error_identities.md).
-
-    ``err(F) = err([n]) + tr(Y_Sᵀ Q (Qᵀ K_SS Q)⁻¹ Qᵀ Y_S)`` where the columns of ``Q`` are an
-    orthonormal basis of ``null(V_0[S, :]ᵀ)`` (``Q = I`` when ``B̃`` has full column rank).
-    Returns ``(err, gray)``; ``gray`` marks patterns this route cannot certify: the smallest kept
-    singular value ``δ`` of ``V_0[S]`` is below ``1e3 τ`` (rank decision not certain), or a null
-    space is used and ``κ̃/δ > GRAM_KAPPA_LIMIT²`` (its basis is too inaccurate).
-    """
-    count, s = S.shape
-    gray = np.zeros(count, dtype=bool)
-    out = np.full(count, ctx.err_full)
-    if s == 0:
-        return out, gray
-    k = ctx.V0.shape[1]
-    if k == 0:
-        KSS = ctx.K[S[:, :, None], S[:, None, :]]
-        YS = ctx.Y[S]
-        Z, bad = _spd_solve(KSS, YS)
-        return out + np.einsum("cij,cij->c", YS, Z), gray | bad
-    W = ctx.V0[S]                                          # (count, s, n - r)
-    omega = np.linalg.svd(W, compute_uv=False)             # (count, min(s, n - r))
-    kept = omega > ctx.tau
-    null_dim = s - kept.sum(axis=1)
-    delta = np.where(kept, omega, np.inf).min(axis=1) if omega.shape[1] else np.full(count, np.inf)
-    # a kept singular value this close to tau is not a certain "non-zero"; a null space whose
-    # separation delta is small is inaccurate (error ~ κ̃/δ u): both go to the orthogonal route
-    gray = (delta < ctx.delta_gray) | ((null_dim > 0) & (ctx.kappa / delta > GRAM_KAPPA_LIMIT ** 2))
-    need = null_dim > 0
-    if not need.any():                                     # rank(B_F) = rank(B): err = err([n])
-        return out, gray
-    idx = np.flatnonzero(need)
-    P, om, _ = np.linalg.svd(W[idx], full_matrices=True)   # P: (c, s, s) left singular vectors
-    nu = np.ones((idx.size, s), dtype=bool)
-    nu[:, :om.shape[1]] = om <= ctx.tau
-    Si = S[idx]
-    KSS = ctx.K[Si[:, :, None], Si[:, None, :]]
-    Pt = np.swapaxes(P, 1, 2)
-    G = Pt @ KSS @ P
-    y = Pt @ ctx.Y[Si]
-    both = nu[:, :, None] & nu[:, None, :]
-    G = np.where(both, G, np.eye(s)[None])
-    y = np.where(nu[:, :, None], y, 0.0)
-    Z, bad = _spd_solve(G, y)
-    out[idx] += np.einsum("cij,cij->c", y, Z)
-    gray[idx] |= bad
-    return out, gray
-
-
-def _spd_solve(G: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Batched solve of symmetric positive (semi)definite systems; numerically singular
-    matrices (possible only when κ̃ is far beyond GRAM_KAPPA_LIMIT) get the pseudo-inverse
-    and are flagged."""
-    bad = np.zeros(G.shape[0], dtype=bool)
-    try:
-        return np.linalg.solve(G, y), bad
-    except np.linalg.LinAlgError:
-        Z = np.empty_like(y)
-        for c in range(G.shape[0]):
-            try:
-                Z[c] = np.linalg.solve(G[c], y[c])
-            except np.linalg.LinAlgError:
-                Z[c] = np.linalg.pinv(G[c], hermitian=True) @ y[c]
-                bad[c] = True
-        return Z, bad
-
-
-def _eig_tol(ctx: _Context, f: int, rtol: float | None) -> float:
-    floor = 10.0 * max(ctx.mN, f) * _U
-    return floor if rtol is None else max(rtol * rtol, floor)
-
-
-def _kernel_eigh(ctx: _Context, F: np.ndarray, rtol: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """Rank-revealing Gram route; returns (proj, gray) with gray = needs the orthogonal route."""
-    G = ctx.Gamma[F[:, :, None], F[:, None, :]]
-    h = ctx.H[F]
-    w, V = np.linalg.eigh(G)
-    wmax = np.maximum(w[:, -1:], 0.0)
-    keep = w > _eig_tol(ctx, F.shape[1], rtol) * wmax
-    keep &= wmax > 0
-    c = np.einsum("cji,cjl->cil", V, h)
-    inv = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
-    proj = np.einsum("ci,cil->c", inv, c * c)
-    # An eigenvalue of Γ_FF below wmax/κ_lim² is either a true zero of B_F or a small
-    # singular value that the Gram route cannot resolve (it squares κ): both cases are
-    # flagged, including the eigenvalues dropped as "zero" above.
-    gray = np.any(w < wmax / GRAM_KAPPA_LIMIT ** 2, axis=1) & (wmax[:, 0] > 0)
-    return proj, gray
-
-
-def _kernel_solve(ctx: _Context, F: np.ndarray) -> np.ndarray:
-    """``tr(H_Fᵀ Γ_FF⁻¹ H_F)`` by batched solves: full-rank ``B̃`` with ``κ̃ <= GRAM_KAPPA_LIMIT``
-    (then ``κ(B̃_F) <= κ̃`` by interlacing, Lemma 3, and ``Γ_FF`` is safely positive definite)."""
-    G = ctx.Gamma[F[:, :, None], F[:, None, :]]
-    h = ctx.H[F]
-    Z = np.linalg.solve(G, h)
-    return np.einsum("cij,cij->c", h, Z)
-
-
-def _kernel_gram(ctx: _Context, F: np.ndarray, rtol: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """Cholesky first (fast), eigendecomposition for failures and near-singular pivots."""
-    G = ctx.Gamma[F[:, :, None], F[:, None, :]]
-    h = ctx.H[F]
-    count = F.shape[0]
-    proj = np.empty(count)
-    gray = np.zeros(count, dtype=bool)
-    try:
-        L = np.linalg.cholesky(G)
-    except np.linalg.LinAlgError:
-        # numpy refuses the whole stack when one matrix is not positive definite:
-        # retry in pieces so that only the failing pieces pay for the eigendecomposition
-        if count <= 8:
-            return _kernel_eigh(ctx, F, rtol)
-        parts = np.array_split(np.arange(count), 8)
-        for idx in parts:
-            try:
-                np.linalg.cholesky(G[idx])
-            except np.linalg.LinAlgError:
-                proj[idx], gray[idx] = _kernel_eigh(ctx, F[idx], rtol)
-            else:
-                proj[idx], gray[idx] = _kernel_gram(ctx, F[idx], rtol)
-        return proj, gray
-    piv = np.diagonal(L, axis1=1, axis2=2) ** 2
-    dmax = np.max(np.diagonal(G, axis1=1, axis2=2), axis=1)
-    ok = np.min(piv, axis=1) > dmax / GRAM_KAPPA_LIMIT ** 2
-    if ok.any():
-        Z = np.linalg.solve(G[ok], h[ok])
-        proj[ok] = np.einsum("cij,cij->c", h[ok], Z)
-    if (~ok).any():
-        proj[~ok], gray[~ok] = _kernel_eigh(ctx, F[~ok], rtol)
-    return proj, gray
-
-
-def _kernel_svd(ctx: _Context, F: np.ndarray, rtol: float | None) -> np.ndarray:
-    """Orthogonal route: ‖P_F T‖² from a batched SVD of the B̃_F stack."""
-    count, f = F.shape
-    BF = np.moveaxis(ctx.Bs.T[F], 1, 2)  # (count, mN, f)
-    U, sv, _ = np.linalg.svd(BF, full_matrices=False)
-    tol = (max(ctx.mN, f) * _U) if rtol is None else rtol
-    keep = sv > tol * sv[:, :1]
-    keep &= sv[:, :1] > 0
-    UT = U.reshape(count, ctx.m, ctx.N, -1).sum(axis=2)  # (count, m, k) = (Uᵀ T)ᵀ
-    return np.einsum("ck,clk->c", keep.astype(float), UT * UT)
-
-
-def _chunk_rows(per_row_bytes: int) -> int:
-    return max(1, int(_CHUNK_BYTES // max(per_row_bytes, 1)))
-
-
-class _Report:
-    """Patterns a route could not certify (explicit methods warn about them)."""
-
-    def __init__(self):
-        self.unreliable = 0
-        self.patterns = 0
-
-    def warn(self, ctx: _Context, method: str, stacklevel: int = 3) -> None:
-        if method in ("downdate", "gram") and ctx.kappa > GRAM_KAPPA_LIMIT and self.patterns:
-            warnings.warn(f"κ(B) = {ctx.kappa:.3g} (column-equilibrated) exceeds GRAM_KAPPA_LIMIT = "
-                          f"{GRAM_KAPPA_LIMIT:g}: the {method!r} route squares it and may lose up to "
-                          f"~κ² u = {ctx.kappa ** 2 * _U:.1e} of mN; use method='auto' or 'svd'",
-                          RuntimeWarning, stacklevel=stacklevel)
-        elif self.unreliable:
-            what = ("Γ_FF has an eigenvalue below λ_max/GRAM_KAPPA_LIMIT² (B_F singular or "
-                    "ill-conditioned; the Gram route cannot tell a small singular value from zero)"
-                    if method == "gram" else
-                    "B_F is nearly rank deficient (a singular value of V_0[S] near the rank "
-                    "tolerance)")
-            warnings.warn(f"{self.unreliable} of {self.patterns} patterns: {what}; their {method!r} values "
-                          "may be wrong by O(mN): use method='auto' or 'svd'", RuntimeWarning,
-                          stacklevel=stacklevel)
-
-
-def _route(ctx: _Context, method: str, s: int, f: int, rtol: float | None = None) -> tuple[str, bool]:
-    """(kernel, fall back to the SVD route for flagged patterns)."""
-    if f == 0:
-        return "empty", False
-    if method in ("svd", "qr"):
-        return "svd", False
-    if method == "downdate":
-        return "downdate", False
-    if method == "gram":
-        if not ctx.full_rank:
-            return "eigh", False
-        return ("solve" if ctx.kappa <= GRAM_KAPPA_LIMIT else "gram"), False
-    # auto
-    if ctx.kappa > GRAM_KAPPA_LIMIT:
-        return "svd", False
-    if rtol is not None:
-        # a user tolerance that declares B rank deficient rules out the downdate route
-        if ctx.full_rank and ctx.sv[-1] > rtol * ctx.sigma_max:
-            return ("downdate" if s <= f else "solve"), False
-        return "eigh", True
-    if ctx.full_rank:
-        return ("downdate" if s <= f else "solve"), False
-    return "downdate", True
-
-
-def _errors_for_group(ctx: _Context, method: str, rtol: float | None, S: np.ndarray | None,
-                      F: np.ndarray | None, s: int, f: int, report: _Report | None = None) -> np.ndarray:
-    """Errors of one group of patterns, with BLAS limited for the batched LAPACK calls (gcsim._threads)."""
-    with batched_blas():
-        return _errors_for_group_unlimited(ctx, method, rtol, S, F, s, f, report)
-
-
-def _errors_for_group_unlimited(ctx: _Context, method: str, rtol: float | None, S: np.ndarray | None,
-                                F: np.ndarray | None, s: int, f: int, report: _Report | None = None) -> np.ndarray:
-    """Errors of one group of patterns with |S| = s; S or F given as index arrays (other may be None)."""
-    route, fallback = _route(ctx, method, s, f, rtol)
-    count = (S if S is not None else F).shape[0]
-    if report is not None:
-        report.patterns += count
-    if route == "empty":
-        return np.full(count, ctx.total)
-    if route == "downdate":
-        if S is None:
-            S = _complement(F, ctx.n)
-        vals, gray = _kernel_downdate(ctx, S)
-    else:
-        if F is None:
-            F = _complement(S, ctx.n)
-        if route == "svd":
-            return ctx.total - _kernel_svd(ctx, F, rtol)
-        if route == "solve":
-            return ctx.total - _kernel_solve(ctx, F)
-        proj, gray = (_kernel_eigh if route == "eigh" else _kernel_gram)(ctx, F, rtol)
-        vals = ctx.total - proj
-    if gray.any():
-        if fallback:
-            if F is None:
-                F = _complement(S, ctx.n)
-            vals[gray] = ctx.total - _kernel_svd(ctx, F[gray], rtol)
-        elif report is not None:
-            report.unreliable += int(gray.sum())
-    return vals
-
-
-def _complement(idx: np.ndarray, n: int) -> np.ndarray:
-    """Sorted complements of index sets (count, k) -> (count, n-k)."""
-    count, k = idx.shape
-    mask = np.ones((count, n), dtype=bool)
-    if k:
-        np.put_along_axis(mask, idx, False, axis=1)
-    return np.nonzero(mask)[1].reshape(count, n - k)
-
-
-def _per_row_bytes(ctx: _Context, method: str, s: int, f: int, rtol: float | None = None) -> int:
-    """Working memory of one pattern on its route (sizes the batched chunks)."""
-    route, _ = _route(ctx, method, s, f, rtol)
-    if route == "downdate":
-        words = 6 * s * s + 4 * s * ctx.m + 2 * s + 2 * s * (ctx.n - ctx.rank) + f
-    elif route == "svd":
-        words = 3 * ctx.mN * f + 2 * f * f + f * ctx.m
-    else:
-        words = 4 * f * f + 4 * f * ctx.m + 2 * f
-    return 8 * words + 64
-
-
-def _errors_masks(ctx: _Context, masks: np.ndarray, method: str, rtol: float | None,
-                  progress: bool = False, report: _Report | None = None) -> np.ndarray:
-    """Optimal errors of a (count, n) batch of non-straggler masks, grouped by |F|."""
-    count, n = masks.shape
-    out = np.empty(count)
-    sizes = masks.sum(axis=1)
-    jobs = []
-    for f in np.unique(sizes):
-        rows = np.flatnonzero(sizes == f)
-        step = _chunk_rows(_per_row_bytes(ctx, method, n - int(f), int(f), rtol))
-        jobs.extend((int(f), rows[a:a + step]) for a in range(0, rows.size, step))
-    for f, rows in _progress(jobs, len(jobs), "optimal error", progress):
-        sub = masks[rows]
-        s = n - f
-        # stable argsort: False (stragglers) first, True (arrivals) after, each in index order
-        order = np.argsort(sub, axis=1, kind="stable")
-        out[rows] = _errors_for_group(ctx, method, rtol, order[:, :s], order[:, s:], s, f, report)
-    return out
-
-
-def _check_method(method: str) -> str:
-    if not isinstance(method, str) or method not in _METHODS:
-        raise InvalidArgumentError("method", f"must be one of {_METHODS}, got {method!r}")
-    return method
-
-
-def _check_rtol(rtol: Any, method: str = "auto") -> float | None:
-    if rtol is None:
-        return None
-    rtol = check_real("rtol", rtol, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
-    if method == "downdate":
-        raise InvalidArgumentError("rtol", "the 'downdate' route makes its rank decisions on B as a whole "
-                                   "(module docstring) and takes no rtol; use method='auto', 'gram' or 'svd'")
-    return rtol
-
-
-def _finish(values: np.ndarray, ctx: _Context, normalized: bool) -> np.ndarray:
-    values = np.clip(values, 0.0, ctx.total)
-    return values / ctx.total if normalized else values
+    return eval_context(scheme).kappa_raw
 
 
 # ----------------------------------------------------------------------------------------------
@@ -585,13 +205,15 @@ def optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool = Fals
     [0.333333333333, 3.0]
     """
     method = _check_method(method)
-    rtol = _check_rtol(rtol, method)
-    ctx = _context(scheme)
+    rtol = check_rtol(rtol, method)
+    ctx = eval_context(scheme)
     masks = check_mask("nonstragglers", nonstragglers, ctx.n)
     single = masks.ndim == 1
     masks2 = masks[None, :] if single else masks
-    report = _Report()
-    vals = _finish(_errors_masks(ctx, masks2, method, rtol, progress, report), ctx, normalized)
+    report = ErrorReport()
+    raw = optimal_errors(ctx, masks2, method=method, rtol=rtol, report=report,
+                         progress=_progress_bar if progress else None)
+    vals = _finish(raw, ctx, normalized)
     report.warn(ctx, method)
     return float(vals[0]) if single else vals
 
@@ -615,8 +237,8 @@ def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, metho
     [1.0, 1.0, 1.0]
     """
     method = _check_method(method)
-    rtol = _check_rtol(rtol, method)
-    ctx = _context(scheme)
+    rtol = check_rtol(rtol, method)
+    ctx = eval_context(scheme)
     s = check_int("s", s, minimum=0, maximum=ctx.n)
     total = math.comb(ctx.n, s)
     check_count("s", total, f"straggler sets C({ctx.n}, {s})",
@@ -624,13 +246,13 @@ def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, metho
                      f"{ctx.n}, s={s})) or evaluate sampled patterns with optimal_error")
     f = ctx.n - s
     step = (check_int("chunk", chunk, minimum=1) if chunk is not None
-            else min(_chunk_rows(_per_row_bytes(ctx, method, s, f, rtol)), 1 << 16))
+            else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16))
     out = np.empty(total)
-    report = _Report()
+    report = ErrorReport()
     starts = range(0, total, step)
     for a in _progress(starts, len(starts), f"all C({ctx.n},{s}) patterns", progress):
         S = straggler_sets(ctx.n, s, a, a + step)
-        out[a:a + S.shape[0]] = _errors_for_group(ctx, method, rtol, S, None, s, f, report)
+        out[a:a + S.shape[0]] = errors_for_group(ctx, method, rtol, S, None, s, f, report)
     report.warn(ctx, method)
     return _finish(out, ctx, normalized)
 
@@ -645,13 +267,13 @@ def optimal_decoder(scheme: Scheme, nonstragglers: Any) -> np.ndarray:
     >>> optimal_decoder(sch, [True, False]).tolist()
     [[1.0], [0.0]]
     """
-    ctx = _context(scheme)
+    ctx = eval_context(scheme)
     mask = check_mask("nonstragglers", nonstragglers, ctx.n)
     if mask.ndim != 1:
         raise InvalidArgumentError("nonstragglers", "must be a single mask of shape (n,)")
     X = np.zeros((ctx.n, ctx.m))
     if mask.any():
-        X[mask] = np.linalg.lstsq(ctx.B[:, mask], ctx._target(), rcond=None)[0]
+        X[mask] = np.linalg.lstsq(ctx.B[:, mask], ctx.target(), rcond=None)[0]
     return X
 
 
@@ -685,7 +307,7 @@ def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None,
     >>> fixed_decoder_error(sch, [True, True], rescale=0.5)
     0.5
     """
-    ctx = _context(scheme)
+    ctx = eval_context(scheme)
     X = getattr(scheme, "decoder", None) if decoder is None else decoder
     if X is None:
         raise InvalidArgumentError("decoder", f"scheme {getattr(scheme, 'method', '?')!r} has no reference "
@@ -715,9 +337,9 @@ def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None,
                                        f"got {rescale!r}")
     else:
         X = X * check_real("rescale", rescale)
-    T = ctx._target()
+    T = ctx.target()
     out = np.empty(masks2.shape[0])
-    step = _chunk_rows(8 * (3 * ctx.mN * ctx.m + ctx.n * ctx.m))
+    step = chunk_rows(8 * (3 * ctx.mN * ctx.m + ctx.n * ctx.m))
     with np.errstate(over="ignore", invalid="ignore"):
         for a in range(0, masks2.shape[0], step):
             mk = masks2[a:a + step]
@@ -854,12 +476,13 @@ def _betting_ci(x: np.ndarray, lo: float, hi: float, alpha: float = 0.05) -> tup
 
 
 def _evaluator(scheme: Scheme, decoder: Any, rescale: Any, p: Any, method: str, progress: bool,
-               report: _Report | None = None) -> tuple[Callable[[np.ndarray], np.ndarray], bool, float]:
+               report: ErrorReport | None = None) -> tuple[Callable[[np.ndarray], np.ndarray], bool, float]:
     """Function masks -> raw errors, whether it is the optimal decoder, and an upper bound of the errors."""
-    ctx = _context(scheme)
+    ctx = eval_context(scheme)
     if isinstance(decoder, str) and decoder == "optimal":
-        return ((lambda mk: _finish(_errors_masks(ctx, mk, method, None, progress, report), ctx, False)), True,
-                ctx.total)
+        bar = _progress_bar if progress else None
+        return ((lambda mk: _finish(optimal_errors(ctx, mk, method=method, report=report, progress=bar), ctx,
+                                    False)), True, ctx.total)
     if isinstance(decoder, str):
         if decoder != "reference":
             raise InvalidArgumentError("decoder", f"must be 'optimal', 'reference' or an (n, m) array, got {decoder!r}")
@@ -945,13 +568,13 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
     method = _check_method(method)
     if ci_method not in _CI_METHODS:
         raise InvalidArgumentError("ci_method", f"must be one of {_CI_METHODS}, got {ci_method!r}")
-    ctx = _context(scheme)
+    ctx = eval_context(scheme)
     if model.n != ctx.n:
         raise InvalidArgumentError("model", f"has n = {model.n} workers, the scheme has n = {ctx.n}")
     if isinstance(model, WorstCaseModel):
         raise InvalidArgumentError("model", "the worst case is not an expectation; use worst_case_error(scheme, s)")
     p_model = getattr(model, "p", None) if not isinstance(model, MarkovModel) else model.stationary
-    report = _Report()
+    report = ErrorReport()
     evaluate, is_optimal, upper = _evaluator(scheme, decoder, rescale, None if rescale != "bernoulli" else p_model,
                                              method, progress, report)
     scale = 1.0 / ctx.total if normalized else 1.0
@@ -1146,7 +769,7 @@ def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: 
     (1.0, 'exact', [0, 1])
     """
     method = _check_method(method)
-    ctx = _context(scheme)
+    ctx = eval_context(scheme)
     n = ctx.n
     s = check_int("s", s, minimum=0, maximum=n)
     exact_limit = check_int("exact_limit", exact_limit, minimum=0)
@@ -1167,11 +790,11 @@ def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: 
         best = int(np.argmax(vals))
         return result(straggler_sets(n, s, best, best + 1)[0], vals[best], "exact", total)
 
-    report = _Report()
+    report = ErrorReport()
 
     def errs(sets: np.ndarray) -> np.ndarray:
         k = sets.shape[1]
-        return np.clip(_errors_for_group(ctx, method, None, np.sort(sets, axis=1), None, k, n - k, report),
+        return np.clip(errors_for_group(ctx, method, None, np.sort(sets, axis=1), None, k, n - k, report),
                        0.0, ctx.total)
 
     evals = 0

@@ -23,10 +23,10 @@ CERAR (SPEC §5).  :func:`run_cerar` runs the ring protocol round by round on ``
 buffers and compares every worker's output with ``Σ_j g_j`` and with the prediction
 ``Σ_m E_{i,m} G_{i-m}`` from the design's error operators.
 
-Batched evaluator.  :func:`batched_optimal_error` evaluates
-``err(B, F) = mN − tr(H_Fᵀ Γ_FF⁺ H_F)`` (``Γ = BᵀB``, ``H = BᵀT``) for a stack of
-straggler patterns in any namespace; on NumPy it matches
-:func:`gcsim.coding.evaluate.optimal_error`.
+Batched evaluator.  :func:`batched_optimal_error` evaluates ``err(B, F)`` for a stack of
+straggler patterns in any namespace through the one kernel of the analysis,
+:func:`gcsim.coding.kernels.optimal_errors` (only the namespace differs, and every pattern is
+certified or recomputed by the SVD route).
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ from .._array_api import check_gradients as _check_gradients
 from .._array_api import get_namespace, to_numpy
 from .._array_api import infer_namespace as _infer
 from .._validation import check_int, check_mask
-from ..coding.evaluate import _pow2_exponents, optimal_error
+from ..coding.kernels import check_rtol, eval_context, optimal_errors
 from ..errors import InvalidArgumentError
 
 __all__ = [
@@ -50,10 +50,6 @@ __all__ = [
     "SchemeRun",
     "batched_optimal_error",
 ]
-
-# same threshold as gcsim.coding.evaluate.GRAM_KAPPA_LIMIT (a pivot below λ_max / 1e8 means "near-singular")
-_KAPPA_LIMIT = 1e4
-
 
 # ----------------------------------------------------------------------------------------------
 # gradient coding end to end
@@ -213,47 +209,51 @@ def run_scheme(scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any 
 # batched optimal-error evaluator (Gram identity) in any namespace
 # ----------------------------------------------------------------------------------------------
 
+#: executor route name -> evaluator method of :mod:`gcsim.coding.kernels`
+_ROUTES = {"auto": "auto", "downdate": "downdate", "solve": "gram", "eigh": "eigh", "svd": "svd"}
+
+
 def batched_optimal_error(scheme: Any, nonstragglers: Any, *, xp: Any = None, rtol: float | None = None,
-                          route: str = "auto", chunk: int = 2048) -> np.ndarray:
-    """``err(B, F) = mN − tr(H_Fᵀ Γ_FF⁺ H_F)`` for a stack of patterns, in any array namespace.
+                          route: str = "auto", chunk: int = 2048) -> np.ndarray | float:
+    """``err(B, F) = min_X ‖B_F X − T‖_F²`` for a stack of patterns, in any array namespace.
 
-    ``Γ = BᵀB`` and ``H = BᵀT`` are formed once on the device; patterns are grouped by
-    ``|F|`` and processed in chunks of ``chunk`` as batched ``(|F|, |F|)`` problems.
+    The analysis' kernel (:func:`gcsim.coding.kernels.optimal_errors`) run in the namespace
+    ``xp``: the per-scheme quantities (``B̃``, ``Γ = B̃ᵀB̃``, ``H = B̃ᵀT``, ``Γ⁺``, ``B̃⁺T``, the
+    null space of ``B̃``) are formed once and copied to the device; patterns are grouped by
+    ``|F|`` and processed in chunks of ``chunk`` as batched problems (docs/theory.md §40).
 
-    Routes:
+    Routes (names of the executor; the evaluator's method in brackets):
 
-    ``"auto"`` (default)
-        ``"downdate"`` when ``B`` has full column rank with ``κ(B) <= 1e4`` and
-        ``s <= |F|``, else ``"solve"``.
-    ``"downdate"``
-        Column deletion (Schur complement, as in :mod:`gcsim.coding.evaluate`): with
-        ``K = Γ^{-1}`` and ``Y = K H``, ``err(F) = err([n]) + tr(Y_Sᵀ K_SS^{-1} Y_S)``,
-        an ``s x s`` solve per pattern (``S`` = stragglers).
-    ``"solve"``
-        Batched Cholesky of the ``Γ_FF`` stack; patterns whose smallest pivot² is above
-        ``max diag Γ_FF / 1e8`` (and whose factor reproduces ``Γ_FF``) are solved with
-        ``linalg.solve`` (``Γ_FF Z = H_F``), the others go to ``"eigh"``.
-    ``"eigh"``
+    ``"auto"`` (default) [``"auto"``]
+        Column deletion (``s x s`` solves, ``S`` the stragglers) when ``κ̃ <= 1e4`` and
+        ``s <= |F|``, batched solves of ``Γ_FF`` when ``s > |F|``, the SVD route when
+        ``κ̃ > 1e4``.
+    ``"downdate"`` [``"downdate"``]
+        Column deletion for every pattern (``B`` of any rank: Lemmas 2 and 2b).
+    ``"solve"`` [``"gram"``]
+        Batched solves of ``Γ_FF`` (Cholesky with a pivot check first when ``κ̃ > 1e4``;
+        rank-deficient ``B``: the eigendecomposition route).
+    ``"eigh"`` [``"eigh"``]
         Rank-revealing: batched eigendecomposition of ``Γ_FF``, eigenvalues below
-        ``tol · λ_max`` treated as zero, ``tol = max(rtol², 10 max(mN, |F|) u)`` (as in
-        :mod:`gcsim.coding.evaluate`).
-    Accuracy: the columns of ``B`` are first scaled by powers of two (exact; the error
-    depends only on ``span(B_F)``).  A pattern is *certified* when the Cholesky pivots or
-    the eigenvalues of ``Γ_FF`` show ``κ(B_F) <= 1e4`` (no eigenvalue below
-    ``λ_max / 1e8``); its absolute error is then at most ``c |F| u κ(B_F)² mN`` (the Gram
-    route squares κ), about ``|F| mN · 1e-8`` at worst.  Every pattern that is not
-    certified (rank-deficient or ill-conditioned ``B_F``) is recomputed on the host by
-    the orthogonal route of :func:`gcsim.coding.evaluate.optimal_error` (``method="svd"``),
-    so no pattern returns an uncertified number.
+        ``max(rtol², 10 max(mN, |F|) u) λ_max`` treated as zero.
+    ``"svd"`` [``"svd"``]
+        Batched SVD of the ``B̃_F`` stack (orthogonal; ``|Δ| <= c p u κ_F mN``).
+
+    Accuracy: the columns of ``B`` are first scaled by powers of two (exact; the error depends
+    only on ``span(B_F)``).  Every pattern is *certified*: a Gram-type value is kept only where
+    the route proves ``κ(B_F) <= 1e4`` (``|Δ| <= c p u κ̃² mN``, ``κ̃² u <= 2.2e-8``); every other
+    pattern (rank-deficient or ill-conditioned ``B_F``, and every pattern when ``κ̃ > 1e4``) is
+    evaluated by the SVD route in the same namespace, so no pattern returns an uncertified number.
 
     Parameters
     ----------
     scheme : Scheme
     nonstragglers : array of bool, (n,) or (count, n)
     xp : None, "numpy", "cupy" or module
+        Array namespace (``torch`` runs on CPU tensors through array-api-compat).
     rtol : float, optional
-        Relative singular-value tolerance of ``B_F`` for rank decisions.
-    route : {"auto", "downdate", "solve", "eigh"}
+        Relative singular-value tolerance of ``B_F`` for rank decisions (not with ``"downdate"``).
+    route : {"auto", "downdate", "solve", "eigh", "svd"}
     chunk : int
         Patterns per batched call.
 
@@ -270,110 +270,18 @@ def batched_optimal_error(scheme: Any, nonstragglers: Any, *, xp: Any = None, rt
     >>> batched_optimal_error(sch, [[1, 1, 0], [1, 0, 0], [0, 0, 0]]).round(12).tolist()
     [0.333333333333, 1.0, 3.0]
     """
-    B_host = getattr(scheme, "B", None)
-    if B_host is None or not hasattr(scheme, "m"):
+    if getattr(scheme, "B", None) is None or not hasattr(scheme, "m"):
         raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
-    if route not in ("auto", "downdate", "solve", "eigh"):
-        raise InvalidArgumentError("route", f"must be 'auto', 'downdate', 'solve' or 'eigh', got {route!r}")
+    if route not in _ROUTES:
+        raise InvalidArgumentError("route", f"must be one of {tuple(_ROUTES)}, got {route!r}")
+    method = _ROUTES[route]
     chunk = check_int("chunk", chunk, minimum=1)
-    if rtol is not None and not (0.0 < float(rtol) < 1.0):
-        raise InvalidArgumentError("rtol", f"must lie in (0, 1), got {rtol!r}")
+    rtol = check_rtol(rtol, method)
     ns = get_namespace(xp)
-    m, N, n = int(scheme.m), int(scheme.N), int(scheme.n)
-    masks = check_mask("nonstragglers", to_numpy(nonstragglers), n)
+    ctx = eval_context(scheme)
+    masks = check_mask("nonstragglers", to_numpy(nonstragglers), ctx.n)
     single = masks.ndim == 1
     masks = masks[None, :] if single else masks
-    mN = m * N
-    # exact power-of-two column equilibration (as gcsim.coding.evaluate): span(B_F), hence the
-    # error, is unchanged, and columns scaled by 1e-9 no longer wreck the Gram matrix
-    B_host = np.asarray(B_host, dtype=np.float64)
-    B_host = np.ldexp(B_host, _pow2_exponents(B_host)[None, :])
-    B = _asarray(ns, B_host)
-    Gamma = B.T @ B
-    H = ns.permute_dims(ns.sum(ns.reshape(B, (m, N, n)), axis=1), (1, 0))   # (n, m) = Bᵀ T
-    out = np.empty(masks.shape[0])
-    sizes = masks.sum(axis=1)
-    u = float(np.finfo(np.float64).eps)
-    down = None
-    if route in ("auto", "downdate"):
-        # κ(B)² = λ_max/λ_min of Γ; eigvalsh of the n x n Gram is cheap and its absolute error
-        # (~u λ_max) is far below the κ <= 1e4 threshold (λ_min/λ_max >= 1e-8)
-        lam = np.linalg.eigvalsh(to_numpy(Gamma))
-        full = mN >= n and lam[-1] > 0 and lam[0] > 10.0 * max(mN, n) * u * lam[-1]
-        if route == "downdate" and not full:
-            raise InvalidArgumentError("route", "'downdate' needs B with full column rank")
-        if full and (route == "downdate" or lam[-1] / lam[0] <= _KAPPA_LIMIT ** 2):
-            K = ns.linalg.inv(Gamma)
-            K = 0.5 * (K + K.T)
-            Y = K @ H
-            down = (K, Y, float(mN) - float(ns.sum(H * Y)))      # err([n]) = mN - tr(Hᵀ Γ⁻¹ H)
-    for f in np.unique(sizes):
-        rows = np.flatnonzero(sizes == f)
-        f = int(f)
-        if f == 0:
-            out[rows] = float(mN)
-            continue
-        if down is not None and (route == "downdate" or n - f <= f):
-            K, Y, err_full = down
-            s_ = n - f
-            Sidx = np.nonzero(~masks[rows])[1].reshape(rows.size, s_)
-            for a in range(0, rows.size, chunk):
-                if s_ == 0:
-                    out[rows[a:a + chunk]] = err_full
-                    continue
-                Si = _asarray(ns, Sidx[a:a + chunk], dtype=ns.int64)
-                KSS = K[Si[:, :, None], Si[:, None, :]]
-                YS = Y[Si, :]
-                Z = ns.linalg.solve(KSS, YS)
-                out[rows[a:a + chunk]] = err_full + to_numpy(ns.sum(YS * Z, axis=(1, 2)))
-            continue
-        # F index sets, ascending, one per row
-        Fidx = np.nonzero(masks[rows])[1].reshape(rows.size, f)
-        floor = 10.0 * max(mN, f) * u
-        tol = floor if rtol is None else max(float(rtol) ** 2, floor)
-        for a in range(0, rows.size, chunk):
-            Fi = _asarray(ns, Fidx[a:a + chunk], dtype=ns.int64)
-            Gs = Gamma[Fi[:, :, None], Fi[:, None, :]]      # (count, f, f) principal submatrices
-            h = H[Fi, :]                                   # (count, f, m)
-            count = Fidx[a:a + chunk].shape[0]
-            proj = np.full(count, np.nan)
-            if route == "solve":
-                # Cholesky pivots reveal near-singular Γ_FF (pivot² below λ-scale / GRAM_KAPPA_LIMIT²)
-                ok = np.zeros(count, dtype=bool)
-                try:
-                    Lc = ns.linalg.cholesky(Gs)
-                    piv = to_numpy(ns.min(ns.linalg.diagonal(Lc), axis=1)) ** 2
-                    dmax = to_numpy(ns.max(ns.linalg.diagonal(Gs), axis=1))
-                    ok = np.isfinite(piv) & (piv > dmax / _KAPPA_LIMIT ** 2)
-                    # CuPy does not raise on a failed factorization: check L Lᵀ = Γ_FF as well
-                    rec = to_numpy(ns.max(ns.abs(Lc @ ns.permute_dims(Lc, (0, 2, 1)) - Gs), axis=(1, 2)))
-                    ok &= np.isfinite(rec) & (rec <= 1e-8 * dmax)
-                except Exception:  # numpy refuses a stack with one non-PD matrix
-                    ok[:] = False
-                if ok.any():
-                    oi = _asarray(ns, np.flatnonzero(ok), dtype=ns.int64)
-                    Z = ns.linalg.solve(Gs[oi, ...], h[oi, ...])
-                    proj[ok] = to_numpy(ns.sum(h[oi, ...] * Z, axis=(1, 2)))
-                    bad = ~(np.isfinite(proj) & (proj <= mN * (1 + 1e-9)) & (proj >= -1e-9 * mN))
-                    proj[ok & bad] = np.nan          # out of range: redo rank-revealing
-            todo = ~np.isfinite(proj)
-            if todo.any():
-                ti = _asarray(ns, np.flatnonzero(todo), dtype=ns.int64)
-                wv, V = ns.linalg.eigh(Gs[ti, ...])
-                wmax = ns.max(wv, axis=1, keepdims=True)
-                keep = (wv > tol * wmax) & (wmax > 0)
-                cc = ns.permute_dims(V, (0, 2, 1)) @ h[ti, ...]   # (count, f, m)
-                inv = ns.where(keep, 1.0 / ns.where(keep, wv, ns.ones_like(wv)), ns.zeros_like(wv))
-                proj[todo] = to_numpy(ns.sum(inv[:, :, None] * cc * cc, axis=(1, 2)))
-                # An eigenvalue of Γ_FF below λ_max/κ_lim² is a true zero of B_F or a singular value
-                # the Gram route cannot resolve (it squares κ(B_F)): such patterns are not certified
-                # and are recomputed on the host by the orthogonal (SVD) route of the analysis.
-                gray = to_numpy(ns.any(wv < wmax / _KAPPA_LIMIT ** 2, axis=1) & (wmax[:, 0] > 0))
-                if gray.any():
-                    idx = np.flatnonzero(todo)[gray]
-                    rows_gray = rows[a:a + chunk][idx]
-                    proj[idx] = mN - optimal_error(scheme, masks[rows_gray], method="svd", rtol=rtol,
-                                                   progress=False)
-            out[rows[a:a + chunk]] = mN - proj
-    out = np.clip(out, 0.0, float(mN))
+    out = np.clip(optimal_errors(ctx, masks, method=method, rtol=rtol, xp=ns, certify=True, chunk=chunk),
+                  0.0, ctx.total)
     return float(out[0]) if single else out
