@@ -15,7 +15,8 @@ from gcsim.cerar.factory import design
 from gcsim.cerar.export import export_design
 from gcsim.errors import InvalidArgumentError
 from gcsim.executor.ddp_hook import register_cerar_hook
-from gcsim.executor.torchdist import _as_design, launch
+from gcsim.executor.collectives import as_design
+from gcsim.executor.launcher import launch
 from tolerances import SAFETY, dot_tol, unit_roundoff
 
 
@@ -129,7 +130,7 @@ def test_ddp_hook_exact_design_matches_plain_allreduce(tmp_path):
 
 def test_design_argument_is_validated(tmp_path):
     with pytest.raises(InvalidArgumentError, match="design"):
-        _as_design(42)
-    d = _as_design({"N": 3, "c": 2, "encoders": design(3, 2, "exact").encoders,
+        as_design(42)
+    d = as_design({"N": 3, "c": 2, "encoders": design(3, 2, "exact").encoders,
                     "decoders": design(3, 2, "exact").decoders})
     assert (d.N, d.c) == (3, 2)

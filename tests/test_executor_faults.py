@@ -28,7 +28,8 @@ if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
 
 import gcsim
 from gcsim.errors import InvalidArgumentError
-from gcsim.executor import torchdist as td
+from gcsim import executor as td
+from gcsim.executor import launcher
 
 # ----------------------------------------------------------------------------------------------
 # rank bodies (module level: the launcher pickles them)
@@ -115,7 +116,7 @@ def test_the_default_rendezvous_cannot_collide_on_a_port(monkeypatch):
     # a port from free_port() may be taken by someone else before rank 0 listens on it (six
     # test sessions share this machine); the default rendezvous must not depend on one
     s, busy = _listening_socket()
-    monkeypatch.setattr(td, "free_port", lambda: busy)      # the worst case: always taken
+    monkeypatch.setattr(launcher, "free_port", lambda: busy)      # the worst case: always taken
     with s:
         t0 = time.monotonic()
         res = td.launch(_rank_id, 2, timeout=60)
@@ -172,7 +173,7 @@ def test_a_dead_rank_ends_the_launch_fast():
 def test_ranks_die_with_their_launcher(tmp_path, repo_root):
     # SIGKILL the launching process: its ranks must not live on (no orphans holding ports)
     code = ("import sys; from tests.test_executor_faults import _write_pid_and_sleep; "
-            "from gcsim.executor.torchdist import launch; "
+            "from gcsim.executor.launcher import launch; "
             f"launch(_write_pid_and_sleep, 2, ({str(tmp_path)!r},), timeout=300)")
     env = dict(os.environ, PYTHONPATH=str(repo_root))
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=repo_root, env=env)

@@ -35,7 +35,7 @@ _OK, _WHY = netem_available()
 def test_ring_in_rate_limited_namespaces():
     torch = pytest.importorskip("torch")  # noqa: F841
     from gcsim.cerar.factory import design
-    from gcsim.executor.torchdist import run_collectives
+    from gcsim.executor.experiments import run_collectives
 
     rate = 20e6                                             # 20 Mbit/s per link direction
     d = 1 << 15                                             # float32: ring sends 2(N-1)ceil(d/N)4 = 128 KiB

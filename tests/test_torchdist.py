@@ -34,7 +34,8 @@ from gcsim.cerar.export import export_design
 from gcsim.cerar.protocol import simulate
 from gcsim.coding.evaluate import fixed_decoder_error, optimal_error
 from gcsim.errors import InvalidArgumentError
-from gcsim.executor import torchdist as td
+from gcsim import executor as td
+from gcsim.cerar import traffic
 from tolerances import SAFETY, dot_tol, gamma
 
 
@@ -44,11 +45,11 @@ def _ceil(a, b):
 
 def test_byte_formulas_by_hand():
     # CERAR: (c+N-2) packets of ceil(d/c); ring: 2(N-1) packets of ceil(d/N)
-    assert td.cerar_bytes(4, 8, 1001, 4) == 10 * 126 * 4
-    assert td.ring_bytes(4, 1001, 4) == 6 * 251 * 4
+    assert traffic.cerar_bytes(4, 8, 1001, 4) == 10 * 126 * 4
+    assert traffic.ring_bytes(4, 1001, 4) == 6 * 251 * 4
     # 2(N−1)c / (N(c+N−2)) from integers: one rounded division of exact integers
     exact = Fraction(6 * 16, 4 * 18)
-    assert abs(Fraction(td.predicted_byte_ratio(4, 16)) - exact) <= Fraction(dot_tol(1, float(exact)))
+    assert abs(Fraction(traffic.predicted_byte_ratio(4, 16)) - exact) <= Fraction(dot_tol(1, float(exact)))
 
 
 def test_collectives_n3_against_allreduce_simulator_and_formulas():

@@ -1,7 +1,7 @@
 """A DistributedDataParallel communication hook that all-reduces gradients with CERAR (SPEC §6).
 
 DDP hands each gradient bucket (a flat tensor) to the hook; the hook runs the CERAR ring
-(:func:`gcsim.executor.torchdist.cerar_all_reduce`) over the bucket and returns the
+(:func:`gcsim.executor.collectives.cerar_all_reduce`) over the bucket and returns the
 *average* ``(1/N) Σ_i ĝ_i`` (what DDP's default all-reduce hook returns), as a completed
 ``torch.futures.Future``.  With an exact design (``c ≤ N``) training matches plain DDP up
 to round-off; with ``c > N`` each rank receives its own approximation ``ĝ_i`` (replicas
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidArgumentError
-from .torchdist import ByteCounter, _as_design, cerar_all_reduce
+from .collectives import ByteCounter, as_design, cerar_all_reduce
 
 __all__ = ["CerarHookState", "cerar_hook", "register_cerar_hook"]
 
@@ -91,7 +91,7 @@ def register_cerar_hook(model: Any, design: Any, *, group: Any = None, compute_d
 
     if not hasattr(model, "register_comm_hook"):
         raise InvalidArgumentError("model", "must be a torch DistributedDataParallel model")
-    des = _as_design(design)
+    des = as_design(design)
     N = dist.get_world_size(group)
     if des.N != N:
         raise InvalidArgumentError("design", f"is for N = {des.N} workers, the group has {N} ranks")
@@ -108,7 +108,7 @@ def ddp_compare_job(rank: int, world_size: int, spec: dict) -> dict:
     """Train a tiny MLP with plain DDP and with DDP + CERAR hook from the same start.
 
     Returns both final parameter vectors of this rank and the hook's byte count
-    (module level so that :func:`gcsim.executor.torchdist.launch` can run it).
+    (module level so that :func:`gcsim.executor.launcher.launch` can run it).
     """
     import torch
     from torch.nn.parallel import DistributedDataParallel as DDP

@@ -187,6 +187,6 @@ class NetemTopology:
         self.close()
 
     def launch_kwargs(self, port: int = 29611) -> dict:
-        """Keyword arguments for :func:`gcsim.executor.torchdist.launch` / ``run_collectives``."""
+        """Keyword arguments for :func:`gcsim.executor.launcher.launch` / ``run_collectives``."""
         return {"netns": list(self.netns), "init_method": f"tcp://{self.addresses[0]}:{int(port)}",
                 "rank_env": [{"GLOO_SOCKET_IFNAME": self.ifname} for _ in range(self.N)]}

@@ -1,4 +1,4 @@
-"""Training with CERAR through the DDP communication hook (SPEC §7, last item).
+"""Training with CERAR through the DDP communication hook (docs/theory.md §60).
 
 N ranks (torch.distributed, gloo) train the MLP 64-128-10 on scikit-learn's digits with
 ``DistributedDataParallel``; each rank holds its own shard of the training set. The gradient
@@ -10,9 +10,19 @@ replicas θ_i drift apart; we record the **replica drift** max_{i,j} ‖θ_i −
 """
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .._validation import check_int, check_real
+from ..cerar.export import export_design
+from ..errors import InvalidArgumentError
+from ..executor.ddp_hook import register_cerar_hook
+from ..executor.launcher import launch
+from .datasets import load_digits
 
 __all__ = ["ddp_training_job", "ddp_cerar_experiment"]
 
@@ -31,8 +41,6 @@ def ddp_training_job(rank: int, world_size: int, spec: dict) -> dict:
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    from .datasets import load_digits
-
     data = load_digits(seed=spec["seed"])
     xtr = torch.tensor(data.x_train[rank::world_size], dtype=torch.float32)
     ytr = torch.tensor(data.y_train[rank::world_size], dtype=torch.long)
@@ -43,7 +51,6 @@ def ddp_training_job(rank: int, world_size: int, spec: dict) -> dict:
     model = DDP(net)
     state = None
     if spec.get("design") is not None:
-        from ..executor.ddp_hook import register_cerar_hook
         state = register_cerar_hook(model, spec["design"])
     opt = torch.optim.SGD(model.parameters(), lr=spec["lr"])
     gen = torch.Generator().manual_seed(spec["seed"] * 1000 + rank)
@@ -98,15 +105,7 @@ def ddp_cerar_experiment(designs: dict[str, Any], *, N: int = 4, steps: int = 10
     parameters, local gradients and averaged gradients (float32 arrays, see
     :func:`ddp_training_job`), for checking every all-reduce against the exact mean.
     """
-    import shutil
-    import tempfile
-    from pathlib import Path
-
-    import pandas as pd
-
-    from .._validation import check_int, check_real
-    from ..errors import InvalidArgumentError
-    from ..executor.torchdist import launch
+    import pandas as pd  # optional dependency: only the tidy table needs it
 
     if not isinstance(designs, dict) or not designs:
         raise InvalidArgumentError("designs", "must be a non-empty dict label -> design (or None)")
@@ -122,7 +121,6 @@ def ddp_cerar_experiment(designs: dict[str, Any], *, N: int = 4, steps: int = 10
     try:
         for label, des in designs.items():
             if des is not None and not isinstance(des, str):
-                from ..cerar.export import export_design
                 des = str(export_design(des, tmp, name=f"design{len(records)}"))
             spec = {"seed": seed, "steps": steps, "lr": lr, "batch": batch, "eval_every": eval_every,
                     "design": des, "record": bool(record)}

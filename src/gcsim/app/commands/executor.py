@@ -106,7 +106,7 @@ def _run_cerar(args: argparse.Namespace) -> int:
                 "max_rel_error_vs_allreduce": None}
         baselines: dict[str, Any] = {}
     else:
-        from ...executor.torchdist import run_collectives
+        from ...executor.experiments import run_collectives
         algos = ["cerar"] + (["ring", "allreduce"] if args.baselines else [])
         res = run_collectives(N, d, designs={"cerar": des}, algorithms=algos, dtype=args.dtype, seed=args.seed,
                               repeats=args.repeats, timeout=args.timeout)
@@ -138,8 +138,8 @@ def _run_gc(args: argparse.Namespace) -> int:
     from ..._validation import check_int
     from ...coding.evaluate import optimal_error
     from ...coding.schemes import encode
-    from ...executor.torchdist import run_parameter_server
-    from ...io.named import resolve_design
+    from ...executor.experiments import run_parameter_server
+    from ...catalogue.named import resolve_design
     from ..common import EXIT_OK, emit
 
     seed = check_int("seed", args.seed, minimum=0)

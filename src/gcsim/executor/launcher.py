@@ -1,0 +1,527 @@
+"""The launcher: ``fn(rank, world_size, *args)`` in one process per rank, never hanging (docs/guides/executor.md).
+
+:func:`launch` starts ``world_size`` processes (multiprocessing, ``forkserver`` with torch
+preloaded, or ``spawn``), initializes a process group in each (gloo on CPU; NCCL when asked),
+runs a module-level function and collects what each rank returns.  It never hangs and leaves
+nothing behind: the process-group timeout bounds the rendezvous, every collective and every
+point-to-point wait; a rank that raises or dies ends the launch after a short grace; a rank
+still running at its deadline is killed and reported as *stalled* (:class:`LaunchTimeoutError`
+names it); a given port that is already in use is refused before any process starts; and each
+rank exits by itself if the launching process is killed.
+
+Ranks exit with ``os._exit`` after reporting, so that no library destructor can block on
+an operation a dead peer will never complete.
+"""
+from __future__ import annotations
+
+import errno
+import multiprocessing as mp
+import os
+import pickle
+import queue as queue_mod
+import re
+import shutil
+import socket
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from .._validation import check_int, check_real
+from ..errors import GcsimError, InvalidArgumentError
+
+__all__ = ["launch", "LaunchResult", "RankFailure", "LaunchTimeoutError", "free_port", "exception_line",
+           "GLOO_SOURCE"]
+
+
+class RankFailure(GcsimError, RuntimeError):
+    """A launched rank raised, died without reporting, or stalled past the launcher's deadline.
+
+    The message has one line per fact (``rank 1 raised ValueError: ...``, ``rank 2 died
+    without reporting (exit code 17)``, ``rank 3 stalled: ...``) and no tracebacks; the
+    full tracebacks of the ranks that raised are in :attr:`tracebacks`.
+
+    Attributes
+    ----------
+    result : LaunchResult or None
+        What the launcher collected (None when the failure was detected in the parent).
+    tracebacks : dict
+        rank -> traceback text of every rank that raised.
+    """
+
+    def __init__(self, message: str, *, result: LaunchResult | None = None):
+        super().__init__(message)
+        self.result = result
+        self.tracebacks: dict = dict(result.errors) if result is not None else {}
+
+
+class LaunchTimeoutError(RankFailure, TimeoutError):
+    """A rank stalled: it was still running, without a report, when its deadline passed (then killed).
+
+    Also a :class:`TimeoutError`, so ``except TimeoutError`` catches it.
+    """
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now (bound by the OS, then released).
+
+    Someone else may take it before it is used: :func:`launch` therefore rendezvouses
+    through a private file store by default, and probes a given ``tcp://`` port.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _ranks(ranks: Sequence[int]) -> str:
+    ranks = list(ranks)
+    return f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(str(r) for r in ranks)
+
+
+GLOO_SOURCE = re.compile(r"\[/[^\]\s]*:\d+\] ?")
+
+
+def exception_line(tb: str, limit: int = 300) -> str:
+    """``ExcType: first message line`` of a formatted traceback (module prefix dropped)."""
+    lines = tb.rstrip().splitlines()
+    start = 0
+    for i, line in enumerate(lines):                 # the exception follows the last frame
+        if line.startswith("  File "):
+            start = i + 1
+    while start < len(lines) and lines[start].startswith((" ", "\t")):
+        start += 1                                   # the frame's source line(s)
+    text = next((ln for ln in lines[start:] if ln.strip()), lines[-1] if lines else "unknown error")
+    head, sep, rest = text.partition(":")
+    if sep and " " not in head:                      # "pkg.mod.ExcType: message"
+        text = head.rsplit(".", 1)[-1] + sep + rest
+    text = GLOO_SOURCE.sub("", text)                # "[/__w/.../pair.cc:534] " locations of C++ errors
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class LaunchResult:
+    """What :func:`launch` collected.
+
+    Every rank ends in exactly one of four states: it reported a result, it raised (its
+    traceback is in :attr:`errors`), it **died** (exited without reporting), or it
+    **stalled** (still running without a report at its deadline, then killed).
+
+    Attributes
+    ----------
+    results : list
+        Return value of each rank (None when the rank failed or did not report).
+    errors : dict
+        rank -> traceback text of ranks that raised, in the order the launcher received them
+        (the first is usually the cause, the others its consequences).
+    exitcodes : list
+        Process exit codes (negative = killed by that signal).
+    killed : list
+        Ranks the launcher had to kill (stalled ranks, and reported ranks slow to exit).
+    timed_out : bool
+        True when some rank stalled (see :attr:`stalled`).
+    seconds : float
+        Wall time of the launch.
+    stalled : list
+        Ranks still running without a report at the deadline (killed).
+    died : list
+        Ranks that exited without reporting (a crash, ``os._exit``, a signal).
+    deadline_reason : str
+        Which deadline ended the wait, e.g. ``"the 60 s launch timeout"``,
+        ``"3 s after rank 1 failed"`` or ``"1 s after rank 0 reported"``.
+    """
+
+    results: list
+    errors: dict
+    exitcodes: list
+    killed: list
+    timed_out: bool
+    seconds: float
+    stalled: list = field(default_factory=list)
+    died: list = field(default_factory=list)
+    deadline_reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """Every rank reported a result (none raised, died or stalled)."""
+        return not self.errors and not self.stalled and not self.died
+
+    def failure_message(self) -> str:
+        """One summary line (``launch of N ranks failed: ...``) and one line per failed rank."""
+        short, detail = [], []
+        if self.stalled:
+            short.append(f"{_ranks(self.stalled)} stalled: timed out, did not report within "
+                         f"{self.deadline_reason}; killed")
+        for r in self.errors:                        # in the order they were reported: the cause first
+            line = exception_line(self.errors[r])
+            short.append(f"rank {r} raised {line.split(chr(10))[0][:160]}")
+            detail.append(f"  rank {r}: {line}")
+        for r in self.died:
+            short.append(f"rank {r} died without reporting (exit code {self.exitcodes[r]})")
+        head = f"launch of {len(self.results)} ranks failed: " + "; ".join(short)
+        return "\n".join([head, *detail])
+
+    def raise_on_failure(self) -> LaunchResult:
+        """Raise unless :attr:`ok`: :class:`LaunchTimeoutError` when a rank stalled, else :class:`RankFailure`.
+
+        The message names every failed rank and what happened to it; tracebacks are on
+        the exception's ``tracebacks`` attribute.
+        """
+        if not self.ok:
+            cls = LaunchTimeoutError if self.stalled else RankFailure
+            raise cls(self.failure_message(), result=self)
+        return self
+
+
+_CLONE_NEWNET = 0x40000000
+
+
+def _enter_netns(name: str) -> None:
+    """Move this (single-threaded) process into the network namespace ``name`` (setns(2))."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
+    try:
+        if libc.setns(fd, _CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns({name}) failed: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` is running (an exited, unreaped zombie counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True                                  # no /proc: trust kill(0)
+
+
+def _watch_launcher(launcher_pid: int, period: float = 0.5) -> None:
+    """Exit this rank at once when the launching process is gone, so that no rank outlives it.
+
+    The launcher kills its ranks on every path it controls; this covers the one it does not
+    (the launcher itself killed by a signal).  A rank notices either its parent changing (it
+    was re-parented: its parent -- the launcher, or the forkserver that dies with the
+    launcher -- is gone) or the launcher's pid no longer running.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(period)
+            if os.getppid() != parent or not _pid_alive(launcher_pid):
+                os._exit(70)                         # EX_SOFTWARE: orphaned
+
+    threading.Thread(target=watch, name="gcsim-launcher-watch", daemon=True).start()
+
+
+def _child(rank: int, world_size: int, fn: Callable, args: tuple, init_method: str, backend: str,
+           op_timeout: float, q, env: dict | None, netns: str | None, threads: int, launcher_pid: int) -> None:
+    code = 0
+    try:
+        if netns:
+            _enter_netns(netns)                      # before any thread starts
+        _watch_launcher(launcher_pid)
+        for k, v in (env or {}).items():
+            os.environ[k] = str(v)
+        import torch
+        import torch.distributed as dist
+
+        torch.set_num_threads(threads)
+        if backend == "nccl":
+            torch.cuda.set_device(rank % max(torch.cuda.device_count(), 1))  # one rank per GPU
+        # the process-group timeout bounds the rendezvous and every collective / wait() after it
+        dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size,
+                                timeout=timedelta(seconds=op_timeout))
+        out = fn(rank, world_size, *args)
+        q.put((rank, "ok", out))
+    except BaseException:  # report everything, including SystemExit from user code
+        code = 1
+        try:
+            q.put((rank, "error", traceback.format_exc()))
+        except Exception:
+            pass
+    finally:
+        try:
+            q.close()
+            q.join_thread()
+        finally:
+            # no destroy_process_group: it may block on an operation of a dead peer
+            os._exit(code)
+
+
+_CONTEXTS: dict[str, Any] = {}
+
+
+def _context(start_method: str):
+    if start_method not in _CONTEXTS:
+        ctx = mp.get_context(start_method)
+        if start_method == "forkserver":
+            # import torch once in the server; every rank is then a cheap fork of it
+            ctx.set_forkserver_preload(["torch", "torch.distributed", "numpy", "gcsim.executor.launcher",
+                                         "gcsim.executor.collectives", "gcsim.executor.experiments"])
+        _CONTEXTS[start_method] = ctx
+    return _CONTEXTS[start_method]
+
+
+def _check_init_method(init_method: Any, probe: bool) -> None:
+    """Refuse a malformed ``init_method``; with ``probe``, refuse a local TCP port that is taken.
+
+    Rank 0 listens on the port of a ``tcp://host:port`` init method.  If another process
+    already listens there, rank 0 fails at once but the other ranks would wait for a
+    rendezvous that never comes until the process-group timeout; probing the port here
+    turns that into an immediate, clear error.
+    """
+    if not isinstance(init_method, str):
+        raise InvalidArgumentError("init_method", f"must be a string like 'tcp://127.0.0.1:29500', "
+                                   f"got {init_method!r}")
+    if init_method.startswith(("env://", "file://")):
+        return
+    if not init_method.startswith("tcp://"):
+        raise InvalidArgumentError("init_method", f"must start with tcp://, env:// or file://, got {init_method!r}")
+    try:
+        parts = urlsplit(init_method)
+        host, port = parts.hostname, parts.port
+    except ValueError as exc:                        # e.g. a port outside 0..65535
+        raise InvalidArgumentError("init_method", f"{init_method!r}: {exc}") from None
+    if not host or port is None or not 1 <= port <= 65535:
+        raise InvalidArgumentError("init_method", f"needs a host and a port in 1..65535, got {init_method!r}")
+    if not probe:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return                                       # unresolvable here (e.g. a name inside a namespace)
+    family, _, _, _, addr = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        # like the store's listening socket: a port in TIME_WAIT is usable, a listening one is not
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise InvalidArgumentError(
+                    "init_method", f"port {port} on {host} is already in use (another process listens there): "
+                    "pick a free port, or omit init_method and gcsim picks one") from None
+            # EADDRNOTAVAIL etc.: not an address of this machine; rank 0 will tell
+
+
+def launch(fn: Callable, world_size: int, args: Sequence = (), *, timeout: float = 60.0,
+           op_timeout: float | None = None, backend: str = "gloo", init_method: str | None = None,
+           env: dict | None = None, rank_env: Sequence[dict] | None = None,
+           netns: Sequence[str] | None = None, start_method: str = "forkserver", threads: int = 1,
+           grace_after_rank0: float | None = None, grace_after_failure: float = 3.0,
+           may_die: Sequence[int] = ()) -> LaunchResult:
+    """Run ``fn(rank, world_size, *args)`` in ``world_size`` processes with a process group.
+
+    Never hangs, and never leaves a process behind:
+
+    * the process-group timeout ``op_timeout`` bounds the rendezvous and every collective
+      and ``wait()`` inside the ranks (a stalled peer makes the others raise);
+    * the launcher waits at most ``timeout`` seconds in all; once a rank has raised or died
+      unexpectedly the job has failed, and the others get ``grace_after_failure`` seconds
+      to report (their error messages name the failed peer) before they are killed;
+    * every rank still running at its deadline is killed and reported as **stalled**;
+    * each rank exits by itself when the launching process disappears (killed by a signal).
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level (picklable) function; its return value must be picklable.
+    world_size : int
+        Number of ranks (>= 1).
+    args : sequence
+        Extra (picklable) arguments of ``fn``.
+    timeout : float
+        Seconds after which every process still alive is killed (reported as stalled).
+    op_timeout : float, optional
+        Process-group timeout (bounds init, every collective and every ``wait``);
+        default ``timeout``.
+    backend : {"gloo", "nccl"}
+        "nccl" needs one GPU per rank.
+    init_method : str, optional
+        ``tcp://host:port``, ``env://`` or ``file://...``.  Default: a file store in a fresh
+        private temporary folder (removed afterwards) -- no port to collide on.  A given
+        local TCP port that is already in use is refused at once.
+    env, rank_env : dict, list of dict
+        Environment variables for all ranks / per rank (e.g. ``GLOO_SOCKET_IFNAME``).
+    netns : list of str, optional
+        Network namespace (``/var/run/netns/<name>``) of each rank (root only).
+    start_method : {"forkserver", "spawn"}
+    threads : int
+        ``torch.set_num_threads`` in each rank.
+    grace_after_rank0 : float, optional
+        Once rank 0 (e.g. a parameter server) has reported, wait at most this long for
+        the others, then kill them.
+    grace_after_failure : float
+        Once a rank has raised, or died without reporting (and is not in ``may_die``),
+        wait at most this long for the others.
+    may_die : sequence of int
+        Ranks whose death is part of the experiment (fault injection): it does not end
+        the launch early.
+
+    Returns
+    -------
+    LaunchResult
+        Call :meth:`LaunchResult.raise_on_failure` for an exception naming failed ranks.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Bad arguments, an unpicklable ``fn``/``args``, or a given local port already in use.
+    """
+    world_size = check_int("world_size", world_size, minimum=1)
+    timeout = check_real("timeout", timeout, minimum=0.0, strict_min=True)
+    op_timeout = timeout if op_timeout is None else check_real("op_timeout", op_timeout, minimum=0.0,
+                                                                strict_min=True)
+    grace_after_failure = check_real("grace_after_failure", grace_after_failure, minimum=0.0)
+    if grace_after_rank0 is not None:
+        grace_after_rank0 = check_real("grace_after_rank0", grace_after_rank0, minimum=0.0)
+    threads = check_int("threads", threads, minimum=1)
+    may_die = {check_int("may_die", r, minimum=0, maximum=world_size - 1) for r in may_die}
+    if backend not in ("gloo", "nccl"):
+        raise InvalidArgumentError("backend", f"must be 'gloo' or 'nccl', got {backend!r}")
+    if start_method not in ("forkserver", "spawn"):
+        raise InvalidArgumentError("start_method", f"must be 'forkserver' or 'spawn', got {start_method!r}")
+    if rank_env is not None and len(rank_env) != world_size:
+        raise InvalidArgumentError("rank_env", f"needs one dict per rank ({world_size}), got {len(rank_env)}")
+    if netns is not None and len(netns) != world_size:
+        raise InvalidArgumentError("netns", f"needs one namespace per rank ({world_size}), got {len(netns)}")
+    # pickled anyway when each rank starts; failing here means no process was started yet
+    try:
+        pickle.dumps(fn)
+    except Exception as exc:
+        raise InvalidArgumentError("fn", f"must be a module-level function (picklable): {exc}") from None
+    try:
+        pickle.dumps(tuple(args))
+    except Exception as exc:
+        raise InvalidArgumentError("args", f"must be picklable: {exc}") from None
+    if init_method is not None:
+        _check_init_method(init_method, probe=netns is None)
+        return _launch_once(fn, world_size, tuple(args), timeout=timeout, op_timeout=op_timeout, backend=backend,
+                            init_method=init_method, env=env, rank_env=rank_env, netns=netns,
+                            start_method=start_method, threads=threads, grace_after_rank0=grace_after_rank0,
+                            grace_after_failure=grace_after_failure, may_die=may_die)
+    # default rendezvous: a file store in a fresh private folder.  No TCP port is involved,
+    # so nothing can be taken between choosing a port and listening on it, and no other job
+    # on this machine can walk into this job's rendezvous (or this job into theirs).
+    folder = tempfile.mkdtemp(prefix="gcsim-rdzv-")
+    try:
+        return _launch_once(fn, world_size, tuple(args), timeout=timeout, op_timeout=op_timeout, backend=backend,
+                            init_method="file://" + os.path.join(folder, "store"), env=env, rank_env=rank_env,
+                            netns=netns, start_method=start_method, threads=threads,
+                            grace_after_rank0=grace_after_rank0, grace_after_failure=grace_after_failure,
+                            may_die=may_die)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _launch_once(fn: Callable, world_size: int, args: tuple, *, timeout: float, op_timeout: float, backend: str,
+                 init_method: str, env: dict | None, rank_env: Sequence[dict] | None, netns: Sequence[str] | None,
+                 start_method: str, threads: int, grace_after_rank0: float | None, grace_after_failure: float,
+                 may_die: set) -> LaunchResult:
+    ctx = _context(start_method)
+    q = ctx.Queue()
+    procs: list = []
+    results: list = [None] * world_size
+    errors: dict = {}
+    reported: set = set()
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    reason = f"the {timeout:g} s launch timeout"
+    dead_since: dict[int, float] = {}
+
+    def shorten(seconds: float, why: str) -> None:
+        nonlocal deadline, reason
+        if time.monotonic() + seconds < deadline:
+            deadline = time.monotonic() + seconds
+            reason = f"{seconds:g} s after {why}"
+
+    def take(item) -> None:
+        rank, status, payload = item
+        reported.add(rank)
+        if status == "ok":
+            results[rank] = payload
+        else:
+            errors[rank] = payload
+            shorten(grace_after_failure, f"rank {rank} failed")
+        if rank == 0 and grace_after_rank0 is not None:
+            shorten(grace_after_rank0, "rank 0 reported")
+
+    finished = False
+    try:
+        for r in range(world_size):
+            e = dict(env or {})
+            e.update((rank_env or [{}] * world_size)[r])
+            p = ctx.Process(target=_child, args=(r, world_size, fn, args, init_method, backend, op_timeout, q, e,
+                                                 None if netns is None else netns[r], threads, os.getpid()),
+                            daemon=True)
+            p.start()
+            procs.append(p)
+        while len(reported) < world_size:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                take(q.get(timeout=min(left, 0.2)))
+                continue
+            except queue_mod.Empty:
+                pass
+            now = time.monotonic()
+            pending = [r for r in range(world_size) if r not in reported]
+            gone = [r for r in pending if not procs[r].is_alive()]
+            for r in gone:
+                dead_since.setdefault(r, now)
+            if len(gone) == len(pending):
+                # nobody left who could report: collect what is still in the pipe, then stop
+                try:
+                    take(q.get(timeout=0.5))
+                    continue
+                except queue_mod.Empty:
+                    break
+            # a report is in the pipe before its rank exits: exited a while ago and still
+            # unreported means it died; unless that was planned, the job has failed
+            died = [r for r in gone if r not in may_die and now - dead_since[r] > 0.5]
+            if died:
+                shorten(grace_after_failure, f"rank {died[0]} died")
+        while True:                                  # reports that raced with the deadline
+            try:
+                take(q.get_nowait())
+            except (queue_mod.Empty, OSError, EOFError):
+                break
+        finished = True
+    finally:
+        killed: list = []
+        stalled: list = []
+        settle = time.monotonic() + (2.0 if finished else 0.0)
+        for r, p in enumerate(procs):
+            # ranks that reported are exiting: give them a moment; the others are dead or stuck
+            if r in reported:
+                p.join(timeout=max(0.0, settle - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5.0)
+                killed.append(r)
+                if r not in reported:
+                    stalled.append(r)
+        q.close()
+    exitcodes = [p.exitcode for p in procs]
+    died_ranks = [r for r in range(world_size) if r not in reported and r not in stalled]
+    return LaunchResult(results=results, errors=errors, exitcodes=exitcodes, killed=killed,
+                        timed_out=bool(stalled), seconds=time.monotonic() - t0, stalled=stalled,
+                        died=died_ranks, deadline_reason=reason if stalled else "")
+
+
