@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .ring import check_gradients, encode, num_rounds, run_ring, split_gradients
+from .ring import check_host_gradients, encode, num_rounds, run_ring, split_gradients
 
 __all__ = [
     "CERT_RTOL",
@@ -254,7 +254,7 @@ def errors(design: Any, gradients: Any = None) -> CerarErrors:
     kA, kD = condition_numbers(design.encoders), condition_numbers(design.decoders)
     per = empirical = None
     if gradients is not None:
-        g = check_gradients(gradients, N)
+        g = check_host_gradients(gradients, N)
         d = g.shape[1]
         G = split_gradients(g, c)
         xp = np                                        # the ring on host float64 arrays

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from .design import CerarDesign
-from .ring import check_gradients, encode, num_rounds, packet_size, run_ring, split_gradients
+from .ring import check_host_gradients, encode, num_rounds, packet_size, run_ring, split_gradients
 
 __all__ = ["simulate", "SimulationResult", "round_bfloat16", "resolve_dtype", "unit_roundoff"]
 
@@ -186,7 +186,7 @@ def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: 
     """
     design = _check_design(design)
     N, c, L = design.N, design.c, design.L
-    g = check_gradients(gradients, N)
+    g = check_host_gradients(gradients, N)
     name = resolve_dtype(dtype)
     if accumulate not in ("auto", "batched", "rounds"):
         raise InvalidArgumentError("accumulate", f"must be 'auto', 'batched' or 'rounds', got {accumulate!r}")

@@ -33,7 +33,7 @@ import numpy as np
 from .._validation import check_finite_array
 from ..errors import InvalidArgumentError
 
-__all__ = ["num_rounds", "packet_size", "shift_matrix", "check_gradients", "split_gradients", "encode",
+__all__ = ["num_rounds", "packet_size", "shift_matrix", "check_host_gradients", "split_gradients", "encode",
            "packet", "strip", "decode", "accumulate_round", "run_ring"]
 
 Rounding = Callable[[Any], Any]
@@ -72,7 +72,7 @@ def shift_matrix(L: int, c: int, s: int) -> np.ndarray:
     return S
 
 
-def check_gradients(gradients: Any, N: int) -> np.ndarray:
+def check_host_gradients(gradients: Any, N: int) -> np.ndarray:
     """Validate host gradients: a finite real array of shape (N, d), returned as float64."""
     g = np.asarray(gradients)
     if g.dtype == object or np.iscomplexobj(g) or not (np.issubdtype(g.dtype, np.number) or g.dtype == bool):

@@ -90,8 +90,8 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
     if w * c != d:
         g = ns.concat([g, ns.zeros((N, w * c - d), dtype=wd)], axis=1)
     G = ns.reshape(g, (N, c, w))
-    A = _asarray(ns, design.encoders, dtype=wd)
-    D = _asarray(ns, design.decoders, dtype=wd)
+    A = _asarray(ns, np.array(design.encoders), dtype=wd)   # writable copies: torch refuses read-only memory
+    D = _asarray(ns, np.array(design.decoders), dtype=wd)
     X = encode(A, G)                                     # all c symbols: (N, c, w)
     out = run_ring(X, G, D, xp=ns)                       # the ring of gcsim.cerar.ring, in namespace ns
     sent = np.full(N, cerar_bytes(N, c, d, item), dtype=np.int64)   # L packets of w scalars per worker

@@ -117,8 +117,8 @@ def cerar_all_reduce(tensor, design: Any, *, group=None, counter: ByteCounter | 
     G = torch.zeros(c * w, dtype=cd, device=dev)
     G[:d] = flat.to(cd)
     G = G.reshape(c, w)
-    A = torch.as_tensor(design.encoders[me], dtype=cd, device=dev)
-    D = torch.as_tensor(design.decoders[me], dtype=cd, device=dev)
+    A = torch.tensor(design.encoders[me], dtype=cd, device=dev)     # a copy: the design's arrays are read-only
+    D = torch.tensor(design.decoders[me], dtype=cd, device=dev)
     X = encode(A, G).to(flat.dtype)                   # c coded symbols, in the wire dtype
     nxt, prv = glob((me + 1) % N), glob((me - 1) % N)
     u = torch.zeros(w, dtype=flat.dtype, device=dev)
