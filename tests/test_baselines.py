@@ -85,7 +85,7 @@ def test_verify_detects_tampering():
               margulis_gabber_galil(4)):
         bad = g.assignment.copy()
         bad[0, -1] ^= 1
-        g._assignment = bad
+        object.__setattr__(g, "_assignment", bad)  # forge a corrupted object past the immutability
         with pytest.raises(VerificationError):
             g.verify()
 
@@ -97,7 +97,7 @@ def test_verify_detects_tampering():
     (lambda: fractional_repetition(6, -1), InvalidArgumentError, "s"),
     (lambda: cyclic_repetition(6, 0), InvalidArgumentError, "ell"),
     (lambda: cyclic_repetition(6, 7), InvalidArgumentError, "ell"),
-    (lambda: cyclic_repetition(6, 2, N=0), InvalidArgumentError, "N"),
+    (lambda: cyclic_repetition(6, 2, num_parts=0), InvalidArgumentError, "num_parts"),
     (lambda: random_regular_assignment(7, 3), ImpossibleParametersError, "n d even"),
     (lambda: random_regular_assignment(4, 4), ImpossibleParametersError, "d < n"),
     (lambda: random_regular_assignment(4, -1), InvalidArgumentError, "d"),

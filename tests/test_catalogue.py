@@ -8,8 +8,8 @@ import pytest
 
 import gcsim
 from gcsim.errors import CatalogueError, VerificationError
-from gcsim.io.catalogue import export_object, load_bundle, load_object
-from gcsim.io.named import NAMED_INSTANCES, build_named
+from gcsim.catalogue import NAMED_INSTANCES, build_named, export_object, load_object
+from gcsim.io.bundle import load_bundle
 
 KINDS = {"pg2_9": "bibd", "coset_27_2_5": "coset", "biregular_40_20_3_6": "biregular",
          "paley13": "srg", "petersen": "srg"}
@@ -58,7 +58,7 @@ def test_consistently_forged_matrix_is_refused(tmp_path):
     arrays, manifest = load_bundle(path)
     adj = arrays["adjacency"].copy()
     adj[0, 1] = adj[1, 0] = 1 - adj[0, 1]
-    from gcsim.io.catalogue import save_bundle
+    from gcsim.io.bundle import save_bundle
     save_bundle(tmp_path / "srg" / "p", {"assignment": (adj + np.eye(10, dtype=adj.dtype)).astype(np.int8),
                                           "adjacency": adj}, manifest["metadata"], overwrite=True)
     with pytest.raises(CatalogueError, match="does not verify"):
@@ -83,6 +83,12 @@ def test_object_that_fails_verification_is_never_written(tmp_path):
         def verify(self):
             raise VerificationError("broken on purpose")
 
+        def to_arrays(self):
+            return {"assignment": self.assignment}
+
+        def bundle_metadata(self):
+            return {"params": list(self.params), "construction": "broken on purpose"}
+
     with pytest.raises(VerificationError):
         export_object(Broken(), tmp_path)
     assert list(tmp_path.rglob("*")) == []
@@ -91,7 +97,7 @@ def test_object_that_fails_verification_is_never_written(tmp_path):
 def test_every_committed_bundle_reverifies_from_its_file(repo_root):
     """All of designs/ (combinatorial objects and CERAR designs) loads and re-verifies."""
     from gcsim.cerar.export import load_design
-    from gcsim.io.catalogue import list_catalogue
+    from gcsim.catalogue import list_catalogue
 
     rows = list_catalogue(repo_root / "designs")
     kinds = {r["kind"] for r in rows}

@@ -189,7 +189,7 @@ def test_unwritable_output_is_one_line_naming_the_flag(capsys, argv, flag):
 
 
 def test_any_os_error_is_one_line_exit_2(capsys, monkeypatch, tmp_path):
-    import gcsim.io.catalogue as cat
+    import gcsim.catalogue.objects as cat
 
     def denied(*a, **k):
         raise PermissionError(13, "Permission denied", str(tmp_path / "x.npz"))
@@ -200,7 +200,7 @@ def test_any_os_error_is_one_line_exit_2(capsys, monkeypatch, tmp_path):
 
 
 def test_out_of_memory_is_one_line_exit_1(capsys, monkeypatch):
-    import gcsim.io.named as named
+    import gcsim.catalogue.named as named
 
     def oom(*a, **k):
         raise MemoryError("Unable to allocate 678. GiB for an array with shape (1000000000, 91)")

@@ -313,7 +313,7 @@ def test_load_refuses_tampering_and_other_kinds(tmp_path):
     with pytest.raises(CatalogueError, match="checksum"):
         load_decoder_table(tmp_path / "t")
     # a valid bundle of another kind
-    from gcsim.io.catalogue import save_bundle
+    from gcsim.io.bundle import save_bundle
     save_bundle(tmp_path / "other", {"x": np.eye(2)}, {"kind": "bibd"})
     with pytest.raises(CatalogueError, match="decoder_table"):
         load_decoder_table(tmp_path / "other")

@@ -27,7 +27,8 @@ import pytest
 import gcsim
 from gcsim.app.cli import main as cli_main
 from gcsim.errors import CatalogueError, InvalidArgumentError
-from gcsim.io import catalogue as cat
+from gcsim.catalogue import objects as catalogue
+from gcsim.io import bundle as cat
 from gcsim.io import manifest as mf
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, /dev/zero, fork and umask are POSIX")
@@ -47,7 +48,7 @@ def umask(mask: int):
 
 def fano_bundle(tmp_path: Path) -> Path:
     """The Fano plane exported into ``tmp_path``; returns its stem."""
-    cat.export_object(gcsim.bibd(7, 3, 1), tmp_path, name="fano")
+    catalogue.export_object(gcsim.bibd(7, 3, 1), tmp_path, name="fano")
     return tmp_path / "bibd" / "fano"
 
 
@@ -82,14 +83,14 @@ def test_export_object_refuses_names_that_leave_the_folder(tmp_path, name):
     if name == ABSOLUTE:
         name = str(tmp_path / "escaped")
     with pytest.raises(InvalidArgumentError, match="name"):
-        cat.export_object(gcsim.bibd(7, 3, 1), target, name=name)
+        catalogue.export_object(gcsim.bibd(7, 3, 1), target, name=name)
     # nothing at all was written, in the folder or around it
     assert sorted(p.name for p in tmp_path.rglob("*")) == []
 
 
 @pytest.mark.parametrize("name", ["../../x", ABSOLUTE, "a\\b", ".x", "x\x00"])
 def test_export_design_refuses_names_that_leave_the_folder(tmp_path, name):
-    from gcsim.cerar.constructions import design
+    from gcsim.cerar.factory import design
     from gcsim.cerar.export import export_design
 
     if name == ABSOLUTE:
@@ -110,13 +111,13 @@ def test_cli_export_refuses_traversal_names(tmp_path, capsys):
 def test_export_into_a_file_is_refused(tmp_path):
     (tmp_path / "f").write_text("not a folder")
     with pytest.raises(InvalidArgumentError, match="directory"):
-        cat.export_object(gcsim.bibd(7, 3, 1), tmp_path / "f")
+        catalogue.export_object(gcsim.bibd(7, 3, 1), tmp_path / "f")
 
 
 def test_export_over_a_directory_is_refused(tmp_path):
     (tmp_path / "bibd" / "fano.json").mkdir(parents=True)
     with pytest.raises(InvalidArgumentError, match="not a regular file"):
-        cat.export_object(gcsim.bibd(7, 3, 1), tmp_path, name="fano", overwrite=True)
+        catalogue.export_object(gcsim.bibd(7, 3, 1), tmp_path, name="fano", overwrite=True)
     assert sorted(p.name for p in (tmp_path / "bibd").iterdir()) == ["fano.json"]
 
 
@@ -131,7 +132,7 @@ def test_fifo_is_refused_without_blocking(tmp_path, which):
     f.unlink()
     os.mkfifo(f)
     with deadline(10), pytest.raises(CatalogueError, match="FIFO"):
-        cat.load_object(stem)
+        catalogue.load_object(stem)
 
 
 @posix_only
@@ -144,7 +145,7 @@ def test_symlink_to_dev_zero_is_refused(tmp_path, which):
     f.unlink()
     f.symlink_to("/dev/zero")
     with deadline(10), pytest.raises(CatalogueError, match="character device"):
-        cat.load_object(stem)
+        catalogue.load_object(stem)
 
 
 @pytest.mark.parametrize("which", ["npz", "json"])
@@ -154,7 +155,7 @@ def test_directory_in_place_of_a_file_is_refused(tmp_path, which):
     f.unlink()
     f.mkdir()
     with pytest.raises(CatalogueError, match="directory"):
-        cat.load_object(stem)
+        catalogue.load_object(stem)
 
 
 def test_symlink_to_a_regular_bundle_file_is_fine(tmp_path):
@@ -162,7 +163,7 @@ def test_symlink_to_a_regular_bundle_file_is_fine(tmp_path):
     real = tmp_path / "elsewhere.npz"
     stem.with_suffix(".npz").rename(real)
     stem.with_suffix(".npz").symlink_to(real)
-    assert cat.load_object(stem).params == (7, 7, 3, 3, 1)
+    assert catalogue.load_object(stem).params == (7, 7, 3, 3, 1)
 
 
 def test_oversized_manifest_is_refused_before_parsing(tmp_path, monkeypatch):
@@ -206,7 +207,7 @@ def test_zip_bomb_is_refused_before_decompressing(tmp_path):
     tracemalloc.start()
     try:
         with pytest.raises(CatalogueError, match="decompress"):
-            cat.load_object(stem)
+            catalogue.load_object(stem)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -278,7 +279,7 @@ def test_manifest_fields_of_the_wrong_type_are_refused(tmp_path, edit, needle):
     edit(man)
     stem.with_suffix(".json").write_text(json.dumps(man))
     with pytest.raises(CatalogueError, match=needle):
-        cat.load_object(stem)
+        catalogue.load_object(stem)
 
 
 @pytest.mark.parametrize("text", ["[1, 2, 3]", "\"a string\"", "null", "[" * 100_000, "{\"a\": 1e999999}x",
@@ -287,7 +288,7 @@ def test_manifest_that_is_not_a_json_object_is_refused(tmp_path, text):
     stem = fano_bundle(tmp_path)
     stem.with_suffix(".json").write_bytes(text.encode("latin-1"))
     with pytest.raises(CatalogueError):
-        cat.load_object(stem)
+        catalogue.load_object(stem)
 
 
 @posix_only
@@ -298,7 +299,7 @@ def test_list_catalogue_skips_fifos_and_junk_without_hanging(tmp_path):
     (tmp_path / "junk.json").write_text("[1, 2]")
     (tmp_path / "dir.json").mkdir()
     with deadline(10):
-        rows = cat.list_catalogue(tmp_path)
+        rows = catalogue.list_catalogue(tmp_path)
     assert [r["kind"] for r in rows] == ["bibd"]
 
 
@@ -312,14 +313,14 @@ def test_bibd_stored_as_float_with_1_7_is_refused(tmp_path):
     A[A == 1] = 1.7
     rewrite_consistently(stem, {"assignment": A})
     with pytest.raises(CatalogueError, match="dtype"):
-        cat.load_object(stem)
+        catalogue.load_object(stem)
 
 
 def test_exact_0_1_floats_are_refused_too(tmp_path):
     stem = fano_bundle(tmp_path)
     rewrite_consistently(stem, {"assignment": gcsim.bibd(7, 3, 1).assignment.astype(np.float64)})
     with pytest.raises(CatalogueError, match="integers"):
-        cat.load_object(stem)
+        catalogue.load_object(stem)
 
 
 @pytest.mark.parametrize("value", [2, -1])
@@ -329,23 +330,23 @@ def test_integer_entries_other_than_0_1_are_refused(tmp_path, value):
     A[0, np.flatnonzero(A[0])[0]] = value
     rewrite_consistently(stem, {"assignment": A})
     with pytest.raises(CatalogueError):
-        cat.load_object(stem)
+        catalogue.load_object(stem)
 
 
 def test_srg_adjacency_as_float_is_refused(tmp_path):
     g = gcsim.srg(10, 3, 0, 1)
-    cat.export_object(g, tmp_path, name="p")
+    catalogue.export_object(g, tmp_path, name="p")
     stem = tmp_path / "srg" / "p"
     adj = np.asarray(g.adjacency, dtype=np.float32)
     rewrite_consistently(stem, {"adjacency": adj, "assignment": np.asarray(g.assignment, dtype=np.int8)})
     with pytest.raises(CatalogueError, match="dtype"):
-        cat.load_object(stem)
+        catalogue.load_object(stem)
 
 
 def test_forged_parameters_cannot_make_the_loader_allocate(tmp_path):
     """A coset manifest claiming k = 10^6 is refused from the array shapes, before building anything."""
     g = gcsim.coset_graph(9, 2, 2, seed=0)
-    cat.export_object(g, tmp_path, name="c")
+    catalogue.export_object(g, tmp_path, name="c")
     path = tmp_path / "coset" / "c.json"
     man = json.loads(path.read_text())
     man["metadata"]["params"] = [10 ** 6, 2, 2]
@@ -353,7 +354,7 @@ def test_forged_parameters_cannot_make_the_loader_allocate(tmp_path):
     tracemalloc.start()
     try:
         with pytest.raises(CatalogueError, match="shape"):
-            cat.load_object(path)
+            catalogue.load_object(path)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -362,9 +363,9 @@ def test_forged_parameters_cannot_make_the_loader_allocate(tmp_path):
 
 def test_biregular_seed_claim_is_rederived(tmp_path):
     g = gcsim.biregular_graph(12, 6, 2, 4, seed=3)
-    cat.export_object(g, tmp_path, name="g")
+    catalogue.export_object(g, tmp_path, name="g")
     path = tmp_path / "biregular" / "g.json"
-    assert cat.load_object(path).seed == 3
+    assert catalogue.load_object(path).seed == 3
     other = gcsim.biregular_graph(12, 6, 2, 4, seed=4)
     assert not np.array_equal(other.assignment, g.assignment)  # the claim is a real claim
     man = json.loads(path.read_text())
@@ -374,19 +375,19 @@ def test_biregular_seed_claim_is_rederived(tmp_path):
     man["metadata"]["construction"] = man["metadata"]["construction"].replace("seed=3", "seed=4")
     path.write_text(json.dumps(man))
     with pytest.raises(CatalogueError, match="seed"):
-        cat.load_object(path)
+        catalogue.load_object(path)
     # a seed field that contradicts the construction text is refused as well
     good["metadata"]["seed"] = 4
     path.write_text(json.dumps(good))
     with pytest.raises(CatalogueError, match="seed"):
-        cat.load_object(path)
+        catalogue.load_object(path)
 
 
 def test_coset_seed_and_interval_claims_are_rederived(tmp_path):
     g = gcsim.coset_graph(9, 2, 2, seed=0)
-    cat.export_object(g, tmp_path, name="c")
+    catalogue.export_object(g, tmp_path, name="c")
     path = tmp_path / "coset" / "c.json"
-    assert cat.load_object(path).connection_sets == g.connection_sets
+    assert catalogue.load_object(path).connection_sets == g.connection_sets
     other = gcsim.coset_graph(9, 2, 2, seed=5)
     assert other.connection_sets != g.connection_sets
     man = json.loads(path.read_text())
@@ -396,20 +397,20 @@ def test_coset_seed_and_interval_claims_are_rederived(tmp_path):
     md["object_metadata"] = {"seed": 5}
     path.write_text(json.dumps(man))
     with pytest.raises(CatalogueError, match="seed claim"):
-        cat.load_object(path)
+        catalogue.load_object(path)
     # a file that claims interval connection sets must store the intervals
     md["construction"] = "coset graph over Z_9, interval connection sets"
     md["seed"] = None
     md["object_metadata"] = {"seed": None}
     path.write_text(json.dumps(man))
     with pytest.raises(CatalogueError, match="interval"):
-        cat.load_object(path)
-    cat.export_object(gcsim.coset_graph(9, 2, 2, connection_sets="intervals"), tmp_path, name="iv")
-    assert cat.load_object(tmp_path / "coset" / "iv").params == (9, 2, 2)
+        catalogue.load_object(path)
+    catalogue.export_object(gcsim.coset_graph(9, 2, 2, connection_sets="intervals"), tmp_path, name="iv")
+    assert catalogue.load_object(tmp_path / "coset" / "iv").params == (9, 2, 2)
 
 
 def test_cerar_arrays_must_be_finite_floats(tmp_path):
-    from gcsim.cerar.constructions import design
+    from gcsim.cerar.factory import design
     from gcsim.cerar.export import export_design, load_design
 
     d = design(3, 5, "perturbation", eps=0.1)
@@ -426,7 +427,7 @@ def test_cerar_arrays_must_be_finite_floats(tmp_path):
 @pytest.mark.parametrize("mask", [0o022, 0o002, 0o077])
 def test_written_files_follow_the_umask(tmp_path, mask):
     with umask(mask):
-        json_path = cat.export_object(gcsim.bibd(7, 3, 1), tmp_path, name="fano")
+        json_path = catalogue.export_object(gcsim.bibd(7, 3, 1), tmp_path, name="fano")
         text = mf.atomic_write_text(tmp_path / "t.txt", "x")
         with mf.atomic_path(tmp_path / "p.csv") as tmp:
             tmp.write_text("a\n")
@@ -545,7 +546,7 @@ def test_failed_rename_at_each_step_leaves_old_or_new(tmp_path, monkeypatch, fai
 _WRITER = r"""
 import sys, numpy as np
 sys.path.insert(0, sys.argv[2])
-from gcsim.io import catalogue as cat
+from gcsim.io import bundle as cat
 OLD = {"A": np.arange(12, dtype=np.int64).reshape(3, 4)}
 NEW = {"A": -np.arange(20, dtype=np.int64).reshape(4, 5), "B": np.ones(3)}
 print("ready", flush=True)
@@ -624,7 +625,7 @@ def test_renamed_bundle_still_loads(tmp_path):
     stem = fano_bundle(tmp_path)
     for ext in (".npz", ".json"):
         stem.with_suffix(ext).rename(tmp_path / ("renamed" + ext))
-    assert cat.load_object(tmp_path / "renamed").params == (7, 7, 3, 3, 1)
+    assert catalogue.load_object(tmp_path / "renamed").params == (7, 7, 3, 3, 1)
 
 
 def test_atomic_write_refuses_to_replace_a_directory(tmp_path):
@@ -667,7 +668,7 @@ def test_folder_below_a_file_is_refused_before_writing(tmp_path):
     (tmp_path / "f").write_text("x")
     for folder in (tmp_path / "f" / "x", Path("/dev/null/x")):
         with pytest.raises(InvalidArgumentError, match="directory"):
-            cat.export_object(gcsim.bibd(7, 3, 1), folder)
+            catalogue.export_object(gcsim.bibd(7, 3, 1), folder)
         with pytest.raises(InvalidArgumentError, match="out"):
             run_reproduce(folder, stages=["catalogue"], progress=False)
     assert [p.name for p in tmp_path.iterdir()] == ["f"]

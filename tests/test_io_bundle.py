@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gcsim.errors import CatalogueError, InvalidArgumentError
-from gcsim.io import catalogue as cat
+from gcsim.io import bundle as cat
 from gcsim.io.manifest import atomic_write_bytes
 
 

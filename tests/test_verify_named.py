@@ -33,7 +33,7 @@ def _error_tolerance(obj, method, opts, seed, draws):
     ("biregular_40_20_3_6", "ns", {"dist": "gaussian"}, ["rank_lower", "reference_decoder_upper"]),
 ])
 def test_no_violation_on_named_instances(name, method, opts, bounds):
-    from gcsim.io.named import build_named
+    from gcsim.catalogue.named import build_named
     obj = build_named(name)
     scheme = gcsim.encode(obj, 2, method, seed=0, **opts)
     model = gcsim.straggler_model("fixed", scheme.n, s=10 if scheme.n > 40 else 4)

@@ -54,8 +54,8 @@ _LAZY = {
     # executor
     "run_scheme": ("gcsim.executor.arrays", "run_scheme"),
     # io
-    "export_object": ("gcsim.io.catalogue", "export_object"),
-    "load_object": ("gcsim.io.catalogue", "load_object"),
+    "export_object": ("gcsim.catalogue", "export_object"),
+    "load_object": ("gcsim.catalogue", "load_object"),
 }
 
 _SUBMODULES = {"combinatorics", "coding", "cerar", "executor", "learning", "io", "errors", "limits"}

@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import CatalogueError
-from ..io.catalogue import bundle_paths, export_object, load_object
-from ..io.named import NAMED_INSTANCES
+from ..catalogue.named import NAMED_INSTANCES
+from ..catalogue.objects import export_object, load_object
+from ..io.bundle import bundle_paths
 
 __all__ = ["catalogue_table", "format_table", "table_ok"]
 

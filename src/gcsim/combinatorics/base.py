@@ -1,24 +1,42 @@
 """Common interface of every combinatorial object in gcsim.
 
 Every object (design, graph, bipartite graph) describes an *assignment* of data
-parts to workers (SPEC §1): a 0/1 matrix ``A`` of shape ``(parts, workers)``
+parts to workers (docs/theory.md §5.1): a 0/1 matrix ``A`` of shape ``(parts, workers)``
 with ``A[i, j] = 1`` iff part ``i`` is held by worker ``j``.
 
-Subclasses provide
+The object contract
+-------------------
+Every subclass
 
-* ``assignment`` -- the 0/1 ``numpy.ndarray`` (dtype int64), parts x workers;
-* ``params`` -- a tuple of the defining parameters;
-* ``construction`` -- a short human-readable name of how it was built;
-* ``verify()`` -- checks the defining identities in exact integer arithmetic,
-  raises :class:`gcsim.errors.VerificationError` on failure, returns ``True``.
+* is immutable once built: attributes cannot be set or deleted, the stored arrays
+  are read-only and ``metadata`` is a read-only mapping;
+* names its catalogue ``kind`` (a class attribute) and its parameter type ``Params``
+  (a :class:`typing.NamedTuple`, one per kind: ``params`` is an instance of it);
+* checks its defining identities in exact integer arithmetic with ``verify()``, which
+  raises :class:`gcsim.errors.VerificationError` on failure and returns ``True``;
+* round-trips through arrays: ``to_arrays()`` gives every array needed to rebuild it,
+  ``bundle_metadata()`` the JSON-serializable rest (``params`` as a list,
+  ``construction``, ``seed``, ``object_metadata`` and what the kind needs), and the
+  classmethod ``from_arrays(arrays, metadata)`` rebuilds it, refusing malformed input
+  with :class:`gcsim.errors.CatalogueError`.
+
+Nothing stored is taken on trust by ``from_arrays``: an incidence or adjacency matrix
+must be stored as integers (or booleans) whose values are exactly 0 or 1 (a float matrix
+holding ``1.7`` is refused, not rounded), the parameters must be integers consistent with
+the array shapes *before* anything is built, the object is rebuilt from its defining data
+and compared with the stored assignment, and every declared invariant that can be
+re-derived from the file (a seed claim) is re-derived.
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from ..errors import VerificationError
+from ..errors import CatalogueError, VerificationError
+from ..io.manifest import to_jsonable
 
 __all__ = ["CombinatorialObject", "require"]
 
@@ -30,33 +48,65 @@ def require(condition: bool, message: str) -> None:
 
 
 class CombinatorialObject:
-    """Base class: an assignment matrix with parameters and an exact verifier."""
+    """Base class: an immutable assignment matrix with parameters and an exact verifier.
+
+    Parameters
+    ----------
+    assignment : array_like
+        The 0/1 matrix, parts x workers (stored as a read-only int64 array).
+    params : tuple
+        The defining parameters, in the order of the subclass's ``Params`` fields.
+    construction : str
+        A short human-readable name of how the object was built.
+    metadata : mapping, optional
+        Extra information (base blocks, seed, ...), stored as a read-only mapping.
+    """
 
     #: family name used in catalogues ("bibd", "srg", "coset", "biregular", ...)
-    kind: str = "object"
+    kind: ClassVar[str] = "object"
+    #: the parameter type of the kind (a NamedTuple class)
+    Params: ClassVar[type[NamedTuple]]
+
+    _assignment: np.ndarray
+    _params: Any
+    construction: str
+    metadata: Mapping[str, Any]
 
     def __init__(self, assignment: np.ndarray, params: tuple, construction: str,
-                 metadata: dict[str, Any] | None = None):
-        arr = np.asarray(assignment, dtype=np.int64)
+                 metadata: Mapping[str, Any] | None = None):
+        arr = np.array(assignment, dtype=np.int64)  # a private copy: nobody else holds a writeable view
         arr.setflags(write=False)
-        self._assignment = arr
-        self._params = tuple(int(p) if isinstance(p, (int, np.integer)) else p for p in params)
-        self.construction = str(construction)
-        self.metadata: dict[str, Any] = dict(metadata or {})
+        self._set("_assignment", arr)
+        values = tuple(int(p) if isinstance(p, (int, np.integer)) else p for p in params)
+        self._set("_params", self.Params(*values))
+        self._set("construction", str(construction))
+        self._set("metadata", MappingProxyType(dict(metadata or {})))
 
+    # -- immutability ------------------------------------------------------------------------
+    def _set(self, name: str, value: Any) -> None:
+        """Set an attribute while the object is being built (the only way to write one)."""
+        object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot delete {name!r}")
+
+    # -- the assignment ------------------------------------------------------------------------
     @property
     def assignment(self) -> np.ndarray:
         """0/1 assignment matrix, parts x workers (read-only int64 array)."""
         return self._assignment
 
     @property
-    def params(self) -> tuple:
-        """Defining parameters of the object."""
+    def params(self) -> Any:
+        """Defining parameters of the object (an instance of the kind's ``Params`` named tuple)."""
         return self._params
 
     @property
     def num_parts(self) -> int:
-        """N, the number of data parts (rows of the assignment)."""
+        """The number of data parts (rows of the assignment)."""
         return int(self._assignment.shape[0])
 
     @property
@@ -91,7 +141,7 @@ class CombinatorialObject:
         >>> sorted(d for _, d in G.degree(("part", i) for i in range(7)))
         [3, 3, 3, 3, 3, 3, 3]
         """
-        import networkx as nx
+        import networkx as nx  # optional dependency: imported only when asked for
 
         A = self._assignment
         G = nx.Graph(kind=self.kind, params=self.params, construction=self.construction)
@@ -109,5 +159,90 @@ class CombinatorialObject:
         require(a.ndim == 2, f"assignment must be 2-D, got shape {a.shape}")
         require(bool(np.all((a == 0) | (a == 1))), "assignment must be a 0/1 matrix")
 
+    # -- round trip through arrays --------------------------------------------------------------
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Every array needed to rebuild the object: here the assignment (int8, 0/1)."""
+        return {"assignment": self._assignment.astype(np.int8)}
+
+    def bundle_metadata(self) -> dict[str, Any]:
+        """JSON-serializable description: ``params`` (list), ``construction``, ``seed``, ``object_metadata``."""
+        seed = getattr(self, "seed", None)
+        if seed is None:
+            seed = self.metadata.get("seed")
+        return {
+            "kind": self.kind,
+            "params": [to_jsonable(p) for p in self.params],
+            "construction": self.construction,
+            "seed": to_jsonable(seed),
+            "object_metadata": to_jsonable(dict(self.metadata)),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> Any:
+        """Rebuild an object from :meth:`to_arrays` and :meth:`bundle_metadata` (checked, see the module)."""
+        raise NotImplementedError  # pragma: no cover - every kind defines its own
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(params={self.params}, construction={self.construction!r})"
+        return f"{type(self).__name__}(params={self.params!r}, construction={self.construction!r})"
+
+
+# ---------------------------------------------------------------------------------------------
+# checks shared by the kinds' ``from_arrays``
+
+def stored_params(meta: Mapping[str, Any], count: int, kind: str) -> list[int]:
+    """The ``count`` non-negative integer parameters declared by ``meta["params"]``."""
+    params = meta.get("params")
+    if (not isinstance(params, (list, tuple)) or len(params) != count
+            or not all(isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in params)):
+        raise CatalogueError(f"{kind} manifest params must be {count} non-negative integers, got {params!r}")
+    return list(params)
+
+
+def stored_binary(arrays: Mapping[str, np.ndarray], name: str, kind: str,
+                  shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """The stored 0/1 matrix ``name`` as int64, after checking dtype, shape and values exactly."""
+    if name not in arrays:
+        raise CatalogueError(f"stored {kind} lacks the array {name!r}")
+    arr = np.asarray(arrays[name])
+    if arr.dtype.kind not in "biu":
+        raise CatalogueError(f"stored {kind} {name} has dtype {arr.dtype}; a 0/1 matrix must be stored as "
+                             "integers (a float matrix would be rounded on loading)")
+    if arr.ndim != 2 or (shape is not None and arr.shape != shape):
+        raise CatalogueError(f"stored {kind} {name} has shape {arr.shape}, expected "
+                             f"{shape if shape is not None else 'a 2-D matrix'}")
+    bad = ~((arr == 0) | (arr == 1))
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise CatalogueError(f"stored {kind} {name} is not a 0/1 matrix: entry ({i}, {j}) = {arr[i, j]}")
+    return arr.astype(np.int64)
+
+
+def same_assignment(obj: Any, stored: np.ndarray, kind: str) -> Any:
+    """``obj`` if its assignment equals the stored one, else :class:`CatalogueError`."""
+    if not np.array_equal(np.asarray(obj.assignment), stored):
+        raise CatalogueError(f"stored {kind} assignment differs from the one rebuilt from its defining data")
+    return obj
+
+
+def stored_object_metadata(meta: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``object_metadata`` mapping (or None), refused unless it is a JSON object."""
+    om = meta.get("object_metadata")
+    if om is not None and not isinstance(om, Mapping):
+        raise CatalogueError(f"object_metadata must be a JSON object, got {type(om).__name__}")
+    return dict(om) if om is not None else None
+
+
+def stored_construction(meta: Mapping[str, Any]) -> str:
+    """The recorded construction text (``"loaded"`` when absent)."""
+    how = meta.get("construction")
+    if how is not None and not isinstance(how, str):
+        raise CatalogueError(f"construction must be a string, got {how!r}")
+    return how or "loaded"
+
+
+def stored_seed(meta: Mapping[str, Any], kind: str) -> int | None:
+    """The recorded seed: a non-negative integer or None."""
+    seed = meta.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+        raise CatalogueError(f"stored {kind} seed must be a non-negative integer or null, got {seed!r}")
+    return seed

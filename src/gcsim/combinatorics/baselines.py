@@ -1,4 +1,4 @@
-"""Baseline assignments (SPEC §2.5): repetition schemes and expander graphs.
+"""Baseline assignments (docs/theory.md §30 App. B): repetition schemes and expander graphs.
 
 * :func:`fractional_repetition` -- Tandon, Lei, Dimakis & Karampatziakis,
   "Gradient Coding: Avoiding Stragglers in Distributed Learning", ICML 2017:
@@ -6,8 +6,8 @@
   the same groups and every worker holds the ``s+1`` parts of its group, so
   ``A = I_{n/(s+1)} kron J_{s+1}`` (replication = load = ``s+1``).
 * :func:`cyclic_repetition` -- worker ``j`` holds the ``ell`` consecutive parts
-  ``j, j+1, ..., j+ell-1 (mod N)`` (the support of Tandon et al.'s cyclic code
-  when ``N = n``, ``ell = s+1``).
+  ``j, j+1, ..., j+ell-1 (mod num_parts)`` (the support of Tandon et al.'s cyclic
+  code when ``num_parts = n``, ``ell = s+1``).
 * :func:`random_regular_assignment` -- ``A = Adj + I`` for a seeded random
   ``d``-regular graph (networkx; Steger & Wormald 1999), as in the expander
   codes of Raviv et al. 2020 / Glasgow & Wootters 2021.
@@ -20,26 +20,81 @@
   so loads are at most 9 and not all equal (5 to 9 for m >= 5).
 
 Parts and workers are both indexed ``0..n-1`` (``(x, y) -> x*m + y`` for MGG).
+
+Every baseline is fully determined by its parameters (and, for the random regular graph,
+its seed), so ``from_arrays`` rebuilds it from them and compares the stored assignment.
 """
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._validation import check_dense_size, check_int
-from ..errors import ImpossibleParametersError
-from .base import CombinatorialObject, require
+from ..errors import CatalogueError, GcsimError, ImpossibleParametersError
+from .base import (
+    CombinatorialObject,
+    require,
+    same_assignment,
+    stored_binary,
+    stored_construction,
+    stored_params,
+    stored_seed,
+)
 
 __all__ = [
     "FractionalRepetition",
+    "FractionalRepetitionParams",
     "CyclicRepetition",
+    "CyclicRepetitionParams",
     "RandomRegularAssignment",
+    "RandomRegularParams",
     "MargulisGabberGalil",
+    "MargulisGabberGalilParams",
     "fractional_repetition",
     "cyclic_repetition",
     "random_regular_assignment",
     "margulis_gabber_galil",
     "mgg_neighbours",
 ]
+
+
+class FractionalRepetitionParams(NamedTuple):
+    """``n`` workers (and parts) tolerating ``s`` stragglers."""
+
+    n: int
+    s: int
+
+
+class CyclicRepetitionParams(NamedTuple):
+    """``n`` workers holding ``ell`` consecutive parts each, of ``num_parts`` parts."""
+
+    n: int
+    ell: int
+    num_parts: int
+
+
+class RandomRegularParams(NamedTuple):
+    """``n`` vertices (workers = parts) of degree ``d``."""
+
+    n: int
+    d: int
+
+
+class MargulisGabberGalilParams(NamedTuple):
+    """The side ``m`` of the torus ``Z_m x Z_m``."""
+
+    m: int
+
+
+def _rebuild(kind: str, stored: np.ndarray, factory: Any, *args: Any) -> Any:
+    """``factory(*args)`` if it builds the stored assignment, else :class:`CatalogueError`."""
+    try:
+        obj = factory(*args)
+    except GcsimError as exc:
+        raise CatalogueError(f"stored {kind} parameters {args} are not buildable: {exc}") from None
+    return same_assignment(obj, stored, kind)
 
 
 class FractionalRepetition(CombinatorialObject):
@@ -55,6 +110,14 @@ class FractionalRepetition(CombinatorialObject):
     """
 
     kind = "fractional_repetition"
+    Params = FractionalRepetitionParams
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> FractionalRepetition:
+        """Rebuild from ``(n, s)`` and compare with the stored assignment."""
+        n, s = stored_params(metadata, 2, cls.kind)
+        A = stored_binary(arrays, "assignment", cls.kind, (n, n))
+        return _rebuild(cls.kind, A, fractional_repetition, n, s)
 
     def verify(self) -> bool:
         """``A = I_{n/(s+1)} kron J_{s+1}``, replication = load = ``s+1`` (exact)."""
@@ -70,7 +133,7 @@ class FractionalRepetition(CombinatorialObject):
 
 
 class CyclicRepetition(CombinatorialObject):
-    """Cyclic repetition assignment; ``params = (n, ell, N)``.
+    """Cyclic repetition assignment; ``params = (n, ell, num_parts)``.
 
     >>> cyclic_repetition(4, 2).assignment
     array([[1, 0, 0, 1],
@@ -80,15 +143,23 @@ class CyclicRepetition(CombinatorialObject):
     """
 
     kind = "cyclic_repetition"
+    Params = CyclicRepetitionParams
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> CyclicRepetition:
+        """Rebuild from ``(n, ell, num_parts)`` and compare with the stored assignment."""
+        n, ell, parts = stored_params(metadata, 3, cls.kind)
+        A = stored_binary(arrays, "assignment", cls.kind, (parts, n))
+        return _rebuild(cls.kind, A, cyclic_repetition, n, ell, parts)
 
     def verify(self) -> bool:
-        """``A[i, j] = 1`` iff ``(i - j) mod N < ell`` (exact); load ``ell``."""
+        """``A[i, j] = 1`` iff ``(i - j) mod num_parts < ell`` (exact); load ``ell``."""
         self._check_binary()
-        n, ell, N = self.params
-        require(self.assignment.shape == (N, n), f"assignment must be {N} x {n}")
-        diff = (np.arange(N)[:, None] - np.arange(n)[None, :]) % N
+        n, ell, parts = self.params
+        require(self.assignment.shape == (parts, n), f"assignment must be {parts} x {n}")
+        diff = (np.arange(parts)[:, None] - np.arange(n)[None, :]) % parts
         require(np.array_equal(self.assignment, (diff < ell).astype(np.int64)),
-                "worker j must hold exactly the parts j..j+ell-1 (mod N)")
+                "worker j must hold exactly the parts j..j+ell-1 (mod num_parts)")
         require(bool(np.all(self.loads == ell)), f"every worker must hold ell = {ell} parts")
         return True
 
@@ -97,10 +168,26 @@ class RandomRegularAssignment(CombinatorialObject):
     """``A = Adj + I`` of a random ``d``-regular graph; ``params = (n, d)``, attribute ``seed``."""
 
     kind = "random_regular"
+    Params = RandomRegularParams
+    seed: int
 
     def __init__(self, assignment, params, construction, seed: int):
         super().__init__(assignment, params, construction, {"seed": seed})
-        self.seed = seed
+        self._set("seed", seed)
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> RandomRegularAssignment:
+        """Rebuild from ``(n, d)`` and the recorded seed (the seed claim is re-derived)."""
+        n, d = stored_params(metadata, 2, cls.kind)
+        A = stored_binary(arrays, "assignment", cls.kind, (n, n))
+        seed = stored_seed(metadata, cls.kind)
+        if seed is None:
+            raise CatalogueError(f"stored {cls.kind} lacks its seed")
+        obj = _rebuild(cls.kind, A, random_regular_assignment, n, d, seed)
+        if stored_construction(metadata) != obj.construction:
+            raise CatalogueError(f"stored {cls.kind} construction {stored_construction(metadata)!r} differs from "
+                                 f"{obj.construction!r}")
+        return obj
 
     def verify(self) -> bool:
         """``A - I`` is a symmetric 0/1 matrix with zero diagonal and row sums ``d`` (exact)."""
@@ -119,6 +206,14 @@ class MargulisGabberGalil(CombinatorialObject):
     """``A = min(1, Adj + I)`` of the MGG expander on ``Z_m x Z_m``; ``params = (m,)``."""
 
     kind = "margulis_gabber_galil"
+    Params = MargulisGabberGalilParams
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> MargulisGabberGalil:
+        """Rebuild from ``(m,)`` and compare with the stored assignment."""
+        (m,) = stored_params(metadata, 1, cls.kind)
+        A = stored_binary(arrays, "assignment", cls.kind, (m * m, m * m))
+        return _rebuild(cls.kind, A, margulis_gabber_galil, m)
 
     def verify(self) -> bool:
         """Recompute the MGG neighbourhoods and compare exactly; ``A`` symmetric."""
@@ -150,7 +245,7 @@ def fractional_repetition(n: int, s: int) -> FractionalRepetition:
         If ``s+1`` does not divide ``n`` (condition ``"(s+1) | n"``).
 
     >>> fractional_repetition(6, 2).params, fractional_repetition(6, 2).verify()
-    ((6, 2), True)
+    (FractionalRepetitionParams(n=6, s=2), True)
     """
     n = check_int("n", n, minimum=1)
     s = check_int("s", s, minimum=0, maximum=n - 1)
@@ -163,30 +258,30 @@ def fractional_repetition(n: int, s: int) -> FractionalRepetition:
     return FractionalRepetition(A, (n, s), f"fractional repetition, {n // g} groups of {g}")
 
 
-def cyclic_repetition(n: int, ell: int, N: int | None = None) -> CyclicRepetition:
-    """Cyclic repetition: worker ``j`` holds parts ``j, ..., j+ell-1 (mod N)``.
+def cyclic_repetition(n: int, ell: int, num_parts: int | None = None) -> CyclicRepetition:
+    """Cyclic repetition: worker ``j`` holds parts ``j, ..., j+ell-1 (mod num_parts)``.
 
     Parameters
     ----------
     n : int
         Number of workers.
     ell : int
-        Parts per worker, ``1 <= ell <= N``.
-    N : int, optional
-        Number of parts (default ``n``).  For ``N = n`` every part has
+        Parts per worker, ``1 <= ell <= num_parts``.
+    num_parts : int, optional
+        Number of parts (default ``n``).  For ``num_parts = n`` every part has
         replication ``ell``; otherwise part ``i`` is held by the workers
-        ``j < n`` with ``(i - j) mod N < ell``.
+        ``j < n`` with ``(i - j) mod num_parts < ell``.
 
     >>> cyclic_repetition(5, 3).replication.tolist()
     [3, 3, 3, 3, 3]
     """
     n = check_int("n", n, minimum=1)
-    N = n if N is None else check_int("N", N, minimum=1)
-    ell = check_int("ell", ell, minimum=1, maximum=N)
-    check_dense_size("n", N, n, "the cyclic repetition assignment")
-    diff = (np.arange(N)[:, None] - np.arange(n)[None, :]) % N
+    parts = n if num_parts is None else check_int("num_parts", num_parts, minimum=1)
+    ell = check_int("ell", ell, minimum=1, maximum=parts)
+    check_dense_size("n", parts, n, "the cyclic repetition assignment")
+    diff = (np.arange(parts)[:, None] - np.arange(n)[None, :]) % parts
     A = (diff < ell).astype(np.int64)
-    return CyclicRepetition(A, (n, ell, N), f"cyclic repetition, {ell} consecutive parts of {N}")
+    return CyclicRepetition(A, (n, ell, parts), f"cyclic repetition, {ell} consecutive parts of {parts}")
 
 
 def random_regular_assignment(n: int, d: int, seed: int = 0) -> RandomRegularAssignment:

@@ -20,30 +20,38 @@ Entry point: :func:`bibd`.  Example: the projective plane of order 9,
 
 >>> D = bibd(91, 10, 1)
 >>> D.params, D.construction
-((91, 91, 10, 10, 1), 'PG(2,9): points vs lines')
+(BIBDParams(v=91, b=91, r=10, k=10, lam=1), 'PG(2,9): points vs lines')
 >>> D.verify()
 True
 """
 from __future__ import annotations
 
-import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import limits
 from .._validation import check_bool, check_dense_size, check_int
 from ..errors import (
+    CatalogueError,
     ImpossibleParametersError,
     InvalidArgumentError,
     NotConstructibleError,
     SizeLimitError,
 )
-from .base import CombinatorialObject, require
+from .base import (
+    CombinatorialObject,
+    require,
+    same_assignment,
+    stored_binary,
+    stored_construction,
+    stored_object_metadata,
+    stored_params,
+)
 from .difference_families import (
     DIFFERENCE_FAMILIES,
     develop,
@@ -69,6 +77,7 @@ from .steiner import steiner_triple_system_blocks, triple_system_hill_climb
 
 __all__ = [
     "BIBD",
+    "BIBDParams",
     "bibd",
     "bibd_necessary_conditions",
     "bruck_ryser_chowla",
@@ -95,6 +104,16 @@ __all__ = [
 # The design object
 # --------------------------------------------------------------------------------------
 
+class BIBDParams(NamedTuple):
+    """Parameters of a 2-design: ``v`` points, ``b`` blocks, replication ``r``, block size ``k``, ``lam``."""
+
+    v: int
+    b: int
+    r: int
+    k: int
+    lam: int
+
+
 class BIBD(CombinatorialObject):
     """A (v, b, r, k, lambda) balanced incomplete block design.
 
@@ -109,7 +128,7 @@ class BIBD(CombinatorialObject):
         Human-readable name of the construction.
     lam : int, optional
         The claimed lambda; default: computed from ``v``, ``b``, ``k``.
-    metadata : dict, optional
+    metadata : mapping, optional
         Extra information (base blocks, group, ...).
 
     Notes
@@ -122,10 +141,12 @@ class BIBD(CombinatorialObject):
     --------
     >>> D = BIBD(7, [(0, 1, 3), (1, 2, 4), (2, 3, 5), (3, 4, 6), (0, 4, 5), (1, 5, 6), (0, 2, 6)], "Fano")
     >>> D.params, D.is_symmetric, D.verify()
-    ((7, 7, 3, 3, 1), True, True)
+    (BIBDParams(v=7, b=7, r=3, k=3, lam=1), True, True)
     """
 
     kind = "bibd"
+    Params = BIBDParams
+    _blocks: tuple[tuple[int, ...], ...]
 
     def __init__(self, v: int, blocks: Sequence[Sequence[int]], construction: str,
                  lam: int | None = None, metadata: dict[str, Any] | None = None):
@@ -150,8 +171,28 @@ class BIBD(CombinatorialObject):
         r = (b * k) // v
         if lam is None:
             lam = (r * (k - 1)) // (v - 1) if v > 1 else 0
-        self._blocks = blocks_t
+        self._set("_blocks", blocks_t)
         super().__init__(A, (v, b, r, k, int(lam)), construction, metadata)
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> BIBD:
+        """Rebuild a design from its stored incidence matrix (dtype, shape and 0/1 values checked).
+
+        Examples
+        --------
+        >>> D = bibd(7, 3)
+        >>> BIBD.from_arrays(D.to_arrays(), D.bundle_metadata()).params == D.params
+        True
+        """
+        v, b, _, _, lam = stored_params(metadata, 5, "bibd")
+        A = stored_binary(arrays, "assignment", "bibd", (v, b))
+        blocks = [tuple(np.flatnonzero(A[:, j]).tolist()) for j in range(A.shape[1])]
+        try:
+            obj = cls(A.shape[0], blocks, stored_construction(metadata), lam=lam,
+                      metadata=stored_object_metadata(metadata))
+        except InvalidArgumentError as exc:
+            raise CatalogueError(f"stored bibd does not form a design: {exc}") from None
+        return same_assignment(obj, A, "bibd")
 
     # -- basic accessors ---------------------------------------------------------------
     @property
@@ -222,7 +263,7 @@ class BIBD(CombinatorialObject):
         """Complementary design: blocks ``V \\ B``; a (v, b, b-r, v-k, b-2r+lam)-BIBD [BJL, Prop. II.2.3].
 
         >>> bibd(7, 3).complement().params
-        (7, 7, 4, 4, 2)
+        BIBDParams(v=7, b=7, r=4, k=4, lam=2)
         """
         v, b, r, k, lam = self.params
         if v - k < 2 or b - 2 * r + lam < 1:
@@ -245,7 +286,7 @@ class BIBD(CombinatorialObject):
         A symmetric (v, k, lam) design gives a (v-k, k-lam, lam) design [BJL, Thm. II.3.5].
 
         >>> bibd(91, 10).residual().params
-        (81, 90, 10, 9, 1)
+        BIBDParams(v=81, b=90, r=10, k=9, lam=1)
         """
         B = self._symmetric_block(block_index)
         v, _, _, k, lam = self.params
@@ -264,7 +305,7 @@ class BIBD(CombinatorialObject):
         A symmetric (v, k, lam) design with lam >= 2 gives a (k, lam, lam-1) design [BJL, Thm. II.3.5].
 
         >>> bibd(16, 6, 2).derived().params
-        (6, 15, 5, 2, 1)
+        BIBDParams(v=6, b=15, r=5, k=2, lam=1)
         """
         B = self._symmetric_block(block_index)
         v, _, _, k, lam = self.params
@@ -451,9 +492,9 @@ def projective_geometry_design(n: int, q: int, dim: int | None = None) -> BIBD:
     With ``dim = n - 1`` it is symmetric (Singer's difference-set design up to isomorphism).
 
     >>> projective_geometry_design(3, 2).params
-    (15, 15, 7, 7, 3)
+    BIBDParams(v=15, b=15, r=7, k=7, lam=3)
     >>> projective_geometry_design(3, 3, dim=1).params
-    (40, 130, 13, 4, 1)
+    BIBDParams(v=40, b=130, r=13, k=4, lam=1)
     """
     n = check_int("n", n, minimum=2)
     q = check_int("q", q, minimum=2)
@@ -471,7 +512,7 @@ def projective_plane(q: int) -> BIBD:
     """The Desarguesian projective plane PG(2, q): a (q^2+q+1, q+1, 1) symmetric design.
 
     >>> projective_plane(9).params
-    (91, 91, 10, 10, 1)
+    BIBDParams(v=91, b=91, r=10, k=10, lam=1)
     """
     return projective_geometry_design(2, q, 1)
 
@@ -486,7 +527,7 @@ def singer_design(n: int, q: int) -> BIBD:
 
     >>> D = singer_design(2, 2)
     >>> D.params, D.blocks[0]
-    ((7, 7, 3, 3, 1), (1, 2, 4))
+    (BIBDParams(v=7, b=7, r=3, k=3, lam=1), (1, 2, 4))
     """
     n = check_int("n", n, minimum=2)
     q = check_int("q", q, minimum=2)
@@ -507,9 +548,9 @@ def affine_geometry_design(n: int, q: int, dim: int | None = None) -> BIBD:
     A 2-(q^n, q^dim, [n-1 choose dim-1]_q) design [BJL, Prop. I.2.16].
 
     >>> affine_geometry_design(2, 3).params
-    (9, 12, 4, 3, 1)
+    BIBDParams(v=9, b=12, r=4, k=3, lam=1)
     >>> affine_geometry_design(3, 2).params
-    (8, 14, 7, 4, 3)
+    BIBDParams(v=8, b=14, r=7, k=4, lam=3)
     """
     n = check_int("n", n, minimum=2)
     q = check_int("q", q, minimum=2)
@@ -529,7 +570,7 @@ def affine_plane(q: int) -> BIBD:
     """The Desarguesian affine plane AG(2, q): a (q^2, q, 1) design.
 
     >>> affine_plane(4).params
-    (16, 20, 5, 4, 1)
+    BIBDParams(v=16, b=20, r=5, k=4, lam=1)
     """
     return affine_geometry_design(2, q, 1)
 
@@ -541,7 +582,7 @@ def steiner_triple_system(v: int) -> BIBD:
     Theory*, 2008, §1.2-1.3].
 
     >>> steiner_triple_system(15).params
-    (15, 35, 7, 3, 1)
+    BIBDParams(v=15, b=35, r=7, k=3, lam=1)
     """
     v = check_int("v", v, minimum=3)
     check_dense_size("v", v, v * (v - 1) // 6, f"the incidence matrix of STS({v})")
@@ -556,7 +597,7 @@ def paley_design(q: int) -> BIBD:
     [Paley 1933; BJL Thm. VI.1.12].
 
     >>> paley_design(11).params
-    (11, 11, 5, 5, 2)
+    BIBDParams(v=11, b=11, r=5, k=5, lam=2)
     """
     q = check_int("q", q, minimum=7)
     check_dense_size("q", q, q, f"the incidence matrix of the Paley design of order {q}")
@@ -575,7 +616,7 @@ def difference_family_design(moduli, base_blocks, n_fixed: int = 0, lam: int | N
 
     >>> D = difference_family_design(13, [[0, 1, 3, 9]])
     >>> D.params, D.verify()
-    ((13, 13, 4, 4, 1), True)
+    (BIBDParams(v=13, b=13, r=4, k=4, lam=1), True)
     """
     if isinstance(moduli, (int, np.integer)):
         moduli = (int(moduli),)
@@ -592,7 +633,7 @@ def complete_design(v: int, k: int) -> BIBD:
     """The trivial design of all k-subsets of v points: a (v, k, C(v-2, k-2)) design.
 
     >>> complete_design(5, 3).params
-    (5, 10, 6, 3, 3)
+    BIBDParams(v=5, b=10, r=6, k=3, lam=3)
     """
     v = check_int("v", v, minimum=2)
     k = check_int("k", k, minimum=2, maximum=v)
@@ -603,11 +644,13 @@ def complete_design(v: int, k: int) -> BIBD:
                 lam=math.comb(v - 2, k - 2))
 
 
-def union_design(*designs: BIBD) -> BIBD:
+def union_design(*designs: BIBD, name: str | None = None) -> BIBD:
     """Union (block multiset sum) of designs on the same points with the same k: lambdas add.
 
+    ``name`` is the construction text (default: the designs' constructions joined by ``+``).
+
     >>> union_design(bibd(7, 3), bibd(7, 3)).params
-    (7, 14, 6, 3, 2)
+    BIBDParams(v=7, b=14, r=6, k=3, lam=2)
     """
     if not designs:
         raise InvalidArgumentError("designs", "need at least one design")
@@ -617,7 +660,8 @@ def union_design(*designs: BIBD) -> BIBD:
             raise InvalidArgumentError("designs", "all designs must be BIBDs with the same v and k")
     check_dense_size("designs", v, sum(D.b for D in designs), "the union's incidence matrix")
     blocks = [blk for D in designs for blk in D.blocks]
-    return BIBD(v, blocks, " + ".join(f"[{D.construction}]" for D in designs), lam=sum(D.lam for D in designs))
+    how = " + ".join(f"[{D.construction}]" for D in designs) if name is None else name
+    return BIBD(v, blocks, how, lam=sum(D.lam for D in designs))
 
 
 def hermitian_unital(q: int) -> BIBD:
@@ -629,7 +673,7 @@ def hermitian_unital(q: int) -> BIBD:
     the curve in q+1 points) [BJL, Example I.2.18; HCD VI.7.3].
 
     >>> hermitian_unital(3).params
-    (28, 63, 9, 4, 1)
+    BIBDParams(v=28, b=63, r=9, k=4, lam=1)
     """
     q = check_int("q", q, minimum=2)
     if not is_prime_power(q):
@@ -670,7 +714,7 @@ def five_q_design(q: int) -> BIBD:
     ``verify()``.)
 
     >>> five_q_design(9).params
-    (45, 99, 11, 5, 1)
+    BIBDParams(v=45, b=99, r=11, k=5, lam=1)
     """
     q = check_int("q", q, minimum=5)
     if not is_prime_power(q) or q % 4 != 1:
@@ -704,7 +748,7 @@ def mcfarland_design(q: int, d: int = 1) -> BIBD:
     [BJL, Thm. VI.9.1; HCD VI.18.4].
 
     >>> mcfarland_design(3).params
-    (45, 45, 12, 12, 3)
+    BIBDParams(v=45, b=45, r=12, k=12, lam=3)
     """
     q = check_int("q", q, minimum=2)
     d = check_int("d", d, minimum=1)
@@ -765,7 +809,7 @@ def hyperoval_biplane() -> BIBD:
     Graphs*, §10.20].
 
     >>> hyperoval_biplane().params
-    (56, 56, 11, 11, 2)
+    BIBDParams(v=56, b=56, r=11, k=11, lam=2)
     """
     cls = _hyperoval_class()
     sets = [set(o) for o in cls]
@@ -1012,9 +1056,7 @@ def _execute(plan) -> BIBD:
         return union_design(_execute(_plan(*plan[1])), _execute(_plan(*plan[2])))
     if kind == "multiple":
         D = _execute(_plan(*plan[1]))
-        U = union_design(*([D] * plan[2]))
-        U.construction = f"{plan[2]} copies of [{D.construction}]"
-        return U
+        return union_design(*([D] * plan[2]), name=f"{plan[2]} copies of [{D.construction}]")
     raise AssertionError(f"unknown plan {plan!r}")  # pragma: no cover
 
 
@@ -1127,7 +1169,7 @@ def bibd(v: int, k: int, lam: int = 1, *, existence: bool = False):
     >>> bibd(91, 10).construction
     'PG(2,9): points vs lines'
     >>> bibd(13, 3).params
-    (13, 26, 6, 3, 1)
+    BIBDParams(v=13, b=26, r=6, k=3, lam=1)
     >>> bibd(36, 6, 1, existence=True), bibd(51, 6, 1, existence=True)
     (False, None)
     >>> bibd(20029, 4, 1, existence=True)     # Wilson's radical family in GF(20029), nothing built
@@ -1164,14 +1206,12 @@ def bibd(v: int, k: int, lam: int = 1, *, existence: bool = False):
                 "(gcsim.limits.MAX_DENSE_ENTRIES)",
                 requested=peak, limit=limits.MAX_DENSE_ENTRIES, limit_name="MAX_DENSE_ENTRIES")
     D = _build_verified(plan)
-    out = copy.copy(D)               # shares the read-only matrix and the block tuple
-    out.metadata = dict(D.metadata)  # but not the mutable metadata
-    return out
+    return D  # immutable: the cached object itself
 
 
 @lru_cache(maxsize=256)
 def _build_verified(plan) -> BIBD:
-    """Build and verify once per process (the object is immutable apart from metadata)."""
+    """Build and verify once per process (the object is immutable)."""
     D = _execute(plan)
     D.verify()
     return D

@@ -36,22 +36,33 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._validation import check_int
-from ..errors import ImpossibleParametersError, InvalidArgumentError, NotConstructibleError
-from .base import CombinatorialObject, require
+from ..errors import CatalogueError, ImpossibleParametersError, InvalidArgumentError, NotConstructibleError
+from .base import (
+    CombinatorialObject,
+    require,
+    same_assignment,
+    stored_binary,
+    stored_construction,
+    stored_object_metadata,
+    stored_params,
+    stored_seed,
+)
 from .fields import finite_field, prime_power_decomposition
 
 __all__ = [
     "GROUPS",
     "CosetBipartiteGraph",
+    "CosetParams",
     "InvertibilityCertificate",
     "coset_graph",
     "interval_connection_sets",
@@ -65,6 +76,8 @@ __all__ = [
 
 #: Supported groups of order ``k = p**a``.
 GROUPS = ("cyclic", "elementary")
+#: the construction text of a graph drawn from a seed (its claim is re-derived on loading)
+_SEEDED_COSET = re.compile(r".*random connection sets \(seed=(\d+)\)")
 
 #: Default prime of the modular (Schwartz--Zippel) certificate: 2**31 - 1.
 DEFAULT_PRIME = 2_147_483_647
@@ -260,6 +273,14 @@ def _group(k: int, kind: str) -> _Group:
 # the graph
 # ---------------------------------------------------------------------------
 
+class CosetParams(NamedTuple):
+    """Parameters of a coset bipartite graph: group order ``k = p**a``, ``m`` cosets, set size ``delta``."""
+
+    k: int
+    m: int
+    delta: int
+
+
 class CosetBipartiteGraph(CombinatorialObject):
     """Coset bipartite graph (k, m, delta): parts ``G``, workers ``[m] x G``.
 
@@ -282,10 +303,19 @@ class CosetBipartiteGraph(CombinatorialObject):
     """
 
     kind = "coset"
+    Params = CosetParams
+    k: int
+    m: int
+    delta: int
+    p: int
+    a: int
+    group: str
+    connection_sets: tuple[tuple[int, ...], ...]
+    _grp: _Group
 
     def __init__(self, k: int, m: int, delta: int, group: str,
                  connection_sets: Sequence[Sequence[int]], construction: str,
-                 metadata: dict | None = None):
+                 metadata: Mapping[str, Any] | None = None):
         grp = _group(k, group)
         sets = np.asarray(connection_sets, dtype=np.int64).reshape(m, delta)
         # worker (c, y) holds y + S_c: rows add[y, t] of column c*k + y
@@ -294,11 +324,78 @@ class CosetBipartiteGraph(CombinatorialObject):
         A = np.zeros((k, m * k), dtype=np.int64)
         A[rows.ravel(), np.broadcast_to(cols, rows.shape).ravel()] = 1
         super().__init__(A, (k, m, delta), construction, metadata)
-        self.k, self.m, self.delta = int(k), int(m), int(delta)
-        self.p, self.a = grp.p, grp.a
-        self.group = group
-        self.connection_sets = tuple(tuple(int(t) for t in s) for s in sets)
-        self._grp = grp
+        for name, value in (("k", int(k)), ("m", int(m)), ("delta", int(delta)), ("p", grp.p), ("a", grp.a),
+                            ("group", group), ("connection_sets", tuple(tuple(int(t) for t in s) for s in sets)),
+                            ("_grp", grp)):
+            self._set(name, value)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The assignment (int8, 0/1) and the connection sets (int64, ``m x delta``)."""
+        return {"assignment": self.assignment.astype(np.int8),
+                "connection_sets": np.asarray(self.connection_sets, dtype=np.int64).reshape(self.m, self.delta)}
+
+    def bundle_metadata(self) -> dict[str, Any]:
+        """The common entries and the ``group``."""
+        return {**super().bundle_metadata(), "group": self.group}
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> CosetBipartiteGraph:
+        """Rebuild the graph from its connection sets, re-deriving a recorded seed or interval rule.
+
+        The rebuilt assignment must equal the stored one; a graph built from a seed must be
+        exactly what :func:`coset_graph` builds from that seed, and one built from interval
+        connection sets must hold the intervals.
+
+        Examples
+        --------
+        >>> g = coset_graph(7, 2, 3, seed=1)
+        >>> CosetBipartiteGraph.from_arrays(g.to_arrays(), g.bundle_metadata()).connection_sets == g.connection_sets
+        True
+        """
+        k, m, delta = stored_params(metadata, 3, "coset")
+        A = stored_binary(arrays, "assignment", "coset", (k, m * k))
+        group = metadata.get("group")
+        if group not in GROUPS:
+            raise CatalogueError(f"stored coset group must be one of {GROUPS}, got {group!r}")
+        if "connection_sets" not in arrays:
+            raise CatalogueError("stored coset lacks the array 'connection_sets'")
+        sets = np.asarray(arrays["connection_sets"])
+        if sets.dtype.kind not in "iu" or sets.shape != (m, delta):
+            raise CatalogueError(f"stored coset connection_sets must be integers of shape ({m}, {delta}), got "
+                                 f"dtype {sets.dtype} shape {sets.shape}")
+        if sets.size and (sets.min() < 0 or sets.max() >= k):
+            raise CatalogueError(f"stored coset connection sets must lie in [0, {k})")
+        if k < 2 or prime_power_decomposition(k) is None:
+            raise CatalogueError(f"stored coset group order k = {k} is not a prime power")
+        how = stored_construction(metadata)
+        obj = cls(k, m, delta, group, sets.astype(np.int64).tolist(), how,
+                  metadata=stored_object_metadata(metadata))
+        same_assignment(obj, A, "coset")
+        # declared invariants: the recorded seed (or the interval rule) must give exactly these sets
+        stored = [list(s) for s in obj.connection_sets]
+        seeded = _SEEDED_COSET.fullmatch(how)
+        if seeded:
+            seed = int(seeded.group(1))
+            claimed = stored_seed(metadata, "coset")
+            if claimed is not None and claimed != seed:
+                raise CatalogueError(f"stored coset seed {claimed} differs from the construction's seed {seed}")
+            options: list[list[list[int]]] = []
+            for invertible in (False, True):  # require_invertible changes the redraws; the text does not say
+                try:
+                    options.append([list(s) for s in coset_graph(k, m, delta, group, seed=seed,
+                                                                 require_invertible=invertible).connection_sets])
+                except Exception:  # noqa: BLE001 - a claim that cannot be rebuilt is simply not matched
+                    continue
+                if options[-1] == stored:
+                    break
+            if stored not in options:
+                raise CatalogueError(f"seed claim does not hold: coset_graph({k}, {m}, {delta}, {group!r}, "
+                                     f"seed={seed}) builds connection sets "
+                                     f"{options[0] if options else '(none)'}, the file stores {stored}")
+        elif how.endswith("interval connection sets"):
+            if stored != [sorted(s) for s in interval_connection_sets(k, m, delta)]:
+                raise CatalogueError(f"stored coset claims interval connection sets but stores {stored}")
+        return obj
 
     @property
     def blocks(self) -> list[np.ndarray]:

@@ -30,23 +30,32 @@ Families (all over finite fields through :func:`gcsim.combinatorics.fields.finit
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache, lru_cache
 from itertools import combinations
 from math import isqrt
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._validation import check_bool, check_dense_size, check_int
 from ..errors import InvalidArgumentError, NotConstructibleError, VerificationError
-from .base import CombinatorialObject, require
+from .base import (
+    CombinatorialObject,
+    require,
+    same_assignment,
+    stored_binary,
+    stored_construction,
+    stored_object_metadata,
+    stored_params,
+)
 from .fields import finite_field, is_prime_power, prime_power_decomposition
 from .geometries import field_tables
 from .srg_feasibility import complement_parameters, srg_eigenvalues
 
 __all__ = [
     "StronglyRegularGraph",
+    "SRGParams",
     "srg_parameters_of",
     "paley_graph",
     "triangular_graph",
@@ -129,6 +138,15 @@ def srg_parameters_of(adjacency) -> tuple[int, int, int, int] | None:
     return (v, k, int(adj_vals[0]), int(non_vals[0]))
 
 
+class SRGParams(NamedTuple):
+    """Parameters of a strongly regular graph: ``v`` vertices, degree ``k``, ``lam`` and ``mu``."""
+
+    v: int
+    k: int
+    lam: int
+    mu: int
+
+
 class StronglyRegularGraph(CombinatorialObject):
     """A strongly regular graph SRG(v, k, lam, mu) seen as a gradient-coding assignment.
 
@@ -152,19 +170,22 @@ class StronglyRegularGraph(CombinatorialObject):
     --------
     >>> g = petersen_graph()
     >>> g.params, g.kind, g.assignment.sum(axis=0)[:3].tolist()
-    ((10, 3, 0, 1), 'srg', [4, 4, 4])
+    (SRGParams(v=10, k=3, lam=0, mu=1), 'srg', [4, 4, 4])
     >>> g.verify()
     True
     >>> g.eigenvalues()
     ((3, 1), (1, 5), (-2, 4))
     >>> g.complement().params
-    (10, 6, 3, 4)
+    SRGParams(v=10, k=6, lam=3, mu=4)
     """
 
     kind = "srg"
+    Params = SRGParams
+    _adjacency: np.ndarray
+    closed: bool
 
     def __init__(self, adjacency, params: Sequence[int], construction: str, *, closed: bool = True,
-                 metadata: dict | None = None):
+                 metadata: Mapping[str, Any] | None = None):
         adj = np.asarray(adjacency)
         if adj.ndim != 2 or adj.shape[0] != adj.shape[1]:
             raise InvalidArgumentError("adjacency", f"must be a square matrix, got shape {adj.shape}")
@@ -175,10 +196,33 @@ class StronglyRegularGraph(CombinatorialObject):
             raise InvalidArgumentError("params", f"must be (v, k, lam, mu), got {params!r}")
         adj = adj.astype(np.int64)
         adj.setflags(write=False)
-        self._adjacency = adj
-        self.closed = bool(closed)
+        self._set("_adjacency", adj)
+        self._set("closed", bool(closed))
         assignment = adj + np.eye(adj.shape[0], dtype=np.int64) if self.closed else adj
         super().__init__(assignment, tuple(int(p) for p in params), construction, metadata)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The assignment and the adjacency matrix (int8, 0/1)."""
+        return {"assignment": self.assignment.astype(np.int8), "adjacency": self._adjacency.astype(np.int8)}
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> StronglyRegularGraph:
+        """Rebuild the graph from its stored adjacency; the assignment must be ``Adj + I`` or ``Adj``.
+
+        Examples
+        --------
+        >>> g = petersen_graph()
+        >>> StronglyRegularGraph.from_arrays(g.to_arrays(), g.bundle_metadata()).params == g.params
+        True
+        """
+        params = stored_params(metadata, 4, "srg")
+        n = params[0]
+        adj = stored_binary(arrays, "adjacency", "srg", (n, n))
+        A = stored_binary(arrays, "assignment", "srg", (n, n))
+        closed = bool(np.array_equal(A, adj + np.eye(n, dtype=np.int64)))
+        obj = cls(adj, params, stored_construction(metadata), closed=closed,
+                  metadata=stored_object_metadata(metadata))
+        return same_assignment(obj, A, "srg")
 
     @property
     def adjacency(self) -> np.ndarray:
@@ -250,7 +294,7 @@ class StronglyRegularGraph(CombinatorialObject):
         """The complement graph, an SRG with :func:`complement_parameters`.
 
         >>> clebsch_graph().complement().params
-        (16, 10, 6, 6)
+        SRGParams(v=16, k=10, lam=6, mu=6)
         """
         v = self._params[0]
         comp = 1 - self._adjacency - np.eye(v, dtype=np.int64)
@@ -264,7 +308,7 @@ class StronglyRegularGraph(CombinatorialObject):
                                     metadata=dict(self.metadata))
 
     def __repr__(self) -> str:
-        return (f"StronglyRegularGraph(params={self.params}, construction={self.construction!r}, "
+        return (f"StronglyRegularGraph(params={self.params!r}, construction={self.construction!r}, "
                 f"closed={self.closed})")
 
 
@@ -417,7 +461,7 @@ def paley_graph(q: int) -> StronglyRegularGraph:
     --------
     >>> g = paley_graph(9)
     >>> g.params, g.verify()
-    ((9, 4, 1, 2), True)
+    (SRGParams(v=9, k=4, lam=1, mu=2), True)
     """
     q = check_int("q", q, minimum=5)
     if not is_prime_power(q) or q % 4 != 1:
@@ -439,7 +483,7 @@ def triangular_graph(n: int) -> StronglyRegularGraph:
     complement, the Kneser graph K(n, 2), are the strongly regular Johnson/Kneser graphs.)
 
     >>> triangular_graph(5).params
-    (10, 6, 3, 4)
+    SRGParams(v=10, k=6, lam=3, mu=4)
     """
     n = check_int("n", n, minimum=4)
     check_dense_size("n", n * (n - 1) // 2, n * (n - 1) // 2, f"the adjacency matrix of T({n})")
@@ -457,7 +501,7 @@ def kneser_graph_2(n: int) -> StronglyRegularGraph:
     SRG(n(n-1)/2, (n-2)(n-3)/2, (n-4)(n-5)/2, (n-3)(n-4)/2) for n >= 5.
 
     >>> kneser_graph_2(5).params
-    (10, 3, 0, 1)
+    SRGParams(v=10, k=3, lam=0, mu=1)
     """
     n = check_int("n", n, minimum=5)
     g = triangular_graph(n).complement()
@@ -470,7 +514,7 @@ def lattice_graph(n: int) -> StronglyRegularGraph:
     SRG(n^2, 2(n-1), n-2, 2) for n >= 2 (BvM §1.1.6).  Vertex ``(i, j)`` is ``i*n + j``.
 
     >>> lattice_graph(4).params
-    (16, 6, 2, 2)
+    SRGParams(v=16, k=6, lam=2, mu=2)
     """
     n = check_int("n", n, minimum=2)
     return latin_square_graph(2, n)
@@ -502,9 +546,9 @@ def latin_square_graph(m: int, n: int) -> StronglyRegularGraph:
     Examples
     --------
     >>> latin_square_graph(3, 6).params
-    (36, 15, 6, 6)
+    SRGParams(v=36, k=15, lam=6, mu=6)
     >>> latin_square_graph(4, 5).params
-    (25, 16, 9, 12)
+    SRGParams(v=25, k=16, lam=9, mu=12)
     """
     n = check_int("n", n, minimum=2)
     m = check_int("m", m, minimum=2, maximum=n)
@@ -537,7 +581,7 @@ def complete_multipartite_graph(m: int, n: int) -> StronglyRegularGraph:
     Imprimitive (its complement m K_n is disconnected).  m, n >= 2.
 
     >>> complete_multipartite_graph(3, 2).params
-    (6, 4, 2, 4)
+    SRGParams(v=6, k=4, lam=2, mu=4)
     """
     m = check_int("m", m, minimum=2)
     n = check_int("n", n, minimum=2)
@@ -552,7 +596,7 @@ def disjoint_cliques(m: int, n: int) -> StronglyRegularGraph:
     """m disjoint copies of K_n: SRG(mn, n-1, n-2, 0) (imprimitive). m, n >= 2.
 
     >>> disjoint_cliques(2, 3).params
-    (6, 2, 1, 0)
+    SRGParams(v=6, k=2, lam=1, mu=0)
     """
     m = check_int("m", m, minimum=2)
     n = check_int("n", n, minimum=2)
@@ -580,7 +624,7 @@ def clebsch_graph() -> StronglyRegularGraph:
     Cayley graph of GF(2)^4 with connection set ``{e1, e2, e3, e4, 1111}``.
 
     >>> clebsch_graph().params
-    (16, 5, 0, 2)
+    SRGParams(v=16, k=5, lam=0, mu=2)
     """
     adj = _cayley_adjacency(2, 4, [8, 4, 2, 1, 15])
     return _make(adj, "Clebsch graph (folded 5-cube)", (16, 5, 0, 2))
@@ -593,7 +637,7 @@ def shrikhande_graph() -> StronglyRegularGraph:
     (Shrikhande 1959; BvM §10.6).  Vertex ``(a, b)`` is ``4a + b``.
 
     >>> shrikhande_graph().params
-    (16, 6, 2, 2)
+    SRGParams(v=16, k=6, lam=2, mu=2)
     """
     a, b = np.divmod(np.arange(16), 4)
     da = (a[:, None] - a[None, :]) % 4
@@ -612,7 +656,7 @@ def schlafli_graph() -> StronglyRegularGraph:
     elliptic quadric Q^-(5, 2) (:func:`polar_graph` ``("O-", 6, 2)``).
 
     >>> schlafli_graph().params
-    (27, 16, 10, 8)
+    SRGParams(v=27, k=16, lam=10, mu=8)
     """
     g = polar_graph("O-", 6, 2).complement()
     return StronglyRegularGraph(g.adjacency, g.params, "Schläfli graph (complement of GQ(2,4))")
@@ -627,7 +671,7 @@ def hoffman_singleton_graph() -> StronglyRegularGraph:
     ``P_{h,j} ~ Q_{i, h i + j}``.  Vertex ``P_{h,j}`` is ``5h + j``, ``Q_{i,j}`` is ``25 + 5i + j``.
 
     >>> hoffman_singleton_graph().params
-    (50, 7, 0, 1)
+    SRGParams(v=50, k=7, lam=0, mu=1)
     """
     adj = np.zeros((50, 50), dtype=np.int64)
     h, j = np.divmod(np.arange(25), 5)
@@ -674,7 +718,7 @@ def gewirtz_graph() -> StronglyRegularGraph:
     third point, adjacent iff disjoint, form the Gewirtz graph.
 
     >>> gewirtz_graph().params
-    (56, 10, 0, 2)
+    SRGParams(v=56, k=10, lam=0, mu=2)
     """
     oct_ = _golay_octads()
     sel = oct_[(oct_[:, 0] == 1) & (oct_[:, 1] == 1) & (oct_[:, 2] == 0)][:, 3:]
@@ -694,7 +738,7 @@ def abelian_cayley_graph(moduli: Sequence[int], connection: Iterable[Sequence[in
     (Ma 1994, *Des. Codes Cryptogr.* 4).
 
     >>> abelian_cayley_graph([5], [[1], [4]]).params      # the pentagon
-    (5, 2, 0, 1)
+    SRGParams(v=5, k=2, lam=0, mu=1)
     """
     try:
         mods = [check_int("moduli", m, minimum=2) for m in moduli]
@@ -741,7 +785,7 @@ def menon_graph_36() -> StronglyRegularGraph:
     ``Adj^2 = 14 I + 4 Adj + 6 (J - I - Adj)`` (docs/theory/20_srg.md §20.7).
 
     >>> menon_graph_36().params
-    (36, 14, 4, 6)
+    SRGParams(v=36, k=14, lam=4, mu=6)
     """
     g = abelian_cayley_graph([6, 6], MENON_36_CONNECTION)
     if g.params != (36, 14, 4, 6):  # pragma: no cover
@@ -775,7 +819,7 @@ def block_graph(blocks: Sequence[Iterable[int]], *, name: str | None = None) -> 
     --------
     >>> from itertools import combinations
     >>> block_graph(list(combinations(range(6), 2))).params   # S(2,2,6): T(6)
-    (15, 8, 4, 4)
+    SRGParams(v=15, k=8, lam=4, mu=4)
     """
     try:
         blist = [tuple(int(x) for x in b) for b in blocks]
@@ -925,9 +969,9 @@ def polar_graph(kind: str, n: int, q: int) -> StronglyRegularGraph:
     ``("U", 4, r^2)`` is GQ(r^2, r); ``("Sp", 6, 2)`` is SRG(63, 30, 13, 15).
 
     >>> polar_graph("Sp", 4, 2).params
-    (15, 6, 1, 3)
+    SRGParams(v=15, k=6, lam=1, mu=3)
     >>> polar_graph("O-", 6, 2).params
-    (27, 10, 1, 5)
+    SRGParams(v=27, k=10, lam=1, mu=5)
     """
     kind, n, q, d, e2 = _polar_check(kind, n, q)
     v = polar_graph_parameters(kind, n, q)[0]   # the form is evaluated on pairs of singular points only
@@ -971,7 +1015,7 @@ def symplectic_graph(m: int) -> StronglyRegularGraph:
     (over GF(2) projective points are nonzero vectors).  m >= 2.
 
     >>> symplectic_graph(2).params
-    (15, 8, 4, 4)
+    SRGParams(v=15, k=8, lam=4, mu=4)
     """
     m = check_int("m", m, minimum=2)
     check_dense_size("m", 4 ** m - 1, 4 ** m - 1, f"the adjacency matrix of Sp({2 * m},2)")
@@ -988,9 +1032,9 @@ def generalized_quadrangle_graph(s: int, t: int) -> StronglyRegularGraph:
     ``(s, 1)`` = the grid, i.e. L2(s+1); ``(1, t)`` = the dual grid K_{t+1,t+1}.
 
     >>> generalized_quadrangle_graph(2, 4).params
-    (27, 10, 1, 5)
+    SRGParams(v=27, k=10, lam=1, mu=5)
     >>> generalized_quadrangle_graph(3, 5).params
-    (64, 18, 2, 6)
+    SRGParams(v=64, k=18, lam=2, mu=6)
     """
     s = check_int("s", s, minimum=1)
     t = check_int("t", t, minimum=1)
@@ -1048,7 +1092,7 @@ def two_intersection_graph(q: int, points, *, name: str | None = None) -> Strong
     Examples
     --------
     >>> two_intersection_graph(3, [[0, 1], [1, 0]]).params      # L2(3)
-    (9, 4, 1, 2)
+    SRGParams(v=9, k=4, lam=1, mu=2)
     """
     q = check_int("q", q, minimum=2)
     if not is_prime_power(q):
@@ -1082,9 +1126,9 @@ def affine_polar_graph(eps: int, m: int, q: int) -> StronglyRegularGraph:
     The connection set is the quadric, a projective two-intersection set.
 
     >>> affine_polar_graph(-1, 2, 2).params   # the Clebsch graph
-    (16, 5, 0, 2)
+    SRGParams(v=16, k=5, lam=0, mu=2)
     >>> affine_polar_graph(-1, 3, 2).params
-    (64, 27, 10, 12)
+    SRGParams(v=64, k=27, lam=10, mu=12)
     """
     eps = check_int("eps", eps)
     if eps not in (1, -1):
@@ -1116,7 +1160,7 @@ def hyperoval_gq_graph(q: int) -> StronglyRegularGraph:
     point of O (Payne & Thas 3.1.3), giving SRG(q^3, (q-1)(q+2), q-2, q+2).
 
     >>> hyperoval_gq_graph(4).params
-    (64, 18, 2, 6)
+    SRGParams(v=64, k=18, lam=2, mu=6)
     """
     q = check_int("q", q, minimum=4)
     pp = prime_power_decomposition(q)

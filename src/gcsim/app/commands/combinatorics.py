@@ -26,7 +26,7 @@ _FAMILIES = {
 
 
 def _build(family: str, numbers: list[int], args: argparse.Namespace, existence: bool = False):
-    from ...io.named import build_family
+    from ...catalogue.named import build_family
 
     usage, lo, hi = _FAMILIES[family]
     if not lo <= len(numbers) <= hi:
@@ -44,7 +44,7 @@ def _cmd_construct(args: argparse.Namespace) -> int:
     payload = object_summary(obj)
     payload["verified"] = True
     if args.export:
-        from ...io.catalogue import export_object
+        from ...catalogue.objects import export_object
         with path_errors("--export"):
             payload["exported"] = str(export_object(obj, args.export, name=args.name, overwrite=args.force))
     if args.matrix:
@@ -74,7 +74,8 @@ def _cmd_exists(args: argparse.Namespace) -> int:
 
 
 def _cmd_load(args: argparse.Namespace) -> int:
-    from ...io.catalogue import load_bundle, load_object
+    from ...catalogue.objects import load_object
+    from ...io.bundle import load_bundle
 
     try:
         _, manifest = load_bundle(args.path)

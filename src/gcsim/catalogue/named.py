@@ -1,82 +1,69 @@
-"""The named instances used throughout gcsim (SPEC §2) and their catalogue names.
+"""The named instances used throughout gcsim (docs/theory.md §10–§30) and their catalogue names.
 
 Each entry builds the object from its factory with fixed arguments (and seed),
 so the committed files under ``designs/`` can be regenerated and compared.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+from ..combinatorics.bibd import bibd
+from ..combinatorics.biregular import biregular_graph
+from ..combinatorics.coset import coset_graph
+from ..combinatorics.srg import srg
+from ..errors import InvalidArgumentError
+from .objects import load_object
 
 __all__ = ["NAMED_INSTANCES", "FAMILIES", "build_named", "build_family", "resolve_design"]
 
 
-def _pg29():
-    from ..combinatorics.bibd import bibd
-    return bibd(91, 10, 1)
-
-
-def _coset():
-    from ..combinatorics.coset import coset_graph
-    return coset_graph(27, 2, 5)
-
-
-def _biregular():
-    from ..combinatorics.biregular import biregular_graph
-    return biregular_graph(40, 20, 3, 6, seed=0)
-
-
-def _paley13():
-    from ..combinatorics.srg import srg
-    return srg(13, 6, 2, 3)
-
-
-def _petersen():
-    from ..combinatorics.srg import srg
-    return srg(10, 3, 0, 1)
-
-
 #: catalogue name -> (description, factory)
 NAMED_INSTANCES: dict[str, tuple[str, Callable[[], Any]]] = {
-    "pg2_9": ("(91,91,10,10,1) BIBD: points vs lines of PG(2,9)", _pg29),
-    "coset_27_2_5": ("(27,2,5) coset bipartite graph over Z_27", _coset),
-    "biregular_40_20_3_6": ("(40,20,3,6) bi-regular bipartite graph, seed 0", _biregular),
-    "paley13": ("Paley(13) strongly regular graph (13,6,2,3)", _paley13),
-    "petersen": ("Petersen graph (10,3,0,1)", _petersen),
+    "pg2_9": ("(91,91,10,10,1) BIBD: points vs lines of PG(2,9)", lambda: bibd(91, 10, 1)),
+    "coset_27_2_5": ("(27,2,5) coset bipartite graph over Z_27", lambda: coset_graph(27, 2, 5)),
+    "biregular_40_20_3_6": ("(40,20,3,6) bi-regular bipartite graph, seed 0",
+                            lambda: biregular_graph(40, 20, 3, 6, seed=0)),
+    "paley13": ("Paley(13) strongly regular graph (13,6,2,3)", lambda: srg(13, 6, 2, 3)),
+    "petersen": ("Petersen graph (10,3,0,1)", lambda: srg(10, 3, 0, 1)),
 }
 
 
-def build_named(name: str):
-    """Build the named instance ``name`` (a key of :data:`NAMED_INSTANCES`)."""
-    from ..errors import InvalidArgumentError
+def build_named(name: str) -> Any:
+    """Build the named instance ``name`` (a key of :data:`NAMED_INSTANCES`).
 
+    >>> build_named("petersen").params
+    SRGParams(v=10, k=3, lam=0, mu=1)
+    """
     if name not in NAMED_INSTANCES:
         raise InvalidArgumentError("name", f"unknown named instance {name!r}; known: {sorted(NAMED_INSTANCES)}")
     return NAMED_INSTANCES[name][1]()
 
 
-#: family -> factory (module, function); the parameters are positional integers
-FAMILIES = {
-    "bibd": ("gcsim.combinatorics.bibd", "bibd"),
-    "srg": ("gcsim.combinatorics.srg", "srg"),
-    "coset": ("gcsim.combinatorics.coset", "coset_graph"),
-    "biregular": ("gcsim.combinatorics.biregular", "biregular_graph"),
+#: family -> factory; the parameters are positional integers
+FAMILIES: dict[str, Callable[..., Any]] = {
+    "bibd": bibd,
+    "srg": srg,
+    "coset": coset_graph,
+    "biregular": biregular_graph,
 }
 
 
-def build_family(family: str, params, *, seed: int = 0, group: str = "cyclic", existence: bool = False):
+def build_family(family: str, params: Sequence[int], *, seed: int = 0, group: str = "cyclic",
+                 existence: bool = False) -> Any:
     """Build ``family`` with positional ``params`` (or answer existence for bibd/srg).
 
     ``seed`` goes to the bi-regular construction and ``group`` to the coset graph.
+
+    >>> build_family("bibd", [7, 3, 1]).params
+    BIBDParams(v=7, b=7, r=3, k=3, lam=1)
+    >>> build_family("srg", [10, 3, 0, 1], existence=True)
+    True
     """
-    import importlib
-
-    from ..errors import InvalidArgumentError
-
     if family not in FAMILIES:
         raise InvalidArgumentError("family", f"unknown family {family!r} ({', '.join(FAMILIES)})")
-    module, name = FAMILIES[family]
-    factory = getattr(importlib.import_module(module), name)
+    factory = FAMILIES[family]
     if family in ("bibd", "srg"):
         return factory(*params, existence=existence)
     if existence:
@@ -86,17 +73,16 @@ def build_family(family: str, params, *, seed: int = 0, group: str = "cyclic", e
     return factory(*params, seed=seed)
 
 
-def resolve_design(spec: str):
+def resolve_design(spec: str) -> Any:
     """An assignment object from a command-line style spec.
 
     Accepted forms: a named instance (``pg2_9``), a family with parameters
     (``bibd:91,10,1``, ``srg:13,6,2,3``, ``coset:27,2,5``, ``biregular:40,20,3,6[,seed]``),
     or the path of a catalogue bundle.
+
+    >>> resolve_design("srg:13,6,2,3").params
+    SRGParams(v=13, k=6, lam=2, mu=3)
     """
-    from pathlib import Path
-
-    from ..errors import InvalidArgumentError
-
     if spec in NAMED_INSTANCES:
         return build_named(spec)
     if ":" in spec:
@@ -112,7 +98,6 @@ def resolve_design(spec: str):
         return build_family(family, nums)
     path = Path(spec)
     if path.with_suffix(".json").exists() or path.exists() or Path(str(path) + ".json").exists():
-        from .catalogue import load_object
         return load_object(path)
     raise InvalidArgumentError("design", f"{spec!r} is neither a named instance ({', '.join(NAMED_INSTANCES)}), "
                                "a family spec like bibd:91,10,1, nor a catalogue file")

@@ -1,4 +1,8 @@
-"""The design catalogue: versioned bundles of arrays with a checksummed manifest.
+"""Bundles: versioned files of named arrays with a checksummed manifest.
+
+This is the generic storage format of gcsim.  What an object kind stores in a bundle and
+how it is rebuilt lives with the kind (its ``to_arrays``, ``bundle_metadata`` and
+``from_arrays``); :mod:`gcsim.catalogue` exports and loads objects of every kind.
 
 A *bundle* is two files sharing a stem:
 
@@ -63,7 +67,6 @@ import math
 import os
 import re
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,10 +95,7 @@ __all__ = [
     "load_bundle",
     "bundle_paths",
     "check_bundle_name",
-    "export_object",
-    "load_object",
-    "register_loader",
-    "list_catalogue",
+    "check_path",
 ]
 
 BUNDLE_FORMAT = "gcsim-bundle"
@@ -125,7 +125,7 @@ def check_bundle_name(argument: str, name: Any) -> str:
     A name must be a non-empty string of at most 200 characters without path separators,
     NUL or control characters, must not start with ``.`` (hidden and relative names such
     as ``..``) and must not end in ``.npz``/``.json``.  This is what keeps
-    ``export_object(..., name="../../x")`` or an absolute name from writing outside the
+    ``gcsim.catalogue.export_object(..., name="../../x")`` or an absolute name from writing outside the
     target folder.
 
     Examples
@@ -160,7 +160,11 @@ def check_bundle_name(argument: str, name: Any) -> str:
     return name
 
 
-def _as_path(argument: str, path: Any) -> Path:
+def check_path(argument: str, path: Any) -> Path:
+    """``path`` as a :class:`~pathlib.Path`: a non-empty ``str`` or ``os.PathLike`` without NUL characters.
+
+    Raises :class:`~gcsim.errors.InvalidArgumentError` naming ``argument`` otherwise.
+    """
     if not isinstance(path, (str, os.PathLike)):
         raise InvalidArgumentError(argument, f"must be a path (str or os.PathLike), got {type(path).__name__}")
     text = os.fspath(path)
@@ -190,7 +194,7 @@ def _is_staged_of(name: str, filename: str) -> bool:
 
 def _resolve(path: Any) -> tuple[Path, Path]:
     """Bundle paths for ``path``, accepting the content-addressed data file name too."""
-    path = _as_path("path", path)
+    path = check_path("path", path)
     npz_path, json_path = bundle_paths(path)
     if not os.path.lexists(json_path):
         m = re.fullmatch(r"(.+)\.[0-9a-f]{%d}" % _HASH_CHARS, npz_path.name[:-4])
@@ -305,7 +309,7 @@ def save_bundle(stem: str | Path, arrays: dict[str, Any], manifest: dict[str, An
     >>> arrays["I"].tolist(), man["metadata"]["kind"]
     ([[1.0, 0.0], [0.0, 1.0]], 'demo')
     """
-    stem = _as_path("stem", stem)
+    stem = check_path("stem", stem)
     clean = _check_arrays(arrays)
     if manifest is not None and not isinstance(manifest, dict):
         raise InvalidArgumentError("manifest", f"must be a dict of metadata, got {type(manifest).__name__}")
@@ -576,168 +580,3 @@ def load_bundle(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> tupl
         if not changed or attempt == 2:
             raise CatalogueError(problem)
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-# ---------------------------------------------------------------------------
-# combinatorial objects
-
-# kind -> function(arrays, metadata) -> object (must re-verify the object)
-_LOADERS: dict[str, Callable[[dict[str, np.ndarray], dict[str, Any]], Any]] = {}
-_KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
-
-
-def register_loader(kind: str, loader: Callable[[dict[str, np.ndarray], dict[str, Any]], Any]) -> None:
-    """Register how to rebuild objects of ``kind`` from a bundle's arrays and metadata.
-
-    The loader must check the arrays' dtypes and values and every invariant the
-    metadata declares (raising :class:`~gcsim.errors.CatalogueError`); :func:`load_object`
-    then calls ``obj.verify()`` and compares the parameters.
-    """
-    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
-        raise InvalidArgumentError("kind", f"must be a lowercase identifier, got {kind!r}")
-    if not callable(loader):
-        raise InvalidArgumentError("loader", "must be callable")
-    _LOADERS[kind] = loader
-
-
-def _object_arrays(obj: Any) -> dict[str, np.ndarray]:
-    arrays = {"assignment": np.asarray(obj.assignment, dtype=np.int8)}
-    adjacency = getattr(obj, "adjacency", None)
-    if adjacency is not None:
-        arrays["adjacency"] = np.asarray(adjacency, dtype=np.int8)
-    return arrays
-
-
-def export_object(obj: Any, directory: str | Path = "designs", name: str | None = None, *,
-                  overwrite: bool = False, extra_metadata: dict[str, Any] | None = None) -> Path:
-    """Verify a combinatorial object and export it as a bundle under ``directory/<kind>/<name>``.
-
-    The object is verified before anything is written (a failing object is never
-    exported). The manifest records kind, parameters, construction, seed (if any),
-    the verification result and provenance.
-
-    Parameters
-    ----------
-    obj : CombinatorialObject
-        A gcsim design or graph (``assignment``, ``params``, ``verify``).
-    directory : path
-        Catalogue folder (created if missing).
-    name : str, optional
-        Plain file stem (no folders, no leading ``.``; see :func:`check_bundle_name`);
-        default: the parameters joined by ``_``.
-    overwrite : bool
-        Replace an existing bundle (otherwise ``FileExistsError``).
-    extra_metadata : dict, optional
-        JSON-serializable entries merged into the manifest's metadata.
-
-    Returns
-    -------
-    Path of the JSON manifest.
-    """
-    for attr in ("assignment", "params", "verify"):
-        if not hasattr(obj, attr):
-            raise InvalidArgumentError("obj", f"must be a gcsim combinatorial object (no .{attr})")
-    directory = check_folder("directory", _as_path("directory", directory))
-    kind = getattr(obj, "kind", type(obj).__name__.lower())
-    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
-        raise InvalidArgumentError("obj", f"kind must be a lowercase identifier, got {kind!r}")
-    if name is None:
-        name = "_".join(str(p) for p in obj.params)
-    check_bundle_name("name", name)
-    if extra_metadata is not None and not isinstance(extra_metadata, dict):
-        raise InvalidArgumentError("extra_metadata", f"must be a dict, got {type(extra_metadata).__name__}")
-    obj.verify()
-    meta = {
-        "kind": kind,
-        "class": f"{type(obj).__module__}.{type(obj).__qualname__}",
-        "params": list(obj.params),
-        "construction": getattr(obj, "construction", None),
-        "seed": getattr(obj, "seed", None) if getattr(obj, "seed", None) is not None
-        else getattr(obj, "metadata", {}).get("seed"),
-        "object_metadata": getattr(obj, "metadata", {}),
-        "verified": True,
-    }
-    if hasattr(obj, "group"):
-        meta["group"] = obj.group
-    if hasattr(obj, "catalogue_metadata"):
-        meta.update(obj.catalogue_metadata())
-    if extra_metadata:
-        meta.update(extra_metadata)
-    arrays = _object_arrays(obj)
-    if hasattr(obj, "connection_sets"):
-        arrays["connection_sets"] = np.asarray(obj.connection_sets, dtype=np.int64)
-    if hasattr(obj, "catalogue_arrays"):
-        arrays.update(obj.catalogue_arrays())
-    return save_bundle(directory / kind / name, arrays, meta, overwrite=overwrite)
-
-
-def load_object(path: str | Path, *, verify: bool = True, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
-    """Load an exported combinatorial object and re-verify it from the file alone.
-
-    Parameters
-    ----------
-    path : path
-        Bundle stem, ``.json`` or ``.npz`` path.
-    verify : bool
-        Run the object's exact ``verify()`` (default).  The dtype/value checks and the
-        re-derivation of declared invariants (seed claims) always run.
-    max_bytes : int
-        Size bound passed to :func:`load_bundle`.
-
-    Raises
-    ------
-    CatalogueError
-        Anything :func:`load_bundle` refuses; arrays of a non-integer dtype or with values
-        other than 0/1 where an incidence matrix is expected; a matrix that does not verify;
-        parameters or a seed claim that the matrix does not match.
-    """
-    arrays, manifest = load_bundle(path, max_bytes=max_bytes)
-    meta = manifest["metadata"]
-    kind = meta.get("kind")
-    _ensure_default_loaders()
-    if not isinstance(kind, str) or kind not in _LOADERS:
-        raise CatalogueError(f"{path}: no loader for kind {kind!r} (known: {sorted(_LOADERS)})")
-    try:
-        obj = _LOADERS[kind](arrays, meta)
-        if verify:
-            obj.verify()
-    except CatalogueError as exc:
-        raise CatalogueError(f"{path}: {exc}") from None
-    except Exception as exc:  # a loaded object that does not verify is refused
-        raise CatalogueError(f"{path}: stored {kind} does not verify: {exc}") from exc
-    if tuple(obj.params) != tuple(meta.get("params") or ()):
-        raise CatalogueError(f"{path}: parameters {tuple(obj.params)} of the stored matrix differ from the "
-                             f"manifest's {meta.get('params')}")
-    return obj
-
-
-def list_catalogue(directory: str | Path = "designs") -> list[dict[str, Any]]:
-    """One summary dict per bundle found under ``directory`` (not validated; see :func:`load_bundle`).
-
-    Only regular ``*.json`` files that hold a bundle manifest are listed; FIFOs, devices,
-    oversized or malformed files are skipped without being read.
-    """
-    rows = []
-    for json_path in sorted(_as_path("directory", directory).rglob("*.json")):
-        try:
-            man = read_json_object(json_path, MAX_MANIFEST_BYTES)
-        except (OSError, ValueError):
-            continue
-        if man.get("format") == BUNDLE_FORMAT:
-            md = man.get("metadata")
-            md = md if isinstance(md, dict) else {}
-            rows.append({"path": str(json_path.with_suffix("")), "kind": md.get("kind"),
-                         "params": md.get("params"), "construction": md.get("construction")})
-    return rows
-
-
-_DEFAULTS_LOADED = False
-
-
-def _ensure_default_loaders() -> None:
-    global _DEFAULTS_LOADED
-    if _DEFAULTS_LOADED:
-        return
-    from . import loaders  # noqa: F401  (registers the built-in kinds)
-
-    _DEFAULTS_LOADED = True

@@ -1,0 +1,37 @@
+"""The object kinds a catalogue bundle may hold: kind name -> class.
+
+A written table (no registration at import time): adding a kind means adding its class
+here.  Every class provides ``to_arrays()``, ``bundle_metadata()`` and the classmethod
+``from_arrays(arrays, metadata)`` of the object contract, and an exact ``verify()``.
+"""
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any
+
+from ..cerar.design import CerarDesign
+from ..combinatorics.baselines import (
+    CyclicRepetition,
+    FractionalRepetition,
+    MargulisGabberGalil,
+    RandomRegularAssignment,
+)
+from ..combinatorics.bibd import BIBD
+from ..combinatorics.biregular import BiregularGraph
+from ..combinatorics.coset import CosetBipartiteGraph
+from ..combinatorics.srg_families import StronglyRegularGraph
+
+__all__ = ["KINDS"]
+
+#: catalogue kind -> class rebuilding it (``cls.kind`` equals the key)
+KINDS: MappingProxyType[str, Any] = MappingProxyType({cls.kind: cls for cls in (
+    BIBD,
+    StronglyRegularGraph,
+    CosetBipartiteGraph,
+    BiregularGraph,
+    FractionalRepetition,
+    CyclicRepetition,
+    RandomRegularAssignment,
+    MargulisGabberGalil,
+    CerarDesign,
+)})
