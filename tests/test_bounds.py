@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gcsim.coding import bounds as bd
+from gcsim.coding.decoders import rd_unbiased_decoder
 from gcsim.errors import ImpossibleParametersError, InvalidArgumentError
 from tolerances import SAFETY, cond, gamma, lstsq_tol, unit_roundoff
 
@@ -785,7 +786,7 @@ def test_rd_estimator_monte_carlo_heterogeneous_p(eps, dist):
     formula = bd.rd_estimator_variance(A, m, p, G, eps, dist)
     assert abs(sq.mean() - formula) <= 4.5 * sq.std(ddof=1) / math.sqrt(K)
     # the library decoder is the one simulated here
-    X = bd.rd_unbiased_decoder(D[0], F[0].astype(bool), 3, p, eps, dist)
+    X = rd_unbiased_decoder(D[0], F[0].astype(bool), 3, p, eps, dist)
     # the same quotient d / ((1 - p) r mu2), rounded in a different order: 4 roundings (Higham Thm 2.1)
     assert np.allclose(X, (D[0] * (F[0] / ((1 - p) * 3 * mu2))[None]).T, rtol=SAFETY * gamma(4), atol=0)
     # uniform bound under ||g_i|| <= G: both sides are sums of non-negative terms (relative gamma_{nd+8})

@@ -21,13 +21,13 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gcsim.coding.decoders import optimal_decoder
 from gcsim.coding.evaluate import (
     GRAM_KAPPA_LIMIT,
     condition_number,
     expected_error,
     expected_error_over_seeds,
     fixed_decoder_error,
-    optimal_decoder,
     optimal_error,
     optimal_error_all,
     worst_case_error,

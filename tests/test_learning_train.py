@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from executor_tolerances import decode_tol, lsq_err_tol, padded_blocks, target
-from gcsim.coding.bounds import ns_estimator_variance, rd_estimator_variance, rd_unbiased_decoder
+from gcsim.coding.bounds import ns_estimator_variance, rd_estimator_variance
+from gcsim.coding.decoders import rd_unbiased_decoder
 from gcsim.coding.evaluate import optimal_error
 from gcsim.coding.schemes import encode
 from gcsim.coding.stragglers import straggler_model
@@ -137,7 +138,7 @@ def test_uncoded_arrivals_is_rescaled_sum():
     assert np.all(np.abs(est[2] - G.sum(0)) <= decode_tol(B, X[2], masks[2], G, 1)[0] + dot_tol(5, np.abs(G).sum(0)))
 
 
-def test_rd_unbiased_decoder_matches_bounds_module():
+def test_rd_unbiased_decoder_matches_decoders_module():
     code = CodedGradient(CodeSpec("rd", FANO, 2, "rd", "unbiased", options={"eps": 0.3}), p=0.25, seed=9)
     mask = _masks(7, 1, seed=3)[0]
     _, X = code.decoders(mask)

@@ -71,7 +71,8 @@ __all__ = [
     "bibd_naive_error",
     "split_blocks",
     "block_multiplicities",
-    "rd_unbiased_decoder",
+    "resolve_moments",
+    "straggling_probabilities",
     "rd_estimator_variance",
     "rd_variance_bound",
     "ns_estimator_variance",
@@ -347,7 +348,8 @@ def rd_moments(eps: float = 0.0, dist: str = "rademacher") -> tuple[float, float
     return base2 * (1.0 + eps ** 2 / 3.0), base4 * (1.0 + 2.0 * eps ** 2 + eps ** 4 / 5.0)
 
 
-def _resolve_moments(eps: float, dist: str, moments: Any) -> tuple[float, float]:
+def resolve_moments(eps: float, dist: str, moments: Any) -> tuple[float, float]:
+    """``(E d², E d⁴)``: the given pair ``moments`` (checked), else :func:`rd_moments` of ``(eps, dist)``."""
     if moments is None:
         return rd_moments(eps, dist)
     try:
@@ -396,7 +398,7 @@ def rd_optimal_scale(assignment: Any, m: int, nonstragglers: Any, eps: float = 0
     0.3333333333333333
     """
     A, m, S1, S2, single = _rd_sums(assignment, m, nonstragglers)
-    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    mu2, mu4 = resolve_moments(eps, dist, moments)
     Q = _rd_quadratic(mu2, mu4, m, S1, S2)
     alpha = np.where(Q > 0, mu2 * S1 / np.where(Q > 0, Q, 1.0), 0.0)
     return _out(alpha, single)
@@ -417,7 +419,7 @@ def rd_scaled_sign_error(assignment: Any, m: int, nonstragglers: Any, alpha: Any
     6.0
     """
     A, m, S1, S2, single = _rd_sums(assignment, m, nonstragglers)
-    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    mu2, mu4 = resolve_moments(eps, dist, moments)
     alpha = check_finite_array("alpha", alpha)
     if alpha.ndim > 1 or (alpha.ndim == 1 and alpha.shape[0] != S1.shape[0]):
         raise InvalidArgumentError("alpha", f"must be a scalar or have one entry per pattern, got shape {alpha.shape}")
@@ -464,7 +466,7 @@ def rd_upper_bound(assignment: Any, m: int, nonstragglers: Any, eps: float = 0.0
     0.0
     """
     A, m, S1, S2, single = _rd_sums(assignment, m, nonstragglers)
-    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    mu2, mu4 = resolve_moments(eps, dist, moments)
     N = A.shape[0]
     val = _rd_bound_from_sums(N, m, S1, S2, mu2, mu4)
     if normalized:
@@ -551,7 +553,7 @@ def worst_case_rd_upper_bound(assignment: Any, m: int, s: int, eps: float = 0.0,
     m = check_int("m", m, minimum=1)
     n = A.shape[1]
     s = check_int("s", s, minimum=0, maximum=n)
-    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    mu2, mu4 = resolve_moments(eps, dist, moments)
     exact_limit = check_int("exact_limit", exact_limit, minimum=1)
     seed = check_int("seed", seed, minimum=0)
     restarts = check_int("restarts", restarts, minimum=1)
@@ -613,7 +615,7 @@ def bibd_rd_upper_bound(v: int, k: int, lam: int, m: int, s: int, eps: float = 0
     v, k, lam = _check_symmetric_bibd(v, k, lam)
     m = check_int("m", m, minimum=1)
     s = check_int("s", s, minimum=0, maximum=v)
-    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    mu2, mu4 = resolve_moments(eps, dist, moments)
     f = v - s
     S1, S2 = f * k, (k - lam) * f + lam * f * f
     return float(_rd_bound_from_sums(v, m, S1, S2, mu2, mu4))
@@ -696,7 +698,7 @@ def srg_rd_upper_bound(v: int, k: int, lam: int, mu: int, m: int, s: int, *, edg
     v, k, lam, mu = _check_srg(v, k, lam, mu)
     m = check_int("m", m, minimum=1)
     s = check_int("s", s, minimum=0, maximum=v)
-    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    mu2, mu4 = resolve_moments(eps, dist, moments)
     f = v - s
     if include_self:
         S1, base, coef = f * (k + 1), (k + 1 - mu) * f + mu * f * f, 2 * lam - 2 * mu + 4
@@ -783,7 +785,8 @@ def split_blocks(gradients: Any, m: int) -> np.ndarray:
     return padded.reshape(N, m, w)
 
 
-def _probabilities(p: Any, n: int) -> np.ndarray:
+def straggling_probabilities(p: Any, n: int) -> np.ndarray:
+    """``p`` as an ``(n,)`` array in ``[0, 1)`` (a scalar or one probability per worker)."""
     arr = np.asarray(p, dtype=float) if not isinstance(p, (bool, np.bool_)) else None
     if arr is None or arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != n):
         raise InvalidArgumentError("p", f"must be a probability or an array of {n} probabilities, got {p!r}")
@@ -798,32 +801,6 @@ def _regular_replication(A: np.ndarray) -> int:
         raise InvalidArgumentError(
             "assignment", f"needs regular replication r_i = r > 0 for every part, got r in [{r.min()}, {r.max()}]")
     return int(r[0])
-
-
-def rd_unbiased_decoder(diagonals: Any, nonstragglers: Any, replication: int, p: Any, eps: float = 0.0,
-                        dist: str = "rademacher", *, moments: Any = None) -> np.ndarray:
-    """Unbiased RD decoder ``X[j, l] = 1[j in F] d_l[j] / ((1 - p_j) r E d^2)``.
-
-    Returns an ``(n, m)`` decoder (zero rows for stragglers).  With RD redrawn
-    every iteration and Bernoulli(p) stragglers independent of the draw, the
-    estimate is unbiased (Theorem 5).  ``E d^2 = 1`` for RD(0) and Gaussian
-    entries, so there the decoder is the SPEC's ``(d_l)_F / ((1 - p) r)``.
-
-    Examples
-    --------
-    >>> D = [[1., -1., 1.], [-1., -1., 1.]]          # (m, n) diagonals
-    >>> rd_unbiased_decoder(D, [True, False, True], 2, 0.5).tolist()
-    [[1.0, -1.0], [0.0, 0.0], [1.0, 1.0]]
-    """
-    D = check_finite_array("diagonals", diagonals, ndim=2)
-    m, n = D.shape
-    masks = check_mask("nonstragglers", nonstragglers, n)
-    if masks.ndim != 1:
-        raise InvalidArgumentError("nonstragglers", "must be a single mask of shape (n,)")
-    r = check_int("replication", replication, minimum=1)
-    q = _probabilities(p, n)
-    mu2, _ = _resolve_moments(eps, dist, moments)
-    return np.where(masks[:, None], D.T / ((1.0 - q) * r * mu2)[:, None], 0.0)
 
 
 def block_multiplicities(d: int, m: int) -> np.ndarray:
@@ -873,7 +850,7 @@ def rd_estimator_variance(assignment: Any, m: int, p: Any, gradients: Any, eps: 
     r"""Variance ``E||g_hat - grad L||^2`` of the unbiased RD estimator (Theorem 5).
 
     RD redrawn every iteration, Bernoulli(p_j) stragglers independent of the
-    draw, regular replication ``r``, decoder of :func:`rd_unbiased_decoder`; the
+    draw, regular replication ``r``, decoder of :func:`gcsim.coding.decoders.rd_unbiased_decoder`; the
     estimate is the length-``d`` vector the simulator and the executors return
     (the decoded zero-padded length-``m w`` vector cut to its first ``d``
     coordinates, ``w = ceil(d/m)``):
@@ -924,8 +901,8 @@ abla L\|^2 = \sum_j rac{1}{r^2} \sum_{c<d} h_j[c]^2
     G = _check_gradients(gradients, N)
     padded = _check_padded(padded)
     r = _regular_replication(A)
-    q = _probabilities(p, n)
-    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    q = straggling_probabilities(p, n)
+    mu2, mu4 = resolve_moments(eps, dist, moments)
     kappa = mu4 / mu2 ** 2
     d = G.shape[1]
     omega = np.full(d, float(m)) if padded else block_multiplicities(d, m).astype(float)
@@ -957,8 +934,8 @@ def rd_variance_bound(assignment: Any, m: int, p: Any, gradient_bound: float, ep
     m = check_int("m", m, minimum=1)
     G = check_real("gradient_bound", gradient_bound, minimum=0.0)
     r = _regular_replication(A)
-    q = _probabilities(p, A.shape[1])
-    mu2, mu4 = _resolve_moments(eps, dist, moments)
+    q = straggling_probabilities(p, A.shape[1])
+    mu2, mu4 = resolve_moments(eps, dist, moments)
     kappa = mu4 / mu2 ** 2
     loads = A.sum(axis=0).astype(float)
     return float(G ** 2 * np.sum((loads / r) ** 2 * ((kappa + m - 1) / (1.0 - q) - 1.0)))
@@ -1022,7 +999,7 @@ def ns_estimator_variance(scheme_or_B: Any, p: Any, gradients: Any, *, decoder: 
     resid = np.abs(B @ X0 - T).max()
     if resid > atol:
         raise InvalidArgumentError("decoder", f"B X_0 != T (max deviation {resid:.3g}); the estimator is biased")
-    q = _probabilities(p, n)
+    q = straggling_probabilities(p, n)
     G = _check_gradients(gradients, N)
     d = G.shape[1]
     Gb = split_blocks(G, m)                                            # (N, m, w)

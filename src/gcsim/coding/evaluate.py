@@ -68,6 +68,7 @@ import numpy as np
 
 from .._validation import check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
+from .decoders import arrival_scale, bernoulli_rescaled, best_scale
 from .kernels import (
     GRAM_KAPPA_LIMIT,
     ErrorReport,
@@ -97,7 +98,6 @@ __all__ = [
     "MIN_MC_SAMPLES",
     "optimal_error",
     "optimal_error_all",
-    "optimal_decoder",
     "fixed_decoder_error",
     "expected_error",
     "worst_case_error",
@@ -257,26 +257,6 @@ def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, metho
     return _finish(out, ctx, normalized)
 
 
-def optimal_decoder(scheme: Scheme, nonstragglers: Any) -> np.ndarray:
-    """The minimum-norm optimal decoder ``X* = B_F⁺ T`` embedded in ``(n, m)`` (zero rows off ``F``).
-
-    Examples
-    --------
-    >>> from gcsim.coding.schemes import encode
-    >>> sch = encode(np.eye(2, dtype=int), 1, "naive")
-    >>> optimal_decoder(sch, [True, False]).tolist()
-    [[1.0], [0.0]]
-    """
-    ctx = eval_context(scheme)
-    mask = check_mask("nonstragglers", nonstragglers, ctx.n)
-    if mask.ndim != 1:
-        raise InvalidArgumentError("nonstragglers", "must be a single mask of shape (n,)")
-    X = np.zeros((ctx.n, ctx.m))
-    if mask.any():
-        X[mask] = np.linalg.lstsq(ctx.B[:, mask], ctx.target(), rcond=None)[0]
-    return X
-
-
 # ----------------------------------------------------------------------------------------------
 # fixed decoders
 # ----------------------------------------------------------------------------------------------
@@ -328,8 +308,7 @@ def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None,
         if rescale == "bernoulli":
             if p is None:
                 raise InvalidArgumentError("p", "rescale='bernoulli' needs p=...")
-            pj = BernoulliModel(ctx.n, p).p
-            X = X / (1.0 - pj)[:, None]
+            X = bernoulli_rescaled(X, BernoulliModel(ctx.n, p).p)
         elif rescale in ("arrivals", "optimal"):
             mode = rescale
         else:
@@ -345,11 +324,9 @@ def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None,
             mk = masks2[a:a + step]
             R = np.matmul(ctx.B, mk[:, :, None] * X[None])  # B_F X_F, (count, mN, m)
             if mode == "arrivals":
-                R *= (ctx.n / np.maximum(mk.sum(axis=1), 1))[:, None, None]
+                R *= arrival_scale(mk)[:, None, None]
             elif mode == "optimal":
-                num = np.einsum("cil,il->c", R, T)
-                den = np.einsum("cil,cil->c", R, R)
-                R *= np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)[:, None, None]
+                R *= best_scale(R, T)[:, None, None]
             out[a:a + mk.shape[0]] = np.sum((R - T[None]) ** 2, axis=(1, 2))
     if not np.all(np.isfinite(out)):
         raise InvalidArgumentError("decoder", "‖B_F X_F - T‖² overflows float64 (|B| |X| too large: the error "
@@ -497,7 +474,7 @@ def _evaluator(scheme: Scheme, decoder: Any, rescale: Any, p: Any, method: str, 
     try:
         Xa = np.asarray(Xa, dtype=float)
         if isinstance(rescale, str) and rescale == "bernoulli":
-            Xa = Xa / (1.0 - BernoulliModel(ctx.n, p).p)[:, None]
+            Xa = bernoulli_rescaled(Xa, BernoulliModel(ctx.n, p).p)
         elif rescale is not None and not isinstance(rescale, str):
             Xa = Xa * float(rescale)
         c = float(ctx.n) if isinstance(rescale, str) and rescale == "arrivals" else 1.0

@@ -40,6 +40,7 @@ from .._array_api import check_gradients as _check_gradients
 from .._array_api import get_namespace, to_numpy
 from .._array_api import infer_namespace as _infer
 from .._validation import check_int, check_mask
+from ..coding.decoders import optimal_decoders
 from ..coding.kernels import check_rtol, eval_context, optimal_errors
 from ..errors import InvalidArgumentError
 
@@ -102,7 +103,7 @@ class SchemeRun:
     backend: str
 
 
-def _decoder_matrix(scheme: Any, mask: np.ndarray, decoder: Any, xp, B, T):
+def _decoder_matrix(scheme: Any, mask: np.ndarray, decoder: Any, xp, B):
     """Decoder on F as an (|F|, m) xp array, plus the full (n, m) NumPy matrix."""
     n, m = scheme.n, scheme.m
     F = np.flatnonzero(mask)
@@ -111,8 +112,8 @@ def _decoder_matrix(scheme: Any, mask: np.ndarray, decoder: Any, xp, B, T):
             if F.size == 0:
                 XF = xp.zeros((0, m), dtype=xp.float64)
             else:
-                BF = B[:, _asarray(xp, F, dtype=xp.int64)]
-                XF = xp.linalg.pinv(BF) @ T  # minimum-norm least squares X* = B_F⁺ T
+                # minimum-norm least squares X* = B_F⁺ T (the one implementation, gcsim.coding.decoders)
+                XF = optimal_decoders(B, mask[None, :], m, xp=xp)[0, ...][_asarray(xp, F, dtype=xp.int64), :]
         elif decoder in ("fixed", "reference"):
             if scheme.decoder is None:
                 raise InvalidArgumentError("decoder", f"scheme {scheme.method!r} has no reference decoder; "
@@ -184,7 +185,7 @@ def run_scheme(scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any 
     B = _asarray(ns, B_host)
     T = _asarray(ns, scheme.target())
     tilde = B.T @ GG                                     # (n, w): what every worker sends
-    XF, X = _decoder_matrix(scheme, mask, decoder, ns, B, T)
+    XF, X = _decoder_matrix(scheme, mask, decoder, ns, B)
     Fi = _asarray(ns, np.flatnonzero(mask), dtype=ns.int64)
     tilde_F = tilde[Fi, :]
     ghat_blocks = XF.T @ tilde_F                         # (m, w)

@@ -55,6 +55,7 @@ import numpy as np
 
 from .._validation import check_finite_array, check_int, check_mask, check_real
 from ..coding.bounds import rd_moments, split_blocks
+from ..coding.decoders import arrival_scale, bernoulli_rescaled, optimal_decoders, rd_unbiased_decoders
 from ..coding.schemes import Scheme, _diagonals, encode
 from ..coding.stragglers import BernoulliModel, straggler_model
 from ..combinatorics.baselines import fractional_repetition
@@ -234,11 +235,10 @@ class CodedGradient:
         kind = self.spec.decoder
         mk = masks[:, :, None].astype(float)
         if kind == "optimal":
-            X = np.linalg.pinv(Bs * masks[:, None, :]) @ self._T  # stacked B_F⁺ T; zero rows off F
+            X = optimal_decoders(Bs, masks, m)
         elif kind == "unbiased" and self.spec.method == "rd":
             mu2, _ = rd_moments(self._eps, self._opts.get("dist", "rademacher"))
-            Dt = np.broadcast_to(D, (count, m, n)).transpose(0, 2, 1)
-            X = mk * Dt / ((1.0 - self.p)[None, :, None] * self.r[0] * mu2)
+            X = rd_unbiased_decoders(D, masks, int(self.r[0]), self.p, mu2)
         else:
             if X0 is None:
                 raise InvalidArgumentError("decoder", f"encoder {self.spec.method!r} has no reference decoder "
@@ -249,10 +249,9 @@ class CodedGradient:
                                                  decoder=X0[idx]))
             X0s = np.broadcast_to(X0, (count, n, m))
             if kind == "arrivals":
-                scale = n / np.maximum(masks.sum(axis=1), 1)
-                X = mk * X0s * scale[:, None, None]
+                X = mk * X0s * arrival_scale(masks)[:, None, None]
             else:  # unbiased (reference decoder) or fixed
-                X = mk * X0s / (1.0 - self.p)[None, :, None]
+                X = mk * bernoulli_rescaled(X0s, self.p)
         return B, X
 
     def effective(self, masks: Any, *, draws: Any = None, rng: np.random.Generator | None = None) -> np.ndarray:
