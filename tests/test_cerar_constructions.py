@@ -13,8 +13,6 @@ Guide §4.9).
 from __future__ import annotations
 
 import math
-import sys
-import types
 
 import numpy as np
 import pytest
@@ -102,11 +100,11 @@ def test_exact_design_is_exact(N, c):
     if N % c == 0 or N == 2:
         # kappa = 1: permutation encoders (ring all-reduce when c = N); entries 0/1 are exact
         assert np.all(np.isin(des.encoders, [0.0, 1.0]))
-        assert all(k - 1 <= kappa_rtol(a) for k, a in zip(kA, des.encoders))
+        assert all(k - 1 <= kappa_rtol(a) for k, a in zip(kA, des.encoders, strict=True))
     else:
         # kappa = 1 is impossible when c does not divide N (theorem in docs/theory/50_cerar.md):
         # kappa exceeds 1 by more than its rounding
-        assert all(k - 1 > inverse_kappa_rtol(a) for k, a in zip(kA, des.encoders))
+        assert all(k - 1 > inverse_kappa_rtol(a) for k, a in zip(kA, des.encoders, strict=True))
         assert np.all(np.isfinite(kA))
 
 
@@ -115,7 +113,7 @@ def test_exact_three_two_reaches_optimum_sqrt3():
     # frame (lines 60 degrees apart) has kappa = sqrt(3) = cot(pi/6).
     des = design(3, 2, "exact")
     kA = errors(des).kappa_encoders
-    for k, a in zip(kA, des.encoders):
+    for k, a in zip(kA, des.encoders, strict=True):
         assert k == pytest.approx(math.sqrt(3), rel=inverse_kappa_rtol(a))
 
 
@@ -274,7 +272,7 @@ def test_real_form_matches_complex_nodes(N, c, eps):
     assert np.all(np.abs((z / np.abs(z)) ** N - 1) <= SAFETY * gamma(N + 8))
     # conjugate-closed: every conj(z_k) is some z_l up to the rounding of computing z (exp(2 pi i s/N))
     tz = SAFETY * gamma(8) * np.abs(z)
-    assert all(np.min(np.abs(z - np.conj(w))) <= t for w, t in zip(z, tz))
+    assert all(np.min(np.abs(z - np.conj(w))) <= t for w, t in zip(z, tz, strict=True))
     Ac, Dc = vandermonde_complex(N, z)
     Pc = products(Ac, Dc) - np.eye(c)
     des = design(N, c, "perturbation", eps=eps)

@@ -2,7 +2,7 @@
 
 Independent references: explicit shift-matrix products (not the batched window code),
 scipy's SVD / eigenvalues / orthogonal Procrustes / least squares, and local exact designs
-written here from the definition (SPEC §5).
+written here from the definition (docs/theory.md §55.1).
 
 Tolerances (house rule: derived from the problem, tests/tolerances.py):
 
@@ -540,7 +540,7 @@ def test_schur_lmi_is_the_norm_bound(p, extra, kappa, seed):
 def test_clip_condition(c, kappa, seed):
     X = np.random.default_rng(seed).standard_normal((3, c, c + 2))
     Y = clip_condition(X, kappa)
-    for x, y in zip(X, Y):
+    for x, y in zip(X, Y, strict=True):
         # the library aims a hair inside the cap, kappa' = max(1, kappa (1 - 1e-10)); scipy sees the
         # reconstructed U diag(s) V^T, whose kappa is off by at most kappa_rtol
         target = max(1.0, kappa * (1 - 1e-10))

@@ -1,5 +1,5 @@
 """CERAR ring simulator: checked against a naive per-worker/per-round reference written here
-from the protocol text of SPEC §5, against the error-operator identity with explicitly built
+from the protocol text of docs/theory.md §50.1, against the error-operator identity with explicitly built
 shift matrices, and against the traffic formulas."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def gamma_u(n, u):
     return n * u / (1 - n * u)
 
 
-def ring_tol(A, D, g, u=unit_roundoff()):
+def ring_tol(A, D, g, u=None):
     """Max-norm bound on the rounding error of any ring computation of the outputs (and traces).
 
     Forward error analysis of the protocol (no solves, only products and sums): every symbol
@@ -28,6 +28,7 @@ def ring_tol(A, D, g, u=unit_roundoff()):
     n = c + N + L + 3 (Higham Thm 3.5, applied term by term), where |U|abs <= (N-1) |A| |G|.
     Two implementations (different order) differ by at most twice that. Returns (out_tol, u_tol).
     """
+    u = unit_roundoff() if u is None else u
     N, c, L = D.shape
     gmax = float(np.max(np.abs(g), initial=0.0))
     amax = float(np.max(np.sum(np.abs(A), axis=2)))          # max row sum of |A_j|
@@ -40,7 +41,7 @@ def ring_tol(A, D, g, u=unit_roundoff()):
 # ----------------------------------------------------------------------------- references
 
 def naive_ring(A, D, gradients, rnd=lambda v: v, dtype=np.float64):
-    """Loop-based transcription of SPEC §5 (1-based rounds, dicts of symbols, one worker at a time).
+    """Loop-based transcription of theory §50.1 (1-based rounds, dicts of symbols, one worker at a time).
 
     Returns outputs (N, d), u[t][i] and sent[t][i] (t = 1..L).  ``rnd`` is applied after every
     arithmetic step, in the order the protocol text performs them.
@@ -187,8 +188,9 @@ def test_exact_designs_all_reduce(N, c):
     # §14.3, times ||D S|| ||A||, applied to N - 1 inputs of c components)
     tol, _ = ring_tol(des.encoders, des.decoders, g)
     kA = max(cond(a) for a in des.encoders)
-    e_norm = SAFETY * (c * unit_roundoff() * kA + gamma(7 * (N + c))) * float(np.max(np.sum(np.abs(des.decoders), axis=2))) \
-        * float(np.max(np.sum(np.abs(des.encoders), axis=2)))
+    e_norm = (SAFETY * (c * unit_roundoff() * kA + gamma(7 * (N + c)))
+              * float(np.max(np.sum(np.abs(des.decoders), axis=2)))
+              * float(np.max(np.sum(np.abs(des.encoders), axis=2))))
     tol += (N - 1) * c * e_norm * float(np.abs(g).max())
     np.testing.assert_allclose(res.outputs, np.broadcast_to(g.sum(0), (N, 50)), atol=tol, rtol=0)
 
@@ -319,9 +321,9 @@ def test_errors_metrics_independent():
     kA = [np.linalg.cond(a) for a in des.encoders]
     kD = [s[0] / s[-1] for s in (np.linalg.svd(dd, compute_uv=False) for dd in des.decoders)]
     # two SVDs of the same matrix: kappa agrees to 2 SAFETY p q u (1 + kappa) relative (LAPACK §4.9)
-    for got, want, X in zip(e.kappa_encoders, kA, des.encoders):
+    for got, want in zip(e.kappa_encoders, kA, strict=True):
         assert got == pytest.approx(want, rel=2 * lstsq_tol(1 + want, c, c, 1.0))
-    for got, want, X in zip(e.kappa_decoders, kD, des.decoders):
+    for got, want in zip(e.kappa_decoders, kD, strict=True):
         assert got == pytest.approx(want, rel=2 * lstsq_tol(1 + want, c, L, 1.0))
 
 

@@ -6,18 +6,19 @@ rounding bound (float32 wire; tests/tolerances.py, Higham 2002).
 import numpy as np
 import pytest
 
+from gcsim.cerar.export import export_design
+from gcsim.cerar.factory import design
+from gcsim.errors import InvalidArgumentError
+from gcsim.executor.collectives import as_design
+from gcsim.executor.ddp_hook import register_cerar_hook
+from gcsim.executor.launcher import launch
+from tolerances import SAFETY, dot_tol, unit_roundoff
+
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
 if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
     pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
 
-from gcsim.cerar.factory import design
-from gcsim.cerar.export import export_design
-from gcsim.errors import InvalidArgumentError
-from gcsim.executor.ddp_hook import register_cerar_hook
-from gcsim.executor.collectives import as_design
-from gcsim.executor.launcher import launch
-from tolerances import SAFETY, dot_tol, unit_roundoff
 
 
 def _record_job(rank, world_size, spec):

@@ -21,15 +21,16 @@ import time
 import numpy as np
 import pytest
 
+import gcsim
+from gcsim import executor as td
+from gcsim.errors import InvalidArgumentError
+from gcsim.executor import launcher
+
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
 if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
     pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
 
-import gcsim
-from gcsim.errors import InvalidArgumentError
-from gcsim import executor as td
-from gcsim.executor import launcher
 
 # ----------------------------------------------------------------------------------------------
 # rank bodies (module level: the launcher pickles them)

@@ -10,11 +10,12 @@ rounding differences grow through the training dynamics, which no rounding bound
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-
 from gcsim.cerar.factory import design
 from gcsim.learning.ddp_cerar import ddp_cerar_experiment
 from tolerances import SAFETY, dot_tol, unit_roundoff
+
+torch = pytest.importorskip("torch")
+
 
 N, STEPS, LR = 3, 12, 0.1
 DESIGNS = {"allreduce": None, "exact": design(3, 3, "exact"), "approx": design(3, 6, "perturbation", eps=0.05)}
@@ -79,7 +80,7 @@ def test_every_average_is_the_exact_mean_within_its_rounding_bound(frame):
         _check_run(label, records[label])
     # the first step starts from the same parameters and data in every run
     for label in ("exact", "approx"):
-        for r, ref in zip(records[label], records["allreduce"]):
+        for r, ref in zip(records[label], records["allreduce"], strict=True):
             np.testing.assert_array_equal(r["local"][0], ref["local"][0])
 
 

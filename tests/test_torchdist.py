@@ -12,11 +12,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-dist = pytest.importorskip("torch.distributed")
-if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
-    pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
-
 import gcsim
 from executor_tolerances import (
     cerar_output_tol,
@@ -29,14 +24,20 @@ from executor_tolerances import (
     sum_tol,
     target,
 )
-from gcsim.cerar.factory import design
+from gcsim import executor as td
+from gcsim.cerar import traffic
 from gcsim.cerar.export import export_design
+from gcsim.cerar.factory import design
 from gcsim.cerar.protocol import simulate
 from gcsim.coding.evaluate import fixed_decoder_error, optimal_error
 from gcsim.errors import InvalidArgumentError
-from gcsim import executor as td
-from gcsim.cerar import traffic
 from tolerances import SAFETY, dot_tol, gamma
+
+torch = pytest.importorskip("torch")
+dist = pytest.importorskip("torch.distributed")
+if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
+    pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
+
 
 
 def _ceil(a, b):
@@ -83,7 +84,7 @@ def test_collectives_n3_against_allreduce_simulator_and_formulas():
     # | ‖a − t‖ − ‖b − t‖ | <= ‖a − b‖ (+ the exact sum's own error), relative to ‖t‖
     sim_rel = np.max(np.linalg.norm(sim - total, axis=1)) / np.linalg.norm(total)
     assert abs(S["pert5"]["max_rel_error"] - sim_rel) <= relative_tol(2 * tol5.max(axis=0) + ssum, total)
-    # c > N cannot be exact (SPEC §5): the error is well above what round-off could produce
+    # c > N cannot be exact (theory §50.2): the error is well above what round-off could produce
     assert S["pert5"]["max_rel_error"] > relative_tol(out_tol["pert5"] + ssum, total)
 
 

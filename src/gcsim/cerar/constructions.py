@@ -8,7 +8,7 @@ pick a *column function* ``f : Z -> R^c`` and set
 (0-based ``tau = 0..c-1``, ``l = 0..L-1``).  Then the window ``D_i S_{m-1}`` equals
 ``[f(i - m - tau)]_tau`` and ``E_{i,m} = D_i S_{m-1} A_{i-m} - I`` vanishes whenever the
 window is ``B_{(i-m) mod N}``, i.e. whenever ``f(k) = f(k + N)`` on the indices it
-touches.  With ``f(k) = R^k v`` (``R`` block-diagonal, SPEC §5) the window is
+touches.  With ``f(k) = R^k v`` (``R`` block-diagonal, theory §50.4) the window is
 ``R^{i-m} W`` and ``B_{(i-m) mod N} = R^{(i-m) mod N} W`` with the Krylov matrix
 ``W = [v, R^{-1} v, ..., R^{1-c} v]``, so
 
@@ -16,7 +16,7 @@ touches.  With ``f(k) = R^k v`` (``R`` block-diagonal, SPEC §5) the window is
     E_{i,m} = R^{-N} - I   if i <  m   (the path i-m -> i crosses the seam N-1 -> 0).
 
 Everything here is a reconstruction of the constructions named in the CERAR abstract
-(SPEC §5); the formulas are ours.
+(docs/theory.md §50); the formulas are ours.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_dense_size, check_int, check_real
+from .._validation import check_int, check_real
 from ..errors import ImpossibleParametersError, InvalidArgumentError
 from .design import CerarDesign
 from .ring import num_rounds
@@ -149,7 +149,7 @@ def _design_from_f(N: int, c: int, f, method: str, params: dict[str, Any]) -> Ce
     if A is None or not np.all(np.isfinite(A)):
         raise InvalidArgumentError(arg, f"encoders are numerically singular in float64 for {params}; increase eps")
     kappa = float(np.max(np.linalg.cond(B)))
-    if kappa > 1e13:   # SPEC §10: warn when kappa exceeds what float64 can carry
+    if kappa > 1e13:   # docs/reliability.md: warn when kappa exceeds what float64 can carry
         warnings.warn(f"CERAR {method} design has kappa(A_j) = {kappa:.3g}: float64 keeps only "
                       f"~{max(0.0, 16 - np.log10(kappa)):.0f} digits of the encoders", RuntimeWarning, stacklevel=3)
     return CerarDesign(N, c, A, D, method=method, metadata=params)
@@ -240,7 +240,7 @@ def exact_design(N: int, c: int, *, basis: str = "auto") -> CerarDesign:
 # --------------------------------------------------------------------------------------
 
 def vandermonde_complex(N: int, nodes: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Complex ring-indexed Vandermonde family (SPEC §5) for arbitrary non-zero nodes.
+    """Complex ring-indexed Vandermonde family (theory §50.3) for arbitrary non-zero nodes.
 
     Returns ``(A, D)`` with ``A[j] = B_j^{-1}``, ``B_j = Z^j V``, ``V[k, tau] = z_k^{-tau}``
     (0-based tau, i.e. z_k^{1-tau} in 1-based indexing) and ``D[i][k, l] = z_k^{i-1-l}``

@@ -258,7 +258,8 @@ class CerarDesign:
         """
         meta = metadata
         if not isinstance(meta, Mapping) or meta.get("kind") != cls.kind:
-            raise CatalogueError(f"not a CERAR design (kind {meta.get('kind') if isinstance(meta, Mapping) else None!r})")
+            kind = meta.get("kind") if isinstance(meta, Mapping) else None
+            raise CatalogueError(f"not a CERAR design (kind {kind!r})")
         if meta.get("schema") not in _SCHEMAS:
             raise CatalogueError(f"CERAR metadata schema {meta.get('schema')!r} is not supported")
         for key in ("N", "c", "L", "method", "certificate", "metrics"):

@@ -92,7 +92,7 @@ def export_design(design: CerarDesign, directory: str | Path, name: str | None =
     Examples
     --------
     >>> import tempfile
-    >>> from gcsim.cerar.constructions import design
+    >>> from gcsim.cerar.factory import design
     >>> d = design(3, 5, "perturbation", eps=0.1)
     >>> p = export_design(d, tempfile.mkdtemp())
     >>> p.name

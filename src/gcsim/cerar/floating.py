@@ -1,4 +1,4 @@
-"""Floating-point trade-off of the perturbation design (SPEC §5).
+"""Floating-point trade-off of the perturbation design (docs/theory.md §50.5).
 
 With perturbation eps the exact-arithmetic error is about a N r* eps (seam error
 1 - (1+eps)^{-N r*}) while round-off contributes about b kappa u with kappa(A_j) =

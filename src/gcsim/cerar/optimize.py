@@ -1,6 +1,6 @@
 """Condition-number-constrained optimization of CERAR encoders and decoders.
 
-Problem (SPEC §5, a reconstruction; the source paper is known to us only by its
+Problem (docs/theory.md §55.1, a reconstruction; the source paper is known to us only by its
 abstract). With error operators ``E_{i,m} = D_i S_{m-1} A_{i-m} - I_c``
 (see :mod:`gcsim.cerar.design`), minimise either
 
@@ -72,6 +72,8 @@ __all__ = [
 KAPPA_SLACK = 1e-3
 
 _OBJECTIVES = ("frobenius", "worst")
+#: a grid of eps values (a sequence or a 1-D array)
+Grid = Sequence[float] | np.ndarray
 _INITS = ("auto", "perturbation", "vandermonde", "exact", "random")
 
 
@@ -162,7 +164,7 @@ def _kappa_constraints(cp, X, Q, t, kappa: float, p: int, q: int) -> list:
 
     ``sym(X Q^T) >= t I_p`` implies ``sigma_p(X) >= t`` and the Schur LMI gives
     ``sigma_1(X) <= kappa t``. At ``kappa = 1`` this set is exactly the ray ``{t Q}`` (both LMIs
-    hold with equality, docs/theory/55_cerar_opt.md §4): the LMIs then have no interior, which
+    hold with equality, docs/theory.md §55.4): the LMIs then have no interior, which
     stalls an interior/first-order solver, so the ray is written as the linear equality ``X = t Q``.
     """
     if kappa == 1.0:
@@ -314,7 +316,7 @@ def _unit_kappa_decoders(A: np.ndarray, D: np.ndarray, iters: int = UNIT_D_ITERS
     ``tr(O P O^T) <= lambda c - tr(O M O^T)`` linearised at ``O_k`` (``M = lambda I - P >= 0``) gives
     a surrogate that touches the objective at ``O_k`` and is minimised by the polar factor of
     ``s O_k M + T W^T``. Every step is non-increasing, starting from the polar factor of the current
-    ``D`` (docs/theory/55_cerar_opt.md §4), so the step is monotone like the SDP blocks.
+    ``D`` (docs/theory.md §55.4), so the step is monotone like the SDP blocks.
     """
     N, c, _ = A.shape
     W = _d_data(A)                                              # (N, L, K)
@@ -403,7 +405,8 @@ def _fits(A: np.ndarray, D: np.ndarray, kappa: float, kappa_D: float) -> tuple[b
     return ok, kA, kD
 
 
-def _family_members(N: int, c: int, family: str, grid: Sequence[float] | None) -> list[tuple[CerarDesign, float | None]]:
+def _family_members(N: int, c: int, family: str,
+                    grid: Grid | None) -> list[tuple[CerarDesign, float | None]]:
     """The analytic designs of one family gcsim can build for (N, c): ``[(design, eps), ...]``.
 
     ``"exact"``: the exact design when it exists (``c <= N`` or ``N = 2``); ``"perturbation"`` and
@@ -446,20 +449,11 @@ def _best_member(members: list[tuple[CerarDesign, float | None]], kappa: float, 
     return best
 
 
-def _matched_perturbation(N: int, c: int, kappa: float, kappa_D: float, eps: float | None,
-                          objective: str = "frobenius", grid: Sequence[float] | None = None
-                          ) -> tuple[CerarDesign, float]:
-    """The perturbation design with ``eps`` given, or (``eps=None``) the best one that fits the caps.
-
-    ``kappa(A_j) = Theta(eps^{-r*})`` for small ``eps`` but the spread ``(1+eps)^q`` makes kappa grow
-    again for large ``eps``, so kappa is not monotone in ``eps``: scan a grid (default 49 log-spaced
-    values in ``[1e-6, 1]``) and keep the lowest-objective design whose kappas fit the caps (if none fits,
-    the one with the smallest kappa; the caller clips it).
-    """
-    if eps is not None:
-        return perturbation_design(N, c, eps), float(eps)
-    d, e, _ = _best_member(_family_members(N, c, "perturbation", grid), kappa, kappa_D, objective)
-    return d, e
+def _require(best: tuple[CerarDesign, float | None, bool] | None, family: str
+             ) -> tuple[CerarDesign, float | None, bool]:
+    if best is None:
+        raise InvalidArgumentError("eps", f"no {family} design of the grid can be built in float64")
+    return best
 
 
 def _clip_over(X: np.ndarray, cap: float) -> np.ndarray:
@@ -494,8 +488,8 @@ def _start(label: str, A: np.ndarray, D: np.ndarray | None, kappa: float, kappa_
 
 
 def _analytic_starts(N: int, c: int, kappa: float, kappa_D: float, objective: str,
-                     eps: float | None = None, eps_grid: Sequence[float] | None = None,
-                     vandermonde_grid: Sequence[float] | None = None) -> list[dict[str, Any]]:
+                     eps: float | None = None, eps_grid: Grid | None = None,
+                     vandermonde_grid: Grid | None = None) -> list[dict[str, Any]]:
     """One start per analytic family gcsim can build (exact, perturbation, Vandermonde).
 
     Each family contributes its best member that fits the caps (lowest objective), or, if none
@@ -539,7 +533,7 @@ def _starts_for(N: int, c: int, init: Any, eps: float | None, seed: int, kappa: 
         if init == "exact" and c > N and N > 2:
             raise InvalidArgumentError("init", f"'exact' needs c <= N (or N = 2), got N = {N}, c = {c}")
         if eps is not None:
-            grid: Sequence[float] | None = [eps]
+            grid: Grid | None = [eps]
         elif init == "vandermonde":
             grid = _vandermonde_grid(c)
         else:
@@ -547,7 +541,7 @@ def _starts_for(N: int, c: int, init: Any, eps: float | None, seed: int, kappa: 
         if init == "exact":
             d, e = exact_design(N, c), None
         else:
-            d, e, _ = _best_member(_family_members(N, c, init, grid), kappa, kappa_D, objective)
+            d, e, _ = _require(_best_member(_family_members(N, c, init, grid), kappa, kappa_D, objective), init)
         starts = [_start(init, d.encoders, d.decoders, kappa, kappa_D, objective, e)]
     out = []
     for s in starts:
@@ -613,7 +607,8 @@ class _Engine:
                               for _ in range(self.N)]
         W = _d_data(A)
         Q = _polar_factor(D) if math.isfinite(self.kappa_D) else None
-        out, st = [], []
+        out: list[np.ndarray | None] = []
+        st: list[str] = []
         for i, blk in enumerate(self._d_blocks):
             vals = {"W": W[i]}
             if Q is not None:
@@ -621,9 +616,9 @@ class _Engine:
             s, X = blk.solve(vals)
             st.append(s)
             out.append(X)
-        if any(s != "optimal" for s in st):
+        if any(s != "optimal" for s in st) or any(x is None for x in out):
             return st, None
-        return st, np.stack(out)
+        return st, np.stack([x for x in out if x is not None])
 
     def a_step(self, A: np.ndarray, D: np.ndarray) -> tuple[list[str], np.ndarray | None]:
         if self.a_mode == "procrustes":
@@ -638,14 +633,15 @@ class _Engine:
                               for _ in range(self.N)]
         M = _a_data(D)
         Q = _polar_factor(A)
-        out, st = [], []
+        out: list[np.ndarray | None] = []
+        st: list[str] = []
         for j, blk in enumerate(self._a_blocks):
             s, X = blk.solve({"M": M[j], "Q": Q[j]})
             st.append(s)
             out.append(X)
-        if any(s != "optimal" for s in st):
+        if any(s != "optimal" for s in st) or any(x is None for x in out):
             return st, None
-        return st, np.stack(out)
+        return st, np.stack([x for x in out if x is not None])
 
 
 def _run(engine: _Engine, start: dict[str, Any], *, max_iter: int, tol: float, on_failure: str,
@@ -708,7 +704,7 @@ def _run(engine: _Engine, start: dict[str, Any], *, max_iter: int, tol: float, o
         if F_start - F <= max(tol * F_start, noise_start + noise):
             stop_reason = "converged"
             break
-    assert all(b <= a for a, b in zip(history, history[1:])), "objective history must be monotone"
+    assert all(b <= a for a, b in zip(history, history[1:], strict=False)), "objective history must be monotone"
     return {"A": A, "D": D, "history": history, "statuses": statuses, "iterations": iterations,
             "stop_reason": stop_reason, "repaired": repaired, "failure": failure,
             "failed_first": failure is not None and iterations == 0}
@@ -822,7 +818,7 @@ def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: flo
     ``max_i ||[E_{i,1} ... E_{i,N-1}]||_2`` (``objective="worst"``) subject to
     ``kappa(A_j) <= kappa`` and ``kappa(D_i) <= kappa_D`` by alternating convex D-steps and
     A-steps (see the module docstring and ``docs/theory/55_cerar_opt.md``; a reconstruction
-    of the optimization announced in the CERAR abstract, SPEC §5).
+    of the optimization announced in the CERAR abstract, theory §55).
 
     Parameters
     ----------

@@ -98,11 +98,11 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
     only_best = starts == "best"
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
-    kappas = np.sort(np.asarray([check_real("kappas", k, minimum=1.0) for k in kappas], dtype=float))
-    if len(kappas) == 0:
+    caps = np.sort(np.asarray([check_real("kappas", k, minimum=1.0) for k in kappas], dtype=float))
+    if len(caps) == 0:
         raise InvalidArgumentError("kappas", "must be a non-empty sequence of caps >= 1")
-    eps_grid = _EPS_GRID if eps_grid is None else np.asarray(eps_grid, float)
-    vandermonde_grid = _vandermonde_grid(c) if vandermonde_grid is None else np.asarray(vandermonde_grid, float)
+    eps_values = _EPS_GRID if eps_grid is None else np.asarray(eps_grid, float)
+    vand_values = _vandermonde_grid(c) if vandermonde_grid is None else np.asarray(vandermonde_grid, float)
     kw = dict(kw)
     for bad in ("init", "eps"):
         if bad in kw:
@@ -126,13 +126,13 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
 
     rows: list[dict[str, Any]] = []
 
-    def analytic_row(family: str, d: CerarDesign, e: float) -> dict[str, Any]:
+    def analytic_row(family: str, d: CerarDesign, e: float | None) -> dict[str, Any]:
         m = design_metrics(d)
         return {"N": N, "c": c, "family": family, "kappa_cap": np.nan, "eps": e,
                 **{k: m[k] for k in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius",
                                      "mean_relative_mse", "worst_case")}}
 
-    for family, grid in (("perturbation", eps_grid), ("vandermonde", vandermonde_grid)):
+    for family, grid in (("perturbation", eps_values), ("vandermonde", vand_values)):
         for d, e in _family_members(N, c, family, grid):
             rows.append(analytic_row(family, d, e))
 
@@ -141,11 +141,11 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
     vand = analytic[analytic.family == "vandermonde"]
     prev: CerarDesign | None = None
     designs: list[CerarDesign] = []
-    bar = _progress(len(kappas), progress, f"Pareto N={N} c={c}")
-    for k in kappas:
+    bar = _progress(len(caps), progress, f"Pareto N={N} c={c}")
+    for k in caps:
         t0 = time.perf_counter()
         kA, kD = _check_caps(float(k), float(k) if kappa_D_kw == "same" else kappa_D_kw)
-        cand = _analytic_starts(N, c, kA, kD, objective, eps_grid=eps_grid, vandermonde_grid=vandermonde_grid)
+        cand = _analytic_starts(N, c, kA, kD, objective, eps_grid=eps_values, vandermonde_grid=vand_values)
         if prev is not None:   # the previous optimum is feasible for this larger cap
             cand.append(_start("previous cap", prev.encoders, prev.decoders, kA, kD, objective))
         st = [(s, s["A"], s["D"], {"init": "pareto", **({"eps": s["eps"]} if s["eps"] is not None else {})})

@@ -1,4 +1,4 @@
-"""Round-by-round simulator of the CERAR ring protocol (SPEC §5, reconstruction).
+"""Round-by-round simulator of the CERAR ring protocol (docs/theory.md §50.1, a reconstruction).
 
 Protocol (indices mod N, rounds t = 1..L, L = c + N - 2, packets of w = ceil(d/c) scalars):
 
@@ -23,7 +23,7 @@ docs/theory/50_cerar.md.)
 
 Decoding: by default (float32/float64) the u_i^(t) are stored and g_hat_i = G_i + D_i U_i is
 formed with one batched matrix product after the last round (``accumulate="batched"``,
-SPEC §9); ``accumulate="rounds"`` adds each contribution in its round, as a worker would
+benchmarks/README.md); ``accumulate="rounds"`` adds each contribution in its round, as a worker would
 (``peak_buffers`` always counts the protocol schedule above, not the simulator's U store).
 
 Floating point: ``dtype="float64"`` / ``"float32"`` compute natively (every operation
@@ -209,8 +209,8 @@ def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: 
     # encode all c symbols up front: X[:, tau] = A_i[tau, :] G_i
     X = encode(A, G, xp=np, rnd=rnd if bf16 else None)
     live = _live_buffers(N, c)
-    tr_u = np.zeros((L, N, w)) if record else None
-    tr_s = np.zeros((L, N, w)) if record else None
+    shape = (L if record else 0, N, w)                # traces are kept only with record=True
+    tr_u, tr_s = np.zeros(shape), np.zeros(shape)
 
     def trace(t: int, s: np.ndarray, u: np.ndarray) -> None:
         tr_s[t - 1] = s
@@ -220,8 +220,7 @@ def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: 
                      on_round=trace if record else None)
     peak = int(max(2 * c + 1, live.max(initial=0)))
     out = state.reshape(N, c * w)[:, :d].astype(np.float64)
-    tr_live = live if record else None
-    traces = {"u": tr_u, "sent": tr_s, "live": tr_live} if record else None
+    traces = {"u": tr_u, "sent": tr_s, "live": live} if record else None
     packets = np.full(N, L, dtype=np.int64)
     return SimulationResult(outputs=out, rounds=L, bytes_sent=packets * w * itemsize,
                             packets_sent=packets, peak_buffers=np.full(N, peak, dtype=np.int64),

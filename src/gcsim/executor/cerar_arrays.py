@@ -69,7 +69,7 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
 
     Examples
     --------
-    >>> from gcsim.cerar.constructions import design
+    >>> from gcsim.cerar.factory import design
     >>> g = np.arange(12.0).reshape(3, 4)
     >>> r = run_cerar(design(3, 2, "exact"), g)
     >>> bool(r.errors.max() < 1e-20), r.bytes_sent.tolist(), r.rounds

@@ -60,6 +60,7 @@ def _exchange(send, recv, dst: int, src: int, what: str, step: int, counter: Byt
     try:
         ws = dist.isend(send, dst)
         wr = dist.irecv(recv, src)
+        assert ws is not None and wr is not None     # None only for a rank outside the group
         wr.wait()
         ws.wait()
     except RuntimeError as exc:
@@ -176,7 +177,7 @@ def as_design(design: Any):
     if isinstance(design, CerarDesign):
         return design
     if isinstance(design, (str, os.PathLike)):
-        return load_design(design)
+        return load_design(os.fspath(design))
     if isinstance(design, dict) and {"encoders", "decoders"} <= set(design):
         return CerarDesign(int(design["N"]), int(design["c"]), design["encoders"], design["decoders"],
                            method=str(design.get("method", "custom")))

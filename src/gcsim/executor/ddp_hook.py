@@ -1,4 +1,4 @@
-"""A DistributedDataParallel communication hook that all-reduces gradients with CERAR (SPEC §6).
+"""A DistributedDataParallel communication hook that all-reduces gradients with CERAR (docs/guides/executor.md).
 
 DDP hands each gradient bucket (a flat tensor) to the hook; the hook runs the CERAR ring
 (:func:`gcsim.executor.collectives.cerar_all_reduce`) over the bucket and returns the

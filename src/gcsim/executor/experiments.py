@@ -1,4 +1,4 @@
-"""Experiment runners on torch.distributed: collectives on seeded gradients, parameter-server GC (docs/guides/executor.md).
+"""Experiment runners on torch.distributed: collectives, parameter-server GC (docs/guides/executor.md).
 
 :func:`run_collectives`
     Launch + run the chosen collectives on seeded gradients and compare each with the
@@ -68,6 +68,7 @@ def collectives_job(rank: int, world_size: int, spec: dict) -> dict:
             if rep >= int(spec.get("warmup", 0)):
                 times.append(dt)
                 counter = cnt
+        assert result is not None                     # repeats >= 1
         r64 = result.to(torch.float64)
         out["algorithms"][algo] = {
             "bytes_sent": None if algo == "allreduce" else counter.sent,

@@ -391,7 +391,7 @@ def launch(fn: Callable, world_size: int, args: Sequence = (), *, timeout: float
     if grace_after_rank0 is not None:
         grace_after_rank0 = check_real("grace_after_rank0", grace_after_rank0, minimum=0.0)
     threads = check_int("threads", threads, minimum=1)
-    may_die = {check_int("may_die", r, minimum=0, maximum=world_size - 1) for r in may_die}
+    dying = {check_int("may_die", r, minimum=0, maximum=world_size - 1) for r in may_die}
     if backend not in ("gloo", "nccl"):
         raise InvalidArgumentError("backend", f"must be 'gloo' or 'nccl', got {backend!r}")
     if start_method not in ("forkserver", "spawn"):
@@ -414,7 +414,7 @@ def launch(fn: Callable, world_size: int, args: Sequence = (), *, timeout: float
         return _launch_once(fn, world_size, tuple(args), timeout=timeout, op_timeout=op_timeout, backend=backend,
                             init_method=init_method, env=env, rank_env=rank_env, netns=netns,
                             start_method=start_method, threads=threads, grace_after_rank0=grace_after_rank0,
-                            grace_after_failure=grace_after_failure, may_die=may_die)
+                            grace_after_failure=grace_after_failure, may_die=dying)
     # default rendezvous: a file store in a fresh private folder.  No TCP port is involved,
     # so nothing can be taken between choosing a port and listening on it, and no other job
     # on this machine can walk into this job's rendezvous (or this job into theirs).
@@ -424,7 +424,7 @@ def launch(fn: Callable, world_size: int, args: Sequence = (), *, timeout: float
                             init_method="file://" + os.path.join(folder, "store"), env=env, rank_env=rank_env,
                             netns=netns, start_method=start_method, threads=threads,
                             grace_after_rank0=grace_after_rank0, grace_after_failure=grace_after_failure,
-                            may_die=may_die)
+                            may_die=dying)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -1,6 +1,6 @@
 """Low-bandwidth interconnect emulation: one network namespace per rank, veth links, ``tc`` rate limits.
 
-Topology (SPEC §6; root only).  A hub namespace holds a Linux bridge ``br0``; every rank
+Topology (docs/guides/executor.md; root only).  A hub namespace holds a Linux bridge ``br0``; every rank
 ``i`` gets its own namespace ``<prefix>-r<i>`` joined to the hub by a veth pair
 (``eth0`` on the rank side, ``v<i>`` on the hub side) with address ``10.213.0.<i+1>/24``.
 Both directions of every link are shaped by a token bucket (``tc qdisc ... tbf rate R``),

@@ -147,6 +147,7 @@ def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
         time.sleep(max(0.0, start + float(spec["delays"][j]) - time.monotonic()))
         try:
             work = dist.isend(t, 0)
+            assert work is not None                    # None only for a rank outside the group
             work.wait(timedelta(seconds=float(spec["wait_limit"]) + float(spec["drain"])))
         except RuntimeError as exc:  # the PS decided and left before this straggler arrived
             return {"rank": rank, "sent": False, "error": str(exc).splitlines()[0][:200]}
@@ -172,6 +173,7 @@ def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
         buf = torch.empty(w, dtype=torch.float64)
         try:
             work = dist.irecv(buf)
+            assert work is not None
             work.wait(timedelta(seconds=left))
         except RuntimeError as exc:
             broken.append(str(exc).splitlines()[0][:200])

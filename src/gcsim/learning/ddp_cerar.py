@@ -88,7 +88,7 @@ def ddp_training_job(rank: int, world_size: int, spec: dict) -> dict:
         if record:
             rec["avg"].append(flat(p.grad for p in net.parameters()))
         opt.step()
-    out = {"history": history, "hook_bytes": None if state is None else state.counter.sent,
+    out: dict[str, Any] = {"history": history, "hook_bytes": None if state is None else state.counter.sent,
            "hook_calls": None if state is None else state.calls}
     if record:
         out["record"] = {k: np.stack(v) for k, v in rec.items()}
@@ -116,7 +116,8 @@ def ddp_cerar_experiment(designs: dict[str, Any], *, N: int = 4, steps: int = 10
     seed = check_int("seed", seed, minimum=0)
     lr = check_real("lr", lr, minimum=0.0, strict_min=True)
     timeout = check_real("timeout", timeout, minimum=0.0, strict_min=True)
-    rows, records = [], {}
+    rows: list[dict[str, Any]] = []
+    records: dict[str, Any] = {}
     tmp = Path(tempfile.mkdtemp(prefix="gcsim-ddp-"))
     try:
         for label, des in designs.items():

@@ -125,7 +125,7 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
         payload.update(d=args.d, dtype=args.dtype, rounds=res.rounds, bytes_sent=res.bytes_sent,
                        packets_sent=res.packets_sent, peak_buffers=res.peak_buffers,
                        max_rel_error=float(rel.max()), per_worker_rel_error=rel,
-                       predicted_rel_error=float(errors(des, g).empirical))
+                       predicted_rel_error=errors(des, g).empirical)
         text += (f"\n  simulated d = {args.d} ({args.dtype}): {res.rounds} rounds, bytes/worker "
                  f"{int(np.max(res.bytes_sent))}, max relative error {rel.max():.3g}")
     if args.export:

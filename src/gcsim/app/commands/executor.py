@@ -62,8 +62,8 @@ def _naming_options(options: dict[str, str], run: Callable[[], Any]) -> Any:
 
 
 def _cerar_design(args: argparse.Namespace):
-    from ...cerar.factory import design as build
     from ...cerar.export import load_design
+    from ...cerar.factory import design as build
 
     if args.design:
         des = load_design(args.design)
@@ -136,10 +136,10 @@ def _cmd_run_gc(args: argparse.Namespace) -> int:
 
 def _run_gc(args: argparse.Namespace) -> int:
     from ..._validation import check_int
+    from ...catalogue.named import resolve_design
     from ...coding.evaluate import optimal_error
     from ...coding.schemes import encode
     from ...executor.experiments import run_parameter_server
-    from ...catalogue.named import resolve_design
     from ..common import EXIT_OK, emit
 
     seed = check_int("seed", args.seed, minimum=0)

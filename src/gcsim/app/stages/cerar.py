@@ -53,9 +53,9 @@ def _plot_eps(sweeps, path, N: int = 4, c: int = 8) -> None:
 def cerar_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
     import pandas as pd
 
-    from ...cerar.traffic import rates
     from ...cerar.floating import epsilon_sweep
     from ...cerar.pareto import pareto_front
+    from ...cerar.traffic import rates
 
     lines = []
     rows = [dict(N=N, c=c, **rates(N, c)) for N in (4, 8) for c in (N // 2, N, 2 * N, 4 * N)]
@@ -87,7 +87,7 @@ def cerar_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, A
     sweeps = [epsilon_sweep(4, 8, eps, dtype, seed=seed) for dtype in ("float64", "float32", "bfloat16")]
     with atomic_path(out / "epsilon_sweep.csv") as tmp:
         pd.DataFrame([dict(dtype=s.dtype, eps=e, error=err, exact_error=ex, kappa=k)
-                      for s in sweeps for e, err, ex, k in zip(s.eps, s.error, s.exact_error, s.kappa)]
+                      for s in sweeps for e, err, ex, k in zip(s.eps, s.error, s.exact_error, s.kappa, strict=True)]
                      ).to_csv(tmp, index=False)
     with atomic_path(out / "epsilon_sweep.png") as tmp:
         _plot_eps(sweeps, tmp)
