@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from . import limits
 from .errors import InvalidArgumentError, SizeLimitError
 
 __all__ = [
@@ -144,8 +145,6 @@ def check_dense_size(name: str, rows: int, cols: int, what: str = "the matrix") 
     ...
     gcsim.errors.SizeLimitError: v: the adjacency matrix of SRG(10009, ...) would be a dense 10,009 x 10,009 matrix (100,180,081 entries), over gcsim's limit of 16,777,216 entries (gcsim.limits.MAX_DENSE_ENTRIES)
     """
-    from . import limits
-
     entries = int(rows) * int(cols)
     if entries > limits.MAX_DENSE_ENTRIES:
         raise SizeLimitError(
@@ -164,8 +163,6 @@ def check_count(name: str, count: int, what: str, limit_name: str = "MAX_PATTERN
     ...
     gcsim.errors.SizeLimitError: s: 10,000,000,000,000,000,000 straggler patterns C(91, 20) to enumerate, over gcsim's limit of 10,000,000 (gcsim.limits.MAX_PATTERNS)
     """
-    from . import limits
-
     limit = getattr(limits, limit_name)
     if int(count) > limit:
         count_text = f"{int(count):,}" if int(count) < 10 ** 30 else f"{float(count):.3g}"

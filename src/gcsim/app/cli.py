@@ -24,7 +24,8 @@ import sys
 import warnings
 from collections.abc import Iterator, Sequence
 
-from .. import __version__, limits
+from .. import limits
+from .._version import __version__
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
 from .commands import cerar as cerar_commands
 from .commands import coding as coding_commands
