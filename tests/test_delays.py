@@ -243,7 +243,7 @@ def test_delay_straggler_model_is_a_straggler_model():
             m_i, t_i = brute_rule(D[i].tolist(), rule.kind, rule.value)
             assert masks[i].tolist() == m_i and times[i] == t_i
         assert np.array_equal(model.sample(40, seed=9), masks)
-        assert "bimodal" in model.describe() and model.params["rule"] == rule.kind
+        assert "bimodal" in model.describe() and model.params.rule["rule"] == rule.kind
 
 
 def test_expected_error_accepts_delay_model():

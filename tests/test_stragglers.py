@@ -205,5 +205,44 @@ def test_sample_validation():
 def test_describe_and_params():
     for model in (FixedModel(5, 1), AllPatternsModel(5, 1), BernoulliModel(5, 0.2), WorstCaseModel(5, 1),
                   MarkovModel(5, 0.1, 0.5), TraceModel(np.ones((5, 2)), "first", s=1)):
-        assert isinstance(model.describe(), str) and model.params["n"] == 5
+        assert isinstance(model.describe(), str) and model.params.n == 5
         assert type(model).__name__ in repr(model)
+
+
+def _every_model():
+    from gcsim.coding.delays import DelayStragglerModel, arrival_rule, delay_model
+
+    trace = np.array([[1.0, 5.0], [2.0, 1.0], [3.0, np.inf]])
+    return [FixedModel(5, 2), AllPatternsModel(4, 1), WorstCaseModel(5, 2), BernoulliModel(4, 0.25),
+            BernoulliModel(3, [0.1, 0.2, 0.3]), MarkovModel(3, 0.1, [0.5, 0.4, 0.3]),
+            TraceModel(trace, "first", s=1), TraceModel(trace, "deadline", deadline=2.0),
+            DelayStragglerModel(delay_model("pareto", 6, scale=1.0, shape=2.0), arrival_rule("first", s=2)),
+            DelayStragglerModel(delay_model("trace", 3, delays=trace), arrival_rule("deadline", deadline=2.0))]
+
+
+@pytest.mark.parametrize("model", _every_model(), ids=lambda m: type(m).__name__)
+def test_object_contract(model):
+    from gcsim.coding.straggler_base import StragglerModel
+    from gcsim.errors import CatalogueError
+
+    assert model.kind == "straggler_model" and model.verify() is True
+    assert type(model.params).__name__.endswith("Params") and hasattr(model.params, "_asdict")
+    with pytest.raises(AttributeError):
+        model.n = 99
+    with pytest.raises(AttributeError):
+        del model.n
+    arrays = model.to_arrays()
+    for a in arrays.values():
+        assert not a.flags.writeable
+    import json
+    meta = json.loads(json.dumps(model.bundle_metadata()))    # JSON-serializable
+    assert isinstance(meta["params"], list) and isinstance(meta["construction"], str)
+    for cls in (type(model), StragglerModel):
+        back = cls.from_arrays(arrays, meta)
+        assert type(back) is type(model) and back.params == model.params
+        assert all(np.array_equal(back.to_arrays()[k], v) for k, v in arrays.items())
+        assert np.array_equal(back.sample(3, seed=1), model.sample(3, seed=1)) if model.model_kind != "worst" else True
+    with pytest.raises(CatalogueError):
+        type(model).from_arrays(arrays, {**meta, "construction": "nope"})
+    with pytest.raises(CatalogueError):
+        type(model).from_arrays(arrays, {**meta, "params": meta["params"][:-1] + ["x"]})

@@ -7,16 +7,25 @@ import this module.
 
 **Mask convention.**  ``sample(count, seed)`` returns boolean *non-straggler* masks of shape
 ``(count, n)``: ``mask[j] is True`` means worker ``j``'s transmission arrives (``j ∈ F``).
+
+**Object contract.**  A model is immutable once built (attributes cannot be set or deleted, its
+arrays are read-only), ``params`` is a :class:`~typing.NamedTuple` of the model's class
+(``BernoulliParams(n, p)``, ...), :meth:`~StragglerModel.verify` checks its invariants, and
+``type(m).from_arrays(m.to_arrays(), m.bundle_metadata())`` rebuilds it.
 """
 from __future__ import annotations
 
-from typing import Any
+import functools
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from .._validation import check_int
+from ..errors import CatalogueError, InvalidArgumentError, VerificationError
 
-__all__ = ["StragglerModel", "rng_from_seed"]
+__all__ = ["StragglerModel", "rng_from_seed", "readonly"]
 
 
 def rng_from_seed(seed: Any) -> np.random.Generator:
@@ -30,26 +39,144 @@ def rng_from_seed(seed: Any) -> np.random.Generator:
     return np.random.default_rng(check_int("seed", seed, minimum=0))
 
 
-class StragglerModel:
-    """Base class.  ``sample(count, seed)`` -> bool ``(count, n)``, True = the worker arrives."""
+def readonly(a: np.ndarray) -> np.ndarray:
+    """``a`` (a fresh copy when it is a view of someone else's data) with writing disabled."""
+    out = np.array(a, copy=True)
+    out.setflags(write=False)
+    return out
 
-    kind = "model"
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return value
+
+
+class StragglerModel:
+    """Base class.  ``sample(count, seed)`` -> bool ``(count, n)``, True = the worker arrives.
+
+    Attributes
+    ----------
+    kind : str
+        The catalogue kind, ``"straggler_model"`` for every model.
+    model_kind : str
+        The kind of model (``"fixed"``, ``"bernoulli"``, ... of :func:`gcsim.coding.stragglers.straggler_model`).
+    n : int
+        Number of workers.
+    """
+
+    kind: ClassVar[str] = "straggler_model"
+    model_kind: ClassVar[str] = "model"
+    #: model_kind -> class, for :meth:`from_arrays` (filled as the classes are defined)
+    _registry: ClassVar[dict[str, type[StragglerModel]]] = {}
+    n: int
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "model_kind" in cls.__dict__:
+            StragglerModel._registry[cls.model_kind] = cls
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        @functools.wraps(init)
+        def frozen_init(self: StragglerModel, *args: Any, **kw: Any) -> None:
+            # the outermost constructor freezes the object once every __init__ in the chain is done
+            depth = self.__dict__.get("_init_depth", 0)
+            object.__setattr__(self, "_init_depth", depth + 1)
+            try:
+                init(self, *args, **kw)
+            finally:
+                object.__setattr__(self, "_init_depth", depth)
+            if depth == 0:
+                object.__setattr__(self, "_frozen", True)
+
+        cls.__init__ = frozen_init  # type: ignore[method-assign]
 
     def __init__(self, n: int):
         self.n = check_int("n", n, minimum=1)
 
-    @property
-    def params(self) -> dict:
-        """Parameters of the model (for manifests)."""
-        return {"n": self.n}
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_frozen", False):
+            raise AttributeError(f"{type(self).__name__} is immutable: cannot set {name!r}")
+        object.__setattr__(self, name, value)
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot delete {name!r}")
+
+    # -- contract ---------------------------------------------------------------------------------
+    @property
+    def params(self) -> NamedTuple:  # pragma: no cover - abstract
+        """Parameters of the model, a NamedTuple of its class (``._asdict()`` gives the dict)."""
+        raise NotImplementedError
+
+    def verify(self) -> bool:
+        """Check the model's invariants; returns True or raises :class:`VerificationError`."""
+        if not isinstance(self.n, int) or self.n < 1:
+            raise VerificationError(f"{type(self).__name__}: n = {self.n!r} is not a positive integer")
+        for name, a in self.to_arrays().items():
+            if a.flags.writeable:
+                raise VerificationError(f"{type(self).__name__}: array {name!r} is writable")
+        self._verify()
+        return True
+
+    def _verify(self) -> None:
+        """Kind-specific checks (override)."""
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Every array needed to rebuild the model (none for the models given by scalars)."""
+        return {}
+
+    def bundle_metadata(self) -> dict[str, Any]:
+        """JSON-serializable rest: ``params`` (a list), ``construction`` (the model kind) and ``fields``."""
+        fields = {k: _jsonable(v) for k, v in self.params._asdict().items()}
+        return {"params": [fields[k] for k in fields], "construction": self.model_kind, "fields": fields}
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> StragglerModel:
+        """Rebuild a model from :meth:`to_arrays` and :meth:`bundle_metadata`.
+
+        Raises
+        ------
+        CatalogueError
+            Unknown construction, a class that does not match it, or parameters the model refuses.
+        """
+        construction = metadata.get("construction") if isinstance(metadata, Mapping) else None
+        target = StragglerModel._registry.get(construction) if isinstance(construction, str) else None
+        if target is None:
+            raise CatalogueError(f"straggler model: unknown construction {construction!r}")
+        if cls is not StragglerModel and not issubclass(target, cls):
+            raise CatalogueError(f"straggler model: construction {construction!r} is not a {cls.__name__}")
+        fields = metadata.get("fields")
+        if not isinstance(fields, Mapping):
+            raise CatalogueError("straggler model: metadata has no 'fields' mapping")
+        try:
+            model = target._rebuild(dict(fields), {k: np.asarray(v) for k, v in arrays.items()})
+            model.verify()
+        except (InvalidArgumentError, VerificationError, TypeError, ValueError, KeyError) as exc:
+            raise CatalogueError(f"straggler model {construction!r}: {exc}") from None
+        if list(model.bundle_metadata()["params"]) != list(metadata.get("params", [])):
+            raise CatalogueError(f"straggler model {construction!r}: params {metadata.get('params')!r} do not "
+                                 f"match the rebuilt model's {model.bundle_metadata()['params']!r}")
+        return model
+
+    @classmethod
+    def _rebuild(cls, fields: dict[str, Any], arrays: dict[str, np.ndarray]) -> StragglerModel:
+        """Construct from the fields of ``params`` and the arrays (override when the constructor differs)."""
+        return cls(**{**fields, **arrays})
+
+    # -- behaviour --------------------------------------------------------------------------------
     def sample(self, count: int, seed: int = 0) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def describe(self) -> str:
         """One-line human description of the model."""
-        return f"{self.kind} straggler model on n={self.n} workers"
+        return f"{self.model_kind} straggler model on n={self.n} workers"
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items() if np.isscalar(v))
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params._asdict().items() if np.isscalar(v))
         return f"{type(self).__name__}({args})"

@@ -28,14 +28,14 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from .._validation import check_count, check_dense_size, check_int, check_probability, check_real
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, VerificationError
 from .delays import DelayStragglerModel
-from .straggler_base import StragglerModel, rng_from_seed
+from .straggler_base import StragglerModel, readonly, rng_from_seed
 
 __all__ = [
     "FixedModel",
@@ -46,11 +46,67 @@ __all__ = [
     "TraceModel",
     "straggler_model",
     "KINDS",
+    "FixedParams",
+    "AllPatternsParams",
+    "WorstCaseParams",
+    "BernoulliParams",
+    "MarkovParams",
+    "TraceParams",
     "combinations_masks",
     "straggler_sets",
 ]
 
 KINDS = ("fixed", "bernoulli", "all", "worst", "markov", "trace", "delay")
+
+
+class FixedParams(NamedTuple):
+    """Parameters of :class:`FixedModel`: ``s`` of the ``n`` workers straggle."""
+
+    n: int
+    s: int
+
+
+class AllPatternsParams(NamedTuple):
+    """Parameters of :class:`AllPatternsModel`: every ``s``-subset of the ``n`` workers."""
+
+    n: int
+    s: int
+
+
+class WorstCaseParams(NamedTuple):
+    """Parameters of :class:`WorstCaseModel`: ``s`` adversarial stragglers among ``n``."""
+
+    n: int
+    s: int
+
+
+class BernoulliParams(NamedTuple):
+    """Parameters of :class:`BernoulliModel` (``p`` a float, or a list of one per worker)."""
+
+    n: int
+    p: Any
+
+
+class MarkovParams(NamedTuple):
+    """Parameters of :class:`MarkovModel` (floats, or lists of one per worker)."""
+
+    n: int
+    p_enter: Any
+    p_leave: Any
+
+
+class TraceParams(NamedTuple):
+    """Parameters of :class:`TraceModel` (the delays are its array)."""
+
+    n: int
+    iterations: int
+    policy: str
+    s: int | None
+    deadline: float | None
+
+
+def _scalar_or_list(a: np.ndarray) -> Any:
+    return float(a[0]) if np.all(a == a[0]) else a.tolist()
 
 
 def straggler_sets(n: int, s: int, start: int = 0, stop: int | None = None) -> np.ndarray:
@@ -91,7 +147,31 @@ def combinations_masks(n: int, s: int, start: int = 0, stop: int | None = None) 
     return masks
 
 
-class FixedModel(StragglerModel):
+class _SubsetModel(StragglerModel):
+    """``|S| = s`` stragglers among ``n`` workers: the implementation shared by the fixed-``s``,
+    all-patterns and worst-case models (they differ in what they do with the subsets)."""
+
+    _params_type: ClassVar[type] = FixedParams
+
+    def __init__(self, n: int, s: int):
+        super().__init__(n)
+        self.s = check_int("s", s, minimum=0, maximum=self.n)
+
+    @property
+    def params(self) -> Any:
+        return self._params_type(self.n, self.s)
+
+    @property
+    def count(self) -> int:
+        """Number of distinct patterns, ``C(n, s)``."""
+        return math.comb(self.n, self.s)
+
+    def _verify(self) -> None:
+        if not (isinstance(self.s, int) and 0 <= self.s <= self.n):
+            raise VerificationError(f"{type(self).__name__}: s = {self.s!r} must lie in [0, n = {self.n}]")
+
+
+class FixedModel(_SubsetModel):
     """``S`` uniform among the ``s``-subsets of ``[n]`` (fixed-s uniform model).
 
     Examples
@@ -101,20 +181,7 @@ class FixedModel(StragglerModel):
     ((3, 5), [2, 2, 2])
     """
 
-    kind = "fixed"
-
-    def __init__(self, n: int, s: int):
-        super().__init__(n)
-        self.s = check_int("s", s, minimum=0, maximum=self.n)
-
-    @property
-    def params(self) -> dict:
-        return {"n": self.n, "s": self.s}
-
-    @property
-    def count(self) -> int:
-        """Number of distinct patterns, ``C(n, s)``."""
-        return math.comb(self.n, self.s)
+    model_kind: ClassVar[str] = "fixed"
 
     def sample(self, count: int, seed: int = 0) -> np.ndarray:
         count = check_int("count", count, minimum=0)
@@ -168,10 +235,13 @@ class AllPatternsModel(FixedModel):
     >>> AllPatternsModel(91, 20)
     Traceback (most recent call last):
     ...
-    gcsim.errors.SizeLimitError: s: 65,341,512,186,912,471,510 straggler patterns C(91, 20) to enumerate, over gcsim's limit of 10,000,000 (gcsim.limits.MAX_PATTERNS); use the 'fixed' model (Monte Carlo) instead of enumerating every pattern
+    gcsim.errors.SizeLimitError: s: 65,341,512,186,912,471,510 straggler patterns C(91, 20) to enumerate, over \
+gcsim's limit of 10,000,000 (gcsim.limits.MAX_PATTERNS); use the 'fixed' model (Monte Carlo) instead of \
+enumerating every pattern
     """
 
-    kind = "all"
+    model_kind: ClassVar[str] = "all"
+    _params_type: ClassVar[type] = AllPatternsParams
 
     def __init__(self, n: int, s: int):
         super().__init__(n, s)
@@ -181,18 +251,11 @@ class AllPatternsModel(FixedModel):
         return f"all patterns: every one of the C({self.n},{self.s}) = {self.count} straggler sets"
 
 
-class WorstCaseModel(StragglerModel):
+class WorstCaseModel(_SubsetModel):
     """Adversarial stragglers, ``|S| = s``: no distribution; evaluate with ``worst_case_error``."""
 
-    kind = "worst"
-
-    def __init__(self, n: int, s: int):
-        super().__init__(n)
-        self.s = check_int("s", s, minimum=0, maximum=self.n)
-
-    @property
-    def params(self) -> dict:
-        return {"n": self.n, "s": self.s}
+    model_kind: ClassVar[str] = "worst"
+    _params_type: ClassVar[type] = WorstCaseParams
 
     def sample(self, count: int, seed: int = 0) -> np.ndarray:
         raise InvalidArgumentError(
@@ -235,11 +298,11 @@ class BernoulliModel(StragglerModel):
     gcsim.errors.InvalidArgumentError: p: must be < 1.0, got 1.0
     """
 
-    kind = "bernoulli"
+    model_kind: ClassVar[str] = "bernoulli"
 
     def __init__(self, n: int, p: Any):
         super().__init__(n)
-        self.p = _probabilities("p", p, self.n)
+        self.p = readonly(_probabilities("p", p, self.n))
 
     @property
     def homogeneous(self) -> bool:
@@ -247,9 +310,15 @@ class BernoulliModel(StragglerModel):
         return bool(np.all(self.p == self.p[0]))
 
     @property
-    def params(self) -> dict:
-        p = float(self.p[0]) if self.homogeneous else self.p.tolist()
-        return {"n": self.n, "p": p}
+    def params(self) -> BernoulliParams:
+        return BernoulliParams(self.n, _scalar_or_list(self.p))
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {"p": self.p}
+
+    def _verify(self) -> None:
+        if self.p.shape != (self.n,) or not np.all((self.p >= 0.0) & (self.p < 1.0)):
+            raise VerificationError(f"BernoulliModel: p must be {self.n} probabilities in [0, 1)")
 
     def sample(self, count: int, seed: int = 0) -> np.ndarray:
         count = check_int("count", count, minimum=0)
@@ -289,12 +358,12 @@ class MarkovModel(StragglerModel):
     ((4, 3), 0.1667)
     """
 
-    kind = "markov"
+    model_kind: ClassVar[str] = "markov"
 
     def __init__(self, n: int, p_enter: Any, p_leave: Any):
         super().__init__(n)
-        self.p_enter = _probabilities("p_enter", p_enter, self.n)
-        self.p_leave = _probabilities("p_leave", p_leave, self.n, allow_zero=False, allow_one=True)
+        self.p_enter = readonly(_probabilities("p_enter", p_enter, self.n))
+        self.p_leave = readonly(_probabilities("p_leave", p_leave, self.n, allow_zero=False, allow_one=True))
 
     @property
     def stationary(self) -> np.ndarray:
@@ -302,10 +371,17 @@ class MarkovModel(StragglerModel):
         return self.p_enter / (self.p_enter + self.p_leave)
 
     @property
-    def params(self) -> dict:
-        def sc(a):
-            return float(a[0]) if np.all(a == a[0]) else a.tolist()
-        return {"n": self.n, "p_enter": sc(self.p_enter), "p_leave": sc(self.p_leave)}
+    def params(self) -> MarkovParams:
+        return MarkovParams(self.n, _scalar_or_list(self.p_enter), _scalar_or_list(self.p_leave))
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {"p_enter": self.p_enter, "p_leave": self.p_leave}
+
+    def _verify(self) -> None:
+        ok = (self.p_enter.shape == self.p_leave.shape == (self.n,) and np.all((self.p_enter >= 0) & (self.p_enter < 1))
+              and np.all((self.p_leave > 0) & (self.p_leave <= 1)))
+        if not ok:
+            raise VerificationError("MarkovModel: p_enter must lie in [0, 1) and p_leave in (0, 1], one per worker")
 
     def sample(self, count: int, seed: int = 0) -> np.ndarray:
         """``count`` consecutive iterations (rows) of the chains."""
@@ -324,8 +400,8 @@ class MarkovModel(StragglerModel):
         return out
 
     def describe(self) -> str:
-        return (f"Markov: per-worker two-state chains, p_enter={self.params['p_enter']}, "
-                f"p_leave={self.params['p_leave']}, stationary straggle prob "
+        return (f"Markov: per-worker two-state chains, p_enter={self.params.p_enter}, "
+                f"p_leave={self.params.p_leave}, stationary straggle prob "
                 f"{self.stationary.mean():.4g} (mean), n={self.n}")
 
 
@@ -349,7 +425,7 @@ class TraceModel(StragglerModel):
     [[1, 1, 0], [0, 1, 1]]
     """
 
-    kind = "trace"
+    model_kind: ClassVar[str] = "trace"
 
     def __init__(self, delays: Any, policy: str = "first", *, s: int | None = None,
                  deadline: float | None = None, n: int | None = None):
@@ -361,7 +437,7 @@ class TraceModel(StragglerModel):
         if n is not None and check_int("n", n, minimum=1) != arr.shape[0]:
             raise InvalidArgumentError("delays", f"must have n = {n} rows, got {arr.shape[0]}")
         super().__init__(arr.shape[0])
-        self.delays = arr
+        self.delays = readonly(arr)
         if policy == "first":
             if s is None:
                 raise InvalidArgumentError("s", "policy 'first' needs s (wait for the first n - s arrivals)")
@@ -375,7 +451,7 @@ class TraceModel(StragglerModel):
         else:
             raise InvalidArgumentError("policy", f"must be 'first' or 'deadline', got {policy!r}")
         self.policy = policy
-        self._masks = self._compute()
+        self._masks = readonly(self._compute())
 
     @property
     def iterations(self) -> int:
@@ -383,9 +459,21 @@ class TraceModel(StragglerModel):
         return int(self.delays.shape[1])
 
     @property
-    def params(self) -> dict:
-        return {"n": self.n, "iterations": self.iterations, "policy": self.policy, "s": self.s,
-                "deadline": self.deadline}
+    def params(self) -> TraceParams:
+        return TraceParams(self.n, self.iterations, self.policy, self.s, self.deadline)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {"delays": self.delays}
+
+    @classmethod
+    def _rebuild(cls, fields: dict[str, Any], arrays: dict[str, np.ndarray]) -> TraceModel:
+        return cls(arrays["delays"], fields["policy"], s=fields["s"], deadline=fields["deadline"], n=fields["n"])
+
+    def _verify(self) -> None:
+        if self.delays.shape != (self.n, self.iterations) or np.isnan(self.delays).any():
+            raise VerificationError("TraceModel: delays must be an (n, iterations) matrix without NaN")
+        if not np.array_equal(self._masks, self._compute()):
+            raise VerificationError("TraceModel: stored masks differ from the policy applied to the delays")
 
     def _compute(self) -> np.ndarray:
         D = self.delays.T  # (iterations, n)
