@@ -518,12 +518,9 @@ def test_buildable_bibds_lists_only_what_builds_within_the_limit(monkeypatch):
 
 
 def test_integer_roots_are_exact_beyond_float_precision():
-    """floor(x^(1/n)) by integer Newton: r^n <= x < (r+1)^n, also where a float guess is off by 10^30."""
-    from gcsim.combinatorics.fields import _iroot, prime_power_decomposition
+    """Integer roots (sympy's) are exact where a float guess is off by 10^30: huge prime powers and planes."""
+    from gcsim.combinatorics.fields import prime_power_decomposition
 
-    for x, n in [(10 ** 100, 2), (10 ** 100 - 1, 2), (7 ** 300, 3), (7 ** 300 - 1, 3), (2 ** 2000 + 5, 9), (0, 3), (1, 5)]:
-        r = _iroot(x, n)
-        assert r ** n <= x < (r + 1) ** n
     with deadline(10):
         assert prime_power_decomposition(3 ** 700) == (3, 700)
         assert prime_power_decomposition((2 ** 127 - 1) ** 3) == (2 ** 127 - 1, 3)

@@ -33,6 +33,7 @@ from itertools import combinations
 from typing import Any, NamedTuple
 
 import numpy as np
+import sympy
 
 from .. import limits
 from .._validation import check_bool, check_dense_size, check_int
@@ -59,14 +60,12 @@ from .difference_families import (
     radical_difference_family,
     singer_difference_set,
 )
-from .fields import _factor, _iroot, is_prime_power, prime_power_decomposition
+from .fields import field_tables, is_prime_power, prime_power_decomposition, primitive_element
 from .geometries import (
     _codes,
     _spans,
     ag_flats,
     ag_parameters,
-    field_primitive_element,
-    field_tables,
     gaussian_binomial,
     pg_flats,
     pg_parameters,
@@ -333,14 +332,7 @@ KNOWN_NONEXISTENT: dict[tuple[int, int, int], str] = {
 
 
 def _squarefree_part(n: int) -> int:
-    return math.prod(p for p, e in _factor(n).items() if e % 2)
-
-
-def _legendre(a: int, p: int) -> int:
-    a %= p
-    if a == 0:
-        return 0
-    return 1 if pow(a, (p - 1) // 2, p) == 1 else -1
+    return math.prod(int(p) for p, e in sympy.factorint(abs(n)).items() if e % 2)
 
 
 def _hilbert_symbol(a: int, b: int, p: int) -> int:
@@ -357,7 +349,7 @@ def _hilbert_symbol(a: int, b: int, p: int) -> int:
     if p != 2:
         eps = (p - 1) // 2
         sign = (-1) ** (alpha * beta * eps)
-        return sign * (_legendre(u, p) ** beta) * (_legendre(w, p) ** alpha)
+        return sign * (int(sympy.legendre_symbol(u, p)) ** beta) * (int(sympy.legendre_symbol(w, p)) ** alpha)
 
     def e2(x: int) -> int:
         return ((x - 1) // 2) % 2
@@ -369,7 +361,7 @@ def _hilbert_symbol(a: int, b: int, p: int) -> int:
 
 
 def _prime_factors(n: int) -> list[int]:
-    return sorted(_factor(n))
+    return sorted(int(p) for p in sympy.factorint(abs(n)))
 
 
 def ternary_form_isotropic(a: int, b: int) -> bool:
@@ -681,7 +673,7 @@ def hermitian_unital(q: int) -> BIBD:
     check_dense_size("q", q ** 3 + 1, q * q * (q * q - q + 1), f"the incidence matrix of the Hermitian unital (q={q})")
     Q = q * q
     _, mul = field_tables(Q)
-    pts, _ = projective_points(3, Q)
+    pts = projective_points(3, Q)
 
     def power(x: np.ndarray, e: int) -> np.ndarray:
         out = np.ones_like(x)
@@ -722,7 +714,7 @@ def five_q_design(q: int) -> BIBD:
     check_dense_size("q", 5 * q, 5 * q * (5 * q - 1) // 20, f"the incidence matrix of the (5q,5,1) design (q={q})")
     add, mul = field_tables(q)
     neg = np.argmin(add, axis=1)  # add[x, neg[x]] == 0
-    w = field_primitive_element(q)
+    w = primitive_element(q)
     pw = [1]
     for _ in range(q - 2):
         pw.append(int(mul[pw[-1], w]))
@@ -836,7 +828,7 @@ def _geometry_match(v: int, k: int, lam: int) -> tuple[str, int, int, int] | Non
     cands = []
     n = 2
     while 2 ** n <= v:
-        q = _iroot(v, n)
+        q = int(sympy.integer_nthroot(v, n)[0])
         if q >= 2 and gaussian_binomial(n + 1, 1, q) == v and is_prime_power(q):
             for d in range(1, n):
                 if pg_parameters(n, q, d) == (v, k, lam):
@@ -973,7 +965,7 @@ def _plan(v: int, k: int, lam: int, _active: frozenset = frozenset()):
 def _divisors(n: int, limit: int = 4096) -> list[int]:
     """Sorted divisors of n >= 1, at most the ``limit`` smallest (from the factorization, any size of n)."""
     divs = [1]
-    for p, e in sorted(_factor(n).items()):
+    for p, e in sorted((int(p), int(e)) for p, e in sympy.factorint(n).items()):
         divs = [d * p ** i for d in divs for i in range(e + 1)]
         if len(divs) > 4 * limit:  # keep the work bounded for highly composite n
             divs = sorted(divs)[:4 * limit]

@@ -19,19 +19,19 @@ Generalizations used here (all checked by developing and verifying):
 Groups are products of cyclic groups ``Z_{n_1} x ... x Z_{n_s}``; an element is
 coded in mixed radix, first factor most significant.  The additive group of
 GF(p^a) is ``(Z_p)^a`` with the codes of
-:func:`gcsim.combinatorics.geometries.field_tables`.
+:func:`gcsim.combinatorics.fields.field_tables`.
 """
 from __future__ import annotations
 
 from functools import cache
 
 import numpy as np
+import sympy
 
 from .. import limits
 from .._validation import check_int
 from ..errors import InvalidArgumentError
-from .fields import _factor, prime_power_decomposition
-from .geometries import field_primitive_element, field_tables
+from .fields import field_tables, prime_power_decomposition, primitive_element
 
 __all__ = [
     "develop",
@@ -39,7 +39,6 @@ __all__ = [
     "paley_difference_set",
     "singer_difference_set",
     "radical_difference_family",
-    "primitive_root",
     "search_difference_family",
     "cyclotomic_difference_family",
     "multiplier_difference_family",
@@ -126,7 +125,7 @@ def paley_difference_set(q: int) -> list[int]:
     """Nonzero squares of GF(q), q = 3 mod 4: a (q, (q-1)/2, (q-3)/4) difference set.
 
     Paley (1933); Beth-Jungnickel-Lenz, Thm VI.1.12.  Codes as in
-    :func:`gcsim.combinatorics.geometries.field_tables` (additive group
+    :func:`gcsim.combinatorics.fields.field_tables` (additive group
     ``(Z_p)^a``).
 
     >>> paley_difference_set(11)
@@ -170,7 +169,7 @@ def singer_difference_set(n: int, q: int) -> list[int]:
     for _ in range(n):
         conj = frob[conj]
         trace = add[trace, conj]
-    w = field_primitive_element(Q)
+    w = primitive_element(Q)
     v = (Q - 1) // (q - 1)
     D, y = [], 1
     for i in range(v):
@@ -183,7 +182,7 @@ def singer_difference_set(n: int, q: int) -> list[int]:
 def _subgroup(q: int, order: int) -> list[int]:
     """The multiplicative subgroup of GF(q)^* of the given order (codes)."""
     _, mul = field_tables(q)
-    g = field_primitive_element(q)
+    g = primitive_element(q)
     h = 1
     step = 1
     for _ in range((q - 1) // order):
@@ -248,7 +247,7 @@ def _radical(q: int, k: int, lam: int) -> list[list[int]] | None:
         return None  # GF(p^a) needs table arithmetic; too large to check here
     B0 = _subgroup(q, root_order) + ([0] if k % 2 == 0 else [])
     _, mul = field_tables(q)
-    w = field_primitive_element(q)
+    w = primitive_element(q)
     we = 1
     for _ in range(e):
         we = int(mul[we, w])
@@ -261,27 +260,6 @@ def _radical(q: int, k: int, lam: int) -> list[list[int]] | None:
     return family
 
 
-def primitive_root(p: int) -> int:
-    """Smallest primitive root modulo a prime ``p`` (the code :func:`field_primitive_element` gives GF(p)).
-
-    ``g`` generates ``Z_p^*`` iff ``g^((p-1)/r) != 1`` for every prime ``r | p - 1``;
-    no tables, so it works for any size of ``p``.
-
-    >>> primitive_root(7), primitive_root(13), primitive_root(20029)
-    (3, 2, 2)
-    """
-    p = check_int("p", p, minimum=2)
-    if prime_power_decomposition(p) != (p, 1):
-        raise InvalidArgumentError("p", f"must be a prime, got {p}")
-    if p == 2:
-        return 1
-    rs = sorted(_factor(p - 1))
-    g = 2
-    while any(pow(g, (p - 1) // r, p) == 1 for r in rs):
-        g += 1
-    return g
-
-
 def _radical_prime(q: int, k: int, lam: int, t: int, root_order: int, e: int) -> list[list[int]] | None:
     """Wilson's radical family in GF(q), q prime, by modular arithmetic: O(lam q) time, O(q) memory.
 
@@ -291,7 +269,7 @@ def _radical_prime(q: int, k: int, lam: int, t: int, root_order: int, e: int) ->
     """
     if k >= q:
         return None
-    w = primitive_root(q)
+    w = primitive_element(q)
     step = pow(w, (q - 1) // root_order, q)
     B0 = sorted(pow(step, i, q) for i in range(root_order)) + ([0] if k % 2 == 0 else [])
     we = pow(w, e, q)
@@ -501,7 +479,7 @@ def cyclotomic_difference_family(q: int, k: int, lam: int = 1, *, seeds: int | N
     e = (q - 1) // size_m                     # number of cosets of M
     add, mul = field_tables(q)
     neg = np.argmin(add, axis=1)
-    w = field_primitive_element(q)
+    w = primitive_element(q)
     log = np.zeros(q, dtype=np.int64)
     powers = []
     x = 1

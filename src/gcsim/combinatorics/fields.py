@@ -1,121 +1,71 @@
-"""Finite fields GF(q) through galois, cached per process.
+"""Finite fields GF(q): one encoding of the elements, one cached table layer, and the number theory.
 
-galois JIT-compiles its arithmetic (numba) the first time a field is used in a
-process, so every field is created once and shared (:func:`finite_field`).
+The encoding
+------------
+gcsim writes every element of ``GF(q)``, ``q = p**a``, as an integer ``0..q-1`` in one way,
+used by every construction (geometries, difference families, strongly regular graphs,
+coset graphs) and by :func:`finite_field`: the element is the polynomial
+``sum_j c_j x^j`` (``c_j`` in ``Z_p``) modulo the *defining polynomial* of ``GF(q)``, coded as
+``sum_j c_j p^j``.  So addition is digitwise modulo ``p``, and ``0`` and ``1`` are coded
+``0`` and ``1``.  For a prime ``q`` the codes are the residues modulo ``q``.
+
+The defining polynomial (:func:`defining_polynomial`) is the Conway polynomial ``C_{p,a}``
+(galois' default, so that codes agree with :mod:`galois`), with one exception kept for
+reproducibility: ``GF(9) = Z_3[x]/(x^2 + 1)``, the field with which the committed catalogue
+design PG(2, 9) (``designs/bibd/pg2_9``) and the results built on it were constructed.
+
+Tables, not a JIT
+-----------------
+Designs and graphs need elementwise arithmetic in small fields.  :func:`field_tables` builds
+the addition and multiplication tables with NumPy in milliseconds and caches them; creating
+a galois field JIT-compiles its arithmetic (measured: 5-24 s for ``GF(9)`` with a
+non-default polynomial, 0.3 s for a default ``GF(81)``; the tables take 7 ms for ``GF(81)``).
+:func:`finite_field` returns the galois class for callers that want field objects; it
+has the same encoding.
+
+Number theory (primality, factorization, integer roots, perfect powers) is sympy's.
 """
 from __future__ import annotations
 
-import math
 from functools import cache
+from typing import Any
 
 import numpy as np
+import sympy
 
-from .._validation import check_int
+from .._validation import check_dense_size, check_int
 from ..errors import InvalidArgumentError
 
 __all__ = [
+    "CONWAY_POLYNOMIALS",
     "is_prime",
     "is_prime_power",
     "prime_power_decomposition",
-    "finite_field",
+    "defining_polynomial",
+    "field_tables",
     "primitive_element",
+    "finite_field",
     "nonzero_squares",
     "multiplicative_cosets",
     "additive_cosets",
 ]
 
 
-_SMALL_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
-
-
 def is_prime(n: int) -> bool:
-    """Deterministic primality test (Miller-Rabin; exact for every ``n`` gcsim can meet).
-
-    The first 13 primes as bases are a proof of primality for ``n < 3.3 * 10^24``
-    (Sorenson & Webster 2015); beyond that sympy's BPSW test is used (no known
-    counterexample).  Runs in microseconds where trial division up to ``sqrt(n)``
-    would not finish.
+    """Whether ``n`` is prime (sympy's test: deterministic below 2^64, BPSW beyond).
 
     >>> [n for n in range(30) if is_prime(n)]
     [2, 3, 5, 7, 11, 13, 17, 19, 23, 29]
     >>> is_prime(2 ** 61 - 1), is_prime(3215031751)
     (True, False)
     """
-    n = check_int("n", n)
-    if n < 2:
-        return False
-    for p in _SMALL_PRIMES:
-        if n % p == 0:
-            return n == p
-    if n < 3_317_044_064_679_887_385_961_981:
-        d, s = n - 1, 0
-        while d % 2 == 0:
-            d //= 2
-            s += 1
-        for a in _SMALL_PRIMES:
-            x = pow(a, d, n)
-            if x in (1, n - 1):
-                continue
-            for _ in range(s - 1):
-                x = x * x % n
-                if x == n - 1:
-                    break
-            else:
-                return False
-        return True
-    from sympy import isprime  # pragma: no cover - numbers beyond 3.3e24
-
-    return bool(isprime(n))  # pragma: no cover
-
-
-_TRIAL_BOUND = 1000
-_TRIAL_PRIMES = tuple(p for p in range(2, _TRIAL_BOUND) if all(p % d for d in range(2, int(p ** 0.5) + 1)))
-
-
-def _iroot(x: int, n: int) -> int:
-    """Largest integer r with ``r**n <= x`` (x >= 0, n >= 1), exact for integers of any size.
-
-    Integer Newton iteration from an overestimate decreases monotonically to the
-    floor of the root (no float rounding, so it is exact beyond 2^53 too).
-
-    >>> _iroot(10 ** 40, 2), _iroot(10 ** 300 + 1, 3) == 10 ** 100, _iroot(2 ** 1197, 7) == 2 ** 171
-    (100000000000000000000, True, True)
-    """
-    if x < 2 or n == 1:
-        return x
-    if n == 2:
-        return math.isqrt(x)
-    r = 1 << -(-x.bit_length() // n)          # 2^ceil(bits/n) >= x^(1/n)
-    while True:
-        y = ((n - 1) * r + x // r ** (n - 1)) // n
-        if y >= r:
-            return r
-        r = y
-
-
-def _factor(n: int) -> dict[int, int]:
-    """Prime factorization of n >= 1: trial division below 10^12, sympy's Pollard rho / ECM beyond
-    (where trial division up to sqrt(n) would not finish)."""
-    n = abs(n)
-    if n >= 10 ** 12:
-        from sympy import factorint
-        return {int(p): int(e) for p, e in factorint(n).items()}
-    out: dict[int, int] = {}
-    p = 2
-    while p * p <= n:
-        while n % p == 0:
-            out[p] = out.get(p, 0) + 1
-            n //= p
-        p += 1
-    if n > 1:
-        out[n] = out.get(n, 0) + 1
-    return out
+    return bool(sympy.isprime(check_int("n", n)))
 
 
 def prime_power_decomposition(q: int) -> tuple[int, int] | None:
     """Return ``(p, a)`` with ``q = p**a`` for a prime ``p``, or ``None``.
 
-    Number theory only (exact integer roots and :func:`is_prime`), so it answers
+    Number theory only (:func:`sympy.perfect_power`, :func:`sympy.isprime`), so it answers
     at once for any size of ``q``.
 
     >>> prime_power_decomposition(81)
@@ -128,24 +78,11 @@ def prime_power_decomposition(q: int) -> tuple[int, int] | None:
     q = check_int("q", q)
     if q < 2:
         return None
-    for p in _TRIAL_PRIMES:            # a small prime factor settles it at once
-        if p * p > q:
-            return (q, 1)
-        if q % p == 0:
-            a = 0
-            while q % p == 0:
-                q //= p
-                a += 1
-            return (p, a) if q == 1 else None
-    # no prime factor below _TRIAL_BOUND: q = r^a with r > _TRIAL_BOUND, so a < log(q)/log(_TRIAL_BOUND)
-    if is_prime(q):
+    if sympy.isprime(q):
         return (q, 1)
-    a = 2
-    while _TRIAL_BOUND ** a < q:
-        r = _iroot(q, a)
-        if r ** a == q and is_prime(r):
-            return (r, a)
-        a += 1
+    power = sympy.perfect_power(q)  # (b, e) with the largest e, so b is not itself a power
+    if power and sympy.isprime(power[0]):
+        return (int(power[0]), int(power[1]))
     return None
 
 
@@ -161,15 +98,173 @@ def is_prime_power(q: int) -> bool:
         return False
 
 
+def _check_q(q: Any) -> tuple[int, int, int]:
+    q = check_int("q", q, minimum=2)
+    pa = prime_power_decomposition(q)
+    if pa is None:
+        raise InvalidArgumentError("q", f"must be a prime power, got {q}")
+    return q, pa[0], pa[1]
+
+
+#: Conway polynomials C_{p,a} (coefficients, highest degree first) -- the default defining
+#: polynomials of galois' GF(p^a).  Prime powers q = p^a <= 1024, a >= 2 (from galois.conway_poly).
+CONWAY_POLYNOMIALS: dict[int, tuple[int, ...]] = {
+    4: (1, 1, 1), 8: (1, 0, 1, 1), 9: (1, 2, 2), 16: (1, 0, 0, 1, 1), 25: (1, 4, 2), 27: (1, 0, 2, 1),
+    32: (1, 0, 0, 1, 0, 1), 49: (1, 6, 3), 64: (1, 0, 1, 1, 0, 1, 1), 81: (1, 2, 0, 0, 2), 121: (1, 7, 2),
+    125: (1, 0, 3, 3), 128: (1, 0, 0, 0, 0, 0, 1, 1), 169: (1, 12, 2), 243: (1, 0, 0, 0, 2, 1),
+    256: (1, 0, 0, 0, 1, 1, 1, 0, 1), 289: (1, 16, 3), 343: (1, 6, 0, 4), 361: (1, 18, 2),
+    512: (1, 0, 0, 0, 0, 1, 0, 0, 0, 1), 529: (1, 21, 5), 625: (1, 0, 4, 4, 2), 729: (1, 0, 2, 0, 1, 2, 2),
+    841: (1, 24, 2), 961: (1, 29, 3), 1024: (1, 0, 0, 0, 1, 1, 0, 1, 1, 1, 1),
+}
+
+#: Defining polynomials that are not the Conway polynomial (highest degree first): GF(9) is
+#: Z_3[x]/(x^2 + 1), the field of the committed PG(2, 9) catalogue design (see the module docstring).
+_EXCEPTIONS: dict[int, tuple[int, ...]] = {9: (1, 0, 1)}
+
+
+def _monic_mod(poly: list[int], f: list[int], p: int) -> list[int]:
+    """Remainder of ``poly`` modulo the monic ``f`` over Z_p (coefficients low degree first)."""
+    r = list(poly)
+    df = len(f) - 1
+    while len(r) - 1 >= df:
+        lead = r[-1] % p
+        shift = len(r) - 1 - df
+        if lead:
+            for i, c in enumerate(f):
+                r[shift + i] = (r[shift + i] - lead * c) % p
+        r.pop()
+    return r
+
+
+def _first_irreducible(p: int, a: int) -> tuple[int, ...]:
+    """First monic irreducible polynomial of degree ``a`` over Z_p in lexicographic order (highest first)."""
+    def monic(deg: int, code: int) -> list[int]:
+        return [(code // p ** j) % p for j in range(deg)] + [1]
+
+    for code in range(p ** a):
+        f = monic(a, code)
+        if f[0] == 0:
+            continue  # divisible by x
+        if all(any(_monic_mod(f, monic(d, c), p)) for d in range(1, a // 2 + 1) for c in range(p ** d)):
+            return tuple(f[::-1])
+    raise AssertionError("no irreducible polynomial found")  # pragma: no cover
+
+
 @cache
-def _field(q: int):
-    import galois
+def defining_polynomial(q: int) -> tuple[int, ...]:
+    """The monic polynomial defining gcsim's ``GF(q)`` (coefficients, highest degree first).
 
-    return galois.GF(q)
+    ``(1, 0)`` (the polynomial ``x``) for a prime field; the Conway polynomial for
+    ``q = p^a``, ``a >= 2`` -- except ``x^2 + 1`` for ``GF(9)``; beyond the tabulated
+    Conway polynomials, galois' Conway database, and where that has none the first monic
+    irreducible polynomial in lexicographic order.
+
+    >>> defining_polynomial(7), defining_polynomial(9), defining_polynomial(25)
+    ((1, 0), (1, 0, 1), (1, 4, 2))
+    """
+    q, p, a = _check_q(q)
+    if a == 1:
+        return (1, 0)
+    if q in _EXCEPTIONS:
+        return _EXCEPTIONS[q]
+    if q in CONWAY_POLYNOMIALS:
+        return CONWAY_POLYNOMIALS[q]
+    import galois  # heavy import, only for fields beyond the table
+
+    try:
+        return tuple(int(c) for c in galois.conway_poly(p, a).coeffs)
+    except LookupError:
+        return _first_irreducible(p, a)
 
 
-def finite_field(q: int):
-    """The Galois field GF(q) as a cached ``galois`` field class.
+@cache
+def field_tables(q: int) -> tuple[np.ndarray, np.ndarray]:
+    """Addition and multiplication tables of gcsim's ``GF(q)`` (read-only int64, ``q x q``).
+
+    Element codes as in the module docstring: ``sum_j c_j x^j`` is coded ``sum_j c_j p^j``,
+    modulo :func:`defining_polynomial`.  Cached per process.
+
+    >>> add, mul = field_tables(4)
+    >>> int(add[2, 3]), int(mul[2, 3]), int(mul[2, 2])
+    (1, 1, 3)
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``q`` is not a prime power.
+    SizeLimitError
+        The two ``q x q`` tables exceed :data:`gcsim.limits.MAX_DENSE_ENTRIES` (checked before
+        anything is allocated).
+    """
+    q, p, a = _check_q(q)
+    check_dense_size("q", q, q, f"the arithmetic table of GF({q})")
+    e = np.arange(q, dtype=np.int64)
+    if a == 1:
+        add = (e[:, None] + e[None, :]) % p
+        mul = (e[:, None] * e[None, :]) % p
+    else:
+        f = list(defining_polynomial(q)[::-1])                   # low degree first, leading 1 last
+        pw = p ** np.arange(a, dtype=np.int64)
+        D = (e[:, None] // pw[None, :]) % p                      # digits, low degree first
+        layers = [D]
+        for _ in range(a - 1):                                   # layers[i][b] = x^i * b
+            prev = layers[-1]
+            top = prev[:, -1:]
+            shifted = np.concatenate([np.zeros((q, 1), dtype=np.int64), prev[:, :-1]], axis=1)
+            layers.append((shifted - top * np.asarray(f[:-1], dtype=np.int64)[None, :]) % p)
+        T = np.stack(layers)                                     # (a, q, a)
+        add = ((D[:, None, :] + D[None, :, :]) % p) @ pw
+        mul = (np.einsum("xi,iyj->xyj", D, T) % p) @ pw
+    add.setflags(write=False)
+    mul.setflags(write=False)
+    return add, mul
+
+
+@cache
+def primitive_element(q: int) -> int:
+    """Smallest code of a generator of the multiplicative group of ``GF(q)``.
+
+    For a prime ``q`` the smallest primitive root modulo ``q`` (:func:`sympy.primitive_root`:
+    no tables, any size of ``q``); otherwise found in the multiplication table.
+
+    >>> primitive_element(7), primitive_element(9), primitive_element(25), primitive_element(20029)
+    (3, 4, 5, 2)
+    """
+    q, _, a = _check_q(q)
+    if a == 1:
+        return 1 if q == 2 else int(sympy.primitive_root(q))
+    _, mul = field_tables(q)
+    for g in range(2, q) if q > 2 else [1]:
+        x, order = g, 1
+        while x != 1:
+            x = int(mul[x, g])
+            order += 1
+        if order == q - 1:
+            return g
+    raise AssertionError("no primitive element")  # pragma: no cover
+
+
+@cache
+def _field(q: int) -> Any:
+    import galois  # optional heavy import (JIT-compiled arithmetic): only for callers that want field objects
+
+    default = galois.GF(q)
+    p, a = prime_power_decomposition(q)  # type: ignore[misc]  # q was checked by the caller
+    poly = defining_polynomial(q)
+    if a == 1 or tuple(int(c) for c in default.irreducible_poly.coeffs) == poly:
+        return default  # residues mod p, or galois' default polynomial: the codes agree
+    # gcsim's polynomial differs from galois' default (GF(9)): same codes as field_tables
+    g = primitive_element(q)
+    coeffs = [(g // p ** j) % p for j in range(a)][::-1]
+    return galois.GF(q, irreducible_poly=galois.Poly(list(poly), field=galois.GF(p)),
+                     primitive_element=galois.Poly(coeffs, field=galois.GF(p)), verify=False)
+
+
+def finite_field(q: int) -> Any:
+    """The Galois field GF(q) as a cached ``galois`` field class, in gcsim's encoding.
+
+    Its integer representation is the code of :func:`field_tables` (the same defining
+    polynomial), and its ``primitive_element`` is :func:`primitive_element`.
 
     Parameters
     ----------
@@ -183,27 +278,28 @@ def finite_field(q: int):
 
     Examples
     --------
-    >>> GF = finite_field(9)
-    >>> GF.order, GF.characteristic
-    (9, 3)
+    >>> GF = finite_field(7)
+    >>> GF.order, GF.characteristic, int(GF.primitive_element)
+    (7, 7, 3)
     """
-    q = check_int("q", q, minimum=2)
-    if not is_prime_power(q):
-        raise InvalidArgumentError("q", f"must be a prime power, got {q}")
+    q, _, _ = _check_q(q)
     return _field(q)
 
 
-def primitive_element(q: int) -> int:
-    """Integer representation of the primitive element of GF(q) chosen by galois.
-
-    >>> primitive_element(7)
-    3
-    """
-    return int(finite_field(q).primitive_element)
+def _powers(q: int) -> np.ndarray:
+    """``g^0, g^1, ..., g^(q-2)`` for the primitive element ``g`` (codes)."""
+    _, mul = field_tables(q)
+    g = primitive_element(q)
+    out = np.empty(q - 1, dtype=np.int64)
+    x = 1
+    for i in range(q - 1):
+        out[i] = x
+        x = int(mul[x, g])
+    return out
 
 
 def nonzero_squares(q: int) -> np.ndarray:
-    """Sorted integer representations of the nonzero squares of GF(q).
+    """Sorted codes of the nonzero squares of GF(q).
 
     For odd q these are the (q-1)/2 even powers of a primitive element; for
     even q squaring is a bijection (Frobenius), so every nonzero element is a square.
@@ -211,32 +307,31 @@ def nonzero_squares(q: int) -> np.ndarray:
     >>> nonzero_squares(13).tolist()
     [1, 3, 4, 9, 10, 12]
     """
-    GF = finite_field(q)
-    g = GF.primitive_element
-    powers = g ** ((2 * np.arange(q - 1)) % (q - 1))
-    return np.unique(np.asarray(powers, dtype=np.int64))
+    _, mul = field_tables(q)
+    return np.unique(mul.diagonal()[1:])
 
 
 def multiplicative_cosets(q: int, index: int) -> list[np.ndarray]:
     """Cosets of the subgroup of index ``index`` in GF(q)^*.
 
-    The subgroup is generated by ``g**index`` (g primitive); coset ``j`` is
-    ``g**j * <g**index>``. Returns ``index`` sorted integer arrays.
+    The subgroup is generated by ``g**index`` (g = :func:`primitive_element`); coset ``j``
+    is ``g**j * <g**index>``. Returns ``index`` sorted integer arrays.
 
     >>> [c.tolist() for c in multiplicative_cosets(7, 2)]
     [[1, 2, 4], [3, 5, 6]]
     """
+    q, _, _ = _check_q(q)
     index = check_int("index", index, minimum=1)
     if (q - 1) % index != 0:
         raise InvalidArgumentError("index", f"must divide q - 1 = {q - 1}, got {index}")
-    GF = finite_field(q)
-    g = GF.primitive_element
-    sub = g ** np.arange(0, q - 1, index)
-    return [np.unique(np.asarray(sub * g ** j, dtype=np.int64)) for j in range(index)]
+    _, mul = field_tables(q)
+    pw = _powers(q)
+    sub = pw[::index]
+    return [np.unique(mul[sub, pw[j]]) for j in range(index)]
 
 
-def additive_cosets(q: int, subgroup) -> list[np.ndarray]:
-    """Cosets of an additive subgroup ``H`` of GF(q) (given by integer representations).
+def additive_cosets(q: int, subgroup: Any) -> list[np.ndarray]:
+    """Cosets of an additive subgroup ``H`` of GF(q) (given by codes).
 
     Returns the distinct cosets ``x + H`` as sorted integer arrays, ordered by
     their smallest element.
@@ -244,16 +339,20 @@ def additive_cosets(q: int, subgroup) -> list[np.ndarray]:
     >>> [c.tolist() for c in additive_cosets(4, [0, 1])]
     [[0, 1], [2, 3]]
     """
-    GF = finite_field(q)
-    H = GF(np.unique(np.asarray(subgroup, dtype=np.int64)))
-    if 0 not in set(int(h) for h in H) or any(int(a + b) not in set(int(h) for h in H) for a in H for b in H):
+    q, _, _ = _check_q(q)
+    add, _ = field_tables(q)
+    H = np.unique(np.asarray(subgroup, dtype=np.int64))
+    if H.size == 0 or H.min() < 0 or H.max() >= q:
+        raise InvalidArgumentError("subgroup", f"must be elements of GF({q}) (codes in [0, {q}))")
+    members = set(H.tolist())
+    if 0 not in members or not set(add[np.ix_(H, H)].ravel().tolist()) <= members:
         raise InvalidArgumentError("subgroup", "must be an additive subgroup of GF(q) (closed under +, contains 0)")
     seen: set[int] = set()
     cosets = []
     for x in range(q):
         if x in seen:
             continue
-        coset = np.unique(np.asarray(GF(x) + H, dtype=np.int64))
-        seen.update(int(c) for c in coset)
+        coset = np.unique(add[x, H])
+        seen.update(coset.tolist())
         cosets.append(coset)
     return cosets

@@ -19,20 +19,19 @@ d-dimensional subspaces of GF(q)^n).
 """
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
 
 from .._validation import check_dense_size, check_int
 from ..errors import InvalidArgumentError
-from .fields import is_prime_power, prime_power_decomposition
+from .fields import field_tables, is_prime_power
 
 __all__ = [
-    "field_tables",
-    "field_primitive_element",
     "gaussian_binomial",
     "projective_points",
+    "projective_point_index",
     "subspaces",
     "pg_flats",
     "ag_flats",
@@ -56,95 +55,6 @@ def gaussian_binomial(n: int, d: int, q: int) -> int:
     return num // den
 
 
-def _monic_mod(poly: list[int], f: list[int], p: int) -> list[int]:
-    """Remainder of ``poly`` modulo the monic ``f`` over Z_p (coefficients low degree first)."""
-    r = list(poly)
-    df = len(f) - 1
-    while len(r) - 1 >= df:
-        lead = r[-1] % p
-        shift = len(r) - 1 - df
-        if lead:
-            for i, c in enumerate(f):
-                r[shift + i] = (r[shift + i] - lead * c) % p
-        r.pop()
-    return r
-
-
-def _irreducible(p: int, a: int) -> list[int]:
-    """First monic irreducible polynomial of degree ``a`` over Z_p (lexicographic search)."""
-    def monic(deg: int, code: int) -> list[int]:
-        return [(code // p ** j) % p for j in range(deg)] + [1]
-
-    for code in range(p ** a):
-        f = monic(a, code)
-        if f[0] == 0:
-            continue  # divisible by x
-        if all(any(_monic_mod(f, monic(d, c), p)) for d in range(1, a // 2 + 1) for c in range(p ** d)):
-            return f
-    raise AssertionError("no irreducible polynomial found")  # pragma: no cover
-
-
-@cache
-def field_tables(q: int, modulus: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Addition and multiplication tables of GF(q), elements coded 0..q-1.
-
-    For ``q = p^a`` an element is the polynomial ``sum_j c_j x^j`` (``c_j`` in
-    Z_p) modulo a monic irreducible polynomial of degree ``a``, coded as
-    ``sum_j c_j p^j``; so addition is digitwise mod p, 0 and 1 are coded 0 and 1.
-    The polynomial is ``modulus`` (coefficients low degree first, leading 1
-    included; e.g. a Conway polynomial, galois' default) or, by default, the
-    first monic irreducible one in lexicographic order. Pure NumPy table lookups
-    are far cheaper than a JIT-compiled field for the small fields designs need.
-
-    >>> add, mul = field_tables(4)
-    >>> add[2, 3], mul[2, 3], mul[2, 2]
-    (np.int64(1), np.int64(1), np.int64(3))
-    """
-    q = _check_q(q)
-    # two q x q tables: refuse before allocating (existence questions never need them)
-    check_dense_size("q", q, q, f"the arithmetic table of GF({q})")
-    p, a = prime_power_decomposition(q)
-    e = np.arange(q, dtype=np.int64)
-    if a == 1:
-        add = (e[:, None] + e[None, :]) % p
-        mul = (e[:, None] * e[None, :]) % p
-    else:
-        f = list(modulus) if modulus is not None else _irreducible(p, a)
-        if len(f) != a + 1 or f[-1] != 1:
-            raise InvalidArgumentError("modulus", f"must be a monic polynomial of degree {a} (low degree first)")
-        pw = p ** np.arange(a, dtype=np.int64)
-        D = (e[:, None] // pw[None, :]) % p                      # digits, low degree first
-        T = [D]
-        for _ in range(a - 1):                                   # T[i][b] = x^i * b
-            prev = T[-1]
-            top = prev[:, -1:]
-            shifted = np.concatenate([np.zeros((q, 1), dtype=np.int64), prev[:, :-1]], axis=1)
-            T.append((shifted - top * np.asarray(f[:-1], dtype=np.int64)[None, :]) % p)
-        T = np.stack(T)                                          # (a, q, a)
-        add = ((D[:, None, :] + D[None, :, :]) % p) @ pw
-        mul = (np.einsum("xi,iyj->xyj", D, T) % p) @ pw
-    add.setflags(write=False)
-    mul.setflags(write=False)
-    return add, mul
-
-
-def field_primitive_element(q: int) -> int:
-    """Smallest code of a generator of the multiplicative group of GF(q) (tables of :func:`field_tables`).
-
-    >>> field_primitive_element(7), field_primitive_element(9)
-    (3, 4)
-    """
-    _, mul = field_tables(q)
-    for g in range(2, q) if q > 2 else [1]:
-        x, order = g, 1
-        while x != 1:
-            x = int(mul[x, g])
-            order += 1
-        if order == q - 1:
-            return g
-    raise AssertionError("no primitive element")  # pragma: no cover
-
-
 def _check_q(q) -> int:
     q = check_int("q", q, minimum=2)
     if not is_prime_power(q):
@@ -166,35 +76,49 @@ def _all_vectors(q: int, N: int) -> np.ndarray:
     return digits
 
 
-@lru_cache(maxsize=64)
-def projective_points(N: int, q: int) -> tuple[np.ndarray, np.ndarray]:
-    """Points of PG(N-1, q) and the lookup table vector-code -> point index.
+def projective_points(n: int, q: int) -> np.ndarray:
+    """Points of PG(n-1, q): the vectors of GF(q)^n whose first nonzero entry is 1.
 
-    Returns ``(points, table)``: ``points`` is an integer array of shape
-    ``(P, N)``, ``P = (q^N - 1)/(q - 1)``, holding the representatives whose
-    first nonzero coordinate is 1, in increasing code order; ``table[c]`` is the
-    index of the point spanned by the nonzero vector with code ``c``
-    (``table[0] = -1``).
+    Returns an int array of shape ``((q^n - 1)/(q - 1), n)`` of element codes, in
+    increasing order of the base-q code of the vector (most significant coordinate first).
+    No field arithmetic is needed (normalized vectors are listed directly).
 
-    >>> pts, table = projective_points(3, 2)
-    >>> len(pts), int(table[7])
-    (7, 6)
+    >>> projective_points(2, 3).tolist()
+    [[0, 1], [1, 0], [1, 1], [1, 2]]
     """
-    N = check_int("N", N, minimum=1)
+    n = check_int("n", n, minimum=1)
+    q = _check_q(q)
+    check_dense_size("q", (q ** n - 1) // (q - 1), n, f"the point list of PG({n - 1},{q})")
+    blocks = []
+    for lead in range(n - 1, -1, -1):                    # vectors (0, .., 0, 1, *): increasing codes
+        tail = n - 1 - lead
+        vec = np.zeros((q ** tail, n), dtype=np.int64)
+        vec[:, lead] = 1
+        vec[:, lead + 1:] = _all_vectors(q, tail)
+        blocks.append(vec)
+    return np.concatenate(blocks)
+
+
+@lru_cache(maxsize=64)
+def projective_point_index(n: int, q: int) -> np.ndarray:
+    """Lookup table vector code -> index of the point of PG(n-1, q) it spans (``-1`` for 0).
+
+    ``table[c]`` is the row of :func:`projective_points` spanned by the nonzero vector of
+    GF(q)^n with base-q code ``c``.
+
+    >>> int(projective_point_index(3, 2)[7])
+    6
+    """
+    n = check_int("n", n, minimum=1)
     q = _check_q(q)
     _, mul = field_tables(q)
-    vecs = _all_vectors(q, N)
-    nz = vecs != 0
-    first = np.argmax(nz, axis=1)
-    is_rep = nz.any(axis=1) & (vecs[np.arange(len(vecs)), first] == 1)
-    points = vecs[is_rep]
+    points = projective_points(n, q)
     scalars = np.arange(1, q, dtype=np.int64)
     multiples = mul[scalars[:, None, None], points[None, :, :]]
-    table = np.full(q ** N, -1, dtype=np.int64)
+    table = np.full(q ** n, -1, dtype=np.int64)
     table[_codes(multiples, q)] = np.broadcast_to(np.arange(len(points)), multiples.shape[:2])
-    points.setflags(write=False)
     table.setflags(write=False)
-    return points, table
+    return table
 
 
 def subspaces(N: int, m: int, q: int) -> np.ndarray:
@@ -263,7 +187,7 @@ def pg_flats(n: int, q: int, d: int = 1) -> list[tuple[int, ...]]:
     n = check_int("n", n, minimum=2)
     q = _check_q(q)
     d = check_int("d", d, minimum=1, maximum=n - 1)
-    _, table = projective_points(n + 1, q)
+    table = projective_point_index(n + 1, q)
     bases = subspaces(n + 1, d + 1, q)
     # chunks keep the span array (chunk, q^(d+1), n+1) at a few million entries
     chunk = max(1, 2_000_000 // (q ** (d + 1) * (n + 1)))

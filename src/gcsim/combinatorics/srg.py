@@ -23,12 +23,13 @@ from functools import lru_cache
 from math import isqrt
 
 import numpy as np
+import sympy
 
 from .. import limits
 from .._validation import check_bool, check_dense_size, check_int
 from ..errors import InvalidArgumentError, NotConstructibleError, VerificationError
 from .bibd import bibd
-from .fields import _iroot, is_prime_power
+from .fields import is_prime_power
 from .srg_families import (
     StronglyRegularGraph,
     abelian_cayley_graph,
@@ -251,7 +252,7 @@ def _family_entries(max_v: int):
     # collinearity graphs of classical polar spaces of rank >= 2
     for kind in ("Sp", "O", "O+", "O-", "U"):
         # v > q^3, except unitary spaces over GF(q), q = r^2: U(4, q) has v = (q + 1)(r^3 + 1) > q^2
-        for q in range(2, _iroot(max_v, 2 if kind == "U" else 3) + 1):
+        for q in range(2, _root(max_v, 2 if kind == "U" else 3) + 1):
             if not is_prime_power(q) or (kind == "U" and isqrt(q) ** 2 != q):
                 continue
             if kind == "O" and q % 2 == 0:
@@ -270,7 +271,7 @@ def _family_entries(max_v: int):
                 yield _Entry(params, f"polar graph {kind}({n},{q})", lambda kind=kind, n=n, q=q: polar_graph(kind, n, q))
                 n += 2 if kind != "U" else 1
     # affine polar graphs VO^eps(2m, q)
-    for q in range(2, _iroot(max_v, 4) + 1):
+    for q in range(2, _root(max_v, 4) + 1):
         if not is_prime_power(q):
             continue
         m = 2
@@ -333,7 +334,7 @@ def _polar_with_v(kind: str, v: int) -> list[tuple[int, int]]:
         base = 2 if kind != "U" else 4
         if _polar_v(kind, n, base) > v:
             break
-        lo, hi = (2, _iroot(v, 3) + 1) if kind != "U" else (2, _iroot(v, 6) + 2)
+        lo, hi = (2, _root(v, 3) + 1) if kind != "U" else (2, _root(v, 6) + 2)
         while lo < hi:  # smallest x with v(x) >= v
             mid = (lo + hi) // 2
             qq = mid if kind != "U" else mid * mid
@@ -350,6 +351,11 @@ def _polar_with_v(kind: str, v: int) -> list[tuple[int, int]]:
 
 #: block graphs of S(2, K, V) are recognised for K <= this bound (an O(K) loop per question)
 _MAX_STEINER_K = 1 << 20
+
+
+def _root(x: int, n: int) -> int:
+    """``floor(x^(1/n))`` exactly (sympy's integer root)."""
+    return int(sympy.integer_nthroot(x, n)[0])
 
 
 def _divisors(n: int) -> list[int]:
@@ -401,7 +407,7 @@ def _family_entries_v(v: int, target: tuple[int, int, int, int] | None = None):
     found = []
     m = 2
     while 2 ** (2 * m) <= v:
-        q = _iroot(v, 2 * m)
+        q = _root(v, 2 * m)
         if q ** (2 * m) == v and is_prime_power(q):
             found.append((q, m))
         m += 1
@@ -412,7 +418,7 @@ def _family_entries_v(v: int, target: tuple[int, int, int, int] | None = None):
             mu = q ** (m - 1) * (q ** (m - 1) + eps)
             yield _Entry((v, k, lam, mu), f"affine polar graph VO{'+' if eps == 1 else '-'}({2 * m},{q})",
                          lambda eps=eps, m=m, q=q: affine_polar_graph(eps, m, q))
-    q = _iroot(v, 3)
+    q = _root(v, 3)
     if q >= 4 and q ** 3 == v and q & (q - 1) == 0:
         yield _Entry((v, (q - 1) * (q + 2), q - 2, q + 2), f"GQ({q - 1},{q + 1}) = T2*(O)",
                      lambda q=q: hyperoval_gq_graph(q))

@@ -49,8 +49,8 @@ from .base import (
     stored_object_metadata,
     stored_params,
 )
-from .fields import finite_field, is_prime_power, prime_power_decomposition
-from .geometries import field_tables
+from .fields import field_tables, is_prime_power, prime_power_decomposition
+from .geometries import projective_points
 from .srg_feasibility import complement_parameters, srg_eigenvalues
 
 __all__ = [
@@ -78,7 +78,6 @@ __all__ = [
     "two_intersection_graph",
     "affine_polar_graph",
     "hyperoval_gq_graph",
-    "projective_points",
     "abelian_cayley_graph",
     "menon_graph_36",
 ]
@@ -359,45 +358,9 @@ def _vector_index(vecs: np.ndarray, q: int) -> np.ndarray:
     return (np.asarray(vecs, dtype=np.int64) * (q ** np.arange(n - 1, -1, -1))).sum(axis=-1)
 
 
-#: Conway polynomials C_{p,a} (coefficients, highest degree first) -- the default defining
-#: polynomials of galois' GF(p^a), so that integer representations agree with galois.
-#: Prime powers q = p^a <= 1024, a >= 2 (copied from galois.conway_poly).
-CONWAY_POLYNOMIALS: dict[int, tuple[int, ...]] = {
-    4: (1, 1, 1), 8: (1, 0, 1, 1), 9: (1, 2, 2), 16: (1, 0, 0, 1, 1), 25: (1, 4, 2), 27: (1, 0, 2, 1),
-    32: (1, 0, 0, 1, 0, 1), 49: (1, 6, 3), 64: (1, 0, 1, 1, 0, 1, 1), 81: (1, 2, 0, 0, 2), 121: (1, 7, 2),
-    125: (1, 0, 3, 3), 128: (1, 0, 0, 0, 0, 0, 1, 1), 169: (1, 12, 2), 243: (1, 0, 0, 0, 2, 1),
-    256: (1, 0, 0, 0, 1, 1, 1, 0, 1), 289: (1, 16, 3), 343: (1, 6, 0, 4), 361: (1, 18, 2),
-    512: (1, 0, 0, 0, 0, 1, 0, 0, 0, 1), 529: (1, 21, 5), 625: (1, 0, 4, 4, 2), 729: (1, 0, 2, 0, 1, 2, 2),
-    841: (1, 24, 2), 961: (1, 29, 3), 1024: (1, 0, 0, 0, 1, 1, 0, 1, 1, 1, 1),
-}
-
-
-@cache
-def _tables(q: int) -> tuple[np.ndarray, np.ndarray]:
-    """Addition and multiplication tables of GF(q) in galois' integer representation.
-
-    Element ``sum_j c_j alpha^j`` (c_j in Z_p) is the integer ``sum_j c_j p^j``.
-    Graph constructions only need elementwise arithmetic on small fields;
-    tables avoid galois' per-field JIT compilation (seconds per field).  For
-    ``q = p^a`` with ``a >= 2`` the tables use the Conway polynomial (galois'
-    default); if ``q`` is not in :data:`CONWAY_POLYNOMIALS` they are taken
-    from :func:`gcsim.combinatorics.fields.finite_field`.
-    """
-    check_dense_size("q", q, q, f"the arithmetic table of GF({q})")
-    p, a = prime_power_decomposition(q)
-    if a > 1 and q not in CONWAY_POLYNOMIALS:
-        x = np.arange(q, dtype=np.int64)
-        GF = finite_field(q)
-        g = GF(x)
-        add, _ = field_tables(q)  # addition is digitwise mod p whatever the modulus
-        return add, np.asarray(g[:, None] * g[None, :], dtype=np.int64)
-    modulus = tuple(CONWAY_POLYNOMIALS[q][::-1]) if a > 1 else None
-    return field_tables(q, modulus)
-
-
 def _form_values(q: int, X: np.ndarray, Y: np.ndarray, terms) -> np.ndarray:
     """``sum_t c_t X[:, a_t] Y[:, b_t]`` over GF(q) for all pairs of rows, shape (len X, len Y)."""
-    add, mul = _tables(q)
+    add, mul = field_tables(q)
     acc = np.zeros((len(X), len(Y)), dtype=np.int64)
     for a, b, c in terms:
         left = mul[c, X[:, a]]
@@ -407,36 +370,11 @@ def _form_values(q: int, X: np.ndarray, Y: np.ndarray, terms) -> np.ndarray:
 
 def _quadratic_values(q: int, X: np.ndarray, terms) -> np.ndarray:
     """``Q(x) = sum_t c_t x_a x_b`` over GF(q) for every row x of X."""
-    add, mul = _tables(q)
+    add, mul = field_tables(q)
     acc = np.zeros(len(X), dtype=np.int64)
     for a, b, c in terms:
         acc = add[acc, mul[mul[c, X[:, a]], X[:, b]]]
     return acc
-
-
-def projective_points(n: int, q: int) -> np.ndarray:
-    """Points of PG(n-1, q): normalized vectors of GF(q)^n (first nonzero entry 1).
-
-    Returns an int array of shape ``((q^n - 1)/(q - 1), n)`` of galois integer
-    representations.
-
-    >>> projective_points(2, 3).tolist()
-    [[0, 1], [1, 0], [1, 1], [1, 2]]
-    """
-    n = check_int("n", n, minimum=1)
-    q = check_int("q", q, minimum=2)
-    if not is_prime_power(q):
-        raise InvalidArgumentError("q", f"must be a prime power, got {q}")
-    check_dense_size("q", (q ** n - 1) // (q - 1), n, f"the point list of PG({n - 1},{q})")
-    blocks = []
-    for lead in range(n - 1, -1, -1):
-        tail = n - 1 - lead
-        rest = _digits(q ** tail, q, tail)
-        vec = np.zeros((q ** tail, n), dtype=np.int64)
-        vec[:, lead] = 1
-        vec[:, lead + 1:] = rest
-        blocks.append(vec)
-    return np.concatenate(blocks)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -468,7 +406,7 @@ def paley_graph(q: int) -> StronglyRegularGraph:
         raise InvalidArgumentError("q", f"must be a prime power with q = 1 (mod 4), got {q}")
     check_dense_size("q", q, q, f"the adjacency matrix of the Paley graph P({q})")
     p, a = prime_power_decomposition(q)
-    _, mul = _tables(q)
+    _, mul = field_tables(q)
     squares = np.unique(mul.diagonal()[1:])
     adj = _cayley_adjacency(p, a, squares)
     return _make(adj, f"Paley graph P({q})", (q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4), q=q)
@@ -860,7 +798,7 @@ def block_graph(blocks: Sequence[Iterable[int]], *, name: str | None = None) -> 
 
 def _irreducible_quadratic_c(q: int) -> int:
     """Smallest c in GF(q) (integer repr) with t^2 + t + c irreducible over GF(q)."""
-    add, mul = _tables(q)
+    add, mul = field_tables(q)
     t = np.arange(q)
     tt = add[mul[t, t], t]
     for c in range(1, q):
@@ -976,7 +914,7 @@ def polar_graph(kind: str, n: int, q: int) -> StronglyRegularGraph:
     kind, n, q, d, e2 = _polar_check(kind, n, q)
     v = polar_graph_parameters(kind, n, q)[0]   # the form is evaluated on pairs of singular points only
     check_dense_size("q", v, v, f"the collinearity graph of the polar space {kind}({n},{q})")
-    add, mul = _tables(q)
+    add, mul = field_tables(q)
     P = projective_points(n, q)
     if kind == "Sp":
         minus_one = int(np.flatnonzero(add[1] == 0)[0])
@@ -1102,7 +1040,7 @@ def two_intersection_graph(q: int, points, *, name: str | None = None) -> Strong
         raise InvalidArgumentError("points", f"must be an (m, n) array of field elements 0..{q - 1}, n >= 2")
     n = P.shape[1]
     check_dense_size("points", q ** n, q ** n, f"the Cayley graph on GF({q})^{n}")
-    _, mul = _tables(q)
+    _, mul = field_tables(q)
     p, a = prime_power_decomposition(q)
     mult = mul[np.arange(1, q)[:, None, None], P.astype(np.int64)[None, :, :]]   # (q-1, m, n)
     idx = _vector_index(mult, q).ravel()
@@ -1167,7 +1105,7 @@ def hyperoval_gq_graph(q: int) -> StronglyRegularGraph:
     if pp is None or pp[0] != 2:
         raise InvalidArgumentError("q", f"must be a power of 2 (>= 4), got {q}")
     check_dense_size("q", q ** 3, q ** 3, f"the collinearity graph of T2*(O) over GF({q})")
-    _, mul = _tables(q)
+    _, mul = field_tables(q)
     t = np.arange(q)
     conic = np.stack([np.ones(q, dtype=np.int64), t, mul[t, t]], axis=1)
     O = np.concatenate([conic, [[0, 0, 1], [0, 1, 0]]])

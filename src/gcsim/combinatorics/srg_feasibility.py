@@ -111,9 +111,8 @@ def is_sum_of_two_squares(n: int) -> bool:
             a += 1
         return False
     # Fermat / Euler: n > 0 is a sum of two squares iff every prime p = 3 (mod 4) divides it to an even power
-    from sympy import factorint  # Pollard rho: fast where sqrt(n) steps are not
 
-    return all(p % 4 != 3 or e % 2 == 0 for p, e in factorint(n).items())
+    return all(p % 4 != 3 or e % 2 == 0 for p, e in sympy.factorint(n).items())  # Pollard rho: fast at any size
 
 
 def _validate(v: Any, k: Any, lam: Any, mu: Any) -> tuple[int, int, int, int]:
