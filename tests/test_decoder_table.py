@@ -158,8 +158,8 @@ def test_exact_scheme_table_decodes_exactly():
     sch = encode(A, m, "exact-gaussian", s=s, seed=2)
     table = decoder_table(sch, s_max=s)
     rng = np.random.default_rng(0)
-    g = rng.standard_normal((sch.N, m, L))             # g_i[k]: block k (length L) of part i's gradient
-    Bk = sch.B.reshape(m, sch.N, n)
+    g = rng.standard_normal((sch.num_parts, m, L))             # g_i[k]: block k (length L) of part i's gradient
+    Bk = sch.B.reshape(m, sch.num_parts, n)
     sent = np.einsum("kij,ikl->jl", Bk, g)             # g̃_j = Σ_k Σ_i B[kN+i, j] g_i[k]
     truth = g.sum(axis=0)                              # (m, L)
     scale = np.abs(g).sum(axis=0).max()             # max over (k, entry) of Σ_i |g_i[k]|
@@ -175,7 +175,7 @@ def test_exact_scheme_table_decodes_exactly():
         # γ_{n+mN} n max|X| max|B| Σ_{k,i} |g_i[k]|, and Σ_{k,i} |g_i[k]| <= m max_k Σ_i |g_i[k]|
         resid = np.abs(sch.B @ X - sch.target()).max()
         bX, bB = np.abs(X).max(), np.abs(sch.B).max()
-        bound = m * scale * (resid + SAFETY * (gamma(f) * f + gamma(n + m * sch.N) * n) * bB * bX)
+        bound = m * scale * (resid + SAFETY * (gamma(f) * f + gamma(n + m * sch.num_parts) * n) * bB * bX)
         assert np.abs(est - truth).max() <= bound
     with pytest.raises(InvalidArgumentError) as info:
         table.decode(mask_of([0], n), np.full((n, 3), np.nan))

@@ -117,7 +117,7 @@ def test_rd_structure(eps, m):
     assert np.all(mag >= 1 - eps - tol) and np.all(mag <= 1 + eps + tol)
     if eps == 0:
         assert set(np.unique(D)) <= {-1.0, 1.0}
-    assert sch.params["eps"] == eps and sch.params["seed"] == 7 and sch.params["dist"] == "rademacher"
+    assert sch.options["eps"] == eps and sch.options["seed"] == 7 and sch.options["dist"] == "rademacher"
 
 
 def test_rd_rademacher_signs_balanced():
@@ -214,7 +214,7 @@ def test_ns_worker_reports_residual():
     R = sch.B @ sch.decoder - target_matrix(m, N)
     # two evaluations of ‖B X0 − T‖² (the encoder's and this one), each within fixed_residual_tol
     # (dot products of length n + 1, then a sum of squares; Higham Lemma 3.3, Thm 3.1)
-    assert abs(sch.params["residual"] - np.sum(R ** 2)) <= 2 * fixed_residual_tol(
+    assert abs(sch.options["residual"] - np.sum(R ** 2)) <= 2 * fixed_residual_tol(
         sch.B, sch.decoder, np.ones(n, dtype=bool), m)
     # The cross blocks vanish in exact arithmetic: a null space exists (n = 24 > 2 * 6), and v_k
     # (k > l) is drawn from the SVD null space of M_k = [A diag(ṽ_j)]_{j<k}, ṽ the vectors before the
@@ -237,7 +237,7 @@ def test_ns_worker_reports_residual():
         assert tol < 1e-6 * blocks[l] * norms[k]
     # crosstalk = Σ_{k≠l} ‖A (v_k ∘ v_l)‖² (tol bounds the norm, and its c k N n factor covers the γ_n
     # of forming B X0); its own sum of squares adds a relative γ (Thm 3.1)
-    assert sch.params["crosstalk"] <= cross_bound * (1 + dot_tol(R.size, 1.0))
+    assert sch.options["crosstalk"] <= cross_bound * (1 + dot_tol(R.size, 1.0))
 
 
 @pytest.mark.parametrize("kind", ["exact-gaussian", "exact-vandermonde"])
@@ -307,7 +307,7 @@ def test_fractional_repetition_exact(n, s):
         assert lstsq_error(sch.B, T, mask) <= lstsq_sq_tol(sch.B, T, mask)
     # 0/1 matrix times a 0/1 decoder: integer arithmetic, exact in float64
     assert np.array_equal(sch.B @ sch.decoder, T)
-    assert sch.params["s"] == s
+    assert sch.options["s"] == s
 
 
 @pytest.mark.parametrize("n,s", [(5, 1), (7, 2), (8, 3)])
@@ -412,3 +412,36 @@ def test_every_method_listed_builds():
         sch = encode(A, m, method, **kw)
         assert sch.method == method and sch.B.shape == (m * 6, 6)
         assert sch.decoder is None or sch.decoder.shape == (6, m)
+
+
+@pytest.mark.parametrize("method,m,opts", [("naive", 2, {}), ("rd", 2, {}), ("ns", 2, {"eps": 0.1}),
+                                           ("ns-worker", 2, {}), ("exact-gaussian", 1, {"s": 1}),
+                                           ("exact-vandermonde", 1, {"s": 1}), ("bibd-optimal", 1, {})])
+def test_scheme_object_contract(method, m, opts):
+    import dataclasses
+    import json
+
+    from gcsim.coding.schemes import Scheme, SchemeParams
+    from gcsim.errors import CatalogueError
+
+    sch = encode(FANO, m, method, seed=3, **opts)
+    assert sch.kind == "scheme" and sch.verify() is True
+    assert sch.params == SchemeParams(7, 7, m) and sch.params._asdict()["num_parts"] == 7
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sch.m = 5
+    with pytest.raises(TypeError):
+        sch.options["eps"] = 1.0                      # read-only mapping
+    arrays = sch.to_arrays()
+    assert all(not a.flags.writeable for a in arrays.values())
+    meta = json.loads(json.dumps(sch.bundle_metadata()))
+    assert meta["params"] == [7, 7, m] and meta["construction"] == method
+    back = Scheme.from_arrays(arrays, meta)
+    assert back.params == sch.params and back.method == sch.method
+    for key, a in arrays.items():
+        assert np.array_equal(back.to_arrays()[key], a)
+    with pytest.raises(CatalogueError):
+        Scheme.from_arrays(arrays, {**meta, "params": [7, 7, m + 1]})
+    bad = dict(arrays)
+    bad["B"] = np.array(arrays["B"]) * (1 - np.tile(FANO, (m, 1))) + 1.0     # off-support entries
+    with pytest.raises(CatalogueError):
+        Scheme.from_arrays(bad, meta)

@@ -70,7 +70,7 @@ def rd_scheme(A, m, seed, eps=0.0):
     D = rng.choice([-1.0, 1.0], size=(m, A.shape[1])) * (1 + eps * rng.uniform(-1, 1, size=(m, A.shape[1])))
     B = np.vstack([A * D[k][None] for k in range(m)])
     X0 = D.T / (A.sum(axis=1)[0] * (1 + eps ** 2 / 3))
-    return Scheme.from_matrix(B, A, m, method="rd", decoder=X0, params={"eps": eps, "dist": "rademacher"})
+    return Scheme.from_matrix(B, A, m, method="rd", decoder=X0, options={"eps": eps, "dist": "rademacher"})
 
 
 def bad_lower(scheme, masks):

@@ -9,7 +9,7 @@ iteration.  A :class:`DecoderTable` stores, for every straggler set ``S`` with `
 and an index from a pattern to its row (Tandon et al. ship the same thing for their exact codes as
 ``getA`` + ``calculate_indexA``).  The table travels with its encoder: :meth:`DecoderTable.export`
 writes ``B``, the assignment and the decoders as one checksummed gcsim bundle
-(:func:`gcsim.io.catalogue.save_bundle`), and :func:`load_decoder_table` reads it back bit-exactly.
+(:func:`gcsim.io.bundle.save_bundle`), and :func:`load_decoder_table` reads it back bit-exactly.
 
 Row order (documented, stable)
 ------------------------------
@@ -39,7 +39,7 @@ import numpy as np
 
 from .._validation import check_count, check_dense_size, check_int, check_mask, check_real
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
-from ..io.catalogue import DEFAULT_MAX_BYTES, load_bundle, save_bundle
+from ..io.bundle import DEFAULT_MAX_BYTES, load_bundle, save_bundle
 from ..io.manifest import to_jsonable
 from .schemes import Scheme
 from .stragglers import straggler_sets
@@ -493,13 +493,13 @@ class DecoderTable:
         if self._patterns is not None:
             arrays["patterns"] = self._patterns
         meta = {"kind": TABLE_KIND, "table_format_version": TABLE_FORMAT_VERSION, "n": self.n, "m": self.m,
-                "N": self.scheme.N, "count": len(self), "s_max": self.s_max, "explicit": self.explicit,
+                "N": self.scheme.num_parts, "count": len(self), "s_max": self.s_max, "explicit": self.explicit,
                 "rcond": self.rcond,
                 "ordering": ("explicit list (row = position in 'patterns')" if self.explicit else
                              "by |S| ascending, then lexicographic S (itertools.combinations); "
                              "row(S) = sum_{t<s} C(n,t) + C(n,s) - 1 - sum_i C(n-1-c_i, s-i+1)"),
                 "scheme_method": self.scheme.method,
-                "scheme_params": to_jsonable({k: v for k, v in self.scheme.params.items()
+                "scheme_params": to_jsonable({k: v for k, v in self.scheme.options.items()
                                               if np.isscalar(v) or v is None})}
         return arrays, meta
 
@@ -554,7 +554,7 @@ class DecoderTable:
         try:
             scheme = Scheme.from_matrix(B.astype(np.float64, copy=False), A, m,
                                         method=str(metadata.get("scheme_method", "custom")),
-                                        params=metadata.get("scheme_params") if isinstance(
+                                        options=metadata.get("scheme_params") if isinstance(
                                             metadata.get("scheme_params"), dict) else None)
         except InvalidArgumentError as exc:
             raise bad(f"stored encoder is invalid: {exc}") from None
@@ -587,7 +587,7 @@ class DecoderTable:
     def export(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the table and its encoder as the gcsim bundle ``<path>.npz`` + ``<path>.json``.
 
-        The write is atomic as a pair and checksummed (:func:`gcsim.io.catalogue.save_bundle`).
+        The write is atomic as a pair and checksummed (:func:`gcsim.io.bundle.save_bundle`).
         Returns the path of the JSON manifest.
         """
         arrays, meta = self.to_arrays()
@@ -719,12 +719,12 @@ def load_decoder_table(path: str | Path, *, verify: bool = True, sample: int | N
     verify : bool
         Re-solve ``sample`` patterns with lstsq (:meth:`DecoderTable.verify`); default True.
     max_bytes : int, optional
-        Size bound passed to :func:`gcsim.io.catalogue.load_bundle` (default its ``DEFAULT_MAX_BYTES``).
+        Size bound passed to :func:`gcsim.io.bundle.load_bundle` (default its ``DEFAULT_MAX_BYTES``).
 
     Raises
     ------
     CatalogueError
-        Anything :func:`~gcsim.io.catalogue.load_bundle` refuses (missing, tampered, truncated files),
+        Anything :func:`~gcsim.io.bundle.load_bundle` refuses (missing, tampered, truncated files),
         a bundle that is not a decoder table, malformed arrays, or decoders that do not verify.
     """
     arrays, manifest = load_bundle(path, max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)

@@ -49,17 +49,20 @@ Every randomized encoder is reproducible: the same ``seed`` gives the same ``B``
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from .._threads import batched_blas
 from .._validation import check_binary_matrix, check_dense_size, check_finite_array, check_int, check_mask, check_real
-from ..errors import InvalidArgumentError, NotConstructibleError
+from ..errors import CatalogueError, InvalidArgumentError, NotConstructibleError, VerificationError
 
 __all__ = [
     "Scheme",
+    "SchemeParams",
     "encode",
     "METHODS",
     "target_matrix",
@@ -110,6 +113,15 @@ def _as_assignment(assignment_or_design: Any) -> np.ndarray:
     return A
 
 
+def _plain(value: Any) -> Any:
+    """A JSON-serializable form of an option value (numpy scalars and arrays to Python)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
 def _short(indices: np.ndarray, limit: int = 12) -> str:
     items = [int(i) for i in np.asarray(indices).ravel()]
     text = ", ".join(map(str, items[:limit]))
@@ -118,9 +130,36 @@ def _short(indices: np.ndarray, limit: int = 12) -> str:
     return "[" + text + "]"
 
 
-@dataclass(eq=False)
+class SchemeParams(NamedTuple):
+    """Parameters of a :class:`Scheme`: ``num_parts`` data parts (``N``), ``n`` workers, ``m`` blocks."""
+
+    num_parts: int
+    n: int
+    m: int
+
+
+def _frozen_array(name: str, value: Any, dtype: Any) -> np.ndarray:
+    out = np.array(value, dtype=dtype)
+    out.setflags(write=False)
+    return out
+
+
+def _frozen_mapping(mapping: Any) -> Mapping[str, Any]:
+    """A read-only mapping whose array values are read-only copies."""
+    items = {}
+    for key, value in dict(mapping or {}).items():
+        if isinstance(value, np.ndarray):
+            value = np.array(value)
+            value.setflags(write=False)
+        items[str(key)] = value
+    return MappingProxyType(items)
+
+
+@dataclass(frozen=True, eq=False)
 class Scheme:
-    """An encoding matrix together with its assignment (SPEC §1).
+    """An encoding matrix together with its assignment (docs/theory.md §5.1, §5.4).
+
+    Immutable: the arrays are read-only and ``options``/``extras`` are read-only mappings.
 
     Attributes
     ----------
@@ -133,51 +172,64 @@ class Scheme:
         Communication reduction (number of blocks).
     method : str
         Name of the encoder (one of :data:`METHODS`, or ``"custom"``).
-    params : dict
-        Encoder parameters (``eps``, ``seed``, ``dist``, ``s``, ... and
-        diagnostics such as the NS-worker residual).
+    options : Mapping
+        Encoder options and diagnostics (``eps``, ``seed``, ``dist``, ``s``, ... and
+        e.g. the NS-worker residual).
     decoder : numpy.ndarray or None
         Reference decoder ``X_0`` of shape ``(n, m)`` (used by fixed-decoder
         error), or None.
     diagonals : numpy.ndarray or None
         For ``"rd"``: the diagonals ``d_k`` as an ``(m, n)`` array.
-    extras : dict
-        Construction data (e.g. ``H`` and ``P`` of the exact family).
+    extras : Mapping
+        Construction data (e.g. ``H`` and ``P`` of the exact family, the NS ``vectors``).
+    params : SchemeParams
+        ``(num_parts, n, m)``.
 
     Examples
     --------
     >>> A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
     >>> sch = encode(A, 2, "naive")
-    >>> sch.B.shape, sch.N, sch.n, sch.m
+    >>> sch.B.shape, sch.num_parts, sch.n, sch.m
     ((6, 3), 3, 3, 2)
+    >>> sch.params
+    SchemeParams(num_parts=3, n=3, m=2)
     >>> sch.target().shape
     (6, 2)
     """
+
+    kind: ClassVar[str] = "scheme"
 
     B: np.ndarray
     assignment: np.ndarray
     m: int
     method: str = "custom"
-    params: dict = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
     decoder: np.ndarray | None = None
     diagonals: np.ndarray | None = None
-    extras: dict = field(default_factory=dict)
+    extras: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.B = np.array(self.B, dtype=np.float64)
-        self.B.setflags(write=False)
-        self.assignment = np.array(self.assignment, dtype=np.int64)
-        self.assignment.setflags(write=False)
-        self.m = int(self.m)
+        setattr_ = object.__setattr__
+        setattr_(self, "B", _frozen_array("B", self.B, np.float64))
+        setattr_(self, "assignment", _frozen_array("assignment", self.assignment, np.int64))
+        setattr_(self, "m", int(self.m))
+        setattr_(self, "method", str(self.method))
         if self.decoder is not None:
-            self.decoder = np.array(self.decoder, dtype=np.float64)
-            self.decoder.setflags(write=False)
-        self._cache: dict[str, Any] = {}
+            setattr_(self, "decoder", _frozen_array("decoder", self.decoder, np.float64))
+        if self.diagonals is not None:
+            setattr_(self, "diagonals", _frozen_array("diagonals", self.diagonals, np.float64))
+        setattr_(self, "options", _frozen_mapping(self.options))
+        setattr_(self, "extras", _frozen_mapping(self.extras))
 
     # -- shape -------------------------------------------------------------------------------
     @property
-    def N(self) -> int:
-        """Number of data parts."""
+    def params(self) -> SchemeParams:
+        """``SchemeParams(num_parts, n, m)``."""
+        return SchemeParams(self.num_parts, self.n, self.m)
+
+    @property
+    def num_parts(self) -> int:
+        """Number of data parts ``N``."""
         return int(self.assignment.shape[0])
 
     @property
@@ -192,28 +244,117 @@ class Scheme:
 
     def target(self) -> np.ndarray:
         """``T = I_m ⊗ 1_N`` (shape ``(m*N, m)``)."""
-        return target_matrix(self.m, self.N)
+        return target_matrix(self.m, self.num_parts)
 
     def block(self, k: int) -> np.ndarray:
         """The ``N x n`` block ``B^{(k)}`` (rows ``k*N .. k*N+N-1``)."""
         k = check_int("k", k, minimum=0, maximum=self.m - 1)
-        return self.B[k * self.N:(k + 1) * self.N]
+        return self.B[k * self.num_parts:(k + 1) * self.num_parts]
 
     def check_support(self) -> bool:
         """Raise :class:`InvalidArgumentError` if ``B`` has an entry outside the support.
 
         ``B[k*N+i, j]`` must be 0 whenever ``A[i, j] = 0``.  Returns True.
         """
-        B, A = self.B, self.assignment
-        if B.shape != (self.m * self.N, self.n):
-            raise InvalidArgumentError("B", f"must have shape (m*N, n) = {(self.m * self.N, self.n)}, got {B.shape}")
+        B, A, N = self.B, self.assignment, self.num_parts
+        if B.shape != (self.m * N, self.n):
+            raise InvalidArgumentError("B", f"must have shape (m*N, n) = {(self.m * N, self.n)}, got {B.shape}")
         outside = (np.tile(A, (self.m, 1)) == 0) & (B != 0)
         if outside.any():
             rows, cols = np.nonzero(outside)
-            pairs = [(int(r // self.N), int(r % self.N), int(c)) for r, c in zip(rows[:5], cols[:5])]
+            pairs = [(int(r // N), int(r % N), int(c)) for r, c in zip(rows[:5], cols[:5], strict=True)]
             raise InvalidArgumentError(
                 "B", f"support violation at {int(outside.sum())} entries, e.g. (block, part, worker) = {pairs}")
         return True
+
+    def verify(self) -> bool:
+        """Check the defining identities; returns True or raises :class:`VerificationError`.
+
+        ``B`` is finite, of shape ``(mN, n)`` and supported on ``1_m ⊗ A``; ``A`` is 0/1 with every
+        part held; the reference decoder (if any) is finite of shape ``(n, m)``; for ``"rd"``,
+        block ``k`` of ``B`` is exactly ``A diag(d_k)``; for ``"naive"``, ``B = 1_m ⊗ A``; for the
+        exact family (``H``, ``P`` in ``extras``) ``B = P H`` up to round-off.
+        """
+        name = f"Scheme({self.method!r})"
+        A, B = self.assignment, self.B
+        if A.ndim != 2 or not np.isin(A, (0, 1)).all() or (A.shape[0] and (A.sum(axis=1) == 0).any()):
+            raise VerificationError(f"{name}: the assignment is not a 0/1 matrix holding every part")
+        if not np.all(np.isfinite(B)):
+            raise VerificationError(f"{name}: B has NaN or inf entries")
+        try:
+            self.check_support()
+        except InvalidArgumentError as exc:
+            raise VerificationError(f"{name}: {exc}") from None
+        if self.decoder is not None and (self.decoder.shape != (self.n, self.m)
+                                         or not np.all(np.isfinite(self.decoder))):
+            raise VerificationError(f"{name}: the reference decoder must be a finite (n, m) matrix")
+        if self.method == "rd":
+            D = self.diagonals
+            if D is None or D.shape != (self.m, self.n) or not np.array_equal(_stack(A.astype(float), D), B):
+                raise VerificationError(f"{name}: B is not the stack of A diag(d_k) of its diagonals")
+        if self.method == "naive" and not np.array_equal(B, np.tile(A.astype(float), (self.m, 1))):
+            raise VerificationError(f"{name}: B is not 1_m ⊗ A")
+        if "H" in self.extras and "P" in self.extras:
+            PH = self.extras["P"] @ self.extras["H"]
+            tol = 1e3 * max(B.shape) * np.finfo(float).eps * max(1.0, float(np.abs(PH).max(initial=0.0)))
+            if PH.shape != B.shape or np.abs(PH - B).max(initial=0.0) > tol:
+                raise VerificationError(f"{name}: B differs from P H")
+        return True
+
+    # -- arrays ------------------------------------------------------------------------------
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """``B``, ``assignment`` and, when present, ``decoder``, ``diagonals`` and ``extras.<key>``."""
+        arrays = {"B": self.B, "assignment": self.assignment}
+        if self.decoder is not None:
+            arrays["decoder"] = self.decoder
+        if self.diagonals is not None:
+            arrays["diagonals"] = self.diagonals
+        for key, value in self.extras.items():
+            if isinstance(value, np.ndarray):
+                arrays[f"extras.{key}"] = value
+        return arrays
+
+    def bundle_metadata(self) -> dict[str, Any]:
+        """``params``, ``construction`` (the method), ``options`` and the non-array ``extras``."""
+        return {"params": list(self.params), "construction": self.method,
+                "options": {k: _plain(v) for k, v in self.options.items()},
+                "extras": {k: _plain(v) for k, v in self.extras.items() if not isinstance(v, np.ndarray)}}
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> Scheme:
+        """Rebuild a scheme from :meth:`to_arrays` and :meth:`bundle_metadata`, checking it.
+
+        Raises
+        ------
+        CatalogueError
+            Missing or malformed arrays, parameters that do not match them, or a scheme that
+            does not verify.
+        """
+        try:
+            params = SchemeParams(*metadata["params"])
+            method = str(metadata["construction"])
+            extras = dict(metadata.get("extras") or {})
+            extras.update({k[len("extras."):]: np.asarray(v) for k, v in arrays.items() if k.startswith("extras.")})
+            for key in ("B", "assignment"):
+                if key not in arrays:
+                    raise CatalogueError(f"scheme: array {key!r} is missing")
+            B = np.asarray(arrays["B"])
+            if B.dtype.kind not in "fiu":
+                raise CatalogueError(f"scheme: B has dtype {B.dtype}, expected float64")
+            sch = cls(B=B, assignment=check_binary_matrix("assignment", arrays["assignment"]), m=params.m,
+                      method=method, options=dict(metadata.get("options") or {}),
+                      decoder=arrays.get("decoder"), diagonals=arrays.get("diagonals"), extras=extras)
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, CatalogueError):
+                raise
+            raise CatalogueError(f"scheme: malformed bundle ({exc})") from None
+        if sch.params != params:
+            raise CatalogueError(f"scheme: params {tuple(params)} do not match the arrays' {tuple(sch.params)}")
+        try:
+            sch.verify()
+        except VerificationError as exc:
+            raise CatalogueError(str(exc)) from None
+        return sch
 
     def exact_decoder(self, nonstragglers: Any) -> np.ndarray:
         """Exact decoder of an exact-family scheme for the non-straggler mask (see :func:`exact_decoder`)."""
@@ -221,7 +362,7 @@ class Scheme:
 
     @classmethod
     def from_matrix(cls, B: Any, assignment: Any, m: int, *, method: str = "custom",
-                    decoder: Any = None, params: dict | None = None) -> Scheme:
+                    decoder: Any = None, options: Mapping[str, Any] | None = None) -> Scheme:
         """Wrap a user-supplied encoder after validating it.
 
         Parameters
@@ -261,13 +402,13 @@ class Scheme:
             X = check_finite_array("decoder", decoder, ndim=2)
             if X.shape != (A.shape[1], m):
                 raise InvalidArgumentError("decoder", f"must have shape (n, m) = {(A.shape[1], m)}, got {X.shape}")
-        sch = cls(B=Bm, assignment=A, m=m, method=str(method), params=dict(params or {}), decoder=X)
+        sch = cls(B=Bm, assignment=A, m=m, method=str(method), options=dict(options or {}), decoder=X)
         sch.check_support()
         return sch
 
     def __repr__(self) -> str:
-        shown = {k: v for k, v in self.params.items() if np.isscalar(v) or v is None}
-        return f"Scheme(method={self.method!r}, N={self.N}, n={self.n}, m={self.m}, params={shown})"
+        shown = {k: v for k, v in self.options.items() if np.isscalar(v) or v is None}
+        return f"Scheme(method={self.method!r}, num_parts={self.num_parts}, n={self.n}, m={self.m}, options={shown})"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -611,12 +752,12 @@ def encode(assignment_or_design: Any, m: int, method: str = "rd", *, eps: float 
     if opts:
         raise InvalidArgumentError("options", f"unknown option(s) for method {method!r}: {sorted(opts)}")
     B, X0, D, info, extras = out
-    params = {"eps": eps, "seed": seed}
-    params.update(info)
-    sch = Scheme(B=B, assignment=A, m=m, method=method, params=params, decoder=X0,
-                 diagonals=D if method == "rd" else None, extras=extras)
+    options = {"eps": eps, "seed": seed}
+    options.update(info)
     if method in ("ns", "ns-worker"):
-        sch.extras["vectors"] = D
+        extras = {**extras, "vectors": D}
+    sch = Scheme(B=B, assignment=A, m=m, method=method, options=options, decoder=X0,
+                 diagonals=D if method == "rd" else None, extras=extras)
     sch.check_support()
     return sch
 

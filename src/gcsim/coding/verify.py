@@ -97,8 +97,8 @@ def _reference_decoder_upper(scheme, masks):
 
 
 def _rd_params(scheme):
-    params = getattr(scheme, "params", {}) or {}
-    return float(params.get("eps", 0.0)), str(params.get("dist", "rademacher"))
+    options = getattr(scheme, "options", {}) or {}
+    return float(options.get("eps", 0.0)), str(options.get("dist", "rademacher"))
 
 
 def _rd_upper(scheme, masks):
@@ -305,7 +305,7 @@ def _as_scheme(scheme):
     if isinstance(scheme, Scheme):
         return scheme
     return Scheme.from_matrix(scheme.B, scheme.assignment, scheme.m, method=getattr(scheme, "method", "custom"),
-                              decoder=getattr(scheme, "decoder", None), params=getattr(scheme, "params", None))
+                              decoder=getattr(scheme, "decoder", None), options=getattr(scheme, "options", None))
 
 
 def _default_redraw(scheme) -> Callable[[int], Any]:
@@ -314,9 +314,9 @@ def _default_redraw(scheme) -> Callable[[int], Any]:
         raise InvalidArgumentError(
             "redraw", f"expectation bounds need a randomized encoder to redraw; scheme method {method!r} "
                       f"is not one -- pass redraw=callable(seed) -> scheme")
-    params = dict(getattr(scheme, "params", {}) or {})
-    eps = float(params.get("eps", 0.0))
-    options = {k: params[k] for k in ("dist", "s", "nodes") if k in params}
+    given = dict(getattr(scheme, "options", {}) or {})
+    eps = float(given.get("eps", 0.0))
+    options = {k: given[k] for k in ("dist", "s", "nodes") if k in given}
 
     def redraw(seed: int):
         return encode(scheme.assignment, scheme.m, method, eps=eps, seed=int(seed), **options)
@@ -431,7 +431,7 @@ def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None
     Parameters
     ----------
     scheme : Scheme
-        Encoder (``.B``, ``.assignment``, ``.m``; ``.method``/``.params`` for redraws).
+        Encoder (``.B``, ``.assignment``, ``.m``; ``.method``/``.options`` for redraws).
     model : straggler model or bool array (count, n)
         Where the patterns come from: a model from
         :func:`gcsim.coding.stragglers.straggler_model` (``"all"``/``"worst"``
@@ -577,8 +577,8 @@ def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None
                                  _tightness(vals, mean, float(atol + rtol))))
 
     scheme_info = {"method": getattr(sch, "method", "custom"), "N": int(N), "n": int(n), "m": int(m),
-                   "params": {k: _param(v)
-                              for k, v in (getattr(sch, "params", {}) or {}).items()
-                              if np.isscalar(v) or v is None}}
+                   "options": {k: _param(v)
+                               for k, v in (getattr(sch, "options", {}) or {}).items()
+                               if np.isscalar(v) or v is None}}
     return BoundReport(scheme_info, model_desc, int(P), pattern_method,
                        draws if exp_errors is not None else 0, confidence, checks, masks)

@@ -169,7 +169,7 @@ def run_scheme(scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any 
     B_host = getattr(scheme, "B", None)
     if B_host is None or not hasattr(scheme, "m"):
         raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
-    m, N, n = int(scheme.m), int(scheme.N), int(scheme.n)
+    m, N, n = int(scheme.m), int(scheme.num_parts), int(scheme.n)
     ns = _infer(xp, gradients)
     host = _check_gradients(gradients, N)
     mask = check_mask("nonstragglers", to_numpy(nonstragglers), n)

@@ -99,7 +99,7 @@ class CodeSpec:
     Examples
     --------
     >>> spec = CodeSpec("uncoded", np.eye(4, dtype=int), decoder="arrivals")
-    >>> spec.n, spec.N
+    >>> spec.n, spec.num_parts
     (4, 4)
     """
 
@@ -123,7 +123,7 @@ class CodeSpec:
         self.options = dict(self.options)
 
     @property
-    def N(self) -> int:
+    def num_parts(self) -> int:
         """Number of data parts."""
         return int(self.assignment.shape[0])
 
@@ -205,7 +205,7 @@ class CodedGradient:
             # batched RD draws: block k of sample s is A diag(D[s, k])
             D = _diagonals(rng, count * spec.m, spec.n, self._eps, self._opts.get("dist", "rademacher"))
             D = D.reshape(count, spec.m, spec.n)
-            B = (spec.assignment[None, None] * D[:, :, None, :]).reshape(count, spec.m * spec.N, spec.n)
+            B = (spec.assignment[None, None] * D[:, :, None, :]).reshape(count, spec.m * spec.num_parts, spec.n)
             return B, None, D
         seeds = [self.draw_seed(t) for t in draws]
         schemes = [self._encode(s) for s in seeds]  # one encoder per draw (NS pseudo-inverses per part)
@@ -266,10 +266,10 @@ class CodedGradient:
         Block ``l`` of sample ``s``: ``ĝ[l] = Σ_{k,i} M_s[kN+i, l] g_i[k]``.
         """
         G = check_finite_array("gradients", gradients, ndim=2)
-        if G.shape[0] != self.spec.N:
-            raise InvalidArgumentError("gradients", f"must have shape (N, d) with N = {self.spec.N}, got {G.shape}")
+        if G.shape[0] != self.spec.num_parts:
+            raise InvalidArgumentError("gradients", f"must have shape (N, d) with N = {self.spec.num_parts}, got {G.shape}")
         M = self.effective(masks, draws=draws, rng=rng)
-        m, N = self.spec.m, self.spec.N
+        m, N = self.spec.m, self.spec.num_parts
         blocks = split_blocks(G, m)  # (N, m, w)
         est = np.einsum("skil,ikw->slw", M.reshape(M.shape[0], m, N, m), blocks, optimize=True)
         return est.reshape(M.shape[0], -1)[:, :G.shape[1]]
@@ -289,13 +289,13 @@ def simulate_transmissions(scheme: Scheme, gradients: Any, decoder: Any) -> tupl
     ([[1.0, 2.0], [3.0, 4.0]], [1.0, 2.0])
     """
     G = check_finite_array("gradients", gradients, ndim=2)
-    if G.shape[0] != scheme.N:
-        raise InvalidArgumentError("gradients", f"must have shape (N, d) with N = {scheme.N}, got {G.shape}")
+    if G.shape[0] != scheme.num_parts:
+        raise InvalidArgumentError("gradients", f"must have shape (N, d) with N = {scheme.num_parts}, got {G.shape}")
     X = check_finite_array("decoder", decoder)
     if X.shape != (scheme.n, scheme.m):
         raise InvalidArgumentError("decoder", f"must have shape (n, m) = {(scheme.n, scheme.m)}, got {X.shape}")
     blocks = split_blocks(G, scheme.m)
-    sent = np.einsum("kij,ikw->jw", scheme.B.reshape(scheme.m, scheme.N, scheme.n), blocks)
+    sent = np.einsum("kij,ikw->jw", scheme.B.reshape(scheme.m, scheme.num_parts, scheme.n), blocks)
     est = (X.T @ sent).reshape(-1)[:G.shape[1]]
     return sent, est
 
@@ -540,7 +540,7 @@ def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: floa
         raise InvalidArgumentError("wallclock", f"must be a WallClockModel, got {type(wallclock).__name__}")
     opt = _optimizer(optimizer, lr, momentum)
     code = CodedGradient(spec, p, seed)
-    N, n, m = spec.N, spec.n, spec.m
+    N, n, m = spec.num_parts, spec.n, spec.m
     parts = partition(dataset.n_train, N, seed)
     size = parts.shape[1]
     b = size if batch_per_part is None else check_int("batch_per_part", batch_per_part, minimum=1, maximum=size)

@@ -15,7 +15,7 @@ def _scheme_and_model(args: argparse.Namespace):
     from ...coding.schemes import encode
     from ...coding.stragglers import straggler_model
     from ...errors import InvalidArgumentError
-    from ...io.named import resolve_design
+    from ...catalogue.named import resolve_design
     from ..common import UsageError
 
     design = resolve_design(args.design)
@@ -80,7 +80,7 @@ def _cmd_error(args: argparse.Namespace) -> int:
     from ..common import emit
 
     design, scheme, model = _scheme_and_model(args)
-    norm = scheme.m * scheme.N
+    norm = scheme.m * scheme.num_parts
     if args.model == "worst":
         res = worst_case_error(scheme, args.stragglers, seed=args.seed)
         payload = {"design": args.design, "params": list(design.params), "m": scheme.m, "method": scheme.method,
