@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_binary_matrix, check_finite_array, check_int, check_mask, check_real
+from ..combinatorics.srg_feasibility import srg_eigenvalues
 from ..errors import ImpossibleParametersError, InvalidArgumentError
 
 __all__ = [
@@ -64,7 +65,6 @@ __all__ = [
     "rd_upper_bound",
     "worst_case_rd_upper_bound",
     "bibd_rd_upper_bound",
-    "srg_eigenvalues",
     "srg_edge_range",
     "srg_rd_upper_bound",
     "bibd_optimal_error_m1",
@@ -621,21 +621,15 @@ def bibd_rd_upper_bound(v: int, k: int, lam: int, m: int, s: int, eps: float = 0
     return float(_rd_bound_from_sums(v, m, S1, S2, mu2, mu4))
 
 
-def srg_eigenvalues(v: int, k: int, lam: int, mu: int) -> tuple[float, float]:
-    """Restricted eigenvalues ``(r, t)``, ``r >= t``, of an SRG(v, k, lambda, mu).
+def _restricted_eigenvalues(v: int, k: int, lam: int, mu: int) -> tuple[float, float]:
+    """Restricted eigenvalues ``(r, t)``, ``r >= t``, of an SRG(v, k, lambda, mu) as floats.
 
-    Every eigenvector orthogonal to ``1`` has eigenvalue ``r`` or ``t``, the
-    roots of ``x^2 - (lambda - mu) x - (k - mu) = 0`` (Brouwer--Haemers,
-    *Spectra of Graphs*, §9.1).
-
-    Examples
-    --------
-    >>> srg_eigenvalues(10, 3, 0, 1)     # Petersen
-    (1.0, -2.0)
+    Every eigenvector orthogonal to ``1`` has eigenvalue ``r`` or ``t``, the roots of
+    ``x^2 - (lambda - mu) x - (k - mu) = 0``; the exact spectrum comes from
+    :func:`gcsim.combinatorics.srg_feasibility.srg_eigenvalues` (rounded once to float).
     """
-    v, k, lam, mu = _check_srg(v, k, lam, mu)
-    disc = math.sqrt((lam - mu) ** 2 + 4 * (k - mu))
-    return ((lam - mu) + disc) / 2.0, ((lam - mu) - disc) / 2.0
+    _, (r, _), (t, _) = srg_eigenvalues(v, k, lam, mu)
+    return float(r), float(t)
 
 
 def _check_srg(v, k, lam, mu):
@@ -667,7 +661,7 @@ def srg_edge_range(v: int, k: int, lam: int, mu: int, f: int) -> tuple[int, int]
     """
     v, k, lam, mu = _check_srg(v, k, lam, mu)
     f = check_int("f", f, minimum=0, maximum=v)
-    r, t = srg_eigenvalues(v, k, lam, mu)
+    r, t = _restricted_eigenvalues(v, k, lam, mu)
     base, spread = k * f * f / v, f * (v - f) / v
     hi = min(base + r * spread, f * min(k, max(f - 1, 0)))
     lo = max(base + t * spread, f * k - (v - f) * k, 0)

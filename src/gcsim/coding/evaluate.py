@@ -102,9 +102,9 @@ __all__ = [
     "expected_error",
     "worst_case_error",
     "expected_error_over_seeds",
-    "ExpectedError",
-    "WorstCaseError",
-    "SeedsExpectedError",
+    "ExpectedErrorResult",
+    "WorstCaseResult",
+    "SeedsExpectedResult",
     "condition_number",
 ]
 
@@ -130,6 +130,12 @@ def _check_method(method: str) -> str:
     if not isinstance(method, str) or method not in _METHODS:
         raise InvalidArgumentError("method", f"must be one of {_METHODS}, got {method!r}")
     return check_method(method)
+
+
+def _readonly(a: Any) -> np.ndarray:
+    out = np.array(a)
+    out.setflags(write=False)
+    return out
 
 
 def _finish(values: np.ndarray, ctx: EvalContext, normalized: bool) -> np.ndarray:
@@ -340,8 +346,8 @@ def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None,
 # expectations
 # ----------------------------------------------------------------------------------------------
 
-@dataclass
-class ExpectedError:
+@dataclass(frozen=True)
+class ExpectedErrorResult:
     """Expected error under a straggler model (SPEC §1.2).
 
     Attributes
@@ -375,6 +381,11 @@ class ExpectedError:
     normalized: bool = False
     model: str = ""
     values: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ci", tuple(self.ci))
+        if self.values is not None:
+            object.__setattr__(self, "values", _readonly(self.values))
 
 
 def _mc_result(values: np.ndarray, *, batches: int | None = None, ci_method: str = "t",
@@ -491,7 +502,7 @@ _CI_METHODS = ("t", "betting")
 def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 20000, samples: int = 2000,
                    seed: int = 0, decoder: Any = "optimal", rescale: Any = None, normalized: bool = False,
                    method: str = "auto", keep_values: bool = False, progress: bool = True,
-                   ci_method: str = "t") -> ExpectedError:
+                   ci_method: str = "t") -> ExpectedErrorResult:
     """Expected error ``E_S[err]`` under a straggler model (SPEC §1.2).
 
     * ``"fixed"``: exact average over all ``C(n, s)`` sets when
@@ -560,7 +571,7 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
     def exact(values, weights=None):
         values = values * scale
         mean = float(np.mean(values) if weights is None else np.dot(weights, values))
-        return ExpectedError(mean, (mean, mean), "exact", int(values.size), 0.0, normalized, desc,
+        return ExpectedErrorResult(mean, (mean, mean), "exact", int(values.size), 0.0, normalized, desc,
                              values if keep_values else None)
 
     def check_budget():
@@ -576,7 +587,7 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
         tag = f"monte-carlo n={values.size}" + ("+batch-means" if batches else "")
         if ci_method == "betting" and not batches:
             tag += " (betting interval)"
-        return ExpectedError(mean, ci, tag, int(values.size), se, normalized, desc,
+        return ExpectedErrorResult(mean, ci, tag, int(values.size), se, normalized, desc,
                              values if keep_values else None)
 
     def run():
@@ -621,7 +632,7 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
 
 
 def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_limit, samples, seed, scale,
-                          normalized, desc, keep_values, ci_method, upper, check_budget) -> ExpectedError:
+                          normalized, desc, keep_values, ci_method, upper, check_budget) -> ExpectedErrorResult:
     """Homogeneous Bernoulli(p) by strata |S| = s with binomial weights w_s.
 
     ``E = Σ_s w_s μ_s`` (Lemma 7 of docs/theory/40_error_identities.md).  The
@@ -678,7 +689,7 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
     slack = skipped * upper
     mean = float(mean)
     if not mc_s:  # every stratum was enumerated: exact
-        return ExpectedError(mean, (mean, float(mean + slack)), "exact", count, 0.0, normalized, desc,
+        return ExpectedErrorResult(mean, (mean, float(mean + slack)), "exact", count, 0.0, normalized, desc,
                              np.concatenate(kept) if keep_values else None)
     if ci_method == "betting":
         exact_part = mean - sum(w[s] * float(np.mean(k)) for s, k in zip(mc_s, kept[len(exact_s):]))
@@ -690,7 +701,7 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
         half = float(stats.t.ppf(0.975, max(df, 1.0))) * se
         ci = (float(mean - half), float(mean + half + slack))
         label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact)"
-    return ExpectedError(mean, ci, label, count, se, normalized, desc,
+    return ExpectedErrorResult(mean, ci, label, count, se, normalized, desc,
                          np.concatenate(kept) if keep_values else None)
 
 
@@ -698,8 +709,8 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
 # worst case
 # ----------------------------------------------------------------------------------------------
 
-@dataclass
-class WorstCaseError:
+@dataclass(frozen=True)
+class WorstCaseResult:
     """Worst-case error over ``|S| = s`` (SPEC §1.1).
 
     Attributes
@@ -724,10 +735,14 @@ class WorstCaseError:
     evaluations: int
     normalized: bool = False
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mask", _readonly(self.mask))
+        object.__setattr__(self, "stragglers", _readonly(self.stragglers))
+
 
 def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: int = 0, iterations: int = 200,
                      restarts: int = 4, normalized: bool = False, method: str = "auto",
-                     progress: bool = True) -> WorstCaseError:
+                     progress: bool = True) -> WorstCaseResult:
     """Worst-case optimal-decoding error ``max_{|S| = s} err(B, [n] \\ S)``.
 
     Exact (enumeration of all ``C(n, s)`` sets) when ``C(n, s) <= exact_limit``;
@@ -758,7 +773,7 @@ def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: 
     def result(S, value, how, evals):
         mask = np.ones(n, dtype=bool)
         mask[np.asarray(S, dtype=np.int64)] = False
-        return WorstCaseError(float(value) * scale, mask, np.sort(np.asarray(S, dtype=np.int64)), how, int(evals),
+        return WorstCaseResult(float(value) * scale, mask, np.sort(np.asarray(S, dtype=np.int64)), how, int(evals),
                               normalized)
 
     total = math.comb(n, s)
@@ -821,28 +836,34 @@ def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: 
 # expectation over construction seeds
 # ----------------------------------------------------------------------------------------------
 
-@dataclass
-class SeedsExpectedError:
+@dataclass(frozen=True)
+class SeedsExpectedResult:
     """Expectation over construction seeds of a randomized encoder (SPEC §1.2).
 
     ``mean`` averages the per-seed expectations; ``ci`` is a 95% t-interval
     over seeds (it combines with each per-seed CI only through the spread of
-    the per-seed means); ``per_seed`` holds the :class:`ExpectedError` of each seed.
+    the per-seed means); ``per_seed`` holds the :class:`ExpectedErrorResult` of each seed.
     """
 
     mean: float
     ci: tuple
     method: str
-    seeds: list
+    seeds: tuple
     values: np.ndarray
-    per_seed: list = field(repr=False, default_factory=list)
+    per_seed: tuple = field(repr=False, default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ci", tuple(self.ci))
+        object.__setattr__(self, "seeds", tuple(self.seeds))
+        object.__setattr__(self, "values", _readonly(self.values))
+        object.__setattr__(self, "per_seed", tuple(self.per_seed))
 
 
 _EVAL_KEYS = ("exact_limit", "samples", "decoder", "rescale", "normalized", "keep_values", "progress", "ci_method")
 
 
 def expected_error_over_seeds(assignment: Any, m: int, method: str, model: StragglerModel, seeds: Any,
-                              **kw: Any) -> SeedsExpectedError:
+                              **kw: Any) -> SeedsExpectedResult:
     """``E_seed E_S[err]`` for a randomized construction (one :func:`encode` per seed).
 
     Keyword arguments named like those of :func:`expected_error`
@@ -880,4 +901,4 @@ def expected_error_over_seeds(assignment: Any, m: int, method: str, model: Strag
     else:
         ci = (float("-inf"), float("inf"))
     inner = sorted({r.method for r in per})
-    return SeedsExpectedError(mean, ci, f"mean over {len(seeds)} seeds of {', '.join(inner)}", seeds, values, per)
+    return SeedsExpectedResult(mean, ci, f"mean over {len(seeds)} seeds of {', '.join(inner)}", seeds, values, per)
