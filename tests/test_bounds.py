@@ -313,7 +313,7 @@ def test_rd_upper_bound_is_min_over_alpha_and_bounds_expected_optimal_error(m, m
     alpha_star = -c1 / (2 * c2)
     # alpha* = S1 / Q: 3 roundings, relative (Higham Thm 2.1)
     assert abs(bd.rd_optimal_scale(A, m, mask) - float(alpha_star)) <= SAFETY * gamma(3) * float(alpha_star)
-    # SPEC formula at eps = 0, in exact rationals
+    # formula of theory §45 at eps = 0, in exact rationals
     c = A[:, mask].sum(axis=1)
     spec = m * (N - Fraction(int(c.sum()) ** 2, int((c ** 2).sum()) + (m - 1) * int(c.sum())))
     assert spec == minimum

@@ -103,7 +103,7 @@ def _check_against_brute_force(r, sch, g, mask, m, tilde, ghat, true):
     ref_trunc = float(np.sum((ghat[:d] - true[:d]) ** 2))
     assert abs(r.error - ref) <= sq_diff_tol(ref, 2 * np.linalg.norm(flat), flat.size)
     assert abs(r.error_truncated - ref_trunc) <= sq_diff_tol(ref_trunc, 2 * np.linalg.norm(flat[:d]), d)
-    # measured = predicted: both approximate the same exact vector 𝒢(B_F X − T) (SPEC §1)
+    # measured = predicted: both approximate the same exact vector 𝒢(B_F X − T) (theory §5.1)
     assert abs(r.predicted_error - r.error) <= sq_diff_tol(r.error, 2 * np.linalg.norm(flat), flat.size)
     # the truncated error is a partial sum of the same squares: <= the full sum up to the
     # relative rounding γ_{mw} of each of the two sums
@@ -123,7 +123,7 @@ def test_fixed_decoder_residual_matches_analysis_layer():
     X = np.random.default_rng(1).standard_normal((7, 2))
     r2 = run_scheme(sch, g, mask, decoder=X)
     assert abs(r2.residual - fixed_decoder_error(sch, mask, X)) <= 2 * fixed_residual_tol(sch.B, X, mask, 2)
-    # all workers + NS reference decoder: exact (SPEC 3.3, B X_0 = T), so the error is round-off:
+    # all workers + NS reference decoder: exact (theory §40.4, B X_0 = T), so the error is round-off:
     # ĝ − ∇L = 𝒢(B X_0 − T) + rounding, with B X_0 − T itself a computed residual of X_0's construction
     full = np.ones(7, dtype=bool)
     r3 = run_scheme(sch, g, full, decoder="fixed")
@@ -204,7 +204,7 @@ def test_run_cerar_isotropic_mean_matches_error_operators():
     efp = np.array([sq_diff_tol(float(np.sum(E[i] ** 2)), dE[i], E[i].size) for i in range(3)]) * 2
     # statistical: 4 standard errors per worker (seeded Monte-Carlo)
     assert np.all(np.abs(vals.mean(axis=0) - expect) < 4 * se + fp + efp)
-    # worker N-1 is exact (SPEC §5): its E is zero but for rounding; worker 0 is not
+    # worker N-1 is exact (theory §50): its E is zero but for rounding; worker 0 is not
     assert expect[-1] <= 2 * dE[-1] ** 2 < expect[0]
 
 

@@ -1,4 +1,4 @@
-"""The bound-verification engine finds no violation on the named instances (SPEC §4, issue 3)."""
+"""The bound-verification engine finds no violation on the named instances (theory §45, issue 3)."""
 import numpy as np
 import pytest
 

@@ -1,6 +1,6 @@
-"""Bounds, closed forms and estimator theory for approximate gradient coding (SPEC §4).
+"""Bounds, closed forms and estimator theory for approximate gradient coding (theory §45).
 
-Notation (SPEC §1): assignment ``A`` in {0,1}^{N x n}; ``N_i`` the holders of
+Notation (theory §5.1): assignment ``A`` in {0,1}^{N x n}; ``N_i`` the holders of
 part ``i``; a straggler pattern is given by its boolean *non-straggler* mask
 ``F`` (True = the worker arrived); ``c_i(F) = |N_i ∩ F|``.  Errors are raw
 squared errors ``err(B, F) = min_X ||B_F X - T||_F^2`` with ``T = I_m ⊗ 1_N``
@@ -11,11 +11,11 @@ Every statement implemented here is proved in ``docs/theory/45_bounds.md``:
 * :func:`rank_lower_bound` -- ``err(B, F) >= sum_i (m - c_i(F))^+`` for *every*
   encoder respecting the support of ``A`` (Theorem 1);
   :func:`worst_case_rank_lower_bound` maximizes it over ``|S| = s``.
-* :func:`rd_upper_bound` -- for the random-diagonal encoder RD(eps) (SPEC §3.2)
+* :func:`rd_upper_bound` -- for the random-diagonal encoder RD(eps) (theory §5.4)
   the scaled-sign decoder ``x_l = alpha (d_l)_F`` gives
   ``E_D err(B, F) <= m [N - mu2^2 S1^2 / (mu2^2 S2 + (mu4 + (m-2) mu2^2) S1)]``,
   ``S1 = sum_i c_i``, ``S2 = sum_i c_i^2``, ``mu_q = E d^q`` (Theorem 2); at
-  ``eps = 0`` this is the SPEC's ``m [N - S1^2 / (S2 + (m-1) S1)]``.
+  ``eps = 0`` this is theory §45's ``m [N - S1^2 / (S2 + (m-1) S1)]``.
   Specializations :func:`bibd_rd_upper_bound` and :func:`srg_rd_upper_bound`.
 * :func:`bibd_optimal_error_m1` / :func:`bibd_naive_error` -- closed forms for
   symmetric BIBDs (Theorem 4).
@@ -25,7 +25,7 @@ Every statement implemented here is proved in ``docs/theory/45_bounds.md``:
   blocks are discarded; :func:`block_multiplicities`), and
   :func:`sgd_convergence_bound` (Theorem 7).
 
-The statements are our formalization of the model of SPEC §1 (reconstruction:
+The statements are our formalization of the model of theory §5.1 (reconstruction:
 the source papers were available only as abstracts).
 
 References
@@ -139,7 +139,7 @@ def part_coverage(assignment: Any, nonstragglers: Any) -> np.ndarray:
 def rank_lower_bound(assignment: Any, m: int, nonstragglers: Any):
     r"""Per-part rank lower bound ``sum_i (m - c_i(F))^+`` on the raw optimal error.
 
-    For every encoder ``B`` whose support is contained in that of ``A`` (SPEC §1)
+    For every encoder ``B`` whose support is contained in that of ``A`` (theory §5.1)
     and every decoder ``X``, the ``m`` rows of ``B_F X - T`` belonging to part
     ``i`` form ``M_i X - I_m`` with ``rank(M_i X) <= c_i(F)``, so by
     Eckart--Young their squared Frobenius norm is at least ``(m - c_i(F))^+``
@@ -326,7 +326,7 @@ def worst_case_rank_lower_bound(assignment: Any, m: int, s: int, *, exact_limit:
 def rd_moments(eps: float = 0.0, dist: str = "rademacher") -> tuple[float, float]:
     """Second and fourth moments ``(E d^2, E d^4)`` of one RD diagonal entry.
 
-    RD(eps) (SPEC §3.2) draws ``d = b (1 + eps xi)`` with ``xi ~ U[-1, 1]``
+    RD(eps) (theory §5.4) draws ``d = b (1 + eps xi)`` with ``xi ~ U[-1, 1]``
     independent of the base sign/scale ``b``: Rademacher ``b = ±1`` (moments 1, 1)
     or standard Gaussian ``b ~ N(0, 1)`` (moments 1, 3).  With
     ``E xi^2 = 1/3`` and ``E xi^4 = 1/5``:
@@ -388,7 +388,7 @@ def rd_optimal_scale(assignment: Any, m: int, nonstragglers: Any, eps: float = 0
                      dist: str = "rademacher", *, moments: Any = None):
     """Optimal scale ``alpha* = mu2 S1 / (mu2^2 S2 + (mu4 + (m-2) mu2^2) S1)`` of the scaled-sign decoder.
 
-    At ``eps = 0`` (Rademacher) ``alpha* = S1 / (S2 + (m-1) S1)`` (SPEC §4).
+    At ``eps = 0`` (Rademacher) ``alpha* = S1 / (S2 + (m-1) S1)`` (theory §45).
     Returns 0 where no part is covered (``S1 = 0``).
 
     Examples
@@ -673,7 +673,7 @@ def srg_rd_upper_bound(v: int, k: int, lam: int, mu: int, m: int, s: int, *, edg
                        moments: Any = None) -> float:
     """:func:`rd_upper_bound` for an SRG assignment, through the edge count inside ``F``.
 
-    Assignment ``A = Adj + I`` (``include_self``, the SPEC default) or ``A = Adj``.
+    Assignment ``A = Adj + I`` (``include_self``, the default of theory §45) or ``A = Adj``.
     With ``f = v - s`` and ``e = e(F)`` edges induced by ``F``:
     ``S1 = f (k + 1)``, ``S2 = (k + 1 - mu) f + mu f^2 + (2 lambda - 2 mu + 4) e`` (with I), and
     ``S1 = f k``, ``S2 = (k - mu) f + mu f^2 + (2 lambda - 2 mu) e`` (without) (Corollary 4).
@@ -763,7 +763,7 @@ def split_blocks(gradients: Any, m: int) -> np.ndarray:
     """Split per-part gradients ``(N, d)`` into ``m`` contiguous zero-padded blocks ``(N, m, ceil(d/m))``.
 
     Block ``k`` of part ``i`` is ``g_i[k w : (k+1) w]`` with ``w = ceil(d / m)``,
-    zero-padded at the end (SPEC §1).
+    zero-padded at the end (theory §5.1).
 
     Examples
     --------
@@ -939,7 +939,7 @@ def ns_estimator_variance(scheme_or_B: Any, p: Any, gradients: Any, *, decoder: 
                           atol: float = 1e-8, padded: bool = False) -> float:
     r"""Variance of the fixed-decoder estimator ``X = diag(1_F / (1 - p)) X_0`` (Theorem 6).
 
-    For any encoder with ``B X_0 = T`` (NS guarantees it, SPEC §3.3) and
+    For any encoder with ``B X_0 = T`` (NS guarantees it, theory §40.4) and
     Bernoulli(p_j) stragglers the estimate is unbiased and its length-``d``
     version (the decoded zero-padded vector cut to ``d`` coordinates, as
     returned by the simulator and the executors) has

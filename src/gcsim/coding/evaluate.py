@@ -1,10 +1,10 @@
-"""Error evaluators: optimal decoding, fixed decoders, expectations, worst case (SPEC §1, 1.1, 1.2).
+"""Error evaluators: optimal decoding, fixed decoders, expectations, worst case (theory §5.1, 1.1, 1.2).
 
 All errors are **raw squared** errors unless ``normalized=True`` (then divided
 by ``m*N``, so they lie in ``[0, 1]``).  Non-straggler masks follow the
 convention of :mod:`gcsim.coding.stragglers`: ``True`` = the worker arrives.
 
-Optimal-decoding error (SPEC §1)
+Optimal-decoding error (theory §5.1)
 --------------------------------
 .. math::
    \\mathrm{err}(B, F) = \\min_X \\|B_F X - T\\|_F^2 = mN - \\|P_F T\\|_F^2
@@ -166,7 +166,7 @@ def condition_number(scheme: Scheme) -> float:
 
 def optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool = False, method: str = "auto",
                   rtol: float | None = None, progress: bool = True) -> float | np.ndarray:
-    """Optimal-decoding error ``err(B, F) = min_X ‖B_F X - T‖_F² = mN - ‖P_F T‖_F²`` (SPEC §1).
+    """Optimal-decoding error ``err(B, F) = min_X ‖B_F X - T‖_F² = mN - ‖P_F T‖_F²`` (theory §5.1).
 
     Parameters
     ----------
@@ -269,7 +269,7 @@ def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, metho
 
 def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None, *, rescale: Any = None,
                         p: Any = None, normalized: bool = False) -> float | np.ndarray:
-    """Fixed-decoder error ``err_X(B, F) = ‖B_F (c X_F) - T‖_F²`` (SPEC §1).
+    """Fixed-decoder error ``err_X(B, F) = ‖B_F (c X_F) - T‖_F²`` (theory §5.1).
 
     The decoder ``X`` (default: ``scheme.decoder``) is chosen before the
     stragglers are known; rows outside ``F`` are zeroed.  ``err <= err_X``.
@@ -348,7 +348,7 @@ def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None,
 
 @dataclass(frozen=True)
 class ExpectedErrorResult:
-    """Expected error under a straggler model (SPEC §1.2).
+    """Expected error under a straggler model (theory §5.3).
 
     Attributes
     ----------
@@ -503,7 +503,7 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
                    seed: int = 0, decoder: Any = "optimal", rescale: Any = None, normalized: bool = False,
                    method: str = "auto", keep_values: bool = False, progress: bool = True,
                    ci_method: str = "t") -> ExpectedErrorResult:
-    """Expected error ``E_S[err]`` under a straggler model (SPEC §1.2).
+    """Expected error ``E_S[err]`` under a straggler model (theory §5.3).
 
     * ``"fixed"``: exact average over all ``C(n, s)`` sets when
       ``C(n, s) <= exact_limit``, else Monte Carlo with ``samples`` draws.
@@ -711,7 +711,7 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
 
 @dataclass(frozen=True)
 class WorstCaseResult:
-    """Worst-case error over ``|S| = s`` (SPEC §1.1).
+    """Worst-case error over ``|S| = s`` (theory §5.2).
 
     Attributes
     ----------
@@ -838,7 +838,7 @@ def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: 
 
 @dataclass(frozen=True)
 class SeedsExpectedResult:
-    """Expectation over construction seeds of a randomized encoder (SPEC §1.2).
+    """Expectation over construction seeds of a randomized encoder (theory §5.3).
 
     ``mean`` averages the per-seed expectations; ``ci`` is a 95% t-interval
     over seeds (it combines with each per-seed CI only through the spread of

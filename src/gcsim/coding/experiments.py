@@ -1,8 +1,8 @@
-"""Approximate-gradient-coding experiments (SPEC §4, issue: AGC analysis, item 6).
+"""Approximate-gradient-coding experiments (theory §45, issue: AGC analysis, item 6).
 
 Each experiment returns a tidy :class:`pandas.DataFrame` (one row per curve
 point) that :func:`plot_error_curves` turns into a figure. All errors are the
-**normalized** optimal-decoding error ``err/(mN)`` in ``[0, 1]`` (SPEC §1), the
+**normalized** optimal-decoding error ``err/(mN)`` in ``[0, 1]`` (theory §5.1), the
 mean over straggler patterns *and* over encoder draws (construction seeds) for
 randomized encoders, with a 95% confidence interval (normal approximation,
 standard error over all (pattern, seed) samples).
@@ -10,7 +10,7 @@ standard error over all (pattern, seed) samples).
 Curves per instance:
 
 * the scheme under study (RD(ε) or NS), and the naive stacking baseline;
-* the exact communication-efficient family (Gaussian ``H``, SPEC 3.4) where it
+* the exact communication-efficient family (Gaussian ``H``, theory §40.5) where it
   is feasible (``min_i r_i >= s + m``); its optimal error is zero up to round-off;
 * the per-part rank **lower bound** ``Σ_i (m - c_i(F))⁺`` (any scheme);
 * an **upper bound**: the scaled-sign decoder bound ``E_D[err_X]`` for RD, or

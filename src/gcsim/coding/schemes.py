@@ -1,4 +1,4 @@
-"""Encoders of communication-efficient approximate gradient coding (SPEC §1, §3).
+"""Encoders of communication-efficient approximate gradient coding (theory §5.1, §3).
 
 An *encoder* turns an assignment matrix ``A`` (``N`` parts x ``n`` workers,
 ``A[i, j] = 1`` iff worker ``j`` holds part ``i``) and a communication
@@ -14,24 +14,24 @@ The target of decoding is ``T = I_m ⊗ 1_N`` (shape ``(m*N, m)``).
 Methods of :func:`encode`
 -------------------------
 ``"naive"``
-    ``B = 1_m ⊗ A`` (SPEC 3.1): every block row equals ``A``.
+    ``B = 1_m ⊗ A`` (theory §5.4): every block row equals ``A``.
 ``"rd"``
-    Random diagonal RD(ε) (SPEC 3.2): block ``k`` is ``A diag(d_k)`` with
+    Random diagonal RD(ε) (theory §5.4): block ``k`` is ``A diag(d_k)`` with
     ``d_k[j] = σ_kj (1 + ε ξ_kj)``, ``σ`` Rademacher, ``ξ ~ U[-1, 1]``
     (``dist="rademacher"``, default) or ``σ ~ N(0, 1)`` (``dist="gaussian"``).
 ``"ns"``
-    Null-space / Hadamard construction (SPEC 3.3, reconstruction): draw a
+    Null-space / Hadamard construction (theory §40.4, reconstruction): draw a
     reference decoder ``X_0`` (columns = RD diagonals); the ``m`` rows of
     part ``i`` on its holders ``N_i`` are ``V_i^+`` with ``V_i = X_0[N_i, :]``,
     so that ``B X_0 = T`` exactly.  Needs ``r_i >= m``.
 ``"ns-worker"``
-    Worker-scaled variant (SPEC 3.3): block ``k`` is ``A diag(v_k)`` with
+    Worker-scaled variant (theory §40.4): block ``k`` is ``A diag(v_k)`` with
     ``v_k`` in the (numerical) null space of every ``A diag(v_i)``, ``i < k``;
     decoder ``x_l = v_l``.  The residual ``‖B X_0 - T‖_F^2`` is reported in
     ``params`` (cross-talk and diagonal mismatch separately).
 ``"exact-vandermonde"``, ``"exact-gaussian"``
     Exact communication-efficient family (Ye & Abbe 2018; Kadhe et al. 2020;
-    SPEC 3.4): ``B = P H`` with ``H`` in R^{(n-s) x n}, every (n-s)-column
+    theory §40.5): ``B = P H`` with ``H`` in R^{(n-s) x n}, every (n-s)-column
     submatrix invertible; decodes exactly from any ``n - s`` workers.
     Needs ``r_i >= s + m``.  Option ``s`` (default 0).
 ``"fractional-repetition"``, ``"cyclic-mds"``
@@ -416,7 +416,7 @@ class Scheme:
 # ----------------------------------------------------------------------------------------------
 
 def _diagonals(rng: np.random.Generator, m: int, n: int, eps: float, dist: str) -> np.ndarray:
-    """``d_k[j] = σ_kj (1 + ε ξ_kj)`` as an ``(m, n)`` array (SPEC 3.2)."""
+    """``d_k[j] = σ_kj (1 + ε ξ_kj)`` as an ``(m, n)`` array (theory §5.4)."""
     if dist == "rademacher":
         sigma = rng.choice(np.array([-1.0, 1.0]), size=(m, n))
     elif dist == "gaussian":
@@ -452,7 +452,7 @@ def _encode_rd(A, m, rng, eps, opts):
     dist = opts.pop("dist", "rademacher")
     D = _diagonals(rng, m, A.shape[1], eps, dist)
     B = _stack(A.astype(float), D)
-    # unbiased-type reference decoder x_l = d_l / (r E[d^2]) (SPEC §4, unbiasedness)
+    # unbiased-type reference decoder x_l = d_l / (r E[d^2]) (theory §45, unbiasedness)
     X0 = D.T / (A.sum(axis=1).mean() * _second_moment(eps, dist))
     return B, X0, D, {"dist": dist}, {}
 
@@ -678,7 +678,7 @@ def _encode_classic(A, m, rng, eps, opts, method):
 
 def encode(assignment_or_design: Any, m: int, method: str = "rd", *, eps: float = 0.0, seed: int = 0,
            **options: Any) -> Scheme:
-    """Build the encoding matrix ``B`` of a scheme (SPEC §3).
+    """Build the encoding matrix ``B`` of a scheme (theory §5.4).
 
     Parameters
     ----------
@@ -763,7 +763,7 @@ def encode(assignment_or_design: Any, m: int, method: str = "rd", *, eps: float 
 
 
 def exact_decoder(scheme: Scheme, nonstragglers: Any) -> np.ndarray:
-    """Exact decoder ``X = H_F^{-1} [I_m; 0]`` of an exact-family scheme (SPEC 3.4).
+    """Exact decoder ``X = H_F^{-1} [I_m; 0]`` of an exact-family scheme (theory §40.5).
 
     Parameters
     ----------

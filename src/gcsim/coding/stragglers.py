@@ -1,4 +1,4 @@
-"""Straggler models (SPEC §1.1).
+"""Straggler models (theory §5.2).
 
 **Mask convention.**  Every model produces boolean *non-straggler* masks:
 ``mask[j] is True`` means worker ``j``'s transmission **arrives** (``j ∈ F``);
@@ -503,7 +503,7 @@ class TraceModel(StragglerModel):
 
 
 def straggler_model(kind: str, n: int | None = None, **params: Any) -> StragglerModel:
-    """Build a straggler model (SPEC §1.1).
+    """Build a straggler model (theory §5.2).
 
     Parameters
     ----------

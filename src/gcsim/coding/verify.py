@@ -1,4 +1,4 @@
-"""Bound verification engine (SPEC §4, last item).
+"""Bound verification engine (theory §45, last item).
 
 :func:`verify_bounds` takes a scheme, a straggler model and a set of bounds,
 computes the simulated optimal-decoding error ``err(B, F)`` (raw, squared) and

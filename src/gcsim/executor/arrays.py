@@ -1,4 +1,4 @@
-"""Gradient codes and the CERAR ring on real arrays, one code path for NumPy and CuPy (SPEC §6).
+"""Gradient codes and the CERAR ring on real arrays, one code path for NumPy and CuPy (docs/guides/executor.md).
 
 Every function here takes ``xp=None`` (the array namespace): ``None`` means NumPy,
 ``"numpy"``/``"cupy"`` or a module select one explicitly, and arrays are converted
@@ -7,7 +7,7 @@ into that namespace.  Array operations go through :mod:`array_api_compat`
 GPU.  Gathers of principal submatrices use integer-array indexing, which both
 NumPy and CuPy support (it is outside the minimal array-API standard).
 
-Gradient coding (SPEC §1).  With partial gradients ``g_i`` (rows of ``gradients``,
+Gradient coding (theory §5.1).  With partial gradients ``g_i`` (rows of ``gradients``,
 zero-padded to ``m w`` with ``w = ceil(d/m)``) split into blocks ``g_i[k]``, stack
 ``Γ_G = [g_i[k]]`` row ``kN+i`` (shape ``(mN, w)``).  Worker ``j`` sends
 ``g̃_j = Σ_k Σ_i B[kN+i, j] g_i[k]``, i.e. ``G̃ = Bᵀ Γ_G``; the PS with decoder
@@ -19,7 +19,7 @@ so the *predicted* error is ``‖𝒢 (B_F X − T)‖_F²`` and, for isotropic 
 (i.i.d. entries of variance 1), ``E‖ĝ − ∇L‖² = w ‖B_F X − T‖_F²``; with the optimal
 decoder ``X* = B_F⁺ T`` that is ``w · err(B, F)``.
 
-CERAR (SPEC §5).  :func:`run_cerar` runs the ring protocol round by round on ``N``
+CERAR (theory §50).  :func:`run_cerar` runs the ring protocol round by round on ``N``
 buffers and compares every worker's output with ``Σ_j g_j`` and with the prediction
 ``Σ_m E_{i,m} G_{i-m}`` from the design's error operators.
 

@@ -1,4 +1,4 @@
-"""Learning experiments with coded gradients (SPEC §7).
+"""Learning experiments with coded gradients (theory §60).
 
 * :mod:`gcsim.learning.datasets` — scikit-learn digits, MNIST from local IDX/NPZ files;
 * :mod:`gcsim.learning.models` — NumPy MLP with batched per-part gradients;

@@ -1,4 +1,4 @@
-"""Datasets for the learning experiments (SPEC §7).
+"""Datasets for the learning experiments (theory §60).
 
 * :func:`load_digits` — scikit-learn's bundled handwritten digits (8x8 pixels,
   1797 images, 10 classes; Alpaydin & Kaynak, UCI "optdigits" test set),

@@ -1,4 +1,4 @@
-"""A multilayer perceptron in NumPy with explicit, batched backpropagation (SPEC §7).
+"""A multilayer perceptron in NumPy with explicit, batched backpropagation (theory §60).
 
 The model is ``sizes = (f, h_1, ..., h_L, C)``: affine layers
 ``z_l = a_{l-1} W_l + b_l`` with ``W_l ∈ R^{h_{l-1} x h_l}``, activation
@@ -13,7 +13,7 @@ Gradients follow backpropagation (Rumelhart, Hinton & Williams 1986): with
 ``∂/∂W_l = Σ_x a_{l-1,x}ᵀ δ_{l,x}`` and ``∂/∂b_l = Σ_x δ_{l,x}``.
 :meth:`MLP.part_gradients` keeps the sum over ``x`` separate for each data
 part (a batched matrix product over parts), which gives the partial gradients
-``g_i`` of SPEC §1 in one pass: ``Σ_i g_i`` is the gradient of the mean loss.
+``g_i`` of theory §5.1 in one pass: ``Σ_i g_i`` is the gradient of the mean loss.
 """
 from __future__ import annotations
 

@@ -1,19 +1,19 @@
-r"""Training with coded gradients under Bernoulli stragglers (SPEC §7).
+r"""Training with coded gradients under Bernoulli stragglers (theory §60).
 
 Simulation of one synchronous parameter-server (PS) iteration
 --------------------------------------------------------------
 1. The (mini-)batch is split into ``N`` equal data parts; the model computes the
    partial gradients ``g_i`` (``Σ_i g_i`` = gradient of the mean batch loss).
 2. Each worker ``j`` sends ``g̃_j = Σ_k Σ_i B[kN+i, j] g_i[k] ∈ R^{d/m}``
-   (SPEC §1; ``g_i[k]`` = block ``k`` of ``g_i``, zero-padded).
+   (theory §5.1; ``g_i[k]`` = block ``k`` of ``g_i``, zero-padded).
 3. Each worker straggles independently with probability ``p`` (Bernoulli,
-   SPEC §1.1); the PS decodes block ``l`` as ``ĝ[l] = Σ_{j∈F} X[j, l] g̃_j``
+   theory §5.2); the PS decodes block ``l`` as ``ĝ[l] = Σ_{j∈F} X[j, l] g̃_j``
    with a decoder ``X`` of one of the kinds of :data:`DECODERS`:
 
    ``"optimal"``
-       ``X = B_F⁺ T`` (least squares, SPEC §1): smallest error, biased.
+       ``X = B_F⁺ T`` (least squares, theory §5.1): smallest error, biased.
    ``"unbiased"``
-       RD (SPEC §4, Theorem 5): ``X[j, l] = 1[j∈F] d_l[j] / ((1-p) r E d²)``
+       RD (theory §45, Theorem 5): ``X[j, l] = 1[j∈F] d_l[j] / ((1-p) r E d²)``
        — unbiased when the diagonals are redrawn every iteration
        (``redraw=True``); any other encoder with a reference decoder
        ``B X_0 = T`` (NS, the exact family, fractional repetition):
@@ -26,7 +26,7 @@ Simulation of one synchronous parameter-server (PS) iteration
        *uncoded* baseline "ignore the stragglers, sum the arrived parts'
        gradients and rescale by ``n/|F|``".
 
-   Since decoding is linear, ``ĝ = 𝒢 (B_F X_F)`` (SPEC §1): the simulator
+   Since decoding is linear, ``ĝ = 𝒢 (B_F X_F)`` (theory §5.1): the simulator
    forms the ``mN x m`` matrix ``M = B_F X_F`` and applies it to the blocks,
    which costs ``O(m N d)`` instead of ``O(n N d)``;
    :func:`simulate_transmissions` runs the worker-level path (tests check
@@ -255,7 +255,7 @@ class CodedGradient:
         return B, X
 
     def effective(self, masks: Any, *, draws: Any = None, rng: np.random.Generator | None = None) -> np.ndarray:
-        """``M = B_F X_F`` per mask, shape ``(count, mN, m)``: ``ĝ = 𝒢 M`` (SPEC §1)."""
+        """``M = B_F X_F`` per mask, shape ``(count, mN, m)``: ``ĝ = 𝒢 M`` (theory §5.1)."""
         B, X = self.decoders(masks, draws=draws, rng=rng)
         return np.matmul(B, X)
 
@@ -585,11 +585,11 @@ def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: floa
 
 
 # ----------------------------------------------------------------------------------------------
-# the comparison of SPEC §7
+# the comparison of theory §60
 # ----------------------------------------------------------------------------------------------
 
 def default_codes(n: int = 16) -> list[CodeSpec]:
-    """The schemes compared in SPEC §7, all on ``n = 16`` workers.
+    """The schemes compared in theory §60, all on ``n = 16`` workers.
 
     * uncoded: ``A = I_16``, ignore stragglers, rescale by ``n/|F|``;
     * on the McFarland symmetric design (16, 6, 2) (each part on r = 6

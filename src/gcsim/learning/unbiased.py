@@ -1,4 +1,4 @@
-r"""Empirical unbiasedness check of decoded gradients (SPEC §4 "Unbiasedness", §7).
+r"""Empirical unbiasedness check of decoded gradients (theory §45 "Unbiasedness", §7).
 
 Given ``S`` i.i.d. decoded gradients ``ĝ_1..ĝ_S ∈ R^d`` (fresh stragglers — and a
 fresh RD draw for redrawn codes — in each) and the true gradient ``g = Σ_i g_i``,

@@ -1,4 +1,4 @@
-"""``gcsim reproduce`` stage "training": coded-gradient SGD on the digits (SPEC §7).
+"""``gcsim reproduce`` stage "training": coded-gradient SGD on the digits (theory §60).
 
 Writes into the stage directory:
 
@@ -216,7 +216,7 @@ def run_training_stage(out_dir: Path, full: bool = False, seed: int = 0, progres
                           "relative_bias": res.relative_bias, "samples": samples, "coords": coords.size})
     unb = pd.DataFrame(urows)
     summary = _summary(frame)
-    # atomic writes: an interrupted stage never leaves a half-written table or figure (SPEC §10)
+    # atomic writes: an interrupted stage never leaves a half-written table or figure (docs/reliability.md)
     atomic_write_text(out_dir / "history.csv", frame.to_csv(index=False))
     atomic_write_text(out_dir / "summary.csv", summary.to_csv(index=False))
     atomic_write_text(out_dir / "unbiasedness.csv", unb.to_csv(index=False))
