@@ -131,7 +131,7 @@ def _ls_gradients(seed, N, p, rows):
 
 def _check_ps_report(rep, sch, g, gscale, decoder_full):
     """The PS's numbers against an independent recomputation, each within its rounding bound."""
-    m, N, n = sch.m, sch.N, sch.n
+    m, N, n = sch.m, sch.num_parts, sch.n
     d = g.shape[1]
     w = _ceil(d, m)
     mask = np.zeros(n, dtype=bool)

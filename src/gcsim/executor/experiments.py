@@ -307,6 +307,6 @@ def run_parameter_server(scheme: Any, *, stragglers: int = 0, deadline: float | 
     out = dict(ps)
     out.update({"workers": res.results[1:], "exitcodes": res.exitcodes, "delays": delays.tolist(),
                 "died": die, "stalled": stall, "killed": res.killed, "rank_errors": res.errors,
-                "seconds": res.seconds, "m": int(scheme.m), "n": n, "N": int(scheme.N), "d": d,
+                "seconds": res.seconds, "m": int(scheme.m), "n": n, "num_parts": int(scheme.num_parts), "d": d,
                 "stragglers": s, "deadline": deadline})
     return out

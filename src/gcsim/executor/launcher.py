@@ -103,7 +103,7 @@ def exception_line(tb: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-@dataclass
+@dataclass(frozen=True)
 class LaunchResult:
     """What :func:`launch` collected.
 

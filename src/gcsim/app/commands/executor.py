@@ -160,7 +160,8 @@ def _run_gc(args: argparse.Namespace) -> int:
     mask[rep["used"]] = True
     simulated = float(optimal_error(sch, mask, progress=False)) if args.decoder == "optimal" else None
     payload = {
-        "engine": args.engine, "design": args.design, "method": sch.method, "m": sch.m, "N": sch.N, "n": n,
+        "engine": args.engine, "design": args.design, "method": sch.method, "m": sch.m, "num_parts": sch.num_parts,
+        "n": n,
         "d": args.d, "stragglers": args.stragglers, "deadline": args.deadline, "workers_died": die,
         "used": rep["used"], "missing": rep["missing"], "late": rep["late"], "silent": rep["silent"],
         "arrival_order": rep["arrival_order"], "scheduled_arrival": rep["scheduled_arrival"],
