@@ -12,6 +12,7 @@ from gcsim.combinatorics.baselines import fractional_repetition
 from gcsim.combinatorics.bibd import projective_plane
 from gcsim.errors import InvalidArgumentError
 from gcsim.learning.datasets import Dataset, load_digits
+from gcsim.learning.experiments import compare, default_codes
 from gcsim.learning.models import MLP
 from gcsim.learning.train import (
     SGD,
@@ -19,8 +20,6 @@ from gcsim.learning.train import (
     CodedGradient,
     CodeSpec,
     WallClockModel,
-    compare,
-    default_codes,
     partition,
     simulate_transmissions,
     train,

@@ -4,6 +4,7 @@
 * :mod:`gcsim.learning.models` — NumPy MLP with batched per-part gradients;
 * :mod:`gcsim.learning.train` — SGD/Adam with coded gradients under Bernoulli
   stragglers, optimal or unbiased decoding, communication-aware wall clock;
+* :mod:`gcsim.learning.experiments` — the codes compared in theory §60 and their side-by-side runs;
 * :mod:`gcsim.learning.unbiased` — empirical unbiasedness check of decoders;
 * the ``training`` stage of ``gcsim reproduce`` lives in :mod:`gcsim.app.stages.training`.
 
@@ -17,6 +18,7 @@ Examples
 ['iteration', 'wallclock', 'train_loss', 'train_acc']
 """
 from .datasets import Dataset, DatasetFormatError, load_digits, load_mnist, read_idx, write_idx
+from .experiments import compare, default_codes
 from .models import MLP, cross_entropy, numerical_gradient
 from .train import (
                     DECODERS,
@@ -26,8 +28,6 @@ from .train import (
                     CodeSpec,
                     TrainResult,
                     WallClockModel,
-                    compare,
-                    default_codes,
                     partition,
                     simulate_transmissions,
                     train,

@@ -47,7 +47,6 @@ update.  This is a model, not a measurement (reconstruction).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,15 +57,12 @@ from ..coding.bounds import rd_moments, split_blocks
 from ..coding.decoders import arrival_scale, bernoulli_rescaled, optimal_decoders, rd_unbiased_decoders
 from ..coding.schemes import Scheme, _diagonals, encode
 from ..coding.stragglers import BernoulliModel, straggler_model
-from ..combinatorics.baselines import fractional_repetition
-from ..combinatorics.bibd import mcfarland_design
-from ..combinatorics.coset import coset_graph
 from ..errors import InvalidArgumentError
 from .datasets import Dataset
 from .models import MLP
 
 __all__ = ["DECODERS", "CodeSpec", "CodedGradient", "WallClockModel", "SGD", "Adam", "TrainResult",
-           "train", "partition", "simulate_transmissions", "default_codes", "compare"]
+           "train", "partition", "simulate_transmissions"]
 
 DECODERS = ("optimal", "unbiased", "fixed", "arrivals")
 
@@ -582,59 +578,3 @@ def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: floa
               "momentum": momentum, "batch_per_part": b, "seed": seed, "d": model.d,
               "options": {k: v for k, v in spec.options.items() if np.isscalar(v)}}
     return TrainResult(spec.label, pd.DataFrame(rows), theta, params)
-
-
-# ----------------------------------------------------------------------------------------------
-# the comparison of theory §60
-# ----------------------------------------------------------------------------------------------
-
-def default_codes(n: int = 16) -> list[CodeSpec]:
-    """The schemes compared in theory §60, all on ``n = 16`` workers.
-
-    * uncoded: ``A = I_16``, ignore stragglers, rescale by ``n/|F|``;
-    * on the McFarland symmetric design (16, 6, 2) (each part on r = 6
-      workers, each worker holds 6 parts), ``m = 2``: naive stacking, RD(0)
-      (one draw), RD(0) redrawn every iteration with the unbiased decoder,
-      NS (Gaussian), the exact family with Gaussian ``H`` (Kadhe et al.) and
-      with Vandermonde ``H`` (Ye & Abbe), both for ``s = 4``;
-    * the coset graph (8, 2, 3) (N = 8 parts, r = 6, load 3) with RD(0.1), ``m = 2``;
-    * fractional repetition for ``s = 3`` (``m = 1``, exact m = 1 code).
-
-    All use the optimal decoder unless stated.
-
-    Examples
-    --------
-    >>> [c.label for c in default_codes()][:2]
-    ['uncoded (ignore stragglers)', 'naive stacking m=2']
-    """
-
-    n = check_int("n", n, minimum=16, maximum=16)
-    bibd = mcfarland_design(2).assignment
-    coset = coset_graph(8, 2, 3).assignment
-    return [
-        CodeSpec("uncoded (ignore stragglers)", np.eye(n, dtype=np.int64), 1, "naive", "arrivals"),
-        CodeSpec("naive stacking m=2", bibd, 2, "naive"),
-        CodeSpec("RD(0) m=2", bibd, 2, "rd"),
-        CodeSpec("RD(0) redrawn, unbiased m=2", bibd, 2, "rd", "unbiased", redraw=True),
-        CodeSpec("NS m=2", bibd, 2, "ns", options={"dist": "gaussian"}),
-        CodeSpec("coset (8,2,3) RD(0.1) m=2", coset, 2, "rd", options={"eps": 0.1}),
-        CodeSpec("fractional repetition m=1 (s=3)", fractional_repetition(n, 3).assignment, 1,
-                 "fractional-repetition"),
-        CodeSpec("exact Gaussian m=2 (s=4)", bibd, 2, "exact-gaussian", options={"s": 4}),
-        CodeSpec("exact Vandermonde m=2 (s=4)", bibd, 2, "exact-vandermonde", options={"s": 4}),
-    ]
-
-
-def compare(codes: Sequence[CodeSpec], dataset: Dataset, **kwargs: Any):
-    """Train every code with the same data, initialization and straggler seed; one tidy DataFrame.
-
-    Keyword arguments go to :func:`train`.  The frame has the columns of
-    :attr:`TrainResult.history` plus ``label``.
-    """
-    import pandas as pd
-
-    frames = []
-    for spec in codes:
-        res = train(spec, dataset, **kwargs)
-        frames.append(res.history.assign(label=spec.label))
-    return pd.concat(frames, ignore_index=True)

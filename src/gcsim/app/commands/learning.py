@@ -14,7 +14,7 @@ _FLAGS = {"p": "--p", "iterations": "--iterations", "lr": "--lr", "seed": "--see
 def _cmd_train(args: argparse.Namespace) -> int:
     from ...io.manifest import atomic_write_text, dumps, provenance
     from ...learning.datasets import load_digits, load_mnist
-    from ...learning.train import compare, default_codes
+    from ...learning.experiments import compare, default_codes
     from ..common import UsageError, check_input_path, check_output_dir, emit, path_errors
 
     # paths first: a bad --out must not cost a whole training run

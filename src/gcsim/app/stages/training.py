@@ -27,8 +27,9 @@ import numpy as np
 
 from ...io.manifest import atomic_write_bytes, atomic_write_text
 from ...learning.datasets import load_digits
+from ...learning.experiments import default_codes
 from ...learning.models import MLP
-from ...learning.train import CodeSpec, WallClockModel, default_codes, partition, train
+from ...learning.train import CodeSpec, WallClockModel, partition, train
 from ...learning.unbiased import check_unbiased
 
 __all__ = ["run_training_stage", "unbiasedness_specs", "TARGET_LOSS"]
