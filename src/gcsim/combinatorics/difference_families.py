@@ -23,10 +23,10 @@ GF(p^a) is ``(Z_p)^a`` with the codes of
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import cache
 
 import numpy as np
-import sympy
 
 from .. import limits
 from .._validation import check_int
@@ -367,28 +367,37 @@ def search_difference_family(n: int, k: int, lam: int = 1, *, fixed=(), n_fixed:
 
     for _ in range(max(1, restarts)):
         order = rng.permutation(np.arange(1, n)).tolist()
-        found = _dfs(n, k, t, need.copy(), order, per_restart)
+        found = _cyclic_search(n, k, t, need.copy(), order, per_restart)
         if found is not None:
             return fixed + found
     return None
 
 
-def _dfs(n: int, k: int, t: int, need: np.ndarray, order: list[int], budget: int):
-    """Depth-first search for t full-orbit base blocks consuming ``need`` exactly."""
-    need = need.tolist()
+def _backtrack(k: int, num_blocks: int, order: list[int], remaining: list[int], key: Sequence[int],
+               diff: Callable[[int, int], int], openings: Callable[[list[list[int]], list[int]], list[tuple[int, int]]],
+               accept: Callable[[list[int]], bool], budget: int) -> list[list[int]] | None:
+    """Depth-first search for ``num_blocks`` base blocks of size ``k`` that use up ``remaining`` exactly.
+
+    The one backtracking routine of the difference-family searches.  Every ordered pair
+    ``(x, y)`` of distinct points of a block consumes one unit of the bucket
+    ``key[diff(x, y)]`` (``remaining`` holds what each bucket may still take; a placement
+    that drives a bucket below 0 is undone).  A block starts as ``[0, x]`` for each
+    ``(x, start)`` that ``openings(blocks, remaining)`` proposes, then grows by the points
+    ``order[start:]`` in that order (later points only); a full block is kept if
+    ``accept(block)``.  The search stops after ``budget`` nodes.
+
+    Returns the blocks (points in the order they were placed) or None.
+    """
     blocks: list[list[int]] = []
     nodes = [0]
 
-    def stabilized(block: list[int]) -> bool:
-        s = set(block)
-        return any(all((x + g) % n in s for x in block) for g in range(1, n) if (block[0] + g) % n in s)
-
-    def add(block: list[int], x: int, sign: int) -> bool:
+    def place(block: list[int], x: int, sign: int) -> bool:
         ok = True
         for y in block:
-            for d in ((x - y) % n, (y - x) % n):
-                need[d] -= sign
-                if need[d] < 0:
+            for d in (diff(x, y), diff(y, x)):
+                c = key[d]
+                remaining[c] -= sign
+                if remaining[c] < 0:
                     ok = False
         return ok
 
@@ -397,10 +406,10 @@ def _dfs(n: int, k: int, t: int, need: np.ndarray, order: list[int], budget: int
         if nodes[0] > budget:
             return False
         if len(block) == k:
-            if stabilized(block):
+            if not accept(block):
                 return False
-            blocks.append(sorted(block))
-            if fill():
+            blocks.append(list(block))
+            if open_block():
                 return True
             blocks.pop()
             return False
@@ -408,34 +417,47 @@ def _dfs(n: int, k: int, t: int, need: np.ndarray, order: list[int], budget: int
             x = order[idx]
             if x in block:
                 continue
-            if add(block, x, 1):
+            if place(block, x, 1):
                 block.append(x)
                 if grow(block, idx + 1):
                     return True
                 block.pop()
-            add(block, x, -1)
+            place(block, x, -1)
             if nodes[0] > budget:
                 return False
         return False
 
-    def fill() -> bool:
-        if len(blocks) == t:
-            return all(c == 0 for c in need)
-        d = next((i for i in range(1, n) if need[i] > 0), None)
-        if d is None:
-            return False
-        block = [0]
-        if not add(block, d, 1):
-            add(block, d, -1)
-            return False
-        block.append(d)
-        ok = grow(block, 0)
-        if not ok:
-            block.pop()
-            add(block, d, -1)
-        return ok
+    def open_block() -> bool:
+        if len(blocks) == num_blocks:
+            return all(c == 0 for c in remaining)
+        for x, start in openings(blocks, remaining):
+            block = [0]
+            if place(block, x, 1):
+                block.append(x)
+                if grow(block, start):
+                    return True
+                block.pop()
+            place(block, x, -1)
+        return False
 
-    return [sorted(b) for b in blocks] if fill() else None
+    return blocks if open_block() else None
+
+
+def _cyclic_search(n: int, k: int, t: int, need: np.ndarray, order: list[int], budget: int) -> list[list[int]] | None:
+    """t full-orbit base blocks over Z_n consuming ``need`` exactly, each new block covering the smallest
+    difference still missing (so the search is complete within its budget)."""
+
+    def stabilized(block: list[int]) -> bool:
+        s = set(block)
+        return any(all((x + g) % n in s for x in block) for g in range(1, n) if (block[0] + g) % n in s)
+
+    def smallest_missing(blocks: list[list[int]], remaining: list[int]) -> list[tuple[int, int]]:
+        d = next((i for i in range(1, n) if remaining[i] > 0), None)
+        return [] if d is None else [(d, 0)]
+
+    found = _backtrack(k, t, order, need.tolist(), range(n), lambda x, y: (x - y) % n, smallest_missing,
+                       lambda block: not stabilized(block), budget)
+    return None if found is None else [sorted(b) for b in found]
 
 
 def cyclotomic_difference_family(q: int, k: int, lam: int = 1, *, seeds: int | None = None,
@@ -489,58 +511,15 @@ def cyclotomic_difference_family(q: int, k: int, lam: int = 1, *, seeds: int | N
         x = int(mul[x, w])
     coset = (log % e).tolist()
     sub = add[:, neg].tolist()                # sub[x][y] = x - y
-    counts = [0] * e
-    blocks: list[list[int]] = []
-    nodes = [0]
+    cosets = sorted(set(powers[:e]))
 
-    def place(B: list[int], x: int, sign: int) -> bool:
-        ok = True
-        for y in B:
-            for d in (sub[x][y], sub[y][x]):
-                c = coset[d]
-                counts[c] += sign
-                if counts[c] > lam:
-                    ok = False
-        return ok
+    def openings(blocks: list[list[int]], remaining: list[int]) -> list[tuple[int, int]]:
+        # B_0 = {0, 1, ...}; B_j = {0, w^i, ...} with i below the number of cosets (see above)
+        return [(x, 1) for x in ([1] if not blocks else cosets)]
 
-    def grow(B: list[int], start: int) -> bool:
-        nodes[0] += 1
-        if nodes[0] > max_nodes:
-            return False
-        if len(B) == k:
-            blocks.append(list(B))
-            if new_seed():
-                return True
-            blocks.pop()
-            return False
-        for x in range(start, q):
-            if x in B:
-                continue
-            if place(B, x, 1):
-                B.append(x)
-                if grow(B, x + 1):
-                    return True
-                B.pop()
-            place(B, x, -1)
-            if nodes[0] > max_nodes:
-                return False
-        return False
-
-    def new_seed() -> bool:
-        if len(blocks) == s:
-            return all(c == lam for c in counts)
-        seconds = [1] if not blocks else sorted(set(powers[:e]))
-        for x in seconds:
-            B = [0]
-            if place(B, x, 1):
-                B.append(x)
-                if grow(B, 1):
-                    return True
-                B.pop()
-            place(B, x, -1)
-        return False
-
-    if not new_seed():
+    blocks = _backtrack(k, s, list(range(q)), [lam] * e, coset, lambda x, y: sub[x][y], openings,
+                        lambda block: True, max_nodes)
+    if blocks is None:
         return None
     step = 1
     for _ in range(e):

@@ -29,6 +29,7 @@ from .. import limits
 from .._validation import check_bool, check_dense_size, check_int
 from ..errors import InvalidArgumentError, NotConstructibleError, VerificationError
 from .bibd import bibd
+from .difference_families import develop
 from .fields import is_prime_power
 from .srg_families import (
     StronglyRegularGraph,
@@ -116,21 +117,6 @@ KNOWN_EXISTING: dict[tuple[int, int, int, int], str] = {
 # Steiner systems S(2, K, V) used for block graphs
 # ----------------------------------------------------------------------------------------------
 
-def _develop(base_blocks, modulus_digits: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """All translates of base blocks in Z_{m_1} x ... x Z_{m_t} (points numbered mixed-radix)."""
-    sizes = np.array(modulus_digits, dtype=np.int64)
-    total = int(np.prod(sizes))
-    radix = np.concatenate([np.cumprod(sizes[::-1])[::-1][1:], [1]])
-    elems = np.stack(np.unravel_index(np.arange(total), tuple(sizes)), axis=1)
-    blocks = set()
-    for base in base_blocks:
-        B = np.array(base, dtype=np.int64).reshape(len(base), -1)
-        pts = (elems[:, None, :] + B[None, :, :]) % sizes
-        codes = np.sort(pts @ radix, axis=1)
-        blocks.update(map(tuple, codes.tolist()))
-    return sorted(blocks)
-
-
 #: Difference families developing into Steiner systems (used when
 #: :mod:`gcsim.combinatorics.steiner` is unavailable, and for S(2,4,25)).
 _DIFFERENCE_FAMILIES = {
@@ -139,6 +125,17 @@ _DIFFERENCE_FAMILIES = {
     # (25, 4, 1) difference family in Z_5 x Z_5 (found by exhaustive search, checked in tests)
     (4, 25): ([[(0, 0), (0, 1), (1, 0), (2, 2)], [(0, 0), (0, 2), (1, 3), (3, 2)]], (5, 5)),
 }
+
+
+def _develop(base_blocks, moduli: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The distinct translates of base blocks (elements as digit tuples or ints) in Z_{m_1} x ... x Z_{m_t}.
+
+    Points are numbered in mixed radix, first factor most significant (as :func:`develop` does).
+    """
+    weights = [int(np.prod(moduli[i + 1:])) for i in range(len(moduli))]
+    codes = [[sum(d * w for d, w in zip(np.atleast_1d(x).tolist(), weights, strict=True)) for x in base]
+             for base in base_blocks]
+    return sorted(set(develop(moduli, codes)))
 
 
 def steiner_system_blocks(K: int, V: int) -> list[tuple[int, ...]]:
