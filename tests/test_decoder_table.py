@@ -146,7 +146,7 @@ def test_decoders_equal_lstsq_per_pattern(label, scheme, s_max):
     assert table.decoders.shape == (pattern_count(scheme.n, s_max), scheme.n, scheme.m)
     for r, S in enumerate(reference_order(scheme.n, s_max)):
         lstsq_decoder_check(scheme.B, scheme.m, mask_of(S, scheme.n), table.decoders[r], float(table.errors[r]))
-    report = table.verify(sample=None)
+    report = table.verification_report(sample=None)
     assert report["checked"] + report["skipped_near_rank_cutoff"] == len(table)
     assert report["max_ratio"] <= 1.0
 
@@ -259,7 +259,7 @@ def test_rank_cutoff_follows_lstsq():
             resid = np.linalg.norm(B[:, mk] @ Xl - T)
             scale = (2 + (kappa + 1) * resid / (sv[0] * np.linalg.norm(Xl))) * np.linalg.norm(Xl)
             assert np.linalg.norm(table.decoders[r][mk] - Xl) <= 2 * lstsq_tol(kappa, 7, int(mk.sum()), scale)
-        assert table.verify(sample=None)["max_ratio"] <= 1.0
+        assert table.verification_report(sample=None)["max_ratio"] <= 1.0
     big = decoder_table(sch, s_max=0)
     assert np.abs(big.decoders[0][6]).max() > 1e8      # the tiny column is used (weight ~ 1e10)
 
@@ -267,7 +267,7 @@ def test_rank_cutoff_follows_lstsq():
 def test_verify_catches_a_wrong_decoder():
     sch = encode(FANO, 2, "rd", seed=3)
     table = decoder_table(sch, s_max=1)
-    arrays, meta = table.to_arrays()
+    arrays, meta = table.to_arrays(), table.bundle_metadata()
     X = arrays["decoders"].copy()
     mk = mask_of([3], 7)
     X[pattern_row(7, [3]), np.flatnonzero(mk)[0], 0] += 1e-6 * np.abs(X).max()
@@ -318,7 +318,7 @@ def test_load_refuses_tampering_and_other_kinds(tmp_path):
     with pytest.raises(CatalogueError, match="decoder_table"):
         load_decoder_table(tmp_path / "other")
     # structurally valid arrays whose decoders put weight on a straggler
-    arrays, meta = table.to_arrays()
+    arrays, meta = table.to_arrays(), table.bundle_metadata()
     X = arrays["decoders"].copy()
     X[1, 0, 0] = 1.0                                   # row 1 = stragglers {0}
     save_bundle(tmp_path / "weight", {**arrays, "decoders": X}, meta)
@@ -329,7 +329,8 @@ def test_load_refuses_tampering_and_other_kinds(tmp_path):
     with pytest.raises(CatalogueError, match="count"):
         load_decoder_table(tmp_path / "count")
     # explicit patterns listed twice
-    ex_arrays, ex_meta = decoder_table(sch, stragglers=[[1], [2]]).to_arrays()
+    ex_table = decoder_table(sch, stragglers=[[1], [2]])
+    ex_arrays, ex_meta = ex_table.to_arrays(), ex_table.bundle_metadata()
     P = ex_arrays["patterns"].copy()
     P[1] = P[0]
     save_bundle(tmp_path / "dup", {**ex_arrays, "patterns": P}, ex_meta)
@@ -342,3 +343,25 @@ def test_load_refuses_tampering_and_other_kinds(tmp_path):
     with pytest.raises(CatalogueError, match="do not verify"):
         load_decoder_table(tmp_path / "wrong")
     assert len(load_decoder_table(tmp_path / "wrong", verify=False)) == len(table)
+
+
+@pytest.mark.parametrize("explicit", [False, True])
+def test_object_contract(explicit):
+    import json
+
+    sch = encode(FANO, 2, "rd", seed=7)
+    table = decoder_table(sch, stragglers=[[1], [2, 5]]) if explicit else decoder_table(sch, s_max=1)
+    assert table.kind == "decoder_table" and table.verify(sample=None) is True
+    assert table.params == (7, 7, 2, len(table), None if explicit else 1)
+    with pytest.raises(AttributeError):
+        table.s_max = 3
+    with pytest.raises(AttributeError):
+        del table.errors
+    arrays = table.to_arrays()
+    meta = json.loads(json.dumps(table.bundle_metadata()))
+    assert meta["params"] == list(table.params) and isinstance(meta["construction"], str)
+    back = DecoderTable.from_arrays(arrays, meta)
+    assert back.params == table.params
+    assert all(np.array_equal(back.to_arrays()[k], v) for k, v in arrays.items())
+    with pytest.raises(CatalogueError, match="params"):
+        DecoderTable.from_arrays(arrays, {**meta, "params": [7, 7, 2, len(table) + 1, 1]})

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -48,6 +48,7 @@ __all__ = [
     "TABLE_KIND",
     "TABLE_FORMAT_VERSION",
     "DecoderTable",
+    "DecoderTableParams",
     "decoder_table",
     "load_decoder_table",
     "pattern_count",
@@ -57,7 +58,7 @@ __all__ = [
 
 #: ``metadata["kind"]`` of an exported table.
 TABLE_KIND = "decoder_table"
-#: Version of the table layout inside the bundle (see :meth:`DecoderTable.to_arrays`).
+#: Version of the table layout inside the bundle (see :meth:`DecoderTable.bundle_metadata`).
 TABLE_FORMAT_VERSION = 1
 
 _U = float(np.finfo(np.float64).eps) / 2.0
@@ -192,8 +193,21 @@ def _complement(S: np.ndarray, n: int) -> np.ndarray:
 # the table
 # ----------------------------------------------------------------------------------------------
 
+class DecoderTableParams(NamedTuple):
+    """Parameters of a :class:`DecoderTable`: the encoder's shape, the pattern count and ``s_max``
+    (None for an explicit list of patterns)."""
+
+    num_parts: int
+    n: int
+    m: int
+    count: int
+    s_max: int | None
+
+
 class DecoderTable:
     """Precomputed optimal decoders with a pattern -> row index (build with :func:`decoder_table`).
+
+    Immutable once built (its arrays are read-only; attributes cannot be set or deleted).
 
     Attributes
     ----------
@@ -219,6 +233,8 @@ class DecoderTable:
     [0.666666666667, 0.0, 0.666666666667]
     """
 
+    kind: ClassVar[str] = "decoder_table"
+
     def __init__(self, scheme: Scheme, decoders: np.ndarray, errors: np.ndarray, *, s_max: int | None = None,
                  patterns: np.ndarray | None = None, rcond: float | None = None):
         self.scheme = scheme
@@ -240,6 +256,22 @@ class DecoderTable:
             self._binom = np.array([[math.comb(x, j) for j in range(s_max + 2)] for x in range(n + 1)],
                                    dtype=np.int64)
             self._offsets = np.cumsum([0] + [math.comb(n, t) for t in range(s_max + 1)]).astype(np.int64)
+            self._binom.setflags(write=False)
+            self._offsets.setflags(write=False)
+        self._frozen = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_frozen", False):
+            raise AttributeError(f"DecoderTable is immutable: cannot set {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"DecoderTable is immutable: cannot delete {name!r}")
+
+    @property
+    def params(self) -> DecoderTableParams:
+        """``DecoderTableParams(num_parts, n, m, count, s_max)``."""
+        return DecoderTableParams(self.scheme.num_parts, self.n, self.m, len(self), self.s_max)
 
     # -- size -------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -396,7 +428,19 @@ class DecoderTable:
         return X[mk].T @ Gf
 
     # -- checks -------------------------------------------------------------------------------------
-    def verify(self, sample: int | None = 256, seed: int = 0) -> dict:
+    def verify(self, sample: int | None = 256, seed: int = 0) -> bool:
+        """The check of :meth:`verification_report` (the encoder verifies too); returns True.
+
+        Raises
+        ------
+        VerificationError
+            The encoder does not verify, or a re-solved decoder or error is off its bound.
+        """
+        self.scheme.verify()
+        self.verification_report(sample, seed)
+        return True
+
+    def verification_report(self, sample: int | None = 256, seed: int = 0) -> dict:
         """Re-solve a sample of patterns with ``numpy.linalg.lstsq`` and compare with the stored decoders.
 
         For each sampled pattern (always including the first and last rows) the decoder must agree
@@ -479,20 +523,26 @@ class DecoderTable:
         return {"checked": int(rows.size) - skipped, "skipped_near_rank_cutoff": skipped, "max_ratio": float(worst)}
 
     # -- serialization ------------------------------------------------------------------------------
-    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """``(arrays, metadata)`` describing the table and its encoder completely.
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Every array of the table and its encoder (metadata: :meth:`bundle_metadata`).
 
         Arrays: ``B`` (float64 ``(mN, n)``), ``assignment`` (int8 ``(N, n)``), ``decoders`` (float64
         ``(count, n, m)``), ``errors`` (float64 ``(count,)``) and, for explicit tables, ``patterns``
-        (bool ``(count, n)``).  Metadata: ``kind``, ``table_format_version``, ``n``, ``m``, ``N``,
-        ``count``, ``s_max``, ``explicit``, ``rcond``, ``ordering`` and the scheme's method/params.
+        (bool ``(count, n)``).
         """
         arrays = {"B": np.asarray(self.scheme.B, dtype=np.float64),
                   "assignment": np.asarray(self.scheme.assignment, dtype=np.int8),
                   "decoders": self.decoders, "errors": self.errors}
         if self._patterns is not None:
             arrays["patterns"] = self._patterns
-        meta = {"kind": TABLE_KIND, "table_format_version": TABLE_FORMAT_VERSION, "n": self.n, "m": self.m,
+        return arrays
+
+    def bundle_metadata(self) -> dict[str, Any]:
+        """``params`` (a list), ``construction``, and ``kind``, ``table_format_version``, ``n``, ``m``,
+        ``N`` (parts), ``count``, ``s_max``, ``explicit``, ``rcond``, ``ordering`` and the scheme's
+        method/options."""
+        return {"params": list(self.params), "construction": "explicit" if self.explicit else "all-up-to-s",
+                "kind": TABLE_KIND, "table_format_version": TABLE_FORMAT_VERSION, "n": self.n, "m": self.m,
                 "N": self.scheme.num_parts, "count": len(self), "s_max": self.s_max, "explicit": self.explicit,
                 "rcond": self.rcond,
                 "ordering": ("explicit list (row = position in 'patterns')" if self.explicit else
@@ -501,7 +551,6 @@ class DecoderTable:
                 "scheme_method": self.scheme.method,
                 "scheme_params": to_jsonable({k: v for k, v in self.scheme.options.items()
                                               if np.isscalar(v) or v is None})}
-        return arrays, meta
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, Any], metadata: dict[str, Any]) -> DecoderTable:
@@ -582,6 +631,9 @@ class DecoderTable:
         for a, masks in table.iter_patterns():
             if np.any(X[a:a + masks.shape[0]][~masks]):
                 raise bad(f"a decoder in rows {a}..{a + masks.shape[0] - 1} has non-zero weights on stragglers")
+        declared = metadata.get("params")
+        if declared is not None and list(declared) != list(table.params):
+            raise bad(f"params {declared!r} do not match the arrays' {list(table.params)!r}")
         return table
 
     def export(self, path: str | Path, *, overwrite: bool = False) -> Path:
@@ -590,8 +642,7 @@ class DecoderTable:
         The write is atomic as a pair and checksummed (:func:`gcsim.io.bundle.save_bundle`).
         Returns the path of the JSON manifest.
         """
-        arrays, meta = self.to_arrays()
-        return save_bundle(path, arrays, meta, overwrite=overwrite)
+        return save_bundle(path, self.to_arrays(), self.bundle_metadata(), overwrite=overwrite)
 
 
 def decoder_table(scheme: Scheme, s_max: int | None = None, *, patterns: Any = None, stragglers: Any = None,

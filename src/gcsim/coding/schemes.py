@@ -271,8 +271,8 @@ class Scheme:
         """Check the defining identities; returns True or raises :class:`VerificationError`.
 
         ``B`` is finite, of shape ``(mN, n)`` and supported on ``1_m ⊗ A``; ``A`` is 0/1 with every
-        part held; the reference decoder (if any) is finite of shape ``(n, m)``; for ``"rd"``,
-        block ``k`` of ``B`` is exactly ``A diag(d_k)``; for ``"naive"``, ``B = 1_m ⊗ A``; for the
+        part held; the reference decoder (if any) is finite of shape ``(n, m)``; for ``"rd"`` with its
+        diagonals, block ``k`` of ``B`` is exactly ``A diag(d_k)``; for ``"naive"``, ``B = 1_m ⊗ A``; for the
         exact family (``H``, ``P`` in ``extras``) ``B = P H`` up to round-off.
         """
         name = f"Scheme({self.method!r})"
@@ -288,9 +288,9 @@ class Scheme:
         if self.decoder is not None and (self.decoder.shape != (self.n, self.m)
                                          or not np.all(np.isfinite(self.decoder))):
             raise VerificationError(f"{name}: the reference decoder must be a finite (n, m) matrix")
-        if self.method == "rd":
+        if self.method == "rd" and self.diagonals is not None:
             D = self.diagonals
-            if D is None or D.shape != (self.m, self.n) or not np.array_equal(_stack(A.astype(float), D), B):
+            if D.shape != (self.m, self.n) or not np.array_equal(_stack(A.astype(float), D), B):
                 raise VerificationError(f"{name}: B is not the stack of A diag(d_k) of its diagonals")
         if self.method == "naive" and not np.array_equal(B, np.tile(A.astype(float), (self.m, 1))):
             raise VerificationError(f"{name}: B is not 1_m ⊗ A")
