@@ -169,7 +169,7 @@ def test_rank_lower_bound_below_bruteforce_error(N, n, m, seed):
     c = masks.astype(int) @ A.T
     expected = np.array([sum(max(m - ci, 0) for ci in row) for row in c])
     assert np.array_equal(lb, expected)
-    for mask, value in zip(masks, lb):
+    for mask, value in zip(masks, lb, strict=True):
         assert value <= brute_err(B, m, mask) + brute_err_tol(B, m, mask)
 
 
@@ -897,7 +897,8 @@ def test_sgd_convergence_on_quadratic_with_rd_estimator():
     M_G = 1 + 2 * coef * np.sum((loads / N) ** 2)
     eta, T, R = 1.0 / (beta * M_G), 40, 300
     theta = np.tile(rng.standard_normal(4) * 3, (R, 1))
-    L = lambda th: 0.5 * ((th[:, None, :] - a[None]) ** 2).sum(axis=(1, 2))
+    def L(th):
+        return 0.5 * ((th[:, None, :] - a[None]) ** 2).sum(axis=(1, 2))
     gap = float(L(theta[:1])[0] - L(a.mean(axis=0, keepdims=True))[0])
     acc = np.zeros(R)
     for _ in range(T):

@@ -114,7 +114,7 @@ def test_shifted_exponential_distribution_ks():
 def test_pareto_and_bimodal_distributions_ks():
     X = ParetoDelays(2, scale=[1.0, 2.0], shape=[1.5, 4.0]).sample_delays(20000, seed=5)
     for j, (sig, a) in enumerate([(1.0, 1.5), (2.0, 4.0)]):
-        assert stats.kstest(X[:, j], lambda t: np.where(t > sig, 1 - (sig / np.maximum(t, sig)) ** a, 0.0)
+        assert stats.kstest(X[:, j], lambda t, sig=sig, a=a: np.where(t > sig, 1 - (sig / np.maximum(t, sig)) ** a, 0.0)
                             ).pvalue > ALPHA
     p, fs, fr, ss, sr = 0.3, 1.0, 5.0, 4.0, 0.5
     Y = BimodalDelays(1, p_slow=p, fast_shift=fs, fast_rate=fr, slow_shift=ss, slow_rate=sr).sample_delays(20000, 6)

@@ -105,7 +105,7 @@ def check_route(sch, masks, route, ref, reference="svd"):
         assert np.all(np.abs(got - ref) <= tol), (route, np.max(np.abs(got - ref) - tol))
         return got
     assert route in ("gram", "downdate"), [str(w.message) for w in warned]
-    for mk, r, t in zip(masks, ref, tol):
+    for mk, r, t in zip(masks, ref, tol, strict=True):
         with warnings.catch_warnings(record=True) as rec:
             warnings.simplefilter("always")
             v = optimal_error(sch, mk, method=route)
@@ -307,7 +307,7 @@ def test_fixed_decoder_error_direct():
     X = rng.standard_normal((7, 2))
     masks = rng.random((10, 7)) < 0.6
     got = fixed_decoder_error(sch, masks, X)
-    for mk, g in zip(masks, got):
+    for mk, g in zip(masks, got, strict=True):
         ref = np.sum((sch.B[:, mk] @ X[mk] - sch.target()) ** 2)
         scale = np.sum((np.abs(sch.B[:, mk]) @ np.abs(X[mk]) + sch.target()) ** 2)
         assert abs(g - ref) <= dot_tol(14 * 8, scale)  # same sums, another order

@@ -196,7 +196,7 @@ def test_run_cerar_isotropic_mean_matches_error_operators():
     # floating point: each sample's error within sq_diff_tol of its exact value; the computed
     # error operators within cerar_error_operator_tol (so expect within the same sq bound)
     fp = np.zeros(3)
-    for g, errs in zip(samples, vals):
+    for g, errs in zip(samples, vals, strict=True):
         d = np.linalg.norm(cerar_output_tol(des.encoders, des.decoders, g).reshape(3, -1), axis=1)
         d = d + np.linalg.norm(sum_tol(g))
         fp = np.maximum(fp, [sq_diff_tol(v, d[i], 10) for i, v in enumerate(errs)])
@@ -304,7 +304,7 @@ def test_gpu_check_script_syntax_and_numpy_dry_run(repo_root, capsys):
     masks = FixedModel(sch.n, 20).sample(60, seed=1)
     kB = lsq_err_tol(sch.B, 2, gram=True)
     rel = 0.0
-    for mk, ref in zip(masks, optimal_error(sch, masks, progress=False)):
+    for mk, ref in zip(masks, optimal_error(sch, masks, progress=False), strict=True):
         bound = max(lsq_err_tol(sch.B[:, mk], 2, gram=True), kB) + lsq_err_tol(sch.B[:, mk], 2)
         rel = max(rel, bound / (ref - bound))
     assert report["numpy_max_rel_diff_vs_analysis"] <= rel
@@ -343,7 +343,7 @@ def test_batched_optimal_error_is_certified_or_falls_back(name, route):
     rng = np.random.default_rng(7)
     masks = rng.random((12, n)) > 0.35
     got = batched_optimal_error(sch, masks, route=route)
-    for mk, val in zip(masks, got):
+    for mk, val in zip(masks, got, strict=True):
         exact = float(exact_error(B, m, mk))
         # the certified Gram bound (κ(B_F) <= 1e4 squared) or the SVD route's stated bound, whichever
         # is larger: both are proved in docs/theory.md (error identities §3)

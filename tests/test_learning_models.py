@@ -29,7 +29,7 @@ def _complex_step_gradient(sizes, activation, theta, X, y, h=1e-40):
         t = theta.astype(complex)
         t[k] += 1j * h
         a, off = X.astype(complex), 0
-        for idx, (fi, fo) in enumerate(zip(sizes[:-1], sizes[1:])):
+        for idx, (fi, fo) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
             W = t[off:off + fi * fo].reshape(fi, fo)
             off += fi * fo
             z = a @ W + t[off:off + fo]
@@ -50,7 +50,7 @@ def _data(seed, count, features, classes):
 @settings(max_examples=15, deadline=None)
 @given(st.lists(st.integers(1, 9), min_size=2, max_size=5).filter(lambda s: s[-1] >= 2))
 def test_parameter_count(sizes):
-    expected = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
+    expected = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
     assert MLP(sizes).d == expected
     assert MLP(sizes).init(0).shape == (expected,)
 

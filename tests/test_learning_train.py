@@ -227,7 +227,7 @@ def test_unbiasedness_test_level_and_power():
     g = rng.standard_normal(5)
     cov = np.diag([1.0, 4.0, 0.25, 1.0, 9.0])
     rejections = []
-    for trial in range(200):
+    for _ in range(200):
         E = rng.multivariate_normal(g, cov, size=400)
         r = unbiasedness_test(E, g, alpha=0.05)
         rejections.append((r.coordinate_pvalue < 0.05, r.norm_pvalue < 0.05))
@@ -284,7 +284,7 @@ def test_wallclock_model_by_hand():
     for model in (wc, shared):
         batch = model.iteration_times(np.array(e), masks, 99, 3)
         single = [model.iteration_time(e, mk, 99, 3) for mk in masks]
-        assert all(abs(a - b) <= 2 * dot_tol(8, b) for a, b in zip(batch, single))
+        assert all(abs(a - b) <= 2 * dot_tol(8, b) for a, b in zip(batch, single, strict=True))
 
 
 @pytest.mark.parametrize("kwargs,arg", [({"bandwidth": 0}, "bandwidth"), ({"seconds_per_example": -1},

@@ -94,7 +94,7 @@ def test_bernoulli_weights_sum_to_one():
     possible = masks[:, 4]
     assert np.all(w[~possible] == 0)
     # the sum of 32 non-negative weights: each within its log_weight_rtol, then γ_31 of the sum
-    wtol = sum(wi * log_weight_rtol(p, mk) for wi, mk in zip(w[possible], masks[possible]))
+    wtol = sum(wi * log_weight_rtol(p, mk) for wi, mk in zip(w[possible], masks[possible], strict=True))
     assert abs(w.sum() - 1.0) <= wtol + dot_tol(masks.shape[0] - 1, float(w.sum()))
     # independent formula for one mask: 4 multiplications (γ_4, Higham Thm 3.1)
     mk = np.array([True, False, True, False, True])

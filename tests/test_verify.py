@@ -84,7 +84,8 @@ def test_wrong_lower_bound_is_caught_with_the_offending_patterns(m, s):
     rep = verify_bounds(sch, masks, ["rank_lower", ("bad_lower", "lower", "pattern", bad_lower)])
     errs = np.array([brute_err(np.asarray(sch.B), m, mk) for mk in masks])
     wrong = 1.5 * np.maximum(m - masks.astype(int) @ FANO.T, 0).sum(axis=1) + 1.0
-    offending = {tuple(np.flatnonzero(~mk)) for mk, w, e in zip(masks, wrong, errs) if w - e > engine_tol(w, e)}
+    offending = {tuple(np.flatnonzero(~mk)) for mk, w, e in zip(masks, wrong, errs, strict=True)
+                 if w - e > engine_tol(w, e)}
     assert offending, "the deliberately wrong bound must fail somewhere"
     assert not rep.ok
     assert rep.check("rank_lower").ok
@@ -117,7 +118,8 @@ def test_correct_pattern_bounds_hold_everywhere(m):
 
 def test_expectation_bound_verified_in_expectation_not_per_draw():
     A, m = cyclic(6, 3), 3
-    redraw = lambda seed: rd_scheme(A, m, seed)
+    def redraw(seed):
+        return rd_scheme(A, m, seed)
     masks = all_masks(6, 1)
     rep = verify_bounds(rd_scheme(A, m, 0), masks, ["rd_upper"], draws=48, redraw=redraw, seed=1)
     assert rep.ok, rep.summary()
@@ -134,7 +136,8 @@ def test_expectation_bound_verified_in_expectation_not_per_draw():
 
 def test_wrong_expectation_bound_is_caught():
     A, m = cyclic(6, 3), 2
-    redraw = lambda seed: rd_scheme(A, m, seed)
+    def redraw(seed):
+        return rd_scheme(A, m, seed)
     half = Bound("half_rd_upper", "upper", "expectation",
                  lambda sch, masks: 0.5 * bd.rd_upper_bound(sch.assignment, sch.m, masks))
     rep = verify_bounds(rd_scheme(A, m, 0), all_masks(6, 1), [half, "rd_upper"], draws=32, redraw=redraw)
@@ -150,7 +153,8 @@ def test_wrong_expectation_bound_is_caught():
 
 def test_hoeffding_intervals_are_wider_and_still_catch_gross_errors():
     A, m = cyclic(6, 3), 2
-    redraw = lambda seed: rd_scheme(A, m, seed)
+    def redraw(seed):
+        return rd_scheme(A, m, seed)
     tiny = Bound("tiny", "upper", "expectation", lambda sch, masks: np.full(masks.shape[0], 0.1))
     masks = all_masks(6, 2)
     rep_t = verify_bounds(rd_scheme(A, m, 0), masks, ["rd_upper", tiny], draws=64, redraw=redraw)
@@ -165,7 +169,8 @@ def test_hoeffding_intervals_are_wider_and_still_catch_gross_errors():
 
 def test_report_is_json_serializable_and_deterministic():
     sch = rd_scheme(FANO, 2, seed=4)
-    redraw = lambda seed: rd_scheme(FANO, 2, seed)
+    def redraw(seed):
+        return rd_scheme(FANO, 2, seed)
     kwargs = dict(bounds=["rank_lower", "rd_upper", ("bad", "lower", "pattern", bad_lower)], draws=8,
                   redraw=redraw, seed=3)
     a = verify_bounds(sch, all_masks(7, 4), **kwargs).to_dict(include_values=True)

@@ -849,7 +849,7 @@ def rd_estimator_variance(assignment: Any, m: int, p: Any, gradients: Any, eps: 
     (the decoded zero-padded length-``m w`` vector cut to its first ``d``
     coordinates, ``w = ceil(d/m)``):
 
-    .. math:: E\|\hat g - 
+    .. math:: E\|\hat g -
 abla L\|^2 = \sum_j rac{1}{r^2} \sum_{c<d} h_j[c]^2
               \Big[rac{\kappa - 1 + \omega_c}{1 - p_j} - 1\Big],
               \quad h_j = \sum_i A_{ij} g_i,\ \kappa = \mu_4/\mu_2^2,

@@ -49,6 +49,7 @@ Examples
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -847,7 +848,7 @@ def _survival(model: DelayModel, rule: ArrivalRule) -> Callable[[float], float]:
             top = 0                             # pmf[top + 1:] is still zero
             with np.errstate(divide="ignore"):
                 logF, logS = np.log(F), np.log(S)
-            for Fg, Sg, lf, ls, c in zip(F, S, logF, logS, counts):
+            for Fg, Sg, lf, ls, c in zip(F, S, logF, logS, counts, strict=True):
                 c = int(c)
                 if c == 1:
                     hi = min(top + 1, k - 1)
@@ -913,7 +914,7 @@ def _quad(model: DelayModel, rule: ArrivalRule) -> tuple[float, float, str]:
     pts.append(float(upper) if np.isfinite(upper) else t0)
     # (integrand, a, b): linear pieces up to t0, then t = t0 e^u (u >= 0): a power-law tail t^-β
     # becomes e^{-(β-1) u}, an exponential tail decays even faster; pieces of length ln 4 in u
-    pieces: list[tuple[Callable[[float], float], float, float]] = [(sf, a, b) for a, b in zip(pts[:-1], pts[1:])]
+    pieces: list[tuple[Callable[[float], float], float, float]] = [(sf, a, b) for a, b in itertools.pairwise(pts)]
     if not np.isfinite(upper):
         def tail(u: float) -> float:
             if u > 700.0:             # t beyond 1e304: P(D > t) t -> 0 whenever E[D] is finite
@@ -921,7 +922,7 @@ def _quad(model: DelayModel, rule: ArrivalRule) -> tuple[float, float, str]:
             t = t0 * math.exp(u)
             return sf(t) * t
         edges = [j * math.log(4.0) for j in range(9)]
-        pieces += [(tail, a, b) for a, b in zip(edges[:-1], edges[1:])] + [(tail, edges[-1], np.inf)]
+        pieces += [(tail, a, b) for a, b in itertools.pairwise(edges)] + [(tail, edges[-1], np.inf)]
     total, err, notes = 0.0, 0.0, []
     for f, a, b in pieces:
         if f(a) == 0.0:               # P(D > t) is non-increasing: nothing left

@@ -477,7 +477,9 @@ def _evaluator(scheme: Scheme, decoder: Any, rescale: Any, p: Any, method: str, 
         X = None
     else:
         X = decoder
-    evaluate = (lambda mk: np.atleast_1d(fixed_decoder_error(scheme, mk, X, rescale=rescale, p=p)))
+    def evaluate(mk: np.ndarray) -> np.ndarray:
+        return np.atleast_1d(fixed_decoder_error(scheme, mk, X, rescale=rescale, p=p))
+
     # ‖B_F (cX)_F - T‖_F <= ‖B‖_2 ‖cX‖_F + sqrt(mN); c <= n for "arrivals", c* gives <= mN
     if isinstance(rescale, str) and rescale == "optimal":
         return evaluate, False, ctx.total
@@ -692,11 +694,11 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
         return ExpectedErrorResult(mean, (mean, float(mean + slack)), "exact", count, 0.0, normalized, desc,
                              np.concatenate(kept) if keep_values else None)
     if ci_method == "betting":
-        exact_part = mean - sum(w[s] * float(np.mean(k)) for s, k in zip(mc_s, kept[len(exact_s):]))
+        exact_part = mean - sum(w[s] * float(np.mean(k)) for s, k in zip(mc_s, kept[len(exact_s):], strict=False))
         ci = (float(exact_part + lo_sum), float(exact_part + hi_sum + slack))
         label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact, betting interval)"
     else:
-        denom = sum(v * v / d for v, d in zip(var_terms, dfs) if d > 0)
+        denom = sum(v * v / d for v, d in zip(var_terms, dfs, strict=True) if d > 0)
         df = var * var / denom if denom > 0 else float(max(count - 1, 1))
         half = float(stats.t.ppf(0.975, max(df, 1.0))) * se
         ci = (float(mean - half), float(mean + half + slack))

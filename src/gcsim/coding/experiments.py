@@ -112,7 +112,7 @@ def error_curves(spec: InstanceSpec, *, samples: int = 200, seeds: int = 3, seed
         if sweep == "s" and not 0 <= int(x) <= n - 1:
             raise InvalidArgumentError("s_values", f"must lie in [0, n-1] = [0, {n - 1}], got {x}")
 
-        def add_row(curve: str, kind: str, values: list[np.ndarray]) -> None:
+        def add_row(curve: str, kind: str, values: list[np.ndarray], sweep: str = sweep, x: Any = x) -> None:
             mean, lo, hi = _mean_ci(np.concatenate(values))
             rows.append(dict(instance=spec.name, sweep=sweep, x=x, curve=curve, kind=kind,
                              mean=mean, ci_low=lo, ci_high=hi, samples=samples * seeds))
@@ -196,7 +196,8 @@ def named_experiments(*, full: bool = False) -> list[InstanceSpec]:
                      sorted({0, 4, 8, *range(0, 41, step)}), p_values),
         InstanceSpec("biregular_40_20_3_6", "(c) bi-regular (40,20,3,6), m = 2, NS (reference decoder X_0 Gaussian)",
                      biregular_graph(40, 20, 3, 6, seed=0).assignment, m,
-                     [SchemeSpec("NS (Gaussian X_0)", "ns", {"dist": "gaussian"}, upper="reference"), SchemeSpec("naive stacking", "naive")],
+                     [SchemeSpec("NS (Gaussian X_0)", "ns", {"dist": "gaussian"}, upper="reference"),
+                      SchemeSpec("naive stacking", "naive")],
                      list(range(0, 13, 2)), p_values),
         InstanceSpec("paley25", "(d) Paley(25) SRG (25,12,5,6), A = Adj + I, m = 2, RD(0)",
                      srg(25, 12, 5, 6).assignment, m,

@@ -17,6 +17,7 @@ part (a batched matrix product over parts), which gives the partial gradients
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -84,7 +85,7 @@ class MLP:
         # offsets of (W_l, b_l) in the flat parameter vector
         self._slices = []
         start = 0
-        for fan_in, fan_out in zip(self.sizes[:-1], self.sizes[1:]):
+        for fan_in, fan_out in itertools.pairwise(self.sizes):
             w = slice(start, start + fan_in * fan_out)
             b = slice(w.stop, w.stop + fan_out)
             self._slices.append((w, b, fan_in, fan_out))

@@ -263,7 +263,8 @@ class CodedGradient:
         """
         G = check_finite_array("gradients", gradients, ndim=2)
         if G.shape[0] != self.spec.num_parts:
-            raise InvalidArgumentError("gradients", f"must have shape (N, d) with N = {self.spec.num_parts}, got {G.shape}")
+            raise InvalidArgumentError("gradients", f"must have shape (N, d) with N = {self.spec.num_parts}, "
+                                                    f"got {G.shape}")
         M = self.effective(masks, draws=draws, rng=rng)
         m, N = self.spec.m, self.spec.num_parts
         blocks = split_blocks(G, m)  # (N, m, w)

@@ -12,10 +12,10 @@ _DESIGN_HELP = ("named instance (pg2_9, coset_27_2_5, biregular_40_20_3_6, paley
 
 
 def _scheme_and_model(args: argparse.Namespace):
+    from ...catalogue.named import resolve_design
     from ...coding.schemes import encode
     from ...coding.stragglers import straggler_model
     from ...errors import InvalidArgumentError
-    from ...catalogue.named import resolve_design
     from ..common import UsageError
 
     design = resolve_design(args.design)
