@@ -1,4 +1,4 @@
-"""Baseline assignments (SPEC §2.5) against brute-force definitions and networkx."""
+"""Baseline assignments (docs/theory.md §30 App. B) against brute-force definitions and networkx."""
 import networkx as nx
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Tests of gcsim.combinatorics.bibd (SPEC §2.1).
+"""Tests of gcsim.combinatorics.bibd (docs/theory.md §10).
 
 Every check here is independent of ``BIBD.verify``: pair coverage is counted
 with Python sets / Counters, parameters are compared with closed formulas, and
@@ -17,14 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gcsim.combinatorics.bibd import (
+from gcsim.combinatorics import (
     BIBD,
     affine_geometry_design,
     affine_plane,
-    bibd,
     bibd_necessary_conditions,
     bruck_ryser_chowla,
-    buildable_bibds,
     complete_design,
     difference_family_design,
     five_q_design,
@@ -39,6 +37,7 @@ from gcsim.combinatorics.bibd import (
     ternary_form_isotropic,
     union_design,
 )
+from gcsim.combinatorics.bibd import bibd, buildable_bibds
 from gcsim.errors import (
     ImpossibleParametersError,
     InvalidArgumentError,

@@ -1,4 +1,4 @@
-"""Bi-regular bipartite graphs (SPEC §2.4): degrees, simplicity, connectivity, seeds, errors.
+"""Bi-regular bipartite graphs (docs/theory.md §30 App. A): degrees, simplicity, connectivity, seeds, errors.
 
 Independent checks: degrees and simplicity recomputed from the 0/1 matrix,
 connectivity by an explicit breadth-first search (or networkx).

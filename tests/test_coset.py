@@ -1,4 +1,4 @@
-"""Coset bipartite graphs (SPEC §2.3): structure, invertibility theorem, exact certificates.
+"""Coset bipartite graphs (docs/theory.md §30): structure, invertibility theorem, exact certificates.
 
 Independent checks: sympy exact rank/determinant (DomainMatrix over ZZ), the DFT
 of the connection-set indicator (numpy FFT: the eigenvalues of a group matrix of
@@ -140,7 +140,7 @@ def _exact_B(A, d):
 
 
 def _rd(A, m, eps, seed):
-    """RD(eps) diagonals of SPEC §3.2: sigma (1 + eps xi), sigma = +-1, xi ~ U[-1, 1]."""
+    """RD(eps) diagonals of docs/theory.md §5.4: sigma (1 + eps xi), sigma = +-1, xi ~ U[-1, 1]."""
     rng = np.random.default_rng(seed)
     n = A.shape[1]
     sigma = rng.choice([-1.0, 1.0], size=(m, n))

@@ -334,15 +334,15 @@ _HUGE_CONSTRUCTIONS = [
     ("gcsim.combinatorics.srg_families", "hyperoval_gq_graph", (32,), 32 ** 6),
     ("gcsim.combinatorics.srg_families", "generalized_quadrangle_graph", (64, 64), (65 * 4097) ** 2),
     ("gcsim.combinatorics.srg_families", "symplectic_graph", (7,), (4 ** 7 - 1) ** 2),
-    ("gcsim.combinatorics.bibd", "projective_geometry_design", (2, 128), 16513 ** 2),
-    ("gcsim.combinatorics.bibd", "affine_geometry_design", (2, 128), 128 ** 2 * 128 * 129),
-    ("gcsim.combinatorics.bibd", "steiner_triple_system", (99999,), 99999 * (99999 * 99998 // 6)),
-    ("gcsim.combinatorics.bibd", "complete_design", (100, 50), None),
-    ("gcsim.combinatorics.bibd", "five_q_design", (4001,), 20005 * (20005 * 20004 // 20)),
-    ("gcsim.combinatorics.bibd", "hermitian_unital", (64,), (64 ** 3 + 1) * 64 ** 2 * (64 ** 2 - 64 + 1)),
-    ("gcsim.combinatorics.bibd", "mcfarland_design", (16, 2), None),
-    ("gcsim.combinatorics.bibd", "paley_design", (10007,), 10007 ** 2),
-    ("gcsim.combinatorics.geometries", "field_tables", (10007,), 10007 ** 2),
+    ("gcsim.combinatorics.bibd_geometries", "projective_geometry_design", (2, 128), 16513 ** 2),
+    ("gcsim.combinatorics.bibd_geometries", "affine_geometry_design", (2, 128), 128 ** 2 * 128 * 129),
+    ("gcsim.combinatorics.bibd_elementary", "steiner_triple_system", (99999,), 99999 * (99999 * 99998 // 6)),
+    ("gcsim.combinatorics.bibd_elementary", "complete_design", (100, 50), None),
+    ("gcsim.combinatorics.bibd_difference", "five_q_design", (4001,), 20005 * (20005 * 20004 // 20)),
+    ("gcsim.combinatorics.bibd_geometries", "hermitian_unital", (64,), (64 ** 3 + 1) * 64 ** 2 * (64 ** 2 - 64 + 1)),
+    ("gcsim.combinatorics.bibd_geometries", "mcfarland_design", (16, 2), None),
+    ("gcsim.combinatorics.bibd_difference", "paley_design", (10007,), 10007 ** 2),
+    ("gcsim.combinatorics.fields", "field_tables", (10007,), 10007 ** 2),
     ("gcsim.combinatorics.steiner", "steiner_triple_system_blocks", (99999,), None),
     ("gcsim.combinatorics.steiner", "triple_system_hill_climb", (9999, 1), 9999 ** 2),
     ("gcsim.combinatorics.biregular", "biregular_graph", (100000, 100000, 3, 3), 10 ** 10),
@@ -370,7 +370,7 @@ def test_constructions_refuse_before_allocating(module, name, args, entries):
 
 @posix_only
 def test_union_of_many_copies_is_refused():
-    from gcsim.combinatorics.bibd import union_design
+    from gcsim.combinatorics.bibd_design import union_design
 
     D = gcsim.bibd(7, 3, 1)
     with guarded(20), pytest.raises(InvalidArgumentError) as exc:

@@ -9,7 +9,7 @@ from gcsim.coding.evaluate import optimal_error
 from gcsim.coding.schemes import encode
 from gcsim.coding.stragglers import straggler_model
 from gcsim.combinatorics.baselines import fractional_repetition
-from gcsim.combinatorics.bibd import projective_plane
+from gcsim.combinatorics.bibd_geometries import projective_plane
 from gcsim.errors import InvalidArgumentError
 from gcsim.learning.datasets import Dataset, load_digits
 from gcsim.learning.experiments import compare, default_codes

@@ -16,7 +16,7 @@ from ..combinatorics.baselines import (
     MargulisGabberGalil,
     RandomRegularAssignment,
 )
-from ..combinatorics.bibd import BIBD
+from ..combinatorics.bibd_design import BIBD
 from ..combinatorics.biregular import BiregularGraph
 from ..combinatorics.coset import CosetBipartiteGraph
 from ..combinatorics.srg_families import StronglyRegularGraph

@@ -1,8 +1,8 @@
-"""Bi-regular bipartite graphs (v, b, r, k)  (SPEC §2.4).
+"""Bi-regular bipartite graphs (v, b, r, k)  (docs/theory.md §30 App. A).
 
 A bi-regular bipartite graph has ``v`` parts of degree ``r`` and ``b`` workers
 of degree ``k``; counting edges gives the necessary condition ``v r = b k``.
-As an assignment (SPEC §1) it is a ``v x b`` 0/1 matrix with row sums ``r``
+As an assignment (docs/theory.md §5.1) it is a ``v x b`` 0/1 matrix with row sums ``r``
 and column sums ``k``.  gcsim requires it to be *simple* (no repeated edge;
 a 0/1 matrix) and *connected*, which needs ``r <= b`` (equivalently ``k <= v``) and
 ``v r >= v + b - 1`` (a connected graph on ``v + b`` vertices has at least

@@ -1,6 +1,6 @@
 """Coset bipartite graphs (k, m, delta) over abelian p-groups  [reconstruction].
 
-Definition (SPEC §2.3; our formalization of the construction of Munim &
+Definition (docs/theory.md §30; our formalization of the construction of Munim &
 Ramamoorthy 2026, known to us only from its abstract -- a *reconstruction*).
 Let ``G`` be an abelian group of order ``k = p**a``: the cyclic group ``Z_k``
 (``group="cyclic"``) or the additive group of ``GF(p**a)``
@@ -19,7 +19,7 @@ Every part has replication ``m*delta`` and every worker load ``delta``.
 
 **Theorem (invertibility).** If ``p`` does not divide ``delta`` then every
 ``M_c`` is invertible over the rationals.  Consequently, with the random
-diagonal encoding of SPEC §3.2, ``B`` (``mk x mk``) is invertible for almost
+diagonal encoding of docs/theory.md §5.4, ``B`` (``mk x mk``) is invertible for almost
 every choice of the diagonal entries (probability 1 for any distribution with
 a density).  Proofs: ``docs/theory/30_coset.md``.
 
@@ -634,7 +634,7 @@ def _draw_invertible(grp: _Group, delta: int, rng: np.random.Generator, sets: li
 def coset_graph(k: int, m: int, delta: int, group: str = "cyclic", *,
                 connection_sets: Sequence[Sequence[int]] | str | None = None,
                 require_invertible: bool = False, seed: int = 0) -> CosetBipartiteGraph:
-    """Build the coset bipartite graph (k, m, delta)  [reconstruction, SPEC §2.3].
+    """Build the coset bipartite graph (k, m, delta)  [reconstruction, docs/theory.md §30].
 
     Parameters
     ----------
@@ -733,7 +733,7 @@ def coset_graph(k: int, m: int, delta: int, group: str = "cyclic", *,
                 "connection_sets",
                 f"with require_invertible=True every block must be invertible, but M_c for c in {bad} is "
                 f"singular (a character sum of S_c vanishes). k = {k} = {p}^{a} and p = {p} divides "
-                f"delta = {delta}, so the invertibility theorem (SPEC §2.3) does not apply to these sets; pass "
+                f"delta = {delta}, so the invertibility theorem (docs/theory.md §30) does not apply to these sets; pass "
                 f"other sets, or connection_sets=None to let coset_graph search for invertible ones")
     construction = f"coset graph over {'Z_' + str(k) if group == 'cyclic' else 'GF(' + str(k) + ')+'}, {how}"
     return CosetBipartiteGraph(k, m, delta, group, [np.sort(S) for S in sets], construction,
@@ -763,7 +763,7 @@ def _check_sets(connection_sets: Any, k: int, m: int, delta: int) -> list[np.nda
 
 
 # ---------------------------------------------------------------------------
-# the random-diagonal encoded matrix B (SPEC §3.2) and exact certificates
+# the random-diagonal encoded matrix B (docs/theory.md §5.4) and exact certificates
 # ---------------------------------------------------------------------------
 
 def _check_graph(graph: Any) -> CosetBipartiteGraph:
@@ -794,7 +794,7 @@ def encoded_matrix_is_invertible(graph: CosetBipartiteGraph, diagonals: Any) -> 
     ----------
     graph : CosetBipartiteGraph
     diagonals : array-like, shape (m, n)
-        Row ``l`` is ``d_l`` (SPEC §3.2).  Integers, ``fractions.Fraction`` or
+        Row ``l`` is ``d_l`` (docs/theory.md §5.4).  Integers, ``fractions.Fraction`` or
         floats; floats are taken as the exact binary rationals they are.
 
     Examples

@@ -1,4 +1,4 @@
-"""Strongly regular graphs SRG(v, k, lambda, mu) as gradient-coding assignments (SPEC §2.2).
+"""Strongly regular graphs SRG(v, k, lambda, mu) as gradient-coding assignments (docs/theory.md §20).
 
 Entry points:
 
@@ -552,7 +552,7 @@ def srg(v: int, k: int, lam: int, mu: int, *, existence: bool = False,
     """A strongly regular graph SRG(v, k, lam, mu), or whether one exists.
 
     Definition: ``Adj^2 = k I + lam Adj + mu (J - I - Adj)`` with ``1 <= k <= v - 2``
-    (BvM §1.1).  Assignment (SPEC §2.2): ``A = Adj + I`` when ``closed`` (worker j
+    (BvM §1.1).  Assignment (docs/theory.md §20): ``A = Adj + I`` when ``closed`` (worker j
     holds its own part and its neighbours'), else ``A = Adj``.
 
     Parameters

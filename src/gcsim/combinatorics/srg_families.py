@@ -3,7 +3,7 @@
 A graph is *strongly regular* with parameters ``(v, k, lam, mu)`` if its
 adjacency matrix satisfies ``Adj^2 = k I + lam Adj + mu (J - I - Adj)``
 (Brouwer & Van Maldeghem, *Strongly Regular Graphs*, CUP 2022 -- "BvM" below).
-As an assignment (SPEC §2.2) there are ``N = n = v`` parts and workers and
+As an assignment (docs/theory.md §20) there are ``N = n = v`` parts and workers and
 worker ``j`` holds its own part and its neighbours' (``A = Adj + I``, default)
 or only its neighbours' (``A = Adj``).
 
@@ -150,7 +150,7 @@ class StronglyRegularGraph(CombinatorialObject):
     """A strongly regular graph SRG(v, k, lam, mu) seen as a gradient-coding assignment.
 
     Definition: ``Adj^2 = k I + lam Adj + mu (J - I - Adj)``, ``Adj`` symmetric
-    0/1 with zero diagonal (BvM §1.1).  Assignment (SPEC §2.2): ``N = n = v``;
+    0/1 with zero diagonal (BvM §1.1).  Assignment (docs/theory.md §20): ``N = n = v``;
     ``A = Adj + I`` (``closed=True``: worker j holds its own part and its
     neighbours') or ``A = Adj`` (``closed=False``).
 
