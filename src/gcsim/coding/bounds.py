@@ -241,6 +241,7 @@ def _maximize_over_stragglers(objective: Callable[[np.ndarray], np.ndarray], n: 
             k = int(np.argmax(vals))
             if vals[k] > best_val:
                 best_val, best_mask = float(vals[k]), masks[k].copy()
+        assert best_mask is not None  # C(n, s) >= 1 patterns were enumerated
         return WorstCaseResult(best_val, best_mask, tuple(np.flatnonzero(~best_mask).tolist()), True,
                                f"exact (enumerated {total} sets)", best_val)
 
@@ -281,6 +282,7 @@ def _maximize_over_stragglers(objective: Callable[[np.ndarray], np.ndarray], n: 
         val, found = local_search(start)
         if val > best_val:
             best_val, best_mask = val, found
+    assert best_mask is not None  # the greedy start is always evaluated
     return WorstCaseResult(best_val, best_mask, tuple(np.flatnonzero(~best_mask).tolist()), False,
                            f"search (lower estimate of the maximum; greedy + swap local search, "
                            f"{len(starts)} starts, C(n,s)={total} > exact_limit={exact_limit})", best_val)
@@ -564,7 +566,8 @@ def worst_case_rd_upper_bound(assignment: Any, m: int, s: int, eps: float = 0.0,
         return c.sum(axis=1), (c ** 2).sum(axis=1)
 
     def objective(masks):
-        return _rd_bound_from_sums(N, m, *sums(masks), mu2, mu4)
+        S1, S2 = sums(masks)
+        return _rd_bound_from_sums(N, m, S1, S2, mu2, mu4)
 
     found = _maximize_over_stragglers(objective, n, s, exact_limit, seed, restarts)
     if found.exact:

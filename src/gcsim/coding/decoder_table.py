@@ -200,7 +200,7 @@ class DecoderTableParams(NamedTuple):
     num_parts: int
     n: int
     m: int
-    count: int
+    num_patterns: int
     s_max: int | None
 
 
@@ -245,17 +245,21 @@ class DecoderTable:
         self.decoders.setflags(write=False)
         self.errors.setflags(write=False)
         n = scheme.n
+        self._patterns: np.ndarray | None
+        self._index: dict[bytes, int] | None
         if patterns is not None:
             self._patterns = patterns
             self._patterns.setflags(write=False)
             self._index = {np.packbits(mk).tobytes(): r for r, mk in enumerate(patterns)}
         else:
+            assert s_max is not None  # decoder_table() passes s_max or patterns
             self._patterns = None
             self._index = None
             # C(x, j) for x < n, j <= s_max (all <= the pattern count, so int64 is exact)
             self._binom = np.array([[math.comb(x, j) for j in range(s_max + 2)] for x in range(n + 1)],
                                    dtype=np.int64)
-            self._offsets = np.cumsum([0] + [math.comb(n, t) for t in range(s_max + 1)]).astype(np.int64)
+            self._offsets = np.cumsum(np.array([0] + [math.comb(n, t) for t in range(s_max + 1)],
+                                               dtype=np.int64))
             self._binom.setflags(write=False)
             self._offsets.setflags(write=False)
         self._frozen = True
@@ -270,7 +274,7 @@ class DecoderTable:
 
     @property
     def params(self) -> DecoderTableParams:
-        """``DecoderTableParams(num_parts, n, m, count, s_max)``."""
+        """``DecoderTableParams(num_parts, n, m, num_patterns, s_max)``."""
         return DecoderTableParams(self.scheme.num_parts, self.n, self.m, len(self), self.s_max)
 
     # -- size -------------------------------------------------------------------------------------
@@ -327,6 +331,7 @@ class DecoderTable:
             mk[S] = False
             return self.row(mk)
         s = len(S)
+        assert self.s_max is not None  # explicit tables were answered above
         if s > self.s_max:
             raise InvalidArgumentError("mask", f"has {s} stragglers; the table covers at most s_max = {self.s_max}")
         b, n = self._binom, self.n
@@ -375,6 +380,7 @@ class DecoderTable:
             for a in range(0, len(self), chunk):
                 yield a, self._patterns[a:a + chunk].copy()
             return
+        assert self.s_max is not None  # a table without explicit patterns has s_max
         for s in range(self.s_max + 1):
             total = math.comb(self.n, s)
             for a in range(0, total, chunk):
@@ -530,7 +536,7 @@ class DecoderTable:
         ``(count, n, m)``), ``errors`` (float64 ``(count,)``) and, for explicit tables, ``patterns``
         (bool ``(count, n)``).
         """
-        arrays = {"B": np.asarray(self.scheme.B, dtype=np.float64),
+        arrays: dict[str, np.ndarray] = {"B": np.asarray(self.scheme.B, dtype=np.float64),
                   "assignment": np.asarray(self.scheme.assignment, dtype=np.int8),
                   "decoders": self.decoders, "errors": self.errors}
         if self._patterns is not None:

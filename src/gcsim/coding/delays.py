@@ -878,7 +878,7 @@ def _survival(model: DelayModel, rule: ArrivalRule) -> Callable[[float], float]:
         return sf
     mu = rule.value
 
-    def sf(t: float) -> float:
+    def sf_relative(t: float) -> float:
         a = t / (1.0 + mu)
         _, Sa = model._cdf_sf(a, rows)
         _, St = model._cdf_sf(t, rows)
@@ -886,7 +886,7 @@ def _survival(model: DelayModel, rule: ArrivalRule) -> Callable[[float], float]:
             first = float(np.dot(counts, np.log(Sa)))                           # P(X_(1) > a)
             inside = float(np.dot(counts, np.log(np.maximum(Sa - St, 0.0))))    # P(all X_j in (a, t])
         return max(0.0, math.exp(first) - math.exp(inside)) if first > -np.inf else 0.0
-    return sf
+    return sf_relative
 
 
 def _quad(model: DelayModel, rule: ArrivalRule) -> tuple[float, float, str]:
@@ -1000,7 +1000,8 @@ def expected_decode_time(model: DelayModel | DelayStragglerModel, rule: ArrivalR
     if isinstance(model, DelayStragglerModel):
         if rule is not None:
             raise InvalidArgumentError("rule", "the DelayStragglerModel carries its rule; omit rule=")
-        model, rule = model.delays, model.rule
+        rule = model.rule
+        model = model.delays
     if not isinstance(model, DelayModel):
         raise InvalidArgumentError("model", f"must be a DelayModel or DelayStragglerModel, got {type(model).__name__}")
     if not isinstance(rule, ArrivalRule):

@@ -103,7 +103,7 @@ __all__ = [
     "worst_case_error",
     "expected_error_over_seeds",
     "ExpectedErrorResult",
-    "WorstCaseResult",
+    "WorstCaseErrorResult",
     "SeedsExpectedResult",
     "condition_number",
 ]
@@ -712,7 +712,7 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
 # ----------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class WorstCaseResult:
+class WorstCaseErrorResult:
     """Worst-case error over ``|S| = s`` (theory §5.2).
 
     Attributes
@@ -744,7 +744,7 @@ class WorstCaseResult:
 
 def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: int = 0, iterations: int = 200,
                      restarts: int = 4, normalized: bool = False, method: str = "auto",
-                     progress: bool = True) -> WorstCaseResult:
+                     progress: bool = True) -> WorstCaseErrorResult:
     """Worst-case optimal-decoding error ``max_{|S| = s} err(B, [n] \\ S)``.
 
     Exact (enumeration of all ``C(n, s)`` sets) when ``C(n, s) <= exact_limit``;
@@ -775,7 +775,7 @@ def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: 
     def result(S, value, how, evals):
         mask = np.ones(n, dtype=bool)
         mask[np.asarray(S, dtype=np.int64)] = False
-        return WorstCaseResult(float(value) * scale, mask, np.sort(np.asarray(S, dtype=np.int64)), how, int(evals),
+        return WorstCaseErrorResult(float(value) * scale, mask, np.sort(np.asarray(S, dtype=np.int64)), how, int(evals),
                               normalized)
 
     total = math.comb(n, s)
@@ -903,4 +903,5 @@ def expected_error_over_seeds(assignment: Any, m: int, method: str, model: Strag
     else:
         ci = (float("-inf"), float("inf"))
     inner = sorted({r.method for r in per})
-    return SeedsExpectedResult(mean, ci, f"mean over {len(seeds)} seeds of {', '.join(inner)}", seeds, values, per)
+    return SeedsExpectedResult(mean, ci, f"mean over {len(seeds)} seeds of {', '.join(inner)}", seeds, values,
+                               tuple(per))

@@ -30,6 +30,7 @@ from ..combinatorics.bibd import bibd
 from ..combinatorics.biregular import biregular_graph
 from ..combinatorics.coset import coset_graph
 from ..combinatorics.srg import srg
+from ..combinatorics.srg_graph import StronglyRegularGraph
 from ..errors import InvalidArgumentError, NotConstructibleError
 from .bounds import rank_lower_bound, rd_upper_bound
 from .evaluate import fixed_decoder_error, optimal_error
@@ -178,6 +179,13 @@ def plot_error_curves(frame: pd.DataFrame, title: str, path) -> None:
     plt.close(fig)
 
 
+def _srg_assignment(v: int, k: int, lam: int, mu: int) -> np.ndarray:
+    graph = srg(v, k, lam, mu)
+    if not isinstance(graph, StronglyRegularGraph):  # srg() returns a bool only with existence=True
+        raise NotConstructibleError(f"no construction of the SRG{(v, k, lam, mu)}")
+    return graph.assignment
+
+
 def named_experiments(*, full: bool = False) -> list[InstanceSpec]:
     """The experiments of the write-up: (a) PG(2,9) RD(0), (b) coset (27,2,5) RD(0.1) vs RD(0),
     (c) bi-regular (40,20,3,6) NS, (d) Paley(25) SRG RD(0); all with m = 2."""
@@ -200,7 +208,7 @@ def named_experiments(*, full: bool = False) -> list[InstanceSpec]:
                       SchemeSpec("naive stacking", "naive")],
                      list(range(0, 13, 2)), p_values),
         InstanceSpec("paley25", "(d) Paley(25) SRG (25,12,5,6), A = Adj + I, m = 2, RD(0)",
-                     srg(25, 12, 5, 6).assignment, m,
+                     _srg_assignment(25, 12, 5, 6), m,
                      [SchemeSpec("RD(0)", "rd", {"eps": 0.0}, upper="rd"), SchemeSpec("naive stacking", "naive")],
                      list(range(0, 21, 4 if not full else 2)), p_values),
     ]
@@ -232,7 +240,8 @@ def exact_family_instability(n_values: Sequence[int] = (8, 12, 16, 20, 24, 28, 3
             H = sch.extras["H"]
             T = sch.target()
             f = n - s
-            kappas, errs = [], {"float64": [], "float32": []}
+            kappas: list[float] = []
+            errs: dict[str, list[float]] = {"float64": [], "float32": []}
             for _ in range(patterns):
                 F = np.sort(rng.choice(n, size=f, replace=False))
                 HF = H[:, F]
@@ -246,10 +255,10 @@ def exact_family_instability(n_values: Sequence[int] = (8, 12, 16, 20, 24, 28, 3
                     except np.linalg.LinAlgError:
                         e = np.inf
                     errs[np.dtype(dt).name].append(e)
-            for dt, vals in errs.items():
-                vals = np.asarray(vals)
+            for name, listed in errs.items():
+                vals = np.asarray(listed)
                 finite = vals[np.isfinite(vals)]
-                rows.append(dict(n=n, H=kind, dtype=dt, kappa=float(np.median(kappas)),
+                rows.append(dict(n=n, H=kind, dtype=name, kappa=float(np.median(kappas)),
                                  error=float(np.median(finite)) if finite.size else np.inf,
                                  error_max=float(finite.max()) if finite.size else np.inf,
                                  singular=int((~np.isfinite(vals)).sum()), constructible=True))

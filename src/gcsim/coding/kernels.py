@@ -319,8 +319,7 @@ def _spd_solve(xp: Any, G: Any, y: Any) -> tuple[Any, np.ndarray]:
         redo = ~to_numpy(xp.all(xp.isfinite(Z), axis=(1, 2)))
         if not redo.any():
             return Z, bad
-    for c in np.flatnonzero(redo):
-        c = int(c)
+    for c in (int(i) for i in np.flatnonzero(redo)):
         try:
             Zc = xp.linalg.solve(G[c, ...], y[c, ...])
             if not is_numpy(xp) and not bool(xp.all(xp.isfinite(Zc))):
@@ -611,7 +610,7 @@ def optimal_errors(ctx: EvalContext, masks: np.ndarray, *, method: str = "auto",
     count, n = masks.shape
     out = np.empty(count)
     sizes = masks.sum(axis=1)
-    jobs = []
+    jobs: list[tuple[int, np.ndarray]] = []
     for f in np.unique(sizes):
         rows = np.flatnonzero(sizes == f)
         step = chunk if chunk is not None else chunk_rows(per_row_bytes(ctx, method, n - int(f), int(f), rtol))

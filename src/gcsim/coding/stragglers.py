@@ -438,6 +438,8 @@ class TraceModel(StragglerModel):
             raise InvalidArgumentError("delays", f"must have n = {n} rows, got {arr.shape[0]}")
         super().__init__(arr.shape[0])
         self.delays = readonly(arr)
+        self.s: int | None
+        self.deadline: float | None
         if policy == "first":
             if s is None:
                 raise InvalidArgumentError("s", "policy 'first' needs s (wait for the first n - s arrivals)")
@@ -479,6 +481,7 @@ class TraceModel(StragglerModel):
         D = self.delays.T  # (iterations, n)
         if self.policy == "deadline":
             return D <= self.deadline
+        assert self.s is not None  # policy "first" sets s
         order = np.argsort(D, axis=1, kind="stable")
         masks = np.zeros(D.shape, dtype=bool)
         np.put_along_axis(masks, order[:, :self.n - self.s], True, axis=1)
@@ -497,7 +500,7 @@ class TraceModel(StragglerModel):
         return self._masks[idx]
 
     def describe(self) -> str:
-        how = (f"first n-s = {self.n - self.s} arrivals" if self.policy == "first"
+        how = (f"first n-s = {self.n - (self.s or 0)} arrivals" if self.policy == "first"
                else f"deadline {self.deadline:g}")
         return f"trace replay: {self.iterations} iterations of n={self.n} workers, policy {how}"
 

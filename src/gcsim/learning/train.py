@@ -203,12 +203,16 @@ class CodedGradient:
             D = D.reshape(count, spec.m, spec.n)
             B = (spec.assignment[None, None] * D[:, :, None, :]).reshape(count, spec.m * spec.num_parts, spec.n)
             return B, None, D
-        seeds = [self.draw_seed(t) for t in draws]
+        assert draws is not None  # decoders() always passes the draws
+        seeds = [self.draw_seed(int(t)) for t in draws]
         schemes = [self._encode(s) for s in seeds]  # one encoder per draw (NS pseudo-inverses per part)
         B = np.stack([s.B for s in schemes])
-        X0 = None if schemes[0].decoder is None else np.stack([s.decoder for s in schemes])
-        D = None if schemes[0].diagonals is None else np.stack([s.diagonals for s in schemes])
-        return B, X0, D
+        decoders = [s.decoder for s in schemes if s.decoder is not None]
+        diagonals = [s.diagonals for s in schemes if s.diagonals is not None]
+        # a method gives every draw a reference decoder (diagonals) or none does
+        X0 = np.stack(decoders) if len(decoders) == len(schemes) else None
+        Ds = np.stack(diagonals) if len(diagonals) == len(schemes) else None
+        return B, X0, Ds
 
     def decoders(self, masks: Any, *, draws: Any = None, rng: np.random.Generator | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
@@ -401,17 +405,17 @@ class Adam:
         self.beta1 = check_real("beta1", beta1, minimum=0.0, maximum=1.0, strict_max=True)
         self.beta2 = check_real("beta2", beta2, minimum=0.0, maximum=1.0, strict_max=True)
         self.eps = check_real("eps", eps, minimum=0.0, strict_min=True)
-        self._m = self._v = None
+        self._m: np.ndarray | None = None
+        self._v: np.ndarray | None = None
         self._t = 0
 
     def step(self, theta: np.ndarray, grad: np.ndarray) -> np.ndarray:
         """Return the updated parameters."""
-        if self._m is None:
-            self._m = np.zeros_like(theta)
-            self._v = np.zeros_like(theta)
+        m_prev = np.zeros_like(theta) if self._m is None else self._m
+        v_prev = np.zeros_like(theta) if self._v is None else self._v
         self._t += 1
-        self._m = self.beta1 * self._m + (1 - self.beta1) * grad
-        self._v = self.beta2 * self._v + (1 - self.beta2) * grad * grad
+        self._m = self.beta1 * m_prev + (1 - self.beta1) * grad
+        self._v = self.beta2 * v_prev + (1 - self.beta2) * grad * grad
         mhat = self._m / (1 - self.beta1 ** self._t)
         vhat = self._v / (1 - self.beta2 ** self._t)
         return theta - self.lr * mhat / (np.sqrt(vhat) + self.eps)
@@ -546,7 +550,10 @@ def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: floa
     times = wallclock.iteration_times(examples, masks, model.d, m)
     rng = np.random.default_rng([seed, 1])
     theta = model.init(init_seed)
-    rows, clock, errs, arrived = [], 0.0, [], []
+    rows: list[dict[str, Any]] = []
+    errs: list[float] = []
+    arrived: list[float] = []
+    clock = 0.0
 
     def record(t: int) -> None:
         tr_loss, tr_acc = model.evaluate(theta, dataset.x_train, dataset.y_train)

@@ -91,13 +91,13 @@ def _cmd_error(args: argparse.Namespace) -> int:
         text = (f"worst-case optimal error over |S| = {args.stragglers}: {res.value:.6g} "
                 f"(normalized {res.value / norm:.4g}; {res.method}); S = {payload['stragglers_set']}")
     else:
-        res = expected_error(scheme, model, samples=args.samples, seed=args.seed, progress=not args.json)
+        exp = expected_error(scheme, model, samples=args.samples, seed=args.seed, progress=not args.json)
         payload = {"design": args.design, "params": list(design.params), "m": scheme.m, "method": scheme.method,
                    "model": model.describe() if hasattr(model, "describe") else args.model,
-                   "mean": res.mean, "ci95": list(res.ci), "normalized_mean": res.mean / norm,
-                   "evaluation": res.method, "count": res.count, "raw_squared": True}
-        text = (f"E[optimal error] = {res.mean:.6g}  (95% CI {res.ci[0]:.6g} .. {res.ci[1]:.6g}; "
-                f"normalized err/(mN) = {res.mean / norm:.4g}; {res.method})")
+                   "mean": exp.mean, "ci95": list(exp.ci), "normalized_mean": exp.mean / norm,
+                   "evaluation": exp.method, "count": exp.count, "raw_squared": True}
+        text = (f"E[optimal error] = {exp.mean:.6g}  (95% CI {exp.ci[0]:.6g} .. {exp.ci[1]:.6g}; "
+                f"normalized err/(mN) = {exp.mean / norm:.4g}; {exp.method})")
     emit(args, payload, text)
     return EXIT_OK
 

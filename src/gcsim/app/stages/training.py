@@ -210,11 +210,11 @@ def run_training_stage(out_dir: Path, full: bool = False, seed: int = 0, progres
         coords = np.sort(np.random.default_rng([seed, 3]).choice(model.d, 400, replace=False))
         urows = []
         for spec, expected in unbiasedness_specs():
-            res = check_unbiased(spec, G, p, samples=samples, seed=seed, alpha=0.001, coords=coords)
-            urows.append({"decoder": spec.label, "expected_unbiased": expected, "verdict_unbiased": res.passed,
-                          "pvalue": res.pvalue, "coordinate_pvalue": res.coordinate_pvalue,
-                          "norm_pvalue": res.norm_pvalue,
-                          "relative_bias": res.relative_bias, "samples": samples, "coords": coords.size})
+            verdict = check_unbiased(spec, G, p, samples=samples, seed=seed, alpha=0.001, coords=coords)
+            urows.append({"decoder": spec.label, "expected_unbiased": expected, "verdict_unbiased": verdict.passed,
+                          "pvalue": verdict.pvalue, "coordinate_pvalue": verdict.coordinate_pvalue,
+                          "norm_pvalue": verdict.norm_pvalue,
+                          "relative_bias": verdict.relative_bias, "samples": samples, "coords": coords.size})
     unb = pd.DataFrame(urows)
     summary = _summary(frame)
     # atomic writes: an interrupted stage never leaves a half-written table or figure (docs/reliability.md)
