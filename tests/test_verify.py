@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from gcsim.coding import bounds as bd
-from gcsim.coding.schemes import Scheme
+from gcsim.coding.schemes import Scheme, encode
+from gcsim.coding.stragglers import straggler_model
 from gcsim.coding.verify import Bound, BoundReport, builtin_bound, verify_bounds
 from gcsim.errors import InvalidArgumentError
 from test_evaluate_adversarial import stated_bounds
@@ -181,17 +182,15 @@ def test_report_is_json_serializable_and_deterministic():
 
 
 def test_with_library_encoder_and_straggler_models():
-    encode = pytest.importorskip("gcsim.coding.schemes").encode
-    stragglers = pytest.importorskip("gcsim.coding.stragglers")
     sch = encode(FANO, 2, "rd", eps=0.1, seed=0)
-    rep = verify_bounds(sch, stragglers.straggler_model("all", 7, s=2), draws=12)
+    rep = verify_bounds(sch, straggler_model("all", 7, s=2), draws=12)
     assert isinstance(rep, BoundReport) and rep.patterns == 21 and rep.pattern_method.startswith("enumerated")
     assert {c.name for c in rep.checks} == {"rank_lower", "trivial_upper", "reference_decoder_upper", "rd_upper"}
     assert rep.ok, rep.summary()
-    rep_b = verify_bounds(sch, stragglers.straggler_model("bernoulli", 7, p=0.3), ["rank_lower"], samples=40,
+    rep_b = verify_bounds(sch, straggler_model("bernoulli", 7, p=0.3), ["rank_lower"], samples=40,
                           seed=2)
     assert rep_b.patterns == 40 and rep_b.pattern_method.startswith("sampled")
-    rep_w = verify_bounds(sch, stragglers.straggler_model("worst", 7, s=3), ["rank_lower"])
+    rep_w = verify_bounds(sch, straggler_model("worst", 7, s=3), ["rank_lower"])
     assert rep_w.patterns == 35
     ns = encode(FANO, 2, "ns", seed=1, dist="gaussian")
     assert verify_bounds(ns, all_masks(7, 0), ["rank_lower", "reference_decoder_upper"]).ok
