@@ -279,13 +279,13 @@ def test_large_lambda_has_no_recursion_error():
 @posix_only
 def test_srg_paley_10009_answers_existence_and_refuses_construction_fast(monkeypatch):
     """Paley(10009) took 65 s and 5.9 GB (issue #9)."""
-    from gcsim.combinatorics import srg_families
+    from gcsim.combinatorics import srg_cayley
 
     def no_build(*a, **k):
         raise AssertionError("built something for an existence question / a refused construction")
 
     forbid_field_tables(monkeypatch)
-    monkeypatch.setattr(srg_families, "paley_graph", no_build)
+    monkeypatch.setattr(srg_cayley, "paley_graph", no_build)
     with guarded(30):
         assert gcsim.srg(10009, 5004, 2501, 2502, existence=True) is True
         with pytest.raises(InvalidArgumentError) as exc:
@@ -318,22 +318,22 @@ def test_srg_lookup_per_v_equals_the_full_catalogue():
 
 def test_unitary_polar_graph_u4_16_is_found_and_correct():
     """SRG(1105, 80, 15, 5) = U(4,16): v = 1105 < 16^3 was missed by the old catalogue bound."""
-    from gcsim.combinatorics.srg_families import srg_parameters_of
+    from gcsim.combinatorics.srg_graph import srg_parameters_of
 
     g = gcsim.srg(1105, 80, 15, 5)
     assert srg_parameters_of(g.adjacency) == (1105, 80, 15, 5)   # brute-force common-neighbour counts
 
 
 _HUGE_CONSTRUCTIONS = [
-    ("gcsim.combinatorics.srg_families", "paley_graph", (10009,), 10009 ** 2),
-    ("gcsim.combinatorics.srg_families", "triangular_graph", (5000,), (5000 * 4999 // 2) ** 2),
-    ("gcsim.combinatorics.srg_families", "latin_square_graph", (2, 5000), 5000 ** 4),
-    ("gcsim.combinatorics.srg_families", "complete_multipartite_graph", (100, 100), 10 ** 8),
-    ("gcsim.combinatorics.srg_families", "polar_graph", ("Sp", 8, 7), ((7 ** 8 - 1) // 6) ** 2),
-    ("gcsim.combinatorics.srg_families", "affine_polar_graph", (1, 4, 4), 4 ** 16),
-    ("gcsim.combinatorics.srg_families", "hyperoval_gq_graph", (32,), 32 ** 6),
-    ("gcsim.combinatorics.srg_families", "generalized_quadrangle_graph", (64, 64), (65 * 4097) ** 2),
-    ("gcsim.combinatorics.srg_families", "symplectic_graph", (7,), (4 ** 7 - 1) ** 2),
+    ("gcsim.combinatorics.srg_cayley", "paley_graph", (10009,), 10009 ** 2),
+    ("gcsim.combinatorics.srg_combinatorial", "triangular_graph", (5000,), (5000 * 4999 // 2) ** 2),
+    ("gcsim.combinatorics.srg_geometric", "latin_square_graph", (2, 5000), 5000 ** 4),
+    ("gcsim.combinatorics.srg_combinatorial", "complete_multipartite_graph", (100, 100), 10 ** 8),
+    ("gcsim.combinatorics.srg_geometric", "polar_graph", ("Sp", 8, 7), ((7 ** 8 - 1) // 6) ** 2),
+    ("gcsim.combinatorics.srg_geometric", "affine_polar_graph", (1, 4, 4), 4 ** 16),
+    ("gcsim.combinatorics.srg_geometric", "hyperoval_gq_graph", (32,), 32 ** 6),
+    ("gcsim.combinatorics.srg_geometric", "generalized_quadrangle_graph", (64, 64), (65 * 4097) ** 2),
+    ("gcsim.combinatorics.srg_geometric", "symplectic_graph", (7,), (4 ** 7 - 1) ** 2),
     ("gcsim.combinatorics.bibd_geometries", "projective_geometry_design", (2, 128), 16513 ** 2),
     ("gcsim.combinatorics.bibd_geometries", "affine_geometry_design", (2, 128), 128 ** 2 * 128 * 129),
     ("gcsim.combinatorics.bibd_elementary", "steiner_triple_system", (99999,), 99999 * (99999 * 99998 // 6)),
@@ -446,7 +446,8 @@ def test_sampling_refuses_an_absurd_count(kind, params):
 
 def _bool_calls():
     from gcsim.combinatorics.biregular import biregular_from_assignment
-    from gcsim.combinatorics.srg_families import StronglyRegularGraph, petersen_graph
+    from gcsim.combinatorics.srg_graph import StronglyRegularGraph
+    from gcsim.combinatorics.srg_sporadic import petersen_graph
 
     pet = petersen_graph()
     A = np.ones((3, 3), dtype=int)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from gcsim.combinatorics import srg as S
 from gcsim.combinatorics.fields import CONWAY_POLYNOMIALS, field_tables
-from gcsim.combinatorics.srg_families import polar_graph_parameters
+from gcsim.combinatorics.srg_geometric import polar_graph_parameters
 from gcsim.errors import (
     ImpossibleParametersError,
     InvalidArgumentError,
@@ -270,7 +270,7 @@ def test_clebsch_is_folded_5_cube():
 
 
 def test_golay_octads_form_steiner_5_8_24():
-    from gcsim.combinatorics.srg_families import _golay_octads
+    from gcsim.combinatorics.srg_sporadic import _golay_octads
 
     oct_ = _golay_octads()
     assert oct_.shape == (759, 24)
@@ -469,7 +469,7 @@ def test_menon_difference_set_graph():
     d1 - d2 (d1, d2 in D) exactly 6 times (counted directly)."""
     from collections import Counter
 
-    from gcsim.combinatorics.srg_families import MENON_36_CONNECTION
+    from gcsim.combinatorics.srg_cayley import MENON_36_CONNECTION
 
     D = [(0, 0)] + list(MENON_36_CONNECTION)
     assert len(set(D)) == 15 and {((-a) % 6, (-b) % 6) for a, b in D} == set(D)

@@ -19,7 +19,7 @@ from ..combinatorics.baselines import (
 from ..combinatorics.bibd_design import BIBD
 from ..combinatorics.biregular import BiregularGraph
 from ..combinatorics.coset import CosetBipartiteGraph
-from ..combinatorics.srg_families import StronglyRegularGraph
+from ..combinatorics.srg_graph import StronglyRegularGraph
 
 __all__ = ["KINDS"]
 

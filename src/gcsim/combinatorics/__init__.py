@@ -9,15 +9,17 @@ Modules, split by family as networkx splits its generators:
 * ``bibd_design`` (the :class:`BIBD` object), ``bibd_existence`` (necessary conditions),
   ``bibd_geometries``, ``bibd_difference``, ``bibd_elementary`` (families of constructions)
   and ``bibd`` (the factory :func:`bibd` and its planner);
-* ``srg_feasibility`` (parameter conditions), ``srg_families`` (the object and the families)
+* ``srg_feasibility`` (parameter conditions), ``srg_graph`` (the object), ``srg_cayley``,
+  ``srg_combinatorial``, ``srg_geometric``, ``srg_sporadic`` (families of constructions)
   and ``srg`` (the factory :func:`srg` and its catalogue);
 * ``coset``, ``biregular``, ``baselines``.
 
-The factories ``bibd``, ``srg`` and ``srg_feasibility`` share their
-names with their modules, so the package namespace keeps the modules (``from gcsim.combinatorics
-import srg`` is the module); the functions are ``gcsim.bibd``, ``gcsim.srg`` and ``gcsim.combinatorics.srg_feasibility.srg_feasibility``.  The two tables of
-known nonexistence results stay in their modules
-(``bibd_existence.KNOWN_NONEXISTENT``, ``srg_feasibility.KNOWN_NONEXISTENT``).
+The factories ``bibd``, ``srg`` and ``srg_feasibility`` share their names with their modules,
+so the package namespace keeps the modules (``from gcsim.combinatorics import srg`` is the
+module); the functions are ``gcsim.bibd``, ``gcsim.srg`` and
+``gcsim.combinatorics.srg_feasibility.srg_feasibility``.  The two tables of known
+nonexistence results stay in their modules (``bibd_existence.KNOWN_NONEXISTENT``,
+``srg_feasibility.KNOWN_NONEXISTENT``).
 """
 from __future__ import annotations
 
@@ -108,33 +110,13 @@ from .geometries import (
     subspaces,
 )
 from .srg import KNOWN_EXISTING, buildable_srgs, srg_construction_name, steiner_system_blocks
-from .srg_families import (
-    SRGParams,
-    StronglyRegularGraph,
-    abelian_cayley_graph,
-    affine_polar_graph,
+from .srg_cayley import MENON_36_CONNECTION, abelian_cayley_graph, menon_graph_36, paley_graph
+from .srg_combinatorial import (
     block_graph,
-    clebsch_graph,
     complete_multipartite_graph,
     disjoint_cliques,
-    generalized_quadrangle_graph,
-    gewirtz_graph,
-    hoffman_singleton_graph,
-    hyperoval_gq_graph,
     kneser_graph_2,
-    latin_square_graph,
-    lattice_graph,
-    menon_graph_36,
-    paley_graph,
-    petersen_graph,
-    polar_graph,
-    polar_graph_parameters,
-    schlafli_graph,
-    shrikhande_graph,
-    srg_parameters_of,
-    symplectic_graph,
     triangular_graph,
-    two_intersection_graph,
 )
 from .srg_feasibility import (
     CONDITION_NAMES,
@@ -144,6 +126,26 @@ from .srg_feasibility import (
     complement_parameters,
     is_sum_of_two_squares,
     srg_eigenvalues,
+)
+from .srg_geometric import (
+    affine_polar_graph,
+    generalized_quadrangle_graph,
+    hyperoval_gq_graph,
+    latin_square_graph,
+    lattice_graph,
+    polar_graph,
+    polar_graph_parameters,
+    symplectic_graph,
+    two_intersection_graph,
+)
+from .srg_graph import SRGParams, StronglyRegularGraph, srg_parameters_of
+from .srg_sporadic import (
+    clebsch_graph,
+    gewirtz_graph,
+    hoffman_singleton_graph,
+    petersen_graph,
+    schlafli_graph,
+    shrikhande_graph,
 )
 from .steiner import bose_sts_blocks, skolem_sts_blocks, steiner_triple_system_blocks, triple_system_hill_climb
 
@@ -165,6 +167,7 @@ __all__ = [
     "GROUPS",
     "InvertibilityCertificate",
     "KNOWN_EXISTING",
+    "MENON_36_CONNECTION",
     "MargulisGabberGalil",
     "MargulisGabberGalilParams",
     "RandomRegularAssignment",

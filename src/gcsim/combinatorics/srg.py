@@ -7,7 +7,7 @@ Entry points:
   None = unknown);
 * :func:`srg_feasibility` -- the necessary conditions, each named, with whether it holds;
 * :func:`buildable_srgs` -- every parameter set gcsim can build up to ``max_v``;
-* the family constructors of :mod:`gcsim.combinatorics.srg_families`
+* the family constructors of ``srg_cayley``, ``srg_combinatorial``, ``srg_geometric``, ``srg_sporadic``
   (re-exported here): Paley, triangular, lattice, Latin square, polar,
   generalized quadrangle, affine polar, two-intersection, block graphs of
   Steiner systems, Petersen, Clebsch, Shrikhande, Schläfli,
@@ -31,32 +31,13 @@ from ..errors import InvalidArgumentError, NotConstructibleError, VerificationEr
 from .bibd import bibd
 from .difference_families import develop
 from .fields import is_prime_power
-from .srg_families import (
-    StronglyRegularGraph,
-    abelian_cayley_graph,
-    affine_polar_graph,
+from .srg_cayley import abelian_cayley_graph, menon_graph_36, paley_graph
+from .srg_combinatorial import (
     block_graph,
-    clebsch_graph,
     complete_multipartite_graph,
     disjoint_cliques,
-    generalized_quadrangle_graph,
-    gewirtz_graph,
-    hoffman_singleton_graph,
-    hyperoval_gq_graph,
     kneser_graph_2,
-    latin_square_graph,
-    lattice_graph,
-    menon_graph_36,
-    paley_graph,
-    petersen_graph,
-    polar_graph,
-    polar_graph_parameters,
-    schlafli_graph,
-    shrikhande_graph,
-    srg_parameters_of,
-    symplectic_graph,
     triangular_graph,
-    two_intersection_graph,
 )
 from .srg_feasibility import (
     KNOWN_NONEXISTENT,
@@ -64,6 +45,26 @@ from .srg_feasibility import (
     complement_parameters,
     srg_eigenvalues,
     srg_feasibility,
+)
+from .srg_geometric import (
+    affine_polar_graph,
+    generalized_quadrangle_graph,
+    hyperoval_gq_graph,
+    latin_square_graph,
+    lattice_graph,
+    polar_graph,
+    polar_graph_parameters,
+    symplectic_graph,
+    two_intersection_graph,
+)
+from .srg_graph import StronglyRegularGraph, srg_parameters_of
+from .srg_sporadic import (
+    clebsch_graph,
+    gewirtz_graph,
+    hoffman_singleton_graph,
+    petersen_graph,
+    schlafli_graph,
+    shrikhande_graph,
 )
 from .steiner import steiner_triple_system_blocks
 
