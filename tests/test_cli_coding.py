@@ -118,12 +118,12 @@ def test_bad_numbers_name_their_flag_in_one_line(capsys, argv, needles):
 def test_train_refuses_a_bad_out_before_training(capsys, tmp_path, monkeypatch):
     import importlib
 
-    train = importlib.import_module("gcsim.learning.train")   # the module (gcsim.learning.train is also a function)
+    experiments = importlib.import_module("gcsim.learning.experiments")
 
     def no_training(*a, **k):
         raise AssertionError("trained although --out is unusable")
 
-    monkeypatch.setattr(train, "compare", no_training)
+    monkeypatch.setattr(experiments, "compare", no_training)
     (tmp_path / "f").write_text("x")
     code, _, err = run(capsys, "train", "--iterations", "2", "--out", str(tmp_path / "f"))
     assert code == 2 and "--out" in err and "Traceback" not in err
