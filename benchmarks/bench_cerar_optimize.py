@@ -78,9 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     one = optimized_design(N, C, kappa=KAPPA, max_iter=1, tol=0.0, init="perturbation", progress=False)
     res["optimizer_one_sweep_with_setup_s"] = time.perf_counter() - t0
     res["optimizer_per_sweep_s"] = ((res["optimizer_total_s"] - res["optimizer_one_sweep_with_setup_s"])
-                                    / max(d.params["iterations"] - 1, 1))
-    res["optimizer_final_frobenius"] = d.params["frobenius"]
-    res["optimizer_stop_reason"] = d.params["stop_reason"]
+                                    / max(d.metadata["iterations"] - 1, 1))
+    res["optimizer_final_frobenius"] = d.metadata["frobenius"]
+    res["optimizer_stop_reason"] = d.metadata["stop_reason"]
 
     # 2. decoupled blocks vs one joint SDP per step (from the same start)
     A0, D0, _ = _initial_point(N, C, "perturbation", None, 0, KAPPA, KAPPA)
@@ -88,10 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     t_joint, F1j, F2j = _joint_steps(A0, D0, KAPPA, "SCS")
     # both timings include building/compiling the cvxpy problems and one D- and A-step
     res["joint_one_sweep_with_setup_s"] = t_joint
-    res["decoupled_one_sweep_with_setup_s"] = one.params["time_s"]
-    res["ratio_joint_over_decoupled"] = t_joint / one.params["time_s"]
+    res["decoupled_one_sweep_with_setup_s"] = one.metadata["time_s"]
+    res["ratio_joint_over_decoupled"] = t_joint / one.metadata["time_s"]
     res["objective_joint_after_sweep"] = F2j
-    res["objective_decoupled_after_sweep"] = one.params["history"][-1]
+    res["objective_decoupled_after_sweep"] = one.metadata["history"][-1]
     res["objective_start"] = _objective(A0, D0, "frobenius")
 
     # 3. CLARABEL instead of SCS (same decoupled blocks)
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         optimized_design(N, C, kappa=KAPPA, max_iter=2, tol=0.0, init="perturbation", progress=False)
         res["scs_two_sweeps_s"] = time.perf_counter() - t0
         res["ratio_clarabel_over_scs"] = res["clarabel_two_sweeps_s"] / res["scs_two_sweeps_s"]
-        res["clarabel_stop_reason"] = dc.params["stop_reason"]
+        res["clarabel_stop_reason"] = dc.metadata["stop_reason"]
     except Exception as exc:  # report, do not fail the benchmark
         res["clarabel_error"] = f"{type(exc).__name__}: {exc}"
 

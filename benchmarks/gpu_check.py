@@ -77,10 +77,10 @@ def main(argv=None) -> int:
             report["ok"] = False
         # end-to-end: one gradient code and one CERAR ring on real arrays of this backend
         rng = np.random.default_rng(args.seed)
-        g = xp.asarray(rng.standard_normal((sch.N, 4096)))
+        g = xp.asarray(rng.standard_normal((sch.num_parts, 4096)))
         r = run_scheme(sch, g, masks[0], xp=xp)
         report[f"{name}_run_scheme_rel_diff"] = abs(r.error - r.predicted_error) / max(r.error, 1e-300)
-        from gcsim.cerar.constructions import design
+        from gcsim.cerar.factory import design
         des = design(4, 8, "perturbation", eps=0.01)
         rc = run_cerar(des, xp.asarray(rng.standard_normal((4, 1 << 16))), xp=xp)
         # relative to the largest worker error: worker N-1 decodes exactly (its error is round-off)

@@ -39,7 +39,8 @@ import numpy as np
 
 
 def _designs(N: int, cs: list[int]) -> dict:
-    from gcsim.cerar.constructions import design, r_star
+    from gcsim.cerar.constructions import r_star
+    from gcsim.cerar.factory import design
 
     u = 2.0 ** -24
     out = {}
@@ -77,8 +78,9 @@ def main(argv=None) -> int:
             shutil.copyfile(out / "figure.png", Path(args.docs) / "figure.png")
         return 0
 
+    from gcsim.cerar.traffic import predicted_byte_ratio
+    from gcsim.executor.experiments import run_collectives
     from gcsim.executor.netem import NetemTopology, netem_available
-    from gcsim.executor.torchdist import predicted_byte_ratio, run_collectives
     from gcsim.io.manifest import atomic_write_text, provenance, to_jsonable
 
     ok, why = netem_available()

@@ -49,7 +49,7 @@ def run(mode: str, out: Path, seed: int, progress: bool, export: Path | None,
         cases: list[tuple[int, int]] | None = None) -> dict:
     import pandas as pd
 
-    from gcsim.cerar.optimize import pareto_front
+    from gcsim.cerar.pareto import pareto_front
 
     cfg = dict(QUICK if mode == "quick" else FULL)
     if cases:

@@ -99,7 +99,7 @@ NOTEBOOKS = {
         ("md", "# Training with coded gradients\n\nA small MLP on scikit-learn's digits with Bernoulli "
                "stragglers: uncoded (ignore stragglers) vs RD codes with optimal decoding."),
         ("code", "import matplotlib.pyplot as plt\nfrom gcsim.learning.datasets import load_digits\n"
-                 "from gcsim.learning.train import default_codes, compare\n"
+                 "from gcsim.learning.experiments import compare, default_codes\n"
                  "data = load_digits(seed=0)\n"
                  "codes = [c for c in default_codes() if c.label.startswith(('uncoded', 'RD(0) m=2', 'naive'))]\n"
                  "[c.label for c in codes]"),

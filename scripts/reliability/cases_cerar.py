@@ -20,11 +20,11 @@ CASES = [
          code=_D + "design(3, 4, 'optimized', kappa=5, kappa_D=0.9, progress=False)"),
     Case(area="api", fault="optimized CERAR design, kappa = 1 for (N, c) = (4, 2) (exact design exists)",
          code=_D + "d = design(4, 2, 'optimized', kappa=1, progress=False)\n"
-                   "print('start', d.params['start'], 'F', d.params['frobenius'], d.params['stop_reason'])",
+                   "print('start', d.metadata['start'], 'F', d.metadata['frobenius'], d.metadata['stop_reason'])",
          expect="ok", timeout=120),
     Case(area="api", fault="optimized CERAR design, kappa = 1 for (N, c) = (4, 4)",
          code=_D + "d = design(4, 4, 'optimized', kappa=1, progress=False)\n"
-                   "print('start', d.params['start'], 'F %.3g' % d.params['frobenius'], d.params['stop_reason'])",
+                   "print('start', d.metadata['start'], 'F %.3g' % d.metadata['frobenius'], d.metadata['stop_reason'])",
          expect="ok", timeout=120),
     Case(area="api", fault="optimizer with an unknown SDP solver",
          code=_D + "design(3, 4, 'optimized', kappa=5, solver='NOPE', progress=False)"),

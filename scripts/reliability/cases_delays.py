@@ -95,7 +95,7 @@ CASES = [
          code=_T + "import json; m = json.load(open('t.json')); m['metadata']['s_max'] = 3; "
                    "json.dump(m, open('t.json', 'w')); load_decoder_table('t')"),
     Case("files", "load_decoder_table on a design bundle (another kind)",
-         setup="import gcsim; from gcsim.io.catalogue import export_object; "
+         setup="import gcsim; from gcsim.catalogue import export_object; "
                "export_object(gcsim.bibd(7, 3, 1), '.', name='b')",
          code=_T + "load_decoder_table('bibd/b')"),
     Case("files", "load_decoder_table on a missing file",

@@ -1,4 +1,4 @@
-"""Faults of the torch.distributed executor (gcsim.executor.torchdist, ``gcsim run-gc`` / ``run-cerar``).
+"""Faults of the torch.distributed executor (gcsim.executor, ``gcsim run-gc`` / ``run-cerar``).
 
 Every case must end quickly with a clear, deliberate error (no hang: each has a time limit
 far below the launch timeouts it sets), except the ``ok`` row that checks "same seed, same
@@ -7,7 +7,7 @@ own write it as a small module into the case's folder first (``setup``).
 """
 from reliability import Case
 
-_TD = "from gcsim.executor import torchdist as td\nimport numpy as np, gcsim\n"
+_TD = "from gcsim import executor as td\nimport numpy as np, gcsim\n"
 
 # rank bodies importable by the ranks (the case's folder is put on sys.path)
 _JOBS = '''
@@ -20,7 +20,7 @@ def stall(rank, world_size):
 
 def stall_in_ring(rank, world_size):
     import torch
-    from gcsim.executor.torchdist import ring_all_reduce
+    from gcsim.executor.collectives import ring_all_reduce
     if rank == 1:
         time.sleep(600)
     return float(ring_all_reduce(torch.ones(4)).sum())
@@ -61,7 +61,7 @@ CASES = [
          setup=_SETUP, code=_TD + _PATH + "td.launch(jobs.boom, 2, timeout=120).raise_on_failure()",
          timeout=60),
     Case(area="executor", fault="a CERAR ring member's process dies before the collective",
-         code=_TD + "from gcsim.cerar.constructions import design\n"
+         code=_TD + "from gcsim.cerar.factory import design\n"
                     "td.run_collectives(3, 16, designs={'c': design(3, 3, 'exact')}, algorithms=['c'], "
                     "die_rank=1, timeout=120)",
          timeout=60),

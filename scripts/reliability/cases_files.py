@@ -13,7 +13,7 @@ _PRELUDE = r"""
 import hashlib, io, json, os, zipfile
 import numpy as np
 import gcsim
-from gcsim.io.catalogue import export_object
+from gcsim.catalogue import export_object
 export_object(gcsim.bibd(7, 3, 1), ".", name="b")
 NPZ, JSON = "bibd/b.npz", "bibd/b.json"
 
@@ -60,7 +60,7 @@ with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
 forge(buf.getvalue())
 """
 
-_API_PRELUDE = "import gcsim\nfrom gcsim.io.catalogue import export_object\n"
+_API_PRELUDE = "import gcsim\nfrom gcsim.catalogue import export_object\n"
 
 CASES = [
     Case(area="files", fault="valid bundle (control): gcsim load re-verifies it", argv=_LOAD, setup=_setup(),
@@ -130,7 +130,7 @@ CASES = [
     Case(area="files", fault="export_object with name '../../x'",
          code=_API_PRELUDE + "export_object(gcsim.bibd(7, 3, 1), 'out/a', name='../../x')\n"),
     Case(area="files", fault="export_design (CERAR) with name '../x'",
-         code="from gcsim.cerar.constructions import design\nfrom gcsim.cerar.export import export_design\n"
+         code="from gcsim.cerar.factory import design\nfrom gcsim.cerar.export import export_design\n"
               "export_design(design(3, 5, 'perturbation', eps=0.1), 'out', name='../x')\n"),
     Case(area="files", fault="export into a folder path that is a regular file",
          setup="open('f', 'w').write('x')\n",
