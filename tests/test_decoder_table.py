@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import FANO
 from gcsim import limits
 from gcsim.coding.decoder_table import (
     DecoderTable,
@@ -28,9 +29,6 @@ from gcsim.coding.decoder_table import (
 from gcsim.coding.schemes import Scheme, cyclic_repetition_assignment, encode, fractional_repetition_assignment
 from gcsim.errors import CatalogueError, InvalidArgumentError, VerificationError
 from tolerances import SAFETY, cond, gamma, lstsq_tol
-
-FANO = np.array([[1, 1, 0, 1, 0, 0, 0], [0, 1, 1, 0, 1, 0, 0], [0, 0, 1, 1, 0, 1, 0], [0, 0, 0, 1, 1, 0, 1],
-                 [1, 0, 0, 0, 1, 1, 0], [0, 1, 0, 0, 0, 1, 1], [1, 0, 1, 0, 0, 0, 1]])
 
 
 def reference_order(n: int, s_max: int) -> list[tuple[int, ...]]:

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from conftest import FANO
 from gcsim.coding.delays import (
     QUAD_EPSREL,
     ArrivalRule,
@@ -248,9 +249,7 @@ def test_delay_straggler_model_is_a_straggler_model():
 
 def test_expected_error_accepts_delay_model():
     """expected_error(scheme, DelayStragglerModel) = mean lstsq error over the same masks (brute force)."""
-    A = np.array([[1, 1, 0, 1, 0, 0, 0], [0, 1, 1, 0, 1, 0, 0], [0, 0, 1, 1, 0, 1, 0], [0, 0, 0, 1, 1, 0, 1],
-                  [1, 0, 0, 0, 1, 1, 0], [0, 1, 0, 0, 0, 1, 1], [1, 0, 1, 0, 0, 0, 1]])
-    sch = encode(A, 2, "rd", seed=1)
+    sch = encode(FANO, 2, "rd", seed=1)
     dm = delay_model("pareto", 7, scale=1.0, shape=2.0)
     model = DelayStragglerModel(dm, arrival_rule("relative", mu=1.0))
     res = expected_error(sch, model, samples=150, seed=4, progress=False)

@@ -21,6 +21,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import FANO
 from gcsim.coding.decoders import optimal_decoder
 from gcsim.coding.evaluate import (
     GRAM_KAPPA_LIMIT,
@@ -44,11 +45,6 @@ from gcsim.coding.stragglers import (
 from gcsim.errors import InvalidArgumentError
 from test_evaluate_adversarial import stated_bounds
 from tolerances import SAFETY, dot_tol, unit_roundoff
-
-FANO_LINES = [(0, 1, 3), (1, 2, 4), (2, 3, 5), (3, 4, 6), (4, 5, 0), (5, 6, 1), (6, 0, 2)]
-FANO = np.zeros((7, 7), dtype=np.int64)
-for _j, _line in enumerate(FANO_LINES):
-    FANO[list(_line), _j] = 1
 
 ROUTES = ["auto", "gram", "svd", "qr"]
 

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from conftest import FANO
 from gcsim.coding.evaluate import MIN_MC_SAMPLES, expected_error
 from gcsim.coding.schemes import encode
 from gcsim.coding.stragglers import straggler_model
@@ -25,10 +26,6 @@ from gcsim.coding.stragglers import straggler_model
 ALPHA = 1e-3   # false-failure probability of each scenario when the level holds
 LEVEL = 0.95
 
-FANO_LINES = [(0, 1, 3), (1, 2, 4), (2, 3, 5), (3, 4, 6), (4, 5, 0), (5, 6, 1), (6, 0, 2)]
-FANO = np.zeros((7, 7), dtype=np.int64)
-for _j, _line in enumerate(FANO_LINES):
-    FANO[list(_line), _j] = 1
 
 
 def random_assignment(seed, N, n, r):

@@ -10,6 +10,7 @@ import scipy.linalg as sl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import FANO
 from executor_tolerances import fixed_residual_tol
 from gcsim.coding.schemes import (
     METHODS,
@@ -22,12 +23,6 @@ from gcsim.coding.schemes import (
 )
 from gcsim.errors import InvalidArgumentError, NotConstructibleError
 from tolerances import cond, dot_tol, lstsq_tol, solve_tol
-
-# Fano plane typed by hand: lines are the translates of the difference set {0, 1, 3} mod 7
-FANO_LINES = [(0, 1, 3), (1, 2, 4), (2, 3, 5), (3, 4, 6), (4, 5, 0), (5, 6, 1), (6, 0, 2)]
-FANO = np.zeros((7, 7), dtype=np.int64)
-for _j, _line in enumerate(FANO_LINES):
-    FANO[list(_line), _j] = 1
 
 
 def lstsq_error(B, T, mask):
@@ -83,10 +78,6 @@ def random_assignment(rng, N, n, r):
     for i in range(N):
         A[i, rng.choice(n, size=r, replace=False)] = 1
     return A
-
-
-def test_fano_is_a_design():
-    assert np.array_equal(FANO @ FANO.T, 2 * np.eye(7, dtype=int) + np.ones((7, 7), dtype=int))
 
 
 def test_target_matrix():

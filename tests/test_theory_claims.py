@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
+from conftest import FANO
 from gcsim.coding.evaluate import optimal_error_all
 from gcsim.coding.schemes import encode
 from gcsim.combinatorics.baselines import margulis_gabber_galil
@@ -75,18 +76,12 @@ def test_margulis_gabber_galil_loads(m, lo, hi):
     assert loads.min() == lo and loads.max() == hi
 
 
-def _fano_assignment():
-    """The Fano plane from the difference set {0, 1, 3} mod 7: part i is in block j iff i - j ∈ D."""
-    i, j = np.meshgrid(np.arange(7), np.arange(7), indexing="ij")
-    return np.isin((i - j) % 7, [0, 1, 3]).astype(np.int64)
-
-
 @pytest.mark.parametrize("m", [2, 3])
 def test_naive_stacking_error_floor(m):
     """docs/theory.md §5.4, Proposition 5.5: err(1_m ⊗ A, F) = (m-1)N + err(A, F) >= (m-1)N,
     with equality iff 1_N ∈ col(A_F)."""
     rng = np.random.default_rng(5)
-    fano = _fano_assignment()
+    fano = FANO
     irregular = (rng.random((6, 9)) < 0.4).astype(np.int64)
     irregular[np.arange(6), np.arange(6)] = 1  # every part held by someone
     for A in (fano, irregular):

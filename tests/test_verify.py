@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pytest
 
+from conftest import FANO
 from gcsim.coding import bounds as bd
 from gcsim.coding.schemes import Scheme, encode
 from gcsim.coding.stragglers import straggler_model
@@ -62,7 +63,6 @@ def cyclic(n, r):
     return A
 
 
-FANO = np.array([[1 if (i - j) % 7 in (0, 1, 3) else 0 for j in range(7)] for i in range(7)], dtype=np.int64)
 
 
 def rd_scheme(A, m, seed, eps=0.0):
