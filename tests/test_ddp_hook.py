@@ -14,6 +14,8 @@ from gcsim.executor.ddp_hook import register_cerar_hook
 from gcsim.executor.launcher import launch
 from tolerances import SAFETY, dot_tol, unit_roundoff
 
+pytestmark = pytest.mark.distributed  # spawns torch.distributed (gloo) processes
+
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
 if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover

@@ -39,8 +39,8 @@ def _cupy_usable() -> bool:
         return False
 
 
-BACKENDS = ["numpy", pytest.param("cupy", marks=pytest.mark.skipif(not _cupy_usable(),
-                                                                     reason="CuPy/GPU not available"))]
+_NEEDS_GPU = [pytest.mark.gpu, pytest.mark.skipif(not _cupy_usable(), reason="CuPy/GPU not available")]
+BACKENDS = ["numpy", pytest.param("cupy", marks=_NEEDS_GPU)]
 
 
 def _brute_force(B, m, g, mask, X):

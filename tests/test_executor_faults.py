@@ -26,6 +26,8 @@ from gcsim import executor as td
 from gcsim.errors import InvalidArgumentError
 from gcsim.executor import launcher
 
+pytestmark = pytest.mark.distributed  # spawns torch.distributed (gloo) processes
+
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
 if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover

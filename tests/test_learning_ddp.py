@@ -14,6 +14,8 @@ from gcsim.cerar.factory import design
 from gcsim.learning.ddp_cerar import ddp_cerar_experiment
 from tolerances import SAFETY, dot_tol, unit_roundoff
 
+pytestmark = pytest.mark.distributed  # spawns torch.distributed (gloo) processes
+
 torch = pytest.importorskip("torch")
 
 

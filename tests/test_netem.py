@@ -32,6 +32,7 @@ _OK, _WHY = netem_available()
 
 
 @pytest.mark.skipif(not _OK, reason=f"network emulation not available: {_WHY}")
+@pytest.mark.distributed
 def test_ring_in_rate_limited_namespaces():
     torch = pytest.importorskip("torch")  # noqa: F841
     from gcsim.cerar.factory import design

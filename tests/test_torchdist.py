@@ -33,6 +33,8 @@ from gcsim.coding.evaluate import fixed_decoder_error, optimal_error
 from gcsim.errors import InvalidArgumentError
 from tolerances import SAFETY, dot_tol, gamma
 
+pytestmark = pytest.mark.distributed  # spawns torch.distributed (gloo) processes
+
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
 if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
