@@ -123,7 +123,7 @@ def relative_tol(tol: np.ndarray, reference: np.ndarray, dtype=np.float64) -> fl
 
 
 # ----------------------------------------------------------------------------------------------
-# CERAR (SPEC §5)
+# CERAR (docs/theory.md §50)
 # ----------------------------------------------------------------------------------------------
 
 def cerar_blocks(g: np.ndarray, c: int) -> np.ndarray:

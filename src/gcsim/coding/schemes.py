@@ -1,4 +1,4 @@
-"""Encoders of communication-efficient approximate gradient coding (theory §5.1, §3).
+"""Encoders of communication-efficient approximate gradient coding (theory §5.1, §5.4).
 
 An *encoder* turns an assignment matrix ``A`` (``N`` parts x ``n`` workers,
 ``A[i, j] = 1`` iff worker ``j`` holds part ``i``) and a communication
