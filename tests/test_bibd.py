@@ -46,7 +46,8 @@ from gcsim.errors import (
 )
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sage_bibd.json"
-PRIME_POWERS = [q for q in range(2, 30) if len({p for p in range(2, q + 1) if q % p == 0 and all(p % d for d in range(2, p))}) == 1]
+PRIME_POWERS = [q for q in range(2, 30)
+                if len({p for p in range(2, q + 1) if q % p == 0 and all(p % d for d in range(2, p))}) == 1]
 
 
 def independent_check(D: BIBD, v: int, k: int, lam: int) -> None:
@@ -145,7 +146,7 @@ def test_buildable_list_shape():
     assert buildable_bibds(91, k_range=[10], lam_range=[1]) == [(91, 10, 1)]
 
 
-@pytest.mark.parametrize("key", BUILDABLE, ids=lambda t: "v%d_k%d_l%d" % t)
+@pytest.mark.parametrize("key", BUILDABLE, ids=lambda t: "v{}_k{}_l{}".format(*t))
 def test_every_buildable_design_verifies(key):
     v, k, lam = key
     D = bibd(v, k, lam)
@@ -194,10 +195,12 @@ def test_steiner_triple_systems(n, one_mod_six):
     assert bibd(v, 3, 1).params == D.params
 
 
-@pytest.mark.parametrize("n,q,dim", [(3, 2, 2), (3, 2, 1), (3, 3, 1), (3, 3, 2), (4, 2, 3), (4, 2, 1), (3, 4, 2), (4, 2, 2)])
+@pytest.mark.parametrize("n,q,dim", [(3, 2, 2), (3, 2, 1), (3, 3, 1), (3, 3, 2), (4, 2, 3), (4, 2, 1), (3, 4, 2),
+                                     (4, 2, 2)])
 def test_projective_geometries(n, q, dim):
     D = projective_geometry_design(n, q, dim)
-    gauss = lambda m, d: math.prod(q ** (m - i) - 1 for i in range(d)) // math.prod(q ** (i + 1) - 1 for i in range(d))
+    def gauss(m, d):
+        return math.prod(q ** (m - i) - 1 for i in range(d)) // math.prod(q ** (i + 1) - 1 for i in range(d))
     v, k, lam = gauss(n + 1, 1), gauss(dim + 1, 1), gauss(n - 1, dim - 1)
     assert D.params[0] == v and D.params[3] == k and D.params[4] == lam
     assert D.params[1] == gauss(n + 1, dim + 1)     # number of flats
@@ -207,7 +210,8 @@ def test_projective_geometries(n, q, dim):
 @pytest.mark.parametrize("n,q,dim", [(3, 2, 1), (3, 2, 2), (3, 3, 1), (3, 3, 2), (4, 2, 3), (2, 7, 1)])
 def test_affine_geometries(n, q, dim):
     D = affine_geometry_design(n, q, dim)
-    gauss = lambda m, d: math.prod(q ** (m - i) - 1 for i in range(d)) // math.prod(q ** (i + 1) - 1 for i in range(d))
+    def gauss(m, d):
+        return math.prod(q ** (m - i) - 1 for i in range(d)) // math.prod(q ** (i + 1) - 1 for i in range(d))
     v, k, lam = q ** n, q ** dim, gauss(n - 1, dim - 1)
     assert D.params[0] == v and D.params[3] == k and D.params[4] == lam
     assert D.params[1] == q ** (n - dim) * gauss(n, dim)

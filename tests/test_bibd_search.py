@@ -89,7 +89,8 @@ def test_paley_difference_set(q):
     assert set(c) == set(range(1, q)) and set(c.values()) == {(q - 3) // 4}
 
 
-@pytest.mark.parametrize("n,q", [(2, 2), (2, 3), (2, 4), (2, 5), (2, 8), (2, 9), (3, 2), (3, 3), (3, 4), (4, 3), (5, 2)])
+@pytest.mark.parametrize("n,q", [(2, 2), (2, 3), (2, 4), (2, 5), (2, 8), (2, 9), (3, 2), (3, 3), (3, 4), (4, 3),
+                                 (5, 2)])
 def test_singer_difference_sets(n, q):
     v = (q ** (n + 1) - 1) // (q - 1)
     D = singer_difference_set(n, q)
@@ -103,7 +104,8 @@ def test_singer_refuses_large_fields():
         singer_difference_set(2, 11)
 
 
-@pytest.mark.parametrize("q,k,lam", [(13, 3, 1), (19, 3, 1), (25, 4, 1), (41, 5, 1), (37, 9, 2), (16, 6, 2), (43, 7, 3), (61, 5, 1)])
+@pytest.mark.parametrize("q,k,lam", [(13, 3, 1), (19, 3, 1), (25, 4, 1), (41, 5, 1), (37, 9, 2), (16, 6, 2), (43, 7, 3),
+                                     (61, 5, 1)])
 def test_radical_difference_families(q, k, lam):
     fam = radical_difference_family(q, k, lam)
     assert fam is not None and len(fam) == lam * (q - 1) // (k * (k - 1))
@@ -116,7 +118,8 @@ def test_radical_difference_family_refuses():
     assert radical_difference_family(12, 3, 1) is None      # not a prime power
 
 
-@pytest.mark.parametrize("q,k,lam", [(29, 4, 3), (41, 4, 3), (53, 4, 3), (37, 4, 1), (25, 4, 1), (31, 6, 3), (13, 4, 1)])
+@pytest.mark.parametrize("q,k,lam", [(29, 4, 3), (41, 4, 3), (53, 4, 3), (37, 4, 1), (25, 4, 1), (31, 6, 3),
+                                     (13, 4, 1)])
 def test_cyclotomic_search(q, k, lam):
     fam = cyclotomic_difference_family(q, k, lam)
     c = field_difference_counts(q, fam)
@@ -162,7 +165,7 @@ def test_search_reports_impossible_fixed_blocks():
 
 # ----------------------------------------------------------------------------- the table
 
-@pytest.mark.parametrize("key", sorted(DIFFERENCE_FAMILIES), ids=lambda t: "v%d_k%d_l%d" % t)
+@pytest.mark.parametrize("key", sorted(DIFFERENCE_FAMILIES), ids=lambda t: "v{}_k{}_l{}".format(*t))
 def test_table_entries_are_designs(key):
     v, k, lam = key
     moduli, n_fixed, base, source = DIFFERENCE_FAMILIES[key]
@@ -176,7 +179,7 @@ FAST = [key for key, (_, _, _, src) in DIFFERENCE_FAMILIES.items()
                    (29, 4, 3), (41, 4, 3), (53, 4, 3), (37, 4, 1), (37, 4, 3)}]
 
 
-@pytest.mark.parametrize("key", FAST, ids=lambda t: "v%d_k%d_l%d" % t)
+@pytest.mark.parametrize("key", FAST, ids=lambda t: "v{}_k{}_l{}".format(*t))
 def test_table_entries_reproducible(key):
     """Re-run the recorded search call and compare with the tabulated base blocks."""
     moduli, n_fixed, base, source = DIFFERENCE_FAMILIES[key]

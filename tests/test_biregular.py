@@ -90,7 +90,7 @@ def test_extreme_cases(v, b, r, k):
     g = biregular_graph(v, b, r, k, seed=1)
     _check(g.assignment, v, b, r, k)
     G = nx.Graph()
-    G.add_edges_from((i, v + j) for i, j in zip(*np.nonzero(g.assignment)))
+    G.add_edges_from((i, v + j) for i, j in zip(*np.nonzero(g.assignment), strict=False))
     assert nx.is_connected(G) and nx.is_bipartite(G)
 
 

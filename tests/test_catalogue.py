@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import gcsim
-from gcsim.errors import CatalogueError, VerificationError
 from gcsim.catalogue import NAMED_INSTANCES, build_named, export_object, load_object
+from gcsim.errors import CatalogueError, VerificationError
 from gcsim.io.bundle import load_bundle
 
 KINDS = {"pg2_9": "bibd", "coset_27_2_5": "coset", "biregular_40_20_3_6": "biregular",
@@ -96,8 +96,8 @@ def test_object_that_fails_verification_is_never_written(tmp_path):
 
 def test_every_committed_bundle_reverifies_from_its_file(repo_root):
     """All of designs/ (combinatorial objects and CERAR designs) loads and re-verifies."""
-    from gcsim.cerar.export import load_design
     from gcsim.catalogue import list_catalogue
+    from gcsim.cerar.export import load_design
 
     rows = list_catalogue(repo_root / "designs")
     kinds = {r["kind"] for r in rows}

@@ -50,7 +50,8 @@ def _brute_add(x, y, k, group):
     if group == "cyclic":
         return (x + y) % k
     p, a = PRIME_POWERS[k]
-    return sum(((dx + dy) % p) * p ** i for i, (dx, dy) in enumerate(zip(_digits(x, p, a), _digits(y, p, a))))
+    pairs = zip(_digits(x, p, a), _digits(y, p, a), strict=True)
+    return sum(((dx + dy) % p) * p ** i for i, (dx, dy) in enumerate(pairs))
 
 
 def _brute_block(k, S, group):
@@ -101,7 +102,7 @@ def _vanishing_exact(k, S, group):
     else:
         p, a = PRIME_POWERS[k]
         E = p
-        exps = [[sum(du * dt for du, dt in zip(_digits(u, p, a), _digits(t, p, a))) % p for t in S]
+        exps = [[sum(du * dt for du, dt in zip(_digits(u, p, a), _digits(t, p, a), strict=False)) % p for t in S]
                 for u in range(k)]
     phi = sympy.Poly(sympy.cyclotomic_poly(E, x), x)
     return [sympy.Poly(sum(x ** e for e in row), x).rem(phi).is_zero for row in exps]
@@ -122,7 +123,7 @@ def _rank_mod_p(M, p=2_147_483_629):
         for i in range(rows):
             if i != r and a[i][c]:
                 f = a[i][c]
-                a[i] = [(x - f * y) % p for x, y in zip(a[i], a[r])]
+                a[i] = [(x - f * y) % p for x, y in zip(a[i], a[r], strict=False)]
         r += 1
     return r
 
@@ -234,7 +235,7 @@ def test_theorem_every_block_invertible_when_p_does_not_divide_delta(case):
     k, m, delta, group, seed = case
     g = coset_graph(k, m, delta, group, seed=seed)
     assert bool(g.blocks_invertible().all())
-    for S, M in zip(g.connection_sets, g.blocks):
+    for S, M in zip(g.connection_sets, g.blocks, strict=False):
         rank, det = _sympy_rank_det(M)
         assert rank == k and det != 0
         assert not any(_vanishing_exact(k, S, group))
@@ -369,7 +370,7 @@ GAVE_UP_SEEDS = [10, 11, 31, 35, 80, 83]
 def test_require_invertible_k16_elementary_delta6(seed):
     g = coset_graph(16, 2, 6, "elementary", require_invertible=True, seed=seed)
     assert g.verify()
-    for S, M in zip(g.connection_sets, g.blocks):
+    for S, M in zip(g.connection_sets, g.blocks, strict=False):
         assert _sympy_rank_det(M)[0] == 16
         assert not any(_vanishing_exact(16, S, "elementary"))
     a, b = (set(S) for S in g.connection_sets)           # not translates of each other
@@ -486,7 +487,7 @@ def test_small_instance_rademacher_singular_sometimes_jitter_never():
     perms = np.array(list(itertools.permutations(range(6))))
     signs = np.array([(-1) ** sum(q[i] > q[j] for i in range(6) for j in range(i + 1, 6)) for q in perms])
     dets = (Bs[:, np.arange(6)[None, :], perms].prod(axis=2) * signs).sum(axis=1)
-    for d, det in zip(ds, dets):
+    for d, det in zip(ds, dets, strict=False):
         assert (det != 0) == encoded_matrix_is_invertible(g, d)
     singular = int(np.count_nonzero(dets == 0))
     assert 0 < singular < 2 ** 12

@@ -95,7 +95,7 @@ def numeric_spectrum(adj):
         else:
             vals.append(x)
             counts.append(1)
-    return list(zip(vals, counts))
+    return list(zip(vals, counts, strict=False))
 
 
 # ------------------------------------------------------------------------------- field tables
@@ -395,7 +395,7 @@ def test_eigenvalues_exact_vs_numpy(fn):
     num = numeric_spectrum(g.adjacency)
     assert len(num) == 3
     # eig_tol (first member of each group) plus the rounding of the exact value to float64
-    for (val, mult), (x, c) in zip(exact, num):
+    for (val, mult), (x, c) in zip(exact, num, strict=False):
         ref = float(sympy.N(val, 30))
         assert abs(ref - x) <= eig_tol(g.adjacency) + dot_tol(1, abs(ref)) and mult == c
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -64,8 +64,8 @@ class CombinatorialObject:
 
     #: family name used in catalogues ("bibd", "srg", "coset", "biregular", ...)
     kind: ClassVar[str] = "object"
-    #: the parameter type of the kind (a NamedTuple class)
-    Params: ClassVar[type[NamedTuple]]
+    #: the parameter type of the kind (a NamedTuple class; typed Any: each kind's has its own fields)
+    Params: ClassVar[Any]
 
     _assignment: np.ndarray
     _params: Any
@@ -148,7 +148,7 @@ class CombinatorialObject:
         G.add_nodes_from((("part", i) for i in range(A.shape[0])), bipartite=0)
         G.add_nodes_from((("worker", j) for j in range(A.shape[1])), bipartite=1)
         rows, cols = np.nonzero(A)
-        G.add_edges_from(zip((("part", int(i)) for i in rows), (("worker", int(j)) for j in cols)))
+        G.add_edges_from(zip((("part", int(i)) for i in rows), (("worker", int(j)) for j in cols), strict=False))
         return G
 
     def verify(self) -> bool:  # pragma: no cover - abstract

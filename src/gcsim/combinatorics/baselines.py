@@ -306,7 +306,8 @@ def random_regular_assignment(n: int, d: int, seed: int = 0) -> RandomRegularAss
     d = check_int("d", d, minimum=0)
     seed = check_int("seed", seed, minimum=0)
     if d >= n:
-        raise ImpossibleParametersError("d < n", f"a simple {d}-regular graph needs more than {d} vertices, got n = {n}")
+        raise ImpossibleParametersError("d < n", f"a simple {d}-regular graph needs more than {d} vertices, "
+                                                 f"got n = {n}")
     if (n * d) % 2:
         raise ImpossibleParametersError("n d even", f"n*d = {n * d} is odd: no {d}-regular graph on {n} vertices")
     check_dense_size("n", n, n, "the random regular assignment")

@@ -17,7 +17,7 @@ families of constructions are in ``bibd_geometries``, ``bibd_difference`` and
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -85,7 +85,7 @@ class BIBD(CombinatorialObject):
     Params = BIBDParams
     _blocks: tuple[tuple[int, ...], ...]
 
-    def __init__(self, v: int, blocks: Sequence[Sequence[int]], construction: str,
+    def __init__(self, v: int, blocks: Sequence[Iterable[int]], construction: str,
                  lam: int | None = None, metadata: dict[str, Any] | None = None):
         v = check_int("v", v, minimum=2)
         if hasattr(blocks, "__len__"):  # refuse before building the tuples
@@ -231,7 +231,8 @@ class BIBD(CombinatorialObject):
         B = self._symmetric_block(block_index)
         v, _, _, k, lam = self.params
         if k - lam < 2:
-            raise ImpossibleParametersError("residual", f"residual of a ({v},{k},{lam}) design has blocks of size {k - lam}")
+            raise ImpossibleParametersError("residual", f"residual of a ({v},{k},{lam}) design has blocks of "
+                                                        f"size {k - lam}")
         keep = np.setdiff1d(np.arange(v), B)
         relabel = -np.ones(v, dtype=np.int64)
         relabel[keep] = np.arange(keep.size)
@@ -251,7 +252,8 @@ class BIBD(CombinatorialObject):
         B = self._symmetric_block(block_index)
         v, _, _, k, lam = self.params
         if lam < 2:
-            raise ImpossibleParametersError("derived", f"the derived design of a ({v},{k},{lam}) design has lambda - 1 = {lam - 1} < 1")
+            raise ImpossibleParametersError("derived", f"the derived design of a ({v},{k},{lam}) design has "
+                                                       f"lambda - 1 = {lam - 1} < 1")
         relabel = -np.ones(v, dtype=np.int64)
         relabel[list(B)] = np.arange(k)
         Bset = set(B)

@@ -16,7 +16,7 @@ from .difference_families import (
     develop,
     paley_difference_set,
 )
-from .fields import field_tables, is_prime_power, prime_power_decomposition, primitive_element
+from .fields import field_tables, is_prime_power, prime_power, primitive_element
 
 __all__ = ["paley_design", "difference_family_design", "five_q_design"]
 
@@ -33,7 +33,7 @@ def paley_design(q: int) -> BIBD:
     q = check_int("q", q, minimum=7)
     check_dense_size("q", q, q, f"the incidence matrix of the Paley design of order {q}")
     S = paley_difference_set(q)
-    p, a = prime_power_decomposition(q)
+    p, a = prime_power(q)
     return BIBD(q, develop((p,) * a, [S]), f"Paley difference set in GF({q})", lam=(q - 3) // 4,
                 metadata={"family": "Paley", "q": q, "base_blocks": [S]})
 

@@ -20,7 +20,7 @@ from .difference_families import (
     develop,
     singer_difference_set,
 )
-from .fields import field_tables, is_prime_power, prime_power_decomposition
+from .fields import field_tables, is_prime_power, prime_power
 from .geometries import (
     _codes,
     _spans,
@@ -33,7 +33,16 @@ from .geometries import (
     subspaces,
 )
 
-__all__ = ["projective_geometry_design", "projective_plane", "singer_design", "affine_geometry_design", "affine_plane", "hermitian_unital", "mcfarland_design", "hyperoval_biplane"]
+__all__ = [
+    "projective_geometry_design",
+    "projective_plane",
+    "singer_design",
+    "affine_geometry_design",
+    "affine_plane",
+    "hermitian_unital",
+    "mcfarland_design",
+    "hyperoval_biplane",
+]
 
 
 def projective_geometry_design(n: int, q: int, dim: int | None = None) -> BIBD:
@@ -131,8 +140,8 @@ def hermitian_unital(q: int) -> BIBD:
     """Hermitian unital in PG(2, q^2): a (q^3+1, q+1, 1) design.
 
     Built inside PG(2, q^2) with table arithmetic, so meant for small q
-    (``bibd`` uses it for q <= 5).  Points: the ``q^3+1`` points of the Hermitian curve ``x^{q+1} + y^{q+1} + z^{q+1} = 0``
-    in PG(2, q^2); blocks: its intersections with the secant lines (each meets
+    (``bibd`` uses it for q <= 5).  Points: the ``q^3+1`` points of the Hermitian curve
+    ``x^{q+1} + y^{q+1} + z^{q+1} = 0`` in PG(2, q^2); blocks: its intersections with the secant lines (each meets
     the curve in q+1 points) [BJL, Example I.2.18; HCD VI.7.3].
 
     >>> hermitian_unital(3).params
@@ -183,7 +192,7 @@ def mcfarland_design(q: int, d: int = 1) -> BIBD:
     d = check_int("d", d, minimum=1)
     if not is_prime_power(q):
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
-    p, a = prime_power_decomposition(q)
+    p, a = prime_power(q)
     r = gaussian_binomial(d + 1, 1, q)
     check_dense_size("q", q ** (d + 1) * (r + 1), q ** (d + 1) * (r + 1), f"the McFarland design (q={q}, d={d})")
     hyper = _spans(subspaces(d + 1, d, q), q)                  # (r, q^d, d+1) field codes

@@ -41,7 +41,6 @@ from ..errors import CatalogueError, ImpossibleParametersError, InvalidArgumentE
 from .base import (
     CombinatorialObject,
     require,
-    same_assignment,
     stored_binary,
     stored_construction,
     stored_object_metadata,
@@ -49,7 +48,13 @@ from .base import (
     stored_seed,
 )
 
-__all__ = ["BiregularGraph", "BiregularParams", "biregular_graph", "biregular_from_assignment", "is_connected_assignment"]
+__all__ = [
+    "BiregularGraph",
+    "BiregularParams",
+    "biregular_graph",
+    "biregular_from_assignment",
+    "is_connected_assignment",
+]
 
 
 def is_connected_assignment(assignment: Any) -> bool:
@@ -238,7 +243,7 @@ def _connect(A: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         ncomp, labels = connected_components(_bipartite_adjacency(A), directed=False)
         if ncomp == 1:
             return A
-        part_lab, work_lab = labels[:v], labels[v:]
+        part_lab = labels[:v]
         # a component with at least as many edges as vertices has a cycle
         edges_per = np.bincount(part_lab, weights=A.sum(axis=1), minlength=ncomp)
         verts_per = np.bincount(labels, minlength=ncomp)
@@ -246,9 +251,9 @@ def _connect(A: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         c1 = int(cyc[0])
         us, ws = np.nonzero(A * (part_lab == c1)[:, None])
         G = nx.Graph()
-        G.add_edges_from(zip(us.tolist(), (ws + v).tolist()))
+        G.add_edges_from(zip(us.tolist(), (ws + v).tolist(), strict=False))
         bridges = {tuple(sorted(e)) for e in nx.bridges(G)}
-        cand = [(u, w) for u, w in zip(us.tolist(), ws.tolist()) if (u, w + v) not in bridges]
+        cand = [(u, w) for u, w in zip(us.tolist(), ws.tolist(), strict=False) if (u, w + v) not in bridges]
         u1, w1 = cand[int(rng.integers(len(cand)))]
         us2, ws2 = np.nonzero(A * (part_lab != c1)[:, None])
         i2 = int(rng.integers(us2.size))

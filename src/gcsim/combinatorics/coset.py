@@ -37,7 +37,7 @@ import itertools
 import math
 import numbers
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -57,7 +57,7 @@ from .base import (
     stored_params,
     stored_seed,
 )
-from .fields import finite_field, prime_power_decomposition
+from .fields import finite_field, prime_power, prime_power_decomposition
 
 __all__ = [
     "GROUPS",
@@ -105,7 +105,7 @@ def _bareiss(mat: np.ndarray) -> tuple[int, int]:
     determinant is returned as 0 unless the matrix is square of full rank.
     """
     a = np.array(mat, dtype=object)
-    rows, cols = a.shape
+    rows, cols = int(a.shape[0]), int(a.shape[1])
     prev, sign, r = 1, 1, 0
     for c in range(cols):
         if r == rows:
@@ -135,9 +135,9 @@ def _rank_mod_prime(ints: np.ndarray, prime: int = DEFAULT_PRIME) -> int:
     prime never exceeds the rank over Q (a minor that is nonzero mod P is a
     nonzero integer), so a full rank here is an exact certificate.
     """
-    a = np.array([int(x) % prime for x in np.asarray(ints, dtype=object).ravel()],
-                 dtype=np.int64).reshape(np.shape(ints))
-    rows, cols = a.shape
+    shape: tuple[int, ...] = np.shape(ints)
+    a = np.array([int(x) % prime for x in np.asarray(ints, dtype=object).ravel()], dtype=np.int64).reshape(shape)
+    rows, cols = shape
     r = 0
     for c in range(cols):
         if r == rows:
@@ -246,7 +246,7 @@ class _Group:
 
 @lru_cache(maxsize=32)
 def _group(k: int, kind: str) -> _Group:
-    p, a = prime_power_decomposition(k)
+    p, a = prime_power(k)
     x = np.arange(k, dtype=np.int64)
     if kind == "cyclic":
         add = (x[:, None] + x[None, :]) % k
@@ -314,7 +314,7 @@ class CosetBipartiteGraph(CombinatorialObject):
     _grp: _Group
 
     def __init__(self, k: int, m: int, delta: int, group: str,
-                 connection_sets: Sequence[Sequence[int]], construction: str,
+                 connection_sets: Sequence[Iterable[int]], construction: str,
                  metadata: Mapping[str, Any] | None = None):
         grp = _group(k, group)
         sets = np.asarray(connection_sets, dtype=np.int64).reshape(m, delta)
@@ -435,7 +435,7 @@ class CosetBipartiteGraph(CombinatorialObject):
 
     def blocks_invertible(self) -> np.ndarray:
         """Boolean array of length ``m``: ``M_c`` invertible over Q (exact)."""
-        return ~self.vanishing_characters().any(axis=1)
+        return np.asarray(~self.vanishing_characters().any(axis=1))
 
     def block_eigenvalues(self) -> np.ndarray:
         """Complex ``(m, k)`` eigenvalues of the blocks (floating point, for plots).
@@ -573,7 +573,8 @@ def _random_connection_sets(grp: _Group, m: int, delta: int, rng: np.random.Gene
     sets: list[np.ndarray] = []
     pool: np.ndarray | None = None
     for _ in range(m):
-        fallback = None
+        fallback: np.ndarray | None = None
+        S: np.ndarray | None
         if pool is None:
             for _attempt in range(RANDOM_DRAWS):
                 S = np.sort(rng.choice(grp.k, size=delta, replace=False)).astype(np.int64)
@@ -614,6 +615,7 @@ def _draw_invertible(grp: _Group, delta: int, rng: np.random.Generator, sets: li
             fallback = S if fallback is None else fallback
             if not _is_translate(grp, S, sets):
                 return S
+        assert fallback is not None  # the first of the RANDOM_DRAWS >= 1 draws set it
         return fallback
     batch = 256
     for _start in range(0, RANDOM_BUDGET, batch):
@@ -733,7 +735,8 @@ def coset_graph(k: int, m: int, delta: int, group: str = "cyclic", *,
                 "connection_sets",
                 f"with require_invertible=True every block must be invertible, but M_c for c in {bad} is "
                 f"singular (a character sum of S_c vanishes). k = {k} = {p}^{a} and p = {p} divides "
-                f"delta = {delta}, so the invertibility theorem (docs/theory.md §30) does not apply to these sets; pass "
+                f"delta = {delta}, so the invertibility theorem (docs/theory.md §30) does not apply to these "
+                "sets; pass "
                 f"other sets, or connection_sets=None to let coset_graph search for invertible ones")
     construction = f"coset graph over {'Z_' + str(k) if group == 'cyclic' else 'GF(' + str(k) + ')+'}, {how}"
     return CosetBipartiteGraph(k, m, delta, group, [np.sort(S) for S in sets], construction,
@@ -954,7 +957,7 @@ def certify_invertibility(graph: CosetBipartiteGraph, method: str = "rational", 
     if method == "rational":
         sample_bound = check_int("sample_bound", sample_bound, minimum=1)
         dets = tuple(_bareiss(M.astype(object))[1] for M in blocks)
-        binv = tuple(dt != 0 for dt in dets)
+        binv: tuple[bool | None, ...] = tuple(dt != 0 for dt in dets)
         # block-indicator point: B is block diagonal, rank = sum of block ranks
         rank = sum(_exact_rank_int(M.astype(object)) for M in blocks) if not all(binv) else size
         used, random_used = 1, 0

@@ -31,7 +31,7 @@ import numpy as np
 from .. import limits
 from .._validation import check_int
 from ..errors import InvalidArgumentError
-from .fields import field_tables, prime_power_decomposition, primitive_element
+from .fields import field_tables, prime_power, prime_power_decomposition, primitive_element
 
 __all__ = [
     "develop",
@@ -293,7 +293,7 @@ def _radical_prime(q: int, k: int, lam: int, t: int, root_order: int, e: int) ->
 
 def _is_difference_family(q: int, family, lam: int) -> bool:
     """Exact check over the additive group (Z_p)^a of GF(q): full orbits and every difference lam times."""
-    p, a = prime_power_decomposition(q)
+    p, a = prime_power(q)
     moduli = (p,) * a
     if len(develop(moduli, family)) != q * len(family):
         return False  # some base block has a short orbit
@@ -350,10 +350,10 @@ def search_difference_family(n: int, k: int, lam: int = 1, *, fixed=(), n_fixed:
             return None
         fixed_cov = np.zeros(n_fixed, dtype=np.int64)
         for blk in develop(n, fixed, n_fixed):
-            fin = sum(1 for x in blk if x < n)
+            count = sum(1 for x in blk if x < n)
             for x in blk:
                 if x >= n:
-                    fixed_cov[x - n] += fin
+                    fixed_cov[x - n] += count
         if n_fixed and np.any(fixed_cov != lam * n):
             return None
     elif n_fixed:
@@ -642,44 +642,61 @@ DIFFERENCE_FAMILIES: dict[tuple[int, int, int], tuple[tuple[int, ...], int, list
                   "search_difference_family(21, 6, 3, seed=0, max_nodes=2000000, restarts=20)"),
     (22, 4, 2): ((22,), 0, [[0, 1, 11, 12], [0, 1, 17, 19], [0, 2, 9, 16], [0, 3, 13, 17]],
                   "search_difference_family(22, 4, 2, fixed=[[0, 1, 11, 12]], seed=0, max_nodes=300_000, restarts=3)"),
-    (28, 3, 2): ((28,), 0, [[0, 1, 20], [0, 1, 20], [0, 2, 5], [0, 2, 5], [0, 4, 17], [0, 4, 17], [0, 6, 18], [0, 6, 18], [0, 7, 21]],
+    (28, 3, 2): ((28,), 0, [[0, 1, 20], [0, 1, 20], [0, 2, 5], [0, 2, 5], [0, 4, 17], [0, 4, 17], [0, 6, 18],
+                            [0, 6, 18], [0, 7, 21]],
                   "search_difference_family(28, 3, 2, seed=0, max_nodes=3_000_000, restarts=30)"),
-    (29, 4, 3): ((29,), 0, [[0, 1, 2, 3], [0, 16, 3, 19], [0, 24, 19, 14], [0, 7, 14, 21], [0, 25, 21, 17], [0, 23, 17, 11], [0, 20, 11, 2]],
+    (29, 4, 3): ((29,), 0, [[0, 1, 2, 3], [0, 16, 3, 19], [0, 24, 19, 14], [0, 7, 14, 21], [0, 25, 21, 17],
+                            [0, 23, 17, 11], [0, 20, 11, 2]],
                   "cyclotomic_difference_family(29, 4, 3)"),
-    (34, 4, 2): ((34,), 0, [[0, 1, 17, 18], [0, 1, 3, 11], [0, 2, 6, 11], [0, 3, 15, 27], [0, 4, 13, 20], [0, 5, 20, 26]],
+    (34, 4, 2): ((34,), 0, [[0, 1, 17, 18], [0, 1, 3, 11], [0, 2, 6, 11], [0, 3, 15, 27], [0, 4, 13, 20],
+                            [0, 5, 20, 26]],
                   "search_difference_family(34, 4, 2, fixed=[[0, 1, 17, 18]], seed=0, max_nodes=300_000, restarts=3)"),
-    (35, 5, 2): ((35,), 0, [[0, 7, 14, 21, 28], [0, 7, 14, 21, 28], [0, 1, 3, 20, 26], [0, 1, 3, 13, 30], [0, 4, 15, 26, 31]],
-                  "search_difference_family(35, 5, 2, fixed=[[0, 7, 14, 21, 28], [0, 7, 14, 21, 28]], seed=0, max_nodes=2000000, restarts=20)"),
+    (35, 5, 2): ((35,), 0, [[0, 7, 14, 21, 28], [0, 7, 14, 21, 28], [0, 1, 3, 20, 26], [0, 1, 3, 13, 30],
+                            [0, 4, 15, 26, 31]],
+                  "search_difference_family(35, 5, 2, fixed=[[0, 7, 14, 21, 28], [0, 7, 14, 21, 28]], seed=0, "
+                  "max_nodes=2000000, restarts=20)"),
     (37, 4, 1): ((37,), 0, [[0, 1, 3, 24], [0, 26, 4, 32], [0, 10, 30, 18]],
                   "cyclotomic_difference_family(37, 4, 1)"),
-    (37, 4, 3): ((37,), 0, [[0, 1, 2, 6], [0, 16, 32, 22], [0, 34, 31, 19], [0, 26, 15, 8], [0, 9, 18, 17], [0, 33, 29, 13], [0, 10, 20, 23], [0, 12, 24, 35], [0, 7, 14, 5]],
+    (37, 4, 3): ((37,), 0, [[0, 1, 2, 6], [0, 16, 32, 22], [0, 34, 31, 19], [0, 26, 15, 8], [0, 9, 18, 17],
+                            [0, 33, 29, 13], [0, 10, 20, 23], [0, 12, 24, 35], [0, 7, 14, 5]],
                   "cyclotomic_difference_family(37, 4, 3)"),
-    (40, 3, 2): ((40,), 0, [[0, 1, 22], [0, 1, 22], [0, 2, 5], [0, 2, 5], [0, 4, 11], [0, 4, 11], [0, 6, 20], [0, 6, 30], [0, 8, 17], [0, 8, 17], [0, 10, 24], [0, 12, 25], [0, 12, 25]],
+    (40, 3, 2): ((40,), 0, [[0, 1, 22], [0, 1, 22], [0, 2, 5], [0, 2, 5], [0, 4, 11], [0, 4, 11], [0, 6, 20],
+                            [0, 6, 30], [0, 8, 17], [0, 8, 17], [0, 10, 24], [0, 12, 25], [0, 12, 25]],
                   "search_difference_family(40, 3, 2, seed=0, max_nodes=3_000_000, restarts=30)"),
-    (41, 4, 3): ((41,), 0, [[0, 1, 2, 3], [0, 10, 20, 30], [0, 18, 36, 13], [0, 16, 32, 7], [0, 37, 33, 29], [0, 6, 3, 20], [0, 19, 30, 36], [0, 26, 13, 32], [0, 14, 7, 33], [0, 17, 29, 2]],
+    (41, 4, 3): ((41,), 0, [[0, 1, 2, 3], [0, 10, 20, 30], [0, 18, 36, 13], [0, 16, 32, 7], [0, 37, 33, 29],
+                            [0, 6, 3, 20], [0, 19, 30, 36], [0, 26, 13, 32], [0, 14, 7, 33], [0, 17, 29, 2]],
                   "cyclotomic_difference_family(41, 4, 3)"),
-    (46, 4, 2): ((46,), 0, [[0, 1, 23, 24], [0, 1, 3, 35], [0, 2, 5, 35], [0, 4, 19, 24], [0, 4, 12, 18], [0, 6, 15, 25], [0, 7, 16, 33], [0, 7, 28, 36]],
+    (46, 4, 2): ((46,), 0, [[0, 1, 23, 24], [0, 1, 3, 35], [0, 2, 5, 35], [0, 4, 19, 24], [0, 4, 12, 18],
+                            [0, 6, 15, 25], [0, 7, 16, 33], [0, 7, 28, 36]],
                   "search_difference_family(46, 4, 2, fixed=[[0, 1, 23, 24]], seed=0, max_nodes=300_000, restarts=3)"),
     (49, 4, 1): ((49,), 0, [[0, 1, 5, 19], [0, 2, 12, 38], [0, 3, 20, 28], [0, 6, 15, 22]],
                   "search_difference_family(49, 4, 1, seed=0, max_nodes=3_000_000, restarts=30)"),
-    (49, 4, 3): ((7, 7), 0, [[0, 1, 2, 7], [0, 4, 1, 28], [0, 2, 4, 14], [0, 7, 15, 22], [0, 28, 11, 39], [0, 14, 30, 44], [0, 9, 15, 33], [0, 29, 11, 20], [0, 18, 30, 10], [0, 9, 19, 36], [0, 29, 13, 46], [0, 18, 31, 23]],
+    (49, 4, 3): ((7, 7), 0, [[0, 1, 2, 7], [0, 4, 1, 28], [0, 2, 4, 14], [0, 7, 15, 22], [0, 28, 11, 39],
+                             [0, 14, 30, 44], [0, 9, 15, 33], [0, 29, 11, 20], [0, 18, 30, 10], [0, 9, 19, 36],
+                             [0, 29, 13, 46], [0, 18, 31, 23]],
                   "cyclotomic_difference_family(49, 4, 3)"),
     # (49, 9, 3) and (51, 6, 3): literature data (Handbook of Combinatorial Designs, 2nd ed., 2007,
     # and J. R. Abel's tables), as tabulated in SageMath's design database; re-verified by
     # tests/test_bibd_missing.py (pair count and difference count, independent of gcsim).
     (49, 9, 3): ((49,), 0, [[0, 1, 3, 5, 9, 14, 19, 25, 37], [0, 2, 12, 13, 16, 19, 34, 41, 42]],
-                  "cyclic DF, Colbourn & Dinitz (eds.), Handbook of Combinatorial Designs, 2nd ed. (2007) / J. R. Abel, "
+                  "cyclic DF, Colbourn & Dinitz (eds.), Handbook of Combinatorial Designs, 2nd ed. (2007) / J. "
+                  "R. Abel, "
                   "as tabulated in SageMath's design database"),
-    (51, 5, 2): ((51,), 0, [[0, 1, 4, 28, 46], [0, 1, 4, 35, 46], [0, 2, 16, 28, 38], [0, 2, 10, 17, 31], [0, 7, 19, 32, 40]],
+    (51, 5, 2): ((51,), 0, [[0, 1, 4, 28, 46], [0, 1, 4, 35, 46], [0, 2, 16, 28, 38], [0, 2, 10, 17, 31],
+                            [0, 7, 19, 32, 40]],
                   "search_difference_family(51, 5, 2, seed=0, max_nodes=2000000, restarts=20)"),
     (51, 6, 3): ((51,), 0, [[15, 17, 18, 27, 34, 48], [3, 17, 30, 34, 42, 45], [9, 17, 24, 33, 34, 39],
                             [3, 25, 41, 43, 44, 48], [3, 5, 25, 29, 43, 48]],
-                  "cyclic DF, Colbourn & Dinitz (eds.), Handbook of Combinatorial Designs, 2nd ed. (2007) / J. R. Abel, "
+                  "cyclic DF, Colbourn & Dinitz (eds.), Handbook of Combinatorial Designs, 2nd ed. (2007) / J. "
+                  "R. Abel, "
                   "as tabulated in SageMath's design database"),
     (52, 4, 1): ((51,), 1, [[0, 17, 34, 51], [0, 1, 19, 24], [0, 2, 31, 39], [0, 3, 38, 45], [0, 4, 15, 25]],
                   "search_difference_family(51, 4, 1, fixed=[[0, 17, 34, 51]], n_fixed=1, seed=0)"),
-    (53, 4, 3): ((53,), 0, [[0, 1, 2, 3], [0, 16, 32, 48], [0, 44, 35, 26], [0, 15, 30, 45], [0, 28, 3, 31], [0, 24, 48, 19], [0, 13, 26, 39], [0, 49, 45, 41], [0, 42, 31, 20], [0, 36, 19, 2], [0, 46, 39, 32], [0, 47, 41, 35], [0, 10, 20, 30]],
+    (53, 4, 3): ((53,), 0, [[0, 1, 2, 3], [0, 16, 32, 48], [0, 44, 35, 26], [0, 15, 30, 45], [0, 28, 3, 31],
+                            [0, 24, 48, 19], [0, 13, 26, 39], [0, 49, 45, 41], [0, 42, 31, 20], [0, 36, 19, 2],
+                            [0, 46, 39, 32], [0, 47, 41, 35], [0, 10, 20, 30]],
                   "cyclotomic_difference_family(53, 4, 3)"),
-    (57, 7, 3): ((57,), 0, [[0, 1, 5, 7, 17, 35, 49], [0, 1, 7, 12, 18, 27, 49], [0, 2, 10, 13, 14, 34, 41], [0, 4, 23, 25, 28, 44, 47]],
+    (57, 7, 3): ((57,), 0, [[0, 1, 5, 7, 17, 35, 49], [0, 1, 7, 12, 18, 27, 49], [0, 2, 10, 13, 14, 34, 41],
+                            [0, 4, 23, 25, 28, 44, 47]],
                   "multiplier_difference_family(57, 7, 3, 7, max_nodes=200_000)"),
 }

@@ -41,6 +41,7 @@ __all__ = [
     "is_prime",
     "is_prime_power",
     "prime_power_decomposition",
+    "prime_power",
     "defining_polynomial",
     "field_tables",
     "primitive_element",
@@ -84,6 +85,18 @@ def prime_power_decomposition(q: int) -> tuple[int, int] | None:
     if power and sympy.isprime(power[0]):
         return (int(power[0]), int(power[1]))
     return None
+
+
+def prime_power(q: int) -> tuple[int, int]:
+    """``(p, a)`` with ``q = p**a`` for a prime power ``q``; :class:`InvalidArgumentError` otherwise.
+
+    >>> prime_power(9)
+    (3, 2)
+    """
+    pa = prime_power_decomposition(q)
+    if pa is None:
+        raise InvalidArgumentError("q", f"must be a prime power, got {q}")
+    return pa
 
 
 def is_prime_power(q: int) -> bool:

@@ -142,7 +142,7 @@ def subspaces(N: int, m: int, q: int) -> np.ndarray:
         mats[:, np.arange(m), list(pivots)] = 1
         if free:
             vals = _all_vectors(q, len(free))
-            rows, cols = zip(*free)
+            rows, cols = zip(*free, strict=False)
             mats[:, list(rows), list(cols)] = vals
         out.append(mats)
     return np.concatenate(out, axis=0) if out else np.zeros((0, m, N), dtype=np.int64)

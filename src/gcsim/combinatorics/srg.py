@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from math import isqrt
 
 import numpy as np
@@ -205,6 +205,16 @@ def _block_graph_params(K: int, V: int) -> tuple[int, int, int, int]:
 # the catalogue of buildable parameter sets
 # ----------------------------------------------------------------------------------------------
 
+
+def _steiner_block_graph(K: int, V: int) -> StronglyRegularGraph:
+    """The block graph of gcsim's S(2, K, V)."""
+    return block_graph(steiner_system_blocks(K, V), name=f"block graph of S(2,{K},{V})")
+
+
+def _complement_of(build: Callable[[], StronglyRegularGraph]) -> StronglyRegularGraph:
+    return build().complement()
+
+
 @dataclass(frozen=True)
 class _Entry:
     params: tuple[int, int, int, int]
@@ -232,12 +242,12 @@ def _family_entries(max_v: int):
     for q in range(5, max_v + 1, 4):
         if is_prime_power(q):
             yield _Entry((q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4), f"Paley graph P({q})",
-                         lambda q=q: paley_graph(q))
+                         partial(paley_graph, q))
     # triangular graphs T(n)
     n = 5
     while n * (n - 1) // 2 <= max_v:
         yield _Entry((n * (n - 1) // 2, 2 * (n - 2), n - 2, 4), f"triangular graph T({n})",
-                     lambda n=n: triangular_graph(n))
+                     partial(triangular_graph, n))
         n += 1
     # Latin square graphs LS_m(n) (m = 2: lattice graph)
     n = 2
@@ -245,7 +255,7 @@ def _family_entries(max_v: int):
         for m in range(2, (n if is_prime_power(n) else min(n, 3)) + 1):
             params = (n * n, m * (n - 1), (m - 1) * (m - 2) + n - 2, m * (m - 1))
             yield _Entry(params, f"lattice graph L2({n})" if m == 2 else f"Latin square graph LS_{m}({n})",
-                         lambda m=m, n=n: latin_square_graph(m, n))
+                         partial(latin_square_graph, m, n))
         n += 1
     # collinearity graphs of classical polar spaces of rank >= 2
     for kind in ("Sp", "O", "O+", "O-", "U"):
@@ -266,7 +276,8 @@ def _family_entries(max_v: int):
                     continue
                 if params[0] > max_v:
                     break
-                yield _Entry(params, f"polar graph {kind}({n},{q})", lambda kind=kind, n=n, q=q: polar_graph(kind, n, q))
+                yield _Entry(params, f"polar graph {kind}({n},{q})",
+                             partial(polar_graph, kind, n, q))
                 n += 2 if kind != "U" else 1
     # affine polar graphs VO^eps(2m, q)
     for q in range(2, _root(max_v, 4) + 1):
@@ -278,27 +289,27 @@ def _family_entries(max_v: int):
                 k = (q ** m - eps) * (q ** (m - 1) + eps)
                 lam = q * (q ** (m - 1) - eps) * (q ** (m - 2) + eps) + q - 2
                 mu = q ** (m - 1) * (q ** (m - 1) + eps)
-                yield _Entry((q ** (2 * m), k, lam, mu), f"affine polar graph VO{'+' if eps == 1 else '-'}({2 * m},{q})",
-                             lambda eps=eps, m=m, q=q: affine_polar_graph(eps, m, q))
+                sign = "+" if eps == 1 else "-"
+                yield _Entry((q ** (2 * m), k, lam, mu), f"affine polar graph VO{sign}({2 * m},{q})",
+                             partial(affine_polar_graph, eps, m, q))
             m += 1
     # GQ(q-1, q+1) = T2*(O)
     q = 4
     while q ** 3 <= max_v:
         yield _Entry((q ** 3, (q - 1) * (q + 2), q - 2, q + 2), f"GQ({q - 1},{q + 1}) = T2*(O)",
-                     lambda q=q: hyperoval_gq_graph(q))
+                     partial(hyperoval_gq_graph, q))
         q *= 2
     # block graphs of Steiner systems S(2, K, V)
     for K, V in _steiner_candidates(max_v):
         params = _block_graph_params(K, V)
         if _steiner_available(K, V):
             yield _Entry(params, f"block graph of S(2,{K},{V})",
-                         lambda K=K, V=V: block_graph(steiner_system_blocks(K, V),
-                                                      name=f"block graph of S(2,{K},{V})"))
+                         partial(_steiner_block_graph, K, V))
     # imprimitive graphs: complete multipartite K_{m x n}
     for n in range(2, max_v // 2 + 1):
         for m in range(2, max_v // n + 1):
             yield _Entry((m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n), f"complete multipartite K_{{{m}x{n}}}",
-                         lambda m=m, n=n: complete_multipartite_graph(m, n))
+                         partial(complete_multipartite_graph, m, n))
 
 
 def _polar_v(kind: str, n: int, q: int) -> int:
@@ -388,20 +399,20 @@ def _family_entries_v(v: int, target: tuple[int, int, int, int] | None = None):
     if v >= 5 and v % 4 == 1 and is_prime_power(v):
         q = v
         yield _Entry((q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4), f"Paley graph P({q})",
-                     lambda q=q: paley_graph(q))
+                     partial(paley_graph, q))
     n = (1 + isqrt(1 + 8 * v)) // 2
     if n >= 5 and n * (n - 1) // 2 == v:
-        yield _Entry((v, 2 * (n - 2), n - 2, 4), f"triangular graph T({n})", lambda n=n: triangular_graph(n))
+        yield _Entry((v, 2 * (n - 2), n - 2, 4), f"triangular graph T({n})", partial(triangular_graph, n))
     n = isqrt(v)
     if n >= 2 and n * n == v:
         for m in range(2, (n if is_prime_power(n) else min(n, 3)) + 1):
             params = (n * n, m * (n - 1), (m - 1) * (m - 2) + n - 2, m * (m - 1))
             yield _Entry(params, f"lattice graph L2({n})" if m == 2 else f"Latin square graph LS_{m}({n})",
-                         lambda m=m, n=n: latin_square_graph(m, n))
+                         partial(latin_square_graph, m, n))
     for kind in ("Sp", "O", "O+", "O-", "U"):
         for q, n in _polar_with_v(kind, v):
             params = polar_graph_parameters(kind, n, q)
-            yield _Entry(params, f"polar graph {kind}({n},{q})", lambda kind=kind, n=n, q=q: polar_graph(kind, n, q))
+            yield _Entry(params, f"polar graph {kind}({n},{q})", partial(polar_graph, kind, n, q))
     found = []
     m = 2
     while 2 ** (2 * m) <= v:
@@ -415,11 +426,11 @@ def _family_entries_v(v: int, target: tuple[int, int, int, int] | None = None):
             lam = q * (q ** (m - 1) - eps) * (q ** (m - 2) + eps) + q - 2
             mu = q ** (m - 1) * (q ** (m - 1) + eps)
             yield _Entry((v, k, lam, mu), f"affine polar graph VO{'+' if eps == 1 else '-'}({2 * m},{q})",
-                         lambda eps=eps, m=m, q=q: affine_polar_graph(eps, m, q))
+                         partial(affine_polar_graph, eps, m, q))
     q = _root(v, 3)
     if q >= 4 and q ** 3 == v and q & (q - 1) == 0:
         yield _Entry((v, (q - 1) * (q + 2), q - 2, q + 2), f"GQ({q - 1},{q + 1}) = T2*(O)",
-                     lambda q=q: hyperoval_gq_graph(q))
+                     partial(hyperoval_gq_graph, q))
     if target is not None:
         comp = complement_parameters(*target)
         ks = sorted({isqrt(p[3]) for p in (target, comp) if p[3] >= 0 and isqrt(p[3]) ** 2 == p[3]})
@@ -436,13 +447,12 @@ def _family_entries_v(v: int, target: tuple[int, int, int, int] | None = None):
             V = (1 + root) // 2
             if V >= K * K and (V - 1) % (K - 1) == 0 and v > V and _steiner_available(K, V):
                 yield _Entry(_block_graph_params(K, V), f"block graph of S(2,{K},{V})",
-                             lambda K=K, V=V: block_graph(steiner_system_blocks(K, V),
-                                                          name=f"block graph of S(2,{K},{V})"))
+                             partial(_steiner_block_graph, K, V))
     for n in (ns if ns is not None else _divisors(v)):
         m = v // n
         if n >= 2 and m >= 2:
             yield _Entry((m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n), f"complete multipartite K_{{{m}x{n}}}",
-                         lambda m=m, n=n: complete_multipartite_graph(m, n))
+                         partial(complete_multipartite_graph, m, n))
 
 
 def _steiner_range(v: int) -> range:
@@ -468,7 +478,7 @@ def _with_complements(entries: Iterable[_Entry]) -> dict[tuple[int, int, int, in
     for e in list(cat.values()):
         cp = complement_parameters(*e.params)
         if cp[1] >= 1 and cp not in cat:
-            cat[cp] = _Entry(cp, f"complement of {e.name}", lambda b=e.build: b().complement())
+            cat[cp] = _Entry(cp, f"complement of {e.name}", partial(_complement_of, e.build))
     return cat
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._validation import check_dense_size, check_int
 from ..errors import InvalidArgumentError, VerificationError
-from .fields import field_tables, is_prime_power, prime_power_decomposition
+from .fields import field_tables, is_prime_power, prime_power
 from .srg_graph import StronglyRegularGraph, _make, srg_parameters_of
 
 __all__ = ["paley_graph", "abelian_cayley_graph", "MENON_36_CONNECTION", "menon_graph_36"]
@@ -95,7 +95,7 @@ def paley_graph(q: int) -> StronglyRegularGraph:
     if not is_prime_power(q) or q % 4 != 1:
         raise InvalidArgumentError("q", f"must be a prime power with q = 1 (mod 4), got {q}")
     check_dense_size("q", q, q, f"the adjacency matrix of the Paley graph P({q})")
-    p, a = prime_power_decomposition(q)
+    p, a = prime_power(q)
     _, mul = field_tables(q)
     squares = np.unique(mul.diagonal()[1:])
     adj = _cayley_adjacency(p, a, squares)

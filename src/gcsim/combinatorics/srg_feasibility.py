@@ -315,6 +315,10 @@ def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
     t = 2 * k + (v - 1) * (lam - mu)
     conference = t == 0
     sq = isqrt(D)
+    r: int | _QuadraticSurd
+    s: int | _QuadraticSurd
+    f: Fraction | None
+    g: Fraction | None
     if sq * sq == D:  # r, s are integers: D = (lam-mu)^2 mod 4, so lam - mu +- sq is even
         r, s = (lam - mu + sq) // 2, (lam - mu - sq) // 2
     else:
@@ -327,17 +331,18 @@ def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
         g = (Fraction(v - 1) + Fraction(t, sq)) / 2
     else:
         f = g = None  # irrational multiplicities
-    integral = f is not None and f.denominator == 1 and g.denominator == 1 and f >= 0 and g >= 0
-    if f is None:
+    integral = (f is not None and g is not None and f.denominator == 1 and g.denominator == 1
+                and f >= 0 and g >= 0)
+    if f is None or g is None:
         detail = f"D = {D} is not a square and 2k + (v-1)(lam-mu) = {t} != 0, so f, g are irrational"
     else:
         detail = f"r = {r}, s = {s}, f = {f}, g = {g}" + (" (conference graph)" if conference else "")
     add("integrality of multiplicities", integral, detail)
-    if not integral:
+    if not integral or f is None or g is None:
         rest_na("multiplicities are not integral")
         return SRGFeasibility((v, k, lam, mu), tuple(conds), conference=conference)
-    f, g = int(f), int(g)
-    eig = ((k, 1), (_public(r), f), (_public(s), g))
+    fi, gi = int(f), int(g)
+    eig = ((k, 1), (_public(r), fi), (_public(s), gi))
 
     # 4. conference graphs: v must be a sum of two squares
     if conference:
@@ -359,7 +364,7 @@ def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
 
     # 6. absolute bound (Delsarte-Goethals-Seidel); it needs primitivity: the imprimitive
     #    graphs (mu = 0: disjoint cliques, mu = k: complete multipartite) exist and may violate it
-    bf, bg = f * (f + 3) // 2, g * (g + 3) // 2
+    bf, bg = fi * (fi + 3) // 2, gi * (gi + 3) // 2
     if 0 < mu < k:
         ab = v <= bf and v <= bg
         add("absolute bound", ab, f"v = {v} <= f(f+3)/2 = {bf}: {v <= bf}; v <= g(g+3)/2 = {bg}: {v <= bg}")
@@ -387,18 +392,19 @@ def srg_eigenvalues(v: int, k: int, lam: int, mu: int) -> tuple:
     ((2, 1), (-1/2 + sqrt(5)/2, 2), (-sqrt(5)/2 - 1/2, 2))
     """
     rep = srg_feasibility(v, k, lam, mu)
-    if rep.eigenvalues is None:
+    if rep.eigenvalues is None:  # only when the multiplicities are not integral: infeasible
         rep.raise_if_infeasible()
+        raise AssertionError("parameters without a spectrum passed the feasibility checks")  # pragma: no cover
     return rep.eigenvalues
 
 
 def check_srg_parameters(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
     """Return the feasibility report, raising :class:`ImpossibleParametersError` if infeasible.
 
-    >>> check_srg_parameters(21, 10, 4, 5)
+    >>> check_srg_parameters(21, 10, 4, 5)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    gcsim.errors.ImpossibleParametersError: impossible parameters (conference graph: v is a sum of two squares): (v, k, lam, mu) = (21, 10, 4, 5): v = 21 is not a sum of two squares (Belevitch; van Lint-Seidel)
+    gcsim.errors.ImpossibleParametersError: impossible parameters (conference graph: v is a sum of two squares): ...
     """
     rep = srg_feasibility(v, k, lam, mu)
     rep.raise_if_infeasible()

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._validation import check_dense_size, check_int
 from ..errors import InvalidArgumentError, NotConstructibleError, VerificationError
-from .fields import field_tables, is_prime_power, prime_power_decomposition
+from .fields import field_tables, is_prime_power, prime_power, prime_power_decomposition
 from .geometries import projective_points
 from .srg_cayley import (
     _cayley_adjacency,
@@ -28,7 +28,17 @@ from .srg_combinatorial import (
 )
 from .srg_graph import StronglyRegularGraph, _make, srg_parameters_of
 
-__all__ = ["lattice_graph", "latin_square_graph", "polar_graph_parameters", "polar_graph", "symplectic_graph", "generalized_quadrangle_graph", "two_intersection_graph", "affine_polar_graph", "hyperoval_gq_graph"]
+__all__ = [
+    "lattice_graph",
+    "latin_square_graph",
+    "polar_graph_parameters",
+    "polar_graph",
+    "symplectic_graph",
+    "generalized_quadrangle_graph",
+    "two_intersection_graph",
+    "affine_polar_graph",
+    "hyperoval_gq_graph",
+]
 
 
 def lattice_graph(n: int) -> StronglyRegularGraph:
@@ -84,7 +94,7 @@ def latin_square_graph(m: int, n: int) -> StronglyRegularGraph:
         for lab in labels:
             adj |= (lab[:, None] == lab[None, :]).astype(np.int64)
         adj[np.diag_indices(n * n)] = 0
-        name = "lattice graph L2(%d)" % n if m == 2 else f"Latin square graph LS_3({n}) (cyclic square)"
+        name = f"lattice graph L2({n})" if m == 2 else f"Latin square graph LS_3({n}) (cyclic square)"
         return _make(adj, name, expected, m=m, n=n)
     if not is_prime_power(n):
         raise NotConstructibleError(f"LS_{m}({n}) needs {m - 2} MOLS of order {n}; gcsim only has them "
@@ -339,7 +349,7 @@ def two_intersection_graph(q: int, points, *, name: str | None = None) -> Strong
     n = P.shape[1]
     check_dense_size("points", q ** n, q ** n, f"the Cayley graph on GF({q})^{n}")
     _, mul = field_tables(q)
-    p, a = prime_power_decomposition(q)
+    p, a = prime_power(q)
     mult = mul[np.arange(1, q)[:, None, None], P.astype(np.int64)[None, :, :]]   # (q-1, m, n)
     idx = _vector_index(mult, q).ravel()
     if np.any(np.all(P == 0, axis=1)) or len(np.unique(idx)) != len(idx):

@@ -21,7 +21,14 @@ from .srg_geometric import (
 )
 from .srg_graph import StronglyRegularGraph, _make
 
-__all__ = ["petersen_graph", "clebsch_graph", "shrikhande_graph", "schlafli_graph", "hoffman_singleton_graph", "gewirtz_graph"]
+__all__ = [
+    "petersen_graph",
+    "clebsch_graph",
+    "shrikhande_graph",
+    "schlafli_graph",
+    "hoffman_singleton_graph",
+    "gewirtz_graph",
+]
 
 
 def petersen_graph() -> StronglyRegularGraph:
@@ -120,7 +127,7 @@ def _golay_octads() -> np.ndarray:
     words = (msgs @ G) % 2
     words = np.concatenate([words, words.sum(axis=1, keepdims=True) % 2], axis=1)
     wt = words.sum(axis=1)
-    counts = {int(w): int(c) for w, c in zip(*np.unique(wt, return_counts=True))}
+    counts = {int(w): int(c) for w, c in zip(*np.unique(wt, return_counts=True), strict=False)}
     require(counts == {0: 1, 8: 759, 12: 2576, 16: 759, 24: 1},
             f"Golay code weight distribution wrong: {counts}")
     return words[wt == 8]

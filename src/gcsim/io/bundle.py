@@ -132,10 +132,10 @@ def check_bundle_name(argument: str, name: Any) -> str:
     --------
     >>> check_bundle_name("name", "pg2_9")
     'pg2_9'
-    >>> check_bundle_name("name", "../x")
+    >>> check_bundle_name("name", "../x")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    gcsim.errors.InvalidArgumentError: name: must be a plain file name inside the target folder, got '../x' (contains a path separator)
+    gcsim.errors.InvalidArgumentError: name: must be a plain file name inside the target folder, got '../x' ...
     """
     if not isinstance(name, str):
         raise InvalidArgumentError(argument, f"must be a string, got {type(name).__name__}")
@@ -189,7 +189,7 @@ def _staged_name(name: str, sha: str) -> str:
 
 
 def _is_staged_of(name: str, filename: str) -> bool:
-    return re.fullmatch(re.escape(name) + r"\.[0-9a-f]{%d}\.npz" % _HASH_CHARS, filename) is not None
+    return re.fullmatch(re.escape(name) + rf"\.[0-9a-f]{{{_HASH_CHARS}}}\.npz", filename) is not None
 
 
 def _resolve(path: Any) -> tuple[Path, Path]:
@@ -197,7 +197,7 @@ def _resolve(path: Any) -> tuple[Path, Path]:
     path = check_path("path", path)
     npz_path, json_path = bundle_paths(path)
     if not os.path.lexists(json_path):
-        m = re.fullmatch(r"(.+)\.[0-9a-f]{%d}" % _HASH_CHARS, npz_path.name[:-4])
+        m = re.fullmatch(rf"(.+)\.[0-9a-f]{{{_HASH_CHARS}}}", npz_path.name[:-4])
         if m:
             alt_npz, alt_json = bundle_paths(npz_path.with_name(m.group(1)))
             if os.path.lexists(alt_json):
@@ -233,7 +233,7 @@ def _folder_lock(folder: Path):
 
 def _clean_leftovers(folder: Path, name: str, keep: set[str]) -> None:
     """Remove what killed writers of bundle ``name`` left behind (call with the folder lock held)."""
-    temp = re.compile(r"\.%s(\.npz|\.json|\.[0-9a-f]{%d}\.npz)\.[0-9a-f]{12}\.tmp" % (re.escape(name), _HASH_CHARS))
+    temp = re.compile(rf"\.{re.escape(name)}(\.npz|\.json|\.[0-9a-f]{{{_HASH_CHARS}}}\.npz)\.[0-9a-f]{{12}}\.tmp")
     try:
         entries = os.listdir(folder)
     except OSError:  # pragma: no cover
@@ -319,7 +319,7 @@ def save_bundle(stem: str | Path, arrays: dict[str, Any], manifest: dict[str, An
         raise InvalidArgumentError("stem", f"must end in a plain file name, got {os.fspath(stem)!r}")
     folder = check_folder("stem", npz_path.parent)
     buf = io.BytesIO()
-    np.savez_compressed(buf, **clean)
+    np.savez_compressed(buf, **clean)  # type: ignore[arg-type]  # numpy's stub types **kwds like allow_pickle
     data = buf.getvalue()
     sha = sha256_bytes(data)
     staged = _staged_name(name, sha)
@@ -356,7 +356,7 @@ def save_bundle(stem: str | Path, arrays: dict[str, Any], manifest: dict[str, An
         atomic_write_text(json_path, staged_text)        # 2. commit: the manifest names it
         atomic_write_bytes(npz_path, data)               # 3. the usual name gets the same bytes
         atomic_write_text(json_path, final_text)         # 4. the manifest names <stem>.npz
-        for leftover in {staged, old_data} - {None, npz_path.name}:
+        for leftover in {staged, old_data or staged} - {npz_path.name}:
             with contextlib.suppress(FileNotFoundError):  # 5. nothing names them any more
                 os.unlink(folder / leftover)
     return json_path
@@ -496,7 +496,7 @@ def _parse_npz(data: bytes, specs: dict[str, tuple[tuple[int, ...], np.dtype]], 
                 raise CatalogueError(f"{where}: member {info.filename} would decompress to {info.file_size} bytes, "
                                      f"but shape {list(shape)} dtype {dtype.str} needs {nbytes} (refused unread)")
             try:
-                with zf.open(info) as raw:
+                with zf.open(info) as raw:  # a ZipExtFile: readinto reads without a copy
                     fp = _CountingReader(raw)
                     version = npy.read_magic(fp)
                     if version == (1, 0):
@@ -515,7 +515,7 @@ def _parse_npz(data: bytes, specs: dict[str, tuple[tuple[int, ...], np.dtype]], 
                     buf = bytearray(nbytes)
                     view, got = memoryview(buf), 0
                     while got < nbytes:
-                        n = raw.readinto(view[got:])
+                        n = raw.readinto(view[got:])  # type: ignore[attr-defined]  # IO[bytes] stub lacks it
                         if not n:
                             break
                         got += n
@@ -531,7 +531,8 @@ def _parse_npz(data: bytes, specs: dict[str, tuple[tuple[int, ...], np.dtype]], 
     return arrays
 
 
-def load_bundle(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def load_bundle(path: str | Path, *,
+                max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Load and validate a bundle; returns ``(arrays, manifest)``.
 
     Parameters
