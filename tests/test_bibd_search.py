@@ -24,7 +24,8 @@ from gcsim.combinatorics.difference_families import (
     search_difference_family,
     singer_difference_set,
 )
-from gcsim.combinatorics.geometries import field_tables, gaussian_binomial, subspaces
+from gcsim.combinatorics.fields import field_tables
+from gcsim.combinatorics.geometries import gaussian_binomial, subspaces
 from gcsim.errors import InvalidArgumentError
 
 
