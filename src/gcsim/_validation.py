@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import limits
-from .errors import InvalidArgumentError, SizeLimitError
+from .errors import CatalogueError, InvalidArgumentError, SizeLimitError
 
 __all__ = [
     "check_int",
@@ -170,3 +170,25 @@ def check_count(name: str, count: int, what: str, limit_name: str = "MAX_PATTERN
             name, f"{count_text} {what} to enumerate, over gcsim's limit of {limit:,} "
                   f"(gcsim.limits.{limit_name})" + (f"; {hint}" if hint else ""),
             requested=int(count), limit=limit, limit_name=limit_name)
+
+
+def check_declared_arrays(kind: str, arrays: Any, metadata: Any) -> None:
+    """Refuse a bundle that lacks an array its metadata declares (``metadata["arrays"]``).
+
+    Objects whose arrays are partly optional (a scheme's reference decoder, a model's per-worker
+    probabilities) list the names they wrote, so a file that lost one is refused instead of being
+    rebuilt as a different object.
+
+    >>> check_declared_arrays("scheme", {"B": 1}, {"arrays": ["B", "decoder"]})
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.CatalogueError: scheme: the bundle lacks the array(s) ['decoder'] its metadata declares
+    """
+    declared = metadata.get("arrays") if hasattr(metadata, "get") else None
+    if declared is None:
+        return
+    if not isinstance(declared, (list, tuple)) or not all(isinstance(a, str) for a in declared):
+        raise CatalogueError(f"{kind}: metadata 'arrays' must be a list of array names, got {declared!r}")
+    missing = sorted(set(declared) - set(arrays))
+    if missing:
+        raise CatalogueError(f"{kind}: the bundle lacks the array(s) {missing} its metadata declares")

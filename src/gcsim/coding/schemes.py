@@ -57,7 +57,15 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from .._threads import batched_blas
-from .._validation import check_binary_matrix, check_dense_size, check_finite_array, check_int, check_mask, check_real
+from .._validation import (
+    check_binary_matrix,
+    check_declared_arrays,
+    check_dense_size,
+    check_finite_array,
+    check_int,
+    check_mask,
+    check_real,
+)
 from ..errors import CatalogueError, InvalidArgumentError, NotConstructibleError, VerificationError
 
 __all__ = [
@@ -294,12 +302,33 @@ class Scheme:
                 raise VerificationError(f"{name}: B is not the stack of A diag(d_k) of its diagonals")
         if self.method == "naive" and not np.array_equal(B, np.tile(A.astype(float), (self.m, 1))):
             raise VerificationError(f"{name}: B is not 1_m ⊗ A")
+        if self.method == "ns" and self.decoder is not None:
+            self._verify_ns(name)
         if "H" in self.extras and "P" in self.extras:
             PH = self.extras["P"] @ self.extras["H"]
             tol = 1e3 * max(B.shape) * np.finfo(float).eps * max(1.0, float(np.abs(PH).max(initial=0.0)))
             if PH.shape != B.shape or np.abs(PH - B).max(initial=0.0) > tol:
                 raise VerificationError(f"{name}: B differs from P H")
         return True
+
+    def _verify_ns(self, name: str) -> None:
+        """NS (theory §40.4): ``C_i = V_i⁺`` with ``V_i = X_0[N_i, :]`` of rank m, so ``B X_0 = T``.
+
+        Part ``i``'s m rows of ``B X_0 - T`` are ``C_i V_i - I_m``, which a backward-stable
+        pseudo-inverse makes of size ``O(u κ(V_i))``; the bound below allows ``64 max(r_i, m)``
+        such units, far below the O(1) residual of any other matrix on the same support.
+        """
+        A, X0, m, N = self.assignment, self.decoder, self.m, self.num_parts
+        R = (self.B @ X0 - target_matrix(m, N)).reshape(m, N, m)
+        for i in range(N):
+            V = X0[np.flatnonzero(A[i])]
+            sv = np.linalg.svd(V, compute_uv=False)
+            if sv.size < m or sv[-1] <= 0:
+                raise VerificationError(f"{name}: V_{i} = X_0[N_{i}, :] has rank < m")
+            tol = 64 * max(V.shape[0], m) * np.finfo(float).eps * (sv[0] / sv[-1])
+            if np.abs(R[:, i, :]).max() > tol:
+                raise VerificationError(f"{name}: part {i}: B X_0 differs from T by {np.abs(R[:, i, :]).max():.3g} "
+                                        f"> {tol:.3g} (C_i is not the pseudo-inverse of V_i)")
 
     # -- arrays ------------------------------------------------------------------------------
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -316,7 +345,7 @@ class Scheme:
 
     def bundle_metadata(self) -> dict[str, Any]:
         """``params``, ``construction`` (the method), ``options`` and the non-array ``extras``."""
-        return {"params": list(self.params), "construction": self.method,
+        return {"params": list(self.params), "construction": self.method, "arrays": sorted(self.to_arrays()),
                 "options": {k: _plain(v) for k, v in self.options.items()},
                 "extras": {k: _plain(v) for k, v in self.extras.items() if not isinstance(v, np.ndarray)}}
 
@@ -330,6 +359,7 @@ class Scheme:
             Missing or malformed arrays, parameters that do not match them, or a scheme that
             does not verify.
         """
+        check_declared_arrays("scheme", arrays, metadata)
         try:
             params = SchemeParams(*metadata["params"])
             method = str(metadata["construction"])

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_declared_arrays, check_int
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
 
 __all__ = ["StragglerModel", "rng_from_seed", "readonly"]
@@ -134,7 +134,8 @@ class StragglerModel:
     def bundle_metadata(self) -> dict[str, Any]:
         """JSON-serializable rest: ``params`` (a list), ``construction`` (the model kind) and ``fields``."""
         fields = {k: _jsonable(v) for k, v in self.params._asdict().items()}
-        return {"params": [fields[k] for k in fields], "construction": self.model_kind, "fields": fields}
+        return {"params": [fields[k] for k in fields], "construction": self.model_kind, "fields": fields,
+                "arrays": sorted(self.to_arrays())}
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> StragglerModel:
@@ -151,6 +152,7 @@ class StragglerModel:
             raise CatalogueError(f"straggler model: unknown construction {construction!r}")
         if cls is not StragglerModel and not issubclass(target, cls):
             raise CatalogueError(f"straggler model: construction {construction!r} is not a {cls.__name__}")
+        check_declared_arrays("straggler model", arrays, metadata)
         fields = metadata.get("fields")
         if not isinstance(fields, Mapping):
             raise CatalogueError("straggler model: metadata has no 'fields' mapping")
