@@ -135,3 +135,34 @@ def test_theory_chapters_cite_their_own_sections(repo_root):
                 if ref.split(".")[0] in chapters and ref not in sections:
                     bad.append(f"{f.name}:{lineno}: §{ref}")
     assert not bad, "cross references to missing sections:\n" + "\n".join(bad)
+
+
+def _resolves(dotted: str) -> bool:
+    """``gcsim.a.b.c`` names a module, or an attribute of the longest importable module prefix."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def test_module_names_in_docs_exist(repo_root):
+    """Every ``gcsim.x.y`` the docs and the README name is a module or a public name that exists."""
+    missing = []
+    for f in _text_files(repo_root, "docs", "README.md"):
+        if f.suffix != ".md" or f.name == "reliability.md":  # reliability.md quotes recorded messages
+            continue
+        for lineno, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            for dotted in re.findall(r"\bgcsim(?:\.[A-Za-z_]\w*)+", line):
+                if not _resolves(dotted):
+                    missing.append(f"{f.relative_to(repo_root)}:{lineno}: {dotted}")
+    assert not missing, "names in docs that gcsim does not have:\n" + "\n".join(sorted(set(missing)))

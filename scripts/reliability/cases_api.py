@@ -10,7 +10,7 @@ from reliability import Case
 _G = "import gcsim; "
 _ENC = "import gcsim; from gcsim.coding.schemes import encode; "
 _ST = "from gcsim.coding.stragglers import straggler_model, FixedModel; "
-_FAM = "from gcsim.combinatorics import srg_families as F, bibd as B, geometries as G; "
+_FAM = "from gcsim.combinatorics import srg_cayley as F, bibd_elementary as B, fields as G; "
 
 CASES = [
     # huge but valid: existence by number theory, construction refused up front with the limit

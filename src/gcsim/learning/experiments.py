@@ -14,7 +14,7 @@ import numpy as np
 
 from .._validation import check_int
 from ..combinatorics.baselines import fractional_repetition
-from ..combinatorics.bibd import mcfarland_design
+from ..combinatorics.bibd_geometries import mcfarland_design
 from ..combinatorics.coset import coset_graph
 from .datasets import Dataset
 from .train import CodeSpec, train
