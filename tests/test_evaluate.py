@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 from conftest import FANO
 from gcsim.coding.decoders import optimal_decoder
 from gcsim.coding.evaluate import (
-    GRAM_KAPPA_LIMIT,
     condition_number,
     expected_error,
     expected_error_over_seeds,
@@ -33,6 +32,7 @@ from gcsim.coding.evaluate import (
     optimal_error_all,
     worst_case_error,
 )
+from gcsim.coding.kernels import GRAM_KAPPA_LIMIT
 from gcsim.coding.schemes import Scheme, cyclic_repetition_assignment, encode, target_matrix
 from gcsim.coding.stragglers import (
     BernoulliModel,

@@ -20,7 +20,8 @@ import scipy.linalg as sl
 from sympy import QQ, Rational
 from sympy.polys.matrices import DomainMatrix
 
-from gcsim.coding.evaluate import GRAM_KAPPA_LIMIT, optimal_error, optimal_error_all
+from gcsim.coding.evaluate import optimal_error, optimal_error_all
+from gcsim.coding.kernels import GRAM_KAPPA_LIMIT
 from gcsim.coding.schemes import Scheme, cyclic_repetition_assignment, encode
 from tolerances import SAFETY, unit_roundoff
 

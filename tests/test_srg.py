@@ -20,6 +20,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import gcsim.combinatorics as C
 from gcsim.combinatorics import srg as S
 from gcsim.combinatorics.fields import CONWAY_POLYNOMIALS, field_tables
 from gcsim.combinatorics.srg_geometric import polar_graph_parameters
@@ -129,20 +130,20 @@ def test_field_tables_match_galois():
 @settings(max_examples=8, deadline=None)
 @given(st.sampled_from(PALEY_Q))
 def test_paley_hypothesis(q):
-    g = S.paley_graph(q)
+    g = C.paley_graph(q)
     check_graph(g, (q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4))
 
 
 @pytest.mark.parametrize("q", [9, 25, 49, 81])
 def test_paley_prime_powers(q):
-    check_graph(S.paley_graph(q), (q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4))
+    check_graph(C.paley_graph(q), (q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4))
 
 
 @pytest.mark.parametrize("p", [5, 13, 17, 29, 37])
 def test_paley_primes_equal_networkx(p):
     """For primes, networkx's (directed) Paley graph symmetrized is exactly ours (same labels)."""
     ref = nx.to_numpy_array(nx.paley_graph(p).to_undirected(), nodelist=range(p), dtype=np.int64)
-    assert np.array_equal(S.paley_graph(p).adjacency, ref)
+    assert np.array_equal(C.paley_graph(p).adjacency, ref)
 
 
 def test_paley_9_with_galois_arithmetic():
@@ -154,7 +155,7 @@ def test_paley_9_with_galois_arithmetic():
     squares = {int(x) for x in (e[1:] ** 2)}
     diff = np.asarray(e[:, None] - e[None, :])
     ref = np.isin(diff, list(squares)).astype(np.int64)
-    assert np.array_equal(S.paley_graph(9).adjacency, ref)
+    assert np.array_equal(C.paley_graph(9).adjacency, ref)
 
 
 def test_paley_not_networkx_for_prime_powers():
@@ -167,7 +168,7 @@ def test_paley_not_networkx_for_prime_powers():
 @pytest.mark.parametrize("q", [3, 7, 15, 21, 1, 12.5])
 def test_paley_bad_q(q):
     with pytest.raises(InvalidArgumentError) as ei:
-        S.paley_graph(q)
+        C.paley_graph(q)
     assert ei.value.argument == "q"
 
 
@@ -175,7 +176,7 @@ def test_paley_bad_q(q):
 @settings(max_examples=6, deadline=None)
 @given(st.integers(4, 13))
 def test_triangular_equals_line_graph_of_Kn(n):
-    g = S.triangular_graph(n)
+    g = C.triangular_graph(n)
     check_graph(g, (n * (n - 1) // 2, 2 * (n - 2), n - 2, 4))
     L = nx.line_graph(nx.complete_graph(n))
     order = list(combinations(range(n), 2))
@@ -186,7 +187,7 @@ def test_triangular_equals_line_graph_of_Kn(n):
 @settings(max_examples=6, deadline=None)
 @given(st.integers(2, 10))
 def test_lattice_equals_rook_graph(n):
-    g = S.lattice_graph(n)
+    g = C.lattice_graph(n)
     check_graph(g, (n * n, 2 * (n - 1), n - 2, 2))
     R = nx.cartesian_product(nx.complete_graph(n), nx.complete_graph(n))
     ref = nx.to_numpy_array(R, nodelist=[(i, j) for i in range(n) for j in range(n)], dtype=np.int64)
@@ -198,29 +199,29 @@ def test_lattice_equals_rook_graph(n):
                         if m <= 3 or _is_prime_power(n)]))
 def test_latin_square_graphs(mn):
     m, n = mn
-    check_graph(S.latin_square_graph(m, n), (n * n, m * (n - 1), (m - 1) * (m - 2) + n - 2, m * (m - 1)))
+    check_graph(C.latin_square_graph(m, n), (n * n, m * (n - 1), (m - 1) * (m - 2) + n - 2, m * (m - 1)))
 
 
 def test_latin_square_not_constructible():
     with pytest.raises(NotConstructibleError) as ei:
-        S.latin_square_graph(4, 6)
+        C.latin_square_graph(4, 6)
     assert (36, 15, 6, 6) in ei.value.suggestions
     with pytest.raises(InvalidArgumentError) as ei:
-        S.latin_square_graph(7, 6)
+        C.latin_square_graph(7, 6)
     assert ei.value.argument == "m"
 
 
 def test_kneser_and_petersen():
-    check_graph(S.kneser_graph_2(7), (21, 10, 3, 6))
-    g = S.petersen_graph()
+    check_graph(C.kneser_graph_2(7), (21, 10, 3, 6))
+    g = C.petersen_graph()
     check_graph(g, (10, 3, 0, 1))
     assert nx.is_isomorphic(g.to_networkx(), nx.petersen_graph())
 
 
 def test_imprimitive():
-    check_graph(S.complete_multipartite_graph(4, 3), (12, 9, 6, 9))
-    check_graph(S.disjoint_cliques(3, 4), (12, 3, 2, 0))
-    assert nx.is_isomorphic(S.complete_multipartite_graph(3, 3).to_networkx(),
+    check_graph(C.complete_multipartite_graph(4, 3), (12, 9, 6, 9))
+    check_graph(C.disjoint_cliques(3, 4), (12, 3, 2, 0))
+    assert nx.is_isomorphic(C.complete_multipartite_graph(3, 3).to_networkx(),
                             nx.complete_multipartite_graph(3, 3, 3))
 
 
@@ -232,11 +233,11 @@ def _intersection_array(g):
 
 
 @pytest.mark.parametrize("fn,params", [
-    (S.clebsch_graph, (16, 5, 0, 2)),
-    (S.shrikhande_graph, (16, 6, 2, 2)),
-    (S.schlafli_graph, (27, 16, 10, 8)),
-    (S.hoffman_singleton_graph, (50, 7, 0, 1)),
-    (S.gewirtz_graph, (56, 10, 0, 2)),
+    (C.clebsch_graph, (16, 5, 0, 2)),
+    (C.shrikhande_graph, (16, 6, 2, 2)),
+    (C.schlafli_graph, (27, 16, 10, 8)),
+    (C.hoffman_singleton_graph, (50, 7, 0, 1)),
+    (C.gewirtz_graph, (56, 10, 0, 2)),
 ])
 def test_sporadic(fn, params):
     g = fn()
@@ -250,13 +251,13 @@ def test_hoffman_singleton_isomorphic_to_networkx():
     ref = nx.hoffman_singleton_graph()
     assert brute_params(nx.to_numpy_array(ref, dtype=np.int64)) == (50, 7, 0, 1)
     # both are SRG(50,7,0,1), which is unique (Hoffman-Singleton 1960): compare invariants
-    G = S.hoffman_singleton_graph().to_networkx()
+    G = C.hoffman_singleton_graph().to_networkx()
     assert nx.girth(G) == nx.girth(ref) == 5
 
 
 def test_shrikhande_not_lattice():
     """Same parameters as L2(4), but the neighbourhood of a vertex is C6, not 2 K3."""
-    sh, l2 = S.shrikhande_graph(), S.lattice_graph(4)
+    sh, l2 = C.shrikhande_graph(), C.lattice_graph(4)
     assert sh.params == l2.params
     assert not nx.is_isomorphic(sh.to_networkx(), l2.to_networkx())
     nb = sh.to_networkx().subgraph(list(sh.to_networkx()[0]))
@@ -266,7 +267,7 @@ def test_shrikhande_not_lattice():
 def test_clebsch_is_folded_5_cube():
     Q5 = nx.hypercube_graph(5)
     folded = nx.quotient_graph(Q5, [{u, tuple(1 - x for x in u)} for u in Q5 if u[0] == 0])
-    assert nx.is_isomorphic(nx.Graph(folded), S.clebsch_graph().to_networkx())
+    assert nx.is_isomorphic(nx.Graph(folded), C.clebsch_graph().to_networkx())
 
 
 def test_golay_octads_form_steiner_5_8_24():
@@ -285,18 +286,18 @@ GQ_CASES = [(2, 2), (3, 3), (4, 4), (2, 4), (4, 2), (3, 5), (2, 1), (3, 9), (1, 
 
 @pytest.mark.parametrize("s,t", GQ_CASES)
 def test_generalized_quadrangles(s, t):
-    check_graph(S.generalized_quadrangle_graph(s, t), ((s + 1) * (s * t + 1), s * (t + 1), s - 1, t + 1))
+    check_graph(C.generalized_quadrangle_graph(s, t), ((s + 1) * (s * t + 1), s * (t + 1), s - 1, t + 1))
 
 
 def test_gq_not_constructible():
     with pytest.raises(NotConstructibleError):
-        S.generalized_quadrangle_graph(2, 3)
+        C.generalized_quadrangle_graph(2, 3)
 
 
 @pytest.mark.parametrize("kind,n,q", [("Sp", 6, 2), ("O", 7, 2), ("O+", 6, 2), ("O+", 8, 2), ("O-", 8, 2),
                                       ("O", 5, 3), ("O+", 6, 3), ("U", 5, 4), ("U", 4, 9), ("Sp", 4, 5)])
 def test_polar_graphs(kind, n, q):
-    g = S.polar_graph(kind, n, q)
+    g = C.polar_graph(kind, n, q)
     check_graph(g, polar_graph_parameters(kind, n, q))
     # numbers of singular points, counted independently (Hirschfeld): |Q+(2d-1,q)| etc.
     if kind == "Sp":
@@ -318,14 +319,14 @@ def test_polar_graphs(kind, n, q):
 def test_symplectic_graph():
     for m in (2, 3):
         n = 2 ** (2 * m)
-        g = S.symplectic_graph(m)
+        g = C.symplectic_graph(m)
         check_graph(g, (n - 1, n // 2, n // 4, n // 4))
 
 
 @pytest.mark.parametrize("args", [("Sp", 5, 2), ("X", 4, 2), ("U", 4, 3), ("O+", 4, 6), ("O-", 4, 2)])
 def test_polar_bad_args(args):
     with pytest.raises(InvalidArgumentError):
-        S.polar_graph(*args)
+        C.polar_graph(*args)
 
 
 # ------------------------------------------------------------------------------- two-intersection sets
@@ -335,22 +336,22 @@ def test_affine_polar(eps, m, q):
     k = (q ** m - eps) * (q ** (m - 1) + eps)
     lam = q * (q ** (m - 1) - eps) * (q ** (m - 2) + eps) + q - 2
     mu = q ** (m - 1) * (q ** (m - 1) + eps)
-    check_graph(S.affine_polar_graph(eps, m, q), (q ** (2 * m), k, lam, mu))
+    check_graph(C.affine_polar_graph(eps, m, q), (q ** (2 * m), k, lam, mu))
 
 
 def test_hyperoval_gq():
-    check_graph(S.hyperoval_gq_graph(4), (64, 18, 2, 6))
+    check_graph(C.hyperoval_gq_graph(4), (64, 18, 2, 6))
     with pytest.raises(InvalidArgumentError):
-        S.hyperoval_gq_graph(9)
+        C.hyperoval_gq_graph(9)
 
 
 def test_two_intersection_rejects_non_two_intersection_set():
     # three non-collinear points plus one more general point of PG(2,3): lines meet it in 0, 1 or 2 points
     with pytest.raises(InvalidArgumentError) as ei:
-        S.two_intersection_graph(3, [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]])
+        C.two_intersection_graph(3, [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]])
     assert ei.value.argument == "points"
     with pytest.raises(InvalidArgumentError):
-        S.two_intersection_graph(3, [[1, 0], [2, 0]])  # same projective point
+        C.two_intersection_graph(3, [[1, 0], [2, 0]])  # same projective point
 
 
 # ------------------------------------------------------------------------------- block graphs
@@ -358,7 +359,7 @@ def test_two_intersection_rejects_non_two_intersection_set():
 def test_block_graphs(K, V):
     if (K, V) in ((4, 28), (5, 41)):  # these come from bibd.py (another module), when present
         pytest.importorskip("gcsim.combinatorics.bibd")
-    blocks = S.steiner_system_blocks(K, V)
+    blocks = C.steiner_system_blocks(K, V)
     b = V * (V - 1) // (K * (K - 1))
     assert len(blocks) == b
     # independent Steiner check: every pair of points in exactly one block
@@ -368,26 +369,26 @@ def test_block_graphs(K, V):
             cover[pair] = cover.get(pair, 0) + 1
     assert len(cover) == V * (V - 1) // 2 and set(cover.values()) == {1}
     r = (V - 1) // (K - 1)
-    check_graph(S.block_graph(blocks), (b, K * (r - 1), r - 2 + (K - 1) ** 2, K * K))
+    check_graph(C.block_graph(blocks), (b, K * (r - 1), r - 2 + (K - 1) ** 2, K * K))
 
 
 def test_block_graph_errors():
     fano = [(0, 1, 2), (0, 3, 4), (0, 5, 6), (1, 3, 5), (1, 4, 6), (2, 3, 6), (2, 4, 5)]
     with pytest.raises(InvalidArgumentError, match="complete"):
-        S.block_graph(fano)
+        C.block_graph(fano)
     with pytest.raises(InvalidArgumentError, match="Steiner"):
-        S.block_graph([(0, 1, 2), (0, 1, 3), (2, 3, 4)])
+        C.block_graph([(0, 1, 2), (0, 1, 3), (2, 3, 4)])
     with pytest.raises(InvalidArgumentError):
-        S.block_graph([(0, 1), (2, 3, 4)])
+        C.block_graph([(0, 1), (2, 3, 4)])
     with pytest.raises(InvalidArgumentError):
-        S.block_graph("abc")
+        C.block_graph("abc")
     # S(2,2,n): the block graph is T(n)
-    assert S.block_graph(list(combinations(range(7), 2))).params == (21, 10, 5, 4)
+    assert C.block_graph(list(combinations(range(7), 2))).params == (21, 10, 5, 4)
 
 
 # ------------------------------------------------------------------------------- graph object
-@pytest.mark.parametrize("fn", [S.petersen_graph, S.clebsch_graph, lambda: S.paley_graph(13),
-                                lambda: S.paley_graph(25), lambda: S.polar_graph("Sp", 4, 3)])
+@pytest.mark.parametrize("fn", [C.petersen_graph, C.clebsch_graph, lambda: C.paley_graph(13),
+                                lambda: C.paley_graph(25), lambda: C.polar_graph("Sp", 4, 3)])
 def test_eigenvalues_exact_vs_numpy(fn):
     g = fn()
     exact = g.eigenvalues()
@@ -401,7 +402,7 @@ def test_eigenvalues_exact_vs_numpy(fn):
 
 
 def test_eigenvalues_irrational_exact():
-    (_, _), (r, f), (s, g) = S.paley_graph(13).eigenvalues()
+    (_, _), (r, f), (s, g) = C.paley_graph(13).eigenvalues()
     assert sympy.simplify(r - (-1 + sympy.sqrt(13)) / 2) == 0
     assert sympy.simplify(s - (-1 - sympy.sqrt(13)) / 2) == 0 and f == g == 6
 
@@ -418,21 +419,21 @@ def test_complement_and_open_assignment():
 
 
 def test_verify_detects_corruption():
-    g = S.petersen_graph()
+    g = C.petersen_graph()
     bad = np.array(g.adjacency)
     bad[0, 1] = bad[1, 0] = 1 - bad[0, 1]
     with pytest.raises(VerificationError):
-        S.StronglyRegularGraph(bad, g.params, "corrupted").verify()
+        C.StronglyRegularGraph(bad, g.params, "corrupted").verify()
     with pytest.raises(VerificationError):
-        S.StronglyRegularGraph(g.adjacency, (10, 3, 0, 2), "wrong mu").verify()
+        C.StronglyRegularGraph(g.adjacency, (10, 3, 0, 2), "wrong mu").verify()
     asym = np.array(g.adjacency)
     asym[0, 1] = 1 - asym[0, 1]
     with pytest.raises(VerificationError):
-        S.StronglyRegularGraph(asym, g.params, "asymmetric").verify()
+        C.StronglyRegularGraph(asym, g.params, "asymmetric").verify()
     with pytest.raises(InvalidArgumentError):
-        S.StronglyRegularGraph(np.ones((3, 4)), (3, 1, 0, 0), "x")
+        C.StronglyRegularGraph(np.ones((3, 4)), (3, 1, 0, 0), "x")
     with pytest.raises(InvalidArgumentError):
-        S.StronglyRegularGraph(g.adjacency, g.params, "x", closed="yes")
+        C.StronglyRegularGraph(g.adjacency, g.params, "x", closed="yes")
 
 
 # ------------------------------------------------------------------------------- srg() API
@@ -475,20 +476,20 @@ def test_menon_difference_set_graph():
     assert len(set(D)) == 15 and {((-a) % 6, (-b) % 6) for a, b in D} == set(D)
     diffs = Counter(((a - c) % 6, (b - d) % 6) for a, b in D for c, d in D if (a, b) != (c, d))
     assert len(diffs) == 35 and set(diffs.values()) == {6}
-    check_graph(S.menon_graph_36(), (36, 14, 4, 6))
+    check_graph(C.menon_graph_36(), (36, 14, 4, 6))
     assert S.srg(36, 14, 4, 6).construction.startswith("Cayley graph of a symmetric (36,15,6) Menon")
     check_graph(S.srg(36, 21, 12, 12), (36, 21, 12, 12))
 
 
 def test_abelian_cayley_graph_errors():
     with pytest.raises(InvalidArgumentError) as ei:
-        S.abelian_cayley_graph([7], [[1]])          # not closed under negation
+        C.abelian_cayley_graph([7], [[1]])          # not closed under negation
     assert ei.value.argument == "connection"
     with pytest.raises(InvalidArgumentError):
-        S.abelian_cayley_graph([7], [[0], [1], [6]])  # contains 0
+        C.abelian_cayley_graph([7], [[0], [1], [6]])  # contains 0
     with pytest.raises(InvalidArgumentError):
-        S.abelian_cayley_graph([8], [[1], [7]])     # the 8-cycle is not strongly regular
-    check_graph(S.abelian_cayley_graph([4, 4], [(1, 0), (3, 0), (0, 1), (0, 3), (1, 1), (3, 3)]),
+        C.abelian_cayley_graph([8], [[1], [7]])     # the 8-cycle is not strongly regular
+    check_graph(C.abelian_cayley_graph([4, 4], [(1, 0), (3, 0), (0, 1), (0, 3), (1, 1), (3, 3)]),
                 (16, 6, 2, 2))
 
 
@@ -524,7 +525,7 @@ def test_buildable_srgs_all_build_and_verify():
         assert S.srg(*p, existence=True) is True
     # closed under complements
     for p in params:
-        c = S.complement_parameters(*p)
+        c = C.complement_parameters(*p)
         if c[1] >= 1:
             assert c in params, p
 
@@ -543,8 +544,8 @@ def test_coverage_against_sage():
         assert S.srg(*p, existence=True) is e["sage"], p
 
 
-@pytest.mark.parametrize("fn", [S.petersen_graph, S.clebsch_graph, S.schlafli_graph,
-                                lambda: S.polar_graph("Sp", 4, 3), S.gewirtz_graph])
+@pytest.mark.parametrize("fn", [C.petersen_graph, C.clebsch_graph, C.schlafli_graph,
+                                lambda: C.polar_graph("Sp", 4, 3), C.gewirtz_graph])
 def test_krein_parameter_numerically(fn):
     """E_r o E_r (numpy) has the eigenvalue predicted by the Krein formula on the r-eigenspace,
     and is positive semidefinite."""

@@ -18,7 +18,7 @@ import sympy
 
 from gcsim.combinatorics.srg_feasibility import (
     CONDITION_NAMES,
-    KNOWN_NONEXISTENT,
+    KNOWN_NONEXISTENT_SRGS,
     complement_parameters,
     is_sum_of_two_squares,
     srg_eigenvalues,
@@ -117,7 +117,7 @@ def test_sum_of_two_squares_brute_force():
     assert [n for n in range(100) if is_sum_of_two_squares(n)] == sorted(x for x in squares if x < 100)
 
 
-@pytest.mark.parametrize("params", sorted(KNOWN_NONEXISTENT))
+@pytest.mark.parametrize("params", sorted(KNOWN_NONEXISTENT_SRGS))
 def test_known_nonexistent(params):
     for p in (params, complement_parameters(*params)):
         rep = srg_feasibility(*p)

@@ -70,7 +70,6 @@ from .._validation import check_count, check_finite_array, check_int, check_mask
 from ..errors import InvalidArgumentError
 from .decoders import arrival_scale, bernoulli_rescaled, best_scale
 from .kernels import (
-    GRAM_KAPPA_LIMIT,
     ErrorReport,
     EvalContext,
     check_method,
@@ -94,7 +93,6 @@ from .stragglers import (
 )
 
 __all__ = [
-    "GRAM_KAPPA_LIMIT",
     "MIN_MC_SAMPLES",
     "optimal_error",
     "optimal_error_all",

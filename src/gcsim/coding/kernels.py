@@ -43,7 +43,7 @@ from ..errors import InvalidArgumentError
 
 __all__ = [
     "GRAM_KAPPA_LIMIT",
-    "METHODS",
+    "ROUTES",
     "EvalContext",
     "eval_context",
     "pow2_exponents",
@@ -63,7 +63,7 @@ GRAM_KAPPA_LIMIT = 1e4
 
 #: Evaluation routes; ``"qr"`` is an alias of ``"svd"``, ``"eigh"`` forces the rank-revealing
 #: Gram route (the executor's ``route="eigh"``).
-METHODS = ("auto", "gram", "downdate", "svd", "qr", "eigh")
+ROUTES = ("auto", "gram", "downdate", "svd", "qr", "eigh")
 
 _U = np.finfo(np.float64).eps
 # working-set budget of one batched chunk (bytes)
@@ -551,9 +551,9 @@ def per_row_bytes(ctx: EvalContext, method: str, s: int, f: int, rtol: float | N
 
 
 def check_method(method: str) -> str:
-    """``method`` if it names a route of :data:`METHODS`."""
-    if not isinstance(method, str) or method not in METHODS:
-        raise InvalidArgumentError("method", f"must be one of {METHODS}, got {method!r}")
+    """``method`` if it names a route of :data:`ROUTES`."""
+    if not isinstance(method, str) or method not in ROUTES:
+        raise InvalidArgumentError("method", f"must be one of {ROUTES}, got {method!r}")
     return method
 
 
@@ -581,7 +581,7 @@ def optimal_errors(ctx: EvalContext, masks: np.ndarray, *, method: str = "auto",
     masks : numpy.ndarray of bool, (count, n)
         Checked non-straggler masks (True = arrives).
     method : str
-        A route of :data:`METHODS` (checked by :func:`check_method`).
+        A route of :data:`ROUTES` (checked by :func:`check_method`).
     rtol : float or None
         Checked by :func:`check_rtol`.
     xp : None, "numpy", "cupy" or an array module

@@ -18,8 +18,8 @@ The factories ``bibd``, ``srg`` and ``srg_feasibility`` share their names with t
 so the package namespace keeps the modules (``from gcsim.combinatorics import srg`` is the
 module); the functions are ``gcsim.bibd``, ``gcsim.srg`` and
 ``gcsim.combinatorics.srg_feasibility.srg_feasibility``.  The two tables of known
-nonexistence results stay in their modules (``bibd_existence.KNOWN_NONEXISTENT``,
-``srg_feasibility.KNOWN_NONEXISTENT``).
+nonexistence results stay in their modules (``bibd_existence.KNOWN_NONEXISTENT_BIBDS``,
+``srg_feasibility.KNOWN_NONEXISTENT_SRGS``).
 """
 from __future__ import annotations
 

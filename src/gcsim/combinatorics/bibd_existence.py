@@ -18,12 +18,12 @@ from ..errors import (
     InvalidArgumentError,
 )
 
-__all__ = ["KNOWN_NONEXISTENT", "ternary_form_isotropic", "bruck_ryser_chowla", "bibd_necessary_conditions"]
+__all__ = ["KNOWN_NONEXISTENT_BIBDS", "ternary_form_isotropic", "bruck_ryser_chowla", "bibd_necessary_conditions"]
 
 
 #: Known nonexistence results beyond divisibility / Fisher / BRC, within the
 #: parameters gcsim reasons about.  (v, k, lam) -> reference.
-KNOWN_NONEXISTENT: dict[tuple[int, int, int], str] = {
+KNOWN_NONEXISTENT_BIBDS: dict[tuple[int, int, int], str] = {
     (111, 11, 1): "Lam, Thiel & Swiercz, 'The non-existence of finite projective planes of order 10', "
                   "Canad. J. Math. 41 (1989) 1117-1123",
     (46, 6, 1): "Houghten, Thiel, Janssen & Lam, 'The (46,6,1) block design does not exist', "
@@ -133,14 +133,14 @@ def _violations_list(v: int, k: int, lam: int) -> list[tuple[str, str]]:
     if k < v and r == k + lam and lam <= 2:
         sym = (v + k + lam, k + lam, lam)
         why = ("violates Bruck-Ryser-Chowla" if bruck_ryser_chowla(*sym) is False else
-               f"does not exist ({KNOWN_NONEXISTENT[sym]})" if sym in KNOWN_NONEXISTENT else None)
+               f"does not exist ({KNOWN_NONEXISTENT_BIBDS[sym]})" if sym in KNOWN_NONEXISTENT_BIBDS else None)
         if why is not None:
             out.append(("Hall-Connor (quasi-residual of a nonexistent symmetric design)",
                         f"a ({v},{k},{lam}) design is quasi-residual with lam <= 2, hence the residual of a "
                         f"symmetric {sym} design (Hall & Connor 1954), which {why}"))
             return out
-    if (v, k, lam) in KNOWN_NONEXISTENT:
-        out.append((f"known nonexistence ({KNOWN_NONEXISTENT[(v, k, lam)]})", f"no ({v},{k},{lam}) design exists"))
+    if (v, k, lam) in KNOWN_NONEXISTENT_BIBDS:
+        out.append((f"known nonexistence ({KNOWN_NONEXISTENT_BIBDS[(v, k, lam)]})", f"no ({v},{k},{lam}) design exists"))
     return out
 
 
@@ -160,7 +160,7 @@ def bibd_necessary_conditions(v: int, k: int, lam: int = 1) -> list[str]:
     ``k (k-1) | lam v (v-1)``), ``"Fisher's inequality"`` (``b >= v``),
     ``"Bruck-Ryser-Chowla"`` (symmetric designs), the Hall-Connor embedding of
     quasi-residual designs with lam <= 2 into BRC-excluded symmetric designs,
-    and the tabulated :data:`KNOWN_NONEXISTENT` results.  Only the first
+    and the tabulated :data:`KNOWN_NONEXISTENT_BIBDS` results.  Only the first
     violated condition is reported (later ones presuppose earlier ones).
 
     >>> bibd_necessary_conditions(43, 7, 1), bibd_necessary_conditions(8, 3, 1)

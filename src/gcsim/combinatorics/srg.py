@@ -31,80 +31,34 @@ from ..errors import InvalidArgumentError, NotConstructibleError, VerificationEr
 from .bibd import bibd
 from .difference_families import develop
 from .fields import is_prime_power
-from .srg_cayley import abelian_cayley_graph, menon_graph_36, paley_graph
+from .srg_cayley import menon_graph_36, paley_graph
 from .srg_combinatorial import (
     block_graph,
     complete_multipartite_graph,
-    disjoint_cliques,
-    kneser_graph_2,
     triangular_graph,
 )
 from .srg_feasibility import (
-    KNOWN_NONEXISTENT,
-    SRGFeasibility,
     complement_parameters,
-    srg_eigenvalues,
     srg_feasibility,
 )
 from .srg_geometric import (
     affine_polar_graph,
-    generalized_quadrangle_graph,
     hyperoval_gq_graph,
     latin_square_graph,
-    lattice_graph,
     polar_graph,
     polar_graph_parameters,
-    symplectic_graph,
-    two_intersection_graph,
 )
-from .srg_graph import StronglyRegularGraph, srg_parameters_of
+from .srg_graph import StronglyRegularGraph
 from .srg_sporadic import (
     clebsch_graph,
     gewirtz_graph,
     hoffman_singleton_graph,
     petersen_graph,
     schlafli_graph,
-    shrikhande_graph,
 )
 from .steiner import steiner_triple_system_blocks
 
-__all__ = [
-    "srg",
-    "srg_feasibility",
-    "buildable_srgs",
-    "srg_construction_name",
-    "KNOWN_EXISTING",
-    "KNOWN_NONEXISTENT",
-    "polar_graph_parameters",
-    "StronglyRegularGraph",
-    "SRGFeasibility",
-    "srg_eigenvalues",
-    "srg_parameters_of",
-    "complement_parameters",
-    "steiner_system_blocks",
-    "paley_graph",
-    "triangular_graph",
-    "kneser_graph_2",
-    "lattice_graph",
-    "latin_square_graph",
-    "complete_multipartite_graph",
-    "disjoint_cliques",
-    "petersen_graph",
-    "clebsch_graph",
-    "shrikhande_graph",
-    "schlafli_graph",
-    "hoffman_singleton_graph",
-    "gewirtz_graph",
-    "block_graph",
-    "polar_graph",
-    "generalized_quadrangle_graph",
-    "symplectic_graph",
-    "two_intersection_graph",
-    "affine_polar_graph",
-    "hyperoval_gq_graph",
-    "abelian_cayley_graph",
-    "menon_graph_36",
-]
+__all__ = ["srg", "srg_feasibility", "buildable_srgs", "srg_construction_name", "KNOWN_EXISTING"]
 
 #: Parameter sets (k <= (v-1)/2 representative; complements implied) for which a graph
 #: is known to exist although gcsim cannot build it, with a reference.

@@ -32,7 +32,7 @@ CUP 2022, ch. 1 and 8; Brouwer & Haemers, *Spectra of Graphs*, 2012, §9.1):
    the imprimitive ones (disjoint cliques, complete multipartite) exist whenever
    the basic bounds hold.
 7. Named non-existence results for parameter sets passing 1-6 (table
-   :data:`KNOWN_NONEXISTENT`).
+   :data:`KNOWN_NONEXISTENT_SRGS`).
 
 All arithmetic is exact (integers, fractions and sympy surds).
 """
@@ -56,7 +56,7 @@ __all__ = [
     "complement_parameters",
     "check_srg_parameters",
     "is_sum_of_two_squares",
-    "KNOWN_NONEXISTENT",
+    "KNOWN_NONEXISTENT_SRGS",
     "CONDITION_NAMES",
 ]
 
@@ -73,7 +73,7 @@ CONDITION_NAMES = (
 
 #: Feasible parameter sets (passing every condition above) for which no graph
 #: exists, with the reference proving it.  Complements are added automatically.
-KNOWN_NONEXISTENT: dict[tuple[int, int, int, int], str] = {
+KNOWN_NONEXISTENT_SRGS: dict[tuple[int, int, int, int], str] = {
     (49, 16, 3, 6): ("Bussemaker, Haemers, Mathon & Wilbrink, 'A (49,16,3,6) strongly regular "
                      "graph does not exist', European J. Combin. 10 (1989) 413-418"),
     (57, 14, 1, 4): ("Wilbrink & Brouwer, 'A (57,14,1) strongly regular graph does not exist', "
@@ -373,7 +373,7 @@ def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
 
     # 7. named non-existence results
     key = (v, k, lam, mu)
-    ref = KNOWN_NONEXISTENT.get(key) or KNOWN_NONEXISTENT.get(complement_parameters(*key))
+    ref = KNOWN_NONEXISTENT_SRGS.get(key) or KNOWN_NONEXISTENT_SRGS.get(complement_parameters(*key))
     if ref is not None:
         add("known nonexistence", False, ref)
     else:
