@@ -181,3 +181,26 @@ def test_the_checker_sees_the_app_layer(module):
     # the checks above are only as good as the graph: the CLI must be seen importing its command groups
     targets = {t for i, t, _, _ in IMPORTS if i == module}
     assert any(t.startswith("gcsim.app.") for t in targets), targets
+
+
+@pytest.mark.parametrize("package", ["gcsim", "gcsim.coding", "gcsim.executor", "gcsim.io"])
+def test_every_name_of_a_lazy_stub_resolves(package):
+    # the .pyi stub is the list of public names (lazy_loader reads it); a stale entry would only
+    # fail when a user touches it, so every name is resolved here
+    import importlib
+
+    mod = importlib.import_module(package)
+    assert mod.__all__, package
+    for name in mod.__all__:
+        assert getattr(mod, name) is not None, f"{package}.{name}"
+
+
+def test_import_gcsim_loads_no_layer():
+    # `import gcsim` (and the CLI's --help) must stay cheap: no layer, no galois/cvxpy/torch
+    import subprocess
+    import sys
+
+    code = ("import sys, gcsim; heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('torch', 'cvxpy', 'galois', 'pandas', 'matplotlib') or m.startswith('gcsim.')); print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

@@ -1,82 +1,29 @@
 """gcsim: coding theory for distributed learning.
 
-Layers (data flows one way):
+Layers, bottom to top (each imports only from the ones below it; ``tests/test_architecture.py``
+checks this from the source):
 
+* :mod:`gcsim.io` -- the generic bundle format (arrays + JSON manifest), atomic files;
 * :mod:`gcsim.combinatorics` -- BIBDs, strongly regular graphs, coset bipartite
-  graphs, bi-regular graphs, finite fields;
+  graphs, bi-regular graphs, finite fields (exact, verified, three-valued existence);
 * :mod:`gcsim.coding` -- approximate gradient coding: encoders, straggler
-  models, error evaluators, bounds;
+  models, the optimal-error kernel, decoders, bounds;
 * :mod:`gcsim.cerar` -- ring-based coded approximate all-reduce;
-* :mod:`gcsim.executor` -- the codes on real arrays and engines;
-* :mod:`gcsim.io` -- the design catalogue (export / load with manifests).
+* :mod:`gcsim.catalogue` -- objects of every kind as verified bundles, named instances;
+* :mod:`gcsim.executor` -- the same codes on real arrays (NumPy, CuPy, torch) and on torch.distributed;
+* :mod:`gcsim.learning` -- training with coded gradients;
+* :mod:`gcsim.app` -- the ``gcsim`` command line and ``gcsim reproduce``.
 
-The public names below are loaded lazily so that ``import gcsim`` stays fast
-(galois and cvxpy are only imported when needed).
+The public names are listed in ``__init__.pyi`` (type checkers and tab completion read it)
+and imported on first use, so ``import gcsim`` stays fast (galois, cvxpy and torch are
+imported only when needed).
+
+Examples
+--------
+>>> import gcsim
+>>> gcsim.bibd(7, 3, 1).params
+BIBDParams(v=7, b=7, r=3, k=3, lam=1)
 """
-from __future__ import annotations
+import lazy_loader as _lazy
 
-import importlib
-
-from .errors import (
-    CatalogueError,
-    GcsimError,
-    ImpossibleParametersError,
-    InvalidArgumentError,
-    NotConstructibleError,
-    SizeLimitError,
-    SolverError,
-    VerificationError,
-)
-
-__version__ = "0.1.0"
-
-# public name -> (module, attribute)
-_LAZY = {
-    # combinatorics
-    "bibd": ("gcsim.combinatorics.bibd", "bibd"),
-    "srg": ("gcsim.combinatorics.srg", "srg"),
-    "coset_graph": ("gcsim.combinatorics.coset", "coset_graph"),
-    "biregular_graph": ("gcsim.combinatorics.biregular", "biregular_graph"),
-    "finite_field": ("gcsim.combinatorics.fields", "finite_field"),
-    # coding
-    "encode": ("gcsim.coding.schemes", "encode"),
-    "optimal_error": ("gcsim.coding.evaluate", "optimal_error"),
-    "straggler_model": ("gcsim.coding.stragglers", "straggler_model"),
-    "fixed_decoder_error": ("gcsim.coding.evaluate", "fixed_decoder_error"),
-    "expected_error": ("gcsim.coding.evaluate", "expected_error"),
-    "worst_case_error": ("gcsim.coding.evaluate", "worst_case_error"),
-    "verify_bounds": ("gcsim.coding.verify", "verify_bounds"),
-    "delay_model": ("gcsim.coding.delays", "delay_model"),
-    "arrival_rule": ("gcsim.coding.delays", "arrival_rule"),
-    "expected_decode_time": ("gcsim.coding.delays", "expected_decode_time"),
-    "decoder_table": ("gcsim.coding.decoder_table", "decoder_table"),
-    "load_decoder_table": ("gcsim.coding.decoder_table", "load_decoder_table"),
-    # executor
-    "run_scheme": ("gcsim.executor.arrays", "run_scheme"),
-    # io
-    "export_object": ("gcsim.catalogue", "export_object"),
-    "load_object": ("gcsim.catalogue", "load_object"),
-}
-
-_SUBMODULES = {"combinatorics", "coding", "cerar", "executor", "learning", "io", "errors", "limits"}
-
-__all__ = sorted(list(_LAZY) + list(_SUBMODULES) + [
-    "GcsimError", "InvalidArgumentError", "ImpossibleParametersError", "NotConstructibleError",
-    "VerificationError", "CatalogueError", "SolverError", "SizeLimitError", "__version__"])
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        module, attr = _LAZY[name]
-        value = getattr(importlib.import_module(module), attr)
-        globals()[name] = value
-        return value
-    if name in _SUBMODULES:
-        value = importlib.import_module(f"gcsim.{name}")
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'gcsim' has no attribute {name!r}")
-
-
-def __dir__():
-    return __all__
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

@@ -15,34 +15,8 @@
 
 Names are loaded lazily: ``import gcsim.executor`` does not import torch.
 """
-from __future__ import annotations
 
-import importlib
+import lazy_loader as _lazy
 
-_LAZY = {
-    "run_scheme": "arrays", "SchemeRun": "arrays", "batched_optimal_error": "arrays", "get_namespace": "arrays",
-    "run_cerar": "cerar_arrays", "CerarRun": "cerar_arrays",
-    "launch": "launcher", "LaunchResult": "launcher", "RankFailure": "launcher", "LaunchTimeoutError": "launcher",
-    "free_port": "launcher",
-    "RingFailureError": "collectives", "ByteCounter": "collectives", "cerar_all_reduce": "collectives",
-    "ring_all_reduce": "collectives", "library_all_reduce": "collectives", "as_design": "collectives",
-    "simulated_schedule": "parameter_server", "seeded_delays": "parameter_server",
-    "parameter_server_job": "parameter_server",
-    "run_collectives": "experiments", "collectives_job": "experiments", "run_parameter_server": "experiments",
-    "register_cerar_hook": "ddp_hook", "cerar_hook": "ddp_hook", "CerarHookState": "ddp_hook",
-    "NetemTopology": "netem", "netem_available": "netem",
-}
-
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"gcsim.executor.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'gcsim.executor' has no attribute {name!r}")
-
-
-def __dir__():
-    return __all__
+# public names listed in __init__.pyi, imported on first use
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

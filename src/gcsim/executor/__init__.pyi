@@ -1,0 +1,49 @@
+from .arrays import (
+    SchemeRun as SchemeRun,
+    batched_optimal_error as batched_optimal_error,
+    get_namespace as get_namespace,
+    run_scheme as run_scheme,
+    to_numpy as to_numpy,
+)
+from .cerar_arrays import (
+    CerarRun as CerarRun,
+    run_cerar as run_cerar,
+)
+from .collectives import (
+    ByteCounter as ByteCounter,
+    RingFailureError as RingFailureError,
+    as_design as as_design,
+    cerar_all_reduce as cerar_all_reduce,
+    library_all_reduce as library_all_reduce,
+    ring_all_reduce as ring_all_reduce,
+)
+from .ddp_hook import (
+    CerarHookState as CerarHookState,
+    cerar_hook as cerar_hook,
+    register_cerar_hook as register_cerar_hook,
+)
+from .experiments import (
+    collectives_job as collectives_job,
+    run_collectives as run_collectives,
+    run_parameter_server as run_parameter_server,
+)
+from .launcher import (
+    GLOO_SOURCE as GLOO_SOURCE,
+    LaunchResult as LaunchResult,
+    LaunchTimeoutError as LaunchTimeoutError,
+    RankFailure as RankFailure,
+    exception_line as exception_line,
+    free_port as free_port,
+    launch as launch,
+)
+from .netem import (
+    NetemError as NetemError,
+    NetemTopology as NetemTopology,
+    netem_available as netem_available,
+    parse_rate as parse_rate,
+)
+from .parameter_server import (
+    parameter_server_job as parameter_server_job,
+    seeded_delays as seeded_delays,
+    simulated_schedule as simulated_schedule,
+)

@@ -1,0 +1,27 @@
+from .bundle import (
+    BUNDLE_FORMAT as BUNDLE_FORMAT,
+    BUNDLE_VERSION as BUNDLE_VERSION,
+    DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES,
+    MAX_MANIFEST_BYTES as MAX_MANIFEST_BYTES,
+    bundle_paths as bundle_paths,
+    check_bundle_name as check_bundle_name,
+    check_path as check_path,
+    load_bundle as load_bundle,
+    save_bundle as save_bundle,
+)
+from .manifest import (
+    FileRefusedError as FileRefusedError,
+    atomic_path as atomic_path,
+    atomic_write_bytes as atomic_write_bytes,
+    atomic_write_text as atomic_write_text,
+    check_folder as check_folder,
+    dumps as dumps,
+    file_kind as file_kind,
+    git_sha as git_sha,
+    provenance as provenance,
+    read_json_object as read_json_object,
+    read_regular_file as read_regular_file,
+    sha256_bytes as sha256_bytes,
+    sha256_file as sha256_file,
+    to_jsonable as to_jsonable,
+)
