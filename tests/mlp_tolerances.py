@@ -34,7 +34,7 @@ def backprop_bounds(sizes, activation, theta, X, y, normalizer=None, weights=Non
     Z = float(B) if normalizer is None else float(normalizer)
     w = np.ones(B) if weights is None else np.abs(np.asarray(weights, float))
     layers, off = [], 0
-    for fi, fo in zip(sizes[:-1], sizes[1:]):
+    for fi, fo in zip(sizes[:-1], sizes[1:], strict=True):
         W = theta[off:off + fi * fo].reshape(fi, fo)
         off += fi * fo
         layers.append((W, theta[off:off + fo]))

@@ -2,8 +2,7 @@
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gcsim.combinatorics.baselines import (
     cyclic_repetition,

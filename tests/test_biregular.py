@@ -8,8 +8,7 @@ from collections import deque
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gcsim.combinatorics import biregular as br
 from gcsim.combinatorics.biregular import (

@@ -15,8 +15,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import sympy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gcsim.coding import bounds as bd
 from gcsim.coding.decoders import rd_unbiased_decoder

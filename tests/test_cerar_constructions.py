@@ -16,8 +16,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gcsim.cerar import CerarDesign, design, errors
 from gcsim.cerar.constructions import perturbation_nodes, r_star, vandermonde_complex

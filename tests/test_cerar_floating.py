@@ -6,16 +6,14 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gcsim.cerar import design, epsilon_sweep, simulate
 from gcsim.cerar.floating import predicted_optimal_eps
 from gcsim.cerar.protocol import round_bfloat16, unit_roundoff
 from gcsim.errors import InvalidArgumentError
 from test_cerar_protocol import naive_ring, ring_tol
-from tolerances import SAFETY
-from tolerances import unit_roundoff as np_unit_roundoff
+from tolerances import SAFETY, unit_roundoff as np_unit_roundoff
 
 
 def bf16_reference(x):

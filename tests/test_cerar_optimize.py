@@ -20,8 +20,7 @@ import math
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gcsim.cerar.design import CerarDesign
 from gcsim.cerar.optimize import (

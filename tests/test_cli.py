@@ -136,10 +136,10 @@ def test_top_level_public_names_resolve():
                  "load_object", "cerar"):
         assert callable(getattr(gcsim, name)) or hasattr(getattr(gcsim, name), "design"), name
     with pytest.raises(AttributeError):
-        gcsim.no_such_name
+        _ = gcsim.no_such_name
 
 
-# ----------------------------------------------------------------------------- issue #9 §5: every user error is one line
+# -------------------------------------------------------------------------- issue #9 §5: every user error is one line
 
 def one_line_error(code, err, *needles, exit_code=2):
     assert code == exit_code, err

@@ -12,8 +12,7 @@ from itertools import product
 import numpy as np
 import pytest
 import sympy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from sympy.polys.matrices import DomainMatrix
 
 from gcsim.combinatorics.coset import (

@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sl
 import sympy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from conftest import FANO
 from gcsim.coding.decoders import optimal_decoder

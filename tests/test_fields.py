@@ -1,8 +1,7 @@
 """Finite fields: prime powers, primitive elements, squares, cosets — checked by brute force."""
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gcsim.combinatorics import fields as F
 from gcsim.errors import InvalidArgumentError

@@ -26,10 +26,9 @@ import pytest
 
 import gcsim
 from gcsim.app.cli import main as cli_main
-from gcsim.errors import CatalogueError, InvalidArgumentError
 from gcsim.catalogue import objects as catalogue
-from gcsim.io import bundle as cat
-from gcsim.io import manifest as mf
+from gcsim.errors import CatalogueError, InvalidArgumentError
+from gcsim.io import bundle as cat, manifest as mf
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, /dev/zero, fork and umask are POSIX")
 
@@ -90,8 +89,8 @@ def test_export_object_refuses_names_that_leave_the_folder(tmp_path, name):
 
 @pytest.mark.parametrize("name", ["../../x", ABSOLUTE, "a\\b", ".x", "x\x00"])
 def test_export_design_refuses_names_that_leave_the_folder(tmp_path, name):
-    from gcsim.cerar.factory import design
     from gcsim.cerar.export import export_design
+    from gcsim.cerar.factory import design
 
     if name == ABSOLUTE:
         name = str(tmp_path / "escaped")
@@ -410,8 +409,8 @@ def test_coset_seed_and_interval_claims_are_rederived(tmp_path):
 
 
 def test_cerar_arrays_must_be_finite_floats(tmp_path):
-    from gcsim.cerar.factory import design
     from gcsim.cerar.export import export_design, load_design
+    from gcsim.cerar.factory import design
 
     d = design(3, 5, "perturbation", eps=0.1)
     export_design(d, tmp_path, "d")

@@ -5,14 +5,12 @@ Tolerances are first-order rounding bounds of the forward and backward passes
 """
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from scipy.special import logsumexp
 
 from gcsim.errors import InvalidArgumentError
 from gcsim.learning.models import MLP, cross_entropy
-from mlp_tolerances import backprop_bounds as _backprop_bounds
-from mlp_tolerances import g_ as _g
+from mlp_tolerances import backprop_bounds as _backprop_bounds, g_ as _g
 
 
 def _complex_step_gradient(sizes, activation, theta, X, y, h=1e-40):

@@ -208,7 +208,7 @@ def test_srg_fixture_parameters():
 
 
 # --------------------------------------------------------------------------- gcsim vs Sage: BIBD
-@pytest.mark.parametrize("e", BIBD, ids=lambda e: "bibd-%d-%d-%d" % _bkey(e))
+@pytest.mark.parametrize("e", BIBD, ids=lambda e: "bibd-{}-{}-{}".format(*_bkey(e)))
 def test_bibd_against_sage(e):
     v, k, lam = _bkey(e)
     ans = bibd_exist(v, k, lam)
@@ -235,7 +235,7 @@ def test_bibd_against_sage(e):
 
 
 # --------------------------------------------------------------------------- gcsim vs Sage: SRG
-@pytest.mark.parametrize("e", SRG, ids=lambda e: "srg-%d-%d-%d-%d" % _skey(e))
+@pytest.mark.parametrize("e", SRG, ids=lambda e: "srg-{}-{}-{}-{}".format(*_skey(e)))
 def test_srg_against_sage(e):
     v, k, lam, mu = _skey(e)
     ans = srg_exist(v, k, lam, mu)

@@ -7,8 +7,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.linalg as sl
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from conftest import FANO
 from executor_tolerances import fixed_residual_tol

@@ -17,8 +17,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import sympy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import gcsim.combinatorics as C
 from gcsim.combinatorics import srg as S

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CatalogueError
 from ..catalogue.named import NAMED_INSTANCES
 from ..catalogue.objects import export_object, load_object
+from ..errors import CatalogueError
 from ..io.bundle import bundle_paths
 
 __all__ = ["catalogue_table", "format_table", "table_ok"]
@@ -71,6 +71,6 @@ def format_table(rows: list[dict[str, Any]]) -> str:
                      str(r.get("construction") or r.get("error", "-"))[:48],
                      "yes" if r["verified"] else "NO", str(r.get("file", "-"))[:40]])
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)), "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)), "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths, strict=True)) for b in body]
     return "\n".join(lines)

@@ -27,11 +27,13 @@ from collections.abc import Iterator, Sequence
 from .. import limits
 from .._version import __version__
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
-from .commands import cerar as cerar_commands
-from .commands import coding as coding_commands
-from .commands import combinatorics as combinatorics_commands
-from .commands import executor as executor_commands
-from .commands import learning as learning_commands
+from .commands import (
+    cerar as cerar_commands,
+    coding as coding_commands,
+    combinatorics as combinatorics_commands,
+    executor as executor_commands,
+    learning as learning_commands,
+)
 from .common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Parser, check_output_dir, emit, int_arg, os_reason, path_errors
 
 __all__ = ["main", "build_parser", "COMMANDS"]

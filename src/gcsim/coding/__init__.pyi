@@ -23,10 +23,10 @@ from .bounds import (
     worst_case_rd_upper_bound as worst_case_rd_upper_bound,
 )
 from .decoder_table import (
-    DecoderTable as DecoderTable,
-    DecoderTableParams as DecoderTableParams,
     TABLE_FORMAT_VERSION as TABLE_FORMAT_VERSION,
     TABLE_KIND as TABLE_KIND,
+    DecoderTable as DecoderTable,
+    DecoderTableParams as DecoderTableParams,
     decoder_table as decoder_table,
     load_decoder_table as load_decoder_table,
     pattern_count as pattern_count,
@@ -43,16 +43,16 @@ from .decoders import (
     rd_unbiased_decoders as rd_unbiased_decoders,
 )
 from .delays import (
+    DELAY_KINDS as DELAY_KINDS,
+    QUAD_EPSREL as QUAD_EPSREL,
+    RULES as RULES,
     ArrivalRule as ArrivalRule,
     BimodalDelays as BimodalDelays,
-    DELAY_KINDS as DELAY_KINDS,
     DecodeTime as DecodeTime,
     DelayModel as DelayModel,
     DelayParams as DelayParams,
     DelayStragglerModel as DelayStragglerModel,
     ParetoDelays as ParetoDelays,
-    QUAD_EPSREL as QUAD_EPSREL,
-    RULES as RULES,
     ShiftedExponentialDelays as ShiftedExponentialDelays,
     TraceDelays as TraceDelays,
     arrival_rule as arrival_rule,
@@ -60,8 +60,8 @@ from .delays import (
     expected_decode_time as expected_decode_time,
 )
 from .evaluate import (
-    ExpectedErrorResult as ExpectedErrorResult,
     MIN_MC_SAMPLES as MIN_MC_SAMPLES,
+    ExpectedErrorResult as ExpectedErrorResult,
     SeedsExpectedResult as SeedsExpectedResult,
     WorstCaseErrorResult as WorstCaseErrorResult,
     condition_number as condition_number,
@@ -82,10 +82,10 @@ from .experiments import (
     plot_instability as plot_instability,
 )
 from .kernels import (
-    ErrorReport as ErrorReport,
-    EvalContext as EvalContext,
     GRAM_KAPPA_LIMIT as GRAM_KAPPA_LIMIT,
     ROUTES as ROUTES,
+    ErrorReport as ErrorReport,
+    EvalContext as EvalContext,
     check_method as check_method,
     check_rtol as check_rtol,
     chunk_rows as chunk_rows,
@@ -112,13 +112,13 @@ from .straggler_base import (
     rng_from_seed as rng_from_seed,
 )
 from .stragglers import (
+    KINDS as KINDS,
     AllPatternsModel as AllPatternsModel,
     AllPatternsParams as AllPatternsParams,
     BernoulliModel as BernoulliModel,
     BernoulliParams as BernoulliParams,
     FixedModel as FixedModel,
     FixedParams as FixedParams,
-    KINDS as KINDS,
     MarkovModel as MarkovModel,
     MarkovParams as MarkovParams,
     TraceModel as TraceModel,

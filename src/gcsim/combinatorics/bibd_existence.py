@@ -140,7 +140,8 @@ def _violations_list(v: int, k: int, lam: int) -> list[tuple[str, str]]:
                         f"symmetric {sym} design (Hall & Connor 1954), which {why}"))
             return out
     if (v, k, lam) in KNOWN_NONEXISTENT_BIBDS:
-        out.append((f"known nonexistence ({KNOWN_NONEXISTENT_BIBDS[(v, k, lam)]})", f"no ({v},{k},{lam}) design exists"))
+        reason = KNOWN_NONEXISTENT_BIBDS[(v, k, lam)]
+        out.append((f"known nonexistence ({reason})", f"no ({v},{k},{lam}) design exists"))
     return out
 
 

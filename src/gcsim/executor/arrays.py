@@ -35,10 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from .._array_api import asarray as _asarray
-from .._array_api import check_gradients as _check_gradients
-from .._array_api import get_namespace, to_numpy
-from .._array_api import infer_namespace as _infer
+from .._array_api import (
+    asarray as _asarray,
+    check_gradients as _check_gradients,
+    get_namespace,
+    infer_namespace as _infer,
+    to_numpy,
+)
 from .._validation import check_int, check_mask
 from ..coding.decoders import optimal_decoders
 from ..coding.kernels import check_rtol, eval_context, optimal_errors

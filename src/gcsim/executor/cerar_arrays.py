@@ -6,10 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._array_api import asarray as _asarray
-from .._array_api import check_gradients as _check_gradients
-from .._array_api import infer_namespace as _infer
-from .._array_api import to_numpy
+from .._array_api import asarray as _asarray, check_gradients as _check_gradients, infer_namespace as _infer, to_numpy
 from ..cerar.design import CerarDesign
 from ..cerar.ring import encode, packet_size, run_ring
 from ..cerar.traffic import cerar_bytes
