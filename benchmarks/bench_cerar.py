@@ -10,6 +10,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_cerar.py [--quick] [--threads=K]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,8 +72,7 @@ def main() -> None:
     repeat = 2 if args.quick else 5
     rng = np.random.default_rng(0)
     rows = []
-    print(f"{'N':>3} {'c':>3} {'dtype':>8} {'d':>9} {'sim [s]':>10} {'ns/scalar':>10} "
-          f"{'loop [s]':>10} {'speedup':>8}")
+    print(f"{'N':>3} {'c':>3} {'dtype':>8} {'d':>9} {'sim [s]':>10} {'ns/scalar':>10} {'loop [s]':>10} {'speedup':>8}")
     for N, c in configs:
         des = design(N, c, "perturbation", eps=0.01)
         for dtype in ("float64", "float32"):
@@ -84,9 +84,18 @@ def main() -> None:
                     ref = per_worker_loop(des, g)
                     assert np.allclose(ref, simulate(des, g).outputs, atol=1e-8 * (1 + abs(ref).max()))
                     t_loop = best_time(lambda: per_worker_loop(des, g), repeat)
-                rows.append({"N": N, "c": c, "dtype": dtype, "d": d, "seconds": t_sim,
-                             "ns_per_scalar": 1e9 * t_sim / (N * d), "loop_seconds": t_loop,
-                             "speedup_vs_loop": (t_loop / t_sim) if t_loop else None})
+                rows.append(
+                    {
+                        "N": N,
+                        "c": c,
+                        "dtype": dtype,
+                        "d": d,
+                        "seconds": t_sim,
+                        "ns_per_scalar": 1e9 * t_sim / (N * d),
+                        "loop_seconds": t_loop,
+                        "speedup_vs_loop": (t_loop / t_sim) if t_loop else None,
+                    }
+                )
                 sp = f"{t_loop / t_sim:8.1f}" if t_loop else f"{'-':>8}"
                 lp = f"{t_loop:10.4f}" if t_loop else f"{'-':>10}"
                 print(f"{N:>3} {c:>3} {dtype:>8} {d:>9} {t_sim:10.4f} {1e9 * t_sim / (N * d):10.2f} {lp} {sp}")
@@ -97,10 +106,17 @@ def main() -> None:
             slope = float(np.polyfit(np.log([r["d"] for r in sel]), np.log([r["seconds"] for r in sel]), 1)[0])
             slopes[f"N={N},c={c},{dtype}"] = slope
             print(f"log-log slope of time vs d (d >= {sizes[-3]:g}), N={N}, c={c}, {dtype}: {slope:.2f}")
-    result = {"benchmark": "cerar_simulator_throughput", "method": "perturbation", "eps": 0.01,
-              "seed": 0, "repeat": repeat, "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
-              "rows": rows, "slopes_largest_three_d": slopes,
-              "provenance": provenance()}
+    result = {
+        "benchmark": "cerar_simulator_throughput",
+        "method": "perturbation",
+        "eps": 0.01,
+        "seed": 0,
+        "repeat": repeat,
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+        "rows": rows,
+        "slopes_largest_three_d": slopes,
+        "provenance": provenance(),
+    }
     atomic_write_text(args.out, dumps(result))
     print(f"wrote {args.out}")
 

@@ -13,6 +13,7 @@ Measures, on this machine:
 Run:  .venv/bin/python benchmarks/bench_cerar_optimize.py [--sweeps 10] [--out benchmarks/results]
 Writes ``<out>/cerar_optimize.json`` (with provenance) and prints it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,7 @@ def _joint_steps(A: np.ndarray, D: np.ndarray, kappa: float, solver: str) -> tup
     s = cp.Variable(N, nonneg=True)
     T = np.tile(np.eye(C), (1, N - 1))
     cons = sum((_kappa_constraints(cp, Xs[i], Qd[i], s[i], kappa, C, L) for i in range(N)), [])
-    cp.Problem(cp.Minimize(sum(cp.sum_squares(Xs[i] @ W[i] - T) for i in range(N))), cons).solve(
-        solver=solver, **opts)
+    cp.Problem(cp.Minimize(sum(cp.sum_squares(Xs[i] @ W[i] - T) for i in range(N))), cons).solve(solver=solver, **opts)
     D1 = np.stack([x.value for x in Xs])
     F1 = _objective(A, D1, "frobenius")
     M, Qa = _a_data(D1), _polar_factor(A)
@@ -51,8 +51,7 @@ def _joint_steps(A: np.ndarray, D: np.ndarray, kappa: float, solver: str) -> tup
     t = cp.Variable(N)
     cons = [t >= 1] + sum((_kappa_constraints(cp, Ys[j], Qa[j], t[j], kappa, C, C) for j in range(N)), [])
     Tv = T.T
-    cp.Problem(cp.Minimize(sum(cp.sum_squares(M[j] @ Ys[j] - Tv) for j in range(N))), cons).solve(
-        solver=solver, **opts)
+    cp.Problem(cp.Minimize(sum(cp.sum_squares(M[j] @ Ys[j] - Tv) for j in range(N))), cons).solve(solver=solver, **opts)
     A1 = np.stack([y.value for y in Ys])
     return time.perf_counter() - t0, F1, _objective(A1, D1, "frobenius")
 
@@ -77,8 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     one = optimized_design(N, C, kappa=KAPPA, max_iter=1, tol=0.0, init="perturbation", progress=False)
     res["optimizer_one_sweep_with_setup_s"] = time.perf_counter() - t0
-    res["optimizer_per_sweep_s"] = ((res["optimizer_total_s"] - res["optimizer_one_sweep_with_setup_s"])
-                                    / max(d.metadata["iterations"] - 1, 1))
+    res["optimizer_per_sweep_s"] = (res["optimizer_total_s"] - res["optimizer_one_sweep_with_setup_s"]) / max(
+        d.metadata["iterations"] - 1, 1
+    )
     res["optimizer_final_frobenius"] = d.metadata["frobenius"]
     res["optimizer_stop_reason"] = d.metadata["stop_reason"]
 
@@ -97,8 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     # 3. CLARABEL instead of SCS (same decoupled blocks)
     t0 = time.perf_counter()
     try:
-        dc = optimized_design(N, C, kappa=KAPPA, max_iter=2, tol=0.0, init="perturbation", solver="CLARABEL",
-                              progress=False)
+        dc = optimized_design(
+            N, C, kappa=KAPPA, max_iter=2, tol=0.0, init="perturbation", solver="CLARABEL", progress=False
+        )
         res["clarabel_two_sweeps_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         optimized_design(N, C, kappa=KAPPA, max_iter=2, tol=0.0, init="perturbation", progress=False)
@@ -123,9 +124,11 @@ def main(argv: list[str] | None = None) -> int:
 def test_bench_cerar_optimize_sweep(benchmark):  # pragma: no cover - only under pytest-benchmark
     from gcsim.cerar.optimize import optimized_design
 
-    benchmark.pedantic(lambda: optimized_design(N, C, kappa=KAPPA, max_iter=3, tol=0.0, init="perturbation",
-                                                progress=False),
-                       rounds=2, iterations=1)
+    benchmark.pedantic(
+        lambda: optimized_design(N, C, kappa=KAPPA, max_iter=3, tol=0.0, init="perturbation", progress=False),
+        rounds=2,
+        iterations=1,
+    )
 
 
 if __name__ == "__main__":

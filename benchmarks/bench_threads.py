@@ -18,6 +18,7 @@ node where another job holds a core (or under ``pytest -n 2`` on two cores).
 
 Writes ``benchmarks/results/threads.json``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,33 +70,53 @@ def _run(args) -> int:
         G = A @ A.transpose(0, 2, 1) + n * np.eye(n)
         B = rng.standard_normal((count, 2 * n, n))
         rhs = B[:, :n, :2].copy()
-        cases = {"eigh": lambda: np.linalg.eigh(G), "cholesky": lambda: np.linalg.cholesky(G),
-                 "solve": lambda: np.linalg.solve(G, rhs), "svd": lambda: np.linalg.svd(B, full_matrices=False)}
+        cases = {
+            "eigh": lambda: np.linalg.eigh(G),
+            "cholesky": lambda: np.linalg.cholesky(G),
+            "solve": lambda: np.linalg.solve(G, rhs),
+            "svd": lambda: np.linalg.svd(B, full_matrices=False),
+        }
         for name, fn in cases.items():
             t = {1: float("inf"), 2: float("inf")}
             for _ in range(args.reps):  # interleave the two settings
                 for k in (1, 2):
                     with threadpool_limits(k, user_api="blas"):
                         t[k] = min(t[k], best_of(fn, 1))
-            rows.append({"kernel": f"batched {name}", "n": n, "count": count, "t1_s": t[1], "t2_s": t[2],
-                         "ratio_t2_over_t1": t[2] / t[1]})
-    for n in ((1000,) if args.quick else (1000, 2000)):
+            rows.append(
+                {
+                    "kernel": f"batched {name}",
+                    "n": n,
+                    "count": count,
+                    "t1_s": t[1],
+                    "t2_s": t[2],
+                    "ratio_t2_over_t1": t[2] / t[1],
+                }
+            )
+    for n in (1000,) if args.quick else (1000, 2000):
         M = rng.standard_normal((n, n))
         t = {1: float("inf"), 2: float("inf")}
         for _ in range(args.reps):
             for k in (1, 2):
                 with threadpool_limits(k, user_api="blas"):
                     t[k] = min(t[k], best_of(lambda: M @ M, 1))
-        rows.append({"kernel": "gemm", "n": n, "count": 1, "t1_s": t[1], "t2_s": t[2],
-                     "ratio_t2_over_t1": t[2] / t[1]})
+        rows.append({"kernel": "gemm", "n": n, "count": 1, "t1_s": t[1], "t2_s": t[2], "ratio_t2_over_t1": t[2] / t[1]})
     print(f"{'kernel':18s} {'n':>5s} {'count':>6s} {'1 thread':>10s} {'2 threads':>10s} {'t2/t1':>7s}")
     for r in rows:
-        print(f"{r['kernel']:18s} {r['n']:5d} {r['count']:6d} {r['t1_s'] * 1e3:8.1f}ms {r['t2_s'] * 1e3:8.1f}ms "
-              f"{r['ratio_t2_over_t1']:7.2f}")
-    info = [{k: i.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
-            for i in threadpool_info() if i.get("user_api") == "blas"]
-    out = {"rows": rows, "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "blas": info},
-           "quick": args.quick, "busy": args.busy}
+        print(
+            f"{r['kernel']:18s} {r['n']:5d} {r['count']:6d} {r['t1_s'] * 1e3:8.1f}ms {r['t2_s'] * 1e3:8.1f}ms "
+            f"{r['ratio_t2_over_t1']:7.2f}"
+        )
+    info = [
+        {k: i.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
+        for i in threadpool_info()
+        if i.get("user_api") == "blas"
+    ]
+    out = {
+        "rows": rows,
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "blas": info},
+        "quick": args.quick,
+        "busy": args.busy,
+    }
     dest = ROOT / "benchmarks" / "results" / (f"threads_busy{args.busy}.json" if args.busy else "threads.json")
     fd, tmp = tempfile.mkstemp(dir=dest.parent, suffix=".tmp")
     with os.fdopen(fd, "w") as fh:

@@ -13,6 +13,7 @@ unusable.
     python benchmarks/gpu_check.py --dry-run --patterns 500     # CPU only (NumPy)
     python benchmarks/gpu_check.py                              # on a GPU machine
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,6 +69,7 @@ def main(argv=None) -> int:
         vals, t = _time(lambda: batched_optimal_error(sch, masks, xp=xp, chunk=args.chunk), repeats=2)
         if name == "cupy":
             import cupy
+
             cupy.cuda.Device().synchronize()
         rel = float(np.max(np.abs(vals - ref) / np.maximum(np.abs(ref), 1e-300)))
         report[f"{name}_batched_s"] = t
@@ -81,11 +83,13 @@ def main(argv=None) -> int:
         r = run_scheme(sch, g, masks[0], xp=xp)
         report[f"{name}_run_scheme_rel_diff"] = abs(r.error - r.predicted_error) / max(r.error, 1e-300)
         from gcsim.cerar.factory import design
+
         des = design(4, 8, "perturbation", eps=0.01)
         rc = run_cerar(des, xp.asarray(rng.standard_normal((4, 1 << 16))), xp=xp)
         # relative to the largest worker error: worker N-1 decodes exactly (its error is round-off)
-        report[f"{name}_run_cerar_rel_diff"] = float(np.max(np.abs(rc.errors - rc.predicted_errors))
-                                                     / max(float(np.max(rc.predicted_errors)), 1e-300))
+        report[f"{name}_run_cerar_rel_diff"] = float(
+            np.max(np.abs(rc.errors - rc.predicted_errors)) / max(float(np.max(rc.predicted_errors)), 1e-300)
+        )
         if report[f"{name}_run_scheme_rel_diff"] > 1e-9 or report[f"{name}_run_cerar_rel_diff"] > 1e-6:
             report["ok"] = False
     if "cupy_batched_s" in report:

@@ -24,6 +24,7 @@ Example (a few minutes; must run as root)::
 
     .venv/bin/python scripts/bandwidth_experiment.py --docs docs/results/bandwidth
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,7 +43,7 @@ def _designs(N: int, cs: list[int]) -> dict:
     from gcsim.cerar.constructions import r_star
     from gcsim.cerar.factory import design
 
-    u = 2.0 ** -24
+    u = 2.0**-24
     out = {}
     for c in cs:
         if c <= N:
@@ -58,8 +59,13 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--c", type=int, nargs="+", default=[4, 8, 16])
     ap.add_argument("--rates", nargs="+", default=["20mbit", "100mbit", "1gbit"])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1 << 18, 1 << 20, 1 << 22],
-                    help="message sizes in bytes (float32, so d = size/4)")
+    ap.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[1 << 18, 1 << 20, 1 << 22],
+        help="message sizes in bytes (float32, so d = size/4)",
+    )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--delay", default=None, help="extra one-way delay per link direction, e.g. 1ms")
@@ -97,24 +103,45 @@ def main(argv=None) -> int:
             for size in args.sizes:
                 d = size // 4
                 t0 = time.time()
-                res = run_collectives(N, d, designs=designs, dtype="float32", seed=args.seed,
-                                      repeats=args.repeats, warmup=args.warmup, timeout=600, **topo.launch_kwargs())
+                res = run_collectives(
+                    N,
+                    d,
+                    designs=designs,
+                    dtype="float32",
+                    seed=args.seed,
+                    repeats=args.repeats,
+                    warmup=args.warmup,
+                    timeout=600,
+                    **topo.launch_kwargs(),
+                )
                 S = res["summary"]
                 t_ring = S["ring"]["seconds"]
                 for algo, v in S.items():
                     c = v.get("c")
-                    rows.append({
-                        "rate": rate, "size_bytes": d * 4, "d": d, "algorithm": algo, "c": c,
-                        "seconds": v["seconds"], "seconds_all": v["seconds_all"],
-                        "algbw_MBps": v["algbw"] / 1e6, "busbw_MBps": v["busbw"] / 1e6,
-                        "bytes_sent_per_rank": None if v["bytes_sent"][0] is None else int(v["bytes_sent"][0]),
-                        "expected_bytes": v["expected_bytes"],
-                        "time_ratio_ring_over": t_ring / v["seconds"],
-                        "predicted_byte_ratio": None if c is None else predicted_byte_ratio(N, c),
-                        "max_rel_error": v["max_rel_error"],
-                    })
-                print(f"{rate:>8} {d * 4 / 2**20:6.2f} MiB: " + ", ".join(
-                    f"{a} {S[a]['seconds'] * 1e3:.1f} ms" for a in S) + f"  ({time.time() - t0:.1f} s)", flush=True)
+                    rows.append(
+                        {
+                            "rate": rate,
+                            "size_bytes": d * 4,
+                            "d": d,
+                            "algorithm": algo,
+                            "c": c,
+                            "seconds": v["seconds"],
+                            "seconds_all": v["seconds_all"],
+                            "algbw_MBps": v["algbw"] / 1e6,
+                            "busbw_MBps": v["busbw"] / 1e6,
+                            "bytes_sent_per_rank": None if v["bytes_sent"][0] is None else int(v["bytes_sent"][0]),
+                            "expected_bytes": v["expected_bytes"],
+                            "time_ratio_ring_over": t_ring / v["seconds"],
+                            "predicted_byte_ratio": None if c is None else predicted_byte_ratio(N, c),
+                            "max_rel_error": v["max_rel_error"],
+                        }
+                    )
+                print(
+                    f"{rate:>8} {d * 4 / 2**20:6.2f} MiB: "
+                    + ", ".join(f"{a} {S[a]['seconds'] * 1e3:.1f} ms" for a in S)
+                    + f"  ({time.time() - t0:.1f} s)",
+                    flush=True,
+                )
     elapsed = time.time() - t_start
 
     out = Path(args.out)
@@ -124,17 +151,32 @@ def main(argv=None) -> int:
     df = pd.DataFrame(rows)
     atomic_write_text(out / "results.csv", df.drop(columns=["seconds_all"]).to_csv(index=False))
     atomic_write_text(out / "results.json", json.dumps(to_jsonable(rows), indent=1))
-    command = "sudo .venv/bin/python scripts/bandwidth_experiment.py " + " ".join(shlex.quote(a) for a in
-                                                                                  (argv or sys.argv[1:]))
+    command = "sudo .venv/bin/python scripts/bandwidth_experiment.py " + " ".join(
+        shlex.quote(a) for a in (argv or sys.argv[1:])
+    )
     import torch
 
-    manifest = {"provenance": provenance(), "torch": torch.__version__, "command": command,
-                "load_average_before_after": [load_before, os.getloadavg()], "cpu_count": os.cpu_count(),
-                "seed": args.seed, "elapsed_seconds": elapsed,
-                "params": {"workers": N, "c": args.c, "rates": args.rates, "sizes": args.sizes,
-                           "repeats": args.repeats, "warmup": args.warmup, "delay": args.delay, "dtype": "float32"},
-                "designs": {k: {"method": v.method, "c": v.c, "eps": v.params.get("eps")} for k, v in designs.items()},
-                "files": ["results.csv", "results.json", "figure.png"]}
+    manifest = {
+        "provenance": provenance(),
+        "torch": torch.__version__,
+        "command": command,
+        "load_average_before_after": [load_before, os.getloadavg()],
+        "cpu_count": os.cpu_count(),
+        "seed": args.seed,
+        "elapsed_seconds": elapsed,
+        "params": {
+            "workers": N,
+            "c": args.c,
+            "rates": args.rates,
+            "sizes": args.sizes,
+            "repeats": args.repeats,
+            "warmup": args.warmup,
+            "delay": args.delay,
+            "dtype": "float32",
+        },
+        "designs": {k: {"method": v.method, "c": v.c, "eps": v.params.get("eps")} for k, v in designs.items()},
+        "files": ["results.csv", "results.json", "figure.png"],
+    }
     _figure(df, N, out / "figure.png")
     atomic_write_text(out / "manifest.json", json.dumps(to_jsonable(manifest), indent=1))
     if args.docs:
@@ -148,6 +190,7 @@ def main(argv=None) -> int:
 
 def _figure(df, N: int, path: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -3,6 +3,7 @@
 Run: .venv/bin/python scripts/build_theory.py        (writes docs/theory.md)
      .venv/bin/python scripts/build_theory.py --check (exit 1 if docs/theory.md is stale)
 """
+
 from __future__ import annotations
 
 import re

@@ -15,6 +15,7 @@ Usage::
 
 Takes one to three minutes for 2000 draws on one core.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     k = 27
-    print(f"Proposition 5 bound for RD(0), m = 2: C(2k,k) 4^-k = {math.comb(2 * k, k) / 4 ** k:.4f}")
+    print(f"Proposition 5 bound for RD(0), m = 2: C(2k,k) 4^-k = {math.comb(2 * k, k) / 4**k:.4f}")
     for m, eps in ((2, 0.0), (2, 0.1), (3, 0.0)):
         g = coset_graph(k, m, 5)
         rng = np.random.default_rng([args.seed, m, int(eps * 10)])
@@ -52,11 +53,12 @@ def main() -> None:
             if eps > 0:
                 smallest.append(np.linalg.svd(encoded_matrix(g, d), compute_uv=False)[-1])
         lo, hi = wilson(ok, args.draws)
-        line = (f"(27, {m}, 5), RD({eps}): invertible in {ok}/{args.draws} = {ok / args.draws:.3f} "
-                f"(95% CI [{lo:.3f}, {hi:.3f}])")
+        line = (
+            f"(27, {m}, 5), RD({eps}): invertible in {ok}/{args.draws} = {ok / args.draws:.3f} "
+            f"(95% CI [{lo:.3f}, {hi:.3f}])"
+        )
         if smallest:
-            line += (f"; smallest singular value: median {np.median(smallest):.2e}, "
-                     f"min {np.min(smallest):.2e}")
+            line += f"; smallest singular value: median {np.median(smallest):.2e}, min {np.min(smallest):.2e}"
         print(line)
 
 

@@ -16,6 +16,7 @@ right ``params`` whose ``verify()`` returns ``True``. The report is
 deterministic apart from its "Generated" line, so ``tests/test_oracle.py`` can
 check that the committed ``docs/coverage.md`` is current.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -100,6 +101,7 @@ def _build(fn: Callable[..., Any], args: tuple, expected: tuple) -> str:
     'not-constructible' if gcsim raises NotConstructibleError (its ``existence=True`` also
     answers True for objects known to exist that it cannot build)."""
     from gcsim.errors import NotConstructibleError
+
     try:
         obj = fn(*args)
     except NotConstructibleError:
@@ -116,8 +118,9 @@ def _build(fn: Callable[..., Any], args: tuple, expected: tuple) -> str:
     return "ok"
 
 
-def collect(bibd_exist: Callable, bibd_build: Callable, srg_exist: Callable, srg_build: Callable,
-            root: Path = FIXTURES) -> dict:
+def collect(
+    bibd_exist: Callable, bibd_build: Callable, srg_exist: Callable, srg_build: Callable, root: Path = FIXTURES
+) -> dict:
     """Ask gcsim about every fixture entry. The callables let tests pass cached versions."""
     out: dict[str, Any] = {"bibd": [], "srg": [], "srg_off_list": []}
     fb, fs = load_fixture("bibd", root), load_fixture("srg", root)
@@ -144,7 +147,9 @@ def collect_gcsim(root: Path = FIXTURES) -> dict:
     def lazy(name: str) -> Callable:
         def call(*args, **kwargs):
             return getattr(gcsim, name)(*args, **kwargs)
+
         return call
+
     return collect(lazy("bibd"), lazy("bibd"), lazy("srg"), lazy("srg"), root)
 
 
@@ -188,8 +193,9 @@ def conflict_pairs(data: dict) -> list[tuple[str, str]]:
             elif sage_builds(e) and g is False:
                 bad.append((key, "gcsim says False but Sage builds it"))
             elif sage_impossible(e) and g is True:
-                bad.append((key, "gcsim says True but Sage says impossible "
-                                 f"({e.get('reason') or e.get('sage_source')})"))
+                bad.append(
+                    (key, f"gcsim says True but Sage says impossible ({e.get('reason') or e.get('sage_source')})")
+                )
             if g is True and r["built"] not in ("ok", "not-constructible"):
                 bad.append((key, f"gcsim says True but building gives: {r['built']}"))
             elif g is False and r["built"] != "raises ImpossibleParametersError":
@@ -198,8 +204,7 @@ def conflict_pairs(data: dict) -> list[tuple[str, str]]:
                 bad.append((key, f"gcsim says None but building gives: {r['built']}"))
     for r in data["srg_off_list"]:
         if r["gcsim"] is True:
-            bad.append((f"srg{tuple(r['params'])}",
-                        "gcsim says True but Sage's feasibility conditions reject it"))
+            bad.append((f"srg{tuple(r['params'])}", "gcsim says True but Sage's feasibility conditions reject it"))
     return bad
 
 
@@ -211,6 +216,7 @@ def conflicts(data: dict) -> list[str]:
 def render(data: dict, generated: str) -> str:
     """Markdown report. Deterministic except for the ``generated`` line."""
     import gcsim
+
     fb, fs = data["bibd_header"], data["srg_header"]
     lines = [
         "# gcsim coverage against the SageMath oracle",
@@ -223,8 +229,8 @@ def render(data: dict, generated: str) -> str:
         f"(BIBD fixture of {fb.get('date')}, SRG fixture of {fs.get('date')}), written by "
         "`scripts/sage_oracle.py` (see `scripts/README.md`).",
         "",
-        "\"Sage builds\": Sage's `existence=True` answer is True and the oracle built the object "
-        "and verified it independently. \"gcsim builds\": `gcsim.bibd`/`gcsim.srg` answers True, "
+        '"Sage builds": Sage\'s `existence=True` answer is True and the oracle built the object '
+        'and verified it independently. "gcsim builds": `gcsim.bibd`/`gcsim.srg` answers True, '
         "and the object it returns has the right `params` and `verify()` is True (gcsim's True "
         "also covers objects known to exist that it cannot build; those are listed).",
         "",
@@ -238,27 +244,40 @@ def render(data: dict, generated: str) -> str:
         sb = sum(sage_builds(r["entry"]) for r in rows)
         gb = sum(_gbuilds(r) for r in rows)
         both = sum(sage_builds(r["entry"]) and _gbuilds(r) for r in rows)
-        lines.append(f"| {fam.upper()} | {len(rows)} | {sb} | {gb} | {both} | {sb - both} | "
-                     f"{gb - both} |")
+        lines.append(f"| {fam.upper()} | {len(rows)} | {sb} | {gb} | {both} | {sb - both} | {gb - both} |")
     bad = conflict_pairs(data)
-    nc = [f"{fam}{keyf(r['entry'])}" for fam, keyf in (("bibd", bibd_key), ("srg", srg_key))
-          for r in data[fam] if r["gcsim"] is True and r["built"] == "not-constructible"]
-    lines += ["", f"gcsim answers True (known to exist) but cannot build ({len(nc)}): "
-              + (", ".join(nc) or "none") + "."]
-    lines += ["", f"Conflicts (gcsim False where Sage builds, gcsim True where Sage proves "
-              f"impossibility, a gcsim object failing its check, or an error): **{len(bad)}**"]
+    nc = [
+        f"{fam}{keyf(r['entry'])}"
+        for fam, keyf in (("bibd", bibd_key), ("srg", srg_key))
+        for r in data[fam]
+        if r["gcsim"] is True and r["built"] == "not-constructible"
+    ]
+    lines += [
+        "",
+        f"gcsim answers True (known to exist) but cannot build ({len(nc)}): " + (", ".join(nc) or "none") + ".",
+    ]
+    lines += [
+        "",
+        f"Conflicts (gcsim False where Sage builds, gcsim True where Sage proves "
+        f"impossibility, a gcsim object failing its check, or an error): **{len(bad)}**",
+    ]
     by_msg: dict[str, list[str]] = {}
     for key, msg in bad:
         by_msg.setdefault(msg, []).append(key)
     lines += [f"- {msg}: {', '.join(keys)}" for msg, keys in by_msg.items()]
 
     # ---- BIBD per (k, lambda)
-    lines += ["", "## BIBDs: admissible (v, k, λ), v ≤ 60, 3 ≤ k ≤ v/2, λ ≤ 3", "",
-              "Admissible = λ(v−1) ≡ 0 mod (k−1) and λv(v−1) ≡ 0 mod k(k−1). Columns "
-              "\"Sage T/F/?\" and \"gcsim T/F/?\" count the existence answers True / False / "
-              "None (unknown).", "",
-              "| k | λ | sets | Sage T/F/? | Sage builds | gcsim T/F/? | gcsim builds | both |",
-              "|---:|---:|---:|---|---:|---|---:|---:|"]
+    lines += [
+        "",
+        "## BIBDs: admissible (v, k, λ), v ≤ 60, 3 ≤ k ≤ v/2, λ ≤ 3",
+        "",
+        "Admissible = λ(v−1) ≡ 0 mod (k−1) and λv(v−1) ≡ 0 mod k(k−1). Columns "
+        '"Sage T/F/?" and "gcsim T/F/?" count the existence answers True / False / '
+        "None (unknown).",
+        "",
+        "| k | λ | sets | Sage T/F/? | Sage builds | gcsim T/F/? | gcsim builds | both |",
+        "|---:|---:|---:|---|---:|---|---:|---:|",
+    ]
     groups: dict[tuple[int, int], list[dict]] = {}
     for r in data["bibd"]:
         groups.setdefault((r["entry"]["k"], r["entry"]["lambda"]), []).append(r)
@@ -268,42 +287,54 @@ def render(data: dict, generated: str) -> str:
         out = f"{c['True']}/{c['False']}/{c['None']}"
         return out + (f" (+{c['error']} errors)" if c["error"] else "")
 
-    for (k, lam) in sorted(groups):
+    for k, lam in sorted(groups):
         rows = groups[(k, lam)]
         lines.append(
             f"| {k} | {lam} | {len(rows)} | {tfn(r['entry']['sage'] for r in rows)} | "
             f"{sum(sage_builds(r['entry']) for r in rows)} | {tfn(r['gcsim'] for r in rows)} | "
             f"{sum(_gbuilds(r) for r in rows)} | "
-            f"{sum(sage_builds(r['entry']) and _gbuilds(r) for r in rows)} |")
+            f"{sum(sage_builds(r['entry']) and _gbuilds(r) for r in rows)} |"
+        )
     for lam in sorted({lam for _, lam in groups}):
         rows = [r for (k, la), rs in groups.items() if la == lam for r in rs]
         lines.append(
             f"| all | {lam} | {len(rows)} | {tfn(r['entry']['sage'] for r in rows)} | "
             f"{sum(sage_builds(r['entry']) for r in rows)} | {tfn(r['gcsim'] for r in rows)} | "
             f"{sum(_gbuilds(r) for r in rows)} | "
-            f"{sum(sage_builds(r['entry']) and _gbuilds(r) for r in rows)} |")
+            f"{sum(sage_builds(r['entry']) and _gbuilds(r) for r in rows)} |"
+        )
     lines += _lists(data["bibd"], bibd_key, "(v, k, λ)", source=True)
 
     # ---- SRG per v band
-    lines += ["", "## Strongly regular graphs: Sage's apparently feasible (v, k, λ, μ), v ≤ 64",
-              "", "Sage's list `apparently_feasible_parameters(65)` (0 < μ < k; closed under "
-              "complement). Sage's False here always comes from Brouwer's table.", "",
-              "| v | sets | Sage T/F/? | Sage builds | gcsim T/F/? | gcsim builds | both |",
-              "|---|---:|---|---:|---|---:|---:|"]
+    lines += [
+        "",
+        "## Strongly regular graphs: Sage's apparently feasible (v, k, λ, μ), v ≤ 64",
+        "",
+        "Sage's list `apparently_feasible_parameters(65)` (0 < μ < k; closed under "
+        "complement). Sage's False here always comes from Brouwer's table.",
+        "",
+        "| v | sets | Sage T/F/? | Sage builds | gcsim T/F/? | gcsim builds | both |",
+        "|---|---:|---|---:|---|---:|---:|",
+    ]
     for lo, hi in SRG_BANDS:
         rows = [r for r in data["srg"] if lo <= r["entry"]["v"] <= hi]
         lines.append(
             f"| {lo}–{hi} | {len(rows)} | {tfn(r['entry']['sage'] for r in rows)} | "
             f"{sum(sage_builds(r['entry']) for r in rows)} | {tfn(r['gcsim'] for r in rows)} | "
             f"{sum(_gbuilds(r) for r in rows)} | "
-            f"{sum(sage_builds(r['entry']) and _gbuilds(r) for r in rows)} |")
+            f"{sum(sage_builds(r['entry']) and _gbuilds(r) for r in rows)} |"
+        )
     lines += _lists(data["srg"], srg_key, "(v, k, λ, μ)", source=True)
     off = data["srg_off_list"]
     c = Counter(_fmt(r["gcsim"]) for r in off)
-    lines += ["", f"Parameter sets with v ≤ 64, 0 < μ < k and k(k−λ−1) = μ(v−k−1) that Sage's "
-              f"feasibility conditions reject: {len(off)}; gcsim answers False for "
-              f"{c['False']}, None for {c['None']}, True for {c['True']} (must be 0)"
-              + (f", error for {c['error']}" if c["error"] else "") + "."]
+    lines += [
+        "",
+        f"Parameter sets with v ≤ 64, 0 < μ < k and k(k−λ−1) = μ(v−k−1) that Sage's "
+        f"feasibility conditions reject: {len(off)}; gcsim answers False for "
+        f"{c['False']}, None for {c['None']}, True for {c['True']} (must be 0)"
+        + (f", error for {c['error']}" if c["error"] else "")
+        + ".",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -311,19 +342,40 @@ def _lists(rows: list[dict], keyf: Callable, label: str, source: bool = False) -
     sage_only = [r for r in rows if sage_builds(r["entry"]) and not _gbuilds(r)]
     more = [r for r in rows if r["entry"]["sage"] is None and r["gcsim"] in (True, False)]
     suspect = [r for r in rows if r["entry"].get("reason") == SUSPECT]
-    out = ["", f"Sage builds, gcsim does not ({len(sage_only)}): "
-           + (", ".join(f"{keyf(r['entry'])} [gcsim: {_fmt(r['gcsim'])}"
-                        + (f", {r['entry'].get('sage_source')}" if source else "") + "]"
-                        for r in sage_only) or "none") + "."]
-    out += ["", f"gcsim knows more than Sage (Sage: unknown; gcsim True or False) ({len(more)}): "
-            + (", ".join(f"{keyf(r['entry'])} [gcsim: {_fmt(r['gcsim'])}"
-                         + (", builds" if _gbuilds(r) else "") + "]" for r in more) or "none")
-            + "."]
+    out = [
+        "",
+        f"Sage builds, gcsim does not ({len(sage_only)}): "
+        + (
+            ", ".join(
+                f"{keyf(r['entry'])} [gcsim: {_fmt(r['gcsim'])}"
+                + (f", {r['entry'].get('sage_source')}" if source else "")
+                + "]"
+                for r in sage_only
+            )
+            or "none"
+        )
+        + ".",
+    ]
+    out += [
+        "",
+        f"gcsim knows more than Sage (Sage: unknown; gcsim True or False) ({len(more)}): "
+        + (
+            ", ".join(
+                f"{keyf(r['entry'])} [gcsim: {_fmt(r['gcsim'])}" + (", builds" if _gbuilds(r) else "") + "]"
+                for r in more
+            )
+            or "none"
+        )
+        + ".",
+    ]
     if suspect:
-        out += ["", f"Sage says False only by applying a λ = 1 exception list to λ > 1 (not a "
-                f"theorem; not used as a test oracle) ({len(suspect)}): "
-                + ", ".join(f"{keyf(r['entry'])} [gcsim: {_fmt(r['gcsim'])}]" for r in suspect)
-                + "."]
+        out += [
+            "",
+            f"Sage says False only by applying a λ = 1 exception list to λ > 1 (not a "
+            f"theorem; not used as a test oracle) ({len(suspect)}): "
+            + ", ".join(f"{keyf(r['entry'])} [gcsim: {_fmt(r['gcsim'])}]" for r in suspect)
+            + ".",
+        ]
     return out
 
 

@@ -5,6 +5,7 @@ test suite executes them (pytest --nbmake notebooks/). Regenerate after editing:
 
     .venv/bin/python scripts/make_notebooks.py
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,100 +17,169 @@ ROOT = Path(__file__).resolve().parents[1]
 
 NOTEBOOKS = {
     "01_designs_tour.ipynb": [
-        ("md", "# A tour of gcsim's designs\n\nBIBDs, strongly regular graphs, coset bipartite graphs and "
-               "bi-regular graphs: built exactly, verified with integer arithmetic, with three-valued "
-               "existence answers (True / False / None = unknown)."),
+        (
+            "md",
+            "# A tour of gcsim's designs\n\nBIBDs, strongly regular graphs, coset bipartite graphs and "
+            "bi-regular graphs: built exactly, verified with integer arithmetic, with three-valued "
+            "existence answers (True / False / None = unknown).",
+        ),
         ("code", "import numpy as np\nimport matplotlib.pyplot as plt\nimport gcsim"),
         ("md", "## The headline BIBD: PG(2,9) = (91, 91, 10, 10, 1)"),
         ("code", "pg = gcsim.bibd(91, 10, 1)\nprint(pg, pg.params)\npg.verify()"),
-        ("code", "A = pg.assignment\n# every pair of parts is held together by exactly lambda = 1 worker\n"
-                 "G = A @ A.T\nprint(np.unique(G[~np.eye(91, dtype=bool)]), np.unique(np.diag(G)))"),
+        (
+            "code",
+            "A = pg.assignment\n# every pair of parts is held together by exactly lambda = 1 worker\n"
+            "G = A @ A.T\nprint(np.unique(G[~np.eye(91, dtype=bool)]), np.unique(np.diag(G)))",
+        ),
         ("md", "## Existence queries are three-valued"),
-        ("code", "for params in [(43, 7, 1), (36, 6, 1), (37, 4, 1), (46, 6, 3)]:\n"
-                 "    print(params, gcsim.bibd(*params, existence=True))"),
+        (
+            "code",
+            "for params in [(43, 7, 1), (36, 6, 1), (37, 4, 1), (46, 6, 3)]:\n"
+            "    print(params, gcsim.bibd(*params, existence=True))",
+        ),
         ("code", "try:\n    gcsim.bibd(43, 7, 1)\nexcept gcsim.ImpossibleParametersError as e:\n    print(e)"),
         ("md", "## Strongly regular graphs"),
-        ("code", "for p in [(10, 3, 0, 1), (13, 6, 2, 3), (16, 5, 0, 2), (27, 16, 10, 8), (50, 7, 0, 1)]:\n"
-                 "    g = gcsim.srg(*p)\n    print(p, g.construction, g.verify(), g.eigenvalues())"),
+        (
+            "code",
+            "for p in [(10, 3, 0, 1), (13, 6, 2, 3), (16, 5, 0, 2), (27, 16, 10, 8), (50, 7, 0, 1)]:\n"
+            "    g = gcsim.srg(*p)\n    print(p, g.construction, g.verify(), g.eigenvalues())",
+        ),
         ("md", "## The (27, 2, 5) coset bipartite graph and its invertibility certificate"),
-        ("code", "from gcsim.combinatorics.coset import certify_invertibility\n"
-                 "cg = gcsim.coset_graph(27, 2, 5)\nprint(cg.assignment.shape, cg.connection_sets)\n"
-                 "cert = certify_invertibility(cg, method='rational')\nprint(cert.certified, cert.method, cert.rank)"),
-        ("code", "fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))\naxes[0].imshow(pg.assignment, cmap='Greys')\n"
-                 "axes[0].set_title('PG(2,9): parts x workers')\naxes[1].imshow(cg.assignment, cmap='Greys')\n"
-                 "axes[1].set_title('coset graph (27,2,5)')\nplt.show()"),
+        (
+            "code",
+            "from gcsim.combinatorics.coset import certify_invertibility\n"
+            "cg = gcsim.coset_graph(27, 2, 5)\nprint(cg.assignment.shape, cg.connection_sets)\n"
+            "cert = certify_invertibility(cg, method='rational')\nprint(cert.certified, cert.method, cert.rank)",
+        ),
+        (
+            "code",
+            "fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))\naxes[0].imshow(pg.assignment, cmap='Greys')\n"
+            "axes[0].set_title('PG(2,9): parts x workers')\naxes[1].imshow(cg.assignment, cmap='Greys')\n"
+            "axes[1].set_title('coset graph (27,2,5)')\nplt.show()",
+        ),
         ("md", "## Bi-regular graph (40, 20, 3, 6), seeded"),
-        ("code", "bg = gcsim.biregular_graph(40, 20, 3, 6, seed=0)\nprint(bg.params, bg.verify(), "
-                 "set(bg.assignment.sum(1)), set(bg.assignment.sum(0)))"),
+        (
+            "code",
+            "bg = gcsim.biregular_graph(40, 20, 3, 6, seed=0)\nprint(bg.params, bg.verify(), "
+            "set(bg.assignment.sum(1)), set(bg.assignment.sum(0)))",
+        ),
     ],
     "02_agc_error_and_bounds.ipynb": [
-        ("md", "# Approximate gradient coding: errors and bounds\n\nOptimal-decoding error "
-               "err(B, F) = min_X ‖B_F X − T‖²_F (raw, squared) of random-diagonal (RD) codes on PG(2,9) "
-               "with m = 2, against the naive stacking baseline and the proven bounds."),
-        ("code", "import numpy as np\nimport matplotlib.pyplot as plt\nimport gcsim\n"
-                 "from gcsim.coding.bounds import rank_lower_bound, rd_upper_bound\n"
-                 "from gcsim.coding.evaluate import expected_error"),
-        ("code", "A = gcsim.bibd(91, 10, 1).assignment\nrd = gcsim.encode(A, 2, 'rd', eps=0.0, seed=0)\n"
-                 "naive = gcsim.encode(A, 2, 'naive')\nrd.B.shape"),
-        ("code", "s_values = [0, 10, 20, 30, 40, 50]\nrows = []\nfor s in s_values:\n"
-                 "    masks = gcsim.straggler_model('fixed', 91, s=s).sample(200, seed=s)\n"
-                 "    rows.append((s, gcsim.optimal_error(rd, masks).mean(),\n"
-                 "                 gcsim.optimal_error(naive, masks).mean(),\n"
-                 "                 rank_lower_bound(A, 2, masks).mean(), rd_upper_bound(A, 2, masks).mean()))\n"
-                 "rows = np.array(rows)\nrows.round(3)"),
-        ("code", "plt.plot(rows[:, 0], rows[:, 1] / 182, 'o-', label='RD(0), one draw')\n"
-                 "plt.plot(rows[:, 0], rows[:, 2] / 182, 's-', label='naive stacking')\n"
-                 "plt.plot(rows[:, 0], rows[:, 3] / 182, 'k--', label='rank lower bound')\n"
-                 "plt.plot(rows[:, 0], rows[:, 4] / 182, ':', label='RD upper bound (expectation over draws)')\n"
-                 "plt.xlabel('stragglers s'); plt.ylabel('normalized error err/(mN)'); plt.legend(); plt.show()"),
+        (
+            "md",
+            "# Approximate gradient coding: errors and bounds\n\nOptimal-decoding error "
+            "err(B, F) = min_X ‖B_F X − T‖²_F (raw, squared) of random-diagonal (RD) codes on PG(2,9) "
+            "with m = 2, against the naive stacking baseline and the proven bounds.",
+        ),
+        (
+            "code",
+            "import numpy as np\nimport matplotlib.pyplot as plt\nimport gcsim\n"
+            "from gcsim.coding.bounds import rank_lower_bound, rd_upper_bound\n"
+            "from gcsim.coding.evaluate import expected_error",
+        ),
+        (
+            "code",
+            "A = gcsim.bibd(91, 10, 1).assignment\nrd = gcsim.encode(A, 2, 'rd', eps=0.0, seed=0)\n"
+            "naive = gcsim.encode(A, 2, 'naive')\nrd.B.shape",
+        ),
+        (
+            "code",
+            "s_values = [0, 10, 20, 30, 40, 50]\nrows = []\nfor s in s_values:\n"
+            "    masks = gcsim.straggler_model('fixed', 91, s=s).sample(200, seed=s)\n"
+            "    rows.append((s, gcsim.optimal_error(rd, masks).mean(),\n"
+            "                 gcsim.optimal_error(naive, masks).mean(),\n"
+            "                 rank_lower_bound(A, 2, masks).mean(), rd_upper_bound(A, 2, masks).mean()))\n"
+            "rows = np.array(rows)\nrows.round(3)",
+        ),
+        (
+            "code",
+            "plt.plot(rows[:, 0], rows[:, 1] / 182, 'o-', label='RD(0), one draw')\n"
+            "plt.plot(rows[:, 0], rows[:, 2] / 182, 's-', label='naive stacking')\n"
+            "plt.plot(rows[:, 0], rows[:, 3] / 182, 'k--', label='rank lower bound')\n"
+            "plt.plot(rows[:, 0], rows[:, 4] / 182, ':', label='RD upper bound (expectation over draws)')\n"
+            "plt.xlabel('stragglers s'); plt.ylabel('normalized error err/(mN)'); plt.legend(); plt.show()",
+        ),
         ("md", "## Exact expectation vs Monte Carlo, and bound verification"),
-        ("code", "small = gcsim.encode(gcsim.srg(13, 6, 2, 3), 2, 'rd', seed=1)\n"
-                 "print(expected_error(small, gcsim.straggler_model('fixed', 13, s=3), progress=False))\n"
-                 "from gcsim.coding.verify import verify_bounds\n"
-                 "report = verify_bounds(small, gcsim.straggler_model('all', 13, s=3), draws=16)\n"
-                 "print(report.summary())"),
+        (
+            "code",
+            "small = gcsim.encode(gcsim.srg(13, 6, 2, 3), 2, 'rd', seed=1)\n"
+            "print(expected_error(small, gcsim.straggler_model('fixed', 13, s=3), progress=False))\n"
+            "from gcsim.coding.verify import verify_bounds\n"
+            "report = verify_bounds(small, gcsim.straggler_model('all', 13, s=3), draws=16)\n"
+            "print(report.summary())",
+        ),
     ],
     "03_cerar_design.ipynb": [
-        ("md", "# CERAR: ring-based coded approximate all-reduce\n\nTraffic, exactness for c ≤ N, the "
-               "perturbation and Vandermonde designs, and a small condition-number-constrained optimization."),
+        (
+            "md",
+            "# CERAR: ring-based coded approximate all-reduce\n\nTraffic, exactness for c ≤ N, the "
+            "perturbation and Vandermonde designs, and a small condition-number-constrained optimization.",
+        ),
         ("code", "import numpy as np\nimport matplotlib.pyplot as plt\nfrom gcsim import cerar"),
-        ("code", "for N, c in [(4, 4), (4, 8), (4, 16)]:\n    r = cerar.rates(N, c)\n"
-                 "    print(N, c, 'rounds', r['rounds'], 'rate', r['rate'], 'ring', r['ring_rate'])"),
-        ("code", "g = np.random.default_rng(0).standard_normal((4, 1000))\n"
-                 "for method, kw in [('exact', {}), ('perturbation', {'eps': 0.01}), ('vandermonde', {})]:\n"
-                 "    c = 4 if method == 'exact' else 8\n    des = cerar.design(4, c, method, **kw)\n"
-                 "    res = cerar.simulate(des, g)\n    e = cerar.errors(des, g)\n"
-                 "    print(f'{method:13s} c={c} bytes/worker={res.bytes_sent[0]} worst={e.worst_case:.3g} '\n"
-                 "          f'empirical={e.empirical:.3g} kappa_A={e.kappa_encoders.max():.3g}')"),
-        ("code", "eps = np.logspace(-6, -0.5, 12)\nsw32 = cerar.epsilon_sweep(4, 8, eps, 'float32')\n"
-                 "plt.loglog(sw32.eps, sw32.error, 'o-', label='float32')\n"
-                 "plt.loglog(sw32.eps, sw32.exact_error, 'k--', label='float64 reference')\n"
-                 "plt.axvline(sw32.predicted_eps, ls=':')\nplt.xlabel('ε'); plt.ylabel('max relative error'); "
-                 "plt.legend(); plt.show()"),
+        (
+            "code",
+            "for N, c in [(4, 4), (4, 8), (4, 16)]:\n    r = cerar.rates(N, c)\n"
+            "    print(N, c, 'rounds', r['rounds'], 'rate', r['rate'], 'ring', r['ring_rate'])",
+        ),
+        (
+            "code",
+            "g = np.random.default_rng(0).standard_normal((4, 1000))\n"
+            "for method, kw in [('exact', {}), ('perturbation', {'eps': 0.01}), ('vandermonde', {})]:\n"
+            "    c = 4 if method == 'exact' else 8\n    des = cerar.design(4, c, method, **kw)\n"
+            "    res = cerar.simulate(des, g)\n    e = cerar.errors(des, g)\n"
+            "    print(f'{method:13s} c={c} bytes/worker={res.bytes_sent[0]} worst={e.worst_case:.3g} '\n"
+            "          f'empirical={e.empirical:.3g} kappa_A={e.kappa_encoders.max():.3g}')",
+        ),
+        (
+            "code",
+            "eps = np.logspace(-6, -0.5, 12)\nsw32 = cerar.epsilon_sweep(4, 8, eps, 'float32')\n"
+            "plt.loglog(sw32.eps, sw32.error, 'o-', label='float32')\n"
+            "plt.loglog(sw32.eps, sw32.exact_error, 'k--', label='float64 reference')\n"
+            "plt.axvline(sw32.predicted_eps, ls=':')\nplt.xlabel('ε'); plt.ylabel('max relative error'); "
+            "plt.legend(); plt.show()",
+        ),
         ("md", "## A small optimized design (N = 3, c = 4), κ ≤ 5"),
-        ("code", "opt = cerar.design(3, 4, 'optimized', kappa=5.0, max_iter=4, progress=False)\n"
-                 "e = cerar.errors(opt)\nprint(e.frobenius, e.kappa_encoders.max(), e.kappa_decoders.max())"),
+        (
+            "code",
+            "opt = cerar.design(3, 4, 'optimized', kappa=5.0, max_iter=4, progress=False)\n"
+            "e = cerar.errors(opt)\nprint(e.frobenius, e.kappa_encoders.max(), e.kappa_decoders.max())",
+        ),
         ("md", "## Export with a κ certificate, and load it back in a fresh process"),
-        ("code", "import json, subprocess, sys, tempfile\nfrom gcsim.cerar.export import export_design\n"
-                 "path = export_design(opt, tempfile.mkdtemp(), name='opt_N3_c4')\n"
-                 "out = subprocess.run([sys.executable, '-m', 'gcsim', 'load', str(path), '--json'],\n"
-                 "                     capture_output=True, text=True, check=True).stdout\njson.loads(out)"),
+        (
+            "code",
+            "import json, subprocess, sys, tempfile\nfrom gcsim.cerar.export import export_design\n"
+            "path = export_design(opt, tempfile.mkdtemp(), name='opt_N3_c4')\n"
+            "out = subprocess.run([sys.executable, '-m', 'gcsim', 'load', str(path), '--json'],\n"
+            "                     capture_output=True, text=True, check=True).stdout\njson.loads(out)",
+        ),
     ],
     "04_training_with_coded_gradients.ipynb": [
-        ("md", "# Training with coded gradients\n\nA small MLP on scikit-learn's digits with Bernoulli "
-               "stragglers: uncoded (ignore stragglers) vs RD codes with optimal decoding."),
-        ("code", "import matplotlib.pyplot as plt\nfrom gcsim.learning.datasets import load_digits\n"
-                 "from gcsim.learning.experiments import compare, default_codes\n"
-                 "data = load_digits(seed=0)\n"
-                 "codes = [c for c in default_codes() if c.label.startswith(('uncoded', 'RD(0) m=2', 'naive'))]\n"
-                 "[c.label for c in codes]"),
-        ("code", "hist = compare(codes, data, p=0.2, iterations=60, seed=0)\n"
-                 "hist.groupby('label').tail(1)[['label', 'wallclock', 'train_loss', 'test_acc']]"),
-        ("code", "fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))\nfor label, g in hist.groupby('label'):\n"
-                 "    axes[0].plot(g.iteration, g.train_loss, label=label)\n"
-                 "    axes[1].plot(g.wallclock, g.train_loss, label=label)\n"
-                 "axes[0].set_xlabel('iteration'); axes[1].set_xlabel('simulated wall clock (s)')\n"
-                 "for ax in axes: ax.set_ylabel('training loss'); ax.legend(fontsize=7)\nplt.show()"),
+        (
+            "md",
+            "# Training with coded gradients\n\nA small MLP on scikit-learn's digits with Bernoulli "
+            "stragglers: uncoded (ignore stragglers) vs RD codes with optimal decoding.",
+        ),
+        (
+            "code",
+            "import matplotlib.pyplot as plt\nfrom gcsim.learning.datasets import load_digits\n"
+            "from gcsim.learning.experiments import compare, default_codes\n"
+            "data = load_digits(seed=0)\n"
+            "codes = [c for c in default_codes() if c.label.startswith(('uncoded', 'RD(0) m=2', 'naive'))]\n"
+            "[c.label for c in codes]",
+        ),
+        (
+            "code",
+            "hist = compare(codes, data, p=0.2, iterations=60, seed=0)\n"
+            "hist.groupby('label').tail(1)[['label', 'wallclock', 'train_loss', 'test_acc']]",
+        ),
+        (
+            "code",
+            "fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))\nfor label, g in hist.groupby('label'):\n"
+            "    axes[0].plot(g.iteration, g.train_loss, label=label)\n"
+            "    axes[1].plot(g.wallclock, g.train_loss, label=label)\n"
+            "axes[0].set_xlabel('iteration'); axes[1].set_xlabel('simulated wall clock (s)')\n"
+            "for ax in axes: ax.set_ylabel('training loss'); ax.legend(fontsize=7)\nplt.show()",
+        ),
     ],
 }
 
@@ -118,8 +188,7 @@ def build() -> None:
     out = ROOT / "notebooks"
     out.mkdir(exist_ok=True)
     for name, cells in NOTEBOOKS.items():
-        nb = new_notebook(cells=[new_markdown_cell(src) if kind == "md" else new_code_cell(src)
-                                 for kind, src in cells])
+        nb = new_notebook(cells=[new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in cells])
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         nbformat.write(nb, out / name)
         print("wrote", out / name)

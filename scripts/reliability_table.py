@@ -12,6 +12,7 @@ caught by the time limit.  A case *passes* when it gets what it expects: for
 ``expect="error"`` a deliberate exception (API) or exit status 1/2 with no
 Python traceback (CLI), within the time limit.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,16 +69,16 @@ def run_case(case: Case, python: str = sys.executable) -> dict:
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory(prefix="gcsim-rel-") as tmp:
         if case.setup:
-            subprocess.run([python, "-c", case.setup], cwd=tmp, env=env, check=True, timeout=120,
-                           capture_output=True)
+            subprocess.run([python, "-c", case.setup], cwd=tmp, env=env, check=True, timeout=120, capture_output=True)
         if case.code is not None:
             cmd = [python, "-c", _API_WRAPPER, case.code]
         else:
             cmd = [python, "-m", "gcsim", *case.argv]
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=case.timeout,
-                                  stdin=subprocess.DEVNULL)
+            proc = subprocess.run(
+                cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=case.timeout, stdin=subprocess.DEVNULL
+            )
         except subprocess.TimeoutExpired:
             return {"outcome": f"HANG (killed after {case.timeout:g} s)", "seconds": case.timeout, "ok": False}
         seconds = time.perf_counter() - t0
@@ -86,11 +87,19 @@ def run_case(case: Case, python: str = sys.executable) -> dict:
         if case.code is not None:
             raised = [ln for ln in out.splitlines() if ln.startswith("RAISED ")]
             if raised:
-                outcome = raised[-1][len("RAISED "):]
+                outcome = raised[-1][len("RAISED ") :]
                 name = outcome.split(":", 1)[0]
                 deliberate = name.startswith("gcsim.") or name.split(".")[-1] in (
-                    "ValueError", "TypeError", "FileNotFoundError", "PermissionError", "IsADirectoryError",
-                    "NotADirectoryError", "TimeoutError", "OverflowError", "MemoryError")
+                    "ValueError",
+                    "TypeError",
+                    "FileNotFoundError",
+                    "PermissionError",
+                    "IsADirectoryError",
+                    "NotADirectoryError",
+                    "TimeoutError",
+                    "OverflowError",
+                    "MemoryError",
+                )
                 ok = case.expect == "error" and deliberate and not name.endswith(("AssertionError", "MemoryError"))
             else:
                 warn = _first_line(err) if "Warning" in err else ""
@@ -137,8 +146,10 @@ def render(rows: list[tuple[Case, dict]]) -> str:
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for i, (case, res) in enumerate(rows, 1):
-        lines.append(f"| {i} | {case.area} | {_cell(case.fault, 90)} | {case.expect} | {_cell(res['outcome'])} "
-                     f"| {res['seconds']:.1f} | {'yes' if res['ok'] else '**no**'} |")
+        lines.append(
+            f"| {i} | {case.area} | {_cell(case.fault, 90)} | {case.expect} | {_cell(res['outcome'])} "
+            f"| {res['seconds']:.1f} | {'yes' if res['ok'] else '**no**'} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -153,8 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         res = run_case(case)
         rows.append((case, res))
         mark = "ok " if res["ok"] else "BAD"
-        print(f"[{mark}] {case.area:9s} {case.fault[:60]:60s} {res['seconds']:6.1f}s  {res['outcome'][:100]}",
-              flush=True)
+        print(
+            f"[{mark}] {case.area:9s} {case.fault[:60]:60s} {res['seconds']:6.1f}s  {res['outcome'][:100]}", flush=True
+        )
     bad = [c for c, r in rows if not r["ok"]]
     if not args.check and not args.only:
         Path(args.out).write_text(render(rows))

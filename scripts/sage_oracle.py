@@ -42,6 +42,7 @@ Every Sage call runs under a per-call alarm (``--timeout`` seconds, default
 60) so that nothing hangs; a call that runs out of time is recorded as
 ``"timeout"``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -73,8 +74,11 @@ def _versions() -> dict:
         from sage.version import version as sage_version
     except ImportError:  # pragma: no cover - depends on the distribution
         sage_version = None
-    return {"sage_version": sage_version, "passagemath_versions": dict(sorted(out.items())),
-            "python": sys.version.split()[0]}
+    return {
+        "sage_version": sage_version,
+        "passagemath_versions": dict(sorted(out.items())),
+        "python": sys.version.split()[0],
+    }
 
 
 def _pretty_entries(payload: dict) -> str:
@@ -98,6 +102,7 @@ def _write_pretty(path: Path, payload: dict) -> None:
 def _tri(x) -> bool | None:
     """Sage's three-valued answer -> True / False / None."""
     from sage.misc.unknown import Unknown
+
     if x is True:
         return True
     if x is False:
@@ -110,6 +115,7 @@ def _tri(x) -> bool | None:
 def _timed(fn, timeout: float):
     """Run ``fn()`` under a cysignals alarm. Returns (status, value, seconds)."""
     from cysignals.alarm import AlarmInterrupt, alarm, cancel_alarm
+
     t0 = time.perf_counter()
     try:
         alarm(timeout)
@@ -137,6 +143,7 @@ def admissible_bibd(vmax: int = BIBD_VMAX, lmax: int = BIBD_LMAX):
 def _brc_fails(v: int, k: int, lam: int) -> bool:
     """Bruck--Ryser--Chowla for symmetric designs (exact, via Sage's own check)."""
     from sage.combinat.designs.bibd import BruckRyserChowla_check
+
     return BruckRyserChowla_check(v, k, lam) is False
 
 
@@ -165,10 +172,14 @@ def _bibd_true_source(v: int, k: int, lam: int) -> str:
     Replicates the order of the tests in sage/combinat/designs/bibd.py.
     """
     from sage.arith.misc import is_prime_power
-    from sage.combinat.designs.bibd import BIBD_from_arc_in_desarguesian_projective_plane, BIBD_from_TD
-    from sage.combinat.designs.bibd import balanced_incomplete_block_design as sage_bibd
+    from sage.combinat.designs.bibd import (
+        BIBD_from_arc_in_desarguesian_projective_plane,
+        BIBD_from_TD,
+        balanced_incomplete_block_design as sage_bibd,
+    )
     from sage.combinat.designs.database import BIBD_constructions
     from sage.combinat.designs.difference_family import difference_family
+
     if lam == 1 and k in (3, 4, 5):
         return "Steiner triple system" if k == 3 else f"Hanani (v,{k},1) family"
     if (v, k, lam) in BIBD_constructions:
@@ -181,8 +192,9 @@ def _bibd_true_source(v: int, k: int, lam: int) -> str:
         return "projective plane"
     if difference_family(v, k, l=lam, existence=True) is True:
         return "difference family"
-    if ((k + lam) * (k + lam - 1) == lam * (v + k + lam - 1)
-            and sage_bibd(v + k + lam, k + lam, lam, existence=True) is True):
+    if (k + lam) * (k + lam - 1) == lam * (v + k + lam - 1) and sage_bibd(
+        v + k + lam, k + lam, lam, existence=True
+    ) is True:
         return f"residual of symmetric ({v + k + lam},{k + lam},{lam})"
     return "unclassified"
 
@@ -194,6 +206,7 @@ def _check_blocks(v: int, k: int, lam: int, points, blocks) -> bool:
     are relabelled ``0..v-1`` in the order of ``points`` first.
     """
     import numpy as np
+
     label = {int(x): i for i, x in enumerate(points)}
     if len(label) != v:
         return False
@@ -244,52 +257,81 @@ def run_bibd(timeout: float, verbose: bool) -> dict:
         entries.append(e)
         if verbose:
             print(json.dumps(e), flush=True)
-    return {"header": {
-        "generator": "scripts/sage_oracle.py",
-        **_versions(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "ranges": {"v": [6, BIBD_VMAX], "k": "3 <= k <= v/2", "lambda": [1, BIBD_LMAX],
-                   "selection": "admissible: lambda(v-1) % (k-1) == 0 and "
-                                "lambda v (v-1) % (k(k-1)) == 0 (no Fisher/BRC filter)"},
-        "per_call_timeout_s": timeout,
-        "keys": {
-            "sage": "designs.balanced_incomplete_block_design(v,k,lambda,existence=True): "
-                    "true/false/null(Unknown, or the call failed: see existence_call)",
-            "reason": "for sage=false: which rule of Sage's code gave it (reconstructed "
-                      "by the generator): fisher | bruck-ryser-chowla | handbook-exception"
-                      " | handbook-exception-lambda>1(suspect) | other",
-            "build": "for sage=true: ok (built and independently verified) | verify-failed"
-                     " | timeout | error",
-            "blocks": "number of blocks of the design Sage built (= b)",
-            "sage_source": "for sage=true: which of Sage's constructions applies (the "
-                           "generator replicates the order of Sage's code)",
+    return {
+        "header": {
+            "generator": "scripts/sage_oracle.py",
+            **_versions(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "ranges": {
+                "v": [6, BIBD_VMAX],
+                "k": "3 <= k <= v/2",
+                "lambda": [1, BIBD_LMAX],
+                "selection": "admissible: lambda(v-1) % (k-1) == 0 and "
+                "lambda v (v-1) % (k(k-1)) == 0 (no Fisher/BRC filter)",
+            },
+            "per_call_timeout_s": timeout,
+            "keys": {
+                "sage": "designs.balanced_incomplete_block_design(v,k,lambda,existence=True): "
+                "true/false/null(Unknown, or the call failed: see existence_call)",
+                "reason": "for sage=false: which rule of Sage's code gave it (reconstructed "
+                "by the generator): fisher | bruck-ryser-chowla | handbook-exception"
+                " | handbook-exception-lambda>1(suspect) | other",
+                "build": "for sage=true: ok (built and independently verified) | verify-failed | timeout | error",
+                "blocks": "number of blocks of the design Sage built (= b)",
+                "sage_source": "for sage=true: which of Sage's constructions applies (the "
+                "generator replicates the order of Sage's code)",
+            },
+            "notes": (
+                "Sage's False for (36,6,lambda), (46,6,lambda), (43,7,lambda) comes from a list of "
+                "lambda=1 exceptions (Handbook of Combinatorial Designs) that Sage applies to every "
+                "lambda; for lambda>1 these are marked reason='handbook-exception-lambda>1(suspect)' "
+                "and tests must not rely on them ((43,7,3) in fact exists: a radical difference family "
+                "in GF(43) gives one, and Sage's own is_t_design confirms it). Sage's other False "
+                "answers are Fisher's "
+                "inequality (b >= v) or Bruck-Ryser-Chowla. Unknown (null) means only that Sage "
+                "has no construction; it is not a nonexistence claim."
+            ),
         },
-        "notes": (
-            "Sage's False for (36,6,lambda), (46,6,lambda), (43,7,lambda) comes from a list of "
-            "lambda=1 exceptions (Handbook of Combinatorial Designs) that Sage applies to every "
-            "lambda; for lambda>1 these are marked reason='handbook-exception-lambda>1(suspect)' "
-            "and tests must not rely on them ((43,7,3) in fact exists: a radical difference family "
-            "in GF(43) gives one, and Sage's own is_t_design confirms it). Sage's other False "
-            "answers are Fisher's "
-            "inequality (b >= v) or Bruck-Ryser-Chowla. Unknown (null) means only that Sage "
-            "has no construction; it is not a nonexistence claim."),
-    }, "entries": entries}
+        "entries": entries,
+    }
 
 
 # --------------------------------------------------------------------------- SRG
 _SRG_TESTS = [  # the order of strongly_regular_graph_lazy in sage/graphs/strongly_regular_db.pyx
-    "is_complete_multipartite", "is_paley", "is_johnson", "is_orthogonal_array_block_graph",
-    "is_steiner", "is_affine_polar", "is_goethals_seidel", "is_orthogonal_polar", "is_NOodd",
-    "is_NOperp_F5", "is_NO_F2", "is_NO_F3", "is_NU", "is_unitary_polar",
-    "is_unitary_dual_polar", "is_GQqmqp", "is_RSHCD", "is_twograph_descendant_of_srg",
-    "is_taylor_twograph_srg", "is_switch_OA_srg", "is_polhill", "is_haemers",
-    "is_cossidente_penttila", "is_mathon_PC_srg", "is_muzychuk_S6", "is_nowhere0_twoweight",
-    "is_switch_skewhad"]
+    "is_complete_multipartite",
+    "is_paley",
+    "is_johnson",
+    "is_orthogonal_array_block_graph",
+    "is_steiner",
+    "is_affine_polar",
+    "is_goethals_seidel",
+    "is_orthogonal_polar",
+    "is_NOodd",
+    "is_NOperp_F5",
+    "is_NO_F2",
+    "is_NO_F3",
+    "is_NU",
+    "is_unitary_polar",
+    "is_unitary_dual_polar",
+    "is_GQqmqp",
+    "is_RSHCD",
+    "is_twograph_descendant_of_srg",
+    "is_taylor_twograph_srg",
+    "is_switch_OA_srg",
+    "is_polhill",
+    "is_haemers",
+    "is_cossidente_penttila",
+    "is_mathon_PC_srg",
+    "is_muzychuk_S6",
+    "is_nowhere0_twoweight",
+    "is_switch_skewhad",
+]
 
 
 def _srg_source(v: int, k: int, lam: int, mu: int) -> str:
     """Which rule Sage's ``strongly_regular_graph_lazy`` uses (replicates its order)."""
     import sage.graphs.strongly_regular_db as db
+
     params = (v, k, lam, mu)
     comp = (v, v - k - 1, v - 2 * k + mu - 2, v - 2 * k + lam)
     if db._small_srg_database is None:
@@ -321,6 +363,7 @@ def _srg_source(v: int, k: int, lam: int, mu: int) -> str:
 def _check_srg(v: int, k: int, lam: int, mu: int, g) -> bool:
     """Independent check: A^2 = k I + lam A + mu (J - I - A), A symmetric 0/1, zero diagonal."""
     import numpy as np
+
     verts = list(g.vertices(sort=False))
     if len(verts) != v:
         return False
@@ -338,8 +381,7 @@ def _check_srg(v: int, k: int, lam: int, mu: int, g) -> bool:
 
 def run_srg(timeout: float, verbose: bool) -> dict:
     from sage.all__sagemath_graphs import graphs  # noqa: F401 - sage init
-    from sage.graphs.strongly_regular_db import apparently_feasible_parameters
-    from sage.graphs.strongly_regular_db import strongly_regular_graph as sage_srg
+    from sage.graphs.strongly_regular_db import apparently_feasible_parameters, strongly_regular_graph as sage_srg
 
     params = set(apparently_feasible_parameters(SRG_VMAX + 1))
     complements = {(v, v - k - 1, v - 2 * k + mu - 2, v - 2 * k + lam) for v, k, lam, mu in params}
@@ -349,8 +391,7 @@ def run_srg(timeout: float, verbose: bool) -> dict:
     for v, k, lam, mu in sorted(params):
         comp = (v, v - k - 1, v - 2 * k + mu - 2, v - 2 * k + lam)
         conference = (v - 1) * (mu - lam) == 2 * k
-        e = {"v": v, "k": k, "lambda": lam, "mu": mu, "complement": list(comp),
-             "conference": conference}
+        e = {"v": v, "k": k, "lambda": lam, "mu": mu, "complement": list(comp), "conference": conference}
         st, ans, _ = _timed(lambda: sage_srg(v, k, lam, mu, existence=True), timeout)
         if st != "ok":
             e["sage"] = None
@@ -371,46 +412,51 @@ def run_srg(timeout: float, verbose: bool) -> dict:
         entries.append(e)
         if verbose:
             print(json.dumps(e), flush=True)
-    return {"header": {
-        "generator": "scripts/sage_oracle.py",
-        **_versions(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "ranges": {"v": [1, SRG_VMAX], "selection":
-                   "sage.graphs.strongly_regular_db.apparently_feasible_parameters(65) "
-                   "(0 < mu < k, i.e. primitive SRGs) united with the complements"},
-        "sage_list_closed_under_complement": closed,
-        "per_call_timeout_s": timeout,
-        "feasibility_conditions_used_by_sage": [
-            "basic: 0 < k < v-1, lambda < k, mu <= k, complement parameters >= 0, "
-            "k(k - lambda - 1) = mu (v - k - 1)",
-            "conference graphs ((v-1)(mu-lambda) = 2k): v is a sum of two squares",
-            "integrality of the eigenvalue multiplicities f, g and 1 + f + g = v",
-            "Krein conditions",
-            "absolute bound 2v <= f(f+3), 2v <= g(g+3)",
-            "claw bound (Brouwer-van Lint 1984, 3.D)",
-            "mu = 1: (lambda+1) | k and (lambda+1)(lambda+2) | vk",
-            "mu = 2: 2k < lambda(lambda+3) implies (lambda+1) | k",
-            "then: Sage's constructions, and Brouwer's table (exists / open / impossible)",
-        ],
-        "keys": {
-            "sage": "graphs.strongly_regular_graph(v,k,lambda,mu,existence=True): "
-                    "true/false/null(Unknown)",
-            "sage_source": "how Sage decides (generator replicates the order of "
-                           "strongly_regular_graph_lazy): small-database | name of Sage's "
-                           "is_* family test | either with '(complement)' | "
-                           "brouwer-table:exists(no-sage-construction)|open|impossible",
-            "sage_graph": "name of the graph Sage built",
-            "build": "for sage=true: ok (built and A^2 identity verified independently) | "
-                     "verify-failed | timeout | error (e.g. Brouwer says it exists but Sage "
-                     "has no construction)",
-            "complement": "parameters of the complement graph (also in the list)",
-            "conference": "(v-1)(mu-lambda) = 2k (eigenvalues may be irrational)",
+    return {
+        "header": {
+            "generator": "scripts/sage_oracle.py",
+            **_versions(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "ranges": {
+                "v": [1, SRG_VMAX],
+                "selection": "sage.graphs.strongly_regular_db.apparently_feasible_parameters(65) "
+                "(0 < mu < k, i.e. primitive SRGs) united with the complements",
+            },
+            "sage_list_closed_under_complement": closed,
+            "per_call_timeout_s": timeout,
+            "feasibility_conditions_used_by_sage": [
+                "basic: 0 < k < v-1, lambda < k, mu <= k, complement parameters >= 0, "
+                "k(k - lambda - 1) = mu (v - k - 1)",
+                "conference graphs ((v-1)(mu-lambda) = 2k): v is a sum of two squares",
+                "integrality of the eigenvalue multiplicities f, g and 1 + f + g = v",
+                "Krein conditions",
+                "absolute bound 2v <= f(f+3), 2v <= g(g+3)",
+                "claw bound (Brouwer-van Lint 1984, 3.D)",
+                "mu = 1: (lambda+1) | k and (lambda+1)(lambda+2) | vk",
+                "mu = 2: 2k < lambda(lambda+3) implies (lambda+1) | k",
+                "then: Sage's constructions, and Brouwer's table (exists / open / impossible)",
+            ],
+            "keys": {
+                "sage": "graphs.strongly_regular_graph(v,k,lambda,mu,existence=True): true/false/null(Unknown)",
+                "sage_source": "how Sage decides (generator replicates the order of "
+                "strongly_regular_graph_lazy): small-database | name of Sage's "
+                "is_* family test | either with '(complement)' | "
+                "brouwer-table:exists(no-sage-construction)|open|impossible",
+                "sage_graph": "name of the graph Sage built",
+                "build": "for sage=true: ok (built and A^2 identity verified independently) | "
+                "verify-failed | timeout | error (e.g. Brouwer says it exists but Sage "
+                "has no construction)",
+                "complement": "parameters of the complement graph (also in the list)",
+                "conference": "(v-1)(mu-lambda) = 2k (eigenvalues may be irrational)",
+            },
+            "notes": (
+                "All entries pass Sage's feasibility filter; Sage's False here comes from "
+                "Brouwer's table (published nonexistence proofs). Imprimitive SRGs "
+                "(mu = 0: disjoint cliques; mu = k: complete multipartite) are not listed."
+            ),
         },
-        "notes": (
-            "All entries pass Sage's feasibility filter; Sage's False here comes from "
-            "Brouwer's table (published nonexistence proofs). Imprimitive SRGs "
-            "(mu = 0: disjoint cliques; mu = k: complete multipartite) are not listed."),
-    }, "entries": entries}
+        "entries": entries,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
 """Test-session settings shared by every test module."""
+
 import os
 from pathlib import Path
 
@@ -21,8 +22,7 @@ for _j, _line in enumerate(FANO_LINES):
 FANO.setflags(write=False)
 
 # CI machines are small (2 cores): no per-example deadline, modest example counts.
-settings.register_profile("gcsim", deadline=None, max_examples=25,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("gcsim", deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("gcsim")
 
 

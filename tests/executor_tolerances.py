@@ -11,6 +11,7 @@ value by at most ``γ_K · (|factors| combined the same way)`` (Thm 3.1, 3.5, Le
 Nothing here calls gcsim: the bounds are built from the inputs (encoder, decoder,
 gradients, design matrices) only.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,8 +39,9 @@ def transmission_tol(B: np.ndarray, g: np.ndarray, m: int, dtype=np.float64) -> 
     return dot_tol(B.shape[0], np.abs(B).T @ GG, dtype)
 
 
-def decode_tol(B: np.ndarray, X: np.ndarray, mask: np.ndarray, g: np.ndarray, m: int,
-               extra: int = 0, dtype=np.float64) -> np.ndarray:
+def decode_tol(
+    B: np.ndarray, X: np.ndarray, mask: np.ndarray, g: np.ndarray, m: int, extra: int = 0, dtype=np.float64
+) -> np.ndarray:
     """Bound on the error of ``ĝ − ∇L`` (padded blocks, shape ``(m, w)``) by either route.
 
     Route 1: ``ĝ[l] = Σ_{j∈F} X[j,l] g̃_j`` (``|F|`` terms after the ``mN``-term ``g̃_j``) minus
@@ -97,7 +99,7 @@ def lstsq_solution_tol(BF: np.ndarray, m: int) -> float:
     nx = float(np.linalg.norm(X))
     nr = float(np.linalg.norm(BF @ X - T))
     nb = float(np.linalg.norm(BF, 2))
-    rel = kappa + kappa ** 2 * nr / max(nb * nx, np.finfo(float).tiny)
+    rel = kappa + kappa**2 * nr / max(nb * nx, np.finfo(float).tiny)
     return SAFETY * rows * cols * unit_roundoff() * rel * nx
 
 
@@ -111,7 +113,7 @@ def fixed_residual_tol(B: np.ndarray, X: np.ndarray, mask: np.ndarray, m: int) -
     T = target(m, B.shape[0] // m)
     R = B[:, mask] @ X[mask] - T
     dR = dot_tol(int(mask.sum()) + 1, np.abs(B[:, mask]) @ np.abs(X[mask]) + T)
-    return sq_diff_tol(float(np.sum(R ** 2)), float(np.linalg.norm(dR)), R.size)
+    return sq_diff_tol(float(np.sum(R**2)), float(np.linalg.norm(dR)), R.size)
 
 
 def relative_tol(tol: np.ndarray, reference: np.ndarray, dtype=np.float64) -> float:
@@ -125,6 +127,7 @@ def relative_tol(tol: np.ndarray, reference: np.ndarray, dtype=np.float64) -> fl
 # ----------------------------------------------------------------------------------------------
 # CERAR (docs/theory.md §50)
 # ----------------------------------------------------------------------------------------------
+
 
 def cerar_blocks(g: np.ndarray, c: int) -> np.ndarray:
     """``G_i`` as ``(N, c, w)``, zero-padded to ``c·ceil(d/c)``."""
@@ -162,7 +165,7 @@ def cerar_error_operator_tol(encoders: np.ndarray, decoders: np.ndarray) -> np.n
     out = np.zeros((N, N - 1, c, c))
     for i in range(N):
         for mm in range(1, N):
-            W = np.abs(decoders[i][:, mm - 1:mm - 1 + c])
+            W = np.abs(decoders[i][:, mm - 1 : mm - 1 + c])
             out[i, mm - 1] = dot_tol(c + 1, W @ np.abs(encoders[(i - mm) % N]) + np.eye(c))
     return out
 
@@ -179,7 +182,7 @@ def cerar_predicted_tol(encoders: np.ndarray, decoders: np.ndarray, g: np.ndarra
     for i in range(N):
         acc = np.zeros_like(G[0])
         for mm in range(1, N):
-            W = np.abs(decoders[i][:, mm - 1:mm - 1 + c])
+            W = np.abs(decoders[i][:, mm - 1 : mm - 1 + c])
             acc += (W @ np.abs(encoders[(i - mm) % N]) + np.eye(c)) @ G[(i - mm) % N]
         out[i] = dot_tol(N * c + 1, acc)
     return out

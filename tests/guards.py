@@ -1,4 +1,5 @@
 """Test guards shared by the robustness tests: a deadline that turns a hang into a failure."""
+
 from __future__ import annotations
 
 import contextlib

@@ -3,6 +3,7 @@
 Higham, *Accuracy and Stability of Numerical Algorithms* (2002), Lemma 3.3 / Thm 3.1, as in
 tests/tolerances.py; built from the inputs only (no gcsim code).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,9 +36,9 @@ def backprop_bounds(sizes, activation, theta, X, y, normalizer=None, weights=Non
     w = np.ones(B) if weights is None else np.abs(np.asarray(weights, float))
     layers, off = [], 0
     for fi, fo in zip(sizes[:-1], sizes[1:], strict=True):
-        W = theta[off:off + fi * fo].reshape(fi, fo)
+        W = theta[off : off + fi * fo].reshape(fi, fo)
         off += fi * fo
-        layers.append((W, theta[off:off + fo]))
+        layers.append((W, theta[off : off + fo]))
         off += fo
     tanh = activation == "tanh"
     acts, mags, errs, hidden = [X], [np.abs(X)], [np.zeros_like(X)], []
@@ -64,7 +65,7 @@ def backprop_bounds(sizes, activation, theta, X, y, normalizer=None, weights=Non
     loss_bound = float(ce_err.mean() + g_(B) * np.abs(ce).mean())
     onehot = np.zeros_like(p)
     onehot[np.arange(B), y] = 1.0
-    D = (p + onehot) * w[:, None] / Z                          # |δ| magnitude
+    D = (p + onehot) * w[:, None] / Z  # |δ| magnitude
     eps = p * (ce_err + g_(1))[:, None] * w[:, None] / Z + g_(3) * D
     grad = np.zeros(theta.size)
     slices, off = [], 0

@@ -16,6 +16,7 @@ gcsim modules sit at module level (a function-level import hides a dependency an
 cycle); the application layer may defer imports of layers with optional dependencies (torch)
 so that ``gcsim --help`` starts without them.
 """
+
 from __future__ import annotations
 
 import ast
@@ -28,8 +29,18 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "gcsim"
 
 #: (layer name, module prefixes), bottom to top
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("gcsim.errors", "gcsim.limits", "gcsim._validation", "gcsim._threads", "gcsim._version",
-              "gcsim._array_api", "gcsim.io")),
+    (
+        "base",
+        (
+            "gcsim.errors",
+            "gcsim.limits",
+            "gcsim._validation",
+            "gcsim._threads",
+            "gcsim._version",
+            "gcsim._array_api",
+            "gcsim.io",
+        ),
+    ),
     ("combinatorics", ("gcsim.combinatorics",)),
     ("coding", ("gcsim.coding",)),
     ("cerar", ("gcsim.cerar",)),
@@ -39,8 +50,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("app", ("gcsim.app",)),
 ]
 #: rank of each layer; layers of equal rank may not import each other
-RANK = {"base": 0, "combinatorics": 1, "coding": 2, "cerar": 2, "catalogue": 3, "executor": 4, "learning": 5,
-        "app": 6}
+RANK = {"base": 0, "combinatorics": 1, "coding": 2, "cerar": 2, "catalogue": 3, "executor": 4, "learning": 5, "app": 6}
 
 
 def module_name(path: Path) -> str:
@@ -114,8 +124,11 @@ def test_imports_go_downward_only():
 
 
 def test_nothing_below_app_imports_app():
-    bad = [f"{i}:{line}" for i, t, line, _ in IMPORTS if t.startswith("gcsim.app") and layer_of(i) != "app"
-           and i not in ("gcsim", "gcsim.__main__")]
+    bad = [
+        f"{i}:{line}"
+        for i, t, line, _ in IMPORTS
+        if t.startswith("gcsim.app") and layer_of(i) != "app" and i not in ("gcsim", "gcsim.__main__")
+    ]
     assert not bad, f"imports of gcsim.app from below: {bad}"
 
 
@@ -200,7 +213,9 @@ def test_import_gcsim_loads_no_layer():
     import subprocess
     import sys
 
-    code = ("import sys, gcsim; heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('torch', 'cvxpy', 'galois', 'pandas', 'matplotlib') or m.startswith('gcsim.')); print(heavy)")
+    code = (
+        "import sys, gcsim; heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('torch', 'cvxpy', 'galois', 'pandas', 'matplotlib') or m.startswith('gcsim.')); print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out

@@ -1,4 +1,5 @@
 """Baseline assignments (docs/theory.md §30 App. B) against brute-force definitions and networkx."""
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -20,11 +21,11 @@ def test_fractional_repetition_brute_force(groups, size):
     n, s = groups * size, size - 1
     g = fractional_repetition(n, s)
     A = g.assignment
-    for j in range(n):                                   # worker j holds the parts of its group
+    for j in range(n):  # worker j holds the parts of its group
         held = {i for i in range(n) if A[i, j]}
         assert held == set(range((j // size) * size, (j // size + 1) * size))
-    assert [sum(A[i, j] for j in range(n)) for i in range(n)] == [s + 1] * n   # replication
-    assert [sum(A[i, j] for i in range(n)) for j in range(n)] == [s + 1] * n   # load
+    assert [sum(A[i, j] for j in range(n)) for i in range(n)] == [s + 1] * n  # replication
+    assert [sum(A[i, j] for i in range(n)) for j in range(n)] == [s + 1] * n  # load
     # workers in one group are identical, so any s stragglers leave each group represented
     assert g.verify() and g.params == (n, s) and g.kind == "fractional_repetition"
 
@@ -63,7 +64,7 @@ def test_random_regular(n, d, seed):
 @pytest.mark.parametrize("m", [2, 3, 5, 8])
 def test_mgg_against_networkx(m):
     G = nx.margulis_gabber_galil_graph(m)
-    assert set(dict(G.degree()).values()) == {8}          # 8-regular multigraph (loops count twice)
+    assert set(dict(G.degree()).values()) == {8}  # 8-regular multigraph (loops count twice)
     idx = {(x, y): x * m + y for x in range(m) for y in range(m)}
     expected = np.eye(m * m, dtype=int)
     for u, w in G.edges():
@@ -76,12 +77,16 @@ def test_mgg_against_networkx(m):
     assert nb.shape == (m * m, 8)
     counts = np.zeros((m * m, m * m), dtype=int)
     np.add.at(counts, (np.repeat(np.arange(m * m), 8), nb.ravel()), 1)
-    assert np.array_equal(counts, counts.T)               # each generator has its inverse
+    assert np.array_equal(counts, counts.T)  # each generator has its inverse
 
 
 def test_verify_detects_tampering():
-    for g in (fractional_repetition(6, 1), cyclic_repetition(6, 2), random_regular_assignment(8, 3),
-              margulis_gabber_galil(4)):
+    for g in (
+        fractional_repetition(6, 1),
+        cyclic_repetition(6, 2),
+        random_regular_assignment(8, 3),
+        margulis_gabber_galil(4),
+    ):
         bad = g.assignment.copy()
         bad[0, -1] ^= 1
         object.__setattr__(g, "_assignment", bad)  # forge a corrupted object past the immutability
@@ -89,20 +94,23 @@ def test_verify_detects_tampering():
             g.verify()
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: fractional_repetition(7, 1), ImpossibleParametersError, "\\(s\\+1\\) \\| n"),
-    (lambda: fractional_repetition(6, 6), InvalidArgumentError, "s"),
-    (lambda: fractional_repetition(-6, 1), InvalidArgumentError, "n"),
-    (lambda: fractional_repetition(6, -1), InvalidArgumentError, "s"),
-    (lambda: cyclic_repetition(6, 0), InvalidArgumentError, "ell"),
-    (lambda: cyclic_repetition(6, 7), InvalidArgumentError, "ell"),
-    (lambda: cyclic_repetition(6, 2, num_parts=0), InvalidArgumentError, "num_parts"),
-    (lambda: random_regular_assignment(7, 3), ImpossibleParametersError, "n d even"),
-    (lambda: random_regular_assignment(4, 4), ImpossibleParametersError, "d < n"),
-    (lambda: random_regular_assignment(4, -1), InvalidArgumentError, "d"),
-    (lambda: margulis_gabber_galil(1), InvalidArgumentError, "m"),
-    (lambda: margulis_gabber_galil(2.5), InvalidArgumentError, "m"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (lambda: fractional_repetition(7, 1), ImpossibleParametersError, "\\(s\\+1\\) \\| n"),
+        (lambda: fractional_repetition(6, 6), InvalidArgumentError, "s"),
+        (lambda: fractional_repetition(-6, 1), InvalidArgumentError, "n"),
+        (lambda: fractional_repetition(6, -1), InvalidArgumentError, "s"),
+        (lambda: cyclic_repetition(6, 0), InvalidArgumentError, "ell"),
+        (lambda: cyclic_repetition(6, 7), InvalidArgumentError, "ell"),
+        (lambda: cyclic_repetition(6, 2, num_parts=0), InvalidArgumentError, "num_parts"),
+        (lambda: random_regular_assignment(7, 3), ImpossibleParametersError, "n d even"),
+        (lambda: random_regular_assignment(4, 4), ImpossibleParametersError, "d < n"),
+        (lambda: random_regular_assignment(4, -1), InvalidArgumentError, "d"),
+        (lambda: margulis_gabber_galil(1), InvalidArgumentError, "m"),
+        (lambda: margulis_gabber_galil(2.5), InvalidArgumentError, "m"),
+    ],
+)
 def test_bad_arguments(call, exc, match):
     with pytest.raises(exc, match=match):
         call()

@@ -4,6 +4,7 @@ Every check here is independent of ``BIBD.verify``: pair coverage is counted
 with Python sets / Counters, parameters are compared with closed formulas, and
 existence answers with the SageMath oracle file tests/fixtures/sage_bibd.json.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,9 @@ from gcsim.errors import (
 )
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sage_bibd.json"
-PRIME_POWERS = [q for q in range(2, 30)
-                if len({p for p in range(2, q + 1) if q % p == 0 and all(p % d for d in range(2, p))}) == 1]
+PRIME_POWERS = [
+    q for q in range(2, 30) if len({p for p in range(2, q + 1) if q % p == 0 and all(p % d for d in range(2, p))}) == 1
+]
 
 
 def independent_check(D: BIBD, v: int, k: int, lam: int) -> None:
@@ -72,6 +74,7 @@ def fixture_entries():
 
 
 # ----------------------------------------------------------------------------- headline
+
 
 def test_pg_2_9_headline():
     D = bibd(91, 10, 1)
@@ -158,6 +161,7 @@ def test_every_buildable_design_verifies(key):
 
 # ----------------------------------------------------------------------------- infinite families (hypothesis)
 
+
 @settings(max_examples=8, deadline=None)
 @given(st.sampled_from([q for q in PRIME_POWERS if q <= 13]))
 def test_projective_planes(q):
@@ -188,30 +192,35 @@ def test_steiner_triple_systems(n, one_mod_six):
     if v < 3 or (one_mod_six and v < 7):
         v = 7
     D = steiner_triple_system(v)
-    assert len(D.blocks) == v * (v - 1) // 6          # block count formula
+    assert len(D.blocks) == v * (v - 1) // 6  # block count formula
     assert D.params == (v, v * (v - 1) // 6, (v - 1) // 2, 3, 1)
     independent_check(D, v, 3, 1)
     assert bibd(v, 3, 1).params == D.params
 
 
-@pytest.mark.parametrize("n,q,dim", [(3, 2, 2), (3, 2, 1), (3, 3, 1), (3, 3, 2), (4, 2, 3), (4, 2, 1), (3, 4, 2),
-                                     (4, 2, 2)])
+@pytest.mark.parametrize(
+    "n,q,dim", [(3, 2, 2), (3, 2, 1), (3, 3, 1), (3, 3, 2), (4, 2, 3), (4, 2, 1), (3, 4, 2), (4, 2, 2)]
+)
 def test_projective_geometries(n, q, dim):
     D = projective_geometry_design(n, q, dim)
+
     def gauss(m, d):
         return math.prod(q ** (m - i) - 1 for i in range(d)) // math.prod(q ** (i + 1) - 1 for i in range(d))
+
     v, k, lam = gauss(n + 1, 1), gauss(dim + 1, 1), gauss(n - 1, dim - 1)
     assert D.params[0] == v and D.params[3] == k and D.params[4] == lam
-    assert D.params[1] == gauss(n + 1, dim + 1)     # number of flats
+    assert D.params[1] == gauss(n + 1, dim + 1)  # number of flats
     independent_check(D, v, k, lam)
 
 
 @pytest.mark.parametrize("n,q,dim", [(3, 2, 1), (3, 2, 2), (3, 3, 1), (3, 3, 2), (4, 2, 3), (2, 7, 1)])
 def test_affine_geometries(n, q, dim):
     D = affine_geometry_design(n, q, dim)
+
     def gauss(m, d):
         return math.prod(q ** (m - i) - 1 for i in range(d)) // math.prod(q ** (i + 1) - 1 for i in range(d))
-    v, k, lam = q ** n, q ** dim, gauss(n - 1, dim - 1)
+
+    v, k, lam = q**n, q**dim, gauss(n - 1, dim - 1)
     assert D.params[0] == v and D.params[3] == k and D.params[4] == lam
     assert D.params[1] == q ** (n - dim) * gauss(n, dim)
     independent_check(D, v, k, lam)
@@ -240,13 +249,14 @@ def test_other_named_constructions():
 
 # ----------------------------------------------------------------------------- complement / residual / derived / union
 
+
 def test_complement_residual_derived_parameters():
     P = projective_plane(3)
     C = P.complement()
     assert C.params == (13, 13, 9, 9, 6)
     independent_check(C, 13, 9, 6)
     R = bibd(91, 10).residual(5)
-    assert R.params == (81, 90, 10, 9, 1)            # an affine plane of order 9
+    assert R.params == (81, 90, 10, 9, 1)  # an affine plane of order 9
     independent_check(R, 81, 9, 1)
     B = bibd(16, 6, 2)
     Dv = B.derived(3)
@@ -267,31 +277,35 @@ def test_residual_derived_need_symmetric():
     with pytest.raises(InvalidArgumentError):
         steiner_triple_system(9).residual()
     with pytest.raises(ImpossibleParametersError):
-        projective_plane(3).derived()        # lambda - 1 = 0
+        projective_plane(3).derived()  # lambda - 1 = 0
     with pytest.raises(InvalidArgumentError, match="block_index"):
         projective_plane(2).residual(block_index=7)
 
 
 # ----------------------------------------------------------------------------- necessary conditions
 
-@pytest.mark.parametrize("v,k,lam,cond", [
-    (8, 3, 1, "divisibility"),
-    (10, 4, 1, "divisibility"),
-    (16, 6, 1, "Fisher's inequality"),
-    (55, 10, 1, "Fisher's inequality"),
-    (43, 7, 1, "Bruck-Ryser-Chowla"),
-    (22, 7, 2, "Bruck-Ryser-Chowla"),
-    (29, 8, 2, "Bruck-Ryser-Chowla"),
-    (46, 10, 2, "Bruck-Ryser-Chowla"),
-    (53, 13, 3, "Bruck-Ryser-Chowla"),
-    (211, 15, 1, "Bruck-Ryser-Chowla"),
-    (111, 11, 1, "known nonexistence"),
-    (100, 10, 1, "Hall-Connor"),
-    (36, 6, 1, "Hall-Connor"),
-    (15, 5, 2, "Hall-Connor"),
-    (21, 6, 2, "Hall-Connor"),
-    (46, 6, 1, "known nonexistence"),
-])
+
+@pytest.mark.parametrize(
+    "v,k,lam,cond",
+    [
+        (8, 3, 1, "divisibility"),
+        (10, 4, 1, "divisibility"),
+        (16, 6, 1, "Fisher's inequality"),
+        (55, 10, 1, "Fisher's inequality"),
+        (43, 7, 1, "Bruck-Ryser-Chowla"),
+        (22, 7, 2, "Bruck-Ryser-Chowla"),
+        (29, 8, 2, "Bruck-Ryser-Chowla"),
+        (46, 10, 2, "Bruck-Ryser-Chowla"),
+        (53, 13, 3, "Bruck-Ryser-Chowla"),
+        (211, 15, 1, "Bruck-Ryser-Chowla"),
+        (111, 11, 1, "known nonexistence"),
+        (100, 10, 1, "Hall-Connor"),
+        (36, 6, 1, "Hall-Connor"),
+        (15, 5, 2, "Hall-Connor"),
+        (21, 6, 2, "Hall-Connor"),
+        (46, 6, 1, "known nonexistence"),
+    ],
+)
 def test_impossible(v, k, lam, cond):
     assert bibd(v, k, lam, existence=True) is False
     conds = bibd_necessary_conditions(v, k, lam)
@@ -308,9 +322,13 @@ def test_necessary_conditions_hold_for_built_designs():
 
 
 def _brute_isotropic(a: int, b: int, box: int = 40) -> bool:
-    return any(z * z == a * x * x + b * y * y
-               for x in range(box + 1) for y in range(box + 1) if x or y
-               for z in [math.isqrt(max(a * x * x + b * y * y, 0))])
+    return any(
+        z * z == a * x * x + b * y * y
+        for x in range(box + 1)
+        for y in range(box + 1)
+        if x or y
+        for z in [math.isqrt(max(a * x * x + b * y * y, 0))]
+    )
 
 
 @pytest.mark.parametrize("a", [1, 2, 3, 5, 6, 7, 10, 11])
@@ -326,15 +344,25 @@ def test_brc_symmetric_parameters():
     # projective planes of order n: n = 6, 14, 21, 22 excluded, 9, 10, 12 allowed
     for n, ok in [(2, True), (6, False), (9, True), (10, True), (12, True), (14, False), (21, False), (22, False)]:
         assert bruck_ryser_chowla(n * n + n + 1, n + 1, 1) is ok, n
-    assert bruck_ryser_chowla(13, 3, 1) is None     # not symmetric
+    assert bruck_ryser_chowla(13, 3, 1) is None  # not symmetric
 
 
 # ----------------------------------------------------------------------------- errors and validation
 
-@pytest.mark.parametrize("args,name", [
-    ((1, 3, 1), "v"), ((7, 1, 1), "k"), ((7, 8, 1), "k"), ((7, 3, 0), "lam"),
-    ((7.5, 3, 1), "v"), (("7", 3, 1), "v"), ((7, 3, 1.5), "lam"), ((True, 3, 1), "v"),
-])
+
+@pytest.mark.parametrize(
+    "args,name",
+    [
+        ((1, 3, 1), "v"),
+        ((7, 1, 1), "k"),
+        ((7, 8, 1), "k"),
+        ((7, 3, 0), "lam"),
+        ((7.5, 3, 1), "v"),
+        (("7", 3, 1), "v"),
+        ((7, 3, 1.5), "lam"),
+        ((True, 3, 1), "v"),
+    ],
+)
 def test_invalid_arguments(args, name):
     with pytest.raises(InvalidArgumentError) as info:
         bibd(*args)
@@ -369,4 +397,4 @@ def test_trivial_designs():
     assert D.params == (6, 2, 2, 6, 2)
     independent_check(D, 6, 6, 2)
     independent_check(bibd(5, 2, 1), 5, 2, 1)
-    independent_check(bibd(6, 3, 4), 6, 3, 4)       # complete design
+    independent_check(bibd(6, 3, 4), 6, 3, 4)  # complete design

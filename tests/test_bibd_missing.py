@@ -7,6 +7,7 @@ independent of ``BIBD.verify``: the difference property of the base blocks is
 counted directly in Z_n with plain integers, the developed blocks are rebuilt by
 hand, and pair coverage of the design gcsim returns is counted with a Counter.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,7 +34,7 @@ def _blocks_of(D) -> list[frozenset[int]]:
 def test_base_blocks_form_a_difference_family(v, k, lam):
     """Every nonzero g of the group occurs exactly lam times as x - y (x != y in one base block)."""
     moduli, n_fixed, base, _source = DIFFERENCE_FAMILIES[(v, k, lam)]
-    assert moduli == (v,) and n_fixed == 0          # both are cyclic, no fixed points
+    assert moduli == (v,) and n_fixed == 0  # both are cyclic, no fixed points
     assert len(base) == lam * (v - 1) // (k * (k - 1))
     for B in base:
         assert len(set(B)) == k and all(0 <= x < v for x in B)

@@ -1,4 +1,5 @@
 """λ-fold triple systems by hill climbing: every admissible (v, λ) builds; pairs counted independently."""
+
 from collections import Counter
 from itertools import combinations
 
@@ -8,8 +9,9 @@ import gcsim
 from gcsim.combinatorics.steiner import triple_system_hill_climb
 from gcsim.errors import ImpossibleParametersError
 
-ADMISSIBLE = [(v, lam) for lam in (2, 3) for v in range(3, 41)
-              if (lam * (v - 1)) % 2 == 0 and (lam * v * (v - 1)) % 6 == 0]
+ADMISSIBLE = [
+    (v, lam) for lam in (2, 3) for v in range(3, 41) if (lam * (v - 1)) % 2 == 0 and (lam * v * (v - 1)) % 6 == 0
+]
 
 
 @pytest.mark.parametrize("v,lam", ADMISSIBLE)

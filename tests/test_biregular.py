@@ -3,6 +3,7 @@
 Independent checks: degrees and simplicity recomputed from the 0/1 matrix,
 connectivity by an explicit breadth-first search (or networkx).
 """
+
 from collections import deque
 
 import networkx as nx
@@ -37,7 +38,7 @@ def _bfs_connected(A):
 def _check(A, v, b, r, k):
     A = np.asarray(A)
     assert A.shape == (v, b)
-    assert set(np.unique(A).tolist()) <= {0, 1}            # simple: no repeated edges
+    assert set(np.unique(A).tolist()) <= {0, 1}  # simple: no repeated edges
     assert all(int(sum(row)) == r for row in A.tolist())
     assert all(int(sum(col)) == k for col in A.T.tolist())
     assert _bfs_connected(A)
@@ -144,16 +145,19 @@ def test_verify_detects_tampering():
         two.verify()
 
 
-@pytest.mark.parametrize("args,exc,match", [
-    ((40, 20, 3, 5), ImpossibleParametersError, "vr = bk"),
-    ((4, 2, 3, 6), ImpossibleParametersError, "r <= b"),
-    ((2, 4, 6, 3), ImpossibleParametersError, "r <= b"),
-    ((6, 3, 1, 2), ImpossibleParametersError, "v \\+ b - 1"),
-    ((-40, 20, 3, 6), InvalidArgumentError, "v"),
-    ((40, 0, 3, 6), InvalidArgumentError, "b"),
-    ((40, 20, 0, 6), InvalidArgumentError, "r"),
-    ((40, 20, 3, 6.5), InvalidArgumentError, "k"),
-])
+@pytest.mark.parametrize(
+    "args,exc,match",
+    [
+        ((40, 20, 3, 5), ImpossibleParametersError, "vr = bk"),
+        ((4, 2, 3, 6), ImpossibleParametersError, "r <= b"),
+        ((2, 4, 6, 3), ImpossibleParametersError, "r <= b"),
+        ((6, 3, 1, 2), ImpossibleParametersError, "v \\+ b - 1"),
+        ((-40, 20, 3, 6), InvalidArgumentError, "v"),
+        ((40, 0, 3, 6), InvalidArgumentError, "b"),
+        ((40, 20, 0, 6), InvalidArgumentError, "r"),
+        ((40, 20, 3, 6.5), InvalidArgumentError, "k"),
+    ],
+)
 def test_bad_parameters(args, exc, match):
     with pytest.raises(exc, match=match):
         biregular_graph(*args)

@@ -5,6 +5,7 @@ or exact rationals with sympy); expectations over Rademacher draws are computed
 exactly by enumerating every sign pattern, other distributions by Monte Carlo
 with a confidence interval.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -32,7 +33,7 @@ from tolerances import SAFETY, cond, gamma, lstsq_tol, unit_roundoff
 def target(m, N):
     T = np.zeros((m * N, m))
     for k in range(m):
-        T[k * N:(k + 1) * N, k] = 1.0
+        T[k * N : (k + 1) * N, k] = 1.0
     return T
 
 
@@ -58,7 +59,7 @@ def err_tol(BF, m):
     rows, cols = BF.shape
     if cols == 0 or not np.any(BF):
         return 0.0
-    return 2 * lstsq_tol(cond(BF, nonzero=True), rows, cols, rows)   # rows = m N
+    return 2 * lstsq_tol(cond(BF, nonzero=True), rows, cols, rows)  # rows = m N
 
 
 def brute_err_tol(B, m, mask):
@@ -87,10 +88,10 @@ def cyclic_design(v, diffset):
 
 
 DESIGNS = {  # (v, k, lambda): difference set
-    (7, 3, 1): (0, 1, 3),             # Fano plane PG(2,2)
-    (11, 5, 2): (1, 3, 4, 5, 9),      # Paley biplane (quadratic residues mod 11)
-    (13, 4, 1): (0, 1, 3, 9),         # PG(2,3)
-    (21, 5, 1): (3, 6, 7, 12, 14),    # PG(2,4)
+    (7, 3, 1): (0, 1, 3),  # Fano plane PG(2,2)
+    (11, 5, 2): (1, 3, 4, 5, 9),  # Paley biplane (quadratic residues mod 11)
+    (13, 4, 1): (0, 1, 3, 9),  # PG(2,3)
+    (21, 5, 1): (3, 6, 7, 12, 14),  # PG(2,4)
 }
 
 
@@ -133,7 +134,7 @@ def brute_err_batch(Bs, m, mask):
     # numerical rank: the usual cutoff max(rows, cols) eps sigma_max (Golub & Van Loan 5.4.1; numpy.matrix_rank)
     keep = sv > max(BF.shape[1:]) * np.finfo(float).eps * np.maximum(sv[:, :1], 1e-300)
     proj = np.einsum("prc,rl->pcl", U, T) * keep[:, :, None]
-    return m * N - (proj ** 2).sum(axis=(1, 2))
+    return m * N - (proj**2).sum(axis=(1, 2))
 
 
 def brute_err_batch_tol(Bs, m, mask):
@@ -144,7 +145,7 @@ def brute_err_batch_tol(Bs, m, mask):
 
 def moments(eps, dist):
     xi2, xi4 = 1 / 3, 1 / 5
-    f2, f4 = 1 + eps ** 2 * xi2, 1 + 6 * eps ** 2 * xi2 + eps ** 4 * xi4
+    f2, f4 = 1 + eps**2 * xi2, 1 + 6 * eps**2 * xi2 + eps**4 * xi4
     b4 = 1.0 if dist == "rademacher" else 3.0
     return f2, b4 * f4
 
@@ -158,8 +159,9 @@ def draw_diagonals(rng, size, eps, dist):
 # Theorem 1: rank lower bound
 # ----------------------------------------------------------------------------------------------
 
+
 @settings(max_examples=25, deadline=None)
-@given(N=st.integers(1, 6), n=st.integers(1, 6), m=st.integers(1, 4), seed=st.integers(0, 10 ** 6))
+@given(N=st.integers(1, 6), n=st.integers(1, 6), m=st.integers(1, 4), seed=st.integers(0, 10**6))
 def test_rank_lower_bound_below_bruteforce_error(N, n, m, seed):
     rng = np.random.default_rng(seed)
     A = (rng.random((N, n)) < 0.5).astype(np.int64)
@@ -192,7 +194,7 @@ def test_rank_lower_bound_tight_for_exact_ns_type_encoder():
     B = np.zeros((m * 7, 7))
     for i in range(7):
         Ni = np.flatnonzero(A[i])
-        C = np.linalg.pinv(X0[Ni])          # (m, r_i)
+        C = np.linalg.pinv(X0[Ni])  # (m, r_i)
         for k in range(m):
             B[k * 7 + i, Ni] = C[k]
     # C X0[N_i] = I_m up to the pseudo-inverse's error c r m u kappa(X0[N_i]) (Higham Thm 20.3)
@@ -200,7 +202,7 @@ def test_rank_lower_bound_tight_for_exact_ns_type_encoder():
     assert np.abs(B @ X0 - target(m, 7)).max() <= pinv_tol
     full = np.ones(7, bool)
     assert bd.rank_lower_bound(A, m, full) == 0
-    assert brute_err(B, m, full) <= brute_err_tol(B, m, full) + 7 * m * m * pinv_tol ** 2
+    assert brute_err(B, m, full) <= brute_err_tol(B, m, full) + 7 * m * m * pinv_tol**2
 
 
 def test_rank_lower_bound_single_mask_returns_int_and_batch_array():
@@ -231,7 +233,7 @@ def test_worst_case_rank_lower_bound_search_is_labelled_and_attained():
     assert "lower estimate" in found.method
     attained = sum(max(3 - c, 0) for c in A[:, found.mask].sum(axis=1))
     assert found.value == attained <= exact.value
-    assert found.value == exact.value           # the search finds the optimum on this small case
+    assert found.value == exact.value  # the search finds the optimum on this small case
     assert (~found.mask).sum() == 5
 
 
@@ -244,6 +246,7 @@ def test_worst_case_rank_lower_bound_edge_cases():
 # ----------------------------------------------------------------------------------------------
 # Theorem 2: RD scaled-sign decoder upper bound
 # ----------------------------------------------------------------------------------------------
+
 
 def stack_batch(A, Ds):
     """B for every D in a batch (P, m, n) -> (P, mN, n)."""
@@ -273,7 +276,7 @@ def exact_scaled_sign_average(A, m, mask, alpha):
     Bs = (A[None, None] * Ds[:, :, None, :]).reshape(len(Ds), m * A.shape[0], A.shape[1])
     K = Bs @ (np.transpose(Ds, (0, 2, 1)) * np.asarray(mask, np.int64)[None, :, None])
     T = target(m, A.shape[0]).astype(np.int64)
-    k2, kt, t2 = int((K ** 2).sum()), int((K * T[None]).sum()), int(T.sum()) * len(Ds)
+    k2, kt, t2 = int((K**2).sum()), int((K * T[None]).sum()), int(T.sum()) * len(Ds)
     alpha = Fraction(alpha)
     return (alpha * alpha * k2 - 2 * alpha * kt + t2) / len(Ds)
 
@@ -291,7 +294,7 @@ def test_rd_scaled_sign_error_exact_by_enumerating_signs(m, mask):
         # Lemma 2's formula m [N - 2 alpha S1 + alpha^2 Q], Q = S2 + (m-1) S1, from integer S1, S2: a few
         # roundings on terms whose magnitudes sum to m (N + 2 alpha S1 + alpha^2 Q) (Higham Thm 3.1)
         c = A[:, mask].sum(axis=1)
-        S1, S2 = int(c.sum()), int((c ** 2).sum())
+        S1, S2 = int(c.sum()), int((c**2).sum())
         a = float(alpha)
         scale = m * (N + 2 * a * S1 + a * a * (S2 + (m - 1) * S1))
         assert abs(bd.rd_scaled_sign_error(A, m, mask, a) - float(exact)) <= SAFETY * gamma(8) * scale
@@ -308,14 +311,14 @@ def test_rd_upper_bound_is_min_over_alpha_and_bounds_expected_optimal_error(m, m
     c0 = vals[0]
     c2 = (vals[2] - 2 * vals[1] + vals[0]) / 2
     c1 = vals[1] - c0 - c2
-    minimum = c0 - c1 ** 2 / (4 * c2)
+    minimum = c0 - c1**2 / (4 * c2)
     assert abs(bd.rd_upper_bound(A, m, mask) - float(minimum)) <= tol
     alpha_star = -c1 / (2 * c2)
     # alpha* = S1 / Q: 3 roundings, relative (Higham Thm 2.1)
     assert abs(bd.rd_optimal_scale(A, m, mask) - float(alpha_star)) <= SAFETY * gamma(3) * float(alpha_star)
     # formula of theory §45 at eps = 0, in exact rationals
     c = A[:, mask].sum(axis=1)
-    spec = m * (N - Fraction(int(c.sum()) ** 2, int((c ** 2).sum()) + (m - 1) * int(c.sum())))
+    spec = m * (N - Fraction(int(c.sum()) ** 2, int((c**2).sum()) + (m - 1) * int(c.sum())))
     assert spec == minimum
     # and it bounds E_D err(B, F) (average of the optimal error over every sign pattern)
     mean_opt = exact_rademacher_average(A, m, mask, lambda B, D: brute_err_batch(B, m, mask))
@@ -325,7 +328,7 @@ def test_rd_upper_bound_is_min_over_alpha_and_bounds_expected_optimal_error(m, m
 
 
 @settings(max_examples=20, deadline=None)
-@given(N=st.integers(1, 4), n=st.integers(1, 4), m=st.integers(1, 2), seed=st.integers(0, 10 ** 6))
+@given(N=st.integers(1, 4), n=st.integers(1, 4), m=st.integers(1, 2), seed=st.integers(0, 10**6))
 def test_rd_upper_bound_property_random_supports(N, n, m, seed):
     rng = np.random.default_rng(seed)
     A = (rng.random((N, n)) < 0.6).astype(np.int64)
@@ -333,8 +336,8 @@ def test_rd_upper_bound_property_random_supports(N, n, m, seed):
     exact_opt = exact_rademacher_average(A, m, mask, lambda B, D: brute_err_batch(B, m, mask))
     opt_tol = brute_err_batch_tol(stack_batch(A, sign_patterns(m, n)), m, mask)
     c = A[:, mask].sum(axis=1)
-    S1, S2 = int(c.sum()), int((c ** 2).sum())
-    alpha = Fraction(S1, S2 + (m - 1) * S1) if S1 else Fraction(0)     # alpha* in exact rationals
+    S1, S2 = int(c.sum()), int((c**2).sum())
+    alpha = Fraction(S1, S2 + (m - 1) * S1) if S1 else Fraction(0)  # alpha* in exact rationals
     exact_x = exact_scaled_sign_average(A, m, mask, alpha)
     bound = bd.rd_upper_bound(A, m, mask)
     tol = rd_formula_tol(m, N)
@@ -346,17 +349,17 @@ def test_rd_upper_bound_property_random_supports(N, n, m, seed):
 def test_worst_case_rd_upper_bound_search_mode():
     A = design((13, 4, 1))
     rng = np.random.default_rng(0)
-    A = A * (rng.random(A.shape) < 0.8)          # break the design symmetry so that F matters
+    A = A * (rng.random(A.shape) < 0.8)  # break the design symmetry so that F matters
     exact = bd.worst_case_rd_upper_bound(A, 2, 4)
     found = bd.worst_case_rd_upper_bound(A, 2, 4, exact_limit=5, seed=1)
     brute = max(bd.rd_upper_bound(A, 2, mk) for mk in all_masks(13, 4))
     tol = rd_formula_tol(2, 13)
     assert exact.exact and exact.value == exact.attained and abs(exact.value - brute) <= tol
     assert not found.exact and "upper bound from the relaxation" in found.method
-    assert found.attained == bd.rd_upper_bound(A, 2, found.mask)     # attained at the reported set
+    assert found.attained == bd.rd_upper_bound(A, 2, found.mask)  # attained at the reported set
     assert found.attained <= brute + tol
-    assert found.value >= brute - tol                                  # and a bound on the maximum
-    assert found.value <= 2 * 13                                       # never above the trivial m N
+    assert found.value >= brute - tol  # and a bound on the maximum
+    assert found.value <= 2 * 13  # never above the trivial m N
 
 
 # seeds of random supports where one greedy + local-search start misses the maximum
@@ -381,26 +384,29 @@ def test_worst_case_rd_upper_bound_search_value_is_a_bound(seed):
         assert abs(res.value - brute) <= tol
     # the relaxation of Lemma 2a against brute force over every F
     c = masks.astype(int) @ A.T
-    s1, s2 = c.sum(axis=1), (c ** 2).sum(axis=1)
+    s1, s2 = c.sum(axis=1), (c**2).sum(axis=1)
     b, cap = bd._coverage_relaxation(A, n - s)
     assert b[0] == s1.min() and b[-1] == s1.max()
     for value in np.unique(s1):
         assert s2[s1 == value].max() <= cap[b == value][0]
     if seed in SEARCH_MISSES:
-        assert res.attained < brute - tol        # the search alone would not have been a bound
+        assert res.attained < brute - tol  # the search alone would not have been a bound
 
 
 @pytest.mark.parametrize("which,s", [("petersen", 3), ("shrikhande", 4), ("coset", 3), ("coset", 6)])
 def test_coverage_relaxation_on_regular_gram_matrices(which, s):
     """Lemma 2a with its spectral cap (Gamma 1 = g 1) against every F, and the resulting bound."""
     from gcsim.combinatorics.coset import coset_graph
-    A = {"petersen": lambda: petersen() + np.eye(10, dtype=np.int64),
-         "shrikhande": lambda: shrikhande() + np.eye(16, dtype=np.int64),
-         "coset": lambda: coset_graph(9, 2, 2, seed=1).assignment}[which]()
+
+    A = {
+        "petersen": lambda: petersen() + np.eye(10, dtype=np.int64),
+        "shrikhande": lambda: shrikhande() + np.eye(16, dtype=np.int64),
+        "coset": lambda: coset_graph(9, 2, 2, seed=1).assignment,
+    }[which]()
     n = A.shape[1]
     masks = all_masks(n, s)
     c = masks.astype(int) @ A.T
-    s1, s2 = c.sum(axis=1), (c ** 2).sum(axis=1)
+    s1, s2 = c.sum(axis=1), (c**2).sum(axis=1)
     b, cap = bd._coverage_relaxation(A, n - s)
     for value in np.unique(s1):
         assert s2[s1 == value].max() <= cap[b == value][0]
@@ -417,8 +423,7 @@ def test_worst_case_rd_upper_bound_search_is_certified_exact_on_bibds(params):
     assert abs(res.value - bd.bibd_rd_upper_bound(v, k, lam, 2, 5)) <= rd_formula_tol(2, v)
 
 
-@pytest.mark.parametrize("eps,dist", [(0.3, "rademacher"), (1.0, "rademacher"), (0.0, "gaussian"),
-                                      (0.2, "gaussian")])
+@pytest.mark.parametrize("eps,dist", [(0.3, "rademacher"), (1.0, "rademacher"), (0.0, "gaussian"), (0.2, "gaussian")])
 def test_rd_upper_bound_general_moments_by_monte_carlo(eps, dist):
     A = design((7, 3, 1))
     m, K = 2, 3000
@@ -431,7 +436,7 @@ def test_rd_upper_bound_general_moments_by_monte_carlo(eps, dist):
     errs_opt = brute_err_batch(Bs[:1000], m, mask)
     bound = bd.rd_upper_bound(A, m, mask, eps, dist)
     se = errs_x.std(ddof=1) / math.sqrt(K)
-    assert abs(errs_x.mean() - bound) <= 4.5 * se          # the bound IS E err_X(alpha*)
+    assert abs(errs_x.mean() - bound) <= 4.5 * se  # the bound IS E err_X(alpha*)
     se_opt = errs_opt.std(ddof=1) / math.sqrt(errs_opt.size)
     assert errs_opt.mean() - 3 * se_opt <= bound
     # the moments used agree with an independent computation
@@ -439,13 +444,13 @@ def test_rd_upper_bound_general_moments_by_monte_carlo(eps, dist):
     # two evaluations of the same short polynomials in eps: a few roundings each (Higham Thm 3.1)
     assert np.allclose(bd.rd_moments(eps, dist), (mu2, mu4), rtol=SAFETY * gamma(8), atol=0)
     c = A[:, mask].sum(axis=1).astype(float)
-    S1, S2 = c.sum(), (c ** 2).sum()
-    direct = m * (7 - mu2 ** 2 * S1 ** 2 / (mu2 ** 2 * S2 + (mu4 + (m - 2) * mu2 ** 2) * S1))
-    assert abs(bound - direct) <= SAFETY * gamma(12) * m * 7     # ~10 roundings on terms of size <= m N
+    S1, S2 = c.sum(), (c**2).sum()
+    direct = m * (7 - mu2**2 * S1**2 / (mu2**2 * S2 + (mu4 + (m - 2) * mu2**2) * S1))
+    assert abs(bound - direct) <= SAFETY * gamma(12) * m * 7  # ~10 roundings on terms of size <= m N
 
 
 def test_rd_moments_against_numerical_integration():
-    x, w = np.polynomial.legendre.leggauss(8)     # exact for polynomials of degree <= 15
+    x, w = np.polynomial.legendre.leggauss(8)  # exact for polynomials of degree <= 15
     for eps in (0.0, 0.1, 0.7):
         m2 = np.sum(w * (1 + eps * x) ** 2) / 2
         m4 = np.sum(w * (1 + eps * x) ** 4) / 2
@@ -461,7 +466,7 @@ def test_rd_upper_bound_custom_moments_and_s2_identity():
     mask = np.arange(11) % 3 != 0
     c = A[:, mask].sum(axis=1)
     one = mask.astype(int)
-    assert (c ** 2).sum() == one @ A.T @ A @ one and c.sum() == A[:, mask].sum()
+    assert (c**2).sum() == one @ A.T @ A @ one and c.sum() == A[:, mask].sum()
     # rd_moments(0, "gaussian") is exactly (1.0, 3.0): the same floating-point evaluation
     assert bd.rd_upper_bound(A, 3, mask, moments=(1.0, 3.0)) == bd.rd_upper_bound(A, 3, mask, 0.0, "gaussian")
     # scale invariance: the bound only depends on the kurtosis mu4 / mu2^2 (scaling d by 2 multiplies
@@ -473,6 +478,7 @@ def test_rd_upper_bound_custom_moments_and_s2_identity():
 # BIBD / SRG specializations
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("params", list(DESIGNS))
 @pytest.mark.parametrize("m", [1, 2, 4])
 def test_bibd_rd_upper_bound_depends_on_s_only(params, m):
@@ -480,8 +486,11 @@ def test_bibd_rd_upper_bound_depends_on_s_only(params, m):
     A = design(params)
     rng = np.random.default_rng(v)
     for s in (0, 1, 3, v // 2, v):
-        masks = all_masks(v, s) if math.comb(v, s) <= 64 else np.array(
-            [np.isin(np.arange(v), rng.choice(v, s, replace=False), invert=True) for _ in range(20)])
+        masks = (
+            all_masks(v, s)
+            if math.comb(v, s) <= 64
+            else np.array([np.isin(np.arange(v), rng.choice(v, s, replace=False), invert=True) for _ in range(20)])
+        )
         generic = bd.rd_upper_bound(A, m, masks)
         for eps, dist in ((0.0, "rademacher"), (0.1, "rademacher"), (0.0, "gaussian")):
             val = bd.bibd_rd_upper_bound(v, k, lam, m, s, eps, dist)
@@ -506,8 +515,8 @@ def shrikhande():
     verts = [(a, b) for a in range(4) for b in range(4)]
     idx = {v: i for i, v in enumerate(verts)}
     Adj = np.zeros((16, 16), dtype=np.int64)
-    for (a, b) in verts:
-        for (x, y) in gens:
+    for a, b in verts:
+        for x, y in gens:
             Adj[idx[(a, b)], idx[((a + x) % 4, (b + y) % 4)]] = 1
     return Adj
 
@@ -547,13 +556,17 @@ def test_srg_rd_upper_bound_through_edge_count(params, include_self, m):
         lo, hi = bd.srg_edge_range(v, k, lam, mu, v - s)
         assert lo <= edges.min() and edges.max() <= hi
         generic = bd.rd_upper_bound(A, m, masks, 0.1)
-        per_edge = np.array([bd.srg_rd_upper_bound(v, k, lam, mu, m, s, edges=int(e), include_self=include_self,
-                                                   eps=0.1) for e in edges])
+        per_edge = np.array(
+            [
+                bd.srg_rd_upper_bound(v, k, lam, mu, m, s, edges=int(e), include_self=include_self, eps=0.1)
+                for e in edges
+            ]
+        )
         tol = rd_formula_tol(m, v)
         assert np.abs(generic - per_edge).max() <= tol
         worst = bd.srg_rd_upper_bound(v, k, lam, mu, m, s, include_self=include_self, eps=0.1)
         assert generic.max() <= worst + tol
-        if math.comb(v, s) <= 5000:   # the worst case over every F, by enumeration, is below the bound
+        if math.comb(v, s) <= 5000:  # the worst case over every F, by enumeration, is below the bound
             assert bd.worst_case_rd_upper_bound(A, m, s, 0.1).value <= worst + tol
 
 
@@ -568,6 +581,7 @@ def test_srg_edge_range_is_attained_on_petersen():
 # ----------------------------------------------------------------------------------------------
 # Theorem 4: closed forms for symmetric BIBDs
 # ----------------------------------------------------------------------------------------------
+
 
 def exact_err_m1(A, mask):
     """N - 1^T A_F (A_F^T A_F)^+ A_F^T 1 in exact rationals (sympy)."""
@@ -598,13 +612,16 @@ def test_bibd_m1_closed_form_against_lstsq_and_rd(params):
     A = design(params).astype(float)
     rng = np.random.default_rng(v)
     for s in range(0, v + 1, max(1, v // 6)):
-        masks = all_masks(v, s) if math.comb(v, s) <= 40 else np.array(
-            [np.isin(np.arange(v), rng.choice(v, s, replace=False), invert=True) for _ in range(15)])
-        expected = v - (v - s) * k ** 2 / (k - lam + lam * (v - s))
+        masks = (
+            all_masks(v, s)
+            if math.comb(v, s) <= 40
+            else np.array([np.isin(np.arange(v), rng.choice(v, s, replace=False), invert=True) for _ in range(15)])
+        )
+        expected = v - (v - s) * k**2 / (k - lam + lam * (v - s))
         for mask in masks:
             assert abs(brute_err(A, 1, mask) - expected) <= brute_err_tol(A, 1, mask) + SAFETY * gamma(4) * v
             D = rng.choice([-1.0, 1.0], size=(1, v)) * rng.uniform(0.5, 1.5, size=(1, v))
-            B = stack(A, D)                                                           # RD, m = 1
+            B = stack(A, D)  # RD, m = 1
             assert abs(brute_err(B, 1, mask) - expected) <= brute_err_tol(B, 1, mask) + SAFETY * gamma(4) * v
         # the closed form v - f k^2 / (k - lam + lam f): 4 roundings on terms of size <= v
         assert abs(bd.bibd_optimal_error_m1(v, k, lam, s) - expected) <= SAFETY * gamma(4) * v
@@ -621,7 +638,8 @@ def test_bibd_naive_closed_form(params, m):
             exact = float(bd.bibd_naive_error(v, k, lam, m, s, exact=True))
             assert abs(brute_err(B, m, mask) - exact) <= brute_err_tol(B, m, mask)
     assert bd.bibd_naive_error(v, k, lam, m, 3, exact=True) == Fraction(m * v) - Fraction(
-        (v - 3) * k * k, k - lam + lam * (v - 3))
+        (v - 3) * k * k, k - lam + lam * (v - 3)
+    )
 
 
 def test_pg29_closed_forms_with_library_design():
@@ -632,10 +650,11 @@ def test_pg29_closed_forms_with_library_design():
         mask = np.ones(91, bool)
         mask[rng.choice(91, 20, replace=False)] = False
         assert abs(brute_err(A.astype(float), 1, mask) - 2.25) <= brute_err_tol(A, 1, mask)
-        assert abs(bd.rd_upper_bound(A, 2, mask) - float(2 * (91 - Fraction(710 ** 2, 6390)))) <= rd_formula_tol(2, 91)
+        assert abs(bd.rd_upper_bound(A, 2, mask) - float(2 * (91 - Fraction(710**2, 6390)))) <= rd_formula_tol(2, 91)
     assert bd.bibd_optimal_error_m1(91, 10, 1, 20) == 2.25
-    assert abs(bd.bibd_rd_upper_bound(91, 10, 1, 2, 20) - float(2 * (91 - Fraction(710 ** 2, 6390)))) <= \
-        rd_formula_tol(2, 91)
+    assert abs(bd.bibd_rd_upper_bound(91, 10, 1, 2, 20) - float(2 * (91 - Fraction(710**2, 6390)))) <= rd_formula_tol(
+        2, 91
+    )
 
 
 def test_trivial_complete_design_closed_form():
@@ -649,15 +668,16 @@ def test_trivial_complete_design_closed_form():
 # Theorems 5-6: unbiasedness and variance
 # ----------------------------------------------------------------------------------------------
 
+
 def rd_estimates(A, m, G, D, F, p, mu2):
     """Decoded estimate (blocks stacked) for diagonals D (K, m, n) and masks F (K, n) -- by definition."""
     N, n = A.shape
-    Gb = bd.split_blocks(G, m)                                  # (N, m, w)
+    Gb = bd.split_blocks(G, m)  # (N, m, w)
     worker_block = np.einsum("ij,ikw->jkw", A.astype(float), Gb)  # sum_{i in W_j} g_i[k]: (n, m, w)
-    sent = np.einsum("tkj,jkw->tjw", D, worker_block)             # g~_j per draw: (K, n, w)
+    sent = np.einsum("tkj,jkw->tjw", D, worker_block)  # g~_j per draw: (K, n, w)
     r = A.sum(axis=1)[0]
-    X = D * (F / ((1 - p) * r * mu2))[:, None, :]                 # (K, m(l), n)
-    return np.einsum("tlj,tjw->tlw", X, sent)                     # (K, m, w)
+    X = D * (F / ((1 - p) * r * mu2))[:, None, :]  # (K, m(l), n)
+    return np.einsum("tlj,tjw->tlw", X, sent)  # (K, m, w)
 
 
 def exact_rd_variance(A, m, G, p, padded=False):
@@ -674,8 +694,7 @@ def exact_rd_variance(A, m, G, p, padded=False):
     r = int(A.sum(axis=1)[0])
     p = [Fraction(x) for x in np.broadcast_to(np.asarray(p, dtype=object), (n,))]
     pad = [[[int(G[i, k * w + t]) if k * w + t < d else 0 for t in range(w)] for k in range(m)] for i in range(N)]
-    h = [[[sum(int(A[i, j]) * pad[i][k][t] for i in range(N)) for t in range(w)] for k in range(m)]
-         for j in range(n)]
+    h = [[[sum(int(A[i, j]) * pad[i][k][t] for i in range(N)) for t in range(w)] for k in range(m)] for j in range(n)]
     grad = [[sum(pad[i][k][t] for i in range(N)) for t in range(w)] for k in range(m)]
     real = [(l, t) for l in range(m) for t in range(w) if padded or l * w + t < d]
     total = Fraction(0)
@@ -686,7 +705,7 @@ def exact_rd_variance(A, m, G, p, padded=False):
             continue
         acc = Fraction(0)
         for flat in signs:
-            D = [flat[k * n:(k + 1) * n] for k in range(m)]
+            D = [flat[k * n : (k + 1) * n] for k in range(m)]
             sent = [[sum(D[k][j] * h[j][k][t] for k in range(m)) for t in range(w)] for j in range(n)]
             err = Fraction(0)
             for l, t in real:
@@ -698,7 +717,12 @@ def exact_rd_variance(A, m, G, p, padded=False):
 
 
 RD_VARIANCE_CASES = [  # (m, d): m | d, and m ∤ d with one or several padded offsets
-    (1, 5), (2, 4), (2, 5), (3, 5), (3, 4), (2, 3),
+    (1, 5),
+    (2, 4),
+    (2, 5),
+    (3, 5),
+    (3, 4),
+    (2, 3),
 ]
 
 
@@ -720,7 +744,7 @@ def test_rd_estimator_variance_exact_rational_enumeration(m, d, p):
     if d % m == 0:
         assert exact == exact_padded
     else:
-        assert exact < exact_padded        # the discarded padding coordinates carried noise
+        assert exact < exact_padded  # the discarded padding coordinates carried noise
     # closed form of Theorem 5 with omega_c computed here by counting blocks, not by the library
     w = -(-d // m)
     omega = np.array([sum(1 for l in range(m) if l * w + c % w < d) for c in range(d)])
@@ -743,18 +767,20 @@ def test_block_multiplicities_by_counting():
         bd.block_multiplicities(-1, 2)
 
 
-@pytest.mark.parametrize("eps,dist,m,d", [(0.0, "rademacher", 3, 5), (0.4, "rademacher", 2, 5),
-                                          (0.0, "gaussian", 3, 7)])
+@pytest.mark.parametrize(
+    "eps,dist,m,d", [(0.0, "rademacher", 3, 5), (0.4, "rademacher", 2, 5), (0.0, "gaussian", 3, 7)]
+)
 def test_rd_estimator_variance_of_the_library_estimates_when_m_does_not_divide_d(eps, dist, m, d):
     """Monte Carlo through the simulator (gcsim.learning decoded_samples): the length-d estimate it
     returns has the variance of Theorem 5 with omega_c, not the padded one (4.5-sigma band)."""
     from gcsim.learning.train import CodeSpec
     from gcsim.learning.unbiased import decoded_samples
+
     A = design((7, 3, 1))
     w = -(-d // m)
     omega = [sum(1 for l in range(m) if l * w + c % w < d) for c in range(d)]
     G = np.zeros((7, d))
-    G[:, int(np.argmin(omega))] = np.arange(1, 8)   # omega < m there: padded and returned variances differ
+    G[:, int(np.argmin(omega))] = np.arange(1, 8)  # omega < m there: padded and returned variances differ
     G[:, 0] = np.arange(7, 0, -1) / 2
     spec = CodeSpec("rd", A, m, "rd", "unbiased", redraw=True, options={"eps": eps, "dist": dist})
     K = 20000
@@ -765,7 +791,7 @@ def test_rd_estimator_variance_of_the_library_estimates_when_m_does_not_divide_d
     formula = bd.rd_estimator_variance(A, m, 0.2, G, eps, dist)
     assert abs(sq.mean() - formula) <= half_width
     padded = bd.rd_estimator_variance(A, m, 0.2, G, eps, dist, padded=True)
-    assert padded - formula > 2 * half_width     # the padded variance is clearly the wrong one here
+    assert padded - formula > 2 * half_width  # the padded variance is clearly the wrong one here
 
 
 @pytest.mark.parametrize("eps,dist", [(0.0, "rademacher"), (0.5, "rademacher"), (0.0, "gaussian")])
@@ -801,29 +827,30 @@ def test_ns_estimator_variance_exact_rational_enumeration(d):
     """Theorem 6 for the returned length-d estimate: exact rationals, all 2^7 straggler masks."""
     A = design((7, 3, 1))
     m, N, n = 2, 7, 7
-    p = [Fraction(1, 10), Fraction(1, 5), Fraction(0), Fraction(3, 10), Fraction(1, 2), Fraction(1, 10),
-         Fraction(1, 5)]
+    p = [Fraction(1, 10), Fraction(1, 5), Fraction(0), Fraction(3, 10), Fraction(1, 2), Fraction(1, 10), Fraction(1, 5)]
     rng = np.random.default_rng(3)
-    while True:   # integer reference decoder whose rows on every N_i have full column rank
+    while True:  # integer reference decoder whose rows on every N_i have full column rank
         X0 = rng.integers(-3, 4, size=(n, m))
         if all(np.linalg.matrix_rank(X0[np.flatnonzero(A[i])]) == m for i in range(N)):
             break
-    Bx = [[Fraction(0)] * n for _ in range(m * N)]           # exact B: rows of part i = pinv(X0[N_i])
+    Bx = [[Fraction(0)] * n for _ in range(m * N)]  # exact B: rows of part i = pinv(X0[N_i])
     for i in range(N):
         Ni = np.flatnonzero(A[i])
-        C = sympy.Matrix(X0[Ni].tolist()).pinv()               # exact rational (m, r)
+        C = sympy.Matrix(X0[Ni].tolist()).pinv()  # exact rational (m, r)
         for k in range(m):
             for col, j in enumerate(Ni):
                 Bx[k * N + i][j] = Fraction(int(C[k, col].p), int(C[k, col].q))
-    for k in range(m):                                       # B X0 = T exactly
+    for k in range(m):  # B X0 = T exactly
         for i in range(N):
-            assert [sum(Bx[k * N + i][j] * int(X0[j, l]) for j in range(n)) for l in range(m)] == \
-                [int(l == k) for l in range(m)]
+            assert [sum(Bx[k * N + i][j] * int(X0[j, l]) for j in range(n)) for l in range(m)] == [
+                int(l == k) for l in range(m)
+            ]
     G = rng.integers(-4, 5, size=(N, d))
     w = -(-d // m)
     pad = [[[int(G[i, k * w + t]) if k * w + t < d else 0 for t in range(w)] for k in range(m)] for i in range(N)]
-    sent = [[sum(Bx[k * N + i][j] * pad[i][k][t] for k in range(m) for i in range(N)) for t in range(w)]
-            for j in range(n)]
+    sent = [
+        [sum(Bx[k * N + i][j] * pad[i][k][t] for k in range(m) for i in range(N)) for t in range(w)] for j in range(n)
+    ]
     grad = [[sum(pad[i][l][t] for i in range(N)) for t in range(w)] for l in range(m)]
     exact = {False: Fraction(0), True: Fraction(0)}
     for F in itertools.product((0, 1), repeat=n):
@@ -844,15 +871,16 @@ def test_ns_estimator_variance_exact_rational_enumeration(d):
     # |fl(g~)^2 - g~^2| <= e (2|g~| + e); the remaining sums of non-negative terms (w + m + n terms,
     # 3 roundings for p/(1-p) and the products) add gamma_{w+m+n+3} relative.
     Bg = np.abs(B).reshape(m, N, n)
-    Gpad = np.abs(bd.split_blocks(G, m))                        # |g_i[k]|, zero padded (exact)
+    Gpad = np.abs(bd.split_blocks(G, m))  # |g_i[k]|, zero padded (exact)
     a = np.einsum("kij,ikw->jw", Bg, Gpad)
     gt = np.abs(np.array([[float(x) for x in row] for row in sent]))
     e = gamma(m * N + 1) * a
     c = pf / (1 - pf)
     for padded in (False, True):
         widths = [w] * m if padded else [min(w, max(d - l * w, 0)) for l in range(m)]
-        prop = sum(c[j] * X0[j, l] ** 2 * np.sum((e[j] * (2 * gt[j] + e[j]))[:widths[l]])
-                   for j in range(n) for l in range(m))
+        prop = sum(
+            c[j] * X0[j, l] ** 2 * np.sum((e[j] * (2 * gt[j] + e[j]))[: widths[l]]) for j in range(n) for l in range(m)
+        )
         tol = SAFETY * (prop + gamma(w + m + n + 3) * float(exact[padded]))
         value = bd.ns_estimator_variance(B, pf, G, decoder=X0.astype(float), padded=padded)
         assert abs(value - float(exact[padded])) <= tol
@@ -861,9 +889,17 @@ def test_ns_estimator_variance_exact_rational_enumeration(d):
     else:
         assert exact[False] == exact[True]
     # unbiased: the exact mean of every real coordinate is the gradient
-    mean = [[sum(math.prod((1 - p[j]) if F[j] else p[j] for j in range(n))
-                 * sum(F[j] / (1 - p[j]) * int(X0[j, l]) * sent[j][t] for j in range(n))
-                 for F in itertools.product((0, 1), repeat=n)) for t in range(w)] for l in range(m)]
+    mean = [
+        [
+            sum(
+                math.prod((1 - p[j]) if F[j] else p[j] for j in range(n))
+                * sum(F[j] / (1 - p[j]) * int(X0[j, l]) * sent[j][t] for j in range(n))
+                for F in itertools.product((0, 1), repeat=n)
+            )
+            for t in range(w)
+        ]
+        for l in range(m)
+    ]
     assert mean == grad
     with pytest.raises(InvalidArgumentError, match="decoder"):
         bd.ns_estimator_variance(B, pf, G, decoder=2 * X0)
@@ -873,8 +909,9 @@ def test_ns_estimator_variance_exact_rational_enumeration(d):
 # Theorem 7: convergence
 # ----------------------------------------------------------------------------------------------
 
+
 def test_sgd_convergence_bound_formula_and_validation():
-    expected = 0.05 * 4 * 2 + 6 / 0.5                     # eta beta M + 2 gap / (T eta), 6 roundings
+    expected = 0.05 * 4 * 2 + 6 / 0.5  # eta beta M + 2 gap / (T eta), 6 roundings
     assert abs(bd.sgd_convergence_bound(4.0, 0.05, 10, 3.0, 2.0, 5.0) - expected) <= SAFETY * gamma(6) * expected
     with pytest.raises(InvalidArgumentError, match="eta"):
         bd.sgd_convergence_bound(4.0, 0.06, 10, 3.0, 2.0, 5.0)
@@ -890,22 +927,24 @@ def test_sgd_convergence_on_quadratic_with_rd_estimator():
     a = rng.standard_normal((N, 4))
     beta = float(N)
     loads = A.sum(axis=0)
-    coef = (m / (1 - p) - 1) / r ** 2                               # Var = sum_j coef ||h_j||^2
-    u = (loads / N)[:, None] * a.sum(axis=0)[None] - A.T @ a         # h_j = (l_j/N) grad L + u_j
-    M = 2 * coef * (u ** 2).sum()
+    coef = (m / (1 - p) - 1) / r**2  # Var = sum_j coef ||h_j||^2
+    u = (loads / N)[:, None] * a.sum(axis=0)[None] - A.T @ a  # h_j = (l_j/N) grad L + u_j
+    M = 2 * coef * (u**2).sum()
     M_G = 1 + 2 * coef * np.sum((loads / N) ** 2)
     eta, T, R = 1.0 / (beta * M_G), 40, 300
     theta = np.tile(rng.standard_normal(4) * 3, (R, 1))
+
     def L(th):
         return 0.5 * ((th[:, None, :] - a[None]) ** 2).sum(axis=(1, 2))
+
     gap = float(L(theta[:1])[0] - L(a.mean(axis=0, keepdims=True))[0])
     acc = np.zeros(R)
     for _ in range(T):
-        g = theta[:, None, :] - a[None]                              # (R, N, d) per-part gradients
+        g = theta[:, None, :] - a[None]  # (R, N, d) per-part gradients
         acc += ((g.sum(axis=1)) ** 2).sum(axis=1)
         D = rng.choice([-1.0, 1.0], size=(R, m, n))
         F = (rng.random((R, n)) >= p).astype(float)
-        Gb = np.stack([bd.split_blocks(gi, m) for gi in g])         # (R, N, m, w)
+        Gb = np.stack([bd.split_blocks(gi, m) for gi in g])  # (R, N, m, w)
         wb = np.einsum("ij,tikw->tjkw", A.astype(float), Gb)
         sent = np.einsum("tkj,tjkw->tjw", D, wb)
         est = np.einsum("tlj,tjw->tlw", D * (F / ((1 - p) * r))[:, None, :], sent)
@@ -920,6 +959,7 @@ def test_sgd_convergence_on_quadratic_with_rd_estimator():
 # ----------------------------------------------------------------------------------------------
 # validation
 # ----------------------------------------------------------------------------------------------
+
 
 def test_validation_names_arguments():
     A = design((7, 3, 1))
@@ -942,7 +982,7 @@ def test_validation_names_arguments():
     with pytest.raises(ImpossibleParametersError):
         bd.srg_rd_upper_bound(10, 3, 1, 1, 2, 1)
     with pytest.raises(InvalidArgumentError, match="edges"):
-        bd.srg_rd_upper_bound(10, 3, 0, 1, 2, 3, edges=9)     # no 7-set of Petersen spans 9 edges
+        bd.srg_rd_upper_bound(10, 3, 0, 1, 2, 3, edges=9)  # no 7-set of Petersen spans 9 edges
     with pytest.raises(InvalidArgumentError, match="^p"):
         bd.rd_estimator_variance(A, 2, 1.0, np.ones((7, 2)))
     with pytest.raises(InvalidArgumentError, match="assignment"):

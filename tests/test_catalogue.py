@@ -1,4 +1,5 @@
 """The committed catalogue: named instances load, re-verify and equal fresh constructions."""
+
 import json
 import re
 import shutil
@@ -11,8 +12,13 @@ from gcsim.catalogue import NAMED_INSTANCES, build_named, export_object, load_ob
 from gcsim.errors import CatalogueError, VerificationError
 from gcsim.io.bundle import load_bundle
 
-KINDS = {"pg2_9": "bibd", "coset_27_2_5": "coset", "biregular_40_20_3_6": "biregular",
-         "paley13": "srg", "petersen": "srg"}
+KINDS = {
+    "pg2_9": "bibd",
+    "coset_27_2_5": "coset",
+    "biregular_40_20_3_6": "biregular",
+    "paley13": "srg",
+    "petersen": "srg",
+}
 
 
 @pytest.mark.parametrize("name", sorted(NAMED_INSTANCES))
@@ -59,8 +65,13 @@ def test_consistently_forged_matrix_is_refused(tmp_path):
     adj = arrays["adjacency"].copy()
     adj[0, 1] = adj[1, 0] = 1 - adj[0, 1]
     from gcsim.io.bundle import save_bundle
-    save_bundle(tmp_path / "srg" / "p", {"assignment": (adj + np.eye(10, dtype=adj.dtype)).astype(np.int8),
-                                          "adjacency": adj}, manifest["metadata"], overwrite=True)
+
+    save_bundle(
+        tmp_path / "srg" / "p",
+        {"assignment": (adj + np.eye(10, dtype=adj.dtype)).astype(np.int8), "adjacency": adj},
+        manifest["metadata"],
+        overwrite=True,
+    )
     with pytest.raises(CatalogueError, match="does not verify"):
         load_object(tmp_path / "srg" / "p")
 
@@ -118,8 +129,11 @@ def test_committed_catalogue_is_in_its_final_state(repo_root):
         man = json.loads(json_path.read_text())
         assert man["data_file"] == json_path.with_suffix(".npz").name, json_path
         assert man["size_bytes"] == json_path.with_suffix(".npz").stat().st_size
-    leftovers = [p for p in folder.rglob("*") if p.name.startswith(".") or p.name.endswith(".tmp")
-                 or re.search(r"\.[0-9a-f]{16}\.npz$", p.name)]
+    leftovers = [
+        p
+        for p in folder.rglob("*")
+        if p.name.startswith(".") or p.name.endswith(".tmp") or re.search(r"\.[0-9a-f]{16}\.npz$", p.name)
+    ]
     assert leftovers == []
 
 
@@ -133,5 +147,9 @@ def test_catalogue_force_rewrites_loadable_bundles(repo_root, tmp_path):
     assert [r["file"] for r in rows] == ["exported", "exported"]
     rows = catalogue_table(tmp_path / "designs", names=["petersen", "coset_27_2_5"])
     assert table_ok(rows) and [r["file"] for r in rows] == ["matches", "matches"]
-    assert sorted(p.name for p in (tmp_path / "designs" / "srg").iterdir()) == \
-        ["paley13.json", "paley13.npz", "petersen.json", "petersen.npz"]
+    assert sorted(p.name for p in (tmp_path / "designs" / "srg").iterdir()) == [
+        "paley13.json",
+        "paley13.npz",
+        "petersen.json",
+        "petersen.npz",
+    ]

@@ -10,6 +10,7 @@ inversion error ``c u kappa(B_j)`` (Higham Thm 14.x / 7.2) and the product a len
 product (Higham Thm 3.5); singular values move by at most ``p(m, n) u ||X||_2`` (LAPACK Users'
 Guide §4.9).
 """
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,7 @@ def shift(L, c, s):
 def products(A, D):
     """P[i][m-1] = D_i S_{m-1} A_{(i-m) mod N} (works for complex arrays too)."""
     N, c, L = D.shape
-    return np.array([[D[i] @ shift(L, c, m - 1) @ A[(i - m) % N] for m in range(1, N)]
-                     for i in range(N)])
+    return np.array([[D[i] @ shift(L, c, m - 1) @ A[(i - m) % N] for m in range(1, N)] for i in range(N)])
 
 
 def err_ops(des):
@@ -120,7 +120,7 @@ def test_exact_three_two_reaches_optimum_sqrt3():
 def test_exact_impossible_for_c_above_N(N, c):
     with pytest.raises(ImpossibleParametersError, match="c = .* > N"):
         design(N, c, "exact")
-    with pytest.raises(ValueError):            # also a ValueError for generic handlers
+    with pytest.raises(ValueError):  # also a ValueError for generic handlers
         design(N, c, "exact")
 
 
@@ -133,8 +133,8 @@ def test_periodic_column_function_theorem(N, c, seed):
     A_j = B_j^{-1} every E_{i,m} vanishes (c <= N, generic f); for c > N the columns tau and
     tau + N of B_j coincide, so rank B_j <= N < c."""
     rng = np.random.default_rng(seed)
-    F = rng.standard_normal((c, N))                       # f(k) = F[:, k mod N]
-    f = lambda k: F[:, np.mod(k, N)]                      # noqa: E731
+    F = rng.standard_normal((c, N))  # f(k) = F[:, k mod N]
+    f = lambda k: F[:, np.mod(k, N)]  # noqa: E731
     B = np.stack([f(j - np.arange(c)) for j in range(N)])
     if c > N:
         assert all(np.linalg.matrix_rank(b) <= N for b in B)
@@ -155,14 +155,15 @@ def test_exact_necessary_structure_shift_relation():
     # in any exact design (N >= 3), B_j[:, tau] = B_{j-1}[:, tau-1] (B_j = A_j^{-1})
     for N, c in [(5, 3), (4, 4), (6, 4), (3, 2)]:
         des = design(N, c, "exact")
-        B = np.linalg.inv(des.encoders)          # inv(inv(window)): two inversions' rounding
+        B = np.linalg.inv(des.encoders)  # inv(inv(window)): two inversions' rounding
         for j in range(N):
             tol = sum(2 * solve_tol(cond(B[k]), c, np.linalg.norm(B[k], 2)) for k in (j, (j - 1) % N))
-            tol += 2 * SAFETY * gamma(7 * (N + c)) * max(np.linalg.norm(B[j], 2), 1.0)   # evaluating f
+            tol += 2 * SAFETY * gamma(7 * (N + c)) * max(np.linalg.norm(B[j], 2), 1.0)  # evaluating f
             assert np.abs(B[j][:, 1:] - B[(j - 1) % N][:, :-1]).max() <= tol
 
 
 # ----------------------------------------------------------------------------- Vandermonde
+
 
 @pytest.mark.parametrize("N,c,seed", [(3, 2, 0), (3, 5, 1), (4, 3, 2), (5, 7, 3), (2, 3, 4)])
 def test_complex_vandermonde_seam_structure(N, c, seed):
@@ -204,28 +205,31 @@ def test_real_vandermonde_error(N, c, eps):
 
 # ----------------------------------------------------------------------------- perturbation
 
+
 def closed_forms(N, c, eps):
     """Worst pair norm, worst block-row norm and Frobenius sum from the formulas."""
     rs = -(-c // N) - 1
     pair = 1 - (1 + eps) ** (-N * rs)
     levels = [min(N, c - q * N) for q in range(rs + 1)]
     fro_pair = sum(n * ((1 + eps) ** (-N * q) - 1) ** 2 for q, n in enumerate(levels))
-    seam_pairs = N * (N - 1) // 2                  # pairs (i, m) with i < m
+    seam_pairs = N * (N - 1) // 2  # pairs (i, m) with i < m
     return pair, np.sqrt(N - 1) * pair, seam_pairs * fro_pair
 
 
-@pytest.mark.parametrize("N,c,eps", [(3, 4, 0.1), (3, 5, 0.05), (4, 8, 0.05), (4, 9, 0.1),
-                                     (5, 12, 0.02), (6, 7, 0.2), (2, 5, 0.1), (4, 4, 0.3)])
+@pytest.mark.parametrize(
+    "N,c,eps",
+    [(3, 4, 0.1), (3, 5, 0.05), (4, 8, 0.05), (4, 9, 0.1), (5, 12, 0.02), (6, 7, 0.2), (2, 5, 0.1), (4, 4, 0.3)],
+)
 def test_perturbation_closed_forms(N, c, eps):
     des = design(N, c, "perturbation", eps=eps)
     E = err_ops(des)
     pair, row, fro = closed_forms(N, c, eps)
-    tol = window_tol(des.encoders, des.decoders)       # 2-norm bound of each computed E_{i,m}
-    svd = lstsq_tol(1.0, c, c, 1.0 + pair)             # an SVD's own rounding (LAPACK §4.9)
+    tol = window_tol(des.encoders, des.decoders)  # 2-norm bound of each computed E_{i,m}
+    svd = lstsq_tol(1.0, c, c, 1.0 + pair)  # an SVD's own rounding (LAPACK §4.9)
     norms = np.array([[np.linalg.norm(E[i, m], 2) for m in range(N - 1)] for i in range(N)])
     for i in range(N):
         for m in range(1, N):
-            if i >= m:                               # path does not cross the seam
+            if i >= m:  # path does not cross the seam
                 assert norms[i, m - 1] <= tol[i, m - 1] + svd
             else:
                 assert norms[i, m - 1] == pytest.approx(pair, abs=tol[i, m - 1] + svd)
@@ -234,8 +238,8 @@ def test_perturbation_closed_forms(N, c, eps):
     row_tol = math.sqrt(float(np.sum(tol[0] ** 2))) + lstsq_tol(1.0, c, (N - 1) * c, 1.0 + row)
     assert np.linalg.norm(np.hstack(list(E[0])), 2) == pytest.approx(row, abs=row_tol)
     tF = math.sqrt(c) * tol
-    fro_tol = float(np.sum(2 * np.sqrt(np.sum(E ** 2, axis=(2, 3))) * tF + tF ** 2)) + SAFETY * gamma(E.size) * fro
-    assert np.sum(E ** 2) == pytest.approx(fro, abs=fro_tol)
+    fro_tol = float(np.sum(2 * np.sqrt(np.sum(E**2, axis=(2, 3))) * tF + tF**2)) + SAFETY * gamma(E.size) * fro
+    assert np.sum(E**2) == pytest.approx(fro, abs=fro_tol)
     assert all(np.linalg.norm(E[N - 1, m], 2) <= tol[N - 1, m] + svd for m in range(N - 1))  # worker N-1 exact
     e = errors(des)
     row_all = max(math.sqrt(float(np.sum(tol[i] ** 2))) for i in range(N)) + lstsq_tol(1.0, c, (N - 1) * c, 1 + row)
@@ -252,7 +256,7 @@ def test_perturbation_seam_matrix_is_diagonal_levels(N, c, eps):
     levels = np.concatenate([np.full(min(N, c - q * N), q) for q in range(rs + 1)])
     expect = np.diag((1 + eps) ** (-N * levels) - 1.0)
     tol = window_tol(des.encoders, des.decoders)
-    assert np.linalg.norm(E[0, N - 2] - expect, 2) <= tol[0, N - 2]   # R^{-N} - I in block order
+    assert np.linalg.norm(E[0, N - 2] - expect, 2) <= tol[0, N - 2]  # R^{-N} - I in block order
     pair, row, _ = closed_forms(N, c, eps)
     row_tol = max(math.sqrt(float(np.sum(tol[i] ** 2))) for i in range(N)) + lstsq_tol(1.0, c, (N - 1) * c, 1 + row)
     assert errors(des).worst_case == pytest.approx(row, abs=row_tol)
@@ -265,7 +269,7 @@ def test_real_form_matches_complex_nodes(N, c, eps):
     z = perturbation_nodes(N, c, eps)
     # independent node check: level q has min(N, c-qN) nodes of modulus (1+eps)^q, each a root
     rs = r_star(N, c)
-    mods = np.round(np.log(np.abs(z)) / np.log1p(eps)).astype(int)   # integers: rounding is exact here
+    mods = np.round(np.log(np.abs(z)) / np.log1p(eps)).astype(int)  # integers: rounding is exact here
     assert sorted(mods.tolist()) == sorted(q for q in range(rs + 1) for _ in range(min(N, c - q * N)))
     # (z/|z|)^N = 1 up to the rounding of exp, one division and N - 1 products: SAFETY gamma_{N+8}
     assert np.all(np.abs((z / np.abs(z)) ** N - 1) <= SAFETY * gamma(N + 8))
@@ -281,12 +285,18 @@ def test_real_form_matches_complex_nodes(N, c, eps):
         for m in range(N - 1):
             # Weyl: singular values move by at most the 2-norm of the perturbation, plus each SVD's rounding
             svd = 2 * lstsq_tol(1.0, c, c, 1.0 + np.linalg.norm(Pr[i, m], 2))
-            np.testing.assert_allclose(np.linalg.svd(Pr[i, m], compute_uv=False),
-                                       np.linalg.svd(Pc[i, m], compute_uv=False), rtol=0,
-                                       atol=tr[i, m] + tc[i, m] + svd)
+            np.testing.assert_allclose(
+                np.linalg.svd(Pr[i, m], compute_uv=False),
+                np.linalg.svd(Pc[i, m], compute_uv=False),
+                rtol=0,
+                atol=tr[i, m] + tc[i, m] + svd,
+            )
     for j in range(N):
-        rel = inverse_kappa_rtol(des.encoders[j]) + inverse_kappa_rtol(Ac[j]) + 2 * SAFETY * gamma(7 * (N + c)) * \
-            np.linalg.cond(Ac[j])              # both B_j built from f(k) evaluated with relative error eta
+        rel = (
+            inverse_kappa_rtol(des.encoders[j])
+            + inverse_kappa_rtol(Ac[j])
+            + 2 * SAFETY * gamma(7 * (N + c)) * np.linalg.cond(Ac[j])
+        )  # both B_j built from f(k) evaluated with relative error eta
         assert np.linalg.cond(des.encoders[j]) == pytest.approx(np.linalg.cond(Ac[j]), rel=rel)
 
 
@@ -312,6 +322,7 @@ def test_perturbation_small_c_is_exact():
 
 # ----------------------------------------------------------------------------- theory checks
 
+
 def _real_form_unitary(exps, N):
     """U with f(k) = U (z_1^k, ..., z_c^k)^T for the real roots-of-unity form, nodes in the same order."""
     blocks, z = [], []
@@ -319,10 +330,11 @@ def _real_form_unitary(exps, N):
         if s == 0 or 2 * s == N:
             blocks.append(np.array([[1.0 + 0j]]))
             z.append(np.exp(2j * np.pi * s / N))
-        elif s < N - s:          # a pair (s, N - s): sqrt2 (Re z^k, Im z^k) = U2 (z^k, conj z^k)
+        elif s < N - s:  # a pair (s, N - s): sqrt2 (Re z^k, Im z^k) = U2 (z^k, conj z^k)
             blocks.append(np.array([[1, 1], [-1j, 1j]]) / math.sqrt(2))
             z += [np.exp(2j * np.pi * s / N), np.exp(-2j * np.pi * s / N)]
     from scipy.linalg import block_diag
+
     return block_diag(*blocks), np.array(z)
 
 
@@ -339,14 +351,14 @@ def test_roots_window_formula(N, c):
     V = z[:, None] ** (-np.arange(c))[None, :]
     for j in range(N):
         B = np.linalg.inv(des.encoders[j])
-        right = Uf @ np.diag(z ** j) @ V
+        right = Uf @ np.diag(z**j) @ V
         # B = inv(inv(window)): two inversions (SAFETY c u kappa each, Higham §14.3) and the
         # evaluation of the trigonometric entries (eta)
         k = cond(B)
         tol = (2 * solve_tol(k, c, 1.0) + SAFETY * gamma(7 * (N + c))) * np.linalg.norm(right, 2) * max(1.0, k)
         assert np.linalg.norm(B - right, 2) <= tol
         if c >= 2:
-            wrong = Uf @ V @ np.diag(z ** j)
+            wrong = Uf @ V @ np.diag(z**j)
             assert np.linalg.norm(B - wrong, 2) > 1e6 * tol or j % N == 0
 
 
@@ -359,7 +371,7 @@ def test_unit_kappa_exact_designs_have_decoder_kappa(N, c):
     rng = np.random.default_rng(N * 10 + c)
     Q = np.linalg.qr(rng.standard_normal((c, c)))[0]
     signs = rng.choice([-1.0, 1.0], size=N)
-    F = np.stack([signs[k] * Q[:, k % c] for k in range(N)], axis=1)      # f on Z_N
+    F = np.stack([signs[k] * Q[:, k % c] for k in range(N)], axis=1)  # f on Z_N
     B = np.stack([F[:, (j - np.arange(c)) % N] for j in range(N)])
     D = np.stack([F[:, (i - 1 - np.arange(L)) % N] for i in range(N)])
     A = np.linalg.inv(B)
@@ -369,11 +381,12 @@ def test_unit_kappa_exact_designs_have_decoder_kappa(N, c):
     expect = math.sqrt(math.ceil(L / c) / (L // c))
     for a in A:
         assert cond(a) - 1 <= kappa_rtol(a) + 2 * solve_tol(1.0, c, 1.0)
-    for d in D:      # D D^T = Q diag(counts) Q^T computed by an SVD: kappa_rtol
+    for d in D:  # D D^T = Q diag(counts) Q^T computed by an SVD: kappa_rtol
         assert cond(d) == pytest.approx(expect, rel=kappa_rtol(d))
 
 
 # ----------------------------------------------------------------------------- dispatch / input
+
 
 def test_optimized_is_dispatched_to_the_optimizer(monkeypatch):
     calls = {}
@@ -383,26 +396,30 @@ def test_optimized_is_dispatched_to_the_optimizer(monkeypatch):
         return design(N, c, "perturbation", eps=0.1)
 
     import gcsim.cerar.factory as factory
+
     monkeypatch.setattr(factory, "optimized_design", fake)
     out = design(4, 8, "optimized", kappa=50.0, seed=3, iters=2)
     assert isinstance(out, CerarDesign)
     assert calls == {"N": 4, "c": 8, "kappa": 50.0, "seed": 3, "iters": 2}
 
 
-@pytest.mark.parametrize("kwargs,arg", [
-    (dict(N=1, c=2, method="perturbation"), "N"),
-    (dict(N=3, c=0, method="perturbation"), "c"),
-    (dict(N=3, c=4, method="perturbation", eps=-0.1), "eps"),
-    (dict(N=3, c=4, method="perturbation", eps=float("nan")), "eps"),
-    (dict(N=3, c=4, method="optimized", kappa=0.5), "kappa"),
-    (dict(N=3, c=4, method="perturbation", kappa=10.0), "kappa"),
-    (dict(N=3, c=4, method="magic"), "method"),
-    (dict(N=3, c=4, method="vandermonde", eps=1.0), "eps"),
-    (dict(N=3, c=4, method="perturbation", eps=0.0), "eps"),
-    (dict(N=3, c=2, method="exact", basis="unit"), "basis"),
-    (dict(N=3, c=2, method="exact", basis="bogus"), "basis"),
-    (dict(N=3, c=4, method="vandermonde", nodes=[1, 2]), "nodes"),
-])
+@pytest.mark.parametrize(
+    "kwargs,arg",
+    [
+        (dict(N=1, c=2, method="perturbation"), "N"),
+        (dict(N=3, c=0, method="perturbation"), "c"),
+        (dict(N=3, c=4, method="perturbation", eps=-0.1), "eps"),
+        (dict(N=3, c=4, method="perturbation", eps=float("nan")), "eps"),
+        (dict(N=3, c=4, method="optimized", kappa=0.5), "kappa"),
+        (dict(N=3, c=4, method="perturbation", kappa=10.0), "kappa"),
+        (dict(N=3, c=4, method="magic"), "method"),
+        (dict(N=3, c=4, method="vandermonde", eps=1.0), "eps"),
+        (dict(N=3, c=4, method="perturbation", eps=0.0), "eps"),
+        (dict(N=3, c=2, method="exact", basis="unit"), "basis"),
+        (dict(N=3, c=2, method="exact", basis="bogus"), "basis"),
+        (dict(N=3, c=4, method="vandermonde", nodes=[1, 2]), "nodes"),
+    ],
+)
 def test_bad_input(kwargs, arg):
     with pytest.raises(InvalidArgumentError, match=arg):
         design(**kwargs)

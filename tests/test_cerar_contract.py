@@ -5,6 +5,7 @@ identity, the arrays round trip through ``to_arrays``/``bundle_metadata``/``from
 the metadata through JSON, as in a bundle), and the ring of :mod:`gcsim.cerar.ring` giving the
 same numbers in every namespace (NumPy here, torch CPU tensors where torch is installed).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,8 +21,15 @@ from gcsim.cerar.ring import decode, encode, packet, strip
 from gcsim.errors import CatalogueError, VerificationError
 from gcsim.executor.cerar_arrays import run_cerar
 
-DESIGNS = [(3, 2, "exact", None), (4, 4, "exact", None), (2, 5, "exact", None), (3, 5, "perturbation", 0.1),
-           (4, 9, "perturbation", 1e-3), (5, 3, "vandermonde", 0.05), (4, 7, "vandermonde", None)]
+DESIGNS = [
+    (3, 2, "exact", None),
+    (4, 4, "exact", None),
+    (2, 5, "exact", None),
+    (3, 5, "perturbation", 0.1),
+    (4, 9, "perturbation", 1e-3),
+    (5, 3, "vandermonde", 0.05),
+    (4, 7, "vandermonde", None),
+]
 
 
 def build(N, c, method, eps):
@@ -65,15 +73,21 @@ def test_verify_names_a_broken_identity(des):
         with pytest.raises(VerificationError, match="vanishes"):
             broken.verify()
     if des.method == "perturbation":
-        wrong = CerarDesign(des.N, des.c, des.encoders, des.decoders, method="perturbation",
-                            metadata={**des.metadata, "eps": 2 * des.metadata["eps"]})
+        wrong = CerarDesign(
+            des.N,
+            des.c,
+            des.encoders,
+            des.decoders,
+            method="perturbation",
+            metadata={**des.metadata, "eps": 2 * des.metadata["eps"]},
+        )
         with pytest.raises(VerificationError, match="seam"):
             wrong.verify()
 
 
 def test_arrays_round_trip(des):
     arrays = des.to_arrays()
-    meta = json.loads(json.dumps(des.bundle_metadata()))      # a bundle's manifest is JSON
+    meta = json.loads(json.dumps(des.bundle_metadata()))  # a bundle's manifest is JSON
     assert meta["params"] == list(des.params) and meta["construction"] == des.method
     back = type(des).from_arrays(arrays, meta)
     assert back.params == des.params and back.method == des.method

@@ -1,4 +1,5 @@
 """Tests of gcsim.cerar.export: catalogue round trip and refusal of tampered/truncated bundles."""
+
 from __future__ import annotations
 
 import io
@@ -15,8 +16,14 @@ from gcsim.errors import CatalogueError, InvalidArgumentError
 
 def random_design(N=3, c=4, seed=0, method="custom", metadata=None) -> CerarDesign:
     rng = np.random.default_rng(seed)
-    return CerarDesign(N, c, rng.standard_normal((N, c, c)), rng.standard_normal((N, c, c + N - 2)),
-                       method=method, metadata=metadata or {"seed": seed})
+    return CerarDesign(
+        N,
+        c,
+        rng.standard_normal((N, c, c)),
+        rng.standard_normal((N, c, c + N - 2)),
+        method=method,
+        metadata=metadata or {"seed": seed},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +54,7 @@ def test_round_trip_custom(tmp_path):
 def test_round_trip_optimized_keeps_certificate_and_solver(tmp_path, optimized):
     p = export_design(optimized, tmp_path)
     assert p.name == "optimized_N3_c4_kappa5.json"
-    e = load_design(p.with_suffix(""))          # the stem works too
+    e = load_design(p.with_suffix(""))  # the stem works too
     md = json.loads(p.read_text())["metadata"]
     assert md["solver"] == "SCS" and md["seed"] == 3
     assert md["certificate"]["caps"] == {"kappa_A": 5.0, "kappa_D": 5.0}
@@ -110,7 +117,7 @@ def test_rewritten_arrays_with_fixed_checksum_refused(tmp_path, optimized):
 
     p = export_design(optimized, tmp_path, "t")
     enc = optimized.encoders.copy()
-    enc[0] = np.diag(np.arange(1.0, 5.0) ** 3)        # kappa 64 > cap 5
+    enc[0] = np.diag(np.arange(1.0, 5.0) ** 3)  # kappa 64 > cap 5
     buf = io.BytesIO()
     np.savez_compressed(buf, encoders=enc, decoders=optimized.decoders)
     (tmp_path / "t.npz").write_bytes(buf.getvalue())
@@ -125,7 +132,7 @@ def test_rewritten_arrays_with_fixed_checksum_refused(tmp_path, optimized):
 def test_cap_violation_refused(tmp_path, optimized):
     p = export_design(optimized, tmp_path, "t")
     man = json.loads(p.read_text())
-    man["metadata"]["certificate"]["caps"]["kappa_A"] = 1.0   # claims a cap the arrays do not meet
+    man["metadata"]["certificate"]["caps"]["kappa_A"] = 1.0  # claims a cap the arrays do not meet
     p.write_text(json.dumps(man))
     with pytest.raises(CatalogueError, match="cap"):
         load_design(p)
@@ -139,14 +146,17 @@ def test_other_kind_refused(tmp_path):
         load_design(p)
 
 
-@pytest.mark.parametrize("edit, needle", [
-    (lambda md: md["certificate"].update(caps=[5.0]), "caps"),
-    (lambda md: md["certificate"].update(caps={"kappa_A": "5", "kappa_D": None}), "cap"),
-    (lambda md: md.update(N="3"), "N"),
-    (lambda md: md.update(metrics=[1.0]), "metrics"),
-    (lambda md: md.update(construction_params=[1, 2]), "construction_params"),
-    (lambda md: md.update(params=[1, 2]), "params"),
-])
+@pytest.mark.parametrize(
+    "edit, needle",
+    [
+        (lambda md: md["certificate"].update(caps=[5.0]), "caps"),
+        (lambda md: md["certificate"].update(caps={"kappa_A": "5", "kappa_D": None}), "cap"),
+        (lambda md: md.update(N="3"), "N"),
+        (lambda md: md.update(metrics=[1.0]), "metrics"),
+        (lambda md: md.update(construction_params=[1, 2]), "construction_params"),
+        (lambda md: md.update(params=[1, 2]), "params"),
+    ],
+)
 def test_metadata_of_the_wrong_type_refused(tmp_path, edit, needle):
     """Hand-edited metadata types give a CatalogueError naming the field, never an AttributeError."""
     p = export_design(random_design(), tmp_path, "t")
@@ -161,7 +171,7 @@ def test_bundle_paths_in_the_manifest_cannot_leave_the_folder(tmp_path):
     p = export_design(random_design(), tmp_path / "sub", "t")
     (tmp_path / "t.npz").write_bytes((tmp_path / "sub" / "t.npz").read_bytes())
     man = json.loads(p.read_text())
-    man["data_file"] = "../t.npz"      # same bytes, but outside the bundle's folder
+    man["data_file"] = "../t.npz"  # same bytes, but outside the bundle's folder
     p.write_text(json.dumps(man))
     with pytest.raises(CatalogueError, match="data_file"):
         load_design(p)
@@ -183,9 +193,9 @@ def _metrics_at_50_digits(d: CerarDesign) -> dict:
         for i in range(N):
             row = mp.zeros(c, (N - 1) * c)
             for m in range(1, N):
-                E = D[i][:, m - 1:m - 1 + c] * A[(i - m) % N] - mp.eye(c)
+                E = D[i][:, m - 1 : m - 1 + c] * A[(i - m) % N] - mp.eye(c)
                 fro += sum(E[r, s] ** 2 for r in range(c) for s in range(c))
-                row[:, (m - 1) * c:m * c] = E
+                row[:, (m - 1) * c : m * c] = E
             workers.append(max(mp.svd_r(row, compute_uv=False)))
 
         def kappas(mats):
@@ -196,9 +206,16 @@ def _metrics_at_50_digits(d: CerarDesign) -> dict:
             return out
 
         kA, kD = kappas(A), kappas(D)
-        return {"frobenius": float(fro), "mean_relative_mse": float(fro / (N * N * c)),
-                "worst_case": float(max(workers)), "worker_errors": [float(w) for w in workers],
-                "kappa_A": kA, "kappa_D": kD, "kappa_A_max": max(kA), "kappa_D_max": max(kD)}
+        return {
+            "frobenius": float(fro),
+            "mean_relative_mse": float(fro / (N * N * c)),
+            "worst_case": float(max(workers)),
+            "worker_errors": [float(w) for w in workers],
+            "kappa_A": kA,
+            "kappa_D": kD,
+            "kappa_A_max": max(kA),
+            "kappa_D_max": max(kD),
+        }
 
 
 @pytest.mark.parametrize("eps", [1e-1, 1e-5])

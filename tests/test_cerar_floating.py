@@ -1,5 +1,6 @@
 """Floating-point behaviour of CERAR: bfloat16 emulation, precision of the simulator, and the
 eps trade-off of the perturbation design (optimum near u^(1/(r*+1)), collapse below)."""
+
 from __future__ import annotations
 
 import warnings
@@ -23,27 +24,32 @@ def bf16_reference(x):
     out = np.zeros_like(x)
     nz = x != 0
     e = np.floor(np.log2(np.abs(x[nz])))
-    spacing = 2.0 ** (np.maximum(e, -126) - 7)      # subnormals: fixed spacing 2^-133
+    spacing = 2.0 ** (np.maximum(e, -126) - 7)  # subnormals: fixed spacing 2^-133
     out[nz] = np.round(x[nz] / spacing) * spacing
     return out
 
 
 def test_round_bfloat16_ties_and_specials():
     one = np.float32(1.0)
-    cases = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -8 + 2 ** -20, -(1 + 2 ** -8),
-                      0.0, -0.0, np.inf, -np.inf, 3.4e38], dtype=np.float32)
+    cases = np.array(
+        [1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-8 + 2**-20, -(1 + 2**-8), 0.0, -0.0, np.inf, -np.inf, 3.4e38],
+        dtype=np.float32,
+    )
     got = round_bfloat16(cases)
     assert got.dtype == np.float32
-    assert got[0] == one and got[1] == np.float32(1 + 2 ** -6) and got[2] == np.float32(1 + 2 ** -7)
+    assert got[0] == one and got[1] == np.float32(1 + 2**-6) and got[2] == np.float32(1 + 2**-7)
     assert got[3] == -one
     assert got[4] == 0 and got[6] == np.inf and got[7] == -np.inf
-    assert got[8] == np.inf                       # beyond bfloat16's largest finite value
+    assert got[8] == np.inf  # beyond bfloat16's largest finite value
     assert np.isnan(round_bfloat16(np.array([np.nan], dtype=np.float32)))[0]
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.floats(float(np.float32(-1e30)), float(np.float32(1e30)), allow_nan=False, width=32),
-                min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.floats(float(np.float32(-1e30)), float(np.float32(1e30)), allow_nan=False, width=32), min_size=1, max_size=30
+    )
+)
 def test_round_bfloat16_matches_reference(values):
     x = np.array(values, dtype=np.float32)
     got = round_bfloat16(x).astype(np.float64)
@@ -67,7 +73,7 @@ def test_bfloat16_simulation_bitwise_equals_naive_rounded_reference(N, c):
 def test_exact_design_precision(dtype):
     N, c = 4, 4
     g = np.random.default_rng(0).standard_normal((N, 64))
-    des = design(N, c, "exact")                       # permutation encoders: entries 0/1, exact
+    des = design(N, c, "exact")  # permutation encoders: entries 0/1, exact
     out = simulate(des, g, dtype=dtype).outputs
     total = g.sum(0)
     rel = np.max(np.linalg.norm(out - total, axis=1)) / np.linalg.norm(total)
@@ -82,7 +88,7 @@ def test_exact_design_precision(dtype):
 
 
 def test_warns_when_kappa_exceeds_dtype():
-    des = design(3, 5, "perturbation", eps=1e-6)      # kappa ~ 2e6
+    des = design(3, 5, "perturbation", eps=1e-6)  # kappa ~ 2e6
     g = np.ones((3, 5))
     with pytest.warns(RuntimeWarning, match="kappa"):
         simulate(des, g, dtype="float32")
@@ -97,14 +103,14 @@ def test_epsilon_sweep_float32_shape():
     eps = np.geomspace(1e-8, 0.3, 12)
     sw = epsilon_sweep(N, c, eps, "float32", d=48, seed=1)
     # u^(1/2) = (2^-24)^(1/2) = 2^-12: pow of a power of two, within one rounding
-    assert sw.r_star == 1 and sw.predicted_eps == pytest.approx(2.0 ** -12, rel=SAFETY * np_unit_roundoff())
+    assert sw.r_star == 1 and sw.predicted_eps == pytest.approx(2.0**-12, rel=SAFETY * np_unit_roundoff())
     # The next three are claims about the trade-off (docs/theory/50_cerar.md §5), not rounding
     # tolerances: a two-decade gap on both sides of the optimum, and a collapse (error > 1/2, i.e.
     # most of the gradient lost) at eps = 1e-8 where kappa u32 ~ 6 > 1.
     best = sw.error.min()
-    assert best < 0.01 * sw.error[0]                # collapse for tiny eps ...
-    assert best < 0.01 * sw.error[-1]               # ... and approximation error for large eps
-    assert sw.error[0] > 0.5                        # tiny eps: nothing left of the gradient
+    assert best < 0.01 * sw.error[0]  # collapse for tiny eps ...
+    assert best < 0.01 * sw.error[-1]  # ... and approximation error for large eps
+    assert sw.error[0] > 0.5  # tiny eps: nothing left of the gradient
     # the optimum is Theta(u^(1/2)) with the constants a, b of the model unknown: within a decade
     assert sw.predicted_eps / 10 <= sw.best_eps <= sw.predicted_eps * 10
     # above the optimum float32 round-off is negligible: the float32 and float64 errors differ by at
@@ -129,7 +135,7 @@ def test_epsilon_sweep_optimum_moves_with_precision():
     e64 = epsilon_sweep(N, c, eps, "float64", d=32).best_eps
     assert e64 < e32 < e16
     # (2^-8)^(1/2) = 2^-4: pow of a power of two, within one rounding
-    assert predicted_optimal_eps(N, c, "bfloat16") == pytest.approx(2.0 ** -4, rel=SAFETY * np_unit_roundoff())
+    assert predicted_optimal_eps(N, c, "bfloat16") == pytest.approx(2.0**-4, rel=SAFETY * np_unit_roundoff())
     assert predicted_optimal_eps(4, 4, "float32") == 1.0
 
 

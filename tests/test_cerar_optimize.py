@@ -13,6 +13,7 @@ Tolerances (house rule: derived from the problem, tests/tolerances.py):
 * the SDP blocks are solved by SCS to ``eps_abs = eps_rel = 1e-7``: a statement about what the
   optimizer *reaches* (not about rounding) uses that accuracy, or states the claim it tests.
 """
+
 from __future__ import annotations
 
 import math
@@ -47,6 +48,7 @@ SCS_EPS = 1e-7
 # ---------------------------------------------------------------------------
 # independent references
 
+
 def shift(L: int, c: int, s: int) -> np.ndarray:
     S = np.zeros((L, c))
     for tau in range(c):
@@ -63,7 +65,7 @@ def reference_errors(A: np.ndarray, D: np.ndarray) -> tuple[float, float]:
         row = []
         for m in range(1, N):
             E = D[i] @ shift(L, c, m - 1) @ A[(i - m) % N] - np.eye(c)
-            fro += float(np.sum(E ** 2))
+            fro += float(np.sum(E**2))
             row.append(E)
         worst = max(worst, float(sla.svdvals(np.hstack(row))[0]))
     return fro, worst
@@ -80,8 +82,7 @@ def entry_bounds(A: np.ndarray, D: np.ndarray) -> np.ndarray:
     out = np.zeros((N, N - 1, c, c))
     for i in range(N):
         for m in range(1, N):
-            out[i, m - 1] = gamma(c + 1) * (np.abs(D[i] @ shift(L, c, m - 1)) @ np.abs(A[(i - m) % N])
-                                            + np.eye(c))
+            out[i, m - 1] = gamma(c + 1) * (np.abs(D[i] @ shift(L, c, m - 1)) @ np.abs(A[(i - m) % N]) + np.eye(c))
     return out
 
 
@@ -101,7 +102,7 @@ def worst_tol(A: np.ndarray, D: np.ndarray, W: float) -> float:
 
 def zero_floor(A: np.ndarray, D: np.ndarray) -> float:
     """Largest computed F of a design whose exact E is 0 (every entry within its rounding bound)."""
-    return SAFETY ** 2 * float(np.sum(entry_bounds(A, D) ** 2))
+    return SAFETY**2 * float(np.sum(entry_bounds(A, D) ** 2))
 
 
 def kappa_rtol(X: np.ndarray) -> float:
@@ -178,16 +179,20 @@ def analytic_designs(N: int, c: int):
 # ---------------------------------------------------------------------------
 # argument validation
 
-@pytest.mark.parametrize("kw, name", [
-    ({"kappa": 0.5}, "kappa"),
-    ({"kappa": float("nan")}, "kappa"),
-    ({"kappa_D": 0.9}, "kappa_D"),
-    ({"objective": "max"}, "objective"),
-    ({"init": "nonsense"}, "init"),
-    ({"max_iter": -1}, "max_iter"),
-    ({"solver": "NOPE"}, "solver"),
-    ({"on_failure": "ignore"}, "on_failure"),
-])
+
+@pytest.mark.parametrize(
+    "kw, name",
+    [
+        ({"kappa": 0.5}, "kappa"),
+        ({"kappa": float("nan")}, "kappa"),
+        ({"kappa_D": 0.9}, "kappa_D"),
+        ({"objective": "max"}, "objective"),
+        ({"init": "nonsense"}, "init"),
+        ({"max_iter": -1}, "max_iter"),
+        ({"solver": "NOPE"}, "solver"),
+        ({"on_failure": "ignore"}, "on_failure"),
+    ],
+)
 def test_bad_arguments_name_the_argument(kw, name):
     with pytest.raises(InvalidArgumentError) as exc:
         optimized_design(3, 4, progress=False, **kw)
@@ -209,15 +214,29 @@ def test_init_design_of_wrong_size_refused():
 # ---------------------------------------------------------------------------
 # the certificate, monotonicity, reported metrics
 
-@pytest.mark.parametrize("N, c, kappa, kappa_D, objective", [
-    (3, 4, 4.0, None, "frobenius"),
-    (4, 5, 3.0, 6.0, "frobenius"),
-    (3, 4, 5.0, None, "worst"),
-    (3, 4, 2.0, math.inf, "frobenius"),
-])
+
+@pytest.mark.parametrize(
+    "N, c, kappa, kappa_D, objective",
+    [
+        (3, 4, 4.0, None, "frobenius"),
+        (4, 5, 3.0, 6.0, "frobenius"),
+        (3, 4, 5.0, None, "worst"),
+        (3, 4, 2.0, math.inf, "frobenius"),
+    ],
+)
 def test_certificate_monotone_and_metrics(N, c, kappa, kappa_D, objective):
-    d = optimized_design(N, c, kappa=kappa, kappa_D=kappa_D, objective=objective, init="random",
-                         seed=1, max_iter=4, tol=0, progress=False)
+    d = optimized_design(
+        N,
+        c,
+        kappa=kappa,
+        kappa_D=kappa_D,
+        objective=objective,
+        init="random",
+        seed=1,
+        max_iter=4,
+        tol=0,
+        progress=False,
+    )
     p = d.metadata
     kD = kappa if kappa_D is None else kappa_D
     # SVD certificate, recomputed with scipy: the library guarantees numpy's kappa <= cap (1 + CERT_RTOL);
@@ -269,17 +288,21 @@ def test_no_zero_error_when_c_exceeds_N(N, c, kappa):
     A, D = d.encoders, d.decoders
     fro, worst = reference_errors(A, D)
     assert fro > zero_floor(A, D) and d.metadata["frobenius"] > zero_floor(A, D)
-    assert worst > SAFETY * math.sqrt(zero_floor(A, D))       # ||row||_2 >= ||row||_F / sqrt(c)
+    assert worst > SAFETY * math.sqrt(zero_floor(A, D))  # ||row||_2 >= ||row||_F / sqrt(c)
 
 
 # ---------------------------------------------------------------------------
 # starts: never worse than the analytic designs within the caps (issue #9 §3)
 
-@pytest.mark.parametrize("N, c, kappa, kappa_D", [
-    (5, 3, 3.0, None),        # exact design (roots, kappa 1.90) fits; perturbation's (3.62) does not
-    (3, 5, 20.0, None),       # c > N: perturbation members fit
-    (4, 4, 1.0, math.sqrt(2) * (1 + 1e-12)),   # exact unit design: kappa(A) = 1, kappa(D) = sqrt 2
-])
+
+@pytest.mark.parametrize(
+    "N, c, kappa, kappa_D",
+    [
+        (5, 3, 3.0, None),  # exact design (roots, kappa 1.90) fits; perturbation's (3.62) does not
+        (3, 5, 20.0, None),  # c > N: perturbation members fit
+        (4, 4, 1.0, math.sqrt(2) * (1 + 1e-12)),  # exact unit design: kappa(A) = 1, kappa(D) = sqrt 2
+    ],
+)
 def test_never_worse_than_analytic_designs_within_caps(N, c, kappa, kappa_D):
     d = optimized_design(N, c, kappa=kappa, kappa_D=kappa_D, max_iter=3, progress=False)
     kD = kappa if kappa_D is None else kappa_D
@@ -301,8 +324,10 @@ def test_never_worse_than_analytic_designs_within_caps(N, c, kappa, kappa_D):
     assert p["start"] in labels and set(labels) <= {"exact", "perturbation", "vandermonde"}
     won = p["starts"][labels.index(p["start"])]
     assert won["objective_final"] == p["history"][-1]
-    assert all(s["objective_final"] is None or s["objective_final"] >= p["history"][-1] - fro_tol(
-        d.encoders, d.decoders, fro) for s in p["starts"])
+    assert all(
+        s["objective_final"] is None or s["objective_final"] >= p["history"][-1] - fro_tol(d.encoders, d.decoders, fro)
+        for s in p["starts"]
+    )
     assert max(svd_kappa(x) for x in d.encoders) <= kappa * (1 + CERT_RTOL) * (1 + kappa_rtol(d.encoders[0]))
 
 
@@ -323,8 +348,10 @@ def test_kappa_one_with_default_decoder_cap_works(N, c):
         assert p["start"] == "exact" and p["stop_reason"] == "zero objective" and fro == 0.0
     else:
         assert fro > zero_floor(d.encoders, d.decoders)
-        assert all(s["objective_final"] is None or fro <= s["objective_start"] + fro_tol(
-            d.encoders, d.decoders, fro) for s in p["starts"])
+        assert all(
+            s["objective_final"] is None or fro <= s["objective_start"] + fro_tol(d.encoders, d.decoders, fro)
+            for s in p["starts"]
+        )
 
 
 def test_unit_kappa_decoder_step_is_monotone_and_co_isometric():
@@ -348,13 +375,15 @@ def test_unit_kappa_decoder_step_is_monotone_and_co_isometric():
         f0 = float(np.sum((t * QW - T) ** 2))
         f1 = float(np.sum((Dn[i] @ W[i] - T) ** 2))
         assert f1 <= f0 + dot_tol(L * (N - 1) * c, f0 + float(np.sum(T * T)))
-    ex = unit_vector_exact(4, 2)            # kappa(D) = 1 (c | L), F = 0
+    ex = unit_vector_exact(4, 2)  # kappa(D) = 1 (c | L), F = 0
     assert reference_errors(ex.encoders, _unit_kappa_decoders(ex.encoders, ex.decoders))[0] <= zero_floor(
-        ex.encoders, ex.decoders)
+        ex.encoders, ex.decoders
+    )
 
 
 # ---------------------------------------------------------------------------
 # c <= N: zero error is reachable at kappa = 1
+
 
 @pytest.mark.parametrize("N", [3, 4])
 def test_local_exact_design_is_exact_with_kappa_one(N):
@@ -375,9 +404,9 @@ def test_c_equal_N_reaches_zero_error_kappa_one():
     start = reference_errors(noisy.encoders, noisy.decoders)[0]
     d = optimized_design(4, 4, kappa=1.0, kappa_D=math.inf, init=noisy, max_iter=200, tol=0, progress=False)
     fro, _ = reference_errors(d.encoders, d.decoders)
-    assert start > 1e3 * zero_floor(noisy.encoders, noisy.decoders)     # a real perturbation ...
+    assert start > 1e3 * zero_floor(noisy.encoders, noisy.decoders)  # a real perturbation ...
     assert d.metadata["stop_reason"] in ("zero objective", "converged")
-    assert fro <= zero_floor(d.encoders, d.decoders)                    # ... undone to rounding level
+    assert fro <= zero_floor(d.encoders, d.decoders)  # ... undone to rounding level
     assert max(svd_kappa(a) for a in d.encoders) <= (1 + CERT_RTOL) * (1 + kappa_rtol(d.encoders[0]))
 
 
@@ -446,6 +475,7 @@ def test_stopping_rule_has_an_absolute_floor(monkeypatch, perturb):
 # ---------------------------------------------------------------------------
 # determinism, scale invariance, failures
 
+
 def test_seed_determinism():
     kw = dict(kappa=4.0, init="random", max_iter=1, tol=0, progress=False)
     a = optimized_design(3, 4, seed=7, **kw)
@@ -476,16 +506,14 @@ def test_scale_invariance_of_the_iteration():
     D = _least_squares_decoders(clip_condition(A, 4.0))
     hs = []
     for s in (1.0, 7.0):
-        d = optimized_design(3, 4, kappa=4.0, init=CerarDesign(3, 4, A * s, D / s), max_iter=3, tol=0,
-                             progress=False)
+        d = optimized_design(3, 4, kappa=4.0, init=CerarDesign(3, 4, A * s, D / s), max_iter=3, tol=0, progress=False)
         hs.append(d.metadata["history"])
     np.testing.assert_allclose(hs[0], hs[1], rtol=SAFETY * SCS_EPS)
 
 
 def test_first_step_failure_raises():
     with pytest.raises(SolverError):
-        optimized_design(3, 4, kappa=3.0, init="random", max_iter=2, progress=False,
-                         solver_options={"max_iters": 1})
+        optimized_design(3, 4, kappa=3.0, init="random", max_iter=2, progress=False, solver_options={"max_iters": 1})
 
 
 def test_init_exact_needs_c_at_most_N():
@@ -497,13 +525,14 @@ def test_init_exact_needs_c_at_most_N():
 # ---------------------------------------------------------------------------
 # the ingredients (theory checks, docs/theory/55_cerar_opt.md)
 
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(1, 4), st.integers(0, 3), st.integers(0, 2**31 - 1))
 def test_inner_approximation_implies_sigma_min_bound(p, extra, seed):
     """sym(X Q^T) >= t I with Q Q^T = I implies sigma_p(X) >= t (and it is tight at X = P Q)."""
     q = p + extra
     rng = np.random.default_rng(seed)
-    Q = np.linalg.qr(rng.standard_normal((q, p)))[0].T        # p x q, Q Q^T = I
+    Q = np.linalg.qr(rng.standard_normal((q, p)))[0].T  # p x q, Q Q^T = I
     X = rng.standard_normal((p, q))
     nx = float(sla.norm(X, 2))
     # eigenvalues of the p x p sym(X Q^T) and singular values of X: each within SAFETY p q u ||X||_2
@@ -546,8 +575,8 @@ def test_clip_condition(c, kappa, seed):
         assert svd_kappa(y) <= target * (1 + kappa_rtol(y))
         assert svd_kappa(y) <= kappa * (1 + CERT_RTOL)
         s1x, s1y = sla.svdvals(x)[0], sla.svdvals(y)[0]
-        assert s1y == pytest.approx(s1x, abs=2 * lstsq_tol(1.0, c, c + 2, s1x))   # sigma_1 kept
-        if svd_kappa(x) * (1 + kappa_rtol(x)) <= target:                          # inside: unchanged
+        assert s1y == pytest.approx(s1x, abs=2 * lstsq_tol(1.0, c, c + 2, s1x))  # sigma_1 kept
+        if svd_kappa(x) * (1 + kappa_rtol(x)) <= target:  # inside: unchanged
             np.testing.assert_allclose(y, x, atol=lstsq_tol(1.0, c, c + 2, s1x), rtol=0)
 
 
@@ -557,7 +586,7 @@ def test_block_data_match_shift_matrices():
     L = c + N - 2
     A, D = rng.standard_normal((N, c, c)), rng.standard_normal((N, c, L))
     W, M = _d_data(A), _a_data(D)
-    for i in range(N):        # pure selection of entries: bitwise equal
+    for i in range(N):  # pure selection of entries: bitwise equal
         ref = np.hstack([shift(L, c, m - 1) @ A[(i - m) % N] for m in range(1, N)])
         np.testing.assert_array_equal(W[i], ref)
     for j in range(N):
@@ -622,7 +651,7 @@ def test_pareto_front_small():
     for _, r in opt.iterrows():
         fit = pert[pert.kappa_max <= r.kappa_cap]
         if len(fit):
-            assert r.pert_frobenius_at_cap == fit.frobenius.min()     # the same table entry
+            assert r.pert_frobenius_at_cap == fit.frobenius.min()  # the same table entry
             best = design(3, 4, "perturbation", eps=float(fit.eps[fit.frobenius.idxmin()]))
             # the optimized design started at (a gauge rescaling of) that design: never worse, up to
             # the rounding of the two evaluations

@@ -1,6 +1,7 @@
 """CERAR ring simulator: checked against a naive per-worker/per-round reference written here
 from the protocol text of docs/theory.md §50.1, against the error-operator identity with explicitly built
 shift matrices, and against the traffic formulas."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,14 +31,15 @@ def ring_tol(A, D, g, u=None):
     u = unit_roundoff() if u is None else u
     N, c, L = D.shape
     gmax = float(np.max(np.abs(g), initial=0.0))
-    amax = float(np.max(np.sum(np.abs(A), axis=2)))          # max row sum of |A_j|
-    dmax = float(np.max(np.sum(np.abs(D), axis=2)))          # max row sum of |D_i|
+    amax = float(np.max(np.sum(np.abs(A), axis=2)))  # max row sum of |A_j|
+    dmax = float(np.max(np.sum(np.abs(D), axis=2)))  # max row sum of |D_i|
     n = c + N + L + 3
     usum = (N - 1) * amax * gmax
     return 2 * SAFETY * gamma_u(n, u) * (gmax + dmax * usum), 2 * SAFETY * gamma_u(n, u) * usum
 
 
 # ----------------------------------------------------------------------------- references
+
 
 def naive_ring(A, D, gradients, rnd=lambda v: v, dtype=np.float64):
     """Loop-based transcription of theory §50.1 (1-based rounds, dicts of symbols, one worker at a time).
@@ -113,9 +115,17 @@ def random_design(N, c, seed):
 
 
 DESIGNS = [
-    ("exact", 3, 2), ("exact", 4, 4), ("exact", 5, 3), ("exact", 2, 4),
-    ("perturbation", 3, 5), ("perturbation", 4, 9), ("vandermonde", 3, 4),
-    ("random", 3, 3), ("random", 4, 6), ("random", 2, 1), ("random", 5, 1),
+    ("exact", 3, 2),
+    ("exact", 4, 4),
+    ("exact", 5, 3),
+    ("exact", 2, 4),
+    ("perturbation", 3, 5),
+    ("perturbation", 4, 9),
+    ("vandermonde", 3, 4),
+    ("random", 3, 3),
+    ("random", 4, 6),
+    ("random", 2, 1),
+    ("random", 5, 1),
 ]
 
 
@@ -128,6 +138,7 @@ def make(kind, N, c):
 
 
 # ----------------------------------------------------------------------------- tests
+
 
 @pytest.mark.parametrize("kind,N,c", DESIGNS)
 @pytest.mark.parametrize("d", [1, 7, 24])
@@ -153,7 +164,7 @@ def test_invariant_and_error_identity(kind, N, c):
     G = np.zeros((N, c * w))
     G[:, :d] = g
     G = G.reshape(N, c, w)
-    X = des.encoders @ G                                    # X[i, tau-1] = x_i^(tau)
+    X = des.encoders @ G  # X[i, tau-1] = x_i^(tau)
     L = c + N - 2
     tol, tol_u = ring_tol(des.encoders, des.decoders, g)
 
@@ -187,15 +198,19 @@ def test_exact_designs_all_reduce(N, c):
     # §14.3, times ||D S|| ||A||, applied to N - 1 inputs of c components)
     tol, _ = ring_tol(des.encoders, des.decoders, g)
     kA = max(cond(a) for a in des.encoders)
-    e_norm = (SAFETY * (c * unit_roundoff() * kA + gamma(7 * (N + c)))
-              * float(np.max(np.sum(np.abs(des.decoders), axis=2)))
-              * float(np.max(np.sum(np.abs(des.encoders), axis=2))))
+    e_norm = (
+        SAFETY
+        * (c * unit_roundoff() * kA + gamma(7 * (N + c)))
+        * float(np.max(np.sum(np.abs(des.decoders), axis=2)))
+        * float(np.max(np.sum(np.abs(des.encoders), axis=2)))
+    )
     tol += (N - 1) * c * e_norm * float(np.abs(g).max())
     np.testing.assert_allclose(res.outputs, np.broadcast_to(g.sum(0), (N, 50)), atol=tol, rtol=0)
 
 
-@pytest.mark.parametrize("dtype,itemsize", [(None, 8), ("float64", 8), ("float32", 4),
-                                            (np.float32, 4), ("bfloat16", 2)])
+@pytest.mark.parametrize(
+    "dtype,itemsize", [(None, 8), ("float64", 8), ("float32", 4), (np.float32, 4), ("bfloat16", 2)]
+)
 @pytest.mark.parametrize("N,c,d", [(3, 2, 10), (4, 4, 17), (5, 8, 40), (4, 6, 0), (2, 1, 5)])
 def test_traffic_accounting(dtype, itemsize, N, c, d):
     des = design(N, c, "perturbation", eps=0.2) if c > N else design(N, c, "exact")
@@ -212,9 +227,8 @@ def test_traffic_accounting(dtype, itemsize, N, c, d):
 
 @pytest.mark.parametrize("N,c", [(3, 3), (4, 4), (8, 8), (3, 6), (5, 20)])
 def test_rate_formulas(N, c):
-    d = c * N * 7                                   # divisible by c and N: no padding
-    res = simulate(design(N, c, "exact") if c <= N else design(N, c, "perturbation"),
-                   np.ones((N, d)), warn=False)
+    d = c * N * 7  # divisible by c and N: no padding
+    res = simulate(design(N, c, "exact") if c <= N else design(N, c, "perturbation"), np.ones((N, d)), warn=False)
     per_worker = res.bytes_sent[0] / 8
     # formulas of a few rounded operations each: relative SAFETY gamma_4 (Higham Lemma 3.3)
     rel = SAFETY * gamma(4)
@@ -226,7 +240,7 @@ def test_rate_formulas(N, c):
     assert r["storage"] == pytest.approx(1 + N / c, rel=rel)
     ring_bytes = 2 * (N - 1) / N * d
     assert r["byte_ratio"] == pytest.approx(ring_bytes / per_worker, rel=2 * rel)
-    if c == N:                                      # equals ring all-reduce exactly
+    if c == N:  # equals ring all-reduce exactly
         assert per_worker == pytest.approx(ring_bytes, rel=rel)
 
 
@@ -236,9 +250,10 @@ def test_peak_buffers_measured(N, c):
     live = res.traces["live"]
     # schedule: c state + c pending symbols + 1 buffer at the start; a symbol is freed when
     # stripped (round tau + N - 1) or, for x^(c), right after it is sent (round c)
-    expect = [c + 1 + sum(1 for tau in range(1, c + 1)
-                          if (tau < c and tau + N - 1 > t) or (tau == c and c > t))
-              for t in range(1, c + N - 1)]
+    expect = [
+        c + 1 + sum(1 for tau in range(1, c + 1) if (tau < c and tau + N - 1 > t) or (tau == c and c > t))
+        for t in range(1, c + N - 1)
+    ]
     assert live.tolist() == expect
     assert res.peak_buffers.tolist() == [2 * c + 1] * N
     assert rates(N, c)["simulator_storage"] == pytest.approx((2 * c + 1) / c, rel=SAFETY * gamma(1))
@@ -263,8 +278,10 @@ def test_accumulate_orders_agree(dtype):
     b = simulate(des, g, dtype=dtype, accumulate="rounds").outputs
     ref = naive_ring(des.encoders, des.decoders, g)[0]
     # the float64 reference is within the float64 bound, the run within the working-precision one
-    tol = ring_tol(des.encoders, des.decoders, g, unit_roundoff(np.dtype(dtype)))[0] \
+    tol = (
+        ring_tol(des.encoders, des.decoders, g, unit_roundoff(np.dtype(dtype)))[0]
         + ring_tol(des.encoders, des.decoders, g)[0]
+    )
     np.testing.assert_allclose(a, ref, atol=tol, rtol=0)
     np.testing.assert_allclose(b, ref, atol=tol, rtol=0)
     with pytest.raises(InvalidArgumentError, match="accumulate"):
@@ -291,6 +308,7 @@ def test_error_identity_random_designs(N, c, d, seed):
 
 # ----------------------------------------------------------------------------- errors()
 
+
 def test_errors_metrics_independent():
     des = design(4, 9, "perturbation", eps=0.05)
     N, c = 4, 9
@@ -313,8 +331,13 @@ def test_errors_metrics_independent():
         assert e.per_worker_worst[i] == pytest.approx(worst[i], abs=t)
     assert e.worst_case == max(e.per_worker_worst)
     fro_w = np.array([sum(np.sum(E[i, m] ** 2) for m in range(N - 1)) for i in range(N)])
-    fro_t = np.array([2 * SAFETY * (2 * np.sqrt(fro_w[i]) * np.linalg.norm(bound[i]) + np.sum(bound[i] ** 2))
-                      + SAFETY * gamma((N - 1) * c * c) * fro_w[i] for i in range(N)])
+    fro_t = np.array(
+        [
+            2 * SAFETY * (2 * np.sqrt(fro_w[i]) * np.linalg.norm(bound[i]) + np.sum(bound[i] ** 2))
+            + SAFETY * gamma((N - 1) * c * c) * fro_w[i]
+            for i in range(N)
+        ]
+    )
     assert e.frobenius == pytest.approx(fro_w.sum(), abs=fro_t.sum())
     assert np.all(np.abs(e.relative_mse - fro_w / (N * c)) <= fro_t / (N * c))
     kA = [np.linalg.cond(a) for a in des.encoders]
@@ -343,12 +366,13 @@ def test_errors_empirical_and_isotropic_mse():
     # deviation is at most sqrt(2 / w) (Var = 2 tr((M^T M)^2) <= 2 (tr M^T M)^2), the denominator
     # N d squares (sqrt(2 / (N d))); 5 standard deviations of each
     w = d // c
-    ratio = np.sum((out - total) ** 2, axis=1) / np.sum(g ** 2)
+    ratio = np.sum((out - total) ** 2, axis=1) / np.sum(g**2)
     # worker N - 1 is exact: its numerator is rounding only, at most d ring_tol^2 (and relative_mse is
     # at the rounding level of E, below that)
     tol, _ = ring_tol(des.encoders, des.decoders, g)
-    np.testing.assert_allclose(ratio, e.relative_mse, rtol=5 * (np.sqrt(2 / w) + np.sqrt(2 / (N * d))),
-                               atol=d * tol ** 2 / np.sum(g ** 2))
+    np.testing.assert_allclose(
+        ratio, e.relative_mse, rtol=5 * (np.sqrt(2 / w) + np.sqrt(2 / (N * d))), atol=d * tol**2 / np.sum(g**2)
+    )
     # the worst-case operator norm bounds every worker's error (Lemma 2), up to the rounding of the
     # simulated outputs (ring_tol per entry, sqrt(d) entries) and of the SVD
     for i in range(N):
@@ -359,9 +383,19 @@ def test_errors_empirical_and_isotropic_mse():
 
 # ----------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("bad", [np.zeros((2, 5)), np.zeros(5), np.zeros((3, 2, 2)),
-                                 np.array([[1.0, np.nan]] * 3), np.array([[np.inf]] * 3),
-                                 np.array([["a"]] * 3), np.ones((3, 2)) * 1j])
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.zeros((2, 5)),
+        np.zeros(5),
+        np.zeros((3, 2, 2)),
+        np.array([[1.0, np.nan]] * 3),
+        np.array([[np.inf]] * 3),
+        np.array([["a"]] * 3),
+        np.ones((3, 2)) * 1j,
+    ],
+)
 def test_bad_gradients(bad):
     with pytest.raises(InvalidArgumentError, match="gradients"):
         simulate(design(3, 2, "exact"), bad)
@@ -387,11 +421,11 @@ def test_storage_information_count(N, c):
     rng = np.random.default_rng(N * c)
     A = rng.standard_normal((c, c))
     D = rng.standard_normal((c, c + N - 2))
-    for t in range(1, c):                                  # x^(c) is never needed back
-        rows = list(range(max(0, t - N + 1), c))          # in-flight and unsent symbols (0-based)
+    for t in range(1, c):  # x^(c) is never needed back
+        rows = list(range(max(0, t - N + 1), c))  # in-flight and unsent symbols (0-based)
         K = len(rows)
         assert K == c - t + min(N - 1, t)
         M = np.block([[A[rows], np.zeros((K, t))], [np.eye(c), D[:, :t]]])
         assert np.linalg.matrix_rank(M) == c + min(K, t)
     if c >= N + 1:
-        assert c + min(c - N + N - 1, N) == c + N          # at t = N: more than c + N - 1
+        assert c + min(c - N + N - 1, N) == c + N  # at t = N: more than c + N - 1

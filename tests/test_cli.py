@@ -1,4 +1,5 @@
 """The gcsim command line: output, --json, exit codes and one-line errors."""
+
 import json
 import subprocess
 import sys
@@ -42,11 +43,14 @@ def test_construct_srg_text_and_matrix(capsys):
     assert len(rows) == 10 and all(r.count("1") == 4 for r in rows)  # closed neighbourhoods
 
 
-@pytest.mark.parametrize("argv,expected", [
-    (["exists", "bibd", "7", "3", "1"], True),
-    (["exists", "bibd", "43", "7", "1"], False),
-    (["exists", "srg", "10", "3", "0", "1"], True),
-])
+@pytest.mark.parametrize(
+    "argv,expected",
+    [
+        (["exists", "bibd", "7", "3", "1"], True),
+        (["exists", "bibd", "43", "7", "1"], False),
+        (["exists", "srg", "10", "3", "0", "1"], True),
+    ],
+)
 def test_exists_json(capsys, argv, expected):
     code, out, _ = run(capsys, *argv, "--json")
     assert code == 0
@@ -56,13 +60,16 @@ def test_exists_json(capsys, argv, expected):
         assert "Bruck" in payload["reason"] or "impossible" in payload["reason"]
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["construct", "bibd", "7", "8", "1"], "k"),              # k > v
-    (["construct", "bibd", "43", "7", "1"], "Bruck"),         # impossible
-    (["construct", "bibd", "7"], "takes parameters"),         # too few numbers
-    (["construct", "coset", "12", "2", "5"], "prime power"),  # k not a prime power
-    (["exists", "coset", "27", "2", "5"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["construct", "bibd", "7", "8", "1"], "k"),  # k > v
+        (["construct", "bibd", "43", "7", "1"], "Bruck"),  # impossible
+        (["construct", "bibd", "7"], "takes parameters"),  # too few numbers
+        (["construct", "coset", "12", "2", "5"], "prime power"),  # k not a prime power
+        (["exists", "coset", "27", "2", "5"], "invalid choice"),
+    ],
+)
 def test_user_errors_are_one_line_exit_2(capsys, argv, needle):
     code, out, err = run(capsys, *argv)
     assert code == 2
@@ -117,6 +124,7 @@ def test_reproduce_catalogue_stage_json_and_resume(capsys, tmp_path):
 
 def test_catalogue_reports_a_tampered_file_and_exits_1(capsys, repo_root, tmp_path):
     import shutil
+
     shutil.copytree(repo_root / "designs", tmp_path / "designs")
     npz = tmp_path / "designs" / "srg" / "petersen.npz"
     raw = bytearray(npz.read_bytes())
@@ -131,15 +139,30 @@ def test_catalogue_reports_a_tampered_file_and_exits_1(capsys, repo_root, tmp_pa
 
 def test_top_level_public_names_resolve():
     import gcsim
-    for name in ("bibd", "srg", "coset_graph", "biregular_graph", "encode", "optimal_error", "straggler_model",
-                 "expected_error", "worst_case_error", "verify_bounds", "run_scheme", "export_object",
-                 "load_object", "cerar"):
+
+    for name in (
+        "bibd",
+        "srg",
+        "coset_graph",
+        "biregular_graph",
+        "encode",
+        "optimal_error",
+        "straggler_model",
+        "expected_error",
+        "worst_case_error",
+        "verify_bounds",
+        "run_scheme",
+        "export_object",
+        "load_object",
+        "cerar",
+    ):
         assert callable(getattr(gcsim, name)) or hasattr(getattr(gcsim, name), "design"), name
     with pytest.raises(AttributeError):
         _ = gcsim.no_such_name
 
 
 # -------------------------------------------------------------------------- issue #9 §5: every user error is one line
+
 
 def one_line_error(code, err, *needles, exit_code=2):
     assert code == exit_code, err
@@ -160,13 +183,16 @@ def test_export_into_a_regular_file_names_the_flag(capsys, tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["f"]
 
 
-@pytest.mark.parametrize("argv", [
-    ["reproduce", "--stage", "catalogue", "--out", "{f}"],
-    ["catalogue", "--dir", "{f}"],
-    ["catalogue", "--dir", "{f}", "--export"],
-    ["cerar", "design", "--N", "3", "--c", "3", "--export", "{f}"],
-    ["train", "--iterations", "1", "--codes", "uncoded", "--out", "{f}"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["reproduce", "--stage", "catalogue", "--out", "{f}"],
+        ["catalogue", "--dir", "{f}"],
+        ["catalogue", "--dir", "{f}", "--export"],
+        ["cerar", "design", "--N", "3", "--c", "3", "--export", "{f}"],
+        ["train", "--iterations", "1", "--codes", "uncoded", "--out", "{f}"],
+    ],
+)
 def test_output_folders_that_are_files_are_refused_before_work(capsys, tmp_path, argv):
     f = tmp_path / "f"
     f.write_text("x")
@@ -177,11 +203,14 @@ def test_output_folders_that_are_files_are_refused_before_work(capsys, tmp_path,
 
 
 @pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="needs Linux /proc")
-@pytest.mark.parametrize("argv,flag", [
-    (["construct", "bibd", "7", "3", "1", "--export", "/proc/gcsim-no/x"], "--export"),
-    (["cerar", "design", "--N", "3", "--c", "3", "--export", "/proc/gcsim-no/x"], "--export"),
-    (["reproduce", "--stage", "catalogue", "--out", "/proc/gcsim-no/x"], "--out"),
-])
+@pytest.mark.parametrize(
+    "argv,flag",
+    [
+        (["construct", "bibd", "7", "3", "1", "--export", "/proc/gcsim-no/x"], "--export"),
+        (["cerar", "design", "--N", "3", "--c", "3", "--export", "/proc/gcsim-no/x"], "--export"),
+        (["reproduce", "--stage", "catalogue", "--out", "/proc/gcsim-no/x"], "--out"),
+    ],
+)
 def test_unwritable_output_is_one_line_naming_the_flag(capsys, argv, flag):
     """/proc refuses new folders even to root (os.access cannot foresee it): the OS error names the flag."""
     code, _, err = run(capsys, *argv)
@@ -210,12 +239,15 @@ def test_out_of_memory_is_one_line_exit_1(capsys, monkeypatch):
     one_line_error(code, err, "out of memory", "MAX_DENSE_ENTRIES", exit_code=1)
 
 
-@pytest.mark.parametrize("argv,flag", [
-    (["construct", "bibd", "7", "3", "1", "--seed", "-1"], "--seed"),
-    (["construct", "bibd", "7", "3", "x"], "params"),
-    (["reproduce", "--seed", "-3", "--stage", "catalogue"], "--seed"),
-    (["construct", "bibd", "7", "3", "1", "--no-such-flag"], "--no-such-flag"),
-])
+@pytest.mark.parametrize(
+    "argv,flag",
+    [
+        (["construct", "bibd", "7", "3", "1", "--seed", "-1"], "--seed"),
+        (["construct", "bibd", "7", "3", "x"], "params"),
+        (["reproduce", "--seed", "-3", "--stage", "catalogue"], "--seed"),
+        (["construct", "bibd", "7", "3", "1", "--no-such-flag"], "--no-such-flag"),
+    ],
+)
 def test_argparse_errors_are_one_line_naming_the_flag(capsys, argv, flag):
     code, _, err = run(capsys, *argv)
     one_line_error(code, err, flag)
@@ -227,22 +259,28 @@ def test_catalogue_name_with_a_folder_is_refused(capsys, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("argv,needles", [
-    (["construct", "bibd", "2000", "2", "1"], ["3,998,000,000", "MAX_DENSE_ENTRIES"]),
-    (["construct", "srg", "10009", "5004", "2501", "2502"], ["100,180,081", "MAX_DENSE_ENTRIES"]),
-    (["construct", "bibd", "20029", "4", "1"], ["20,029", "MAX_DENSE_ENTRIES"]),
-    (["construct", "biregular", "100000", "100000", "3", "3"], ["10,000,000,000", "MAX_DENSE_ENTRIES"]),
-])
+@pytest.mark.parametrize(
+    "argv,needles",
+    [
+        (["construct", "bibd", "2000", "2", "1"], ["3,998,000,000", "MAX_DENSE_ENTRIES"]),
+        (["construct", "srg", "10009", "5004", "2501", "2502"], ["100,180,081", "MAX_DENSE_ENTRIES"]),
+        (["construct", "bibd", "20029", "4", "1"], ["20,029", "MAX_DENSE_ENTRIES"]),
+        (["construct", "biregular", "100000", "100000", "3", "3"], ["10,000,000,000", "MAX_DENSE_ENTRIES"]),
+    ],
+)
 def test_constructions_beyond_the_limits_are_refused_with_the_size(capsys, argv, needles):
     code, _, err = run(capsys, *argv)
     one_line_error(code, err, *needles)
 
 
-@pytest.mark.parametrize("argv,word", [
-    (["exists", "bibd", "20029", "4", "1"], "exists"),
-    (["exists", "srg", "10009", "5004", "2501", "2502"], "exists"),
-    (["exists", "bibd", "16513", "129", "1"], "exists"),
-])
+@pytest.mark.parametrize(
+    "argv,word",
+    [
+        (["exists", "bibd", "20029", "4", "1"], "exists"),
+        (["exists", "srg", "10009", "5004", "2501", "2502"], "exists"),
+        (["exists", "bibd", "16513", "129", "1"], "exists"),
+    ],
+)
 def test_existence_for_large_v_answers(capsys, argv, word):
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
@@ -251,8 +289,21 @@ def test_existence_for_large_v_answers(capsys, argv, word):
 
 def test_warnings_are_one_line_each(capsys):
     """An ill-conditioned CERAR design warns; each warning is one `gcsim: warning:` line, no source lines."""
-    code, _, err = run(capsys, "cerar", "simulate", "--N", "4", "--c", "40", "--method", "vandermonde",
-                       "--dtype", "float32", "--d", "64")
+    code, _, err = run(
+        capsys,
+        "cerar",
+        "simulate",
+        "--N",
+        "4",
+        "--c",
+        "40",
+        "--method",
+        "vandermonde",
+        "--dtype",
+        "float32",
+        "--d",
+        "64",
+    )
     assert code == 0
     lines = [ln for ln in err.strip().splitlines() if ln]
     assert lines and all(ln.startswith("gcsim: warning: ") for ln in lines), lines

@@ -1,4 +1,5 @@
 """CLI: gcsim cerar design / simulate / rates / optimize (JSON output, exports, errors)."""
+
 import json
 from fractions import Fraction
 
@@ -52,8 +53,7 @@ def test_rates_match_formulas(capsys):
 
 
 def test_simulate_bytes_and_error(capsys):
-    code, out, _ = run(capsys, "cerar", "simulate", "--N", "3", "--c", "3", "--method", "exact",
-                       "--d", "100", "--json")
+    code, out, _ = run(capsys, "cerar", "simulate", "--N", "3", "--c", "3", "--method", "exact", "--d", "100", "--json")
     p = json.loads(out)
     assert code == 0
     # packet = ceil(100/3) = 34 float64 scalars, L = 4 rounds
@@ -63,8 +63,9 @@ def test_simulate_bytes_and_error(capsys):
 
 
 def test_design_export_and_load(capsys, tmp_path):
-    code, out, _ = run(capsys, "cerar", "design", "--N", "3", "--c", "5", "--eps", "0.05",
-                       "--export", str(tmp_path), "--json")
+    code, out, _ = run(
+        capsys, "cerar", "design", "--N", "3", "--c", "5", "--eps", "0.05", "--export", str(tmp_path), "--json"
+    )
     assert code == 0
     path = json.loads(out)["exported"]
     code, out, _ = run(capsys, "load", path, "--json")
@@ -73,20 +74,22 @@ def test_design_export_and_load(capsys, tmp_path):
     assert code == 0 and json.loads(out)["c"] == 5
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["cerar", "design", "--N", "1", "--c", "3"], "N"),
-    (["cerar", "design", "--N", "3", "--c", "0"], "c"),
-    (["cerar", "design", "--N", "3", "--c", "5", "--eps", "-1"], "eps"),
-    (["cerar", "design", "--N", "4", "--c", "8", "--method", "exact"], "c"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["cerar", "design", "--N", "1", "--c", "3"], "N"),
+        (["cerar", "design", "--N", "3", "--c", "0"], "c"),
+        (["cerar", "design", "--N", "3", "--c", "5", "--eps", "-1"], "eps"),
+        (["cerar", "design", "--N", "4", "--c", "8", "--method", "exact"], "c"),
+    ],
+)
 def test_bad_input_is_one_line_error(capsys, argv, needle):
     code, _, err = run(capsys, *argv)
     assert code == 2 and needle in err and "Traceback" not in err
 
 
 def test_two_word_spelling_cerar_run_numpy_engine(capsys):
-    code, out, _ = run(capsys, "cerar", "run", "--engine", "numpy", "--workers", "3", "--c", "3",
-                       "--d", "30", "--json")
+    code, out, _ = run(capsys, "cerar", "run", "--engine", "numpy", "--workers", "3", "--c", "3", "--d", "30", "--json")
     assert code == 0
     p = json.loads(out)
     # exact design (c <= N): L = 4 rounds of ceil(30/3) = 10 float32 scalars
@@ -101,8 +104,22 @@ def test_gc_run_help_is_reachable(capsys):
 
 
 def test_optimize_respects_kappa_cap_and_exports(capsys, tmp_path):
-    code, out, _ = run(capsys, "cerar", "optimize", "--N", "3", "--c", "4", "--kappa", "5", "--max-iter", "3",
-                       "--export", str(tmp_path), "--json")
+    code, out, _ = run(
+        capsys,
+        "cerar",
+        "optimize",
+        "--N",
+        "3",
+        "--c",
+        "4",
+        "--kappa",
+        "5",
+        "--max-iter",
+        "3",
+        "--export",
+        str(tmp_path),
+        "--json",
+    )
     assert code == 0
     p = json.loads(out)
     assert p["method"] == "optimized"
@@ -122,12 +139,33 @@ def test_optimize_respects_kappa_cap_and_exports(capsys, tmp_path):
 def test_export_and_load_in_fresh_processes(tmp_path):
     import subprocess
     import sys
-    r = subprocess.run([sys.executable, "-m", "gcsim", "cerar", "design", "--N", "4", "--c", "8", "--eps", "0.02",
-                        "--export", str(tmp_path), "--json"], capture_output=True, text=True, timeout=120)
+
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gcsim",
+            "cerar",
+            "design",
+            "--N",
+            "4",
+            "--c",
+            "8",
+            "--eps",
+            "0.02",
+            "--export",
+            str(tmp_path),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     path = json.loads(r.stdout)["exported"]
-    r = subprocess.run([sys.executable, "-m", "gcsim", "load", path, "--json"], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "gcsim", "load", path, "--json"], capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0 and json.loads(r.stdout)["verified"] is True
     npz = path[:-5] + ".npz"
     with open(npz, "rb+") as fh:
@@ -138,16 +176,20 @@ def test_export_and_load_in_fresh_processes(tmp_path):
 
 # ----------------------------------------------------------------------------- issue #9 §5: sizes, flags, dtype range
 
-@pytest.mark.parametrize("argv,needles", [
-    (["cerar", "simulate", "--d", "-5"], ["--d", ">= 1", "-5"]),
-    (["cerar", "simulate", "--d", "0"], ["--d", ">= 1"]),
-    (["cerar", "simulate", "--d", "100000000000"], ["--d", "400,000,000,000", "MAX_DENSE_ENTRIES"]),
-    (["cerar", "design", "--N", "100000", "--c", "8"], ["--N", "MAX_DENSE_ENTRIES"]),
-    (["cerar", "design", "--eps", "nan"], ["--eps", "finite"]),
-    (["cerar", "optimize", "--kappa", "inf"], ["--kappa", "finite"]),
-    (["cerar", "design", "--kappa", "0.5"], ["--kappa", ">= 1"]),
-    (["cerar", "optimize", "--max-iter", "0"], ["--max-iter"]),
-])
+
+@pytest.mark.parametrize(
+    "argv,needles",
+    [
+        (["cerar", "simulate", "--d", "-5"], ["--d", ">= 1", "-5"]),
+        (["cerar", "simulate", "--d", "0"], ["--d", ">= 1"]),
+        (["cerar", "simulate", "--d", "100000000000"], ["--d", "400,000,000,000", "MAX_DENSE_ENTRIES"]),
+        (["cerar", "design", "--N", "100000", "--c", "8"], ["--N", "MAX_DENSE_ENTRIES"]),
+        (["cerar", "design", "--eps", "nan"], ["--eps", "finite"]),
+        (["cerar", "optimize", "--kappa", "inf"], ["--kappa", "finite"]),
+        (["cerar", "design", "--kappa", "0.5"], ["--kappa", ">= 1"]),
+        (["cerar", "optimize", "--max-iter", "0"], ["--max-iter"]),
+    ],
+)
 def test_cerar_bad_sizes_and_numbers_name_the_flag(capsys, argv, needles):
     import signal
 
@@ -155,7 +197,7 @@ def test_cerar_bad_sizes_and_numbers_name_the_flag(capsys, argv, needles):
         raise TimeoutError("the command ran for more than 60 s")
 
     has_alarm = hasattr(signal, "setitimer")
-    if has_alarm:   # the N = 100000 design used to run for minutes: fail, do not hang
+    if has_alarm:  # the N = 100000 design used to run for minutes: fail, do not hang
         old = signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, 60)
     try:
@@ -173,8 +215,9 @@ def test_cerar_bad_sizes_and_numbers_name_the_flag(capsys, argv, needles):
 
 def test_cerar_coefficients_beyond_the_dtype_range_are_refused(capsys):
     """Decoders of a perturbation design with eps = 1e30 overflow bfloat16 (max 3.39e38): no NaN result."""
-    code, out, err = run(capsys, "cerar", "simulate", "--method", "perturbation", "--eps", "1e30",
-                         "--dtype", "bfloat16", "--d", "64")
+    code, out, err = run(
+        capsys, "cerar", "simulate", "--method", "perturbation", "--eps", "1e30", "--dtype", "bfloat16", "--d", "64"
+    )
     assert code == 2 and out == ""
     last = err.strip().splitlines()[-1]
     assert "--dtype bfloat16" in last and "3.39e+38" in last and "Traceback" not in err
@@ -183,8 +226,7 @@ def test_cerar_coefficients_beyond_the_dtype_range_are_refused(capsys):
 def test_cerar_simulate_error_is_finite_and_exact_design_exact(capsys):
     """Within range the reported error is a number (never NaN); the exact design (c <= N) is exact up
     to rounding: the ring's rounding bound (exact_ring_rel_tol, Higham Lemma 3.3)."""
-    code, out, _ = run(capsys, "cerar", "simulate", "--N", "3", "--c", "3", "--method", "exact", "--d", "60",
-                       "--json")
+    code, out, _ = run(capsys, "cerar", "simulate", "--N", "3", "--c", "3", "--method", "exact", "--d", "60", "--json")
     p = json.loads(out)
     assert code == 0 and np.isfinite(p["max_rel_error"])
     assert p["max_rel_error"] <= exact_ring_rel_tol(3, 3, 60, 0, np.float64, np.float64)

@@ -1,4 +1,5 @@
 """CLI: gcsim error and gcsim bounds verify (JSON output, exit codes, errors)."""
+
 import json
 
 import numpy as np
@@ -16,8 +17,9 @@ def run(capsys, *argv):
 
 
 def test_error_json_matches_independent_lstsq(capsys):
-    code, out, _ = run(capsys, "error", "--design", "petersen", "--m", "1", "--method", "naive",
-                       "--model", "all", "-s", "2", "--json")
+    code, out, _ = run(
+        capsys, "error", "--design", "petersen", "--m", "1", "--method", "naive", "--model", "all", "-s", "2", "--json"
+    )
     assert code == 0
     payload = json.loads(out)
     assert payload["evaluation"] == "exact"
@@ -25,6 +27,7 @@ def test_error_json_matches_independent_lstsq(capsys):
     import itertools
 
     import gcsim
+
     A = gcsim.srg(10, 3, 0, 1).assignment.astype(float)
     vals, tols = [], []
     # gcsim's "auto" route (gcsim.coding.evaluate): |Δ| <= c p u max(κ̃², κ_F) mN per pattern, κ̃ of the
@@ -42,16 +45,45 @@ def test_error_json_matches_independent_lstsq(capsys):
 
 
 def test_error_worst_case_reports_set(capsys):
-    code, out, _ = run(capsys, "error", "--design", "bibd:7,3,1", "--m", "2", "--method", "naive",
-                       "--model", "worst", "-s", "2", "--json")
+    code, out, _ = run(
+        capsys,
+        "error",
+        "--design",
+        "bibd:7,3,1",
+        "--m",
+        "2",
+        "--method",
+        "naive",
+        "--model",
+        "worst",
+        "-s",
+        "2",
+        "--json",
+    )
     assert code == 0
     payload = json.loads(out)
     assert len(payload["stragglers_set"]) == 2 and payload["evaluation"] == "exact"
 
 
 def test_bounds_verify_ok_and_json(capsys):
-    code, out, _ = run(capsys, "bounds", "verify", "--design", "paley13", "--m", "2", "--method", "rd",
-                       "--model", "all", "-s", "2", "--bounds", "rank_lower,reference_decoder_upper", "--json")
+    code, out, _ = run(
+        capsys,
+        "bounds",
+        "verify",
+        "--design",
+        "paley13",
+        "--m",
+        "2",
+        "--method",
+        "rd",
+        "--model",
+        "all",
+        "-s",
+        "2",
+        "--bounds",
+        "rank_lower,reference_decoder_upper",
+        "--json",
+    )
     payload = json.loads(out)
     assert code == 0 and payload["ok"] is True
 
@@ -67,8 +99,9 @@ def test_error_invalid_m_names_argument(capsys):
 
 
 def test_train_json_and_output_folder(capsys, tmp_path):
-    code, out, _ = run(capsys, "train", "--codes", "uncoded,rd(0) m=2", "--iterations", "5", "--json",
-                       "--out", str(tmp_path))
+    code, out, _ = run(
+        capsys, "train", "--codes", "uncoded,rd(0) m=2", "--iterations", "5", "--json", "--out", str(tmp_path)
+    )
     assert code == 0
     payload = json.loads(out)
     labels = [r["label"] for r in payload["final"]]
@@ -84,6 +117,7 @@ def test_train_bad_probability_is_usage_error(capsys):
 
 # ----------------------------------------------------------------------------- issue #9 §5: limits and flags
 
+
 def test_error_model_all_beyond_max_patterns_is_refused(capsys):
     """`error --model all -s 20` used to fail with numpy's 'Maximum allowed dimension exceeded'."""
     import math
@@ -94,18 +128,21 @@ def test_error_model_all_beyond_max_patterns_is_refused(capsys):
     assert "--stragglers" in line and f"{math.comb(91, 20):,}" in line and "MAX_PATTERNS" in line
 
 
-@pytest.mark.parametrize("argv,needles", [
-    (["error", "--design", "pg2_9", "--m", "1000000000"], ["--m", "MAX_DENSE_ENTRIES"]),
-    (["error", "--design", "pg2_9", "-s", "-1"], ["--stragglers", ">= 0"]),
-    (["error", "--design", "pg2_9", "-s", "500"], ["--stragglers", "91"]),
-    (["error", "--design", "pg2_9", "--eps", "nan"], ["--eps", "finite"]),
-    (["error", "--design", "pg2_9", "--model", "bernoulli", "--p", "1"], ["--p", "< 1"]),
-    (["error", "--design", "pg2_9", "--samples", "0"], ["--samples"]),
-    (["bounds", "verify", "--design", "pg2_9", "--draws", "0"], ["--draws"]),
-    (["error", "--design", "petersen", "--method", "exact-gaussian", "--design-s", "9"], ["--design-s"]),
-    (["train", "--iterations", "0"], ["--iterations"]),
-    (["train", "--lr", "inf"], ["--lr", "finite"]),
-])
+@pytest.mark.parametrize(
+    "argv,needles",
+    [
+        (["error", "--design", "pg2_9", "--m", "1000000000"], ["--m", "MAX_DENSE_ENTRIES"]),
+        (["error", "--design", "pg2_9", "-s", "-1"], ["--stragglers", ">= 0"]),
+        (["error", "--design", "pg2_9", "-s", "500"], ["--stragglers", "91"]),
+        (["error", "--design", "pg2_9", "--eps", "nan"], ["--eps", "finite"]),
+        (["error", "--design", "pg2_9", "--model", "bernoulli", "--p", "1"], ["--p", "< 1"]),
+        (["error", "--design", "pg2_9", "--samples", "0"], ["--samples"]),
+        (["bounds", "verify", "--design", "pg2_9", "--draws", "0"], ["--draws"]),
+        (["error", "--design", "petersen", "--method", "exact-gaussian", "--design-s", "9"], ["--design-s"]),
+        (["train", "--iterations", "0"], ["--iterations"]),
+        (["train", "--lr", "inf"], ["--lr", "finite"]),
+    ],
+)
 def test_bad_numbers_name_their_flag_in_one_line(capsys, argv, needles):
     code, _, err = run(capsys, *argv)
     assert code == 2 and "Traceback" not in err

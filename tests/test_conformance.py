@@ -13,6 +13,7 @@ Each check is a plain function ``check_<name>(obj)``; :func:`conformance_checks`
 (check, object) pairs, and the tests below run the product.  Adding an object kind means
 adding one line to :func:`instances`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -158,9 +159,18 @@ def check_repr_names_the_class(obj: Any) -> None:
     assert type(obj).__name__ in repr(obj)
 
 
-CHECKS = [check_kind, check_params_is_a_named_tuple, check_verify_returns_true, check_is_immutable,
-          check_arrays_and_metadata, check_round_trip, check_from_arrays_refuses_missing_arrays,
-          check_from_arrays_refuses_wrong_params, check_corruption_is_detected, check_repr_names_the_class]
+CHECKS = [
+    check_kind,
+    check_params_is_a_named_tuple,
+    check_verify_returns_true,
+    check_is_immutable,
+    check_arrays_and_metadata,
+    check_round_trip,
+    check_from_arrays_refuses_missing_arrays,
+    check_from_arrays_refuses_wrong_params,
+    check_corruption_is_detected,
+    check_repr_names_the_class,
+]
 
 #: kinds whose arrays are not all checked by verify() (a straggler model has no identity to break)
 _NO_CORRUPTION_CHECK = {"straggler_model"}
@@ -169,7 +179,7 @@ _NO_CORRUPTION_CHECK = {"straggler_model"}
 def conformance_checks() -> Iterator[Any]:
     for label, factory in instances():
         for check in CHECKS:
-            yield pytest.param(factory, check, id=f"{label}-{check.__name__[len('check_'):]}")
+            yield pytest.param(factory, check, id=f"{label}-{check.__name__[len('check_') :]}")
 
 
 @pytest.mark.parametrize("factory, check", list(conformance_checks()))

@@ -4,6 +4,7 @@ Independent checks: sympy exact rank/determinant (DomainMatrix over ZZ), the DFT
 of the connection-set indicator (numpy FFT: the eigenvalues of a group matrix of
 an abelian group), brute-force rank modulo a prime, and hand-built matrices.
 """
+
 import itertools
 import math
 from fractions import Fraction
@@ -29,11 +30,22 @@ from gcsim.combinatorics.coset import (
 from gcsim.errors import ImpossibleParametersError, InvalidArgumentError, NotConstructibleError, VerificationError
 from tolerances import SAFETY, gamma, unit_roundoff
 
-PRIME_POWERS = {2: (2, 1), 3: (3, 1), 4: (2, 2), 5: (5, 1), 7: (7, 1), 8: (2, 3), 9: (3, 2),
-                16: (2, 4), 25: (5, 2), 27: (3, 3)}
+PRIME_POWERS = {
+    2: (2, 1),
+    3: (3, 1),
+    4: (2, 2),
+    5: (5, 1),
+    7: (7, 1),
+    8: (2, 3),
+    9: (3, 2),
+    16: (2, 4),
+    25: (5, 2),
+    27: (3, 3),
+}
 
 
 # ---------------------------------------------------------------- independent helpers
+
 
 def _sympy_rank_det(M):
     dm = DomainMatrix.from_Matrix(sympy.Matrix(np.asarray(M).tolist())).convert_to(sympy.ZZ)
@@ -41,7 +53,7 @@ def _sympy_rank_det(M):
 
 
 def _digits(x, p, a):
-    return [(x // p ** i) % p for i in range(a)]
+    return [(x // p**i) % p for i in range(a)]
 
 
 def _brute_add(x, y, k, group):
@@ -50,7 +62,7 @@ def _brute_add(x, y, k, group):
         return (x + y) % k
     p, a = PRIME_POWERS[k]
     pairs = zip(_digits(x, p, a), _digits(y, p, a), strict=True)
-    return sum(((dx + dy) % p) * p ** i for i, (dx, dy) in enumerate(pairs))
+    return sum(((dx + dy) % p) * p**i for i, (dx, dy) in enumerate(pairs))
 
 
 def _brute_block(k, S, group):
@@ -72,7 +84,7 @@ def _fft_eigenvalues(k, S, group):
     for t in S:
         f[tuple(_digits(t, p, a))] = 1
     F = np.fft.fftn(f)
-    return np.array([F[tuple(_digits(u, p, a))] for u in range(k)])   # character u, as in _vanishing_exact
+    return np.array([F[tuple(_digits(u, p, a))] for u in range(k)])  # character u, as in _vanishing_exact
 
 
 def _fft_tol(k, delta):
@@ -101,10 +113,12 @@ def _vanishing_exact(k, S, group):
     else:
         p, a = PRIME_POWERS[k]
         E = p
-        exps = [[sum(du * dt for du, dt in zip(_digits(u, p, a), _digits(t, p, a), strict=False)) % p for t in S]
-                for u in range(k)]
+        exps = [
+            [sum(du * dt for du, dt in zip(_digits(u, p, a), _digits(t, p, a), strict=False)) % p for t in S]
+            for u in range(k)
+        ]
     phi = sympy.Poly(sympy.cyclotomic_poly(E, x), x)
-    return [sympy.Poly(sum(x ** e for e in row), x).rem(phi).is_zero for row in exps]
+    return [sympy.Poly(sum(x**e for e in row), x).rem(phi).is_zero for row in exps]
 
 
 def _rank_mod_p(M, p=2_147_483_629):
@@ -149,6 +163,7 @@ def _rd(A, m, eps, seed):
 
 # ---------------------------------------------------------------- structure
 
+
 @pytest.mark.parametrize("group", ["cyclic", "elementary"])
 @pytest.mark.parametrize("k,m,delta", [(9, 2, 2), (8, 3, 3), (27, 2, 5), (4, 1, 2), (25, 2, 4)])
 def test_structure_matches_brute_force(k, m, delta, group):
@@ -172,7 +187,7 @@ def test_structure_matches_brute_force(k, m, delta, group):
 def test_elementary_addition_is_galois_field_addition(q):
     import galois
 
-    GF = galois.GF(q, compile="python-calculate")   # no JIT: fast to set up in a test
+    GF = galois.GF(q, compile="python-calculate")  # no JIT: fast to set up in a test
     g = coset_graph(q, 1, 2, "elementary", connection_sets=[[1, q - 1]])
     x = np.arange(q)
     table = np.asarray(GF(x)[:, None] + GF(x)[None, :])
@@ -217,6 +232,7 @@ def test_verify_detects_tampering():
 
 # ---------------------------------------------------------------- invertibility theorem
 
+
 @st.composite
 def _theorem_case(draw):
     k = draw(st.sampled_from([2, 3, 4, 5, 7, 8, 9, 16, 25, 27]))
@@ -248,14 +264,16 @@ def test_theorem_every_block_invertible_when_p_does_not_divide_delta(case):
         assert abs(np.prod(eig) - det) <= bound
 
 
-@given(st.sampled_from([4, 8, 9, 16, 25, 27]), st.sampled_from(["cyclic", "elementary"]),
-       st.integers(0, 10_000), st.data())
+@given(
+    st.sampled_from([4, 8, 9, 16, 25, 27]), st.sampled_from(["cyclic", "elementary"]), st.integers(0, 10_000), st.data()
+)
 @settings(max_examples=40, deadline=None)
 def test_exact_vanishing_test_agrees_with_dft(k, group, seed, data):
     """Also for p | delta: the exact character-sum test matches sympy and the FFT."""
     delta = data.draw(st.integers(1, k))
     g = coset_graph(k, 1, delta, group, seed=seed)
     from scipy.optimize import linear_sum_assignment
+
     S, M = g.connection_sets[0], g.blocks[0]
     vanish = _vanishing_exact(k, S, group)
     assert (not g.blocks_invertible()[0]) == any(vanish)
@@ -270,12 +288,15 @@ def test_exact_vanishing_test_agrees_with_dft(k, group, seed, data):
     assert np.abs(lib[rows] - eig[cols]).max() <= _fft_tol(k, delta) + _sum_exp_tol(delta)
 
 
-@pytest.mark.parametrize("k,S,group,rank", [
-    (9, [0, 3, 6], "cyclic", 3),        # subgroup of order 3: chi vanishes unless 3 | j
-    (4, [0, 2], "cyclic", 2),           # chi_1(S) = 1 + (-1) = 0, chi_3 likewise
-    (9, [0, 1, 2], "elementary", 3),    # the prime subfield GF(3) inside GF(9)
-    (8, [0, 1, 2, 3], "elementary", 2),
-])
+@pytest.mark.parametrize(
+    "k,S,group,rank",
+    [
+        (9, [0, 3, 6], "cyclic", 3),  # subgroup of order 3: chi vanishes unless 3 | j
+        (4, [0, 2], "cyclic", 2),  # chi_1(S) = 1 + (-1) = 0, chi_3 likewise
+        (9, [0, 1, 2], "elementary", 3),  # the prime subfield GF(3) inside GF(9)
+        (8, [0, 1, 2, 3], "elementary", 2),
+    ],
+)
 def test_singular_when_p_divides_delta(k, S, group, rank):
     g = coset_graph(k, 1, len(S), group, connection_sets=[S])
     M = g.blocks[0]
@@ -332,17 +353,29 @@ def _exists_invertible_brute_force(k, delta, group):
     err = SAFETY * k * unit_roundoff() * delta
     assert err < floor / 2
     for a in range(0, len(subsets), 2048):
-        Ms = np.array([_brute_block(k, S, group) for S in subsets[a:a + 2048]], dtype=float)
+        Ms = np.array([_brute_block(k, S, group) for S in subsets[a : a + 2048]], dtype=float)
         if np.any(np.linalg.svd(Ms, compute_uv=False)[:, -1] > floor / 2):
             return True
     return False
 
 
-@pytest.mark.parametrize("k,delta,group", [
-    (9, 3, "elementary"), (9, 3, "cyclic"), (9, 6, "elementary"), (4, 2, "cyclic"), (4, 2, "elementary"),
-    (8, 4, "elementary"), (8, 2, "cyclic"), (8, 6, "cyclic"), (16, 4, "elementary"), (16, 6, "elementary"),
-    (9, 9, "cyclic"), (16, 8, "elementary"),
-])
+@pytest.mark.parametrize(
+    "k,delta,group",
+    [
+        (9, 3, "elementary"),
+        (9, 3, "cyclic"),
+        (9, 6, "elementary"),
+        (4, 2, "cyclic"),
+        (4, 2, "elementary"),
+        (8, 4, "elementary"),
+        (8, 2, "cyclic"),
+        (8, 6, "cyclic"),
+        (16, 4, "elementary"),
+        (16, 6, "elementary"),
+        (9, 9, "cyclic"),
+        (16, 8, "elementary"),
+    ],
+)
 def test_require_invertible_impossible_only_when_proved(k, delta, group):
     """ImpossibleParametersError exactly when brute force over every delta-subset finds no invertible
     block; otherwise a graph whose blocks are invertible (sympy exact rank), for many seeds."""
@@ -372,19 +405,19 @@ def test_require_invertible_k16_elementary_delta6(seed):
     for S, M in zip(g.connection_sets, g.blocks, strict=False):
         assert _sympy_rank_det(M)[0] == 16
         assert not any(_vanishing_exact(16, S, "elementary"))
-    a, b = (set(S) for S in g.connection_sets)           # not translates of each other
+    a, b = (set(S) for S in g.connection_sets)  # not translates of each other
     assert all({_brute_add(t, x, 16, "elementary") for t in a} != b for x in range(16))
-    assert g.connection_sets == coset_graph(16, 2, 6, "elementary", require_invertible=True,
-                                            seed=seed).connection_sets
+    assert g.connection_sets == coset_graph(16, 2, 6, "elementary", require_invertible=True, seed=seed).connection_sets
 
 
 def test_require_invertible_search_that_gives_up_is_not_a_proof(monkeypatch):
     """When the exhaustive search is out of reach, a failed random search raises NotConstructibleError
     (may exist), never ImpossibleParametersError, and says what was tried and what to change."""
     import gcsim.combinatorics.coset as coset_mod
+
     monkeypatch.setattr(coset_mod, "EXHAUSTIVE_LIMIT", 0)
     monkeypatch.setattr(coset_mod, "RANDOM_BUDGET", 256)
-    for k, delta, group in [(9, 3, "elementary"), (16, 8, "elementary")]:   # impossible, but not proved here
+    for k, delta, group in [(9, 3, "elementary"), (16, 8, "elementary")]:  # impossible, but not proved here
         with pytest.raises(NotConstructibleError) as info:
             coset_graph(k, 1, delta, group, require_invertible=True, seed=4)
         msg = str(info.value)
@@ -398,10 +431,11 @@ def test_require_invertible_search_that_gives_up_is_not_a_proof(monkeypatch):
 def test_require_invertible_rejects_singular_interval_sets():
     with pytest.raises(InvalidArgumentError, match="connection_sets"):
         coset_graph(9, 2, 3, connection_sets="intervals", require_invertible=True)
-    assert coset_graph(9, 2, 3, require_invertible=True).verify()   # other 3-sets of Z_9 are invertible
+    assert coset_graph(9, 2, 3, require_invertible=True).verify()  # other 3-sets of Z_9 are invertible
 
 
 # ---------------------------------------------------------------- encoded B and certificates
+
 
 @pytest.fixture(scope="module")
 def named():
@@ -423,7 +457,7 @@ def test_named_instance_rd_jitter_is_invertible(named):
         assert encoded_matrix_is_invertible(g, d)
         B = (A[None, :, :] * d[:, None, :]).reshape(54, 54)
         np.testing.assert_array_equal(encoded_matrix(g, d), B)
-        assert _rank_mod_p(_exact_B(A, d)) == 54          # full rank mod p => full rank over Q
+        assert _rank_mod_p(_exact_B(A, d)) == 54  # full rank mod p => full rank over Q
         # numerically non-singular too: the computed sigma_min exceeds its own error bound
         # SAFETY n u ||B||_2 (backward-stable SVD + Weyl), so the float SVD alone certifies rank 54
         sv = np.linalg.svd(B, compute_uv=False)
@@ -458,14 +492,14 @@ def test_named_instance_rademacher_singularity_characterization(named):
     g, A, k = named, named.assignment, 27
     rng = np.random.default_rng(11)
     draws = [rng.choice([-1, 1], size=(2, 54)) for _ in range(12)]
-    for _ in range(6):                                   # balanced sign products, |P| = k
+    for _ in range(6):  # balanced sign products, |P| = k
         d0 = rng.choice([-1, 1], size=54)
         e = np.where(rng.permutation(54) < k, 1, -1)
         draws.append(np.stack([d0, d0 * e]))
     seen = set()
     for d in draws:
         P = d[0] == d[1]
-        predicted = (P.sum() == k and _sympy_rank_det(A[:, P])[0] == k and _sympy_rank_det(A[:, ~P])[0] == k)
+        predicted = P.sum() == k and _sympy_rank_det(A[:, P])[0] == k and _sympy_rank_det(A[:, ~P])[0] == k
         B = (A[None] * d[:, None, :]).reshape(54, 54)
         exact = _sympy_rank_det(B)[0] == 54
         assert exact == predicted == encoded_matrix_is_invertible(g, d)
@@ -473,7 +507,7 @@ def test_named_instance_rademacher_singularity_characterization(named):
         if P.sum() != k:
             assert not exact
         seen.add(exact)
-    assert seen == {True, False}                         # both behaviours occur
+    assert seen == {True, False}  # both behaviours occur
 
 
 def test_small_instance_rademacher_singular_sometimes_jitter_never():
@@ -489,7 +523,7 @@ def test_small_instance_rademacher_singular_sometimes_jitter_never():
     for d, det in zip(ds, dets, strict=False):
         assert (det != 0) == encoded_matrix_is_invertible(g, d)
     singular = int(np.count_nonzero(dets == 0))
-    assert 0 < singular < 2 ** 12
+    assert 0 < singular < 2**12
     for seed in range(50):
         assert encoded_matrix_is_invertible(g, _rd(A, 2, 0.1, seed))
 
@@ -510,7 +544,7 @@ def test_modular_certificate_named(named):
 
 
 def test_certificate_when_blocks_singular():
-    g = coset_graph(9, 2, 3, connection_sets="intervals")   # translates: rank A = 7
+    g = coset_graph(9, 2, 3, connection_sets="intervals")  # translates: rank A = 7
     assert np.linalg.matrix_rank(g.assignment.astype(float)) == 7
     generic = np.linalg.matrix_rank(encoded_matrix(g, _rd(g.assignment, 2, 0.1, 0)))
     assert generic == 14
@@ -523,18 +557,25 @@ def test_certificate_when_blocks_singular():
     assert not g2.blocks_invertible().any()
     cert = certify_invertibility(g2, "rational")
     assert _sympy_rank_det(g2.blocks[1])[0] == 3
-    generic = max(_sympy_rank_det((g2.assignment[None] * d[:, None, :]).reshape(8, 8))[0]
-                  for d in np.random.default_rng(0).integers(-50, 50, size=(5, 2, 8)))
+    generic = max(
+        _sympy_rank_det((g2.assignment[None] * d[:, None, :]).reshape(8, 8))[0]
+        for d in np.random.default_rng(0).integers(-50, 50, size=(5, 2, 8))
+    )
     assert cert.rank == generic and cert.certified == (generic == 8)
 
 
-@pytest.mark.parametrize("k,sets,expected", [
-    (4, [[0, 2], [0, 1]], True),            # both blocks singular, yet det B is not 0
-    (4, [[0, 2], [1, 3]], False),           # rank A = 2: both blocks see only chi_0, chi_2
-    (4, [[0, 1], [1, 2]], False),           # both blocks kill chi_2: rank A = 3
-    (3, [[0, 1, 2], [0, 1, 2]], False),     # A = [J | J], rank 1
-    (3, [[0], [2]], True), (2, [[0], [1]], True), (4, [[0, 1, 2], [1, 2, 3]], True),
-])
+@pytest.mark.parametrize(
+    "k,sets,expected",
+    [
+        (4, [[0, 2], [0, 1]], True),  # both blocks singular, yet det B is not 0
+        (4, [[0, 2], [1, 3]], False),  # rank A = 2: both blocks see only chi_0, chi_2
+        (4, [[0, 1], [1, 2]], False),  # both blocks kill chi_2: rank A = 3
+        (3, [[0, 1, 2], [0, 1, 2]], False),  # A = [J | J], rank 1
+        (3, [[0], [2]], True),
+        (2, [[0], [1]], True),
+        (4, [[0, 1, 2], [1, 2, 3]], True),
+    ],
+)
 def test_theorem2_generic_invertibility_iff_columns_split_into_bases(k, sets, expected):
     """det B is not identically 0 iff the columns of A split into m = 2 bases (brute force)."""
     from itertools import combinations
@@ -543,12 +584,15 @@ def test_theorem2_generic_invertibility_iff_columns_split_into_bases(k, sets, ex
     g = coset_graph(k, 2, delta, connection_sets=sets)
     A = g.assignment
     n = 2 * k
-    splits = any(_sympy_rank_det(A[:, list(C)])[0] == k
-                 and _sympy_rank_det(A[:, [j for j in range(n) if j not in C]])[0] == k
-                 for C in combinations(range(n), k))
+    splits = any(
+        _sympy_rank_det(A[:, list(C)])[0] == k and _sympy_rank_det(A[:, [j for j in range(n) if j not in C]])[0] == k
+        for C in combinations(range(n), k)
+    )
     rng = np.random.default_rng(0)
-    generic = max(_sympy_rank_det((A[None] * d[:, None, :]).reshape(n, n))[0]
-                  for d in rng.integers(-10 ** 6, 10 ** 6, size=(4, 2, n)))
+    generic = max(
+        _sympy_rank_det((A[None] * d[:, None, :]).reshape(n, n))[0]
+        for d in rng.integers(-(10**6), 10**6, size=(4, 2, n))
+    )
     assert (generic == n) == splits == expected
     assert certify_invertibility(g, "rational").certified == splits
     # at the block-indicator point B = diag(M_0, M_1) and det B = det M_0 det M_1
@@ -558,12 +602,11 @@ def test_theorem2_generic_invertibility_iff_columns_split_into_bases(k, sets, ex
     assert _sympy_rank_det(B_star)[1] == _sympy_rank_det(g.blocks[0])[1] * _sympy_rank_det(g.blocks[1])[1]
 
 
-@given(st.lists(st.lists(st.integers(-3, 3), min_size=5, max_size=5), min_size=1, max_size=6),
-       st.integers(0, 4))
+@given(st.lists(st.lists(st.integers(-3, 3), min_size=5, max_size=5), min_size=1, max_size=6), st.integers(0, 4))
 @settings(max_examples=40, deadline=None)
 def test_exact_rank_and_determinant_match_sympy(rows, dup):
     M = np.array(rows, dtype=np.int64)
-    M = np.vstack([M, M[:1] * 2 - M[-1:]]) if dup % 2 else M     # add a dependent row
+    M = np.vstack([M, M[:1] * 2 - M[-1:]]) if dup % 2 else M  # add a dependent row
     assert exact_rank(M) == sympy.Matrix(M.tolist()).rank()
     S = M[: min(M.shape), : min(M.shape)]
     assert integer_determinant(S) == sympy.Matrix(S.tolist()).det()
@@ -572,26 +615,30 @@ def test_exact_rank_and_determinant_match_sympy(rows, dup):
 
 # ---------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("kwargs,exc,name", [
-    (dict(k=6, m=2, delta=1), InvalidArgumentError, "k"),
-    (dict(k=12, m=2, delta=1), InvalidArgumentError, "k"),
-    (dict(k=-9, m=2, delta=1), InvalidArgumentError, "k"),
-    (dict(k=1, m=2, delta=1), InvalidArgumentError, "k"),
-    (dict(k=9, m=0, delta=1), InvalidArgumentError, "m"),
-    (dict(k=9, m=-1, delta=1), InvalidArgumentError, "m"),
-    (dict(k=9, m=2, delta=0), InvalidArgumentError, "delta"),
-    (dict(k=9, m=2, delta=10), ImpossibleParametersError, "delta <= k"),
-    (dict(k=9, m=2, delta=2.5), InvalidArgumentError, "delta"),
-    (dict(k=9, m=2, delta=2, group="dihedral"), InvalidArgumentError, "group"),
-    (dict(k=9, m=2, delta=2, connection_sets=[[0, 1]]), InvalidArgumentError, "connection_sets"),
-    (dict(k=9, m=2, delta=2, connection_sets=[[0, 1], [0, 1, 2]]), InvalidArgumentError, "connection_sets"),
-    (dict(k=9, m=2, delta=2, connection_sets=[[0, 1], [3, 3]]), InvalidArgumentError, "connection_sets"),
-    (dict(k=9, m=2, delta=2, connection_sets=[[0, 1], [3, 9]]), InvalidArgumentError, "connection_sets"),
-    (dict(k=9, m=2, delta=2, connection_sets=[[0, 1], [-1, 2]]), InvalidArgumentError, "connection_sets"),
-    (dict(k=9, m=2, delta=2, connection_sets="random"), InvalidArgumentError, "connection_sets"),
-    (dict(k=9, m=2, delta=2, connection_sets=5), InvalidArgumentError, "connection_sets"),
-    (dict(k=9, m=2, delta=2, require_invertible="yes"), InvalidArgumentError, "require_invertible"),
-])
+
+@pytest.mark.parametrize(
+    "kwargs,exc,name",
+    [
+        (dict(k=6, m=2, delta=1), InvalidArgumentError, "k"),
+        (dict(k=12, m=2, delta=1), InvalidArgumentError, "k"),
+        (dict(k=-9, m=2, delta=1), InvalidArgumentError, "k"),
+        (dict(k=1, m=2, delta=1), InvalidArgumentError, "k"),
+        (dict(k=9, m=0, delta=1), InvalidArgumentError, "m"),
+        (dict(k=9, m=-1, delta=1), InvalidArgumentError, "m"),
+        (dict(k=9, m=2, delta=0), InvalidArgumentError, "delta"),
+        (dict(k=9, m=2, delta=10), ImpossibleParametersError, "delta <= k"),
+        (dict(k=9, m=2, delta=2.5), InvalidArgumentError, "delta"),
+        (dict(k=9, m=2, delta=2, group="dihedral"), InvalidArgumentError, "group"),
+        (dict(k=9, m=2, delta=2, connection_sets=[[0, 1]]), InvalidArgumentError, "connection_sets"),
+        (dict(k=9, m=2, delta=2, connection_sets=[[0, 1], [0, 1, 2]]), InvalidArgumentError, "connection_sets"),
+        (dict(k=9, m=2, delta=2, connection_sets=[[0, 1], [3, 3]]), InvalidArgumentError, "connection_sets"),
+        (dict(k=9, m=2, delta=2, connection_sets=[[0, 1], [3, 9]]), InvalidArgumentError, "connection_sets"),
+        (dict(k=9, m=2, delta=2, connection_sets=[[0, 1], [-1, 2]]), InvalidArgumentError, "connection_sets"),
+        (dict(k=9, m=2, delta=2, connection_sets="random"), InvalidArgumentError, "connection_sets"),
+        (dict(k=9, m=2, delta=2, connection_sets=5), InvalidArgumentError, "connection_sets"),
+        (dict(k=9, m=2, delta=2, require_invertible="yes"), InvalidArgumentError, "require_invertible"),
+    ],
+)
 def test_bad_arguments(kwargs, exc, name):
     with pytest.raises(exc, match=name):
         coset_graph(**kwargs)
@@ -603,7 +650,7 @@ def test_bad_certificate_arguments(named):
     with pytest.raises(InvalidArgumentError, match="graph"):
         certify_invertibility(np.eye(3))
     with pytest.raises(InvalidArgumentError, match="prime"):
-        certify_invertibility(named, "modular", prime=2 ** 31)
+        certify_invertibility(named, "modular", prime=2**31)
     with pytest.raises(InvalidArgumentError, match="diagonals"):
         encoded_matrix_is_invertible(named, np.ones((2, 53)))
     with pytest.raises(InvalidArgumentError, match="diagonals"):

@@ -3,6 +3,7 @@
 Every comparison is against the exact mean of the ranks' local gradients, within a derived
 rounding bound (float32 wire; tests/tolerances.py, Higham 2002).
 """
+
 import numpy as np
 import pytest
 
@@ -22,7 +23,6 @@ if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
     pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
 
 
-
 def _record_job(rank, world_size, spec):
     """Train the same tiny MLP with plain DDP and with DDP + CERAR hook; record, per step, this
     rank's parameters, its local gradient (from a plain copy of the model) and the averaged
@@ -33,8 +33,9 @@ def _record_job(rank, world_size, spec):
 
     def make():
         torch.manual_seed(spec["seed"])
-        return torch.nn.Sequential(torch.nn.Linear(spec["features"], spec["hidden"]), torch.nn.Tanh(),
-                                   torch.nn.Linear(spec["hidden"], 1))
+        return torch.nn.Sequential(
+            torch.nn.Linear(spec["features"], spec["hidden"]), torch.nn.Tanh(), torch.nn.Linear(spec["hidden"], 1)
+        )
 
     def flat(tensors):
         return torch.cat([t.detach().reshape(-1) for t in tensors]).double().numpy()
@@ -73,7 +74,7 @@ def _cerar_avg_tol(des, G, N):
     entry since DDP's bucket layout assigns entries to components; then the division by N.
     """
     c, L = des.c, des.L
-    gmax = np.abs(G).max(axis=1)                                 # per rank
+    gmax = np.abs(G).max(axis=1)  # per rank
     V = sum(np.abs(des.encoders[j]).sum() * gmax[j] for j in range(N))
     scale = gmax + np.abs(des.decoders).sum(axis=2).max(axis=1) * V
     return dot_tol(c + 2 * L + 2, scale, np.float32) / N
@@ -90,18 +91,18 @@ def test_ddp_hook_exact_design_matches_plain_allreduce(tmp_path):
     path = export_design(des, tmp_path, "hook3")
     spec = {"seed": 0, "features": 5, "hidden": 7, "steps": steps, "batch": 8, "lr": lr, "design": str(path)}
     res = launch(_record_job, N, (spec,), timeout=120).raise_on_failure()
-    P = 5 * 7 + 7 + 7 * 1 + 1                          # parameters of the MLP = one DDP bucket
+    P = 5 * 7 + 7 + 7 * 1 + 1  # parameters of the MLP = one DDP bucket
     u32 = unit_roundoff(np.float32)
     R = res.results
     bounds = {"plain": [], "cerar": []}
     for run in ("plain", "cerar"):
         for t in range(steps):
-            G = np.stack([r[run]["local"][t] for r in R])          # (N, P) local gradients, float32 values
-            mean = G.sum(axis=0) / N                               # float64: exact but for γ_N u64
+            G = np.stack([r[run]["local"][t] for r in R])  # (N, P) local gradients, float32 values
+            mean = G.sum(axis=0) / N  # float64: exact but for γ_N u64
             mean_tol = dot_tol(N + 1, np.abs(G).sum(axis=0)) / N
             for i, r in enumerate(R):
                 avg = r[run]["avg"][t]
-                tol = (_plain_avg_tol(G, N) if run == "plain" else _cerar_avg_tol(des, G, N)[i])
+                tol = _plain_avg_tol(G, N) if run == "plain" else _cerar_avg_tol(des, G, N)[i]
                 tol = tol + SAFETY * u32 * np.abs(avg) + mean_tol
                 assert np.all(np.abs(avg - mean) <= tol), (run, t, i)
                 bounds[run].append(tol)
@@ -109,22 +110,25 @@ def test_ddp_hook_exact_design_matches_plain_allreduce(tmp_path):
     for r in R:
         assert r["hook_calls"] == steps
         assert r["hook_bytes"] == steps * (c + N - 2) * (-(-P // c)) * 4
-        np.testing.assert_array_equal(r["plain"]["theta"][-1], R[0]["plain"]["theta"][-1])   # DDP replicas agree
+        np.testing.assert_array_equal(r["plain"]["theta"][-1], R[0]["plain"]["theta"][-1])  # DDP replicas agree
         # step 1 starts from the same parameters and data in both runs
         np.testing.assert_array_equal(r["cerar"]["local"][0], r["plain"]["local"][0])
         # so after one SGD step θ − lr·avg (two float32 roundings per entry) the runs differ by at
         # most lr times both averages' bounds plus those roundings
         th0, a_c, a_p = r["plain"]["theta"][0], r["cerar"]["avg"][0], r["plain"]["avg"][0]
         i = r["rank"]
-        step_tol = (lr * (bounds["cerar"][i] + bounds["plain"][i])
-                    + 2 * dot_tol(2, np.abs(th0) + lr * np.maximum(np.abs(a_c), np.abs(a_p)), np.float32))
+        step_tol = lr * (bounds["cerar"][i] + bounds["plain"][i]) + 2 * dot_tol(
+            2, np.abs(th0) + lr * np.maximum(np.abs(a_c), np.abs(a_p)), np.float32
+        )
         assert np.all(np.abs(r["cerar"]["theta"][1] - r["plain"]["theta"][1]) <= step_tol)
     # CERAR replicas decode the same sum each step: they drift apart by at most the sum over the
     # steps of lr · (both ranks' bounds) and the update roundings
     for r in R[1:]:
-        drift_tol = sum(lr * (bounds["cerar"][t * N] + bounds["cerar"][t * N + r["rank"]])
-                        + 2 * dot_tol(2, np.abs(r["cerar"]["theta"][t]) + lr * np.abs(r["cerar"]["avg"][t]),
-                                      np.float32) for t in range(steps))
+        drift_tol = sum(
+            lr * (bounds["cerar"][t * N] + bounds["cerar"][t * N + r["rank"]])
+            + 2 * dot_tol(2, np.abs(r["cerar"]["theta"][t]) + lr * np.abs(r["cerar"]["avg"][t]), np.float32)
+            for t in range(steps)
+        )
         assert np.all(np.abs(r["cerar"]["theta"][-1] - R[0]["cerar"]["theta"][-1]) <= drift_tol)
     # training actually moved the parameters, by more than the round-off bounds (not vacuous)
     moved = np.abs(R[0]["plain"]["theta"][-1] - R[0]["plain"]["theta"][0])
@@ -134,6 +138,7 @@ def test_ddp_hook_exact_design_matches_plain_allreduce(tmp_path):
 def test_design_argument_is_validated(tmp_path):
     with pytest.raises(InvalidArgumentError, match="design"):
         as_design(42)
-    d = as_design({"N": 3, "c": 2, "encoders": design(3, 2, "exact").encoders,
-                    "decoders": design(3, 2, "exact").decoders})
+    d = as_design(
+        {"N": 3, "c": 2, "encoders": design(3, 2, "exact").encoders, "decoders": design(3, 2, "exact").decoders}
+    )
     assert (d.N, d.c) == (3, 2)

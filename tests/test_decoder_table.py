@@ -5,6 +5,7 @@ here; every decoder against ``numpy.linalg.lstsq`` on ``B_F`` (tolerance: the le
 perturbation bound with κ(B_F), Higham Thm 20.1, for two backward-stable solvers); decoded
 gradients against the plain sum of the part gradients; the export/load round trip byte for byte.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -68,6 +69,7 @@ def lstsq_decoder_check(B: np.ndarray, m: int, mask: np.ndarray, X: np.ndarray, 
 # the index
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("n", range(1, 8))
 def test_index_is_the_documented_bijection(n):
     for s_max in range(n + 1):
@@ -86,7 +88,7 @@ def test_index_is_the_documented_bijection(n):
     assert [tuple(np.flatnonzero(~table.pattern(r))) for r in range(len(order))] == order
     rows_seen = []
     for a, chunk in table.iter_patterns(chunk=3):
-        assert np.array_equal(chunk, masks[a:a + chunk.shape[0]])
+        assert np.array_equal(chunk, masks[a : a + chunk.shape[0]])
         rows_seen += list(range(a, a + chunk.shape[0]))
     assert rows_seen == list(range(len(order)))
 
@@ -100,7 +102,7 @@ def test_index_round_trip_large_n(n, data):
     assert pattern_of_row(n, r).tolist() == S
     # rows of the next set in lexicographic order differ by one (the bijection is monotone)
     assert r < pattern_count(n, s) and (s == 0 or r >= pattern_count(n, s - 1))
-    assert pattern_row(n, S[::-1]) == r        # order of the given indices does not matter
+    assert pattern_row(n, S[::-1]) == r  # order of the given indices does not matter
 
 
 def test_row_lookup_refusals():
@@ -129,15 +131,22 @@ def test_row_lookup_refusals():
 # the decoders
 # ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("label, scheme, s_max", [
-    ("rd m=2 (full column rank B_F)", encode(FANO, 2, "rd", seed=3), 3),
-    ("ns eps=0.2", encode(FANO, 2, "ns", eps=0.2, seed=1), 2),
-    ("naive m=3 (m > r: rank-deficient targets)", encode(FANO, 3, "naive"), 2),
-    ("fractional repetition (repeated columns: B_F rank deficient)",
-     encode(fractional_repetition_assignment(6, 2), 1, "fractional-repetition"), 3),
-    ("exact-gaussian s=2", encode(cyclic_repetition_assignment(8, 3), 2, "exact-gaussian", s=2, seed=0), 3),
-    ("every worker may straggle", encode(np.eye(4, dtype=int), 2, "rd", seed=0), 4),
-])
+
+@pytest.mark.parametrize(
+    "label, scheme, s_max",
+    [
+        ("rd m=2 (full column rank B_F)", encode(FANO, 2, "rd", seed=3), 3),
+        ("ns eps=0.2", encode(FANO, 2, "ns", eps=0.2, seed=1), 2),
+        ("naive m=3 (m > r: rank-deficient targets)", encode(FANO, 3, "naive"), 2),
+        (
+            "fractional repetition (repeated columns: B_F rank deficient)",
+            encode(fractional_repetition_assignment(6, 2), 1, "fractional-repetition"),
+            3,
+        ),
+        ("exact-gaussian s=2", encode(cyclic_repetition_assignment(8, 3), 2, "exact-gaussian", s=2, seed=0), 3),
+        ("every worker may straggle", encode(np.eye(4, dtype=int), 2, "rd", seed=0), 4),
+    ],
+)
 def test_decoders_equal_lstsq_per_pattern(label, scheme, s_max):
     table = decoder_table(scheme, s_max=s_max)
     assert table.decoders.shape == (pattern_count(scheme.n, s_max), scheme.n, scheme.m)
@@ -151,19 +160,19 @@ def test_decoders_equal_lstsq_per_pattern(label, scheme, s_max):
 def test_exact_scheme_table_decodes_exactly():
     """Up to s stragglers an exact code's table recovers the gradient sum: Σ_j X_jl g̃_j = Σ_i g_i[l]."""
     n, s, m, L = 8, 2, 2, 5
-    A = cyclic_repetition_assignment(n, s + 1)         # r_i = 4 = s + m
+    A = cyclic_repetition_assignment(n, s + 1)  # r_i = 4 = s + m
     sch = encode(A, m, "exact-gaussian", s=s, seed=2)
     table = decoder_table(sch, s_max=s)
     rng = np.random.default_rng(0)
-    g = rng.standard_normal((sch.num_parts, m, L))             # g_i[k]: block k (length L) of part i's gradient
+    g = rng.standard_normal((sch.num_parts, m, L))  # g_i[k]: block k (length L) of part i's gradient
     Bk = sch.B.reshape(m, sch.num_parts, n)
-    sent = np.einsum("kij,ikl->jl", Bk, g)             # g̃_j = Σ_k Σ_i B[kN+i, j] g_i[k]
-    truth = g.sum(axis=0)                              # (m, L)
-    scale = np.abs(g).sum(axis=0).max()             # max over (k, entry) of Σ_i |g_i[k]|
+    sent = np.einsum("kij,ikl->jl", Bk, g)  # g̃_j = Σ_k Σ_i B[kN+i, j] g_i[k]
+    truth = g.sum(axis=0)  # (m, L)
+    scale = np.abs(g).sum(axis=0).max()  # max over (k, entry) of Σ_i |g_i[k]|
     for S in reference_order(n, s):
         mk = mask_of(S, n)
         junk = sent.copy()
-        junk[~mk] = np.nan                             # what a straggler "sent" is never read
+        junk[~mk] = np.nan  # what a straggler "sent" is never read
         est = table.decode(mk, junk)
         X = table.decoder(mk)
         f = int(mk.sum())
@@ -204,17 +213,20 @@ def test_explicit_patterns_and_stragglers():
     assert info.value.argument == "stragglers"
 
 
-@pytest.mark.parametrize("kwargs, arg", [
-    ({}, "s_max"),
-    ({"s_max": 1, "stragglers": [[0]]}, "s_max"),
-    ({"s_max": 8}, "s_max"),
-    ({"s_max": -1}, "s_max"),
-    ({"stragglers": [[0, 7]]}, "stragglers[0]"),
-    ({"stragglers": "01"}, "stragglers"),
-    ({"patterns": np.zeros((0, 7), dtype=bool)}, "patterns"),
-    ({"patterns": np.ones((2, 6), dtype=bool)}, "patterns"),
-    ({"s_max": 1, "rcond": 0.0}, "rcond"),
-])
+@pytest.mark.parametrize(
+    "kwargs, arg",
+    [
+        ({}, "s_max"),
+        ({"s_max": 1, "stragglers": [[0]]}, "s_max"),
+        ({"s_max": 8}, "s_max"),
+        ({"s_max": -1}, "s_max"),
+        ({"stragglers": [[0, 7]]}, "stragglers[0]"),
+        ({"stragglers": "01"}, "stragglers"),
+        ({"patterns": np.zeros((0, 7), dtype=bool)}, "patterns"),
+        ({"patterns": np.ones((2, 6), dtype=bool)}, "patterns"),
+        ({"s_max": 1, "rcond": 0.0}, "rcond"),
+    ],
+)
 def test_bad_table_arguments_are_named(kwargs, arg):
     with pytest.raises(InvalidArgumentError) as info:
         decoder_table(encode(FANO, 1, "naive"), **kwargs)
@@ -258,7 +270,7 @@ def test_rank_cutoff_follows_lstsq():
             assert np.linalg.norm(table.decoders[r][mk] - Xl) <= 2 * lstsq_tol(kappa, 7, int(mk.sum()), scale)
         assert table.verification_report(sample=None)["max_ratio"] <= 1.0
     big = decoder_table(sch, s_max=0)
-    assert np.abs(big.decoders[0][6]).max() > 1e8      # the tiny column is used (weight ~ 1e10)
+    assert np.abs(big.decoders[0][6]).max() > 1e8  # the tiny column is used (weight ~ 1e10)
 
 
 def test_verify_catches_a_wrong_decoder():
@@ -277,10 +289,11 @@ def test_verify_catches_a_wrong_decoder():
 # export / load
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("explicit", [False, True])
 def test_export_load_round_trip_is_bit_exact(tmp_path, explicit):
     sch = encode(FANO, 2, "rd", seed=7)
-    table = (decoder_table(sch, stragglers=[[1], [0, 5], []]) if explicit else decoder_table(sch, s_max=2))
+    table = decoder_table(sch, stragglers=[[1], [0, 5], []]) if explicit else decoder_table(sch, s_max=2)
     path = table.export(tmp_path / "fano_rd")
     assert path.suffix == ".json"
     meta = json.loads(path.read_text())["metadata"]
@@ -311,16 +324,17 @@ def test_load_refuses_tampering_and_other_kinds(tmp_path):
         load_decoder_table(tmp_path / "t")
     # a valid bundle of another kind
     from gcsim.io.bundle import save_bundle
+
     save_bundle(tmp_path / "other", {"x": np.eye(2)}, {"kind": "bibd"})
     with pytest.raises(CatalogueError, match="decoder_table"):
         load_decoder_table(tmp_path / "other")
     # structurally valid arrays whose decoders put weight on a straggler
     arrays, meta = table.to_arrays(), table.bundle_metadata()
     X = arrays["decoders"].copy()
-    X[1, 0, 0] = 1.0                                   # row 1 = stragglers {0}
+    X[1, 0, 0] = 1.0  # row 1 = stragglers {0}
     save_bundle(tmp_path / "weight", {**arrays, "decoders": X}, meta)
     with pytest.raises(CatalogueError, match="non-zero weights on stragglers"):
-        load_decoder_table(tmp_path / "weight", verify=False)   # refused by the structural checks alone
+        load_decoder_table(tmp_path / "weight", verify=False)  # refused by the structural checks alone
     # a count that contradicts s_max
     save_bundle(tmp_path / "count", arrays, {**meta, "s_max": 2})
     with pytest.raises(CatalogueError, match="count"):

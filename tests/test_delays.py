@@ -10,6 +10,7 @@ Statistical tolerances: each Monte Carlo comparison allows ``Z`` standard errors
 1e-7 (Bonferroni over the ~100 comparisons of this file: < 1e-5 for the whole file).  The seeds are
 fixed, so the outcome is deterministic.  KS tests reject at p < 1e-7 likewise.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,12 +50,13 @@ Z = float(stats.norm.ppf(1 - ALPHA / 2))
 # independent references
 # ----------------------------------------------------------------------------------------------
 
+
 def brute_rule(x: list[float], kind: str, value) -> tuple[list[bool], float]:
     """The three rules written out with Python loops (the definitions of the module docstring)."""
     n = len(x)
     if kind == "first":
         k = n - value
-        order = sorted(range(n), key=lambda j: (x[j], j))       # ties by worker index
+        order = sorted(range(n), key=lambda j: (x[j], j))  # ties by worker index
         used = set(order[:k])
         mask = [j in used and math.isfinite(x[j]) for j in range(n)]
         return mask, (0.0 if k == 0 else x[order[k - 1]])
@@ -86,10 +88,13 @@ def assert_mc_agrees(value: float, sample: np.ndarray, extra: float = 0.0):
 # delay models: sampling and CDFs
 # ----------------------------------------------------------------------------------------------
 
+
 def test_sampling_is_seeded_and_shaped():
-    for dm in (delay_model("shifted-exponential", 5, shift=1.0, rate=2.0),
-               delay_model("pareto", 5, scale=1.0, shape=3.0),
-               delay_model("bimodal", 5, p_slow=0.3, fast_rate=2.0, slow_shift=2.0, slow_rate=0.5)):
+    for dm in (
+        delay_model("shifted-exponential", 5, shift=1.0, rate=2.0),
+        delay_model("pareto", 5, scale=1.0, shape=3.0),
+        delay_model("bimodal", 5, p_slow=0.3, fast_rate=2.0, slow_shift=2.0, slow_rate=0.5),
+    ):
         a, b, c = dm.sample_delays(7, seed=3), dm.sample_delays(7, seed=3), dm.sample_delays(7, seed=4)
         assert a.shape == (7, 5) and a.dtype == np.float64
         assert np.array_equal(a, b) and not np.array_equal(a, c)
@@ -114,8 +119,12 @@ def test_shifted_exponential_distribution_ks():
 def test_pareto_and_bimodal_distributions_ks():
     X = ParetoDelays(2, scale=[1.0, 2.0], shape=[1.5, 4.0]).sample_delays(20000, seed=5)
     for j, (sig, a) in enumerate([(1.0, 1.5), (2.0, 4.0)]):
-        assert stats.kstest(X[:, j], lambda t, sig=sig, a=a: np.where(t > sig, 1 - (sig / np.maximum(t, sig)) ** a, 0.0)
-                            ).pvalue > ALPHA
+        assert (
+            stats.kstest(
+                X[:, j], lambda t, sig=sig, a=a: np.where(t > sig, 1 - (sig / np.maximum(t, sig)) ** a, 0.0)
+            ).pvalue
+            > ALPHA
+        )
     p, fs, fr, ss, sr = 0.3, 1.0, 5.0, 4.0, 0.5
     Y = BimodalDelays(1, p_slow=p, fast_shift=fs, fast_rate=fr, slow_shift=ss, slow_rate=sr).sample_delays(20000, 6)
 
@@ -123,6 +132,7 @@ def test_pareto_and_bimodal_distributions_ks():
         ef = np.where(t > fs, 1 - np.exp(-fr * (t - fs)), 0.0)
         es = np.where(t > ss, 1 - np.exp(-sr * (t - ss)), 0.0)
         return (1 - p) * ef + p * es
+
     assert stats.kstest(Y[:, 0], mix).pvalue > ALPHA
 
 
@@ -133,8 +143,9 @@ def test_cdf_matches_formulas():
     # values in [0, 1]: a few roundings in each expression (expm1 route vs 1 - exp route)
     np.testing.assert_allclose(dm.cdf(t), ref, rtol=0, atol=SAFETY * gamma(4))
     pd = ParetoDelays(1, scale=2.0, shape=3.0)
-    np.testing.assert_allclose(pd.cdf(t)[:, 0], np.where(t > 2, 1 - (2 / np.maximum(t, 2)) ** 3, 0.0),
-                               rtol=0, atol=SAFETY * gamma(4))
+    np.testing.assert_allclose(
+        pd.cdf(t)[:, 0], np.where(t > 2, 1 - (2 / np.maximum(t, 2)) ** 3, 0.0), rtol=0, atol=SAFETY * gamma(4)
+    )
 
 
 def test_trace_replay_is_cyclic():
@@ -149,26 +160,29 @@ def test_trace_replay_is_cyclic():
     assert tr.cdf([1.0, 5.0]).shape == (2, 2)
 
 
-@pytest.mark.parametrize("call, arg", [
-    (lambda: delay_model("gamma", 3, rate=1.0), "kind"),
-    (lambda: delay_model("shifted-exponential", 3, rate=0.0), "rate"),
-    (lambda: delay_model("shifted-exponential", 3, rate=[1.0, 2.0]), "rate"),
-    (lambda: delay_model("shifted-exponential", 3, rate=1.0, shift=-1.0), "shift"),
-    (lambda: delay_model("shifted-exponential", 3, rate=float("nan")), "rate"),
-    (lambda: delay_model("shifted-exponential", 3, rate=1.0, speed=2), "params"),
-    (lambda: delay_model("shifted-exponential", rate=1.0), "n"),
-    (lambda: delay_model("pareto", 3, scale=1.0, shape=-2.0), "shape"),
-    (lambda: delay_model("pareto", 3, scale=[1.0, 0.0, 1.0], shape=2.0), "scale"),
-    (lambda: delay_model("bimodal", 3, p_slow=1.5, fast_rate=1.0, slow_rate=0.1), "p_slow"),
-    (lambda: delay_model("bimodal", 3, p_slow=0.5, fast_rate=1.0), "slow_rate"),
-    (lambda: delay_model("trace", delays=[1.0, 2.0]), "delays"),
-    (lambda: delay_model("trace", delays=[[1.0, float("nan")]]), "delays"),
-    (lambda: delay_model("trace", delays=[[1.0, -2.0]]), "delays"),
-    (lambda: delay_model("trace", 3, delays=[[1.0, 2.0]]), "delays"),
-    (lambda: delay_model("shifted-exponential", 3, rate=1.0).sample_delays(-1), "count"),
-    (lambda: delay_model("shifted-exponential", 3, rate=1.0).sample_delays(10 ** 8), "count"),
-    (lambda: delay_model("shifted-exponential", 3, rate=1.0).sample_delays(2, seed=-1), "seed"),
-])
+@pytest.mark.parametrize(
+    "call, arg",
+    [
+        (lambda: delay_model("gamma", 3, rate=1.0), "kind"),
+        (lambda: delay_model("shifted-exponential", 3, rate=0.0), "rate"),
+        (lambda: delay_model("shifted-exponential", 3, rate=[1.0, 2.0]), "rate"),
+        (lambda: delay_model("shifted-exponential", 3, rate=1.0, shift=-1.0), "shift"),
+        (lambda: delay_model("shifted-exponential", 3, rate=float("nan")), "rate"),
+        (lambda: delay_model("shifted-exponential", 3, rate=1.0, speed=2), "params"),
+        (lambda: delay_model("shifted-exponential", rate=1.0), "n"),
+        (lambda: delay_model("pareto", 3, scale=1.0, shape=-2.0), "shape"),
+        (lambda: delay_model("pareto", 3, scale=[1.0, 0.0, 1.0], shape=2.0), "scale"),
+        (lambda: delay_model("bimodal", 3, p_slow=1.5, fast_rate=1.0, slow_rate=0.1), "p_slow"),
+        (lambda: delay_model("bimodal", 3, p_slow=0.5, fast_rate=1.0), "slow_rate"),
+        (lambda: delay_model("trace", delays=[1.0, 2.0]), "delays"),
+        (lambda: delay_model("trace", delays=[[1.0, float("nan")]]), "delays"),
+        (lambda: delay_model("trace", delays=[[1.0, -2.0]]), "delays"),
+        (lambda: delay_model("trace", 3, delays=[[1.0, 2.0]]), "delays"),
+        (lambda: delay_model("shifted-exponential", 3, rate=1.0).sample_delays(-1), "count"),
+        (lambda: delay_model("shifted-exponential", 3, rate=1.0).sample_delays(10**8), "count"),
+        (lambda: delay_model("shifted-exponential", 3, rate=1.0).sample_delays(2, seed=-1), "seed"),
+    ],
+)
 def test_bad_model_arguments_are_named(call, arg):
     with pytest.raises(InvalidArgumentError) as info:
         call()
@@ -186,11 +200,15 @@ _delays = st.lists(st.one_of(st.integers(0, 6).map(float), st.just(math.inf)), m
 @given(x=_delays, data=st.data())
 def test_rules_match_brute_force(x, data):
     n = len(x)
-    rules = [("first", data.draw(st.integers(0, n))), ("deadline", float(data.draw(st.integers(0, 7)))),
-             ("relative", data.draw(st.sampled_from([0.0, 0.5, 1.0, 3.0])))]
+    rules = [
+        ("first", data.draw(st.integers(0, n))),
+        ("deadline", float(data.draw(st.integers(0, 7)))),
+        ("relative", data.draw(st.sampled_from([0.0, 0.5, 1.0, 3.0]))),
+    ]
     for kind, value in rules:
-        mask, time = arrival_rule(kind, **{"first": {"s": value}, "deadline": {"deadline": value},
-                                           "relative": {"mu": value}}[kind]).apply(x)
+        mask, time = arrival_rule(
+            kind, **{"first": {"s": value}, "deadline": {"deadline": value}, "relative": {"mu": value}}[kind]
+        ).apply(x)
         ref_mask, ref_time = brute_rule(x, kind, value)
         assert mask.tolist() == ref_mask, (kind, value, x)
         assert time == ref_time or (math.isnan(ref_time) and math.isnan(time)), (kind, value, x)
@@ -198,7 +216,7 @@ def test_rules_match_brute_force(x, data):
 
 def test_rules_batch_equals_rows_and_ties_by_index():
     rng = np.random.default_rng(0)
-    D = rng.integers(0, 4, size=(50, 6)).astype(float)   # many ties
+    D = rng.integers(0, 4, size=(50, 6)).astype(float)  # many ties
     for rule in (arrival_rule("first", s=2), arrival_rule("deadline", deadline=1.5), arrival_rule("relative", mu=1.0)):
         masks, times = rule.apply(D)
         for i in range(D.shape[0]):
@@ -208,20 +226,23 @@ def test_rules_batch_equals_rows_and_ties_by_index():
     assert mask.tolist() == [True, True, False, False] and time == 1.0
 
 
-@pytest.mark.parametrize("call, arg", [
-    (lambda: arrival_rule("fastest", s=1), "rule"),
-    (lambda: arrival_rule("first"), "s"),
-    (lambda: arrival_rule("first", s=-1), "s"),
-    (lambda: arrival_rule("deadline", deadline=-1.0), "deadline"),
-    (lambda: arrival_rule("relative", mu=float("nan")), "mu"),
-    (lambda: arrival_rule("relative", mu=1.0, s=2), "params"),
-    (lambda: arrival_rule("first", s=5).apply([1.0, 2.0]), "s"),
-    (lambda: arrival_rule("first", s=0).apply([1.0, float("nan")]), "delays"),
-    (lambda: arrival_rule("first", s=0).apply([1.0, -1.0]), "delays"),
-    (lambda: DelayStragglerModel(delay_model("pareto", 3, scale=1, shape=2), arrival_rule("first", s=4)), "s"),
-    (lambda: DelayStragglerModel("pareto", arrival_rule("first", s=1)), "delays"),
-    (lambda: DelayStragglerModel(delay_model("pareto", 3, scale=1, shape=2), "first"), "rule"),
-])
+@pytest.mark.parametrize(
+    "call, arg",
+    [
+        (lambda: arrival_rule("fastest", s=1), "rule"),
+        (lambda: arrival_rule("first"), "s"),
+        (lambda: arrival_rule("first", s=-1), "s"),
+        (lambda: arrival_rule("deadline", deadline=-1.0), "deadline"),
+        (lambda: arrival_rule("relative", mu=float("nan")), "mu"),
+        (lambda: arrival_rule("relative", mu=1.0, s=2), "params"),
+        (lambda: arrival_rule("first", s=5).apply([1.0, 2.0]), "s"),
+        (lambda: arrival_rule("first", s=0).apply([1.0, float("nan")]), "delays"),
+        (lambda: arrival_rule("first", s=0).apply([1.0, -1.0]), "delays"),
+        (lambda: DelayStragglerModel(delay_model("pareto", 3, scale=1, shape=2), arrival_rule("first", s=4)), "s"),
+        (lambda: DelayStragglerModel("pareto", arrival_rule("first", s=1)), "delays"),
+        (lambda: DelayStragglerModel(delay_model("pareto", 3, scale=1, shape=2), "first"), "rule"),
+    ],
+)
 def test_bad_rule_arguments_are_named(call, arg):
     with pytest.raises(InvalidArgumentError) as info:
         call()
@@ -231,6 +252,7 @@ def test_bad_rule_arguments_are_named(call, arg):
 # ----------------------------------------------------------------------------------------------
 # the straggler model
 # ----------------------------------------------------------------------------------------------
+
 
 def test_delay_straggler_model_is_a_straggler_model():
     dm = delay_model("bimodal", 7, p_slow=0.2, fast_shift=1.0, fast_rate=4.0, slow_shift=3.0, slow_rate=1.0)
@@ -274,15 +296,15 @@ def test_expected_error_accepts_delay_model():
 # expected decode time: closed forms
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("n, k", [(1, 1), (5, 1), (5, 3), (8, 8), (12, 7)])
 def test_renyi_formula_against_exact_rationals(n, k):
     """E X_(k) = c + (1/λ) Σ_{i<k} C(n,i) B(n-i, i+1): the order-statistic integral, in exact rationals."""
     c, lam = 0.75, 2.0
     ref = Fraction(3, 4) + Fraction(1, 2) * sum(
-        math.comb(n, i) * Fraction(math.factorial(i) * math.factorial(n - i - 1), math.factorial(n))
-        for i in range(k))
-    res = expected_decode_time(delay_model("shifted-exponential", n, shift=c, rate=lam),
-                               arrival_rule("first", s=n - k))
+        math.comb(n, i) * Fraction(math.factorial(i) * math.factorial(n - i - 1), math.factorial(n)) for i in range(k)
+    )
+    res = expected_decode_time(delay_model("shifted-exponential", n, shift=c, rate=lam), arrival_rule("first", s=n - k))
     assert res.method == "exact"
     # k positive terms summed (γ_k), one division and one addition
     assert abs(res.mean - float(ref)) <= SAFETY * gamma(k + 2) * float(ref)
@@ -295,8 +317,9 @@ def test_deadline_formula_against_mpmath_quadrature(n, T):
     mpmath.mp.dps = 30
     f = lambda t: 1 - (1 - mpmath.exp(-lam * (t - c))) ** n if t > c else mpmath.mpf(1)  # noqa: E731
     ref = float(mpmath.quad(f, [0, min(c, T), T])) if T > c else T
-    res = expected_decode_time(delay_model("shifted-exponential", n, shift=c, rate=lam),
-                               arrival_rule("deadline", deadline=T))
+    res = expected_decode_time(
+        delay_model("shifted-exponential", n, shift=c, rate=lam), arrival_rule("deadline", deadline=T)
+    )
     assert res.method == "exact"
     # n positive terms V^i / i, each with O(1) roundings of log/exp (γ_{n+4})
     assert abs(res.mean - ref) <= SAFETY * gamma(n + 4) * ref
@@ -324,25 +347,33 @@ def test_pareto_infinite_means_are_reported():
     assert abs(fin.mean - 1.2 / 0.2) <= SAFETY * gamma(6) * 6.0
     relative = arrival_rule("relative", mu=1)
     het = expected_decode_time(delay_model("pareto", 3, scale=1.0, shape=[0.3, 0.3, 5.0]), relative)
-    assert het.mean < math.inf      # all shapes sum to 5.6 > 1
+    assert het.mean < math.inf  # all shapes sum to 5.6 > 1
     het = expected_decode_time(delay_model("pareto", 3, scale=1.0, shape=[0.3, 0.3, 0.3]), relative)
     assert het.mean == math.inf
     # the deadline caps the time: always finite
-    assert expected_decode_time(delay_model("pareto", 3, scale=1.0, shape=0.2),
-                                arrival_rule("deadline", deadline=5.0)).mean <= 5.0
+    assert (
+        expected_decode_time(
+            delay_model("pareto", 3, scale=1.0, shape=0.2), arrival_rule("deadline", deadline=5.0)
+        ).mean
+        <= 5.0
+    )
 
 
 # ----------------------------------------------------------------------------------------------
 # expected decode time: quadrature against the closed forms and against Monte Carlo
 # ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dm, rule", [
-    (delay_model("shifted-exponential", 10, shift=1.0, rate=2.0), arrival_rule("first", s=3)),
-    (delay_model("shifted-exponential", 10, shift=1.0, rate=2.0), arrival_rule("deadline", deadline=2.2)),
-    (delay_model("shifted-exponential", 50, shift=0.0, rate=0.5), arrival_rule("first", s=0)),
-    (delay_model("pareto", 10, scale=1.0, shape=1.5), arrival_rule("first", s=0)),
-    (delay_model("pareto", 10, scale=2.0, shape=3.0), arrival_rule("first", s=6)),
-])
+
+@pytest.mark.parametrize(
+    "dm, rule",
+    [
+        (delay_model("shifted-exponential", 10, shift=1.0, rate=2.0), arrival_rule("first", s=3)),
+        (delay_model("shifted-exponential", 10, shift=1.0, rate=2.0), arrival_rule("deadline", deadline=2.2)),
+        (delay_model("shifted-exponential", 50, shift=0.0, rate=0.5), arrival_rule("first", s=0)),
+        (delay_model("pareto", 10, scale=1.0, shape=1.5), arrival_rule("first", s=0)),
+        (delay_model("pareto", 10, scale=2.0, shape=3.0), arrival_rule("first", s=6)),
+    ],
+)
 def test_quadrature_agrees_with_closed_forms(dm, rule):
     ex = expected_decode_time(dm, rule)
     q = expected_decode_time(dm, rule, method="quad")
@@ -361,7 +392,7 @@ def test_relative_rule_exponential_against_memoryless_formula():
     def inner(x):
         y = mu * x
         V = 1 - mpmath.exp(-lam * y)
-        return x + sum(V ** i / i for i in range(1, n)) / lam   # ∫_0^y 1 - (1 - e^{-λu})^{n-1} du
+        return x + sum(V**i / i for i in range(1, n)) / lam  # ∫_0^y 1 - (1 - e^{-λu})^{n-1} du
 
     ref = float(mpmath.quad(lambda e: n * lam * mpmath.exp(-n * lam * e) * inner(c + e), [0, 1, mpmath.inf]))
     q = expected_decode_time(delay_model("shifted-exponential", n, shift=c, rate=lam), arrival_rule("relative", mu=mu))
@@ -386,8 +417,12 @@ def _bimodal(rng, count, n, p, fs, fr, ss, sr):
 
 _SHIFT = np.linspace(0.0, 1.0, 8)
 _RATE = np.linspace(1.0, 3.0, 8)
-_RULES = [arrival_rule("first", s=3), arrival_rule("first", s=0), arrival_rule("deadline", deadline=1.8),
-          arrival_rule("relative", mu=0.5)]
+_RULES = [
+    arrival_rule("first", s=3),
+    arrival_rule("first", s=0),
+    arrival_rule("deadline", deadline=1.8),
+    arrival_rule("relative", mu=0.5),
+]
 
 
 @pytest.mark.parametrize("rule", _RULES, ids=lambda r: f"{r.kind}-{r.value}")
@@ -437,31 +472,63 @@ def test_trace_expected_time_is_the_average_over_iterations():
     M = rng.exponential(size=(5, 40))
     M[2, 7] = np.inf
     tr = delay_model("trace", delays=M)
-    for rule, kind, value in ((arrival_rule("first", s=2), "first", 2), (arrival_rule("deadline", deadline=0.7),
-                              "deadline", 0.7), (arrival_rule("relative", mu=2.0), "relative", 2.0)):
+    for rule, kind, value in (
+        (arrival_rule("first", s=2), "first", 2),
+        (arrival_rule("deadline", deadline=0.7), "deadline", 0.7),
+        (arrival_rule("relative", mu=2.0), "relative", 2.0),
+    ):
         res = expected_decode_time(tr, rule)
         ref = [brute_rule(M[:, i].tolist(), kind, value)[1] for i in range(40)]
         assert res.count == 40 and res.method == "trace average over 40 iterations"
-        assert abs(res.mean - math.fsum(ref) / 40) <= SAFETY * gamma(40) * max(ref) if math.isfinite(res.mean) \
+        assert (
+            abs(res.mean - math.fsum(ref) / 40) <= SAFETY * gamma(40) * max(ref)
+            if math.isfinite(res.mean)
             else not all(map(math.isfinite, ref))
+        )
     # a 'first' rule waiting for every worker meets the inf: never decodes
     assert expected_decode_time(tr, arrival_rule("first", s=0)).mean == math.inf
 
 
-@pytest.mark.parametrize("call, arg", [
-    (lambda: expected_decode_time(delay_model("shifted-exponential", 3, shift=[0, 1, 2], rate=1.0),
-                                  arrival_rule("first", s=1), method="exact"), "method"),
-    (lambda: expected_decode_time(delay_model("trace", delays=[[1.0, 2.0]]), arrival_rule("first", s=0),
-                                  method="quad"), "method"),
-    (lambda: expected_decode_time(delay_model("pareto", 3, scale=1, shape=2), arrival_rule("first", s=1),
-                                  method="simpson"), "method"),
-    (lambda: expected_decode_time(delay_model("pareto", 3, scale=1, shape=2), None), "rule"),
-    (lambda: expected_decode_time("pareto", arrival_rule("first", s=1)), "model"),
-    (lambda: expected_decode_time(DelayStragglerModel(delay_model("pareto", 3, scale=1, shape=2),
-                                                      arrival_rule("first", s=1)), arrival_rule("first", s=1)), "rule"),
-    (lambda: expected_decode_time(delay_model("pareto", 3, scale=1, shape=2), arrival_rule("first", s=1),
-                                  method="monte-carlo", samples=1), "samples"),
-])
+@pytest.mark.parametrize(
+    "call, arg",
+    [
+        (
+            lambda: expected_decode_time(
+                delay_model("shifted-exponential", 3, shift=[0, 1, 2], rate=1.0),
+                arrival_rule("first", s=1),
+                method="exact",
+            ),
+            "method",
+        ),
+        (
+            lambda: expected_decode_time(
+                delay_model("trace", delays=[[1.0, 2.0]]), arrival_rule("first", s=0), method="quad"
+            ),
+            "method",
+        ),
+        (
+            lambda: expected_decode_time(
+                delay_model("pareto", 3, scale=1, shape=2), arrival_rule("first", s=1), method="simpson"
+            ),
+            "method",
+        ),
+        (lambda: expected_decode_time(delay_model("pareto", 3, scale=1, shape=2), None), "rule"),
+        (lambda: expected_decode_time("pareto", arrival_rule("first", s=1)), "model"),
+        (
+            lambda: expected_decode_time(
+                DelayStragglerModel(delay_model("pareto", 3, scale=1, shape=2), arrival_rule("first", s=1)),
+                arrival_rule("first", s=1),
+            ),
+            "rule",
+        ),
+        (
+            lambda: expected_decode_time(
+                delay_model("pareto", 3, scale=1, shape=2), arrival_rule("first", s=1), method="monte-carlo", samples=1
+            ),
+            "samples",
+        ),
+    ],
+)
 def test_bad_expected_time_arguments_are_named(call, arg):
     with pytest.raises(InvalidArgumentError) as info:
         call()

@@ -1,12 +1,17 @@
 """Documentation stays consistent with the code and with its chapters."""
+
 import re
 import subprocess
 import sys
 
 
 def test_theory_md_is_assembled_from_chapters(repo_root):
-    proc = subprocess.run([sys.executable, str(repo_root / "scripts" / "build_theory.py"), "--check"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, str(repo_root / "scripts" / "build_theory.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -83,11 +88,12 @@ def theory_references(text):
 
 
 def test_theory_references_parse():
-    text = ("see theory §30.4 and docs/theory.md §45; (theory §5.1–§5.4), theory.md §30 App. A, "
-            "theory §10–§30, docs/theory/40_error_identities.md §6, docs/theory/55_cerar_opt.md §55.4, "
-            "[BH §9.1], the SPEC")
-    assert [r for _, r in theory_references(text)] == [
-        "30.4", "45", "5.1", "5.4", "30.A", "10", "30", "40.6", "55.4"]
+    text = (
+        "see theory §30.4 and docs/theory.md §45; (theory §5.1–§5.4), theory.md §30 App. A, "
+        "theory §10–§30, docs/theory/40_error_identities.md §6, docs/theory/55_cerar_opt.md §55.4, "
+        "[BH §9.1], the SPEC"
+    )
+    assert [r for _, r in theory_references(text)] == ["30.4", "45", "5.1", "5.4", "30.A", "10", "30", "40.6", "55.4"]
 
 
 def test_docs_do_not_cite_the_internal_spec(repo_root):

@@ -8,6 +8,7 @@ Every floating-point tolerance is the accuracy the route states for that pattern
 gcsim.coding.evaluate), plus the same bound for the reference (lstsq is an orthogonal route), or a
 rounding bound from tests/tolerances.py -- never a number tuned to one BLAS kernel.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -54,7 +55,7 @@ def lstsq_errors(B, m, masks):
     for mk in np.atleast_2d(masks):
         BF = B[:, np.asarray(mk, dtype=bool)]
         if BF.shape[1] == 0:
-            out.append(float(np.sum(T ** 2)))
+            out.append(float(np.sum(T**2)))
             continue
         X = sl.lstsq(BF, T)[0]
         out.append(float(np.sum((BF @ X - T) ** 2)))
@@ -73,7 +74,7 @@ def exact_error(B, m, mask):
     C = sympy.Matrix.hstack(*basis)
     T = sympy.Matrix(mN, m, lambda i, l: 1 if i // N == l else 0)
     R = T - C * (C.T * C).inv() * (C.T * T)
-    return sum(x ** 2 for x in R)
+    return sum(x**2 for x in R)
 
 
 def route_tol(B, m, masks, route, reference="svd"):
@@ -90,6 +91,7 @@ def check_route(sch, masks, route, ref, reference="svd"):
     """Compare a route with ``ref``; a call that warns is re-run pattern by pattern and the
     flagged patterns are excused (allowed only for the explicit Gram-type routes)."""
     import warnings
+
     masks = np.atleast_2d(np.asarray(masks, bool))
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
@@ -120,6 +122,7 @@ def random_assignment(rng, N, n, r):
 # optimal error: against scipy and exact arithmetic
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("route", ROUTES + ["downdate"])
 @pytest.mark.parametrize("method,m", [("rd", 2), ("rd", 3), ("ns", 2), ("naive", 2), ("rd", 1)])
 def test_optimal_error_matches_lstsq(route, method, m):
@@ -130,8 +133,14 @@ def test_optimal_error_matches_lstsq(route, method, m):
 
 
 @settings(max_examples=12, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), N=st.integers(3, 9), n=st.integers(3, 10), m=st.integers(1, 3),
-       method=st.sampled_from(["naive", "rd", "ns-worker"]), route=st.sampled_from(ROUTES))
+@given(
+    seed=st.integers(0, 10**6),
+    N=st.integers(3, 9),
+    n=st.integers(3, 10),
+    m=st.integers(1, 3),
+    method=st.sampled_from(["naive", "rd", "ns-worker"]),
+    route=st.sampled_from(ROUTES),
+)
 def test_optimal_error_random_schemes(seed, N, n, m, method, route):
     rng = np.random.default_rng(seed)
     A = random_assignment(rng, N, n, int(rng.integers(1, n + 1)))
@@ -141,7 +150,7 @@ def test_optimal_error_random_schemes(seed, N, n, m, method, route):
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), N=st.integers(2, 6), n=st.integers(2, 8), m=st.integers(1, 3))
+@given(seed=st.integers(0, 10**6), N=st.integers(2, 6), n=st.integers(2, 8), m=st.integers(1, 3))
 def test_downdate_formula_random_full_rank(seed, N, n, m):
     # Lemma 2: err(F) = err([n]) + tr(Y_S^T K_SS^-1 Y_S), for any full-column-rank B
     if n > m * N:
@@ -296,6 +305,7 @@ def test_exact_family_zero_error(kind):
 # fixed decoders
 # ----------------------------------------------------------------------------------------------
 
+
 def test_fixed_decoder_error_direct():
     sch = encode(FANO, 2, "rd", seed=3)
     rng = np.random.default_rng(0)
@@ -329,16 +339,24 @@ def test_rescale_options():
     masks = FixedModel(7, 2).sample(10, seed=1)
     X = sch.decoder
     tol = fixed_tol(sch, X, 7 / 5)
-    assert np.all(np.abs(fixed_decoder_error(sch, masks, rescale="bernoulli", p=0.2)
-                         - fixed_decoder_error(sch, masks, X / 0.8)) <= tol)
-    assert np.all(np.abs(fixed_decoder_error(sch, masks, rescale="arrivals")
-                         - fixed_decoder_error(sch, masks, X * 7 / 5)) <= tol)
+    assert np.all(
+        np.abs(fixed_decoder_error(sch, masks, rescale="bernoulli", p=0.2) - fixed_decoder_error(sch, masks, X / 0.8))
+        <= tol
+    )
+    assert np.all(
+        np.abs(fixed_decoder_error(sch, masks, rescale="arrivals") - fixed_decoder_error(sch, masks, X * 7 / 5)) <= tol
+    )
     best = fixed_decoder_error(sch, masks, rescale="optimal")
     for c in (0.5, 1.0, 1.5):
         assert np.all(best <= fixed_decoder_error(sch, masks, rescale=c) + fixed_tol(sch, X, 1.5))
     pj = np.linspace(0.0, 0.3, 7)
-    assert np.all(np.abs(fixed_decoder_error(sch, masks, rescale="bernoulli", p=pj)
-                         - fixed_decoder_error(sch, masks, X / (1 - pj)[:, None])) <= fixed_tol(sch, X, 1 / 0.7))
+    assert np.all(
+        np.abs(
+            fixed_decoder_error(sch, masks, rescale="bernoulli", p=pj)
+            - fixed_decoder_error(sch, masks, X / (1 - pj)[:, None])
+        )
+        <= fixed_tol(sch, X, 1 / 0.7)
+    )
 
 
 def test_ns_reference_decoder_exact_at_s0():
@@ -366,6 +384,7 @@ def test_fixed_decoder_validation():
 # ----------------------------------------------------------------------------------------------
 # expectations
 # ----------------------------------------------------------------------------------------------
+
 
 def test_expected_fixed_exact_equals_brute_force():
     sch = encode(FANO, 2, "rd", seed=5)
@@ -403,17 +422,16 @@ def test_expected_bernoulli_exact_equals_weighted_sum(p):
         w = np.prod(np.where(mk, 1 - pj, pj))
         total += w * lstsq_errors(sch.B, 2, mk[None])[0]
         tol += w * route_tol(sch.B, 2, mk, "auto")[0]
-    assert res.method == "exact" and abs(res.mean - total) <= tol + dot_tol(2 ** 7 * 8, 14.0)
+    assert res.method == "exact" and abs(res.mean - total) <= tol + dot_tol(2**7 * 8, 14.0)
 
 
 def test_expected_bernoulli_homogeneous_binomial_strata():
     sch = encode(FANO, 2, "rd", seed=5)
     p = 0.3
     res = expected_error(sch, straggler_model("bernoulli", 7, p=p))
-    strata = sum(math.comb(7, s) * p ** s * (1 - p) ** (7 - s) * np.mean(optimal_error_all(sch, s))
-                 for s in range(8))
+    strata = sum(math.comb(7, s) * p**s * (1 - p) ** (7 - s) * np.mean(optimal_error_all(sch, s)) for s in range(8))
     # the same per-pattern values (same route), summed in another order with other weights
-    assert abs(res.mean - strata) <= dot_tol(2 ** 7 * 8, 14.0)
+    assert abs(res.mean - strata) <= dot_tol(2**7 * 8, 14.0)
 
 
 def test_expected_bernoulli_monte_carlo():
@@ -435,14 +453,15 @@ def test_expected_bernoulli_stratified():
     strat = expected_error(sch, model, exact_limit=100, samples=3000, seed=2)
     assert strat.method.startswith("monte-carlo n=") and "stratified" in strat.method
     assert strat.ci[0] <= exact.mean <= strat.ci[1]
-    plain = expected_error(sch, straggler_model("bernoulli", 12, p=[0.3] * 11 + [0.3 + 1e-9]), exact_limit=100,
-                           samples=3000, seed=2)
+    plain = expected_error(
+        sch, straggler_model("bernoulli", 12, p=[0.3] * 11 + [0.3 + 1e-9]), exact_limit=100, samples=3000, seed=2
+    )
     assert plain.method == "monte-carlo n=3000"
     assert strat.stderr < plain.stderr  # stratification removes the between-strata variance
     # a budget of 2^12 - 1 patterns enumerates every stratum but s = 12 (weight 0.3^12)
     nearly = expected_error(sch, model, exact_limit=4095, samples=100)
     assert "12 strata exact" in nearly.method
-    assert abs(nearly.mean - exact.mean) <= 0.3 ** 12 * 16 + dot_tol(2 ** 12 * 13, 16.0)
+    assert abs(nearly.mean - exact.mean) <= 0.3**12 * 16 + dot_tol(2**12 * 13, 16.0)
     # fewer draws than MIN_MC_SAMPLES: a clear error for the t interval, fine for betting
     with pytest.raises(InvalidArgumentError, match="^samples.*MIN_MC_SAMPLES"):
         expected_error(sch, model, exact_limit=100, samples=20)
@@ -455,7 +474,7 @@ def test_expected_markov_matches_stationary_bernoulli():
     markov = MarkovModel(7, p_enter=0.1, p_leave=0.3)
     exact = expected_error(sch, markov)
     bern = expected_error(sch, BernoulliModel(7, 0.25))
-    assert exact.method == "exact" and abs(exact.mean - bern.mean) <= dot_tol(2 ** 7, 14.0)
+    assert exact.method == "exact" and abs(exact.mean - bern.mean) <= dot_tol(2**7, 14.0)
     mc = expected_error(sch, markov, exact_limit=0, samples=6000, seed=2)
     assert "batch-means" in mc.method and mc.ci[0] <= exact.mean <= mc.ci[1]
 
@@ -506,7 +525,7 @@ def test_expected_over_seeds():
     model = straggler_model("fixed", 7, s=2)
     res = expected_error_over_seeds(FANO, 2, "rd", model, [0, 1, 2, 3], eps=0.1)
     means = [expected_error(encode(FANO, 2, "rd", eps=0.1, seed=sd), model).mean for sd in range(4)]
-    assert np.array_equal(res.values, means)          # the same computation, deterministic
+    assert np.array_equal(res.values, means)  # the same computation, deterministic
     assert abs(res.mean - np.mean(means)) <= dot_tol(4, float(np.sum(np.abs(means))))
     assert res.ci[0] <= res.mean <= res.ci[1] and len(res.per_seed) == 4
     with pytest.raises(InvalidArgumentError, match="^seeds"):
@@ -516,6 +535,7 @@ def test_expected_over_seeds():
 # ----------------------------------------------------------------------------------------------
 # worst case
 # ----------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("s", [0, 1, 2, 3])
 def test_worst_case_exact(s):
@@ -548,8 +568,10 @@ def test_worst_case_search_is_lower_estimate(s):
 def test_worst_case_single_pattern_edges():
     sch = encode(FANO, 2, "rd", seed=5)
     full = np.ones(7, bool)
-    assert abs(worst_case_error(sch, 0, exact_limit=0).value - optimal_error(sch, full)) <= \
-        route_tol(sch.B, 2, full, "auto")[0]
+    assert (
+        abs(worst_case_error(sch, 0, exact_limit=0).value - optimal_error(sch, full))
+        <= route_tol(sch.B, 2, full, "auto")[0]
+    )
     assert worst_case_error(sch, 7, exact_limit=0).value == 14.0
 
 
@@ -563,8 +585,7 @@ def test_cache_follows_B():
     with pytest.raises(dataclasses.FrozenInstanceError):
         sch.B = np.kron(np.ones((2, 1)), FANO)
     other = dataclasses.replace(sch, B=np.kron(np.ones((2, 1)), FANO), method="naive", diagonals=None)
-    assert abs(optimal_error(other, mk) - lstsq_errors(other.B, 2, mk[None])[0]) <= route_tol(other.B, 2, mk,
-                                                                                             "auto")[0]
+    assert abs(optimal_error(other, mk) - lstsq_errors(other.B, 2, mk[None])[0]) <= route_tol(other.B, 2, mk, "auto")[0]
     assert optimal_error(other, mk) != before and optimal_error(sch, mk) == before
 
 
@@ -578,14 +599,18 @@ def test_worst_case_validation():
 # validation and determinism
 # ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kw,arg", [
-    (dict(nonstragglers=np.ones(6, bool)), "nonstragglers"),
-    (dict(nonstragglers=np.ones((2, 8), bool)), "nonstragglers"),
-    (dict(nonstragglers=np.array([0, 2, 1, 1, 1, 1, 1])), "nonstragglers"),
-    (dict(method="cholesky"), "method"),
-    (dict(rtol=-1.0), "rtol"),
-    (dict(rtol=float("nan")), "rtol"),
-])
+
+@pytest.mark.parametrize(
+    "kw,arg",
+    [
+        (dict(nonstragglers=np.ones(6, bool)), "nonstragglers"),
+        (dict(nonstragglers=np.ones((2, 8), bool)), "nonstragglers"),
+        (dict(nonstragglers=np.array([0, 2, 1, 1, 1, 1, 1])), "nonstragglers"),
+        (dict(method="cholesky"), "method"),
+        (dict(rtol=-1.0), "rtol"),
+        (dict(rtol=float("nan")), "rtol"),
+    ],
+)
 def test_optimal_error_validation(kw, arg):
     sch = encode(FANO, 2, "rd", seed=5)
     args = dict(nonstragglers=np.ones(7, bool))
@@ -609,6 +634,10 @@ def test_determinism_end_to_end():
     for _ in range(2):
         sch = encode(FANO, 2, "rd", eps=0.1, seed=21)
         model = straggler_model("bernoulli", 7, p=0.3)
-        vals.append((expected_error(sch, model, exact_limit=0, samples=500, seed=4).mean,
-                     worst_case_error(sch, 3, exact_limit=0, seed=4).value))
+        vals.append(
+            (
+                expected_error(sch, model, exact_limit=0, samples=500, seed=4).mean,
+                worst_case_error(sch, 3, exact_limit=0, seed=4).value,
+            )
+        )
     assert vals[0] == vals[1]

@@ -7,6 +7,7 @@ Cases: duplicated and near-duplicate columns, columns scaled 1e-3 ... 1e-9 (and 
 range, and exact families whose error is 0 (the exact communication-efficient family and Tandon
 et al.'s cyclic MDS code, built here from its definition).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -34,6 +35,7 @@ ROUTES = ("auto", "svd", "downdate", "gram")
 # exact reference and the stated bounds
 # ----------------------------------------------------------------------------------------------
 
+
 def exact_error(B, m, mask) -> Fraction:
     """err(B, F) over Q on the float entries of B: mN - tr(Rᵀ (CᵀC)⁻¹ R), C = independent columns."""
     B = np.asarray(B, dtype=float)
@@ -42,8 +44,9 @@ def exact_error(B, m, mask) -> Fraction:
     N = mN // m
     if cols.size == 0:
         return Fraction(mN)
-    M = DomainMatrix([[QQ(*Fraction(float(B[i, j])).as_integer_ratio()) for j in cols] for i in range(mN)],
-                     (mN, cols.size), QQ)
+    M = DomainMatrix(
+        [[QQ(*Fraction(float(B[i, j])).as_integer_ratio()) for j in cols] for i in range(mN)], (mN, cols.size), QQ
+    )
     _, pivots = M.rref()
     C = M.extract(list(range(mN)), list(pivots))
     T = DomainMatrix([[QQ(int(i // N == l)) for l in range(m)] for i in range(mN)], (mN, m), QQ)
@@ -100,7 +103,7 @@ def stated_bounds(B, m, mask) -> dict:
     orth = scale * kF
     downdate = scale * (k * k + (k / delta if math.isfinite(delta) else 0.0))
     gram = scale * max(k * k, kF * kF)
-    if k / 4 > GRAM_KAPPA_LIMIT:   # κ̃ >= k/4 > limit: auto takes the SVD route
+    if k / 4 > GRAM_KAPPA_LIMIT:  # κ̃ >= k/4 > limit: auto takes the SVD route
         auto = orth
     else:
         auto = max(orth, downdate, scale * k * k)
@@ -118,14 +121,15 @@ def run_route(sch, mask, route):
 # the cases
 # ----------------------------------------------------------------------------------------------
 
+
 def _gauss(seed, rows, cols):
     return np.random.default_rng(seed).standard_normal((rows, cols))
 
 
 def case_duplicate():
     B = _gauss(1, 12, 6)
-    B[:, 5] = B[:, 2]            # exact duplicate
-    B[:, 4] = -4.0 * B[:, 1]     # exact multiple (a power of two: no rounding)
+    B[:, 5] = B[:, 2]  # exact duplicate
+    B[:, 4] = -4.0 * B[:, 1]  # exact multiple (a power of two: no rounding)
     return B, 2
 
 
@@ -150,7 +154,7 @@ def case_kappa(kappa):
 def case_rank_deficient():
     rng = np.random.default_rng(6)
     B = (rng.integers(-3, 4, size=(12, 4)) @ rng.integers(-3, 4, size=(4, 7))).astype(float)
-    B[:, 6] = 0.0                # and a zero column
+    B[:, 6] = 0.0  # and a zero column
     return B, 2
 
 
@@ -190,7 +194,7 @@ CASES = {
     "rank-deficient-integer": case_rank_deficient,
     "entries-1e-300": lambda: case_float_range(1e-300),
     "entries-1e300": lambda: case_float_range(1e300),
-    "subnormal-entries": lambda: case_float_range(2.0 ** -1060),
+    "subnormal-entries": lambda: case_float_range(2.0**-1060),
 }
 
 
@@ -241,7 +245,7 @@ def test_entries_near_the_float_range_give_the_same_errors():
     masks = np.array(patterns(6, per_size=2))
     ref = optimal_error(Scheme.from_matrix(B, A, m), masks, progress=False)
     tol = max(stated_bounds(B, m, mk)["auto"] for mk in masks)
-    for scale in (1e300, 1e-300, 2.0 ** -1000):   # exact or correctly rounded scalings
+    for scale in (1e300, 1e-300, 2.0**-1000):  # exact or correctly rounded scalings
         got = optimal_error(Scheme.from_matrix(B * scale, A, m), masks, progress=False)
         assert np.all(np.isfinite(got)) and np.max(np.abs(got - ref)) <= 2 * tol, scale
 
@@ -249,6 +253,7 @@ def test_entries_near_the_float_range_give_the_same_errors():
 # ----------------------------------------------------------------------------------------------
 # exact families: the error is 0 for every |S| <= s
 # ----------------------------------------------------------------------------------------------
+
 
 def _exact_family_schemes():
     A = cyclic_repetition_assignment(8, 3)
@@ -288,6 +293,7 @@ def test_exact_families_auto_reaches_unit_roundoff(which):
 def test_tandon_gram_warns_instead_of_returning_a_wrong_value():
     # issue #9: gram gave 9.06 (truth 0) on this code, n = 20, s = 5, seed 0, with no warning
     from gcsim.coding.stragglers import combinations_masks
+
     B = tandon_cyclic_mds(20, 5, seed=0)
     sch = Scheme.from_matrix(B, (B != 0).astype(np.int64), 1)
     masks = combinations_masks(20, 5)
@@ -296,7 +302,7 @@ def test_tandon_gram_warns_instead_of_returning_a_wrong_value():
     tight = SAFETY * 20 * U * 2 * kappa_nz(unit_columns(B)) * 20
     rng = np.random.default_rng(0)
     pick = np.concatenate([np.argsort(-gram)[:20], rng.choice(masks.shape[0], 20, replace=False)])
-    for i in pick:   # one pattern at a time: a pattern that is not flagged is within its bound
+    for i in pick:  # one pattern at a time: a pattern that is not flagged is within its bound
         val, warned = run_route(sch, masks[i], "gram")
         if not warned:
             assert val <= stated_bounds(B, 1, masks[i])["gram"] + tight
@@ -307,6 +313,7 @@ def test_tandon_gram_warns_instead_of_returning_a_wrong_value():
 def test_downdate_warns_when_kappa_exceeds_the_limit():
     # issue #9: exact-vandermonde on bibd(13,4,1), m = 1 (κ ≈ 2e7): downdate was off by 7e-4, silently
     import gcsim
+
     sch = encode(gcsim.bibd(13, 4, 1).assignment, 1, "exact-vandermonde", s=0, seed=0)
     with pytest.warns(RuntimeWarning, match="GRAM_KAPPA_LIMIT"):
         optimal_error_all(sch, 4, method="downdate", progress=False)

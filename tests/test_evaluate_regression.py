@@ -5,6 +5,7 @@ a small-but-nonzero eigenvalue of Γ_FF as zero and reported an error of ~1.7 in
 Now ``auto`` takes the rank-deficient column-deletion route: rank(B_F) = rank(B) for every
 |S| <= s, so it returns err([n]), accurate to SAFETY·max(mN, n)·u·κ̃·mN (module docstring).
 """
+
 import numpy as np
 import pytest
 from scipy.linalg import lstsq

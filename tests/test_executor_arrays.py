@@ -1,4 +1,5 @@
 """Array backend (NumPy always, CuPy when a GPU is present): gradient codes and CERAR end to end."""
+
 import math
 
 import numpy as np
@@ -33,6 +34,7 @@ from tolerances import SAFETY, dot_tol, gamma, unit_roundoff
 def _cupy_usable() -> bool:
     try:
         import cupy
+
         return cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:
         return False
@@ -53,12 +55,12 @@ def _brute_force(B, m, g, mask, X):
     for j in range(n):
         for k in range(m):
             for i in range(N):
-                tilde[j] += B[k * N + i, j] * gp[i, k * w:(k + 1) * w]
+                tilde[j] += B[k * N + i, j] * gp[i, k * w : (k + 1) * w]
     ghat = np.zeros(m * w)
     for l in range(m):
         for j in range(n):
             if mask[j]:
-                ghat[l * w:(l + 1) * w] += X[j, l] * tilde[j]
+                ghat[l * w : (l + 1) * w] += X[j, l] * tilde[j]
     return tilde, ghat, gp.sum(axis=0)
 
 
@@ -77,7 +79,7 @@ def test_run_scheme_matches_brute_force_and_prediction(xp, method, m, kw):
     A = gcsim.bibd(7, 3, 1).assignment
     sch = encode(A, m, method, **kw)
     rng = np.random.default_rng(11)
-    g = rng.standard_normal((7, 10))       # d = 10: padded when m = 3
+    g = rng.standard_normal((7, 10))  # d = 10: padded when m = 3
     mask = np.array([1, 0, 1, 1, 0, 1, 1], dtype=bool)
     r = run_scheme(sch, g, mask, xp=xp)
     tilde, ghat, true = _brute_force(sch.B, m, g, mask, r.decoder)
@@ -94,8 +96,8 @@ def _check_against_brute_force(r, sch, g, mask, m, tilde, ghat, true):
     # transmissions: two evaluations of the same length-mN dot products, each within dot_tol
     assert np.all(np.abs(to_numpy(r.transmissions) - tilde) <= 2 * transmission_tol(B, g, m))
     # ĝ − ∇L (padded blocks): both routes within decode_tol of the exact value (Higham Lemma 3.3)
-    delta = decode_tol(B, X, mask, g, m)                   # (m, w)
-    flat = delta.reshape(-1)                               # block-major, like ĝ
+    delta = decode_tol(B, X, mask, g, m)  # (m, w)
+    flat = delta.reshape(-1)  # block-major, like ĝ
     assert np.all(np.abs(to_numpy(r.decoded) - ghat[:d]) <= 2 * flat[:d])
     assert np.all(np.abs(to_numpy(r.gradient) - g.sum(axis=0)) <= 2 * sum_tol(g))
     ref = float(np.sum((ghat - true) ** 2))
@@ -129,9 +131,12 @@ def test_fixed_decoder_residual_matches_analysis_layer():
     R0 = sch.B @ X0 - target(2, 7)
     dR0 = dot_tol(8, np.abs(sch.B) @ np.abs(X0) + target(2, 7))
     GG = padded_blocks(g, 2)
-    bound = (np.linalg.norm(GG.T @ R0) + np.linalg.norm(np.abs(GG).T @ dR0)
-             + np.linalg.norm(decode_tol(sch.B, X0, full, g, 2)))
-    assert r3.error <= bound ** 2
+    bound = (
+        np.linalg.norm(GG.T @ R0)
+        + np.linalg.norm(np.abs(GG).T @ dR0)
+        + np.linalg.norm(decode_tol(sch.B, X0, full, g, 2))
+    )
+    assert r3.error <= bound**2
 
 
 @pytest.mark.parametrize("xp", BACKENDS)
@@ -152,8 +157,10 @@ def test_isotropic_mean_matches_simulated_expected_error(xp):
 
 
 @pytest.mark.parametrize("xp", BACKENDS)
-@pytest.mark.parametrize("N,c,method,eps", [(3, 3, "exact", None), (4, 2, "exact", None),
-                                            (3, 5, "perturbation", 0.05), (4, 6, "vandermonde", 0.3)])
+@pytest.mark.parametrize(
+    "N,c,method,eps",
+    [(3, 3, "exact", None), (4, 2, "exact", None), (3, 5, "perturbation", 0.05), (4, 6, "vandermonde", 0.3)],
+)
 def test_run_cerar_matches_simulator_and_error_operators(xp, N, c, method, eps):
     des = design(N, c, method, eps=eps)
     g = np.random.default_rng(N * 10 + c).standard_normal((N, 23))
@@ -167,7 +174,7 @@ def test_run_cerar_matches_simulator_and_error_operators(xp, N, c, method, eps):
     assert r.bytes_sent.tolist() == [(c + N - 2) * (-(-23 // c)) * 8] * N
     total = g.sum(0)
     ref = np.sum((sim.outputs - total) ** 2, axis=1)
-    delta = np.linalg.norm(2 * tol + sum_tol(g)[None, :], axis=1)     # both outputs and the sum
+    delta = np.linalg.norm(2 * tol + sum_tol(g)[None, :], axis=1)  # both outputs and the sum
     for i in range(N):
         assert abs(r.errors[i] - ref[i]) <= sq_diff_tol(ref[i], delta[i], 23)
     # measured = predicted Σ_m E_{i,m} G_{i−m}: both approximate the same exact vector
@@ -189,7 +196,7 @@ def test_run_cerar_isotropic_mean_matches_error_operators():
     E = des.error_operators()
     rng = np.random.default_rng(2)
     samples = [rng.standard_normal((3, 10)) for _ in range(300)]
-    vals = np.array([run_cerar(des, g).errors for g in samples])        # w = 2
+    vals = np.array([run_cerar(des, g).errors for g in samples])  # w = 2
     expect = 2 * np.einsum("imab,imab->i", E, E)
     se = vals.std(axis=0, ddof=1) / math.sqrt(vals.shape[0])
     # floating point: each sample's error within sq_diff_tol of its exact value; the computed
@@ -210,11 +217,13 @@ def test_run_cerar_isotropic_mean_matches_error_operators():
 @pytest.mark.parametrize("xp", BACKENDS)
 @pytest.mark.parametrize("route", ["auto", "solve", "eigh"])
 def test_batched_evaluator_matches_scipy_route(xp, route):
-    for sch, s in [(encode(gcsim.bibd(13, 4, 1).assignment, 2, "rd", seed=1), 3),
-                   (encode(gcsim.bibd(13, 4, 1).assignment, 2, "naive"), 4),    # rank-deficient B
-                   (encode(gcsim.bibd(7, 3, 1).assignment, 1, "rd", seed=0), 0)]:
+    for sch, s in [
+        (encode(gcsim.bibd(13, 4, 1).assignment, 2, "rd", seed=1), 3),
+        (encode(gcsim.bibd(13, 4, 1).assignment, 2, "naive"), 4),  # rank-deficient B
+        (encode(gcsim.bibd(7, 3, 1).assignment, 1, "rd", seed=0), 0),
+    ]:
         masks = FixedModel(sch.n, s).sample(40, seed=3)
-        masks = np.vstack([masks, np.zeros((1, sch.n), dtype=bool)])             # empty F as well
+        masks = np.vstack([masks, np.zeros((1, sch.n), dtype=bool)])  # empty F as well
         ref = np.array([_scipy_err(sch, mk) for mk in masks])
         got = batched_optimal_error(sch, masks, xp=xp, route=route, chunk=16)
         svd = optimal_error(sch, masks, method="svd", progress=False)
@@ -234,7 +243,7 @@ def _scipy_err(sch: Scheme, mask):
 
     T = sch.target()
     if not mask.any():
-        return float(np.sum(T ** 2))
+        return float(np.sum(T**2))
     X = scipy.linalg.lstsq(sch.B[:, mask], T)[0]
     return float(np.sum((sch.B[:, mask] @ X - T) ** 2))
 
@@ -245,7 +254,7 @@ def test_property_measured_equals_predicted(seed, m, d):
     rng = np.random.default_rng(seed)
     N, n = 5, 6
     A = (rng.random((N, n)) < 0.5).astype(int)
-    A[np.arange(N), rng.integers(0, n, N)] = 1            # every part has a holder
+    A[np.arange(N), rng.integers(0, n, N)] = 1  # every part has a holder
     sch = encode(A, m, "rd", seed=seed)
     mask = rng.random(n) < 0.7
     g = rng.standard_normal((N, d))
@@ -287,14 +296,16 @@ def test_gpu_check_script_syntax_and_numpy_dry_run(repo_root, capsys):
     import subprocess
 
     if shutil.which("bash"):
-        p = subprocess.run(["bash", "-n", str(repo_root / "benchmarks" / "gpu_check.sh")], capture_output=True,
-                           text=True)
+        p = subprocess.run(
+            ["bash", "-n", str(repo_root / "benchmarks" / "gpu_check.sh")], capture_output=True, text=True
+        )
         assert p.returncode == 0, p.stderr
     spec = importlib.util.spec_from_file_location("gpu_check", repo_root / "benchmarks" / "gpu_check.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.main(["--dry-run", "--patterns", "60", "--json"]) == 0
     import json
+
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] and "cupy_batched_s" not in report
     # the script's workload, rebuilt here: batched (Gram route) vs analysis layer, each within its
@@ -313,6 +324,7 @@ def test_gpu_check_script_syntax_and_numpy_dry_run(repo_root, capsys):
 # the array-API evaluator on adversarial encoders (issue #9 §2: no silent wrong number)
 # ----------------------------------------------------------------------------------------------
 
+
 def _adversarial_cases():
     from test_evaluate_adversarial import (
         case_kappa,
@@ -323,13 +335,19 @@ def _adversarial_cases():
     )
 
     B = tandon_cyclic_mds(10, 3, 0)
-    return {"tandon-10-3": (B, 1), "kappa-1e8": case_kappa(1e8), "near-duplicate-1e-8": case_near_duplicate(1e-8),
-            "rank-deficient": case_rank_deficient(), "scaled-columns": case_scaled_columns()}
+    return {
+        "tandon-10-3": (B, 1),
+        "kappa-1e8": case_kappa(1e8),
+        "near-duplicate-1e-8": case_near_duplicate(1e-8),
+        "rank-deficient": case_rank_deficient(),
+        "scaled-columns": case_scaled_columns(),
+    }
 
 
 @pytest.mark.parametrize("route", ["auto", "solve", "eigh"])
-@pytest.mark.parametrize("name", ["tandon-10-3", "kappa-1e8", "near-duplicate-1e-8", "rank-deficient",
-                                  "scaled-columns"])
+@pytest.mark.parametrize(
+    "name", ["tandon-10-3", "kappa-1e8", "near-duplicate-1e-8", "rank-deficient", "scaled-columns"]
+)
 def test_batched_optimal_error_is_certified_or_falls_back(name, route):
     # Before the fix the executor's Gram evaluator returned 9.06 on Tandon's code (truth 0), 1.9 at
     # κ = 1e8 and 2.6 on columns scaled 1e-9, silently.  Reference: exact rational arithmetic.
@@ -346,8 +364,7 @@ def test_batched_optimal_error_is_certified_or_falls_back(name, route):
         exact = float(exact_error(B, m, mk))
         # the certified Gram bound (κ(B_F) <= 1e4 squared) or the SVD route's stated bound, whichever
         # is larger: both are proved in docs/theory.md (error identities §3)
-        bound = max(stated_bounds(B, m, mk)["svd"],
-                    SAFETY * mk.sum() * unit_roundoff() * 1e8 * B.shape[0])
+        bound = max(stated_bounds(B, m, mk)["svd"], SAFETY * mk.sum() * unit_roundoff() * 1e8 * B.shape[0])
         assert abs(val - exact) <= bound, (name, route, val, exact, bound)
 
 
@@ -377,5 +394,6 @@ def test_numpy_executor_and_analysis_are_the_same_function():
     sch = encode(gcsim.bibd(13, 4, 1).assignment, 2, "rd", seed=1)
     masks = FixedModel(sch.n, 4).sample(50, seed=0)
     for route, method in [("auto", "auto"), ("downdate", "downdate"), ("svd", "svd")]:
-        assert np.array_equal(batched_optimal_error(sch, masks, route=route),
-                              optimal_error(sch, masks, method=method, progress=False))
+        assert np.array_equal(
+            batched_optimal_error(sch, masks, route=route), optimal_error(sch, masks, method=method, progress=False)
+        )

@@ -10,6 +10,7 @@ barrier), never on a wall-clock race.
 Time bounds below are loose on purpose (a 2-core CI machine with every process starting
 torch); each is far below the timeout that the code before the fix waited for.
 """
+
 import json
 import os
 import signal
@@ -38,13 +39,14 @@ if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
 # rank bodies (module level: the launcher pickles them)
 # ----------------------------------------------------------------------------------------------
 
+
 def _rank_id(rank, world_size):
     return rank
 
 
 def _rank1_sleeps(rank, world_size):
     if rank == 1:
-        time.sleep(600)           # stalled: alive, never reports
+        time.sleep(600)  # stalled: alive, never reports
     return rank
 
 
@@ -57,7 +59,7 @@ def _ring_with_stalled_rank1(rank, world_size):
 def _rank1_raises(rank, world_size):
     if rank == 1:
         raise ValueError("boom from rank 1")
-    dist.barrier()                # would wait for rank 1 until the process-group timeout
+    dist.barrier()  # would wait for rank 1 until the process-group timeout
     return rank
 
 
@@ -99,17 +101,19 @@ def _alive(pid: int) -> bool:
 # launcher
 # ----------------------------------------------------------------------------------------------
 
+
 def test_port_in_use_fails_at_once():
     s, port = _listening_socket()
     with s:
         t0 = time.monotonic()
         with pytest.raises(InvalidArgumentError, match=r"init_method.*in use"):
             td.launch(_rank_id, 2, init_method=f"tcp://127.0.0.1:{port}", timeout=60)
-        assert time.monotonic() - t0 < 5        # before the fix: the full 60 s timeout
+        assert time.monotonic() - t0 < 5  # before the fix: the full 60 s timeout
 
 
-@pytest.mark.parametrize("bad", ["tcp://127.0.0.1", "tcp://127.0.0.1:0", "tcp://127.0.0.1:70000",
-                                 "udp://127.0.0.1:5000", 5000])
+@pytest.mark.parametrize(
+    "bad", ["tcp://127.0.0.1", "tcp://127.0.0.1:0", "tcp://127.0.0.1:70000", "udp://127.0.0.1:5000", 5000]
+)
 def test_malformed_init_method_is_refused(bad):
     with pytest.raises(InvalidArgumentError, match="init_method"):
         td.launch(_rank_id, 2, init_method=bad, timeout=10)
@@ -119,7 +123,7 @@ def test_the_default_rendezvous_cannot_collide_on_a_port(monkeypatch):
     # a port from free_port() may be taken by someone else before rank 0 listens on it (six
     # test sessions share this machine); the default rendezvous must not depend on one
     s, busy = _listening_socket()
-    monkeypatch.setattr(launcher, "free_port", lambda: busy)      # the worst case: always taken
+    monkeypatch.setattr(launcher, "free_port", lambda: busy)  # the worst case: always taken
     with s:
         t0 = time.monotonic()
         res = td.launch(_rank_id, 2, timeout=60)
@@ -142,25 +146,25 @@ def test_stalled_peer_in_a_collective_is_named_and_ends_fast():
     t0 = time.monotonic()
     res = td.launch(_ring_with_stalled_rank1, 3, timeout=120, op_timeout=3)
     took = time.monotonic() - t0
-    assert took < 60                               # before: the full 120 s launch timeout
+    assert took < 60  # before: the full 120 s launch timeout
     assert res.stalled == [1] and set(res.errors) == {0, 2}
     with pytest.raises(td.LaunchTimeoutError) as info:
         res.raise_on_failure()
     msg = str(info.value)
     assert "rank 1 stalled" in msg.splitlines()[0]
-    assert "Timed out" in msg and "RingFailureError" in msg     # the neighbours' gloo timeouts
+    assert "Timed out" in msg and "RingFailureError" in msg  # the neighbours' gloo timeouts
 
 
 def test_a_raising_rank_ends_the_launch_fast():
     t0 = time.monotonic()
     res = td.launch(_rank1_raises, 2, timeout=120)
-    assert time.monotonic() - t0 < 60              # before: rank 0 waited in barrier for 120 s
+    assert time.monotonic() - t0 < 60  # before: rank 0 waited in barrier for 120 s
     assert 1 in res.errors and res.results[1] is None
     with pytest.raises(td.RankFailure) as info:
         res.raise_on_failure()
     first = str(info.value).splitlines()[0]
     assert "rank 1 raised ValueError: boom from rank 1" in first
-    assert "Traceback" not in str(info.value)      # one clear message; tracebacks on the exception
+    assert "Traceback" not in str(info.value)  # one clear message; tracebacks on the exception
     assert "boom from rank 1" in info.value.tracebacks[1] and "Traceback" in info.value.tracebacks[1]
 
 
@@ -175,9 +179,11 @@ def test_a_dead_rank_ends_the_launch_fast():
 
 def test_ranks_die_with_their_launcher(tmp_path, repo_root):
     # SIGKILL the launching process: its ranks must not live on (no orphans holding ports)
-    code = ("import sys; from tests.test_executor_faults import _write_pid_and_sleep; "
-            "from gcsim.executor.launcher import launch; "
-            f"launch(_write_pid_and_sleep, 2, ({str(tmp_path)!r},), timeout=300)")
+    code = (
+        "import sys; from tests.test_executor_faults import _write_pid_and_sleep; "
+        "from gcsim.executor.launcher import launch; "
+        f"launch(_write_pid_and_sleep, 2, ({str(tmp_path)!r},), timeout=300)"
+    )
     env = dict(os.environ, PYTHONPATH=str(repo_root))
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=repo_root, env=env)
     try:
@@ -203,11 +209,19 @@ def test_ranks_die_with_their_launcher(tmp_path, repo_root):
                 pass
 
 
-@pytest.mark.parametrize("kw,arg", [({"world_size": 0}, "world_size"), ({"world_size": 2.5}, "world_size"),
-                                    ({"world_size": "2"}, "world_size"), ({"timeout": 0}, "timeout"),
-                                    ({"timeout": float("nan")}, "timeout"), ({"op_timeout": -1}, "op_timeout"),
-                                    ({"grace_after_failure": -1}, "grace_after_failure"),
-                                    ({"may_die": [7]}, "may_die")])
+@pytest.mark.parametrize(
+    "kw,arg",
+    [
+        ({"world_size": 0}, "world_size"),
+        ({"world_size": 2.5}, "world_size"),
+        ({"world_size": "2"}, "world_size"),
+        ({"timeout": 0}, "timeout"),
+        ({"timeout": float("nan")}, "timeout"),
+        ({"op_timeout": -1}, "op_timeout"),
+        ({"grace_after_failure": -1}, "grace_after_failure"),
+        ({"may_die": [7]}, "may_die"),
+    ],
+)
 def test_launch_arguments_are_validated(kw, arg):
     args = {"world_size": 2, **kw}
     with pytest.raises(InvalidArgumentError, match=arg):
@@ -222,6 +236,7 @@ def test_unpicklable_rank_body_is_refused_before_any_process_starts():
 # ----------------------------------------------------------------------------------------------
 # parameter server: the simulated clock decides
 # ----------------------------------------------------------------------------------------------
+
 
 def _first_arrivals(delays, die, need):
     """Independent rule: live workers sorted by (delay, index), the first ``need`` of them."""
@@ -245,13 +260,12 @@ def test_simulated_schedule_by_hand():
 def test_parameter_server_same_seed_same_numbers():
     sch = gcsim.encode(gcsim.bibd(7, 3, 1).assignment, 2, "rd", eps=0.1, seed=0)
     n, s = 7, 2
-    runs = [td.run_parameter_server(sch, stragglers=s, seed=seed, d=6, drain=0.3, timeout=90)
-            for seed in (4, 4)]
+    runs = [td.run_parameter_server(sch, stragglers=s, seed=seed, d=6, drain=0.3, timeout=90) for seed in (4, 4)]
     a, b = runs
     expected = _first_arrivals(td.seeded_delays(n, 4, 0.05), [], n - s)
     assert a["used"] == b["used"] == expected
     assert a["arrival_order"] == b["arrival_order"]
-    np.testing.assert_array_equal(a["decoded"], b["decoded"])          # bitwise: same F, same arithmetic
+    np.testing.assert_array_equal(a["decoded"], b["decoded"])  # bitwise: same F, same arithmetic
     assert a["error"] == b["error"] and a["predicted_error"] == b["predicted_error"]
 
 
@@ -272,10 +286,9 @@ def test_dead_workers_beyond_the_tolerance_are_refused_at_once():
     t0 = time.monotonic()
     with pytest.raises(InvalidArgumentError, match=r"die.*3 workers die.*s = 2"):
         td.run_parameter_server(sch, stragglers=2, die=[0, 1, 2])
-    assert time.monotonic() - t0 < 1                 # refused before any process starts
+    assert time.monotonic() - t0 < 1  # refused before any process starts
     # with a deadline any number may die: the PS decodes what arrived
-    rep = td.run_parameter_server(sch, deadline=0.5, die=[0, 1, 2], delays=[0.0] * 7, d=4, drain=0.2,
-                                  timeout=90)
+    rep = td.run_parameter_server(sch, deadline=0.5, die=[0, 1, 2], delays=[0.0] * 7, d=4, drain=0.2, timeout=90)
     assert rep["used"] == [3, 4, 5, 6] and rep["silent"] == [0, 1, 2]
 
 
@@ -283,18 +296,28 @@ def test_a_used_worker_that_never_delivers_is_a_named_timeout():
     sch = gcsim.encode(np.eye(3, dtype=int), 1, "naive")
     t0 = time.monotonic()
     with pytest.raises(td.LaunchTimeoutError) as info:
-        td.run_parameter_server(sch, stragglers=0, stall=[1], delays=[0.0] * 3, wait_limit=2.0, d=2,
-                                timeout=120)
+        td.run_parameter_server(sch, stragglers=0, stall=[1], delays=[0.0] * 3, wait_limit=2.0, d=2, timeout=120)
     assert time.monotonic() - t0 < 60
     first = str(info.value).splitlines()[0]
     assert "worker 1 (rank 2)" in first and "timed out" in first
 
 
-@pytest.mark.parametrize("kw,arg", [({"deadline": -1.0}, "deadline"), ({"deadline": float("nan")}, "deadline"),
-                                    ({"seed": "4"}, "seed"), ({"seed": 4.5}, "seed"), ({"seed": True}, "seed"),
-                                    ({"delay_scale": -0.1}, "delay_scale"), ({"wait_limit": 0}, "wait_limit"),
-                                    ({"timeout": 0}, "timeout"), ({"stall": [9]}, "stall"),
-                                    ({"die": [1], "stall": [1]}, "stall"), ({"delays": ["a", 0, 0]}, "delays")])
+@pytest.mark.parametrize(
+    "kw,arg",
+    [
+        ({"deadline": -1.0}, "deadline"),
+        ({"deadline": float("nan")}, "deadline"),
+        ({"seed": "4"}, "seed"),
+        ({"seed": 4.5}, "seed"),
+        ({"seed": True}, "seed"),
+        ({"delay_scale": -0.1}, "delay_scale"),
+        ({"wait_limit": 0}, "wait_limit"),
+        ({"timeout": 0}, "timeout"),
+        ({"stall": [9]}, "stall"),
+        ({"die": [1], "stall": [1]}, "stall"),
+        ({"delays": ["a", 0, 0]}, "delays"),
+    ],
+)
 def test_parameter_server_arguments_are_validated(kw, arg):
     sch = gcsim.encode(np.eye(3, dtype=int), 1, "naive")
     t0 = time.monotonic()
@@ -319,29 +342,50 @@ def _run_cli(argv, capsys):
 
 
 def test_cli_gc_run_same_seed_same_numbers(capsys):
-    argv = ["gc", "run", "--design", "bibd:7,3,1", "--m", "2", "--stragglers", "2", "--workers-die", "1",
-            "--d", "6", "--seed", "4", "--json"]
+    argv = [
+        "gc",
+        "run",
+        "--design",
+        "bibd:7,3,1",
+        "--m",
+        "2",
+        "--stragglers",
+        "2",
+        "--workers-die",
+        "1",
+        "--d",
+        "6",
+        "--seed",
+        "4",
+        "--json",
+    ]
     outs = []
     for _ in range(2):
         rc, out, err = _run_cli(argv, capsys)
         assert rc == 0, err
         outs.append(json.loads(out))
     a, b = ({k: v for k, v in o.items() if k not in _TIMING} for o in outs)
-    assert a == b                                              # every number, bit for bit
+    assert a == b  # every number, bit for bit
     delays = td.seeded_delays(7, 4, 0.05)
     assert a["used"] == _first_arrivals(delays, a["workers_died"], 5)
     assert a["scheduled_arrival"] == [float(x) for x in delays]
 
 
 def test_cli_refuses_more_dead_workers_than_stragglers(capsys):
-    rc, out, err = _run_cli(["run-gc", "--design", "bibd:7,3,1", "--stragglers", "1", "--workers-die", "2"],
-                            capsys)
+    rc, out, err = _run_cli(["run-gc", "--design", "bibd:7,3,1", "--stragglers", "1", "--workers-die", "2"], capsys)
     assert rc == 2 and "--workers-die" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("extra,option", [(["--deadline", "-1"], "--deadline"), (["--timeout", "0"], "--timeout"),
-                                          (["--delay-scale", "nan"], "--delay-scale"),
-                                          (["--wait-limit", "0"], "--wait-limit"), (["--d", "0"], "--d")])
+@pytest.mark.parametrize(
+    "extra,option",
+    [
+        (["--deadline", "-1"], "--deadline"),
+        (["--timeout", "0"], "--timeout"),
+        (["--delay-scale", "nan"], "--delay-scale"),
+        (["--wait-limit", "0"], "--wait-limit"),
+        (["--d", "0"], "--d"),
+    ],
+)
 def test_cli_names_the_option(capsys, extra, option):
     rc, out, err = _run_cli(["run-gc", "--design", "bibd:7,3,1", *extra], capsys)
     assert rc == 2 and option in err and "Traceback" not in err

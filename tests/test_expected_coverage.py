@@ -12,6 +12,7 @@ stated level holds (c >= 0.95), the probability of a false failure is at most AL
   scheme whose errors are not dominated by one rare pattern.  (Measured on the Fano scenario:
   t covers 90% at 100 draws and 93% at 200 -- docs/theory/40_error_identities.md §6.)
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,9 +24,8 @@ from gcsim.coding.evaluate import MIN_MC_SAMPLES, expected_error
 from gcsim.coding.schemes import encode
 from gcsim.coding.stragglers import straggler_model
 
-ALPHA = 1e-3   # false-failure probability of each scenario when the level holds
+ALPHA = 1e-3  # false-failure probability of each scenario when the level holds
 LEVEL = 0.95
-
 
 
 def random_assignment(seed, N, n, r):
@@ -93,7 +93,7 @@ def test_t_interval_at_the_budget_floor(kind):
     sch = encode(random_assignment(7, 8, 12, 4), 2, "rd", eps=0.3, seed=2)
     if kind == "fixed":
         model = straggler_model("fixed", 12, s=4)
-        exact = expected_error(sch, model).mean          # C(12, 4) = 495 patterns
+        exact = expected_error(sch, model).mean  # C(12, 4) = 495 patterns
         kw = dict(exact_limit=0)
     else:
         model = straggler_model("bernoulli", 12, p=0.3)
@@ -106,6 +106,7 @@ def test_t_interval_at_the_budget_floor(kind):
 
 def test_t_interval_refuses_a_budget_below_the_floor():
     from gcsim.errors import InvalidArgumentError
+
     sch = encode(FANO, 2, "rd", seed=5)
     with pytest.raises(InvalidArgumentError, match="MIN_MC_SAMPLES"):
         expected_error(sch, straggler_model("fixed", 7, s=3), exact_limit=0, samples=MIN_MC_SAMPLES - 1)

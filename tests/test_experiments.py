@@ -1,4 +1,5 @@
 """AGC experiment curves and the reproduce job (small instances, independent checks)."""
+
 import json
 
 import numpy as np
@@ -34,9 +35,15 @@ def _point_tol(A, m, sweep, x, methods):
 @pytest.fixture(scope="module")
 def small_frame():
     A = gcsim.srg(13, 6, 2, 3).assignment  # closed Paley(13): r = 7
-    spec = InstanceSpec("paley13", "test", A, 2,
-                        [SchemeSpec("RD(0)", "rd", {"eps": 0.0}, upper="rd"), SchemeSpec("naive", "naive")],
-                        s_values=[0, 3, 6], p_values=[0.2])
+    spec = InstanceSpec(
+        "paley13",
+        "test",
+        A,
+        2,
+        [SchemeSpec("RD(0)", "rd", {"eps": 0.0}, upper="rd"), SchemeSpec("naive", "naive")],
+        s_values=[0, 3, 6],
+        p_values=[0.2],
+    )
     return A, error_curves(spec, samples=SAMPLES, seeds=SEEDS, seed=SEED)
 
 
@@ -52,6 +59,7 @@ def test_naive_point_matches_independent_lstsq(small_frame):
     A, frame = small_frame
     # recompute the naive curve at s = 3 on the same patterns with scipy
     from scipy.linalg import lstsq
+
     B = np.vstack([A, A]).astype(float)
     T = np.kron(np.eye(2), np.ones((13, 1)))
     vals, tols = [], []
@@ -64,7 +72,7 @@ def test_naive_point_matches_independent_lstsq(small_frame):
             tols.append((lsq_err_tol(B[:, mask], 2) + lsq_err_tol(B[:, mask], 2, gram=True)) / 26)
     got = frame[(frame.sweep == "s") & (frame.x == 3) & (frame.curve == "naive")]["mean"].item()
     ref = float(np.mean(vals))
-    assert abs(got - ref) <= np.mean(tols) + 2 * dot_tol(len(vals), ref)       # + both means' rounding
+    assert abs(got - ref) <= np.mean(tols) + 2 * dot_tol(len(vals), ref)  # + both means' rounding
 
 
 def test_bounds_sandwich_the_scheme(small_frame):
@@ -74,7 +82,7 @@ def test_bounds_sandwich_the_scheme(small_frame):
         # per pattern err(B, F) >= the rank bound exactly; the computed errors are within their
         # least-squares bounds, and the two means (of SAMPLES·SEEDS values) add their rounding
         tol = _point_tol(A, 2, sweep, x, [("rd", {"eps": 0.0}), ("naive", {})])
-        tol += 2 * dot_tol(SAMPLES * SEEDS, 1.0)                    # normalized errors are <= 1
+        tol += 2 * dot_tol(SAMPLES * SEEDS, 1.0)  # normalized errors are <= 1
         assert (g[g.kind.isin(["scheme", "baseline"])]["mean"] >= lower - tol).all()
         rd = g[g.curve == "RD(0)"].iloc[0]
         up = g[g.curve == "upper bound (RD(0))"].iloc[0]
@@ -113,6 +121,7 @@ def test_vandermonde_condition_grows_faster_than_gaussian():
 
 def test_reproduce_catalogue_stage_is_resumable(tmp_path, capsys):
     from gcsim.app.reproduce import run_reproduce
+
     s1 = run_reproduce(tmp_path, stages=["catalogue"], progress=False)
     assert s1["ok"] and (tmp_path / "catalogue" / "catalogue.csv").exists()
     man = json.loads((tmp_path / "manifest.json").read_text())

@@ -1,4 +1,5 @@
 """Finite fields: prime powers, primitive elements, squares, cosets — checked by brute force."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -10,7 +11,7 @@ PRIME_POWERS = [2, 3, 4, 5, 7, 8, 9, 11, 13, 16, 25, 27, 49]
 
 
 def _is_prime(p):
-    return p >= 2 and all(p % d for d in range(2, int(p ** 0.5) + 1))
+    return p >= 2 and all(p % d for d in range(2, int(p**0.5) + 1))
 
 
 @given(st.integers(min_value=-5, max_value=2000))
@@ -44,7 +45,7 @@ def test_field_is_cached():
 def test_primitive_element_generates_multiplicative_group(q):
     GF = F.finite_field(q)
     g = GF(F.primitive_element(q))
-    powers = {int(g ** e) for e in range(q - 1)}
+    powers = {int(g**e) for e in range(q - 1)}
     assert powers == set(range(1, q))
 
 

@@ -3,6 +3,7 @@
 Every refusal is checked against an independent description of the bad input (the bytes
 we wrote, ``hashlib``, ``zipfile``), never against gcsim's own reading of it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -61,9 +62,12 @@ def rewrite_consistently(stem: Path, arrays: dict, metadata: dict | None = None)
     np.savez_compressed(buf, **arrays)
     data = buf.getvalue()
     stem.with_suffix(".npz").write_bytes(data)
-    manifest.update(sha256=hashlib.sha256(data).hexdigest(), size_bytes=len(data), data_file=stem.name + ".npz",
-                    arrays={k: {"shape": list(np.shape(v)), "dtype": np.asarray(v).dtype.str}
-                            for k, v in arrays.items()})
+    manifest.update(
+        sha256=hashlib.sha256(data).hexdigest(),
+        size_bytes=len(data),
+        data_file=stem.name + ".npz",
+        arrays={k: {"shape": list(np.shape(v)), "dtype": np.asarray(v).dtype.str} for k, v in arrays.items()},
+    )
     if metadata is not None:
         manifest["metadata"] = metadata
     stem.with_suffix(".json").write_text(json.dumps(manifest))
@@ -122,6 +126,7 @@ def test_export_over_a_directory_is_refused(tmp_path):
 
 # ---------------------------------------------------------------------------
 # reading: nothing hangs, nothing explodes
+
 
 @posix_only
 @pytest.mark.parametrize("which", ["npz", "json"])
@@ -217,7 +222,7 @@ def test_declared_sizes_are_bounded_before_reading(tmp_path):
     stem = fano_bundle(tmp_path)
     # a manifest that declares a 10^12-byte array is refused from the manifest alone
     man = json.loads(stem.with_suffix(".json").read_text())
-    man["arrays"]["assignment"]["shape"] = [10 ** 6, 10 ** 6]
+    man["arrays"]["assignment"]["shape"] = [10**6, 10**6]
     stem.with_suffix(".json").write_text(json.dumps(man))
     with pytest.raises(CatalogueError, match="over the limit"):
         cat.load_bundle(stem)
@@ -234,7 +239,7 @@ def test_npy_header_that_differs_from_the_manifest_is_refused_unread(tmp_path):
     """Member sizes agree with the manifest, but the .npy header claims another shape."""
     stem = fano_bundle(tmp_path)
     buf = io.BytesIO()
-    np.savez_compressed(buf, assignment=np.zeros(49, dtype=np.int8))   # (49,) instead of (7, 7)
+    np.savez_compressed(buf, assignment=np.zeros(49, dtype=np.int8))  # (49,) instead of (7, 7)
     data = buf.getvalue()
     stem.with_suffix(".npz").write_bytes(data)
     man = json.loads(stem.with_suffix(".json").read_text())
@@ -258,20 +263,23 @@ def test_extra_or_duplicate_members_are_refused(tmp_path):
         cat.load_bundle(stem)
 
 
-@pytest.mark.parametrize("edit, needle", [
-    (lambda m: m.update(format_version=True), "version"),          # True == 1 in Python
-    (lambda m: m.update(format_version="1"), "version"),
-    (lambda m: m.update(arrays=[1, 2]), "arrays"),
-    (lambda m: m["arrays"]["assignment"].update(shape="77"), "shape"),
-    (lambda m: m["arrays"]["assignment"].update(shape=[7, -7]), "shape"),
-    (lambda m: m["arrays"]["assignment"].update(dtype="|O"), "dtype"),
-    (lambda m: m["arrays"]["assignment"].update(dtype="no such dtype"), "dtype"),
-    (lambda m: m.update(sha256=12), "sha256"),
-    (lambda m: m.update(metadata=[1]), "metadata"),
-    (lambda m: m.update(size_bytes="776"), "size_bytes"),
-    (lambda m: m.update(data_file="../../etc/passwd"), "data_file"),
-    (lambda m: m.update(data_file="/etc/passwd"), "data_file"),
-])
+@pytest.mark.parametrize(
+    "edit, needle",
+    [
+        (lambda m: m.update(format_version=True), "version"),  # True == 1 in Python
+        (lambda m: m.update(format_version="1"), "version"),
+        (lambda m: m.update(arrays=[1, 2]), "arrays"),
+        (lambda m: m["arrays"]["assignment"].update(shape="77"), "shape"),
+        (lambda m: m["arrays"]["assignment"].update(shape=[7, -7]), "shape"),
+        (lambda m: m["arrays"]["assignment"].update(dtype="|O"), "dtype"),
+        (lambda m: m["arrays"]["assignment"].update(dtype="no such dtype"), "dtype"),
+        (lambda m: m.update(sha256=12), "sha256"),
+        (lambda m: m.update(metadata=[1]), "metadata"),
+        (lambda m: m.update(size_bytes="776"), "size_bytes"),
+        (lambda m: m.update(data_file="../../etc/passwd"), "data_file"),
+        (lambda m: m.update(data_file="/etc/passwd"), "data_file"),
+    ],
+)
 def test_manifest_fields_of_the_wrong_type_are_refused(tmp_path, edit, needle):
     stem = fano_bundle(tmp_path)
     man = json.loads(stem.with_suffix(".json").read_text())
@@ -281,8 +289,7 @@ def test_manifest_fields_of_the_wrong_type_are_refused(tmp_path, edit, needle):
         catalogue.load_object(stem)
 
 
-@pytest.mark.parametrize("text", ["[1, 2, 3]", "\"a string\"", "null", "[" * 100_000, "{\"a\": 1e999999}x",
-                                  "\xff\xfe"])
+@pytest.mark.parametrize("text", ["[1, 2, 3]", '"a string"', "null", "[" * 100_000, '{"a": 1e999999}x', "\xff\xfe"])
 def test_manifest_that_is_not_a_json_object_is_refused(tmp_path, text):
     stem = fano_bundle(tmp_path)
     stem.with_suffix(".json").write_bytes(text.encode("latin-1"))
@@ -304,6 +311,7 @@ def test_list_catalogue_skips_fifos_and_junk_without_hanging(tmp_path):
 
 # ---------------------------------------------------------------------------
 # content: dtypes, exact 0/1 values, declared invariants
+
 
 def test_bibd_stored_as_float_with_1_7_is_refused(tmp_path):
     """The old loader cast to int first, so 1.7 became 1 and the BIBD loaded as verified."""
@@ -348,7 +356,7 @@ def test_forged_parameters_cannot_make_the_loader_allocate(tmp_path):
     catalogue.export_object(g, tmp_path, name="c")
     path = tmp_path / "coset" / "c.json"
     man = json.loads(path.read_text())
-    man["metadata"]["params"] = [10 ** 6, 2, 2]
+    man["metadata"]["params"] = [10**6, 2, 2]
     path.write_text(json.dumps(man))
     tracemalloc.start()
     try:
@@ -422,6 +430,7 @@ def test_cerar_arrays_must_be_finite_floats(tmp_path):
 # ---------------------------------------------------------------------------
 # permissions
 
+
 @posix_only
 @pytest.mark.parametrize("mask", [0o022, 0o002, 0o077])
 def test_written_files_follow_the_umask(tmp_path, mask):
@@ -443,7 +452,7 @@ NEW = {"A": -np.arange(20, dtype=np.int64).reshape(4, 5), "B": np.ones(3)}
 
 
 def _which(stem: Path) -> str:
-    """"old", "new" or "none" (no bundle yet); any other state fails the test."""
+    """ "old", "new" or "none" (no bundle yet); any other state fails the test."""
     try:
         arrays, man = cat.load_bundle(stem)
     except CatalogueError as exc:
@@ -471,6 +480,7 @@ def _kill_at(k: int, stem: Path, overwrite: bool) -> bool:
                     if count[0] == k:
                         os.kill(os.getpid(), signal.SIGKILL)
                     return real(*args, **kwargs)
+
                 return wrapper
 
             for name in ("open", "replace", "unlink", "fsync", "rename", "mkdir"):
@@ -564,8 +574,12 @@ def test_writer_process_killed_at_random_times(tmp_path, repo_root):
     stem = tmp_path / "b"
     cat.save_bundle(stem, OLD, {"label": "old"})
     for _ in range(6):
-        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(stem), str(repo_root)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(stem), str(repo_root)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert proc.stdout.readline().strip() == "ready"
             time.sleep(rng.uniform(0.05, 0.4))
@@ -617,7 +631,7 @@ def test_content_addressed_data_file_name_loads(tmp_path):
     stem.with_suffix(".json").write_text(json.dumps(man))
     stem.with_suffix(".npz").write_bytes(b"stale")
     assert _which(stem) == "old"
-    assert _which(staged) == "old"     # the data file's own name resolves to its bundle
+    assert _which(staged) == "old"  # the data file's own name resolves to its bundle
 
 
 def test_renamed_bundle_still_loads(tmp_path):
@@ -647,6 +661,7 @@ def test_atomic_path_removes_the_temporary_file_on_error(tmp_path):
 
 # ---------------------------------------------------------------------------
 # the CLI answers one line, no traceback
+
 
 @posix_only
 def test_cli_load_refuses_fifo_quickly(tmp_path, capsys):

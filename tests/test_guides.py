@@ -4,6 +4,7 @@ A block whose first line is ``# not run: <reason>`` is skipped (e.g. one that ne
 torch.distributed process group); the reason is required.  Blocks run in a fresh process in a
 temporary folder, so a guide can neither depend on nor leave files in the repository.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,9 +36,9 @@ def python_blocks(path: Path) -> list[str]:
 def test_guide_code_blocks_run(path, tmp_path):
     script = tmp_path / f"{path.stem}.py"
     script.write_text("\n\n".join(python_blocks(path)))
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               MPLBACKEND="Agg")
-    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=600)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), MPLBACKEND="Agg")
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, f"{path.name}:\n{proc.stderr[-3000:]}"
     assert "Traceback" not in proc.stderr

@@ -12,6 +12,7 @@ PG/AG parameter sets); no floating-point tolerances are involved.  Each test run
 wall-clock deadline and, on Linux, an address-space cap, so a regression shows up as a failure
 instead of a hung or out-of-memory CI machine.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -88,8 +89,10 @@ def _refused(exc_info, *numbers: int, limit_name: str = "MAX_DENSE_ENTRIES") -> 
 
 # ----------------------------------------------------------------------------- number theory, fast
 
-@pytest.mark.parametrize("q", [2 ** 61 - 1, 2 ** 89 - 1, (2 ** 31 - 1) ** 2, 3 ** 40, 1009 ** 5,
-                               10 ** 18 + 9, 10 ** 18 + 10, 1000003 * 1000033, 2 ** 64])
+
+@pytest.mark.parametrize(
+    "q", [2**61 - 1, 2**89 - 1, (2**31 - 1) ** 2, 3**40, 1009**5, 10**18 + 9, 10**18 + 10, 1000003 * 1000033, 2**64]
+)
 def test_prime_power_decomposition_of_huge_numbers_is_instant(q):
     """Trial division up to sqrt(q) (the old method) cannot finish for these; sympy is the oracle."""
     from gcsim.combinatorics.fields import is_prime, prime_power_decomposition
@@ -104,7 +107,7 @@ def test_prime_power_decomposition_of_huge_numbers_is_instant(q):
 def test_prime_power_decomposition_agrees_with_sympy_on_a_range():
     from gcsim.combinatorics.fields import prime_power_decomposition
 
-    for q in list(range(-2, 3000)) + list(range(10 ** 6 - 200, 10 ** 6 + 200)):
+    for q in list(range(-2, 3000)) + list(range(10**6 - 200, 10**6 + 200)):
         f = sympy.factorint(q) if q >= 2 else {}
         expected = next(iter(f.items())) if len(f) == 1 else None
         assert prime_power_decomposition(q) == expected, q
@@ -114,22 +117,23 @@ def test_sum_of_two_squares_for_huge_n_by_fermat():
     """Old code looped sqrt(n) = 10^9 times; the answers here are known by construction."""
     from gcsim.combinatorics.srg_feasibility import is_sum_of_two_squares
 
-    a, b = 10 ** 9 + 7, 123456789
+    a, b = 10**9 + 7, 123456789
     with deadline(5):
         assert is_sum_of_two_squares(a * a + b * b) is True
-        assert is_sum_of_two_squares(3 * (10 ** 9 + 1) ** 2) is False   # 3 to an odd power
-        assert is_sum_of_two_squares(9 * (10 ** 9 + 1) ** 2) is True    # (3 (10^9 + 1))^2 + 0^2
+        assert is_sum_of_two_squares(3 * (10**9 + 1) ** 2) is False  # 3 to an odd power
+        assert is_sum_of_two_squares(9 * (10**9 + 1) ** 2) is True  # (3 (10^9 + 1))^2 + 0^2
 
 
 def test_sum_of_two_squares_matches_brute_force_across_the_switch():
     from gcsim.combinatorics.srg_feasibility import is_sum_of_two_squares
 
-    for n in range(10 ** 6 - 300, 10 ** 6 + 300):
+    for n in range(10**6 - 300, 10**6 + 300):
         brute = any(math.isqrt(n - a * a) ** 2 == n - a * a for a in range(math.isqrt(n) + 1))
         assert is_sum_of_two_squares(n) == brute, n
 
 
 # ----------------------------------------------------------------------------- BIBD existence / size
+
 
 def forbid_field_tables(monkeypatch):
     """Make every binding of the GF(q) table builders raise (modules imported first, so none escapes)."""
@@ -199,6 +203,7 @@ def test_bibd_radical_family_for_a_large_prime_checked_independently():
 
 def _brute_geometries(limit: int) -> dict:
     """(v, k, lam) -> first (family, n, q, dim) in the order (q, PG before AG, n, dim), by enumeration."""
+
     def gauss(n, d, q):  # number of d-dim subspaces of GF(q)^n, from the product formula
         num = den = 1
         for i in range(d):
@@ -216,9 +221,9 @@ def _brute_geometries(limit: int) -> dict:
                 out.setdefault((gauss(n + 1, 1, q), gauss(d + 1, 1, q), gauss(n - 1, d - 1, q)), ("PG", n, q, d))
             n += 1
         n = 2
-        while q ** n <= limit:
+        while q**n <= limit:
             for d in range(1, n):
-                out.setdefault((q ** n, q ** d, gauss(n - 1, d - 1, q)), ("AG", n, q, d))
+                out.setdefault((q**n, q**d, gauss(n - 1, d - 1, q)), ("AG", n, q, d))
             n += 1
     return out
 
@@ -245,18 +250,21 @@ def test_geometries_beyond_the_old_index_exist(params):
 
 
 @posix_only
-@pytest.mark.parametrize("params,b", [
-    ((20029, 4, 1), 20029 * 20028 // 12),
-    ((90001, 10, 1), 90001 * 90000 // 90),
-    ((2000, 2, 1), 2000 * 1999 // 2),
-    ((4161, 65, 1), 4161),
-    ((10 ** 12 + 39, 3, 1), (10 ** 12 + 39) * (10 ** 12 + 38) // 6),
-])
+@pytest.mark.parametrize(
+    "params,b",
+    [
+        ((20029, 4, 1), 20029 * 20028 // 12),
+        ((90001, 10, 1), 90001 * 90000 // 90),
+        ((2000, 2, 1), 2000 * 1999 // 2),
+        ((4161, 65, 1), 4161),
+        ((10**12 + 39, 3, 1), (10**12 + 39) * (10**12 + 38) // 6),
+    ],
+)
 def test_bibd_construction_beyond_the_limit_is_refused_up_front(params, b):
     with guarded(10), pytest.raises(InvalidArgumentError) as exc:
         gcsim.bibd(*params)
     v = params[0]
-    if v * b < 10 ** 15:
+    if v * b < 10**15:
         _refused(exc, v, b, v * b)
     else:
         _refused(exc)
@@ -271,10 +279,11 @@ def test_large_lambda_has_no_recursion_error():
         D = gcsim.bibd(7, 3, 2000)
     assert D.params == (7, 14000, 6000, 3, 2000)
     A = D.assignment.astype(np.int64)
-    assert np.array_equal(A @ A.T, 4000 * np.eye(7, dtype=np.int64) + 2000)   # (r - lam) I + lam J
+    assert np.array_equal(A @ A.T, 4000 * np.eye(7, dtype=np.int64) + 2000)  # (r - lam) I + lam J
 
 
 # ----------------------------------------------------------------------------- SRG existence / size
+
 
 @posix_only
 def test_srg_paley_10009_answers_existence_and_refuses_construction_fast(monkeypatch):
@@ -296,11 +305,11 @@ def test_srg_paley_10009_answers_existence_and_refuses_construction_fast(monkeyp
 @posix_only
 def test_srg_existence_for_astronomical_v():
     """Conference parameters with v = 10^21 + 1 = 7^2 11 13 127 ...: 11 to an odd power, not a sum of two squares."""
-    v = 10 ** 21 + 1
-    assert not all(p % 4 != 3 or e % 2 == 0 for p, e in sympy.factorint(v).items())   # the oracle
+    v = 10**21 + 1
+    assert not all(p % 4 != 3 or e % 2 == 0 for p, e in sympy.factorint(v).items())  # the oracle
     with guarded(30):
         assert gcsim.srg(v, (v - 1) // 2, (v - 5) // 4, (v - 1) // 4, existence=True) is False
-        q = 10 ** 12 + 61   # a prime = 1 mod 4: the Paley graph exists
+        q = 10**12 + 61  # a prime = 1 mod 4: the Paley graph exists
         assert sympy.isprime(q) and q % 4 == 1
         assert gcsim.srg(q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4, existence=True) is True
 
@@ -321,48 +330,49 @@ def test_unitary_polar_graph_u4_16_is_found_and_correct():
     from gcsim.combinatorics.srg_graph import srg_parameters_of
 
     g = gcsim.srg(1105, 80, 15, 5)
-    assert srg_parameters_of(g.adjacency) == (1105, 80, 15, 5)   # brute-force common-neighbour counts
+    assert srg_parameters_of(g.adjacency) == (1105, 80, 15, 5)  # brute-force common-neighbour counts
 
 
 _HUGE_CONSTRUCTIONS = [
-    ("gcsim.combinatorics.srg_cayley", "paley_graph", (10009,), 10009 ** 2),
+    ("gcsim.combinatorics.srg_cayley", "paley_graph", (10009,), 10009**2),
     ("gcsim.combinatorics.srg_combinatorial", "triangular_graph", (5000,), (5000 * 4999 // 2) ** 2),
-    ("gcsim.combinatorics.srg_geometric", "latin_square_graph", (2, 5000), 5000 ** 4),
-    ("gcsim.combinatorics.srg_combinatorial", "complete_multipartite_graph", (100, 100), 10 ** 8),
-    ("gcsim.combinatorics.srg_geometric", "polar_graph", ("Sp", 8, 7), ((7 ** 8 - 1) // 6) ** 2),
-    ("gcsim.combinatorics.srg_geometric", "affine_polar_graph", (1, 4, 4), 4 ** 16),
-    ("gcsim.combinatorics.srg_geometric", "hyperoval_gq_graph", (32,), 32 ** 6),
+    ("gcsim.combinatorics.srg_geometric", "latin_square_graph", (2, 5000), 5000**4),
+    ("gcsim.combinatorics.srg_combinatorial", "complete_multipartite_graph", (100, 100), 10**8),
+    ("gcsim.combinatorics.srg_geometric", "polar_graph", ("Sp", 8, 7), ((7**8 - 1) // 6) ** 2),
+    ("gcsim.combinatorics.srg_geometric", "affine_polar_graph", (1, 4, 4), 4**16),
+    ("gcsim.combinatorics.srg_geometric", "hyperoval_gq_graph", (32,), 32**6),
     ("gcsim.combinatorics.srg_geometric", "generalized_quadrangle_graph", (64, 64), (65 * 4097) ** 2),
-    ("gcsim.combinatorics.srg_geometric", "symplectic_graph", (7,), (4 ** 7 - 1) ** 2),
-    ("gcsim.combinatorics.bibd_geometries", "projective_geometry_design", (2, 128), 16513 ** 2),
-    ("gcsim.combinatorics.bibd_geometries", "affine_geometry_design", (2, 128), 128 ** 2 * 128 * 129),
+    ("gcsim.combinatorics.srg_geometric", "symplectic_graph", (7,), (4**7 - 1) ** 2),
+    ("gcsim.combinatorics.bibd_geometries", "projective_geometry_design", (2, 128), 16513**2),
+    ("gcsim.combinatorics.bibd_geometries", "affine_geometry_design", (2, 128), 128**2 * 128 * 129),
     ("gcsim.combinatorics.bibd_elementary", "steiner_triple_system", (99999,), 99999 * (99999 * 99998 // 6)),
     ("gcsim.combinatorics.bibd_elementary", "complete_design", (100, 50), None),
     ("gcsim.combinatorics.bibd_difference", "five_q_design", (4001,), 20005 * (20005 * 20004 // 20)),
-    ("gcsim.combinatorics.bibd_geometries", "hermitian_unital", (64,), (64 ** 3 + 1) * 64 ** 2 * (64 ** 2 - 64 + 1)),
+    ("gcsim.combinatorics.bibd_geometries", "hermitian_unital", (64,), (64**3 + 1) * 64**2 * (64**2 - 64 + 1)),
     ("gcsim.combinatorics.bibd_geometries", "mcfarland_design", (16, 2), None),
-    ("gcsim.combinatorics.bibd_difference", "paley_design", (10007,), 10007 ** 2),
-    ("gcsim.combinatorics.fields", "field_tables", (10007,), 10007 ** 2),
+    ("gcsim.combinatorics.bibd_difference", "paley_design", (10007,), 10007**2),
+    ("gcsim.combinatorics.fields", "field_tables", (10007,), 10007**2),
     ("gcsim.combinatorics.steiner", "steiner_triple_system_blocks", (99999,), None),
-    ("gcsim.combinatorics.steiner", "triple_system_hill_climb", (9999, 1), 9999 ** 2),
-    ("gcsim.combinatorics.biregular", "biregular_graph", (100000, 100000, 3, 3), 10 ** 10),
-    ("gcsim.combinatorics.baselines", "fractional_repetition", (100000, 0), 10 ** 10),
-    ("gcsim.combinatorics.baselines", "cyclic_repetition", (100000, 3), 10 ** 10),
-    ("gcsim.combinatorics.baselines", "random_regular_assignment", (100000, 3), 10 ** 10),
-    ("gcsim.combinatorics.baselines", "margulis_gabber_galil", (100,), 10 ** 8),
+    ("gcsim.combinatorics.steiner", "triple_system_hill_climb", (9999, 1), 9999**2),
+    ("gcsim.combinatorics.biregular", "biregular_graph", (100000, 100000, 3, 3), 10**10),
+    ("gcsim.combinatorics.baselines", "fractional_repetition", (100000, 0), 10**10),
+    ("gcsim.combinatorics.baselines", "cyclic_repetition", (100000, 3), 10**10),
+    ("gcsim.combinatorics.baselines", "random_regular_assignment", (100000, 3), 10**10),
+    ("gcsim.combinatorics.baselines", "margulis_gabber_galil", (100,), 10**8),
 ]
 
 
 @posix_only
-@pytest.mark.parametrize("module,name,args,entries", _HUGE_CONSTRUCTIONS,
-                         ids=[f"{c[1]}{c[2]}" for c in _HUGE_CONSTRUCTIONS])
+@pytest.mark.parametrize(
+    "module,name,args,entries", _HUGE_CONSTRUCTIONS, ids=[f"{c[1]}{c[2]}" for c in _HUGE_CONSTRUCTIONS]
+)
 def test_constructions_refuse_before_allocating(module, name, args, entries):
     import importlib
 
     fn = getattr(importlib.import_module(module), name)
     with guarded(20), pytest.raises(InvalidArgumentError) as exc:
         fn(*args)
-    if entries is not None and entries < 10 ** 15:
+    if entries is not None and entries < 10**15:
         _refused(exc, entries)
     else:
         _refused(exc)
@@ -382,11 +392,12 @@ def test_limits_can_be_raised_by_the_user(monkeypatch):
     """The limit is read at call time: below it things build, above it they are refused."""
     monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 90)
     with pytest.raises(InvalidArgumentError):
-        gcsim.bibd(13, 4, 1)          # 13 x 13 = 169 entries > 90
-    assert gcsim.bibd(7, 3, 1).params == (7, 7, 3, 3, 1)   # 49 entries
+        gcsim.bibd(13, 4, 1)  # 13 x 13 = 169 entries > 90
+    assert gcsim.bibd(7, 3, 1).params == (7, 7, 3, 3, 1)  # 49 entries
 
 
 # ----------------------------------------------------------------------------- encoders / stragglers
+
 
 @posix_only
 def test_encode_refuses_a_huge_m():
@@ -394,10 +405,10 @@ def test_encode_refuses_a_huge_m():
 
     A = gcsim.bibd(91, 10, 1)
     with guarded(10), pytest.raises(InvalidArgumentError, match=r"^m: ") as exc:
-        encode(A, 10 ** 9)
-    _refused(exc, 91 * 10 ** 9, 91 * 10 ** 9 * 91)
+        encode(A, 10**9)
+    _refused(exc, 91 * 10**9, 91 * 10**9 * 91)
     with guarded(10), pytest.raises(InvalidArgumentError, match=r"^m: "):
-        target_matrix(10 ** 9, 91)
+        target_matrix(10**9, 91)
 
 
 def test_all_patterns_model_refuses_more_than_max_patterns():
@@ -410,7 +421,7 @@ def test_all_patterns_model_refuses_more_than_max_patterns():
     with pytest.raises(InvalidArgumentError):
         AllPatternsModel(91, 20)
     with pytest.raises(InvalidArgumentError):
-        FixedModel(91, 20).enumerate()           # the whole enumeration
+        FixedModel(91, 20).enumerate()  # the whole enumeration
     with pytest.raises(InvalidArgumentError):
         next(FixedModel(91, 20).iter_chunks())
     # a slice, and sampling, stay available
@@ -428,21 +439,23 @@ def test_all_patterns_limit_is_inclusive(monkeypatch):
     monkeypatch.setattr(limits, "MAX_PATTERNS", math.comb(10, 3))
     assert AllPatternsModel(10, 3).count == 120
     with pytest.raises(InvalidArgumentError):
-        AllPatternsModel(10, 4)                  # 210 > 120
+        AllPatternsModel(10, 4)  # 210 > 120
 
 
 @posix_only
-@pytest.mark.parametrize("kind,params", [("fixed", {"s": 3}), ("bernoulli", {"p": 0.1}),
-                                         ("markov", {"p_enter": 0.1, "p_leave": 0.5})])
+@pytest.mark.parametrize(
+    "kind,params", [("fixed", {"s": 3}), ("bernoulli", {"p": 0.1}), ("markov", {"p_enter": 0.1, "p_leave": 0.5})]
+)
 def test_sampling_refuses_an_absurd_count(kind, params):
     from gcsim.coding.stragglers import straggler_model
 
     m = straggler_model(kind, 100, **params)
     with guarded(10), pytest.raises(InvalidArgumentError, match="^count: "):
-        m.sample(10 ** 12)
+        m.sample(10**12)
 
 
 # ----------------------------------------------------------------------------- bool parameters
+
 
 def _bool_calls():
     from gcsim.combinatorics.biregular import biregular_from_assignment
@@ -483,6 +496,7 @@ def test_check_bool_helper():
 
 # ----------------------------------------------------------------------------- small inputs still work
 
+
 def test_exhaustive_listing_unchanged_for_small_designs():
     """The planner answers exactly as the brute-force definition for tiny parameters:
     a (v, k, 1) design with k = 2 is the complete graph, and the complete design is all k-subsets."""
@@ -493,16 +507,17 @@ def test_exhaustive_listing_unchanged_for_small_designs():
 
 # ----------------------------------------------------------------------------- listings stay bounded
 
+
 @posix_only
 def test_buildable_srgs_for_a_huge_max_v_is_the_buildable_range():
     """Graphs over the size limit are never built, so the listing stops at isqrt(MAX_DENSE_ENTRIES)."""
     from gcsim.combinatorics.srg import buildable_srgs
 
     with guarded(60):
-        huge = buildable_srgs(10 ** 9)
+        huge = buildable_srgs(10**9)
     cap = math.isqrt(limits.MAX_DENSE_ENTRIES)
     assert max(p[0] for p in huge) <= cap
-    assert (cap, cap - cap // 2, 0, cap - cap // 2) in huge        # K_{2 x 2048}: complete bipartite
+    assert (cap, cap - cap // 2, 0, cap - cap // 2) in huge  # K_{2 x 2048}: complete bipartite
 
 
 def test_buildable_bibds_lists_only_what_builds_within_the_limit(monkeypatch):
@@ -523,9 +538,9 @@ def test_integer_roots_are_exact_beyond_float_precision():
     from gcsim.combinatorics.fields import prime_power_decomposition
 
     with deadline(10):
-        assert prime_power_decomposition(3 ** 700) == (3, 700)
-        assert prime_power_decomposition((2 ** 127 - 1) ** 3) == (2 ** 127 - 1, 3)
-        assert gcsim.bibd((2 ** 127 - 1) ** 2 + (2 ** 127 - 1) + 1, 2 ** 127, 1, existence=True) is True   # PG(2, q)
+        assert prime_power_decomposition(3**700) == (3, 700)
+        assert prime_power_decomposition((2**127 - 1) ** 3) == (2**127 - 1, 3)
+        assert gcsim.bibd((2**127 - 1) ** 2 + (2**127 - 1) + 1, 2**127, 1, existence=True) is True  # PG(2, q)
 
 
 def test_srg_lookup_with_parameters_equals_the_full_lookup():
@@ -545,21 +560,24 @@ def test_srg_lookup_with_parameters_equals_the_full_lookup():
 @posix_only
 def test_srg_existence_does_not_factor_v_or_loop_over_block_sizes():
     """v = p q with two 25-digit primes: factoring v would take hours, the lookup needs no divisors."""
-    p_, q_ = sympy.nextprime(10 ** 24), sympy.nextprime(3 * 10 ** 24)
+    p_, q_ = sympy.nextprime(10**24), sympy.nextprime(3 * 10**24)
     v = p_ * q_
     with guarded(20):
         # K_{p x q}: complete multipartite, n = v - k = q
         assert gcsim.srg(v, v - q_, v - 2 * q_, v - q_, existence=True) is True
-        assert gcsim.srg(v, q_ - 1, q_ - 2, 0, existence=True) is True       # its complement p K_q
+        assert gcsim.srg(v, q_ - 1, q_ - 2, 0, existence=True) is True  # its complement p K_q
 
 
 @posix_only
-@pytest.mark.parametrize("params,expected", [
-    ((7, 3, 10 ** 18), True),              # 10^18 copies of the Fano plane
-    ((13, 4, 2 ** 61 - 1), True),          # a prime lambda: copies of PG(2,3)
-    ((10 ** 12 + 39, 10 ** 6, 1), False),  # divisibility
-    ((10 ** 15 + 37, 10 ** 7 + 1, 3), False),
-])
+@pytest.mark.parametrize(
+    "params,expected",
+    [
+        ((7, 3, 10**18), True),  # 10^18 copies of the Fano plane
+        ((13, 4, 2**61 - 1), True),  # a prime lambda: copies of PG(2,3)
+        ((10**12 + 39, 10**6, 1), False),  # divisibility
+        ((10**15 + 37, 10**7 + 1, 3), False),
+    ],
+)
 def test_bibd_existence_with_huge_lambda_or_k_is_instant(params, expected):
     """lambda = 10^18 needs its divisors: from the factorization, not a loop to sqrt(lambda)."""
     v, k, lam = params

@@ -1,4 +1,5 @@
 """Bundles: round trip, and refusal of tampered, truncated or mismatched files."""
+
 import json
 import os
 

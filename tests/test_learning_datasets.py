@@ -1,4 +1,5 @@
 """Datasets of the learning experiments: digits split, IDX/NPZ MNIST loaders and their validation."""
+
 import gzip
 import struct
 
@@ -30,6 +31,7 @@ def _standardized_tol(raw: np.ndarray, x: np.ndarray) -> np.ndarray:
     sd = np.where(sd > 0, sd, 1.0)
     return dot_tol(2 * n + 6, (np.abs(x) + np.abs(raw).mean(axis=0)) / sd)
 
+
 # class sizes of the UCI optdigits test set bundled with scikit-learn (documented, 1797 in all)
 DIGIT_COUNTS = [178, 182, 177, 183, 181, 182, 181, 179, 174, 180]
 
@@ -45,6 +47,7 @@ def _idx_bytes(array, code):
 # ---------------------------------------------------------------------------------------------
 # digits
 # ---------------------------------------------------------------------------------------------
+
 
 def test_digits_split_sizes_and_stratification():
     ds = load_digits(test_fraction=0.25, seed=3, standardized=False)
@@ -85,7 +88,7 @@ def test_digits_standardized_with_training_statistics():
     assert np.all(np.abs(ds.x_train.mean(0)) <= tol_train.mean(0) + dot_tol(n + 1, np.abs(ds.x_train).mean(0)))
     # its standard deviation is exactly 1 for the exact entries; std(v) = ‖v − mean v‖/√n moves by at
     # most ‖δ‖/√n when the entries move by δ, plus the std's own rounding γ_{n+3}
-    drift = np.sqrt((tol_train ** 2).mean(axis=0))
+    drift = np.sqrt((tol_train**2).mean(axis=0))
     assert np.all(np.abs(ds.x_train.std(0)[live] - 1) <= (drift + dot_tol(n + 3, 1.0))[live])
     # constant (blank) features map to 0: (c − mean(c, ..., c)) / 1
     assert np.all(np.abs(ds.x_train[:, ~live]) <= tol_train[:, ~live])
@@ -113,8 +116,11 @@ def test_standardize_constant_feature():
 # IDX
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("code,dtype", [(0x08, np.uint8), (0x09, np.int8), (0x0B, np.int16),
-                                        (0x0C, np.int32), (0x0D, np.float32), (0x0E, np.float64)])
+
+@pytest.mark.parametrize(
+    "code,dtype",
+    [(0x08, np.uint8), (0x09, np.int8), (0x0B, np.int16), (0x0C, np.int32), (0x0D, np.float32), (0x0E, np.float64)],
+)
 @pytest.mark.parametrize("gz", [False, True])
 def test_read_idx_hand_written(tmp_path, code, dtype, gz):
     arr = (np.arange(24).reshape(2, 3, 4) - 5).astype(dtype)
@@ -146,15 +152,18 @@ def test_write_idx_refuses_unsupported(tmp_path):
         write_idx(tmp_path / "z", np.float64(1.0))
 
 
-@pytest.mark.parametrize("mutate,message", [
-    (lambda b: b"\x01" + b[1:], "magic"),
-    (lambda b: b[:2] + b"\x07" + b[3:], "element type"),
-    (lambda b: b[:3] + b"\x00" + b[4:], "0 dimensions"),
-    (lambda b: b[:-5], "truncated"),
-    (lambda b: b + b"\x00\x00", "trailing"),
-    (lambda b: b[:6], "truncated IDX header"),
-    (lambda b: b[:3], "too short"),
-])
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda b: b"\x01" + b[1:], "magic"),
+        (lambda b: b[:2] + b"\x07" + b[3:], "element type"),
+        (lambda b: b[:3] + b"\x00" + b[4:], "0 dimensions"),
+        (lambda b: b[:-5], "truncated"),
+        (lambda b: b + b"\x00\x00", "trailing"),
+        (lambda b: b[:6], "truncated IDX header"),
+        (lambda b: b[:3], "too short"),
+    ],
+)
 def test_read_idx_corrupted(tmp_path, mutate, message):
     good = _idx_bytes(np.arange(12, dtype=np.uint8).reshape(3, 4), 0x08)
     path = tmp_path / "bad-idx"
@@ -177,12 +186,15 @@ def test_read_idx_bad_gzip_and_missing(tmp_path):
 # MNIST
 # ---------------------------------------------------------------------------------------------
 
+
 def _mnist_arrays(seed=0, n_train=12, n_test=5, side=6):
     rng = np.random.default_rng(seed)
-    return {"x_train": rng.integers(0, 256, (n_train, side, side), dtype=np.uint8),
-            "y_train": rng.integers(0, 10, n_train).astype(np.uint8),
-            "x_test": rng.integers(0, 256, (n_test, side, side), dtype=np.uint8),
-            "y_test": rng.integers(0, 10, n_test).astype(np.uint8)}
+    return {
+        "x_train": rng.integers(0, 256, (n_train, side, side), dtype=np.uint8),
+        "y_train": rng.integers(0, 10, n_train).astype(np.uint8),
+        "x_test": rng.integers(0, 256, (n_test, side, side), dtype=np.uint8),
+        "y_test": rng.integers(0, 10, n_test).astype(np.uint8),
+    }
 
 
 def _write_dir(path, arrays, gz=True, dotted=False, skip=None):
@@ -228,15 +240,18 @@ def test_load_mnist_directory_and_npz_agree(tmp_path):
     assert np.array_equal(a.x_train, b.x_train) and np.array_equal(a.y_train, b.y_train)
 
 
-@pytest.mark.parametrize("change,message", [
-    (lambda a: a.update(y_train=a["y_train"][:-1]), "12 images but 11 labels"),
-    (lambda a: a.update(y_test=np.array([1, 2, 3, 4, 12], np.uint8)), "0..9"),
-    (lambda a: a.update(x_train=a["x_train"].astype(np.int32)), "uint8"),
-    (lambda a: a.update(x_test=a["x_test"].reshape(5, 36)), "3-D"),
-    (lambda a: a.update(x_test=np.zeros((5, 7, 7), np.uint8)), "differ in size"),
-    (lambda a: a.update(y_train=a["y_train"].reshape(3, 4), x_train=a["x_train"][:3]), "1-D"),
-    (lambda a: a.update(x_train=np.zeros((0, 6, 6), np.uint8), y_train=np.zeros(0, np.uint8)), "empty"),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (lambda a: a.update(y_train=a["y_train"][:-1]), "12 images but 11 labels"),
+        (lambda a: a.update(y_test=np.array([1, 2, 3, 4, 12], np.uint8)), "0..9"),
+        (lambda a: a.update(x_train=a["x_train"].astype(np.int32)), "uint8"),
+        (lambda a: a.update(x_test=a["x_test"].reshape(5, 36)), "3-D"),
+        (lambda a: a.update(x_test=np.zeros((5, 7, 7), np.uint8)), "differ in size"),
+        (lambda a: a.update(y_train=a["y_train"].reshape(3, 4), x_train=a["x_train"][:3]), "1-D"),
+        (lambda a: a.update(x_train=np.zeros((0, 6, 6), np.uint8), y_train=np.zeros(0, np.uint8)), "empty"),
+    ],
+)
 def test_load_mnist_invalid_contents(tmp_path, change, message):
     arrays = _mnist_arrays(3)
     change(arrays)

@@ -7,6 +7,7 @@ N-term sum's); the replica drift of the exact design is bounded by the sum of th
 bounds.  Whole trajectories of different runs are not compared number by number: their
 rounding differences grow through the training dynamics, which no rounding bound covers.
 """
+
 import numpy as np
 import pytest
 
@@ -88,7 +89,7 @@ def test_every_average_is_the_exact_mean_within_its_rounding_bound(frame):
 
 def test_exact_design_replicas_agree_and_training_learns(frame):
     records = frame.attrs["records"]
-    assert frame[frame.label == "allreduce"]["drift"].max() == 0.0   # DDP replicas: bitwise equal
+    assert frame[frame.label == "allreduce"]["drift"].max() == 0.0  # DDP replicas: bitwise equal
     bounds = _check_run("exact", records["exact"])
     assert frame[frame.label == "exact"]["drift"].max() <= _drift_bound("exact", records["exact"], bounds)
     for label in ("allreduce", "exact"):

@@ -3,6 +3,7 @@
 Tolerances are first-order rounding bounds of the forward and backward passes
 (:func:`_backprop_bounds`, Higham 2002 via tests/tolerances.py), never fixed constants.
 """
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -28,9 +29,9 @@ def _complex_step_gradient(sizes, activation, theta, X, y, h=1e-40):
         t[k] += 1j * h
         a, off = X.astype(complex), 0
         for idx, (fi, fo) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
-            W = t[off:off + fi * fo].reshape(fi, fo)
+            W = t[off : off + fi * fo].reshape(fi, fo)
             off += fi * fo
-            z = a @ W + t[off:off + fo]
+            z = a @ W + t[off : off + fo]
             off += fo
             if idx < len(sizes) - 2:
                 a = np.tanh(z) if activation == "tanh" else np.where(z.real > 0, z, 0)
@@ -124,9 +125,9 @@ def test_example_gradients_and_weights():
     theta = net.init(2)
     X, y = _data(6, 6, 4, 3)
     E = net.example_gradients(theta, X, y)
-    one = [_backprop_bounds(net.sizes, "relu", theta, X[k:k + 1], y[k:k + 1])[1] for k in range(6)]
+    one = [_backprop_bounds(net.sizes, "relu", theta, X[k : k + 1], y[k : k + 1])[1] for k in range(6)]
     for k in range(6):
-        assert np.all(np.abs(E[k] - net.loss_and_grad(theta, X[k:k + 1], y[k:k + 1])[1]) <= 2 * one[k])
+        assert np.all(np.abs(E[k] - net.loss_and_grad(theta, X[k : k + 1], y[k : k + 1])[1]) <= 2 * one[k])
     w = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
     G = net.part_gradients(theta, X.reshape(2, 3, 4), y.reshape(2, 3), weights=w, normalizer=1.0)
     for part, (a, b) in enumerate([(0, 2), (4, 5)]):
@@ -155,9 +156,16 @@ def test_init_reproducible():
     assert W1.shape == (4, 8) and np.all(b1 == 0)
 
 
-@pytest.mark.parametrize("kwargs,arg", [({"sizes": (4,)}, "sizes"), ({"sizes": (4, 1)}, "sizes"),
-                                        ({"sizes": (4, 0, 2)}, "sizes"), ({"sizes": 5}, "sizes"),
-                                        ({"sizes": (4, 2), "activation": "sigmoid"}, "activation")])
+@pytest.mark.parametrize(
+    "kwargs,arg",
+    [
+        ({"sizes": (4,)}, "sizes"),
+        ({"sizes": (4, 1)}, "sizes"),
+        ({"sizes": (4, 0, 2)}, "sizes"),
+        ({"sizes": 5}, "sizes"),
+        ({"sizes": (4, 2), "activation": "sigmoid"}, "activation"),
+    ],
+)
 def test_constructor_validation(kwargs, arg):
     with pytest.raises(InvalidArgumentError, match=arg):
         MLP(**kwargs)

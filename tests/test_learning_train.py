@@ -1,4 +1,5 @@
 """Coded-gradient training: decoding paths, unbiasedness (Theorems 5-6), wall clock, determinism, validation."""
+
 import numpy as np
 import pytest
 
@@ -39,8 +40,9 @@ def digits():
 @pytest.fixture(scope="module")
 def tiny(digits):
     """A small slice of the digits, so that training runs take milliseconds."""
-    return Dataset(digits.x_train[:240], digits.y_train[:240], digits.x_test[:100], digits.y_test[:100],
-                   "digits-small", 10)
+    return Dataset(
+        digits.x_train[:240], digits.y_train[:240], digits.x_test[:100], digits.y_test[:100], "digits-small", 10
+    )
 
 
 def _G(N, d, seed=0):
@@ -63,21 +65,25 @@ def _exact_decode_tol(B, X, mask, G, m):
     T_norm = float(np.linalg.norm(target(m, B.shape[0] // m)))
     res = lstsq_tol(cond(BF, nonzero=True), BF.shape[0], BF.shape[1], T_norm)
     GG = padded_blocks(G, m)
-    per_block = res * np.linalg.norm(GG, axis=0)                          # (w,): ‖column of Γ_G‖ · ‖R‖
-    return (decode_tol(B, X, mask, G, m) + per_block[None, :]).reshape(-1)[:G.shape[1]]
+    per_block = res * np.linalg.norm(GG, axis=0)  # (w,): ‖column of Γ_G‖ · ‖R‖
+    return (decode_tol(B, X, mask, G, m) + per_block[None, :]).reshape(-1)[: G.shape[1]]
 
 
 # ---------------------------------------------------------------------------------------------
 # decoding paths
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("spec", [
-    CodeSpec("rd", FANO, 2, "rd", "optimal"),
-    CodeSpec("rd-unb", FANO, 2, "rd", "unbiased"),
-    CodeSpec("ns", FANO, 2, "ns", "fixed", options={"dist": "gaussian"}),
-    CodeSpec("naive", FANO, 3, "naive", "arrivals"),
-    CodeSpec("exact", FANO, 2, "exact-gaussian", "optimal", options={"s": 1}),
-])
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        CodeSpec("rd", FANO, 2, "rd", "optimal"),
+        CodeSpec("rd-unb", FANO, 2, "rd", "unbiased"),
+        CodeSpec("ns", FANO, 2, "ns", "fixed", options={"dist": "gaussian"}),
+        CodeSpec("naive", FANO, 3, "naive", "arrivals"),
+        CodeSpec("exact", FANO, 2, "exact-gaussian", "optimal", options={"s": 1}),
+    ],
+)
 def test_effective_route_equals_worker_transmissions(spec):
     code = CodedGradient(spec, p=0.3, seed=2)
     G = _G(7, 11)
@@ -131,9 +137,11 @@ def test_uncoded_arrivals_is_rescaled_sum():
     est = code.estimates(G, masks)
     B, X = code.decoders(masks)
     # both sides: a few-term weighted sum (decode_tol), the reference 5/3 and a 3-term sum
-    assert np.all(np.abs(est[0] - 5 / 3 * (G[0] + G[2] + G[3]))
-                  <= decode_tol(B, X[0], masks[0], G, 1)[0] + dot_tol(4, 5 / 3 * np.abs(G[[0, 2, 3]]).sum(0)))
-    assert np.array_equal(est[1], np.zeros(4))             # nobody arrived: X = 0, exactly
+    assert np.all(
+        np.abs(est[0] - 5 / 3 * (G[0] + G[2] + G[3]))
+        <= decode_tol(B, X[0], masks[0], G, 1)[0] + dot_tol(4, 5 / 3 * np.abs(G[[0, 2, 3]]).sum(0))
+    )
+    assert np.array_equal(est[1], np.zeros(4))  # nobody arrived: X = 0, exactly
     assert np.all(np.abs(est[2] - G.sum(0)) <= decode_tol(B, X[2], masks[2], G, 1)[0] + dot_tol(5, np.abs(G).sum(0)))
 
 
@@ -243,12 +251,15 @@ def test_unbiasedness_test_zero_variance():
     assert not unbiasedness_test(np.tile(g + [0, 1e-3], (5, 1)), g).passed
 
 
-@pytest.mark.parametrize("args,kwargs,arg", [
-    ((np.ones((1, 3)), np.ones(3)), {}, "estimates"),
-    ((np.ones((4, 3)), np.ones(2)), {}, "target"),
-    ((np.ones((4, 3)), np.ones(3)), {"alpha": 1.5}, "alpha"),
-    ((np.full((4, 3), np.nan), np.ones(3)), {}, "estimates"),
-])
+@pytest.mark.parametrize(
+    "args,kwargs,arg",
+    [
+        ((np.ones((1, 3)), np.ones(3)), {}, "estimates"),
+        ((np.ones((4, 3)), np.ones(2)), {}, "target"),
+        ((np.ones((4, 3)), np.ones(3)), {"alpha": 1.5}, "alpha"),
+        ((np.full((4, 3), np.nan), np.ones(3)), {}, "estimates"),
+    ],
+)
 def test_unbiasedness_test_validation(args, kwargs, arg):
     with pytest.raises(InvalidArgumentError, match=arg):
         unbiasedness_test(*args, **kwargs)
@@ -262,6 +273,7 @@ def test_unbiased_decoder_refused_without_reference():
 # ---------------------------------------------------------------------------------------------
 # wall clock, optimizers, partition
 # ---------------------------------------------------------------------------------------------
+
 
 def _close(value, exact, ops):
     """|value − exact| <= SAFETY γ_ops |exact|: a formula of ``ops`` rounded operations on positive terms."""
@@ -287,8 +299,14 @@ def test_wallclock_model_by_hand():
         assert all(abs(a - b) <= 2 * dot_tol(8, b) for a, b in zip(batch, single, strict=True))
 
 
-@pytest.mark.parametrize("kwargs,arg", [({"bandwidth": 0}, "bandwidth"), ({"seconds_per_example": -1},
-                                        "seconds_per_example"), ({"bytes_per_scalar": 0}, "bytes_per_scalar")])
+@pytest.mark.parametrize(
+    "kwargs,arg",
+    [
+        ({"bandwidth": 0}, "bandwidth"),
+        ({"seconds_per_example": -1}, "seconds_per_example"),
+        ({"bytes_per_scalar": 0}, "bytes_per_scalar"),
+    ],
+)
 def test_wallclock_validation(kwargs, arg):
     with pytest.raises(InvalidArgumentError, match=arg):
         WallClockModel(**kwargs)
@@ -296,8 +314,8 @@ def test_wallclock_validation(kwargs, arg):
 
 def test_optimizers_by_hand():
     sgd = SGD(lr=0.1, momentum=0.5)
-    th = sgd.step(np.array([1.0]), np.array([2.0]))        # v = 2
-    th = sgd.step(th, np.array([2.0]))                      # v = 3
+    th = sgd.step(np.array([1.0]), np.array([2.0]))  # v = 2
+    th = sgd.step(th, np.array([2.0]))  # v = 3
     # exact 1 − 0.2 − 0.3 = 0.5; two steps of v ← μv + g, θ ← θ − ηv: 6 roundings on terms <= 1.5
     assert abs(th[0] - 0.5) <= dot_tol(6, 1.0 + 0.2 + 0.3)
     adam = Adam(lr=0.01)
@@ -306,12 +324,12 @@ def test_optimizers_by_hand():
         th = adam.step(th, np.array(g))
     m = 0.9 * 0.1 * np.array([1.0, -4.0]) + 0.1 * np.array([3.0, -4.0])
     v = 0.999 * 0.001 * np.array([1.0, 16.0]) + 0.001 * np.array([9.0, 16.0])
-    step2 = 0.01 * (m / 0.19) / (np.sqrt(v / (1 - 0.999 ** 2)) + 1e-8)
+    step2 = 0.01 * (m / 0.19) / (np.sqrt(v / (1 - 0.999**2)) + 1e-8)
     g1 = np.array([1.0, -4.0])
-    ref = -0.01 * g1 / (np.abs(g1) + 1e-8) - step2          # step 1: m̂ = g, v̂ = g², so η g / (|g| + ε)
+    ref = -0.01 * g1 / (np.abs(g1) + 1e-8) - step2  # step 1: m̂ = g, v̂ = g², so η g / (|g| + ε)
     # about 20 roundings per step on both sides; the bias corrections 1 − β^t cancel, which
     # multiplies their relative error by the condition number β^t / (1 − β^t) (worst: β₂² / (1 − β₂²))
-    kappa = 1 + 0.999 ** 2 / (1 - 0.999 ** 2)
+    kappa = 1 + 0.999**2 / (1 - 0.999**2)
     assert np.all(np.abs(th - ref) <= 2 * dot_tol(40, (0.01 + np.abs(step2)) * kappa))
 
 
@@ -324,6 +342,7 @@ def test_partition_covers_without_repetition():
 # ---------------------------------------------------------------------------------------------
 # training
 # ---------------------------------------------------------------------------------------------
+
 
 def test_training_deterministic_and_learns(tiny):
     spec = CodeSpec("rd", FANO, 2, "rd", "unbiased", redraw=True)
@@ -353,11 +372,15 @@ def test_training_without_stragglers_is_plain_gradient_descent(tiny):
     Xp, yp = tiny.x_train[parts], tiny.y_train[parts]
     X, y = Xp.reshape(-1, 64), yp.reshape(-1)
     steps, lr = 8, 0.3
-    for spec in (CodeSpec("ns", FANO, 2, "ns", "optimal", options={"dist": "gaussian"}),
-                 CodeSpec("exact", FANO, 2, "exact-vandermonde", "optimal", options={"s": 1}),
-                 CodeSpec("uncoded", np.eye(7, dtype=int), 1, "naive", "arrivals")):
-        thetas = [model.init(1)] + [train(spec, tiny, model=model, p=0.0, iterations=t, eval_every=t, lr=lr,
-                                          seed=1).theta for t in range(1, steps + 1)]
+    for spec in (
+        CodeSpec("ns", FANO, 2, "ns", "optimal", options={"dist": "gaussian"}),
+        CodeSpec("exact", FANO, 2, "exact-vandermonde", "optimal", options={"s": 1}),
+        CodeSpec("uncoded", np.eye(7, dtype=int), 1, "naive", "arrivals"),
+    ):
+        thetas = [model.init(1)] + [
+            train(spec, tiny, model=model, p=0.0, iterations=t, eval_every=t, lr=lr, seed=1).theta
+            for t in range(1, steps + 1)
+        ]
         code = CodedGradient(spec, 0.0, seed=1)
         full = np.ones((1, 7), dtype=bool)
         B, Xd = code.decoders(full)
@@ -366,8 +389,7 @@ def test_training_without_stragglers_is_plain_gradient_descent(tiny):
             th = thetas[t]
             G = model.part_gradients(th, Xp, yp)
             g = model.loss_and_grad(th, X, y)[1]
-            bp = sum(backprop_bounds(model.sizes, "relu", th, Xp[i], yp[i], normalizer=X.shape[0])[1]
-                     for i in range(7))
+            bp = sum(backprop_bounds(model.sizes, "relu", th, Xp[i], yp[i], normalizer=X.shape[0])[1] for i in range(7))
             bp = bp + backprop_bounds(model.sizes, "relu", th, X, y)[1] + dot_tol(7, np.abs(G).sum(0))
             dec = _exact_decode_tol(B, Xd[0], full[0], G, spec.m)
             step_tol = lr * (dec + bp) + 2 * dot_tol(2, np.abs(th) + lr * np.abs(g))
@@ -381,8 +403,18 @@ def test_training_without_stragglers_is_plain_gradient_descent(tiny):
 
 def test_minibatch_and_adam(tiny):
     spec = CodeSpec("fr", fractional_repetition(8, 1).assignment, 1, "fractional-repetition")
-    res = train(spec, tiny, model=MLP((64, 10, 10)), p=0.2, iterations=20, eval_every=20, optimizer="adam",
-                lr=0.01, batch_per_part=5, seed=0)
+    res = train(
+        spec,
+        tiny,
+        model=MLP((64, 10, 10)),
+        p=0.2,
+        iterations=20,
+        eval_every=20,
+        optimizer="adam",
+        lr=0.01,
+        batch_per_part=5,
+        seed=0,
+    )
     assert res.params["batch_per_part"] == 5 and res.final["train_loss"] < res.history.train_loss[0]
     # wall clock: each worker holds 2 parts of 5 examples; 10 x 1e-5 s + (1e-3 + d*4/1e6) s per iteration
     d = res.params["d"]
@@ -398,11 +430,21 @@ def test_compare_and_default_codes(tiny):
     assert set(frame.label) == {codes[0].label, codes[1].label} and len(frame) == 6
 
 
-@pytest.mark.parametrize("kwargs,arg", [
-    ({"p": 1.0}, "p"), ({"p": -0.1}, "p"), ({"p": float("nan")}, "p"), ({"iterations": 0}, "iterations"),
-    ({"optimizer": "rmsprop"}, "optimizer"), ({"lr": 0.0}, "lr"), ({"batch_per_part": 10 ** 6}, "batch_per_part"),
-    ({"model": MLP((10, 4, 10))}, "model"), ({"eval_every": 0}, "eval_every"), ({"wallclock": 3}, "wallclock"),
-])
+@pytest.mark.parametrize(
+    "kwargs,arg",
+    [
+        ({"p": 1.0}, "p"),
+        ({"p": -0.1}, "p"),
+        ({"p": float("nan")}, "p"),
+        ({"iterations": 0}, "iterations"),
+        ({"optimizer": "rmsprop"}, "optimizer"),
+        ({"lr": 0.0}, "lr"),
+        ({"batch_per_part": 10**6}, "batch_per_part"),
+        ({"model": MLP((10, 4, 10))}, "model"),
+        ({"eval_every": 0}, "eval_every"),
+        ({"wallclock": 3}, "wallclock"),
+    ],
+)
 def test_train_validation(tiny, kwargs, arg):
     spec = CodeSpec("u", np.eye(4, dtype=int), decoder="arrivals")
     with pytest.raises(InvalidArgumentError, match=arg):
@@ -449,8 +491,10 @@ def test_reproduce_stage_registered_and_writes_outputs(tmp_path):
 
 def test_heterogeneous_p_unbiased_and_masks():
     pj = np.array([0.1, 0.5, 0.0, 0.3, 0.2, 0.6, 0.4])
-    for spec in (CodeSpec("rd", FANO, 2, "rd", "unbiased", redraw=True),
-                 CodeSpec("ns", FANO, 2, "ns", "unbiased", options={"dist": "gaussian"})):
+    for spec in (
+        CodeSpec("rd", FANO, 2, "rd", "unbiased", redraw=True),
+        CodeSpec("ns", FANO, 2, "ns", "unbiased", options={"dist": "gaussian"}),
+    ):
         res = check_unbiased(spec, _G(7, 6, 21), pj, samples=4000, seed=2, alpha=0.001)
         assert res.passed, res.summary()
         # a homogeneous decoder with the mean p is biased under heterogeneous stragglers
@@ -477,10 +521,12 @@ def test_training_on_mnist_files(tmp_path):
     from gcsim.learning.datasets import load_mnist, write_idx
 
     rng = np.random.default_rng(0)
-    names = {"train-images-idx3-ubyte.gz": rng.integers(0, 256, (70, 5, 5), dtype=np.uint8),
-             "train-labels-idx1-ubyte.gz": rng.integers(0, 10, 70).astype(np.uint8),
-             "t10k-images-idx3-ubyte.gz": rng.integers(0, 256, (20, 5, 5), dtype=np.uint8),
-             "t10k-labels-idx1-ubyte.gz": rng.integers(0, 10, 20).astype(np.uint8)}
+    names = {
+        "train-images-idx3-ubyte.gz": rng.integers(0, 256, (70, 5, 5), dtype=np.uint8),
+        "train-labels-idx1-ubyte.gz": rng.integers(0, 10, 70).astype(np.uint8),
+        "t10k-images-idx3-ubyte.gz": rng.integers(0, 256, (20, 5, 5), dtype=np.uint8),
+        "t10k-labels-idx1-ubyte.gz": rng.integers(0, 10, 20).astype(np.uint8),
+    }
     for name, arr in names.items():
         write_idx(tmp_path / name, arr)
     ds = load_mnist(tmp_path)
@@ -495,7 +541,7 @@ def test_uncoded_arrivals_bias_exact_enumeration():
 
     n = 5
     G = _G(n, 3, 31)
-    masks = ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)  # every pattern
+    masks = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)  # every pattern
     code = CodedGradient(CodeSpec("u", np.eye(n, dtype=int), decoder="arrivals"))
     est = code.estimates(G, masks)
     B, X = code.decoders(masks)
@@ -506,7 +552,7 @@ def test_uncoded_arrivals_bias_exact_enumeration():
         assert abs(w.sum() - 1.0) <= dot_tol(32 + n, 1.0)
         # E[ĝ]: the estimates' own rounding weighted by w, the 32-term weighted sum, and (1 − pⁿ) Σ g
         tol = w @ est_tol + dot_tol(32 + n, w @ np.abs(est)) + dot_tol(n + 2, np.abs(G).sum(0))
-        assert np.all(np.abs(w @ est - (1 - p ** n) * G.sum(0)) <= tol)
+        assert np.all(np.abs(w @ est - (1 - p**n) * G.sum(0)) <= tol)
     # heterogeneous p: biased (n = 2, p = (0, 0.5): E W_0 = 1.5)
     G2 = np.array([[1.0], [0.0]])
     code2 = CodedGradient(CodeSpec("u", np.eye(2, dtype=int), decoder="arrivals"))

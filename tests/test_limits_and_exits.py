@@ -1,4 +1,5 @@
 """Size limits as one error type, conversions that overflow, exit codes of runtime failures, BLAS policy."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,9 +20,9 @@ from gcsim.errors import InvalidArgumentError, SizeLimitError, SolverError
 def test_integer_beyond_float_range_is_a_named_error():
     # np.asarray([[10**400]], float) raises a bare OverflowError
     with pytest.raises(InvalidArgumentError, match="^B: cannot be converted to float64"):
-        check_finite_array("B", [[10 ** 400]])
+        check_finite_array("B", [[10**400]])
     with pytest.raises(InvalidArgumentError, match="scheme.B"):
-        gcsim.optimal_error(type("S", (), {"B": [[10 ** 400, 1]], "m": 1})(), [True, True])
+        gcsim.optimal_error(type("S", (), {"B": [[10**400, 1]], "m": 1})(), [True, True])
 
 
 def test_pattern_limit_is_one_size_limit_error():
@@ -37,7 +38,7 @@ def test_pattern_limit_is_one_size_limit_error():
 def test_dense_limit_is_a_size_limit_error():
     with pytest.raises(SizeLimitError) as info:
         gcsim.srg(10009, 5004, 2501, 2502)
-    assert info.value.limit_name == "MAX_DENSE_ENTRIES" and info.value.requested == 10009 ** 2
+    assert info.value.limit_name == "MAX_DENSE_ENTRIES" and info.value.requested == 10009**2
 
 
 def test_runtime_failure_exits_1_with_one_line(capsys):
@@ -52,8 +53,26 @@ def test_runtime_failure_exits_1_with_one_line(capsys):
 
 def test_run_cerar_huge_d_is_refused_before_allocating():
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, "-m", "gcsim", "run-cerar", "--engine", "numpy", "--workers", "4",
-                           "--c", "4", "--d", str(10 ** 11)], capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gcsim",
+            "run-cerar",
+            "--engine",
+            "numpy",
+            "--workers",
+            "4",
+            "--c",
+            "4",
+            "--d",
+            str(10**11),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "--d:" in proc.stderr and "MAX_DENSE_ENTRIES" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -82,7 +101,6 @@ def test_batched_blas_limits_and_restores(monkeypatch):
     monkeypatch.setenv("GCSIM_BATCHED_BLAS_THREADS", "two")
     with pytest.raises(ValueError, match="GCSIM_BATCHED_BLAS_THREADS"):
         batched_threads()
-
 
 
 def test_cerar_design_size_is_refused_up_front():

@@ -1,4 +1,5 @@
 """Low-bandwidth emulation: namespaces + veth + tc (root only; skipped with the reason otherwise)."""
+
 import subprocess
 
 import numpy as np
@@ -38,15 +39,22 @@ def test_ring_in_rate_limited_namespaces():
     from gcsim.cerar.factory import design
     from gcsim.executor.experiments import run_collectives
 
-    rate = 20e6                                             # 20 Mbit/s per link direction
-    d = 1 << 15                                             # float32: ring sends 2(N-1)ceil(d/N)4 = 128 KiB
+    rate = 20e6  # 20 Mbit/s per link direction
+    d = 1 << 15  # float32: ring sends 2(N-1)ceil(d/N)4 = 128 KiB
     with NetemTopology(2, rate="20mbit", prefix="gcsim-test") as topo:
         listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
         assert all(ns in listed for ns in topo.netns)
-        res = run_collectives(2, d, designs={"c2": design(2, 2, "exact")}, algorithms=["ring", "c2"],
-                              repeats=1, timeout=60, **topo.launch_kwargs())
+        res = run_collectives(
+            2,
+            d,
+            designs={"c2": design(2, 2, "exact")},
+            algorithms=["ring", "c2"],
+            repeats=1,
+            timeout=60,
+            **topo.launch_kwargs(),
+        )
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert "gcsim-test" not in listed                        # everything was removed
+    assert "gcsim-test" not in listed  # everything was removed
     S = res["summary"]
     # float32 gradients of seed 0 (run_collectives' default): the own ring sums 2 terms, the exact
     # CERAR design c = N = 2 runs the ring's encode / 2L additions / decode, each within its

@@ -1,4 +1,5 @@
 """to_networkx(): designs and graphs as networkx graphs, checked with networkx's own algorithms."""
+
 from __future__ import annotations
 
 from itertools import combinations
@@ -9,8 +10,16 @@ import pytest
 import gcsim
 
 
-@pytest.mark.parametrize("obj", [gcsim.bibd(13, 4, 1), gcsim.bibd(7, 3, 1), gcsim.coset_graph(27, 2, 5),
-                                 gcsim.biregular_graph(40, 20, 3, 6, seed=0)], ids=repr)
+@pytest.mark.parametrize(
+    "obj",
+    [
+        gcsim.bibd(13, 4, 1),
+        gcsim.bibd(7, 3, 1),
+        gcsim.coset_graph(27, 2, 5),
+        gcsim.biregular_graph(40, 20, 3, 6, seed=0),
+    ],
+    ids=repr,
+)
 def test_incidence_graph_is_the_assignment(obj):
     G = obj.to_networkx()
     A = obj.assignment

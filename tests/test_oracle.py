@@ -19,6 +19,7 @@ The fixtures themselves are checked against independent computations
 (the admissible set, Fisher, Bruck--Ryser--Chowla, the SRG parameter identity)
 so that a corrupted fixture cannot make these tests vacuous.
 """
+
 from __future__ import annotations
 
 import functools
@@ -61,6 +62,7 @@ def _sage_impossible(e) -> bool:
 @functools.cache
 def bibd_exist(v, k, lam, existence=True):
     import gcsim
+
     assert existence is True
     return gcsim.bibd(v, k, lam, existence=True)
 
@@ -68,6 +70,7 @@ def bibd_exist(v, k, lam, existence=True):
 @functools.cache
 def _bibd_build(v, k, lam):
     import gcsim
+
     try:
         return gcsim.bibd(v, k, lam), None
     except Exception as exc:  # noqa: BLE001 - re-raised by bibd_build
@@ -84,6 +87,7 @@ def bibd_build(v, k, lam):
 @functools.cache
 def srg_exist(v, k, lam, mu, existence=True):
     import gcsim
+
     assert existence is True
     return gcsim.srg(v, k, lam, mu, existence=True)
 
@@ -91,6 +95,7 @@ def srg_exist(v, k, lam, mu, existence=True):
 @functools.cache
 def _srg_build(v, k, lam, mu):
     import gcsim
+
     try:
         return gcsim.srg(v, k, lam, mu), None
     except Exception as exc:  # noqa: BLE001
@@ -140,18 +145,24 @@ def _brc_fails(v, k, lam) -> bool:
 
     from sympy.abc import x, y, z
     from sympy.solvers.diophantine.diophantine import diop_ternary_quadratic
+
     n = k - lam
     if v % 2 == 0:
         return isqrt(n) ** 2 != n
     sign = -1 if ((v - 1) // 2) % 2 else 1
-    sol = diop_ternary_quadratic(x ** 2 - n * y ** 2 - sign * lam * z ** 2)
+    sol = diop_ternary_quadratic(x**2 - n * y**2 - sign * lam * z**2)
     return sol[0] is None or all(s == 0 for s in sol)
 
 
 # --------------------------------------------------------------------------- fixture sanity
 def test_bibd_fixture_is_the_admissible_set():
-    expected = {(v, k, lam) for v in range(6, 61) for k in range(3, v // 2 + 1) for lam in (1, 2, 3)
-                if (lam * (v - 1)) % (k - 1) == 0 and (lam * v * (v - 1)) % (k * (k - 1)) == 0}
+    expected = {
+        (v, k, lam)
+        for v in range(6, 61)
+        for k in range(3, v // 2 + 1)
+        for lam in (1, 2, 3)
+        if (lam * (v - 1)) % (k - 1) == 0 and (lam * v * (v - 1)) % (k * (k - 1)) == 0
+    }
     keys = [_bkey(e) for e in BIBD]
     assert len(keys) == len(set(keys))
     assert set(keys) == expected
@@ -201,8 +212,15 @@ def test_srg_fixture_parameters():
             assert e["build"] == "ok", e
     # the named classics are in the list and built by Sage
     by = {_skey(e): e for e in SRG}
-    for p in [(10, 3, 0, 1), (16, 5, 0, 2), (16, 6, 2, 2), (27, 16, 10, 8), (50, 7, 0, 1),
-              (13, 6, 2, 3), (25, 12, 5, 6)]:
+    for p in [
+        (10, 3, 0, 1),
+        (16, 5, 0, 2),
+        (16, 6, 2, 2),
+        (27, 16, 10, 8),
+        (50, 7, 0, 1),
+        (13, 6, 2, 3),
+        (25, 12, 5, 6),
+    ]:
         assert _sage_builds(by[p]), p
     assert by[(49, 16, 3, 6)]["sage"] is False and by[(57, 14, 1, 4)]["sage"] is False
 
@@ -260,8 +278,7 @@ def test_srg_against_sage(e):
 
 
 def _load_report():
-    spec = importlib.util.spec_from_file_location("coverage_report",
-                                                  ROOT / "scripts" / "coverage_report.py")
+    spec = importlib.util.spec_from_file_location("coverage_report", ROOT / "scripts" / "coverage_report.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -286,7 +303,8 @@ def test_coverage_doc_is_current():
     doc = ROOT / "docs" / "coverage.md"
     assert doc.exists(), "run: .venv/bin/python scripts/coverage_report.py"
     assert rep.strip_generated(doc.read_text()) == rep.strip_generated(fresh), (
-        "docs/coverage.md is stale: run .venv/bin/python scripts/coverage_report.py")
+        "docs/coverage.md is stale: run .venv/bin/python scripts/coverage_report.py"
+    )
 
 
 def test_coverage_report_detects_disagreements():
@@ -303,8 +321,7 @@ def test_coverage_report_detects_disagreements():
             return True
         raise RuntimeError("no construction")
 
-    data = rep.collect(says_false, says_false, says_true_builds_nothing, says_true_builds_nothing,
-                       FIX)
+    data = rep.collect(says_false, says_false, says_true_builds_nothing, says_true_builds_nothing, FIX)
     bad = rep.conflicts(data)
     n_sage_bibd = sum(_sage_builds(e) for e in BIBD)
     n_srg_false = sum(_sage_impossible(e) for e in SRG)

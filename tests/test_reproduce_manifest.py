@@ -4,6 +4,7 @@ A tiny fake stage stands in for the real ones (which take minutes); it counts it
 so "skipped" vs "ran again" is observed directly.  Checksums are compared with
 ``hashlib`` on the files, independently of gcsim.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -61,7 +62,7 @@ def test_intact_results_are_skipped(tmp_path, fake_stage):
     run(tmp_path)
     assert status(run(tmp_path)).startswith("skipped")
     assert len(fake_stage.runs) == 1
-    assert status(run(tmp_path, seed=1)) == "ok"      # other parameters: run again
+    assert status(run(tmp_path, seed=1)) == "ok"  # other parameters: run again
     assert len(fake_stage.runs) == 2
 
 
@@ -77,7 +78,7 @@ def test_damaged_outputs_make_the_stage_run_again(tmp_path, fake_stage, damage):
         data = bytearray(target.read_bytes())
         data[500] ^= 0xFF
         target.write_bytes(bytes(data))
-    assert status(run(tmp_path)) == "ok"            # ran again, not "skipped"
+    assert status(run(tmp_path)) == "ok"  # ran again, not "skipped"
     assert len(fake_stage.runs) == 2
     assert rep.check_stage_outputs(tmp_path / "fake", {"full": False, "seed": 0}) is None
 
@@ -119,7 +120,7 @@ def test_interrupted_forced_rerun_leaves_no_ok_manifest(tmp_path, fake_stage):
         run(tmp_path, force=True)
     assert not (tmp_path / "fake" / "manifest.json").exists()
     fake_stage.behaviour["die_after_first_file"] = None
-    assert status(run(tmp_path)) == "ok"               # not "skipped": the half-new results are redone
+    assert status(run(tmp_path)) == "ok"  # not "skipped": the half-new results are redone
     assert len(fake_stage.runs) == 3
 
 
@@ -135,7 +136,7 @@ def test_forced_rerun_killed_with_sigkill_is_redone(tmp_path, fake_stage):
             os._exit(3)
     _, st = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGKILL
-    assert status(run(tmp_path)) == "ok"              # redone, not "skipped"
+    assert status(run(tmp_path)) == "ok"  # redone, not "skipped"
     assert len(fake_stage.runs) == 2  # the first run here, then the redo (the child's run was in another process)
 
 
@@ -151,7 +152,7 @@ def test_manifest_without_checksums_is_not_trusted(tmp_path, fake_stage):
     assert status(run(tmp_path)) == "ok" and len(fake_stage.runs) == 2
 
 
-@pytest.mark.parametrize("text", ["", "[1]", "{\"status\": \"ok\"", "null"])
+@pytest.mark.parametrize("text", ["", "[1]", '{"status": "ok"', "null"])
 def test_unreadable_manifest_means_run_again(tmp_path, fake_stage, text):
     run(tmp_path)
     (tmp_path / "fake" / "manifest.json").write_text(text)

@@ -1,4 +1,5 @@
 """Tests of the encoders (gcsim.coding.schemes), against independent computations."""
+
 from __future__ import annotations
 
 import itertools
@@ -28,7 +29,7 @@ def lstsq_error(B, T, mask):
     """Independent optimal error: scipy least squares on the surviving columns."""
     BF = B[:, np.asarray(mask, dtype=bool)]
     if BF.shape[1] == 0:
-        return float(np.sum(T ** 2))
+        return float(np.sum(T**2))
     X = sl.lstsq(BF, T)[0]
     return float(np.sum((BF @ X - T) ** 2))
 
@@ -100,7 +101,7 @@ def test_rd_structure(eps, m):
     D = sch.diagonals
     assert D.shape == (m, 7)
     for k in range(m):
-        assert np.array_equal(sch.B[k * 7:(k + 1) * 7], FANO * D[k][None, :])
+        assert np.array_equal(sch.B[k * 7 : (k + 1) * 7], FANO * D[k][None, :])
     mag = np.abs(D)
     # d = σ (1 + ε ξ), |ξ| <= 1: two roundings on terms adding up to 1 + ε (Higham Thm 3.1)
     tol = dot_tol(2, 1 + eps)
@@ -137,12 +138,18 @@ def test_determinism(method):
 def test_design_object_accepted():
     class Obj:
         assignment = FANO
+
     assert np.array_equal(encode(Obj(), 1, "naive").B, FANO)
 
 
 @settings(max_examples=15, deadline=None)
-@given(N=st.integers(3, 8), n=st.integers(4, 9), m=st.integers(1, 3), seed=st.integers(0, 10 ** 6),
-       method=st.sampled_from(["naive", "rd", "ns", "ns-worker", "exact-gaussian"]))
+@given(
+    N=st.integers(3, 8),
+    n=st.integers(4, 9),
+    m=st.integers(1, 3),
+    seed=st.integers(0, 10**6),
+    method=st.sampled_from(["naive", "rd", "ns", "ns-worker", "exact-gaussian"]),
+)
 def test_support_respected(N, n, m, seed, method):
     rng = np.random.default_rng(seed)
     r = min(n, m + 1)
@@ -204,8 +211,9 @@ def test_ns_worker_reports_residual():
     R = sch.B @ sch.decoder - target_matrix(m, N)
     # two evaluations of ‖B X0 − T‖² (the encoder's and this one), each within fixed_residual_tol
     # (dot products of length n + 1, then a sum of squares; Higham Lemma 3.3, Thm 3.1)
-    assert abs(sch.options["residual"] - np.sum(R ** 2)) <= 2 * fixed_residual_tol(
-        sch.B, sch.decoder, np.ones(n, dtype=bool), m)
+    assert abs(sch.options["residual"] - np.sum(R**2)) <= 2 * fixed_residual_tol(
+        sch.B, sch.decoder, np.ones(n, dtype=bool), m
+    )
     # The cross blocks vanish in exact arithmetic: a null space exists (n = 24 > 2 * 6), and v_k
     # (k > l) is drawn from the SVD null space of M_k = [A diag(ṽ_j)]_{j<k}, ṽ the vectors before the
     # final scaling v_j = α_j ṽ_j.  A backward-stable SVD gives ‖M_k w‖ <= c rows n u ‖M_k‖ for a
@@ -222,7 +230,7 @@ def test_ns_worker_reports_residual():
         late = max(k, l)
         tol = lstsq_tol(rho, late * N, n, float(norms[late] * np.sqrt(np.sum(np.square(blocks[:late])))))
         np.testing.assert_allclose(Af @ (V[k] * V[l]), 0, rtol=0, atol=tol)
-        cross_bound += tol ** 2
+        cross_bound += tol**2
         # not vacuous: a random pair of vectors of these norms would leave O(1) entries
         assert tol < 1e-6 * blocks[l] * norms[k]
     # crosstalk = Σ_{k≠l} ‖A (v_k ∘ v_l)‖² (tol bounds the norm, and its c k N n factor covers the γ_n
@@ -251,9 +259,12 @@ def test_exact_family_decodes_every_pattern(kind, m, s):
         used = np.flatnonzero(mask)[:f]
         nx = float(np.linalg.norm(X))
         solve_residual = solve_tol(1.0, f, np.linalg.norm(H[:, used], 2) * nx)
-        bound = (defect * nx + np.linalg.norm(sch.extras["P"], 2) * solve_residual
-                 + np.linalg.norm(dot_tol(n + 1, np.abs(sch.B) @ np.abs(X) + T)))
-        assert np.sum((sch.B @ X - T) ** 2) <= bound ** 2 * (1 + dot_tol(T.size, 1.0))
+        bound = (
+            defect * nx
+            + np.linalg.norm(sch.extras["P"], 2) * solve_residual
+            + np.linalg.norm(dot_tol(n + 1, np.abs(sch.B) @ np.abs(X) + T))
+        )
+        assert np.sum((sch.B @ X - T) ** 2) <= bound**2 * (1 + dot_tol(T.size, 1.0))
         # least squares on B_F: the minimum is at most ‖(B − P H)_F X*‖, X* = H_F⁻¹ [I_m; 0] exactly,
         # ‖X*‖ <= ‖X‖ + c f u κ(H_F) ‖X‖ (Thm 7.2, tolerances.solve_tol)
         true = defect * (nx + solve_tol(cond(H[:, used]), f, nx))
@@ -315,8 +326,9 @@ def test_cyclic_mds_exact(n, s):
         assert lstsq_error(sch.B, T, mask) <= lstsq_sq_tol(sch.B, T, mask, delta)
     # and it is not exact for s + 1 stragglers in general.  Not a rounding tolerance: "clearly
     # non-zero", 1e-6 is many orders above the rounding bounds above (about 1e-19 here)
-    worst = max(lstsq_error(sch.B, T, np.isin(np.arange(n), S, invert=True))
-                for S in itertools.combinations(range(n), s + 1))
+    worst = max(
+        lstsq_error(sch.B, T, np.isin(np.arange(n), S, invert=True)) for S in itertools.combinations(range(n), s + 1)
+    )
     assert worst > 1e-6
 
 
@@ -338,19 +350,22 @@ def test_classic_codes_need_m1(method):
         encode(cyclic_repetition_assignment(4, 1), 2, method)
 
 
-@pytest.mark.parametrize("bad,arg", [
-    (dict(assignment=np.array([[0, 2], [1, 1]])), "assignment"),
-    (dict(assignment=np.array([[np.nan, 1], [1, 1]])), "assignment"),
-    (dict(assignment=np.array([1, 0, 1])), "assignment"),
-    (dict(assignment=np.array([[1, 1], [0, 0]])), "assignment"),
-    (dict(m=0), "m"),
-    (dict(method="magic"), "method"),
-    (dict(eps=-0.1), "eps"),
-    (dict(eps=float("nan")), "eps"),
-    (dict(seed=-1), "seed"),
-    (dict(dist="cauchy"), "dist"),
-    (dict(unknown=3), "options"),
-])
+@pytest.mark.parametrize(
+    "bad,arg",
+    [
+        (dict(assignment=np.array([[0, 2], [1, 1]])), "assignment"),
+        (dict(assignment=np.array([[np.nan, 1], [1, 1]])), "assignment"),
+        (dict(assignment=np.array([1, 0, 1])), "assignment"),
+        (dict(assignment=np.array([[1, 1], [0, 0]])), "assignment"),
+        (dict(m=0), "m"),
+        (dict(method="magic"), "method"),
+        (dict(eps=-0.1), "eps"),
+        (dict(eps=float("nan")), "eps"),
+        (dict(seed=-1), "seed"),
+        (dict(dist="cauchy"), "dist"),
+        (dict(unknown=3), "options"),
+    ],
+)
 def test_encode_validation(bad, arg):
     kw = dict(assignment=FANO, m=2, method="rd")
     kw.update(bad)
@@ -404,9 +419,18 @@ def test_every_method_listed_builds():
         assert sch.decoder is None or sch.decoder.shape == (6, m)
 
 
-@pytest.mark.parametrize("method,m,opts", [("naive", 2, {}), ("rd", 2, {}), ("ns", 2, {"eps": 0.1}),
-                                           ("ns-worker", 2, {}), ("exact-gaussian", 1, {"s": 1}),
-                                           ("exact-vandermonde", 1, {"s": 1}), ("bibd-optimal", 1, {})])
+@pytest.mark.parametrize(
+    "method,m,opts",
+    [
+        ("naive", 2, {}),
+        ("rd", 2, {}),
+        ("ns", 2, {"eps": 0.1}),
+        ("ns-worker", 2, {}),
+        ("exact-gaussian", 1, {"s": 1}),
+        ("exact-vandermonde", 1, {"s": 1}),
+        ("bibd-optimal", 1, {}),
+    ],
+)
 def test_scheme_object_contract(method, m, opts):
     import dataclasses
     import json
@@ -420,7 +444,7 @@ def test_scheme_object_contract(method, m, opts):
     with pytest.raises(dataclasses.FrozenInstanceError):
         sch.m = 5
     with pytest.raises(TypeError):
-        sch.options["eps"] = 1.0                      # read-only mapping
+        sch.options["eps"] = 1.0  # read-only mapping
     arrays = sch.to_arrays()
     assert all(not a.flags.writeable for a in arrays.values())
     meta = json.loads(json.dumps(sch.bundle_metadata()))
@@ -432,6 +456,6 @@ def test_scheme_object_contract(method, m, opts):
     with pytest.raises(CatalogueError):
         Scheme.from_arrays(arrays, {**meta, "params": [7, 7, m + 1]})
     bad = dict(arrays)
-    bad["B"] = np.array(arrays["B"]) * (1 - np.tile(FANO, (m, 1))) + 1.0     # off-support entries
+    bad["B"] = np.array(arrays["B"]) * (1 - np.tile(FANO, (m, 1))) + 1.0  # off-support entries
     with pytest.raises(CatalogueError):
         Scheme.from_arrays(bad, meta)

@@ -7,6 +7,7 @@ Hoffman-Singleton) and networkx's distance-regularity / intersection arrays,
 numpy eigenvalues, galois field arithmetic, and the standard parameter
 formulas of each family.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,10 @@ from gcsim.errors import (
 from tolerances import SAFETY, dot_tol, unit_roundoff
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "sage_srg.json"
+
+
 def _is_prime_power(q):
-    return any(q == p ** a for p in range(2, q + 1) if all(p % d for d in range(2, p)) for a in range(1, 8))
+    return any(q == p**a for p in range(2, q + 1) if all(p % d for d in range(2, p)) for a in range(1, 8))
 
 
 PALEY_Q = [q for q in range(5, 102, 4) if _is_prime_power(q)]
@@ -110,8 +113,7 @@ def test_field_tables_are_fields(q):
     assert all(sorted(row) == list(range(1, q)) for row in mul[1:, 1:].tolist())
     # associativity and distributivity, exhaustively
     assert np.array_equal(mul[mul[:, :, None], x[None, None, :]], mul[x[:, None, None], mul[None, :, :]])
-    assert np.array_equal(mul[x[:, None, None], add[None, :, :]],
-                          add[mul[:, :, None], mul[:, None, :]])
+    assert np.array_equal(mul[x[:, None, None], add[None, :, :]], add[mul[:, :, None], mul[:, None, :]])
 
 
 def test_field_tables_match_galois():
@@ -194,8 +196,11 @@ def test_lattice_equals_rook_graph(n):
 
 
 @settings(max_examples=8, deadline=None)
-@given(st.sampled_from([(m, n) for n in (3, 4, 5, 6, 7, 8, 9, 10) for m in range(2, n + 1)
-                        if m <= 3 or _is_prime_power(n)]))
+@given(
+    st.sampled_from(
+        [(m, n) for n in (3, 4, 5, 6, 7, 8, 9, 10) for m in range(2, n + 1) if m <= 3 or _is_prime_power(n)]
+    )
+)
 def test_latin_square_graphs(mn):
     m, n = mn
     check_graph(C.latin_square_graph(m, n), (n * n, m * (n - 1), (m - 1) * (m - 2) + n - 2, m * (m - 1)))
@@ -220,8 +225,7 @@ def test_kneser_and_petersen():
 def test_imprimitive():
     check_graph(C.complete_multipartite_graph(4, 3), (12, 9, 6, 9))
     check_graph(C.disjoint_cliques(3, 4), (12, 3, 2, 0))
-    assert nx.is_isomorphic(C.complete_multipartite_graph(3, 3).to_networkx(),
-                            nx.complete_multipartite_graph(3, 3, 3))
+    assert nx.is_isomorphic(C.complete_multipartite_graph(3, 3).to_networkx(), nx.complete_multipartite_graph(3, 3, 3))
 
 
 # ------------------------------------------------------------------------------- sporadic graphs
@@ -231,13 +235,16 @@ def _intersection_array(g):
     return nx.intersection_array(G)
 
 
-@pytest.mark.parametrize("fn,params", [
-    (C.clebsch_graph, (16, 5, 0, 2)),
-    (C.shrikhande_graph, (16, 6, 2, 2)),
-    (C.schlafli_graph, (27, 16, 10, 8)),
-    (C.hoffman_singleton_graph, (50, 7, 0, 1)),
-    (C.gewirtz_graph, (56, 10, 0, 2)),
-])
+@pytest.mark.parametrize(
+    "fn,params",
+    [
+        (C.clebsch_graph, (16, 5, 0, 2)),
+        (C.shrikhande_graph, (16, 6, 2, 2)),
+        (C.schlafli_graph, (27, 16, 10, 8)),
+        (C.hoffman_singleton_graph, (50, 7, 0, 1)),
+        (C.gewirtz_graph, (56, 10, 0, 2)),
+    ],
+)
 def test_sporadic(fn, params):
     g = fn()
     check_graph(g, params)
@@ -293,25 +300,38 @@ def test_gq_not_constructible():
         C.generalized_quadrangle_graph(2, 3)
 
 
-@pytest.mark.parametrize("kind,n,q", [("Sp", 6, 2), ("O", 7, 2), ("O+", 6, 2), ("O+", 8, 2), ("O-", 8, 2),
-                                      ("O", 5, 3), ("O+", 6, 3), ("U", 5, 4), ("U", 4, 9), ("Sp", 4, 5)])
+@pytest.mark.parametrize(
+    "kind,n,q",
+    [
+        ("Sp", 6, 2),
+        ("O", 7, 2),
+        ("O+", 6, 2),
+        ("O+", 8, 2),
+        ("O-", 8, 2),
+        ("O", 5, 3),
+        ("O+", 6, 3),
+        ("U", 5, 4),
+        ("U", 4, 9),
+        ("Sp", 4, 5),
+    ],
+)
 def test_polar_graphs(kind, n, q):
     g = C.polar_graph(kind, n, q)
     check_graph(g, polar_graph_parameters(kind, n, q))
     # numbers of singular points, counted independently (Hirschfeld): |Q+(2d-1,q)| etc.
     if kind == "Sp":
-        expected_v = (q ** n - 1) // (q - 1)
+        expected_v = (q**n - 1) // (q - 1)
     elif kind == "O":
         expected_v = (q ** (n - 1) - 1) // (q - 1)
     elif kind == "O+":
         d = n // 2
-        expected_v = (q ** d - 1) * (q ** (d - 1) + 1) // (q - 1)
+        expected_v = (q**d - 1) * (q ** (d - 1) + 1) // (q - 1)
     elif kind == "O-":
         d = n // 2 - 1
-        expected_v = (q ** (d + 1) + 1) * (q ** d - 1) // (q - 1)
+        expected_v = (q ** (d + 1) + 1) * (q**d - 1) // (q - 1)
     else:
-        r = int(round(q ** 0.5))
-        expected_v = (r ** n - (-1) ** n) * (r ** (n - 1) - (-1) ** (n - 1)) // (q - 1)
+        r = int(round(q**0.5))
+        expected_v = (r**n - (-1) ** n) * (r ** (n - 1) - (-1) ** (n - 1)) // (q - 1)
     assert g.params[0] == expected_v
 
 
@@ -329,10 +349,9 @@ def test_polar_bad_args(args):
 
 
 # ------------------------------------------------------------------------------- two-intersection sets
-@pytest.mark.parametrize("eps,m,q", [(1, 2, 2), (-1, 2, 2), (1, 3, 2), (-1, 3, 2), (1, 2, 3), (-1, 2, 3),
-                                     (-1, 2, 4)])
+@pytest.mark.parametrize("eps,m,q", [(1, 2, 2), (-1, 2, 2), (1, 3, 2), (-1, 3, 2), (1, 2, 3), (-1, 2, 3), (-1, 2, 4)])
 def test_affine_polar(eps, m, q):
-    k = (q ** m - eps) * (q ** (m - 1) + eps)
+    k = (q**m - eps) * (q ** (m - 1) + eps)
     lam = q * (q ** (m - 1) - eps) * (q ** (m - 2) + eps) + q - 2
     mu = q ** (m - 1) * (q ** (m - 1) + eps)
     check_graph(C.affine_polar_graph(eps, m, q), (q ** (2 * m), k, lam, mu))
@@ -386,8 +405,16 @@ def test_block_graph_errors():
 
 
 # ------------------------------------------------------------------------------- graph object
-@pytest.mark.parametrize("fn", [C.petersen_graph, C.clebsch_graph, lambda: C.paley_graph(13),
-                                lambda: C.paley_graph(25), lambda: C.polar_graph("Sp", 4, 3)])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        C.petersen_graph,
+        C.clebsch_graph,
+        lambda: C.paley_graph(13),
+        lambda: C.paley_graph(25),
+        lambda: C.polar_graph("Sp", 4, 3),
+    ],
+)
 def test_eigenvalues_exact_vs_numpy(fn):
     g = fn()
     exact = g.eigenvalues()
@@ -436,15 +463,18 @@ def test_verify_detects_corruption():
 
 
 # ------------------------------------------------------------------------------- srg() API
-@pytest.mark.parametrize("params,condition", [
-    ((28, 9, 0, 4), "Krein"),
-    ((21, 10, 4, 5), "conference graph: v is a sum of two squares"),
-    ((49, 16, 3, 6), "known nonexistence"),
-    ((57, 14, 1, 4), "known nonexistence"),
-    ((10, 3, 0, 2), "k(k-lam-1) = (v-k-1)mu"),
-    ((7, 3, 0, 2), "integrality of multiplicities"),
-    ((50, 21, 4, 12), "absolute bound"),
-])
+@pytest.mark.parametrize(
+    "params,condition",
+    [
+        ((28, 9, 0, 4), "Krein"),
+        ((21, 10, 4, 5), "conference graph: v is a sum of two squares"),
+        ((49, 16, 3, 6), "known nonexistence"),
+        ((57, 14, 1, 4), "known nonexistence"),
+        ((10, 3, 0, 2), "k(k-lam-1) = (v-k-1)mu"),
+        ((7, 3, 0, 2), "integrality of multiplicities"),
+        ((50, 21, 4, 12), "absolute bound"),
+    ],
+)
 def test_srg_impossible(params, condition):
     with pytest.raises(ImpossibleParametersError) as ei:
         S.srg(*params)
@@ -482,14 +512,13 @@ def test_menon_difference_set_graph():
 
 def test_abelian_cayley_graph_errors():
     with pytest.raises(InvalidArgumentError) as ei:
-        C.abelian_cayley_graph([7], [[1]])          # not closed under negation
+        C.abelian_cayley_graph([7], [[1]])  # not closed under negation
     assert ei.value.argument == "connection"
     with pytest.raises(InvalidArgumentError):
         C.abelian_cayley_graph([7], [[0], [1], [6]])  # contains 0
     with pytest.raises(InvalidArgumentError):
-        C.abelian_cayley_graph([8], [[1], [7]])     # the 8-cycle is not strongly regular
-    check_graph(C.abelian_cayley_graph([4, 4], [(1, 0), (3, 0), (0, 1), (0, 3), (1, 1), (3, 3)]),
-                (16, 6, 2, 2))
+        C.abelian_cayley_graph([8], [[1], [7]])  # the 8-cycle is not strongly regular
+    check_graph(C.abelian_cayley_graph([4, 4], [(1, 0), (3, 0), (0, 1), (0, 3), (1, 1), (3, 3)]), (16, 6, 2, 2))
 
 
 def test_srg_unknown():
@@ -499,13 +528,18 @@ def test_srg_unknown():
         S.srg(65, 32, 15, 16)
 
 
-@pytest.mark.parametrize("kwargs,name", [
-    (dict(v=10, k=0, lam=0, mu=0), "k"), (dict(v=2, k=1, lam=0, mu=0), "v"),
-    (dict(v=10, k=3, lam=-1, mu=1), "lam"), (dict(v=10, k=3, lam=0, mu=1.5), "mu"),
-    (dict(v=10, k=3, lam=0, mu=1, closed=1), "closed"),
-    (dict(v=10, k=3, lam=0, mu=1, existence="yes"), "existence"),
-    (dict(v=10, k=9, lam=8, mu=0), "k"),
-])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(v=10, k=0, lam=0, mu=0), "k"),
+        (dict(v=2, k=1, lam=0, mu=0), "v"),
+        (dict(v=10, k=3, lam=-1, mu=1), "lam"),
+        (dict(v=10, k=3, lam=0, mu=1.5), "mu"),
+        (dict(v=10, k=3, lam=0, mu=1, closed=1), "closed"),
+        (dict(v=10, k=3, lam=0, mu=1, existence="yes"), "existence"),
+        (dict(v=10, k=9, lam=8, mu=0), "k"),
+    ],
+)
 def test_srg_invalid_arguments(kwargs, name):
     with pytest.raises(InvalidArgumentError) as ei:
         S.srg(**kwargs)
@@ -543,8 +577,9 @@ def test_coverage_against_sage():
         assert S.srg(*p, existence=True) is e["sage"], p
 
 
-@pytest.mark.parametrize("fn", [C.petersen_graph, C.clebsch_graph, C.schlafli_graph,
-                                lambda: C.polar_graph("Sp", 4, 3), C.gewirtz_graph])
+@pytest.mark.parametrize(
+    "fn", [C.petersen_graph, C.clebsch_graph, C.schlafli_graph, lambda: C.polar_graph("Sp", 4, 3), C.gewirtz_graph]
+)
 def test_krein_parameter_numerically(fn):
     """E_r o E_r (numpy) has the eigenvalue predicted by the Krein formula on the r-eigenspace,
     and is positive semidefinite."""
@@ -580,10 +615,13 @@ def test_krein_parameter_numerically(fn):
     # xᵀδHx/xᵀx (first order) + δxᵀ(H₀ − θ₀ I)δx/xᵀx (second order, |.| <= 2‖H₀‖ ‖δx‖²/xᵀx), then the
     # two dot products of length v (γ_{2v}), xᵀx and the division (γ_{v+1})
     ax = np.abs(x)
-    h_norm = float(np.linalg.norm(H) + np.linalg.norm(dH))   # >= ‖H₀‖_2
-    theta_tol = ((ax @ dH @ ax + dot_tol(2 * v, ax @ np.abs(H) @ ax)) / xx
-                 + 2 * h_norm * float(np.sum(D[:, j] ** 2)) / xx
-                 + dot_tol(v + 1, abs(theta)) + dot_tol(1, abs(predicted)))
+    h_norm = float(np.linalg.norm(H) + np.linalg.norm(dH))  # >= ‖H₀‖_2
+    theta_tol = (
+        (ax @ dH @ ax + dot_tol(2 * v, ax @ np.abs(H) @ ax)) / xx
+        + 2 * h_norm * float(np.sum(D[:, j] ** 2)) / xx
+        + dot_tol(v + 1, abs(theta))
+        + dot_tol(1, abs(predicted))
+    )
     assert abs(theta - predicted) <= theta_tol
     # H₀ is positive semidefinite (Schur product theorem): λ_min(Ĥ) >= −‖δH‖_2 (Weyl), and eigvalsh is
     # backward stable, c v u ‖Ĥ‖_2 (LAPACK §4.7)

@@ -6,6 +6,7 @@ Krein parameters q^1_11, q^2_22 in the classical closed form (Brouwer & Haemers,
 the absolute bound written out by hand, and SageMath's list of feasible
 parameters (tests/fixtures/sage_srg.json).
 """
+
 from __future__ import annotations
 
 import json
@@ -156,8 +157,8 @@ def _krein_closed_form(v, k, r, s):
     q^1_11 = f^2/v (1 + r^3/k^2 - (r+1)^3/(v-k-1)^2) (likewise with s, g), cleared of
     denominators: (v-k-1)^2 (k^2 + r^3) >= (r+1)^3 k^2 (exact, with Fractions)."""
     l = v - k - 1
-    c1 = l * l * (k * k + r ** 3) - (r + 1) ** 3 * k * k
-    c2 = l * l * (k * k + s ** 3) - (s + 1) ** 3 * k * k
+    c1 = l * l * (k * k + r**3) - (r + 1) ** 3 * k * k
+    c2 = l * l * (k * k + s**3) - (s + 1) ** 3 * k * k
     return c1 >= 0 and c2 >= 0
 
 
@@ -187,16 +188,19 @@ def test_absolute_bound_by_hand():
         assert d["absolute bound"] is (2 * v <= f * (f + 3) and 2 * v <= g * (g + 3)), p
 
 
-@pytest.mark.parametrize("params,condition", [
-    ((10, 3, 0, 2), "k(k-lam-1) = (v-k-1)mu"),
-    ((10, 3, 3, 1), "basic bounds"),
-    ((13, 4, 0, 3), "k(k-lam-1) = (v-k-1)mu"),
-    ((7, 3, 0, 2), "integrality of multiplicities"),
-    ((16, 10, 5, 8), "integrality of multiplicities"),
-    ((50, 21, 4, 12), "absolute bound"),
-    ((64, 21, 0, 10), "Krein"),
-    ((21, 10, 4, 5), "conference graph: v is a sum of two squares"),
-])
+@pytest.mark.parametrize(
+    "params,condition",
+    [
+        ((10, 3, 0, 2), "k(k-lam-1) = (v-k-1)mu"),
+        ((10, 3, 3, 1), "basic bounds"),
+        ((13, 4, 0, 3), "k(k-lam-1) = (v-k-1)mu"),
+        ((7, 3, 0, 2), "integrality of multiplicities"),
+        ((16, 10, 5, 8), "integrality of multiplicities"),
+        ((50, 21, 4, 12), "absolute bound"),
+        ((64, 21, 0, 10), "Krein"),
+        ((21, 10, 4, 5), "conference graph: v is a sum of two squares"),
+    ],
+)
 def test_named_conditions(params, condition):
     rep = srg_feasibility(*params)
     assert rep.violated is not None and rep.violated.name == condition, str(rep)
@@ -229,10 +233,19 @@ def test_eigenvalues_exact_and_errors():
     assert ei.value.condition == "k(k-lam-1) = (v-k-1)mu"
 
 
-@pytest.mark.parametrize("args,name", [
-    ((2, 1, 0, 0), "v"), ((10, 0, 0, 0), "k"), ((10, 9, 8, 0), "k"), ((10, 3, -1, 1), "lam"),
-    ((10, 3, 0, -1), "mu"), ((10.5, 3, 0, 1), "v"), ((10, "3", 0, 1), "k"), ((10, 3, True, 1), "lam"),
-])
+@pytest.mark.parametrize(
+    "args,name",
+    [
+        ((2, 1, 0, 0), "v"),
+        ((10, 0, 0, 0), "k"),
+        ((10, 9, 8, 0), "k"),
+        ((10, 3, -1, 1), "lam"),
+        ((10, 3, 0, -1), "mu"),
+        ((10.5, 3, 0, 1), "v"),
+        ((10, "3", 0, 1), "k"),
+        ((10, 3, True, 1), "lam"),
+    ],
+)
 def test_invalid_arguments(args, name):
     with pytest.raises(InvalidArgumentError) as ei:
         srg_feasibility(*args)
@@ -265,11 +278,11 @@ def test_krein_symbolic_identity():
     k = mu - r * s
     lam = mu + r + s
     v = k * (k - lam - 1) / mu + k + 1
-    e0 = (-s - (k - s) / v) / (r - s)      # entries of E_r on the diagonal / edges / non-edges
+    e0 = (-s - (k - s) / v) / (r - s)  # entries of E_r on the diagonal / edges / non-edges
     e1 = (1 - (k - s) / v) / (r - s)
     e2 = (-(k - s) / v) / (r - s)
-    theta_r = e0 ** 2 + e1 ** 2 * r + e2 ** 2 * (-1 - r)
-    theta_s = e0 ** 2 + e1 ** 2 * s + e2 ** 2 * (-1 - s)
+    theta_r = e0**2 + e1**2 * r + e2**2 * (-1 - r)
+    theta_s = e0**2 + e1**2 * s + e2**2 * (-1 - s)
     c1 = (k + r) * (s + 1) ** 2 - (r + 1) * (k + r + 2 * r * s)
     assert sympy.simplify(theta_r - c1 / ((r - s) ** 2 * (k - r))) == 0
     assert sympy.simplify(theta_s - s * (s + 1) / (r - s) ** 2) == 0

@@ -1,4 +1,5 @@
 """Tests of the straggler models (gcsim.coding.stragglers)."""
+
 from __future__ import annotations
 
 import itertools
@@ -35,7 +36,7 @@ def test_straggler_sets_match_itertools(n, data):
     assert np.all((~masks).sum(axis=1) == s)
     # slices agree with the full enumeration
     a = data.draw(st.integers(0, S.shape[0]))
-    assert np.array_equal(straggler_sets(n, s, a, a + 3), S[a:a + 3])
+    assert np.array_equal(straggler_sets(n, s, a, a + 3), S[a : a + 3])
 
 
 def test_fixed_exactly_s_and_uniform():
@@ -147,10 +148,7 @@ def test_markov_validation():
 
 
 def test_trace_first_and_deadline():
-    delays = np.array([[0.3, 2.0, np.inf],
-                       [0.1, 0.5, 1.0],
-                       [0.2, 0.5, 2.0],
-                       [0.9, 0.1, 3.0]])
+    delays = np.array([[0.3, 2.0, np.inf], [0.1, 0.5, 1.0], [0.2, 0.5, 2.0], [0.9, 0.1, 3.0]])
     first = straggler_model("trace", delays=delays, policy="first", s=1)
     assert first.n == 4 and first.iterations == 3
     assert first.masks().astype(int).tolist() == [[1, 1, 1, 0], [0, 1, 1, 1], [0, 1, 1, 1]]
@@ -166,28 +164,34 @@ def test_trace_never_arrives():
     assert TraceModel(delays, "first", s=1).masks().astype(int).tolist() == [[0, 0, 1]]
 
 
-@pytest.mark.parametrize("kw,arg", [
-    (dict(delays=np.array([[np.nan, 1.0]]), policy="first", s=0), "delays"),
-    (dict(delays=np.array([1.0, 2.0]), policy="first", s=0), "delays"),
-    (dict(delays=np.ones((2, 2)), policy="first"), "s"),
-    (dict(delays=np.ones((2, 2)), policy="deadline"), "deadline"),
-    (dict(delays=np.ones((2, 2)), policy="last", s=1), "policy"),
-    (dict(delays=np.ones((2, 2)), policy="first", s=3), "s"),
-])
+@pytest.mark.parametrize(
+    "kw,arg",
+    [
+        (dict(delays=np.array([[np.nan, 1.0]]), policy="first", s=0), "delays"),
+        (dict(delays=np.array([1.0, 2.0]), policy="first", s=0), "delays"),
+        (dict(delays=np.ones((2, 2)), policy="first"), "s"),
+        (dict(delays=np.ones((2, 2)), policy="deadline"), "deadline"),
+        (dict(delays=np.ones((2, 2)), policy="last", s=1), "policy"),
+        (dict(delays=np.ones((2, 2)), policy="first", s=3), "s"),
+    ],
+)
 def test_trace_validation(kw, arg):
     with pytest.raises(InvalidArgumentError) as info:
         straggler_model("trace", **kw)
     assert info.value.argument == arg
 
 
-@pytest.mark.parametrize("kind,n,kw,arg", [
-    ("magic", 4, {}, "kind"),
-    ("fixed", 4, {"s": 5}, "s"),
-    ("fixed", 4, {}, "s"),
-    ("fixed", 0, {"s": 0}, "n"),
-    ("fixed", 4, {"s": 1, "p": 0.1}, "params"),
-    ("bernoulli", None, {"p": 0.1}, "n"),
-])
+@pytest.mark.parametrize(
+    "kind,n,kw,arg",
+    [
+        ("magic", 4, {}, "kind"),
+        ("fixed", 4, {"s": 5}, "s"),
+        ("fixed", 4, {}, "s"),
+        ("fixed", 0, {"s": 0}, "n"),
+        ("fixed", 4, {"s": 1, "p": 0.1}, "params"),
+        ("bernoulli", None, {"p": 0.1}, "n"),
+    ],
+)
 def test_factory_validation(kind, n, kw, arg):
     with pytest.raises(InvalidArgumentError) as info:
         straggler_model(kind, n, **kw)
@@ -202,8 +206,14 @@ def test_sample_validation():
 
 
 def test_describe_and_params():
-    for model in (FixedModel(5, 1), AllPatternsModel(5, 1), BernoulliModel(5, 0.2), WorstCaseModel(5, 1),
-                  MarkovModel(5, 0.1, 0.5), TraceModel(np.ones((5, 2)), "first", s=1)):
+    for model in (
+        FixedModel(5, 1),
+        AllPatternsModel(5, 1),
+        BernoulliModel(5, 0.2),
+        WorstCaseModel(5, 1),
+        MarkovModel(5, 0.1, 0.5),
+        TraceModel(np.ones((5, 2)), "first", s=1),
+    ):
         assert isinstance(model.describe(), str) and model.params.n == 5
         assert type(model).__name__ in repr(model)
 
@@ -212,11 +222,18 @@ def _every_model():
     from gcsim.coding.delays import DelayStragglerModel, arrival_rule, delay_model
 
     trace = np.array([[1.0, 5.0], [2.0, 1.0], [3.0, np.inf]])
-    return [FixedModel(5, 2), AllPatternsModel(4, 1), WorstCaseModel(5, 2), BernoulliModel(4, 0.25),
-            BernoulliModel(3, [0.1, 0.2, 0.3]), MarkovModel(3, 0.1, [0.5, 0.4, 0.3]),
-            TraceModel(trace, "first", s=1), TraceModel(trace, "deadline", deadline=2.0),
-            DelayStragglerModel(delay_model("pareto", 6, scale=1.0, shape=2.0), arrival_rule("first", s=2)),
-            DelayStragglerModel(delay_model("trace", 3, delays=trace), arrival_rule("deadline", deadline=2.0))]
+    return [
+        FixedModel(5, 2),
+        AllPatternsModel(4, 1),
+        WorstCaseModel(5, 2),
+        BernoulliModel(4, 0.25),
+        BernoulliModel(3, [0.1, 0.2, 0.3]),
+        MarkovModel(3, 0.1, [0.5, 0.4, 0.3]),
+        TraceModel(trace, "first", s=1),
+        TraceModel(trace, "deadline", deadline=2.0),
+        DelayStragglerModel(delay_model("pareto", 6, scale=1.0, shape=2.0), arrival_rule("first", s=2)),
+        DelayStragglerModel(delay_model("trace", 3, delays=trace), arrival_rule("deadline", deadline=2.0)),
+    ]
 
 
 @pytest.mark.parametrize("model", _every_model(), ids=lambda m: type(m).__name__)
@@ -234,7 +251,8 @@ def test_object_contract(model):
     for a in arrays.values():
         assert not a.flags.writeable
     import json
-    meta = json.loads(json.dumps(model.bundle_metadata()))    # JSON-serializable
+
+    meta = json.loads(json.dumps(model.bundle_metadata()))  # JSON-serializable
     assert isinstance(meta["params"], list) and isinstance(meta["construction"], str)
     for cls in (type(model), StragglerModel):
         back = cls.from_arrays(arrays, meta)

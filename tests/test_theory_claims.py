@@ -2,6 +2,7 @@
 
 Each test recomputes a statement the text marks as *computational*, from first principles.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -43,16 +44,22 @@ def _symmetric_menon_sets(moduli):
             X[rows, pairs[combos][:, :, 0]] = 1
             X[rows, pairs[combos][:, :, 1]] = 1
             ok = np.ones(len(combos), dtype=bool)
-            for g in range(1, v):     # #{(x, y) in D^2 : y - x = g} must be 6 for every g != 0
+            for g in range(1, v):  # #{(x, y) in D^2 : y - x = g} must be 6 for every g != 0
                 ok &= (X * X[:, add[g]]).sum(axis=1) == 6
             total += len(combos)
             found += int(ok.sum())
     return total, found
 
 
-@pytest.mark.parametrize("moduli,candidates,has", [
-    ((6, 6), 35464, True), ((36,), 19448, False), ((2, 18), 35464, False), ((3, 12), 19448, False),
-])
+@pytest.mark.parametrize(
+    "moduli,candidates,has",
+    [
+        ((6, 6), 35464, True),
+        ((36,), 19448, False),
+        ((2, 18), 35464, False),
+        ((3, 12), 19448, False),
+    ],
+)
 def test_symmetric_menon_difference_sets_of_order_36(moduli, candidates, has):
     """Ch. 20 §20.7: about 3.5e4 symmetric 14-subsets of Z_6^2 minus 0; among the abelian groups of order
     36 only Z_6^2 has a (36, 15, 6) difference set D with 0 in D = -D."""
@@ -68,7 +75,7 @@ def test_margulis_gabber_galil_loads(m, lo, hi):
     x, y = np.divmod(np.arange(m * m), m)
     images = [((x + 2 * y) % m, y), ((x + 2 * y + 1) % m, y), (x, (y + 2 * x) % m), (x, (y + 2 * x + 1) % m)]
     expected = np.eye(m * m, dtype=int)
-    for a, b in images:                   # join each vertex to its images (and so to its preimages)
+    for a, b in images:  # join each vertex to its images (and so to its preimages)
         expected[np.arange(m * m), a * m + b] = 1
         expected[a * m + b, np.arange(m * m)] = 1
     assert np.array_equal(A, expected)

@@ -3,6 +3,7 @@
 Multi-process tests are few and small (process start is the cost); every launch has a
 timeout, so a dead rank can only fail a test, never hang it.
 """
+
 import json
 import os
 import subprocess
@@ -41,7 +42,6 @@ if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
     pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
 
 
-
 def _ceil(a, b):
     return -(-a // b)
 
@@ -57,8 +57,11 @@ def test_byte_formulas_by_hand():
 
 def test_collectives_n3_against_allreduce_simulator_and_formulas():
     N, d = 3, 50  # d divisible by neither N nor any c: padding is exercised
-    designs = {"exact3": design(3, 3, "exact"), "exact2": design(3, 2, "exact"),
-               "pert5": design(3, 5, "perturbation", eps=0.05)}
+    designs = {
+        "exact3": design(3, 3, "exact"),
+        "exact2": design(3, 2, "exact"),
+        "pert5": design(3, 5, "perturbation", eps=0.05),
+    }
     res = td.run_collectives(N, d, designs=designs, dtype="float64", seed=3, return_outputs=True, timeout=90)
     g = np.random.default_rng(3).standard_normal((N, d))  # same seeded gradients, recomputed here
     total = g.sum(axis=0)
@@ -98,9 +101,11 @@ def test_collectives_n4_float32_from_exported_design(tmp_path):
     # float32 gradients (as the job draws them); the references are float64 sums of them
     g = np.random.default_rng(1).standard_normal((4, 37)).astype(np.float32).astype(np.float64)
     total = g.sum(axis=0)
-    tol = {"ring": sum_tol(g, np.float32),
-           "file": cerar_output_tol(des.encoders, des.decoders, g, np.float32).reshape(4, -1)[:, :37].max(axis=0)}
-    lib = sum_tol(g, np.float32)                      # dist.all_reduce: a float32 sum of 4 terms
+    tol = {
+        "ring": sum_tol(g, np.float32),
+        "file": cerar_output_tol(des.encoders, des.decoders, g, np.float32).reshape(4, -1)[:, :37].max(axis=0),
+    }
+    lib = sum_tol(g, np.float32)  # dist.all_reduce: a float32 sum of 4 terms
     for algo in ("ring", "file"):
         assert S[algo]["max_rel_error"] <= relative_tol(tol[algo] + sum_tol(g), total)
         assert S[algo]["max_rel_error_vs_allreduce"] <= relative_tol(tol[algo] + lib, total)
@@ -113,8 +118,9 @@ def test_collectives_n4_float32_from_exported_design(tmp_path):
 
 def test_ring_member_death_is_a_clear_error_not_a_hang():
     with pytest.raises(td.RankFailure) as info:
-        td.run_collectives(3, 16, designs={"c": design(3, 3, "exact")}, algorithms=["c"], die_rank=1,
-                           timeout=30, op_timeout=10)
+        td.run_collectives(
+            3, 16, designs={"c": design(3, 3, "exact")}, algorithms=["c"], die_rank=1, timeout=30, op_timeout=10
+        )
     msg = str(info.value)
     assert "RingFailureError" in msg and "rank 1" in msg
 
@@ -138,13 +144,14 @@ def _check_ps_report(rep, sch, g, gscale, decoder_full):
     w = _ceil(d, m)
     mask = np.zeros(n, dtype=bool)
     mask[rep["used"]] = True
-    extra = gscale.shape[1] + 4 + 1          # the partial gradients: p + rows + 1 roundings (rows = 4)
+    extra = gscale.shape[1] + 4 + 1  # the partial gradients: p + rows + 1 roundings (rows = 4)
     # decoded gradient from first principles (loops), the PS's by einsum/matmul: both within
     # decode_tol of the exact value, with the partial gradients' own rounding folded in
     gp = np.zeros((N, m * w))
     gp[:, :d] = g
-    tilde = [sum(sch.B[k * N + i, j] * gp[i, k * w:(k + 1) * w] for k in range(m) for i in range(N))
-             for j in range(n)]
+    tilde = [
+        sum(sch.B[k * N + i, j] * gp[i, k * w : (k + 1) * w] for k in range(m) for i in range(N)) for j in range(n)
+    ]
     X = decoder_full
     ghat = np.concatenate([sum(X[j, l] * tilde[j] for j in rep["used"]) for l in range(m)])[:d]
     delta = decode_tol(sch.B, X, mask, gscale, m, extra=extra).reshape(-1)
@@ -164,9 +171,8 @@ def test_parameter_server_first_arrivals_with_a_dead_worker():
     A = gcsim.bibd(7, 3, 1).assignment  # 7 parts x 7 workers
     sch = gcsim.encode(A, 2, "rd", eps=0.1, seed=2)
     delays = [0.0, 0.0, 0.02, 0.0, 0.6, 0.0, 0.01]
-    rep = td.run_parameter_server(sch, stragglers=2, delays=delays, die=[3], d=9, seed=5, drain=0.2,
-                                  timeout=60)
-    assert rep["exitcodes"][4] == 17 and rep["workers"][3] is None   # worker 3 = rank 4 died
+    rep = td.run_parameter_server(sch, stragglers=2, delays=delays, die=[3], d=9, seed=5, drain=0.2, timeout=60)
+    assert rep["exitcodes"][4] == 17 and rep["workers"][3] is None  # worker 3 = rank 4 died
     assert sorted(rep["used"]) == [0, 1, 2, 5, 6] and rep["missing"] == [3, 4]
     assert 3 in rep["silent"]
     g, gscale = _ls_gradients(5, 7, 9, 4)
@@ -180,8 +186,9 @@ def test_parameter_server_first_arrivals_with_a_dead_worker():
 def test_parameter_server_deadline_with_fixed_decoder():
     A = gcsim.bibd(7, 3, 1).assignment
     sch = gcsim.encode(A, 1, "rd", seed=0)
-    rep = td.run_parameter_server(sch, deadline=0.4, delays=[0, 0, 0, 3.0, 0, 0, 0], decoder="fixed", d=5,
-                                  seed=1, timeout=60)
+    rep = td.run_parameter_server(
+        sch, deadline=0.4, delays=[0, 0, 0, 3.0, 0, 0, 0], decoder="fixed", d=5, seed=1, timeout=60
+    )
     assert 3 in rep["missing"] and 3 not in rep["used"]
     g, gscale = _ls_gradients(1, 7, 5, 4)
     X0 = np.asarray(sch.decoder)
@@ -197,8 +204,9 @@ def test_validation_names_the_argument():
     with pytest.raises(InvalidArgumentError, match="delays"):
         td.run_parameter_server(sch, delays=[0.0, -1.0, 0.0])
     with pytest.raises(InvalidArgumentError, match="decoder"):
-        td.run_parameter_server(gcsim.coding.schemes.Scheme.from_matrix(np.eye(3), np.eye(3, dtype=int), 1),
-                                decoder="fixed")   # a custom scheme without reference decoder
+        td.run_parameter_server(
+            gcsim.coding.schemes.Scheme.from_matrix(np.eye(3), np.eye(3, dtype=int), 1), decoder="fixed"
+        )  # a custom scheme without reference decoder
     with pytest.raises(InvalidArgumentError, match="designs"):
         td.run_collectives(3, 8, designs={"x": design(4, 4, "exact")})
     with pytest.raises(InvalidArgumentError, match="world_size"):
@@ -207,8 +215,28 @@ def test_validation_names_the_argument():
 
 def test_cli_run_cerar_gloo_subprocess(repo_root):
     env = dict(os.environ, PYTHONPATH=str(repo_root))
-    p = subprocess.run([sys.executable, "-m", "gcsim", "run-cerar", "--engine", "gloo", "--workers", "3", "--c", "3",
-                        "--d", "64", "--json"], capture_output=True, text=True, timeout=120, cwd=repo_root, env=env)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gcsim",
+            "run-cerar",
+            "--engine",
+            "gloo",
+            "--workers",
+            "3",
+            "--c",
+            "3",
+            "--d",
+            "64",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=repo_root,
+        env=env,
+    )
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["bytes_sent"] == [4 * _ceil(64, 3) * 4] * 3
@@ -222,8 +250,9 @@ def test_cli_run_cerar_gloo_subprocess(repo_root):
 
 def _stall_job(rank, world_size):
     import time
+
     if rank == 1:
-        time.sleep(60)          # a stalled rank: the launcher must kill it
+        time.sleep(60)  # a stalled rank: the launcher must kill it
     return rank
 
 
@@ -247,8 +276,24 @@ def test_seeded_delays_are_reproducible():
 def test_cli_run_gc_in_process(capsys):
     from gcsim.app.cli import main
 
-    rc = main(["run-gc", "--engine", "gloo", "--design", "bibd:7,3,1", "--m", "1", "--stragglers", "1",
-               "--workers-die", "1", "--d", "6", "--json"])
+    rc = main(
+        [
+            "run-gc",
+            "--engine",
+            "gloo",
+            "--design",
+            "bibd:7,3,1",
+            "--m",
+            "1",
+            "--stragglers",
+            "1",
+            "--workers-die",
+            "1",
+            "--d",
+            "6",
+            "--json",
+        ]
+    )
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert len(out["workers_died"]) == 1 and out["workers_died"][0] in out["missing"]
@@ -268,5 +313,7 @@ def test_cli_run_gc_in_process(capsys):
     # same full-rank system; both decode within the decode bound plus the decoders' own error
     ghat = X[mask, 0] @ (sch.B[:, mask].T @ g)
     dX = lstsq_solution_tol(sch.B[:, mask], 1)
-    assert np.all(np.abs(np.asarray(out["decoded"]) - ghat)
-                  <= 2 * delta + 2 * dX * (np.abs(sch.B[:, mask]).T @ gscale).sum(axis=0))
+    assert np.all(
+        np.abs(np.asarray(out["decoded"]) - ghat)
+        <= 2 * delta + 2 * dX * (np.abs(sch.B[:, mask]).T @ gscale).sum(axis=0)
+    )

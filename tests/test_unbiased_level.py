@@ -5,6 +5,7 @@ The check combines a per-coordinate test and a norm test; each alone has (asympt
 p = min(1, 2 min(p1, p2)) has level <= alpha.  Independent check: the empirical rejection frequency under
 H_0 on Gaussian data (exactly normal means, so only the plug-in variances are approximate).
 """
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,7 @@ def test_whole_check_has_level_alpha_under_h0():
     g = rng.standard_normal(5)
     cov = np.diag([1.0, 4.0, 0.25, 1.0, 9.0])
     alpha, trials = 0.1, 1000
-    results = [unbiasedness_test(rng.multivariate_normal(g, cov, size=400), g, alpha=alpha)
-               for _ in range(trials)]
+    results = [unbiasedness_test(rng.multivariate_normal(g, cov, size=400), g, alpha=alpha) for _ in range(trials)]
     rejected = sum(not res.passed for res in results)
     # binomial: under a level-alpha check the frequency exceeds alpha + 3 sd with probability < 0.2 %
     assert rejected / trials <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / trials)

@@ -3,6 +3,7 @@
 Simulated errors and violation sets are recomputed here by brute force
 (numpy lstsq), never taken from the engine itself.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -63,14 +64,12 @@ def cyclic(n, r):
     return A
 
 
-
-
 def rd_scheme(A, m, seed, eps=0.0):
     """Own RD encoder (independent of gcsim.coding.schemes.encode), wrapped in a Scheme."""
     rng = np.random.default_rng(seed)
     D = rng.choice([-1.0, 1.0], size=(m, A.shape[1])) * (1 + eps * rng.uniform(-1, 1, size=(m, A.shape[1])))
     B = np.vstack([A * D[k][None] for k in range(m)])
-    X0 = D.T / (A.sum(axis=1)[0] * (1 + eps ** 2 / 3))
+    X0 = D.T / (A.sum(axis=1)[0] * (1 + eps**2 / 3))
     return Scheme.from_matrix(B, A, m, method="rd", decoder=X0, options={"eps": eps, "dist": "rademacher"})
 
 
@@ -85,8 +84,9 @@ def test_wrong_lower_bound_is_caught_with_the_offending_patterns(m, s):
     rep = verify_bounds(sch, masks, ["rank_lower", ("bad_lower", "lower", "pattern", bad_lower)])
     errs = np.array([brute_err(np.asarray(sch.B), m, mk) for mk in masks])
     wrong = 1.5 * np.maximum(m - masks.astype(int) @ FANO.T, 0).sum(axis=1) + 1.0
-    offending = {tuple(np.flatnonzero(~mk)) for mk, w, e in zip(masks, wrong, errs, strict=True)
-                 if w - e > engine_tol(w, e)}
+    offending = {
+        tuple(np.flatnonzero(~mk)) for mk, w, e in zip(masks, wrong, errs, strict=True) if w - e > engine_tol(w, e)
+    }
     assert offending, "the deliberately wrong bound must fail somewhere"
     assert not rep.ok
     assert rep.check("rank_lower").ok
@@ -119,8 +119,10 @@ def test_correct_pattern_bounds_hold_everywhere(m):
 
 def test_expectation_bound_verified_in_expectation_not_per_draw():
     A, m = cyclic(6, 3), 3
+
     def redraw(seed):
         return rd_scheme(A, m, seed)
+
     masks = all_masks(6, 1)
     rep = verify_bounds(rd_scheme(A, m, 0), masks, ["rd_upper"], draws=48, redraw=redraw, seed=1)
     assert rep.ok, rep.summary()
@@ -137,30 +139,37 @@ def test_expectation_bound_verified_in_expectation_not_per_draw():
 
 def test_wrong_expectation_bound_is_caught():
     A, m = cyclic(6, 3), 2
+
     def redraw(seed):
         return rd_scheme(A, m, seed)
-    half = Bound("half_rd_upper", "upper", "expectation",
-                 lambda sch, masks: 0.5 * bd.rd_upper_bound(sch.assignment, sch.m, masks))
+
+    half = Bound(
+        "half_rd_upper",
+        "upper",
+        "expectation",
+        lambda sch, masks: 0.5 * bd.rd_upper_bound(sch.assignment, sch.m, masks),
+    )
     rep = verify_bounds(rd_scheme(A, m, 0), all_masks(6, 1), [half, "rd_upper"], draws=32, redraw=redraw)
     assert rep.check("rd_upper").ok
     viol = rep.check("half_rd_upper").violations
     assert viol and not rep.ok
     per_pattern = [v for v in viol if v.pattern is not None]
     assert per_pattern and all(len(v.stragglers) == 1 for v in per_pattern)
-    assert any(v.pattern is None for v in viol)      # the pooled test also fires
+    assert any(v.pattern is None for v in viol)  # the pooled test also fires
     for v in per_pattern:
         assert v.ci[0] > v.bound_value
 
 
 def test_hoeffding_intervals_are_wider_and_still_catch_gross_errors():
     A, m = cyclic(6, 3), 2
+
     def redraw(seed):
         return rd_scheme(A, m, seed)
+
     tiny = Bound("tiny", "upper", "expectation", lambda sch, masks: np.full(masks.shape[0], 0.1))
     masks = all_masks(6, 2)
     rep_t = verify_bounds(rd_scheme(A, m, 0), masks, ["rd_upper", tiny], draws=64, redraw=redraw)
-    rep_h = verify_bounds(rd_scheme(A, m, 0), masks, ["rd_upper", tiny], draws=64, redraw=redraw,
-                          ci_method="hoeffding")
+    rep_h = verify_bounds(rd_scheme(A, m, 0), masks, ["rd_upper", tiny], draws=64, redraw=redraw, ci_method="hoeffding")
     assert rep_h.check("rd_upper").ok and not rep_h.check("tiny").ok
     wt = np.diff(rep_t.check("rd_upper").ci, axis=1)
     wh = np.diff(rep_h.check("rd_upper").ci, axis=1)
@@ -170,10 +179,13 @@ def test_hoeffding_intervals_are_wider_and_still_catch_gross_errors():
 
 def test_report_is_json_serializable_and_deterministic():
     sch = rd_scheme(FANO, 2, seed=4)
+
     def redraw(seed):
         return rd_scheme(FANO, 2, seed)
-    kwargs = dict(bounds=["rank_lower", "rd_upper", ("bad", "lower", "pattern", bad_lower)], draws=8,
-                  redraw=redraw, seed=3)
+
+    kwargs = dict(
+        bounds=["rank_lower", "rd_upper", ("bad", "lower", "pattern", bad_lower)], draws=8, redraw=redraw, seed=3
+    )
     a = verify_bounds(sch, all_masks(7, 4), **kwargs).to_dict(include_values=True)
     b = verify_bounds(sch, all_masks(7, 4), **kwargs).to_dict(include_values=True)
     text = json.dumps(a, allow_nan=False)
@@ -187,8 +199,7 @@ def test_with_library_encoder_and_straggler_models():
     assert isinstance(rep, BoundReport) and rep.patterns == 21 and rep.pattern_method.startswith("enumerated")
     assert {c.name for c in rep.checks} == {"rank_lower", "trivial_upper", "reference_decoder_upper", "rd_upper"}
     assert rep.ok, rep.summary()
-    rep_b = verify_bounds(sch, straggler_model("bernoulli", 7, p=0.3), ["rank_lower"], samples=40,
-                          seed=2)
+    rep_b = verify_bounds(sch, straggler_model("bernoulli", 7, p=0.3), ["rank_lower"], samples=40, seed=2)
     assert rep_b.patterns == 40 and rep_b.pattern_method.startswith("sampled")
     rep_w = verify_bounds(sch, straggler_model("worst", 7, s=3), ["rank_lower"])
     assert rep_w.patterns == 35
@@ -227,13 +238,14 @@ def test_validation_errors():
 
 def test_svd_route_matches_bruteforce_on_a_zero_column():
     from gcsim.coding.evaluate import optimal_error
+
     rng = np.random.default_rng(2)
     A = cyclic(6, 3)
     B = rng.standard_normal((12, 6)) * np.tile(A, (2, 1))
-    B[:, 0] = 0.0                                                # a zero column: rank-deficient B_F
+    B[:, 0] = 0.0  # a zero column: rank-deficient B_F
     sch = Scheme.from_matrix(B, A, 2)
     masks = np.vstack([all_masks(6, 2), np.zeros((1, 6), bool)])
     expected = [brute_err(B, 2, mk) for mk in masks]
     got = optimal_error(sch, masks, method="svd", progress=False)
-    tol = [2 * stated_bounds(B, 2, mk)["svd"] for mk in masks]   # two orthogonal routes
+    tol = [2 * stated_bounds(B, 2, mk)["svd"] for mk in masks]  # two orthogonal routes
     assert np.all(np.abs(got - expected) <= tol)

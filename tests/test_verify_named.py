@@ -1,4 +1,5 @@
 """The bound-verification engine finds no violation on the named instances (theory §45, issue 3)."""
+
 import numpy as np
 import pytest
 
@@ -27,18 +28,23 @@ def _error_tolerance(obj, method, opts, seed, draws):
     return 2 * lstsq_tol(kappa, mN, n, mN, gram=True)
 
 
-@pytest.mark.parametrize("name,method,opts,bounds", [
-    ("pg2_9", "rd", {"eps": 0.0}, ["rank_lower", "rd_upper", "trivial_upper"]),
-    ("coset_27_2_5", "rd", {"eps": 0.1}, ["rank_lower", "rd_upper"]),
-    ("biregular_40_20_3_6", "ns", {"dist": "gaussian"}, ["rank_lower", "reference_decoder_upper"]),
-])
+@pytest.mark.parametrize(
+    "name,method,opts,bounds",
+    [
+        ("pg2_9", "rd", {"eps": 0.0}, ["rank_lower", "rd_upper", "trivial_upper"]),
+        ("coset_27_2_5", "rd", {"eps": 0.1}, ["rank_lower", "rd_upper"]),
+        ("biregular_40_20_3_6", "ns", {"dist": "gaussian"}, ["rank_lower", "reference_decoder_upper"]),
+    ],
+)
 def test_no_violation_on_named_instances(name, method, opts, bounds):
     from gcsim.catalogue.named import build_named
+
     obj = build_named(name)
     scheme = gcsim.encode(obj, 2, method, seed=0, **opts)
     model = gcsim.straggler_model("fixed", scheme.n, s=10 if scheme.n > 40 else 4)
     atol = _error_tolerance(obj, method, opts, seed=1, draws=16)
-    report = verify_bounds(scheme, model, bounds, samples=60, seed=1, draws=16, expectation_patterns=16,
-                           atol=atol, rtol=0.0)
+    report = verify_bounds(
+        scheme, model, bounds, samples=60, seed=1, draws=16, expectation_patterns=16, atol=atol, rtol=0.0
+    )
     assert report.ok, report.summary()
     assert not report.violations

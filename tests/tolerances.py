@@ -17,6 +17,7 @@ throughout, so a tolerance is never tuned to what one kernel happened to give.  
 kernels (SkylakeX, Haswell, Prescott, ...) change the order of floating-point operations, which
 these bounds cover by construction.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -61,8 +62,7 @@ def solve_tol(kappa: float, n: int, scale: float, dtype=np.float64) -> float:
     return SAFETY * n * unit_roundoff(dtype) * kappa * scale
 
 
-def lstsq_tol(kappa: float, rows: int, cols: int, scale: float, *, gram: bool = False,
-              dtype=np.float64) -> float:
+def lstsq_tol(kappa: float, rows: int, cols: int, scale: float, *, gram: bool = False, dtype=np.float64) -> float:
     """Absolute tolerance of a least-squares residual quantity of size ``scale``.
 
     Orthogonal routes (QR/SVD): ``c m n u κ``; Gram routes (normal equations): κ².

@@ -4,6 +4,7 @@ Each ``cases_<area>.py`` defines ``CASES``, a list of :class:`Case`.  The runner
 ``scripts/reliability_table.py`` executes every case in a fresh process inside a
 throw-away folder, with a time limit, and writes ``docs/reliability.md``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -3,101 +3,161 @@
 API cases (``python -c``); the decoder-table file cases export a valid table first (``setup``) and
 then damage or misuse it.
 """
+
 from __future__ import annotations
 
 from reliability import Case
 
 _D = "import numpy as np; from gcsim.coding.delays import *; "
-_T = ("import numpy as np; from gcsim.coding.schemes import encode; "
-      "from gcsim.coding.decoder_table import decoder_table, load_decoder_table; ")
-_FANO = ("A = [[1,1,0,1,0,0,0],[0,1,1,0,1,0,0],[0,0,1,1,0,1,0],[0,0,0,1,1,0,1],[1,0,0,0,1,1,0],"
-         "[0,1,0,0,0,1,1],[1,0,1,0,0,0,1]]; ")
+_T = (
+    "import numpy as np; from gcsim.coding.schemes import encode; "
+    "from gcsim.coding.decoder_table import decoder_table, load_decoder_table; "
+)
+_FANO = (
+    "A = [[1,1,0,1,0,0,0],[0,1,1,0,1,0,0],[0,0,1,1,0,1,0],[0,0,0,1,1,0,1],[1,0,0,0,1,1,0],"
+    "[0,1,0,0,0,1,1],[1,0,1,0,0,0,1]]; "
+)
 # a valid exported table: ./t.{npz,json}
 _EXPORTED = _T + _FANO + "decoder_table(encode(A, 2, 'rd', seed=1), s_max=2).export('t')"
 
 CASES = [
     # delay models
-    Case("api", "delay model of an unknown kind ('gamma')",
-         code=_D + "delay_model('gamma', 5, rate=1.0)"),
-    Case("api", "shifted-exponential delays with rate 0",
-         code=_D + "delay_model('shifted-exponential', 5, rate=0.0)"),
-    Case("api", "shifted-exponential delays with a negative shift",
-         code=_D + "delay_model('shifted-exponential', 5, shift=-1.0, rate=1.0)"),
-    Case("api", "per-worker rates of the wrong length (3 rates for 5 workers)",
-         code=_D + "delay_model('shifted-exponential', 5, rate=[1.0, 2.0, 3.0])"),
-    Case("api", "Pareto delays with shape NaN",
-         code=_D + "delay_model('pareto', 5, scale=1.0, shape=float('nan'))"),
-    Case("api", "bimodal delays with p_slow = 1.5",
-         code=_D + "delay_model('bimodal', 5, p_slow=1.5, fast_rate=1.0, slow_rate=0.1)"),
-    Case("api", "delay trace containing NaN",
-         code=_D + "delay_model('trace', delays=[[1.0, float('nan')], [2.0, 3.0]])"),
-    Case("api", "delay trace with a negative delay",
-         code=_D + "delay_model('trace', delays=[[1.0, -0.5], [2.0, 3.0]])"),
-    Case("api", "delay trace given as a 1-D list",
-         code=_D + "delay_model('trace', delays=[1.0, 2.0, 3.0])"),
-    Case("api", "sample_delays of 10^8 rows (over MAX_DENSE_ENTRIES), refused before allocating",
-         code=_D + "delay_model('pareto', 10, scale=1.0, shape=2.0).sample_delays(10 ** 8)"),
+    Case("api", "delay model of an unknown kind ('gamma')", code=_D + "delay_model('gamma', 5, rate=1.0)"),
+    Case("api", "shifted-exponential delays with rate 0", code=_D + "delay_model('shifted-exponential', 5, rate=0.0)"),
+    Case(
+        "api",
+        "shifted-exponential delays with a negative shift",
+        code=_D + "delay_model('shifted-exponential', 5, shift=-1.0, rate=1.0)",
+    ),
+    Case(
+        "api",
+        "per-worker rates of the wrong length (3 rates for 5 workers)",
+        code=_D + "delay_model('shifted-exponential', 5, rate=[1.0, 2.0, 3.0])",
+    ),
+    Case("api", "Pareto delays with shape NaN", code=_D + "delay_model('pareto', 5, scale=1.0, shape=float('nan'))"),
+    Case(
+        "api",
+        "bimodal delays with p_slow = 1.5",
+        code=_D + "delay_model('bimodal', 5, p_slow=1.5, fast_rate=1.0, slow_rate=0.1)",
+    ),
+    Case(
+        "api", "delay trace containing NaN", code=_D + "delay_model('trace', delays=[[1.0, float('nan')], [2.0, 3.0]])"
+    ),
+    Case(
+        "api", "delay trace with a negative delay", code=_D + "delay_model('trace', delays=[[1.0, -0.5], [2.0, 3.0]])"
+    ),
+    Case("api", "delay trace given as a 1-D list", code=_D + "delay_model('trace', delays=[1.0, 2.0, 3.0])"),
+    Case(
+        "api",
+        "sample_delays of 10^8 rows (over MAX_DENSE_ENTRIES), refused before allocating",
+        code=_D + "delay_model('pareto', 10, scale=1.0, shape=2.0).sample_delays(10 ** 8)",
+    ),
     # rules
-    Case("api", "'first' rule without s",
-         code=_D + "arrival_rule('first')"),
-    Case("api", "'first' rule waiting for more stragglers than workers (s = 6, n = 5)",
-         code=_D + "DelayStragglerModel(delay_model('pareto', 5, scale=1.0, shape=2.0), arrival_rule('first', s=6))"),
-    Case("api", "negative deadline",
-         code=_D + "arrival_rule('deadline', deadline=-1.0)"),
-    Case("api", "relative rule with mu = inf",
-         code=_D + "arrival_rule('relative', mu=float('inf'))"),
-    Case("api", "rule applied to delays containing NaN",
-         code=_D + "arrival_rule('relative', mu=1.0).apply([1.0, float('nan'), 2.0])"),
+    Case("api", "'first' rule without s", code=_D + "arrival_rule('first')"),
+    Case(
+        "api",
+        "'first' rule waiting for more stragglers than workers (s = 6, n = 5)",
+        code=_D + "DelayStragglerModel(delay_model('pareto', 5, scale=1.0, shape=2.0), arrival_rule('first', s=6))",
+    ),
+    Case("api", "negative deadline", code=_D + "arrival_rule('deadline', deadline=-1.0)"),
+    Case("api", "relative rule with mu = inf", code=_D + "arrival_rule('relative', mu=float('inf'))"),
+    Case(
+        "api",
+        "rule applied to delays containing NaN",
+        code=_D + "arrival_rule('relative', mu=1.0).apply([1.0, float('nan'), 2.0])",
+    ),
     # expected decode time
-    Case("api", "expected decode time with method='exact' where no closed form exists (heterogeneous)",
-         code=_D + "expected_decode_time(delay_model('shifted-exponential', 4, shift=[0, 1, 2, 3], rate=1.0), "
-                   "arrival_rule('first', s=1), method='exact')"),
-    Case("api", "expected decode time of a trace by quadrature",
-         code=_D + "expected_decode_time(delay_model('trace', delays=[[1.0, 2.0]]), arrival_rule('first', s=0), "
-                   "method='quad')"),
-    Case("api", "expected decode time with an infinite mean (Pareto shape 0.8, wait for all)",
-         code=_D + "r = expected_decode_time(delay_model('pareto', 5, scale=1.0, shape=0.8), "
-                   "arrival_rule('first', s=0)); print(r.mean, r.reason)",
-         expect="ok"),
-    Case("api", "expected decode time of a trace whose rule waits for a transmission that never arrives",
-         code=_D + "r = expected_decode_time(delay_model('trace', delays=[[1.0, np.inf], [2.0, 1.0]]), "
-                   "arrival_rule('first', s=0)); print(r.mean, r.reason)",
-         expect="ok"),
-    Case("api", "expected_error with a delay-generated straggler model (Monte Carlo)",
-         code="import numpy as np; from gcsim.coding.delays import *; from gcsim.coding.schemes import encode; "
-              "from gcsim.coding.evaluate import expected_error; " + _FANO +
-              "m = DelayStragglerModel(delay_model('bimodal', 7, p_slow=0.2, fast_rate=5.0, slow_shift=2.0, "
-              "slow_rate=0.5), arrival_rule('relative', mu=1.0)); "
-              "r = expected_error(encode(A, 2, 'rd'), m, samples=200, progress=False); print(r.mean, r.method)",
-         expect="ok"),
-    Case("api", "expected_error with a delay model whose n differs from the scheme's",
-         code="from gcsim.coding.delays import *; from gcsim.coding.schemes import encode; "
-              "from gcsim.coding.evaluate import expected_error; import numpy as np; "
-              "expected_error(encode(np.eye(3, dtype=int), 1, 'naive'), "
-              "DelayStragglerModel(delay_model('pareto', 4, scale=1.0, shape=2.0), arrival_rule('first', s=1)))"),
+    Case(
+        "api",
+        "expected decode time with method='exact' where no closed form exists (heterogeneous)",
+        code=_D + "expected_decode_time(delay_model('shifted-exponential', 4, shift=[0, 1, 2, 3], rate=1.0), "
+        "arrival_rule('first', s=1), method='exact')",
+    ),
+    Case(
+        "api",
+        "expected decode time of a trace by quadrature",
+        code=_D + "expected_decode_time(delay_model('trace', delays=[[1.0, 2.0]]), arrival_rule('first', s=0), "
+        "method='quad')",
+    ),
+    Case(
+        "api",
+        "expected decode time with an infinite mean (Pareto shape 0.8, wait for all)",
+        code=_D + "r = expected_decode_time(delay_model('pareto', 5, scale=1.0, shape=0.8), "
+        "arrival_rule('first', s=0)); print(r.mean, r.reason)",
+        expect="ok",
+    ),
+    Case(
+        "api",
+        "expected decode time of a trace whose rule waits for a transmission that never arrives",
+        code=_D + "r = expected_decode_time(delay_model('trace', delays=[[1.0, np.inf], [2.0, 1.0]]), "
+        "arrival_rule('first', s=0)); print(r.mean, r.reason)",
+        expect="ok",
+    ),
+    Case(
+        "api",
+        "expected_error with a delay-generated straggler model (Monte Carlo)",
+        code="import numpy as np; from gcsim.coding.delays import *; from gcsim.coding.schemes import encode; "
+        "from gcsim.coding.evaluate import expected_error; "
+        + _FANO
+        + "m = DelayStragglerModel(delay_model('bimodal', 7, p_slow=0.2, fast_rate=5.0, slow_shift=2.0, "
+        "slow_rate=0.5), arrival_rule('relative', mu=1.0)); "
+        "r = expected_error(encode(A, 2, 'rd'), m, samples=200, progress=False); print(r.mean, r.method)",
+        expect="ok",
+    ),
+    Case(
+        "api",
+        "expected_error with a delay model whose n differs from the scheme's",
+        code="from gcsim.coding.delays import *; from gcsim.coding.schemes import encode; "
+        "from gcsim.coding.evaluate import expected_error; import numpy as np; "
+        "expected_error(encode(np.eye(3, dtype=int), 1, 'naive'), "
+        "DelayStragglerModel(delay_model('pareto', 4, scale=1.0, shape=2.0), arrival_rule('first', s=1)))",
+    ),
     # decoder tables
-    Case("api", "decoder table for all C(91, <=20) patterns (about 9e19), refused up front",
-         code=_T + "decoder_table(encode(np.eye(91, dtype=int), 1, 'naive'), s_max=20)"),
-    Case("api", "decoder table of 20,101 patterns x 200 workers x m = 5 (over MAX_DENSE_ENTRIES)",
-         code=_T + "decoder_table(encode(np.eye(200, dtype=int), 5, 'naive'), s_max=2)"),
-    Case("api", "decoder table given both s_max and a list of stragglers",
-         code=_T + _FANO + "decoder_table(encode(A, 1, 'naive'), s_max=1, stragglers=[[0]])"),
-    Case("api", "decoder table with the same pattern listed twice",
-         code=_T + _FANO + "decoder_table(encode(A, 1, 'naive'), stragglers=[[1, 2], [2, 1]])"),
-    Case("api", "decoder lookup of a pattern with more stragglers than s_max",
-         code=_T + _FANO + "t = decoder_table(encode(A, 1, 'naive'), s_max=1); t.decoder([0, 0, 1, 1, 1, 1, 1])"),
-    Case("files", "decoder table whose .npz was modified after export",
-         setup=_EXPORTED,
-         code=_T + "raw = bytearray(open('t.npz', 'rb').read()); raw[len(raw) // 2] ^= 0xFF; "
-                   "open('t.npz', 'wb').write(bytes(raw)); load_decoder_table('t')"),
-    Case("files", "decoder table whose manifest claims a different s_max (count mismatch)",
-         setup=_EXPORTED,
-         code=_T + "import json; m = json.load(open('t.json')); m['metadata']['s_max'] = 3; "
-                   "json.dump(m, open('t.json', 'w')); load_decoder_table('t')"),
-    Case("files", "load_decoder_table on a design bundle (another kind)",
-         setup="import gcsim; from gcsim.catalogue import export_object; "
-               "export_object(gcsim.bibd(7, 3, 1), '.', name='b')",
-         code=_T + "load_decoder_table('bibd/b')"),
-    Case("files", "load_decoder_table on a missing file",
-         code=_T + "load_decoder_table('nothing_here')"),
+    Case(
+        "api",
+        "decoder table for all C(91, <=20) patterns (about 9e19), refused up front",
+        code=_T + "decoder_table(encode(np.eye(91, dtype=int), 1, 'naive'), s_max=20)",
+    ),
+    Case(
+        "api",
+        "decoder table of 20,101 patterns x 200 workers x m = 5 (over MAX_DENSE_ENTRIES)",
+        code=_T + "decoder_table(encode(np.eye(200, dtype=int), 5, 'naive'), s_max=2)",
+    ),
+    Case(
+        "api",
+        "decoder table given both s_max and a list of stragglers",
+        code=_T + _FANO + "decoder_table(encode(A, 1, 'naive'), s_max=1, stragglers=[[0]])",
+    ),
+    Case(
+        "api",
+        "decoder table with the same pattern listed twice",
+        code=_T + _FANO + "decoder_table(encode(A, 1, 'naive'), stragglers=[[1, 2], [2, 1]])",
+    ),
+    Case(
+        "api",
+        "decoder lookup of a pattern with more stragglers than s_max",
+        code=_T + _FANO + "t = decoder_table(encode(A, 1, 'naive'), s_max=1); t.decoder([0, 0, 1, 1, 1, 1, 1])",
+    ),
+    Case(
+        "files",
+        "decoder table whose .npz was modified after export",
+        setup=_EXPORTED,
+        code=_T + "raw = bytearray(open('t.npz', 'rb').read()); raw[len(raw) // 2] ^= 0xFF; "
+        "open('t.npz', 'wb').write(bytes(raw)); load_decoder_table('t')",
+    ),
+    Case(
+        "files",
+        "decoder table whose manifest claims a different s_max (count mismatch)",
+        setup=_EXPORTED,
+        code=_T + "import json; m = json.load(open('t.json')); m['metadata']['s_max'] = 3; "
+        "json.dump(m, open('t.json', 'w')); load_decoder_table('t')",
+    ),
+    Case(
+        "files",
+        "load_decoder_table on a design bundle (another kind)",
+        setup="import gcsim; from gcsim.catalogue import export_object; "
+        "export_object(gcsim.bibd(7, 3, 1), '.', name='b')",
+        code=_T + "load_decoder_table('bibd/b')",
+    ),
+    Case("files", "load_decoder_table on a missing file", code=_T + "load_decoder_table('nothing_here')"),
 ]

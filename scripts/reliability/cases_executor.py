@@ -5,12 +5,13 @@ far below the launch timeouts it sets), except the ``ok`` row that checks "same 
 numbers".  A rank body must be importable by the rank processes, so cases that need their
 own write it as a small module into the case's folder first (``setup``).
 """
+
 from reliability import Case
 
 _TD = "from gcsim import executor as td\nimport numpy as np, gcsim\n"
 
 # rank bodies importable by the ranks (the case's folder is put on sys.path)
-_JOBS = '''
+_JOBS = """
 import os, time
 
 def stall(rank, world_size):
@@ -31,73 +32,119 @@ def boom(rank, world_size):
         raise ValueError("boom from rank 1")
     dist.barrier()
     return rank
-'''
+"""
 _SETUP = f"open('jobs.py', 'w').write({_JOBS!r})"
 _PATH = "import os, sys\nsys.path.insert(0, os.getcwd())\nimport jobs\n"
 
 CASES = [
-    Case(area="executor", fault="launch with a tcp:// port another process listens on",
-         code=_TD + "import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
-                    "td.run_collectives(3, 8, init_method=f'tcp://127.0.0.1:{s.getsockname()[1]}', timeout=60)",
-         timeout=30),
-    Case(area="executor", fault="launch with init_method 'tcp://127.0.0.1' (no port)",
-         code=_TD + "td.run_collectives(3, 8, init_method='tcp://127.0.0.1')"),
-    Case(area="executor", fault="launch with world_size = 0",
-         code=_TD + "td.launch(td.collectives_job, 0)"),
-    Case(area="executor", fault="launch with world_size = 2.5",
-         code=_TD + "td.launch(td.collectives_job, 2.5)"),
-    Case(area="executor", fault="launch of a lambda (cannot reach the rank processes)",
-         code=_TD + "td.launch(lambda rank, ws: rank, 2)"),
-    Case(area="executor", fault="launch with timeout = 0",
-         code=_TD + "td.launch(td.collectives_job, 2, timeout=0)"),
-    Case(area="executor", fault="rank 1 stalls (sleeps), launch timeout 10 s: named as stalled, killed",
-         setup=_SETUP, code=_TD + _PATH + "td.launch(jobs.stall, 2, timeout=10).raise_on_failure()",
-         timeout=60),
-    Case(area="executor", fault="rank 1 stalls inside a ring all-reduce (process-group timeout 3 s)",
-         setup=_SETUP, code=_TD + _PATH + "td.launch(jobs.stall_in_ring, 3, timeout=120, op_timeout=3)"
-                                          ".raise_on_failure()",
-         timeout=60),
-    Case(area="executor", fault="rank 1 raises while rank 0 waits in a barrier (120 s timeout)",
-         setup=_SETUP, code=_TD + _PATH + "td.launch(jobs.boom, 2, timeout=120).raise_on_failure()",
-         timeout=60),
-    Case(area="executor", fault="a CERAR ring member's process dies before the collective",
-         code=_TD + "from gcsim.cerar.factory import design\n"
-                    "td.run_collectives(3, 16, designs={'c': design(3, 3, 'exact')}, algorithms=['c'], "
-                    "die_rank=1, timeout=120)",
-         timeout=60),
-    Case(area="executor", fault="parameter server: a used worker hangs (wait_limit 2 s)",
-         code=_TD + "sch = gcsim.encode(np.eye(3, dtype=int), 1, 'naive')\n"
-                    "td.run_parameter_server(sch, stall=[1], delays=[0, 0, 0], wait_limit=2, d=2, timeout=120)",
-         timeout=60),
-    Case(area="executor", fault="parameter server: 3 dead workers with s = 2 tolerated stragglers",
-         code=_TD + "sch = gcsim.encode(gcsim.bibd(7, 3, 1).assignment, 1, 'rd')\n"
-                    "td.run_parameter_server(sch, stragglers=2, die=[0, 1, 2])"),
-    Case(area="executor", fault="parameter server with deadline = NaN",
-         code=_TD + "sch = gcsim.encode(np.eye(3, dtype=int), 1, 'naive')\n"
-                    "td.run_parameter_server(sch, deadline=float('nan'))"),
-    Case(area="executor", fault="parameter server with seed = '4' (a string)",
-         code=_TD + "sch = gcsim.encode(np.eye(3, dtype=int), 1, 'naive')\n"
-                    "td.run_parameter_server(sch, seed='4')"),
-    Case(area="executor", fault="parameter server with a negative delay",
-         code=_TD + "sch = gcsim.encode(np.eye(3, dtype=int), 1, 'naive')\n"
-                    "td.run_parameter_server(sch, delays=[0.1, -1.0, 0.0])"),
-    Case(area="executor", fault="parameter server twice with seed 4: same used set and decoded gradient",
-         code=_TD + "sch = gcsim.encode(np.eye(5, dtype=int), 1, 'naive')\n"
-                    "a, b = (td.run_parameter_server(sch, stragglers=2, seed=4, d=4, drain=0.2) for _ in range(2))\n"
-                    "same = a['used'] == b['used'] and np.array_equal(a['decoded'], b['decoded'])\n"
-                    "assert same, (a['used'], b['used'])\n"
-                    "print('same used set', a['used'], 'and decoded gradient in both runs')",
-         expect="ok", timeout=120),
-    Case(area="executor", fault="gcsim run-gc with 2 dead workers but --stragglers 1",
-         argv=["run-gc", "--design", "bibd:7,3,1", "--stragglers", "1", "--workers-die", "2"]),
-    Case(area="executor", fault="gcsim run-gc --deadline -1",
-         argv=["run-gc", "--design", "bibd:7,3,1", "--deadline", "-1"]),
-    Case(area="executor", fault="gcsim run-gc --seed -3",
-         argv=["run-gc", "--design", "bibd:7,3,1", "--seed", "-3"]),
-    Case(area="executor", fault="gcsim run-gc --seed abc",
-         argv=["run-gc", "--design", "bibd:7,3,1", "--seed", "abc"]),
-    Case(area="executor", fault="gcsim run-gc --timeout 0",
-         argv=["run-gc", "--design", "bibd:7,3,1", "--timeout", "0"]),
-    Case(area="executor", fault="gcsim run-cerar --workers 1 (a ring of one)",
-         argv=["run-cerar", "--workers", "1", "--c", "1"]),
+    Case(
+        area="executor",
+        fault="launch with a tcp:// port another process listens on",
+        code=_TD + "import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+        "td.run_collectives(3, 8, init_method=f'tcp://127.0.0.1:{s.getsockname()[1]}', timeout=60)",
+        timeout=30,
+    ),
+    Case(
+        area="executor",
+        fault="launch with init_method 'tcp://127.0.0.1' (no port)",
+        code=_TD + "td.run_collectives(3, 8, init_method='tcp://127.0.0.1')",
+    ),
+    Case(area="executor", fault="launch with world_size = 0", code=_TD + "td.launch(td.collectives_job, 0)"),
+    Case(area="executor", fault="launch with world_size = 2.5", code=_TD + "td.launch(td.collectives_job, 2.5)"),
+    Case(
+        area="executor",
+        fault="launch of a lambda (cannot reach the rank processes)",
+        code=_TD + "td.launch(lambda rank, ws: rank, 2)",
+    ),
+    Case(area="executor", fault="launch with timeout = 0", code=_TD + "td.launch(td.collectives_job, 2, timeout=0)"),
+    Case(
+        area="executor",
+        fault="rank 1 stalls (sleeps), launch timeout 10 s: named as stalled, killed",
+        setup=_SETUP,
+        code=_TD + _PATH + "td.launch(jobs.stall, 2, timeout=10).raise_on_failure()",
+        timeout=60,
+    ),
+    Case(
+        area="executor",
+        fault="rank 1 stalls inside a ring all-reduce (process-group timeout 3 s)",
+        setup=_SETUP,
+        code=_TD + _PATH + "td.launch(jobs.stall_in_ring, 3, timeout=120, op_timeout=3).raise_on_failure()",
+        timeout=60,
+    ),
+    Case(
+        area="executor",
+        fault="rank 1 raises while rank 0 waits in a barrier (120 s timeout)",
+        setup=_SETUP,
+        code=_TD + _PATH + "td.launch(jobs.boom, 2, timeout=120).raise_on_failure()",
+        timeout=60,
+    ),
+    Case(
+        area="executor",
+        fault="a CERAR ring member's process dies before the collective",
+        code=_TD + "from gcsim.cerar.factory import design\n"
+        "td.run_collectives(3, 16, designs={'c': design(3, 3, 'exact')}, algorithms=['c'], "
+        "die_rank=1, timeout=120)",
+        timeout=60,
+    ),
+    Case(
+        area="executor",
+        fault="parameter server: a used worker hangs (wait_limit 2 s)",
+        code=_TD + "sch = gcsim.encode(np.eye(3, dtype=int), 1, 'naive')\n"
+        "td.run_parameter_server(sch, stall=[1], delays=[0, 0, 0], wait_limit=2, d=2, timeout=120)",
+        timeout=60,
+    ),
+    Case(
+        area="executor",
+        fault="parameter server: 3 dead workers with s = 2 tolerated stragglers",
+        code=_TD + "sch = gcsim.encode(gcsim.bibd(7, 3, 1).assignment, 1, 'rd')\n"
+        "td.run_parameter_server(sch, stragglers=2, die=[0, 1, 2])",
+    ),
+    Case(
+        area="executor",
+        fault="parameter server with deadline = NaN",
+        code=_TD + "sch = gcsim.encode(np.eye(3, dtype=int), 1, 'naive')\n"
+        "td.run_parameter_server(sch, deadline=float('nan'))",
+    ),
+    Case(
+        area="executor",
+        fault="parameter server with seed = '4' (a string)",
+        code=_TD + "sch = gcsim.encode(np.eye(3, dtype=int), 1, 'naive')\ntd.run_parameter_server(sch, seed='4')",
+    ),
+    Case(
+        area="executor",
+        fault="parameter server with a negative delay",
+        code=_TD + "sch = gcsim.encode(np.eye(3, dtype=int), 1, 'naive')\n"
+        "td.run_parameter_server(sch, delays=[0.1, -1.0, 0.0])",
+    ),
+    Case(
+        area="executor",
+        fault="parameter server twice with seed 4: same used set and decoded gradient",
+        code=_TD + "sch = gcsim.encode(np.eye(5, dtype=int), 1, 'naive')\n"
+        "a, b = (td.run_parameter_server(sch, stragglers=2, seed=4, d=4, drain=0.2) for _ in range(2))\n"
+        "same = a['used'] == b['used'] and np.array_equal(a['decoded'], b['decoded'])\n"
+        "assert same, (a['used'], b['used'])\n"
+        "print('same used set', a['used'], 'and decoded gradient in both runs')",
+        expect="ok",
+        timeout=120,
+    ),
+    Case(
+        area="executor",
+        fault="gcsim run-gc with 2 dead workers but --stragglers 1",
+        argv=["run-gc", "--design", "bibd:7,3,1", "--stragglers", "1", "--workers-die", "2"],
+    ),
+    Case(
+        area="executor",
+        fault="gcsim run-gc --deadline -1",
+        argv=["run-gc", "--design", "bibd:7,3,1", "--deadline", "-1"],
+    ),
+    Case(area="executor", fault="gcsim run-gc --seed -3", argv=["run-gc", "--design", "bibd:7,3,1", "--seed", "-3"]),
+    Case(area="executor", fault="gcsim run-gc --seed abc", argv=["run-gc", "--design", "bibd:7,3,1", "--seed", "abc"]),
+    Case(
+        area="executor", fault="gcsim run-gc --timeout 0", argv=["run-gc", "--design", "bibd:7,3,1", "--timeout", "0"]
+    ),
+    Case(
+        area="executor",
+        fault="gcsim run-cerar --workers 1 (a ring of one)",
+        argv=["run-cerar", "--workers", "1", "--c", "1"],
+    ),
 ]

@@ -24,6 +24,7 @@ Examples
 >>> gcsim.bibd(7, 3, 1).params
 BIBDParams(v=7, b=7, r=3, k=3, lam=1)
 """
+
 import lazy_loader as _lazy
 
 __getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

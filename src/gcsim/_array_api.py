@@ -5,6 +5,7 @@ NumPy, ``"numpy"``/``"cupy"`` or a module select one explicitly.  Namespaces com
 from :mod:`array_api_compat`, so the same lines run on NumPy on the CPU and on
 CuPy on a GPU.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -26,6 +26,7 @@ Examples
 >>> with batched_blas():
 ...     pass
 """
+
 from __future__ import annotations
 
 import functools

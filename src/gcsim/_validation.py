@@ -4,6 +4,7 @@ Each helper raises :class:`gcsim.errors.InvalidArgumentError` naming the argumen
 The size checks read the limits of :mod:`gcsim.limits` at call time and state
 both the requested size and the limit in their message.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,8 +47,15 @@ def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int
     return value
 
 
-def check_real(name: str, value: Any, *, minimum: float | None = None, maximum: float | None = None,
-               strict_min: bool = False, strict_max: bool = False) -> float:
+def check_real(
+    name: str,
+    value: Any,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    strict_min: bool = False,
+    strict_max: bool = False,
+) -> float:
     """Return ``value`` as a finite float, or raise naming ``name``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise InvalidArgumentError(name, f"must be a real number, got {value!r}")
@@ -89,8 +97,11 @@ def check_finite_array(name: str, value: Any, *, ndim: int | None = None, dtype=
     try:
         arr = np.asarray(value, dtype=dtype)
     except (OverflowError, TypeError, ValueError) as exc:
-        raise InvalidArgumentError(name, f"cannot be converted to {np.dtype(dtype).name} (an entry is beyond the "
-                                         f"range of {np.dtype(dtype).name} or not a number)") from exc
+        raise InvalidArgumentError(
+            name,
+            f"cannot be converted to {np.dtype(dtype).name} (an entry is beyond the "
+            f"range of {np.dtype(dtype).name} or not a number)",
+        ) from exc
     if ndim is not None and arr.ndim != ndim:
         raise InvalidArgumentError(name, f"must be {ndim}-D, got shape {arr.shape}")
     if arr.size and not np.all(np.isfinite(arr)):
@@ -130,7 +141,7 @@ def check_bool(name: str, value: Any) -> bool:
 
 
 def _fmt_count(x: int) -> str:
-    return f"{x:,}" if x < 10 ** 15 else f"{float(x):.3g}"
+    return f"{x:,}" if x < 10**15 else f"{float(x):.3g}"
 
 
 def check_dense_size(name: str, rows: int, cols: int, what: str = "the matrix") -> None:
@@ -148,10 +159,14 @@ def check_dense_size(name: str, rows: int, cols: int, what: str = "the matrix") 
     entries = int(rows) * int(cols)
     if entries > limits.MAX_DENSE_ENTRIES:
         raise SizeLimitError(
-            name, f"{what} would be a dense {_fmt_count(int(rows))} x {_fmt_count(int(cols))} matrix "
-                  f"({_fmt_count(entries)} entries), over gcsim's limit of {_fmt_count(limits.MAX_DENSE_ENTRIES)} "
-                  "entries (gcsim.limits.MAX_DENSE_ENTRIES)",
-            requested=entries, limit=limits.MAX_DENSE_ENTRIES, limit_name="MAX_DENSE_ENTRIES")
+            name,
+            f"{what} would be a dense {_fmt_count(int(rows))} x {_fmt_count(int(cols))} matrix "
+            f"({_fmt_count(entries)} entries), over gcsim's limit of {_fmt_count(limits.MAX_DENSE_ENTRIES)} "
+            "entries (gcsim.limits.MAX_DENSE_ENTRIES)",
+            requested=entries,
+            limit=limits.MAX_DENSE_ENTRIES,
+            limit_name="MAX_DENSE_ENTRIES",
+        )
 
 
 def check_count(name: str, count: int, what: str, limit_name: str = "MAX_PATTERNS", hint: str = "") -> None:
@@ -165,11 +180,15 @@ def check_count(name: str, count: int, what: str, limit_name: str = "MAX_PATTERN
     """
     limit = getattr(limits, limit_name)
     if int(count) > limit:
-        count_text = f"{int(count):,}" if int(count) < 10 ** 30 else f"{float(count):.3g}"
+        count_text = f"{int(count):,}" if int(count) < 10**30 else f"{float(count):.3g}"
         raise SizeLimitError(
-            name, f"{count_text} {what} to enumerate, over gcsim's limit of {limit:,} "
-                  f"(gcsim.limits.{limit_name})" + (f"; {hint}" if hint else ""),
-            requested=int(count), limit=limit, limit_name=limit_name)
+            name,
+            f"{count_text} {what} to enumerate, over gcsim's limit of {limit:,} "
+            f"(gcsim.limits.{limit_name})" + (f"; {hint}" if hint else ""),
+            requested=int(count),
+            limit=limit,
+            limit_name=limit_name,
+        )
 
 
 def check_declared_arrays(kind: str, arrays: Any, metadata: Any) -> None:

@@ -5,6 +5,7 @@ also from the built-in exception a user would expect (``ValueError`` for bad
 values, ``NotImplementedError`` for things gcsim cannot build), so that both
 ``except gcsim.GcsimError`` and ``except ValueError`` work.
 """
+
 from __future__ import annotations
 
 __all__ = [

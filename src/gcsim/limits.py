@@ -32,10 +32,11 @@ machine may raise them (``gcsim.limits.MAX_DENSE_ENTRIES = 2**26``).
 >>> MAX_DENSE_ENTRIES == 4096 * 4096
 True
 """
+
 from __future__ import annotations
 
 __all__ = ["MAX_DENSE_ENTRIES", "MAX_PATTERNS", "MAX_EXISTENCE_ORDER"]
 
-MAX_DENSE_ENTRIES: int = 2 ** 24
-MAX_PATTERNS: int = 10 ** 7
-MAX_EXISTENCE_ORDER: int = 2 ** 24
+MAX_DENSE_ENTRIES: int = 2**24
+MAX_PATTERNS: int = 10**7
+MAX_EXISTENCE_ORDER: int = 2**24

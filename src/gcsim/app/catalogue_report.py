@@ -1,4 +1,5 @@
 """Build, verify and compare the named instances with the committed catalogue files."""
+
 from __future__ import annotations
 
 import time
@@ -15,8 +16,9 @@ from ..io.bundle import bundle_paths
 __all__ = ["catalogue_table", "format_table", "table_ok"]
 
 
-def catalogue_table(directory: str | Path = "designs", *, export: bool = False, force: bool = False,
-                    names: list[str] | None = None) -> list[dict[str, Any]]:
+def catalogue_table(
+    directory: str | Path = "designs", *, export: bool = False, force: bool = False, names: list[str] | None = None
+) -> list[dict[str, Any]]:
     """One row per named instance: parameters, construction, verification and catalogue-file status.
 
     ``file`` is "matches" (the committed file loads, re-verifies and holds the same
@@ -30,8 +32,14 @@ def catalogue_table(directory: str | Path = "designs", *, export: bool = False, 
         try:
             obj = factory()
             obj.verify()
-            row.update(kind=obj.kind, params=list(obj.params), construction=obj.construction,
-                       parts=int(obj.assignment.shape[0]), workers=int(obj.assignment.shape[1]), verified=True)
+            row.update(
+                kind=obj.kind,
+                params=list(obj.params),
+                construction=obj.construction,
+                parts=int(obj.assignment.shape[0]),
+                workers=int(obj.assignment.shape[1]),
+                verified=True,
+            )
         except Exception as exc:  # report, don't crash the table
             row.update(kind=None, params=None, construction=None, verified=False, error=str(exc))
             row["seconds"] = time.perf_counter() - t0
@@ -67,9 +75,17 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     body = []
     for r in rows:
         size = f"{r['parts']} x {r['workers']}" if r.get("parts") is not None else "-"
-        body.append([r["name"], str(r.get("kind")), str(tuple(r["params"])) if r.get("params") else "-", size,
-                     str(r.get("construction") or r.get("error", "-"))[:48],
-                     "yes" if r["verified"] else "NO", str(r.get("file", "-"))[:40]])
+        body.append(
+            [
+                r["name"],
+                str(r.get("kind")),
+                str(tuple(r["params"])) if r.get("params") else "-",
+                size,
+                str(r.get("construction") or r.get("error", "-"))[:48],
+                "yes" if r["verified"] else "NO",
+                str(r.get("file", "-"))[:40],
+            ]
+        )
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths, strict=True)) for b in body]

@@ -15,6 +15,7 @@ Running out of memory anyway is exit 1 with one line.  Warnings are printed as
 one ``gcsim: warning: ...`` line each.  Every command that produces numbers
 accepts ``--json`` and then prints exactly one JSON object on stdout.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,13 @@ _EPILOG = """examples:
 """
 
 #: The command groups, in the order ``gcsim --help`` lists them: each adds its subcommands.
-COMMANDS = (combinatorics_commands.register, coding_commands.register, cerar_commands.register,
-            executor_commands.register, learning_commands.register)
+COMMANDS = (
+    combinatorics_commands.register,
+    coding_commands.register,
+    cerar_commands.register,
+    executor_commands.register,
+    learning_commands.register,
+)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
@@ -58,8 +64,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     check_output_dir("--out", args.out)
     with path_errors("--out"):
-        summary = run_reproduce(out=args.out, full=args.full, force=args.force, seed=args.seed,
-                                stages=args.stage, progress=not args.json)
+        summary = run_reproduce(
+            out=args.out, full=args.full, force=args.force, seed=args.seed, stages=args.stage, progress=not args.json
+        )
     emit(args, summary, lambda: summary["text"])
     return EXIT_OK if summary.get("ok", False) else EXIT_FAILURE
 
@@ -67,30 +74,45 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``gcsim`` command (exposed for documentation and tests)."""
     parser = Parser(
-        prog="gcsim", description="Coding theory for distributed learning: designs, approximate gradient "
-        "codes, coded all-reduce.", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        prog="gcsim",
+        description="Coding theory for distributed learning: designs, approximate gradient codes, coded all-reduce.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"gcsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, func, help_text: str, epilog: str | None = None) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text, epilog=epilog,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         p.set_defaults(func=func)
         p.add_argument("--json", action="store_true", help="print one JSON object")
         return p
 
     for register in COMMANDS:
         register(sub, add)
-    p = add("reproduce", _cmd_reproduce, "regenerate the headline results (quick scale by default)",
-            "example:\n  gcsim reproduce            # what `make demo` runs\n  gcsim reproduce --full")
+    p = add(
+        "reproduce",
+        _cmd_reproduce,
+        "regenerate the headline results (quick scale by default)",
+        "example:\n  gcsim reproduce            # what `make demo` runs\n  gcsim reproduce --full",
+    )
     p.add_argument("--out", default="results", help="output folder (default: results)")
     p.add_argument("--full", action="store_true", help="paper-scale runs (slow)")
     p.add_argument("--force", action="store_true", help="recompute stages whose results exist")
     p.add_argument("--seed", type=int_arg(0), default=0)
     p.add_argument("--stage", action="append", help="run only this stage (repeatable)")
 
-    p = add("gc", lambda a: EXIT_USAGE, "gradient coding on a real engine: `gcsim gc run ...` "
-            "(same as run-gc; see `gcsim run-gc --help`)")
+    p = add(
+        "gc",
+        lambda a: EXIT_USAGE,
+        "gradient coding on a real engine: `gcsim gc run ...` (same as run-gc; see `gcsim run-gc --help`)",
+    )
     p.add_argument("action", choices=["run"])
     return parser
 
@@ -123,7 +145,7 @@ def _flag_message(args: argparse.Namespace, exc: InvalidArgumentError) -> str:
     flag = getattr(args, "flags", {}).get(exc.argument)
     text = _first_line(exc)
     if flag and text.startswith(f"{exc.argument}: "):
-        text = f"{flag}: {text[len(exc.argument) + 2:]}"
+        text = f"{flag}: {text[len(exc.argument) + 2 :]}"
     return text
 
 
@@ -159,8 +181,11 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except MemoryError as exc:
         detail = _first_line(exc) if str(exc) else "allocation failed"
-        print(f"gcsim: error: out of memory ({detail}); gcsim.limits.MAX_DENSE_ENTRIES = "
-              f"{limits.MAX_DENSE_ENTRIES:,} bounds single objects, choose smaller parameters", file=sys.stderr)
+        print(
+            f"gcsim: error: out of memory ({detail}); gcsim.limits.MAX_DENSE_ENTRIES = "
+            f"{limits.MAX_DENSE_ENTRIES:,} bounds single objects, choose smaller parameters",
+            file=sys.stderr,
+        )
         return EXIT_FAILURE
     except RecursionError:
         print("gcsim: error: the input is nested too deeply (recursion limit)", file=sys.stderr)

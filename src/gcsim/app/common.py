@@ -3,6 +3,7 @@
 Exit codes scripts can rely on: 0 success; 1 the command ran and found a failure;
 2 bad usage or invalid input (see :mod:`gcsim.app.cli`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,22 @@ from typing import Any
 from ..errors import GcsimError
 from ..io.manifest import to_jsonable
 
-__all__ = ["EXIT_OK", "EXIT_FAILURE", "EXIT_USAGE", "UsageError", "Parser", "int_arg", "float_arg", "path_errors",
-           "check_output_dir", "check_input_path", "check_name", "emit", "object_summary", "os_reason"]
+__all__ = [
+    "EXIT_OK",
+    "EXIT_FAILURE",
+    "EXIT_USAGE",
+    "UsageError",
+    "Parser",
+    "int_arg",
+    "float_arg",
+    "path_errors",
+    "check_output_dir",
+    "check_input_path",
+    "check_name",
+    "emit",
+    "object_summary",
+    "os_reason",
+]
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
@@ -37,8 +52,10 @@ class Parser(argparse.ArgumentParser):
 # ---------------------------------------------------------------------------------------------
 # argument types: argparse reports "argument --d: must be >= 1, got -5" (one line, exit 2)
 
+
 def int_arg(minimum: int | None = None, maximum: int | None = None) -> Callable[[str], int]:
     """An argparse ``type`` for an integer in ``[minimum, maximum]``."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -49,13 +66,16 @@ def int_arg(minimum: int | None = None, maximum: int | None = None) -> Callable[
         if maximum is not None and value > maximum:
             raise argparse.ArgumentTypeError(f"must be <= {maximum}, got {value}")
         return value
+
     parse.__name__ = "integer"
     return parse
 
 
-def float_arg(minimum: float | None = None, maximum: float | None = None, *, strict_min: bool = False,
-              strict_max: bool = False) -> Callable[[str], float]:
+def float_arg(
+    minimum: float | None = None, maximum: float | None = None, *, strict_min: bool = False, strict_max: bool = False
+) -> Callable[[str], float]:
     """An argparse ``type`` for a finite real number in a range (NaN and inf are refused)."""
+
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -68,12 +88,14 @@ def float_arg(minimum: float | None = None, maximum: float | None = None, *, str
         if maximum is not None and (value > maximum or (strict_max and value == maximum)):
             raise argparse.ArgumentTypeError(f"must be {'<' if strict_max else '<='} {maximum:g}, got {value:g}")
         return value
+
     parse.__name__ = "number"
     return parse
 
 
 # ---------------------------------------------------------------------------------------------
 # paths: check a flag's path before any work, and turn OS errors into one line naming the flag
+
 
 def os_reason(exc: OSError) -> str:
     """``"Not a directory: 'afile/bibd'"`` from an OSError, without the errno noise."""

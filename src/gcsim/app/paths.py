@@ -1,4 +1,5 @@
 """Where the application finds the committed catalogue."""
+
 from __future__ import annotations
 
 from pathlib import Path

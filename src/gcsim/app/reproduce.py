@@ -17,6 +17,7 @@ Resuming is safe:
 * stage outputs are written through temporary files and atomic renames
   (:func:`gcsim.io.manifest.atomic_path`).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,8 +40,7 @@ from ..io.manifest import (
 )
 from .stages import agc, catalogue, cerar, ddp, training
 
-__all__ = ["run_reproduce", "STAGES", "available_stages", "check_stage_outputs",
-           "STAGE_MANIFEST_VERSION"]
+__all__ = ["run_reproduce", "STAGES", "available_stages", "check_stage_outputs", "STAGE_MANIFEST_VERSION"]
 
 #: The stages in execution order: name -> function(out_dir, full, seed, progress) -> summary dict
 #: (``ok``, ``files``, ``text``).  The ddp stage needs torch (an optional dependency).
@@ -110,8 +110,12 @@ def check_stage_outputs(stage_dir: str | Path, params: dict[str, Any] | None = N
     if old.get("status") != "ok":
         return f"last status {old.get('status')!r}"
     files, sums = old.get("files"), old.get("checksums")
-    if old.get("manifest_version") != STAGE_MANIFEST_VERSION or not isinstance(sums, dict) \
-            or not isinstance(files, list) or set(files) != set(sums):
+    if (
+        old.get("manifest_version") != STAGE_MANIFEST_VERSION
+        or not isinstance(sums, dict)
+        or not isinstance(files, list)
+        or set(files) != set(sums)
+    ):
         return "manifest has no output checksums (written by an older gcsim)"
     for name in files:
         rec = sums[name]
@@ -140,8 +144,15 @@ def _write_index(out: Path, params: dict[str, Any], stages: dict[str, Any]) -> N
     atomic_write_text(index_path, dumps({"params": params, "stages": merged, "provenance": provenance()}))
 
 
-def run_reproduce(out: str | Path = "results", *, full: bool = False, force: bool = False, seed: int = 0,
-                  stages: list[str] | None = None, progress: bool = True) -> dict[str, Any]:
+def run_reproduce(
+    out: str | Path = "results",
+    *,
+    full: bool = False,
+    force: bool = False,
+    seed: int = 0,
+    stages: list[str] | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Run the stages; returns a summary dict (``text``, ``ok``, per-stage status).
 
     Parameters
@@ -182,10 +193,14 @@ def run_reproduce(out: str | Path = "results", *, full: bool = False, force: boo
             if reason is None:
                 old = read_json_object(manifest_path, _MAX_MANIFEST_BYTES)
                 files = [str(stage_dir / f) for f in old["files"]]
-                summary["stages"][name] = {"status": "skipped (results exist; --force to redo)", "ok": True,
-                                           "files": files}
-                texts.append(f"[{name}] results exist in {stage_dir} (skipped; use --force)\n"
-                             + str(old.get("text", "")))
+                summary["stages"][name] = {
+                    "status": "skipped (results exist; --force to redo)",
+                    "ok": True,
+                    "files": files,
+                }
+                texts.append(
+                    f"[{name}] results exist in {stage_dir} (skipped; use --force)\n" + str(old.get("text", ""))
+                )
                 _write_index(out, params, {name: summary["stages"][name]})
                 continue
             if progress:
@@ -203,12 +218,24 @@ def run_reproduce(out: str | Path = "results", *, full: bool = False, force: boo
         checksums, problems = _checksums(stage_dir, files)
         status = "ok" if result.get("ok", True) and not problems else "failed"
         text = result.get("text", "") + "".join(f"\n{p}" for p in problems)
-        record = {"stage": name, "manifest_version": STAGE_MANIFEST_VERSION, "params": params, "status": status,
-                  "seconds": round(seconds, 3), "files": files, "checksums": checksums, "text": text,
-                  "provenance": provenance()}
+        record = {
+            "stage": name,
+            "manifest_version": STAGE_MANIFEST_VERSION,
+            "params": params,
+            "status": status,
+            "seconds": round(seconds, 3),
+            "files": files,
+            "checksums": checksums,
+            "text": text,
+            "provenance": provenance(),
+        }
         atomic_write_text(manifest_path, dumps(record))  # last: commits the stage's results
-        summary["stages"][name] = {"status": status, "seconds": round(seconds, 2), "ok": status == "ok",
-                                   "files": [str(stage_dir / f) for f in files]}
+        summary["stages"][name] = {
+            "status": status,
+            "seconds": round(seconds, 2),
+            "ok": status == "ok",
+            "files": [str(stage_dir / f) for f in files],
+        }
         summary["ok"] &= status == "ok"
         texts.append(f"[{name}] {status} in {seconds:.1f} s -> {stage_dir}\n{text}")
         _write_index(out, params, {name: summary["stages"][name]})

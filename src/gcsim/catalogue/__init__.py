@@ -8,11 +8,21 @@
 The layer sits above :mod:`gcsim.combinatorics`, :mod:`gcsim.coding` and :mod:`gcsim.cerar`
 (whose classes it dispatches to) and below the executor.
 """
+
 from __future__ import annotations
 
 from .kinds import KINDS
 from .named import FAMILIES, NAMED_INSTANCES, build_family, build_named, resolve_design
 from .objects import export_object, list_catalogue, load_object
 
-__all__ = ["KINDS", "FAMILIES", "NAMED_INSTANCES", "build_family", "build_named", "export_object",
-           "list_catalogue", "load_object", "resolve_design"]
+__all__ = [
+    "KINDS",
+    "FAMILIES",
+    "NAMED_INSTANCES",
+    "build_family",
+    "build_named",
+    "export_object",
+    "list_catalogue",
+    "load_object",
+    "resolve_design",
+]

@@ -4,6 +4,7 @@ A written table (no registration at import time): adding a kind means adding its
 here.  Every class provides ``to_arrays()``, ``bundle_metadata()`` and the classmethod
 ``from_arrays(arrays, metadata)`` of the object contract, and an exact ``verify()``.
 """
+
 from __future__ import annotations
 
 from types import MappingProxyType
@@ -24,14 +25,19 @@ from ..combinatorics.srg_graph import StronglyRegularGraph
 __all__ = ["KINDS"]
 
 #: catalogue kind -> class rebuilding it (``cls.kind`` equals the key)
-KINDS: MappingProxyType[str, Any] = MappingProxyType({cls.kind: cls for cls in (
-    BIBD,
-    StronglyRegularGraph,
-    CosetBipartiteGraph,
-    BiregularGraph,
-    FractionalRepetition,
-    CyclicRepetition,
-    RandomRegularAssignment,
-    MargulisGabberGalil,
-    CerarDesign,
-)})
+KINDS: MappingProxyType[str, Any] = MappingProxyType(
+    {
+        cls.kind: cls
+        for cls in (
+            BIBD,
+            StronglyRegularGraph,
+            CosetBipartiteGraph,
+            BiregularGraph,
+            FractionalRepetition,
+            CyclicRepetition,
+            RandomRegularAssignment,
+            MargulisGabberGalil,
+            CerarDesign,
+        )
+    }
+)

@@ -3,6 +3,7 @@
 Each entry builds the object from its factory with fixed arguments (and seed),
 so the committed files under ``designs/`` can be regenerated and compared.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -23,8 +24,10 @@ __all__ = ["NAMED_INSTANCES", "FAMILIES", "build_named", "build_family", "resolv
 NAMED_INSTANCES: dict[str, tuple[str, Callable[[], Any]]] = {
     "pg2_9": ("(91,91,10,10,1) BIBD: points vs lines of PG(2,9)", lambda: bibd(91, 10, 1)),
     "coset_27_2_5": ("(27,2,5) coset bipartite graph over Z_27", lambda: coset_graph(27, 2, 5)),
-    "biregular_40_20_3_6": ("(40,20,3,6) bi-regular bipartite graph, seed 0",
-                            lambda: biregular_graph(40, 20, 3, 6, seed=0)),
+    "biregular_40_20_3_6": (
+        "(40,20,3,6) bi-regular bipartite graph, seed 0",
+        lambda: biregular_graph(40, 20, 3, 6, seed=0),
+    ),
     "paley13": ("Paley(13) strongly regular graph (13,6,2,3)", lambda: srg(13, 6, 2, 3)),
     "petersen": ("Petersen graph (10,3,0,1)", lambda: srg(10, 3, 0, 1)),
 }
@@ -50,8 +53,9 @@ FAMILIES: dict[str, Callable[..., Any]] = {
 }
 
 
-def build_family(family: str, params: Sequence[int], *, seed: int = 0, group: str = "cyclic",
-                 existence: bool = False) -> Any:
+def build_family(
+    family: str, params: Sequence[int], *, seed: int = 0, group: str = "cyclic", existence: bool = False
+) -> Any:
     """Build ``family`` with positional ``params`` (or answer existence for bibd/srg).
 
     ``seed`` goes to the bi-regular construction and ``group`` to the coset graph.
@@ -99,5 +103,8 @@ def resolve_design(spec: str) -> Any:
     path = Path(spec)
     if path.with_suffix(".json").exists() or path.exists() or Path(str(path) + ".json").exists():
         return load_object(path)
-    raise InvalidArgumentError("design", f"{spec!r} is neither a named instance ({', '.join(NAMED_INSTANCES)}), "
-                               "a family spec like bibd:91,10,1, nor a catalogue file")
+    raise InvalidArgumentError(
+        "design",
+        f"{spec!r} is neither a named instance ({', '.join(NAMED_INSTANCES)}), "
+        "a family spec like bibd:91,10,1, nor a catalogue file",
+    )

@@ -7,6 +7,7 @@ recorded kind to the class of :data:`gcsim.catalogue.kinds.KINDS`, whose ``from_
 checks every array and re-derives every declared invariant, and then re-verifies the
 object from the file alone.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,14 @@ __all__ = ["export_object", "load_object", "list_catalogue"]
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
-def export_object(obj: Any, directory: str | Path = "designs", name: str | None = None, *,
-                  overwrite: bool = False, extra_metadata: dict[str, Any] | None = None) -> Path:
+def export_object(
+    obj: Any,
+    directory: str | Path = "designs",
+    name: str | None = None,
+    *,
+    overwrite: bool = False,
+    extra_metadata: dict[str, Any] | None = None,
+) -> Path:
     """Verify an object and export it as a bundle under ``directory/<kind>/<name>``.
 
     The object is verified before anything is written (a failing object is never
@@ -81,8 +88,12 @@ def export_object(obj: Any, directory: str | Path = "designs", name: str | None 
     if extra_metadata is not None and not isinstance(extra_metadata, dict):
         raise InvalidArgumentError("extra_metadata", f"must be a dict, got {type(extra_metadata).__name__}")
     obj.verify()
-    meta = {"kind": kind, "class": f"{type(obj).__module__}.{type(obj).__qualname__}",
-            **obj.bundle_metadata(), "verified": True}
+    meta = {
+        "kind": kind,
+        "class": f"{type(obj).__module__}.{type(obj).__qualname__}",
+        **obj.bundle_metadata(),
+        "verified": True,
+    }
     if extra_metadata:
         meta.update(extra_metadata)
     return save_bundle(directory / kind / name, obj.to_arrays(), meta, overwrite=overwrite)
@@ -124,8 +135,9 @@ def load_object(path: str | Path, *, verify: bool = True, max_bytes: int = DEFAU
         raise CatalogueError(f"{path}: stored {kind} does not verify: {exc}") from exc
     declared = meta.get("params")
     if isinstance(declared, list) and [to_jsonable(p) for p in obj.params] != declared:
-        raise CatalogueError(f"{path}: parameters {tuple(obj.params)} of the stored arrays differ from the "
-                             f"manifest's {declared}")
+        raise CatalogueError(
+            f"{path}: parameters {tuple(obj.params)} of the stored arrays differ from the manifest's {declared}"
+        )
     return obj
 
 
@@ -144,6 +156,12 @@ def list_catalogue(directory: str | Path = "designs") -> list[dict[str, Any]]:
         if man.get("format") == BUNDLE_FORMAT:
             md = man.get("metadata")
             md = md if isinstance(md, dict) else {}
-            rows.append({"path": str(json_path.with_suffix("")), "kind": md.get("kind"),
-                         "params": md.get("params"), "construction": md.get("construction")})
+            rows.append(
+                {
+                    "path": str(json_path.with_suffix("")),
+                    "kind": md.get("kind"),
+                    "params": md.get("params"),
+                    "construction": md.get("construction"),
+                }
+            )
     return rows

@@ -21,6 +21,7 @@ Examples
 >>> bool(errors(des, g).empirical < 0.05)
 True
 """
+
 from __future__ import annotations
 
 from .constructions import r_star
@@ -32,6 +33,19 @@ from .protocol import SimulationResult, simulate
 from .ring import num_rounds, shift_matrix
 from .traffic import rates
 
-__all__ = ["CerarDesign", "CerarParams", "design", "simulate", "errors", "rates", "epsilon_sweep",
-           "SimulationResult", "CerarErrors", "EpsilonSweep", "error_operators", "num_rounds",
-           "shift_matrix", "r_star"]
+__all__ = [
+    "CerarDesign",
+    "CerarParams",
+    "design",
+    "simulate",
+    "errors",
+    "rates",
+    "epsilon_sweep",
+    "SimulationResult",
+    "CerarErrors",
+    "EpsilonSweep",
+    "error_operators",
+    "num_rounds",
+    "shift_matrix",
+    "r_star",
+]

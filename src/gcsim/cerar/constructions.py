@@ -18,6 +18,7 @@ touches.  With ``f(k) = R^k v`` (``R`` block-diagonal, theory §50.4) the window
 Everything here is a reconstruction of the constructions named in the CERAR abstract
 (docs/theory.md §50); the formulas are ours.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,6 +51,7 @@ def r_star(N: int, c: int) -> int:
 # --------------------------------------------------------------------------------------
 # column functions
 # --------------------------------------------------------------------------------------
+
 
 def _conjugate_closed(N: int, k: int) -> list[int]:
     """A conjugate-closed set of ``k <= N`` exponents s of N-th roots of unity omega^s.
@@ -124,9 +126,9 @@ def _column_function(N: int, blocks: list[tuple[float, float, str]], k: np.ndarr
     k = np.asarray(k, dtype=float)
     rows = []
     for rho, theta, kind in blocks:
-        mag = rho ** k
+        mag = rho**k
         if kind == "r":
-            rows.append(mag * np.cos(theta * k))   # (+-1)^k for theta in {0, pi}
+            rows.append(mag * np.cos(theta * k))  # (+-1)^k for theta in {0, pi}
         else:
             rows.append(math.sqrt(2.0) * mag * np.cos(theta * k))
             rows.append(math.sqrt(2.0) * mag * np.sin(theta * k))
@@ -138,9 +140,9 @@ def _design_from_f(N: int, c: int, f, method: str, params: dict[str, Any]) -> Ce
     L = num_rounds(N, c)
     tau = np.arange(c)
     j = np.arange(N)
-    B = np.stack([f(jj - tau) for jj in j])                       # (N, c, c)
+    B = np.stack([f(jj - tau) for jj in j])  # (N, c, c)
     l = np.arange(L)
-    D = np.stack([f(ii - 1 - l) for ii in j])                      # (N, c, L)
+    D = np.stack([f(ii - 1 - l) for ii in j])  # (N, c, L)
     try:
         A = np.linalg.inv(B)
     except np.linalg.LinAlgError:
@@ -149,15 +151,20 @@ def _design_from_f(N: int, c: int, f, method: str, params: dict[str, Any]) -> Ce
     if A is None or not np.all(np.isfinite(A)):
         raise InvalidArgumentError(arg, f"encoders are numerically singular in float64 for {params}; increase eps")
     kappa = float(np.max(np.linalg.cond(B)))
-    if kappa > 1e13:   # docs/reliability.md: warn when kappa exceeds what float64 can carry
-        warnings.warn(f"CERAR {method} design has kappa(A_j) = {kappa:.3g}: float64 keeps only "
-                      f"~{max(0.0, 16 - np.log10(kappa)):.0f} digits of the encoders", RuntimeWarning, stacklevel=3)
+    if kappa > 1e13:  # docs/reliability.md: warn when kappa exceeds what float64 can carry
+        warnings.warn(
+            f"CERAR {method} design has kappa(A_j) = {kappa:.3g}: float64 keeps only "
+            f"~{max(0.0, 16 - np.log10(kappa)):.0f} digits of the encoders",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     return CerarDesign(N, c, A, D, method=method, metadata=params)
 
 
 # --------------------------------------------------------------------------------------
 # exact design (c <= N)
 # --------------------------------------------------------------------------------------
+
 
 def _roots_kappa(N: int, c: int, exps: list[int]) -> float:
     """kappa of the complex Vandermonde [z^{-tau}] with z = omega^s, s in exps (= kappa(A_j))."""
@@ -220,7 +227,8 @@ def exact_design(N: int, c: int, *, basis: str = "auto") -> CerarDesign:
             f"no exact CERAR design exists for c = {c} > N = {N} (N >= 3): the decoder windows "
             "D_i S_{m-1} must equal A_{i-m}^{-1} and overlap, which forces the columns of every "
             "A_j^{-1} to be N-periodic, so an A_j with c > N columns would be singular. "
-            "Use method='perturbation', 'vandermonde' or 'optimized' for c > N.")
+            "Use method='perturbation', 'vandermonde' or 'optimized' for c > N.",
+        )
     if basis == "auto":
         basis = "unit" if N % c == 0 else "roots"
     if basis == "unit":
@@ -238,6 +246,7 @@ def exact_design(N: int, c: int, *, basis: str = "auto") -> CerarDesign:
 # --------------------------------------------------------------------------------------
 # ring-indexed Vandermonde family
 # --------------------------------------------------------------------------------------
+
 
 def vandermonde_complex(N: int, nodes: Any) -> tuple[np.ndarray, np.ndarray]:
     """Complex ring-indexed Vandermonde family (theory §50.3) for arbitrary non-zero nodes.
@@ -293,6 +302,7 @@ def vandermonde_design(N: int, c: int, eps: float | None = None) -> CerarDesign:
 # --------------------------------------------------------------------------------------
 # multiplicative perturbation
 # --------------------------------------------------------------------------------------
+
 
 def perturbation_design(N: int, c: int, eps: float = 0.05) -> CerarDesign:
     """Multiplicative-perturbation design in real rotation-block form (any N, c, eps > 0).

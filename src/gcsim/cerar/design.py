@@ -11,6 +11,7 @@ worker i-m to worker i is
 with the shift matrix S_s in {0,1}^{L x c}, (S_s)[tau+s, tau] = 1 (0-based).
 The output of worker i is  g_hat_i = sum_j G_j + sum_m E_{i,m} G_{i-m}.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -103,8 +104,9 @@ class CerarDesign:
             bad = ~np.isfinite(arr)
             if np.any(bad):
                 where = tuple(int(x) for x in np.argwhere(bad)[0])
-                raise InvalidArgumentError(name, f"contain NaN or inf ({int(bad.sum())} entries, first at "
-                                                 f"index {where})")
+                raise InvalidArgumentError(
+                    name, f"contain NaN or inf ({int(bad.sum())} entries, first at index {where})"
+                )
             arr.setflags(write=False)
         if not isinstance(self.metadata, Mapping):
             raise InvalidArgumentError("metadata", f"must be a mapping, got {type(self.metadata).__name__}")
@@ -158,25 +160,29 @@ class CerarDesign:
         """
         N, c, L = self.N, self.c, self.L
         if self.encoders.shape != (N, c, c) or self.decoders.shape != (N, c, L):
-            raise VerificationError(f"CERAR design: arrays of shapes {self.encoders.shape}, {self.decoders.shape} "
-                                    f"for N = {N}, c = {c}")
+            raise VerificationError(
+                f"CERAR design: arrays of shapes {self.encoders.shape}, {self.decoders.shape} for N = {N}, c = {c}"
+            )
         if not (np.all(np.isfinite(self.encoders)) and np.all(np.isfinite(self.decoders))):
             raise VerificationError("CERAR design: non-finite encoder or decoder entries")
         if self.method in _SEAMLESS:
             E = self.error_operators()
-            norms = np.linalg.norm(E, axis=(2, 3))                         # Frobenius, (N, N-1)
+            norms = np.linalg.norm(E, axis=(2, 3))  # Frobenius, (N, N-1)
             src = (np.arange(N)[:, None] - np.arange(1, N)[None, :]) % N
-            scale = (np.linalg.norm(self.decoders, axis=(1, 2))[:, None]
-                     * np.linalg.norm(self.encoders, axis=(1, 2))[src])
+            scale = (
+                np.linalg.norm(self.decoders, axis=(1, 2))[:, None] * np.linalg.norm(self.encoders, axis=(1, 2))[src]
+            )
             tol = SAFETY * (gamma(c) + 2 * c * _U) * scale
-            inner = np.arange(N)[:, None] >= np.arange(1, N)[None, :]      # i >= m: no seam
+            inner = np.arange(N)[:, None] >= np.arange(1, N)[None, :]  # i >= m: no seam
             must_vanish = np.ones_like(inner) if self.method == "exact" else inner
             bad = must_vanish & (norms > tol)
             if np.any(bad):
                 i, m = (int(x) for x in np.argwhere(bad)[0])
-                raise VerificationError(f"CERAR {self.method} design: E_{{{i},{m + 1}}} = D_i S_m-1 A_i-m - I has "
-                                        f"norm {norms[i, m]:.3g} > {tol[i, m]:.3g}, but it vanishes for this "
-                                        "construction")
+                raise VerificationError(
+                    f"CERAR {self.method} design: E_{{{i},{m + 1}}} = D_i S_m-1 A_i-m - I has "
+                    f"norm {norms[i, m]:.3g} > {tol[i, m]:.3g}, but it vanishes for this "
+                    "construction"
+                )
             eps = self.metadata.get("eps")
             if self.method == "perturbation" and isinstance(eps, (int, float)) and eps > 0:
                 r_star = -(-c // N) - 1
@@ -185,8 +191,10 @@ class CerarDesign:
                 off = ~inner & (np.abs(spec - seam) > tol)
                 if np.any(off):
                     i, m = (int(x) for x in np.argwhere(off)[0])
-                    raise VerificationError(f"CERAR perturbation design: seam error ||E_{{{i},{m + 1}}}||_2 = "
-                                            f"{spec[i, m]:.6g}, expected 1 - (1+eps)^(-N r*) = {seam:.6g}")
+                    raise VerificationError(
+                        f"CERAR perturbation design: seam error ||E_{{{i},{m + 1}}}||_2 = "
+                        f"{spec[i, m]:.6g}, expected 1 - (1+eps)^(-N r*) = {seam:.6g}"
+                    )
         cert, stored = self.metadata.get("certificate"), self.metadata.get("metrics")
         if isinstance(cert, Mapping) and isinstance(stored, Mapping):
             problems = certificate_problems(self, cert, stored)
@@ -199,8 +207,10 @@ class CerarDesign:
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """``encoders`` (N, c, c) and ``decoders`` (N, c, L), float64."""
-        return {"encoders": np.ascontiguousarray(self.encoders, dtype=np.float64),
-                "decoders": np.ascontiguousarray(self.decoders, dtype=np.float64)}
+        return {
+            "encoders": np.ascontiguousarray(self.encoders, dtype=np.float64),
+            "decoders": np.ascontiguousarray(self.decoders, dtype=np.float64),
+        }
 
     def bundle_metadata(self, versions: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """JSON metadata of the bundle: params, construction, the kappa certificate and error metrics.
@@ -213,8 +223,10 @@ class CerarDesign:
         """
         p = dict(self.metadata)
         metrics = design_metrics(self)
-        caps = {"kappa_A": p.get("kappa"), "kappa_D": p.get("kappa_D_cap", p.get("kappa"))
-                if self.method == "optimized" else None}
+        caps = {
+            "kappa_A": p.get("kappa"),
+            "kappa_D": p.get("kappa_D_cap", p.get("kappa")) if self.method == "optimized" else None,
+        }
         meta: dict[str, Any] = {
             "kind": self.kind,
             "schema": CERAR_SCHEMA,
@@ -281,14 +293,21 @@ class CerarDesign:
             if not isinstance(meta[key], Mapping):
                 raise CatalogueError(f"{key} must be a JSON object, got {type(meta[key]).__name__}")
         if meta["schema"] == 2 and meta.get("params") != [meta["N"], meta["c"], meta["L"]]:
-            raise CatalogueError(f"params must be [N, c, L] = {[meta['N'], meta['c'], meta['L']]}, "
-                                 f"got {meta.get('params')!r}")
+            raise CatalogueError(
+                f"params must be [N, c, L] = {[meta['N'], meta['c'], meta['L']]}, got {meta.get('params')!r}"
+            )
         construction = (meta.get("construction_params") if meta["schema"] == 2 else meta.get("params")) or {}
         if not isinstance(construction, Mapping):
             raise CatalogueError(f"construction_params must be a JSON object, got {type(construction).__name__}")
         try:
-            design = cls(meta["N"], meta["c"], arrays["encoders"], arrays["decoders"], method=str(meta["method"]),
-                         metadata={**construction, "certificate": meta["certificate"], "metrics": meta["metrics"]})
+            design = cls(
+                meta["N"],
+                meta["c"],
+                arrays["encoders"],
+                arrays["decoders"],
+                method=str(meta["method"]),
+                metadata={**construction, "certificate": meta["certificate"], "metrics": meta["metrics"]},
+            )
         except (InvalidArgumentError, TypeError, ValueError) as exc:
             raise CatalogueError(f"arrays do not form a CERAR design: {exc}") from None
         if design.L != meta["L"]:
@@ -301,4 +320,3 @@ class CerarDesign:
         except VerificationError as exc:
             raise CatalogueError(str(exc).removeprefix("CERAR design: ")) from None
         return design
-

@@ -20,6 +20,7 @@ raises :class:`~gcsim.errors.CatalogueError`. Writing goes through
 :func:`~gcsim.io.bundle.save_bundle` (a reader sees the old bundle or the new one, even if
 the writer is killed), and the file name must be a plain name inside ``directory``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -59,8 +60,9 @@ def _versions() -> dict[str, Any]:
     return out
 
 
-def export_design(design: CerarDesign, directory: str | Path, name: str | None = None, *,
-                  overwrite: bool = False) -> Path:
+def export_design(
+    design: CerarDesign, directory: str | Path, name: str | None = None, *, overwrite: bool = False
+) -> Path:
     """Write a CERAR design and its certificate as a catalogue bundle ``directory/name.{npz,json}``.
 
     Parameters
@@ -107,8 +109,9 @@ def export_design(design: CerarDesign, directory: str | Path, name: str | None =
         name = _default_name(design)
     check_bundle_name("name", name)
     check_folder("directory", directory)
-    return save_bundle(Path(directory) / name, design.to_arrays(), design.bundle_metadata(versions=_versions()),
-                       overwrite=overwrite)
+    return save_bundle(
+        Path(directory) / name, design.to_arrays(), design.bundle_metadata(versions=_versions()), overwrite=overwrite
+    )
 
 
 def load_design(path: str | Path, *, max_bytes: int | None = None) -> CerarDesign:

@@ -1,4 +1,5 @@
 """The CERAR design factory: one entry point for every construction (docs/theory.md §50, §55)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,8 +15,9 @@ __all__ = ["design", "METHODS"]
 METHODS = ("exact", "vandermonde", "perturbation", "optimized")
 
 
-def design(N: int, c: int, method: str, *, eps: float | None = None,
-           kappa: float | None = None, seed: int = 0, **kw: Any) -> CerarDesign:
+def design(
+    N: int, c: int, method: str, *, eps: float | None = None, kappa: float | None = None, seed: int = 0, **kw: Any
+) -> CerarDesign:
     """Build a CERAR design by name.
 
     Parameters
@@ -44,8 +46,12 @@ def design(N: int, c: int, method: str, *, eps: float | None = None,
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
     # the design holds N(N-1) encoder and decoder blocks of c x c coefficients: refuse before building
-    check_dense_size("N" if N * (N - 1) >= c * c else "c", N * (N - 1), c * c,
-                     f"the coefficients of a CERAR design with N = {N}, c = {c}")
+    check_dense_size(
+        "N" if N * (N - 1) >= c * c else "c",
+        N * (N - 1),
+        c * c,
+        f"the coefficients of a CERAR design with N = {N}, c = {c}",
+    )
     if eps is not None:
         eps = check_real("eps", eps, minimum=0.0)
     if kappa is not None:
@@ -56,9 +62,10 @@ def design(N: int, c: int, method: str, *, eps: float | None = None,
         raise InvalidArgumentError("kappa", f"only used by method='optimized', not {method!r}")
     allowed = {"exact": {"basis"}}.get(method, set()) if method != "optimized" else None
     if allowed is not None and set(kw) - allowed:
-        raise InvalidArgumentError(", ".join(sorted(set(kw) - allowed)),
-                                   f"unknown keyword argument(s) for method={method!r}")
-    if method == "exact":            # eps is accepted and ignored (uniform call sites)
+        raise InvalidArgumentError(
+            ", ".join(sorted(set(kw) - allowed)), f"unknown keyword argument(s) for method={method!r}"
+        )
+    if method == "exact":  # eps is accepted and ignored (uniform call sites)
         return exact_design(N, c, **kw)
     if method == "vandermonde":
         return vandermonde_design(N, c, eps, **kw)

@@ -8,6 +8,7 @@ eps^{-r*} u and the protocol collapses once kappa u ~ 1.  :func:`epsilon_sweep` 
 this on real arrays with :func:`gcsim.cerar.protocol.simulate` (float64, float32 or
 emulated bfloat16).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -73,8 +74,9 @@ class EpsilonSweep:
     dtype: str
 
 
-def epsilon_sweep(N: int, c: int, eps_values: Any, dtype: Any = "float32", *, d: int = 256,
-                  seed: int = 0, gradients: Any = None) -> EpsilonSweep:
+def epsilon_sweep(
+    N: int, c: int, eps_values: Any, dtype: Any = "float32", *, d: int = 256, seed: int = 0, gradients: Any = None
+) -> EpsilonSweep:
     """Empirical error of the perturbation design versus eps in a given precision.
 
     Parameters
@@ -115,23 +117,30 @@ def epsilon_sweep(N: int, c: int, eps_values: Any, dtype: Any = "float32", *, d:
     err, exact, kap = [], [], []
     for e in eps:
         try:
-            with warnings.catch_warnings():      # the sweep visits ill-conditioned designs on purpose
+            with warnings.catch_warnings():  # the sweep visits ill-conditioned designs on purpose
                 warnings.simplefilter("ignore", RuntimeWarning)
                 des = perturbation_design(N, c, float(e))
-        except InvalidArgumentError:             # encoders singular even in float64
+        except InvalidArgumentError:  # encoders singular even in float64
             err.append(np.inf)
             exact.append(np.inf)
             kap.append(np.inf)
             continue
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)   # the collapse is the point here
+            warnings.simplefilter("ignore", RuntimeWarning)  # the collapse is the point here
             lo = simulate(des, g, dtype=name, warn=False).outputs
             hi = simulate(des, g, dtype="float64", warn=False).outputs
         err.append(np.max(np.linalg.norm(lo - total, axis=1)) / nrm)
         exact.append(np.max(np.linalg.norm(hi - total, axis=1)) / nrm)
         kap.append(condition_numbers(des.encoders).max())
     err = np.nan_to_num(np.array(err), nan=np.inf, posinf=np.inf)
-    return EpsilonSweep(eps=eps, error=err, exact_error=np.array(exact), kappa=np.array(kap),
-                        best_eps=float(eps[int(np.argmin(err))]),
-                        predicted_eps=predicted_optimal_eps(N, c, name), r_star=r_star(N, c),
-                        unit_roundoff=unit_roundoff(name), dtype=name)
+    return EpsilonSweep(
+        eps=eps,
+        error=err,
+        exact_error=np.array(exact),
+        kappa=np.array(kap),
+        best_eps=float(eps[int(np.argmin(err))]),
+        predicted_eps=predicted_optimal_eps(N, c, name),
+        r_star=r_star(N, c),
+        unit_roundoff=unit_roundoff(name),
+        dtype=name,
+    )

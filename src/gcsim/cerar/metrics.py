@@ -18,6 +18,7 @@ recomputes them from the arrays and compares within tolerances derived from roun
 (:func:`metric_tolerances`), so a design written on a machine with another BLAS kernel is accepted
 and a value off by more than float64 can explain is not.
 """
+
 from __future__ import annotations
 
 import math
@@ -79,11 +80,11 @@ def error_operators(encoders: np.ndarray, decoders: np.ndarray) -> np.ndarray:
     N, c, _ = encoders.shape
     m = np.arange(1, N)
     i = np.arange(N)
-    cols = (m - 1)[:, None] + np.arange(c)[None, :]            # (N-1, c)
-    windows = decoders[:, :, cols]                             # (N, c, N-1, c)
-    windows = np.moveaxis(windows, 2, 1)                       # (N, N-1, c, c)
-    src = (i[:, None] - m[None, :]) % N                        # (N, N-1)
-    prod = windows @ encoders[src]                             # (N, N-1, c, c)
+    cols = (m - 1)[:, None] + np.arange(c)[None, :]  # (N-1, c)
+    windows = decoders[:, :, cols]  # (N, c, N-1, c)
+    windows = np.moveaxis(windows, 2, 1)  # (N, N-1, c, c)
+    src = (i[:, None] - m[None, :]) % N  # (N, N-1)
+    prod = windows @ encoders[src]  # (N, N-1, c, c)
     return prod - np.eye(c)
 
 
@@ -115,7 +116,7 @@ def condition_numbers(X: np.ndarray) -> np.ndarray:
 def worker_norms(E: np.ndarray) -> np.ndarray:
     """||[E_{i,1} ... E_{i,N-1}]||_2 for each worker i (E of shape (N, N-1, c, c))."""
     N, M, c, _ = E.shape
-    rows = np.moveaxis(E, 1, 2).reshape(N, c, M * c)        # [E_{i,1} ... E_{i,N-1}]
+    rows = np.moveaxis(E, 1, 2).reshape(N, c, M * c)  # [E_{i,1} ... E_{i,N-1}]
     return np.linalg.svd(rows, compute_uv=False)[:, 0]
 
 
@@ -160,7 +161,7 @@ def design_metrics(design: Any) -> dict[str, Any]:
     w = worker_norms(E)
     return {
         "frobenius": fro,
-        "mean_relative_mse": fro / (design.N ** 2 * design.c),
+        "mean_relative_mse": fro / (design.N**2 * design.c),
         "worst_case": float(np.max(w)),
         "worker_errors": [float(x) for x in w],
         "kappa_A": [float(x) for x in kA],
@@ -247,19 +248,18 @@ def errors(design: Any, gradients: Any = None) -> CerarErrors:
     design = _check_design(design)
     N, c = design.N, design.c
     E = design.error_operators()
-    rows = np.moveaxis(E, 1, 2).reshape(N, c, (N - 1) * c)          # [E_{i,1} ... E_{i,N-1}]
+    rows = np.moveaxis(E, 1, 2).reshape(N, c, (N - 1) * c)  # [E_{i,1} ... E_{i,N-1}]
     per_worst = np.linalg.norm(rows, 2, axis=(1, 2))
     pair = np.linalg.norm(E, 2, axis=(2, 3))
-    fro_w = np.sum(E ** 2, axis=(1, 2, 3))
+    fro_w = np.sum(E**2, axis=(1, 2, 3))
     kA, kD = condition_numbers(design.encoders), condition_numbers(design.decoders)
     per = empirical = None
     if gradients is not None:
         g = check_host_gradients(gradients, N)
         d = g.shape[1]
         G = split_gradients(g, c)
-        xp = np                                        # the ring on host float64 arrays
-        out = run_ring(encode(design.encoders.astype(np.float64), G), G, design.decoders.astype(np.float64),
-                       xp=xp)
+        xp = np  # the ring on host float64 arrays
+        out = run_ring(encode(design.encoders.astype(np.float64), G), G, design.decoders.astype(np.float64), xp=xp)
         outputs = out.reshape(N, -1)[:, :d]
         total = g.sum(axis=0)
         nrm = np.linalg.norm(total)
@@ -267,16 +267,26 @@ def errors(design: Any, gradients: Any = None) -> CerarErrors:
         per = diff / nrm if nrm > 0 else np.where(diff > 0, np.inf, 0.0)
         empirical = float(per.max())
     return CerarErrors(
-        operators=E, worst_case=float(per_worst.max()), per_worker_worst=per_worst,
-        pair_norms=pair, max_pair_norm=float(pair.max()) if pair.size else 0.0,
-        frobenius=float(fro_w.sum()), per_worker_frobenius=fro_w,
-        relative_mse=fro_w / (N * c), mean_relative_mse=float(fro_w.sum() / (N * N * c)),
-        kappa_encoders=kA, kappa_decoders=kD, empirical=empirical, per_worker_empirical=per)
+        operators=E,
+        worst_case=float(per_worst.max()),
+        per_worker_worst=per_worst,
+        pair_norms=pair,
+        max_pair_norm=float(pair.max()) if pair.size else 0.0,
+        frobenius=float(fro_w.sum()),
+        per_worker_frobenius=fro_w,
+        relative_mse=fro_w / (N * c),
+        mean_relative_mse=float(fro_w.sum() / (N * N * c)),
+        kappa_encoders=kA,
+        kappa_decoders=kD,
+        empirical=empirical,
+        per_worker_empirical=per,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
 # rounding-error tolerances and the certificate
 # ----------------------------------------------------------------------------------------------
+
 
 def gamma(n: int) -> float:
     """gamma_n = n u / (1 - n u) (u = 2^-53), the relative error bound of a length-n sum or dot product.
@@ -324,19 +334,23 @@ def metric_tolerances(design: Any, metrics: Mapping[str, Any]) -> dict[str, Any]
     """
     A, D, N, c = design.encoders, design.decoders, design.N, design.c
     L = num_rounds(N, c)
-    E = design.error_operators()                                       # (N, N-1, c, c)
+    E = design.error_operators()  # (N, N-1, c, c)
     delta = pair_tolerances(A, D)
     e_norm = np.linalg.norm(E, axis=(2, 3))
     fro = float(np.sum(E * E))
-    tol_fro = 2 * SAFETY * (float(np.sum(2 * e_norm * delta + delta ** 2)) + gamma(E.size) * fro)
+    tol_fro = 2 * SAFETY * (float(np.sum(2 * e_norm * delta + delta**2)) + gamma(E.size) * fro)
     w = np.asarray(metrics["worker_errors"], dtype=float)
-    tol_w = 2 * SAFETY * (np.sqrt(np.sum(delta ** 2, axis=1)) + (N - 1) * c * _U * w)
-    return {"frobenius": tol_fro, "mean_relative_mse": tol_fro / (N ** 2 * c),
-            "worst_case": float(np.max(tol_w)), "worker_errors": tol_w,
-            "kappa_A": kappa_tolerance(metrics["kappa_A"], c),
-            "kappa_D": kappa_tolerance(metrics["kappa_D"], L),
-            "kappa_A_max": float(np.max(kappa_tolerance(metrics["kappa_A"], c))),
-            "kappa_D_max": float(np.max(kappa_tolerance(metrics["kappa_D"], L)))}
+    tol_w = 2 * SAFETY * (np.sqrt(np.sum(delta**2, axis=1)) + (N - 1) * c * _U * w)
+    return {
+        "frobenius": tol_fro,
+        "mean_relative_mse": tol_fro / (N**2 * c),
+        "worst_case": float(np.max(tol_w)),
+        "worker_errors": tol_w,
+        "kappa_A": kappa_tolerance(metrics["kappa_A"], c),
+        "kappa_D": kappa_tolerance(metrics["kappa_D"], L),
+        "kappa_A_max": float(np.max(kappa_tolerance(metrics["kappa_A"], c))),
+        "kappa_D_max": float(np.max(kappa_tolerance(metrics["kappa_D"], L))),
+    }
 
 
 def _close(stored: Any, recomputed: Any, tol: Any) -> bool:
@@ -367,12 +381,15 @@ def certificate_problems(design: Any, certificate: Mapping[str, Any], metrics: M
     problems = []
     for key in ("kappa_A", "kappa_D", "kappa_A_max", "kappa_D_max"):
         if not _close(certificate.get(key), m[key], tol[key]):
-            problems.append(f"kappa certificate {key} does not match the arrays "
-                            f"(stored {certificate.get(key)}, recomputed {m[key]})")
+            problems.append(
+                f"kappa certificate {key} does not match the arrays "
+                f"(stored {certificate.get(key)}, recomputed {m[key]})"
+            )
     for key in METRIC_KEYS:
         if not _close(metrics.get(key), m[key], tol[key]):
-            problems.append(f"error metric {key} does not match the arrays "
-                            f"(stored {metrics.get(key)}, recomputed {m[key]})")
+            problems.append(
+                f"error metric {key} does not match the arrays (stored {metrics.get(key)}, recomputed {m[key]})"
+            )
     if problems:
         return problems[:1]
     caps = certificate.get("caps") or {}
@@ -382,7 +399,8 @@ def certificate_problems(design: Any, certificate: Mapping[str, Any], metrics: M
         cap = caps.get(key)
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float))):
             return [f"the recorded cap {key} must be a number, got {cap!r}"]
-        if cap is not None and (not math.isfinite(float(cap))
-                                or achieved > float(cap) * (1 + CERT_RTOL) + tol[f"{key}_max"]):
+        if cap is not None and (
+            not math.isfinite(float(cap)) or achieved > float(cap) * (1 + CERT_RTOL) + tol[f"{key}_max"]
+        ):
             return [f"{key} = {achieved} exceeds the recorded cap {cap}"]
     return []

@@ -43,6 +43,7 @@ Every accepted step is re-checked with NumPy: the condition numbers by SVD (the
 decrease is rejected, so the recorded objective history is monotone non-increasing
 by construction (and asserted).
 """
+
 from __future__ import annotations
 
 import math
@@ -80,6 +81,7 @@ _INITS = ("auto", "perturbation", "vandermonde", "exact", "random")
 # ---------------------------------------------------------------------------
 # metrics
 
+
 def clip_condition(X: np.ndarray, kappa: float) -> np.ndarray:
     """Nearest matrix with ``kappa(X) <= kappa`` that keeps ``sigma_max``: raise the small singular values.
 
@@ -111,6 +113,7 @@ def _objective(A: np.ndarray, D: np.ndarray, objective: str) -> float:
 # ---------------------------------------------------------------------------
 # block data
 
+
 def _windows(D: np.ndarray, N: int) -> np.ndarray:
     """``U[i, m-1] = D_i S_{m-1}`` (the c x c column window), shape (N, N-1, c, c)."""
     c = D.shape[1]
@@ -124,18 +127,18 @@ def _d_data(A: np.ndarray) -> np.ndarray:
     L = num_rounds(N, c)
     W = np.zeros((N, L, (N - 1) * c))
     i = np.arange(N)
-    for m in range(1, N):               # N-1 slices, each batched over workers
-        W[:, m - 1:m - 1 + c, (m - 1) * c:m * c] = A[(i - m) % N]
+    for m in range(1, N):  # N-1 slices, each batched over workers
+        W[:, m - 1 : m - 1 + c, (m - 1) * c : m * c] = A[(i - m) % N]
     return W
 
 
 def _a_data(D: np.ndarray) -> np.ndarray:
     """``M_j`` of shape (N, (N-1)c, c): the stacked windows ``D_{j+m} S_{m-1}``, m = 1..N-1."""
     N, c, _ = D.shape
-    U = _windows(D, N)                                    # U[i, m-1]
+    U = _windows(D, N)  # U[i, m-1]
     j = np.arange(N)[:, None]
     m = np.arange(1, N)[None, :]
-    blocks = U[(j + m) % N, m - 1]                        # (N, N-1, c, c)
+    blocks = U[(j + m) % N, m - 1]  # (N, N-1, c, c)
     return blocks.reshape(N, (N - 1) * c, c)
 
 
@@ -147,6 +150,7 @@ def _polar_factor(X: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------------
 # convex blocks (cvxpy, built once and re-solved with new parameter values)
+
 
 def _cp():
     import cvxpy as cp  # imported lazily: cvxpy is slow to import
@@ -179,7 +183,7 @@ def _solve(problem, solver: str, opts: dict) -> str:
     Returns the final status string (``"error: ..."`` if the solver raised).
     """
     try:
-        with warnings.catch_warnings():   # cvxpy warns on inaccurate solutions: the status is checked
+        with warnings.catch_warnings():  # cvxpy warns on inaccurate solutions: the status is checked
             warnings.simplefilter("ignore", UserWarning)
             problem.solve(solver=solver, warm_start=True, **opts)
             if solver == "SCS" and problem.status == "optimal_inaccurate":
@@ -222,7 +226,7 @@ def _d_block(N: int, c: int, kappa_D: float, objective: str, solver: str, opts: 
     params = {"W": W}
     if math.isfinite(kappa_D):
         Q = cp.Parameter((c, L))
-        s = cp.Variable(nonneg=True)          # free scale: the constraint set is a cone
+        s = cp.Variable(nonneg=True)  # free scale: the constraint set is a cone
         cons += _kappa_constraints(cp, X, Q, s, kappa_D, c, L)
         params["Q"] = Q
     if objective == "frobenius":
@@ -243,7 +247,7 @@ def _a_block(N: int, c: int, kappa_A: float, solver: str, opts: dict) -> _Block:
     Q = cp.Parameter((c, c))
     t = cp.Variable()
     T = np.tile(np.eye(c), (N - 1, 1))
-    cons = _kappa_constraints(cp, X, Q, t, kappa_A, c, c) + [t >= 1]   # t >= 1 fixes the gauge
+    cons = _kappa_constraints(cp, X, Q, t, kappa_A, c, c) + [t >= 1]  # t >= 1 fixes the gauge
     prob = cp.Problem(cp.Minimize(cp.sum_squares(M @ X - T)), cons)
     return _Block(prob, X, {"M": M, "Q": Q}, solver, opts)
 
@@ -256,7 +260,7 @@ class _JointWorstA:
         self.N, self.c = N, c
         self.X = [cp.Variable((c, c)) for _ in range(N)]
         self.Q = [cp.Parameter((c, c)) for _ in range(N)]
-        self.U = cp.Parameter((N * (N - 1) * c, c))          # all windows D_i S_{m-1}, stacked
+        self.U = cp.Parameter((N * (N - 1) * c, c))  # all windows D_i S_{m-1}, stacked
         t = cp.Variable(N)
         tau = cp.Variable(nonneg=True)
         cons = [t >= 1]
@@ -267,7 +271,7 @@ class _JointWorstA:
             blocks = []
             for m in range(1, N):
                 r = (i * (N - 1) + m - 1) * c
-                blocks.append(self.U[r:r + c, :] @ self.X[(i - m) % N] - I)
+                blocks.append(self.U[r : r + c, :] @ self.X[(i - m) % N] - I)
             cons.append(_norm_lmi(cp, cp.hstack(blocks), tau, c, (N - 1) * c))
         self.problem = cp.Problem(cp.Minimize(tau), cons)
         self.solver, self.opts = solver, opts
@@ -285,6 +289,7 @@ class _JointWorstA:
 
 # ---------------------------------------------------------------------------
 # closed-form block steps
+
 
 def _least_squares_decoders(A: np.ndarray) -> np.ndarray:
     """Unconstrained Frobenius-optimal decoders given A: D_i = [I ... I] W_i^+ (batched)."""
@@ -319,12 +324,12 @@ def _unit_kappa_decoders(A: np.ndarray, D: np.ndarray, iters: int = UNIT_D_ITERS
     ``D`` (docs/theory.md §55.4), so the step is monotone like the SDP blocks.
     """
     N, c, _ = A.shape
-    W = _d_data(A)                                              # (N, L, K)
+    W = _d_data(A)  # (N, L, K)
     T = np.tile(np.eye(c), (1, N - 1))
     P = W @ np.swapaxes(W, 1, 2)
     lam = np.linalg.eigvalsh(P)[:, -1]
     M = lam[:, None, None] * np.eye(P.shape[1]) - P
-    TW = T @ np.swapaxes(W, 1, 2)                               # T W^T, (N, c, L)
+    TW = T @ np.swapaxes(W, 1, 2)  # T W^T, (N, c, L)
     O = _polar_factor(D)
     for _ in range(iters):
         s = _ray_scale(O, W, T)
@@ -340,7 +345,7 @@ def _procrustes_encoders(D: np.ndarray) -> np.ndarray:
     """
     N, c, _ = D.shape
     M = _a_data(D)
-    B = np.swapaxes(M, 1, 2) @ np.tile(np.eye(c), (N - 1, 1))       # M_j^T T = sum of windows^T
+    B = np.swapaxes(M, 1, 2) @ np.tile(np.eye(c), (N - 1, 1))  # M_j^T T = sum of windows^T
     U, sig, Vt = np.linalg.svd(B)
     nrm = np.sum(M * M, axis=(1, 2))
     t = np.where(nrm > 0, sig.sum(axis=1) / np.where(nrm > 0, nrm, 1.0), 1.0)
@@ -350,6 +355,7 @@ def _procrustes_encoders(D: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------------
 # rounding level of the objective (the stopping rule's absolute floor)
+
 
 def _objective_noise(A: np.ndarray, D: np.ndarray, objective: str, value: float) -> tuple[float, float]:
     """``(zero, noise)``: rounding levels of the objective computed from ``(A, D)`` in float64.
@@ -369,7 +375,7 @@ def _objective_noise(A: np.ndarray, D: np.ndarray, objective: str, value: float)
     decrease of the exact objective, and a value below ``zero`` cannot be told from 0.
     """
     N, c, _ = A.shape
-    U = np.abs(_windows(D, N))                                   # |D_i S_{m-1}|, (N, N-1, c, c)
+    U = np.abs(_windows(D, N))  # |D_i S_{m-1}|, (N, N-1, c, c)
     src = (np.arange(N)[:, None] - np.arange(1, N)[None, :]) % N
     delta = gamma(c + 1) * (U @ np.abs(A)[src] + np.eye(c))
     if objective == "frobenius":
@@ -405,8 +411,7 @@ def _fits(A: np.ndarray, D: np.ndarray, kappa: float, kappa_D: float) -> tuple[b
     return ok, kA, kD
 
 
-def _family_members(N: int, c: int, family: str,
-                    grid: Grid | None) -> list[tuple[CerarDesign, float | None]]:
+def _family_members(N: int, c: int, family: str, grid: Grid | None) -> list[tuple[CerarDesign, float | None]]:
     """The analytic designs of one family gcsim can build for (N, c): ``[(design, eps), ...]``.
 
     ``"exact"``: the exact design when it exists (``c <= N`` or ``N = 2``); ``"perturbation"`` and
@@ -415,7 +420,7 @@ def _family_members(N: int, c: int, family: str,
     """
     out: list[tuple[CerarDesign, float | None]] = []
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)   # ill-conditioned members are expected
+        warnings.simplefilter("ignore", RuntimeWarning)  # ill-conditioned members are expected
         if family == "exact":
             if c <= N or N == 2:
                 out.append((exact_design(N, c), None))
@@ -430,8 +435,9 @@ def _family_members(N: int, c: int, family: str,
     return out
 
 
-def _best_member(members: list[tuple[CerarDesign, float | None]], kappa: float, kappa_D: float,
-                 objective: str) -> tuple[CerarDesign, float | None, bool] | None:
+def _best_member(
+    members: list[tuple[CerarDesign, float | None]], kappa: float, kappa_D: float, objective: str
+) -> tuple[CerarDesign, float | None, bool] | None:
     """Lowest-objective member that fits the caps; if none fits, the one closest to fitting.
 
     Returns ``(design, eps, fits)`` or None for an empty family. "Closest" is the smallest ratio
@@ -449,8 +455,9 @@ def _best_member(members: list[tuple[CerarDesign, float | None]], kappa: float, 
     return best
 
 
-def _require(best: tuple[CerarDesign, float | None, bool] | None, family: str
-             ) -> tuple[CerarDesign, float | None, bool]:
+def _require(
+    best: tuple[CerarDesign, float | None, bool] | None, family: str
+) -> tuple[CerarDesign, float | None, bool]:
     if best is None:
         raise InvalidArgumentError("eps", f"no {family} design of the grid can be built in float64")
     return best
@@ -472,24 +479,45 @@ def _clip_over(X: np.ndarray, cap: float) -> np.ndarray:
     return X
 
 
-def _start(label: str, A: np.ndarray, D: np.ndarray | None, kappa: float, kappa_D: float,
-           objective: str, eps: float | None = None) -> dict[str, Any]:
+def _start(
+    label: str,
+    A: np.ndarray,
+    D: np.ndarray | None,
+    kappa: float,
+    kappa_D: float,
+    objective: str,
+    eps: float | None = None,
+) -> dict[str, Any]:
     """A start: the design projected onto the caps and gauge-fixed, with what it was before."""
     A = np.asarray(A, dtype=float)
-    fits, kA, kD = (None, float(np.max(condition_numbers(A))), None) if D is None else \
-        _fits(A, D, kappa, kappa_D)
+    fits, kA, kD = (None, float(np.max(condition_numbers(A))), None) if D is None else _fits(A, D, kappa, kappa_D)
     A = _clip_over(A, kappa)
-    if D is None:                         # random start: Frobenius-optimal decoders for its encoders
+    if D is None:  # random start: Frobenius-optimal decoders for its encoders
         D = _least_squares_decoders(A)
     D = _clip_over(np.asarray(D, dtype=float), kappa_D)
     A, D = _fix_gauge(A, D)
-    return {"label": label, "eps": eps, "A": A, "D": D, "fits_caps": fits,
-            "kappa_A_max": kA, "kappa_D_max": kD, "objective_start": _objective(A, D, objective)}
+    return {
+        "label": label,
+        "eps": eps,
+        "A": A,
+        "D": D,
+        "fits_caps": fits,
+        "kappa_A_max": kA,
+        "kappa_D_max": kD,
+        "objective_start": _objective(A, D, objective),
+    }
 
 
-def _analytic_starts(N: int, c: int, kappa: float, kappa_D: float, objective: str,
-                     eps: float | None = None, eps_grid: Grid | None = None,
-                     vandermonde_grid: Grid | None = None) -> list[dict[str, Any]]:
+def _analytic_starts(
+    N: int,
+    c: int,
+    kappa: float,
+    kappa_D: float,
+    objective: str,
+    eps: float | None = None,
+    eps_grid: Grid | None = None,
+    vandermonde_grid: Grid | None = None,
+) -> list[dict[str, Any]]:
     """One start per analytic family gcsim can build (exact, perturbation, Vandermonde).
 
     Each family contributes its best member that fits the caps (lowest objective), or, if none
@@ -497,8 +525,11 @@ def _analytic_starts(N: int, c: int, kappa: float, kappa_D: float, objective: st
     (for ``c <= N`` the perturbation design can coincide with the exact one) are kept once.
     """
     starts: list[dict[str, Any]] = []
-    for family, grid in (("exact", None), ("perturbation", [eps] if eps is not None else eps_grid),
-                         ("vandermonde", vandermonde_grid)):
+    for family, grid in (
+        ("exact", None),
+        ("perturbation", [eps] if eps is not None else eps_grid),
+        ("vandermonde", vandermonde_grid),
+    ):
         best = _best_member(_family_members(N, c, family, grid), kappa, kappa_D, objective)
         if best is None:
             continue
@@ -510,20 +541,31 @@ def _analytic_starts(N: int, c: int, kappa: float, kappa_D: float, objective: st
     return starts
 
 
-def _initial_point(N: int, c: int, init: Any, eps: float | None, seed: int, kappa: float,
-                   kappa_D: float, objective: str = "frobenius") -> tuple[np.ndarray, np.ndarray, dict]:
+def _initial_point(
+    N: int, c: int, init: Any, eps: float | None, seed: int, kappa: float, kappa_D: float, objective: str = "frobenius"
+) -> tuple[np.ndarray, np.ndarray, dict]:
     """The single start of a named ``init`` (not ``"auto"``) or a design: ``(A, D, info)``, projected."""
     return _starts_for(N, c, init, eps, seed, kappa, kappa_D, objective)[0][1:]
 
 
-def _starts_for(N: int, c: int, init: Any, eps: float | None, seed: int, kappa: float, kappa_D: float,
-                objective: str) -> list[tuple[dict[str, Any], np.ndarray, np.ndarray, dict]]:
+def _starts_for(
+    N: int, c: int, init: Any, eps: float | None, seed: int, kappa: float, kappa_D: float, objective: str
+) -> list[tuple[dict[str, Any], np.ndarray, np.ndarray, dict]]:
     """Starts of ``optimized_design``: ``[(start, A, D, info), ...]``."""
     if isinstance(init, CerarDesign):
         if (init.N, init.c) != (N, c):
             raise InvalidArgumentError("init", f"design has (N, c) = {(init.N, init.c)}, expected {(N, c)}")
-        starts = [_start(f"given design ({init.method})", init.encoders, init.decoders, kappa, kappa_D,
-                         objective, init.metadata.get("eps"))]
+        starts = [
+            _start(
+                f"given design ({init.method})",
+                init.encoders,
+                init.decoders,
+                kappa,
+                kappa_D,
+                objective,
+                init.metadata.get("eps"),
+            )
+        ]
     elif init == "random":
         rng = np.random.default_rng(seed)
         starts = [_start("random", rng.standard_normal((N, c, c)), None, kappa, kappa_D, objective)]
@@ -555,6 +597,7 @@ def _starts_for(N: int, c: int, init: Any, eps: float | None, seed: int, kappa: 
 # ---------------------------------------------------------------------------
 # the alternating scheme
 
+
 def _certify(X: np.ndarray, cap: float) -> tuple[np.ndarray | None, int]:
     """Apply the kappa certificate to a stack of solver outputs.
 
@@ -583,15 +626,13 @@ class _Engine:
     The blocks are parametrised (DPP), so every start of a call re-uses the same compiled problems.
     """
 
-    def __init__(self, N: int, c: int, kappa: float, kappa_D: float, objective: str, solver: str,
-                 opts: dict):
+    def __init__(self, N: int, c: int, kappa: float, kappa_D: float, objective: str, solver: str, opts: dict):
         self.N, self.c, self.kappa, self.kappa_D = N, c, kappa, kappa_D
         self.objective, self.solver, self.opts = objective, solver, opts
         frob = objective == "frobenius"
         # closed forms: least squares (kappa_D = inf), the MM step on the scaled co-isometries
         # (kappa_D = 1: the SDP has no interior), scaled orthogonal Procrustes (kappa_A = 1)
-        self.d_mode = ("lstsq" if frob and not math.isfinite(kappa_D)
-                       else "unit" if frob and kappa_D == 1.0 else "sdp")
+        self.d_mode = "lstsq" if frob and not math.isfinite(kappa_D) else "unit" if frob and kappa_D == 1.0 else "sdp"
         self.a_mode = "procrustes" if frob and kappa == 1.0 else "sdp"
         self._d_blocks: list[_Block] | None = None
         self._a_blocks: list[_Block] | None = None
@@ -603,8 +644,9 @@ class _Engine:
         if self.d_mode == "unit":
             return ["closed_form"], _unit_kappa_decoders(A, D)
         if self._d_blocks is None:
-            self._d_blocks = [_d_block(self.N, self.c, self.kappa_D, self.objective, self.solver, self.opts)
-                              for _ in range(self.N)]
+            self._d_blocks = [
+                _d_block(self.N, self.c, self.kappa_D, self.objective, self.solver, self.opts) for _ in range(self.N)
+            ]
         W = _d_data(A)
         Q = _polar_factor(D) if math.isfinite(self.kappa_D) else None
         out: list[np.ndarray | None] = []
@@ -629,8 +671,7 @@ class _Engine:
             s, X = self._a_joint.solve(D, A)
             return [s], (X if s == "optimal" else None)
         if self._a_blocks is None:
-            self._a_blocks = [_a_block(self.N, self.c, self.kappa, self.solver, self.opts)
-                              for _ in range(self.N)]
+            self._a_blocks = [_a_block(self.N, self.c, self.kappa, self.solver, self.opts) for _ in range(self.N)]
         M = _a_data(D)
         Q = _polar_factor(A)
         out: list[np.ndarray | None] = []
@@ -644,8 +685,9 @@ class _Engine:
         return st, np.stack([x for x in out if x is not None])
 
 
-def _run(engine: _Engine, start: dict[str, Any], *, max_iter: int, tol: float, on_failure: str,
-         verbose: bool, bar) -> dict[str, Any]:
+def _run(
+    engine: _Engine, start: dict[str, Any], *, max_iter: int, tol: float, on_failure: str, verbose: bool, bar
+) -> dict[str, Any]:
     """Alternate D- and A-steps from one start; returns the final iterate and its record.
 
     Stopping rule after each sweep: ``zero objective`` when the objective is below the rounding
@@ -674,22 +716,25 @@ def _run(engine: _Engine, start: dict[str, Any], *, max_iter: int, tol: float, o
             if X is not None:
                 X, nrep = _certify(X, cap)
             if X is None:
-                failure = (f"{step}-step of sweep {it}: solver status {sorted(set(st))} "
-                           f"(or kappa overshoot > {KAPPA_SLACK})")
-                statuses.append({"sweep": it, "step": step, "statuses": sorted(set(st)),
-                                 "accepted": False, "objective": F})
+                failure = (
+                    f"{step}-step of sweep {it}: solver status {sorted(set(st))} (or kappa overshoot > {KAPPA_SLACK})"
+                )
+                statuses.append(
+                    {"sweep": it, "step": step, "statuses": sorted(set(st)), "accepted": False, "objective": F}
+                )
                 if on_failure == "raise":
                     raise SolverError(failure)
                 break
             newA, newD = (A, X) if step == "D" else _fix_gauge(X, D)
             F_new = _objective(newA, newD, objective)
-            accepted = F_new <= F          # rejecting non-decreasing steps keeps the history monotone
+            accepted = F_new <= F  # rejecting non-decreasing steps keeps the history monotone
             if accepted:
                 A, D, F = newA, newD, F_new
                 repaired += nrep
             history.append(F)
-            statuses.append({"sweep": it, "step": step, "statuses": sorted(set(st)),
-                             "accepted": bool(accepted), "objective": F})
+            statuses.append(
+                {"sweep": it, "step": step, "statuses": sorted(set(st)), "accepted": bool(accepted), "objective": F}
+            )
         if failure is not None:
             stop_reason = f"solver failure: {failure}"
             break
@@ -705,28 +750,51 @@ def _run(engine: _Engine, start: dict[str, Any], *, max_iter: int, tol: float, o
             stop_reason = "converged"
             break
     assert all(b <= a for a, b in zip(history, history[1:], strict=False)), "objective history must be monotone"
-    return {"A": A, "D": D, "history": history, "statuses": statuses, "iterations": iterations,
-            "stop_reason": stop_reason, "repaired": repaired, "failure": failure,
-            "failed_first": failure is not None and iterations == 0}
+    return {
+        "A": A,
+        "D": D,
+        "history": history,
+        "statuses": statuses,
+        "iterations": iterations,
+        "stop_reason": stop_reason,
+        "repaired": repaired,
+        "failure": failure,
+        "failed_first": failure is not None and iterations == 0,
+    }
 
 
-def _optimize(N: int, c: int, starts: list[tuple[dict[str, Any], np.ndarray, np.ndarray, dict]], *,
-              kappa: float, kappa_D: float, objective: str, solver: str, solver_options: dict,
-              max_iter: int, tol: float, on_failure: str, verbose: bool, progress: bool, seed: int,
-              t0: float, only_best: bool = False) -> CerarDesign:
+def _optimize(
+    N: int,
+    c: int,
+    starts: list[tuple[dict[str, Any], np.ndarray, np.ndarray, dict]],
+    *,
+    kappa: float,
+    kappa_D: float,
+    objective: str,
+    solver: str,
+    solver_options: dict,
+    max_iter: int,
+    tol: float,
+    on_failure: str,
+    verbose: bool,
+    progress: bool,
+    seed: int,
+    t0: float,
+    only_best: bool = False,
+) -> CerarDesign:
     """Run the scheme from every start (or, ``only_best``, from the lowest-objective start, the next
     one only if it fails at once) and return the best final design with the record of all runs."""
     engine = _Engine(N, c, kappa, kappa_D, objective, solver, solver_options)
     # lowest starting objective first: with only_best it is the one run, and a run that reaches
     # the rounding level of zero makes the remaining starts pointless (F >= 0)
     order = sorted(range(len(starts)), key=lambda k: (starts[k][0]["objective_start"], k))
-    bar = _progress(max_iter * (1 if only_best else len(starts)), progress,
-                    f"CERAR opt N={N} c={c} kappa={kappa:g}")
+    bar = _progress(max_iter * (1 if only_best else len(starts)), progress, f"CERAR opt N={N} c={c} kappa={kappa:g}")
     runs: dict[int, dict[str, Any]] = {}
     try:
         for k in order:
-            runs[k] = _run(engine, starts[k][0], max_iter=max_iter, tol=tol, on_failure=on_failure,
-                           verbose=verbose, bar=bar)
+            runs[k] = _run(
+                engine, starts[k][0], max_iter=max_iter, tol=tol, on_failure=on_failure, verbose=verbose, bar=bar
+            )
             if (only_best and not runs[k]["failed_first"]) or runs[k]["stop_reason"] == "zero objective":
                 break
     finally:
@@ -744,43 +812,59 @@ def _optimize(N: int, c: int, starts: list[tuple[dict[str, Any], np.ndarray, np.
     s0, _, _, info = starts[win]
     metrics = design_metrics(CerarDesign(N, c, r["A"], r["D"], method="optimized"))
     cert_ok = metrics["kappa_A_max"] <= kappa * (1 + CERT_RTOL) and (
-        not math.isfinite(kappa_D) or metrics["kappa_D_max"] <= kappa_D * (1 + CERT_RTOL))
-    if not cert_ok:   # cannot happen after _certify/clip; kept as the last line of defence
+        not math.isfinite(kappa_D) or metrics["kappa_D_max"] <= kappa_D * (1 + CERT_RTOL)
+    )
+    if not cert_ok:  # cannot happen after _certify/clip; kept as the last line of defence
         raise SolverError(f"kappa certificate failed: {metrics['kappa_A_max']}, {metrics['kappa_D_max']}")
     record = []
     for k, (s, _, _, _) in enumerate(starts):
-        row = {"label": s["label"], "eps": s["eps"], "fits_caps": s["fits_caps"],
-               "kappa_A_max": s["kappa_A_max"], "kappa_D_max": s["kappa_D_max"],
-               "objective_start": s["objective_start"]}
+        row = {
+            "label": s["label"],
+            "eps": s["eps"],
+            "fits_caps": s["fits_caps"],
+            "kappa_A_max": s["kappa_A_max"],
+            "kappa_D_max": s["kappa_D_max"],
+            "objective_start": s["objective_start"],
+        }
         if k in runs:
-            row.update(objective_final=runs[k]["history"][-1], iterations=runs[k]["iterations"],
-                       stop_reason=runs[k]["stop_reason"])
+            row.update(
+                objective_final=runs[k]["history"][-1],
+                iterations=runs[k]["iterations"],
+                stop_reason=runs[k]["stop_reason"],
+            )
         else:
             row.update(objective_final=None, iterations=0, stop_reason="not run")
         record.append(row)
     # the design is built once, complete with its record (designs are immutable)
-    return CerarDesign(N, c, r["A"], r["D"], method="optimized", metadata={
-        "kappa": kappa,
-        "kappa_D_cap": kappa_D if math.isfinite(kappa_D) else None,
-        "objective": objective,
-        "history": r["history"],
-        "statuses": r["statuses"],
-        "iterations": r["iterations"],
-        "stop_reason": r["stop_reason"],
-        "start": s0["label"],
-        "starts": record,
-        "solver": solver,
-        "solver_options": dict(solver_options),
-        "seed": seed,
-        "max_iter": max_iter,
-        "tol": tol,
-        "repaired": r["repaired"],
-        "kappa_slack": KAPPA_SLACK,
-        "cert_rtol": CERT_RTOL,
-        "time_s": time.perf_counter() - t0,
-        **info,
-        **metrics,
-    })
+    return CerarDesign(
+        N,
+        c,
+        r["A"],
+        r["D"],
+        method="optimized",
+        metadata={
+            "kappa": kappa,
+            "kappa_D_cap": kappa_D if math.isfinite(kappa_D) else None,
+            "objective": objective,
+            "history": r["history"],
+            "statuses": r["statuses"],
+            "iterations": r["iterations"],
+            "stop_reason": r["stop_reason"],
+            "start": s0["label"],
+            "starts": record,
+            "solver": solver,
+            "solver_options": dict(solver_options),
+            "seed": seed,
+            "max_iter": max_iter,
+            "tol": tol,
+            "repaired": r["repaired"],
+            "kappa_slack": KAPPA_SLACK,
+            "cert_rtol": CERT_RTOL,
+            "time_s": time.perf_counter() - t0,
+            **info,
+            **metrics,
+        },
+    )
 
 
 def _check_caps(kappa: Any, kappa_D: Any) -> tuple[float, float]:
@@ -806,12 +890,24 @@ def _check_solver(solver: Any, solver_options: Any) -> tuple[str, dict]:
     return solver, solver_options
 
 
-def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: float | None = None,
-                     objective: str = "frobenius", init: str | CerarDesign = "auto",
-                     eps: float | None = None, seed: int = 0, max_iter: int = 30, tol: float = 1e-4,
-                     solver: str = "SCS", solver_options: dict | None = None,
-                     on_failure: str = "stop", verbose: bool = False,
-                     progress: bool = True) -> CerarDesign:
+def optimized_design(
+    N: int,
+    c: int,
+    *,
+    kappa: float | None = 10.0,
+    kappa_D: float | None = None,
+    objective: str = "frobenius",
+    init: str | CerarDesign = "auto",
+    eps: float | None = None,
+    seed: int = 0,
+    max_iter: int = 30,
+    tol: float = 1e-4,
+    solver: str = "SCS",
+    solver_options: dict | None = None,
+    on_failure: str = "stop",
+    verbose: bool = False,
+    progress: bool = True,
+) -> CerarDesign:
     r"""Encoders/decoders minimising the CERAR error under condition-number caps (alternating SDPs).
 
     Minimises ``F = sum_{i,m} ||D_i S_{m-1} A_{i-m} - I||_F^2`` (``objective="frobenius"``) or
@@ -916,15 +1012,30 @@ def optimized_design(N: int, c: int, *, kappa: float | None = 10.0, kappa_D: flo
         raise InvalidArgumentError("on_failure", f"must be 'stop' or 'raise', got {on_failure!r}")
     solver, solver_options = _check_solver(solver, solver_options)
     starts = _starts_for(N, c, init, eps, seed, kappa, kappa_D, objective)
-    return _optimize(N, c, starts, kappa=kappa, kappa_D=kappa_D, objective=objective, solver=solver,
-                     solver_options=solver_options, max_iter=max_iter, tol=tol, on_failure=on_failure,
-                     verbose=verbose, progress=progress, seed=seed, t0=t0)
+    return _optimize(
+        N,
+        c,
+        starts,
+        kappa=kappa,
+        kappa_D=kappa_D,
+        objective=objective,
+        solver=solver,
+        solver_options=solver_options,
+        max_iter=max_iter,
+        tol=tol,
+        on_failure=on_failure,
+        verbose=verbose,
+        progress=progress,
+        seed=seed,
+        t0=t0,
+    )
 
 
 def _project(d: CerarDesign, kappa: float, kappa_D: float) -> CerarDesign:
     """The design with every encoder (decoder) above the cap ``kappa`` (``kappa_D``) clipped to it."""
-    return CerarDesign(d.N, d.c, _clip_over(d.encoders, kappa), _clip_over(d.decoders, kappa_D),
-                       method=d.method, metadata=d.metadata)
+    return CerarDesign(
+        d.N, d.c, _clip_over(d.encoders, kappa), _clip_over(d.decoders, kappa_D), method=d.method, metadata=d.metadata
+    )
 
 
 def _fix_gauge(A: np.ndarray, D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

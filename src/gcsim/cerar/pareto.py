@@ -4,6 +4,7 @@ For each cap, the optimizer (:func:`gcsim.cerar.optimize.optimized_design`'s alt
 runs from the analytic designs and from the previous cap's optimum; every analytic family is
 compared with it at equal kappa.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,9 +51,18 @@ def _best_under(kappas: np.ndarray, errors: np.ndarray, cap: float) -> float:
     return float(np.min(errors[ok])) if np.any(ok) else float("nan")
 
 
-def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[float] | None = None,
-                 vandermonde_grid: Sequence[float] | None = None, progress: bool = True,
-                 return_designs: bool = False, starts: str = "both", **kw: Any):
+def pareto_front(
+    N: int,
+    c: int,
+    kappas: Sequence[float],
+    *,
+    eps_grid: Sequence[float] | None = None,
+    vandermonde_grid: Sequence[float] | None = None,
+    progress: bool = True,
+    return_designs: bool = False,
+    starts: str = "both",
+    **kw: Any,
+):
     """Error versus condition-number cap: optimized designs against the analytic constructions.
 
     For each cap ``kappa`` in ``kappas`` (increasing), the alternating scheme of
@@ -106,8 +116,9 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
     kw = dict(kw)
     for bad in ("init", "eps"):
         if bad in kw:
-            raise InvalidArgumentError(bad, "is chosen per cap by pareto_front (analytic starts and the "
-                                            "previous cap's optimum)")
+            raise InvalidArgumentError(
+                bad, "is chosen per cap by pareto_front (analytic starts and the previous cap's optimum)"
+            )
     objective = kw.pop("objective", "frobenius")
     if objective not in _OBJECTIVES:
         raise InvalidArgumentError("objective", f"must be one of {_OBJECTIVES}, got {objective!r}")
@@ -128,9 +139,17 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
 
     def analytic_row(family: str, d: CerarDesign, e: float | None) -> dict[str, Any]:
         m = design_metrics(d)
-        return {"N": N, "c": c, "family": family, "kappa_cap": np.nan, "eps": e,
-                **{k: m[k] for k in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius",
-                                     "mean_relative_mse", "worst_case")}}
+        return {
+            "N": N,
+            "c": c,
+            "family": family,
+            "kappa_cap": np.nan,
+            "eps": e,
+            **{
+                k: m[k]
+                for k in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius", "mean_relative_mse", "worst_case")
+            },
+        }
 
     for family, grid in (("perturbation", eps_values), ("vandermonde", vand_values)):
         for d, e in _family_members(N, c, family, grid):
@@ -146,34 +165,79 @@ def pareto_front(N: int, c: int, kappas: Sequence[float], *, eps_grid: Sequence[
         t0 = time.perf_counter()
         kA, kD = _check_caps(float(k), float(k) if kappa_D_kw == "same" else kappa_D_kw)
         cand = _analytic_starts(N, c, kA, kD, objective, eps_grid=eps_values, vandermonde_grid=vand_values)
-        if prev is not None:   # the previous optimum is feasible for this larger cap
+        if prev is not None:  # the previous optimum is feasible for this larger cap
             cand.append(_start("previous cap", prev.encoders, prev.decoders, kA, kD, objective))
-        st = [(s, s["A"], s["D"], {"init": "pareto", **({"eps": s["eps"]} if s["eps"] is not None else {})})
-              for s in cand]
+        st = [
+            (s, s["A"], s["D"], {"init": "pareto", **({"eps": s["eps"]} if s["eps"] is not None else {})}) for s in cand
+        ]
         e0 = next((s["eps"] for s in cand if s["label"] == "perturbation"), np.nan)
         try:
-            d = _optimize(N, c, st, kappa=kA, kappa_D=kD, objective=objective, solver=solver,
-                          solver_options=solver_options, max_iter=max_iter, tol=tol, on_failure=on_failure,
-                          verbose=verbose, progress=False, seed=seed, t0=t0, only_best=only_best)
-        except SolverError as exc:   # a cap where every start failed is recorded, not fatal to the sweep
+            d = _optimize(
+                N,
+                c,
+                st,
+                kappa=kA,
+                kappa_D=kD,
+                objective=objective,
+                solver=solver,
+                solver_options=solver_options,
+                max_iter=max_iter,
+                tol=tol,
+                on_failure=on_failure,
+                verbose=verbose,
+                progress=False,
+                seed=seed,
+                t0=t0,
+                only_best=only_best,
+            )
+        except SolverError as exc:  # a cap where every start failed is recorded, not fatal to the sweep
             bar.update(1)
-            rows.append({"N": N, "c": c, "family": "optimized", "kappa_cap": float(k), "eps": e0,
-                         "frobenius": np.nan, "stop_reason": str(exc)})
+            rows.append(
+                {
+                    "N": N,
+                    "c": c,
+                    "family": "optimized",
+                    "kappa_cap": float(k),
+                    "eps": e0,
+                    "frobenius": np.nan,
+                    "stop_reason": str(exc),
+                }
+            )
             continue
         bar.update(1)
         prev = d
         designs.append(d)
         p = d.metadata
-        col = "kappa_max" if math.isfinite(kD) else "kappa_A_max"   # compare the capped matrices only
+        col = "kappa_max" if math.isfinite(kD) else "kappa_A_max"  # compare the capped matrices only
         pf = _best_under(pert[col].to_numpy(), pert.frobenius.to_numpy(), k) if len(pert) else np.nan
         vf = _best_under(vand[col].to_numpy(), vand.frobenius.to_numpy(), k) if len(vand) else np.nan
-        rows.append({"N": N, "c": c, "family": "optimized", "kappa_cap": float(k), "eps": p.get("eps", e0),
-                     **{key: p[key] for key in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius",
-                                                "mean_relative_mse", "worst_case")},
-                     "iterations": p["iterations"], "time_s": p["time_s"],
-                     "stop_reason": p["stop_reason"], "start": p["start"],
-                     "pert_frobenius_at_cap": pf, "vand_frobenius_at_cap": vf,
-                     "ratio_opt_pert": p["frobenius"] / pf if pf and np.isfinite(pf) and pf > 0 else np.nan})
+        rows.append(
+            {
+                "N": N,
+                "c": c,
+                "family": "optimized",
+                "kappa_cap": float(k),
+                "eps": p.get("eps", e0),
+                **{
+                    key: p[key]
+                    for key in (
+                        "kappa_A_max",
+                        "kappa_D_max",
+                        "kappa_max",
+                        "frobenius",
+                        "mean_relative_mse",
+                        "worst_case",
+                    )
+                },
+                "iterations": p["iterations"],
+                "time_s": p["time_s"],
+                "stop_reason": p["stop_reason"],
+                "start": p["start"],
+                "pert_frobenius_at_cap": pf,
+                "vand_frobenius_at_cap": vf,
+                "ratio_opt_pert": p["frobenius"] / pf if pf and np.isfinite(pf) and pf > 0 else np.nan,
+            }
+        )
     bar.close()
     table = pd.DataFrame(rows)
     return (table, designs) if return_designs else table

@@ -33,6 +33,7 @@ arithmetic step: the inputs G, A, D; each product A[tau,k] G[k] and each partial
 encoding; the send addition x + u; the strip subtraction r - x; each product D[:,t] u and
 each accumulation into the output state.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -88,7 +89,7 @@ def resolve_dtype(dtype: Any) -> str:
 
 def unit_roundoff(dtype: Any) -> float:
     """u = 2^-p: 2^-53 (float64), 2^-24 (float32), 2^-8 (bfloat16)."""
-    return {"float64": 2.0 ** -53, "float32": 2.0 ** -24, "bfloat16": 2.0 ** -8}[resolve_dtype(dtype)]
+    return {"float64": 2.0**-53, "float32": 2.0**-24, "bfloat16": 2.0**-8}[resolve_dtype(dtype)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,8 +148,15 @@ def _check_design(design: Any) -> CerarDesign:
     return design
 
 
-def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: bool = False,
-             warn: bool = True, accumulate: str = "auto") -> SimulationResult:
+def simulate(
+    design: CerarDesign,
+    gradients: Any,
+    *,
+    dtype: Any = None,
+    record: bool = False,
+    warn: bool = True,
+    accumulate: str = "auto",
+) -> SimulationResult:
     """Simulate the CERAR ring on real arrays, round by round, all workers at once.
 
     Parameters
@@ -199,9 +207,12 @@ def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: 
     if warn and name != "float64":
         kappa = float(np.max(np.linalg.cond(design.encoders)))
         if kappa * unit_roundoff(name) > 0.1:
-            warnings.warn(f"max kappa(A_j) = {kappa:.3g} exceeds what {name} can carry "
-                          f"(kappa * u = {kappa * unit_roundoff(name):.2g}); outputs are unreliable",
-                          RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"max kappa(A_j) = {kappa:.3g} exceeds what {name} can carry "
+                f"(kappa * u = {kappa * unit_roundoff(name):.2g}); outputs are unreliable",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     G = rnd(split_gradients(g, c, work))
     A = rnd(design.encoders.astype(work))
@@ -209,19 +220,27 @@ def simulate(design: CerarDesign, gradients: Any, *, dtype: Any = None, record: 
     # encode all c symbols up front: X[:, tau] = A_i[tau, :] G_i
     X = encode(A, G, xp=np, rnd=rnd if bf16 else None)
     live = _live_buffers(N, c)
-    shape = (L if record else 0, N, w)                # traces are kept only with record=True
+    shape = (L if record else 0, N, w)  # traces are kept only with record=True
     tr_u, tr_s = np.zeros(shape), np.zeros(shape)
 
     def trace(t: int, s: np.ndarray, u: np.ndarray) -> None:
         tr_s[t - 1] = s
         tr_u[t - 1] = u
 
-    state = run_ring(X, G, D, xp=np, rnd=rnd, per_round=bf16 or accumulate == "rounds",
-                     on_round=trace if record else None)
+    state = run_ring(
+        X, G, D, xp=np, rnd=rnd, per_round=bf16 or accumulate == "rounds", on_round=trace if record else None
+    )
     peak = int(max(2 * c + 1, live.max(initial=0)))
     out = state.reshape(N, c * w)[:, :d].astype(np.float64)
     traces = {"u": tr_u, "sent": tr_s, "live": live} if record else None
     packets = np.full(N, L, dtype=np.int64)
-    return SimulationResult(outputs=out, rounds=L, bytes_sent=packets * w * itemsize,
-                            packets_sent=packets, peak_buffers=np.full(N, peak, dtype=np.int64),
-                            packet_size=w, dtype=name, traces=traces)
+    return SimulationResult(
+        outputs=out,
+        rounds=L,
+        bytes_sent=packets * w * itemsize,
+        packets_sent=packets,
+        peak_buffers=np.full(N, peak, dtype=np.int64),
+        packet_size=w,
+        dtype=name,
+        traces=traces,
+    )

@@ -23,6 +23,7 @@ Arrays carry the symbol axis second to last: ``X[..., tau, :]`` is symbol tau + 
 worker (shape (c, w)) or all N at once (shape (N, c, w)).  ``rnd`` is applied after every
 arithmetic step (identity in native precision; bfloat16 rounding in the simulator's emulation).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -33,8 +34,19 @@ import numpy as np
 from .._validation import check_finite_array
 from ..errors import InvalidArgumentError
 
-__all__ = ["num_rounds", "packet_size", "shift_matrix", "check_host_gradients", "split_gradients", "encode",
-           "packet", "strip", "decode", "accumulate_round", "run_ring"]
+__all__ = [
+    "num_rounds",
+    "packet_size",
+    "shift_matrix",
+    "check_host_gradients",
+    "split_gradients",
+    "encode",
+    "packet",
+    "strip",
+    "decode",
+    "accumulate_round",
+    "run_ring",
+]
 
 Rounding = Callable[[Any], Any]
 
@@ -108,7 +120,7 @@ def encode(A: Any, G: Any, *, xp: Any = None, rnd: Rounding | None = None) -> An
         return A @ G
     c = A.shape[-1]
     X = xp.zeros((*A.shape[:-1], G.shape[-1]), dtype=G.dtype)
-    for k in range(c):       # one rounded product and one rounded add per column k
+    for k in range(c):  # one rounded product and one rounded add per column k
         X = rnd(X + rnd(A[..., :, k, None] * G[..., None, k, :]))
     return X
 
@@ -122,7 +134,7 @@ def packet(X: Any, u: Any, t: int, rnd: Rounding = _identity) -> Any:
 def strip(r: Any, X: Any, t: int, N: int, rnd: Rounding = _identity) -> Any:
     """u^(t) from the received packet r: r - x^(t-N+1) when the own symbol comes back, else r."""
     c = X.shape[-2]
-    k = t - N                # 0-based index of the returning symbol x^(t-N+1)
+    k = t - N  # 0-based index of the returning symbol x^(t-N+1)
     return rnd(r - X[..., k, :]) if 0 <= k < c - 1 else r
 
 
@@ -136,8 +148,16 @@ def accumulate_round(state: Any, D: Any, u: Any, t: int, rnd: Rounding = _identi
     return rnd(state + rnd(D[..., :, t - 1, None] * u[..., None, :]))
 
 
-def run_ring(X: Any, G: Any, D: Any, *, xp: Any, rnd: Rounding = _identity, per_round: bool = False,
-             on_round: Callable[[int, Any, Any], None] | None = None) -> Any:
+def run_ring(
+    X: Any,
+    G: Any,
+    D: Any,
+    *,
+    xp: Any,
+    rnd: Rounding = _identity,
+    per_round: bool = False,
+    on_round: Callable[[int, Any, Any], None] | None = None,
+) -> Any:
     """All N workers at once, round by round: the in-memory ring (a packet moves by a roll).
 
     Parameters
@@ -171,7 +191,7 @@ def run_ring(X: Any, G: Any, D: Any, *, xp: Any, rnd: Rounding = _identity, per_
     U = []
     for t in range(1, L + 1):
         s = packet(X, u, t, rnd)
-        r = xp.roll(s, 1, axis=0)                     # worker i receives from i-1
+        r = xp.roll(s, 1, axis=0)  # worker i receives from i-1
         u = strip(r, X, t, N, rnd)
         if per_round:
             state = accumulate_round(state, D, u, t, rnd)

@@ -5,6 +5,7 @@ all-reduce (reduce-scatter + all-gather) sends 2(N-1) packets of ceil(d/N) scala
 analysis (:func:`rates`) and the executor's byte counters (:mod:`gcsim.executor.collectives`,
 :mod:`gcsim.executor.experiments`) use these functions.
 """
+
 from __future__ import annotations
 
 from .._validation import check_int

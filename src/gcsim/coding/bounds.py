@@ -39,6 +39,7 @@ References
 * L. Bottou, F. E. Curtis and J. Nocedal, "Optimization methods for large-scale
   machine learning", SIAM Review 60(2), 2018, Thm. 4.10 (Theorem 7).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -85,6 +86,7 @@ _DISTS = ("rademacher", "gaussian")
 # ----------------------------------------------------------------------------------------------
 # argument helpers
 # ----------------------------------------------------------------------------------------------
+
 
 def _assignment(value: Any, name: str = "assignment") -> np.ndarray:
     """The 0/1 assignment of an array, a combinatorial object or a scheme."""
@@ -135,6 +137,7 @@ def part_coverage(assignment: Any, nonstragglers: Any) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 # Theorem 1: the per-part rank lower bound
 # ----------------------------------------------------------------------------------------------
+
 
 def rank_lower_bound(assignment: Any, m: int, nonstragglers: Any):
     r"""Per-part rank lower bound ``sum_i (m - c_i(F))^+`` on the raw optimal error.
@@ -223,9 +226,15 @@ def _enumerate_masks(n: int, s: int, chunk: int = 8192):
         yield masks
 
 
-def _maximize_over_stragglers(objective: Callable[[np.ndarray], np.ndarray], n: int, s: int,
-                              exact_limit: int, seed: int, restarts: int,
-                              max_iter: int = 500) -> WorstCaseResult:
+def _maximize_over_stragglers(
+    objective: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    s: int,
+    exact_limit: int,
+    seed: int,
+    restarts: int,
+    max_iter: int = 500,
+) -> WorstCaseResult:
     """Maximize a batched objective of non-straggler masks over all ``|S| = s``.
 
     Exact by enumeration when ``C(n, s) <= exact_limit``; otherwise greedy
@@ -242,16 +251,22 @@ def _maximize_over_stragglers(objective: Callable[[np.ndarray], np.ndarray], n: 
             if vals[k] > best_val:
                 best_val, best_mask = float(vals[k]), masks[k].copy()
         assert best_mask is not None  # C(n, s) >= 1 patterns were enumerated
-        return WorstCaseResult(best_val, best_mask, tuple(np.flatnonzero(~best_mask).tolist()), True,
-                               f"exact (enumerated {total} sets)", best_val)
+        return WorstCaseResult(
+            best_val,
+            best_mask,
+            tuple(np.flatnonzero(~best_mask).tolist()),
+            True,
+            f"exact (enumerated {total} sets)",
+            best_val,
+        )
 
     rng = np.random.default_rng(seed)
 
     def local_search(mask: np.ndarray) -> tuple[float, np.ndarray]:
         val = float(objective(mask[None])[0])
         for _ in range(max_iter):
-            out_idx = np.flatnonzero(~mask)          # stragglers that may return
-            in_idx = np.flatnonzero(mask)            # workers that may straggle instead
+            out_idx = np.flatnonzero(~mask)  # stragglers that may return
+            in_idx = np.flatnonzero(mask)  # workers that may straggle instead
             cand = np.repeat(mask[None], out_idx.size * in_idx.size, axis=0)
             rows = np.arange(cand.shape[0])
             cand[rows, np.repeat(out_idx, in_idx.size)] = True
@@ -283,13 +298,20 @@ def _maximize_over_stragglers(objective: Callable[[np.ndarray], np.ndarray], n: 
         if val > best_val:
             best_val, best_mask = val, found
     assert best_mask is not None  # the greedy start is always evaluated
-    return WorstCaseResult(best_val, best_mask, tuple(np.flatnonzero(~best_mask).tolist()), False,
-                           f"search (lower estimate of the maximum; greedy + swap local search, "
-                           f"{len(starts)} starts, C(n,s)={total} > exact_limit={exact_limit})", best_val)
+    return WorstCaseResult(
+        best_val,
+        best_mask,
+        tuple(np.flatnonzero(~best_mask).tolist()),
+        False,
+        f"search (lower estimate of the maximum; greedy + swap local search, "
+        f"{len(starts)} starts, C(n,s)={total} > exact_limit={exact_limit})",
+        best_val,
+    )
 
 
-def worst_case_rank_lower_bound(assignment: Any, m: int, s: int, *, exact_limit: int = 100_000,
-                                seed: int = 0, restarts: int = 8) -> WorstCaseResult:
+def worst_case_rank_lower_bound(
+    assignment: Any, m: int, s: int, *, exact_limit: int = 100_000, seed: int = 0, restarts: int = 8
+) -> WorstCaseResult:
     """Worst case over ``|S| = s`` of :func:`rank_lower_bound`.
 
     ``max_{|S|=s} sum_i (m - c_i(F))^+`` is a lower bound on the worst-case
@@ -325,6 +347,7 @@ def worst_case_rank_lower_bound(assignment: Any, m: int, s: int, *, exact_limit:
 # Theorem 2: the scaled-sign decoder upper bound for RD(eps)
 # ----------------------------------------------------------------------------------------------
 
+
 def rd_moments(eps: float = 0.0, dist: str = "rademacher") -> tuple[float, float]:
     """Second and fourth moments ``(E d^2, E d^4)`` of one RD diagonal entry.
 
@@ -347,7 +370,7 @@ def rd_moments(eps: float = 0.0, dist: str = "rademacher") -> tuple[float, float
     if dist not in _DISTS:
         raise InvalidArgumentError("dist", f"must be one of {_DISTS}, got {dist!r}")
     base2, base4 = (1.0, 1.0) if dist == "rademacher" else (1.0, 3.0)
-    return base2 * (1.0 + eps ** 2 / 3.0), base4 * (1.0 + 2.0 * eps ** 2 + eps ** 4 / 5.0)
+    return base2 * (1.0 + eps**2 / 3.0), base4 * (1.0 + 2.0 * eps**2 + eps**4 / 5.0)
 
 
 def resolve_moments(eps: float, dist: str, moments: Any) -> tuple[float, float]:
@@ -360,8 +383,8 @@ def resolve_moments(eps: float, dist: str, moments: Any) -> tuple[float, float]:
         raise InvalidArgumentError("moments", f"must be a pair (E d^2, E d^4), got {moments!r}") from None
     mu2 = check_real("moments[0]", mu2, minimum=0.0, strict_min=True)
     mu4 = check_real("moments[1]", mu4, minimum=0.0)
-    if mu4 < mu2 ** 2 * (1 - 1e-12):
-        raise InvalidArgumentError("moments", f"E d^4 = {mu4} < (E d^2)^2 = {mu2 ** 2} is impossible (Jensen)")
+    if mu4 < mu2**2 * (1 - 1e-12):
+        raise InvalidArgumentError("moments", f"E d^4 = {mu4} < (E d^2)^2 = {mu2**2} is impossible (Jensen)")
     return mu2, mu4
 
 
@@ -370,24 +393,25 @@ def _rd_sums(assignment, m, nonstragglers):
     m = check_int("m", m, minimum=1)
     masks, single = _masks("nonstragglers", nonstragglers, A.shape[1])
     c = (masks.astype(np.int64) @ A.T).astype(float)
-    return A, m, c.sum(axis=1), (c ** 2).sum(axis=1), single
+    return A, m, c.sum(axis=1), (c**2).sum(axis=1), single
 
 
 def _rd_quadratic(mu2, mu4, m, S1, S2):
     """Q = mu2^2 S2 + (mu4 + (m-2) mu2^2) S1, the alpha^2 coefficient (divided by m)."""
-    return mu2 ** 2 * S2 + (mu4 + (m - 2) * mu2 ** 2) * S1
+    return mu2**2 * S2 + (mu4 + (m - 2) * mu2**2) * S1
 
 
 def _rd_bound_from_sums(N, m, S1, S2, mu2, mu4):
     S1 = np.asarray(S1, dtype=float)
     Q = _rd_quadratic(mu2, mu4, m, S1, np.asarray(S2, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore"):
-        gain = np.where(Q > 0, mu2 ** 2 * S1 ** 2 / np.where(Q > 0, Q, 1.0), 0.0)
+        gain = np.where(Q > 0, mu2**2 * S1**2 / np.where(Q > 0, Q, 1.0), 0.0)
     return m * (N - gain)
 
 
-def rd_optimal_scale(assignment: Any, m: int, nonstragglers: Any, eps: float = 0.0,
-                     dist: str = "rademacher", *, moments: Any = None):
+def rd_optimal_scale(
+    assignment: Any, m: int, nonstragglers: Any, eps: float = 0.0, dist: str = "rademacher", *, moments: Any = None
+):
     """Optimal scale ``alpha* = mu2 S1 / (mu2^2 S2 + (mu4 + (m-2) mu2^2) S1)`` of the scaled-sign decoder.
 
     At ``eps = 0`` (Rademacher) ``alpha* = S1 / (S2 + (m-1) S1)`` (theory §45).
@@ -406,8 +430,16 @@ def rd_optimal_scale(assignment: Any, m: int, nonstragglers: Any, eps: float = 0
     return _out(alpha, single)
 
 
-def rd_scaled_sign_error(assignment: Any, m: int, nonstragglers: Any, alpha: Any, eps: float = 0.0,
-                         dist: str = "rademacher", *, moments: Any = None):
+def rd_scaled_sign_error(
+    assignment: Any,
+    m: int,
+    nonstragglers: Any,
+    alpha: Any,
+    eps: float = 0.0,
+    dist: str = "rademacher",
+    *,
+    moments: Any = None,
+):
     """Exact ``E_D ||B_F X_alpha - T||_F^2`` of the scaled-sign decoder ``x_l = alpha (d_l)_F``.
 
     ``= m [N - 2 alpha mu2 S1 + alpha^2 (mu2^2 S2 + (mu4 + (m-2) mu2^2) S1)]``
@@ -426,12 +458,20 @@ def rd_scaled_sign_error(assignment: Any, m: int, nonstragglers: Any, alpha: Any
     if alpha.ndim > 1 or (alpha.ndim == 1 and alpha.shape[0] != S1.shape[0]):
         raise InvalidArgumentError("alpha", f"must be a scalar or have one entry per pattern, got shape {alpha.shape}")
     N = A.shape[0]
-    val = m * (N - 2 * alpha * mu2 * S1 + alpha ** 2 * _rd_quadratic(mu2, mu4, m, S1, S2))
+    val = m * (N - 2 * alpha * mu2 * S1 + alpha**2 * _rd_quadratic(mu2, mu4, m, S1, S2))
     return _out(np.asarray(val, dtype=float), single)
 
 
-def rd_upper_bound(assignment: Any, m: int, nonstragglers: Any, eps: float = 0.0,
-                   dist: str = "rademacher", *, moments: Any = None, normalized: bool = False):
+def rd_upper_bound(
+    assignment: Any,
+    m: int,
+    nonstragglers: Any,
+    eps: float = 0.0,
+    dist: str = "rademacher",
+    *,
+    moments: Any = None,
+    normalized: bool = False,
+):
     r"""Upper bound on the expected optimal error of RD(eps) via the scaled-sign decoder.
 
     For a fixed non-straggler set ``F`` (chosen independently of the draw ``D``),
@@ -503,8 +543,8 @@ def _coverage_relaxation(A: np.ndarray, f: int) -> tuple[np.ndarray, np.ndarray]
     gram = A.T.astype(np.int64) @ A.astype(np.int64)
     diag = np.diag(gram).copy()
     off = np.sort(gram - np.diag(diag), axis=1)
-    rows = diag + (off[:, n - (f - 1):].sum(axis=1) if f > 1 else 0)
-    cap = int(np.sort(rows)[-f:].sum())                                          # (a)
+    rows = diag + (off[:, n - (f - 1) :].sum(axis=1) if f > 1 else 0)
+    cap = int(np.sort(rows)[-f:].sum())  # (a)
     G = gram.astype(float)
     margin = n * np.finfo(float).eps * float(np.linalg.norm(G))
     col = gram.sum(axis=0)
@@ -514,19 +554,28 @@ def _coverage_relaxation(A: np.ndarray, f: int) -> tuple[np.ndarray, np.ndarray]
         spectral = col[0] * f * f / n + (theta + margin) * f * (n - f) / n
     else:
         spectral = (float(np.linalg.eigvalsh(G)[-1]) + margin) * f
-    cap = min(cap, int(math.floor(spectral + margin * f)))                       # (b)
-    caps = np.sort(np.minimum(A.sum(axis=1).astype(np.int64), f))[::-1]          # (c)
+    cap = min(cap, int(math.floor(spectral + margin * f)))  # (b)
+    caps = np.sort(np.minimum(A.sum(axis=1).astype(np.int64), f))[::-1]  # (c)
     cum = np.concatenate([[0], np.cumsum(caps)])
     cumsq = np.concatenate([[0], np.cumsum(caps * caps)])
-    full = np.searchsorted(cum, b, side="right") - 1                             # caps filled completely
+    full = np.searchsorted(cum, b, side="right") - 1  # caps filled completely
     rest = b - cum[full]
     parts = cumsq[full] + rest * rest
     return b, np.minimum(parts, cap)
 
 
-def worst_case_rd_upper_bound(assignment: Any, m: int, s: int, eps: float = 0.0, dist: str = "rademacher",
-                              *, moments: Any = None, exact_limit: int = 100_000, seed: int = 0,
-                              restarts: int = 8) -> WorstCaseResult:
+def worst_case_rd_upper_bound(
+    assignment: Any,
+    m: int,
+    s: int,
+    eps: float = 0.0,
+    dist: str = "rademacher",
+    *,
+    moments: Any = None,
+    exact_limit: int = 100_000,
+    seed: int = 0,
+    restarts: int = 8,
+) -> WorstCaseResult:
     """Upper bound on ``max_{|S|=s}`` of :func:`rd_upper_bound`, hence on ``max_{|S|=s} E_D err(B, F)``.
 
     Exact by enumeration when ``C(n, s) <= exact_limit``.  Otherwise ``value`` is
@@ -563,7 +612,7 @@ def worst_case_rd_upper_bound(assignment: Any, m: int, s: int, eps: float = 0.0,
 
     def sums(masks):
         c = (masks.astype(np.int64) @ At).astype(float)
-        return c.sum(axis=1), (c ** 2).sum(axis=1)
+        return c.sum(axis=1), (c**2).sum(axis=1)
 
     def objective(masks):
         S1, S2 = sums(masks)
@@ -580,11 +629,14 @@ def worst_case_rd_upper_bound(assignment: Any, m: int, s: int, eps: float = 0.0,
     # certified optimal when the search attains the relaxation's maximizer (same sums, same float formula)
     certified = bool(s1_found == s1[best] and s2_found == s2cap[best])
     value = found.attained if certified else max(upper, found.attained)
-    how = ("exact (the search attains the relaxation of Lemma 2a)" if certified else
-           f"upper bound from the relaxation of Lemma 2a (maximized at S1 = {int(s1[best])}, "
-           f"S2 <= {int(s2cap[best])}); "
-           f"the search attained {found.attained:.6g} at the reported stragglers "
-           f"(greedy + swap local search, C(n,s)={math.comb(n, s)} > exact_limit={exact_limit})")
+    how = (
+        "exact (the search attains the relaxation of Lemma 2a)"
+        if certified
+        else f"upper bound from the relaxation of Lemma 2a (maximized at S1 = {int(s1[best])}, "
+        f"S2 <= {int(s2cap[best])}); "
+        f"the search attained {found.attained:.6g} at the reported stragglers "
+        f"(greedy + swap local search, C(n,s)={math.comb(n, s)} > exact_limit={exact_limit})"
+    )
     return WorstCaseResult(value, found.mask, found.stragglers, certified, how, found.attained)
 
 
@@ -595,12 +647,14 @@ def _check_symmetric_bibd(v, k, lam):
     if lam * (v - 1) != k * (k - 1):
         raise ImpossibleParametersError(
             "symmetric BIBD identity lambda (v - 1) = k (k - 1)",
-            f"(v, k, lam) = ({v}, {k}, {lam}): {lam}*{v - 1} != {k}*{k - 1}")
+            f"(v, k, lam) = ({v}, {k}, {lam}): {lam}*{v - 1} != {k}*{k - 1}",
+        )
     return v, k, lam
 
 
-def bibd_rd_upper_bound(v: int, k: int, lam: int, m: int, s: int, eps: float = 0.0,
-                        dist: str = "rademacher", *, moments: Any = None) -> float:
+def bibd_rd_upper_bound(
+    v: int, k: int, lam: int, m: int, s: int, eps: float = 0.0, dist: str = "rademacher", *, moments: Any = None
+) -> float:
     """:func:`rd_upper_bound` for a symmetric (v, k, lambda) BIBD; depends on ``s`` only.
 
     With ``f = v - s`` arrived workers, ``S1 = f k`` and, from
@@ -642,8 +696,8 @@ def _check_srg(v, k, lam, mu):
     mu = check_int("mu", mu, minimum=0)
     if k * (k - lam - 1) != (v - k - 1) * mu:
         raise ImpossibleParametersError(
-            "SRG identity k (k - lambda - 1) = (v - k - 1) mu",
-            f"(v, k, lam, mu) = ({v}, {k}, {lam}, {mu})")
+            "SRG identity k (k - lambda - 1) = (v - k - 1) mu", f"(v, k, lam, mu) = ({v}, {k}, {lam}, {mu})"
+        )
     if (lam - mu) ** 2 + 4 * (k - mu) < 0:
         raise ImpossibleParametersError("real eigenvalues", f"(lam - mu)^2 + 4 (k - mu) < 0 for {(v, k, lam, mu)}")
     return v, k, lam, mu
@@ -671,9 +725,20 @@ def srg_edge_range(v: int, k: int, lam: int, mu: int, f: int) -> tuple[int, int]
     return int(math.ceil(lo / 2 - 1e-9)), int(math.floor(hi / 2 + 1e-9))
 
 
-def srg_rd_upper_bound(v: int, k: int, lam: int, mu: int, m: int, s: int, *, edges: int | None = None,
-                       include_self: bool = True, eps: float = 0.0, dist: str = "rademacher",
-                       moments: Any = None) -> float:
+def srg_rd_upper_bound(
+    v: int,
+    k: int,
+    lam: int,
+    mu: int,
+    m: int,
+    s: int,
+    *,
+    edges: int | None = None,
+    include_self: bool = True,
+    eps: float = 0.0,
+    dist: str = "rademacher",
+    moments: Any = None,
+) -> float:
     """:func:`rd_upper_bound` for an SRG assignment, through the edge count inside ``F``.
 
     Assignment ``A = Adj + I`` (``include_self``, the default of theory §45) or ``A = Adj``.
@@ -713,6 +778,7 @@ def srg_rd_upper_bound(v: int, k: int, lam: int, mu: int, m: int, s: int, *, edg
 # ----------------------------------------------------------------------------------------------
 # Theorem 4: closed forms for symmetric BIBDs
 # ----------------------------------------------------------------------------------------------
+
 
 def bibd_optimal_error_m1(v: int, k: int, lam: int, s: int, *, exact: bool = False):
     """Optimal-decoding error of a symmetric (v, k, lambda) BIBD code with ``m = 1``, ``B = A``.
@@ -762,6 +828,7 @@ def bibd_naive_error(v: int, k: int, lam: int, m: int, s: int, *, exact: bool = 
 # Theorems 5-6: unbiased estimators and their variance
 # ----------------------------------------------------------------------------------------------
 
+
 def split_blocks(gradients: Any, m: int) -> np.ndarray:
     """Split per-part gradients ``(N, d)`` into ``m`` contiguous zero-padded blocks ``(N, m, ceil(d/m))``.
 
@@ -796,7 +863,8 @@ def _regular_replication(A: np.ndarray) -> int:
     r = A.sum(axis=1)
     if r.min() != r.max() or r[0] == 0:
         raise InvalidArgumentError(
-            "assignment", f"needs regular replication r_i = r > 0 for every part, got r in [{r.min()}, {r.max()}]")
+            "assignment", f"needs regular replication r_i = r > 0 for every part, got r in [{r.min()}, {r.max()}]"
+        )
     return int(r[0])
 
 
@@ -842,55 +910,64 @@ def _check_padded(padded: Any) -> bool:
     return bool(padded)
 
 
-def rd_estimator_variance(assignment: Any, m: int, p: Any, gradients: Any, eps: float = 0.0,
-                          dist: str = "rademacher", *, moments: Any = None, padded: bool = False) -> float:
+def rd_estimator_variance(
+    assignment: Any,
+    m: int,
+    p: Any,
+    gradients: Any,
+    eps: float = 0.0,
+    dist: str = "rademacher",
+    *,
+    moments: Any = None,
+    padded: bool = False,
+) -> float:
     r"""Variance ``E||g_hat - grad L||^2`` of the unbiased RD estimator (Theorem 5).
 
-    RD redrawn every iteration, Bernoulli(p_j) stragglers independent of the
-    draw, regular replication ``r``, decoder of :func:`gcsim.coding.decoders.rd_unbiased_decoder`; the
-    estimate is the length-``d`` vector the simulator and the executors return
-    (the decoded zero-padded length-``m w`` vector cut to its first ``d``
-    coordinates, ``w = ceil(d/m)``):
+        RD redrawn every iteration, Bernoulli(p_j) stragglers independent of the
+        draw, regular replication ``r``, decoder of :func:`gcsim.coding.decoders.rd_unbiased_decoder`; the
+        estimate is the length-``d`` vector the simulator and the executors return
+        (the decoded zero-padded length-``m w`` vector cut to its first ``d``
+        coordinates, ``w = ceil(d/m)``):
 
-    .. math:: E\|\hat g -
-abla L\|^2 = \sum_j rac{1}{r^2} \sum_{c<d} h_j[c]^2
-              \Big[rac{\kappa - 1 + \omega_c}{1 - p_j} - 1\Big],
-              \quad h_j = \sum_i A_{ij} g_i,\ \kappa = \mu_4/\mu_2^2,
+        .. math:: E\|\hat g -
+    abla L\|^2 = \sum_j rac{1}{r^2} \sum_{c<d} h_j[c]^2
+                  \Big[rac{\kappa - 1 + \omega_c}{1 - p_j} - 1\Big],
+                  \quad h_j = \sum_i A_{ij} g_i,\ \kappa = \mu_4/\mu_2^2,
 
-    with ``omega_c`` of :func:`block_multiplicities` (the number of blocks that
-    have a real coordinate at the offset of ``c``).  When ``m`` divides ``d``,
-    ``omega_c = m`` and this is ``sum_j ||h_j||^2 / r^2 [(kappa + m - 1)/(1 - p_j) - 1]``
-    (``kappa = 1`` for RD(0), so the bracket is ``m/(1-p) - 1``; ``kappa = 3`` for
-    Gaussian).  When ``m`` does not divide ``d`` the decoded padding coordinates
-    carry noise that the truncation discards, so the variance of the returned
-    estimate is smaller; ``padded=True`` gives the variance of the zero-padded
-    length-``m w`` vector instead (every ``omega_c`` replaced by ``m``), the
-    quantity the executors report as ``error`` on the padded length.
+        with ``omega_c`` of :func:`block_multiplicities` (the number of blocks that
+        have a real coordinate at the offset of ``c``).  When ``m`` divides ``d``,
+        ``omega_c = m`` and this is ``sum_j ||h_j||^2 / r^2 [(kappa + m - 1)/(1 - p_j) - 1]``
+        (``kappa = 1`` for RD(0), so the bracket is ``m/(1-p) - 1``; ``kappa = 3`` for
+        Gaussian).  When ``m`` does not divide ``d`` the decoded padding coordinates
+        carry noise that the truncation discards, so the variance of the returned
+        estimate is smaller; ``padded=True`` gives the variance of the zero-padded
+        length-``m w`` vector instead (every ``omega_c`` replaced by ``m``), the
+        quantity the executors report as ``error`` on the padded length.
 
-    Parameters
-    ----------
-    assignment : array_like (N, n)
-    m : int >= 1
-    p : float or array (n,) in [0, 1)
-    gradients : array (N, d)
-        Partial gradients ``g_i`` (one row per part).
-    eps, dist, moments
-        The RD entry distribution (as in :func:`rd_upper_bound`).
-    padded : bool
-        Variance of the zero-padded length-``m ceil(d/m)`` estimate instead of the returned
-        length-``d`` one (equal when ``m`` divides ``d``).
+        Parameters
+        ----------
+        assignment : array_like (N, n)
+        m : int >= 1
+        p : float or array (n,) in [0, 1)
+        gradients : array (N, d)
+            Partial gradients ``g_i`` (one row per part).
+        eps, dist, moments
+            The RD entry distribution (as in :func:`rd_upper_bound`).
+        padded : bool
+            Variance of the zero-padded length-``m ceil(d/m)`` estimate instead of the returned
+            length-``d`` one (equal when ``m`` divides ``d``).
 
-    Examples
-    --------
-    >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
-    >>> rd_estimator_variance(A, 1, 0.0, [[1.0], [2.0], [3.0]])   # m = 1, no stragglers: exact
-    0.0
-    >>> G = [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]   # d = 3, m = 2: w = 2, omega = (2, 1, 2)
-    >>> rd_estimator_variance(A, 2, 0.0, G), rd_estimator_variance(A, 2, 0.0, G, padded=True)
-    (0.5, 0.5)
-    >>> G = [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]   # the coordinate with omega = 1
-    >>> rd_estimator_variance(A, 2, 0.0, G), rd_estimator_variance(A, 2, 0.0, G, padded=True)
-    (0.0, 0.5)
+        Examples
+        --------
+        >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
+        >>> rd_estimator_variance(A, 1, 0.0, [[1.0], [2.0], [3.0]])   # m = 1, no stragglers: exact
+        0.0
+        >>> G = [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]   # d = 3, m = 2: w = 2, omega = (2, 1, 2)
+        >>> rd_estimator_variance(A, 2, 0.0, G), rd_estimator_variance(A, 2, 0.0, G, padded=True)
+        (0.5, 0.5)
+        >>> G = [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]   # the coordinate with omega = 1
+        >>> rd_estimator_variance(A, 2, 0.0, G), rd_estimator_variance(A, 2, 0.0, G, padded=True)
+        (0.0, 0.5)
     """
     A = _assignment(assignment)
     m = check_int("m", m, minimum=1)
@@ -900,19 +977,27 @@ abla L\|^2 = \sum_j rac{1}{r^2} \sum_{c<d} h_j[c]^2
     r = _regular_replication(A)
     q = straggling_probabilities(p, n)
     mu2, mu4 = resolve_moments(eps, dist, moments)
-    kappa = mu4 / mu2 ** 2
+    kappa = mu4 / mu2**2
     d = G.shape[1]
     omega = np.full(d, float(m)) if padded else block_multiplicities(d, m).astype(float)
-    H2 = (A.T.astype(float) @ G) ** 2                               # h_j[c]^2: (n, d)
+    H2 = (A.T.astype(float) @ G) ** 2  # h_j[c]^2: (n, d)
     # (kappa - 1 + omega_c)/(1 - p_j) - 1 = (kappa - 2 + omega_c + p_j)/(1 - p_j): with kappa >= 1 and
     # omega_c >= 1 every term below is >= 0, so the sum has no cancellation and the exact case
     # (m = 1, p = 0, kappa = 1) gives exactly 0.0
     per_worker = (H2 @ (kappa - 2.0 + omega) + q * H2.sum(axis=1)) / (1.0 - q)
-    return float(np.sum(per_worker) / r ** 2)
+    return float(np.sum(per_worker) / r**2)
 
 
-def rd_variance_bound(assignment: Any, m: int, p: Any, gradient_bound: float, eps: float = 0.0,
-                      dist: str = "rademacher", *, moments: Any = None) -> float:
+def rd_variance_bound(
+    assignment: Any,
+    m: int,
+    p: Any,
+    gradient_bound: float,
+    eps: float = 0.0,
+    dist: str = "rademacher",
+    *,
+    moments: Any = None,
+) -> float:
     """Uniform bound ``M`` on the RD variance when every ``||g_i|| <= G``.
 
     ``||h_j|| <= l_j G`` gives
@@ -933,13 +1018,14 @@ def rd_variance_bound(assignment: Any, m: int, p: Any, gradient_bound: float, ep
     r = _regular_replication(A)
     q = straggling_probabilities(p, A.shape[1])
     mu2, mu4 = resolve_moments(eps, dist, moments)
-    kappa = mu4 / mu2 ** 2
+    kappa = mu4 / mu2**2
     loads = A.sum(axis=0).astype(float)
-    return float(G ** 2 * np.sum((loads / r) ** 2 * ((kappa + m - 1) / (1.0 - q) - 1.0)))
+    return float(G**2 * np.sum((loads / r) ** 2 * ((kappa + m - 1) / (1.0 - q) - 1.0)))
 
 
-def ns_estimator_variance(scheme_or_B: Any, p: Any, gradients: Any, *, decoder: Any = None,
-                          atol: float = 1e-8, padded: bool = False) -> float:
+def ns_estimator_variance(
+    scheme_or_B: Any, p: Any, gradients: Any, *, decoder: Any = None, atol: float = 1e-8, padded: bool = False
+) -> float:
     r"""Variance of the fixed-decoder estimator ``X = diag(1_F / (1 - p)) X_0`` (Theorem 6).
 
     For any encoder with ``B X_0 = T`` (NS guarantees it, theory §40.4) and
@@ -999,22 +1085,24 @@ def ns_estimator_variance(scheme_or_B: Any, p: Any, gradients: Any, *, decoder: 
     q = straggling_probabilities(p, n)
     G = _check_gradients(gradients, N)
     d = G.shape[1]
-    Gb = split_blocks(G, m)                                            # (N, m, w)
+    Gb = split_blocks(G, m)  # (N, m, w)
     w = Gb.shape[2]
-    sent = np.einsum("kij,ikw->jw", B.reshape(m, N, n), Gb)          # worker transmissions g~_j
+    sent = np.einsum("kij,ikw->jw", B.reshape(m, N, n), Gb)  # worker transmissions g~_j
     # real coordinates per block: block l of the returned estimate is cut to w_l = clip(d - l w, 0, w)
     widths = np.full(m, w) if padded else np.clip(d - w * np.arange(m), 0, w)
-    prefix = np.concatenate([np.zeros((n, 1)), np.cumsum(sent ** 2, axis=1)], axis=1)  # sum_{t<u} g~_j[t]^2
-    per_block = prefix[:, widths]                                       # (n, m)
-    return float(np.sum(q / (1.0 - q) * np.sum(X0 ** 2 * per_block, axis=1)))
+    prefix = np.concatenate([np.zeros((n, 1)), np.cumsum(sent**2, axis=1)], axis=1)  # sum_{t<u} g~_j[t]^2
+    per_block = prefix[:, widths]  # (n, m)
+    return float(np.sum(q / (1.0 - q) * np.sum(X0**2 * per_block, axis=1)))
 
 
 # ----------------------------------------------------------------------------------------------
 # Theorem 7: SGD convergence
 # ----------------------------------------------------------------------------------------------
 
-def sgd_convergence_bound(beta: float, eta: float, iterations: int, initial_gap: float, M: float,
-                          M_G: float = 1.0) -> float:
+
+def sgd_convergence_bound(
+    beta: float, eta: float, iterations: int, initial_gap: float, M: float, M_G: float = 1.0
+) -> float:
     r"""Bound on ``(1/T) sum_t E||grad L(theta_t)||^2`` for SGD with an unbiased estimate (Theorem 7).
 
     If ``L`` is ``beta``-smooth and bounded below by ``L*``, ``E[g_hat | theta] = grad L(theta)``

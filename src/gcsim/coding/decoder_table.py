@@ -28,6 +28,7 @@ indexed by a hash of the mask.
 Sizes are refused up front: more than :data:`gcsim.limits.MAX_PATTERNS` patterns, or more than
 :data:`gcsim.limits.MAX_DENSE_ENTRIES` stored decoder entries (``patterns x n x m``).
 """
+
 from __future__ import annotations
 
 import math
@@ -63,7 +64,7 @@ TABLE_FORMAT_VERSION = 1
 
 _U = float(np.finfo(np.float64).eps) / 2.0
 # working-set budget of one batched chunk of SVDs (bytes)
-_CHUNK_BYTES = 48 * 2 ** 20
+_CHUNK_BYTES = 48 * 2**20
 # constant of the O(.) in the backward-error bounds used by verify() (as in the tests)
 _SAFETY = 10.0
 
@@ -71,6 +72,7 @@ _SAFETY = 10.0
 # ----------------------------------------------------------------------------------------------
 # the combinatorial number system
 # ----------------------------------------------------------------------------------------------
+
 
 def pattern_count(n: int, s_max: int) -> int:
     """Number of straggler sets with at most ``s_max`` of ``n`` workers: ``Σ_{t<=s_max} C(n, t)``.
@@ -109,7 +111,7 @@ def pattern_of_row(n: int, row: int) -> np.ndarray:
     [0, 3]
     """
     n = check_int("n", n, minimum=1)
-    row = check_int("row", row, minimum=0, maximum=2 ** n - 1)
+    row = check_int("row", row, minimum=0, maximum=2**n - 1)
     s = 0
     while row >= math.comb(n, s):
         row -= math.comb(n, s)
@@ -117,7 +119,7 @@ def pattern_of_row(n: int, row: int) -> np.ndarray:
     colex = math.comb(n, s) - 1 - row
     out = []
     hi = n - 1
-    for j in range(s, 0, -1):          # greedy: the largest a with C(a, j) <= colex
+    for j in range(s, 0, -1):  # greedy: the largest a with C(a, j) <= colex
         a = hi
         while math.comb(a, j) > colex:
             a -= 1
@@ -145,6 +147,7 @@ def _check_set(name: str, stragglers: Any, n: int) -> list[int]:
 # computing decoders
 # ----------------------------------------------------------------------------------------------
 
+
 def _target(m: int, N: int) -> np.ndarray:
     return np.kron(np.eye(m), np.ones((N, 1)))
 
@@ -160,13 +163,13 @@ def _solve_group(B: np.ndarray, m: int, F: np.ndarray, rcond: float | None) -> t
     count, f = F.shape
     if f == 0:
         return np.zeros((count, 0, m)), np.full(count, float(mN))
-    BF = np.moveaxis(B.T[F], 1, 2)                       # (count, mN, f)
-    U, sv, Vt = np.linalg.svd(BF, full_matrices=False)   # U (count, mN, r), Vt (count, r, f)
+    BF = np.moveaxis(B.T[F], 1, 2)  # (count, mN, f)
+    U, sv, Vt = np.linalg.svd(BF, full_matrices=False)  # U (count, mN, r), Vt (count, r, f)
     tol = (max(mN, f) * 2.0 * _U if rcond is None else rcond) * sv[:, :1]
     keep = sv > tol
     inv = np.where(keep, 1.0 / np.where(keep, sv, 1.0), 0.0)
-    UT = U.reshape(count, m, N, -1).sum(axis=2)          # (count, m, r): (Uᵀ T)ᵀ, block sums of U
-    X = np.einsum("crf,cr,clr->cfl", Vt, inv, UT)        # V Σ⁺ Uᵀ T
+    UT = U.reshape(count, m, N, -1).sum(axis=2)  # (count, m, r): (Uᵀ T)ᵀ, block sums of U
+    X = np.einsum("crf,cr,clr->cfl", Vt, inv, UT)  # V Σ⁺ Uᵀ T
     R = BF @ X
     R -= _target(m, N)[None]
     return X, np.einsum("cil,cil->c", R, R)
@@ -192,6 +195,7 @@ def _complement(S: np.ndarray, n: int) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 # the table
 # ----------------------------------------------------------------------------------------------
+
 
 class DecoderTableParams(NamedTuple):
     """Parameters of a :class:`DecoderTable`: the encoder's shape, the pattern count and ``s_max``
@@ -235,8 +239,16 @@ class DecoderTable:
 
     kind: ClassVar[str] = "decoder_table"
 
-    def __init__(self, scheme: Scheme, decoders: np.ndarray, errors: np.ndarray, *, s_max: int | None = None,
-                 patterns: np.ndarray | None = None, rcond: float | None = None):
+    def __init__(
+        self,
+        scheme: Scheme,
+        decoders: np.ndarray,
+        errors: np.ndarray,
+        *,
+        s_max: int | None = None,
+        patterns: np.ndarray | None = None,
+        rcond: float | None = None,
+    ):
         self.scheme = scheme
         self.s_max = s_max
         self.rcond = rcond
@@ -256,10 +268,8 @@ class DecoderTable:
             self._patterns = None
             self._index = None
             # C(x, j) for x < n, j <= s_max (all <= the pattern count, so int64 is exact)
-            self._binom = np.array([[math.comb(x, j) for j in range(s_max + 2)] for x in range(n + 1)],
-                                   dtype=np.int64)
-            self._offsets = np.cumsum(np.array([0] + [math.comb(n, t) for t in range(s_max + 1)],
-                                               dtype=np.int64))
+            self._binom = np.array([[math.comb(x, j) for j in range(s_max + 2)] for x in range(n + 1)], dtype=np.int64)
+            self._offsets = np.cumsum(np.array([0] + [math.comb(n, t) for t in range(s_max + 1)], dtype=np.int64))
             self._binom.setflags(write=False)
             self._offsets.setflags(write=False)
         self._frozen = True
@@ -298,8 +308,7 @@ class DecoderTable:
 
     def __repr__(self) -> str:
         what = "explicit patterns" if self.explicit else f"s_max={self.s_max}"
-        return (f"DecoderTable({len(self)} patterns, {what}, n={self.n}, m={self.m}, "
-                f"scheme={self.scheme.method!r})")
+        return f"DecoderTable({len(self)} patterns, {what}, n={self.n}, m={self.m}, scheme={self.scheme.method!r})"
 
     # -- index --------------------------------------------------------------------------------------
     def row(self, mask: Any) -> int:
@@ -318,8 +327,9 @@ class DecoderTable:
         if self._index is not None:
             row = self._index.get(np.packbits(mk).tobytes())
             if row is None:
-                raise InvalidArgumentError("mask", f"straggler set {np.flatnonzero(~mk).tolist()} is not in the "
-                                                   f"table's {len(self)} patterns")
+                raise InvalidArgumentError(
+                    "mask", f"straggler set {np.flatnonzero(~mk).tolist()} is not in the table's {len(self)} patterns"
+                )
             return row
         return self.row_of_stragglers(np.flatnonzero(~mk))
 
@@ -353,8 +363,9 @@ class DecoderTable:
         sizes = n - mk.sum(axis=1)
         if mk.shape[0] and sizes.max() > self.s_max:
             bad = int(np.argmax(sizes > self.s_max))
-            raise InvalidArgumentError("masks", f"row {bad} has {int(sizes[bad])} stragglers; the table covers at "
-                                                f"most s_max = {self.s_max}")
+            raise InvalidArgumentError(
+                "masks", f"row {bad} has {int(sizes[bad])} stragglers; the table covers at most s_max = {self.s_max}"
+            )
         for s in np.unique(sizes):
             idx = np.flatnonzero(sizes == s)
             s = int(s)
@@ -378,7 +389,7 @@ class DecoderTable:
         chunk = check_int("chunk", chunk, minimum=1)
         if self._patterns is not None:
             for a in range(0, len(self), chunk):
-                yield a, self._patterns[a:a + chunk].copy()
+                yield a, self._patterns[a : a + chunk].copy()
             return
         assert self.s_max is not None  # a table without explicit patterns has s_max
         for s in range(self.s_max + 1):
@@ -492,13 +503,16 @@ class DecoderTable:
             mk = self.pattern(int(r))
             X = self.decoders[r]
             if np.any(X[~mk] != 0):
-                raise VerificationError(f"decoder table row {r} (stragglers {np.flatnonzero(~mk).tolist()}) has "
-                                        "non-zero weights on stragglers")
+                raise VerificationError(
+                    f"decoder table row {r} (stragglers {np.flatnonzero(~mk).tolist()}) has "
+                    "non-zero weights on stragglers"
+                )
             f = int(mk.sum())
             if f == 0:
                 if self.errors[r] != mN:
-                    raise VerificationError(f"decoder table row {r} (every worker straggles): error "
-                                            f"{self.errors[r]!r}, expected mN = {mN}")
+                    raise VerificationError(
+                        f"decoder table row {r} (every worker straggles): error {self.errors[r]!r}, expected mN = {mN}"
+                    )
                 continue
             BF = B[:, mk]
             sv = np.linalg.svd(BF, compute_uv=False)
@@ -525,7 +539,8 @@ class DecoderTable:
                 raise VerificationError(
                     f"decoder table row {r} (stragglers {np.flatnonzero(~mk).tolist()}): stored decoder differs from "
                     f"lstsq by {dev:.3g} (bound {bound_x:.3g}), stored error {float(self.errors[r]):.17g} vs residual "
-                    f"{rn * rn:.17g} (bound {bound_e:.3g})")
+                    f"{rn * rn:.17g} (bound {bound_e:.3g})"
+                )
         return {"checked": int(rows.size) - skipped, "skipped_near_rank_cutoff": skipped, "max_ratio": float(worst)}
 
     # -- serialization ------------------------------------------------------------------------------
@@ -536,9 +551,12 @@ class DecoderTable:
         ``(count, n, m)``), ``errors`` (float64 ``(count,)``) and, for explicit tables, ``patterns``
         (bool ``(count, n)``).
         """
-        arrays: dict[str, np.ndarray] = {"B": np.asarray(self.scheme.B, dtype=np.float64),
-                  "assignment": np.asarray(self.scheme.assignment, dtype=np.int8),
-                  "decoders": self.decoders, "errors": self.errors}
+        arrays: dict[str, np.ndarray] = {
+            "B": np.asarray(self.scheme.B, dtype=np.float64),
+            "assignment": np.asarray(self.scheme.assignment, dtype=np.int8),
+            "decoders": self.decoders,
+            "errors": self.errors,
+        }
         if self._patterns is not None:
             arrays["patterns"] = self._patterns
         return arrays
@@ -547,16 +565,27 @@ class DecoderTable:
         """``params`` (a list), ``construction``, and ``kind``, ``table_format_version``, ``n``, ``m``,
         ``N`` (parts), ``count``, ``s_max``, ``explicit``, ``rcond``, ``ordering`` and the scheme's
         method/options."""
-        return {"params": list(self.params), "construction": "explicit" if self.explicit else "all-up-to-s",
-                "kind": TABLE_KIND, "table_format_version": TABLE_FORMAT_VERSION, "n": self.n, "m": self.m,
-                "N": self.scheme.num_parts, "count": len(self), "s_max": self.s_max, "explicit": self.explicit,
-                "rcond": self.rcond,
-                "ordering": ("explicit list (row = position in 'patterns')" if self.explicit else
-                             "by |S| ascending, then lexicographic S (itertools.combinations); "
-                             "row(S) = sum_{t<s} C(n,t) + C(n,s) - 1 - sum_i C(n-1-c_i, s-i+1)"),
-                "scheme_method": self.scheme.method,
-                "scheme_params": to_jsonable({k: v for k, v in self.scheme.options.items()
-                                              if np.isscalar(v) or v is None})}
+        return {
+            "params": list(self.params),
+            "construction": "explicit" if self.explicit else "all-up-to-s",
+            "kind": TABLE_KIND,
+            "table_format_version": TABLE_FORMAT_VERSION,
+            "n": self.n,
+            "m": self.m,
+            "N": self.scheme.num_parts,
+            "count": len(self),
+            "s_max": self.s_max,
+            "explicit": self.explicit,
+            "rcond": self.rcond,
+            "ordering": (
+                "explicit list (row = position in 'patterns')"
+                if self.explicit
+                else "by |S| ascending, then lexicographic S (itertools.combinations); "
+                "row(S) = sum_{t<s} C(n,t) + C(n,s) - 1 - sum_i C(n-1-c_i, s-i+1)"
+            ),
+            "scheme_method": self.scheme.method,
+            "scheme_params": to_jsonable({k: v for k, v in self.scheme.options.items() if np.isscalar(v) or v is None}),
+        }
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, Any], metadata: dict[str, Any]) -> DecoderTable:
@@ -569,15 +598,20 @@ class DecoderTable:
             values, non-zero decoder weights on stragglers, errors outside ``[0, mN]``, duplicate
             explicit patterns, or an encoder that violates its support.
         """
+
         def bad(msg: str) -> CatalogueError:
             return CatalogueError(f"decoder table: {msg}")
 
         if not isinstance(metadata, dict) or metadata.get("kind") != TABLE_KIND:
-            raise bad(f"metadata kind is {metadata.get('kind') if isinstance(metadata, dict) else None!r}, "
-                      f"expected {TABLE_KIND!r}")
+            raise bad(
+                f"metadata kind is {metadata.get('kind') if isinstance(metadata, dict) else None!r}, "
+                f"expected {TABLE_KIND!r}"
+            )
         if metadata.get("table_format_version") != TABLE_FORMAT_VERSION:
-            raise bad(f"unknown table_format_version {metadata.get('table_format_version')!r} "
-                      f"(this gcsim reads {TABLE_FORMAT_VERSION})")
+            raise bad(
+                f"unknown table_format_version {metadata.get('table_format_version')!r} "
+                f"(this gcsim reads {TABLE_FORMAT_VERSION})"
+            )
         for name in ("B", "assignment", "decoders", "errors"):
             if name not in arrays:
                 raise bad(f"array {name!r} is missing")
@@ -590,11 +624,17 @@ class DecoderTable:
         n, m, N, count = ints["n"], ints["m"], ints["N"], ints["count"]
         B, A = np.asarray(arrays["B"]), np.asarray(arrays["assignment"])
         X, E = np.asarray(arrays["decoders"]), np.asarray(arrays["errors"])
-        for name, arr, shape, kinds in (("B", B, (m * N, n), "f"), ("assignment", A, (N, n), "iu"),
-                                        ("decoders", X, (count, n, m), "f"), ("errors", E, (count,), "f")):
+        for name, arr, shape, kinds in (
+            ("B", B, (m * N, n), "f"),
+            ("assignment", A, (N, n), "iu"),
+            ("decoders", X, (count, n, m), "f"),
+            ("errors", E, (count,), "f"),
+        ):
             if arr.shape != shape or arr.dtype.kind not in kinds:
-                raise bad(f"array {name!r} has shape {arr.shape} and dtype {arr.dtype}, expected {shape} "
-                          f"({'float' if kinds == 'f' else 'integer'})")
+                raise bad(
+                    f"array {name!r} has shape {arr.shape} and dtype {arr.dtype}, expected {shape} "
+                    f"({'float' if kinds == 'f' else 'integer'})"
+                )
         if not (np.all(np.isfinite(B)) and np.all(np.isfinite(X)) and np.all(np.isfinite(E))):
             raise bad("B, decoders or errors contain NaN or inf")
         explicit = metadata.get("explicit")
@@ -607,17 +647,22 @@ class DecoderTable:
             except InvalidArgumentError as exc:
                 raise bad(str(exc)) from None
         try:
-            scheme = Scheme.from_matrix(B.astype(np.float64, copy=False), A, m,
-                                        method=str(metadata.get("scheme_method", "custom")),
-                                        options=metadata.get("scheme_params") if isinstance(
-                                            metadata.get("scheme_params"), dict) else None)
+            scheme = Scheme.from_matrix(
+                B.astype(np.float64, copy=False),
+                A,
+                m,
+                method=str(metadata.get("scheme_method", "custom")),
+                options=metadata.get("scheme_params") if isinstance(metadata.get("scheme_params"), dict) else None,
+            )
         except InvalidArgumentError as exc:
             raise bad(f"stored encoder is invalid: {exc}") from None
         if explicit:
             P = np.asarray(arrays.get("patterns"))
             if "patterns" not in arrays or P.shape != (count, n) or P.dtype != np.bool_:
-                raise bad(f"explicit table needs bool array 'patterns' of shape {(count, n)}, got "
-                          f"{P.shape if 'patterns' in arrays else 'none'}")
+                raise bad(
+                    f"explicit table needs bool array 'patterns' of shape {(count, n)}, got "
+                    f"{P.shape if 'patterns' in arrays else 'none'}"
+                )
             keys = {np.packbits(mk).tobytes() for mk in P}
             if len(keys) != count:
                 raise bad("explicit patterns contain duplicates")
@@ -632,10 +677,16 @@ class DecoderTable:
         mN = m * N
         if np.any(E < 0) or np.any(E > mN * (1 + 4 * mN * _U)):
             raise bad(f"errors must lie in [0, mN = {mN}]")
-        table = cls(scheme, X.astype(np.float64, copy=True), E.astype(np.float64, copy=True), s_max=s_max,
-                    patterns=None if P is None else P.copy(), rcond=rcond)
+        table = cls(
+            scheme,
+            X.astype(np.float64, copy=True),
+            E.astype(np.float64, copy=True),
+            s_max=s_max,
+            patterns=None if P is None else P.copy(),
+            rcond=rcond,
+        )
         for a, masks in table.iter_patterns():
-            if np.any(X[a:a + masks.shape[0]][~masks]):
+            if np.any(X[a : a + masks.shape[0]][~masks]):
                 raise bad(f"a decoder in rows {a}..{a + masks.shape[0] - 1} has non-zero weights on stragglers")
         declared = metadata.get("params")
         if declared is not None and list(declared) != list(table.params):
@@ -651,8 +702,14 @@ class DecoderTable:
         return save_bundle(path, self.to_arrays(), self.bundle_metadata(), overwrite=overwrite)
 
 
-def decoder_table(scheme: Scheme, s_max: int | None = None, *, patterns: Any = None, stragglers: Any = None,
-                  rcond: float | None = None) -> DecoderTable:
+def decoder_table(
+    scheme: Scheme,
+    s_max: int | None = None,
+    *,
+    patterns: Any = None,
+    stragglers: Any = None,
+    rcond: float | None = None,
+) -> DecoderTable:
     """Precompute the minimum-norm optimal decoder of every pattern with ``|S| <= s_max`` (or a given list).
 
     Parameters
@@ -746,8 +803,9 @@ def decoder_table(scheme: Scheme, s_max: int | None = None, *, patterns: Any = N
     for i, mk in enumerate(masks):
         key = np.packbits(mk).tobytes()
         if key in seen:
-            raise InvalidArgumentError(name, f"pattern {i} repeats pattern {seen[key]} (stragglers "
-                                             f"{np.flatnonzero(~mk).tolist()})")
+            raise InvalidArgumentError(
+                name, f"pattern {i} repeats pattern {seen[key]} (stragglers {np.flatnonzero(~mk).tolist()})"
+            )
         seen[key] = i
     decoders = np.zeros((count, n, m))
     errors = np.empty(count)
@@ -757,7 +815,7 @@ def decoder_table(scheme: Scheme, s_max: int | None = None, *, patterns: Any = N
         f = int(f)
         step = _chunk_rows(mN, f, m)
         for a in range(0, idx.size, step):
-            rows = idx[a:a + step]
+            rows = idx[a : a + step]
             F = np.nonzero(masks[rows])[1].reshape(rows.size, f)
             XF, err = _solve_group(B, m, F, rcond)
             decoders[rows[:, None], F] = XF
@@ -765,8 +823,9 @@ def decoder_table(scheme: Scheme, s_max: int | None = None, *, patterns: Any = N
     return DecoderTable(scheme, decoders, errors, patterns=masks, rcond=rcond)
 
 
-def load_decoder_table(path: str | Path, *, verify: bool = True, sample: int | None = 256,
-                       max_bytes: int | None = None) -> DecoderTable:
+def load_decoder_table(
+    path: str | Path, *, verify: bool = True, sample: int | None = 256, max_bytes: int | None = None
+) -> DecoderTable:
     """Load a table written by :meth:`DecoderTable.export` (checksum, shapes and invariants checked).
 
     Parameters

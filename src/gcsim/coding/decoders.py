@@ -16,6 +16,7 @@ and :func:`best_scale`.
                      ``m = 1``: the uncoded baseline).
 ``best scale``       ``c X_F`` with the best scalar ``c = ⟨B_F X_F, T⟩ / ‖B_F X_F‖²`` per pattern.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -92,8 +93,9 @@ def optimal_decoder(scheme: Any, nonstragglers: Any) -> np.ndarray:
     return X
 
 
-def rd_unbiased_decoders(diagonals: np.ndarray, masks: np.ndarray, replication: int, p: np.ndarray,
-                         mu2: float) -> np.ndarray:
+def rd_unbiased_decoders(
+    diagonals: np.ndarray, masks: np.ndarray, replication: int, p: np.ndarray, mu2: float
+) -> np.ndarray:
     """Stacked unbiased RD decoders ``X[j, l] = 1[j∈F] d_l[j] / ((1 − p_j) r μ₂)`` (Theorem 5).
 
     Parameters
@@ -114,8 +116,16 @@ def rd_unbiased_decoders(diagonals: np.ndarray, masks: np.ndarray, replication: 
     return np.where(masks[:, :, None], Dt / ((1.0 - p)[None, :, None] * replication * mu2), 0.0)
 
 
-def rd_unbiased_decoder(diagonals: Any, nonstragglers: Any, replication: int, p: Any, eps: float = 0.0,
-                        dist: str = "rademacher", *, moments: Any = None) -> np.ndarray:
+def rd_unbiased_decoder(
+    diagonals: Any,
+    nonstragglers: Any,
+    replication: int,
+    p: Any,
+    eps: float = 0.0,
+    dist: str = "rademacher",
+    *,
+    moments: Any = None,
+) -> np.ndarray:
     """Unbiased RD decoder ``X[j, l] = 1[j in F] d_l[j] / ((1 - p_j) r E d^2)`` of one pattern.
 
     Returns an ``(n, m)`` decoder (zero rows for stragglers).  With RD redrawn

@@ -47,6 +47,7 @@ Examples
 >>> res.method, round(res.mean, 12)
 ('exact', 1.541666666667)
 """
+
 from __future__ import annotations
 
 import itertools
@@ -92,8 +93,9 @@ _MC_CHUNK_ENTRIES = 1 << 20
 def _per_worker(name: str, value: Any, n: int, *, minimum: float, strict: bool) -> np.ndarray:
     """A finite scalar or length-``n`` parameter as a read-only ``(n,)`` float array, or raise naming ``name``."""
     if np.isscalar(value) or np.ndim(value) == 0:
-        val = check_real(name, value.item() if isinstance(value, np.ndarray) else value,
-                         minimum=minimum, strict_min=strict)
+        val = check_real(
+            name, value.item() if isinstance(value, np.ndarray) else value, minimum=minimum, strict_min=strict
+        )
         out = np.full(n, val)
     else:
         try:
@@ -107,8 +109,10 @@ def _per_worker(name: str, value: Any, n: int, *, minimum: float, strict: bool) 
         bad = out <= minimum if strict else out < minimum
         if bad.any():
             op = ">" if strict else ">="
-            raise InvalidArgumentError(name, f"every entry must be {op} {minimum:g}; worker {int(np.argmax(bad))} "
-                                             f"has {out[int(np.argmax(bad))]:g}")
+            raise InvalidArgumentError(
+                name,
+                f"every entry must be {op} {minimum:g}; worker {int(np.argmax(bad))} has {out[int(np.argmax(bad))]:g}",
+            )
     out.setflags(write=False)
     return out
 
@@ -120,6 +124,7 @@ def _scalar_or_list(a: np.ndarray) -> Any:
 # ----------------------------------------------------------------------------------------------
 # delay models
 # ----------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, eq=False)
 class DelayModel:
@@ -282,7 +287,7 @@ class ParetoDelays(DelayModel):
         return f"Pareto delays: scale {p['scale']}, shape {p['shape']}, n={self.n} workers"
 
     def _draw(self, rng: np.random.Generator, count: int) -> np.ndarray:
-        u = 1.0 - rng.random((count, self.n))          # in (0, 1]: finite delays
+        u = 1.0 - rng.random((count, self.n))  # in (0, 1]: finite delays
         return self.scale[None, :] * u ** (-1.0 / self.shape[None, :])
 
     def _param_rows(self) -> np.ndarray:
@@ -340,13 +345,20 @@ class BimodalDelays(DelayModel):
 
     @property
     def params(self) -> dict:
-        return {"n": self.n, **{k: _scalar_or_list(getattr(self, k)) for k in
-                                ("p_slow", "fast_shift", "fast_rate", "slow_shift", "slow_rate")}}
+        return {
+            "n": self.n,
+            **{
+                k: _scalar_or_list(getattr(self, k))
+                for k in ("p_slow", "fast_shift", "fast_rate", "slow_shift", "slow_rate")
+            },
+        }
 
     def describe(self) -> str:
         p = self.params
-        return (f"bimodal delays: slow with probability {p['p_slow']} (shift {p['slow_shift']}, rate "
-                f"{p['slow_rate']}), else fast (shift {p['fast_shift']}, rate {p['fast_rate']}), n={self.n} workers")
+        return (
+            f"bimodal delays: slow with probability {p['p_slow']} (shift {p['slow_shift']}, rate "
+            f"{p['slow_rate']}), else fast (shift {p['fast_shift']}, rate {p['fast_rate']}), n={self.n} workers"
+        )
 
     def _draw(self, rng: np.random.Generator, count: int) -> np.ndarray:
         slow = rng.random((count, self.n)) < self.p_slow[None, :]
@@ -400,16 +412,21 @@ class TraceDelays(DelayModel):
         except (TypeError, ValueError):
             raise InvalidArgumentError("delays", "must be a numeric workers x iterations matrix") from None
         if arr.ndim != 2 or arr.shape[1] < 1:
-            raise InvalidArgumentError("delays", f"must be a 2-D workers x iterations matrix with at least one "
-                                                 f"iteration, got shape {arr.shape}")
+            raise InvalidArgumentError(
+                "delays",
+                f"must be a 2-D workers x iterations matrix with at least one iteration, got shape {arr.shape}",
+            )
         if arr.shape[0] != self.n:
             raise InvalidArgumentError("delays", f"must have n = {self.n} rows (workers), got {arr.shape[0]}")
         if np.isnan(arr).any():
             raise InvalidArgumentError("delays", "contains NaN (use inf for 'never arrives')")
         if (arr < 0).any():
             w, it = np.argwhere(arr < 0)[0]
-            raise InvalidArgumentError("delays", f"must be >= 0 (a delay is a time after the iteration starts); "
-                                                 f"worker {w} at iteration {it} has {arr[w, it]:g}")
+            raise InvalidArgumentError(
+                "delays",
+                f"must be >= 0 (a delay is a time after the iteration starts); "
+                f"worker {w} at iteration {it} has {arr[w, it]:g}",
+            )
         arr.setflags(write=False)
         object.__setattr__(self, "trace", arr)
 
@@ -494,9 +511,14 @@ def delay_model(kind: str, n: int | None = None, **params: Any) -> DelayModel:
         elif kind == "pareto":
             model = ParetoDelays(n, scale=need("scale"), shape=need("shape"))
         else:
-            model = BimodalDelays(n, p_slow=need("p_slow"), fast_shift=params.pop("fast_shift", 0.0),
-                                  fast_rate=need("fast_rate"), slow_shift=params.pop("slow_shift", 0.0),
-                                  slow_rate=need("slow_rate"))
+            model = BimodalDelays(
+                n,
+                p_slow=need("p_slow"),
+                fast_shift=params.pop("fast_shift", 0.0),
+                fast_rate=need("fast_rate"),
+                slow_shift=params.pop("slow_shift", 0.0),
+                slow_rate=need("slow_rate"),
+            )
     if params:
         raise InvalidArgumentError("params", f"unknown parameter(s) for kind {kind!r}: {sorted(params)}")
     return model
@@ -505,6 +527,7 @@ def delay_model(kind: str, n: int | None = None, **params: Any) -> DelayModel:
 # ----------------------------------------------------------------------------------------------
 # arrival rules
 # ----------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ArrivalRule:
@@ -599,7 +622,7 @@ class ArrivalRule:
                 order = np.argsort(D, axis=1, kind="stable")
                 np.put_along_axis(masks, order[:, :k], True, axis=1)
                 masks &= np.isfinite(D)
-                times = np.take_along_axis(D, order[:, k - 1:k], axis=1)[:, 0]
+                times = np.take_along_axis(D, order[:, k - 1 : k], axis=1)[:, 0]
         elif self.kind == "deadline":
             masks = D <= self.value
             times = np.minimum(self.value, D.max(axis=1))
@@ -641,6 +664,7 @@ def arrival_rule(kind: str, **params: Any) -> ArrivalRule:
 # ----------------------------------------------------------------------------------------------
 # straggler model
 # ----------------------------------------------------------------------------------------------
+
 
 class DelayParams(NamedTuple):
     """Parameters of :class:`DelayStragglerModel`: ``delays`` = the delay model's kind and
@@ -725,6 +749,7 @@ class DelayStragglerModel(StragglerModel):
 # expected time to decode
 # ----------------------------------------------------------------------------------------------
 
+
 @dataclass
 class DecodeTime:
     """Expected time at which the master decodes, ``E[D]``.
@@ -781,7 +806,7 @@ def _infinite_reason(model: DelayModel, rule: ArrivalRule) -> str:
         tail = float(np.sum(shapes))
         what = "the sum of all shapes"
     if tail <= 1.0:
-        return (f"E[D] is infinite: P(D > t) decays like t^-{tail:g} ({what}), not faster than 1/t")
+        return f"E[D] is infinite: P(D > t) decays like t^-{tail:g} ({what}), not faster than 1/t"
     return ""
 
 
@@ -797,8 +822,9 @@ def _exact(model: DelayModel, rule: ArrivalRule) -> tuple[float, str] | None:
             if k == 0:
                 return 0.0, "no arrival needed (s = n)"
             # Rényi: E X_(k) = c + (H_n - H_{n-k}) / λ; sum of positive terms, largest last
-            return c + float(np.sum(1.0 / np.arange(n, n - k, -1, dtype=float)[::-1])) / lam, \
-                "shift + (H_n - H_(n-k)) / rate"
+            return c + float(
+                np.sum(1.0 / np.arange(n, n - k, -1, dtype=float)[::-1])
+            ) / lam, "shift + (H_n - H_(n-k)) / rate"
         if rule.kind == "deadline":
             T = rule.value
             if T <= c:
@@ -831,7 +857,7 @@ def _survival(model: DelayModel, rule: ArrivalRule) -> Callable[[float], float]:
     n = model.n
     if rule.kind == "first":
         k = n - rule.value
-        if k == 0:                          # no arrival needed: D = 0
+        if k == 0:  # no arrival needed: D = 0
             return lambda t: 0.0
 
         def sf(t: float) -> float:
@@ -845,25 +871,26 @@ def _survival(model: DelayModel, rule: ArrivalRule) -> Callable[[float], float]:
             # exp(log C(c, i) + i log F + (c - i) log S)); all terms >= 0, no 1 - F cancellation
             pmf = np.zeros(k)
             pmf[0] = 1.0
-            top = 0                             # pmf[top + 1:] is still zero
+            top = 0  # pmf[top + 1:] is still zero
             with np.errstate(divide="ignore"):
                 logF, logS = np.log(F), np.log(S)
             for Fg, Sg, lf, ls, c in zip(F, S, logF, logS, counts, strict=True):
                 c = int(c)
                 if c == 1:
                     hi = min(top + 1, k - 1)
-                    pmf[1:hi + 1] = pmf[1:hi + 1] * Sg + pmf[:hi] * Fg
+                    pmf[1 : hi + 1] = pmf[1 : hi + 1] * Sg + pmf[:hi] * Fg
                     pmf[0] *= Sg
                 else:
                     i = np.arange(min(c, k - 1) + 1, dtype=float)
                     logc = special.gammaln(c + 1) - special.gammaln(i + 1) - special.gammaln(c - i + 1)
                     with np.errstate(invalid="ignore"):
                         terms = logc + np.where(i > 0, i * lf, 0.0) + np.where(c - i > 0, (c - i) * ls, 0.0)
-                    pmf = np.convolve(pmf[:top + 1], np.exp(terms))[:k]
+                    pmf = np.convolve(pmf[: top + 1], np.exp(terms))[:k]
                     pmf = np.concatenate([pmf, np.zeros(k - pmf.size)])
                     hi = min(top + c, k - 1)
                 top = hi
             return float(min(1.0, pmf.sum()))
+
         return sf
     if rule.kind == "deadline":
         T = rule.value
@@ -875,6 +902,7 @@ def _survival(model: DelayModel, rule: ArrivalRule) -> Callable[[float], float]:
             with np.errstate(divide="ignore"):
                 logall = float(np.dot(counts, np.log(F)))
             return float(-math.expm1(logall)) if logall > -np.inf else 1.0
+
         return sf
     mu = rule.value
 
@@ -883,9 +911,10 @@ def _survival(model: DelayModel, rule: ArrivalRule) -> Callable[[float], float]:
         _, Sa = model._cdf_sf(a, rows)
         _, St = model._cdf_sf(t, rows)
         with np.errstate(divide="ignore"):
-            first = float(np.dot(counts, np.log(Sa)))                           # P(X_(1) > a)
-            inside = float(np.dot(counts, np.log(np.maximum(Sa - St, 0.0))))    # P(all X_j in (a, t])
+            first = float(np.dot(counts, np.log(Sa)))  # P(X_(1) > a)
+            inside = float(np.dot(counts, np.log(np.maximum(Sa - St, 0.0))))  # P(all X_j in (a, t])
         return max(0.0, math.exp(first) - math.exp(inside)) if first > -np.inf else 0.0
+
     return sf_relative
 
 
@@ -903,36 +932,41 @@ def _quad(model: DelayModel, rule: ArrivalRule) -> tuple[float, float, str]:
     sf = _survival(model, rule)
     rows, _ = model._groups()
     kinks = np.unique(model._support_points(rows))
-    if kinks.size > 64:               # many distinct workers: 64 quantiles of the kinks (quad adapts to the rest)
+    if kinks.size > 64:  # many distinct workers: 64 quantiles of the kinks (quad adapts to the rest)
         kinks = np.unique(np.quantile(kinks, np.linspace(0.0, 1.0, 64)))
     pts = [0.0, *map(float, kinks)]
     if rule.kind == "relative":
         pts += [(1.0 + rule.value) * p for p in pts]
     upper = rule.value if rule.kind == "deadline" else np.inf
-    t0 = max(pts) + model._length_scale(rows)      # beyond every kink, one spread further
+    t0 = max(pts) + model._length_scale(rows)  # beyond every kink, one spread further
     pts = sorted({p for p in pts + [t0] if p < upper})
     pts.append(float(upper) if np.isfinite(upper) else t0)
     # (integrand, a, b): linear pieces up to t0, then t = t0 e^u (u >= 0): a power-law tail t^-β
     # becomes e^{-(β-1) u}, an exponential tail decays even faster; pieces of length ln 4 in u
     pieces: list[tuple[Callable[[float], float], float, float]] = [(sf, a, b) for a, b in itertools.pairwise(pts)]
     if not np.isfinite(upper):
+
         def tail(u: float) -> float:
-            if u > 700.0:             # t beyond 1e304: P(D > t) t -> 0 whenever E[D] is finite
+            if u > 700.0:  # t beyond 1e304: P(D > t) t -> 0 whenever E[D] is finite
                 return 0.0
             t = t0 * math.exp(u)
             return sf(t) * t
+
         edges = [j * math.log(4.0) for j in range(9)]
         pieces += [(tail, a, b) for a, b in itertools.pairwise(edges)] + [(tail, edges[-1], np.inf)]
     total, err, notes = 0.0, 0.0, []
     for f, a, b in pieces:
-        if f(a) == 0.0:               # P(D > t) is non-increasing: nothing left
+        if f(a) == 0.0:  # P(D > t) is non-increasing: nothing left
             break
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", integrate.IntegrationWarning)
             v, e = integrate.quad(f, a, b, epsabs=0.1 * QUAD_EPSREL * total, epsrel=QUAD_EPSREL, limit=200)
         where = f"t in [{a:g}, {b:g}]" if f is sf else f"t in [{t0:g} e^{a:g}, {t0:g} e^{b:g}]"
-        notes += [f"{where}: {str(w.message).splitlines()[0]}" for w in caught
-                  if issubclass(w.category, integrate.IntegrationWarning)]
+        notes += [
+            f"{where}: {str(w.message).splitlines()[0]}"
+            for w in caught
+            if issubclass(w.category, integrate.IntegrationWarning)
+        ]
         total += v
         err += e
     return total, err, "; ".join(notes)
@@ -955,13 +989,18 @@ def _monte_carlo(model: DelayModel, rule: ArrivalRule, samples: int, seed: int, 
     se = float(times.std(ddof=1) / math.sqrt(samples)) if samples > 1 else float("inf")
     q = float(stats.t.ppf(0.975, max(samples - 1, 1)))
     ci = (mean - q * se, mean + q * se) if np.isfinite(mean) else (mean, mean)
-    return DecodeTime(mean, ci, f"monte-carlo n={samples}", 0.0, se, samples, "",
-                      times if keep else None)
+    return DecodeTime(mean, ci, f"monte-carlo n={samples}", 0.0, se, samples, "", times if keep else None)
 
 
-def expected_decode_time(model: DelayModel | DelayStragglerModel, rule: ArrivalRule | None = None, *,
-                         method: str = "auto", samples: int = 100_000, seed: int = 0,
-                         keep_values: bool = False) -> DecodeTime:
+def expected_decode_time(
+    model: DelayModel | DelayStragglerModel,
+    rule: ArrivalRule | None = None,
+    *,
+    method: str = "auto",
+    samples: int = 100_000,
+    seed: int = 0,
+    keep_values: bool = False,
+) -> DecodeTime:
     """Expected time ``E[D]`` at which the master decodes under a delay model and an arrival rule.
 
     Parameters
@@ -1013,15 +1052,24 @@ def expected_decode_time(model: DelayModel | DelayStragglerModel, rule: ArrivalR
     rule.check_n(model.n)
     if isinstance(model, TraceDelays):
         if method == "quad":
-            raise InvalidArgumentError("method", "a trace has no CDF to integrate; use 'exact' (its average) or "
-                                                 "'monte-carlo'")
+            raise InvalidArgumentError(
+                "method", "a trace has no CDF to integrate; use 'exact' (its average) or 'monte-carlo'"
+            )
         if method == "monte-carlo":
             return _monte_carlo(model, rule, samples, seed, keep_values)
         times = rule.apply(model.rows())[1]
         mean = float(times.mean())
         reason = "" if np.isfinite(mean) else "the rule waits for a transmission that never arrives (inf in the trace)"
-        return DecodeTime(mean, (mean, mean), f"trace average over {model.iterations} iterations", 0.0, 0.0,
-                          model.iterations, reason, times if keep_values else None)
+        return DecodeTime(
+            mean,
+            (mean, mean),
+            f"trace average over {model.iterations} iterations",
+            0.0,
+            0.0,
+            model.iterations,
+            reason,
+            times if keep_values else None,
+        )
     reason = _infinite_reason(model, rule)
     if reason:
         inf = float("inf")
@@ -1034,12 +1082,18 @@ def expected_decode_time(model: DelayModel | DelayStragglerModel, rule: ArrivalR
             return DecodeTime(ex[0], (ex[0], ex[0]), "exact", reason=ex[1])
         if method == "exact":
             raise InvalidArgumentError(
-                "method", f"no closed form for {model.kind} delays "
+                "method",
+                f"no closed form for {model.kind} delays "
                 f"({'heterogeneous' if not model.homogeneous else 'i.i.d.'}) under the {rule.kind!r} rule; "
-                "use 'quad' or 'monte-carlo'")
+                "use 'quad' or 'monte-carlo'",
+            )
     value, err, note = _quad(model, rule)
     if note:
         import warnings
-        warnings.warn(f"quadrature of E[D] may be less accurate than requested (abserr {err:.2g}): {note}",
-                      RuntimeWarning, stacklevel=2)
+
+        warnings.warn(
+            f"quadrature of E[D] may be less accurate than requested (abserr {err:.2g}): {note}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return DecodeTime(value, (value - err, value + err), "quad", abserr=err, reason=note)

@@ -57,6 +57,7 @@ Monte Carlo intervals (:func:`expected_error`): ``ci_method="t"`` (default) is t
 ``ci_method="betting"`` holds its 95% level for every budget (errors lie in ``[0, mN]``).
 :func:`optimal_error_all` refuses more than :data:`gcsim.limits.MAX_PATTERNS` patterns up front.
 """
+
 from __future__ import annotations
 
 import math
@@ -116,6 +117,7 @@ def _progress(iterable, total: int, desc: str, enabled: bool = True):
     if not enabled or total <= 1:
         return iterable
     from tqdm.auto import tqdm
+
     return tqdm(iterable, total=total, desc=desc, leave=False)
 
 
@@ -162,8 +164,16 @@ def condition_number(scheme: Scheme) -> float:
 # public: optimal error
 # ----------------------------------------------------------------------------------------------
 
-def optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool = False, method: str = "auto",
-                  rtol: float | None = None, progress: bool = True) -> float | np.ndarray:
+
+def optimal_error(
+    scheme: Scheme,
+    nonstragglers: Any,
+    *,
+    normalized: bool = False,
+    method: str = "auto",
+    rtol: float | None = None,
+    progress: bool = True,
+) -> float | np.ndarray:
     """Optimal-decoding error ``err(B, F) = min_X ‖B_F X - T‖_F² = mN - ‖P_F T‖_F²`` (theory §5.1).
 
     Parameters
@@ -215,15 +225,24 @@ def optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool = Fals
     single = masks.ndim == 1
     masks2 = masks[None, :] if single else masks
     report = ErrorReport()
-    raw = optimal_errors(ctx, masks2, method=method, rtol=rtol, report=report,
-                         progress=_progress_bar if progress else None)
+    raw = optimal_errors(
+        ctx, masks2, method=method, rtol=rtol, report=report, progress=_progress_bar if progress else None
+    )
     vals = _finish(raw, ctx, normalized)
     report.warn(ctx, method)
     return float(vals[0]) if single else vals
 
 
-def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, method: str = "auto",
-                      rtol: float | None = None, chunk: int | None = None, progress: bool = True) -> np.ndarray:
+def optimal_error_all(
+    scheme: Scheme,
+    s: int,
+    *,
+    normalized: bool = False,
+    method: str = "auto",
+    rtol: float | None = None,
+    chunk: int | None = None,
+    progress: bool = True,
+) -> np.ndarray:
     """Optimal error of every straggler set ``|S| = s`` (exhaustive enumeration).
 
     Patterns are in lexicographic order of ``S`` (as produced by
@@ -245,18 +264,25 @@ def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, metho
     ctx = eval_context(scheme)
     s = check_int("s", s, minimum=0, maximum=ctx.n)
     total = math.comb(ctx.n, s)
-    check_count("s", total, f"straggler sets C({ctx.n}, {s})",
-                hint=f"estimate the mean by Monte Carlo with expected_error(scheme, straggler_model('fixed', "
-                     f"{ctx.n}, s={s})) or evaluate sampled patterns with optimal_error")
+    check_count(
+        "s",
+        total,
+        f"straggler sets C({ctx.n}, {s})",
+        hint=f"estimate the mean by Monte Carlo with expected_error(scheme, straggler_model('fixed', "
+        f"{ctx.n}, s={s})) or evaluate sampled patterns with optimal_error",
+    )
     f = ctx.n - s
-    step = (check_int("chunk", chunk, minimum=1) if chunk is not None
-            else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16))
+    step = (
+        check_int("chunk", chunk, minimum=1)
+        if chunk is not None
+        else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16)
+    )
     out = np.empty(total)
     report = ErrorReport()
     starts = range(0, total, step)
     for a in _progress(starts, len(starts), f"all C({ctx.n},{s}) patterns", progress):
         S = straggler_sets(ctx.n, s, a, a + step)
-        out[a:a + S.shape[0]] = errors_for_group(ctx, method, rtol, S, None, s, f, report)
+        out[a : a + S.shape[0]] = errors_for_group(ctx, method, rtol, S, None, s, f, report)
     report.warn(ctx, method)
     return _finish(out, ctx, normalized)
 
@@ -265,8 +291,16 @@ def optimal_error_all(scheme: Scheme, s: int, *, normalized: bool = False, metho
 # fixed decoders
 # ----------------------------------------------------------------------------------------------
 
-def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None, *, rescale: Any = None,
-                        p: Any = None, normalized: bool = False) -> float | np.ndarray:
+
+def fixed_decoder_error(
+    scheme: Scheme,
+    nonstragglers: Any,
+    decoder: Any = None,
+    *,
+    rescale: Any = None,
+    p: Any = None,
+    normalized: bool = False,
+) -> float | np.ndarray:
     """Fixed-decoder error ``err_X(B, F) = ‖B_F (c X_F) - T‖_F²`` (theory §5.1).
 
     The decoder ``X`` (default: ``scheme.decoder``) is chosen before the
@@ -294,8 +328,9 @@ def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None,
     ctx = eval_context(scheme)
     X = getattr(scheme, "decoder", None) if decoder is None else decoder
     if X is None:
-        raise InvalidArgumentError("decoder", f"scheme {getattr(scheme, 'method', '?')!r} has no reference "
-                                   "decoder; pass decoder=...")
+        raise InvalidArgumentError(
+            "decoder", f"scheme {getattr(scheme, 'method', '?')!r} has no reference decoder; pass decoder=..."
+        )
     try:
         X = check_finite_array("decoder", X, ndim=2)
     except OverflowError as exc:
@@ -316,8 +351,9 @@ def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None,
         elif rescale in ("arrivals", "optimal"):
             mode = rescale
         else:
-            raise InvalidArgumentError("rescale", "must be None, a number, 'bernoulli', 'arrivals' or 'optimal', "
-                                       f"got {rescale!r}")
+            raise InvalidArgumentError(
+                "rescale", f"must be None, a number, 'bernoulli', 'arrivals' or 'optimal', got {rescale!r}"
+            )
     else:
         X = X * check_real("rescale", rescale)
     T = ctx.target()
@@ -325,16 +361,18 @@ def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None,
     step = chunk_rows(8 * (3 * ctx.mN * ctx.m + ctx.n * ctx.m))
     with np.errstate(over="ignore", invalid="ignore"):
         for a in range(0, masks2.shape[0], step):
-            mk = masks2[a:a + step]
+            mk = masks2[a : a + step]
             R = np.matmul(ctx.B, mk[:, :, None] * X[None])  # B_F X_F, (count, mN, m)
             if mode == "arrivals":
                 R *= arrival_scale(mk)[:, None, None]
             elif mode == "optimal":
                 R *= best_scale(R, T)[:, None, None]
-            out[a:a + mk.shape[0]] = np.sum((R - T[None]) ** 2, axis=(1, 2))
+            out[a : a + mk.shape[0]] = np.sum((R - T[None]) ** 2, axis=(1, 2))
     if not np.all(np.isfinite(out)):
-        raise InvalidArgumentError("decoder", "‖B_F X_F - T‖² overflows float64 (|B| |X| too large: the error "
-                                   "exceeds 1.8e308); rescale B or the decoder")
+        raise InvalidArgumentError(
+            "decoder",
+            "‖B_F X_F - T‖² overflows float64 (|B| |X| too large: the error exceeds 1.8e308); rescale B or the decoder",
+        )
     if normalized:
         out = out / ctx.total
     return float(out[0]) if single else out
@@ -343,6 +381,7 @@ def fixed_decoder_error(scheme: Scheme, nonstragglers: Any, decoder: Any = None,
 # ----------------------------------------------------------------------------------------------
 # expectations
 # ----------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ExpectedErrorResult:
@@ -386,10 +425,12 @@ class ExpectedErrorResult:
             object.__setattr__(self, "values", _readonly(self.values))
 
 
-def _mc_result(values: np.ndarray, *, batches: int | None = None, ci_method: str = "t",
-               upper: float = 1.0) -> tuple[float, tuple, float]:
+def _mc_result(
+    values: np.ndarray, *, batches: int | None = None, ci_method: str = "t", upper: float = 1.0
+) -> tuple[float, tuple, float]:
     """Mean, 95% interval and standard error of i.i.d. (or, with ``batches``, correlated) draws."""
     from scipy import stats
+
     count = values.size
     mean = float(values.mean())
     if batches:
@@ -461,20 +502,25 @@ def _betting_ci(x: np.ndarray, lo: float, hi: float, alpha: float = 0.05) -> tup
     return (lo + width * edge(anchor, 0.0), lo + width * edge(anchor, 1.0))
 
 
-def _evaluator(scheme: Scheme, decoder: Any, rescale: Any, p: Any, method: str, progress: bool,
-               report: ErrorReport | None = None) -> tuple[Callable[[np.ndarray], np.ndarray], bool, float]:
+def _evaluator(
+    scheme: Scheme, decoder: Any, rescale: Any, p: Any, method: str, progress: bool, report: ErrorReport | None = None
+) -> tuple[Callable[[np.ndarray], np.ndarray], bool, float]:
     """Function masks -> raw errors, whether it is the optimal decoder, and an upper bound of the errors."""
     ctx = eval_context(scheme)
     if isinstance(decoder, str) and decoder == "optimal":
         bar = _progress_bar if progress else None
-        return ((lambda mk: _finish(optimal_errors(ctx, mk, method=method, report=report, progress=bar), ctx,
-                                    False)), True, ctx.total)
+        return (
+            (lambda mk: _finish(optimal_errors(ctx, mk, method=method, report=report, progress=bar), ctx, False)),
+            True,
+            ctx.total,
+        )
     if isinstance(decoder, str):
         if decoder != "reference":
             raise InvalidArgumentError("decoder", f"must be 'optimal', 'reference' or an (n, m) array, got {decoder!r}")
         X = None
     else:
         X = decoder
+
     def evaluate(mk: np.ndarray) -> np.ndarray:
         return np.atleast_1d(fixed_decoder_error(scheme, mk, X, rescale=rescale, p=p))
 
@@ -499,10 +545,21 @@ def _evaluator(scheme: Scheme, decoder: Any, rescale: Any, p: Any, method: str, 
 _CI_METHODS = ("t", "betting")
 
 
-def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 20000, samples: int = 2000,
-                   seed: int = 0, decoder: Any = "optimal", rescale: Any = None, normalized: bool = False,
-                   method: str = "auto", keep_values: bool = False, progress: bool = True,
-                   ci_method: str = "t") -> ExpectedErrorResult:
+def expected_error(
+    scheme: Scheme,
+    model: StragglerModel,
+    *,
+    exact_limit: int = 20000,
+    samples: int = 2000,
+    seed: int = 0,
+    decoder: Any = "optimal",
+    rescale: Any = None,
+    normalized: bool = False,
+    method: str = "auto",
+    keep_values: bool = False,
+    progress: bool = True,
+    ci_method: str = "t",
+) -> ExpectedErrorResult:
     """Expected error ``E_S[err]`` under a straggler model (theory §5.3).
 
     * ``"fixed"``: exact average over all ``C(n, s)`` sets when
@@ -563,23 +620,27 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
         raise InvalidArgumentError("model", "the worst case is not an expectation; use worst_case_error(scheme, s)")
     p_model = getattr(model, "p", None) if not isinstance(model, MarkovModel) else model.stationary
     report = ErrorReport()
-    evaluate, is_optimal, upper = _evaluator(scheme, decoder, rescale, None if rescale != "bernoulli" else p_model,
-                                             method, progress, report)
+    evaluate, is_optimal, upper = _evaluator(
+        scheme, decoder, rescale, None if rescale != "bernoulli" else p_model, method, progress, report
+    )
     scale = 1.0 / ctx.total if normalized else 1.0
     desc = model.describe()
 
     def exact(values, weights=None):
         values = values * scale
         mean = float(np.mean(values) if weights is None else np.dot(weights, values))
-        return ExpectedErrorResult(mean, (mean, mean), "exact", int(values.size), 0.0, normalized, desc,
-                             values if keep_values else None)
+        return ExpectedErrorResult(
+            mean, (mean, mean), "exact", int(values.size), 0.0, normalized, desc, values if keep_values else None
+        )
 
     def check_budget():
         if ci_method == "t" and samples < MIN_MC_SAMPLES:
             raise InvalidArgumentError(
-                "samples", f"{samples} Monte Carlo draws are too few for a 95% t interval (at least "
+                "samples",
+                f"{samples} Monte Carlo draws are too few for a 95% t interval (at least "
                 f"MIN_MC_SAMPLES = {MIN_MC_SAMPLES}); draw more, or pass ci_method='betting' (valid for any "
-                "number of draws)")
+                "number of draws)",
+            )
 
     def monte_carlo(masks, batches=None):
         values = evaluate(masks) * scale
@@ -587,8 +648,9 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
         tag = f"monte-carlo n={values.size}" + ("+batch-means" if batches else "")
         if ci_method == "betting" and not batches:
             tag += " (betting interval)"
-        return ExpectedErrorResult(mean, ci, tag, int(values.size), se, normalized, desc,
-                             values if keep_values else None)
+        return ExpectedErrorResult(
+            mean, ci, tag, int(values.size), se, normalized, desc, values if keep_values else None
+        )
 
     def run():
         if isinstance(model, TraceModel):
@@ -605,21 +667,38 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
             return monte_carlo(model.sample(samples, seed))
         if isinstance(model, (BernoulliModel, MarkovModel)):
             pj = model.p if isinstance(model, BernoulliModel) else model.stationary
-            if ctx.n < 63 and 2 ** ctx.n <= exact_limit:
-                masks = ((np.arange(2 ** ctx.n)[:, None] >> np.arange(ctx.n)[None, :]) & 1).astype(bool)
+            if ctx.n < 63 and 2**ctx.n <= exact_limit:
+                masks = ((np.arange(2**ctx.n)[:, None] >> np.arange(ctx.n)[None, :]) & 1).astype(bool)
                 weights = BernoulliModel(ctx.n, pj).weights(masks)
                 return exact(evaluate(masks), weights)
             if isinstance(model, MarkovModel):
                 # consecutive iterations are correlated: batch means with t, whatever ci_method says
                 if samples < MIN_MC_SAMPLES:
                     raise InvalidArgumentError(
-                        "samples", f"{samples} Markov iterations are too few for a batch-means interval (at least "
-                        f"MIN_MC_SAMPLES = {MIN_MC_SAMPLES})")
+                        "samples",
+                        f"{samples} Markov iterations are too few for a batch-means interval (at least "
+                        f"MIN_MC_SAMPLES = {MIN_MC_SAMPLES})",
+                    )
                 return monte_carlo(model.sample(samples, seed), batches=20)
             if model.homogeneous:
-                return _stratified_bernoulli(scheme, ctx, float(model.p[0]), evaluate, is_optimal, method,
-                                             exact_limit, samples, seed, scale, normalized, desc, keep_values,
-                                             ci_method, upper * scale, check_budget)
+                return _stratified_bernoulli(
+                    scheme,
+                    ctx,
+                    float(model.p[0]),
+                    evaluate,
+                    is_optimal,
+                    method,
+                    exact_limit,
+                    samples,
+                    seed,
+                    scale,
+                    normalized,
+                    desc,
+                    keep_values,
+                    ci_method,
+                    upper * scale,
+                    check_budget,
+                )
             check_budget()
             return monte_carlo(model.sample(samples, seed))
         # any other model with a sample method: Monte Carlo
@@ -631,8 +710,24 @@ def expected_error(scheme: Scheme, model: StragglerModel, *, exact_limit: int = 
     return res
 
 
-def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_limit, samples, seed, scale,
-                          normalized, desc, keep_values, ci_method, upper, check_budget) -> ExpectedErrorResult:
+def _stratified_bernoulli(
+    scheme,
+    ctx,
+    p,
+    evaluate,
+    is_optimal,
+    method,
+    exact_limit,
+    samples,
+    seed,
+    scale,
+    normalized,
+    desc,
+    keep_values,
+    ci_method,
+    upper,
+    check_budget,
+) -> ExpectedErrorResult:
     """Homogeneous Bernoulli(p) by strata |S| = s with binomial weights w_s.
 
     ``E = Σ_s w_s μ_s`` (Lemma 7 of docs/theory/40_error_identities.md).  The
@@ -646,6 +741,7 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
     (``W`` = their total weight), combined linearly (union bound: level >= 95%).
     """
     from scipy import stats
+
     n = ctx.n
     w = stats.binom.pmf(np.arange(n + 1), n, p)
     budget = exact_limit
@@ -689,10 +785,18 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
     slack = skipped * upper
     mean = float(mean)
     if not mc_s:  # every stratum was enumerated: exact
-        return ExpectedErrorResult(mean, (mean, float(mean + slack)), "exact", count, 0.0, normalized, desc,
-                             np.concatenate(kept) if keep_values else None)
+        return ExpectedErrorResult(
+            mean,
+            (mean, float(mean + slack)),
+            "exact",
+            count,
+            0.0,
+            normalized,
+            desc,
+            np.concatenate(kept) if keep_values else None,
+        )
     if ci_method == "betting":
-        exact_part = mean - sum(w[s] * float(np.mean(k)) for s, k in zip(mc_s, kept[len(exact_s):], strict=False))
+        exact_part = mean - sum(w[s] * float(np.mean(k)) for s, k in zip(mc_s, kept[len(exact_s) :], strict=False))
         ci = (float(exact_part + lo_sum), float(exact_part + hi_sum + slack))
         label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact, betting interval)"
     else:
@@ -701,13 +805,15 @@ def _stratified_bernoulli(scheme, ctx, p, evaluate, is_optimal, method, exact_li
         half = float(stats.t.ppf(0.975, max(df, 1.0))) * se
         ci = (float(mean - half), float(mean + half + slack))
         label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact)"
-    return ExpectedErrorResult(mean, ci, label, count, se, normalized, desc,
-                         np.concatenate(kept) if keep_values else None)
+    return ExpectedErrorResult(
+        mean, ci, label, count, se, normalized, desc, np.concatenate(kept) if keep_values else None
+    )
 
 
 # ----------------------------------------------------------------------------------------------
 # worst case
 # ----------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class WorstCaseErrorResult:
@@ -740,9 +846,18 @@ class WorstCaseErrorResult:
         object.__setattr__(self, "stragglers", _readonly(self.stragglers))
 
 
-def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: int = 0, iterations: int = 200,
-                     restarts: int = 4, normalized: bool = False, method: str = "auto",
-                     progress: bool = True) -> WorstCaseErrorResult:
+def worst_case_error(
+    scheme: Scheme,
+    s: int,
+    *,
+    exact_limit: int = 20000,
+    seed: int = 0,
+    iterations: int = 200,
+    restarts: int = 4,
+    normalized: bool = False,
+    method: str = "auto",
+    progress: bool = True,
+) -> WorstCaseErrorResult:
     """Worst-case optimal-decoding error ``max_{|S| = s} err(B, [n] \\ S)``.
 
     Exact (enumeration of all ``C(n, s)`` sets) when ``C(n, s) <= exact_limit``;
@@ -773,8 +888,9 @@ def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: 
     def result(S, value, how, evals):
         mask = np.ones(n, dtype=bool)
         mask[np.asarray(S, dtype=np.int64)] = False
-        return WorstCaseErrorResult(float(value) * scale, mask, np.sort(np.asarray(S, dtype=np.int64)), how, int(evals),
-                              normalized)
+        return WorstCaseErrorResult(
+            float(value) * scale, mask, np.sort(np.asarray(S, dtype=np.int64)), how, int(evals), normalized
+        )
 
     total = math.comb(n, s)
     if total <= exact_limit or total == 1:
@@ -786,8 +902,9 @@ def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: 
 
     def errs(sets: np.ndarray) -> np.ndarray:
         k = sets.shape[1]
-        return np.clip(errors_for_group(ctx, method, None, np.sort(sets, axis=1), None, k, n - k, report),
-                       0.0, ctx.total)
+        return np.clip(
+            errors_for_group(ctx, method, None, np.sort(sets, axis=1), None, k, n - k, report), 0.0, ctx.total
+        )
 
     evals = 0
     # greedy construction
@@ -836,6 +953,7 @@ def worst_case_error(scheme: Scheme, s: int, *, exact_limit: int = 20000, seed: 
 # expectation over construction seeds
 # ----------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class SeedsExpectedResult:
     """Expectation over construction seeds of a randomized encoder (theory §5.3).
@@ -862,8 +980,9 @@ class SeedsExpectedResult:
 _EVAL_KEYS = ("exact_limit", "samples", "decoder", "rescale", "normalized", "keep_values", "progress", "ci_method")
 
 
-def expected_error_over_seeds(assignment: Any, m: int, method: str, model: StragglerModel, seeds: Any,
-                              **kw: Any) -> SeedsExpectedResult:
+def expected_error_over_seeds(
+    assignment: Any, m: int, method: str, model: StragglerModel, seeds: Any, **kw: Any
+) -> SeedsExpectedResult:
     """``E_seed E_S[err]`` for a randomized construction (one :func:`encode` per seed).
 
     Keyword arguments named like those of :func:`expected_error`
@@ -895,11 +1014,13 @@ def expected_error_over_seeds(assignment: Any, m: int, method: str, model: Strag
     mean = float(values.mean())
     if values.size > 1:
         from scipy import stats
+
         se = values.std(ddof=1) / math.sqrt(values.size)
         q = float(stats.t.ppf(0.975, values.size - 1))
         ci = (mean - q * se, mean + q * se)
     else:
         ci = (float("-inf"), float("inf"))
     inner = sorted({r.method for r in per})
-    return SeedsExpectedResult(mean, ci, f"mean over {len(seeds)} seeds of {', '.join(inner)}", seeds, values,
-                               tuple(per))
+    return SeedsExpectedResult(
+        mean, ci, f"mean over {len(seeds)} seeds of {', '.join(inner)}", seeds, values, tuple(per)
+    )

@@ -16,6 +16,7 @@ Curves per instance:
 * an **upper bound**: the scaled-sign decoder bound ``E_D[err_X]`` for RD, or
   the reference-decoder error ``err_{X_0}`` for NS (``err <= err_X``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -37,8 +38,15 @@ from .evaluate import fixed_decoder_error, optimal_error
 from .schemes import encode
 from .stragglers import straggler_model
 
-__all__ = ["SchemeSpec", "InstanceSpec", "error_curves", "plot_error_curves", "named_experiments",
-           "exact_family_instability", "plot_instability"]
+__all__ = [
+    "SchemeSpec",
+    "InstanceSpec",
+    "error_curves",
+    "plot_error_curves",
+    "named_experiments",
+    "exact_family_instability",
+    "plot_instability",
+]
 
 Z95 = 1.959963984540054
 
@@ -50,7 +58,7 @@ class SchemeSpec:
     label: str
     method: str
     options: dict[str, Any] = field(default_factory=dict)
-    upper: str | None = None   # "rd" (scaled-sign bound) or "reference" (err_{X_0}) or None
+    upper: str | None = None  # "rd" (scaled-sign bound) or "reference" (err_{X_0}) or None
 
 
 @dataclass
@@ -82,8 +90,9 @@ def _masks(kind: str, n: int, value, count: int, seed: int) -> np.ndarray:
     return straggler_model("bernoulli", n, p=float(value)).sample(count, seed)
 
 
-def error_curves(spec: InstanceSpec, *, samples: int = 200, seeds: int = 3, seed: int = 0,
-                 progress: bool = False) -> pd.DataFrame:
+def error_curves(
+    spec: InstanceSpec, *, samples: int = 200, seeds: int = 3, seed: int = 0, progress: bool = False
+) -> pd.DataFrame:
     """Normalized expected optimal error vs s (fixed-s stragglers) and vs p (Bernoulli).
 
     For every sweep point, ``samples`` straggler patterns are drawn for each of
@@ -106,6 +115,7 @@ def error_curves(spec: InstanceSpec, *, samples: int = 200, seeds: int = 3, seed
     sweeps = [("s", v) for v in spec.s_values] + [("p", v) for v in spec.p_values]
     try:
         from tqdm.auto import tqdm
+
         it = tqdm(sweeps, desc=spec.name, disable=not progress, leave=False)
     except ImportError:  # pragma: no cover
         it = sweeps
@@ -115,8 +125,19 @@ def error_curves(spec: InstanceSpec, *, samples: int = 200, seeds: int = 3, seed
 
         def add_row(curve: str, kind: str, values: list[np.ndarray], sweep: str = sweep, x: Any = x) -> None:
             mean, lo, hi = _mean_ci(np.concatenate(values))
-            rows.append(dict(instance=spec.name, sweep=sweep, x=x, curve=curve, kind=kind,
-                             mean=mean, ci_low=lo, ci_high=hi, samples=samples * seeds))
+            rows.append(
+                dict(
+                    instance=spec.name,
+                    sweep=sweep,
+                    x=x,
+                    curve=curve,
+                    kind=kind,
+                    mean=mean,
+                    ci_low=lo,
+                    ci_high=hi,
+                    samples=samples * seeds,
+                )
+            )
 
         # one pattern batch per encoder draw k, shared by every curve and bound at this point
         masks_per_draw = [_masks(sweep, n, x, samples, seed=10_000 * (k + 1) + seed) for k in range(seeds)]
@@ -126,48 +147,75 @@ def error_curves(spec: InstanceSpec, *, samples: int = 200, seeds: int = 3, seed
                 sch = encode(A, m, spec_scheme.method, seed=seed + k, **spec_scheme.options)
                 errs.append(optimal_error(sch, masks, progress=False) / norm)
                 if spec_scheme.upper == "rd":
-                    uppers.append(np.asarray(rd_upper_bound(A, m, masks, eps=spec_scheme.options.get("eps", 0.0),
-                                                            dist=spec_scheme.options.get("dist", "rademacher")),
-                                             dtype=float) / norm)
+                    uppers.append(
+                        np.asarray(
+                            rd_upper_bound(
+                                A,
+                                m,
+                                masks,
+                                eps=spec_scheme.options.get("eps", 0.0),
+                                dist=spec_scheme.options.get("dist", "rademacher"),
+                            ),
+                            dtype=float,
+                        )
+                        / norm
+                    )
                 elif spec_scheme.upper == "reference":
                     uppers.append(fixed_decoder_error(sch, masks) / norm)
             add_row(spec_scheme.label, "baseline" if spec_scheme.method == "naive" else "scheme", errs)
             if uppers:
                 add_row(f"upper bound ({spec_scheme.label})", "upper", uppers)
         # the rank lower bound depends only on the patterns
-        add_row("rank lower bound", "lower",
-                [np.asarray(rank_lower_bound(A, m, masks), dtype=float) / norm for masks in masks_per_draw])
+        add_row(
+            "rank lower bound",
+            "lower",
+            [np.asarray(rank_lower_bound(A, m, masks), dtype=float) / norm for masks in masks_per_draw],
+        )
         if spec.exact_family:
             s_design = int(x) if sweep == "s" else max(r_min - m, 0)
             if s_design + m <= r_min:
                 try:
-                    errs = [optimal_error(encode(A, m, "exact-gaussian", s=s_design, seed=seed + k), masks,
-                                          progress=False) / norm for k, masks in enumerate(masks_per_draw)]
+                    errs = [
+                        optimal_error(encode(A, m, "exact-gaussian", s=s_design, seed=seed + k), masks, progress=False)
+                        / norm
+                        for k, masks in enumerate(masks_per_draw)
+                    ]
                 except NotConstructibleError:
                     continue
-                add_row(f"exact family (Gaussian H, s={s_design})" if sweep == "p" else "exact family (Gaussian H)",
-                        "baseline", errs)
+                add_row(
+                    f"exact family (Gaussian H, s={s_design})" if sweep == "p" else "exact family (Gaussian H)",
+                    "baseline",
+                    errs,
+                )
     return pd.DataFrame(rows)
 
 
 def plot_error_curves(frame: pd.DataFrame, title: str, path) -> None:
     """Two panels (vs s, vs p) with CI error bars; saves a PNG at ``path``."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), constrained_layout=True)
-    styles = {"scheme": dict(marker="o", lw=2), "baseline": dict(marker="s", lw=1.5),
-              "lower": dict(ls="--", lw=1.5, color="k"), "upper": dict(ls=":", lw=1.8)}
-    for ax, sweep, xlabel in ((axes[0], "s", "number of stragglers s (fixed-s uniform)"),
-                              (axes[1], "p", "straggling probability p (Bernoulli)")):
+    styles = {
+        "scheme": dict(marker="o", lw=2),
+        "baseline": dict(marker="s", lw=1.5),
+        "lower": dict(ls="--", lw=1.5, color="k"),
+        "upper": dict(ls=":", lw=1.8),
+    }
+    for ax, sweep, xlabel in (
+        (axes[0], "s", "number of stragglers s (fixed-s uniform)"),
+        (axes[1], "p", "straggling probability p (Bernoulli)"),
+    ):
         sub = frame[frame.sweep == sweep]
         for curve, g in sub.groupby("curve", sort=False):
             g = g.sort_values("x")
             kind = g["kind"].iloc[0]
             yerr = np.vstack([g["mean"] - g["ci_low"], g["ci_high"] - g["mean"]])
-            ax.errorbar(g["x"], g["mean"], yerr=np.clip(yerr, 0, None), label=curve, capsize=2,
-                        markersize=4, **styles[kind])
+            ax.errorbar(
+                g["x"], g["mean"], yerr=np.clip(yerr, 0, None), label=curve, capsize=2, markersize=4, **styles[kind]
+            )
         ax.set_xlabel(xlabel)
         ax.set_ylabel("normalized optimal-decoding error  err/(mN)")
         ax.set_ylim(bottom=-0.02)
@@ -193,29 +241,55 @@ def named_experiments(*, full: bool = False) -> list[InstanceSpec]:
     p_values = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5] if not full else list(np.round(np.arange(0, 0.61, 0.05), 2))
     m = 2
     return [
-        InstanceSpec("pg2_9", "(a) PG(2,9) = (91,91,10,10,1) BIBD, m = 2, RD(0)", bibd(91, 10, 1).assignment, m,
-                     [SchemeSpec("RD(0)", "rd", {"eps": 0.0}, upper="rd"), SchemeSpec("naive stacking", "naive")],
-                     sorted({0, 4, 8, *range(0, 61, step)}), p_values),
-        InstanceSpec("coset_27_2_5", "(b) coset graph (27,2,5), n = 54, m = 2: RD(0.1) vs Rademacher RD(0)",
-                     coset_graph(27, 2, 5).assignment, m,
-                     [SchemeSpec("RD(0.1)", "rd", {"eps": 0.1}, upper="rd"),
-                      SchemeSpec("RD(0) Rademacher", "rd", {"eps": 0.0}, upper="rd"),
-                      SchemeSpec("naive stacking", "naive")],
-                     sorted({0, 4, 8, *range(0, 41, step)}), p_values),
-        InstanceSpec("biregular_40_20_3_6", "(c) bi-regular (40,20,3,6), m = 2, NS (reference decoder X_0 Gaussian)",
-                     biregular_graph(40, 20, 3, 6, seed=0).assignment, m,
-                     [SchemeSpec("NS (Gaussian X_0)", "ns", {"dist": "gaussian"}, upper="reference"),
-                      SchemeSpec("naive stacking", "naive")],
-                     list(range(0, 13, 2)), p_values),
-        InstanceSpec("paley25", "(d) Paley(25) SRG (25,12,5,6), A = Adj + I, m = 2, RD(0)",
-                     _srg_assignment(25, 12, 5, 6), m,
-                     [SchemeSpec("RD(0)", "rd", {"eps": 0.0}, upper="rd"), SchemeSpec("naive stacking", "naive")],
-                     list(range(0, 21, 4 if not full else 2)), p_values),
+        InstanceSpec(
+            "pg2_9",
+            "(a) PG(2,9) = (91,91,10,10,1) BIBD, m = 2, RD(0)",
+            bibd(91, 10, 1).assignment,
+            m,
+            [SchemeSpec("RD(0)", "rd", {"eps": 0.0}, upper="rd"), SchemeSpec("naive stacking", "naive")],
+            sorted({0, 4, 8, *range(0, 61, step)}),
+            p_values,
+        ),
+        InstanceSpec(
+            "coset_27_2_5",
+            "(b) coset graph (27,2,5), n = 54, m = 2: RD(0.1) vs Rademacher RD(0)",
+            coset_graph(27, 2, 5).assignment,
+            m,
+            [
+                SchemeSpec("RD(0.1)", "rd", {"eps": 0.1}, upper="rd"),
+                SchemeSpec("RD(0) Rademacher", "rd", {"eps": 0.0}, upper="rd"),
+                SchemeSpec("naive stacking", "naive"),
+            ],
+            sorted({0, 4, 8, *range(0, 41, step)}),
+            p_values,
+        ),
+        InstanceSpec(
+            "biregular_40_20_3_6",
+            "(c) bi-regular (40,20,3,6), m = 2, NS (reference decoder X_0 Gaussian)",
+            biregular_graph(40, 20, 3, 6, seed=0).assignment,
+            m,
+            [
+                SchemeSpec("NS (Gaussian X_0)", "ns", {"dist": "gaussian"}, upper="reference"),
+                SchemeSpec("naive stacking", "naive"),
+            ],
+            list(range(0, 13, 2)),
+            p_values,
+        ),
+        InstanceSpec(
+            "paley25",
+            "(d) Paley(25) SRG (25,12,5,6), A = Adj + I, m = 2, RD(0)",
+            _srg_assignment(25, 12, 5, 6),
+            m,
+            [SchemeSpec("RD(0)", "rd", {"eps": 0.0}, upper="rd"), SchemeSpec("naive stacking", "naive")],
+            list(range(0, 21, 4 if not full else 2)),
+            p_values,
+        ),
     ]
 
 
-def exact_family_instability(n_values: Sequence[int] = (8, 12, 16, 20, 24, 28, 32), *, s: int = 2, m: int = 2,
-                             patterns: int = 20, seed: int = 0) -> pd.DataFrame:
+def exact_family_instability(
+    n_values: Sequence[int] = (8, 12, 16, 20, 24, 28, 32), *, s: int = 2, m: int = 2, patterns: int = 20, seed: int = 0
+) -> pd.DataFrame:
     """κ(H_F) and decoding error of the exact family, Vandermonde vs Gaussian H, in float64 and float32.
 
     Assignment: cyclic repetition, worker ``j`` holds parts ``j..j+s+m-1 (mod n)``, so
@@ -258,16 +332,25 @@ def exact_family_instability(n_values: Sequence[int] = (8, 12, 16, 20, 24, 28, 3
             for name, listed in errs.items():
                 vals = np.asarray(listed)
                 finite = vals[np.isfinite(vals)]
-                rows.append(dict(n=n, H=kind, dtype=name, kappa=float(np.median(kappas)),
-                                 error=float(np.median(finite)) if finite.size else np.inf,
-                                 error_max=float(finite.max()) if finite.size else np.inf,
-                                 singular=int((~np.isfinite(vals)).sum()), constructible=True))
+                rows.append(
+                    dict(
+                        n=n,
+                        H=kind,
+                        dtype=name,
+                        kappa=float(np.median(kappas)),
+                        error=float(np.median(finite)) if finite.size else np.inf,
+                        error_max=float(finite.max()) if finite.size else np.inf,
+                        singular=int((~np.isfinite(vals)).sum()),
+                        constructible=True,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
 def plot_instability(frame: pd.DataFrame, path) -> None:
     """κ(H_F) and decoding error vs n (log scale) for Vandermonde and Gaussian H."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -280,8 +363,13 @@ def plot_instability(frame: pd.DataFrame, path) -> None:
     axes[0].grid(alpha=0.3, which="both")
     axes[0].legend()
     for (kind, dt), g in ok.groupby(["H", "dtype"]):
-        axes[1].semilogy(g["n"], np.maximum(g["error"], 1e-34), marker="o",
-                         ls="-" if dt == "float64" else "--", label=f"{kind} H, {dt}")
+        axes[1].semilogy(
+            g["n"],
+            np.maximum(g["error"], 1e-34),
+            marker="o",
+            ls="-" if dt == "float64" else "--",
+            label=f"{kind} H, {dt}",
+        )
     axes[1].set_xlabel("number of workers n")
     axes[1].set_ylabel("median decoding error ‖B_F X − T‖²/(mN)")
     axes[1].grid(alpha=0.3, which="both")

@@ -28,6 +28,7 @@ The routes and the accuracy each guarantees are stated in :mod:`gcsim.coding.eva
 in docs/theory.md §40 (Lemmas 2, 2b and 3, and §40.3 for the routes).  Numbers on NumPy are bit for
 bit those of the NumPy-only evaluator this module replaced.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -67,12 +68,13 @@ ROUTES = ("auto", "gram", "downdate", "svd", "qr", "eigh")
 
 _U = np.finfo(np.float64).eps
 # working-set budget of one batched chunk (bytes)
-_CHUNK_BYTES = 48 * 2 ** 20
+_CHUNK_BYTES = 48 * 2**20
 
 
 # ----------------------------------------------------------------------------------------------
 # precomputation (host, NumPy)
 # ----------------------------------------------------------------------------------------------
+
 
 def pow2_exponents(B: np.ndarray) -> np.ndarray:
     """Integer ``k_j`` with ``‖2^{k_j} B[:, j]‖ ∈ [1/2, 1)`` (0 for a zero column); overflow-free.
@@ -83,9 +85,9 @@ def pow2_exponents(B: np.ndarray) -> np.ndarray:
     [-3, 0]
     """
     amax = np.max(np.abs(B), axis=0) if B.shape[0] else np.zeros(B.shape[1])
-    _, e = np.frexp(amax)                       # amax = f 2^e, f in [1/2, 1)
+    _, e = np.frexp(amax)  # amax = f 2^e, f in [1/2, 1)
     k = np.where(amax > 0, -e, 0).astype(np.int64)
-    nrm = np.sqrt(np.sum(np.ldexp(B, k[None, :]) ** 2, axis=0))   # in [1/2, sqrt(mN)]
+    nrm = np.sqrt(np.sum(np.ldexp(B, k[None, :]) ** 2, axis=0))  # in [1/2, sqrt(mN)]
     _, e2 = np.frexp(nrm)
     return np.where(amax > 0, k - e2, 0).astype(np.int64)
 
@@ -153,11 +155,11 @@ class EvalContext:
         T = self.target()
         Ur, Vr = U[:, :r], Vt[:r].T
         UT = Ur.T @ T
-        self.Y = (Vr / nz) @ UT                        # B̃⁺ T
-        K = (Vr / nz ** 2) @ Vr.T                      # Γ⁺
+        self.Y = (Vr / nz) @ UT  # B̃⁺ T
+        K = (Vr / nz**2) @ Vr.T  # Γ⁺
         self.K = 0.5 * (K + K.T)
         self.err_full = float(np.sum((T - Ur @ UT) ** 2))
-        self.V0 = Vt[r:].T.copy()                      # (n, n - r), orthonormal basis of null(B̃)
+        self.V0 = Vt[r:].T.copy()  # (n, n - r), orthonormal basis of null(B̃)
 
     @property
     def kappa_raw(self) -> float:
@@ -221,6 +223,7 @@ def _remember(source: np.ndarray, ctx: EvalContext) -> None:
 # namespace helpers
 # ----------------------------------------------------------------------------------------------
 
+
 def _idx(xp: Any, a: np.ndarray) -> Any:
     """Host index array -> int64 array of ``xp``."""
     return asarray(xp, a, dtype=xp.int64)
@@ -247,6 +250,7 @@ def _pinv_hermitian(xp: Any, G: Any) -> Any:
 # batched kernels (index arrays on the host; rows of the result = patterns)
 # ----------------------------------------------------------------------------------------------
 
+
 def _kernel_downdate(ctx: EvalContext, xp: Any, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Column deletion (Lemmas 2 and 2b of docs/theory.md §40).
 
@@ -269,23 +273,23 @@ def _kernel_downdate(ctx: EvalContext, xp: Any, S: np.ndarray) -> tuple[np.ndarr
         YS = d.Y[Sd]
         Z, bad = _spd_solve(xp, KSS, YS)
         return out + to_numpy(xp.einsum("cij,cij->c", YS, Z)), gray | bad
-    W = d.V0[Sd]                                           # (count, s, n - r)
-    omega = to_numpy(xp.linalg.svdvals(W))                 # (count, min(s, n - r))
+    W = d.V0[Sd]  # (count, s, n - r)
+    omega = to_numpy(xp.linalg.svdvals(W))  # (count, min(s, n - r))
     kept = omega > ctx.tau
     null_dim = s - kept.sum(axis=1)
     delta = np.where(kept, omega, np.inf).min(axis=1) if omega.shape[1] else np.full(count, np.inf)
     # a kept singular value this close to tau is not a certain "non-zero"; a null space whose
     # separation delta is small is inaccurate (error ~ κ̃/δ u): both go to the orthogonal route
-    gray = (delta < ctx.delta_gray) | ((null_dim > 0) & (ctx.kappa / delta > GRAM_KAPPA_LIMIT ** 2))
+    gray = (delta < ctx.delta_gray) | ((null_dim > 0) & (ctx.kappa / delta > GRAM_KAPPA_LIMIT**2))
     need = null_dim > 0
-    if not need.any():                                     # rank(B_F) = rank(B): err = err([n])
+    if not need.any():  # rank(B_F) = rank(B): err = err([n])
         return out, gray
     idx = np.flatnonzero(need)
     ii = _idx(xp, idx)
-    P, om, _ = xp.linalg.svd(W[ii, ...], full_matrices=True)   # P: (c, s, s) left singular vectors
+    P, om, _ = xp.linalg.svd(W[ii, ...], full_matrices=True)  # P: (c, s, s) left singular vectors
     om = to_numpy(om)
     nu = np.ones((idx.size, s), dtype=bool)
-    nu[:, :om.shape[1]] = om <= ctx.tau
+    nu[:, : om.shape[1]] = om <= ctx.tau
     Si = Sd[ii, ...]
     KSS = d.K[Si[:, :, None], Si[:, None, :]]
     Pt = xp.permute_dims(P, (0, 2, 1))
@@ -353,7 +357,7 @@ def _kernel_eigh(ctx: EvalContext, xp: Any, F: np.ndarray, rtol: float | None) -
     # An eigenvalue of Γ_FF below wmax/κ_lim² is either a true zero of B_F or a small
     # singular value that the Gram route cannot resolve (it squares κ): both cases are
     # flagged, including the eigenvalues dropped as "zero" above.
-    gray = np.any(w < wmax / GRAM_KAPPA_LIMIT ** 2, axis=1) & (wmax[:, 0] > 0)
+    gray = np.any(w < wmax / GRAM_KAPPA_LIMIT**2, axis=1) & (wmax[:, 0] > 0)
     return proj, gray
 
 
@@ -395,7 +399,7 @@ def _kernel_gram(ctx: EvalContext, xp: Any, F: np.ndarray, rtol: float | None) -
     # a failed CuPy factorization returns NaN pivots, which fail this test as well
     piv = to_numpy(xp.linalg.diagonal(L)) ** 2
     dmax = np.max(to_numpy(xp.linalg.diagonal(G)), axis=1)
-    ok = np.min(piv, axis=1) > dmax / GRAM_KAPPA_LIMIT ** 2
+    ok = np.min(piv, axis=1) > dmax / GRAM_KAPPA_LIMIT**2
     if ok.any():
         oi = _idx(xp, np.flatnonzero(ok))
         Z = xp.linalg.solve(G[oi, ...], h[oi, ...])
@@ -409,19 +413,20 @@ def _kernel_svd(ctx: EvalContext, xp: Any, F: np.ndarray, rtol: float | None) ->
     """Orthogonal route: ‖P_F T‖² from a batched SVD of the B̃_F stack."""
     count, f = F.shape
     d = ctx.on(xp)
-    BF = xp.permute_dims(d.Bs.T[_idx(xp, F)], (0, 2, 1))   # (count, mN, f)
+    BF = xp.permute_dims(d.Bs.T[_idx(xp, F)], (0, 2, 1))  # (count, mN, f)
     U, svd_, _ = xp.linalg.svd(BF, full_matrices=False)
     sv = to_numpy(svd_)
     tol = (max(ctx.mN, f) * _U) if rtol is None else rtol
     keep = sv > tol * sv[:, :1]
     keep &= sv[:, :1] > 0
-    UT = xp.sum(xp.reshape(U, (count, ctx.m, ctx.N, U.shape[-1])), axis=2)   # (count, m, k) = (Uᵀ T)ᵀ
+    UT = xp.sum(xp.reshape(U, (count, ctx.m, ctx.N, U.shape[-1])), axis=2)  # (count, m, k) = (Uᵀ T)ᵀ
     return to_numpy(xp.einsum("ck,clk->c", asarray(xp, keep.astype(float)), UT * UT))
 
 
 # ----------------------------------------------------------------------------------------------
 # routing, certification and chunking
 # ----------------------------------------------------------------------------------------------
+
 
 def chunk_rows(per_row: int) -> int:
     """Patterns per batched chunk for a working set of ``per_row`` bytes per pattern."""
@@ -437,23 +442,31 @@ class ErrorReport:
 
     def warn(self, ctx: EvalContext, method: str, stacklevel: int = 3) -> None:
         if method in ("downdate", "gram") and ctx.kappa > GRAM_KAPPA_LIMIT and self.patterns:
-            warnings.warn(f"κ(B) = {ctx.kappa:.3g} (column-equilibrated) exceeds GRAM_KAPPA_LIMIT = "
-                          f"{GRAM_KAPPA_LIMIT:g}: the {method!r} route squares it and may lose up to "
-                          f"~κ² u = {ctx.kappa ** 2 * _U:.1e} of mN; use method='auto' or 'svd'",
-                          RuntimeWarning, stacklevel=stacklevel)
+            warnings.warn(
+                f"κ(B) = {ctx.kappa:.3g} (column-equilibrated) exceeds GRAM_KAPPA_LIMIT = "
+                f"{GRAM_KAPPA_LIMIT:g}: the {method!r} route squares it and may lose up to "
+                f"~κ² u = {ctx.kappa**2 * _U:.1e} of mN; use method='auto' or 'svd'",
+                RuntimeWarning,
+                stacklevel=stacklevel,
+            )
         elif self.unreliable:
-            what = ("Γ_FF has an eigenvalue below λ_max/GRAM_KAPPA_LIMIT² (B_F singular or "
-                    "ill-conditioned; the Gram route cannot tell a small singular value from zero)"
-                    if method in ("gram", "eigh") else
-                    "B_F is nearly rank deficient (a singular value of V_0[S] near the rank "
-                    "tolerance)")
-            warnings.warn(f"{self.unreliable} of {self.patterns} patterns: {what}; their {method!r} values "
-                          "may be wrong by O(mN): use method='auto' or 'svd'", RuntimeWarning,
-                          stacklevel=stacklevel)
+            what = (
+                "Γ_FF has an eigenvalue below λ_max/GRAM_KAPPA_LIMIT² (B_F singular or "
+                "ill-conditioned; the Gram route cannot tell a small singular value from zero)"
+                if method in ("gram", "eigh")
+                else "B_F is nearly rank deficient (a singular value of V_0[S] near the rank tolerance)"
+            )
+            warnings.warn(
+                f"{self.unreliable} of {self.patterns} patterns: {what}; their {method!r} values "
+                "may be wrong by O(mN): use method='auto' or 'svd'",
+                RuntimeWarning,
+                stacklevel=stacklevel,
+            )
 
 
-def _route(ctx: EvalContext, method: str, s: int, f: int, rtol: float | None = None,
-           certify: bool = False) -> tuple[str, bool]:
+def _route(
+    ctx: EvalContext, method: str, s: int, f: int, rtol: float | None = None, certify: bool = False
+) -> tuple[str, bool]:
     """(kernel, fall back to the SVD route for flagged patterns).
 
     ``certify=True`` (the executor) makes every route certify: beyond ``GRAM_KAPPA_LIMIT`` the
@@ -486,9 +499,19 @@ def _route(ctx: EvalContext, method: str, s: int, f: int, rtol: float | None = N
     return "downdate", True
 
 
-def errors_for_group(ctx: EvalContext, method: str, rtol: float | None, S: np.ndarray | None,
-                     F: np.ndarray | None, s: int, f: int, report: ErrorReport | None = None, *,
-                     xp: Any = None, certify: bool = False) -> np.ndarray:
+def errors_for_group(
+    ctx: EvalContext,
+    method: str,
+    rtol: float | None,
+    S: np.ndarray | None,
+    F: np.ndarray | None,
+    s: int,
+    f: int,
+    report: ErrorReport | None = None,
+    *,
+    xp: Any = None,
+    certify: bool = False,
+) -> np.ndarray:
     """Errors (host NumPy) of one group of patterns with ``|S| = s``; ``S`` or ``F`` given as host
     index arrays (the other may be None).  BLAS is limited for the batched LAPACK calls
     (:func:`gcsim._threads.batched_blas`)."""
@@ -497,8 +520,18 @@ def errors_for_group(ctx: EvalContext, method: str, rtol: float | None, S: np.nd
         return _errors_for_group(ctx, xp, method, rtol, S, F, s, f, report, certify)
 
 
-def _errors_for_group(ctx: EvalContext, xp: Any, method: str, rtol: float | None, S: np.ndarray | None,
-                      F: np.ndarray | None, s: int, f: int, report: ErrorReport | None, certify: bool) -> np.ndarray:
+def _errors_for_group(
+    ctx: EvalContext,
+    xp: Any,
+    method: str,
+    rtol: float | None,
+    S: np.ndarray | None,
+    F: np.ndarray | None,
+    s: int,
+    f: int,
+    report: ErrorReport | None,
+    certify: bool,
+) -> np.ndarray:
     route, fallback = _route(ctx, method, s, f, rtol, certify)
     count = (S if S is not None else F).shape[0]  # type: ignore[union-attr]
     if report is not None:
@@ -563,15 +596,26 @@ def check_rtol(rtol: Any, method: str = "auto") -> float | None:
         return None
     rtol = check_real("rtol", rtol, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
     if method == "downdate":
-        raise InvalidArgumentError("rtol", "the 'downdate' route makes its rank decisions on B as a whole "
-                                   "(gcsim.coding.evaluate) and takes no rtol; use method='auto', 'gram' or 'svd'")
+        raise InvalidArgumentError(
+            "rtol",
+            "the 'downdate' route makes its rank decisions on B as a whole "
+            "(gcsim.coding.evaluate) and takes no rtol; use method='auto', 'gram' or 'svd'",
+        )
     return rtol
 
 
-def optimal_errors(ctx: EvalContext, masks: np.ndarray, *, method: str = "auto", rtol: float | None = None,
-                   xp: Any = None, certify: bool = False, chunk: int | None = None,
-                   report: ErrorReport | None = None,
-                   progress: Callable[[list, int, str], Any] | None = None) -> np.ndarray:
+def optimal_errors(
+    ctx: EvalContext,
+    masks: np.ndarray,
+    *,
+    method: str = "auto",
+    rtol: float | None = None,
+    xp: Any = None,
+    certify: bool = False,
+    chunk: int | None = None,
+    report: ErrorReport | None = None,
+    progress: Callable[[list, int, str], Any] | None = None,
+) -> np.ndarray:
     """Raw optimal errors ``err(B, F)`` of a ``(count, n)`` stack of non-straggler masks (host NumPy).
 
     Parameters
@@ -614,13 +658,14 @@ def optimal_errors(ctx: EvalContext, masks: np.ndarray, *, method: str = "auto",
     for f in np.unique(sizes):
         rows = np.flatnonzero(sizes == f)
         step = chunk if chunk is not None else chunk_rows(per_row_bytes(ctx, method, n - int(f), int(f), rtol))
-        jobs.extend((int(f), rows[a:a + step]) for a in range(0, rows.size, step))
+        jobs.extend((int(f), rows[a : a + step]) for a in range(0, rows.size, step))
     loop = jobs if progress is None else progress(jobs, len(jobs), "optimal error")
     for f, rows in loop:
         sub = masks[rows]
         s = n - f
         # stable argsort: False (stragglers) first, True (arrivals) after, each in index order
         order = np.argsort(sub, axis=1, kind="stable")
-        out[rows] = errors_for_group(ctx, method, rtol, order[:, :s], order[:, s:], s, f, report,
-                                     xp=ns, certify=certify)
+        out[rows] = errors_for_group(
+            ctx, method, rtol, order[:, :s], order[:, s:], s, f, report, xp=ns, certify=certify
+        )
     return out

@@ -46,6 +46,7 @@ Methods of :func:`encode`
 
 Every randomized encoder is reproducible: the same ``seed`` gives the same ``B``.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -79,8 +80,18 @@ __all__ = [
     "cyclic_repetition_assignment",
 ]
 
-METHODS = ("naive", "rd", "ns", "ns-worker", "exact-vandermonde", "exact-gaussian",
-           "fractional-repetition", "cyclic-mds", "bibd-optimal", "expander")
+METHODS = (
+    "naive",
+    "rd",
+    "ns",
+    "ns-worker",
+    "exact-vandermonde",
+    "exact-gaussian",
+    "fractional-repetition",
+    "cyclic-mds",
+    "bibd-optimal",
+    "expander",
+)
 
 _CLASSIC = ("fractional-repetition", "cyclic-mds", "bibd-optimal", "expander")
 
@@ -257,7 +268,7 @@ class Scheme:
     def block(self, k: int) -> np.ndarray:
         """The ``N x n`` block ``B^{(k)}`` (rows ``k*N .. k*N+N-1``)."""
         k = check_int("k", k, minimum=0, maximum=self.m - 1)
-        return self.B[k * self.num_parts:(k + 1) * self.num_parts]
+        return self.B[k * self.num_parts : (k + 1) * self.num_parts]
 
     def check_support(self) -> bool:
         """Raise :class:`InvalidArgumentError` if ``B`` has an entry outside the support.
@@ -272,7 +283,8 @@ class Scheme:
             rows, cols = np.nonzero(outside)
             pairs = [(int(r // N), int(r % N), int(c)) for r, c in zip(rows[:5], cols[:5], strict=True)]
             raise InvalidArgumentError(
-                "B", f"support violation at {int(outside.sum())} entries, e.g. (block, part, worker) = {pairs}")
+                "B", f"support violation at {int(outside.sum())} entries, e.g. (block, part, worker) = {pairs}"
+            )
         return True
 
     def verify(self) -> bool:
@@ -293,8 +305,9 @@ class Scheme:
             self.check_support()
         except InvalidArgumentError as exc:
             raise VerificationError(f"{name}: {exc}") from None
-        if self.decoder is not None and (self.decoder.shape != (self.n, self.m)
-                                         or not np.all(np.isfinite(self.decoder))):
+        if self.decoder is not None and (
+            self.decoder.shape != (self.n, self.m) or not np.all(np.isfinite(self.decoder))
+        ):
             raise VerificationError(f"{name}: the reference decoder must be a finite (n, m) matrix")
         if self.method == "rd" and self.diagonals is not None:
             D = self.diagonals
@@ -327,8 +340,10 @@ class Scheme:
                 raise VerificationError(f"{name}: V_{i} = X_0[N_{i}, :] has rank < m")
             tol = 64 * max(V.shape[0], m) * np.finfo(float).eps * (sv[0] / sv[-1])
             if np.abs(R[:, i, :]).max() > tol:
-                raise VerificationError(f"{name}: part {i}: B X_0 differs from T by {np.abs(R[:, i, :]).max():.3g} "
-                                        f"> {tol:.3g} (C_i is not the pseudo-inverse of V_i)")
+                raise VerificationError(
+                    f"{name}: part {i}: B X_0 differs from T by {np.abs(R[:, i, :]).max():.3g} "
+                    f"> {tol:.3g} (C_i is not the pseudo-inverse of V_i)"
+                )
 
     # -- arrays ------------------------------------------------------------------------------
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -345,9 +360,13 @@ class Scheme:
 
     def bundle_metadata(self) -> dict[str, Any]:
         """``params``, ``construction`` (the method), ``options`` and the non-array ``extras``."""
-        return {"params": list(self.params), "construction": self.method, "arrays": sorted(self.to_arrays()),
-                "options": {k: _plain(v) for k, v in self.options.items()},
-                "extras": {k: _plain(v) for k, v in self.extras.items() if not isinstance(v, np.ndarray)}}
+        return {
+            "params": list(self.params),
+            "construction": self.method,
+            "arrays": sorted(self.to_arrays()),
+            "options": {k: _plain(v) for k, v in self.options.items()},
+            "extras": {k: _plain(v) for k, v in self.extras.items() if not isinstance(v, np.ndarray)},
+        }
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> Scheme:
@@ -364,16 +383,23 @@ class Scheme:
             params = SchemeParams(*metadata["params"])
             method = str(metadata["construction"])
             extras = dict(metadata.get("extras") or {})
-            extras.update({k[len("extras."):]: np.asarray(v) for k, v in arrays.items() if k.startswith("extras.")})
+            extras.update({k[len("extras.") :]: np.asarray(v) for k, v in arrays.items() if k.startswith("extras.")})
             for key in ("B", "assignment"):
                 if key not in arrays:
                     raise CatalogueError(f"scheme: array {key!r} is missing")
             B = np.asarray(arrays["B"])
             if B.dtype.kind not in "fiu":
                 raise CatalogueError(f"scheme: B has dtype {B.dtype}, expected float64")
-            sch = cls(B=B, assignment=check_binary_matrix("assignment", arrays["assignment"]), m=params.m,
-                      method=method, options=dict(metadata.get("options") or {}),
-                      decoder=arrays.get("decoder"), diagonals=arrays.get("diagonals"), extras=extras)
+            sch = cls(
+                B=B,
+                assignment=check_binary_matrix("assignment", arrays["assignment"]),
+                m=params.m,
+                method=method,
+                options=dict(metadata.get("options") or {}),
+                decoder=arrays.get("decoder"),
+                diagonals=arrays.get("diagonals"),
+                extras=extras,
+            )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, CatalogueError):
                 raise
@@ -391,8 +417,16 @@ class Scheme:
         return exact_decoder(self, nonstragglers)
 
     @classmethod
-    def from_matrix(cls, B: Any, assignment: Any, m: int, *, method: str = "custom",
-                    decoder: Any = None, options: Mapping[str, Any] | None = None) -> Scheme:
+    def from_matrix(
+        cls,
+        B: Any,
+        assignment: Any,
+        m: int,
+        *,
+        method: str = "custom",
+        decoder: Any = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> Scheme:
         """Wrap a user-supplied encoder after validating it.
 
         Parameters
@@ -426,7 +460,8 @@ class Scheme:
         Bm = check_finite_array("B", B, ndim=2)
         if Bm.shape != (m * A.shape[0], A.shape[1]):
             raise InvalidArgumentError(
-                "B", f"must have shape (m*N, n) = {(m * A.shape[0], A.shape[1])}, got {Bm.shape}")
+                "B", f"must have shape (m*N, n) = {(m * A.shape[0], A.shape[1])}, got {Bm.shape}"
+            )
         X = None
         if decoder is not None:
             X = check_finite_array("decoder", decoder, ndim=2)
@@ -444,6 +479,7 @@ class Scheme:
 # ----------------------------------------------------------------------------------------------
 # random diagonals
 # ----------------------------------------------------------------------------------------------
+
 
 def _diagonals(rng: np.random.Generator, m: int, n: int, eps: float, dist: str) -> np.ndarray:
     """``d_k[j] = σ_kj (1 + ε ξ_kj)`` as an ``(m, n)`` array (theory §5.4)."""
@@ -471,6 +507,7 @@ def _second_moment(eps: float, dist: str) -> float:
 # encoders
 # ----------------------------------------------------------------------------------------------
 
+
 def _encode_naive(A, m, rng, eps, opts):
     B = np.tile(A.astype(float), (m, 1))
     # best decoder of the form alpha * 1: alpha = 1/(m r) for regular replication r
@@ -494,8 +531,8 @@ def _encode_ns(A, m, rng, eps, opts):
     low = np.flatnonzero(r < m)
     if low.size:
         raise NotConstructibleError(
-            f"NS encoder needs replication r_i >= m = {m}; parts {_short(low)} have r_i = "
-            f"{_short(r[low])}")
+            f"NS encoder needs replication r_i >= m = {m}; parts {_short(low)} have r_i = {_short(r[low])}"
+        )
     X0 = _diagonals(rng, m, n, eps, dist).T  # (n, m), columns x_l = d_l
     B = np.zeros((m * N, n))
     bad = []
@@ -513,7 +550,8 @@ def _encode_ns(A, m, rng, eps, opts):
     if bad:
         raise NotConstructibleError(
             f"NS encoder: V_i = X_0[N_i, :] has rank < m for parts {_short(np.array(bad))} "
-            f"(unlucky draw); try another seed, eps > 0 or dist='gaussian'")
+            f"(unlucky draw); try another seed, eps > 0 or dist='gaussian'"
+        )
     return B, X0, X0.T.copy(), {"dist": dist}, {}
 
 
@@ -551,7 +589,7 @@ def _encode_ns_worker(A, m, rng, eps, opts):
     diag_mask = np.eye(m, dtype=bool)[:, None, :].repeat(N, axis=1)
     info = {
         "dist": dist,
-        "residual": float(np.sum(R ** 2)),
+        "residual": float(np.sum(R**2)),
         "diagonal_mismatch": float(np.sum(blocks[diag_mask] ** 2)),
         "crosstalk": float(np.sum(blocks[~diag_mask] ** 2)),
         "nullity": nullity,
@@ -586,8 +624,8 @@ def _encode_exact(A, m, rng, eps, opts, kind):
     low = np.flatnonzero(r < s + m)
     if low.size:
         raise NotConstructibleError(
-            f"exact family needs replication r_i >= s + m = {s + m}; parts {_short(low)} have r_i = "
-            f"{_short(r[low])}")
+            f"exact family needs replication r_i >= s + m = {s + m}; parts {_short(low)} have r_i = {_short(r[low])}"
+        )
     f = n - s
     if kind == "vandermonde":
         z = _vandermonde_nodes(n, opts.pop("nodes", "chebyshev"))
@@ -595,9 +633,12 @@ def _encode_exact(A, m, rng, eps, opts, kind):
         extras = {"nodes": z}
         kappa = float(np.linalg.cond(H[:, :f]))
         if not np.isfinite(kappa) or kappa > 1e-3 / np.finfo(float).eps:
-            warnings.warn(f"exact-vandermonde: κ(H_F) ≈ {kappa:.3g} for F = the first n - s workers; float64 "
-                          "cannot carry it (decoding will be inaccurate); consider 'exact-gaussian'",
-                          RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"exact-vandermonde: κ(H_F) ≈ {kappa:.3g} for F = the first n - s workers; float64 "
+                "cannot carry it (decoding will be inaccurate); consider 'exact-gaussian'",
+                RuntimeWarning,
+                stacklevel=3,
+            )
     else:
         H = rng.standard_normal((f, n))
         extras = {}
@@ -618,7 +659,8 @@ def _encode_exact(A, m, rng, eps, opts, kind):
     if bad_parts:
         raise NotConstructibleError(
             f"exact family: the support equations of parts {_short(np.array(bad_parts))} have no solution "
-            "(H is too ill-conditioned or degenerate); use fewer workers or 'exact-gaussian'")
+            "(H is too ill-conditioned or degenerate); use fewer workers or 'exact-gaussian'"
+        )
     B = P @ H
     B[np.tile(A, (m, 1)) == 0] = 0.0  # exact zeros off the support (round-off)
     extras.update({"H": H, "P": P})
@@ -673,8 +715,10 @@ def _encode_classic(A, m, rng, eps, opts, method):
         disjoint = np.array_equal(np.sum(supports, axis=0), np.ones(N))
         if not (disjoint and np.all(load == load[0])):
             raise InvalidArgumentError(
-                "assignment", "fractional repetition needs workers in groups with identical, disjoint "
-                "supports covering all parts (see fractional_repetition_assignment)")
+                "assignment",
+                "fractional repetition needs workers in groups with identical, disjoint "
+                "supports covering all parts (see fractional_repetition_assignment)",
+            )
         info["s"] = int(A.sum(axis=1).min()) - 1
         B = Af
         X0 = None
@@ -686,8 +730,10 @@ def _encode_classic(A, m, rng, eps, opts, method):
         s = int(A.sum(axis=0)[0]) - 1
         if N != n or not np.array_equal(A, cyclic_repetition_assignment(n, s)):
             raise InvalidArgumentError(
-                "assignment", "cyclic-mds needs the cyclic repetition assignment (worker j holds parts "
-                "j..j+s mod n; see cyclic_repetition_assignment)")
+                "assignment",
+                "cyclic-mds needs the cyclic repetition assignment (worker j holds parts "
+                "j..j+s mod n; see cyclic_repetition_assignment)",
+            )
         # Tandon et al.'s cyclic MDS construction: columns in null(Hc), Hc 1 = 0, so any n-s columns span 1
         Hc = rng.standard_normal((s, n))
         Hc[:, -1] = -Hc[:, :-1].sum(axis=1)
@@ -706,8 +752,9 @@ def _encode_classic(A, m, rng, eps, opts, method):
     return B, X0, None, info, {}
 
 
-def encode(assignment_or_design: Any, m: int, method: str = "rd", *, eps: float = 0.0, seed: int = 0,
-           **options: Any) -> Scheme:
+def encode(
+    assignment_or_design: Any, m: int, method: str = "rd", *, eps: float = 0.0, seed: int = 0, **options: Any
+) -> Scheme:
     """Build the encoding matrix ``B`` of a scheme (theory §5.4).
 
     Parameters
@@ -759,8 +806,9 @@ def encode(assignment_or_design: Any, m: int, method: str = "rd", *, eps: float 
     seed = check_int("seed", seed, minimum=0)
     A = _as_assignment(assignment_or_design)
     # B is (m N) x n float64 (plus same-size temporaries): refuse before drawing anything
-    check_dense_size("m", m * A.shape[0], A.shape[1], f"the encoding matrix B of m = {m} blocks "
-                     f"for N = {A.shape[0]} parts")
+    check_dense_size(
+        "m", m * A.shape[0], A.shape[1], f"the encoding matrix B of m = {m} blocks for N = {A.shape[0]} parts"
+    )
     rng = np.random.default_rng(seed)
     opts = dict(options)
     # the encoders solve many small least-squares problems: one BLAS thread is faster (gcsim._threads)
@@ -786,8 +834,16 @@ def encode(assignment_or_design: Any, m: int, method: str = "rd", *, eps: float 
     options.update(info)
     if method in ("ns", "ns-worker"):
         extras = {**extras, "vectors": D}
-    sch = Scheme(B=B, assignment=A, m=m, method=method, options=options, decoder=X0,
-                 diagonals=D if method == "rd" else None, extras=extras)
+    sch = Scheme(
+        B=B,
+        assignment=A,
+        m=m,
+        method=method,
+        options=options,
+        decoder=X0,
+        diagonals=D if method == "rd" else None,
+        extras=extras,
+    )
     sch.check_support()
     return sch
 
@@ -817,8 +873,9 @@ def exact_decoder(scheme: Scheme, nonstragglers: Any) -> np.ndarray:
     True
     """
     if "H" not in getattr(scheme, "extras", {}):
-        raise InvalidArgumentError("scheme", "exact_decoder needs an exact-family scheme "
-                                   "('exact-vandermonde' or 'exact-gaussian')")
+        raise InvalidArgumentError(
+            "scheme", "exact_decoder needs an exact-family scheme ('exact-vandermonde' or 'exact-gaussian')"
+        )
     mask = check_mask("nonstragglers", nonstragglers, scheme.n)
     if mask.ndim != 1:
         raise InvalidArgumentError("nonstragglers", "must be a single mask of shape (n,)")
@@ -828,7 +885,7 @@ def exact_decoder(scheme: Scheme, nonstragglers: Any) -> np.ndarray:
     if used.size < f:
         raise InvalidArgumentError("nonstragglers", f"needs at least n - s = {f} non-stragglers, got {mask.sum()}")
     rhs = np.zeros((f, scheme.m))
-    rhs[:scheme.m] = np.eye(scheme.m)
+    rhs[: scheme.m] = np.eye(scheme.m)
     X = np.zeros((scheme.n, scheme.m))
     X[used] = np.linalg.solve(H[:, used], rhs)
     return X

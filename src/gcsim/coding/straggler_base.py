@@ -13,6 +13,7 @@ arrays are read-only), ``params`` is a :class:`~typing.NamedTuple` of the model'
 (``BernoulliParams(n, p)``, ...), :meth:`~StragglerModel.verify` checks its invariants, and
 ``type(m).from_arrays(m.to_arrays(), m.bundle_metadata())`` rebuilds it.
 """
+
 from __future__ import annotations
 
 import functools
@@ -134,8 +135,12 @@ class StragglerModel:
     def bundle_metadata(self) -> dict[str, Any]:
         """JSON-serializable rest: ``params`` (a list), ``construction`` (the model kind) and ``fields``."""
         fields = {k: _jsonable(v) for k, v in self.params._asdict().items()}
-        return {"params": [fields[k] for k in fields], "construction": self.model_kind, "fields": fields,
-                "arrays": sorted(self.to_arrays())}
+        return {
+            "params": [fields[k] for k in fields],
+            "construction": self.model_kind,
+            "fields": fields,
+            "arrays": sorted(self.to_arrays()),
+        }
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> StragglerModel:
@@ -162,8 +167,10 @@ class StragglerModel:
         except (InvalidArgumentError, VerificationError, TypeError, ValueError, KeyError) as exc:
             raise CatalogueError(f"straggler model {construction!r}: {exc}") from None
         if list(model.bundle_metadata()["params"]) != list(metadata.get("params", [])):
-            raise CatalogueError(f"straggler model {construction!r}: params {metadata.get('params')!r} do not "
-                                 f"match the rebuilt model's {model.bundle_metadata()['params']!r}")
+            raise CatalogueError(
+                f"straggler model {construction!r}: params {metadata.get('params')!r} do not "
+                f"match the rebuilt model's {model.bundle_metadata()['params']!r}"
+            )
         return model
 
     @classmethod

@@ -23,6 +23,7 @@ Kinds (build them with :func:`straggler_model`):
                  ties broken by worker index) or ``"deadline"`` (arrivals with
                  delay ``<= deadline``); ``inf`` = never arrives.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -191,7 +192,7 @@ class FixedModel(_SubsetModel):
         keys = rng.random((count, self.n))
         masks = np.ones((count, self.n), dtype=bool)
         if self.s:
-            S = np.argpartition(keys, self.s - 1, axis=1)[:, :self.s]
+            S = np.argpartition(keys, self.s - 1, axis=1)[:, : self.s]
             np.put_along_axis(masks, S, False, axis=1)
         return masks
 
@@ -206,8 +207,12 @@ class FixedModel(_SubsetModel):
         return combinations_masks(self.n, self.s, start, stop)
 
     def _check_enumerable(self) -> None:
-        check_count("s", self.count, f"straggler patterns C({self.n}, {self.s})",
-                    hint="use the 'fixed' model (Monte Carlo) instead of enumerating every pattern")
+        check_count(
+            "s",
+            self.count,
+            f"straggler patterns C({self.n}, {self.s})",
+            hint="use the 'fixed' model (Monte Carlo) instead of enumerating every pattern",
+        )
 
     def iter_chunks(self, chunk: int = 65536) -> Iterator[np.ndarray]:
         """Yield the masks of :meth:`enumerate` in chunks of at most ``chunk`` rows (up to MAX_PATTERNS in all)."""
@@ -259,8 +264,9 @@ class WorstCaseModel(_SubsetModel):
 
     def sample(self, count: int, seed: int = 0) -> np.ndarray:
         raise InvalidArgumentError(
-            "model", "the worst-case model has no distribution to sample; use "
-            "gcsim.coding.evaluate.worst_case_error(scheme, s)")
+            "model",
+            "the worst-case model has no distribution to sample; use gcsim.coding.evaluate.worst_case_error(scheme, s)",
+        )
 
     def describe(self) -> str:
         return f"worst case: adversarial choice of s={self.s} stragglers among n={self.n}"
@@ -338,8 +344,10 @@ class BernoulliModel(StragglerModel):
     def describe(self) -> str:
         if self.homogeneous:
             return f"Bernoulli: each of n={self.n} workers straggles independently with p={self.p[0]:g}"
-        return (f"Bernoulli (heterogeneous): worker j straggles independently with p_j in "
-                f"[{self.p.min():g}, {self.p.max():g}], n={self.n}")
+        return (
+            f"Bernoulli (heterogeneous): worker j straggles independently with p_j in "
+            f"[{self.p.min():g}, {self.p.max():g}], n={self.n}"
+        )
 
 
 class MarkovModel(StragglerModel):
@@ -378,8 +386,11 @@ class MarkovModel(StragglerModel):
         return {"p_enter": self.p_enter, "p_leave": self.p_leave}
 
     def _verify(self) -> None:
-        ok = (self.p_enter.shape == self.p_leave.shape == (self.n,) and np.all((self.p_enter >= 0) & (self.p_enter < 1))
-              and np.all((self.p_leave > 0) & (self.p_leave <= 1)))
+        ok = (
+            self.p_enter.shape == self.p_leave.shape == (self.n,)
+            and np.all((self.p_enter >= 0) & (self.p_enter < 1))
+            and np.all((self.p_leave > 0) & (self.p_leave <= 1))
+        )
         if not ok:
             raise VerificationError("MarkovModel: p_enter must lie in [0, 1) and p_leave in (0, 1], one per worker")
 
@@ -400,9 +411,11 @@ class MarkovModel(StragglerModel):
         return out
 
     def describe(self) -> str:
-        return (f"Markov: per-worker two-state chains, p_enter={self.params.p_enter}, "
-                f"p_leave={self.params.p_leave}, stationary straggle prob "
-                f"{self.stationary.mean():.4g} (mean), n={self.n}")
+        return (
+            f"Markov: per-worker two-state chains, p_enter={self.params.p_enter}, "
+            f"p_leave={self.params.p_leave}, stationary straggle prob "
+            f"{self.stationary.mean():.4g} (mean), n={self.n}"
+        )
 
 
 class TraceModel(StragglerModel):
@@ -427,8 +440,15 @@ class TraceModel(StragglerModel):
 
     model_kind: ClassVar[str] = "trace"
 
-    def __init__(self, delays: Any, policy: str = "first", *, s: int | None = None,
-                 deadline: float | None = None, n: int | None = None):
+    def __init__(
+        self,
+        delays: Any,
+        policy: str = "first",
+        *,
+        s: int | None = None,
+        deadline: float | None = None,
+        n: int | None = None,
+    ):
         arr = np.asarray(delays, dtype=float)
         if arr.ndim != 2 or arr.shape[1] < 1:
             raise InvalidArgumentError("delays", f"must be a 2-D workers x iterations matrix, got shape {arr.shape}")
@@ -484,7 +504,7 @@ class TraceModel(StragglerModel):
         assert self.s is not None  # policy "first" sets s
         order = np.argsort(D, axis=1, kind="stable")
         masks = np.zeros(D.shape, dtype=bool)
-        np.put_along_axis(masks, order[:, :self.n - self.s], True, axis=1)
+        np.put_along_axis(masks, order[:, : self.n - self.s], True, axis=1)
         return masks & np.isfinite(D)
 
     def masks(self) -> np.ndarray:
@@ -500,8 +520,11 @@ class TraceModel(StragglerModel):
         return self._masks[idx]
 
     def describe(self) -> str:
-        how = (f"first n-s = {self.n - (self.s or 0)} arrivals" if self.policy == "first"
-               else f"deadline {self.deadline:g}")
+        how = (
+            f"first n-s = {self.n - (self.s or 0)} arrivals"
+            if self.policy == "first"
+            else f"deadline {self.deadline:g}"
+        )
         return f"trace replay: {self.iterations} iterations of n={self.n} workers, policy {how}"
 
 
@@ -544,8 +567,11 @@ def straggler_model(kind: str, n: int | None = None, **params: Any) -> Straggler
         return model
     if kind == "delay":
         if "delays" not in params or "rule" not in params:
-            raise InvalidArgumentError("delays", "kind 'delay' needs delays=<DelayModel> and rule=<ArrivalRule> "
-                                       "(see gcsim.delay_model and gcsim.arrival_rule)")
+            raise InvalidArgumentError(
+                "delays",
+                "kind 'delay' needs delays=<DelayModel> and rule=<ArrivalRule> "
+                "(see gcsim.delay_model and gcsim.arrival_rule)",
+            )
         model = DelayStragglerModel(params.pop("delays"), params.pop("rule"))
         if n is not None and check_int("n", n, minimum=1) != model.n:
             raise InvalidArgumentError("n", f"must equal the delay model's number of workers {model.n}, got {n}")

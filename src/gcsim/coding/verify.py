@@ -19,6 +19,7 @@ The report lists every violation with the straggler set that caused it, and
 tightness ratios ``bound / simulated`` (``<= 1`` for valid lower bounds,
 ``>= 1`` for valid upper bounds, ``1`` = tight).
 """
+
 from __future__ import annotations
 
 import math
@@ -34,8 +35,7 @@ from . import bounds as _bounds
 from .evaluate import condition_number, optimal_error
 from .schemes import Scheme, encode
 
-__all__ = ["Bound", "Violation", "BoundCheck", "BoundReport", "BUILTIN_BOUNDS", "builtin_bound",
-           "verify_bounds"]
+__all__ = ["Bound", "Violation", "BoundCheck", "BoundReport", "BUILTIN_BOUNDS", "builtin_bound", "verify_bounds"]
 
 KINDS = ("lower", "upper")
 SCOPES = ("pattern", "expectation")
@@ -70,8 +70,9 @@ class Bound:
         if self.kind not in KINDS:
             raise InvalidArgumentError("bounds", f"bound {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
         if self.scope not in SCOPES:
-            raise InvalidArgumentError("bounds",
-                                       f"bound {self.name!r}: scope must be one of {SCOPES}, got {self.scope!r}")
+            raise InvalidArgumentError(
+                "bounds", f"bound {self.name!r}: scope must be one of {SCOPES}, got {self.scope!r}"
+            )
         if not callable(self.function):
             raise InvalidArgumentError("bounds", f"bound {self.name!r}: function must be callable")
 
@@ -93,7 +94,7 @@ def _reference_decoder_upper(scheme, masks):
     T = np.kron(np.eye(m), np.ones((scheme.assignment.shape[0], 1)))
     # B_F X_F = B (diag(1_F) X_0), batched over patterns
     R = np.einsum("rj,cjl->crl", B, masks[:, :, None] * np.asarray(X0, dtype=float)[None]) - T[None]
-    return (R ** 2).sum(axis=(1, 2))
+    return (R**2).sum(axis=(1, 2))
 
 
 def _rd_params(scheme):
@@ -111,14 +112,28 @@ def _rd_upper(scheme, masks):
 
 #: name -> Bound for the bounds proved in docs/theory/45_bounds.md
 BUILTIN_BOUNDS: dict[str, Bound] = {
-    "rank_lower": Bound("rank_lower", "lower", "pattern", _rank_lower,
-                        "sum_i (m - c_i(F))^+ (Theorem 1; any encoder with the support of A)"),
-    "trivial_upper": Bound("trivial_upper", "upper", "pattern", _trivial_upper,
-                           "m N = ||T||_F^2 (decoder X = 0)"),
-    "reference_decoder_upper": Bound("reference_decoder_upper", "upper", "pattern", _reference_decoder_upper,
-                                     "||B_F X_0[F] - T||_F^2 of the scheme's reference decoder"),
-    "rd_upper": Bound("rd_upper", "upper", "expectation", _rd_upper,
-                      "E_D err <= m [N - mu2^2 S1^2 / (mu2^2 S2 + (mu4 + (m-2) mu2^2) S1)] (Theorem 2)"),
+    "rank_lower": Bound(
+        "rank_lower",
+        "lower",
+        "pattern",
+        _rank_lower,
+        "sum_i (m - c_i(F))^+ (Theorem 1; any encoder with the support of A)",
+    ),
+    "trivial_upper": Bound("trivial_upper", "upper", "pattern", _trivial_upper, "m N = ||T||_F^2 (decoder X = 0)"),
+    "reference_decoder_upper": Bound(
+        "reference_decoder_upper",
+        "upper",
+        "pattern",
+        _reference_decoder_upper,
+        "||B_F X_0[F] - T||_F^2 of the scheme's reference decoder",
+    ),
+    "rd_upper": Bound(
+        "rd_upper",
+        "upper",
+        "expectation",
+        _rd_upper,
+        "E_D err <= m [N - mu2^2 S1^2 / (mu2^2 S2 + (mu4 + (m-2) mu2^2) S1)] (Theorem 2)",
+    ),
 }
 
 
@@ -157,12 +172,18 @@ class Violation:
     ci: tuple | None = None
 
     def to_dict(self) -> dict:
-        return {"bound": self.bound, "kind": self.kind, "scope": self.scope, "pattern": self.pattern,
-                "stragglers": None if self.stragglers is None else [int(x) for x in self.stragglers],
-                "mask": None if self.mask is None else [bool(x) for x in self.mask],
-                "bound_value": _num(self.bound_value), "simulated": _num(self.simulated),
-                "excess": _num(self.excess),
-                "ci": None if self.ci is None else [_num(self.ci[0]), _num(self.ci[1])]}
+        return {
+            "bound": self.bound,
+            "kind": self.kind,
+            "scope": self.scope,
+            "pattern": self.pattern,
+            "stragglers": None if self.stragglers is None else [int(x) for x in self.stragglers],
+            "mask": None if self.mask is None else [bool(x) for x in self.mask],
+            "bound_value": _num(self.bound_value),
+            "simulated": _num(self.simulated),
+            "excess": _num(self.excess),
+            "ci": None if self.ci is None else [_num(self.ci[0]), _num(self.ci[1])],
+        }
 
 
 @dataclass
@@ -186,10 +207,17 @@ class BoundCheck:
         return not self.violations
 
     def to_dict(self, include_values: bool = False) -> dict:
-        out = {"name": self.name, "kind": self.kind, "scope": self.scope, "description": self.description,
-               "method": self.method, "patterns": int(self.bound_values.shape[0]), "ok": self.ok,
-               "violations": [v.to_dict() for v in self.violations],
-               "tightness": {k: _num(v) for k, v in self.tightness.items()}}
+        out = {
+            "name": self.name,
+            "kind": self.kind,
+            "scope": self.scope,
+            "description": self.description,
+            "method": self.method,
+            "patterns": int(self.bound_values.shape[0]),
+            "ok": self.ok,
+            "violations": [v.to_dict() for v in self.violations],
+            "tightness": {k: _num(v) for k, v in self.tightness.items()},
+        }
         if include_values:
             out["bound_values"] = [_num(x) for x in self.bound_values]
             out["simulated"] = [_num(x) for x in self.simulated]
@@ -248,29 +276,44 @@ class BoundReport:
 
     def to_dict(self, include_values: bool = False) -> dict:
         """JSON-serializable summary (non-finite numbers become None)."""
-        return {"ok": self.ok, "error": "raw squared error min_X ||B_F X - T||_F^2",
-                "scheme": self.scheme, "model": self.model,
-                "patterns": self.patterns, "pattern_method": self.pattern_method, "draws": self.draws,
-                "confidence": self.confidence, "violations": len(self.violations),
-                "checks": [c.to_dict(include_values) for c in self.checks]}
+        return {
+            "ok": self.ok,
+            "error": "raw squared error min_X ||B_F X - T||_F^2",
+            "scheme": self.scheme,
+            "model": self.model,
+            "patterns": self.patterns,
+            "pattern_method": self.pattern_method,
+            "draws": self.draws,
+            "confidence": self.confidence,
+            "violations": len(self.violations),
+            "checks": [c.to_dict(include_values) for c in self.checks],
+        }
 
     def summary(self) -> str:
         """Human-readable multi-line summary."""
-        lines = [f"bound verification: {'OK' if self.ok else 'VIOLATIONS FOUND'} -- {self.patterns} patterns "
-                 f"({self.pattern_method}), model: {self.model}"]
+        lines = [
+            f"bound verification: {'OK' if self.ok else 'VIOLATIONS FOUND'} -- {self.patterns} patterns "
+            f"({self.pattern_method}), model: {self.model}"
+        ]
         for c in self.checks:
             t = c.tightness
-            lines.append(f"  {c.name:<24} {c.kind:<5} {c.scope:<11} {'ok' if c.ok else 'FAIL':<4} "
-                         f"violations={len(c.violations)} ratio(bound/err) median={_fmt(t.get('ratio_median'))} "
-                         f"min={_fmt(t.get('ratio_min'))} max={_fmt(t.get('ratio_max'))} [{c.method}]")
+            lines.append(
+                f"  {c.name:<24} {c.kind:<5} {c.scope:<11} {'ok' if c.ok else 'FAIL':<4} "
+                f"violations={len(c.violations)} ratio(bound/err) median={_fmt(t.get('ratio_median'))} "
+                f"min={_fmt(t.get('ratio_min'))} max={_fmt(t.get('ratio_max'))} [{c.method}]"
+            )
             for v in c.violations[:5]:
-                lines.append(f"    pattern {v.pattern} stragglers={v.stragglers}: bound={v.bound_value:.6g} "
-                             f"simulated={v.simulated:.6g} excess={v.excess:.3g}")
+                lines.append(
+                    f"    pattern {v.pattern} stragglers={v.stragglers}: bound={v.bound_value:.6g} "
+                    f"simulated={v.simulated:.6g} excess={v.excess:.3g}"
+                )
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return (f"BoundReport(ok={self.ok}, patterns={self.patterns}, "
-                f"bounds={[c.name for c in self.checks]}, violations={len(self.violations)})")
+        return (
+            f"BoundReport(ok={self.ok}, patterns={self.patterns}, "
+            f"bounds={[c.name for c in self.checks]}, violations={len(self.violations)})"
+        )
 
 
 def _num(x):
@@ -294,6 +337,7 @@ def _fmt(x):
 # simulated errors
 # ----------------------------------------------------------------------------------------------
 
+
 def _optimal_errors(scheme, masks: np.ndarray, progress: bool = False) -> np.ndarray:
     return np.asarray(optimal_error(scheme, masks, progress=progress), dtype=float).reshape(masks.shape[0])
 
@@ -304,16 +348,24 @@ def _as_scheme(scheme):
             raise InvalidArgumentError("scheme", f"must have .B, .assignment and .m (a Scheme); missing .{attr}")
     if isinstance(scheme, Scheme):
         return scheme
-    return Scheme.from_matrix(scheme.B, scheme.assignment, scheme.m, method=getattr(scheme, "method", "custom"),
-                              decoder=getattr(scheme, "decoder", None), options=getattr(scheme, "options", None))
+    return Scheme.from_matrix(
+        scheme.B,
+        scheme.assignment,
+        scheme.m,
+        method=getattr(scheme, "method", "custom"),
+        decoder=getattr(scheme, "decoder", None),
+        options=getattr(scheme, "options", None),
+    )
 
 
 def _default_redraw(scheme) -> Callable[[int], Any]:
     method = getattr(scheme, "method", "custom")
     if method in ("custom", "naive", "bibd-optimal", "expander", "fractional-repetition", "cyclic-mds"):
         raise InvalidArgumentError(
-            "redraw", f"expectation bounds need a randomized encoder to redraw; scheme method {method!r} "
-                      f"is not one -- pass redraw=callable(seed) -> scheme")
+            "redraw",
+            f"expectation bounds need a randomized encoder to redraw; scheme method {method!r} "
+            f"is not one -- pass redraw=callable(seed) -> scheme",
+        )
     given = dict(getattr(scheme, "options", {}) or {})
     eps = float(given.get("eps", 0.0))
     options = {k: given[k] for k in ("dist", "s", "nodes") if k in given}
@@ -327,6 +379,7 @@ def _default_redraw(scheme) -> Callable[[int], Any]:
 # ----------------------------------------------------------------------------------------------
 # the engine
 # ----------------------------------------------------------------------------------------------
+
 
 def _resolve_bounds(bounds, scheme) -> list[Bound]:
     if bounds is None:
@@ -347,8 +400,9 @@ def _resolve_bounds(bounds, scheme) -> list[Bound]:
         elif isinstance(b, (tuple, list)) and len(b) in (4, 5):
             out.append(Bound(*b))
         else:
-            raise InvalidArgumentError("bounds", f"each bound must be a name, a Bound or a tuple "
-                                                 f"(name, kind, scope, function), got {b!r}")
+            raise InvalidArgumentError(
+                "bounds", f"each bound must be a name, a Bound or a tuple (name, kind, scope, function), got {b!r}"
+            )
     names = [b.name for b in out]
     if len(set(names)) != len(names):
         raise InvalidArgumentError("bounds", f"bound names must be unique, got {names}")
@@ -361,8 +415,9 @@ def _patterns(model, n: int, samples: int | None, seed: int, exact_limit: int) -
         masks = check_mask("model", model, n)
         return np.atleast_2d(masks), "given masks", "given masks"
     if not hasattr(model, "sample"):
-        raise InvalidArgumentError("model", f"must be a straggler model (with .sample) or an array of masks, "
-                                            f"got {type(model).__name__}")
+        raise InvalidArgumentError(
+            "model", f"must be a straggler model (with .sample) or an array of masks, got {type(model).__name__}"
+        )
     if getattr(model, "n", n) != n:
         raise InvalidArgumentError("model", f"model is for n={model.n} workers, the scheme has n={n}")
     desc = model.describe() if hasattr(model, "describe") else repr(model)
@@ -372,8 +427,10 @@ def _patterns(model, n: int, samples: int | None, seed: int, exact_limit: int) -
         total = math.comb(n, s)
         if total > exact_limit:
             raise InvalidArgumentError(
-                "samples", f"enumerating C({n},{s}) = {total} patterns exceeds exact_limit={exact_limit}; "
-                           f"pass samples= with a sampling model")
+                "samples",
+                f"enumerating C({n},{s}) = {total} patterns exceeds exact_limit={exact_limit}; "
+                f"pass samples= with a sampling model",
+            )
         masks = np.concatenate(list(_bounds._enumerate_masks(n, s)), axis=0)
         return masks, f"enumerated (all {total} sets with s={s})", desc
     count = 256 if samples is None else check_int("samples", samples, minimum=1)
@@ -390,20 +447,29 @@ def _tightness(bound_values, simulated, tol) -> dict:
     gap = np.abs(b - e)
     stats = {"ratio_min": np.nan, "ratio_median": np.nan, "ratio_mean": np.nan, "ratio_max": np.nan}
     if finite.size:
-        stats = {"ratio_min": finite.min(), "ratio_median": float(np.median(finite)),
-                 "ratio_mean": finite.mean(), "ratio_max": finite.max()}
-    stats.update({"ratio_undefined": float(ratio.size - finite.size),
-                  "tight_fraction": float(np.mean(gap <= tol)) if gap.size else np.nan,
-                  "gap_mean": gap.mean() if gap.size else np.nan,
-                  "gap_max": gap.max() if gap.size else np.nan})
+        stats = {
+            "ratio_min": finite.min(),
+            "ratio_median": float(np.median(finite)),
+            "ratio_mean": finite.mean(),
+            "ratio_max": finite.max(),
+        }
+    stats.update(
+        {
+            "ratio_undefined": float(ratio.size - finite.size),
+            "tight_fraction": float(np.mean(gap <= tol)) if gap.size else np.nan,
+            "gap_mean": gap.mean() if gap.size else np.nan,
+            "gap_max": gap.max() if gap.size else np.nan,
+        }
+    )
     return stats
 
 
 def _eval_bound(bound: Bound, scheme, masks) -> np.ndarray:
     vals = np.asarray(bound.function(scheme, masks), dtype=float).reshape(-1)
     if vals.shape[0] != masks.shape[0]:
-        raise InvalidArgumentError("bounds", f"bound {bound.name!r} returned {vals.shape[0]} values for "
-                                             f"{masks.shape[0]} patterns")
+        raise InvalidArgumentError(
+            "bounds", f"bound {bound.name!r} returned {vals.shape[0]} values for {masks.shape[0]} patterns"
+        )
     if np.any(np.isnan(vals)):
         raise InvalidArgumentError("bounds", f"bound {bound.name!r} returned NaN")
     return vals
@@ -413,19 +479,33 @@ def _progress_bar(items, enabled: bool):
     if not enabled:
         return items
     from tqdm.auto import tqdm
+
     return tqdm(items, desc="encoder redraws", leave=False)
 
 
 def _one_sided_quantile(level: float, dof: int) -> float:
     from scipy.special import stdtrit  # Student-t quantile; much lighter than scipy.stats
+
     return float(stdtrit(dof, 1.0 - level))
 
 
-def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None = None, *,
-                  samples: int | None = None, seed: int = 0, draws: int = 32, confidence: float = 0.95,
-                  expectation_patterns: int = 64, ci_method: str = "t", redraw: Callable[[int], Any] | None = None,
-                  atol: float | None = None, rtol: float = 1e-7, exact_limit: int = 100_000,
-                  progress: bool = False) -> BoundReport:
+def verify_bounds(
+    scheme: Any,
+    model: Any,
+    bounds: Iterable | str | Bound | None = None,
+    *,
+    samples: int | None = None,
+    seed: int = 0,
+    draws: int = 32,
+    confidence: float = 0.95,
+    expectation_patterns: int = 64,
+    ci_method: str = "t",
+    redraw: Callable[[int], Any] | None = None,
+    atol: float | None = None,
+    rtol: float = 1e-7,
+    exact_limit: int = 100_000,
+    progress: bool = False,
+) -> BoundReport:
     r"""Check ``lower <= err(B, F) <= upper`` for a scheme under a straggler model.
 
     Parameters
@@ -520,11 +600,34 @@ def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None
             tol = atol + rtol * np.maximum(1.0, np.maximum(np.abs(vals), np.abs(simulated)))
             excess = (vals - simulated) if b.kind == "lower" else (simulated - vals)
             bad = np.flatnonzero(excess > tol)
-            viol = [Violation(b.name, b.kind, b.scope, int(p), tuple(np.flatnonzero(~masks[p]).tolist()),
-                              masks[p].copy(), float(vals[p]), float(simulated[p]), float(excess[p]))
-                    for p in bad]
-            checks.append(BoundCheck(b.name, b.kind, b.scope, b.description, "per pattern", vals, simulated,
-                                     None, viol, _tightness(vals, simulated, float(atol + rtol))))
+            viol = [
+                Violation(
+                    b.name,
+                    b.kind,
+                    b.scope,
+                    int(p),
+                    tuple(np.flatnonzero(~masks[p]).tolist()),
+                    masks[p].copy(),
+                    float(vals[p]),
+                    float(simulated[p]),
+                    float(excess[p]),
+                )
+                for p in bad
+            ]
+            checks.append(
+                BoundCheck(
+                    b.name,
+                    b.kind,
+                    b.scope,
+                    b.description,
+                    "per pattern",
+                    vals,
+                    simulated,
+                    None,
+                    viol,
+                    _tightness(vals, simulated, float(atol + rtol)),
+                )
+            )
             continue
         # expectation scope: E_D err(B, F) over encoder redraws
         if exp_errors is None:
@@ -535,15 +638,17 @@ def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None
                 fresh = _as_scheme(maker(int(s_d)))
                 if fresh.B.shape != sch.B.shape or fresh.m != m:
                     raise InvalidArgumentError(
-                        "redraw", f"returned a scheme with B of shape {fresh.B.shape} and m={fresh.m}, "
-                                  f"expected {sch.B.shape} and m={m}")
+                        "redraw",
+                        f"returned a scheme with B of shape {fresh.B.shape} and m={fresh.m}, "
+                        f"expected {sch.B.shape} and m={m}",
+                    )
                 exp_errors[d] = _optimal_errors(fresh, exp_masks)
         K = exp_masks.shape[0]
         vals = _eval_bound(b, sch, exp_masks)
         mean = exp_errors.mean(axis=0)
         level_pattern = alpha / 2.0 / K
         level_pool = alpha / 2.0
-        diffs = exp_errors - vals[None]               # (draws, K), E[diffs] <= 0 for a valid upper bound
+        diffs = exp_errors - vals[None]  # (draws, K), E[diffs] <= 0 for a valid upper bound
         pooled = diffs.mean(axis=1)
         if ci_method == "t":
             se = exp_errors.std(axis=0, ddof=1) / math.sqrt(draws)
@@ -564,21 +669,70 @@ def verify_bounds(scheme: Any, model: Any, bounds: Iterable | str | Bound | None
             excess = vals - (mean + half_p)
             pool_excess = -(pooled.mean() + half_pool)
         ci = np.stack([mean - half_two, mean + half_two], axis=1)
-        viol = [Violation(b.name, b.kind, b.scope, int(p), tuple(np.flatnonzero(~exp_masks[p]).tolist()),
-                          exp_masks[p].copy(), float(vals[p]), float(mean[p]), float(excess[p]),
-                          (float(ci[p, 0]), float(ci[p, 1])))
-                for p in np.flatnonzero(excess > tol)]
+        viol = [
+            Violation(
+                b.name,
+                b.kind,
+                b.scope,
+                int(p),
+                tuple(np.flatnonzero(~exp_masks[p]).tolist()),
+                exp_masks[p].copy(),
+                float(vals[p]),
+                float(mean[p]),
+                float(excess[p]),
+                (float(ci[p, 0]), float(ci[p, 1])),
+            )
+            for p in np.flatnonzero(excess > tol)
+        ]
         if pool_excess > float(tol.max()):
-            viol.append(Violation(b.name, b.kind, b.scope, None, None, None, float(vals.mean()),
-                                  float(mean.mean()), float(pool_excess)))
-        method = (f"expectation over {draws} encoder draws, {ci_method} intervals, "
-                  f"Bonferroni over {K} patterns + pooled test, confidence {confidence}")
-        checks.append(BoundCheck(b.name, b.kind, b.scope, b.description, method, vals, mean, ci, viol,
-                                 _tightness(vals, mean, float(atol + rtol))))
+            viol.append(
+                Violation(
+                    b.name,
+                    b.kind,
+                    b.scope,
+                    None,
+                    None,
+                    None,
+                    float(vals.mean()),
+                    float(mean.mean()),
+                    float(pool_excess),
+                )
+            )
+        method = (
+            f"expectation over {draws} encoder draws, {ci_method} intervals, "
+            f"Bonferroni over {K} patterns + pooled test, confidence {confidence}"
+        )
+        checks.append(
+            BoundCheck(
+                b.name,
+                b.kind,
+                b.scope,
+                b.description,
+                method,
+                vals,
+                mean,
+                ci,
+                viol,
+                _tightness(vals, mean, float(atol + rtol)),
+            )
+        )
 
-    scheme_info = {"method": getattr(sch, "method", "custom"), "N": int(N), "n": int(n), "m": int(m),
-                   "options": {k: _param(v)
-                               for k, v in (getattr(sch, "options", {}) or {}).items()
-                               if np.isscalar(v) or v is None}}
-    return BoundReport(scheme_info, model_desc, int(P), pattern_method,
-                       draws if exp_errors is not None else 0, confidence, checks, masks)
+    scheme_info = {
+        "method": getattr(sch, "method", "custom"),
+        "N": int(N),
+        "n": int(n),
+        "m": int(m),
+        "options": {
+            k: _param(v) for k, v in (getattr(sch, "options", {}) or {}).items() if np.isscalar(v) or v is None
+        },
+    }
+    return BoundReport(
+        scheme_info,
+        model_desc,
+        int(P),
+        pattern_method,
+        draws if exp_errors is not None else 0,
+        confidence,
+        checks,
+        masks,
+    )

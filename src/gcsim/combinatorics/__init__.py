@@ -21,6 +21,7 @@ module); the functions are ``gcsim.bibd``, ``gcsim.srg`` and
 nonexistence results stay in their modules (``bibd_existence.KNOWN_NONEXISTENT_BIBDS``,
 ``srg_feasibility.KNOWN_NONEXISTENT_SRGS``).
 """
+
 from __future__ import annotations
 
 from .base import CombinatorialObject

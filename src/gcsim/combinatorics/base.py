@@ -27,6 +27,7 @@ the array shapes *before* anything is built, the object is rebuilt from its defi
 and compared with the stored assignment, and every declared invariant that can be
 re-derived from the file (a seed claim) is re-derived.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -72,8 +73,9 @@ class CombinatorialObject:
     construction: str
     metadata: Mapping[str, Any]
 
-    def __init__(self, assignment: np.ndarray, params: tuple, construction: str,
-                 metadata: Mapping[str, Any] | None = None):
+    def __init__(
+        self, assignment: np.ndarray, params: tuple, construction: str, metadata: Mapping[str, Any] | None = None
+    ):
         arr = np.array(assignment, dtype=np.int64)  # a private copy: nobody else holds a writeable view
         arr.setflags(write=False)
         self._set("_assignment", arr)
@@ -189,27 +191,35 @@ class CombinatorialObject:
 # ---------------------------------------------------------------------------------------------
 # checks shared by the kinds' ``from_arrays``
 
+
 def stored_params(meta: Mapping[str, Any], count: int, kind: str) -> list[int]:
     """The ``count`` non-negative integer parameters declared by ``meta["params"]``."""
     params = meta.get("params")
-    if (not isinstance(params, (list, tuple)) or len(params) != count
-            or not all(isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in params)):
+    if (
+        not isinstance(params, (list, tuple))
+        or len(params) != count
+        or not all(isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in params)
+    ):
         raise CatalogueError(f"{kind} manifest params must be {count} non-negative integers, got {params!r}")
     return list(params)
 
 
-def stored_binary(arrays: Mapping[str, np.ndarray], name: str, kind: str,
-                  shape: tuple[int, ...] | None = None) -> np.ndarray:
+def stored_binary(
+    arrays: Mapping[str, np.ndarray], name: str, kind: str, shape: tuple[int, ...] | None = None
+) -> np.ndarray:
     """The stored 0/1 matrix ``name`` as int64, after checking dtype, shape and values exactly."""
     if name not in arrays:
         raise CatalogueError(f"stored {kind} lacks the array {name!r}")
     arr = np.asarray(arrays[name])
     if arr.dtype.kind not in "biu":
-        raise CatalogueError(f"stored {kind} {name} has dtype {arr.dtype}; a 0/1 matrix must be stored as "
-                             "integers (a float matrix would be rounded on loading)")
+        raise CatalogueError(
+            f"stored {kind} {name} has dtype {arr.dtype}; a 0/1 matrix must be stored as "
+            "integers (a float matrix would be rounded on loading)"
+        )
     if arr.ndim != 2 or (shape is not None and arr.shape != shape):
-        raise CatalogueError(f"stored {kind} {name} has shape {arr.shape}, expected "
-                             f"{shape if shape is not None else 'a 2-D matrix'}")
+        raise CatalogueError(
+            f"stored {kind} {name} has shape {arr.shape}, expected {shape if shape is not None else 'a 2-D matrix'}"
+        )
     bad = ~((arr == 0) | (arr == 1))
     if bad.any():
         i, j = np.argwhere(bad)[0]

@@ -24,6 +24,7 @@ Parts and workers are both indexed ``0..n-1`` (``(x, y) -> x*m + y`` for MGG).
 Every baseline is fully determined by its parameters (and, for the random regular graph,
 its seed), so ``from_arrays`` rebuilds it from them and compares the stored assignment.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -126,8 +127,10 @@ class FractionalRepetition(CombinatorialObject):
         g = s + 1
         require(n % g == 0, f"(s+1) | n fails: {g} does not divide {n}")
         group = np.arange(n) // g
-        require(np.array_equal(self.assignment, (group[:, None] == group[None, :]).astype(np.int64)),
-                "assignment must be block diagonal with all-ones (s+1) x (s+1) blocks")
+        require(
+            np.array_equal(self.assignment, (group[:, None] == group[None, :]).astype(np.int64)),
+            "assignment must be block diagonal with all-ones (s+1) x (s+1) blocks",
+        )
         require(bool(np.all(self.replication == g) and np.all(self.loads == g)), f"replication and load must be {g}")
         return True
 
@@ -158,8 +161,10 @@ class CyclicRepetition(CombinatorialObject):
         n, ell, parts = self.params
         require(self.assignment.shape == (parts, n), f"assignment must be {parts} x {n}")
         diff = (np.arange(parts)[:, None] - np.arange(n)[None, :]) % parts
-        require(np.array_equal(self.assignment, (diff < ell).astype(np.int64)),
-                "worker j must hold exactly the parts j..j+ell-1 (mod num_parts)")
+        require(
+            np.array_equal(self.assignment, (diff < ell).astype(np.int64)),
+            "worker j must hold exactly the parts j..j+ell-1 (mod num_parts)",
+        )
         require(bool(np.all(self.loads == ell)), f"every worker must hold ell = {ell} parts")
         return True
 
@@ -185,8 +190,9 @@ class RandomRegularAssignment(CombinatorialObject):
             raise CatalogueError(f"stored {cls.kind} lacks its seed")
         obj = _rebuild(cls.kind, A, random_regular_assignment, n, d, seed)
         if stored_construction(metadata) != obj.construction:
-            raise CatalogueError(f"stored {cls.kind} construction {stored_construction(metadata)!r} differs from "
-                                 f"{obj.construction!r}")
+            raise CatalogueError(
+                f"stored {cls.kind} construction {stored_construction(metadata)!r} differs from {obj.construction!r}"
+            )
         return obj
 
     def verify(self) -> bool:
@@ -306,8 +312,9 @@ def random_regular_assignment(n: int, d: int, seed: int = 0) -> RandomRegularAss
     d = check_int("d", d, minimum=0)
     seed = check_int("seed", seed, minimum=0)
     if d >= n:
-        raise ImpossibleParametersError("d < n", f"a simple {d}-regular graph needs more than {d} vertices, "
-                                                 f"got n = {n}")
+        raise ImpossibleParametersError(
+            "d < n", f"a simple {d}-regular graph needs more than {d} vertices, got n = {n}"
+        )
     if (n * d) % 2:
         raise ImpossibleParametersError("n d even", f"n*d = {n * d} is odd: no {d}-regular graph on {n} vertices")
     check_dense_size("n", n, n, "the random regular assignment")

@@ -24,6 +24,7 @@ Entry point: :func:`bibd`.  Example: the projective plane of order 9,
 >>> D.verify()
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -83,13 +84,13 @@ def _geometry_match(v: int, k: int, lam: int) -> tuple[str, int, int, int] | Non
     """
     cands = []
     n = 2
-    while 2 ** n <= v:
+    while 2**n <= v:
         q = int(sympy.integer_nthroot(v, n)[0])
         if q >= 2 and gaussian_binomial(n + 1, 1, q) == v and is_prime_power(q):
             for d in range(1, n):
                 if pg_parameters(n, q, d) == (v, k, lam):
                     cands.append((q, 0, n, d))
-        if q >= 2 and q ** n == v and is_prime_power(q):
+        if q >= 2 and q**n == v and is_prime_power(q):
             for d in range(1, n):
                 if ag_parameters(n, q, d) == (v, k, lam):
                     cands.append((q, 1, n, d))
@@ -98,7 +99,6 @@ def _geometry_match(v: int, k: int, lam: int) -> tuple[str, int, int, int] | Non
         return None
     q, fam, n, d = min(cands)
     return ("PG" if fam == 0 else "AG", n, q, d)
-
 
 
 @lru_cache(maxsize=1 << 16)
@@ -128,7 +128,7 @@ def _plan_direct(v: int, k: int, lam: int):
         if is_prime_power(q):
             for d in range(1, 4):
                 r_ = gaussian_binomial(d + 1, 1, q)
-                if (v, k, lam) == (q ** (d + 1) * (r_ + 1), q ** d * r_, q ** d * (q ** d - 1) // (q - 1)):
+                if (v, k, lam) == (q ** (d + 1) * (r_ + 1), q**d * r_, q**d * (q**d - 1) // (q - 1)):
                     return ("mcfarland", q, d)
     if (v, k, lam) == (56, 11, 2):
         return ("biplane56",)
@@ -139,9 +139,9 @@ def _plan_direct(v: int, k: int, lam: int):
 
 _PLANS: dict[tuple[int, int, int], Any] = {}
 _MAX_HILL_CLIMB_V = 100  # triple systems up to this v are built by hill climbing (< 1 s each)
-_UNION_SPLIT_MAX = 12    # lam > this: lam-fold designs as copies of a g-fold one (g | lam) first
-_MAX_PLAN_DEPTH = 64     # recursion guard of the planner (a cut counts like a cycle cut)
-_cuts = [0]              # number of cycle/depth cuts so far (a None found without one is cached)
+_UNION_SPLIT_MAX = 12  # lam > this: lam-fold designs as copies of a g-fold one (g | lam) first
+_MAX_PLAN_DEPTH = 64  # recursion guard of the planner (a cut counts like a cycle cut)
+_cuts = [0]  # number of cycle/depth cuts so far (a None found without one is cached)
 
 
 def _plan(v: int, k: int, lam: int, _active: frozenset = frozenset()):
@@ -202,7 +202,7 @@ def _plan(v: int, k: int, lam: int, _active: frozenset = frozenset()):
         # every admissible lambda-fold triple system exists (Hanani 1961): build one by hill climbing
         plan = ("triple-hc", v, lam)
     if plan is not None or not _active or _cuts[0] == cuts_before:
-        _PLANS[key] = plan   # a None that no cut influenced does not depend on the recursion stack
+        _PLANS[key] = plan  # a None that no cut influenced does not depend on the recursion stack
     return plan
 
 
@@ -210,12 +210,12 @@ def _divisors(n: int, limit: int = 4096) -> list[int]:
     """Sorted divisors of n >= 1, at most the ``limit`` smallest (from the factorization, any size of n)."""
     divs = [1]
     for p, e in sorted((int(p), int(e)) for p, e in sympy.factorint(n).items()):
-        divs = [d * p ** i for d in divs for i in range(e + 1)]
+        divs = [d * p**i for d in divs for i in range(e + 1)]
         if len(divs) > 4 * limit:  # keep the work bounded for highly composite n
-            divs = sorted(divs)[:4 * limit]
+            divs = sorted(divs)[: 4 * limit]
     out = sorted(set(divs))
     if n not in out:
-        out.append(n)            # the planner skips n itself; keep the list's last element n
+        out.append(n)  # the planner skips n itself; keep the list's last element n
     return out[:limit] + ([n] if len(out) > limit else [])
 
 
@@ -237,8 +237,7 @@ def _plan_peak(plan) -> int:
     if kind in ("union", "multiple"):
         parts = [plan[1]] + ([plan[2]] if kind == "union" else [])
         v = plan[1][0]
-        total_b = (sum(_design_size(*p)[1] for p in parts) if kind == "union"
-                   else _design_size(*plan[1])[1] * plan[2])
+        total_b = sum(_design_size(*p)[1] for p in parts) if kind == "union" else _design_size(*plan[1])[1] * plan[2]
         return max([v * total_b] + [_plan_peak(_plan(*p)) for p in parts])
     return -1  # leaves: the caller uses the design's own size
 
@@ -268,12 +267,18 @@ def _execute(plan) -> BIBD:
         v, k, lam = plan[1:]
         p, a = prime_power(v)
         fam = radical_difference_family(v, k, lam)
-        return difference_family_design((p,) * a, fam, 0, lam=lam,
-                                        name=f"radical difference family in GF({v}) (Wilson)")
+        return difference_family_design(
+            (p,) * a, fam, 0, lam=lam, name=f"radical difference family in GF({v}) (Wilson)"
+        )
     if kind == "triple-hc":
         _, v, lam = plan
-        return BIBD(v, triple_system_hill_climb(v, lam, seed=0), f"{lam}-fold triple system by hill climbing "
-                    "(Stinson), seed 0", lam=lam, metadata={"seed": 0})
+        return BIBD(
+            v,
+            triple_system_hill_climb(v, lam, seed=0),
+            f"{lam}-fold triple system by hill climbing (Stinson), seed 0",
+            lam=lam,
+            metadata={"seed": 0},
+        )
     if kind == "fiveq":
         return five_q_design(plan[1])
     if kind == "unital":
@@ -322,14 +327,15 @@ def buildable_bibds(max_v: int, k_range=None, lam_range=None, *, progress: bool 
     progress = check_bool("progress", progress)
     lams = [1, 2, 3] if lam_range is None else [check_int("lam", x, minimum=1) for x in lam_range]
     ks = None if k_range is None else sorted({check_int("k", x, minimum=2) for x in k_range})
-    top = min(max_v, math.isqrt(limits.MAX_DENSE_ENTRIES))   # b >= v (Fisher): v^2 <= v b entries
+    top = min(max_v, math.isqrt(limits.MAX_DENSE_ENTRIES))  # b >= v (Fisher): v^2 <= v b entries
     vs = range(2, top + 1)
     if progress and top > 400:
         from tqdm.auto import tqdm
+
         vs = tqdm(vs, desc="buildable BIBDs", leave=False)
     out = []
     for v in vs:
-        for k in (ks if ks is not None else range(3, v // 2 + 1)):
+        for k in ks if ks is not None else range(3, v // 2 + 1):
             if k >= v:
                 continue
             for lam in lams:
@@ -431,16 +437,20 @@ def bibd(v: int, k: int, lam: int = 1, *, existence: bool = False):
         return True if plan is not None else None
     if plan is None:
         raise NotConstructibleError(
-            f"a 2-({v},{k},{lam}) design may exist, but gcsim has no construction for it",
-            _suggestions(v, k, lam))
+            f"a 2-({v},{k},{lam}) design may exist, but gcsim has no construction for it", _suggestions(v, k, lam)
+        )
     peak = _plan_peak(plan)
     if peak > 0:
         if peak > limits.MAX_DENSE_ENTRIES:
             raise SizeLimitError(
-                "(v, k, lam)", f"gcsim builds a 2-({v},{k},{lam}) design from a larger design with {peak:,} "
+                "(v, k, lam)",
+                f"gcsim builds a 2-({v},{k},{lam}) design from a larger design with {peak:,} "
                 f"incidence entries, over gcsim's limit of {limits.MAX_DENSE_ENTRIES:,} entries "
                 "(gcsim.limits.MAX_DENSE_ENTRIES)",
-                requested=peak, limit=limits.MAX_DENSE_ENTRIES, limit_name="MAX_DENSE_ENTRIES")
+                requested=peak,
+                limit=limits.MAX_DENSE_ENTRIES,
+                limit_name="MAX_DENSE_ENTRIES",
+            )
     D = _build_verified(plan)
     return D  # immutable: the cached object itself
 

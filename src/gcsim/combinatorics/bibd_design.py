@@ -15,6 +15,7 @@ families of constructions are in ``bibd_geometries``, ``bibd_difference`` and
 ``bibd_elementary``, the existence conditions in ``bibd_existence`` and the factory
 :func:`gcsim.combinatorics.bibd.bibd` in ``bibd``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -85,8 +86,14 @@ class BIBD(CombinatorialObject):
     Params = BIBDParams
     _blocks: tuple[tuple[int, ...], ...]
 
-    def __init__(self, v: int, blocks: Sequence[Iterable[int]], construction: str,
-                 lam: int | None = None, metadata: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        v: int,
+        blocks: Sequence[Iterable[int]],
+        construction: str,
+        lam: int | None = None,
+        metadata: dict[str, Any] | None = None,
+    ):
         v = check_int("v", v, minimum=2)
         if hasattr(blocks, "__len__"):  # refuse before building the tuples
             check_dense_size("blocks", v, len(blocks), "the incidence matrix")
@@ -126,8 +133,9 @@ class BIBD(CombinatorialObject):
         A = stored_binary(arrays, "assignment", "bibd", (v, b))
         blocks = [tuple(np.flatnonzero(A[:, j]).tolist()) for j in range(A.shape[1])]
         try:
-            obj = cls(A.shape[0], blocks, stored_construction(metadata), lam=lam,
-                      metadata=stored_object_metadata(metadata))
+            obj = cls(
+                A.shape[0], blocks, stored_construction(metadata), lam=lam, metadata=stored_object_metadata(metadata)
+            )
         except InvalidArgumentError as exc:
             raise CatalogueError(f"stored bibd does not form a design: {exc}") from None
         return same_assignment(obj, A, "bibd")
@@ -186,7 +194,7 @@ class BIBD(CombinatorialObject):
         require(bool(np.all(A.sum(axis=0) == k)), "some block does not have k points")
         # BLAS products of 0/1 matrices are exact integers while every partial sum (<= max(v, b))
         # fits the mantissa: float32 (2^24) within gcsim's size limits, else float64 (2^53)
-        Af = A.astype(np.float32 if max(v, b) < 2 ** 24 else np.float64)
+        Af = A.astype(np.float32 if max(v, b) < 2**24 else np.float64)
         G = (Af @ Af.T).astype(np.int64)
         expect = (r - lam) * np.eye(v, dtype=np.int64) + lam
         require(bool(np.array_equal(G, expect)), "A A^T != (r - lam) I + lam J")
@@ -207,8 +215,10 @@ class BIBD(CombinatorialObject):
         v, b, r, k, lam = self.params
         if v - k < 2 or b - 2 * r + lam < 1:
             raise ImpossibleParametersError(
-                "complement", f"the complement of a ({v},{k},{lam}) design is degenerate "
-                              f"(block size {v - k}, lambda {b - 2 * r + lam})")
+                "complement",
+                f"the complement of a ({v},{k},{lam}) design is degenerate "
+                f"(block size {v - k}, lambda {b - 2 * r + lam})",
+            )
         everything = set(range(v))
         blocks = [sorted(everything.difference(blk)) for blk in self._blocks]
         return BIBD(v, blocks, f"complement of [{self.construction}]", lam=b - 2 * r + lam)
@@ -231,8 +241,9 @@ class BIBD(CombinatorialObject):
         B = self._symmetric_block(block_index)
         v, _, _, k, lam = self.params
         if k - lam < 2:
-            raise ImpossibleParametersError("residual", f"residual of a ({v},{k},{lam}) design has blocks of "
-                                                        f"size {k - lam}")
+            raise ImpossibleParametersError(
+                "residual", f"residual of a ({v},{k},{lam}) design has blocks of size {k - lam}"
+            )
         keep = np.setdiff1d(np.arange(v), B)
         relabel = -np.ones(v, dtype=np.int64)
         relabel[keep] = np.arange(keep.size)
@@ -252,8 +263,9 @@ class BIBD(CombinatorialObject):
         B = self._symmetric_block(block_index)
         v, _, _, k, lam = self.params
         if lam < 2:
-            raise ImpossibleParametersError("derived", f"the derived design of a ({v},{k},{lam}) design has "
-                                                       f"lambda - 1 = {lam - 1} < 1")
+            raise ImpossibleParametersError(
+                "derived", f"the derived design of a ({v},{k},{lam}) design has lambda - 1 = {lam - 1} < 1"
+            )
         relabel = -np.ones(v, dtype=np.int64)
         relabel[list(B)] = np.arange(k)
         Bset = set(B)

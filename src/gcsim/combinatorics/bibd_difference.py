@@ -3,6 +3,7 @@
 Paley designs (quadratic residues of GF(q)), designs from tabulated or searched
 difference families over abelian groups (with fixed points), and the 5q design.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,12 +35,18 @@ def paley_design(q: int) -> BIBD:
     check_dense_size("q", q, q, f"the incidence matrix of the Paley design of order {q}")
     S = paley_difference_set(q)
     p, a = prime_power(q)
-    return BIBD(q, develop((p,) * a, [S]), f"Paley difference set in GF({q})", lam=(q - 3) // 4,
-                metadata={"family": "Paley", "q": q, "base_blocks": [S]})
+    return BIBD(
+        q,
+        develop((p,) * a, [S]),
+        f"Paley difference set in GF({q})",
+        lam=(q - 3) // 4,
+        metadata={"family": "Paley", "q": q, "base_blocks": [S]},
+    )
 
 
-def difference_family_design(moduli, base_blocks, n_fixed: int = 0, lam: int | None = None,
-                             name: str = "difference family") -> BIBD:
+def difference_family_design(
+    moduli, base_blocks, n_fixed: int = 0, lam: int | None = None, name: str = "difference family"
+) -> BIBD:
     """Develop base blocks over ``Z_{n_1} x ... x Z_{n_s}`` (plus fixed points) into a design.
 
     See :func:`gcsim.combinatorics.difference_families.develop`.  The result is
@@ -55,9 +62,13 @@ def difference_family_design(moduli, base_blocks, n_fixed: int = 0, lam: int | N
     if hasattr(base_blocks, "__len__"):  # at most |G| blocks per base block
         check_dense_size("moduli", v, int(np.prod(moduli)) * len(base_blocks), "the incidence matrix")
     group = " x ".join(f"Z_{m}" for m in moduli) + (f" + {n_fixed} fixed" if n_fixed else "")
-    return BIBD(v, develop(moduli, base_blocks, n_fixed), f"{name} over {group}", lam=lam,
-                metadata={"moduli": tuple(moduli), "n_fixed": n_fixed,
-                          "base_blocks": [list(map(int, b)) for b in base_blocks]})
+    return BIBD(
+        v,
+        develop(moduli, base_blocks, n_fixed),
+        f"{name} over {group}",
+        lam=lam,
+        metadata={"moduli": tuple(moduli), "n_fixed": n_fixed, "base_blocks": [list(map(int, b)) for b in base_blocks]},
+    )
 
 
 def five_q_design(q: int) -> BIBD:
@@ -88,7 +99,13 @@ def five_q_design(q: int) -> BIBD:
         for i in range(5):
             for j in range(d):
                 a1, a2 = pw[j], pw[j + d]
-                blocks.append([i * q + b,
-                               ((i + 1) % 5) * q + int(add[a1, b]), ((i + 1) % 5) * q + int(add[neg[a1], b]),
-                               ((i + 4) % 5) * q + int(add[a2, b]), ((i + 4) % 5) * q + int(add[neg[a2], b])])
+                blocks.append(
+                    [
+                        i * q + b,
+                        ((i + 1) % 5) * q + int(add[a1, b]),
+                        ((i + 1) % 5) * q + int(add[neg[a1], b]),
+                        ((i + 4) % 5) * q + int(add[a2, b]),
+                        ((i + 4) % 5) * q + int(add[neg[a2], b]),
+                    ]
+                )
     return BIBD(5 * q, blocks, f"(5q,5,1) construction with q = {q}", lam=1)

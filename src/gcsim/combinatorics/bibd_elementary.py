@@ -1,4 +1,5 @@
 """Elementary designs (docs/theory.md §10): Steiner triple systems and complete designs."""
+
 from __future__ import annotations
 
 import math
@@ -19,11 +20,10 @@ def _comb_capped(n: int, r: int, cap: int) -> int:
         return 0
     out = 1
     for i in range(1, r + 1):
-        out = out * (n - r + i) // i   # exact: a product of i consecutive integers / i!
+        out = out * (n - r + i) // i  # exact: a product of i consecutive integers / i!
         if out > cap:
             return cap + 1
     return out
-
 
 
 def steiner_triple_system(v: int) -> BIBD:
@@ -49,8 +49,17 @@ def complete_design(v: int, k: int) -> BIBD:
     """
     v = check_int("v", v, minimum=2)
     k = check_int("k", k, minimum=2, maximum=v)
-    b = _comb_capped(v, k, limits.MAX_DENSE_ENTRIES)   # C(v, k) without building a huge integer
-    check_dense_size("v", v, b, f"the complete design of all {k}-subsets of {v} points"
-                     + (" (C(v, k) blocks)" if b > limits.MAX_DENSE_ENTRIES else ""))
-    return BIBD(v, list(combinations(range(v), k)), f"complete design: all {k}-subsets of {v} points",
-                lam=math.comb(v - 2, k - 2))
+    b = _comb_capped(v, k, limits.MAX_DENSE_ENTRIES)  # C(v, k) without building a huge integer
+    check_dense_size(
+        "v",
+        v,
+        b,
+        f"the complete design of all {k}-subsets of {v} points"
+        + (" (C(v, k) blocks)" if b > limits.MAX_DENSE_ENTRIES else ""),
+    )
+    return BIBD(
+        v,
+        list(combinations(range(v), k)),
+        f"complete design: all {k}-subsets of {v} points",
+        lam=math.comb(v - 2, k - 2),
+    )

@@ -6,6 +6,7 @@ the Hilbert symbol and the Hasse-Minkowski theorem), and known nonexistence resu
 References: Beth, Jungnickel & Lenz, *Design Theory* (1999) [BJL]; Colbourn & Dinitz,
 *Handbook of Combinatorial Designs* (2007) [HCD].
 """
+
 from __future__ import annotations
 
 import math
@@ -25,9 +26,9 @@ __all__ = ["KNOWN_NONEXISTENT_BIBDS", "ternary_form_isotropic", "bruck_ryser_cho
 #: parameters gcsim reasons about.  (v, k, lam) -> reference.
 KNOWN_NONEXISTENT_BIBDS: dict[tuple[int, int, int], str] = {
     (111, 11, 1): "Lam, Thiel & Swiercz, 'The non-existence of finite projective planes of order 10', "
-                  "Canad. J. Math. 41 (1989) 1117-1123",
+    "Canad. J. Math. 41 (1989) 1117-1123",
     (46, 6, 1): "Houghten, Thiel, Janssen & Lam, 'The (46,6,1) block design does not exist', "
-                "J. Combin. Des. 9 (2001) 60-71",
+    "J. Combin. Des. 9 (2001) 60-71",
 }
 
 
@@ -37,6 +38,7 @@ def _squarefree_part(n: int) -> int:
 
 def _hilbert_symbol(a: int, b: int, p: int) -> int:
     """Hilbert symbol (a, b)_p for nonzero integers and a prime p (Serre, *A Course in Arithmetic*, III.1.2)."""
+
     def split(x: int) -> tuple[int, int]:
         e = 0
         while x % p == 0:
@@ -114,9 +116,13 @@ def _violations(v: int, k: int, lam: int) -> tuple[tuple[str, str], ...]:
 def _violations_list(v: int, k: int, lam: int) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if (lam * (v - 1)) % (k - 1) or (lam * v * (v - 1)) % (k * (k - 1)):
-        out.append(("divisibility",
-                    f"need (k-1) | lam (v-1) and k (k-1) | lam v (v-1); here lam(v-1) = {lam * (v - 1)}, "
-                    f"k-1 = {k - 1}, lam v (v-1) = {lam * v * (v - 1)}, k(k-1) = {k * (k - 1)}"))
+        out.append(
+            (
+                "divisibility",
+                f"need (k-1) | lam (v-1) and k (k-1) | lam v (v-1); here lam(v-1) = {lam * (v - 1)}, "
+                f"k-1 = {k - 1}, lam v (v-1) = {lam * v * (v - 1)}, k(k-1) = {k * (k - 1)}",
+            )
+        )
         return out
     r = lam * (v - 1) // (k - 1)
     b = v * r // k
@@ -124,20 +130,37 @@ def _violations_list(v: int, k: int, lam: int) -> list[tuple[str, str]]:
         out.append(("Fisher's inequality", f"b = {b} < v = {v}"))
         return out
     if k < v and b == v and bruck_ryser_chowla(v, k, lam) is False:
-        out.append(("Bruck-Ryser-Chowla", f"no symmetric ({v},{k},{lam}) design: "
-                    + (f"v even and k - lam = {k - lam} is not a square" if v % 2 == 0 else
-                       f"z^2 = {k - lam} x^2 + {(-1) ** ((v - 1) // 2) * lam} y^2 has no nonzero integer solution")))
+        out.append(
+            (
+                "Bruck-Ryser-Chowla",
+                f"no symmetric ({v},{k},{lam}) design: "
+                + (
+                    f"v even and k - lam = {k - lam} is not a square"
+                    if v % 2 == 0
+                    else f"z^2 = {k - lam} x^2 + {(-1) ** ((v - 1) // 2) * lam} y^2 has no nonzero integer solution"
+                ),
+            )
+        )
         return out
     # Hall-Connor: for lam <= 2 every quasi-residual design is residual, so it embeds into a
     # symmetric (v+k+lam, k+lam, lam) design; if that one cannot exist, neither can this one.
     if k < v and r == k + lam and lam <= 2:
         sym = (v + k + lam, k + lam, lam)
-        why = ("violates Bruck-Ryser-Chowla" if bruck_ryser_chowla(*sym) is False else
-               f"does not exist ({KNOWN_NONEXISTENT_BIBDS[sym]})" if sym in KNOWN_NONEXISTENT_BIBDS else None)
+        why = (
+            "violates Bruck-Ryser-Chowla"
+            if bruck_ryser_chowla(*sym) is False
+            else f"does not exist ({KNOWN_NONEXISTENT_BIBDS[sym]})"
+            if sym in KNOWN_NONEXISTENT_BIBDS
+            else None
+        )
         if why is not None:
-            out.append(("Hall-Connor (quasi-residual of a nonexistent symmetric design)",
-                        f"a ({v},{k},{lam}) design is quasi-residual with lam <= 2, hence the residual of a "
-                        f"symmetric {sym} design (Hall & Connor 1954), which {why}"))
+            out.append(
+                (
+                    "Hall-Connor (quasi-residual of a nonexistent symmetric design)",
+                    f"a ({v},{k},{lam}) design is quasi-residual with lam <= 2, hence the residual of a "
+                    f"symmetric {sym} design (Hall & Connor 1954), which {why}",
+                )
+            )
             return out
     if (v, k, lam) in KNOWN_NONEXISTENT_BIBDS:
         reason = KNOWN_NONEXISTENT_BIBDS[(v, k, lam)]

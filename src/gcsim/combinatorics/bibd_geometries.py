@@ -4,6 +4,7 @@ Points versus flats of PG(n, q) and AG(n, q), Singer difference sets, the Hermit
 unital, McFarland designs and the (56, 11, 2) biplane from hyperovals of PG(2, 4).
 Field arithmetic: :func:`gcsim.combinatorics.fields.field_tables`.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -65,8 +66,13 @@ def projective_geometry_design(n: int, q: int, dim: int | None = None) -> BIBD:
     v, k, lam = pg_parameters(n, q, dim)
     check_dense_size("q", v, gaussian_binomial(n + 1, dim + 1, q), f"the incidence matrix of PG({n},{q})")
     what = "hyperplanes" if dim == n - 1 and n > 2 else ("lines" if dim == 1 else f"{dim}-flats")
-    return BIBD(v, pg_flats(n, q, dim), f"PG({n},{q}): points vs {what}", lam=lam,
-                metadata={"family": "PG", "n": n, "q": q, "dim": dim})
+    return BIBD(
+        v,
+        pg_flats(n, q, dim),
+        f"PG({n},{q}): points vs {what}",
+        lam=lam,
+        metadata={"family": "PG", "n": n, "q": q, "dim": dim},
+    )
 
 
 def projective_plane(q: int) -> BIBD:
@@ -99,8 +105,13 @@ def singer_design(n: int, q: int) -> BIBD:
     D = singer_difference_set(n, q)
     v = (q ** (n + 1) - 1) // (q - 1)
     lam = (q ** (n - 1) - 1) // (q - 1)
-    return BIBD(v, develop(v, [D]), f"Singer difference set for PG({n},{q})", lam=lam,
-                metadata={"family": "Singer", "n": n, "q": q, "base_blocks": [D]})
+    return BIBD(
+        v,
+        develop(v, [D]),
+        f"Singer difference set for PG({n},{q})",
+        lam=lam,
+        metadata={"family": "Singer", "n": n, "q": q, "base_blocks": [D]},
+    )
 
 
 def affine_geometry_design(n: int, q: int, dim: int | None = None) -> BIBD:
@@ -123,8 +134,13 @@ def affine_geometry_design(n: int, q: int, dim: int | None = None) -> BIBD:
     if k < 2:  # pragma: no cover - dim >= 1 and q >= 2
         raise InvalidArgumentError("dim", "flats must have at least 2 points")
     what = "lines" if dim == 1 else ("hyperplanes" if dim == n - 1 else f"{dim}-flats")
-    return BIBD(v, ag_flats(n, q, dim), f"AG({n},{q}): points vs {what}", lam=lam,
-                metadata={"family": "AG", "n": n, "q": q, "dim": dim})
+    return BIBD(
+        v,
+        ag_flats(n, q, dim),
+        f"AG({n},{q}): points vs {what}",
+        lam=lam,
+        metadata={"family": "AG", "n": n, "q": q, "dim": dim},
+    )
 
 
 def affine_plane(q: int) -> BIBD:
@@ -150,7 +166,7 @@ def hermitian_unital(q: int) -> BIBD:
     q = check_int("q", q, minimum=2)
     if not is_prime_power(q):
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
-    check_dense_size("q", q ** 3 + 1, q * q * (q * q - q + 1), f"the incidence matrix of the Hermitian unital (q={q})")
+    check_dense_size("q", q**3 + 1, q * q * (q * q - q + 1), f"the incidence matrix of the Hermitian unital (q={q})")
     Q = q * q
     _, mul = field_tables(Q)
     pts = projective_points(3, Q)
@@ -172,8 +188,9 @@ def hermitian_unital(q: int) -> BIBD:
         sec = [int(relabel[x]) for x in line if relabel[x] >= 0]
         if len(sec) > 1:
             blocks.append(sec)
-    return BIBD(int(on_curve.size), blocks, f"Hermitian unital in PG(2,{Q})", lam=1,
-                metadata={"family": "unital", "q": q})
+    return BIBD(
+        int(on_curve.size), blocks, f"Hermitian unital in PG(2,{Q})", lam=1, metadata={"family": "unital", "q": q}
+    )
 
 
 def mcfarland_design(q: int, d: int = 1) -> BIBD:
@@ -195,7 +212,7 @@ def mcfarland_design(q: int, d: int = 1) -> BIBD:
     p, a = prime_power(q)
     r = gaussian_binomial(d + 1, 1, q)
     check_dense_size("q", q ** (d + 1) * (r + 1), q ** (d + 1) * (r + 1), f"the McFarland design (q={q}, d={d})")
-    hyper = _spans(subspaces(d + 1, d, q), q)                  # (r, q^d, d+1) field codes
+    hyper = _spans(subspaces(d + 1, d, q), q)  # (r, q^d, d+1) field codes
     # an element of E is a base-q integer whose digits are base-p field codes, i.e. a base-p
     # integer with a(d+1) digits, and field addition is digitwise mod p: E = (Z_p)^{a(d+1)}
     E = q ** (d + 1)
@@ -203,9 +220,14 @@ def mcfarland_design(q: int, d: int = 1) -> BIBD:
     moduli = (p,) * (a * (d + 1)) + (r + 1,)
     D = sorted(D)
     blocks = develop(moduli, [D])
-    lam = q ** d * (q ** d - 1) // (q - 1)
-    return BIBD(E * (r + 1), blocks, f"McFarland difference set (q={q}, d={d})", lam=lam,
-                metadata={"family": "McFarland", "moduli": moduli, "base_blocks": [D]})
+    lam = q**d * (q**d - 1) // (q - 1)
+    return BIBD(
+        E * (r + 1),
+        blocks,
+        f"McFarland difference set (q={q}, d={d})",
+        lam=lam,
+        metadata={"family": "McFarland", "moduli": moduli, "base_blocks": [D]},
+    )
 
 
 @lru_cache(maxsize=1)

@@ -26,6 +26,7 @@ Random construction (seeded, deterministic for a seed):
 Structured instances (e.g. the incidence matrix of a design) are accepted
 through :func:`biregular_from_assignment`.
 """
+
 from __future__ import annotations
 
 import re
@@ -109,8 +110,14 @@ class BiregularGraph(CombinatorialObject):
     Params = BiregularParams
     seed: int | None
 
-    def __init__(self, assignment: np.ndarray, params: tuple, construction: str, seed: int | None,
-                 metadata: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        assignment: np.ndarray,
+        params: tuple,
+        construction: str,
+        seed: int | None,
+        metadata: Mapping[str, Any] | None = None,
+    ):
         super().__init__(assignment, params, construction, metadata)
         self._set("seed", seed)
 
@@ -141,12 +148,16 @@ class BiregularGraph(CombinatorialObject):
             try:
                 fresh = biregular_graph(v, b, r, k, seed=built_seed, max_tries=max(pairing, 1)).assignment
             except Exception as exc:  # noqa: BLE001 - any failure means the claim cannot be re-derived
-                raise CatalogueError(f"seed claim cannot be re-derived: biregular_graph({v}, {b}, {r}, {k}, "
-                                     f"seed={built_seed}) fails: {exc}") from None
+                raise CatalogueError(
+                    f"seed claim cannot be re-derived: biregular_graph({v}, {b}, {r}, {k}, "
+                    f"seed={built_seed}) fails: {exc}"
+                ) from None
             if not np.array_equal(fresh, A):
-                raise CatalogueError(f"seed claim does not hold: biregular_graph({v}, {b}, {r}, {k}, "
-                                     f"seed={built_seed}) builds a different matrix "
-                                     f"({int((fresh != A).sum())} entries differ)")
+                raise CatalogueError(
+                    f"seed claim does not hold: biregular_graph({v}, {b}, {r}, {k}, "
+                    f"seed={built_seed}) builds a different matrix "
+                    f"({int((fresh != A).sum())} entries differ)"
+                )
         elif seed is not None and "seed=" in how and f"seed={seed}" not in how:
             raise CatalogueError(f"stored biregular seed {seed} contradicts the construction {how!r}")
         return obj
@@ -174,20 +185,23 @@ def _check_params(v: int, b: int, r: int, k: int) -> tuple[int, int, int, int]:
     r = check_int("r", r, minimum=1)
     k = check_int("k", k, minimum=1)
     if v * r != b * k:
-        raise ImpossibleParametersError("vr = bk", f"edge count differs: v*r = {v}*{r} = {v * r} but "
-                                        f"b*k = {b}*{k} = {b * k}")
+        raise ImpossibleParametersError(
+            "vr = bk", f"edge count differs: v*r = {v}*{r} = {v * r} but b*k = {b}*{k} = {b * k}"
+        )
     if r > b:
-        raise ImpossibleParametersError("r <= b", f"a part of degree r = {r} needs r distinct workers, "
-                                        f"only b = {b} exist (no repeated edges)")
+        raise ImpossibleParametersError(
+            "r <= b", f"a part of degree r = {r} needs r distinct workers, only b = {b} exist (no repeated edges)"
+        )
     # k <= v follows: k / v = r / b <= 1
     if v * r < v + b - 1:
-        raise ImpossibleParametersError("vr >= v + b - 1", f"a connected graph on v + b = {v + b} vertices "
-                                        f"needs at least {v + b - 1} edges, got v*r = {v * r}")
+        raise ImpossibleParametersError(
+            "vr >= v + b - 1",
+            f"a connected graph on v + b = {v + b} vertices needs at least {v + b - 1} edges, got v*r = {v * r}",
+        )
     return v, b, r, k
 
 
-def _repair(parts: np.ndarray, workers: np.ndarray, v: int, b: int, rng: np.random.Generator,
-            budget: int) -> bool:
+def _repair(parts: np.ndarray, workers: np.ndarray, v: int, b: int, rng: np.random.Generator, budget: int) -> bool:
     """Remove repeated edges in place by random double-edge switches; False if stalled."""
     E = parts.size
     count = np.zeros((v, b), dtype=np.int64)
@@ -312,8 +326,9 @@ def biregular_graph(v: int, b: int, r: int, k: int, seed: int = 0, *, max_tries:
     return BiregularGraph(A, (v, b, r, k), how, seed)
 
 
-def biregular_from_assignment(assignment: Any, *, require_connected: bool = True,
-                              construction: str = "given assignment") -> BiregularGraph:
+def biregular_from_assignment(
+    assignment: Any, *, require_connected: bool = True, construction: str = "given assignment"
+) -> BiregularGraph:
     """Wrap a bi-regular 0/1 matrix (e.g. a design's incidence matrix) as a :class:`BiregularGraph`.
 
     Parameters
@@ -340,13 +355,21 @@ def biregular_from_assignment(assignment: Any, *, require_connected: bool = True
         raise InvalidArgumentError("assignment", f"must be non-empty, got shape {A.shape}")
     rows, cols = A.sum(axis=1), A.sum(axis=0)
     if np.any(rows != rows[0]) or np.any(cols != cols[0]):
-        raise InvalidArgumentError("assignment", f"must be bi-regular: row sums {sorted(set(rows.tolist()))}, "
-                                   f"column sums {sorted(set(cols.tolist()))}")
+        raise InvalidArgumentError(
+            "assignment",
+            f"must be bi-regular: row sums {sorted(set(rows.tolist()))}, column sums {sorted(set(cols.tolist()))}",
+        )
     if rows[0] == 0:
         raise InvalidArgumentError("assignment", "must have nonzero degrees")
     if require_connected and not is_connected_assignment(A):
-        raise InvalidArgumentError("assignment", "the bipartite graph is not connected "
-                                   "(pass require_connected=False to accept it)")
-    g = BiregularGraph(A, (v, b, int(rows[0]), int(cols[0])), construction, None,
-                       metadata={"require_connected": bool(require_connected)})
+        raise InvalidArgumentError(
+            "assignment", "the bipartite graph is not connected (pass require_connected=False to accept it)"
+        )
+    g = BiregularGraph(
+        A,
+        (v, b, int(rows[0]), int(cols[0])),
+        construction,
+        None,
+        metadata={"require_connected": bool(require_connected)},
+    )
     return g

@@ -31,6 +31,7 @@ exponent of ``G``, ``zeta_E`` a primitive ``E``-th root of unity) such a sum
 the counts ``n_{r + i E/p}`` (``i = 0..p-1``) are all equal (a multiple of
 the cyclotomic polynomial ``Phi_E(x) = sum_i x**(i E/p)``).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -97,6 +98,7 @@ RANDOM_BUDGET = 4096
 # exact integer linear algebra (fraction-free Gaussian elimination)
 # ---------------------------------------------------------------------------
 
+
 def _bareiss(mat: np.ndarray) -> tuple[int, int]:
     """Rank and determinant of an integer matrix by Bareiss elimination.
 
@@ -119,9 +121,8 @@ def _bareiss(mat: np.ndarray) -> tuple[int, int]:
             sign = -sign
         p = a[r, c]
         if r + 1 < rows and c + 1 < cols:
-            a[r + 1:, c + 1:] = (p * a[r + 1:, c + 1:]
-                                 - np.multiply.outer(a[r + 1:, c], a[r, c + 1:])) // prev
-        a[r + 1:, c] = 0
+            a[r + 1 :, c + 1 :] = (p * a[r + 1 :, c + 1 :] - np.multiply.outer(a[r + 1 :, c], a[r, c + 1 :])) // prev
+        a[r + 1 :, c] = 0
         prev = p
         r += 1
     det = int(sign * a[rows - 1, cols - 1]) if rows == cols == r else 0
@@ -149,7 +150,7 @@ def _rank_mod_prime(ints: np.ndarray, prime: int = DEFAULT_PRIME) -> int:
         if piv != r:
             a[[r, piv]] = a[[piv, r]]
         a[r] = a[r] * pow(int(a[r, c]), prime - 2, prime) % prime
-        a[r + 1:] = (a[r + 1:] - np.outer(a[r + 1:, c], a[r]) % prime) % prime
+        a[r + 1 :] = (a[r + 1 :] - np.outer(a[r + 1 :, c], a[r]) % prime) % prime
         r += 1
     return r
 
@@ -228,16 +229,17 @@ def integer_determinant(matrix: Any) -> int:
 # groups
 # ---------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Group:
     k: int
     p: int
     a: int
     kind: str
-    add: np.ndarray        # add[x, y] = x + y
-    neg: np.ndarray        # neg[x] = -x
-    phi: np.ndarray        # phi[chi, t] in Z_E: chi(t) = zeta_E ** phi[chi, t]
-    exponent: int          # E
+    add: np.ndarray  # add[x, y] = x + y
+    neg: np.ndarray  # neg[x] = -x
+    phi: np.ndarray  # phi[chi, t] in Z_E: chi(t) = zeta_E ** phi[chi, t]
+    exponent: int  # E
 
     def sub(self) -> np.ndarray:
         """sub[x, y] = x - y."""
@@ -251,7 +253,7 @@ def _group(k: int, kind: str) -> _Group:
     if kind == "cyclic":
         add = (x[:, None] + x[None, :]) % k
         neg = (-x) % k
-        phi = (x[:, None] * x[None, :]) % k   # chi_j(t) = zeta_k^(j t)
+        phi = (x[:, None] * x[None, :]) % k  # chi_j(t) = zeta_k^(j t)
         exponent = k
     else:
         # galois labels a + b x + ... of GF(p^a) by the integer a + b p + ...;
@@ -262,7 +264,7 @@ def _group(k: int, kind: str) -> _Group:
         digits = (x[:, None] // weights[None, :]) % p
         add = ((digits[:, None, :] + digits[None, :, :]) % p) @ weights
         neg = ((-digits) % p) @ weights
-        phi = (digits @ digits.T) % p           # chi_u(t) = zeta_p^(<u, t>)
+        phi = (digits @ digits.T) % p  # chi_u(t) = zeta_p^(<u, t>)
         exponent = p
     for arr in (add, neg, phi):
         arr.setflags(write=False)
@@ -272,6 +274,7 @@ def _group(k: int, kind: str) -> _Group:
 # ---------------------------------------------------------------------------
 # the graph
 # ---------------------------------------------------------------------------
+
 
 class CosetParams(NamedTuple):
     """Parameters of a coset bipartite graph: group order ``k = p**a``, ``m`` cosets, set size ``delta``."""
@@ -313,26 +316,42 @@ class CosetBipartiteGraph(CombinatorialObject):
     connection_sets: tuple[tuple[int, ...], ...]
     _grp: _Group
 
-    def __init__(self, k: int, m: int, delta: int, group: str,
-                 connection_sets: Sequence[Iterable[int]], construction: str,
-                 metadata: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        k: int,
+        m: int,
+        delta: int,
+        group: str,
+        connection_sets: Sequence[Iterable[int]],
+        construction: str,
+        metadata: Mapping[str, Any] | None = None,
+    ):
         grp = _group(k, group)
         sets = np.asarray(connection_sets, dtype=np.int64).reshape(m, delta)
         # worker (c, y) holds y + S_c: rows add[y, t] of column c*k + y
-        cols = (np.arange(m)[:, None, None] * k + np.arange(k)[None, :, None])
+        cols = np.arange(m)[:, None, None] * k + np.arange(k)[None, :, None]
         rows = grp.add[np.arange(k)[None, :, None], sets[:, None, :]]
         A = np.zeros((k, m * k), dtype=np.int64)
         A[rows.ravel(), np.broadcast_to(cols, rows.shape).ravel()] = 1
         super().__init__(A, (k, m, delta), construction, metadata)
-        for name, value in (("k", int(k)), ("m", int(m)), ("delta", int(delta)), ("p", grp.p), ("a", grp.a),
-                            ("group", group), ("connection_sets", tuple(tuple(int(t) for t in s) for s in sets)),
-                            ("_grp", grp)):
+        for name, value in (
+            ("k", int(k)),
+            ("m", int(m)),
+            ("delta", int(delta)),
+            ("p", grp.p),
+            ("a", grp.a),
+            ("group", group),
+            ("connection_sets", tuple(tuple(int(t) for t in s) for s in sets)),
+            ("_grp", grp),
+        ):
             self._set(name, value)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The assignment (int8, 0/1) and the connection sets (int64, ``m x delta``)."""
-        return {"assignment": self.assignment.astype(np.int8),
-                "connection_sets": np.asarray(self.connection_sets, dtype=np.int64).reshape(self.m, self.delta)}
+        return {
+            "assignment": self.assignment.astype(np.int8),
+            "connection_sets": np.asarray(self.connection_sets, dtype=np.int64).reshape(self.m, self.delta),
+        }
 
     def bundle_metadata(self) -> dict[str, Any]:
         """The common entries and the ``group``."""
@@ -361,15 +380,16 @@ class CosetBipartiteGraph(CombinatorialObject):
             raise CatalogueError("stored coset lacks the array 'connection_sets'")
         sets = np.asarray(arrays["connection_sets"])
         if sets.dtype.kind not in "iu" or sets.shape != (m, delta):
-            raise CatalogueError(f"stored coset connection_sets must be integers of shape ({m}, {delta}), got "
-                                 f"dtype {sets.dtype} shape {sets.shape}")
+            raise CatalogueError(
+                f"stored coset connection_sets must be integers of shape ({m}, {delta}), got "
+                f"dtype {sets.dtype} shape {sets.shape}"
+            )
         if sets.size and (sets.min() < 0 or sets.max() >= k):
             raise CatalogueError(f"stored coset connection sets must lie in [0, {k})")
         if k < 2 or prime_power_decomposition(k) is None:
             raise CatalogueError(f"stored coset group order k = {k} is not a prime power")
         how = stored_construction(metadata)
-        obj = cls(k, m, delta, group, sets.astype(np.int64).tolist(), how,
-                  metadata=stored_object_metadata(metadata))
+        obj = cls(k, m, delta, group, sets.astype(np.int64).tolist(), how, metadata=stored_object_metadata(metadata))
         same_assignment(obj, A, "coset")
         # declared invariants: the recorded seed (or the interval rule) must give exactly these sets
         stored = [list(s) for s in obj.connection_sets]
@@ -382,16 +402,24 @@ class CosetBipartiteGraph(CombinatorialObject):
             options: list[list[list[int]]] = []
             for invertible in (False, True):  # require_invertible changes the redraws; the text does not say
                 try:
-                    options.append([list(s) for s in coset_graph(k, m, delta, group, seed=seed,
-                                                                 require_invertible=invertible).connection_sets])
+                    options.append(
+                        [
+                            list(s)
+                            for s in coset_graph(
+                                k, m, delta, group, seed=seed, require_invertible=invertible
+                            ).connection_sets
+                        ]
+                    )
                 except Exception:  # noqa: BLE001 - a claim that cannot be rebuilt is simply not matched
                     continue
                 if options[-1] == stored:
                     break
             if stored not in options:
-                raise CatalogueError(f"seed claim does not hold: coset_graph({k}, {m}, {delta}, {group!r}, "
-                                     f"seed={seed}) builds connection sets "
-                                     f"{options[0] if options else '(none)'}, the file stores {stored}")
+                raise CatalogueError(
+                    f"seed claim does not hold: coset_graph({k}, {m}, {delta}, {group!r}, "
+                    f"seed={seed}) builds connection sets "
+                    f"{options[0] if options else '(none)'}, the file stores {stored}"
+                )
         elif how.endswith("interval connection sets"):
             if stored != [sorted(s) for s in interval_connection_sets(k, m, delta)]:
                 raise CatalogueError(f"stored coset claims interval connection sets but stores {stored}")
@@ -401,7 +429,7 @@ class CosetBipartiteGraph(CombinatorialObject):
     def blocks(self) -> list[np.ndarray]:
         """The ``m`` group-developed blocks ``M_c`` (k x k, read-only views)."""
         k = self.k
-        return [self.assignment[:, c * k:(c + 1) * k] for c in range(self.m)]
+        return [self.assignment[:, c * k : (c + 1) * k] for c in range(self.m)]
 
     def worker_index(self, c: int, y: int) -> int:
         """Column of worker ``(c, y)``: ``c*k + y``."""
@@ -416,8 +444,8 @@ class CosetBipartiteGraph(CombinatorialObject):
         ``sum_j n[c, chi, j] * zeta_E**(-j)`` (E = exponent of G).
         """
         g = self._grp
-        sets = np.asarray(self.connection_sets, dtype=np.int64)      # (m, delta)
-        vals = g.phi[:, sets]                                         # (k, m, delta)
+        sets = np.asarray(self.connection_sets, dtype=np.int64)  # (m, delta)
+        vals = g.phi[:, sets]  # (k, m, delta)
         idx = (np.arange(self.m)[None, :, None] * self.k + np.arange(self.k)[:, None, None]) * g.exponent + vals
         counts = np.bincount(idx.ravel(), minlength=self.m * self.k * g.exponent)
         return counts.reshape(self.m, self.k, g.exponent)
@@ -463,10 +491,12 @@ class CosetBipartiteGraph(CombinatorialObject):
             require(len(S) == d and len(set(S)) == d, f"S_{c} must have {d} distinct elements")
             require(all(0 <= t < k for t in S), f"S_{c} must lie in the group [0, {k})")
             expected = np.isin(sub, np.asarray(S)).astype(np.int64)
-            require(np.array_equal(A[:, c * k:(c + 1) * k], expected), f"block M_{c} is not developed from S_{c}")
-            blk = A[:, c * k:(c + 1) * k]
-            require(bool(np.all(blk.sum(axis=0) == d) and np.all(blk.sum(axis=1) == d)),
-                    f"block M_{c} must have row and column sums {d}")
+            require(np.array_equal(A[:, c * k : (c + 1) * k], expected), f"block M_{c} is not developed from S_{c}")
+            blk = A[:, c * k : (c + 1) * k]
+            require(
+                bool(np.all(blk.sum(axis=0) == d) and np.all(blk.sum(axis=1) == d)),
+                f"block M_{c} must have row and column sums {d}",
+            )
         require(bool(np.all(self.replication == m * d)), f"every part must have replication {m * d}")
         require(bool(np.all(self.loads == d)), f"every worker must have load {d}")
         return True
@@ -495,7 +525,7 @@ def interval_connection_sets(k: int, m: int, delta: int) -> list[list[int]]:
 def _is_translate(grp: _Group, S: np.ndarray, earlier: list[np.ndarray]) -> bool:
     if not earlier:
         return False
-    shifts = np.sort(grp.add[S][:, :].T, axis=1)    # row g: sorted S + g
+    shifts = np.sort(grp.add[S][:, :].T, axis=1)  # row g: sorted S + g
     for T in earlier:
         if np.any(np.all(shifts == T[None, :], axis=1)):
             return True
@@ -506,15 +536,15 @@ def _invertible_batch(grp: _Group, sets: np.ndarray) -> np.ndarray:
     """Vectorized :func:`_set_invertible` for sets ``(C, delta)``: True where no character sum vanishes."""
     C, delta = sets.shape
     out = np.empty(C, dtype=bool)
-    chunk = max(1, (1 << 22) // (grp.k * max(grp.exponent, delta)))   # bounds the (chunk, k, E) counts
+    chunk = max(1, (1 << 22) // (grp.k * max(grp.exponent, delta)))  # bounds the (chunk, k, E) counts
     for a in range(0, C, chunk):
-        part = sets[a:a + chunk]
+        part = sets[a : a + chunk]
         c = part.shape[0]
-        vals = grp.phi[:, part]                                            # (k, c, delta)
-        idx = ((np.arange(c)[None, :, None] * grp.k + np.arange(grp.k)[:, None, None]) * grp.exponent + vals)
+        vals = grp.phi[:, part]  # (k, c, delta)
+        idx = (np.arange(c)[None, :, None] * grp.k + np.arange(grp.k)[:, None, None]) * grp.exponent + vals
         counts = np.bincount(idx.ravel(), minlength=c * grp.k * grp.exponent)
         h = counts.reshape(c, grp.k, grp.p, grp.exponent // grp.p)
-        out[a:a + c] = ~np.all(h == h[:, :, :1, :], axis=(2, 3)).any(axis=1)
+        out[a : a + c] = ~np.all(h == h[:, :, :1, :], axis=(2, 3)).any(axis=1)
     return out
 
 
@@ -545,7 +575,7 @@ def _invertible_pool(grp: _Group, delta: int) -> np.ndarray | None:
     """
     k = grp.k
     e = min(delta, k - delta)
-    if e == 0:   # S = G: every non-trivial character sums to 0 over the group (k >= 2)
+    if e == 0:  # S = G: every non-trivial character sums to 0 over the group (k >= 2)
         return np.zeros((0, delta), dtype=np.int64)
     if _candidates(k, delta) > EXHAUSTIVE_LIMIT:
         return None
@@ -558,8 +588,9 @@ def _invertible_pool(grp: _Group, delta: int) -> np.ndarray | None:
     return np.array([np.setdiff1d(universe, T) for T in good], dtype=np.int64).reshape(-1, delta)
 
 
-def _random_connection_sets(grp: _Group, m: int, delta: int, rng: np.random.Generator,
-                            require_invertible: bool, seed: int) -> list[np.ndarray]:
+def _random_connection_sets(
+    grp: _Group, m: int, delta: int, rng: np.random.Generator, require_invertible: bool, seed: int
+) -> list[np.ndarray]:
     """``m`` random ``delta``-sets, pairwise not translates when possible (and invertible if required).
 
     With ``require_invertible``: :data:`RANDOM_DRAWS` random draws per set; if
@@ -595,8 +626,9 @@ def _random_connection_sets(grp: _Group, m: int, delta: int, rng: np.random.Gene
     return sets
 
 
-def _draw_invertible(grp: _Group, delta: int, rng: np.random.Generator, sets: list[np.ndarray],
-                     pool: np.ndarray | None, seed: int) -> np.ndarray:
+def _draw_invertible(
+    grp: _Group, delta: int, rng: np.random.Generator, sets: list[np.ndarray], pool: np.ndarray | None, seed: int
+) -> np.ndarray:
     """An invertible set after the first random draws failed: from the exhaustive pool, or more draws."""
     k, p = grp.k, grp.p
     where = f"the {grp.kind} group of order k = {k} = {p}^{grp.a}"
@@ -608,9 +640,10 @@ def _draw_invertible(grp: _Group, delta: int, rng: np.random.Generator, sets: li
                 f"search over all {_candidates(k, delta)} candidates up to translation "
                 f"and complement found none, so every block M_c would be singular (p = {p} divides "
                 f"delta = {delta}, so the invertibility theorem does not apply). Use delta not divisible by {p}, "
-                f"or the other group")
+                f"or the other group",
+            )
         fallback = None
-        for _attempt in range(RANDOM_DRAWS):   # a random member of the pool, shifted by a random element
+        for _attempt in range(RANDOM_DRAWS):  # a random member of the pool, shifted by a random element
             S = np.sort(grp.add[pool[rng.integers(pool.shape[0])], rng.integers(k)]).astype(np.int64)
             fallback = S if fallback is None else fallback
             if not _is_translate(grp, S, sets):
@@ -630,12 +663,20 @@ def _draw_invertible(grp: _Group, delta: int, rng: np.random.Generator, sets: li
         f"invertibility is not guaranteed, but invertible sets may exist: the search gave up, it proved "
         f"nothing (an exhaustive search would examine {_candidates(k, delta)} sets, "
         f"more than EXHAUSTIVE_LIMIT = {EXHAUSTIVE_LIMIT}). Try another seed, the other group, explicit "
-        f"connection_sets, or delta not divisible by {p}")
+        f"connection_sets, or delta not divisible by {p}"
+    )
 
 
-def coset_graph(k: int, m: int, delta: int, group: str = "cyclic", *,
-                connection_sets: Sequence[Sequence[int]] | str | None = None,
-                require_invertible: bool = False, seed: int = 0) -> CosetBipartiteGraph:
+def coset_graph(
+    k: int,
+    m: int,
+    delta: int,
+    group: str = "cyclic",
+    *,
+    connection_sets: Sequence[Sequence[int]] | str | None = None,
+    require_invertible: bool = False,
+    seed: int = 0,
+) -> CosetBipartiteGraph:
     """Build the coset bipartite graph (k, m, delta)  [reconstruction, docs/theory.md §30].
 
     Parameters
@@ -707,8 +748,10 @@ def coset_graph(k: int, m: int, delta: int, group: str = "cyclic", *,
     m = check_int("m", m, minimum=1)
     delta = check_int("delta", delta, minimum=1)
     if delta > k:
-        raise ImpossibleParametersError("delta <= k", f"a connection set of delta = {delta} distinct elements "
-                                        f"does not fit in a group of order k = {k}")
+        raise ImpossibleParametersError(
+            "delta <= k",
+            f"a connection set of delta = {delta} distinct elements does not fit in a group of order k = {k}",
+        )
     if not isinstance(group, str) or group not in GROUPS:
         raise InvalidArgumentError("group", f"must be one of {GROUPS}, got {group!r}")
     if not isinstance(require_invertible, (bool, np.bool_)):
@@ -737,10 +780,18 @@ def coset_graph(k: int, m: int, delta: int, group: str = "cyclic", *,
                 f"singular (a character sum of S_c vanishes). k = {k} = {p}^{a} and p = {p} divides "
                 f"delta = {delta}, so the invertibility theorem (docs/theory.md §30) does not apply to these "
                 "sets; pass "
-                f"other sets, or connection_sets=None to let coset_graph search for invertible ones")
+                f"other sets, or connection_sets=None to let coset_graph search for invertible ones",
+            )
     construction = f"coset graph over {'Z_' + str(k) if group == 'cyclic' else 'GF(' + str(k) + ')+'}, {how}"
-    return CosetBipartiteGraph(k, m, delta, group, [np.sort(S) for S in sets], construction,
-                               metadata={"seed": seed if connection_sets is None else None})
+    return CosetBipartiteGraph(
+        k,
+        m,
+        delta,
+        group,
+        [np.sort(S) for S in sets],
+        construction,
+        metadata={"seed": seed if connection_sets is None else None},
+    )
 
 
 def _check_sets(connection_sets: Any, k: int, m: int, delta: int) -> list[np.ndarray]:
@@ -757,8 +808,9 @@ def _check_sets(connection_sets: Any, k: int, m: int, delta: int) -> list[np.nda
         except TypeError:
             raise InvalidArgumentError("connection_sets", f"set {c} must be a sequence of integers") from None
         if len(vals) != delta or len(set(vals)) != delta:
-            raise InvalidArgumentError("connection_sets", f"set {c} must have delta = {delta} distinct elements, "
-                                       f"got {vals}")
+            raise InvalidArgumentError(
+                "connection_sets", f"set {c} must have delta = {delta} distinct elements, got {vals}"
+            )
         if any(t < 0 or t >= k for t in vals):
             raise InvalidArgumentError("connection_sets", f"set {c} has elements outside the group [0, {k}): {vals}")
         out.append(np.sort(np.asarray(vals, dtype=np.int64)))
@@ -768,6 +820,7 @@ def _check_sets(connection_sets: Any, k: int, m: int, delta: int) -> list[np.nda
 # ---------------------------------------------------------------------------
 # the random-diagonal encoded matrix B (docs/theory.md §5.4) and exact certificates
 # ---------------------------------------------------------------------------
+
 
 def _check_graph(graph: Any) -> CosetBipartiteGraph:
     if not isinstance(graph, CosetBipartiteGraph):
@@ -851,7 +904,7 @@ def encoded_matrix_obstruction(graph: CosetBipartiteGraph, diagonals: Any) -> np
         col = [int(x) for x in d[:, j]]
         gcd = math.gcd(*col)
         if gcd == 0:
-            return np.array([j])                 # a zero column: B is singular
+            return np.array([j])  # a zero column: B is singular
         col = [x // gcd for x in col]
         lead = next(x for x in col if x != 0)
         keys.append(tuple(x if lead > 0 else -x for x in col))
@@ -920,9 +973,15 @@ class InvertibilityCertificate:
     seed: int
 
 
-def certify_invertibility(graph: CosetBipartiteGraph, method: str = "rational", *, points: int = 3,
-                          seed: int = 0, prime: int = DEFAULT_PRIME,
-                          sample_bound: int = 2 ** 20) -> InvertibilityCertificate:
+def certify_invertibility(
+    graph: CosetBipartiteGraph,
+    method: str = "rational",
+    *,
+    points: int = 3,
+    seed: int = 0,
+    prime: int = DEFAULT_PRIME,
+    sample_bound: int = 2**20,
+) -> InvertibilityCertificate:
     """Certify without floating point that the random-diagonal ``B`` is generically invertible.
 
     ``B(d)`` has block ``(l, c)`` equal to ``M_c diag(d_{l,c})``; ``det B`` is a
@@ -989,5 +1048,6 @@ def certify_invertibility(graph: CosetBipartiteGraph, method: str = "rational", 
         sample_size, field = prime, f"GF({prime})"
     certified = rank == size
     err = 0.0 if certified else (min(1.0, size / sample_size) ** random_used if random_used else 1.0)
-    return InvertibilityCertificate(method, certified, int(rank), size, field, used, size, sample_size,
-                                    float(err), dets, binv, seed)
+    return InvertibilityCertificate(
+        method, certified, int(rank), size, field, used, size, sample_size, float(err), dets, binv, seed
+    )

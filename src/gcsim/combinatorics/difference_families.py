@@ -21,6 +21,7 @@ coded in mixed radix, first factor most significant.  The additive group of
 GF(p^a) is ``(Z_p)^a`` with the codes of
 :func:`gcsim.combinatorics.fields.field_tables`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -67,7 +68,7 @@ def group_elements(moduli: tuple[int, ...]) -> np.ndarray:
     moduli = _check_moduli(moduli)
     n = int(np.prod(moduli)) if moduli else 1
     codes = np.arange(n, dtype=np.int64)
-    weights = np.array([int(np.prod(moduli[i + 1:])) for i in range(len(moduli))], dtype=np.int64)
+    weights = np.array([int(np.prod(moduli[i + 1 :])) for i in range(len(moduli))], dtype=np.int64)
     return (codes[:, None] // weights[None, :]) % np.asarray(moduli, dtype=np.int64)[None, :]
 
 
@@ -103,7 +104,7 @@ def develop(moduli, base_blocks, n_fixed: int = 0) -> list[tuple[int, ...]]:
     n_fixed = check_int("n_fixed", n_fixed, minimum=0)
     n = int(np.prod(moduli))
     elems = group_elements(moduli)
-    weights = np.array([int(np.prod(moduli[i + 1:])) for i in range(len(moduli))], dtype=np.int64)
+    weights = np.array([int(np.prod(moduli[i + 1 :])) for i in range(len(moduli))], dtype=np.int64)
     mods = np.asarray(moduli, dtype=np.int64)
     out: list[tuple[int, ...]] = []
     for base in base_blocks:
@@ -112,7 +113,7 @@ def develop(moduli, base_blocks, n_fixed: int = 0) -> list[tuple[int, ...]]:
             raise InvalidArgumentError("base_blocks", f"codes must lie in [0, {n + n_fixed}), got {base.tolist()}")
         finite = base[base < n]
         fixed = base[base >= n]
-        shifted = ((elems[:, None, :] + elems[finite][None, :, :]) % mods) @ weights   # (n, |finite|)
+        shifted = ((elems[:, None, :] + elems[finite][None, :, :]) % mods) @ weights  # (n, |finite|)
         blocks = np.concatenate([shifted, np.broadcast_to(fixed, (n, fixed.size))], axis=1)
         blocks = np.sort(blocks, axis=1)
         # keep each block of the orbit once (short orbits), in first-seen order
@@ -163,7 +164,7 @@ def singer_difference_set(n: int, q: int) -> list[int]:
     x = np.arange(Q)
     frob = np.ones(Q, dtype=np.int64)
     for _ in range(q):
-        frob = mul[frob, x]                       # x^q for every x
+        frob = mul[frob, x]  # x^q for every x
     trace = x.copy()
     conj = x.copy()
     for _ in range(n):
@@ -281,9 +282,9 @@ def _radical_prime(q: int, k: int, lam: int, t: int, root_order: int, e: int) ->
     base = np.asarray(B0, dtype=np.int64)
     counts = np.zeros(q, dtype=np.int64)
     off = ~np.eye(k, dtype=bool)
-    chunk = max(1, 2 ** 20 // (k * k))  # bounded temporaries
+    chunk = max(1, 2**20 // (k * k))  # bounded temporaries
     for a in range(0, t, chunk):
-        blocks = (multipliers[a:a + chunk, None] * base[None, :]) % q          # (chunk, k)
+        blocks = (multipliers[a : a + chunk, None] * base[None, :]) % q  # (chunk, k)
         diff = (blocks[:, :, None] - blocks[:, None, :]) % q
         counts += np.bincount(diff[:, off].ravel(), minlength=q)
     if counts[0] != 0 or not np.all(counts[1:] == lam):
@@ -307,9 +308,17 @@ def _is_difference_family(q: int, family, lam: int) -> bool:
     return bool(counts[0] == 0 and np.all(counts[1:] == lam))
 
 
-def search_difference_family(n: int, k: int, lam: int = 1, *, fixed=(), n_fixed: int = 0,
-                             seed: int = 0, max_nodes: int = 2_000_000,
-                             restarts: int = 50) -> list[list[int]] | None:
+def search_difference_family(
+    n: int,
+    k: int,
+    lam: int = 1,
+    *,
+    fixed=(),
+    n_fixed: int = 0,
+    seed: int = 0,
+    max_nodes: int = 2_000_000,
+    restarts: int = 50,
+) -> list[list[int]] | None:
     """Seeded backtracking search for full-orbit base blocks over Z_n completing ``fixed``.
 
     Finds base blocks ``B_1..B_t`` (each containing 0, trivial stabilizer) such
@@ -373,9 +382,17 @@ def search_difference_family(n: int, k: int, lam: int = 1, *, fixed=(), n_fixed:
     return None
 
 
-def _backtrack(k: int, num_blocks: int, order: list[int], remaining: list[int], key: Sequence[int],
-               diff: Callable[[int, int], int], openings: Callable[[list[list[int]], list[int]], list[tuple[int, int]]],
-               accept: Callable[[list[int]], bool], budget: int) -> list[list[int]] | None:
+def _backtrack(
+    k: int,
+    num_blocks: int,
+    order: list[int],
+    remaining: list[int],
+    key: Sequence[int],
+    diff: Callable[[int, int], int],
+    openings: Callable[[list[list[int]], list[int]], list[tuple[int, int]]],
+    accept: Callable[[list[int]], bool],
+    budget: int,
+) -> list[list[int]] | None:
     """Depth-first search for ``num_blocks`` base blocks of size ``k`` that use up ``remaining`` exactly.
 
     The one backtracking routine of the difference-family searches.  Every ordered pair
@@ -455,13 +472,23 @@ def _cyclic_search(n: int, k: int, t: int, need: np.ndarray, order: list[int], b
         d = next((i for i in range(1, n) if remaining[i] > 0), None)
         return [] if d is None else [(d, 0)]
 
-    found = _backtrack(k, t, order, need.tolist(), range(n), lambda x, y: (x - y) % n, smallest_missing,
-                       lambda block: not stabilized(block), budget)
+    found = _backtrack(
+        k,
+        t,
+        order,
+        need.tolist(),
+        range(n),
+        lambda x, y: (x - y) % n,
+        smallest_missing,
+        lambda block: not stabilized(block),
+        budget,
+    )
     return None if found is None else [sorted(b) for b in found]
 
 
-def cyclotomic_difference_family(q: int, k: int, lam: int = 1, *, seeds: int | None = None,
-                                 max_nodes: int = 2_000_000) -> list[list[int]] | None:
+def cyclotomic_difference_family(
+    q: int, k: int, lam: int = 1, *, seeds: int | None = None, max_nodes: int = 2_000_000
+) -> list[list[int]] | None:
     """Search a difference family ``{m B_j : m in M, j < s}`` in GF(q), M a multiplicative subgroup.
 
     With ``t = lam (q-1) / (k (k-1))`` base blocks in all, ``s`` "seed" blocks
@@ -498,7 +525,7 @@ def cyclotomic_difference_family(q: int, k: int, lam: int = 1, *, seeds: int | N
     if t % s or (q - 1) % (t // s):
         return None
     size_m = t // s
-    e = (q - 1) // size_m                     # number of cosets of M
+    e = (q - 1) // size_m  # number of cosets of M
     add, mul = field_tables(q)
     neg = np.argmin(add, axis=1)
     w = primitive_element(q)
@@ -510,15 +537,16 @@ def cyclotomic_difference_family(q: int, k: int, lam: int = 1, *, seeds: int | N
         powers.append(x)
         x = int(mul[x, w])
     coset = (log % e).tolist()
-    sub = add[:, neg].tolist()                # sub[x][y] = x - y
+    sub = add[:, neg].tolist()  # sub[x][y] = x - y
     cosets = sorted(set(powers[:e]))
 
     def openings(blocks: list[list[int]], remaining: list[int]) -> list[tuple[int, int]]:
         # B_0 = {0, 1, ...}; B_j = {0, w^i, ...} with i below the number of cosets (see above)
         return [(x, 1) for x in ([1] if not blocks else cosets)]
 
-    blocks = _backtrack(k, s, list(range(q)), [lam] * e, coset, lambda x, y: sub[x][y], openings,
-                        lambda block: True, max_nodes)
+    blocks = _backtrack(
+        k, s, list(range(q)), [lam] * e, coset, lambda x, y: sub[x][y], openings, lambda block: True, max_nodes
+    )
     if blocks is None:
         return None
     step = 1
@@ -531,8 +559,9 @@ def cyclotomic_difference_family(q: int, k: int, lam: int = 1, *, seeds: int | N
     return [[int(mul[m, b]) for b in B] for B in blocks for m in M]
 
 
-def multiplier_difference_family(n: int, k: int, lam: int, multiplier: int, *,
-                                 max_nodes: int = 2_000_000) -> list[list[int]] | None:
+def multiplier_difference_family(
+    n: int, k: int, lam: int, multiplier: int, *, max_nodes: int = 2_000_000
+) -> list[list[int]] | None:
     """Search a cyclic difference family over Z_n whose base blocks are unions of multiplier orbits.
 
     Every base block is fixed by ``x -> multiplier * x`` (a unit of Z_n), i.e.
@@ -634,69 +663,218 @@ def multiplier_difference_family(n: int, k: int, lam: int, multiplier: int, *,
 #: Entries marked "search" were found by :func:`search_difference_family` with the
 #: recorded arguments (see tests/test_bibd_search.py, which reproduces some).
 DIFFERENCE_FAMILIES: dict[tuple[int, int, int], tuple[tuple[int, ...], int, list[list[int]], str]] = {
-    (17, 4, 3): ((17,), 0, [[0, 1, 3, 12], [0, 1, 3, 8], [0, 1, 4, 8], [0, 2, 6, 12]],
-                  "search_difference_family(17, 4, 3, seed=0, max_nodes=3_000_000, restarts=30)"),
-    (21, 4, 3): ((21,), 0, [[0, 1, 5, 20], [0, 1, 5, 14], [0, 2, 5, 12], [0, 2, 8, 17], [0, 3, 11, 14]],
-                  "search_difference_family(21, 4, 3, seed=0, max_nodes=3_000_000, restarts=30)"),
-    (21, 6, 3): ((21,), 0, [[0, 1, 5, 10, 18, 20], [0, 1, 3, 7, 10, 15]],
-                  "search_difference_family(21, 6, 3, seed=0, max_nodes=2000000, restarts=20)"),
-    (22, 4, 2): ((22,), 0, [[0, 1, 11, 12], [0, 1, 17, 19], [0, 2, 9, 16], [0, 3, 13, 17]],
-                  "search_difference_family(22, 4, 2, fixed=[[0, 1, 11, 12]], seed=0, max_nodes=300_000, restarts=3)"),
-    (28, 3, 2): ((28,), 0, [[0, 1, 20], [0, 1, 20], [0, 2, 5], [0, 2, 5], [0, 4, 17], [0, 4, 17], [0, 6, 18],
-                            [0, 6, 18], [0, 7, 21]],
-                  "search_difference_family(28, 3, 2, seed=0, max_nodes=3_000_000, restarts=30)"),
-    (29, 4, 3): ((29,), 0, [[0, 1, 2, 3], [0, 16, 3, 19], [0, 24, 19, 14], [0, 7, 14, 21], [0, 25, 21, 17],
-                            [0, 23, 17, 11], [0, 20, 11, 2]],
-                  "cyclotomic_difference_family(29, 4, 3)"),
-    (34, 4, 2): ((34,), 0, [[0, 1, 17, 18], [0, 1, 3, 11], [0, 2, 6, 11], [0, 3, 15, 27], [0, 4, 13, 20],
-                            [0, 5, 20, 26]],
-                  "search_difference_family(34, 4, 2, fixed=[[0, 1, 17, 18]], seed=0, max_nodes=300_000, restarts=3)"),
-    (35, 5, 2): ((35,), 0, [[0, 7, 14, 21, 28], [0, 7, 14, 21, 28], [0, 1, 3, 20, 26], [0, 1, 3, 13, 30],
-                            [0, 4, 15, 26, 31]],
-                  "search_difference_family(35, 5, 2, fixed=[[0, 7, 14, 21, 28], [0, 7, 14, 21, 28]], seed=0, "
-                  "max_nodes=2000000, restarts=20)"),
-    (37, 4, 1): ((37,), 0, [[0, 1, 3, 24], [0, 26, 4, 32], [0, 10, 30, 18]],
-                  "cyclotomic_difference_family(37, 4, 1)"),
-    (37, 4, 3): ((37,), 0, [[0, 1, 2, 6], [0, 16, 32, 22], [0, 34, 31, 19], [0, 26, 15, 8], [0, 9, 18, 17],
-                            [0, 33, 29, 13], [0, 10, 20, 23], [0, 12, 24, 35], [0, 7, 14, 5]],
-                  "cyclotomic_difference_family(37, 4, 3)"),
-    (40, 3, 2): ((40,), 0, [[0, 1, 22], [0, 1, 22], [0, 2, 5], [0, 2, 5], [0, 4, 11], [0, 4, 11], [0, 6, 20],
-                            [0, 6, 30], [0, 8, 17], [0, 8, 17], [0, 10, 24], [0, 12, 25], [0, 12, 25]],
-                  "search_difference_family(40, 3, 2, seed=0, max_nodes=3_000_000, restarts=30)"),
-    (41, 4, 3): ((41,), 0, [[0, 1, 2, 3], [0, 10, 20, 30], [0, 18, 36, 13], [0, 16, 32, 7], [0, 37, 33, 29],
-                            [0, 6, 3, 20], [0, 19, 30, 36], [0, 26, 13, 32], [0, 14, 7, 33], [0, 17, 29, 2]],
-                  "cyclotomic_difference_family(41, 4, 3)"),
-    (46, 4, 2): ((46,), 0, [[0, 1, 23, 24], [0, 1, 3, 35], [0, 2, 5, 35], [0, 4, 19, 24], [0, 4, 12, 18],
-                            [0, 6, 15, 25], [0, 7, 16, 33], [0, 7, 28, 36]],
-                  "search_difference_family(46, 4, 2, fixed=[[0, 1, 23, 24]], seed=0, max_nodes=300_000, restarts=3)"),
-    (49, 4, 1): ((49,), 0, [[0, 1, 5, 19], [0, 2, 12, 38], [0, 3, 20, 28], [0, 6, 15, 22]],
-                  "search_difference_family(49, 4, 1, seed=0, max_nodes=3_000_000, restarts=30)"),
-    (49, 4, 3): ((7, 7), 0, [[0, 1, 2, 7], [0, 4, 1, 28], [0, 2, 4, 14], [0, 7, 15, 22], [0, 28, 11, 39],
-                             [0, 14, 30, 44], [0, 9, 15, 33], [0, 29, 11, 20], [0, 18, 30, 10], [0, 9, 19, 36],
-                             [0, 29, 13, 46], [0, 18, 31, 23]],
-                  "cyclotomic_difference_family(49, 4, 3)"),
+    (17, 4, 3): (
+        (17,),
+        0,
+        [[0, 1, 3, 12], [0, 1, 3, 8], [0, 1, 4, 8], [0, 2, 6, 12]],
+        "search_difference_family(17, 4, 3, seed=0, max_nodes=3_000_000, restarts=30)",
+    ),
+    (21, 4, 3): (
+        (21,),
+        0,
+        [[0, 1, 5, 20], [0, 1, 5, 14], [0, 2, 5, 12], [0, 2, 8, 17], [0, 3, 11, 14]],
+        "search_difference_family(21, 4, 3, seed=0, max_nodes=3_000_000, restarts=30)",
+    ),
+    (21, 6, 3): (
+        (21,),
+        0,
+        [[0, 1, 5, 10, 18, 20], [0, 1, 3, 7, 10, 15]],
+        "search_difference_family(21, 6, 3, seed=0, max_nodes=2000000, restarts=20)",
+    ),
+    (22, 4, 2): (
+        (22,),
+        0,
+        [[0, 1, 11, 12], [0, 1, 17, 19], [0, 2, 9, 16], [0, 3, 13, 17]],
+        "search_difference_family(22, 4, 2, fixed=[[0, 1, 11, 12]], seed=0, max_nodes=300_000, restarts=3)",
+    ),
+    (28, 3, 2): (
+        (28,),
+        0,
+        [[0, 1, 20], [0, 1, 20], [0, 2, 5], [0, 2, 5], [0, 4, 17], [0, 4, 17], [0, 6, 18], [0, 6, 18], [0, 7, 21]],
+        "search_difference_family(28, 3, 2, seed=0, max_nodes=3_000_000, restarts=30)",
+    ),
+    (29, 4, 3): (
+        (29,),
+        0,
+        [
+            [0, 1, 2, 3],
+            [0, 16, 3, 19],
+            [0, 24, 19, 14],
+            [0, 7, 14, 21],
+            [0, 25, 21, 17],
+            [0, 23, 17, 11],
+            [0, 20, 11, 2],
+        ],
+        "cyclotomic_difference_family(29, 4, 3)",
+    ),
+    (34, 4, 2): (
+        (34,),
+        0,
+        [[0, 1, 17, 18], [0, 1, 3, 11], [0, 2, 6, 11], [0, 3, 15, 27], [0, 4, 13, 20], [0, 5, 20, 26]],
+        "search_difference_family(34, 4, 2, fixed=[[0, 1, 17, 18]], seed=0, max_nodes=300_000, restarts=3)",
+    ),
+    (35, 5, 2): (
+        (35,),
+        0,
+        [[0, 7, 14, 21, 28], [0, 7, 14, 21, 28], [0, 1, 3, 20, 26], [0, 1, 3, 13, 30], [0, 4, 15, 26, 31]],
+        "search_difference_family(35, 5, 2, fixed=[[0, 7, 14, 21, 28], [0, 7, 14, 21, 28]], seed=0, "
+        "max_nodes=2000000, restarts=20)",
+    ),
+    (37, 4, 1): ((37,), 0, [[0, 1, 3, 24], [0, 26, 4, 32], [0, 10, 30, 18]], "cyclotomic_difference_family(37, 4, 1)"),
+    (37, 4, 3): (
+        (37,),
+        0,
+        [
+            [0, 1, 2, 6],
+            [0, 16, 32, 22],
+            [0, 34, 31, 19],
+            [0, 26, 15, 8],
+            [0, 9, 18, 17],
+            [0, 33, 29, 13],
+            [0, 10, 20, 23],
+            [0, 12, 24, 35],
+            [0, 7, 14, 5],
+        ],
+        "cyclotomic_difference_family(37, 4, 3)",
+    ),
+    (40, 3, 2): (
+        (40,),
+        0,
+        [
+            [0, 1, 22],
+            [0, 1, 22],
+            [0, 2, 5],
+            [0, 2, 5],
+            [0, 4, 11],
+            [0, 4, 11],
+            [0, 6, 20],
+            [0, 6, 30],
+            [0, 8, 17],
+            [0, 8, 17],
+            [0, 10, 24],
+            [0, 12, 25],
+            [0, 12, 25],
+        ],
+        "search_difference_family(40, 3, 2, seed=0, max_nodes=3_000_000, restarts=30)",
+    ),
+    (41, 4, 3): (
+        (41,),
+        0,
+        [
+            [0, 1, 2, 3],
+            [0, 10, 20, 30],
+            [0, 18, 36, 13],
+            [0, 16, 32, 7],
+            [0, 37, 33, 29],
+            [0, 6, 3, 20],
+            [0, 19, 30, 36],
+            [0, 26, 13, 32],
+            [0, 14, 7, 33],
+            [0, 17, 29, 2],
+        ],
+        "cyclotomic_difference_family(41, 4, 3)",
+    ),
+    (46, 4, 2): (
+        (46,),
+        0,
+        [
+            [0, 1, 23, 24],
+            [0, 1, 3, 35],
+            [0, 2, 5, 35],
+            [0, 4, 19, 24],
+            [0, 4, 12, 18],
+            [0, 6, 15, 25],
+            [0, 7, 16, 33],
+            [0, 7, 28, 36],
+        ],
+        "search_difference_family(46, 4, 2, fixed=[[0, 1, 23, 24]], seed=0, max_nodes=300_000, restarts=3)",
+    ),
+    (49, 4, 1): (
+        (49,),
+        0,
+        [[0, 1, 5, 19], [0, 2, 12, 38], [0, 3, 20, 28], [0, 6, 15, 22]],
+        "search_difference_family(49, 4, 1, seed=0, max_nodes=3_000_000, restarts=30)",
+    ),
+    (49, 4, 3): (
+        (7, 7),
+        0,
+        [
+            [0, 1, 2, 7],
+            [0, 4, 1, 28],
+            [0, 2, 4, 14],
+            [0, 7, 15, 22],
+            [0, 28, 11, 39],
+            [0, 14, 30, 44],
+            [0, 9, 15, 33],
+            [0, 29, 11, 20],
+            [0, 18, 30, 10],
+            [0, 9, 19, 36],
+            [0, 29, 13, 46],
+            [0, 18, 31, 23],
+        ],
+        "cyclotomic_difference_family(49, 4, 3)",
+    ),
     # (49, 9, 3) and (51, 6, 3): literature data (Handbook of Combinatorial Designs, 2nd ed., 2007,
     # and J. R. Abel's tables), as tabulated in SageMath's design database; re-verified by
     # tests/test_bibd_missing.py (pair count and difference count, independent of gcsim).
-    (49, 9, 3): ((49,), 0, [[0, 1, 3, 5, 9, 14, 19, 25, 37], [0, 2, 12, 13, 16, 19, 34, 41, 42]],
-                  "cyclic DF, Colbourn & Dinitz (eds.), Handbook of Combinatorial Designs, 2nd ed. (2007) / J. "
-                  "R. Abel, "
-                  "as tabulated in SageMath's design database"),
-    (51, 5, 2): ((51,), 0, [[0, 1, 4, 28, 46], [0, 1, 4, 35, 46], [0, 2, 16, 28, 38], [0, 2, 10, 17, 31],
-                            [0, 7, 19, 32, 40]],
-                  "search_difference_family(51, 5, 2, seed=0, max_nodes=2000000, restarts=20)"),
-    (51, 6, 3): ((51,), 0, [[15, 17, 18, 27, 34, 48], [3, 17, 30, 34, 42, 45], [9, 17, 24, 33, 34, 39],
-                            [3, 25, 41, 43, 44, 48], [3, 5, 25, 29, 43, 48]],
-                  "cyclic DF, Colbourn & Dinitz (eds.), Handbook of Combinatorial Designs, 2nd ed. (2007) / J. "
-                  "R. Abel, "
-                  "as tabulated in SageMath's design database"),
-    (52, 4, 1): ((51,), 1, [[0, 17, 34, 51], [0, 1, 19, 24], [0, 2, 31, 39], [0, 3, 38, 45], [0, 4, 15, 25]],
-                  "search_difference_family(51, 4, 1, fixed=[[0, 17, 34, 51]], n_fixed=1, seed=0)"),
-    (53, 4, 3): ((53,), 0, [[0, 1, 2, 3], [0, 16, 32, 48], [0, 44, 35, 26], [0, 15, 30, 45], [0, 28, 3, 31],
-                            [0, 24, 48, 19], [0, 13, 26, 39], [0, 49, 45, 41], [0, 42, 31, 20], [0, 36, 19, 2],
-                            [0, 46, 39, 32], [0, 47, 41, 35], [0, 10, 20, 30]],
-                  "cyclotomic_difference_family(53, 4, 3)"),
-    (57, 7, 3): ((57,), 0, [[0, 1, 5, 7, 17, 35, 49], [0, 1, 7, 12, 18, 27, 49], [0, 2, 10, 13, 14, 34, 41],
-                            [0, 4, 23, 25, 28, 44, 47]],
-                  "multiplier_difference_family(57, 7, 3, 7, max_nodes=200_000)"),
+    (49, 9, 3): (
+        (49,),
+        0,
+        [[0, 1, 3, 5, 9, 14, 19, 25, 37], [0, 2, 12, 13, 16, 19, 34, 41, 42]],
+        "cyclic DF, Colbourn & Dinitz (eds.), Handbook of Combinatorial Designs, 2nd ed. (2007) / J. "
+        "R. Abel, "
+        "as tabulated in SageMath's design database",
+    ),
+    (51, 5, 2): (
+        (51,),
+        0,
+        [[0, 1, 4, 28, 46], [0, 1, 4, 35, 46], [0, 2, 16, 28, 38], [0, 2, 10, 17, 31], [0, 7, 19, 32, 40]],
+        "search_difference_family(51, 5, 2, seed=0, max_nodes=2000000, restarts=20)",
+    ),
+    (51, 6, 3): (
+        (51,),
+        0,
+        [
+            [15, 17, 18, 27, 34, 48],
+            [3, 17, 30, 34, 42, 45],
+            [9, 17, 24, 33, 34, 39],
+            [3, 25, 41, 43, 44, 48],
+            [3, 5, 25, 29, 43, 48],
+        ],
+        "cyclic DF, Colbourn & Dinitz (eds.), Handbook of Combinatorial Designs, 2nd ed. (2007) / J. "
+        "R. Abel, "
+        "as tabulated in SageMath's design database",
+    ),
+    (52, 4, 1): (
+        (51,),
+        1,
+        [[0, 17, 34, 51], [0, 1, 19, 24], [0, 2, 31, 39], [0, 3, 38, 45], [0, 4, 15, 25]],
+        "search_difference_family(51, 4, 1, fixed=[[0, 17, 34, 51]], n_fixed=1, seed=0)",
+    ),
+    (53, 4, 3): (
+        (53,),
+        0,
+        [
+            [0, 1, 2, 3],
+            [0, 16, 32, 48],
+            [0, 44, 35, 26],
+            [0, 15, 30, 45],
+            [0, 28, 3, 31],
+            [0, 24, 48, 19],
+            [0, 13, 26, 39],
+            [0, 49, 45, 41],
+            [0, 42, 31, 20],
+            [0, 36, 19, 2],
+            [0, 46, 39, 32],
+            [0, 47, 41, 35],
+            [0, 10, 20, 30],
+        ],
+        "cyclotomic_difference_family(53, 4, 3)",
+    ),
+    (57, 7, 3): (
+        (57,),
+        0,
+        [[0, 1, 5, 7, 17, 35, 49], [0, 1, 7, 12, 18, 27, 49], [0, 2, 10, 13, 14, 34, 41], [0, 4, 23, 25, 28, 44, 47]],
+        "multiplier_difference_family(57, 7, 3, 7, max_nodes=200_000)",
+    ),
 }

@@ -25,6 +25,7 @@ has the same encoding.
 
 Number theory (primality, factorization, integer roots, perfect powers) is sympy's.
 """
+
 from __future__ import annotations
 
 from functools import cache
@@ -122,12 +123,32 @@ def _check_q(q: Any) -> tuple[int, int, int]:
 #: Conway polynomials C_{p,a} (coefficients, highest degree first) -- the default defining
 #: polynomials of galois' GF(p^a).  Prime powers q = p^a <= 1024, a >= 2 (from galois.conway_poly).
 CONWAY_POLYNOMIALS: dict[int, tuple[int, ...]] = {
-    4: (1, 1, 1), 8: (1, 0, 1, 1), 9: (1, 2, 2), 16: (1, 0, 0, 1, 1), 25: (1, 4, 2), 27: (1, 0, 2, 1),
-    32: (1, 0, 0, 1, 0, 1), 49: (1, 6, 3), 64: (1, 0, 1, 1, 0, 1, 1), 81: (1, 2, 0, 0, 2), 121: (1, 7, 2),
-    125: (1, 0, 3, 3), 128: (1, 0, 0, 0, 0, 0, 1, 1), 169: (1, 12, 2), 243: (1, 0, 0, 0, 2, 1),
-    256: (1, 0, 0, 0, 1, 1, 1, 0, 1), 289: (1, 16, 3), 343: (1, 6, 0, 4), 361: (1, 18, 2),
-    512: (1, 0, 0, 0, 0, 1, 0, 0, 0, 1), 529: (1, 21, 5), 625: (1, 0, 4, 4, 2), 729: (1, 0, 2, 0, 1, 2, 2),
-    841: (1, 24, 2), 961: (1, 29, 3), 1024: (1, 0, 0, 0, 1, 1, 0, 1, 1, 1, 1),
+    4: (1, 1, 1),
+    8: (1, 0, 1, 1),
+    9: (1, 2, 2),
+    16: (1, 0, 0, 1, 1),
+    25: (1, 4, 2),
+    27: (1, 0, 2, 1),
+    32: (1, 0, 0, 1, 0, 1),
+    49: (1, 6, 3),
+    64: (1, 0, 1, 1, 0, 1, 1),
+    81: (1, 2, 0, 0, 2),
+    121: (1, 7, 2),
+    125: (1, 0, 3, 3),
+    128: (1, 0, 0, 0, 0, 0, 1, 1),
+    169: (1, 12, 2),
+    243: (1, 0, 0, 0, 2, 1),
+    256: (1, 0, 0, 0, 1, 1, 1, 0, 1),
+    289: (1, 16, 3),
+    343: (1, 6, 0, 4),
+    361: (1, 18, 2),
+    512: (1, 0, 0, 0, 0, 1, 0, 0, 0, 1),
+    529: (1, 21, 5),
+    625: (1, 0, 4, 4, 2),
+    729: (1, 0, 2, 0, 1, 2, 2),
+    841: (1, 24, 2),
+    961: (1, 29, 3),
+    1024: (1, 0, 0, 0, 1, 1, 0, 1, 1, 1, 1),
 }
 
 #: Defining polynomials that are not the Conway polynomial (highest degree first): GF(9) is
@@ -151,14 +172,15 @@ def _monic_mod(poly: list[int], f: list[int], p: int) -> list[int]:
 
 def _first_irreducible(p: int, a: int) -> tuple[int, ...]:
     """First monic irreducible polynomial of degree ``a`` over Z_p in lexicographic order (highest first)."""
-    def monic(deg: int, code: int) -> list[int]:
-        return [(code // p ** j) % p for j in range(deg)] + [1]
 
-    for code in range(p ** a):
+    def monic(deg: int, code: int) -> list[int]:
+        return [(code // p**j) % p for j in range(deg)] + [1]
+
+    for code in range(p**a):
         f = monic(a, code)
         if f[0] == 0:
             continue  # divisible by x
-        if all(any(_monic_mod(f, monic(d, c), p)) for d in range(1, a // 2 + 1) for c in range(p ** d)):
+        if all(any(_monic_mod(f, monic(d, c), p)) for d in range(1, a // 2 + 1) for c in range(p**d)):
             return tuple(f[::-1])
     raise AssertionError("no irreducible polynomial found")  # pragma: no cover
 
@@ -216,16 +238,16 @@ def field_tables(q: int) -> tuple[np.ndarray, np.ndarray]:
         add = (e[:, None] + e[None, :]) % p
         mul = (e[:, None] * e[None, :]) % p
     else:
-        f = list(defining_polynomial(q)[::-1])                   # low degree first, leading 1 last
+        f = list(defining_polynomial(q)[::-1])  # low degree first, leading 1 last
         pw = p ** np.arange(a, dtype=np.int64)
-        D = (e[:, None] // pw[None, :]) % p                      # digits, low degree first
+        D = (e[:, None] // pw[None, :]) % p  # digits, low degree first
         layers = [D]
-        for _ in range(a - 1):                                   # layers[i][b] = x^i * b
+        for _ in range(a - 1):  # layers[i][b] = x^i * b
             prev = layers[-1]
             top = prev[:, -1:]
             shifted = np.concatenate([np.zeros((q, 1), dtype=np.int64), prev[:, :-1]], axis=1)
             layers.append((shifted - top * np.asarray(f[:-1], dtype=np.int64)[None, :]) % p)
-        T = np.stack(layers)                                     # (a, q, a)
+        T = np.stack(layers)  # (a, q, a)
         add = ((D[:, None, :] + D[None, :, :]) % p) @ pw
         mul = (np.einsum("xi,iyj->xyj", D, T) % p) @ pw
     add.setflags(write=False)
@@ -268,9 +290,13 @@ def _field(q: int) -> Any:
         return default  # residues mod p, or galois' default polynomial: the codes agree
     # gcsim's polynomial differs from galois' default (GF(9)): same codes as field_tables
     g = primitive_element(q)
-    coeffs = [(g // p ** j) % p for j in range(a)][::-1]
-    return galois.GF(q, irreducible_poly=galois.Poly(list(poly), field=galois.GF(p)),
-                     primitive_element=galois.Poly(coeffs, field=galois.GF(p)), verify=False)
+    coeffs = [(g // p**j) % p for j in range(a)][::-1]
+    return galois.GF(
+        q,
+        irreducible_poly=galois.Poly(list(poly), field=galois.GF(p)),
+        primitive_element=galois.Poly(coeffs, field=galois.GF(p)),
+        verify=False,
+    )
 
 
 def finite_field(q: int) -> Any:

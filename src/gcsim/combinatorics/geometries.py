@@ -17,6 +17,7 @@ Beth, Jungnickel & Lenz, *Design Theory*, 1999, Ch. I.2 and XIII.2):
 Here ``[n choose d]_q`` is the Gaussian binomial coefficient (number of
 d-dimensional subspaces of GF(q)^n).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -71,7 +72,7 @@ def _codes(vectors: np.ndarray, q: int) -> np.ndarray:
 
 def _all_vectors(q: int, N: int) -> np.ndarray:
     """All q**N vectors of GF(q)^N as integer rows, in code order."""
-    codes = np.arange(q ** N, dtype=np.int64)
+    codes = np.arange(q**N, dtype=np.int64)
     digits = (codes[:, None] // (q ** np.arange(N - 1, -1, -1, dtype=np.int64))[None, :]) % q
     return digits
 
@@ -88,13 +89,13 @@ def projective_points(n: int, q: int) -> np.ndarray:
     """
     n = check_int("n", n, minimum=1)
     q = _check_q(q)
-    check_dense_size("q", (q ** n - 1) // (q - 1), n, f"the point list of PG({n - 1},{q})")
+    check_dense_size("q", (q**n - 1) // (q - 1), n, f"the point list of PG({n - 1},{q})")
     blocks = []
-    for lead in range(n - 1, -1, -1):                    # vectors (0, .., 0, 1, *): increasing codes
+    for lead in range(n - 1, -1, -1):  # vectors (0, .., 0, 1, *): increasing codes
         tail = n - 1 - lead
-        vec = np.zeros((q ** tail, n), dtype=np.int64)
+        vec = np.zeros((q**tail, n), dtype=np.int64)
         vec[:, lead] = 1
-        vec[:, lead + 1:] = _all_vectors(q, tail)
+        vec[:, lead + 1 :] = _all_vectors(q, tail)
         blocks.append(vec)
     return np.concatenate(blocks)
 
@@ -115,7 +116,7 @@ def projective_point_index(n: int, q: int) -> np.ndarray:
     points = projective_points(n, q)
     scalars = np.arange(1, q, dtype=np.int64)
     multiples = mul[scalars[:, None, None], points[None, :, :]]
-    table = np.full(q ** n, -1, dtype=np.int64)
+    table = np.full(q**n, -1, dtype=np.int64)
     table[_codes(multiples, q)] = np.broadcast_to(np.arange(len(points)), multiples.shape[:2])
     table.setflags(write=False)
     return table
@@ -152,8 +153,8 @@ def _spans(bases: np.ndarray, q: int) -> np.ndarray:
     """All q^m vectors of each span: integer array (count, q^m, N)."""
     add, mul = field_tables(q)
     count, m, N = bases.shape
-    coeffs = _all_vectors(q, m)                          # (q^m, m)
-    span = np.zeros((count, q ** m, N), dtype=np.int64)
+    coeffs = _all_vectors(q, m)  # (q^m, m)
+    span = np.zeros((count, q**m, N), dtype=np.int64)
     for i in range(m):  # m is tiny; each step is a batched table lookup
         span = add[span, mul[coeffs[None, :, i, None], bases[:, None, i, :]]]
     return span
@@ -174,7 +175,7 @@ def ag_parameters(n: int, q: int, d: int) -> tuple[int, int, int]:
     >>> ag_parameters(2, 3, 1)
     (9, 3, 1)
     """
-    return (q ** n, q ** d, gaussian_binomial(n - 1, d - 1, q))
+    return (q**n, q**d, gaussian_binomial(n - 1, d - 1, q))
 
 
 def pg_flats(n: int, q: int, d: int = 1) -> list[tuple[int, ...]]:
@@ -193,10 +194,10 @@ def pg_flats(n: int, q: int, d: int = 1) -> list[tuple[int, ...]]:
     chunk = max(1, 2_000_000 // (q ** (d + 1) * (n + 1)))
     blocks: set[tuple[int, ...]] = set()
     for start in range(0, len(bases), chunk):
-        vecs = _spans(bases[start:start + chunk], q)
-        idx = table[_codes(vecs, q)]                         # -1 for the zero vector
+        vecs = _spans(bases[start : start + chunk], q)
+        idx = table[_codes(vecs, q)]  # -1 for the zero vector
         # every projective point of the flat occurs q-1 times among the nonzero vectors
-        idx = np.sort(idx, axis=1)[:, 1::q - 1]
+        idx = np.sort(idx, axis=1)[:, 1 :: q - 1]
         blocks.update(map(tuple, idx.tolist()))
     return sorted(blocks)
 
@@ -213,8 +214,8 @@ def ag_flats(n: int, q: int, d: int = 1) -> list[tuple[int, ...]]:
     d = check_int("d", d, minimum=1, maximum=n - 1)
     add, _ = field_tables(q)
     bases = subspaces(n, d, q)
-    U = _spans(bases, q)                                     # (count, q^d, n)
-    X = _all_vectors(q, n)                                   # (q^n, n)
+    U = _spans(bases, q)  # (count, q^d, n)
+    X = _all_vectors(q, n)  # (q^n, n)
     blocks: set[tuple[int, ...]] = set()
     for u in U:  # one subspace at a time keeps memory at q^n * q^d
         cos = add[X[:, None, :], u[None, :, :]]

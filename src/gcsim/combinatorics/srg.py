@@ -15,6 +15,7 @@ Entry points:
 
 Theory and proofs: ``docs/theory/20_srg.md``; guide: ``docs/guides/srg.md``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -63,8 +64,10 @@ __all__ = ["srg", "srg_feasibility", "buildable_srgs", "srg_construction_name", 
 #: Parameter sets (k <= (v-1)/2 representative; complements implied) for which a graph
 #: is known to exist although gcsim cannot build it, with a reference.
 KNOWN_EXISTING: dict[tuple[int, int, int, int], str] = {
-    (45, 22, 10, 11): ("Mathon, 'Symmetric conference matrices of order pq^2 + 1', Canad. J. Math. 30 "
-                       "(1978) 321-331 (pseudo-cyclic conference graph)"),
+    (45, 22, 10, 11): (
+        "Mathon, 'Symmetric conference matrices of order pq^2 + 1', Canad. J. Math. 30 "
+        "(1978) 321-331 (pseudo-cyclic conference graph)"
+    ),
 }
 
 
@@ -87,9 +90,11 @@ def _develop(base_blocks, moduli: tuple[int, ...]) -> list[tuple[int, ...]]:
 
     Points are numbered in mixed radix, first factor most significant (as :func:`develop` does).
     """
-    weights = [int(np.prod(moduli[i + 1:])) for i in range(len(moduli))]
-    codes = [[sum(d * w for d, w in zip(np.atleast_1d(x).tolist(), weights, strict=True)) for x in base]
-             for base in base_blocks]
+    weights = [int(np.prod(moduli[i + 1 :])) for i in range(len(moduli))]
+    codes = [
+        [sum(d * w for d, w in zip(np.atleast_1d(x).tolist(), weights, strict=True)) for x in base]
+        for base in base_blocks
+    ]
     return sorted(set(develop(moduli, codes)))
 
 
@@ -176,12 +181,14 @@ class _Entry:
     build: Callable[[], StronglyRegularGraph]
 
 
-_SPORADIC = [((10, 3, 0, 1), "Petersen graph", petersen_graph),
-             ((16, 5, 0, 2), "Clebsch graph", clebsch_graph),
-             ((27, 16, 10, 8), "Schläfli graph", schlafli_graph),
-             ((36, 14, 4, 6), "Menon difference set graph", menon_graph_36),
-             ((50, 7, 0, 1), "Hoffman-Singleton graph", hoffman_singleton_graph),
-             ((56, 10, 0, 2), "Gewirtz graph", gewirtz_graph)]
+_SPORADIC = [
+    ((10, 3, 0, 1), "Petersen graph", petersen_graph),
+    ((16, 5, 0, 2), "Clebsch graph", clebsch_graph),
+    ((27, 16, 10, 8), "Schläfli graph", schlafli_graph),
+    ((36, 14, 4, 6), "Menon difference set graph", menon_graph_36),
+    ((50, 7, 0, 1), "Hoffman-Singleton graph", hoffman_singleton_graph),
+    ((56, 10, 0, 2), "Gewirtz graph", gewirtz_graph),
+]
 
 _POLAR_START = {"Sp": 4, "O": 5, "O+": 6, "O-": 6, "U": 4}
 
@@ -195,21 +202,24 @@ def _family_entries(max_v: int):
     # Paley graphs
     for q in range(5, max_v + 1, 4):
         if is_prime_power(q):
-            yield _Entry((q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4), f"Paley graph P({q})",
-                         partial(paley_graph, q))
+            yield _Entry((q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4), f"Paley graph P({q})", partial(paley_graph, q))
     # triangular graphs T(n)
     n = 5
     while n * (n - 1) // 2 <= max_v:
-        yield _Entry((n * (n - 1) // 2, 2 * (n - 2), n - 2, 4), f"triangular graph T({n})",
-                     partial(triangular_graph, n))
+        yield _Entry(
+            (n * (n - 1) // 2, 2 * (n - 2), n - 2, 4), f"triangular graph T({n})", partial(triangular_graph, n)
+        )
         n += 1
     # Latin square graphs LS_m(n) (m = 2: lattice graph)
     n = 2
     while n * n <= max_v:
         for m in range(2, (n if is_prime_power(n) else min(n, 3)) + 1):
             params = (n * n, m * (n - 1), (m - 1) * (m - 2) + n - 2, m * (m - 1))
-            yield _Entry(params, f"lattice graph L2({n})" if m == 2 else f"Latin square graph LS_{m}({n})",
-                         partial(latin_square_graph, m, n))
+            yield _Entry(
+                params,
+                f"lattice graph L2({n})" if m == 2 else f"Latin square graph LS_{m}({n})",
+                partial(latin_square_graph, m, n),
+            )
         n += 1
     # collinearity graphs of classical polar spaces of rank >= 2
     for kind in ("Sp", "O", "O+", "O-", "U"):
@@ -230,8 +240,7 @@ def _family_entries(max_v: int):
                     continue
                 if params[0] > max_v:
                     break
-                yield _Entry(params, f"polar graph {kind}({n},{q})",
-                             partial(polar_graph, kind, n, q))
+                yield _Entry(params, f"polar graph {kind}({n},{q})", partial(polar_graph, kind, n, q))
                 n += 2 if kind != "U" else 1
     # affine polar graphs VO^eps(2m, q)
     for q in range(2, _root(max_v, 4) + 1):
@@ -240,30 +249,36 @@ def _family_entries(max_v: int):
         m = 2
         while q ** (2 * m) <= max_v:
             for eps in (1, -1):
-                k = (q ** m - eps) * (q ** (m - 1) + eps)
+                k = (q**m - eps) * (q ** (m - 1) + eps)
                 lam = q * (q ** (m - 1) - eps) * (q ** (m - 2) + eps) + q - 2
                 mu = q ** (m - 1) * (q ** (m - 1) + eps)
                 sign = "+" if eps == 1 else "-"
-                yield _Entry((q ** (2 * m), k, lam, mu), f"affine polar graph VO{sign}({2 * m},{q})",
-                             partial(affine_polar_graph, eps, m, q))
+                yield _Entry(
+                    (q ** (2 * m), k, lam, mu),
+                    f"affine polar graph VO{sign}({2 * m},{q})",
+                    partial(affine_polar_graph, eps, m, q),
+                )
             m += 1
     # GQ(q-1, q+1) = T2*(O)
     q = 4
-    while q ** 3 <= max_v:
-        yield _Entry((q ** 3, (q - 1) * (q + 2), q - 2, q + 2), f"GQ({q - 1},{q + 1}) = T2*(O)",
-                     partial(hyperoval_gq_graph, q))
+    while q**3 <= max_v:
+        yield _Entry(
+            (q**3, (q - 1) * (q + 2), q - 2, q + 2), f"GQ({q - 1},{q + 1}) = T2*(O)", partial(hyperoval_gq_graph, q)
+        )
         q *= 2
     # block graphs of Steiner systems S(2, K, V)
     for K, V in _steiner_candidates(max_v):
         params = _block_graph_params(K, V)
         if _steiner_available(K, V):
-            yield _Entry(params, f"block graph of S(2,{K},{V})",
-                         partial(_steiner_block_graph, K, V))
+            yield _Entry(params, f"block graph of S(2,{K},{V})", partial(_steiner_block_graph, K, V))
     # imprimitive graphs: complete multipartite K_{m x n}
     for n in range(2, max_v // 2 + 1):
         for m in range(2, max_v // n + 1):
-            yield _Entry((m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n), f"complete multipartite K_{{{m}x{n}}}",
-                         partial(complete_multipartite_graph, m, n))
+            yield _Entry(
+                (m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n),
+                f"complete multipartite K_{{{m}x{n}}}",
+                partial(complete_multipartite_graph, m, n),
+            )
 
 
 def _polar_v(kind: str, n: int, q: int) -> int:
@@ -281,7 +296,7 @@ def _polar_v(kind: str, n: int, q: int) -> int:
         d, e2 = (n // 2, 1) if n % 2 == 0 else ((n - 1) // 2, 3)
     x2 = 2 * d + e2 - 2
     qh = q ** (x2 // 2) if x2 % 2 == 0 else isqrt(q) ** x2
-    return (q ** d - 1) * (qh + 1) // (q - 1)
+    return (q**d - 1) * (qh + 1) // (q - 1)
 
 
 def _polar_with_v(kind: str, v: int) -> list[tuple[int, int]]:
@@ -323,7 +338,7 @@ def _root(x: int, n: int) -> int:
 
 def _divisors(n: int) -> list[int]:
     """Sorted divisors of n >= 1 (trial division up to 10^6, then sympy's factorization)."""
-    if n <= 10 ** 12:
+    if n <= 10**12:
         small = [d for d in range(1, isqrt(n) + 1) if n % d == 0]
         return sorted(set(small + [n // d for d in small]))
     from sympy import divisors  # Pollard rho: fast where trial division is not
@@ -352,8 +367,7 @@ def _family_entries_v(v: int, target: tuple[int, int, int, int] | None = None):
             yield _Entry(params, name, fn)
     if v >= 5 and v % 4 == 1 and is_prime_power(v):
         q = v
-        yield _Entry((q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4), f"Paley graph P({q})",
-                     partial(paley_graph, q))
+        yield _Entry((q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4), f"Paley graph P({q})", partial(paley_graph, q))
     n = (1 + isqrt(1 + 8 * v)) // 2
     if n >= 5 and n * (n - 1) // 2 == v:
         yield _Entry((v, 2 * (n - 2), n - 2, 4), f"triangular graph T({n})", partial(triangular_graph, n))
@@ -361,8 +375,11 @@ def _family_entries_v(v: int, target: tuple[int, int, int, int] | None = None):
     if n >= 2 and n * n == v:
         for m in range(2, (n if is_prime_power(n) else min(n, 3)) + 1):
             params = (n * n, m * (n - 1), (m - 1) * (m - 2) + n - 2, m * (m - 1))
-            yield _Entry(params, f"lattice graph L2({n})" if m == 2 else f"Latin square graph LS_{m}({n})",
-                         partial(latin_square_graph, m, n))
+            yield _Entry(
+                params,
+                f"lattice graph L2({n})" if m == 2 else f"Latin square graph LS_{m}({n})",
+                partial(latin_square_graph, m, n),
+            )
     for kind in ("Sp", "O", "O+", "O-", "U"):
         for q, n in _polar_with_v(kind, v):
             params = polar_graph_parameters(kind, n, q)
@@ -376,15 +393,19 @@ def _family_entries_v(v: int, target: tuple[int, int, int, int] | None = None):
         m += 1
     for q, m in sorted(found):
         for eps in (1, -1):
-            k = (q ** m - eps) * (q ** (m - 1) + eps)
+            k = (q**m - eps) * (q ** (m - 1) + eps)
             lam = q * (q ** (m - 1) - eps) * (q ** (m - 2) + eps) + q - 2
             mu = q ** (m - 1) * (q ** (m - 1) + eps)
-            yield _Entry((v, k, lam, mu), f"affine polar graph VO{'+' if eps == 1 else '-'}({2 * m},{q})",
-                         partial(affine_polar_graph, eps, m, q))
+            yield _Entry(
+                (v, k, lam, mu),
+                f"affine polar graph VO{'+' if eps == 1 else '-'}({2 * m},{q})",
+                partial(affine_polar_graph, eps, m, q),
+            )
     q = _root(v, 3)
-    if q >= 4 and q ** 3 == v and q & (q - 1) == 0:
-        yield _Entry((v, (q - 1) * (q + 2), q - 2, q + 2), f"GQ({q - 1},{q + 1}) = T2*(O)",
-                     partial(hyperoval_gq_graph, q))
+    if q >= 4 and q**3 == v and q & (q - 1) == 0:
+        yield _Entry(
+            (v, (q - 1) * (q + 2), q - 2, q + 2), f"GQ({q - 1},{q + 1}) = T2*(O)", partial(hyperoval_gq_graph, q)
+        )
     if target is not None:
         comp = complement_parameters(*target)
         ks = sorted({isqrt(p[3]) for p in (target, comp) if p[3] >= 0 and isqrt(p[3]) ** 2 == p[3]})
@@ -392,21 +413,25 @@ def _family_entries_v(v: int, target: tuple[int, int, int, int] | None = None):
     else:
         ks, ns = None, None
     K = 3
-    for K in (ks if ks is not None else _steiner_range(v)):
+    for K in ks if ks is not None else _steiner_range(v):
         if K < 3 or K * (K + 1) > v:
             continue
-        disc = 1 + 4 * v * K * (K - 1)            # V (V - 1) = v K (K - 1)
+        disc = 1 + 4 * v * K * (K - 1)  # V (V - 1) = v K (K - 1)
         root = isqrt(disc)
         if root * root == disc and (1 + root) % 2 == 0:
             V = (1 + root) // 2
             if V >= K * K and (V - 1) % (K - 1) == 0 and v > V and _steiner_available(K, V):
-                yield _Entry(_block_graph_params(K, V), f"block graph of S(2,{K},{V})",
-                             partial(_steiner_block_graph, K, V))
-    for n in (ns if ns is not None else _divisors(v)):
+                yield _Entry(
+                    _block_graph_params(K, V), f"block graph of S(2,{K},{V})", partial(_steiner_block_graph, K, V)
+                )
+    for n in ns if ns is not None else _divisors(v):
         m = v // n
         if n >= 2 and m >= 2:
-            yield _Entry((m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n), f"complete multipartite K_{{{m}x{n}}}",
-                         partial(complete_multipartite_graph, m, n))
+            yield _Entry(
+                (m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n),
+                f"complete multipartite K_{{{m}x{n}}}",
+                partial(complete_multipartite_graph, m, n),
+            )
 
 
 def _steiner_range(v: int) -> range:
@@ -512,8 +537,9 @@ def _known_existing_reference(params) -> str | None:
     return KNOWN_EXISTING.get(params) or KNOWN_EXISTING.get(complement_parameters(*params))
 
 
-def srg(v: int, k: int, lam: int, mu: int, *, existence: bool = False,
-        closed: bool = True) -> StronglyRegularGraph | bool | None:
+def srg(
+    v: int, k: int, lam: int, mu: int, *, existence: bool = False, closed: bool = True
+) -> StronglyRegularGraph | bool | None:
     """A strongly regular graph SRG(v, k, lam, mu), or whether one exists.
 
     Definition: ``Adj^2 = k I + lam Adj + mu (J - I - Adj)`` with ``1 <= k <= v - 2``

@@ -5,6 +5,7 @@
 (36, 15, 6, 6) graph of a Menon difference set in Z_6 x Z_6; the Cayley-graph and
 quadratic-form helpers the geometric families share.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -31,7 +32,7 @@ def _cayley_adjacency(p: int, D: int, connection: Iterable[int]) -> np.ndarray:
     Element index = digits base p (big-endian).  ``connection`` must be
     symmetric (closed under negation) and must not contain 0.
     """
-    N = p ** D
+    N = p**D
     check_dense_size("q", N, N, f"the Cayley graph on GF({p})^{D}")
     ind = np.zeros(N, dtype=bool)
     ind[np.asarray(list(connection), dtype=np.int64)] = True
@@ -102,8 +103,9 @@ def paley_graph(q: int) -> StronglyRegularGraph:
     return _make(adj, f"Paley graph P({q})", (q, (q - 1) // 2, (q - 5) // 4, (q - 1) // 4), q=q)
 
 
-def abelian_cayley_graph(moduli: Sequence[int], connection: Iterable[Sequence[int]], *,
-                         name: str | None = None) -> StronglyRegularGraph:
+def abelian_cayley_graph(
+    moduli: Sequence[int], connection: Iterable[Sequence[int]], *, name: str | None = None
+) -> StronglyRegularGraph:
     """Cayley graph of Z_{m_1} x ... x Z_{m_t} with a symmetric connection set, if strongly regular.
 
     Vertices are the tuples ``x`` (numbered in mixed radix, last coordinate
@@ -132,24 +134,46 @@ def abelian_cayley_graph(moduli: Sequence[int], connection: Iterable[Sequence[in
     radix = np.concatenate([np.cumprod(sizes[::-1])[::-1][1:], [1]])
     ind = np.zeros(v, dtype=bool)
     ind[C @ radix] = True
-    if ind[0] or not np.array_equal(np.sort((-C % sizes) @ radix), np.sort(np.unique(C @ radix))) \
-            or len(np.unique(C @ radix)) != len(C):
+    if (
+        ind[0]
+        or not np.array_equal(np.sort((-C % sizes) @ radix), np.sort(np.unique(C @ radix)))
+        or len(np.unique(C @ radix)) != len(C)
+    ):
         raise InvalidArgumentError("connection", "must be distinct elements, closed under negation, without 0")
     X = np.stack(np.unravel_index(np.arange(v), tuple(mods)), axis=1)
     diff = ((X[:, None, :] - X[None, :, :]) % sizes) @ radix
     adj = ind[diff].astype(np.int64)
     params = srg_parameters_of(adj)
     if params is None:
-        raise InvalidArgumentError("connection", "is not a partial difference set: the Cayley graph is not "
-                                                 "strongly regular")
-    return StronglyRegularGraph(adj, params, name or f"Cayley graph on Z_{'xZ_'.join(map(str, mods))}",
-                                metadata={"moduli": mods, "connection": C.tolist()})
+        raise InvalidArgumentError(
+            "connection", "is not a partial difference set: the Cayley graph is not strongly regular"
+        )
+    return StronglyRegularGraph(
+        adj,
+        params,
+        name or f"Cayley graph on Z_{'xZ_'.join(map(str, mods))}",
+        metadata={"moduli": mods, "connection": C.tolist()},
+    )
 
 
 #: A (36, 15, 6) Menon difference set D in Z_6 x Z_6 with D = -D and 0 in D, minus 0
 #: (found by exhaustive search over symmetric sets; property checked in tests).
-MENON_36_CONNECTION = ((0, 3), (3, 0), (0, 1), (0, 5), (1, 0), (5, 0), (1, 1), (5, 5), (1, 3), (5, 3),
-                       (2, 2), (4, 4), (3, 1), (3, 5))
+MENON_36_CONNECTION = (
+    (0, 3),
+    (3, 0),
+    (0, 1),
+    (0, 5),
+    (1, 0),
+    (5, 0),
+    (1, 1),
+    (5, 5),
+    (1, 3),
+    (5, 3),
+    (2, 2),
+    (4, 4),
+    (3, 1),
+    (3, 5),
+)
 
 
 def menon_graph_36() -> StronglyRegularGraph:
@@ -165,5 +189,9 @@ def menon_graph_36() -> StronglyRegularGraph:
     g = abelian_cayley_graph([6, 6], MENON_36_CONNECTION)
     if g.params != (36, 14, 4, 6):  # pragma: no cover
         raise VerificationError(f"Menon graph: got {g.params}")
-    return StronglyRegularGraph(g.adjacency, g.params, "Cayley graph of a symmetric (36,15,6) Menon difference "
-                                "set in Z_6 x Z_6", metadata=g.metadata)
+    return StronglyRegularGraph(
+        g.adjacency,
+        g.params,
+        "Cayley graph of a symmetric (36,15,6) Menon difference set in Z_6 x Z_6",
+        metadata=g.metadata,
+    )

@@ -4,6 +4,7 @@ Triangular graphs T(n) = J(n, 2) and their complements (Kneser K(n, 2)), complet
 multipartite graphs and disjoint cliques (the imprimitive SRGs), and block
 graphs of Steiner systems S(2, k, v).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -65,8 +66,9 @@ def complete_multipartite_graph(m: int, n: int) -> StronglyRegularGraph:
     check_dense_size("m", m * n, m * n, f"the adjacency matrix of K_{{{m}x{n}}}")
     part = np.arange(m * n) // n
     adj = (part[:, None] != part[None, :]).astype(np.int64)
-    return _make(adj, f"complete multipartite graph K_{{{m}x{n}}}", (m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n),
-                 m=m, n=n)
+    return _make(
+        adj, f"complete multipartite graph K_{{{m}x{n}}}", (m * n, (m - 1) * n, (m - 2) * n, (m - 1) * n), m=m, n=n
+    )
 
 
 def disjoint_cliques(m: int, n: int) -> StronglyRegularGraph:
@@ -125,13 +127,17 @@ def block_graph(blocks: Sequence[Iterable[int]], *, name: str | None = None) -> 
     pair = inc.T @ inc
     off = ~np.eye(V, dtype=bool)
     if not np.all(pair[off] == 1):
-        raise InvalidArgumentError("blocks", "not a Steiner system S(2, K, V): some pair of points is not in "
-                                             "exactly one block")
+        raise InvalidArgumentError(
+            "blocks", "not a Steiner system S(2, K, V): some pair of points is not in exactly one block"
+        )
     meet = inc @ inc.T
     adj = ((meet > 0) & ~np.eye(b, dtype=bool)).astype(np.int64)
     if adj.sum(axis=1).min() == b - 1:
-        raise InvalidArgumentError("blocks", "the block graph is complete (a projective plane or a single "
-                                             "block) and complete graphs are not strongly regular here")
+        raise InvalidArgumentError(
+            "blocks",
+            "the block graph is complete (a projective plane or a single "
+            "block) and complete graphs are not strongly regular here",
+        )
     r = (V - 1) // (K - 1)
     expected = (b, K * (r - 1), r - 2 + (K - 1) ** 2, K * K)
     return _make(adj, name or f"block graph of S(2,{K},{V})", expected, V=V, K=K)

@@ -36,6 +36,7 @@ CUP 2022, ch. 1 and 8; Brouwer & Haemers, *Spectra of Graphs*, 2012, §9.1):
 
 All arithmetic is exact (integers, fractions and sympy surds).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -74,10 +75,13 @@ CONDITION_NAMES = (
 #: Feasible parameter sets (passing every condition above) for which no graph
 #: exists, with the reference proving it.  Complements are added automatically.
 KNOWN_NONEXISTENT_SRGS: dict[tuple[int, int, int, int], str] = {
-    (49, 16, 3, 6): ("Bussemaker, Haemers, Mathon & Wilbrink, 'A (49,16,3,6) strongly regular "
-                     "graph does not exist', European J. Combin. 10 (1989) 413-418"),
-    (57, 14, 1, 4): ("Wilbrink & Brouwer, 'A (57,14,1) strongly regular graph does not exist', "
-                     "Indag. Math. 45 (1983) 117-121"),
+    (49, 16, 3, 6): (
+        "Bussemaker, Haemers, Mathon & Wilbrink, 'A (49,16,3,6) strongly regular "
+        "graph does not exist', European J. Combin. 10 (1989) 413-418"
+    ),
+    (57, 14, 1, 4): (
+        "Wilbrink & Brouwer, 'A (57,14,1) strongly regular graph does not exist', Indag. Math. 45 (1983) 117-121"
+    ),
 }
 
 
@@ -102,7 +106,7 @@ def is_sum_of_two_squares(n: int) -> bool:
     (True, False)
     """
     n = check_int("n", n, minimum=0)
-    if n < 10 ** 6:  # direct search: sqrt(n) steps
+    if n < 10**6:  # direct search: sqrt(n) steps
         a = 0
         while a * a <= n:
             b = isqrt(n - a * a)
@@ -119,8 +123,11 @@ def _validate(v: Any, k: Any, lam: Any, mu: Any) -> tuple[int, int, int, int]:
     v = check_int("v", v, minimum=3)
     k = check_int("k", k, minimum=1)
     if k > v - 2:
-        raise InvalidArgumentError("k", f"must satisfy 1 <= k <= v - 2 = {v - 2} (complete and edgeless graphs "
-                                        f"are not considered strongly regular), got {k}")
+        raise InvalidArgumentError(
+            "k",
+            f"must satisfy 1 <= k <= v - 2 = {v - 2} (complete and edgeless graphs "
+            f"are not considered strongly regular), got {k}",
+        )
     lam = check_int("lam", lam, minimum=0)
     mu = check_int("mu", mu, minimum=0)
     return v, k, lam, mu
@@ -228,12 +235,13 @@ class _QuadraticSurd:
             return sa
         if sa == 0:
             return sb
-        big = self.a * self.a - self.b * self.b * self.D   # sign of |a| - |b| sqrt(D)
+        big = self.a * self.a - self.b * self.b * self.D  # sign of |a| - |b| sqrt(D)
         return sa if big > 0 else (sb if big < 0 else 0)
 
     def to_sympy(self):
-        return sympy.Rational(self.a.numerator, self.a.denominator) + \
-            sympy.Rational(self.b.numerator, self.b.denominator) * sympy.sqrt(self.D)
+        return sympy.Rational(self.a.numerator, self.a.denominator) + sympy.Rational(
+            self.b.numerator, self.b.denominator
+        ) * sympy.sqrt(self.D)
 
     def __str__(self) -> str:
         return str(self.to_sympy())
@@ -289,16 +297,23 @@ def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
         conds.append(SRGCondition(name, holds, detail))
 
     def rest_na(reason: str) -> None:
-        for name in CONDITION_NAMES[len(conds):]:
+        for name in CONDITION_NAMES[len(conds) :]:
             add(name, None, f"not evaluated ({reason})")
 
     # 1. basic bounds
-    basic = (lam <= k - 1 and mu <= k and (mu > 0 or (lam == k - 1 and v % (k + 1) == 0))
-             and (mu < k or (lam == 2 * k - v and v % (v - k) == 0)))
-    add("basic bounds", basic,
+    basic = (
+        lam <= k - 1
+        and mu <= k
+        and (mu > 0 or (lam == k - 1 and v % (k + 1) == 0))
+        and (mu < k or (lam == 2 * k - v and v % (v - k) == 0))
+    )
+    add(
+        "basic bounds",
+        basic,
         "0 <= lam <= k-1, 0 <= mu <= k; mu = 0 only for disjoint cliques (lam = k-1, (k+1) | v) and "
         "mu = k only for complete multipartite graphs (lam = 2k - v, (v-k) | v)"
-        + ("" if basic else f"; violated by lam={lam}, mu={mu}"))
+        + ("" if basic else f"; violated by lam={lam}, mu={mu}"),
+    )
     if not basic:
         rest_na("basic bounds fail")
         return SRGFeasibility((v, k, lam, mu), tuple(conds))
@@ -331,8 +346,7 @@ def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
         g = (Fraction(v - 1) + Fraction(t, sq)) / 2
     else:
         f = g = None  # irrational multiplicities
-    integral = (f is not None and g is not None and f.denominator == 1 and g.denominator == 1
-                and f >= 0 and g >= 0)
+    integral = f is not None and g is not None and f.denominator == 1 and g.denominator == 1 and f >= 0 and g >= 0
     if f is None or g is None:
         detail = f"D = {D} is not a square and 2k + (v-1)(lam-mu) = {t} != 0, so f, g are irrational"
     else:
@@ -347,8 +361,11 @@ def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
     # 4. conference graphs: v must be a sum of two squares
     if conference:
         ok = is_sum_of_two_squares(v)
-        add("conference graph: v is a sum of two squares", ok,
-            f"v = {v} {'is' if ok else 'is not'} a sum of two squares (Belevitch; van Lint-Seidel)")
+        add(
+            "conference graph: v is a sum of two squares",
+            ok,
+            f"v = {v} {'is' if ok else 'is not'} a sum of two squares (Belevitch; van Lint-Seidel)",
+        )
     else:
         add("conference graph: v is a sum of two squares", True, "not a conference graph")
 
@@ -358,9 +375,12 @@ def srg_feasibility(v: int, k: int, lam: int, mu: int) -> SRGFeasibility:
     k2 = (s + 1) * (k + s + 2 * r * s)
     k2r = (k + s) * (r + 1) ** 2
     c1, c2 = _le(k1, k1r), _le(k2, k2r)
-    add("Krein", c1 and c2,
+    add(
+        "Krein",
+        c1 and c2,
         f"(r+1)(k+r+2rs) = {_fmt(k1)} <= (k+r)(s+1)^2 = {_fmt(k1r)}: {c1}; "
-        f"(s+1)(k+s+2rs) = {_fmt(k2)} <= (k+s)(r+1)^2 = {_fmt(k2r)}: {c2}")
+        f"(s+1)(k+s+2rs) = {_fmt(k2)} <= (k+s)(r+1)^2 = {_fmt(k2r)}: {c2}",
+    )
 
     # 6. absolute bound (Delsarte-Goethals-Seidel); it needs primitivity: the imprimitive
     #    graphs (mu = 0: disjoint cliques, mu = k: complete multipartite) exist and may violate it

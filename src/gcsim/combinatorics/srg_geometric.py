@@ -7,6 +7,7 @@ symplectic graph Sp(2m, 2), generalized quadrangles GQ(s, t), Cayley graphs of p
 two-intersection sets, affine polar graphs VO^eps(2m, q) and the hyperoval graphs
 T2*(O) = GQ(q-1, q+1).  Field arithmetic: :func:`gcsim.combinatorics.fields.field_tables`.
 """
+
 from __future__ import annotations
 
 from math import isqrt
@@ -97,15 +98,17 @@ def latin_square_graph(m: int, n: int) -> StronglyRegularGraph:
         name = f"lattice graph L2({n})" if m == 2 else f"Latin square graph LS_3({n}) (cyclic square)"
         return _make(adj, name, expected, m=m, n=n)
     if not is_prime_power(n):
-        raise NotConstructibleError(f"LS_{m}({n}) needs {m - 2} MOLS of order {n}; gcsim only has them "
-                                    f"for prime powers n (and m <= 3 for any n)",
-                                    [(n * n, mm * (n - 1), (mm - 1) * (mm - 2) + n - 2, mm * (mm - 1))
-                                     for mm in (2, 3)])
+        raise NotConstructibleError(
+            f"LS_{m}({n}) needs {m - 2} MOLS of order {n}; gcsim only has them "
+            f"for prime powers n (and m <= 3 for any n)",
+            [(n * n, mm * (n - 1), (mm - 1) * (mm - 2) + n - 2, mm * (mm - 1)) for mm in (2, 3)],
+        )
     # m points of PG(1, n): (0,1) [vertical], (1,0), (1,1), (1,2), ...
     pts = np.array([[0, 1]] + [[1, t] for t in range(m - 1)], dtype=np.int64)
     g = two_intersection_graph(n, pts)
-    return StronglyRegularGraph(g.adjacency, expected, f"Latin square graph LS_{m}({n}) from AG(2,{n})",
-                                metadata={"m": m, "n": n})
+    return StronglyRegularGraph(
+        g.adjacency, expected, f"Latin square graph LS_{m}({n}) from AG(2,{n})", metadata={"m": m, "n": n}
+    )
 
 
 def _irreducible_quadratic_c(q: int) -> int:
@@ -139,12 +142,14 @@ def polar_graph_parameters(kind: str, n: int, q: int) -> tuple[int, int, int, in
     """
     kind, n, q, d, e2 = _polar_check(kind, n, q)
     r = isqrt(q)
+
     # q^(x/2) for integer x (e2 = 2e), exact
     def qh(x2: int) -> int:
         if x2 < 0:  # only multiplies a vanishing factor (d = 2)
             return 0
-        return q ** (x2 // 2) if x2 % 2 == 0 else r ** x2
-    v = (q ** d - 1) * (qh(2 * d + e2 - 2) + 1) // (q - 1)
+        return q ** (x2 // 2) if x2 % 2 == 0 else r**x2
+
+    v = (q**d - 1) * (qh(2 * d + e2 - 2) + 1) // (q - 1)
     k = q * (q ** (d - 1) - 1) * (qh(2 * d + e2 - 4) + 1) // (q - 1)
     lam = q * q * (q ** (d - 2) - 1) * (qh(2 * d + e2 - 6) + 1) // (q - 1) + q - 1
     mu = (q ** (d - 1) - 1) * (qh(2 * d + e2 - 4) + 1) // (q - 1)
@@ -224,7 +229,7 @@ def polar_graph(kind: str, n: int, q: int) -> StronglyRegularGraph:
     SRGParams(v=27, k=10, lam=1, mu=5)
     """
     kind, n, q, d, e2 = _polar_check(kind, n, q)
-    v = polar_graph_parameters(kind, n, q)[0]   # the form is evaluated on pairs of singular points only
+    v = polar_graph_parameters(kind, n, q)[0]  # the form is evaluated on pairs of singular points only
     check_dense_size("q", v, v, f"the collinearity graph of the polar space {kind}({n},{q})")
     add, mul = field_tables(q)
     P = projective_points(n, q)
@@ -253,8 +258,14 @@ def polar_graph(kind: str, n: int, q: int) -> StronglyRegularGraph:
     adj = (np.asarray(gram) == 0).astype(np.int64)
     adj[np.diag_indices(len(pts))] = 0
     names = {"Sp": "W", "O": "Q", "O+": "Q+", "O-": "Q-", "U": "H"}
-    return _make(adj, f"polar graph {kind}({n},{q}) (collinearity graph of {names[kind]}({n - 1},{q}))",
-                 polar_graph_parameters(kind, n, q), kind=kind, n=n, q=q)
+    return _make(
+        adj,
+        f"polar graph {kind}({n},{q}) (collinearity graph of {names[kind]}({n - 1},{q}))",
+        polar_graph_parameters(kind, n, q),
+        kind=kind,
+        n=n,
+        q=q,
+    )
 
 
 def symplectic_graph(m: int) -> StronglyRegularGraph:
@@ -268,7 +279,7 @@ def symplectic_graph(m: int) -> StronglyRegularGraph:
     SRGParams(v=15, k=8, lam=4, mu=4)
     """
     m = check_int("m", m, minimum=2)
-    check_dense_size("m", 4 ** m - 1, 4 ** m - 1, f"the adjacency matrix of Sp({2 * m},2)")
+    check_dense_size("m", 4**m - 1, 4**m - 1, f"the adjacency matrix of Sp({2 * m},2)")
     g = polar_graph("Sp", 2 * m, 2).complement()
     return StronglyRegularGraph(g.adjacency, g.params, f"symplectic graph Sp({2 * m},2)", metadata={"m": m})
 
@@ -304,9 +315,10 @@ def generalized_quadrangle_graph(s: int, t: int) -> StronglyRegularGraph:
     elif s == 1:  # dual grid: complete bipartite K_{t+1, t+1}
         g = complete_multipartite_graph(2, t + 1)
     else:
-        raise NotConstructibleError(f"gcsim cannot build GQ({s},{t})",
-                                    [((x + 1) * (x * x + 1), x * (x + 1), x - 1, x + 1)
-                                     for x in (2, 3, 4, 5, 7) if x != s])
+        raise NotConstructibleError(
+            f"gcsim cannot build GQ({s},{t})",
+            [((x + 1) * (x * x + 1), x * (x + 1), x - 1, x + 1) for x in (2, 3, 4, 5, 7) if x != s],
+        )
     if g.params != expected:  # pragma: no cover - guarded by tests
         raise VerificationError(f"GQ({s},{t}) built with parameters {g.params}, expected {expected}")
     return StronglyRegularGraph(g.adjacency, g.params, f"GQ({s},{t}): {g.construction}", metadata={"s": s, "t": t})
@@ -347,20 +359,25 @@ def two_intersection_graph(q: int, points, *, name: str | None = None) -> Strong
     if P.ndim != 2 or P.shape[1] < 2 or len(P) < 1 or np.any(P < 0) or np.any(P >= q):
         raise InvalidArgumentError("points", f"must be an (m, n) array of field elements 0..{q - 1}, n >= 2")
     n = P.shape[1]
-    check_dense_size("points", q ** n, q ** n, f"the Cayley graph on GF({q})^{n}")
+    check_dense_size("points", q**n, q**n, f"the Cayley graph on GF({q})^{n}")
     _, mul = field_tables(q)
     p, a = prime_power(q)
-    mult = mul[np.arange(1, q)[:, None, None], P.astype(np.int64)[None, :, :]]   # (q-1, m, n)
+    mult = mul[np.arange(1, q)[:, None, None], P.astype(np.int64)[None, :, :]]  # (q-1, m, n)
     idx = _vector_index(mult, q).ravel()
     if np.any(np.all(P == 0, axis=1)) or len(np.unique(idx)) != len(idx):
         raise InvalidArgumentError("points", "must be nonzero vectors spanning distinct projective points")
     adj = _cayley_adjacency(p, a * n, idx)
     params = srg_parameters_of(adj)
     if params is None:
-        raise InvalidArgumentError("points", "is not a projective two-intersection set: the Cayley graph is "
-                                             "not strongly regular")
-    return StronglyRegularGraph(adj, params, name or f"two-intersection graph over GF({q})^{n} (|O| = {len(P)})",
-                                metadata={"q": q, "n": n, "O": P.tolist()})
+        raise InvalidArgumentError(
+            "points", "is not a projective two-intersection set: the Cayley graph is not strongly regular"
+        )
+    return StronglyRegularGraph(
+        adj,
+        params,
+        name or f"two-intersection graph over GF({q})^{n} (|O| = {len(P)})",
+        metadata={"q": q, "n": n, "O": P.tolist()},
+    )
 
 
 def affine_polar_graph(eps: int, m: int, q: int) -> StronglyRegularGraph:
@@ -384,17 +401,22 @@ def affine_polar_graph(eps: int, m: int, q: int) -> StronglyRegularGraph:
     if not is_prime_power(q):
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
     n = 2 * m
-    check_dense_size("q", q ** n, q ** n, f"the adjacency matrix of VO({n},{q})")
+    check_dense_size("q", q**n, q**n, f"the adjacency matrix of VO({n},{q})")
     P = projective_points(n, q)
     O = P[_quadratic_values(q, P, _quadratic_terms("O+" if eps == 1 else "O-", n, q)) == 0]
-    expected = (q ** n, (q ** m - eps) * (q ** (m - 1) + eps),
-                q * (q ** (m - 1) - eps) * (q ** (m - 2) + eps) + q - 2, q ** (m - 1) * (q ** (m - 1) + eps))
+    expected = (
+        q**n,
+        (q**m - eps) * (q ** (m - 1) + eps),
+        q * (q ** (m - 1) - eps) * (q ** (m - 2) + eps) + q - 2,
+        q ** (m - 1) * (q ** (m - 1) + eps),
+    )
     g = two_intersection_graph(q, O)
     if g.params != expected:
         raise VerificationError(f"VO^{eps}({n},{q}): got {g.params}, expected {expected}")
     sign = "+" if eps == 1 else "-"
-    return StronglyRegularGraph(g.adjacency, g.params, f"affine polar graph VO{sign}({n},{q})",
-                                metadata={"eps": eps, "m": m, "q": q})
+    return StronglyRegularGraph(
+        g.adjacency, g.params, f"affine polar graph VO{sign}({n},{q})", metadata={"eps": eps, "m": m, "q": q}
+    )
 
 
 def hyperoval_gq_graph(q: int) -> StronglyRegularGraph:
@@ -412,14 +434,15 @@ def hyperoval_gq_graph(q: int) -> StronglyRegularGraph:
     pp = prime_power_decomposition(q)
     if pp is None or pp[0] != 2:
         raise InvalidArgumentError("q", f"must be a power of 2 (>= 4), got {q}")
-    check_dense_size("q", q ** 3, q ** 3, f"the collinearity graph of T2*(O) over GF({q})")
+    check_dense_size("q", q**3, q**3, f"the collinearity graph of T2*(O) over GF({q})")
     _, mul = field_tables(q)
     t = np.arange(q)
     conic = np.stack([np.ones(q, dtype=np.int64), t, mul[t, t]], axis=1)
     O = np.concatenate([conic, [[0, 0, 1], [0, 1, 0]]])
     g = two_intersection_graph(q, O)
-    expected = (q ** 3, (q - 1) * (q + 2), q - 2, q + 2)
+    expected = (q**3, (q - 1) * (q + 2), q - 2, q + 2)
     if g.params != expected:
         raise VerificationError(f"T2*(O) over GF({q}): got {g.params}, expected {expected}")
-    return StronglyRegularGraph(g.adjacency, g.params, f"GQ({q - 1},{q + 1}) = T2*(O), hyperoval in PG(2,{q})",
-                                metadata={"q": q})
+    return StronglyRegularGraph(
+        g.adjacency, g.params, f"GQ({q - 1},{q + 1}) = T2*(O), hyperoval in PG(2,{q})", metadata={"q": q}
+    )

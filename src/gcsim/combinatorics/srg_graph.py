@@ -13,6 +13,7 @@ quadrangles, two-intersection sets); every constructor returns a
 :class:`StronglyRegularGraph` whose ``verify()`` re-checks the identity exactly.
 Why each family is strongly regular: ``docs/theory/20_srg.md``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -46,10 +47,10 @@ def _exact_square(adj: np.ndarray) -> np.ndarray:
     NumPy's non-BLAS int64 matmul.
     """
     v = adj.shape[0]
-    if v < 2 ** 24:
+    if v < 2**24:
         a = adj.astype(np.float32)
         return (a @ a).astype(np.int64)
-    if v < 2 ** 52:  # pragma: no cover - beyond gcsim.limits.MAX_DENSE_ENTRIES
+    if v < 2**52:  # pragma: no cover - beyond gcsim.limits.MAX_DENSE_ENTRIES
         a = adj.astype(np.float64)
         return np.rint(a @ a).astype(np.int64)
     return adj @ adj  # pragma: no cover - absurdly large
@@ -133,8 +134,15 @@ class StronglyRegularGraph(CombinatorialObject):
     _adjacency: np.ndarray
     closed: bool
 
-    def __init__(self, adjacency, params: Sequence[int], construction: str, *, closed: bool = True,
-                 metadata: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        adjacency,
+        params: Sequence[int],
+        construction: str,
+        *,
+        closed: bool = True,
+        metadata: Mapping[str, Any] | None = None,
+    ):
         adj = np.asarray(adjacency)
         if adj.ndim != 2 or adj.shape[0] != adj.shape[1]:
             raise InvalidArgumentError("adjacency", f"must be a square matrix, got shape {adj.shape}")
@@ -170,8 +178,7 @@ class StronglyRegularGraph(CombinatorialObject):
         adj = stored_binary(arrays, "adjacency", "srg", (n, n))
         A = stored_binary(arrays, "assignment", "srg", (n, n))
         closed = bool(np.array_equal(A, adj + np.eye(n, dtype=np.int64)))
-        obj = cls(adj, params, stored_construction(metadata), closed=closed,
-                  metadata=stored_object_metadata(metadata))
+        obj = cls(adj, params, stored_construction(metadata), closed=closed, metadata=stored_object_metadata(metadata))
         return same_assignment(obj, A, "srg")
 
     @property
@@ -251,18 +258,22 @@ class StronglyRegularGraph(CombinatorialObject):
         """
         v = self._params[0]
         comp = 1 - self._adjacency - np.eye(v, dtype=np.int64)
-        return StronglyRegularGraph(comp, complement_parameters(*self._params),
-                                    f"complement of {self.construction}", closed=self.closed,
-                                    metadata=dict(self.metadata))
+        return StronglyRegularGraph(
+            comp,
+            complement_parameters(*self._params),
+            f"complement of {self.construction}",
+            closed=self.closed,
+            metadata=dict(self.metadata),
+        )
 
     def with_closed(self, closed: bool) -> StronglyRegularGraph:
         """Same graph with the other assignment convention."""
-        return StronglyRegularGraph(self._adjacency, self._params, self.construction, closed=closed,
-                                    metadata=dict(self.metadata))
+        return StronglyRegularGraph(
+            self._adjacency, self._params, self.construction, closed=closed, metadata=dict(self.metadata)
+        )
 
     def __repr__(self) -> str:
-        return (f"StronglyRegularGraph(params={self.params!r}, construction={self.construction!r}, "
-                f"closed={self.closed})")
+        return f"StronglyRegularGraph(params={self.params!r}, construction={self.construction!r}, closed={self.closed})"
 
 
 def _make(adj: np.ndarray, name: str, expected: tuple | None = None, **meta) -> StronglyRegularGraph:

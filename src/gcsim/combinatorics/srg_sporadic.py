@@ -1,5 +1,6 @@
 """Named strongly regular graphs (docs/theory.md §20): Petersen, Clebsch, Shrikhande,
 Schlaefli, Hoffman-Singleton and Gewirtz."""
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -102,7 +103,7 @@ def hoffman_singleton_graph() -> StronglyRegularGraph:
     for step, off in ((1, 0), (2, 25)):
         same = h[:, None] == h[None, :]
         dist = (j[:, None] - j[None, :]) % 5
-        adj[off:off + 25, off:off + 25] = (same & ((dist == step) | (dist == 5 - step))).astype(np.int64)
+        adj[off : off + 25, off : off + 25] = (same & ((dist == step) | (dist == 5 - step))).astype(np.int64)
     i = h  # Q_{i, j'} with i = index // 5
     jq = j
     cross = (jq[None, :] == (h[:, None] * i[None, :] + j[:, None]) % 5).astype(np.int64)
@@ -122,14 +123,13 @@ def _golay_octads() -> np.ndarray:
     """
     g = np.zeros(23, dtype=np.int64)
     g[[0, 2, 4, 5, 6, 10, 11]] = 1
-    G = np.stack([np.roll(g, i) for i in range(12)])                  # cyclic shifts: generator rows
-    msgs = _digits(2 ** 12, 2, 12)
+    G = np.stack([np.roll(g, i) for i in range(12)])  # cyclic shifts: generator rows
+    msgs = _digits(2**12, 2, 12)
     words = (msgs @ G) % 2
     words = np.concatenate([words, words.sum(axis=1, keepdims=True) % 2], axis=1)
     wt = words.sum(axis=1)
     counts = {int(w): int(c) for w, c in zip(*np.unique(wt, return_counts=True), strict=False)}
-    require(counts == {0: 1, 8: 759, 12: 2576, 16: 759, 24: 1},
-            f"Golay code weight distribution wrong: {counts}")
+    require(counts == {0: 1, 8: 759, 12: 2576, 16: 759, 24: 1}, f"Golay code weight distribution wrong: {counts}")
     return words[wt == 8]
 
 

@@ -15,6 +15,7 @@ Colbourn & Rosa, *Triple Systems*, 1999):
 Point ``(x, i)`` is numbered ``x + i * m`` (m = quasigroup order); ``inf`` is
 ``v - 1``.  Proofs: ``docs/theory/10_bibd.md``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,7 @@ def _quasigroup_blocks(table: np.ndarray) -> np.ndarray:
     m = table.shape[0]
     x, y = np.triu_indices(m, 1)
     i = np.arange(3)[:, None]
-    blocks = np.stack([x[None, :] + i * m, y[None, :] + i * m,
-                       table[x, y][None, :] + ((i + 1) % 3) * m], axis=-1)
+    blocks = np.stack([x[None, :] + i * m, y[None, :] + i * m, table[x, y][None, :] + ((i + 1) % 3) * m], axis=-1)
     return blocks.reshape(-1, 3)
 
 
@@ -73,8 +73,9 @@ def skolem_sts_blocks(v: int) -> list[tuple[int, int, int]]:
     x = np.arange(n)
     vertical = np.stack([x, x + m, x + 2 * m], axis=-1)
     i = np.arange(3)[:, None]
-    with_inf = np.stack([np.full((3, n), inf), (x + n)[None, :] + i * m,
-                         x[None, :] + ((i + 1) % 3) * m], axis=-1).reshape(-1, 3)
+    with_inf = np.stack(
+        [np.full((3, n), inf), (x + n)[None, :] + i * m, x[None, :] + ((i + 1) % 3) * m], axis=-1
+    ).reshape(-1, 3)
     blocks = np.concatenate([vertical, with_inf, _quasigroup_blocks(table)])
     return sorted(tuple(sorted(b)) for b in blocks.tolist())
 
@@ -95,8 +96,9 @@ def steiner_triple_system_blocks(v: int) -> list[tuple[int, int, int]]:
     raise ImpossibleParametersError("divisibility", f"an STS(v) exists iff v = 1 or 3 mod 6, got v = {v}")
 
 
-def triple_system_hill_climb(v: int, lam: int, *, seed: int = 0, max_steps: int | None = None
-                             ) -> list[tuple[int, int, int]]:
+def triple_system_hill_climb(
+    v: int, lam: int, *, seed: int = 0, max_steps: int | None = None
+) -> list[tuple[int, int, int]]:
     """A λ-fold triple system TS(v, λ) (a 2-(v, 3, λ) design, repeated blocks allowed) by hill climbing.
 
     Stinson's hill-climbing algorithm (D. R. Stinson, "Hill-climbing algorithms
@@ -122,14 +124,15 @@ def triple_system_hill_climb(v: int, lam: int, *, seed: int = 0, max_steps: int 
     v = check_int("v", v, minimum=3)
     lam = check_int("lam", lam, minimum=1)
     if (lam * (v - 1)) % 2 or (lam * v * (v - 1)) % 6:
-        raise ImpossibleParametersError("divisibility", f"no TS({v}, {lam}): need lam(v-1) = 0 mod 2 and "
-                                        "lam v(v-1) = 0 mod 6")
+        raise ImpossibleParametersError(
+            "divisibility", f"no TS({v}, {lam}): need lam(v-1) = 0 mod 2 and lam v(v-1) = 0 mod 6"
+        )
     check_dense_size("v", v, v, "the pair-count table of the hill climb")
     check_dense_size("(v, lam)", lam * v * (v - 1) // 6, 3, f"the block list of TS({v}, {lam})")
     target = lam * v * (v - 1) // 6
     rng = random.Random(seed)
-    count = [[0] * v for _ in range(v)]       # pair multiplicities
-    deficit = [lam * (v - 1)] * v             # live pair-slots at each point
+    count = [[0] * v for _ in range(v)]  # pair multiplicities
+    deficit = [lam * (v - 1)] * v  # live pair-slots at each point
     blocks: dict[int, tuple[int, int, int]] = {}
     through: dict[tuple[int, int], list[int]] = {}
     next_id = 0

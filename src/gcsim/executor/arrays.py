@@ -28,6 +28,7 @@ straggler patterns in any namespace through the one kernel of the analysis,
 :func:`gcsim.coding.kernels.optimal_errors` (only the namespace differs, and every pattern is
 certified or recomputed by the SVD route).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ __all__ = [
 # ----------------------------------------------------------------------------------------------
 # gradient coding end to end
 # ----------------------------------------------------------------------------------------------
+
 
 @dataclass
 class SchemeRun:
@@ -119,8 +121,10 @@ def _decoder_matrix(scheme: Any, mask: np.ndarray, decoder: Any, xp, B):
                 XF = optimal_decoders(B, mask[None, :], m, xp=xp)[0, ...][_asarray(xp, F, dtype=xp.int64), :]
         elif decoder in ("fixed", "reference"):
             if scheme.decoder is None:
-                raise InvalidArgumentError("decoder", f"scheme {scheme.method!r} has no reference decoder; "
-                                           "pass decoder='optimal' or an (n, m) array")
+                raise InvalidArgumentError(
+                    "decoder",
+                    f"scheme {scheme.method!r} has no reference decoder; pass decoder='optimal' or an (n, m) array",
+                )
             XF = _asarray(xp, np.asarray(scheme.decoder)[F])
         else:
             raise InvalidArgumentError("decoder", f"must be 'optimal', 'fixed' or an (n, m) array, got {decoder!r}")
@@ -134,8 +138,9 @@ def _decoder_matrix(scheme: Any, mask: np.ndarray, decoder: Any, xp, B):
     return XF, X
 
 
-def run_scheme(scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any = "optimal",
-               xp: Any = None) -> SchemeRun:
+def run_scheme(
+    scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any = "optimal", xp: Any = None
+) -> SchemeRun:
     """Encode real partial gradients, drop the stragglers, decode, and measure the error.
 
     Parameters
@@ -187,15 +192,15 @@ def run_scheme(scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any 
     GG = ns.reshape(ns.permute_dims(ns.reshape(g, (N, m, w)), (1, 0, 2)), (m * N, w))
     B = _asarray(ns, B_host)
     T = _asarray(ns, scheme.target())
-    tilde = B.T @ GG                                     # (n, w): what every worker sends
+    tilde = B.T @ GG  # (n, w): what every worker sends
     XF, X = _decoder_matrix(scheme, mask, decoder, ns, B)
     Fi = _asarray(ns, np.flatnonzero(mask), dtype=ns.int64)
     tilde_F = tilde[Fi, :]
-    ghat_blocks = XF.T @ tilde_F                         # (m, w)
+    ghat_blocks = XF.T @ tilde_F  # (m, w)
     true_blocks = ns.sum(ns.reshape(g, (N, m, w)), axis=0)
     diff = ghat_blocks - true_blocks
-    R = B[:, Fi] @ XF - T                                # B_F X - T, (mN, m)
-    pred = GG.T @ R                                      # 𝒢 (B_F X - T), (w, m)
+    R = B[:, Fi] @ XF - T  # B_F X - T, (mN, m)
+    pred = GG.T @ R  # 𝒢 (B_F X - T), (w, m)
     error = float(ns.sum(diff * diff))
     flat_diff = ns.reshape(diff, (m * w,))[:d]
     error_trunc = float(ns.sum(flat_diff * flat_diff))
@@ -203,10 +208,20 @@ def run_scheme(scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any 
     residual = float(ns.sum(R * R))
     decoded = ns.reshape(ghat_blocks, (m * w,))[:d]
     grad = ns.reshape(true_blocks, (m * w,))[:d]
-    return SchemeRun(decoded=decoded, gradient=grad, error=error, error_truncated=error_trunc,
-                     predicted_error=predicted, residual=residual,
-                     expected_isotropic=w * residual, decoder=X, nonstragglers=mask, transmissions=tilde,
-                     block_length=w, backend=ns.__name__)
+    return SchemeRun(
+        decoded=decoded,
+        gradient=grad,
+        error=error,
+        error_truncated=error_trunc,
+        predicted_error=predicted,
+        residual=residual,
+        expected_isotropic=w * residual,
+        decoder=X,
+        nonstragglers=mask,
+        transmissions=tilde,
+        block_length=w,
+        backend=ns.__name__,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -217,8 +232,15 @@ def run_scheme(scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any 
 _ROUTES = {"auto": "auto", "downdate": "downdate", "solve": "gram", "eigh": "eigh", "svd": "svd"}
 
 
-def batched_optimal_error(scheme: Any, nonstragglers: Any, *, xp: Any = None, rtol: float | None = None,
-                          route: str = "auto", chunk: int = 2048) -> np.ndarray | float:
+def batched_optimal_error(
+    scheme: Any,
+    nonstragglers: Any,
+    *,
+    xp: Any = None,
+    rtol: float | None = None,
+    route: str = "auto",
+    chunk: int = 2048,
+) -> np.ndarray | float:
     """``err(B, F) = min_X ‖B_F X − T‖_F²`` for a stack of patterns, in any array namespace.
 
     The analysis' kernel (:func:`gcsim.coding.kernels.optimal_errors`) run in the namespace
@@ -286,6 +308,7 @@ def batched_optimal_error(scheme: Any, nonstragglers: Any, *, xp: Any = None, rt
     masks = check_mask("nonstragglers", to_numpy(nonstragglers), ctx.n)
     single = masks.ndim == 1
     masks = masks[None, :] if single else masks
-    out = np.clip(optimal_errors(ctx, masks, method=method, rtol=rtol, xp=ns, certify=True, chunk=chunk),
-                  0.0, ctx.total)
+    out = np.clip(
+        optimal_errors(ctx, masks, method=method, rtol=rtol, xp=ns, certify=True, chunk=chunk), 0.0, ctx.total
+    )
     return float(out[0]) if single else out

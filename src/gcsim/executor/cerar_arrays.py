@@ -1,4 +1,5 @@
 """The CERAR ring on real arrays: all ``N`` workers at once, round by round, in any array namespace."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -87,24 +88,32 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
     if w * c != d:
         g = ns.concat([g, ns.zeros((N, w * c - d), dtype=wd)], axis=1)
     G = ns.reshape(g, (N, c, w))
-    A = _asarray(ns, np.array(design.encoders), dtype=wd)   # writable copies: torch refuses read-only memory
+    A = _asarray(ns, np.array(design.encoders), dtype=wd)  # writable copies: torch refuses read-only memory
     D = _asarray(ns, np.array(design.decoders), dtype=wd)
-    X = encode(A, G)                                     # all c symbols: (N, c, w)
-    out = run_ring(X, G, D, xp=ns)                       # the ring of gcsim.cerar.ring, in namespace ns
-    sent = np.full(N, cerar_bytes(N, c, d, item), dtype=np.int64)   # L packets of w scalars per worker
+    X = encode(A, G)  # all c symbols: (N, c, w)
+    out = run_ring(X, G, D, xp=ns)  # the ring of gcsim.cerar.ring, in namespace ns
+    sent = np.full(N, cerar_bytes(N, c, d, item), dtype=np.int64)  # L packets of w scalars per worker
     total = ns.sum(G, axis=0)
     diff = out - total[None, :, :]
     errors = to_numpy(ns.sum(ns.reshape(diff * diff, (N, c * w)), axis=1)).astype(np.float64)
     # prediction from the error operators: Σ_m E_{i,m} G_{i-m}
-    E = _asarray(ns, design.error_operators(), dtype=ns.float64)   # (N, N-1, c, c)
+    E = _asarray(ns, design.error_operators(), dtype=ns.float64)  # (N, N-1, c, c)
     G64 = ns.astype(G, ns.float64)
     src = (np.arange(N)[:, None] - np.arange(1, N)[None, :]) % N  # (N, N-1)
     Gsrc = G64[_asarray(ns, src.reshape(-1), dtype=ns.int64), ...]
     Gsrc = ns.reshape(Gsrc, (N, N - 1, c, w))
-    P = ns.sum(E @ Gsrc, axis=1)                         # (N, c, w)
+    P = ns.sum(E @ Gsrc, axis=1)  # (N, c, w)
     predicted = to_numpy(ns.sum(ns.reshape(P * P, (N, c * w)), axis=1)).astype(np.float64)
     Eh = design.error_operators()
     expected = w * np.sum(Eh * Eh, axis=(1, 2, 3))
     outputs = ns.reshape(out, (N, c * w))[:, :d]
-    return CerarRun(outputs=outputs, errors=errors, predicted_errors=predicted, expected_isotropic=expected,
-                    bytes_sent=sent, rounds=L, packet_size=w, backend=ns.__name__)
+    return CerarRun(
+        outputs=outputs,
+        errors=errors,
+        predicted_errors=predicted,
+        expected_isotropic=expected,
+        bytes_sent=sent,
+        rounds=L,
+        packet_size=w,
+        backend=ns.__name__,
+    )

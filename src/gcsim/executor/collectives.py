@@ -8,6 +8,7 @@ scalars); :func:`library_all_reduce` is ``dist.all_reduce``.  A :class:`ByteCoun
 bytes each rank actually hands to ``isend``: CERAR ``L·ceil(d/c)·itemsize``, ring
 ``2(N−1)·ceil(d/N)·itemsize`` (:mod:`gcsim.cerar.traffic`).
 """
+
 from __future__ import annotations
 
 import os
@@ -20,13 +21,11 @@ from ..cerar.ring import decode, encode, packet, packet_size, strip
 from ..errors import GcsimError, InvalidArgumentError
 from .launcher import GLOO_SOURCE
 
-__all__ = ["RingFailureError", "ByteCounter", "cerar_all_reduce", "ring_all_reduce", "library_all_reduce",
-           "as_design"]
+__all__ = ["RingFailureError", "ByteCounter", "cerar_all_reduce", "ring_all_reduce", "library_all_reduce", "as_design"]
 
 
 class RingFailureError(GcsimError, RuntimeError):
     """A ring neighbour failed (died or timed out) during a ring collective."""
-
 
 
 @dataclass
@@ -60,19 +59,20 @@ def _exchange(send, recv, dst: int, src: int, what: str, step: int, counter: Byt
     try:
         ws = dist.isend(send, dst)
         wr = dist.irecv(recv, src)
-        assert ws is not None and wr is not None     # None only for a rank outside the group
+        assert ws is not None and wr is not None  # None only for a rank outside the group
         wr.wait()
         ws.wait()
     except RuntimeError as exc:
         why = GLOO_SOURCE.sub("", str(exc).splitlines()[0])
-        raise RingFailureError(f"{what}: step {step}: exchange with ring neighbours (send to rank {dst}, "
-                               f"receive from rank {src}) failed: {why}") from None
+        raise RingFailureError(
+            f"{what}: step {step}: exchange with ring neighbours (send to rank {dst}, "
+            f"receive from rank {src}) failed: {why}"
+        ) from None
     if counter is not None:
         counter.add(send, recv)
 
 
-def cerar_all_reduce(tensor, design: Any, *, group=None, counter: ByteCounter | None = None,
-                     compute_dtype=None):
+def cerar_all_reduce(tensor, design: Any, *, group=None, counter: ByteCounter | None = None, compute_dtype=None):
     """Approximate sum of ``tensor`` over the ranks by the CERAR ring protocol (docs/theory.md §50).
 
     Rank ``i`` (ring position = group rank) splits its flattened tensor into ``c``
@@ -114,17 +114,17 @@ def cerar_all_reduce(tensor, design: Any, *, group=None, counter: ByteCounter | 
     d = flat.numel()
     w = packet_size(d, c)
     cd = flat.dtype if compute_dtype is None else compute_dtype
-    dev = flat.device                                 # CPU for gloo, the rank's GPU for NCCL
+    dev = flat.device  # CPU for gloo, the rank's GPU for NCCL
     G = torch.zeros(c * w, dtype=cd, device=dev)
     G[:d] = flat.to(cd)
     G = G.reshape(c, w)
-    A = torch.tensor(design.encoders[me], dtype=cd, device=dev)     # a copy: the design's arrays are read-only
+    A = torch.tensor(design.encoders[me], dtype=cd, device=dev)  # a copy: the design's arrays are read-only
     D = torch.tensor(design.decoders[me], dtype=cd, device=dev)
-    X = encode(A, G).to(flat.dtype)                   # c coded symbols, in the wire dtype
+    X = encode(A, G).to(flat.dtype)  # c coded symbols, in the wire dtype
     nxt, prv = glob((me + 1) % N), glob((me - 1) % N)
     u = torch.zeros(w, dtype=flat.dtype, device=dev)
     U = torch.empty(L, w, dtype=flat.dtype, device=dev)
-    for t in range(1, L + 1):                         # the rounds of gcsim.cerar.ring, over the network
+    for t in range(1, L + 1):  # the rounds of gcsim.cerar.ring, over the network
         s = packet(X, u, t)
         r = torch.empty(w, dtype=flat.dtype, device=dev)
         _exchange(s, r, nxt, prv, "cerar_all_reduce", t, counter)
@@ -153,11 +153,11 @@ def ring_all_reduce(tensor, *, group=None, counter: ByteCounter | None = None):
     chunks = buf.reshape(N, w)
     nxt, prv = glob((me + 1) % N), glob((me - 1) % N)
     tmp = torch.empty(w, dtype=flat.dtype, device=flat.device)
-    for k in range(N - 1):                           # reduce-scatter
+    for k in range(N - 1):  # reduce-scatter
         send_i, recv_i = (me - k) % N, (me - k - 1) % N
         _exchange(chunks[send_i].clone(), tmp, nxt, prv, "ring_all_reduce (reduce-scatter)", k + 1, counter)
         chunks[recv_i] += tmp
-    for k in range(N - 1):                           # all-gather: rank me owns chunk me+1
+    for k in range(N - 1):  # all-gather: rank me owns chunk me+1
         send_i, recv_i = (me + 1 - k) % N, (me - k) % N
         _exchange(chunks[send_i].clone(), tmp, nxt, prv, "ring_all_reduce (all-gather)", N + k, counter)
         chunks[recv_i] = tmp
@@ -179,9 +179,13 @@ def as_design(design: Any):
     if isinstance(design, (str, os.PathLike)):
         return load_design(os.fspath(design))
     if isinstance(design, dict) and {"encoders", "decoders"} <= set(design):
-        return CerarDesign(int(design["N"]), int(design["c"]), design["encoders"], design["decoders"],
-                           method=str(design.get("method", "custom")))
-    raise InvalidArgumentError("design", f"must be a CerarDesign, an exported design path or a dict, "
-                               f"got {type(design).__name__}")
-
-
+        return CerarDesign(
+            int(design["N"]),
+            int(design["c"]),
+            design["encoders"],
+            design["decoders"],
+            method=str(design.get("method", "custom")),
+        )
+    raise InvalidArgumentError(
+        "design", f"must be a CerarDesign, an exported design path or a dict, got {type(design).__name__}"
+    )

@@ -17,6 +17,7 @@ Usage in an ordinary training loop (inside an initialized process group of ``N``
         opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
     print(state.counter.sent, "bytes sent by this rank's hook")
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -57,8 +58,9 @@ def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares t
 
     buf = bucket.buffer()
     N = dist.get_world_size(state.group)
-    out = cerar_all_reduce(buf, state.design, group=state.group, counter=state.counter,
-                           compute_dtype=state.compute_dtype)
+    out = cerar_all_reduce(
+        buf, state.design, group=state.group, counter=state.counter, compute_dtype=state.compute_dtype
+    )
     out.div_(N)
     state.calls += 1
     fut: torch.futures.Future = torch.futures.Future()
@@ -66,8 +68,9 @@ def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares t
     return fut
 
 
-def register_cerar_hook(model: Any, design: Any, *, group: Any = None, compute_dtype: Any = "float64"
-                        ) -> CerarHookState:
+def register_cerar_hook(
+    model: Any, design: Any, *, group: Any = None, compute_dtype: Any = "float64"
+) -> CerarHookState:
     """Register :func:`cerar_hook` on a DDP model.
 
     Parameters
@@ -115,8 +118,9 @@ def ddp_compare_job(rank: int, world_size: int, spec: dict) -> dict:
 
     def make():
         torch.manual_seed(spec["seed"])
-        return torch.nn.Sequential(torch.nn.Linear(spec["features"], spec["hidden"]), torch.nn.Tanh(),
-                                   torch.nn.Linear(spec["hidden"], 1))
+        return torch.nn.Sequential(
+            torch.nn.Linear(spec["features"], spec["hidden"]), torch.nn.Tanh(), torch.nn.Linear(spec["hidden"], 1)
+        )
 
     g = torch.Generator().manual_seed(1000 + rank)
     xs = torch.randn(spec["steps"], spec["batch"], spec["features"], generator=g)

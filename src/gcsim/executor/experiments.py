@@ -9,6 +9,7 @@
     ``n + 1`` ranks: who is used is decided on the simulated clock, so the same seed gives the
     same used set and the same numbers.
 """
+
 from __future__ import annotations
 
 import os
@@ -68,7 +69,7 @@ def collectives_job(rank: int, world_size: int, spec: dict) -> dict:
             if rep >= int(spec.get("warmup", 0)):
                 times.append(dt)
                 counter = cnt
-        assert result is not None                     # repeats >= 1
+        assert result is not None  # repeats >= 1
         r64 = result.to(torch.float64)
         out["algorithms"][algo] = {
             "bytes_sent": None if algo == "allreduce" else counter.sent,
@@ -83,10 +84,21 @@ def collectives_job(rank: int, world_size: int, spec: dict) -> dict:
     return out
 
 
-def run_collectives(N: int, d: int, *, designs: dict | None = None, algorithms: Sequence[str] | None = None,
-                    dtype: str = "float32", seed: int = 0, repeats: int = 1, warmup: int = 0,
-                    timeout: float = 120.0, return_outputs: bool = False, die_rank: int | None = None,
-                    **launch_kw: Any) -> dict:
+def run_collectives(
+    N: int,
+    d: int,
+    *,
+    designs: dict | None = None,
+    algorithms: Sequence[str] | None = None,
+    dtype: str = "float32",
+    seed: int = 0,
+    repeats: int = 1,
+    warmup: int = 0,
+    timeout: float = 120.0,
+    return_outputs: bool = False,
+    die_rank: int | None = None,
+    **launch_kw: Any,
+) -> dict:
     """Launch ``N`` gloo ranks and run all-reduce collectives on seeded gradients.
 
     Parameters
@@ -125,28 +137,46 @@ def run_collectives(N: int, d: int, *, designs: dict | None = None, algorithms: 
         des = as_design(des)
         if des.N != N:
             raise InvalidArgumentError("designs", f"{name!r} is for N = {des.N}, not {N}")
-        designs[name] = {"N": des.N, "c": des.c, "encoders": des.encoders, "decoders": des.decoders,
-                         "method": des.method}
+        designs[name] = {
+            "N": des.N,
+            "c": des.c,
+            "encoders": des.encoders,
+            "decoders": des.decoders,
+            "method": des.method,
+        }
     algos = list(algorithms) if algorithms is not None else ["allreduce", "ring", *designs]
     for a in algos:
         if a not in ("allreduce", "ring") and a not in designs:
             raise InvalidArgumentError("algorithms", f"unknown algorithm {a!r} (designs: {sorted(designs)})")
-    spec = {"d": d, "seed": check_int("seed", seed, minimum=0), "dtype": dtype, "algorithms": algos,
-            "designs": designs, "repeats": check_int("repeats", repeats, minimum=1),
-            "warmup": check_int("warmup", warmup, minimum=0), "return_outputs": bool(return_outputs)}
+    spec = {
+        "d": d,
+        "seed": check_int("seed", seed, minimum=0),
+        "dtype": dtype,
+        "algorithms": algos,
+        "designs": designs,
+        "repeats": check_int("repeats", repeats, minimum=1),
+        "warmup": check_int("warmup", warmup, minimum=0),
+        "return_outputs": bool(return_outputs),
+    }
     if die_rank is not None:
-        spec.update(die_rank=check_int("die_rank", die_rank, minimum=0, maximum=N - 1), barrier=False,
-                    compare_allreduce=False)
+        spec.update(
+            die_rank=check_int("die_rank", die_rank, minimum=0, maximum=N - 1), barrier=False, compare_allreduce=False
+        )
     res = launch(collectives_job, N, (spec,), timeout=timeout, **launch_kw).raise_on_failure()
     item = np.dtype(dtype).itemsize
     S = d * item
     summary = {}
     for a in algos:
         per = [r["algorithms"][a] for r in res.results]
-        secs = np.max(np.array([p["seconds"] for p in per]), axis=0)   # slowest rank per repeat
+        secs = np.max(np.array([p["seconds"] for p in per]), axis=0)  # slowest rank per repeat
         t = float(np.median(secs))
-        exp = (ring_bytes(N, d, item) if a == "ring" else None if a == "allreduce"
-               else cerar_bytes(N, designs[a]["c"], d, item))
+        exp = (
+            ring_bytes(N, d, item)
+            if a == "ring"
+            else None
+            if a == "allreduce"
+            else cerar_bytes(N, designs[a]["c"], d, item)
+        )
         summary[a] = {
             "bytes_sent": [p["bytes_sent"] for p in per],
             "expected_bytes": exp,
@@ -161,9 +191,15 @@ def run_collectives(N: int, d: int, *, designs: dict | None = None, algorithms: 
         if a in designs:
             summary[a]["c"] = designs[a]["c"]
             summary[a]["predicted_byte_ratio"] = predicted_byte_ratio(N, designs[a]["c"])
-    return {"N": N, "d": d, "itemsize": item, "dtype": dtype, "ranks": res.results, "summary": summary,
-            "launch_seconds": res.seconds}
-
+    return {
+        "N": N,
+        "d": d,
+        "itemsize": item,
+        "dtype": dtype,
+        "ranks": res.results,
+        "summary": summary,
+        "launch_seconds": res.seconds,
+    }
 
 
 def _worker_state(res: LaunchResult, rank: int) -> str:
@@ -177,11 +213,24 @@ def _worker_state(res: LaunchResult, rank: int) -> str:
     return f"it died (exit code {res.exitcodes[rank]})"
 
 
-def run_parameter_server(scheme: Any, *, stragglers: int = 0, deadline: float | None = None,
-                         delays: Any = None, die: Sequence[int] = (), stall: Sequence[int] = (),
-                         decoder: str = "optimal", d: int = 16, rows: int = 4, seed: int = 0,
-                         delay_scale: float = 0.05, wait_limit: float = 20.0, drain: float = 2.0,
-                         timeout: float = 60.0, **launch_kw: Any) -> dict:
+def run_parameter_server(
+    scheme: Any,
+    *,
+    stragglers: int = 0,
+    deadline: float | None = None,
+    delays: Any = None,
+    die: Sequence[int] = (),
+    stall: Sequence[int] = (),
+    decoder: str = "optimal",
+    d: int = 16,
+    rows: int = 4,
+    seed: int = 0,
+    delay_scale: float = 0.05,
+    wait_limit: float = 20.0,
+    drain: float = 2.0,
+    timeout: float = 60.0,
+    **launch_kw: Any,
+) -> dict:
     """Gradient coding with a parameter server on ``n + 1`` gloo ranks.
 
     Who is used is decided on the **simulated clock** (:func:`simulated_schedule`): worker
@@ -280,33 +329,63 @@ def run_parameter_server(scheme: Any, *, stragglers: int = 0, deadline: float | 
     d = check_int("d", d, minimum=1)
     rows = check_int("rows", rows, minimum=1)
     plan = simulated_schedule(delays, die, need=n - s, deadline=deadline)
-    spec = {"B": np.asarray(B), "assignment": np.asarray(scheme.assignment), "m": int(scheme.m),
-            "d": d, "rows": rows, "seed": seed, "delays": delays.tolist(), "die": die, "stall": stall,
-            "plan": plan, "decoder": decoder,
-            "decoder_matrix": None if scheme.decoder is None else np.asarray(scheme.decoder),
-            "wait_limit": wait_limit, "drain": drain,
-            # the barrier names a rank that does not arrive, well before the launcher's deadline
-            "barrier_timeout": 0.5 * timeout}
+    spec = {
+        "B": np.asarray(B),
+        "assignment": np.asarray(scheme.assignment),
+        "m": int(scheme.m),
+        "d": d,
+        "rows": rows,
+        "seed": seed,
+        "delays": delays.tolist(),
+        "die": die,
+        "stall": stall,
+        "plan": plan,
+        "decoder": decoder,
+        "decoder_matrix": None if scheme.decoder is None else np.asarray(scheme.decoder),
+        "wait_limit": wait_limit,
+        "drain": drain,
+        # the barrier names a rank that does not arrive, well before the launcher's deadline
+        "barrier_timeout": 0.5 * timeout,
+    }
     launch_kw.setdefault("grace_after_rank0", 1.0)
     launch_kw["may_die"] = sorted(set(launch_kw.get("may_die", ())) | {j + 1 for j in die})
     res = launch(parameter_server_job, n + 1, (spec,), timeout=timeout, **launch_kw)
     ps = res.results[0]
     if ps is None:
         if 0 in res.stalled:
-            raise LaunchTimeoutError(f"the parameter server (rank 0) stalled: timed out, no report within "
-                                     f"{res.deadline_reason}; killed", result=res)
-        why = (f"raised {exception_line(res.errors[0])}" if 0 in res.errors
-               else f"died (exit code {res.exitcodes[0]})")
+            raise LaunchTimeoutError(
+                f"the parameter server (rank 0) stalled: timed out, no report within {res.deadline_reason}; killed",
+                result=res,
+            )
+        why = f"raised {exception_line(res.errors[0])}" if 0 in res.errors else f"died (exit code {res.exitcodes[0]})"
         raise RankFailure(f"the parameter server (rank 0) {why}", result=res)
     if ps.get("failure") == "undelivered":
-        who = "; ".join(f"worker {j} (rank {j + 1}), scheduled to arrive at {ps['scheduled'][j]:g} s: "
-                        f"{_worker_state(res, j + 1)}" for j in ps["undelivered"])
+        who = "; ".join(
+            f"worker {j} (rank {j + 1}), scheduled to arrive at {ps['scheduled'][j]:g} s: {_worker_state(res, j + 1)}"
+            for j in ps["undelivered"]
+        )
         raise LaunchTimeoutError(
             f"parameter server timed out: no transmission within wait_limit = {wait_limit:g} s after the latest "
-            f"scheduled arrival from {who}", result=res)
+            f"scheduled arrival from {who}",
+            result=res,
+        )
     out = dict(ps)
-    out.update({"workers": res.results[1:], "exitcodes": res.exitcodes, "delays": delays.tolist(),
-                "died": die, "stalled": stall, "killed": res.killed, "rank_errors": res.errors,
-                "seconds": res.seconds, "m": int(scheme.m), "n": n, "num_parts": int(scheme.num_parts), "d": d,
-                "stragglers": s, "deadline": deadline})
+    out.update(
+        {
+            "workers": res.results[1:],
+            "exitcodes": res.exitcodes,
+            "delays": delays.tolist(),
+            "died": die,
+            "stalled": stall,
+            "killed": res.killed,
+            "rank_errors": res.errors,
+            "seconds": res.seconds,
+            "m": int(scheme.m),
+            "n": n,
+            "num_parts": int(scheme.num_parts),
+            "d": d,
+            "stragglers": s,
+            "deadline": deadline,
+        }
+    )
     return out

@@ -12,6 +12,7 @@ rank exits by itself if the launching process is killed.
 Ranks exit with ``os._exit`` after reporting, so that no library destructor can block on
 an operation a dead peer will never complete.
 """
+
 from __future__ import annotations
 
 import errno
@@ -35,8 +36,7 @@ from urllib.parse import urlsplit
 from .._validation import check_int, check_real
 from ..errors import GcsimError, InvalidArgumentError
 
-__all__ = ["launch", "LaunchResult", "RankFailure", "LaunchTimeoutError", "free_port", "exception_line",
-           "GLOO_SOURCE"]
+__all__ = ["launch", "LaunchResult", "RankFailure", "LaunchTimeoutError", "free_port", "exception_line", "GLOO_SOURCE"]
 
 
 class RankFailure(GcsimError, RuntimeError):
@@ -90,16 +90,16 @@ def exception_line(tb: str, limit: int = 300) -> str:
     """``ExcType: first message line`` of a formatted traceback (module prefix dropped)."""
     lines = tb.rstrip().splitlines()
     start = 0
-    for i, line in enumerate(lines):                 # the exception follows the last frame
+    for i, line in enumerate(lines):  # the exception follows the last frame
         if line.startswith("  File "):
             start = i + 1
     while start < len(lines) and lines[start].startswith((" ", "\t")):
-        start += 1                                   # the frame's source line(s)
+        start += 1  # the frame's source line(s)
     text = next((ln for ln in lines[start:] if ln.strip()), lines[-1] if lines else "unknown error")
     head, sep, rest = text.partition(":")
-    if sep and " " not in head:                      # "pkg.mod.ExcType: message"
+    if sep and " " not in head:  # "pkg.mod.ExcType: message"
         text = head.rsplit(".", 1)[-1] + sep + rest
-    text = GLOO_SOURCE.sub("", text)                # "[/__w/.../pair.cc:534] " locations of C++ errors
+    text = GLOO_SOURCE.sub("", text)  # "[/__w/.../pair.cc:534] " locations of C++ errors
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -154,9 +154,10 @@ class LaunchResult:
         """One summary line (``launch of N ranks failed: ...``) and one line per failed rank."""
         short, detail = [], []
         if self.stalled:
-            short.append(f"{_ranks(self.stalled)} stalled: timed out, did not report within "
-                         f"{self.deadline_reason}; killed")
-        for r in self.errors:                        # in the order they were reported: the cause first
+            short.append(
+                f"{_ranks(self.stalled)} stalled: timed out, did not report within {self.deadline_reason}; killed"
+            )
+        for r in self.errors:  # in the order they were reported: the cause first
             line = exception_line(self.errors[r])
             short.append(f"rank {r} raised {line.split(chr(10))[0][:160]}")
             detail.append(f"  rank {r}: {line}")
@@ -206,7 +207,7 @@ def _pid_alive(pid: int) -> bool:
         with open(f"/proc/{pid}/stat") as fh:
             return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
     except OSError:
-        return True                                  # no /proc: trust kill(0)
+        return True  # no /proc: trust kill(0)
 
 
 def _watch_launcher(launcher_pid: int, period: float = 0.5) -> None:
@@ -223,17 +224,29 @@ def _watch_launcher(launcher_pid: int, period: float = 0.5) -> None:
         while True:
             time.sleep(period)
             if os.getppid() != parent or not _pid_alive(launcher_pid):
-                os._exit(70)                         # EX_SOFTWARE: orphaned
+                os._exit(70)  # EX_SOFTWARE: orphaned
 
     threading.Thread(target=watch, name="gcsim-launcher-watch", daemon=True).start()
 
 
-def _child(rank: int, world_size: int, fn: Callable, args: tuple, init_method: str, backend: str,
-           op_timeout: float, q, env: dict | None, netns: str | None, threads: int, launcher_pid: int) -> None:
+def _child(
+    rank: int,
+    world_size: int,
+    fn: Callable,
+    args: tuple,
+    init_method: str,
+    backend: str,
+    op_timeout: float,
+    q,
+    env: dict | None,
+    netns: str | None,
+    threads: int,
+    launcher_pid: int,
+) -> None:
     code = 0
     try:
         if netns:
-            _enter_netns(netns)                      # before any thread starts
+            _enter_netns(netns)  # before any thread starts
         _watch_launcher(launcher_pid)
         for k, v in (env or {}).items():
             os.environ[k] = str(v)
@@ -244,8 +257,9 @@ def _child(rank: int, world_size: int, fn: Callable, args: tuple, init_method: s
         if backend == "nccl":
             torch.cuda.set_device(rank % max(torch.cuda.device_count(), 1))  # one rank per GPU
         # the process-group timeout bounds the rendezvous and every collective / wait() after it
-        dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size,
-                                timeout=timedelta(seconds=op_timeout))
+        dist.init_process_group(
+            backend, init_method=init_method, rank=rank, world_size=world_size, timeout=timedelta(seconds=op_timeout)
+        )
         out = fn(rank, world_size, *args)
         q.put((rank, "ok", out))
     except BaseException:  # report everything, including SystemExit from user code
@@ -271,8 +285,16 @@ def _context(start_method: str):
         ctx = mp.get_context(start_method)
         if start_method == "forkserver":
             # import torch once in the server; every rank is then a cheap fork of it
-            ctx.set_forkserver_preload(["torch", "torch.distributed", "numpy", "gcsim.executor.launcher",
-                                         "gcsim.executor.collectives", "gcsim.executor.experiments"])
+            ctx.set_forkserver_preload(
+                [
+                    "torch",
+                    "torch.distributed",
+                    "numpy",
+                    "gcsim.executor.launcher",
+                    "gcsim.executor.collectives",
+                    "gcsim.executor.experiments",
+                ]
+            )
         _CONTEXTS[start_method] = ctx
     return _CONTEXTS[start_method]
 
@@ -286,8 +308,7 @@ def _check_init_method(init_method: Any, probe: bool) -> None:
     turns that into an immediate, clear error.
     """
     if not isinstance(init_method, str):
-        raise InvalidArgumentError("init_method", f"must be a string like 'tcp://127.0.0.1:29500', "
-                                   f"got {init_method!r}")
+        raise InvalidArgumentError("init_method", f"must be a string like 'tcp://127.0.0.1:29500', got {init_method!r}")
     if init_method.startswith(("env://", "file://")):
         return
     if not init_method.startswith("tcp://"):
@@ -295,7 +316,7 @@ def _check_init_method(init_method: Any, probe: bool) -> None:
     try:
         parts = urlsplit(init_method)
         host, port = parts.hostname, parts.port
-    except ValueError as exc:                        # e.g. a port outside 0..65535
+    except ValueError as exc:  # e.g. a port outside 0..65535
         raise InvalidArgumentError("init_method", f"{init_method!r}: {exc}") from None
     if not host or port is None or not 1 <= port <= 65535:
         raise InvalidArgumentError("init_method", f"needs a host and a port in 1..65535, got {init_method!r}")
@@ -304,7 +325,7 @@ def _check_init_method(init_method: Any, probe: bool) -> None:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError:
-        return                                       # unresolvable here (e.g. a name inside a namespace)
+        return  # unresolvable here (e.g. a name inside a namespace)
     family, _, _, _, addr = infos[0]
     with socket.socket(family, socket.SOCK_STREAM) as s:
         # like the store's listening socket: a port in TIME_WAIT is usable, a listening one is not
@@ -314,17 +335,31 @@ def _check_init_method(init_method: Any, probe: bool) -> None:
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
                 raise InvalidArgumentError(
-                    "init_method", f"port {port} on {host} is already in use (another process listens there): "
-                    "pick a free port, or omit init_method and gcsim picks one") from None
+                    "init_method",
+                    f"port {port} on {host} is already in use (another process listens there): "
+                    "pick a free port, or omit init_method and gcsim picks one",
+                ) from None
             # EADDRNOTAVAIL etc.: not an address of this machine; rank 0 will tell
 
 
-def launch(fn: Callable, world_size: int, args: Sequence = (), *, timeout: float = 60.0,
-           op_timeout: float | None = None, backend: str = "gloo", init_method: str | None = None,
-           env: dict | None = None, rank_env: Sequence[dict] | None = None,
-           netns: Sequence[str] | None = None, start_method: str = "forkserver", threads: int = 1,
-           grace_after_rank0: float | None = None, grace_after_failure: float = 3.0,
-           may_die: Sequence[int] = ()) -> LaunchResult:
+def launch(
+    fn: Callable,
+    world_size: int,
+    args: Sequence = (),
+    *,
+    timeout: float = 60.0,
+    op_timeout: float | None = None,
+    backend: str = "gloo",
+    init_method: str | None = None,
+    env: dict | None = None,
+    rank_env: Sequence[dict] | None = None,
+    netns: Sequence[str] | None = None,
+    start_method: str = "forkserver",
+    threads: int = 1,
+    grace_after_rank0: float | None = None,
+    grace_after_failure: float = 3.0,
+    may_die: Sequence[int] = (),
+) -> LaunchResult:
     """Run ``fn(rank, world_size, *args)`` in ``world_size`` processes with a process group.
 
     Never hangs, and never leaves a process behind:
@@ -385,8 +420,7 @@ def launch(fn: Callable, world_size: int, args: Sequence = (), *, timeout: float
     """
     world_size = check_int("world_size", world_size, minimum=1)
     timeout = check_real("timeout", timeout, minimum=0.0, strict_min=True)
-    op_timeout = timeout if op_timeout is None else check_real("op_timeout", op_timeout, minimum=0.0,
-                                                                strict_min=True)
+    op_timeout = timeout if op_timeout is None else check_real("op_timeout", op_timeout, minimum=0.0, strict_min=True)
     grace_after_failure = check_real("grace_after_failure", grace_after_failure, minimum=0.0)
     if grace_after_rank0 is not None:
         grace_after_rank0 = check_real("grace_after_rank0", grace_after_rank0, minimum=0.0)
@@ -411,28 +445,67 @@ def launch(fn: Callable, world_size: int, args: Sequence = (), *, timeout: float
         raise InvalidArgumentError("args", f"must be picklable: {exc}") from None
     if init_method is not None:
         _check_init_method(init_method, probe=netns is None)
-        return _launch_once(fn, world_size, tuple(args), timeout=timeout, op_timeout=op_timeout, backend=backend,
-                            init_method=init_method, env=env, rank_env=rank_env, netns=netns,
-                            start_method=start_method, threads=threads, grace_after_rank0=grace_after_rank0,
-                            grace_after_failure=grace_after_failure, may_die=dying)
+        return _launch_once(
+            fn,
+            world_size,
+            tuple(args),
+            timeout=timeout,
+            op_timeout=op_timeout,
+            backend=backend,
+            init_method=init_method,
+            env=env,
+            rank_env=rank_env,
+            netns=netns,
+            start_method=start_method,
+            threads=threads,
+            grace_after_rank0=grace_after_rank0,
+            grace_after_failure=grace_after_failure,
+            may_die=dying,
+        )
     # default rendezvous: a file store in a fresh private folder.  No TCP port is involved,
     # so nothing can be taken between choosing a port and listening on it, and no other job
     # on this machine can walk into this job's rendezvous (or this job into theirs).
     folder = tempfile.mkdtemp(prefix="gcsim-rdzv-")
     try:
-        return _launch_once(fn, world_size, tuple(args), timeout=timeout, op_timeout=op_timeout, backend=backend,
-                            init_method="file://" + os.path.join(folder, "store"), env=env, rank_env=rank_env,
-                            netns=netns, start_method=start_method, threads=threads,
-                            grace_after_rank0=grace_after_rank0, grace_after_failure=grace_after_failure,
-                            may_die=dying)
+        return _launch_once(
+            fn,
+            world_size,
+            tuple(args),
+            timeout=timeout,
+            op_timeout=op_timeout,
+            backend=backend,
+            init_method="file://" + os.path.join(folder, "store"),
+            env=env,
+            rank_env=rank_env,
+            netns=netns,
+            start_method=start_method,
+            threads=threads,
+            grace_after_rank0=grace_after_rank0,
+            grace_after_failure=grace_after_failure,
+            may_die=dying,
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _launch_once(fn: Callable, world_size: int, args: tuple, *, timeout: float, op_timeout: float, backend: str,
-                 init_method: str, env: dict | None, rank_env: Sequence[dict] | None, netns: Sequence[str] | None,
-                 start_method: str, threads: int, grace_after_rank0: float | None, grace_after_failure: float,
-                 may_die: set) -> LaunchResult:
+def _launch_once(
+    fn: Callable,
+    world_size: int,
+    args: tuple,
+    *,
+    timeout: float,
+    op_timeout: float,
+    backend: str,
+    init_method: str,
+    env: dict | None,
+    rank_env: Sequence[dict] | None,
+    netns: Sequence[str] | None,
+    start_method: str,
+    threads: int,
+    grace_after_rank0: float | None,
+    grace_after_failure: float,
+    may_die: set,
+) -> LaunchResult:
     ctx = _context(start_method)
     q = ctx.Queue()
     procs: list = []
@@ -466,9 +539,24 @@ def _launch_once(fn: Callable, world_size: int, args: tuple, *, timeout: float, 
         for r in range(world_size):
             e = dict(env or {})
             e.update((rank_env or [{}] * world_size)[r])
-            p = ctx.Process(target=_child, args=(r, world_size, fn, args, init_method, backend, op_timeout, q, e,
-                                                 None if netns is None else netns[r], threads, os.getpid()),
-                            daemon=True)
+            p = ctx.Process(
+                target=_child,
+                args=(
+                    r,
+                    world_size,
+                    fn,
+                    args,
+                    init_method,
+                    backend,
+                    op_timeout,
+                    q,
+                    e,
+                    None if netns is None else netns[r],
+                    threads,
+                    os.getpid(),
+                ),
+                daemon=True,
+            )
             p.start()
             procs.append(p)
         while len(reported) < world_size:
@@ -497,7 +585,7 @@ def _launch_once(fn: Callable, world_size: int, args: tuple, *, timeout: float, 
             died = [r for r in gone if r not in may_die and now - dead_since[r] > 0.5]
             if died:
                 shorten(grace_after_failure, f"rank {died[0]} died")
-        while True:                                  # reports that raced with the deadline
+        while True:  # reports that raced with the deadline
             try:
                 take(q.get_nowait())
             except (queue_mod.Empty, OSError, EOFError):
@@ -520,8 +608,14 @@ def _launch_once(fn: Callable, world_size: int, args: tuple, *, timeout: float, 
         q.close()
     exitcodes = [p.exitcode for p in procs]
     died_ranks = [r for r in range(world_size) if r not in reported and r not in stalled]
-    return LaunchResult(results=results, errors=errors, exitcodes=exitcodes, killed=killed,
-                        timed_out=bool(stalled), seconds=time.monotonic() - t0, stalled=stalled,
-                        died=died_ranks, deadline_reason=reason if stalled else "")
-
-
+    return LaunchResult(
+        results=results,
+        errors=errors,
+        exitcodes=exitcodes,
+        killed=killed,
+        timed_out=bool(stalled),
+        seconds=time.monotonic() - t0,
+        stalled=stalled,
+        died=died_ranks,
+        deadline_reason=reason if stalled else "",
+    )

@@ -17,6 +17,7 @@ Use::
 :func:`netem_available` says whether this machine allows it (root, ``ip`` and ``tc``,
 network namespaces) and why not otherwise; tests skip with that message.
 """
+
 from __future__ import annotations
 
 import os
@@ -86,8 +87,27 @@ def netem_available() -> tuple[bool, str]:
         _run(["ip", "netns", "add", name])
         try:
             _run(["ip", "-n", name, "link", "add", "a0", "type", "veth", "peer", "name", "a1"])
-            _run(["ip", "netns", "exec", name, "tc", "qdisc", "add", "dev", "a0", "root", "tbf", "rate",
-                  "10mbit", "burst", "32kb", "latency", "100ms"])
+            _run(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    name,
+                    "tc",
+                    "qdisc",
+                    "add",
+                    "dev",
+                    "a0",
+                    "root",
+                    "tbf",
+                    "rate",
+                    "10mbit",
+                    "burst",
+                    "32kb",
+                    "latency",
+                    "100ms",
+                ]
+            )
         finally:
             subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=20)
     except NetemError as exc:
@@ -140,8 +160,10 @@ class NetemTopology:
         base = ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev]
         if self.delay:
             _run(base + ["root", "handle", "1:", "netem", "delay", self.delay])
-            _run(base + ["parent", "1:1", "handle", "10:", "tbf", "rate", self.rate, "burst", str(burst),
-                         "latency", "1s"])
+            _run(
+                base
+                + ["parent", "1:1", "handle", "10:", "tbf", "rate", self.rate, "burst", str(burst), "latency", "1s"]
+            )
         else:
             _run(base + ["root", "tbf", "rate", self.rate, "burst", str(burst), "latency", "1s"])
 
@@ -163,8 +185,8 @@ class NetemTopology:
                 _run(["ip", "-n", ns, "link", "set", "lo", "up"])
                 _run(["ip", "-n", self.hub, "link", "set", f"v{i}", "master", "br0"])
                 _run(["ip", "-n", self.hub, "link", "set", f"v{i}", "up"])
-                self._shape(ns, self.ifname)          # rank -> hub
-                self._shape(self.hub, f"v{i}")        # hub -> rank
+                self._shape(ns, self.ifname)  # rank -> hub
+                self._shape(self.hub, f"v{i}")  # hub -> rank
         except BaseException:
             self.close()
             raise
@@ -188,5 +210,8 @@ class NetemTopology:
 
     def launch_kwargs(self, port: int = 29611) -> dict:
         """Keyword arguments for :func:`gcsim.executor.launcher.launch` / ``run_collectives``."""
-        return {"netns": list(self.netns), "init_method": f"tcp://{self.addresses[0]}:{int(port)}",
-                "rank_env": [{"GLOO_SOCKET_IFNAME": self.ifname} for _ in range(self.N)]}
+        return {
+            "netns": list(self.netns),
+            "init_method": f"tcp://{self.addresses[0]}:{int(port)}",
+            "rank_env": [{"GLOO_SOCKET_IFNAME": self.ifname} for _ in range(self.N)],
+        }

@@ -8,6 +8,7 @@ process dies).  The PS decides on that simulated clock (:func:`simulated_schedul
 same numbers; it receives and decodes the real transmissions (optimal or fixed decoder) and
 reports who was missing, the measured error ``‖ĝ − ∇L‖²`` and the predicted ``‖𝒢(B_F X − T)‖²``.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,9 @@ def _partial_gradients(Xs, ys, theta, parts) -> np.ndarray:
     return np.einsum("irp,ir->ip", Xp, resid)
 
 
-def simulated_schedule(delays: Any, die: Sequence[int] = (), *, need: int | None = None,
-                       deadline: float | None = None) -> dict:
+def simulated_schedule(
+    delays: Any, die: Sequence[int] = (), *, need: int | None = None, deadline: float | None = None
+) -> dict:
     """The parameter server's decision on the simulated clock: who is used, late and silent.
 
     Worker ``j`` starts when every rank has passed a common barrier and its transmission
@@ -94,18 +96,25 @@ def simulated_schedule(delays: Any, die: Sequence[int] = (), *, need: int | None
         need = check_int("need", need, minimum=0, maximum=n)
         if need > len(order):
             raise InvalidArgumentError(
-                "die", f"{len(dead)} workers die but only s = {n - need} stragglers are tolerated: the PS "
+                "die",
+                f"{len(dead)} workers die but only s = {n - need} stragglers are tolerated: the PS "
                 f"would wait for ever for n - s = {need} transmissions from {len(order)} live workers "
-                "(give a deadline to decode from whatever arrives)")
+                "(give a deadline to decode from whatever arrives)",
+            )
         used = order[:need]
         decision = delays[used[-1]] if used else 0.0
     else:
         deadline = check_real("deadline", deadline, minimum=0.0)
         used = [j for j in order if delays[j] <= deadline]
         decision = deadline
-    return {"order": order, "used": sorted(used), "late": sorted(set(order) - set(used)), "silent": dead,
-            "decision_time": float(decision),
-            "last_used_arrival": max((delays[j] for j in used), default=0.0)}
+    return {
+        "order": order,
+        "used": sorted(used),
+        "late": sorted(set(order) - set(used)),
+        "silent": dead,
+        "decision_time": float(decision),
+        "last_used_arrival": max((delays[j] for j in used), default=0.0),
+    }
 
 
 def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
@@ -134,20 +143,20 @@ def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
         g = np.zeros((held.size, m * w))
         g[:, :d] = _partial_gradients(Xs, ys, theta, held)
         blocks = g.reshape(held.size, m, w)
-        coef = B.reshape(m, N, n)[:, held, j]          # (m, |held|): B[kN+i, j]
-        tilde = np.einsum("ki,ikw->w", coef, blocks)   # g̃_j
+        coef = B.reshape(m, N, n)[:, held, j]  # (m, |held|): B[kN+i, j]
+        tilde = np.einsum("ki,ikw->w", coef, blocks)  # g̃_j
         t = torch.as_tensor(tilde)
         dist.monitored_barrier(timeout=barrier, wait_all_ranks=True)
         start = time.monotonic()
         if j in spec["die"]:
-            os._exit(17)                               # a crashed worker: no message, no goodbye
+            os._exit(17)  # a crashed worker: no message, no goodbye
         if j in spec["stall"]:
-            while True:                                # a hung worker: alive, silent, until killed
+            while True:  # a hung worker: alive, silent, until killed
                 time.sleep(3600)
         time.sleep(max(0.0, start + float(spec["delays"][j]) - time.monotonic()))
         try:
             work = dist.isend(t, 0)
-            assert work is not None                    # None only for a rank outside the group
+            assert work is not None  # None only for a rank outside the group
             work.wait(timedelta(seconds=float(spec["wait_limit"]) + float(spec["drain"])))
         except RuntimeError as exc:  # the PS decided and left before this straggler arrived
             return {"rank": rank, "sent": False, "error": str(exc).splitlines()[0][:200]}
@@ -190,9 +199,15 @@ def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
     undelivered = sorted(set(used) - set(arrived))
     if undelivered:
         # a used worker did not deliver: a real fault, not a simulated straggler
-        return {"rank": 0, "failure": "undelivered", "undelivered": undelivered, "wait_limit": wait_limit,
-                "scheduled": {j: float(spec["delays"][j]) for j in undelivered},
-                "waited_seconds": time.monotonic() - t0, "receive_error": broken[0] if broken else None}
+        return {
+            "rank": 0,
+            "failure": "undelivered",
+            "undelivered": undelivered,
+            "wait_limit": wait_limit,
+            "scheduled": {j: float(spec["delays"][j]) for j in undelivered},
+            "waited_seconds": time.monotonic() - t0,
+            "receive_error": broken[0] if broken else None,
+        }
     decided = time.monotonic() - t0
     F = np.asarray(used, dtype=int)
     T = np.kron(np.eye(m), np.ones((N, 1)))
@@ -232,8 +247,8 @@ def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
         # padding coordinates are discarded in practice: error_truncated counts only the first d
         "error": float(np.sum((ghat_padded - grad_padded) ** 2)),
         "error_truncated": float(np.sum((ghat - grad) ** 2)),
-        "predicted_error": float(np.sum(pred ** 2)),
-        "residual": float(np.sum(R ** 2)),
+        "predicted_error": float(np.sum(pred**2)),
+        "residual": float(np.sum(R**2)),
         "decoder": XF,
     }
 
@@ -252,5 +267,3 @@ def seeded_delays(n: int, seed: int = 0, scale: float = 0.05) -> np.ndarray:
     seed = check_int("seed", seed, minimum=0)
     scale = check_real("scale", scale, minimum=0.0)
     return np.random.default_rng(seed + 7919).exponential(1.0, size=n) * scale
-
-

@@ -59,6 +59,7 @@ version 1 (gcsim 0.1): the layout above.  Readers honour ``data_file`` (older
 readers always read ``<stem>.npz``, which holds the same bytes except in the
 instant between steps 2 and 4).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -119,6 +120,7 @@ _NAME_MAX = 200  # leaves room for ".<16 hex>.npz" and temporary-file decoration
 # ---------------------------------------------------------------------------
 # names and paths
 
+
 def check_bundle_name(argument: str, name: Any) -> str:
     """Validate a bundle file name (a stem without folder): return it, or raise ``InvalidArgumentError``.
 
@@ -155,8 +157,9 @@ def check_bundle_name(argument: str, name: Any) -> str:
     elif Path(name).is_absolute() or Path(name).drive:
         problem = "is an absolute path"
     if problem:
-        raise InvalidArgumentError(argument, f"must be a plain file name inside the target folder, got {name!r} "
-                                             f"({problem})")
+        raise InvalidArgumentError(
+            argument, f"must be a plain file name inside the target folder, got {name!r} ({problem})"
+        )
     return name
 
 
@@ -207,6 +210,7 @@ def _resolve(path: Any) -> tuple[Path, Path]:
 
 # ---------------------------------------------------------------------------
 # writing
+
 
 @contextlib.contextmanager
 def _folder_lock(folder: Path):
@@ -260,16 +264,18 @@ def _check_arrays(arrays: Any) -> dict[str, np.ndarray]:
         if arr.dtype.hasobject:
             raise InvalidArgumentError("arrays", f"array {name!r} has dtype object (not storable safely)")
         if arr.dtype.kind not in _DTYPE_KINDS or arr.dtype.fields is not None:
-            raise InvalidArgumentError("arrays", f"array {name!r} has dtype {arr.dtype}; bundles hold bool, "
-                                                 "integer, float or complex arrays")
+            raise InvalidArgumentError(
+                "arrays", f"array {name!r} has dtype {arr.dtype}; bundles hold bool, integer, float or complex arrays"
+            )
         if arr.ndim > _MAX_NDIM:
             raise InvalidArgumentError("arrays", f"array {name!r} has {arr.ndim} dimensions (at most {_MAX_NDIM})")
         clean[name] = arr
     return clean
 
 
-def save_bundle(stem: str | Path, arrays: dict[str, Any], manifest: dict[str, Any] | None = None, *,
-                overwrite: bool = False) -> Path:
+def save_bundle(
+    stem: str | Path, arrays: dict[str, Any], manifest: dict[str, Any] | None = None, *, overwrite: bool = False
+) -> Path:
     """Write ``arrays`` and a manifest as the bundle ``<stem>.npz`` + ``<stem>.json``.
 
     The write is atomic as a pair (see the module docstring): a reader, even after
@@ -352,10 +358,10 @@ def save_bundle(stem: str | Path, arrays: dict[str, Any], manifest: dict[str, An
                 if isinstance(old, str) and _is_staged_of(name, old):
                     old_data = old
         _clean_leftovers(folder, name, keep={old_data or "", staged})
-        atomic_write_bytes(folder / staged, data)        # 1. complete data under a fresh name
-        atomic_write_text(json_path, staged_text)        # 2. commit: the manifest names it
-        atomic_write_bytes(npz_path, data)               # 3. the usual name gets the same bytes
-        atomic_write_text(json_path, final_text)         # 4. the manifest names <stem>.npz
+        atomic_write_bytes(folder / staged, data)  # 1. complete data under a fresh name
+        atomic_write_text(json_path, staged_text)  # 2. commit: the manifest names it
+        atomic_write_bytes(npz_path, data)  # 3. the usual name gets the same bytes
+        atomic_write_text(json_path, final_text)  # 4. the manifest names <stem>.npz
         for leftover in {staged, old_data or staged} - {npz_path.name}:
             with contextlib.suppress(FileNotFoundError):  # 5. nothing names them any more
                 os.unlink(folder / leftover)
@@ -364,6 +370,7 @@ def save_bundle(stem: str | Path, arrays: dict[str, Any], manifest: dict[str, An
 
 # ---------------------------------------------------------------------------
 # reading
+
 
 def _check_max_bytes(max_bytes: Any) -> int:
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
@@ -395,8 +402,9 @@ def _array_specs(manifest: dict[str, Any], where: Path, max_bytes: int) -> dict[
         raise CatalogueError(f"{where} is not a {BUNDLE_FORMAT} manifest (format {manifest.get('format')!r})")
     version = manifest.get("format_version")
     if not _is_int(version) or version not in _SUPPORTED_VERSIONS:
-        raise CatalogueError(f"{where}: format version {version!r} is not supported "
-                             f"(this gcsim reads {sorted(_SUPPORTED_VERSIONS)})")
+        raise CatalogueError(
+            f"{where}: format version {version!r} is not supported (this gcsim reads {sorted(_SUPPORTED_VERSIONS)})"
+        )
     for key in ("sha256", "arrays", "metadata"):
         if key not in manifest:
             raise CatalogueError(f"{where}: manifest lacks the field {key!r}")
@@ -408,8 +416,10 @@ def _array_specs(manifest: dict[str, Any], where: Path, max_bytes: int) -> dict[
     if size is not None and (not _is_int(size) or size < 0):
         raise CatalogueError(f"{where}: size_bytes must be a non-negative integer, got {size!r}")
     if size is not None and size > max_bytes:
-        raise CatalogueError(f"{where}: the data file is {size} bytes, over the limit of {max_bytes} "
-                             "(pass max_bytes to load larger bundles)")
+        raise CatalogueError(
+            f"{where}: the data file is {size} bytes, over the limit of {max_bytes} "
+            "(pass max_bytes to load larger bundles)"
+        )
     declared = manifest["arrays"]
     if not isinstance(declared, dict) or not declared:
         raise CatalogueError(f"{where}: arrays must be a non-empty JSON object of name -> {{shape, dtype}}")
@@ -421,21 +431,23 @@ def _array_specs(manifest: dict[str, Any], where: Path, max_bytes: int) -> dict[
         if not isinstance(spec, dict):
             raise CatalogueError(f"{where}: array {name!r} must be described by {{shape, dtype}}, got {spec!r}")
         shape, dt = spec.get("shape"), spec.get("dtype")
-        if (not isinstance(shape, list) or len(shape) > _MAX_NDIM
-                or not all(_is_int(s) and s >= 0 for s in shape)):
+        if not isinstance(shape, list) or len(shape) > _MAX_NDIM or not all(_is_int(s) and s >= 0 for s in shape):
             raise CatalogueError(f"{where}: array {name!r} has an invalid shape {shape!r}")
         try:
             dtype = np.dtype(dt) if isinstance(dt, str) else None
         except (TypeError, ValueError, SyntaxError):
             dtype = None
         if dtype is None or dtype.kind not in _DTYPE_KINDS or dtype.fields is not None or dtype.hasobject:
-            raise CatalogueError(f"{where}: array {name!r} has dtype {dt!r}; bundles hold bool, integer, float or "
-                                 "complex arrays")
+            raise CatalogueError(
+                f"{where}: array {name!r} has dtype {dt!r}; bundles hold bool, integer, float or complex arrays"
+            )
         total += math.prod(shape) * dtype.itemsize
         specs[name] = (tuple(shape), dtype)
     if total > max_bytes:
-        raise CatalogueError(f"{where}: the arrays declare {total} bytes, over the limit of {max_bytes} "
-                             "(pass max_bytes to load larger bundles)")
+        raise CatalogueError(
+            f"{where}: the arrays declare {total} bytes, over the limit of {max_bytes} "
+            "(pass max_bytes to load larger bundles)"
+        )
     return specs
 
 
@@ -444,10 +456,18 @@ def _data_path(manifest: dict[str, Any], json_path: Path, npz_path: Path) -> Pat
     data_file = manifest.get("data_file")
     if data_file is None:
         return npz_path
-    if (not isinstance(data_file, str) or not data_file or "/" in data_file or "\\" in data_file
-            or "\x00" in data_file or data_file.startswith(".") or not data_file.endswith(".npz")):
-        raise CatalogueError(f"{json_path}: data_file must be a .npz file name in the manifest's folder, "
-                             f"got {data_file!r}")
+    if (
+        not isinstance(data_file, str)
+        or not data_file
+        or "/" in data_file
+        or "\\" in data_file
+        or "\x00" in data_file
+        or data_file.startswith(".")
+        or not data_file.endswith(".npz")
+    ):
+        raise CatalogueError(
+            f"{json_path}: data_file must be a .npz file name in the manifest's folder, got {data_file!r}"
+        )
     name = npz_path.name[:-4]
     if data_file == npz_path.name or _is_staged_of(name, data_file):
         return json_path.parent / data_file
@@ -480,8 +500,9 @@ def _parse_npz(data: bytes, specs: dict[str, tuple[tuple[int, ...], np.dtype]], 
         names = [i.filename for i in infos]
         expected = {f"{k}.npy" for k in specs}
         if len(names) != len(set(names)) or set(names) != expected:
-            raise CatalogueError(f"{where}: archive members {sorted(names)[:10]} differ from the manifest's arrays "
-                                 f"{sorted(expected)}")
+            raise CatalogueError(
+                f"{where}: archive members {sorted(names)[:10]} differ from the manifest's arrays {sorted(expected)}"
+            )
         arrays: dict[str, np.ndarray] = {}
         for info in infos:
             name = info.filename[:-4]
@@ -490,11 +511,15 @@ def _parse_npz(data: bytes, specs: dict[str, tuple[tuple[int, ...], np.dtype]], 
             if info.flag_bits & 0x1:
                 raise CatalogueError(f"{where}: member {info.filename} is encrypted")
             if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                raise CatalogueError(f"{where}: member {info.filename} uses compression method "
-                                     f"{info.compress_type} (only stored/deflated)")
+                raise CatalogueError(
+                    f"{where}: member {info.filename} uses compression method "
+                    f"{info.compress_type} (only stored/deflated)"
+                )
             if info.file_size > nbytes + _MAX_NPY_HEADER:
-                raise CatalogueError(f"{where}: member {info.filename} would decompress to {info.file_size} bytes, "
-                                     f"but shape {list(shape)} dtype {dtype.str} needs {nbytes} (refused unread)")
+                raise CatalogueError(
+                    f"{where}: member {info.filename} would decompress to {info.file_size} bytes, "
+                    f"but shape {list(shape)} dtype {dtype.str} needs {nbytes} (refused unread)"
+                )
             try:
                 with zf.open(info) as raw:  # a ZipExtFile: readinto reads without a copy
                     fp = _CountingReader(raw)
@@ -506,12 +531,16 @@ def _parse_npz(data: bytes, specs: dict[str, tuple[tuple[int, ...], np.dtype]], 
                     else:
                         raise CatalogueError(f"{where}: member {info.filename} has .npy version {version}")
                     if tuple(h_shape) != shape or h_dtype != dtype:
-                        raise CatalogueError(f"{where}: array {name!r} has shape {tuple(h_shape)} dtype "
-                                             f"{np.dtype(h_dtype).str}, manifest says shape {list(shape)} dtype "
-                                             f"{dtype.str}")
+                        raise CatalogueError(
+                            f"{where}: array {name!r} has shape {tuple(h_shape)} dtype "
+                            f"{np.dtype(h_dtype).str}, manifest says shape {list(shape)} dtype "
+                            f"{dtype.str}"
+                        )
                     if info.file_size != fp.count + nbytes:
-                        raise CatalogueError(f"{where}: member {info.filename} holds {info.file_size - fp.count} "
-                                             f"data bytes, shape and dtype need {nbytes}")
+                        raise CatalogueError(
+                            f"{where}: member {info.filename} holds {info.file_size - fp.count} "
+                            f"data bytes, shape and dtype need {nbytes}"
+                        )
                     buf = bytearray(nbytes)
                     view, got = memoryview(buf), 0
                     while got < nbytes:
@@ -531,8 +560,9 @@ def _parse_npz(data: bytes, specs: dict[str, tuple[tuple[int, ...], np.dtype]], 
     return arrays
 
 
-def load_bundle(path: str | Path, *,
-                max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def load_bundle(
+    path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Load and validate a bundle; returns ``(arrays, manifest)``.
 
     Parameters
@@ -571,8 +601,10 @@ def load_bundle(path: str | Path, *,
             actual = sha256_bytes(data)
             if actual == manifest["sha256"]:
                 return _parse_npz(data, specs, data_path), manifest
-            problem = (f"{data_path}: checksum mismatch (sha256 {actual[:12]}..., manifest says "
-                       f"{manifest['sha256'][:12]}...): the file was modified or truncated")
+            problem = (
+                f"{data_path}: checksum mismatch (sha256 {actual[:12]}..., manifest says "
+                f"{manifest['sha256'][:12]}...): the file was modified or truncated"
+            )
         # a writer may have replaced the bundle between our two reads: retry with the new manifest
         try:
             changed = read_regular_file(json_path, MAX_MANIFEST_BYTES) != raw

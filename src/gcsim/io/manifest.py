@@ -20,6 +20,7 @@ gcsim writes or reads:
   of bytes, so a symlink to ``/dev/zero`` or a multi-gigabyte file is refused
   instead of exhausting memory.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -41,9 +42,22 @@ import numpy as np
 from .._version import __version__
 from ..errors import InvalidArgumentError
 
-__all__ = ["provenance", "sha256_file", "sha256_bytes", "atomic_write_bytes", "atomic_write_text", "atomic_path",
-           "read_regular_file", "read_json_object", "file_kind", "to_jsonable", "dumps", "git_sha",
-           "FileRefusedError", "check_folder"]
+__all__ = [
+    "provenance",
+    "sha256_file",
+    "sha256_bytes",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "atomic_path",
+    "read_regular_file",
+    "read_json_object",
+    "file_kind",
+    "to_jsonable",
+    "dumps",
+    "git_sha",
+    "FileRefusedError",
+    "check_folder",
+]
 
 
 class FileRefusedError(OSError):
@@ -64,16 +78,28 @@ def git_sha() -> str | None:
     """Commit SHA of the gcsim checkout (``None`` outside a git work tree)."""
     root = Path(__file__).resolve().parents[3]
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5, check=False, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     sha = out.stdout.strip()
     if out.returncode != 0 or not sha:
         return None
     try:
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5, check=False, stdin=subprocess.DEVNULL)
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError):
         return sha
     return sha + ("-dirty" if dirty.stdout.strip() else "")
@@ -98,11 +124,18 @@ def provenance() -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 # reading
 
+
 def file_kind(mode: int) -> str:
     """Human name of the file type in an ``st_mode`` ("regular file", "FIFO", "directory", ...)."""
-    for test, name in ((stat.S_ISREG, "regular file"), (stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO"),
-                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
-                       (stat.S_ISSOCK, "socket"), (stat.S_ISLNK, "symbolic link")):
+    for test, name in (
+        (stat.S_ISREG, "regular file"),
+        (stat.S_ISDIR, "directory"),
+        (stat.S_ISFIFO, "FIFO"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISLNK, "symbolic link"),
+    ):
         if test(mode):
             return name
     return "special file"
@@ -167,8 +200,9 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, *, expected_size:
     fd, st = _open_regular(path)
     try:
         if expected_size is not None and st.st_size != expected_size:
-            raise FileRefusedError(path, f"is {st.st_size} bytes, but {expected_size} were recorded "
-                                         "(truncated or replaced)")
+            raise FileRefusedError(
+                path, f"is {st.st_size} bytes, but {expected_size} were recorded (truncated or replaced)"
+            )
         if st.st_size > max_bytes:
             raise FileRefusedError(path, f"is {st.st_size} bytes, over the limit of {max_bytes}")
         chunks, total = [], 0
@@ -187,8 +221,7 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, *, expected_size:
             raise FileRefusedError(path, f"grew beyond the limit of {max_bytes} bytes while being read")
         data = b"".join(chunks)
         if expected_size is not None and len(data) != expected_size:
-            raise FileRefusedError(path, f"changed size while being read ({len(data)} bytes, "
-                                         f"{expected_size} recorded)")
+            raise FileRefusedError(path, f"changed size while being read ({len(data)} bytes, {expected_size} recorded)")
         return data
     finally:
         os.close(fd)
@@ -226,8 +259,9 @@ def parse_json_object(raw: bytes, name: str, *, expected: str = "") -> dict[str,
     except ValueError as exc:  # JSONDecodeError, and integers beyond Python's digit limit
         raise ValueError(f"{name} is not valid JSON (truncated or edited?): {exc}") from None
     if not isinstance(value, dict):
-        raise ValueError(f"{name} holds a JSON {type(value).__name__}, not an object"
-                         + (f" ({expected})" if expected else ""))
+        raise ValueError(
+            f"{name} holds a JSON {type(value).__name__}, not an object" + (f" ({expected})" if expected else "")
+        )
     return value
 
 
@@ -263,6 +297,7 @@ def sha256_file(path: str | os.PathLike, max_bytes: int | None = None) -> str:
 
 # ---------------------------------------------------------------------------
 # writing
+
 
 def _fsync_dir(directory: Path) -> None:
     """Make a rename in ``directory`` durable (best effort: not every platform can open folders)."""
@@ -303,8 +338,7 @@ def _check_target(path: Path) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a file that can be replaced", str(path))
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-        raise FileExistsError(errno.EEXIST, f"is a {file_kind(st.st_mode)}, not a file that can be replaced",
-                              str(path))
+        raise FileExistsError(errno.EEXIST, f"is a {file_kind(st.st_mode)}, not a file that can be replaced", str(path))
 
 
 def check_folder(argument: str, path: str | os.PathLike) -> Path:

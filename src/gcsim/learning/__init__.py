@@ -17,27 +17,48 @@ Examples
 >>> list(res.history.columns)[:4]
 ['iteration', 'wallclock', 'train_loss', 'train_acc']
 """
+
 from .datasets import Dataset, DatasetFormatError, load_digits, load_mnist, read_idx, write_idx
 from .experiments import compare, default_codes
 from .models import MLP, cross_entropy, numerical_gradient
 from .train import (
-                    DECODERS,
-                    SGD,
-                    Adam,
-                    CodedGradient,
-                    CodeSpec,
-                    TrainResult,
-                    WallClockModel,
-                    partition,
-                    simulate_transmissions,
-                    train,
+    DECODERS,
+    SGD,
+    Adam,
+    CodedGradient,
+    CodeSpec,
+    TrainResult,
+    WallClockModel,
+    partition,
+    simulate_transmissions,
+    train,
 )
 from .unbiased import UnbiasednessResult, check_unbiased, decoded_samples, unbiasedness_test
 
 __all__ = [
-    "Dataset", "DatasetFormatError", "load_digits", "load_mnist", "read_idx", "write_idx",
-    "MLP", "cross_entropy", "numerical_gradient",
-    "DECODERS", "SGD", "Adam", "CodedGradient", "CodeSpec", "TrainResult", "WallClockModel", "compare",
-    "default_codes", "partition", "simulate_transmissions", "train",
-    "UnbiasednessResult", "check_unbiased", "decoded_samples", "unbiasedness_test",
+    "Dataset",
+    "DatasetFormatError",
+    "load_digits",
+    "load_mnist",
+    "read_idx",
+    "write_idx",
+    "MLP",
+    "cross_entropy",
+    "numerical_gradient",
+    "DECODERS",
+    "SGD",
+    "Adam",
+    "CodedGradient",
+    "CodeSpec",
+    "TrainResult",
+    "WallClockModel",
+    "compare",
+    "default_codes",
+    "partition",
+    "simulate_transmissions",
+    "train",
+    "UnbiasednessResult",
+    "check_unbiased",
+    "decoded_samples",
+    "unbiasedness_test",
 ]

@@ -16,6 +16,7 @@ Every loader returns a :class:`Dataset` with float64 features ``(count, 784)``
 or ``(count, 64)`` and int64 labels.  Malformed files raise
 :class:`DatasetFormatError` naming the file and what is wrong.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -30,8 +31,16 @@ import numpy as np
 from .._validation import check_int, check_real
 from ..errors import GcsimError, InvalidArgumentError
 
-__all__ = ["Dataset", "DatasetFormatError", "load_digits", "read_idx", "write_idx", "load_mnist",
-           "standardize", "MNIST_FILES"]
+__all__ = [
+    "Dataset",
+    "DatasetFormatError",
+    "load_digits",
+    "read_idx",
+    "write_idx",
+    "load_mnist",
+    "standardize",
+    "MNIST_FILES",
+]
 
 #: Standard MNIST file stems (the loader also accepts the ``.gz`` versions and ``-idx3.ubyte`` spellings).
 MNIST_FILES = {
@@ -99,8 +108,10 @@ class Dataset:
         return int(self.x_test.shape[0])
 
     def __repr__(self) -> str:
-        return (f"Dataset({self.name!r}, train={self.n_train}, test={self.n_test}, "
-                f"features={self.n_features}, classes={self.n_classes})")
+        return (
+            f"Dataset({self.name!r}, train={self.n_train}, test={self.n_test}, "
+            f"features={self.n_features}, classes={self.n_classes})"
+        )
 
 
 def standardize(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -178,8 +189,9 @@ def load_digits(*, test_fraction: float = 0.25, seed: int = 0, standardized: boo
     >>> ds.n_test, bool(abs(ds.x_train.mean()) < 1e-12)
     (450, True)
     """
-    test_fraction = check_real("test_fraction", test_fraction, minimum=0.0, maximum=1.0,
-                               strict_min=True, strict_max=True)
+    test_fraction = check_real(
+        "test_fraction", test_fraction, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True
+    )
     seed = check_int("seed", seed, minimum=0)
     x, y = _digits_arrays()
     tr, te = _split(x, y, test_fraction, seed)
@@ -197,6 +209,7 @@ def load_digits(*, test_fraction: float = 0.25, seed: int = 0, standardized: boo
 # ----------------------------------------------------------------------------------------------
 # IDX / NPZ
 # ----------------------------------------------------------------------------------------------
+
 
 def _read_bytes(path: Path) -> bytes:
     if not path.is_file():
@@ -252,8 +265,10 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
     expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if len(raw) - header != expected:
         kind = "truncated" if len(raw) - header < expected else "has trailing bytes"
-        raise DatasetFormatError(f"{path}: payload {kind}: dimensions {shape} need {expected} bytes of "
-                                 f"{dtype.name}, found {len(raw) - header}")
+        raise DatasetFormatError(
+            f"{path}: payload {kind}: dimensions {shape} need {expected} bytes of "
+            f"{dtype.name}, found {len(raw) - header}"
+        )
     data = np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape)
     return data.astype(dtype.newbyteorder("="))
 
@@ -275,11 +290,17 @@ def write_idx(path: str | os.PathLike, array: Any, *, compress: bool | None = No
     arr = np.asarray(array)
     key = arr.dtype.newbyteorder("=").str if arr.dtype.byteorder not in ("|",) else arr.dtype.str
     if key not in _IDX_CODES or arr.ndim == 0 or arr.ndim > 255:
-        raise InvalidArgumentError("array", f"IDX stores 1..255-D arrays of uint8/int8/int16/int32/float32/"
-                                   f"float64, got {arr.dtype} with shape {arr.shape}")
+        raise InvalidArgumentError(
+            "array",
+            f"IDX stores 1..255-D arrays of uint8/int8/int16/int32/float32/"
+            f"float64, got {arr.dtype} with shape {arr.shape}",
+        )
     code = _IDX_CODES[key]
-    payload = (bytes([0, 0, code, arr.ndim]) + np.asarray(arr.shape, dtype=">u4").tobytes()
-               + np.ascontiguousarray(arr, dtype=np.dtype(_IDX_TYPES[code])).tobytes())
+    payload = (
+        bytes([0, 0, code, arr.ndim])
+        + np.asarray(arr.shape, dtype=">u4").tobytes()
+        + np.ascontiguousarray(arr, dtype=np.dtype(_IDX_TYPES[code])).tobytes()
+    )
     if compress is None:
         compress = path.name.endswith(".gz")
     if compress:
@@ -300,8 +321,7 @@ def _find_idx(directory: Path, stem: str) -> Path:
 
 def _check_pair(name: str, images: np.ndarray, labels: np.ndarray, source: str) -> None:
     if images.ndim != 3:
-        raise DatasetFormatError(f"{source}: {name} images must be 3-D (count, rows, cols), got shape "
-                                 f"{images.shape}")
+        raise DatasetFormatError(f"{source}: {name} images must be 3-D (count, rows, cols), got shape {images.shape}")
     if images.dtype != np.uint8:
         raise DatasetFormatError(f"{source}: {name} images must be uint8 pixels, got {images.dtype}")
     if labels.ndim != 1:
@@ -313,12 +333,14 @@ def _check_pair(name: str, images: np.ndarray, labels: np.ndarray, source: str) 
     if images.shape[0] == 0:
         raise DatasetFormatError(f"{source}: {name} is empty")
     if labels.size and (labels.min() < 0 or labels.max() > 9):
-        raise DatasetFormatError(f"{source}: {name} labels must lie in 0..9, got range "
-                                 f"[{labels.min()}, {labels.max()}]")
+        raise DatasetFormatError(
+            f"{source}: {name} labels must lie in 0..9, got range [{labels.min()}, {labels.max()}]"
+        )
 
 
-def load_mnist(path: str | os.PathLike, *, standardized: bool = True, max_train: int | None = None,
-               max_test: int | None = None) -> Dataset:
+def load_mnist(
+    path: str | os.PathLike, *, standardized: bool = True, max_train: int | None = None, max_test: int | None = None
+) -> Dataset:
     """MNIST (LeCun, Bottou, Bengio & Haffner 1998) from local files.
 
     Parameters
@@ -362,8 +384,9 @@ def load_mnist(path: str | os.PathLike, *, standardized: bool = True, max_train:
             with np.load(path, allow_pickle=False) as archive:
                 missing = [k for k in MNIST_FILES if k not in archive.files]
                 if missing:
-                    raise DatasetFormatError(f"{path}: NPZ archive lacks arrays {missing} "
-                                             f"(has {sorted(archive.files)})")
+                    raise DatasetFormatError(
+                        f"{path}: NPZ archive lacks arrays {missing} (has {sorted(archive.files)})"
+                    )
                 arrays = {k: np.asarray(archive[k]) for k in MNIST_FILES}
         except DatasetFormatError:
             raise
@@ -375,8 +398,10 @@ def load_mnist(path: str | os.PathLike, *, standardized: bool = True, max_train:
     _check_pair("train", arrays["x_train"], arrays["y_train"], source)
     _check_pair("test", arrays["x_test"], arrays["y_test"], source)
     if arrays["x_train"].shape[1:] != arrays["x_test"].shape[1:]:
-        raise DatasetFormatError(f"{source}: train images {arrays['x_train'].shape[1:]} and test images "
-                                 f"{arrays['x_test'].shape[1:]} differ in size")
+        raise DatasetFormatError(
+            f"{source}: train images {arrays['x_train'].shape[1:]} and test images "
+            f"{arrays['x_test'].shape[1:]} differ in size"
+        )
     x_tr = arrays["x_train"][:max_train].reshape(-1, int(np.prod(arrays["x_train"].shape[1:]))) / 255.0
     x_te = arrays["x_test"][:max_test].reshape(-1, x_tr.shape[1]) / 255.0
     y_tr = arrays["y_train"][:max_train].astype(np.int64)

@@ -8,6 +8,7 @@ design (c > N) every rank receives its *own* approximation ĝ_i of the average g
 replicas θ_i drift apart; we record the **replica drift** max_{i,j} ‖θ_i − θ_j‖ (gathered with
 ``all_gather``) together with loss and test accuracy of every replica.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -72,8 +73,7 @@ def ddp_training_job(rank: int, world_size: int, spec: dict) -> dict:
                 logits = net(xte)
                 acc = float((logits.argmax(1) == yte).float().mean())
                 train_loss = float(torch.nn.functional.cross_entropy(net(xtr), ytr))
-            history.append({"step": step, "rank": rank, "test_acc": acc, "train_loss": train_loss,
-                            "drift": drift})
+            history.append({"step": step, "rank": rank, "test_acc": acc, "train_loss": train_loss, "drift": drift})
         if record:
             rec["theta"].append(flat(net.parameters()))
         if step == spec["steps"]:
@@ -88,16 +88,28 @@ def ddp_training_job(rank: int, world_size: int, spec: dict) -> dict:
         if record:
             rec["avg"].append(flat(p.grad for p in net.parameters()))
         opt.step()
-    out: dict[str, Any] = {"history": history, "hook_bytes": None if state is None else state.counter.sent,
-           "hook_calls": None if state is None else state.calls}
+    out: dict[str, Any] = {
+        "history": history,
+        "hook_bytes": None if state is None else state.counter.sent,
+        "hook_calls": None if state is None else state.calls,
+    }
     if record:
         out["record"] = {k: np.stack(v) for k, v in rec.items()}
     return out
 
 
-def ddp_cerar_experiment(designs: dict[str, Any], *, N: int = 4, steps: int = 100, lr: float = 0.1,
-                         batch: int = 32, eval_every: int = 10, seed: int = 0, timeout: float = 300.0,
-                         record: bool = False):
+def ddp_cerar_experiment(
+    designs: dict[str, Any],
+    *,
+    N: int = 4,
+    steps: int = 100,
+    lr: float = 0.1,
+    batch: int = 32,
+    eval_every: int = 10,
+    seed: int = 0,
+    timeout: float = 300.0,
+    record: bool = False,
+):
     """Train once per entry of ``designs`` (label -> CerarDesign, exported path, or None for exact
     all-reduce); returns a tidy DataFrame (label, step, rank, test_acc, train_loss, drift, hook_bytes).
 
@@ -123,8 +135,15 @@ def ddp_cerar_experiment(designs: dict[str, Any], *, N: int = 4, steps: int = 10
         for label, des in designs.items():
             if des is not None and not isinstance(des, str):
                 des = str(export_design(des, tmp, name=f"design{len(records)}"))
-            spec = {"seed": seed, "steps": steps, "lr": lr, "batch": batch, "eval_every": eval_every,
-                    "design": des, "record": bool(record)}
+            spec = {
+                "seed": seed,
+                "steps": steps,
+                "lr": lr,
+                "batch": batch,
+                "eval_every": eval_every,
+                "design": des,
+                "record": bool(record),
+            }
             res = launch(ddp_training_job, N, (spec,), timeout=timeout).raise_on_failure()
             records[label] = [r.get("record") for r in res.results]
             for r in res.results:
@@ -141,6 +160,7 @@ def ddp_cerar_experiment(designs: dict[str, Any], *, N: int = 4, steps: int = 10
 def plot_ddp(frame, path) -> None:
     """Test accuracy (mean over replicas) and replica drift vs step."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -5,6 +5,7 @@ loop) are in :mod:`gcsim.learning.train`; this module holds the experiment: the 
 theory §60 (:func:`default_codes`) and the side-by-side runs (:func:`compare`) that the
 ``gcsim train`` command and the ``training`` stage of ``gcsim reproduce`` use.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -20,7 +21,6 @@ from .datasets import Dataset
 from .train import CodeSpec, train
 
 __all__ = ["default_codes", "compare"]
-
 
 
 def default_codes(n: int = 16) -> list[CodeSpec]:
@@ -53,8 +53,7 @@ def default_codes(n: int = 16) -> list[CodeSpec]:
         CodeSpec("RD(0) redrawn, unbiased m=2", bibd, 2, "rd", "unbiased", redraw=True),
         CodeSpec("NS m=2", bibd, 2, "ns", options={"dist": "gaussian"}),
         CodeSpec("coset (8,2,3) RD(0.1) m=2", coset, 2, "rd", options={"eps": 0.1}),
-        CodeSpec("fractional repetition m=1 (s=3)", fractional_repetition(n, 3).assignment, 1,
-                 "fractional-repetition"),
+        CodeSpec("fractional repetition m=1 (s=3)", fractional_repetition(n, 3).assignment, 1, "fractional-repetition"),
         CodeSpec("exact Gaussian m=2 (s=4)", bibd, 2, "exact-gaussian", options={"s": 4}),
         CodeSpec("exact Vandermonde m=2 (s=4)", bibd, 2, "exact-vandermonde", options={"s": 4}),
     ]

@@ -15,6 +15,7 @@ Gradients follow backpropagation (Rumelhart, Hinton & Williams 1986): with
 part (a batched matrix product over parts), which gives the partial gradients
 ``g_i`` of theory §5.1 in one pass: ``Σ_i g_i`` is the gradient of the mean loss.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -123,8 +124,9 @@ class MLP:
             raise InvalidArgumentError("X", f"must have {self.sizes[0]} features in the last axis, got {X.shape}")
         y = np.asarray(y)
         if y.shape != X.shape[:-1] or (y.size and y.dtype.kind not in "iu"):
-            raise InvalidArgumentError("y", f"must be integer labels of shape {X.shape[:-1]}, got {y.shape} "
-                                       f"({y.dtype})")
+            raise InvalidArgumentError(
+                "y", f"must be integer labels of shape {X.shape[:-1]}, got {y.shape} ({y.dtype})"
+            )
         if y.size and (y.min() < 0 or y.max() >= self.sizes[-1]):
             raise InvalidArgumentError("y", f"labels must lie in [0, {self.sizes[-1]}), got [{y.min()}, {y.max()}]")
         return X, y.astype(np.int64)
@@ -172,8 +174,9 @@ class MLP:
         z = self._forward(theta, X)[0][-1]
         return float(cross_entropy(z, y).mean()), float(np.mean(z.argmax(axis=-1) == y))
 
-    def part_gradients(self, theta: Any, X: Any, y: Any, *, normalizer: float | None = None,
-                       weights: Any = None) -> np.ndarray:
+    def part_gradients(
+        self, theta: Any, X: Any, y: Any, *, normalizer: float | None = None, weights: Any = None
+    ) -> np.ndarray:
         r"""Partial gradients ``g_i = (1/Z) Σ_{x ∈ part i} w_x ∇_θ ℓ(θ; x)``, all parts at once.
 
         Parameters

@@ -44,6 +44,7 @@ waited for.  With per-worker links (default) the transmissions overlap;
 worker straggles the PS waits for the slowest worker (a timeout) and makes no
 update.  This is a model, not a measurement (reconstruction).
 """
+
 from __future__ import annotations
 
 import math
@@ -61,8 +62,18 @@ from ..errors import InvalidArgumentError
 from .datasets import Dataset
 from .models import MLP
 
-__all__ = ["DECODERS", "CodeSpec", "CodedGradient", "WallClockModel", "SGD", "Adam", "TrainResult",
-           "train", "partition", "simulate_transmissions"]
+__all__ = [
+    "DECODERS",
+    "CodeSpec",
+    "CodedGradient",
+    "WallClockModel",
+    "SGD",
+    "Adam",
+    "TrainResult",
+    "train",
+    "partition",
+    "simulate_transmissions",
+]
 
 DECODERS = ("optimal", "unbiased", "fixed", "arrivals")
 
@@ -70,6 +81,7 @@ DECODERS = ("optimal", "unbiased", "fixed", "arrivals")
 # ----------------------------------------------------------------------------------------------
 # the code under test
 # ----------------------------------------------------------------------------------------------
+
 
 @dataclass
 class CodeSpec:
@@ -183,13 +195,16 @@ class CodedGradient:
         X0 = scheme.decoder
         if X0 is None or np.abs(scheme.B @ X0 - self._T).max() > 1e-8 * max(1.0, np.abs(X0).max()):
             raise InvalidArgumentError(
-                "decoder", f"'unbiased' needs a reference decoder with B X_0 = T; encoder {self.spec.method!r} "
-                "has none here (use 'fixed' to run the biased variant, or 'optimal')")
+                "decoder",
+                f"'unbiased' needs a reference decoder with B X_0 = T; encoder {self.spec.method!r} "
+                "has none here (use 'fixed' to run the biased variant, or 'optimal')",
+            )
 
     def draw_seed(self, t: int) -> int:
         """Encoder seed of draw ``t`` (``seed`` itself when the code is not redrawn)."""
-        return self.seed if not self.spec.redraw else int(np.random.SeedSequence([self.seed, int(t)])
-                                                           .generate_state(1)[0])
+        return (
+            self.seed if not self.spec.redraw else int(np.random.SeedSequence([self.seed, int(t)]).generate_state(1)[0])
+        )
 
     # -- decoding --------------------------------------------------------------------------------
     def _encoders(self, count: int, draws: np.ndarray | None, rng: np.random.Generator | None):
@@ -214,8 +229,9 @@ class CodedGradient:
         Ds = np.stack(diagonals) if len(diagonals) == len(schemes) else None
         return B, X0, Ds
 
-    def decoders(self, masks: Any, *, draws: Any = None, rng: np.random.Generator | None = None
-                 ) -> tuple[np.ndarray, np.ndarray]:
+    def decoders(
+        self, masks: Any, *, draws: Any = None, rng: np.random.Generator | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Encoders and decoders for a batch of non-straggler masks.
 
         Returns ``(B, X)``: ``B`` of shape ``(mN, n)`` or ``(count, mN, n)``
@@ -228,8 +244,9 @@ class CodedGradient:
         count, n, m = masks.shape[0], self.spec.n, self.spec.m
         draws = np.arange(count) if draws is None else np.asarray(draws)
         if draws.shape != (count,) or (draws.size and (draws.dtype.kind not in "iu" or draws.min() < 0)):
-            raise InvalidArgumentError("draws", f"must be {count} non-negative integers (one per mask), "
-                                       f"got shape {draws.shape}")
+            raise InvalidArgumentError(
+                "draws", f"must be {count} non-negative integers (one per mask), got shape {draws.shape}"
+            )
         B, X0, D = self._encoders(count, draws, rng)
         Bs = np.broadcast_to(B, (count,) + B.shape[-2:])
         kind = self.spec.decoder
@@ -241,12 +258,12 @@ class CodedGradient:
             X = rd_unbiased_decoders(D, masks, int(self.r[0]), self.p, mu2)
         else:
             if X0 is None:
-                raise InvalidArgumentError("decoder", f"encoder {self.spec.method!r} has no reference decoder "
-                                           f"for the {kind!r} decoder")
+                raise InvalidArgumentError(
+                    "decoder", f"encoder {self.spec.method!r} has no reference decoder for the {kind!r} decoder"
+                )
             if kind == "unbiased" and X0.ndim == 3:
                 for idx in range(X0.shape[0]):
-                    self._check_reference(Scheme(B=Bs[idx], assignment=self.spec.assignment, m=m,
-                                                 decoder=X0[idx]))
+                    self._check_reference(Scheme(B=Bs[idx], assignment=self.spec.assignment, m=m, decoder=X0[idx]))
             X0s = np.broadcast_to(X0, (count, n, m))
             if kind == "arrivals":
                 X = mk * X0s * arrival_scale(masks)[:, None, None]
@@ -259,21 +276,23 @@ class CodedGradient:
         B, X = self.decoders(masks, draws=draws, rng=rng)
         return np.matmul(B, X)
 
-    def estimates(self, gradients: Any, masks: Any, *, draws: Any = None,
-                  rng: np.random.Generator | None = None) -> np.ndarray:
+    def estimates(
+        self, gradients: Any, masks: Any, *, draws: Any = None, rng: np.random.Generator | None = None
+    ) -> np.ndarray:
         """Decoded gradients ``ĝ`` (``(count, d)``) for part gradients ``(N, d)`` and masks ``(count, n)``.
 
         Block ``l`` of sample ``s``: ``ĝ[l] = Σ_{k,i} M_s[kN+i, l] g_i[k]``.
         """
         G = check_finite_array("gradients", gradients, ndim=2)
         if G.shape[0] != self.spec.num_parts:
-            raise InvalidArgumentError("gradients", f"must have shape (N, d) with N = {self.spec.num_parts}, "
-                                                    f"got {G.shape}")
+            raise InvalidArgumentError(
+                "gradients", f"must have shape (N, d) with N = {self.spec.num_parts}, got {G.shape}"
+            )
         M = self.effective(masks, draws=draws, rng=rng)
         m, N = self.spec.m, self.spec.num_parts
         blocks = split_blocks(G, m)  # (N, m, w)
         est = np.einsum("skil,ikw->slw", M.reshape(M.shape[0], m, N, m), blocks, optimize=True)
-        return est.reshape(M.shape[0], -1)[:, :G.shape[1]]
+        return est.reshape(M.shape[0], -1)[:, : G.shape[1]]
 
 
 def simulate_transmissions(scheme: Scheme, gradients: Any, decoder: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -297,13 +316,14 @@ def simulate_transmissions(scheme: Scheme, gradients: Any, decoder: Any) -> tupl
         raise InvalidArgumentError("decoder", f"must have shape (n, m) = {(scheme.n, scheme.m)}, got {X.shape}")
     blocks = split_blocks(G, scheme.m)
     sent = np.einsum("kij,ikw->jw", scheme.B.reshape(scheme.m, scheme.num_parts, scheme.n), blocks)
-    est = (X.T @ sent).reshape(-1)[:G.shape[1]]
+    est = (X.T @ sent).reshape(-1)[: G.shape[1]]
     return sent, est
 
 
 # ----------------------------------------------------------------------------------------------
 # wall clock
 # ----------------------------------------------------------------------------------------------
+
 
 @dataclass
 class WallClockModel:
@@ -363,13 +383,15 @@ class WallClockModel:
         arrived = masks.sum(axis=1)
         compute = np.where(masks, e[None, :], -np.inf).max(axis=1)
         comm = msg * (arrived if self.shared_link else 1)
-        return np.where(arrived > 0, compute * self.seconds_per_example + comm,
-                        e.max() * self.seconds_per_example + msg)
+        return np.where(
+            arrived > 0, compute * self.seconds_per_example + comm, e.max() * self.seconds_per_example + msg
+        )
 
 
 # ----------------------------------------------------------------------------------------------
 # optimizers
 # ----------------------------------------------------------------------------------------------
+
 
 class SGD:
     """SGD with (heavy-ball) momentum: ``v ← μ v + g``, ``θ ← θ - η v``.
@@ -416,8 +438,8 @@ class Adam:
         self._t += 1
         self._m = self.beta1 * m_prev + (1 - self.beta1) * grad
         self._v = self.beta2 * v_prev + (1 - self.beta2) * grad * grad
-        mhat = self._m / (1 - self.beta1 ** self._t)
-        vhat = self._v / (1 - self.beta2 ** self._t)
+        mhat = self._m / (1 - self.beta1**self._t)
+        vhat = self._v / (1 - self.beta2**self._t)
         return theta - self.lr * mhat / (np.sqrt(vhat) + self.eps)
 
 
@@ -432,6 +454,7 @@ def _optimizer(name: str, lr: float, momentum: float):
 # ----------------------------------------------------------------------------------------------
 # training
 # ----------------------------------------------------------------------------------------------
+
 
 def partition(count: int, N: int, seed: int = 0) -> np.ndarray:
     """Seeded split of ``count`` example indices into ``N`` equal parts ``(N, count // N)``.
@@ -448,7 +471,7 @@ def partition(count: int, N: int, seed: int = 0) -> np.ndarray:
     N = check_int("N", N, minimum=1, maximum=count)
     perm = np.random.default_rng(check_int("seed", seed, minimum=0)).permutation(count)
     size = count // N
-    return perm[:N * size].reshape(N, size)
+    return perm[: N * size].reshape(N, size)
 
 
 @dataclass
@@ -479,10 +502,22 @@ class TrainResult:
         return self.history.iloc[-1].to_dict()
 
 
-def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: float = 0.2,
-          iterations: int = 200, optimizer: str = "sgd", lr: float = 0.1, momentum: float = 0.0,
-          batch_per_part: int | None = None, eval_every: int = 10, seed: int = 0,
-          wallclock: WallClockModel | None = None, init_seed: int | None = None) -> TrainResult:
+def train(
+    spec: CodeSpec,
+    dataset: Dataset,
+    *,
+    model: MLP | None = None,
+    p: float = 0.2,
+    iterations: int = 200,
+    optimizer: str = "sgd",
+    lr: float = 0.1,
+    momentum: float = 0.0,
+    batch_per_part: int | None = None,
+    eval_every: int = 10,
+    seed: int = 0,
+    wallclock: WallClockModel | None = None,
+    init_seed: int | None = None,
+) -> TrainResult:
     """Train ``model`` on ``dataset`` with gradients coded by ``spec`` under Bernoulli(p) stragglers.
 
     Parameters
@@ -534,8 +569,10 @@ def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: floa
     init_seed = seed if init_seed is None else check_int("init_seed", init_seed, minimum=0)
     model = MLP((dataset.n_features, 128, dataset.n_classes)) if model is None else model
     if not isinstance(model, MLP) or model.sizes[0] != dataset.n_features or model.sizes[-1] < dataset.n_classes:
-        raise InvalidArgumentError("model", f"must be an MLP with {dataset.n_features} inputs and >= "
-                                   f"{dataset.n_classes} outputs, got {model!r}")
+        raise InvalidArgumentError(
+            "model",
+            f"must be an MLP with {dataset.n_features} inputs and >= {dataset.n_classes} outputs, got {model!r}",
+        )
     wallclock = WallClockModel() if wallclock is None else wallclock
     if not isinstance(wallclock, WallClockModel):
         raise InvalidArgumentError("wallclock", f"must be a WallClockModel, got {type(wallclock).__name__}")
@@ -558,10 +595,18 @@ def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: floa
     def record(t: int) -> None:
         tr_loss, tr_acc = model.evaluate(theta, dataset.x_train, dataset.y_train)
         te_loss, te_acc = model.evaluate(theta, dataset.x_test, dataset.y_test)
-        rows.append({"iteration": t, "wallclock": clock, "train_loss": tr_loss, "train_acc": tr_acc,
-                     "test_loss": te_loss, "test_acc": te_acc,
-                     "rel_error": float(np.mean(errs)) if errs else np.nan,
-                     "arrived": float(np.mean(arrived)) if arrived else float(n)})
+        rows.append(
+            {
+                "iteration": t,
+                "wallclock": clock,
+                "train_loss": tr_loss,
+                "train_acc": tr_acc,
+                "test_loss": te_loss,
+                "test_acc": te_acc,
+                "rel_error": float(np.mean(errs)) if errs else np.nan,
+                "arrived": float(np.mean(arrived)) if arrived else float(n),
+            }
+        )
         errs.clear()
         arrived.clear()
 
@@ -569,9 +614,9 @@ def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: floa
     for t in range(iterations):
         idx = parts if b == size else np.take_along_axis(parts, rng.random(parts.shape).argsort(axis=1)[:, :b], 1)
         G = model.part_gradients(theta, dataset.x_train[idx], dataset.y_train[idx])
-        ghat = code.estimates(G, masks[t:t + 1], draws=[t])[0]
+        ghat = code.estimates(G, masks[t : t + 1], draws=[t])[0]
         g = G.sum(axis=0)
-        errs.append(float(np.sum((ghat - g) ** 2) / max(np.sum(g ** 2), 1e-300)))
+        errs.append(float(np.sum((ghat - g) ** 2) / max(np.sum(g**2), 1e-300)))
         arrived.append(int(masks[t].sum()))
         if not np.all(np.isfinite(ghat)):
             raise FloatingPointError(f"{spec.label}: decoded gradient is not finite at iteration {t}")
@@ -580,9 +625,22 @@ def train(spec: CodeSpec, dataset: Dataset, *, model: MLP | None = None, p: floa
         if (t + 1) % eval_every == 0 or t + 1 == iterations:
             record(t + 1)
     homogeneous = bool(np.all(p_workers == p_workers[0]))
-    params = {"label": spec.label, "method": spec.method, "decoder": spec.decoder, "redraw": spec.redraw,
-              "m": m, "N": N, "n": n, "p": float(p_workers[0]) if homogeneous else p_workers.tolist(),
-              "iterations": iterations, "optimizer": optimizer, "lr": lr,
-              "momentum": momentum, "batch_per_part": b, "seed": seed, "d": model.d,
-              "options": {k: v for k, v in spec.options.items() if np.isscalar(v)}}
+    params = {
+        "label": spec.label,
+        "method": spec.method,
+        "decoder": spec.decoder,
+        "redraw": spec.redraw,
+        "m": m,
+        "N": N,
+        "n": n,
+        "p": float(p_workers[0]) if homogeneous else p_workers.tolist(),
+        "iterations": iterations,
+        "optimizer": optimizer,
+        "lr": lr,
+        "momentum": momentum,
+        "batch_per_part": b,
+        "seed": seed,
+        "d": model.d,
+        "options": {k: v for k, v in spec.options.items() if np.isscalar(v)},
+    }
     return TrainResult(spec.label, pd.DataFrame(rows), theta, params)

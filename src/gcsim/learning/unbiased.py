@@ -24,6 +24,7 @@ stragglers) passes only if its mean equals ``g_k`` to round-off, i.e. within
 tests are approximate (CLT, plug-in traces): their level is only asymptotic, and
 estimators with heavy tails need more samples (see ``docs/theory/60_learning.md`` §3).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -84,15 +85,18 @@ class UnbiasednessResult:
     def summary(self) -> str:
         """One line: verdict, p-values, relative bias."""
         verdict = "consistent with unbiased" if self.passed else "BIASED"
-        return (f"{verdict} (p={self.pvalue:.3g}, alpha={self.alpha:g}): S={self.samples}, d={self.d}, "
-                f"max|z|={self.max_abs_z:.2f} "
-                f"(Bonferroni p={self.coordinate_pvalue:.3g}), norm test p={self.norm_pvalue:.3g} "
-                f"(Q/E[Q]={self.norm_statistic:.3f}, df={self.norm_df:.1f}), "
-                f"relative bias {self.relative_bias:.3g}")
+        return (
+            f"{verdict} (p={self.pvalue:.3g}, alpha={self.alpha:g}): S={self.samples}, d={self.d}, "
+            f"max|z|={self.max_abs_z:.2f} "
+            f"(Bonferroni p={self.coordinate_pvalue:.3g}), norm test p={self.norm_pvalue:.3g} "
+            f"(Q/E[Q]={self.norm_statistic:.3f}, df={self.norm_df:.1f}), "
+            f"relative bias {self.relative_bias:.3g}"
+        )
 
 
-def unbiasedness_test(estimates: Any, target: Any, *, alpha: float = 0.01,
-                      roundoff: float = 1e-9) -> UnbiasednessResult:
+def unbiasedness_test(
+    estimates: Any, target: Any, *, alpha: float = 0.01, roundoff: float = 1e-9
+) -> UnbiasednessResult:
     """Test ``E[ĝ] = g`` from samples ``(S, d)`` (see the module docstring).
 
     Parameters
@@ -130,7 +134,7 @@ def unbiasedness_test(estimates: Any, target: Any, *, alpha: float = 0.01,
     roundoff = check_real("roundoff", roundoff, minimum=0.0, maximum=1.0, strict_max=True)
     mean = E.mean(axis=0)
     C = E - mean
-    var = (C ** 2).sum(axis=0) / (S - 1)
+    var = (C**2).sum(axis=0) / (S - 1)
     se = np.sqrt(var / S)
     diff = mean - g
     scale = max(np.abs(g).max(), np.abs(E).max(), 1e-300)
@@ -141,23 +145,45 @@ def unbiasedness_test(estimates: Any, target: Any, *, alpha: float = 0.01,
     coord_p = float(min(1.0, d * 2.0 * ndtr(-max_z)))
     tr1 = float(var.sum())
     gram = C @ C.T if S <= d else C.T @ C
-    tr2 = float(np.sum(gram ** 2)) / (S - 1) ** 2
+    tr2 = float(np.sum(gram**2)) / (S - 1) ** 2
     Q = S * float(diff @ diff)
-    if tr1 <= (tol ** 2) * d or tr2 <= 0:
-        norm_stat, nu = (0.0 if Q <= S * d * tol ** 2 else np.inf), 0.0
+    if tr1 <= (tol**2) * d or tr2 <= 0:
+        norm_stat, nu = (0.0 if Q <= S * d * tol**2 else np.inf), 0.0
         norm_p = 1.0 if norm_stat == 0.0 else 0.0
     else:
-        c, nu = tr2 / tr1, tr1 ** 2 / tr2
+        c, nu = tr2 / tr1, tr1**2 / tr2
         norm_stat = Q / tr1
         norm_p = float(chdtrc(nu, Q / c))
     rel = float(np.linalg.norm(diff) / max(np.linalg.norm(g), 1e-300))
     pvalue = min(1.0, 2.0 * min(coord_p, norm_p))  # Bonferroni over the two tests: level alpha overall
-    return UnbiasednessResult(S, d, mean, g, se, max_z, coord_p, float(norm_stat), float(nu), norm_p, rel,
-                              alpha, bool(pvalue >= alpha), float(pvalue))
+    return UnbiasednessResult(
+        S,
+        d,
+        mean,
+        g,
+        se,
+        max_z,
+        coord_p,
+        float(norm_stat),
+        float(nu),
+        norm_p,
+        rel,
+        alpha,
+        bool(pvalue >= alpha),
+        float(pvalue),
+    )
 
 
-def decoded_samples(code: CodedGradient | CodeSpec, gradients: Any, p: float, *, samples: int = 2000,
-                    seed: int = 0, coords: Any = None, batch: int = 256) -> np.ndarray:
+def decoded_samples(
+    code: CodedGradient | CodeSpec,
+    gradients: Any,
+    p: float,
+    *,
+    samples: int = 2000,
+    seed: int = 0,
+    coords: Any = None,
+    batch: int = 256,
+) -> np.ndarray:
     """``samples`` decoded gradients of fixed part gradients under Bernoulli(p) stragglers.
 
     ``p`` is a probability or an array of ``n`` per-worker probabilities.
@@ -191,8 +217,16 @@ def decoded_samples(code: CodedGradient | CodeSpec, gradients: Any, p: float, *,
     return out
 
 
-def check_unbiased(code: CodedGradient | CodeSpec, gradients: Any, p: float, *, samples: int = 2000,
-                   seed: int = 0, alpha: float = 0.01, coords: Any = None) -> UnbiasednessResult:
+def check_unbiased(
+    code: CodedGradient | CodeSpec,
+    gradients: Any,
+    p: float,
+    *,
+    samples: int = 2000,
+    seed: int = 0,
+    alpha: float = 0.01,
+    coords: Any = None,
+) -> UnbiasednessResult:
     """Decode ``samples`` times and run :func:`unbiasedness_test` against ``Σ_i g_i``.
 
     Examples

@@ -1,4 +1,5 @@
 """``gcsim cerar design|optimize|simulate|rates|run``: CERAR from the shell."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,12 +10,26 @@ import numpy as np
 EXIT_OK, EXIT_FAILURE = 0, 1
 
 #: API argument -> the flag that sets it (errors name the flag)
-_FLAGS = {"N": "--N", "c": "--c", "eps": "--eps", "kappa": "--kappa", "seed": "--seed", "max_iter": "--max-iter",
-          "d": "--d", "dtype": "--dtype", "objective": "--objective", "method": "--method", "name": "--name"}
+_FLAGS = {
+    "N": "--N",
+    "c": "--c",
+    "eps": "--eps",
+    "kappa": "--kappa",
+    "seed": "--seed",
+    "max_iter": "--max-iter",
+    "d": "--d",
+    "dtype": "--dtype",
+    "objective": "--objective",
+    "method": "--method",
+    "name": "--name",
+}
 
 #: largest finite value of each simulation dtype (bfloat16 has float32's exponent range)
-_DTYPE_MAX = {"float64": float(np.finfo(np.float64).max), "float32": float(np.finfo(np.float32).max),
-              "bfloat16": 3.3895313892515355e38}
+_DTYPE_MAX = {
+    "float64": float(np.finfo(np.float64).max),
+    "float32": float(np.finfo(np.float32).max),
+    "bfloat16": 3.3895313892515355e38,
+}
 
 
 def _check_sizes(args: argparse.Namespace) -> None:
@@ -26,8 +41,12 @@ def _check_sizes(args: argparse.Namespace) -> None:
     from ..._validation import check_dense_size
 
     N, c = args.N, args.c
-    check_dense_size("--N", N * (N - 1), c * c, f"the N(N-1) = {N * (N - 1):,} error operators (c x c each) "
-                     f"of a CERAR design with N = {N}, c = {c}")
+    check_dense_size(
+        "--N",
+        N * (N - 1),
+        c * c,
+        f"the N(N-1) = {N * (N - 1):,} error operators (c x c each) of a CERAR design with N = {N}, c = {c}",
+    )
     if args.action == "simulate":
         check_dense_size("--d", N, args.d, f"the simulated gradients (N x d = {N} x {args.d})")
 
@@ -40,9 +59,11 @@ def _check_dtype_range(des, dtype: str) -> None:
     if not np.isfinite(big):
         raise UsageError("the design has non-finite coefficients (inf or NaN); choose another --eps or --method")
     if big > _DTYPE_MAX[dtype]:
-        raise UsageError(f"--dtype {dtype}: the design's coefficients reach {big:.3g}, beyond {dtype}'s largest "
-                         f"finite value {_DTYPE_MAX[dtype]:.3g} (they would become inf); use --dtype float64 "
-                         "or a better conditioned design (smaller --c, larger --eps)")
+        raise UsageError(
+            f"--dtype {dtype}: the design's coefficients reach {big:.3g}, beyond {dtype}'s largest "
+            f"finite value {_DTYPE_MAX[dtype]:.3g} (they would become inf); use --dtype float64 "
+            "or a better conditioned design (smaller --c, larger --eps)"
+        )
 
 
 def _design_from_args(args: argparse.Namespace):
@@ -51,6 +72,7 @@ def _design_from_args(args: argparse.Namespace):
     if getattr(args, "design", None):
         from ...cerar.export import load_design
         from ..common import path_errors
+
         with path_errors("--design", "read"):
             return load_design(args.design)
     _check_sizes(args)
@@ -72,24 +94,32 @@ def _summary(des) -> dict[str, Any]:
     from ...cerar.traffic import rates
 
     e = errors(des)
-    return {"N": des.N, "c": des.c, "L": des.L, "method": des.method,
-            "worst_case_error": e.worst_case, "frobenius_error": e.frobenius,
-            "mean_relative_mse": e.mean_relative_mse,
-            "kappa_encoders_max": float(np.max(e.kappa_encoders)),
-            "kappa_decoders_max": float(np.max(e.kappa_decoders)),
-            "rates": rates(des.N, des.c),
-            "params": {k: v for k, v in des.metadata.items() if np.isscalar(v) or v is None}}
+    return {
+        "N": des.N,
+        "c": des.c,
+        "L": des.L,
+        "method": des.method,
+        "worst_case_error": e.worst_case,
+        "frobenius_error": e.frobenius,
+        "mean_relative_mse": e.mean_relative_mse,
+        "kappa_encoders_max": float(np.max(e.kappa_encoders)),
+        "kappa_decoders_max": float(np.max(e.kappa_decoders)),
+        "rates": rates(des.N, des.c),
+        "params": {k: v for k, v in des.metadata.items() if np.isscalar(v) or v is None},
+    }
 
 
 def _text(s: dict[str, Any]) -> str:
     r = s["rates"]
-    return (f"CERAR {s['method']} design, N = {s['N']}, c = {s['c']}, L = {s['L']} rounds\n"
-            f"  worst-case operator-norm error  {s['worst_case_error']:.4g}\n"
-            f"  Frobenius error sum ||E||_F^2   {s['frobenius_error']:.4g} "
-            f"(mean relative MSE {s['mean_relative_mse']:.3g})\n"
-            f"  max kappa(A_j) {s['kappa_encoders_max']:.4g}, max kappa(D_i) {s['kappa_decoders_max']:.4g}\n"
-            f"  traffic per worker {r['rate']:.4g} d (ring all-reduce {r['ring_rate']:.4g} d), "
-            f"storage {r['storage']:.4g} d")
+    return (
+        f"CERAR {s['method']} design, N = {s['N']}, c = {s['c']}, L = {s['L']} rounds\n"
+        f"  worst-case operator-norm error  {s['worst_case_error']:.4g}\n"
+        f"  Frobenius error sum ||E||_F^2   {s['frobenius_error']:.4g} "
+        f"(mean relative MSE {s['mean_relative_mse']:.3g})\n"
+        f"  max kappa(A_j) {s['kappa_encoders_max']:.4g}, max kappa(D_i) {s['kappa_decoders_max']:.4g}\n"
+        f"  traffic per worker {r['rate']:.4g} d (ring all-reduce {r['ring_rate']:.4g} d), "
+        f"storage {r['storage']:.4g} d"
+    )
 
 
 def _cmd_cerar(args: argparse.Namespace) -> int:
@@ -97,6 +127,7 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
 
     if args.action == "rates":
         from ...cerar.traffic import rates
+
         r = rates(args.N, args.c)
         emit(args, r, "\n".join(f"  {k:<24} {v}" for k, v in r.items()))
         return EXIT_OK
@@ -112,6 +143,7 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
         from ..._validation import check_dense_size
         from ...cerar.metrics import errors
         from ...cerar.protocol import simulate
+
         check_dense_size("--d", des.N, args.d, f"the simulated gradients (N x d = {des.N} x {args.d})")
         _check_dtype_range(des, args.dtype)
         rng = np.random.default_rng(args.seed)
@@ -119,17 +151,29 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
         res = simulate(des, g, dtype=args.dtype)
         exact = g.sum(axis=0)
         if not np.all(np.isfinite(res.outputs)):
-            raise UsageError(f"--dtype {args.dtype}: the simulated outputs overflowed (inf/NaN); the design is too "
-                             "ill-conditioned for this dtype; use --dtype float64")
+            raise UsageError(
+                f"--dtype {args.dtype}: the simulated outputs overflowed (inf/NaN); the design is too "
+                "ill-conditioned for this dtype; use --dtype float64"
+            )
         rel = np.linalg.norm(res.outputs - exact, axis=1) / max(np.linalg.norm(exact), 1e-300)
-        payload.update(d=args.d, dtype=args.dtype, rounds=res.rounds, bytes_sent=res.bytes_sent,
-                       packets_sent=res.packets_sent, peak_buffers=res.peak_buffers,
-                       max_rel_error=float(rel.max()), per_worker_rel_error=rel,
-                       predicted_rel_error=errors(des, g).empirical)
-        text += (f"\n  simulated d = {args.d} ({args.dtype}): {res.rounds} rounds, bytes/worker "
-                 f"{int(np.max(res.bytes_sent))}, max relative error {rel.max():.3g}")
+        payload.update(
+            d=args.d,
+            dtype=args.dtype,
+            rounds=res.rounds,
+            bytes_sent=res.bytes_sent,
+            packets_sent=res.packets_sent,
+            peak_buffers=res.peak_buffers,
+            max_rel_error=float(rel.max()),
+            per_worker_rel_error=rel,
+            predicted_rel_error=errors(des, g).empirical,
+        )
+        text += (
+            f"\n  simulated d = {args.d} ({args.dtype}): {res.rounds} rounds, bytes/worker "
+            f"{int(np.max(res.bytes_sent))}, max relative error {rel.max():.3g}"
+        )
     if args.export:
         from ...cerar.export import export_design
+
         with path_errors("--export"):
             path = export_design(des, args.export, name=args.name, overwrite=args.force)
         payload["exported"] = str(path)
@@ -139,14 +183,21 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
 
 
 def register(sub, add) -> None:
-    p = add("cerar", _cmd_cerar, "CERAR coded all-reduce: design, optimize, simulate, rates (and `cerar run`)",
-            "examples:\n  gcsim cerar rates --N 4 --c 8\n"
-            "  gcsim cerar design --N 4 --c 8 --method perturbation --eps 0.01 --json\n"
-            "  gcsim cerar optimize --N 4 --c 8 --kappa 20 --export designs/cerar\n"
-            "  gcsim cerar simulate --N 4 --c 8 --method vandermonde --d 4096 --dtype float32\n"
-            "  gcsim cerar run --engine gloo --workers 4 --c 8 --d 4096 --json")
-    p.add_argument("action", choices=["design", "optimize", "simulate", "rates"],
-                   help="`gcsim cerar run ...` (the real ring engine) is described by `gcsim run-cerar --help`")
+    p = add(
+        "cerar",
+        _cmd_cerar,
+        "CERAR coded all-reduce: design, optimize, simulate, rates (and `cerar run`)",
+        "examples:\n  gcsim cerar rates --N 4 --c 8\n"
+        "  gcsim cerar design --N 4 --c 8 --method perturbation --eps 0.01 --json\n"
+        "  gcsim cerar optimize --N 4 --c 8 --kappa 20 --export designs/cerar\n"
+        "  gcsim cerar simulate --N 4 --c 8 --method vandermonde --d 4096 --dtype float32\n"
+        "  gcsim cerar run --engine gloo --workers 4 --c 8 --d 4096 --json",
+    )
+    p.add_argument(
+        "action",
+        choices=["design", "optimize", "simulate", "rates"],
+        help="`gcsim cerar run ...` (the real ring engine) is described by `gcsim run-cerar --help`",
+    )
     from ..common import float_arg, int_arg
 
     p.add_argument("--N", type=int_arg(2), default=4, help="workers on the ring (default 4)")

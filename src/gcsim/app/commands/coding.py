@@ -1,4 +1,5 @@
 """``gcsim error`` and ``gcsim bounds verify``: the analysis layer from the shell."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,9 +7,11 @@ from typing import Any
 
 EXIT_OK, EXIT_FAILURE = 0, 1
 
-_DESIGN_HELP = ("named instance (pg2_9, coset_27_2_5, biregular_40_20_3_6, paley13, petersen), "
-                "family spec (bibd:91,10,1 | srg:13,6,2,3 | coset:27,2,5 | biregular:40,20,3,6[,seed]) "
-                "or a catalogue file")
+_DESIGN_HELP = (
+    "named instance (pg2_9, coset_27_2_5, biregular_40_20_3_6, paley13, petersen), "
+    "family spec (bibd:91,10,1 | srg:13,6,2,3 | coset:27,2,5 | biregular:40,20,3,6[,seed]) "
+    "or a catalogue file"
+)
 
 
 def _scheme_and_model(args: argparse.Namespace):
@@ -29,7 +32,7 @@ def _scheme_and_model(args: argparse.Namespace):
     except InvalidArgumentError as exc:
         if exc.argument == "s":  # the exact family's s comes from --design-s (or -s)
             flag = "--design-s" if args.design_s is not None else "--stragglers"
-            raise UsageError(f"{flag}: {str(exc)[len('s: '):]}") from None
+            raise UsageError(f"{flag}: {str(exc)[len('s: ') :]}") from None
         raise
     n = scheme.n
     if args.model in ("fixed", "all", "worst") and args.stragglers > n:
@@ -43,15 +46,27 @@ def _scheme_and_model(args: argparse.Namespace):
             raise ValueError(args.model)
     except InvalidArgumentError as exc:
         if exc.argument == "s":
-            raise UsageError(f"--stragglers: {str(exc)[len('s: '):]}" + (
-                "; try --model fixed" if args.model == "all" and "fixed" not in str(exc) else "")) from None
+            raise UsageError(
+                f"--stragglers: {str(exc)[len('s: ') :]}"
+                + ("; try --model fixed" if args.model == "all" and "fixed" not in str(exc) else "")
+            ) from None
         raise
     return design, scheme, model
 
 
 #: API argument -> the flag that sets it (errors name the flag)
-_FLAGS = {"m": "--m", "eps": "--eps", "seed": "--seed", "p": "--p", "samples": "--samples", "draws": "--draws",
-          "method": "--method", "dist": "--dist", "bounds": "--bounds", "design": "--design"}
+_FLAGS = {
+    "m": "--m",
+    "eps": "--eps",
+    "seed": "--seed",
+    "p": "--p",
+    "samples": "--samples",
+    "draws": "--draws",
+    "method": "--method",
+    "dist": "--dist",
+    "bounds": "--bounds",
+    "design": "--design",
+}
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -59,17 +74,28 @@ def _common(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--design", required=True, help=_DESIGN_HELP)
     p.add_argument("--m", type=int_arg(1), default=2, help="communication reduction m (default 2)")
-    p.add_argument("--method", default="rd", help="encoder: naive, rd, ns, ns-worker, exact-gaussian, "
-                   "exact-vandermonde, ... (default rd)")
+    p.add_argument(
+        "--method",
+        default="rd",
+        help="encoder: naive, rd, ns, ns-worker, exact-gaussian, exact-vandermonde, ... (default rd)",
+    )
     p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon (default 0)")
     p.add_argument("--dist", choices=["rademacher", "gaussian"], help="RD/NS entry distribution")
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the encoder and of the straggler draws")
-    p.add_argument("--model", default="fixed", choices=["fixed", "bernoulli", "all", "worst"],
-                   help="straggler model (default fixed-s uniform; 'all' enumerates every pattern, up to "
-                        "gcsim.limits.MAX_PATTERNS)")
+    p.add_argument(
+        "--model",
+        default="fixed",
+        choices=["fixed", "bernoulli", "all", "worst"],
+        help="straggler model (default fixed-s uniform; 'all' enumerates every pattern, up to "
+        "gcsim.limits.MAX_PATTERNS)",
+    )
     p.add_argument("--stragglers", "-s", type=int_arg(0), default=0, help="number of stragglers s")
-    p.add_argument("--p", type=float_arg(0.0, 1.0, strict_max=True), default=0.1,
-                   help="Bernoulli straggling probability, 0 <= p < 1")
+    p.add_argument(
+        "--p",
+        type=float_arg(0.0, 1.0, strict_max=True),
+        default=0.1,
+        help="Bernoulli straggling probability, 0 <= p < 1",
+    )
     p.add_argument("--design-s", type=int_arg(0), default=None, help="exact family: stragglers it is designed for")
     p.add_argument("--samples", type=int_arg(1), default=2000, help="Monte Carlo patterns (default 2000)")
     p.set_defaults(flags=_FLAGS)
@@ -83,21 +109,41 @@ def _cmd_error(args: argparse.Namespace) -> int:
     norm = scheme.m * scheme.num_parts
     if args.model == "worst":
         res = worst_case_error(scheme, args.stragglers, seed=args.seed)
-        payload = {"design": args.design, "params": list(design.params), "m": scheme.m, "method": scheme.method,
-                   "model": "worst", "s": args.stragglers, "worst_error": res.value,
-                   "normalized": res.value / norm, "stragglers_set": [int(i) for i in
-                                                                        (~res.mask).nonzero()[0]],
-                   "evaluation": res.method}
-        text = (f"worst-case optimal error over |S| = {args.stragglers}: {res.value:.6g} "
-                f"(normalized {res.value / norm:.4g}; {res.method}); S = {payload['stragglers_set']}")
+        payload = {
+            "design": args.design,
+            "params": list(design.params),
+            "m": scheme.m,
+            "method": scheme.method,
+            "model": "worst",
+            "s": args.stragglers,
+            "worst_error": res.value,
+            "normalized": res.value / norm,
+            "stragglers_set": [int(i) for i in (~res.mask).nonzero()[0]],
+            "evaluation": res.method,
+        }
+        text = (
+            f"worst-case optimal error over |S| = {args.stragglers}: {res.value:.6g} "
+            f"(normalized {res.value / norm:.4g}; {res.method}); S = {payload['stragglers_set']}"
+        )
     else:
         exp = expected_error(scheme, model, samples=args.samples, seed=args.seed, progress=not args.json)
-        payload = {"design": args.design, "params": list(design.params), "m": scheme.m, "method": scheme.method,
-                   "model": model.describe() if hasattr(model, "describe") else args.model,
-                   "mean": exp.mean, "ci95": list(exp.ci), "normalized_mean": exp.mean / norm,
-                   "evaluation": exp.method, "count": exp.count, "raw_squared": True}
-        text = (f"E[optimal error] = {exp.mean:.6g}  (95% CI {exp.ci[0]:.6g} .. {exp.ci[1]:.6g}; "
-                f"normalized err/(mN) = {exp.mean / norm:.4g}; {exp.method})")
+        payload = {
+            "design": args.design,
+            "params": list(design.params),
+            "m": scheme.m,
+            "method": scheme.method,
+            "model": model.describe() if hasattr(model, "describe") else args.model,
+            "mean": exp.mean,
+            "ci95": list(exp.ci),
+            "normalized_mean": exp.mean / norm,
+            "evaluation": exp.method,
+            "count": exp.count,
+            "raw_squared": True,
+        }
+        text = (
+            f"E[optimal error] = {exp.mean:.6g}  (95% CI {exp.ci[0]:.6g} .. {exp.ci[1]:.6g}; "
+            f"normalized err/(mN) = {exp.mean / norm:.4g}; {exp.method})"
+        )
     emit(args, payload, text)
     return EXIT_OK
 
@@ -111,14 +157,16 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     _, scheme, model = _scheme_and_model(args)
     bounds = args.bounds.split(",") if args.bounds else None
     samples = None if args.model in ("all", "worst") else args.samples
-    report = verify_bounds(scheme, model, bounds, samples=samples, seed=args.seed, draws=args.draws,
-                           progress=not args.json)
+    report = verify_bounds(
+        scheme, model, bounds, samples=samples, seed=args.seed, draws=args.draws, progress=not args.json
+    )
     emit(args, report.to_dict(), report.summary)
     return EXIT_OK if report.ok else EXIT_FAILURE
 
 
 def _int1(text: str) -> int:
     from ..common import int_arg
+
     return int_arg(1)(text)
 
 
@@ -126,15 +174,23 @@ _int1.__name__ = "integer"
 
 
 def register(sub, add) -> None:
-    p = add("error", _cmd_error, "optimal-decoding error of a scheme: expected (exact or Monte Carlo) or worst case",
-            "examples:\n  gcsim error --design pg2_9 --m 2 --method rd -s 20 --samples 5000\n"
-            "  gcsim error --design coset_27_2_5 --method rd --eps 0.1 --model bernoulli --p 0.2 --json\n"
-            "  gcsim error --design petersen --m 1 --method naive --model worst -s 3")
+    p = add(
+        "error",
+        _cmd_error,
+        "optimal-decoding error of a scheme: expected (exact or Monte Carlo) or worst case",
+        "examples:\n  gcsim error --design pg2_9 --m 2 --method rd -s 20 --samples 5000\n"
+        "  gcsim error --design coset_27_2_5 --method rd --eps 0.1 --model bernoulli --p 0.2 --json\n"
+        "  gcsim error --design petersen --m 1 --method naive --model worst -s 3",
+    )
     _common(p)
-    p = add("bounds", _cmd_bounds, "check lower <= simulated <= upper for a scheme (exit 1 on a violation)",
-            "examples:\n  gcsim bounds verify --design pg2_9 --m 2 --method rd -s 20 --json\n"
-            "  gcsim bounds verify --design paley13 --m 2 --method rd --model all -s 2 "
-            "--bounds rank_lower,rd_upper")
+    p = add(
+        "bounds",
+        _cmd_bounds,
+        "check lower <= simulated <= upper for a scheme (exit 1 on a violation)",
+        "examples:\n  gcsim bounds verify --design pg2_9 --m 2 --method rd -s 20 --json\n"
+        "  gcsim bounds verify --design paley13 --m 2 --method rd --model all -s 2 "
+        "--bounds rank_lower,rd_upper",
+    )
     p.add_argument("action", choices=["verify"])
     _common(p)
     p.set_defaults(samples=200)

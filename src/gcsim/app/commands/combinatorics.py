@@ -1,4 +1,5 @@
 """``gcsim construct / exists / load / catalogue``: the combinatorics layer and the catalogue."""
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,9 @@ def _build(family: str, numbers: list[int], args: argparse.Namespace, existence:
     usage, lo, hi = _FAMILIES[family]
     if not lo <= len(numbers) <= hi:
         raise UsageError(f"{family} takes parameters {usage}, got {len(numbers)} numbers")
-    return build_family(family, numbers, seed=getattr(args, "seed", 0), group=getattr(args, "group", "cyclic"),
-                        existence=existence)
+    return build_family(
+        family, numbers, seed=getattr(args, "seed", 0), group=getattr(args, "group", "cyclic"), existence=existence
+    )
 
 
 def _cmd_construct(args: argparse.Namespace) -> int:
@@ -45,12 +47,15 @@ def _cmd_construct(args: argparse.Namespace) -> int:
     payload["verified"] = True
     if args.export:
         from ...catalogue.objects import export_object
+
         with path_errors("--export"):
             payload["exported"] = str(export_object(obj, args.export, name=args.name, overwrite=args.force))
     if args.matrix:
         payload["assignment"] = obj.assignment
-    text = (f"{payload['kind']} {tuple(obj.params)} via {payload['construction']}: "
-            f"{payload['parts']} parts x {payload['workers']} workers, verified")
+    text = (
+        f"{payload['kind']} {tuple(obj.params)} via {payload['construction']}: "
+        f"{payload['parts']} parts x {payload['workers']} workers, verified"
+    )
     if args.export:
         text += f"\nexported to {payload['exported']}"
     if args.matrix:
@@ -68,8 +73,11 @@ def _cmd_exists(args: argparse.Namespace) -> int:
             _build(args.family, args.params, args)
         except GcsimError as exc:
             reason = str(exc)
-    emit(args, {"family": args.family, "params": args.params, "exists": answer, "reason": reason},
-          f"{args.family} {tuple(args.params)}: {word}" + (f" ({reason})" if reason else ""))
+    emit(
+        args,
+        {"family": args.family, "params": args.params, "exists": answer, "reason": reason},
+        f"{args.family} {tuple(args.params)}: {word}" + (f" ({reason})" if reason else ""),
+    )
     return EXIT_OK
 
 
@@ -82,6 +90,7 @@ def _cmd_load(args: argparse.Namespace) -> int:
         kind = manifest["metadata"].get("kind")
         if kind == "cerar":
             from ...cerar.export import load_design
+
             obj = load_design(args.path)
             payload = {"kind": "cerar", "N": obj.N, "c": obj.c, "method": obj.method, "verified": True}
         else:
@@ -93,8 +102,12 @@ def _cmd_load(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     payload["path"] = args.path
     payload["sha256"] = manifest["sha256"]
-    emit(args, payload, f"{args.path}: {payload.get('kind')} {payload.get('params', '')} loaded and verified "
-                         f"(sha256 {manifest['sha256'][:12]}...)")
+    emit(
+        args,
+        payload,
+        f"{args.path}: {payload.get('kind')} {payload.get('params', '')} loaded and verified "
+        f"(sha256 {manifest['sha256'][:12]}...)",
+    )
     return EXIT_OK
 
 
@@ -114,11 +127,18 @@ def _cmd_catalogue(args: argparse.Namespace) -> int:
 
 def register(sub, add) -> None:
     """Add ``construct``, ``exists``, ``load`` and ``catalogue`` to the ``gcsim`` parser."""
-    p = add("construct", _cmd_construct, "build and verify a combinatorial object",
-            "examples:\n  gcsim construct bibd 91 10 1\n  gcsim construct srg 10 3 0 1 --matrix\n"
-            "  gcsim construct biregular 40 20 3 6 --seed 1 --export designs")
-    p.add_argument("family", choices=sorted(_FAMILIES), help="bibd (v k [lam]), srg (v k lam mu), "
-                   "coset (k m delta), biregular (v b r k)")
+    p = add(
+        "construct",
+        _cmd_construct,
+        "build and verify a combinatorial object",
+        "examples:\n  gcsim construct bibd 91 10 1\n  gcsim construct srg 10 3 0 1 --matrix\n"
+        "  gcsim construct biregular 40 20 3 6 --seed 1 --export designs",
+    )
+    p.add_argument(
+        "family",
+        choices=sorted(_FAMILIES),
+        help="bibd (v k [lam]), srg (v k lam mu), coset (k m delta), biregular (v b r k)",
+    )
     p.add_argument("params", type=int_arg(), nargs="+", help="the family's integer parameters")
     p.add_argument("--group", default="cyclic", choices=["cyclic", "elementary"], help="coset graphs: group")
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of randomized constructions")
@@ -127,13 +147,21 @@ def register(sub, add) -> None:
     p.add_argument("--force", action="store_true", help="overwrite an existing catalogue file")
     p.add_argument("--matrix", action="store_true", help="print the 0/1 assignment matrix")
 
-    p = add("exists", _cmd_exists, "three-valued existence: exists / does not exist / unknown",
-            "examples:\n  gcsim exists bibd 43 7 1\n  gcsim exists srg 28 9 0 4 --json")
+    p = add(
+        "exists",
+        _cmd_exists,
+        "three-valued existence: exists / does not exist / unknown",
+        "examples:\n  gcsim exists bibd 43 7 1\n  gcsim exists srg 28 9 0 4 --json",
+    )
     p.add_argument("family", choices=["bibd", "srg"])
     p.add_argument("params", type=int_arg(), nargs="+")
 
-    p = add("load", _cmd_load, "load a catalogue file and re-verify it from the file alone",
-            "example:\n  gcsim load designs/bibd/pg2_9")
+    p = add(
+        "load",
+        _cmd_load,
+        "load a catalogue file and re-verify it from the file alone",
+        "example:\n  gcsim load designs/bibd/pg2_9",
+    )
     p.add_argument("path", help="bundle stem, .json or .npz path")
 
     p = add("catalogue", _cmd_catalogue, "build, verify (and export) the named instances; print a table")

@@ -15,6 +15,7 @@ Registered through :data:`gcsim.cli._EXTRA_COMMANDS` (``register(subparsers, add
 
 Bad options are refused with a message naming the option (``--workers-die: ...``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,11 +43,29 @@ _GC_EPILOG = """examples:
 
 
 # API argument name -> command-line option, so that an error names what the user typed
-_CERAR_OPTIONS = {"N": "--workers", "d": "--d", "c": "--c", "seed": "--seed", "repeats": "--repeats",
-                  "timeout": "--timeout", "dtype": "--dtype", "eps": "--eps"}
-_GC_OPTIONS = {"stragglers": "--stragglers", "deadline": "--deadline", "die": "--workers-die",
-               "decoder": "--decoder", "d": "--d", "seed": "--seed", "delay_scale": "--delay-scale",
-               "wait_limit": "--wait-limit", "timeout": "--timeout", "m": "--m", "eps": "--eps"}
+_CERAR_OPTIONS = {
+    "N": "--workers",
+    "d": "--d",
+    "c": "--c",
+    "seed": "--seed",
+    "repeats": "--repeats",
+    "timeout": "--timeout",
+    "dtype": "--dtype",
+    "eps": "--eps",
+}
+_GC_OPTIONS = {
+    "stragglers": "--stragglers",
+    "deadline": "--deadline",
+    "die": "--workers-die",
+    "decoder": "--decoder",
+    "d": "--d",
+    "seed": "--seed",
+    "delay_scale": "--delay-scale",
+    "wait_limit": "--wait-limit",
+    "timeout": "--timeout",
+    "m": "--m",
+    "eps": "--eps",
+}
 
 
 def _naming_options(options: dict[str, str], run: Callable[[], Any]) -> Any:
@@ -57,7 +76,7 @@ def _naming_options(options: dict[str, str], run: Callable[[], Any]) -> Any:
         option = options.get(exc.argument)
         if option is None:
             raise
-        message = str(exc)[len(exc.argument) + 2:] if str(exc).startswith(exc.argument + ": ") else str(exc)
+        message = str(exc)[len(exc.argument) + 2 :] if str(exc).startswith(exc.argument + ": ") else str(exc)
         raise InvalidArgumentError(option, message) from None
 
 
@@ -68,7 +87,7 @@ def _cerar_design(args: argparse.Namespace):
     if args.design:
         des = load_design(args.design)
         if args.c is not None and des.c != args.c:
-                raise InvalidArgumentError("--c", f"{args.c} disagrees with the design file (c = {des.c})")
+            raise InvalidArgumentError("--c", f"{args.c} disagrees with the design file (c = {des.c})")
         if des.N != args.workers:
             raise InvalidArgumentError("--workers", f"{args.workers} disagrees with the design file (N = {des.N})")
         return des
@@ -95,35 +114,66 @@ def _run_cerar(args: argparse.Namespace) -> int:
         import time
 
         from ...executor.cerar_arrays import run_cerar
+
         g = np.random.default_rng(args.seed).standard_normal((N, d)).astype(args.dtype)
         t0 = time.perf_counter()
         r = run_cerar(des, g, dtype=args.dtype)
         secs = time.perf_counter() - t0
         total = g.astype(np.float64).sum(axis=0)
-        rel = float(np.max(np.linalg.norm(np.asarray(r.outputs, dtype=np.float64) - total, axis=1))
-                    / np.linalg.norm(total))
-        summ = {"bytes_sent": r.bytes_sent.tolist(), "seconds": secs, "max_rel_error": rel,
-                "max_rel_error_vs_allreduce": None}
+        rel = float(
+            np.max(np.linalg.norm(np.asarray(r.outputs, dtype=np.float64) - total, axis=1)) / np.linalg.norm(total)
+        )
+        summ = {
+            "bytes_sent": r.bytes_sent.tolist(),
+            "seconds": secs,
+            "max_rel_error": rel,
+            "max_rel_error_vs_allreduce": None,
+        }
         baselines: dict[str, Any] = {}
     else:
         from ...executor.experiments import run_collectives
+
         algos = ["cerar"] + (["ring", "allreduce"] if args.baselines else [])
-        res = run_collectives(N, d, designs={"cerar": des}, algorithms=algos, dtype=args.dtype, seed=args.seed,
-                              repeats=args.repeats, timeout=args.timeout)
+        res = run_collectives(
+            N,
+            d,
+            designs={"cerar": des},
+            algorithms=algos,
+            dtype=args.dtype,
+            seed=args.seed,
+            repeats=args.repeats,
+            timeout=args.timeout,
+        )
         summ = res["summary"]["cerar"]
-        baselines = {a: {k: res["summary"][a][k] for k in ("bytes_sent", "expected_bytes", "seconds", "algbw",
-                                                           "busbw", "max_rel_error")}
-                     for a in algos[1:]}
+        baselines = {
+            a: {
+                k: res["summary"][a][k]
+                for k in ("bytes_sent", "expected_bytes", "seconds", "algbw", "busbw", "max_rel_error")
+            }
+            for a in algos[1:]
+        }
     payload = {
-        "engine": args.engine, "workers": N, "c": des.c, "L": des.L, "method": des.method, "d": d,
-        "dtype": args.dtype, "itemsize": item, "bytes_sent": summ["bytes_sent"],
-        "expected_bytes": cerar_bytes(N, des.c, d, item), "seconds": summ["seconds"],
-        "max_rel_error": summ["max_rel_error"], "max_rel_error_vs_allreduce": summ.get("max_rel_error_vs_allreduce"),
-        "baselines": baselines, "seed": args.seed,
+        "engine": args.engine,
+        "workers": N,
+        "c": des.c,
+        "L": des.L,
+        "method": des.method,
+        "d": d,
+        "dtype": args.dtype,
+        "itemsize": item,
+        "bytes_sent": summ["bytes_sent"],
+        "expected_bytes": cerar_bytes(N, des.c, d, item),
+        "seconds": summ["seconds"],
+        "max_rel_error": summ["max_rel_error"],
+        "max_rel_error_vs_allreduce": summ.get("max_rel_error_vs_allreduce"),
+        "baselines": baselines,
+        "seed": args.seed,
     }
-    text = (f"CERAR N={N} c={des.c} ({des.method}) on {args.engine}: d={d} {args.dtype}, "
-            f"bytes/rank {summ['bytes_sent'][0]} (formula {payload['expected_bytes']}), "
-            f"{summ['seconds'] * 1e3:.2f} ms, max relative error {summ['max_rel_error']:.3g}")
+    text = (
+        f"CERAR N={N} c={des.c} ({des.method}) on {args.engine}: d={d} {args.dtype}, "
+        f"bytes/rank {summ['bytes_sent'][0]} (formula {payload['expected_bytes']}), "
+        f"{summ['seconds'] * 1e3:.2f} ms, max relative error {summ['max_rel_error']:.3g}"
+    )
     for a, b in baselines.items():
         text += f"\n  {a}: {b['seconds'] * 1e3:.2f} ms, bytes/rank {b['bytes_sent'][0]}, error {b['max_rel_error']:.3g}"
     emit(args, payload, text)
@@ -152,22 +202,45 @@ def _run_gc(args: argparse.Namespace) -> int:
     check_int("--workers-die", args.workers_die, minimum=0, maximum=n)
     check_int("stragglers", args.stragglers, minimum=0, maximum=n)
     # the dying workers are seeded too: the same --seed kills the same processes
-    die = sorted(np.random.default_rng(seed + 1).permutation(n)[:args.workers_die].tolist())
-    rep = run_parameter_server(sch, stragglers=args.stragglers, deadline=args.deadline, die=die,
-                               decoder=args.decoder, d=args.d, seed=seed, delay_scale=args.delay_scale,
-                               wait_limit=args.wait_limit, timeout=args.timeout)
+    die = sorted(np.random.default_rng(seed + 1).permutation(n)[: args.workers_die].tolist())
+    rep = run_parameter_server(
+        sch,
+        stragglers=args.stragglers,
+        deadline=args.deadline,
+        die=die,
+        decoder=args.decoder,
+        d=args.d,
+        seed=seed,
+        delay_scale=args.delay_scale,
+        wait_limit=args.wait_limit,
+        timeout=args.timeout,
+    )
     mask = np.zeros(n, dtype=bool)
     mask[rep["used"]] = True
     simulated = float(optimal_error(sch, mask, progress=False)) if args.decoder == "optimal" else None
     payload = {
-        "engine": args.engine, "design": args.design, "method": sch.method, "m": sch.m, "num_parts": sch.num_parts,
+        "engine": args.engine,
+        "design": args.design,
+        "method": sch.method,
+        "m": sch.m,
+        "num_parts": sch.num_parts,
         "n": n,
-        "d": args.d, "stragglers": args.stragglers, "deadline": args.deadline, "workers_died": die,
-        "used": rep["used"], "missing": rep["missing"], "late": rep["late"], "silent": rep["silent"],
-        "arrival_order": rep["arrival_order"], "scheduled_arrival": rep["scheduled_arrival"],
+        "d": args.d,
+        "stragglers": args.stragglers,
+        "deadline": args.deadline,
+        "workers_died": die,
+        "used": rep["used"],
+        "missing": rep["missing"],
+        "late": rep["late"],
+        "silent": rep["silent"],
+        "arrival_order": rep["arrival_order"],
+        "scheduled_arrival": rep["scheduled_arrival"],
         "decision_time": rep["decision_time"],
-        "decoder": args.decoder, "error": rep["error"], "predicted_error": rep["predicted_error"],
-        "residual": rep["residual"], "simulated_error": simulated,
+        "decoder": args.decoder,
+        "error": rep["error"],
+        "predicted_error": rep["predicted_error"],
+        "residual": rep["residual"],
+        "simulated_error": simulated,
         "relative_error": float(np.sqrt(rep["error"]) / max(np.linalg.norm(rep["gradient"]), 1e-300)),
         "decoded": [float(x) for x in rep["decoded"]],
         "seed": seed,
@@ -176,10 +249,11 @@ def _run_gc(args: argparse.Namespace) -> int:
         "arrival_seconds": {str(j): t for j, t in sorted(rep["arrival_seconds"].items())},
         "seconds": rep["seconds"],
     }
-    text = (f"gradient coding {sch.method} m={sch.m} on {n} workers + PS ({args.engine}): used {len(rep['used'])}, "
-            f"missing {rep['missing']} (died {die}); error {rep['error']:.6g}, predicted {rep['predicted_error']:.6g}, "
-            f"‖B_F X − T‖² = {rep['residual']:.6g}"
-            + (f" (simulated err {simulated:.6g})" if simulated is not None else ""))
+    text = (
+        f"gradient coding {sch.method} m={sch.m} on {n} workers + PS ({args.engine}): used {len(rep['used'])}, "
+        f"missing {rep['missing']} (died {die}); error {rep['error']:.6g}, predicted {rep['predicted_error']:.6g}, "
+        f"‖B_F X − T‖² = {rep['residual']:.6g}" + (f" (simulated err {simulated:.6g})" if simulated is not None else "")
+    )
     emit(args, payload, text)
     return EXIT_OK
 
@@ -188,15 +262,20 @@ def register(subparsers: Any, add) -> None:
     """Add ``run-cerar`` and ``run-gc`` to the ``gcsim`` parser."""
     from ..common import float_arg, int_arg  # typed flags: a bad value is one line naming the flag
 
-    p = add("run-cerar", _cmd_run_cerar, "run the CERAR ring all-reduce on a real engine (gloo) or NumPy",
-            _CERAR_EPILOG)
+    p = add(
+        "run-cerar", _cmd_run_cerar, "run the CERAR ring all-reduce on a real engine (gloo) or NumPy", _CERAR_EPILOG
+    )
     p.add_argument("--engine", choices=["gloo", "numpy"], default="gloo")
     p.add_argument("--workers", type=int_arg(2, 1024), required=True, help="ring size N (ranks)")
     p.add_argument("--c", type=int_arg(1, 4096), default=None, help="components per gradient")
     p.add_argument("--d", type=int_arg(1), default=1024, help="gradient length (default 1024)")
     p.add_argument("--design", help="exported CERAR design (bundle path) instead of building one")
-    p.add_argument("--method", choices=["exact", "vandermonde", "perturbation"], default=None,
-                   help="construction (default: exact if c <= N, else perturbation)")
+    p.add_argument(
+        "--method",
+        choices=["exact", "vandermonde", "perturbation"],
+        default=None,
+        help="construction (default: exact if c <= N, else perturbation)",
+    )
     p.add_argument("--eps", type=float_arg(0.0, strict_min=True), default=None, help="perturbation / node spacing")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     p.add_argument("--seed", type=int_arg(0), default=0)
@@ -210,17 +289,32 @@ def register(subparsers: Any, add) -> None:
     p.add_argument("--m", type=int_arg(1), default=1, help="communication reduction m")
     p.add_argument("--method", default="rd", help="encoder (gcsim.coding.schemes.METHODS; default rd)")
     p.add_argument("--eps", type=float_arg(0.0), default=0.0)
-    p.add_argument("--stragglers", type=int_arg(0), default=0,
-                   help="s: decode from the first n - s arrivals (simulated clock: seeded delays after a barrier)")
-    p.add_argument("--deadline", type=float_arg(0.0, strict_min=True), default=None,
-                   help="instead: decode what arrives within this many seconds (simulated clock)")
-    p.add_argument("--workers-die", type=int_arg(0), default=0,
-                   help="number of (seeded) worker processes that die; at most --stragglers without --deadline")
+    p.add_argument(
+        "--stragglers",
+        type=int_arg(0),
+        default=0,
+        help="s: decode from the first n - s arrivals (simulated clock: seeded delays after a barrier)",
+    )
+    p.add_argument(
+        "--deadline",
+        type=float_arg(0.0, strict_min=True),
+        default=None,
+        help="instead: decode what arrives within this many seconds (simulated clock)",
+    )
+    p.add_argument(
+        "--workers-die",
+        type=int_arg(0),
+        default=0,
+        help="number of (seeded) worker processes that die; at most --stragglers without --deadline",
+    )
     p.add_argument("--decoder", choices=["optimal", "fixed"], default="optimal")
     p.add_argument("--d", type=int_arg(1), default=16, help="gradient length")
     p.add_argument("--delay-scale", type=float_arg(0.0), default=0.05, help="mean seeded delay per worker (s)")
-    p.add_argument("--wait-limit", type=float_arg(0.0, strict_min=True), default=10.0,
-                   help="how long past the latest scheduled arrival the PS waits before a missing worker "
-                   "is a timeout (s)")
+    p.add_argument(
+        "--wait-limit",
+        type=float_arg(0.0, strict_min=True),
+        default=10.0,
+        help="how long past the latest scheduled arrival the PS waits before a missing worker is a timeout (s)",
+    )
     p.add_argument("--seed", type=int_arg(0), default=0, help="seeds the encoder, the delays and the dying workers")
     p.add_argument("--timeout", type=float_arg(0.0, strict_min=True), default=120.0, help="launcher timeout in seconds")

@@ -1,4 +1,5 @@
 """``gcsim train``: SGD/Adam with coded gradients under Bernoulli stragglers."""
+
 from __future__ import annotations
 
 import argparse
@@ -7,8 +8,15 @@ from pathlib import Path
 EXIT_OK = 0
 
 #: API argument -> the flag that sets it (errors name the flag)
-_FLAGS = {"p": "--p", "iterations": "--iterations", "lr": "--lr", "seed": "--seed", "max_train": "--max-train",
-          "optimizer": "--optimizer", "path": "--mnist"}
+_FLAGS = {
+    "p": "--p",
+    "iterations": "--iterations",
+    "lr": "--lr",
+    "seed": "--seed",
+    "max_train": "--max-train",
+    "optimizer": "--optimizer",
+    "path": "--mnist",
+}
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -34,37 +42,58 @@ def _cmd_train(args: argparse.Namespace) -> int:
         codes = chosen
     with path_errors("--mnist", "read"):
         data = load_mnist(args.mnist, max_train=args.max_train) if args.mnist else load_digits(seed=args.seed)
-    table = compare(codes, data, p=args.p, iterations=args.iterations, optimizer=args.optimizer, lr=args.lr,
-                    seed=args.seed)
+    table = compare(
+        codes, data, p=args.p, iterations=args.iterations, optimizer=args.optimizer, lr=args.lr, seed=args.seed
+    )
     last = table.sort_values("iteration").groupby("label", sort=False).tail(1)
     rows = last[["label", "iteration", "wallclock", "train_loss", "test_acc", "rel_error"]].to_dict("records")
-    payload = {"dataset": data.name, "p": args.p, "iterations": args.iterations, "optimizer": args.optimizer,
-               "seed": args.seed, "final": rows}
+    payload = {
+        "dataset": data.name,
+        "p": args.p,
+        "iterations": args.iterations,
+        "optimizer": args.optimizer,
+        "seed": args.seed,
+        "final": rows,
+    }
     if args.out:
         out = Path(args.out)
         with path_errors("--out"):
             out.mkdir(parents=True, exist_ok=True)
             atomic_write_text(out / "history.csv", table.to_csv(index=False))
-            atomic_write_text(out / "manifest.json", dumps({"command": "gcsim train", "params": payload,
-                                                             "provenance": provenance()}))
+            atomic_write_text(
+                out / "manifest.json", dumps({"command": "gcsim train", "params": payload, "provenance": provenance()})
+            )
         payload["out"] = str(out)
-    lines = [f"{data.name}: {args.iterations} iterations, Bernoulli p = {args.p}, {args.optimizer}, seed {args.seed}",
-             f"{'code':<36} {'sim. seconds':>12} {'train loss':>10} {'test acc':>8} {'rel. error':>10}"]
-    lines += [f"{r['label']:<36} {r['wallclock']:>12.3f} {r['train_loss']:>10.4f} {r['test_acc']:>8.3f} "
-              f"{r['rel_error']:>10.3g}" for r in rows]
+    lines = [
+        f"{data.name}: {args.iterations} iterations, Bernoulli p = {args.p}, {args.optimizer}, seed {args.seed}",
+        f"{'code':<36} {'sim. seconds':>12} {'train loss':>10} {'test acc':>8} {'rel. error':>10}",
+    ]
+    lines += [
+        f"{r['label']:<36} {r['wallclock']:>12.3f} {r['train_loss']:>10.4f} {r['test_acc']:>8.3f} "
+        f"{r['rel_error']:>10.3g}"
+        for r in rows
+    ]
     emit(args, payload, "\n".join(lines))
     return EXIT_OK
 
 
 def register(sub, add) -> None:
-    p = add("train", _cmd_train, "train an MLP (64-128-10) with coded gradients under Bernoulli stragglers",
-            "examples:\n  gcsim train --iterations 100 --p 0.2\n  gcsim train --codes uncoded,rd --json\n"
-            "  gcsim train --mnist ~/data/mnist --max-train 5000 --out results/train-mnist")
+    p = add(
+        "train",
+        _cmd_train,
+        "train an MLP (64-128-10) with coded gradients under Bernoulli stragglers",
+        "examples:\n  gcsim train --iterations 100 --p 0.2\n  gcsim train --codes uncoded,rd --json\n"
+        "  gcsim train --mnist ~/data/mnist --max-train 5000 --out results/train-mnist",
+    )
     p.add_argument("--codes", help="comma-separated label prefixes (default: all codes); e.g. uncoded,rd,ns")
     from ..common import float_arg, int_arg
 
-    p.add_argument("--p", type=float_arg(0.0, 1.0, strict_max=True), default=0.2,
-                   help="straggling probability, 0 <= p < 1 (default 0.2)")
+    p.add_argument(
+        "--p",
+        type=float_arg(0.0, 1.0, strict_max=True),
+        default=0.2,
+        help="straggling probability, 0 <= p < 1 (default 0.2)",
+    )
     p.add_argument("--iterations", type=int_arg(1), default=150)
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
     p.add_argument("--lr", type=float_arg(0.0, strict_min=True), default=0.1, help="learning rate, > 0")

@@ -1,4 +1,5 @@
 """The ``agc`` stage of ``gcsim reproduce``: error curves with bounds, and the exact-family instability study."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,8 +32,10 @@ def agc_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any
         frames.append(frame)
         sub = frame[frame.sweep == "s"]
         table = sub.pivot_table(index="x", columns="curve", values="mean", sort=False)
-        lines.append(f"{spec.title}\n  normalized expected optimal error err/(mN), {samples} patterns x {seeds} "
-                     f"encoder draws per point\n" + table.round(4).to_string())
+        lines.append(
+            f"{spec.title}\n  normalized expected optimal error err/(mN), {samples} patterns x {seeds} "
+            f"encoder draws per point\n" + table.round(4).to_string()
+        )
     # bound check on every point: lower <= scheme curves <= upper (means)
     violations = []
     for frame in frames:
@@ -47,8 +50,9 @@ def agc_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any
                 # the upper bound holds in expectation: compare CIs, not single draws
                 if len(sch) and sch["ci_low"].iloc[0] > up["ci_high"] + 1e-9:
                     violations.append((up["instance"], sweep, x, label, "above its upper bound"))
-    inst = exact_family_instability(n_values=(8, 12, 16, 20, 24, 28, 32) if not full else tuple(range(6, 41, 2)),
-                                    seed=seed)
+    inst = exact_family_instability(
+        n_values=(8, 12, 16, 20, 24, 28, 32) if not full else tuple(range(6, 41, 2)), seed=seed
+    )
     with atomic_path(out / "exact_family_instability.csv") as tmp:
         inst.to_csv(tmp, index=False)
     with atomic_path(out / "exact_family_instability.png") as tmp:
@@ -58,8 +62,11 @@ def agc_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any
         pd.concat(frames).to_csv(tmp, index=False)
     files.append("all_curves.csv")
     v = inst[inst.constructible & (inst.dtype == "float32")].pivot_table(index="n", columns="H", values="error")
-    lines.append("Exact family, median float32 decoding error ‖B_F X − T‖²/(mN) vs n (s=2, m=2):\n"
-                 + v.to_string(float_format=lambda x: f"{x:.2e}"))
-    lines.append(f"bound checks on all curve points: {len(violations)} violation(s)"
-                 + "".join(f"\n  {v}" for v in violations))
+    lines.append(
+        "Exact family, median float32 decoding error ‖B_F X − T‖²/(mN) vs n (s=2, m=2):\n"
+        + v.to_string(float_format=lambda x: f"{x:.2e}")
+    )
+    lines.append(
+        f"bound checks on all curve points: {len(violations)} violation(s)" + "".join(f"\n  {v}" for v in violations)
+    )
     return {"ok": not violations, "files": files, "text": "\n\n".join(lines)}

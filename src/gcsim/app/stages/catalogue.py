@@ -1,4 +1,5 @@
 """The ``catalogue`` stage of ``gcsim reproduce``: build and verify every named instance."""
+
 from __future__ import annotations
 
 from pathlib import Path

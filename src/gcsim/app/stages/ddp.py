@@ -1,4 +1,5 @@
 """The ``ddp`` stage of ``gcsim reproduce``: CERAR through the DDP hook vs exact all-reduce."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,15 +28,20 @@ def ddp_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any
     with atomic_path(out / "ddp.png") as tmp:
         plot_ddp(frame, tmp)
     last = frame[frame.step == frame.step.max()]
-    summary = last.groupby("label", sort=False).agg(test_acc_mean=("test_acc", "mean"),
-                                                     test_acc_min=("test_acc", "min"),
-                                                     drift=("drift", "max"), hook_bytes=("hook_bytes", "max"))
+    summary = last.groupby("label", sort=False).agg(
+        test_acc_mean=("test_acc", "mean"),
+        test_acc_min=("test_acc", "min"),
+        drift=("drift", "max"),
+        hook_bytes=("hook_bytes", "max"),
+    )
     with atomic_path(out / "ddp_summary.csv") as tmp:
         summary.to_csv(tmp)
     base = summary.iloc[0]["test_acc_mean"]
     exact = summary.loc["CERAR exact, c = 4"]
     ok = bool(exact["drift"] < 1e-3 and abs(exact["test_acc_mean"] - base) < 0.02)
-    text = ("DDP on digits, N = 4 gloo ranks, final step: accuracy of the replicas, replica drift "
-            "max_ij ||theta_i - theta_j||, bytes sent by each rank's hook\n"
-            + summary.to_string(float_format=lambda x: f"{x:.4g}"))
+    text = (
+        "DDP on digits, N = 4 gloo ranks, final step: accuracy of the replicas, replica drift "
+        "max_ij ||theta_i - theta_j||, bytes sent by each rank's hook\n"
+        + summary.to_string(float_format=lambda x: f"{x:.4g}")
+    )
     return {"ok": ok, "files": ["ddp_history.csv", "ddp_summary.csv", "ddp.png"], "text": text}

@@ -17,6 +17,7 @@ iteration), one seed; full mode: 1000 iterations (32 per part), three seeds
 (curves are seed means; ``summary.csv`` has the standard deviations), more
 unbiasedness samples.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -55,8 +56,7 @@ def unbiasedness_specs() -> list[tuple[CodeSpec, bool]]:
     return [
         (CodeSpec("RD(0) redrawn, unbiased decoder", bibd, 2, "rd", "unbiased", redraw=True), True),
         (CodeSpec("NS, X0/(1-p)", bibd, 2, "ns", "unbiased", options={"dist": "gaussian"}), True),
-        (CodeSpec("exact Gaussian (s=4), X0/(1-p)", bibd, 2, "exact-gaussian", "unbiased",
-                  options={"s": 4}), True),
+        (CodeSpec("exact Gaussian (s=4), X0/(1-p)", bibd, 2, "exact-gaussian", "unbiased", options={"s": 4}), True),
         (CodeSpec("uncoded, 1/(1-p)", eye, 1, "naive", "fixed"), True),
         (CodeSpec("naive stacking, X0/(1-p) [biased]", bibd, 2, "naive", "fixed"), False),
         (CodeSpec("RD(0) redrawn, optimal decoder [biased]", bibd, 2, "rd", "optimal", redraw=True), False),
@@ -74,6 +74,7 @@ def _save(fig, path: Path) -> None:
 
 def _plot(frame, path: Path, runs: int = 1) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -106,6 +107,7 @@ def _plot(frame, path: Path, runs: int = 1) -> None:
 
 def _plot_error(frame, path: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -131,11 +133,14 @@ def _run_metrics(g) -> dict:
     """Metrics of one (code, seed) history."""
     last = g.iloc[-1]
     hit = g[g.train_loss <= TARGET_LOSS]
-    return {"final_train_loss": last.train_loss, "final_test_acc": last.test_acc,
-            "mean_rel_error": float(np.nanmean(g.rel_error)),
-            "seconds_per_iteration": last.wallclock / max(last.iteration, 1),
-            "wallclock_to_target": float(hit.wallclock.iloc[0]) if len(hit) else np.nan,
-            "iterations_to_target": float(hit.iteration.iloc[0]) if len(hit) else np.nan}
+    return {
+        "final_train_loss": last.train_loss,
+        "final_test_acc": last.test_acc,
+        "mean_rel_error": float(np.nanmean(g.rel_error)),
+        "seconds_per_iteration": last.wallclock / max(last.iteration, 1),
+        "wallclock_to_target": float(hit.wallclock.iloc[0]) if len(hit) else np.nan,
+        "iterations_to_target": float(hit.iteration.iloc[0]) if len(hit) else np.nan,
+    }
 
 
 def _summary(frame):
@@ -161,21 +166,31 @@ def _mean_curves(frame):
 
 
 def _format(summary) -> str:
-    head = (f"{'code':40s} {'loss':>7s} {'acc':>6s} {'dec.err':>8s} {'s/iter':>7s} "
-            f"{'t->loss' + str(TARGET_LOSS):>11s}")
+    head = f"{'code':40s} {'loss':>7s} {'acc':>6s} {'dec.err':>8s} {'s/iter':>7s} {'t->loss' + str(TARGET_LOSS):>11s}"
     lines = [head]
     for r in summary.itertuples():
         reach = f"{r.wallclock_to_target:9.2f} s" if np.isfinite(r.wallclock_to_target) else "      never"
-        lines.append(f"{r.label:40s} {r.final_train_loss:7.4f} {r.final_test_acc:6.3f} {r.mean_rel_error:8.3g} "
-                     f"{r.seconds_per_iteration:7.4f} {reach:>11s}")
+        lines.append(
+            f"{r.label:40s} {r.final_train_loss:7.4f} {r.final_test_acc:6.3f} {r.mean_rel_error:8.3g} "
+            f"{r.seconds_per_iteration:7.4f} {reach:>11s}"
+        )
         if r.seeds > 1:
-            lines[-1] += (f"   (sd over {r.seeds} seeds: loss {r.final_train_loss_std:.4f}, "
-                          f"acc {r.final_test_acc_std:.3f}; target reached {r.reached_target}/{r.seeds})")
+            lines[-1] += (
+                f"   (sd over {r.seeds} seeds: loss {r.final_train_loss_std:.4f}, "
+                f"acc {r.final_test_acc_std:.3f}; target reached {r.reached_target}/{r.seeds})"
+            )
     return "\n".join(lines)
 
 
-def run_training_stage(out_dir: Path, full: bool = False, seed: int = 0, progress: bool = False, *,
-                       iterations: int | None = None, samples: int | None = None) -> dict[str, Any]:
+def run_training_stage(
+    out_dir: Path,
+    full: bool = False,
+    seed: int = 0,
+    progress: bool = False,
+    *,
+    iterations: int | None = None,
+    samples: int | None = None,
+) -> dict[str, Any]:
     """Run the comparison and the unbiasedness checks; write CSV + PNG into ``out_dir``.
 
     ``iterations`` and ``samples`` override the mode's defaults (tests use tiny values).
@@ -199,9 +214,20 @@ def run_training_stage(out_dir: Path, full: bool = False, seed: int = 0, progres
             if progress:
                 print(f"  training: {spec.label}", flush=True)
             for run_seed in seeds:  # same data split and code family; new init, stragglers, batches
-                res = train(spec, ds, model=model, p=p, iterations=iterations, optimizer="sgd", lr=0.1,
-                            momentum=0.9, batch_per_part=batch, eval_every=every, seed=run_seed,
-                            wallclock=wallclock)
+                res = train(
+                    spec,
+                    ds,
+                    model=model,
+                    p=p,
+                    iterations=iterations,
+                    optimizer="sgd",
+                    lr=0.1,
+                    momentum=0.9,
+                    batch_per_part=batch,
+                    eval_every=every,
+                    seed=run_seed,
+                    wallclock=wallclock,
+                )
                 frames.append(res.history.assign(label=spec.label, seed=run_seed))
         frame = pd.concat(frames, ignore_index=True)
         # unbiasedness on the real part gradients at the initial parameters (a random subset of coordinates)
@@ -211,10 +237,19 @@ def run_training_stage(out_dir: Path, full: bool = False, seed: int = 0, progres
         urows = []
         for spec, expected in unbiasedness_specs():
             verdict = check_unbiased(spec, G, p, samples=samples, seed=seed, alpha=0.001, coords=coords)
-            urows.append({"decoder": spec.label, "expected_unbiased": expected, "verdict_unbiased": verdict.passed,
-                          "pvalue": verdict.pvalue, "coordinate_pvalue": verdict.coordinate_pvalue,
-                          "norm_pvalue": verdict.norm_pvalue,
-                          "relative_bias": verdict.relative_bias, "samples": samples, "coords": coords.size})
+            urows.append(
+                {
+                    "decoder": spec.label,
+                    "expected_unbiased": expected,
+                    "verdict_unbiased": verdict.passed,
+                    "pvalue": verdict.pvalue,
+                    "coordinate_pvalue": verdict.coordinate_pvalue,
+                    "norm_pvalue": verdict.norm_pvalue,
+                    "relative_bias": verdict.relative_bias,
+                    "samples": samples,
+                    "coords": coords.size,
+                }
+            )
     unb = pd.DataFrame(urows)
     summary = _summary(frame)
     # atomic writes: an interrupted stage never leaves a half-written table or figure (docs/reliability.md)
@@ -226,18 +261,21 @@ def run_training_stage(out_dir: Path, full: bool = False, seed: int = 0, progres
     _plot_error(curves, out_dir / "decoding_error.png")
     finite = bool(np.all(np.isfinite(frame.train_loss)))
     unbiased_ok = bool((unb.expected_unbiased == unb.verdict_unbiased).all())
-    text = (f"Coded-gradient SGD on digits (MLP 64-128-10, d={model.d}), n=16 workers, p={p}, "
-            f"{iterations} iterations, {batch} examples/part/iteration, lr=0.1, momentum=0.9, seeds={seeds}\n"
-            f"wall clock: {wallclock.seconds_per_example:g} s/example, {wallclock.bandwidth:g} B/s per link, "
-            f"{wallclock.bytes_per_scalar} B/scalar, latency {wallclock.latency:g} s\n"
-            + _format(summary)
-            + f"\nUnbiasedness ({samples} samples, 400 coordinates, alpha=0.001): "
-            + "; ".join(f"{r.decoder}: {'unbiased' if r.verdict_unbiased else 'biased'}"
-                        for r in unb.itertuples())
-            + ("" if unbiased_ok else "  <-- MISMATCH with theory"))
-    return {"ok": finite and unbiased_ok,
-            "files": ["history.csv", "summary.csv", "unbiasedness.csv", "training.png", "decoding_error.png"],
-            "text": text}
+    text = (
+        f"Coded-gradient SGD on digits (MLP 64-128-10, d={model.d}), n=16 workers, p={p}, "
+        f"{iterations} iterations, {batch} examples/part/iteration, lr=0.1, momentum=0.9, seeds={seeds}\n"
+        f"wall clock: {wallclock.seconds_per_example:g} s/example, {wallclock.bandwidth:g} B/s per link, "
+        f"{wallclock.bytes_per_scalar} B/scalar, latency {wallclock.latency:g} s\n"
+        + _format(summary)
+        + f"\nUnbiasedness ({samples} samples, 400 coordinates, alpha=0.001): "
+        + "; ".join(f"{r.decoder}: {'unbiased' if r.verdict_unbiased else 'biased'}" for r in unb.itertuples())
+        + ("" if unbiased_ok else "  <-- MISMATCH with theory")
+    )
+    return {
+        "ok": finite and unbiased_ok,
+        "files": ["history.csv", "summary.csv", "unbiasedness.csv", "training.png", "decoding_error.png"],
+        "text": text,
+    }
 
 
 def training_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
