@@ -332,6 +332,7 @@ class Scheme:
         such units, far below the O(1) residual of any other matrix on the same support.
         """
         A, X0, m, N = self.assignment, self.decoder, self.m, self.num_parts
+        assert X0 is not None  # called only with a reference decoder
         R = (self.B @ X0 - target_matrix(m, N)).reshape(m, N, m)
         for i in range(N):
             V = X0[np.flatnonzero(A[i])]
