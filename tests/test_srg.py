@@ -116,6 +116,7 @@ def test_field_tables_are_fields(q):
     assert np.array_equal(mul[x[:, None, None], add[None, :, :]], add[mul[:, :, None], mul[:, None, :]])
 
 
+@pytest.mark.slow  # builds galois fields up to GF(81) (about 9 s)
 def test_field_tables_match_galois():
     from gcsim.combinatorics.fields import finite_field
 
