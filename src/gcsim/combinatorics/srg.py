@@ -59,7 +59,14 @@ from .srg_sporadic import (
 )
 from .steiner import steiner_triple_system_blocks
 
-__all__ = ["srg", "srg_feasibility", "buildable_srgs", "srg_construction_name", "steiner_system_blocks", "KNOWN_EXISTING"]
+__all__ = [
+    "srg",
+    "srg_feasibility",
+    "buildable_srgs",
+    "srg_construction_name",
+    "steiner_system_blocks",
+    "KNOWN_EXISTING",
+]
 
 #: Parameter sets (k <= (v-1)/2 representative; complements implied) for which a graph
 #: is known to exist although gcsim cannot build it, with a reference.
