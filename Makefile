@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch: the local CPU wheel (an unpinned torch would pull a multi-GB CUDA build)
 	$(BIN)/python -m pip install --quiet 'torch==2.13.0'
-	$(BIN)/python -m pip install --quiet -e '.[test,lint,learning,torch]'
+	$(BIN)/python -m pip install --quiet -e '.[all,test,lint,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
