@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -35,7 +36,19 @@ from .commands import (
     executor as executor_commands,
     learning as learning_commands,
 )
-from .common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Parser, check_output_dir, emit, int_arg, os_reason, path_errors
+from .common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    HelpFormatter,
+    Parser,
+    check_output_dir,
+    emit,
+    int_arg,
+    os_reason,
+    path_errors,
+    show_progress,
+)
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
@@ -63,11 +76,21 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .reproduce import run_reproduce
 
     check_output_dir("--out", args.out)
+
+    def echo(text: str) -> None:  # each stage's summary as the stage ends, not all at the end
+        print(text, flush=True)
+
     with path_errors("--out"):
         summary = run_reproduce(
-            out=args.out, full=args.full, force=args.force, seed=args.seed, stages=args.stage, progress=not args.json
+            out=args.out,
+            full=args.full,
+            force=args.force,
+            seed=args.seed,
+            stages=args.stage,
+            progress=show_progress(args),
+            echo=None if args.json else echo,
         )
-    emit(args, summary, lambda: summary["text"])
+    emit(args, summary, lambda: f"All results and manifests are in {summary['out']}/")
     return EXIT_OK if summary.get("ok", False) else EXIT_FAILURE
 
 
@@ -77,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gcsim",
         description="Coding theory for distributed learning: designs, approximate gradient codes, coded all-reduce.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gcsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -88,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
             help=help_text,
             description=help_text,
             epilog=epilog,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=HelpFormatter,
         )
         p.set_defaults(func=func)
         p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -102,18 +125,21 @@ def build_parser() -> argparse.ArgumentParser:
         "regenerate the headline results (quick scale by default)",
         "example:\n  gcsim reproduce            # what `make demo` runs\n  gcsim reproduce --full",
     )
-    p.add_argument("--out", default="results", help="output folder (default: results)")
+    p.add_argument("--out", default="results", help="output folder")
     p.add_argument("--full", action="store_true", help="paper-scale runs (slow)")
     p.add_argument("--force", action="store_true", help="recompute stages whose results exist")
-    p.add_argument("--seed", type=int_arg(0), default=0)
-    p.add_argument("--stage", action="append", help="run only this stage (repeatable)")
+    p.add_argument("--seed", type=int_arg(0), default=0, help="seed passed to every stage")
+    p.add_argument(
+        "--stage", action="append", help="run only this stage (repeatable; default: every stage this install can run)"
+    )
+    p.set_defaults(flags={"stage": "--stage", "out": "--out", "seed": "--seed", "full": "--full", "force": "--force"})
 
     p = add(
         "gc",
         lambda a: EXIT_USAGE,
         "gradient coding on a real engine: `gcsim gc run ...` (same as run-gc; see `gcsim run-gc --help`)",
     )
-    p.add_argument("action", choices=["run"])
+    p.add_argument("action", choices=["run"], help="the only action; its flags: `gcsim run-gc --help`")
     return parser
 
 
@@ -140,23 +166,68 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _flag_message(args: argparse.Namespace, exc: InvalidArgumentError) -> str:
-    """The message with the API argument replaced by the command-line flag that set it."""
-    flag = getattr(args, "flags", {}).get(exc.argument)
+#: API arguments every command spells the same way on the command line (a command's own
+#: ``flags`` map, set with ``set_defaults(flags=...)``, takes precedence)
+_COMMON_FLAGS = {
+    "overwrite": "--force",
+    "seed": "--seed",
+    "name": "--name",
+    "method": "--method",
+    "dtype": "--dtype",
+    "eps": "--eps",
+}
+
+
+def _flags(args: argparse.Namespace) -> dict[str, str]:
+    return {**_COMMON_FLAGS, **getattr(args, "flags", {})}
+
+
+def _cli_words(text: str, flags: dict[str, str]) -> str:
+    """Python spellings of arguments in a library message, rewritten as the flags that set them.
+
+    ``pass overwrite=True`` becomes ``pass --force``; ``use method='perturbation'`` becomes
+    ``use --method perturbation`` (only for arguments the command maps to a flag).
+
+    >>> _cli_words("bundle x exists (pass overwrite=True to replace it)", _COMMON_FLAGS)
+    'bundle x exists (pass --force to replace it)'
+    >>> _cli_words("Use method='perturbation', 'vandermonde' or 'optimized'", _COMMON_FLAGS)
+    'Use --method perturbation, vandermonde or optimized'
+    """
+
+    def flag_value(m: re.Match) -> str:
+        flag = flags.get(m.group(1))
+        if flag is None:
+            return m.group(0)
+        value = m.group(2)
+        if value == "True":  # a switch: the flag alone
+            return flag
+        rest = m.group(3) or ""
+        # an enumeration of quoted alternatives after the first one: drop their quotes too
+        rest = re.sub(r"'([^'\s]+)'", r"\1", rest)
+        return f"{flag} {value.strip(chr(39))}{rest}"
+
+    return re.sub(r"\b([A-Za-z_]\w*)=('[^']*'|True|[\w.+-]+)((?:,? (?:or )?'[^']*')*)", flag_value, text)
+
+
+def _flag_message(args: argparse.Namespace, exc: BaseException) -> str:
+    """The first line of the message, with API argument names replaced by the flags that set them."""
+    flags = _flags(args)
     text = _first_line(exc)
-    if flag and text.startswith(f"{exc.argument}: "):
-        text = f"{flag}: {text[len(exc.argument) + 2 :]}"
-    return text
+    argument = getattr(exc, "argument", None)
+    if isinstance(argument, str) and argument in flags and text.startswith(f"{argument}: "):
+        flag = flags[argument]
+        text = f"{flag}: {text[len(argument) + 2 :]}"
+    return _cli_words(text, flags)
 
 
 def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
     except VerificationError as exc:
-        print(f"gcsim: verification failed: {_first_line(exc)}", file=sys.stderr)
+        print(f"gcsim: verification failed: {_flag_message(args, exc)}", file=sys.stderr)
         return EXIT_FAILURE
     except CatalogueError as exc:
-        print(f"gcsim: refused: {_first_line(exc)}", file=sys.stderr)
+        print(f"gcsim: refused: {_flag_message(args, exc)}", file=sys.stderr)
         return EXIT_FAILURE
     except InvalidArgumentError as exc:
         print(f"gcsim: error: {_flag_message(args, exc)}", file=sys.stderr)
@@ -165,10 +236,10 @@ def _run(args: argparse.Namespace) -> int:
         # a run that failed (a solver, a rank, the ring), not bad usage: exit 1
         if not isinstance(exc, GcsimError):
             raise
-        print(f"gcsim: failed: {_first_line(exc)}", file=sys.stderr)
+        print(f"gcsim: failed: {_flag_message(args, exc)}", file=sys.stderr)
         return EXIT_FAILURE
     except (GcsimError, ValueError) as exc:
-        print(f"gcsim: error: {_first_line(exc)}", file=sys.stderr)
+        print(f"gcsim: error: {_flag_message(args, exc)}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # e.g. `gcsim ... | head`: the reader left, nothing to report
         try:

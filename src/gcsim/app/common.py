@@ -11,6 +11,7 @@ import contextlib
 import json
 import math
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ __all__ = [
     "EXIT_USAGE",
     "UsageError",
     "Parser",
+    "HelpFormatter",
+    "show_progress",
+    "fmt",
     "int_arg",
     "float_arg",
     "path_errors",
@@ -47,6 +51,56 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # noqa: D102 - argparse API
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the hand-wrapped descriptions and examples, and ends each option's help with its default.
+
+    ``(default: X)`` is added unless the help already states it, the default is ``None`` (nothing is
+    set) or the flag is a switch (``store_true``: off unless given).
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            default is None
+            or default is argparse.SUPPRESS
+            or isinstance(default, bool)
+            or isinstance(action, argparse._SubParsersAction)
+            or not (action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE))
+            or "(default" in text
+        ):
+            return action.help
+        shown = ",".join(map(str, default)) if isinstance(default, (list, tuple)) else str(default)
+        # argparse expands %-formatting in help texts: a literal % in a default must be doubled
+        return f"{text} (default: {shown.replace('%', '%%')})".lstrip()
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Whether a command shows progress bars: only on a terminal, never with ``--json``.
+
+    Bars are drawn on stderr, so a redirected or piped stderr (a log file, CI) gets none.
+    """
+    if getattr(args, "json", False):
+        return False
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError):  # a replaced or closed stderr
+        return False
+
+
+def fmt(x: float, digits: int = 4) -> str:
+    """A number as every command prints it: ``digits`` significant digits, exponent without padding.
+
+    >>> fmt(0.000244140625), fmt(1234567.0), fmt(2.0), fmt(1.5e-8, 3)
+    ('0.0002441', '1.235e6', '2', '1.5e-8')
+    """
+    text = f"{float(x):.{digits}g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}e{int(exponent)}"
+    return text
 
 
 # ---------------------------------------------------------------------------------------------

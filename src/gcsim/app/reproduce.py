@@ -144,6 +144,10 @@ def _write_index(out: Path, params: dict[str, Any], stages: dict[str, Any]) -> N
     atomic_write_text(index_path, dumps({"params": params, "stages": merged, "provenance": provenance()}))
 
 
+def _print_now(line: str) -> None:
+    print(line, flush=True)
+
+
 def run_reproduce(
     out: str | Path = "results",
     *,
@@ -152,6 +156,7 @@ def run_reproduce(
     seed: int = 0,
     stages: list[str] | None = None,
     progress: bool = True,
+    echo: Callable[[str], Any] | None = None,
 ) -> dict[str, Any]:
     """Run the stages; returns a summary dict (``text``, ``ok``, per-stage status).
 
@@ -168,7 +173,12 @@ def run_reproduce(
     stages : list of str, optional
         Stages to run (default: all registered).
     progress : bool
-        Print one line per stage as it starts (and why existing results are not reused).
+        Show the stages' progress bars; without ``echo``, also print one line per stage as it
+        starts (and why existing results are not reused).
+    echo : callable, optional
+        Called with each line of news as it happens: the stage starting, why existing results are
+        not reused, and each stage's summary text as soon as the stage ends (``summary["text"]``
+        still collects them all).
     """
     out = check_folder("out", out)
     if stages is not None and (isinstance(stages, str) or not all(isinstance(s, str) for s in stages)):
@@ -178,6 +188,7 @@ def run_reproduce(
     unknown = [s for s in chosen if s not in known]
     if unknown:
         raise InvalidArgumentError("stage", f"unknown stage(s) {unknown}; known: {list(known)}")
+    say = echo if echo is not None else (_print_now if progress else None)
     params = {"full": full, "seed": seed}
     summary: dict[str, Any] = {"out": str(out), "stages": {}, "ok": True}
     texts = []
@@ -201,16 +212,18 @@ def run_reproduce(
                 texts.append(
                     f"[{name}] results exist in {stage_dir} (skipped; use --force)\n" + str(old.get("text", ""))
                 )
+                if echo is not None:
+                    echo(texts[-1] + "\n")
                 _write_index(out, params, {name: summary["stages"][name]})
                 continue
-            if progress:
-                print(f"[{name}] existing results not reused: {reason}", flush=True)
+            if say is not None:
+                say(f"[{name}] existing results not reused: {reason}")
         stage_dir.mkdir(parents=True, exist_ok=True)
         # the manifest goes first: a run killed from here on leaves no "ok" record behind
         with contextlib.suppress(FileNotFoundError):
             os.unlink(manifest_path)
-        if progress:
-            print(f"[{name}] running ...", flush=True)
+        if say is not None:
+            say(f"[{name}] running ...")
         t0 = time.perf_counter()
         result = known[name](stage_dir, full, seed, progress)
         seconds = time.perf_counter() - t0
@@ -238,6 +251,8 @@ def run_reproduce(
         }
         summary["ok"] &= status == "ok"
         texts.append(f"[{name}] {status} in {seconds:.1f} s -> {stage_dir}\n{text}")
+        if echo is not None:
+            echo(texts[-1] + "\n")
         _write_index(out, params, {name: summary["stages"][name]})
     summary["text"] = "\n\n".join(texts) + f"\n\nAll results and manifests are in {out}/"
     return summary

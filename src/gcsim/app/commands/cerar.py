@@ -1,4 +1,13 @@
-"""``gcsim cerar design|optimize|simulate|rates|run``: CERAR from the shell."""
+"""``gcsim cerar design|optimize|simulate|rates|run``: CERAR from the shell.
+
+Each action is a subcommand with its own flags and help (``gcsim cerar design --help``); ``run``
+is the real ring engine, ``gcsim run-cerar`` (:mod:`gcsim.app.commands.executor`).
+
+Without ``--eps``, a perturbation design takes the ε that docs/theory.md §50.5 predicts best for
+the precision it runs in, :func:`gcsim.cerar.floating.predicted_optimal_eps` (``u^(1/(r*+1))``):
+``--dtype`` of ``simulate``, or of ``design`` (the precision the design is meant for, float32 by
+default).  The output says which ε was taken and why.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +31,7 @@ _FLAGS = {
     "objective": "--objective",
     "method": "--method",
     "name": "--name",
+    "overwrite": "--force",
 }
 
 #: largest finite value of each simulation dtype (bfloat16 has float32's exponent range)
@@ -66,6 +76,26 @@ def _check_dtype_range(des, dtype: str) -> None:
         )
 
 
+def default_eps(N: int, c: int, dtype: str) -> tuple[float, str]:
+    """The ε a perturbation design gets when ``--eps`` is not given, and the sentence that says why.
+
+    The predicted optimum ``u^(1/(r*+1))`` of docs/theory.md §50.5 for the working precision
+    ``dtype`` (unit roundoff ``u``): a smaller ε amplifies rounding by κ ~ ε^(-r*), a larger one
+    leaves an approximation error ~ ε.
+
+    >>> eps, why = default_eps(4, 8, "float32")
+    >>> eps == 2.0 ** -12, why
+    (True, 'predicted optimal for float32: u^(1/(r*+1)) with r* = 1 (docs/theory.md §50.5); --eps overrides')
+    """
+    from ...cerar.floating import predicted_optimal_eps, r_star
+
+    eps = predicted_optimal_eps(N, c, dtype)
+    why = (
+        f"predicted optimal for {dtype}: u^(1/(r*+1)) with r* = {r_star(N, c)} (docs/theory.md §50.5); --eps overrides"
+    )
+    return eps, why
+
+
 def _design_from_args(args: argparse.Namespace):
     from ...cerar.factory import design
 
@@ -76,14 +106,18 @@ def _design_from_args(args: argparse.Namespace):
         with path_errors("--design", "read"):
             return load_design(args.design)
     _check_sizes(args)
+    from ..common import show_progress
+
     method = "optimized" if args.action == "optimize" else args.method
     kw: dict[str, Any] = {}
     if args.eps is not None:
         kw["eps"] = args.eps
+    elif method == "perturbation":
+        kw["eps"], args.eps_choice = default_eps(args.N, args.c, args.dtype)
     if args.kappa is not None:
         kw["kappa"] = args.kappa
     if method == "optimized":
-        kw["progress"] = not args.json
+        kw["progress"] = show_progress(args)
         kw["max_iter"] = args.max_iter
         kw["objective"] = args.objective
     return design(args.N, args.c, method, seed=args.seed, **kw)
@@ -110,26 +144,66 @@ def _summary(des) -> dict[str, Any]:
 
 
 def _text(s: dict[str, Any]) -> str:
+    from ..common import fmt
+
     r = s["rates"]
     return (
         f"CERAR {s['method']} design, N = {s['N']}, c = {s['c']}, L = {s['L']} rounds\n"
-        f"  worst-case operator-norm error  {s['worst_case_error']:.4g}\n"
-        f"  Frobenius error sum ||E||_F^2   {s['frobenius_error']:.4g} "
-        f"(mean relative MSE {s['mean_relative_mse']:.3g})\n"
-        f"  max kappa(A_j) {s['kappa_encoders_max']:.4g}, max kappa(D_i) {s['kappa_decoders_max']:.4g}\n"
-        f"  traffic per worker {r['rate']:.4g} d (ring all-reduce {r['ring_rate']:.4g} d), "
-        f"storage {r['storage']:.4g} d"
+        f"  worst-case operator-norm error  {fmt(s['worst_case_error'])}\n"
+        f"  Frobenius error Σ ‖E‖_F²        {fmt(s['frobenius_error'])} "
+        f"(mean relative MSE {fmt(s['mean_relative_mse'])})\n"
+        f"  max κ(A_j) {fmt(s['kappa_encoders_max'])}, max κ(D_i) {fmt(s['kappa_decoders_max'])}\n"
+        f"  traffic per worker {fmt(r['rate'])} d (ring all-reduce {fmt(r['ring_rate'])} d), "
+        f"storage {fmt(r['storage'])} d"
     )
 
 
+def load_summary(des) -> tuple[dict[str, Any], str]:
+    """What ``gcsim load`` reports for a CERAR design file: N, c, L, the construction and κ.
+
+    Returns the JSON payload and one line of text; κ are the largest condition numbers of the
+    encoders A_j and decoders D_i (:func:`gcsim.cerar.metrics.errors`).
+
+    >>> from gcsim.cerar.factory import design
+    >>> payload, text = load_summary(design(3, 3, "exact"))
+    >>> payload["N"], payload["c"], payload["L"]
+    (3, 3, 4)
+    >>> text.startswith("cerar exact design, N = 3, c = 3, L = 4 rounds, max κ(A_j) ")
+    True
+    """
+    from ..common import fmt
+
+    s = _summary(des)
+    payload = {
+        "kind": "cerar",
+        "N": s["N"],
+        "c": s["c"],
+        "L": s["L"],
+        "method": s["method"],
+        "kappa_encoders_max": s["kappa_encoders_max"],
+        "kappa_decoders_max": s["kappa_decoders_max"],
+        "worst_case_error": s["worst_case_error"],
+        "verified": True,
+    }
+    text = (
+        f"cerar {s['method']} design, N = {s['N']}, c = {s['c']}, L = {s['L']} rounds, "
+        f"max κ(A_j) {fmt(s['kappa_encoders_max'])}, max κ(D_i) {fmt(s['kappa_decoders_max'])}, "
+        f"worst-case error {fmt(s['worst_case_error'])}"
+    )
+    return payload, text
+
+
 def _cmd_cerar(args: argparse.Namespace) -> int:
-    from ..common import emit
+    from ..common import emit, fmt
 
     if args.action == "rates":
         from ...cerar.traffic import rates
 
         r = rates(args.N, args.c)
-        emit(args, r, "\n".join(f"  {k:<24} {v}" for k, v in r.items()))
+        width = max(map(len, r))
+        lines = [f"CERAR traffic, N = {args.N}, c = {args.c}"]
+        lines += [f"  {k:<{width}}  {v if isinstance(v, int) else fmt(v)}" for k, v in r.items()]
+        emit(args, r, "\n".join(lines))
         return EXIT_OK
     from ..common import UsageError, check_name, check_output_dir, path_errors
 
@@ -139,6 +213,10 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
     des = _design_from_args(args)
     payload = _summary(des)
     text = _text(payload)
+    choice = getattr(args, "eps_choice", None)
+    if choice is not None:
+        payload.update(eps=float(des.metadata.get("eps", np.nan)), eps_choice=choice)
+        text += f"\n  ε = {fmt(payload['eps'])}: {choice}"
     if args.action == "simulate":
         from ..._validation import check_dense_size
         from ...cerar.metrics import errors
@@ -169,7 +247,7 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
         )
         text += (
             f"\n  simulated d = {args.d} ({args.dtype}): {res.rounds} rounds, bytes/worker "
-            f"{int(np.max(res.bytes_sent))}, max relative error {rel.max():.3g}"
+            f"{int(np.max(res.bytes_sent))}, max relative error {fmt(rel.max())}"
         )
     if args.export:
         from ...cerar.export import export_design
@@ -183,6 +261,8 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
 
 
 def register(sub, add) -> None:
+    from ..common import HelpFormatter, float_arg, int_arg
+
     p = add(
         "cerar",
         _cmd_cerar,
@@ -191,27 +271,91 @@ def register(sub, add) -> None:
         "  gcsim cerar design --N 4 --c 8 --method perturbation --eps 0.01 --json\n"
         "  gcsim cerar optimize --N 4 --c 8 --kappa 20 --export designs/cerar\n"
         "  gcsim cerar simulate --N 4 --c 8 --method vandermonde --d 4096 --dtype float32\n"
-        "  gcsim cerar run --engine gloo --workers 4 --c 8 --d 4096 --json",
+        "  gcsim cerar run --engine gloo --workers 4 --c 8 --d 4096 --json   # see `gcsim run-cerar --help`\n"
+        "\n`gcsim cerar ACTION --help` lists each action's flags.",
     )
-    p.add_argument(
-        "action",
-        choices=["design", "optimize", "simulate", "rates"],
-        help="`gcsim cerar run ...` (the real ring engine) is described by `gcsim run-cerar --help`",
-    )
-    from ..common import float_arg, int_arg
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    p.add_argument("--N", type=int_arg(2), default=4, help="workers on the ring (default 4)")
-    p.add_argument("--c", type=int_arg(1), default=8, help="components per gradient (default 8)")
-    p.add_argument("--method", default="perturbation", choices=["exact", "vandermonde", "perturbation", "optimized"])
-    p.add_argument("--eps", type=float_arg(0.0), default=None, help="perturbation / Vandermonde epsilon")
-    p.add_argument("--kappa", type=float_arg(1.0), default=None, help="condition-number cap (optimized), >= 1")
-    p.add_argument("--seed", type=int_arg(0), default=0)
-    p.add_argument("--max-iter", type=int_arg(1), default=30, help="optimize: alternating sweeps (default 30)")
-    p.add_argument("--objective", default="frobenius", choices=["frobenius", "worst"], help="optimize: objective")
-    p.add_argument("--d", type=int_arg(1), default=1024, help="gradient length for simulate/run (default 1024)")
-    p.add_argument("--dtype", default="float64", choices=["float64", "float32", "bfloat16"])
-    p.add_argument("--design", help="load the design from a catalogue file instead of building it")
-    p.add_argument("--export", metavar="DIR", help="export the design into DIR")
-    p.add_argument("--name", help="catalogue name")
-    p.add_argument("--force", action="store_true", help="overwrite an existing export")
-    p.set_defaults(flags=_FLAGS)
+    def action(name: str, help_text: str, epilog: str) -> argparse.ArgumentParser:
+        q = actions.add_parser(
+            name, help=help_text, description=help_text, epilog=epilog, formatter_class=HelpFormatter
+        )
+        q.add_argument("--json", action="store_true", help="print one JSON object")
+        q.add_argument("--N", type=int_arg(2), default=4, help="workers on the ring")
+        q.add_argument("--c", type=int_arg(1), default=8, help="components per gradient")
+        q.set_defaults(flags=_FLAGS)
+        return q
+
+    def optimizer_flags(q: argparse.ArgumentParser, when: str = "") -> None:
+        q.add_argument("--kappa", type=float_arg(1.0), default=None, help=f"condition-number cap, >= 1{when}")
+        q.add_argument("--max-iter", type=int_arg(1), default=30, help=f"alternating sweeps per start{when}")
+        q.add_argument(
+            "--objective", default="frobenius", choices=["frobenius", "worst"], help=f"what to minimize{when}"
+        )
+
+    def construction_flags(q: argparse.ArgumentParser, dtype_default: str, dtype_help: str) -> None:
+        q.add_argument(
+            "--method",
+            default="perturbation",
+            choices=["exact", "vandermonde", "perturbation", "optimized"],
+            help="construction (exact needs c <= N)",
+        )
+        q.add_argument(
+            "--eps",
+            type=float_arg(0.0),
+            default=None,
+            help="perturbation ε / Vandermonde node spacing (default for perturbation: the ε predicted "
+            "optimal for --dtype, docs/theory.md §50.5)",
+        )
+        q.add_argument("--dtype", default=dtype_default, choices=["float64", "float32", "bfloat16"], help=dtype_help)
+        optimizer_flags(q, " (with --method optimized)")
+
+    def output_flags(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--seed", type=int_arg(0), default=0, help="seed (optimized starts, simulated gradients)")
+        q.add_argument("--export", metavar="DIR", help="export the design into the catalogue folder DIR")
+        q.add_argument("--name", help="catalogue name (default: from the method and parameters)")
+        q.add_argument("--force", action="store_true", help="overwrite an existing export")
+
+    q = action(
+        "design",
+        "build a CERAR design and print its error, condition numbers and traffic",
+        "examples:\n  gcsim cerar design --N 4 --c 8                       # ε predicted best for float32\n"
+        "  gcsim cerar design --N 4 --c 8 --eps 0.01 --json\n"
+        "  gcsim cerar design --N 3 --c 5 --method vandermonde --export designs/cerar",
+    )
+    construction_flags(q, "float32", "precision the design is meant for; picks the default --eps")
+    output_flags(q)
+
+    q = action(
+        "optimize",
+        "condition-number-constrained optimization of the encoders (docs/theory.md §55)",
+        "examples:\n  gcsim cerar optimize --N 4 --c 8 --kappa 20 --export designs/cerar\n"
+        "  gcsim cerar optimize --N 3 --c 4 --kappa 5 --max-iter 3 --objective worst --json",
+    )
+    optimizer_flags(q)
+    q.add_argument(
+        "--eps",
+        type=float_arg(0.0),
+        default=None,
+        help="ε of the perturbation start instead of scanning a grid (default: scan)",
+    )
+    q.set_defaults(method="optimized", dtype="float64")
+    output_flags(q)
+
+    q = action(
+        "simulate",
+        "run the packet-level ring protocol on seeded Gaussian gradients in a chosen precision",
+        "examples:\n  gcsim cerar simulate --N 4 --c 8 --dtype float32 --d 4096\n"
+        "  gcsim cerar simulate --N 4 --c 8 --method vandermonde --d 4096 --dtype float32\n"
+        "  gcsim cerar simulate --design designs/cerar/NAME.json --d 1024 --json",
+    )
+    construction_flags(q, "float64", "precision of the simulated ring; picks the default --eps")
+    q.add_argument("--d", type=int_arg(1), default=1024, help="gradient length")
+    q.add_argument("--design", help="load the design from a catalogue file instead of building it")
+    output_flags(q)
+
+    q = action(
+        "rates",
+        "traffic per worker, rounds and storage of CERAR against the ring all-reduce (formulas)",
+        "example:\n  gcsim cerar rates --N 4 --c 8 --json",
+    )

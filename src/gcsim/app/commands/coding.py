@@ -66,6 +66,8 @@ _FLAGS = {
     "dist": "--dist",
     "bounds": "--bounds",
     "design": "--design",
+    "s": "--stragglers",
+    "model": "--model",
 }
 
 
@@ -73,21 +75,23 @@ def _common(p: argparse.ArgumentParser) -> None:
     from ..common import float_arg, int_arg
 
     p.add_argument("--design", required=True, help=_DESIGN_HELP)
-    p.add_argument("--m", type=int_arg(1), default=2, help="communication reduction m (default 2)")
+    p.add_argument("--m", type=int_arg(1), default=2, help="communication reduction m")
     p.add_argument(
         "--method",
         default="rd",
-        help="encoder: naive, rd, ns, ns-worker, exact-gaussian, exact-vandermonde, ... (default rd)",
+        help="encoder: naive, rd, ns, ns-worker, exact-gaussian, exact-vandermonde, ...",
     )
-    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon (default 0)")
-    p.add_argument("--dist", choices=["rademacher", "gaussian"], help="RD/NS entry distribution")
+    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon")
+    p.add_argument(
+        "--dist", choices=["rademacher", "gaussian"], help="RD/NS entry distribution (default: the method's own)"
+    )
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the encoder and of the straggler draws")
     p.add_argument(
         "--model",
         default="fixed",
         choices=["fixed", "bernoulli", "all", "worst"],
-        help="straggler model (default fixed-s uniform; 'all' enumerates every pattern, up to "
-        "gcsim.limits.MAX_PATTERNS)",
+        help="straggler model (fixed: s uniform stragglers; 'all' enumerates every pattern, up to "
+        "gcsim.limits.MAX_PATTERNS; worst: the worst pattern)",
     )
     p.add_argument("--stragglers", "-s", type=int_arg(0), default=0, help="number of stragglers s")
     p.add_argument(
@@ -96,14 +100,19 @@ def _common(p: argparse.ArgumentParser) -> None:
         default=0.1,
         help="Bernoulli straggling probability, 0 <= p < 1",
     )
-    p.add_argument("--design-s", type=int_arg(0), default=None, help="exact family: stragglers it is designed for")
-    p.add_argument("--samples", type=int_arg(1), default=2000, help="Monte Carlo patterns (default 2000)")
+    p.add_argument(
+        "--design-s",
+        type=int_arg(0),
+        default=None,
+        help="exact family: stragglers it is designed for (default: --stragglers)",
+    )
+    p.add_argument("--samples", type=int_arg(1), default=2000, help="Monte Carlo patterns")
     p.set_defaults(flags=_FLAGS)
 
 
 def _cmd_error(args: argparse.Namespace) -> int:
     from ...coding.evaluate import expected_error, worst_case_error
-    from ..common import emit
+    from ..common import emit, show_progress
 
     design, scheme, model = _scheme_and_model(args)
     norm = scheme.m * scheme.num_parts
@@ -126,7 +135,7 @@ def _cmd_error(args: argparse.Namespace) -> int:
             f"(normalized {res.value / norm:.4g}; {res.method}); S = {payload['stragglers_set']}"
         )
     else:
-        exp = expected_error(scheme, model, samples=args.samples, seed=args.seed, progress=not args.json)
+        exp = expected_error(scheme, model, samples=args.samples, seed=args.seed, progress=show_progress(args))
         payload = {
             "design": args.design,
             "params": list(design.params),
@@ -150,7 +159,7 @@ def _cmd_error(args: argparse.Namespace) -> int:
 
 def _cmd_bounds(args: argparse.Namespace) -> int:
     from ...coding.verify import verify_bounds
-    from ..common import UsageError, emit
+    from ..common import UsageError, emit, show_progress
 
     if args.action != "verify":
         raise UsageError(f"unknown bounds action {args.action!r} (use: gcsim bounds verify ...)")
@@ -158,7 +167,7 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     bounds = args.bounds.split(",") if args.bounds else None
     samples = None if args.model in ("all", "worst") else args.samples
     report = verify_bounds(
-        scheme, model, bounds, samples=samples, seed=args.seed, draws=args.draws, progress=not args.json
+        scheme, model, bounds, samples=samples, seed=args.seed, draws=args.draws, progress=show_progress(args)
     )
     emit(args, report.to_dict(), report.summary)
     return EXIT_OK if report.ok else EXIT_FAILURE
@@ -191,7 +200,7 @@ def register(sub, add) -> None:
         "  gcsim bounds verify --design paley13 --m 2 --method rd --model all -s 2 "
         "--bounds rank_lower,rd_upper",
     )
-    p.add_argument("action", choices=["verify"])
+    p.add_argument("action", choices=["verify"], help="the only action")
     _common(p)
     p.set_defaults(samples=200)
     p.add_argument("--bounds", help="comma-separated bound names (default: all applicable built-ins)")

@@ -32,7 +32,8 @@ __all__ = ["register"]
 _CERAR_EPILOG = """examples:
   gcsim run-cerar --engine gloo --workers 3 --c 3 --d 64 --json
   gcsim run-cerar --engine gloo --workers 4 --c 8 --eps 0.001 --d 100000 --baselines
-  gcsim run-cerar --engine gloo --workers 4 --c 8 --design designs/cerar/perturbation_N4_c8_eps0.05.json
+  gcsim run-cerar --engine numpy --workers 4 --c 8 --d 4096    # ε predicted best for float32
+  gcsim run-cerar --engine gloo --workers 4 --c 8 --design designs/cerar/NAME.json   # a `cerar design --export` file
 """
 
 _GC_EPILOG = """examples:
@@ -52,6 +53,10 @@ _CERAR_OPTIONS = {
     "timeout": "--timeout",
     "dtype": "--dtype",
     "eps": "--eps",
+    "method": "--method",
+    "engine": "--engine",
+    "design": "--design",
+    "path": "--design",
 }
 _GC_OPTIONS = {
     "stragglers": "--stragglers",
@@ -65,6 +70,9 @@ _GC_OPTIONS = {
     "timeout": "--timeout",
     "m": "--m",
     "eps": "--eps",
+    "method": "--method",
+    "design": "--design",
+    "s": "--stragglers",
 }
 
 
@@ -94,7 +102,12 @@ def _cerar_design(args: argparse.Namespace):
     if args.c is None:
         raise InvalidArgumentError("--c", "give --c C or --design FILE")
     method = args.method or ("exact" if args.c <= args.workers else "perturbation")
-    return build(args.workers, args.c, method, eps=args.eps)
+    eps = args.eps
+    if eps is None and method == "perturbation":  # the ε predicted best for the wire's precision
+        from .cerar import default_eps
+
+        eps, args.eps_choice = default_eps(args.workers, args.c, args.dtype)
+    return build(args.workers, args.c, method, eps=eps)
 
 
 def _cmd_run_cerar(args: argparse.Namespace) -> int:
@@ -103,7 +116,7 @@ def _cmd_run_cerar(args: argparse.Namespace) -> int:
 
 def _run_cerar(args: argparse.Namespace) -> int:
     from ...cerar.traffic import cerar_bytes
-    from ..common import EXIT_OK, emit
+    from ..common import EXIT_OK, emit, fmt
 
     des = _cerar_design(args)
     N, d = args.workers, args.d
@@ -170,12 +183,18 @@ def _run_cerar(args: argparse.Namespace) -> int:
         "seed": args.seed,
     }
     text = (
-        f"CERAR N={N} c={des.c} ({des.method}) on {args.engine}: d={d} {args.dtype}, "
+        f"CERAR N = {N}, c = {des.c} ({des.method}) on {args.engine}: d = {d} {args.dtype}, "
         f"bytes/rank {summ['bytes_sent'][0]} (formula {payload['expected_bytes']}), "
-        f"{summ['seconds'] * 1e3:.2f} ms, max relative error {summ['max_rel_error']:.3g}"
+        f"{fmt(summ['seconds'] * 1e3)} ms, max relative error {fmt(summ['max_rel_error'])}"
     )
+    choice = getattr(args, "eps_choice", None)
+    if choice is not None:
+        payload.update(eps=float(des.metadata.get("eps", np.nan)), eps_choice=choice)
+        text += f"\n  ε = {fmt(payload['eps'])}: {choice}"
     for a, b in baselines.items():
-        text += f"\n  {a}: {b['seconds'] * 1e3:.2f} ms, bytes/rank {b['bytes_sent'][0]}, error {b['max_rel_error']:.3g}"
+        text += (
+            f"\n  {a}: {fmt(b['seconds'] * 1e3)} ms, bytes/rank {b['bytes_sent'][0]}, error {fmt(b['max_rel_error'])}"
+        )
     emit(args, payload, text)
     return EXIT_OK
 
@@ -265,10 +284,10 @@ def register(subparsers: Any, add) -> None:
     p = add(
         "run-cerar", _cmd_run_cerar, "run the CERAR ring all-reduce on a real engine (gloo) or NumPy", _CERAR_EPILOG
     )
-    p.add_argument("--engine", choices=["gloo", "numpy"], default="gloo")
+    p.add_argument("--engine", choices=["gloo", "numpy"], default="gloo", help="ranks on gloo, or NumPy buffers")
     p.add_argument("--workers", type=int_arg(2, 1024), required=True, help="ring size N (ranks)")
     p.add_argument("--c", type=int_arg(1, 4096), default=None, help="components per gradient")
-    p.add_argument("--d", type=int_arg(1), default=1024, help="gradient length (default 1024)")
+    p.add_argument("--d", type=int_arg(1), default=1024, help="gradient length")
     p.add_argument("--design", help="exported CERAR design (bundle path) instead of building one")
     p.add_argument(
         "--method",
@@ -276,19 +295,28 @@ def register(subparsers: Any, add) -> None:
         default=None,
         help="construction (default: exact if c <= N, else perturbation)",
     )
-    p.add_argument("--eps", type=float_arg(0.0, strict_min=True), default=None, help="perturbation / node spacing")
-    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
-    p.add_argument("--seed", type=int_arg(0), default=0)
-    p.add_argument("--repeats", type=int_arg(1, 10000), default=1)
+    p.add_argument(
+        "--eps",
+        type=float_arg(0.0, strict_min=True),
+        default=None,
+        help="perturbation ε / Vandermonde node spacing (default for perturbation: the ε predicted optimal for "
+        "--dtype, docs/theory.md §50.5)",
+    )
+    p.add_argument(
+        "--dtype", choices=["float32", "float64"], default="float32", help="wire precision; picks the default --eps"
+    )
+    p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the Gaussian gradients")
+    p.add_argument("--repeats", type=int_arg(1, 10000), default=1, help="timed repetitions")
     p.add_argument("--baselines", action="store_true", help="also run the own ring and dist.all_reduce")
     p.add_argument("--timeout", type=float_arg(0.0, strict_min=True), default=120.0, help="launcher timeout in seconds")
+    p.set_defaults(flags=_CERAR_OPTIONS)
 
     p = add("run-gc", _cmd_run_gc, "gradient coding with a parameter server on a real engine (gloo)", _GC_EPILOG)
-    p.add_argument("--engine", choices=["gloo"], default="gloo")
+    p.add_argument("--engine", choices=["gloo"], default="gloo", help="torch.distributed backend")
     p.add_argument("--design", required=True, help="named instance, family:params or catalogue bundle")
     p.add_argument("--m", type=int_arg(1), default=1, help="communication reduction m")
-    p.add_argument("--method", default="rd", help="encoder (gcsim.coding.schemes.METHODS; default rd)")
-    p.add_argument("--eps", type=float_arg(0.0), default=0.0)
+    p.add_argument("--method", default="rd", help="encoder (gcsim.coding.schemes.METHODS)")
+    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon")
     p.add_argument(
         "--stragglers",
         type=int_arg(0),
@@ -307,7 +335,12 @@ def register(subparsers: Any, add) -> None:
         default=0,
         help="number of (seeded) worker processes that die; at most --stragglers without --deadline",
     )
-    p.add_argument("--decoder", choices=["optimal", "fixed"], default="optimal")
+    p.add_argument(
+        "--decoder",
+        choices=["optimal", "fixed"],
+        default="optimal",
+        help="optimal: B_F⁺ T (least squares); fixed: the scheme's reference decoder on the arrivals",
+    )
     p.add_argument("--d", type=int_arg(1), default=16, help="gradient length")
     p.add_argument("--delay-scale", type=float_arg(0.0), default=0.05, help="mean seeded delay per worker (s)")
     p.add_argument(
@@ -318,3 +351,4 @@ def register(subparsers: Any, add) -> None:
     )
     p.add_argument("--seed", type=int_arg(0), default=0, help="seeds the encoder, the delays and the dying workers")
     p.add_argument("--timeout", type=float_arg(0.0, strict_min=True), default=120.0, help="launcher timeout in seconds")
+    p.set_defaults(flags=_GC_OPTIONS)

@@ -16,6 +16,7 @@ _FLAGS = {
     "max_train": "--max-train",
     "optimizer": "--optimizer",
     "path": "--mnist",
+    "codes": "--codes",
 }
 
 
@@ -40,8 +41,17 @@ def _cmd_train(args: argparse.Namespace) -> int:
         if not chosen:
             raise UsageError(f"--codes matched nothing; labels are: {[c.label for c in codes]}")
         codes = chosen
+    from ...errors import GcsimError, InvalidArgumentError
+
     with path_errors("--mnist", "read"):
-        data = load_mnist(args.mnist, max_train=args.max_train) if args.mnist else load_digits(seed=args.seed)
+        try:
+            data = load_mnist(args.mnist, max_train=args.max_train) if args.mnist else load_digits(seed=args.seed)
+        except InvalidArgumentError:
+            raise  # names its argument; cli maps it to the flag
+        except (GcsimError, ValueError) as exc:
+            if args.mnist is None:
+                raise
+            raise UsageError(f"--mnist: {str(exc).strip().splitlines()[0]}") from None
     table = compare(
         codes, data, p=args.p, iterations=args.iterations, optimizer=args.optimizer, lr=args.lr, seed=args.seed
     )
@@ -92,12 +102,12 @@ def register(sub, add) -> None:
         "--p",
         type=float_arg(0.0, 1.0, strict_max=True),
         default=0.2,
-        help="straggling probability, 0 <= p < 1 (default 0.2)",
+        help="straggling probability, 0 <= p < 1",
     )
-    p.add_argument("--iterations", type=int_arg(1), default=150)
-    p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
+    p.add_argument("--iterations", type=int_arg(1), default=150, help="training iterations")
+    p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"], help="update rule")
     p.add_argument("--lr", type=float_arg(0.0, strict_min=True), default=0.1, help="learning rate, > 0")
-    p.add_argument("--seed", type=int_arg(0), default=0)
+    p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the data split, the model and the stragglers")
     p.add_argument("--mnist", help="folder of MNIST IDX files or an .npz (default: scikit-learn digits)")
     p.add_argument("--max-train", type=int_arg(1), default=None, help="MNIST: use only this many training images")
     p.add_argument("--out", help="write history.csv and a manifest into this folder")
