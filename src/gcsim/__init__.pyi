@@ -42,6 +42,7 @@ from .errors import (
     GcsimError as GcsimError,
     ImpossibleParametersError as ImpossibleParametersError,
     InvalidArgumentError as InvalidArgumentError,
+    MissingDependencyError as MissingDependencyError,
     NotConstructibleError as NotConstructibleError,
     SizeLimitError as SizeLimitError,
     SolverError as SolverError,

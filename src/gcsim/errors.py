@@ -17,6 +17,7 @@ __all__ = [
     "VerificationError",
     "CatalogueError",
     "SolverError",
+    "MissingDependencyError",
 ]
 
 
@@ -86,3 +87,24 @@ class CatalogueError(GcsimError, ValueError):
 
 class SolverError(GcsimError, RuntimeError):
     """A numerical solver did not return an optimal, verified solution."""
+
+
+class MissingDependencyError(GcsimError, ImportError):
+    """An optional dependency is not installed; the message names the extra that provides it.
+
+    ``module`` is the missing top-level module, ``extra`` the gcsim extra
+    (``pip install 'gcsim[<extra>]'``) and ``what`` the function or command that needs it.
+    Raised by :func:`gcsim._optional.require`.
+
+    >>> str(MissingDependencyError("cvxpy", "optimize", "optimize_encoder"))
+    "optimize_encoder needs cvxpy: pip install 'gcsim[optimize]'"
+    """
+
+    def __init__(self, module: str, extra: str, what: str, *, cause: str | None = None):
+        self.module = module
+        self.extra = extra
+        self.what = what
+        message = f"{what} needs {module}: pip install 'gcsim[{extra}]'"
+        if cause:
+            message += f" ({module} is installed but failed to import: {cause})"
+        super().__init__(message, name=module)

@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from .._optional import require
 from .._validation import check_int, check_real
 from ..errors import InvalidArgumentError, SolverError
 from .constructions import exact_design, perturbation_design, vandermonde_design
@@ -153,6 +154,7 @@ def _polar_factor(X: np.ndarray) -> np.ndarray:
 
 
 def _cp():
+    require("cvxpy", "optimize", "gcsim.cerar.optimize (CERAR encoder optimization)")
     import cvxpy as cp  # imported lazily: cvxpy is slow to import
 
     return cp

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._optional import require
 from .._validation import check_int, check_real
 from ..errors import InvalidArgumentError, SolverError
 from .design import CerarDesign
@@ -101,6 +102,7 @@ def pareto_front(
     >>> sorted(set(t.family)), int((t.family == "optimized").sum())
     (['optimized', 'perturbation', 'vandermonde'], 1)
     """
+    require("pandas", "plots", "gcsim.cerar.pareto.pareto_front")
     import pandas as pd  # optional dependency: only the sweep's table needs it
 
     if starts not in ("both", "all", "best"):

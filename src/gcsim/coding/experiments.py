@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from .._optional import extra_imports, require
 from .._validation import check_int
 from ..combinatorics.bibd import bibd
 from ..combinatorics.biregular import biregular_graph
@@ -37,6 +37,9 @@ from .bounds import rank_lower_bound, rd_upper_bound
 from .evaluate import fixed_decoder_error, optimal_error
 from .schemes import encode
 from .stragglers import straggler_model
+
+with extra_imports("plots", "gcsim.coding.experiments (error curves)"):
+    import pandas as pd
 
 __all__ = [
     "SchemeSpec",
@@ -192,6 +195,7 @@ def error_curves(
 
 def plot_error_curves(frame: pd.DataFrame, title: str, path) -> None:
     """Two panels (vs s, vs p) with CI error bars; saves a PNG at ``path``."""
+    require("matplotlib", "plots", "gcsim.coding.experiments.plot_error_curves")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -349,6 +353,7 @@ def exact_family_instability(
 
 def plot_instability(frame: pd.DataFrame, path) -> None:
     """κ(H_F) and decoding error vs n (log scale) for Vandermonde and Gaussian H."""
+    require("matplotlib", "plots", "gcsim.coding.experiments.plot_instability")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from .._optional import require
 from ..cerar.design import CerarDesign
 from ..cerar.export import load_design
 from ..cerar.ring import decode, encode, packet, packet_size, strip
@@ -44,6 +45,7 @@ class ByteCounter:
 
 
 def _group_info(group):
+    require("torch", "torch", "gcsim.executor.collectives")
     import torch.distributed as dist
 
     N = dist.get_world_size(group)
@@ -54,6 +56,7 @@ def _group_info(group):
 
 def _exchange(send, recv, dst: int, src: int, what: str, step: int, counter: ByteCounter | None) -> None:
     """isend ``send`` to ``dst`` and irecv into ``recv`` from ``src``; clear error on failure."""
+    require("torch", "torch", "gcsim.executor.collectives")
     import torch.distributed as dist
 
     try:
@@ -103,6 +106,7 @@ def cerar_all_reduce(tensor, design: Any, *, group=None, counter: ByteCounter | 
     RingFailureError
         A neighbour died or timed out (message names both neighbours and the round).
     """
+    require("torch", "torch", "gcsim.executor.collectives.cerar_all_reduce")
     import torch
 
     design = as_design(design)
@@ -142,6 +146,7 @@ def ring_all_reduce(tensor, *, group=None, counter: ByteCounter | None = None):
 
     Returns a new tensor of the same shape and dtype.
     """
+    require("torch", "torch", "gcsim.executor.collectives.ring_all_reduce")
     import torch
 
     N, me, glob = _group_info(group)
@@ -166,6 +171,7 @@ def ring_all_reduce(tensor, *, group=None, counter: ByteCounter | None = None):
 
 def library_all_reduce(tensor, *, group=None):
     """``dist.all_reduce`` (SUM) on a copy: the library baseline."""
+    require("torch", "torch", "gcsim.executor.collectives.library_all_reduce")
     import torch.distributed as dist
 
     out = tensor.clone()

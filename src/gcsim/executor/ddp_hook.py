@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._optional import require
 from ..errors import InvalidArgumentError
 from .collectives import ByteCounter, as_design, cerar_all_reduce
 
@@ -53,6 +54,7 @@ def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares t
     torch.futures.Future
         Completed future holding a tensor shaped like ``bucket.buffer()``.
     """
+    require("torch", "torch", "gcsim.executor.ddp_hook.cerar_hook")
     import torch
     import torch.distributed as dist
 
@@ -89,6 +91,7 @@ def register_cerar_hook(
     CerarHookState
         Holds the byte counter (``state.counter.sent``) and the number of hook calls.
     """
+    require("torch", "torch", "gcsim.executor.ddp_hook.register_cerar_hook")
     import torch
     import torch.distributed as dist
 
@@ -113,6 +116,7 @@ def ddp_compare_job(rank: int, world_size: int, spec: dict) -> dict:
     Returns both final parameter vectors of this rank and the hook's byte count
     (module level so that :func:`gcsim.executor.launcher.launch` can run it).
     """
+    require("torch", "torch", "gcsim.executor.ddp_hook.ddp_compare_job")
     import torch
     from torch.nn.parallel import DistributedDataParallel as DDP
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._optional import require
 from .._validation import check_int, check_real
 from ..cerar.traffic import cerar_bytes, predicted_byte_ratio, ring_bytes
 from ..errors import InvalidArgumentError
@@ -36,6 +37,7 @@ def _gradients(seed: int, N: int, d: int, dtype: str) -> np.ndarray:
 
 def collectives_job(rank: int, world_size: int, spec: dict) -> dict:
     """Rank body of :func:`run_collectives` (module level so that it can be launched)."""
+    require("torch", "torch", "gcsim.executor.experiments.collectives_job")
     import torch
     import torch.distributed as dist
 

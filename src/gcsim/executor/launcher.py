@@ -33,6 +33,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._optional import require_installed
 from .._validation import check_int, check_real
 from ..errors import GcsimError, InvalidArgumentError
 
@@ -418,6 +419,7 @@ def launch(
     InvalidArgumentError
         Bad arguments, an unpicklable ``fn``/``args``, or a given local port already in use.
     """
+    require_installed("torch", "torch", "gcsim.executor.launcher.launch")  # the ranks import it, not the launcher
     world_size = check_int("world_size", world_size, minimum=1)
     timeout = check_real("timeout", timeout, minimum=0.0, strict_min=True)
     op_timeout = timeout if op_timeout is None else check_real("op_timeout", op_timeout, minimum=0.0, strict_min=True)

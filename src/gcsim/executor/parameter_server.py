@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._optional import require
 from .._validation import check_int, check_real
 from ..errors import InvalidArgumentError
 
@@ -127,6 +128,7 @@ def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
     uses -- at most ``wait_limit`` seconds past the latest scheduled arrival -- decodes,
     then drains late workers for ``drain`` seconds so that they exit cleanly.
     """
+    require("torch", "torch", "gcsim.executor.parameter_server.parameter_server_job")
     import torch
     import torch.distributed as dist
 

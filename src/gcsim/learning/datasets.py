@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .._optional import require
 from .._validation import check_int, check_real
 from ..errors import GcsimError, InvalidArgumentError
 
@@ -164,6 +165,7 @@ def _digits_arrays() -> tuple[np.ndarray, np.ndarray]:
                 data = np.loadtxt(csv, delimiter=",")
                 if data.shape == (1797, 65):
                     return data[:, :-1].astype(np.float64), data[:, -1].astype(np.int64)
+    require("sklearn", "learning", "gcsim.learning.datasets.load_digits")
     from sklearn.datasets import load_digits as _sk_digits  # pragma: no cover - unusual install
 
     raw = _sk_digits()  # pragma: no cover

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .._optional import require
 from .._validation import check_int, check_real
 from ..cerar.export import export_design
 from ..errors import InvalidArgumentError
@@ -38,6 +39,7 @@ def ddp_training_job(rank: int, world_size: int, spec: dict) -> dict:
     """
     import copy
 
+    require("torch", "torch", "gcsim.learning.ddp_cerar.ddp_training_job")
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -117,6 +119,7 @@ def ddp_cerar_experiment(
     parameters, local gradients and averaged gradients (float32 arrays, see
     :func:`ddp_training_job`), for checking every all-reduce against the exact mean.
     """
+    require("pandas", "learning", "gcsim.learning.ddp_cerar.ddp_cerar_experiment")
     import pandas as pd  # optional dependency: only the tidy table needs it
 
     if not isinstance(designs, dict) or not designs:
@@ -159,6 +162,7 @@ def ddp_cerar_experiment(
 
 def plot_ddp(frame, path) -> None:
     """Test accuracy (mean over replicas) and replica drift vs step."""
+    require("matplotlib", "plots", "gcsim.learning.ddp_cerar.plot_ddp")
     import matplotlib
 
     matplotlib.use("Agg")

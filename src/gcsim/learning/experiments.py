@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._optional import require
 from .._validation import check_int
 from ..combinatorics.baselines import fractional_repetition
 from ..combinatorics.bibd_geometries import mcfarland_design
@@ -65,6 +66,7 @@ def compare(codes: Sequence[CodeSpec], dataset: Dataset, **kwargs: Any):
     Keyword arguments go to :func:`train`.  The frame has the columns of
     :attr:`TrainResult.history` plus ``label``.
     """
+    require("pandas", "learning", "gcsim.learning.experiments.compare")
     import pandas as pd
 
     frames = []

@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from .._optional import require
 from .._validation import check_finite_array, check_int, check_mask, check_real
 from ..coding.bounds import rd_moments, split_blocks
 from ..coding.decoders import arrival_scale, bernoulli_rescaled, optimal_decoders, rd_unbiased_decoders
@@ -558,6 +559,7 @@ def train(
     >>> list(res.history.iteration), bool(res.final["train_loss"] < res.history.train_loss[0])
     ([0, 10, 20], True)
     """
+    require("pandas", "learning", "gcsim.learning.train.train")
     import pandas as pd
 
     if not isinstance(dataset, Dataset):

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..._optional import require
 from ...io.manifest import atomic_path
 
 
 def agc_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
+    require("pandas", "plots", "gcsim.app.stages.agc.agc_stage")
     import pandas as pd
 
     from ...coding.experiments import (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..._optional import require
 from ...io.manifest import atomic_path
 from ..catalogue_report import catalogue_table, format_table, table_ok
 from ..paths import repo_designs_dir
@@ -12,6 +13,7 @@ from ..paths import repo_designs_dir
 
 def catalogue_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
     """Rebuild the named instances, compare them with the committed files, write ``catalogue.csv``."""
+    require("pandas", "plots", "gcsim.app.stages.catalogue.catalogue_stage")
     import pandas as pd
 
     rows = catalogue_table(repo_designs_dir())

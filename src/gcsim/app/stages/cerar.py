@@ -7,10 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from ..._optional import require
 from ...io.manifest import atomic_path
 
 
 def _plot_front(table, path) -> None:
+    require("matplotlib", "plots", "gcsim.app.stages.cerar")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -38,6 +40,7 @@ def _plot_front(table, path) -> None:
 
 
 def _plot_eps(sweeps, path, N: int = 4, c: int = 8) -> None:
+    require("matplotlib", "plots", "gcsim.app.stages.cerar")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -61,6 +64,7 @@ def _plot_eps(sweeps, path, N: int = 4, c: int = 8) -> None:
 
 
 def cerar_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
+    require("pandas", "plots", "gcsim.app.stages.cerar.cerar_stage")
     import pandas as pd
 
     from ...cerar.floating import epsilon_sweep

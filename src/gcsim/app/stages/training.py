@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._optional import require
 from ...io.manifest import atomic_write_bytes, atomic_write_text
 from ...learning.datasets import load_digits
 from ...learning.experiments import default_codes
@@ -73,6 +74,7 @@ def _save(fig, path: Path) -> None:
 
 
 def _plot(frame, path: Path, runs: int = 1) -> None:
+    require("matplotlib", "plots", "gcsim.app.stages.training")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -106,6 +108,7 @@ def _plot(frame, path: Path, runs: int = 1) -> None:
 
 
 def _plot_error(frame, path: Path) -> None:
+    require("matplotlib", "plots", "gcsim.app.stages.training")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -145,6 +148,7 @@ def _run_metrics(g) -> dict:
 
 def _summary(frame):
     """One row per code: metrics averaged over the seeds, with the standard deviation of the final loss/accuracy."""
+    require("pandas", "plots", "gcsim.app.stages.training")
     import pandas as pd
 
     rows = []
@@ -195,6 +199,7 @@ def run_training_stage(
 
     ``iterations`` and ``samples`` override the mode's defaults (tests use tiny values).
     """
+    require("pandas", "plots", "gcsim.app.stages.training.run_training_stage")
     import pandas as pd
 
     out_dir = Path(out_dir)
