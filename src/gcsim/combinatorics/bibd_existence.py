@@ -80,6 +80,21 @@ def ternary_form_isotropic(a: int, b: int) -> bool:
     return all(_hilbert_symbol(a, b, p) == 1 for p in set(_prime_factors(2 * a * b)))
 
 
+def _ternary_form_text(a: int, b: int) -> str:
+    """``z² = a x² + b y²`` as a reader writes it: no unit coefficients, a minus sign instead of ``+ -``.
+
+    >>> _ternary_form_text(6, -1), _ternary_form_text(1, 2), _ternary_form_text(-3, -10)
+    ('z² = 6x² − y²', 'z² = x² + 2y²', 'z² = −3x² − 10y²')
+    """
+
+    def term(coefficient: int, var: str) -> str:
+        size = abs(coefficient)
+        return f"{'' if size == 1 else size}{var}²"
+
+    first = ("−" if a < 0 else "") + term(a, "x")
+    return f"z² = {first} {'−' if b < 0 else '+'} {term(b, 'y')}"
+
+
 def bruck_ryser_chowla(v: int, k: int, lam: int) -> bool | None:
     """Bruck-Ryser-Chowla test for a symmetric (v, k, lam) design.
 
@@ -137,7 +152,7 @@ def _violations_list(v: int, k: int, lam: int) -> list[tuple[str, str]]:
                 + (
                     f"v even and k - lam = {k - lam} is not a square"
                     if v % 2 == 0
-                    else f"z^2 = {k - lam} x^2 + {(-1) ** ((v - 1) // 2) * lam} y^2 has no nonzero integer solution"
+                    else f"{_ternary_form_text(k - lam, (-1) ** ((v - 1) // 2) * lam)} has no nonzero integer solution"
                 ),
             )
         )
