@@ -38,5 +38,10 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_cerar.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_cerar_optimize.py
 
+# the docs site (mkdocs.yml) into site/, strict: a broken link or anchor, or a docstring mkdocstrings
+# cannot parse, fails the build (tests/test_docs_site.py runs the same build)
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 clean:
 	rm -rf $(VENV) results .pytest_cache .hypothesis

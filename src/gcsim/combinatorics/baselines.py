@@ -278,6 +278,8 @@ def cyclic_repetition(n: int, ell: int, num_parts: int | None = None) -> CyclicR
         replication ``ell``; otherwise part ``i`` is held by the workers
         ``j < n`` with ``(i - j) mod num_parts < ell``.
 
+    Examples
+    --------
     >>> cyclic_repetition(5, 3).replication.tolist()
     [3, 3, 3, 3, 3]
     """

@@ -317,8 +317,12 @@ def buildable_bibds(max_v: int, k_range=None, lam_range=None, *, progress: bool 
     progress : bool
         Show a progress bar for long listings (``max_v > 400``).
 
+    Notes
+    -----
     Only incomplete designs (``k < v``) are listed.
 
+    Examples
+    --------
     >>> buildable_bibds(9, lam_range=[1])
     [(7, 3, 1), (9, 3, 1)]
     """
