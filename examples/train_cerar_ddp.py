@@ -113,7 +113,7 @@ def predicted_bound(design: CerarDesign, local: np.ndarray, wire: str = "float32
     u = unit_roundoff(wire)
     n = 2 * L + 1  # roundings along the longest chain of a stripped sum
     gamma_n = n * u / (1.0 - n * u)
-    abs_enc = sum(float(np.linalg.norm(np.abs(A), 2)) * float(nj) for A, nj in zip(design.encoders, norms))
+    abs_enc = sum(float(np.linalg.norm(np.abs(A), 2)) * float(nj) for A, nj in zip(design.encoders, norms, strict=True))
     dec = np.linalg.norm(design.decoders, 2, axis=(1, 2))
     rounding = SAFETY * gamma_n * math.sqrt(L) * dec * abs_enc + u * (total + approx)
     return {"approximation": approx / total, "rounding": rounding / total, "total": (approx + rounding) / total}
