@@ -21,6 +21,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from .. import _html
 from .._validation import check_int
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
 from .metrics import (
@@ -201,6 +202,35 @@ class CerarDesign:
             if problems:
                 raise VerificationError(f"CERAR design: {problems[0]}")
         return True
+
+    def _repr_html_(self) -> str:
+        """Rich display in Jupyter: params, method, κ of the encoders, verification status, the encoders.
+
+        The picture puts ``|A_0| | |A_1| | ... | |A_{N-1}|`` side by side (c × N·c).  ``verify()`` runs
+        once, on first display (the design is immutable); a failure is shown as
+        "verification failed: ...", never raised (see :mod:`gcsim._html`).
+        """
+
+        def card() -> str:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                sv = np.linalg.svd(self.encoders, compute_uv=False)
+                kappa = float(np.max(sv[:, 0] / sv[:, -1]))
+            return _html.object_html(
+                title="CerarDesign",
+                kind=self.kind,
+                params=self.params,
+                rows=[
+                    ("method", self.method),
+                    ("encoders, decoders", f"{self.encoders.shape}, {self.decoders.shape}"),
+                    ("max κ(A_j)", kappa),
+                    *_html.scalar_items(self.metadata, limit=8),
+                ],
+                status=_html.verdict(self),
+                matrix=np.concatenate(list(self.encoders), axis=1),
+                caption="encoders A_0 | A_1 | … | A_{N-1} side by side (c × N·c)",
+            )
+
+        return _html.safe_html(self, card)
 
     # ------------------------------------------------------------------------------------------
     # arrays round trip (the catalogue bundle)

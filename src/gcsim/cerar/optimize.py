@@ -1061,4 +1061,4 @@ def _progress(total: int, enabled: bool, desc: str):
         return _NoBar()
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, leave=False)
+    return tqdm(total=total, desc=desc, leave=False, disable=None)  # None: a bar only on a terminal

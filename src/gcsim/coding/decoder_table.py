@@ -38,6 +38,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from .. import _html
 from .._validation import check_count, check_dense_size, check_int, check_mask, check_real
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
 from ..io.bundle import DEFAULT_MAX_BYTES, load_bundle, save_bundle
@@ -309,6 +310,33 @@ class DecoderTable:
     def __repr__(self) -> str:
         what = "explicit patterns" if self.explicit else f"s_max={self.s_max}"
         return f"DecoderTable({len(self)} patterns, {what}, n={self.n}, m={self.m}, scheme={self.scheme.method!r})"
+
+    def _repr_html_(self) -> str:
+        """Rich display in Jupyter: params, the errors' range, verification status, the encoder's ``|B|``.
+
+        ``verify()`` (its default sample of patterns) runs once, on first display (the table is
+        immutable); a failure is shown as "verification failed: ...", never raised (see :mod:`gcsim._html`).
+        """
+
+        def card() -> str:
+            err = self.errors
+            spread = (float(err.min()), float(err.mean()), float(err.max())) if err.size else None
+            return _html.object_html(
+                title="DecoderTable",
+                kind=self.kind,
+                params=self.params,
+                rows=[
+                    ("patterns", "explicit list" if self.explicit else f"every |S| ≤ {self.s_max}"),
+                    ("scheme", repr(self.scheme)),
+                    ("error min, mean, max", spread),
+                    ("rcond", self.rcond),
+                ],
+                status=_html.verdict(self),
+                matrix=self.scheme.B,
+                caption="the scheme's encoder B (m·N rows × n workers)",
+            )
+
+        return _html.safe_html(self, card)
 
     # -- index --------------------------------------------------------------------------------------
     def row(self, mask: Any) -> int:

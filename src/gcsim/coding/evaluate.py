@@ -67,6 +67,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _html
 from .._validation import check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from .decoders import arrival_scale, bernoulli_rescaled, best_scale
@@ -118,7 +119,7 @@ def _progress(iterable, total: int, desc: str, enabled: bool = True):
         return iterable
     from tqdm.auto import tqdm
 
-    return tqdm(iterable, total=total, desc=desc, leave=False)
+    return tqdm(iterable, total=total, desc=desc, leave=False, disable=None)  # None: a bar only on a terminal
 
 
 def _progress_bar(iterable, total: int, desc: str):
@@ -423,6 +424,26 @@ class ExpectedErrorResult:
         object.__setattr__(self, "ci", tuple(self.ci))
         if self.values is not None:
             object.__setattr__(self, "values", _readonly(self.values))
+
+    def _repr_html_(self) -> str:
+        """Rich display in Jupyter: the mean with its 95% interval and how it was computed."""
+        return _html.safe_html(
+            self,
+            lambda: _html.object_html(
+                title="ExpectedErrorResult",
+                kind="expected error",
+                rows=[
+                    ("mean", self.mean),
+                    ("95% interval", self.ci),
+                    ("standard error", self.stderr),
+                    ("method", self.method),
+                    ("patterns evaluated", self.count),
+                    ("normalized", self.normalized),
+                    ("straggler model", self.model),
+                    ("per-pattern values", None if self.values is None else self.values),
+                ],
+            ),
+        )
 
 
 def _mc_result(
@@ -845,6 +866,26 @@ class WorstCaseErrorResult:
         object.__setattr__(self, "mask", _readonly(self.mask))
         object.__setattr__(self, "stragglers", _readonly(self.stragglers))
 
+    def _repr_html_(self) -> str:
+        """Rich display in Jupyter: the worst error, its straggler set and a strip of the mask."""
+        return _html.safe_html(
+            self,
+            lambda: _html.object_html(
+                title="WorstCaseErrorResult",
+                kind="worst-case error",
+                rows=[
+                    ("value", self.value),
+                    ("stragglers", self.stragglers),
+                    ("method", self.method),
+                    ("patterns evaluated", self.evaluations),
+                    ("normalized", self.normalized),
+                ],
+                matrix=np.asarray(self.mask, dtype=np.int8)[None, :],
+                binary=True,
+                caption="non-straggler mask over the workers (dark: arrived)",
+            ),
+        )
+
 
 def worst_case_error(
     scheme: Scheme,
@@ -975,6 +1016,23 @@ class SeedsExpectedResult:
         object.__setattr__(self, "seeds", tuple(self.seeds))
         object.__setattr__(self, "values", _readonly(self.values))
         object.__setattr__(self, "per_seed", tuple(self.per_seed))
+
+    def _repr_html_(self) -> str:
+        """Rich display in Jupyter: the mean over seeds, its interval and the per-seed means."""
+        return _html.safe_html(
+            self,
+            lambda: _html.object_html(
+                title="SeedsExpectedResult",
+                kind="expected error over seeds",
+                rows=[
+                    ("mean", self.mean),
+                    ("95% interval", self.ci),
+                    ("method", self.method),
+                    ("seeds", self.seeds),
+                    ("per-seed means", self.values),
+                ],
+            ),
+        )
 
 
 _EVAL_KEYS = ("exact_limit", "samples", "decoder", "rescale", "normalized", "keep_values", "progress", "ci_method")

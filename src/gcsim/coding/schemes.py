@@ -57,6 +57,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from .. import _html
 from .._threads import batched_blas
 from .._validation import (
     check_binary_matrix,
@@ -475,6 +476,30 @@ class Scheme:
     def __repr__(self) -> str:
         shown = {k: v for k, v in self.options.items() if np.isscalar(v) or v is None}
         return f"Scheme(method={self.method!r}, num_parts={self.num_parts}, n={self.n}, m={self.m}, options={shown})"
+
+    def _repr_html_(self) -> str:
+        """Rich display in Jupyter: params, method, options, verification status, a heat map of ``|B|``.
+
+        ``verify()`` runs once, on first display (the scheme is immutable); a failure is shown as
+        "verification failed: ...", never raised (see :mod:`gcsim._html`).
+        """
+        return _html.safe_html(
+            self,
+            lambda: _html.object_html(
+                title="Scheme",
+                kind=self.kind,
+                params=self.params,
+                rows=[
+                    ("method", self.method),
+                    ("B", f"{self.B.shape[0]} × {self.B.shape[1]} (m·N rows, block-major × n workers)"),
+                    ("reference decoder", "yes" if self.decoder is not None else "no"),
+                    *_html.scalar_items(self.options, limit=8),
+                ],
+                status=_html.verdict(self),
+                matrix=self.B,
+                caption="encoder B: block k of part i is row k·N + i; columns are workers",
+            ),
+        )
 
 
 # ----------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _html
 from .._validation import check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from . import bounds as _bounds
@@ -315,6 +316,44 @@ class BoundReport:
             f"bounds={[c.name for c in self.checks]}, violations={len(self.violations)})"
         )
 
+    def _repr_html_(self) -> str:
+        """Rich display in Jupyter: the verdict, what was checked, and one row per bound."""
+
+        def card() -> str:
+            n_viol = len(self.violations)
+            status = (True, "every bound held") if self.ok else (False, f"verification failed: {n_viol} violations")
+            checks = _html.check_table(
+                ("bound", "kind", "scope", "ok", "violations", "ratio median", "ratio min", "method"),
+                (
+                    (
+                        c.name,
+                        c.kind,
+                        c.scope,
+                        "ok" if c.ok else "FAIL",
+                        len(c.violations),
+                        c.tightness.get("ratio_median"),
+                        c.tightness.get("ratio_min"),
+                        c.method,
+                    )
+                    for c in self.checks
+                ),
+            )
+            return _html.object_html(
+                title="BoundReport",
+                kind="bound verification",
+                rows=[
+                    ("scheme", ", ".join(f"{k}={_html.fmt(v)}" for k, v in self.scheme.items())),
+                    ("straggler model", self.model),
+                    ("patterns", f"{self.patterns} ({self.pattern_method})"),
+                    ("encoder redraws", self.draws),
+                    ("confidence", self.confidence),
+                ],
+                status=status,
+                extra=checks,
+            )
+
+        return _html.safe_html(self, card)
+
 
 def _num(x):
     x = float(x)
@@ -480,7 +519,7 @@ def _progress_bar(items, enabled: bool):
         return items
     from tqdm.auto import tqdm
 
-    return tqdm(items, desc="encoder redraws", leave=False)
+    return tqdm(items, desc="encoder redraws", leave=False, disable=None)  # None: a bar only on a terminal
 
 
 def _one_sided_quantile(level: float, dof: int) -> float:

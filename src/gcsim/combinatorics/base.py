@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .. import _html
 from ..errors import CatalogueError, VerificationError
 from ..io.manifest import to_jsonable
 
@@ -186,6 +187,30 @@ class CombinatorialObject:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(params={self.params!r}, construction={self.construction!r})"
+
+    def _repr_html_(self) -> str:
+        """Rich display in Jupyter: kind, params, construction, verification status, incidence picture.
+
+        ``verify()`` runs once, on first display (the object is immutable, so the outcome is kept);
+        a failure is shown as "verification failed: ...", never raised (see :mod:`gcsim._html`).
+        """
+        return _html.safe_html(
+            self,
+            lambda: _html.object_html(
+                title=type(self).__name__,
+                kind=self.kind,
+                params=self.params,
+                rows=[
+                    ("construction", self.construction),
+                    ("parts × workers", f"{self.num_parts} × {self.num_workers}"),
+                    *_html.scalar_items(self.metadata, limit=6),
+                ],
+                status=_html.verdict(self),
+                matrix=self._assignment,
+                binary=True,
+                caption="assignment: parts (rows) × workers (columns)",
+            ),
+        )
 
 
 # ---------------------------------------------------------------------------------------------
