@@ -119,7 +119,7 @@ def error_curves(
     try:
         from tqdm.auto import tqdm
 
-        it = tqdm(sweeps, desc=spec.name, disable=not progress, leave=False)
+        it = tqdm(sweeps, desc=spec.name, disable=None if progress else True, leave=False)  # None: only on a terminal
     except ImportError:  # pragma: no cover
         it = sweeps
     for sweep, x in it:

@@ -336,7 +336,7 @@ def buildable_bibds(max_v: int, k_range=None, lam_range=None, *, progress: bool 
     if progress and top > 400:
         from tqdm.auto import tqdm
 
-        vs = tqdm(vs, desc="buildable BIBDs", leave=False)
+        vs = tqdm(vs, desc="buildable BIBDs", leave=False, disable=None)  # None: a bar only on a terminal
     out = []
     for v in vs:
         for k in ks if ks is not None else range(3, v // 2 + 1):
