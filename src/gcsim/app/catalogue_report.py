@@ -1,4 +1,4 @@
-"""Build, verify and compare the named instances with the committed catalogue files."""
+"""Build, verify and compare the named instances with the catalogue files (by default, the packaged ones)."""
 
 from __future__ import annotations
 
@@ -10,20 +10,34 @@ import numpy as np
 
 from ..catalogue.named import NAMED_INSTANCES
 from ..catalogue.objects import export_object, load_object
-from ..errors import CatalogueError
+from ..errors import CatalogueError, InvalidArgumentError
 from ..io.bundle import bundle_paths
+from .paths import inside_installed_package, packaged_catalogue
 
 __all__ = ["catalogue_table", "format_table", "table_ok"]
 
 
 def catalogue_table(
-    directory: str | Path = "designs", *, export: bool = False, force: bool = False, names: list[str] | None = None
+    directory: str | Path | None = None,
+    *,
+    export: bool = False,
+    force: bool = False,
+    names: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per named instance: parameters, construction, verification and catalogue-file status.
 
-    ``file`` is "matches" (the committed file loads, re-verifies and holds the same
-    matrix), "differs", "refused: ..." (invalid file), "missing", or "exported".
+    ``directory`` is the catalogue folder to compare with (default: the catalogue shipped
+    with gcsim, :func:`gcsim.catalogue.named.packaged_catalogue`).  ``file`` is "matches"
+    (the file loads, re-verifies and holds the same matrix), "differs", "refused: ..."
+    (invalid file), "missing", or "exported" (``export`` writes missing files, ``force``
+    rewrites them; never into an installed gcsim package).
     """
+    directory = packaged_catalogue() if directory is None else Path(directory)
+    if (export or force) and inside_installed_package(directory):
+        raise InvalidArgumentError(
+            "directory",
+            f"{str(directory)!r} is inside the installed gcsim package (read-only): export to a folder of your own",
+        )
     rows = []
     for name in names or list(NAMED_INSTANCES):
         desc, factory = NAMED_INSTANCES[name]

@@ -1,13 +1,41 @@
-"""Where the application finds the committed catalogue."""
+"""Where the application finds the catalogue, and where it may write one."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["repo_designs_dir"]
+from ..catalogue.named import packaged_catalogue
+
+__all__ = ["repo_designs_dir", "packaged_catalogue", "inside_installed_package"]
 
 
 def repo_designs_dir() -> Path:
-    """The committed ``designs/`` catalogue of the source checkout (falls back to ./designs)."""
-    here = Path(__file__).resolve().parents[3] / "designs"
-    return here if here.is_dir() else Path("designs")
+    """The catalogue shipped with gcsim (:func:`gcsim.catalogue.named.packaged_catalogue`).
+
+    Kept under its old name (it was the ``designs/`` folder of the source checkout) for the
+    ``gcsim reproduce`` stages.
+    """
+    return packaged_catalogue()
+
+
+def _package_root() -> Path:
+    return Path(__file__).resolve().parents[1]  # .../gcsim (this file is gcsim/app/paths.py)
+
+
+def inside_installed_package(path: str | Path) -> bool:
+    """Whether writing to ``path`` would write into the installed gcsim package.
+
+    A source checkout (``src/gcsim`` next to the ``pyproject.toml`` that builds it) is not an
+    installed package: there, regenerating the packaged catalogue in place is the maintainers'
+    way of updating it (``gcsim catalogue --force --dir src/gcsim/catalogue/data``).
+
+    >>> inside_installed_package("/tmp/my_catalogue")
+    False
+    """
+    root = _package_root()
+    target = Path(path).expanduser().resolve()
+    if target != root and root not in target.parents:
+        return False
+    project = root.parent.parent / "pyproject.toml"
+    in_checkout = root.parent.name == "src" and project.is_file() and 'name = "gcsim"' in project.read_text()
+    return not in_checkout

@@ -1,12 +1,14 @@
 """The named instances used throughout gcsim (docs/theory.md §10–§30) and their catalogue names.
 
 Each entry builds the object from its factory with fixed arguments (and seed),
-so the committed files under ``designs/`` can be regenerated and compared.
+so the files of the packaged catalogue (:func:`packaged_catalogue`, package data
+``gcsim/catalogue/data/<kind>/<name>.{json,npz}``) can be regenerated and compared.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +16,18 @@ from ..combinatorics.bibd import bibd
 from ..combinatorics.biregular import biregular_graph
 from ..combinatorics.coset import coset_graph
 from ..combinatorics.srg import srg
-from ..errors import InvalidArgumentError
+from ..errors import CatalogueError, InvalidArgumentError
 from .objects import load_object
 
-__all__ = ["NAMED_INSTANCES", "FAMILIES", "build_named", "build_family", "resolve_design"]
+__all__ = [
+    "NAMED_INSTANCES",
+    "FAMILIES",
+    "build_named",
+    "build_family",
+    "resolve_design",
+    "packaged_catalogue",
+    "catalogue_path",
+]
 
 
 #: catalogue name -> (description, factory)
@@ -31,6 +41,52 @@ NAMED_INSTANCES: dict[str, tuple[str, Callable[[], Any]]] = {
     "paley13": ("Paley(13) strongly regular graph (13,6,2,3)", lambda: srg(13, 6, 2, 3)),
     "petersen": ("Petersen graph (10,3,0,1)", lambda: srg(10, 3, 0, 1)),
 }
+
+
+def packaged_catalogue() -> Path:
+    """The folder of the catalogue shipped with gcsim (package data, read-only).
+
+    It holds the named instances (``<kind>/<name>``, e.g. ``bibd/pg2_9``) and the optimized
+    CERAR designs (``cerar/optimized_N4_c8_kappa10``, ...), read with :mod:`importlib.resources`
+    so that it is found from a wheel as well as from a source checkout.
+
+    >>> (packaged_catalogue() / "bibd" / "pg2_9.json").is_file()
+    True
+    """
+    folder = resources.files("gcsim.catalogue") / "data"
+    if not isinstance(folder, Path) or not folder.is_dir():  # e.g. gcsim imported from a zip file
+        raise CatalogueError(f"gcsim's packaged catalogue is not a folder on disk ({folder}); reinstall gcsim")
+    return folder
+
+
+def catalogue_path(spec: str | Path) -> Path:
+    """A bundle path: ``spec`` itself if it names a bundle on disk, else the packaged one.
+
+    ``spec`` may be a path (stem, ``.json`` or ``.npz``), a stem inside the packaged
+    catalogue (``bibd/pg2_9``, ``cerar/optimized_N4_c8_kappa10``) or a named instance
+    (``pg2_9``).  A path that exists always wins; when nothing matches, ``spec`` is
+    returned unchanged (loading it then says what is missing).
+
+    >>> catalogue_path("pg2_9").relative_to(packaged_catalogue()).as_posix()
+    'bibd/pg2_9'
+    """
+    path = Path(spec)
+    if path.exists() or Path(f"{path}.json").exists():
+        return path
+    if path.is_absolute() or ".." in path.parts:
+        return path
+    try:
+        root = packaged_catalogue()
+    except CatalogueError:
+        return path
+    stem = path.with_suffix("") if path.suffix in (".json", ".npz") else path
+    if (root / f"{stem}.json").is_file():
+        return root / stem
+    if len(stem.parts) == 1:  # a bare name: the named instance (or CERAR design) of that name
+        found = sorted(root.glob(f"*/{stem.name}.json"))
+        if len(found) == 1:
+            return found[0].with_suffix("")
+    return path
 
 
 def build_named(name: str) -> Any:
@@ -82,7 +138,7 @@ def resolve_design(spec: str) -> Any:
 
     Accepted forms: a named instance (``pg2_9``), a family with parameters
     (``bibd:91,10,1``, ``srg:13,6,2,3``, ``coset:27,2,5``, ``biregular:40,20,3,6[,seed]``),
-    or the path of a catalogue bundle.
+    the path of a catalogue bundle, or a stem of the packaged catalogue (``srg/petersen``).
 
     >>> resolve_design("srg:13,6,2,3").params
     SRGParams(v=13, k=6, lam=2, mu=3)
@@ -100,7 +156,7 @@ def resolve_design(spec: str) -> Any:
         if family == "biregular":
             return build_family(family, nums[:4], seed=nums[4] if len(nums) > 4 else 0)
         return build_family(family, nums)
-    path = Path(spec)
+    path = catalogue_path(spec)
     if path.with_suffix(".json").exists() or path.exists() or Path(str(path) + ".json").exists():
         return load_object(path)
     raise InvalidArgumentError(

@@ -82,19 +82,21 @@ def _cmd_exists(args: argparse.Namespace) -> int:
 
 
 def _cmd_load(args: argparse.Namespace) -> int:
+    from ...catalogue.named import catalogue_path
     from ...catalogue.objects import load_object
     from ...io.bundle import load_bundle
 
+    path = catalogue_path(args.path)  # a file on disk, else a name in the packaged catalogue
     try:
-        _, manifest = load_bundle(args.path)
+        _, manifest = load_bundle(path)
         kind = manifest["metadata"].get("kind")
         if kind == "cerar":
             from ...cerar.export import load_design
 
-            obj = load_design(args.path)
+            obj = load_design(path)
             payload = {"kind": "cerar", "N": obj.N, "c": obj.c, "method": obj.method, "verified": True}
         else:
-            obj = load_object(args.path)
+            obj = load_object(path)
             payload = object_summary(obj)
             payload["verified"] = True
     except CatalogueError as exc:
@@ -113,7 +115,15 @@ def _cmd_load(args: argparse.Namespace) -> int:
 
 def _cmd_catalogue(args: argparse.Namespace) -> int:
     from ..catalogue_report import catalogue_table, format_table, table_ok
+    from ..paths import inside_installed_package, packaged_catalogue
 
+    if args.dir is None:
+        args.dir = str(packaged_catalogue())
+    if (args.export or args.force) and inside_installed_package(args.dir):
+        raise UsageError(
+            f"--dir: {args.dir!r} is inside the installed gcsim package (read-only); "
+            "give --dir DIR, a folder of your own, to export"
+        )
     if args.export or args.force:
         check_output_dir("--dir", args.dir)
     elif Path(args.dir).exists() and not Path(args.dir).is_dir():  # a missing folder: every file "missing"
@@ -132,7 +142,7 @@ def register(sub, add) -> None:
         _cmd_construct,
         "build and verify a combinatorial object",
         "examples:\n  gcsim construct bibd 91 10 1\n  gcsim construct srg 10 3 0 1 --matrix\n"
-        "  gcsim construct biregular 40 20 3 6 --seed 1 --export designs",
+        "  gcsim construct biregular 40 20 3 6 --seed 1 --export my_designs",
     )
     p.add_argument(
         "family",
@@ -160,11 +170,25 @@ def register(sub, add) -> None:
         "load",
         _cmd_load,
         "load a catalogue file and re-verify it from the file alone",
-        "example:\n  gcsim load designs/bibd/pg2_9",
+        "examples:\n  gcsim load pg2_9                   # a named instance of the packaged catalogue\n"
+        "  gcsim load cerar/optimized_N4_c8_kappa10\n  gcsim load my_designs/coset/27_2_5",
     )
-    p.add_argument("path", help="bundle stem, .json or .npz path")
+    p.add_argument(
+        "path",
+        help="bundle stem, .json or .npz path; or a name in the packaged catalogue (pg2_9, srg/petersen)",
+    )
 
-    p = add("catalogue", _cmd_catalogue, "build, verify (and export) the named instances; print a table")
-    p.add_argument("--dir", default="designs", help="catalogue folder (default: designs)")
-    p.add_argument("--export", action="store_true", help="write missing catalogue files")
-    p.add_argument("--force", action="store_true", help="rewrite catalogue files")
+    p = add(
+        "catalogue",
+        _cmd_catalogue,
+        "build, verify (and export) the named instances; print a table",
+        "examples:\n  gcsim catalogue                      # against the catalogue shipped with gcsim\n"
+        "  gcsim catalogue --dir my_designs --export",
+    )
+    p.add_argument(
+        "--dir",
+        default=None,
+        help="catalogue folder (default: the catalogue shipped with gcsim, read-only when installed)",
+    )
+    p.add_argument("--export", action="store_true", help="write missing catalogue files into --dir")
+    p.add_argument("--force", action="store_true", help="rewrite the catalogue files in --dir")
