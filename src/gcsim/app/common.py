@@ -12,7 +12,8 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ __all__ = [
     "HelpFormatter",
     "show_progress",
     "fmt",
+    "table",
     "int_arg",
     "float_arg",
     "path_errors",
@@ -101,6 +103,57 @@ def fmt(x: float, digits: int = 4) -> str:
         mantissa, exponent = text.split("e")
         text = f"{mantissa}e{int(exponent)}"
     return text
+
+
+def table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    wrap: dict[str, int] | None = None,
+    right: Sequence[str] = (),
+) -> str:
+    """A plain-text table whose cells are never cut: a long cell wraps at spaces onto more lines.
+
+    Parameters
+    ----------
+    header : sequence of str
+        Column titles.
+    rows : sequence of sequences
+        Cells (``str()`` of each; floats through :func:`fmt`).
+    wrap : dict, optional
+        Column title -> the width its cells wrap at (a single word longer than that widens the
+        column instead of being split).
+    right : sequence of str
+        Columns aligned right (numbers).
+
+    >>> print(table(["name", "construction"], [["coset", "coset graph over Z_27, random connection sets"]],
+    ...             wrap={"construction": 24}))
+    name   construction
+    -----  ----------------------
+    coset  coset graph over Z_27,
+           random connection sets
+    """
+    wrap = wrap or {}
+    cells = [[fmt(c) if isinstance(c, float) else str(c) for c in row] for row in rows]
+    split = [
+        [
+            textwrap.wrap(c, wrap[h], break_long_words=False, break_on_hyphens=False) or [""] if h in wrap else [c]
+            for h, c in zip(header, row, strict=True)
+        ]
+        for row in cells
+    ]
+    widths = [max([len(h)] + [len(line) for row in split for line in row[i]]) for i, h in enumerate(header)]
+
+    def line(parts: Sequence[str]) -> str:
+        return "  ".join(
+            p.rjust(w) if h in right else p.ljust(w) for p, w, h in zip(parts, widths, header, strict=True)
+        ).rstrip()
+
+    out = [line(header), line(["-" * w for w in widths])]
+    for row in split:
+        for k in range(max(len(c) for c in row)):
+            out.append(line([c[k] if k < len(c) else "" for c in row]))
+    return "\n".join(out)
 
 
 # ---------------------------------------------------------------------------------------------

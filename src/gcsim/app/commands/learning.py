@@ -24,7 +24,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from ...io.manifest import atomic_write_text, dumps, provenance
     from ...learning.datasets import load_digits, load_mnist
     from ...learning.experiments import compare, default_codes
-    from ..common import UsageError, check_input_path, check_output_dir, emit, path_errors
+    from ..common import UsageError, check_input_path, check_output_dir, emit, fmt, path_errors, table as text_table
 
     # paths first: a bad --out must not cost a whole training run
     if args.out is not None:
@@ -74,14 +74,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
                 out / "manifest.json", dumps({"command": "gcsim train", "params": payload, "provenance": provenance()})
             )
         payload["out"] = str(out)
+    header = ["code", "sim. seconds", "train loss", "test acc", "rel. error"]
+    body = [[r["label"], r["wallclock"], r["train_loss"], r["test_acc"], r["rel_error"]] for r in rows]
     lines = [
-        f"{data.name}: {args.iterations} iterations, Bernoulli p = {args.p}, {args.optimizer}, seed {args.seed}",
-        f"{'code':<36} {'sim. seconds':>12} {'train loss':>10} {'test acc':>8} {'rel. error':>10}",
-    ]
-    lines += [
-        f"{r['label']:<36} {r['wallclock']:>12.3f} {r['train_loss']:>10.4f} {r['test_acc']:>8.3f} "
-        f"{r['rel_error']:>10.3g}"
-        for r in rows
+        f"{data.name}: {args.iterations} iterations, Bernoulli p = {fmt(args.p)}, {args.optimizer}, seed {args.seed}",
+        text_table(header, body, wrap={"code": 36}, right=header[1:]),
     ]
     emit(args, payload, "\n".join(lines))
     return EXIT_OK
