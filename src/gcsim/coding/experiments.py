@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import extra_imports, require
+from .._plotting import curve_styles, floor_label, legend_below, legend_under, log_floor, new_figure, plot_floored, save
 from .._validation import check_int
 from ..combinatorics.bibd import bibd
 from ..combinatorics.biregular import biregular_graph
@@ -193,42 +194,48 @@ def error_curves(
     return pd.DataFrame(rows)
 
 
-def plot_error_curves(frame: pd.DataFrame, title: str, path) -> None:
-    """Two panels (vs s, vs p) with CI error bars; saves a PNG at ``path``."""
+def plot_error_curves(frame: pd.DataFrame, title: str, path=None):
+    """Two panels (vs s, vs p) with 95% CI error bars; saves a PNG at ``path`` if given and returns the figure.
+
+    Each curve has one style in both panels (:func:`gcsim._plotting.curve_styles`: its own colour
+    and marker, earlier curves drawn wider and below later ones), so a scheme and its upper bound,
+    or two schemes with near-equal errors, both stay visible where they overlap.  Schemes and
+    baselines are solid, upper bounds dotted, the rank lower bound black dashed; the legend sits
+    under the panels, where it hides no curve.
+    """
     require("matplotlib", "plots", "gcsim.coding.experiments.plot_error_curves")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), constrained_layout=True)
-    styles = {
-        "scheme": dict(marker="o", lw=2),
-        "baseline": dict(marker="s", lw=1.5),
-        "lower": dict(ls="--", lw=1.5, color="k"),
-        "upper": dict(ls=":", lw=1.8),
-    }
+    fig, axes = new_figure(1, 2, figsize=(12, 5.6))
+    keys = list(dict.fromkeys(_style_key(c) for c in frame["curve"]))
+    styles = dict(zip(keys, curve_styles(len(keys)), strict=True))
     for ax, sweep, xlabel in (
-        (axes[0], "s", "number of stragglers s (fixed-s uniform)"),
-        (axes[1], "p", "straggling probability p (Bernoulli)"),
+        (axes[0], "s", "number of stragglers $s$ (fixed-$s$ uniform)"),
+        (axes[1], "p", "straggling probability $p$ (Bernoulli)"),
     ):
         sub = frame[frame.sweep == sweep]
         for curve, g in sub.groupby("curve", sort=False):
             g = g.sort_values("x")
             kind = g["kind"].iloc[0]
+            style = dict(styles[_style_key(str(curve))])
+            style["linestyle"] = {"upper": ":", "lower": "--"}.get(kind, "-")
+            if kind == "lower":
+                style.update(color="k", marker="_")
             yerr = np.vstack([g["mean"] - g["ci_low"], g["ci_high"] - g["mean"]])
-            ax.errorbar(
-                g["x"], g["mean"], yerr=np.clip(yerr, 0, None), label=curve, capsize=2, markersize=4, **styles[kind]
-            )
+            ax.errorbar(g["x"], g["mean"], yerr=np.clip(yerr, 0, None), label=curve, capsize=2, **style)
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("normalized optimal-decoding error  err/(mN)")
+        ax.set_ylabel(r"normalized optimal-decoding error $\mathrm{err}/(mN)$")
         ax.set_ylim(bottom=-0.02)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8, loc="upper left")
-    axes[1].legend(fontsize=8, loc="upper left")
+    legend_below(fig, ncol=4)
     fig.suptitle(title)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+def _style_key(curve: str) -> str:
+    """The curve's name without its design parameter (``s=8``): one style across both panels."""
+    head, sep, _ = curve.partition(", s=")
+    return head + ")" if sep else curve
 
 
 def _srg_assignment(v: int, k: int, lam: int, mu: int) -> np.ndarray:
@@ -351,34 +358,34 @@ def exact_family_instability(
     return pd.DataFrame(rows)
 
 
-def plot_instability(frame: pd.DataFrame, path) -> None:
-    """κ(H_F) and decoding error vs n (log scale) for Vandermonde and Gaussian H."""
+def plot_instability(frame: pd.DataFrame, path=None):
+    """κ(H_F) and decoding error vs n (log scale) for Vandermonde and Gaussian H; returns the figure.
+
+    Colour and marker follow ``H``; float32 is dashed, float64 solid.  Decoding errors of exactly
+    zero (or below the stated floor) are drawn at the floor with a ▼ marker, named in the axis label.
+    """
     require("matplotlib", "plots", "gcsim.coding.experiments.plot_instability")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
+    fig, axes = new_figure(1, 2, figsize=(11, 5.0))
     ok = frame[frame.constructible]
+    kinds = sorted(ok["H"].unique())
+    styles = dict(zip(kinds, curve_styles(len(kinds), layered=False), strict=True))
     for kind, g in ok[ok.dtype == "float64"].groupby("H"):
-        axes[0].semilogy(g["n"], g["kappa"], marker="o", label=f"{kind} H")
-    axes[0].set_xlabel("number of workers n")
-    axes[0].set_ylabel("median condition number κ(H_F)")
+        axes[0].semilogy(g["n"], g["kappa"], label=f"{kind} $H$", **dict(styles[kind], linestyle="-"))
+    axes[0].set_xlabel("number of workers $n$")
+    axes[0].set_ylabel(r"median condition number $\kappa(H_F)$")
     axes[0].grid(alpha=0.3, which="both")
-    axes[0].legend()
+    legend_under(axes[0])
+    floor = log_floor(ok["error"])
+    axes[1].set_yscale("log")
     for (kind, dt), g in ok.groupby(["H", "dtype"]):
-        axes[1].semilogy(
-            g["n"],
-            np.maximum(g["error"], 1e-34),
-            marker="o",
-            ls="-" if dt == "float64" else "--",
-            label=f"{kind} H, {dt}",
-        )
-    axes[1].set_xlabel("number of workers n")
-    axes[1].set_ylabel("median decoding error ‖B_F X − T‖²/(mN)")
+        style = dict(styles[kind], linestyle="-" if dt == "float64" else "--")
+        plot_floored(axes[1], g["n"], g["error"], floor, label=f"{kind} $H$, {dt}", **style)
+    axes[1].set_xlabel("number of workers $n$")
+    ylabel = r"median decoding error $\|B_F X - T\|^2/(mN)$"
+    axes[1].set_ylabel(floor_label(ylabel, floor, "0") if (ok["error"] <= floor).any() else ylabel)
     axes[1].grid(alpha=0.3, which="both")
-    axes[1].legend(fontsize=8)
-    fig.suptitle("Exact communication-efficient family: Vandermonde (Ye–Abbe) vs Gaussian (Kadhe et al.) H")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    legend_under(axes[1])
+    fig.suptitle("Exact communication-efficient family: Vandermonde (Ye–Abbe) vs Gaussian (Kadhe et al.) $H$")
+    if path is not None:
+        save(fig, path)
+    return fig

@@ -8,59 +8,68 @@ from typing import Any
 import numpy as np
 
 from ..._optional import require
+from ..._plotting import OFF_SCALE_FACTOR, curve_styles, legend_below, new_figure, plot_off_scale, save
 from ...io.manifest import atomic_path
 
 
-def _plot_front(table, path) -> None:
+def _plot_front(table, path=None):
+    """Frobenius error vs κ for each family and (N, c); saves a PNG at ``path`` if given, returns the figure.
+
+    The κ axis ends at most :data:`gcsim._plotting.OFF_SCALE_FACTOR` beyond the optimized and
+    perturbation designs; Vandermonde designs with larger κ (up to 1e17) are drawn at the right
+    edge (▶), their true κ range in the legend, so they do not squash the front that matters.
+    """
     require("matplotlib", "plots", "gcsim.app.stages.cerar")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.6), constrained_layout=True)
-    markers = {"optimized": "o", "perturbation": ".", "vandermonde": "x"}
-    for (N, c), g in table.groupby(["N", "c"]):
-        for fam, h in g.groupby("family"):
-            h = h.sort_values("kappa_max")
-            ax.loglog(
-                h["kappa_max"],
-                h["frobenius"],
-                marker=markers.get(fam, "."),
-                ls="-" if fam == "optimized" else "none",
-                label=f"{fam} (N={N}, c={c})",
-            )
-    ax.set_xlabel("condition number κ = max over encoders and decoders of σ_max/σ_min")
-    ax.set_ylabel("Frobenius error Σ_{i,m} ‖E_{i,m}‖_F²")
+    fig, ax = new_figure(figsize=(6.8, 5.4))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    main = table[table.family != "vandermonde"]["kappa_max"]
+    # one decade of room past the main data, never more than OFF_SCALE_FACTOR
+    limit = min(10.0 ** (np.ceil(np.log10(main.max())) + 1), OFF_SCALE_FACTOR * main.max()) if len(main) else np.inf
+    groups = list(table.groupby(["N", "c", "family"], sort=True))
+    styles = curve_styles(len(groups), points=[len(h) for _, h in groups])
+    for style, ((N, c, fam), h) in zip(styles, groups, strict=True):
+        # the perturbation family is a sweep of ε: connect it in ε order, not κ order
+        h = h.sort_values("eps" if fam == "perturbation" and "eps" in h else "kappa_max")
+        style = dict(style, linestyle="none" if fam == "vandermonde" else style["linestyle"])
+        label = f"{fam} ($N$={N}, $c$={c})"
+        plot_off_scale(ax, h["kappa_max"], h["frobenius"], limit=limit, label=label, what=r"$\kappa$", **style)
+    ax.set_xlabel(r"condition number $\kappa = \max\ \sigma_{\max}/\sigma_{\min}$ over encoders and decoders")
+    ax.set_ylabel(r"Frobenius error $\sum_{i,m} \|E_{i,m}\|_F^2$")
     ax.set_title("CERAR: error vs condition number")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    legend_below(fig, ncol=1)
+    if path is not None:
+        save(fig, path)
+    return fig
 
 
-def _plot_eps(sweeps, path, N: int = 4, c: int = 8) -> None:
+def _plot_eps(sweeps, path=None, N: int = 4, c: int = 8):
+    """Decoding error vs ε per precision; saves a PNG at ``path`` if given, returns the figure.
+
+    In float64 the error equals the exact-arithmetic error at every ε: that curve is drawn wide
+    underneath and the exact reference as a thin black dashed line on top, so both show.
+    """
     require("matplotlib", "plots", "gcsim.app.stages.cerar")
-    import matplotlib
+    from matplotlib.lines import Line2D
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.6), constrained_layout=True)
-    for sw in sweeps:
-        ax.loglog(sw.eps, sw.error, marker="o", ms=3, label=f"{sw.dtype} (u = {sw.unit_roundoff:.1e})")
-        ax.axvline(sw.predicted_eps, ls=":", color=ax.lines[-1].get_color(), lw=1)
-    ax.loglog(sweeps[0].eps, sweeps[0].exact_error, "k--", lw=1, label="exact arithmetic (float64 reference)")
-    ax.set_xlabel("perturbation ε")
-    ax.set_ylabel("max_i ‖ĝ_i − g‖ / ‖g‖")
-    ax.set_title(
-        f"Perturbation design N = {N}, c = {c}: round-off vs approximation (dotted: predicted best ε = u^(1/(r*+1)))",
-        fontsize=9,
-    )
+    fig, ax = new_figure(figsize=(6.8, 5.6))
+    styles = curve_styles(len(sweeps) + 1, points=max(len(sw.eps) for sw in sweeps))
+    for sw, style in zip(sweeps, styles, strict=False):
+        ax.loglog(sw.eps, sw.error, label=f"{sw.dtype} ($u$ = {sw.unit_roundoff:.1e})", **style)
+        ax.axvline(sw.predicted_eps, ls=":", color=style["color"], lw=1)
+    exact = dict(styles[-1], color="k", linestyle="--", marker="none")
+    ax.loglog(sweeps[0].eps, sweeps[0].exact_error, label="exact arithmetic (float64 reference)", **exact)
+    predicted = Line2D([], [], color="0.4", ls=":", lw=1, label=r"predicted best $\varepsilon = u^{1/(r^*+1)}$")
+    ax.set_xlabel(r"perturbation $\varepsilon$")
+    ax.set_ylabel(r"$\max_i \|\hat g_i - g\| / \|g\|$")
+    ax.set_title(f"Perturbation design $N$ = {N}, $c$ = {c}: round-off vs approximation")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    handles, labels = ax.get_legend_handles_labels()
+    legend_below(fig, [*handles, predicted], [*labels, predicted.get_label()], ncol=2)
+    if path is not None:
+        save(fig, path)
+    return fig
 
 
 def cerar_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:

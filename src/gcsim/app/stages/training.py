@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..._optional import require
+from ..._plotting import curve_styles, floor_label, legend_below, log_floor, new_figure, plot_floored
 from ...io.manifest import atomic_write_bytes, atomic_write_text
 from ...learning.datasets import load_digits
 from ...learning.experiments import default_codes
@@ -73,17 +74,18 @@ def _save(fig, path: Path) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
-def _plot(frame, path: Path, runs: int = 1) -> None:
+def _plot(frame, path: Path | None = None, runs: int = 1):
+    """Loss and accuracy vs iteration and simulated wall clock; saves a PNG at ``path`` if given, returns the figure.
+
+    Nine codes overlap in places: each has its own colour, marker and line style, earlier codes
+    drawn wider underneath (:func:`gcsim._plotting.curve_styles`); the legend is under the panels.
+    """
     require("matplotlib", "plots", "gcsim.app.stages.training")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 2, figsize=(13, 9), sharey="row")
-    styles = ["-", "--", "-.", ":"]
-    for idx, (label, g) in enumerate(frame.groupby("label", sort=False)):
-        kw = {"label": label, "linestyle": styles[idx % 4], "linewidth": 1.4}
+    fig, axes = new_figure(2, 2, figsize=(13, 10), sharey="row")
+    groups = list(frame.groupby("label", sort=False))
+    styles = curve_styles(len(groups), points=max(len(g) for _, g in groups))
+    for style, (label, g) in zip(styles, groups, strict=True):
+        kw = {"label": label, **style}
         axes[0, 0].plot(g.iteration, g.train_loss, **kw)
         axes[0, 1].plot(g.wallclock, g.train_loss, **kw)
         axes[1, 0].plot(g.iteration, g.test_acc, **kw)
@@ -99,37 +101,45 @@ def _plot(frame, path: Path, runs: int = 1) -> None:
         ax.set_xlabel("simulated wall clock (s)")
     for ax in axes.ravel():
         ax.grid(alpha=0.3)
-    axes[0, 1].legend(fontsize=8, loc="upper right")
+    legend_below(fig, ncol=3, fontsize=9)
     extra = f" (mean of {runs} seeds)" if runs > 1 else ""
-    fig.suptitle("MLP 64-128-10 on digits, n=16 workers, Bernoulli(p) stragglers: coded gradients" + extra)
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    fig.suptitle("MLP 64-128-10 on digits, $n$ = 16 workers, Bernoulli($p$) stragglers: coded gradients" + extra)
+    if path is not None:
+        _save(fig, path)
+    return fig
 
 
-def _plot_error(frame, path: Path) -> None:
+def _plot_error(frame, path: Path | None = None, roundoff: float = 1e-12):
+    """Running mean of the relative decoding error per code; saves a PNG at ``path`` if given, returns the figure.
+
+    An exact decode has error at round-off level (about 1e-31 in float64); drawn at its true value
+    it would stretch the log axis over 30 decades and flatten every other curve.  Values below
+    ``roundoff`` count as round-off; the axis ends one decade under the smallest error
+    above it and the round-off curves are drawn at that floor with ▼ markers, as the label says.
+    """
     require("matplotlib", "plots", "gcsim.app.stages.training")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 5))
-    styles = ["-", "--", "-.", ":"]
-    for idx, (label, g) in enumerate(frame.groupby("label", sort=False)):
+    fig, ax = new_figure(figsize=(8, 6.2))
+    ax.set_yscale("log")
+    groups = list(frame.groupby("label", sort=False))
+    running = {}
+    for label, g in groups:
         g = g[g.iteration > 0]
         # running mean over the run so far (evaluation windows have equal length but the last)
         width = np.diff(np.concatenate([[0], g.iteration.to_numpy()]))
-        running = np.cumsum(g.rel_error.to_numpy() * width) / np.cumsum(width)
-        ax.plot(g.iteration, np.maximum(running, 1e-16), label=label, linestyle=styles[idx % 4])
-    ax.set_yscale("log")
+        running[label] = (g.iteration.to_numpy(), np.cumsum(g.rel_error.to_numpy() * width) / np.cumsum(width))
+    values = np.concatenate([r for _, r in running.values()]) if running else np.array([])
+    floor = log_floor(values[values > roundoff], default=roundoff)
+    styles = curve_styles(len(groups), points=max((len(x) for x, _ in running.values()), default=0))
+    for style, (label, (x, r)) in zip(styles, running.items(), strict=True):
+        plot_floored(ax, x, r, floor, label=label, **style)
     ax.set_xlabel("iteration")
-    ax.set_ylabel("running mean of ‖ĝ − g‖² / ‖g‖² (floored at 1e-16)")
+    ylabel = r"running mean of $\|\hat g - g\|^2 / \|g\|^2$"
+    ax.set_ylabel(floor_label(ylabel, floor, "round-off (exact decoding)") if (values <= floor).any() else ylabel)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    legend_below(fig, ncol=2)
+    if path is not None:
+        _save(fig, path)
+    return fig
 
 
 def _run_metrics(g) -> dict:
