@@ -24,6 +24,7 @@ import numpy as np
 from .. import _html
 from .._validation import check_int
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
+from ..io._torch import to_torch_tensors
 from .metrics import (
     METRIC_KEYS,
     SAFETY,
@@ -234,6 +235,30 @@ class CerarDesign:
 
     # ------------------------------------------------------------------------------------------
     # arrays round trip (the catalogue bundle)
+
+    def to_torch(self, dtype: Any = None, device: Any = None) -> dict[str, Any]:
+        """``encoders`` (N, c, c) and ``decoders`` (N, c, L) as new torch tensors.
+
+        Parameters
+        ----------
+        dtype : str or torch.dtype, optional
+            Floating dtype (``"float32"``, ``torch.bfloat16``, ...); default float64, the design's own.
+        device : str or torch.device, optional
+            E.g. ``"cuda:0"`` for the GPU that runs the ring; default torch's default device.
+
+        Raises
+        ------
+        MissingDependencyError
+            torch is not installed (``pip install 'gcsim[torch]'``).
+
+        Examples
+        --------
+        >>> from gcsim.cerar import design
+        >>> t = design(3, 5, "perturbation", eps=0.01).to_torch(dtype="float32")
+        >>> tuple(t["encoders"].shape), tuple(t["decoders"].shape), t["encoders"].dtype
+        ((3, 5, 5), (3, 5, 6), torch.float32)
+        """
+        return to_torch_tensors(self.to_arrays(), dtype=dtype, device=device, what="CerarDesign.to_torch")
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """``encoders`` (N, c, c) and ``decoders`` (N, c, L), float64."""

@@ -41,6 +41,7 @@ import numpy as np
 from .. import _html
 from .._validation import check_count, check_dense_size, check_int, check_mask, check_real
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
+from ..io._torch import to_torch_tensors
 from ..io.bundle import DEFAULT_MAX_BYTES, load_bundle, save_bundle
 from ..io.manifest import to_jsonable
 from .schemes import Scheme
@@ -572,6 +573,42 @@ class DecoderTable:
         return {"checked": int(rows.size) - skipped, "skipped_near_rank_cutoff": skipped, "max_ratio": float(worst)}
 
     # -- serialization ------------------------------------------------------------------------------
+    def to_torch(self, dtype: Any = None, device: Any = None) -> dict[str, Any]:
+        """The decoder stack and its index as torch tensors, for decoding on the device.
+
+        Parameters
+        ----------
+        dtype : str or torch.dtype, optional
+            Floating dtype of ``decoders`` and ``errors`` (default float64, the table's own).
+        device : str or torch.device, optional
+            Default torch's default device.
+
+        Returns
+        -------
+        dict
+            ``decoders`` (``(count, n, m)``), ``patterns`` (bool ``(count, n)``: row ``r`` holds the
+            decoder of the non-straggler mask ``patterns[r]``, the inverse of :meth:`row`) and
+            ``errors`` (``(count,)``); new tensors.
+
+        Raises
+        ------
+        MissingDependencyError
+            torch is not installed (``pip install 'gcsim[torch]'``).
+
+        Examples
+        --------
+        >>> from gcsim.coding.schemes import encode
+        >>> A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+        >>> t = decoder_table(encode(A, 1, "naive"), s_max=1).to_torch(dtype="float32")
+        >>> tuple(t["decoders"].shape), t["patterns"][2].tolist()
+        ((4, 3, 1), [True, False, True])
+        """
+        patterns = (
+            np.concatenate([masks for _, masks in self.iter_patterns()]) if len(self) else np.zeros((0, self.n), bool)
+        )
+        arrays = {"decoders": self.decoders, "patterns": patterns, "errors": self.errors}
+        return to_torch_tensors(arrays, dtype=dtype, device=device, what="DecoderTable.to_torch")
+
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Every array of the table and its encoder (metadata: :meth:`bundle_metadata`).
 

@@ -69,6 +69,7 @@ from .._validation import (
     check_real,
 )
 from ..errors import CatalogueError, InvalidArgumentError, NotConstructibleError, VerificationError
+from ..io._torch import to_torch_tensors
 
 __all__ = [
     "Scheme",
@@ -359,6 +360,36 @@ class Scheme:
             if isinstance(value, np.ndarray):
                 arrays[f"extras.{key}"] = value
         return arrays
+
+    def to_torch(self, dtype: Any = None, device: Any = None) -> dict[str, Any]:
+        """The encoder ``B`` (``(m N, n)``) and, when present, the reference ``decoder`` (``(n, m)``) as torch tensors.
+
+        Parameters
+        ----------
+        dtype : str or torch.dtype, optional
+            Floating dtype (``"float32"``, ``torch.bfloat16``, ...); default float64, the scheme's own.
+        device : str or torch.device, optional
+            Default torch's default device.
+
+        Returns
+        -------
+        dict
+            ``{"B": tensor}``, plus ``"decoder"`` when the scheme has one; new tensors.
+
+        Raises
+        ------
+        MissingDependencyError
+            torch is not installed (``pip install 'gcsim[torch]'``).
+
+        Examples
+        --------
+        >>> A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+        >>> t = encode(A, 2, "naive").to_torch(dtype="float32")
+        >>> tuple(t["B"].shape), t["B"].dtype
+        ((6, 3), torch.float32)
+        """
+        arrays = {"B": self.B} if self.decoder is None else {"B": self.B, "decoder": self.decoder}
+        return to_torch_tensors(arrays, dtype=dtype, device=device, what="Scheme.to_torch")
 
     def bundle_metadata(self) -> dict[str, Any]:
         """``params``, ``construction`` (the method), ``options`` and the non-array ``extras``."""
