@@ -112,7 +112,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _cmd_error(args: argparse.Namespace) -> int:
     from ...coding.evaluate import expected_error, worst_case_error
-    from ..common import emit, show_progress
+    from ..common import emit, fmt, show_progress
 
     design, scheme, model = _scheme_and_model(args)
     norm = scheme.m * scheme.num_parts
@@ -131,8 +131,8 @@ def _cmd_error(args: argparse.Namespace) -> int:
             "evaluation": res.method,
         }
         text = (
-            f"worst-case optimal error over |S| = {args.stragglers}: {res.value:.6g} "
-            f"(normalized {res.value / norm:.4g}; {res.method}); S = {payload['stragglers_set']}"
+            f"worst-case optimal error over |S| = {args.stragglers}: {fmt(res.value, 6)} "
+            f"(normalized err/(mN) = {fmt(res.value / norm)}; {res.method}); S = {payload['stragglers_set']}"
         )
     else:
         exp = expected_error(scheme, model, samples=args.samples, seed=args.seed, progress=show_progress(args))
@@ -150,8 +150,8 @@ def _cmd_error(args: argparse.Namespace) -> int:
             "raw_squared": True,
         }
         text = (
-            f"E[optimal error] = {exp.mean:.6g}  (95% CI {exp.ci[0]:.6g} .. {exp.ci[1]:.6g}; "
-            f"normalized err/(mN) = {exp.mean / norm:.4g}; {exp.method})"
+            f"E[optimal error] = {fmt(exp.mean, 6)} (95% CI {fmt(exp.ci[0], 6)} .. {fmt(exp.ci[1], 6)}; "
+            f"normalized err/(mN) = {fmt(exp.mean / norm)}; {exp.method})"
         )
     emit(args, payload, text)
     return EXIT_OK

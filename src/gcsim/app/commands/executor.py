@@ -209,7 +209,7 @@ def _run_gc(args: argparse.Namespace) -> int:
     from ...coding.evaluate import optimal_error
     from ...coding.schemes import encode
     from ...executor.experiments import run_parameter_server
-    from ..common import EXIT_OK, emit
+    from ..common import EXIT_OK, emit, fmt
 
     seed = check_int("seed", args.seed, minimum=0)
     obj = resolve_design(args.design)
@@ -270,8 +270,9 @@ def _run_gc(args: argparse.Namespace) -> int:
     }
     text = (
         f"gradient coding {sch.method} m={sch.m} on {n} workers + PS ({args.engine}): used {len(rep['used'])}, "
-        f"missing {rep['missing']} (died {die}); error {rep['error']:.6g}, predicted {rep['predicted_error']:.6g}, "
-        f"‖B_F X − T‖² = {rep['residual']:.6g}" + (f" (simulated err {simulated:.6g})" if simulated is not None else "")
+        f"missing {rep['missing']} (died {die}); error {fmt(rep['error'], 6)}, "
+        f"predicted {fmt(rep['predicted_error'], 6)}, ‖B_F X − T‖² = {fmt(rep['residual'], 6)}"
+        + (f" (simulated err {fmt(simulated, 6)})" if simulated is not None else "")
     )
     emit(args, payload, text)
     return EXIT_OK
