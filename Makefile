@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench docs clean
+.PHONY: demo test lint bench docs lab clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ bench: $(STAMP)
 # cannot parse, fails the build (tests/test_docs_site.py runs the same build)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# JupyterLab on the tour notebooks, from .venv (the install stamp brings the `notebooks` extra:
+# jupyterlab, and ipywidgets for tqdm's notebook progress bars)
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=notebooks
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .hypothesis
