@@ -3,7 +3,7 @@
 Layers, bottom to top (a module imports only from its own layer or the layers below it;
 the two analysis subpackages do not import each other):
 
-    base (errors, limits, _validation, _threads, _version, _array_api, io)
+    base (errors, limits, _validation, _threads, _version, _array_api, _optional, _html, _plotting, io)
       -> combinatorics
       -> coding | cerar
       -> catalogue
@@ -38,6 +38,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gcsim._threads",
             "gcsim._version",
             "gcsim._array_api",
+            "gcsim._optional",
+            "gcsim._html",
+            "gcsim._plotting",
             "gcsim.io",
         ),
     ),
