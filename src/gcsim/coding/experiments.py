@@ -368,7 +368,7 @@ def plot_instability(frame: pd.DataFrame, path=None):
     fig, axes = new_figure(1, 2, figsize=(11, 5.0))
     ok = frame[frame.constructible]
     kinds = sorted(ok["H"].unique())
-    styles = dict(zip(kinds, curve_styles(len(kinds), layered=False), strict=True))
+    styles = dict(zip(kinds, curve_styles(len(kinds)), strict=True))
     for kind, g in ok[ok.dtype == "float64"].groupby("H"):
         axes[0].semilogy(g["n"], g["kappa"], label=f"{kind} $H$", **dict(styles[kind], linestyle="-"))
     axes[0].set_xlabel("number of workers $n$")
