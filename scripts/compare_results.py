@@ -40,11 +40,9 @@ def compare_csv(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
                 problems.append(f"{column}: max relative difference {rel:.3g}")
         else:
             xs, ys = x.astype(str), y.astype(str)
-            if column == "path":  # absolute paths of two checkouts: compare below 'designs/'
-                xs, ys = (
-                    xs.str.replace(r"^.*?/designs/", "designs/", regex=True),
-                    ys.str.replace(r"^.*?/designs/", "designs/", regex=True),
-                )
+            if column == "path":  # absolute paths of two checkouts (or layouts): compare the bundle stems
+                pattern = r"^.*?/(?:designs|gcsim/catalogue/data)/"
+                xs, ys = xs.str.replace(pattern, "", regex=True), ys.str.replace(pattern, "", regex=True)
             if not xs.equals(ys):
                 problems.append(f"{column}: {int((xs != ys).sum())} rows differ")
     return problems

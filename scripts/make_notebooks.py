@@ -25,7 +25,11 @@ NOTEBOOKS = {
         ),
         ("code", "import numpy as np\nimport matplotlib.pyplot as plt\nimport gcsim"),
         ("md", "## The headline BIBD: PG(2,9) = (91, 91, 10, 10, 1)"),
-        ("code", "pg = gcsim.bibd(91, 10, 1)\nprint(pg, pg.params)\npg.verify()"),
+        (
+            "code",
+            "pg = gcsim.bibd(91, 10, 1)\n"
+            "pg  # the rich display: params, construction, verification status, incidence picture",
+        ),
         (
             "code",
             "A = pg.assignment\n# every pair of parts is held together by exactly lambda = 1 worker\n"
@@ -49,19 +53,22 @@ NOTEBOOKS = {
             "code",
             "from gcsim.combinatorics.coset import certify_invertibility\n"
             "cg = gcsim.coset_graph(27, 2, 5)\nprint(cg.assignment.shape, cg.connection_sets)\n"
-            "cert = certify_invertibility(cg, method='rational')\nprint(cert.certified, cert.method, cert.rank)",
+            "cert = certify_invertibility(cg, method='rational')\nprint(cert.certified, cert.method, cert.rank)\ncg",
         ),
         (
             "code",
-            "fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))\naxes[0].imshow(pg.assignment, cmap='Greys')\n"
-            "axes[0].set_title('PG(2,9): parts x workers')\naxes[1].imshow(cg.assignment, cmap='Greys')\n"
-            "axes[1].set_title('coset graph (27,2,5)')\nplt.show()",
+            "fig, axes = plt.subplots(1, 2, figsize=(9, 4.2), constrained_layout=True)\n"
+            "for ax, obj, title in ((axes[0], pg, 'PG(2,9): 91 parts, 91 workers'),\n"
+            "                       (axes[1], cg, 'coset graph (27, 2, 5)')):\n"
+            "    ax.imshow(obj.assignment, cmap='Greys', interpolation='nearest')\n"
+            "    ax.set_title(title)\n    ax.set_xlabel('worker j')\n    ax.set_ylabel('data part i')\n"
+            "fig.suptitle('assignments: black = part i held by worker j')\nplt.show()",
         ),
         ("md", "## Bi-regular graph (40, 20, 3, 6), seeded"),
         (
             "code",
-            "bg = gcsim.biregular_graph(40, 20, 3, 6, seed=0)\nprint(bg.params, bg.verify(), "
-            "set(bg.assignment.sum(1)), set(bg.assignment.sum(0)))",
+            "bg = gcsim.biregular_graph(40, 20, 3, 6, seed=0)\n"
+            "print('part degrees', set(bg.assignment.sum(1)), 'worker degrees', set(bg.assignment.sum(0)))\nbg",
         ),
     ],
     "02_agc_error_and_bounds.ipynb": [
@@ -75,12 +82,13 @@ NOTEBOOKS = {
             "code",
             "import numpy as np\nimport matplotlib.pyplot as plt\nimport gcsim\n"
             "from gcsim.coding.bounds import rank_lower_bound, rd_upper_bound\n"
-            "from gcsim.coding.evaluate import expected_error",
+            "from gcsim.coding.evaluate import expected_error, worst_case_error\n"
+            "from gcsim.coding.verify import verify_bounds",
         ),
         (
             "code",
             "A = gcsim.bibd(91, 10, 1).assignment\nrd = gcsim.encode(A, 2, 'rd', eps=0.0, seed=0)\n"
-            "naive = gcsim.encode(A, 2, 'naive')\nrd.B.shape",
+            "naive = gcsim.encode(A, 2, 'naive')\nrd  # |B| as a heat map: block k of part i is row k*91 + i",
         ),
         (
             "code",
@@ -93,20 +101,24 @@ NOTEBOOKS = {
         ),
         (
             "code",
-            "plt.plot(rows[:, 0], rows[:, 1] / 182, 'o-', label='RD(0), one draw')\n"
+            "plt.figure(figsize=(7, 4.2))\nplt.plot(rows[:, 0], rows[:, 1] / 182, 'o-', label='RD(0), one draw')\n"
             "plt.plot(rows[:, 0], rows[:, 2] / 182, 's-', label='naive stacking')\n"
             "plt.plot(rows[:, 0], rows[:, 3] / 182, 'k--', label='rank lower bound')\n"
             "plt.plot(rows[:, 0], rows[:, 4] / 182, ':', label='RD upper bound (expectation over draws)')\n"
-            "plt.xlabel('stragglers s'); plt.ylabel('normalized error err/(mN)'); plt.legend(); plt.show()",
+            "plt.xlabel('stragglers s')\nplt.ylabel('normalized error err/(mN)')\nplt.grid(alpha=0.3)\n"
+            "plt.legend(fontsize=8, loc='upper left')\nplt.show()",
         ),
         ("md", "## Exact expectation vs Monte Carlo, and bound verification"),
         (
             "code",
             "small = gcsim.encode(gcsim.srg(13, 6, 2, 3), 2, 'rd', seed=1)\n"
-            "print(expected_error(small, gcsim.straggler_model('fixed', 13, s=3), progress=False))\n"
-            "from gcsim.coding.verify import verify_bounds\n"
-            "report = verify_bounds(small, gcsim.straggler_model('all', 13, s=3), draws=16)\n"
-            "print(report.summary())",
+            "expected_error(small, gcsim.straggler_model('fixed', 13, s=3))",
+        ),
+        ("code", "worst_case_error(small, 3)  # exact: all C(13, 3) straggler sets"),
+        (
+            "code",
+            "# tqdm.auto draws a notebook progress bar (ipywidgets) while the encoder is redrawn\n"
+            "verify_bounds(small, gcsim.straggler_model('all', 13, s=3), draws=16, progress=True)",
         ),
     ],
     "03_cerar_design.ipynb": [
@@ -130,19 +142,22 @@ NOTEBOOKS = {
             "    print(f'{method:13s} c={c} bytes/worker={res.bytes_sent[0]} worst={e.worst_case:.3g} '\n"
             "          f'empirical={e.empirical:.3g} kappa_A={e.kappa_encoders.max():.3g}')",
         ),
+        ("code", "cerar.design(4, 8, 'perturbation', eps=0.01)  # encoders A_0 | A_1 | A_2 | A_3 side by side"),
         (
             "code",
             "eps = np.logspace(-6, -0.5, 12)\nsw32 = cerar.epsilon_sweep(4, 8, eps, 'float32')\n"
+            "plt.figure(figsize=(7, 4.2))\n"
             "plt.loglog(sw32.eps, sw32.error, 'o-', label='float32')\n"
-            "plt.loglog(sw32.eps, sw32.exact_error, 'k--', label='float64 reference')\n"
-            "plt.axvline(sw32.predicted_eps, ls=':')\nplt.xlabel('ε'); plt.ylabel('max relative error'); "
-            "plt.legend(); plt.show()",
+            "plt.loglog(sw32.eps, sw32.exact_error, 'k--', label='exact arithmetic (float64 reference)')\n"
+            "plt.axvline(sw32.predicted_eps, ls=':', color='C2', label='predicted optimal ε (float32)')\n"
+            "plt.xlabel('perturbation ε')\nplt.ylabel('max relative error')\nplt.grid(alpha=0.3, which='both')\n"
+            "plt.legend(fontsize=8)\nplt.show()",
         ),
         ("md", "## A small optimized design (N = 3, c = 4), κ ≤ 5"),
         (
             "code",
             "opt = cerar.design(3, 4, 'optimized', kappa=5.0, max_iter=4, progress=False)\n"
-            "e = cerar.errors(opt)\nprint(e.frobenius, e.kappa_encoders.max(), e.kappa_decoders.max())",
+            "e = cerar.errors(opt)\nprint(e.frobenius, e.kappa_encoders.max(), e.kappa_decoders.max())\nopt",
         ),
         ("md", "## Export with a κ certificate, and load it back in a fresh process"),
         (
@@ -188,7 +203,13 @@ def build() -> None:
     out = ROOT / "notebooks"
     out.mkdir(exist_ok=True)
     for name, cells in NOTEBOOKS.items():
-        nb = new_notebook(cells=[new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in cells])
+        # fixed cell ids: regenerating an unchanged notebook leaves the file unchanged
+        nb = new_notebook(
+            cells=[
+                new_markdown_cell(src, id=f"cell-{i:02d}") if kind == "md" else new_code_cell(src, id=f"cell-{i:02d}")
+                for i, (kind, src) in enumerate(cells)
+            ]
+        )
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         nbformat.write(nb, out / name)
         print("wrote", out / name)

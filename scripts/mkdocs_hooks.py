@@ -10,6 +10,11 @@ scripts/build_theory.py). ``pymdownx.slugs.slugify`` (mkdocs.yml) gives the same
 heading has a run of spaces: GitHub turns each space into a hyphen (``encoder  (reconstruction)`` ->
 ``encoder--reconstruction``), Markdown's toc collapses the run first. Those headings get GitHub's
 id written out (``{ #id }``, attr_list), so one link works on GitHub and on the site.
+
+**Display maths.** The theory writes ``$$ ... $$`` displays inside paragraphs (GitHub renders them);
+``pymdownx.arithmatex`` takes ``$$`` as a display only when it is a block of its own and would
+otherwise read the ``$`` inside it as inline maths. Each display gets a blank line before and after
+it on the site; the source is unchanged.
 """
 
 from __future__ import annotations
@@ -63,9 +68,69 @@ def github_heading_ids(markdown: str) -> str:
     return "\n".join(out)
 
 
+_LIST_MARKER = re.compile(r"^\s*([*+-]|\d+[.)])\s")
+
+
+def _continues_item(line: str, indent: int) -> bool:
+    """Whether ``line`` continues the paragraph of a list item indented by ``indent``."""
+    return len(line) - len(line.lstrip()) >= indent and not _LIST_MARKER.match(line)
+
+
+def separate_display_maths(markdown: str) -> str:
+    r"""Put each ``$$ ... $$`` display that starts a line in a block of its own; code fences are left alone.
+
+    >>> print(separate_display_maths("We write\n$$a=b,\nc=d.$$\nso that $a$."))
+    We write
+    <BLANKLINE>
+    $$a=b,
+    c=d.$$
+    <BLANKLINE>
+    so that $a$.
+    >>> print(separate_display_maths("* item\n  $$x$$\n  more\n* next"))
+    * item
+    <BLANKLINE>
+        $$x$$
+    <BLANKLINE>
+        more
+    * next
+    """
+    lines = markdown.split("\n")
+    out: list[str] = []
+    in_fence = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and stripped.startswith("$$"):
+            end = i
+            if len(stripped) < 4 or not stripped.endswith("$$"):  # the display goes on below
+                end = i + 1
+                while end < len(lines) - 1 and not lines[end].rstrip().endswith("$$"):
+                    end += 1
+            # inside a list item (2-space continuation): after a blank line Markdown keeps a block in
+            # the item only at a 4-space indent, so the display and the rest of the item move there
+            indent = len(line) - len(line.lstrip())
+            shift = " " * (4 * ((indent + 3) // 4) - indent)
+            if out and out[-1].strip():
+                out.append("")
+            out.extend(shift + x if x.strip() else x for x in lines[i : end + 1])
+            i = end + 1
+            if i < len(lines) and lines[i].strip():
+                out.append("")
+            while indent and i < len(lines) and lines[i].strip() and _continues_item(lines[i], indent):
+                out.append(shift + lines[i])
+                i += 1
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
-    """Write GitHub's id on the headings whose toc id would differ from it."""
-    return github_heading_ids(markdown)
+    """GitHub's heading ids where the toc's would differ; display maths in blocks of their own."""
+    return separate_display_maths(github_heading_ids(markdown))
 
 
 def mathjax_root() -> Path:

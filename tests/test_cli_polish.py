@@ -340,3 +340,14 @@ def test_reproduce_prints_each_stage_as_it_ends(monkeypatch, capsys, tmp_path):
     code = main(["reproduce", "--out", str(tmp_path), "--stage", "one", "--json"])
     payload = json.loads(capsys.readouterr().out)  # --json: one object, nothing else on stdout
     assert code == 0 and "first stage summary" in payload["text"]
+
+
+def test_load_of_a_cerar_file_prints_its_condition_numbers(capsys):
+    from gcsim.app.cli import main
+
+    assert main(["load", "cerar/optimized_N4_c8_kappa10"]) == 0
+    out = capsys.readouterr().out
+    assert "N = 4, c = 8" in out and "κ(A_j)" in out and "κ(D_i)" in out and "loaded and verified" in out
+    assert main(["load", "cerar/optimized_N4_c8_kappa10", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["kind"] == "cerar" and payload["verified"] is True and payload["N"] == 4

@@ -12,6 +12,7 @@ from ..catalogue.named import NAMED_INSTANCES
 from ..catalogue.objects import export_object, load_object
 from ..errors import CatalogueError, InvalidArgumentError
 from ..io.bundle import bundle_paths
+from .common import table
 from .paths import inside_installed_package, packaged_catalogue
 
 __all__ = ["catalogue_table", "format_table", "table_ok"]
@@ -95,12 +96,10 @@ def format_table(rows: list[dict[str, Any]]) -> str:
                 str(r.get("kind")),
                 str(tuple(r["params"])) if r.get("params") else "-",
                 size,
-                str(r.get("construction") or r.get("error", "-"))[:48],
+                str(r.get("construction") or r.get("error", "-")),
                 "yes" if r["verified"] else "NO",
-                str(r.get("file", "-"))[:40],
+                str(r.get("file", "-")),
             ]
         )
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)), "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths, strict=True)) for b in body]
-    return "\n".join(lines)
+    # long cells wrap at spaces (never cut mid-word)
+    return table(header, body, wrap={"construction": 48, "catalogue file": 40})

@@ -57,7 +57,7 @@ _EPILOG = """examples:
   gcsim construct srg 13 6 2 3 --json     # Paley(13) as JSON
   gcsim exists bibd 43 7 1                # False: Bruck-Ryser-Chowla
   gcsim construct coset 27 2 5 --export designs
-  gcsim load designs/bibd/pg2_9           # re-verify a catalogue file
+  gcsim load bibd/pg2_9                   # re-verify a packaged catalogue file
   gcsim catalogue                         # verify every named instance
   gcsim reproduce                         # the quick headline results (make demo)
 """

@@ -9,10 +9,11 @@ may drift apart: measure ``max ‖θ_i − θ_j‖``).
 
 Usage in an ordinary training loop (inside an initialized process group of ``N`` ranks)::
 
+    import gcsim
     from torch.nn.parallel import DistributedDataParallel as DDP
     from gcsim.executor.ddp_hook import register_cerar_hook
     model = DDP(net)
-    state = register_cerar_hook(model, "designs/cerar/exact_N4_c4.json")  # or a CerarDesign
+    state = register_cerar_hook(model, gcsim.cerar.design(4, 4, "exact"))  # or a bundle exported with it
     for x, y in loader:
         opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
     print(state.counter.sent, "bytes sent by this rank's hook")

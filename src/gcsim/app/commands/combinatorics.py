@@ -17,6 +17,7 @@ from ..common import (
     object_summary,
     path_errors,
 )
+from .cerar import load_summary
 
 _FAMILIES = {
     "bibd": ("v k [lam]", 2, 3),
@@ -90,26 +91,19 @@ def _cmd_load(args: argparse.Namespace) -> int:
     try:
         _, manifest = load_bundle(path)
         kind = manifest["metadata"].get("kind")
+        obj = load_object(path)  # every kind, CERAR designs included, re-verified from the file
         if kind == "cerar":
-            from ...cerar.export import load_design
-
-            obj = load_design(path)
-            payload = {"kind": "cerar", "N": obj.N, "c": obj.c, "method": obj.method, "verified": True}
+            payload, summary = load_summary(obj)
         else:
-            obj = load_object(path)
             payload = object_summary(obj)
-            payload["verified"] = True
+            summary = f"{payload.get('kind')} {payload.get('params', '')}"
+        payload["verified"] = True
     except CatalogueError as exc:
         emit(args, {"path": args.path, "verified": False, "error": str(exc)}, f"refused: {exc}")
         return EXIT_FAILURE
     payload["path"] = args.path
     payload["sha256"] = manifest["sha256"]
-    emit(
-        args,
-        payload,
-        f"{args.path}: {payload.get('kind')} {payload.get('params', '')} loaded and verified "
-        f"(sha256 {manifest['sha256'][:12]}...)",
-    )
+    emit(args, payload, f"{args.path}: {summary}, loaded and verified (sha256 {manifest['sha256'][:12]}...)")
     return EXIT_OK
 
 
