@@ -2,6 +2,7 @@
 #   make demo   -- reproduce the headline results at a quick scale (results/)
 #   make test   -- lint (ruff, mypy), then the whole test suite
 #   make lint   -- ruff check, ruff format --check, mypy
+#   make docs   -- the documentation site, strict (site/); make lab -- JupyterLab on notebooks/
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -49,4 +50,4 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks
 
 clean:
-	rm -rf $(VENV) results .pytest_cache .hypothesis
+	rm -rf $(VENV) results site .pytest_cache .hypothesis
