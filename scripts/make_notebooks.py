@@ -106,7 +106,7 @@ NOTEBOOKS = {
             "plt.plot(rows[:, 0], rows[:, 3] / 182, 'k--', label='rank lower bound')\n"
             "plt.plot(rows[:, 0], rows[:, 4] / 182, ':', label='RD upper bound (expectation over draws)')\n"
             "plt.xlabel('stragglers s')\nplt.ylabel('normalized error err/(mN)')\nplt.grid(alpha=0.3)\n"
-            "plt.legend(fontsize=8, loc='upper left')\nplt.show()",
+            "plt.legend(fontsize=8, loc='center left')\nplt.show()",
         ),
         ("md", "## Exact expectation vs Monte Carlo, and bound verification"),
         (
@@ -147,8 +147,9 @@ NOTEBOOKS = {
             "code",
             "eps = np.logspace(-6, -0.5, 12)\nsw32 = cerar.epsilon_sweep(4, 8, eps, 'float32')\n"
             "plt.figure(figsize=(7, 4.2))\n"
-            "plt.loglog(sw32.eps, sw32.error, 'o-', label='float32')\n"
-            "plt.loglog(sw32.eps, sw32.exact_error, 'k--', label='exact arithmetic (float64 reference)')\n"
+            "# the reference first: where float32 meets it, the float32 markers stay on top\n"
+            "plt.loglog(sw32.eps, sw32.exact_error, 'k--', lw=1, label='exact arithmetic (float64 reference)')\n"
+            "plt.loglog(sw32.eps, sw32.error, 'o-', alpha=0.8, label='float32')\n"
             "plt.axvline(sw32.predicted_eps, ls=':', color='C2', label='predicted optimal ε (float32)')\n"
             "plt.xlabel('perturbation ε')\nplt.ylabel('max relative error')\nplt.grid(alpha=0.3, which='both')\n"
             "plt.legend(fontsize=8)\nplt.show()",

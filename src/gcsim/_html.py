@@ -102,6 +102,8 @@ def fmt(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
         return f"{float(value):.6g}"
     if isinstance(value, np.ndarray):
+        if value.ndim == 1 and value.size <= 16:
+            return "[" + ", ".join(fmt(x) for x in value) + "]"
         head = ", ".join(fmt(x) for x in value.ravel()[:10])
         more = ", ..." if value.size > 10 else ""
         return f"array {value.dtype} {value.shape}: [{head}{more}]"
