@@ -34,7 +34,7 @@ _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 def export_object(
     obj: Any,
-    directory: str | Path = "designs",
+    directory: str | Path,
     name: str | None = None,
     *,
     overwrite: bool = False,
@@ -52,7 +52,8 @@ def export_object(
         A gcsim design, graph or CERAR design (``kind``, ``verify``, ``to_arrays``,
         ``bundle_metadata``).
     directory : path
-        Catalogue folder (created if missing).
+        The folder you name (created if missing); there is no default, so nothing is ever
+        written into the current folder or the installed package by accident.
     name : str, optional
         Plain file stem (no folders, no leading ``.``; see :func:`gcsim.io.bundle.check_bundle_name`);
         default: the parameters joined by ``_``.
@@ -141,7 +142,7 @@ def load_object(path: str | Path, *, verify: bool = True, max_bytes: int = DEFAU
     return obj
 
 
-def list_catalogue(directory: str | Path = "designs") -> list[dict[str, Any]]:
+def list_catalogue(directory: str | Path) -> list[dict[str, Any]]:
     """One summary dict per bundle found under ``directory`` (not validated; see :func:`load_object`).
 
     Only regular ``*.json`` files that hold a bundle manifest are listed; FIFOs, devices,
