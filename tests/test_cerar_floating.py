@@ -156,3 +156,18 @@ def test_epsilon_sweep_does_not_warn_about_the_designs_it_visits_on_purpose():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         epsilon_sweep(3, 5, [1e-15, 1e-3], "float32", d=8)
+
+
+def test_round_bfloat16_equals_torch_bfloat16():
+    # torch's own bfloat16 cast is the library reference; gcsim keeps its 6-line rounding so that
+    # bfloat16 simulation needs no optional dependency (torch is an extra)
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(16)
+    x = np.concatenate(
+        [
+            rng.standard_normal(20000).astype(np.float32) * np.float32(10.0) ** rng.integers(-30, 30, 20000),
+            np.array([0.0, -0.0, 1.0 + 2.0**-8, 1.0 + 3 * 2.0**-8, 3.389e38, -3.4e38, 1e-40], dtype=np.float32),
+        ]
+    ).astype(np.float32)
+    want = torch.from_numpy(x).to(torch.bfloat16).to(torch.float32).numpy()
+    assert np.array_equal(round_bfloat16(x), want)
