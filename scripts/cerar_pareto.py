@@ -144,15 +144,13 @@ def save(table, out: Path, mode: str, seed: int, cfg: dict, timings: dict) -> di
 
 def plot(csv: Path, png: Path) -> None:
     """Error vs kappa, log-log, one panel per (N, c), from the saved table."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import pandas as pd
+
+    from gcsim._plotting import legend_below, new_figure
 
     t = pd.read_csv(csv)
     cases = sorted({(int(n), int(c)) for n, c in zip(t.N, t.c, strict=True)})
-    fig, axes = plt.subplots(1, len(cases), figsize=(5.2 * len(cases), 4.2), squeeze=False)
+    fig, axes = new_figure(1, len(cases), figsize=(5.2 * len(cases), 4.8), squeeze=False)
     for ax, (N, c) in zip(axes[0], cases, strict=True):
         s = t[(t.N == N) & (t.c == c)]
         p = s[s.family == "perturbation"].sort_values("eps")
@@ -194,12 +192,10 @@ def plot(csv: Path, png: Path) -> None:
         ax.set_ylabel("Frobenius error $\\sum_{i,m}\\|E_{i,m}\\|_F^2$")
         ax.set_title(f"CERAR N = {N}, c = {c}")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
-    fig.tight_layout()
+    legend_below(fig, ncol=4)  # one legend under the panels: it cannot cover a curve
     png.parent.mkdir(parents=True, exist_ok=True)
     tmp = png.with_name("." + png.name + ".tmp.png")
     fig.savefig(tmp, dpi=130)
-    plt.close(fig)
     tmp.replace(png)
 
 
@@ -220,7 +216,14 @@ def main(argv: list[str] | None = None) -> int:
         help="merge the pareto.csv of these output folders into --out (no optimization)",
     )
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument(
+        "--replot", type=Path, default=None, help="only redraw pareto.png from the pareto.csv in this folder"
+    )
     args = ap.parse_args(argv)
+    if args.replot is not None:
+        plot(args.replot / "pareto.csv", args.replot / "pareto.png")
+        print(f"redrew {args.replot / 'pareto.png'}")
+        return 0
     mode = "full" if args.full else "quick"
     out = args.out or ROOT / "results" / "cerar_pareto" / mode
     if args.merge:
