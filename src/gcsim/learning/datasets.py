@@ -149,27 +149,17 @@ def _split(x: np.ndarray, y: np.ndarray, test_fraction: float, seed: int) -> tup
 
 
 def _digits_arrays() -> tuple[np.ndarray, np.ndarray]:
-    """The raw digits (1797 x 64 pixel counts in 0..16, labels), read from scikit-learn's data file.
+    """The raw digits (1797 x 64 pixel counts in 0..16, labels) from :func:`sklearn.datasets.load_digits`.
 
-    Reading ``sklearn/datasets/data/digits.csv.gz`` directly (65 columns: 64
-    pixels then the label) avoids importing scikit-learn, which takes seconds;
-    the import is the fallback.
+    The public API, not scikit-learn's data file: reading the CSV directly saved about 0.6 s of
+    import time here (1.2 s vs 1.75 s with scikit-learn's import, same arrays), not worth
+    depending on a private path.
     """
-    import importlib.util
-
-    spec = importlib.util.find_spec("sklearn")
-    if spec is not None and spec.submodule_search_locations:
-        for root in spec.submodule_search_locations:
-            csv = Path(root) / "datasets" / "data" / "digits.csv.gz"
-            if csv.is_file():
-                data = np.loadtxt(csv, delimiter=",")
-                if data.shape == (1797, 65):
-                    return data[:, :-1].astype(np.float64), data[:, -1].astype(np.int64)
     require("sklearn", "learning", "gcsim.learning.datasets.load_digits")
-    from sklearn.datasets import load_digits as _sk_digits  # pragma: no cover - unusual install
+    from sklearn.datasets import load_digits as _sk_digits
 
-    raw = _sk_digits()  # pragma: no cover
-    return np.asarray(raw.data, dtype=np.float64), np.asarray(raw.target, dtype=np.int64)  # pragma: no cover
+    x, y = _sk_digits(return_X_y=True)
+    return np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.int64)
 
 
 def load_digits(*, test_fraction: float = 0.25, seed: int = 0, standardized: bool = True) -> Dataset:
