@@ -105,6 +105,12 @@ def _bareiss(mat: np.ndarray) -> tuple[int, int]:
     Fraction-free: after step r every entry is an (r+1)x(r+1) minor, so the
     divisions by the previous pivot are exact (Bareiss 1968).  The
     determinant is returned as 0 unless the matrix is square of full rank.
+
+    Written here rather than taken from sympy because it is measured faster on the
+    matrices gcsim certifies: integer 20/60/120-square matrices of rank n-1 took 0.9/16/206 ms
+    here against 7/83/1130 ms with ``sympy.polys.matrices.DomainMatrix`` over ZZ (rank and
+    det; no python-flint installed), and :func:`_rank_mod_prime` 0.6/5/15 ms against
+    8/180/1435 ms over GF(p).  The tests check both against sympy.
     """
     a = np.array(mat, dtype=object)
     rows, cols = int(a.shape[0]), int(a.shape[1])
