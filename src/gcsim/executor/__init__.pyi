@@ -33,7 +33,6 @@ from .launcher import (
     LaunchTimeoutError as LaunchTimeoutError,
     RankFailure as RankFailure,
     exception_line as exception_line,
-    free_port as free_port,
     launch as launch,
 )
 from .netem import (

@@ -37,7 +37,7 @@ from .._optional import require_installed
 from .._validation import check_int, check_real
 from ..errors import GcsimError, InvalidArgumentError
 
-__all__ = ["launch", "LaunchResult", "RankFailure", "LaunchTimeoutError", "free_port", "exception_line", "GLOO_SOURCE"]
+__all__ = ["launch", "LaunchResult", "RankFailure", "LaunchTimeoutError", "exception_line", "GLOO_SOURCE"]
 
 
 class RankFailure(GcsimError, RuntimeError):
@@ -66,17 +66,6 @@ class LaunchTimeoutError(RankFailure, TimeoutError):
 
     Also a :class:`TimeoutError`, so ``except TimeoutError`` catches it.
     """
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now (bound by the OS, then released).
-
-    Someone else may take it before it is used: :func:`launch` therefore rendezvouses
-    through a private file store by default, and probes a given ``tcp://`` port.
-    """
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _ranks(ranks: Sequence[int]) -> str:
