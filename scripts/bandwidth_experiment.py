@@ -189,32 +189,31 @@ def main(argv=None) -> int:
 
 
 def _figure(df, N: int, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from gcsim._plotting import curve_styles, legend_below, new_figure
 
     rates = list(dict.fromkeys(df["rate"]))
-    fig, axes = plt.subplots(1, len(rates), figsize=(5.2 * len(rates), 4), squeeze=False, sharey=True)
+    fig, axes = new_figure(1, len(rates), figsize=(5.2 * len(rates), 4.4), squeeze=False, sharey=True)
     cer = df[df["algorithm"].str.startswith("cerar")]
+    sizes = sorted({int(s) for s in cer["size_bytes"]})
+    styles = dict(zip(sizes, curve_styles(len(sizes)), strict=True))  # one style per tensor size, all panels
     for ax, rate in zip(axes[0], rates, strict=True):
         sub = cer[cer["rate"] == rate]
         for size, grp in sub.groupby("size_bytes"):
             grp = grp.sort_values("c")
-            ax.plot(grp["c"], grp["time_ratio_ring_over"], "o-", label=f"measured, {size / 2**20:g} MiB")
+            ax.plot(grp["c"], grp["time_ratio_ring_over"], label=f"measured, {size / 2**20:g} MiB", **styles[int(size)])
         cs = np.array(sorted({int(c) for c in sub["c"]}))
-        ax.plot(cs, [2 * (N - 1) * c / (N * (c + N - 2)) for c in cs], "k--", label="predicted byte ratio")
-        ax.axhline(1.0, color="grey", lw=0.8)
+        ratio = [2 * (N - 1) * c / (N * (c + N - 2)) for c in cs]
+        ax.plot(cs, ratio, "k:", lw=1.4, zorder=5, label="predicted byte ratio $2(N-1)c/(N(c+N-2))$")
+        ax.axhline(1.0, color="grey", lw=0.8, zorder=1)
         ax.set_xscale("log", base=2)
         ax.set_xticks(cs, [str(c) for c in cs])
         ax.set_xlabel("c (components)")
         ax.set_title(f"N = {N}, link {rate}")
-    axes[0][0].set_ylabel("time ratio  ring / CERAR")
-    axes[0][-1].legend(fontsize=8)
-    fig.tight_layout()
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel("time ratio  ring / CERAR (> 1: CERAR faster)")
+    legend_below(fig, ncol=4)  # under the panels: no legend over a curve
     tmp = path.with_suffix(".tmp.png")
     fig.savefig(tmp, dpi=110)
-    plt.close(fig)
     tmp.replace(path)
 
 
