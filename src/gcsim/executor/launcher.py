@@ -12,9 +12,9 @@ rank exits by itself if the launching process is killed.
 Ranks exit with ``os._exit`` after reporting, so that no library destructor can block on
 an operation a dead peer will never complete.
 
-Why not ``torch.multiprocessing.spawn``: it joins the ranks without a deadline (a stalled rank
-hangs it), cannot name which rank stalled, and does not stop the ranks when the launching
-process is killed; those three behaviours are what the executor's fault tests check
+Why not ``torch.multiprocessing.spawn``: with ``join=True`` it waits without a deadline (a
+stalled rank hangs it), it does not report which rank stalled, and ranks outlive a launching
+process that is killed (SIGKILL); those behaviours are what the executor's fault tests check
 (tests/test_executor_faults.py).  ``torchrun`` (torch.distributed.elastic) is the launcher for
 real jobs and works with gcsim unchanged (examples/train_cerar_ddp.py is tested under it).
 """
