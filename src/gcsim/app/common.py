@@ -114,6 +114,10 @@ def table(
 ) -> str:
     """A plain-text table whose cells are never cut: a long cell wraps at spaces onto more lines.
 
+    Written with the standard library (``textwrap``) rather than pandas or rich because the
+    commands that print tables (``gcsim catalogue``, ``gcsim load``) must work in a core-only
+    install, which has neither; pandas' ``to_string`` also cuts or widens instead of wrapping.
+
     Parameters
     ----------
     header : sequence of str
