@@ -116,7 +116,7 @@ def table(
 
     Written with the standard library (``textwrap``) rather than pandas or rich because the
     commands that print tables (``gcsim catalogue``, ``gcsim load``) must work in a core-only
-    install, which has neither; pandas' ``to_string`` also cuts or widens instead of wrapping.
+    install, which has neither; pandas' ``to_string`` also widens a column instead of wrapping it.
 
     Parameters
     ----------
