@@ -350,9 +350,15 @@ def main(argv: list[str] | None = None) -> int:
         dist.init_process_group("gloo", init_method="env://", timeout=timedelta(seconds=opts["timeout"]))
         try:
             report = train(int(os.environ["RANK"]), world_size, opts)
+            dist.barrier()  # every rank is done with its collectives before the group goes away
         finally:
             dist.destroy_process_group()
-        return 0 if report.get("within_bound", True) else 1
+        code = 0 if report.get("within_bound", True) else 1
+        # as gcsim's own launcher does: leave without running C++ destructors, which can abort
+        # ("terminate called without an active exception") while gloo threads wind down
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     from gcsim.executor.launcher import RankFailure, launch
 
     # startup, training and measurement share one deadline (--timeout); ranks still running are killed
