@@ -440,8 +440,16 @@ def launch(
         pickle.dumps(tuple(args))
     except Exception as exc:
         raise InvalidArgumentError("args", f"must be picklable: {exc}") from None
+    folder = None
     if init_method is not None:
         _check_init_method(init_method, probe=netns is None)
+    else:
+        # default rendezvous: a file store in a fresh private folder.  No TCP port is involved,
+        # so nothing can be taken between choosing a port and listening on it, and no other job
+        # on this machine can walk into this job's rendezvous (or this job into theirs).
+        folder = tempfile.mkdtemp(prefix="gcsim-rdzv-")
+        init_method = "file://" + os.path.join(folder, "store")
+    try:
         return _launch_once(
             fn,
             world_size,
@@ -459,30 +467,9 @@ def launch(
             grace_after_failure=grace_after_failure,
             may_die=dying,
         )
-    # default rendezvous: a file store in a fresh private folder.  No TCP port is involved,
-    # so nothing can be taken between choosing a port and listening on it, and no other job
-    # on this machine can walk into this job's rendezvous (or this job into theirs).
-    folder = tempfile.mkdtemp(prefix="gcsim-rdzv-")
-    try:
-        return _launch_once(
-            fn,
-            world_size,
-            tuple(args),
-            timeout=timeout,
-            op_timeout=op_timeout,
-            backend=backend,
-            init_method="file://" + os.path.join(folder, "store"),
-            env=env,
-            rank_env=rank_env,
-            netns=netns,
-            start_method=start_method,
-            threads=threads,
-            grace_after_rank0=grace_after_rank0,
-            grace_after_failure=grace_after_failure,
-            may_die=dying,
-        )
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _launch_once(
