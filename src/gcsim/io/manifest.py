@@ -77,29 +77,26 @@ class FileRefusedError(OSError):
 def git_sha() -> str | None:
     """Commit SHA of the gcsim checkout (``None`` outside a git work tree)."""
     root = Path(__file__).resolve().parents[3]
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "-C", str(root), *args],
             capture_output=True,
             text=True,
             timeout=5,
             check=False,
             stdin=subprocess.DEVNULL,
         )
+
+    try:
+        out = git("rev-parse", "HEAD")
     except (OSError, subprocess.SubprocessError):
         return None
     sha = out.stdout.strip()
     if out.returncode != 0 or not sha:
         return None
     try:
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
+        dirty = git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return sha
     return sha + ("-dirty" if dirty.stdout.strip() else "")
