@@ -1,13 +1,14 @@
 """The import graph of gcsim, read from the source with ``ast`` (nothing is imported).
 
 Layers, bottom to top (a module imports only from its own layer or the layers below it;
-the two analysis subpackages do not import each other):
+the two analysis subpackages do not import each other, nor do the advisor and the executor):
 
-    base (errors, limits, _validation, _threads, _version, _array_api, _optional, _html, _plotting, io)
+    base (errors, limits, _validation, _threads, _version, _array_api, _optional, _html, _plotting, io,
+          sweep)
       -> combinatorics
       -> coding | cerar
       -> catalogue
-      -> executor
+      -> advisor | executor
       -> learning
       -> app
 
@@ -42,18 +43,22 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gcsim._html",
             "gcsim._plotting",
             "gcsim.io",
+            # seeded task sweeps, serial or on Dask (knows no gcsim layer: callers pass functions)
+            "gcsim.sweep",
         ),
     ),
     ("combinatorics", ("gcsim.combinatorics",)),
     ("coding", ("gcsim.coding",)),
     ("cerar", ("gcsim.cerar",)),
     ("catalogue", ("gcsim.catalogue",)),
+    # the code advisor: builds candidates, evaluates them, exports the chosen one (beside the executor)
+    ("advisor", ("gcsim.advisor",)),
     ("executor", ("gcsim.executor",)),
     ("learning", ("gcsim.learning",)),
     ("app", ("gcsim.app",)),
 ]
 #: rank of each layer; layers of equal rank may not import each other
-RANK = {"base": 0, "combinatorics": 1, "coding": 2, "cerar": 2, "catalogue": 3, "executor": 4, "learning": 5, "app": 6}
+RANK = {"base": 0, "combinatorics": 1, "coding": 2, "cerar": 2, "catalogue": 3, "advisor": 4, "executor": 4, "learning": 5, "app": 6}
 
 
 def module_name(path: Path) -> str:
