@@ -33,6 +33,15 @@ Simulation of one synchronous parameter-server (PS) iteration
    both agree).
 4. The optimizer (SGD with momentum, or Adam) steps with ``ĝ``.
 
+Stragglers other than Bernoulli (``train(..., stragglers=model)``)
+--------------------------------------------------------------
+Any straggler model of :mod:`gcsim.coding.stragglers` can replace the Bernoulli draws (its
+``sample(iterations, seed)`` gives the masks).  A delay model with an arrival rule
+(:class:`gcsim.coding.delays.DelayStragglerModel`) also gives the clock: worker ``j``'s
+transmission arrives ``X_j`` seconds after the iteration starts (compute and transfer), the rule
+decides which arrivals are used, and the iteration lasts the decode time ``D`` of the rule
+(theory §47); the :class:`WallClockModel` is then not used.
+
 Communication-aware simulated wall clock (:class:`WallClockModel`)
 ------------------------------------------------------------------
 Iteration time ``= max_{j∈F} e_j t_ex + (latency + ⌈d/m⌉ b / β) · (|F| if shared else 1)``
@@ -57,7 +66,9 @@ from .._optional import require
 from .._validation import check_finite_array, check_int, check_mask, check_real
 from ..coding.bounds import rd_moments, split_blocks
 from ..coding.decoders import arrival_scale, bernoulli_rescaled, optimal_decoders, rd_unbiased_decoders
+from ..coding.delays import DelayStragglerModel
 from ..coding.schemes import Scheme, _diagonals, encode
+from ..coding.straggler_base import StragglerModel
 from ..coding.stragglers import BernoulliModel, straggler_model
 from ..errors import InvalidArgumentError
 from .datasets import Dataset
@@ -147,6 +158,27 @@ def _straggling_probabilities(p: Any, n: int) -> np.ndarray:
     if isinstance(p, (list, tuple, np.ndarray)):
         return BernoulliModel(n, np.asarray(p, dtype=float)).p.copy()
     return np.full(n, check_real("p", p, minimum=0.0, maximum=1.0, strict_max=True))
+
+
+def _assumed_p(p: Any, stragglers: StragglerModel | None, decoder: str) -> Any:
+    """The straggling probability the decoders assume (see :func:`train`'s ``p``)."""
+    if stragglers is None:
+        return 0.2 if p is None else p
+    if isinstance(stragglers, BernoulliModel):
+        if p is not None and not np.array_equal(
+            _straggling_probabilities(p, stragglers.n), _straggling_probabilities(stragglers.p, stragglers.n)
+        ):
+            raise InvalidArgumentError("p", f"differs from the Bernoulli model's p = {stragglers.params.p}; omit it")
+        return stragglers.p
+    if p is None:
+        if decoder in ("unbiased", "fixed"):
+            raise InvalidArgumentError(
+                "p",
+                f"the {decoder!r} decoder scales by 1/(1 - p_j): under a {stragglers.model_kind!r} straggler model "
+                "pass the straggling probability it should assume",
+            )
+        return 0.0  # not used by the other decoders
+    return p
 
 
 class CodedGradient:
@@ -508,7 +540,7 @@ def train(
     dataset: Dataset,
     *,
     model: MLP | None = None,
-    p: float = 0.2,
+    p: Any = None,
     iterations: int = 200,
     optimizer: str = "sgd",
     lr: float = 0.1,
@@ -518,8 +550,10 @@ def train(
     seed: int = 0,
     wallclock: WallClockModel | None = None,
     init_seed: int | None = None,
+    stragglers: StragglerModel | None = None,
 ) -> TrainResult:
-    """Train ``model`` on ``dataset`` with gradients coded by ``spec`` under Bernoulli(p) stragglers.
+    """Train ``model`` on ``dataset`` with gradients coded by ``spec`` under Bernoulli(p) stragglers
+    (or the straggler model ``stragglers``).
 
     Parameters
     ----------
@@ -527,8 +561,12 @@ def train(
     dataset : Dataset
     model : MLP, optional
         Default ``MLP((features, 128, classes))``.
-    p : float in [0, 1) or array (n,) of them
-        Straggling probability of every worker (or of worker ``j``) in every iteration.
+    p : float in [0, 1) or array (n,) of them, optional
+        Straggling probability of every worker (or of worker ``j``) in every iteration: draws the
+        Bernoulli masks (default 0.2) and is what the ``"unbiased"`` and ``"fixed"`` decoders
+        assume.  With ``stragglers`` given, ``p`` is only the decoders' assumption: it defaults
+        to the model's ``p`` for a Bernoulli model and must be given for those two decoders
+        under any other model.
     iterations : int >= 1
     optimizer : {"sgd", "adam"}
     lr, momentum : float
@@ -543,8 +581,14 @@ def train(
         the mini-batches and the encoder.  Codes with the same ``n`` see the
         same straggler masks (common random numbers).
     wallclock : WallClockModel, optional
+        Iteration times from compute and message sizes (module docstring); not allowed with a
+        delay model, whose arrival times give the clock.
     init_seed : int, optional
         Seed of the initial parameters (default ``seed``).
+    stragglers : StragglerModel, optional
+        Draws the non-straggler masks (``stragglers.sample(iterations, seed)``) instead of
+        Bernoulli(``p``); a :class:`~gcsim.coding.delays.DelayStragglerModel` also sets each
+        iteration's duration to its decode time.
 
     Returns
     -------
@@ -564,7 +608,21 @@ def train(
 
     if not isinstance(dataset, Dataset):
         raise InvalidArgumentError("dataset", f"must be a Dataset, got {type(dataset).__name__}")
-    p_workers = _straggling_probabilities(p, spec.n if isinstance(spec, CodeSpec) else 1)
+    n_workers = spec.n if isinstance(spec, CodeSpec) else 1
+    delay_clock = isinstance(stragglers, DelayStragglerModel)
+    if stragglers is not None:
+        if not isinstance(stragglers, StragglerModel):
+            raise InvalidArgumentError(
+                "stragglers", f"must be a straggler model (gcsim.straggler_model), got {type(stragglers).__name__}"
+            )
+        if stragglers.n != n_workers:
+            raise InvalidArgumentError("stragglers", f"has n = {stragglers.n} workers, the code has {n_workers}")
+        if delay_clock and wallclock is not None:
+            raise InvalidArgumentError(
+                "wallclock", "a delay model's arrival times give the iteration times; pass one of the two"
+            )
+    p = _assumed_p(p, stragglers, spec.decoder if isinstance(spec, CodeSpec) else "optimal")
+    p_workers = _straggling_probabilities(p, n_workers)
     iterations = check_int("iterations", iterations, minimum=1)
     eval_every = check_int("eval_every", eval_every, minimum=1)
     seed = check_int("seed", seed, minimum=0)
@@ -585,8 +643,17 @@ def train(
     size = parts.shape[1]
     b = size if batch_per_part is None else check_int("batch_per_part", batch_per_part, minimum=1, maximum=size)
     examples = spec.assignment.T @ np.full(N, b)  # e_j: examples processed by worker j
-    masks = straggler_model("bernoulli", n, p=p_workers).sample(iterations, seed)
-    times = wallclock.iteration_times(examples, masks, model.d, m)
+    if isinstance(stragglers, DelayStragglerModel):
+        masks, times = stragglers.sample_with_times(iterations, seed)
+        if not np.all(np.isfinite(times)):
+            first = int(np.argmin(np.isfinite(times)))
+            raise InvalidArgumentError(
+                "stragglers", f"iteration {first} never decodes: its rule waits for a worker that never arrives"
+            )
+    else:
+        model_s = straggler_model("bernoulli", n, p=p_workers) if stragglers is None else stragglers
+        masks = model_s.sample(iterations, seed)
+        times = wallclock.iteration_times(examples, masks, model.d, m)
     rng = np.random.default_rng([seed, 1])
     theta = model.init(init_seed)
     rows: list[dict[str, Any]] = []
@@ -636,6 +703,7 @@ def train(
         "N": N,
         "n": n,
         "p": float(p_workers[0]) if homogeneous else p_workers.tolist(),
+        "stragglers": "bernoulli" if stragglers is None else stragglers.describe(),
         "iterations": iterations,
         "optimizer": optimizer,
         "lr": lr,
