@@ -1,0 +1,462 @@
+"""Seeded sweeps of independent tasks: serially, or on Dask distributed, with the same results.
+
+A *sweep* applies one function to a list of tasks and returns the results in task order::
+
+    results = run_sweep(fn, tasks, seed=7, scheduler="local", workers=2)
+
+Where the tasks run is chosen by ``scheduler``:
+
+``"serial"`` (default)
+    One after the other in this process (no extra dependency).
+``"local"``
+    A Dask ``LocalCluster`` created for the call and closed after it: ``workers`` processes with
+    one thread each, no dashboard, scratch files in a temporary folder that is removed.
+``"tcp://host:port"`` (or another Dask address such as ``tls://...``)
+    The scheduler of a running Dask cluster; gcsim and the task's own modules must be
+    importable on its workers.
+a ``distributed.Client``
+    An open client (left open): several sweeps share one cluster.
+
+**Seeding rule.** With ``seed`` given, ``fn(task, seq)`` receives the
+:class:`numpy.random.SeedSequence` of its task, ``SeedSequence(seed, spawn_key=(i,))`` for the
+task at index ``i`` -- the ``i``-th child of ``SeedSequence(seed).spawn(...)`` (see
+:func:`task_seed`).  It depends on the sweep's seed and the task's index only, not on the
+worker, the number of workers, the order of completion or the retries, so a task computes the
+same numbers wherever and whenever it runs, and a Dask sweep equals the serial sweep bit for bit
+(for a function whose result depends only on its arguments; BLAS threads aside: Dask's workers
+run one BLAS thread, and a kernel whose rounding depends on the thread count can differ in the
+last bits from a multi-threaded serial run).  Without ``seed``, ``fn(task)`` is called.
+
+**Lost workers.** Results are collected by the caller as the tasks finish
+(``distributed.as_completed``), so a worker that dies takes with it only the tasks it was
+running; the scheduler runs them again elsewhere (a task that takes down
+``distributed.scheduler.allowed-failures`` + 1 workers is given up: :class:`SweepWorkerError`).
+``retries`` re-runs a task that *raised* (a transient ``OSError``, say); a task that raises on
+its last try stops the sweep with its own exception.
+
+**Checkpoints.** With ``checkpoint=folder``, each finished result is also written atomically
+(pickle, :func:`gcsim.io.manifest.atomic_write_bytes`) to ``folder/task_<i>.pkl``, beside a
+``sweep.json`` naming the sweep (function, seed, number of tasks and a SHA-256 of the pickled
+tasks); a rerun of the same sweep loads those results instead of running the tasks again, and
+a folder that holds another sweep's results is refused.  Only read checkpoints you wrote: they
+are pickles.
+
+Dask is an optional dependency (``pip install 'gcsim[dask]'``); ``"serial"`` needs nothing.
+
+Examples
+--------
+>>> import numpy as np
+>>> def draw(task, seq):
+...     return task + float(np.random.default_rng(seq).random())
+>>> a = run_sweep(draw, [0, 10, 20], seed=1, progress=False)
+>>> a == [draw(t, task_seed(1, i)) for i, t in enumerate([0, 10, 20])]
+True
+>>> run_sweep(abs, [-1, 2, -3], progress=False)
+[1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import secrets
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._optional import require
+from ._validation import check_bool, check_int
+from .errors import GcsimError, InvalidArgumentError
+from .io.manifest import atomic_write_bytes, atomic_write_text, check_folder, dumps, read_json_object
+
+__all__ = [
+    "run_sweep",
+    "sweep_client",
+    "task_seed",
+    "int_seed",
+    "check_scheduler",
+    "SweepWorkerError",
+    "CHECKPOINT_FORMAT",
+]
+
+#: the ``format`` field of a checkpoint folder's ``sweep.json``
+CHECKPOINT_FORMAT = "gcsim-sweep-checkpoint"
+_CHECKPOINT_VERSION = 1
+_MAX_CHECKPOINT_MANIFEST = 1 << 20
+_EXTRA = "dask"
+
+
+class SweepWorkerError(GcsimError, RuntimeError):
+    """A task of a Dask sweep took down every worker it was tried on (the sweep stops).
+
+    ``index`` is the task's index in the sweep.  The usual cause is the task itself (memory, a
+    crash in native code), not the cluster: run it alone with ``scheduler="serial"`` to see.
+    """
+
+    def __init__(self, index: int, message: str):
+        self.index = index
+        super().__init__(message)
+
+
+def task_seed(seed: int, index: int) -> np.random.SeedSequence:
+    """The :class:`numpy.random.SeedSequence` of task ``index`` in a sweep seeded with ``seed``.
+
+    Equal to ``SeedSequence(seed).spawn(index + 1)[index]``: independent streams for different
+    tasks, the same stream for the same (seed, index) on every machine.
+
+    >>> import numpy as np
+    >>> task_seed(5, 2).spawn_key, task_seed(5, 2).entropy
+    ((2,), 5)
+    >>> task_seed(5, 2).generate_state(2).tolist() == np.random.SeedSequence(5).spawn(3)[2].generate_state(2).tolist()
+    True
+    """
+    seed = check_int("seed", seed, minimum=0)
+    index = check_int("index", index, minimum=0)
+    return np.random.SeedSequence(seed, spawn_key=(index,))
+
+
+def int_seed(seq: np.random.SeedSequence) -> int:
+    """A non-negative integer seed (below ``2**63``) drawn from ``seq``, for APIs that take ints.
+
+    >>> int_seed(task_seed(0, 0)) == int_seed(task_seed(0, 0)) != int_seed(task_seed(0, 1))
+    True
+    """
+    if not isinstance(seq, np.random.SeedSequence):
+        raise InvalidArgumentError("seq", f"must be a numpy.random.SeedSequence, got {type(seq).__name__}")
+    return int(seq.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def _is_client(obj: Any) -> bool:
+    # a distributed.Client, recognised without importing distributed (an optional dependency)
+    return type(obj).__name__ == "Client" and type(obj).__module__.startswith("distributed")
+
+
+def check_scheduler(scheduler: Any, argument: str = "scheduler") -> Any:
+    """``scheduler`` if it is ``"serial"``, ``"local"``, a Dask address or a ``distributed.Client``.
+
+    Raises :class:`~gcsim.errors.InvalidArgumentError` naming ``argument`` otherwise (a missing
+    Dask is reported later, when a cluster is needed).
+
+    >>> check_scheduler("tcp://10.0.0.5:8786")
+    'tcp://10.0.0.5:8786'
+    >>> check_scheduler("dask")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: scheduler: must be 'serial', 'local', a Dask scheduler address ... got 'dask'
+    """
+    if _is_client(scheduler):
+        return scheduler
+    if isinstance(scheduler, str):
+        proto, sep, rest = scheduler.partition("://")
+        if scheduler in ("serial", "local") or (sep and proto.isalnum() and rest):
+            return scheduler
+    raise InvalidArgumentError(
+        argument,
+        "must be 'serial', 'local', a Dask scheduler address like tcp://host:8786 or a distributed.Client, "
+        f"got {scheduler!r}",
+    )
+
+
+@contextlib.contextmanager
+def sweep_client(scheduler: Any = "local", workers: int | None = None) -> Iterator[Any]:
+    """A Dask client for ``scheduler`` (``None`` for ``"serial"``); what the block opened is closed after it.
+
+    ``"local"`` starts a ``LocalCluster`` of ``workers`` processes (default: the CPU count) with
+    one thread each, no dashboard, and its scratch files in a temporary folder removed at the
+    end; an address connects to that scheduler; a ``Client`` is yielded as it is and left
+    open.  Use it to run several sweeps on one cluster::
+
+        with sweep_client("local", workers=2) as client:
+            a = run_sweep(f, tasks, scheduler=client)
+            b = run_sweep(g, more, scheduler=client)
+
+    Raises
+    ------
+    MissingDependencyError
+        Dask distributed is not installed (``pip install 'gcsim[dask]'``).
+    InvalidArgumentError
+        A bad ``scheduler``, or ``workers`` given for anything but ``"local"``.
+    """
+    scheduler = check_scheduler(scheduler)
+    if workers is not None:
+        workers = check_int("workers", workers, minimum=1)
+        if scheduler != "local":
+            raise InvalidArgumentError(
+                "workers", "applies to scheduler='local' only (a running cluster has the workers it was started with)"
+            )
+    if scheduler == "serial":
+        yield None
+        return
+    if _is_client(scheduler):
+        yield scheduler
+        return
+    distributed = require("distributed", _EXTRA, "gcsim.sweep (a Dask scheduler)")
+    if scheduler != "local":
+        with distributed.Client(scheduler) as client:
+            yield client
+        return
+    import logging
+
+    n = workers if workers is not None else max(1, os.cpu_count() or 1)
+    with tempfile.TemporaryDirectory(prefix="gcsim-dask-") as scratch:
+        with distributed.LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            local_directory=scratch,
+            silence_logs=logging.ERROR,
+        ) as cluster:
+            with distributed.Client(cluster) as client:
+                yield client
+
+
+def _call(fn: Callable[..., Any], task: Any, seed: int | None, index: int) -> Any:
+    """One task: ``fn(task)``, or ``fn(task, task_seed(seed, index))`` for a seeded sweep."""
+    if seed is None:
+        return fn(task)
+    return fn(task, np.random.SeedSequence(seed, spawn_key=(index,)))
+
+
+def _fn_name(fn: Callable[..., Any]) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
+
+
+class _Checkpoint:
+    """A folder of finished task results of one sweep (see the module docstring)."""
+
+    def __init__(self, folder: Any, fn: Callable[..., Any], tasks: Sequence[Any], seed: int | None):
+        self.folder = check_folder("checkpoint", folder)
+        try:
+            digest = hashlib.sha256(pickle.dumps(list(tasks), protocol=4)).hexdigest()
+        except Exception as exc:  # pickling can raise almost anything
+            raise InvalidArgumentError(
+                "checkpoint", f"needs picklable tasks, to recognise the sweep on a rerun ({exc})"
+            ) from exc
+        self.header = {
+            "format": CHECKPOINT_FORMAT,
+            "version": _CHECKPOINT_VERSION,
+            "function": _fn_name(fn),
+            "seed": seed,
+            "tasks": len(tasks),
+            "tasks_sha256": digest,
+        }
+        manifest = self.folder / "sweep.json"
+        if manifest.exists():
+            try:
+                old = read_json_object(manifest, _MAX_CHECKPOINT_MANIFEST)
+            except (OSError, ValueError) as exc:
+                raise InvalidArgumentError("checkpoint", f"{manifest} is unreadable ({exc})") from exc
+            if old != self.header:
+                changed = sorted(k for k in set(old) | set(self.header) if old.get(k) != self.header.get(k))
+                raise InvalidArgumentError(
+                    "checkpoint",
+                    f"{self.folder} holds the results of another sweep ({', '.join(changed)} differ); "
+                    "use a new folder or delete it",
+                )
+        else:
+            atomic_write_text(manifest, dumps(self.header))
+
+    def path(self, index: int) -> Path:
+        return self.folder / f"task_{index:08d}.pkl"
+
+    def load(self, count: int) -> dict[int, Any]:
+        """The results on disk; an unreadable file (a foreign or damaged one) is run again."""
+        found: dict[int, Any] = {}
+        for i in range(count):
+            p = self.path(i)
+            if not p.is_file():
+                continue
+            try:
+                found[i] = pickle.loads(p.read_bytes())
+            except Exception:  # damaged or foreign: the task simply runs again
+                continue
+        return found
+
+    def save(self, index: int, result: Any) -> None:
+        try:
+            data = pickle.dumps(result, protocol=4)
+        except Exception as exc:
+            raise InvalidArgumentError(
+                "checkpoint", f"task {index} returned an unpicklable result ({type(result).__name__}: {exc})"
+            ) from exc
+        atomic_write_bytes(self.path(index), data)
+
+
+def _check_picklable(fn: Callable[..., Any], tasks: Sequence[Any], todo: Sequence[int]) -> None:
+    """Fail before submitting anything if the function or a task cannot be sent to a worker."""
+    import cloudpickle  # installed with distributed
+
+    try:
+        cloudpickle.dumps(fn)
+    except Exception as exc:
+        raise InvalidArgumentError(
+            "fn", f"must be picklable to run on Dask workers ({_fn_name(fn)}: {type(exc).__name__}: {exc})"
+        ) from exc
+    for i in todo:
+        try:
+            cloudpickle.dumps(tasks[i])
+        except Exception as exc:
+            raise InvalidArgumentError(
+                "tasks", f"must be picklable to run on Dask workers (task {i}: {type(exc).__name__}: {exc})"
+            ) from exc
+
+
+def _progress_bar(total: int, initial: int, enabled: bool, desc: str):
+    from tqdm.auto import tqdm
+
+    # disable=None: a bar only on a terminal
+    return tqdm(total=total, initial=initial, desc=desc, leave=False, disable=None if enabled else True)
+
+
+def run_sweep(
+    fn: Callable[..., Any],
+    tasks: Iterable[Any],
+    *,
+    seed: int | None = None,
+    scheduler: Any = "serial",
+    workers: int | None = None,
+    progress: bool = True,
+    retries: int = 0,
+    checkpoint: str | os.PathLike | None = None,
+    desc: str = "sweep",
+) -> list[Any]:
+    """Apply ``fn`` to every task, serially or on Dask; the results in task order.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(task)``, or ``fn(task, seq)`` when ``seed`` is given, with ``seq`` the task's
+        :class:`numpy.random.SeedSequence` (:func:`task_seed`; :func:`int_seed` turns it into an
+        integer seed).  On Dask it must be picklable (a module-level function, a
+        ``functools.partial`` of one, or anything cloudpickle can send).
+    tasks : iterable
+        The tasks (picklable for Dask and for ``checkpoint``).
+    seed : int >= 0, optional
+        Seed of the sweep; task ``i`` gets ``SeedSequence(seed, spawn_key=(i,))`` whatever runs it.
+    scheduler : "serial", "local", a Dask address ("tcp://host:8786") or a distributed.Client
+        Where the tasks run (module docstring).
+    workers : int >= 1, optional
+        Worker processes of the ``"local"`` cluster (default: the CPU count).
+    progress : bool
+        A tqdm bar over finished tasks (shown on a terminal).
+    retries : int >= 0
+        Extra tries of a task that raised (Dask only; lost workers are handled by Dask anyway).
+    checkpoint : path, optional
+        Folder of finished results: written as tasks finish, reused by a rerun of the same sweep.
+    desc : str
+        Label of the progress bar.
+
+    Returns
+    -------
+    list
+        ``[fn(tasks[0], ...), fn(tasks[1], ...), ...]``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A bad argument, an unpicklable function or task (Dask), or a checkpoint folder of another sweep.
+    MissingDependencyError
+        A Dask scheduler without Dask installed (``pip install 'gcsim[dask]'``).
+    SweepWorkerError
+        A task that kept killing its workers.
+    Exception
+        The exception a task raised (the sweep stops; finished results stay in ``checkpoint``).
+
+    Examples
+    --------
+    >>> def square(x):
+    ...     return x * x
+    >>> run_sweep(square, range(5), progress=False)
+    [0, 1, 4, 9, 16]
+    """
+    if not callable(fn):
+        raise InvalidArgumentError("fn", f"must be callable, got {type(fn).__name__}")
+    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Iterable):
+        raise InvalidArgumentError("tasks", f"must be an iterable of tasks, got {type(tasks).__name__}")
+    items = list(tasks)
+    seed = None if seed is None else check_int("seed", seed, minimum=0)
+    scheduler = check_scheduler(scheduler)
+    if workers is not None:
+        workers = check_int("workers", workers, minimum=1)
+        if scheduler != "local":
+            raise InvalidArgumentError(
+                "workers", "applies to scheduler='local' only (a running cluster has the workers it was started with)"
+            )
+    progress = check_bool("progress", progress)
+    retries = check_int("retries", retries, minimum=0)
+    if not isinstance(desc, str):
+        raise InvalidArgumentError("desc", f"must be a string, got {type(desc).__name__}")
+    store = None if checkpoint is None else _Checkpoint(checkpoint, fn, items, seed)
+    results: dict[int, Any] = {} if store is None else store.load(len(items))
+    todo = [i for i in range(len(items)) if i not in results]
+    if scheduler == "serial":
+        bar = _progress_bar(len(items), len(results), progress, desc)
+        try:
+            for i in todo:
+                results[i] = _call(fn, items[i], seed, i)
+                if store is not None:
+                    store.save(i, results[i])
+                bar.update(1)
+        finally:
+            bar.close()
+    elif todo:
+        with sweep_client(scheduler, workers) as client:
+            _run_on_dask(client, fn, items, seed, todo, results, store, progress, retries, desc)
+    return [results[i] for i in range(len(items))]
+
+
+def _run_on_dask(
+    client: Any,
+    fn: Callable[..., Any],
+    items: list[Any],
+    seed: int | None,
+    todo: list[int],
+    results: dict[int, Any],
+    store: _Checkpoint | None,
+    progress: bool,
+    retries: int,
+    desc: str,
+) -> None:
+    import functools
+
+    distributed = require("distributed", _EXTRA, "gcsim.sweep (a Dask scheduler)")
+    _check_picklable(fn, items, todo)
+    token = secrets.token_hex(8)  # fresh keys: never reuse another sweep's results on the cluster
+    futures = client.map(
+        functools.partial(_call, fn),
+        [items[i] for i in todo],
+        [seed] * len(todo),
+        todo,
+        key=[f"gcsim-sweep-{token}-{i}" for i in todo],
+        retries=retries,
+        pure=False,
+    )
+    index = {f.key: i for f, i in zip(futures, todo, strict=True)}
+    pending = set(futures)
+    bar = _progress_bar(len(items), len(items) - len(todo), progress, desc)
+    try:
+        for fut in distributed.as_completed(futures):
+            i = index[fut.key]
+            try:
+                value = fut.result()
+            except distributed.KilledWorker as exc:
+                raise SweepWorkerError(
+                    i, f"task {i} of the sweep killed every worker it ran on ({exc}); try it with scheduler='serial'"
+                ) from exc
+            results[i] = value
+            if store is not None:
+                store.save(i, value)
+            pending.discard(fut)
+            fut.release()  # the result is here now: the cluster may forget it
+            bar.update(1)
+    finally:
+        bar.close()
+        if pending:  # a task failed: stop the rest
+            with contextlib.suppress(Exception):
+                client.cancel(list(pending))
