@@ -33,6 +33,7 @@ from .commands import (
     cerar as cerar_commands,
     coding as coding_commands,
     combinatorics as combinatorics_commands,
+    delays as delays_commands,
     executor as executor_commands,
     learning as learning_commands,
 )
@@ -66,6 +67,7 @@ _EPILOG = """examples:
 COMMANDS = (
     combinatorics_commands.register,
     coding_commands.register,
+    delays_commands.register,
     cerar_commands.register,
     executor_commands.register,
     learning_commands.register,

@@ -1,0 +1,200 @@
+"""``gcsim decode-time`` and ``gcsim decoder-table``: delays, arrival rules and deployable decoders.
+
+Delay models and rules are written ``KIND:key=value,...`` on the command line, with the names of
+:func:`gcsim.coding.delays.delay_model` and :func:`gcsim.coding.delays.arrival_rule`:
+``shifted-exponential:shift=1,rate=2``, ``pareto:scale=1,shape=2.5``,
+``bimodal:p_slow=0.1,fast_shift=1,fast_rate=4,slow_shift=5,slow_rate=1``, ``trace:FILE`` (a
+workers x iterations ``.npy`` or ``.csv`` of delays); ``first:s=2``, ``deadline:deadline=2.5``,
+``relative:mu=0.5``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+EXIT_OK = 0
+
+_DELAY_HELP = (
+    "KIND:key=value,... e.g. shifted-exponential:shift=1,rate=2 | pareto:scale=1,shape=2.5 | "
+    "bimodal:p_slow=0.1,fast_shift=1,fast_rate=4,slow_shift=5,slow_rate=1 | "
+    "trace:FILE (.npy/.csv, workers x iterations)"
+)
+_RULE_HELP = "first:s=S | deadline:deadline=T | relative:mu=MU"
+
+
+def _spec(flag: str, text: str) -> tuple[str, dict[str, Any]]:
+    """``KIND:key=value,...`` -> (kind, {key: float}); errors name ``flag``."""
+    from ..common import UsageError
+
+    kind, _, rest = text.partition(":")
+    kind = kind.strip()
+    if not kind:
+        raise UsageError(f"{flag}: expected KIND:key=value,..., got {text!r}")
+    params: dict[str, Any] = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise UsageError(f"{flag}: expected key=value, got {item!r} in {text!r}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise UsageError(f"{flag}: {key.strip()}={value!r} is not a number") from None
+        params[key.strip()] = int(number) if key.strip() == "s" and number.is_integer() else number
+    return kind, params
+
+
+def _trace(flag: str, path: str):
+    import numpy as np
+
+    from ..common import UsageError, check_input_path, path_errors
+
+    p = check_input_path(flag, path, folder_ok=False)
+    with path_errors(flag, "read"):
+        if p.suffix == ".npy":
+            try:
+                return np.load(p, allow_pickle=False)
+            except ValueError as exc:
+                raise UsageError(f"{flag}: {str(path)!r} is not a plain .npy array ({exc})") from None
+        if p.suffix == ".csv":
+            try:
+                return np.loadtxt(p, delimiter=",", ndmin=2)
+            except ValueError as exc:
+                raise UsageError(f"{flag}: {str(path)!r}: {exc}") from None
+    raise UsageError(f"{flag}: a trace is a .npy or .csv file, got {str(path)!r}")
+
+
+def _delays_and_rule(args: argparse.Namespace):
+    from ...coding.delays import arrival_rule, delay_model
+    from ...errors import InvalidArgumentError
+    from ..common import UsageError
+
+    kind, _, path = args.delays.partition(":")
+    try:
+        if kind.strip() == "trace":
+            trace = _trace("--delays", path.strip())
+            model = delay_model("trace", trace.shape[0] if args.workers is None else args.workers, delays=trace)
+        else:
+            kind, params = _spec("--delays", args.delays)
+            if args.workers is None:
+                raise UsageError("--workers: needed for a parametric delay model (a trace gives it)")
+            model = delay_model(kind, args.workers, **params)
+    except InvalidArgumentError as exc:  # the model's own names (shape=, rate=, ...) are written in --delays
+        if exc.argument == "n":
+            raise UsageError(f"--workers: {str(exc)[len('n: ') :]}") from None
+        raise UsageError(f"--delays: {exc}") from None
+    rule_kind, rule_params = _spec("--rule", args.rule)
+    try:
+        rule = arrival_rule(rule_kind, **rule_params)
+        rule.check_n(model.n)
+    except InvalidArgumentError as exc:
+        raise UsageError(f"--rule: {exc}") from None
+    return model, rule
+
+
+def _cmd_decode_time(args: argparse.Namespace) -> int:
+    from ...coding.delays import expected_decode_time
+    from ..common import emit, fmt
+
+    model, rule = _delays_and_rule(args)
+    res = expected_decode_time(model, rule, method=args.method, samples=args.samples, seed=args.seed)
+    payload = {
+        "delays": model.describe(),
+        "rule": rule.params,
+        "mean": res.mean,
+        "ci95": list(res.ci),
+        "method": res.method,
+        "abserr": res.abserr,
+        "stderr": res.stderr,
+        "reason": res.reason,
+    }
+    ci = "" if res.ci[0] == res.ci[1] else f" (interval {fmt(res.ci[0], 6)} .. {fmt(res.ci[1], 6)})"
+    text = f"{model.describe()}; {rule.describe()}\nE[decode time] = {fmt(res.mean, 6)}{ci}; {res.method}"
+    if res.reason:
+        text += f"\n{res.reason}"
+    emit(args, payload, text)
+    return EXIT_OK
+
+
+def _cmd_decoder_table(args: argparse.Namespace) -> int:
+    from ...catalogue.named import resolve_design
+    from ...coding.decoder_table import decoder_table
+    from ...coding.schemes import encode
+    from ..common import check_output_dir, emit, fmt, path_errors
+
+    out = check_output_dir("--out", args.out)
+    design = resolve_design(args.design)
+    scheme = encode(design, args.m, args.method, eps=args.eps, seed=args.seed)
+    table = decoder_table(scheme, s_max=args.s_max)
+    with path_errors("--out"):
+        path = table.export(out / (args.name or f"decoders_s{args.s_max}"), overwrite=args.force)
+    norm = scheme.m * scheme.num_parts
+    errors = table.errors
+    payload = {
+        "design": args.design,
+        "m": scheme.m,
+        "method": scheme.method,
+        "s_max": args.s_max,
+        "patterns": int(table.decoders.shape[0]),
+        "max_error": float(errors.max()),
+        "max_normalized_error": float(errors.max() / norm),
+        "path": str(path),
+    }
+    text = (
+        f"{payload['patterns']:,} patterns of up to {args.s_max} stragglers; largest optimal error "
+        f"{fmt(payload['max_error'], 6)} (normalized {fmt(payload['max_normalized_error'])}); written to {path}"
+    )
+    emit(args, payload, text)
+    return EXIT_OK
+
+
+_FLAGS = {
+    "method": "--method",
+    "samples": "--samples",
+    "s_max": "--s-max",
+    "m": "--m",
+    "eps": "--eps",
+    "design": "--design",
+}
+
+
+def register(sub, add) -> None:
+    from ..common import float_arg, int_arg
+
+    p = add(
+        "decode-time",
+        _cmd_decode_time,
+        "expected time until the master decodes, for a delay model and an arrival rule",
+        "examples:\n  gcsim decode-time --workers 13 --delays shifted-exponential:shift=1,rate=1 --rule first:s=2\n"
+        "  gcsim decode-time --workers 10 --delays pareto:scale=1,shape=2.5 --rule relative:mu=0.5 --json\n"
+        "  gcsim decode-time --delays trace:delays.npy --rule deadline:deadline=2.5",
+    )
+    p.add_argument("--delays", required=True, help=_DELAY_HELP)
+    p.add_argument("--rule", required=True, help=_RULE_HELP)
+    p.add_argument("--workers", type=int_arg(1), default=None, help="number of workers n (a trace gives it)")
+    p.add_argument(
+        "--method",
+        default="auto",
+        choices=["auto", "exact", "quad", "monte-carlo"],
+        help="closed form, quadrature, or Monte Carlo (auto: exact, else quad)",
+    )
+    p.add_argument("--samples", type=int_arg(1), default=100_000, help="Monte Carlo draws")
+    p.add_argument("--seed", type=int_arg(0), default=0, help="Monte Carlo seed")
+    p.set_defaults(flags=_FLAGS)
+
+    p = add(
+        "decoder-table",
+        _cmd_decoder_table,
+        "precompute the optimal decoders of every pattern of up to s stragglers and export them with the encoder",
+        "example:\n  gcsim decoder-table --design bibd:13,4,1 --m 2 --method rd --s-max 2 --out tables",
+    )
+    p.add_argument("--design", required=True, help="named instance, family spec (bibd:13,4,1, ...) or a catalogue file")
+    p.add_argument("--m", type=int_arg(1), default=2, help="communication reduction m")
+    p.add_argument("--method", default="rd", help="encoder: naive, rd, ns, ...")
+    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon")
+    p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the encoder")
+    p.add_argument("--s-max", type=int_arg(0), required=True, help="largest number of stragglers tabulated")
+    p.add_argument("--out", required=True, help="folder to write the bundle into")
+    p.add_argument("--name", help="bundle name (default decoders_s<S>)")
+    p.add_argument("--force", action="store_true", help="replace an existing bundle")
+    p.set_defaults(flags=_FLAGS)
