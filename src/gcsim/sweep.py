@@ -208,7 +208,10 @@ def sweep_client(scheduler: Any = "local", workers: int | None = None) -> Iterat
             n_workers=n,
             threads_per_worker=1,
             processes=True,
+            host="127.0.0.1",  # this machine only
             dashboard_address=None,
+            # the scheduler's HTTP routes (health, metrics) on a free local port, not 8787
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
             local_directory=scratch,
             silence_logs=logging.ERROR,
         ) as cluster:
