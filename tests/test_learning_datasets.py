@@ -1,7 +1,9 @@
 """Datasets of the learning experiments: digits split, IDX/NPZ MNIST loaders and their validation."""
 
 import gzip
+import math
 import struct
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -49,26 +51,74 @@ def _idx_bytes(array, code):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_digits_split_sizes_and_stratification():
-    ds = load_digits(test_fraction=0.25, seed=3, standardized=False)
+def _hamilton_choices(counts, seats):
+    """Largest-remainder apportionment of ``seats`` among ``counts``, in exact rationals.
+
+    Returns each class's floor of its quota, the classes that surely get one more seat, and the
+    tied classes at the boundary with how many of them get one (any choice among them is right).
+    """
+    total = sum(counts)
+    quotas = [Fraction(c * seats, total) for c in counts]
+    floors = [math.floor(q) for q in quotas]
+    left = seats - sum(floors)
+    rems = [q - f for q, f in zip(quotas, floors, strict=True)]
+    cut = sorted(rems, reverse=True)[left - 1] if left else None
+    sure = {i for i, r in enumerate(rems) if left and r > cut}
+    tied = {i for i, r in enumerate(rems) if left and r == cut}
+    return floors, sure, tied, left - len(sure)
+
+
+def test_hamilton_reference_on_hand_examples():
+    # the reference itself, on numbers done by hand: quotas 7·5/10 = 3.5, 2·5/10 = 1, 1·5/10 = 0.5
+    # -> floors 3, 1, 0 and one seat for the tie between classes 0 and 2
+    assert _hamilton_choices([7, 2, 1], 5) == ([3, 1, 0], set(), {0, 2}, 1)
+    # 6·4/9 = 2.67, 3·4/9 = 1.33 -> floors 2, 1; the larger remainder (class 0, alone at the
+    # boundary) takes the last seat
+    assert _hamilton_choices([6, 3], 4) == ([2, 1], set(), {0}, 1)
+    # 5·7/10 = 3.5, 3·7/10 = 2.1, 2·7/10 = 1.4 -> floors 3, 2, 1, one seat left for class 0 (0.5)
+    assert _hamilton_choices([5, 3, 2], 7) == ([3, 2, 1], set(), {0}, 1)
+    # 5·9/10 = 4.5, 3·9/10 = 2.7, 2·9/10 = 1.8 -> floors 4, 2, 1, two seats left: class 2 (0.8)
+    # surely, then class 1 (0.7) at the boundary
+    assert _hamilton_choices([5, 3, 2], 9) == ([4, 2, 1], {2}, {1}, 1)
+    assert _hamilton_choices([4, 2], 3) == ([2, 1], set(), set(), 0)
+
+
+@pytest.mark.parametrize("fraction,seed", [(0.25, 3), (0.25, 0), (0.1, 7), (0.5, 2), (0.3, 11), (0.9, 4)])
+def test_digits_split_sizes_and_stratification(fraction, seed):
+    ds = load_digits(test_fraction=fraction, seed=seed, standardized=False)
     assert ds.n_train + ds.n_test == 1797
     assert ds.n_features == 64 and ds.n_classes == 10
     counts = np.bincount(ds.y_train, minlength=10) + np.bincount(ds.y_test, minlength=10)
     assert counts.tolist() == DIGIT_COUNTS
-    assert np.bincount(ds.y_test).tolist() == [round(0.25 * c) for c in DIGIT_COUNTS]
+    # n_test = ⌈f·1797⌉ (f·1797 is far from an integer for these f, so rounding of f·1797 cannot
+    # move the ceiling); the training places go to the classes by largest remainders and each
+    # class's rest is its test part
+    n_test = math.ceil(Fraction(fraction) * 1797)
+    assert ds.n_test == n_test
+    floors, sure, tied, ties_up = _hamilton_choices(DIGIT_COUNTS, 1797 - n_test)
+    extra = np.bincount(ds.y_train, minlength=10) - np.array(floors)
+    assert np.all((extra == 0) | (extra == 1))
+    up = set(np.flatnonzero(extra == 1).tolist())
+    assert sure <= up and up - sure <= tied and len(up - sure) == ties_up
+    # hence each test count is count_c · n_test / 1797 rounded up or down
+    for c, t in zip(DIGIT_COUNTS, np.bincount(ds.y_test, minlength=10).tolist(), strict=True):
+        assert abs(Fraction(t) - Fraction(c * n_test, 1797)) < 1
     # raw pixels are counts 0..16 scaled to [0, 1]
     assert ds.x_train.min() == 0.0 and ds.x_train.max() == 1.0
     # k/16 and its product with 16 are exact in binary floating point
     assert np.array_equal(ds.x_train * 16, np.round(ds.x_train * 16))
+    assert ds.info["split"] == f"sklearn.model_selection.train_test_split, stratified, random_state={seed}"
 
 
-def test_digits_train_and_test_disjoint_and_complete():
+def test_digits_train_and_test_are_the_data_set():
+    from sklearn.datasets import load_digits as sk_digits
+
     ds = load_digits(seed=1, standardized=False)
-    rows = {tuple(r) for r in np.vstack([ds.x_train, ds.x_test]).tolist()}
-    # a few digits images are duplicated in the data set; the union still holds ~all of them
-    assert len(rows) >= 1790
-    allx = np.vstack([ds.x_train, ds.x_test])
-    assert allx.shape == (1797, 64)
+    x, y = sk_digits(return_X_y=True)
+    # rows with their labels, as multisets: every image exactly once, in one of the two parts
+    split = np.column_stack([np.vstack([ds.x_train, ds.x_test]) * 16, np.concatenate([ds.y_train, ds.y_test])])
+    whole = np.column_stack([x, y])
+    assert np.array_equal(split[np.lexsort(split.T[::-1])], whole[np.lexsort(whole.T[::-1])])
 
 
 def test_digits_deterministic_by_seed_and_seed_matters():
@@ -102,9 +152,24 @@ def test_digits_bad_fraction(bad):
         load_digits(test_fraction=bad)
 
 
-def test_digits_bad_seed():
+@pytest.mark.parametrize("fraction,n_test", [(0.004, 8), (0.995, 1789)])
+def test_digits_fraction_leaving_a_class_out_is_refused(fraction, n_test):
+    # fewer than 10 test (or training) examples cannot hold each of the 10 classes
+    with pytest.raises(InvalidArgumentError, match=f"test_fraction.*gives {n_test} of 1797"):
+        load_digits(test_fraction=fraction)
+
+
+@pytest.mark.parametrize("fraction,n_test", [(9.5 / 1797, 10), (1787 / 1797, 1787)])
+def test_digits_extreme_fractions_still_stratify(fraction, n_test):
+    ds = load_digits(test_fraction=fraction, standardized=False)
+    assert ds.n_test == n_test and np.all(np.bincount(ds.y_test, minlength=10) >= 1)
+    assert np.all(np.bincount(ds.y_train, minlength=10) >= 1)
+
+
+@pytest.mark.parametrize("bad", [-1, 2**32, 1.5])
+def test_digits_bad_seed(bad):
     with pytest.raises(InvalidArgumentError, match="seed"):
-        load_digits(seed=-1)
+        load_digits(seed=bad)
 
 
 def test_standardize_constant_feature():

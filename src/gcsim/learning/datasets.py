@@ -2,8 +2,9 @@
 
 * :func:`load_digits` — scikit-learn's bundled handwritten digits (8x8 pixels,
   1797 images, 10 classes; Alpaydin & Kaynak, UCI "optdigits" test set),
-  split into train/test with a seeded stratified shuffle and standardized with
-  the *training* mean and standard deviation.
+  split into train/test with scikit-learn's seeded stratified
+  ``train_test_split`` and standardized with the *training* mean and standard
+  deviation.
 * :func:`read_idx` — one file in LeCun's IDX format (plain or gzip), with
   validation of the magic number, the element type, the dimensions and the
   payload length.
@@ -20,6 +21,7 @@ or ``(count, 64)`` and int64 labels.  Malformed files raise
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import zipfile
 from dataclasses import dataclass, field
@@ -137,20 +139,6 @@ def standardize(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np
     return scaler.transform(x_train), scaler.transform(x_test), {"standardized": True}
 
 
-def _split(x: np.ndarray, y: np.ndarray, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded stratified split: the first ``round(test_fraction * count_c)`` of each shuffled class go to test."""
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(y.size)
-    ys = y[perm]
-    order = perm[np.argsort(ys, kind="stable")]  # shuffled within each class
-    counts = np.bincount(y)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rank = np.arange(y.size) - np.repeat(starts, counts)  # position inside its class
-    n_test = np.rint(test_fraction * counts).astype(int)
-    is_test = rank < np.repeat(n_test, counts)
-    return np.sort(order[~is_test]), np.sort(order[is_test])
-
-
 def _digits_arrays() -> tuple[np.ndarray, np.ndarray]:
     """The raw digits (1797 x 64 pixel counts in 0..16, labels) from :func:`sklearn.datasets.load_digits`.
 
@@ -168,12 +156,22 @@ def _digits_arrays() -> tuple[np.ndarray, np.ndarray]:
 def load_digits(*, test_fraction: float = 0.25, seed: int = 0, standardized: bool = True) -> Dataset:
     """scikit-learn's handwritten digits (8x8 images, 1797 examples, 10 classes).
 
+    The split is :func:`sklearn.model_selection.train_test_split` with
+    ``test_size=test_fraction, stratify=y, random_state=seed``.  The test set
+    holds ``n_test = ceil(test_fraction * 1797)`` examples; the
+    ``1797 - n_test`` training places are shared among the classes in
+    proportion to their sizes by largest remainders (Hamilton's method, ties
+    broken by ``seed``) and each class puts the rest of its examples in the
+    test set, so class ``c`` has ``count_c * n_test / 1797`` test examples,
+    rounded up or down.  Both parts come in shuffled order.
+
     Parameters
     ----------
     test_fraction : float in (0, 1)
-        Share of each class put in the test set (stratified).
-    seed : int
-        Seed of the split; the same seed gives the same split.
+        Share of the examples put in the test set (stratified).  Both parts
+        need at least one example of each class: ``10 <= n_test <= 1787``.
+    seed : int in [0, 2**32)
+        ``random_state`` of the split; the same seed gives the same split.
     standardized : bool
         Standardize with the training statistics (:func:`standardize`);
         otherwise pixel intensities are scaled from ``[0, 16]`` to ``[0, 1]``.
@@ -183,22 +181,45 @@ def load_digits(*, test_fraction: float = 0.25, seed: int = 0, standardized: boo
     >>> ds = load_digits(test_fraction=0.25, seed=1)
     >>> ds.n_test, bool(abs(ds.x_train.mean()) < 1e-12)
     (450, True)
+    >>> np.bincount(ds.y_test).tolist()  # [178, 182, ..., 180] * 450 / 1797, rounded up or down
+    [45, 46, 44, 46, 45, 46, 45, 45, 43, 45]
+    >>> ds.info["split"]
+    'sklearn.model_selection.train_test_split, stratified, random_state=1'
     """
     test_fraction = check_real(
         "test_fraction", test_fraction, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True
     )
-    seed = check_int("seed", seed, minimum=0)
+    seed = check_int("seed", seed, minimum=0, maximum=2**32 - 1)  # numpy.random.RandomState's range
     x, y = _digits_arrays()
-    tr, te = _split(x, y, test_fraction, seed)
-    x_tr, x_te = x[tr], x[te]
-    info = {"source": "sklearn.datasets.load_digits", "seed": seed, "test_fraction": test_fraction}
+    n_classes = 10
+    # scikit-learn's own count (ceil in floating point); stratification needs every class on both sides
+    n_test = math.ceil(test_fraction * y.size)
+    if not n_classes <= n_test <= y.size - n_classes:
+        raise InvalidArgumentError(
+            "test_fraction",
+            f"gives {n_test} of {y.size} digits to the test set; a stratified split needs "
+            f"{n_classes}..{y.size - n_classes} (one example of each of the {n_classes} classes on both sides), "
+            f"got {test_fraction!r}",
+        )
+    require("sklearn", "learning", "gcsim.learning.datasets.load_digits")
+    from sklearn import __version__ as sklearn_version
+    from sklearn.model_selection import train_test_split
+
+    x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=test_fraction, stratify=y, random_state=seed)
+    info: dict[str, Any] = {
+        "source": "sklearn.datasets.load_digits",
+        "seed": seed,
+        "test_fraction": test_fraction,
+        "split": f"sklearn.model_selection.train_test_split, stratified, random_state={seed}",
+        "sklearn": sklearn_version,
+    }
     if standardized:
         x_tr, x_te, extra = standardize(x_tr, x_te)
         info.update(extra)
     else:
         x_tr, x_te = x_tr / 16.0, x_te / 16.0
         info["standardized"] = False
-    return Dataset(x_tr, y[tr], x_te, y[te], "digits", 10, info)
+    return Dataset(x_tr, y_tr, x_te, y_te, "digits", n_classes, info)
 
 
 # ----------------------------------------------------------------------------------------------
