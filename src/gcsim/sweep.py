@@ -36,9 +36,10 @@ its last try stops the sweep with its own exception.
 
 **Checkpoints.** With ``checkpoint=folder``, each finished result is also written atomically
 (pickle, :func:`gcsim.io.manifest.atomic_write_bytes`) to ``folder/task_<i>.pkl``, beside a
-``sweep.json`` naming the sweep (function, seed, number of tasks and a SHA-256 of the pickled
-tasks); a rerun of the same sweep loads those results instead of running the tasks again, and
-a folder that holds another sweep's results is refused.  Only read checkpoints you wrote: they
+``sweep.json`` naming the sweep (function, seed, number of tasks, and SHA-256 digests of the
+pickled tasks and function, where they can be pickled); a rerun of the same sweep loads those
+results instead of running the tasks again, and a folder that holds another sweep's results is
+refused.  Only read checkpoints you wrote: they
 are pickles.
 
 Dask is an optional dependency (``pip install 'gcsim[dask]'``); ``"serial"`` needs nothing.
@@ -58,6 +59,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import pickle
@@ -227,7 +229,23 @@ def _call(fn: Callable[..., Any], task: Any, seed: int | None, index: int) -> An
 
 
 def _fn_name(fn: Callable[..., Any]) -> str:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
+
+
+def _digest(obj: Any) -> str | None:
+    """SHA-256 of ``obj`` pickled (by cloudpickle where plain pickle fails), ``None`` if neither can."""
+    try:
+        return hashlib.sha256(pickle.dumps(obj, protocol=4)).hexdigest()
+    except Exception:  # pickling can raise almost anything
+        pass
+    try:
+        import cloudpickle  # comes with Dask; pickles lambdas, closures and mapping proxies
+
+        return hashlib.sha256(cloudpickle.dumps(obj, protocol=4)).hexdigest()
+    except Exception:
+        return None
 
 
 class _Checkpoint:
@@ -235,16 +253,15 @@ class _Checkpoint:
 
     def __init__(self, folder: Any, fn: Callable[..., Any], tasks: Sequence[Any], seed: int | None):
         self.folder = check_folder("checkpoint", folder)
-        try:
-            digest = hashlib.sha256(pickle.dumps(list(tasks), protocol=4)).hexdigest()
-        except Exception as exc:  # pickling can raise almost anything
-            raise InvalidArgumentError(
-                "checkpoint", f"needs picklable tasks, to recognise the sweep on a rerun ({exc})"
-            ) from exc
+        digest = _digest(list(tasks))
+        if digest is None:
+            raise InvalidArgumentError("checkpoint", "needs picklable tasks, to recognise the sweep on a rerun")
+        fn_digest = _digest(fn)  # a partial's arguments (the scheme, ...) are part of the sweep too
         self.header = {
             "format": CHECKPOINT_FORMAT,
             "version": _CHECKPOINT_VERSION,
             "function": _fn_name(fn),
+            "function_sha256": fn_digest,
             "seed": seed,
             "tasks": len(tasks),
             "tasks_sha256": digest,
@@ -426,8 +443,6 @@ def _run_on_dask(
     retries: int,
     desc: str,
 ) -> None:
-    import functools
-
     distributed = require("distributed", _EXTRA, "gcsim.sweep (a Dask scheduler)")
     _check_picklable(fn, items, todo)
     token = secrets.token_hex(8)  # fresh keys: never reuse another sweep's results on the cluster

@@ -7,6 +7,7 @@ compared with it at equal kappa.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ import numpy as np
 from .._optional import require
 from .._validation import check_int, check_real
 from ..errors import InvalidArgumentError, SolverError
+from ..sweep import check_scheduler, run_sweep, sweep_client
 from .design import CerarDesign
 from .metrics import CERT_RTOL, design_metrics
 from .optimize import (
@@ -52,6 +54,105 @@ def _best_under(kappas: np.ndarray, errors: np.ndarray, cap: float) -> float:
     return float(np.min(errors[ok])) if np.any(ok) else float("nan")
 
 
+def _analytic_rows(N: int, c: int, member: tuple[str, float]) -> list[dict[str, Any]]:
+    """The table row of one analytic design (``family``, ``eps``), or no row if it cannot be built."""
+    family, e = member
+    rows = []
+    for d, eps in _family_members(N, c, family, [e]):
+        m = design_metrics(d)
+        rows.append(
+            {
+                "N": N,
+                "c": c,
+                "family": family,
+                "kappa_cap": np.nan,
+                "eps": eps,
+                **{
+                    k: m[k]
+                    for k in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius", "mean_relative_mse", "worst_case")
+                },
+            }
+        )
+    return rows
+
+
+def _cap_point(
+    N: int,
+    c: int,
+    prev: CerarDesign | None,
+    families: dict[str, dict[str, np.ndarray]],
+    settings: dict[str, Any],
+    k: float,
+) -> tuple[dict[str, Any], CerarDesign | None]:
+    """One point of the front: optimize at cap ``k`` (from the analytic starts and ``prev``).
+
+    Returns the table row and the optimized design (``None`` when every start failed).
+    """
+    t0 = time.perf_counter()  # measured where the task runs
+    objective = settings["objective"]
+    kD_arg = settings["kappa_D"]
+    kA, kD = _check_caps(float(k), float(k) if kD_arg == "same" else kD_arg)
+    cand = _analytic_starts(
+        N,
+        c,
+        kA,
+        kD,
+        objective,
+        eps_grid=settings["eps_grid"],
+        vandermonde_grid=settings["vandermonde_grid"],
+    )
+    if prev is not None:  # the previous optimum is feasible for this larger cap
+        cand.append(_start("previous cap", prev.encoders, prev.decoders, kA, kD, objective))
+    st = [(s, s["A"], s["D"], {"init": "pareto", **({"eps": s["eps"]} if s["eps"] is not None else {})}) for s in cand]
+    e0 = next((s["eps"] for s in cand if s["label"] == "perturbation"), np.nan)
+    try:
+        d = _optimize(
+            N,
+            c,
+            st,
+            kappa=kA,
+            kappa_D=kD,
+            objective=objective,
+            solver=settings["solver"],
+            solver_options=settings["solver_options"],
+            max_iter=settings["max_iter"],
+            tol=settings["tol"],
+            on_failure=settings["on_failure"],
+            verbose=settings["verbose"],
+            progress=False,
+            seed=settings["seed"],
+            t0=t0,
+            only_best=settings["only_best"],
+        )
+    except SolverError as exc:  # a cap where every start failed is recorded, not fatal to the sweep
+        failed = {"N": N, "c": c, "family": "optimized", "kappa_cap": float(k), "eps": e0, "frobenius": np.nan}
+        return {**failed, "stop_reason": str(exc)}, None
+    p = d.metadata
+    col = "kappa_max" if math.isfinite(kD) else "kappa_A_max"  # compare the capped matrices only
+    pert, vand = families.get("perturbation", {}), families.get("vandermonde", {})
+    pf = _best_under(pert[col], pert["frobenius"], k) if len(pert.get("frobenius", ())) else np.nan
+    vf = _best_under(vand[col], vand["frobenius"], k) if len(vand.get("frobenius", ())) else np.nan
+    row = {
+        "N": N,
+        "c": c,
+        "family": "optimized",
+        "kappa_cap": float(k),
+        "eps": p.get("eps", e0),
+        **{
+            key: p[key]
+            for key in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius", "mean_relative_mse", "worst_case")
+        },
+        "iterations": p["iterations"],
+        "time_s": p["time_s"],
+        "stop_reason": p["stop_reason"],
+        "start": p["start"],
+        "pert_frobenius_at_cap": pf,
+        "vand_frobenius_at_cap": vf,
+        "ratio_opt_pert": p["frobenius"] / pf if pf and np.isfinite(pf) and pf > 0 else np.nan,
+    }
+    return row, d
+
+
 def pareto_front(
     N: int,
     c: int,
@@ -62,6 +163,8 @@ def pareto_front(
     progress: bool = True,
     return_designs: bool = False,
     starts: str = "both",
+    scheduler: Any = "serial",
+    workers: int | None = None,
     **kw: Any,
 ):
     """Error versus condition-number cap: optimized designs against the analytic constructions.
@@ -81,6 +184,17 @@ def pareto_front(
     ``[1e-6, 1]``) and the real-node Vandermonde design over ``vandermonde_grid`` (its ``eps``,
     default 13 values up to ``0.95 * 2/(c-1)``). Each analytic family is compared at equal kappa
     as the best error among its sampled designs whose ``kappa_max`` fits the cap.
+
+    Parameters
+    ----------
+    scheduler, workers
+        Where the work runs (:func:`gcsim.sweep.run_sweep`): ``"serial"`` (default), ``"local"``
+        (a Dask cluster of ``workers`` processes for this call), a Dask address or a
+        ``distributed.Client``.  Each analytic member and each cap of the front is one task; a cap
+        starts from the previous cap's optimum, so the caps run one after another (on any
+        worker), and the table equals the serial one except ``time_s``, the measured seconds.
+        Fronts of several ``(N, c)`` run in parallel when submitted together (``gcsim
+        reproduce --scheduler``).
 
     Returns
     -------
@@ -108,6 +222,7 @@ def pareto_front(
     if starts not in ("both", "all", "best"):
         raise InvalidArgumentError("starts", f"must be 'both', 'all' or 'best', got {starts!r}")
     only_best = starts == "best"
+    check_scheduler(scheduler)
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
     caps = np.sort(np.asarray([check_real("kappas", k, minimum=1.0) for k in kappas], dtype=float))
@@ -137,109 +252,54 @@ def pareto_front(
     if kw:
         raise InvalidArgumentError(", ".join(sorted(kw)), "unknown keyword argument(s) of pareto_front")
 
-    rows: list[dict[str, Any]] = []
-
-    def analytic_row(family: str, d: CerarDesign, e: float | None) -> dict[str, Any]:
-        m = design_metrics(d)
-        return {
-            "N": N,
-            "c": c,
-            "family": family,
-            "kappa_cap": np.nan,
-            "eps": e,
-            **{
-                k: m[k]
-                for k in ("kappa_A_max", "kappa_D_max", "kappa_max", "frobenius", "mean_relative_mse", "worst_case")
-            },
-        }
-
-    for family, grid in (("perturbation", eps_values), ("vandermonde", vand_values)):
-        for d, e in _family_members(N, c, family, grid):
-            rows.append(analytic_row(family, d, e))
-
-    analytic = pd.DataFrame(rows)
-    pert = analytic[analytic.family == "perturbation"]
-    vand = analytic[analytic.family == "vandermonde"]
-    prev: CerarDesign | None = None
+    settings = {
+        "kappa_D": kappa_D_kw,
+        "objective": objective,
+        "solver": solver,
+        "solver_options": solver_options,
+        "max_iter": max_iter,
+        "tol": tol,
+        "on_failure": on_failure,
+        "verbose": verbose,
+        "seed": seed,
+        "only_best": only_best,
+        "eps_grid": eps_values,
+        "vandermonde_grid": vand_values,
+    }
+    members = [
+        (family, float(e))
+        for family, grid in (("perturbation", eps_values), ("vandermonde", vand_values))
+        for e in grid
+    ]
     designs: list[CerarDesign] = []
-    bar = _progress(len(caps), progress, f"Pareto N={N} c={c}")
-    for k in caps:
-        t0 = time.perf_counter()
-        kA, kD = _check_caps(float(k), float(k) if kappa_D_kw == "same" else kappa_D_kw)
-        cand = _analytic_starts(N, c, kA, kD, objective, eps_grid=eps_values, vandermonde_grid=vand_values)
-        if prev is not None:  # the previous optimum is feasible for this larger cap
-            cand.append(_start("previous cap", prev.encoders, prev.decoders, kA, kD, objective))
-        st = [
-            (s, s["A"], s["D"], {"init": "pareto", **({"eps": s["eps"]} if s["eps"] is not None else {})}) for s in cand
-        ]
-        e0 = next((s["eps"] for s in cand if s["label"] == "perturbation"), np.nan)
-        try:
-            d = _optimize(
-                N,
-                c,
-                st,
-                kappa=kA,
-                kappa_D=kD,
-                objective=objective,
-                solver=solver,
-                solver_options=solver_options,
-                max_iter=max_iter,
-                tol=tol,
-                on_failure=on_failure,
-                verbose=verbose,
-                progress=False,
-                seed=seed,
-                t0=t0,
-                only_best=only_best,
-            )
-        except SolverError as exc:  # a cap where every start failed is recorded, not fatal to the sweep
-            bar.update(1)
-            rows.append(
-                {
-                    "N": N,
-                    "c": c,
-                    "family": "optimized",
-                    "kappa_cap": float(k),
-                    "eps": e0,
-                    "frobenius": np.nan,
-                    "stop_reason": str(exc),
-                }
-            )
-            continue
-        bar.update(1)
-        prev = d
-        designs.append(d)
-        p = d.metadata
-        col = "kappa_max" if math.isfinite(kD) else "kappa_A_max"  # compare the capped matrices only
-        pf = _best_under(pert[col].to_numpy(), pert.frobenius.to_numpy(), k) if len(pert) else np.nan
-        vf = _best_under(vand[col].to_numpy(), vand.frobenius.to_numpy(), k) if len(vand) else np.nan
-        rows.append(
-            {
-                "N": N,
-                "c": c,
-                "family": "optimized",
-                "kappa_cap": float(k),
-                "eps": p.get("eps", e0),
-                **{
-                    key: p[key]
-                    for key in (
-                        "kappa_A_max",
-                        "kappa_D_max",
-                        "kappa_max",
-                        "frobenius",
-                        "mean_relative_mse",
-                        "worst_case",
-                    )
-                },
-                "iterations": p["iterations"],
-                "time_s": p["time_s"],
-                "stop_reason": p["stop_reason"],
-                "start": p["start"],
-                "pert_frobenius_at_cap": pf,
-                "vand_frobenius_at_cap": vf,
-                "ratio_opt_pert": p["frobenius"] / pf if pf and np.isfinite(pf) and pf > 0 else np.nan,
+    with sweep_client(scheduler, workers) as client:
+        where = "serial" if client is None else client
+        # the analytic members are independent: one task each
+        per_member = run_sweep(functools.partial(_analytic_rows, N, c), members, scheduler=where, progress=False)
+        rows: list[dict[str, Any]] = [row for member_rows in per_member for row in member_rows]
+        analytic = pd.DataFrame(rows)
+        families = {
+            fam: {
+                col: analytic[analytic.family == fam][col].to_numpy()
+                for col in ("kappa_max", "kappa_A_max", "frobenius")
             }
-        )
-    bar.close()
+            if len(analytic)
+            else {}
+            for fam in ("perturbation", "vandermonde")
+        }
+        prev: CerarDesign | None = None
+        bar = _progress(len(caps), progress, f"Pareto N={N} c={c}")
+        try:
+            for k in caps:
+                # each cap is one task; it starts from the previous cap's optimum, so the caps run in order
+                task = functools.partial(_cap_point, N, c, prev, families, settings)
+                [(row, d)] = run_sweep(task, [float(k)], scheduler=where, progress=False)
+                bar.update(1)
+                rows.append(row)
+                if d is not None:
+                    prev = d
+                    designs.append(d)
+        finally:
+            bar.close()
     table = pd.DataFrame(rows)
     return (table, designs) if return_designs else table
