@@ -78,6 +78,12 @@ __all__ = [
     "rd_variance_bound",
     "ns_estimator_variance",
     "sgd_convergence_bound",
+    "second_singular_value",
+    "spectral_upper_bound",
+    "spectral_decoder_upper_bound",
+    "spectral_rd_upper_bound",
+    "arrival_decoder_mean_error",
+    "uncovering_lower_bound",
 ]
 
 _DISTS = ("rademacher", "gaussian")
@@ -1128,3 +1134,316 @@ def sgd_convergence_bound(
     if eta > 1.0 / (beta * M_G) * (1 + 1e-12):
         raise InvalidArgumentError("eta", f"must be <= 1/(beta M_G) = {1.0 / (beta * M_G):.6g}, got {eta}")
     return eta * beta * M + 2.0 * gap / (T * eta)
+
+
+# ----------------------------------------------------------------------------------------------
+# Chapter 46: spectral bounds for regular-graph assignments (Raviv, Tamo, Tandon & Dimakis)
+# ----------------------------------------------------------------------------------------------
+
+_RESCALES = ("arrivals", "optimal")
+
+
+def _spectral_norm_upper(M: np.ndarray) -> float:
+    """``‖M‖₂`` computed by an SVD and enlarged past its rounding error.
+
+    The computed singular values are those of ``M + E`` with ``‖E‖₂ <= c p u ‖M‖₂`` (backward stability
+    of the bidiagonalization, ``p = max`` of the dimensions); by Weyl's inequality they differ from the
+    exact ones by at most ``‖E‖₂``.  ``10 p u ‖M‖_F`` exceeds that, so the result is ``>= ‖M‖₂``.
+    """
+    if M.size == 0:
+        return 0.0
+    top = float(np.linalg.norm(M, 2))
+    return top + 10.0 * max(M.shape) * np.finfo(float).eps * float(np.linalg.norm(M))
+
+
+def _centred(A: np.ndarray) -> np.ndarray:
+    """``A (I - J/n)``: every row minus its mean (``A`` restricted to ``1_n^⊥``)."""
+    Af = A.astype(float)
+    return Af - Af.mean(axis=1, keepdims=True)
+
+
+def second_singular_value(assignment: Any) -> float:
+    r"""``σ(A) = ‖A (I - J/n)‖₂``, the largest singular value of ``A`` on ``1_n^⊥`` (theory §46.1).
+
+    ``σ(A)² = max_{w ⊥ 1, w ≠ 0} ‖A w‖² / ‖w‖²``.  When ``A`` is square and symmetric with constant
+    row sums (a regular graph's ``Adj``, or gcsim's ``A = Adj + I``) the all-ones vector is an
+    eigenvector and ``σ(A)`` is the **second-largest absolute eigenvalue of A itself**:
+    ``max(|θ₂(A)|, |θ_n(A)|)``.  For ``A = Adj + I`` of a ``d``-regular graph with adjacency eigenvalues
+    ``d = θ₁ >= θ₂ >= ... >= θ_n`` this is ``max(|θ₂ + 1|, |θ_n + 1|)``, not Raviv et al.'s
+    ``λ = max(|θ₂|, |θ_n|)`` of the adjacency.  For a bi-regular ``A`` it is the square root of the
+    second-largest eigenvalue of ``Aᵀ A`` (counted with multiplicity, so it equals the largest one,
+    ``r ℓ``, when the bipartite graph is disconnected).
+
+    Returns the float computed by an SVD (accurate to a few units of ``max(N, n) u ‖A‖_F``); the bounds
+    of this chapter enlarge it past that rounding error before using it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> C5 = np.roll(np.eye(5, dtype=int), 1, axis=1) + np.roll(np.eye(5, dtype=int), -1, axis=1)
+    >>> round(second_singular_value(C5), 6)            # cycle C5: eigenvalues 2 cos(2 pi k / 5)
+    1.618034
+    >>> round(second_singular_value(C5 + np.eye(5, dtype=int)), 6)   # A = Adj + I: |-1.618 + 1|, |0.618 + 1|
+    1.618034
+    """
+    A = _assignment(assignment)
+    return float(np.linalg.norm(_centred(A), 2))
+
+
+def _regular_loads(A: np.ndarray) -> int | None:
+    loads = A.sum(axis=0)
+    return int(loads[0]) if loads.min() == loads.max() else None
+
+
+def _stragglers_f(s: Any, n: int) -> tuple[int, int]:
+    s = check_int("s", s, minimum=0, maximum=n)
+    return s, n - s
+
+
+def spectral_upper_bound(assignment: Any, s: int, *, rescale: str = "arrivals", normalized: bool = False) -> float:
+    r"""Spectral upper bound on the error of ``B = A`` (``m = 1``) with ``s`` stragglers (theory §46.2).
+
+    For an assignment with regular replication ``r`` (every part on ``r`` workers) and every
+    non-straggler set ``F`` of size ``f = n - s >= 1``, the decoder ``x = (n / (f r)) 1_F`` (the
+    reference decoder ``1/r`` rescaled by ``n/|F|``, ``rescale="arrivals"``) has
+
+    .. math:: err_x(A, F) \le E := \frac{\sigma(A)^2}{r^2}\,\frac{n s}{n - s},
+
+    and when the loads are regular too (``Aᵀ 1 = ℓ 1``) the best rescaling of that decoder per
+    pattern (``rescale="optimal"``) has ``err <= N E / (N + E)``.  Either bounds the optimal error
+    ``err(A, F)`` (Theorem 1 of §46.2 and Corollary 46.3), and so the optimal error of every encoder
+    ``B = A D`` with ``D`` diagonal invertible (RD with ``m = 1``, ``"expander"``, ``"bibd-optimal"``).
+    ``σ(A)`` is :func:`second_singular_value` (enlarged past its rounding error).  For ``A = Adj`` of
+    a ``d``-regular graph, ``r = d`` and ``σ = λ``: ``E`` is the square of Raviv et al.'s
+    ``(λ/d) √(n s / (n - s))``; for gcsim's ``A = Adj + I``, ``r = d + 1`` and ``σ = λ(Adj + I)``.
+    ``f = 0`` gives ``N`` (nothing arrives: the error is ``N``).
+
+    Parameters
+    ----------
+    assignment : array_like (N, n) or object with ``.assignment``
+    s : int
+        Number of stragglers, ``0 <= s <= n``.
+    rescale : {"arrivals", "optimal"}
+        Which decoder the bound is proved for (see above).
+    normalized : bool
+        Divide by ``N``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> petersen = np.array([[1 if (i < 5 and j < 5 and (i - j) % 5 in (1, 4)) or
+    ...     (i >= 5 and j >= 5 and (i - j) % 5 in (2, 3)) or abs(i - j) == 5 else 0
+    ...     for j in range(10)] for i in range(10)])
+    >>> A = petersen + np.eye(10, dtype=int)        # eigenvalues 4, 2, -1: sigma = 2, r = 4
+    >>> round(spectral_upper_bound(A, 2), 6)        # (2/4)^2 * 10 * 2 / 8
+    0.625
+    >>> round(spectral_upper_bound(A, 2, rescale="optimal"), 6)   # N E / (N + E)
+    0.588235
+    """
+    A = _assignment(assignment)
+    N, n = A.shape
+    s, f = _stragglers_f(s, n)
+    if rescale not in _RESCALES:
+        raise InvalidArgumentError("rescale", f"must be one of {_RESCALES}, got {rescale!r}")
+    normalized = _check_padded_flag("normalized", normalized)
+    r = _regular_replication(A)
+    if rescale == "optimal" and _regular_loads(A) is None:
+        loads = A.sum(axis=0)
+        raise InvalidArgumentError(
+            "rescale",
+            f"'optimal' needs regular loads (every worker holds the same number of parts; here "
+            f"{loads.min()} to {loads.max()}): use rescale='arrivals'",
+        )
+    if f == 0:
+        val = float(N)
+    else:
+        sigma = _spectral_norm_upper(_centred(A))
+        E = sigma**2 * n * s / (r * r * f)
+        val = float(E if rescale == "arrivals" else N * E / (N + E))
+    return val / N if normalized else val
+
+
+def _check_padded_flag(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidArgumentError(name, f"must be a bool, got {value!r}")
+    return bool(value)
+
+
+def spectral_decoder_upper_bound(scheme_or_B: Any, s: int, *, decoder: Any = None) -> float:
+    r"""Spectral upper bound for any encoder and its reference decoder rescaled by ``n/|F|`` (theory §46.1).
+
+    For every encoder ``B`` (``mN x n``), every ``X_0`` (``n x m``) and every ``F`` of size
+    ``f = n - s >= 1``, the decoder ``X = (n/f) 1_F X_0`` (``fixed_decoder_error(...,
+    rescale="arrivals")``) has
+
+    .. math:: \|B X - T\|_F^2 \le \Big(\sigma_{X_0}\sqrt{\tfrac{n s}{f}} + \|B X_0 - T\|_F\Big)^2,
+              \qquad \sigma_{X_0} = \big\|\,[B\,\mathrm{diag}(x_l)(I - J/n)]_{l \in [m]}\big\|_2,
+
+    the spectral norm of the ``m`` blocks stacked vertically (``x_l`` column ``l`` of ``X_0``).  It
+    bounds the optimal error too.  No regularity is needed; for ``B = A`` with regular
+    replication ``r`` and ``X_0 = 1/r`` it is :func:`spectral_upper_bound` (``σ_{X_0} = σ(A)/r``,
+    ``B X_0 = T``).  ``f = 0`` gives ``m N``.
+
+    Parameters
+    ----------
+    scheme_or_B : Scheme (with ``.B`` and ``.decoder``) or array (mN, n)
+    s : int
+        Number of stragglers.
+    decoder : array (n, m), optional
+        ``X_0``; taken from the scheme when omitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> B = np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, 0.0, 1.0]])   # C3 + I: r = 2, sigma = 1
+    >>> round(spectral_decoder_upper_bound(B, 1, decoder=np.full((3, 1), 0.5)), 6)   # (1/2)^2 * 3 * 1 / 2
+    0.375
+    """
+    B = getattr(scheme_or_B, "B", scheme_or_B)
+    B = check_finite_array("scheme_or_B", B, ndim=2)
+    if decoder is None:
+        decoder = getattr(scheme_or_B, "decoder", None)
+        if decoder is None:
+            raise InvalidArgumentError("decoder", "the scheme has no reference decoder; pass decoder=")
+    X0 = check_finite_array("decoder", decoder, ndim=2)
+    mN, n = B.shape
+    if X0.shape[0] != n or X0.shape[1] < 1 or mN % X0.shape[1]:
+        raise InvalidArgumentError("decoder", f"must have shape ({n}, m) with m dividing {mN}, got {X0.shape}")
+    m = X0.shape[1]
+    N = mN // m
+    s, f = _stragglers_f(s, n)
+    if f == 0:
+        return float(mN)
+    T = np.kron(np.eye(m), np.ones((N, 1)))
+    rho = float(np.linalg.norm(B @ X0 - T))
+    stacked = np.concatenate([B * X0[:, l][None, :] for l in range(m)], axis=0)  # B diag(x_l), stacked
+    sigma = _spectral_norm_upper(stacked - stacked.mean(axis=1, keepdims=True))
+    # rho is a norm of a computed residual: its rounding error is far below the 10 p u margin of sigma
+    return float((sigma * math.sqrt(n * s / f) + rho) ** 2)
+
+
+def spectral_rd_upper_bound(
+    assignment: Any,
+    m: int,
+    s: int,
+    eps: float = 0.0,
+    dist: str = "rademacher",
+    *,
+    moments: Any = None,
+    normalized: bool = False,
+) -> float:
+    r"""Spectral form of :func:`rd_upper_bound` for a bi-regular assignment: every ``|S| = s`` at once (§46.4).
+
+    With replication ``r``, loads ``ℓ`` and ``f = n - s``, every ``F`` has ``S1 = f ℓ`` and
+    ``S2 = ‖A 1_F‖² <= (f r / n)² N + σ(A)² f s / n``; the Theorem 2 bound is increasing in ``S2``, so
+
+    .. math:: E_D\,err(B, F) \le m\Big[N - \frac{\mu_2^2 S_1^2}{\mu_2^2 S_2^{\rm cap}
+              + (\mu_4 + (m-2)\mu_2^2) S_1}\Big]
+
+    for every ``F`` of size ``f`` chosen independently of the RD draw (an expectation bound, like
+    :func:`rd_upper_bound`).  For ``m = 1`` it equals ``N E / (N + E)`` of :func:`spectral_upper_bound`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> B = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])          # C3 + I: r = l = 2, sigma = 1
+    >>> bool(abs(spectral_rd_upper_bound(B, 1, 1) - spectral_upper_bound(B, 1, rescale="optimal")) < 1e-12)
+    True
+    >>> round(spectral_rd_upper_bound(B, 2, 1), 6)      # S1 = 4, S2 <= 16/3 + 2/3 = 6: 2 [3 - 16/10]
+    2.8
+    """
+    A = _assignment(assignment)
+    m = check_int("m", m, minimum=1)
+    N, n = A.shape
+    s, f = _stragglers_f(s, n)
+    normalized = _check_padded_flag("normalized", normalized)
+    mu2, mu4 = resolve_moments(eps, dist, moments)
+    r = _regular_replication(A)
+    ell = _regular_loads(A)
+    if ell is None:
+        loads = A.sum(axis=0)
+        raise InvalidArgumentError(
+            "assignment",
+            f"needs regular loads (every worker holds the same number of parts; here {loads.min()} to "
+            f"{loads.max()}): use rd_upper_bound per pattern or worst_case_rd_upper_bound",
+        )
+    sigma = _spectral_norm_upper(_centred(A))
+    S1 = float(f * ell)
+    S2cap = (f * r / n) ** 2 * N + sigma**2 * f * s / n
+    val = float(_rd_bound_from_sums(N, m, S1, S2cap, mu2, mu4))
+    return val / (m * N) if normalized else val
+
+
+def arrival_decoder_mean_error(assignment: Any, s: int, *, exact: bool = False):
+    r"""Exact mean over the ``C(n, s)`` straggler sets of the error of ``x = (n/(f r)) 1_F`` for ``B = A`` (§46.5).
+
+    For regular replication ``r``, ``n >= 2`` and ``f = n - s >= 1``:
+
+    .. math:: \binom ns^{-1}\sum_{|S| = s} err_x(A, [n]\setminus S) = \frac{s\,N\,(n - r)}{f\,r\,(n - 1)},
+
+    whatever the graph: the spectrum only decides how the error spreads over the patterns.  The
+    worst pattern is at least this mean, so :func:`spectral_upper_bound` (``rescale="arrivals"``) is
+    within the factor ``σ(A)² n (n-1) / (r N (n - r))`` of that decoder's worst case.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+    >>> arrival_decoder_mean_error(A, 1, exact=True)          # 1 * 3 * 1 / (2 * 2 * 2)
+    Fraction(3, 8)
+    """
+    A = _assignment(assignment)
+    N, n = A.shape
+    if n < 2:
+        raise InvalidArgumentError("assignment", f"needs at least 2 workers, got {n}")
+    s, f = _stragglers_f(s, n)
+    if f == 0:
+        raise InvalidArgumentError("s", f"must leave at least one worker (s <= {n - 1}): the decoder divides by f")
+    r = _regular_replication(A)
+    val = Fraction(s * N * (n - r), f * r * (n - 1))
+    return val if exact else float(val)
+
+
+def uncovering_lower_bound(assignment: Any, m: int, s: int) -> WorstCaseResult:
+    r"""Worst-case lower bound ``max_{|S|=s} err(B, F) >= m t(s)`` for every encoder and decoder (§46.6).
+
+    ``t(s)`` parts can be left with no arrived holder by ``s`` stragglers whenever their holder sets
+    have a union of at most ``s`` workers; each such part contributes ``m`` to the error of every
+    encoder with the support of ``A`` (Theorem 1 of theory §45).  Taking parts in increasing
+    order of replication and straggling their holders while at most ``s`` workers are used gives
+    ``t(s) >= max{t : r_(1) + ... + r_(t) <= s}`` (``floor(s / r)`` for regular replication ``r``:
+    the error norm is at least ``sqrt(m floor(s / r))``, the ``√(s/d)``-type bound).  The returned
+    ``value`` is :func:`rank_lower_bound` at that straggler set (``>= m t(s)``); it is a valid lower
+    bound on the worst case because the set attains it.  :func:`worst_case_rank_lower_bound`
+    maximizes the same quantity by enumeration or search and is never smaller when exact.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]])   # r = 2
+    >>> res = uncovering_lower_bound(A, 1, 2)
+    >>> res.value, res.stragglers
+    (1.0, (0, 1))
+    """
+    A = _assignment(assignment)
+    m = check_int("m", m, minimum=1)
+    N, n = A.shape
+    s, _ = _stragglers_f(s, n)
+    r = A.sum(axis=1)
+    out = np.zeros(n, dtype=bool)
+    uncovered = 0
+    for i in np.argsort(r, kind="stable"):  # cheapest parts first
+        grown = out | (A[i] == 1)
+        if grown.sum() <= s:
+            out = grown
+            uncovered += 1
+    spare = np.flatnonzero(~out)[: s - int(out.sum())]  # fill S up to exactly s stragglers
+    out[spare] = True
+    mask = ~out
+    guaranteed = int(np.searchsorted(np.cumsum(np.sort(r)), s, side="right"))
+    value = float(rank_lower_bound(A, m, mask))
+    how = (
+        f"greedy uncovering: {uncovered} parts without an arrived holder (closed form guarantees "
+        f"t(s) >= {guaranteed}); value = rank bound at the reported stragglers"
+    )
+    return WorstCaseResult(value, mask, tuple(np.flatnonzero(out).tolist()), False, how, value)

@@ -13,7 +13,11 @@ checks ``lower <= simulated <= upper``:
   independent seeds and, per pattern, the one-sided confidence bound on the mean
   is compared with the bound (Bonferroni over patterns), plus one pooled test of
   the average over patterns.  A single draw exceeding an expectation bound is
-  not a violation.
+  not a violation;
+* **worst** bounds (e.g. the uncovering lower bound of theory §46.6, a bound on
+  ``max_{|S|=s} err(B, F)``) are checked against the maximum over *every*
+  pattern with ``s`` stragglers, so they need the enumerated ``"all"``/``"worst"``
+  models.
 
 The report lists every violation with the straggler set that caused it, and
 tightness ratios ``bound / simulated`` (``<= 1`` for valid lower bounds,
@@ -39,7 +43,7 @@ from .schemes import Scheme, encode
 __all__ = ["Bound", "Violation", "BoundCheck", "BoundReport", "BUILTIN_BOUNDS", "builtin_bound", "verify_bounds"]
 
 KINDS = ("lower", "upper")
-SCOPES = ("pattern", "expectation")
+SCOPES = ("pattern", "expectation", "worst")
 
 
 @dataclass(frozen=True)
@@ -51,9 +55,11 @@ class Bound:
     name : str
     kind : {"lower", "upper"}
         ``lower``: bound <= err; ``upper``: err <= bound.
-    scope : {"pattern", "expectation"}
+    scope : {"pattern", "expectation", "worst"}
         ``pattern``: holds for the given scheme and every pattern;
-        ``expectation``: holds for ``E_D err(B, F)`` over the encoder's random draw.
+        ``expectation``: holds for ``E_D err(B, F)`` over the encoder's random draw;
+        ``worst``: holds for ``max_{|S|=s} err(B, F)``, the worst pattern with the same
+        number of stragglers (its value must depend on ``s`` only).
     function : callable ``(scheme, masks) -> array (count,)``
         Bound value for each non-straggler mask (rows of ``masks``, True = arrived).
     description : str
@@ -111,7 +117,87 @@ def _rd_upper(scheme, masks):
     return _bounds.rd_upper_bound(scheme.assignment, scheme.m, masks, eps, dist)
 
 
-#: name -> Bound for the bounds proved in docs/theory/45_bounds.md
+def _by_stragglers(masks: np.ndarray, value: Callable[[int], float]) -> np.ndarray:
+    """``value(s)`` for every mask, ``s`` its number of stragglers (one call per distinct ``s``)."""
+    s_of = masks.shape[1] - masks.sum(axis=1)
+    out = np.empty(masks.shape[0])
+    for s in np.unique(s_of):
+        out[s_of == s] = value(int(s))
+    return out
+
+
+def _not_applicable(name: str, why: str) -> InvalidArgumentError:
+    return InvalidArgumentError("bounds", f"{name!r} does not apply to this scheme: {why}")
+
+
+def _irregular(A: np.ndarray, axis: int) -> str | None:
+    """Why ``A`` is not regular along ``axis`` (0: loads, 1: replication), or None."""
+    sums = A.sum(axis=axis)
+    if sums.min() == sums.max() and sums[0] > 0:
+        return None
+    what = "part is held by" if axis == 1 else "worker holds"
+    unit = "workers" if axis == 1 else "parts"
+    return f"not every {what} the same number of {unit} (from {sums.min()} to {sums.max()})"
+
+
+def _column_scaled_blocks(scheme) -> str | None:
+    """Why ``B`` is not ``1_m ⊗ (A diag(c))`` with ``c_j != 0`` (the form Prop. 5.5 reduces to ``B = A``), or None."""
+    A = np.asarray(scheme.assignment)
+    N, n = A.shape
+    blocks = np.asarray(scheme.B, dtype=float).reshape(scheme.m, N, n)
+    if any(not np.array_equal(blocks[k], blocks[0]) for k in range(1, scheme.m)):
+        return "its m blocks B^(k) differ (only B = A diag(c), or naive stacking of it, has this bound)"
+    first = blocks[0]
+    if not np.array_equal(first != 0, A == 1):
+        return "B is not non-zero exactly on the support of A"
+    top = np.where(A == 1, first, -np.inf).max(axis=0)
+    low = np.where(A == 1, first, np.inf).min(axis=0)
+    held = A.any(axis=0)
+    if not np.array_equal(top[held], low[held]):
+        return "a column of B is not a constant multiple of the column of A (B != A diag(c))"
+    return None
+
+
+def _spectral_upper(scheme, masks):
+    A = np.asarray(scheme.assignment)
+    why = _column_scaled_blocks(scheme) or _irregular(A, 1)
+    if why:
+        raise _not_applicable(
+            "spectral_upper",
+            f"{why}; it needs B = A diag(c) (or naive stacking of it) and regular replication -- "
+            "'spectral_decoder_upper' applies to any scheme with a reference decoder, 'spectral_rd_upper' to RD",
+        )
+    rescale = "optimal" if _irregular(A, 0) is None else "arrivals"
+    base = float((scheme.m - 1) * A.shape[0])  # naive stacking: (m - 1) N + err(A, F) (theory §5.4, Prop. 5.5)
+    return _by_stragglers(masks, lambda s: base + _bounds.spectral_upper_bound(A, s, rescale=rescale))
+
+
+def _spectral_decoder_upper(scheme, masks):
+    if getattr(scheme, "decoder", None) is None:
+        raise _not_applicable("spectral_decoder_upper", "the scheme has no reference decoder X_0")
+    return _by_stragglers(masks, lambda s: _bounds.spectral_decoder_upper_bound(scheme, s))
+
+
+def _spectral_rd_upper(scheme, masks):
+    method = getattr(scheme, "method", None)
+    if method not in ("rd", None, "custom"):
+        raise _not_applicable("spectral_rd_upper", f"it is proved for RD encoders, got method {method!r}")
+    A = np.asarray(scheme.assignment)
+    why = _irregular(A, 1) or _irregular(A, 0)
+    if why:
+        raise _not_applicable(
+            "spectral_rd_upper", f"{why}; it needs a bi-regular assignment -- use 'rd_upper' (per pattern)"
+        )
+    eps, dist = _rd_params(scheme)
+    return _by_stragglers(masks, lambda s: _bounds.spectral_rd_upper_bound(A, scheme.m, s, eps, dist))
+
+
+def _uncovering_lower(scheme, masks):
+    A = np.asarray(scheme.assignment)
+    return _by_stragglers(masks, lambda s: _bounds.uncovering_lower_bound(A, scheme.m, s).value)
+
+
+#: name -> Bound for the bounds proved in docs/theory/45_bounds.md and 46_spectral.md
 BUILTIN_BOUNDS: dict[str, Bound] = {
     "rank_lower": Bound(
         "rank_lower",
@@ -134,6 +220,35 @@ BUILTIN_BOUNDS: dict[str, Bound] = {
         "expectation",
         _rd_upper,
         "E_D err <= m [N - mu2^2 S1^2 / (mu2^2 S2 + (mu4 + (m-2) mu2^2) S1)] (Theorem 2)",
+    ),
+    "spectral_upper": Bound(
+        "spectral_upper",
+        "upper",
+        "pattern",
+        _spectral_upper,
+        "(m-1) N + E, E = sigma(A)^2 n s / (r^2 (n-s)); N E / (N + E) with regular loads "
+        "(theory §46.2-46.3; B = A diag(c) or its naive stacking, regular replication r)",
+    ),
+    "spectral_decoder_upper": Bound(
+        "spectral_decoder_upper",
+        "upper",
+        "pattern",
+        _spectral_decoder_upper,
+        "(sigma_X0 sqrt(n s / f) + ||B X_0 - T||_F)^2 (theory §46.1; any scheme with a reference decoder)",
+    ),
+    "spectral_rd_upper": Bound(
+        "spectral_rd_upper",
+        "upper",
+        "expectation",
+        _spectral_rd_upper,
+        "Theorem 2 with S2 <= (f r / n)^2 N + sigma(A)^2 f s / n (theory §46.4; RD, bi-regular assignment)",
+    ),
+    "uncovering_lower": Bound(
+        "uncovering_lower",
+        "lower",
+        "worst",
+        _uncovering_lower,
+        "max_{|S|=s} err >= m t(s), t(s) parts left without an arrived holder (theory §46.6; any encoder)",
     ),
 }
 
@@ -503,6 +618,60 @@ def _tightness(bound_values, simulated, tol) -> dict:
     return stats
 
 
+def _check_worst(b: Bound, sch, masks: np.ndarray, simulated: np.ndarray, atol: float, rtol: float) -> BoundCheck:
+    """Check a bound on ``max_{|S|=s} err(B, F)`` against the maximum over every pattern of each size ``s``."""
+    n = masks.shape[1]
+    vals = _eval_bound(b, sch, masks)
+    s_of = n - masks.sum(axis=1)
+    worst = np.empty_like(simulated)
+    viol = []
+    for s in np.unique(s_of):
+        idx = np.flatnonzero(s_of == s)
+        distinct = np.unique(masks[idx], axis=0).shape[0]
+        if distinct != math.comb(n, int(s)):
+            raise InvalidArgumentError(
+                "bounds",
+                f"{b.name!r} bounds the worst case over all C({n},{s}) = {math.comb(n, int(s))} straggler sets, "
+                f"but only {distinct} were checked: use the 'all' or 'worst' straggler model "
+                f"(every pattern enumerated, C(n, s) <= exact_limit)",
+            )
+        if np.ptp(vals[idx]) > 0:
+            raise InvalidArgumentError(
+                "bounds", f"worst-case bound {b.name!r} must depend on s only, got several values for s = {s}"
+            )
+        top = idx[int(np.argmax(simulated[idx]))]
+        worst[idx] = simulated[top]
+        value = float(vals[idx[0]])
+        tol = atol + rtol * max(1.0, abs(value), abs(float(simulated[top])))
+        excess = value - float(simulated[top]) if b.kind == "lower" else float(simulated[top]) - value
+        if excess > tol:
+            viol.append(
+                Violation(
+                    b.name,
+                    b.kind,
+                    b.scope,
+                    int(top),
+                    tuple(np.flatnonzero(~masks[top]).tolist()),
+                    masks[top].copy(),
+                    value,
+                    float(simulated[top]),
+                    float(excess),
+                )
+            )
+    return BoundCheck(
+        b.name,
+        b.kind,
+        b.scope,
+        b.description,
+        "worst case: against the maximum over every pattern with the same s",
+        vals,
+        worst,
+        None,
+        viol,
+        _tightness(vals, worst, float(atol + rtol)),
+    )
+
+
 def _eval_bound(bound: Bound, scheme, masks) -> np.ndarray:
     vals = np.asarray(bound.function(scheme, masks), dtype=float).reshape(-1)
     if vals.shape[0] != masks.shape[0]:
@@ -558,8 +727,12 @@ def verify_bounds(
         ``samples`` times, default 256), or explicit non-straggler masks.
     bounds : names, :class:`Bound` objects or tuples ``(name, kind, scope, function)``
         Built-ins: ``"rank_lower"``, ``"trivial_upper"``,
-        ``"reference_decoder_upper"``, ``"rd_upper"``.  Default: every built-in
-        that applies to the scheme.
+        ``"reference_decoder_upper"``, ``"rd_upper"`` (theory §45) and the spectral
+        ``"spectral_upper"``, ``"spectral_decoder_upper"``, ``"spectral_rd_upper"`` and
+        the worst-case ``"uncovering_lower"`` (theory §46; a bound that does not apply
+        to the scheme raises :class:`~gcsim.errors.InvalidArgumentError` saying why).
+        Default: ``"rank_lower"``, ``"trivial_upper"``, and ``"reference_decoder_upper"``
+        / ``"rd_upper"`` where they apply (the spectral bounds only on request).
     samples, seed : int
         Number of sampled patterns and the seed of the sampling and of the redraws.
     draws : int >= 2
@@ -668,7 +841,14 @@ def verify_bounds(
                 )
             )
             continue
+        if b.scope == "worst":
+            if simulated is None:
+                simulated = _optimal_errors(sch, masks, progress)
+            checks.append(_check_worst(b, sch, masks, simulated, atol, rtol))
+            continue
         # expectation scope: E_D err(B, F) over encoder redraws
+        K = exp_masks.shape[0]
+        vals = _eval_bound(b, sch, exp_masks)  # first: a bound that does not apply says so before any redraw
         if exp_errors is None:
             maker = redraw or _default_redraw(sch)
             seeds = np.random.SeedSequence(seed).generate_state(draws)
@@ -682,8 +862,6 @@ def verify_bounds(
                         f"expected {sch.B.shape} and m={m}",
                     )
                 exp_errors[d] = _optimal_errors(fresh, exp_masks)
-        K = exp_masks.shape[0]
-        vals = _eval_bound(b, sch, exp_masks)
         mean = exp_errors.mean(axis=0)
         level_pattern = alpha / 2.0 / K
         level_pool = alpha / 2.0
