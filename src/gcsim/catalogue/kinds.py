@@ -20,6 +20,7 @@ from ..combinatorics.baselines import (
 from ..combinatorics.bibd_design import BIBD
 from ..combinatorics.biregular import BiregularGraph
 from ..combinatorics.coset import CosetBipartiteGraph
+from ..combinatorics.expanders import ChordalCycle, WeightedMargulisGabberGalil
 from ..combinatorics.srg_graph import StronglyRegularGraph
 
 __all__ = ["KINDS"]
@@ -37,6 +38,8 @@ KINDS: MappingProxyType[str, Any] = MappingProxyType(
             CyclicRepetition,
             RandomRegularAssignment,
             MargulisGabberGalil,
+            WeightedMargulisGabberGalil,
+            ChordalCycle,
             CerarDesign,
         )
     }

@@ -43,6 +43,13 @@ Methods of :func:`encode`
 ``"expander"``
     ``B = A`` with ``m = 1`` (Raviv, Tamo, Tandon & Dimakis 2018; Glasgow &
     Wootters 2021).
+``"weighted"``
+    A weighted (integer multiplicity) assignment ``W`` (``N x n``, ``W >= 0``; an object's
+    ``.weights``, e.g. :func:`gcsim.combinatorics.expanders.weighted_margulis_gabber_galil`, or
+    the matrix itself), its support as the assignment: block ``k`` is ``W diag(d_k) / w̄`` with
+    ``w̄ = (1/N) Σ_ij W_ij``.  For ``m = 1``, ``d_0 = 1``: ``B = W/d`` for a ``d``-regular multigraph,
+    the normalized adjacency code of Raviv et al. 2018, with reference decoder ``1_n`` (rescaled by
+    ``n/|F|`` it is theirs).  For ``m >= 2`` the ``d_k`` are RD(ε) diagonals (theory §48.2).
 
 Every randomized encoder is reproducible: the same ``seed`` gives the same ``B``.
 """
@@ -93,6 +100,7 @@ METHODS = (
     "cyclic-mds",
     "bibd-optimal",
     "expander",
+    "weighted",
 )
 
 _CLASSIC = ("fractional-repetition", "cyclic-mds", "bibd-optimal", "expander")
@@ -132,6 +140,34 @@ def _as_assignment(assignment_or_design: Any) -> np.ndarray:
     if empty.size:
         raise InvalidArgumentError("assignment", f"parts {_short(empty)} are held by no worker")
     return A
+
+
+def _as_weights(assignment_or_design: Any) -> np.ndarray:
+    """The non-negative integer weights ``W`` of an object's ``.weights``, else of ``.assignment`` or a matrix."""
+    obj = getattr(assignment_or_design, "weights", None)
+    if obj is None:
+        obj = getattr(assignment_or_design, "assignment", assignment_or_design)
+    if obj is None:
+        raise InvalidArgumentError("assignment", "must be a non-negative integer matrix or an object with .weights")
+    try:
+        arr = np.asarray(obj)
+    except Exception as exc:  # pragma: no cover - exotic inputs
+        raise InvalidArgumentError("assignment", f"cannot be read as a matrix ({exc})") from None
+    if arr.ndim != 2 or arr.dtype.kind not in "biuf":
+        raise InvalidArgumentError("assignment", f"weights must be a numeric 2-D matrix, got {arr.dtype} {arr.shape}")
+    if arr.size and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise InvalidArgumentError("assignment", "weights contain NaN or inf")
+    if arr.size and (np.any(arr < 0) or np.any(arr != np.round(arr))):
+        raise InvalidArgumentError("assignment", "weights must be non-negative integers (edge multiplicities)")
+    if arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise InvalidArgumentError("assignment", f"must have at least one part and one worker, got shape {arr.shape}")
+    if arr.size and float(np.abs(arr).max()) >= 2**31:
+        raise InvalidArgumentError("assignment", "weights must be below 2**31")
+    W = arr.astype(np.int64)
+    empty = np.flatnonzero(W.sum(axis=1) == 0)
+    if empty.size:
+        raise InvalidArgumentError("assignment", f"parts {_short(empty)} are held by no worker")
+    return W
 
 
 def _plain(value: Any) -> Any:
@@ -315,6 +351,8 @@ class Scheme:
             D = self.diagonals
             if D.shape != (self.m, self.n) or not np.array_equal(_stack(A.astype(float), D), B):
                 raise VerificationError(f"{name}: B is not the stack of A diag(d_k) of its diagonals")
+        if self.method == "weighted" and "weights" in self.extras:
+            self._verify_weighted(name)
         if self.method == "naive" and not np.array_equal(B, np.tile(A.astype(float), (self.m, 1))):
             raise VerificationError(f"{name}: B is not 1_m ⊗ A")
         if self.method == "ns" and self.decoder is not None:
@@ -325,6 +363,19 @@ class Scheme:
             if PH.shape != B.shape or np.abs(PH - B).max(initial=0.0) > tol:
                 raise VerificationError(f"{name}: B differs from P H")
         return True
+
+    def _verify_weighted(self, name: str) -> None:
+        """Weighted encoder: ``W >= 0`` integer with support ``A``, and ``B = stack(W diag(d_k)) / w̄`` bit for bit."""
+        W = np.asarray(self.extras["weights"])
+        D = self.diagonals
+        if W.shape != self.assignment.shape or W.dtype.kind not in "iu" or np.any(W < 0):
+            raise VerificationError(f"{name}: the weights must be a non-negative integer N x n matrix")
+        if not np.array_equal((W > 0).astype(np.int64), self.assignment):
+            raise VerificationError(f"{name}: the assignment is not the support of the weights")
+        if D is None or D.shape != (self.m, self.n):
+            raise VerificationError(f"{name}: the diagonals d_k must be an (m, n) array")
+        if not np.array_equal(_stack(W.astype(float), D) / _mean_weight(W), self.B):
+            raise VerificationError(f"{name}: B is not the stack of W diag(d_k) / w̄")
 
     def _verify_ns(self, name: str) -> None:
         """NS (theory §40.4): ``C_i = V_i⁺`` with ``V_i = X_0[N_i, :]`` of rank m, so ``B X_0 = T``.
@@ -572,6 +623,32 @@ def _encode_naive(A, m, rng, eps, opts):
     return B, X0, None, {}, {}
 
 
+def _mean_weight(W: np.ndarray) -> float:
+    """``w̄ = (1/N) Σ_ij W_ij``, the mean weighted replication (``d`` for a ``d``-regular multigraph)."""
+    return float(W.sum()) / W.shape[0]
+
+
+def _encode_weighted(W, m, rng, eps, opts):
+    n = W.shape[1]
+    if m == 1:
+        if eps:
+            raise InvalidArgumentError("eps", "the m = 1 weighted code B = W/w̄ draws nothing; eps must be 0")
+        D = np.ones((1, n))
+        second = 1.0
+        info: dict[str, Any] = {}
+    else:
+        dist = opts.pop("dist", "rademacher")
+        D = _diagonals(rng, m, n, eps, dist)
+        second = _second_moment(eps, dist)
+        info = {"dist": dist}
+    w = _mean_weight(W)
+    B = _stack(W.astype(float), D) / w
+    # x_l = d_l / E[d²]: B X0 = T when every row of W sums to w̄ and m = 1 (theory §48.2)
+    X0 = D.T / second
+    info["mean_weight"] = w
+    return B, X0, D, info, {"weights": W}
+
+
 def _encode_rd(A, m, rng, eps, opts):
     dist = opts.pop("dist", "rademacher")
     D = _diagonals(rng, m, A.shape[1], eps, dist)
@@ -817,7 +894,8 @@ def encode(
     Parameters
     ----------
     assignment_or_design : array_like or object with ``.assignment``
-        ``N x n`` 0/1 assignment (parts x workers).
+        ``N x n`` 0/1 assignment (parts x workers).  For ``method="weighted"``: a non-negative
+        integer matrix of multiplicities, or an object with ``.weights`` (else ``.assignment``).
     m : int
         Communication reduction ``m >= 1`` (each worker sends ``d/m`` scalars).
     method : str
@@ -827,7 +905,7 @@ def encode(
     seed : int
         Seed of every random choice; the same seed gives the same ``B``.
     **options
-        ``dist`` ("rademacher" | "gaussian") for ``rd``/``ns``/``ns-worker``;
+        ``dist`` ("rademacher" | "gaussian") for ``rd``/``ns``/``ns-worker`` and ``weighted`` with ``m >= 2``;
         ``s`` and ``nodes`` ("chebyshev" | "equispaced" | array) for the exact family.
 
     Returns
@@ -855,13 +933,21 @@ def encode(
     >>> ns = encode(A, 2, "ns", eps=0.1, seed=1)
     >>> bool(np.allclose(ns.B @ ns.decoder, ns.target()))
     True
+    >>> W = np.array([[2, 1, 0], [1, 0, 2], [0, 2, 1]])   # a 3-regular multigraph with loops
+    >>> wt = encode(W, 1, "weighted")
+    >>> (wt.B * 3).astype(int).tolist(), wt.assignment.tolist()
+    ([[2, 1, 0], [1, 0, 2], [0, 2, 1]], [[1, 1, 0], [1, 0, 1], [0, 1, 1]])
     """
     m = check_int("m", m, minimum=1)
     if not isinstance(method, str) or method not in METHODS:
         raise InvalidArgumentError("method", f"must be one of {METHODS}, got {method!r}")
     eps = check_real("eps", eps, minimum=0.0)
     seed = check_int("seed", seed, minimum=0)
-    A = _as_assignment(assignment_or_design)
+    if method == "weighted":
+        W = _as_weights(assignment_or_design)
+        A = (W > 0).astype(np.int64)
+    else:
+        A = _as_assignment(assignment_or_design)
     # B is (m N) x n float64 (plus same-size temporaries): refuse before drawing anything
     check_dense_size(
         "m", m * A.shape[0], A.shape[1], f"the encoding matrix B of m = {m} blocks for N = {A.shape[0]} parts"
@@ -882,6 +968,8 @@ def encode(
             out = _encode_exact(A, m, rng, eps, opts, "vandermonde")
         elif method == "exact-gaussian":
             out = _encode_exact(A, m, rng, eps, opts, "gaussian")
+        elif method == "weighted":
+            out = _encode_weighted(W, m, rng, eps, opts)
         else:
             out = _encode_classic(A, m, rng, eps, opts, method)
     if opts:
@@ -898,7 +986,7 @@ def encode(
         method=method,
         options=options,
         decoder=X0,
-        diagonals=D if method == "rd" else None,
+        diagonals=D if method in ("rd", "weighted") else None,
         extras=extras,
     )
     sch.check_support()

@@ -12,7 +12,7 @@ Modules, split by family as networkx splits its generators:
 * ``srg_feasibility`` (parameter conditions), ``srg_graph`` (the object), ``srg_cayley``,
   ``srg_combinatorial``, ``srg_geometric``, ``srg_sporadic`` (families of constructions)
   and ``srg`` (the factory :func:`srg` and its catalogue);
-* ``coset``, ``biregular``, ``baselines``.
+* ``coset``, ``biregular``, ``baselines``, ``expanders`` (multigraphs kept with multiplicities).
 
 The factories ``bibd``, ``srg`` and ``srg_feasibility`` share their names with their modules,
 so the package namespace keeps the modules (``from gcsim.combinatorics import srg`` is the
@@ -87,6 +87,17 @@ from .difference_families import (
     search_difference_family,
     singer_difference_set,
 )
+from .expanders import (
+    MGG_LAMBDA_BOUND,
+    ChordalCycle,
+    ChordalCycleParams,
+    WeightedGraphAssignment,
+    WeightedMargulisGabberGalil,
+    WeightedMargulisGabberGalilParams,
+    chordal_cycle,
+    chordal_cycle_neighbours,
+    weighted_margulis_gabber_galil,
+)
 from .fields import (
     CONWAY_POLYNOMIALS,
     additive_cosets,
@@ -157,6 +168,8 @@ __all__ = [
     "BiregularParams",
     "CONDITION_NAMES",
     "CONWAY_POLYNOMIALS",
+    "ChordalCycle",
+    "ChordalCycleParams",
     "CombinatorialObject",
     "CosetBipartiteGraph",
     "CosetParams",
@@ -169,6 +182,7 @@ __all__ = [
     "InvertibilityCertificate",
     "KNOWN_EXISTING",
     "MENON_36_CONNECTION",
+    "MGG_LAMBDA_BOUND",
     "MargulisGabberGalil",
     "MargulisGabberGalilParams",
     "RandomRegularAssignment",
@@ -177,6 +191,9 @@ __all__ = [
     "SRGFeasibility",
     "SRGParams",
     "StronglyRegularGraph",
+    "WeightedGraphAssignment",
+    "WeightedMargulisGabberGalil",
+    "WeightedMargulisGabberGalilParams",
     "abelian_cayley_graph",
     "additive_cosets",
     "affine_geometry_design",
@@ -194,6 +211,8 @@ __all__ = [
     "buildable_srgs",
     "certify_invertibility",
     "check_srg_parameters",
+    "chordal_cycle",
+    "chordal_cycle_neighbours",
     "clebsch_graph",
     "complement_parameters",
     "complete_design",
@@ -272,4 +291,5 @@ __all__ = [
     "triple_system_hill_climb",
     "two_intersection_graph",
     "union_design",
+    "weighted_margulis_gabber_galil",
 ]
