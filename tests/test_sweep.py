@@ -204,3 +204,141 @@ def test_unpicklable_function_is_refused_before_anything_runs(client):
 def test_sweep_worker_error_names_the_task():
     err = SweepWorkerError(3, "task 3 of the sweep killed every worker it ran on")
     assert err.index == 3 and isinstance(err, RuntimeError)
+
+
+# ---------------------------------------------------------------------------
+# the sweeps built on run_sweep
+
+
+def _petersen_scheme():
+    from gcsim.coding.schemes import encode
+    from gcsim.combinatorics.srg import srg
+
+    return encode(srg(10, 3, 0, 1), 2, "rd", seed=1)
+
+
+def test_merge_moments_equals_exact_rationals():
+    from fractions import Fraction
+
+    from gcsim.coding.sweeps import merge_moments
+    from tolerances import dot_tol
+
+    rng = np.random.default_rng(0)
+    chunks = [rng.standard_normal(k) * 3 + 10 for k in (7, 1, 50, 13, 2)]
+    parts = [(c.size, float(c.mean()), float(((c - c.mean()) ** 2).sum())) for c in chunks]
+    n, mean, m2 = merge_moments(parts)
+    exact = [Fraction(float(x)) for c in chunks for x in c]
+    mu = sum(exact) / len(exact)
+    dev = sum((x - mu) ** 2 for x in exact)
+    scale = float(sum(abs(x) for x in exact))
+    assert n == len(exact)
+    assert abs(mean - float(mu)) <= dot_tol(n, scale) / n
+    assert abs(m2 - float(dev)) <= dot_tol(4 * n, float(sum(x * x for x in exact)))
+    assert merge_moments([]) == (0, 0.0, 0.0) and merge_moments([(0, 5.0, 1.0), (3, 2.0, 1.0)]) == (3, 2.0, 1.0)
+
+
+def test_mc_sweep_statistics_are_those_of_all_chunks_together():
+    from scipy import stats
+
+    from gcsim.coding.evaluate import optimal_error
+    from gcsim.coding.stragglers import straggler_model
+    from gcsim.coding.sweeps import expected_error_sweep
+    from tolerances import dot_tol
+
+    sch = _petersen_scheme()
+    model = straggler_model("fixed", sch.n, s=3)
+    res = expected_error_sweep(sch, model, samples=1100, chunk=250, seed=5, progress=False)
+    # the same chunks drawn by hand, pooled, and summarised by numpy and scipy
+    sizes = [250, 250, 250, 250, 100]
+    values = np.concatenate(
+        [optimal_error(sch, model.sample(k, int_seed(task_seed(5, i))), progress=False) for i, k in enumerate(sizes)]
+    )
+    assert res.count == values.size == 1100 and res.method == "monte-carlo n=1100 in 5 chunks of 250"
+    tol = dot_tol(values.size, float(np.abs(values).sum())) / values.size
+    assert abs(res.mean - values.mean()) <= tol
+    se = values.std(ddof=1) / np.sqrt(values.size)
+    # the sums of squares of the two routes differ by rounding of sums of |x|² at most; se is a square root
+    m2 = float(((values - values.mean()) ** 2).sum())
+    se_tol = se * dot_tol(4 * values.size, float((values**2).sum())) / m2
+    assert abs(res.stderr - se) <= se_tol
+    q = stats.t.ppf(0.975, values.size - 1)
+    lo, hi = stats.t.interval(0.95, values.size - 1, loc=values.mean(), scale=se)
+    assert abs(res.ci[0] - lo) <= tol + q * se_tol and abs(res.ci[1] - hi) <= tol + q * se_tol
+
+
+def test_mc_sweep_refuses_non_iid_models_and_oversize_chunks():
+    from gcsim.coding.stragglers import straggler_model
+    from gcsim.coding.sweeps import expected_error_sweep
+    from gcsim.errors import SizeLimitError
+
+    sch = _petersen_scheme()
+    with pytest.raises(InvalidArgumentError) as exc:
+        expected_error_sweep(sch, straggler_model("all", sch.n, s=2), samples=500)
+    assert exc.value.argument == "model"
+    with pytest.raises(InvalidArgumentError, match="samples"):
+        expected_error_sweep(sch, straggler_model("fixed", sch.n, s=2), samples=10)
+    with pytest.raises(SizeLimitError) as exc:
+        expected_error_sweep(sch, straggler_model("fixed", sch.n, s=2), samples=10**8, chunk=10**7)
+    assert exc.value.argument == "chunk"
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_mc_sweep_on_dask_equals_serial_bit_for_bit(client):
+    from gcsim.coding.stragglers import straggler_model
+    from gcsim.coding.sweeps import expected_error_sweep
+
+    sch = _petersen_scheme()
+    model = straggler_model("bernoulli", sch.n, p=0.2)
+    kw = dict(samples=3000, chunk=400, seed=11, progress=False)
+    serial = expected_error_sweep(sch, model, **kw)
+    on_dask = expected_error_sweep(sch, model, scheduler=client, **kw)
+    assert (serial.mean, serial.ci, serial.stderr, serial.count) == (
+        on_dask.mean,
+        on_dask.ci,
+        on_dask.stderr,
+        on_dask.count,
+    )
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_catalogue_bound_sweep_on_dask_equals_serial(client):
+    import json
+
+    from gcsim.catalogue.sweeps import verify_catalogue_bounds
+
+    kw = dict(names=["petersen", "paley13"], stragglers=[1, 4], draws=4, samples=60, seed=3, progress=False)
+    serial = verify_catalogue_bounds(**kw)
+    on_dask = verify_catalogue_bounds(scheduler=client, **kw)
+    assert [(c.name, c.method, c.s, c.seed) for c in serial] == [(c.name, c.method, c.s, c.seed) for c in on_dask]
+    assert [json.dumps(c.report.to_dict(), sort_keys=True) for c in serial] == [
+        json.dumps(c.report.to_dict(), sort_keys=True) for c in on_dask
+    ]
+    assert all(c.report.ok for c in serial) and len(serial) == 4
+
+
+def test_catalogue_bound_sweep_bad_arguments():
+    from gcsim.catalogue.sweeps import verify_catalogue_bounds
+
+    with pytest.raises(InvalidArgumentError, match="names"):
+        verify_catalogue_bounds(["no_such_instance"])
+    with pytest.raises(InvalidArgumentError, match="stragglers"):
+        verify_catalogue_bounds(["petersen"], stragglers=[10])
+    with pytest.raises(InvalidArgumentError, match="methods"):
+        verify_catalogue_bounds(["petersen"], methods="rd")
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_pareto_front_on_dask_equals_serial(client):
+    pytest.importorskip("cvxpy")
+    import pandas as pd
+
+    from gcsim.cerar.pareto import pareto_front
+
+    kw = dict(max_iter=2, progress=False, eps_grid=[0.05, 0.3], vandermonde_grid=[0.2])
+    serial, d_serial = pareto_front(3, 4, [3.0, 10.0], return_designs=True, **kw)
+    on_dask, d_dask = pareto_front(3, 4, [3.0, 10.0], return_designs=True, scheduler=client, **kw)
+    # time_s is the measured wall time of each cap; everything else is bit for bit
+    pd.testing.assert_frame_equal(serial.drop(columns="time_s"), on_dask.drop(columns="time_s"), check_exact=True)
+    assert len(d_serial) == len(d_dask) == 2
+    for a, b in zip(d_serial, d_dask, strict=True):
+        assert np.array_equal(a.encoders, b.encoders) and np.array_equal(a.decoders, b.decoders)
