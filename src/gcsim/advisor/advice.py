@@ -1,0 +1,460 @@
+"""The advisor's answer: :class:`Advice`, a ranked table of candidates with the reasons for the rest.
+
+An :class:`Advice` is immutable.  ``rows`` holds one mapping per evaluated candidate, best first
+by the objective; ``dropped_items`` one :class:`~gcsim.advisor.candidates.Dropped` per parameter
+set or encoder that gave no candidate.  ``.table`` and ``.dropped`` are pandas DataFrames of them
+(``pip install 'gcsim[plots]'``), ``.plot()`` draws the Pareto figure, ``.export(folder)`` writes
+the chosen code (assignment, encoder, decoders, manifest) into the folder you name, ``.to_json()``
+returns everything as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import _html, _plotting, limits
+from .._optional import require
+from .._validation import check_bool, check_int
+from ..catalogue.objects import export_object, load_object
+from ..coding.decoder_table import DecoderTable, decoder_table, load_decoder_table, pattern_count
+from ..coding.schemes import Scheme
+from ..errors import CatalogueError, InvalidArgumentError, VerificationError
+from ..io.bundle import check_bundle_name, check_path, load_bundle, save_bundle
+from ..io.manifest import atomic_write_text, check_folder, dumps, provenance, read_json_object
+from .candidates import Dropped
+
+__all__ = [
+    "Advice",
+    "AdviceParams",
+    "ExportedCode",
+    "load_exported",
+    "pareto_flags",
+    "pareto_point",
+    "ranking_key",
+    "COLUMNS",
+]
+
+#: Columns of :attr:`Advice.table`, in order.
+COLUMNS: tuple[str, ...] = (
+    "rank",
+    "name",
+    "family",
+    "structure",
+    "encoder",
+    "N",
+    "n",
+    "m",
+    "load",
+    "data_fraction",
+    "replication",
+    "error",
+    "error_lo",
+    "error_hi",
+    "error_method",
+    "worst_case",
+    "worst_method",
+    "lower_bound",
+    "upper_bound",
+    "bounds_over",
+    "communication",
+    "comm_bytes",
+    "time",
+    "decode_time",
+    "pareto",
+    "status",
+    "notes",
+)
+
+#: Manifest file name of an export.
+MANIFEST = "advice.json"
+
+
+class AdviceParams(NamedTuple):
+    """The question: ``n`` workers, the load, ``m``, the objective (a tuple of criteria)."""
+
+    n: int
+    load: int | float
+    m: int
+    objective: tuple[str, ...]
+
+
+def _dominates(a: Sequence[float], b: Sequence[float]) -> bool:
+    return all(x <= y for x, y in zip(a, b, strict=True)) and any(x < y for x, y in zip(a, b, strict=True))
+
+
+def pareto_flags(points: Sequence[Sequence[float]]) -> list[int | None]:
+    """For each point, None if no other point dominates it, else the index of the first that does.
+
+    ``a`` dominates ``b`` when ``a <= b`` in every coordinate and ``a < b`` in one (all minimized;
+    NaN counts as +inf).
+
+    Examples
+    --------
+    >>> pareto_flags([(1, 2), (2, 1), (2, 2), (1, 2)])
+    [None, None, 0, None]
+    """
+    clean = [tuple(math.inf if (isinstance(x, float) and math.isnan(x)) else float(x) for x in p) for p in points]
+    out: list[int | None] = []
+    for i, p in enumerate(clean):
+        out.append(next((j for j, o in enumerate(clean) if j != i and _dominates(o, p)), None))
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        value = float(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class Advice:
+    """Ranked candidate codes for one question (docs/theory.md, advisor chapter).
+
+    Attributes
+    ----------
+    question : Mapping
+        ``n``, ``load``, ``m``, the straggler model's description, the links, the objective, the
+        seed and the budgets.
+    rows : tuple of Mapping
+        One read-only mapping per candidate (the columns of :data:`COLUMNS`), best first.
+    dropped_items : tuple of Dropped
+        Every parameter set or encoder that gave no candidate, with its reason.
+    schemes : tuple of Scheme
+        The encoder of each row (same order).
+    structures : tuple
+        The assignment object of each row (a design, graph or baseline; same order).
+    params : AdviceParams
+    """
+
+    kind = "advice"
+
+    question: Mapping[str, Any]
+    rows: tuple[Mapping[str, Any], ...]
+    dropped_items: tuple[Dropped, ...]
+    schemes: tuple[Scheme, ...] = field(repr=False)
+    structures: tuple[Any, ...] = field(repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "question", MappingProxyType(dict(self.question)))
+        object.__setattr__(self, "rows", tuple(MappingProxyType(dict(r)) for r in self.rows))
+        object.__setattr__(self, "dropped_items", tuple(self.dropped_items))
+        object.__setattr__(self, "schemes", tuple(self.schemes))
+        object.__setattr__(self, "structures", tuple(self.structures))
+        if not (len(self.rows) == len(self.schemes) == len(self.structures)):
+            raise InvalidArgumentError("rows", "rows, schemes and structures must have one entry per candidate")
+
+    # -- the contract ------------------------------------------------------------------------
+    @property
+    def params(self) -> AdviceParams:
+        """``AdviceParams(n, load, m, objective)``."""
+        q = self.question
+        return AdviceParams(int(q["n"]), q["load"], int(q["m"]), tuple(q["objective"]))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def best(self) -> Mapping[str, Any]:
+        """The top row (raises when no candidate was found)."""
+        if not self.rows:
+            raise InvalidArgumentError("rank", "no candidate fits the question (see .dropped for the reasons)")
+        return self.rows[0]
+
+    def verify(self) -> bool:
+        """Check the ranking and the flags; returns True or raises :class:`VerificationError`.
+
+        Rows are ranked ``0, 1, ...`` in the order of the objective's keys; the Pareto flags are
+        recomputed from the rows; every scheme verifies and belongs to its row (``m``, ``N``, ``n``).
+        """
+        keys = [self._key(r) for r in self.rows]
+        if keys != sorted(keys):
+            raise VerificationError("advice: the rows are not sorted by the objective")
+        if [r["rank"] for r in self.rows] != list(range(len(self.rows))):
+            raise VerificationError("advice: ranks are not 0, 1, 2, ...")
+        with_time = self.question.get("links") is not None
+        flags = pareto_flags([pareto_point(r, with_time, self._tol) for r in self.rows])
+        if [f is None for f in flags] != [bool(r["pareto"]) for r in self.rows]:
+            raise VerificationError("advice: the Pareto flags do not match the rows")
+        for r, sch in zip(self.rows, self.schemes, strict=True):
+            sch.verify()
+            if (sch.m, sch.num_parts, sch.n) != (r["m"], r["N"], r["n"]):
+                raise VerificationError(f"advice: the scheme of {r['name']!r} does not match its row")
+        return True
+
+    @property
+    def _tol(self) -> float:
+        return float(self.question.get("exact_tol", 0.0))
+
+    def _key(self, row: Mapping[str, Any]) -> tuple:
+        return ranking_key(row, tuple(self.question["objective"]), self._tol)
+
+    # -- views -------------------------------------------------------------------------------
+    @property
+    def table(self) -> Any:
+        """The ranked candidates as a pandas DataFrame (columns :data:`COLUMNS`, index = rank)."""
+        pd = require("pandas", "plots", "Advice.table")
+        return pd.DataFrame([dict(r) for r in self.rows], columns=list(COLUMNS)).set_index("rank", drop=False)
+
+    @property
+    def dropped(self) -> Any:
+        """Every parameter set or encoder that gave no candidate, with its reason (a DataFrame)."""
+        pd = require("pandas", "plots", "Advice.dropped")
+        return pd.DataFrame([d.as_dict() for d in self.dropped_items], columns=["family", "name", "encoder", "reason"])
+
+    def to_json(self) -> str:
+        """The question, the ranked rows and the dropped items as one JSON object (NaN -> null)."""
+        payload = {
+            "question": {k: _plain(v) for k, v in self.question.items()},
+            "candidates": [{k: _plain(v) for k, v in r.items()} for r in self.rows],
+            "dropped": [d.as_dict() for d in self.dropped_items],
+        }
+        return json.dumps(payload, indent=1, allow_nan=False)
+
+    def __repr__(self) -> str:
+        top = f", best {self.rows[0]['name']!r}" if self.rows else ""
+        return (
+            f"Advice(n={self.question['n']}, load={self.question['load']}, m={self.question['m']}, "
+            f"{len(self.rows)} candidates, {len(self.dropped_items)} dropped{top})"
+        )
+
+    def _repr_html_(self) -> str:
+        """Card: the question, the top candidates and a count of the dropped ones."""
+
+        def build() -> str:
+            q = self.question
+            rows = [
+                ("workers n", q["n"]),
+                ("load", q["load"]),
+                ("m", q["m"]),
+                ("stragglers", q["model"]),
+                ("links", q.get("links") or "none"),
+                ("objective", " then ".join(q["objective"])),
+                ("candidates", len(self.rows)),
+                ("dropped", len(self.dropped_items)),
+            ]
+            head = ("rank", "candidate", "error", "communication", "time", "status")
+            body = [(r["rank"], r["name"], r["error"], r["communication"], r["time"], r["status"]) for r in self.rows]
+            reasons = [f"{d.name}{' / ' + d.encoder if d.encoder else ''}: {d.reason}" for d in self.dropped_items]
+            extra = _html.check_table(head, body, limit=10) + _html.html_list(reasons, limit=6)
+            return _html.object_html(title="Advice", kind=self.kind, rows=rows, extra=extra)
+
+        return _html.safe_html(self, build)
+
+    # -- the figure --------------------------------------------------------------------------
+    def plot(self, *, label: int = 10) -> Any:
+        """Pareto figure: expected error (log) against communication per worker and, with links, time.
+
+        Every candidate is a point (Pareto-optimal filled, dominated hollow); the ``label`` best
+        are numbered by rank and named in the legend below.  Errors at or below ``1e-16`` (exact
+        codes) are drawn at a stated floor.  Returns a :class:`matplotlib.figure.Figure`.
+        """
+        require("matplotlib", "plots", "Advice.plot")
+        label = check_int("label", label, minimum=0)
+        panels = ("communication", "time") if self.question.get("links") else ("communication",)
+        fig, axes = _plotting.new_figure(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
+        err = np.array([float(r["error"]) for r in self.rows], dtype=float)
+        finite = err[np.isfinite(err) & (err > 1e-16)]
+        floor = _plotting.log_floor(finite if finite.size else np.array([1e-3]))
+        shown = np.where(np.isfinite(err) & (err > floor), err, floor)
+        families = sorted({r["family"] for r in self.rows})
+        colour = {f: _plotting.PALETTE[i % len(_plotting.PALETTE)] for i, f in enumerate(families)}
+        for ax, what in zip(axes[0], panels, strict=True):
+            x = np.array([float(r[what]) for r in self.rows], dtype=float)
+            if what == "communication":
+                # candidates share a few communication values: spread each column by rank
+                x = x * (1.0 + 0.04 * (np.arange(len(x)) % 7 - 3) / 3)
+            for fam in families:
+                idx = [i for i, r in enumerate(self.rows) if r["family"] == fam]
+                front = [i for i in idx if self.rows[i]["pareto"]]
+                rest = [i for i in idx if not self.rows[i]["pareto"]]
+                ax.scatter(x[front], shown[front], color=colour[fam], marker="o", s=36, label=fam, zorder=3)
+                ax.scatter(x[rest], shown[rest], facecolors="none", edgecolors=colour[fam], marker="o", s=36, zorder=2)
+            for i in range(min(label, len(self.rows))):
+                ax.annotate(str(i), (x[i], shown[i]), textcoords="offset points", xytext=(4, 3), fontsize=7)
+            ax.set_yscale("log")
+            ax.set_xscale("log")
+            ax.set_xlabel(
+                "communication per worker (fraction of a gradient)"
+                if what == "communication"
+                else "expected time per iteration (s)"
+            )
+            ax.set_ylabel(_plotting.floor_label("expected error err/(mN)", floor, "errors"))
+            ax.grid(True, which="both", alpha=0.3)
+        names = [f"{i}: {r['name']}" for i, r in enumerate(self.rows[:label])]
+        if names:
+            axes[0][0].set_title("filled: Pareto-optimal; numbers: rank", fontsize=8)
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        _plotting.legend_below(fig, handles, labels, ncol=min(4, max(1, len(labels))))
+        if names:
+            fig.text(0.01, -0.02, "\n".join(names), fontsize=6, va="top", ha="left")
+        return fig
+
+    # -- export ------------------------------------------------------------------------------
+    def export(
+        self,
+        folder: str | os.PathLike,
+        rank: int = 0,
+        *,
+        name: str | None = None,
+        s_max: int | None = None,
+        overwrite: bool = False,
+    ) -> Path:
+        """Write the candidate of rank ``rank`` into ``folder/<name>``, atomically; returns that folder.
+
+        Contents: the assignment (a catalogue bundle, ``<kind>/<params>``), the encoder
+        (``encoder.npz/.json``, :meth:`Scheme.to_arrays`), the decoders and ``advice.json`` (the
+        question, the row, the files and provenance).  Decoders: a
+        :class:`~gcsim.coding.decoder_table.DecoderTable` of every pattern with at most ``s_max``
+        stragglers (default: the model's ``s``) when its pattern count is within
+        :data:`gcsim.limits.MAX_PATTERNS` and its entries within
+        :data:`gcsim.limits.MAX_DENSE_ENTRIES`; otherwise ``advice.json`` states the decoding rule
+        (the minimum-norm least-squares decoder ``X = B_F^+ T`` of the arrived workers, computed at
+        run time) and why no table was written.  Everything is written into a hidden staging folder
+        inside ``folder`` and renamed into place, so ``folder/<name>`` is complete or absent.
+
+        Raises
+        ------
+        InvalidArgumentError
+            ``rank`` outside the table, a bad ``name`` or ``s_max``.
+        FileExistsError
+            ``folder/<name>`` exists and ``overwrite`` is False.
+        """
+        rank = check_int("rank", rank, minimum=0)
+        if rank >= len(self.rows):
+            raise InvalidArgumentError("rank", f"must be < {len(self.rows)} (the number of candidates), got {rank}")
+        overwrite = check_bool("overwrite", overwrite)
+        row, scheme, structure = self.rows[rank], self.schemes[rank], self.structures[rank]
+        stem = name if name is not None else f"rank{rank}_{row['family']}_{row['encoder']}"
+        check_bundle_name("name", stem)
+        base = check_folder("folder", check_path("folder", folder))
+        target = base / stem
+        if target.exists() and not overwrite:
+            raise FileExistsError(f"{target} exists (pass overwrite=True to replace it)")
+        if s_max is None:
+            s_max = self.question.get("s")
+        decoders_note = ""
+        if s_max is not None:
+            s_max = check_int("s_max", s_max, minimum=0, maximum=scheme.n)
+            count = pattern_count(scheme.n, s_max)
+            if count > limits.MAX_PATTERNS or count * scheme.n * scheme.m > limits.MAX_DENSE_ENTRIES:
+                decoders_note = (
+                    f"no table: {count:,} patterns with at most {s_max} stragglers (x n m = {scheme.n * scheme.m} "
+                    "entries) exceed gcsim.limits.MAX_PATTERNS / MAX_DENSE_ENTRIES"
+                )
+                s_max = None
+        else:
+            decoders_note = "no table: the straggler model has no fixed s (pass s_max= for a table up to s_max)"
+        staging = base / f".{stem}.partial-{os.getpid()}"
+        if staging.exists():
+            shutil.rmtree(staging)
+        staging.mkdir()
+        try:
+            assignment_json = export_object(structure, staging, "assignment")
+            save_bundle(staging / "encoder", scheme.to_arrays(), {"kind": "scheme", **scheme.bundle_metadata()})
+            files = {
+                "assignment": str(assignment_json.relative_to(staging).with_suffix("")),
+                "encoder": "encoder",
+            }
+            if s_max is not None:
+                decoder_table(scheme, s_max).export(staging / "decoders")
+                files["decoders"] = "decoders"
+            manifest = {
+                "format": "gcsim-advice-export",
+                "format_version": 1,
+                "question": {k: _plain(v) for k, v in self.question.items()},
+                "candidate": {k: _plain(v) for k, v in row.items()},
+                "files": files,
+                "decoding": (
+                    f"DecoderTable of every pattern with at most {s_max} stragglers (decoders/); other patterns: "
+                    "the rule below"
+                    if s_max is not None
+                    else decoders_note
+                ),
+                "decoding_rule": "X = pinv(B_F) T: the minimum-norm least-squares decoder of the arrived workers F "
+                "(numpy.linalg.lstsq, rcond=None), T = I_m kron 1_N",
+                "provenance": provenance(),
+            }
+            atomic_write_text(staging / MANIFEST, dumps(manifest))
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return target
+
+
+_COLUMN = {"worst-case": "worst_case", "data": "data_fraction"}
+
+
+def _value(row: Mapping[str, Any], criterion: str, exact_tol: float) -> float:
+    x = float(row[_COLUMN.get(criterion, criterion)])
+    if math.isnan(x):
+        return math.inf
+    return 0.0 if criterion in ("error", "worst-case") and x <= exact_tol else x
+
+
+def ranking_key(row: Mapping[str, Any], objective: tuple[str, ...], exact_tol: float = 1e-12) -> tuple:
+    """Sort key of a row: the objective's criteria in order, then error, communication, time, data, name.
+
+    NaN ranks last; errors at or below ``exact_tol`` count as 0.
+    """
+    crit = list(objective) + [c for c in ("error", "communication", "time", "data") if c not in objective]
+    return (*[_value(row, c, exact_tol) for c in crit], str(row["name"]))
+
+
+def pareto_point(row: Mapping[str, Any], with_time: bool, exact_tol: float = 1e-12) -> tuple[float, ...]:
+    """The minimized coordinates of a row: error, communication, data fraction and, with links, time."""
+    crit = ("error", "communication", "data", "time") if with_time else ("error", "communication", "data")
+    return tuple(_value(row, c, exact_tol) for c in crit)
+
+
+@dataclass(frozen=True)
+class ExportedCode:
+    """An exported candidate loaded back: assignment object, encoder, decoder table (or None), manifest."""
+
+    assignment: Any
+    scheme: Scheme
+    decoders: DecoderTable | None
+    manifest: Mapping[str, Any]
+
+
+def load_exported(folder: str | os.PathLike) -> ExportedCode:
+    """Load what :meth:`Advice.export` wrote, re-verifying every part from the files alone.
+
+    Raises
+    ------
+    CatalogueError
+        A missing or malformed manifest, or a part that does not load or verify.
+    """
+    root = check_path("folder", folder)
+    try:
+        manifest = read_json_object(root / MANIFEST)
+    except (OSError, ValueError) as exc:
+        raise CatalogueError(f"{root}: no readable {MANIFEST} ({exc})") from None
+    if manifest.get("format") != "gcsim-advice-export":
+        raise CatalogueError(f"{root}: {MANIFEST} is not an advisor export")
+    files = manifest.get("files")
+    if not isinstance(files, dict) or "assignment" not in files or "encoder" not in files:
+        raise CatalogueError(f"{root}: {MANIFEST} lists no assignment and encoder")
+    obj = load_object(root / str(files["assignment"]))
+    arrays, man = load_bundle(root / str(files["encoder"]))
+    scheme = Scheme.from_arrays(arrays, man["metadata"])
+    if not np.array_equal(scheme.assignment, np.asarray(obj.assignment)):
+        raise CatalogueError(f"{root}: the encoder's assignment differs from the exported assignment")
+    table = load_decoder_table(root / str(files["decoders"])) if "decoders" in files else None
+    return ExportedCode(obj, scheme, table, MappingProxyType(manifest))

@@ -1,0 +1,292 @@
+"""Encoders of a candidate assignment and the numbers the advisor reports for each scheme.
+
+For every :class:`~gcsim.advisor.candidates.Structure` the advisor tries the encoders of
+:data:`ENCODERS` at the asked ``m`` and the ``m = 1`` classic code of its family
+(:data:`CLASSIC`); an encoder that does not apply becomes a
+:class:`~gcsim.advisor.candidates.Dropped` with the reason (the rank condition
+``r_i >= s + m`` of the exact family, ``r_i >= m`` of NS, an unlucky or ill-conditioned draw).
+Each scheme is then measured with gcsim's public evaluators (one kernel):
+
+* the expected optimal-decoding error ``E_S[err]/(mN)`` (:func:`gcsim.coding.evaluate.expected_error`:
+  exact when the pattern count is within ``exact_limit``, else Monte Carlo with a 95% interval);
+* the worst case over ``|S| = s`` (:func:`~gcsim.coding.evaluate.worst_case_error`), only for a
+  subset model and only when ``C(n, s) <= worst_limit``, else a stated skip;
+* the proved bounds of :mod:`gcsim.coding.bounds` averaged over the question's patterns: the rank
+  lower bound (every encoder on the assignment) and the RD scaled-sign upper bound (RD(0) only;
+  an expectation over the encoder draw);
+* the communication per worker ``1/m`` of a gradient and, with links, the expected time per
+  iteration ``E[D] + (l_max/N) C + latency + bytes/(m bandwidth)`` (docs/theory.md, advisor chapter).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..coding.bounds import rank_lower_bound, rd_upper_bound
+from ..coding.delays import DelayStragglerModel, expected_decode_time
+from ..coding.evaluate import expected_error, worst_case_error
+from ..coding.schemes import Scheme, encode
+from ..coding.stragglers import BernoulliModel, FixedModel, MarkovModel, TraceModel, WorstCaseModel
+from ..errors import GcsimError
+from .candidates import Dropped, Question, Structure, _why
+
+__all__ = [
+    "ENCODERS",
+    "CLASSIC",
+    "Settings",
+    "Patterns",
+    "question_patterns",
+    "design_s",
+    "schemes_of",
+    "build_scheme",
+    "decode_time",
+    "iteration_time",
+    "assess",
+]
+
+#: Encoders tried at the asked ``m`` on every assignment, in this order.
+ENCODERS: tuple[str, ...] = ("naive", "rd", "ns", "ns-worker", "exact-gaussian", "exact-vandermonde")
+#: The ``m = 1`` classic code of a family (``B = A`` or Tandon et al.'s codes), tried beside them.
+CLASSIC: dict[str, str] = {
+    "bibd": "bibd-optimal",
+    "random-regular": "expander",
+    "mgg": "expander",
+    "fractional": "fractional-repetition",
+    "cyclic": "cyclic-mds",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Evaluation budgets: exact below ``exact_limit`` patterns, else ``samples`` Monte Carlo draws."""
+
+    exact_limit: int = 20000
+    samples: int = 2000
+    worst_limit: int = 20000
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """The question's non-straggler patterns for the bounds: masks, weights (summing to 1) and how."""
+
+    masks: np.ndarray
+    weights: np.ndarray
+    how: str
+
+
+def question_patterns(q: Question, settings: Settings) -> Patterns | None:
+    """Masks that average a bound over the straggler model: all of them when affordable, else a sample.
+
+    Fixed (and all-pattern) models: every ``s``-subset when ``C(n, s) <= exact_limit``; Bernoulli and
+    Markov (stationary): all ``2^n`` patterns with their probabilities when ``2^n <= exact_limit``;
+    a trace: its iterations; otherwise ``samples`` draws of ``model.sample(samples, seed)``.
+    None for the worst-case model (no distribution).
+    """
+    model, n = q.model, q.n
+    if isinstance(model, WorstCaseModel):
+        return None
+    if isinstance(model, TraceModel):
+        masks = np.asarray(model.masks(), dtype=bool)
+        return Patterns(masks, np.full(len(masks), 1.0 / len(masks)), f"the trace's {len(masks)} iterations")
+    if isinstance(model, FixedModel) and math.comb(n, model.s) <= settings.exact_limit:
+        masks = np.concatenate(list(model.iter_chunks())) if math.comb(n, model.s) else np.ones((1, n), bool)
+        return Patterns(masks, np.full(len(masks), 1.0 / len(masks)), f"all C({n},{model.s}) patterns")
+    if isinstance(model, (BernoulliModel, MarkovModel)) and n < 63 and 2**n <= settings.exact_limit:
+        p = model.p if isinstance(model, BernoulliModel) else model.stationary
+        masks = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
+        return Patterns(masks, BernoulliModel(n, p).weights(masks), f"all 2^{n} patterns, weighted")
+    masks = np.asarray(model.sample(settings.samples, q.seed), dtype=bool)
+    return Patterns(masks, np.full(len(masks), 1.0 / len(masks)), f"{len(masks)} sampled patterns")
+
+
+def design_s(q: Question, replication: int, m: int) -> tuple[int | None, str]:
+    """Stragglers the exact family is designed for, and why (None: it cannot be built).
+
+    A subset model's ``s``, a delay model's ``"first"`` rule's ``s``, otherwise the most any
+    exact code on this assignment absorbs, ``r_min - m``.
+    """
+    s = q.design_s
+    if s is None and isinstance(q.model, DelayStragglerModel) and q.model.rule.kind == "first":
+        s = int(q.model.rule.value)
+    if s is not None:
+        if replication < s + m:
+            return None, (
+                f"rank condition fails: the exact family needs every part on r_i >= s + m = {s + m} workers, "
+                f"here r_min = {replication}"
+            )
+        return s, f"designed for the model's s = {s}"
+    s = replication - m
+    if s < 0:
+        return None, f"rank condition fails: r_min = {replication} < m = {m}"
+    return min(s, q.n - m), f"designed for s = r_min - m = {s} stragglers (the most it can absorb)"
+
+
+def _run_quietly(fn: Any) -> tuple[Any, list[str]]:
+    """``fn()`` with its warnings caught and returned as text (the table carries them as notes)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fn()
+    notes = []
+    for w in caught:
+        text = str(w.message).split("\n")[0]
+        if text not in notes:
+            notes.append(text)
+    return out, notes
+
+
+def schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[str, Any], str] | Dropped]:
+    """The encoders to try on one assignment: ``(method, m, options, note)`` or a :class:`Dropped`."""
+    A = structure.assignment
+    r_min = int(A.sum(axis=1).min())
+    out: list[tuple[str, int, dict[str, Any], str] | Dropped] = []
+    for method in ENCODERS:
+        if method in ("ns", "ns-worker") and r_min < q.m:
+            out.append(
+                Dropped(
+                    structure.family, structure.name, method, f"needs replication r_i >= m = {q.m}; r_min = {r_min}"
+                )
+            )
+            continue
+        if method.startswith("exact"):
+            s, why = design_s(q, r_min, q.m)
+            if s is None:
+                out.append(Dropped(structure.family, structure.name, method, why))
+                continue
+            out.append((method, q.m, {"s": s}, why))
+            continue
+        out.append((method, q.m, {}, ""))
+    classic = CLASSIC.get(structure.family)
+    if classic is not None and not (q.m == 1 and classic in ("bibd-optimal", "expander")):
+        out.append((classic, 1, {}, "an m = 1 code"))
+    return out
+
+
+def build_scheme(structure: Structure, q: Question, method: str, m: int, options: dict[str, Any]) -> Scheme | Dropped:
+    """``encode`` one scheme; a refusal or an ill-conditioned exact code becomes a :class:`Dropped`."""
+    try:
+        scheme, notes = _run_quietly(lambda: encode(structure.obj, m, method, seed=q.seed, **options))
+    except GcsimError as exc:
+        return Dropped(structure.family, structure.name, method, f"{type(exc).__name__}: {_why(exc)}")
+    bad = [t for t in notes if "cannot carry" in t or "inaccurate" in t]
+    if bad:
+        return Dropped(structure.family, structure.name, method, f"ill-conditioned: {bad[0]}")
+    return scheme
+
+
+def decode_time(q: Question) -> tuple[float, str]:
+    """``(E[D], how)``: the expected decode time of a delay model, 0 for a model without times.
+
+    It depends on the question only (the arrival rule picks the workers, not the code), so the
+    advisor computes it once.
+    """
+    if isinstance(q.model, DelayStragglerModel):
+        res, _ = _run_quietly(lambda: expected_decode_time(q.model))
+        return float(res.mean), f"E[D] {res.method}"
+    return 0.0, "the model has no times: E[D] = 0"
+
+
+def iteration_time(q: Question, scheme: Scheme, decode: float) -> float:
+    """``E[T] = E[D] + (l_max / N) C + latency + gradient_bytes / (m bandwidth)`` (NaN without links).
+
+    ``D`` the decode time of the arrival rule, ``l_max / N`` the largest fraction of the data a
+    worker holds, ``C`` the compute time of the whole data set (docs/theory.md, advisor chapter).
+    """
+    links = q.links
+    if links is None:
+        return math.nan
+    A = scheme.assignment
+    fraction = float(A.sum(axis=0).max()) / A.shape[0]
+    return decode + fraction * links.compute_time + links.transfer_time(scheme.m)
+
+
+def assess(
+    structure: Structure,
+    q: Question,
+    method: str,
+    m: int,
+    options: dict[str, Any],
+    note: str,
+    settings: Settings,
+    patterns: Patterns | None,
+    decode: tuple[float, str] = (0.0, ""),
+) -> tuple[dict[str, Any], Scheme] | Dropped:
+    """Build one scheme and measure it: one row of the advisor's table (and the scheme)."""
+    built = build_scheme(structure, q, method, m, options)
+    if isinstance(built, Dropped):
+        return built
+    scheme = built
+    A = scheme.assignment
+    N, n = A.shape
+    notes = [t for t in (structure.note, note) if t]
+    row: dict[str, Any] = {
+        "name": f"{structure.name} / {method}" + (f" (s={options['s']})" if "s" in options else ""),
+        "family": structure.family,
+        "structure": structure.name,
+        "encoder": method,
+        "N": N,
+        "n": n,
+        "m": m,
+        "load": int(A.sum(axis=0).max()),
+        "data_fraction": float(A.sum(axis=0).max() / N),
+        "replication": int(A.sum(axis=1).min()),
+    }
+    # expected error (or, for the worst-case model, the worst case is the error)
+    if isinstance(q.model, WorstCaseModel):
+        row.update(error=math.nan, error_lo=math.nan, error_hi=math.nan, error_method="worst-case model")
+    else:
+        try:
+            res, extra = _run_quietly(
+                lambda: expected_error(
+                    scheme,
+                    q.model,
+                    exact_limit=settings.exact_limit,
+                    samples=settings.samples,
+                    seed=q.seed,
+                    normalized=True,
+                    progress=False,
+                )
+            )
+        except GcsimError as exc:
+            return Dropped(structure.family, structure.name, method, f"not evaluable: {exc}")
+        notes += extra
+        row.update(error=res.mean, error_lo=float(res.ci[0]), error_hi=float(res.ci[1]), error_method=res.method)
+    # worst case over |S| = s, only where affordable
+    s = q.design_s
+    if s is None:
+        row.update(worst_case=math.nan, worst_method="skipped: the model has no fixed straggler count s")
+    elif math.comb(n, s) > settings.worst_limit:
+        row.update(
+            worst_case=math.nan,
+            worst_method=f"skipped: C({n},{s}) = {math.comb(n, s):.3g} patterns > worst_limit = {settings.worst_limit}",
+        )
+    else:
+        wc, extra = _run_quietly(
+            lambda: worst_case_error(scheme, s, exact_limit=settings.worst_limit, normalized=True, progress=False)
+        )
+        notes += extra
+        row.update(worst_case=wc.value, worst_method=f"exact over C({n},{s}) = {math.comb(n, s)} patterns")
+    if isinstance(q.model, WorstCaseModel):
+        row.update(error=row["worst_case"], error_lo=row["worst_case"], error_hi=row["worst_case"])
+    # bounds, averaged over the question's patterns
+    if patterns is None:
+        lower, upper, how = math.nan, math.nan, "no distribution (worst-case model)"
+    else:
+        w = patterns.weights
+        lower = float(w @ rank_lower_bound(A, m, patterns.masks)) / (m * N)
+        upper = math.nan
+        if method == "rd" and float(scheme.options.get("eps", 0.0)) == 0.0:
+            upper = float(w @ rd_upper_bound(A, m, patterns.masks, normalized=True))
+        how = patterns.how
+    row.update(lower_bound=lower, upper_bound=upper, bounds_over=how)
+    # communication and time
+    row["communication"] = 1.0 / m
+    row["comm_bytes"] = q.links.gradient_bytes / m if q.links is not None else math.nan
+    row["time"] = iteration_time(q, scheme, decode[0])
+    row["decode_time"] = decode[0] if q.links is not None else math.nan
+    row["notes"] = "; ".join(dict.fromkeys(notes))
+    return row, scheme

@@ -1,0 +1,504 @@
+"""Candidate enumeration of the advisor: one generator per family, in a written order.
+
+Every family generator takes the :class:`Question` and yields either a :class:`Structure` (an
+assignment gcsim built and verified, with the object that exports it) or a :class:`Dropped`
+record that says why a parameter set of the family does not give a candidate: a necessary
+condition fails (the existence answers of :func:`gcsim.bibd` / :func:`gcsim.srg`, three-valued),
+the existence is unknown to gcsim, gcsim has no construction, the load does not fit, or the
+object would exceed :mod:`gcsim.limits`.
+
+The model of the question (docs/theory.md, the advisor chapter):
+
+* ``n`` workers, the columns of the ``N x n`` assignment ``A`` (``A[i, j] = 1`` iff worker ``j``
+  holds part ``i``); each family fixes its own number of parts ``N``;
+* ``load``: an integer is the number of parts a worker holds, the column sums of ``A`` (every
+  family is built at exactly that load, except the Margulis--Gabber--Galil graph, whose loads
+  vary and must stay at or below it); a float in ``(0, 1)`` is the fraction of the data a worker
+  may hold, and a family with ``N`` parts is built with ``floor(load * N)`` parts per worker;
+* ``m``: the communication reduction of :class:`gcsim.coding.Scheme` (each worker sends
+  ``d / m`` numbers).
+
+The families, in order (:data:`FAMILIES`): BIBDs with the workers as blocks (``b = n``,
+``k = load``), BIBDs with the workers as points (the dual, ``v = n``, ``r = load``), strongly
+regular graphs with ``A = Adj + I`` (``v = n``, ``k = load - 1``) and ``A = Adj`` (``k = load``),
+coset bipartite graphs (``n = m_c k_g``, ``k_g`` a prime power, ``delta = load``), seeded
+bi-regular graphs (``v = b = n``, ``r = k = load``), cyclic repetition, fractional repetition,
+random regular expanders (``A = Adj + I``, degree ``load - 1``) and the Margulis--Gabber--Galil
+expander (``n = m_g^2``).
+
+Examples
+--------
+>>> from gcsim.coding.stragglers import straggler_model
+>>> q = Question(13, 4, 2, straggler_model("fixed", 13, s=1))
+>>> found = list(bibd_structures(q))
+>>> [(x.name, x.assignment.shape) for x in found if isinstance(x, Structure)]
+[('2-(13,4,1) design [PG(2,3): points vs lines]', (13, 13))]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from .. import limits
+from .._validation import check_int, check_real
+from ..coding.straggler_base import StragglerModel
+from ..coding.stragglers import FixedModel, WorstCaseModel
+from ..combinatorics.baselines import (
+    cyclic_repetition,
+    fractional_repetition,
+    margulis_gabber_galil,
+    random_regular_assignment,
+)
+from ..combinatorics.bibd import bibd
+from ..combinatorics.biregular import biregular_from_assignment, biregular_graph
+from ..combinatorics.coset import coset_graph
+from ..combinatorics.fields import is_prime_power, prime_power
+from ..combinatorics.srg import srg
+from ..errors import GcsimError, InvalidArgumentError
+
+__all__ = [
+    "Question",
+    "Links",
+    "Structure",
+    "Dropped",
+    "FAMILIES",
+    "FAMILY_NAMES",
+    "structures",
+    "bibd_structures",
+    "dual_bibd_structures",
+    "srg_structures",
+    "coset_structures",
+    "biregular_structures",
+    "cyclic_structures",
+    "fractional_structures",
+    "random_regular_structures",
+    "mgg_structures",
+]
+
+
+@dataclass(frozen=True)
+class Links:
+    """The network of one iteration: every worker's link to the master (docs/theory.md, advisor chapter).
+
+    Attributes
+    ----------
+    bandwidth : float
+        Bytes per second of each worker's link (``> 0``).
+    latency : float
+        Seconds before the first byte arrives (``>= 0``).
+    gradient_bytes : float
+        Bytes of one full gradient (``d`` numbers); a worker of a scheme with ``m`` blocks sends
+        ``gradient_bytes / m``.
+    compute_time : float
+        Seconds one worker needs for the gradient of the *whole* data set (``>= 0``, default 0); a
+        worker holding a fraction ``l/N`` of the data computes for ``(l/N) compute_time``.
+
+    Examples
+    --------
+    >>> Links(bandwidth=1e9, latency=1e-4, gradient_bytes=4e6).transfer_time(2)
+    0.0021
+    """
+
+    bandwidth: float
+    latency: float = 0.0
+    gradient_bytes: float = 4e6
+    compute_time: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "bandwidth", check_real("links.bandwidth", self.bandwidth, minimum=0.0, strict_min=True)
+        )
+        object.__setattr__(self, "latency", check_real("links.latency", self.latency, minimum=0.0))
+        object.__setattr__(
+            self,
+            "gradient_bytes",
+            check_real("links.gradient_bytes", self.gradient_bytes, minimum=0.0, strict_min=True),
+        )
+        object.__setattr__(self, "compute_time", check_real("links.compute_time", self.compute_time, minimum=0.0))
+
+    def transfer_time(self, m: int) -> float:
+        """``latency + gradient_bytes / (m * bandwidth)``: one transmission of ``d/m`` numbers."""
+        return self.latency + self.gradient_bytes / (m * self.bandwidth)
+
+    def as_dict(self) -> dict[str, float]:
+        """The four fields (JSON)."""
+        return {
+            "bandwidth": self.bandwidth,
+            "latency": self.latency,
+            "gradient_bytes": self.gradient_bytes,
+            "compute_time": self.compute_time,
+        }
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the user asks: ``n`` workers, a load, ``m``, a straggler model, optional links.
+
+    ``load`` is an int (parts per worker) or a float in ``(0, 1)`` (fraction of the data per
+    worker); :meth:`parts_per_worker` turns it into the load of a family with ``N`` parts.
+    """
+
+    n: int
+    load: int | float
+    m: int
+    model: StragglerModel
+    links: Links | None = None
+    seed: int = 0
+
+    def parts_per_worker(self, num_parts: int) -> int:
+        """The load a family with ``num_parts`` parts is built at."""
+        if isinstance(self.load, int):
+            return self.load
+        return int(math.floor(self.load * num_parts + 1e-12))
+
+    @property
+    def design_s(self) -> int | None:
+        """The straggler count of a subset model (fixed, all, worst), else None."""
+        if isinstance(self.model, (FixedModel, WorstCaseModel)):
+            return int(self.model.s)
+        return None
+
+    def describe_load(self) -> str:
+        return f"{self.load} parts per worker" if isinstance(self.load, int) else f"a fraction {self.load} of the data"
+
+
+def check_load(load: Any, n: int) -> int | float:
+    """``load`` as an int in ``[1, n]`` parts or a float fraction in ``(0, 1)``; names the argument."""
+    if isinstance(load, (bool, np.bool_)):
+        raise InvalidArgumentError("load", f"must be a number of parts (int) or a fraction in (0, 1), got {load!r}")
+    if isinstance(load, (int, np.integer)):
+        return check_int("load", load, minimum=1)
+    value = check_real("load", load, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
+    return value
+
+
+@dataclass(frozen=True)
+class Structure:
+    """A built and verified assignment: its family, a readable name and the exportable object."""
+
+    family: str
+    name: str
+    obj: Any
+    note: str = ""
+    assignment: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        A = np.asarray(self.obj.assignment)
+        object.__setattr__(self, "assignment", A)
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A parameter set or an encoder that gives no candidate, with the reason."""
+
+    family: str
+    name: str
+    encoder: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"family": self.family, "name": self.name, "encoder": self.encoder, "reason": self.reason}
+
+
+Item = Structure | Dropped
+
+
+def _why(exc: Exception) -> str:
+    text = str(exc)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _short(text: str, limit: int = 48) -> str:
+    """A construction name cut to ``limit`` characters (composite constructions nest deeply)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _guarded(family: str, name: str, build: Callable[[], Any], *, construction: bool = False, note: str = "") -> Item:
+    """Build one object; a gcsim refusal (impossible, not constructible, too large) becomes a :class:`Dropped`.
+
+    With ``construction`` the object's construction name is appended to ``name``.
+    """
+    try:
+        obj = build()
+    except GcsimError as exc:
+        return Dropped(family, name, "", f"{type(exc).__name__}: {_why(exc)}")
+    label = f"{name} [{_short(obj.construction)}]" if construction else name
+    return Structure(family, label, obj, note)
+
+
+def _dual_design(v: int, k: int, lam: int) -> Any:
+    """The transposed incidence matrix of ``bibd(v, k, lam)`` as a bi-regular graph (workers = points)."""
+    A = bibd(v, k, lam).assignment.T
+    return biregular_from_assignment(A, require_connected=False, construction=f"dual of 2-({v},{k},{lam})")
+
+
+def _existence_reason(answer: Any, what: str, explain: Callable[[], str]) -> str:
+    if answer is False:
+        return f"does not exist: {explain()}"
+    return f"existence unknown to gcsim ({what}: no construction, no nonexistence result)"
+
+
+# ----------------------------------------------------------------------------------------------
+# the family generators (one per family, in the order of FAMILIES)
+# ----------------------------------------------------------------------------------------------
+
+
+def bibd_structures(q: Question) -> Iterator[Item]:
+    """2-(v, k, lam) designs with the workers as blocks: ``b = n``, ``k`` = the load on ``v`` parts.
+
+    Integrality (``r = b k / v`` and ``lam = r (k - 1) / (v - 1)`` integers) and Fisher's
+    inequality ``v <= b`` leave few ``v``; each is asked :func:`gcsim.bibd` with ``existence=True``.
+    """
+    n, found = q.n, False
+    for v in range(3, n + 1):
+        k = q.parts_per_worker(v)
+        if k < 2 or k >= v or (n * k) % v:
+            continue
+        r = n * k // v
+        if (r * (k - 1)) % (v - 1):
+            continue
+        lam = r * (k - 1) // (v - 1)
+        found = True
+        name = f"2-({v},{k},{lam}) design"
+
+        def explain(v: int = v, k: int = k, lam: int = lam) -> str:
+            try:
+                bibd(v, k, lam)
+            except GcsimError as exc:
+                return _why(exc)
+            return "?"  # pragma: no cover - existence said False, so the factory refuses
+
+        answer = bibd(v, k, lam, existence=True)
+        if answer is not True:
+            yield Dropped("bibd", name, "", _existence_reason(answer, name, explain))
+            continue
+        yield _guarded("bibd", name, partial(bibd, v, k, lam), construction=True)
+    if not found:
+        yield Dropped(
+            "bibd",
+            f"2-(v,{q.describe_load()},lam) design with b = {n} blocks",
+            "",
+            f"no v in [3, {n}] makes r = b k / v and lam = r (k - 1) / (v - 1) integers (b = n = {n} workers)",
+        )
+
+
+def dual_bibd_structures(q: Question) -> Iterator[Item]:
+    """The dual of a 2-(v, k, lam) design: workers = the ``v = n`` points, parts = the ``b`` blocks, load ``r``.
+
+    Symmetric designs (``b = v``) are listed once, by :func:`bibd_structures`.
+    """
+    n = q.n
+    found = False
+    for k in range(2, n):
+        # the load is r parts of b = n r / k: for a fraction, r = floor(load * b) must be consistent
+        r = q.load if isinstance(q.load, int) else None
+        candidates = [r] if r is not None else range(1, n)
+        for r_ in candidates:
+            if (r_ * (k - 1)) % (n - 1) or (n * r_) % k:
+                continue
+            lam, b = r_ * (k - 1) // (n - 1), n * r_ // k
+            if lam < 1 or b == n or b < n or q.parts_per_worker(b) != r_:
+                continue
+            found = True
+            name = f"dual of the 2-({n},{k},{lam}) design"
+            answer = bibd(n, k, lam, existence=True)
+            if answer is not True:
+
+                def explain(k: int = k, lam: int = lam) -> str:
+                    try:
+                        bibd(n, k, lam)
+                    except GcsimError as exc:
+                        return _why(exc)
+                    return "?"  # pragma: no cover
+
+                yield Dropped("bibd-dual", name, "", _existence_reason(answer, name, explain))
+                continue
+            yield _guarded("bibd-dual", name, partial(_dual_design, n, k, lam))
+    if not found:
+        yield Dropped(
+            "bibd-dual",
+            f"dual 2-({n},k,lam) design with r = {q.describe_load()}",
+            "",
+            f"no non-symmetric k in [2, {n - 1}] makes lam = r (k - 1) / (n - 1) and b = n r / k integers",
+        )
+
+
+def _srg_structures(q: Question, closed: bool) -> Iterator[Item]:
+    n = q.n
+    family = "srg" if closed else "srg-open"
+    k = q.parts_per_worker(n) - (1 if closed else 0)
+    label = "A = Adj + I" if closed else "A = Adj"
+    if k < 1 or k > n - 2:
+        yield Dropped(family, f"SRG({n}, {k}, ., .) with {label}", "", f"degree k = {k} outside [1, v - 2 = {n - 2}]")
+        return
+    found = False
+    for lam in range(0, k):
+        if (k * (k - lam - 1)) % (n - k - 1):
+            continue
+        mu = k * (k - lam - 1) // (n - k - 1)
+        if mu > k:
+            continue
+        found = True
+        name = f"SRG({n},{k},{lam},{mu}) with {label}"
+
+        def explain(lam: int = lam, mu: int = mu) -> str:
+            try:
+                srg(n, k, lam, mu)
+            except GcsimError as exc:
+                return _why(exc)
+            return "?"  # pragma: no cover
+
+        try:
+            answer = srg(n, k, lam, mu, existence=True)
+        except GcsimError as exc:
+            yield Dropped(family, name, "", _why(exc))
+            continue
+        if answer is not True:
+            yield Dropped(family, name, "", _existence_reason(answer, name, explain))
+            continue
+        yield _guarded(family, name, partial(srg, n, k, lam, mu, closed=closed), construction=True)
+    if not found:
+        yield Dropped(
+            family,
+            f"SRG({n},{k},lam,mu) with {label}",
+            "",
+            f"k (k - lam - 1) = (v - k - 1) mu has no solution with 0 <= lam < k, mu <= k (v = {n}, k = {k})",
+        )
+
+
+def srg_structures(q: Question) -> Iterator[Item]:
+    """Strongly regular graphs on ``v = n`` vertices with ``A = Adj + I``: degree ``load - 1``."""
+    return _srg_structures(q, True)
+
+
+def open_srg_structures(q: Question) -> Iterator[Item]:
+    """Strongly regular graphs on ``v = n`` vertices with ``A = Adj``: degree ``load``."""
+    return _srg_structures(q, False)
+
+
+def coset_structures(q: Question) -> Iterator[Item]:
+    """Coset bipartite graphs ``(k_g, m_c, delta)`` with ``n = m_c k_g``, ``k_g = p^a``, ``delta`` = the load."""
+    n = q.n
+    divisors = [k for k in range(2, n + 1) if n % k == 0]
+    powers = [k for k in divisors if is_prime_power(k)]
+    if not powers:
+        yield Dropped("coset", f"coset graph with n = {n}", "", f"n = {n} has no prime-power divisor k >= 2")
+        return
+    for k in powers:
+        mc = n // k
+        delta = q.parts_per_worker(k)
+        name = f"coset graph ({k},{mc},{delta})"
+        if not 1 <= delta < k:
+            yield Dropped("coset", name, "", f"load delta = {delta} must lie in [1, k - 1] (k = {k} parts)")
+            continue
+        p = prime_power(k)[0]
+        note = "" if delta % p else f"p = {p} divides delta = {delta}: the invertibility theorem does not apply"
+        yield _guarded("coset", name, partial(coset_graph, k, mc, delta, seed=q.seed), note=note)
+
+
+def biregular_structures(q: Question) -> Iterator[Item]:
+    """A seeded connected bi-regular graph with ``v = b = n`` and ``r = k`` = the load."""
+    n = q.n
+    k = q.parts_per_worker(n)
+    name = f"bi-regular graph ({n},{n},{k},{k}), seed {q.seed}"
+    if not 1 <= k <= n:
+        yield Dropped("biregular", name, "", f"load {k} outside [1, n = {n}]")
+        return
+    yield _guarded("biregular", name, partial(biregular_graph, n, n, k, k, seed=q.seed))
+
+
+def cyclic_structures(q: Question) -> Iterator[Item]:
+    """Cyclic repetition: worker ``j`` holds parts ``j..j+load-1 (mod n)`` (the cyclic MDS support)."""
+    n = q.n
+    ell = q.parts_per_worker(n)
+    name = f"cyclic repetition ({n} workers, {ell} parts each)"
+    if not 1 <= ell <= n:
+        yield Dropped("cyclic", name, "", f"load {ell} outside [1, n = {n}]")
+        return
+    yield _guarded("cyclic", name, partial(cyclic_repetition, n, ell))
+
+
+def fractional_structures(q: Question) -> Iterator[Item]:
+    """Fractional repetition: groups of ``load`` workers with identical parts; needs ``load | n``."""
+    n = q.n
+    ell = q.parts_per_worker(n)
+    name = f"fractional repetition ({n} workers, groups of {ell})"
+    if ell < 1 or n % ell:
+        yield Dropped("fractional", name, "", f"the group size load = {ell} does not divide n = {n}")
+        return
+    yield _guarded("fractional", name, partial(fractional_repetition, n, ell - 1))
+
+
+def random_regular_structures(q: Question) -> Iterator[Item]:
+    """A seeded random ``(load - 1)``-regular graph with ``A = Adj + I`` (an expander w.h.p.)."""
+    n = q.n
+    d = q.parts_per_worker(n) - 1
+    name = f"random {d}-regular graph on {n} vertices, seed {q.seed}"
+    if not 0 <= d < n or (n * d) % 2:
+        yield Dropped("random-regular", name, "", f"no {d}-regular graph on {n} vertices (needs 0 <= d < n, n d even)")
+        return
+    yield _guarded("random-regular", name, partial(random_regular_assignment, n, d, seed=q.seed))
+
+
+def mgg_structures(q: Question) -> Iterator[Item]:
+    """The Margulis--Gabber--Galil expander on ``Z_m x Z_m`` (``n = m^2``; loads 5..9, at most the load)."""
+    n = q.n
+    side = math.isqrt(n)
+    name = f"Margulis-Gabber-Galil graph on Z_{side} x Z_{side}"
+    if side * side != n:
+        yield Dropped("mgg", "Margulis-Gabber-Galil graph", "", f"n = {n} is not a square m^2")
+        return
+    item = _guarded("mgg", name, partial(margulis_gabber_galil, side))
+    if isinstance(item, Structure):
+        top = int(item.assignment.sum(axis=0).max())
+        if top > q.parts_per_worker(n):
+            item = Dropped("mgg", name, "", f"its largest load {top} exceeds the load {q.parts_per_worker(n)}")
+    yield item
+
+
+#: The families in the order the advisor enumerates them: (name, generator).
+FAMILIES: tuple[tuple[str, Callable[[Question], Iterator[Item]]], ...] = (
+    ("bibd", bibd_structures),
+    ("bibd-dual", dual_bibd_structures),
+    ("srg", srg_structures),
+    ("srg-open", open_srg_structures),
+    ("coset", coset_structures),
+    ("biregular", biregular_structures),
+    ("cyclic", cyclic_structures),
+    ("fractional", fractional_structures),
+    ("random-regular", random_regular_structures),
+    ("mgg", mgg_structures),
+)
+#: Names of :data:`FAMILIES`, the values ``families=`` of :func:`gcsim.advisor.advise` accepts.
+FAMILY_NAMES: tuple[str, ...] = tuple(name for name, _ in FAMILIES)
+
+
+def structures(q: Question, families: tuple[str, ...] = FAMILY_NAMES) -> Iterator[Item]:
+    """Every family's items, in the order of :data:`FAMILIES`; oversize assignments are dropped up front."""
+    for name, generate in FAMILIES:
+        if name not in families:
+            continue
+        for item in generate(q):
+            if isinstance(item, Structure):
+                N = item.assignment.shape[0]
+                if N * q.m * q.n > limits.MAX_DENSE_ENTRIES:
+                    item = Dropped(
+                        item.family,
+                        item.name,
+                        "",
+                        f"the encoder would have m N n = {N * q.m * q.n:,} entries, over MAX_DENSE_ENTRIES",
+                    )
+                elif not _fits(q, item.assignment):
+                    top = int(item.assignment.sum(axis=0).max())
+                    item = Dropped(item.family, item.name, "", f"a worker holds {top} of {N} parts, over the load")
+            yield item
+
+
+def _fits(q: Question, A: np.ndarray) -> bool:
+    return int(A.sum(axis=0).max()) <= q.parts_per_worker(A.shape[0])

@@ -1,0 +1,185 @@
+"""``gcsim advise``: rank every code gcsim can build for a number of workers, a load, m and stragglers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ...advisor import advise
+from ...advisor.core import OBJECTIVES
+from ...coding.stragglers import straggler_model
+from ...errors import GcsimError
+from ..common import EXIT_OK, UsageError, check_output_dir, fmt, int_arg, path_errors, show_progress, table
+
+__all__ = ["register", "parse_stragglers", "parse_links"]
+
+_STRAGGLER_HELP = (
+    "straggler model KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P, markov:P_ENTER,P_LEAVE"
+)
+
+
+def parse_stragglers(text: str, n: int):
+    """``fixed:10`` / ``bernoulli:0.1`` / ``markov:0.05,0.5`` -> a straggler model over ``n`` workers."""
+    kind, _, values = text.partition(":")
+    parts = [v for v in values.split(",") if v] if values else []
+
+    def one(cast):
+        if len(parts) != 1:
+            raise UsageError(f"--stragglers: {kind} takes one value, e.g. {kind}:{'10' if cast is int else '0.1'}")
+        try:
+            return cast(parts[0])
+        except ValueError:
+            raise UsageError(
+                f"--stragglers: {parts[0]!r} is not a {'whole number' if cast is int else 'number'}"
+            ) from None
+
+    try:
+        if kind in ("fixed", "all", "worst"):
+            return straggler_model(kind, n, s=one(int))
+        if kind == "bernoulli":
+            return straggler_model("bernoulli", n, p=one(float))
+        if kind == "markov":
+            if len(parts) != 2:
+                raise UsageError("--stragglers: markov takes two values, e.g. markov:0.05,0.5")
+            return straggler_model("markov", n, p_enter=float(parts[0]), p_leave=float(parts[1]))
+    except ValueError as exc:
+        if isinstance(exc, GcsimError):
+            raise UsageError(f"--stragglers: {exc}") from None
+        raise UsageError(f"--stragglers: {exc}") from None
+    raise UsageError(f"--stragglers: unknown kind {kind!r}; {_STRAGGLER_HELP}")
+
+
+_LINK_KEYS = {"bandwidth", "latency", "gradient-bytes", "compute-time"}
+
+
+def parse_links(text: str | None) -> dict[str, float] | None:
+    """``bandwidth=1e9,latency=1e-4,gradient-bytes=4e6[,compute-time=0.5]`` -> the ``links`` dict."""
+    if text is None:
+        return None
+    out: dict[str, float] = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in _LINK_KEYS:
+            raise UsageError(f"--links: expected KEY=VALUE with KEY in {sorted(_LINK_KEYS)}, got {item!r}")
+        try:
+            out[key.replace("-", "_")] = float(value)
+        except ValueError:
+            raise UsageError(f"--links: {key}={value!r} is not a number") from None
+    if "bandwidth" not in out:
+        raise UsageError("--links: needs bandwidth=<bytes per second>")
+    return out
+
+
+def _load(text: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of parts or a fraction in (0, 1), got {text!r}"
+        ) from None
+
+
+def _cmd_advise(args: argparse.Namespace) -> int:
+    model = parse_stragglers(args.stragglers, args.workers)
+    links = parse_links(args.links)
+    objective = tuple(args.objective.split(","))
+    bad = [c for c in objective if c not in OBJECTIVES]
+    if bad:
+        raise UsageError(f"--objective: unknown criterion {bad[0]!r}; choose among {','.join(OBJECTIVES)}")
+    if args.export is not None:
+        check_output_dir("--export", args.export)
+    families = tuple(args.families.split(",")) if args.families else None
+    adv = advise(
+        args.workers,
+        args.load,
+        args.m,
+        model,
+        links=links,
+        objective=objective,
+        families=families,
+        seed=args.seed,
+        samples=args.samples,
+        progress=show_progress(args),
+    )
+    exported = None
+    if args.export is not None:
+        with path_errors("--export"):
+            exported = adv.export(args.export, args.rank, overwrite=args.overwrite)
+    if args.json:
+        payload = json.loads(adv.to_json())
+        payload["exported"] = str(exported) if exported is not None else None
+        print(json.dumps(payload, sort_keys=True))
+        return EXIT_OK
+    rows = [
+        [
+            r["rank"],
+            r["name"],
+            fmt(r["error"]) if r["error"] == r["error"] else "-",
+            fmt(r["communication"]),
+            fmt(r["data_fraction"]),
+            fmt(r["time"]) if r["time"] == r["time"] else "-",
+            "yes" if r["pareto"] else "no",
+        ]
+        for r in adv.rows[: args.top]
+    ]
+    print(
+        f"{len(adv.rows)} candidates for n = {args.workers}, load = {args.load}, m = {args.m}, "
+        f"{model.describe()}; ranked by {' then '.join(objective)}"
+    )
+    print(
+        table(
+            ["rank", "candidate", "error", "comm", "data", "time", "Pareto"],
+            rows,
+            wrap={"candidate": 60},
+            right=["rank", "error", "comm", "data", "time"],
+        )
+    )
+    print(f"{len(adv.dropped_items)} dropped (--json lists every reason)")
+    if exported is not None:
+        print(f"exported rank {args.rank} to {exported}")
+    return EXIT_OK
+
+
+def register(sub, add) -> None:
+    p = add(
+        "advise",
+        _cmd_advise,
+        "which code for n workers, this load, m and these stragglers: a ranked table of every candidate",
+        "examples:\n  gcsim advise --workers 91 --load 10 --m 2 --stragglers bernoulli:0.1\n"
+        "  gcsim advise --workers 54 --load 5 --m 2 --stragglers fixed:10 --json --export advice\n"
+        "  gcsim advise --workers 91 --load 10 --m 2 --stragglers fixed:5 "
+        "--links bandwidth=1e9,latency=1e-4,gradient-bytes=4e6 --objective time",
+    )
+    p.add_argument("--workers", "-n", type=int_arg(2), required=True, help="number of workers n")
+    p.add_argument("--load", type=_load, required=True, help="parts per worker (int) or data fraction in (0, 1)")
+    p.add_argument("--m", type=int_arg(1), default=1, help="communication reduction m")
+    p.add_argument("--stragglers", required=True, help=_STRAGGLER_HELP)
+    p.add_argument("--links", help="bandwidth=B/s,latency=s,gradient-bytes=B[,compute-time=s]")
+    p.add_argument("--objective", default="error", help=f"criteria, comma-separated, among {','.join(OBJECTIVES)}")
+    p.add_argument("--families", help="restrict to these families, comma-separated")
+    p.add_argument("--seed", type=int_arg(0), default=0, help="seed of constructions, encoders and draws")
+    p.add_argument("--samples", type=int_arg(100), default=2000, help="Monte Carlo draws per candidate")
+    p.add_argument("--top", type=int_arg(1), default=15, help="rows printed (--json prints all)")
+    p.add_argument("--export", help="folder to export the chosen code into")
+    p.add_argument("--rank", type=int_arg(0), default=0, help="rank of the candidate --export writes")
+    p.add_argument("--force", dest="overwrite", action="store_true", help="replace an earlier export of the same name")
+    p.set_defaults(
+        flags={
+            "workers": "--workers",
+            "load": "--load",
+            "m": "--m",
+            "stragglers": "--stragglers",
+            "links": "--links",
+            "objective": "--objective",
+            "families": "--families",
+            "samples": "--samples",
+            "rank": "--rank",
+            "folder": "--export",
+            "overwrite": "--force",
+        }
+    )
