@@ -326,7 +326,7 @@ def test_spectral_rd_upper_bound_m1_equals_the_optimal_rescale_form():
     A, _ = nx_assignment(16, 5, 3)
     for s in (2, 7):
         assert spectral_rd_upper_bound(A, 1, s) == pytest.approx(
-            spectral_upper_bound(A, s, rescale="optimal"), rel=1e-12
+            spectral_upper_bound(A, s, rescale="optimal"), rel=SAFETY * gamma(16)
         )
 
 
