@@ -30,6 +30,7 @@ from .. import limits
 from .._version import __version__
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
 from .commands import (
+    advise as advise_commands,
     cerar as cerar_commands,
     coding as coding_commands,
     combinatorics as combinatorics_commands,
@@ -50,6 +51,7 @@ from .common import (
     path_errors,
     show_progress,
 )
+from .sweep_options import SCHEDULER_FLAGS, add_scheduler_flags, scheduler_from_args
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
@@ -61,6 +63,7 @@ _EPILOG = """examples:
   gcsim load bibd/pg2_9                   # re-verify a packaged catalogue file
   gcsim catalogue                         # verify every named instance
   gcsim reproduce                         # the quick headline results (make demo)
+  gcsim reproduce --full --scheduler local  # paper scale, on a Dask cluster of this machine's cores
 """
 
 #: The command groups, in the order ``gcsim --help`` lists them: each adds its subcommands.
@@ -68,6 +71,7 @@ COMMANDS = (
     combinatorics_commands.register,
     coding_commands.register,
     delays_commands.register,
+    advise_commands.register,
     cerar_commands.register,
     executor_commands.register,
     learning_commands.register,
@@ -82,6 +86,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     def echo(text: str) -> None:  # each stage's summary as the stage ends, not all at the end
         print(text, flush=True)
 
+    scheduler, workers = scheduler_from_args(args)
     with path_errors("--out"):
         summary = run_reproduce(
             out=args.out,
@@ -91,6 +96,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             stages=args.stage,
             progress=show_progress(args),
             echo=None if args.json else echo,
+            scheduler=scheduler,
+            workers=workers,
         )
     emit(args, summary, lambda: f"All results and manifests are in {summary['out']}/")
     return EXIT_OK if summary.get("ok", False) else EXIT_FAILURE
@@ -134,7 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--stage", action="append", help="run only this stage (repeatable; default: every stage this install can run)"
     )
-    p.set_defaults(flags={"stage": "--stage", "out": "--out", "seed": "--seed", "full": "--full", "force": "--force"})
+    add_scheduler_flags(p, "the stages' experiments, fronts and training runs")
+    p.set_defaults(
+        flags={"stage": "--stage", "out": "--out", "seed": "--seed", "full": "--full", "force": "--force"}
+        | SCHEDULER_FLAGS
+    )
 
     p = add(
         "gc",
