@@ -186,3 +186,21 @@ def cerar_predicted_tol(encoders: np.ndarray, decoders: np.ndarray, g: np.ndarra
             acc += (W @ np.abs(encoders[(i - mm) % N]) + np.eye(c)) @ G[(i - mm) % N]
         out[i] = dot_tol(N * c + 1, acc)
     return out
+
+
+def cerar_operator_tol(encoders: np.ndarray, decoders: np.ndarray, g: np.ndarray, dtype=np.float64) -> np.ndarray:
+    """Bound on ``|fl(Ω G)_i − ĝ_i|`` of the end-to-end operator route, shape ``(N, c, w)`` (theory §52.2).
+
+    ``M_{i,m} = D_i S_{m−1} A_{i−m}``: each entry a length-``c`` dot product, ``|ΔM| <= γ_c |W||A|``
+    (``W = D_i S_{m−1}``, the column window); then ``Ω̂ G`` with inner dimension ``Nc`` and
+    ``|Ω̂| <= (1 + γ_c) Φ``, ``Φ`` = ``Ω`` with ``|W||A|`` blocks.  Together (Higham Lemma 3.3,
+    ``γ_a + γ_b + γ_a γ_b <= γ_{a+b}``): ``γ_{(N+1)c} · (|G_i| + Σ_m |W_{i,m}||A_{i−m}||G_{i−m}|)``.
+    """
+    N, c, L = decoders.shape
+    G = np.abs(cerar_blocks(g, c))
+    scale = G.copy()
+    for i in range(N):
+        for mm in range(1, N):
+            W = np.abs(decoders[i][:, mm - 1 : mm - 1 + c])
+            scale[i] += W @ np.abs(encoders[(i - mm) % N]) @ G[(i - mm) % N]
+    return dot_tol((N + 1) * c, scale, dtype)

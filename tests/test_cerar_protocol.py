@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from executor_tolerances import cerar_operator_tol, cerar_output_tol
 from gcsim.cerar import CerarDesign, design, errors, rates, simulate
 from gcsim.errors import InvalidArgumentError
 from tolerances import SAFETY, cond, gamma, lstsq_tol, unit_roundoff
@@ -288,6 +289,117 @@ def test_accumulate_orders_agree(dtype):
         simulate(des, g, accumulate="later")
 
 
+def exact_ring_outputs(A, D, g):
+    """The protocol of theory §50.1 in exact rational arithmetic on the (float) inputs: round by
+    round, worker by worker, no operator and no invariant used.  Returns (N, c, w) Fractions."""
+    from fractions import Fraction
+
+    N, c, L = D.shape
+    d = g.shape[1]
+    w = -(-d // c)
+    F = np.vectorize(Fraction, otypes=[object])
+    G = np.zeros((N, c * w), dtype=object)
+    G[:] = Fraction(0)
+    G[:, :d] = F(g)
+    G = G.reshape(N, c, w)
+    Aq, Dq = F(A), F(D)
+    X = [Aq[i] @ G[i] for i in range(N)]  # (c, w) each, exact
+    u = [np.array([Fraction(0)] * w, dtype=object) for _ in range(N)]
+    out = [G[i].copy() for i in range(N)]
+    for t in range(1, L + 1):
+        s = [X[i][t - 1] + u[i] if t <= c else u[i] for i in range(N)]
+        k = t - N
+        u = [s[(i - 1) % N] - X[i][k] if 0 <= k < c - 1 else s[(i - 1) % N] for i in range(N)]
+        for i in range(N):
+            out[i] = out[i] + np.outer(Dq[i][:, t - 1], u[i])
+    return np.stack(out)
+
+
+OPERATOR_CASES = [
+    ("exact", 3, 3),
+    ("exact", 4, 2),
+    ("perturbation", 3, 5),
+    ("perturbation", 4, 8),
+    ("vandermonde", 3, 4),
+    ("random", 3, 4),
+    ("random", 2, 1),
+]
+
+
+@pytest.mark.parametrize("kind,N,c", OPERATOR_CASES)
+def test_operator_route_and_ring_route_within_their_bounds_of_the_exact_outputs(kind, N, c):
+    # theory §52.2: the operator route is within gamma_{(N+1)c} Phi|G| of the exact outputs, the
+    # rounds within their own bound (encode, 2L additions, decode); checked against exact rationals
+    des = make(kind, N, c)
+    d = 2 * c + 1  # padding exercised
+    g = np.random.default_rng(N * 10 + c).standard_normal((N, d))
+    exact = exact_ring_outputs(des.encoders, des.decoders, g).reshape(N, -1)[:, :d]
+    op = simulate(des, g, accumulate="operator").outputs
+    ring = simulate(des, g, accumulate="batched").outputs
+    op_tol = cerar_operator_tol(des.encoders, des.decoders, g).reshape(N, -1)[:, :d]
+    ring_bound = cerar_output_tol(des.encoders, des.decoders, g).reshape(N, -1)[:, :d]
+    from fractions import Fraction
+
+    F = np.vectorize(Fraction, otypes=[object])
+    assert np.all(np.abs(F(op) - exact) <= F(op_tol))
+    assert np.all(np.abs(F(ring) - exact) <= F(ring_bound))
+    # so the routes differ by at most the sum (the claim simulate's "auto" rests on)
+    assert np.all(np.abs(op - ring) <= op_tol + ring_bound)
+
+
+def test_operator_route_at_benchmark_size_within_the_bounds():
+    # (4, 8), d = 10^5 -- the size of the benchmark: routes within the sum of their bounds
+    des = design(4, 8, "perturbation", eps=0.01)
+    g = np.random.default_rng(0).standard_normal((4, 10**5))
+    auto = simulate(des, g)
+    op = simulate(des, g, accumulate="operator").outputs
+    ring = simulate(des, g, accumulate="batched").outputs
+    np.testing.assert_array_equal(auto.outputs, op)  # auto took the operator here
+    tol = (cerar_operator_tol(des.encoders, des.decoders, g) + cerar_output_tol(des.encoders, des.decoders, g)).reshape(
+        4, -1
+    )
+    assert np.all(np.abs(op - ring) <= tol)
+    assert auto.bytes_sent.tolist() == [10 * 12500 * 8] * 4 and auto.traces is None
+
+
+def test_auto_runs_the_rounds_where_rounding_shows():
+    g = np.random.default_rng(4).standard_normal((3, 20))
+    # well conditioned, float64, outputs only: the operator (bit for bit)
+    des = design(3, 5, "perturbation", eps=0.1)
+    assert np.array_equal(simulate(des, g).outputs, simulate(des, g, accumulate="operator").outputs)
+    # the routes really differ in the last bits, so the checks below can fail
+    assert not np.array_equal(simulate(des, g).outputs, simulate(des, g, accumulate="batched").outputs)
+    cases = [
+        (design(3, 5, "perturbation", eps=1e-9), {}),  # ||Phi|| u > sqrt(u): rounding-dominated
+        (des, {"dtype": "float32"}),
+        (des, {"record": True}),
+        (design(9, 16, "perturbation", eps=0.1), {}),  # N c = 144 > 128
+    ]
+    for d_, kw in cases:
+        gg = np.random.default_rng(4).standard_normal((d_.N, 20))
+        with np.errstate(all="ignore"):
+            a = simulate(d_, gg, warn=False, **kw).outputs
+            b = simulate(d_, gg, warn=False, accumulate="batched", **kw).outputs
+        assert np.array_equal(a, b), (d_.params, kw)
+    # the ill-conditioned one: ||Phi||_inf u > sqrt(u), computed here from the arrays
+    bad = design(3, 5, "perturbation", eps=1e-9)
+    W = [
+        np.abs(bad.decoders[i][:, m - 1 : m - 1 + 5]) @ np.abs(bad.encoders[(i - m) % 3])
+        for i in range(3)
+        for m in (1, 2)
+    ]
+    assert max(np.max(w.sum(axis=1)) for w in W) * 2.0**-53 > 2.0**-26.5
+
+
+def test_operator_route_refuses_what_it_cannot_do():
+    des = design(3, 3, "exact")
+    g = np.ones((3, 8))
+    for kw in ({"dtype": "bfloat16"}, {"record": True}):
+        with pytest.raises(InvalidArgumentError, match="accumulate"):
+            simulate(des, g, accumulate="operator", **kw)
+    assert simulate(des, g, accumulate="operator", dtype="float32").outputs.shape == (3, 8)
+
+
 def test_deterministic():
     des = design(4, 7, "perturbation", eps=0.03)
     g = np.random.default_rng(5).standard_normal((4, 33))
@@ -356,7 +468,7 @@ def test_errors_empirical_and_isotropic_mse():
     g = rng.standard_normal((N, d))
     e = errors(des, g)
     total = g.sum(0)
-    out = simulate(des, g).outputs
+    out = simulate(des, g, accumulate="batched").outputs  # errors() runs the same rounds
     emp = np.linalg.norm(out - total, axis=1) / np.linalg.norm(total)
     # the same float64 simulation and norms: equal up to the rounding of two length-d norms
     np.testing.assert_allclose(e.per_worker_empirical, emp, rtol=2 * SAFETY * gamma(d), atol=0)

@@ -21,10 +21,19 @@ then add the next symbol in place and send).  The peak, 2c + 1 packets, is reach
 round 1.  (The abstract's 1 + N/c counts c local + N-1 in flight + 1 receive packets; see
 docs/theory/50_cerar.md.)
 
-Decoding: by default (float32/float64) the u_i^(t) are stored and g_hat_i = G_i + D_i U_i is
-formed with one batched matrix product after the last round (``accumulate="batched"``,
-benchmarks/README.md); ``accumulate="rounds"`` adds each contribution in its round, as a worker would
+Decoding: with ``accumulate="batched"`` (float32/float64) the u_i^(t) are stored and
+g_hat_i = G_i + D_i U_i is formed with one batched matrix product after the last round;
+``accumulate="rounds"`` adds each contribution in its round, as a worker would
 (``peak_buffers`` always counts the protocol schedule above, not the simulator's U store).
+``accumulate="operator"`` skips the rounds: g_hat = Omega G with the ring's end-to-end operator
+Omega (:func:`gcsim.cerar.ring.ring_operator`, docs/theory.md §52), one (Nc x Nc) @ (Nc x w)
+product -- the same exact value, within the rounding bound of §52.2 of the ring's outputs.
+The default ``"auto"`` takes the operator when nothing but the outputs is asked for (``record``
+off), in float64, for ``N c <= 128`` (where one dense product beats the rounds,
+benchmarks/README.md) and when rounding cannot be seen at all: ``||Phi||_inf u <= sqrt(u)``
+with Phi = |Omega| formed from |D| and |A| (§52.3); otherwise it runs the batched rounds.  So
+float32, bfloat16, traces and designs whose outputs are rounding-dominated (the floating-point
+studies, §50.5) always get the protocol's own arithmetic.
 
 Floating point: ``dtype="float64"`` / ``"float32"`` compute natively (every operation
 rounds to the dtype); ``dtype="bfloat16"`` emulates bfloat16 storage and arithmetic: values
@@ -44,11 +53,25 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from .design import CerarDesign
-from .ring import check_host_gradients, encode, num_rounds, packet_size, run_ring, split_gradients
+from .ring import (
+    apply_ring_operator,
+    check_host_gradients,
+    encode,
+    num_rounds,
+    packet_size,
+    ring_operator,
+    run_ring,
+    split_gradients,
+)
 
 __all__ = ["simulate", "SimulationResult", "round_bfloat16", "resolve_dtype", "unit_roundoff"]
 
 _DTYPES = {"float64": (np.float64, 8), "float32": (np.float32, 4), "bfloat16": (np.float32, 2)}
+_ACCUMULATE = ("auto", "batched", "rounds", "operator")
+#: Largest N c for which "auto" applies the dense (Nc x Nc) operator: its N^2 c^2 w flops beat the
+#: rounds' N c (c + L) w flops plus their ~6L passes over (N, w) arrays up to about here (measured,
+#: benchmarks/bench_cerar.py: 2.3x faster at (4, 8), 1.6x at (8, 16), 0.7x at (16, 32)).
+OPERATOR_MAX_NC = 128
 
 
 def round_bfloat16(x: np.ndarray) -> np.ndarray:
@@ -148,6 +171,17 @@ def _check_design(design: Any) -> CerarDesign:
     return design
 
 
+def _operator_is_invisible(design: CerarDesign, dtype: str) -> bool:
+    """Whether "auto" may apply the end-to-end operator: float64, N c <= OPERATOR_MAX_NC, and a
+    rounding bound below sqrt(u): ||Phi||_inf u <= sqrt(u) with Phi = |Omega| formed from |D| and
+    |A| (docs/theory.md §52.3), i.e. the routes agree to about 8 digits relative to max |G|."""
+    if dtype != "float64" or design.N * design.c > OPERATOR_MAX_NC:
+        return False
+    Phi = ring_operator(np.abs(design.encoders), np.abs(design.decoders))
+    u = unit_roundoff(dtype)
+    return bool(np.max(Phi.sum(axis=1)) * u <= np.sqrt(u))
+
+
 def simulate(
     design: CerarDesign,
     gradients: Any,
@@ -169,11 +203,15 @@ def simulate(
         Working precision (default float64); bfloat16 is emulated (module docstring).
     record : bool
         Keep per-round traces (u, sent packets, live buffers) for inspection.
-    accumulate : {"auto", "batched", "rounds"}
-        How decoded contributions are summed: "rounds" adds D_i[:, t] u_i^(t) to the output
-        state in every round (the protocol's order; always used for bfloat16); "batched"
-        stores the u_i^(t) and forms G_i + D_i U_i with one batched matrix product at the end
-        (same value in exact arithmetic, much faster; "auto" = batched for float32/float64).
+    accumulate : {"auto", "batched", "rounds", "operator"}
+        How the outputs are formed: "rounds" adds D_i[:, t] u_i^(t) to the output state in
+        every round (the protocol's order; always used for bfloat16); "batched" stores the
+        u_i^(t) and forms G_i + D_i U_i with one batched matrix product at the end; "operator"
+        applies the end-to-end operator, g_hat = Omega G, without running the rounds (float32 /
+        float64, ``record`` off).  All equal in exact arithmetic; the rounding of each is bounded
+        in docs/theory.md §52.  "auto" = operator where rounding is invisible (module
+        docstring: float64, N c <= 128, ||Phi||_inf u <= sqrt(u), no ``record``), else batched
+        (float32/float64) or rounds (bfloat16).
     warn : bool
         Warn (RuntimeWarning) when max kappa(A_j) * u > 0.1, i.e. the dtype cannot carry
         the design's conditioning.
@@ -196,8 +234,10 @@ def simulate(
     N, c, L = design.N, design.c, design.L
     g = check_host_gradients(gradients, N)
     name = resolve_dtype(dtype)
-    if accumulate not in ("auto", "batched", "rounds"):
-        raise InvalidArgumentError("accumulate", f"must be 'auto', 'batched' or 'rounds', got {accumulate!r}")
+    if accumulate not in _ACCUMULATE:
+        raise InvalidArgumentError(
+            "accumulate", f"must be 'auto', 'batched', 'rounds' or 'operator', got {accumulate!r}"
+        )
     work, itemsize = _DTYPES[name]
     bf16 = name == "bfloat16"
     rnd = round_bfloat16 if bf16 else _identity
@@ -214,12 +254,36 @@ def simulate(
                 stacklevel=2,
             )
 
+    if accumulate == "operator" and (bf16 or record):
+        raise InvalidArgumentError(
+            "accumulate",
+            "'operator' forms the outputs without running the rounds: it has no bfloat16 emulation "
+            "and no per-round traces (record=True); use 'batched' or 'rounds'",
+        )
+    live = _live_buffers(N, c)
+    packets = np.full(N, L, dtype=np.int64)
+    peak = int(max(2 * c + 1, live.max(initial=0)))
+    if accumulate == "operator" or (accumulate == "auto" and not record and _operator_is_invisible(design, name)):
+        Omega = ring_operator(design.encoders.astype(work), design.decoders.astype(work))
+        # no padding needed: the rows of g are already the c chunks (read only, never written)
+        G = g.reshape(N, c, w) if d == c * w and g.dtype == work else split_gradients(g, c, work)
+        state = apply_ring_operator(Omega, G)
+        out = state.reshape(N, c * w)[:, :d]
+        return SimulationResult(
+            outputs=out if d == c * w and out.dtype == np.float64 else out.astype(np.float64),
+            rounds=L,
+            bytes_sent=packets * w * itemsize,
+            packets_sent=packets,
+            peak_buffers=np.full(N, peak, dtype=np.int64),
+            packet_size=w,
+            dtype=name,
+            traces=None,
+        )
     G = rnd(split_gradients(g, c, work))
     A = rnd(design.encoders.astype(work))
     D = rnd(design.decoders.astype(work))
     # encode all c symbols up front: X[:, tau] = A_i[tau, :] G_i
     X = encode(A, G, xp=np, rnd=rnd if bf16 else None)
-    live = _live_buffers(N, c)
     shape = (L if record else 0, N, w)  # traces are kept only with record=True
     tr_u, tr_s = np.zeros(shape), np.zeros(shape)
 
@@ -230,10 +294,8 @@ def simulate(
     state = run_ring(
         X, G, D, xp=np, rnd=rnd, per_round=bf16 or accumulate == "rounds", on_round=trace if record else None
     )
-    peak = int(max(2 * c + 1, live.max(initial=0)))
     out = state.reshape(N, c * w)[:, :d].astype(np.float64)
     traces = {"u": tr_u, "sent": tr_s, "live": live} if record else None
-    packets = np.full(N, L, dtype=np.int64)
     return SimulationResult(
         outputs=out,
         rounds=L,

@@ -4,8 +4,9 @@ Every implementation of the ring runs these lines: the simulator
 (:func:`gcsim.cerar.protocol.simulate`, NumPy with optional bfloat16 emulation), the executor on
 real arrays (:func:`gcsim.executor.cerar_arrays.run_cerar`, NumPy, CuPy or torch) and the
 torch.distributed collective (:func:`gcsim.executor.collectives.cerar_all_reduce`, one rank at a
-time).  They differ only in the array namespace passed and in how a packet travels (an in-memory
-roll over the worker axis, or a real ``isend``/``irecv``).
+time).  They differ only in the array namespace passed and in the *transport*, how a packet
+travels: :class:`RollTransport` (all N workers in memory, a roll over the worker axis) or a
+transport posting real ``isend``/``irecv`` (:mod:`gcsim.executor.collectives`).
 
 Protocol (indices mod N, rounds t = 1..L, L = c + N - 2, packets of w = ceil(d/c) scalars):
 
@@ -17,7 +18,8 @@ Protocol (indices mod N, rounds t = 1..L, L = c + N - 2, packets of w = ceil(d/c
 * output g_hat_i = G_i + sum_t D_i[:, t] u_i^(t) = G_i + D_i U_i.
 
 Invariant: u_i^(t) = sum_{m=1}^{N-1} x_{i-m}^(t-m+1), so that
-g_hat_i = sum_j G_j + sum_m E_{i,m} G_{i-m} with E_{i,m} = D_i S_{m-1} A_{i-m} - I_c.
+g_hat_i = G_i + sum_m (D_i S_{m-1} A_{i-m}) G_{i-m} (:func:`ring_operator`, docs/theory.md §52)
+= sum_j G_j + sum_m E_{i,m} G_{i-m} with E_{i,m} = D_i S_{m-1} A_{i-m} - I_c.
 
 Arrays carry the symbol axis second to last: ``X[..., tau, :]`` is symbol tau + 1, for one
 worker (shape (c, w)) or all N at once (shape (N, c, w)).  ``rnd`` is applied after every
@@ -35,17 +37,21 @@ from .._validation import check_finite_array
 from ..errors import InvalidArgumentError
 
 __all__ = [
+    "RollTransport",
     "num_rounds",
     "packet_size",
     "shift_matrix",
     "check_host_gradients",
     "split_gradients",
     "encode",
+    "encode_symbol",
     "packet",
     "strip",
     "decode",
     "accumulate_round",
     "run_ring",
+    "ring_operator",
+    "apply_ring_operator",
 ]
 
 Rounding = Callable[[Any], Any]
@@ -125,6 +131,19 @@ def encode(A: Any, G: Any, *, xp: Any = None, rnd: Rounding | None = None) -> An
     return X
 
 
+def encode_symbol(A: Any, G: Any, tau: int) -> Any:
+    """The one coded symbol x^(tau) = A[tau, :] G (1-based tau), for one worker or stacked workers.
+
+    What a worker encodes while the previous packet travels (``run_ring(..., encoder=A)``).
+
+    Examples
+    --------
+    >>> encode_symbol(np.array([[1.0, 2.0], [3.0, 4.0]]), np.eye(2), 2).tolist()
+    [3.0, 4.0]
+    """
+    return (A[..., tau - 1 : tau, :] @ G)[..., 0, :]
+
+
 def packet(X: Any, u: Any, t: int, rnd: Rounding = _identity) -> Any:
     """The packet sent in round t: s^(t) = x^(t) + u^(t-1) for t <= c, else u^(t-1)."""
     c = X.shape[-2]
@@ -148,6 +167,36 @@ def accumulate_round(state: Any, D: Any, u: Any, t: int, rnd: Rounding = _identi
     return rnd(state + rnd(D[..., :, t - 1, None] * u[..., None, :]))
 
 
+class RollTransport:
+    """The in-memory ring of all N workers at once: worker i receives what worker i - 1 sent.
+
+    A transport moves one packet per round: ``send(t, s)`` posts round t's packet (it may
+    return before the packet has arrived), ``recv(t)`` returns the packet received in round
+    t (waiting for it), ``close()`` waits until every send has completed.  Here the packets
+    of all workers are one array (worker axis first) and a packet moves by a roll.
+
+    Examples
+    --------
+    >>> tr = RollTransport(np)
+    >>> tr.send(1, np.array([[1.0], [2.0], [3.0]]))
+    >>> tr.recv(1).ravel().tolist()
+    [3.0, 1.0, 2.0]
+    """
+
+    def __init__(self, xp: Any):
+        self.xp = xp
+        self._sent: Any = None
+
+    def send(self, t: int, s: Any) -> None:
+        self._sent = s
+
+    def recv(self, t: int) -> Any:
+        return self.xp.roll(self._sent, 1, axis=0)  # worker i receives from i-1
+
+    def close(self) -> None:
+        self._sent = None
+
+
 def run_ring(
     X: Any,
     G: Any,
@@ -157,17 +206,23 @@ def run_ring(
     rnd: Rounding = _identity,
     per_round: bool = False,
     on_round: Callable[[int, Any, Any], None] | None = None,
+    transport: Any = None,
+    N: int | None = None,
+    encoder: Any = None,
 ) -> Any:
-    """All N workers at once, round by round: the in-memory ring (a packet moves by a roll).
+    """The rounds of the ring: encode, send, strip, decode, over a transport (docs/theory.md §50.1).
 
     Parameters
     ----------
-    X : array (N, c, w)
-        Coded symbols of every worker (:func:`encode`).
-    G : array (N, c, w)
-        The workers' split gradients (the output state starts there).
-    D : array (N, c, L)
-        Decoders.
+    X : array (..., c, w)
+        Coded symbols (:func:`encode`), in the wire dtype (the packets' dtype).  With
+        ``encoder`` an uninitialized buffer of that shape: symbol x^(t+1) is encoded into it
+        while round t's packet travels (:func:`encode_symbol`), so encoding overlaps the
+        transfer on a transport whose ``send`` returns at once.
+    G : array (..., c, w)
+        The split gradients (the output state starts there), in the compute dtype.
+    D : array (..., c, L)
+        Decoders, in the compute dtype.
     xp : namespace
         Array namespace of the arrays (NumPy, CuPy, torch through array-api-compat).
     rnd : callable
@@ -178,27 +233,90 @@ def run_ring(
         arithmetic).
     on_round : callable, optional
         ``on_round(t, s, u)`` after round t with the packets sent and the stripped sums.
+    transport : optional
+        How packets travel (``send``/``recv``/``close``, see :class:`RollTransport`); default
+        the in-memory ring of all workers stacked on axis 0.
+    N : int, optional
+        Ring size; default ``X.shape[0]`` (all workers stacked).  Needed for one rank.
+    encoder : array (..., c, c), optional
+        A_i: encode the symbols round by round into ``X`` (see ``X``).
 
     Returns
     -------
-    array (N, c, w)
-        g_hat_i of every worker.
+    array (..., c, w)
+        g_hat of every worker held, in the compute dtype.
+
+    Examples
+    --------
+    >>> A = D = np.ones((2, 1, 1))
+    >>> G = np.array([[[1.0]], [[2.0]]])
+    >>> run_ring(encode(A, G), G, D, xp=np).ravel().tolist()
+    [3.0, 3.0]
     """
-    N, c, w = X.shape
+    N = X.shape[0] if N is None else int(N)
+    c = X.shape[-2]
     L = num_rounds(N, c)
-    u = xp.zeros((N, w), dtype=X.dtype)
+    transport = RollTransport(xp) if transport is None else transport
+    if encoder is not None:
+        X[..., 0, :] = encode_symbol(encoder, G, 1)
+    u = xp.zeros_like(X[..., 0, :])
     state = G if per_round else None
     U = []
-    for t in range(1, L + 1):
-        s = packet(X, u, t, rnd)
-        r = xp.roll(s, 1, axis=0)  # worker i receives from i-1
-        u = strip(r, X, t, N, rnd)
-        if per_round:
-            state = accumulate_round(state, D, u, t, rnd)
-        else:
-            U.append(u)
-        if on_round is not None:
-            on_round(t, s, u)
+    try:
+        for t in range(1, L + 1):
+            s = packet(X, u, t, rnd)
+            transport.send(t, s)
+            if encoder is not None and t < c:  # the next symbol, while this packet travels
+                X[..., t, :] = encode_symbol(encoder, G, t + 1)
+            u = strip(transport.recv(t), X, t, N, rnd)
+            if per_round:
+                state = accumulate_round(state, D, u, t, rnd)
+            else:
+                U.append(u)
+            if on_round is not None:
+                on_round(t, s, u)
+    finally:
+        transport.close()
     if per_round:
         return state
-    return decode(G, D, xp.stack(U, axis=1))
+    Us = xp.stack(U, axis=-2)
+    if Us.dtype != D.dtype:  # a wire dtype narrower than the compute dtype
+        Us = xp.astype(Us, D.dtype)
+    return decode(G, D, Us)
+
+
+def ring_operator(encoders: np.ndarray, decoders: np.ndarray) -> np.ndarray:
+    """The ring's end-to-end operator Omega in R^{Nc x Nc}: g_hat = Omega G (docs/theory.md §52.1).
+
+    Block (i, i) is I_c, block (i, i - m) is M_{i,m} = D_i S_{m-1} A_{i-m} = D_i[:, m-1 : m-1+c]
+    A_{i-m} (m = 1..N-1), so that g_hat_i = G_i + sum_m M_{i,m} G_{i-m} (Lemma 1 of §50.1 and the
+    output formula); E_{i,m} = M_{i,m} - I_c are the error operators.  Each entry of M is one
+    length-c dot product, in the encoders' dtype.
+
+    Examples
+    --------
+    >>> ring_operator(np.ones((2, 1, 1)), 2 * np.ones((2, 1, 1))).tolist()
+    [[1.0, 2.0], [2.0, 1.0]]
+    """
+    N, c, _ = encoders.shape
+    m = np.arange(1, N)
+    cols = (m - 1)[:, None] + np.arange(c)[None, :]  # (N-1, c): the column window of D_i S_{m-1}
+    src = (np.arange(N)[:, None] - m[None, :]) % N  # (N, N-1): worker i - m
+    blocks = np.moveaxis(decoders[:, :, cols], 2, 1) @ encoders[src]  # (N, N-1, c, c)
+    Omega = np.zeros((N, c, N, c), dtype=blocks.dtype)
+    workers = np.arange(N)
+    Omega[workers, :, workers, :] = np.eye(c, dtype=blocks.dtype)
+    Omega[workers[:, None], :, src, :] = blocks
+    return Omega.reshape(N * c, N * c)
+
+
+def apply_ring_operator(Omega: Any, G: Any) -> Any:
+    """g_hat = Omega G for all workers at once: one (Nc x Nc) @ (Nc x w) product, shape (N, c, w).
+
+    Examples
+    --------
+    >>> apply_ring_operator(np.array([[1.0, 2.0], [2.0, 1.0]]), np.array([[[1.0]], [[2.0]]])).ravel().tolist()
+    [5.0, 4.0]
+    """
+    N, c, w = G.shape
+    return (Omega @ G.reshape(N * c, w)).reshape(N, c, w)
