@@ -32,7 +32,8 @@ from gcsim.errors import CatalogueError, VerificationError
 def instances() -> list[tuple[str, Callable[[], Any]]]:
     """(label, factory) of one or more objects of every kind gcsim builds."""
     from gcsim.cerar import design as cerar_design
-    from gcsim.combinatorics import baselines
+    from gcsim.coding import partial
+    from gcsim.combinatorics import baselines, expanders
 
     fano = lambda: gcsim.bibd(7, 3, 1)  # noqa: E731 - a factory per row keeps the table readable
     return [
@@ -46,6 +47,11 @@ def instances() -> list[tuple[str, Callable[[], Any]]]:
         ("cyclic repetition", lambda: baselines.cyclic_repetition(6, 2)),
         ("random regular", lambda: baselines.random_regular_assignment(8, 3, seed=2)),
         ("margulis-gabber-galil", lambda: baselines.margulis_gabber_galil(3)),
+        ("weighted margulis-gabber-galil", lambda: expanders.weighted_margulis_gabber_galil(3)),
+        ("chordal cycle", lambda: expanders.chordal_cycle(7)),
+        ("scheme weighted", lambda: gcsim.encode(expanders.chordal_cycle(7), 1, "weighted")),
+        ("scheme weighted m=2", lambda: gcsim.encode(expanders.chordal_cycle(7), 2, "weighted", eps=0.1, seed=1)),
+        ("partial scheme", lambda: partial.partial_scheme(baselines.cyclic_repetition(6, 3), 2, "rd", seed=1)),
         ("scheme rd", lambda: gcsim.encode(fano(), 2, "rd", seed=0)),
         ("scheme naive", lambda: gcsim.encode(fano(), 1, "naive")),
         ("scheme ns", lambda: gcsim.encode(fano(), 2, "ns", eps=0.2, seed=1)),

@@ -13,9 +13,8 @@ gcsim's).  An assignment ``A`` (``N`` parts x ``n`` workers) and an **owner** fo
   (a part owned by its only holder is sent uncoded only).
 
 On the non-stragglers ``F`` the master adds every uncoded gradient that arrived (the parts
-``U_F = {i : owner[i] ∈ F}``) and decodes the coded messages for the parts ``R = [N] \\ U_F`` it
-still misses, subtracting nothing (``B`` never mixes a received uncoded part into its owner's
-message, and the others' contributions of it are simply not asked for).  Its error is
+``U_F = {i : owner[i] ∈ F}``), subtracts their (known) contributions from the coded messages that
+arrived, and decodes what is left for the parts ``R = [N] \\ U_F`` it still misses.  Its error is
 
 .. math:: \\mathrm{err}_{\\mathrm{partial}}(F) = \\min_X \\|B_{R,F} X - T_R\\|_F^2 ,
 
@@ -339,8 +338,8 @@ def partial_scheme(
     Raises
     ------
     InvalidArgumentError
-        Bad assignment or owners (an owner that does not hold its part, or a part neither owned
-        nor held by another worker), or what :func:`encode` refuses.
+        Bad assignment or owners (an owner that does not hold its part), ``m > 1`` with no coded
+        message, or what :func:`encode` refuses (e.g. ``r_i < m`` on the coded support for ``"ns"``).
 
     Examples
     --------
@@ -353,10 +352,7 @@ def partial_scheme(
     """
     A = _as_assignment(assignment_or_design)
     owner = _owners(A, owners)
-    Ac = _coded_support(A, owner)
-    lost = np.flatnonzero((owner < 0) & (Ac.sum(axis=1) == 0))
-    if lost.size:
-        raise InvalidArgumentError("owners", f"parts {lost.tolist()[:12]} are neither owned nor coded")
+    Ac = _coded_support(A, owner)  # a part nobody owns keeps its (non-empty) row of A: it is coded
     C = np.flatnonzero(Ac.sum(axis=1) > 0)
     coded = encode(Ac[C], m, method, eps=eps, seed=seed, **options) if C.size else None
     if coded is None:
@@ -452,7 +448,12 @@ def partial_decoder(ps: PartialScheme, nonstragglers: Any) -> tuple[np.ndarray, 
 
     Returns ``(received, X)``: ``received`` (``(N,)`` bool) marks the parts whose uncoded gradient
     arrived; ``X`` (``(n, m)``, zero rows off ``F``) is the minimum-norm ``B_{R,F}⁺ T_R``.  The
-    estimate of block ``l`` is ``Σ_{i received} g_i[l] + Σ_{j ∈ F} X[j, l] g̃_j``.
+    estimate of block ``l`` is
+
+    .. math:: \\sum_{i \\in U_F} g_i[l] + \\sum_{j \\in F} X_{jl}\\Big(\\tilde g_j
+              - \\sum_{k}\\sum_{i \\in U_F} B_{kN+i,\\,j}\\, g_i[k]\\Big),
+
+    the coded messages with the received parts' contributions removed (theory §48.3).
 
     Examples
     --------
