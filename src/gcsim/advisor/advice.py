@@ -65,6 +65,7 @@ COLUMNS: tuple[str, ...] = (
     "worst_method",
     "lower_bound",
     "upper_bound",
+    "spectral_bound",
     "bounds_over",
     "communication",
     "comm_bytes",

@@ -12,8 +12,9 @@ Each scheme is then measured with gcsim's public evaluators (one kernel):
 * the worst case over ``|S| = s`` (:func:`~gcsim.coding.evaluate.worst_case_error`), only for a
   subset model and only when ``C(n, s) <= worst_limit``, else a stated skip;
 * the proved bounds of :mod:`gcsim.coding.bounds` averaged over the question's patterns: the rank
-  lower bound (every encoder on the assignment) and the RD scaled-sign upper bound (RD(0) only;
-  an expectation over the encoder draw);
+  lower bound (every encoder on the assignment), the RD scaled-sign upper bound (RD(0) only;
+  an expectation over the encoder draw) and the spectral upper bounds of regular assignments
+  (:func:`spectral_bound`);
 * the communication per worker ``1/m`` of a gradient and, with links, the expected time per
   iteration ``E[D] + (l_max/N) C + latency + bytes/(m bandwidth)`` (docs/theory.md, advisor chapter).
 """
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..coding.bounds import rank_lower_bound, rd_upper_bound
+from ..coding.bounds import rank_lower_bound, rd_upper_bound, spectral_rd_upper_bound, spectral_upper_bound
 from ..coding.delays import DelayStragglerModel, expected_decode_time
 from ..coding.evaluate import expected_error, worst_case_error
 from ..coding.schemes import Scheme, encode
@@ -38,6 +39,8 @@ from .candidates import Dropped, Question, Structure, _why
 __all__ = [
     "ENCODERS",
     "CLASSIC",
+    "WEIGHTED",
+    "spectral_bound",
     "Settings",
     "Patterns",
     "question_patterns",
@@ -58,7 +61,11 @@ CLASSIC: dict[str, str] = {
     "mgg": "expander",
     "fractional": "fractional-repetition",
     "cyclic": "cyclic-mds",
+    "weighted-mgg": "weighted",
+    "chordal-cycle": "weighted",
 }
+#: Families whose objects carry multiplicities: the ``"weighted"`` encoder is tried at ``m`` too.
+WEIGHTED: tuple[str, ...] = ("weighted-mgg", "chordal-cycle")
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,35 @@ def design_s(q: Question, replication: int, m: int) -> tuple[int | None, str]:
     return min(s, q.n - m), f"designed for s = r_min - m = {s} stragglers (the most it can absorb)"
 
 
+#: Encoders whose ``m = 1`` matrix is ``B = A D`` with ``D`` diagonal and invertible.
+_DIAGONAL_M1 = ("naive", "rd", "bibd-optimal", "expander")
+
+
+def spectral_bound(A: np.ndarray, method: str, m: int, eps: float, patterns: Patterns) -> float:
+    """The spectral upper bound of §46 averaged over the patterns (NaN where it does not apply).
+
+    It depends on the pattern only through ``s = n - |F|``, so it is evaluated once per distinct
+    ``s``.  ``m = 1`` and ``B = A D`` (naive, RD, ``bibd-optimal``, ``expander``): the bound on the
+    optimal error with the best rescaled arrival decoder (regular replication and loads);
+    RD(0) with ``m >= 2``: the spectral form of the RD bound (an expectation over the draw).
+    """
+    if not ((m == 1 and method in _DIAGONAL_M1) or (method == "rd" and eps == 0.0)):
+        return math.nan
+    n = A.shape[1]
+    s_values = n - patterns.masks.sum(axis=1)
+    total = 0.0
+    for s in np.unique(s_values):
+        try:
+            if m == 1:
+                value = spectral_upper_bound(A, int(s), rescale="optimal", normalized=True)
+            else:
+                value = spectral_rd_upper_bound(A, m, int(s), normalized=True)
+        except GcsimError:
+            return math.nan  # irregular replication or loads: the bound is not proved
+        total += float(patterns.weights[s_values == s].sum()) * value
+    return total
+
+
 def _run_quietly(fn: Any) -> tuple[Any, list[str]]:
     """``fn()`` with its warnings caught and returned as text (the table carries them as notes)."""
     with warnings.catch_warnings(record=True) as caught:
@@ -160,6 +196,8 @@ def schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[s
             out.append((method, q.m, {"s": s}, why))
             continue
         out.append((method, q.m, {}, ""))
+    if structure.family in WEIGHTED and q.m > 1:
+        out.append(("weighted", q.m, {}, "multiplicities kept, RD diagonals"))
     classic = CLASSIC.get(structure.family)
     if classic is not None and not (q.m == 1 and classic in ("bibd-optimal", "expander")):
         out.append((classic, 1, {}, "an m = 1 code"))
@@ -224,7 +262,9 @@ def assess(
     N, n = A.shape
     notes = [t for t in (structure.note, note) if t]
     row: dict[str, Any] = {
-        "name": f"{structure.name} / {method}" + (f" (s={options['s']})" if "s" in options else ""),
+        "name": f"{structure.name} / {method}"
+        + (f" (s={options['s']})" if "s" in options else "")
+        + (f" (m={m})" if m != q.m else ""),
         "family": structure.family,
         "structure": structure.name,
         "encoder": method,
@@ -279,10 +319,14 @@ def assess(
         w = patterns.weights
         lower = float(w @ rank_lower_bound(A, m, patterns.masks)) / (m * N)
         upper = math.nan
-        if method == "rd" and float(scheme.options.get("eps", 0.0)) == 0.0:
+        eps = float(scheme.options.get("eps", 0.0))
+        if method == "rd" and eps == 0.0:
             upper = float(w @ rd_upper_bound(A, m, patterns.masks, normalized=True))
+        spectral = spectral_bound(A, method, m, eps, patterns)
         how = patterns.how
-    row.update(lower_bound=lower, upper_bound=upper, bounds_over=how)
+    if patterns is None:
+        spectral = math.nan
+    row.update(lower_bound=lower, upper_bound=upper, spectral_bound=spectral, bounds_over=how)
     # communication and time
     row["communication"] = 1.0 / m
     row["comm_bytes"] = q.links.gradient_bytes / m if q.links is not None else math.nan

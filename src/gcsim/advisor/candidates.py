@@ -12,9 +12,10 @@ The model of the question (docs/theory.md, the advisor chapter):
 * ``n`` workers, the columns of the ``N x n`` assignment ``A`` (``A[i, j] = 1`` iff worker ``j``
   holds part ``i``); each family fixes its own number of parts ``N``;
 * ``load``: an integer is the number of parts a worker holds, the column sums of ``A`` (every
-  family is built at exactly that load, except the Margulis--Gabber--Galil graph, whose loads
-  vary and must stay at or below it); a float in ``(0, 1)`` is the fraction of the data a worker
-  may hold, and a family with ``N`` parts is built with ``floor(load * N)`` parts per worker;
+  family is built at exactly that load, except the expanders of fixed degree -- Margulis--Gabber--
+  Galil, the chordal cycle -- whose loads are theirs and must stay at or below it); a float in
+  ``(0, 1)`` is the fraction of the data a worker may hold, and a family with ``N`` parts is built
+  with ``floor(load * N)`` parts per worker;
 * ``m``: the communication reduction of :class:`gcsim.coding.Scheme` (each worker sends
   ``d / m`` numbers).
 
@@ -23,8 +24,9 @@ The families, in order (:data:`FAMILIES`): BIBDs with the workers as blocks (``b
 regular graphs with ``A = Adj + I`` (``v = n``, ``k = load - 1``) and ``A = Adj`` (``k = load``),
 coset bipartite graphs (``n = m_c k_g``, ``k_g`` a prime power, ``delta = load``), seeded
 bi-regular graphs (``v = b = n``, ``r = k = load``), cyclic repetition, fractional repetition,
-random regular expanders (``A = Adj + I``, degree ``load - 1``) and the Margulis--Gabber--Galil
-expander (``n = m_g^2``).
+random regular expanders (``A = Adj + I``, degree ``load - 1``), the Margulis--Gabber--Galil
+expander (``n = m_g^2``) as a 0/1 assignment and with its multiplicities, and Lubotzky's chordal
+cycle (``n`` prime, with multiplicities).
 
 Examples
 --------
@@ -58,7 +60,8 @@ from ..combinatorics.baselines import (
 from ..combinatorics.bibd import bibd
 from ..combinatorics.biregular import biregular_from_assignment, biregular_graph
 from ..combinatorics.coset import coset_graph
-from ..combinatorics.fields import is_prime_power, prime_power
+from ..combinatorics.expanders import chordal_cycle, weighted_margulis_gabber_galil
+from ..combinatorics.fields import is_prime, is_prime_power, prime_power
 from ..combinatorics.srg import srg
 from ..errors import GcsimError, InvalidArgumentError
 
@@ -79,6 +82,8 @@ __all__ = [
     "fractional_structures",
     "random_regular_structures",
     "mgg_structures",
+    "weighted_mgg_structures",
+    "chordal_cycle_structures",
 ]
 
 
@@ -454,12 +459,38 @@ def mgg_structures(q: Question) -> Iterator[Item]:
     if side * side != n:
         yield Dropped("mgg", "Margulis-Gabber-Galil graph", "", f"n = {n} is not a square m^2")
         return
-    item = _guarded("mgg", name, partial(margulis_gabber_galil, side))
+    yield _at_most_load(q, _guarded("mgg", name, partial(margulis_gabber_galil, side)))
+
+
+def weighted_mgg_structures(q: Question) -> Iterator[Item]:
+    """The Margulis--Gabber--Galil multigraph with its multiplicities (``n = m^2``; the ``"weighted"`` encoder)."""
+    n = q.n
+    side = math.isqrt(n)
+    name = f"weighted Margulis-Gabber-Galil graph on Z_{side} x Z_{side}"
+    if side * side != n:
+        yield Dropped("weighted-mgg", "weighted Margulis-Gabber-Galil graph", "", f"n = {n} is not a square m^2")
+        return
+    yield _at_most_load(q, _guarded("weighted-mgg", name, partial(weighted_margulis_gabber_galil, side)))
+
+
+def chordal_cycle_structures(q: Question) -> Iterator[Item]:
+    """Lubotzky's chordal cycle on ``Z_p`` with multiplicities (``n = p`` prime; the ``"weighted"`` encoder)."""
+    n = q.n
+    name = f"chordal cycle on Z_{n}"
+    if not is_prime(n):
+        yield Dropped("chordal-cycle", "chordal cycle", "", f"n = {n} is not a prime")
+        return
+    yield _at_most_load(q, _guarded("chordal-cycle", name, partial(chordal_cycle, n)))
+
+
+def _at_most_load(q: Question, item: Item) -> Item:
+    """An irregular assignment is kept when its largest load is at most the load."""
     if isinstance(item, Structure):
         top = int(item.assignment.sum(axis=0).max())
-        if top > q.parts_per_worker(n):
-            item = Dropped("mgg", name, "", f"its largest load {top} exceeds the load {q.parts_per_worker(n)}")
-    yield item
+        cap = q.parts_per_worker(item.assignment.shape[0])
+        if top > cap:
+            return Dropped(item.family, item.name, "", f"its largest load {top} exceeds the load {cap}")
+    return item
 
 
 #: The families in the order the advisor enumerates them: (name, generator).
@@ -474,6 +505,8 @@ FAMILIES: tuple[tuple[str, Callable[[Question], Iterator[Item]]], ...] = (
     ("fractional", fractional_structures),
     ("random-regular", random_regular_structures),
     ("mgg", mgg_structures),
+    ("weighted-mgg", weighted_mgg_structures),
+    ("chordal-cycle", chordal_cycle_structures),
 )
 #: Names of :data:`FAMILIES`, the values ``families=`` of :func:`gcsim.advisor.advise` accepts.
 FAMILY_NAMES: tuple[str, ...] = tuple(name for name, _ in FAMILIES)

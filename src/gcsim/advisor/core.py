@@ -20,8 +20,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._validation import check_int, check_real
+from ..coding.schemes import Scheme
 from ..coding.straggler_base import StragglerModel
 from ..errors import InvalidArgumentError
+from ..sweep import check_scheduler, run_sweep
 from .advice import Advice, pareto_flags, pareto_point, ranking_key
 from .assess import Settings, assess, decode_time, question_patterns, schemes_of
 from .candidates import FAMILY_NAMES, Dropped, Links, Question, Structure, check_load, structures
@@ -75,6 +77,16 @@ def _check_families(families: Any) -> tuple[str, ...]:
     return tuple(items)
 
 
+def _assess_task(task: tuple) -> Any:
+    """One candidate evaluation for :func:`gcsim.sweep.run_sweep`: the row and the scheme as arrays."""
+    (structure, method, m_c, options, note), q, settings, patterns, decode = task
+    out = assess(structure, q, method, m_c, options, note, settings, patterns, decode)
+    if isinstance(out, Dropped):
+        return out
+    row, scheme = out
+    return row, scheme.to_arrays(), scheme.bundle_metadata()
+
+
 def _progress(items: Sequence[Any], enabled: bool) -> Any:
     if not enabled or len(items) <= 1:
         return items
@@ -97,6 +109,8 @@ def advise(
     exact_limit: int = 20000,
     worst_limit: int = 20000,
     exact_tol: float = 1e-12,
+    scheduler: Any = "serial",
+    sweep_workers: int | None = None,
     progress: bool = True,
 ) -> Advice:
     """Rank every code gcsim can build for ``workers`` workers of this load, ``m`` and stragglers.
@@ -142,6 +156,11 @@ def advise(
         Worst case only when ``C(n, s) <= worst_limit`` (else the row says it was skipped).
     exact_tol : float
         Normalized errors at or below it count as 0 when ranking and comparing (default 1e-12).
+    scheduler, sweep_workers
+        Where the candidate evaluations run (:func:`gcsim.sweep.run_sweep`): ``"serial"`` (default,
+        in this process), ``"local"`` (a Dask cluster of ``sweep_workers`` processes), a Dask
+        address or a ``distributed.Client``.  Every evaluation uses the same ``seed``, so the table
+        does not depend on where it ran.
     progress : bool
         A tqdm bar over the candidates (on a terminal).
 
@@ -177,6 +196,9 @@ def advise(
     objective_ = _check_objective(objective, links_)
     families_ = _check_families(families)
     seed = check_int("seed", seed, minimum=0)
+    scheduler = check_scheduler(scheduler)
+    if sweep_workers is not None:
+        sweep_workers = check_int("sweep_workers", sweep_workers, minimum=1)
     settings = Settings(
         exact_limit=check_int("exact_limit", exact_limit, minimum=0),
         samples=check_int("samples", samples, minimum=2),
@@ -199,8 +221,18 @@ def advise(
             else:
                 jobs.append((item, *enc))
     measured = []
-    for structure, method, m_c, options, note in _progress(jobs, progress):
-        out = assess(structure, q, method, m_c, options, note, settings, patterns, decode)
+    if scheduler == "serial":
+        outs = [
+            assess(structure, q, method, m_c, options, note, settings, patterns, decode)
+            for structure, method, m_c, options, note in _progress(jobs, progress)
+        ]
+    else:
+        # the rows travel back with the schemes as arrays (rebuilt and re-verified here)
+        tasks = [(job, q, settings, patterns, decode) for job in jobs]
+        outs = []
+        for out in run_sweep(_assess_task, tasks, scheduler=scheduler, workers=sweep_workers, progress=progress):
+            outs.append(out if isinstance(out, Dropped) else (out[0], Scheme.from_arrays(out[1], out[2])))
+    for (structure, *_), out in zip(jobs, outs, strict=True):
         if isinstance(out, Dropped):
             dropped.append(out)
         else:
