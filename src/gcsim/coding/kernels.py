@@ -41,6 +41,7 @@ from .._array_api import asarray, get_namespace, is_numpy, to_numpy
 from .._threads import batched_blas
 from .._validation import check_finite_array, check_int, check_real
 from ..errors import InvalidArgumentError
+from . import _compiled
 
 __all__ = [
     "GRAM_KAPPA_LIMIT",
@@ -139,7 +140,7 @@ class EvalContext:
         self.Bs = Bs
         # H = B̃ᵀ T: column l is the sum of the rows of block l
         self.H = Bs.reshape(m, self.N, self.n).sum(axis=1).T.copy()
-        self.Gamma = Bs.T @ Bs
+        self.Gamma = np.ascontiguousarray(Bs.T @ Bs)
         U, sv, Vt = np.linalg.svd(Bs, full_matrices=self.mN < self.n)
         self.sv = sv
         smax = float(sv[0]) if sv.size and sv[0] > 0 else 0.0
@@ -155,9 +156,9 @@ class EvalContext:
         T = self.target()
         Ur, Vr = U[:, :r], Vt[:r].T
         UT = Ur.T @ T
-        self.Y = (Vr / nz) @ UT  # B̃⁺ T
+        self.Y = np.ascontiguousarray((Vr / nz) @ UT)  # B̃⁺ T (C order: the compiled loops read rows)
         K = (Vr / nz**2) @ Vr.T  # Γ⁺
-        self.K = 0.5 * (K + K.T)
+        self.K = np.ascontiguousarray(0.5 * (K + K.T))
         self.err_full = float(np.sum((T - Ur @ UT) ** 2))
         self.V0 = Vt[r:].T.copy()  # (n, n - r), orthonormal basis of null(B̃)
 
@@ -538,17 +539,31 @@ def _errors_for_group(
         report.patterns += count
     if route == "empty":
         return np.full(count, ctx.total)
+    compiled = is_numpy(xp) and _compiled.available()
     if route == "downdate":
         if S is None:
             S = _complement(F, ctx.n)  # type: ignore[arg-type]
-        vals, gray = _kernel_downdate(ctx, xp, S)
+        if compiled:
+            # compiled loops first; the patterns they cannot certify take the batched kernel
+            vals, ok = _compiled.downdate(ctx, S, GRAM_KAPPA_LIMIT**2)
+            gray = np.zeros(count, dtype=bool)
+            if not ok.all():
+                rest = np.flatnonzero(~ok)
+                vals[rest], gray[rest] = _kernel_downdate(ctx, xp, S[rest])
+        else:
+            vals, gray = _kernel_downdate(ctx, xp, S)
     else:
         if F is None:
             F = _complement(S, ctx.n)  # type: ignore[arg-type]
         if route == "svd":
             return ctx.total - _kernel_svd(ctx, xp, F, rtol)
         if route == "solve":
-            return ctx.total - _kernel_solve(ctx, xp, F)
+            if not compiled:
+                return ctx.total - _kernel_solve(ctx, xp, F)
+            proj, ok = _compiled.gram_solve(ctx, F)
+            if not ok.all():  # a pivot <= 0: only possible far beyond GRAM_KAPPA_LIMIT
+                proj[~ok] = _kernel_solve(ctx, xp, F[~ok])
+            return ctx.total - proj
         kernel = _kernel_eigh if route == "eigh" else _kernel_gram
         proj, gray = kernel(ctx, xp, F, rtol)
         vals = ctx.total - proj
@@ -663,9 +678,7 @@ def optimal_errors(
     for f, rows in loop:
         sub = masks[rows]
         s = n - f
-        # stable argsort: False (stragglers) first, True (arrivals) after, each in index order
-        order = np.argsort(sub, axis=1, kind="stable")
-        out[rows] = errors_for_group(
-            ctx, method, rtol, order[:, :s], order[:, s:], s, f, report, xp=ns, certify=certify
-        )
+        # stragglers and arrivals, each in index order (the stable argsort of the masks)
+        S, F = _compiled.split_masks(sub, s)
+        out[rows] = errors_for_group(ctx, method, rtol, S, F, s, f, report, xp=ns, certify=certify)
     return out
