@@ -164,7 +164,7 @@ def test_weighted_code_is_the_normalized_adjacency(make):
     "make", [lambda: chordal_cycle(7), lambda: chordal_cycle(11), lambda: weighted_margulis_gabber_galil(3)]
 )
 def test_fixed_decoder_error_and_the_expander_bound(make):
-    # Theorem 48.2: with x = (n/|F|) 1_F, err_x = ‖(n/(|F| d)) W 1_F - 1‖² <= (λ/d)² n s / |F|
+    # Theorem 48.3: with x = (n/|F|) 1_F, err_x = ‖(n/(|F| d)) W 1_F - 1‖² <= (λ/d)² n s / |F|
     g = make()
     n, d = g.num_workers, g.degree
     W = g.weights.astype(float)
