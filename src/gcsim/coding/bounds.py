@@ -25,6 +25,13 @@ Every statement implemented here is proved in ``docs/theory/45_bounds.md``:
   blocks are discarded; :func:`block_multiplicities`), and
   :func:`sgd_convergence_bound` (Theorem 7).
 
+Spectral bounds for regular-graph assignments (Raviv, Tamo, Tandon & Dimakis) are proved in
+``docs/theory/46_spectral.md``: :func:`second_singular_value` (``σ(A) = ‖A (I - J/n)‖₂``, the
+second-largest absolute eigenvalue of a symmetric regular ``A``), :func:`spectral_upper_bound`
+(``err <= σ² n s / (r² (n - s))`` for ``B = A``, theory §46.2), :func:`spectral_decoder_upper_bound`
+(any encoder and reference decoder, §46.1), :func:`spectral_rd_upper_bound` (RD, §46.4),
+:func:`arrival_decoder_mean_error` (§46.5) and the worst-case :func:`uncovering_lower_bound` (§46.6).
+
 The statements are our formalization of the model of theory §5.1 (reconstruction:
 the source papers were available only as abstracts).
 
@@ -36,6 +43,8 @@ References
   decoding", IEEE JSAIT 2(3), 2021 (the ``m = 1`` optimal-decoding setting).
 * A. E. Brouwer and W. H. Haemers, *Spectra of Graphs*, Springer 2012, §9.1
   (SRG eigenvalues, Lemma 3).
+* N. Raviv, I. Tamo, R. Tandon and A. G. Dimakis, "Gradient coding from cyclic MDS codes and
+  expander graphs", IEEE Trans. Inf. Theory 66(12), 2020 (ICML 2018) (chapter 46).
 * L. Bottou, F. E. Curtis and J. Nocedal, "Optimization methods for large-scale
   machine learning", SIAM Review 60(2), 2018, Thm. 4.10 (Theorem 7).
 """
@@ -1341,7 +1350,8 @@ def spectral_rd_upper_bound(
               + (\mu_4 + (m-2)\mu_2^2) S_1}\Big]
 
     for every ``F`` of size ``f`` chosen independently of the RD draw (an expectation bound, like
-    :func:`rd_upper_bound`).  For ``m = 1`` it equals ``N E / (N + E)`` of :func:`spectral_upper_bound`.
+    :func:`rd_upper_bound`).  For ``m = 1`` and ``mu4 = mu2^2`` (RD(0), Rademacher) it equals
+    ``N E / (N + E)`` of :func:`spectral_upper_bound` with ``rescale="optimal"``.
 
     Examples
     --------
