@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .._validation import check_int
 from ..errors import InvalidArgumentError
 from ..io.manifest import (
     FileRefusedError,
@@ -38,12 +40,15 @@ from ..io.manifest import (
     read_json_object,
     sha256_file,
 )
+from ..sweep import check_scheduler, sweep_client
 from .stages import agc, catalogue, cerar, ddp, training
 
 __all__ = ["run_reproduce", "STAGES", "available_stages", "check_stage_outputs", "STAGE_MANIFEST_VERSION"]
 
-#: The stages in execution order: name -> function(out_dir, full, seed, progress) -> summary dict
-#: (``ok``, ``files``, ``text``).  The ddp stage needs torch (an optional dependency).
+#: The stages in execution order: name -> function(out_dir, full, seed, progress[, scheduler=])
+#: -> summary dict (``ok``, ``files``, ``text``); a stage with a ``scheduler`` keyword gets the run's
+#: scheduler (:func:`gcsim.sweep.run_sweep`) for its independent items.  The ddp stage needs torch
+#: (an optional dependency).
 STAGES: dict[str, Callable[..., dict[str, Any]]] = {
     "catalogue": catalogue.catalogue_stage,
     "agc": agc.agc_stage,
@@ -144,6 +149,13 @@ def _write_index(out: Path, params: dict[str, Any], stages: dict[str, Any]) -> N
     atomic_write_text(index_path, dumps({"params": params, "stages": merged, "provenance": provenance()}))
 
 
+def _takes_scheduler(stage: Callable[..., Any]) -> bool:
+    try:
+        return "scheduler" in inspect.signature(stage).parameters
+    except (TypeError, ValueError):  # a callable without a signature
+        return False
+
+
 def _print_now(line: str) -> None:
     print(line, flush=True)
 
@@ -157,6 +169,8 @@ def run_reproduce(
     stages: list[str] | None = None,
     progress: bool = True,
     echo: Callable[[str], Any] | None = None,
+    scheduler: Any = "serial",
+    workers: int | None = None,
 ) -> dict[str, Any]:
     """Run the stages; returns a summary dict (``text``, ``ok``, per-stage status).
 
@@ -179,6 +193,13 @@ def run_reproduce(
         Called with each line of news as it happens: the stage starting, why existing results are
         not reused, and each stage's summary text as soon as the stage ends (``summary["text"]``
         still collects them all).
+    scheduler : "serial", "local", a Dask address ("tcp://host:8786") or a distributed.Client
+        Where the stages run their independent items (experiments, fronts, training runs) as tasks
+        (:func:`gcsim.sweep.run_sweep`); one cluster serves every stage and is started only if a
+        stage runs.  The results are the same on every scheduler (every item carries its own seed),
+        so results written by one scheduler are reused by another.
+    workers : int, optional
+        Worker processes of the ``"local"`` cluster (default: the CPU count).
     """
     out = check_folder("out", out)
     if stages is not None and (isinstance(stages, str) or not all(isinstance(s, str) for s in stages)):
@@ -188,71 +209,89 @@ def run_reproduce(
     unknown = [s for s in chosen if s not in known]
     if unknown:
         raise InvalidArgumentError("stage", f"unknown stage(s) {unknown}; known: {list(known)}")
+    check_scheduler(scheduler)
+    if workers is not None:
+        workers = check_int("workers", workers, minimum=1)
+        if scheduler != "local":
+            raise InvalidArgumentError("workers", "applies to scheduler='local' only")
     say = echo if echo is not None else (_print_now if progress else None)
     params = {"full": full, "seed": seed}
     summary: dict[str, Any] = {"out": str(out), "stages": {}, "ok": True}
     texts = []
-    for name in chosen:
-        stage_dir = out / name
-        manifest_path = stage_dir / "manifest.json"
-        if stage_dir.exists() and not stage_dir.is_dir():
-            raise InvalidArgumentError("out", f"{stage_dir} exists and is not a folder")
-        if os.path.lexists(manifest_path) and not (manifest_path.is_file() or manifest_path.is_symlink()):
-            raise InvalidArgumentError("out", f"{manifest_path} exists and is not a file")
-        if not force and os.path.lexists(manifest_path):
-            reason = check_stage_outputs(stage_dir, params)
-            if reason is None:
-                old = read_json_object(manifest_path, _MAX_MANIFEST_BYTES)
-                files = [str(stage_dir / f) for f in old["files"]]
-                summary["stages"][name] = {
-                    "status": "skipped (results exist; --force to redo)",
-                    "ok": True,
-                    "files": files,
-                }
-                texts.append(
-                    f"[{name}] results exist in {stage_dir} (skipped; use --force)\n" + str(old.get("text", ""))
-                )
-                if echo is not None:
-                    echo(texts[-1] + "\n")
-                _write_index(out, params, {name: summary["stages"][name]})
-                continue
+    with contextlib.ExitStack() as stack:
+        opened: list[Any] = []
+
+        def stage_scheduler() -> Any:
+            """The scheduler for the stages: a cluster is started when the first stage runs."""
+            if not opened:
+                client = stack.enter_context(sweep_client(scheduler, workers))
+                opened.append("serial" if client is None else client)
+            return opened[0]
+
+        for name in chosen:
+            stage_dir = out / name
+            manifest_path = stage_dir / "manifest.json"
+            if stage_dir.exists() and not stage_dir.is_dir():
+                raise InvalidArgumentError("out", f"{stage_dir} exists and is not a folder")
+            if os.path.lexists(manifest_path) and not (manifest_path.is_file() or manifest_path.is_symlink()):
+                raise InvalidArgumentError("out", f"{manifest_path} exists and is not a file")
+            if not force and os.path.lexists(manifest_path):
+                reason = check_stage_outputs(stage_dir, params)
+                if reason is None:
+                    old = read_json_object(manifest_path, _MAX_MANIFEST_BYTES)
+                    files = [str(stage_dir / f) for f in old["files"]]
+                    summary["stages"][name] = {
+                        "status": "skipped (results exist; --force to redo)",
+                        "ok": True,
+                        "files": files,
+                    }
+                    texts.append(
+                        f"[{name}] results exist in {stage_dir} (skipped; use --force)\n" + str(old.get("text", ""))
+                    )
+                    if echo is not None:
+                        echo(texts[-1] + "\n")
+                    _write_index(out, params, {name: summary["stages"][name]})
+                    continue
+                if say is not None:
+                    say(f"[{name}] existing results not reused: {reason}")
+            stage_dir.mkdir(parents=True, exist_ok=True)
+            # the manifest goes first: a run killed from here on leaves no "ok" record behind
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(manifest_path)
             if say is not None:
-                say(f"[{name}] existing results not reused: {reason}")
-        stage_dir.mkdir(parents=True, exist_ok=True)
-        # the manifest goes first: a run killed from here on leaves no "ok" record behind
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(manifest_path)
-        if say is not None:
-            say(f"[{name}] running ...")
-        t0 = time.perf_counter()
-        result = known[name](stage_dir, full, seed, progress)
-        seconds = time.perf_counter() - t0
-        files = list(result.get("files", []))
-        checksums, problems = _checksums(stage_dir, files)
-        status = "ok" if result.get("ok", True) and not problems else "failed"
-        text = result.get("text", "") + "".join(f"\n{p}" for p in problems)
-        record = {
-            "stage": name,
-            "manifest_version": STAGE_MANIFEST_VERSION,
-            "params": params,
-            "status": status,
-            "seconds": round(seconds, 3),
-            "files": files,
-            "checksums": checksums,
-            "text": text,
-            "provenance": provenance(),
-        }
-        atomic_write_text(manifest_path, dumps(record))  # last: commits the stage's results
-        summary["stages"][name] = {
-            "status": status,
-            "seconds": round(seconds, 2),
-            "ok": status == "ok",
-            "files": [str(stage_dir / f) for f in files],
-        }
-        summary["ok"] &= status == "ok"
-        texts.append(f"[{name}] {status} in {seconds:.1f} s -> {stage_dir}\n{text}")
-        if echo is not None:
-            echo(texts[-1] + "\n")
-        _write_index(out, params, {name: summary["stages"][name]})
+                say(f"[{name}] running ...")
+            t0 = time.perf_counter()
+            stage = known[name]
+            # a stage that takes ``scheduler`` runs its independent items as tasks there
+            extra = {"scheduler": stage_scheduler()} if _takes_scheduler(stage) else {}
+            result = stage(stage_dir, full, seed, progress, **extra)
+            seconds = time.perf_counter() - t0
+            files = list(result.get("files", []))
+            checksums, problems = _checksums(stage_dir, files)
+            status = "ok" if result.get("ok", True) and not problems else "failed"
+            text = result.get("text", "") + "".join(f"\n{p}" for p in problems)
+            record = {
+                "stage": name,
+                "manifest_version": STAGE_MANIFEST_VERSION,
+                "params": params,
+                "status": status,
+                "seconds": round(seconds, 3),
+                "files": files,
+                "checksums": checksums,
+                "text": text,
+                "provenance": provenance(),
+            }
+            atomic_write_text(manifest_path, dumps(record))  # last: commits the stage's results
+            summary["stages"][name] = {
+                "status": status,
+                "seconds": round(seconds, 2),
+                "ok": status == "ok",
+                "files": [str(stage_dir / f) for f in files],
+            }
+            summary["ok"] &= status == "ok"
+            texts.append(f"[{name}] {status} in {seconds:.1f} s -> {stage_dir}\n{text}")
+            if echo is not None:
+                echo(texts[-1] + "\n")
+            _write_index(out, params, {name: summary["stages"][name]})
     summary["text"] = "\n\n".join(texts) + f"\n\nAll results and manifests are in {out}/"
     return summary

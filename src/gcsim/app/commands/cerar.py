@@ -1,4 +1,4 @@
-"""``gcsim cerar design|optimize|simulate|rates|run``: CERAR from the shell.
+"""``gcsim cerar design|optimize|simulate|rates|pareto|run``: CERAR from the shell.
 
 Each action is a subcommand with its own flags and help (``gcsim cerar design --help``); ``run``
 is the real ring engine, ``gcsim run-cerar`` (:mod:`gcsim.app.commands.executor`).
@@ -32,6 +32,9 @@ _FLAGS = {
     "method": "--method",
     "name": "--name",
     "overwrite": "--force",
+    "kappas": "--kappas",
+    "scheduler": "--scheduler",
+    "workers": "--workers",
 }
 
 #: largest finite value of each simulation dtype (bfloat16 has float32's exponent range)
@@ -193,8 +196,43 @@ def load_summary(des) -> tuple[dict[str, Any], str]:
     return payload, text
 
 
+def _cmd_pareto(args: argparse.Namespace) -> int:
+    """``gcsim cerar pareto``: the error-vs-κ front, each analytic member and cap a task on --scheduler."""
+    from ...cerar.pareto import pareto_front
+    from ..common import UsageError, emit, fmt, show_progress
+    from ..sweep_options import scheduler_from_args
+
+    try:
+        kappas = [float(x) for x in args.kappas.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--kappas: must be comma-separated numbers >= 1, got {args.kappas!r}") from None
+    scheduler, workers = scheduler_from_args(args)
+    table = pareto_front(
+        args.N,
+        args.c,
+        kappas,
+        max_iter=args.max_iter,
+        objective=args.objective,
+        seed=args.seed,
+        progress=show_progress(args),
+        scheduler=scheduler,
+        workers=workers,
+    )
+    opt = table[table.family == "optimized"]
+    cols = [c for c in ("kappa_cap", "kappa_max", "frobenius", "pert_frobenius_at_cap", "ratio_opt_pert") if c in opt]
+    payload = {"N": args.N, "c": args.c, "rows": table.to_dict(orient="records")}
+    text = f"CERAR error vs condition-number cap, N = {args.N}, c = {args.c} (optimized designs)\n" + opt[
+        cols
+    ].to_string(index=False, float_format=lambda x: fmt(x))
+    emit(args, payload, text)
+    return EXIT_OK
+
+
 def _cmd_cerar(args: argparse.Namespace) -> int:
     from ..common import emit, fmt
+
+    if args.action == "pareto":
+        return _cmd_pareto(args)
 
     if args.action == "rates":
         from ...cerar.traffic import rates
@@ -262,6 +300,7 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
 
 def register(sub, add) -> None:
     from ..common import HelpFormatter, float_arg, int_arg
+    from ..sweep_options import add_scheduler_flags
 
     p = add(
         "cerar",
@@ -353,6 +392,18 @@ def register(sub, add) -> None:
     q.add_argument("--d", type=int_arg(1), default=1024, help="gradient length")
     q.add_argument("--design", help="load the design from a catalogue file instead of building it")
     output_flags(q)
+
+    q = action(
+        "pareto",
+        "error versus condition-number cap: optimized designs against the analytic families",
+        "examples:\n  gcsim cerar pareto --N 4 --c 8 --kappas 3,10,30,100\n"
+        "  gcsim cerar pareto --N 8 --c 16 --kappas 5,50 --scheduler local --workers 4 --json",
+    )
+    q.add_argument("--kappas", default="3,10,30,100", help="comma-separated condition-number caps, each >= 1")
+    q.add_argument("--max-iter", type=int_arg(1), default=25, help="alternating sweeps per start and cap")
+    q.add_argument("--objective", default="frobenius", choices=["frobenius", "worst"], help="what to minimize")
+    q.add_argument("--seed", type=int_arg(0), default=0, help="seed of the optimized starts")
+    add_scheduler_flags(q, "the analytic members and the caps")
 
     q = action(
         "rates",

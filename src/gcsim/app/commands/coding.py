@@ -1,4 +1,10 @@
-"""``gcsim error`` and ``gcsim bounds verify``: the analysis layer from the shell."""
+"""``gcsim error`` and ``gcsim bounds verify``: the analysis layer from the shell.
+
+``gcsim error --chunk K`` (or any ``--scheduler`` but serial) estimates the expected error by
+Monte Carlo in seeded chunks of ``K`` patterns (:func:`gcsim.coding.sweeps.expected_error_sweep`),
+the same numbers on every scheduler; ``gcsim bounds verify --catalogue`` checks every named
+instance (:func:`gcsim.catalogue.sweeps.verify_catalogue_bounds`), one task per instance and ``s``.
+"""
 
 from __future__ import annotations
 
@@ -68,13 +74,17 @@ _FLAGS = {
     "design": "--design",
     "s": "--stragglers",
     "model": "--model",
+    "chunk": "--chunk",
+    "scheduler": "--scheduler",
+    "workers": "--workers",
+    "stragglers": "--stragglers",
 }
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+def _common(p: argparse.ArgumentParser, design_required: bool = True) -> None:
     from ..common import float_arg, int_arg
 
-    p.add_argument("--design", required=True, help=_DESIGN_HELP)
+    p.add_argument("--design", required=design_required, help=_DESIGN_HELP)
     p.add_argument("--m", type=int_arg(1), default=2, help="communication reduction m")
     p.add_argument(
         "--method",
@@ -117,6 +127,10 @@ def _cmd_error(args: argparse.Namespace) -> int:
     design, scheme, model = _scheme_and_model(args)
     norm = scheme.m * scheme.num_parts
     if args.model == "worst":
+        if args.chunk is not None or args.scheduler != "serial":
+            from ..common import UsageError
+
+            raise UsageError("--chunk/--scheduler: the chunked Monte Carlo needs --model fixed or bernoulli")
         res = worst_case_error(scheme, args.stragglers, seed=args.seed)
         payload = {
             "design": args.design,
@@ -135,7 +149,26 @@ def _cmd_error(args: argparse.Namespace) -> int:
             f"(normalized err/(mN) = {fmt(res.value / norm)}; {res.method}); S = {payload['stragglers_set']}"
         )
     else:
-        exp = expected_error(scheme, model, samples=args.samples, seed=args.seed, progress=show_progress(args))
+        if args.chunk is not None or args.scheduler != "serial":
+            from ...coding.sweeps import DEFAULT_CHUNK, expected_error_sweep
+            from ..common import UsageError
+            from ..sweep_options import scheduler_from_args
+
+            if args.model not in ("fixed", "bernoulli"):
+                raise UsageError("--chunk/--scheduler: the chunked Monte Carlo needs --model fixed or bernoulli")
+            scheduler, workers = scheduler_from_args(args)
+            exp = expected_error_sweep(
+                scheme,
+                model,
+                samples=args.samples,
+                chunk=DEFAULT_CHUNK if args.chunk is None else args.chunk,
+                seed=args.seed,
+                scheduler=scheduler,
+                workers=workers,
+                progress=show_progress(args),
+            )
+        else:
+            exp = expected_error(scheme, model, samples=args.samples, seed=args.seed, progress=show_progress(args))
         payload = {
             "design": args.design,
             "params": list(design.params),
@@ -163,6 +196,12 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
 
     if args.action != "verify":
         raise UsageError(f"unknown bounds action {args.action!r} (use: gcsim bounds verify ...)")
+    if args.catalogue:
+        return _cmd_bounds_catalogue(args)
+    if args.design is None:
+        raise UsageError("--design: required (or --catalogue for every named instance)")
+    if args.scheduler != "serial" or args.workers is not None:
+        raise UsageError("--scheduler: one scheme is one task; use it with --catalogue")
     _, scheme, model = _scheme_and_model(args)
     bounds = args.bounds.split(",") if args.bounds else None
     samples = None if args.model in ("all", "worst") else args.samples
@@ -171,6 +210,42 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     )
     emit(args, report.to_dict(), report.summary)
     return EXIT_OK if report.ok else EXIT_FAILURE
+
+
+def _cmd_bounds_catalogue(args: argparse.Namespace) -> int:
+    """``gcsim bounds verify --catalogue``: every named instance, one task per (instance, s)."""
+    from ...catalogue.sweeps import verify_catalogue_bounds
+    from ..common import UsageError, emit, show_progress
+    from ..sweep_options import scheduler_from_args
+
+    if args.design is not None:
+        raise UsageError("--design: not with --catalogue (it checks every named instance)")
+    if args.model != "fixed" or args.bounds or args.eps or args.dist or args.design_s is not None:
+        raise UsageError("--catalogue: takes --m, --method, --stragglers, --samples, --draws and --seed only")
+    scheduler, workers = scheduler_from_args(args)
+    cases = verify_catalogue_bounds(
+        m=args.m,
+        methods=[args.method],
+        stragglers=None if args.stragglers == 0 else [args.stragglers],
+        samples=args.samples,
+        draws=args.draws,
+        seed=args.seed,
+        scheduler=scheduler,
+        workers=workers,
+        progress=show_progress(args),
+    )
+    rows = [
+        {"name": c.name, "method": c.method, "s": c.s, "seed": c.seed, "ok": c.report.ok, "report": c.report.to_dict()}
+        for c in cases
+    ]
+    ok = all(c.report.ok for c in cases)
+    lines = [f"bounds over the catalogue (m = {args.m}, {args.method}): {'all hold' if ok else 'VIOLATIONS'}"]
+    lines += [
+        f"  {c.name:<22} s = {c.s:<3} {'ok' if c.report.ok else f'{len(c.report.violations)} violation(s)'}"
+        for c in cases
+    ]
+    emit(args, {"ok": ok, "cases": rows}, "\n".join(lines))
+    return EXIT_OK if ok else EXIT_FAILURE
 
 
 def _int1(text: str) -> int:
@@ -183,25 +258,43 @@ _int1.__name__ = "integer"
 
 
 def register(sub, add) -> None:
+    from ..sweep_options import add_scheduler_flags
+
     p = add(
         "error",
         _cmd_error,
         "optimal-decoding error of a scheme: expected (exact or Monte Carlo) or worst case",
         "examples:\n  gcsim error --design pg2_9 --m 2 --method rd -s 20 --samples 5000\n"
         "  gcsim error --design coset_27_2_5 --method rd --eps 0.1 --model bernoulli --p 0.2 --json\n"
-        "  gcsim error --design petersen --m 1 --method naive --model worst -s 3",
+        "  gcsim error --design petersen --m 1 --method naive --model worst -s 3\n"
+        "  gcsim error --design pg2_9 --method rd -s 20 --samples 100000000 --scheduler local",
     )
     _common(p)
+    add_scheduler_flags(p, "the Monte Carlo chunks")
+    p.add_argument(
+        "--chunk",
+        type=_int1,
+        default=None,
+        help="Monte Carlo in seeded chunks of this many patterns (any --scheduler gives the same numbers; "
+        "default with --scheduler: 65536)",
+    )
     p = add(
         "bounds",
         _cmd_bounds,
         "check lower <= simulated <= upper for a scheme (exit 1 on a violation)",
         "examples:\n  gcsim bounds verify --design pg2_9 --m 2 --method rd -s 20 --json\n"
         "  gcsim bounds verify --design paley13 --m 2 --method rd --model all -s 2 "
-        "--bounds rank_lower,rd_upper",
+        "--bounds rank_lower,rd_upper\n"
+        "  gcsim bounds verify --catalogue --method rd --scheduler local",
     )
     p.add_argument("action", choices=["verify"], help="the only action")
-    _common(p)
+    _common(p, design_required=False)
     p.set_defaults(samples=200)
+    p.add_argument(
+        "--catalogue",
+        action="store_true",
+        help="check every named instance instead of --design (with -s 0: s = 1, n/4, n/2 each)",
+    )
+    add_scheduler_flags(p, "the catalogue checks")
     p.add_argument("--bounds", help="comma-separated bound names (default: all applicable built-ins)")
     p.add_argument("--draws", type=_int1, default=32, help="encoder redraws for bounds on expectations")

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
 from ..._optional import require
 from ...io.manifest import atomic_path
+from ...sweep import run_sweep
 
 
-def agc_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
+def agc_stage(out: Path, full: bool, seed: int, progress: bool, scheduler: Any = "serial") -> dict[str, Any]:
+    """Error curves of the named experiments (one task each on ``scheduler``) and the instability study."""
     require("pandas", "plots", "gcsim.app.stages.agc.agc_stage")
     import pandas as pd
 
@@ -23,8 +26,12 @@ def agc_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any
 
     samples, seeds = (1000, 10) if full else (100, 3)
     frames, files, lines = [], [], []
-    for spec in named_experiments(full=full):
-        frame = error_curves(spec, samples=samples, seeds=seeds, seed=seed, progress=progress)
+    specs = named_experiments(full=full)
+    serial = scheduler == "serial"
+    # each experiment is independent and carries its seed: one task each, the same tables anywhere
+    curves = functools.partial(error_curves, samples=samples, seeds=seeds, seed=seed, progress=progress and serial)
+    computed = run_sweep(curves, specs, scheduler=scheduler, progress=progress and not serial, desc="agc curves")
+    for spec, frame in zip(specs, computed, strict=True):
         # atomic writes: a killed run never leaves a half-written table or figure
         with atomic_path(out / f"{spec.name}.csv") as tmp:
             frame.to_csv(tmp, index=False)

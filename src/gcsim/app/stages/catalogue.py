@@ -11,8 +11,11 @@ from ..catalogue_report import catalogue_table, format_table, table_ok
 from ..paths import repo_designs_dir
 
 
-def catalogue_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
-    """Rebuild the named instances, compare them with the committed files, write ``catalogue.csv``."""
+def catalogue_stage(out: Path, full: bool, seed: int, progress: bool, scheduler: Any = "serial") -> dict[str, Any]:
+    """Rebuild the named instances, compare them with the committed files, write ``catalogue.csv``.
+
+    A few seconds of work in all: it runs here whatever ``scheduler`` says.
+    """
     require("pandas", "plots", "gcsim.app.stages.catalogue.catalogue_stage")
     import pandas as pd
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 from ..._optional import require
 from ..._plotting import OFF_SCALE_FACTOR, curve_styles, legend_below, new_figure, plot_off_scale, save
 from ...io.manifest import atomic_path
+from ...sweep import run_sweep
 
 
 def _plot_front(table, path=None):
@@ -72,14 +74,33 @@ def _plot_eps(sweeps, path=None, N: int = 4, c: int = 8):
     return fig
 
 
-def cerar_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
+def _front(kappas: list[float], seed: int, full: bool, progress: bool, case: tuple[int, int]):
+    """The Pareto front of one ``(N, c)`` (a task of the stage)."""
+    from ...cerar.pareto import pareto_front
+
+    N, c = case
+    return pareto_front(
+        N,
+        c,
+        kappas,
+        progress=progress,
+        seed=seed,
+        max_iter=25 if not full else 40,
+        starts="both" if not full else "best",
+    )
+
+
+def cerar_stage(out: Path, full: bool, seed: int, progress: bool, scheduler: Any = "serial") -> dict[str, Any]:
+    """Traffic rates, the error-vs-κ fronts and the ε sweeps; the fronts of the ``(N, c)`` cases and the
+    ε sweeps of the three precisions are tasks on ``scheduler`` (the same tables on every scheduler,
+    except the measured ``time_s`` of the fronts)."""
     require("pandas", "plots", "gcsim.app.stages.cerar.cerar_stage")
     import pandas as pd
 
     from ...cerar.floating import epsilon_sweep
-    from ...cerar.pareto import pareto_front
     from ...cerar.traffic import rates
 
+    serial = scheduler == "serial"
     lines = []
     rows = [dict(N=N, c=c, **rates(N, c)) for N in (4, 8) for c in (N // 2, N, 2 * N, 4 * N)]
     rt = pd.DataFrame(rows)
@@ -93,19 +114,13 @@ def cerar_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, A
 
     cases = [(4, 8), (4, 12), (8, 16)] if full else [(4, 8)]
     kappas = [3.0, 10.0, 30.0, 100.0] if not full else [2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 300.0]
-    fronts = []
-    for N, c in cases:
-        fronts.append(
-            pareto_front(
-                N,
-                c,
-                kappas,
-                progress=progress,
-                seed=seed,
-                max_iter=25 if not full else 40,
-                starts="both" if not full else "best",
-            )
-        )
+    fronts = run_sweep(
+        functools.partial(_front, kappas, seed, full, progress and serial),
+        cases,
+        scheduler=scheduler,
+        progress=progress and not serial,
+        desc="Pareto fronts",
+    )
     front = pd.concat(fronts, ignore_index=True)
     with atomic_path(out / "pareto.csv") as tmp:
         front.to_csv(tmp, index=False)
@@ -132,7 +147,12 @@ def cerar_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, A
     )
 
     eps = np.logspace(-7, -0.5, 14 if not full else 30)
-    sweeps = [epsilon_sweep(4, 8, eps, dtype, seed=seed) for dtype in ("float64", "float32", "bfloat16")]
+    sweeps = run_sweep(
+        functools.partial(epsilon_sweep, 4, 8, eps, seed=seed),
+        ["float64", "float32", "bfloat16"],
+        scheduler=scheduler,
+        progress=False,
+    )
     with atomic_path(out / "epsilon_sweep.csv") as tmp:
         pd.DataFrame(
             [

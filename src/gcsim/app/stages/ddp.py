@@ -9,7 +9,9 @@ from ...io.manifest import atomic_path
 from ..paths import repo_designs_dir
 
 
-def ddp_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
+def ddp_stage(out: Path, full: bool, seed: int, progress: bool, scheduler: Any = "serial") -> dict[str, Any]:
+    """CERAR in DDP training; it launches torch.distributed processes of its own, so it runs here
+    whatever ``scheduler`` says."""
     from ...cerar.factory import design
     from ...learning.ddp_cerar import ddp_cerar_experiment, plot_ddp
 

@@ -21,6 +21,7 @@ unbiasedness samples.
 from __future__ import annotations
 
 import contextlib
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from ...learning.experiments import default_codes
 from ...learning.models import MLP
 from ...learning.train import CodeSpec, WallClockModel, partition, train
 from ...learning.unbiased import check_unbiased
+from ...sweep import run_sweep
 
 __all__ = ["run_training_stage", "unbiasedness_specs", "TARGET_LOSS"]
 
@@ -196,6 +198,29 @@ def _format(summary) -> str:
     return "\n".join(lines)
 
 
+def _train_run(ds, model, p, iterations, batch, every, wallclock, say, run):
+    """One training run (a task): code ``spec`` from seed ``run_seed``; its history table."""
+    spec, run_seed = run
+    if say:
+        print(f"  training: {spec.label} (seed {run_seed})", flush=True)
+    with _single_thread():
+        res = train(
+            spec,
+            ds,
+            model=model,
+            p=p,
+            iterations=iterations,
+            optimizer="sgd",
+            lr=0.1,
+            momentum=0.9,
+            batch_per_part=batch,
+            eval_every=every,
+            seed=run_seed,
+            wallclock=wallclock,
+        )
+    return res.history
+
+
 def run_training_stage(
     out_dir: Path,
     full: bool = False,
@@ -204,10 +229,13 @@ def run_training_stage(
     *,
     iterations: int | None = None,
     samples: int | None = None,
+    scheduler: Any = "serial",
 ) -> dict[str, Any]:
     """Run the comparison and the unbiasedness checks; write CSV + PNG into ``out_dir``.
 
-    ``iterations`` and ``samples`` override the mode's defaults (tests use tiny values).
+    ``iterations`` and ``samples`` override the mode's defaults (tests use tiny values).  The
+    training runs (one per code and seed, each seeded by its own seed) are the tasks of a
+    :func:`gcsim.sweep.run_sweep` on ``scheduler``; the tables are the same on every scheduler.
     """
     require("pandas", "plots", "gcsim.app.stages.training.run_training_stage")
     import pandas as pd
@@ -223,27 +251,18 @@ def run_training_stage(
     with _single_thread():
         ds = load_digits(seed=seed)
         model = MLP((ds.n_features, 128, ds.n_classes))
-        frames = []
         seeds = [seed + k for k in range(3 if full else 1)]
-        for spec in default_codes():
-            if progress:
-                print(f"  training: {spec.label}", flush=True)
-            for run_seed in seeds:  # same data split and code family; new init, stragglers, batches
-                res = train(
-                    spec,
-                    ds,
-                    model=model,
-                    p=p,
-                    iterations=iterations,
-                    optimizer="sgd",
-                    lr=0.1,
-                    momentum=0.9,
-                    batch_per_part=batch,
-                    eval_every=every,
-                    seed=run_seed,
-                    wallclock=wallclock,
-                )
-                frames.append(res.history.assign(label=spec.label, seed=run_seed))
+        # same data split and code family per code; each (code, seed) run is a task: new init, stragglers, batches
+        runs = [(spec, run_seed) for spec in default_codes() for run_seed in seeds]
+        one_run = functools.partial(
+            _train_run, ds, model, p, iterations, batch, every, wallclock, progress and scheduler == "serial"
+        )
+        histories = run_sweep(
+            one_run, runs, scheduler=scheduler, progress=progress and scheduler != "serial", desc="training runs"
+        )
+        frames = [
+            h.assign(label=spec.label, seed=run_seed) for (spec, run_seed), h in zip(runs, histories, strict=True)
+        ]
         frame = pd.concat(frames, ignore_index=True)
         # unbiasedness on the real part gradients at the initial parameters (a random subset of coordinates)
         parts = partition(ds.n_train, 16, seed)
@@ -293,6 +312,6 @@ def run_training_stage(
     }
 
 
-def training_stage(out: Path, full: bool, seed: int, progress: bool) -> dict[str, Any]:
+def training_stage(out: Path, full: bool, seed: int, progress: bool, scheduler: Any = "serial") -> dict[str, Any]:
     """The training stage at its default settings."""
-    return run_training_stage(out, full, seed, progress)
+    return run_training_stage(out, full, seed, progress, scheduler=scheduler)
