@@ -124,7 +124,7 @@ def verify_catalogue_bounds(
         stragglers = [check_int("stragglers", s, minimum=0) for s in stragglers]
         if not stragglers:
             raise InvalidArgumentError("stragglers", "must be a non-empty sequence of straggler counts")
-    cases = []
+    cases: list[tuple[str, str, int]] = []
     for name in chosen:
         workers_n = _n_of(name)
         for s in default_stragglers(workers_n) if stragglers is None else stragglers:
