@@ -21,7 +21,7 @@ from gcsim.coding.partial import (
     partial_error_all,
     partial_scheme,
 )
-from gcsim.coding.schemes import encode, target_matrix
+from gcsim.coding.schemes import Scheme, encode, target_matrix
 from gcsim.combinatorics.baselines import cyclic_repetition, random_regular_assignment
 from gcsim.errors import CatalogueError, InvalidArgumentError, SizeLimitError
 from tolerances import cond, lstsq_tol
@@ -73,6 +73,18 @@ def test_error_formula_matches_brute_force_on_every_pattern(name):
         assert abs(value - expected) <= lstsq_tol(kappa, rows, rows, scale) + lstsq_tol(
             cond(ps.full_encoder(), nonzero=True), rows, ps.n, scale
         ), (mk, value, expected)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_received_uncoded_parts_never_hurt(name):
+    # Proposition 48.5 (a): err_partial(F) <= err(B, F), the coded encoder alone
+    ps = CASES[name]()
+    masks = _all_masks(ps.n)
+    B = ps.full_encoder()
+    plain = optimal_error(Scheme.from_matrix(B, ps.assignment, ps.m), masks, progress=False)
+    rows = ps.m * ps.num_parts
+    tol = lstsq_tol(cond(B, nonzero=True), rows, ps.n, rows)
+    assert np.all(partial_error(ps, masks) <= plain + tol)
 
 
 def test_exact_coded_share_loses_only_the_uncoded_parts_of_the_stragglers():

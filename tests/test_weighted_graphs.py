@@ -143,13 +143,15 @@ def test_html_shows_the_weights():
 # the weighted encoder
 
 
+GRAPHS = [lambda: chordal_cycle(7), lambda: chordal_cycle(11), lambda: weighted_margulis_gabber_galil(3)]
+GRAPH_IDS = ["chordal7", "chordal11", "mgg3"]
+
+
 def _all_masks(n):
     return np.array(list(itertools.product([False, True], repeat=n)), dtype=bool)
 
 
-@pytest.mark.parametrize(
-    "make", [lambda: chordal_cycle(7), lambda: chordal_cycle(11), lambda: weighted_margulis_gabber_galil(3)]
-)
+@pytest.mark.parametrize("make", GRAPHS, ids=GRAPH_IDS)
 def test_weighted_code_is_the_normalized_adjacency(make):
     g = make()
     sch = encode(g, 1, "weighted")
@@ -160,9 +162,7 @@ def test_weighted_code_is_the_normalized_adjacency(make):
     assert np.array_equal(back.B, sch.B) and np.array_equal(back.extras["weights"], g.weights)
 
 
-@pytest.mark.parametrize(
-    "make", [lambda: chordal_cycle(7), lambda: chordal_cycle(11), lambda: weighted_margulis_gabber_galil(3)]
-)
+@pytest.mark.parametrize("make", GRAPHS, ids=GRAPH_IDS)
 def test_fixed_decoder_error_and_the_expander_bound(make):
     # Theorem 48.3: with x = (n/|F|) 1_F, err_x = ‖(n/(|F| d)) W 1_F - 1‖² <= (λ/d)² n s / |F|
     g = make()
@@ -188,6 +188,28 @@ def test_fixed_decoder_error_and_the_expander_bound(make):
         ls = float(np.sum((BF @ x - 1.0) ** 2))
         assert abs(e_opt - ls) <= lstsq_tol(cond(BF, nonzero=True), n, f, n)
         assert e_opt <= e_fixed + dot_tol(n, scale)
+
+
+@pytest.mark.parametrize("make", GRAPHS, ids=GRAPH_IDS)
+def test_general_spectral_bound_specializes_to_the_weighted_one(make):
+    # chapter 46's bound for B = W/d, X_0 = 1 has σ_{X_0} = λ/d: it is Theorem 48.3's (λ/d)² n s / f
+    from gcsim.coding.bounds import spectral_decoder_upper_bound
+
+    g = make()
+    n, d = g.num_workers, g.degree
+    sch = encode(g, 1, "weighted")
+    lam = _nontrivial(np.array(g.weights))
+    # λ here is within dl of the truth (backward-stable eigensolver); chapter 46's σ is enlarged past its
+    # SVD rounding by 10 p eps ‖M‖_F, M = (W/d)(I - J/n): the two bounds must agree within those margins
+    dl = SAFETY * n * unit_roundoff() * d
+    M = sch.B - sch.B.mean(axis=1, keepdims=True)
+    margin = 10 * n * np.finfo(float).eps * np.linalg.norm(M)
+    for s in range(1, n):
+        ratio = n * s / (n - s)
+        theirs = spectral_decoder_upper_bound(sch, s)
+        lower = ((lam - dl) / d) ** 2 * ratio
+        upper = ((lam + dl) / d + margin) ** 2 * ratio
+        assert lower - dot_tol(n, lower) <= theirs <= upper + dot_tol(n, upper)
 
 
 def test_weighted_encoder_with_blocks():
