@@ -342,3 +342,59 @@ def test_pareto_front_on_dask_equals_serial(client):
     assert len(d_serial) == len(d_dask) == 2
     for a, b in zip(d_serial, d_dask, strict=True):
         assert np.array_equal(a.encoders, b.encoders) and np.array_equal(a.decoders, b.decoders)
+
+
+# ---------------------------------------------------------------------------
+# gcsim reproduce: stages get the scheduler; the tables are the same
+
+
+def test_reproduce_passes_the_scheduler_to_stages_that_take_it(tmp_path, monkeypatch):
+    import gcsim.app.reproduce as rep
+
+    seen: list = []
+
+    def new_style(out, full, seed, progress, scheduler="serial"):
+        seen.append(scheduler)
+        (out / "a.txt").write_text("a")
+        return {"ok": True, "files": ["a.txt"], "text": ""}
+
+    def old_style(out, full, seed, progress):  # a stage without the keyword still runs
+        (out / "b.txt").write_text("b")
+        return {"ok": True, "files": ["b.txt"], "text": ""}
+
+    monkeypatch.setattr(rep, "STAGES", {"new": new_style, "old": old_style})
+    summary = rep.run_reproduce(tmp_path, progress=False)
+    assert summary["ok"] and seen == ["serial"]
+    with pytest.raises(InvalidArgumentError) as exc:
+        rep.run_reproduce(tmp_path, progress=False, scheduler="serial", workers=2)
+    assert exc.value.argument == "workers"
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_training_stage_on_dask_writes_the_serial_tables(client, tmp_path):
+    pytest.importorskip("sklearn")
+    from gcsim.app.stages.training import run_training_stage
+
+    a = run_training_stage(tmp_path / "serial", iterations=3, samples=300)
+    b = run_training_stage(tmp_path / "dask", iterations=3, samples=300, scheduler=client)
+    assert a["ok"] == b["ok"]
+    for name in ("history.csv", "summary.csv", "unbiasedness.csv"):
+        assert (tmp_path / "serial" / name).read_bytes() == (tmp_path / "dask" / name).read_bytes(), name
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_cli_error_on_a_tcp_scheduler_equals_serial(client, capsys):
+    import json
+
+    from gcsim.app.cli import main
+
+    argv = ["error", "--design", "petersen", "--method", "rd", "-s", "3", "--samples", "1500", "--chunk", "500"]
+    assert main([*argv, "--json"]) == 0
+    serial = json.loads(capsys.readouterr().out)
+    address = client.scheduler.address  # a running cluster, reached by its tcp:// address
+    assert address.startswith("tcp://")
+    assert main([*argv, "--json", "--scheduler", address]) == 0
+    on_dask = json.loads(capsys.readouterr().out)
+    assert serial == on_dask and serial["evaluation"] == "monte-carlo n=1500 in 3 chunks of 500"
+    assert main([*argv, "--scheduler", address, "--workers", "2"]) == 2  # --workers is for local only
+    assert "--workers" in capsys.readouterr().err
