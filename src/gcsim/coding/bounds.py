@@ -1325,9 +1325,21 @@ def spectral_decoder_upper_bound(scheme_or_B: Any, s: int, *, decoder: Any = Non
         return float(mN)
     T = np.kron(np.eye(m), np.ones((N, 1)))
     rho = float(np.linalg.norm(B @ X0 - T))
-    stacked = np.concatenate([B * X0[:, l][None, :] for l in range(m)], axis=0)  # B diag(x_l), stacked
-    sigma = _spectral_norm_upper(stacked - stacked.mean(axis=1, keepdims=True))
-    # rho is a norm of a computed residual: its rounding error is far below the 10 p u margin of sigma
+    # sigma^2 = lambda_max(P G P) with G = sum_l diag(x_l) B^T B diag(x_l) = (B^T B) o (X_0 X_0^T): the
+    # Gram matrix of the stacked blocks, n x n whatever m and N are
+    G = (B.T @ B) * (X0 @ X0.T)
+    PGP = G - G.mean(axis=0, keepdims=True) - G.mean(axis=1, keepdims=True) + G.mean()
+    top = max(float(np.linalg.eigvalsh(PGP)[-1]), 0.0)
+    # forming B^T B errs by at most gamma_{mN} ||B||_F^2 in norm (Higham Thm 3.5), scaled by at most
+    # m max|X_0|^2 in the sum; the symmetric eigensolver adds c n u ||PGP||_2 (Weyl): enlarge past both
+    margin = (
+        10.0
+        * max(mN, n)
+        * np.finfo(float).eps
+        * (float(np.linalg.norm(G)) + m * float(np.abs(X0).max()) ** 2 * float(np.linalg.norm(B)) ** 2)
+    )
+    sigma = math.sqrt(top + margin)
+    # rho is the norm of a computed residual: its rounding error is far below the margin above
     return float((sigma * math.sqrt(n * s / f) + rho) ** 2)
 
 
