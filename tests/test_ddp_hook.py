@@ -142,3 +142,113 @@ def test_design_argument_is_validated(tmp_path):
         {"N": 3, "c": 2, "encoders": design(3, 2, "exact").encoders, "decoders": design(3, 2, "exact").decoders}
     )
     assert (d.N, d.c) == (3, 2)
+
+
+class _Bucket:
+    """What the hook reads of a DDP GradBucket."""
+
+    def __init__(self, tensor):
+        self._t = tensor
+
+    def buffer(self):
+        return self._t
+
+
+def _async_job(rank, world_size, spec):
+    """Call the hook directly on a seeded bucket while rank 1 joins the ring ``delay`` s late."""
+    import time
+
+    from gcsim.executor.ddp_hook import CerarHookState, cerar_hook
+
+    g = np.random.default_rng(spec["seed"]).standard_normal((world_size, spec["d"])).astype(np.float32)
+    des = as_design(spec["design"])
+    out = {}
+    for overlap in (True, False):
+        state = CerarHookState(design=des, compute_dtype=torch.float64, overlap=overlap)
+        dist.barrier()
+        if rank == 1:
+            time.sleep(spec["delay"])
+        t0 = time.perf_counter()
+        fut = cerar_hook(state, _Bucket(torch.tensor(g[rank])))
+        call = time.perf_counter() - t0
+        done = fut.done()
+        value = fut.wait()
+        out[overlap] = {
+            "call": call,
+            "done_at_return": done,
+            "waited": time.perf_counter() - t0,
+            "value": value.double().numpy(),
+            "bytes": state.counter.sent,
+        }
+        state.close()
+    return out
+
+
+def test_hook_future_completes_when_the_ring_does_not_before():
+    N, c, d, delay = 3, 3, 10, 1.5
+    des = design(N, c, "exact")
+    spec = {
+        "seed": 3,
+        "d": d,
+        "delay": delay,
+        "design": {"N": N, "c": c, "encoders": des.encoders, "decoders": des.decoders},
+    }
+    R = launch(_async_job, N, (spec,), timeout=120).raise_on_failure().results
+    g = np.random.default_rng(3).standard_normal((N, d)).astype(np.float32).astype(np.float64)
+    mean = g.sum(axis=0) / N
+    ring = _cerar_avg_tol(des, g, N)  # per rank: the hook's float32 bound
+    mean_tol = dot_tol(N + 1, np.abs(g).sum(axis=0)) / N  # the float64 reference mean
+    for r in (0, 2):  # the ranks that did not sleep
+        on, off = R[r][True], R[r][False]
+        # overlapped: the hook returned at once with a pending future, which completed only after
+        # rank 1 joined (delay); synchronous: the hook itself waited and returned a completed one
+        assert on["call"] < delay / 2 and not on["done_at_return"] and on["waited"] > delay / 2
+        assert off["done_at_return"] and off["call"] > delay / 2
+    for i, r in enumerate(R):
+        for overlap in (True, False):
+            v = r[overlap]["value"]
+            assert np.all(np.abs(v - mean) <= ring[i] + mean_tol + SAFETY * unit_roundoff(np.float32) * np.abs(v))
+            assert r[overlap]["bytes"] == (c + N - 2) * (-(-d // c)) * 4
+        # the thread changes when the ring runs, not its arithmetic
+        np.testing.assert_array_equal(r[True]["value"], r[False]["value"])
+
+
+def _dying_training_job(rank, world_size, spec):
+    import os
+
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    torch.manual_seed(0)
+    model = DDP(torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(), torch.nn.Linear(7, 1)))
+    register_cerar_hook(model, spec["design"])
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(4):
+        if step == 2 and rank == 1:
+            os._exit(5)  # a ring member dies between two steps
+        opt.zero_grad()
+        model(torch.randn(8, 5)).sum().backward()  # waits for the hook's futures
+        opt.step()
+    return rank
+
+
+def test_a_rank_dying_during_training_fails_its_neighbours_fast_naming_it():
+    import time
+
+    des = design(3, 3, "exact")
+    spec = {"design": {"N": 3, "c": 3, "encoders": des.encoders, "decoders": des.decoders}}
+    t0 = time.monotonic()
+    res = launch(_dying_training_job, 3, (spec,), timeout=120)
+    assert time.monotonic() - t0 < 60  # not the 120 s timeout: the error reached backward
+    assert res.died == [1] and not res.stalled and set(res.errors) == {0, 2}
+    # the communication thread's RingFailureError, re-raised by DDP in backward, names rank 1
+    assert "receive from rank 1" in res.errors[2] and "send to rank 1" in res.errors[0]
+    assert all("cerar_all_reduce: step" in res.errors[r] for r in (0, 2))
+
+
+def test_overlap_argument_is_validated():
+    class _Model:
+        def register_comm_hook(self, state, hook):  # pragma: no cover - never reached
+            raise AssertionError
+
+    with pytest.raises(InvalidArgumentError, match="overlap"):
+        register_cerar_hook(_Model(), design(3, 3, "exact"), overlap="yes")

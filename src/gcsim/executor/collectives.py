@@ -1,12 +1,18 @@
 """Collectives to call inside an initialized process group: CERAR, the ring all-reduce, the library's.
 
 :func:`cerar_all_reduce` runs the CERAR ring (docs/theory.md §50) over ``isend``/``irecv``
-(``L = c + N − 2`` rounds of ``ceil(d/c)`` scalars) with the symbol arithmetic of
-:mod:`gcsim.cerar.ring` (encode, packet, strip, decode: the lines the simulator runs);
-:func:`ring_all_reduce` is reduce-scatter + all-gather (``2(N−1)`` steps of ``ceil(d/N)``
-scalars); :func:`library_all_reduce` is ``dist.all_reduce``.  A :class:`ByteCounter` counts the
-bytes each rank actually hands to ``isend``: CERAR ``L·ceil(d/c)·itemsize``, ring
+(``L = c + N − 2`` rounds of ``ceil(d/c)`` scalars): the rounds of :func:`gcsim.cerar.ring.run_ring`
+(encode, packet, strip, decode: the lines the simulator runs) in torch, on the tensor's own
+device, with a :class:`RingTransport` that posts every send and receive asynchronously -- the
+receive of round ``t + 1`` is posted before round ``t``'s packet is awaited, and the next symbol
+is encoded while the current packet travels (docs/theory.md §52.4).  :func:`ring_all_reduce` is
+reduce-scatter + all-gather (``2(N−1)`` steps of ``ceil(d/N)`` scalars) over the same transport;
+:func:`library_all_reduce` is ``dist.all_reduce``.  A :class:`ByteCounter` counts the bytes each
+rank actually hands to ``isend``: CERAR ``L·ceil(d/c)·itemsize``, ring
 ``2(N−1)·ceil(d/N)·itemsize`` (:mod:`gcsim.cerar.traffic`).
+
+Every wait is bounded by the process group's timeout (the launcher sets it, ``op_timeout``): a
+neighbour that died or stalled makes :class:`RingFailureError` name the step and both neighbours.
 """
 
 from __future__ import annotations
@@ -15,14 +21,23 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from .._array_api import get_namespace
 from .._optional import require
 from ..cerar.design import CerarDesign
 from ..cerar.export import load_design
-from ..cerar.ring import decode, encode, packet, packet_size, strip
+from ..cerar.ring import packet_size, run_ring
 from ..errors import GcsimError, InvalidArgumentError
 from .launcher import GLOO_SOURCE
 
-__all__ = ["RingFailureError", "ByteCounter", "cerar_all_reduce", "ring_all_reduce", "library_all_reduce", "as_design"]
+__all__ = [
+    "RingFailureError",
+    "ByteCounter",
+    "RingTransport",
+    "cerar_all_reduce",
+    "ring_all_reduce",
+    "library_all_reduce",
+    "as_design",
+]
 
 
 class RingFailureError(GcsimError, RuntimeError):
@@ -54,34 +69,100 @@ def _group_info(group):
     return N, me, glob
 
 
-def _exchange(send, recv, dst: int, src: int, what: str, step: int, counter: ByteCounter | None) -> None:
-    """isend ``send`` to ``dst`` and irecv into ``recv`` from ``src``; clear error on failure."""
-    require("torch", "torch", "gcsim.executor.collectives")
-    import torch.distributed as dist
+class RingTransport:
+    """One rank's ring link: packets go to rank ``nxt`` by ``isend``, come from ``prv`` by ``irecv``.
 
-    try:
-        ws = dist.isend(send, dst)
-        wr = dist.irecv(recv, src)
-        assert ws is not None and wr is not None  # None only for a rank outside the group
-        wr.wait()
-        ws.wait()
-    except RuntimeError as exc:
-        why = GLOO_SOURCE.sub("", str(exc).splitlines()[0])
-        raise RingFailureError(
-            f"{what}: step {step}: exchange with ring neighbours (send to rank {dst}, "
-            f"receive from rank {src}) failed: {why}"
-        ) from None
-    if counter is not None:
-        counter.add(send, recv)
+    The transport of :func:`gcsim.cerar.ring.run_ring` on a real network.  ``send(t, s)`` posts
+    round ``t``'s packet and returns at once (the tensor is kept alive until ``close``);
+    ``recv(t)`` posts the receive of round ``t + 1`` and then waits for round ``t``'s packet;
+    ``close()`` waits for every send.  Each round's messages carry the tag ``t``, so a packet can
+    only be matched with its own round.  Receive buffers have ``w`` elements of ``dtype``.
+
+    Every wait is bounded by the process group's timeout; a failure raises
+    :class:`RingFailureError` naming ``what``, the step and both neighbours (global ranks).
+    """
+
+    def __init__(self, what: str, nxt: int, prv: int, w: int, dtype, device, rounds: int, *, group=None, counter=None):
+        require("torch", "torch", "gcsim.executor.collectives.RingTransport")
+        self.what, self.nxt, self.prv, self.w = what, nxt, prv, int(w)
+        self.dtype, self.device, self.rounds = dtype, device, int(rounds)
+        self.group, self.counter = group, counter
+        self._recvs: dict[int, tuple[Any, Any]] = {}
+        self._sends: list[tuple[int, Any, Any]] = []
+        if self.rounds >= 1:
+            self._post_recv(1)
+
+    def _fail(self, step: int, exc: BaseException) -> RingFailureError:
+        why = GLOO_SOURCE.sub("", (str(exc).splitlines() or [type(exc).__name__])[0])
+        return RingFailureError(
+            f"{self.what}: step {step}: exchange with ring neighbours (send to rank {self.nxt}, "
+            f"receive from rank {self.prv}) failed: {why}"
+        )
+
+    def _post_recv(self, t: int) -> None:
+        import torch
+        import torch.distributed as dist
+
+        buf = torch.empty(self.w, dtype=self.dtype, device=self.device)
+        try:
+            work = dist.irecv(buf, self.prv, group=self.group, tag=t)
+        except RuntimeError as exc:
+            raise self._fail(t, exc) from None
+        assert work is not None  # None only for a rank outside the group
+        self._recvs[t] = (work, buf)
+
+    def send(self, t: int, s) -> None:
+        import torch.distributed as dist
+
+        s = s.contiguous()
+        try:
+            work = dist.isend(s, self.nxt, group=self.group, tag=t)
+        except RuntimeError as exc:
+            raise self._fail(t, exc) from None
+        assert work is not None
+        self._sends.append((t, work, s))  # s stays alive until its send has completed
+        if self.counter is not None:
+            self.counter.add(s)
+
+    def recv(self, t: int):
+        work, buf = self._recvs.pop(t)
+        if t < self.rounds:
+            self._post_recv(t + 1)  # ready before the neighbour can send it
+        try:
+            work.wait()  # bounded by the process group's timeout
+        except RuntimeError as exc:
+            raise self._fail(t, exc) from None
+        if self.counter is not None:
+            self.counter.received += buf.numel() * buf.element_size()
+        return buf
+
+    def close(self, failed: bool = False) -> None:
+        """Wait for every send (each bounded by the group's timeout); after a failure, drop them.
+
+        After a failed round nothing is awaited: the error is already on its way, and a send
+        to a dead or stalled neighbour would only add another timeout before it is reported.
+        """
+        sends, self._sends = self._sends, []
+        self._recvs.clear()
+        if failed:
+            return
+        for t, work, _ in sends:
+            try:
+                work.wait()
+            except RuntimeError as exc:
+                raise self._fail(t, exc) from None
 
 
 def cerar_all_reduce(tensor, design: Any, *, group=None, counter: ByteCounter | None = None, compute_dtype=None):
     """Approximate sum of ``tensor`` over the ranks by the CERAR ring protocol (docs/theory.md §50).
 
     Rank ``i`` (ring position = group rank) splits its flattened tensor into ``c``
-    components (zero-padded to ``c·w``, ``w = ceil(d/c)``), encodes with ``A_i`` and runs
-    ``L = c + N − 2`` rounds: send ``x_i^(t) + u_i^(t−1)`` to ``i+1``, receive from ``i−1``,
-    strip ``x_i^(t−N+1)``; the output is ``G_i + D_i U_i``.
+    components (zero-padded to ``c·w``, ``w = ceil(d/c)``) and runs the ``L = c + N − 2``
+    rounds of :func:`gcsim.cerar.ring.run_ring`: send ``x_i^(t) + u_i^(t−1)`` to ``i+1``,
+    receive from ``i−1``, strip ``x_i^(t−N+1)``; the output is ``G_i + D_i U_i``.  Everything
+    runs in torch on the tensor's device; sends and receives are posted asynchronously
+    (:class:`RingTransport`) and symbol ``x_i^(t+1) = A_i[t+1, :] G_i`` is encoded while round
+    ``t``'s packet travels.
 
     Parameters
     ----------
@@ -117,32 +198,28 @@ def cerar_all_reduce(tensor, design: Any, *, group=None, counter: ByteCounter | 
     flat = tensor.reshape(-1)
     d = flat.numel()
     w = packet_size(d, c)
-    cd = flat.dtype if compute_dtype is None else compute_dtype
+    wire = flat.dtype
+    cd = wire if compute_dtype is None else compute_dtype
     dev = flat.device  # CPU for gloo, the rank's GPU for NCCL
     G = torch.zeros(c * w, dtype=cd, device=dev)
-    G[:d] = flat.to(cd)
+    G[:d] = flat  # cast to the compute dtype
     G = G.reshape(c, w)
     A = torch.tensor(design.encoders[me], dtype=cd, device=dev)  # a copy: the design's arrays are read-only
     D = torch.tensor(design.decoders[me], dtype=cd, device=dev)
-    X = encode(A, G).to(flat.dtype)  # c coded symbols, in the wire dtype
-    nxt, prv = glob((me + 1) % N), glob((me - 1) % N)
-    u = torch.zeros(w, dtype=flat.dtype, device=dev)
-    U = torch.empty(L, w, dtype=flat.dtype, device=dev)
-    for t in range(1, L + 1):  # the rounds of gcsim.cerar.ring, over the network
-        s = packet(X, u, t)
-        r = torch.empty(w, dtype=flat.dtype, device=dev)
-        _exchange(s, r, nxt, prv, "cerar_all_reduce", t, counter)
-        u = strip(r, X, t, N)
-        U[t - 1] = u
-    out = decode(G, D, U.to(cd))
-    return out.reshape(-1)[:d].to(flat.dtype).reshape(tensor.shape)
+    X = torch.empty(c, w, dtype=wire, device=dev)  # filled one symbol per round (encoder=A)
+    link = RingTransport(
+        "cerar_all_reduce", glob((me + 1) % N), glob((me - 1) % N), w, wire, dev, L, group=group, counter=counter
+    )
+    out = run_ring(X, G, D, xp=get_namespace(torch), transport=link, N=N, encoder=A)
+    return out.reshape(-1)[:d].to(wire).reshape(tensor.shape)
 
 
 def ring_all_reduce(tensor, *, group=None, counter: ByteCounter | None = None):
     """Exact sum by the classic ring all-reduce: reduce-scatter then all-gather.
 
     The flattened tensor is zero-padded into ``N`` chunks of ``w = ceil(d/N)``; each of the
-    ``2(N−1)`` steps sends one chunk to the next rank (``2(N−1)·w·itemsize`` bytes).
+    ``2(N−1)`` steps sends one chunk to the next rank (``2(N−1)·w·itemsize`` bytes), over a
+    :class:`RingTransport` (the next step's receive posted before this one is awaited).
 
     Returns a new tensor of the same shape and dtype.
     """
@@ -152,20 +229,36 @@ def ring_all_reduce(tensor, *, group=None, counter: ByteCounter | None = None):
     N, me, glob = _group_info(group)
     flat = tensor.reshape(-1)
     d = flat.numel()
-    w = -(-d // N)
+    w = packet_size(d, N)
     buf = torch.zeros(N * w, dtype=flat.dtype, device=flat.device)
     buf[:d] = flat
     chunks = buf.reshape(N, w)
-    nxt, prv = glob((me + 1) % N), glob((me - 1) % N)
-    tmp = torch.empty(w, dtype=flat.dtype, device=flat.device)
-    for k in range(N - 1):  # reduce-scatter
-        send_i, recv_i = (me - k) % N, (me - k - 1) % N
-        _exchange(chunks[send_i].clone(), tmp, nxt, prv, "ring_all_reduce (reduce-scatter)", k + 1, counter)
-        chunks[recv_i] += tmp
-    for k in range(N - 1):  # all-gather: rank me owns chunk me+1
-        send_i, recv_i = (me + 1 - k) % N, (me - k) % N
-        _exchange(chunks[send_i].clone(), tmp, nxt, prv, "ring_all_reduce (all-gather)", N + k, counter)
-        chunks[recv_i] = tmp
+    link = RingTransport(
+        "ring_all_reduce",
+        glob((me + 1) % N),
+        glob((me - 1) % N),
+        w,
+        flat.dtype,
+        flat.device,
+        2 * (N - 1),
+        group=group,
+        counter=counter,
+    )
+    failed = True
+    try:
+        for k in range(N - 1):  # reduce-scatter
+            link.what = "ring_all_reduce (reduce-scatter)"
+            send_i, recv_i = (me - k) % N, (me - k - 1) % N
+            link.send(k + 1, chunks[send_i].clone())  # a copy: the chunk is overwritten while it may travel
+            chunks[recv_i] += link.recv(k + 1)
+        for k in range(N - 1):  # all-gather: rank me owns chunk me+1
+            link.what = "ring_all_reduce (all-gather)"
+            send_i, recv_i = (me + 1 - k) % N, (me - k) % N
+            link.send(N + k, chunks[send_i].clone())
+            chunks[recv_i] = link.recv(N + k)
+        failed = False
+    finally:
+        link.close(failed=failed)
     return buf[:d].reshape(tensor.shape).clone()
 
 

@@ -2,10 +2,17 @@
 
 DDP hands each gradient bucket (a flat tensor) to the hook; the hook runs the CERAR ring
 (:func:`gcsim.executor.collectives.cerar_all_reduce`) over the bucket and returns the
-*average* ``(1/N) Σ_i ĝ_i`` (what DDP's default all-reduce hook returns), as a completed
+*average* ``(1/N) Σ_i ĝ_i`` (what DDP's default all-reduce hook returns) as a
 ``torch.futures.Future``.  With an exact design (``c ≤ N``) training matches plain DDP up
 to round-off; with ``c > N`` each rank receives its own approximation ``ĝ_i`` (replicas
 may drift apart: measure ``max ‖θ_i − θ_j‖``).
+
+The hook does not block backward: it hands the bucket to one communication thread per hook
+state and returns a future that completes when that bucket's ring has finished (or carries its
+error), as DDP's own all-reduce does.  So DDP overlaps the ring with the rest of backward and
+waits for every future at the end of it.  Buckets are reduced one after another in the order
+DDP hands them over, which is the same on every rank.  (``overlap=False`` runs the ring inside
+the hook and returns a completed future.)
 
 Usage in an ordinary training loop (inside an initialized process group of ``N`` ranks)::
 
@@ -21,6 +28,8 @@ Usage in an ordinary training loop (inside an initialized process group of ``N``
 
 from __future__ import annotations
 
+import queue
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,15 +40,79 @@ from .collectives import ByteCounter, as_design, cerar_all_reduce
 __all__ = ["CerarHookState", "cerar_hook", "register_cerar_hook"]
 
 
+class _CommThread:
+    """One daemon thread running submitted jobs in order; each job completes its own future.
+
+    A job that raises completes its future with the exception (DDP re-raises it in backward);
+    the thread itself never dies of a job.  Every wait inside a job is bounded by the process
+    group's timeout, so a future always completes.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="gcsim-cerar-hook", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            fn, fut = job
+            try:
+                result = fn()
+            except BaseException as exc:  # the future carries it to the thread that waits
+                fut.set_exception(exc)
+            else:
+                fut.set_result(result)
+
+    def submit(self, fn, fut) -> None:
+        self._jobs.put((fn, fut))
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+
+
 @dataclass
 class CerarHookState:
-    """State of the CERAR hook: the design, the group, byte counter and call count."""
+    """State of the CERAR hook: the design, the group, byte counter and call count.
+
+    ``overlap`` (default True) runs each bucket's ring on a communication thread of this state
+    (started at the first call; :meth:`close` stops it) and returns a future that completes
+    with it.  Read ``counter`` after backward has finished (DDP has waited for every future).
+    """
 
     design: Any
     group: Any = None
     compute_dtype: Any = None
     counter: ByteCounter = field(default_factory=ByteCounter)
     calls: int = 0
+    overlap: bool = True
+    _comm: _CommThread | None = field(default=None, repr=False, compare=False)
+
+    def close(self) -> None:
+        """Stop the communication thread (after the last backward); a later call starts a new one."""
+        if self._comm is not None:
+            self._comm.stop()
+            self._comm = None
+
+
+def _reduce_bucket(state: CerarHookState, buf, N: int, ready=None):
+    """CERAR-reduce one bucket and divide by N (on the communication thread when overlapping)."""
+    if ready is not None:  # CUDA: wait for the stream that produced the bucket
+        import torch
+
+        torch.cuda.set_device(buf.device)
+        torch.cuda.current_stream().wait_event(ready)
+    out = cerar_all_reduce(
+        buf, state.design, group=state.group, counter=state.counter, compute_dtype=state.compute_dtype
+    )
+    out.div_(N)
+    if ready is not None:
+        import torch
+
+        torch.cuda.current_stream().synchronize()  # the result is complete when the future is
+    return out
 
 
 def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares them with real types
@@ -53,7 +126,9 @@ def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares t
     Returns
     -------
     torch.futures.Future
-        Completed future holding a tensor shaped like ``bucket.buffer()``.
+        Completes with a tensor shaped like ``bucket.buffer()`` when this bucket's ring has
+        finished (with its :class:`~gcsim.executor.collectives.RingFailureError` if a
+        neighbour failed); already completed when ``state.overlap`` is False.
     """
     require("torch", "torch", "gcsim.executor.ddp_hook.cerar_hook")
     import torch
@@ -61,18 +136,23 @@ def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares t
 
     buf = bucket.buffer()
     N = dist.get_world_size(state.group)
-    out = cerar_all_reduce(
-        buf, state.design, group=state.group, counter=state.counter, compute_dtype=state.compute_dtype
-    )
-    out.div_(N)
     state.calls += 1
     fut: torch.futures.Future = torch.futures.Future()
-    fut.set_result(out)
+    if not state.overlap:
+        fut.set_result(_reduce_bucket(state, buf, N))
+        return fut
+    ready = None
+    if buf.is_cuda:
+        ready = torch.cuda.Event()
+        ready.record()
+    if state._comm is None:
+        state._comm = _CommThread()
+    state._comm.submit(lambda: _reduce_bucket(state, buf, N, ready), fut)
     return fut
 
 
 def register_cerar_hook(
-    model: Any, design: Any, *, group: Any = None, compute_dtype: Any = "float64"
+    model: Any, design: Any, *, group: Any = None, compute_dtype: Any = "float64", overlap: bool = True
 ) -> CerarHookState:
     """Register :func:`cerar_hook` on a DDP model.
 
@@ -86,6 +166,9 @@ def register_cerar_hook(
     compute_dtype : "float64", "float32", torch.dtype or None
         Precision of encoding/decoding (default float64; the wire dtype stays the
         gradient dtype).  None = the gradient dtype.
+    overlap : bool
+        Run the ring on a communication thread and return a pending future, so that it
+        overlaps the rest of backward (default); False runs it inside the hook.
 
     Returns
     -------
@@ -98,6 +181,8 @@ def register_cerar_hook(
 
     if not hasattr(model, "register_comm_hook"):
         raise InvalidArgumentError("model", "must be a torch DistributedDataParallel model")
+    if not isinstance(overlap, bool):
+        raise InvalidArgumentError("overlap", f"must be True or False, got {overlap!r}")
     des = as_design(design)
     N = dist.get_world_size(group)
     if des.N != N:
@@ -106,7 +191,7 @@ def register_cerar_hook(
         if compute_dtype not in ("float64", "float32"):
             raise InvalidArgumentError("compute_dtype", f"must be 'float64', 'float32' or None, got {compute_dtype!r}")
         compute_dtype = getattr(torch, compute_dtype)
-    state = CerarHookState(design=des, group=group, compute_dtype=compute_dtype)
+    state = CerarHookState(design=des, group=group, compute_dtype=compute_dtype, overlap=overlap)
     model.register_comm_hook(state, cerar_hook)
     return state
 
