@@ -78,6 +78,8 @@ COLUMNS: tuple[str, ...] = (
 
 #: Manifest file name of an export.
 MANIFEST = "advice.json"
+#: How the dot of a scheme's ``extras.<key>`` array names is written in a bundle.
+_DOT = "__"
 
 
 class AdviceParams(NamedTuple):
@@ -342,6 +344,7 @@ class Advice:
         stem = name if name is not None else f"rank{rank}_{row['family']}_{row['encoder']}"
         check_bundle_name("name", stem)
         base = check_folder("folder", check_path("folder", folder))
+        base.mkdir(parents=True, exist_ok=True)
         target = base / stem
         if target.exists() and not overwrite:
             raise FileExistsError(f"{target} exists (pass overwrite=True to replace it)")
@@ -365,7 +368,9 @@ class Advice:
         staging.mkdir()
         try:
             assignment_json = export_object(structure, staging, "assignment")
-            save_bundle(staging / "encoder", scheme.to_arrays(), {"kind": "scheme", **scheme.bundle_metadata()})
+            # bundle array names are identifiers: "extras.H" is stored as "extras__H"
+            arrays = {k.replace(".", _DOT): v for k, v in scheme.to_arrays().items()}
+            save_bundle(staging / "encoder", arrays, {"kind": "scheme", **scheme.bundle_metadata()})
             files = {
                 "assignment": str(assignment_json.relative_to(staging).with_suffix("")),
                 "encoder": "encoder",
@@ -453,7 +458,8 @@ def load_exported(folder: str | os.PathLike) -> ExportedCode:
     if not isinstance(files, dict) or "assignment" not in files or "encoder" not in files:
         raise CatalogueError(f"{root}: {MANIFEST} lists no assignment and encoder")
     obj = load_object(root / str(files["assignment"]))
-    arrays, man = load_bundle(root / str(files["encoder"]))
+    stored, man = load_bundle(root / str(files["encoder"]))
+    arrays = {k.replace(_DOT, ".", 1): v for k, v in stored.items()}
     scheme = Scheme.from_arrays(arrays, man["metadata"])
     if not np.array_equal(scheme.assignment, np.asarray(obj.assignment)):
         raise CatalogueError(f"{root}: the encoder's assignment differs from the exported assignment")

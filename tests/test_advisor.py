@@ -1,0 +1,409 @@
+"""Tests of the code advisor (gcsim.advisor, ``gcsim advise``; docs/theory/49_advisor.md).
+
+Independent references: the top three candidates of each acceptance question are rebuilt here
+from the public factories and their expected error recomputed by a per-pattern
+``numpy.linalg.lstsq`` over the straggler model's own seeded draws (not through gcsim's evaluator);
+the Pareto flags against a brute-force dominance check written here; the expected time per
+iteration against the Rényi closed form of the shifted-exponential order statistic in exact
+rationals; the bounds against the per-pattern inequalities on enumerated patterns.
+
+Statistical tolerances: a Monte Carlo comparison allows ``Z`` standard errors,
+``Z = Φ^{-1}(1 - 1e-7 / 2) ≈ 5.3`` (a correct implementation fails one comparison with probability
+1e-7); rounding tolerances come from ``tests/tolerances.py``.  The seeds are fixed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+import gcsim
+from gcsim.advisor import Advice, Links, advise, load_exported, pareto_flags
+from gcsim.app.cli import main
+from gcsim.coding.delays import arrival_rule, delay_model
+from gcsim.coding.schemes import encode
+from gcsim.coding.stragglers import straggler_model
+from gcsim.combinatorics import (
+    BIBD,
+    CosetBipartiteGraph,
+    biregular_from_assignment,
+    biregular_graph,
+    chordal_cycle,
+    coset_graph,
+    cyclic_repetition,
+    fractional_repetition,
+    margulis_gabber_galil,
+    random_regular_assignment,
+)
+from gcsim.combinatorics.expanders import weighted_margulis_gabber_galil
+from gcsim.errors import InvalidArgumentError
+from tolerances import cond, lstsq_tol
+
+Z = 5.3  # Φ^{-1}(1 - 1e-7 / 2)
+
+
+# ----------------------------------------------------------------------------------------------
+# the two acceptance questions (computed once)
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def advice_a():
+    t0 = time.perf_counter()
+    adv = advise(91, 10, 2, straggler_model("bernoulli", 91, p=0.1), progress=False)
+    return adv, time.perf_counter() - t0
+
+
+@pytest.fixture(scope="module")
+def advice_b():
+    t0 = time.perf_counter()
+    adv = advise(54, 5, 2, straggler_model("fixed", 54, s=10), progress=False)
+    return adv, time.perf_counter() - t0
+
+
+def test_acceptance_a_pg29_among_candidates_within_a_minute(advice_a):
+    adv, seconds = advice_a
+    assert seconds < 60.0
+    pg = [
+        i for i, obj in enumerate(adv.structures) if isinstance(obj, BIBD) and tuple(obj.params) == (91, 91, 10, 10, 1)
+    ]
+    assert pg, "PG(2,9) missing"
+    assert {adv.rows[i]["encoder"] for i in pg} >= {"naive", "rd", "ns", "bibd-optimal"}
+    assert adv.verify()
+
+
+def test_acceptance_b_coset_27_2_5_among_candidates_within_a_minute(advice_b):
+    adv, seconds = advice_b
+    assert seconds < 60.0
+    found = [
+        adv.rows[i]
+        for i, obj in enumerate(adv.structures)
+        if isinstance(obj, CosetBipartiteGraph) and tuple(obj.params) == (27, 2, 5)
+    ]
+    assert {r["encoder"] for r in found} >= {"naive", "rd", "ns"}
+    assert all(r["N"] == 27 and r["n"] == 54 and r["load"] == 5 for r in found)
+    # C(54, 10) patterns: the worst case is skipped and says so
+    assert all(r["worst_method"].startswith("skipped: C(54,10) = ") for r in adv.rows)
+    assert adv.verify()
+
+
+# ----------------------------------------------------------------------------------------------
+# the ranking against a direct evaluation
+# ----------------------------------------------------------------------------------------------
+
+
+def _rebuild(row, obj):
+    """The row's assignment built again with the public factories from its parameters."""
+    fam, p = row["family"], obj.params
+    if fam == "bibd":
+        new = gcsim.bibd(p.v, p.k, p.lam)
+    elif fam == "bibd-dual":  # workers = points: v = n, the dual's loads r are the design's k
+        lam = p.k * (p.r - 1) // (p.b - 1)
+        new = biregular_from_assignment(gcsim.bibd(p.b, p.r, lam).assignment.T, require_connected=False)
+    elif fam in ("srg", "srg-open"):
+        new = gcsim.srg(p.v, p.k, p.lam, p.mu, closed=fam == "srg")
+    elif fam == "coset":
+        new = coset_graph(p.k, p.m, p.delta, seed=0)
+    elif fam == "biregular":
+        new = biregular_graph(p.v, p.b, p.r, p.k, seed=0)
+    elif fam == "cyclic":
+        new = cyclic_repetition(p.n, p.ell)
+    elif fam == "fractional":
+        new = fractional_repetition(p.n, p.s)
+    elif fam == "random-regular":
+        new = random_regular_assignment(p.n, p.d, seed=0)
+    elif fam == "mgg":
+        new = margulis_gabber_galil(p.m)
+    elif fam == "weighted-mgg":
+        new = weighted_margulis_gabber_galil(p.m)
+    else:
+        assert fam == "chordal-cycle"
+        new = chordal_cycle(p.p)
+    assert np.array_equal(new.assignment, obj.assignment)
+    return new
+
+
+def _direct_error(row, obj, model, samples=2000, seed=0):
+    """Mean and standard error of err(B, F)/(mN) by one lstsq per pattern over the model's seeded draws."""
+    opts = {}
+    match = re.search(r"\(s=(\d+)\)", row["name"])
+    if match:
+        opts["s"] = int(match.group(1))
+    sch = encode(_rebuild(row, obj), row["m"], row["encoder"], seed=0, **opts)
+    B = sch.B
+    mN, m = B.shape[0], sch.m
+    T = np.kron(np.eye(m), np.ones((mN // m, 1)))
+    masks = np.asarray(model.sample(samples, seed), dtype=bool)
+    errs = np.empty(len(masks))
+    with threadpool_limits(1):  # thousands of small solves: one BLAS thread is ~30x faster on a busy machine
+        for t, mk in enumerate(masks):
+            BF = B[:, mk]
+            X = np.linalg.lstsq(BF, T, rcond=None)[0]
+            errs[t] = float(np.sum((BF @ X - T) ** 2)) / mN
+    tol = lstsq_tol(cond(B, nonzero=True), mN, B.shape[1], 1.0)
+    return float(errs.mean()), float(errs.std(ddof=1) / math.sqrt(len(errs))), tol
+
+
+def _check_top_three(adv, model):
+    rows = adv.rows[:3]
+    direct = [_direct_error(r, obj, model) for r, obj in zip(rows, adv.structures[:3], strict=True)]
+    for r, (mean, se, tol) in zip(rows, direct, strict=True):
+        half = (r["error_hi"] - r["error_lo"]) / 2
+        assert abs(mean - r["error"]) <= Z * se + Z * half / 1.96 + tol, (r["name"], mean, r["error"])
+    for (m1, se1, t1), (m2, se2, t2), r1, r2 in zip(direct, direct[1:], rows, rows[1:], strict=False):
+        ci = (r1["error_hi"] - r1["error_lo"] + r2["error_hi"] - r2["error_lo"]) / 2
+        # ranked first means not worse, up to the Monte Carlo intervals and round-off
+        assert m1 <= m2 + Z * (se1 + se2) + Z * ci / 1.96 + t1 + t2 + adv.question["exact_tol"], (
+            r1["name"],
+            r2["name"],
+        )
+
+
+def test_top_three_of_a_agree_with_direct_lstsq(advice_a):
+    _check_top_three(advice_a[0], straggler_model("bernoulli", 91, p=0.1))
+
+
+def test_top_three_of_b_agree_with_direct_lstsq(advice_b):
+    _check_top_three(advice_b[0], straggler_model("fixed", 54, s=10))
+
+
+@pytest.mark.parametrize(
+    "n, load, model, families",
+    [
+        (91, 10, straggler_model("bernoulli", 91, p=0.1), ["bibd", "cyclic", "biregular"]),
+        (54, 5, straggler_model("fixed", 54, s=10), ["coset", "biregular", "random-regular"]),
+    ],
+    ids=["a-designs", "b-graphs"],
+)
+def test_top_three_with_distinct_errors_agree_with_direct_lstsq(n, load, model, families):
+    adv = advise(n, load, 2, model, families=families, progress=False)
+    _check_top_three(adv, model)
+
+
+# ----------------------------------------------------------------------------------------------
+# dropped candidates, bounds, fractions, dominance, time
+# ----------------------------------------------------------------------------------------------
+
+
+def test_dropped_reasons(advice_a, advice_b):
+    a, b = advice_a[0], advice_b[0]
+    reasons_a = {(d.name, d.encoder): d.reason for d in a.dropped_items}
+    assert reasons_a[("2-(14,10,45) design", "")].startswith("existence unknown to gcsim")
+    assert "n = 91 is not a square" in reasons_a[("Margulis-Gabber-Galil graph", "")]
+    assert "does not divide n = 91" in reasons_a[("fractional repetition (91 workers, groups of 10)", "")]
+    assert "n d even" in reasons_a[("random 9-regular graph on 91 vertices, seed 0", "")]
+    reasons_b = {(d.name, d.encoder): d.reason for d in b.dropped_items}
+    rank = reasons_b[("coset graph (27,2,5)", "exact-gaussian")]
+    assert rank.startswith("rank condition fails") and "s + m = 12" in rank and "r_min = 10" in rank
+    assert "must lie in [1, k - 1]" in reasons_b[("coset graph (2,27,5)", "")]
+    assert all(d.reason for d in a.dropped_items + b.dropped_items)
+    assert list(b.dropped.columns) == ["family", "name", "encoder", "reason"]
+
+
+def test_errors_are_fractions(advice_a, advice_b):
+    for adv in (advice_a[0], advice_b[0]):
+        for r in adv.rows:
+            assert -1e-12 <= r["error"] <= 1 + 1e-12 and r["error_lo"] <= r["error"] <= r["error_hi"]
+            assert r["communication"] == 1 / r["m"] and 0 < r["data_fraction"] <= 1
+
+
+def test_bounds_hold_on_enumerated_patterns():
+    # C(13, 2) = 78 patterns: the error and the bounds are exact averages over the same patterns
+    adv = advise(13, 4, 1, straggler_model("fixed", 13, s=2), progress=False)
+    assert adv.question["bounds_over"] == "all C(13,2) patterns"
+    checked_spectral = 0
+    for r in adv.rows:
+        assert r["error_method"] == "exact"
+        assert r["lower_bound"] <= r["error"] + 1e-12
+        if not math.isnan(r["spectral_bound"]):  # m = 1, B = A D: bounds the optimal error per pattern
+            assert r["error"] <= r["spectral_bound"] + 1e-12
+            checked_spectral += 1
+        # the worst case over |S| = 2 dominates the mean
+        assert r["worst_case"] >= r["error"] - 1e-12
+    assert checked_spectral > 0
+
+
+def test_pareto_flags_against_brute_force(advice_b):
+    adv = advice_b[0]
+    tol = adv.question["exact_tol"]
+
+    def cost(r):
+        e = 0.0 if r["error"] <= tol else r["error"]
+        return (e, r["communication"], r["data_fraction"])
+
+    for r in adv.rows:
+        dominated = any(
+            all(x <= y for x, y in zip(cost(o), cost(r), strict=True)) and cost(o) != cost(r) for o in adv.rows
+        )
+        assert r["pareto"] is (not dominated)
+        assert r["status"] == "Pareto-optimal" if not dominated else r["status"].startswith("dominated by #")
+    assert adv.rows[0]["pareto"]
+    assert pareto_flags([(1.0, 2.0), (2.0, 1.0), (2.0, 2.0)]) == [None, None, 0]
+
+
+def test_time_formula_against_renyi():
+    n, s, m, shift, rate = 13, 2, 2, 1.0, 2.0
+    model = straggler_model(
+        "delay", delays=delay_model("shifted-exponential", n, shift=shift, rate=rate), rule=arrival_rule("first", s=s)
+    )
+    links = Links(bandwidth=1e8, latency=1e-3, gradient_bytes=4e6, compute_time=0.5)
+    adv = advise(n, 4, m, model, links=links, objective="time", families=["bibd", "cyclic"], progress=False)
+    # E[X_(n-s)] = c + (H_n - H_s) / lambda (Rényi), in exact rationals
+    harmonic = sum(Fraction(1, i) for i in range(s + 1, n + 1))
+    decode = Fraction(shift) + harmonic / Fraction(rate)
+    for r in adv.rows:
+        expected = float(decode) + r["data_fraction"] * 0.5 + 1e-3 + 4e6 / (r["m"] * 1e8)
+        assert abs(r["time"] - expected) <= 1e-9 * expected
+        assert r["comm_bytes"] == 4e6 / r["m"]
+    times = [r["time"] for r in adv.rows]
+    assert times == sorted(times)
+    # Proposition 49.3(a): adding one constant to every delay keeps the first n - s arrivals
+    rng = np.random.default_rng(3)
+    X = shift + rng.exponential(1 / rate, size=(500, n))
+    Y = X + 0.123
+    assert np.array_equal(
+        np.argsort(X, axis=1, kind="stable")[:, : n - s], np.argsort(Y, axis=1, kind="stable")[:, : n - s]
+    )
+
+
+def test_objectives_rank_lexicographically():
+    model = straggler_model("fixed", 13, s=1)
+    adv = advise(13, 4, 2, model, objective=("communication", "error"), progress=False)
+    keys = [(r["communication"], 0.0 if r["error"] <= 1e-12 else r["error"]) for r in adv.rows]
+    assert keys == sorted(keys)
+    assert adv.rows[0]["m"] == 2
+    wc = advise(13, 4, 2, model, objective="worst-case", progress=False)
+    worst = [r["worst_case"] for r in wc.rows]
+    assert all(r["worst_method"].startswith("exact over C(13,1)") for r in wc.rows)
+    assert [0.0 if w <= 1e-12 else w for w in worst] == sorted(0.0 if w <= 1e-12 else w for w in worst)
+
+
+def test_load_as_a_fraction():
+    adv = advise(13, 0.25, 2, straggler_model("fixed", 13, s=1), progress=False)
+    assert adv.rows and all(r["data_fraction"] <= 0.25 for r in adv.rows)
+    assert {r["load"] for r in adv.rows if r["N"] == 13} == {3}  # floor(0.25 * 13)
+
+
+# ----------------------------------------------------------------------------------------------
+# export, views, inputs, CLI
+# ----------------------------------------------------------------------------------------------
+
+
+def test_export_round_trip_with_decoder_table(tmp_path):
+    adv = advise(13, 4, 2, straggler_model("fixed", 13, s=1), families=["bibd", "cyclic"], progress=False)
+    folder = adv.export(tmp_path, 0)
+    assert folder.parent == tmp_path and sorted(p.name for p in tmp_path.iterdir()) == [folder.name]
+    code = load_exported(folder)
+    assert np.array_equal(code.scheme.B, adv.schemes[0].B)
+    assert np.array_equal(code.assignment.assignment, adv.structures[0].assignment)
+    assert code.decoders is not None and code.decoders.s_max == 1 and len(code.decoders) == 1 + 13
+    assert code.manifest["candidate"]["name"] == adv.rows[0]["name"]
+    with pytest.raises(FileExistsError):
+        adv.export(tmp_path, 0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [folder.name]  # no staging left behind
+
+
+def test_export_of_the_acceptance_codes(advice_a, advice_b, tmp_path):
+    for adv, sub in ((advice_a[0], "a"), (advice_b[0], "b")):
+        folder = adv.export(tmp_path / sub, 0)
+        code = load_exported(folder)
+        assert np.array_equal(code.scheme.B, adv.schemes[0].B)
+        assert code.decoders is None and code.manifest["decoding"].startswith("no table")
+        assert "pinv(B_F) T" in code.manifest["decoding_rule"]
+
+
+def test_views_and_contract(advice_b, tmp_path):
+    adv = advice_b[0]
+    assert isinstance(adv, Advice) and adv.params.n == 54 and adv.params.objective == ("error",)
+    table = adv.table
+    assert list(table["rank"]) == list(range(len(adv))) and table.iloc[0]["name"] == adv.best["name"]
+    payload = json.loads(adv.to_json())
+    assert len(payload["candidates"]) == len(adv) and payload["question"]["s"] == 10
+    html = adv._repr_html_()
+    assert "Advice" in html and "rich display failed" not in html
+    fig = adv.plot()
+    assert fig.axes[0].get_yscale() == "log" and len(fig.axes) == 1
+    with pytest.raises(TypeError):
+        adv.rows[0]["error"] = 0.0
+    with pytest.raises(InvalidArgumentError, match="rank"):
+        adv.export(tmp_path, len(adv))
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"workers": 1}, "workers"),
+        ({"load": 0}, "load"),
+        ({"load": 1.5}, "load"),
+        ({"load": True}, "load"),
+        ({"m": 0}, "m"),
+        ({"stragglers": straggler_model("fixed", 12, s=1)}, "stragglers"),
+        ({"stragglers": "fixed"}, "stragglers"),
+        ({"objective": "speed"}, "objective"),
+        ({"objective": "time"}, "objective"),
+        ({"objective": ("error", "error")}, "objective"),
+        ({"families": ["bibd", "nope"]}, "families"),
+        ({"links": {"latency": 1.0}}, "links"),
+        ({"links": {"bandwidth": -1.0}}, "links.bandwidth"),
+        ({"scheduler": "dask"}, "scheduler"),
+        ({"exact_tol": -1.0}, "exact_tol"),
+    ],
+)
+def test_bad_inputs_name_the_argument(kwargs, argument):
+    args = {"workers": 13, "load": 4, "m": 2, "stragglers": straggler_model("fixed", 13, s=1), **kwargs}
+    with pytest.raises(InvalidArgumentError) as info:
+        advise(args.pop("workers"), args.pop("load"), args.pop("m"), args.pop("stragglers"), progress=False, **args)
+    assert info.value.argument == argument
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_json_and_export(capsys, tmp_path):
+    code, out, err = run(
+        capsys,
+        "advise",
+        "--workers", "54", "--load", "5", "--m", "2", "--stragglers", "fixed:10", "--json",
+        "--export", str(tmp_path),
+    )  # fmt: skip
+    assert code == 0, err
+    payload = json.loads(out)
+    names = [c["name"] for c in payload["candidates"]]
+    assert any(name.startswith("coset graph (27,2,5) /") for name in names)
+    assert [c["rank"] for c in payload["candidates"]] == list(range(len(names)))
+    assert load_exported(payload["exported"]).manifest["candidate"]["name"] == names[0]
+
+
+def test_cli_text_and_usage_errors(capsys):
+    code, out, _ = run(capsys, "advise", "--workers", "13", "--load", "4", "--m", "2", "--stragglers", "bernoulli:0.1")
+    assert code == 0 and "candidates for n = 13" in out and "dropped" in out
+    code, _, err = run(capsys, "advise", "--workers", "13", "--load", "4", "--stragglers", "sometimes:3")
+    assert code == 2 and "--stragglers" in err
+    code, _, err = run(
+        capsys, "advise", "--workers", "13", "--load", "4", "--stragglers", "fixed:1", "--objective", "x"
+    )
+    assert code == 2 and "--objective" in err
+    code, _, err = run(capsys, "advise", "--workers", "13", "--load", "4", "--stragglers", "fixed:1", "--links", "bw=3")
+    assert code == 2 and "--links" in err
+
+
+def test_scheduler_local_equals_serial():
+    pytest.importorskip("distributed")
+    model = straggler_model("fixed", 13, s=2)
+    serial = advise(13, 4, 2, model, families=["bibd", "cyclic"], progress=False)
+    dask = advise(13, 4, 2, model, families=["bibd", "cyclic"], scheduler="local", sweep_workers=2, progress=False)
+    assert [r["name"] for r in dask.rows] == [r["name"] for r in serial.rows]
+    for a, b, sch in zip(serial.rows, dask.rows, serial.schemes, strict=True):
+        # same seed, same patterns; one BLAS thread on the workers may change the last bits only
+        assert abs(a["error"] - b["error"]) <= lstsq_tol(cond(sch.B, nonzero=True), *sch.B.shape, 1.0)
+    assert all(np.array_equal(a.B, b.B) for a, b in zip(serial.schemes, dask.schemes, strict=True))
