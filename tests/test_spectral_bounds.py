@@ -434,3 +434,14 @@ def test_bad_inputs_name_the_argument(call, argument):
     with pytest.raises(InvalidArgumentError) as info:
         call(A)
     assert info.value.argument == argument
+
+
+def test_spectral_decoder_bound_refuses_an_oversize_stack_up_front(monkeypatch):
+    import gcsim.limits
+
+    A, _ = nx_assignment(12, 4, 1)
+    sch = encode(A, 2, "rd", seed=0)  # the stacked blocks are (m * m N) x n = 48 x 12
+    monkeypatch.setattr(gcsim.limits, "MAX_DENSE_ENTRIES", 48 * 12 - 1)
+    with pytest.raises(gcsim.SizeLimitError) as info:
+        spectral_decoder_upper_bound(sch, 1)
+    assert info.value.argument == "scheme_or_B"

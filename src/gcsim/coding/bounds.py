@@ -60,7 +60,14 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_binary_matrix, check_finite_array, check_int, check_mask, check_real
+from .._validation import (
+    check_binary_matrix,
+    check_dense_size,
+    check_finite_array,
+    check_int,
+    check_mask,
+    check_real,
+)
 from ..combinatorics.srg_feasibility import srg_eigenvalues
 from ..errors import ImpossibleParametersError, InvalidArgumentError
 
@@ -1323,23 +1330,13 @@ def spectral_decoder_upper_bound(scheme_or_B: Any, s: int, *, decoder: Any = Non
     s, f = _stragglers_f(s, n)
     if f == 0:
         return float(mN)
+    # the m blocks B diag(x_l) stacked: refuse up front when that matrix would be oversize
+    check_dense_size("scheme_or_B", m * mN, n, "the stacked blocks B diag(x_l) of the spectral bound")
     T = np.kron(np.eye(m), np.ones((N, 1)))
     rho = float(np.linalg.norm(B @ X0 - T))
-    # sigma^2 = lambda_max(P G P) with G = sum_l diag(x_l) B^T B diag(x_l) = (B^T B) o (X_0 X_0^T): the
-    # Gram matrix of the stacked blocks, n x n whatever m and N are
-    G = (B.T @ B) * (X0 @ X0.T)
-    PGP = G - G.mean(axis=0, keepdims=True) - G.mean(axis=1, keepdims=True) + G.mean()
-    top = max(float(np.linalg.eigvalsh(PGP)[-1]), 0.0)
-    # forming B^T B errs by at most gamma_{mN} ||B||_F^2 in norm (Higham Thm 3.5), scaled by at most
-    # m max|X_0|^2 in the sum; the symmetric eigensolver adds c n u ||PGP||_2 (Weyl): enlarge past both
-    margin = (
-        10.0
-        * max(mN, n)
-        * np.finfo(float).eps
-        * (float(np.linalg.norm(G)) + m * float(np.abs(X0).max()) ** 2 * float(np.linalg.norm(B)) ** 2)
-    )
-    sigma = math.sqrt(top + margin)
-    # rho is the norm of a computed residual: its rounding error is far below the margin above
+    stacked = np.concatenate([B * X0[:, l][None, :] for l in range(m)], axis=0)
+    sigma = _spectral_norm_upper(stacked - stacked.mean(axis=1, keepdims=True))
+    # rho is the norm of a computed residual: its rounding error is far below sigma's margin
     return float((sigma * math.sqrt(n * s / f) + rho) ** 2)
 
 
