@@ -52,6 +52,13 @@ Routes (``method=``) and the accuracy each guarantees.  ``u = 2^-52``, ``p = max
     ``rtol`` that declares ``B̃`` rank deficient selects the eigendecomposition route with the
     same SVD fallback.
 
+On NumPy the column-deletion route and the full-rank solves of ``Γ_FF`` run in compiled
+per-pattern loops (numba, installed with galois): the rank of ``V_0[S]`` comes from a Householder
+QR with column pivoting whose certificate (the dropped part has Frobenius norm ``<= τ``, the kept
+triangle ``1/‖R₁₁⁻¹‖_F >= 10³ τ``) proves the SVD route's decision, and the systems are solved by
+Cholesky.  The bounds above are unchanged (theory §40.3, "Compiled loops"); a pattern without the
+certificate is evaluated as described above.
+
 Monte Carlo intervals (:func:`expected_error`): ``ci_method="t"`` (default) is the Student
 ``t`` interval, an asymptotic 95% level that needs at least :data:`MIN_MC_SAMPLES` draws;
 ``ci_method="betting"`` holds its 95% level for every budget (errors lie in ``[0, mN]``).

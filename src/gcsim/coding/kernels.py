@@ -24,9 +24,16 @@ How the work is split between host and namespace:
 * per pattern, on the host: index sets (from the masks), rank decisions and certification flags
   (one number or a few per pattern, so the transfers are negligible).
 
+On NumPy, the column-deletion route (Lemmas 2 and 2b) and the full-rank solves of ``Γ_FF`` run
+pattern by pattern in compiled loops (:mod:`gcsim.coding._compiled`, numba): the rank of
+``V_0[S]`` from a Householder QR with column pivoting and its certificate instead of an SVD,
+Cholesky instead of LU.  Same quantities, same bounds (docs/theory.md §40.3, "Compiled loops");
+a pattern the loop cannot certify takes the batched path below, and other namespaces always do.
+
 The routes and the accuracy each guarantees are stated in :mod:`gcsim.coding.evaluate` and proved
-in docs/theory.md §40 (Lemmas 2, 2b and 3, and §40.3 for the routes).  Numbers on NumPy are bit for
-bit those of the NumPy-only evaluator this module replaced.
+in docs/theory.md §40 (Lemmas 2, 2b, 3 and 4, and §40.3 for the routes).  With the compiled loops
+switched off (:class:`gcsim.coding._compiled.disabled`) the numbers on NumPy are bit for bit those
+of the NumPy-only evaluator this module replaced.
 """
 
 from __future__ import annotations
