@@ -35,6 +35,7 @@ cannot be imported, and the array-API kernel then does all the work.
 from __future__ import annotations
 
 import threading
+import warnings
 from types import SimpleNamespace
 from typing import Any
 
@@ -88,6 +89,14 @@ def _functions() -> SimpleNamespace | None:
                 try:
                     _STATE["fns"] = _build()
                 except ImportError:
+                    _STATE["fns"] = None
+                except Exception as exc:  # a numba that cannot compile here: say so once, go on without
+                    warnings.warn(
+                        f"gcsim: the evaluator's compiled loops are unavailable ({type(exc).__name__}: {exc}); "
+                        "the batched kernel is used (same values, slower)",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
                     _STATE["fns"] = None
                 _STATE["tried"] = True
     return _STATE["fns"]
@@ -162,6 +171,9 @@ def _build() -> SimpleNamespace:
     global _CHOL_RHS
     import numba
     from numba import types as nt
+
+    if numba.config.DISABLE_JIT:  # the loops would run as Python: the batched kernel is faster
+        raise ImportError("NUMBA_DISABLE_JIT is set")
 
     f8, i8, b1 = nt.float64, nt.int64, nt.boolean
     # one explicit signature each (C-contiguous arrays): compiled, or loaded from numba's disk
