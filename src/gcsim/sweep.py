@@ -354,7 +354,8 @@ def run_sweep(
         ``fn(task)``, or ``fn(task, seq)`` when ``seed`` is given, with ``seq`` the task's
         :class:`numpy.random.SeedSequence` (:func:`task_seed`; :func:`int_seed` turns it into an
         integer seed).  On Dask it must be picklable (a module-level function, a
-        ``functools.partial`` of one, or anything cloudpickle can send).
+        ``functools.partial`` of one, or anything cloudpickle can send); what it captures travels
+        with every task, so keep that small (a scheme, not a data set).
     tasks : iterable
         The tasks (picklable for Dask and for ``checkpoint``).
     seed : int >= 0, optional
