@@ -459,3 +459,13 @@ def test_scheme_object_contract(method, m, opts):
     bad["B"] = np.array(arrays["B"]) * (1 - np.tile(FANO, (m, 1))) + 1.0  # off-support entries
     with pytest.raises(CatalogueError):
         Scheme.from_arrays(bad, meta)
+
+
+def test_scheme_refuses_entries_beyond_float64_naming_the_field():
+    import dataclasses
+
+    sch = encode(np.eye(3, dtype=int), 1, "naive")
+    B = sch.B.astype(object)
+    B[0, 0] = 10**400
+    with pytest.raises(InvalidArgumentError, match=r"^B: cannot be converted to float64"):
+        dataclasses.replace(sch, B=B)

@@ -63,7 +63,7 @@ CASES = [
         "NaN written into scheme.B after encoding",
         code="import numpy as np, gcsim\n"
         "sch = gcsim.encode(gcsim.bibd(7, 3, 1).assignment, 2, 'rd', seed=0)\n"
-        "sch.B = sch.B.copy(); sch.B[0, 0] = np.nan\n"
+        "import dataclasses\nB = sch.B.copy(); B[0, 0] = np.nan; sch = dataclasses.replace(sch, B=B)\n"
         "from gcsim.coding.evaluate import optimal_error\noptimal_error(sch, np.ones(7, bool))\n",
     ),
     Case(
@@ -78,7 +78,7 @@ CASES = [
         "scheme.B with an integer beyond the float64 range (10**400)",
         code="import numpy as np, gcsim\n"
         "sch = gcsim.encode(gcsim.bibd(7, 3, 1).assignment, 1, 'bibd-optimal')\n"
-        "B = sch.B.astype(object); B[0, 0] = 10 ** 400; sch.B = B\n"
+        "import dataclasses\nB = sch.B.astype(object); B[0, 0] = 10 ** 400; sch = dataclasses.replace(sch, B=B)\n"
         "from gcsim.coding.evaluate import optimal_error\noptimal_error(sch, np.ones(7, bool))\n",
     ),
     Case(

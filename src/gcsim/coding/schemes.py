@@ -196,7 +196,12 @@ class SchemeParams(NamedTuple):
 
 
 def _frozen_array(name: str, value: Any, dtype: Any) -> np.ndarray:
-    out = np.array(value, dtype=dtype)
+    try:
+        out = np.array(value, dtype=dtype)
+    except (OverflowError, TypeError, ValueError) as exc:  # e.g. an int beyond float64's range
+        raise InvalidArgumentError(
+            name, f"cannot be converted to {np.dtype(dtype).name} (an entry is beyond its range or not a number)"
+        ) from exc
     out.setflags(write=False)
     return out
 
