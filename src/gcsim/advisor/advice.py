@@ -258,36 +258,55 @@ class Advice:
         return _html.safe_html(self, build)
 
     # -- the figure --------------------------------------------------------------------------
-    def plot(self, *, label: int = 10) -> Any:
+    def plot(self, *, label: int = 6) -> Any:
         """Pareto figure: expected error (log) against communication per worker and, with links, time.
 
-        Every candidate is a point (Pareto-optimal filled, dominated hollow); the ``label`` best
-        are numbered by rank and named in the legend below.  Errors at or below ``1e-16`` (exact
-        codes) are drawn at a stated floor.  Returns a :class:`matplotlib.figure.Figure`.
+        Every candidate is a point, coloured by family (Pareto-optimal filled, dominated hollow);
+        the ``label`` best are numbered by rank (coinciding points share one label, ``0,1,2``) and
+        named in the legend below.  Errors below the floor (exact codes: round-off) are drawn at the
+        floor as down-pointing triangles, as the axis label states.  Returns a
+        :class:`matplotlib.figure.Figure`.
         """
         require("matplotlib", "plots", "Advice.plot")
         label = check_int("label", label, minimum=0)
         panels = ("communication", "time") if self.question.get("links") else ("communication",)
-        fig, axes = _plotting.new_figure(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
+        fig, axes = _plotting.new_figure(1, len(panels), figsize=(5.6 * len(panels), 5.2), squeeze=False)
         err = np.array([float(r["error"]) for r in self.rows], dtype=float)
         finite = err[np.isfinite(err) & (err > 1e-16)]
         floor = _plotting.log_floor(finite if finite.size else np.array([1e-3]))
-        shown = np.where(np.isfinite(err) & (err > floor), err, floor)
+        floored = ~(np.isfinite(err) & (err > floor))
+        shown = np.where(floored, floor, err)
         families = sorted({r["family"] for r in self.rows})
         colour = {f: _plotting.PALETTE[i % len(_plotting.PALETTE)] for i, f in enumerate(families)}
+        pareto = np.array([bool(r["pareto"]) for r in self.rows])
+        handles: dict[str, Any] = {}
         for ax, what in zip(axes[0], panels, strict=True):
             x = np.array([float(r[what]) for r in self.rows], dtype=float)
             if what == "communication":
-                # candidates share a few communication values: spread each column by rank
-                x = x * (1.0 + 0.04 * (np.arange(len(x)) % 7 - 3) / 3)
+                # candidates share a few communication values: spread each column a little, by rank
+                x = x * (1.0 + 0.05 * (np.arange(len(x)) % 9 - 4) / 4)
             for fam in families:
-                idx = [i for i, r in enumerate(self.rows) if r["family"] == fam]
-                front = [i for i in idx if self.rows[i]["pareto"]]
-                rest = [i for i in idx if not self.rows[i]["pareto"]]
-                ax.scatter(x[front], shown[front], color=colour[fam], marker="o", s=36, label=fam, zorder=3)
-                ax.scatter(x[rest], shown[rest], facecolors="none", edgecolors=colour[fam], marker="o", s=36, zorder=2)
+                fam_idx = np.array([r["family"] == fam for r in self.rows])
+                for marker, mask in (("o", ~floored), ("v", floored)):
+                    for front in (True, False):
+                        sel = fam_idx & mask & (pareto == front)
+                        if not sel.any():
+                            continue
+                        face = colour[fam] if front else "none"
+                        ax.scatter(
+                            x[sel], shown[sel], marker=marker, s=38, facecolors=face, edgecolors=colour[fam],
+                            zorder=3 if front else 2,
+                        )  # fmt: skip
+        for fam in families:  # legend swatches: one filled circle per family
+            handles[fam] = axes[0][0].scatter([], [], marker="o", s=38, color=colour[fam])
+            spots: dict[tuple[float, float], list[int]] = {}
             for i in range(min(label, len(self.rows))):
-                ax.annotate(str(i), (x[i], shown[i]), textcoords="offset points", xytext=(4, 3), fontsize=7)
+                key = (round(math.log10(x[i]), 2), round(math.log10(shown[i]), 2))
+                spots.setdefault(key, []).append(i)
+            for members in spots.values():
+                i = members[0]
+                text = ",".join(map(str, members))
+                ax.annotate(text, (x[i], shown[i]), textcoords="offset points", xytext=(5, 4), fontsize=7)
             ax.set_yscale("log")
             ax.set_xscale("log")
             ax.set_xlabel(
@@ -297,13 +316,11 @@ class Advice:
             )
             ax.set_ylabel(_plotting.floor_label("expected error err/(mN)", floor, "errors"))
             ax.grid(True, which="both", alpha=0.3)
-        names = [f"{i}: {r['name']}" for i, r in enumerate(self.rows[:label])]
-        if names:
-            axes[0][0].set_title("filled: Pareto-optimal; numbers: rank", fontsize=8)
-        handles, labels = axes[0][0].get_legend_handles_labels()
-        _plotting.legend_below(fig, handles, labels, ncol=min(4, max(1, len(labels))))
-        if names:
-            fig.text(0.01, -0.02, "\n".join(names), fontsize=6, va="top", ha="left")
+        axes[0][0].set_title("filled: Pareto-optimal, hollow: dominated; numbers: rank", fontsize=8)
+        names = [f"{i}: {_short_name(r['name'])}" for i, r in enumerate(self.rows[:label])]
+        labels = list(handles) + names
+        artists = list(handles.values()) + [_invisible(axes[0][0]) for _ in names]
+        _plotting.legend_below(fig, artists, labels, ncol=1 if names else min(4, len(labels)), fontsize=7)
         return fig
 
     # -- export ------------------------------------------------------------------------------
@@ -412,6 +429,16 @@ def _value(row: Mapping[str, Any], criterion: str, exact_tol: float) -> float:
     if math.isnan(x):
         return math.inf
     return 0.0 if criterion in ("error", "worst-case") and x <= exact_tol else x
+
+
+def _short_name(name: str, limit: int = 90) -> str:
+    return name if len(name) <= limit else name[: limit - 3] + "..."
+
+
+def _invisible(ax: Any) -> Any:
+    """An empty legend handle (a text-only legend entry)."""
+    (line,) = ax.plot([], [], linestyle="none", marker="none")
+    return line
 
 
 def ranking_key(row: Mapping[str, Any], objective: tuple[str, ...], exact_tol: float = 1e-12) -> tuple:
