@@ -201,9 +201,22 @@ def test_unpicklable_function_is_refused_before_anything_runs(client):
     assert exc.value.argument == "tasks"
 
 
-def test_sweep_worker_error_names_the_task():
-    err = SweepWorkerError(3, "task 3 of the sweep killed every worker it ran on")
-    assert err.index == 3 and isinstance(err, RuntimeError)
+def always_die(task: int) -> int:
+    """Kills its worker process every time task 1 runs."""
+    if task == 1:
+        os._exit(1)
+    return task
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_a_task_that_keeps_killing_workers_stops_the_sweep_naming_it():
+    import dask
+
+    # give up after the first lost worker (default: 3 more tries), so the test stays short
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with pytest.raises(SweepWorkerError, match="task 1") as exc:
+            run_sweep(always_die, [0, 1, 2], scheduler="local", workers=1, progress=False)
+    assert exc.value.index == 1 and isinstance(exc.value, RuntimeError)
 
 
 # ---------------------------------------------------------------------------
