@@ -168,7 +168,7 @@ def check_scheduler(scheduler: Any, argument: str = "scheduler") -> Any:
 def sweep_client(scheduler: Any = "local", workers: int | None = None) -> Iterator[Any]:
     """A Dask client for ``scheduler`` (``None`` for ``"serial"``); what the block opened is closed after it.
 
-    ``"local"`` starts a ``LocalCluster`` of ``workers`` processes (default: the CPU count) with
+    ``"local"`` starts a ``LocalCluster`` of ``workers`` processes (default: the CPUs it may use) with
     one thread each, no dashboard, and its scratch files in a temporary folder removed at the
     end; an address connects to that scheduler; a ``Client`` is yielded as it is and left
     open.  Use it to run several sweeps on one cluster::
@@ -204,7 +204,7 @@ def sweep_client(scheduler: Any = "local", workers: int | None = None) -> Iterat
         return
     import logging
 
-    n = workers if workers is not None else max(1, os.cpu_count() or 1)
+    n = workers if workers is not None else _cpu_count()
     with tempfile.TemporaryDirectory(prefix="gcsim-dask-") as scratch:
         with distributed.LocalCluster(
             n_workers=n,
@@ -219,6 +219,13 @@ def sweep_client(scheduler: Any = "local", workers: int | None = None) -> Iterat
         ) as cluster:
             with distributed.Client(cluster) as client:
                 yield client
+
+
+def _cpu_count() -> int:
+    """CPUs this process may run on (its affinity mask where the platform has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def _call(fn: Callable[..., Any], task: Any, seed: int | None, index: int) -> Any:
