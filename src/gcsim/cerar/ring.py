@@ -50,6 +50,7 @@ __all__ = [
     "decode",
     "accumulate_round",
     "run_ring",
+    "segment_bounds",
     "ring_operator",
     "apply_ring_operator",
 ]
@@ -170,10 +171,12 @@ def accumulate_round(state: Any, D: Any, u: Any, t: int, rnd: Rounding = _identi
 class RollTransport:
     """The in-memory ring of all N workers at once: worker i receives what worker i - 1 sent.
 
-    A transport moves one packet per round: ``send(t, s)`` posts round t's packet (it may
-    return before the packet has arrived), ``recv(t)`` returns the packet received in round
-    t (waiting for it), ``close()`` waits until every send has completed.  Here the packets
-    of all workers are one array (worker axis first) and a packet moves by a roll.
+    A transport moves packets: ``send(k, s)`` posts packet number k (it may return before the
+    packet has arrived), ``recv(k)`` returns packet k as received from the previous worker
+    (waiting for it), ``close(failed)`` waits until every send has completed (or, after a
+    failure, drops them).  Packets are numbered ``k = (t - 1) S + j + 1`` for segment j of
+    round t (S segments per round; :func:`run_ring`).  Here the packets of all workers are one
+    array (worker axis first) and a packet moves by a roll.
 
     Examples
     --------
@@ -185,16 +188,29 @@ class RollTransport:
 
     def __init__(self, xp: Any):
         self.xp = xp
-        self._sent: Any = None
+        self._sent: dict[int, Any] = {}
 
-    def send(self, t: int, s: Any) -> None:
-        self._sent = s
+    def send(self, k: int, s: Any) -> None:
+        self._sent[k] = s
 
-    def recv(self, t: int) -> Any:
-        return self.xp.roll(self._sent, 1, axis=0)  # worker i receives from i-1
+    def recv(self, k: int) -> Any:
+        return self.xp.roll(self._sent.pop(k), 1, axis=0)  # worker i receives from i-1
 
-    def close(self) -> None:
-        self._sent = None
+    def close(self, failed: bool = False) -> None:
+        self._sent.clear()
+
+
+def segment_bounds(w: int, segments: int) -> list[tuple[int, int]]:
+    """Column ranges [a, b) of ``segments`` near-equal contiguous pieces of a packet of w scalars.
+
+    Examples
+    --------
+    >>> segment_bounds(10, 3)
+    [(0, 3), (3, 6), (6, 10)]
+    """
+    S = max(1, min(int(segments), max(int(w), 1)))
+    edges = [(j * int(w)) // S for j in range(S + 1)]
+    return [(edges[j], edges[j + 1]) for j in range(S)]
 
 
 def run_ring(
@@ -209,16 +225,23 @@ def run_ring(
     transport: Any = None,
     N: int | None = None,
     encoder: Any = None,
+    segments: int = 1,
 ) -> Any:
     """The rounds of the ring: encode, send, strip, decode, over a transport (docs/theory.md §50.1).
+
+    Round t's packet of a worker is computed as soon as round t - 1's has been received and
+    stripped, and posted at once: ``send`` may return before the packet has arrived.  With
+    ``segments`` S > 1 each packet travels as S pieces of contiguous columns, each piece
+    forwarded as soon as it has arrived (the protocol acts on every column separately, so the
+    arithmetic is the same, column by column): transfers of a round pipeline with the
+    stripping and sending of its earlier pieces.
 
     Parameters
     ----------
     X : array (..., c, w)
         Coded symbols (:func:`encode`), in the wire dtype (the packets' dtype).  With
         ``encoder`` an uninitialized buffer of that shape: symbol x^(t+1) is encoded into it
-        while round t's packet travels (:func:`encode_symbol`), so encoding overlaps the
-        transfer on a transport whose ``send`` returns at once.
+        while round t's packets travel (:func:`encode_symbol`).
     G : array (..., c, w)
         The split gradients (the output state starts there), in the compute dtype.
     D : array (..., c, L)
@@ -230,9 +253,10 @@ def run_ring(
     per_round : bool
         Accumulate D_i[:, t] u_i^(t) in every round (:func:`accumulate_round`), as a worker would;
         otherwise store the u_i^(t) and :func:`decode` once at the end (same value in exact
-        arithmetic).
+        arithmetic).  Needs ``segments=1``.
     on_round : callable, optional
-        ``on_round(t, s, u)`` after round t with the packets sent and the stripped sums.
+        ``on_round(t, s, u)`` after round t with the packets sent and the stripped sums
+        (``segments=1``).
     transport : optional
         How packets travel (``send``/``recv``/``close``, see :class:`RollTransport`); default
         the in-memory ring of all workers stacked on axis 0.
@@ -240,6 +264,8 @@ def run_ring(
         Ring size; default ``X.shape[0]`` (all workers stacked).  Needed for one rank.
     encoder : array (..., c, c), optional
         A_i: encode the symbols round by round into ``X`` (see ``X``).
+    segments : int
+        Pieces per packet (:func:`segment_bounds`); packet k = (t-1) S + j + 1 on the transport.
 
     Returns
     -------
@@ -249,37 +275,51 @@ def run_ring(
     Examples
     --------
     >>> A = D = np.ones((2, 1, 1))
-    >>> G = np.array([[[1.0]], [[2.0]]])
-    >>> run_ring(encode(A, G), G, D, xp=np).ravel().tolist()
-    [3.0, 3.0]
+    >>> G = np.array([[[1.0, 2.0]], [[3.0, 4.0]]])
+    >>> run_ring(encode(A, G), G, D, xp=np).tolist() == run_ring(encode(A, G), G, D, xp=np, segments=2).tolist()
+    True
     """
     N = X.shape[0] if N is None else int(N)
-    c = X.shape[-2]
+    c, w = X.shape[-2], X.shape[-1]
     L = num_rounds(N, c)
+    pieces = segment_bounds(w, segments)
+    S = len(pieces)
+    if S > 1 and (per_round or on_round is not None):
+        raise ValueError("run_ring: per_round and on_round need segments=1")
     transport = RollTransport(xp) if transport is None else transport
-    if encoder is not None:
-        X[..., 0, :] = encode_symbol(encoder, G, 1)
-    u = xp.zeros_like(X[..., 0, :])
     state = G if per_round else None
-    U = []
+    U: list[list[Any]] = []  # U[t-1][j]: segment j of u^(t)
+    sent: list[Any] = [None] * S
+    failed = True
     try:
+        if encoder is not None:
+            X[..., 0, :] = encode_symbol(encoder, G, 1)
+        for j, (a, b) in enumerate(pieces):  # round 1: u^(0) = 0
+            sent[j] = packet(X[..., a:b], xp.zeros_like(X[..., 0, a:b]), 1, rnd)
+            transport.send(j + 1, sent[j])
         for t in range(1, L + 1):
-            s = packet(X, u, t, rnd)
-            transport.send(t, s)
-            if encoder is not None and t < c:  # the next symbol, while this packet travels
+            if encoder is not None and t < c:  # symbol t + 1, while round t's packets travel
                 X[..., t, :] = encode_symbol(encoder, G, t + 1)
-            u = strip(transport.recv(t), X, t, N, rnd)
-            if per_round:
-                state = accumulate_round(state, D, u, t, rnd)
-            else:
-                U.append(u)
-            if on_round is not None:
-                on_round(t, s, u)
+            row = []
+            for j, (a, b) in enumerate(pieces):
+                u = strip(transport.recv((t - 1) * S + j + 1), X[..., a:b], t, N, rnd)
+                row.append(u)
+                s_t = sent[j]
+                if t < L:  # forward at once: the next round's packet of this piece
+                    sent[j] = packet(X[..., a:b], u, t + 1, rnd)
+                    transport.send(t * S + j + 1, sent[j])
+                if per_round:
+                    state = accumulate_round(state, D, u, t, rnd)
+                if on_round is not None:
+                    on_round(t, s_t, u)
+            U.append(row)
+        failed = False
     finally:
-        transport.close()
+        transport.close(failed=failed)  # after a failure: no waiting for sends
     if per_round:
         return state
-    Us = xp.stack(U, axis=-2)
+    rows = [r[0] if S == 1 else xp.concat(r, axis=-1) for r in U]
+    Us = xp.stack(rows, axis=-2)
     if Us.dtype != D.dtype:  # a wire dtype narrower than the compute dtype
         Us = xp.astype(Us, D.dtype)
     return decode(G, D, Us)

@@ -25,7 +25,7 @@ from .._array_api import get_namespace
 from .._optional import require
 from ..cerar.design import CerarDesign
 from ..cerar.export import load_design
-from ..cerar.ring import packet_size, run_ring
+from ..cerar.ring import packet_size, run_ring, segment_bounds
 from ..errors import GcsimError, InvalidArgumentError
 from .launcher import GLOO_SOURCE
 
@@ -38,6 +38,10 @@ __all__ = [
     "library_all_reduce",
     "as_design",
 ]
+
+
+#: Default largest piece of a CERAR packet on the wire (bytes): larger packets are pipelined.
+SEGMENT_BYTES = 1 << 19
 
 
 class RingFailureError(GcsimError, RuntimeError):
@@ -72,30 +76,47 @@ def _group_info(group):
 class RingTransport:
     """One rank's ring link: packets go to rank ``nxt`` by ``isend``, come from ``prv`` by ``irecv``.
 
-    The transport of :func:`gcsim.cerar.ring.run_ring` on a real network.  ``send(t, s)`` posts
-    round ``t``'s packet and returns at once (the tensor is kept alive until ``close``);
-    ``recv(t)`` posts the receive of round ``t + 1`` and then waits for round ``t``'s packet;
-    ``close()`` waits for every send.  Each round's messages carry the tag ``t``, so a packet can
-    only be matched with its own round.  Receive buffers have ``w`` elements of ``dtype``.
+    The transport of :func:`gcsim.cerar.ring.run_ring` on a real network.  ``send(k, s)`` posts
+    packet ``k`` and returns at once (the tensor is kept alive until ``close``); receives are
+    posted ``ahead`` packets in advance (``recv(k)`` posts packet ``k + ahead``'s, then waits for
+    packet ``k``); ``close()`` waits for every send.  Packet ``k`` carries the tag ``k``, so it can
+    only be matched with its own receive.  Receive buffers for packet ``k`` have ``sizes(k)``
+    elements of ``dtype``; ``step(k)`` names the step of packet ``k`` in error messages.
 
     Every wait is bounded by the process group's timeout; a failure raises
     :class:`RingFailureError` naming ``what``, the step and both neighbours (global ranks).
     """
 
-    def __init__(self, what: str, nxt: int, prv: int, w: int, dtype, device, rounds: int, *, group=None, counter=None):
+    def __init__(
+        self,
+        what: str,
+        nxt: int,
+        prv: int,
+        sizes,
+        dtype,
+        device,
+        packets: int,
+        *,
+        ahead: int = 1,
+        step=None,
+        group=None,
+        counter=None,
+    ):
         require("torch", "torch", "gcsim.executor.collectives.RingTransport")
-        self.what, self.nxt, self.prv, self.w = what, nxt, prv, int(w)
-        self.dtype, self.device, self.rounds = dtype, device, int(rounds)
+        self.what, self.nxt, self.prv = what, nxt, prv
+        self.sizes = sizes if callable(sizes) else (lambda k, _w=int(sizes): _w)
+        self.step = step if step is not None else (lambda k: k)
+        self.dtype, self.device, self.packets, self.ahead = dtype, device, int(packets), max(1, int(ahead))
         self.group, self.counter = group, counter
         self._recvs: dict[int, tuple[Any, Any]] = {}
         self._sends: list[tuple[int, Any, Any]] = []
-        if self.rounds >= 1:
-            self._post_recv(1)
+        for k in range(1, min(self.ahead, self.packets) + 1):
+            self._post_recv(k)
 
     def _fail(self, step: int, exc: BaseException) -> RingFailureError:
         why = GLOO_SOURCE.sub("", (str(exc).splitlines() or [type(exc).__name__])[0])
         return RingFailureError(
-            f"{self.what}: step {step}: exchange with ring neighbours (send to rank {self.nxt}, "
+            f"{self.what}: step {self.step(step)}: exchange with ring neighbours (send to rank {self.nxt}, "
             f"receive from rank {self.prv}) failed: {why}"
         )
 
@@ -103,7 +124,7 @@ class RingTransport:
         import torch
         import torch.distributed as dist
 
-        buf = torch.empty(self.w, dtype=self.dtype, device=self.device)
+        buf = torch.empty(self.sizes(t), dtype=self.dtype, device=self.device)
         try:
             work = dist.irecv(buf, self.prv, group=self.group, tag=t)
         except RuntimeError as exc:
@@ -126,8 +147,8 @@ class RingTransport:
 
     def recv(self, t: int):
         work, buf = self._recvs.pop(t)
-        if t < self.rounds:
-            self._post_recv(t + 1)  # ready before the neighbour can send it
+        if t + self.ahead <= self.packets:
+            self._post_recv(t + self.ahead)  # ready before the neighbour can send it
         try:
             work.wait()  # bounded by the process group's timeout
         except RuntimeError as exc:
@@ -153,7 +174,15 @@ class RingTransport:
                 raise self._fail(t, exc) from None
 
 
-def cerar_all_reduce(tensor, design: Any, *, group=None, counter: ByteCounter | None = None, compute_dtype=None):
+def cerar_all_reduce(
+    tensor,
+    design: Any,
+    *,
+    group=None,
+    counter: ByteCounter | None = None,
+    compute_dtype=None,
+    segment_bytes: int = SEGMENT_BYTES,
+):
     """Approximate sum of ``tensor`` over the ranks by the CERAR ring protocol (docs/theory.md §50).
 
     Rank ``i`` (ring position = group rank) splits its flattened tensor into ``c``
@@ -176,6 +205,9 @@ def cerar_all_reduce(tensor, design: Any, *, group=None, counter: ByteCounter | 
     compute_dtype : torch.dtype, optional
         Encoding/decoding precision (default: the tensor's dtype; packets always travel in
         the tensor's dtype).
+    segment_bytes : int
+        A packet larger than this travels in ``ceil(w·itemsize / segment_bytes)`` pieces, each
+        forwarded as soon as it has arrived (pipelining; same bytes, same arithmetic).
 
     Returns
     -------
@@ -207,10 +239,23 @@ def cerar_all_reduce(tensor, design: Any, *, group=None, counter: ByteCounter | 
     A = torch.tensor(design.encoders[me], dtype=cd, device=dev)  # a copy: the design's arrays are read-only
     D = torch.tensor(design.decoders[me], dtype=cd, device=dev)
     X = torch.empty(c, w, dtype=wire, device=dev)  # filled one symbol per round (encoder=A)
+    # packets of more than segment_bytes travel in S pieces, each forwarded as soon as it arrives
+    pieces = segment_bounds(w, -(-w * flat.element_size() // max(int(segment_bytes), 1)))
+    S = len(pieces)
     link = RingTransport(
-        "cerar_all_reduce", glob((me + 1) % N), glob((me - 1) % N), w, wire, dev, L, group=group, counter=counter
+        "cerar_all_reduce",
+        glob((me + 1) % N),
+        glob((me - 1) % N),
+        lambda k: pieces[(k - 1) % S][1] - pieces[(k - 1) % S][0],
+        wire,
+        dev,
+        L * S,
+        ahead=S,  # a whole round's receives posted in advance
+        step=lambda k: (k - 1) // S + 1,  # errors name the round
+        group=group,
+        counter=counter,
     )
-    out = run_ring(X, G, D, xp=get_namespace(torch), transport=link, N=N, encoder=A)
+    out = run_ring(X, G, D, xp=get_namespace(torch), transport=link, N=N, encoder=A, segments=S)
     return out.reshape(-1)[:d].to(wire).reshape(tensor.shape)
 
 

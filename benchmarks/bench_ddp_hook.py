@@ -1,0 +1,188 @@
+"""Benchmark: DDP step time with the CERAR hook versus plain DDP, and the collectives alone.
+
+World size 4, gloo on loopback, one torch thread per rank. Part 1 times the collectives on a
+gradient of the large model's size: ``dist.all_reduce``, gcsim's ring all-reduce and CERAR with
+c = 4 (exact), 8 and 16 (perturbation); ratios against ``dist.all_reduce`` of the same run.
+Part 2 trains each model with plain DDP, DDP + CERAR hook (exact design c = N = 4, the hook's
+ring overlapping backward), the same hook run synchronously inside backward (``overlap=False``,
+what the hook did before), and DDP + CERAR c = 8 (perturbation design). All variants live in
+the same processes and take their steps **interleaved** (one step of each in turn, the order
+rotating), so load from other processes hits them alike; a step's time is the slowest rank's,
+from the first forward to ``opt.step()`` returning, and the table reports medians and ratios to
+plain DDP. Prints tables and writes ``benchmarks/results/ddp_hook.json`` (atomically, with
+provenance and the load average before and after).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_ddp_hook.py [--quick] [--steps 30] [--batch 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from gcsim.cerar import design
+from gcsim.executor.experiments import run_collectives
+from gcsim.executor.launcher import launch
+from gcsim.io.manifest import atomic_write_text, dumps, provenance
+
+MODELS = {
+    "mlp-784-1024-1024-10": (784, 1024, 1024, 10),
+    "mlp-64-128-10": (64, 128, 10),
+}
+
+
+def _as_dict(des):
+    return {"N": des.N, "c": des.c, "encoders": des.encoders, "decoders": des.decoders, "method": des.method}
+
+
+def _parameters(widths) -> int:
+    return sum(a * b + b for a, b in zip(widths[:-1], widths[1:], strict=True))
+
+
+def step_times_job(rank: int, world_size: int, spec: dict) -> dict:
+    """One rank: every variant's DDP model, stepped in turn; returns per-variant step times."""
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    from gcsim.executor.ddp_hook import register_cerar_hook
+
+    widths = spec["widths"]
+
+    def make():
+        torch.manual_seed(0)  # the same start in every variant and on every rank
+        layers: list = []
+        for a, b in zip(widths[:-1], widths[1:], strict=True):
+            layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
+        return torch.nn.Sequential(*layers[:-1])
+
+    variants = {}
+    states = []
+    for name, v in spec["variants"].items():
+        model = DDP(make(), bucket_cap_mb=spec["bucket_cap_mb"])
+        if v["design"] is not None:
+            states.append(register_cerar_hook(model, v["design"], overlap=v["overlap"]))
+        variants[name] = (model, torch.optim.SGD(model.parameters(), lr=0.01))
+    gen = torch.Generator().manual_seed(100 + rank)
+    x = torch.randn(spec["batch"], widths[0], generator=gen)
+    y = torch.randint(0, widths[-1], (spec["batch"],), generator=gen)
+    names = list(variants)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for step in range(spec["warmup"] + spec["steps"]):
+        order = names[step % len(names) :] + names[: step % len(names)]  # rotate who goes first
+        for n in order:
+            model, opt = variants[n]
+            dist.barrier()
+            t0 = time.perf_counter()
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()  # DDP waits for the hook's futures
+            opt.step()
+            dt = time.perf_counter() - t0
+            if step >= spec["warmup"]:
+                times[n].append(dt)
+    dist.barrier()
+    for s in states:
+        s.close()
+    return times
+
+
+def collectives(d: int, repeats: int) -> list[dict]:
+    designs = {
+        "cerar c=4 (exact)": design(4, 4, "exact"),
+        "cerar c=8 (perturbation)": design(4, 8, "perturbation", eps=0.01),
+        "cerar c=16 (perturbation)": design(4, 16, "perturbation", eps=0.01),
+    }
+    res = run_collectives(4, d, designs=designs, dtype="float32", repeats=repeats, warmup=2, timeout=600)
+    S = res["summary"]
+    base = S["allreduce"]["seconds"]
+    rows = []
+    for name, v in S.items():
+        rows.append(
+            {
+                "algorithm": name,
+                "median_seconds": v["seconds"],
+                "ratio_to_allreduce": v["seconds"] / base,
+                "bytes_per_rank": v["bytes_sent"][0],
+                "max_rel_error": v["max_rel_error"],
+            }
+        )
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer steps and repeats (smoke run)")
+    ap.add_argument("--steps", type=int, default=30, help="timed steps per variant (default 30)")
+    ap.add_argument("--batch", type=int, default=64, help="per-rank batch size (default 64)")
+    ap.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP bucket cap, MB (default 25, DDP's)")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "ddp_hook.json"))
+    args = ap.parse_args()
+    steps, warmup, repeats = (5, 2, 3) if args.quick else (args.steps, 3, 10)
+    load_before = os.getloadavg()
+    exact, pert = _as_dict(design(4, 4, "exact")), _as_dict(design(4, 8, "perturbation", eps=0.01))
+    variants = {
+        "plain DDP": {"design": None, "overlap": True},
+        "CERAR c=4 exact (overlapped)": {"design": exact, "overlap": True},
+        "CERAR c=4 exact (synchronous)": {"design": exact, "overlap": False},
+        "CERAR c=8 perturbation (overlapped)": {"design": pert, "overlap": True},
+    }
+    d_large = _parameters(MODELS["mlp-784-1024-1024-10"])
+    print(f"load average {load_before[0]:.2f}; world size 4, gloo, loopback, 1 torch thread per rank")
+    print(f"\ncollectives on d = {d_large:,} float32 (the large MLP's gradient), median of {repeats}")
+    coll = collectives(d_large, repeats)
+    print(f"{'algorithm':<28} {'median [s]':>11} {'/ allreduce':>12} {'bytes/rank':>12}")
+    for r in coll:
+        print(
+            f"{r['algorithm']:<28} {r['median_seconds']:11.4f} {r['ratio_to_allreduce']:12.2f} {r['bytes_per_rank'] or 0:12,}"
+        )
+    tables = {}
+    for mname, widths in MODELS.items():
+        spec = {
+            "widths": list(widths),
+            "batch": args.batch,
+            "steps": steps,
+            "warmup": warmup,
+            "bucket_cap_mb": args.bucket_cap_mb,
+            "variants": variants,
+        }
+        res = launch(step_times_job, 4, (spec,), timeout=1200).raise_on_failure()
+        slowest = {n: np.max(np.array([r[n] for r in res.results]), axis=0) for n in variants}
+        base = float(np.median(slowest["plain DDP"]))
+        rows = []
+        print(f"\n{mname} ({_parameters(widths):,} parameters), batch {args.batch} per rank, {steps} steps each")
+        print(f"{'variant':<38} {'median step [ms]':>17} {'/ plain DDP':>12}")
+        for n in variants:
+            med = float(np.median(slowest[n]))
+            rows.append({"variant": n, "median_step_seconds": med, "ratio_to_plain": med / base})
+            print(f"{n:<38} {1e3 * med:17.2f} {med / base:12.2f}")
+        tables[mname] = {"parameters": _parameters(widths), "rows": rows}
+    load_after = os.getloadavg()
+    print(f"\nload average before {load_before[0]:.2f}, after {load_after[0]:.2f}")
+    result = {
+        "benchmark": "ddp_hook_step_time",
+        "world_size": 4,
+        "backend": "gloo",
+        "batch": args.batch,
+        "bucket_cap_mb": args.bucket_cap_mb,
+        "steps": steps,
+        "warmup": warmup,
+        "collectives": coll,
+        "training": tables,
+        "load_average_before": load_before,
+        "load_average_after": load_after,
+        "argv": sys.argv[1:],
+        "provenance": provenance(),
+    }
+    atomic_write_text(args.out, dumps(result))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
