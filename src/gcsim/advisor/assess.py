@@ -118,8 +118,6 @@ def design_s(q: Question, replication: int, m: int) -> tuple[int | None, str]:
     exact code on this assignment absorbs, ``r_min - m``.
     """
     s = q.design_s
-    if s is None and isinstance(q.model, DelayStragglerModel) and q.model.rule.kind == "first":
-        s = int(q.model.rule.value)
     if s is not None:
         if replication < s + m:
             return None, (

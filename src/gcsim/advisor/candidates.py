@@ -49,6 +49,7 @@ import numpy as np
 
 from .. import limits
 from .._validation import check_int, check_real
+from ..coding.delays import DelayStragglerModel
 from ..coding.straggler_base import StragglerModel
 from ..coding.stragglers import FixedModel, WorstCaseModel
 from ..combinatorics.baselines import (
@@ -164,9 +165,11 @@ class Question:
 
     @property
     def design_s(self) -> int | None:
-        """The straggler count of a subset model (fixed, all, worst), else None."""
+        """The straggler count of a subset model (fixed, all, worst) or of a ``"first"`` arrival rule, else None."""
         if isinstance(self.model, (FixedModel, WorstCaseModel)):
             return int(self.model.s)
+        if isinstance(self.model, DelayStragglerModel) and self.model.rule.kind == "first":
+            return int(self.model.rule.value)
         return None
 
     def describe_load(self) -> str:
