@@ -29,8 +29,8 @@ last bits from a multi-threaded serial run).  Without ``seed``, ``fn(task)`` is 
 
 **Lost workers.** Results are collected by the caller as the tasks finish
 (``distributed.as_completed``), so a worker that dies takes with it only the tasks it was
-running; the scheduler runs them again elsewhere (a task that takes down
-``distributed.scheduler.allowed-failures`` + 1 workers is given up: :class:`SweepWorkerError`).
+running; the scheduler runs them again elsewhere (a task that was on
+``distributed.scheduler.allowed-failures`` + 1 workers that died is given up: :class:`SweepWorkerError`).
 ``retries`` re-runs a task that *raised* (a transient ``OSError``, say); a task that raises on
 its last try stops the sweep with its own exception.
 
@@ -94,10 +94,12 @@ _EXTRA = "dask"
 
 
 class SweepWorkerError(GcsimError, RuntimeError):
-    """A task of a Dask sweep took down every worker it was tried on (the sweep stops).
+    """A task of a Dask sweep was on workers that died more often than Dask allows (the sweep stops).
 
-    ``index`` is the task's index in the sweep.  The usual cause is the task itself (memory, a
-    crash in native code), not the cluster: run it alone with ``scheduler="serial"`` to see.
+    ``index`` is the task's index in the sweep.  Dask gives a task up after
+    ``distributed.scheduler.allowed-failures`` + 1 deaths of workers it was on (default 4).  The
+    usual cause is a task (memory, a crash in native code), not the cluster: run the sweep with
+    ``scheduler="serial"`` to see.
     """
 
     def __init__(self, index: int, message: str):
@@ -473,7 +475,9 @@ def _run_on_dask(
                 value = fut.result()
             except distributed.KilledWorker as exc:
                 raise SweepWorkerError(
-                    i, f"task {i} of the sweep killed every worker it ran on ({exc}); try it with scheduler='serial'"
+                    i,
+                    f"task {i} of the sweep was on workers that died too often (the task itself, or one beside "
+                    f"it on those workers, crashes them; {exc}); try it with scheduler='serial'",
                 ) from exc
             results[i] = value
             if store is not None:
