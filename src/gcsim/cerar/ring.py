@@ -48,6 +48,7 @@ __all__ = [
     "packet",
     "strip",
     "decode",
+    "combine",
     "accumulate_round",
     "run_ring",
     "segment_bounds",
@@ -163,6 +164,28 @@ def decode(G: Any, D: Any, U: Any) -> Any:
     return G + D @ U
 
 
+def combine(coefficients: np.ndarray, rows: Any, start: Any = None) -> Any:
+    """start + sum_k a_k rows[k] over the nonzero host coefficients a_k, term by term.
+
+    The product of a sparse coefficient row (host NumPy) with the rows of an array: zero terms
+    are skipped and a coefficient 1 multiplies nothing (exact either way), so a sum of ``nnz``
+    terms is formed with ``nnz`` rounded additions at most -- the same bound as the dense
+    product, fewer operations.  May return one of ``rows`` (or ``start``) itself; callers copy.
+
+    Examples
+    --------
+    >>> combine(np.array([0.0, 1.0, 2.0]), np.arange(6.0).reshape(3, 2), start=np.ones(2)).tolist()
+    [11.0, 14.0]
+    """
+    acc = start
+    for k, a in enumerate(np.asarray(coefficients).tolist()):
+        if a == 0:
+            continue
+        term = rows[k] if a == 1 else a * rows[k]
+        acc = term if acc is None else acc + term
+    return rows[0] * 0 if acc is None else acc
+
+
 def accumulate_round(state: Any, D: Any, u: Any, t: int, rnd: Rounding = _identity) -> Any:
     """Add round t's decoded contribution D[:, t] u^(t) to the output state (the protocol's order)."""
     return rnd(state + rnd(D[..., :, t - 1, None] * u[..., None, :]))
@@ -226,6 +249,7 @@ def run_ring(
     N: int | None = None,
     encoder: Any = None,
     segments: int = 1,
+    host_coefficients: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Any:
     """The rounds of the ring: encode, send, strip, decode, over a transport (docs/theory.md §50.1).
 
@@ -266,6 +290,11 @@ def run_ring(
         A_i: encode the symbols round by round into ``X`` (see ``X``).
     segments : int
         Pieces per packet (:func:`segment_bounds`); packet k = (t-1) S + j + 1 on the transport.
+    host_coefficients : (A_i, D_i) as host NumPy arrays, optional
+        One worker with a sparse design (e.g. the exact design's permutation encoders and 0/1
+        decoders): encode each symbol into ``X`` and decode term by term over the nonzero
+        coefficients (:func:`combine`) instead of by matrix products.  Same exact values, at
+        most as many roundings.
 
     Returns
     -------
@@ -292,14 +321,27 @@ def run_ring(
     sent: list[Any] = [None] * S
     failed = True
     try:
-        if encoder is not None:
-            X[..., 0, :] = encode_symbol(encoder, G, 1)
+        if host_coefficients is not None:
+            A_host, D_host = host_coefficients
+            encoder = None
+
+            def next_symbol(tau: int) -> None:
+                X[tau - 1] = combine(A_host[tau - 1], G)
+
+        elif encoder is not None:
+
+            def next_symbol(tau: int) -> None:
+                X[..., tau - 1, :] = encode_symbol(encoder, G, tau)
+
+        lazy = host_coefficients is not None or encoder is not None
+        if lazy:
+            next_symbol(1)
         for j, (a, b) in enumerate(pieces):  # round 1: u^(0) = 0
             sent[j] = packet(X[..., a:b], xp.zeros_like(X[..., 0, a:b]), 1, rnd)
             transport.send(j + 1, sent[j])
         for t in range(1, L + 1):
-            if encoder is not None and t < c:  # symbol t + 1, while round t's packets travel
-                X[..., t, :] = encode_symbol(encoder, G, t + 1)
+            if lazy and t < c:  # symbol t + 1, while round t's packets travel
+                next_symbol(t + 1)
             row = []
             for j, (a, b) in enumerate(pieces):
                 u = strip(transport.recv((t - 1) * S + j + 1), X[..., a:b], t, N, rnd)
@@ -319,6 +361,8 @@ def run_ring(
     if per_round:
         return state
     rows = [r[0] if S == 1 else xp.concat(r, axis=-1) for r in U]
+    if host_coefficients is not None:  # g_hat[k] = G[k] + sum_t D[k, t] u^(t), nonzero terms only
+        return xp.stack([combine(host_coefficients[1][k], rows, start=G[k]) for k in range(c)], axis=0)
     Us = xp.stack(rows, axis=-2)
     if Us.dtype != D.dtype:  # a wire dtype narrower than the compute dtype
         Us = xp.astype(Us, D.dtype)
