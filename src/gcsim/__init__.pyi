@@ -29,12 +29,17 @@ from .coding.evaluate import (
     optimal_error as optimal_error,
     worst_case_error as worst_case_error,
 )
+from .coding.partial import partial_scheme as partial_scheme
 from .coding.schemes import encode as encode
 from .coding.stragglers import straggler_model as straggler_model
 from .coding.verify import verify_bounds as verify_bounds
 from .combinatorics.bibd import bibd as bibd
 from .combinatorics.biregular import biregular_graph as biregular_graph
 from .combinatorics.coset import coset_graph as coset_graph
+from .combinatorics.expanders import (
+    chordal_cycle as chordal_cycle,
+    weighted_margulis_gabber_galil as weighted_margulis_gabber_galil,
+)
 from .combinatorics.fields import finite_field as finite_field
 from .combinatorics.srg import srg as srg
 from .errors import (
@@ -49,3 +54,4 @@ from .errors import (
     VerificationError as VerificationError,
 )
 from .executor.arrays import run_scheme as run_scheme
+from .sweep import run_sweep as run_sweep

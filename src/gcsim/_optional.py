@@ -11,6 +11,7 @@ plots      matplotlib, pandas              tables and figures, error curves, ``g
 torch      torch                           the torch.distributed executor, the DDP hook
 learning   scikit-learn (sklearn), pandas  training experiments on the digits data
 notebooks  jupyterlab, ipywidgets          the notebooks and their progress bars
+dask       dask, distributed               sweeps on a Dask cluster (gcsim.sweep, ``--scheduler``)
 ========== =============================== ===================================================
 
 :func:`require` imports a module or raises :class:`~gcsim.errors.MissingDependencyError`
@@ -42,6 +43,8 @@ EXTRAS: dict[str, str] = {
     "sklearn": "learning",
     "jupyterlab": "notebooks",
     "ipywidgets": "notebooks",
+    "dask": "dask",
+    "distributed": "dask",
 }
 
 

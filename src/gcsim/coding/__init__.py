@@ -1,12 +1,14 @@
-"""Approximate gradient coding: encoders, straggler models, error evaluators, bounds (theory §5, §40–§47).
+"""Approximate gradient coding: encoders, straggler models, error evaluators, bounds (theory §5, §40–§48).
 
-* :mod:`gcsim.coding.schemes` -- encoders (naive, RD(ε), NS, the exact family, classic codes), :class:`Scheme`;
+* :mod:`gcsim.coding.schemes` -- encoders (naive, RD(ε), NS, the exact family, classic codes, weighted
+  graph codes), :class:`Scheme`; :mod:`gcsim.coding.partial` -- partial gradient coding;
 * :mod:`gcsim.coding.stragglers`, :mod:`gcsim.coding.delays` -- straggler and delay models, arrival rules;
 * :mod:`gcsim.coding.kernels` -- the optimal-error kernel (array API: NumPy, CuPy, torch);
 * :mod:`gcsim.coding.evaluate` -- optimal / fixed-decoder error, expected and worst case;
 * :mod:`gcsim.coding.decoders` -- every decoder once (optimal, unbiased RD, rescales);
 * :mod:`gcsim.coding.bounds`, :mod:`gcsim.coding.verify` -- the proved bounds and their verification engine;
 * :mod:`gcsim.coding.decoder_table` -- precomputed decoders for deployment;
+* :mod:`gcsim.coding.sweeps` -- Monte Carlo in seeded chunks, serially or on Dask;
 * :mod:`gcsim.coding.experiments` -- the named error-curve experiments of ``gcsim reproduce``.
 
 Names are loaded on first use (``import gcsim.coding`` imports none of the modules).

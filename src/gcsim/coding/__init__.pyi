@@ -1,5 +1,6 @@
 from .bounds import (
     WorstCaseResult as WorstCaseResult,
+    arrival_decoder_mean_error as arrival_decoder_mean_error,
     bibd_naive_error as bibd_naive_error,
     bibd_optimal_error_m1 as bibd_optimal_error_m1,
     bibd_rd_upper_bound as bibd_rd_upper_bound,
@@ -14,11 +15,16 @@ from .bounds import (
     rd_upper_bound as rd_upper_bound,
     rd_variance_bound as rd_variance_bound,
     resolve_moments as resolve_moments,
+    second_singular_value as second_singular_value,
     sgd_convergence_bound as sgd_convergence_bound,
+    spectral_decoder_upper_bound as spectral_decoder_upper_bound,
+    spectral_rd_upper_bound as spectral_rd_upper_bound,
+    spectral_upper_bound as spectral_upper_bound,
     split_blocks as split_blocks,
     srg_edge_range as srg_edge_range,
     srg_rd_upper_bound as srg_rd_upper_bound,
     straggling_probabilities as straggling_probabilities,
+    uncovering_lower_bound as uncovering_lower_bound,
     worst_case_rank_lower_bound as worst_case_rank_lower_bound,
     worst_case_rd_upper_bound as worst_case_rd_upper_bound,
 )
@@ -96,6 +102,14 @@ from .kernels import (
     per_row_bytes as per_row_bytes,
     pow2_exponents as pow2_exponents,
 )
+from .partial import (
+    PartialScheme as PartialScheme,
+    PartialSchemeParams as PartialSchemeParams,
+    partial_decoder as partial_decoder,
+    partial_error as partial_error,
+    partial_error_all as partial_error_all,
+    partial_scheme as partial_scheme,
+)
 from .schemes import (
     METHODS as METHODS,
     Scheme as Scheme,
@@ -128,6 +142,10 @@ from .stragglers import (
     combinations_masks as combinations_masks,
     straggler_model as straggler_model,
     straggler_sets as straggler_sets,
+)
+from .sweeps import (
+    expected_error_sweep as expected_error_sweep,
+    merge_moments as merge_moments,
 )
 from .verify import (
     BUILTIN_BOUNDS as BUILTIN_BOUNDS,
