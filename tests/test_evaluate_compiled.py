@@ -167,6 +167,29 @@ def test_unclear_rank_decisions_go_back_to_the_batched_kernel():
             assert abs(val - float(exact_error(B, 2, mk))) <= stated_bounds(B, 2, mk)["auto"], (a0, row)
 
 
+def test_the_shifted_cholesky_certificate_refuses_a_tiny_delta():
+    # 24 x 12, rank 11: null(B) = span of z = (a0, 1, -1, 0, ..., 0).  With 10 stragglers the
+    # orthogonal branch is the cheaper one; V_0[S] = (a0, 0, ..., 0)/‖z‖ for S = {0, 3, ..., 11} has
+    # δ ~ 7e-10: the Gram certificate must fail (δ² is below its rounding margin), and the pivoted QR
+    # then refuses too (κ̃/δ > 1e8).  S = {1, 3, ..., 11} has δ = 1/‖z‖: certified, and exact.
+    rng = np.random.default_rng(5)
+    B = rng.standard_normal((24, 12))
+    B[:, 2] = 1e-9 * B[:, 0] + B[:, 1]
+    sch = _scheme(B, 2)
+    ctx = eval_context(sch)
+    assert ctx.rank == 11 and 2 * 24 * 2 * (2 + 2) < 6 * 1 * 10 * 10  # the branch is the cheaper one
+    rest = list(range(3, 12))
+    vals, ok = _compiled.downdate(ctx, np.array([[0, *rest], [1, *rest]], dtype=np.int64), LIMIT_SQ)
+    assert ok.tolist() == [False, True]
+    mk = np.isin(np.arange(12), [0, 2])
+    assert abs(vals[1] - float(exact_error(B, 2, mk))) <= stated_bounds(B, 2, mk)["svd"]
+    # and auto, which hands the first pattern to the batched kernel, is within its bound of the truth
+    mk0 = np.isin(np.arange(12), [1, 2])
+    assert (
+        abs(optimal_error(sch, mk0, progress=False) - float(exact_error(B, 2, mk0))) <= stated_bounds(B, 2, mk0)["auto"]
+    )
+
+
 def test_a_pivot_that_is_not_positive_is_flagged():
     # the Gram loop needs Γ_FF positive definite; a zero column gives a zero pivot
     B = np.random.default_rng(3).standard_normal((12, 6))
@@ -204,6 +227,25 @@ def test_loops_agree_with_the_batched_kernel_and_lstsq(name):
         if s <= n - s or not ctx.full_rank:
             _, ok = _compiled.downdate(ctx, _straggler_sets(masks), LIMIT_SQ)
             assert ok.all(), (name, s)  # V_0[S] has exact zero rows on the coset graph: still certified
+
+
+@pytest.mark.parametrize("s", [45, 50])
+def test_orthogonal_branch_against_exact_rationals(s):
+    # coset graph RD(0): rank 48 of 54, so V_0 has 6 columns; with s = 45 or 50 stragglers the loop
+    # evaluates B̃_F (|F| = 9 or 4, full column rank by Lemma 5) by Householder QR: the SVD route's
+    # bound c p u κ_F mN against the exact rational error
+    sch = CODES["coset(27,2,5) RD(0)"]()
+    B = np.asarray(sch.B, dtype=float)
+    ctx = eval_context(sch)
+    k = ctx.V0.shape[1]
+    f = ctx.n - s
+    assert k == 6 and 2 * ctx.mN * f * (f + sch.m) < 6 * k * s * s  # the branch is the cheaper one
+    masks = _masks(ctx.n, s, 4, seed=s)
+    vals, ok = _compiled.downdate(ctx, _straggler_sets(masks), LIMIT_SQ)
+    assert ok.all()
+    for mk, val in zip(masks, vals, strict=True):
+        exact = float(exact_error(B, sch.m, mk))
+        assert abs(val - exact) <= stated_bounds(B, sch.m, mk)["svd"], (np.flatnonzero(~mk), val, exact)
 
 
 def test_exact_families_stay_at_round_off_with_the_loops():

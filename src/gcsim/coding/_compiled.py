@@ -16,7 +16,10 @@ in machine code (numba, installed with galois), so a pattern costs about its flo
     smallest kept singular value of ``W``), and ``κ̃ ‖R₁₁⁻¹‖_F <= GRAM_KAPPA_LIMIT²`` when a
     null space is used.  Then the rank decision is the SVD route's and the pattern is one that
     route would not flag (§40.3, "Compiled loops").  The ``s x s`` (or ``d x d``) system is
-    solved by Cholesky.
+    solved by Cholesky.  For a rank-deficient ``B̃`` and many stragglers (when it costs fewer
+    flops) a pattern whose ``V_0[S]`` has full column rank (certified first by a shifted
+    Cholesky of ``V_0[S]ᵀV_0[S]``, else by the pivoted QR) is evaluated by Householder QR of
+    ``[B̃_F  T]`` instead: ``B̃_F`` then has full column rank with ``κ_F <= κ̃/δ`` (Lemma 5).
 :func:`gram_solve`
     ``tr(H_Fᵀ Γ_FF⁻¹ H_F)`` by Cholesky, for a full-rank ``B̃`` with ``κ̃ <= GRAM_KAPPA_LIMIT``
     (``κ(Γ_FF) <= κ̃² <= 10⁸`` by interlacing, Lemma 3).
@@ -47,6 +50,7 @@ _LOCK = threading.Lock()
 # the compiled Cholesky, a module global so that the loops calling it have no closure variables
 # (numba's disk cache cannot match a function that closes over another compiled function)
 _CHOL_RHS: Any = None
+_QR_PROJ: Any = None
 _STATE: dict[str, Any] = {"fns": None, "tried": False, "disabled": False}
 
 
@@ -141,6 +145,7 @@ def downdate(ctx: Any, S: np.ndarray, kappa_limit_sq: float) -> tuple[np.ndarray
         np.ascontiguousarray(ctx.K),
         np.ascontiguousarray(ctx.Y),
         np.ascontiguousarray(ctx.V0),
+        np.ascontiguousarray(ctx.Bs),
         np.ascontiguousarray(S, dtype=np.int64),
         float(ctx.tau),
         float(ctx.delta_gray),
@@ -168,7 +173,7 @@ def gram_solve(ctx: Any, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _build() -> SimpleNamespace:
     """Compile the loops (numba; cached on disk by numba after the first run)."""
-    global _CHOL_RHS
+    global _CHOL_RHS, _QR_PROJ
     import numba
     from numba import types as nt
 
@@ -209,12 +214,82 @@ def _build() -> SimpleNamespace:
 
     _CHOL_RHS = chol_rhs
 
-    @numba.njit(nt.none(mat, mat, mat, imat, f8, f8, f8, f8, f8, vec, bvec), cache=True, nogil=True)
-    def downdate_loop(K, Y, V0, S, tau, delta_gray, kappa, limit_sq, err_full, out, ok):  # pragma: no cover
+    @numba.njit(f8(mat, i8[::1], b1[::1], i8[::1], mat, vec, vec, i8), cache=True, nogil=True)
+    def qr_proj(Bs, S, inF, fidx, C, hv, dw, m):  # pragma: no cover - compiled
+        """``‖P_F T‖_F²`` by Householder QR of ``[B̃_F  T]`` (``F`` = the complement of ``S``), for a
+        ``B̃_F`` of full column rank; -1 if a column of ``B̃_F`` is zero."""
+        mN, n = Bs.shape
+        N = mN // m
+        s = S.shape[0]
+        f = n - s
+        for j in range(n):
+            inF[j] = True
+        for a in range(s):
+            inF[S[a]] = False
+        a = 0
+        for j in range(n):
+            if inF[j]:
+                fidx[a] = j
+                a += 1
+        # C = [B̃_F  T] by rows (mN x (f + m)): the updates below run along rows
+        for i in range(mN):
+            for a in range(f):
+                C[i, a] = Bs[i, fidx[a]]
+            for l in range(m):
+                C[i, f + l] = 0.0
+        for l in range(m):  # T = I_m ⊗ 1_N
+            for i in range(l * N, (l + 1) * N):
+                C[i, f + l] = 1.0
+        for j in range(f):
+            alpha = C[j, j]
+            xn2 = 0.0
+            for i in range(j + 1, mN):
+                xn2 += C[i, j] * C[i, j]
+            if xn2 == 0.0:
+                if alpha == 0.0:
+                    return -1.0
+                continue  # H = I
+            beta = -np.copysign(np.sqrt(alpha * alpha + xn2), alpha)
+            tj = (beta - alpha) / beta
+            sc = 1.0 / (alpha - beta)
+            hv[j] = 1.0
+            for i in range(j + 1, mN):
+                hv[i] = C[i, j] * sc
+            C[j, j] = beta
+            for a in range(j + 1, f + m):  # C <- (I - tj hv hvᵀ) C on the columns j+1..
+                dw[a] = 0.0
+            for i in range(j, mN):
+                hi = hv[i]
+                for a in range(j + 1, f + m):
+                    dw[a] += hi * C[i, a]
+            for a in range(j + 1, f + m):
+                dw[a] *= tj
+            for i in range(j, mN):
+                hi = hv[i]
+                for a in range(j + 1, f + m):
+                    C[i, a] -= hi * dw[a]
+        proj = 0.0
+        for i in range(f):
+            for l in range(m):
+                proj += C[i, f + l] * C[i, f + l]
+        return proj
+
+    _QR_PROJ = qr_proj
+
+    @numba.njit(nt.none(mat, mat, mat, mat, imat, f8, f8, f8, f8, f8, vec, bvec), cache=True, nogil=True)
+    def downdate_loop(K, Y, V0, Bs, S, tau, delta_gray, kappa, limit_sq, err_full, out, ok):  # pragma: no cover
         count, s = S.shape
+        mN, n = Bs.shape
         m = Y.shape[1]
         k = V0.shape[1]
+        f = n - s
         A = np.empty((s, s + m))
+        # the orthogonal branch (rank-deficient B, V_0[S] of full column rank): [B̃_F  T]
+        C = np.empty((mN, f + m))
+        hv = np.empty(mN)
+        dw = np.empty(f + m)
+        inF = np.empty(n, dtype=np.bool_)
+        fidx = np.empty(f, dtype=np.int64)
         Wt = np.empty((k, s))  # W = V0[S] stored by columns (row c of Wt = column c of W)
         th = np.empty(max(min(s, k), 1))  # Householder scalars
         p = np.empty(s)
@@ -222,8 +297,32 @@ def _build() -> SimpleNamespace:
         w = np.empty(s)
         X = np.empty(max(min(s, k), 1))
         tau2 = tau * tau
+        # the orthogonal branch is taken when it costs fewer flops than Lemma 2b
+        use_qr = 0 < k < s and 2 * mN * f * (f + m) < 6 * k * s * s + (s - k) ** 3 // 3
+        # its first certificate: Cholesky of WᵀW - shift I, shift = theta² + (rounding of the test)
+        theta = max(delta_gray, kappa / limit_sq)
+        shift = theta * theta + 4.0 * k * (s + 2 * k + 3) * 2.0**-53
+        M = np.empty((k, k))
         for c in range(count):
             idx = S[c]
+            if use_qr:
+                for a in range(k):
+                    for b in range(a, k):
+                        M[a, b] = 0.0
+                for i in range(s):
+                    ri = idx[i]
+                    for a in range(k):
+                        wa = V0[ri, a]
+                        for b in range(a, k):
+                            M[a, b] += wa * V0[ri, b]
+                for a in range(k):
+                    M[a, a] -= shift
+                if _CHOL_RHS(M, 0, k, 0) >= 0.0:  # delta >= theta: V_0[S] of full column rank
+                    proj = _QR_PROJ(Bs, idx, inF, fidx, C, hv, dw, m)
+                    if proj >= 0.0:
+                        out[c] = mN - proj
+                        ok[c] = True
+                        continue
             # --- rank of W = V0[S] by Householder QR with column pivoting (LAPACK geqp3 layout:
             # R above the diagonal of Wt, the reflector j in Wt[j, j+1:])
             rho = 0
@@ -289,6 +388,13 @@ def _build() -> SimpleNamespace:
             if rho == s:  # rank(B_F) = rank(B)
                 out[c] = err_full
                 ok[c] = True
+                continue
+            if k > 0 and rho == k and use_qr:
+                # V_0[S] has full column rank (certified above): the orthogonal branch, Lemma 5
+                proj = _QR_PROJ(Bs, idx, inF, fidx, C, hv, dw, m)
+                if proj >= 0.0:
+                    out[c] = mN - proj
+                    ok[c] = True
                 continue
             # --- G = Qᵀ K_SS Q and Qᵀ Y_S (Q = H_0 ... H_{rho-1}); keep the trailing d x d block
             for a in range(s):
