@@ -177,7 +177,7 @@ def _build() -> SimpleNamespace:
     import numba
     from numba import types as nt
 
-    if numba.config.DISABLE_JIT:  # the loops would run as Python: the batched kernel is faster
+    if getattr(numba.config, "DISABLE_JIT", False):  # the loops would run as Python: the batched kernel is faster
         raise ImportError("NUMBA_DISABLE_JIT is set")
 
     f8, i8, b1 = nt.float64, nt.int64, nt.boolean
