@@ -4,8 +4,9 @@ World size 4, gloo on loopback, one torch thread per rank. Part 1 times the coll
 gradient of the large model's size: ``dist.all_reduce``, gcsim's ring all-reduce and CERAR with
 c = 4 (exact), 8 and 16 (perturbation); ratios against ``dist.all_reduce`` of the same run.
 Part 2 trains each model with plain DDP, DDP + CERAR hook (exact design c = N = 4, the hook's
-ring overlapping backward), the same hook run synchronously inside backward (``overlap=False``,
-what the hook did before), and DDP + CERAR c = 8 (perturbation design). All variants live in
+ring overlapping backward; encoding/decoding in float64, the hook's default, and in float32), the
+same hook run synchronously inside backward (``overlap=False``, what the hook did before), and
+DDP + CERAR c = 8 (perturbation design). All variants live in
 the same processes and take their steps **interleaved** (one step of each in turn, the order
 rotating), so load from other processes hits them alike; a step's time is the slowest rank's,
 from the first forward to ``opt.step()`` returning, and the table reports medians and ratios to
@@ -68,7 +69,9 @@ def step_times_job(rank: int, world_size: int, spec: dict) -> dict:
     for name, v in spec["variants"].items():
         model = DDP(make(), bucket_cap_mb=spec["bucket_cap_mb"])
         if v["design"] is not None:
-            states.append(register_cerar_hook(model, v["design"], overlap=v["overlap"]))
+            states.append(
+                register_cerar_hook(model, v["design"], overlap=v["overlap"], compute_dtype=v["compute_dtype"])
+            )
         variants[name] = (model, torch.optim.SGD(model.parameters(), lr=0.01))
     gen = torch.Generator().manual_seed(100 + rank)
     x = torch.randn(spec["batch"], widths[0], generator=gen)
@@ -127,11 +130,13 @@ def main() -> None:
     steps, warmup, repeats = (5, 2, 3) if args.quick else (args.steps, 3, 10)
     load_before = os.getloadavg()
     exact, pert = _as_dict(design(4, 4, "exact")), _as_dict(design(4, 8, "perturbation", eps=0.01))
+    f64, f32 = "float64", "float32"
     variants = {
-        "plain DDP": {"design": None, "overlap": True},
-        "CERAR c=4 exact (overlapped)": {"design": exact, "overlap": True},
-        "CERAR c=4 exact (synchronous)": {"design": exact, "overlap": False},
-        "CERAR c=8 perturbation (overlapped)": {"design": pert, "overlap": True},
+        "plain DDP": {"design": None, "overlap": True, "compute_dtype": f64},
+        "CERAR c=4 exact (overlapped)": {"design": exact, "overlap": True, "compute_dtype": f64},
+        "CERAR c=4 exact, float32 compute": {"design": exact, "overlap": True, "compute_dtype": f32},
+        "CERAR c=4 exact (synchronous)": {"design": exact, "overlap": False, "compute_dtype": f64},
+        "CERAR c=8 perturbation (overlapped)": {"design": pert, "overlap": True, "compute_dtype": f64},
     }
     d_large = _parameters(MODELS["mlp-784-1024-1024-10"])
     print(f"load average {load_before[0]:.2f}; world size 4, gloo, loopback, 1 torch thread per rank")
@@ -139,9 +144,8 @@ def main() -> None:
     coll = collectives(d_large, repeats)
     print(f"{'algorithm':<28} {'median [s]':>11} {'/ allreduce':>12} {'bytes/rank':>12}")
     for r in coll:
-        print(
-            f"{r['algorithm']:<28} {r['median_seconds']:11.4f} {r['ratio_to_allreduce']:12.2f} {r['bytes_per_rank'] or 0:12,}"
-        )
+        b = r["bytes_per_rank"] or 0
+        print(f"{r['algorithm']:<28} {r['median_seconds']:11.4f} {r['ratio_to_allreduce']:12.2f} {b:12,}")
     tables = {}
     for mname, widths in MODELS.items():
         spec = {

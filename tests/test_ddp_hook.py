@@ -63,6 +63,7 @@ def _record_job(rank, world_size, spec):
         if state is not None:
             out["hook_bytes"] = state.counter.sent
             out["hook_calls"] = state.calls
+            out["compute_dtype"] = str(state.compute_dtype)
     return out
 
 
@@ -108,6 +109,8 @@ def test_ddp_hook_exact_design_matches_plain_allreduce(tmp_path):
                 bounds[run].append(tol)
     # one hook call per step, each L * ceil(P/c) float32 packets
     for r in R:
+        # "auto": the exact design's coefficients are 0/1, so the hook computes in the wire dtype
+        assert r["compute_dtype"] == "None"
         assert r["hook_calls"] == steps
         assert r["hook_bytes"] == steps * (c + N - 2) * (-(-P // c)) * 4
         np.testing.assert_array_equal(r["plain"]["theta"][-1], R[0]["plain"]["theta"][-1])  # DDP replicas agree

@@ -33,6 +33,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .._optional import require
 from ..errors import InvalidArgumentError
 from .collectives import ByteCounter, as_design, cerar_all_reduce
@@ -49,11 +51,19 @@ class _CommThread:
     """
 
     def __init__(self) -> None:
+        import torch
+
+        # OpenMP's thread count is per thread: a new thread would run its matrix products on
+        # every core (spinning against the ranks' other processes) unless told the creator's
+        self._threads = torch.get_num_threads()
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="gcsim-cerar-hook", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
+        import torch
+
+        torch.set_num_threads(self._threads)
         while True:
             job = self._jobs.get()
             if job is None:
@@ -152,7 +162,7 @@ def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares t
 
 
 def register_cerar_hook(
-    model: Any, design: Any, *, group: Any = None, compute_dtype: Any = "float64", overlap: bool = True
+    model: Any, design: Any, *, group: Any = None, compute_dtype: Any = "auto", overlap: bool = True
 ) -> CerarHookState:
     """Register :func:`cerar_hook` on a DDP model.
 
@@ -163,9 +173,11 @@ def register_cerar_hook(
         Its ``N`` must equal the group size.
     group : ProcessGroup, optional
         Group of the ring (default: the default group).
-    compute_dtype : "float64", "float32", torch.dtype or None
-        Precision of encoding/decoding (default float64; the wire dtype stays the
-        gradient dtype).  None = the gradient dtype.
+    compute_dtype : "auto", "float64", "float32", torch.dtype or None
+        Precision of encoding/decoding (the wire dtype stays the gradient dtype).  None = the
+        gradient dtype.  "auto" (default): the gradient dtype when every coefficient of the
+        design is 0 or ±1 (the exact design: every product is exact and only a few additions
+        round, as in DDP's own all-reduce), else float64 (dense designs, whose products cancel).
     overlap : bool
         Run the ring on a communication thread and return a pending future, so that it
         overlaps the rest of backward (default); False runs it inside the hook.
@@ -188,9 +200,14 @@ def register_cerar_hook(
     if des.N != N:
         raise InvalidArgumentError("design", f"is for N = {des.N} workers, the group has {N} ranks")
     if isinstance(compute_dtype, str):
-        if compute_dtype not in ("float64", "float32"):
-            raise InvalidArgumentError("compute_dtype", f"must be 'float64', 'float32' or None, got {compute_dtype!r}")
-        compute_dtype = getattr(torch, compute_dtype)
+        if compute_dtype not in ("auto", "float64", "float32"):
+            raise InvalidArgumentError(
+                "compute_dtype", f"must be 'auto', 'float64', 'float32' or None, got {compute_dtype!r}"
+            )
+        if compute_dtype == "auto":
+            unit = all(np.isin(a, (-1.0, 0.0, 1.0)).all() for a in (des.encoders, des.decoders))
+            compute_dtype = None if unit else "float64"
+        compute_dtype = None if compute_dtype is None else getattr(torch, compute_dtype)
     state = CerarHookState(design=des, group=group, compute_dtype=compute_dtype, overlap=overlap)
     model.register_comm_hook(state, cerar_hook)
     return state
