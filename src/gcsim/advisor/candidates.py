@@ -161,6 +161,7 @@ class Question:
         """The load a family with ``num_parts`` parts is built at."""
         if isinstance(self.load, int):
             return self.load
+        # the 1e-12 keeps floor(0.3 * 10) at 3 (0.3 * 10 = 2.9999999999999996 in binary)
         return int(math.floor(self.load * num_parts + 1e-12))
 
     @property
@@ -173,17 +174,17 @@ class Question:
         return None
 
     def describe_load(self) -> str:
+        """The load in words, for the reasons of the dropped items."""
         return f"{self.load} parts per worker" if isinstance(self.load, int) else f"a fraction {self.load} of the data"
 
 
-def check_load(load: Any, n: int) -> int | float:
-    """``load`` as an int in ``[1, n]`` parts or a float fraction in ``(0, 1)``; names the argument."""
+def check_load(load: Any) -> int | float:
+    """``load`` as an int ``>= 1`` (parts) or a float fraction in ``(0, 1)``; names the argument."""
     if isinstance(load, (bool, np.bool_)):
         raise InvalidArgumentError("load", f"must be a number of parts (int) or a fraction in (0, 1), got {load!r}")
     if isinstance(load, (int, np.integer)):
         return check_int("load", load, minimum=1)
-    value = check_real("load", load, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
-    return value
+    return check_real("load", load, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
 
 
 @dataclass(frozen=True)
@@ -211,6 +212,7 @@ class Dropped:
     reason: str
 
     def as_dict(self) -> dict[str, str]:
+        """``family``, ``name``, ``encoder`` and ``reason`` (JSON, a row of ``Advice.dropped``)."""
         return {"family": self.family, "name": self.name, "encoder": self.encoder, "reason": self.reason}
 
 

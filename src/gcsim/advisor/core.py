@@ -186,7 +186,7 @@ def advise(
     (True, True)
     """
     n = check_int("workers", workers, minimum=2)
-    load = check_load(load, n)
+    load = check_load(load)
     m = check_int("m", m, minimum=1)
     if not isinstance(stragglers, StragglerModel):
         raise InvalidArgumentError("stragglers", "must be a straggler model (see gcsim.straggler_model)")
