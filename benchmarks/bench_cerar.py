@@ -3,8 +3,11 @@
 Shows that ``gcsim.cerar.simulate`` costs O(d) (log-log slope of time vs d close to 1 at
 large d) and compares it with a baseline that loops over the N workers in Python (each
 worker's round is still vectorized over the packet), i.e. the straightforward transcription of
-the protocol. Prints a table and writes ``benchmarks/results/cerar_sim.json`` (atomically,
-with provenance).
+the protocol.  It also times the outputs-only default (``accumulate="auto"``: the end-to-end
+operator where rounding cannot show, docs/theory.md §52) against the batched rounds
+(``accumulate="batched"``, the default before; bit for bit the same outputs as then),
+interleaved in one run, and records their largest difference.  Prints a table and writes
+``benchmarks/results/cerar_sim.json`` (atomically, with provenance and the load average).
 
 Usage::
 
@@ -61,6 +64,17 @@ def best_time(fn, repeat):
     return min(times)
 
 
+def median_times_interleaved(fns, repeat):
+    """Median time of each function, the calls alternating (load hits them alike)."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for k, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    return [float(np.median(t)) for t in times]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (smoke run)")
@@ -72,7 +86,37 @@ def main() -> None:
     repeat = 2 if args.quick else 5
     rng = np.random.default_rng(0)
     rows = []
-    print(f"{'N':>3} {'c':>3} {'dtype':>8} {'d':>9} {'sim [s]':>10} {'ns/scalar':>10} {'loop [s]':>10} {'speedup':>8}")
+    load_before = os.getloadavg()
+    print(f"load average {load_before[0]:.2f}")
+    print("\noutputs only, float64: default (auto) versus the batched rounds, interleaved medians")
+    head = f"{'auto [s]':>10} {'rounds [s]':>11} {'speedup':>8} {'route':>9} {'max |diff|':>11}"
+    print(f"{'N':>3} {'c':>3} {'d':>9} {head}")
+    routes = []
+    for N, c in configs:
+        des = design(N, c, "perturbation", eps=0.01)
+        for d in sizes:
+            g = rng.standard_normal((N, d))
+            t_auto, t_rounds = median_times_interleaved(
+                [lambda: simulate(des, g), lambda: simulate(des, g, accumulate="batched")], max(repeat, 7)
+            )
+            auto = simulate(des, g).outputs
+            route = "operator" if np.array_equal(auto, simulate(des, g, accumulate="operator").outputs) else "rounds"
+            diff = float(np.max(np.abs(auto - simulate(des, g, accumulate="batched").outputs)))
+            routes.append(
+                {
+                    "N": N,
+                    "c": c,
+                    "d": d,
+                    "auto_seconds": t_auto,
+                    "rounds_seconds": t_rounds,
+                    "speedup": t_rounds / t_auto,
+                    "route": route,
+                    "max_abs_difference": diff,
+                }
+            )
+            line = f"{t_auto:10.4f} {t_rounds:11.4f} {t_rounds / t_auto:8.2f} {route:>9} {diff:11.2e}"
+            print(f"{N:>3} {c:>3} {d:>9} {line}")
+    print(f"\n{'N':>3} {'c':>3} {'dtype':>8} {'d':>9} {'sim [s]':>10} {'ns/scalar':>10} {'loop [s]':>10} {'x':>8}")
     for N, c in configs:
         des = design(N, c, "perturbation", eps=0.01)
         for dtype in ("float64", "float32"):
@@ -115,6 +159,9 @@ def main() -> None:
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
         "rows": rows,
         "slopes_largest_three_d": slopes,
+        "auto_vs_rounds": routes,
+        "load_average_before": load_before,
+        "load_average_after": os.getloadavg(),
         "provenance": provenance(),
     }
     atomic_write_text(args.out, dumps(result))

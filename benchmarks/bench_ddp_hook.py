@@ -3,10 +3,12 @@
 World size 4, gloo on loopback, one torch thread per rank. Part 1 times the collectives on a
 gradient of the large model's size: ``dist.all_reduce``, gcsim's ring all-reduce and CERAR with
 c = 4 (exact), 8 and 16 (perturbation); ratios against ``dist.all_reduce`` of the same run.
-Part 2 trains each model with plain DDP, DDP + CERAR hook (exact design c = N = 4, the hook's
-ring overlapping backward; encoding/decoding in float64, the hook's default, and in float32), the
-same hook run synchronously inside backward (``overlap=False``, what the hook did before), and
-DDP + CERAR c = 8 (perturbation design). All variants live in
+Part 2 trains each model with plain DDP, DDP + CERAR hook (exact design c = N = 4, with the
+hook's defaults: the ring overlapping backward, encoding/decoding in the gradient dtype since the
+design's coefficients are 0/1), the same with float64 encoding/decoding, the same synchronous
+inside backward (``overlap=False``, float64: the old hook's mode), and DDP + CERAR c = 8
+(perturbation design, defaults: overlapped, float64). ``--before`` keeps only the variants with
+the hook's defaults, to time an older gcsim (its ``src`` first on ``PYTHONPATH``) the same way. All variants live in
 the same processes and take their steps **interleaved** (one step of each in turn, the order
 rotating), so load from other processes hits them alike; a step's time is the slowest rank's,
 from the first forward to ``opt.step()`` returning, and the table reports medians and ratios to
@@ -16,6 +18,8 @@ provenance and the load average before and after).
 Usage::
 
     .venv/bin/python benchmarks/bench_ddp_hook.py [--quick] [--steps 30] [--batch 64]
+    git archive <old commit> src | tar -x -C /tmp/old   # the code before, for comparison:
+    PYTHONPATH=/tmp/old/src .venv/bin/python benchmarks/bench_ddp_hook.py --before
 """
 
 from __future__ import annotations
@@ -69,9 +73,7 @@ def step_times_job(rank: int, world_size: int, spec: dict) -> dict:
     for name, v in spec["variants"].items():
         model = DDP(make(), bucket_cap_mb=spec["bucket_cap_mb"])
         if v["design"] is not None:
-            states.append(
-                register_cerar_hook(model, v["design"], overlap=v["overlap"], compute_dtype=v["compute_dtype"])
-            )
+            states.append(register_cerar_hook(model, v["design"], **v["hook"]))
         variants[name] = (model, torch.optim.SGD(model.parameters(), lr=0.01))
     gen = torch.Generator().manual_seed(100 + rank)
     x = torch.randn(spec["batch"], widths[0], generator=gen)
@@ -92,7 +94,8 @@ def step_times_job(rank: int, world_size: int, spec: dict) -> dict:
                 times[n].append(dt)
     dist.barrier()
     for s in states:
-        s.close()
+        if hasattr(s, "close"):
+            s.close()
     return times
 
 
@@ -125,19 +128,27 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30, help="timed steps per variant (default 30)")
     ap.add_argument("--batch", type=int, default=64, help="per-rank batch size (default 64)")
     ap.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP bucket cap, MB (default 25, DDP's)")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "ddp_hook.json"))
+    ap.add_argument(
+        "--before",
+        action="store_true",
+        help="only the variants with the hook's defaults (to time an older gcsim put first on PYTHONPATH)",
+    )
+    ap.add_argument("--out", default=None, help="default benchmarks/results/ddp_hook[_before].json")
     args = ap.parse_args()
+    if args.out is None:
+        args.out = str(Path(__file__).parent / "results" / ("ddp_hook_before.json" if args.before else "ddp_hook.json"))
     steps, warmup, repeats = (5, 2, 3) if args.quick else (args.steps, 3, 10)
     load_before = os.getloadavg()
     exact, pert = _as_dict(design(4, 4, "exact")), _as_dict(design(4, 8, "perturbation", eps=0.01))
-    f64, f32 = "float64", "float32"
     variants = {
-        "plain DDP": {"design": None, "overlap": True, "compute_dtype": f64},
-        "CERAR c=4 exact (overlapped)": {"design": exact, "overlap": True, "compute_dtype": f64},
-        "CERAR c=4 exact, float32 compute": {"design": exact, "overlap": True, "compute_dtype": f32},
-        "CERAR c=4 exact (synchronous)": {"design": exact, "overlap": False, "compute_dtype": f64},
-        "CERAR c=8 perturbation (overlapped)": {"design": pert, "overlap": True, "compute_dtype": f64},
+        "plain DDP": {"design": None, "hook": {}},
+        "CERAR c=4 exact (default)": {"design": exact, "hook": {}},
+        "CERAR c=4 exact, float64 compute": {"design": exact, "hook": {"compute_dtype": "float64"}},
+        "CERAR c=4 exact, synchronous f64": {"design": exact, "hook": {"overlap": False, "compute_dtype": "float64"}},
+        "CERAR c=8 perturbation (default)": {"design": pert, "hook": {}},
     }
+    if args.before:  # an older gcsim on PYTHONPATH: its hook takes no such options
+        variants = {k: v for k, v in variants.items() if not v["hook"]}
     d_large = _parameters(MODELS["mlp-784-1024-1024-10"])
     print(f"load average {load_before[0]:.2f}; world size 4, gloo, loopback, 1 torch thread per rank")
     print(f"\ncollectives on d = {d_large:,} float32 (the large MLP's gradient), median of {repeats}")
@@ -182,6 +193,7 @@ def main() -> None:
         "load_average_before": load_before,
         "load_average_after": load_after,
         "argv": sys.argv[1:],
+        "gcsim_source": str(Path(__import__("gcsim").__file__).parent),
         "provenance": provenance(),
     }
     atomic_write_text(args.out, dumps(result))

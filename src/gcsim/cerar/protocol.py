@@ -69,8 +69,9 @@ __all__ = ["simulate", "SimulationResult", "round_bfloat16", "resolve_dtype", "u
 _DTYPES = {"float64": (np.float64, 8), "float32": (np.float32, 4), "bfloat16": (np.float32, 2)}
 _ACCUMULATE = ("auto", "batched", "rounds", "operator")
 #: Largest N c for which "auto" applies the dense (Nc x Nc) operator: its N^2 c^2 w flops beat the
-#: rounds' N c (c + L) w flops plus their ~6L passes over (N, w) arrays up to about here (measured,
-#: benchmarks/bench_cerar.py: 2.3x faster at (4, 8), 1.6x at (8, 16), 0.7x at (16, 32)).
+#: rounds' N c (c + L) w flops plus their ~6L passes over (N, w) arrays up to about here (measured
+#: with benchmarks/bench_cerar.py, float64: 3.8x faster at (4, 8), d = 1e5; 1.0x at (8, 16), d = 1e5,
+#: 2.1x at d = 1e6; 0.7x at (16, 32), d = 1e5).
 OPERATOR_MAX_NC = 128
 
 
