@@ -190,6 +190,23 @@ def test_the_shifted_cholesky_certificate_refuses_a_tiny_delta():
     )
 
 
+@pytest.mark.parametrize("a0", [1e-5, 1e-7])
+def test_a_small_delta_takes_the_orthogonal_branch(a0):
+    # as above, S = {0, 3, ..., 11}: δ ~ a0/1.4 is certain (>= 1e3 τ, κ̃/δ <= 1e8) but too small for the
+    # normal equations (κ̃/δ > kmax ~ 1e4 at |F| = 2): the pivoted QR certifies it and B̃_F goes through
+    # Householder QR, within the SVD route's bound c p u κ_F mN (the normal equations would lose ~(κ_F² u)²)
+    rng = np.random.default_rng(5)
+    B = rng.standard_normal((24, 12))
+    B[:, 2] = a0 * B[:, 0] + B[:, 1]
+    ctx = eval_context(_scheme(B, 2))
+    vals, ok = _compiled.downdate(ctx, np.array([[0, *range(3, 12)]], dtype=np.int64), LIMIT_SQ)
+    assert ok.tolist() == [True]
+    mk = np.isin(np.arange(12), [1, 2])
+    bound = stated_bounds(B, 2, mk)
+    assert bound["kF"] > 1e4
+    assert abs(vals[0] - float(exact_error(B, 2, mk))) <= bound["svd"], (vals[0], float(exact_error(B, 2, mk)))
+
+
 def test_a_pivot_that_is_not_positive_is_flagged():
     # the Gram loop needs Γ_FF positive definite; a zero column gives a zero pivot
     B = np.random.default_rng(3).standard_normal((12, 6))
@@ -229,17 +246,17 @@ def test_loops_agree_with_the_batched_kernel_and_lstsq(name):
             assert ok.all(), (name, s)  # V_0[S] has exact zero rows on the coset graph: still certified
 
 
-@pytest.mark.parametrize("s", [45, 50])
-def test_orthogonal_branch_against_exact_rationals(s):
-    # coset graph RD(0): rank 48 of 54, so V_0 has 6 columns; with s = 45 or 50 stragglers the loop
-    # evaluates B̃_F (|F| = 9 or 4, full column rank by Lemma 5) by Householder QR: the SVD route's
-    # bound c p u κ_F mN against the exact rational error
+@pytest.mark.parametrize("s", [30, 45, 50])
+def test_many_stragglers_on_a_rank_deficient_code_against_exact_rationals(s):
+    # coset graph RD(0): rank 48 of 54, so V_0 has 6 columns; with s = 30, 45 or 50 stragglers the
+    # loop evaluates B̃_F (|F| = 24, 9 or 4, full column rank by Lemma 5) by the normal equations with
+    # an explicit residual (§40.3 (f)): the SVD route's bound c p u κ_F mN against the exact error
     sch = CODES["coset(27,2,5) RD(0)"]()
     B = np.asarray(sch.B, dtype=float)
     ctx = eval_context(sch)
     k = ctx.V0.shape[1]
     f = ctx.n - s
-    assert k == 6 and 2 * ctx.mN * f * (f + sch.m) < 6 * k * s * s  # the branch is the cheaper one
+    assert k == 6 and f**3 // 3 + 2 * f * f * sch.m + 2 * ctx.mN * f * sch.m < 6 * k * s * s  # the cheaper way
     masks = _masks(ctx.n, s, 4, seed=s)
     vals, ok = _compiled.downdate(ctx, _straggler_sets(masks), LIMIT_SQ)
     assert ok.all()

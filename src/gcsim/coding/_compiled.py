@@ -19,7 +19,9 @@ in machine code (numba, installed with galois), so a pattern costs about its flo
     solved by Cholesky.  For a rank-deficient ``B̃`` and many stragglers (when it costs fewer
     flops) a pattern whose ``V_0[S]`` has full column rank (certified first by a shifted
     Cholesky of ``V_0[S]ᵀV_0[S]``, else by the pivoted QR) is evaluated by Householder QR of
-    ``[B̃_F  T]`` instead: ``B̃_F`` then has full column rank with ``κ_F <= κ̃/δ`` (Lemma 5).
+    ``[B̃_F  T]`` instead: ``B̃_F`` then has full column rank with ``κ_F <= κ̃/δ`` (Lemma 5); and
+    when ``κ̃/δ`` is small enough (§40.3 (f)), by the normal equations with the residual
+    ``T - B̃_F X̂`` formed explicitly, whose error is second order in that of ``X̂``.
 :func:`gram_solve`
     ``tr(H_Fᵀ Γ_FF⁻¹ H_F)`` by Cholesky, for a full-rank ``B̃`` with ``κ̃ <= GRAM_KAPPA_LIMIT``
     (``κ(Γ_FF) <= κ̃² <= 10⁸`` by interlacing, Lemma 3).
@@ -51,6 +53,7 @@ _LOCK = threading.Lock()
 # (numba's disk cache cannot match a function that closes over another compiled function)
 _CHOL_RHS: Any = None
 _QR_PROJ: Any = None
+_GRAM_RES: Any = None
 _STATE: dict[str, Any] = {"fns": None, "tried": False, "disabled": False}
 
 
@@ -146,6 +149,8 @@ def downdate(ctx: Any, S: np.ndarray, kappa_limit_sq: float) -> tuple[np.ndarray
         np.ascontiguousarray(ctx.Y),
         np.ascontiguousarray(ctx.V0),
         np.ascontiguousarray(ctx.Bs),
+        np.ascontiguousarray(ctx.Gamma),
+        np.ascontiguousarray(ctx.H),
         np.ascontiguousarray(S, dtype=np.int64),
         float(ctx.tau),
         float(ctx.delta_gray),
@@ -173,7 +178,7 @@ def gram_solve(ctx: Any, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _build() -> SimpleNamespace:
     """Compile the loops (numba; cached on disk by numba after the first run)."""
-    global _CHOL_RHS, _QR_PROJ
+    global _CHOL_RHS, _QR_PROJ, _GRAM_RES
     import numba
     from numba import types as nt
 
@@ -276,8 +281,41 @@ def _build() -> SimpleNamespace:
 
     _QR_PROJ = qr_proj
 
-    @numba.njit(nt.none(mat, mat, mat, mat, imat, f8, f8, f8, f8, f8, vec, bvec), cache=True, nogil=True)
-    def downdate_loop(K, Y, V0, Bs, S, tau, delta_gray, kappa, limit_sq, err_full, out, ok):  # pragma: no cover
+    @numba.njit(f8(mat, mat, mat, i8[::1], i8, mat, mat), cache=True, nogil=True)
+    def gram_residual(Gamma, H, Bs, fidx, m, A, X):  # pragma: no cover - compiled
+        """``‖T - B̃_F X̂‖_F²`` with ``X̂`` from the normal equations ``Γ_FF X̂ = H_F`` (Cholesky),
+        the residual formed explicitly (§40.3 (f)); -1 at a pivot <= 0."""
+        mN = Bs.shape[0]
+        N = mN // m
+        f = fidx.shape[0]
+        for a in range(f):
+            ia = fidx[a]
+            for b in range(a, f):
+                A[a, b] = Gamma[ia, fidx[b]]
+            for l in range(m):
+                A[a, f + l] = H[ia, l]
+        if _CHOL_RHS(A, 0, f, m) < 0.0:
+            return -1.0
+        for l in range(m):  # X̂ = U⁻¹ Z (Z = U⁻ᵀ H_F is in A[:, f:])
+            for a in range(f - 1, -1, -1):
+                acc = A[a, f + l]
+                for b in range(a + 1, f):
+                    acc -= A[a, b] * X[b, l]
+                X[a, l] = acc / A[a, a]
+        total = 0.0
+        for i in range(mN):
+            blk = i // N
+            for l in range(m):
+                r = 1.0 if blk == l else 0.0
+                for a in range(f):
+                    r -= Bs[i, fidx[a]] * X[a, l]
+                total += r * r
+        return total
+
+    _GRAM_RES = gram_residual
+
+    @numba.njit(nt.none(mat, mat, mat, mat, mat, mat, imat, f8, f8, f8, f8, f8, vec, bvec), cache=True, nogil=True)
+    def downdate_loop(K, Y, V0, Bs, Gamma, H, S, tau, delta_gray, kappa, limit_sq, err_full, out, ok):  # noqa: E501  # pragma: no cover
         count, s = S.shape
         mN, n = Bs.shape
         m = Y.shape[1]
@@ -298,14 +336,23 @@ def _build() -> SimpleNamespace:
         X = np.empty(max(min(s, k), 1))
         tau2 = tau * tau
         # the orthogonal branch is taken when it costs fewer flops than Lemma 2b
-        use_qr = 0 < k < s and 2 * mN * f * (f + m) < 6 * k * s * s + (s - k) ** 3 // 3
-        # its first certificate: Cholesky of WᵀW - shift I, shift = theta² + (rounding of the test)
-        theta = max(delta_gray, kappa / limit_sq)
+        # flops per pattern: Lemma 2b, the normal equations with an explicit residual, Householder QR
+        cost_lemma = 6 * k * s * s + (s - k) ** 3 // 3
+        cost_res = f**3 // 3 + 2 * f * f * m + 2 * mN * f * m
+        use_res = 0 < k < s and 0 < f and cost_res < cost_lemma
+        use_qr = 0 < k < s and 2 * mN * f * (f + m) < cost_lemma
+        # the normal equations are used when kappa/delta <= kmax makes their second-order error
+        # (kappa/delta)^4 f^2 (mN + f)^2 u^2 mN at most the first-order p u (kappa/delta) mN (§40.3 (f))
+        kmax = (max(mN, n) / (100.0 * f * f * (mN + f) ** 2 * 2.0**-53)) ** (1.0 / 3.0) if f > 0 else 1.0
+        # their certificate: Cholesky of WᵀW - shift I, shift = theta² + (rounding of the test)
+        theta = max(delta_gray, kappa / limit_sq, kappa / kmax)
         shift = theta * theta + 4.0 * k * (s + 2 * k + 3) * 2.0**-53
         M = np.empty((k, k))
+        AF = np.empty((max(f, 1), f + m))
+        XF = np.empty((max(f, 1), m))
         for c in range(count):
             idx = S[c]
-            if use_qr:
+            if use_res:
                 for a in range(k):
                     for b in range(a, k):
                         M[a, b] = 0.0
@@ -318,9 +365,18 @@ def _build() -> SimpleNamespace:
                 for a in range(k):
                     M[a, a] -= shift
                 if _CHOL_RHS(M, 0, k, 0) >= 0.0:  # delta >= theta: V_0[S] of full column rank
-                    proj = _QR_PROJ(Bs, idx, inF, fidx, C, hv, dw, m)
-                    if proj >= 0.0:
-                        out[c] = mN - proj
+                    for j in range(n):
+                        inF[j] = True
+                    for a in range(s):
+                        inF[idx[a]] = False
+                    a = 0
+                    for j in range(n):
+                        if inF[j]:
+                            fidx[a] = j
+                            a += 1
+                    val = _GRAM_RES(Gamma, H, Bs, fidx, m, AF, XF)
+                    if val >= 0.0:
+                        out[c] = val
                         ok[c] = True
                         continue
             # --- rank of W = V0[S] by Householder QR with column pivoting (LAPACK geqp3 layout:
