@@ -264,6 +264,9 @@ def test_time_formula_against_renyi():
         assert r["comm_bytes"] == 4e6 / r["m"]
     times = [r["time"] for r in adv.rows]
     assert times == sorted(times)
+    fig = adv.plot()  # with links: error against communication and against time
+    assert len(fig.axes) == 2 and all(ax.get_yscale() == "log" for ax in fig.axes)
+    assert fig.axes[1].get_xlabel().startswith("expected time per iteration")
     # Proposition 49.3(a): adding one constant to every delay keeps the first n - s arrivals
     rng = np.random.default_rng(3)
     X = shift + rng.exponential(1 / rate, size=(500, n))

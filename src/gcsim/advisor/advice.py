@@ -281,10 +281,11 @@ class Advice:
         pareto = np.array([bool(r["pareto"]) for r in self.rows])
         handles: dict[str, Any] = {}
         for ax, what in zip(axes[0], panels, strict=True):
-            x = np.array([float(r[what]) for r in self.rows], dtype=float)
+            raw = np.array([float(r[what]) for r in self.rows], dtype=float)
+            x = raw
             if what == "communication":
                 # candidates share a few communication values: spread each column a little, by rank
-                x = x * (1.0 + 0.05 * (np.arange(len(x)) % 9 - 4) / 4)
+                x = raw * (1.0 + 0.05 * (np.arange(len(raw)) % 9 - 4) / 4)
             for fam in families:
                 fam_idx = np.array([r["family"] == fam for r in self.rows])
                 for marker, mask in (("o", ~floored), ("v", floored)):
@@ -297,18 +298,17 @@ class Advice:
                             x[sel], shown[sel], marker=marker, s=38, facecolors=face, edgecolors=colour[fam],
                             zorder=3 if front else 2,
                         )  # fmt: skip
-        for fam in families:  # legend swatches: one filled circle per family
-            handles[fam] = axes[0][0].scatter([], [], marker="o", s=38, color=colour[fam])
             spots: dict[tuple[float, float], list[int]] = {}
             for i in range(min(label, len(self.rows))):
-                key = (round(math.log10(x[i]), 2), round(math.log10(shown[i]), 2))
+                key = (round(float(raw[i]), 3), round(math.log10(shown[i]), 2))
                 spots.setdefault(key, []).append(i)
             for members in spots.values():
                 i = members[0]
                 text = ",".join(map(str, members))
                 ax.annotate(text, (x[i], shown[i]), textcoords="offset points", xytext=(5, 4), fontsize=7)
             ax.set_yscale("log")
-            ax.set_xscale("log")
+            if what == "communication":
+                ax.set_xscale("log")  # 1/m: equal steps for m = 1, 2, 4, ...
             ax.set_xlabel(
                 "communication per worker (fraction of a gradient)"
                 if what == "communication"
@@ -316,6 +316,8 @@ class Advice:
             )
             ax.set_ylabel(_plotting.floor_label("expected error err/(mN)", floor, "errors"))
             ax.grid(True, which="both", alpha=0.3)
+        for fam in families:  # legend swatches: one filled circle per family
+            handles[fam] = axes[0][0].scatter([], [], marker="o", s=38, color=colour[fam])
         axes[0][0].set_title("filled: Pareto-optimal, hollow: dominated; numbers: rank", fontsize=8)
         names = [f"{i}: {_short_name(r['name'])}" for i, r in enumerate(self.rows[:label])]
         labels = list(handles) + names
