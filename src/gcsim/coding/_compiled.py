@@ -156,6 +156,7 @@ def downdate(ctx: Any, S: np.ndarray, kappa_limit_sq: float) -> tuple[np.ndarray
         float(ctx.delta_gray),
         float(ctx.kappa),
         float(kappa_limit_sq),
+        float(np.linalg.norm(ctx.V0.T @ ctx.V0 - np.eye(ctx.V0.shape[1]))),
         float(ctx.err_full),
         out,
         ok,
@@ -314,8 +315,8 @@ def _build() -> SimpleNamespace:
 
     _GRAM_RES = gram_residual
 
-    @numba.njit(nt.none(mat, mat, mat, mat, mat, mat, imat, f8, f8, f8, f8, f8, vec, bvec), cache=True, nogil=True)
-    def downdate_loop(K, Y, V0, Bs, Gamma, H, S, tau, delta_gray, kappa, limit_sq, err_full, out, ok):  # noqa: E501  # pragma: no cover
+    @numba.njit(nt.none(mat, mat, mat, mat, mat, mat, imat, f8, f8, f8, f8, f8, f8, vec, bvec), cache=True, nogil=True)
+    def downdate_loop(K, Y, V0, Bs, Gamma, H, S, tau, delta_gray, kappa, limit_sq, eta, err_full, out, ok):  # noqa: E501  # pragma: no cover
         count, s = S.shape
         mN, n = Bs.shape
         m = Y.shape[1]
@@ -344,36 +345,49 @@ def _build() -> SimpleNamespace:
         # the normal equations are used when kappa/delta <= kmax makes their second-order error
         # (kappa/delta)^4 f^2 (mN + f)^2 u^2 mN at most the first-order p u (kappa/delta) mN (§40.3 (f))
         kmax = (max(mN, n) / (100.0 * f * f * (mN + f) ** 2 * 2.0**-53)) ** (1.0 / 3.0) if f > 0 else 1.0
-        # their certificate: Cholesky of WᵀW - shift I, shift = theta² + (rounding of the test)
+        # their certificate: Cholesky of WᵀW - shift I, shift = theta² + (rounding of the test); WᵀW
+        # summed over S, or as I - V_0[F]ᵀV_0[F] when |F| < s (then V_0's departure from
+        # orthonormality, eta = ‖V_0ᵀV_0 - I‖_F as computed, and its rounding count as well)
         theta = max(delta_gray, kappa / limit_sq, kappa / kmax)
-        shift = theta * theta + 4.0 * k * (s + 2 * k + 3) * 2.0**-53
+        from_f = f < s
+        u = 2.0**-53
+        if from_f:
+            shift = theta * theta + 4.0 * k * (f + 2 * k + 3) * u + 2.0 * eta + 4.0 * n * k * u
+        else:
+            shift = theta * theta + 4.0 * k * (s + 2 * k + 3) * u
         M = np.empty((k, k))
         AF = np.empty((max(f, 1), f + m))
         XF = np.empty((max(f, 1), m))
         for c in range(count):
             idx = S[c]
             if use_res:
+                for j in range(n):
+                    inF[j] = True
+                for a in range(s):
+                    inF[idx[a]] = False
+                a = 0
+                for j in range(n):
+                    if inF[j]:
+                        fidx[a] = j
+                        a += 1
                 for a in range(k):
                     for b in range(a, k):
                         M[a, b] = 0.0
-                for i in range(s):
-                    ri = idx[i]
+                rows = fidx if from_f else idx
+                for i in range(rows.shape[0]):
+                    ri = rows[i]
                     for a in range(k):
                         wa = V0[ri, a]
                         for b in range(a, k):
                             M[a, b] += wa * V0[ri, b]
+                if from_f:
+                    for a in range(k):
+                        for b in range(a, k):
+                            M[a, b] = -M[a, b]
+                        M[a, a] += 1.0
                 for a in range(k):
                     M[a, a] -= shift
                 if _CHOL_RHS(M, 0, k, 0) >= 0.0:  # delta >= theta: V_0[S] of full column rank
-                    for j in range(n):
-                        inF[j] = True
-                    for a in range(s):
-                        inF[idx[a]] = False
-                    a = 0
-                    for j in range(n):
-                        if inF[j]:
-                            fidx[a] = j
-                            a += 1
                     val = _GRAM_RES(Gamma, H, Bs, fidx, m, AF, XF)
                     if val >= 0.0:
                         out[c] = val
