@@ -314,7 +314,7 @@ def run_ring(
     pieces = segment_bounds(w, segments)
     S = len(pieces)
     if S > 1 and (per_round or on_round is not None):
-        raise ValueError("run_ring: per_round and on_round need segments=1")
+        raise InvalidArgumentError("segments", f"must be 1 with per_round or on_round, got {segments}")
     transport = RollTransport(xp) if transport is None else transport
     state = G if per_round else None
     U: list[list[Any]] = []  # U[t-1][j]: segment j of u^(t)
