@@ -8,6 +8,7 @@ test suite executes them (pytest --nbmake notebooks/). Regenerate after editing:
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import nbformat
@@ -198,6 +199,19 @@ NOTEBOOKS = {
         ),
     ],
 }
+
+
+def _load_cells(stem: str) -> tuple[str, list]:
+    """NAME and CELLS of scripts/<stem>.py (loaded by path: the tests import this file by path too)."""
+    spec = importlib.util.spec_from_file_location(stem, Path(__file__).with_name(f"{stem}.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.NAME, module.CELLS
+
+
+_name, _cells = _load_cells("notebook_advisor")
+NOTEBOOKS[_name] = _cells
 
 
 def build() -> None:

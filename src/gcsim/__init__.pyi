@@ -1,4 +1,5 @@
 from . import (
+    advisor as advisor,
     catalogue as catalogue,
     cerar as cerar,
     coding as coding,
@@ -10,6 +11,7 @@ from . import (
     limits as limits,
 )
 from ._version import __version__ as __version__
+from .advisor import advise as advise
 from .catalogue import (
     export_object as export_object,
     load_object as load_object,
