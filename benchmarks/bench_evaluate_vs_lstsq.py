@@ -1,6 +1,8 @@
 """gcsim.optimal_error vs a per-pattern numpy.linalg.lstsq loop, equal results, same run (issue #11 goals).
 
-Usage: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_evaluate_vs_lstsq.py`` (about a minute).
+Usage: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_evaluate_vs_lstsq.py`` (about a minute);
+``--s 27 35 45 50 --designs 2`` for other straggler counts on one code (0: PG(2,9), 1: PG(2,13),
+2: the coset graph RD(0), 3: RD(0.1)).
 
 1000 random patterns per (design, s).  Three timings in one run, interleaved: gcsim as shipped
 (compiled loops for the column-deletion and Gram routes on NumPy), gcsim with the compiled loops
@@ -43,6 +45,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--patterns", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3, help="best of this many runs of each timing")
+    ap.add_argument("--s", type=int, nargs="+", default=[2, 5, 20], help="straggler counts (those < n are run)")
+    ap.add_argument("--designs", nargs="+", type=int, default=[0, 1, 2, 3], help="indices into the list of codes")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     cases = [
@@ -57,9 +61,9 @@ def main() -> None:
         f"{'design':24s} {'s':>3s} {'gcsim':>9s} {'no-loops':>9s} {'lstsq':>9s} "
         f"{'ratio':>8s} {'ratio(no-loops)':>16s} {'max|diff|':>9s}"
     )
-    for name, sch in cases:
+    for name, sch in (cases[i] for i in args.designs):
         n = sch.B.shape[1]
-        for s in (2, 5, 20):
+        for s in (s for s in args.s if s < n):
             masks = np.ones((args.patterns, n), bool)
             for r in masks:
                 r[rng.choice(n, s, replace=False)] = False
