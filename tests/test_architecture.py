@@ -58,7 +58,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("app", ("gcsim.app",)),
 ]
 #: rank of each layer; layers of equal rank may not import each other
-RANK = {"base": 0, "combinatorics": 1, "coding": 2, "cerar": 2, "catalogue": 3, "advisor": 4, "executor": 4, "learning": 5, "app": 6}
+RANK = {
+    "base": 0,
+    "combinatorics": 1,
+    "coding": 2,
+    "cerar": 2,
+    "catalogue": 3,
+    "advisor": 4,
+    "executor": 4,
+    "learning": 5,
+    "app": 6,
+}
 
 
 def module_name(path: Path) -> str:
