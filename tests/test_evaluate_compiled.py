@@ -21,6 +21,7 @@ from gcsim.coding import _compiled
 from gcsim.coding.evaluate import optimal_error, optimal_error_all
 from gcsim.coding.kernels import GRAM_KAPPA_LIMIT, eval_context
 from gcsim.coding.schemes import Scheme, encode
+from gcsim.errors import InvalidArgumentError
 from test_evaluate_adversarial import CASES, exact_error, kappa_nz, stated_bounds, unit_columns
 from tolerances import SAFETY, unit_roundoff
 
@@ -85,6 +86,18 @@ def test_split_masks_is_the_stable_argsort(s):
                 S, F = _compiled.split_masks(masks, s)
         assert S.dtype == F.dtype == np.int64
         assert np.array_equal(S, order[:, :s]) and np.array_equal(F, order[:, s:])
+
+
+def test_split_masks_refuses_a_row_with_the_wrong_count():
+    masks = _masks(9, 3, 5, seed=0)
+    masks[2, 0] = not masks[2, 0]
+    for enabled in (True, False):
+        with pytest.raises(InvalidArgumentError, match="row 2" if enabled else "True entries"):
+            if enabled:
+                _compiled.split_masks(masks, 3)
+            else:
+                with _compiled.disabled():
+                    _compiled.split_masks(masks, 3)
 
 
 @pytest.mark.parametrize("name", list(CASES))

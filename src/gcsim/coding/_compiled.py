@@ -46,6 +46,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
+
 __all__ = ["available", "disabled", "downdate", "gram_solve", "split_masks"]
 
 _LOCK = threading.Lock()
@@ -128,8 +130,12 @@ def split_masks(masks: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
     if fns is None or _STATE["disabled"]:
         order = np.argsort(masks, axis=1, kind="stable")
         S[:], F[:] = order[:, :s], order[:, s:]
+        if np.any(masks.sum(axis=1) != n - s):
+            raise InvalidArgumentError("masks", f"every row must have {n - s} True entries (s = {s} stragglers)")
     else:
-        fns.split(np.ascontiguousarray(masks, dtype=np.bool_), S, F)
+        bad = fns.split(np.ascontiguousarray(masks, dtype=np.bool_), S, F)
+        if bad >= 0:
+            raise InvalidArgumentError("masks", f"row {bad} does not have {n - s} True entries (s = {s} stragglers)")
     return S, F
 
 
@@ -530,18 +536,24 @@ def _build() -> SimpleNamespace:
                 out[c] = val
                 ok[c] = True
 
-    @numba.njit(nt.none(nt.boolean[:, ::1], imat, imat), cache=True, nogil=True)
+    @numba.njit(i8(nt.boolean[:, ::1], imat, imat), cache=True, nogil=True)
     def split_loop(masks, S, F):  # pragma: no cover - compiled
         count, n = masks.shape
+        s = S.shape[1]
         for c in range(count):
             a = 0
             b = 0
             for j in range(n):
                 if masks[c, j]:
-                    F[c, b] = j
+                    if b < n - s:  # no write past the row (a row with the wrong count is refused)
+                        F[c, b] = j
                     b += 1
                 else:
-                    S[c, a] = j
+                    if a < s:
+                        S[c, a] = j
                     a += 1
+            if a != s:
+                return c
+        return -1
 
     return SimpleNamespace(downdate=downdate_loop, gram_solve=gram_loop, split=split_loop)
