@@ -109,7 +109,7 @@ def test_ddp_hook_exact_design_matches_plain_allreduce(tmp_path):
                 bounds[run].append(tol)
     # one hook call per step, each L * ceil(P/c) float32 packets
     for r in R:
-        # "auto": the exact design's coefficients are 0/1, so the hook computes in the wire dtype
+        # "auto": the exact design's coefficients are 0 or 1, so the hook computes in the wire dtype
         assert r["compute_dtype"] == "None"
         assert r["hook_calls"] == steps
         assert r["hook_bytes"] == steps * (c + N - 2) * (-(-P // c)) * 4
@@ -184,6 +184,15 @@ def _async_job(rank, world_size, spec):
             "bytes": state.counter.sent,
         }
         state.close()
+
+    class _Model:  # what register_cerar_hook needs of a DDP model
+        def register_comm_hook(self, state, hook):
+            pass
+
+    out["auto"] = {
+        name: str(register_cerar_hook(_Model(), d_).compute_dtype)
+        for name, d_ in (("exact", des), ("perturbation", design(world_size, 5, "perturbation", eps=0.1)))
+    }
     return out
 
 
@@ -214,6 +223,8 @@ def test_hook_future_completes_when_the_ring_does_not_before():
             assert r[overlap]["bytes"] == (c + N - 2) * (-(-d // c)) * 4
         # the thread changes when the ring runs, not its arithmetic
         np.testing.assert_array_equal(r[True]["value"], r[False]["value"])
+        # compute_dtype="auto": the wire dtype for 0/1 coefficients, float64 for a dense design
+        assert r["auto"] == {"exact": "None", "perturbation": "torch.float64"}
 
 
 def _dying_training_job(rank, world_size, spec):

@@ -176,8 +176,9 @@ def register_cerar_hook(
     compute_dtype : "auto", "float64", "float32", torch.dtype or None
         Precision of encoding/decoding (the wire dtype stays the gradient dtype).  None = the
         gradient dtype.  "auto" (default): the gradient dtype when every coefficient of the
-        design is 0 or ±1 (the exact design: every product is exact and only a few additions
-        round, as in DDP's own all-reduce), else float64 (dense designs, whose products cancel).
+        design is 0 or 1 (the exact design: every product is exact and each output sums a few
+        gradient values, as DDP's own all-reduce does), else float64 (designs whose products
+        cancel).
     overlap : bool
         Run the ring on a communication thread and return a pending future, so that it
         overlaps the rest of backward (default); False runs it inside the hook.
@@ -205,7 +206,7 @@ def register_cerar_hook(
                 "compute_dtype", f"must be 'auto', 'float64', 'float32' or None, got {compute_dtype!r}"
             )
         if compute_dtype == "auto":
-            unit = all(np.isin(a, (-1.0, 0.0, 1.0)).all() for a in (des.encoders, des.decoders))
+            unit = all(np.isin(a, (0.0, 1.0)).all() for a in (des.encoders, des.decoders))
             compute_dtype = None if unit else "float64"
         compute_dtype = None if compute_dtype is None else getattr(torch, compute_dtype)
     state = CerarHookState(design=des, group=group, compute_dtype=compute_dtype, overlap=overlap)
