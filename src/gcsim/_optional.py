@@ -1,7 +1,7 @@
 """Optional dependencies: import them on first use, or say which extra to install.
 
 The core of gcsim (designs, graphs, gradient codes, CERAR designs from closed forms, the
-catalogue) needs only NumPy, SciPy, SymPy, galois and networkx.  The rest comes with extras:
+catalogue) needs only NumPy, SciPy, SymPy, galois (with numba) and networkx.  The rest comes with extras:
 
 ========== =============================== ===================================================
 extra      modules                         used by

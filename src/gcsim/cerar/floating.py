@@ -127,8 +127,9 @@ def epsilon_sweep(
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # the collapse is the point here
-            lo = simulate(des, g, dtype=name, warn=False).outputs
-            hi = simulate(des, g, dtype="float64", warn=False).outputs
+            # the rounds (not the end-to-end operator): the sweep measures the protocol's own rounding
+            lo = simulate(des, g, dtype=name, warn=False, accumulate="batched").outputs
+            hi = simulate(des, g, dtype="float64", warn=False, accumulate="batched").outputs
         err.append(np.max(np.linalg.norm(lo - total, axis=1)) / nrm)
         exact.append(np.max(np.linalg.norm(hi - total, axis=1)) / nrm)
         kap.append(condition_numbers(des.encoders).max())

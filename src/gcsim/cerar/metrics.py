@@ -232,7 +232,7 @@ def errors(design: Any, gradients: Any = None) -> CerarErrors:
     """All error metrics of a design, and the empirical error on ``gradients`` if given.
 
     The empirical error runs the ring (:func:`gcsim.cerar.ring.run_ring`) in float64, as
-    :func:`gcsim.cerar.protocol.simulate` does by default.
+    :func:`gcsim.cerar.protocol.simulate` does with ``accumulate="batched"``.
 
     Examples
     --------

@@ -12,6 +12,7 @@ from .cerar_arrays import (
 from .collectives import (
     ByteCounter as ByteCounter,
     RingFailureError as RingFailureError,
+    RingTransport as RingTransport,
     as_design as as_design,
     cerar_all_reduce as cerar_all_reduce,
     library_all_reduce as library_all_reduce,
