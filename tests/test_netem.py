@@ -92,3 +92,22 @@ def test_close_never_raises_and_tries_every_namespace(monkeypatch):
     monkeypatch.setattr(netem.subprocess, "run", failing_run)
     topo.close()
     assert tried == ["c", "b", "a"] and topo._created == []
+
+
+@pytest.mark.skipif(not _OK, reason=f"network emulation not available: {_WHY}")
+def test_unlimited_topology_has_no_rate_limit():
+    with NetemTopology(2, rate="unlimited", prefix="gcsim-unl") as topo:
+        assert topo.rate == "unlimited" and topo.rate_bps == float("inf")
+        qdiscs = subprocess.run(
+            ["ip", "netns", "exec", topo.netns[0], "tc", "qdisc", "show", "dev", topo.ifname],
+            capture_output=True,
+            text=True,
+        ).stdout
+        assert "tbf" not in qdiscs
+    with NetemTopology(2, rate=None, delay="1ms", prefix="gcsim-unl") as topo:
+        qdiscs = subprocess.run(
+            ["ip", "netns", "exec", topo.netns[0], "tc", "qdisc", "show", "dev", topo.ifname],
+            capture_output=True,
+            text=True,
+        ).stdout
+        assert "netem" in qdiscs and "tbf" not in qdiscs

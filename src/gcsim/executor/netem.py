@@ -20,6 +20,7 @@ network namespaces) and why not otherwise; tests skip with that message.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -122,8 +123,9 @@ class NetemTopology:
     ----------
     N : int
         Number of ranks (1..250).
-    rate : str
-        ``tc`` rate of each link direction, e.g. ``"100mbit"``.
+    rate : str or None
+        ``tc`` rate of each link direction, e.g. ``"100mbit"``; ``None`` (or ``"unlimited"``) leaves
+        the links unshaped (the same namespaces and bridge, at the speed of veth links).
     delay : str, optional
         Extra one-way delay per direction (``netem delay``), e.g. ``"1ms"``.
     prefix : str, optional
@@ -139,10 +141,11 @@ class NetemTopology:
 
     ifname = "eth0"
 
-    def __init__(self, N: int, rate: str = "100mbit", *, delay: str | None = None, prefix: str | None = None):
+    def __init__(self, N: int, rate: str | None = "100mbit", *, delay: str | None = None, prefix: str | None = None):
         self.N = check_int("N", N, minimum=1, maximum=250)
-        self.rate = str(rate)
-        self.rate_bps = parse_rate(rate)
+        unlimited = rate is None or str(rate).strip().lower() == "unlimited"
+        self.rate = "unlimited" if unlimited else str(rate)
+        self.rate_bps = math.inf if unlimited else parse_rate(str(rate))
         if delay is not None and not re.fullmatch(r"[0-9]*\.?[0-9]+(us|ms|s)", str(delay)):
             raise InvalidArgumentError("delay", f"must look like '1ms', got {delay!r}")
         self.delay = delay
@@ -155,9 +158,13 @@ class NetemTopology:
         self._created: list[str] = []
 
     def _shape(self, ns: str, dev: str) -> None:
+        base = ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev]
+        if math.isinf(self.rate_bps):  # unlimited: only the optional delay
+            if self.delay:
+                _run(base + ["root", "netem", "delay", self.delay])
+            return
         # burst: at least one 4 ms tick of data at this rate (kernel HZ 250), >= 32 kB
         burst = max(32 * 1024, int(self.rate_bps / 8 / 250))
-        base = ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev]
         if self.delay:
             _run(base + ["root", "handle", "1:", "netem", "delay", self.delay])
             _run(
