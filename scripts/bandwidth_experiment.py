@@ -15,7 +15,12 @@ size the ranks run, on the same float32 gradients:
 Reported per (rate, size, algorithm): median time of the slowest rank, algbw = S/t and
 busbw = algbw·2(N−1)/N (nccl-tests conventions, S = message bytes), bytes sent per rank
 (counted) and expected (formula), the time ratio ring/CERAR next to the predicted byte ratio
-2(N−1)c/(N(c+N−2)), and CERAR's relative error.
+2(N−1)c/(N(c+N−2)), and CERAR's relative error.  ``--rates unlimited`` runs the same namespaces
+without a rate limit.  The compute time per step is reported separately (``compute_seconds``):
+the encode/strip/decode arithmetic of one rank, timed in one process with torch on the same
+float32 gradients (all N ranks' arithmetic at once through ``gcsim.executor.run_cerar``, divided
+by N; 0 for the uncoded rings, whose only arithmetic is d additions).  A (rate, size) whose ring
+would need more than ``--max-seconds`` at the link rate is skipped (and listed as skipped).
 
 Outputs (``--out``, default ``results/bandwidth``): ``results.csv``, ``results.json``,
 ``figure.png``, ``manifest.json``; ``--docs DIR`` also copies the small files there.
@@ -66,6 +71,19 @@ def main(argv=None) -> int:
         default=[1 << 18, 1 << 20, 1 << 22],
         help="message sizes in bytes (float32, so d = size/4)",
     )
+    ap.add_argument(
+        "--d",
+        type=float,
+        nargs="+",
+        default=None,
+        help="tensor sizes in float32 elements, e.g. 1e5 1e6 1e7 (instead of --sizes)",
+    )
+    ap.add_argument(
+        "--max-seconds",
+        type=float,
+        default=60.0,
+        help="skip a (rate, size) whose ring all-reduce needs longer than this at the link rate",
+    )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--delay", default=None, help="extra one-way delay per link direction, e.g. 1ms")
@@ -95,13 +113,20 @@ def main(argv=None) -> int:
         return 3
     N = args.workers
     designs = _designs(N, args.c)
+    ds = [int(x) for x in args.d] if args.d else [size // 4 for size in args.sizes]
+    compute = {d: _compute_seconds(designs, N, d, args.seed) for d in ds}
     rows = []
+    skipped = []
     load_before = os.getloadavg()
     t_start = time.time()
     for rate in args.rates:
         with NetemTopology(N, rate=rate, delay=args.delay) as topo:
-            for size in args.sizes:
-                d = size // 4
+            for d in ds:
+                ring_bits = 2 * (N - 1) * -(-d // N) * 4 * 8
+                if ring_bits / topo.rate_bps > args.max_seconds:
+                    skipped.append({"rate": rate, "d": d, "ring_seconds_at_rate": ring_bits / topo.rate_bps})
+                    print(f"{rate:>9} d = {d:.0e}: skipped (ring needs {ring_bits / topo.rate_bps:.0f} s)")
+                    continue
                 t0 = time.time()
                 res = run_collectives(
                     N,
@@ -134,10 +159,11 @@ def main(argv=None) -> int:
                             "time_ratio_ring_over": t_ring / v["seconds"],
                             "predicted_byte_ratio": None if c is None else predicted_byte_ratio(N, c),
                             "max_rel_error": v["max_rel_error"],
+                            "compute_seconds": compute[d].get(algo, 0.0),
                         }
                     )
                 print(
-                    f"{rate:>8} {d * 4 / 2**20:6.2f} MiB: "
+                    f"{rate:>9} d = {d:.0e}: "
                     + ", ".join(f"{a} {S[a]['seconds'] * 1e3:.1f} ms" for a in S)
                     + f"  ({time.time() - t0:.1f} s)",
                     flush=True,
@@ -164,17 +190,19 @@ def main(argv=None) -> int:
         "cpu_count": os.cpu_count(),
         "seed": args.seed,
         "elapsed_seconds": elapsed,
+        "skipped": skipped,
         "params": {
             "workers": N,
             "c": args.c,
             "rates": args.rates,
-            "sizes": args.sizes,
+            "d": ds,
+            "max_seconds": args.max_seconds,
             "repeats": args.repeats,
             "warmup": args.warmup,
             "delay": args.delay,
             "dtype": "float32",
         },
-        "designs": {k: {"method": v.method, "c": v.c, "eps": v.params.get("eps")} for k, v in designs.items()},
+        "designs": {k: {"method": v.method, "c": v.c, "eps": v.metadata.get("eps")} for k, v in designs.items()},
         "files": ["results.csv", "results.json", "figure.png"],
     }
     _figure(df, N, out / "figure.png")
@@ -186,6 +214,24 @@ def main(argv=None) -> int:
             shutil.copyfile(out / name, dst / name)
     print(f"wrote {out} in {elapsed:.0f} s")
     return 0
+
+
+def _compute_seconds(designs: dict, N: int, d: int, seed: int, repeats: int = 3) -> dict:
+    """Per-rank compute time of each CERAR design at size d (median of ``repeats``), in seconds."""
+    import torch
+
+    from gcsim.executor.cerar_arrays import run_cerar
+
+    g = torch.from_numpy(np.random.default_rng(seed).standard_normal((N, d)).astype(np.float32))
+    out = {}
+    for name, des in designs.items():
+        times = []
+        for _ in range(repeats + 1):  # the first run warms up
+            t0 = time.perf_counter()
+            run_cerar(des, g, dtype="float32")
+            times.append(time.perf_counter() - t0)
+        out[name] = float(np.median(times[1:])) / N
+    return out
 
 
 def _figure(df, N: int, path: Path) -> None:
@@ -200,7 +246,9 @@ def _figure(df, N: int, path: Path) -> None:
         sub = cer[cer["rate"] == rate]
         for size, grp in sub.groupby("size_bytes"):
             grp = grp.sort_values("c")
-            ax.plot(grp["c"], grp["time_ratio_ring_over"], label=f"measured, {size / 2**20:g} MiB", **styles[int(size)])
+            ax.plot(
+                grp["c"], grp["time_ratio_ring_over"], label=f"measured, d = {int(size) // 4:.0e}", **styles[int(size)]
+            )
         cs = np.array(sorted({int(c) for c in sub["c"]}))
         ratio = [2 * (N - 1) * c / (N * (c + N - 2)) for c in cs]
         ax.plot(cs, ratio, "k:", lw=1.4, zorder=5, label="predicted byte ratio $2(N-1)c/(N(c+N-2))$")
