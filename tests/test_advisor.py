@@ -410,3 +410,11 @@ def test_scheduler_local_equals_serial():
         # same seed, same patterns; one BLAS thread on the workers may change the last bits only
         assert abs(a["error"] - b["error"]) <= lstsq_tol(cond(sch.B, nonzero=True), *sch.B.shape, 1.0)
     assert all(np.array_equal(a.B, b.B) for a, b in zip(serial.schemes, dask.schemes, strict=True))
+
+
+def test_cli_scheduler_flags(capsys):
+    # --workers is the n of the question, so the local cluster's size is --cluster-workers
+    code, _, err = run(capsys, "advise", "-n", "13", "--load", "4", "--stragglers", "fixed:1", "--cluster-workers", "2")
+    assert code == 2 and "--cluster-workers: applies to --scheduler local only" in err
+    code, _, err = run(capsys, "advise", "-n", "13", "--load", "4", "--stragglers", "fixed:1", "--scheduler", "udp:x")
+    assert code == 2 and "--scheduler" in err

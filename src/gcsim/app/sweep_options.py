@@ -28,8 +28,12 @@ def _scheduler_arg(text: str) -> str:
 _scheduler_arg.__name__ = "scheduler"
 
 
-def add_scheduler_flags(p: argparse.ArgumentParser, what: str = "the tasks") -> None:
-    """Add ``--scheduler`` (default ``serial``) and ``--workers`` to ``p``."""
+def add_scheduler_flags(p: argparse.ArgumentParser, what: str = "the tasks", workers_flag: str = "--workers") -> None:
+    """Add ``--scheduler`` (default ``serial``) and ``workers_flag`` (the local cluster's size) to ``p``.
+
+    A command whose ``--workers`` means something else (``gcsim advise``: the n of the question)
+    names the cluster size ``--cluster-workers``; its value is stored as ``cluster_workers``.
+    """
     p.add_argument(
         "--scheduler",
         type=_scheduler_arg,
@@ -38,15 +42,17 @@ def add_scheduler_flags(p: argparse.ArgumentParser, what: str = "the tasks") -> 
         "pip install 'gcsim[dask]') or tcp://host:port of a running Dask scheduler; same results on each",
     )
     p.add_argument(
-        "--workers",
+        workers_flag,
+        dest=workers_flag.lstrip("-").replace("-", "_"),
         type=int_arg(1),
         default=None,
         help="worker processes of --scheduler local (default: the number of CPUs)",
     )
 
 
-def scheduler_from_args(args: argparse.Namespace) -> tuple[Any, int | None]:
-    """``(scheduler, workers)`` from the flags; ``--workers`` without ``--scheduler local`` is a usage error."""
-    if args.workers is not None and args.scheduler != "local":
-        raise UsageError("--workers: applies to --scheduler local only (a running cluster has its own workers)")
-    return args.scheduler, args.workers
+def scheduler_from_args(args: argparse.Namespace, workers_flag: str = "--workers") -> tuple[Any, int | None]:
+    """``(scheduler, workers)`` from the flags; ``workers_flag`` without ``--scheduler local`` is a usage error."""
+    workers = getattr(args, workers_flag.lstrip("-").replace("-", "_"))
+    if workers is not None and args.scheduler != "local":
+        raise UsageError(f"{workers_flag}: applies to --scheduler local only (a running cluster has its own workers)")
+    return args.scheduler, workers

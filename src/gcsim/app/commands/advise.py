@@ -10,6 +10,7 @@ from ...advisor.core import OBJECTIVES
 from ...coding.stragglers import straggler_model
 from ...errors import GcsimError
 from ..common import EXIT_OK, UsageError, check_output_dir, fmt, int_arg, path_errors, show_progress, table
+from ..sweep_options import add_scheduler_flags, scheduler_from_args
 
 __all__ = ["register", "parse_stragglers", "parse_links"]
 
@@ -85,6 +86,7 @@ def _load(text: str) -> int | float:
 
 
 def _cmd_advise(args: argparse.Namespace) -> int:
+    scheduler, cluster_workers = scheduler_from_args(args, "--cluster-workers")
     model = parse_stragglers(args.stragglers, args.workers)
     links = parse_links(args.links)
     objective = tuple(args.objective.split(","))
@@ -105,6 +107,8 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         seed=args.seed,
         samples=args.samples,
         progress=show_progress(args),
+        scheduler=scheduler,
+        sweep_workers=cluster_workers,
     )
     exported = None
     if args.export is not None:
@@ -168,6 +172,7 @@ def register(sub, add) -> None:
     p.add_argument("--export", help="folder to export the chosen code into")
     p.add_argument("--rank", type=int_arg(0), default=0, help="rank of the candidate --export writes")
     p.add_argument("--force", dest="overwrite", action="store_true", help="replace an earlier export of the same name")
+    add_scheduler_flags(p, "the candidates' evaluations", workers_flag="--cluster-workers")
     p.set_defaults(
         flags={
             "workers": "--workers",
@@ -181,5 +186,7 @@ def register(sub, add) -> None:
             "rank": "--rank",
             "folder": "--export",
             "overwrite": "--force",
+            "scheduler": "--scheduler",
+            "sweep_workers": "--cluster-workers",
         }
     )
