@@ -140,6 +140,11 @@ def _is_client(obj: Any) -> bool:
     return type(obj).__name__ == "Client" and type(obj).__module__.startswith("distributed")
 
 
+#: address schemes of Dask's communication layer (``distributed.comm``): anything else is refused
+#: here, before a connection is tried
+DASK_PROTOCOLS = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+
+
 def check_scheduler(scheduler: Any, argument: str = "scheduler") -> Any:
     """``scheduler`` if it is ``"serial"``, ``"local"``, a Dask address or a ``distributed.Client``.
 
@@ -148,6 +153,10 @@ def check_scheduler(scheduler: Any, argument: str = "scheduler") -> Any:
 
     >>> check_scheduler("tcp://10.0.0.5:8786")
     'tcp://10.0.0.5:8786'
+    >>> check_scheduler("http://10.0.0.5:8786")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: scheduler: must be 'serial', 'local', a Dask scheduler address ... got 'http://10.0.0.5:8786'
     >>> check_scheduler("dask")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -157,7 +166,7 @@ def check_scheduler(scheduler: Any, argument: str = "scheduler") -> Any:
         return scheduler
     if isinstance(scheduler, str):
         proto, sep, rest = scheduler.partition("://")
-        if scheduler in ("serial", "local") or (sep and proto.isalnum() and rest):
+        if scheduler in ("serial", "local") or (sep and proto in DASK_PROTOCOLS and rest):
             return scheduler
     raise InvalidArgumentError(
         argument,
