@@ -9,6 +9,7 @@ from gcsim.errors import InvalidArgumentError
 from gcsim.learning.datasets import Dataset, load_digits
 from gcsim.learning.models import MLP
 from gcsim.learning.train import CodeSpec, WallClockModel, train
+from tolerances import cond, lstsq_tol
 
 N = 6
 
@@ -106,3 +107,25 @@ def test_unbiased_decoder_under_a_delay_model_with_the_exact_p(tiny):
     res = train(_spec("unbiased"), tiny, stragglers=model, p=2 / N, **KW)
     assert res.params["p"] == pytest.approx(2 / N)
     assert np.isfinite(res.history.train_loss).all()
+
+
+def test_expected_error_of_a_delay_trace_is_the_exact_average_over_its_iterations():
+    from gcsim.coding.evaluate import expected_error
+    from gcsim.coding.schemes import encode
+
+    A = _spec().assignment
+    sch = encode(A, 2, "rd", seed=0)
+    trace = np.random.default_rng(5).exponential(size=(N, 9)) + 1.0  # workers x iterations
+    model = DelayStragglerModel(delay_model("trace", N, delays=trace), arrival_rule("first", s=2))
+    res = expected_error(sch, model)
+    # independent: per iteration the N - 2 fastest workers by numpy sort, then one lstsq per pattern
+    T = sch.target()
+    errs, kappa = [], 1.0
+    for it in range(trace.shape[1]):
+        used = np.zeros(N, bool)
+        used[np.argsort(trace[:, it], kind="stable")[: N - 2]] = True
+        X, *_ = np.linalg.lstsq(sch.B[:, used], T, rcond=None)
+        errs.append(np.sum((sch.B[:, used] @ X - T) ** 2))
+        kappa = max(kappa, cond(sch.B[:, used], nonzero=True))
+    assert res.method == "exact" and res.count == trace.shape[1]
+    assert abs(res.mean - np.mean(errs)) <= lstsq_tol(kappa, *sch.B.shape, float(np.sum(T**2)))

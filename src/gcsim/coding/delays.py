@@ -680,8 +680,8 @@ class DelayStragglerModel(StragglerModel):
 
     ``sample(count, seed)`` draws ``count`` rows of delays with ``seed`` and returns the rule's
     non-straggler masks (True = used); :meth:`sample_with_times` also returns the decode times.
-    ``expected_error(scheme, model)`` evaluates the model by Monte Carlo (for a trace, pass
-    ``samples`` = a multiple of the number of iterations to weigh every iteration equally).
+    ``expected_error(scheme, model)`` evaluates the model by Monte Carlo, and a trace of delays
+    exactly: the average over its recorded iterations.
 
     Examples
     --------

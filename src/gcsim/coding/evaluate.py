@@ -78,6 +78,7 @@ from .. import _html
 from .._validation import check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from .decoders import arrival_scale, bernoulli_rescaled, best_scale
+from .delays import DelayStragglerModel, TraceDelays
 from .kernels import (
     ErrorReport,
     EvalContext,
@@ -604,7 +605,10 @@ def expected_error(
       so each iteration's pattern is Bernoulli(``π_j``): exact as above when
       tractable, else Monte Carlo over ``samples`` consecutive iterations with
       a batch-means confidence interval.
-    * ``"trace"``: exact average over the trace's iterations.
+    * ``"trace"``, and a delay model replaying a trace of delays
+      (:class:`~gcsim.coding.delays.DelayStragglerModel` over
+      :class:`~gcsim.coding.delays.TraceDelays`): exact average over the trace's iterations
+      (each iteration's used workers are the arrival rule's, applied to its recorded delays).
     * ``"worst"``: not an expectation -- use :func:`worst_case_error`.
 
     Parameters
@@ -683,6 +687,8 @@ def expected_error(
     def run():
         if isinstance(model, TraceModel):
             return exact(evaluate(model.masks()))
+        if isinstance(model, DelayStragglerModel) and isinstance(model.delays, TraceDelays):
+            return exact(evaluate(model.rule.apply(model.delays.rows())[0]))
         if isinstance(model, FixedModel):  # includes AllPatternsModel
             total = math.comb(ctx.n, model.s)
             if isinstance(model, AllPatternsModel) or total <= exact_limit:
