@@ -150,11 +150,14 @@ def test_design_argument_is_validated(tmp_path):
 class _Bucket:
     """What the hook reads of a DDP GradBucket."""
 
-    def __init__(self, tensor):
-        self._t = tensor
+    def __init__(self, tensor, last=False):
+        self._t, self._last = tensor, last
 
     def buffer(self):
         return self._t
+
+    def is_last(self):
+        return self._last
 
 
 def _async_job(rank, world_size, spec):
@@ -166,21 +169,24 @@ def _async_job(rank, world_size, spec):
     g = np.random.default_rng(spec["seed"]).standard_normal((world_size, spec["d"])).astype(np.float32)
     des = as_design(spec["design"])
     out = {}
-    for overlap in (True, False):
-        state = CerarHookState(design=des, compute_dtype=torch.float64, overlap=overlap)
+    # overlapped (a bucket before the last), synchronous, and the last bucket with the thread idle
+    for mode in (True, False, "last"):
+        state = CerarHookState(design=des, compute_dtype=torch.float64, overlap=mode is not False)
         dist.barrier()
         if rank == 1:
             time.sleep(spec["delay"])
+        buf = torch.tensor(g[rank])
         t0 = time.perf_counter()
-        fut = cerar_hook(state, _Bucket(torch.tensor(g[rank])))
+        fut = cerar_hook(state, _Bucket(buf, last=mode == "last"))
         call = time.perf_counter() - t0
         done = fut.done()
         value = fut.wait()
-        out[overlap] = {
+        out[mode] = {
             "call": call,
             "done_at_return": done,
             "waited": time.perf_counter() - t0,
             "value": value.double().numpy(),
+            "in_place": value is buf,
             "bytes": state.counter.sent,
         }
         state.close()
@@ -211,18 +217,22 @@ def test_hook_future_completes_when_the_ring_does_not_before():
     ring = _cerar_avg_tol(des, g, N)  # per rank: the hook's float32 bound
     mean_tol = dot_tol(N + 1, np.abs(g).sum(axis=0)) / N  # the float64 reference mean
     for r in (0, 2):  # the ranks that did not sleep
-        on, off = R[r][True], R[r][False]
+        on, off, last = R[r][True], R[r][False], R[r]["last"]
         # overlapped: the hook returned at once with a pending future, which completed only after
-        # rank 1 joined (delay); synchronous: the hook itself waited and returned a completed one
+        # rank 1 joined (delay); synchronous, and the last bucket with the thread idle: the hook
+        # itself waited and returned a completed one
         assert on["call"] < delay / 2 and not on["done_at_return"] and on["waited"] > delay / 2
         assert off["done_at_return"] and off["call"] > delay / 2
+        assert last["done_at_return"] and last["call"] > delay / 2
     for i, r in enumerate(R):
-        for overlap in (True, False):
-            v = r[overlap]["value"]
+        for mode in (True, False, "last"):
+            v = r[mode]["value"]
             assert np.all(np.abs(v - mean) <= ring[i] + mean_tol + SAFETY * unit_roundoff(np.float32) * np.abs(v))
-            assert r[overlap]["bytes"] == (c + N - 2) * (-(-d // c)) * 4
+            assert r[mode]["bytes"] == (c + N - 2) * (-(-d // c)) * 4
+            assert r[mode]["in_place"]  # the average is written into DDP's bucket buffer
         # the thread changes when the ring runs, not its arithmetic
         np.testing.assert_array_equal(r[True]["value"], r[False]["value"])
+        np.testing.assert_array_equal(r["last"]["value"], r[False]["value"])
         # compute_dtype="auto": the wire dtype for 0/1 coefficients, float64 for a dense design
         assert r["auto"] == {"exact": "None", "perturbation": "torch.float64"}
 

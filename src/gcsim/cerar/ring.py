@@ -146,17 +146,50 @@ def encode_symbol(A: Any, G: Any, tau: int) -> Any:
     return (A[..., tau - 1 : tau, :] @ G)[..., 0, :]
 
 
+def _symbol(X: Any, k: int) -> Any:
+    """Symbol k + 1 of X: an array (..., c, w), or a list of the c symbol arrays (..., w)."""
+    return X[k] if isinstance(X, list) else X[..., k, :]
+
+
 def packet(X: Any, u: Any, t: int, rnd: Rounding = _identity) -> Any:
-    """The packet sent in round t: s^(t) = x^(t) + u^(t-1) for t <= c, else u^(t-1)."""
-    c = X.shape[-2]
-    return rnd(X[..., t - 1, :] + u) if t <= c else u
+    """The packet sent in round t: s^(t) = x^(t) + u^(t-1) for t <= c, else u^(t-1).
+
+    ``X`` is the symbol array (..., c, w) or the list of its c symbols.  ``u`` None stands for
+    u^(0) = 0: the packet is x^(1) itself (no addition, no copy).
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> packet(X, np.array([10.0, 10.0]), 2).tolist(), packet(list(X), None, 1).tolist()
+    ([13.0, 14.0], [1.0, 2.0])
+    """
+    c = len(X) if isinstance(X, list) else X.shape[-2]
+    if t > c:
+        return u
+    x = _symbol(X, t - 1)
+    return x if u is None else rnd(x + u)
 
 
-def strip(r: Any, X: Any, t: int, N: int, rnd: Rounding = _identity) -> Any:
-    """u^(t) from the received packet r: r - x^(t-N+1) when the own symbol comes back, else r."""
-    c = X.shape[-2]
+def strip(r: Any, X: Any, t: int, N: int, rnd: Rounding = _identity, *, in_place: bool = False) -> Any:
+    """u^(t) from the received packet r: r - x^(t-N+1) when the own symbol comes back, else r.
+
+    ``X`` as in :func:`packet`.  ``in_place`` subtracts into ``r`` (a buffer the caller owns;
+    native precision only: ``rnd`` must be the identity) instead of allocating the difference.
+
+    Examples
+    --------
+    >>> r = np.array([5.0, 5.0])
+    >>> strip(r, [np.array([1.0, 2.0]), np.zeros(2)], 3, 3, in_place=True) is r, r.tolist()
+    (True, [4.0, 3.0])
+    """
+    c = len(X) if isinstance(X, list) else X.shape[-2]
     k = t - N  # 0-based index of the returning symbol x^(t-N+1)
-    return rnd(r - X[..., k, :]) if 0 <= k < c - 1 else r
+    if not 0 <= k < c - 1:
+        return r
+    if in_place:
+        r -= _symbol(X, k)
+        return r
+    return rnd(r - _symbol(X, k))
 
 
 def decode(G: Any, D: Any, U: Any) -> Any:
@@ -170,7 +203,8 @@ def combine(coefficients: np.ndarray, rows: Any, start: Any = None) -> Any:
     The product of a sparse coefficient row (host NumPy) with the rows of an array: zero terms
     are skipped and a coefficient 1 multiplies nothing (exact either way), so a sum of ``nnz``
     terms is formed with ``nnz`` rounded additions at most -- the same bound as the dense
-    product, fewer operations.  May return one of ``rows`` (or ``start``) itself; callers copy.
+    product, fewer operations.  May return one of ``rows`` (or ``start``) itself: a caller that
+    writes into the result copies it first.
 
     Examples
     --------
@@ -262,10 +296,10 @@ def run_ring(
 
     Parameters
     ----------
-    X : array (..., c, w)
+    X : array (..., c, w) or None
         Coded symbols (:func:`encode`), in the wire dtype (the packets' dtype).  With
         ``encoder`` an uninitialized buffer of that shape: symbol x^(t+1) is encoded into it
-        while round t's packets travel (:func:`encode_symbol`).
+        while round t's packets travel (:func:`encode_symbol`).  See ``host_coefficients``.
     G : array (..., c, w)
         The split gradients (the output state starts there), in the compute dtype.
     D : array (..., c, L)
@@ -285,21 +319,25 @@ def run_ring(
         How packets travel (``send``/``recv``/``close``, see :class:`RollTransport`); default
         the in-memory ring of all workers stacked on axis 0.
     N : int, optional
-        Ring size; default ``X.shape[0]`` (all workers stacked).  Needed for one rank.
+        Ring size; default ``G.shape[0]`` (all workers stacked).  Needed for one rank.
     encoder : array (..., c, c), optional
         A_i: encode the symbols round by round into ``X`` (see ``X``).
     segments : int
         Pieces per packet (:func:`segment_bounds`); packet k = (t-1) S + j + 1 on the transport.
     host_coefficients : (A_i, D_i) as host NumPy arrays, optional
         One worker with a sparse design (e.g. the exact design's permutation encoders and 0/1
-        decoders): encode each symbol into ``X`` and decode term by term over the nonzero
-        coefficients (:func:`combine`) instead of by matrix products.  Same exact values, at
-        most as many roundings.
+        decoders): each symbol is formed term by term over the nonzero coefficients
+        (:func:`combine`; a permutation row's symbol *is* a row of G, no copy), received packets
+        are stripped in place, and the decoder's nonzero terms are added into G's rows, in the
+        order of the rounds, instead of matrix products.  Same exact values, at most as many
+        roundings.  ``G`` may be a list of its c rows (views of the caller's buffer) and is
+        overwritten with g_hat; ``X`` (wire dtype) is only written where a symbol's dtype
+        differs from it (None: never); ``rnd`` must be the identity.
 
     Returns
     -------
     array (..., c, w)
-        g_hat of every worker held, in the compute dtype.
+        g_hat of every worker held, in the compute dtype (with ``host_coefficients``: ``G``).
 
     Examples
     --------
@@ -308,8 +346,13 @@ def run_ring(
     >>> run_ring(encode(A, G), G, D, xp=np).tolist() == run_ring(encode(A, G), G, D, xp=np, segments=2).tolist()
     True
     """
-    N = X.shape[0] if N is None else int(N)
-    c, w = X.shape[-2], X.shape[-1]
+    sparse = host_coefficients is not None
+    A_host, D_host = host_coefficients if host_coefficients is not None else (np.zeros((0, 0)), np.zeros((0, 0)))
+    if sparse:
+        c, w = (len(G), G[0].shape[-1]) if isinstance(G, list) else (G.shape[-2], G.shape[-1])
+    else:
+        c, w = G.shape[-2], G.shape[-1]
+    N = G.shape[0] if N is None else int(N)
     L = num_rounds(N, c)
     pieces = segment_bounds(w, segments)
     S = len(pieces)
@@ -319,36 +362,43 @@ def run_ring(
     state = G if per_round else None
     U: list[list[Any]] = []  # U[t-1][j]: segment j of u^(t)
     sent: list[Any] = [None] * S
+    # Xp[j]: the symbols' columns of piece j (views); the sparse path fills its lists symbol by symbol
+    Xp: list[Any] = [[None] * c for _ in pieces] if sparse else [X[..., a:b] for a, b in pieces]
     failed = True
     try:
-        if host_coefficients is not None:
-            A_host, D_host = host_coefficients
-            encoder = None
+        if sparse:
 
             def next_symbol(tau: int) -> None:
-                X[tau - 1] = combine(A_host[tau - 1], G)
+                # a permutation row selects a row of G: the symbol is that row itself, no copy
+                x = combine(A_host[tau - 1], G)
+                if X is not None and x.dtype != X.dtype:  # a compute dtype wider than the wire's
+                    X[tau - 1] = x
+                    x = X[tau - 1]
+                for j, (a, b) in enumerate(pieces):
+                    Xp[j][tau - 1] = x[..., a:b]
 
         elif encoder is not None:
 
             def next_symbol(tau: int) -> None:
                 X[..., tau - 1, :] = encode_symbol(encoder, G, tau)
 
-        lazy = host_coefficients is not None or encoder is not None
+        lazy = sparse or encoder is not None
         if lazy:
             next_symbol(1)
         for j, (a, b) in enumerate(pieces):  # round 1: u^(0) = 0
-            sent[j] = packet(X[..., a:b], xp.zeros_like(X[..., 0, a:b]), 1, rnd)
+            sent[j] = packet(Xp[j], None, 1) if sparse else packet(Xp[j], xp.zeros_like(X[..., 0, a:b]), 1, rnd)
             transport.send(j + 1, sent[j])
         for t in range(1, L + 1):
             if lazy and t < c:  # symbol t + 1, while round t's packets travel
                 next_symbol(t + 1)
             row = []
-            for j, (a, b) in enumerate(pieces):
-                u = strip(transport.recv((t - 1) * S + j + 1), X[..., a:b], t, N, rnd)
+            for j in range(S):
+                # the sparse path strips into the received buffer (the transport hands over fresh ones)
+                u = strip(transport.recv((t - 1) * S + j + 1), Xp[j], t, N, rnd, in_place=sparse)
                 row.append(u)
                 s_t = sent[j]
                 if t < L:  # forward at once: the next round's packet of this piece
-                    sent[j] = packet(X[..., a:b], u, t + 1, rnd)
+                    sent[j] = packet(Xp[j], u, t + 1, rnd)
                     transport.send(t * S + j + 1, sent[j])
                 if per_round:
                     state = accumulate_round(state, D, u, t, rnd)
@@ -360,9 +410,16 @@ def run_ring(
         transport.close(failed=failed)  # after a failure: no waiting for sends
     if per_round:
         return state
+    if sparse:  # g_hat[k] = G[k] + sum_t D[k, t] u^(t): the nonzero terms added into G's rows, in order
+        for k in range(c):
+            for t, a in enumerate(np.asarray(D_host[k]).tolist()):
+                if a == 0:
+                    continue
+                for j, (lo, hi) in enumerate(pieces):
+                    target = G[k] if S == 1 else G[k][..., lo:hi]
+                    target += U[t][j] if a == 1 else a * U[t][j]
+        return G
     rows = [r[0] if S == 1 else xp.concat(r, axis=-1) for r in U]
-    if host_coefficients is not None:  # g_hat[k] = G[k] + sum_t D[k, t] u^(t), nonzero terms only
-        return xp.stack([combine(host_coefficients[1][k], rows, start=G[k]) for k in range(c)], axis=0)
     Us = xp.stack(rows, axis=-2)
     if Us.dtype != D.dtype:  # a wire dtype narrower than the compute dtype
         Us = xp.astype(Us, D.dtype)

@@ -187,6 +187,7 @@ def cerar_all_reduce(
     counter: ByteCounter | None = None,
     compute_dtype=None,
     segment_bytes: int = SEGMENT_BYTES,
+    out=None,
 ):
     """Approximate sum of ``tensor`` over the ranks by the CERAR ring protocol (docs/theory.md §50).
 
@@ -196,12 +197,15 @@ def cerar_all_reduce(
     receive from ``i−1``, strip ``x_i^(t−N+1)``; the output is ``G_i + D_i U_i``.  Everything
     runs in torch on the tensor's device; sends and receives are posted asynchronously
     (:class:`RingTransport`) and symbol ``x_i^(t+1) = A_i[t+1, :] G_i`` is encoded while round
-    ``t``'s packet travels.
+    ``t``'s packet travels.  A sparse design (the exact one: permutation encoders, 0/1
+    decoders) in the tensor's own dtype moves no more than the ring does: its symbols are
+    the components themselves (views), packets are stripped where they were received and the
+    decoder's terms are added into the output's rows; only a last, partial component is padded.
 
     Parameters
     ----------
     tensor : torch.Tensor
-        Local gradient (any shape; floating dtype).  Not modified.
+        Local gradient (any shape; floating dtype).  Not modified (unless it is ``out``).
     design : CerarDesign or path of an exported design
         ``design.N`` must equal the group size.
     group : ProcessGroup, optional
@@ -213,11 +217,14 @@ def cerar_all_reduce(
     segment_bytes : int
         A packet larger than this travels in ``ceil(w·itemsize / segment_bytes)`` pieces, each
         forwarded as soon as it has arrived (pipelining; same bytes, same arithmetic).
+    out : torch.Tensor, optional
+        Contiguous tensor of the same shape, dtype and device to write the result into; may be
+        ``tensor`` itself (reduced in place, as ``dist.all_reduce`` does).  Default: a new one.
 
     Returns
     -------
     torch.Tensor
-        Same shape and dtype as ``tensor``.
+        Same shape and dtype as ``tensor`` (``out`` when given).
 
     Raises
     ------
@@ -231,6 +238,15 @@ def cerar_all_reduce(
     N, me, glob = _group_info(group)
     if design.N != N:
         raise InvalidArgumentError("design", f"is for N = {design.N} workers, the group has {N} ranks")
+    if out is not None:
+        if not isinstance(out, torch.Tensor) or (out.shape, out.dtype, out.device) != (
+            tensor.shape,
+            tensor.dtype,
+            tensor.device,
+        ):
+            raise InvalidArgumentError("out", "must be a tensor of the input's shape, dtype and device")
+        if not out.is_contiguous():
+            raise InvalidArgumentError("out", "must be contiguous (the result is written through a flat view)")
     c, L = design.c, design.L
     flat = tensor.reshape(-1)
     d = flat.numel()
@@ -238,19 +254,10 @@ def cerar_all_reduce(
     wire = flat.dtype
     cd = wire if compute_dtype is None else compute_dtype
     dev = flat.device  # CPU for gloo, the rank's GPU for NCCL
-    if d == c * w and cd == wire:
-        G = flat.reshape(c, w)  # no padding, no cast: the rows are the components (never written)
-    else:
-        G = torch.zeros(c * w, dtype=cd, device=dev)
-        G[:d] = flat  # cast to the compute dtype
-        G = G.reshape(c, w)
     A_host, D_host = design.encoders[me], design.decoders[me]
     # sparse design (the exact one: permutation encoders, one decoder entry per round): products
     # term by term over the nonzero coefficients, else dense products on the device
     sparse = int(np.count_nonzero(A_host)) + int(np.count_nonzero(D_host)) <= 2 * (c + L)
-    A = None if sparse else torch.tensor(A_host, dtype=cd, device=dev)  # a copy: the arrays are read-only
-    D = None if sparse else torch.tensor(D_host, dtype=cd, device=dev)
-    X = torch.empty(c, w, dtype=wire, device=dev)  # filled one symbol per round
     # packets of more than segment_bytes travel in S pieces, each forwarded as soon as it arrives
     pieces = segment_bounds(w, -(-w * flat.element_size() // max(int(segment_bytes), 1)))
     S = len(pieces)
@@ -267,18 +274,48 @@ def cerar_all_reduce(
         group=group,
         counter=counter,
     )
-    out = run_ring(
-        X,
-        G,
-        D,
-        xp=get_namespace(torch),
-        transport=link,
-        N=N,
-        encoder=A,
-        segments=S,
-        host_coefficients=(A_host, D_host) if sparse else None,
-    )
-    return out.reshape(-1)[:d].to(wire).reshape(tensor.shape)
+    if sparse:
+        # the result is decoded into the rows of `res` (the output): component k is a view of its
+        # slice when full and in the compute dtype; a partial or cast one works on a copy
+        res = out if out is not None else torch.empty_like(tensor, memory_format=torch.contiguous_format)
+        res_flat = res.reshape(-1)
+        if res_flat.data_ptr() != flat.data_ptr():
+            res_flat.copy_(flat)
+        rows, copied = [], []
+        for k in range(c):
+            lo, hi = min(k * w, d), min((k + 1) * w, d)
+            if hi - lo == w and cd == wire:
+                rows.append(res_flat[lo:hi])
+            else:
+                row = torch.zeros(w, dtype=cd, device=dev)
+                row[: hi - lo] = res_flat[lo:hi]
+                rows.append(row)
+                copied.append((k, lo, hi))
+        run_ring(
+            None if cd == wire else torch.empty(c, w, dtype=wire, device=dev),
+            rows,
+            None,
+            xp=get_namespace(torch),
+            transport=link,
+            N=N,
+            segments=S,
+            host_coefficients=(A_host, D_host),
+        )
+        for k, lo, hi in copied:
+            res_flat[lo:hi] = rows[k][: hi - lo]  # cast back to the wire dtype
+        return res
+    if d == c * w and cd == wire:
+        G = flat.reshape(c, w)  # no padding, no cast: the rows are the components (never written)
+    else:
+        G = torch.zeros(c * w, dtype=cd, device=dev)
+        G[:d] = flat  # cast to the compute dtype
+        G = G.reshape(c, w)
+    A = torch.tensor(A_host, dtype=cd, device=dev)  # a copy: the arrays are read-only
+    D = torch.tensor(D_host, dtype=cd, device=dev)
+    X = torch.empty(c, w, dtype=wire, device=dev)  # filled one symbol per round
+    ghat = run_ring(X, G, D, xp=get_namespace(torch), transport=link, N=N, encoder=A, segments=S)
+    result = ghat.reshape(-1)[:d].to(wire).reshape(tensor.shape)
+    return result if out is None else out.copy_(result)
 
 
 def ring_all_reduce(tensor, *, group=None, counter: ByteCounter | None = None):

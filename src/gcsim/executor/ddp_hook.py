@@ -10,8 +10,10 @@ may drift apart: measure ``max ‖θ_i − θ_j‖``).
 The hook does not block backward: it hands the bucket to one communication thread per hook
 state and returns a future that completes when that bucket's ring has finished (or carries its
 error), as DDP's own all-reduce does.  So DDP overlaps the ring with the rest of backward and
-waits for every future at the end of it.  Buckets are reduced one after another in the order
-DDP hands them over, which is the same on every rank.  (``overlap=False`` runs the ring inside
+waits for every future at the end of it.  The last bucket of a backward pass, once the thread
+is idle, runs in the hook itself: nothing is left to overlap with it.  Buckets are reduced one
+after another in the order DDP hands them over, which is the same on every rank, each in place
+in DDP's bucket buffer (as DDP's all-reduce does).  (``overlap=False`` runs every ring inside
 the hook and returns a completed future.)
 
 Usage in an ordinary training loop (inside an initialized process group of ``N`` ranks)::
@@ -57,6 +59,8 @@ class _CommThread:
         # every core (spinning against the ranks' other processes) unless told the creator's
         self._threads = torch.get_num_threads()
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._pending = 0  # jobs submitted and not yet finished
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="gcsim-cerar-hook", daemon=True)
         self._thread.start()
 
@@ -72,11 +76,22 @@ class _CommThread:
             try:
                 result = fn()
             except BaseException as exc:  # the future carries it to the thread that waits
+                with self._lock:
+                    self._pending -= 1
                 fut.set_exception(exc)
             else:
+                with self._lock:
+                    self._pending -= 1
                 fut.set_result(result)
 
+    def idle(self) -> bool:
+        """No job queued or running (a job counts from its submission until it has finished)."""
+        with self._lock:
+            return self._pending == 0
+
     def submit(self, fn, fut) -> None:
+        with self._lock:
+            self._pending += 1
         self._jobs.put((fn, fut))
 
     def stop(self) -> None:
@@ -89,7 +104,8 @@ class CerarHookState:
 
     ``overlap`` (default True) runs each bucket's ring on a communication thread of this state
     (started at the first call; :meth:`close` stops it) and returns a future that completes
-    with it.  Read ``counter`` after backward has finished (DDP has waited for every future).
+    with it; the last bucket of a backward pass runs in the hook when the thread is idle.
+    Read ``counter`` after backward has finished (DDP has waited for every future).
     """
 
     design: Any
@@ -108,25 +124,34 @@ class CerarHookState:
 
 
 def _reduce_bucket(state: CerarHookState, buf, N: int, ready=None):
-    """CERAR-reduce one bucket and divide by N (on the communication thread when overlapping)."""
+    """CERAR-reduce one bucket in place and divide by N (on the communication thread when overlapping).
+
+    The bucket's buffer is DDP's own flat copy of the gradients, handed over to the hook until
+    its future completes (DDP's all-reduce reduces it in place too): the ring decodes into it.
+    """
     if ready is not None:  # CUDA: wait for the stream that produced the bucket
         import torch
 
         torch.cuda.set_device(buf.device)
         torch.cuda.current_stream().wait_event(ready)
-    out = cerar_all_reduce(
-        buf, state.design, group=state.group, counter=state.counter, compute_dtype=state.compute_dtype
+    cerar_all_reduce(
+        buf, state.design, group=state.group, counter=state.counter, compute_dtype=state.compute_dtype, out=buf
     )
-    out.div_(N)
+    buf.div_(N)
     if ready is not None:
         import torch
 
         torch.cuda.current_stream().synchronize()  # the result is complete when the future is
-    return out
+    return buf
 
 
 def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares them with real types
     """DDP communication hook: CERAR-all-reduce the bucket and average over the ranks.
+
+    With ``state.overlap`` the bucket's ring runs on the communication thread and the hook
+    returns at once; the last bucket of a backward pass (``bucket.is_last()``) runs in the hook
+    itself when the thread is idle: nothing is left to overlap with, and the hand-off to the
+    thread and back would only add latency.  Buckets are reduced in DDP's order either way.
 
     Parameters
     ----------
@@ -136,9 +161,9 @@ def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares t
     Returns
     -------
     torch.futures.Future
-        Completes with a tensor shaped like ``bucket.buffer()`` when this bucket's ring has
+        Completes with the bucket's buffer, averaged in place, when this bucket's ring has
         finished (with its :class:`~gcsim.executor.collectives.RingFailureError` if a
-        neighbour failed); already completed when ``state.overlap`` is False.
+        neighbour failed); already completed when the ring ran in the hook.
     """
     require("torch", "torch", "gcsim.executor.ddp_hook.cerar_hook")
     import torch
@@ -148,8 +173,13 @@ def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares t
     N = dist.get_world_size(state.group)
     state.calls += 1
     fut: torch.futures.Future = torch.futures.Future()
-    if not state.overlap:
-        fut.set_result(_reduce_bucket(state, buf, N))
+    if not state.overlap or (bucket.is_last() and (state._comm is None or state._comm.idle())):
+        try:
+            result = _reduce_bucket(state, buf, N)
+        except Exception as exc:  # the future carries it, as from the thread (DDP re-raises it)
+            fut.set_exception(exc)
+        else:
+            fut.set_result(result)
         return fut
     ready = None
     if buf.is_cuda:
@@ -180,8 +210,9 @@ def register_cerar_hook(
         gradient values, as DDP's own all-reduce does), else float64 (designs whose products
         cancel).
     overlap : bool
-        Run the ring on a communication thread and return a pending future, so that it
-        overlaps the rest of backward (default); False runs it inside the hook.
+        Run the rings on a communication thread and return pending futures, so that they
+        overlap the rest of backward (default; the last bucket, with the thread idle, runs in
+        the hook); False runs every ring inside the hook.
 
     Returns
     -------
