@@ -119,11 +119,20 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         payload["exported"] = str(exported) if exported is not None else None
         print(json.dumps(payload, sort_keys=True))
         return EXIT_OK
+    tol = float(adv.question.get("exact_tol", 0.0))
+
+    def error_cell(err: float) -> str:
+        # an exact code's error is round-off (1e-31 and the like): printing it would suggest an
+        # order among codes that tie on error and rank on the next criteria
+        if err != err:
+            return "-"
+        return "exact" if err <= tol else fmt(err)
+
     rows = [
         [
             r["rank"],
             r["name"],
-            fmt(r["error"]) if r["error"] == r["error"] else "-",
+            error_cell(r["error"]),
             fmt(r["communication"]),
             fmt(r["data_fraction"]),
             fmt(r["time"]) if r["time"] == r["time"] else "-",
@@ -143,6 +152,11 @@ def _cmd_advise(args: argparse.Namespace) -> int:
             right=["rank", "error", "comm", "data", "time"],
         )
     )
+    if any(r["error"] <= tol for r in adv.rows[: args.top]):
+        print(
+            f"exact: error at round-off (<= {tol:g}; --json gives the value); exact codes tie on error "
+            "and rank on the next criteria, then by name"
+        )
     print(f"{len(adv.dropped_items)} dropped (--json lists every reason)")
     if exported is not None:
         print(f"exported rank {args.rank} to {exported}")
