@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gcsim.coding.stragglers import FixedModel
 from gcsim.errors import InvalidArgumentError, MissingDependencyError
 from gcsim.sweep import SweepWorkerError, int_seed, run_sweep, sweep_client, task_seed
 
@@ -312,6 +313,76 @@ def test_mc_sweep_on_dask_equals_serial_bit_for_bit(client):
         on_dask.stderr,
         on_dask.count,
     )
+
+
+class DyingFixedModel(FixedModel):
+    """The fixed-s model, instrumented for :func:`test_mc_sweep_survives_a_killed_worker_recomputing_nothing`.
+
+    It draws exactly the patterns of :class:`FixedModel`.  Each call of ``sample`` (one per chunk
+    of the sweep) leaves a file ``runs/<seed>-<pid>-<nonce>`` in ``folder``, so the test counts
+    the runs of every chunk.  The first call anywhere claims ``folder/killed`` (``O_EXCL``: one
+    winner over all processes), waits until the caller has checkpointed ``wait_for`` finished
+    chunks (computed by the other worker, since this one is busy), writes its seed and those
+    chunks' indices into ``killed`` and kills its worker process.  That call precedes every other
+    call, so the killed worker ran no chunk of the sweep before it, and every finished result lives
+    on the surviving worker or in the caller: nothing finished can be lost.
+    """
+
+    def __init__(self, n: int, s: int, folder: str, wait_for: int):
+        super().__init__(n, s)
+        self.folder = folder
+        self.wait_for = wait_for
+
+    def sample(self, count: int, seed: int = 0) -> np.ndarray:
+        import json
+        import secrets
+        import time
+
+        Path(self.folder, "runs", f"{seed}-{os.getpid()}-{secrets.token_hex(4)}").write_text("")
+        try:
+            fd = os.open(Path(self.folder, "killed"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return super().sample(count, seed)
+        checkpoint = Path(self.folder, "ck")
+        deadline = time.monotonic() + TIMEOUT / 2  # a guard against a hang only: the test fails then
+        while len(done := sorted(checkpoint.glob("task_*.pkl"))) < self.wait_for and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.write(fd, json.dumps({"seed": seed, "done": [int(p.stem[5:]) for p in done]}).encode())
+        os.close(fd)
+        os._exit(1)  # the worker dies in the middle of the sweep, with chunks finished and chunks left
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_mc_sweep_survives_a_killed_worker_recomputing_nothing(client, tmp_path):
+    import json
+
+    from gcsim.coding.sweeps import expected_error_sweep
+
+    sch = _petersen_scheme()
+    (tmp_path / "runs").mkdir()
+    chunks, kw = 12, dict(samples=2400, chunk=200, seed=13, progress=False)
+    serial = expected_error_sweep(sch, FixedModel(sch.n, 3), **kw)
+    model = DyingFixedModel(sch.n, 3, str(tmp_path), wait_for=3)
+    on_dask = expected_error_sweep(sch, model, scheduler=client, checkpoint=tmp_path / "ck", **kw)
+
+    def fields(r):
+        return (r.mean, r.ci, r.stderr, r.count, r.method, r.model)
+
+    assert fields(on_dask) == fields(serial)  # bit for bit, with a worker lost on the way
+    killed = json.loads((tmp_path / "killed").read_text())
+    chunk_of = {int_seed(task_seed(13, i)): i for i in range(chunks)}
+    runs = [0] * chunks
+    for f in (tmp_path / "runs").iterdir():
+        runs[chunk_of[int(f.name.split("-")[0])]] += 1
+    dead = chunk_of[killed["seed"]]
+    # the kill came after 3 or more chunks were in and while chunks remained (the dying one at least)
+    assert 3 <= len(killed["done"]) < chunks and dead not in killed["done"]
+    # only the chunk that was running on the dead worker ran twice; the finished ones never again
+    assert runs[dead] == 2 and all(runs[i] == 1 for i in range(chunks) if i != dead), runs
+    assert len(list((tmp_path / "ck").glob("task_*.pkl"))) == chunks
+    # a rerun takes every chunk from the checkpoint: nothing runs
+    assert fields(expected_error_sweep(sch, model, checkpoint=tmp_path / "ck", **kw)) == fields(serial)
+    assert sum(1 for _ in (tmp_path / "runs").iterdir()) == chunks + 1
 
 
 @pytest.mark.timeout(TIMEOUT)
