@@ -276,3 +276,67 @@ def test_overlap_argument_is_validated():
 
     with pytest.raises(InvalidArgumentError, match="overlap"):
         register_cerar_hook(_Model(), design(3, 3, "exact"), overlap="yes")
+
+
+def _two_models_job(rank, world_size, spec):
+    """One backward through two DDP models hooked with CERAR on the same group, several buckets
+    each (DDP rebuilds small buckets after the first step, so the communication thread runs):
+    per step, this rank's local gradient (plain copies of both models) and DDP's averaged one."""
+    import copy
+
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def make(seed):
+        torch.manual_seed(seed)
+        layers = []
+        for _ in range(spec["layers"]):
+            layers += [torch.nn.Linear(spec["width"], spec["width"]), torch.nn.Tanh()]
+        return torch.nn.Sequential(*layers)
+
+    def flat(tensors):
+        return torch.cat([t.detach().reshape(-1) for t in tensors]).double().numpy()
+
+    g = torch.Generator().manual_seed(1000 + rank)
+    xs = torch.randn(spec["steps"], 8, spec["width"], generator=g)
+    m1 = DDP(make(0), bucket_cap_mb=spec["cap_mb"])
+    m2 = DDP(make(1), bucket_cap_mb=spec["cap_mb"])
+    s1 = register_cerar_hook(m1, spec["design"])
+    s2 = register_cerar_hook(m2, spec["design"])
+    params = list(m1.module.parameters()) + list(m2.module.parameters())
+    opt = torch.optim.SGD(list(m1.parameters()) + list(m2.parameters()), lr=0.05)
+    local, avg = [], []
+    for step in range(spec["steps"]):
+        l1, l2 = copy.deepcopy(m1.module), copy.deepcopy(m2.module)
+        loss = l2(l1(xs[step])).pow(2).mean()
+        local.append(flat(torch.autograd.grad(loss, list(l1.parameters()) + list(l2.parameters()))))
+        opt.zero_grad()
+        m2(m1(xs[step])).pow(2).mean().backward()
+        avg.append(flat(p.grad for p in params))
+        opt.step()
+    shared = s1._comm is not None and s1._comm is s2._comm
+    s1.close()
+    s2.close()
+    return {"local": np.array(local), "avg": np.array(avg), "shared_thread": shared, "calls": s1.calls + s2.calls}
+
+
+def test_two_hooked_models_in_one_backward_match_the_exact_mean(tmp_path):
+    # each ring's packet k carries tag k: two models' rings running at once on one group paired
+    # their packets (errors of the gradient's own size from the second step, silently); the hook
+    # now queues every ring of a group on one thread, in the same order on every rank
+    N = 4
+    des = design(N, N, "exact")
+    spec = {"design": str(export_design(des, tmp_path, "two")), "layers": 4, "width": 16, "cap_mb": 0.002, "steps": 4}
+    R = launch(_two_models_job, N, (spec,), timeout=120).raise_on_failure().results
+    u32 = unit_roundoff(np.float32)
+    for t in range(spec["steps"]):
+        G = np.stack([r["local"][t] for r in R])
+        mean = G.sum(axis=0) / N
+        mean_tol = dot_tol(N + 1, np.abs(G).sum(axis=0)) / N
+        tols = _cerar_avg_tol(des, G, N)
+        for i, r in enumerate(R):
+            avg = r["avg"][t]
+            tol = tols[i] + SAFETY * u32 * np.abs(avg) + mean_tol
+            assert np.all(np.abs(avg - mean) <= tol), (t, i, np.abs(avg - mean).max())
+    for r in R:
+        assert r["shared_thread"]  # the thread ran (several buckets per model) and both states shared it
+        assert r["calls"] > 2 * spec["steps"]  # more than one bucket per model and step

@@ -417,7 +417,10 @@ def run_ring(
                     continue
                 for j, (lo, hi) in enumerate(pieces):
                     target = G[k] if S == 1 else G[k][..., lo:hi]
-                    target += U[t][j] if a == 1 else a * U[t][j]
+                    u = U[t][j]
+                    if u.dtype != target.dtype:  # a wire dtype narrower than the compute dtype: the
+                        u = xp.astype(u, target.dtype)  # product a * u is formed in the compute dtype
+                    target += u if a == 1 else a * u
         return G
     rows = [r[0] if S == 1 else xp.concat(r, axis=-1) for r in U]
     Us = xp.stack(rows, axis=-2)

@@ -18,6 +18,8 @@ neighbour that died or stalled makes :class:`RingFailureError` name the step and
 from __future__ import annotations
 
 import os
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +68,29 @@ class ByteCounter:
         self.packets += 1
         if received_tensor is not None:
             self.received += received_tensor.numel() * received_tensor.element_size()
+
+
+_GROUP_LOCKS: dict[int, tuple[Any, threading.Lock]] = {}
+_GROUP_LOCKS_LOCK = threading.Lock()
+
+
+@contextmanager
+def _one_ring_per_group(group):
+    """Run one ring collective at a time per process group in this process.
+
+    Packet ``k`` of every ring carries the tag ``k``: two rings running at once on one group
+    (two threads, two hooked models) would pair one's packets with the other's receives.
+    """
+    import torch.distributed as dist
+
+    key = dist.group.WORLD if group is None else group
+    with _GROUP_LOCKS_LOCK:
+        entry = _GROUP_LOCKS.get(id(key))
+        if entry is None or entry[0] is not key:  # the group object is kept alive with its lock
+            entry = (key, threading.Lock())
+            _GROUP_LOCKS[id(key)] = entry
+    with entry[1]:
+        yield
 
 
 def _group_info(group):
@@ -247,6 +272,14 @@ def cerar_all_reduce(
             raise InvalidArgumentError("out", "must be a tensor of the input's shape, dtype and device")
         if not out.is_contiguous():
             raise InvalidArgumentError("out", "must be contiguous (the result is written through a flat view)")
+    with _one_ring_per_group(group):
+        return _cerar_ring(tensor, design, group, counter, compute_dtype, segment_bytes, out, N, me, glob)
+
+
+def _cerar_ring(tensor, design, group, counter, compute_dtype, segment_bytes, out, N, me, glob):
+    """The body of :func:`cerar_all_reduce` (arguments checked), under the group's ring lock."""
+    import torch
+
     c, L = design.c, design.L
     flat = tensor.reshape(-1)
     d = flat.numel()
@@ -328,9 +361,15 @@ def ring_all_reduce(tensor, *, group=None, counter: ByteCounter | None = None):
     Returns a new tensor of the same shape and dtype.
     """
     require("torch", "torch", "gcsim.executor.collectives.ring_all_reduce")
+    N, me, glob = _group_info(group)
+    with _one_ring_per_group(group):
+        return _classic_ring(tensor, group, counter, N, me, glob)
+
+
+def _classic_ring(tensor, group, counter, N, me, glob):
+    """The body of :func:`ring_all_reduce`, under the group's ring lock."""
     import torch
 
-    N, me, glob = _group_info(group)
     flat = tensor.reshape(-1)
     d = flat.numel()
     w = packet_size(d, N)

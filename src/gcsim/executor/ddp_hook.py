@@ -7,14 +7,18 @@ DDP hands each gradient bucket (a flat tensor) to the hook; the hook runs the CE
 to round-off; with ``c > N`` each rank receives its own approximation ``ĝ_i`` (replicas
 may drift apart: measure ``max ‖θ_i − θ_j‖``).
 
-The hook does not block backward: it hands the bucket to one communication thread per hook
-state and returns a future that completes when that bucket's ring has finished (or carries its
-error), as DDP's own all-reduce does.  So DDP overlaps the ring with the rest of backward and
+The hook does not block backward: it hands the bucket to the communication thread of its
+process group (one per group, shared by every hooked model on that group) and returns a future
+that completes when that bucket's ring has finished (or carries its error), as DDP's own
+all-reduce does.  So DDP overlaps the ring with the rest of backward and
 waits for every future at the end of it.  The last bucket of a backward pass, once the thread
 is idle, runs in the hook itself: nothing is left to overlap with it.  Buckets are reduced one
-after another in the order DDP hands them over, which is the same on every rank, each in place
-in DDP's bucket buffer (as DDP's all-reduce does).  (``overlap=False`` runs every ring inside
-the hook and returns a completed future.)
+after another in the order the hooks hand them over, which is the same on every rank, each in
+place in DDP's bucket buffer (as DDP's all-reduce does).  One thread per group, not per model:
+the rings of two models hooked on one group (one backward through both) share the group's
+point-to-point tags, so running them concurrently would pair one ring's packets with the
+other's receives; queued on one thread they run in the same order on every rank.
+(``overlap=False`` runs every ring inside the hook and returns a completed future.)
 
 Usage in an ordinary training loop (inside an initialized process group of ``N`` ranks)::
 
@@ -89,6 +93,23 @@ class _CommThread:
         with self._lock:
             return self._pending == 0
 
+    def reserve(self) -> bool:
+        """Claim the group for a ring run by the caller when the thread is idle (then :meth:`release`).
+
+        While claimed the thread is not idle, so the group's rings still run one at a time in
+        submission order (a job submitted meanwhile waits in the queue: the collectives'
+        per-group lock keeps it from starting before the caller's ring has finished).
+        """
+        with self._lock:
+            if self._pending:
+                return False
+            self._pending = 1
+            return True
+
+    def release(self) -> None:
+        with self._lock:
+            self._pending -= 1
+
     def submit(self, fn, fut) -> None:
         with self._lock:
             self._pending += 1
@@ -98,13 +119,55 @@ class _CommThread:
         self._jobs.put(None)
 
 
+# the communication thread of each process group, shared by the hook states on it: (group, thread,
+# number of states using it); keyed by the group object's id (the group is kept alive with it)
+_GROUP_THREADS: dict[int, tuple[Any, _CommThread, int]] = {}
+_GROUP_THREADS_LOCK = threading.Lock()
+
+
+def _group_key(group: Any) -> Any:
+    import torch.distributed as dist
+
+    return dist.group.WORLD if group is None else group
+
+
+def _group_thread(group: Any, *, create: bool) -> _CommThread | None:
+    """The group's communication thread (started and counted for one more state with ``create``)."""
+    key = _group_key(group)
+    with _GROUP_THREADS_LOCK:
+        entry = _GROUP_THREADS.get(id(key))
+        if entry is None or entry[0] is not key:
+            if not create:
+                return None
+            entry = (key, _CommThread(), 0)
+        if create:
+            entry = (entry[0], entry[1], entry[2] + 1)
+        _GROUP_THREADS[id(key)] = entry
+        return entry[1]
+
+
+def _release_group_thread(group: Any) -> None:
+    """One state less on the group's thread; the last one stops it."""
+    key = _group_key(group)
+    with _GROUP_THREADS_LOCK:
+        entry = _GROUP_THREADS.get(id(key))
+        if entry is None or entry[0] is not key:
+            return
+        if entry[2] <= 1:
+            del _GROUP_THREADS[id(key)]
+            entry[1].stop()
+        else:
+            _GROUP_THREADS[id(key)] = (entry[0], entry[1], entry[2] - 1)
+
+
 @dataclass
 class CerarHookState:
     """State of the CERAR hook: the design, the group, byte counter and call count.
 
-    ``overlap`` (default True) runs each bucket's ring on a communication thread of this state
-    (started at the first call; :meth:`close` stops it) and returns a future that completes
-    with it; the last bucket of a backward pass runs in the hook when the thread is idle.
+    ``overlap`` (default True) runs each bucket's ring on the communication thread of the
+    state's process group (started at the first call and shared with the other states on the
+    group; :meth:`close` releases it, the last state's close stops it) and returns a future that
+    completes with it; the last bucket of a backward pass runs in the hook when the thread is idle.
     Read ``counter`` after backward has finished (DDP has waited for every future).
     """
 
@@ -117,10 +180,10 @@ class CerarHookState:
     _comm: _CommThread | None = field(default=None, repr=False, compare=False)
 
     def close(self) -> None:
-        """Stop the communication thread (after the last backward); a later call starts a new one."""
+        """Release the group's communication thread (after the last backward); a later call takes it again."""
         if self._comm is not None:
-            self._comm.stop()
             self._comm = None
+            _release_group_thread(self.group)
 
 
 def _reduce_bucket(state: CerarHookState, buf, N: int, ready=None):
@@ -173,21 +236,33 @@ def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares t
     N = dist.get_world_size(state.group)
     state.calls += 1
     fut: torch.futures.Future = torch.futures.Future()
-    if not state.overlap or (bucket.is_last() and (state._comm is None or state._comm.idle())):
+    # another state's rings may be queued on the group's thread: a ring run here must come after them
+    comm = state._comm if state._comm is not None else _group_thread(state.group, create=False)
+    inline = not state.overlap or bucket.is_last()
+    if inline and (comm is None or comm.reserve()):
         try:
             result = _reduce_bucket(state, buf, N)
         except Exception as exc:  # the future carries it, as from the thread (DDP re-raises it)
             fut.set_exception(exc)
         else:
             fut.set_result(result)
+        finally:
+            if comm is not None:
+                comm.release()
         return fut
     ready = None
     if buf.is_cuda:
         ready = torch.cuda.Event()
         ready.record()
     if state._comm is None:
-        state._comm = _CommThread()
+        state._comm = _group_thread(state.group, create=True)
+    assert state._comm is not None
     state._comm.submit(lambda: _reduce_bucket(state, buf, N, ready), fut)
+    if not state.overlap:  # behind other states' rings on the group: wait for this one in the hook
+        try:
+            fut.wait()
+        except Exception:  # noqa: S110 - the future carries the error to DDP, as in the other paths
+            pass
     return fut
 
 
@@ -206,7 +281,7 @@ def register_cerar_hook(
     compute_dtype : "auto", "float64", "float32", torch.dtype or None
         Precision of encoding/decoding (the wire dtype stays the gradient dtype).  None = the
         gradient dtype.  "auto" (default): the gradient dtype when every coefficient of the
-        design is 0 or 1 (the exact design: every product is exact and each output sums a few
+        design is 0 or 1 (the exact design for c = N: every product is exact and each output sums a few
         gradient values, as DDP's own all-reduce does), else float64 (designs whose products
         cancel).
     overlap : bool
