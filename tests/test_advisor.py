@@ -25,6 +25,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 import gcsim
+from gcsim import limits
 from gcsim.advisor import Advice, Links, advise, load_exported, pareto_flags
 from gcsim.app.cli import main
 from gcsim.coding.delays import arrival_rule, delay_model
@@ -43,8 +44,8 @@ from gcsim.combinatorics import (
     random_regular_assignment,
 )
 from gcsim.combinatorics.expanders import weighted_margulis_gabber_galil
-from gcsim.errors import InvalidArgumentError
-from tolerances import cond, lstsq_tol
+from gcsim.errors import CatalogueError, InvalidArgumentError, SizeLimitError
+from tolerances import SAFETY, cond, gamma, lstsq_tol
 
 Z = 5.3  # Φ^{-1}(1 - 1e-7 / 2)
 
@@ -320,6 +321,103 @@ def test_export_of_the_acceptance_codes(advice_a, advice_b, tmp_path):
         assert np.array_equal(code.scheme.B, adv.schemes[0].B)
         assert code.decoders is None and code.manifest["decoding"].startswith("no table")
         assert "pinv(B_F) T" in code.manifest["decoding_rule"]
+
+
+def _chosen_patterns(n: int) -> np.ndarray:
+    """Non-straggler masks of the 54-worker question: none, the first 10, a seeded 10- and 3-subset, all."""
+    rng = np.random.default_rng(20240611)
+    masks = np.ones((5, n), dtype=bool)
+    masks[1, :10] = False
+    masks[2, rng.choice(n, 10, replace=False)] = False
+    masks[3, rng.choice(n, 3, replace=False)] = False
+    masks[4, :] = False  # everybody straggles: the zero decoder
+    return masks
+
+
+def test_export_with_chosen_patterns_decodes_as_lstsq(advice_b, tmp_path):
+    import hashlib
+
+    adv = advice_b[0]
+    scheme = adv.schemes[0]
+    n, m, mN = scheme.n, scheme.m, scheme.B.shape[0]
+    assert math.comb(n, 10) > limits.MAX_PATTERNS  # no table of every pattern up to s fits
+    masks = _chosen_patterns(n)
+    folder = adv.export(tmp_path, 0, patterns=masks)
+    code = load_exported(folder)
+    table = code.decoders
+    assert table is not None and table.explicit and len(table) == len(masks)
+    declared = code.manifest["decoder_patterns"]
+    assert declared["set"] == "chosen" and declared["count"] == len(masks)
+    assert declared["stragglers"] == [np.flatnonzero(~mk).tolist() for mk in masks]
+    assert declared["sha256"] == hashlib.sha256(masks.tobytes()).hexdigest()
+    assert "5 chosen patterns" in code.manifest["decoding"]
+    # the decoding rule of the guide, computed here: X_F = lstsq(B_F, T), T = I_m kron 1_N, zero rows off F
+    B = code.scheme.B
+    T = np.kron(np.eye(m), np.ones((mN // m, 1)))
+    for i, mk in enumerate(masks):
+        X = table.decoder(mk)
+        assert table.row(mk) == i and X.shape == (n, m)
+        assert np.all(X[~mk] == 0)
+        if not mk.any():
+            assert np.all(X == 0) and table.errors[i] == mN
+            continue
+        BF = B[:, mk]
+        Xl = np.linalg.lstsq(BF, T, rcond=None)[0]
+        kappa = cond(BF, nonzero=True)
+        xn, rn = np.linalg.norm(Xl), np.linalg.norm(BF @ Xl - T)
+        # Higham Thm 20.1: ‖Δx‖ <= c m n u κ (2 + (κ + 1) ‖r‖ / (‖A‖ ‖x‖)) ‖x‖, for each of the two solvers
+        scale = (2.0 + (kappa + 1.0) * rn / (np.linalg.norm(BF, 2) * xn)) * xn
+        assert np.linalg.norm(X[mk] - Xl) <= 2 * lstsq_tol(kappa, mN, BF.shape[1], scale), i
+        dr = 2 * lstsq_tol(kappa, mN, BF.shape[1], math.sqrt(mN))
+        assert abs(table.errors[i] - rn * rn) <= 2 * rn * dr + dr * dr + SAFETY * gamma(mN * m) * rn * rn, i
+    # 0/1 integers are masks too; the same set gives the same table, bit for bit
+    again = load_exported(adv.export(tmp_path, 0, name="ints", patterns=masks.astype(int).tolist())).decoders
+    assert again is not None and np.array_equal(again.decoders, table.decoders)
+    # a single mask is a set of one pattern
+    one = load_exported(adv.export(tmp_path, 0, name="one", patterns=masks[1])).decoders
+    assert one is not None and len(one) == 1 and np.array_equal(one.decoder(masks[1]), table.decoder(masks[1]))
+
+
+def test_load_exported_refuses_a_table_that_is_not_the_declared_set(tmp_path):
+    adv = advise(13, 4, 2, straggler_model("fixed", 13, s=1), families=["bibd"], progress=False)
+    masks = np.ones((2, 13), dtype=bool)
+    masks[1, [3, 7]] = False
+    folder = adv.export(tmp_path, 0, patterns=masks)
+    manifest = json.loads((folder / "advice.json").read_text())
+    manifest["decoder_patterns"]["stragglers"][1] = [3, 8]
+    (folder / "advice.json").write_text(json.dumps(manifest))
+    with pytest.raises(CatalogueError, match="does not hold the patterns"):
+        load_exported(folder)
+
+
+@pytest.mark.parametrize(
+    "make, kwargs, match",
+    [
+        (lambda n: np.ones((2, n - 1), dtype=bool), {}, r"shape \(54,\) or \(count, 54\)"),
+        (lambda n: np.ones((1, 2, n), dtype=bool), {}, "shape"),
+        (lambda n: np.ones((2, n)), {}, "dtype float64"),
+        (lambda n: np.array([["yes"] * n]), {}, "dtype <U3"),
+        (lambda n: np.full((1, n), 2), {}, "0/1"),
+        (lambda n: [[True] * n, [True] * (n - 1)], {}, "array of boolean masks"),
+        (lambda n: np.ones((0, n), dtype=bool), {}, "at least one pattern"),
+        (lambda n: np.ones((2, n), dtype=bool), {}, "repeats pattern 0"),
+        (lambda n: np.ones((1, n), dtype=bool), {"s_max": 1}, "not both"),
+    ],
+)
+def test_export_bad_patterns_name_the_argument(advice_b, tmp_path, make, kwargs, match):
+    adv = advice_b[0]
+    with pytest.raises(InvalidArgumentError, match=match) as info:
+        adv.export(tmp_path, 0, patterns=make(adv.schemes[0].n), **kwargs)
+    assert info.value.argument == "patterns"
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())  # nothing written
+
+
+def test_export_too_many_patterns_is_a_size_error(advice_b, tmp_path, monkeypatch):
+    adv = advice_b[0]
+    monkeypatch.setattr(limits, "MAX_PATTERNS", 4)
+    with pytest.raises(SizeLimitError) as info:
+        adv.export(tmp_path, 0, patterns=_chosen_patterns(adv.schemes[0].n))
+    assert info.value.argument == "patterns" and not any(tmp_path.iterdir())
 
 
 def test_views_and_contract(advice_b, tmp_path):

@@ -10,6 +10,7 @@ returns everything as JSON.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -24,7 +25,7 @@ import numpy as np
 
 from .. import _html, _plotting, limits
 from .._optional import require
-from .._validation import check_bool, check_int
+from .._validation import check_bool, check_int, check_mask
 from ..catalogue.objects import export_object, load_object
 from ..coding.decoder_table import DecoderTable, decoder_table, load_decoder_table, pattern_count
 from ..coding.schemes import Scheme
@@ -333,6 +334,7 @@ class Advice:
         *,
         name: str | None = None,
         s_max: int | None = None,
+        patterns: Any = None,
         overwrite: bool = False,
     ) -> Path:
         """Write the candidate of rank ``rank`` into ``folder/<name>``, atomically; returns that folder.
@@ -343,17 +345,68 @@ class Advice:
         :class:`~gcsim.coding.decoder_table.DecoderTable` of every pattern with at most ``s_max``
         stragglers (default: the model's ``s``) when its pattern count is within
         :data:`gcsim.limits.MAX_PATTERNS` and its entries within
-        :data:`gcsim.limits.MAX_DENSE_ENTRIES`; otherwise ``advice.json`` states the decoding rule
-        (the minimum-norm least-squares decoder ``X = B_F^+ T`` of the arrived workers, computed at
-        run time) and why no table was written.  Everything is written into a hidden staging folder
-        inside ``folder`` and renamed into place, so ``folder/<name>`` is complete or absent.
+        :data:`gcsim.limits.MAX_DENSE_ENTRIES`, or of the patterns you choose (``patterns``);
+        otherwise ``advice.json`` states the decoding rule (the minimum-norm least-squares decoder
+        ``X = B_F^+ T`` of the arrived workers, computed at run time) and why no table was written.
+        ``advice.json`` names the set of patterns in ``decoder_patterns``.  Everything is written
+        into a hidden staging folder inside ``folder`` and renamed into place, so ``folder/<name>``
+        is complete or absent; the decoders are computed (and every argument checked) before
+        anything is written.
+
+        Parameters
+        ----------
+        folder : path
+            Parent folder (created if missing).
+        rank : int >= 0
+            Row of :attr:`table` to export.
+        name : str, optional
+            Name of the exported folder (default ``rank<rank>_<family>_<encoder>``).
+        s_max : int, optional
+            Table of every pattern with at most ``s_max`` stragglers (default: the model's ``s``).
+        patterns : array_like of bool, shape (count, n) or (n,), optional
+            A chosen set of non-straggler masks (True = the worker arrives; 0/1 integers are
+            accepted), for codes whose every pattern up to ``s`` does not fit (the 54-worker
+            question: ``C(54, <= 10)`` patterns).  The table holds exactly these patterns, in the
+            order given (:func:`~gcsim.coding.decoder_table.decoder_table` with ``patterns=``);
+            ``decoder_patterns`` in ``advice.json`` records ``"set": "chosen"``, their count, the
+            SHA-256 of the ``(count, n)`` boolean array (C order, one byte per entry) and, up to
+            1024 patterns, the straggler set of each row.  Not together with ``s_max``.
+        overwrite : bool
+            Replace an existing ``folder/<name>``.
+
+        Returns
+        -------
+        pathlib.Path
+            The exported folder (read it back with :func:`load_exported`).
 
         Raises
         ------
         InvalidArgumentError
-            ``rank`` outside the table, a bad ``name`` or ``s_max``.
+            ``rank`` outside the table, a bad ``name`` or ``s_max``; ``patterns`` that are not
+            boolean (or 0/1) masks over the ``n`` workers, ragged, empty, repeated, or given with
+            ``s_max``.
+        SizeLimitError
+            More ``patterns`` than :data:`gcsim.limits.MAX_PATTERNS`, or a table beyond
+            :data:`gcsim.limits.MAX_DENSE_ENTRIES` entries.
         FileExistsError
             ``folder/<name>`` exists and ``overwrite`` is False.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import numpy as np
+        >>> import gcsim
+        >>> from gcsim.advisor import advise, load_exported
+        >>> adv = advise(13, 4, 2, gcsim.straggler_model("fixed", 13, s=1), families=["bibd"], progress=False)
+        >>> chosen = np.ones((3, 13), dtype=bool)
+        >>> chosen[1, [0, 5]] = False                 # workers 0 and 5 straggle
+        >>> chosen[2, [2, 3, 11]] = False             # workers 2, 3 and 11 straggle
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     code = load_exported(adv.export(tmp, patterns=chosen))
+        >>> len(code.decoders), code.decoders.row(chosen[2])
+        (3, 2)
+        >>> dict(code.manifest["decoder_patterns"], sha256="...")
+        {'count': 3, 'set': 'chosen', 'sha256': '...', 'stragglers': [[], [0, 5], [2, 3, 11]]}
         """
         rank = check_int("rank", rank, minimum=0)
         if rank >= len(self.rows):
@@ -362,25 +415,53 @@ class Advice:
         row, scheme, structure = self.rows[rank], self.schemes[rank], self.structures[rank]
         stem = name if name is not None else f"rank{rank}_{row['family']}_{row['encoder']}"
         check_bundle_name("name", stem)
+        table: DecoderTable | None = None
+        decoders_note = ""
+        if patterns is not None:
+            if s_max is not None:
+                raise InvalidArgumentError("patterns", "give s_max (every pattern up to s_max) or patterns, not both")
+            table = decoder_table(scheme, patterns=_check_patterns(patterns, scheme.n))
+            chosen = np.asarray(table.to_arrays()["patterns"], dtype=bool)
+            pattern_set: dict[str, Any] = {"set": "chosen", "count": len(table), "sha256": _mask_digest(chosen)}
+            if len(table) <= _LISTED_PATTERNS:
+                pattern_set["stragglers"] = [np.flatnonzero(~mk).tolist() for mk in chosen]
+            decoding = (
+                f"DecoderTable of {len(table)} chosen patterns (decoders/, rows in the order given; see "
+                "decoder_patterns); other patterns: the rule below"
+            )
+        else:
+            if s_max is None:
+                s_max = self.question.get("s")
+            if s_max is not None:
+                s_max = check_int("s_max", s_max, minimum=0, maximum=scheme.n)
+                count = pattern_count(scheme.n, s_max)
+                if count > limits.MAX_PATTERNS or count * scheme.n * scheme.m > limits.MAX_DENSE_ENTRIES:
+                    decoders_note = (
+                        f"no table: {count:,} patterns with at most {s_max} stragglers (x n m = "
+                        f"{scheme.n * scheme.m} entries) exceed gcsim.limits.MAX_PATTERNS / MAX_DENSE_ENTRIES "
+                        "(pass patterns= for a table of chosen patterns)"
+                    )
+                else:
+                    table = decoder_table(scheme, s_max)
+            else:
+                decoders_note = (
+                    "no table: the straggler model has no fixed s (pass s_max= for a table up to s_max, or "
+                    "patterns= for chosen patterns)"
+                )
+            if table is not None:
+                pattern_set = {"set": "all-up-to-s", "s_max": s_max, "count": len(table)}
+                decoding = (
+                    f"DecoderTable of every pattern with at most {s_max} stragglers (decoders/); other patterns: "
+                    "the rule below"
+                )
+            else:
+                pattern_set = {"set": "none", "count": 0}
+                decoding = decoders_note
         base = check_folder("folder", check_path("folder", folder))
         base.mkdir(parents=True, exist_ok=True)
         target = base / stem
         if target.exists() and not overwrite:
             raise FileExistsError(f"{target} exists (pass overwrite=True to replace it)")
-        if s_max is None:
-            s_max = self.question.get("s")
-        decoders_note = ""
-        if s_max is not None:
-            s_max = check_int("s_max", s_max, minimum=0, maximum=scheme.n)
-            count = pattern_count(scheme.n, s_max)
-            if count > limits.MAX_PATTERNS or count * scheme.n * scheme.m > limits.MAX_DENSE_ENTRIES:
-                decoders_note = (
-                    f"no table: {count:,} patterns with at most {s_max} stragglers (x n m = {scheme.n * scheme.m} "
-                    "entries) exceed gcsim.limits.MAX_PATTERNS / MAX_DENSE_ENTRIES"
-                )
-                s_max = None
-        else:
-            decoders_note = "no table: the straggler model has no fixed s (pass s_max= for a table up to s_max)"
         staging = base / f".{stem}.partial-{os.getpid()}"
         if staging.exists():
             shutil.rmtree(staging)
@@ -394,8 +475,8 @@ class Advice:
                 "assignment": str(assignment_json.relative_to(staging).with_suffix("")),
                 "encoder": "encoder",
             }
-            if s_max is not None:
-                decoder_table(scheme, s_max).export(staging / "decoders")
+            if table is not None:
+                table.export(staging / "decoders")
                 files["decoders"] = "decoders"
             manifest = {
                 "format": "gcsim-advice-export",
@@ -403,12 +484,8 @@ class Advice:
                 "question": {k: _plain(v) for k, v in self.question.items()},
                 "candidate": {k: _plain(v) for k, v in row.items()},
                 "files": files,
-                "decoding": (
-                    f"DecoderTable of every pattern with at most {s_max} stragglers (decoders/); other patterns: "
-                    "the rule below"
-                    if s_max is not None
-                    else decoders_note
-                ),
+                "decoding": decoding,
+                "decoder_patterns": pattern_set,
                 "decoding_rule": "X = pinv(B_F) T: the minimum-norm least-squares decoder of the arrived workers F "
                 "(numpy.linalg.lstsq, rcond=None), T = I_m kron 1_N",
                 "provenance": provenance(),
@@ -421,6 +498,33 @@ class Advice:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         return target
+
+
+#: Up to this many chosen patterns, ``advice.json`` lists the straggler set of each.
+_LISTED_PATTERNS = 1024
+
+
+def _check_patterns(patterns: Any, n: int) -> np.ndarray:
+    """``patterns`` as a ``(count, n)`` boolean array of non-straggler masks, or InvalidArgumentError."""
+    try:
+        arr = np.asarray(patterns)
+    except (TypeError, ValueError) as exc:  # ragged nested lists
+        raise InvalidArgumentError(
+            "patterns", f"must be a (count, {n}) array of boolean masks (True = the worker arrives): {exc}"
+        ) from None
+    if arr.size == 0:
+        raise InvalidArgumentError("patterns", "must list at least one pattern")
+    if arr.dtype.kind not in "biu":
+        raise InvalidArgumentError(
+            "patterns", f"must be boolean masks (True = the worker arrives) or 0/1 integers, got dtype {arr.dtype}"
+        )
+    masks = check_mask("patterns", arr, n)
+    return masks[None] if masks.ndim == 1 else masks
+
+
+def _mask_digest(masks: np.ndarray) -> str:
+    """SHA-256 of a ``(count, n)`` boolean array (C order, one byte per entry)."""
+    return hashlib.sha256(np.ascontiguousarray(masks, dtype=bool).tobytes()).hexdigest()
 
 
 _COLUMN = {"worst-case": "worst_case", "data": "data_fraction"}
@@ -493,4 +597,23 @@ def load_exported(folder: str | os.PathLike) -> ExportedCode:
     if not np.array_equal(scheme.assignment, np.asarray(obj.assignment)):
         raise CatalogueError(f"{root}: the encoder's assignment differs from the exported assignment")
     table = load_decoder_table(root / str(files["decoders"])) if "decoders" in files else None
+    _check_pattern_set(root, manifest.get("decoder_patterns"), table)
     return ExportedCode(obj, scheme, table, MappingProxyType(manifest))
+
+
+def _check_pattern_set(root: Path, declared: Any, table: DecoderTable | None) -> None:
+    """The table holds the patterns ``decoder_patterns`` names (absent in older exports: not checked)."""
+    if declared is None:
+        return
+    kind = declared.get("set") if isinstance(declared, dict) else None
+    if kind == "none" and table is None:
+        return
+    if table is not None and kind == "all-up-to-s" and not table.explicit and declared.get("s_max") == table.s_max:
+        return
+    if table is not None and kind == "chosen" and table.explicit:
+        masks = np.asarray(table.to_arrays()["patterns"], dtype=bool)
+        if declared.get("count") == len(table) and declared.get("sha256") == _mask_digest(masks):
+            listed = declared.get("stragglers")
+            if listed is None or listed == [np.flatnonzero(~mk).tolist() for mk in masks]:
+                return
+    raise CatalogueError(f"{root}: the decoder table does not hold the patterns {MANIFEST} names ({declared!r:.200})")
