@@ -46,8 +46,9 @@ docs: $(STAMP)
 
 # JupyterLab on the tour notebooks, from .venv (the install stamp brings the `notebooks` extra:
 # jupyterlab, and ipywidgets for tqdm's notebook progress bars)
+# (as root, as in containers, JupyterLab refuses to start without --allow-root)
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 clean:
 	rm -rf $(VENV) results site .pytest_cache .hypothesis
