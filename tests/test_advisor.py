@@ -516,3 +516,40 @@ def test_cli_scheduler_flags(capsys):
     assert code == 2 and "--cluster-workers: applies to --scheduler local only" in err
     code, _, err = run(capsys, "advise", "-n", "13", "--load", "4", "--stragglers", "fixed:1", "--scheduler", "udp:x")
     assert code == 2 and "--scheduler" in err
+
+
+def test_cli_delays_and_rule_give_the_python_answer(capsys):
+    # --delays/--rule build the same delay straggler model as the Python API: same rows, same times
+    links = {"bandwidth": 1.25e9, "latency": 2e-4, "gradient_bytes": 4e7}
+    model = straggler_model(
+        "delay", delays=delay_model("shifted-exponential", 13, shift=0.05, rate=20.0), rule=arrival_rule("first", s=2)
+    )
+    py = advise(13, 4, 2, model, links=links, objective=("time", "error"), progress=False)
+    code, out, err = run(
+        capsys,
+        "advise", "--workers", "13", "--load", "4", "--m", "2",
+        "--delays", "shifted-exponential:shift=0.05,rate=20", "--rule", "first:s=2",
+        "--links", "bandwidth=1.25e9,latency=2e-4,gradient-bytes=4e7", "--objective", "time,error", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    rows = json.loads(out)["candidates"]
+    assert [r["name"] for r in rows] == [r["name"] for r in py.rows]
+    assert [r["time"] for r in rows] == [r["time"] for r in py.rows]
+    # E[D] of the first n - 2 arrivals is in every row's time and is not zero
+    assert all(r["decode_time"] > 0.05 for r in rows)
+
+
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        ([], "--stragglers"),
+        (["--stragglers", "fixed:2", "--delays", "pareto:scale=1,shape=2"], "--stragglers"),
+        (["--delays", "pareto:scale=1,shape=2"], "--rule"),
+        (["--stragglers", "fixed:2", "--rule", "first:s=2"], "--rule"),
+        (["--delays", "pareto:scale=1,shape=-1", "--rule", "first:s=2"], "--delays"),
+        (["--delays", "pareto:scale=1,shape=2", "--rule", "first:s=20"], "--rule"),
+    ],
+)
+def test_cli_straggler_flags_are_checked(capsys, argv, flag):
+    code, _, err = run(capsys, "advise", "--workers", "13", "--load", "4", *argv)
+    assert code == 2 and flag in err and "Traceback" not in err

@@ -11,6 +11,7 @@ from ...coding.stragglers import straggler_model
 from ...errors import GcsimError
 from ..common import EXIT_OK, UsageError, check_output_dir, fmt, int_arg, path_errors, show_progress, table
 from ..sweep_options import add_scheduler_flags, scheduler_from_args
+from .delays import DELAY_HELP, RULE_HELP, delays_and_rule
 
 __all__ = ["register", "parse_stragglers", "parse_links"]
 
@@ -85,9 +86,26 @@ def _load(text: str) -> int | float:
         ) from None
 
 
+def _stragglers_from_args(args: argparse.Namespace):
+    """``--stragglers KIND:VALUES``, or a delay model and an arrival rule (``--delays``, ``--rule``)."""
+    given = [f for f, v in (("--stragglers", args.stragglers), ("--delays", args.delays)) if v is not None]
+    if len(given) != 1:
+        raise UsageError("give one of --stragglers KIND:VALUES or --delays KIND:key=value,... with --rule")
+    if args.stragglers is not None:
+        if args.rule is not None:
+            raise UsageError("--rule: goes with --delays (a delay model), not with --stragglers")
+        return parse_stragglers(args.stragglers, args.workers)
+    if args.rule is None:
+        raise UsageError("--rule: needed with --delays (first:s=S | deadline:deadline=T | relative:mu=MU)")
+    delays, rule = delays_and_rule(args)
+    if delays.n != args.workers:
+        raise UsageError(f"--delays: the model is over {delays.n} workers, --workers is {args.workers}")
+    return straggler_model("delay", delays=delays, rule=rule)
+
+
 def _cmd_advise(args: argparse.Namespace) -> int:
     scheduler, cluster_workers = scheduler_from_args(args, "--cluster-workers")
-    model = parse_stragglers(args.stragglers, args.workers)
+    model = _stragglers_from_args(args)
     links = parse_links(args.links)
     objective = tuple(args.objective.split(","))
     bad = [c for c in objective if c not in OBJECTIVES]
@@ -171,12 +189,16 @@ def register(sub, add) -> None:
         "examples:\n  gcsim advise --workers 91 --load 10 --m 2 --stragglers bernoulli:0.1\n"
         "  gcsim advise --workers 54 --load 5 --m 2 --stragglers fixed:10 --json --export advice\n"
         "  gcsim advise --workers 91 --load 10 --m 2 --stragglers fixed:5 "
-        "--links bandwidth=1e9,latency=1e-4,gradient-bytes=4e6 --objective time",
+        "--links bandwidth=1e9,latency=1e-4,gradient-bytes=4e6 --objective time\n"
+        "  gcsim advise --workers 13 --load 4 --m 2 --delays shifted-exponential:shift=0.05,rate=20 "
+        "--rule first:s=2 --links bandwidth=1.25e9,latency=2e-4,gradient-bytes=4e7 --objective time,error",
     )
     p.add_argument("--workers", "-n", type=int_arg(2), required=True, help="number of workers n")
     p.add_argument("--load", type=_load, required=True, help="parts per worker (int) or data fraction in (0, 1)")
     p.add_argument("--m", type=int_arg(1), default=1, help="communication reduction m")
-    p.add_argument("--stragglers", required=True, help=_STRAGGLER_HELP)
+    p.add_argument("--stragglers", help=_STRAGGLER_HELP + " (or --delays with --rule)")
+    p.add_argument("--delays", help="a delay model instead of --stragglers: " + DELAY_HELP)
+    p.add_argument("--rule", help="arrival rule with --delays: " + RULE_HELP)
     p.add_argument("--links", help="bandwidth=B/s,latency=s,gradient-bytes=B[,compute-time=s]")
     p.add_argument("--objective", default="error", help=f"criteria, comma-separated, among {','.join(OBJECTIVES)}")
     p.add_argument("--families", help="restrict to these families, comma-separated")

@@ -15,12 +15,12 @@ from typing import Any
 
 EXIT_OK = 0
 
-_DELAY_HELP = (
+DELAY_HELP = (
     "KIND:key=value,... e.g. shifted-exponential:shift=1,rate=2 | pareto:scale=1,shape=2.5 | "
     "bimodal:p_slow=0.1,fast_shift=1,fast_rate=4,slow_shift=5,slow_rate=1 | "
     "trace:FILE (.npy/.csv, workers x iterations)"
 )
-_RULE_HELP = "first:s=S | deadline:deadline=T | relative:mu=MU"
+RULE_HELP = "first:s=S | deadline:deadline=T | relative:mu=MU"
 
 
 def _spec(flag: str, text: str) -> tuple[str, dict[str, Any]]:
@@ -64,7 +64,7 @@ def _trace(flag: str, path: str):
     raise UsageError(f"{flag}: a trace is a .npy or .csv file, got {str(path)!r}")
 
 
-def _delays_and_rule(args: argparse.Namespace):
+def delays_and_rule(args: argparse.Namespace):
     from ...coding.delays import arrival_rule, delay_model
     from ...errors import InvalidArgumentError
     from ..common import UsageError
@@ -96,7 +96,7 @@ def _cmd_decode_time(args: argparse.Namespace) -> int:
     from ...coding.delays import expected_decode_time
     from ..common import emit, fmt
 
-    model, rule = _delays_and_rule(args)
+    model, rule = delays_and_rule(args)
     res = expected_decode_time(model, rule, method=args.method, samples=args.samples, seed=args.seed)
     payload = {
         "delays": model.describe(),
@@ -169,8 +169,8 @@ def register(sub, add) -> None:
         "  gcsim decode-time --workers 10 --delays pareto:scale=1,shape=2.5 --rule relative:mu=0.5 --json\n"
         "  gcsim decode-time --delays trace:delays.npy --rule deadline:deadline=2.5",
     )
-    p.add_argument("--delays", required=True, help=_DELAY_HELP)
-    p.add_argument("--rule", required=True, help=_RULE_HELP)
+    p.add_argument("--delays", required=True, help=DELAY_HELP)
+    p.add_argument("--rule", required=True, help=RULE_HELP)
     p.add_argument("--workers", type=int_arg(1), default=None, help="number of workers n (a trace gives it)")
     p.add_argument(
         "--method",
