@@ -231,6 +231,29 @@ def test_bounds_hold_on_enumerated_patterns():
     assert checked_spectral > 0
 
 
+@pytest.mark.parametrize(
+    "n, load, make", [(31, 3, lambda: chordal_cycle(31)), (16, 8, lambda: weighted_margulis_gabber_galil(4))]
+)
+def test_weighted_rows_carry_ravivs_bound(n, load, make):
+    # m = 1, B = W/d: the row's spectral bound is Raviv et al.'s (λ/d)² n s/f (Theorem 48.3) divided
+    # by N = n, with λ the second largest |eigenvalue| of the multiplicity matrix (numpy), and it
+    # bounds the exact mean error over all C(n, s) patterns
+    s = 2
+    adv = advise(
+        n, load, 1, straggler_model("fixed", n, s=s), families=("chordal-cycle", "weighted-mgg"), progress=False
+    )
+    W = np.asarray(make().weights, dtype=float)
+    d = W.sum(axis=1)[0]
+    lam = np.sort(np.abs(np.linalg.eigvalsh(W)))[-2]
+    raviv = (lam / d) ** 2 * n * s / (n - s) / n
+    rows = [r for r in adv.rows if r["encoder"] == "weighted" and r["m"] == 1]
+    assert rows
+    for r in rows:
+        assert r["error_method"] == "exact"
+        assert r["spectral_bound"] == pytest.approx(raviv, rel=1e-9)
+        assert r["error"] <= r["spectral_bound"]
+
+
 def test_pareto_flags_against_brute_force(advice_b):
     adv = advice_b[0]
     tol = adv.question["exact_tol"]

@@ -28,7 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from ..coding.bounds import rank_lower_bound, rd_upper_bound, spectral_rd_upper_bound, spectral_upper_bound
+from ..coding.bounds import (
+    rank_lower_bound,
+    rd_upper_bound,
+    spectral_decoder_upper_bound,
+    spectral_rd_upper_bound,
+    spectral_upper_bound,
+)
 from ..coding.delays import DelayStragglerModel, expected_decode_time
 from ..coding.evaluate import expected_error, worst_case_error
 from ..coding.schemes import Scheme, encode
@@ -156,6 +162,29 @@ def spectral_bound(A: np.ndarray, method: str, m: int, eps: float, patterns: Pat
                 value = spectral_rd_upper_bound(A, m, int(s), normalized=True)
         except GcsimError:
             return math.nan  # irregular replication or loads: the bound is not proved
+        total += float(patterns.weights[s_values == s].sum()) * value
+    return total
+
+
+def weighted_spectral_bound(scheme: Any, patterns: Patterns) -> float:
+    """The general decoder bound of §46.1 for the ``"weighted"`` encoder, averaged over the patterns.
+
+    ``(σ_{X_0} sqrt(n s / f) + ||B X_0 - T||_F)^2 / (m N)`` with the scheme's reference decoder
+    ``X_0`` rescaled by ``n/f``: it bounds the optimal error of every pattern with ``s`` stragglers
+    (for ``m = 1`` and a regular multigraph it is Raviv et al.'s ``(λ/d)^2 n s / f``, Theorem 48.3).
+    NaN without a reference decoder or when the stack is too large to factor.
+    """
+    if getattr(scheme, "decoder", None) is None:
+        return math.nan
+    n = scheme.n
+    scale = float(scheme.m * scheme.num_parts)
+    s_values = n - patterns.masks.sum(axis=1)
+    total = 0.0
+    for s in np.unique(s_values):
+        try:
+            value = spectral_decoder_upper_bound(scheme, int(s)) / scale
+        except GcsimError:
+            return math.nan
         total += float(patterns.weights[s_values == s].sum()) * value
     return total
 
@@ -321,6 +350,8 @@ def assess(
         if method == "rd" and eps == 0.0:
             upper = float(w @ rd_upper_bound(A, m, patterns.masks, normalized=True))
         spectral = spectral_bound(A, method, m, eps, patterns)
+        if method == "weighted":
+            spectral = weighted_spectral_bound(scheme, patterns)
         how = patterns.how
     if patterns is None:
         spectral = math.nan
