@@ -576,3 +576,18 @@ def test_cli_delays_and_rule_give_the_python_answer(capsys):
 def test_cli_straggler_flags_are_checked(capsys, argv, flag):
     code, _, err = run(capsys, "advise", "--workers", "13", "--load", "4", *argv)
     assert code == 2 and flag in err and "Traceback" not in err
+
+
+def test_cli_notes_a_data_hungry_winner(capsys):
+    # an integer load is parts per worker: the 13-part coset graph holds 10/13 of the data and wins
+    # on error; the note names the leanest candidate's fraction (10/91) and the flags that cap it
+    code, out, err = run(
+        capsys, "advise", "--workers", "91", "--load", "10", "--m", "2", "--stragglers", "bernoulli:0.1"
+    )
+    assert code == 0, err
+    assert "note: rank 0 holds 77% of the data per worker, the leanest candidate 11%" in out
+    code, out, _ = run(
+        capsys, "advise", "--workers", "91", "--load", "10", "--m", "2", "--stragglers", "bernoulli:0.1",
+        "--objective", "data,error",
+    )  # fmt: skip
+    assert code == 0 and "note:" not in out

@@ -175,10 +175,27 @@ def _cmd_advise(args: argparse.Namespace) -> int:
             f"exact: error at round-off (<= {tol:g}; --json gives the value); exact codes tie on error "
             "and rank on the next criteria, then by name"
         )
+    _data_hint(adv.rows, objective)
     print(f"{len(adv.dropped_items)} dropped (--json lists every reason)")
     if exported is not None:
         print(f"exported rank {args.rank} to {exported}")
     return EXIT_OK
+
+
+def _data_hint(rows, objective) -> None:
+    """Say so when the best candidate holds far more data per worker than the leanest one.
+
+    An integer load is parts per worker, and families differ in their number of parts: a code
+    with few parts gives each worker a large share of the data and a small error.
+    """
+    if not rows or "data" in objective:
+        return
+    top, least = rows[0]["data_fraction"], min(r["data_fraction"] for r in rows)
+    if top >= 2 * least:
+        print(
+            f"note: rank 0 holds {top:.0%} of the data per worker, the leanest candidate {least:.0%}; "
+            f"--objective data,error ranks by data first, --load {least:.3g} caps the data fraction"
+        )
 
 
 def register(sub, add) -> None:
