@@ -1084,19 +1084,9 @@ def ns_estimator_variance(
     >>> ns_estimator_variance(B, 0.5, [[2.0]], decoder=X0)     # 2 * 1 * 0.25 * 4
     2.0
     """
-    B = getattr(scheme_or_B, "B", scheme_or_B)
-    B = check_finite_array("scheme_or_B", B, ndim=2)
-    if decoder is None:
-        decoder = getattr(scheme_or_B, "decoder", None)
-        if decoder is None:
-            raise InvalidArgumentError("decoder", "the scheme has no reference decoder; pass decoder=")
-    X0 = check_finite_array("decoder", decoder, ndim=2)
+    B, X0 = _encoder_and_reference_decoder(scheme_or_B, decoder)
     mN, n = B.shape
-    if X0.shape[0] != n:
-        raise InvalidArgumentError("decoder", f"must have shape ({n}, m), got {X0.shape}")
     m = X0.shape[1]
-    if m < 1 or mN % m:
-        raise InvalidArgumentError("decoder", f"m = {m} columns do not divide the {mN} rows of B")
     atol = check_real("atol", atol, minimum=0.0)
     padded = _check_padded(padded)
     N = mN // m
@@ -1211,6 +1201,20 @@ def _regular_loads(A: np.ndarray) -> int | None:
     return int(loads[0]) if loads.min() == loads.max() else None
 
 
+def _encoder_and_reference_decoder(scheme_or_B: Any, decoder: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``B`` (``mN x n``) and ``X_0`` (``n x m``, ``m`` dividing ``mN``) from a scheme or arrays, checked."""
+    B = check_finite_array("scheme_or_B", getattr(scheme_or_B, "B", scheme_or_B), ndim=2)
+    if decoder is None:
+        decoder = getattr(scheme_or_B, "decoder", None)
+        if decoder is None:
+            raise InvalidArgumentError("decoder", "the scheme has no reference decoder; pass decoder=")
+    X0 = check_finite_array("decoder", decoder, ndim=2)
+    mN, n = B.shape
+    if X0.shape[0] != n or X0.shape[1] < 1 or mN % X0.shape[1]:
+        raise InvalidArgumentError("decoder", f"must have shape ({n}, m) with m dividing {mN}, got {X0.shape}")
+    return B, X0
+
+
 def _stragglers_f(s: Any, n: int) -> tuple[int, int]:
     s = check_int("s", s, minimum=0, maximum=n)
     return s, n - s
@@ -1315,16 +1319,8 @@ def spectral_decoder_upper_bound(scheme_or_B: Any, s: int, *, decoder: Any = Non
     >>> round(spectral_decoder_upper_bound(B, 1, decoder=np.full((3, 1), 0.5)), 6)   # (1/2)^2 * 3 * 1 / 2
     0.375
     """
-    B = getattr(scheme_or_B, "B", scheme_or_B)
-    B = check_finite_array("scheme_or_B", B, ndim=2)
-    if decoder is None:
-        decoder = getattr(scheme_or_B, "decoder", None)
-        if decoder is None:
-            raise InvalidArgumentError("decoder", "the scheme has no reference decoder; pass decoder=")
-    X0 = check_finite_array("decoder", decoder, ndim=2)
+    B, X0 = _encoder_and_reference_decoder(scheme_or_B, decoder)
     mN, n = B.shape
-    if X0.shape[0] != n or X0.shape[1] < 1 or mN % X0.shape[1]:
-        raise InvalidArgumentError("decoder", f"must have shape ({n}, m) with m dividing {mN}, got {X0.shape}")
     m = X0.shape[1]
     N = mN // m
     s, f = _stragglers_f(s, n)
