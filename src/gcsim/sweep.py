@@ -175,6 +175,18 @@ def check_scheduler(scheduler: Any, argument: str = "scheduler") -> Any:
     )
 
 
+def _check_scheduler_and_workers(scheduler: Any, workers: Any) -> tuple[Any, int | None]:
+    """The checked scheduler and local-cluster size (``workers`` only goes with ``"local"``)."""
+    scheduler = check_scheduler(scheduler)
+    if workers is not None:
+        workers = check_int("workers", workers, minimum=1)
+        if scheduler != "local":
+            raise InvalidArgumentError(
+                "workers", "applies to scheduler='local' only (a running cluster has the workers it was started with)"
+            )
+    return scheduler, workers
+
+
 @contextlib.contextmanager
 def sweep_client(scheduler: Any = "local", workers: int | None = None) -> Iterator[Any]:
     """A Dask client for ``scheduler`` (``None`` for ``"serial"``); what the block opened is closed after it.
@@ -195,13 +207,7 @@ def sweep_client(scheduler: Any = "local", workers: int | None = None) -> Iterat
     InvalidArgumentError
         A bad ``scheduler``, or ``workers`` given for anything but ``"local"``.
     """
-    scheduler = check_scheduler(scheduler)
-    if workers is not None:
-        workers = check_int("workers", workers, minimum=1)
-        if scheduler != "local":
-            raise InvalidArgumentError(
-                "workers", "applies to scheduler='local' only (a running cluster has the workers it was started with)"
-            )
+    scheduler, workers = _check_scheduler_and_workers(scheduler, workers)
     if scheduler == "serial":
         yield None
         return
@@ -420,13 +426,7 @@ def run_sweep(
         raise InvalidArgumentError("tasks", f"must be an iterable of tasks, got {type(tasks).__name__}")
     items = list(tasks)
     seed = None if seed is None else check_int("seed", seed, minimum=0)
-    scheduler = check_scheduler(scheduler)
-    if workers is not None:
-        workers = check_int("workers", workers, minimum=1)
-        if scheduler != "local":
-            raise InvalidArgumentError(
-                "workers", "applies to scheduler='local' only (a running cluster has the workers it was started with)"
-            )
+    scheduler, workers = _check_scheduler_and_workers(scheduler, workers)
     progress = check_bool("progress", progress)
     retries = check_int("retries", retries, minimum=0)
     if not isinstance(desc, str):
