@@ -456,26 +456,23 @@ def random_regular_structures(q: Question) -> Iterator[Item]:
     yield _guarded("random-regular", name, partial(random_regular_assignment, n, d, seed=q.seed))
 
 
-def mgg_structures(q: Question) -> Iterator[Item]:
-    """The Margulis--Gabber--Galil expander on ``Z_m x Z_m`` (``n = m^2``; loads 5..9, at most the load)."""
+def _mgg(q: Question, family: str, label: str, build: Callable[[int], Any]) -> Iterator[Item]:
     n = q.n
     side = math.isqrt(n)
-    name = f"Margulis-Gabber-Galil graph on Z_{side} x Z_{side}"
     if side * side != n:
-        yield Dropped("mgg", "Margulis-Gabber-Galil graph", "", f"n = {n} is not a square m^2")
+        yield Dropped(family, label, "", f"n = {n} is not a square m^2")
         return
-    yield _at_most_load(q, _guarded("mgg", name, partial(margulis_gabber_galil, side)))
+    yield _at_most_load(q, _guarded(family, f"{label} on Z_{side} x Z_{side}", partial(build, side)))
+
+
+def mgg_structures(q: Question) -> Iterator[Item]:
+    """The Margulis--Gabber--Galil expander on ``Z_m x Z_m`` (``n = m^2``; loads 5..9, at most the load)."""
+    yield from _mgg(q, "mgg", "Margulis-Gabber-Galil graph", margulis_gabber_galil)
 
 
 def weighted_mgg_structures(q: Question) -> Iterator[Item]:
     """The Margulis--Gabber--Galil multigraph with its multiplicities (``n = m^2``; the ``"weighted"`` encoder)."""
-    n = q.n
-    side = math.isqrt(n)
-    name = f"weighted Margulis-Gabber-Galil graph on Z_{side} x Z_{side}"
-    if side * side != n:
-        yield Dropped("weighted-mgg", "weighted Margulis-Gabber-Galil graph", "", f"n = {n} is not a square m^2")
-        return
-    yield _at_most_load(q, _guarded("weighted-mgg", name, partial(weighted_margulis_gabber_galil, side)))
+    yield from _mgg(q, "weighted-mgg", "weighted Margulis-Gabber-Galil graph", weighted_margulis_gabber_galil)
 
 
 def chordal_cycle_structures(q: Question) -> Iterator[Item]:
