@@ -190,7 +190,7 @@ class Advice:
         if [r["rank"] for r in self.rows] != list(range(len(self.rows))):
             raise VerificationError("advice: ranks are not 0, 1, 2, ...")
         with_time = self.question.get("links") is not None
-        flags = pareto_flags([pareto_point(r, with_time, self._tol) for r in self.rows])
+        flags = pareto_flags([pareto_point(r, with_time, self.exact_tol) for r in self.rows])
         if [f is None for f in flags] != [bool(r["pareto"]) for r in self.rows]:
             raise VerificationError("advice: the Pareto flags do not match the rows")
         for r, sch in zip(self.rows, self.schemes, strict=True):
@@ -200,11 +200,12 @@ class Advice:
         return True
 
     @property
-    def _tol(self) -> float:
+    def exact_tol(self) -> float:
+        """Errors at or below this are an exact code's round-off: they rank as 0."""
         return float(self.question.get("exact_tol", 0.0))
 
     def _key(self, row: Mapping[str, Any]) -> tuple:
-        return ranking_key(row, tuple(self.question["objective"]), self._tol)
+        return ranking_key(row, tuple(self.question["objective"]), self.exact_tol)
 
     # -- views -------------------------------------------------------------------------------
     @property
@@ -424,7 +425,7 @@ class Advice:
             chosen = np.asarray(table.to_arrays()["patterns"], dtype=bool)
             pattern_set: dict[str, Any] = {"set": "chosen", "count": len(table), "sha256": _mask_digest(chosen)}
             if len(table) <= _LISTED_PATTERNS:
-                pattern_set["stragglers"] = [np.flatnonzero(~mk).tolist() for mk in chosen]
+                pattern_set["stragglers"] = _straggler_sets(chosen)
             decoding = (
                 f"DecoderTable of {len(table)} chosen patterns (decoders/, rows in the order given; see "
                 "decoder_patterns); other patterns: the rule below"
@@ -522,6 +523,11 @@ def _check_patterns(patterns: Any, n: int) -> np.ndarray:
     return masks[None] if masks.ndim == 1 else masks
 
 
+def _straggler_sets(masks: np.ndarray) -> list[list[int]]:
+    """The stragglers (False entries) of each non-straggler mask, as lists of worker indices."""
+    return [np.flatnonzero(~mk).tolist() for mk in masks]
+
+
 def _mask_digest(masks: np.ndarray) -> str:
     """SHA-256 of a ``(count, n)`` boolean array (C order, one byte per entry)."""
     return hashlib.sha256(np.ascontiguousarray(masks, dtype=bool).tobytes()).hexdigest()
@@ -614,6 +620,6 @@ def _check_pattern_set(root: Path, declared: Any, table: DecoderTable | None) ->
         masks = np.asarray(table.to_arrays()["patterns"], dtype=bool)
         if declared.get("count") == len(table) and declared.get("sha256") == _mask_digest(masks):
             listed = declared.get("stragglers")
-            if listed is None or listed == [np.flatnonzero(~mk).tolist() for mk in masks]:
+            if listed is None or listed == _straggler_sets(masks):
                 return
     raise CatalogueError(f"{root}: the decoder table does not hold the patterns {MANIFEST} names ({declared!r:.200})")

@@ -152,16 +152,25 @@ def spectral_bound(A: np.ndarray, method: str, m: int, eps: float, patterns: Pat
     if not ((m == 1 and method in _DIAGONAL_M1) or (method == "rd" and eps == 0.0)):
         return math.nan
     n = A.shape[1]
+    if m == 1:
+        return _mean_over_s(patterns, n, lambda s: spectral_upper_bound(A, s, rescale="optimal", normalized=True))
+    return _mean_over_s(patterns, n, lambda s: spectral_rd_upper_bound(A, m, s, normalized=True))
+
+
+def _mean_over_s(patterns: Patterns, n: int, bound: Any) -> float:
+    """``bound(s)`` averaged over the patterns' numbers of stragglers (NaN if a bound does not apply).
+
+    A bound that depends on a pattern only through ``s = n - |F|`` is evaluated once per ``s``;
+    ``bound`` raising a :class:`GcsimError` (irregular replication or loads, a stack too large to
+    factor: the bound is not proved or not computed) gives NaN.
+    """
     s_values = n - patterns.masks.sum(axis=1)
     total = 0.0
     for s in np.unique(s_values):
         try:
-            if m == 1:
-                value = spectral_upper_bound(A, int(s), rescale="optimal", normalized=True)
-            else:
-                value = spectral_rd_upper_bound(A, m, int(s), normalized=True)
+            value = bound(int(s))
         except GcsimError:
-            return math.nan  # irregular replication or loads: the bound is not proved
+            return math.nan
         total += float(patterns.weights[s_values == s].sum()) * value
     return total
 
@@ -176,17 +185,8 @@ def weighted_spectral_bound(scheme: Any, patterns: Patterns) -> float:
     """
     if getattr(scheme, "decoder", None) is None:
         return math.nan
-    n = scheme.n
     scale = float(scheme.m * scheme.num_parts)
-    s_values = n - patterns.masks.sum(axis=1)
-    total = 0.0
-    for s in np.unique(s_values):
-        try:
-            value = spectral_decoder_upper_bound(scheme, int(s)) / scale
-        except GcsimError:
-            return math.nan
-        total += float(patterns.weights[s_values == s].sum()) * value
-    return total
+    return _mean_over_s(patterns, scheme.n, lambda s: spectral_decoder_upper_bound(scheme, s) / scale)
 
 
 def _run_quietly(fn: Any) -> tuple[Any, list[str]]:
@@ -349,9 +349,10 @@ def assess(
         eps = float(scheme.options.get("eps", 0.0))
         if method == "rd" and eps == 0.0:
             upper = float(w @ rd_upper_bound(A, m, patterns.masks, normalized=True))
-        spectral = spectral_bound(A, method, m, eps, patterns)
         if method == "weighted":
             spectral = weighted_spectral_bound(scheme, patterns)
+        else:
+            spectral = spectral_bound(A, method, m, eps, patterns)
         how = patterns.how
     if patterns is None:
         spectral = math.nan

@@ -70,6 +70,17 @@ class ByteCounter:
             self.received += received_tensor.numel() * received_tensor.element_size()
 
 
+def group_object(group):
+    """The process group that ``group`` names (the default group for None): the key of per-group state.
+
+    Per-group tables (ring locks here, the DDP hook's communication threads) key on its ``id`` and
+    keep the object itself, so that a key cannot be reused by a later group.
+    """
+    import torch.distributed as dist
+
+    return dist.group.WORLD if group is None else group
+
+
 _GROUP_LOCKS: dict[int, tuple[Any, threading.Lock]] = {}
 _GROUP_LOCKS_LOCK = threading.Lock()
 
@@ -81,9 +92,7 @@ def _one_ring_per_group(group):
     Packet ``k`` of every ring carries the tag ``k``: two rings running at once on one group
     (two threads, two hooked models) would pair one's packets with the other's receives.
     """
-    import torch.distributed as dist
-
-    key = dist.group.WORLD if group is None else group
+    key = group_object(group)
     with _GROUP_LOCKS_LOCK:
         entry = _GROUP_LOCKS.get(id(key))
         if entry is None or entry[0] is not key:  # the group object is kept alive with its lock

@@ -43,7 +43,7 @@ import numpy as np
 
 from .._optional import require
 from ..errors import InvalidArgumentError
-from .collectives import ByteCounter, as_design, cerar_all_reduce
+from .collectives import ByteCounter, as_design, cerar_all_reduce, group_object
 
 __all__ = ["CerarHookState", "cerar_hook", "register_cerar_hook"]
 
@@ -88,11 +88,6 @@ class _CommThread:
                     self._pending -= 1
                 fut.set_result(result)
 
-    def idle(self) -> bool:
-        """No job queued or running (a job counts from its submission until it has finished)."""
-        with self._lock:
-            return self._pending == 0
-
     def reserve(self) -> bool:
         """Claim the group for a ring run by the caller when the thread is idle (then :meth:`release`).
 
@@ -125,30 +120,24 @@ _GROUP_THREADS: dict[int, tuple[Any, _CommThread, int]] = {}
 _GROUP_THREADS_LOCK = threading.Lock()
 
 
-def _group_key(group: Any) -> Any:
-    import torch.distributed as dist
-
-    return dist.group.WORLD if group is None else group
-
-
 def _group_thread(group: Any, *, create: bool) -> _CommThread | None:
     """The group's communication thread (started and counted for one more state with ``create``)."""
-    key = _group_key(group)
+    key = group_object(group)
     with _GROUP_THREADS_LOCK:
         entry = _GROUP_THREADS.get(id(key))
         if entry is None or entry[0] is not key:
             if not create:
                 return None
             entry = (key, _CommThread(), 0)
-        if create:
-            entry = (entry[0], entry[1], entry[2] + 1)
-        _GROUP_THREADS[id(key)] = entry
+        if not create:
+            return entry[1]
+        _GROUP_THREADS[id(key)] = (key, entry[1], entry[2] + 1)
         return entry[1]
 
 
 def _release_group_thread(group: Any) -> None:
     """One state less on the group's thread; the last one stops it."""
-    key = _group_key(group)
+    key = group_object(group)
     with _GROUP_THREADS_LOCK:
         entry = _GROUP_THREADS.get(id(key))
         if entry is None or entry[0] is not key:

@@ -88,8 +88,7 @@ def _load(text: str) -> int | float:
 
 def _stragglers_from_args(args: argparse.Namespace):
     """``--stragglers KIND:VALUES``, or a delay model and an arrival rule (``--delays``, ``--rule``)."""
-    given = [f for f, v in (("--stragglers", args.stragglers), ("--delays", args.delays)) if v is not None]
-    if len(given) != 1:
+    if (args.stragglers is None) == (args.delays is None):
         raise UsageError("give one of --stragglers KIND:VALUES or --delays KIND:key=value,... with --rule")
     if args.stragglers is not None:
         if args.rule is not None:
@@ -137,7 +136,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         payload["exported"] = str(exported) if exported is not None else None
         print(json.dumps(payload, sort_keys=True))
         return EXIT_OK
-    tol = float(adv.question.get("exact_tol", 0.0))
+    tol = adv.exact_tol
 
     def error_cell(err: float) -> str:
         # an exact code's error is round-off (1e-31 and the like): printing it would suggest an
