@@ -22,16 +22,16 @@ demo: $(STAMP)
 	$(BIN)/python -m gcsim reproduce
 
 # BLAS threads for the test run (two pytest workers on two cores); `make test BLAS_THREADS=2` checks
-# the suite with multi-threaded BLAS (the library limits batched kernels itself, see src/gcsim/_threads.py)
+# the suite with multi-threaded BLAS (the library limits batched kernels itself, see gcsim/_threads.py)
 BLAS_THREADS ?= 1
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks scripts examples
-	$(BIN)/ruff format --check src tests benchmarks scripts examples
+	$(BIN)/ruff check gcsim tests benchmarks scripts examples
+	$(BIN)/ruff format --check gcsim tests benchmarks scripts examples
 	$(BIN)/mypy
 
 test: lint
-	OPENBLAS_NUM_THREADS=$(BLAS_THREADS) OMP_NUM_THREADS=$(BLAS_THREADS) MKL_NUM_THREADS=$(BLAS_THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile -q tests notebooks --nbmake src/gcsim --doctest-modules --ignore=src/gcsim/__main__.py
+	OPENBLAS_NUM_THREADS=$(BLAS_THREADS) OMP_NUM_THREADS=$(BLAS_THREADS) MKL_NUM_THREADS=$(BLAS_THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile -q tests notebooks --nbmake gcsim --doctest-modules --ignore=gcsim/__main__.py
 
 # benchmarks print tables and write benchmarks/results/*.json (ratios against baselines in the same run)
 bench: $(STAMP)

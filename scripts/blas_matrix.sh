@@ -12,7 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(tests notebooks --nbmake src/gcsim --doctest-modules --ignore=src/gcsim/__main__.py)
+[ ${#targets[@]} -eq 0 ] && targets=(tests notebooks --nbmake gcsim --doctest-modules --ignore=gcsim/__main__.py)
 # KERNELS="Prescott Nehalem ..." overrides the list ("default" = OPENBLAS_CORETYPE unset).
 read -r -a kernels <<<"${KERNELS:-default Prescott Haswell}"
 grep -qw avx512f /proc/cpuinfo && [ -z "${KERNELS:-}" ] && kernels+=(SkylakeX)

@@ -19,7 +19,7 @@ if [ $# -ge 1 ]; then
 else
   # a clean copy: a stale build/ folder in the checkout could add files to the wheel
   mkdir "$TMP/src"
-  cp -r "$ROOT/pyproject.toml" "$ROOT/README.md" "$ROOT/LICENSE" "$ROOT/src" "$TMP/src/"
+  cp -r "$ROOT/pyproject.toml" "$ROOT/README.md" "$ROOT/LICENSE" "$ROOT/gcsim" "$ROOT/designs" "$TMP/src/"
   find "$TMP/src" -name __pycache__ -prune -exec rm -rf {} + -o -name '*.egg-info' -prune -exec rm -rf {} +
   "$PY" -m pip wheel --quiet --no-deps --no-build-isolation -w "$TMP/dist" "$TMP/src"
   WHEEL=$(ls "$TMP"/dist/gcsim-*.whl)

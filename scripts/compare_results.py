@@ -41,7 +41,7 @@ def compare_csv(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
         else:
             xs, ys = x.astype(str), y.astype(str)
             if column == "path":  # absolute paths of two checkouts (or layouts): compare the bundle stems
-                pattern = r"^.*?/(?:designs|gcsim/catalogue/data)/"
+                pattern = r"^.*?/(?:designs|gcsim/designs|gcsim/catalogue/data)/"
                 xs, ys = xs.str.replace(pattern, "", regex=True), ys.str.replace(pattern, "", regex=True)
             if not xs.equals(ys):
                 problems.append(f"{column}: {int((xs != ys).sum())} rows differ")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "gcsim"
+SRC = Path(__file__).resolve().parents[1] / "gcsim"
 
 #: (layer name, module prefixes), bottom to top
 LAYERS: list[tuple[str, tuple[str, ...]]] = [

@@ -23,7 +23,7 @@ KINDS = {
 
 @pytest.mark.parametrize("name", sorted(NAMED_INSTANCES))
 def test_committed_file_loads_verifies_and_matches(repo_root, name):
-    stem = repo_root / "src" / "gcsim" / "catalogue" / "data" / KINDS[name] / name
+    stem = repo_root / "designs" / KINDS[name] / name
     stored = load_object(stem)
     fresh = build_named(name)
     assert stored.params == fresh.params
@@ -46,7 +46,7 @@ def test_named_parameters(repo_root):
 
 @pytest.mark.parametrize("name", ["petersen", "coset_27_2_5", "biregular_40_20_3_6"])
 def test_tampered_copy_is_refused(repo_root, tmp_path, name):
-    src = repo_root / "src" / "gcsim" / "catalogue" / "data" / KINDS[name]
+    src = repo_root / "designs" / KINDS[name]
     for ext in (".npz", ".json"):
         shutil.copy(src / (name + ext), tmp_path / (name + ext))
     npz = tmp_path / f"{name}.npz"
@@ -110,7 +110,7 @@ def test_every_committed_bundle_reverifies_from_its_file(repo_root):
     from gcsim.catalogue import list_catalogue
     from gcsim.cerar.export import load_design
 
-    rows = list_catalogue(repo_root / "src" / "gcsim" / "catalogue" / "data")
+    rows = list_catalogue(repo_root / "designs")
     kinds = {r["kind"] for r in rows}
     assert {"bibd", "srg", "coset", "biregular", "cerar"} <= kinds
     for row in rows:
@@ -124,7 +124,7 @@ def test_every_committed_bundle_reverifies_from_its_file(repo_root):
 def test_committed_catalogue_is_in_its_final_state(repo_root):
     """No bundle in the packaged catalogue was committed in the middle of a write: every manifest names
     <stem>.npz, and no temporary or content-addressed data files are lying around."""
-    folder = repo_root / "src" / "gcsim" / "catalogue" / "data"
+    folder = repo_root / "designs"
     for json_path in folder.rglob("*.json"):
         man = json.loads(json_path.read_text())
         assert man["data_file"] == json_path.with_suffix(".npz").name, json_path
@@ -142,7 +142,7 @@ def test_catalogue_force_rewrites_loadable_bundles(repo_root, tmp_path):
     and loads back equal to a fresh build."""
     from gcsim.app.catalogue_report import catalogue_table, table_ok
 
-    shutil.copytree(repo_root / "src" / "gcsim" / "catalogue" / "data", tmp_path / "designs")
+    shutil.copytree(repo_root / "designs", tmp_path / "designs")
     rows = catalogue_table(tmp_path / "designs", force=True, names=["petersen", "coset_27_2_5"])
     assert [r["file"] for r in rows] == ["exported", "exported"]
     rows = catalogue_table(tmp_path / "designs", names=["petersen", "coset_27_2_5"])

@@ -97,7 +97,7 @@ def test_export_then_load_round_trip_and_tamper(capsys, tmp_path):
 
 
 def test_catalogue_command_verifies_named_instances(capsys, repo_root):
-    code, out, _ = run(capsys, "catalogue", "--dir", str(repo_root / "src" / "gcsim" / "catalogue" / "data"), "--json")
+    code, out, _ = run(capsys, "catalogue", "--dir", str(repo_root / "designs"), "--json")
     payload = json.loads(out)
     assert code == 0, payload
     names = {r["name"] for r in payload["rows"]}
@@ -125,7 +125,7 @@ def test_reproduce_catalogue_stage_json_and_resume(capsys, tmp_path):
 def test_catalogue_reports_a_tampered_file_and_exits_1(capsys, repo_root, tmp_path):
     import shutil
 
-    shutil.copytree(repo_root / "src" / "gcsim" / "catalogue" / "data", tmp_path / "designs")
+    shutil.copytree(repo_root / "designs", tmp_path / "designs")
     npz = tmp_path / "designs" / "srg" / "petersen.npz"
     raw = bytearray(npz.read_bytes())
     raw[-20] ^= 0x01

@@ -37,7 +37,7 @@ def _load_script(name: str):
 
 
 def _public_modules(sub: str) -> list[str]:
-    return sorted(p.stem for p in (ROOT / "src" / "gcsim" / sub).glob("[a-z]*.py"))
+    return sorted(p.stem for p in (ROOT / "gcsim" / sub).glob("[a-z]*.py"))
 
 
 def _dunder_all(path: Path) -> list[str]:
@@ -106,7 +106,7 @@ def test_api_page_covers_every_module_and_its_all(site, sub):
         qual = f"gcsim.{sub}.{mod}"
         if qual not in ids:
             missing.append(qual)
-        missing += [f"{qual}.{n}" for n in _dunder_all(ROOT / "src" / "gcsim" / sub / f"{mod}.py")]
+        missing += [f"{qual}.{n}" for n in _dunder_all(ROOT / "gcsim" / sub / f"{mod}.py")]
         missing = [m for m in missing if m not in ids]
     assert not missing, f"docs/api/{sub}.md does not document: {missing}"
 

@@ -29,7 +29,7 @@ from gcsim.catalogue.named import NAMED_INSTANCES, catalogue_path, packaged_cata
 from gcsim.errors import GcsimError, InvalidArgumentError, MissingDependencyError
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "src" / "gcsim" / "catalogue" / "data"
+DATA = ROOT / "designs"
 OPTIONAL = ("cvxpy", "scs", "torch", "pandas", "matplotlib", "sklearn", "ipywidgets")
 
 #: the pyproject extras, read independently of gcsim._optional
@@ -57,7 +57,8 @@ def wheel(tmp_path_factory) -> tuple[Path, str]:
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
     # a copy without caches or a stale build/ folder, which setuptools would pack
-    shutil.copytree(ROOT / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for folder in ("gcsim", "designs"):
+        shutil.copytree(ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), "."],
         cwd=src,
@@ -75,13 +76,11 @@ def test_wheel_holds_the_package_data_stubs_and_license(wheel):
     whl, _ = wheel
     names = set(zipfile.ZipFile(whl).namelist())
     # every catalogue file of the source tree, found by walking it (not through gcsim)
-    data = {f"gcsim/{p.relative_to(ROOT / 'src' / 'gcsim').as_posix()}" for p in DATA.rglob("*") if p.is_file()}
+    data = {f"gcsim/designs/{p.relative_to(DATA).as_posix()}" for p in DATA.rglob("*") if p.is_file()}
     data = {n for n in data if "__pycache__" not in n}
     assert data and data <= names, sorted(data - names)
-    assert any(n.endswith("data/bibd/pg2_9.npz") for n in data) and any("/cerar/" in n for n in data)
-    stubs = {
-        f"gcsim/{p.relative_to(ROOT / 'src' / 'gcsim').as_posix()}" for p in (ROOT / "src" / "gcsim").rglob("*.pyi")
-    }
+    assert any(n.endswith("designs/bibd/pg2_9.npz") for n in data) and any("/cerar/" in n for n in data)
+    stubs = {f"gcsim/{p.relative_to(ROOT / 'gcsim').as_posix()}" for p in (ROOT / "gcsim").rglob("*.pyi")}
     assert stubs and stubs <= names, sorted(stubs - names)
     assert "gcsim/py.typed" in names
     assert any(re.fullmatch(r"gcsim-[^/]+\.dist-info/licenses/LICENSE", n) for n in names)
@@ -249,17 +248,17 @@ def test_gcsim_load_finds_a_packaged_name(capsys, tmp_path, monkeypatch):
 
 
 def _fake_install(tmp_path: Path, checkout: bool) -> Path:
-    root = tmp_path / ("src" if checkout else "site-packages") / "gcsim"
-    (root / "catalogue" / "data").mkdir(parents=True)
+    root = tmp_path / ("checkout" if checkout else "site-packages") / "gcsim"
+    (root / "designs").mkdir(parents=True)
     if checkout:
-        (tmp_path / "pyproject.toml").write_text('[project]\nname = "gcsim"\n')
+        (root.parent / "pyproject.toml").write_text('[project]\nname = "gcsim"\n')
     return root
 
 
 def test_exports_never_write_into_an_installed_package(tmp_path, monkeypatch, capsys):
     root = _fake_install(tmp_path, checkout=False)
     monkeypatch.setattr(paths, "_package_root", lambda: root)
-    target = root / "catalogue" / "data"
+    target = root / "designs"
     assert paths.inside_installed_package(target) and paths.inside_installed_package(root)
     assert not paths.inside_installed_package(tmp_path / "elsewhere")
     with pytest.raises(InvalidArgumentError, match="read-only"):
@@ -276,7 +275,7 @@ def test_exports_never_write_into_an_installed_package(tmp_path, monkeypatch, ca
 def test_a_source_checkout_may_regenerate_its_catalogue(tmp_path, monkeypatch):
     root = _fake_install(tmp_path, checkout=True)
     monkeypatch.setattr(paths, "_package_root", lambda: root)
-    target = root / "catalogue" / "data"
+    target = root / "designs"
     assert not paths.inside_installed_package(target)
     rows = catalogue_table(target, export=True, names=["petersen"])
     assert rows[0]["file"] == "exported" and (target / "srg" / "petersen.json").is_file()
@@ -292,3 +291,16 @@ def test_user_folder_export_and_compare(tmp_path, capsys):
     assert main(["catalogue", "--dir", str(folder), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert all(r["file"] == "matches" for r in rows)
+
+
+def test_pyproject_lists_every_package_of_the_tree():
+    """The flat layout lists its packages by hand (designs/ is mapped to gcsim.designs): none forgotten."""
+    import tomllib
+
+    config = tomllib.loads(PYPROJECT)["tool"]["setuptools"]
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "gcsim").rglob("__init__.py")} | {
+        "gcsim.designs"
+    }
+    assert set(config["packages"]) == found, sorted(set(config["packages"]) ^ found)
+    assert config["package-dir"] == {"gcsim.designs": "designs"}
+    assert (ROOT / "designs" / "bibd" / "pg2_9.json").is_file() and not (ROOT / "src").exists()

@@ -2,7 +2,8 @@
 
 Each entry builds the object from its factory with fixed arguments (and seed),
 so the files of the packaged catalogue (:func:`packaged_catalogue`, package data
-``gcsim/catalogue/data/<kind>/<name>.{json,npz}``) can be regenerated and compared.
+``designs/<kind>/<name>.{json,npz}`` of the source tree, installed as ``gcsim.designs``) can be
+regenerated and compared.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def packaged_catalogue() -> Path:
     >>> (packaged_catalogue() / "bibd" / "pg2_9.json").is_file()
     True
     """
-    folder = resources.files("gcsim.catalogue") / "data"
+    folder = resources.files("gcsim.designs")
     if not isinstance(folder, Path) or not folder.is_dir():  # e.g. gcsim imported from a zip file
         raise CatalogueError(f"gcsim's packaged catalogue is not a folder on disk ({folder}); reinstall gcsim")
     return folder

@@ -12,8 +12,8 @@ __all__ = ["repo_designs_dir", "packaged_catalogue", "inside_installed_package"]
 def repo_designs_dir() -> Path:
     """The catalogue shipped with gcsim (:func:`gcsim.catalogue.named.packaged_catalogue`).
 
-    Kept under its old name (it was the ``designs/`` folder of the source checkout) for the
-    ``gcsim reproduce`` stages.
+    In a source checkout it is the ``designs/`` folder at the top level; installed, it is the
+    package data ``gcsim/designs``.
     """
     return packaged_catalogue()
 
@@ -25,9 +25,9 @@ def _package_root() -> Path:
 def inside_installed_package(path: str | Path) -> bool:
     """Whether writing to ``path`` would write into the installed gcsim package.
 
-    A source checkout (``src/gcsim`` next to the ``pyproject.toml`` that builds it) is not an
+    A source checkout (``gcsim/`` next to the ``pyproject.toml`` that builds it) is not an
     installed package: there, regenerating the packaged catalogue in place is the maintainers'
-    way of updating it (``gcsim catalogue --force --dir src/gcsim/catalogue/data``).
+    way of updating it (``gcsim catalogue --force --dir designs``).
 
     >>> inside_installed_package("/tmp/my_catalogue")
     False
@@ -36,6 +36,6 @@ def inside_installed_package(path: str | Path) -> bool:
     target = Path(path).expanduser().resolve()
     if target != root and root not in target.parents:
         return False
-    project = root.parent.parent / "pyproject.toml"
-    in_checkout = root.parent.name == "src" and project.is_file() and 'name = "gcsim"' in project.read_text()
+    project = root.parent / "pyproject.toml"
+    in_checkout = project.is_file() and 'name = "gcsim"' in project.read_text()
     return not in_checkout
