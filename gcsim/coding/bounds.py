@@ -76,6 +76,8 @@ __all__ = [
     "rank_lower_bound",
     "WorstCaseResult",
     "worst_case_rank_lower_bound",
+    "partial_uncovering_lower_bound",
+    "diagonal_dominance_upper_bound",
     "rd_moments",
     "rd_optimal_scale",
     "rd_scaled_sign_error",
@@ -256,13 +258,17 @@ def _maximize_over_stragglers(
     seed: int,
     restarts: int,
     max_iter: int = 500,
+    starts: tuple = (),
+    start_names: str = "",
 ) -> WorstCaseResult:
     """Maximize a batched objective of non-straggler masks over all ``|S| = s``.
 
     Exact by enumeration when ``C(n, s) <= exact_limit``; otherwise greedy
-    construction plus best-improvement swap local search from ``restarts``
-    starting points (the greedy one and random ones), reported as a lower
-    estimate of the maximum.
+    construction plus best-improvement swap local search from the greedy start,
+    the given ``starts`` (masks with ``s`` stragglers, e.g. the constructive sets of
+    closed-form bounds) and ``restarts - 1`` random ones, reported as a lower
+    estimate of the maximum.  The local search never decreases the objective, so
+    the result is at least the objective at every given start (theory §45.8).
     """
     total = math.comb(n, s)
     if total <= exact_limit:
@@ -309,13 +315,13 @@ def _maximize_over_stragglers(
         vals = np.asarray(objective(cand), dtype=float)
         top = np.flatnonzero(vals >= vals.max() - 1e-12)
         mask = cand[rng.choice(top)]
-    starts = [mask]
+    starts_all = [mask, *starts]
     for _ in range(max(restarts - 1, 0)):
         start = np.ones(n, dtype=bool)
         start[rng.choice(n, size=s, replace=False)] = False
-        starts.append(start)
+        starts_all.append(start)
     best_val, best_mask = -np.inf, None
-    for start in starts:
+    for start in starts_all:
         val, found = local_search(start)
         if val > best_val:
             best_val, best_mask = val, found
@@ -326,7 +332,7 @@ def _maximize_over_stragglers(
         tuple(np.flatnonzero(~best_mask).tolist()),
         False,
         f"search (lower estimate of the maximum; greedy + swap local search, "
-        f"{len(starts)} starts, C(n,s)={total} > exact_limit={exact_limit})",
+        f"{len(starts_all)} starts{start_names}, C(n,s)={total} > exact_limit={exact_limit})",
         best_val,
     )
 
@@ -343,12 +349,23 @@ def worst_case_rank_lower_bound(
     maximum (it is still a valid lower bound on the worst-case error, because
     it is attained by the reported straggler set).
 
+    The search starts from the straggler sets that attain the closed forms this
+    maximum generalizes -- :func:`uncovering_lower_bound` (theory §46.6) and every
+    term of :func:`partial_uncovering_lower_bound` (theory §45.8) -- besides the
+    greedy and the random starts; the local search never decreases the rank bound,
+    so ``value`` is never below either closed form (theory §45.8, Proposition 10).
+
     Examples
     --------
     >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
     >>> res = worst_case_rank_lower_bound(A, 2, 1)
     >>> res.value, res.exact
     (2.0, True)
+    >>> import gcsim
+    >>> pg = gcsim.bibd(91, 10, 1)                       # PG(2,9): the search, never below the closed forms
+    >>> res = worst_case_rank_lower_bound(pg, 2, 20)
+    >>> res.exact, res.value >= partial_uncovering_lower_bound(pg, 2, 20).value == 4.0
+    (False, True)
     """
     A = _assignment(assignment)
     m = check_int("m", m, minimum=1)
@@ -362,7 +379,181 @@ def worst_case_rank_lower_bound(
     def objective(masks):
         return np.maximum(m - masks.astype(np.int64) @ At, 0).sum(axis=1)
 
-    return _maximize_over_stragglers(objective, n, s, exact_limit, seed, restarts)
+    starts: tuple = ()
+    if math.comb(n, s) > exact_limit:  # only the search needs them
+        starts = (uncovering_lower_bound(A, m, s).mask, *_partial_uncovering_sets(A, m, s))
+    return _maximize_over_stragglers(
+        objective,
+        n,
+        s,
+        exact_limit,
+        seed,
+        restarts,
+        starts=starts,
+        start_names=" (greedy, the closed forms' straggler sets of §46.6 and §45.8, random)",
+    )
+
+
+def _partial_uncovering_terms(A: np.ndarray, m: int, s: int) -> list[tuple[int, int, int]]:
+    """``(j, t_j, (j + 1) t_j)`` for ``j = 0..m-1``, ``t_j = min(N, floor(N (s + m - 1 - j) / R))`` (Theorem 9)."""
+    N = A.shape[0]
+    R = int(A.sum())  # sum_i r_i = sum_j l_j, the number of (part, worker) pairs
+    out = []
+    for j in range(m):
+        a = m - 1 - j
+        t = N if R == 0 else min(N, (N * (s + a)) // R)  # exact integer floor
+        out.append((j, t, (j + 1) * t))
+    return out
+
+
+def _partial_uncovering_set(A: np.ndarray, m: int, s: int, j: int, t: int) -> np.ndarray:
+    """The straggler set of the proof of Theorem 9 for one ``j``, as a non-straggler mask with ``s`` stragglers.
+
+    The ``t`` parts of smallest replication: every holder of the first ``t - 1`` straggles, and enough
+    holders of the ``t``-th that at most ``a = m - 1 - j`` of them arrive; padded to ``s`` stragglers
+    with the lowest-numbered remaining workers.
+    """
+    N, n = A.shape
+    a = m - 1 - j
+    order = np.argsort(A.sum(axis=1), kind="stable")[:t]
+    out = np.zeros(n, dtype=bool)
+    for i in order[:-1]:
+        out |= A[i] == 1
+    if t:
+        left = np.flatnonzero((A[order[-1]] == 1) & ~out)  # holders of the t-th part still arriving
+        out[left[: max(left.size - a, 0)]] = True
+    if out.sum() > s:
+        # only when every chosen part has r_i < a: then the bound holds at every pattern (proof, case 1)
+        out = np.zeros(n, dtype=bool)
+    out[np.flatnonzero(~out)[: s - int(out.sum())]] = True
+    return ~out
+
+
+def _partial_uncovering_sets(A: np.ndarray, m: int, s: int) -> list[np.ndarray]:
+    return [_partial_uncovering_set(A, m, s, j, t) for j, t, _ in _partial_uncovering_terms(A, m, s) if t > 0]
+
+
+def partial_uncovering_lower_bound(assignment: Any, m: int, s: int) -> WorstCaseResult:
+    r"""Closed-form worst-case lower bound ``max_j (j+1) t_j`` for every scheme (theory §45.8, Theorem 9).
+
+    With ``R = Σ_i r_i = Σ_j ℓ_j`` (the number of ones of ``A``), ``N`` parts and ``s`` stragglers,
+
+    .. math:: \max_{|S|=s}\,err(B, F) \;\ge\; L(s) = \max_{0\le j<m}\,(j+1)\,t_j,\qquad
+              t_j = \min\Big(N,\ \Big\lfloor\frac{N\,(s+m-1-j)}{R}\Big\rfloor\Big),
+
+    for every encoder ``B`` with the support of ``A`` and every decoder: ``t_j`` parts can be brought
+    to at most ``m - 1 - j`` arrived holders each (the first ``t_j - 1`` to none), and each then
+    contributes at least ``j + 1`` to the rank bound of Theorem 1.  With regular loads ``ℓ_j = d₂``
+    (``R = n d₂``) this is Munim & Ramamoorthy's lower bound
+    ``max_j (j+1) ⌊N (s+m-1-j) / (n d₂)⌋`` (their ``d₂`` = parts per worker; for a square design
+    ``⌊(s+m-1-j)/d₂⌋``); the cap at ``N`` only matters when ``m > r̄ = R/N``, where the uncapped formula
+    can exceed the largest possible error ``m N``.  Its ``j = m - 1`` term is the uncovering bound
+    ``m ⌊s / r⌋`` of :func:`uncovering_lower_bound` for regular replication ``r``.
+
+    Returns
+    -------
+    WorstCaseResult
+        ``value`` is ``L(s)`` (an exact integer, as a float); ``stragglers``/``mask`` the straggler set
+        of the proof for the maximizing ``j``, and ``attained`` the rank bound there
+        (``>= value``: the set attains at least ``(t_j - 1) m + j + 1``).
+
+    Examples
+    --------
+    >>> import gcsim
+    >>> pg = gcsim.bibd(91, 10, 1)                           # PG(2,9): r = d2 = 10
+    >>> [partial_uncovering_lower_bound(pg, 2, s).value for s in (8, 9, 10, 19, 20)]
+    [0.0, 1.0, 2.0, 2.0, 4.0]
+    >>> res = partial_uncovering_lower_bound(pg, 2, 9)
+    >>> len(res.stragglers), res.attained               # 9 of the 10 holders of one part straggle
+    (9, 1.0)
+    """
+    A = _assignment(assignment)
+    m = check_int("m", m, minimum=1)
+    n = A.shape[1]
+    s = check_int("s", s, minimum=0, maximum=n)
+    j, t, value = max(_partial_uncovering_terms(A, m, s), key=lambda term: term[2])
+    mask = _partial_uncovering_set(A, m, s, j, t)
+    attained = float(rank_lower_bound(A, m, mask))
+    how = (
+        f"closed form max_j (j+1) min(N, floor(N (s+m-1-j) / R)), R = {int(A.sum())}: maximized at j = {j}, "
+        f"t = {t}; attained = rank bound at the reported stragglers"
+    )
+    return WorstCaseResult(float(value), mask, tuple(np.flatnonzero(~mask).tolist()), False, how, attained)
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorem 8: the diagonal-dominance upper bound (any encoder, every pattern)
+# ----------------------------------------------------------------------------------------------
+
+
+def _encoder_and_m(scheme_or_B: Any, m: Any) -> tuple[np.ndarray, int]:
+    """``B`` (``mN x n``, finite) and ``m`` from a scheme (``.B``, ``.m``) or an array and ``m=``."""
+    B = check_finite_array("scheme_or_B", getattr(scheme_or_B, "B", scheme_or_B), ndim=2)
+    if m is None:
+        m = getattr(scheme_or_B, "m", None)
+        if m is None:
+            raise InvalidArgumentError("m", "pass m= (the number of blocks) with a bare encoding matrix")
+    m = check_int("m", m, minimum=1)
+    if B.shape[0] == 0 or B.shape[1] == 0 or B.shape[0] % m:
+        raise InvalidArgumentError("scheme_or_B", f"must have shape (m N, n) with m = {m} dividing mN, got {B.shape}")
+    return B, m
+
+
+def diagonal_dominance_upper_bound(scheme_or_B: Any, nonstragglers: Any, *, m: Any = None, normalized: bool = False):
+    r"""Diagonal-dominance upper bound on the optimal error, for any encoder and every pattern (Theorem 8).
+
+    Let ``Γ = B_Fᵀ B_F`` and ``H = B_Fᵀ T`` (row ``j``: the column sums of worker ``j``'s ``m`` blocks),
+    and ``D = diag(Σ_{k ∈ F} |Γ_jk|)``, the absolute row sums of ``Γ``; ``D ⪰ Γ`` (Gershgorin).  Then
+
+    .. math:: err(B, F) \;\le\; \|B_F D^+ H - T\|_F^2 \;\le\; mN - \sum_{j\in F,\ D_{jj}>0}
+              \frac{\|H_{j,:}\|^2}{D_{jj}} ,
+
+    the error of the decoder ``X = D⁺ H``.  For ``m = 2`` and ``B = [P; Q]`` it is Munim &
+    Ramamoorthy's ``2N - 1ᵀP_F D⁻¹ P_Fᵀ 1 - 1ᵀQ_F D⁻¹ Q_Fᵀ 1`` with ``D`` the diagonal matrix of the
+    absolute row sums of ``P_FᵀP_F + Q_FᵀQ_F`` (their Construction 2 bound).  Equality holds when the
+    columns of ``B_F`` are orthogonal (``Γ`` diagonal).  It is a deterministic bound (no expectation).
+
+    Parameters
+    ----------
+    scheme_or_B : Scheme (with ``.B`` and ``.m``) or array (mN, n)
+    nonstragglers : bool array (n,) or (count, n)
+        True where the worker arrived (the set ``F``).
+    m : int, optional
+        Number of blocks; taken from the scheme when omitted (required with a bare array).
+    normalized : bool
+        Divide by ``m N``.
+
+    Returns
+    -------
+    float or numpy.ndarray (count,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> B = np.eye(3)                                   # orthogonal columns: the bound is the exact error
+    >>> diagonal_dominance_upper_bound(B, [True, True, False], m=1)
+    1.0
+    >>> B = np.array([[1.0, 1.0], [1.0, -1.0]])         # m = 2, N = 1: orthogonal, exact decoding
+    >>> diagonal_dominance_upper_bound(B, [True, True], m=2)
+    0.0
+    >>> A = np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, 0.0, 1.0]])   # B = A, m = 1: err(F = [3]) = 0
+    >>> diagonal_dominance_upper_bound(A, [True, True, True], m=1)          # Γ rows (2 1 1): 3 - 3 * 4 / 4
+    0.0
+    """
+    B, m = _encoder_and_m(scheme_or_B, m)
+    normalized = _check_padded_flag("normalized", normalized)
+    mN, n = B.shape
+    N = mN // m
+    masks, single = _masks("nonstragglers", nonstragglers, n)
+    gram_abs = np.abs(B.T @ B)  # Γ of all workers; Γ_FF is its F x F block
+    h2 = (B.reshape(m, N, n).sum(axis=1) ** 2).sum(axis=0)  # ‖H_{j,:}‖², H = Bᵀ T
+    D = masks.astype(float) @ gram_abs  # D_jj(F) = Σ_{k ∈ F} |Γ_jk| (row j; used for j ∈ F only)
+    use = masks & (D > 0)  # D_jj = 0 iff column j of B is zero, and then H_j = 0
+    gain = np.where(use, h2[None, :] / np.where(use, D, 1.0), 0.0).sum(axis=1)
+    val = mN - gain
+    if normalized:
+        val = val / mN
+    return _out(np.asarray(val, dtype=float), single)
 
 
 # ----------------------------------------------------------------------------------------------

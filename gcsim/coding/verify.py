@@ -14,7 +14,8 @@ checks ``lower <= simulated <= upper``:
   is compared with the bound (Bonferroni over patterns), plus one pooled test of
   the average over patterns.  A single draw exceeding an expectation bound is
   not a violation;
-* **worst** bounds (e.g. the uncovering lower bound of theory §46.6, a bound on
+* **worst** bounds (e.g. the uncovering lower bound of theory §46.6 and the
+  partial-uncovering closed form of §45.8, bounds on
   ``max_{|S|=s} err(B, F)``) are checked against the maximum over *every*
   pattern with ``s`` stragglers, so they need the enumerated ``"all"``/``"worst"``
   models.
@@ -197,6 +198,15 @@ def _uncovering_lower(scheme, masks):
     return _by_stragglers(masks, lambda s: _bounds.uncovering_lower_bound(A, scheme.m, s).value)
 
 
+def _partial_uncovering_lower(scheme, masks):
+    A = np.asarray(scheme.assignment)
+    return _by_stragglers(masks, lambda s: _bounds.partial_uncovering_lower_bound(A, scheme.m, s).value)
+
+
+def _diagonal_dominance_upper(scheme, masks):
+    return _bounds.diagonal_dominance_upper_bound(scheme.B, masks, m=scheme.m)
+
+
 #: name -> Bound for the bounds proved in docs/theory/45_bounds.md and 46_spectral.md
 BUILTIN_BOUNDS: dict[str, Bound] = {
     "rank_lower": Bound(
@@ -249,6 +259,22 @@ BUILTIN_BOUNDS: dict[str, Bound] = {
         "worst",
         _uncovering_lower,
         "max_{|S|=s} err >= m t(s), t(s) parts left without an arrived holder (theory §46.6; any encoder)",
+    ),
+    "partial_uncovering_lower": Bound(
+        "partial_uncovering_lower",
+        "lower",
+        "worst",
+        _partial_uncovering_lower,
+        "max_{|S|=s} err >= max_j (j+1) min(N, floor(N (s+m-1-j) / R)), R = sum_i r_i "
+        "(theory §45.8, Theorem 9; Munim & Ramamoorthy's lower bound; any encoder)",
+    ),
+    "diagonal_dominance_upper": Bound(
+        "diagonal_dominance_upper",
+        "upper",
+        "pattern",
+        _diagonal_dominance_upper,
+        "m N - sum_{j in F} ||(B_F^T T)_j||^2 / sum_{k in F} |(B_F^T B_F)_jk| "
+        "(theory §45.7, Theorem 8; any encoder, every pattern)",
     ),
 }
 
@@ -730,9 +756,11 @@ def verify_bounds(
         ``"reference_decoder_upper"``, ``"rd_upper"`` (theory §45) and the spectral
         ``"spectral_upper"``, ``"spectral_decoder_upper"``, ``"spectral_rd_upper"`` and
         the worst-case ``"uncovering_lower"`` (theory §46; a bound that does not apply
-        to the scheme raises :class:`~gcsim.errors.InvalidArgumentError` saying why).
+        to the scheme raises :class:`~gcsim.errors.InvalidArgumentError` saying why),
+        the diagonal-dominance ``"diagonal_dominance_upper"`` (any scheme, every pattern)
+        and the worst-case ``"partial_uncovering_lower"`` (theory §45.7-45.8).
         Default: ``"rank_lower"``, ``"trivial_upper"``, and ``"reference_decoder_upper"``
-        / ``"rd_upper"`` where they apply (the spectral bounds only on request).
+        / ``"rd_upper"`` where they apply (the others only on request).
     samples, seed : int
         Number of sampled patterns and the seed of the sampling and of the redraws.
     draws : int >= 2
