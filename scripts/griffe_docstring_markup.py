@@ -10,6 +10,9 @@ text griffe parses (the docstrings themselves are unchanged):
   lines and the output up to the next blank line) is fenced as a ``pycon`` block.
 * **Sphinx roles.** ``:func:`encode```, ``:class:`~gcsim.cerar.design.CerarDesign``` and the like
   become code spans (``encode``, ``CerarDesign``; ``~`` keeps the last name, as Sphinx shows it).
+* **Sphinx maths.** A ``.. math::`` directive (its text on the same line, on the indented lines
+  below, or both) becomes a ``$$ ... $$`` display that ``pymdownx.arithmatex`` hands to MathJax;
+  ``:math:`x``` becomes ``$x$``.
 
 tests/test_docs_site.py checks both on examples.
 """
@@ -37,6 +40,48 @@ def _role(m: re.Match[str]) -> str:
 def sphinx_roles_to_code(text: str) -> str:
     """Replace Sphinx cross-reference roles with Markdown code spans."""
     return _ROLE.sub(_role, text)
+
+
+_MATH = re.compile(r"^(\s*)\.\. math::[ \t]*(.*)$")
+_MATH_ROLE = re.compile(r":math:`([^`]+)`")
+
+
+def math_directives(text: str) -> str:
+    """Turn each ``.. math::`` directive into a ``$$`` display block (and ``:math:`` roles into ``$``)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    in_fence = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        m = None if in_fence else _MATH.match(line)
+        if m is None:
+            out.append(line)
+            i += 1
+            continue
+        indent = m.group(1)
+        body = [m.group(2).strip()] if m.group(2).strip() else []
+        i += 1
+        # the directive's content: the lines indented deeper than it (blank lines inside included)
+        while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > len(indent)):
+            if not lines[i].strip() and (
+                i + 1 >= len(lines)
+                or not lines[i + 1].strip()
+                or len(lines[i + 1]) - len(lines[i + 1].lstrip()) <= len(indent)
+            ):
+                break
+            body.append(lines[i].strip())
+            i += 1
+        if out and out[-1].strip():
+            out.append("")
+        out.append(f"{indent}$$")
+        out.extend(f"{indent}{b}" for b in body if b)
+        out.append(f"{indent}$$")
+        if i < len(lines) and lines[i].strip():
+            out.append("")
+    return _MATH_ROLE.sub(lambda r: f"${r.group(1)}$", "\n".join(out))
 
 
 def fence_doctests(text: str) -> str:
@@ -69,9 +114,9 @@ def fence_doctests(text: str) -> str:
 
 
 class DocstringMarkup(griffe.Extension):
-    """Fence bare doctests and turn Sphinx roles into code in every docstring griffe loads."""
+    """Fence bare doctests, turn Sphinx roles into code and Sphinx maths into displays in every docstring."""
 
     def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         """Rewrite ``obj``'s docstring text before it is parsed."""
         if obj.docstring is not None:
-            obj.docstring.value = sphinx_roles_to_code(fence_doctests(obj.docstring.value))
+            obj.docstring.value = math_directives(sphinx_roles_to_code(fence_doctests(obj.docstring.value)))

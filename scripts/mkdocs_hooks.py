@@ -11,6 +11,13 @@ heading has a run of spaces: GitHub turns each space into a hyphen (``encoder  (
 ``encoder--reconstruction``), Markdown's toc collapses the run first. Those headings get GitHub's
 id written out (``{ #id }``, attr_list), so one link works on GitHub and on the site.
 
+**One page per theory chapter.** docs/theory.md (one document of all chapters, for readers on
+GitHub) is assembled from docs/theory/*.md by scripts/build_theory.py. The site publishes the
+chapters as pages of their own instead (the assembled page was over 500 KB), under a contents page
+``theory/`` generated from the same header and the chapters' headings. Links written against the
+assembled document (``theory.md#<GitHub id>``, in the guides) are pointed at the chapter holding
+that heading; a new chapter file appears in the nav with no edit of mkdocs.yml.
+
 **Display maths.** The theory writes ``$$ ... $$`` displays inside paragraphs (GitHub renders them);
 ``pymdownx.arithmatex`` takes ``$$`` as a display only when it is a block of its own and would
 otherwise read the ``$`` inside it as inline maths. Each display gets a blank line before and after
@@ -26,6 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+_DOCS = Path(__file__).resolve().parents[1] / "docs"
+_THEORY = _DOCS / "theory"
 
 # What the pages load: the TeX -> CommonHTML component, the TeX extensions it autoloads, the CHTML
 # fonts, and the context menu / accessibility parts it loads on demand (not the other combined builds).
@@ -128,8 +139,116 @@ def separate_display_maths(markdown: str) -> str:
     return "\n".join(out)
 
 
-def on_page_markdown(markdown: str, **kwargs: Any) -> str:
-    """GitHub's heading ids where the toc's would differ; display maths in blocks of their own."""
+def _build_theory() -> Any:
+    """scripts/build_theory.py, imported by path (the chapters' order, header and heading rules)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_theory", Path(__file__).with_name("build_theory.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _dedup(seen: dict[str, int], slug: str) -> str:
+    k = seen.get(slug, 0)
+    seen[slug] = k + 1
+    return slug if k == 0 else f"{slug}-{k}"
+
+
+def theory_chapters() -> list[tuple[str, str, list[tuple[int, str, str]]]]:
+    """``(file name, title, [(level, heading, id on the chapter page)])`` of each theory chapter."""
+    bt = _build_theory()
+    chapters = []
+    for path in sorted(_THEORY.glob("*.md")):
+        seen: dict[str, int] = {}
+        heads = [(lvl, title, _dedup(seen, github_slug(title))) for lvl, title in bt.headings(path.read_text("utf-8"))]
+        title = next((h for lvl, h, _ in heads if lvl == 1), path.stem)
+        chapters.append((path.name, title, heads))
+    return chapters
+
+
+def theory_anchor_map() -> dict[str, tuple[str, str]]:
+    """GitHub id of a heading in the assembled docs/theory.md -> (chapter file, id on the chapter page).
+
+    The assembled document numbers repeated titles across chapters (``-1``, ``-2``) in document
+    order, after the headings of its header and its "Contents"; a chapter page numbers them within
+    itself.
+    """
+    bt = _build_theory()
+    seen: dict[str, int] = {}
+    for _, title in bt.headings(bt.HEADER):
+        _dedup(seen, github_slug(title))
+    _dedup(seen, "contents")
+    found: dict[str, tuple[str, str]] = {}
+    for name, _, heads in theory_chapters():
+        for _, title, local in heads:
+            found[_dedup(seen, github_slug(title))] = (name, local)
+    return found
+
+
+def theory_contents_page() -> str:
+    """The site's theory contents page: the assembled document's header and a two-level contents."""
+    bt = _build_theory()
+    header = bt.HEADER.split("<!--")[0].rstrip()
+    lines = [header, "", "## Contents", ""]
+    for name, title, heads in theory_chapters():
+        lines.append(f"- [{title}]({name})")
+        lines += [f"    - [{h}]({name}#{local})" for lvl, h, local in heads if lvl == 2]
+    return "\n".join(lines) + "\n"
+
+
+_THEORY_LINK = re.compile(r"\]\(((?:\.\./)*)theory\.md(?:#([^)\s]+))?\)")
+
+
+def theory_links_to_chapters(markdown: str, src_uri: str) -> str:
+    """Point ``](…theory.md#id)`` links of the page at ``src_uri`` to the chapter page holding ``id``.
+
+    >>> anchors = theory_anchor_map()
+    >>> some_id, (chapter, local) = next(iter(anchors.items()))
+    >>> theory_links_to_chapters(f"[x](../theory.md#{some_id})", "guides/a.md") == f"[x](../theory/{chapter}#{local})"
+    True
+    >>> theory_links_to_chapters("[t](theory.md)", "index.md")
+    '[t](theory/index.md)'
+    """
+    anchors = theory_anchor_map()
+    base = Path(src_uri).parent
+
+    def repl(m: re.Match[str]) -> str:
+        anchor = m.group(2)
+        if anchor is None:
+            target, frag = "theory/index.md", ""
+        elif anchor in anchors:
+            chapter, local = anchors[anchor]
+            target, frag = f"theory/{chapter}", f"#{local}"
+        else:  # left as written: the strict build reports it
+            return m.group(0)
+        rel = Path(*([".."] * len(base.parts)), target) if base.parts else Path(target)
+        return f"]({rel.as_posix()}{frag})"
+
+    return _THEORY_LINK.sub(repl, markdown)
+
+
+def on_config(config: Any, **kwargs: Any) -> Any:
+    """Replace the nav entry ``Theory: theory.md`` by the contents page and one entry per chapter."""
+    for i, entry in enumerate(config["nav"]):
+        if isinstance(entry, dict) and entry.get("Theory") == "theory.md":
+            chapters = [{title: f"theory/{name}"} for name, title, _ in theory_chapters()]
+            config["nav"][i] = {"Theory": [{"Contents": "theory/index.md"}, *chapters]}
+    return config
+
+
+def on_files(files: Files, config: Any, **kwargs: Any) -> Files:
+    """Add the generated theory contents page (``theory/index.md``)."""
+    files.append(File.generated(config, "theory/index.md", content=theory_contents_page()))
+    return files
+
+
+def on_page_markdown(markdown: str, page: Any = None, **kwargs: Any) -> str:
+    """Theory links to chapter pages; GitHub's heading ids where the toc's would differ; display maths
+    in blocks of their own."""
+    if page is not None:
+        markdown = theory_links_to_chapters(markdown, page.file.src_uri)
     return separate_display_maths(github_heading_ids(markdown))
 
 

@@ -10,13 +10,19 @@ of docs/theory.md's contents. The build takes about 10-30 s on two cores (it pri
 from __future__ import annotations
 
 import ast
+import functools
+import http.server
 import importlib.util
 import os
 import re
+import shutil
+import socketserver
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,20 +117,27 @@ def test_api_page_covers_every_module_and_its_all(site, sub):
     assert not missing, f"docs/api/{sub}.md does not document: {missing}"
 
 
+def _chapters() -> list[str]:
+    return sorted(p.stem for p in (ROOT / "docs" / "theory").glob("*.md"))
+
+
 @pytest.mark.slow
 def test_theory_maths_is_rendered_by_mathjax_from_the_site(site):
-    html = _page(site, "theory")
-    source = (ROOT / "docs" / "theory.md").read_text(encoding="utf-8")
-    # every $$ ... $$ is a display (most of them inside a paragraph, two inside list items): each one
-    # becomes one arithmatex div, none is left as text
-    displays = source.count("$$") // 2
-    assert displays > 50
-    assert html.count('<div class="arithmatex">') == displays
-    assert html.count('<span class="arithmatex">') > 1000  # inline $...$
-    assert "$$" not in html
-    # MathJax comes from the site itself, not from a CDN
-    scripts = re.findall(r'<script src="([^"]+)"', html)
-    assert "../assets/mathjax/tex-chtml.js" in scripts
+    displays = inline = 0
+    for chapter in _chapters():
+        html = _page(site, f"theory/{chapter}")
+        source = (ROOT / "docs" / "theory" / f"{chapter}.md").read_text(encoding="utf-8")
+        # every $$ ... $$ is a display (most of them inside a paragraph, some inside list items): each
+        # one becomes one arithmatex div, none is left as text
+        assert html.count('<div class="arithmatex">') == source.count("$$") // 2, chapter
+        assert "$$" not in html, chapter
+        displays += source.count("$$") // 2
+        inline += html.count('<span class="arithmatex">')
+        # MathJax comes from the site itself, not from a CDN
+        scripts = re.findall(r'<script src="([^"]+)"', html)
+        assert "../../assets/mathjax/tex-chtml.js" in scripts, chapter
+        assert not [s for s in scripts if s.startswith(("http:", "https:", "//"))]
+    assert displays > 50 and inline > 1000
     assert not [s for s in scripts if s.startswith(("http:", "https:", "//"))]
     assert (site / "assets" / "mathjax" / "tex-chtml.js").stat().st_size > 500_000
     assert (site / "assets" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").is_dir()
@@ -133,13 +146,31 @@ def test_theory_maths_is_rendered_by_mathjax_from_the_site(site):
 
 @pytest.mark.slow
 def test_theory_contents_links_land_on_headings(site):
-    """docs/theory.md's contents use GitHub's heading ids; the site's headings carry the same ids."""
+    """The contents page links every chapter and section; each link lands on a heading of its page."""
     html = _page(site, "theory")
-    ids = set(re.findall(r'id="([^"]+)"', html))
-    contents = (ROOT / "docs" / "theory.md").read_text(encoding="utf-8").split("\n## ", 2)[1]
-    anchors = re.findall(r"\]\(#([^)]+)\)", contents)
-    assert len(anchors) > 30
-    assert [a for a in anchors if a not in ids] == []
+    links = re.findall(r'href="(\d\d_[\w-]+)/(?:#([^"]+))?"', html)
+    assert {c for c, _ in links} == set(_chapters())
+    assert len(links) > 60
+    missing = []
+    for chapter, anchor in links:
+        ids = set(re.findall(r'id="([^"]+)"', _page(site, f"theory/{chapter}")))
+        if anchor and anchor not in ids:
+            missing.append(f"{chapter}#{anchor}")
+    assert missing == []
+
+
+@pytest.mark.slow
+def test_links_to_the_assembled_theory_land_on_chapter_headings(site):
+    """The guides link docs/theory.md#<GitHub id> (right on GitHub); on the site each lands on its chapter."""
+    sources = [p for p in (ROOT / "docs" / "guides").glob("*.md") if "theory.md#" in p.read_text(encoding="utf-8")]
+    assert sources
+    for src in sources:
+        html = _page(site, f"guides/{src.stem}")
+        targets = re.findall(r'href="\.\./\.\./theory/(\d\d_[\w-]+)/#([^"]+)"', html)
+        assert targets, src.name
+        for chapter, anchor in targets:
+            assert f'id="{anchor}"' in _page(site, f"theory/{chapter}"), (src.name, chapter, anchor)
+        assert "theory.md" not in re.sub(r"<code>.*?</code>", "", html), src.name
 
 
 @pytest.mark.slow
@@ -158,8 +189,10 @@ def test_every_page_of_the_nav_is_built(site):
         "api",
     ):
         assert (site / rel / "index.html").is_file(), rel
-    # the chapters docs/theory.md is assembled from are not published twice
-    assert not (site / "theory" / "10_bibd").exists()
+    # one page per theory chapter; the assembled docs/theory.md (for GitHub) is not published
+    for chapter in _chapters():
+        assert (site / "theory" / chapter / "index.html").is_file(), chapter
+    assert not (site / "theory.md").exists() and "theory.md" not in (site / "theory" / "index.html").read_text()
 
 
 @pytest.mark.slow
@@ -222,3 +255,111 @@ def test_mkdocs_api_pages_list_every_module():
         text = (ROOT / "docs" / "api" / f"{sub}.md").read_text(encoding="utf-8")
         blocks = set(re.findall(rf"^::: gcsim\.{sub}\.(\w+)$", text, re.M))
         assert blocks == set(_public_modules(sub)), sub
+
+
+# ---------------------------------------------------------------------------
+# the built site in a real browser (headless Chromium through Selenium and the distribution's driver)
+
+_CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)), None)
+_DRIVER = shutil.which("chromedriver")
+
+#: in the page: wait for MathJax's start-up typesetting, then count the formulas drawn empty: a
+#: container with no width, or whose characters (CommonHTML draws each one as the ::before content of
+#: an mjx-c element, from the fonts' stylesheet) all have no content
+_PROBE = """
+const done = arguments[arguments.length - 1];
+const ready = () => (window.MathJax && MathJax.startup && MathJax.startup.promise)
+  ? MathJax.startup.promise : new Promise(r => setTimeout(r, 100)).then(ready);
+ready().then(() => new Promise(r => setTimeout(r, 500))).then(() => {
+  const containers = [...document.querySelectorAll("mjx-container")];
+  const empty = containers.filter(c => {
+    const drawn = [...c.querySelectorAll("mjx-c")].some(g => {
+      const s = getComputedStyle(g, "::before").content;
+      return s && s !== "none" && s !== "normal" && s !== '""';
+    });
+    return !(c.getBoundingClientRect().width > 0) || !(drawn || c.querySelector("mjx-utext"));
+  });
+  done({maths: document.querySelectorAll(".arithmatex").length, containers: containers.length,
+        empty: empty.length, first_empty: empty.length ? empty[0].outerHTML.slice(0, 300) : ""});
+}).catch(e => done({error: String(e)}));
+"""
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    """Headless Chromium on the built site, served over HTTP on localhost (as a reader would load it)."""
+    if _CHROMIUM is None or _DRIVER is None:
+        pytest.skip(
+            "no Chromium here: install the distribution's chromium and chromium-driver "
+            "(Debian: apt-get install chromium chromium-driver; .ci/run does)"
+        )
+    webdriver = pytest.importorskip("selenium.webdriver", reason="the test extra is not installed (selenium)")
+    from selenium.webdriver.chrome.service import Service
+
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = socketserver.TCPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    options = webdriver.ChromeOptions()
+    options.binary_location = _CHROMIUM
+    # as root in a container Chromium needs --no-sandbox; the rest keeps it off the network
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(_DRIVER), options=options)
+    driver.set_script_timeout(120)
+    driver.set_page_load_timeout(120)
+    try:
+        yield driver, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        driver.quit()
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
+        pass
+
+
+def _rendered(browser, page: str) -> dict:
+    driver, base = browser
+    driver.get(f"{base}/{page}/")
+    result = driver.execute_async_script(_PROBE)
+    assert "error" not in result, (page, result)
+    return result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", _chapters())
+def test_theory_chapter_renders_every_formula_in_a_browser(browser, chapter):
+    result = _rendered(browser, f"theory/{chapter}")
+    assert result["maths"] > 0 and result["containers"] == result["maths"], result
+    assert result["empty"] == 0, result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["api/coding", "api/executor"])
+def test_api_page_renders_its_formulas_in_a_browser(browser, site, page):
+    """The docstrings' ``.. math::`` directives reach MathJax (scripts/griffe_docstring_markup.py)."""
+    assert ".. math::" not in _page(site, page)
+    result = _rendered(browser, page)
+    assert result["maths"] > 0 and result["containers"] == result["maths"], result
+    assert result["empty"] == 0, result
+
+
+def test_math_directives_become_displays():
+    maths = _load_script("griffe_docstring_markup").math_directives
+    text = "Text.\n\n.. math::  a = b,\n    c = d\n\nMore :math:`x`.\n\n    .. math::\n\n        E\\|g\\|\n\n    tail"
+    assert maths(text) == (
+        "Text.\n\n$$\na = b,\nc = d\n$$\n\nMore $x$.\n\n    $$\n    E\\|g\\|\n    $$\n\n    tail"
+    )
+    assert maths("```\n.. math:: x\n```") == "```\n.. math:: x\n```"

@@ -13,14 +13,8 @@ window.MathJax = {
   },
 };
 
-// Material's instant navigation swaps pages without a reload: typeset each new page.
-if (typeof document$ !== "undefined") {
-  document$.subscribe(() => {
-    if (window.MathJax && MathJax.typesetPromise) {
-      MathJax.startup.output.clearCache();
-      MathJax.typesetClear();
-      MathJax.texReset();
-      MathJax.typesetPromise();
-    }
-  });
-}
+// No re-typesetting hook: the site does not use Material's instant navigation (mkdocs.yml), so every
+// page is a full load that MathJax typesets once at start-up. The usual recipe for instant navigation
+// (document$.subscribe(... clearCache(); typesetClear(); texReset(); typesetPromise())) ran right after
+// that first typesetting on every page and cleared the CHTML glyph cache: every formula was drawn
+// empty. tests/test_docs_site.py checks the rendered pages in headless Chromium.
