@@ -12,7 +12,7 @@ from ..catalogue.named import NAMED_INSTANCES
 from ..catalogue.objects import export_object, load_object
 from ..errors import CatalogueError, InvalidArgumentError
 from ..io.bundle import bundle_paths
-from .common import table
+from .common import output_path, table
 from .paths import inside_installed_package, packaged_catalogue
 
 __all__ = ["catalogue_table", "format_table", "table_ok"]
@@ -24,6 +24,7 @@ def catalogue_table(
     export: bool = False,
     force: bool = False,
     names: list[str] | None = None,
+    flag: str = "directory",
 ) -> list[dict[str, Any]]:
     """One row per named instance: parameters, construction, verification and catalogue-file status.
 
@@ -31,7 +32,8 @@ def catalogue_table(
     with gcsim, :func:`gcsim.catalogue.named.packaged_catalogue`).  ``file`` is "matches"
     (the file loads, re-verifies and holds the same matrix), "differs", "refused: ..."
     (invalid file), "missing", or "exported" (``export`` writes missing files, ``force``
-    rewrites them; never into an installed gcsim package).
+    rewrites them; never into an installed gcsim package).  Each file is written where
+    :func:`gcsim.app.common.output_path` allows (``flag`` names the folder in its refusals).
     """
     directory = packaged_catalogue() if directory is None else Path(directory)
     if (export or force) and inside_installed_package(directory):
@@ -63,6 +65,7 @@ def catalogue_table(
         stem = Path(directory) / obj.kind / name
         _, json_path = bundle_paths(stem)
         if force or (export and not json_path.exists()):
+            output_path(flag, directory, obj.kind, name, suffixes=(".json", ".npz"))
             export_object(obj, directory, name=name, overwrite=True)
             row["file"] = "exported"
         elif json_path.exists():

@@ -44,10 +44,10 @@ from .common import (
     EXIT_USAGE,
     HelpFormatter,
     Parser,
-    check_output_dir,
     emit,
     int_arg,
     os_reason,
+    output_path,
     path_errors,
     show_progress,
 )
@@ -79,9 +79,12 @@ COMMANDS = (
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import run_reproduce
+    from .reproduce import available_stages, run_reproduce
 
-    check_output_dir("--out", args.out)
+    # the one output-path rule, for every folder and file reproduce writes directly under --out
+    known = available_stages()  # an unknown --stage is refused by run_reproduce, naming --stage
+    for part in [*(s for s in (args.stage or known) if s in known), "manifest.json"]:
+        output_path("--out", args.out, part)
 
     def echo(text: str) -> None:  # each stage's summary as the stage ends, not all at the end
         print(text, flush=True)

@@ -36,6 +36,8 @@ __all__ = [
     "check_output_dir",
     "check_input_path",
     "check_name",
+    "output_path",
+    "parse_integer",
     "emit",
     "object_summary",
     "os_reason",
@@ -164,18 +166,64 @@ def table(
 # argument types: argparse reports "argument --d: must be >= 1, got -5" (one line, exit 2)
 
 
+def _shown(text: str, width: int = 40) -> str:
+    """``repr(text)``, cut to about ``width`` characters (a 5000-digit argument is not echoed whole)."""
+    return repr(text) if len(text) <= width else f"{text[:width]!r}... ({len(text):,} characters)"
+
+
+def _shown_int(value: int) -> str:
+    """An integer as messages print it: whole up to 30 digits, else its number of digits."""
+    digits = len(str(abs(value))) if value.bit_length() < 13_000 else None
+    if digits is not None and digits <= 30:
+        return str(value)
+    return f"a {digits:,}-digit integer" if digits is not None else "an integer of over 4,000 digits"
+
+
+def parse_integer(text: str) -> int:
+    """``int(text)``, or a ``ValueError`` whose message says what is wrong.
+
+    An integer longer than Python's limit on integer strings
+    (:func:`sys.get_int_max_str_digits`, 4300 digits by default) is *too large*, not "not an
+    integer"; the message names the limit.
+
+    >>> parse_integer(" 42 "), parse_integer("-7")
+    (42, -7)
+    >>> parse_integer("9" * 5000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: is too large: 5,000 digits, over Python's limit of 4,300 digits for an integer ...
+    >>> parse_integer("3.5")
+    Traceback (most recent call last):
+    ...
+    ValueError: must be an integer, got '3.5'
+    """
+    stripped = text.strip()
+    try:
+        return int(stripped)
+    except ValueError:
+        pass
+    digits = stripped.lstrip("+-").replace("_", "")
+    if digits.isdigit() and digits.isascii():
+        limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
+        raise ValueError(
+            f"is too large: {len(digits):,} digits, over Python's limit of {limit:,} digits for an integer "
+            "(sys.get_int_max_str_digits)"
+        )
+    raise ValueError(f"must be an integer, got {_shown(text)}")
+
+
 def int_arg(minimum: int | None = None, maximum: int | None = None) -> Callable[[str], int]:
     """An argparse ``type`` for an integer in ``[minimum, maximum]``."""
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+            value = parse_integer(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
         if minimum is not None and value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {_shown_int(value)}")
         if maximum is not None and value > maximum:
-            raise argparse.ArgumentTypeError(f"must be <= {maximum}, got {value}")
+            raise argparse.ArgumentTypeError(f"must be <= {maximum}, got {_shown_int(value)}")
         return value
 
     parse.__name__ = "integer"
@@ -282,13 +330,101 @@ def check_input_path(flag: str, path: str | os.PathLike, *, folder_ok: bool = Tr
     return p
 
 
+def _name_problem(name: str) -> str | None:
+    """What keeps ``name`` from being one plain path component, or None."""
+    if name == "":
+        return "is empty"
+    if name in (".", ".."):
+        return f"{name!r} is a folder, not a file name"
+    if "/" in name or "\\" in name or (os.altsep and os.altsep in name):
+        return "must be a plain file name (no folders)"
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        return "must be a plain file name (a NUL or control character in it)"
+    return None
+
+
 def check_name(flag: str, name: str | None) -> str | None:
-    """A catalogue name: one path component (no separators, not empty, not '.' or '..')."""
+    """A user's file name (``--name``): one path component (no separators, not empty, not '.' or '..').
+
+    >>> check_name("--name", "fano")
+    'fano'
+    >>> check_name("--name", "../x")
+    Traceback (most recent call last):
+    ...
+    gcsim.app.common.UsageError: --name: must be a plain file name (no folders), got '../x'
+    """
     if name is None:
         return None
-    if name in ("", ".", "..") or "/" in name or "\\" in name or "\x00" in name:
-        raise UsageError(f"{flag}: must be a plain file name (no folders), got {name!r}")
+    problem = _name_problem(name)
+    if problem is not None:
+        raise UsageError(f"{flag}: {problem}, got {_shown(name)}")
     return name
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def output_path(
+    flag: str,
+    folder: str | os.PathLike,
+    *parts: str,
+    name_flag: str | None = None,
+    suffixes: Sequence[str] = ("",),
+) -> Path:
+    """The one rule for where a command may write: ``folder/parts...``, checked before anything is written.
+
+    Every command that writes (``--out``, ``--export``, ``--dir``, with ``--name``) asks this
+    function for each file or subfolder it will create, and writes only there.  Refused, in one
+    line naming the flag (``name_flag`` for the last part, the user's ``--name``, else ``flag``):
+
+    * a ``folder`` that cannot be a folder (:func:`check_output_dir`);
+    * a part that is not one plain path component: empty, ``.``, ``..``, a separator (so
+      ``--name ../x`` and ``--name /abs/x`` are refused), a NUL or control character;
+    * a path that leaves the folder through a symbolic link: each part that exists (or is a
+      link, dangling or not) must resolve inside the resolved ``folder``, and so must the final
+      file with each of ``suffixes`` (``(".json", ".npz")`` for a bundle), so a link planted in
+      the folder cannot redirect a write, or an overwrite with ``--force``, outside it.
+
+    The folder itself may be a link (it is what the user named).  Returns
+    ``Path(folder, *parts)`` (the suffixes are the caller's).
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> output_path("--out", folder, "decoders_s2", suffixes=(".json", ".npz")).name
+    'decoders_s2'
+    >>> output_path("--out", folder, "../x", name_flag="--name")
+    Traceback (most recent call last):
+    ...
+    gcsim.app.common.UsageError: --name: must be a plain file name (no folders), got '../x'
+    >>> os.symlink("/etc", os.path.join(folder, "bibd"))
+    >>> output_path("--export", folder, "bibd", "fano", suffixes=(".json", ".npz"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gcsim.app.common.UsageError: --export: '...bibd' is a symbolic link to '/etc', outside ...
+    """
+    check_output_dir(flag, folder)
+    if not parts:
+        raise ValueError("output_path: name at least one file or subfolder")
+    for i, part in enumerate(parts):
+        part_flag = name_flag if (name_flag is not None and i == len(parts) - 1) else flag
+        if not isinstance(part, str):
+            raise UsageError(f"{part_flag}: must be a file name, got {type(part).__name__}")
+        check_name(part_flag, part)
+    root = Path(folder).expanduser().resolve()
+    target = Path(folder).joinpath(*parts)
+    candidates = [Path(folder).joinpath(*parts[: i + 1]) for i in range(len(parts) - 1)]
+    candidates += [target.with_name(target.name + suffix) for suffix in suffixes]
+    for candidate in candidates:
+        if not (candidate.is_symlink() or candidate.exists()):
+            continue
+        resolved = candidate.resolve()
+        if not _inside(resolved, root):
+            raise UsageError(
+                f"{flag}: {str(candidate)!r} is a symbolic link to {str(resolved)!r}, outside "
+                f"{str(folder)!r}; remove it or choose another folder"
+            )
+    return target
 
 
 def emit(args: argparse.Namespace, payload: dict[str, Any], text: str | Callable[[], str]) -> None:

@@ -41,6 +41,7 @@ from ..io.manifest import (
     sha256_file,
 )
 from ..sweep import check_scheduler, sweep_client
+from .common import output_path
 from .stages import agc, catalogue, cerar, ddp, training
 
 __all__ = ["run_reproduce", "STAGES", "available_stages", "check_stage_outputs", "STAGE_MANIFEST_VERSION"]
@@ -229,7 +230,7 @@ def run_reproduce(
             return opened[0]
 
         for name in chosen:
-            stage_dir = out / name
+            stage_dir = output_path("out", out, name)  # no link planted in out may lead a stage outside it
             manifest_path = stage_dir / "manifest.json"
             if stage_dir.exists() and not stage_dir.is_dir():
                 raise InvalidArgumentError("out", f"{stage_dir} exists and is not a folder")

@@ -9,7 +9,17 @@ from ...advisor import advise
 from ...advisor.core import OBJECTIVES
 from ...coding.stragglers import straggler_model
 from ...errors import GcsimError
-from ..common import EXIT_OK, UsageError, check_output_dir, fmt, int_arg, path_errors, show_progress, table
+from ..common import (
+    EXIT_OK,
+    UsageError,
+    check_output_dir,
+    fmt,
+    int_arg,
+    output_path,
+    path_errors,
+    show_progress,
+    table,
+)
 from ..sweep_options import add_scheduler_flags, scheduler_from_args
 from .delays import DELAY_HELP, RULE_HELP, delays_and_rule
 
@@ -129,8 +139,13 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     )
     exported = None
     if args.export is not None:
+        name = None
+        if args.rank < len(adv.rows):  # the folder Advice.export would name, given explicitly and checked
+            row = adv.rows[args.rank]
+            name = f"rank{args.rank}_{row['family']}_{row['encoder']}"
+            output_path("--export", args.export, name)
         with path_errors("--export"):
-            exported = adv.export(args.export, args.rank, overwrite=args.overwrite)
+            exported = adv.export(args.export, args.rank, name=name, overwrite=args.overwrite)
     if args.json:
         payload = json.loads(adv.to_json())
         payload["exported"] = str(exported) if exported is not None else None

@@ -243,7 +243,7 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
         lines += [f"  {k:<{width}}  {v if isinstance(v, int) else fmt(v)}" for k, v in r.items()]
         emit(args, r, "\n".join(lines))
         return EXIT_OK
-    from ..common import UsageError, check_name, check_output_dir, path_errors
+    from ..common import UsageError, check_name, check_output_dir, output_path, path_errors
 
     if args.export is not None:  # before the (possibly long) optimization
         check_output_dir("--export", args.export)
@@ -288,10 +288,12 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
             f"{int(np.max(res.bytes_sent))}, max relative error {fmt(rel.max())}"
         )
     if args.export:
-        from ...cerar.export import export_design
+        from ...cerar.export import _default_name, export_design
 
+        name = args.name if args.name is not None else _default_name(des)
+        output_path("--export", args.export, name, name_flag="--name", suffixes=(".json", ".npz"))
         with path_errors("--export"):
-            path = export_design(des, args.export, name=args.name, overwrite=args.force)
+            path = export_design(des, args.export, name=name, overwrite=args.force)
         payload["exported"] = str(path)
         text += f"\n  exported to {path}"
     emit(args, payload, text)

@@ -21,13 +21,13 @@ _DESIGN_HELP = (
 
 
 def _scheme_and_model(args: argparse.Namespace):
-    from ...catalogue.named import resolve_design
     from ...coding.schemes import encode
     from ...coding.stragglers import straggler_model
     from ...errors import InvalidArgumentError
     from ..common import UsageError
+    from ..specs import design_arg
 
-    design = resolve_design(args.design)
+    design = design_arg("--design", args.design)
     options: dict[str, Any] = {}
     if args.dist:
         options["dist"] = args.dist

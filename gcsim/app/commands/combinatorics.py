@@ -15,27 +15,21 @@ from ..common import (
     emit,
     int_arg,
     object_summary,
+    output_path,
     path_errors,
 )
+from ..specs import FAMILY_FORMS, FamilySpec, check_family_params, family_form
 from .cerar import load_summary
-
-_FAMILIES = {
-    "bibd": ("v k [lam]", 2, 3),
-    "srg": ("v k lam mu", 4, 4),
-    "coset": ("k m delta", 3, 3),
-    "biregular": ("v b r k", 4, 4),
-}
 
 
 def _build(family: str, numbers: list[int], args: argparse.Namespace, existence: bool = False):
-    from ...catalogue.named import build_family
-
-    usage, lo, hi = _FAMILIES[family]
-    if not lo <= len(numbers) <= hi:
-        raise UsageError(f"{family} takes parameters {usage}, got {len(numbers)} numbers")
-    return build_family(
-        family, numbers, seed=getattr(args, "seed", 0), group=getattr(args, "group", "cyclic"), existence=existence
-    )
+    """The positional ``FAMILY PARAMS...`` of construct/exists, through the one family-spec parser."""
+    spec = check_family_params("PARAMS", family, numbers, positional=True)
+    if family == "biregular" and len(numbers) < 5:  # the seed: a fifth number, else --seed
+        spec = FamilySpec(family, spec.params, getattr(args, "seed", 0))
+    elif family == "biregular" and getattr(args, "seed", 0) not in (0, spec.seed):
+        raise UsageError(f"--seed: {args.seed} disagrees with the seed {spec.seed} given as the fifth parameter")
+    return spec.build("PARAMS", group=getattr(args, "group", "cyclic"), existence=existence, positional=True)
 
 
 def _cmd_construct(args: argparse.Namespace) -> int:
@@ -49,8 +43,11 @@ def _cmd_construct(args: argparse.Namespace) -> int:
     if args.export:
         from ...catalogue.objects import export_object
 
+        # the name export_object would choose, given explicitly: the path checked is the path written
+        name = args.name if args.name is not None else "_".join(str(p) for p in obj.params)
+        output_path("--export", args.export, obj.kind, name, name_flag="--name", suffixes=(".json", ".npz"))
         with path_errors("--export"):
-            payload["exported"] = str(export_object(obj, args.export, name=args.name, overwrite=args.force))
+            payload["exported"] = str(export_object(obj, args.export, name=name, overwrite=args.force))
     if args.matrix:
         payload["assignment"] = obj.assignment
     text = (
@@ -123,7 +120,7 @@ def _cmd_catalogue(args: argparse.Namespace) -> int:
     elif Path(args.dir).exists() and not Path(args.dir).is_dir():  # a missing folder: every file "missing"
         raise UsageError(f"--dir: {args.dir!r} exists and is not a folder")
     with path_errors("--dir"):
-        rows = catalogue_table(directory=args.dir, export=args.export, force=args.force)
+        rows = catalogue_table(directory=args.dir, export=args.export, force=args.force, flag="--dir")
     ok = table_ok(rows)
     emit(args, {"rows": rows, "ok": ok}, lambda: format_table(rows))
     return EXIT_OK if ok else EXIT_FAILURE
@@ -140,8 +137,8 @@ def register(sub, add) -> None:
     )
     p.add_argument(
         "family",
-        choices=sorted(_FAMILIES),
-        help="bibd (v k [lam]), srg (v k lam mu), coset (k m delta), biregular (v b r k)",
+        choices=sorted(FAMILY_FORMS),
+        help=", ".join(family_form(f, positional=True) for f in FAMILY_FORMS),
     )
     p.add_argument("params", type=int_arg(), nargs="+", help="the family's integer parameters")
     p.add_argument("--group", default="cyclic", choices=["cyclic", "elementary"], help="coset graphs: group")

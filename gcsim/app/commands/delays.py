@@ -117,17 +117,21 @@ def _cmd_decode_time(args: argparse.Namespace) -> int:
 
 
 def _cmd_decoder_table(args: argparse.Namespace) -> int:
-    from ...catalogue.named import resolve_design
     from ...coding.decoder_table import decoder_table
     from ...coding.schemes import encode
-    from ..common import check_output_dir, emit, fmt, path_errors
+    from ..common import emit, fmt, output_path, path_errors
+    from ..specs import design_arg
 
-    out = check_output_dir("--out", args.out)
-    design = resolve_design(args.design)
+    # the output path first (a bad --out or --name must not cost the table), then again just
+    # before writing (a link planted meanwhile)
+    name = args.name if args.name is not None else f"decoders_s{args.s_max}"
+    output_path("--out", args.out, name, name_flag="--name", suffixes=(".json", ".npz"))
+    design = design_arg("--design", args.design)
     scheme = encode(design, args.m, args.method, eps=args.eps, seed=args.seed)
     table = decoder_table(scheme, s_max=args.s_max)
+    target = output_path("--out", args.out, name, name_flag="--name", suffixes=(".json", ".npz"))
     with path_errors("--out"):
-        path = table.export(out / (args.name or f"decoders_s{args.s_max}"), overwrite=args.force)
+        path = table.export(target, overwrite=args.force)
     norm = scheme.m * scheme.num_parts
     errors = table.errors
     payload = {

@@ -205,14 +205,15 @@ def _cmd_run_gc(args: argparse.Namespace) -> int:
 
 def _run_gc(args: argparse.Namespace) -> int:
     from ..._validation import check_int
-    from ...catalogue.named import resolve_design
     from ...coding.evaluate import optimal_error
     from ...coding.schemes import encode
     from ...executor.experiments import run_parameter_server
     from ..common import EXIT_OK, emit, fmt
 
     seed = check_int("seed", args.seed, minimum=0)
-    obj = resolve_design(args.design)
+    from ..specs import design_arg
+
+    obj = design_arg("--design", args.design)
     kw = {"seed": seed}
     if args.method in ("rd", "ns", "ns-worker"):
         kw["eps"] = args.eps

@@ -24,11 +24,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from ...io.manifest import atomic_write_text, dumps, provenance
     from ...learning.datasets import load_digits, load_mnist
     from ...learning.experiments import compare, default_codes
-    from ..common import UsageError, check_input_path, check_output_dir, emit, fmt, path_errors, table as text_table
+    from ..common import UsageError, check_input_path, emit, fmt, output_path, path_errors, table as text_table
 
     # paths first: a bad --out must not cost a whole training run
     if args.out is not None:
-        check_output_dir("--out", args.out)
+        for file in ("history.csv", "manifest.json"):
+            output_path("--out", args.out, file)
         with path_errors("--out"):  # create it now: a folder that cannot be made fails in a second, not after training
             Path(args.out).mkdir(parents=True, exist_ok=True)
     if args.mnist is not None:
@@ -67,11 +68,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
     }
     if args.out:
         out = Path(args.out)
+        history, manifest = (output_path("--out", out, file) for file in ("history.csv", "manifest.json"))
         with path_errors("--out"):
             out.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(out / "history.csv", table.to_csv(index=False))
+            atomic_write_text(history, table.to_csv(index=False))
             atomic_write_text(
-                out / "manifest.json", dumps({"command": "gcsim train", "params": payload, "provenance": provenance()})
+                manifest, dumps({"command": "gcsim train", "params": payload, "provenance": provenance()})
             )
         payload["out"] = str(out)
     header = ["code", "sim. seconds", "train loss", "test acc", "rel. error"]
