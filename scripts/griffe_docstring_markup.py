@@ -10,6 +10,9 @@ text griffe parses (the docstrings themselves are unchanged):
   lines and the output up to the next blank line) is fenced as a ``pycon`` block.
 * **Sphinx roles.** ``:func:`encode```, ``:class:`~gcsim.cerar.design.CerarDesign``` and the like
   become code spans (``encode``, ``CerarDesign``; ``~`` keeps the last name, as Sphinx shows it).
+* **Combined parameters.** numpydoc allows ``samples, exact_limit : int`` for parameters sharing a
+  type and a description; griffe reads it as one entry and shows the first one's default for both.
+  In the parameter sections each name gets its own entry (the description repeated).
 * **Sphinx maths.** A ``.. math::`` directive (its text on the same line, on the indented lines
   below, or both) becomes a ``$$ ... $$`` display that ``pymdownx.arithmatex`` hands to MathJax;
   ``:math:`x``` becomes ``$x$``.
@@ -84,6 +87,40 @@ def math_directives(text: str) -> str:
     return _MATH_ROLE.sub(lambda r: f"${r.group(1)}$", "\n".join(out))
 
 
+_PARAM_SECTIONS = ("parameters", "other parameters", "keyword arguments", "attributes")
+_COMBINED = re.compile(r"^(\s*)(\w+(?:\s*,\s*\w+)+)(\s*:.*)?$")
+
+
+def split_combined_parameters(text: str) -> str:
+    """Give each name of a combined numpydoc entry (``a, b : int``) its own entry in parameter sections."""
+    lines = text.split("\n")
+    out: list[str] = []
+    section = ""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if i + 1 < len(lines) and line.strip() and _SECTION.match(lines[i + 1]):
+            section = line.strip().lower()
+        m = _COMBINED.match(line) if section in _PARAM_SECTIONS else None
+        if m is None:
+            out.append(line)
+            i += 1
+            continue
+        indent = len(m.group(1))
+        j = i + 1
+        while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > indent):
+            j += 1
+        description = lines[i + 1 : j]
+        while description and not description[-1].strip():  # blank lines stay after the last entry
+            description.pop()
+        for name in (n.strip() for n in m.group(2).split(",")):
+            out.append(f"{m.group(1)}{name}{m.group(3) or ''}")
+            out.extend(description)
+        out.extend(lines[i + 1 + len(description) : j])
+        i = j
+    return "\n".join(out)
+
+
 def fence_doctests(text: str) -> str:
     """Wrap each run of doctest lines outside an ``Examples`` section in a ``pycon`` fence."""
     lines = text.split("\n")
@@ -119,4 +156,5 @@ class DocstringMarkup(griffe.Extension):
     def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         """Rewrite ``obj``'s docstring text before it is parsed."""
         if obj.docstring is not None:
-            obj.docstring.value = math_directives(sphinx_roles_to_code(fence_doctests(obj.docstring.value)))
+            text = split_combined_parameters(fence_doctests(obj.docstring.value))
+            obj.docstring.value = math_directives(sphinx_roles_to_code(text))

@@ -359,7 +359,26 @@ def test_api_page_renders_its_formulas_in_a_browser(browser, site, page):
 def test_math_directives_become_displays():
     maths = _load_script("griffe_docstring_markup").math_directives
     text = "Text.\n\n.. math::  a = b,\n    c = d\n\nMore :math:`x`.\n\n    .. math::\n\n        E\\|g\\|\n\n    tail"
-    assert maths(text) == (
-        "Text.\n\n$$\na = b,\nc = d\n$$\n\nMore $x$.\n\n    $$\n    E\\|g\\|\n    $$\n\n    tail"
-    )
+    assert maths(text) == ("Text.\n\n$$\na = b,\nc = d\n$$\n\nMore $x$.\n\n    $$\n    E\\|g\\|\n    $$\n\n    tail")
     assert maths("```\n.. math:: x\n```") == "```\n.. math:: x\n```"
+
+
+def test_combined_parameters_get_an_entry_each():
+    split = _load_script("griffe_docstring_markup").split_combined_parameters
+    text = (
+        "Parameters\n----------\nsamples, exact_limit : int\n    Budgets.\nseed : int\n    Seed."
+        "\n\nReturns\n-------\na, b : int\n    Kept."
+    )
+    assert split(text) == (
+        "Parameters\n----------\nsamples : int\n    Budgets.\nexact_limit : int\n    Budgets.\nseed : int\n    Seed."
+        "\n\nReturns\n-------\na, b : int\n    Kept."
+    )
+
+
+@pytest.mark.slow
+def test_combined_parameters_show_their_own_defaults(site):
+    """``samples, exact_limit : int`` in advise's docstring: exact_limit's row shows its own default, 20000."""
+    html = _page(site, "api/advisor")
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", html, re.S)
+    row = next(r for r in rows if re.search(r"<code>exact_limit</code>", r) and "pattern count" in r)
+    assert "20000" in row and "2000</code>" not in row.replace("20000", "")
