@@ -6,16 +6,31 @@ end); the functions sent to it live at module level so that workers import them 
 
 from __future__ import annotations
 
+import base64
+import collections
+import dataclasses
+import functools
+import hashlib
+import importlib
+import inspect
+import json
 import os
 import pickle
+import shutil
+import struct
+import sys
+import threading
+import warnings
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
 
+import gcsim
 from gcsim.coding.stragglers import FixedModel
 from gcsim.errors import InvalidArgumentError, MissingDependencyError
-from gcsim.sweep import SweepWorkerError, int_seed, run_sweep, sweep_client, task_seed
+from gcsim.sweep import CheckpointWarning, SweepWorkerError, int_seed, run_sweep, sweep_client, task_seed
 
 distributed = pytest.importorskip("distributed")
 
@@ -125,7 +140,11 @@ def test_missing_dask_names_the_extra(monkeypatch):
 
 
 # ---------------------------------------------------------------------------
-# checkpoints
+# checkpoints: data only, each result bound to its task's identity and checksummed
+
+
+def task_file(folder: Path, index: int) -> Path:
+    return folder / f"task_{index:08d}.json"
 
 
 def test_checkpoint_rerun_skips_finished_tasks(tmp_path):
@@ -134,18 +153,17 @@ def test_checkpoint_rerun_skips_finished_tasks(tmp_path):
     tasks = [(v, str(log)) for v in range(6)]
     first = run_sweep(logged_square, tasks, checkpoint=ck, progress=False)
     assert first == [v * v for v in range(6)] and len(list(log.iterdir())) == 6
+    assert sorted(p.name for p in ck.iterdir()) == ["sweep.json"] + [f"task_{v:08d}.json" for v in range(6)]
     # forget two results, as if the run had been killed before they finished
     for v in (1, 4):
-        (ck / f"task_{v:08d}.pkl").unlink()
+        task_file(ck, v).unlink()
     for f in log.iterdir():
         f.unlink()
-    again = run_sweep(logged_square, tasks, checkpoint=ck, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matching results are used without a word
+        again = run_sweep(logged_square, tasks, checkpoint=ck, progress=False)
     assert again == first
     assert sorted(f.name for f in log.iterdir()) == ["ran_1", "ran_4"]  # only the missing ones ran
-    # a damaged result file is recomputed, not trusted
-    (ck / f"task_{2:08d}.pkl").write_bytes(b"not a pickle")
-    assert run_sweep(logged_square, tasks, checkpoint=ck, progress=False) == first
-    assert pickle.loads((ck / f"task_{2:08d}.pkl").read_bytes()) == 4
 
 
 def test_checkpoint_of_another_sweep_is_refused(tmp_path):
@@ -155,6 +173,278 @@ def test_checkpoint_of_another_sweep_is_refused(tmp_path):
     assert exc.value.argument == "checkpoint"
     with pytest.raises(InvalidArgumentError, match="tasks"):
         run_sweep(draw, range(4), seed=1, checkpoint=tmp_path, progress=False)
+
+
+def test_task_file_is_canonical_json_with_its_identity_and_checksum(tmp_path):
+    run_sweep(draw, [5], seed=3, checkpoint=tmp_path, progress=False)
+    raw = task_file(tmp_path, 0).read_bytes()
+    doc = json.loads(raw)
+    stored = doc.pop("sha256")
+    # the checksum, recomputed with hashlib and json's own options: SHA-256 of the canonical rest
+    body = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    assert stored == hashlib.sha256(body).hexdigest()
+    ident = doc["identity"]
+    assert ident["function"] == f"{__name__}.draw" and ident["seed"] == 3 and ident["index"] == 0
+    source = inspect.getsource(draw).encode()
+    assert ident["function_source"] == hashlib.sha256(source).hexdigest()
+    assert ident["gcsim"] == gcsim.__version__
+    # the array: dtype, shape and base64 of its bytes, equal to what the task computes
+    dtype, shape, data = doc["result"]["ndarray"]
+    expect = draw(5, task_seed(3, 0))
+    assert (dtype, shape) == (expect.dtype.str, [4]) and base64.b64decode(data) == expect.tobytes()
+
+
+class Pair(NamedTuple):
+    a: int
+    b: float
+
+
+def varied(task: int) -> Any:
+    """Every kind of result a checkpoint stores, with values that break naive formats."""
+    return {
+        0: None,
+        "floats": (float("nan"), -0.0, float("inf"), 5e-324, 0.1),
+        (1, "k"): [True, False, 2**200, -(2**70), 3, "x\udc80é", 1e308 * 1j + 2],
+        "scalars": [np.float32(1.1), np.int8(-3), np.uint64(2**64 - 1), np.bool_(True), np.complex64(1 - 2j)],
+        "arrays": [
+            np.arange(12, dtype=np.int16).reshape(3, 4),
+            np.asfortranarray(np.arange(6.0).reshape(2, 3)) / 7,
+            np.array(3.5),
+            np.zeros((0, 5), dtype=np.complex128),
+            np.array([True, False]),
+            np.array([1, 2], dtype=">i4"),
+        ],
+        "task": task,
+    }
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Equality down to types, dtypes and bits (NaN and -0.0 included)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if isinstance(a, np.generic):
+        return a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    if isinstance(a, float):
+        return struct.pack(">d", a) == struct.pack(">d", b)
+    if isinstance(a, complex):
+        return same_bits(a.real, b.real) and same_bits(a.imag, b.imag)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same_bits(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same_bits(a[k], b[k]) for k in a)
+    return a == b
+
+
+def test_every_storable_type_round_trips_bit_for_bit(tmp_path):
+    first = run_sweep(varied, [1, 2], checkpoint=tmp_path, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = run_sweep(varied, [1, 2], checkpoint=tmp_path, progress=False)
+    # the values the task computes, not the ones written: a fresh call is the reference
+    assert all(same_bits(x, varied(t)) for x, t in zip(again, [1, 2], strict=True))
+    assert all(same_bits(x, y) for x, y in zip(first, again, strict=True))
+
+
+def gcsim_record(task: int) -> Any:
+    from gcsim.coding.verify import Violation
+
+    mask = np.array([True, False, True])
+    return Violation("upper", "pattern", "each", task, (1,), mask, 0.5, 0.5 + task, float(task), (0.1, np.float64(0.2)))
+
+
+def test_gcsim_records_round_trip(tmp_path):
+    first = run_sweep(gcsim_record, [1, 2], checkpoint=tmp_path, progress=False)
+    again = run_sweep(gcsim_record, [1, 2], checkpoint=tmp_path, progress=False)
+    assert [type(r).__name__ for r in again] == ["Violation"] * 2
+    assert all(same_bits(dataclasses.asdict(a), dataclasses.asdict(b)) for a, b in zip(first, again, strict=True))
+
+
+UNSTORABLE = {
+    "set": ({1, 2}, "builtins.set"),
+    "foreign record": (Pair(1, 2.0), "Pair record"),
+    "str array": (np.array(["a"]), "dtype <U1"),
+    "object array": (np.array([None], dtype=object), "dtype object"),
+    "path": (Path("x"), "PosixPath"),
+    "bytes": (b"raw", "builtins.bytes"),
+    "dict subclass": (collections.OrderedDict(a=1), "OrderedDict"),
+}
+
+
+def unstorable(name: str) -> Any:
+    return UNSTORABLE[name][0]
+
+
+@pytest.mark.parametrize("name", list(UNSTORABLE))
+def test_unstorable_results_are_refused_when_written(tmp_path, name):
+    with pytest.raises(InvalidArgumentError, match="cannot be stored") as exc:
+        run_sweep(unstorable, [name], checkpoint=tmp_path, progress=False)
+    assert exc.value.argument == "checkpoint" and UNSTORABLE[name][1] in str(exc.value)
+    assert not task_file(tmp_path, 0).exists()
+    assert run_sweep(unstorable, [name], progress=False)[0] is UNSTORABLE[name][0]  # fine without a checkpoint
+
+
+def constant(value: Any, task: int) -> Any:
+    return value
+
+
+@pytest.mark.parametrize(
+    ("fn", "tasks", "where"),
+    [
+        (abs, [np.random.default_rng(0)], "tasks[0]"),  # a Generator has no data-only form
+        (functools.partial(constant, threading.Lock()), [1], "fn.args[0]"),  # state outside Python
+        (eval("lambda x: x"), [1], "fn"),  # no source file to hash
+    ],
+)
+def test_a_sweep_without_a_data_only_identity_cannot_be_checkpointed(tmp_path, fn, tasks, where):
+    with pytest.raises(InvalidArgumentError, match="cannot be used with this sweep") as exc:
+        run_sweep(fn, tasks, checkpoint=tmp_path / "ck", progress=False)
+    assert exc.value.argument == "checkpoint" and where in str(exc.value)
+    assert not (tmp_path / "ck").exists()  # refused before anything ran or was written
+
+
+def test_bound_objects_are_described_by_their_data(tmp_path):
+    """A partial over a gcsim object (a straggler model): the same sweep reuses, another model is refused."""
+    model = FixedModel(6, 2)
+    task = functools.partial(sample_masks, model)
+    a = run_sweep(task, [3, 4], seed=1, checkpoint=tmp_path, progress=False)
+    assert all(
+        np.array_equal(x, y)
+        for x, y in zip(a, run_sweep(task, [3, 4], seed=1, checkpoint=tmp_path, progress=False), strict=True)
+    )
+    with pytest.raises(InvalidArgumentError, match="another sweep.*arguments_sha256"):
+        run_sweep(
+            functools.partial(sample_masks, FixedModel(6, 3)), [3, 4], seed=1, checkpoint=tmp_path, progress=False
+        )
+
+
+def sample_masks(model: Any, count: int, seq: np.random.SeedSequence) -> np.ndarray:
+    return model.sample(count, int_seed(seq))
+
+
+# the attacks of issue #19 (each returned a wrong or foreign result before): never returned now
+
+
+def test_another_tasks_file_copied_over_is_recomputed(tmp_path):
+    good = run_sweep(draw, range(4), seed=5, checkpoint=tmp_path, progress=False)
+    shutil.copyfile(task_file(tmp_path, 3), task_file(tmp_path, 1))
+    with pytest.warns(
+        CheckpointWarning, match=r"1 stored result.*task 1 \(computed for another task: index, task_sha256"
+    ):
+        again = run_sweep(draw, range(4), seed=5, checkpoint=tmp_path, progress=False)
+    assert same(again, good) and same(again, [draw(t, task_seed(5, t)) for t in range(4)])
+
+
+@pytest.mark.parametrize("where", [0.3, 0.6, 0.9])
+def test_a_flipped_byte_is_recomputed(tmp_path, where):
+    good = run_sweep(draw, range(3), seed=5, checkpoint=tmp_path, progress=False)
+    path = task_file(tmp_path, 2)
+    raw = bytearray(path.read_bytes())
+    at = int(where * len(raw))
+    raw[at] ^= 0x01
+    path.write_bytes(bytes(raw))
+    with pytest.warns(CheckpointWarning, match=r"task 2 \((checksum mismatch|not a JSON task file|not a gcsim)"):
+        again = run_sweep(draw, range(3), seed=5, checkpoint=tmp_path, progress=False)
+    assert same(again, good)
+    assert task_file(tmp_path, 2).read_bytes() != bytes(raw)  # and rewritten
+
+
+def test_a_changed_value_with_a_recomputed_checksum_still_needs_its_identity(tmp_path):
+    """An edit that keeps the file consistent cannot move a result to another task or seed."""
+    run_sweep(draw, range(2), seed=5, checkpoint=tmp_path, progress=False)
+    doc = json.loads(task_file(tmp_path, 0).read_bytes())
+    doc.pop("sha256")
+    doc["identity"]["seed"] = 6
+    body = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+    doc["sha256"] = hashlib.sha256(body).hexdigest()
+    task_file(tmp_path, 0).write_text(json.dumps(doc))
+    with pytest.warns(CheckpointWarning, match=r"task 0 \(computed for another task: seed differ"):
+        again = run_sweep(draw, range(2), seed=5, checkpoint=tmp_path, progress=False)
+    assert same(again, [draw(t, task_seed(5, t)) for t in range(2)])
+
+
+def test_a_pickled_string_is_never_returned(tmp_path):
+    good = run_sweep(draw, range(2), seed=5, checkpoint=tmp_path, progress=False)
+    task_file(tmp_path, 0).write_bytes(pickle.dumps("not a result"))
+    (tmp_path / "task_00000001.pkl").write_bytes(pickle.dumps("an old-format file"))  # never read
+    with pytest.warns(CheckpointWarning, match=r"task 0 \(not a JSON task file"):
+        again = run_sweep(draw, range(2), seed=5, checkpoint=tmp_path, progress=False)
+    assert same(again, good)
+
+
+class Exploit:
+    """Unpickling this creates a folder: proof of code execution."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.mkdir, (self.marker,))
+
+
+def test_a_malicious_pickle_is_never_executed(tmp_path):
+    ck, marker = tmp_path / "ck", tmp_path / "pwned"
+    payload = pickle.dumps(Exploit(str(marker)))
+    ck.mkdir()
+    for name in ("task_00000000.json", "task_00000000.pkl", "task_00000001.pkl"):
+        (ck / name).write_bytes(payload)
+    with pytest.warns(CheckpointWarning, match="task 0"):
+        got = run_sweep(draw, range(2), seed=5, checkpoint=ck, progress=False)
+    assert not marker.exists(), "the pickle ran"
+    assert same(got, [draw(t, task_seed(5, t)) for t in range(2)])
+    # the payload in a v1 folder (the pickle format) is refused as a whole, unread
+    (ck / "sweep.json").write_text(json.dumps({"format": "gcsim-sweep-checkpoint", "version": 1}))
+    with pytest.raises(InvalidArgumentError, match="older gcsim .*pickled"):
+        run_sweep(draw, range(2), seed=5, checkpoint=ck, progress=False)
+    assert not marker.exists()
+
+
+def test_another_seeds_folder_without_its_sweep_json_is_recomputed(tmp_path):
+    run_sweep(draw, range(3), seed=1, checkpoint=tmp_path, progress=False)
+    (tmp_path / "sweep.json").unlink()
+    with pytest.warns(CheckpointWarning, match=r"3 stored result.*task 0 \(computed for another task: seed differ"):
+        got = run_sweep(draw, range(3), seed=2, checkpoint=tmp_path, progress=False)
+    assert same(got, [draw(t, task_seed(2, t)) for t in range(3)])
+
+
+def test_a_changed_function_body_under_the_same_name_is_recomputed(tmp_path, monkeypatch):
+    module = tmp_path / "gcsim_sweep_task_mod.py"
+    module.write_text("def task(x):\n    return x + 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("gcsim_sweep_task_mod")
+    try:
+        ck = tmp_path / "ck"
+        assert run_sweep(mod.task, [1, 2], checkpoint=ck, progress=False) == [2, 3]
+        module.write_text("def task(x):\n    return x + 100\n")
+        os.utime(module, (1, 1))  # another mtime, whatever the clock's resolution
+        mod = importlib.reload(mod)
+        with pytest.warns(
+            CheckpointWarning, match=r"task 0 \(computed for another task: function_sha256, function_source"
+        ):
+            assert run_sweep(mod.task, [1, 2], checkpoint=ck, progress=False) == [101, 102]
+    finally:
+        sys.modules.pop("gcsim_sweep_task_mod", None)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["directory", "FIFO"])
+def test_a_directory_or_fifo_in_place_of_a_task_file_is_an_error(tmp_path, kind):
+    if kind == "FIFO" and not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this platform")
+    run_sweep(draw, range(2), seed=5, checkpoint=tmp_path, progress=False)
+    path = task_file(tmp_path, 1)
+    path.unlink()
+    path.mkdir() if kind == "directory" else os.mkfifo(path)  # a FIFO without a writer: opening would block
+    with pytest.raises(InvalidArgumentError, match=f"task_00000001.json is a {kind}, not a task file") as exc:
+        run_sweep(draw, range(2), seed=5, checkpoint=tmp_path, progress=False)
+    assert exc.value.argument == "checkpoint"
+
+
+def test_no_pickle_module_in_the_sweep():
+    import gcsim.sweep as sw
+
+    assert "pickle" not in vars(sw) and "cloudpickle" not in vars(sw)
 
 
 # ---------------------------------------------------------------------------
@@ -184,7 +474,7 @@ def test_a_killed_worker_loses_no_results(client, tmp_path):
     on_dask = run_sweep(draw_or_die, tasks, seed=7, scheduler=client, checkpoint=tmp_path / "ck", progress=False)
     assert os.path.exists(flag), "the worker was not killed"
     assert same(serial, on_dask)
-    assert len(list((tmp_path / "ck").glob("task_*.pkl"))) == 24
+    assert len(list((tmp_path / "ck").glob("task_*.json"))) == 24
 
 
 @pytest.mark.timeout(TIMEOUT)
@@ -345,7 +635,7 @@ class DyingFixedModel(FixedModel):
             return super().sample(count, seed)
         checkpoint = Path(self.folder, "ck")
         deadline = time.monotonic() + TIMEOUT / 2  # a guard against a hang only: the test fails then
-        while len(done := sorted(checkpoint.glob("task_*.pkl"))) < self.wait_for and time.monotonic() < deadline:
+        while len(done := sorted(checkpoint.glob("task_*.json"))) < self.wait_for and time.monotonic() < deadline:
             time.sleep(0.01)
         os.write(fd, json.dumps({"seed": seed, "done": [int(p.stem[5:]) for p in done]}).encode())
         os.close(fd)
@@ -379,7 +669,7 @@ def test_mc_sweep_survives_a_killed_worker_recomputing_nothing(client, tmp_path)
     assert 3 <= len(killed["done"]) < chunks and dead not in killed["done"]
     # only the chunk that was running on the dead worker ran twice; the finished ones never again
     assert runs[dead] == 2 and all(runs[i] == 1 for i in range(chunks) if i != dead), runs
-    assert len(list((tmp_path / "ck").glob("task_*.pkl"))) == chunks
+    assert len(list((tmp_path / "ck").glob("task_*.json"))) == chunks
     # a rerun takes every chunk from the checkpoint: nothing runs
     assert fields(expected_error_sweep(sch, model, checkpoint=tmp_path / "ck", **kw)) == fields(serial)
     assert sum(1 for _ in (tmp_path / "runs").iterdir()) == chunks + 1
