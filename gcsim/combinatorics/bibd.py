@@ -41,26 +41,9 @@ from ..errors import (
     SizeLimitError,
 )
 from .bibd_design import BIBD, union_design
-from .bibd_difference import difference_family_design, five_q_design, paley_design
-from .bibd_elementary import _comb_capped, complete_design, steiner_triple_system
 from .bibd_existence import _validate, _violations
-from .bibd_geometries import (
-    affine_geometry_design,
-    hermitian_unital,
-    hyperoval_biplane,
-    mcfarland_design,
-    projective_geometry_design,
-)
-from .difference_families import (
-    DIFFERENCE_FAMILIES,
-    radical_difference_family,
-)
-from .fields import is_prime_power, prime_power
-from .geometries import (
-    ag_parameters,
-    gaussian_binomial,
-    pg_parameters,
-)
+from .bibd_families import geometry_match as _geometry_match  # noqa: F401 - the old private name
+from .families import get_family, on_registry_change, registered_families
 from .steiner import triple_system_hill_climb
 
 __all__ = ["bibd", "buildable_bibds"]
@@ -70,74 +53,32 @@ __all__ = ["bibd", "buildable_bibds"]
 # Planning: which construction builds (v, k, lam)?
 # --------------------------------------------------------------------------------------
 
-_MAX_COMPLETE_BLOCKS = 50_000
-
-
-def _geometry_match(v: int, k: int, lam: int) -> tuple[str, int, int, int] | None:
-    """The PG/AG design with parameters (v, k, lam), as (family, n, q, dim), by number theory.
-
-    PG(n, q): ``v = 1 + q + ... + q^n`` and ``q^n < v < (q+1)^n`` (n >= 2), so
-    ``q = floor(v^(1/n))``; AG(n, q): ``v = q^n``.  One integer root per n
-    (``n <= log2 v``), no enumeration of fields, so it answers for any v.  When
-    several geometries share (v, k, lam) the smallest q wins, PG before AG, then
-    the smallest n and dim (the order gcsim has always used).
-    """
-    cands = []
-    n = 2
-    while 2**n <= v:
-        q = int(sympy.integer_nthroot(v, n)[0])
-        if q >= 2 and gaussian_binomial(n + 1, 1, q) == v and is_prime_power(q):
-            for d in range(1, n):
-                if pg_parameters(n, q, d) == (v, k, lam):
-                    cands.append((q, 0, n, d))
-        if q >= 2 and q**n == v and is_prime_power(q):
-            for d in range(1, n):
-                if ag_parameters(n, q, d) == (v, k, lam):
-                    cands.append((q, 1, n, d))
-        n += 1
-    if not cands:
-        return None
-    q, fam, n, d = min(cands)
-    return ("PG" if fam == 0 else "AG", n, q, d)
-
-
 @lru_cache(maxsize=1 << 16)
 def _plan_direct(v: int, k: int, lam: int):
-    """A direct (non-recursive) recipe for (v, k, lam), or None (number theory; no field tables
-    except inside the radical check, which is table-free for prime v)."""
-    if k == v:
-        return ("trivial-full", v, lam)
-    if k == 2 and lam == 1:
-        return ("complete", v, 2)
-    if k == 3 and lam == 1 and v % 6 in (1, 3):
-        return ("sts", v)
-    geo = _geometry_match(v, k, lam)
-    if geo is not None:
-        return ("geometry",) + geo
-    if v % 4 == 3 and is_prime_power(v) and k == (v - 1) // 2 and lam == (v - 3) // 4 and v >= 7:
-        return ("paley", v)
-    if (v, k, lam) in DIFFERENCE_FAMILIES:
-        return ("table", v, k, lam)
-    if k >= 3 and is_prime_power(v) and radical_difference_family(v, k, lam) is not None:
-        return ("radical", v, k, lam)
-    if k == 5 and lam == 1 and v % 5 == 0 and is_prime_power(v // 5) and (v // 5) % 4 == 1:
-        return ("fiveq", v // 5)
-    if lam == 1 and 3 <= k <= 6 and is_prime_power(k - 1) and v == (k - 1) ** 3 + 1:
-        return ("unital", k - 1)
-    for q in range(2, 16):
-        if is_prime_power(q):
-            for d in range(1, 4):
-                r_ = gaussian_binomial(d + 1, 1, q)
-                if (v, k, lam) == (q ** (d + 1) * (r_ + 1), q**d * r_, q**d * (q**d - 1) // (q - 1)):
-                    return ("mcfarland", q, d)
-    if (v, k, lam) == (56, 11, 2):
-        return ("biplane56",)
-    if _comb_capped(v, k, _MAX_COMPLETE_BLOCKS) <= _MAX_COMPLETE_BLOCKS and lam == math.comb(v - 2, k - 2):
-        return ("complete", v, k)
+    """A direct (non-recursive) recipe for (v, k, lam), or None: the first registered design family
+    (:mod:`gcsim.combinatorics.bibd_families`, in priority order) whose ``lookup`` matches.
+
+    Number theory and tables only (no field tables except inside the radical check, which is
+    table-free for prime v); the recipe is ``("family", name, (v, k, lam))``.
+    """
+    params = (v, k, lam)
+    for fam in registered_families("bibd"):
+        if fam.lookup(params) is not None:
+            return ("family", fam.name, params)
     return None
 
 
 _PLANS: dict[tuple[int, int, int], Any] = {}
+
+
+@on_registry_change
+def _clear_caches() -> None:
+    """A family was registered or removed: every plan may change."""
+    _PLANS.clear()
+    _plan_direct.cache_clear()
+    _execute.cache_clear()
+    _build_verified.cache_clear()
+
 _MAX_HILL_CLIMB_V = 100  # triple systems up to this v are built by hill climbing (< 1 s each)
 _UNION_SPLIT_MAX = 12  # lam > this: lam-fold designs as copies of a g-fold one (g | lam) first
 _MAX_PLAN_DEPTH = 64  # recursion guard of the planner (a cut counts like a cycle cut)
@@ -245,31 +186,11 @@ def _plan_peak(plan) -> int:
 @lru_cache(maxsize=256)
 def _execute(plan) -> BIBD:
     kind = plan[0]
-    if kind == "trivial-full":
-        _, v, lam = plan
-        return BIBD(v, [tuple(range(v))] * lam, f"trivial: {lam} copies of the full block", lam=lam)
-    if kind == "complete":
-        return complete_design(plan[1], plan[2])
-    if kind == "sts":
-        return steiner_triple_system(plan[1])
-    if kind == "geometry":
-        _, fam, n, q, d = plan
-        if fam == "PG":
-            return projective_geometry_design(n, q, d)
-        return affine_geometry_design(n, q, d)
-    if kind == "paley":
-        return paley_design(plan[1])
-    if kind == "table":
-        v, k, lam = plan[1:]
-        moduli, n_fixed, base, source = DIFFERENCE_FAMILIES[(v, k, lam)]
-        return difference_family_design(moduli, base, n_fixed, lam=lam, name=f"difference family ({source})")
-    if kind == "radical":
-        v, k, lam = plan[1:]
-        p, a = prime_power(v)
-        fam = radical_difference_family(v, k, lam)
-        return difference_family_design(
-            (p,) * a, fam, 0, lam=lam, name=f"radical difference family in GF({v}) (Wilson)"
-        )
+    if kind == "family":
+        member = get_family(plan[1]).lookup(plan[2])
+        if member is None:  # pragma: no cover - the family was replaced after planning
+            raise NotConstructibleError(f"family {plan[1]!r} no longer builds a 2-{plan[2]} design")
+        return member.build()
     if kind == "triple-hc":
         _, v, lam = plan
         return BIBD(
@@ -279,14 +200,6 @@ def _execute(plan) -> BIBD:
             lam=lam,
             metadata={"seed": 0},
         )
-    if kind == "fiveq":
-        return five_q_design(plan[1])
-    if kind == "unital":
-        return hermitian_unital(plan[1])
-    if kind == "mcfarland":
-        return mcfarland_design(plan[1], plan[2])
-    if kind == "biplane56":
-        return hyperoval_biplane()
     if kind == "complement":
         return _execute(_plan(*plan[1])).complement()
     if kind == "residual":
