@@ -24,12 +24,12 @@ from .cerar import load_summary
 
 def _build(family: str, numbers: list[int], args: argparse.Namespace, existence: bool = False):
     """The positional ``FAMILY PARAMS...`` of construct/exists, through the one family-spec parser."""
-    spec = check_family_params("PARAMS", family, numbers, positional=True)
+    spec = check_family_params("params", family, numbers, positional=True)
     if family == "biregular" and len(numbers) < 5:  # the seed: a fifth number, else --seed
         spec = FamilySpec(family, spec.params, getattr(args, "seed", 0))
     elif family == "biregular" and getattr(args, "seed", 0) not in (0, spec.seed):
         raise UsageError(f"--seed: {args.seed} disagrees with the seed {spec.seed} given as the fifth parameter")
-    return spec.build("PARAMS", group=getattr(args, "group", "cyclic"), existence=existence, positional=True)
+    return spec.build("params", group=getattr(args, "group", "cyclic"), existence=existence, positional=True)
 
 
 def _cmd_construct(args: argparse.Namespace) -> int:
