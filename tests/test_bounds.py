@@ -957,6 +957,259 @@ def test_sgd_convergence_on_quadratic_with_rd_estimator():
 
 
 # ----------------------------------------------------------------------------------------------
+# Theorem 8 (§45.7): the diagonal-dominance upper bound
+# ----------------------------------------------------------------------------------------------
+
+
+def authors_construction2(A, v1):
+    """Munim & Ramamoorthy's Construction 2 for m = 2, written from their script (numpy only).
+
+    Row i of P is v1 on the holders N_i divided by ||v1[N_i]||^2; v2 is the last right-singular vector of
+    P (in its null space when N < n); Q is built from v2 the same way.  B = [P; Q].
+    """
+
+    def rows(v):
+        M = np.zeros(A.shape)
+        for i in range(A.shape[0]):
+            nz = np.flatnonzero(A[i])
+            M[i, nz] = v[nz] / np.linalg.norm(v[nz]) ** 2
+        return M
+
+    P = rows(v1)
+    v2 = np.linalg.svd(P)[2][-1]
+    return np.vstack([P, rows(v2)])
+
+
+def dd_bound_tol(BF, m, N):
+    """Rounding of mN - sum_j ||h_j||^2 / delta_j (Theorem 8) from B_F, |terms| all non-negative.
+
+    delta_j = sum_k |Gamma_jk| with fl(Gamma_jk) within gamma_{mN} ||b_j|| ||b_k||, so its relative error is
+    at most gamma_{mN} rho + gamma_f, rho = max_j ||b_j|| sum_k ||b_k|| / delta_j; ||h_j||^2 adds 2 gamma_{mN}
+    (+ gamma_m); the gain g <= mN, so the bound moves by at most c gamma_{mN+f} (3 + rho) mN.
+    """
+    norms = np.linalg.norm(BF, axis=0)
+    delta = np.abs(BF.T @ BF).sum(axis=1)
+    live = delta > 0
+    rho = float(np.max(norms[live] * norms.sum() / delta[live])) if live.any() else 0.0
+    return SAFETY * gamma(m * N + BF.shape[1]) * (3.0 + rho) * m * N
+
+
+def dd_decoder_error(BF, m, N):
+    """||B_F D^+ H - T||_F^2 of the decoder of Theorem 8, computed directly, and its rounding bound."""
+    T = target(m, N)
+    H = BF.T @ T
+    delta = np.abs(BF.T @ BF).sum(axis=1)
+    X = np.where(delta[:, None] > 0, H / np.where(delta > 0, delta, 1.0)[:, None], 0.0)
+    R = BF @ X - T
+    e = SAFETY * gamma(BF.shape[1] + 1) * float(np.linalg.norm(np.abs(BF) @ np.abs(X)))
+    err = float((R**2).sum())
+    return err, 2 * math.sqrt(err) * e + e * e + SAFETY * gamma(R.size) * err
+
+
+def dd_designs():
+    import gcsim
+
+    return {
+        "Fano": gcsim.bibd(7, 3, 1).assignment,
+        "PG(2,3)": gcsim.bibd(13, 4, 1).assignment,
+        "AG(2,3)": gcsim.bibd(9, 3, 1).assignment,
+        "Paley(13)": gcsim.srg(13, 6, 2, 3).assignment,
+        "Petersen": gcsim.srg(10, 3, 0, 1).assignment,
+        "biregular 12x24": gcsim.biregular_graph(12, 24, 6, 3, seed=1).assignment,
+        "biregular 24x12": gcsim.biregular_graph(24, 12, 3, 6, seed=1).assignment,
+    }
+
+
+def dd_encoders(A, rng):
+    from gcsim.coding.schemes import encode
+
+    N, n = A.shape
+    out = [
+        (2, encode(A, 2, "rd", seed=3).B),
+        (3, encode(A, 3, "rd", eps=0.3, dist="gaussian", seed=4).B),
+        (2, encode(A, 2, "naive").B),
+        (1, A.astype(float)),
+        (2, random_support_encoder(rng, A, 2)),
+    ]
+    if A.sum(axis=1).min() >= 2:
+        out.append((2, encode(A, 2, "ns", eps=0.2, seed=5).B))
+    if N < n:  # the authors' null-space vector exists when P (N x n) has a non-trivial null space
+        out.append((2, authors_construction2(A, rng.standard_normal(n))))
+        out.append((2, authors_construction2(A, np.ones(n))))
+    return out
+
+
+def test_diagonal_dominance_bound_holds_on_every_pattern():
+    rng = np.random.default_rng(2020)
+    checked, designs, tight = 0, 0, 0
+    for name, A in dd_designs().items():
+        N, n = A.shape
+        designs += 1
+        for m, B in dd_encoders(A, rng):
+            masks = rng.random((30, n)) < rng.uniform(0.4, 1.0, size=(30, 1))
+            masks[0] = True  # s = 0
+            bounds = bd.diagonal_dominance_upper_bound(B, masks, m=m)
+            assert bounds.shape == (30,)
+            for mask, bound in zip(masks, bounds, strict=True):
+                BF = B[:, mask]
+                err = brute_err(B, m, mask)  # the optimal error by lstsq
+                tol = dd_bound_tol(BF, m, N)
+                assert err <= bound + tol + brute_err_tol(B, m, mask), (name, m, mask)
+                if BF.shape[1]:
+                    xerr, xtol = dd_decoder_error(BF, m, N)
+                    assert err <= xerr + xtol + brute_err_tol(B, m, mask)  # X_D is a decoder
+                    assert xerr <= bound + tol + xtol, (name, m, mask)  # the proof's middle term
+                assert bound <= m * N + tol
+                tight += bool(abs(bound - err) <= tol + brute_err_tol(B, m, mask))
+                checked += 1
+    assert designs >= 5 and checked >= 1000, (designs, checked)
+    print(f"diagonal-dominance bound held on {checked} patterns over {designs} designs ({tight} tight)")
+    assert tight < checked  # the bound is not the optimal error in general
+
+
+def test_diagonal_dominance_bound_is_exact_for_orthogonal_columns():
+    rng = np.random.default_rng(7)
+    N, m = 6, 2
+    A = np.eye(N, dtype=np.int64)  # every worker holds one part: columns of B have disjoint supports
+    D = rng.standard_normal((m, N))
+    B = stack(A, D)
+    for mask in all_masks(N, 2)[:10]:
+        err = brute_err(B, m, mask)
+        bound = bd.diagonal_dominance_upper_bound(B, mask, m=m)
+        assert abs(bound - err) <= dd_bound_tol(B[:, mask], m, N) + brute_err_tol(B, m, mask)
+        assert bd.diagonal_dominance_upper_bound(B, mask, m=m, normalized=True) == pytest.approx(bound / (m * N))
+    # exact rationals: each arrived column b_j = d0_j e_j + d1_j e_{N+j} gives m - ||h_j||^2/||b_j||^2 = 1
+    assert bd.diagonal_dominance_upper_bound(B, np.ones(N, bool), m=m) == pytest.approx(N * (m - 1), abs=1e-12)
+
+
+def test_loewner_diagonal_dominance_by_eigenvalues():
+    rng = np.random.default_rng(11)
+    for size in (1, 2, 5, 9):
+        for _ in range(20):
+            M = rng.standard_normal((size, size))
+            M = M + M.T
+            diff = np.diag(np.abs(M).sum(axis=1)) - M
+            lam = np.linalg.eigvalsh(diff)
+            assert lam.min() >= -SAFETY * gamma(size) * np.abs(M).sum()
+
+
+def test_diagonal_dominance_bound_takes_a_scheme_and_validates():
+    from gcsim.coding.schemes import encode
+
+    A = design((7, 3, 1))
+    sch = encode(A, 2, "rd", seed=1)
+    mask = np.ones(7, bool)
+    mask[:2] = False
+    assert bd.diagonal_dominance_upper_bound(sch, mask) == bd.diagonal_dominance_upper_bound(sch.B, mask, m=2)
+    assert isinstance(bd.diagonal_dominance_upper_bound(sch, mask), float)
+    assert bd.diagonal_dominance_upper_bound(sch, np.zeros(7, bool)) == 14.0  # nothing arrives: m N
+    for call, argument in [
+        (lambda: bd.diagonal_dominance_upper_bound(sch.B, mask), "m"),
+        (lambda: bd.diagonal_dominance_upper_bound(sch.B, mask, m=4), "scheme_or_B"),
+        (lambda: bd.diagonal_dominance_upper_bound(sch, mask[:6]), "nonstragglers"),
+        (lambda: bd.diagonal_dominance_upper_bound(sch, mask, normalized="yes"), "normalized"),
+        (lambda: bd.diagonal_dominance_upper_bound(np.full((14, 7), np.nan), mask, m=2), "scheme_or_B"),
+    ]:
+        with pytest.raises(InvalidArgumentError) as info:
+            call()
+        assert info.value.argument == argument
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorem 9 and Proposition 10 (§45.8): closed-form worst-case lower bounds, the search
+# ----------------------------------------------------------------------------------------------
+
+
+def authors_lower_bound(A, m, s):
+    """Munim & Ramamoorthy's max_j (j+1) floor(N (s + m - 1 - j) / (n d2)), as in their scripts (floats)."""
+    N, n = A.shape
+    d2 = (A.T @ A)[0, 0]  # their d_2: the load of worker 0
+    return max(np.floor(N * (s + m - j - 1) / (n * d2)) * (j + 1) for j in range(m))
+
+
+def rank_bound_at(A, m, mask):
+    return int(sum(max(m - int(c), 0) for c in A[:, np.asarray(mask, bool)].sum(axis=1)))
+
+
+@pytest.mark.parametrize("m", [2, 3])
+def test_worst_case_rank_lower_bound_never_below_the_closed_forms_on_pg29(m):
+    A = projective_plane(9).assignment  # PG(2,9): 91 points x 91 lines, r = d2 = 10
+    for s in range(31):
+        res = bd.worst_case_rank_lower_bound(A, m, s)
+        closed = bd.partial_uncovering_lower_bound(A, m, s)
+        assert closed.value == authors_lower_bound(A, m, s)
+        unc = bd.uncovering_lower_bound(A, m, s)
+        assert res.value >= closed.value and res.value >= unc.value and res.value >= m * (s // 10), (s, res.value)
+        assert rank_bound_at(A, m, res.mask) == res.value and int((~res.mask).sum()) == s
+    # the values the issue names: m = 2, s = 9..20 gives 1, 2 (s = 10..19), 4 (s = 20) -- the search gave 0
+    assert [bd.partial_uncovering_lower_bound(A, 2, s).value for s in (9, 10, 19, 20)] == [1.0, 2.0, 2.0, 4.0]
+
+
+def small_assignments():
+    import gcsim
+
+    return {
+        "Fano": gcsim.bibd(7, 3, 1).assignment,
+        "PG(2,3)": gcsim.bibd(13, 4, 1).assignment,
+        "AG(2,3)": gcsim.bibd(9, 3, 1).assignment,
+        "biregular 6x12": gcsim.biregular_graph(6, 12, 4, 2, seed=3).assignment,
+        "biregular 12x6": gcsim.biregular_graph(12, 6, 2, 4, seed=3).assignment,
+        "irregular": np.array([[1, 0, 0, 0, 1], [1, 1, 0, 0, 0], [0, 1, 1, 1, 0], [0, 0, 1, 1, 1], [1, 0, 0, 1, 0]]),
+    }
+
+
+def worst_lstsq_error(B, m, n, s):
+    """max over every |S| = s of min_X ||B_F X - T||_F^2 (batched SVD over all straggler sets), and its tolerance."""
+    masks = all_masks(n, s)
+    N = B.shape[0] // m
+    if n - s == 0:
+        return float(m * N), 0.0
+    Bs = np.stack([B[:, mk] for mk in masks])  # (P, mN, f): B_F of every pattern
+    errs = brute_err_batch(Bs, m, np.ones(n - s, bool))
+    return float(errs.max()), max(err_tol(b, m) for b in Bs)
+
+
+def test_partial_uncovering_lower_bound_against_brute_force():
+    from gcsim.coding.schemes import encode
+
+    rng = np.random.default_rng(5)
+    for name, A in small_assignments().items():
+        N, n = A.shape
+        for m in (1, 2, 3):
+            encoders = [encode(A, m, "rd", seed=1).B, encode(A, m, "naive").B, random_support_encoder(rng, A, m)]
+            for s in range(n + 1):
+                res = bd.partial_uncovering_lower_bound(A, m, s)
+                if A.sum(axis=0).min() == A.sum(axis=0).max() and m <= A.sum() / N:
+                    assert res.value == authors_lower_bound(A, m, s)  # regular loads, cap inactive (§45.8)
+                rank_max = max(rank_bound_at(A, m, mk) for mk in all_masks(n, s))
+                assert res.value <= res.attained == rank_bound_at(A, m, res.mask) <= rank_max, (name, m, s)
+                assert int((~res.mask).sum()) == s
+                assert bd.worst_case_rank_lower_bound(A, m, s).value == rank_max
+                assert bd.worst_case_rank_lower_bound(A, m, s, exact_limit=1).value >= res.value  # search mode
+                if math.comb(n, s) <= 1716 and s in (0, 1, 2, n // 3, n // 2, n - 1, n):
+                    for B in encoders:
+                        worst, tol = worst_lstsq_error(B, m, n, s)
+                        assert rank_max <= worst + tol, (name, m, s)
+
+
+def test_partial_uncovering_lower_bound_cap():
+    # one part on one worker, m = 3, s = 1: the uncapped formula gives max(3, 4, 3) = 4 > m N = 3
+    A = np.array([[1]])
+    assert authors_lower_bound(A, 3, 1) == 4
+    res = bd.partial_uncovering_lower_bound(A, 3, 1)
+    assert res.value == 3.0 == res.attained == brute_err(np.ones((3, 1)), 3, [False])
+    # regular loads with m <= r: the cap is inactive and the authors' number comes back
+    A = projective_plane(3).assignment
+    assert [bd.partial_uncovering_lower_bound(A, 2, s).value for s in range(14)] == [
+        authors_lower_bound(A, 2, s) for s in range(14)
+    ]
+    with pytest.raises(InvalidArgumentError, match="^s"):
+        bd.partial_uncovering_lower_bound(A, 2, 14)
+    with pytest.raises(InvalidArgumentError, match="^m"):
+        bd.partial_uncovering_lower_bound(A, 0, 1)
+
+
+# ----------------------------------------------------------------------------------------------
 # validation
 # ----------------------------------------------------------------------------------------------
 
