@@ -233,7 +233,8 @@ def on_config(config: Any, **kwargs: Any) -> Any:
     """Replace the nav entry ``Theory: theory.md`` by the contents page and one entry per chapter."""
     for i, entry in enumerate(config["nav"]):
         if isinstance(entry, dict) and entry.get("Theory") == "theory.md":
-            chapters = [{title: f"theory/{name}"} for name, title, _ in theory_chapters()]
+            # the nav shows a chapter's title up to its dash ("10. Balanced incomplete block designs")
+            chapters = [{title.split(" — ")[0]: f"theory/{name}"} for name, title, _ in theory_chapters()]
             config["nav"][i] = {"Theory": [{"Contents": "theory/index.md"}, *chapters]}
     return config
 

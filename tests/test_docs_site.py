@@ -356,6 +356,30 @@ def test_api_page_renders_its_formulas_in_a_browser(browser, site, page):
     assert result["empty"] == 0, result
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["", "getting_started", "guides/advisor", "guides/cli"])
+def test_code_blocks_fit_a_desktop_screen(browser, page):
+    """At 1920 x 1080 no code block of the home page or these guides needs a horizontal scroll."""
+    driver, base = browser
+    driver.set_window_size(1920, 1080)
+    driver.get(f"{base}/{page}")
+    wide = driver.execute_script(
+        "return [...document.querySelectorAll('pre > code')]"
+        ".filter(c => c.scrollWidth > c.clientWidth + 1)"
+        ".map(c => c.textContent.split('\\n').reduce((a, l) => l.length > a.length ? l : a, ''))"
+    )
+    assert wide == [], wide
+
+
+@pytest.mark.slow
+def test_results_pages_show_their_figures(site):
+    """Each figure of a results folder is shown on its page (an <img>), not only linked."""
+    html = _page(site, "results/agc")
+    shown = set(re.findall(r'<img[^>]+src="([^"]+\.png)"', html))
+    figures = {p.name for p in (ROOT / "docs" / "results" / "agc").glob("*.png")}
+    assert figures and figures <= shown, sorted(figures - shown)
+
+
 def test_math_directives_become_displays():
     maths = _load_script("griffe_docstring_markup").math_directives
     text = "Text.\n\n.. math::  a = b,\n    c = d\n\nMore :math:`x`.\n\n    .. math::\n\n        E\\|g\\|\n\n    tail"
@@ -382,3 +406,11 @@ def test_combined_parameters_show_their_own_defaults(site):
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", html, re.S)
     row = next(r for r in rows if re.search(r"<code>exact_limit</code>", r) and "pattern count" in r)
     assert "20000" in row and "2000</code>" not in row.replace("20000", "")
+
+
+def test_api_pages_do_not_repeat_the_package_summary():
+    """The package docstring opens each API page; the page itself adds only links to the guides."""
+    for sub in (*SUBPACKAGES, "advisor"):
+        head = (ROOT / "docs" / "api" / f"{sub}.md").read_text(encoding="utf-8").split("\n::: ", 1)[0]
+        prose = [line for line in head.split("\n")[1:] if line.strip()]
+        assert all(line.startswith(("Guide: ", "Guides: ")) for line in prose), (sub, prose)
