@@ -294,9 +294,7 @@ def test_output_path_refuses_links_out_at_any_depth(tmp_path):
         # independently: realpath of the offending entry is indeed outside the resolved root
         offending = [candidate.parent, *(candidate.with_name(candidate.name + s) for s in suffixes)]
         real_root = os.path.realpath(root)
-        assert any(
-            os.path.lexists(p) and not os.path.realpath(p).startswith(real_root + os.sep) for p in offending
-        )
+        assert any(os.path.lexists(p) and not os.path.realpath(p).startswith(real_root + os.sep) for p in offending)
 
 
 def test_output_path_names_the_name_flag(tmp_path):
