@@ -249,3 +249,33 @@ def test_svd_route_matches_bruteforce_on_a_zero_column():
     got = optimal_error(sch, masks, method="svd", progress=False)
     tol = [2 * stated_bounds(B, 2, mk)["svd"] for mk in masks]  # two orthogonal routes
     assert np.all(np.abs(got - expected) <= tol)
+
+
+def test_diagonal_dominance_and_partial_uncovering_bounds_registered():
+    # the two bounds of theory §45.7-45.8: checked by the engine on every pattern (resp. the worst pattern of
+    # each size), and recomputed here from lstsq (the worst case) and the closed formula (the values)
+    A = cyclic(9, 3)
+    m = 2
+    for sch in (encode(A, m, "rd", seed=2), encode(A, m, "naive"), encode(A, m, "ns", eps=0.2, seed=1)):
+        for s in (1, 3, 5):
+            model = straggler_model("all", 9, s=s)
+            rep = verify_bounds(sch, model, ["diagonal_dominance_upper", "partial_uncovering_lower"])
+            assert rep.ok, rep.summary()
+            dd = rep.check("diagonal_dominance_upper")
+            assert dd.scope == "pattern" and dd.kind == "upper" and dd.bound_values.shape == (rep.patterns,)
+            worst = max(brute_err(sch.B, m, mk) for mk in all_masks(9, s))
+            low = rep.check("partial_uncovering_lower")
+            expected = max((j + 1) * min(9, (9 * (s + m - 1 - j)) // 27) for j in range(m))  # R = 27 ones
+            assert low.scope == "worst" and np.all(low.bound_values == expected) and expected <= worst + 1e-9
+    assert builtin_bound("diagonal_dominance_upper").kind == "upper"
+    assert builtin_bound("partial_uncovering_lower").scope == "worst"
+
+
+def test_a_wrong_diagonal_dominance_bound_is_caught():
+    # half the bound is no bound: the engine must report patterns where the lstsq error exceeds it, with their sets
+    sch = encode(cyclic(9, 3), 2, "rd", seed=2)
+    half = Bound("half_dd", "upper", "pattern", lambda sc, masks: 0.5 * bd.diagonal_dominance_upper_bound(sc, masks))
+    rep = verify_bounds(sch, straggler_model("all", 9, s=2), [half])
+    assert not rep.ok
+    for v in rep.violations:
+        assert brute_err(sch.B, 2, v.mask) > v.bound_value
