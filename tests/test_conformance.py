@@ -20,6 +20,7 @@ import dataclasses
 import json
 import re
 from collections.abc import Callable, Iterator
+from functools import partial as bind
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,11 @@ def instances() -> list[tuple[str, Callable[[], Any]]]:
     from gcsim.combinatorics import baselines, expanders
 
     fano = lambda: gcsim.bibd(7, 3, 1)  # noqa: E731 - a factory per row keeps the table readable
-    return [
+    from gcsim.combinatorics.families import registered_families
+
+    # every registered design and graph family, through its example member (issue #24 item 2)
+    families = [(f"family {f.name}", bind(_family_example, f)) for f in registered_families()]
+    return families + [
         ("bibd(7,3,1)", fano),
         ("bibd(13,4,1)", lambda: gcsim.bibd(13, 4, 1)),
         ("srg petersen", lambda: gcsim.srg(10, 3, 0, 1)),
@@ -62,6 +67,10 @@ def instances() -> list[tuple[str, Callable[[], Any]]]:
         ("cerar exact", lambda: cerar_design(4, 4, "exact")),
         ("cerar perturbation", lambda: cerar_design(4, 8, "perturbation", eps=0.01)),
     ]
+
+
+def _family_example(family: Any) -> Any:
+    return family.lookup(family.example).build()
 
 
 # ---------------------------------------------------------------------------------------------

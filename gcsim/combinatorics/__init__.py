@@ -12,7 +12,10 @@ Modules, split by family as networkx splits its generators:
 * ``srg_feasibility`` (parameter conditions), ``srg_graph`` (the object), ``srg_cayley``,
   ``srg_combinatorial``, ``srg_geometric``, ``srg_sporadic`` (families of constructions)
   and ``srg`` (the factory :func:`srg` and its catalogue);
-* ``coset``, ``biregular``, ``baselines``, ``expanders`` (multigraphs kept with multiplicities).
+* ``coset``, ``biregular``, ``baselines``, ``expanders`` (multigraphs kept with multiplicities);
+* ``families`` (the registry: :func:`register_family`, :func:`registered_families`), with the
+  built-in families declared in ``srg_families``, ``bibd_families`` and ``srg_distance_union``
+  (the Johnson / Hamming distance-union graphs).
 
 The factories ``bibd``, ``srg`` and ``srg_feasibility`` share their names with their modules,
 so the package namespace keeps the modules (``from gcsim.combinatorics import srg`` is the
@@ -98,6 +101,16 @@ from .expanders import (
     chordal_cycle_neighbours,
     weighted_margulis_gabber_galil,
 )
+from .families import (
+    BIBDFamily,
+    Family,
+    Member,
+    SRGFamily,
+    get_family,
+    register_family,
+    registered_families,
+    unregister_family,
+)
 from .fields import (
     CONWAY_POLYNOMIALS,
     additive_cosets,
@@ -129,6 +142,13 @@ from .srg_combinatorial import (
     disjoint_cliques,
     kneser_graph_2,
     triangular_graph,
+)
+from .srg_distance_union import (
+    distance_union_parameters,
+    hamming_distance_union_graph,
+    johnson_distance_union_graph,
+    scheme_eigenmatrix,
+    strongly_regular_distance_sets,
 )
 from .srg_feasibility import (
     CONDITION_NAMES,
@@ -163,6 +183,19 @@ from .steiner import bose_sts_blocks, skolem_sts_blocks, steiner_triple_system_b
 
 __all__ = [
     "BIBD",
+    "BIBDFamily",
+    "Family",
+    "Member",
+    "SRGFamily",
+    "distance_union_parameters",
+    "get_family",
+    "hamming_distance_union_graph",
+    "johnson_distance_union_graph",
+    "register_family",
+    "registered_families",
+    "scheme_eigenmatrix",
+    "strongly_regular_distance_sets",
+    "unregister_family",
     "BIBDParams",
     "BiregularGraph",
     "BiregularParams",

@@ -53,6 +53,7 @@ __all__ = ["bibd", "buildable_bibds"]
 # Planning: which construction builds (v, k, lam)?
 # --------------------------------------------------------------------------------------
 
+
 @lru_cache(maxsize=1 << 16)
 def _plan_direct(v: int, k: int, lam: int):
     """A direct (non-recursive) recipe for (v, k, lam), or None: the first registered design family
@@ -78,6 +79,7 @@ def _clear_caches() -> None:
     _plan_direct.cache_clear()
     _execute.cache_clear()
     _build_verified.cache_clear()
+
 
 _MAX_HILL_CLIMB_V = 100  # triple systems up to this v are built by hill climbing (< 1 s each)
 _UNION_SPLIT_MAX = 12  # lam > this: lam-fold designs as copies of a g-fold one (g | lam) first

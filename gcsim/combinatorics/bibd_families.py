@@ -185,7 +185,7 @@ class TabulatedDifferenceFamilies(BIBDFamily):
     name = "tabulated difference families"
     parameters = ("v", "k", "lam")
     construction = "development of a tabulated difference family (HCD VI.16-17)"
-    example = (13, 4, 1)
+    example = (17, 4, 3)
     priority = 60
 
     def lookup(self, params):

@@ -255,9 +255,10 @@ class DistanceUnionGraphs(SRGFamily):
     Members: for each scheme, every distance set D whose union graph has exactly two
     eigenvalues besides its degree (decided from the Eberlein / Krawtchouk eigenmatrix).
     The triangular, lattice and Clebsch graphs appear here too (as J(n,2), H(2,n), H(4,2)),
-    but the family is *supplementary*: the classical families (and their complements) name them.  Schemes of diameter above :data:`MAX_DIAMETER` are not
-    searched (J(n,k) with k > 12 has C(n,k) >= C(26,13), H(d,q) with d > 12 has q^d >= 8192:
-    beyond the dense size limit anyway).
+    but the family is *supplementary*: the classical families (and their complements) name
+    them.  Schemes of diameter above :data:`MAX_DIAMETER` are not searched (J(n,k) with
+    k > 12 has C(n,k) >= C(26,13), H(d,q) with d > 12 has q^d >= 8192: beyond the dense size
+    limit anyway).
     """
 
     name = "Johnson/Hamming distance-union graphs"

@@ -132,9 +132,7 @@ class PaleyGraphs(SRGFamily):
 
 
 def _triangular(n: int) -> Member:
-    return Member(
-        (n * (n - 1) // 2, 2 * (n - 2), n - 2, 4), f"triangular graph T({n})", partial(triangular_graph, n)
-    )
+    return Member((n * (n - 1) // 2, 2 * (n - 2), n - 2, 4), f"triangular graph T({n})", partial(triangular_graph, n))
 
 
 class TriangularGraphs(SRGFamily):

@@ -1,0 +1,423 @@
+"""The registry of design and graph families (issue #24 item 2) and the Johnson / Hamming
+distance-union graphs (issue #20 item 4, theory §21).
+
+* one contract, run on every registered family (a generic loop, as the conformance battery
+  does for objects): its example builds and verifies (checked independently here), its fast
+  ``members_with_v`` agrees with the generic search in entries, names and order, a lookup
+  target never hides a member, its members respect the size limits and never claim
+  parameters that Sage's feasibility filter or Sage's nonexistence answers reject;
+* every existence answer and construction name for v <= 130 equals those of the commit
+  before the registry (a committed snapshot), apart from the new family's additions;
+* a toy graph family and a toy design family registered at run time are seen by
+  ``gcsim.srg`` / ``gcsim.bibd``, existence, the listing and the conformance battery;
+* the distance-union family: the eigenmatrices against exact traces and minimal
+  polynomials of the distance matrices, the eigenvalue criterion against brute force over
+  every distance set, SRG(126, 25, 8, 4).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import partial
+from itertools import combinations, product
+from math import comb
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gcsim
+from conftest import FANO_LINES
+from gcsim import limits
+from gcsim.combinatorics import families as F, srg as S
+from gcsim.combinatorics.bibd_design import BIBD
+from gcsim.combinatorics.families import BIBDFamily, Member, SRGFamily, register_family, unregister_family
+from gcsim.combinatorics.srg_distance_union import (
+    distance_union_parameters,
+    johnson_distance_union_graph,
+    scheme_eigenmatrix,
+    strongly_regular_distance_sets,
+)
+from gcsim.combinatorics.srg_feasibility import complement_parameters
+from gcsim.combinatorics.srg_graph import StronglyRegularGraph
+from gcsim.errors import InvalidArgumentError, NotConstructibleError, SizeLimitError
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAPSHOT = ROOT / "tests" / "fixtures" / "family_answers_v130.json"
+SAGE_SRG = json.loads((ROOT / "tests" / "fixtures" / "sage_srg.json").read_text())["entries"]
+
+FAMILIES = F.registered_families()
+SRG_FAMILIES = F.registered_families("srg")
+BIBD_FAMILIES = F.registered_families("bibd")
+
+
+# --------------------------------------------------------------------------- independent checks
+def _srg_identity(adj: np.ndarray, params) -> None:
+    """Adj symmetric 0/1, zero diagonal, Adj^2 = k I + lam Adj + mu (J - I - Adj), exact int64."""
+    v, k, lam, mu = params
+    a = np.asarray(adj).astype(np.int64)
+    assert a.shape == (v, v) and np.array_equal(a, a.T) and not a.diagonal().any()
+    assert np.all((a == 0) | (a == 1))
+    eye = np.eye(v, dtype=np.int64)
+    assert np.array_equal(a @ a, k * eye + lam * a + mu * (1 - eye - a))
+
+
+def _bibd_identity(obj, params) -> None:
+    """A is v x b 0/1, column sums k, A A^T = (r - lam) I + lam J (exact int64)."""
+    v, k, lam = params
+    a = np.asarray(obj.assignment).astype(np.int64)
+    r = lam * (v - 1) // (k - 1) if k < v else lam
+    assert a.shape[0] == v and np.all((a == 0) | (a == 1)) and np.all(a.sum(axis=0) == k)
+    assert np.array_equal(a @ a.T, (r - lam) * np.eye(v, dtype=np.int64) + lam)
+
+
+# --------------------------------------------------------------------------- the family contract
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
+def test_family_declares_itself(fam):
+    assert fam.kind in F.FAMILY_KINDS and fam.name and fam.construction
+    assert isinstance(fam.parameters, tuple) and all(isinstance(p, str) for p in fam.parameters)
+    assert F.get_family(fam.name) is fam
+    assert len(fam.example) == F.FAMILY_KINDS[fam.kind]
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
+def test_family_example_builds_and_verifies(fam):
+    m = fam.lookup(fam.example)
+    assert m is not None and m.params == fam.example and m.name
+    obj = m.build()
+    assert obj.verify() is True
+    if fam.kind == "srg":
+        assert tuple(obj.params) == fam.example
+        _srg_identity(obj.adjacency, fam.example)
+    else:
+        v, k, lam = fam.example
+        assert (obj.params.v, obj.params.k, obj.params.lam) == (v, k, lam)
+        _bibd_identity(obj, fam.example)
+
+
+@pytest.mark.parametrize("fam", SRG_FAMILIES, ids=lambda f: f.name)
+def test_srg_family_fast_lookup_equals_the_generic_search(fam):
+    """members_with_v (the family's fast solver) == the generic search, entries, names and order."""
+    bound = 300
+    listed = list(fam.members(bound))
+    assert all(m.params[0] <= bound and len(m.params) == 4 and m.name for m in listed)
+    for v in range(3, bound + 1):
+        fast = [(m.params, m.name) for m in fam.members_with_v(v)]
+        generic = [(m.params, m.name) for m in F.Family.members_with_v(fam, v)]
+        assert fast == generic, (fam.name, v)
+        assert fast == [(m.params, m.name) for m in listed if m.params[0] == v], (fam.name, v)
+
+
+@pytest.mark.parametrize("fam", SRG_FAMILIES, ids=lambda f: f.name)
+def test_srg_family_lookup_target_never_hides_a_member(fam):
+    """With a lookup target (or its complement) the fast solver still yields that member."""
+    for m in fam.members(300):
+        for target in (m.params, complement_parameters(*m.params)):
+            got = [x.params for x in fam.members_with_v(m.params[0], target)]
+            assert m.params in got, (fam.name, m.params, target)
+        assert fam.lookup(m.params) is not None
+
+
+@pytest.mark.parametrize("fam", BIBD_FAMILIES, ids=lambda f: f.name)
+def test_bibd_family_listing_is_its_lookup(fam):
+    """The derived listing and the per-v search list exactly the parameters that lookup() matches."""
+    listed = [m.params for m in fam.members(40)]
+    want = [(v, k, lam) for v in range(2, 41) for k in range(2, v + 1) for lam in fam.listing_lams]
+    assert listed == [p for p in want if fam.lookup(p) is not None]
+    for v in (13, 25, 31):
+        assert [m.params for m in fam.members_with_v(v)] == [p for p in listed if p[0] == v]
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
+def test_family_members_respect_the_size_limit(fam, monkeypatch):
+    """Just below the example's size the factory refuses it before building anything."""
+    calls = []
+    orig = fam.lookup(fam.example)
+
+    def spy(*a, **k):
+        calls.append(1)
+        return orig.build()
+
+    if fam.kind == "srg":
+        v = fam.example[0]
+        monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", v * v - 1)
+        with pytest.raises(SizeLimitError):
+            gcsim.srg(*fam.example)
+    else:
+        v, k, lam = fam.example
+        b = len(orig.build().blocks)
+        monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", v * b - 1)
+        with pytest.raises(SizeLimitError):
+            gcsim.bibd(*fam.example)
+    assert calls == []
+
+
+_SAGE = {(e["v"], e["k"], e["lambda"], e["mu"]): e for e in SAGE_SRG}
+_SAGE_VMAX = max(p[0] for p in _SAGE)
+
+
+@pytest.mark.parametrize("fam", SRG_FAMILIES, ids=lambda f: f.name)
+def test_srg_family_members_pass_the_sage_oracle(fam):
+    """Every primitive member with v <= Sage's range is in Sage's feasible list and not a Sage False."""
+    for m in fam.members(_SAGE_VMAX):
+        v, k, lam, mu = m.params
+        for p in (m.params, complement_parameters(*m.params)):
+            if 0 < p[3] < p[1]:
+                assert p in _SAGE, (fam.name, m.name, p)
+                assert _SAGE[p]["sage"] is not False, (fam.name, m.name, p)
+
+
+# --------------------------------------------------------------------------- answers unchanged
+def answers(vmax: int) -> dict:
+    """gcsim's existence answers and SRG construction names for v <= vmax (the snapshot's recipe)."""
+    srg_ans = {}
+    for v in range(3, vmax + 1):
+        for k in range(1, v - 1):
+            for lam in range(0, k):
+                num = k * (k - lam - 1)
+                if num % (v - k - 1) or num // (v - k - 1) > k:
+                    continue
+                mu = num // (v - k - 1)
+                srg_ans[f"{v},{k},{lam},{mu}"] = [
+                    gcsim.srg(v, k, lam, mu, existence=True),
+                    S.srg_construction_name(v, k, lam, mu),
+                ]
+    bibd_ans = {
+        f"{v},{k},{lam}": gcsim.bibd(v, k, lam, existence=True)
+        for v in range(3, vmax + 1)
+        for k in range(2, v + 1)
+        for lam in (1, 2, 3)
+    }
+    names = {
+        f"{v},{k},{lam}": gcsim.bibd(v, k, lam).construction
+        for v in range(3, 61)
+        for k in range(3, v // 2 + 1)
+        for lam in (1, 2, 3)
+        if bibd_ans[f"{v},{k},{lam}"] is True
+    }
+    return {"srg": srg_ans, "bibd": bibd_ans, "bibd_names": names}
+
+
+def _digest(keys) -> str:
+    return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()
+
+
+def test_existence_answers_and_names_unchanged_by_the_registry():
+    """All (v,k,lam,mu) and (v,k,lam <= 3) answers for v <= 130 equal the previous commit's,
+    names included; the only differences are the distance-union family's new graphs."""
+    snap = json.loads(SNAPSHOT.read_text())
+    now = answers(130)
+    new = {
+        "120,56,28,24": [True, "distance-{1,3} graph of J(10,3)"],
+        "120,63,30,36": [True, "distance-{2} graph of J(10,3)"],
+        "126,25,8,4": [True, "distance-{1,4} graph of J(9,4)"],
+        "126,100,78,84": [True, "distance-{2,3} graph of J(9,4)"],
+    }
+    srg_now = {k: x for k, x in now["srg"].items() if x[0] is not False}
+    srg_false_now = [k for k, x in now["srg"].items() if x[0] is False]
+    for key in new:
+        assert snap["srg"][key] == [None, None]  # unknown to gcsim before
+    assert srg_now == {**snap["srg"], **new}
+    assert len(srg_false_now) == snap["header"]["false_counts"]["srg"]
+    assert _digest(srg_false_now) == snap["header"]["false_sha256"]["srg"]
+    bibd_now = {k: x for k, x in now["bibd"].items() if x is not False}
+    bibd_false_now = [k for k, x in now["bibd"].items() if x is False]
+    assert bibd_now == snap["bibd"]
+    assert _digest(bibd_false_now) == snap["header"]["false_sha256"]["bibd"]
+    assert now["bibd_names"] == snap["bibd_names"]
+
+
+# --------------------------------------------------------------------------- toy families at run time
+def _j94_adjacency() -> np.ndarray:
+    """J(9,4) at distances {1,4}, written here: 4-subsets of [9], adjacent when they share 3 or 0 points."""
+    sets = [frozenset(c) for c in combinations(range(9), 4)]
+    return np.array([[int(len(a & b) in (3, 0)) for b in sets] for a in sets], dtype=np.int64)
+
+
+def _toy_graph() -> StronglyRegularGraph:
+    return StronglyRegularGraph(_j94_adjacency(), (126, 25, 8, 4), "toy graph")
+
+
+class _ToyGraphs(SRGFamily):
+    name = "toy: J(9,4) at {1,4}"
+    parameters = ()
+    construction = "a test's own adjacency matrix"
+    example = (126, 25, 8, 4)
+    priority = 5
+
+    def members(self, max_v):
+        if max_v >= 126:
+            yield Member((126, 25, 8, 4), "toy graph", _toy_graph)
+
+
+def _toy_fano() -> BIBD:
+    return BIBD(7, [tuple(line) for line in FANO_LINES], "toy Fano plane", lam=1)
+
+
+class _ToyDesigns(BIBDFamily):
+    name = "toy: Fano"
+    parameters = ()
+    construction = "the Fano lines of conftest"
+    example = (7, 3, 1)
+    priority = 1
+
+    def lookup(self, params):
+        return Member((7, 3, 1), "toy Fano", _toy_fano) if tuple(params) == (7, 3, 1) else None
+
+
+def test_toy_families_registered_at_run_time_are_seen_everywhere():
+    import test_conformance as C
+
+    du = F.get_family("Johnson/Hamming distance-union graphs")
+    unregister_family(du.name)
+    try:
+        assert gcsim.srg(126, 25, 8, 4, existence=True) is None
+        with pytest.raises(NotConstructibleError):
+            gcsim.srg(126, 25, 8, 4)
+        assert (126, 25, 8, 4) not in S.buildable_srgs(130)
+        register_family(_ToyGraphs())
+        register_family(_ToyDesigns())
+        # lookups, existence, listing and names see them with no other edit
+        assert gcsim.srg(126, 25, 8, 4, existence=True) is True
+        g = gcsim.srg(126, 25, 8, 4)
+        assert g.construction == "toy graph" and g.verify() is True
+        assert S.srg_construction_name(126, 100, 78, 84) == "complement of toy graph"
+        assert {(126, 25, 8, 4), (126, 100, 78, 84)} <= set(S.buildable_srgs(130))
+        D = gcsim.bibd(7, 3, 1)
+        assert D.construction == "toy Fano plane" and D.verify() is True
+        assert (7, 3, 1) in gcsim.combinatorics.buildable_bibds(7, lam_range=[1])
+        # the conformance battery runs every check on every family's example
+        rows = {label: factory for label, factory in C.instances()}
+        for name in ("toy: J(9,4) at {1,4}", "toy: Fano"):
+            factory = rows[f"family {name}"]
+            for check in C.CHECKS:
+                check(factory())
+    finally:
+        for name in ("toy: J(9,4) at {1,4}", "toy: Fano"):
+            if name in {f.name for f in F.registered_families()}:
+                unregister_family(name)
+        register_family(du)
+    assert gcsim.srg(126, 25, 8, 4).construction == "distance-{1,4} graph of J(9,4)"
+    assert gcsim.bibd(7, 3, 1).construction != "toy Fano plane"
+
+
+def test_registration_refuses_bad_families():
+    class NoName(SRGFamily):
+        example = (5, 2, 0, 1)
+
+    class BadExample(SRGFamily):
+        name = "bad example"
+        example = (5, 2, 0)
+
+    with pytest.raises(InvalidArgumentError, match="family.name"):
+        register_family(NoName())
+    with pytest.raises(InvalidArgumentError, match="family.example"):
+        register_family(BadExample())
+    with pytest.raises(InvalidArgumentError, match="already registered"):
+        register_family(type(SRG_FAMILIES[0])())
+    with pytest.raises(InvalidArgumentError, match="SRGFamily or BIBDFamily"):
+        register_family("Paley graphs")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="no family named"):
+        unregister_family("no such family")
+    with pytest.raises(InvalidArgumentError, match="kind"):
+        F.registered_families("coset")
+
+
+# --------------------------------------------------------------------------- distance-union graphs
+def _distance_matrix(scheme: str, a: int, b: int) -> np.ndarray:
+    """Written here from the definitions: |A \\ B| on k-subsets, Hamming distance on words."""
+    if scheme == "J":
+        pts = [frozenset(c) for c in combinations(range(a), b)]
+        return np.array([[len(x - y) for y in pts] for x in pts], dtype=np.int64)
+    words = list(product(range(b), repeat=a))
+    return np.array([[sum(s != t for s, t in zip(x, y, strict=True)) for y in words] for x in words], dtype=np.int64)
+
+
+SMALL_SCHEMES = [("J", n, k) for n in range(4, 11) for k in range(2, n // 2 + 1)] + [
+    ("H", d, q) for d in range(2, 7) for q in range(2, 6) if q**d <= 256
+]
+
+
+@pytest.mark.parametrize("scheme", SMALL_SCHEMES, ids=lambda s: f"{s[0]}({s[1]},{s[2]})")
+def test_eigenmatrix_against_exact_traces_and_minimal_polynomials(scheme):
+    """For each distance matrix A_i: prod over the claimed eigenvalues of (A_i - theta I) = 0 and
+    tr A_i^p = sum_j m_j P[j][i]^p for p = 0..diameter (exact integers; these pin the spectrum)."""
+    mult, P = scheme_eigenmatrix(*scheme)
+    dist = _distance_matrix(*scheme)
+    v = dist.shape[0]
+    assert sum(mult) == v
+    eye = np.eye(v, dtype=np.int64)
+    for i in range(len(mult)):
+        A = (dist == i).astype(np.int64)
+        M = eye.copy()
+        for theta in sorted({P[j][i] for j in range(len(mult))}):
+            M = M @ (A - theta * eye)
+        assert not M.any(), (scheme, i)
+        Ap = eye.copy()
+        for p in range(len(mult)):
+            assert int(np.trace(Ap)) == sum(m * P[j][i] ** p for j, m in enumerate(mult)), (scheme, i, p)
+            Ap = Ap @ A
+
+
+@pytest.mark.parametrize("scheme", SMALL_SCHEMES, ids=lambda s: f"{s[0]}({s[1]},{s[2]})")
+def test_eigenvalue_criterion_equals_brute_force(scheme):
+    """The distance sets the criterion accepts are exactly those whose union graph satisfies the SRG
+    identity (checked on the matrix, every non-empty D), with the same parameters."""
+    dist = _distance_matrix(*scheme)
+    v = dist.shape[0]
+    diam = int(dist.max())
+    eye = np.eye(v, dtype=np.int64)
+    accepted = set(strongly_regular_distance_sets(*scheme))
+    for size in range(1, diam + 1):
+        for D in combinations(range(1, diam + 1), size):
+            a = np.isin(dist, D).astype(np.int64)
+            k = int(a[0].sum())
+            brute = None
+            if 1 <= k <= v - 2:
+                sq = a @ a
+                lam_vals = set(sq[a == 1].tolist())
+                mu_vals = set(sq[(a == 0) & (eye == 0)].tolist())
+                if len(lam_vals) == 1 and len(mu_vals) <= 1 and set(a.sum(axis=1).tolist()) == {k}:
+                    brute = (v, k, lam_vals.pop(), mu_vals.pop() if mu_vals else 0)
+            assert distance_union_parameters(*scheme, D) == brute, (scheme, D)
+            assert (D in accepted) == (brute is not None)
+
+
+def test_srg_126_25_8_4_builds_and_verifies():
+    """The graph of the gradient-coding paper (#20 item 4): J(9,4) at distances {1,4}."""
+    g = gcsim.srg(126, 25, 8, 4)
+    assert g.construction == "distance-{1,4} graph of J(9,4)" and g.verify() is True
+    _srg_identity(g.adjacency, (126, 25, 8, 4))
+    assert np.array_equal(g.adjacency, _j94_adjacency())  # same vertex order: lexicographic 4-subsets
+    assert gcsim.srg(126, 25, 8, 4, existence=True) is True
+    gc = gcsim.srg(126, 100, 78, 84)
+    _srg_identity(gc.adjacency, (126, 100, 78, 84))
+    assert list(strongly_regular_distance_sets("J", 9, 4)) == [(1, 4), (2, 3)]
+
+
+def test_distance_union_refuses_bad_input():
+    with pytest.raises(InvalidArgumentError, match="not strongly regular"):
+        johnson_distance_union_graph(9, 4, (1,))
+    with pytest.raises(InvalidArgumentError, match="k <= n/2"):
+        johnson_distance_union_graph(9, 5, (1,))
+    with pytest.raises(InvalidArgumentError, match="subset of 1..4"):
+        distance_union_parameters("J", 9, 4, (5,))
+    with pytest.raises(InvalidArgumentError, match="scheme"):
+        scheme_eigenmatrix("X", 3, 2)
+    with pytest.raises(SizeLimitError):
+        johnson_distance_union_graph(26, 13, (13,))  # C(26,13) vertices: refused before building
+
+
+def test_distance_union_family_lists_the_known_johnson_graphs():
+    """Beyond J(n,2): the strongly regular unions of J(n,k), 3 <= k <= n/2, n <= 12 (brute-force verified
+    above for n <= 10), the (126,25,8,4) and (330,63,24,9)-type graphs among them."""
+    fam = F.get_family("Johnson/Hamming distance-union graphs")
+    got = {m.name: m.params for m in fam.members(800) if m.name.endswith(("J(9,4)", "J(11,4)", "J(10,3)"))}
+    assert got["distance-{1,4} graph of J(9,4)"] == (126, 25, 8, 4)
+    assert got["distance-{2} graph of J(10,3)"] == (120, 63, 30, 36)
+    v = comb(11, 4)
+    p = got["distance-{1,4} graph of J(11,4)"]
+    assert p[0] == v and p[1] == 4 * 7 + comb(7, 4)  # k = sum of valencies of distances 1 and 4
+    g = partial(johnson_distance_union_graph, 11, 4, (1, 4))()
+    _srg_identity(g.adjacency, p)
