@@ -1,7 +1,8 @@
 """Approximate gradient coding: encoders, straggler models, error evaluators, bounds (theory §5, §40–§48).
 
-* :mod:`gcsim.coding.schemes` -- encoders (naive, RD(ε), NS, the exact family, classic codes, weighted
-  graph codes), :class:`Scheme`; :mod:`gcsim.coding.partial` -- partial gradient coding;
+* :mod:`gcsim.coding.schemes` -- :func:`encode` and :class:`Scheme`; :mod:`gcsim.coding.encoders` -- the
+  registry of encoders (naive, RD(ε), NS, NS-worker, Construction 2, the exact family, classic codes,
+  weighted graph codes; :func:`register_encoder`); :mod:`gcsim.coding.partial` -- partial gradient coding;
 * :mod:`gcsim.coding.stragglers`, :mod:`gcsim.coding.delays` -- straggler and delay models, arrival rules;
 * :mod:`gcsim.coding.kernels` -- the optimal-error kernel (array API: NumPy, CuPy, torch);
 * :mod:`gcsim.coding.evaluate` -- optimal / fixed-decoder error, expected and worst case;

@@ -65,6 +65,15 @@ from .delays import (
     delay_model as delay_model,
     expected_decode_time as expected_decode_time,
 )
+from .encoders import (
+    Encoder as Encoder,
+    UnbiasedDecoder as UnbiasedDecoder,
+    encoders as encoders,
+    get_encoder as get_encoder,
+    method_names as method_names,
+    register_encoder as register_encoder,
+    unregister_encoder as unregister_encoder,
+)
 from .evaluate import (
     MIN_MC_SAMPLES as MIN_MC_SAMPLES,
     ExpectedErrorResult as ExpectedErrorResult,

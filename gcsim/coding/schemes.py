@@ -13,50 +13,22 @@ The target of decoding is ``T = I_m ⊗ 1_N`` (shape ``(m*N, m)``).
 
 Methods of :func:`encode`
 -------------------------
-``"naive"``
-    ``B = 1_m ⊗ A`` (theory §5.4): every block row equals ``A``.
-``"rd"``
-    Random diagonal RD(ε) (theory §5.4): block ``k`` is ``A diag(d_k)`` with
-    ``d_k[j] = σ_kj (1 + ε ξ_kj)``, ``σ`` Rademacher, ``ξ ~ U[-1, 1]``
-    (``dist="rademacher"``, default) or ``σ ~ N(0, 1)`` (``dist="gaussian"``).
-``"ns"``
-    Null-space / Hadamard construction (theory §40.4, reconstruction): draw a
-    reference decoder ``X_0`` (columns = RD diagonals); the ``m`` rows of
-    part ``i`` on its holders ``N_i`` are ``V_i^+`` with ``V_i = X_0[N_i, :]``,
-    so that ``B X_0 = T`` exactly.  Needs ``r_i >= m``.
-``"ns-worker"``
-    Worker-scaled variant (theory §40.4): block ``k`` is ``A diag(v_k)`` with
-    ``v_k`` in the (numerical) null space of every ``A diag(v_i)``, ``i < k``;
-    decoder ``x_l = v_l``.  The residual ``‖B X_0 - T‖_F^2`` is reported in
-    ``params`` (cross-talk and diagonal mismatch separately).
-``"exact-vandermonde"``, ``"exact-gaussian"``
-    Exact communication-efficient family (Ye & Abbe 2018; Kadhe et al. 2020;
-    theory §40.5): ``B = P H`` with ``H`` in R^{(n-s) x n}, every (n-s)-column
-    submatrix invertible; decodes exactly from any ``n - s`` workers.
-    Needs ``r_i >= s + m``.  Option ``s`` (default 0).
-``"fractional-repetition"``, ``"cyclic-mds"``
-    Tandon, Lei, Dimakis & Karampatziakis (ICML 2017), ``m = 1`` exact codes
-    for ``s`` stragglers (``s`` is read off the assignment).
-``"bibd-optimal"``
-    ``B = A`` with ``m = 1`` and optimal decoding (Kadhe, Koyluoglu &
-    Ramchandran 2019).
-``"expander"``
-    ``B = A`` with ``m = 1`` (Raviv, Tamo, Tandon & Dimakis 2018; Glasgow &
-    Wootters 2021).
-``"weighted"``
-    A weighted (integer multiplicity) assignment ``W`` (``N x n``, ``W >= 0``; an object's
-    ``.weights``, e.g. :func:`gcsim.combinatorics.expanders.weighted_margulis_gabber_galil`, or
-    the matrix itself), its support as the assignment: block ``k`` is ``W diag(d_k) / w̄`` with
-    ``w̄ = (1/N) Σ_ij W_ij``.  For ``m = 1``, ``d_0 = 1``: ``B = W/d`` for a ``d``-regular multigraph,
-    the normalized adjacency code of Raviv et al. 2018, with reference decoder ``1_n`` (rescaled by
-    ``n/|F|`` it is theirs).  For ``m >= 2`` the ``d_k`` are RD(ε) diagonals (theory §48.2).
+Each method is a registered :class:`gcsim.coding.Encoder` (one module each in
+:mod:`gcsim.coding.encoders`, defined and proved where its ``theory`` says); :data:`METHODS`
+lists them, live, and :func:`gcsim.coding.register_encoder` adds one.  The built-ins:
+``"naive"`` (``B = 1_m ⊗ A``), ``"rd"`` (random diagonals RD(ε)), ``"ns"`` (null space, ``B X_0 = T``),
+``"ns-worker"`` (worker-scaled null space), ``"hadamard-ns"`` (the Hadamard-product construction
+with null-space constraints, exact at ``s = 0``, theory §41), ``"exact-vandermonde"`` and
+``"exact-gaussian"`` (the exact family ``B = P H``), Tandon et al.'s ``"fractional-repetition"`` and
+``"cyclic-mds"``, ``"bibd-optimal"`` and ``"expander"`` (``B = A``, ``m = 1``) and ``"weighted"``
+(integer multiplicities ``W``, block ``k`` equal to ``W diag(d_k) / w̄``).  docs/guides/coding.md
+tabulates them.
 
 Every randomized encoder is reproducible: the same ``seed`` gives the same ``B``.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -75,8 +47,11 @@ from .._validation import (
     check_mask,
     check_real,
 )
-from ..errors import CatalogueError, InvalidArgumentError, NotConstructibleError, VerificationError
+from ..errors import CatalogueError, InvalidArgumentError, VerificationError
 from ..io._torch import to_torch_tensors
+from .encoders import METHODS, get_encoder, is_registered
+from .encoders._common import as_assignment, diagonals, target_matrix
+from .encoders.classic import cyclic_repetition_assignment, fractional_repetition_assignment
 
 __all__ = [
     "Scheme",
@@ -89,85 +64,9 @@ __all__ = [
     "cyclic_repetition_assignment",
 ]
 
-METHODS = (
-    "naive",
-    "rd",
-    "ns",
-    "ns-worker",
-    "exact-vandermonde",
-    "exact-gaussian",
-    "fractional-repetition",
-    "cyclic-mds",
-    "bibd-optimal",
-    "expander",
-    "weighted",
-)
-
-_CLASSIC = ("fractional-repetition", "cyclic-mds", "bibd-optimal", "expander")
-
-
-def target_matrix(m: int, N: int) -> np.ndarray:
-    """The decoding target ``T = I_m ⊗ 1_N`` of shape ``(m*N, m)``.
-
-    Examples
-    --------
-    >>> target_matrix(2, 2).astype(int).tolist()
-    [[1, 0], [1, 0], [0, 1], [0, 1]]
-    """
-    m = check_int("m", m, minimum=1)
-    N = check_int("N", N, minimum=1)
-    check_dense_size("m", m * N, m, "the decoding target T = I_m ⊗ 1_N")
-    return np.kron(np.eye(m), np.ones((N, 1)))
-
-
-def _as_assignment(assignment_or_design: Any) -> np.ndarray:
-    """The 0/1 assignment of a matrix or of any object with ``.assignment``."""
-    obj = getattr(assignment_or_design, "assignment", assignment_or_design)
-    if obj is None:
-        raise InvalidArgumentError("assignment", "must be a 0/1 matrix or an object with .assignment")
-    try:
-        arr = np.asarray(obj)
-    except Exception as exc:  # pragma: no cover - exotic inputs
-        raise InvalidArgumentError("assignment", f"cannot be read as a matrix ({exc})") from None
-    if arr.dtype == object:
-        raise InvalidArgumentError("assignment", "must be a numeric 0/1 matrix")
-    if arr.size and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise InvalidArgumentError("assignment", "contains NaN or inf")
-    A = check_binary_matrix("assignment", arr)
-    if A.shape[0] < 1 or A.shape[1] < 1:
-        raise InvalidArgumentError("assignment", f"must have at least one part and one worker, got shape {A.shape}")
-    empty = np.flatnonzero(A.sum(axis=1) == 0)
-    if empty.size:
-        raise InvalidArgumentError("assignment", f"parts {_short(empty)} are held by no worker")
-    return A
-
-
-def _as_weights(assignment_or_design: Any) -> np.ndarray:
-    """The non-negative integer weights ``W`` of an object's ``.weights``, else of ``.assignment`` or a matrix."""
-    obj = getattr(assignment_or_design, "weights", None)
-    if obj is None:
-        obj = getattr(assignment_or_design, "assignment", assignment_or_design)
-    if obj is None:
-        raise InvalidArgumentError("assignment", "must be a non-negative integer matrix or an object with .weights")
-    try:
-        arr = np.asarray(obj)
-    except Exception as exc:  # pragma: no cover - exotic inputs
-        raise InvalidArgumentError("assignment", f"cannot be read as a matrix ({exc})") from None
-    if arr.ndim != 2 or arr.dtype.kind not in "biuf":
-        raise InvalidArgumentError("assignment", f"weights must be a numeric 2-D matrix, got {arr.dtype} {arr.shape}")
-    if arr.size and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise InvalidArgumentError("assignment", "weights contain NaN or inf")
-    if arr.size and (np.any(arr < 0) or np.any(arr != np.round(arr))):
-        raise InvalidArgumentError("assignment", "weights must be non-negative integers (edge multiplicities)")
-    if arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise InvalidArgumentError("assignment", f"must have at least one part and one worker, got shape {arr.shape}")
-    if arr.size and float(np.abs(arr).max()) >= 2**31:
-        raise InvalidArgumentError("assignment", "weights must be below 2**31")
-    W = arr.astype(np.int64)
-    empty = np.flatnonzero(W.sum(axis=1) == 0)
-    if empty.size:
-        raise InvalidArgumentError("assignment", f"parts {_short(empty)} are held by no worker")
-    return W
+# kept for the modules that import them from here (gcsim.coding.partial, gcsim.learning.train)
+_as_assignment = as_assignment
+_diagonals = diagonals
 
 
 def _plain(value: Any) -> Any:
@@ -177,14 +76,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     return value
-
-
-def _short(indices: np.ndarray, limit: int = 12) -> str:
-    items = [int(i) for i in np.asarray(indices).ravel()]
-    text = ", ".join(map(str, items[:limit]))
-    if len(items) > limit:
-        text += f", ... ({len(items)} in all)"
-    return "[" + text + "]"
 
 
 class SchemeParams(NamedTuple):
@@ -334,9 +225,10 @@ class Scheme:
         """Check the defining identities; returns True or raises :class:`VerificationError`.
 
         ``B`` is finite, of shape ``(mN, n)`` and supported on ``1_m ⊗ A``; ``A`` is 0/1 with every
-        part held; the reference decoder (if any) is finite of shape ``(n, m)``; for ``"rd"`` with its
-        diagonals, block ``k`` of ``B`` is exactly ``A diag(d_k)``; for ``"naive"``, ``B = 1_m ⊗ A``; for the
-        exact family (``H``, ``P`` in ``extras``) ``B = P H`` up to round-off.
+        part held; the reference decoder (if any) is finite of shape ``(n, m)``; then the registered
+        encoder of :attr:`method` checks its own identities (:attr:`gcsim.coding.Encoder.verify`: e.g.
+        RD's block ``k`` is exactly ``A diag(d_k)``, naive's ``B = 1_m ⊗ A``, the exact family's
+        ``B = P H`` up to round-off).
         """
         name = f"Scheme({self.method!r})"
         A, B = self.assignment, self.B
@@ -352,57 +244,12 @@ class Scheme:
             self.decoder.shape != (self.n, self.m) or not np.all(np.isfinite(self.decoder))
         ):
             raise VerificationError(f"{name}: the reference decoder must be a finite (n, m) matrix")
-        if self.method == "rd" and self.diagonals is not None:
-            D = self.diagonals
-            if D.shape != (self.m, self.n) or not np.array_equal(_stack(A.astype(float), D), B):
-                raise VerificationError(f"{name}: B is not the stack of A diag(d_k) of its diagonals")
-        if self.method == "weighted" and "weights" in self.extras:
-            self._verify_weighted(name)
-        if self.method == "naive" and not np.array_equal(B, np.tile(A.astype(float), (self.m, 1))):
-            raise VerificationError(f"{name}: B is not 1_m ⊗ A")
-        if self.method == "ns" and self.decoder is not None:
-            self._verify_ns(name)
-        if "H" in self.extras and "P" in self.extras:
-            PH = self.extras["P"] @ self.extras["H"]
-            tol = 1e3 * max(B.shape) * np.finfo(float).eps * max(1.0, float(np.abs(PH).max(initial=0.0)))
-            if PH.shape != B.shape or np.abs(PH - B).max(initial=0.0) > tol:
-                raise VerificationError(f"{name}: B differs from P H")
+        # the encoder's own identities (diagonal stacks, pseudo-inverses, B = P H, ...)
+        if is_registered(self.method):
+            check = get_encoder(self.method).verify
+            if check is not None:
+                check(self, name)
         return True
-
-    def _verify_weighted(self, name: str) -> None:
-        """Weighted encoder: ``W >= 0`` integer with support ``A``, and ``B = stack(W diag(d_k)) / w̄`` bit for bit."""
-        W = np.asarray(self.extras["weights"])
-        D = self.diagonals
-        if W.shape != self.assignment.shape or W.dtype.kind not in "iu" or np.any(W < 0):
-            raise VerificationError(f"{name}: the weights must be a non-negative integer N x n matrix")
-        if not np.array_equal((W > 0).astype(np.int64), self.assignment):
-            raise VerificationError(f"{name}: the assignment is not the support of the weights")
-        if D is None or D.shape != (self.m, self.n):
-            raise VerificationError(f"{name}: the diagonals d_k must be an (m, n) array")
-        if not np.array_equal(_stack(W.astype(float), D) / _mean_weight(W), self.B):
-            raise VerificationError(f"{name}: B is not the stack of W diag(d_k) / w̄")
-
-    def _verify_ns(self, name: str) -> None:
-        """NS (theory §40.4): ``C_i = V_i⁺`` with ``V_i = X_0[N_i, :]`` of rank m, so ``B X_0 = T``.
-
-        Part ``i``'s m rows of ``B X_0 - T`` are ``C_i V_i - I_m``, which a backward-stable
-        pseudo-inverse makes of size ``O(u κ(V_i))``; the bound below allows ``64 max(r_i, m)``
-        such units, far below the O(1) residual of any other matrix on the same support.
-        """
-        A, X0, m, N = self.assignment, self.decoder, self.m, self.num_parts
-        assert X0 is not None  # called only with a reference decoder
-        R = (self.B @ X0 - target_matrix(m, N)).reshape(m, N, m)
-        for i in range(N):
-            V = X0[np.flatnonzero(A[i])]
-            sv = np.linalg.svd(V, compute_uv=False)
-            if sv.size < m or sv[-1] <= 0:
-                raise VerificationError(f"{name}: V_{i} = X_0[N_{i}, :] has rank < m")
-            tol = 64 * max(V.shape[0], m) * np.finfo(float).eps * (sv[0] / sv[-1])
-            if np.abs(R[:, i, :]).max() > tol:
-                raise VerificationError(
-                    f"{name}: part {i}: B X_0 differs from T by {np.abs(R[:, i, :]).max():.3g} "
-                    f"> {tol:.3g} (C_i is not the pseudo-inverse of V_i)"
-                )
 
     # -- arrays ------------------------------------------------------------------------------
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -589,308 +436,6 @@ class Scheme:
         )
 
 
-# ----------------------------------------------------------------------------------------------
-# random diagonals
-# ----------------------------------------------------------------------------------------------
-
-
-def _diagonals(rng: np.random.Generator, m: int, n: int, eps: float, dist: str) -> np.ndarray:
-    """``d_k[j] = σ_kj (1 + ε ξ_kj)`` as an ``(m, n)`` array (theory §5.4)."""
-    if dist == "rademacher":
-        sigma = rng.choice(np.array([-1.0, 1.0]), size=(m, n))
-    elif dist == "gaussian":
-        sigma = rng.standard_normal((m, n))
-    else:
-        raise InvalidArgumentError("dist", f"must be 'rademacher' or 'gaussian', got {dist!r}")
-    xi = rng.uniform(-1.0, 1.0, size=(m, n))
-    return sigma * (1.0 + eps * xi)
-
-
-def _stack(A: np.ndarray, D: np.ndarray) -> np.ndarray:
-    """``B`` with block ``k`` equal to ``A diag(D[k])``."""
-    return (A[None, :, :] * D[:, None, :]).reshape(D.shape[0] * A.shape[0], A.shape[1])
-
-
-def _second_moment(eps: float, dist: str) -> float:
-    """``E[d^2]`` for one RD entry: ``E[σ^2] (1 + ε^2/3)``."""
-    return 1.0 + eps * eps / 3.0
-
-
-# ----------------------------------------------------------------------------------------------
-# encoders
-# ----------------------------------------------------------------------------------------------
-
-
-def _encode_naive(A, m, rng, eps, opts):
-    B = np.tile(A.astype(float), (m, 1))
-    # best decoder of the form alpha * 1: alpha = 1/(m r) for regular replication r
-    X0 = np.full((A.shape[1], m), 1.0 / (m * A.sum(axis=1).mean()))
-    return B, X0, None, {}, {}
-
-
-def _mean_weight(W: np.ndarray) -> float:
-    """``w̄ = (1/N) Σ_ij W_ij``, the mean weighted replication (``d`` for a ``d``-regular multigraph)."""
-    return float(W.sum()) / W.shape[0]
-
-
-def _encode_weighted(W, m, rng, eps, opts):
-    n = W.shape[1]
-    if m == 1:
-        if eps:
-            raise InvalidArgumentError("eps", "the m = 1 weighted code B = W/w̄ draws nothing; eps must be 0")
-        D = np.ones((1, n))
-        second = 1.0
-        info: dict[str, Any] = {}
-    else:
-        dist = opts.pop("dist", "rademacher")
-        D = _diagonals(rng, m, n, eps, dist)
-        second = _second_moment(eps, dist)
-        info = {"dist": dist}
-    w = _mean_weight(W)
-    B = _stack(W.astype(float), D) / w
-    # x_l = d_l / E[d²]: B X0 = T when every row of W sums to w̄ and m = 1 (theory §48.2)
-    X0 = D.T / second
-    info["mean_weight"] = w
-    return B, X0, D, info, {"weights": W}
-
-
-def _encode_rd(A, m, rng, eps, opts):
-    dist = opts.pop("dist", "rademacher")
-    D = _diagonals(rng, m, A.shape[1], eps, dist)
-    B = _stack(A.astype(float), D)
-    # unbiased-type reference decoder x_l = d_l / (r E[d^2]) (theory §45, unbiasedness)
-    X0 = D.T / (A.sum(axis=1).mean() * _second_moment(eps, dist))
-    return B, X0, D, {"dist": dist}, {}
-
-
-def _encode_ns(A, m, rng, eps, opts):
-    dist = opts.pop("dist", "rademacher")
-    N, n = A.shape
-    r = A.sum(axis=1)
-    low = np.flatnonzero(r < m)
-    if low.size:
-        raise NotConstructibleError(
-            f"NS encoder needs replication r_i >= m = {m}; parts {_short(low)} have r_i = {_short(r[low])}"
-        )
-    X0 = _diagonals(rng, m, n, eps, dist).T  # (n, m), columns x_l = d_l
-    B = np.zeros((m * N, n))
-    bad = []
-    # batch the pseudo-inverses over parts of equal replication
-    for ri in np.unique(r):
-        parts = np.flatnonzero(r == ri)
-        holders = np.array([np.flatnonzero(A[i]) for i in parts])  # (p, ri)
-        V = X0[holders]  # (p, ri, m)
-        sv = np.linalg.svd(V, compute_uv=False)
-        deficient = sv[:, -1] <= sv[:, 0] * max(ri, m) * np.finfo(float).eps * 10
-        bad.extend(parts[deficient].tolist())
-        C = np.linalg.pinv(V)  # (p, m, ri), C_i V_i = I_m when rank V_i = m
-        rows = np.arange(m)[None, :, None] * N + parts[:, None, None]  # (p, m, 1)
-        B[rows, holders[:, None, :]] = C
-    if bad:
-        raise NotConstructibleError(
-            f"NS encoder: V_i = X_0[N_i, :] has rank < m for parts {_short(np.array(bad))} "
-            f"(unlucky draw); try another seed, eps > 0 or dist='gaussian'"
-        )
-    return B, X0, X0.T.copy(), {"dist": dist}, {}
-
-
-def _encode_ns_worker(A, m, rng, eps, opts):
-    dist = opts.pop("dist", "rademacher")
-    N, n = A.shape
-    Af = A.astype(float)
-    D = _diagonals(rng, m, n, eps, dist)
-    V = np.zeros((m, n))
-    V[0] = D[0]
-    nullity = []
-    for k in range(1, m):
-        # constraints A diag(v_i) v_k = 0 for all i < k
-        M = np.vstack([Af * V[i][None, :] for i in range(k)])
-        _, sv, Vt = np.linalg.svd(M, full_matrices=True)
-        tol = max(M.shape) * np.finfo(float).eps * (sv[0] if sv.size else 1.0)
-        rank = int((sv > tol).sum())
-        basis = Vt[rank:]
-        if basis.shape[0] == 0:
-            basis = Vt[-1:]  # no exact null space: least cross-talk direction
-        nullity.append(int(Vt.shape[0] - rank))
-        v = D[k] @ basis.T @ basis  # random element of the (approximate) null space
-        if np.linalg.norm(v) <= 1e-12 * np.linalg.norm(D[k]):
-            v = basis[0]  # the draw was (numerically) orthogonal to the null space
-        V[k] = v / np.linalg.norm(v) * np.sqrt(n)
-    # scale each v_k so that A (v_k o v_k) is as close to 1 as possible
-    for k in range(m):
-        a = Af @ (V[k] ** 2)
-        if np.dot(a, a) > 0:
-            V[k] *= np.sqrt(max(a.sum() / np.dot(a, a), 0.0))
-    B = _stack(Af, V)
-    X0 = V.T.copy()
-    R = B @ X0 - target_matrix(m, N)
-    blocks = R.reshape(m, N, m)
-    diag_mask = np.eye(m, dtype=bool)[:, None, :].repeat(N, axis=1)
-    info = {
-        "dist": dist,
-        "residual": float(np.sum(R**2)),
-        "diagonal_mismatch": float(np.sum(blocks[diag_mask] ** 2)),
-        "crosstalk": float(np.sum(blocks[~diag_mask] ** 2)),
-        "nullity": nullity,
-    }
-    return B, X0, V, info, {}
-
-
-def _vandermonde_nodes(n: int, nodes: Any) -> np.ndarray:
-    if isinstance(nodes, str):
-        # zero is never a node: H[:, j] = e_0 would clash with p[:m] = e_k (see _encode_exact)
-        if nodes == "chebyshev":
-            deg = n + (n % 2)  # an even degree has no root at 0
-            return np.cos(np.pi * (2 * np.arange(deg) + 1) / (2 * deg))[:n]
-        if nodes == "equispaced":
-            pts = np.linspace(-1.0, 1.0, n + (n % 2) + 1)
-            return pts[np.abs(pts) > 1e-12][:n]
-        raise InvalidArgumentError("nodes", f"must be 'chebyshev', 'equispaced' or an array, got {nodes!r}")
-    z = check_finite_array("nodes", nodes, ndim=1)
-    if z.shape != (n,):
-        raise InvalidArgumentError("nodes", f"must have length n = {n}, got {z.shape}")
-    if np.unique(z).size != n:
-        raise InvalidArgumentError("nodes", "must be distinct")
-    if np.any(z == 0):
-        raise InvalidArgumentError("nodes", "must be non-zero (a zero node cannot be orthogonalized away)")
-    return z
-
-
-def _encode_exact(A, m, rng, eps, opts, kind):
-    N, n = A.shape
-    s = check_int("s", opts.pop("s", 0), minimum=0, maximum=n - m)
-    r = A.sum(axis=1)
-    low = np.flatnonzero(r < s + m)
-    if low.size:
-        raise NotConstructibleError(
-            f"exact family needs replication r_i >= s + m = {s + m}; parts {_short(low)} have r_i = {_short(r[low])}"
-        )
-    f = n - s
-    if kind == "vandermonde":
-        z = _vandermonde_nodes(n, opts.pop("nodes", "chebyshev"))
-        H = z[None, :] ** np.arange(f)[:, None]  # H[a, j] = z_j^a
-        extras = {"nodes": z}
-        kappa = float(np.linalg.cond(H[:, :f]))
-        if not np.isfinite(kappa) or kappa > 1e-3 / np.finfo(float).eps:
-            warnings.warn(
-                f"exact-vandermonde: κ(H_F) ≈ {kappa:.3g} for F = the first n - s workers; float64 "
-                "cannot carry it (decoding will be inaccurate); consider 'exact-gaussian'",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-    else:
-        H = rng.standard_normal((f, n))
-        extras = {}
-    P = np.zeros((m * N, f))
-    bad_parts: list[int] = []
-    for i in range(N):
-        out = np.flatnonzero(A[i] == 0)
-        # rows of P for part i: p[:m] = e_k, p . H[:, j] = 0 for j outside N_i
-        P[np.arange(m) * N + i, np.arange(m)] = 1.0
-        if out.size:
-            rhs = -H[:m, out].T  # (|out|, m): one right-hand side per block k
-            M = H[m:, out].T
-            sol, *_ = np.linalg.lstsq(M, rhs, rcond=None)
-            resid = np.linalg.norm(M @ sol - rhs) / max(np.linalg.norm(rhs), 1.0)
-            if not np.isfinite(resid) or resid > 1e-6:
-                bad_parts.append(i)
-            P[np.arange(m) * N + i, m:] = sol.T
-    if bad_parts:
-        raise NotConstructibleError(
-            f"exact family: the support equations of parts {_short(np.array(bad_parts))} have no solution "
-            "(H is too ill-conditioned or degenerate); use fewer workers or 'exact-gaussian'"
-        )
-    B = P @ H
-    B[np.tile(A, (m, 1)) == 0] = 0.0  # exact zeros off the support (round-off)
-    extras.update({"H": H, "P": P})
-    X0 = np.linalg.lstsq(B, target_matrix(m, N), rcond=None)[0]
-    return B, X0, None, {"s": s}, extras
-
-
-def fractional_repetition_assignment(n: int, s: int) -> np.ndarray:
-    """Tandon et al. fractional repetition assignment (``N = n`` parts, ``(s+1) | n``).
-
-    Workers form ``n/(s+1)`` groups of ``s+1``; every worker of group ``g``
-    holds the ``s+1`` parts ``g(s+1) .. g(s+1)+s``.
-
-    Examples
-    --------
-    >>> fractional_repetition_assignment(4, 1).tolist()
-    [[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1]]
-    """
-    n = check_int("n", n, minimum=1)
-    s = check_int("s", s, minimum=0, maximum=n - 1)
-    if n % (s + 1):
-        raise InvalidArgumentError("s", f"fractional repetition needs (s+1) | n, got n={n}, s={s}")
-    g = np.arange(n) // (s + 1)
-    return (g[:, None] == g[None, :]).astype(np.int64)
-
-
-def cyclic_repetition_assignment(n: int, s: int) -> np.ndarray:
-    """Cyclic assignment: worker ``j`` holds parts ``j, j+1, .., j+s`` (mod n), ``N = n``.
-
-    Examples
-    --------
-    >>> cyclic_repetition_assignment(3, 1).tolist()
-    [[1, 0, 1], [1, 1, 0], [0, 1, 1]]
-    """
-    n = check_int("n", n, minimum=1)
-    s = check_int("s", s, minimum=0, maximum=n - 1)
-    i = np.arange(n)[:, None]
-    j = np.arange(n)[None, :]
-    return (((i - j) % n) <= s).astype(np.int64)
-
-
-def _encode_classic(A, m, rng, eps, opts, method):
-    N, n = A.shape
-    if m != 1:
-        raise InvalidArgumentError("m", f"method {method!r} is an m = 1 code, got m = {m}")
-    Af = A.astype(float)
-    info: dict[str, Any] = {}
-    if method == "fractional-repetition":
-        load = A.sum(axis=0)
-        cols = {tuple(c) for c in A.T.tolist()}
-        supports = [np.array(c) for c in cols]
-        disjoint = np.array_equal(np.sum(supports, axis=0), np.ones(N))
-        if not (disjoint and np.all(load == load[0])):
-            raise InvalidArgumentError(
-                "assignment",
-                "fractional repetition needs workers in groups with identical, disjoint "
-                "supports covering all parts (see fractional_repetition_assignment)",
-            )
-        info["s"] = int(A.sum(axis=1).min()) - 1
-        B = Af
-        X0 = None
-        # reference decoder: one worker per group (the first one)
-        X0 = np.zeros((n, 1))
-        for c in supports:
-            X0[int(np.flatnonzero((A.T == c).all(axis=1))[0]), 0] = 1.0
-    elif method == "cyclic-mds":
-        s = int(A.sum(axis=0)[0]) - 1
-        if N != n or not np.array_equal(A, cyclic_repetition_assignment(n, s)):
-            raise InvalidArgumentError(
-                "assignment",
-                "cyclic-mds needs the cyclic repetition assignment (worker j holds parts "
-                "j..j+s mod n; see cyclic_repetition_assignment)",
-            )
-        # Tandon et al.'s cyclic MDS construction: columns in null(Hc), Hc 1 = 0, so any n-s columns span 1
-        Hc = rng.standard_normal((s, n))
-        Hc[:, -1] = -Hc[:, :-1].sum(axis=1)
-        B = np.zeros((N, n))
-        for j in range(n):
-            sup = (j + np.arange(s + 1)) % n
-            b = np.ones(s + 1)
-            if s:
-                b[1:] = np.linalg.solve(Hc[:, sup[1:]], -Hc[:, sup[0]])
-            B[sup, j] = b
-        info["s"] = s
-        X0 = np.linalg.lstsq(B, np.ones((N, 1)), rcond=None)[0]
-    else:  # bibd-optimal, expander: B = A
-        B = Af
-        X0 = np.full((n, 1), 1.0 / A.sum(axis=1).mean())
-    return B, X0, None, info, {}
-
-
 def encode(
     assignment_or_design: Any, m: int, method: str = "rd", *, eps: float = 0.0, seed: int = 0, **options: Any
 ) -> Scheme:
@@ -904,14 +449,17 @@ def encode(
     m : int
         Communication reduction ``m >= 1`` (each worker sends ``d/m`` scalars).
     method : str
-        One of :data:`METHODS` (see the module docstring).
+        One of :data:`METHODS`: a registered encoder (:func:`gcsim.coding.get_encoder`; see the module
+        docstring and :func:`gcsim.coding.register_encoder`).
     eps : float
-        Perturbation ``ε >= 0`` of the random diagonals (``rd``, ``ns``, ``ns-worker``).
+        Perturbation ``ε >= 0`` of the random diagonals (the encoders with ``uses_eps``: ``rd``, ``ns``,
+        ``ns-worker``, ``hadamard-ns``, ``weighted``).
     seed : int
         Seed of every random choice; the same seed gives the same ``B``.
     **options
-        ``dist`` ("rademacher" | "gaussian") for ``rd``/``ns``/``ns-worker`` and ``weighted`` with ``m >= 2``;
-        ``s`` and ``nodes`` ("chebyshev" | "equispaced" | array) for the exact family.
+        ``dist`` ("rademacher" | "gaussian") for ``rd``/``ns``/``ns-worker``/``hadamard-ns`` and ``weighted``
+        with ``m >= 2``; ``s`` and ``nodes`` ("chebyshev" | "equispaced" | array) for the exact family;
+        ``support`` and ``vectors`` for ``hadamard-ns`` (each encoder's ``options``).
 
     Returns
     -------
@@ -944,15 +492,11 @@ def encode(
     ([[2, 1, 0], [1, 0, 2], [0, 2, 1]], [[1, 1, 0], [1, 0, 1], [0, 1, 1]])
     """
     m = check_int("m", m, minimum=1)
-    if not isinstance(method, str) or method not in METHODS:
-        raise InvalidArgumentError("method", f"must be one of {METHODS}, got {method!r}")
+    encoder = get_encoder(method)
     eps = check_real("eps", eps, minimum=0.0)
     seed = check_int("seed", seed, minimum=0)
-    if method == "weighted":
-        W = _as_weights(assignment_or_design)
-        A = (W > 0).astype(np.int64)
-    else:
-        A = _as_assignment(assignment_or_design)
+    M = encoder.read(assignment_or_design)
+    A = (M > 0).astype(np.int64) if encoder.reads == "weights" else M
     # B is (m N) x n float64 (plus same-size temporaries): refuse before drawing anything
     check_dense_size(
         "m", m * A.shape[0], A.shape[1], f"the encoding matrix B of m = {m} blocks for N = {A.shape[0]} parts"
@@ -961,29 +505,13 @@ def encode(
     opts = dict(options)
     # the encoders solve many small least-squares problems: one BLAS thread is faster (gcsim._threads)
     with batched_blas():
-        if method == "naive":
-            out = _encode_naive(A, m, rng, eps, opts)
-        elif method == "rd":
-            out = _encode_rd(A, m, rng, eps, opts)
-        elif method == "ns":
-            out = _encode_ns(A, m, rng, eps, opts)
-        elif method == "ns-worker":
-            out = _encode_ns_worker(A, m, rng, eps, opts)
-        elif method == "exact-vandermonde":
-            out = _encode_exact(A, m, rng, eps, opts, "vandermonde")
-        elif method == "exact-gaussian":
-            out = _encode_exact(A, m, rng, eps, opts, "gaussian")
-        elif method == "weighted":
-            out = _encode_weighted(W, m, rng, eps, opts)
-        else:
-            out = _encode_classic(A, m, rng, eps, opts, method)
+        B, X0, stored, info, extras = encoder.build(M, m, rng, eps, opts)
     if opts:
         raise InvalidArgumentError("options", f"unknown option(s) for method {method!r}: {sorted(opts)}")
-    B, X0, D, info, extras = out
     options = {"eps": eps, "seed": seed}
     options.update(info)
-    if method in ("ns", "ns-worker"):
-        extras = {**extras, "vectors": D}
+    if encoder.stores == "vectors":
+        extras = {**extras, "vectors": stored}
     sch = Scheme(
         B=B,
         assignment=A,
@@ -991,7 +519,7 @@ def encode(
         method=method,
         options=options,
         decoder=X0,
-        diagonals=D if method in ("rd", "weighted") else None,
+        diagonals=stored if encoder.stores == "diagonals" else None,
         extras=extras,
     )
     sch.check_support()
