@@ -77,10 +77,15 @@ def check_probability(name: str, value: Any, *, allow_one: bool = False) -> floa
 
 
 def check_binary_matrix(name: str, value: Any) -> np.ndarray:
-    """Return a 2-D 0/1 integer matrix (dtype int64) or raise naming ``name``."""
+    """Return a 2-D 0/1 integer matrix (dtype int64) or raise naming ``name``.
+
+    Its logical size (a zero-stride view counts every entry) is checked against
+    :data:`gcsim.limits.MAX_DENSE_ENTRIES` before any comparison or copy.
+    """
     arr = np.asarray(value)
     if arr.ndim != 2:
         raise InvalidArgumentError(name, f"must be a 2-D matrix, got shape {arr.shape}")
+    limits.check_entries(name, arr.shape, "the 0/1 matrix")
     if arr.size and not np.all((arr == 0) | (arr == 1)):
         raise InvalidArgumentError(name, "must contain only 0 and 1 entries")
     return arr.astype(np.int64)

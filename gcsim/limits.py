@@ -1,14 +1,17 @@
 """Size limits: the largest objects gcsim builds and the most patterns it enumerates.
 
-gcsim refuses, *before* allocating anything, an input whose dense matrices or
-enumerations would exceed these limits, with an :class:`~gcsim.errors.InvalidArgumentError`
-that names the argument, states the requested size and the limit.  They are
-sized for a machine with 24 GiB of memory shared with other work:
+gcsim refuses, *before* allocating anything or reading a file's data, an input whose dense
+matrices or enumerations would exceed these limits, with a :class:`~gcsim.errors.SizeLimitError`
+(an :class:`~gcsim.errors.InvalidArgumentError`) that names the argument, states the requested
+size and the limit, and says where to raise it.  They are sized for a machine with 24 GiB of
+memory shared with other work:
 
 ``MAX_DENSE_ENTRIES = 2**24`` (16,777,216 entries; a 4096 x 4096 matrix)
     Largest dense matrix gcsim materializes: an incidence / assignment /
     adjacency matrix (``v x b``), an encoding matrix ``B`` (``mN x n``), a
-    ``q x q`` finite-field table.  One int64 copy is 128 MiB; building and
+    ``q x q`` finite-field table, a batch of straggler masks (``count x n``), the
+    gradients of a simulation (``N x d``), a trace of delays (``workers x iterations``),
+    the per-worker parameters of a delay model (``n``).  One int64 copy is 128 MiB; building and
     exactly verifying an object keeps about six such arrays alive (the matrix,
     a float copy, its Gram matrix, the expected Gram matrix, comparison masks),
     so the peak stays near 1 GiB, and the exact Gram product ``A A^T`` costs at
@@ -22,6 +25,22 @@ sized for a machine with 24 GiB of memory shared with other work:
     cyclotomic (radical difference family) check: O(q) integer operations and
     memory, no field tables.  Larger orders are answered from number theory
     alone (divisibility, Bruck-Ryser-Chowla, parameter families, theorems).
+``MAX_QUAD_TERMS = 5 * 10**7``
+    Most work of one evaluation of the survival function ``P(D > t)`` that
+    ``expected_decode_time(..., method="quad")`` integrates (a few hundred
+    evaluations per integral).  Under the ``"first"`` rule with ``k = n - s``
+    arrivals it adds the workers group by group (a group = workers with one delay
+    distribution): ``sum over groups of k * min(c_g, k)`` terms plus 5,000 per group (its
+    step in Python), about a nanosecond each; i.i.d. workers are one binomial tail (no
+    terms).  The other rules cost 500 terms per group.  ``5e7`` terms is tens of seconds;
+    beyond that use ``method="monte-carlo"``.
+
+**Logical size.**  Every limit counts the *logical* size -- the product of the shape -- never
+the memory an array happens to occupy: a zero-stride view (``np.broadcast_to(x, (10**9, 7))``)
+takes a few bytes but any copy, comparison or result over it takes them all, so it is refused
+like the dense array it stands for.  :func:`check_entries` is that one check; :func:`array_shape`
+reads the shape of an input without copying it; :func:`check_npy_file` reads the header of a
+``.npy`` file (magic, version, dtype, shape) and refuses it before any of its data is read.
 
 Existence questions (``bibd(..., existence=True)``, ``srg(..., existence=True)``)
 never build the object nor a ``q x q`` table: they answer for any size.
@@ -31,12 +50,178 @@ machine may raise them (``gcsim.limits.MAX_DENSE_ENTRIES = 2**26``).
 
 >>> MAX_DENSE_ENTRIES == 4096 * 4096
 True
+>>> import numpy as np
+>>> view = np.broadcast_to(np.ones(7, dtype=bool), (10**9, 7))   # 7 bytes of memory
+>>> check_entries("masks", array_shape(view), "a batch of straggler masks")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+gcsim.errors.SizeLimitError: masks: a batch of straggler masks of shape (1,000,000,000 x 7) is 7,000,000,000 \
+entries, over gcsim's limit of 16,777,216 entries (gcsim.limits.MAX_DENSE_ENTRIES; raise it there on a bigger \
+machine)...
 """
 
 from __future__ import annotations
 
-__all__ = ["MAX_DENSE_ENTRIES", "MAX_PATTERNS", "MAX_EXISTENCE_ORDER"]
+import math
+import os
+from typing import Any, NamedTuple
+
+from .errors import InvalidArgumentError, SizeLimitError
+
+__all__ = [
+    "MAX_DENSE_ENTRIES",
+    "MAX_PATTERNS",
+    "MAX_EXISTENCE_ORDER",
+    "MAX_QUAD_TERMS",
+    "logical_entries",
+    "array_shape",
+    "check_entries",
+    "NpyHeader",
+    "check_npy_file",
+]
 
 MAX_DENSE_ENTRIES: int = 2**24
 MAX_PATTERNS: int = 10**7
 MAX_EXISTENCE_ORDER: int = 2**24
+MAX_QUAD_TERMS: int = 5 * 10**7
+
+
+def _fmt(x: int) -> str:
+    # float(x) overflows past 1.8e308: scale by the power of ten first
+    return f"{x:,}" if x < 10**15 else f"{x / 10 ** (e := math.floor(math.log10(x))):.3g}e+{e}"
+
+
+def logical_entries(shape: Any) -> int:
+    """Number of entries of an array of ``shape`` (exact Python integer: no overflow).
+
+    >>> logical_entries((10**6, 10**6)), logical_entries(()), logical_entries((3, 0))
+    (1000000000000, 1, 0)
+    """
+    return math.prod(int(s) for s in shape)
+
+
+def array_shape(value: Any) -> tuple[int, ...] | None:
+    """The shape of an array-like input, read without copying an array (None when it has none).
+
+    An array (NumPy, CuPy, torch, a zero-stride view) reports its ``shape`` attribute as is;
+    a nested list or a scalar is measured by NumPy (its entries are in memory already); a
+    ragged or non-numeric input gives None (its own validation then names the problem).
+
+    >>> import numpy as np
+    >>> array_shape(np.broadcast_to(np.zeros(3), (10**12, 3))), array_shape([[1, 2], [3, 4]])
+    ((1000000000000, 3), (2, 2))
+    """
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and all(isinstance(s, int) or hasattr(s, "__index__") for s in shape):
+        return tuple(int(s) for s in shape)
+    import numpy as np
+
+    try:
+        return tuple(int(s) for s in np.shape(value))
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def check_entries(
+    name: str,
+    shape: Any,
+    what: str,
+    *,
+    limit_name: str = "MAX_DENSE_ENTRIES",
+    hint: str = "",
+) -> int:
+    """Refuse an array of ``shape`` whose logical size exceeds ``gcsim.limits.<limit_name>``.
+
+    Returns the number of entries.  ``name`` is the argument that makes the array this large,
+    ``what`` says what the array is; ``shape`` None (an input without a shape) passes.  Called
+    before the array is copied, converted, compared or allocated.
+
+    >>> check_entries("assignment", (91, 91), "the assignment matrix")
+    8281
+    >>> check_entries("d", (7, 10**12), "the gradients (N x d)")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.SizeLimitError: d: the gradients (N x d) of shape (7 x 1,000,000,000,000) is 7,000,000,000,000 ...
+    """
+    if shape is None:
+        return 0
+    dims = tuple(int(s) for s in shape)
+    entries = logical_entries(dims)
+    limit = int(globals()[limit_name])
+    if entries > limit:
+        shown = " x ".join(_fmt(s) for s in dims) if dims else "scalar"
+        raise SizeLimitError(
+            name,
+            f"{what} of shape ({shown}) is {_fmt(entries)} entries, over gcsim's limit of {_fmt(limit)} entries "
+            f"(gcsim.limits.{limit_name}; raise it there on a bigger machine)" + (f"; {hint}" if hint else ""),
+            requested=entries,
+            limit=limit,
+            limit_name=limit_name,
+        )
+    return entries
+
+
+class NpyHeader(NamedTuple):
+    """What the header of a ``.npy`` file declares: ``shape``, ``fortran_order``, ``dtype`` and
+    ``offset`` (the byte where the data starts)."""
+
+    shape: tuple
+    fortran_order: bool
+    dtype: Any
+    offset: int
+
+
+def check_npy_file(
+    name: str, path: str | os.PathLike, what: str, *, limit_name: str = "MAX_DENSE_ENTRIES"
+) -> NpyHeader:
+    """Read the header of the ``.npy`` file ``path`` and refuse it before reading any data.
+
+    Refused with an :class:`~gcsim.errors.InvalidArgumentError` naming ``name``: a file that is
+    not a ``.npy`` array (bad magic string, unknown format version, unreadable header), pickled
+    (object) data, and a file shorter than the data its header declares; with a
+    :class:`~gcsim.errors.SizeLimitError`: a declared shape beyond ``gcsim.limits.<limit_name>``
+    entries (the logical size: a sparse file of that length costs no disk but would be read
+    whole).  Only the header -- at most a few kilobytes -- is read.
+
+    >>> import numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.npy")
+    >>> np.save(path, np.zeros((3, 4)))
+    >>> check_npy_file("delays", path, "a trace of delays").shape
+    (3, 4)
+    """
+    import stat
+
+    import numpy as np
+    from numpy.lib import format as npy
+
+    shown = repr(os.fspath(path))
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise InvalidArgumentError(name, f"{shown} is not a regular file")
+            try:
+                version = npy.read_magic(fh)
+            except ValueError as exc:
+                raise InvalidArgumentError(name, f"{shown} is not a .npy file ({exc})") from None
+            if version == (1, 0):
+                shape, fortran, dtype = npy.read_array_header_1_0(fh)
+            elif version == (2, 0):
+                shape, fortran, dtype = npy.read_array_header_2_0(fh)
+            else:
+                raise InvalidArgumentError(name, f"{shown}: .npy format version {version} is not supported (1.0, 2.0)")
+            offset = fh.tell()
+    except (ValueError, SyntaxError) as exc:  # a header numpy cannot parse
+        raise InvalidArgumentError(name, f"{shown} has an unreadable .npy header ({exc})") from None
+    except OSError as exc:
+        raise InvalidArgumentError(name, f"cannot read {shown}: {exc.strerror or exc}") from None
+    dtype = np.dtype(dtype)
+    if dtype.hasobject:
+        raise InvalidArgumentError(name, f"{shown} holds pickled (object) data, not numbers; refused")
+    check_entries(name, shape, f"{what} in {shown}", limit_name=limit_name)
+    need = offset + logical_entries(shape) * dtype.itemsize
+    if st.st_size < need:
+        raise InvalidArgumentError(
+            name, f"{shown} is truncated: its header declares {need:,} bytes, the file has {st.st_size:,}"
+        )
+    return NpyHeader(tuple(int(s) for s in shape), bool(fortran), dtype, int(offset))

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..limits import array_shape, check_entries
 from .design import CerarDesign
 from .ring import (
     apply_ring_operator,
@@ -233,6 +234,8 @@ def simulate(
     """
     design = _check_design(design)
     N, c, L = design.N, design.c, design.L
+    # the logical size (a zero-stride view counts every entry), before the float64 copy
+    check_entries("gradients", array_shape(gradients), "the gradients (N x d)")
     g = check_host_gradients(gradients, N)
     name = resolve_dtype(dtype)
     if accumulate not in _ACCUMULATE:

@@ -58,8 +58,10 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from .. import limits
 from .._validation import check_dense_size, check_int, check_probability, check_real
-from ..errors import InvalidArgumentError, VerificationError
+from ..errors import InvalidArgumentError, SizeLimitError, VerificationError
+from ..limits import array_shape, check_entries, check_npy_file
 from .straggler_base import StragglerModel, rng_from_seed
 
 __all__ = [
@@ -78,6 +80,7 @@ __all__ = [
     "DelayParams",
     "DecodeTime",
     "expected_decode_time",
+    "load_trace",
 ]
 
 DELAY_KINDS = ("shifted-exponential", "pareto", "bimodal", "trace")
@@ -141,6 +144,8 @@ class DelayModel:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "n", check_int("n", self.n, minimum=1))
+        # every model keeps per-worker arrays of n entries: refuse before allocating them
+        check_entries("n", (self.n,), "the per-worker delay parameters (one per worker)")
 
     # -- interface ----------------------------------------------------------------------------
     @property
@@ -186,7 +191,10 @@ class DelayModel:
 
     def _groups(self) -> tuple[np.ndarray, np.ndarray]:
         """Distinct parameter rows and how many workers have each."""
-        rows, counts = np.unique(self._param_rows(), axis=0, return_counts=True)
+        rows = self._param_rows()
+        if np.all(rows == rows[0]):  # i.i.d. workers: O(n), no sort of n rows
+            return rows[:1].copy(), np.array([self.n])
+        rows, counts = np.unique(rows, axis=0, return_counts=True)
         return rows, counts
 
     def cdf(self, t: Any) -> np.ndarray:
@@ -407,6 +415,8 @@ class TraceDelays(DelayModel):
         super().__post_init__()
         if self.trace is None:
             raise InvalidArgumentError("delays", "the trace model needs delays=<workers x iterations matrix>")
+        # logical size first: a zero-stride view counts every entry (the copy below would)
+        check_entries("delays", array_shape(self.trace), "a trace of delays (workers x iterations)")
         try:
             arr = np.array(self.trace, dtype=float)
         except (TypeError, ValueError):
@@ -497,11 +507,11 @@ def delay_model(kind: str, n: int | None = None, **params: Any) -> DelayModel:
     if kind == "trace":
         delays = need("delays")
         if n is None:
-            try:
-                arr = np.asarray(delays, dtype=float)
-            except (TypeError, ValueError):
-                raise InvalidArgumentError("delays", "must be a numeric workers x iterations matrix") from None
-            n = arr.shape[0] if arr.ndim >= 1 and arr.shape[0] >= 1 else 1
+            shape = array_shape(delays)  # no copy: the model checks the size, then converts
+            if shape is None:
+                raise InvalidArgumentError("delays", "must be a numeric workers x iterations matrix")
+            check_entries("delays", shape, "a trace of delays (workers x iterations)")
+            n = shape[0] if len(shape) >= 1 and shape[0] >= 1 else 1
         model: DelayModel = TraceDelays(n, delays)
     else:
         if n is None:
@@ -918,6 +928,40 @@ def _survival(model: DelayModel, rule: ArrivalRule) -> Callable[[float], float]:
     return sf_relative
 
 
+def _quad_terms(model: DelayModel, rule: ArrivalRule) -> int:
+    """Work of one evaluation of ``P(D > t)`` in the units of :data:`gcsim.limits.MAX_QUAD_TERMS`.
+
+    Under ``"first"`` the pmf of the number of arrivals (``k`` terms) is built group by group: a
+    group of ``c`` workers costs a convolution of ``k x min(c, k)`` terms and a step in Python
+    (5,000 terms); i.i.d. workers are one binomial tail.  The other rules cost 500 per group.
+    """
+    _, counts = model._groups()
+    groups = int(counts.size)
+    if rule.kind != "first":
+        return 500 * groups
+    k = model.n - int(rule.value)
+    if groups == 1 or k == 0:
+        return 0
+    return int(sum(k * min(int(c), k) for c in counts.tolist())) + 5000 * groups
+
+
+def _check_quad_size(model: DelayModel, rule: ArrivalRule) -> None:
+    """Refuse, before integrating, a survival function beyond :data:`gcsim.limits.MAX_QUAD_TERMS`."""
+    terms = _quad_terms(model, rule)
+    if terms > limits.MAX_QUAD_TERMS:
+        groups = int(model._groups()[1].size)
+        raise SizeLimitError(
+            "method",
+            f"quadrature of E[D] for {groups:,} distinct worker distributions under the {rule.kind!r} rule costs "
+            f"{terms:,} terms per evaluation of P(D > t) (a few hundred evaluations), over gcsim's limit of "
+            f"{limits.MAX_QUAD_TERMS:,} (gcsim.limits.MAX_QUAD_TERMS; raise it there to wait longer); "
+            "use method='monte-carlo'",
+            requested=terms,
+            limit=limits.MAX_QUAD_TERMS,
+            limit_name="MAX_QUAD_TERMS",
+        )
+
+
 def _quad(model: DelayModel, rule: ArrivalRule) -> tuple[float, float, str]:
     """``∫_0^∞ P(D > t) dt`` piecewise: breaks at the support ends, geometric steps, then to ∞.
 
@@ -1087,6 +1131,7 @@ def expected_decode_time(
                 f"({'heterogeneous' if not model.homogeneous else 'i.i.d.'}) under the {rule.kind!r} rule; "
                 "use 'quad' or 'monte-carlo'",
             )
+    _check_quad_size(model, rule)
     value, err, note = _quad(model, rule)
     if note:
         import warnings
@@ -1097,3 +1142,67 @@ def expected_decode_time(
             stacklevel=2,
         )
     return DecodeTime(value, (value - err, value + err), "quad", abserr=err, reason=note)
+
+
+def load_trace(path: Any, *, name: str = "delays") -> np.ndarray:
+    """Read a ``workers x iterations`` trace of delays from a ``.npy`` or ``.csv`` file.
+
+    The size is checked before any data is read: a ``.npy`` file by its header (shape, dtype;
+    :func:`gcsim.limits.check_npy_file`), so a header that declares more than
+    :data:`gcsim.limits.MAX_DENSE_ENTRIES` entries is refused at once whatever the file's
+    length (a sparse file costs no disk); a ``.csv`` file by its length: it is parsed only
+    when it is at most 32 bytes per allowed entry (``32 * MAX_DENSE_ENTRIES``).  Pickled,
+    complex and non-numeric data are refused; the result is a float64 array (check it with
+    :func:`delay_model` ``("trace", delays=...)``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.npy`` (NumPy format 1.0 / 2.0) or ``.csv`` (comma separated, one row per worker) file.
+    name : str
+        The argument named in errors (the CLI passes its flag).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "trace.npy")
+    >>> np.save(p, np.array([[1.0, 2.0], [3.0, np.inf]]))
+    >>> load_trace(p).tolist()
+    [[1.0, 2.0], [3.0, inf]]
+    """
+    import os
+
+    text = os.fspath(path)
+    suffix = os.path.splitext(text)[1].lower()
+    if suffix == ".npy":
+        header = check_npy_file(name, path, "a trace of delays")
+        if header.dtype.kind not in "biuf":
+            raise InvalidArgumentError(name, f"{text!r} holds {header.dtype} data; a trace is real numbers")
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except (ValueError, OSError) as exc:
+            raise InvalidArgumentError(name, f"{text!r} is not a plain .npy array ({exc})") from None
+        return np.asarray(arr, dtype=float)
+    if suffix == ".csv":
+        try:
+            size = os.stat(path).st_size
+        except OSError as exc:
+            raise InvalidArgumentError(name, f"cannot read {text!r}: {exc.strerror or exc}") from None
+        cap = 32 * limits.MAX_DENSE_ENTRIES
+        if size > cap:
+            raise SizeLimitError(
+                name,
+                f"{text!r} is {size:,} bytes, over the {cap:,} bytes read for a .csv trace (32 bytes per entry of "
+                f"gcsim.limits.MAX_DENSE_ENTRIES = {limits.MAX_DENSE_ENTRIES:,}; raise it there); "
+                "save a large trace as .npy",
+                requested=size,
+                limit=cap,
+                limit_name="MAX_DENSE_ENTRIES",
+            )
+        try:
+            arr = np.loadtxt(path, delimiter=",", ndmin=2)
+        except (ValueError, OSError) as exc:
+            raise InvalidArgumentError(name, f"{text!r}: {exc}") from None
+        check_entries(name, arr.shape, f"a trace of delays in {text!r}")
+        return arr
+    raise InvalidArgumentError(name, f"a trace is a .npy or .csv file, got {text!r}")

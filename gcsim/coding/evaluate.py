@@ -77,6 +77,7 @@ import numpy as np
 from .. import _html
 from .._validation import check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
+from ..limits import array_shape, check_entries
 from .decoders import arrival_scale, bernoulli_rescaled, best_scale
 from .delays import DelayStragglerModel, TraceDelays
 from .kernels import (
@@ -230,6 +231,7 @@ def optimal_error(
     method = _check_method(method)
     rtol = check_rtol(rtol, method)
     ctx = eval_context(scheme)
+    check_entries("nonstragglers", array_shape(nonstragglers), "a batch of straggler masks")  # before any copy
     masks = check_mask("nonstragglers", nonstragglers, ctx.n)
     single = masks.ndim == 1
     masks2 = masks[None, :] if single else masks
@@ -340,12 +342,14 @@ def fixed_decoder_error(
         raise InvalidArgumentError(
             "decoder", f"scheme {getattr(scheme, 'method', '?')!r} has no reference decoder; pass decoder=..."
         )
+    check_entries("decoder", array_shape(X), "the decoder")
     try:
         X = check_finite_array("decoder", X, ndim=2)
     except OverflowError as exc:
         raise InvalidArgumentError("decoder", f"has entries beyond the float64 range: {exc}") from None
     if X.shape != (ctx.n, ctx.m):
         raise InvalidArgumentError("decoder", f"must have shape (n, m) = {(ctx.n, ctx.m)}, got {X.shape}")
+    check_entries("nonstragglers", array_shape(nonstragglers), "a batch of straggler masks")  # before any copy
     masks = check_mask("nonstragglers", nonstragglers, ctx.n)
     single = masks.ndim == 1
     masks2 = masks[None, :] if single else masks

@@ -48,6 +48,7 @@ from .._array_api import asarray, get_namespace, is_numpy, to_numpy
 from .._threads import batched_blas
 from .._validation import check_finite_array, check_int, check_real
 from ..errors import InvalidArgumentError
+from ..limits import array_shape, check_entries
 from . import _compiled
 
 __all__ = [
@@ -203,6 +204,7 @@ def eval_context(scheme: Any) -> EvalContext:
     cached = _CONTEXTS.get(id(B))
     if cached is not None and cached[0] is B:
         return cached[1]
+    check_entries("scheme.B", array_shape(B), "the encoding matrix B")  # logical size, before any copy
     B = check_finite_array("scheme.B", B, ndim=2)  # also refuses ints beyond the float64 range
     m = check_int("scheme.m", m, minimum=1)
     if B.shape[0] % m:

@@ -34,6 +34,7 @@ import numpy as np
 from .. import _html
 from .._validation import check_binary_matrix, check_count, check_int, check_mask
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
+from ..limits import array_shape, check_entries
 from .decoders import optimal_decoder
 from .evaluate import optimal_error
 from .schemes import Scheme, _as_assignment, encode
@@ -407,6 +408,7 @@ def partial_error(
     """
     if not isinstance(ps, PartialScheme):
         raise InvalidArgumentError("ps", "must be a PartialScheme (see partial_scheme)")
+    check_entries("nonstragglers", array_shape(nonstragglers), "a batch of straggler masks")  # before any copy
     masks = check_mask("nonstragglers", nonstragglers, ps.n)
     single = masks.ndim == 1
     masks2 = masks[None, :] if single else masks
@@ -464,6 +466,7 @@ def partial_decoder(ps: PartialScheme, nonstragglers: Any) -> tuple[np.ndarray, 
     """
     if not isinstance(ps, PartialScheme):
         raise InvalidArgumentError("ps", "must be a PartialScheme (see partial_scheme)")
+    check_entries("nonstragglers", array_shape(nonstragglers), "a batch of straggler masks")  # before any copy
     mask = check_mask("nonstragglers", nonstragglers, ps.n)
     if mask.ndim != 1:
         raise InvalidArgumentError("nonstragglers", "must be a single mask of shape (n,)")

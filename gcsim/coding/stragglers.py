@@ -35,6 +35,7 @@ import numpy as np
 
 from .._validation import check_count, check_dense_size, check_int, check_probability, check_real
 from ..errors import InvalidArgumentError, VerificationError
+from ..limits import array_shape, check_entries
 from .delays import DelayStragglerModel
 from .straggler_base import StragglerModel, readonly, rng_from_seed
 
@@ -449,6 +450,7 @@ class TraceModel(StragglerModel):
         deadline: float | None = None,
         n: int | None = None,
     ):
+        check_entries("delays", array_shape(delays), "a trace of delays (workers x iterations)")
         arr = np.asarray(delays, dtype=float)
         if arr.ndim != 2 or arr.shape[1] < 1:
             raise InvalidArgumentError("delays", f"must be a 2-D workers x iterations matrix, got shape {arr.shape}")

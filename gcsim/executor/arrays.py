@@ -47,6 +47,7 @@ from .._validation import check_int, check_mask
 from ..coding.decoders import optimal_decoders
 from ..coding.kernels import check_rtol, eval_context, optimal_errors
 from ..errors import InvalidArgumentError
+from ..limits import array_shape, check_entries
 
 __all__ = [
     "get_namespace",
@@ -179,6 +180,7 @@ def run_scheme(
         raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
     m, N, n = int(scheme.m), int(scheme.num_parts), int(scheme.n)
     ns = _infer(xp, gradients)
+    check_entries("gradients", array_shape(gradients), "the gradients (N x d)")  # logical size, before copies
     host = _check_gradients(gradients, N)
     mask = check_mask("nonstragglers", to_numpy(nonstragglers), n)
     if mask.ndim != 1:
@@ -305,6 +307,7 @@ def batched_optimal_error(
     rtol = check_rtol(rtol, method)
     ns = get_namespace(xp)
     ctx = eval_context(scheme)
+    check_entries("nonstragglers", array_shape(nonstragglers), "a batch of straggler masks")
     masks = check_mask("nonstragglers", to_numpy(nonstragglers), ctx.n)
     single = masks.ndim == 1
     masks = masks[None, :] if single else masks

@@ -23,6 +23,7 @@ from .._optional import require
 from .._validation import check_int, check_real
 from ..cerar.traffic import cerar_bytes, predicted_byte_ratio, ring_bytes
 from ..errors import InvalidArgumentError
+from ..limits import check_entries
 from .collectives import ByteCounter, as_design, cerar_all_reduce, library_all_reduce, ring_all_reduce
 from .launcher import LaunchResult, LaunchTimeoutError, RankFailure, exception_line, launch
 from .parameter_server import parameter_server_job, seeded_delays, simulated_schedule
@@ -132,6 +133,8 @@ def run_collectives(
     """
     N = check_int("N", N, minimum=2)
     d = check_int("d", d, minimum=1)
+    # every rank draws all N seeded gradients: refuse here, before any process starts
+    check_entries("d", (N, d), "the seeded gradients each rank draws (N x d)")
     if dtype not in ("float32", "float64"):
         raise InvalidArgumentError("dtype", f"must be 'float32' or 'float64', got {dtype!r}")
     designs = dict(designs or {})
@@ -330,6 +333,9 @@ def run_parameter_server(
     timeout = check_real("timeout", timeout, minimum=0.0, strict_min=True)
     d = check_int("d", d, minimum=1)
     rows = check_int("rows", rows, minimum=1)
+    # every rank draws the whole seeded least-squares problem: refuse here, before any process starts
+    N_parts = int(np.asarray(scheme.assignment).shape[0])
+    check_entries("d", (N_parts, rows, d), "the seeded least-squares data each rank draws (parts x rows x d)")
     plan = simulated_schedule(delays, die, need=n - s, deadline=deadline)
     spec = {
         "B": np.asarray(B),

@@ -45,23 +45,16 @@ def _spec(flag: str, text: str) -> tuple[str, dict[str, Any]]:
 
 
 def _trace(flag: str, path: str):
-    import numpy as np
-
+    from ...coding.delays import load_trace
+    from ...errors import InvalidArgumentError
     from ..common import UsageError, check_input_path, path_errors
 
     p = check_input_path(flag, path, folder_ok=False)
     with path_errors(flag, "read"):
-        if p.suffix == ".npy":
-            try:
-                return np.load(p, allow_pickle=False)
-            except ValueError as exc:
-                raise UsageError(f"{flag}: {str(path)!r} is not a plain .npy array ({exc})") from None
-        if p.suffix == ".csv":
-            try:
-                return np.loadtxt(p, delimiter=",", ndmin=2)
-            except ValueError as exc:
-                raise UsageError(f"{flag}: {str(path)!r}: {exc}") from None
-    raise UsageError(f"{flag}: a trace is a .npy or .csv file, got {str(path)!r}")
+        try:  # the size is checked from the .npy header (or the .csv length) before any data is read
+            return load_trace(p, name=flag)
+        except InvalidArgumentError as exc:
+            raise UsageError(str(exc)) from None
 
 
 def delays_and_rule(args: argparse.Namespace):
