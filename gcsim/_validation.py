@@ -26,6 +26,7 @@ __all__ = [
     "check_bool",
     "check_dense_size",
     "check_count",
+    "file_kind",
 ]
 
 
@@ -41,10 +42,26 @@ def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int
             raise InvalidArgumentError(name, f"must be an integer, got {value!r}")
     value = int(value)
     if minimum is not None and value < minimum:
-        raise InvalidArgumentError(name, f"must be >= {minimum}, got {value}")
+        raise InvalidArgumentError(name, f"must be >= {minimum}, got {_shown_int(value)}")
     if maximum is not None and value > maximum:
-        raise InvalidArgumentError(name, f"must be <= {maximum}, got {value}")
+        raise InvalidArgumentError(name, f"must be <= {maximum}, got {_shown_int(value)}")
     return value
+
+def _shown_int(value: int) -> str:
+    """An integer as a message prints it: whole up to 30 digits, else as its number of digits.
+
+    Python refuses to print an integer of over 4300 digits (``sys.get_int_max_str_digits``), and a
+    message of a thousand digits says less than its length.
+
+    >>> _shown_int(-12), _shown_int(10**40), _shown_int(-(10**5000))
+    ('-12', 'a 41-digit integer', 'a negative integer of over 4,000 digits')
+    """
+    sign = "negative " if value < 0 else ""
+    if value.bit_length() >= 13_000:  # about 3,900 digits: str() may refuse
+        return f"{'a negative' if value < 0 else 'an'} integer of over 4,000 digits"
+    digits = len(str(abs(value)))
+    return str(value) if digits <= 30 else f"a {sign}{digits:,}-digit integer"
+
 
 
 def check_real(
@@ -59,7 +76,12 @@ def check_real(
     """Return ``value`` as a finite float, or raise naming ``name``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise InvalidArgumentError(name, f"must be a real number, got {value!r}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond float64's range
+        raise InvalidArgumentError(
+            name, f"is too large for a float: {_shown_int(int(value))}, beyond float64's largest value 1.8e308"
+        ) from None
     if not np.isfinite(value):
         raise InvalidArgumentError(name, f"must be finite, got {value}")
     if minimum is not None and (value < minimum or (strict_min and value == minimum)):
@@ -185,7 +207,7 @@ def check_count(name: str, count: int, what: str, limit_name: str = "MAX_PATTERN
     """
     limit = getattr(limits, limit_name)
     if int(count) > limit:
-        count_text = f"{int(count):,}" if int(count) < 10**30 else f"{float(count):.3g}"
+        count_text = f"{int(count):,}" if int(count) < 10**30 else _fmt_count(int(count))
         raise SizeLimitError(
             name,
             f"{count_text} {what} to enumerate, over gcsim's limit of {limit:,} "
@@ -216,3 +238,34 @@ def check_declared_arrays(kind: str, arrays: Any, metadata: Any) -> None:
     missing = sorted(set(declared) - set(arrays))
     if missing:
         raise CatalogueError(f"{kind}: the bundle lacks the array(s) {missing} its metadata declares")
+
+
+def file_kind(path: Any) -> str | None:
+    """What an existing path is when it is neither a regular file nor a folder, else None.
+
+    A FIFO, a device or a socket (directly or through a symbolic link) is named as such, so a
+    loader can say "is a FIFO (named pipe), not a regular file" instead of "no such file" or a
+    misleading complaint about the bytes it would read (a link to ``/dev/zero`` reads as endless
+    zeros).
+
+    >>> file_kind("/dev/null"), file_kind("/"), file_kind("/no/such/path")
+    ('a character device', None, None)
+    """
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    for test, word in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return word
+    return "not a regular file"

@@ -170,8 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
-    if not getattr(args, "command", None):
-        parser.print_help()
+    if not getattr(args, "command", None):  # a short usage on stderr, as for any usage error
+        print(parser.format_usage().rstrip(), file=sys.stderr)
+        print("gcsim: error: a command is required (`gcsim --help` lists them)", file=sys.stderr)
         return EXIT_USAGE
     with _one_line_warnings():
         return _run(args)

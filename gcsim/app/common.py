@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._validation import _shown_int
 from ..errors import GcsimError
 from ..io.manifest import to_jsonable
 
@@ -171,14 +172,6 @@ def _shown(text: str, width: int = 40) -> str:
     return repr(text) if len(text) <= width else f"{text[:width]!r}... ({len(text):,} characters)"
 
 
-def _shown_int(value: int) -> str:
-    """An integer as messages print it: whole up to 30 digits, else its number of digits."""
-    digits = len(str(abs(value))) if value.bit_length() < 13_000 else None
-    if digits is not None and digits <= 30:
-        return str(value)
-    return f"a {digits:,}-digit integer" if digits is not None else "an integer of over 4,000 digits"
-
-
 def parse_integer(text: str) -> int:
     """``int(text)``, or a ``ValueError`` whose message says what is wrong.
 
@@ -318,10 +311,18 @@ def check_output_dir(flag: str, path: str | os.PathLike) -> Path:
 
 def check_input_path(flag: str, path: str | os.PathLike, *, folder_ok: bool = True) -> Path:
     """An existing file or folder to read (``folder_ok=False``: a regular file only)."""
+    from .._validation import file_kind
+
     p = Path(path)
     if str(path) == "":
         raise UsageError(f"{flag}: the path is empty")
+    kind = file_kind(p)
+    if kind is not None:  # a FIFO would block the read, a link to /dev/zero read endless zeros
+        via = " (through a symbolic link)" if p.is_symlink() else ""
+        raise UsageError(f"{flag}: {str(path)!r} is {kind}{via}, not a regular file or folder")
     if not p.exists():
+        if p.is_symlink():
+            raise UsageError(f"{flag}: {str(path)!r} is a broken symbolic link")
         raise UsageError(f"{flag}: no such file or folder: {str(path)!r}")
     if not folder_ok and p.is_dir():
         raise UsageError(f"{flag}: {str(path)!r} is a folder, a file is expected")

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
-from .._validation import check_int, check_real
+from .._validation import check_int, check_real, file_kind
 from ..errors import GcsimError, InvalidArgumentError
 
 __all__ = [
@@ -229,7 +229,8 @@ def load_digits(*, test_fraction: float = 0.25, seed: int = 0, standardized: boo
 
 def _read_bytes(path: Path) -> bytes:
     if not path.is_file():
-        raise DatasetFormatError(f"{path}: no such file")
+        kind = file_kind(path)
+        raise DatasetFormatError(f"{path}: " + ("no such file" if kind is None else f"is {kind}, not a regular file"))
     raw = path.read_bytes()
     if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the file is called
         try:
@@ -409,6 +410,8 @@ def load_mnist(
         except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
             raise DatasetFormatError(f"{path}: not a readable NPZ archive ({exc})") from None
         source = str(path)
+    elif file_kind(path) is not None:  # a FIFO, a device: it exists, it is just not a file
+        raise DatasetFormatError(f"{path}: is {file_kind(path)}, not a regular file or folder")
     else:
         raise DatasetFormatError(f"{path}: no such file or directory")
     _check_pair("train", arrays["x_train"], arrays["y_train"], source)

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from ...advisor import advise
-from ...advisor.core import OBJECTIVES
+from ...advisor.core import OBJECTIVES, STRAGGLER_SPEC, straggler_spec
 from ...coding.stragglers import straggler_model
 from ...errors import GcsimError
 from ..common import (
@@ -25,40 +25,18 @@ from .delays import DELAY_HELP, RULE_HELP, delays_and_rule
 
 __all__ = ["register", "parse_stragglers", "parse_links"]
 
-_STRAGGLER_HELP = (
-    "straggler model KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P, markov:P_ENTER,P_LEAVE"
-)
+_STRAGGLER_HELP = "straggler model " + STRAGGLER_SPEC
 
 
 def parse_stragglers(text: str, n: int):
-    """``fixed:10`` / ``bernoulli:0.1`` / ``markov:0.05,0.5`` -> a straggler model over ``n`` workers."""
-    kind, _, values = text.partition(":")
-    parts = [v for v in values.split(",") if v] if values else []
+    """``fixed:10`` / ``bernoulli:0.1`` / ``markov:0.05,0.5`` -> a straggler model over ``n`` workers.
 
-    def one(cast):
-        if len(parts) != 1:
-            raise UsageError(f"--stragglers: {kind} takes one value, e.g. {kind}:{'10' if cast is int else '0.1'}")
-        try:
-            return cast(parts[0])
-        except ValueError:
-            raise UsageError(
-                f"--stragglers: {parts[0]!r} is not a {'whole number' if cast is int else 'number'}"
-            ) from None
-
+    The grammar is :func:`gcsim.advisor.core.straggler_spec`'s; its refusals name ``--stragglers``.
+    """
     try:
-        if kind in ("fixed", "all", "worst"):
-            return straggler_model(kind, n, s=one(int))
-        if kind == "bernoulli":
-            return straggler_model("bernoulli", n, p=one(float))
-        if kind == "markov":
-            if len(parts) != 2:
-                raise UsageError("--stragglers: markov takes two values, e.g. markov:0.05,0.5")
-            return straggler_model("markov", n, p_enter=float(parts[0]), p_leave=float(parts[1]))
-    except ValueError as exc:
-        if isinstance(exc, GcsimError):
-            raise UsageError(f"--stragglers: {exc}") from None
-        raise UsageError(f"--stragglers: {exc}") from None
-    raise UsageError(f"--stragglers: unknown kind {kind!r}; {_STRAGGLER_HELP}")
+        return straggler_spec(text, n)
+    except GcsimError as exc:
+        raise UsageError(f"--stragglers: {str(exc).removeprefix('stragglers: ')}") from None
 
 
 _LINK_KEYS = {"bandwidth", "latency", "gradient-bytes", "compute-time"}
@@ -74,6 +52,8 @@ def parse_links(text: str | None) -> dict[str, float] | None:
         key = key.strip()
         if not sep or key not in _LINK_KEYS:
             raise UsageError(f"--links: expected KEY=VALUE with KEY in {sorted(_LINK_KEYS)}, got {item!r}")
+        if key.replace("-", "_") in out:  # the last of repeated keys would win silently
+            raise UsageError(f"--links: {key} is given twice in {text!r}")
         try:
             out[key.replace("-", "_")] = float(value)
         except ValueError:
@@ -128,6 +108,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         args.load,
         args.m,
         model,
+        relax_load=args.relax_load,
         links=links,
         objective=objective,
         families=families,
@@ -140,8 +121,8 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     exported = None
     if args.export is not None:
         name = None
-        if args.rank < len(adv.rows):  # the folder Advice.export would name, given explicitly and checked
-            row = adv.rows[args.rank]
+        if args.rank <= len(adv.rows):  # the folder Advice.export would name, given explicitly and checked
+            row = adv.rows[args.rank - 1]
             name = f"rank{args.rank}_{row['family']}_{row['encoder']}"
             output_path("--export", args.export, name)
         with path_errors("--export"):
@@ -160,30 +141,41 @@ def _cmd_advise(args: argparse.Namespace) -> int:
             return "-"
         return "exact" if err <= tol else fmt(err)
 
+    with_time = links is not None  # the time column only when links give the times
     rows = [
         [
             r["rank"],
             r["name"],
             error_cell(r["error"]),
             fmt(r["communication"]),
-            fmt(r["data_fraction"]),
-            fmt(r["time"]) if r["time"] == r["time"] else "-",
+            f"{r['data_fraction']:.1%}",
+            *([fmt(r["time"]) if r["time"] == r["time"] else "-"] if with_time else []),
             "yes" if r["pareto"] else "no",
         ]
         for r in adv.rows[: args.top]
     ]
+    shown = min(args.top, len(adv.rows))
+    cap = (
+        f"load = {args.load} parts per worker (relaxed: no data cap)"
+        if args.relax_load and isinstance(args.load, int)
+        else f"load <= {adv.question['data_cap']:.1%} of the data per worker"
+    )
     print(
-        f"{len(adv.rows)} candidates for n = {args.workers}, load = {args.load}, m = {args.m}, "
-        f"{model.describe()}; ranked by {' then '.join(objective)}"
+        f"{len(adv.rows)} candidates for n = {args.workers}, {cap}, m = {args.m}, {model.describe()}; "
+        f"ranked by {' then '.join(objective)}"
+        + (f"; the top {shown} shown (--top, --json for all)" if shown < len(adv.rows) else "")
     )
     print(
         table(
-            ["rank", "candidate", "error", "comm", "data", "time", "Pareto"],
+            ["rank", "candidate", "error", "comm", "data", *(["time"] if with_time else []), "Pareto"],
             rows,
             wrap={"candidate": 60},
             right=["rank", "error", "comm", "data", "time"],
         )
     )
+    for line in COLUMN_LEGEND:
+        if with_time or not line.startswith("time"):
+            print(line)
     if any(r["error"] <= tol for r in adv.rows[: args.top]):
         print(
             f"exact: error at round-off (<= {tol:g}; --json gives the value); exact codes tie on error "
@@ -194,6 +186,17 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     if exported is not None:
         print(f"exported rank {args.rank} to {exported}")
     return EXIT_OK
+
+
+#: What each column of the printed table means (printed under it; the advisor guide has the same list)
+COLUMN_LEGEND = (
+    "rank: 1 = best by the objective; candidate: assignment / encoder (m=1: a classic m = 1 code)",
+    "error: expected optimal-decoding error err/(mN), the fraction of the gradient lost (exact: round-off)",
+    "comm: numbers each worker sends, as a fraction of a gradient (1/m)",
+    "data: the largest share of the data a worker holds",
+    "time: expected seconds per iteration with --links (delay + compute + latency + bytes/bandwidth)",
+    "Pareto: yes if no other candidate is at least as good in every column and better in one",
+)
 
 
 def _data_hint(rows, objective) -> None:
@@ -207,7 +210,7 @@ def _data_hint(rows, objective) -> None:
     top, least = rows[0]["data_fraction"], min(r["data_fraction"] for r in rows)
     if top >= 2 * least:
         print(
-            f"note: rank 0 holds {top:.0%} of the data per worker, the leanest candidate {least:.0%}; "
+            f"note: rank 1 holds {top:.0%} of the data per worker, the leanest candidate {least:.0%}; "
             f"--objective data,error ranks by data first, --load {least:.3g} caps the data fraction"
         )
 
@@ -225,7 +228,17 @@ def register(sub, add) -> None:
         "--rule first:s=2 --links bandwidth=1.25e9,latency=2e-4,gradient-bytes=4e7 --objective time,error",
     )
     p.add_argument("--workers", "-n", type=int_arg(2), required=True, help="number of workers n")
-    p.add_argument("--load", type=_load, required=True, help="parts per worker (int) or data fraction in (0, 1)")
+    p.add_argument(
+        "--load",
+        type=_load,
+        required=True,
+        help="the most data a worker may hold: L (int) = L/n of the data, or a fraction in (0, 1)",
+    )
+    p.add_argument(
+        "--relax-load",
+        action="store_true",
+        help="an int --load is the parts per worker in every family, whatever its number of parts (no data cap)",
+    )
     p.add_argument("--m", type=int_arg(1), default=1, help="communication reduction m")
     p.add_argument("--stragglers", help=_STRAGGLER_HELP + " (or --delays with --rule)")
     p.add_argument("--delays", help="a delay model instead of --stragglers: " + DELAY_HELP)
@@ -237,7 +250,7 @@ def register(sub, add) -> None:
     p.add_argument("--samples", type=int_arg(100), default=2000, help="Monte Carlo draws per candidate")
     p.add_argument("--top", type=int_arg(1), default=15, help="rows printed (--json prints all)")
     p.add_argument("--export", help="folder to export the chosen code into")
-    p.add_argument("--rank", type=int_arg(0), default=0, help="rank of the candidate --export writes")
+    p.add_argument("--rank", type=int_arg(1), default=1, help="rank of the candidate --export writes (1 = best)")
     p.add_argument("--force", dest="overwrite", action="store_true", help="replace an earlier export of the same name")
     add_scheduler_flags(p, "the candidates' evaluations", workers_flag="--cluster-workers")
     p.set_defaults(

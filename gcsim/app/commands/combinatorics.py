@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ...errors import CatalogueError, GcsimError
@@ -84,6 +85,8 @@ def _cmd_load(args: argparse.Namespace) -> int:
     from ...catalogue.objects import load_object
     from ...io.bundle import load_bundle
 
+    if args.path.strip() == "":
+        raise UsageError("path: is empty; give a bundle path or a name in the packaged catalogue (pg2_9, ...)")
     path = catalogue_path(args.path)  # a file on disk, else a name in the packaged catalogue
     try:
         _, manifest = load_bundle(path)
@@ -95,8 +98,10 @@ def _cmd_load(args: argparse.Namespace) -> int:
             payload = object_summary(obj)
             summary = f"{payload.get('kind')} {payload.get('params', '')}"
         payload["verified"] = True
-    except CatalogueError as exc:
-        emit(args, {"path": args.path, "verified": False, "error": str(exc)}, f"refused: {exc}")
+    except CatalogueError as exc:  # a refusal is a diagnostic: stderr (with --json, the JSON object on stdout)
+        if args.json:
+            emit(args, {"path": args.path, "verified": False, "error": str(exc)}, "")
+        print(f"gcsim: refused: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc}", file=sys.stderr)
         return EXIT_FAILURE
     payload["path"] = args.path
     payload["sha256"] = manifest["sha256"]

@@ -36,6 +36,8 @@ def _spec(flag: str, text: str) -> tuple[str, dict[str, Any]]:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise UsageError(f"{flag}: expected key=value, got {item!r} in {text!r}")
+        if key.strip() in params:  # the last of repeated keys would win silently
+            raise UsageError(f"{flag}: {key.strip()} is given twice in {text!r}")
         try:
             number = float(value)
         except ValueError:
