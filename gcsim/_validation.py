@@ -47,6 +47,7 @@ def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int
         raise InvalidArgumentError(name, f"must be <= {maximum}, got {_shown_int(value)}")
     return value
 
+
 def _shown_int(value: int) -> str:
     """An integer as a message prints it: whole up to 30 digits, else as its number of digits.
 
@@ -61,7 +62,6 @@ def _shown_int(value: int) -> str:
         return f"{'a negative' if value < 0 else 'an'} integer of over 4,000 digits"
     digits = len(str(abs(value)))
     return str(value) if digits <= 30 else f"a {sign}{digits:,}-digit integer"
-
 
 
 def check_real(
@@ -138,7 +138,10 @@ def check_finite_array(name: str, value: Any, *, ndim: int | None = None, dtype=
 
 def check_mask(name: str, value: Any, n: int) -> np.ndarray:
     """A boolean mask of length ``n`` (1-D) or a batch of masks (2-D, ``(count, n)``)."""
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested lists, objects numpy cannot read
+        raise InvalidArgumentError(name, f"cannot be read as a mask ({exc})") from None
     if arr.dtype != np.bool_:
         if arr.size and not np.all((arr == 0) | (arr == 1)):
             raise InvalidArgumentError(name, "must be a boolean mask (or 0/1 entries)")
@@ -168,7 +171,8 @@ def check_bool(name: str, value: Any) -> bool:
 
 
 def _fmt_count(x: int) -> str:
-    return f"{x:,}" if x < 10**15 else f"{float(x):.3g}"
+    # float(x) overflows past 1.8e308: scale by the power of ten first (exact int division)
+    return f"{x:,}" if x < 10**15 else f"{x / 10 ** (e := math.floor(math.log10(x))):.3g}e+{e}"
 
 
 def check_dense_size(name: str, rows: int, cols: int, what: str = "the matrix") -> None:
