@@ -30,6 +30,7 @@ import gcsim
 from gcsim.coding import bounds as bd
 from gcsim.coding.evaluate import optimal_error
 from gcsim.coding.schemes import Scheme, encode
+from tolerances import cond, lstsq_tol
 
 ERR_RTOL = 1e-10
 BOUND_RTOL = 1e-12
@@ -212,3 +213,139 @@ def test_pg29_bounds_at_the_authors_straggler_counts():
         np.random.seed(s)
         rns = np.sort(np.random.choice(np.arange(0, n_2), int(n_2 - s), replace=False))
         assert close(optimal_error(sch, mask_of(rns, n_2), progress=False), authors_err(E1[:, rns], F), ERR_RTOL)
+
+
+# ----------------------------------------------------------------------------------------------
+# hadamard_product_construction.py (Construction 2)
+# ----------------------------------------------------------------------------------------------
+
+
+def authors_rows(A, v):
+    """Their per-part normalization: row k of the block is v on the holders of part k over ||v[nz]||^2."""
+    P = np.zeros(A.shape)
+    for k in range(A.shape[0]):
+        nz = np.nonzero(A[k, :])
+        P[k, :][nz] = np.reshape(v[nz], (len(nz[0]),)) / (np.linalg.norm(v[nz])) ** 2
+    return P
+
+
+def authors_construction2_gaussian(A):
+    """Their Gaussian Construction 2: v1 ~ N(0, 1) under np.random.seed(43), v2 the last right-singular vector of P."""
+    np.random.seed(43)
+    v1 = np.reshape(np.random.normal(loc=0, scale=1, size=(A.shape[1], 1)), (A.shape[1], 1))
+    P = authors_rows(A, v1)
+    Vt = np.linalg.svd(P)[2]
+    v2 = np.reshape(Vt.T[:, -1], (Vt.T[:, -1].shape[0], 1))
+    return P, authors_rows(A, v2), np.stack([v1[:, 0], v2[:, 0]])
+
+
+def authors_construction2_signs(A):
+    """Their ±1 Construction 2: v1 = 1, v2 = 2 z - 1 with z Boolean and P1 v2 = 0, a cvxpy feasibility problem."""
+    cp = pytest.importorskip("cvxpy")
+    n_2 = A.shape[1]
+    v1 = np.ones((n_2, 1))
+    P1 = authors_rows(A, v1)
+    z = cp.Variable((n_2, 1), boolean=True)
+    problem = cp.Problem(cp.Minimize(10), [P1 @ (2 * z - 1) == 0])
+    problem.solve()
+    assert problem.status == cp.OPTIMAL
+    v2 = np.rint(2 * z.value - 1)
+    assert np.all(np.abs(v2) == 1) and np.array_equal(A @ v2, np.zeros((A.shape[0], 1)))
+    return P1, authors_rows(A, v2), np.stack([v1[:, 0], v2[:, 0]])
+
+
+def authors_dd_bound(P_F, Q_F, m, n_p):
+    """Their bound: m n_p - 1ᵀP_F inv(D) P_Fᵀ1 - 1ᵀQ_F inv(D) Q_Fᵀ1, D the absolute row sums of P_FᵀP_F + Q_FᵀQ_F."""
+    ones = np.ones((n_p, 1))
+    tilde_p = P_F.T @ P_F + Q_F.T @ Q_F
+    tilde_A = np.diag(np.diag(tilde_p) + np.sum(np.abs(tilde_p), axis=1) - np.abs(np.diag(tilde_p)))
+    inv = np.linalg.inv(tilde_A)
+    return float((m * n_p - ones.T @ P_F @ inv @ P_F.T @ ones - ones.T @ Q_F @ inv @ Q_F.T @ ones).item())
+
+
+@pytest.fixture(scope="module")
+def biregular_run():
+    """Their setup: 20 parts of degree 6 on 40 workers of degree 3 (A is 20 x 40), m = 2, 16 straggler counts."""
+    A = gcsim.biregular_graph(20, 40, 6, 3, seed=0).assignment
+    n_1, n_2, d_2, _, F = authors_setup(A, 2)
+    assert (n_1, n_2, d_2, (A @ A.T)[0, 0]) == (20, 40, 3, 6)
+    P, Q, V = authors_construction2_gaussian(A)
+    np.random.seed(42)
+    D1 = np.diag(np.random.choice([1, -1], size=(n_2), p=[0.5, 0.5]))
+    D2 = np.diag(np.random.choice([1, -1], size=(n_2), p=[0.5, 0.5]))
+    encoders = {"gaussian": np.vstack((P, Q)), "baseline": np.vstack((A, A)), "rd": np.vstack((A @ D1, A @ D2))}
+    s_list = authors_s_list(n_2, 15, drop_zero=False)
+    patterns = []
+    for s in s_list:
+        for j in range(8):
+            np.random.seed(78 + j)
+            strag = np.random.choice(np.arange(0, int(n_2)), int(s), replace=False)
+            rns = np.sort(np.setdiff1d(np.arange(0, n_2), strag))
+            errs = {name: authors_err(E[:, rns], F) for name, E in encoders.items()}
+            patterns.append((int(s), rns, errs, authors_dd_bound(P[:, rns], Q[:, rns], 2, n_1)))
+    return A, V, np.stack([np.diag(D1), np.diag(D2)]), encoders, s_list, patterns
+
+
+def test_construction2_gaussian_matches_the_authors(biregular_run):
+    A, V, _, encoders, _, patterns = biregular_run
+    n = A.shape[1]
+    sch = encode(A, 2, "hadamard-ns", vectors=V)
+    E = encoders["gaussian"]
+    assert np.all(np.abs(sch.B - E) <= 4 * np.finfo(float).eps * np.abs(E))  # the authors' normalization
+    masks = np.stack([mask_of(rns, n) for _, rns, _, _ in patterns])
+    ours = optimal_error(sch, masks, progress=False)
+    theirs = np.array([errs["gaussian"] for _, _, errs, _ in patterns])
+    assert close(ours, theirs, ERR_RTOL), np.max(np.abs(ours - theirs))
+    zero = np.array([s == 0 for s, _, _, _ in patterns])
+    assert np.all(ours[zero] <= 1e-20) and np.all(theirs[zero] <= 1e-20)  # exact without stragglers
+    dd = bd.diagonal_dominance_upper_bound(sch, masks)
+    assert close(dd, [b for _, _, _, b in patterns], BOUND_RTOL)
+    for mask, err, bound in zip(masks, ours, dd, strict=True):  # Theorem 8 on the authors' patterns
+        BF = sch.B[:, mask]
+        assert err <= bound + 2 * lstsq_tol(cond(BF), *BF.shape, 2 * 20, gram=True)  # gcsim's error <= bound
+
+
+def test_construction2_baseline_and_rd_match_the_authors(biregular_run):
+    A, _, D, encoders, _, patterns = biregular_run
+    n = A.shape[1]
+    masks = np.stack([mask_of(rns, n) for _, rns, _, _ in patterns])
+    naive = encode(A, 2, "naive")
+    assert np.array_equal(naive.B, encoders["baseline"])
+    rd = Scheme(B=encoders["rd"], assignment=A, m=2, method="rd", diagonals=D.astype(float))
+    assert rd.verify()
+    for name, sch in (("baseline", naive), ("rd", rd)):
+        ours = optimal_error(sch, masks, progress=False)
+        theirs = np.array([errs[name] for _, _, errs, _ in patterns])
+        assert close(ours, theirs, ERR_RTOL), (name, np.max(np.abs(ours - theirs)))
+
+
+def test_construction2_lower_bound_matches_the_authors(biregular_run):
+    A, _, _, _, s_list, _ = biregular_run
+    n_p, n_w, d_2, m = 20, 40, 3, 2
+    for s in s_list:
+        theirs = max(np.floor((n_p * (s + m - j - 1)) / (n_w * d_2)) * (j + 1) for j in range(m))
+        low = bd.partial_uncovering_lower_bound(A, m, int(s))
+        assert low.value == theirs
+        assert bd.worst_case_rank_lower_bound(A, m, int(s)).value >= low.value
+
+
+def test_construction2_signs_match_the_authors(biregular_run):
+    A, _, _, _, _, patterns = biregular_run
+    n, n_p = A.shape[1], A.shape[0]
+    P1, Q1, V = authors_construction2_signs(A)
+    sch = encode(A, 2, "hadamard-ns", vectors=V)
+    E1 = np.vstack((P1, Q1))
+    assert np.all(np.abs(sch.B - E1) <= 4 * np.finfo(float).eps * np.abs(E1))
+    F = np.kron(np.eye(2), np.ones((n_p, 1)))
+    masks = np.stack([mask_of(rns, n) for _, rns, _, _ in patterns])
+    ours = optimal_error(sch, masks, progress=False)
+    theirs = np.array([authors_err(E1[:, rns], F) for _, rns, _, _ in patterns])
+    assert close(ours, theirs, ERR_RTOL), np.max(np.abs(ours - theirs))
+    dd = bd.diagonal_dominance_upper_bound(sch, masks)
+    assert close(dd, [authors_dd_bound(P1[:, rns], Q1[:, rns], 2, n_p) for _, rns, _, _ in patterns], BOUND_RTOL)
+    # gcsim's own ±1 draw is the authors' construction of its vectors
+    own = encode(A, 2, "hadamard-ns", dist="rademacher", support="full", seed=3)
+    W = np.asarray(own.extras["vectors"])
+    assert np.all(np.abs(W) == 1) and np.array_equal(A @ (W[0] * W[1]), np.zeros(n_p))
+    E_own = np.vstack((authors_rows(A, W[0][:, None]), authors_rows(A, W[1][:, None])))
+    assert np.all(np.abs(own.B - E_own) <= 4 * np.finfo(float).eps * np.abs(E_own))
