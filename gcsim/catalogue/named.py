@@ -144,6 +144,8 @@ def resolve_design(spec: str) -> Any:
     >>> resolve_design("srg:13,6,2,3").params
     SRGParams(v=13, k=6, lam=2, mu=3)
     """
+    if not isinstance(spec, str) or not spec.strip():  # Path("") is "." and would be looked up as a file
+        raise InvalidArgumentError("design", f"must be a non-empty name, family spec or path, got {spec!r}")
     if spec in NAMED_INSTANCES:
         return build_named(spec)
     if ":" in spec:

@@ -69,6 +69,38 @@ __all__ = ["simulate", "SimulationResult", "round_bfloat16", "resolve_dtype", "u
 
 _DTYPES = {"float64": (np.float64, 8), "float32": (np.float32, 4), "bfloat16": (np.float32, 2)}
 _ACCUMULATE = ("auto", "batched", "rounds", "operator")
+#: largest finite value of each working precision (bfloat16 has float32's exponent range)
+_DTYPE_MAX = {
+    "float64": float(np.finfo(np.float64).max),
+    "float32": float(np.finfo(np.float32).max),
+    "bfloat16": 3.3895313892515355e38,
+}
+
+
+def _check_range(g: np.ndarray, name: str) -> float:
+    """Refuse gradients beyond the dtype's range (they would become inf); returns max |g|."""
+    big = float(np.max(np.abs(g), initial=0.0))
+    if big > _DTYPE_MAX[name]:
+        raise InvalidArgumentError(
+            "gradients",
+            f"entries reach {big:.3g}, beyond {name}'s largest finite value {_DTYPE_MAX[name]:.3g} (they would "
+            "become inf); scale the gradients or use dtype='float64'",
+        )
+    return big
+
+
+def _check_outputs(out: np.ndarray, name: str, big: float, N: int) -> np.ndarray:
+    """Refuse outputs that overflowed to inf/NaN (instead of returning them after numpy warnings)."""
+    if not np.all(np.isfinite(out)):
+        raise InvalidArgumentError(
+            "gradients",
+            f"the {name} simulation overflowed: the outputs hold inf/NaN (entries up to {big:.3g}, summed over "
+            f"N = {N} workers through the design's coefficients, leave {name}'s range {_DTYPE_MAX[name]:.3g}); "
+            "scale the gradients" + (" or use dtype='float64'" if name != "float64" else ""),
+        )
+    return out
+
+
 #: Largest N c for which "auto" applies the dense (Nc x Nc) operator: its N^2 c^2 w flops beat the
 #: rounds' N c (c + L) w flops plus their ~6L passes over (N, w) arrays up to about here (measured
 #: with benchmarks/bench_cerar.py, float64: 3.8x faster at (4, 8), d = 1e5; 1.0x at (8, 16), d = 1e5,
@@ -184,6 +216,7 @@ def _operator_is_invisible(design: CerarDesign, dtype: str) -> bool:
     return bool(np.max(Phi.sum(axis=1)) * u <= np.sqrt(u))
 
 
+@np.errstate(over="ignore", invalid="ignore")  # an overflow is refused below, not warned about
 def simulate(
     design: CerarDesign,
     gradients: Any,
@@ -222,6 +255,13 @@ def simulate(
     -------
     SimulationResult
 
+    Raises
+    ------
+    InvalidArgumentError
+        Gradients that are not a finite real (N, d) array, entries beyond the dtype's largest
+        finite value, or outputs that overflow it (inf/NaN) on the way: a clear error instead
+        of inf/NaN and numpy's warnings.
+
     Examples
     --------
     >>> from gcsim.cerar import design
@@ -238,6 +278,7 @@ def simulate(
     check_entries("gradients", array_shape(gradients), "the gradients (N x d)")
     g = check_host_gradients(gradients, N)
     name = resolve_dtype(dtype)
+    big = _check_range(g, name)
     if accumulate not in _ACCUMULATE:
         raise InvalidArgumentError(
             "accumulate", f"must be 'auto', 'batched', 'rounds' or 'operator', got {accumulate!r}"
@@ -274,7 +315,9 @@ def simulate(
         state = apply_ring_operator(Omega, G)
         out = state.reshape(N, c * w)[:, :d]
         return SimulationResult(
-            outputs=out if d == c * w and out.dtype == np.float64 else out.astype(np.float64),
+            outputs=_check_outputs(
+                out if d == c * w and out.dtype == np.float64 else out.astype(np.float64), name, big, N
+            ),
             rounds=L,
             bytes_sent=packets * w * itemsize,
             packets_sent=packets,
@@ -301,7 +344,7 @@ def simulate(
     out = state.reshape(N, c * w)[:, :d].astype(np.float64)
     traces = {"u": tr_u, "sent": tr_s, "live": live} if record else None
     return SimulationResult(
-        outputs=out,
+        outputs=_check_outputs(out, name, big, N),
         rounds=L,
         bytes_sent=packets * w * itemsize,
         packets_sent=packets,
