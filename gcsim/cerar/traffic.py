@@ -54,8 +54,12 @@ def rates(N: int, c: int) -> dict[str, float | int | bool]:
     Keys: ``rounds`` L = c+N-2; ``rate`` 1+(N-2)/c (per-worker traffic / d);
     ``ring_rate`` 2(N-1)/N; ``byte_ratio`` ring / CERAR = 2(N-1)c / (N(c+N-2))
     (:func:`predicted_byte_ratio`); ``storage`` 1+N/c (abstract's accounting: c local + N-1 in
-    flight + 1 receive packets); ``simulator_storage`` (2c+1)/c (peak of the simulator's
-    schedule); ``exact_possible`` (c <= N or N = 2).
+    flight + 1 receive packets); ``simulator_storage`` (2c+1)/c (peak of the schedule every engine
+    runs); ``generic_storage_lower_bound`` (c + floor(L/2))/c (no linear schedule of a generic
+    design, e.g. a κ-optimized one, holds less: docs/theory.md §51.1, so 1 + N/c is out of reach
+    once c >= N + 4); ``structured_storage`` (c+N+2)/c (the lean schedule of §51.2, for the
+    shift-structured exact, Vandermonde and perturbation designs); ``exact_possible`` (c <= N or
+    N = 2).
 
     Examples
     --------
@@ -72,5 +76,7 @@ def rates(N: int, c: int) -> dict[str, float | int | bool]:
         "byte_ratio": predicted_byte_ratio(N, c),
         "storage": 1 + N / c,
         "simulator_storage": (2 * c + 1) / c,
+        "generic_storage_lower_bound": (c + num_rounds(N, c) // 2) / c,
+        "structured_storage": (c + N + 2) / c,
         "exact_possible": c <= N or N == 2,
     }
