@@ -32,8 +32,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 DOC = REPO / "docs" / "coverage.md"
-SRG_VMAX = 64
-SRG_BANDS = ((1, 16), (17, 32), (33, 48), (49, 64))
+SRG_VMAX = 130  # the fixtures' range (their header says; scripts/sage_oracle.py)
+SRG_BAND = 32  # rows of the SRG table: v in bands of this width
 SUSPECT = "handbook-exception-lambda>1(suspect)"
 
 
@@ -66,6 +66,27 @@ def bibd_params(v: int, k: int, lam: int) -> tuple[int, int, int, int, int]:
     """(v, b, r, k, lam) from (v, k, lam) (exact integer division; admissible input)."""
     r = lam * (v - 1) // (k - 1)
     return (v, v * r // k, r, k, lam)
+
+
+def srg_bands(vmax: int) -> list[tuple[int, int]]:
+    """(lo, hi) bands of width SRG_BAND covering 1..vmax (the last one ends at vmax)."""
+    return [(lo, min(lo + SRG_BAND - 1, vmax)) for lo in range(1, vmax + 1, SRG_BAND)]
+
+
+def srg_family_of(params: tuple[int, int, int, int]) -> str | None:
+    """The registered gcsim family that names this parameter set (gcsim.combinatorics.families):
+    the first primary family listing it, else listing its complement, then the same over the
+    supplementary families (the catalogue's naming rule)."""
+    from gcsim.combinatorics.families import registered_families
+    from gcsim.combinatorics.srg_feasibility import complement_parameters
+
+    fams = registered_families("srg")
+    for tier in (False, True):
+        for p in (tuple(params), complement_parameters(*params)):
+            for f in fams:
+                if f.supplementary == tier and f.lookup(p) is not None:
+                    return f.name
+    return None
 
 
 def srg_off_list(srg_entries: list[dict], vmax: int = SRG_VMAX) -> list[tuple[int, int, int, int]]:
@@ -134,8 +155,9 @@ def collect(
         key = srg_key(e)
         ans = _ask(srg_exist, key)
         built = _build(srg_build, key, key) if ans in (True, False, None) else None
-        out["srg"].append({"entry": e, "gcsim": ans, "built": built})
-    for key in srg_off_list(fs["entries"]):
+        family = srg_family_of(key) if built == "ok" else None
+        out["srg"].append({"entry": e, "gcsim": ans, "built": built, "family": family})
+    for key in srg_off_list(fs["entries"], fs["header"]["ranges"]["v"][1]):
         out["srg_off_list"].append({"params": key, "gcsim": _ask(srg_exist, key)})
     return out
 
@@ -267,9 +289,10 @@ def render(data: dict, generated: str) -> str:
     lines += [f"- {msg}: {', '.join(keys)}" for msg, keys in by_msg.items()]
 
     # ---- BIBD per (k, lambda)
+    bv, sv = fb["ranges"]["v"][1], fs["ranges"]["v"][1]
     lines += [
         "",
-        "## BIBDs: admissible (v, k, λ), v ≤ 60, 3 ≤ k ≤ v/2, λ ≤ 3",
+        f"## BIBDs: admissible (v, k, λ), v ≤ {bv}, 3 ≤ k ≤ v/2, λ ≤ 3",
         "",
         "Admissible = λ(v−1) ≡ 0 mod (k−1) and λv(v−1) ≡ 0 mod k(k−1). Columns "
         '"Sage T/F/?" and "gcsim T/F/?" count the existence answers True / False / '
@@ -308,15 +331,15 @@ def render(data: dict, generated: str) -> str:
     # ---- SRG per v band
     lines += [
         "",
-        "## Strongly regular graphs: Sage's apparently feasible (v, k, λ, μ), v ≤ 64",
+        f"## Strongly regular graphs: Sage's apparently feasible (v, k, λ, μ), v ≤ {sv}",
         "",
-        "Sage's list `apparently_feasible_parameters(65)` (0 < μ < k; closed under "
+        f"Sage's list `apparently_feasible_parameters({sv + 1})` (0 < μ < k; closed under "
         "complement). Sage's False here always comes from Brouwer's table.",
         "",
         "| v | sets | Sage T/F/? | Sage builds | gcsim T/F/? | gcsim builds | both |",
         "|---|---:|---|---:|---|---:|---:|",
     ]
-    for lo, hi in SRG_BANDS:
+    for lo, hi in srg_bands(sv):
         rows = [r for r in data["srg"] if lo <= r["entry"]["v"] <= hi]
         lines.append(
             f"| {lo}–{hi} | {len(rows)} | {tfn(r['entry']['sage'] for r in rows)} | "
@@ -325,11 +348,24 @@ def render(data: dict, generated: str) -> str:
             f"{sum(sage_builds(r['entry']) and _gbuilds(r) for r in rows)} |"
         )
     lines += _lists(data["srg"], srg_key, "(v, k, λ, μ)", source=True)
+    sage_built = [r for r in data["srg"] if sage_builds(r["entry"])]
+    fam_counts = Counter(r["family"] for r in sage_built if _gbuilds(r))
+    lines += [
+        "",
+        f"Coverage: gcsim builds {sum(fam_counts.values())} of the {len(sage_built)} SRG parameter sets "
+        f"with v ≤ {sv} that Sage builds. The gcsim family that builds them "
+        "(`gcsim.combinatorics.registered_families`; a parameter set counts for the family that "
+        "names it, complements included):",
+        "",
+        "| gcsim family | parameter sets Sage builds |",
+        "|---|---:|",
+    ]
+    lines += [f"| {name} | {n} |" for name, n in sorted(fam_counts.items(), key=lambda x: (-x[1], str(x[0])))]
     off = data["srg_off_list"]
     c = Counter(_fmt(r["gcsim"]) for r in off)
     lines += [
         "",
-        f"Parameter sets with v ≤ 64, 0 < μ < k and k(k−λ−1) = μ(v−k−1) that Sage's "
+        f"Parameter sets with v ≤ {sv}, 0 < μ < k and k(k−λ−1) = μ(v−k−1) that Sage's "
         f"feasibility conditions reject: {len(off)}; gcsim answers False for "
         f"{c['False']}, None for {c['None']}, True for {c['True']} (must be 0)"
         + (f", error for {c['error']}" if c["error"] else "")

@@ -20,7 +20,7 @@ How to run (about 3 GB of disk, a few minutes)::
 Outputs (written atomically: temp file + ``os.replace``)
 
 * ``tests/fixtures/sage_bibd.json`` -- every *admissible* ``(v, k, lambda)``
-  with ``v <= 60``, ``3 <= k <= v/2``, ``1 <= lambda <= 3``; admissible means
+  with ``v <= 130`` (``BIBD_VMAX``), ``3 <= k <= v/2``, ``1 <= lambda <= 3``; admissible means
   the two divisibility conditions ``lambda (v-1) = 0 mod (k-1)`` and
   ``lambda v (v-1) = 0 mod k (k-1)`` (Fisher's inequality and
   Bruck--Ryser--Chowla are *not* applied here, so such entries appear with
@@ -31,7 +31,7 @@ Outputs (written atomically: temp file + ``os.replace``)
   points in ``range(v)``, every pair of points lies in exactly ``lambda``
   blocks) and its number of blocks recorded.
 * ``tests/fixtures/sage_srg.json`` -- every ``(v, k, lambda, mu)`` in Sage's
-  ``apparently_feasible_parameters(65)`` (so ``v <= 64`` and ``0 < mu < k``;
+  ``apparently_feasible_parameters(131)`` (so ``v <= 130``, ``SRG_VMAX``, and ``0 < mu < k``;
   closed under complementation, which is re-checked) with Sage's
   ``graphs.strongly_regular_graph(v, k, lambda, mu, existence=True)``, the
   name of the construction Sage would use, and for ``true`` whether the
@@ -57,9 +57,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 
-BIBD_VMAX = 60
+BIBD_VMAX = 130
 BIBD_LMAX = 3
-SRG_VMAX = 64
+SRG_VMAX = 130
 
 
 # --------------------------------------------------------------------------- helpers
@@ -419,7 +419,7 @@ def run_srg(timeout: float, verbose: bool) -> dict:
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "ranges": {
                 "v": [1, SRG_VMAX],
-                "selection": "sage.graphs.strongly_regular_db.apparently_feasible_parameters(65) "
+                "selection": f"sage.graphs.strongly_regular_db.apparently_feasible_parameters({SRG_VMAX + 1}) "
                 "(0 < mu < k, i.e. primitive SRGs) united with the complements",
             },
             "sage_list_closed_under_complement": closed,

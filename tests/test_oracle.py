@@ -40,6 +40,8 @@ BIBD_FIX = json.loads((FIX / "sage_bibd.json").read_text())
 SRG_FIX = json.loads((FIX / "sage_srg.json").read_text())
 BIBD = BIBD_FIX["entries"]
 SRG = SRG_FIX["entries"]
+BIBD_VMAX = BIBD_FIX["header"]["ranges"]["v"][1]  # 130: the oracle's range (scripts/sage_oracle.py)
+SRG_VMAX = SRG_FIX["header"]["ranges"]["v"][1]
 
 
 def _bkey(e):
@@ -156,9 +158,10 @@ def _brc_fails(v, k, lam) -> bool:
 
 # --------------------------------------------------------------------------- fixture sanity
 def test_bibd_fixture_is_the_admissible_set():
+    assert BIBD_VMAX >= 130
     expected = {
         (v, k, lam)
-        for v in range(6, 61)
+        for v in range(6, BIBD_VMAX + 1)
         for k in range(3, v // 2 + 1)
         for lam in (1, 2, 3)
         if (lam * (v - 1)) % (k - 1) == 0 and (lam * v * (v - 1)) % (k * (k - 1)) == 0
@@ -200,10 +203,10 @@ def test_bibd_fixture_nonexistence_reasons_are_theorems():
 
 def test_srg_fixture_parameters():
     keys = {_skey(e) for e in SRG}
-    assert len(keys) == len(SRG)
+    assert len(keys) == len(SRG) and SRG_VMAX >= 130
     for e in SRG:
         v, k, lam, mu = _skey(e)
-        assert v <= 64 and 0 < mu < k < v - 1 and 0 <= lam < k
+        assert v <= SRG_VMAX and 0 < mu < k < v - 1 and 0 <= lam < k
         assert k * (k - lam - 1) == mu * (v - k - 1)
         comp = (v, v - k - 1, v - 2 * k + mu - 2, v - 2 * k + lam)
         assert tuple(e["complement"]) == comp and comp in keys  # closed under complement
@@ -220,6 +223,7 @@ def test_srg_fixture_parameters():
         (50, 7, 0, 1),
         (13, 6, 2, 3),
         (25, 12, 5, 6),
+        (126, 25, 8, 4),
     ]:
         assert _sage_builds(by[p]), p
     assert by[(49, 16, 3, 6)]["sage"] is False and by[(57, 14, 1, 4)]["sage"] is False
@@ -285,7 +289,7 @@ def _load_report():
 
 
 def test_srg_rejected_by_sage_feasibility_is_not_claimed():
-    """Tuples with v <= 64, 0 < mu < k, k(k-lam-1) = mu(v-k-1) missing from Sage's list fail
+    """Tuples with v <= 130, 0 < mu < k, k(k-lam-1) = mu(v-k-1) missing from Sage's list fail
     Sage's feasibility conditions (integrality, Krein, absolute/claw bound, ...): gcsim must
     not say True."""
     off = _load_report().srg_off_list(SRG)
