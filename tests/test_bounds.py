@@ -22,7 +22,7 @@ from gcsim.coding import bounds as bd
 from gcsim.coding.decoders import rd_unbiased_decoder
 from gcsim.combinatorics.bibd_geometries import projective_plane
 from gcsim.combinatorics.srg_feasibility import srg_eigenvalues
-from gcsim.errors import ImpossibleParametersError, InvalidArgumentError
+from gcsim.errors import ImpossibleParametersError, InvalidArgumentError, NotConstructibleError
 from tolerances import SAFETY, cond, gamma, lstsq_tol, unit_roundoff
 
 # ----------------------------------------------------------------------------------------------
@@ -1036,6 +1036,11 @@ def dd_encoders(A, rng):
     if N < n:  # the authors' null-space vector exists when P (N x n) has a non-trivial null space
         out.append((2, authors_construction2(A, rng.standard_normal(n))))
         out.append((2, authors_construction2(A, np.ones(n))))
+    for dist in ("gaussian", "rademacher"):  # gcsim's Construction 2 (support "full" or "split")
+        try:
+            out.append((2, encode(A, 2, "hadamard-ns", dist=dist, seed=6).B))
+        except NotConstructibleError:
+            pass  # e.g. no split of the workers into 2 classes that each hold every part
     return out
 
 

@@ -446,9 +446,10 @@ def partial_uncovering_lower_bound(assignment: Any, m: int, s: int) -> WorstCase
     contributes at least ``j + 1`` to the rank bound of Theorem 1.  With regular loads ``ℓ_j = d₂``
     (``R = n d₂``) this is Munim & Ramamoorthy's lower bound
     ``max_j (j+1) ⌊N (s+m-1-j) / (n d₂)⌋`` (their ``d₂`` = parts per worker; for a square design
-    ``⌊(s+m-1-j)/d₂⌋``); the cap at ``N`` only matters when ``m > r̄ = R/N``, where the uncapped formula
-    can exceed the largest possible error ``m N``.  Its ``j = m - 1`` term is the uncovering bound
-    ``m ⌊s / r⌋`` of :func:`uncovering_lower_bound` for regular replication ``r``.
+    ``⌊(s+m-1-j)/d₂⌋``); the cap at ``N`` can only matter when ``m > r̄ = R/N`` (or a worker holds no
+    part), where the uncapped formula can exceed the largest possible error ``m N``.  Its ``j = m - 1``
+    term is the uncovering bound ``m ⌊s / r⌋`` of :func:`uncovering_lower_bound` for regular
+    replication ``r``.
 
     Returns
     -------
