@@ -523,21 +523,3 @@ def test_bad_design_and_dtype():
     for N, c in [(1, 2), (3, 0), (2.5, 2)]:
         with pytest.raises(InvalidArgumentError):
             rates(N, c)
-
-
-@pytest.mark.parametrize("N,c", [(3, 6), (4, 9), (5, 5)])
-def test_storage_information_count(N, c):
-    """Remark in docs/theory/50_cerar.md: after round t a worker's state must determine
-    (A' G, G + D_{:t} U_{:t}); for generic dense designs that is c + min(K, t) packets,
-    K = c - t + min(N-1, t)."""
-    rng = np.random.default_rng(N * c)
-    A = rng.standard_normal((c, c))
-    D = rng.standard_normal((c, c + N - 2))
-    for t in range(1, c):  # x^(c) is never needed back
-        rows = list(range(max(0, t - N + 1), c))  # in-flight and unsent symbols (0-based)
-        K = len(rows)
-        assert K == c - t + min(N - 1, t)
-        M = np.block([[A[rows], np.zeros((K, t))], [np.eye(c), D[:, :t]]])
-        assert np.linalg.matrix_rank(M) == c + min(K, t)
-    if c >= N + 1:
-        assert c + min(c - N + N - 1, N) == c + N  # at t = N: more than c + N - 1

@@ -40,7 +40,7 @@ def _rank(rows: list[list[Fraction]]) -> int:
         for r in range(rank + 1, len(M)):
             if M[r][col] != 0:
                 f = M[r][col] / M[rank][col]
-                M[r] = [a - f * b for a, b in zip(M[r], M[rank])]
+                M[r] = [a - f * b for a, b in zip(M[r], M[rank], strict=True)]
         rank += 1
     return rank
 
@@ -75,7 +75,7 @@ def _hankel_by_simulation(A, D, N: int, t: int) -> list[list[Fraction]]:
     for j in range(c + t):  # past inputs: G's rows, then u^(1..t)
         e = [Fraction(int(k == j)) for k in range(c + t)]
         cols.append(_worker_future(A, D, N, t, e[:c], e[c:]))
-    return [list(r) for r in zip(*cols)]
+    return [list(r) for r in zip(*cols, strict=True)]
 
 
 def _fractions(M) -> list[list[Fraction]]:
@@ -103,7 +103,7 @@ def test_hankel_matrix_equals_the_rounds_on_basis_inputs():
 
 @pytest.mark.parametrize("N,c", CASES)
 def test_generic_designs_need_more_than_c_plus_N(N, c):
-    """Theorem 51.1 with Proposition 51.2: a generic design needs c + floor(L/2) > c + N packets."""
+    """§51.1, Theorem 1 and Proposition 2: a generic design needs c + floor(L/2) > c + N packets."""
     des = _integer_design(N, c, N * c)
     b = storage_lower_bound(des)
     L = c + N - 2
@@ -156,7 +156,7 @@ def _inverse(M: list[list[Fraction]]) -> list[list[Fraction]]:
         for r in range(n):
             if r != col and aug[r][col] != 0:
                 f = aug[r][col]
-                aug[r] = [a - f * b for a, b in zip(aug[r], aug[col])]
+                aug[r] = [a - f * b for a, b in zip(aug[r], aug[col], strict=True)]
     return [row[n:] for row in aug]
 
 
@@ -211,7 +211,7 @@ def _ring_lean(A, D, G):
 
 @pytest.mark.parametrize("N,c", CASES)
 def test_shift_structured_designs_lean_schedule(N, c):
-    """Proposition 51.3 and the lean schedule of §51.2 on the Vandermonde design in exact rationals."""
+    """§51.2, Proposition 4 and the lean schedule, on the Vandermonde design in exact rationals."""
     eps = Fraction(1, 4 * c)
     A, D = _rational_vandermonde(N, c, eps)
     L = c + N - 2

@@ -98,14 +98,14 @@ def _hankel(A: Any, D: Any, N: int, t: int, zero: Any) -> list[list[Any]]:
     rows = []
     for k in range(t + 1, L + 1):  # the future packets
         prev = u(k - 1)
-        rows.append([a + b for a, b in zip(symbol(k), prev)] if k <= c else prev)
+        rows.append([a + b for a, b in zip(symbol(k), prev, strict=True)] if k <= c else prev)
     out = [unit(r) for r in range(c)]  # the output g_hat = G + sum_k D[:, k] u^(k)
     for k in range(1, L + 1):
         uk = u(k)
         for r in range(c):
             dk = D[r][k - 1]
             if dk != 0:
-                out[r] = [a + dk * b for a, b in zip(out[r], uk)]
+                out[r] = [a + dk * b for a, b in zip(out[r], uk, strict=True)]
     return rows + out
 
 
