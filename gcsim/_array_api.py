@@ -93,7 +93,10 @@ def check_gradients(gradients: Any, N: int) -> np.ndarray | Any:
         if gradients.size and not bool(xp.all(xp.isfinite(gradients))):
             raise InvalidArgumentError("gradients", "contains NaN or inf")
         return np.empty((N, shape[1]))  # shape carrier only
-    host = to_numpy(gradients)
+    try:
+        host = to_numpy(gradients)
+    except (TypeError, ValueError) as exc:  # ragged nested lists, objects numpy cannot read
+        raise InvalidArgumentError("gradients", f"cannot be read as an array ({exc})") from None
     if host.dtype == object or np.iscomplexobj(host) or not np.issubdtype(host.dtype, np.number):
         raise InvalidArgumentError("gradients", f"must be a real numeric array, got dtype {host.dtype}")
     if host.ndim != 2 or host.shape[0] != N:

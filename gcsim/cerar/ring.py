@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_finite_array
+from .._validation import check_finite_array, check_int
 from ..errors import InvalidArgumentError
 
 __all__ = [
@@ -64,8 +64,14 @@ def _identity(a: Any) -> Any:
 
 
 def num_rounds(N: int, c: int) -> int:
-    """L = c + N - 2, the number of communication rounds."""
-    return int(c) + int(N) - 2
+    """L = c + N - 2, the number of communication rounds (ring size N >= 2, c >= 1 components).
+
+    Examples
+    --------
+    >>> num_rounds(4, 8)
+    10
+    """
+    return check_int("c", c, minimum=1) + check_int("N", N, minimum=2) - 2
 
 
 def packet_size(d: int, c: int) -> int:
@@ -94,7 +100,10 @@ def shift_matrix(L: int, c: int, s: int) -> np.ndarray:
 
 def check_host_gradients(gradients: Any, N: int) -> np.ndarray:
     """Validate host gradients: a finite real array of shape (N, d), returned as float64."""
-    g = np.asarray(gradients)
+    try:
+        g = np.asarray(gradients)
+    except (TypeError, ValueError) as exc:  # ragged nested lists, objects numpy cannot read
+        raise InvalidArgumentError("gradients", f"cannot be read as an array ({exc})") from None
     if g.dtype == object or np.iscomplexobj(g) or not (np.issubdtype(g.dtype, np.number) or g.dtype == bool):
         raise InvalidArgumentError("gradients", f"must be a real numeric array, got dtype {g.dtype}")
     g = check_finite_array("gradients", g, dtype=np.float64)

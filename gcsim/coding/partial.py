@@ -294,7 +294,10 @@ def _owners(A: np.ndarray, owners: Any) -> np.ndarray:
             single = A.sum(axis=1) == 1
             return np.where(single, np.argmax(A, axis=1), -1).astype(np.int64)
         raise InvalidArgumentError("owners", f"must be 'own', 'alone' or an array of N owners, got {owners!r}")
-    arr = np.asarray(owners)
+    try:
+        arr = np.asarray(owners)
+    except (TypeError, ValueError):  # ragged nested lists: refused as any other wrong shape
+        arr = np.empty((0, 0))
     if arr.shape != (N,) or arr.dtype.kind not in "iu":
         raise InvalidArgumentError("owners", f"must be an integer array of length N = {N} (-1 = none)")
     if np.any(arr < -1) or np.any(arr >= n):

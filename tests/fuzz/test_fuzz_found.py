@@ -1,0 +1,145 @@
+"""What the fuzz suite found (issue #19 item 8), one test each, smallest reproducer first.
+
+Fixed defects: each test failed on the code before the fix (a raw numpy ``ValueError`` /
+``TypeError`` / ``OverflowError`` instead of a gcsim error naming the argument).
+
+Open defects, in files other engineers were changing at the time: a strict ``xfail`` naming the
+defect, so the run fails (XPASS) the day it is fixed; then delete the xfail and the matching entry
+of ``fuzzing.KNOWN_DEFECTS`` / ``test_fuzz_cli.KNOWN_CLI_DEFECTS`` that keeps the fuzzer going past it.
+Each also has a case in ``scripts/reliability/cases_fuzz.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+from fuzzing import KNOWN_DEFECTS, bounded
+
+import gcsim
+from gcsim.errors import InvalidArgumentError, SizeLimitError
+
+RAGGED = [[0], [0, 0]]  # numpy >= 1.24 refuses to make an array of it (ValueError)
+
+
+@pytest.fixture(scope="module")
+def rd():
+    return gcsim.encode(gcsim.bibd(7, 3, 1), 2, "rd", seed=1)
+
+
+# --------------------------------------------------------------------------- fixed
+
+
+@pytest.mark.parametrize("evaluate", [gcsim.optimal_error, gcsim.fixed_decoder_error])
+def test_ragged_straggler_mask_is_refused(rd, evaluate):
+    """``optimal_error(scheme, [[0], [0, 0]])`` raised numpy's ValueError from ``check_mask``."""
+    with bounded(), pytest.raises(InvalidArgumentError, match=r"^nonstragglers: cannot be read as a mask"):
+        evaluate(rd, RAGGED)
+
+
+def test_ragged_owners_are_refused():
+    """``partial_scheme(A, owners=[[0], [0, 0]])`` raised numpy's ValueError."""
+    with bounded(), pytest.raises(InvalidArgumentError, match=r"^owners: must be an integer array of length N = 7"):
+        gcsim.partial_scheme(gcsim.bibd(7, 3, 1), owners=RAGGED)
+
+
+def test_ragged_gradients_are_refused(rd):
+    """``run_scheme`` and CERAR ``simulate`` raised numpy's ValueError on ragged gradients."""
+    with bounded(), pytest.raises(InvalidArgumentError, match=r"^gradients: cannot be read as an array"):
+        gcsim.run_scheme(rd, RAGGED, np.ones(7, dtype=bool))
+    with bounded(), pytest.raises(InvalidArgumentError, match=r"^gradients: cannot be read as an array"):
+        gcsim.cerar.simulate(gcsim.cerar.design(2, 1, "exact"), RAGGED)
+
+
+def test_size_limit_message_beyond_the_float_range():
+    """A size past 1.8e308 entries raised OverflowError while formatting the SizeLimitError message.
+
+    ``weighted_margulis_gabber_galil(10**200)`` asks for a (10^400)^2 = 10^800-entry matrix; the
+    message states the exact power of ten (the size is an exact integer, compared independently).
+    """
+    m = 10**200
+    with bounded(), pytest.raises(SizeLimitError) as info:
+        gcsim.weighted_margulis_gabber_galil(m)
+    assert info.value.requested == (m * m) ** 2
+    assert "1e+400 x 1e+400 matrix (1e+800 entries)" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("N", "c", "bad"),
+    [(2, None, "c"), (None, 3, "N"), (True, 3, "N"), (4, 2.5, "c"), (1, 3, "N"), (4, 0, "c"), ("4", 8, "N")],
+)
+def test_num_rounds_checks_its_arguments(N, c, bad):
+    """``gcsim.cerar.num_rounds(2, None)`` raised TypeError from ``int(None)``; ``(True, 3)`` gave 2."""
+    with pytest.raises(InvalidArgumentError, match=rf"^{bad}: "):
+        gcsim.cerar.num_rounds(N, c)
+
+
+def test_num_rounds_value():
+    """L = c + N - 2 (theory §CERAR), for numpy and Python integers alike."""
+    assert [gcsim.cerar.num_rounds(N, c) for N, c in [(2, 1), (4, 8), (np.int64(3), 5)]] == [1, 10, 6]
+
+
+# --------------------------------------------------------------------------- open (strict xfail)
+
+
+def test_known_defects_have_an_xfail_here():
+    """Every defect the fuzzer tolerates is listed here too (the strict xfails below)."""
+    import test_fuzz_cli
+
+    documented = {(d.path, d.function) for d in KNOWN_DEFECTS}
+    assert documented <= {
+        ("gcsim/coding/stragglers.py", "__init__"),
+        ("gcsim/coding/encoders/_common.py", "as_assignment"),
+        ("gcsim/coding/schemes.py", "_as_assignment"),
+        ("gcsim/_validation.py", "check_mask"),
+    }
+    assert {d.name for d in test_fuzz_cli.KNOWN_CLI_DEFECTS} <= {"load-refusal-on-stdout"}
+
+
+@pytest.mark.xfail(
+    strict=True, reason="issue #19 item 7 (stragglers.py): a complex trace raises TypeError, a string ValueError"
+)
+@pytest.mark.parametrize("delays", [3 + 0j, np.full((3, 4), 1 + 1j), "", [["a", "b"]]])
+def test_unreadable_trace_is_refused(delays):
+    with bounded(), pytest.raises(InvalidArgumentError, match="^delays: "):
+        gcsim.straggler_model("trace", delays=delays)
+
+
+ZERO_STRIDE = np.broadcast_to(np.ones((1, 1)), (10**6, 10**6))  # 10^12 logical entries, 8 bytes stored
+
+
+@pytest.mark.xfail(strict=True, reason="issue #19 item 5 (encoders): a zero-stride assignment hits MemoryError")
+@pytest.mark.parametrize("factory", [gcsim.encode, gcsim.partial_scheme])
+def test_zero_stride_assignment_is_refused_up_front(factory):
+    with bounded(), pytest.raises(SizeLimitError):
+        factory(ZERO_STRIDE, 1)
+
+
+@pytest.mark.xfail(strict=True, reason="issue #19 item 5 (_validation.check_mask): a zero-stride mask hits MemoryError")
+def test_zero_stride_mask_is_refused_up_front(rd):
+    with bounded(), pytest.raises(SizeLimitError):
+        gcsim.run_scheme(rd, np.ones((7, 6)), ZERO_STRIDE)
+
+
+def _cli(argv):
+    from gcsim.app.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), bounded():
+        rc = main(argv)
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.xfail(strict=True, reason="issue #19 item 7 (app): `gcsim load` prints its refusal on stdout")
+def test_load_refusal_goes_to_stderr(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = _cli(["load", " "])
+    assert rc == 1 and "refused" in err and not out
+
+
+def test_no_command_is_a_usage_error_on_stderr():
+    """``gcsim`` alone printed 46 lines of help on stdout, nothing on stderr (fixed under item 7)."""
+    rc, out, err = _cli([])
+    assert rc == 2 and err.strip() and not out
