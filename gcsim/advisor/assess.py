@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ from ..coding.bounds import (
     spectral_upper_bound,
 )
 from ..coding.delays import DelayStragglerModel, expected_decode_time
+from ..coding.encoders import MethodNames, encoders, get_encoder
 from ..coding.evaluate import expected_error, worst_case_error
 from ..coding.schemes import Scheme, encode
 from ..coding.stragglers import BernoulliModel, FixedModel, MarkovModel, TraceModel, WorstCaseModel
@@ -44,6 +46,7 @@ from .candidates import Dropped, Question, Structure, _why
 
 __all__ = [
     "ENCODERS",
+    "advisor_encoders",
     "CLASSIC",
     "WEIGHTED",
     "spectral_bound",
@@ -58,8 +61,15 @@ __all__ = [
     "assess",
 ]
 
-#: Encoders tried at the asked ``m`` on every assignment, in this order.
-ENCODERS: tuple[str, ...] = ("naive", "rd", "ns", "ns-worker", "exact-gaussian", "exact-vandermonde")
+
+def advisor_encoders() -> tuple[str, ...]:
+    """The registered encoders with an ``advisor`` place, in that order (those tried at the asked ``m``)."""
+    tried = [e for e in encoders() if e.advisor is not None]
+    return tuple(e.name for e in sorted(tried, key=lambda e: e.advisor))
+
+
+#: Encoders tried at the asked ``m`` on every assignment, in this order (live: it reads the registry).
+ENCODERS: Sequence[str] = MethodNames(advisor_encoders)
 #: The ``m = 1`` classic code of a family (``B = A`` or Tandon et al.'s codes), tried beside them.
 CLASSIC: dict[str, str] = {
     "bibd": "bibd-optimal",
@@ -137,10 +147,6 @@ def design_s(q: Question, replication: int, m: int) -> tuple[int | None, str]:
     return min(s, q.n - m), f"designed for s = r_min - m = {s} stragglers (the most it can absorb)"
 
 
-#: Encoders whose ``m = 1`` matrix is ``B = A D`` with ``D`` diagonal and invertible.
-_DIAGONAL_M1 = ("naive", "rd", "bibd-optimal", "expander")
-
-
 def spectral_bound(A: np.ndarray, method: str, m: int, eps: float, patterns: Patterns) -> float:
     """The spectral upper bound of §46 averaged over the patterns (NaN where it does not apply).
 
@@ -149,7 +155,8 @@ def spectral_bound(A: np.ndarray, method: str, m: int, eps: float, patterns: Pat
     optimal error with the best rescaled arrival decoder (regular replication and loads);
     RD(0) with ``m >= 2``: the spectral form of the RD bound (an expectation over the draw).
     """
-    if not ((m == 1 and method in _DIAGONAL_M1) or (method == "rd" and eps == 0.0)):
+    enc = get_encoder(method)
+    if not ((m == 1 and enc.column_scaled_m1) or ("spectral_rd_upper" in enc.bounds and eps == 0.0)):
         return math.nan
     n = A.shape[1]
     if m == 1:
@@ -207,15 +214,13 @@ def schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[s
     A = structure.assignment
     r_min = int(A.sum(axis=1).min())
     out: list[tuple[str, int, dict[str, Any], str] | Dropped] = []
-    for method in ENCODERS:
-        if method in ("ns", "ns-worker") and r_min < q.m:
-            out.append(
-                Dropped(
-                    structure.family, structure.name, method, f"needs replication r_i >= m = {q.m}; r_min = {r_min}"
-                )
-            )
+    for method in advisor_encoders():
+        enc = get_encoder(method)
+        why_not = enc.applies(A, q.m) if enc.applies is not None else None
+        if why_not is not None:
+            out.append(Dropped(structure.family, structure.name, method, why_not))
             continue
-        if method.startswith("exact"):
+        if enc.needs_s:
             s, why = design_s(q, r_min, q.m)
             if s is None:
                 out.append(Dropped(structure.family, structure.name, method, why))
@@ -226,7 +231,7 @@ def schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[s
     if structure.family in WEIGHTED and q.m > 1:
         out.append(("weighted", q.m, {}, "multiplicities kept, RD diagonals"))
     classic = CLASSIC.get(structure.family)
-    if classic is not None and not (q.m == 1 and classic in ("bibd-optimal", "expander")):
+    if classic is not None and not (q.m == 1 and get_encoder(classic).m1_is_assignment):
         out.append((classic, 1, {}, "an m = 1 code"))
     return out
 
@@ -347,9 +352,10 @@ def assess(
         lower = float(w @ rank_lower_bound(A, m, patterns.masks)) / (m * N)
         upper = math.nan
         eps = float(scheme.options.get("eps", 0.0))
-        if method == "rd" and eps == 0.0:
+        enc = get_encoder(method)
+        if "rd_upper" in enc.bounds and eps == 0.0:
             upper = float(w @ rd_upper_bound(A, m, patterns.masks, normalized=True))
-        if method == "weighted":
+        if "spectral_decoder_upper" in enc.bounds:
             spectral = weighted_spectral_bound(scheme, patterns)
         else:
             spectral = spectral_bound(A, method, m, eps, patterns)

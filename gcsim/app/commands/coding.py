@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ...coding.encoders import METHODS
+
 EXIT_OK, EXIT_FAILURE = 0, 1
 
 _DESIGN_HELP = (
@@ -21,6 +23,7 @@ _DESIGN_HELP = (
 
 
 def _scheme_and_model(args: argparse.Namespace):
+    from ...coding.encoders import get_encoder
     from ...coding.schemes import encode
     from ...coding.stragglers import straggler_model
     from ...errors import InvalidArgumentError
@@ -31,7 +34,7 @@ def _scheme_and_model(args: argparse.Namespace):
     options: dict[str, Any] = {}
     if args.dist:
         options["dist"] = args.dist
-    if args.method.startswith("exact"):
+    if get_encoder(args.method).needs_s:  # the exact family: designed for --design-s (or -s) stragglers
         options["s"] = args.stragglers if args.design_s is None else args.design_s
     try:
         scheme = encode(design, args.m, args.method, eps=args.eps, seed=args.seed, **options)
@@ -89,7 +92,9 @@ def _common(p: argparse.ArgumentParser, design_required: bool = True) -> None:
     p.add_argument(
         "--method",
         default="rd",
-        help="encoder: naive, rd, ns, ns-worker, exact-gaussian, exact-vandermonde, ...",
+        metavar="METHOD",
+        # the registry (gcsim.coding.encoders); encode() refuses other names, naming the flag
+        help=f"encoder: {', '.join(METHODS)} (default %(default)s; docs/guides/coding.md)",
     )
     p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon")
     p.add_argument(

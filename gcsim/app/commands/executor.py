@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..._validation import check_dense_size
+from ...coding.encoders import METHODS
 from ...errors import InvalidArgumentError
 
 __all__ = ["register"]
@@ -205,6 +206,7 @@ def _cmd_run_gc(args: argparse.Namespace) -> int:
 
 def _run_gc(args: argparse.Namespace) -> int:
     from ..._validation import check_int
+    from ...coding.encoders import get_encoder
     from ...coding.evaluate import optimal_error
     from ...coding.schemes import encode
     from ...executor.experiments import run_parameter_server
@@ -215,7 +217,7 @@ def _run_gc(args: argparse.Namespace) -> int:
 
     obj = design_arg("--design", args.design)
     kw = {"seed": seed}
-    if args.method in ("rd", "ns", "ns-worker"):
+    if get_encoder(args.method).uses_eps:  # the encoder reads eps (gcsim.coding.encoders)
         kw["eps"] = args.eps
     sch = encode(obj, args.m, args.method, **kw)
     n = sch.n
@@ -317,7 +319,9 @@ def register(subparsers: Any, add) -> None:
     p.add_argument("--engine", choices=["gloo"], default="gloo", help="torch.distributed backend")
     p.add_argument("--design", required=True, help="named instance, family:params or catalogue bundle")
     p.add_argument("--m", type=int_arg(1), default=1, help="communication reduction m")
-    p.add_argument("--method", default="rd", help="encoder (gcsim.coding.schemes.METHODS)")
+    p.add_argument(
+        "--method", default="rd", metavar="METHOD", help=f"encoder: {', '.join(METHODS)} (default %(default)s)"
+    )
     p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon")
     p.add_argument(
         "--stragglers",

@@ -326,10 +326,16 @@ def proved_bounds(method: Any) -> tuple[str, ...]:
 
 
 class MethodNames(Sequence[str]):
-    """A live, read-only view of :func:`method_names`: it sees encoders registered later.
+    """A live, read-only view of a list of method names (default :func:`method_names`).
 
-    It behaves like the tuple of names (``in``, iteration, ``len``, indexing, comparison with a
-    tuple), so it can be an ``argparse`` ``choices`` list that imports the encoders only when used.
+    It sees encoders registered later and behaves like the tuple of names (``in``, iteration,
+    ``len``, indexing, comparison with a tuple), so it can be an ``argparse`` ``choices`` list that
+    imports the encoders only when used.
+
+    Parameters
+    ----------
+    source : callable, optional
+        ``source() -> tuple of str``, read on every use.
 
     Examples
     --------
@@ -337,8 +343,11 @@ class MethodNames(Sequence[str]):
     (True, 'naive')
     """
 
+    def __init__(self, source: Callable[[], tuple[str, ...]] | None = None):
+        self._source = source
+
     def _names(self) -> tuple[str, ...]:
-        return method_names()
+        return method_names() if self._source is None else tuple(self._source())
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -354,7 +363,7 @@ class MethodNames(Sequence[str]):
         return iter(self._names())
 
     def __contains__(self, name: object) -> bool:
-        return is_registered(name)
+        return is_registered(name) if self._source is None else name in self._names()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (MethodNames, tuple, list)):
