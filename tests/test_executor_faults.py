@@ -77,6 +77,25 @@ def _write_pid_and_sleep(rank, world_size, folder):
     return rank
 
 
+def _returns_a_lock(rank, world_size):
+    import threading
+
+    return threading.Lock()  # cannot be pickled to reach the launcher
+
+
+def _noisy(rank, world_size):
+    # what gloo and c10 write from native code, straight to the file descriptors
+    os.write(2, b"[Gloo] Rank %d is connected to 1 peer ranks. Expected number of connected peer ranks is : 1\n" % rank)
+    os.write(2, b"[W1202 04:46:01.123456 123 ProcessGroupGloo.cpp:42] Warning: native noise\n")
+    os.write(1, b"[rank%d]:[E1202 04:46:01.123456 1 socket.cpp:7] more native noise\n" % rank)
+    print(f"user line from rank {rank}", flush=True)
+    return rank
+
+
+def _all_sleep(rank, world_size):
+    time.sleep(600)
+
+
 def _listening_socket():
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind(("127.0.0.1", 0))
@@ -390,3 +409,190 @@ def test_cli_refuses_more_dead_workers_than_stragglers(capsys):
 def test_cli_names_the_option(capsys, extra, option):
     rc, out, err = _run_cli(["run-gc", "--design", "bibd:7,3,1", *extra], capsys)
     assert rc == 2 and option in err and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------------------------
+# issue #19 item 6: deadline, logs, causes, cleanup
+# ----------------------------------------------------------------------------------------------
+
+
+def test_an_unpicklable_result_is_named():
+    # before: the queue's feeder thread dropped the result and the rank exited 0:
+    # "rank 0 died without reporting (exit code 0)"
+    res = td.launch(_returns_a_lock, 2, timeout=60)
+    assert not res.ok and sorted(res.errors) == [0, 1] and not res.died
+    msg = res.failure_message()
+    assert "died without reporting" not in msg
+    assert "rank 0 raised UnpicklableResult: rank 0 returned lock, which cannot be pickled" in msg
+    with pytest.raises(td.RankFailure, match="cannot pickle '_thread.lock' object"):
+        res.raise_on_failure()
+
+
+def test_native_logs_are_dropped_unless_verbose(repo_root):
+    code = (
+        "from tests.test_executor_faults import _noisy; from gcsim.executor.launcher import launch; "
+        "print('quiet', launch(_noisy, 2, timeout=60).results, flush=True); "
+        "print('verbose', launch(_noisy, 2, timeout=60, verbose=True).results, flush=True)"
+    )
+    env = dict(os.environ, PYTHONPATH=str(repo_root))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo_root, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "quiet [0, 1]" in proc.stdout and "verbose [0, 1]" in proc.stdout
+    quiet_out, _, verbose_out = proc.stdout.partition("quiet [0, 1]")
+    for rank in (0, 1):
+        assert out.count(f"user line from rank {rank}") == 2  # the ranks' own output passes, both times
+    # the native lines appear once per rank: from the verbose launch only
+    assert out.count("[Gloo] Rank") == 2 and out.count("native noise") == 4
+    assert "native noise" not in quiet_out
+
+
+class _SlowContext:
+    """A multiprocessing context whose processes start slowly and take 1 s to be reaped after kill().
+
+    Models a loaded machine: real processes underneath, but each start costs ``start_delay`` and a
+    killed process is reported gone only a second after its SIGKILL, as the issue's 92-rank run saw.
+    """
+
+    def __init__(self, ctx, start_delay=0.0, reap_delay=0.0):
+        self._ctx, self.start_delay, self.reap_delay = ctx, start_delay, reap_delay
+
+    def Queue(self):
+        return self._ctx.Queue()
+
+    def Process(self, **kw):
+        outer = self
+
+        class P:
+            def __init__(self):
+                self._p = outer._ctx.Process(**kw)
+                self._killed_at = None
+
+            def start(self):
+                time.sleep(outer.start_delay)
+                self._p.start()
+
+            def kill(self):
+                self._p.kill()
+                self._killed_at = time.monotonic()
+
+            def _gone_at(self):
+                return None if self._killed_at is None else self._killed_at + outer.reap_delay
+
+            def is_alive(self):
+                gone = self._gone_at()
+                return self._p.is_alive() or (gone is not None and time.monotonic() < gone)
+
+            def join(self, timeout=None):
+                end = time.monotonic() + (timeout if timeout is not None else 1e9)
+                self._p.join(timeout)
+                gone = self._gone_at()
+                if gone is not None:
+                    time.sleep(max(0.0, min(gone, end) - time.monotonic()))
+
+            @property
+            def exitcode(self):
+                return self._p.exitcode
+
+        return P()
+
+
+def test_the_deadline_covers_starting_the_processes(monkeypatch):
+    real = launcher._context("forkserver")
+    monkeypatch.setattr(launcher, "_context", lambda method: _SlowContext(real, start_delay=1.0))
+    t0 = time.monotonic()
+    res = td.launch(_rank_id, 4, timeout=1.5)
+    elapsed = time.monotonic() - t0
+    # ranks 0 and 1 start (at 0 s and 1 s), then the 1.5 s deadline has passed: 2 and 3 never start
+    assert res.unstarted == [2, 3] and res.timed_out and not res.ok
+    assert elapsed < 1.5 + 1.0 + launcher.REAP_TIMEOUT  # before: 4 s of starts, then the full 1.5 s wait
+    with pytest.raises(td.LaunchTimeoutError, match=r"ranks 2, 3 not started: the 1.5 s launch timeout passed"):
+        res.raise_on_failure()
+
+
+def test_killed_ranks_are_reaped_together(monkeypatch):
+    real = launcher._context("forkserver")
+    monkeypatch.setattr(launcher, "_context", lambda method: _SlowContext(real, reap_delay=1.0))
+    t0 = time.monotonic()
+    res = td.launch(_all_sleep, 4, timeout=3.0)
+    elapsed = time.monotonic() - t0
+    assert res.stalled == [0, 1, 2, 3] and res.killed == [0, 1, 2, 3]
+    # one shared reap of ~1 s, not 1 s per killed rank (before: kill, join, kill, join: >= 4 s)
+    assert elapsed < 3.0 + 2.5, elapsed
+
+
+def _dead_pid():
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def _rendezvous(root, name, marker):
+    folder = root / name
+    folder.mkdir()
+    (folder / "store").write_text("")
+    if marker is not None:
+        (folder / launcher.RDZV_MARKER).write_text(marker)
+    return folder
+
+
+def test_only_stale_gcsim_rendezvous_folders_are_cleaned(tmp_path):
+    dead = _dead_pid()
+    mark = lambda pid: json.dumps({"gcsim": "rendezvous", "pid": pid, "created": 0})  # noqa: E731
+    stale = _rendezvous(tmp_path, "gcsim-rdzv-stale", mark(dead))
+    keep = [
+        _rendezvous(tmp_path, "gcsim-rdzv-live", mark(os.getpid())),  # its launcher is running
+        _rendezvous(tmp_path, "gcsim-rdzv-nomarker", None),  # not certainly gcsim's
+        _rendezvous(tmp_path, "gcsim-rdzv-garbled", "not json"),
+        _rendezvous(tmp_path, "gcsim-rdzv-foreign", json.dumps({"pid": dead})),  # not gcsim's marker
+        _rendezvous(tmp_path, "other-folder", mark(dead)),  # not gcsim's name
+    ]
+    outside = _rendezvous(tmp_path, "target", mark(dead))
+    (tmp_path / "gcsim-rdzv-link").symlink_to(outside)  # a link is never followed
+    assert launcher.clean_stale_rendezvous(str(tmp_path)) == [str(stale)]
+    assert not stale.exists() and all(k.exists() for k in keep) and outside.exists()
+    assert (tmp_path / "gcsim-rdzv-link").is_symlink()
+
+
+def test_a_killed_launchers_rendezvous_is_removed_at_the_next_start(tmp_path, repo_root, monkeypatch):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    code = (
+        "from tests.test_executor_faults import _write_pid_and_sleep; from gcsim.executor.launcher import launch; "
+        f"launch(_write_pid_and_sleep, 1, ({str(tmp_path)!r},), timeout=300)"
+    )
+    env = dict(os.environ, PYTHONPATH=str(repo_root), TMPDIR=str(tmp))
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=repo_root, env=env)
+    try:
+        deadline = time.monotonic() + 90
+        while not list(tmp_path.glob("rank*.pid")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert list(tmp_path.glob("rank*.pid")), "the rank did not start"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    left = list(tmp.glob("gcsim-rdzv-*"))
+    assert len(left) == 1  # SIGKILL: the launcher could not remove it
+    monkeypatch.setattr(launcher.tempfile, "tempdir", str(tmp))
+    assert td.launch(_rank_id, 1, timeout=60).ok
+    assert not left[0].exists() and not list(tmp.glob("gcsim-rdzv-*"))
+
+
+@pytest.mark.parametrize(
+    "init,why",
+    [
+        ("tcp://256.1.1.1:29500", "host '256.1.1.1' is not a valid IP address"),
+        ("tcp://no-such-host.invalid:29500", "host 'no-such-host.invalid' (does not resolve|did not resolve)"),
+        ("tcp://192.0.2.1:29500", "host '192.0.2.1' is not an address of this machine"),  # TEST-NET-1
+    ],
+)
+def test_a_bad_host_is_named_before_any_process_starts(init, why):
+    t0 = time.monotonic()
+    with pytest.raises(InvalidArgumentError, match=f"^init_method: {why}"):
+        td.launch(_rank_id, 2, init_method=init, timeout=60)
+    # before: the full 60 s timeout, then "ranks 0, 1 stalled"
+    assert time.monotonic() - t0 < launcher.RESOLVE_TIMEOUT + 2

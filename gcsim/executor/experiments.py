@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
-from .._validation import check_int, check_real
+from .._validation import check_bool, check_int, check_real
 from ..cerar.traffic import cerar_bytes, predicted_byte_ratio, ring_bytes
 from ..errors import InvalidArgumentError
 from ..limits import check_entries
@@ -131,6 +131,7 @@ def run_collectives(
         ``seconds`` (median over repeats of the slowest rank), ``algbw``/``busbw`` (bytes/s),
         ``max_rel_error`` vs the exact sum and ``max_rel_error_vs_allreduce``.
     """
+    return_outputs = check_bool("return_outputs", return_outputs)
     N = check_int("N", N, minimum=2)
     d = check_int("d", d, minimum=1)
     # every rank draws all N seeded gradients: refuse here, before any process starts
@@ -359,6 +360,8 @@ def run_parameter_server(
     launch_kw["may_die"] = sorted(set(launch_kw.get("may_die", ())) | {j + 1 for j in die})
     res = launch(parameter_server_job, n + 1, (spec,), timeout=timeout, **launch_kw)
     ps = res.results[0]
+    if res.unstarted:  # the deadline passed while the processes were being started
+        raise LaunchTimeoutError(res.failure_message(), result=res)
     if ps is None:
         if 0 in res.stalled:
             raise LaunchTimeoutError(

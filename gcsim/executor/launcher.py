@@ -6,8 +6,18 @@ runs a module-level function and collects what each rank returns.  It never hang
 nothing behind: the process-group timeout bounds the rendezvous, every collective and every
 point-to-point wait; a rank that raises or dies ends the launch after a short grace; a rank
 still running at its deadline is killed and reported as *stalled* (:class:`LaunchTimeoutError`
-names it); a given port that is already in use is refused before any process starts; and each
-rank exits by itself if the launching process is killed.
+names it); the deadline covers the whole run, starting the processes included, and killed
+ranks are reaped together within a bounded time; a given port that is already in use, a host
+that does not resolve or is not an address of this machine is refused before any process
+starts; each rank exits by itself if the launching process is killed, and the rendezvous
+folder it leaves behind is removed by the next launch (only gcsim's own: a marker file names
+its launcher's pid, and that process is gone).
+
+What the ranks return reaches the launcher through a multiprocessing pipe (never a file); a
+return value that cannot be pickled is reported as such.  The native libraries' own log lines
+(gloo's ``[Gloo] Rank 3 is connected to 91 peer ranks``, c10's ``[W1202 ...]``) are dropped
+from the ranks' standard output and error unless ``verbose=True`` (``--verbose`` on the
+command line); everything else a rank prints passes through.
 
 Ranks exit with ``os._exit`` after reporting, so that no library destructor can block on
 an operation a dead peer will never complete.
@@ -22,6 +32,8 @@ real jobs and works with gcsim unchanged (examples/train_cerar_ddp.py is tested 
 from __future__ import annotations
 
 import errno
+import ipaddress
+import json
 import multiprocessing as mp
 import os
 import pickle
@@ -29,6 +41,7 @@ import queue as queue_mod
 import re
 import shutil
 import socket
+import stat
 import tempfile
 import threading
 import time
@@ -40,10 +53,21 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._optional import require_installed
-from .._validation import check_int, check_real
+from .._validation import check_bool, check_int, check_real
 from ..errors import GcsimError, InvalidArgumentError
 
-__all__ = ["launch", "LaunchResult", "RankFailure", "LaunchTimeoutError", "exception_line", "GLOO_SOURCE"]
+__all__ = [
+    "launch",
+    "LaunchResult",
+    "RankFailure",
+    "LaunchTimeoutError",
+    "exception_line",
+    "clean_stale_rendezvous",
+    "GLOO_SOURCE",
+    "NATIVE_LOG",
+    "REAP_TIMEOUT",
+    "RESOLVE_TIMEOUT",
+]
 
 
 class RankFailure(GcsimError, RuntimeError):
@@ -119,7 +143,7 @@ class LaunchResult:
     killed : list
         Ranks the launcher had to kill (stalled ranks, and reported ranks slow to exit).
     timed_out : bool
-        True when some rank stalled (see :attr:`stalled`).
+        True when some rank stalled (see :attr:`stalled`) or was not started (:attr:`unstarted`).
     seconds : float
         Wall time of the launch.
     stalled : list
@@ -129,6 +153,9 @@ class LaunchResult:
     deadline_reason : str
         Which deadline ended the wait, e.g. ``"the 60 s launch timeout"``,
         ``"3 s after rank 1 failed"`` or ``"1 s after rank 0 reported"``.
+    unstarted : list
+        Ranks whose process was not started because the deadline passed while the launcher
+        was still starting processes (the deadline covers the start-up too).
     """
 
     results: list
@@ -140,15 +167,21 @@ class LaunchResult:
     stalled: list = field(default_factory=list)
     died: list = field(default_factory=list)
     deadline_reason: str = ""
+    unstarted: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        """Every rank reported a result (none raised, died or stalled)."""
-        return not self.errors and not self.stalled and not self.died
+        """Every rank reported a result (none raised, died, stalled or was left unstarted)."""
+        return not self.errors and not self.stalled and not self.died and not self.unstarted
 
     def failure_message(self) -> str:
         """One summary line (``launch of N ranks failed: ...``) and one line per failed rank."""
         short, detail = [], []
+        if self.unstarted:
+            short.append(
+                f"{_ranks(self.unstarted)} not started: {self.deadline_reason} passed while the launcher was "
+                f"starting {len(self.results)} processes"
+            )
         if self.stalled:
             short.append(
                 f"{_ranks(self.stalled)} stalled: timed out, did not report within {self.deadline_reason}; killed"
@@ -169,7 +202,7 @@ class LaunchResult:
         the exception's ``tracebacks`` attribute.
         """
         if not self.ok:
-            cls = LaunchTimeoutError if self.stalled else RankFailure
+            cls = LaunchTimeoutError if self.stalled or self.unstarted else RankFailure
             raise cls(self.failure_message(), result=self)
         return self
 
@@ -225,6 +258,63 @@ def _watch_launcher(launcher_pid: int, period: float = 0.5) -> None:
     threading.Thread(target=watch, name="gcsim-launcher-watch", daemon=True).start()
 
 
+#: Log lines of the native libraries (gloo, c10) a rank writes to its fds 1 and 2: gloo's
+#: ``[Gloo] Rank 0 is connected to ...``, c10's ``[W1202 04:46:01.123 file.cpp:42] ...`` (newer
+#: torch prefixes ``[rank3]:``) and the older ``[W file.cpp:42] ...``.
+NATIVE_LOG = re.compile(rb"^(\[rank\d+\]:)?\[(Gloo\]|[IWEF]\d{4} \d\d:\d\d:\d\d|[IWEF] [\w.]+:\d+\])")
+
+
+class _NativeLogFilter:
+    """Route fds 1 and 2 of this rank through pipes that drop :data:`NATIVE_LOG` lines.
+
+    Native code writes to the file descriptors directly, so the filter sits at the fd level:
+    each fd is replaced by a pipe whose reader thread forwards every other line to the original
+    stream.  :meth:`close` flushes Python's buffers, closes the pipes and waits (bounded) for
+    the readers, so nothing printed before ``os._exit`` is lost.
+    """
+
+    def __init__(self) -> None:
+        self._threads: list[threading.Thread] = []
+        for fd in (1, 2):
+            saved = os.dup(fd)
+            r, w = os.pipe()
+            os.dup2(w, fd)
+            os.close(w)
+            t = threading.Thread(target=self._pump, args=(r, saved), name=f"gcsim-log-filter-{fd}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    @staticmethod
+    def _pump(r: int, out: int) -> None:
+        pending = b""
+        while True:
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            kept = b"".join(line + b"\n" for line in lines if not NATIVE_LOG.match(line))
+            if kept:
+                os.write(out, kept)
+        if pending and not NATIVE_LOG.match(pending):
+            os.write(out, pending)
+        os.close(r)
+
+    def close(self, wait: float = 1.0) -> None:
+        import sys
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        for fd in (1, 2):
+            os.close(fd)  # the pipe's last writer: its reader sees the end
+        end = time.monotonic() + wait
+        for t in self._threads:
+            t.join(max(0.0, end - time.monotonic()))
+
+
 def _child(
     rank: int,
     world_size: int,
@@ -238,12 +328,16 @@ def _child(
     netns: str | None,
     threads: int,
     launcher_pid: int,
+    verbose: bool = False,
 ) -> None:
     code = 0
+    logs = None
     try:
         if netns:
             _enter_netns(netns)  # before any thread starts
         _watch_launcher(launcher_pid)
+        if not verbose:
+            logs = _NativeLogFilter()
         for k, v in (env or {}).items():
             os.environ[k] = str(v)
         import torch
@@ -257,7 +351,21 @@ def _child(
             backend, init_method=init_method, rank=rank, world_size=world_size, timeout=timedelta(seconds=op_timeout)
         )
         out = fn(rank, world_size, *args)
-        q.put((rank, "ok", out))
+        try:
+            # the queue pickles in a feeder thread that drops what it cannot pickle: check here
+            pickle.dumps(out)
+        except Exception as exc:
+            code = 1
+            q.put(
+                (
+                    rank,
+                    "error",
+                    f"UnpicklableResult: rank {rank} returned {type(out).__name__!s}, which cannot "
+                    f"be pickled to reach the launcher ({type(exc).__name__}: {exc}); return plain data\n",
+                )
+            )
+        else:
+            q.put((rank, "ok", out))
     except BaseException:  # report everything, including SystemExit from user code
         code = 1
         try:
@@ -268,6 +376,8 @@ def _child(
         try:
             q.close()
             q.join_thread()
+            if logs is not None:
+                logs.close()
         finally:
             # no destroy_process_group: it may block on an operation of a dead peer
             os._exit(code)
@@ -295,13 +405,44 @@ def _context(start_method: str):
     return _CONTEXTS[start_method]
 
 
-def _check_init_method(init_method: Any, probe: bool) -> None:
-    """Refuse a malformed ``init_method``; with ``probe``, refuse a local TCP port that is taken.
+#: Longest wait, in all, for the killed ranks of a launch to be reaped (SIGKILL is immediate; a
+#: machine under load may take a moment per process, so they are killed first and joined together).
+REAP_TIMEOUT = 5.0
 
-    Rank 0 listens on the port of a ``tcp://host:port`` init method.  If another process
-    already listens there, rank 0 fails at once but the other ranks would wait for a
-    rendezvous that never comes until the process-group timeout; probing the port here
-    turns that into an immediate, clear error.
+#: Longest wait for the host name of a ``tcp://`` init method to resolve (a dead DNS server).
+RESOLVE_TIMEOUT = 5.0
+
+
+def _resolve(host: str, port: int, wait: float) -> list:
+    """``getaddrinfo(host, port)`` within ``wait`` seconds, or raise naming the host."""
+    found: list = []
+    failed: list = []
+
+    def run() -> None:
+        try:
+            found.extend(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as exc:
+            failed.append(exc)
+
+    t = threading.Thread(target=run, name="gcsim-resolve", daemon=True)
+    t.start()
+    t.join(wait)
+    if t.is_alive():
+        raise InvalidArgumentError("init_method", f"host {host!r} did not resolve within {wait:g} s")
+    if failed or not found:
+        why = failed[0].strerror if failed and failed[0].strerror else (str(failed[0]) if failed else "no address")
+        raise InvalidArgumentError("init_method", f"host {host!r} does not resolve ({why}): no rank could reach it")
+    return found
+
+
+def _check_init_method(init_method: Any, probe: bool) -> None:
+    """Refuse a malformed ``init_method``, a host that does not resolve, and (``probe``) a bad local port.
+
+    The host is checked first: an IP literal must be valid (``256.1.1.1`` is not), a name must
+    resolve within :data:`RESOLVE_TIMEOUT` -- otherwise every rank would wait for a rendezvous
+    that never comes and the launch would end at its timeout blaming "stalled" ranks.  Rank 0
+    (always on this machine) listens on ``host:port``: with ``probe``, a port another process
+    already listens on, and an address that is not one of this machine's, are refused here.
     """
     if not isinstance(init_method, str):
         raise InvalidArgumentError("init_method", f"must be a string like 'tcp://127.0.0.1:29500', got {init_method!r}")
@@ -316,12 +457,14 @@ def _check_init_method(init_method: Any, probe: bool) -> None:
         raise InvalidArgumentError("init_method", f"{init_method!r}: {exc}") from None
     if not host or port is None or not 1 <= port <= 65535:
         raise InvalidArgumentError("init_method", f"needs a host and a port in 1..65535, got {init_method!r}")
+    if re.fullmatch(r"[\d.]+", host) or ":" in host:  # an IP literal: valid or refused, no lookup
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise InvalidArgumentError("init_method", f"host {host!r} is not a valid IP address") from None
+    infos = _resolve(host, port, RESOLVE_TIMEOUT)
     if not probe:
         return
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError:
-        return  # unresolvable here (e.g. a name inside a namespace)
     family, _, _, _, addr = infos[0]
     with socket.socket(family, socket.SOCK_STREAM) as s:
         # like the store's listening socket: a port in TIME_WAIT is usable, a listening one is not
@@ -335,7 +478,63 @@ def _check_init_method(init_method: Any, probe: bool) -> None:
                     f"port {port} on {host} is already in use (another process listens there): "
                     "pick a free port, or omit init_method and gcsim picks one",
                 ) from None
-            # EADDRNOTAVAIL etc.: not an address of this machine; rank 0 will tell
+            if exc.errno == errno.EADDRNOTAVAIL:
+                raise InvalidArgumentError(
+                    "init_method",
+                    f"host {host!r} is not an address of this machine: rank 0 runs here and must listen on it",
+                ) from None
+            # EACCES etc.: rank 0 will tell
+
+
+#: Name prefix of the default rendezvous folders, and the marker file each one holds.
+RDZV_PREFIX = "gcsim-rdzv-"
+RDZV_MARKER = "gcsim-launcher.json"
+
+
+def _new_rendezvous() -> str:
+    """A fresh private rendezvous folder with a marker naming this launcher (data only: JSON)."""
+    folder = tempfile.mkdtemp(prefix=RDZV_PREFIX)
+    with open(os.path.join(folder, RDZV_MARKER), "w") as fh:
+        json.dump({"gcsim": "rendezvous", "pid": os.getpid(), "created": time.time()}, fh)
+    return folder
+
+
+def clean_stale_rendezvous(root: str | None = None) -> list[str]:
+    """Remove the rendezvous folders of launchers that are gone; return the folders removed.
+
+    A launcher killed by a signal (SIGKILL) cannot remove its folder; the next launch does.
+    Only a folder that is certainly gcsim's own and stale is touched: a real folder (not a
+    link) in ``root`` (default the temporary folder) named ``gcsim-rdzv-*``, owned by this
+    user, holding the marker file ``gcsim-launcher.json`` whose ``pid`` is no longer running.
+    Anything else -- another user's folder, a missing or unreadable marker, a live owner -- is
+    left alone.
+    """
+    root = tempfile.gettempdir() if root is None else root
+    removed: list[str] = []
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(RDZV_PREFIX)]
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+                continue
+            marker = os.path.join(path, RDZV_MARKER)
+            if not stat.S_ISREG(os.lstat(marker).st_mode):
+                continue
+            with open(marker) as fh:
+                info = json.load(fh)
+            pid = info.get("pid") if isinstance(info, dict) and info.get("gcsim") == "rendezvous" else None
+            if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or _pid_alive(pid):
+                continue
+        except (OSError, ValueError):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path):
+            removed.append(path)
+    return removed
 
 
 def launch(
@@ -355,6 +554,7 @@ def launch(
     grace_after_rank0: float | None = None,
     grace_after_failure: float = 3.0,
     may_die: Sequence[int] = (),
+    verbose: bool = False,
 ) -> LaunchResult:
     """Run ``fn(rank, world_size, *args)`` in ``world_size`` processes with a process group.
 
@@ -362,10 +562,12 @@ def launch(
 
     * the process-group timeout ``op_timeout`` bounds the rendezvous and every collective
       and ``wait()`` inside the ranks (a stalled peer makes the others raise);
-    * the launcher waits at most ``timeout`` seconds in all; once a rank has raised or died
+    * the launcher waits at most ``timeout`` seconds in all, starting the processes included
+      (ranks not started by then are reported as such); once a rank has raised or died
       unexpectedly the job has failed, and the others get ``grace_after_failure`` seconds
       to report (their error messages name the failed peer) before they are killed;
-    * every rank still running at its deadline is killed and reported as **stalled**;
+    * every rank still running at its deadline is killed and reported as **stalled**; the killed
+      ranks are reaped together (at most :data:`REAP_TIMEOUT` seconds in all, not per rank);
     * each rank exits by itself when the launching process disappears (killed by a signal).
 
     Parameters
@@ -385,8 +587,10 @@ def launch(
         "nccl" needs one GPU per rank.
     init_method : str, optional
         ``tcp://host:port``, ``env://`` or ``file://...``.  Default: a file store in a fresh
-        private temporary folder (removed afterwards) -- no port to collide on.  A given
-        local TCP port that is already in use is refused at once.
+        private temporary folder (removed afterwards; one left by a killed launcher is removed
+        by the next launch, see :func:`clean_stale_rendezvous`) -- no port to collide on.  A
+        host that is not a valid address or does not resolve, a local TCP port that is already
+        in use, or an address that is not this machine's is refused at once.
     env, rank_env : dict, list of dict
         Environment variables for all ranks / per rank (e.g. ``GLOO_SOCKET_IFNAME``).
     netns : list of str, optional
@@ -403,6 +607,9 @@ def launch(
     may_die : sequence of int
         Ranks whose death is part of the experiment (fault injection): it does not end
         the launch early.
+    verbose : bool
+        Let the native libraries' own log lines (gloo, c10: :data:`NATIVE_LOG`) through the
+        ranks' standard output and error; by default they are dropped.
 
     Returns
     -------
@@ -412,7 +619,8 @@ def launch(
     Raises
     ------
     InvalidArgumentError
-        Bad arguments, an unpicklable ``fn``/``args``, or a given local port already in use.
+        Bad arguments, an unpicklable ``fn``/``args``, a host that does not resolve, or a given
+        local port already in use.
     """
     require_installed("torch", "torch", "gcsim.executor.launcher.launch")  # the ranks import it, not the launcher
     world_size = check_int("world_size", world_size, minimum=1)
@@ -423,6 +631,7 @@ def launch(
         grace_after_rank0 = check_real("grace_after_rank0", grace_after_rank0, minimum=0.0)
     threads = check_int("threads", threads, minimum=1)
     dying = {check_int("may_die", r, minimum=0, maximum=world_size - 1) for r in may_die}
+    verbose = check_bool("verbose", verbose)
     if backend not in ("gloo", "nccl"):
         raise InvalidArgumentError("backend", f"must be 'gloo' or 'nccl', got {backend!r}")
     if start_method not in ("forkserver", "spawn"):
@@ -447,7 +656,8 @@ def launch(
         # default rendezvous: a file store in a fresh private folder.  No TCP port is involved,
         # so nothing can be taken between choosing a port and listening on it, and no other job
         # on this machine can walk into this job's rendezvous (or this job into theirs).
-        folder = tempfile.mkdtemp(prefix="gcsim-rdzv-")
+        clean_stale_rendezvous()  # folders of launchers killed by a signal
+        folder = _new_rendezvous()
         init_method = "file://" + os.path.join(folder, "store")
     try:
         return _launch_once(
@@ -466,6 +676,7 @@ def launch(
             grace_after_rank0=grace_after_rank0,
             grace_after_failure=grace_after_failure,
             may_die=dying,
+            verbose=verbose,
         )
     finally:
         if folder is not None:
@@ -489,6 +700,7 @@ def _launch_once(
     grace_after_rank0: float | None,
     grace_after_failure: float,
     may_die: set,
+    verbose: bool = False,
 ) -> LaunchResult:
     ctx = _context(start_method)
     q = ctx.Queue()
@@ -519,8 +731,12 @@ def _launch_once(
             shorten(grace_after_rank0, "rank 0 reported")
 
     finished = False
+    unstarted: list = []
     try:
         for r in range(world_size):
+            if time.monotonic() >= deadline:  # the deadline covers the start-up: stop starting
+                unstarted = list(range(r, world_size))
+                break
             e = dict(env or {})
             e.update((rank_env or [{}] * world_size)[r])
             p = ctx.Process(
@@ -538,12 +754,13 @@ def _launch_once(
                     None if netns is None else netns[r],
                     threads,
                     os.getpid(),
+                    verbose,
                 ),
                 daemon=True,
             )
             p.start()
             procs.append(p)
-        while len(reported) < world_size:
+        while not unstarted and len(reported) < world_size:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
@@ -578,28 +795,33 @@ def _launch_once(
     finally:
         killed: list = []
         stalled: list = []
+        # ranks that reported are exiting: give them a moment (one shared wait, not one per rank);
+        # the others are dead or stuck
         settle = time.monotonic() + (2.0 if finished else 0.0)
         for r, p in enumerate(procs):
-            # ranks that reported are exiting: give them a moment; the others are dead or stuck
             if r in reported:
                 p.join(timeout=max(0.0, settle - time.monotonic()))
+        for r, p in enumerate(procs):  # kill every survivor first, then reap them together
             if p.is_alive():
                 p.kill()
-                p.join(timeout=5.0)
                 killed.append(r)
                 if r not in reported:
                     stalled.append(r)
+        reap = time.monotonic() + REAP_TIMEOUT
+        for r in killed:
+            procs[r].join(timeout=max(0.0, reap - time.monotonic()))
         q.close()
-    exitcodes = [p.exitcode for p in procs]
-    died_ranks = [r for r in range(world_size) if r not in reported and r not in stalled]
+    exitcodes = [p.exitcode for p in procs] + [None] * len(unstarted)
+    died_ranks = [r for r in range(len(procs)) if r not in reported and r not in stalled]
     return LaunchResult(
         results=results,
         errors=errors,
         exitcodes=exitcodes,
         killed=killed,
-        timed_out=bool(stalled),
+        timed_out=bool(stalled or unstarted),
         seconds=time.monotonic() - t0,
         stalled=stalled,
         died=died_ranks,
-        deadline_reason=reason if stalled else "",
+        deadline_reason=reason if stalled or unstarted else "",
+        unstarted=unstarted,
     )

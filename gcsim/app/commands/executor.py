@@ -157,6 +157,7 @@ def _run_cerar(args: argparse.Namespace) -> int:
             seed=args.seed,
             repeats=args.repeats,
             timeout=args.timeout,
+            verbose=args.verbose,
         )
         summ = res["summary"]["cerar"]
         baselines = {
@@ -236,6 +237,7 @@ def _run_gc(args: argparse.Namespace) -> int:
         delay_scale=args.delay_scale,
         wait_limit=args.wait_limit,
         timeout=args.timeout,
+        verbose=args.verbose,
     )
     mask = np.zeros(n, dtype=bool)
     mask[rep["used"]] = True
@@ -313,6 +315,9 @@ def register(subparsers: Any, add) -> None:
     p.add_argument("--repeats", type=int_arg(1, 10000), default=1, help="timed repetitions")
     p.add_argument("--baselines", action="store_true", help="also run the own ring and dist.all_reduce")
     p.add_argument("--timeout", type=float_arg(0.0, strict_min=True), default=120.0, help="launcher timeout in seconds")
+    p.add_argument(
+        "--verbose", action="store_true", help="let gloo's and c10's own log lines through (dropped by default)"
+    )
     p.set_defaults(flags=_CERAR_OPTIONS)
 
     p = add("run-gc", _cmd_run_gc, "gradient coding with a parameter server on a real engine (gloo)", _GC_EPILOG)
@@ -357,4 +362,7 @@ def register(subparsers: Any, add) -> None:
     )
     p.add_argument("--seed", type=int_arg(0), default=0, help="seeds the encoder, the delays and the dying workers")
     p.add_argument("--timeout", type=float_arg(0.0, strict_min=True), default=120.0, help="launcher timeout in seconds")
+    p.add_argument(
+        "--verbose", action="store_true", help="let gloo's and c10's own log lines through (dropped by default)"
+    )
     p.set_defaults(flags=_GC_OPTIONS)
