@@ -81,6 +81,25 @@ def test_num_rounds_value():
     assert [gcsim.cerar.num_rounds(N, c) for N, c in [(2, 1), (4, 8), (np.int64(3), 5)]] == [1, 10, 6]
 
 
+def test_catalogue_writes_only_into_a_named_folder(tmp_path, monkeypatch):
+    """``gcsim catalogue --force`` (no ``--dir``), run from any folder, rewrote the source checkout's
+    ``designs/`` (the default ``--dir`` is the packaged catalogue, writable in a checkout).
+
+    Now ``--export``/``--force`` need ``--dir``; the packaged files are compared byte for byte.
+    """
+    from gcsim.app.paths import packaged_catalogue
+
+    monkeypatch.chdir(tmp_path)
+    designs = packaged_catalogue()
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(designs.rglob("*.json"))}
+    for argv in (["catalogue", "--force"], ["catalogue", "--export"], ["catalogue", "--export", "--force", "--json"]):
+        rc, out, err = _cli(argv)
+        assert rc == 2 and err.startswith("gcsim: error: --dir: ") and not out, (argv, rc, err)
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(designs.rglob("*.json"))} == before
+    rc, out, err = _cli(["catalogue", "--export", "--dir", "mine", "--json"])  # a folder of one's own: fine
+    assert rc == 0 and (tmp_path / "mine" / "bibd" / "pg2_9.json").is_file()
+
+
 # --------------------------------------------------------------------------- open (strict xfail)
 
 

@@ -113,6 +113,8 @@ def _cmd_catalogue(args: argparse.Namespace) -> int:
     from ..catalogue_report import catalogue_table, format_table, table_ok
     from ..paths import inside_installed_package, packaged_catalogue
 
+    if (args.export or args.force) and args.dir is None:  # writes only into a folder named on the command line
+        raise UsageError("--dir: --export and --force need --dir DIR, a folder of your own, to write into")
     if args.dir is None:
         args.dir = str(packaged_catalogue())
     if (args.export or args.force) and inside_installed_package(args.dir):
