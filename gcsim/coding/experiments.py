@@ -35,6 +35,7 @@ from ..combinatorics.srg import srg
 from ..combinatorics.srg_graph import StronglyRegularGraph
 from ..errors import InvalidArgumentError, NotConstructibleError
 from .bounds import rank_lower_bound, rd_upper_bound
+from .encoders import get_encoder
 from .evaluate import fixed_decoder_error, optimal_error
 from .schemes import encode
 from .stragglers import straggler_model
@@ -166,7 +167,7 @@ def error_curves(
                     )
                 elif spec_scheme.upper == "reference":
                     uppers.append(fixed_decoder_error(sch, masks) / norm)
-            add_row(spec_scheme.label, "baseline" if spec_scheme.method == "naive" else "scheme", errs)
+            add_row(spec_scheme.label, "baseline" if get_encoder(spec_scheme.method).baseline else "scheme", errs)
             if uppers:
                 add_row(f"upper bound ({spec_scheme.label})", "upper", uppers)
         # the rank lower bound depends only on the patterns

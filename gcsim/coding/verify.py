@@ -38,6 +38,7 @@ from .. import _html
 from .._validation import check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from . import bounds as _bounds
+from .encoders import CUSTOM, get_encoder, is_registered, options_of, proved_bounds
 from .evaluate import condition_number, optimal_error
 from .schemes import Scheme, encode
 
@@ -110,9 +111,15 @@ def _rd_params(scheme):
     return float(options.get("eps", 0.0)), str(options.get("dist", "rademacher"))
 
 
+def _proved_for(scheme, bound: str) -> bool:
+    """Whether ``bound`` is proved for the scheme's encoder (an unnamed or custom matrix is the caller's claim)."""
+    method = getattr(scheme, "method", None)
+    return method is None or method == CUSTOM or bound in proved_bounds(method)
+
+
 def _rd_upper(scheme, masks):
     method = getattr(scheme, "method", None)
-    if method not in ("rd", None, "custom"):
+    if not _proved_for(scheme, "rd_upper"):
         raise InvalidArgumentError("bounds", f"'rd_upper' applies to RD schemes, got method {method!r}")
     eps, dist = _rd_params(scheme)
     return _bounds.rd_upper_bound(scheme.assignment, scheme.m, masks, eps, dist)
@@ -181,7 +188,7 @@ def _spectral_decoder_upper(scheme, masks):
 
 def _spectral_rd_upper(scheme, masks):
     method = getattr(scheme, "method", None)
-    if method not in ("rd", None, "custom"):
+    if not _proved_for(scheme, "spectral_rd_upper"):
         raise _not_applicable("spectral_rd_upper", f"it is proved for RD encoders, got method {method!r}")
     A = np.asarray(scheme.assignment)
     why = _irregular(A, 1) or _irregular(A, 0)
@@ -539,8 +546,8 @@ def _as_scheme(scheme):
 
 
 def _default_redraw(scheme) -> Callable[[int], Any]:
-    method = getattr(scheme, "method", "custom")
-    if method in ("custom", "naive", "bibd-optimal", "expander", "fractional-repetition", "cyclic-mds"):
+    method = getattr(scheme, "method", CUSTOM)
+    if not (is_registered(method) and get_encoder(method).randomized):
         raise InvalidArgumentError(
             "redraw",
             f"expectation bounds need a randomized encoder to redraw; scheme method {method!r} "
@@ -548,10 +555,12 @@ def _default_redraw(scheme) -> Callable[[int], Any]:
         )
     given = dict(getattr(scheme, "options", {}) or {})
     eps = float(given.get("eps", 0.0))
-    options = {k: given[k] for k in ("dist", "s", "nodes") if k in given}
+    encoder = get_encoder(method)
+    options = options_of(encoder, given)
+    source = encoder.source(scheme)  # the weights of a weighted scheme, else its assignment
 
     def redraw(seed: int):
-        return encode(scheme.assignment, scheme.m, method, eps=eps, seed=int(seed), **options)
+        return encode(source, scheme.m, method, eps=eps, seed=int(seed), **options)
 
     return redraw
 
@@ -566,7 +575,7 @@ def _resolve_bounds(bounds, scheme) -> list[Bound]:
         names = ["rank_lower", "trivial_upper"]
         if getattr(scheme, "decoder", None) is not None:
             names.append("reference_decoder_upper")
-        if getattr(scheme, "method", None) == "rd":
+        if "rd_upper" in proved_bounds(getattr(scheme, "method", None)):
             names.append("rd_upper")
         bounds = names
     if isinstance(bounds, (str, Bound)):

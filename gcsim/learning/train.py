@@ -64,10 +64,11 @@ import numpy as np
 
 from .._optional import require
 from .._validation import check_finite_array, check_int, check_mask, check_real
-from ..coding.bounds import rd_moments, split_blocks
-from ..coding.decoders import arrival_scale, bernoulli_rescaled, optimal_decoders, rd_unbiased_decoders
+from ..coding.bounds import split_blocks
+from ..coding.decoders import arrival_scale, bernoulli_rescaled, optimal_decoders
 from ..coding.delays import DelayStragglerModel
-from ..coding.schemes import Scheme, _diagonals, encode
+from ..coding.encoders import get_encoder
+from ..coding.schemes import Scheme, encode
 from ..coding.straggler_base import StragglerModel
 from ..coding.stragglers import BernoulliModel, straggler_model
 from ..errors import InvalidArgumentError
@@ -216,10 +217,19 @@ class CodedGradient:
         self.base = self._encode(self.seed)  # validates method, options and assignment once
         self.r = self.base.replication
         self._T = self.base.target()
-        if spec.decoder == "unbiased" and spec.method != "rd":
+        # the encoder's own unbiased decoder (RD's), else the reference decoder rescaled (gcsim.coding.encoders)
+        self._unbiased = get_encoder(spec.method).unbiased
+        if spec.decoder == "unbiased" and self._unbiased is None:
             self._check_reference(self.base)
-        if spec.decoder == "unbiased" and spec.method == "rd" and not np.all(self.r == self.r[0]):
-            raise InvalidArgumentError("decoder", "the unbiased RD decoder needs regular replication r_i = r")
+        if (
+            spec.decoder == "unbiased"
+            and self._unbiased is not None
+            and self._unbiased.regular
+            and not np.all(self.r == self.r[0])
+        ):
+            raise InvalidArgumentError(
+                "decoder", f"the unbiased {self._unbiased.label} decoder needs regular replication r_i = r"
+            )
 
     def _encode(self, seed: int) -> Scheme:
         return encode(self.spec.assignment, self.spec.m, self.spec.method, eps=self._eps, seed=seed, **self._opts)
@@ -245,11 +255,10 @@ class CodedGradient:
         spec = self.spec
         if not spec.redraw:
             return self.base.B, self.base.decoder, self.base.diagonals
-        if spec.method == "rd" and rng is not None:
-            # batched RD draws: block k of sample s is A diag(D[s, k])
-            D = _diagonals(rng, count * spec.m, spec.n, self._eps, self._opts.get("dist", "rademacher"))
-            D = D.reshape(count, spec.m, spec.n)
-            B = (spec.assignment[None, None] * D[:, :, None, :]).reshape(count, spec.m * spec.num_parts, spec.n)
+        draw = self._unbiased.draw if self._unbiased is not None else None
+        if draw is not None and rng is not None:
+            # batched draws (RD: block k of sample s is A diag(D[s, k]))
+            B, D = draw(rng, count, spec.assignment, spec.m, self._eps, self._opts)
             return B, None, D
         assert draws is not None  # decoders() always passes the draws
         seeds = [self.draw_seed(int(t)) for t in draws]
@@ -286,9 +295,8 @@ class CodedGradient:
         mk = masks[:, :, None].astype(float)
         if kind == "optimal":
             X = optimal_decoders(Bs, masks, m)
-        elif kind == "unbiased" and self.spec.method == "rd":
-            mu2, _ = rd_moments(self._eps, self._opts.get("dist", "rademacher"))
-            X = rd_unbiased_decoders(D, masks, int(self.r[0]), self.p, mu2)
+        elif kind == "unbiased" and self._unbiased is not None:
+            X = self._unbiased.decoders(D, masks, int(self.r[0]), self.p, self._eps, self._opts)
         else:
             if X0 is None:
                 raise InvalidArgumentError(

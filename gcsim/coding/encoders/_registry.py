@@ -123,6 +123,8 @@ class Encoder:
         Names of :data:`gcsim.coding.verify.BUILTIN_BOUNDS` proved for it specifically.
     unbiased : UnbiasedDecoder, optional
         Its unbiased reference decoder for training.
+    baseline : bool
+        The baseline the figures compare the codes with (naive stacking).
     example : callable, optional
         ``example() -> (assignment_or_design, m, options)``: a small instance for the tests
         (``encode(M, m, name, **options)``; ``options`` may hold ``eps`` and ``seed``).
@@ -148,6 +150,7 @@ class Encoder:
     column_scaled_m1: bool = False
     bounds: tuple[str, ...] = ()
     unbiased: UnbiasedDecoder | None = None
+    baseline: bool = False
     example: Callable[[], Any] | None = None
     order: int = 1000
 

@@ -40,6 +40,7 @@ ENCODERS = (
         verify=verify,
         advisor=1,
         column_scaled_m1=True,
+        baseline=True,
         example=example,
         order=10,
     ),
