@@ -39,7 +39,7 @@ from gcsim.combinatorics.srg_distance_union import (
     scheme_eigenmatrix,
     strongly_regular_distance_sets,
 )
-from gcsim.combinatorics.srg_feasibility import complement_parameters
+from gcsim.combinatorics.srg_feasibility import KNOWN_NONEXISTENT_SRGS, complement_parameters
 from gcsim.combinatorics.srg_graph import StronglyRegularGraph
 from gcsim.errors import InvalidArgumentError, NotConstructibleError, SizeLimitError
 
@@ -205,7 +205,8 @@ def _digest(keys) -> str:
 
 def test_existence_answers_and_names_unchanged_by_the_registry():
     """All (v,k,lam,mu) and (v,k,lam <= 3) answers for v <= 130 equal the previous commit's,
-    names included; the only differences are the distance-union family's new graphs."""
+    names included; the only differences are the distance-union family's new graphs and the
+    seven nonexistence results (with complements) recorded for 64 < v <= 130."""
     snap = json.loads(SNAPSHOT.read_text())
     now = answers(130)
     new = {
@@ -214,11 +215,15 @@ def test_existence_answers_and_names_unchanged_by_the_registry():
         "126,25,8,4": [True, "distance-{1,4} graph of J(9,4)"],
         "126,100,78,84": [True, "distance-{2,3} graph of J(9,4)"],
     }
+    # the nonexistence results recorded since (theory §20.6, v > 64): None before, False now
+    gone = {",".join(map(str, q)) for p in KNOWN_NONEXISTENT_SRGS if p[0] > 64 for q in (p, complement_parameters(*p))}
+    assert len(gone) == 14 and all(snap["srg"][key] == [None, None] for key in gone)
+    assert all(now["srg"][key] == [False, None] for key in gone)
     srg_now = {k: x for k, x in now["srg"].items() if x[0] is not False}
-    srg_false_now = [k for k, x in now["srg"].items() if x[0] is False]
+    srg_false_now = [k for k, x in now["srg"].items() if x[0] is False and k not in gone]
     for key in new:
         assert snap["srg"][key] == [None, None]  # unknown to gcsim before
-    assert srg_now == {**snap["srg"], **new}
+    assert srg_now == {**{k: x for k, x in snap["srg"].items() if k not in gone}, **new}
     assert len(srg_false_now) == snap["header"]["false_counts"]["srg"]
     assert _digest(srg_false_now) == snap["header"]["false_sha256"]["srg"]
     bibd_now = {k: x for k, x in now["bibd"].items() if x is not False}

@@ -82,6 +82,35 @@ KNOWN_NONEXISTENT_SRGS: dict[tuple[int, int, int, int], str] = {
     (57, 14, 1, 4): (
         "Wilbrink & Brouwer, 'A (57,14,1) strongly regular graph does not exist', Indag. Math. 45 (1983) 117-121"
     ),
+    # 64 < v <= 130: the impossible entries of Brouwer's table that pass every condition above
+    (75, 32, 10, 16): (
+        "Azarija & Marc, 'There is no (75,32,10,16) strongly regular graph', Linear Algebra Appl. 557 (2018) 62-83"
+    ),
+    (76, 21, 2, 7): (
+        "Haemers, 'There exists no (76,21,2,7) strongly regular graph', in Finite Geometry and "
+        "Combinatorics, LMS Lecture Note Ser. 191, CUP 1993, 175-176"
+    ),
+    (76, 30, 8, 14): (
+        "Bondarenko, Prymak & Radchenko, 'Non-existence of (76,30,8,14) strongly regular graph', "
+        "Linear Algebra Appl. 527 (2017) 53-72"
+    ),
+    (76, 35, 18, 14): (
+        "its complement (76,40,18,24) has k = 2 mu, so it would descend from a regular two-graph on "
+        "77 points, and a regular two-graph on n > 2 points has n even "
+        "(Brouwer & Haemers, Spectra of Graphs, 2012, §10.3; theory §20.6)"
+    ),
+    (95, 40, 12, 20): (
+        "Azarija & Marc, 'There is no (95,40,12,20) strongly regular graph', J. Combin. Des. 28 (2020) 294-306"
+    ),
+    (96, 38, 10, 18): (
+        "Degraer, 'Isomorph-free exhaustive generation algorithms for association schemes', "
+        "PhD thesis, Ghent University (2007)"
+    ),
+    (96, 45, 24, 18): (
+        "its complement (96,50,22,30) has k = 2 mu, so it would descend from a regular two-graph on "
+        "97 points, and a regular two-graph on n > 2 points has n even "
+        "(Brouwer & Haemers, Spectra of Graphs, 2012, §10.3; theory §20.6)"
+    ),
 }
 
 
