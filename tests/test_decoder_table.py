@@ -347,7 +347,7 @@ def test_load_refuses_tampering_and_other_kinds(tmp_path):
     save_bundle(tmp_path / "dup", {**ex_arrays, "patterns": P}, ex_meta)
     with pytest.raises(CatalogueError, match="duplicates"):
         load_decoder_table(tmp_path / "dup", verify=False)
-    # a decoder that is valid in shape but not optimal: refused by the sampled re-solve
+    # a decoder that is valid in shape but not optimal: refused by the re-solve of every row
     X = arrays["decoders"].copy()
     X[0, 0, 0] += 0.5
     save_bundle(tmp_path / "wrong", {**arrays, "decoders": X}, meta)
@@ -376,3 +376,94 @@ def test_object_contract(explicit):
     assert all(np.array_equal(back.to_arrays()[k], v) for k, v in arrays.items())
     with pytest.raises(CatalogueError, match="params"):
         DecoderTable.from_arrays(arrays, {**meta, "params": [7, 7, 2, len(table) + 1, 1]})
+
+
+# ----------------------------------------------------------------------------------------------
+# every row is verified on load (#19 item 2): a forged row outside any sample is refused
+# ----------------------------------------------------------------------------------------------
+
+
+def _old_default_sample(count: int) -> set[int]:
+    """The rows the sampled check re-solved by default before (256 drawn with seed 0, first, last)."""
+    rng = np.random.default_rng(0)
+    return {0, count - 1, *rng.choice(count, size=min(256, count), replace=False).tolist()}
+
+
+def _forge(table: DecoderTable, row: int, factor: float = 1.5) -> tuple[dict, dict]:
+    """The table's arrays with ``row``'s decoder scaled (still zero off F) and its error made consistent.
+
+    The stored error is recomputed here from the forged decoder, so every structural check passes;
+    the bundle written from these arrays gets a fresh, valid checksum.
+    """
+    arrays, meta = table.to_arrays(), table.bundle_metadata()
+    X, E = arrays["decoders"].copy(), arrays["errors"].copy()
+    B, m = table.scheme.B, table.m
+    T = np.kron(np.eye(m), np.ones((B.shape[0] // m, 1)))
+    X[row] *= factor
+    E[row] = float(np.sum((B @ X[row] - T) ** 2))
+    return {**arrays, "decoders": X, "errors": E}, meta
+
+
+@pytest.fixture(scope="module")
+def table_378():
+    """1 + 13 + 78 + 286 = 378 patterns: more rows than the old default sample of 256 (+2)."""
+    sch = encode(cyclic_repetition_assignment(13, 3), 2, "rd", seed=0)
+    return decoder_table(sch, s_max=3)
+
+
+def test_a_forged_row_outside_the_old_sample_is_refused_by_default(tmp_path, table_378):
+    from gcsim.coding.decoder_table import SampledVerificationWarning
+    from gcsim.io.bundle import save_bundle
+
+    table = table_378
+    unsampled = sorted(set(range(len(table))) - _old_default_sample(len(table)))
+    assert len(unsampled) > 50
+    row = unsampled[len(unsampled) // 2]
+    arrays, meta = _forge(table, row)
+    save_bundle(tmp_path / "forged", arrays, meta)
+    # the forged decoder really decodes worse than the genuine one (a wrong gradient, not a rounding)
+    assert arrays["errors"][row] > table.errors[row] + 0.1
+    with pytest.raises(CatalogueError, match=rf"do not verify: decoder table row {row} .*1 of the 378 rows"):
+        load_decoder_table(tmp_path / "forged")
+    with pytest.raises(CatalogueError, match=f"row {row} "):
+        load_decoder_table(tmp_path / "forged", verify="all")
+    # sampling is an explicit opt-in, and its warning says what it does not check
+    k = len(_old_default_sample(len(table)))
+    match = rf"re-solved {k} of the table's 378 rows.*other {378 - k} rows were NOT checked"
+    with pytest.warns(SampledVerificationWarning, match=match):
+        forged = load_decoder_table(tmp_path / "forged", verify="sample")
+    assert forged.errors[row] == arrays["errors"][row]
+    with pytest.raises(VerificationError, match=f"row {row} "):
+        forged.verify()  # the object's own check covers every row as well
+    assert "verification failed" in forged._repr_html_()  # and so does its HTML card
+
+
+@pytest.mark.parametrize("where", ["first", "s=1", "s=2", "s=3", "last"])
+def test_every_row_is_checked(table_378, where):
+    n = 13
+    row = {"first": 0, "s=1": 5, "s=2": 1 + n + 40, "s=3": 1 + n + 78 + 100, "last": len(table_378) - 1}[where]
+    arrays, meta = _forge(table_378, row, factor=1 + 1e-7)  # a small change, far above the rounding bound
+    bad = DecoderTable.from_arrays(arrays, meta)
+    with pytest.raises(VerificationError, match=rf"decoder table row {row} \(stragglers"):
+        bad.verification_report()
+    report = table_378.verification_report()
+    assert report["checked"] + report["skipped_near_rank_cutoff"] == len(table_378) and report["unchecked"] == 0
+    sampled = table_378.verification_report(sample=10)
+    assert sampled["unchecked"] == len(table_378) - (sampled["checked"] + sampled["skipped_near_rank_cutoff"]) > 0
+
+
+def test_load_verify_argument_is_checked(tmp_path):
+    table = decoder_table(encode(FANO, 1, "naive"), s_max=1)
+    table.export(tmp_path / "t")
+    for bad in ("yes", 1, None, np.bool_(True)):
+        with pytest.raises(InvalidArgumentError) as exc:
+            load_decoder_table(tmp_path / "t", verify=bad)
+        assert exc.value.argument == "verify"
+    with pytest.raises(InvalidArgumentError, match="verify='sample' only") as exc:
+        load_decoder_table(tmp_path / "t", sample=10)
+    assert exc.value.argument == "sample"
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a sample that covers the table checks everything: no warning
+        assert len(load_decoder_table(tmp_path / "t", verify="sample", sample=100)) == len(table)
