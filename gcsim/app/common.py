@@ -436,10 +436,12 @@ def emit(args: argparse.Namespace, payload: dict[str, Any], text: str | Callable
 
 
 def object_summary(obj: Any) -> dict[str, Any]:
-    return {
+    out = {
         "kind": getattr(obj, "kind", type(obj).__name__),
         "params": list(obj.params),
         "construction": getattr(obj, "construction", None),
-        "parts": int(obj.assignment.shape[0]),
-        "workers": int(obj.assignment.shape[1]),
     }
+    assignment = getattr(obj, "assignment", None)  # straggler models and decoder tables have none
+    if assignment is not None:
+        out.update(parts=int(assignment.shape[0]), workers=int(assignment.shape[1]))
+    return out

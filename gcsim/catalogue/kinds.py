@@ -3,6 +3,8 @@
 A written table (no registration at import time): adding a kind means adding its class
 here.  Every class provides ``to_arrays()``, ``bundle_metadata()`` and the classmethod
 ``from_arrays(arrays, metadata)`` of the object contract, and an exact ``verify()``.
+``tests/test_encoder_registry.py`` finds every class of gcsim with that contract and checks
+that its kind is here and that an exported object of it loads.
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ from types import MappingProxyType
 from typing import Any
 
 from ..cerar.design import CerarDesign
+from ..coding.decoder_table import DecoderTable
+from ..coding.partial import PartialScheme
+from ..coding.schemes import Scheme
+from ..coding.straggler_base import StragglerModel
 from ..combinatorics.baselines import (
     CyclicRepetition,
     FractionalRepetition,
@@ -41,6 +47,10 @@ KINDS: MappingProxyType[str, Any] = MappingProxyType(
             WeightedMargulisGabberGalil,
             ChordalCycle,
             CerarDesign,
+            Scheme,
+            PartialScheme,
+            DecoderTable,
+            StragglerModel,
         )
     }
 )

@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import CatalogueError, InvalidArgumentError
 from ..io.bundle import (
     BUNDLE_FORMAT,
@@ -30,6 +32,37 @@ from .kinds import KINDS
 __all__ = ["export_object", "load_object", "list_catalogue"]
 
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
+#: How a dot in an array name (a scheme's ``extras.<key>``) is written in a bundle (as the advisor does).
+_DOT = "__"
+#: The array a bundle holds for an object without arrays (a bundle holds at least one).
+_NO_ARRAYS = "no_arrays"
+
+
+def _bundle_arrays(arrays: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str] | None]:
+    """The arrays under bundle names (identifiers) and the map back, None when no name changes."""
+    if not arrays:
+        return {_NO_ARRAYS: np.zeros(0, dtype=np.int8)}, {}
+    stored = {name.replace(".", _DOT): value for name, value in arrays.items()}
+    if len(stored) != len(arrays):
+        raise InvalidArgumentError("obj", f"array names {sorted(arrays)} collide once '.' is written {_DOT!r}")
+    if all(s == name for s, name in zip(stored, arrays, strict=True)):
+        return stored, None
+    return stored, dict(zip(stored, arrays, strict=True))
+
+
+def _object_arrays(path: Any, stored: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """The object's own array names again (inverse of :func:`_bundle_arrays`, from the manifest's map)."""
+    names = meta.get("bundle_arrays")
+    if names is None:
+        return stored
+    if not isinstance(names, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
+        raise CatalogueError(f"{path}: metadata 'bundle_arrays' must map bundle array names to names")
+    extra = sorted(set(stored) - set(names) - ({_NO_ARRAYS} if not names else set()))
+    if extra or set(names) - set(stored):
+        raise CatalogueError(
+            f"{path}: the stored arrays {sorted(stored)} do not match the manifest's bundle_arrays {sorted(names)}"
+        )
+    return {names[k]: v for k, v in stored.items() if k in names}
 
 
 def export_object(
@@ -89,15 +122,18 @@ def export_object(
     if extra_metadata is not None and not isinstance(extra_metadata, dict):
         raise InvalidArgumentError("extra_metadata", f"must be a dict, got {type(extra_metadata).__name__}")
     obj.verify()
+    arrays, names = _bundle_arrays(dict(obj.to_arrays()))
     meta = {
         "kind": kind,
         "class": f"{type(obj).__module__}.{type(obj).__qualname__}",
         **obj.bundle_metadata(),
         "verified": True,
     }
+    if names is not None:
+        meta["bundle_arrays"] = names
     if extra_metadata:
         meta.update(extra_metadata)
-    return save_bundle(directory / kind / name, obj.to_arrays(), meta, overwrite=overwrite)
+    return save_bundle(directory / kind / name, arrays, meta, overwrite=overwrite)
 
 
 def load_object(path: str | Path, *, verify: bool = True, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
@@ -121,11 +157,12 @@ def load_object(path: str | Path, *, verify: bool = True, max_bytes: int = DEFAU
         expected; an object that does not verify; parameters or a seed claim that the arrays
         do not match.
     """
-    arrays, manifest = load_bundle(path, max_bytes=max_bytes)
+    stored, manifest = load_bundle(path, max_bytes=max_bytes)
     meta = manifest["metadata"]
     kind = meta.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
         raise CatalogueError(f"{path}: no loader for kind {kind!r} (known: {sorted(KINDS)})")
+    arrays = _object_arrays(path, stored, meta)
     try:
         obj = KINDS[kind].from_arrays(arrays, meta)
         if verify:
