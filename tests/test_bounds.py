@@ -423,6 +423,48 @@ def test_worst_case_rd_upper_bound_search_is_certified_exact_on_bibds(params):
     assert abs(res.value - bd.bibd_rd_upper_bound(v, k, lam, 2, 5)) <= rd_formula_tol(2, v)
 
 
+SRG_PARAMS = [(10, 3, 0, 1), (13, 6, 2, 3), (16, 6, 2, 2), (25, 12, 5, 6), (27, 10, 1, 5)]
+
+
+@pytest.mark.parametrize("params", SRG_PARAMS)
+@pytest.mark.parametrize("include_self", [True, False])
+def test_worst_case_rd_upper_bound_never_above_the_closed_forms(params, include_self):
+    # Proposition 11 (§45.8): the search-mode value is at most Corollary 4 (SRG) and the spectral form
+    # (bi-regular); before, the relaxation alone was up to 0.5 above Corollary 4 on SRG(27, 10, 1, 5)
+    import gcsim
+
+    A = gcsim.srg(*params).assignment
+    if not include_self:
+        A = A - np.eye(A.shape[0], dtype=A.dtype)
+    v = A.shape[0]
+    for m, (eps, dist) in [(1, (0.0, "rademacher")), (2, (0.0, "rademacher")), (3, (0.3, "gaussian"))]:
+        for s in range(1, v // 2, max(1, v // 8)):
+            res = bd.worst_case_rd_upper_bound(A, m, s, eps, dist, exact_limit=1)
+            srg = bd.srg_rd_upper_bound(*params, m, s, include_self=include_self, eps=eps, dist=dist)
+            spectral = bd.spectral_rd_upper_bound(A, m, s, eps, dist)
+            assert res.value <= min(srg, spectral), (m, s)
+            assert res.attained <= res.value
+            if math.comb(v, s) <= 20_000:  # still an upper bound: the exact maximum by enumeration
+                exact = bd.worst_case_rd_upper_bound(A, m, s, eps, dist)
+                assert exact.exact and exact.value <= res.value + rd_formula_tol(m, v)
+
+
+def test_worst_case_rd_upper_bound_names_the_closed_form_it_used():
+    import gcsim
+
+    A = gcsim.srg(27, 10, 1, 5).assignment
+    res = bd.worst_case_rd_upper_bound(A, 3, 4, exact_limit=1)
+    assert "Corollary 4" in res.method
+    assert res.value == bd.srg_rd_upper_bound(27, 10, 1, 5, 3, 4)
+    # the recognizer: SRG(27,10,1,5) with and without I; C6 (regular, not strongly regular) is none
+    assert bd._srg_of_assignment(A) == (27, 10, 1, 5, True)
+    assert bd._srg_of_assignment(A - np.eye(27, dtype=A.dtype)) == (27, 10, 1, 5, False)
+    I6 = np.eye(6, dtype=np.int64)
+    assert bd._srg_of_assignment(np.roll(I6, 1, 1) + np.roll(I6, -1, 1)) is None
+    # a symmetric BIBD keeps its exact certificate
+    assert bd.worst_case_rd_upper_bound(design((13, 4, 1)), 2, 5, exact_limit=1).exact
+
+
 @pytest.mark.parametrize("eps,dist", [(0.3, "rademacher"), (1.0, "rademacher"), (0.0, "gaussian"), (0.2, "gaussian")])
 def test_rd_upper_bound_general_moments_by_monte_carlo(eps, dist):
     A = design((7, 3, 1))

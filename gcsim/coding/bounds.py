@@ -62,6 +62,7 @@ import numpy as np
 
 from .._validation import (
     check_binary_matrix,
+    check_bool,
     check_dense_size,
     check_finite_array,
     check_int,
@@ -721,6 +722,7 @@ def rd_upper_bound(
     >>> rd_upper_bound(A, 1, [True, True, True])      # m = 1, all arrive: exact decoding
     0.0
     """
+    normalized = check_bool("normalized", normalized)
     A, m, S1, S2, single = _rd_sums(assignment, m, nonstragglers)
     mu2, mu4 = resolve_moments(eps, dist, moments)
     N = A.shape[0]
@@ -799,7 +801,11 @@ def worst_case_rd_upper_bound(
     swap local search reports the best straggler set it found in
     ``stragglers``/``attained`` (a lower estimate of the maximum).  When the two
     meet, ``exact`` is True (e.g. symmetric BIBDs, where ``S1`` and ``S2`` depend
-    on ``s`` only).
+    on ``s`` only).  The value is never above the closed forms this maximum generalizes
+    where they apply -- :func:`bibd_rd_upper_bound` (symmetric BIBD), :func:`srg_rd_upper_bound`
+    (``A = Adj + I`` or ``Adj`` of an SRG, recognized exactly) and :func:`spectral_rd_upper_bound`
+    (bi-regular ``A``): the smallest of them and the relaxation is used (theory §45.8,
+    Proposition 11), and ``method`` names it.
 
     This bounds ``max_{|S|=s} E_D err(B, F)`` (an oblivious adversary that does
     not see the draw), not ``E_D max_S err(B, F)``.
@@ -842,16 +848,81 @@ def worst_case_rd_upper_bound(
     s1_found, s2_found = (float(x[0]) for x in sums(found.mask[None]))
     # certified optimal when the search attains the relaxation's maximizer (same sums, same float formula)
     certified = bool(s1_found == s1[best] and s2_found == s2cap[best])
+    source = f"the relaxation of Lemma 2a (maximized at S1 = {int(s1[best])}, S2 <= {int(s2cap[best])})"
+    # never weaker than the closed forms this maximum generalizes (theory §45.8, Proposition 11)
+    for name, closed in _rd_closed_forms(A, m, s, (mu2, mu4)):
+        if closed < upper:
+            upper, source = closed, name
+    certified = certified or found.attained >= upper
     value = found.attained if certified else max(upper, found.attained)
     how = (
-        "exact (the search attains the relaxation of Lemma 2a)"
+        f"exact (the search attains {source})"
         if certified
-        else f"upper bound from the relaxation of Lemma 2a (maximized at S1 = {int(s1[best])}, "
-        f"S2 <= {int(s2cap[best])}); "
+        else f"upper bound from {source}; "
         f"the search attained {found.attained:.6g} at the reported stragglers "
         f"(greedy + swap local search, C(n,s)={math.comb(n, s)} > exact_limit={exact_limit})"
     )
     return WorstCaseResult(value, found.mask, found.stragglers, certified, how, found.attained)
+
+
+def _srg_of_assignment(A: np.ndarray) -> tuple[int, int, int, int, bool] | None:
+    """``(v, k, λ, μ, include_self)`` when ``A = Adj + I`` or ``A = Adj`` of a strongly regular graph, else None.
+
+    Exact: ``Adj`` symmetric 0/1 with zero diagonal and constant degree ``k``, ``(Adj²)_ij = λ`` on every
+    edge and ``μ`` on every non-edge (``Adj²`` is computed in floating point, exact for integers below
+    ``2^53``), i.e. ``Adj² = k I + λ Adj + μ (J - I - Adj)``; complete and empty graphs are left out.
+    """
+    v, n = A.shape
+    if v != n or v < 3 or not np.array_equal(A, A.T):
+        return None
+    diag = np.diag(A)
+    if np.all(diag == 1):
+        adj, include_self = A - np.eye(v, dtype=A.dtype), True
+    elif np.all(diag == 0):
+        adj, include_self = A, False
+    else:
+        return None
+    deg = adj.sum(axis=1)
+    k = int(deg[0])
+    if np.any(deg != k) or k in (0, v - 1):
+        return None
+    sq = adj.astype(float) @ adj.astype(float)
+    edge = adj == 1
+    non_edge = ~edge & ~np.eye(v, dtype=bool)
+    lam_vals, mu_vals = sq[edge], sq[non_edge]
+    if lam_vals.min() != lam_vals.max() or mu_vals.min() != mu_vals.max():
+        return None
+    return v, k, int(lam_vals[0]), int(mu_vals[0]), include_self
+
+
+def _rd_closed_forms(A: np.ndarray, m: int, s: int, moments: tuple[float, float]) -> list[tuple[str, float]]:
+    """The closed-form upper bounds on ``max_{|S|=s}`` of the Theorem 2 bound that apply to ``A``.
+
+    Corollary 3 (symmetric BIBD), Corollary 4 with Lemma 3 (SRG, ``A = Adj + I`` or ``Adj``) and the
+    spectral form of §46.4 (bi-regular ``A``); each is an upper bound on the maximum (theory §45.8).
+    """
+    N, n = A.shape
+    out: list[tuple[str, float]] = []
+    gram = A.T.astype(np.int64) @ A.astype(np.int64)
+    k_col = int(gram[0, 0])
+    off = gram[~np.eye(n, dtype=bool)]
+    if N == n and n >= 2 and np.all(np.diag(gram) == k_col) and off.min() == off.max():
+        lam = int(off[0])
+        if lam * (n - 1) == k_col * (k_col - 1) and np.all(A.sum(axis=1) == k_col):
+            out.append(("Corollary 3 (symmetric BIBD)", bibd_rd_upper_bound(n, k_col, lam, m, s, moments=moments)))
+    srg = _srg_of_assignment(A)
+    if srg is not None:
+        v, k, lam, mu, include_self = srg
+        try:
+            value = srg_rd_upper_bound(v, k, lam, mu, m, s, include_self=include_self, moments=moments)
+        except (ImpossibleParametersError, InvalidArgumentError):  # degenerate parameters: no closed form
+            pass
+        else:
+            out.append((f"Corollary 4 (SRG{(v, k, lam, mu)}, Lemma 3)", value))
+    r, loads = A.sum(axis=1), A.sum(axis=0)
+    if r.min() == r.max() > 0 and loads.min() == loads.max():
+        out.append(("the spectral form of §46.4", spectral_rd_upper_bound(A, m, s, moments=moments)))
+    return out
 
 
 def _check_symmetric_bibd(v, k, lam):
@@ -971,6 +1042,7 @@ def srg_rd_upper_bound(
     >>> round(srg_rd_upper_bound(10, 3, 0, 1, 2, 2), 4)            # worst case: e <= 10
     5.3714
     """
+    include_self = check_bool("include_self", include_self)
     v, k, lam, mu = _check_srg(v, k, lam, mu)
     m = check_int("m", m, minimum=1)
     s = check_int("s", s, minimum=0, maximum=v)
@@ -1012,6 +1084,7 @@ def bibd_optimal_error_m1(v: int, k: int, lam: int, s: int, *, exact: bool = Fal
     >>> bibd_optimal_error_m1(7, 3, 1, 2, exact=True)      # Fano plane, 2 stragglers
     Fraction(4, 7)
     """
+    exact = check_bool("exact", exact)
     v, k, lam = _check_symmetric_bibd(v, k, lam)
     s = check_int("s", s, minimum=0, maximum=v)
     f = v - s
@@ -1030,6 +1103,7 @@ def bibd_naive_error(v: int, k: int, lam: int, m: int, s: int, *, exact: bool = 
     >>> bibd_naive_error(7, 3, 1, 2, 0, exact=True)
     Fraction(7, 1)
     """
+    exact = check_bool("exact", exact)
     v, k, lam = _check_symmetric_bibd(v, k, lam)
     m = check_int("m", m, minimum=1)
     s = check_int("s", s, minimum=0, maximum=v)
@@ -1119,9 +1193,7 @@ def _check_gradients(gradients: Any, N: int) -> np.ndarray:
 
 
 def _check_padded(padded: Any) -> bool:
-    if not isinstance(padded, (bool, np.bool_)):
-        raise InvalidArgumentError("padded", f"must be a bool, got {padded!r}")
-    return bool(padded)
+    return check_bool("padded", padded)
 
 
 def rd_estimator_variance(
@@ -1476,9 +1548,7 @@ def spectral_upper_bound(assignment: Any, s: int, *, rescale: str = "arrivals", 
 
 
 def _check_padded_flag(name: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise InvalidArgumentError(name, f"must be a bool, got {value!r}")
-    return bool(value)
+    return check_bool(name, value)
 
 
 def spectral_decoder_upper_bound(scheme_or_B: Any, s: int, *, decoder: Any = None) -> float:
@@ -1599,6 +1669,7 @@ def arrival_decoder_mean_error(assignment: Any, s: int, *, exact: bool = False):
     >>> arrival_decoder_mean_error(A, 1, exact=True)          # 1 * 3 * 1 / (2 * 2 * 2)
     Fraction(3, 8)
     """
+    exact = check_bool("exact", exact)
     A = _assignment(assignment)
     N, n = A.shape
     if n < 2:
