@@ -19,6 +19,13 @@ _FANO = (
 )
 # a valid exported table: ./t.{npz,json}
 _EXPORTED = _T + _FANO + "decoder_table(encode(A, 2, 'rd', seed=1), s_max=2).export('t')"
+# a sparse 4 GB .npy of shape 5 x 1e8: a header and a length, no data block on disk
+_SPARSE = (
+    "from numpy.lib import format as F; import os; fh = open('big.npy', 'wb'); "
+    "F.write_array_header_1_0(fh, {'descr': '<f8', 'fortran_order': False, 'shape': (5, 10**8)}); "
+    "off = fh.tell(); fh.close(); os.truncate('big.npy', off + 5 * 10**8 * 8)"
+)
+_SE = "delay_model('shifted-exponential', "
 
 CASES = [
     # delay models
@@ -160,4 +167,82 @@ CASES = [
         code=_T + "load_decoder_table('bibd/b')",
     ),
     Case("files", "load_decoder_table on a missing file", code=_T + "load_decoder_table('nothing_here')"),
+    # issue #19 item 5: logical sizes, checked before any allocation or read
+    Case(
+        "files",
+        "delay trace .npy of shape 5 x 1e8 (a sparse 4 GB file): refused from its header",
+        setup=_SPARSE,
+        code=_D + "load_trace('big.npy')",
+        timeout=20,
+    ),
+    Case(
+        "cli",
+        "gcsim decode-time --delays trace:big.npy (sparse 4 GB, 5 x 1e8): refused from its header",
+        setup=_SPARSE,
+        argv=["decode-time", "--delays", "trace:big.npy", "--rule", "first:s=1"],
+        timeout=20,
+    ),
+    Case(
+        "files",
+        "delay trace .npy whose header declares more data than the file holds",
+        setup="import numpy as np, os; np.save('t.npy', np.ones((3, 4))); "
+        "os.truncate('t.npy', os.path.getsize('t.npy') - 8)",
+        code=_D + "load_trace('t.npy')",
+    ),
+    Case(
+        "api",
+        "trace delays as a zero-stride view of 1e9 x 7 (np.broadcast_to)",
+        code=_D + "delay_model('trace', delays=np.broadcast_to(np.ones((1, 1)), (10**9, 7)))",
+    ),
+    Case(
+        "api",
+        "delay model with n = 1e10 workers, sample(1)",
+        code=_D + "DelayStragglerModel(delay_model('shifted-exponential', 10**10, rate=1.0), "
+        "arrival_rule('first', s=1)).sample(1)",
+    ),
+    Case(
+        "api",
+        "expected_decode_time at n = 1e10 workers",
+        code=_D
+        + "expected_decode_time(delay_model('shifted-exponential', 10**10, rate=1.0), arrival_rule('first', s=3))",
+    ),
+    Case(
+        "api",
+        "expected_decode_time(method='quad') at n = 1e8 workers",
+        code=_D
+        + "expected_decode_time(delay_model('shifted-exponential', 10**8, rate=1.0), arrival_rule('first', s=3), "
+        "method='quad')",
+    ),
+    Case(
+        "api",
+        "quadrature over 1e5 distinct workers under 'first' (over MAX_QUAD_TERMS)",
+        code=_D + "expected_decode_time(delay_model('shifted-exponential', 10**5, rate=np.linspace(1, 2, 10**5)), "
+        "arrival_rule('first', s=3), method='quad')",
+        timeout=30,
+    ),
+    Case(
+        "api",
+        "optimal_error over a zero-stride batch of 1e9 x 7 masks",
+        code="import numpy as np, gcsim; sch = gcsim.encode(gcsim.bibd(7, 3, 1), 1, 'rd'); "
+        "gcsim.optimal_error(sch, np.broadcast_to(np.ones(7, bool), (10**9, 7)))",
+    ),
+    Case(
+        "api",
+        "encode / partial_scheme of a zero-stride 1e6 x 1e6 assignment",
+        code="import numpy as np, gcsim; from gcsim.coding.partial import partial_scheme; "
+        "A = np.broadcast_to(np.ones((1, 1), np.int64), (10**6, 10**6)); partial_scheme(A, 1)",
+    ),
+    Case(
+        "api",
+        "CERAR simulate on zero-stride 3 x 1e12 gradients",
+        code="import numpy as np, gcsim; from gcsim.cerar import design, simulate; "
+        "simulate(design(3, 2, 'exact'), np.broadcast_to(np.ones((1, 1)), (3, 10**12)))",
+    ),
+    Case(
+        "api",
+        "run_scheme on zero-stride 7 x 1e12 gradients",
+        code="import numpy as np, gcsim; from gcsim.executor.arrays import run_scheme; "
+        "sch = gcsim.encode(gcsim.bibd(7, 3, 1), 1, 'naive'); "
+        "run_scheme(sch, np.broadcast_to(np.ones((1, 1)), (7, 10**12)), np.ones(7, bool))",
+    ),
 ]

@@ -32,6 +32,14 @@ def boom(rank, world_size):
         raise ValueError("boom from rank 1")
     dist.barrier()
     return rank
+
+def lock(rank, world_size):
+    import threading
+    return threading.Lock()
+
+def noisy(rank, world_size):
+    os.write(2, b"[Gloo] Rank %d is connected to 1 peer ranks\\n" % rank)
+    return rank
 """
 _SETUP = f"open('jobs.py', 'w').write({_JOBS!r})"
 _PATH = "import os, sys\nsys.path.insert(0, os.getcwd())\nimport jobs\n"
@@ -146,5 +154,79 @@ CASES = [
         area="executor",
         fault="gcsim run-cerar --workers 1 (a ring of one)",
         argv=["run-cerar", "--workers", "1", "--c", "1"],
+    ),
+    # issue #19 item 6: deadline, logs, causes, cleanup
+    Case(
+        area="executor",
+        fault="a rank returns an unpicklable value (a lock): named, not 'died without reporting'",
+        setup=_SETUP,
+        code=_TD + _PATH + "td.launch(jobs.lock, 2, timeout=60).raise_on_failure()",
+        timeout=60,
+    ),
+    Case(
+        area="executor",
+        fault="launch with init_method tcp://256.1.1.1:29500 (not an IP address): refused before ranks start",
+        code=_TD + "td.launch(td.collectives_job, 2, init_method='tcp://256.1.1.1:29500', timeout=60)",
+        timeout=15,
+    ),
+    Case(
+        area="executor",
+        fault="launch with an unresolvable host (tcp://no-such-host.invalid:29500)",
+        code=_TD + "td.launch(td.collectives_job, 2, init_method='tcp://no-such-host.invalid:29500', timeout=60)",
+        timeout=15,
+    ),
+    Case(
+        area="executor",
+        fault="launch with a host that is not this machine's (tcp://192.0.2.1:29500, TEST-NET-1)",
+        code=_TD + "td.launch(td.collectives_job, 2, init_method='tcp://192.0.2.1:29500', timeout=60)",
+        timeout=15,
+    ),
+    Case(
+        area="executor",
+        fault="ranks print gloo's own '[Gloo] Rank ... connected' lines: dropped unless verbose=True",
+        setup=_SETUP,
+        code=_TD + _PATH + "import subprocess, sys\n"
+        "src = 'import os, sys; sys.path.insert(0, os.getcwd()); import jobs; from gcsim import executor as td; '\n"
+        "run = lambda v: subprocess.run([sys.executable, '-c', src + f'td.launch(jobs.noisy, 2, verbose={v})'],"
+        " capture_output=True, text=True, timeout=120).stderr.count('[Gloo]')\n"
+        "quiet, loud = run(False), run(True)\n"
+        "assert (quiet, loud) == (0, 2), (quiet, loud)\n"
+        "print('gloo lines: 0 by default, 2 with verbose=True')",
+        expect="ok",
+        timeout=120,
+    ),
+    Case(
+        area="executor",
+        fault="a SIGKILLed launcher's rendezvous folder: removed by the next launch",
+        setup=_SETUP,
+        code=_TD + _PATH + "import json, subprocess, sys, tempfile, time\n"
+        "tmp = os.path.abspath('tmp'); os.makedirs(tmp)\n"
+        "src = 'import os, sys; sys.path.insert(0, os.getcwd()); import jobs; from gcsim import executor as td; '\n"
+        "p = subprocess.Popen([sys.executable, '-c', src + 'td.launch(jobs.stall, 2, timeout=300)'],"
+        " env=dict(os.environ, TMPDIR=tmp))\n"
+        "end = time.time() + 60\n"
+        "while not [n for n in os.listdir(tmp) if n.startswith('gcsim-rdzv-')] and time.time() < end: time.sleep(0.2)\n"
+        "time.sleep(1); p.kill(); p.wait()\n"
+        "left = [n for n in os.listdir(tmp) if n.startswith('gcsim-rdzv-')]\n"
+        "tempfile.tempdir = tmp\n"
+        "assert td.launch(td.collectives_job, 1, ({'d': 1, 'seed': 0, 'dtype': 'float32', 'algorithms': [], "
+        "'designs': {}, 'repeats': 1, 'warmup': 0, 'return_outputs': False},), timeout=60).ok\n"
+        "now = [n for n in os.listdir(tmp) if n.startswith('gcsim-rdzv-')]\n"
+        "assert len(left) == 1 and not now, (left, now)\n"
+        "print('left by the killed launcher:', len(left), '; after the next launch:', len(now))",
+        expect="ok",
+        timeout=120,
+    ),
+    Case(
+        area="executor",
+        fault="gcsim run-gc --d 1000000000000: refused before any rank starts",
+        argv=["run-gc", "--design", "bibd:7,3,1", "--d", "1000000000000"],
+        timeout=30,
+    ),
+    Case(
+        area="executor",
+        fault="run_collectives with d = 10**12 (N x d gradients per rank): refused before any rank starts",
+        code=_TD + "td.run_collectives(4, 10**12)",
+        timeout=30,
     ),
 ]
