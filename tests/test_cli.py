@@ -22,9 +22,12 @@ def test_help_lists_commands_with_examples(capsys):
         assert word in out
 
 
-def test_no_command_prints_help_and_exits_2(capsys):
-    code, out, _ = run(capsys)
-    assert code == 2 and "usage" in out
+def test_no_command_prints_a_short_usage_on_stderr_and_exits_2(capsys):
+    """`gcsim` alone printed the whole 46-line help on stdout (#19 item 7): now two lines on stderr."""
+    code, out, err = run(capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("usage: gcsim ") and len(err.splitlines()) <= 3
+    assert "gcsim: error: a command is required" in err
 
 
 def test_construct_bibd_json(capsys):
@@ -65,7 +68,7 @@ def test_exists_json(capsys, argv, expected):
     [
         (["construct", "bibd", "7", "8", "1"], "k"),  # k > v
         (["construct", "bibd", "43", "7", "1"], "Bruck"),  # impossible
-        (["construct", "bibd", "7"], "takes parameters"),  # too few numbers
+        (["construct", "bibd", "7"], "bibd takes 2 to 3 parameters (bibd V K [LAM]), got 1"),  # too few numbers
         (["construct", "coset", "12", "2", "5"], "prime power"),  # k not a prime power
         (["exists", "coset", "27", "2", "5"], "invalid choice"),
     ],

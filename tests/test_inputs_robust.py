@@ -22,6 +22,7 @@ import resource
 import signal
 import sys
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pytest
@@ -586,3 +587,368 @@ def test_bibd_existence_with_huge_lambda_or_k_is_instant(params, expected):
     assert admissible == expected
     with guarded(20):
         assert gcsim.bibd(v, k, lam, existence=True) is expected
+
+
+# ----------------------------------------------------------------------------- every public bool parameter (#19)
+
+
+def public_bool_parameters() -> set[tuple[str, str]]:
+    """``(qualified name, parameter)`` of every parameter annotated ``bool`` in the public API.
+
+    Public: a function or class named in a public module's ``__all__`` (with a class's public
+    methods and its constructor); modules, classes and functions without a leading underscore.
+    """
+    import importlib
+    import inspect
+    import pkgutil
+
+    found: set[tuple[str, str]] = set()
+    for info in pkgutil.walk_packages(gcsim.__path__, "gcsim."):
+        if any(part.startswith("_") for part in info.name.split(".")[1:]):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional dependency (torch, dask) is missing
+            continue
+        for attr in getattr(module, "__all__", []):
+            obj = getattr(module, attr, None)
+            targets = []
+            if inspect.isfunction(obj):
+                targets.append(obj)
+            elif inspect.isclass(obj):
+                targets.append(obj)
+                for key, member in vars(obj).items():
+                    if isinstance(member, (staticmethod, classmethod)):
+                        member = member.__func__
+                    if not key.startswith("_") and inspect.isfunction(member):
+                        targets.append(member)
+            for target in targets:
+                qual = f"{getattr(target, '__module__', '')}.{target.__qualname__}"
+                if not qual.startswith("gcsim.") or any(part.startswith("_") for part in qual.split(".")):
+                    continue
+                try:
+                    parameters = inspect.signature(target).parameters.values()
+                except (TypeError, ValueError):
+                    continue
+                found |= {(qual, p.name) for p in parameters if p.annotation in (bool, "bool", "bool | None")}
+    return found
+
+
+#: parameters that are not arguments a user passes: result records gcsim fills in itself, the
+#: CLI's own helpers (called with literals by the commands), internal protocol hooks
+BOOL_EXEMPT = {
+    "gcsim.coding.bounds.WorstCaseResult": "a result record (filled in by worst_case_bound)",
+    "gcsim.coding.evaluate.ExpectedErrorResult": "a result record (filled in by expected_error)",
+    "gcsim.coding.evaluate.WorstCaseErrorResult": "a result record (filled in by worst_case_error)",
+    "gcsim.combinatorics.coset.InvertibilityCertificate": "a result record (filled in by the certificate check)",
+    "gcsim.combinatorics.srg_feasibility.SRGCondition": "a result record (holds is True/False/None by design)",
+    "gcsim.combinatorics.srg_feasibility.SRGFeasibility": "a result record (filled in by srg_feasibility)",
+    "gcsim.executor.launcher.LaunchResult": "a result record (filled in by launch)",
+    "gcsim.learning.unbiased.UnbiasednessResult": "a result record (filled in by the unbiasedness test)",
+    "gcsim.executor.ddp_hook.CerarHookState": "the hook's state, built by register_cerar_hook (which checks overlap)",
+    "gcsim.combinatorics.base.require": "an assertion helper: its condition is any truth value gcsim computed",
+    "gcsim.cerar.ring.RollTransport.close": "transport protocol, called by the ring engine itself",
+    "gcsim.executor.collectives.RingTransport.close": "transport protocol, called by the ring engine itself",
+    "gcsim.cerar.ring.strip": "a ring kernel, reached through simulate / the executors",
+    "gcsim.cerar.ring.run_ring": "a ring kernel, reached through simulate / the executors",
+    "gcsim.coding.kernels.errors_for_group": "an evaluator kernel, reached through optimal_error & co.",
+    "gcsim.coding.kernels.optimal_errors": "an evaluator kernel, reached through optimal_error & co.",
+    "gcsim.app.common.check_input_path": "a CLI helper, called with literals by the commands",
+    "gcsim.app.common.float_arg": "a CLI helper, called with literals by the commands",
+    "gcsim.app.specs.FamilySpec.build": "a CLI helper, called with literals by the commands",
+    "gcsim.app.specs.check_family_params": "a CLI helper, called with literals by the commands",
+    "gcsim.app.specs.family_form": "a CLI helper, called with literals by the commands",
+    "gcsim.app.stages.training.run_training_stage": "a reproduce stage, called by run_reproduce (which checks)",
+}
+
+
+def _bool_fixtures():
+    from gcsim.coding.schemes import encode
+    from gcsim.coding.stragglers import straggler_model
+
+    design = gcsim.bibd(7, 3, 1)
+    scheme = encode(design, 2, "rd", seed=0)
+    mask = np.ones(7, dtype=bool)
+    mask[0] = False
+    return design, scheme, straggler_model("fixed", 7, s=1), mask
+
+
+def bool_calls(tmp) -> dict[tuple[str, str], Any]:
+    """A call per public bool parameter: ``call(value)`` passes ``value`` to it and valid arguments elsewhere."""
+    from gcsim.advisor import advise
+    from gcsim.advisor.advice import pareto_point
+    from gcsim.advisor.candidates import Question
+    from gcsim.app.catalogue_report import catalogue_table
+    from gcsim.app.reproduce import run_reproduce
+    from gcsim.catalogue.named import build_family
+    from gcsim.catalogue.objects import export_object, load_object
+    from gcsim.catalogue.sweeps import verify_catalogue_bounds
+    from gcsim.cerar import design as cerar_design
+    from gcsim.cerar.export import export_design
+    from gcsim.cerar.optimize import optimized_design
+    from gcsim.cerar.pareto import pareto_front
+    from gcsim.cerar.protocol import simulate
+    from gcsim.coding import bounds
+    from gcsim.coding.decoder_table import decoder_table
+    from gcsim.coding.delays import arrival_rule, delay_model, expected_decode_time
+    from gcsim.coding.evaluate import (
+        expected_error,
+        fixed_decoder_error,
+        optimal_error,
+        optimal_error_all,
+        worst_case_error,
+    )
+    from gcsim.coding.experiments import InstanceSpec, error_curves, named_experiments
+    from gcsim.coding.partial import partial_error, partial_error_all, partial_scheme
+    from gcsim.coding.sweeps import expected_error_sweep
+    from gcsim.coding.verify import verify_bounds
+    from gcsim.combinatorics.bibd import buildable_bibds
+    from gcsim.combinatorics.biregular import biregular_from_assignment
+    from gcsim.combinatorics.coset import coset_graph
+    from gcsim.combinatorics.families import register_family
+    from gcsim.combinatorics.srg_graph import StronglyRegularGraph
+    from gcsim.combinatorics.srg_sporadic import petersen_graph
+    from gcsim.io.bundle import save_bundle
+    from gcsim.learning.datasets import load_digits, load_mnist, write_idx
+    from gcsim.learning.train import CodeSpec, WallClockModel
+    from gcsim.sweep import run_sweep
+
+    design, scheme, model, mask = _bool_fixtures()
+    pet = petersen_graph()
+    A = design.assignment
+    cd = cerar_design(3, 3, "exact")
+    g = np.ones((3, 4))
+    ps = partial_scheme(gcsim.srg(10, 3, 0, 1), 1, "rd", seed=0)  # closed: worker i owns part i
+    mask10 = np.ones(10, dtype=bool)
+    mask10[0] = False
+    report = verify_bounds(scheme, model, samples=20, seed=0, progress=False)
+    table = decoder_table(scheme, s_max=1)
+    spec = named_experiments()[0]
+    row = {"error": 0.0, "communication": 1.0, "data_fraction": 0.5, "time": 1.0}
+    digits = tmp / "digits.npz"
+    np.savez(
+        digits,
+        x_train=np.zeros((4, 2, 2), np.uint8),
+        y_train=np.arange(4, dtype=np.uint8),
+        x_test=np.zeros((2, 2, 2), np.uint8),
+        y_test=np.arange(2, dtype=np.uint8),
+    )
+    exported = export_object(design, tmp / "cat", name="fano")
+    adv = advise(7, 3, 1, model, families=["bibd"], samples=100, progress=False)
+    fam = None
+    try:
+        from gcsim.combinatorics.families import registered_families
+
+        fam = next(iter(registered_families("bibd")))
+    except (ImportError, StopIteration):
+        pass
+    return {
+        ("gcsim.advisor.advice.Advice.export", "overwrite"): lambda x: adv.export(tmp / "adv", overwrite=x),
+        ("gcsim.advisor.advice.pareto_point", "with_time"): lambda x: pareto_point(row, x),
+        ("gcsim.advisor.candidates.Question", "relax_load"): lambda x: Question(7, 3, 1, model, relax_load=x),
+        ("gcsim.advisor.core.advise", "progress"): lambda x: advise(7, 3, 1, model, families=["bibd"], progress=x),
+        ("gcsim.advisor.core.advise", "relax_load"): lambda x: advise(
+            7, 3, 1, model, families=["bibd"], progress=False, relax_load=x
+        ),
+        ("gcsim.app.catalogue_report.catalogue_table", "export"): lambda x: catalogue_table(tmp / "c1", export=x),
+        ("gcsim.app.catalogue_report.catalogue_table", "force"): lambda x: catalogue_table(tmp / "c2", force=x),
+        ("gcsim.app.reproduce.run_reproduce", "full"): lambda x: run_reproduce(
+            tmp / "r1", full=x, progress=False, stages=["catalogue"]
+        ),
+        ("gcsim.app.reproduce.run_reproduce", "force"): lambda x: run_reproduce(
+            tmp / "r2", force=x, progress=False, stages=["catalogue"]
+        ),
+        ("gcsim.app.reproduce.run_reproduce", "progress"): lambda x: run_reproduce(
+            tmp / "r3", progress=x, stages=["catalogue"]
+        ),
+        ("gcsim.catalogue.named.build_family", "existence"): lambda x: build_family("bibd", [7, 3], existence=x),
+        ("gcsim.catalogue.objects.export_object", "overwrite"): lambda x: export_object(
+            design, tmp / "cat2", overwrite=x
+        ),
+        ("gcsim.catalogue.objects.load_object", "verify"): lambda x: load_object(exported, verify=x),
+        ("gcsim.catalogue.sweeps.verify_catalogue_bounds", "progress"): lambda x: verify_catalogue_bounds(
+            ["petersen"], stragglers=[1], samples=10, draws=2, progress=x
+        ),
+        ("gcsim.cerar.export.export_design", "overwrite"): lambda x: export_design(cd, tmp / "cerar", overwrite=x),
+        ("gcsim.cerar.optimize.optimized_design", "progress"): lambda x: optimized_design(3, 4, max_iter=1, progress=x),
+        ("gcsim.cerar.optimize.optimized_design", "verbose"): lambda x: optimized_design(
+            3, 4, max_iter=1, progress=False, verbose=x
+        ),
+        ("gcsim.cerar.pareto.pareto_front", "progress"): lambda x: pareto_front(3, 4, [5.0], max_iter=1, progress=x),
+        ("gcsim.cerar.pareto.pareto_front", "return_designs"): lambda x: pareto_front(
+            3, 4, [5.0], max_iter=1, progress=False, return_designs=x
+        ),
+        ("gcsim.cerar.exact.vandermonde_limit", "kappa"): lambda x: _vandermonde_limit(x),
+        ("gcsim.cerar.protocol.simulate", "record"): lambda x: simulate(cd, g, record=x),
+        ("gcsim.cerar.protocol.simulate", "warn"): lambda x: simulate(cd, g, warn=x),
+        ("gcsim.coding.bounds.arrival_decoder_mean_error", "exact"): lambda x: bounds.arrival_decoder_mean_error(
+            A, 1, exact=x
+        ),
+        ("gcsim.coding.bounds.bibd_naive_error", "exact"): lambda x: bounds.bibd_naive_error(7, 3, 1, 1, 1, exact=x),
+        ("gcsim.coding.bounds.bibd_optimal_error_m1", "exact"): lambda x: bounds.bibd_optimal_error_m1(
+            7, 3, 1, 1, exact=x
+        ),
+        ("gcsim.coding.bounds.diagonal_dominance_upper_bound", "normalized"): lambda x: (
+            bounds.diagonal_dominance_upper_bound(scheme, mask, normalized=x)
+        ),
+        ("gcsim.coding.bounds.ns_estimator_variance", "padded"): lambda x: bounds.ns_estimator_variance(
+            scheme, 0.1, np.ones((7, 2)), padded=x
+        ),
+        ("gcsim.coding.bounds.rd_estimator_variance", "padded"): lambda x: bounds.rd_estimator_variance(
+            A, 2, 0.1, np.ones((7, 2)), padded=x
+        ),
+        ("gcsim.coding.bounds.rd_upper_bound", "normalized"): lambda x: bounds.rd_upper_bound(A, 2, mask, normalized=x),
+        ("gcsim.coding.bounds.spectral_rd_upper_bound", "normalized"): lambda x: bounds.spectral_rd_upper_bound(
+            A, 2, 1, normalized=x
+        ),
+        ("gcsim.coding.bounds.spectral_upper_bound", "normalized"): lambda x: bounds.spectral_upper_bound(
+            A, 1, normalized=x
+        ),
+        ("gcsim.coding.bounds.srg_rd_upper_bound", "include_self"): lambda x: bounds.srg_rd_upper_bound(
+            10, 3, 0, 1, 2, 1, include_self=x
+        ),
+        ("gcsim.coding.decoder_table.DecoderTable.export", "overwrite"): lambda x: table.export(tmp / "t", overwrite=x),
+        ("gcsim.coding.delays.expected_decode_time", "keep_values"): lambda x: expected_decode_time(
+            delay_model("shifted-exponential", 3, shift=1, rate=1), arrival_rule("first", s=1), keep_values=x
+        ),
+        ("gcsim.coding.evaluate.expected_error", "keep_values"): lambda x: expected_error(
+            scheme, model, progress=False, keep_values=x
+        ),
+        ("gcsim.coding.evaluate.expected_error", "normalized"): lambda x: expected_error(
+            scheme, model, progress=False, normalized=x
+        ),
+        ("gcsim.coding.evaluate.expected_error", "progress"): lambda x: expected_error(scheme, model, progress=x),
+        ("gcsim.coding.evaluate.fixed_decoder_error", "normalized"): lambda x: fixed_decoder_error(
+            scheme, mask, normalized=x
+        ),
+        ("gcsim.coding.evaluate.optimal_error", "normalized"): lambda x: optimal_error(
+            scheme, mask, progress=False, normalized=x
+        ),
+        ("gcsim.coding.evaluate.optimal_error", "progress"): lambda x: optimal_error(scheme, mask, progress=x),
+        ("gcsim.coding.evaluate.optimal_error_all", "normalized"): lambda x: optimal_error_all(
+            scheme, 1, progress=False, normalized=x
+        ),
+        ("gcsim.coding.evaluate.optimal_error_all", "progress"): lambda x: optimal_error_all(scheme, 1, progress=x),
+        ("gcsim.coding.evaluate.worst_case_error", "normalized"): lambda x: worst_case_error(
+            scheme, 1, progress=False, normalized=x
+        ),
+        ("gcsim.coding.evaluate.worst_case_error", "progress"): lambda x: worst_case_error(scheme, 1, progress=x),
+        ("gcsim.coding.experiments.InstanceSpec", "exact_family"): lambda x: InstanceSpec(
+            spec.name, spec.title, spec.assignment, spec.m, spec.schemes, spec.s_values, spec.p_values, exact_family=x
+        ),
+        ("gcsim.coding.experiments.error_curves", "progress"): lambda x: error_curves(
+            spec, samples=2, seeds=1, progress=x
+        ),
+        ("gcsim.coding.experiments.named_experiments", "full"): lambda x: named_experiments(full=x),
+        ("gcsim.coding.partial.partial_error", "normalized"): lambda x: partial_error(ps, mask10, normalized=x),
+        ("gcsim.coding.partial.partial_error_all", "normalized"): lambda x: partial_error_all(ps, 1, normalized=x),
+        ("gcsim.coding.sweeps.expected_error_sweep", "normalized"): lambda x: expected_error_sweep(
+            scheme, model, samples=200, chunk=100, progress=False, normalized=x
+        ),
+        ("gcsim.coding.sweeps.expected_error_sweep", "progress"): lambda x: expected_error_sweep(
+            scheme, model, samples=200, chunk=100, progress=x
+        ),
+        ("gcsim.coding.verify.BoundCheck.to_dict", "include_values"): lambda x: report.checks[0].to_dict(x),
+        ("gcsim.coding.verify.BoundReport.to_dict", "include_values"): lambda x: report.to_dict(x),
+        ("gcsim.coding.verify.verify_bounds", "progress"): lambda x: verify_bounds(
+            scheme, model, samples=20, progress=x
+        ),
+        ("gcsim.combinatorics.bibd.bibd", "existence"): lambda x: gcsim.bibd(7, 3, 1, existence=x),
+        ("gcsim.combinatorics.bibd.buildable_bibds", "progress"): lambda x: buildable_bibds(15, progress=x),
+        ("gcsim.combinatorics.biregular.biregular_from_assignment", "require_connected"): lambda x: (
+            biregular_from_assignment(A, require_connected=x)
+        ),
+        ("gcsim.combinatorics.coset.coset_graph", "require_invertible"): lambda x: coset_graph(
+            27, 2, 5, require_invertible=x
+        ),
+        ("gcsim.combinatorics.families.register_family", "replace"): lambda x: register_family(fam, replace=x),
+        ("gcsim.combinatorics.srg.srg", "closed"): lambda x: gcsim.srg(10, 3, 0, 1, closed=x),
+        ("gcsim.combinatorics.srg.srg", "existence"): lambda x: gcsim.srg(10, 3, 0, 1, existence=x),
+        ("gcsim.combinatorics.srg_graph.StronglyRegularGraph", "closed"): lambda x: StronglyRegularGraph(
+            pet.adjacency, pet.params, "p", closed=x
+        ),
+        ("gcsim.combinatorics.srg_graph.StronglyRegularGraph.to_networkx", "incidence"): lambda x: pet.to_networkx(
+            incidence=x
+        ),
+        ("gcsim.combinatorics.srg_graph.StronglyRegularGraph.with_closed", "closed"): lambda x: pet.with_closed(x),
+        ("gcsim.executor.ddp_hook.register_cerar_hook", "overlap"): lambda x: _register_hook(cd, x),
+        ("gcsim.executor.experiments.run_collectives", "return_outputs"): lambda x: _run_collectives(x),
+        ("gcsim.executor.launcher.launch", "verbose"): lambda x: _launch(x),
+        ("gcsim.io.bundle.save_bundle", "overwrite"): lambda x: save_bundle(
+            tmp / "b", {"a": np.zeros(2)}, {}, overwrite=x
+        ),
+        ("gcsim.learning.datasets.load_digits", "standardized"): lambda x: load_digits(standardized=x),
+        ("gcsim.learning.datasets.load_mnist", "standardized"): lambda x: load_mnist(digits, standardized=x),
+        ("gcsim.learning.datasets.write_idx", "compress"): lambda x: write_idx(
+            tmp / "x.idx", np.zeros(3, np.uint8), compress=x
+        ),
+        ("gcsim.learning.ddp_cerar.ddp_cerar_experiment", "record"): lambda x: _ddp_experiment(cd, x),
+        ("gcsim.learning.train.CodeSpec", "redraw"): lambda x: CodeSpec("c", A, redraw=x),
+        ("gcsim.learning.train.WallClockModel", "shared_link"): lambda x: WallClockModel(shared_link=x),
+        ("gcsim.sweep.run_sweep", "progress"): lambda x: run_sweep(abs, [1, 2], progress=x),
+    }
+
+
+def _vandermonde_limit(kappa):
+    from gcsim.cerar.exact import vandermonde_limit
+
+    return vandermonde_limit(4, [6], dtypes=("float64",), kappa=kappa)
+
+
+def _register_hook(design, overlap):
+    torch = pytest.importorskip("torch")
+    from gcsim.executor.ddp_hook import register_cerar_hook
+
+    return register_cerar_hook(torch.nn.Linear(2, 2), design, overlap=overlap)
+
+
+def _run_collectives(value):
+    from gcsim.executor.experiments import run_collectives
+
+    return run_collectives(3, 8, algorithms=["ring"], timeout=30, return_outputs=value)
+
+
+def _launch(value):
+    from gcsim.executor.launcher import launch
+
+    return launch(abs, 2, timeout=30, verbose=value)
+
+
+def _ddp_experiment(design, value):
+    from gcsim.learning.ddp_cerar import ddp_cerar_experiment
+
+    return ddp_cerar_experiment({"cerar": design}, N=3, steps=1, eval_every=1, timeout=60, record=value)
+
+
+def test_every_public_bool_parameter_has_a_call_or_a_reason(tmp_path):
+    """Enumerated from the signatures: a new bool parameter needs a call here (or a stated reason)."""
+    enumerated = public_bool_parameters()
+    assert len(enumerated) > 80  # the walk found the API (it did not silently skip modules)
+    calls = {k for k in bool_calls(tmp_path) if isinstance(k, tuple)}
+    exempt = {(q, p) for q, p in enumerated if q in BOOL_EXEMPT}
+    assert enumerated - exempt - calls == set(), "give these a call in bool_calls (or a reason in BOOL_EXEMPT)"
+    assert calls - enumerated == set(), "calls for parameters that are no longer public bools"
+    assert set(BOOL_EXEMPT) <= {q for q, _ in enumerated}, "reasons for names that no longer exist"
+
+
+@pytest.fixture(scope="module")
+def _calls(tmp_path_factory):
+    return bool_calls(tmp_path_factory.mktemp("bools"))
+
+
+@pytest.mark.parametrize("value", ["yes", "no", 1, 0])
+def test_every_public_bool_parameter_refuses_a_non_bool(value, _calls):
+    """``normalized='yes'``, ``normalized=1``, ``progress='no'``: refused naming the parameter, before any work."""
+    accepted = []
+    for (qual, name), call in ((k, c) for k, c in _calls.items() if isinstance(k, tuple)):
+        try:
+            with deadline(30):
+                call(value)
+        except InvalidArgumentError as exc:
+            if not str(exc).startswith(f"{name}: must be True or False"):
+                accepted.append((qual, name, f"another error first: {exc}"))
+        except pytest.skip.Exception:
+            continue
+        else:
+            accepted.append((qual, name, "accepted"))
+    assert accepted == []

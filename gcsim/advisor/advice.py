@@ -564,6 +564,7 @@ def ranking_key(row: Mapping[str, Any], objective: tuple[str, ...], exact_tol: f
 
 def pareto_point(row: Mapping[str, Any], with_time: bool, exact_tol: float = 1e-12) -> tuple[float, ...]:
     """The minimized coordinates of a row: error, communication, data fraction and, with links, time."""
+    with_time = check_bool("with_time", with_time)
     crit = ("error", "communication", "data", "time") if with_time else ("error", "communication", "data")
     return tuple(_value(row, c, exact_tol) for c in crit)
 

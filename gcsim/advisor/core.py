@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._validation import check_int, check_real
+from .._validation import check_bool, check_int, check_real
 from ..coding.schemes import Scheme
 from ..coding.straggler_base import StragglerModel
 from ..errors import InvalidArgumentError
@@ -185,6 +185,8 @@ def advise(
     >>> adv.rows[0]["error"] < 1e-20, adv.rows[0]["pareto"]
     (True, True)
     """
+    progress = check_bool("progress", progress)
+    relax_load = check_bool("relax_load", relax_load)
     n = check_int("workers", workers, minimum=2)
     load = check_load(load)
     m = check_int("m", m, minimum=1)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_bool
 from ..catalogue.named import NAMED_INSTANCES
 from ..catalogue.objects import export_object, load_object
 from ..errors import CatalogueError, InvalidArgumentError
@@ -35,6 +36,8 @@ def catalogue_table(
     rewrites them; never into an installed gcsim package).  Each file is written where
     :func:`gcsim.app.common.output_path` allows (``flag`` names the folder in its refusals).
     """
+    export = check_bool("export", export)
+    force = check_bool("force", force)
     directory = packaged_catalogue() if directory is None else Path(directory)
     if (export or force) and inside_installed_package(directory):
         raise InvalidArgumentError(

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .._validation import check_int
+from .._validation import check_bool, check_int
 from ..errors import InvalidArgumentError
 from ..io.manifest import (
     FileRefusedError,
@@ -202,6 +202,9 @@ def run_reproduce(
     workers : int, optional
         Worker processes of the ``"local"`` cluster (default: the CPU count).
     """
+    full = check_bool("full", full)
+    force = check_bool("force", force)
+    progress = check_bool("progress", progress)
     out = check_folder("out", out)
     if stages is not None and (isinstance(stages, str) or not all(isinstance(s, str) for s in stages)):
         raise InvalidArgumentError("stage", f"must be a list of stage names, got {stages!r}")

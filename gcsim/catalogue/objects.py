@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_bool
 from ..errors import CatalogueError, InvalidArgumentError
 from ..io.bundle import (
     BUNDLE_FORMAT,
@@ -109,6 +110,7 @@ def export_object(
     >>> load_object(f"{folder}/bibd/fano").params
     BIBDParams(v=7, b=7, r=3, k=3, lam=1)
     """
+    overwrite = check_bool("overwrite", overwrite)
     for attr in ("verify", "to_arrays", "bundle_metadata", "params"):
         if not hasattr(obj, attr):
             raise InvalidArgumentError("obj", f"must be a gcsim object of a catalogue kind (no .{attr})")
@@ -157,6 +159,7 @@ def load_object(path: str | Path, *, verify: bool = True, max_bytes: int = DEFAU
         expected; an object that does not verify; parameters or a seed claim that the arrays
         do not match.
     """
+    verify = check_bool("verify", verify)
     stored, manifest = load_bundle(path, max_bytes=max_bytes)
     meta = manifest["metadata"]
     kind = meta.get("kind")

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_bool
 from .._version import __version__
 from ..errors import CatalogueError, InvalidArgumentError
 from ..io.bundle import DEFAULT_MAX_BYTES, check_bundle_name, load_bundle, save_bundle
@@ -103,6 +104,7 @@ def export_design(
     >>> bool(np.array_equal(e.encoders, d.encoders)), e.method
     (True, 'perturbation')
     """
+    overwrite = check_bool("overwrite", overwrite)
     if not isinstance(design, CerarDesign):
         raise InvalidArgumentError("design", f"must be a CerarDesign, got {type(design).__name__}")
     if name is None:

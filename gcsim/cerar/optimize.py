@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
-from .._validation import check_int, check_real
+from .._validation import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError, SolverError
 from .constructions import exact_design, perturbation_design, vandermonde_design
 from .design import CerarDesign
@@ -997,6 +997,8 @@ def optimized_design(
     >>> e.metadata["start"], e.metadata["stop_reason"], e.metadata["frobenius"] == 0.0
     ('exact', 'zero objective', True)
     """
+    progress = check_bool("progress", progress)
+    verbose = check_bool("verbose", verbose)
     t0 = time.perf_counter()
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)

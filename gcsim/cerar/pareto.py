@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
-from .._validation import check_int, check_real
+from .._validation import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError, SolverError
 from ..sweep import check_scheduler, run_sweep, sweep_client
 from .design import CerarDesign
@@ -216,6 +216,8 @@ def pareto_front(
     >>> sorted(set(t.family)), int((t.family == "optimized").sum())
     (['optimized', 'perturbation', 'vandermonde'], 1)
     """
+    progress = check_bool("progress", progress)
+    return_designs = check_bool("return_designs", return_designs)
     require("pandas", "plots", "gcsim.cerar.pareto.pareto_front")
     import pandas as pd  # optional dependency: only the sweep's table needs it
 

@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_bool
 from ..errors import InvalidArgumentError
 from ..limits import array_shape, check_entries
 from .design import CerarDesign
@@ -272,6 +273,8 @@ def simulate(
     >>> res.rounds, res.bytes_sent.tolist(), res.packet_size
     (3, [48, 48, 48], 2)
     """
+    record = check_bool("record", record)
+    warn = check_bool("warn", warn)
     design = _check_design(design)
     N, c, L = design.N, design.c, design.L
     # the logical size (a zero-stride view counts every entry), before the float64 copy

@@ -59,7 +59,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from .. import limits
-from .._validation import check_dense_size, check_int, check_probability, check_real
+from .._validation import check_bool, check_dense_size, check_int, check_probability, check_real
 from ..errors import InvalidArgumentError, SizeLimitError, VerificationError
 from ..limits import array_shape, check_entries, check_npy_file
 from .straggler_base import StragglerModel, rng_from_seed
@@ -1080,6 +1080,7 @@ def expected_decode_time(
     >>> abs(exact.mean - quad.mean) < 1e-8, exact.method, quad.method
     (True, 'exact', 'quad')
     """
+    keep_values = check_bool("keep_values", keep_values)
     if isinstance(model, DelayStragglerModel):
         if rule is not None:
             raise InvalidArgumentError("rule", "the DelayStragglerModel carries its rule; omit rule=")

@@ -75,7 +75,7 @@ from typing import Any
 import numpy as np
 
 from .. import _html
-from .._validation import check_count, check_finite_array, check_int, check_mask, check_real
+from .._validation import check_bool, check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from ..limits import array_shape, check_entries
 from .decoders import arrival_scale, bernoulli_rescaled, best_scale
@@ -228,6 +228,8 @@ def optimal_error(
     >>> optimal_error(sch, [[1, 1, 0], [0, 0, 0]]).round(12).tolist()
     [0.333333333333, 3.0]
     """
+    normalized = check_bool("normalized", normalized)
+    progress = check_bool("progress", progress)
     method = _check_method(method)
     rtol = check_rtol(rtol, method)
     ctx = eval_context(scheme)
@@ -270,6 +272,8 @@ def optimal_error_all(
     >>> optimal_error_all(sch, 1).tolist()
     [1.0, 1.0, 1.0]
     """
+    normalized = check_bool("normalized", normalized)
+    progress = check_bool("progress", progress)
     method = _check_method(method)
     rtol = check_rtol(rtol, method)
     ctx = eval_context(scheme)
@@ -336,6 +340,7 @@ def fixed_decoder_error(
     >>> fixed_decoder_error(sch, [True, True], rescale=0.5)
     0.5
     """
+    normalized = check_bool("normalized", normalized)
     ctx = eval_context(scheme)
     X = getattr(scheme, "decoder", None) if decoder is None else decoder
     if X is None:
@@ -641,6 +646,9 @@ def expected_error(
     >>> round(expected_error(sch, straggler_model("bernoulli", 3, p=0.2)).mean, 12)
     0.6
     """
+    keep_values = check_bool("keep_values", keep_values)
+    normalized = check_bool("normalized", normalized)
+    progress = check_bool("progress", progress)
     if not isinstance(model, StragglerModel):
         raise InvalidArgumentError("model", "must be a straggler model (see straggler_model)")
     exact_limit = check_int("exact_limit", exact_limit, minimum=0)
@@ -933,6 +941,8 @@ def worst_case_error(
     >>> round(res.value, 12), res.method, res.stragglers.tolist()
     (1.0, 'exact', [0, 1])
     """
+    normalized = check_bool("normalized", normalized)
+    progress = check_bool("progress", progress)
     method = _check_method(method)
     ctx = eval_context(scheme)
     n = ctx.n

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._optional import extra_imports, require
 from .._plotting import curve_styles, floor_label, legend_below, legend_under, log_floor, new_figure, plot_floored, save
-from .._validation import check_int
+from .._validation import check_bool, check_int
 from ..combinatorics.bibd import bibd
 from ..combinatorics.biregular import biregular_graph
 from ..combinatorics.coset import coset_graph
@@ -79,6 +79,9 @@ class InstanceSpec:
     p_values: Sequence[float]
     exact_family: bool = True
 
+    def __post_init__(self) -> None:
+        self.exact_family = check_bool("exact_family", self.exact_family)
+
 
 def _mean_ci(values: np.ndarray) -> tuple[float, float, float]:
     values = np.asarray(values, dtype=float)
@@ -109,6 +112,7 @@ def error_curves(
     DataFrame with columns ``instance, sweep ("s" | "p"), x, curve, kind
     ("scheme" | "baseline" | "lower" | "upper"), mean, ci_low, ci_high, samples``.
     """
+    progress = check_bool("progress", progress)
     samples = check_int("samples", samples, minimum=1)
     seeds = check_int("seeds", seeds, minimum=1)
     A = np.asarray(spec.assignment)
@@ -249,6 +253,7 @@ def _srg_assignment(v: int, k: int, lam: int, mu: int) -> np.ndarray:
 def named_experiments(*, full: bool = False) -> list[InstanceSpec]:
     """The experiments of the write-up: (a) PG(2,9) RD(0), (b) coset (27,2,5) RD(0.1) vs RD(0),
     (c) bi-regular (40,20,3,6) NS, (d) Paley(25) SRG RD(0); all with m = 2."""
+    full = check_bool("full", full)
     step = 5 if full else 10
     p_values = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5] if not full else list(np.round(np.arange(0, 0.61, 0.05), 2))
     m = 2

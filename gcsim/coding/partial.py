@@ -32,7 +32,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from .. import _html
-from .._validation import check_binary_matrix, check_count, check_int, check_mask
+from .._validation import check_binary_matrix, check_bool, check_count, check_int, check_mask
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
 from ..limits import array_shape, check_entries
 from .decoders import optimal_decoder
@@ -409,6 +409,7 @@ def partial_error(
     >>> partial_error(ps, [[True, True, True], [True, False, False], [False, False, False]]).tolist()
     [0.0, 1.0, 3.0]
     """
+    normalized = check_bool("normalized", normalized)
     if not isinstance(ps, PartialScheme):
         raise InvalidArgumentError("ps", "must be a PartialScheme (see partial_scheme)")
     check_entries("nonstragglers", array_shape(nonstragglers), "a batch of straggler masks")  # before any copy
@@ -441,6 +442,7 @@ def partial_error_all(ps: PartialScheme, s: int, *, normalized: bool = False, me
     >>> partial_error_all(partial_scheme(A, 1, "naive"), 2).tolist()   # one worker left: its own part + one coded
     [1.0, 1.0, 1.0]
     """
+    normalized = check_bool("normalized", normalized)
     if not isinstance(ps, PartialScheme):
         raise InvalidArgumentError("ps", "must be a PartialScheme (see partial_scheme)")
     s = check_int("s", s, minimum=0, maximum=ps.n)

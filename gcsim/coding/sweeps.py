@@ -141,6 +141,7 @@ def expected_error_sweep(
     >>> res.mean, res.count, res.method  # every pattern loses exactly one part: error 1
     (1.0, 1000, 'monte-carlo n=1000 in 4 chunks of 300')
     """
+    progress = check_bool("progress", progress)
     if not isinstance(scheme, Scheme):
         raise InvalidArgumentError("scheme", f"must be a Scheme (see gcsim.coding.encode), got {type(scheme).__name__}")
     if not isinstance(model, (FixedModel, BernoulliModel)) or isinstance(model, AllPatternsModel):

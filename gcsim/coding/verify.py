@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from .. import _html
-from .._validation import check_int, check_mask, check_real
+from .._validation import check_bool, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from . import bounds as _bounds
 from .encoders import CUSTOM, get_encoder, is_registered, options_of, proved_bounds
@@ -356,6 +356,7 @@ class BoundCheck:
         return not self.violations
 
     def to_dict(self, include_values: bool = False) -> dict:
+        include_values = check_bool("include_values", include_values)
         out = {
             "name": self.name,
             "kind": self.kind,
@@ -425,6 +426,7 @@ class BoundReport:
 
     def to_dict(self, include_values: bool = False) -> dict:
         """JSON-serializable summary (non-finite numbers become None)."""
+        include_values = check_bool("include_values", include_values)
         return {
             "ok": self.ok,
             "error": "raw squared error min_X ||B_F X - T||_F^2",
@@ -815,6 +817,7 @@ def verify_bounds(
     >>> rep.ok, rep.patterns
     (True, 4)
     """
+    progress = check_bool("progress", progress)
     seed = check_int("seed", seed, minimum=0)
     draws = check_int("draws", draws, minimum=2)
     confidence = check_real("confidence", confidence, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)

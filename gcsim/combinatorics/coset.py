@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_bool, check_int
 from ..errors import CatalogueError, ImpossibleParametersError, InvalidArgumentError, NotConstructibleError
 from .base import (
     CombinatorialObject,
@@ -760,8 +760,7 @@ def coset_graph(
         )
     if not isinstance(group, str) or group not in GROUPS:
         raise InvalidArgumentError("group", f"must be one of {GROUPS}, got {group!r}")
-    if not isinstance(require_invertible, (bool, np.bool_)):
-        raise InvalidArgumentError("require_invertible", f"must be a bool, got {require_invertible!r}")
+    require_invertible = check_bool("require_invertible", require_invertible)
     seed = check_int("seed", seed, minimum=0)
     grp = _group(k, group)
 

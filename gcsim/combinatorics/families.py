@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from itertools import count
 from typing import Any, ClassVar
 
+from .._validation import check_bool
 from ..errors import InvalidArgumentError
 
 __all__ = [
@@ -218,6 +219,7 @@ def register_family(family: Family, *, replace: bool = False) -> Family:
         Not a family instance, an unknown kind, an empty or taken name, a bad ``example``,
         ``parameters`` not a tuple of strings, or a non-integer ``priority``.
     """
+    replace = check_bool("replace", replace)
     if not isinstance(family, Family):
         raise InvalidArgumentError("family", f"expected an SRGFamily or BIBDFamily instance, got {family!r}")
     if family.kind not in FAMILY_KINDS:

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
+from .._validation import check_bool
 from ..errors import InvalidArgumentError
 from .collectives import ByteCounter, as_design, cerar_all_reduce, group_object
 
@@ -283,6 +284,7 @@ def register_cerar_hook(
     CerarHookState
         Holds the byte counter (``state.counter.sent``) and the number of hook calls.
     """
+    overlap = check_bool("overlap", overlap)
     require("torch", "torch", "gcsim.executor.ddp_hook.register_cerar_hook")
     import torch
     import torch.distributed as dist

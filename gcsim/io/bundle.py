@@ -73,6 +73,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_bool
 from ..errors import CatalogueError, InvalidArgumentError
 from .manifest import (
     FileRefusedError,
@@ -315,6 +316,7 @@ def save_bundle(
     >>> arrays["I"].tolist(), man["metadata"]["kind"]
     ([[1.0, 0.0], [0.0, 1.0]], 'demo')
     """
+    overwrite = check_bool("overwrite", overwrite)
     stem = check_path("stem", stem)
     clean = _check_arrays(arrays)
     if manifest is not None and not isinstance(manifest, dict):

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
-from .._validation import check_int, check_real, file_kind
+from .._validation import check_bool, check_int, check_real, file_kind
 from ..errors import GcsimError, InvalidArgumentError
 
 __all__ = [
@@ -186,6 +186,7 @@ def load_digits(*, test_fraction: float = 0.25, seed: int = 0, standardized: boo
     >>> ds.info["split"]
     'sklearn.model_selection.train_test_split, stratified, random_state=1'
     """
+    standardized = check_bool("standardized", standardized)
     test_fraction = check_real(
         "test_fraction", test_fraction, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True
     )
@@ -320,6 +321,8 @@ def write_idx(path: str | os.PathLike, array: Any, *, compress: bool | None = No
     )
     if compress is None:
         compress = path.name.endswith(".gz")
+    else:
+        compress = check_bool("compress", compress)
     if compress:
         payload = gzip.compress(payload, mtime=0)
     tmp = path.with_name(path.name + ".tmp")
@@ -388,6 +391,7 @@ def load_mnist(
     >>> load_mnist(os.path.join(d, "m.npz"))
     Dataset('mnist', train=5, test=2, features=16, classes=10)
     """
+    standardized = check_bool("standardized", standardized)
     if max_train is not None:
         max_train = check_int("max_train", max_train, minimum=1)
     if max_test is not None:

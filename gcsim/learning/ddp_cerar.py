@@ -20,7 +20,7 @@ import numpy as np
 
 from .._optional import require
 from .._plotting import curve_styles, floor_label, legend_below, log_floor, new_figure, plot_floored, save
-from .._validation import check_int, check_real
+from .._validation import check_bool, check_int, check_real
 from ..cerar.export import export_design
 from ..errors import InvalidArgumentError
 from ..executor.ddp_hook import register_cerar_hook
@@ -120,6 +120,7 @@ def ddp_cerar_experiment(
     parameters, local gradients and averaged gradients (float32 arrays, see
     :func:`ddp_training_job`), for checking every all-reduce against the exact mean.
     """
+    record = check_bool("record", record)
     require("pandas", "learning", "gcsim.learning.ddp_cerar.ddp_cerar_experiment")
     import pandas as pd  # optional dependency: only the tidy table needs it
 

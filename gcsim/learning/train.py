@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
-from .._validation import check_finite_array, check_int, check_mask, check_real
+from .._validation import check_bool, check_finite_array, check_int, check_mask, check_real
 from ..coding.bounds import split_blocks
 from ..coding.decoders import arrival_scale, bernoulli_rescaled, optimal_decoders
 from ..coding.delays import DelayStragglerModel
@@ -138,6 +138,7 @@ class CodeSpec:
             raise InvalidArgumentError("assignment", f"must be a 2-D 0/1 matrix, got shape {A.shape}")
         self.assignment = A.astype(np.int64)
         self.m = check_int("m", self.m, minimum=1)
+        self.redraw = check_bool("redraw", self.redraw)
         if self.decoder not in DECODERS:
             raise InvalidArgumentError("decoder", f"must be one of {DECODERS}, got {self.decoder!r}")
         self.redraw = bool(self.redraw)
@@ -401,7 +402,7 @@ class WallClockModel:
         self.bandwidth = check_real("bandwidth", self.bandwidth, minimum=0.0, strict_min=True)
         self.bytes_per_scalar = check_int("bytes_per_scalar", self.bytes_per_scalar, minimum=1)
         self.latency = check_real("latency", self.latency, minimum=0.0)
-        self.shared_link = bool(self.shared_link)
+        self.shared_link = check_bool("shared_link", self.shared_link)
 
     def message_time(self, d: int, m: int) -> float:
         """Seconds to send one ``⌈d/m⌉``-scalar message."""
