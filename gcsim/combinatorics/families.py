@@ -16,7 +16,9 @@ projective geometries PG(n, q), ...).  It is an object (a subclass of :class:`SR
 * :meth:`Family.lookup`: the member with given parameters, or None (derived from the above;
   for block designs this direct match is what a family supplies, and the listing is derived).
 
-Families are registered with :func:`register_family`; the catalogue listing
+Families are registered with :func:`register_family` (gcsim's own ones when their modules are
+imported: ``srg_families``, ``srg_distance_union`` and ``bibd_families``, which the package
+``gcsim.combinatorics`` imports); the catalogue listing
 (:func:`gcsim.combinatorics.buildable_srgs`), the reverse lookup behind ``gcsim.srg``,
 ``gcsim.bibd`` and their existence answers, and the tests loop over
 :func:`registered_families`.  The order is the priority: when two families build the same
@@ -265,19 +267,12 @@ def registered_families(kind: str | None = None) -> tuple[Family, ...]:
     """
     if kind is not None and kind not in FAMILY_KINDS:
         raise InvalidArgumentError("kind", f"unknown family kind {kind!r} (one of {sorted(FAMILY_KINDS)})")
-    _load_builtins()
     rows = sorted(_REGISTRY.values(), key=lambda r: (r[1].priority, r[0]))
     return tuple(f for _, f in rows if kind is None or f.kind == kind)
 
 
 def get_family(name: str) -> Family:
     """The registered family called ``name``."""
-    _load_builtins()
     if name not in _REGISTRY:
         raise InvalidArgumentError("name", f"no family named {name!r}; registered: {sorted(_REGISTRY)}")
     return _REGISTRY[name][1]
-
-
-def _load_builtins() -> None:
-    """Import the modules that register gcsim's own families (idempotent)."""
-    from . import bibd_families, srg_distance_union, srg_families  # noqa: F401 - registration on import
