@@ -1291,3 +1291,13 @@ def test_validation_names_arguments():
         bd.rd_estimator_variance(A, 2, 0.1, np.ones((6, 2)))
     with pytest.raises(InvalidArgumentError, match="gradients"):
         bd.rd_estimator_variance(A, 2, 0.1, np.full((7, 2), np.nan))
+
+
+def test_diagonal_dominance_bound_refuses_an_oversize_gram_up_front(monkeypatch):
+    import gcsim.limits
+
+    B = np.ones((2, 40))  # m = 1, N = 2, n = 40: the Gram matrix is 40 x 40 = 1600 entries
+    monkeypatch.setattr(gcsim.limits, "MAX_DENSE_ENTRIES", 1599)
+    with pytest.raises(gcsim.SizeLimitError) as info:
+        bd.diagonal_dominance_upper_bound(B, np.ones(40, bool), m=1)
+    assert info.value.argument == "scheme_or_B"

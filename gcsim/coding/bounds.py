@@ -547,6 +547,9 @@ def diagonal_dominance_upper_bound(scheme_or_B: Any, nonstragglers: Any, *, m: A
     mN, n = B.shape
     N = mN // m
     masks, single = _masks("nonstragglers", nonstragglers, n)
+    # refuse up front what would not fit: the n x n Gram matrix and the (count x n) row sums
+    check_dense_size("scheme_or_B", n, n, "the Gram matrix BᵀB of the diagonal-dominance bound")
+    check_dense_size("nonstragglers", masks.shape[0], n, "the row sums of the diagonal-dominance bound")
     gram_abs = np.abs(B.T @ B)  # Γ of all workers; Γ_FF is its F x F block
     h2 = (B.reshape(m, N, n).sum(axis=1) ** 2).sum(axis=0)  # ‖H_{j,:}‖², H = Bᵀ T
     D = masks.astype(float) @ gram_abs  # D_jj(F) = Σ_{k ∈ F} |Γ_jk| (row j; used for j ∈ F only)
