@@ -531,7 +531,7 @@ class _Encoder:
 
     def plain(self, obj: Any, where: str, depth: int) -> Any:
         """An instance of a Python class whose state is its attributes (``__dict__``, ``__slots__``)."""
-        t = type(obj)
+        t: Any = type(obj)  # a class (hashable), for the source cache
         default = t.__reduce_ex__ is object.__reduce_ex__ and t.__reduce__ is object.__reduce__
         if not default or _source_sha256(t) is None:
             raise _NotData(

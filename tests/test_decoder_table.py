@@ -436,6 +436,13 @@ def test_a_forged_row_outside_the_old_sample_is_refused_by_default(tmp_path, tab
     with pytest.raises(VerificationError, match=f"row {row} "):
         forged.verify()  # the object's own check covers every row as well
     assert "verification failed" in forged._repr_html_()  # and so does its HTML card
+    # the catalogue loader behind `gcsim load` re-verifies every row too
+    from gcsim.app.cli import main
+    from gcsim.catalogue.objects import load_object
+
+    with pytest.raises(CatalogueError, match=f"row {row} "):
+        load_object(tmp_path / "forged")
+    assert main(["load", str(tmp_path / "forged")]) == 1
 
 
 @pytest.mark.parametrize("where", ["first", "s=1", "s=2", "s=3", "last"])

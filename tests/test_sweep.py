@@ -691,6 +691,25 @@ def test_catalogue_bound_sweep_on_dask_equals_serial(client):
     assert all(c.report.ok for c in serial) and len(serial) == 4
 
 
+def test_catalogue_bound_sweep_results_are_storable_in_a_checkpoint(tmp_path):
+    """Its records (CatalogueBoundCase holding a BoundReport of BoundChecks) round-trip through the files."""
+    import json
+
+    from gcsim.catalogue.sweeps import verify_catalogue_bounds
+
+    kw = dict(names=["petersen"], stragglers=[1, 3], draws=4, samples=40, seed=2, progress=False)
+    first = verify_catalogue_bounds(checkpoint=tmp_path, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = verify_catalogue_bounds(checkpoint=tmp_path, **kw)
+    assert [type(c).__name__ for c in again] == ["CatalogueBoundCase"] * 2
+    assert [json.dumps(c.report.to_dict(), sort_keys=True) for c in again] == [
+        json.dumps(c.report.to_dict(), sort_keys=True) for c in verify_catalogue_bounds(**kw)
+    ]
+    assert [(c.name, c.s, c.seed) for c in again] == [(c.name, c.s, c.seed) for c in first]
+    assert all(np.array_equal(a.report.masks, b.report.masks) for a, b in zip(first, again, strict=True))
+
+
 def test_catalogue_bound_sweep_bad_arguments():
     from gcsim.catalogue.sweeps import verify_catalogue_bounds
 
