@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -351,3 +352,156 @@ def test_load_of_a_cerar_file_prints_its_condition_numbers(capsys):
     assert main(["load", "cerar/optimized_N4_c8_kappa10", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["kind"] == "cerar" and payload["verified"] is True and payload["N"] == 4
+
+
+# ----------------------------------------------------------------------------- issue #19 item 7: types and messages
+
+
+def test_a_5000_digit_integer_is_too_large_not_not_an_integer(capsys):
+    """Python refuses int() beyond 4300 digits: the flag says *too large* and names the limit."""
+    big = "9" * 5000
+    for argv in (
+        ["construct", "bibd", big, "3", "1"],
+        ["error", "--design", "pg2_9", "--samples", big],
+        ["error", "--design", f"bibd:{big},3,1"],
+    ):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == "", argv
+        assert err.count("\n") == 1 and "too large: 5,000 digits" in err and "4,300" in err, err
+        assert "not an integer" not in err and "must be an integer" not in err and big not in err
+
+
+def test_integers_beyond_float_range_are_one_line(capsys):
+    """A 400-digit v passed int() but overflowed float() in the size check (OverflowError traceback)."""
+    big = "9" * 400
+    for argv in (["construct", "bibd", big, "3", "1"], ["cerar", "design", "--N", big, "--c", "3"]):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and err.count("\n") == 1 and "Traceback" not in err and "MAX_DENSE_ENTRIES" in err, err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["load", ""],
+        ["error", "--design", ""],
+        ["run-gc", "--design", ""],
+        ["decoder-table", "--design", "", "--s-max", "1", "--out", "o"],
+    ],
+)
+def test_empty_names_say_empty(argv, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1 and "is empty" in err, err
+    assert "PosixPath" not in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
+def test_a_fifo_or_a_device_given_as_a_file_is_named_as_such(capsys, tmp_path):
+    """``train --mnist FIFO`` said "no such file"; a .npy linked to /dev/zero was "pickled (object) data"."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.npy"
+    os.symlink("/dev/zero", zero)
+    cases = [
+        (["train", "--iterations", "1", "--mnist", str(fifo)], "is a FIFO (named pipe)"),
+        (["train", "--iterations", "1", "--mnist", str(zero)], "is a character device (through a symbolic link)"),
+        (["decode-time", "--delays", f"trace:{zero}", "--rule", "first:s=1"], "not a regular file"),
+        (["decode-time", "--delays", f"trace:{fifo}", "--rule", "first:s=1"], "not a regular file"),
+    ]
+    for argv, needle in cases:
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and err.count("\n") == 1 and needle in err, (argv, err)
+        assert "no such file" not in err and "pickled" not in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
+def test_load_mnist_names_a_fifo(tmp_path):
+    from gcsim.learning.datasets import DatasetFormatError, load_mnist
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(DatasetFormatError, match="is a FIFO"):
+        load_mnist(fifo)
+
+
+def test_load_refusals_go_to_stderr(capsys, tmp_path):
+    code, out, err = run(capsys, "load", str(tmp_path / "missing"))
+    assert code == 1 and out == "" and err.startswith("gcsim: refused: ") and err.count("\n") == 1
+    code, out, err = run(capsys, "load", str(tmp_path / "missing"), "--json")
+    assert code == 1 and json.loads(out)["verified"] is False and err.startswith("gcsim: refused: ")
+
+
+def test_decode_time_refuses_a_complex_trace(capsys, tmp_path):
+    """The imaginary part was dropped after a numpy ComplexWarning."""
+    path = tmp_path / "c.npy"
+    np.save(path, np.ones((3, 4)) + 1j)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy warning on the way
+        code, out, err = run(capsys, "decode-time", "--delays", f"trace:{path}", "--rule", "first:s=1")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "complex" in err, err
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (
+            [
+                "decode-time",
+                "--workers",
+                "3",
+                "--delays",
+                "shifted-exponential:shift=1,rate=1,rate=2",
+                "--rule",
+                "first:s=1",
+            ],
+            "--delays: rate is given twice",
+        ),
+        (
+            [
+                "decode-time",
+                "--workers",
+                "3",
+                "--delays",
+                "shifted-exponential:shift=1,rate=1",
+                "--rule",
+                "first:s=1,s=2",
+            ],
+            "--rule: s is given twice",
+        ),
+        (
+            ["advise", "-n", "13", "--load", "4", "--stragglers", "fixed:1", "--links", "bandwidth=1e9,bandwidth=2e9"],
+            "--links: bandwidth is given twice",
+        ),
+    ],
+)
+def test_repeated_keys_are_refused(argv, needle, capsys):
+    """``shift=1,rate=1,rate=2`` took the last rate silently."""
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and needle in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("dtype, scale", [("float32", 1e39), ("float32", 2e38), ("bfloat16", 3e38), ("float64", 1e308)])
+def test_cerar_simulate_refuses_gradients_beyond_the_dtype(dtype, scale):
+    """Overflow to inf/NaN was returned with numpy RuntimeWarnings only; now a clear error, no warning."""
+    from gcsim.cerar import design
+    from gcsim.cerar.protocol import simulate
+    from gcsim.errors import InvalidArgumentError
+
+    g = np.full((3, 8), scale)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InvalidArgumentError, match=rf"^gradients: .*{dtype}"):
+            simulate(design(3, 3, "exact"), g, dtype=dtype)
+
+
+def test_cerar_simulate_in_range_is_unchanged():
+    """Just inside the range the numbers still come back: 3 x 1e38 sums to 3e38 < float32's 3.4e38."""
+    from gcsim.cerar import design
+    from gcsim.cerar.protocol import simulate
+    from tolerances import SAFETY, gamma
+
+    g = np.full((3, 8), 1e38)
+    res = simulate(design(3, 3, "exact"), g, dtype="float32")
+    assert np.all(np.isfinite(res.outputs))
+    # 1e38 rounded to float32, then N = 3 terms through the exact design: gamma_(N + 1) in float32
+    np.testing.assert_allclose(res.outputs, 3e38, rtol=SAFETY * gamma(4, np.float32))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._validation import _shown_int
 from ..errors import InvalidArgumentError
 from .common import UsageError, parse_integer
 
@@ -73,7 +74,7 @@ class FamilySpec:
 
     def text(self) -> str:
         params = list(self.params) + ([self.seed] if self.family == "biregular" and self.seed else [])
-        return f"{self.family}:{','.join(map(str, params))}"
+        return f"{self.family}:{','.join(_shown_int(p) for p in params)}"  # a 400-digit v is not echoed whole
 
 
 def family_form(family: str, *, positional: bool = False) -> str:
