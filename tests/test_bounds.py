@@ -1202,6 +1202,8 @@ def small_assignments():
         "biregular 6x12": gcsim.biregular_graph(6, 12, 4, 2, seed=3).assignment,
         "biregular 12x6": gcsim.biregular_graph(12, 6, 2, 4, seed=3).assignment,
         "irregular": np.array([[1, 0, 0, 0, 1], [1, 1, 0, 0, 0], [0, 1, 1, 1, 0], [0, 0, 1, 1, 1], [1, 0, 0, 1, 0]]),
+        "identity": np.eye(5, dtype=np.int64),  # r = 1 < m - 1 - j: the first case of the proof of Theorem 9
+        "one lonely part": np.array([[1, 0, 0, 0], [1, 1, 1, 0], [0, 1, 1, 1], [1, 0, 1, 1]]),
     }
 
 

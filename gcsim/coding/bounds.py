@@ -457,7 +457,8 @@ def partial_uncovering_lower_bound(assignment: Any, m: int, s: int) -> WorstCase
     WorstCaseResult
         ``value`` is ``L(s)`` (an exact integer, as a float); ``stragglers``/``mask`` the straggler set
         of the proof for the maximizing ``j``, and ``attained`` the rank bound there
-        (``>= value``: the set attains at least ``(t_j - 1) m + j + 1``).
+        (``>= value``; at least ``(t_j - 1) m + j + 1`` when
+        the ``t_j``-th part has at least ``m - 1 - j`` holders).
 
     Examples
     --------
