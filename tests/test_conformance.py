@@ -41,32 +41,51 @@ def instances() -> list[tuple[str, Callable[[], Any]]]:
 
     # every registered design and graph family, through its example member (issue #24 item 2)
     families = [(f"family {f.name}", bind(_family_example, f)) for f in registered_families()]
-    return families + [
-        ("bibd(7,3,1)", fano),
-        ("bibd(13,4,1)", lambda: gcsim.bibd(13, 4, 1)),
-        ("srg petersen", lambda: gcsim.srg(10, 3, 0, 1)),
-        ("srg paley13", lambda: gcsim.srg(13, 6, 2, 3)),
-        ("coset(7,2,3)", lambda: gcsim.coset_graph(7, 2, 3)),
-        ("biregular(12,6,2,4)", lambda: gcsim.biregular_graph(12, 6, 2, 4, seed=1)),
-        ("fractional repetition", lambda: baselines.fractional_repetition(6, 1)),
-        ("cyclic repetition", lambda: baselines.cyclic_repetition(6, 2)),
-        ("random regular", lambda: baselines.random_regular_assignment(8, 3, seed=2)),
-        ("margulis-gabber-galil", lambda: baselines.margulis_gabber_galil(3)),
-        ("weighted margulis-gabber-galil", lambda: expanders.weighted_margulis_gabber_galil(3)),
-        ("chordal cycle", lambda: expanders.chordal_cycle(7)),
-        ("scheme weighted", lambda: gcsim.encode(expanders.chordal_cycle(7), 1, "weighted")),
-        ("scheme weighted m=2", lambda: gcsim.encode(expanders.chordal_cycle(7), 2, "weighted", eps=0.1, seed=1)),
-        ("partial scheme", lambda: partial.partial_scheme(baselines.cyclic_repetition(6, 3), 2, "rd", seed=1)),
-        ("scheme rd", lambda: gcsim.encode(fano(), 2, "rd", seed=0)),
-        ("scheme naive", lambda: gcsim.encode(fano(), 1, "naive")),
-        ("scheme ns", lambda: gcsim.encode(fano(), 2, "ns", eps=0.2, seed=1)),
-        ("straggler fixed", lambda: gcsim.straggler_model("fixed", 7, s=2)),
-        ("straggler bernoulli", lambda: gcsim.straggler_model("bernoulli", 7, p=0.1)),
-        ("straggler worst", lambda: gcsim.straggler_model("worst", 7, s=2)),
-        ("decoder table", lambda: gcsim.decoder_table(gcsim.encode(fano(), 2, "rd", seed=3), 1)),
-        ("cerar exact", lambda: cerar_design(4, 4, "exact")),
-        ("cerar perturbation", lambda: cerar_design(4, 8, "perturbation", eps=0.01)),
-    ]
+    return (
+        families
+        + encoder_instances()
+        + [
+            ("bibd(7,3,1)", fano),
+            ("bibd(13,4,1)", lambda: gcsim.bibd(13, 4, 1)),
+            ("srg petersen", lambda: gcsim.srg(10, 3, 0, 1)),
+            ("srg paley13", lambda: gcsim.srg(13, 6, 2, 3)),
+            ("coset(7,2,3)", lambda: gcsim.coset_graph(7, 2, 3)),
+            ("biregular(12,6,2,4)", lambda: gcsim.biregular_graph(12, 6, 2, 4, seed=1)),
+            ("fractional repetition", lambda: baselines.fractional_repetition(6, 1)),
+            ("cyclic repetition", lambda: baselines.cyclic_repetition(6, 2)),
+            ("random regular", lambda: baselines.random_regular_assignment(8, 3, seed=2)),
+            ("margulis-gabber-galil", lambda: baselines.margulis_gabber_galil(3)),
+            ("weighted margulis-gabber-galil", lambda: expanders.weighted_margulis_gabber_galil(3)),
+            ("chordal cycle", lambda: expanders.chordal_cycle(7)),
+            ("scheme weighted", lambda: gcsim.encode(expanders.chordal_cycle(7), 1, "weighted")),
+            ("scheme weighted m=2", lambda: gcsim.encode(expanders.chordal_cycle(7), 2, "weighted", eps=0.1, seed=1)),
+            ("partial scheme", lambda: partial.partial_scheme(baselines.cyclic_repetition(6, 3), 2, "rd", seed=1)),
+            ("scheme rd", lambda: gcsim.encode(fano(), 2, "rd", seed=0)),
+            ("scheme naive", lambda: gcsim.encode(fano(), 1, "naive")),
+            ("scheme ns", lambda: gcsim.encode(fano(), 2, "ns", eps=0.2, seed=1)),
+            ("straggler fixed", lambda: gcsim.straggler_model("fixed", 7, s=2)),
+            ("straggler bernoulli", lambda: gcsim.straggler_model("bernoulli", 7, p=0.1)),
+            ("straggler worst", lambda: gcsim.straggler_model("worst", 7, s=2)),
+            ("decoder table", lambda: gcsim.decoder_table(gcsim.encode(fano(), 2, "rd", seed=3), 1)),
+            ("cerar exact", lambda: cerar_design(4, 4, "exact")),
+            ("cerar perturbation", lambda: cerar_design(4, 8, "perturbation", eps=0.01)),
+        ]
+    )
+
+
+def encoder_instances() -> list[tuple[str, Callable[[], Any]]]:
+    """(label, factory) of every registered encoder's example scheme (issue #24 item 1)."""
+    from gcsim.coding.encoders import encoders
+
+    return [(f"encoder {e.name}", bind(example_scheme, e.name)) for e in encoders() if e.example is not None]
+
+
+def example_scheme(name: str) -> Any:
+    """``encode`` the registered encoder's own example instance."""
+    from gcsim.coding.encoders import get_encoder
+
+    M, m, options = get_encoder(name).example()
+    return gcsim.encode(M, m, name, **options)
 
 
 def _family_example(family: Any) -> Any:

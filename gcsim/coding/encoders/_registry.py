@@ -37,6 +37,7 @@ __all__ = [
     "MethodNames",
     "METHODS",
     "options_of",
+    "method_table",
 ]
 
 #: The method of a user-supplied matrix (:meth:`gcsim.coding.Scheme.from_matrix`); never registered.
@@ -387,3 +388,24 @@ METHODS = MethodNames()
 def options_of(encoder: Encoder, options: Mapping[str, Any]) -> dict[str, Any]:
     """The entries of ``options`` (a scheme's) that ``encoder`` accepts as keyword options."""
     return {k: options[k] for k in encoder.options if k in options}
+
+
+def method_table() -> str:
+    """The Markdown table of the registered encoders (docs/guides/coding.md holds it; a test compares).
+
+    Columns: the method, what it builds (its ``summary``), where the theory defines it, whether it
+    is randomized, whether it reads ``eps``, and its options.
+
+    Examples
+    --------
+    >>> method_table().splitlines()[0]
+    '| method | what it builds | theory | randomized | ε | options |'
+    """
+    rows = ["| method | what it builds | theory | randomized | ε | options |", "|---|---|---|---|---|---|"]
+    for e in encoders():
+        options = ", ".join(f"`{o}`" for o in e.options) or "—"
+        rows.append(
+            f"| `{e.name}` | {e.summary} | {e.theory or '—'} | {'yes' if e.randomized else 'no'} "
+            f"| {'yes' if e.uses_eps else '—'} | {options} |"
+        )
+    return "\n".join(rows) + "\n"

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..._validation import check_int
-from ...errors import InvalidArgumentError
+from ...errors import InvalidArgumentError, VerificationError
 from ._registry import Encoder
 
 __all__ = ["fractional_repetition_assignment", "cyclic_repetition_assignment"]
@@ -114,6 +114,36 @@ def _build_assignment(name: str):
     return build
 
 
+def verify_assignment(scheme: Any, name: str) -> None:
+    """``B = A`` bit for bit (``m = 1``)."""
+    if scheme.m != 1 or not np.array_equal(scheme.B, np.asarray(scheme.assignment, dtype=float)):
+        raise VerificationError(f"{name}: B is not the assignment A (m = 1)")
+
+
+def verify_cyclic_mds(scheme: Any, name: str) -> None:
+    """The cyclic assignment, ``B[j, j] = 1`` (each column's leading coefficient) and ``1_N`` in the span of ``B``."""
+    A = np.asarray(scheme.assignment)
+    N, n = A.shape
+    s = int(A.sum(axis=0)[0]) - 1
+    if scheme.m != 1 or N != n or not np.array_equal(A, cyclic_repetition_assignment(n, s)):
+        raise VerificationError(f"{name}: the assignment is not a cyclic repetition assignment (m = 1)")
+    B = scheme.B
+    if not np.array_equal(B[np.arange(n), np.arange(n)], np.ones(n)):
+        raise VerificationError(f"{name}: the leading coefficient B[j, j] of some column is not 1")
+    x = np.linalg.lstsq(B, np.ones(N), rcond=None)[0]
+    # 1 is a combination of the columns (Tandon et al.'s code decodes exactly with no straggler)
+    if np.linalg.norm(B @ x - 1.0) > 1e3 * n * np.finfo(float).eps * max(1.0, np.linalg.norm(x) * np.abs(B).max()):
+        raise VerificationError(f"{name}: 1_N is not in the column span of B")
+
+
+def verify_fractional(scheme: Any, name: str) -> None:
+    """``B = A`` and the reference decoder (one worker per group) decodes exactly: ``B X_0 = 1``."""
+    verify_assignment(scheme, name)
+    X0 = scheme.decoder
+    if X0 is not None and not np.array_equal(scheme.B @ X0, np.ones((scheme.num_parts, 1))):
+        raise VerificationError(f"{name}: the reference decoder does not give B X_0 = 1")
+
+
 ENCODERS = (
     Encoder(
         "fractional-repetition",
@@ -121,6 +151,7 @@ ENCODERS = (
         "Tandon et al.'s fractional repetition code (m = 1, exact for s stragglers)",
         theory="§5.4",
         randomized=False,
+        verify=verify_fractional,
         m1_only=True,
         example=lambda: (fractional_repetition_assignment(6, 1), 1, {}),
         order=70,
@@ -131,6 +162,7 @@ ENCODERS = (
         "Tandon et al.'s cyclic MDS code (m = 1, exact for s stragglers; random H_c)",
         theory="§5.4",
         randomized=True,
+        verify=verify_cyclic_mds,
         m1_only=True,
         example=lambda: (cyclic_repetition_assignment(6, 2), 1, {"seed": 1}),
         order=80,
@@ -141,6 +173,7 @@ ENCODERS = (
         "B = A with m = 1 and optimal decoding (Kadhe, Koyluoglu & Ramchandran 2019)",
         theory="§5.4",
         randomized=False,
+        verify=verify_assignment,
         m1_only=True,
         m1_is_assignment=True,
         column_scaled_m1=True,
@@ -153,6 +186,7 @@ ENCODERS = (
         "B = A with m = 1 (Raviv, Tamo, Tandon & Dimakis 2018; Glasgow & Wootters 2021)",
         theory="§5.4",
         randomized=False,
+        verify=verify_assignment,
         m1_only=True,
         m1_is_assignment=True,
         column_scaled_m1=True,

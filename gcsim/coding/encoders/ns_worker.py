@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import VerificationError
 from ._common import diagonals, stack, target_matrix
 from ._registry import Encoder
 from .classic import cyclic_repetition_assignment
@@ -61,6 +62,18 @@ def build(A: np.ndarray, m: int, rng: np.random.Generator, eps: float, opts: dic
     return B, X0, V, info, {}
 
 
+def verify(scheme: Any, name: str) -> None:
+    """With its vectors, ``B`` is the stack of ``A diag(v_k)`` bit for bit and ``X_0 = [v_1, ..., v_m]``."""
+    V = scheme.extras.get("vectors")
+    if V is None:
+        return
+    V = np.asarray(V, dtype=float)
+    if V.shape != (scheme.m, scheme.n) or not np.array_equal(stack(np.asarray(scheme.assignment, float), V), scheme.B):
+        raise VerificationError(f"{name}: B is not the stack of A diag(v_k) of its vectors")
+    if scheme.decoder is not None and not np.array_equal(scheme.decoder, V.T):
+        raise VerificationError(f"{name}: the reference decoder is not X_0 = [v_1, ..., v_m]")
+
+
 ENCODERS = (
     Encoder(
         "ns-worker",
@@ -71,6 +84,7 @@ ENCODERS = (
         randomized=True,
         uses_eps=True,
         options=("dist",),
+        verify=verify,
         applies=needs_replication,
         advisor=4,
         example=lambda: (cyclic_repetition_assignment(6, 2), 2, {"eps": 0.1, "seed": 1}),
