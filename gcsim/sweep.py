@@ -382,6 +382,38 @@ def _code_identity(obj: Any, where: str) -> list[Any]:
     raise _NotData(where, f"{_name_of(obj)}: its source cannot be read (define it in a module file)")
 
 
+def _bytecode_sha256(code: types.CodeType) -> str:
+    """SHA-256 of a code object's instructions, names, signature and constants (nested code included).
+
+    Deterministic for one Python version (no addresses, no hash-ordered sets): a body compiled from
+    other text gives another digest even where ``inspect.getsource`` returns the same line.
+    """
+    h = hashlib.sha256()
+
+    def const(k: Any) -> None:
+        if isinstance(k, types.CodeType):
+            h.update(b"<code>")
+            feed(k)
+        elif isinstance(k, (tuple, frozenset)):
+            items = list(k) if isinstance(k, tuple) else sorted(k, key=repr)
+            h.update(f"<{type(k).__name__} {len(items)}>".encode())
+            for x in items:
+                const(x)
+        else:
+            h.update(f"{type(k).__name__}:{k!r};".encode())
+
+    def feed(c: types.CodeType) -> None:
+        h.update(c.co_code)
+        sig = (c.co_argcount, c.co_posonlyargcount, c.co_kwonlyargcount, c.co_flags, c.co_names, c.co_varnames)
+        h.update(repr(sig).encode())
+        h.update(repr((c.co_freevars, c.co_cellvars)).encode())
+        for k in c.co_consts:
+            const(k)
+
+    feed(code)
+    return h.hexdigest()
+
+
 def _float_hex(x: float) -> str:
     return struct.pack(">d", x).hex()  # the 64 bits: exact, NaN payloads and -0.0 included
 
@@ -507,6 +539,8 @@ class _Encoder:
             return {
                 "function": [
                     self.code(obj, where),
+                    # the compiled body too: two lambdas on one line share their source text
+                    _bytecode_sha256(obj.__code__) if self.mode == "identity" else None,
                     self(obj.__defaults__, f"{where}.__defaults__", depth),
                     self(obj.__kwdefaults__, f"{where}.__kwdefaults__", depth),
                     self(cells, f"{where}.<closure>", depth),

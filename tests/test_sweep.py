@@ -427,6 +427,20 @@ def test_a_changed_function_body_under_the_same_name_is_recomputed(tmp_path, mon
         sys.modules.pop("gcsim_sweep_task_mod", None)
 
 
+def test_two_lambdas_on_one_line_are_two_functions(tmp_path, monkeypatch):
+    """inspect.getsource gives both the same line: the compiled body tells them apart."""
+    (tmp_path / "gcsim_sweep_lambdas.py").write_text("f, g = (lambda x: x + 1), (lambda x: x + 2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("gcsim_sweep_lambdas")
+    try:
+        assert inspect.getsource(mod.f) == inspect.getsource(mod.g)
+        assert run_sweep(mod.f, [1, 2], checkpoint=tmp_path / "ck", progress=False) == [2, 3]
+        with pytest.warns(CheckpointWarning, match=r"task 0 \(computed for another task: function_sha256 differ"):
+            assert run_sweep(mod.g, [1, 2], checkpoint=tmp_path / "ck", progress=False) == [3, 4]
+    finally:
+        sys.modules.pop("gcsim_sweep_lambdas", None)
+
+
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("kind", ["directory", "FIFO"])
 def test_a_directory_or_fifo_in_place_of_a_task_file_is_an_error(tmp_path, kind):
