@@ -85,7 +85,7 @@ def test_two_precisions_agree_on_the_circle_family():
 def test_exact_errors_decrease_with_c_toward_rate_one():
     """The abstract's limit (§53.2): N = 4, c = 4 ... 32, exact seam error 1/c^2, rate 1 + 2/c."""
     cs = list(range(4, 33, 4))
-    lim = vandermonde_limit(4, cs, families=("real",), dtypes=(), kappa=False, w=2)
+    lim = vandermonde_limit(4, cs, families=("real",), dtypes=(), kappa=False, d=96)
     e = lim.exact_error["real"]
     assert np.all(np.diff(e) < 0) and np.all(e > 0)
     assert np.allclose(lim.seam_error["real"], [1 / c**2 for c in cs], rtol=1e-9)
@@ -97,7 +97,7 @@ def test_exact_errors_decrease_with_c_toward_rate_one():
 
 
 def test_kappa_reported_and_the_circle_buys_conditioning():
-    lim = vandermonde_limit(4, [4, 8, 12], dtypes=("float64",), w=2)
+    lim = vandermonde_limit(4, [4, 8, 12], dtypes=("float64",), d=48)
     kr, kc = lim.kappa["real"], lim.kappa["circle"]
     assert np.all(np.isfinite(kr)) and np.all(np.isfinite(kc))
     assert kc[0] == pytest.approx(1.0, rel=1e-9)  # c = N: the exact roots-of-unity design
@@ -121,6 +121,8 @@ def test_bad_inputs():
         evaluate_exact("x", np.zeros((4, 8)))
     with pytest.raises(InvalidArgumentError, match="gradients"):
         evaluate_exact(vandermonde_exact(4, 4, 1e-3), np.zeros((3, 8)))
+    out, err = evaluate_exact(vandermonde_exact(4, 5, 1e-3), np.zeros((4, 0)))  # d = 0: nothing to sum
+    assert out.shape == (4, 0) and err == 0.0
     with pytest.raises(InvalidArgumentError, match="families"):
         vandermonde_limit(4, [4], families=("x",))
     with pytest.raises(InvalidArgumentError, match="cs"):
