@@ -426,3 +426,24 @@ def test_hadamard_ns_is_reproducible_and_verify_catches_tampering():
     arrays["extras.vectors"] = V
     with pytest.raises(CatalogueError, match="Λ_k"):
         Scheme.from_arrays(arrays, meta)
+
+
+def _two_colourable(A: np.ndarray) -> bool:
+    """Whether some 2-colouring of the workers gives every part a holder of each colour (all 2^n tried)."""
+    n = A.shape[1]
+    colours = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)  # (2^n, n)
+    red = (A[None, :, :] & colours[:, None, :]).any(axis=2)
+    blue = (A[None, :, :] & ~colours[:, None, :]).any(axis=2)
+    return bool((red & blue).all(axis=1).any())
+
+
+def test_no_two_colouring_by_brute_force():
+    # theory §41.2: on these the split construction is impossible, and the encoder says so
+    fano = gcsim.bibd(7, 3, 1).assignment.astype(bool)
+    ag23_lines = gcsim.bibd(9, 3, 1).assignment.T.astype(bool)  # parts = the 12 lines, workers = the 9 points
+    for A in (fano, ag23_lines):
+        assert not _two_colourable(A)
+        with pytest.raises(NotConstructibleError, match="no split"):
+            encode(A.astype(int), 2, "hadamard-ns")
+    pg23 = gcsim.bibd(13, 4, 1).assignment.astype(bool)  # 2-colourable (a blocking set exists)
+    assert _two_colourable(pg23) and encode(pg23.astype(int), 2, "hadamard-ns").options["support"] == "split"
