@@ -2,7 +2,10 @@
 
 Paths of every subcommand (``--export``, ``--out``, ``--dir``, ``--mnist``, ``load``), numeric flags
 (negative, zero, NaN, out of range), unknown flags and families, and parameters beyond
-:mod:`gcsim.limits` (the message states the size and the limit).
+:mod:`gcsim.limits` (the message states the size and the limit).  Issue #19: names and links that
+lead a write outside its folder (the one output-path rule), family specs of the wrong arity (the one
+family-spec parser), and the classes of item 7 (bools, huge integers, empty names, FIFOs and devices,
+repeated keys, complex traces, overflow in CERAR simulate).
 """
 
 from __future__ import annotations
@@ -11,6 +14,18 @@ from reliability import Case
 
 _FILE = "open('f', 'w').write('not a folder')\n"
 _DIR = "import os; os.mkdir('adir')\n"
+_FIFO = "import os; os.mkfifo('fifo')\n"
+_ZERO = "import os; os.symlink('/dev/zero', 'zero.npy')\n"
+_LINKED_KIND = (
+    "import os; os.makedirs('out'); os.makedirs('outside/bibd');"
+    " os.symlink(os.path.abspath('outside/bibd'), 'out/bibd')\n"
+)
+_LINKED_FILE = (
+    "import os; os.makedirs('out'); os.makedirs('outside'); open('outside/x.json', 'w').write('{}');"
+    " os.symlink(os.path.abspath('outside/x.json'), 'out/decoders_s1.json')\n"
+)
+_COMPLEX = "import numpy as np; np.save('c.npy', np.ones((3, 4)) + 1j)\n"
+_BIG = "9" * 5000
 
 CASES = [
     # a file where a folder is expected, a folder where a file is expected, unwritable paths
@@ -136,4 +151,150 @@ CASES = [
     Case("cli", "error --design with an unknown name", argv=["error", "--design", "nope"]),
     Case("cli", "an unknown flag", argv=["construct", "bibd", "7", "3", "1", "--bogus"]),
     Case("cli", "an unknown command", argv=["nope"]),
+    # issue #19 item 3: one output-path rule for every writer
+    Case(
+        "cli",
+        "decoder-table --name ../x (wrote outside --out)",
+        argv=["decoder-table", "--design", "bibd:7,3,1", "--s-max", "1", "--out", "out", "--name", "../x"],
+    ),
+    Case(
+        "cli",
+        "decoder-table --name /abs/x --force (overwrote any .json/.npz pair)",
+        argv=[
+            "decoder-table",
+            "--design",
+            "bibd:7,3,1",
+            "--s-max",
+            "1",
+            "--out",
+            "out",
+            "--name",
+            "/tmp/gcsim-x",
+            "--force",
+        ],
+    ),
+    Case(
+        "cli",
+        "decoder-table --force over a link planted at the bundle file, pointing outside --out",
+        argv=["decoder-table", "--design", "bibd:7,3,1", "--s-max", "1", "--out", "out", "--force"],
+        setup=_LINKED_FILE,
+    ),
+    Case(
+        "cli",
+        "construct --export DIR where DIR/bibd is a link outside DIR",
+        argv=["construct", "bibd", "7", "3", "1", "--export", "out"],
+        setup=_LINKED_KIND,
+    ),
+    Case(
+        "cli",
+        "catalogue --dir DIR --force where DIR/bibd is a link outside DIR",
+        argv=["catalogue", "--dir", "out", "--force"],
+        setup=_LINKED_KIND,
+    ),
+    # issue #19 item 4: one parser for family specs
+    Case("cli", "error --design bibd:7,3,1,9 (four parameters)", argv=["error", "--design", "bibd:7,3,1,9"]),
+    Case("cli", "error --design srg:10,3,0 (three parameters)", argv=["error", "--design", "srg:10,3,0"]),
+    Case("cli", "error --design coset:27,2,5,1,1", argv=["error", "--design", "coset:27,2,5,1,1"]),
+    Case("cli", "run-gc --design biregular:40,20,3", argv=["run-gc", "--design", "biregular:40,20,3"]),
+    Case(
+        "cli",
+        "decoder-table --design srg:10,3,0",
+        argv=["decoder-table", "--design", "srg:10,3,0", "--s-max", "1", "--out", "out"],
+    ),
+    Case(
+        "cli",
+        "bounds verify --design bibd:7,,1 (an empty parameter)",
+        argv=["bounds", "verify", "--design", "bibd:7,,1"],
+    ),
+    Case(
+        "cli", "gc run --design bibd:0,3,1 (a value the family refuses)", argv=["gc", "run", "--design", "bibd:0,3,1"]
+    ),
+    # issue #19 item 7: types and messages
+    Case(
+        "cli",
+        "construct bibd <5000 digits> 3 1 (too large, not 'not an integer')",
+        argv=["construct", "bibd", _BIG, "3", "1"],
+    ),
+    Case("cli", "error --design bibd:<5000 digits>,3,1", argv=["error", "--design", f"bibd:{_BIG},3,1"]),
+    Case(
+        "cli", "construct bibd <400 digits> 3 1 (beyond float range)", argv=["construct", "bibd", "9" * 400, "3", "1"]
+    ),
+    Case("cli", "load '' (an empty name)", argv=["load", ""]),
+    Case("cli", "error --design '' (an empty name)", argv=["error", "--design", ""]),
+    Case(
+        "cli",
+        "train --mnist FIFO (not 'no such file')",
+        argv=["train", "--iterations", "1", "--mnist", "fifo"],
+        setup=_FIFO,
+    ),
+    Case(
+        "cli",
+        "train --mnist a .npy linked to /dev/zero",
+        argv=["train", "--iterations", "1", "--mnist", "zero.npy"],
+        setup=_ZERO,
+    ),
+    Case(
+        "cli",
+        "decode-time --delays trace: a .npy linked to /dev/zero (not 'pickled data')",
+        argv=["decode-time", "--delays", "trace:zero.npy", "--rule", "first:s=1"],
+        setup=_ZERO,
+    ),
+    Case("cli", "load a missing bundle (the refusal on stderr)", argv=["load", "missing"]),
+    Case("cli", "gcsim with no command (short usage on stderr, exit 2)", argv=[]),
+    Case(
+        "cli",
+        "decode-time --delays trace: a complex trace",
+        argv=["decode-time", "--delays", "trace:c.npy", "--rule", "first:s=1"],
+        setup=_COMPLEX,
+    ),
+    Case(
+        "cli",
+        "decode-time --delays shift=1,rate=1,rate=2 (a repeated key)",
+        argv=[
+            "decode-time",
+            "--workers",
+            "3",
+            "--delays",
+            "shifted-exponential:shift=1,rate=1,rate=2",
+            "--rule",
+            "first:s=1",
+        ],
+    ),
+    Case(
+        "cli",
+        "advise --links bandwidth=1e9,bandwidth=2e9 (a repeated key)",
+        argv=["advise", "-n", "13", "--load", "4", "--stragglers", "fixed:1", "--links", "bandwidth=1e9,bandwidth=2e9"],
+    ),
+    Case(
+        "api",
+        "optimal_error(..., normalized='yes')",
+        code="import gcsim, numpy as np\nfrom gcsim.coding.evaluate import optimal_error\n"
+        "sch = gcsim.encode(gcsim.bibd(7, 3), 2, 'rd')\noptimal_error(sch, np.ones(7, bool), normalized='yes')\n",
+    ),
+    Case(
+        "api",
+        "expected_error(..., normalized=1)",
+        code="import gcsim\nfrom gcsim.coding.evaluate import expected_error\n"
+        "sch = gcsim.encode(gcsim.bibd(7, 3), 2, 'rd')\n"
+        "expected_error(sch, gcsim.straggler_model('fixed', 7, s=1), normalized=1)\n",
+    ),
+    Case(
+        "api",
+        "verify_bounds(..., progress='no')",
+        code="import gcsim\nfrom gcsim.coding.verify import verify_bounds\n"
+        "sch = gcsim.encode(gcsim.bibd(7, 3), 2, 'rd')\n"
+        "verify_bounds(sch, gcsim.straggler_model('fixed', 7, s=1), samples=20, progress='no')\n",
+    ),
+    Case(
+        "api",
+        "CERAR simulate, float32 gradients of 1e39 (beyond the dtype)",
+        code="import numpy as np\nfrom gcsim.cerar import design\nfrom gcsim.cerar.protocol import simulate\n"
+        "simulate(design(3, 3, 'exact'), np.full((3, 8), 1e39), dtype='float32')\n",
+    ),
+    Case(
+        "api",
+        "CERAR simulate, float64 gradients of 1e308 (the sum overflows)",
+        code="import numpy as np\nfrom gcsim.cerar import design\nfrom gcsim.cerar.protocol import simulate\n"
+        "simulate(design(3, 3, 'exact'), np.full((3, 8), 1e308), dtype='float64')\n",
+    ),
 ]
