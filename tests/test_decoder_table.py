@@ -474,3 +474,19 @@ def test_load_verify_argument_is_checked(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a sample that covers the table checks everything: no warning
         assert len(load_decoder_table(tmp_path / "t", verify="sample", sample=100)) == len(table)
+
+
+def test_a_pattern_whose_b_f_is_zero_is_checked_exactly():
+    """B_F = 0 (only a zero column arrives): the decoder must be 0 and the error mN, no rank question."""
+    B = encode(np.eye(4, dtype=int), 1, "naive").B.copy()
+    B[:, 3] = 0
+    table = decoder_table(Scheme.from_matrix(B, np.eye(4, dtype=int), 1), s_max=3)
+    row = table.row_of_stragglers([0, 1, 2])
+    assert table.errors[row] == 4 and not table.decoders[row].any()
+    report = table.verification_report()
+    assert report["checked"] == len(table) and report["skipped_near_rank_cutoff"] == 0
+    arrays, meta = table.to_arrays(), table.bundle_metadata()
+    X = arrays["decoders"].copy()
+    X[row, 3, 0] = 0.5  # weight on the zero column: same residual, not the minimum-norm decoder
+    with pytest.raises(VerificationError, match=rf"row {row} \(stragglers \[0, 1, 2\]\)"):
+        DecoderTable.from_arrays({**arrays, "decoders": X}, meta).verify()

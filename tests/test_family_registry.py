@@ -205,7 +205,7 @@ def _digest(keys) -> str:
 
 def test_existence_answers_and_names_unchanged_by_the_registry():
     """All (v,k,lam,mu) and (v,k,lam <= 3) answers for v <= 130 equal the previous commit's,
-    names included; the only differences are the distance-union family's new graphs and the
+    names included; the only differences are the distance-union and dual-T2*(O) families' new graphs and the
     seven nonexistence results (with complements) recorded for 64 < v <= 130."""
     snap = json.loads(SNAPSHOT.read_text())
     now = answers(130)
@@ -214,6 +214,8 @@ def test_existence_answers_and_names_unchanged_by_the_registry():
         "120,63,30,36": [True, "distance-{2} graph of J(10,3)"],
         "126,25,8,4": [True, "distance-{1,4} graph of J(9,4)"],
         "126,100,78,84": [True, "distance-{2,3} graph of J(9,4)"],
+        "96,20,4,4": [True, "GQ(5,3) = dual of T2*(O)"],  # srg_gq_dual, one file
+        "96,75,58,60": [True, "complement of GQ(5,3) = dual of T2*(O)"],
     }
     # the nonexistence results recorded since (theory §20.6, v > 64): None before, False now
     gone = {",".join(map(str, q)) for p in KNOWN_NONEXISTENT_SRGS if p[0] > 64 for q in (p, complement_parameters(*p))}

@@ -609,7 +609,10 @@ class DecoderTable:
         ratio_x = np.where(bound_x > 0, dev / np.where(bound_x > 0, bound_x, 1.0), np.where(dev == 0, 0.0, np.inf))
         ratio = np.maximum(ratio_x, dev_e / bound_e)
         ratio = np.where(near, 0.0, ratio)
-        return np.where(structural, np.inf, ratio), near
+        # B_F = 0 exactly: no rank question; the decoder must be 0 and the error mN, exactly
+        zero = sv[:, 0] == 0
+        ratio = np.where(zero, np.where(np.any(XF != 0, axis=(1, 2)) | (E != mN), np.inf, 0.0), ratio)
+        return np.where(structural, np.inf, ratio), near & ~zero
 
     def _failure_text(self, row: int, mask: np.ndarray) -> str:
         """What is wrong with ``row``, re-derived for this one row (for the message)."""

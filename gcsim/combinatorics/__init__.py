@@ -170,6 +170,7 @@ from .srg_geometric import (
     symplectic_graph,
     two_intersection_graph,
 )
+from .srg_gq_dual import dual_hyperoval_gq_graph
 from .srg_graph import SRGParams, StronglyRegularGraph, srg_parameters_of
 from .srg_sporadic import (
     clebsch_graph,
@@ -188,6 +189,7 @@ __all__ = [
     "Member",
     "SRGFamily",
     "distance_union_parameters",
+    "dual_hyperoval_gq_graph",
     "get_family",
     "hamming_distance_union_graph",
     "johnson_distance_union_graph",

@@ -9,8 +9,8 @@ Entry points:
 * :func:`buildable_srgs` -- every parameter set gcsim can build up to ``max_v``;
 * the family constructors of ``srg_cayley``, ``srg_combinatorial``, ``srg_geometric``, ``srg_sporadic``
   (re-exported here): Paley, triangular, lattice, Latin square, polar,
-  generalized quadrangle, affine polar, two-intersection, block graphs of
-  Steiner systems, Petersen, Clebsch, Shrikhande, Schläfli,
+  generalized quadrangle (and the dual of T2*(O)), affine polar, two-intersection, block graphs of
+  Steiner systems, Johnson/Hamming distance unions, Petersen, Clebsch, Shrikhande, Schläfli,
   Hoffman-Singleton, Gewirtz, complements.
 
 Theory and proofs: ``docs/theory/20_srg.md``; guide: ``docs/guides/srg.md``.
@@ -25,7 +25,7 @@ from math import isqrt
 from .. import limits
 from .._validation import check_bool, check_dense_size, check_int
 from ..errors import NotConstructibleError, VerificationError
-from . import srg_distance_union  # noqa: F401 - registers the distance-union family
+from . import srg_distance_union, srg_gq_dual  # noqa: F401 - modules that register their families
 from .families import Member, on_registry_change, registered_families
 from .srg_families import steiner_system_blocks
 from .srg_feasibility import (
