@@ -94,7 +94,7 @@ def _common(p: argparse.ArgumentParser, design_required: bool = True) -> None:
         default="rd",
         metavar="METHOD",
         # the registry (gcsim.coding.encoders); encode() refuses other names, naming the flag
-        help=f"encoder: {', '.join(METHODS)} (default %(default)s; docs/guides/coding.md)",
+        help=f"encoder: {', '.join(METHODS)} (docs/guides/coding.md)",
     )
     p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon")
     p.add_argument(

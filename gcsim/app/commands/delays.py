@@ -191,9 +191,7 @@ def register(sub, add) -> None:
     )
     p.add_argument("--design", required=True, help="named instance, family spec (bibd:13,4,1, ...) or a catalogue file")
     p.add_argument("--m", type=int_arg(1), default=2, help="communication reduction m")
-    p.add_argument(
-        "--method", default="rd", metavar="METHOD", help=f"encoder: {', '.join(METHODS)} (default %(default)s)"
-    )
+    p.add_argument("--method", default="rd", metavar="METHOD", help=f"encoder: {', '.join(METHODS)}")
     p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon")
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the encoder")
     p.add_argument("--s-max", type=int_arg(0), required=True, help="largest number of stragglers tabulated")

@@ -324,9 +324,7 @@ def register(subparsers: Any, add) -> None:
     p.add_argument("--engine", choices=["gloo"], default="gloo", help="torch.distributed backend")
     p.add_argument("--design", required=True, help="named instance, family:params or catalogue bundle")
     p.add_argument("--m", type=int_arg(1), default=1, help="communication reduction m")
-    p.add_argument(
-        "--method", default="rd", metavar="METHOD", help=f"encoder: {', '.join(METHODS)} (default %(default)s)"
-    )
+    p.add_argument("--method", default="rd", metavar="METHOD", help=f"encoder: {', '.join(METHODS)}")
     p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon")
     p.add_argument(
         "--stragglers",
