@@ -64,8 +64,8 @@ __all__ = [
 
 def advisor_encoders() -> tuple[str, ...]:
     """The registered encoders with an ``advisor`` place, in that order (those tried at the asked ``m``)."""
-    tried = [e for e in encoders() if e.advisor is not None]
-    return tuple(e.name for e in sorted(tried, key=lambda e: e.advisor))
+    tried = [(e.advisor, e.name) for e in encoders() if e.advisor is not None]
+    return tuple(name for _, name in sorted(tried, key=lambda t: t[0]))
 
 
 #: Encoders tried at the asked ``m`` on every assignment, in this order (live: it reads the registry).

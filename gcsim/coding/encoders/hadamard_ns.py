@@ -118,7 +118,7 @@ def polychromatic_classes(A: np.ndarray, m: int, rng: np.random.Generator) -> np
     M = np.vstack([one_class, covers])
     lo = np.concatenate([np.ones(n), np.ones(N * m)])
     hi = np.concatenate([np.ones(n), np.full(N * m, np.inf)])
-    x = _milp_binary(rng.uniform(size=n * m), M, lo, hi, "polychromatic colouring")
+    x = _milp_binary(np.asarray(rng.uniform(size=n * m)), M, lo, hi, "polychromatic colouring")
     if x is None:
         raise NotConstructibleError(
             f"hadamard-ns (split): no split of the {n} workers into m = {m} classes gives every part a "
@@ -141,7 +141,7 @@ def sign_null_vector(M: np.ndarray, rng: np.random.Generator) -> np.ndarray | No
     """
     Mi = np.asarray(M, dtype=np.int64)
     rhs = Mi.sum(axis=1).astype(float)
-    z = _milp_binary(rng.uniform(size=Mi.shape[1]), 2.0 * Mi, rhs, rhs, "±1 null-space vector")
+    z = _milp_binary(np.asarray(rng.uniform(size=Mi.shape[1])), 2.0 * Mi, rhs, rhs, "±1 null-space vector")
     if z is None:
         return None
     v = 2 * z - 1
