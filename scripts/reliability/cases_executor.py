@@ -203,7 +203,7 @@ CASES = [
         "tmp = os.path.abspath('tmp'); os.makedirs(tmp)\n"
         "src = 'import os, sys; sys.path.insert(0, os.getcwd()); import jobs; from gcsim import executor as td; '\n"
         "p = subprocess.Popen([sys.executable, '-c', src + 'td.launch(jobs.stall, 2, timeout=300)'],"
-        " env=dict(os.environ, TMPDIR=tmp))\n"
+        " env=dict(os.environ, TMPDIR=tmp), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
         "end = time.time() + 60\n"
         "while not [n for n in os.listdir(tmp) if n.startswith('gcsim-rdzv-')] and time.time() < end: time.sleep(0.2)\n"
         "time.sleep(1); p.kill(); p.wait()\n"
