@@ -9,6 +9,7 @@ gcsim.cerar.simulate in float64, float32 and emulated bfloat16, on one set of gr
 Run (from the repository root; about three minutes on one core):
 
     .venv/bin/python scripts/cerar_vandermonde_limit.py [--out docs/results/cerar_limit] [--step 1]
+    .venv/bin/python scripts/cerar_vandermonde_limit.py --redraw   # table and figure from limit.json
 
 Outputs: limit.json (every number, with the command and provenance), limit.md (the table),
 limit.png (error and kappa versus c).
@@ -29,6 +30,12 @@ from gcsim.io.manifest import atomic_write_text, dumps, provenance  # noqa: E402
 DTYPES = ("float64", "float32", "bfloat16")
 
 
+def _families(res: dict) -> list[tuple[str, dict]]:
+    """The families in the order real, circle (limit.json stores them sorted by name)."""
+    fams = res["families"]
+    return [(f, fams[f]) for f in sorted(fams, key=lambda f: (f != "real", f))]
+
+
 def _fmt(x) -> str:
     return "—" if x is None else f"{x:.2g}"
 
@@ -42,8 +49,10 @@ def table(res: dict) -> str:
         "precision shown (digits); the float columns run the float64-rounded design through "
         "`gcsim.cerar.simulate`; — = overflow (inf/NaN).",
         "",
+        "![Error and condition number versus c for the real and the unit-circle nodes](limit.png)",
+        "",
     ]
-    for fam, r in res["families"].items():
+    for fam, r in _families(res):
         lines += [
             f"## {fam} nodes",
             "",
@@ -68,7 +77,7 @@ def plot(res: dict, path: Path) -> None:
     fig, (ax, bx) = new_figure(1, 2, figsize=(11.0, 4.8))
     c = res["c"]
     curves = []
-    for fam, r in res["families"].items():
+    for fam, r in _families(res):
         curves.append((f"{fam}: exact", r["exact_error"]))
         for dt in DTYPES:
             curves.append((f"{fam}: {dt}", r["float_error"][dt]))
@@ -84,7 +93,7 @@ def plot(res: dict, path: Path) -> None:
     ax.set_title("error vs $c$, exact seam error $1/c^2$ ($N=4$)")
     ax.grid(alpha=0.3, which="both")
     ks = curve_styles(len(res["families"]), points=len(c))
-    for (fam, r), st in zip(res["families"].items(), ks, strict=True):
+    for (fam, r), st in zip(_families(res), ks, strict=True):
         bx.plot(c, r["kappa"], label=f"{fam} nodes", **st)
     for u, dt in ((2.0**-53, "float64"), (2.0**-24, "float32"), (2.0**-8, "bfloat16")):
         bx.axhline(1 / u, color="0.5", linewidth=0.8, linestyle=":")
@@ -103,7 +112,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "cerar_limit")
     ap.add_argument("--step", type=int, default=1, help="step of c over 4..32")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--redraw", action="store_true", help="only rewrite limit.md and limit.png from limit.json")
     args = ap.parse_args(argv)
+    if args.redraw:
+        import json
+
+        res = json.loads((args.out / "limit.json").read_text(encoding="utf-8"))
+        atomic_write_text(args.out / "limit.md", table(res))
+        plot(res, args.out / "limit.png")
+        print(f"redrew {args.out}/limit.md, limit.png from limit.json")
+        return 0
     from gcsim.cerar.exact import vandermonde_limit
 
     t0 = time.perf_counter()

@@ -35,7 +35,7 @@ from .._validation import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError
 from .design import CerarDesign
 from .protocol import resolve_dtype, simulate
-from .ring import num_rounds, packet_size
+from .ring import check_host_gradients, num_rounds, packet_size
 
 __all__ = [
     "FAMILIES",
@@ -277,8 +277,6 @@ def evaluate_exact(design: ExactDesign, gradients: Any) -> tuple[np.ndarray, flo
     """
     if not isinstance(design, ExactDesign):
         raise InvalidArgumentError("design", f"must be an ExactDesign, got {type(design).__name__}")
-    from .ring import check_host_gradients
-
     N, c, ctx = design.N, design.c, design.ctx
     g = check_host_gradients(gradients, N)
     d = g.shape[1]
