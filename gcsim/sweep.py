@@ -334,8 +334,9 @@ _MAX_DEPTH = 64
 _ARRAY_KINDS = "biufc"  # bool, integers, floats, complex: no objects, strings or structured records
 _SMALL_INT = 2**63  # larger integers are stored in hexadecimal (no JSON reader limit applies)
 _RESULT_TYPES = (
-    "None, bool, int, float, complex, str, numpy numbers and numeric/bool arrays, and lists, tuples and "
-    "dicts of those, or gcsim result records (dataclasses and named tuples of gcsim) holding them"
+    "None, bool, int, float, complex, str, numpy numbers and numeric/bool arrays, and lists, tuples, dicts "
+    "(and read-only mappingproxy views) of those, or gcsim result records (dataclasses and named tuples of "
+    "gcsim) holding them"
 )
 
 
@@ -494,10 +495,9 @@ class _Encoder:
             return [self(x, f"{where}[{i}]", depth) for i, x in enumerate(obj)]
         if t is tuple:
             return {"tuple": [self(x, f"{where}[{i}]", depth) for i, x in enumerate(obj)]}
-        if t is dict or (self.mode != "result" and isinstance(obj, (dict, types.MappingProxyType))):
-            return {
-                "dict": [[self(k, f"{where} key", depth), self(v, f"{where}[{k!r}]", depth)] for k, v in obj.items()]
-            }
+        if t is dict or t is types.MappingProxyType or (self.mode != "result" and isinstance(obj, dict)):
+            tag = "mappingproxy" if t is types.MappingProxyType else "dict"  # a read-only mapping stays one
+            return {tag: [[self(k, f"{where} key", depth), self(v, f"{where}[{k!r}]", depth)] for k, v in obj.items()]}
         fields = _record_fields(obj, where)
         if fields is not None:
             return self.record(obj, fields, where, depth)
@@ -640,10 +640,11 @@ def _decode(tree: Any, where: str = "result", depth: int = 0) -> Any:
         return np.frombuffer(raw, dt).reshape(shape).copy()
     if tag == "tuple" and type(v) is list:
         return tuple(_decode(x, f"{where}[{i}]", depth + 1) for i, x in enumerate(v))
-    if tag == "dict" and type(v) is list and all(type(p) is list and len(p) == 2 for p in v):
-        return {
+    if tag in ("dict", "mappingproxy") and type(v) is list and all(type(p) is list and len(p) == 2 for p in v):
+        d = {
             _decode(k, f"{where} key", depth + 1): _decode(x, f"{where}[{i}]", depth + 1) for i, (k, x) in enumerate(v)
         }
+        return d if tag == "dict" else types.MappingProxyType(d)
     if tag == "record" and type(v) is list and len(v) == 3 and type(v[2]) is dict:
         return _decode_record(v[0], v[1], v[2], where, depth)
     raise _NotData(where, f"{tag!r} is not a stored value")

@@ -20,6 +20,7 @@ import shutil
 import struct
 import sys
 import threading
+import types
 import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -215,6 +216,7 @@ def varied(task: int) -> Any:
             np.array([1, 2], dtype=">i4"),
         ],
         "task": task,
+        "read-only": types.MappingProxyType({"a": 1, "b": (2.5, None)}),
     }
 
 
@@ -232,7 +234,7 @@ def same_bits(a: Any, b: Any) -> bool:
         return same_bits(a.real, b.real) and same_bits(a.imag, b.imag)
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(same_bits(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict):
+    if isinstance(a, (dict, types.MappingProxyType)):
         return list(a) == list(b) and all(same_bits(a[k], b[k]) for k in a)
     return a == b
 
