@@ -39,8 +39,9 @@ its last try stops the sweep with its own exception.
 canonical JSON, numbers stored by their bits (floats, complex, NumPy scalars and arrays, arrays as
 base64 of their bytes), no pickle anywhere.  A checkpointed task may return ``None``, ``bool``,
 ``int``, ``float``, ``complex``, ``str``, NumPy numbers and bool/integer/float/complex arrays,
-lists, tuples and dicts of those, and gcsim's result records (its dataclasses and named tuples
-holding such values); anything else is refused when it is written, with a message.  Each file
+lists, tuples, dicts (and read-only mappingproxy views) of those, and gcsim's result records
+(its dataclasses and named tuples holding such values); anything else is refused when it is
+written, with a message.  Each file
 holds its task's *identity* and a SHA-256 checksum of everything else it holds; the identity is
 
 * the function: module, qualified name and the SHA-256 of its source (``inspect.getsource``; for a
