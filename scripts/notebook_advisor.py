@@ -16,7 +16,7 @@ CELLS: list[tuple[str, str]] = [
         "# Which code? The advisor\n\n`gcsim.advisor.advise(workers, load, m, stragglers, links=..., objective=...)` "
         "builds every code gcsim can build for the question (BIBDs, SRGs, coset and bi-regular graphs, "
         "repetition codes, expanders with and without multiplicities, each with every applicable encoder), "
-        "measures each one and ranks them. `load` is the number of parts a worker holds; errors are "
+        "measures each one and ranks them. `load` caps the data a worker holds (an int `L`: `L/n` of the data); errors are "
         "`err/(mN)`, the fraction of the gradient lost.\n\n"
         "After the advisor: decoder tables for deployment, partial gradient coding, the weighted "
         "chordal-cycle expander and seeded sweeps.",
@@ -79,7 +79,7 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import tempfile\nfolder = fast.export(tempfile.mkdtemp(), rank=0)\ncode = load_exported(folder)\n"
+        "import tempfile\nfolder = fast.export(tempfile.mkdtemp(), rank=1)\ncode = load_exported(folder)\n"
         "print(folder.name, code.scheme.params, None if code.decoders is None else len(code.decoders))\n"
         "code.manifest['decoding']",
     ),

@@ -65,7 +65,9 @@ def advice_a():
 @pytest.fixture(scope="module")
 def advice_b():
     t0 = time.perf_counter()
-    adv = advise(54, 5, 2, straggler_model("fixed", 54, s=10), progress=False)
+    # the question of issue #13 (b) counts the load in parts per worker (the coset graph (27,2,5)
+    # holds 5 of its 27 parts, over 5/54 of the data): an explicitly relaxed load
+    adv = advise(54, 5, 2, straggler_model("fixed", 54, s=10), relax_load=True, progress=False)
     return adv, time.perf_counter() - t0
 
 
@@ -196,7 +198,7 @@ def test_top_three_with_distinct_errors_agree_with_direct_lstsq(n, load, model, 
 def test_dropped_reasons(advice_a, advice_b):
     a, b = advice_a[0], advice_b[0]
     reasons_a = {(d.name, d.encoder): d.reason for d in a.dropped_items}
-    assert reasons_a[("2-(14,10,45) design", "")].startswith("existence unknown to gcsim")
+    assert reasons_a[("SRG(91,10,1,1) with A = Adj", "")].startswith("does not exist: impossible parameters")
     assert "n = 91 is not a square" in reasons_a[("Margulis-Gabber-Galil graph", "")]
     assert "does not divide n = 91" in reasons_a[("fractional repetition (91 workers, groups of 10)", "")]
     assert "n d even" in reasons_a[("random 9-regular graph on 91 vertices, seed 0", "")]
@@ -325,7 +327,7 @@ def test_load_as_a_fraction():
 
 def test_export_round_trip_with_decoder_table(tmp_path):
     adv = advise(13, 4, 2, straggler_model("fixed", 13, s=1), families=["bibd", "cyclic"], progress=False)
-    folder = adv.export(tmp_path, 0)
+    folder = adv.export(tmp_path, 1)
     assert folder.parent == tmp_path and sorted(p.name for p in tmp_path.iterdir()) == [folder.name]
     code = load_exported(folder)
     assert np.array_equal(code.scheme.B, adv.schemes[0].B)
@@ -333,13 +335,13 @@ def test_export_round_trip_with_decoder_table(tmp_path):
     assert code.decoders is not None and code.decoders.s_max == 1 and len(code.decoders) == 1 + 13
     assert code.manifest["candidate"]["name"] == adv.rows[0]["name"]
     with pytest.raises(FileExistsError):
-        adv.export(tmp_path, 0)
+        adv.export(tmp_path, 1)
     assert sorted(p.name for p in tmp_path.iterdir()) == [folder.name]  # no staging left behind
 
 
 def test_export_of_the_acceptance_codes(advice_a, advice_b, tmp_path):
     for adv, sub in ((advice_a[0], "a"), (advice_b[0], "b")):
-        folder = adv.export(tmp_path / sub, 0)
+        folder = adv.export(tmp_path / sub, 1)
         code = load_exported(folder)
         assert np.array_equal(code.scheme.B, adv.schemes[0].B)
         assert code.decoders is None and code.manifest["decoding"].startswith("no table")
@@ -365,7 +367,7 @@ def test_export_with_chosen_patterns_decodes_as_lstsq(advice_b, tmp_path):
     n, m, mN = scheme.n, scheme.m, scheme.B.shape[0]
     assert math.comb(n, 10) > limits.MAX_PATTERNS  # no table of every pattern up to s fits
     masks = _chosen_patterns(n)
-    folder = adv.export(tmp_path, 0, patterns=masks)
+    folder = adv.export(tmp_path, 1, patterns=masks)
     code = load_exported(folder)
     table = code.decoders
     assert table is not None and table.explicit and len(table) == len(masks)
@@ -394,10 +396,10 @@ def test_export_with_chosen_patterns_decodes_as_lstsq(advice_b, tmp_path):
         dr = 2 * lstsq_tol(kappa, mN, BF.shape[1], math.sqrt(mN))
         assert abs(table.errors[i] - rn * rn) <= 2 * rn * dr + dr * dr + SAFETY * gamma(mN * m) * rn * rn, i
     # 0/1 integers are masks too; the same set gives the same table, bit for bit
-    again = load_exported(adv.export(tmp_path, 0, name="ints", patterns=masks.astype(int).tolist())).decoders
+    again = load_exported(adv.export(tmp_path, 1, name="ints", patterns=masks.astype(int).tolist())).decoders
     assert again is not None and np.array_equal(again.decoders, table.decoders)
     # a single mask is a set of one pattern
-    one = load_exported(adv.export(tmp_path, 0, name="one", patterns=masks[1])).decoders
+    one = load_exported(adv.export(tmp_path, 1, name="one", patterns=masks[1])).decoders
     assert one is not None and len(one) == 1 and np.array_equal(one.decoder(masks[1]), table.decoder(masks[1]))
 
 
@@ -405,7 +407,7 @@ def test_load_exported_refuses_a_table_that_is_not_the_declared_set(tmp_path):
     adv = advise(13, 4, 2, straggler_model("fixed", 13, s=1), families=["bibd"], progress=False)
     masks = np.ones((2, 13), dtype=bool)
     masks[1, [3, 7]] = False
-    folder = adv.export(tmp_path, 0, patterns=masks)
+    folder = adv.export(tmp_path, 1, patterns=masks)
     manifest = json.loads((folder / "advice.json").read_text())
     manifest["decoder_patterns"]["stragglers"][1] = [3, 8]
     (folder / "advice.json").write_text(json.dumps(manifest))
@@ -430,7 +432,7 @@ def test_load_exported_refuses_a_table_that_is_not_the_declared_set(tmp_path):
 def test_export_bad_patterns_name_the_argument(advice_b, tmp_path, make, kwargs, match):
     adv = advice_b[0]
     with pytest.raises(InvalidArgumentError, match=match) as info:
-        adv.export(tmp_path, 0, patterns=make(adv.schemes[0].n), **kwargs)
+        adv.export(tmp_path, 1, patterns=make(adv.schemes[0].n), **kwargs)
     assert info.value.argument == "patterns"
     assert not tmp_path.exists() or not any(tmp_path.iterdir())  # nothing written
 
@@ -439,7 +441,7 @@ def test_export_too_many_patterns_is_a_size_error(advice_b, tmp_path, monkeypatc
     adv = advice_b[0]
     monkeypatch.setattr(limits, "MAX_PATTERNS", 4)
     with pytest.raises(SizeLimitError) as info:
-        adv.export(tmp_path, 0, patterns=_chosen_patterns(adv.schemes[0].n))
+        adv.export(tmp_path, 1, patterns=_chosen_patterns(adv.schemes[0].n))
     assert info.value.argument == "patterns" and not any(tmp_path.iterdir())
 
 
@@ -447,7 +449,7 @@ def test_views_and_contract(advice_b, tmp_path):
     adv = advice_b[0]
     assert isinstance(adv, Advice) and adv.params.n == 54 and adv.params.objective == ("error",)
     table = adv.table
-    assert list(table["rank"]) == list(range(len(adv))) and table.iloc[0]["name"] == adv.best["name"]
+    assert list(table["rank"]) == list(range(1, len(adv) + 1)) and table.iloc[0]["name"] == adv.best["name"]
     payload = json.loads(adv.to_json())
     assert len(payload["candidates"]) == len(adv) and payload["question"]["s"] == 10
     html = adv._repr_html_()
@@ -457,7 +459,9 @@ def test_views_and_contract(advice_b, tmp_path):
     with pytest.raises(TypeError):
         adv.rows[0]["error"] = 0.0
     with pytest.raises(InvalidArgumentError, match="rank"):
-        adv.export(tmp_path, len(adv))
+        adv.export(tmp_path, len(adv) + 1)
+    with pytest.raises(InvalidArgumentError, match="rank"):
+        adv.export(tmp_path, 0)
 
 
 @pytest.mark.parametrize(
@@ -498,13 +502,13 @@ def test_cli_json_and_export(capsys, tmp_path):
         capsys,
         "advise",
         "--workers", "54", "--load", "5", "--m", "2", "--stragglers", "fixed:10", "--json",
-        "--export", str(tmp_path),
+        "--relax-load", "--export", str(tmp_path),
     )  # fmt: skip
     assert code == 0, err
     payload = json.loads(out)
     names = [c["name"] for c in payload["candidates"]]
     assert any(name.startswith("coset graph (27,2,5) /") for name in names)
-    assert [c["rank"] for c in payload["candidates"]] == list(range(len(names)))
+    assert [c["rank"] for c in payload["candidates"]] == list(range(1, len(names) + 1))
     assert load_exported(payload["exported"]).manifest["candidate"]["name"] == names[0]
 
 
@@ -579,15 +583,87 @@ def test_cli_straggler_flags_are_checked(capsys, argv, flag):
 
 
 def test_cli_notes_a_data_hungry_winner(capsys):
-    # an integer load is parts per worker: the 13-part coset graph holds 10/13 of the data and wins
-    # on error; the note names the leanest candidate's fraction (10/91) and the flags that cap it
+    # relaxed, an integer load is parts per worker in every family: the 7-part coset graph holds 4/7
+    # of the data and wins on error; the note names the leanest candidate's fraction and the flags
+    argv = [
+        "advise",
+        "--workers",
+        "21",
+        "--load",
+        "4",
+        "--m",
+        "2",
+        "--stragglers",
+        "bernoulli:0.15",
+        "--samples",
+        "200",
+    ]
+    code, out, err = run(capsys, *argv, "--relax-load")
+    assert code == 0, err
+    assert "note: rank 1 holds 57% of the data per worker, the leanest candidate 19%" in out
+    code, out, _ = run(capsys, *argv, "--relax-load", "--objective", "data,error")
+    assert code == 0 and "note:" not in out
+    code, out, _ = run(capsys, *argv)  # the default caps the data at 4/21 = 19%: no note
+    assert code == 0 and "note:" not in out and "load <= 19.0% of the data per worker" in out
+
+
+# the load is a constraint (issue #23): three questions where the relaxed ranking puts first a
+# candidate holding more than L/n of the data
+LOAD_QUESTIONS = [(40, 6, "bernoulli:0.1"), (54, 5, "bernoulli:0.1"), (21, 4, "bernoulli:0.15")]
+
+
+@pytest.mark.parametrize("n, load, spec", LOAD_QUESTIONS)
+def test_an_integer_load_caps_the_data_per_worker(n, load, spec):
+    capped = advise(n, load, 2, spec, samples=200, progress=False)
+    relaxed = advise(n, load, 2, spec, samples=200, relax_load=True, progress=False)
+    cap = load / n
+    assert capped.question["data_cap"] == cap and not capped.question["relax_load"]
+    # no candidate of the default answer holds more than L/n of the data (checked on the assignment)
+    for row, obj in zip(capped.rows, capped.structures, strict=True):
+        A = np.asarray(obj.assignment)
+        assert A.sum(axis=0).max() * n <= load * A.shape[0], row["name"]
+        assert row["data_fraction"] <= cap + 1e-15
+    # relaxed, the first candidate holds more: the constraint is what changed the answer
+    assert relaxed.best["data_fraction"] > cap and relaxed.question["data_cap"] == 1.0
+
+
+def test_cli_load_caps_by_default_and_relaxes_on_request(capsys):
+    argv = ["advise", "--workers", "40", "--load", "6", "--m", "2", "--stragglers", "bernoulli:0.1", "--json"]
+    code, out, err = run(capsys, *argv, "--samples", "200")
+    assert code == 0, err
+    rows = json.loads(out)["candidates"]
+    assert rows and all(r["data_fraction"] <= 6 / 40 + 1e-15 for r in rows)
+    code, out, err = run(capsys, *argv, "--samples", "200", "--relax-load")
+    assert code == 0, err
+    assert json.loads(out)["candidates"][0]["data_fraction"] > 6 / 40
+
+
+def test_cli_table_header_columns_and_legend(capsys):
     code, out, err = run(
-        capsys, "advise", "--workers", "91", "--load", "10", "--m", "2", "--stragglers", "bernoulli:0.1"
+        capsys, "advise", "--workers", "13", "--load", "4", "--m", "2", "--stragglers", "fixed:2", "--top", "3"
     )
     assert code == 0, err
-    assert "note: rank 0 holds 77% of the data per worker, the leanest candidate 11%" in out
+    lines = out.splitlines()
+    total = int(lines[0].split()[0])
+    assert total > 3 and "the top 3 shown" in lines[0]
+    header = lines[1].split()
+    assert header == ["rank", "candidate", "error", "comm", "data", "Pareto"]  # no links: no time column
+    assert lines[3].split()[0] == "1"  # ranks count from 1
+    for column in header:
+        assert any(line.startswith(f"{column}:") for line in lines), column
     code, out, _ = run(
-        capsys, "advise", "--workers", "91", "--load", "10", "--m", "2", "--stragglers", "bernoulli:0.1",
-        "--objective", "data,error",
+        capsys, "advise", "--workers", "13", "--load", "4", "--m", "2", "--stragglers", "fixed:2", "--top", "3",
+        "--links", "bandwidth=1e9,latency=1e-4,gradient-bytes=4e6",
     )  # fmt: skip
-    assert code == 0 and "note:" not in out
+    assert code == 0 and "time" in out.splitlines()[1].split() and any(x.startswith("time:") for x in out.splitlines())
+
+
+def test_advise_takes_a_straggler_spec_over_its_own_workers():
+    by_spec = advise(13, 4, 2, "fixed:2", families=["bibd"], progress=False)
+    by_model = advise(13, 4, 2, straggler_model("fixed", 13, s=2), families=["bibd"], progress=False)
+    assert [r["name"] for r in by_spec.rows] == [r["name"] for r in by_model.rows]
+    assert [r["error"] for r in by_spec.rows] == [r["error"] for r in by_model.rows]
+    for bad in ("fixed", "fixed:x", "sometimes:3", "markov:0.1", "bernoulli:2"):
+        with pytest.raises(InvalidArgumentError) as info:
+            advise(13, 4, 2, bad, progress=False)
+        assert info.value.argument == "stragglers" and str(info.value)

@@ -181,14 +181,14 @@ class Advice:
     def verify(self) -> bool:
         """Check the ranking and the flags; returns True or raises :class:`VerificationError`.
 
-        Rows are ranked ``0, 1, ...`` in the order of the objective's keys; the Pareto flags are
+        Rows are ranked ``1, 2, ...`` in the order of the objective's keys; the Pareto flags are
         recomputed from the rows; every scheme verifies and belongs to its row (``m``, ``N``, ``n``).
         """
         keys = [self._key(r) for r in self.rows]
         if keys != sorted(keys):
             raise VerificationError("advice: the rows are not sorted by the objective")
-        if [r["rank"] for r in self.rows] != list(range(len(self.rows))):
-            raise VerificationError("advice: ranks are not 0, 1, 2, ...")
+        if [r["rank"] for r in self.rows] != list(range(1, len(self.rows) + 1)):
+            raise VerificationError("advice: ranks are not 1, 2, 3, ...")
         with_time = self.question.get("links") is not None
         flags = pareto_flags([pareto_point(r, with_time, self.exact_tol) for r in self.rows])
         if [f is None for f in flags] != [bool(r["pareto"]) for r in self.rows]:
@@ -264,7 +264,7 @@ class Advice:
         """Pareto figure: expected error (log) against communication per worker and, with links, time.
 
         Every candidate is a point, coloured by family (Pareto-optimal filled, dominated hollow);
-        the ``label`` best are numbered by rank (coinciding points share one label, ``0,1,2``) and
+        the ``label`` best are numbered by rank (coinciding points share one label, ``1,2,3``) and
         named in the legend below.  Errors below the floor (exact codes: round-off) are drawn at the
         floor as down-pointing triangles, as the axis label states.  Returns a
         :class:`matplotlib.figure.Figure`.
@@ -306,7 +306,7 @@ class Advice:
                 spots.setdefault(key, []).append(i)
             for members in spots.values():
                 i = members[0]
-                text = ",".join(map(str, members))
+                text = ",".join(str(self.rows[j]["rank"]) for j in members)
                 ax.annotate(text, (x[i], shown[i]), textcoords="offset points", xytext=(5, 4), fontsize=7)
             ax.set_yscale("log")
             if what == "communication":
@@ -321,7 +321,7 @@ class Advice:
         for fam in families:  # legend swatches: one filled circle per family
             handles[fam] = axes[0][0].scatter([], [], marker="o", s=38, color=colour[fam])
         axes[0][0].set_title("filled: Pareto-optimal, hollow: dominated; numbers: rank", fontsize=8)
-        names = [f"{i}: {_short_name(r['name'])}" for i, r in enumerate(self.rows[:label])]
+        names = [f"{r['rank']}: {_short_name(r['name'])}" for r in self.rows[:label]]
         labels = list(handles) + names
         artists = list(handles.values()) + [_invisible(axes[0][0]) for _ in names]
         _plotting.legend_below(fig, artists, labels, ncol=1 if names else min(4, len(labels)), fontsize=7)
@@ -331,7 +331,7 @@ class Advice:
     def export(
         self,
         folder: str | os.PathLike,
-        rank: int = 0,
+        rank: int = 1,
         *,
         name: str | None = None,
         s_max: int | None = None,
@@ -358,8 +358,8 @@ class Advice:
         ----------
         folder : path
             Parent folder (created if missing).
-        rank : int >= 0
-            Row of :attr:`table` to export.
+        rank : int >= 1
+            Rank of the candidate to export (1: the first row of :attr:`table`).
         name : str, optional
             Name of the exported folder (default ``rank<rank>_<family>_<encoder>``).
         s_max : int, optional
@@ -409,11 +409,11 @@ class Advice:
         >>> dict(code.manifest["decoder_patterns"], sha256="...")
         {'count': 3, 'set': 'chosen', 'sha256': '...', 'stragglers': [[], [0, 5], [2, 3, 11]]}
         """
-        rank = check_int("rank", rank, minimum=0)
-        if rank >= len(self.rows):
-            raise InvalidArgumentError("rank", f"must be < {len(self.rows)} (the number of candidates), got {rank}")
+        rank = check_int("rank", rank, minimum=1)
+        if rank > len(self.rows):
+            raise InvalidArgumentError("rank", f"must be <= {len(self.rows)} (the number of candidates), got {rank}")
         overwrite = check_bool("overwrite", overwrite)
-        row, scheme, structure = self.rows[rank], self.schemes[rank], self.structures[rank]
+        row, scheme, structure = self.rows[rank - 1], self.schemes[rank - 1], self.structures[rank - 1]
         stem = name if name is not None else f"rank{rank}_{row['family']}_{row['encoder']}"
         check_bundle_name("name", stem)
         table: DecoderTable | None = None

@@ -11,9 +11,11 @@ The model of the question (docs/theory.md, the advisor chapter):
 
 * ``n`` workers, the columns of the ``N x n`` assignment ``A`` (``A[i, j] = 1`` iff worker ``j``
   holds part ``i``); each family fixes its own number of parts ``N``;
-* ``load``: an integer is the number of parts a worker holds, the column sums of ``A`` (every
-  family is built at exactly that load, except the expanders of fixed degree -- Margulis--Gabber--
-  Galil, the chordal cycle -- whose loads are theirs and must stay at or below it); a float in
+* ``load``: a cap on the data a worker holds. An integer ``L`` allows ``L / n`` of the data (``L``
+  parts of an ``n``-part split), and a family with ``N`` parts is built at ``floor(L N / n)`` parts
+  per worker (the expanders of fixed degree -- Margulis--Gabber--Galil, the chordal cycle -- keep
+  their loads, which must stay within the cap); with ``relax_load`` an integer is the number of
+  parts per worker in every family, the column sums of ``A``, whatever ``N``; a float in
   ``(0, 1)`` is the fraction of the data a worker may hold, and a family with ``N`` parts is built
   with ``floor(load * N)`` parts per worker;
 * ``m``: the communication reduction of :class:`gcsim.coding.Scheme` (each worker sends
@@ -48,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from .. import limits
-from .._validation import check_int, check_real
+from .._validation import check_bool, check_int, check_real
 from ..coding.delays import DelayStragglerModel
 from ..coding.straggler_base import StragglerModel
 from ..coding.stragglers import FixedModel, WorstCaseModel
@@ -146,8 +148,11 @@ class Links:
 class Question:
     """What the user asks: ``n`` workers, a load, ``m``, a straggler model, optional links.
 
-    ``load`` is an int (parts per worker) or a float in ``(0, 1)`` (fraction of the data per
-    worker); :meth:`parts_per_worker` turns it into the load of a family with ``N`` parts.
+    The load is a constraint on the data a worker holds. An int ``L`` means at most ``L / n`` of
+    the data (``L`` parts of an ``n``-part split), a float in ``(0, 1)`` at most that fraction; a
+    family with ``N`` parts is then built with :meth:`parts_per_worker` ``= floor(fraction N)``
+    parts per worker. With ``relax_load`` an int is the number of parts per worker whatever the
+    family's ``N`` (a family with few parts then gives each worker a larger share of the data).
     """
 
     n: int
@@ -156,11 +161,29 @@ class Question:
     model: StragglerModel
     links: Links | None = None
     seed: int = 0
+    relax_load: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "relax_load", check_bool("relax_load", self.relax_load))
+
+    @property
+    def parts_load(self) -> int | None:
+        """The relaxed integer load (parts per worker in every family), or None for a data cap."""
+        return self.load if isinstance(self.load, int) and self.relax_load else None
+
+    @property
+    def data_cap(self) -> float:
+        """The largest fraction of the data a worker may hold (1 with a relaxed integer load)."""
+        if self.parts_load is not None:
+            return 1.0
+        return self.load / self.n if isinstance(self.load, int) else float(self.load)
 
     def parts_per_worker(self, num_parts: int) -> int:
-        """The load a family with ``num_parts`` parts is built at."""
+        """The load a family with ``num_parts`` parts is built at (the most parts within the cap)."""
+        if self.parts_load is not None:
+            return self.parts_load
         if isinstance(self.load, int):
-            return self.load
+            return self.load * num_parts // self.n  # exact: floor(L N / n)
         # the 1e-12 keeps floor(0.3 * 10) at 3 (0.3 * 10 = 2.9999999999999996 in binary)
         return int(math.floor(self.load * num_parts + 1e-12))
 
@@ -175,7 +198,11 @@ class Question:
 
     def describe_load(self) -> str:
         """The load in words, for the reasons of the dropped items."""
-        return f"{self.load} parts per worker" if isinstance(self.load, int) else f"a fraction {self.load} of the data"
+        if self.parts_load is not None:
+            return f"{self.load} parts per worker"
+        if isinstance(self.load, int):
+            return f"at most {self.load}/{self.n} of the data"
+        return f"at most a fraction {self.load} of the data"
 
 
 def check_load(load: Any) -> int | float:
@@ -307,7 +334,7 @@ def dual_bibd_structures(q: Question) -> Iterator[Item]:
     found = False
     for k in range(2, n):
         # the load is r parts of b = n r / k: for a fraction, r = floor(load * b) must be consistent
-        r = q.load if isinstance(q.load, int) else None
+        r = q.parts_load
         candidates = [r] if r is not None else range(1, n)
         for r_ in candidates:
             if (r_ * (k - 1)) % (n - 1) or (n * r_) % k:
@@ -531,7 +558,13 @@ def structures(q: Question, families: tuple[str, ...] = FAMILY_NAMES) -> Iterato
                     )
                 elif not _fits(q, item.assignment):
                     top = int(item.assignment.sum(axis=0).max())
-                    item = Dropped(item.family, item.name, "", f"a worker holds {top} of {N} parts, over the load")
+                    item = Dropped(
+                        item.family,
+                        item.name,
+                        "",
+                        f"a worker holds {top} of {N} parts ({top / N:.1%} of the data), over the load "
+                        f"({q.describe_load()}; relax_load=True, or --relax-load, lifts the cap)",
+                    )
             yield item
 
 

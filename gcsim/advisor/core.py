@@ -22,13 +22,62 @@ from typing import Any
 from .._validation import check_bool, check_int, check_real
 from ..coding.schemes import Scheme
 from ..coding.straggler_base import StragglerModel
-from ..errors import InvalidArgumentError
+from ..coding.stragglers import straggler_model
+from ..errors import GcsimError, InvalidArgumentError
 from ..sweep import check_scheduler, run_sweep
 from .advice import Advice, pareto_flags, pareto_point, ranking_key
 from .assess import Settings, assess, decode_time, question_patterns, schemes_of
 from .candidates import FAMILY_NAMES, Dropped, Links, Question, Structure, check_load, structures
 
-__all__ = ["advise", "OBJECTIVES"]
+__all__ = ["advise", "OBJECTIVES", "STRAGGLER_SPEC", "straggler_spec"]
+
+#: The straggler models a ``KIND:VALUES`` spec names (``advise(13, 4, 2, "fixed:2")``, ``gcsim advise``).
+STRAGGLER_SPEC = "KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P, markov:P_ENTER,P_LEAVE"
+
+
+def straggler_spec(text: str, n: int) -> StragglerModel:
+    """The straggler model over ``n`` workers that a ``KIND:VALUES`` spec names.
+
+    ``fixed:S``, ``all:S`` and ``worst:S`` (``S`` stragglers), ``bernoulli:P`` (each worker
+    straggles with probability ``P``), ``markov:P_ENTER,P_LEAVE`` (:func:`gcsim.straggler_model`).
+
+    >>> straggler_spec("bernoulli:0.1", 13).describe()
+    'Bernoulli: each of n=13 workers straggles independently with p=0.1'
+    >>> straggler_spec("fixed", 13)
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: stragglers: fixed takes one value, e.g. fixed:10
+    """
+    if not isinstance(text, str):
+        raise InvalidArgumentError("stragglers", f"must be a straggler model or a spec {STRAGGLER_SPEC}")
+    kind, _, values = text.partition(":")
+    parts = [v for v in values.split(",") if v] if values else []
+
+    def number(cast: type, count: int, example: str) -> list[Any]:
+        if len(parts) != count:
+            raise InvalidArgumentError(
+                "stragglers", f"{kind} takes {'one value' if count == 1 else f'{count} values'}, e.g. {kind}:{example}"
+            )
+        try:
+            return [cast(v) for v in parts]
+        except ValueError:
+            what = "whole number" if cast is int else "number"
+            raise InvalidArgumentError("stragglers", f"{text!r}: the values of {kind} must be a {what}") from None
+
+    try:
+        if kind in ("fixed", "all", "worst"):
+            return straggler_model(kind, n, s=number(int, 1, "10")[0])
+        if kind == "bernoulli":
+            return straggler_model("bernoulli", n, p=number(float, 1, "0.1")[0])
+        if kind == "markov":
+            p_enter, p_leave = number(float, 2, "0.05,0.5")
+            return straggler_model("markov", n, p_enter=p_enter, p_leave=p_leave)
+    except GcsimError as exc:
+        if isinstance(exc, InvalidArgumentError) and str(exc).startswith("stragglers:"):
+            raise
+        raise InvalidArgumentError("stragglers", f"{text!r}: {exc}") from None
+    raise InvalidArgumentError("stragglers", f"unknown kind {kind!r} in {text!r}; {STRAGGLER_SPEC}")
+
 
 #: Criteria an objective may name (all minimized): expected error, communication per worker,
 #: expected time per iteration (needs links), fraction of the data per worker, worst-case error
@@ -99,8 +148,9 @@ def advise(
     workers: int,
     load: int | float,
     m: int,
-    stragglers: StragglerModel,
+    stragglers: StragglerModel | str,
     *,
+    relax_load: bool = False,
     links: Links | Mapping[str, float] | None = None,
     objective: str | Sequence[str] = "error",
     families: Sequence[str] | None = None,
@@ -125,15 +175,21 @@ def advise(
     workers : int
         ``n``, the number of workers (every candidate has exactly ``n`` columns).
     load : int or float
-        Parts per worker (int: the column sums of ``A``) or the fraction of the data a worker may
-        hold (float in ``(0, 1)``: a family with ``N`` parts is built with ``floor(load N)`` parts
-        per worker).
+        The most data a worker may hold, a constraint on every candidate. An int ``L`` allows
+        ``L / n`` of the data (``L`` parts of an ``n``-part split), a float in ``(0, 1)`` that
+        fraction; a family with ``N`` parts is built with ``floor(fraction N)`` parts per worker,
+        and a candidate over the cap is dropped (with its reason).
     m : int
         Communication reduction: each worker sends ``d / m`` numbers.  The families' ``m = 1``
         classic codes are listed too, with their own communication (a full gradient).
-    stragglers : StragglerModel
+    stragglers : StragglerModel or str
         :func:`gcsim.straggler_model` over ``n`` workers (fixed, all, worst, bernoulli, markov,
-        trace, delay).
+        trace, delay), or a spec :data:`STRAGGLER_SPEC` such as ``"fixed:2"`` or
+        ``"bernoulli:0.1"`` (:func:`straggler_spec`, over the ``workers`` given).
+    relax_load : bool
+        Lift the data cap: an int ``load`` is then the number of parts per worker in every family
+        (the column sums of ``A``), whatever the family's ``N``; a family with few parts gives
+        each worker a larger share of the data (the table's ``data_fraction`` shows it).
     links : Links or dict, optional
         ``bandwidth`` (bytes/s per worker link), ``latency`` (s), ``gradient_bytes`` (bytes of a
         full gradient), ``compute_time`` (s for the gradient of the whole data set).  Adds the bytes
@@ -178,18 +234,19 @@ def advise(
 
     Examples
     --------
-    >>> import gcsim
-    >>> adv = advise(13, 4, 2, gcsim.straggler_model("fixed", 13, s=1), families=["bibd", "cyclic"], progress=False)
+    >>> adv = advise(13, 4, 2, "fixed:1", families=["bibd", "cyclic"], progress=False)
     >>> adv.rows[0]["name"]
     '2-(13,4,1) design [PG(2,3): points vs lines] / exact-gaussian (s=1)'
     >>> adv.rows[0]["error"] < 1e-20, adv.rows[0]["pareto"]
     (True, True)
     """
     progress = check_bool("progress", progress)
-    relax_load = check_bool("relax_load", relax_load)
     n = check_int("workers", workers, minimum=2)
     load = check_load(load)
     m = check_int("m", m, minimum=1)
+    relax_load = check_bool("relax_load", relax_load)
+    if isinstance(stragglers, str):
+        stragglers = straggler_spec(stragglers, n)
     if not isinstance(stragglers, StragglerModel):
         raise InvalidArgumentError("stragglers", "must be a straggler model (see gcsim.straggler_model)")
     if stragglers.n != n:
@@ -207,7 +264,7 @@ def advise(
         worst_limit=check_int("worst_limit", worst_limit, minimum=0),
     )
     exact_tol = check_real("exact_tol", exact_tol, minimum=0.0, maximum=1.0)
-    q = Question(n, load, m, stragglers, links_, seed)
+    q = Question(n, load, m, stragglers, links_, seed, relax_load)
     patterns = question_patterns(q, settings)
     decode = decode_time(q)
 
@@ -242,15 +299,18 @@ def advise(
     measured.sort(key=lambda t: ranking_key(t[0], objective_, exact_tol))
     flags = pareto_flags([pareto_point(r, links_ is not None, exact_tol) for r, _, _ in measured])
     rows = []
-    for rank, ((row, _, _), flag) in enumerate(zip(measured, flags, strict=True)):
+    # ranks count from 1 (the first row is rank 1), as a reader counts a table
+    for rank, ((row, _, _), flag) in enumerate(zip(measured, flags, strict=True), start=1):
         row = dict(row)
         row["rank"] = rank
         row["pareto"] = flag is None
-        row["status"] = "Pareto-optimal" if flag is None else f"dominated by #{flag} {measured[flag][0]['name']}"
+        row["status"] = "Pareto-optimal" if flag is None else f"dominated by #{flag + 1} {measured[flag][0]['name']}"
         rows.append(row)
     question = {
         "n": n,
         "load": load,
+        "relax_load": relax_load,
+        "data_cap": q.data_cap,
         "m": m,
         "model": stragglers.describe(),
         "s": q.design_s,

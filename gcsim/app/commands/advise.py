@@ -190,7 +190,8 @@ def _cmd_advise(args: argparse.Namespace) -> int:
 
 #: What each column of the printed table means (printed under it; the advisor guide has the same list)
 COLUMN_LEGEND = (
-    "rank: 1 = best by the objective; candidate: assignment / encoder (m=1: a classic m = 1 code)",
+    "rank: 1 = the best by the objective",
+    "candidate: assignment / encoder (m=1: a classic m = 1 code, sending a full gradient)",
     "error: expected optimal-decoding error err/(mN), the fraction of the gradient lost (exact: round-off)",
     "comm: numbers each worker sends, as a fraction of a gradient (1/m)",
     "data: the largest share of the data a worker holds",
