@@ -16,7 +16,8 @@ CELLS: list[tuple[str, str]] = [
         "# Which code? The advisor\n\n`gcsim.advisor.advise(workers, load, m, stragglers, links=..., objective=...)` "
         "builds every code gcsim can build for the question (BIBDs, SRGs, coset and bi-regular graphs, "
         "repetition codes, expanders with and without multiplicities, each with every applicable encoder), "
-        "measures each one and ranks them. `load` caps the data a worker holds (an int `L`: `L/n` of the data); errors are "
+        "measures each one and ranks them. `load` caps the data a worker holds (an int `L`: `L/n` of "
+        "the data); errors are "
         "`err/(mN)`, the fraction of the gradient lost.\n\n"
         "After the advisor: decoder tables for deployment, partial gradient coding, the weighted "
         "chordal-cycle expander and seeded sweeps.",
