@@ -205,8 +205,8 @@ def _digest(keys) -> str:
 
 def test_existence_answers_and_names_unchanged_by_the_registry():
     """All (v,k,lam,mu) and (v,k,lam <= 3) answers for v <= 130 equal the previous commit's,
-    names included; the only differences are the distance-union and dual-T2*(O) families' new graphs and the
-    seven nonexistence results (with complements) recorded for 64 < v <= 130."""
+    names included; the only differences are the new graphs of the distance-union, dual-T2*(O) and
+    Payne families and the seven nonexistence results (with complements) recorded for 64 < v <= 130."""
     snap = json.loads(SNAPSHOT.read_text())
     now = answers(130)
     new = {
@@ -216,6 +216,8 @@ def test_existence_answers_and_names_unchanged_by_the_registry():
         "126,100,78,84": [True, "distance-{2,3} graph of J(9,4)"],
         "96,20,4,4": [True, "GQ(5,3) = dual of T2*(O)"],  # srg_gq_dual, one file
         "96,75,58,60": [True, "complement of GQ(5,3) = dual of T2*(O)"],
+        "125,28,3,7": [True, "GQ(4,6) = P(W(5), x)"],  # srg_payne_gq
+        "125,96,74,72": [True, "complement of GQ(4,6) = P(W(5), x)"],
     }
     # the nonexistence results recorded since (theory §20.6, v > 64): None before, False now
     gone = {",".join(map(str, q)) for p in KNOWN_NONEXISTENT_SRGS if p[0] > 64 for q in (p, complement_parameters(*p))}

@@ -172,6 +172,7 @@ from .srg_geometric import (
 )
 from .srg_gq_dual import dual_hyperoval_gq_graph
 from .srg_graph import SRGParams, StronglyRegularGraph, srg_parameters_of
+from .srg_payne_gq import payne_gq_graph
 from .srg_sporadic import (
     clebsch_graph,
     gewirtz_graph,
@@ -294,6 +295,7 @@ __all__ = [
     "paley_design",
     "paley_difference_set",
     "paley_graph",
+    "payne_gq_graph",
     "petersen_graph",
     "pg_flats",
     "pg_parameters",
