@@ -3,12 +3,13 @@
 #   make test   -- lint (ruff, mypy), then the whole test suite
 #   make lint   -- ruff check, ruff format --check, mypy
 #   make docs   -- the documentation site, strict (site/); make lab -- JupyterLab on notebooks/
+#   make fuzz   -- the property-based fuzz suite (tests/fuzz/) at length: 20x the examples of make test
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench docs lab clean
+.PHONY: demo test lint bench docs lab clean fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +33,13 @@ lint: $(STAMP)
 
 test: lint
 	OPENBLAS_NUM_THREADS=$(BLAS_THREADS) OMP_NUM_THREADS=$(BLAS_THREADS) MKL_NUM_THREADS=$(BLAS_THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile -q tests notebooks --nbmake gcsim --doctest-modules --ignore=gcsim/__main__.py
+
+# the fuzz suite at length: hypothesis profile fuzz-long (tests/fuzz/fuzzing.py), random inputs instead of
+# make test's fixed derandomized ones, failures kept in .hypothesis/fuzz and replayed first next time;
+# `make fuzz FUZZ_EXAMPLES=5000` sets the examples per test (default 800)
+FUZZ_EXAMPLES ?= 800
+fuzz: $(STAMP)
+	GCSIM_FUZZ_PROFILE=fuzz-long GCSIM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) OPENBLAS_NUM_THREADS=$(BLAS_THREADS) OMP_NUM_THREADS=$(BLAS_THREADS) MKL_NUM_THREADS=$(BLAS_THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile -q tests/fuzz
 
 # benchmarks print tables and write benchmarks/results/*.json (ratios against baselines in the same run)
 bench: $(STAMP)

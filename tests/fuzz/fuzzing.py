@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from gcsim.errors import GcsimError
 
@@ -45,7 +46,13 @@ _COMMON = dict(
     print_blob=True,
 )
 settings.register_profile("fuzz-ci", max_examples=_BASE or 40, derandomize=True, database=None, **_COMMON)
-settings.register_profile("fuzz-long", max_examples=_BASE or 800, derandomize=False, **_COMMON)
+settings.register_profile(
+    "fuzz-long",
+    max_examples=_BASE or 800,
+    derandomize=False,
+    database=DirectoryBasedExampleDatabase(str(REPO / ".hypothesis" / "fuzz")),  # absolute: examples chdir
+    **_COMMON,
+)
 PROFILE = os.environ.get("GCSIM_FUZZ_PROFILE", "fuzz-ci")
 if PROFILE not in ("fuzz-ci", "fuzz-long"):
     raise RuntimeError(f"GCSIM_FUZZ_PROFILE={PROFILE!r}: use fuzz-ci or fuzz-long")

@@ -14,8 +14,8 @@ stdout and stderr captured.  The property:
 * with ``--json`` and status 0 it prints exactly one JSON object on stdout;
 * it writes nothing outside the folders the command line names (``--out``, ``--export``,
   ``--dir``) or, when it names none, outside its working folder: the sandbox around the working
-  folder is snapshotted before and after each example, the repository's ``git status`` before
-  and after the whole test (``fuzz-long``: around every example).
+  folder and the packaged catalogue are snapshotted before and after each example, the
+  repository's ``git status`` before and after the whole test (``fuzz-long``: every example).
 
 Excluded or bounded commands (the bound is part of the generated grammar):
 
@@ -49,6 +49,9 @@ from fuzzing import EXAMPLE_SECONDS, LONG, bounded, changed, fuzz_settings, repo
 from hypothesis import given, strategies as st
 
 from gcsim.app.cli import build_parser, main
+from gcsim.app.paths import packaged_catalogue
+
+DESIGNS = packaged_catalogue()  # the catalogue gcsim ships (designs/ in a checkout): never written here
 
 #: Commands never run by the fuzzer, and why (see the module docstring).
 EXCLUDED = {
@@ -387,7 +390,7 @@ def test_command_lines(template, argv):
         cwd.mkdir()
         _prepare(cwd, template)
         watched = sandbox.parent  # the sandbox, its siblings (other examples' leftovers) and the template
-        before = snapshot(watched)
+        before, designs_before = snapshot(watched), snapshot(DESIGNS)
         repo_before = repo_status() if LONG else None
         rc, out, err = _run(argv, cwd)
         if any(known.matches(argv, rc, out, err) for known in KNOWN_CLI_DEFECTS):
@@ -399,8 +402,14 @@ def test_command_lines(template, argv):
         if rc == 0 and "--json" in argv and not {"-h", "--help", "--version"} & set(argv):
             assert isinstance(json.loads(out), dict), "--json printed something other than one JSON object"
         roots = _allowed_roots(argv, cwd)
-        outside = [p for p in changed(before, snapshot(watched)) if not any(_within(Path(p), r) for r in roots)]
+        # inside a named folder, or a folder made on the way to one (mkdir -p)
+        outside = [
+            p
+            for p in changed(before, snapshot(watched))
+            if not any(_within(Path(p), r) or (_within(r, Path(p)) and Path(p).is_dir()) for r in roots)
+        ]
         assert not outside, f"wrote outside {[str(r) for r in roots]}: {outside[:5]}"
+        assert not changed(designs_before, snapshot(DESIGNS)), "wrote into the packaged catalogue"
         if repo_before is not None:
             assert not repo_changes(repo_before, repo_status()), "changed the repository"
 

@@ -1,0 +1,94 @@
+"""What the property-based fuzz suite found (issue #19 item 8, ``tests/fuzz/``), one case per defect.
+
+Each case is the smallest reproducer hypothesis shrank to.  Fixed ones are checked by
+``tests/fuzz/test_fuzz_found.py``; the open ones there are strict xfails naming the item that
+fixes them (the fuzz tests look past exactly that exception from exactly that function).
+"""
+
+from __future__ import annotations
+
+from reliability import Case
+
+_G = "import gcsim, numpy as np; "
+_RD = _G + "sch = gcsim.encode(gcsim.bibd(7, 3, 1), 2, 'rd', seed=1); "
+_ZERO = "Z = np.broadcast_to(np.ones((1, 1)), (10**6, 10**6)); "
+
+CASES = [
+    # fixed: ragged nested lists reached numpy and came back as its ValueError
+    Case(
+        "api",
+        "fuzz: optimal_error(scheme, [[0], [0, 0]]): a ragged mask (was numpy's ValueError)",
+        code=_RD + "gcsim.optimal_error(sch, [[0], [0, 0]])",
+    ),
+    Case(
+        "api",
+        "fuzz: fixed_decoder_error(scheme, [[0], [0, 0]]) (was numpy's ValueError)",
+        code=_RD + "gcsim.fixed_decoder_error(sch, [[0], [0, 0]])",
+    ),
+    Case(
+        "api",
+        "fuzz: run_scheme(scheme, [[0], [0, 0]], mask): ragged gradients (was numpy's ValueError)",
+        code=_RD + "gcsim.run_scheme(sch, [[0], [0, 0]], np.ones(7, dtype=bool))",
+    ),
+    Case(
+        "api",
+        "fuzz: cerar.simulate(design(2, 1, 'exact'), [[0], [0, 0]]) (was numpy's ValueError)",
+        code=_G + "gcsim.cerar.simulate(gcsim.cerar.design(2, 1, 'exact'), [[0], [0, 0]])",
+    ),
+    Case(
+        "api",
+        "fuzz: partial_scheme(Fano, owners=[[0], [0, 0]]) (was numpy's ValueError)",
+        code=_G + "gcsim.partial_scheme(gcsim.bibd(7, 3, 1), owners=[[0], [0, 0]])",
+    ),
+    Case(
+        "api",
+        "fuzz: cerar.num_rounds(2, None) (was TypeError from int(None))",
+        code=_G + "gcsim.cerar.num_rounds(2, None)",
+    ),
+    Case(
+        "api",
+        "fuzz: cerar.num_rounds(True, 3) (a bool ring size gave L = 2)",
+        code=_G + "print(gcsim.cerar.num_rounds(True, 3))",
+    ),
+    Case(
+        "api",
+        "fuzz: weighted_margulis_gabber_galil(10**200): the size message overflowed float (OverflowError)",
+        code=_G + "gcsim.weighted_margulis_gabber_galil(10**200)",
+    ),
+    Case(
+        "cli",
+        "fuzz: gcsim catalogue --force with no --dir (rewrote the source checkout's designs/)",
+        argv=["catalogue", "--force"],
+    ),
+    Case("cli", "fuzz: gcsim catalogue --export with no --dir", argv=["catalogue", "--export"]),
+    # open when found (strict xfails in tests/fuzz/test_fuzz_found.py)
+    Case(
+        "api",
+        "fuzz: straggler_model('trace', delays=3+0j): a complex trace (TypeError; item 7)",
+        code=_G + "gcsim.straggler_model('trace', delays=3 + 0j)",
+    ),
+    Case(
+        "api",
+        "fuzz: straggler_model('trace', delays=''): a string trace (numpy's ValueError; item 7)",
+        code=_G + "gcsim.straggler_model('trace', delays='')",
+    ),
+    Case(
+        "api",
+        "fuzz: encode(zero-stride 10^6 x 10^6 float assignment, 1) (MemoryError; item 5)",
+        code=_G + _ZERO + "gcsim.encode(Z, 1)",
+        timeout=30,
+    ),
+    Case(
+        "api",
+        "fuzz: partial_scheme(zero-stride 10^6 x 10^6 float assignment) (MemoryError; item 5)",
+        code=_G + _ZERO + "gcsim.partial_scheme(Z, 1)",
+        timeout=30,
+    ),
+    Case(
+        "api",
+        "fuzz: run_scheme(scheme, gradients, zero-stride 10^6 x 10^6 mask) (MemoryError; item 5)",
+        code=_RD + _ZERO + "gcsim.run_scheme(sch, np.ones((7, 6)), Z)",
+        timeout=30,
+    ),
+    Case("cli", "fuzz: gcsim load ' ' (the refusal was printed on stdout; item 7)", argv=["load", " "]),
+]
