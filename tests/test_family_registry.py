@@ -430,3 +430,21 @@ def test_distance_union_family_lists_the_known_johnson_graphs():
     assert p[0] == v and p[1] == 4 * 7 + comb(7, 4)  # k = sum of valencies of distances 1 and 4
     g = partial(johnson_distance_union_graph, 11, 4, (1, 4))()
     _srg_identity(g.adjacency, p)
+
+
+def test_gq_family_constructors_refuse_bad_and_huge_input():
+    """The one-file families (dual of T2*(O), Payne's derived GQ): clear errors, sizes refused up front."""
+    from gcsim.combinatorics.srg_gq_dual import dual_hyperoval_gq_graph
+    from gcsim.combinatorics.srg_payne_gq import payne_gq_graph
+
+    with pytest.raises(InvalidArgumentError, match="power of 2"):
+        dual_hyperoval_gq_graph(6)
+    with pytest.raises(InvalidArgumentError, match="prime power"):
+        payne_gq_graph(6)
+    with pytest.raises(SizeLimitError):
+        dual_hyperoval_gq_graph(64)  # 64^2 * 66 = 270,336 vertices
+    with pytest.raises(SizeLimitError):
+        payne_gq_graph(17)  # 4913 > 4096 vertices
+    # the members' parameters are the GQ formulas, built and verified for the smallest cases
+    assert dual_hyperoval_gq_graph(4).params == (96, 20, 4, 4)
+    assert payne_gq_graph(4).params == (64, 18, 2, 6) and payne_gq_graph(7).params == (343, 54, 5, 9)
