@@ -812,15 +812,16 @@ class _Checkpoint:
             return None, "checksum mismatch: the file was changed or damaged"
         identity = doc.get("identity")
         expected = self.identity(index)
-        if identity != expected:
-            if not isinstance(identity, dict):
-                return None, "no identity"
-            changed = sorted(k for k in set(identity) | set(expected) if identity.get(k) != expected.get(k))
+        if not isinstance(identity, dict):
+            return None, "no identity"
+        if _canonical_json(identity) != _canonical_json(expected):  # bytes: 1.0 or true is not the index 1
+            keys = set(identity) | set(expected)
+            changed = sorted(k for k in keys if _canonical_json(identity.get(k)) != _canonical_json(expected.get(k)))
             return None, f"computed for another task: {', '.join(changed)} differ"
         try:
             return _decode(doc.get("result")), None
-        except (_NotData, ValueError, TypeError, OverflowError) as exc:
-            return None, f"result not readable ({exc})"
+        except Exception as exc:  # noqa: BLE001 - whatever fails in a file, its task runs again
+            return None, f"result not readable ({type(exc).__name__}: {exc})"
 
     def save(self, index: int, result: Any) -> None:
         """Write task ``index``'s result, bound to its identity and checksummed; refuse what is not data."""

@@ -352,16 +352,18 @@ def test_a_flipped_byte_is_recomputed(tmp_path, where):
     assert task_file(tmp_path, 2).read_bytes() != bytes(raw)  # and rewritten
 
 
-def test_a_changed_value_with_a_recomputed_checksum_still_needs_its_identity(tmp_path):
-    """An edit that keeps the file consistent cannot move a result to another task or seed."""
+@pytest.mark.parametrize(("field", "value"), [("seed", 6), ("index", True), ("index", 1.0), ("gcsim", "0.0.1")])
+def test_a_changed_value_with_a_recomputed_checksum_still_needs_its_identity(tmp_path, field, value):
+    """An edit that keeps the file consistent cannot move a result to another task, seed or gcsim
+    (nor pass ``true`` or ``1.0`` for the index 1: the identity is compared byte for byte)."""
     run_sweep(draw, range(2), seed=5, checkpoint=tmp_path, progress=False)
-    doc = json.loads(task_file(tmp_path, 0).read_bytes())
+    doc = json.loads(task_file(tmp_path, 1).read_bytes())
     doc.pop("sha256")
-    doc["identity"]["seed"] = 6
+    doc["identity"][field] = value
     body = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
     doc["sha256"] = hashlib.sha256(body).hexdigest()
-    task_file(tmp_path, 0).write_text(json.dumps(doc))
-    with pytest.warns(CheckpointWarning, match=r"task 0 \(computed for another task: seed differ"):
+    task_file(tmp_path, 1).write_text(json.dumps(doc))
+    with pytest.warns(CheckpointWarning, match=rf"task 1 \(computed for another task: {field} differ"):
         again = run_sweep(draw, range(2), seed=5, checkpoint=tmp_path, progress=False)
     assert same(again, [draw(t, task_seed(5, t)) for t in range(2)])
 
