@@ -80,6 +80,7 @@ def _write_pid_and_sleep(rank, world_size, folder):
 def _returns_a_lock(rank, world_size):
     import threading
 
+    dist.barrier()  # both ranks are past the rendezvous: neither one's exit breaks the other's
     return threading.Lock()  # cannot be pickled to reach the launcher
 
 

@@ -35,6 +35,8 @@ def boom(rank, world_size):
 
 def lock(rank, world_size):
     import threading
+    import torch.distributed as dist
+    dist.barrier()
     return threading.Lock()
 
 def noisy(rank, world_size):
