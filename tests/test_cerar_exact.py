@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from gcsim.cerar.exact import evaluate_exact, vandermonde_exact, vandermonde_limit
-from gcsim.errors import InvalidArgumentError
+from gcsim.errors import InvalidArgumentError, SizeLimitError
 from tolerances import SAFETY, gamma
 
 
@@ -123,6 +123,10 @@ def test_bad_inputs():
         evaluate_exact(vandermonde_exact(4, 4, 1e-3), np.zeros((3, 8)))
     out, err = evaluate_exact(vandermonde_exact(4, 5, 1e-3), np.zeros((4, 0)))  # d = 0: nothing to sum
     assert out.shape == (4, 0) and err == 0.0
+    with pytest.raises(SizeLimitError, match="MAX_EXACT_WORK"):
+        vandermonde_exact(4, 200, 1e-3)
+    with pytest.raises(InvalidArgumentError, match="dps"):
+        vandermonde_exact(4, 8, 1e-3, dps=10**5)
     with pytest.raises(InvalidArgumentError, match="families"):
         vandermonde_limit(4, [4], families=("x",))
     with pytest.raises(InvalidArgumentError, match="cs"):

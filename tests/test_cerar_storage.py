@@ -22,7 +22,7 @@ from gcsim.cerar.storage import (
     shift_structured,
     storage_lower_bound,
 )
-from gcsim.errors import InvalidArgumentError
+from gcsim.errors import InvalidArgumentError, SizeLimitError
 from tolerances import SAFETY, gamma
 
 CASES = [(3, 7), (4, 8), (4, 16), (8, 16)]
@@ -252,3 +252,6 @@ def test_bad_inputs():
         hankel_matrix(des, 3, 0)
     with pytest.raises(InvalidArgumentError, match="t"):
         hankel_matrix(des, 0, des.L + 1)
+    big = CerarDesign(32, 64, np.zeros((32, 64, 64)), np.zeros((32, 64, 94)))
+    with pytest.raises(SizeLimitError, match="MAX_STORAGE_WORK"):  # refused before any H_t is built
+        storage_lower_bound(big)
