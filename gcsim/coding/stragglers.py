@@ -451,7 +451,18 @@ class TraceModel(StragglerModel):
         n: int | None = None,
     ):
         check_entries("delays", array_shape(delays), "a trace of delays (workers x iterations)")
-        arr = np.asarray(delays, dtype=float)
+        try:
+            raw = np.asarray(delays)
+        except (TypeError, ValueError) as exc:  # ragged nested lists, objects numpy cannot read
+            raise InvalidArgumentError("delays", f"cannot be read as an array ({exc})") from None
+        # a complex trace would lose its imaginary part (numpy warns), strings fail in the cast
+        if (
+            raw.dtype == object
+            or np.iscomplexobj(raw)
+            or not (np.issubdtype(raw.dtype, np.number) or raw.dtype == bool)
+        ):
+            raise InvalidArgumentError("delays", f"must be real numbers, got dtype {raw.dtype}")
+        arr = raw.astype(float)
         if arr.ndim != 2 or arr.shape[1] < 1:
             raise InvalidArgumentError("delays", f"must be a 2-D workers x iterations matrix, got shape {arr.shape}")
         if np.isnan(arr).any():

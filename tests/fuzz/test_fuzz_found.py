@@ -117,9 +117,6 @@ def test_known_defects_have_an_xfail_here():
     assert {d.name for d in test_fuzz_cli.KNOWN_CLI_DEFECTS} <= {"load-refusal-on-stdout"}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue #19 item 7 (stragglers.py): a complex trace raises TypeError, a string ValueError"
-)
 @pytest.mark.parametrize("delays", [3 + 0j, np.full((3, 4), 1 + 1j), "", [["a", "b"]]])
 def test_unreadable_trace_is_refused(delays):
     with bounded(), pytest.raises(InvalidArgumentError, match="^delays: "):
@@ -151,7 +148,6 @@ def _cli(argv):
     return rc, out.getvalue(), err.getvalue()
 
 
-@pytest.mark.xfail(strict=True, reason="issue #19 item 7 (app): `gcsim load` prints its refusal on stdout")
 def test_load_refusal_goes_to_stderr(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rc, out, err = _cli(["load", " "])

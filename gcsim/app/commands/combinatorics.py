@@ -85,7 +85,7 @@ def _cmd_load(args: argparse.Namespace) -> int:
     from ...catalogue.objects import load_object
     from ...io.bundle import load_bundle
 
-    if args.path.strip() == "":
+    if args.path == "":  # Path("") is "." (a name of spaces is a file name like any other)
         raise UsageError("path: is empty; give a bundle path or a name in the packaged catalogue (pg2_9, ...)")
     path = catalogue_path(args.path)  # a file on disk, else a name in the packaged catalogue
     try:
