@@ -7,7 +7,9 @@ trade-off), :class:`CerarDesign`.  Modules: :mod:`~gcsim.cerar.ring` (the protoc
 every array namespace), :mod:`~gcsim.cerar.metrics`, :mod:`~gcsim.cerar.design`,
 :mod:`~gcsim.cerar.constructions`, :mod:`~gcsim.cerar.optimize`, :mod:`~gcsim.cerar.pareto`,
 :mod:`~gcsim.cerar.factory`, :mod:`~gcsim.cerar.traffic`, :mod:`~gcsim.cerar.floating`,
-:mod:`~gcsim.cerar.export`.  Theory: ``docs/theory/50_cerar.md``; guide: ``docs/guides/cerar.md``.
+:mod:`~gcsim.cerar.export`, :mod:`~gcsim.cerar.storage` (how much a worker must hold, theory §51),
+:mod:`~gcsim.cerar.exact` (high-precision evaluation, the Vandermonde limit, theory §53).  Theory:
+``docs/theory/50_cerar.md``; guide: ``docs/guides/cerar.md``.
 
 Examples
 --------
