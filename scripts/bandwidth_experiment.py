@@ -238,11 +238,16 @@ def _figure(df, N: int, path: Path) -> None:
     from gcsim._plotting import curve_styles, legend_below, new_figure
 
     rates = list(dict.fromkeys(df["rate"]))
-    fig, axes = new_figure(1, len(rates), figsize=(5.2 * len(rates), 4.4), squeeze=False, sharey=True)
+    # a grid of at most two panels per row (four links: 2 x 2), each panel wide enough to read
+    ncols = min(2, len(rates))
+    nrows = -(-len(rates) // ncols)
+    fig, axes = new_figure(nrows, ncols, figsize=(6.4 * ncols, 4.8 * nrows), squeeze=False, sharey=True)
+    for ax in axes.ravel()[len(rates) :]:
+        ax.set_visible(False)
     cer = df[df["algorithm"].str.startswith("cerar")]
     sizes = sorted({int(s) for s in cer["size_bytes"]})
     styles = dict(zip(sizes, curve_styles(len(sizes)), strict=True))  # one style per tensor size, all panels
-    for ax, rate in zip(axes[0], rates, strict=True):
+    for ax, rate in zip(axes.ravel(), rates, strict=False):
         sub = cer[cer["rate"] == rate]
         for size, grp in sub.groupby("size_bytes"):
             grp = grp.sort_values("c")
@@ -258,8 +263,9 @@ def _figure(df, N: int, path: Path) -> None:
         ax.set_xlabel("c (components)")
         ax.set_title(f"N = {N}, link {rate}")
         ax.grid(True, alpha=0.3)
-    axes[0][0].set_ylabel("time ratio  ring / CERAR (> 1: CERAR faster)")
-    legend_below(fig, ncol=4)  # under the panels: no legend over a curve
+    for row in axes:
+        row[0].set_ylabel("time ratio  ring / CERAR (> 1: CERAR faster)")
+    legend_below(fig, ncol=2, fontsize=10)  # under the panels: no legend over a curve
     tmp = path.with_suffix(".tmp.png")
     fig.savefig(tmp, dpi=110)
     tmp.replace(path)

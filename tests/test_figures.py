@@ -274,3 +274,31 @@ def test_saved_as_png(name, tmp_path):
     path = tmp_path / "f"  # no suffix: the stages save through a temporary name
     FIGURES[name](path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_legend_entries_are_distinguishable(drawn):
+    """No two entries of a legend share colour, line style and marker (pg2_9.png had two)."""
+    name, fig, _ = drawn
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    for legend in legends:
+        seen: dict[tuple, str] = {}
+        for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True):
+            if not hasattr(handle, "get_marker"):
+                continue
+            key = (str(handle.get_color()), str(handle.get_linestyle()), str(handle.get_marker()))
+            assert key not in seen, f"{name}: {text.get_text()!r} looks like {seen[key]!r}"
+            seen[key] = text.get_text()
+
+
+def test_every_figure_has_a_title(drawn):
+    name, fig, _ = drawn
+    titles = [fig._suptitle.get_text()] if fig._suptitle is not None else []
+    titles += [ax.get_title() for ax in fig.axes]
+    assert any(t.strip() for t in titles), name
+
+
+def test_accuracy_panels_separate_close_accuracies():
+    """The lower row shows 1 - accuracy on a log axis: codes a few points apart near 1 stay apart."""
+    fig = _plot(history_frame())
+    for ax in fig.axes[2:4]:
+        assert ax.get_yscale() == "log" and "1 - accuracy" in ax.get_ylabel()

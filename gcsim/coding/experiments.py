@@ -212,6 +212,9 @@ def plot_error_curves(frame: pd.DataFrame, title: str, path=None):
     fig, axes = new_figure(1, 2, figsize=(12, 5.6))
     keys = list(dict.fromkeys(_style_key(c) for c in frame["curve"]))
     styles = dict(zip(keys, curve_styles(len(keys)), strict=True))
+    # one legend entry per style: a curve named differently in the two panels (the exact family is
+    # designed for a fixed s in the p panel) shares the entry of its style, which names both
+    entries: dict[str, tuple[Any, list[str]]] = {}
     for ax, sweep, xlabel in (
         (axes[0], "s", "number of stragglers $s$ (fixed-$s$ uniform)"),
         (axes[1], "p", "straggling probability $p$ (Bernoulli)"),
@@ -220,16 +223,25 @@ def plot_error_curves(frame: pd.DataFrame, title: str, path=None):
         for curve, g in sub.groupby("curve", sort=False):
             g = g.sort_values("x")
             kind = g["kind"].iloc[0]
-            style = dict(styles[_style_key(str(curve))])
+            key = _style_key(str(curve))
+            style = dict(styles[key])
             style["linestyle"] = {"upper": ":", "lower": "--"}.get(kind, "-")
             if kind == "lower":
                 style.update(color="k", marker="_")
             yerr = np.vstack([g["mean"] - g["ci_low"], g["ci_high"] - g["mean"]])
-            ax.errorbar(g["x"], g["mean"], yerr=np.clip(yerr, 0, None), label=curve, capsize=2, **style)
+            label = str(curve) if key not in entries else f"_{curve}"
+            artist = ax.errorbar(g["x"], g["mean"], yerr=np.clip(yerr, 0, None), label=label, capsize=2, **style)
+            if key not in entries:
+                entries[key] = (artist, [str(curve)])
+            elif str(curve) not in entries[key][1]:
+                entries[key][1].append(str(curve))
         ax.set_xlabel(xlabel)
         ax.set_ylabel(r"normalized optimal-decoding error $\mathrm{err}/(mN)$")
         ax.set_ylim(bottom=-0.02)
         ax.grid(alpha=0.3)
+    for artist, names in entries.values():
+        if len(names) > 1:
+            artist.set_label(" / ".join(names))
     legend_below(fig, ncol=4)
     fig.suptitle(title)
     if path is not None:

@@ -86,17 +86,24 @@ def _plot(frame, path: Path | None = None, runs: int = 1):
     fig, axes = new_figure(2, 2, figsize=(13, 10), sharey="row")
     groups = list(frame.groupby("label", sort=False))
     styles = curve_styles(len(groups), points=max(len(g) for _, g in groups))
+    # the codes' accuracies differ by a few points near the top, which a linear 0-1 axis squashes
+    # into one line: the lower row shows the test error 1 - accuracy on a log axis (a perfect score
+    # drawn at the stated floor)
+    miss = 1.0 - frame["test_acc"].to_numpy(dtype=float)
+    floor = log_floor(miss[np.isfinite(miss) & (miss > 0)], default=1e-3)
     for style, (label, g) in zip(styles, groups, strict=True):
         kw = {"label": label, **style}
         axes[0, 0].plot(g.iteration, g.train_loss, **kw)
         axes[0, 1].plot(g.wallclock, g.train_loss, **kw)
-        axes[1, 0].plot(g.iteration, g.test_acc, **kw)
-        axes[1, 1].plot(g.wallclock, g.test_acc, **kw)
+        plot_floored(axes[1, 0], g.iteration.to_numpy(), 1.0 - g.test_acc.to_numpy(), floor, **kw)
+        plot_floored(axes[1, 1], g.wallclock.to_numpy(), 1.0 - g.test_acc.to_numpy(), floor, **kw)
     for ax in axes[0]:
         ax.set_yscale("log")
         ax.set_ylabel("training loss (cross-entropy)")
     for ax in axes[1]:
-        ax.set_ylabel("test accuracy")
+        ax.set_yscale("log")
+        label = "test error  1 - accuracy"
+        ax.set_ylabel(floor_label(label, floor, "perfect scores") if (miss <= floor).any() else label)
     for ax in axes[:, 0]:
         ax.set_xlabel("iteration")
     for ax in axes[:, 1]:
@@ -138,6 +145,7 @@ def _plot_error(frame, path: Path | None = None, roundoff: float = 1e-12):
     ylabel = r"running mean of $\|\hat g - g\|^2 / \|g\|^2$"
     ax.set_ylabel(floor_label(ylabel, floor, "round-off (exact decoding)") if (values <= floor).any() else ylabel)
     ax.grid(alpha=0.3)
+    ax.set_title("decoding error of each code during training")
     legend_below(fig, ncol=2)
     if path is not None:
         _save(fig, path)
