@@ -120,7 +120,9 @@ def test_generic_designs_need_more_than_c_plus_N(N, c):
     assert 2 * c + 1 >= c + L // 2
 
 
-@pytest.mark.parametrize("name", ["cerar/optimized_N4_c8_kappa10", "cerar/optimized_N8_c16_kappa50"])
+@pytest.mark.parametrize(
+    "name", ["cerar/optimized_N4_c8_kappa10", "cerar/optimized_N4_c8_kappa100", "cerar/optimized_N8_c16_kappa50"]
+)
 def test_kappa_optimized_designs_need_more_than_c_plus_N(name):
     des = resolve_design(name)
     N, c, L = des.N, des.c, des.L
@@ -235,6 +237,11 @@ def test_shift_structured_designs_lean_schedule(N, c):
         fdes = design(N, c, "vandermonde", eps=float(eps))
     assert shift_structured(fdes)
     assert storage_lower_bound(fdes).target_distance < SAFETY * gamma(c + L) * 1e3
+    # the perturbation design as stored: generic exact rank (its rounding), within rounding of c + N
+    pb = storage_lower_bound(design(N, c, "perturbation", eps=0.05))
+    assert pb.peak.tolist() == [c + L // 2] * N
+    assert pb.target_distance < SAFETY * gamma(c + L)
+    assert not shift_structured(_integer_design(N, c, 0))
 
 
 def test_rates_report_the_storage_numbers():
