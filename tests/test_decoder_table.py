@@ -462,7 +462,7 @@ def test_every_row_is_checked(table_378, where):
 def test_load_verify_argument_is_checked(tmp_path):
     table = decoder_table(encode(FANO, 1, "naive"), s_max=1)
     table.export(tmp_path / "t")
-    for bad in ("yes", 1, None, np.bool_(True)):
+    for bad in ("yes", 1, None, np.bool_(True), np.array([True, False])):
         with pytest.raises(InvalidArgumentError) as exc:
             load_decoder_table(tmp_path / "t", verify=bad)
         assert exc.value.argument == "verify"

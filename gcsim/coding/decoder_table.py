@@ -1000,7 +1000,7 @@ def load_decoder_table(
     ...
     gcsim.errors.InvalidArgumentError: sample: applies to verify='sample' only (verify=True checks every row)
     """
-    if verify not in (True, False, "all", "sample") or not isinstance(verify, (bool, str)):
+    if not isinstance(verify, (bool, str)) or verify not in (True, False, "all", "sample"):
         raise InvalidArgumentError("verify", f"must be True, 'all', 'sample' or False, got {verify!r}")
     if sample is not None and verify != "sample":
         raise InvalidArgumentError(
