@@ -505,3 +505,20 @@ def test_cerar_simulate_in_range_is_unchanged():
     assert np.all(np.isfinite(res.outputs))
     # 1e38 rounded to float32, then N = 3 terms through the exact design: gamma_(N + 1) in float32
     np.testing.assert_allclose(res.outputs, 3e38, rtol=SAFETY * gamma(4, np.float32))
+
+
+@pytest.mark.parametrize("kind", ["delay", "straggler"])
+@pytest.mark.parametrize("trace", [np.ones((3, 4)) + 1j, [[1 + 0j, 2.0]], [["a", "b"]]])
+def test_api_traces_refuse_complex_and_non_numbers(kind, trace):
+    """delay_model('trace') dropped the imaginary part after a ComplexWarning; straggler_model raised TypeError."""
+    from gcsim.coding.delays import delay_model
+    from gcsim.coding.stragglers import straggler_model
+    from gcsim.errors import InvalidArgumentError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InvalidArgumentError, match="^delays: "):
+            if kind == "delay":
+                delay_model("trace", len(trace), delays=trace)
+            else:
+                straggler_model("trace", delays=trace, s=0)

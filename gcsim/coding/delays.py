@@ -417,6 +417,8 @@ class TraceDelays(DelayModel):
             raise InvalidArgumentError("delays", "the trace model needs delays=<workers x iterations matrix>")
         # logical size first: a zero-stride view counts every entry (the copy below would)
         check_entries("delays", array_shape(self.trace), "a trace of delays (workers x iterations)")
+        if np.iscomplexobj(self.trace):  # the cast below would drop the imaginary part (numpy only warns)
+            raise InvalidArgumentError("delays", "must be real numbers, got a complex trace")
         try:
             arr = np.array(self.trace, dtype=float)
         except (TypeError, ValueError):
