@@ -893,7 +893,8 @@ def run_sweep(
         ``functools.partial`` of one, or anything cloudpickle can send); what it captures travels
         with every task, so keep that small (a scheme, not a data set).
     tasks : iterable
-        The tasks (picklable for Dask and for ``checkpoint``).
+        The tasks (picklable for Dask; described by data -- numbers, strings, arrays, containers,
+        plain objects -- for ``checkpoint``).
     seed : int >= 0, optional
         Seed of the sweep; task ``i`` gets ``SeedSequence(seed, spawn_key=(i,))`` whatever runs it.
     scheduler : "serial", "local", a Dask address ("tcp://host:8786") or a distributed.Client
@@ -905,7 +906,9 @@ def run_sweep(
     retries : int >= 0
         Extra tries of a task that raised (Dask only; lost workers are handled by Dask anyway).
     checkpoint : path, optional
-        Folder of finished results: written as tasks finish, reused by a rerun of the same sweep.
+        Folder of finished results (module docstring): written as tasks finish, in a data-only
+        format bound to each task's identity; a rerun returns the stored results that match their
+        task and runs the others again (a :class:`CheckpointWarning` names those it did not use).
     desc : str
         Label of the progress bar.
 
@@ -917,11 +920,19 @@ def run_sweep(
     Raises
     ------
     InvalidArgumentError
-        A bad argument, an unpicklable function or task (Dask), or a checkpoint folder of another sweep.
+        A bad argument, an unpicklable function or task (Dask), a checkpoint folder of another sweep
+        (or with a directory, FIFO or device in place of a task file), a sweep without a data-only
+        identity, or a task result that cannot be stored, with ``checkpoint``.
     MissingDependencyError
         A Dask scheduler without Dask installed (``pip install 'gcsim[dask]'``).
     SweepWorkerError
         A task that kept killing its workers.
+
+    Warns
+    -----
+    CheckpointWarning
+        Stored results that were not used (damaged, edited, another task's, seed's or function's):
+        their tasks ran again.
     Exception
         The exception a task raised (the sweep stops; finished results stay in ``checkpoint``).
 
