@@ -51,6 +51,10 @@ Routes (``method=``) and the accuracy each guarantees.  ``u = 2^-52``, ``p = max
     patterns, ``|Δ| <= c p u κ̃ mN`` when ``rank(B_F) = rank(B)``; never warns.  A user
     ``rtol`` that declares ``B̃`` rank deficient selects the eigendecomposition route with the
     same SVD fallback.
+    *Structured route* (:mod:`gcsim.coding.structured`, theory §42): for an ``"rd"`` scheme on an
+    assignment with ``AᵀA = (k − λ)I + λJ`` (a symmetric BIBD; checked exactly, once) ``"auto"``
+    evaluates ``err = Σ_i (Na − cμ_i)/(a + λμ_i)`` from the ``m x m`` matrix ``M_F``, ``O(n m²)`` a
+    pattern and no ``B``, when its bound ``|Δ| <= β(n) <= GRAM_KAPPA_LIMIT² u mN`` is certified.
 
 On NumPy the column-deletion route and the full-rank solves of ``Γ_FF`` run in compiled
 per-pattern loops (numba, installed with galois): the rank of ``V_0[S]`` comes from a Householder
@@ -78,11 +82,11 @@ from .. import _html
 from .._validation import check_bool, check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from ..limits import array_shape, check_entries
+from . import structured as _structured
 from .decoders import arrival_scale, bernoulli_rescaled, best_scale
 from .delays import DelayStragglerModel, TraceDelays
 from .kernels import (
     ErrorReport,
-    EvalContext,
     check_method,
     check_rtol,
     chunk_rows,
@@ -148,7 +152,12 @@ def _readonly(a: Any) -> np.ndarray:
     return out
 
 
-def _finish(values: np.ndarray, ctx: EvalContext, normalized: bool) -> np.ndarray:
+def _structured_route(scheme: Any, method: str, rtol: float | None) -> Any:
+    """The structured route's context (theory §42) when ``"auto"`` takes it, else None."""
+    return _structured.structured_context(scheme) if method == "auto" and rtol is None else None
+
+
+def _finish(values: np.ndarray, ctx: Any, normalized: bool) -> np.ndarray:
     values = np.clip(values, 0.0, ctx.total)
     return values / ctx.total if normalized else values
 
@@ -232,11 +241,15 @@ def optimal_error(
     progress = check_bool("progress", progress)
     method = _check_method(method)
     rtol = check_rtol(rtol, method)
-    ctx = eval_context(scheme)
+    st = _structured_route(scheme, method, rtol)
+    ctx = st if st is not None else eval_context(scheme)
     check_entries("nonstragglers", array_shape(nonstragglers), "a batch of straggler masks")  # before any copy
     masks = check_mask("nonstragglers", nonstragglers, ctx.n)
     single = masks.ndim == 1
     masks2 = masks[None, :] if single else masks
+    if st is not None:
+        vals = _finish(st.errors(masks2), st, normalized)
+        return float(vals[0]) if single else vals
     report = ErrorReport()
     raw = optimal_errors(
         ctx, masks2, method=method, rtol=rtol, report=report, progress=_progress_bar if progress else None
@@ -276,7 +289,8 @@ def optimal_error_all(
     progress = check_bool("progress", progress)
     method = _check_method(method)
     rtol = check_rtol(rtol, method)
-    ctx = eval_context(scheme)
+    st = _structured_route(scheme, method, rtol)
+    ctx = st if st is not None else eval_context(scheme)
     s = check_int("s", s, minimum=0, maximum=ctx.n)
     total = math.comb(ctx.n, s)
     check_count(
@@ -290,6 +304,8 @@ def optimal_error_all(
     step = (
         check_int("chunk", chunk, minimum=1)
         if chunk is not None
+        else max(1, 2**22 // ctx.n)
+        if st is not None
         else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16)
     )
     out = np.empty(total)
@@ -297,6 +313,9 @@ def optimal_error_all(
     starts = range(0, total, step)
     for a in _progress(starts, len(starts), f"all C({ctx.n},{s}) patterns", progress):
         S = straggler_sets(ctx.n, s, a, a + step)
+        if st is not None:
+            out[a : a + S.shape[0]] = st.errors_for_sets(S)
+            continue
         out[a : a + S.shape[0]] = errors_for_group(ctx, method, rtol, S, None, s, f, report)
     report.warn(ctx, method)
     return _finish(out, ctx, normalized)
@@ -544,6 +563,9 @@ def _evaluator(
     scheme: Scheme, decoder: Any, rescale: Any, p: Any, method: str, progress: bool, report: ErrorReport | None = None
 ) -> tuple[Callable[[np.ndarray], np.ndarray], bool, float]:
     """Function masks -> raw errors, whether it is the optimal decoder, and an upper bound of the errors."""
+    st = _structured_route(scheme, method, None) if isinstance(decoder, str) and decoder == "optimal" else None
+    if st is not None:  # theory §42: masks, or draws evaluated as they are drawn
+        return (lambda mk: _finish(_structured.evaluate(st, mk), st, False)), True, st.total
     ctx = eval_context(scheme)
     if isinstance(decoder, str) and decoder == "optimal":
         bar = _progress_bar if progress else None
@@ -657,7 +679,8 @@ def expected_error(
     method = _check_method(method)
     if ci_method not in _CI_METHODS:
         raise InvalidArgumentError("ci_method", f"must be one of {_CI_METHODS}, got {ci_method!r}")
-    ctx = eval_context(scheme)
+    st = _structured_route(scheme, method, None) if isinstance(decoder, str) and decoder == "optimal" else None
+    ctx = st if st is not None else eval_context(scheme)
     if model.n != ctx.n:
         raise InvalidArgumentError("model", f"has n = {model.n} workers, the scheme has n = {ctx.n}")
     if isinstance(model, WorstCaseModel):
@@ -696,6 +719,12 @@ def expected_error(
             mean, ci, tag, int(values.size), se, normalized, desc, values if keep_values else None
         )
 
+    def sample(mdl: Any, count: int, sd: int) -> Any:
+        # structured route: fixed-s and Bernoulli draws are evaluated chunk by chunk (same numbers)
+        if st is not None and _structured.streamable(mdl):
+            return _structured.LazySample(mdl, count, sd)
+        return mdl.sample(count, sd)
+
     def run():
         if isinstance(model, TraceModel):
             return exact(evaluate(model.masks()))
@@ -710,7 +739,7 @@ def expected_error(
                     vals = np.concatenate([evaluate(mk) for mk in model.iter_chunks()]) if total else np.zeros(0)
                 return exact(vals)
             check_budget()
-            return monte_carlo(model.sample(samples, seed))
+            return monte_carlo(sample(model, samples, seed))
         if isinstance(model, (BernoulliModel, MarkovModel)):
             pj = model.p if isinstance(model, BernoulliModel) else model.stationary
             if ctx.n < 63 and 2**ctx.n <= exact_limit:
@@ -744,9 +773,10 @@ def expected_error(
                     ci_method,
                     upper * scale,
                     check_budget,
+                    sample,
                 )
             check_budget()
-            return monte_carlo(model.sample(samples, seed))
+            return monte_carlo(sample(model, samples, seed))
         # any other model with a sample method: Monte Carlo
         check_budget()
         return monte_carlo(np.asarray(model.sample(samples, seed), dtype=bool))
@@ -773,6 +803,7 @@ def _stratified_bernoulli(
     ci_method,
     upper,
     check_budget,
+    sample=None,
 ) -> ExpectedErrorResult:
     """Homogeneous Bernoulli(p) by strata |S| = s with binomial weights w_s.
 
@@ -815,7 +846,9 @@ def _stratified_bernoulli(
     wmc = float(sum(w[s] for s in mc_s))
     for s in mc_s:
         ns = max(2, int(round(samples * w[s] / wmc))) if wmc > 0 else 2
-        vals = evaluate(FixedModel(n, s).sample(ns, seed=seed * (n + 1) + s)) * scale
+        sub = FixedModel(n, s)
+        drawn = sample(sub, ns, seed * (n + 1) + s) if sample is not None else sub.sample(ns, seed=seed * (n + 1) + s)
+        vals = evaluate(drawn) * scale
         mean += w[s] * float(vals.mean())
         v = w[s] ** 2 * float(vals.var(ddof=1)) / ns
         var_terms.append(v)

@@ -1,0 +1,556 @@
+"""Structured evaluator: RD encoders on designs with ``AᵀA = aI + λJ`` (docs/theory.md §42).
+
+For an RD encoder (block ``l`` of ``B`` is ``A diag(d_l)``, theory §5.4) on a 0/1 assignment
+``A`` (``N`` parts x ``n`` workers) whose columns pairwise meet in ``λ`` parts and hold ``k``
+parts each (``AᵀA = (k − λ) I + λ J``: every symmetric BIBD, theory §10), the Gram matrix
+``Γ = BᵀB = a Δ + λ U Uᵀ`` is a diagonal plus rank ``m`` and ``H = BᵀT = k U``
+(``a = k − λ``, ``U = Dᵀ`` the ``n x m`` diagonals, ``Δ = diag(‖u_j‖²)``).  Theorem 42.1:
+
+.. math::
+   \\mathrm{err}(B, F) = \\sum_{i=1}^m \\frac{N a - c\\,\\mu_i}{a + \\lambda \\mu_i},\\qquad
+   c = k^2 - N\\lambda,
+
+``μ_i`` the eigenvalues of the ``m x m`` matrix ``M_F = Σ_{j∈F, u_j≠0} û_j û_jᵀ`` of unit rows
+``û_j = u_j/‖u_j‖`` (``c = a`` for a symmetric BIBD: ``err = a Σ (N − μ_i)/(a + λ μ_i)``).  One
+pattern costs ``O(n m²)`` (one GEMM row of the masks against the ``n x m²`` outer products) plus
+an ``m x m`` eigenvalue problem, instead of the dense routes' ``O(mN f²)``; ``B`` is never formed.
+
+Accuracy (Theorem 42.2): with ``u = 2^-52``, ``f = |F|``,
+``|Δ| <= β(f) = m (m f γ_f + γ_m f) (|c| + λ N) / a`` where ``γ_t = t u / (1 − t u)``
+(``a + λμ_i >= a``: the ``m x m`` capacitance ``aI + λM_F`` has condition number at most
+``1 + λ f / a``).  The route is *certified* when ``β(n) <= GRAM_KAPPA_LIMIT² u mN`` (the
+accuracy class of the ``"auto"`` Gram-type routes, :mod:`gcsim.coding.kernels`); ``"auto"``
+takes it only then and otherwise uses the dense routes (or, when ``B`` cannot be formed, refuses
+with the bound in the message).
+
+Two entry points: :func:`structured_context` recognises a dense :class:`~gcsim.coding.Scheme` of
+method ``"rd"`` on such an assignment (checked exactly, once, without forming ``AᵀA`` densely);
+:func:`encode_structured` builds an RD encoder from a sparse incidence (or a block list) with the
+diagonals :func:`gcsim.coding.encode` would draw for the same seed, without any dense matrix, for
+designs far beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES` (PG(2, 97): 9,507 workers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._array_api import asarray, get_namespace, to_numpy
+from .._validation import check_dense_size, check_int, check_real
+from ..errors import InvalidArgumentError, SizeLimitError, VerificationError
+from ..limits import MAX_DENSE_ENTRIES
+from .encoders._common import diagonals as _draw_diagonals
+from .kernels import GRAM_KAPPA_LIMIT
+from .schemes import SchemeParams
+from .straggler_base import rng_from_seed
+
+__all__ = [
+    "StructuredContext",
+    "StructuredRD",
+    "structured_context",
+    "encode_structured",
+    "incidence_from_blocks",
+    "check_pair_gram",
+    "stream_errors",
+    "streamable",
+    "evaluate",
+    "LazySample",
+    "STRUCTURED_LIMIT",
+]
+
+_U = float(np.finfo(np.float64).eps) / 2  # unit roundoff 2^-53 (γ_t below uses it)
+
+#: Largest a-priori bound ``β(n) / (mN)`` (theory §42.3) for which ``method="auto"`` takes the
+#: structured route: ``GRAM_KAPPA_LIMIT² u``, the accuracy class of the auto Gram-type routes.
+STRUCTURED_LIMIT = GRAM_KAPPA_LIMIT**2 * float(np.finfo(np.float64).eps)
+
+# masks per GEMM chunk: (chunk x n) float64 masks stay near 32 MiB
+_CHUNK_BYTES = 32 * 2**20
+
+
+def _gamma(t: int) -> float:
+    tu = t * _U
+    return tu / (1.0 - tu) if tu < 1 else float("inf")
+
+
+# ----------------------------------------------------------------------------------------------
+# sparse incidence and its exact pair check
+# ----------------------------------------------------------------------------------------------
+
+
+def incidence_from_blocks(v: int, blocks: Iterable[Iterable[int]]) -> sp.csc_matrix:
+    """The ``v x b`` 0/1 incidence (points x blocks) of a block list, as a ``scipy.sparse`` CSC matrix.
+
+    No dense matrix is formed.  Blocks must be sets of points in ``range(v)`` of one size.
+
+    Examples
+    --------
+    >>> A = incidence_from_blocks(3, [(0, 1), (1, 2), (0, 2)])
+    >>> A.shape, A.nnz, A.toarray().tolist()
+    ((3, 3), 6, [[1, 0, 1], [1, 1, 0], [0, 1, 1]])
+    """
+    v = check_int("v", v, minimum=1)
+    rows = [np.unique(np.asarray(list(blk), dtype=np.int64)) for blk in blocks]
+    if not rows:
+        raise InvalidArgumentError("blocks", "must contain at least one block")
+    k = rows[0].size
+    for j, r in enumerate(rows):
+        if r.size != k:
+            raise InvalidArgumentError("blocks", f"block {j} has {r.size} distinct points, block 0 has {k}")
+        if r.size and (r[0] < 0 or r[-1] >= v):
+            raise InvalidArgumentError("blocks", f"block {j} has a point outside range({v})")
+    indices = np.concatenate(rows)
+    indptr = np.arange(len(rows) + 1, dtype=np.int64) * k
+    return sp.csc_matrix((np.ones(indices.size, dtype=np.int64), indices, indptr), shape=(v, len(rows)))
+
+
+def check_pair_gram(A: Any, what: str = "A") -> tuple[int, int]:
+    """``(k, λ)`` if the 0/1 matrix ``A`` has ``AᵀA = (k − λ) I + λ J`` with ``k > λ``, exactly.
+
+    Column blocks of ``AᵀA`` are computed from the sparse incidence in integer arithmetic
+    (``O(n k²)`` work, one ``chunk x n`` block at a time: no ``n x n`` matrix is kept).
+
+    Raises
+    ------
+    VerificationError
+        ``A`` is not 0/1, its columns do not all hold ``k`` parts, two columns do not meet in
+        exactly ``λ`` parts, or ``k == λ`` (all columns equal: the structured route needs ``a > 0``).
+
+    Examples
+    --------
+    >>> check_pair_gram(incidence_from_blocks(7, [(0, 1, 3), (1, 2, 4), (2, 3, 5), (3, 4, 6),
+    ...                                             (0, 4, 5), (1, 5, 6), (0, 2, 6)]))
+    (3, 1)
+    """
+    S = sp.csc_matrix(A, dtype=np.int64)
+    S.sum_duplicates()
+    S.eliminate_zeros()
+    if S.nnz and not np.all(S.data == 1):
+        raise VerificationError(f"{what}: not a 0/1 matrix")
+    N, n = S.shape
+    if n == 0 or N == 0:
+        raise VerificationError(f"{what}: empty assignment")
+    col = np.diff(S.indptr)
+    k = int(col[0])
+    if not np.all(col == k):
+        j = int(np.flatnonzero(col != k)[0])
+        raise VerificationError(f"{what}: column {j} holds {int(col[j])} parts, column 0 holds {k}")
+    lam = int((S[:, 0].T @ S[:, 1]).toarray()[0, 0]) if n > 1 else 0
+    if k <= lam:
+        raise VerificationError(f"{what}: k = {k} <= λ = {lam} (the structured route needs AᵀA = aI + λJ with a > 0)")
+    St = S.T.tocsr()
+    step = max(1, min(n, 2**22 // max(n, 1)))
+    for a in range(0, n, step):
+        G = (St[a : a + step] @ S).toarray()  # integer, exact
+        G[np.arange(G.shape[0]), np.arange(a, a + G.shape[0])] -= k - lam
+        if not np.all(G == lam):
+            i, j = np.argwhere(G != lam)[0]
+            raise VerificationError(
+                f"{what}: columns {a + int(i)} and {int(j)} meet in "
+                f"{int(G[i, j]) + (k - lam if a + i == j else 0)} parts, expected "
+                f"{k if a + i == j else lam} (AᵀA != (k - λ)I + λJ)"
+            )
+    return k, lam
+
+
+# ----------------------------------------------------------------------------------------------
+# the context: unit rows, outer products, the error formula
+# ----------------------------------------------------------------------------------------------
+
+
+class StructuredContext:
+    """Precomputed data of the structured route (theory §42): ``O(n m²)`` memory, no ``B``.
+
+    Parameters
+    ----------
+    D : numpy.ndarray (m, n)
+        The RD diagonals (``B``'s block ``l`` is ``A diag(D[l])``).
+    N, k, lam : int
+        Parts, column sum and pair count of the assignment (``AᵀA = (k − λ)I + λJ``, checked by
+        the caller with :func:`check_pair_gram`).
+
+    Examples
+    --------
+    >>> ctx = StructuredContext(np.ones((1, 7)), 7, 3, 1)   # Fano plane, m = 1
+    >>> ctx.errors(np.array([[True] * 7, [True] * 6 + [False]])).round(12).tolist()
+    [0.0, 0.142857142857]
+    """
+
+    def __init__(self, D: np.ndarray, N: int, k: int, lam: int):
+        D = np.asarray(D, dtype=np.float64)
+        self.m, self.n = D.shape
+        self.N, self.k, self.lam = int(N), int(k), int(lam)
+        self.a = self.k - self.lam
+        self.c = self.k * self.k - self.N * self.lam  # = a for a symmetric BIBD
+        self.total = float(self.m * self.N)
+        self.mN = self.m * self.N
+        norms = np.linalg.norm(D, axis=0)
+        self.nonzero = norms > 0
+        W = np.zeros((self.n, self.m))
+        W[self.nonzero] = (D[:, self.nonzero] / norms[self.nonzero]).T
+        self.W = W
+        # row j: the m² entries of û_j û_jᵀ (M_F = mask @ Q, one GEMM per chunk of patterns)
+        self.Q = np.ascontiguousarray((W[:, :, None] * W[:, None, :]).reshape(self.n, self.m * self.m))
+        self.bound_full = self.bound(self.n)
+        self.certified = self.bound_full <= STRUCTURED_LIMIT * self.total
+        self.kappa = 1.0 + self.lam * self.n / self.a  # bound on κ(aI + λ M_F)
+
+    def bound(self, f: int) -> float:
+        """A-priori bound ``β(f)`` on ``|err_computed − err|`` for ``|F| = f`` (Theorem 42.2)."""
+        m = self.m
+        eta = m * f * _gamma(f) + _gamma(4 * m) * f
+        return float(m * eta * (abs(self.c) + self.lam * self.N) / self.a)
+
+    def errors(self, masks: np.ndarray, xp: Any = None) -> np.ndarray:
+        """Raw errors ``err(B, F)`` of a ``(count, n)`` stack of non-straggler masks (host NumPy out).
+
+        The GEMM and the ``m x m`` eigenvalue problems run in the array namespace ``xp``
+        (NumPy by default; CuPy or torch through :mod:`array_api_compat`).
+        """
+        ns = get_namespace(xp)
+        masks = np.asarray(masks, dtype=bool)
+        count = masks.shape[0]
+        out = np.empty(count)
+        step = max(1, _CHUNK_BYTES // (8 * max(self.n, 1)))
+        Q = asarray(ns, self.Q)
+        for a in range(0, count, step):
+            mk = asarray(ns, masks[a : a + step].astype(np.float64))
+            M = ns.reshape(mk @ Q, (-1, self.m, self.m))
+            M = 0.5 * (M + ns.permute_dims(M, (0, 2, 1)))  # exact symmetrization of GEMM's rounding
+            mu = ns.linalg.eigvalsh(M)
+            num = self.N * self.a - self.c * mu
+            vals = ns.sum(num / (self.a + self.lam * mu), axis=1)
+            out[a : a + step] = to_numpy(vals)
+        return out
+
+    def errors_for_sets(self, S: np.ndarray) -> np.ndarray:
+        """Raw errors of the patterns with straggler index sets ``S`` (``(count, s)``)."""
+        count = S.shape[0]
+        out = np.empty(count)
+        step = max(1, _CHUNK_BYTES // max(self.n, 1))
+        for a in range(0, count, step):
+            sub = S[a : a + step]
+            mk = np.ones((sub.shape[0], self.n), dtype=bool)
+            if sub.shape[1]:
+                np.put_along_axis(mk, sub, False, axis=1)
+            out[a : a + sub.shape[0]] = self.errors(mk)
+        return out
+
+
+# ----------------------------------------------------------------------------------------------
+# recognising a dense scheme
+# ----------------------------------------------------------------------------------------------
+
+# id(B) -> (B, context or None) for the most recent read-only encoders
+_SEEN: dict[int, tuple[Any, StructuredContext | None]] = {}
+_SEEN_MAX = 16
+
+
+def _recognise(scheme: Any) -> StructuredContext | None:
+    if getattr(scheme, "method", None) != "rd" or getattr(scheme, "diagonals", None) is None:
+        return None
+    D = np.asarray(scheme.diagonals, dtype=np.float64)
+    A = np.asarray(scheme.assignment)
+    B = np.asarray(scheme.B)
+    m = int(scheme.m)
+    if A.ndim != 2 or D.shape != (m, A.shape[1]) or B.shape != (m * A.shape[0], A.shape[1]):
+        return None
+    if not np.all(np.isfinite(D)):
+        return None
+    # the theorem is about B exactly: block l must be A diag(d_l), entry for entry
+    if not np.array_equal((A[None] * D[:, None, :]).reshape(B.shape), B):
+        return None
+    try:
+        k, lam = check_pair_gram(sp.csc_matrix(A), "assignment")
+    except VerificationError:
+        return None
+    ctx = StructuredContext(D, A.shape[0], k, lam)
+    return ctx if ctx.certified else None
+
+
+def structured_context(scheme: Any) -> StructuredContext | None:
+    """The structured route's context for ``scheme``, or None when the route does not apply.
+
+    It applies to a :class:`StructuredRD` (always: it is built for it) and to a dense
+    :class:`~gcsim.coding.Scheme` of method ``"rd"`` whose ``B`` is exactly the stack of
+    ``A diag(d_l)`` of its diagonals and whose assignment has ``AᵀA = (k − λ)I + λJ``, ``k > λ``
+    (checked exactly, once per scheme), when the route is certified (module docstring).
+
+    Examples
+    --------
+    >>> from gcsim.combinatorics.bibd import bibd
+    >>> from gcsim.coding.schemes import encode
+    >>> structured_context(encode(bibd(7, 3), 2, "rd", seed=0)) is not None
+    True
+    >>> structured_context(encode(bibd(7, 3), 2, "naive")) is None
+    True
+    """
+    if isinstance(scheme, StructuredRD):
+        return scheme.context
+    B = getattr(scheme, "B", None)
+    if not isinstance(B, np.ndarray):
+        return None
+    hit = _SEEN.get(id(B))
+    if hit is not None and hit[0] is B:
+        return hit[1]
+    ctx = _recognise(scheme)
+    if not B.flags.writeable:  # a Scheme's B is read-only, hence unchanging: cache by identity
+        if len(_SEEN) >= _SEEN_MAX:
+            _SEEN.pop(next(iter(_SEEN)))
+        _SEEN[id(B)] = (B, ctx)
+    return ctx
+
+
+# ----------------------------------------------------------------------------------------------
+# an RD encoder that never forms B
+# ----------------------------------------------------------------------------------------------
+
+
+class StructuredRD:
+    """RD(ε) encoder on a design with ``AᵀA = (k − λ)I + λJ``, kept as a sparse incidence.
+
+    Build it with :func:`encode_structured`.  It has the attributes the evaluators read
+    (``m``, ``n``, ``num_parts``, ``params``, ``method = "rd"``, ``options``, ``diagonals``) and
+    ``incidence`` (``scipy.sparse`` CSC, parts x workers).  ``B`` and ``assignment`` are dense
+    arrays made on request, refused with :class:`~gcsim.errors.SizeLimitError` beyond
+    :data:`gcsim.limits.MAX_DENSE_ENTRIES`; :func:`gcsim.coding.evaluate.optimal_error` and
+    :func:`~gcsim.coding.evaluate.expected_error` take the structured route with
+    ``method="auto"`` and need neither.
+    """
+
+    kind = "scheme"
+    method = "rd"
+
+    def __init__(self, incidence: sp.csc_matrix, D: np.ndarray, k: int, lam: int, options: dict[str, Any]):
+        self.incidence = incidence
+        D = np.array(D, dtype=np.float64)
+        D.setflags(write=False)
+        self.diagonals = D
+        self.m = int(D.shape[0])
+        self.options = MappingProxyType(dict(options))
+        self.decoder = None
+        self.context = StructuredContext(D, incidence.shape[0], k, lam)
+        self._dense: dict[str, np.ndarray] = {}
+
+    @property
+    def n(self) -> int:
+        """Number of workers."""
+        return int(self.incidence.shape[1])
+
+    @property
+    def num_parts(self) -> int:
+        """Number of data parts ``N``."""
+        return int(self.incidence.shape[0])
+
+    @property
+    def params(self) -> SchemeParams:
+        """``(num_parts, n, m)``."""
+        return SchemeParams(self.num_parts, self.n, self.m)
+
+    @property
+    def assignment(self) -> np.ndarray:
+        """Dense int64 assignment (read-only), refused beyond ``MAX_DENSE_ENTRIES``."""
+        if "A" not in self._dense:
+            check_dense_size("assignment", self.num_parts, self.n, "the dense assignment of a structured encoder")
+            A = self.incidence.toarray().astype(np.int64)
+            A.setflags(write=False)
+            self._dense["A"] = A
+        return self._dense["A"]
+
+    @property
+    def B(self) -> np.ndarray:
+        """Dense ``(mN, n)`` encoder ``B`` (block ``l`` is ``A diag(d_l)``), refused beyond ``MAX_DENSE_ENTRIES``."""
+        if "B" not in self._dense:
+            check_dense_size("B", self.m * self.num_parts, self.n, "the dense encoder B of a structured encoder")
+            A = self.assignment.astype(np.float64)
+            B = (A[None] * self.diagonals[:, None, :]).reshape(self.m * self.num_parts, self.n)
+            B.setflags(write=False)
+            self._dense["B"] = B
+        return self._dense["B"]
+
+    def target(self) -> np.ndarray:
+        """``T = I_m ⊗ 1_N`` (refused like ``B`` when large)."""
+        check_dense_size("T", self.m * self.num_parts, self.m, "the target T")
+        return np.kron(np.eye(self.m), np.ones((self.num_parts, 1)))
+
+    def verify(self) -> bool:
+        """Exact check: 0/1 incidence with ``AᵀA = (k − λ)I + λJ`` (sparse), finite ``(m, n)`` diagonals."""
+        k, lam = check_pair_gram(self.incidence, "StructuredRD.incidence")
+        if (k, lam) != (self.context.k, self.context.lam):
+            raise VerificationError(f"StructuredRD: (k, λ) = {(k, lam)} != the context's")
+        if self.diagonals.shape != (self.m, self.n) or not np.all(np.isfinite(self.diagonals)):
+            raise VerificationError("StructuredRD: the diagonals must be a finite (m, n) array")
+        return True
+
+    def __repr__(self) -> str:
+        c = self.context
+        return (
+            f"StructuredRD(num_parts={self.num_parts}, n={self.n}, m={self.m}, k={c.k}, lam={c.lam}, "
+            f"options={dict(self.options)})"
+        )
+
+
+def _as_incidence(design: Any, points: int | None) -> sp.csc_matrix:
+    inc = getattr(design, "incidence", None)
+    if inc is not None and sp.issparse(inc):
+        return sp.csc_matrix(inc, dtype=np.int64)
+    if sp.issparse(design):
+        return sp.csc_matrix(design, dtype=np.int64)
+    blocks = getattr(design, "blocks", None)
+    if blocks is not None:
+        return incidence_from_blocks(int(design.params[0]), blocks)
+    if isinstance(design, np.ndarray) or hasattr(design, "assignment"):
+        A = np.asarray(getattr(design, "assignment", design))
+        if A.ndim != 2:
+            raise InvalidArgumentError("design", f"must be a 2-D 0/1 matrix, got shape {A.shape}")
+        return sp.csc_matrix(A, dtype=np.int64)
+    if isinstance(design, Sequence) or isinstance(design, Iterable):
+        if points is None:
+            raise InvalidArgumentError("points", "a block list needs points=v (the number of parts)")
+        return incidence_from_blocks(points, design)
+    raise InvalidArgumentError(
+        "design", f"must be a design, a sparse or dense 0/1 matrix or a block list, got {type(design).__name__}"
+    )
+
+
+def encode_structured(
+    design: Any,
+    m: int,
+    *,
+    eps: float = 0.0,
+    seed: int = 0,
+    dist: str = "rademacher",
+    points: int | None = None,
+) -> StructuredRD:
+    """RD(ε) encoder of a design with ``AᵀA = (k − λ)I + λJ`` (a symmetric BIBD), without dense matrices.
+
+    The diagonals are those of ``gcsim.coding.encode(design, m, "rd", eps=eps, seed=seed,
+    dist=dist)`` (same generator, same order), so where both fit the two encoders have the same
+    ``B`` entry for entry.
+
+    Parameters
+    ----------
+    design : BIBD, scipy.sparse matrix, 0/1 array or list of blocks
+        The assignment (parts x workers); a block list (worker ``j`` holds the parts of block
+        ``j``) needs ``points``.
+    m : int
+        Communication reduction.
+    eps, seed, dist
+        As for the ``"rd"`` encoder.
+    points : int, optional
+        Number of parts for a block list.
+
+    Raises
+    ------
+    VerificationError
+        The assignment does not have ``AᵀA = (k − λ)I + λJ`` with ``k > λ`` (checked exactly).
+    SizeLimitError
+        The structured route's accuracy bound (theory §42.3) is not certified for this design.
+
+    Examples
+    --------
+    >>> from gcsim.combinatorics.geometries import pg_flats
+    >>> enc = encode_structured(pg_flats(2, 3), 2, seed=0, points=13)
+    >>> enc.params, enc.context.k, enc.context.lam
+    (SchemeParams(num_parts=13, n=13, m=2), 4, 1)
+    """
+    m = check_int("m", m, minimum=1)
+    eps = check_real("eps", eps, minimum=0.0)
+    seed = check_int("seed", seed, minimum=0)
+    if points is not None:
+        points = check_int("points", points, minimum=1)
+    A = _as_incidence(design, points)
+    N, n = A.shape
+    k, lam = check_pair_gram(A, "design")
+    if m * n > MAX_DENSE_ENTRIES:  # the (m, n) diagonals and the n x m² outer products
+        raise SizeLimitError(f"m: {m} x {n} diagonals exceed gcsim.limits.MAX_DENSE_ENTRIES = {MAX_DENSE_ENTRIES:,}")
+    D = _draw_diagonals(np.random.default_rng(seed), m, n, eps, dist)
+    enc = StructuredRD(A, D, k, lam, {"eps": eps, "seed": seed, "dist": dist})
+    c = enc.context
+    if not c.certified:
+        raise SizeLimitError(
+            f"design: the structured route's error bound {c.bound_full:.3g} exceeds "
+            f"STRUCTURED_LIMIT mN = {STRUCTURED_LIMIT * c.total:.3g} (k = {k}, λ = {lam}: κ(aI + λM) up to "
+            f"{c.kappa:.3g}); use gcsim.coding.encode and the dense routes"
+        )
+    return enc
+
+
+# ----------------------------------------------------------------------------------------------
+# streaming Monte Carlo: the masks of a model's sample(), drawn and evaluated chunk by chunk
+# ----------------------------------------------------------------------------------------------
+
+
+def _mask_chunks(model: Any, count: int, seed: int, chunk: int) -> Iterator[np.ndarray]:
+    """The rows of ``model.sample(count, seed)`` in chunks, bit for bit, without holding them all.
+
+    ``Generator.random((c, n))`` fills rows in order, so consecutive chunks of the same
+    generator are the rows of one big draw; the fixed-s and Bernoulli samplers are row-wise.
+    """
+    from .stragglers import BernoulliModel, FixedModel
+
+    rng = rng_from_seed(seed)
+    n = model.n
+    for a in range(0, count, chunk):
+        c = min(chunk, count - a)
+        keys = rng.random((c, n))
+        if type(model) is BernoulliModel:
+            yield keys >= model.p[None, :]
+        elif type(model) is FixedModel:
+            mk = np.ones((c, n), dtype=bool)
+            if model.s:
+                S = np.argpartition(keys, model.s - 1, axis=1)[:, : model.s]
+                np.put_along_axis(mk, S, False, axis=1)
+            yield mk
+        else:  # pragma: no cover - guarded by streamable()
+            raise InvalidArgumentError("model", f"{type(model).__name__} cannot be streamed")
+
+
+def streamable(model: Any) -> bool:
+    """True for the models whose samples :func:`stream_errors` can draw chunk by chunk."""
+    from .stragglers import BernoulliModel, FixedModel
+
+    return type(model) in (BernoulliModel, FixedModel)
+
+
+def stream_errors(ctx: StructuredContext, model: Any, count: int, seed: int) -> np.ndarray:
+    """``ctx.errors(model.sample(count, seed))`` in ``O(chunk · n)`` memory (same numbers).
+
+    Examples
+    --------
+    >>> from gcsim.coding.stragglers import straggler_model
+    >>> ctx = StructuredContext(np.ones((1, 7)), 7, 3, 1)
+    >>> model = straggler_model("bernoulli", 7, p=0.3)
+    >>> bool(np.array_equal(stream_errors(ctx, model, 50, 3), ctx.errors(model.sample(50, 3))))
+    True
+    """
+    count = check_int("count", count, minimum=0)
+    out = np.empty(count)
+    chunk = max(1, _CHUNK_BYTES // (8 * max(ctx.n, 1)))
+    a = 0
+    for mk in _mask_chunks(model, count, seed, chunk):
+        out[a : a + mk.shape[0]] = ctx.errors(mk)
+        a += mk.shape[0]
+    return out
+
+
+class LazySample:
+    """``model.sample(count, seed)`` not yet drawn: :func:`evaluate` draws and evaluates it in chunks."""
+
+    def __init__(self, model: Any, count: int, seed: int):
+        if not streamable(model):
+            raise InvalidArgumentError("model", f"{type(model).__name__} cannot be streamed")
+        self.model = model
+        self.count = check_int("count", count, minimum=0)
+        self.seed = check_int("seed", seed, minimum=0)
+
+
+def evaluate(ctx: StructuredContext, masks: Any) -> np.ndarray:
+    """Raw errors of a ``(count, n)`` mask stack or of a :class:`LazySample` (streamed)."""
+    if isinstance(masks, LazySample):
+        return stream_errors(ctx, masks.model, masks.count, masks.seed)
+    return ctx.errors(np.asarray(masks, dtype=bool))
