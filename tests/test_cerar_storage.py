@@ -262,3 +262,28 @@ def test_bad_inputs():
     big = CerarDesign(32, 64, np.zeros((32, 64, 64)), np.zeros((32, 64, 94)))
     with pytest.raises(SizeLimitError, match="MAX_STORAGE_WORK"):  # refused before any H_t is built
         storage_lower_bound(big)
+
+
+def test_engine_ring_holds_at_least_the_lower_bound():
+    """§51.3: the NumPy ring (encode + run_ring, dense path) measured with tracemalloc; Theorem 1
+    says no linear schedule holds less than max_t h_t, and the batched decode keeps 2c + 2L packets
+    beyond G (X, the L stripped sums, their stacked copy, D U)."""
+    import tracemalloc
+
+    from gcsim.cerar.ring import encode, run_ring, split_gradients
+
+    N, c, w = 4, 8, 4096
+    des = design(N, c, "perturbation", eps=0.1)
+    G = split_gradients(np.random.default_rng(0).standard_normal((N, c * w)), c)
+    A, D = des.encoders.copy(), des.decoders.copy()
+    packet = N * w * 8  # one packet of every worker, float64
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        run_ring(encode(A, G), G, D, xp=np)
+        peak = tracemalloc.get_traced_memory()[1] / packet
+    finally:
+        tracemalloc.stop()
+    L = c + N - 2
+    assert c + peak >= storage_lower_bound(des).peak.max()
+    assert 2 * c + 2 * L <= peak < 2 * c + 2 * L + 1  # a few kB of bookkeeping above the arrays
