@@ -304,3 +304,11 @@ def test_output_path_names_the_name_flag(tmp_path):
         output_path("--out", tmp_path, "kind/sub", "x", name_flag="--name")
     with pytest.raises(UsageError, match=r"^--name: is empty, got ''$"):
         output_path("--out", tmp_path, "", name_flag="--name")
+
+
+@posix_only
+def test_output_path_refuses_a_loop_of_links(tmp_path):
+    os.symlink(tmp_path / "b", tmp_path / "a")
+    os.symlink(tmp_path / "a", tmp_path / "b")
+    with pytest.raises(UsageError, match=r"^--out: '[^']*/a' is a (loop of symbolic links|symbolic link to)"):
+        output_path("--out", tmp_path, "a", "x")

@@ -412,14 +412,17 @@ def output_path(
         if not isinstance(part, str):
             raise UsageError(f"{part_flag}: must be a file name, got {type(part).__name__}")
         check_name(part_flag, part)
-    root = Path(folder).expanduser().resolve()
+    root = Path(folder).resolve()  # no expanduser: the writers write to Path(folder) as given
     target = Path(folder).joinpath(*parts)
     candidates = [Path(folder).joinpath(*parts[: i + 1]) for i in range(len(parts) - 1)]
     candidates += [target.with_name(target.name + suffix) for suffix in suffixes]
     for candidate in candidates:
         if not (candidate.is_symlink() or candidate.exists()):
             continue
-        resolved = candidate.resolve()
+        try:
+            resolved = candidate.resolve()
+        except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13)
+            raise UsageError(f"{flag}: {str(candidate)!r} is a loop of symbolic links") from None
         if not _inside(resolved, root):
             raise UsageError(
                 f"{flag}: {str(candidate)!r} is a symbolic link to {str(resolved)!r}, outside "
