@@ -432,6 +432,8 @@ def test_a_forged_row_outside_the_old_sample_is_refused_by_default(tmp_path, tab
     match = rf"re-solved {k} of the table's 378 rows.*other {378 - k} rows were NOT checked"
     with pytest.warns(SampledVerificationWarning, match=match):
         forged = load_decoder_table(tmp_path / "forged", verify="sample")
+    with pytest.warns(SampledVerificationWarning, match=r"re-solved \d+ of the table's 378 rows"):
+        load_decoder_table(tmp_path / "forged", sample=5)  # sample=k opts in as well
     assert forged.errors[row] == arrays["errors"][row]
     with pytest.raises(VerificationError, match=f"row {row} "):
         forged.verify()  # the object's own check covers every row as well
@@ -466,9 +468,10 @@ def test_load_verify_argument_is_checked(tmp_path):
         with pytest.raises(InvalidArgumentError) as exc:
             load_decoder_table(tmp_path / "t", verify=bad)
         assert exc.value.argument == "verify"
-    with pytest.raises(InvalidArgumentError, match="verify='sample' only") as exc:
-        load_decoder_table(tmp_path / "t", sample=10)
-    assert exc.value.argument == "sample"
+    for verify in (False, "all"):
+        with pytest.raises(InvalidArgumentError, match=f"sampled check, but verify={verify!r}") as exc:
+            load_decoder_table(tmp_path / "t", verify=verify, sample=10)
+        assert exc.value.argument == "sample"
     import warnings
 
     with warnings.catch_warnings():

@@ -968,21 +968,22 @@ def load_decoder_table(
     verify : True, "all", "sample" or False
         ``True`` or ``"all"`` (default): re-solve **every** pattern and compare it with its stored
         decoder and error (:meth:`DecoderTable.verification_report`: batched SVDs, about the cost
-        of building the table).  ``"sample"``: an explicit opt-in to re-solve only ``sample`` random
-        rows (default 256) besides the first and the last; the decoders and errors of the other
-        rows are not checked (a table whose other rows were changed and re-checksummed loads), and a
-        :class:`SampledVerificationWarning` says so.  ``False``: no re-solve (the checksum and the
-        structural checks only: shapes, dtypes, finite values, zero weights on stragglers, errors in
-        ``[0, mN]``).
+        of building the table).  ``"sample"`` (or ``sample=k``): an explicit opt-in to re-solve only
+        ``k`` random rows (default 256) besides the first and the last; the decoders and errors of
+        the other rows are not checked (a table whose other rows were changed and re-checksummed
+        loads), and a :class:`SampledVerificationWarning` says so.  ``False``: no re-solve (the
+        checksum and the structural checks only: shapes, dtypes, finite values, zero weights on
+        stragglers, errors in ``[0, mN]``).
     sample : int, optional
-        Rows re-solved with ``verify="sample"`` (refused otherwise).
+        Rows re-solved by a sampled check; giving it opts in to sampling (refused with
+        ``verify=False`` or ``verify="all"``).
     max_bytes : int, optional
         Size bound passed to :func:`gcsim.io.bundle.load_bundle` (default its ``DEFAULT_MAX_BYTES``).
 
     Raises
     ------
     InvalidArgumentError
-        ``verify`` not one of the values above, or ``sample`` without ``verify="sample"``.
+        ``verify`` not one of the values above, or ``sample`` with ``verify=False`` or ``"all"``.
     CatalogueError
         Anything :func:`~gcsim.io.bundle.load_bundle` refuses (missing, tampered, truncated files),
         a bundle that is not a decoder table, malformed arrays, or decoders that do not verify.
@@ -995,18 +996,19 @@ def load_decoder_table(
     >>> path = decoder_table(encode(A, 1, "naive"), s_max=2).export(tempfile.mkdtemp() + "/t")
     >>> len(load_decoder_table(path))          # every one of the 1 + 3 + 3 rows re-solved
     7
-    >>> load_decoder_table(path, sample=3)
+    >>> load_decoder_table(path, verify="all", sample=3)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    gcsim.errors.InvalidArgumentError: sample: applies to verify='sample' only (verify=True checks every row)
+    gcsim.errors.InvalidArgumentError: sample: asks for a sampled check, but verify='all' (sampling: ...)
     """
     if not isinstance(verify, (bool, str)) or verify not in (True, False, "all", "sample"):
         raise InvalidArgumentError("verify", f"must be True, 'all', 'sample' or False, got {verify!r}")
-    if sample is not None and verify != "sample":
+    if sample is not None and verify in (False, "all"):
         raise InvalidArgumentError(
-            "sample", "applies to verify='sample' only (verify=True checks every row)"
+            "sample", f"asks for a sampled check, but verify={verify!r} (sampling: sample=k, or verify='sample')"
         )
-    if verify == "sample":
+    if sample is not None or verify == "sample":  # the explicit opt-in: sample=k, or verify="sample" (256)
+        verify = "sample"
         sample = 256 if sample is None else check_int("sample", sample, minimum=1)
     arrays, manifest = load_bundle(path, max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
     try:

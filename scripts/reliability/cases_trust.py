@@ -151,7 +151,8 @@ CASES = [
     ),
     Case(
         "api",
-        "load_decoder_table(sample=10) without verify='sample'",
-        code="from gcsim.coding.decoder_table import load_decoder_table\nload_decoder_table('t', sample=10)",
+        "load_decoder_table(verify='all', sample=10): contradictory",
+        code="from gcsim.coding.decoder_table import load_decoder_table\n"
+        "load_decoder_table('t', verify='all', sample=10)",
     ),
 ]
