@@ -364,6 +364,7 @@ def test_a_5000_digit_integer_is_too_large_not_not_an_integer(capsys):
         ["construct", "bibd", big, "3", "1"],
         ["error", "--design", "pg2_9", "--samples", big],
         ["error", "--design", f"bibd:{big},3,1"],
+        ["decode-time", "--workers", "3", "--delays", "shifted-exponential:shift=1,rate=1", "--rule", f"first:s={big}"],
     ):
         code, out, err = run(capsys, *argv)
         assert code == 2 and out == "", argv

@@ -26,8 +26,8 @@ RULE_HELP = "first:s=S | deadline:deadline=T | relative:mu=MU"
 
 
 def _spec(flag: str, text: str) -> tuple[str, dict[str, Any]]:
-    """``KIND:key=value,...`` -> (kind, {key: float}); errors name ``flag``."""
-    from ..common import UsageError
+    """``KIND:key=value,...`` -> (kind, {key: float}, ``s`` an int); errors name ``flag``."""
+    from ..common import UsageError, parse_integer
 
     kind, _, rest = text.partition(":")
     kind = kind.strip()
@@ -40,11 +40,19 @@ def _spec(flag: str, text: str) -> tuple[str, dict[str, Any]]:
             raise UsageError(f"{flag}: expected key=value, got {item!r} in {text!r}")
         if key.strip() in params:  # the last of repeated keys would win silently
             raise UsageError(f"{flag}: {key.strip()} is given twice in {text!r}")
+        key = key.strip()
+        if key == "s" and value.strip().lstrip("+-").isdigit():  # a count: exact, and too long is "too large"
+            try:
+                params[key] = parse_integer(value)
+            except ValueError as exc:
+                raise UsageError(f"{flag}: s {exc}") from None
+            continue
         try:
             number = float(value)
         except ValueError:
-            raise UsageError(f"{flag}: {key.strip()}={value!r} is not a number") from None
-        params[key.strip()] = int(number) if key.strip() == "s" and number.is_integer() else number
+            shown = value if len(value) <= 40 else value[:40] + "..."
+            raise UsageError(f"{flag}: {key}={shown!r} is not a number") from None
+        params[key] = int(number) if key == "s" and number.is_integer() else number
     return kind, params
 
 
