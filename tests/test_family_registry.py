@@ -205,8 +205,8 @@ def _digest(keys) -> str:
 
 def test_existence_answers_and_names_unchanged_by_the_registry():
     """All (v,k,lam,mu) and (v,k,lam <= 3) answers for v <= 130 equal the previous commit's,
-    names included; the only differences are the new graphs of the distance-union, dual-T2*(O) and
-    Payne families and the seven nonexistence results (with complements) recorded for 64 < v <= 130."""
+    names included; the only differences are the new graphs of the distance-union, dual-T2*(O),
+    Payne and NO(n,3) families and the seven nonexistence results (with complements) recorded for 64 < v <= 130."""
     snap = json.loads(SNAPSHOT.read_text())
     now = answers(130)
     new = {
@@ -218,6 +218,8 @@ def test_existence_answers_and_names_unchanged_by_the_registry():
         "96,75,58,60": [True, "complement of GQ(5,3) = dual of T2*(O)"],
         "125,28,3,7": [True, "GQ(4,6) = P(W(5), x)"],  # srg_payne_gq
         "125,96,74,72": [True, "complement of GQ(4,6) = P(W(5), x)"],
+        "126,45,12,18": [True, "NO-(6,3)"],  # srg_nonisotropic
+        "126,80,52,48": [True, "complement of NO-(6,3)"],
     }
     # the nonexistence results recorded since (theory §20.6, v > 64): None before, False now
     gone = {",".join(map(str, q)) for p in KNOWN_NONEXISTENT_SRGS if p[0] > 64 for q in (p, complement_parameters(*p))}
@@ -448,3 +450,36 @@ def test_gq_family_constructors_refuse_bad_and_huge_input():
     # the members' parameters are the GQ formulas, built and verified for the smallest cases
     assert dual_hyperoval_gq_graph(4).params == (96, 20, 4, 4)
     assert payne_gq_graph(4).params == (64, 18, 2, 6) and payne_gq_graph(7).params == (343, 54, 5, 9)
+
+
+@pytest.mark.parametrize("n", range(4, 9))
+def test_nonisotropic_parameter_formulas_against_the_built_graphs(n):
+    """NO^±(n, 3): the formulas the family lists members by equal the parameters of the graphs,
+    rebuilt here from the definition (a brute-force int64 check of the SRG identity on our own matrix)."""
+    from gcsim.combinatorics.srg_graph import srg_parameters_of
+    from gcsim.combinatorics.srg_nonisotropic import nonisotropic_graph_parameters
+
+    # Q written here: hyperbolic pairs x0 x1 + x2 x3 + ..., then x^2 (+ y^2) for the anisotropic part
+    def q_form(x, eps):
+        pairs = n // 2 if n % 2 or eps == 1 else n // 2 - 1
+        return (sum(x[2 * i] * x[2 * i + 1] for i in range(pairs)) + sum(t * t for t in x[2 * pairs :])) % 3
+
+    def b_form(x, y, eps):
+        return (q_form([a + b for a, b in zip(x, y, strict=True)], eps) - q_form(x, eps) - q_form(y, eps)) % 3
+
+    epss = (1, -1) if n % 2 == 0 else (1,)
+    for eps in epss:
+        pts = [x for x in product(range(3), repeat=n) if any(x) and x[next(i for i, t in enumerate(x) if t)] == 1]
+        for c in (1, 2):
+            X = [x for x in pts if q_form(x, eps) == c]
+            if len(X) > 400:
+                continue  # n = 7, 8: the vectorized builder's graph is checked below instead
+            a = np.array([[int(b_form(x, y, eps) == 0) for y in X] for x in X], dtype=np.int64)
+            np.fill_diagonal(a, 0)
+            p = srg_parameters_of(a)
+            want = [nonisotropic_graph_parameters(n, e) for e in ((1, -1) if n % 2 else (eps,))]
+            assert p in want, (n, eps, c, p)
+    for e in (1, -1):
+        p = nonisotropic_graph_parameters(n, e)
+        g = gcsim.combinatorics.nonisotropic_graph(n, e)
+        assert tuple(g.params) == p and srg_parameters_of(g.adjacency) == p

@@ -172,6 +172,7 @@ from .srg_geometric import (
 )
 from .srg_gq_dual import dual_hyperoval_gq_graph
 from .srg_graph import SRGParams, StronglyRegularGraph, srg_parameters_of
+from .srg_nonisotropic import nonisotropic_graph, nonisotropic_graph_parameters
 from .srg_payne_gq import payne_gq_graph
 from .srg_sporadic import (
     clebsch_graph,
@@ -294,6 +295,8 @@ __all__ = [
     "nonzero_squares",
     "paley_design",
     "paley_difference_set",
+    "nonisotropic_graph",
+    "nonisotropic_graph_parameters",
     "paley_graph",
     "payne_gq_graph",
     "petersen_graph",
