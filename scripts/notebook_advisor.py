@@ -132,7 +132,7 @@ CELLS: list[tuple[str, str]] = [
         "md",
         "The table travels with its encoder: `export` writes `B`, the assignment, the decoders and their "
         "errors as one checksummed bundle, and `load_decoder_table` checks the checksum, the shapes and the "
-        "invariants and re-solves a sample of patterns before returning it, bit-exact.",
+        "invariants and re-solves every pattern before returning it, bit-exact.",
     ),
     (
         "code",
