@@ -61,17 +61,30 @@ def is_numpy(xp) -> bool:
     return "numpy" in getattr(xp, "__name__", "")
 
 
-def to_numpy(a: Any) -> np.ndarray:
+def to_numpy(a: Any, name: str | None = None) -> np.ndarray:
     """Copy an array of any supported namespace to host NumPy.
+
+    With ``name``, input NumPy cannot read (a ragged nested list, an object without an array
+    interface) is refused as :class:`InvalidArgumentError` naming it, not numpy's own error.
 
     Examples
     --------
     >>> to_numpy([1.0, 2.0]).tolist()
     [1.0, 2.0]
+    >>> to_numpy([[0], [0, 0]], "mask")
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: mask: cannot be read as an array (...)
     """
-    if hasattr(a, "get") and not isinstance(a, np.ndarray):  # CuPy
-        return np.asarray(a.get())
-    return np.asarray(a)
+    try:
+        # CuPy: a device array with .get(); a dict also has .get, hence the interface check
+        if hasattr(a, "__cuda_array_interface__") and hasattr(a, "get") and not isinstance(a, np.ndarray):
+            return np.asarray(a.get())
+        return np.asarray(a)
+    except (TypeError, ValueError) as exc:
+        if name is None:
+            raise
+        raise InvalidArgumentError(name, f"cannot be read as an array ({exc})") from None
 
 
 def asarray(xp, a: Any, dtype=None):
@@ -93,10 +106,7 @@ def check_gradients(gradients: Any, N: int) -> np.ndarray | Any:
         if gradients.size and not bool(xp.all(xp.isfinite(gradients))):
             raise InvalidArgumentError("gradients", "contains NaN or inf")
         return np.empty((N, shape[1]))  # shape carrier only
-    try:
-        host = to_numpy(gradients)
-    except (TypeError, ValueError) as exc:  # ragged nested lists, objects numpy cannot read
-        raise InvalidArgumentError("gradients", f"cannot be read as an array ({exc})") from None
+    host = to_numpy(gradients, "gradients")
     if host.dtype == object or np.iscomplexobj(host) or not np.issubdtype(host.dtype, np.number):
         raise InvalidArgumentError("gradients", f"must be a real numeric array, got dtype {host.dtype}")
     if host.ndim != 2 or host.shape[0] != N:

@@ -130,7 +130,7 @@ def _decoder_matrix(scheme: Any, mask: np.ndarray, decoder: Any, xp, B):
         else:
             raise InvalidArgumentError("decoder", f"must be 'optimal', 'fixed' or an (n, m) array, got {decoder!r}")
     else:
-        Xh = to_numpy(decoder).astype(np.float64)
+        Xh = to_numpy(decoder, "decoder").astype(np.float64)
         if Xh.shape != (n, m) or not np.all(np.isfinite(Xh)):
             raise InvalidArgumentError("decoder", f"must be a finite (n, m) = {(n, m)} array, got shape {Xh.shape}")
         XF = _asarray(xp, Xh[F])
@@ -182,7 +182,7 @@ def run_scheme(
     ns = _infer(xp, gradients)
     check_entries("gradients", array_shape(gradients), "the gradients (N x d)")  # logical size, before copies
     host = _check_gradients(gradients, N)
-    mask = check_mask("nonstragglers", to_numpy(nonstragglers), n)
+    mask = check_mask("nonstragglers", to_numpy(nonstragglers, "nonstragglers"), n)
     if mask.ndim != 1:
         raise InvalidArgumentError("nonstragglers", f"must be one mask of shape (n,) = ({n},)")
     d = host.shape[1]
@@ -308,7 +308,7 @@ def batched_optimal_error(
     ns = get_namespace(xp)
     ctx = eval_context(scheme)
     check_entries("nonstragglers", array_shape(nonstragglers), "a batch of straggler masks")
-    masks = check_mask("nonstragglers", to_numpy(nonstragglers), ctx.n)
+    masks = check_mask("nonstragglers", to_numpy(nonstragglers, "nonstragglers"), ctx.n)
     single = masks.ndim == 1
     masks = masks[None, :] if single else masks
     out = np.clip(

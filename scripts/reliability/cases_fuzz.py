@@ -61,16 +61,38 @@ CASES = [
         argv=["catalogue", "--force"],
     ),
     Case("cli", "fuzz: gcsim catalogue --export with no --dir", argv=["catalogue", "--export"]),
-    # open when found (strict xfails in tests/fuzz/test_fuzz_found.py)
     Case(
         "api",
-        "fuzz: straggler_model('trace', delays=3+0j): a complex trace (TypeError; item 7)",
+        "fuzz: run_scheme(scheme, gradients, {}): a dict mask was taken for a CuPy array (TypeError)",
+        code=_RD + "gcsim.run_scheme(sch, np.ones((7, 6)), {})",
+    ),
+    Case(
+        "api",
+        "fuzz: run_scheme(..., decoder=[[0], [0, 0]]): a ragged decoder (was numpy's ValueError)",
+        code=_RD + "gcsim.run_scheme(sch, np.ones((7, 6)), np.ones(7, dtype=bool), decoder=[[0], [0, 0]])",
+    ),
+    # fixed under item 7 (de0e30c) after the fuzzer reported them
+    Case(
+        "api",
+        "fuzz: straggler_model('trace', delays=3+0j): a complex trace (was TypeError)",
         code=_G + "gcsim.straggler_model('trace', delays=3 + 0j)",
     ),
     Case(
         "api",
-        "fuzz: straggler_model('trace', delays=''): a string trace (numpy's ValueError; item 7)",
+        "fuzz: straggler_model('trace', delays=''): a string trace (was numpy's ValueError)",
         code=_G + "gcsim.straggler_model('trace', delays='')",
+    ),
+    Case("cli", "fuzz: gcsim load ' ' (the refusal was printed on stdout)", argv=["load", " "]),
+    # open when found (strict xfails in tests/fuzz/test_fuzz_found.py)
+    Case(
+        "api",
+        "fuzz: straggler_model('bernoulli', 10**30, p=0.1): n unbounded (numpy's ValueError)",
+        code=_G + "gcsim.straggler_model('bernoulli', 10**30, p=0.1)",
+    ),
+    Case(
+        "api",
+        "fuzz: straggler_model('bernoulli', 10**12, p=0.1): an 8 TB probability vector (MemoryError)",
+        code=_G + "gcsim.straggler_model('bernoulli', 10**12, p=0.1)",
     ),
     Case(
         "api",
@@ -90,5 +112,4 @@ CASES = [
         code=_RD + _ZERO + "gcsim.run_scheme(sch, np.ones((7, 6)), Z)",
         timeout=30,
     ),
-    Case("cli", "fuzz: gcsim load ' ' (the refusal was printed on stdout; item 7)", argv=["load", " "]),
 ]

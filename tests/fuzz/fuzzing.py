@@ -139,10 +139,10 @@ class KnownDefect:
 
 #: Defects found by this suite in files other engineers were changing at the time (issue #19).
 KNOWN_DEFECTS: tuple[KnownDefect, ...] = (
-    KnownDefect((TypeError, ValueError), "gcsim/coding/stragglers.py", "__init__", "a complex or non-numeric trace"),
     KnownDefect(MemoryError, "gcsim/coding/encoders/_common.py", "as_assignment", "item 5: zero-stride assignment"),
-    KnownDefect(MemoryError, "gcsim/coding/schemes.py", "_as_assignment", "item 5: zero-stride assignment"),
     KnownDefect(MemoryError, "gcsim/_validation.py", "check_mask", "item 5: zero-stride straggler mask"),
+    KnownDefect(ValueError, "gcsim/coding/stragglers.py", "_probabilities", "n = 10**30 workers: np.full(n, p)"),
+    KnownDefect(MemoryError, "gcsim/coding/stragglers.py", "_probabilities", "n = 10**10 workers: np.full(n, p)"),
 )
 
 

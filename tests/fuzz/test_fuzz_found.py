@@ -45,6 +45,18 @@ def test_ragged_owners_are_refused():
         gcsim.partial_scheme(gcsim.bibd(7, 3, 1), owners=RAGGED)
 
 
+def test_unreadable_masks_and_decoders_in_run_scheme(rd):
+    """``run_scheme(scheme, g, {})`` raised TypeError (a dict has ``.get``: taken for a CuPy array);
+    a ragged mask or decoder raised numpy's ValueError."""
+    g = np.ones((7, 6))
+    with bounded(), pytest.raises(InvalidArgumentError, match=r"^nonstragglers: "):
+        gcsim.run_scheme(rd, g, {})
+    with bounded(), pytest.raises(InvalidArgumentError, match=r"^nonstragglers: cannot be read as an array"):
+        gcsim.run_scheme(rd, g, RAGGED)
+    with bounded(), pytest.raises(InvalidArgumentError, match=r"^decoder: cannot be read as an array"):
+        gcsim.run_scheme(rd, g, np.ones(7, dtype=bool), decoder=RAGGED)
+
+
 def test_ragged_gradients_are_refused(rd):
     """``run_scheme`` and CERAR ``simulate`` raised numpy's ValueError on ragged gradients."""
     with bounded(), pytest.raises(InvalidArgumentError, match=r"^gradients: cannot be read as an array"):
@@ -109,18 +121,29 @@ def test_known_defects_have_an_xfail_here():
 
     documented = {(d.path, d.function) for d in KNOWN_DEFECTS}
     assert documented <= {
-        ("gcsim/coding/stragglers.py", "__init__"),
         ("gcsim/coding/encoders/_common.py", "as_assignment"),
-        ("gcsim/coding/schemes.py", "_as_assignment"),
         ("gcsim/_validation.py", "check_mask"),
+        ("gcsim/coding/stragglers.py", "_probabilities"),
     }
-    assert {d.name for d in test_fuzz_cli.KNOWN_CLI_DEFECTS} <= {"load-refusal-on-stdout"}
+    assert not test_fuzz_cli.KNOWN_CLI_DEFECTS
 
 
 @pytest.mark.parametrize("delays", [3 + 0j, np.full((3, 4), 1 + 1j), "", [["a", "b"]]])
 def test_unreadable_trace_is_refused(delays):
+    """A complex trace raised TypeError, a string one numpy's ValueError (fixed in de0e30c, item 7)."""
     with bounded(), pytest.raises(InvalidArgumentError, match="^delays: "):
         gcsim.straggler_model("trace", delays=delays)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="stragglers.py: the number of workers of a Bernoulli model is not bounded (np.full(n, p))"
+)
+@pytest.mark.parametrize("n", [10**30, 10**12])
+def test_huge_bernoulli_model_is_refused_up_front(n):
+    """``straggler_model("bernoulli", 10**30, p=0.1)``: numpy's "Maximum allowed dimension exceeded"
+    (ValueError); at n = 10**12, a MemoryError for the 8 TB vector of probabilities."""
+    with bounded(), pytest.raises(SizeLimitError):
+        gcsim.straggler_model("bernoulli", n, p=0.1)
 
 
 ZERO_STRIDE = np.broadcast_to(np.ones((1, 1)), (10**6, 10**6))  # 10^12 logical entries, 8 bytes stored
@@ -149,6 +172,7 @@ def _cli(argv):
 
 
 def test_load_refusal_goes_to_stderr(tmp_path, monkeypatch):
+    """``gcsim load ' '`` printed its refusal on stdout (fixed in de0e30c, item 7)."""
     monkeypatch.chdir(tmp_path)
     rc, out, err = _cli(["load", " "])
     assert rc == 1 and "refused" in err and not out
