@@ -61,8 +61,14 @@ def straggler_spec(text: str, n: int) -> StragglerModel:
         try:
             return [cast(v) for v in parts]
         except ValueError:
+            long = [v for v in parts if v.strip().lstrip("+-").isdigit() and len(v) > 4000]
+            if cast is int and long:  # int() refuses over sys.get_int_max_str_digits: too large, not "not whole"
+                raise InvalidArgumentError(
+                    "stragglers", f"{kind}: a {len(long[0]):,}-digit value is too large (Python's limit for an integer)"
+                ) from None
             what = "whole number" if cast is int else "number"
-            raise InvalidArgumentError("stragglers", f"{text!r}: the values of {kind} must be a {what}") from None
+            shown = text if len(text) <= 60 else f"{kind}:..."
+            raise InvalidArgumentError("stragglers", f"{shown!r}: the values of {kind} must be a {what}") from None
 
     try:
         if kind in ("fixed", "all", "worst"):

@@ -64,10 +64,13 @@ def parse_links(text: str | None) -> dict[str, float] | None:
 
 
 def _load(text: str) -> int | float:
-    try:
-        return int(text)
-    except ValueError:
-        pass
+    from ..common import parse_integer
+
+    if text.strip().lstrip("+-").isdigit():  # parts per worker: exact, and too long is "too large"
+        try:
+            return parse_integer(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
     try:
         return float(text)
     except ValueError:
