@@ -206,7 +206,8 @@ def _digest(keys) -> str:
 def test_existence_answers_and_names_unchanged_by_the_registry():
     """All (v,k,lam,mu) and (v,k,lam <= 3) answers for v <= 130 equal the previous commit's,
     names included; the only differences are the new graphs of the distance-union, dual-T2*(O),
-    Payne and NO(n,3) families and the seven nonexistence results (with complements) recorded for 64 < v <= 130."""
+    Payne and NO(n,3) families, two sporadic graphs, and the seven nonexistence results (with
+    complements) recorded for 64 < v <= 130."""
     snap = json.loads(SNAPSHOT.read_text())
     now = answers(130)
     new = {
@@ -220,6 +221,10 @@ def test_existence_answers_and_names_unchanged_by_the_registry():
         "125,96,74,72": [True, "complement of GQ(4,6) = P(W(5), x)"],
         "126,45,12,18": [True, "NO-(6,3)"],  # srg_nonisotropic
         "126,80,52,48": [True, "complement of NO-(6,3)"],
+        "77,16,0,4": [True, "M22 graph"],  # sporadic, from S(3,6,22)
+        "77,60,47,45": [True, "complement of M22 graph"],
+        "100,22,0,6": [True, "Higman-Sims graph"],
+        "100,77,60,56": [True, "complement of Higman-Sims graph"],
     }
     # the nonexistence results recorded since (theory §20.6, v > 64): None before, False now
     gone = {",".join(map(str, q)) for p in KNOWN_NONEXISTENT_SRGS if p[0] > 64 for q in (p, complement_parameters(*p))}

@@ -45,7 +45,9 @@ from .srg_graph import StronglyRegularGraph
 from .srg_sporadic import (
     clebsch_graph,
     gewirtz_graph,
+    higman_sims_graph,
     hoffman_singleton_graph,
+    m22_graph,
     petersen_graph,
     schlafli_graph,
 )
@@ -80,15 +82,17 @@ _SPORADIC = [
     ((36, 14, 4, 6), "Menon difference set graph", menon_graph_36),
     ((50, 7, 0, 1), "Hoffman-Singleton graph", hoffman_singleton_graph),
     ((56, 10, 0, 2), "Gewirtz graph", gewirtz_graph),
+    ((77, 16, 0, 4), "M22 graph", m22_graph),
+    ((100, 22, 0, 6), "Higman-Sims graph", higman_sims_graph),
 ]
 
 
 class SporadicGraphs(SRGFamily):
-    """Six sporadic graphs (Petersen, Clebsch, Schläfli, Menon 36, Hoffman-Singleton, Gewirtz)."""
+    """Eight sporadic graphs (Petersen, Clebsch, Schläfli, Menon 36, Hoffman-Singleton, Gewirtz, M22, Higman-Sims)."""
 
     name = "sporadic graphs"
     parameters = ()
-    construction = "Petersen, Clebsch, Schläfli, Menon (36), Hoffman-Singleton, Gewirtz (BvM ch. 10)"
+    construction = "Petersen, Clebsch, Schläfli, Menon (36), Hoffman-Singleton, Gewirtz, M22, Higman-Sims (BvM ch. 10)"
     example = (10, 3, 0, 1)
     priority = 10
 

@@ -29,6 +29,8 @@ __all__ = [
     "schlafli_graph",
     "hoffman_singleton_graph",
     "gewirtz_graph",
+    "m22_graph",
+    "higman_sims_graph",
 ]
 
 
@@ -148,3 +150,38 @@ def gewirtz_graph() -> StronglyRegularGraph:
     meet = sel @ sel.T
     adj = (meet == 0).astype(np.int64)
     return _make(adj, "Gewirtz graph (from S(3,6,22))", (56, 10, 0, 2))
+
+
+def _s3622_blocks() -> np.ndarray:
+    """The 77 blocks of S(3, 6, 22) as a (77, 22) 0/1 array: the octads through two fixed points, restricted."""
+    oct_ = _golay_octads()
+    return oct_[(oct_[:, 0] == 1) & (oct_[:, 1] == 1)][:, 2:]
+
+
+def m22_graph() -> StronglyRegularGraph:
+    """The M22 graph SRG(77, 16, 0, 4): the 77 blocks of S(3, 6, 22), adjacent iff disjoint (BvM ch. 10).
+
+    >>> m22_graph().params
+    SRGParams(v=77, k=16, lam=0, mu=4)
+    """
+    blocks = _s3622_blocks()
+    adj = (blocks @ blocks.T == 0).astype(np.int64)
+    return _make(adj, "M22 graph (blocks of S(3,6,22), disjoint)", (77, 16, 0, 4))
+
+
+def higman_sims_graph() -> StronglyRegularGraph:
+    """The Higman-Sims graph SRG(100, 22, 0, 6) (Higman & Sims 1968; BvM ch. 10).
+
+    Vertices: a point ``oo``, the 22 points and the 77 blocks of S(3, 6, 22); ``oo`` is adjacent
+    to the points, a point to the blocks through it, two blocks when disjoint.
+
+    >>> higman_sims_graph().params
+    SRGParams(v=100, k=22, lam=0, mu=6)
+    """
+    blocks = _s3622_blocks()
+    adj = np.zeros((100, 100), dtype=np.int64)
+    adj[0, 1:23] = adj[1:23, 0] = 1
+    adj[1:23, 23:] = blocks.T
+    adj[23:, 1:23] = blocks
+    adj[23:, 23:] = blocks @ blocks.T == 0
+    return _make(adj, "Higman-Sims graph (from S(3,6,22))", (100, 22, 0, 6))
