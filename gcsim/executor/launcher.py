@@ -99,8 +99,22 @@ class LaunchTimeoutError(RankFailure, TimeoutError):
 
 
 def _ranks(ranks: Sequence[int]) -> str:
+    """``rank 3``, ``ranks 2, 3``, ``ranks 0-23, 40`` (runs of three or more as ranges: 92 ranks fit a line).
+
+    >>> _ranks([3]), _ranks([2, 3]), _ranks([*range(24), 40, 41])
+    ('rank 3', 'ranks 2, 3', 'ranks 0-23, 40, 41')
+    """
     ranks = list(ranks)
-    return f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(str(r) for r in ranks)
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    parts, i = [], 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        parts += [f"{ranks[i]}-{ranks[j]}"] if j - i >= 2 else [str(r) for r in ranks[i : j + 1]]
+        i = j + 1
+    return "ranks " + ", ".join(parts)
 
 
 GLOO_SOURCE = re.compile(r"\[/[^\]\s]*:\d+\] ?")
