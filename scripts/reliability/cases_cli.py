@@ -219,6 +219,20 @@ CASES = [
     Case(
         "cli", "construct bibd <400 digits> 3 1 (beyond float range)", argv=["construct", "bibd", "9" * 400, "3", "1"]
     ),
+    Case(
+        "cli",
+        "decode-time --rule first:s=<5000 digits>",
+        argv=[
+            "decode-time",
+            "--workers",
+            "3",
+            "--delays",
+            "shifted-exponential:shift=1,rate=1",
+            "--rule",
+            f"first:s={_BIG}",
+        ],
+    ),
+    Case("cli", "advise --load <5000 digits>", argv=["advise", "-n", "13", "--load", _BIG, "--stragglers", "fixed:1"]),
     Case("cli", "load '' (an empty name)", argv=["load", ""]),
     Case("cli", "error --design '' (an empty name)", argv=["error", "--design", ""]),
     Case(
