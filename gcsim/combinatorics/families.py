@@ -96,7 +96,7 @@ class Family:
 
     Class attributes to set: ``name`` (unique), ``parameters`` (the family's own parameter
     names), ``construction`` (one line, with its reference), ``example`` (the parameters of a
-    small member) and optionally ``priority`` (smaller first; built-in families use 10..950)
+    small member) and optionally ``priority`` (smaller first; built-in families use 10..960)
     and ``supplementary``.
     """
 
