@@ -143,6 +143,16 @@ def test_registration_refuses_bad_encoders(toy):
         encode(np.eye(2, dtype=int), 1, "toy-two")
 
 
+def test_an_encoder_that_forgets_to_declare_what_it_stores_is_refused():
+    # the diagonals of an encoder declaring stores=None would be dropped silently (issue #24)
+    register_encoder(Encoder("toy-undeclared", _toy_build, "toy without stores", randomized=False))
+    try:
+        with pytest.raises(InvalidArgumentError, match="declares stores=None"):
+            encode(np.eye(2, dtype=int), 1, "toy-undeclared")
+    finally:
+        unregister_encoder("toy-undeclared")
+
+
 def test_every_builtin_encoder_builds_its_example_and_verifies():
     for enc in encoders():
         M, m, options = enc.example()
@@ -447,3 +457,12 @@ def test_no_two_colouring_by_brute_force():
             encode(A.astype(int), 2, "hadamard-ns")
     pg23 = gcsim.bibd(13, 4, 1).assignment.astype(bool)  # 2-colourable (a blocking set exists)
     assert _two_colourable(pg23) and encode(pg23.astype(int), 2, "hadamard-ns").options["support"] == "split"
+
+
+def test_diagonal_stack_encoders_are_the_stack_of_their_diagonals():
+    for enc in encoders():
+        if enc.diagonal_stack:
+            M, m, options = enc.example()
+            sch = encode(M, m, enc.name, **options)
+            A = np.asarray(sch.assignment, dtype=float)
+            assert np.array_equal(sch.B, (A[None] * sch.diagonals[:, None, :]).reshape(sch.B.shape)), enc.name

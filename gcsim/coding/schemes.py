@@ -508,6 +508,11 @@ def encode(
         B, X0, stored, info, extras = encoder.build(M, m, rng, eps, opts)
     if opts:
         raise InvalidArgumentError("options", f"unknown option(s) for method {method!r}: {sorted(opts)}")
+    if (stored is None) != (encoder.stores is None):  # a forgotten declaration would drop the arrays silently
+        raise InvalidArgumentError(
+            "method",
+            f"encoder {method!r} declares stores={encoder.stores!r} but its build returned {type(stored).__name__}",
+        )
     options = {"eps": eps, "seed": seed}
     options.update(info)
     if encoder.stores == "vectors":

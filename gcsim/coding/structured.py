@@ -43,6 +43,7 @@ from .._array_api import asarray, get_namespace, to_numpy
 from .._validation import check_dense_size, check_int, check_real
 from ..errors import InvalidArgumentError, SizeLimitError, VerificationError
 from ..limits import MAX_DENSE_ENTRIES
+from .encoders import get_encoder, is_registered
 from .encoders._common import diagonals as _draw_diagonals
 from .kernels import GRAM_KAPPA_LIMIT
 from .schemes import SchemeParams
@@ -251,7 +252,8 @@ _SEEN_MAX = 16
 
 
 def _recognise(scheme: Any) -> StructuredContext | None:
-    if getattr(scheme, "method", None) != "rd" or getattr(scheme, "diagonals", None) is None:
+    method = getattr(scheme, "method", None)  # an encoder whose B is the stack of A diag(d_k) (RD)
+    if not (is_registered(method) and get_encoder(method).diagonal_stack) or getattr(scheme, "diagonals", None) is None:
         return None
     D = np.asarray(scheme.diagonals, dtype=np.float64)
     A = np.asarray(scheme.assignment)

@@ -126,6 +126,9 @@ class Encoder:
         Its unbiased reference decoder for training.
     baseline : bool
         The baseline the figures compare the codes with (naive stacking).
+    diagonal_stack : bool
+        ``B`` is exactly the stack of ``A diag(d_k)`` of its stored ``diagonals`` (RD): structured
+        evaluators may use the diagonals instead of ``B``.
     example : callable, optional
         ``example() -> (assignment_or_design, m, options)``: a small instance for the tests
         (``encode(M, m, name, **options)``; ``options`` may hold ``eps`` and ``seed``).
@@ -152,6 +155,7 @@ class Encoder:
     bounds: tuple[str, ...] = ()
     unbiased: UnbiasedDecoder | None = None
     baseline: bool = False
+    diagonal_stack: bool = False
     example: Callable[[], Any] | None = None
     order: int = 1000
 

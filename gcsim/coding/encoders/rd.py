@@ -65,6 +65,7 @@ ENCODERS = (
         advisor=2,
         column_scaled_m1=True,
         bounds=("rd_upper", "spectral_rd_upper"),
+        diagonal_stack=True,
         unbiased=UnbiasedDecoder("RD", unbiased_decoders, draw, regular=True),
         example=lambda: (cyclic_repetition_assignment(6, 2), 2, {"seed": 1}),
         order=20,
