@@ -417,7 +417,11 @@ class TraceDelays(DelayModel):
             raise InvalidArgumentError("delays", "the trace model needs delays=<workers x iterations matrix>")
         # logical size first: a zero-stride view counts every entry (the copy below would)
         check_entries("delays", array_shape(self.trace), "a trace of delays (workers x iterations)")
-        if np.iscomplexobj(self.trace):  # the cast below would drop the imaginary part (numpy only warns)
+        try:
+            is_complex = np.iscomplexobj(self.trace)  # reads the trace as an array: a ragged list raises
+        except (TypeError, ValueError):
+            raise InvalidArgumentError("delays", "must be a numeric workers x iterations matrix") from None
+        if is_complex:  # the cast below would drop the imaginary part (numpy only warns)
             raise InvalidArgumentError("delays", "must be real numbers, got a complex trace")
         try:
             arr = np.array(self.trace, dtype=float)

@@ -71,6 +71,11 @@ CASES = [
         "fuzz: run_scheme(..., decoder=[[0], [0, 0]]): a ragged decoder (was numpy's ValueError)",
         code=_RD + "gcsim.run_scheme(sch, np.ones((7, 6)), np.ones(7, dtype=bool), decoder=[[0], [0, 0]])",
     ),
+    Case(
+        "api",
+        "fuzz: delay_model('trace', delays=[[0], [0, 0]]): a ragged trace (was numpy's ValueError)",
+        code=_G + "gcsim.delay_model('trace', delays=[[0], [0, 0]])",
+    ),
     # fixed under item 7 (de0e30c) after the fuzzer reported them
     Case(
         "api",

@@ -57,6 +57,12 @@ def test_unreadable_masks_and_decoders_in_run_scheme(rd):
         gcsim.run_scheme(rd, g, np.ones(7, dtype=bool), decoder=RAGGED)
 
 
+def test_ragged_delay_trace_is_refused():
+    """``delay_model("trace", delays=[[0], [0, 0]])`` raised numpy's ValueError from the complex check."""
+    with bounded(), pytest.raises(InvalidArgumentError, match=r"^delays: must be a numeric workers x iterations"):
+        gcsim.delay_model("trace", delays=RAGGED)
+
+
 def test_ragged_gradients_are_refused(rd):
     """``run_scheme`` and CERAR ``simulate`` raised numpy's ValueError on ragged gradients."""
     with bounded(), pytest.raises(InvalidArgumentError, match=r"^gradients: cannot be read as an array"):
