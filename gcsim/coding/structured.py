@@ -16,9 +16,10 @@ pattern costs ``O(n m²)`` (one GEMM row of the masks against the ``n x m²`` ou
 an ``m x m`` eigenvalue problem, instead of the dense routes' ``O(mN f²)``; ``B`` is never formed.
 
 Accuracy (Theorem 42.2): with ``u = 2^-52``, ``f = |F|``,
-``|Δ| <= β(f) = m (m f γ_f + γ_m f) (|c| + λ N) / a`` where ``γ_t = t u / (1 − t u)``
-(``a + λμ_i >= a``: the ``m x m`` capacitance ``aI + λM_F`` has condition number at most
-``1 + λ f / a``).  The route is *certified* when ``β(n) <= GRAM_KAPPA_LIMIT² u mN`` (the
+``|Δ| <= β(f) = 4 m k² η / a + γ_{m+7} m (N + |c| min(2f/a, 1/λ))`` with
+``η = (γ_{n+4m+3} + 2γ_{4m}) f`` and ``γ_t = t u / (1 − t u)``: for a symmetric BIBD ``k²/a =
+1 + λN/a`` bounds the condition number of the ``m x m`` capacitance ``aI + λM_F``, so
+``β ≈ 4 m κ_C n f u``.  The route is *certified* when ``β(n) <= GRAM_KAPPA_LIMIT² u mN`` (the
 accuracy class of the ``"auto"`` Gram-type routes, :mod:`gcsim.coding.kernels`); ``"auto"``
 takes it only then and otherwise uses the dense routes (or, when ``B`` cannot be formed, refuses
 with the bound in the message).
@@ -41,8 +42,7 @@ import scipy.sparse as sp
 
 from .._array_api import asarray, get_namespace, to_numpy
 from .._validation import check_dense_size, check_int, check_real
-from ..errors import InvalidArgumentError, SizeLimitError, VerificationError
-from ..limits import MAX_DENSE_ENTRIES
+from ..errors import InvalidArgumentError, VerificationError
 from .encoders import get_encoder, is_registered
 from .encoders._common import diagonals as _draw_diagonals
 from .kernels import GRAM_KAPPA_LIMIT
@@ -65,7 +65,7 @@ __all__ = [
 
 _U = float(np.finfo(np.float64).eps) / 2  # unit roundoff 2^-53 (γ_t below uses it)
 
-#: Largest a-priori bound ``β(n) / (mN)`` (theory §42.3) for which ``method="auto"`` takes the
+#: Largest a-priori bound ``β(n) / (mN)`` (theory §42.2) for which ``method="auto"`` takes the
 #: structured route: ``GRAM_KAPPA_LIMIT² u``, the accuracy class of the auto Gram-type routes.
 STRUCTURED_LIMIT = GRAM_KAPPA_LIMIT**2 * float(np.finfo(np.float64).eps)
 
@@ -178,7 +178,7 @@ class StructuredContext:
     --------
     >>> ctx = StructuredContext(np.ones((1, 7)), 7, 3, 1)   # Fano plane, m = 1
     >>> ctx.errors(np.array([[True] * 7, [True] * 6 + [False]])).round(12).tolist()
-    [0.0, 0.142857142857]
+    [0.0, 0.25]
     """
 
     def __init__(self, D: np.ndarray, N: int, k: int, lam: int):
@@ -196,15 +196,22 @@ class StructuredContext:
         self.W = W
         # row j: the m² entries of û_j û_jᵀ (M_F = mask @ Q, one GEMM per chunk of patterns)
         self.Q = np.ascontiguousarray((W[:, :, None] * W[:, None, :]).reshape(self.n, self.m * self.m))
-        self.bound_full = self.bound(self.n)
+        self.bound_full = self.bound(self.n)  # β is increasing in f: the worst pattern is F = [n]
         self.certified = self.bound_full <= STRUCTURED_LIMIT * self.total
         self.kappa = 1.0 + self.lam * self.n / self.a  # bound on κ(aI + λ M_F)
 
     def bound(self, f: int) -> float:
-        """A-priori bound ``β(f)`` on ``|err_computed − err|`` for ``|F| = f`` (Theorem 42.2)."""
-        m = self.m
-        eta = m * f * _gamma(f) + _gamma(4 * m) * f
-        return float(m * eta * (abs(self.c) + self.lam * self.N) / self.a)
+        """A-priori bound ``β(f)`` on ``|err_computed − err|`` for ``|F| = f`` (Theorem 42.2).
+
+        ``η = (γ_{n+4m+3} + 2γ_{4m}) f`` bounds the eigenvalue errors of ``M_F``; then
+        ``β = 4 m k² η / a + γ_{m+7} m (N + |c| min(2f/a, 1/λ))`` (``inf`` unless ``λη <= a/2``).
+        """
+        m, n = self.m, self.n
+        eta = (_gamma(n + 4 * m + 3) + 2 * _gamma(4 * m)) * f
+        if self.lam * eta > self.a / 2:
+            return float("inf")
+        spread = 2.0 * f / self.a if self.lam == 0 else min(2.0 * f / self.a, 1.0 / self.lam)
+        return float(4 * m * self.k**2 * eta / self.a + _gamma(m + 7) * m * (self.N + abs(self.c) * spread))
 
     def errors(self, masks: np.ndarray, xp: Any = None) -> np.ndarray:
         """Raw errors ``err(B, F)`` of a ``(count, n)`` stack of non-straggler masks (host NumPy out).
@@ -450,8 +457,10 @@ def encode_structured(
     ------
     VerificationError
         The assignment does not have ``AᵀA = (k − λ)I + λJ`` with ``k > λ`` (checked exactly).
+    InvalidArgumentError
+        The structured route's accuracy bound (theory §42.2) is not certified for this design.
     SizeLimitError
-        The structured route's accuracy bound (theory §42.3) is not certified for this design.
+        ``n m²`` beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES`.
 
     Examples
     --------
@@ -468,16 +477,16 @@ def encode_structured(
     A = _as_incidence(design, points)
     N, n = A.shape
     k, lam = check_pair_gram(A, "design")
-    if m * n > MAX_DENSE_ENTRIES:  # the (m, n) diagonals and the n x m² outer products
-        raise SizeLimitError(f"m: {m} x {n} diagonals exceed gcsim.limits.MAX_DENSE_ENTRIES = {MAX_DENSE_ENTRIES:,}")
+    check_dense_size("m", n, m * m, "the n x m² outer products of the structured route")
     D = _draw_diagonals(np.random.default_rng(seed), m, n, eps, dist)
     enc = StructuredRD(A, D, k, lam, {"eps": eps, "seed": seed, "dist": dist})
     c = enc.context
     if not c.certified:
-        raise SizeLimitError(
-            f"design: the structured route's error bound {c.bound_full:.3g} exceeds "
-            f"STRUCTURED_LIMIT mN = {STRUCTURED_LIMIT * c.total:.3g} (k = {k}, λ = {lam}: κ(aI + λM) up to "
-            f"{c.kappa:.3g}); use gcsim.coding.encode and the dense routes"
+        raise InvalidArgumentError(
+            "design",
+            f"the structured route's error bound {c.bound_full:.3g} exceeds STRUCTURED_LIMIT mN = "
+            f"{STRUCTURED_LIMIT * c.total:.3g} (k = {k}, λ = {lam}: κ(aI + λM) up to {c.kappa:.3g}; theory §42.2); "
+            "use gcsim.coding.encode and the dense routes",
         )
     return enc
 
