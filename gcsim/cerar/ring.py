@@ -369,7 +369,12 @@ def run_ring(
         raise InvalidArgumentError("segments", f"must be 1 with per_round or on_round, got {segments}")
     transport = RollTransport(xp) if transport is None else transport
     state = G if per_round else None
-    U: list[list[Any]] = []  # U[t-1][j]: segment j of u^(t)
+    U: list[list[Any]] = []  # sparse path: U[t-1][j], segment j of u^(t)
+    # dense batched path: the stripped sums go straight into one (..., L, w) buffer for the decode
+    # (no list of L packets and no stacked copy of it: L packets less at the peak, same values)
+    Us: Any = None
+    if not sparse and not per_round:
+        Us = xp.concat([xp.zeros_like(X[..., :1, :])] * L, axis=-2)
     sent: list[Any] = [None] * S
     # Xp[j]: the symbols' columns of piece j (views); the sparse path fills its lists symbol by symbol
     Xp: list[Any] = [[None] * c for _ in pieces] if sparse else [X[..., a:b] for a, b in pieces]
@@ -404,7 +409,10 @@ def run_ring(
             for j in range(S):
                 # the sparse path strips into the received buffer (the transport hands over fresh ones)
                 u = strip(transport.recv((t - 1) * S + j + 1), Xp[j], t, N, rnd, in_place=sparse)
-                row.append(u)
+                if sparse:
+                    row.append(u)
+                elif Us is not None:
+                    Us[..., t - 1, pieces[j][0] : pieces[j][1]] = u
                 s_t = sent[j]
                 if t < L:  # forward at once: the next round's packet of this piece
                     sent[j] = packet(Xp[j], u, t + 1, rnd)
@@ -413,7 +421,8 @@ def run_ring(
                     state = accumulate_round(state, D, u, t, rnd)
                 if on_round is not None:
                     on_round(t, s_t, u)
-            U.append(row)
+            if sparse:
+                U.append(row)
         failed = False
     finally:
         transport.close(failed=failed)  # after a failure: no waiting for sends
@@ -431,11 +440,11 @@ def run_ring(
                         u = xp.astype(u, target.dtype)  # product a * u is formed in the compute dtype
                     target += u if a == 1 else a * u
         return G
-    rows = [r[0] if S == 1 else xp.concat(r, axis=-1) for r in U]
-    Us = xp.stack(rows, axis=-2)
     if Us.dtype != D.dtype:  # a wire dtype narrower than the compute dtype
         Us = xp.astype(Us, D.dtype)
-    return decode(G, D, Us)
+    out = D @ Us  # g_hat = G + D U (decode), the sum formed in place: one c-packet result, no temporary
+    out += G
+    return out
 
 
 def ring_operator(encoders: np.ndarray, decoders: np.ndarray) -> np.ndarray:
