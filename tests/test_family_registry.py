@@ -147,7 +147,8 @@ def test_family_members_respect_the_size_limit(fam, monkeypatch):
     else:
         v, k, lam = fam.example
         b = len(orig.build().blocks)
-        monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", v * b - 1)
+        # below both the dense incidence matrix (v x b) and the block list (b x k)
+        monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", min(v * b, b * k) - 1)
         with pytest.raises(SizeLimitError):
             gcsim.bibd(*fam.example)
     assert calls == []
