@@ -169,6 +169,22 @@ def test_srg_family_members_pass_the_sage_oracle(fam):
                 assert _SAGE[p]["sage"] is not False, (fam.name, m.name, p)
 
 
+_SAGE_BIBD = json.loads((ROOT / "tests" / "fixtures" / "sage_bibd.json").read_text())["entries"]
+
+
+@pytest.mark.parametrize("fam", BIBD_FAMILIES, ids=lambda f: f.name)
+def test_bibd_family_members_pass_the_sage_oracle(fam):
+    """No design family matches parameters Sage proves impossible (Fisher, Bruck-Ryser-Chowla, the
+    lambda = 1 Handbook list; not Sage's suspect lambda > 1 reuse of that list), v <= 130."""
+    impossible = [
+        (e["v"], e["k"], e["lambda"])
+        for e in _SAGE_BIBD
+        if e["sage"] is False and e.get("reason") != "handbook-exception-lambda>1(suspect)"
+    ]
+    assert len(impossible) > 30
+    assert [p for p in impossible if fam.lookup(p) is not None] == []
+
+
 # --------------------------------------------------------------------------- answers unchanged
 def answers(vmax: int) -> dict:
     """gcsim's existence answers and SRG construction names for v <= vmax (the snapshot's recipe)."""
