@@ -10,7 +10,6 @@ returns everything as JSON.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -26,12 +25,13 @@ import numpy as np
 from .. import _html, _plotting, limits
 from .._optional import require
 from .._validation import check_bool, check_int, check_mask
-from ..catalogue.objects import export_object, load_object
-from ..coding.decoder_table import DecoderTable, decoder_table, load_decoder_table, pattern_count
+from ..catalogue.codes import CODE_FORMAT, CODE_MANIFEST, ExportedCode, load_code, mask_digest, straggler_sets
+from ..catalogue.objects import export_object, export_object_at
+from ..coding.decoder_table import DecoderTable, decoder_table, pattern_count
 from ..coding.schemes import Scheme
-from ..errors import CatalogueError, InvalidArgumentError, VerificationError
-from ..io.bundle import check_bundle_name, check_path, load_bundle, save_bundle
-from ..io.manifest import atomic_write_text, check_folder, dumps, provenance, read_json_object
+from ..errors import InvalidArgumentError, VerificationError
+from ..io.bundle import check_bundle_name, check_path
+from ..io.manifest import atomic_write_text, check_folder, dumps, provenance
 from .candidates import Dropped
 
 __all__ = [
@@ -77,10 +77,10 @@ COLUMNS: tuple[str, ...] = (
     "notes",
 )
 
-#: Manifest file name of an export.
-MANIFEST = "advice.json"
-#: How the dot of a scheme's ``extras.<key>`` array names is written in a bundle.
-_DOT = "__"
+#: Manifest file name of an export (the exported-code format of :mod:`gcsim.catalogue.codes`).
+MANIFEST = CODE_MANIFEST
+#: What :meth:`Advice.export` writes is read by the catalogue layer: ``gcsim.load_object(folder)``.
+load_exported = load_code
 
 
 class AdviceParams(NamedTuple):
@@ -423,9 +423,9 @@ class Advice:
                 raise InvalidArgumentError("patterns", "give s_max (every pattern up to s_max) or patterns, not both")
             table = decoder_table(scheme, patterns=_check_patterns(patterns, scheme.n))
             chosen = np.asarray(table.to_arrays()["patterns"], dtype=bool)
-            pattern_set: dict[str, Any] = {"set": "chosen", "count": len(table), "sha256": _mask_digest(chosen)}
+            pattern_set: dict[str, Any] = {"set": "chosen", "count": len(table), "sha256": mask_digest(chosen)}
             if len(table) <= _LISTED_PATTERNS:
-                pattern_set["stragglers"] = _straggler_sets(chosen)
+                pattern_set["stragglers"] = straggler_sets(chosen)
             decoding = (
                 f"DecoderTable of {len(table)} chosen patterns (decoders/, rows in the order given; see "
                 "decoder_patterns); other patterns: the rule below"
@@ -469,9 +469,7 @@ class Advice:
         staging.mkdir()
         try:
             assignment_json = export_object(structure, staging, "assignment")
-            # bundle array names are identifiers: "extras.H" is stored as "extras__H"
-            arrays = {k.replace(".", _DOT): v for k, v in scheme.to_arrays().items()}
-            save_bundle(staging / "encoder", arrays, {"kind": "scheme", **scheme.bundle_metadata()})
+            export_object_at(scheme, staging / "encoder")  # a scheme bundle: `gcsim load <folder>/encoder`
             files = {
                 "assignment": str(assignment_json.relative_to(staging).with_suffix("")),
                 "encoder": "encoder",
@@ -480,7 +478,7 @@ class Advice:
                 table.export(staging / "decoders")
                 files["decoders"] = "decoders"
             manifest = {
-                "format": "gcsim-advice-export",
+                "format": CODE_FORMAT,
                 "format_version": 1,
                 "question": {k: _plain(v) for k, v in self.question.items()},
                 "candidate": {k: _plain(v) for k, v in row.items()},
@@ -523,16 +521,6 @@ def _check_patterns(patterns: Any, n: int) -> np.ndarray:
     return masks[None] if masks.ndim == 1 else masks
 
 
-def _straggler_sets(masks: np.ndarray) -> list[list[int]]:
-    """The stragglers (False entries) of each non-straggler mask, as lists of worker indices."""
-    return [np.flatnonzero(~mk).tolist() for mk in masks]
-
-
-def _mask_digest(masks: np.ndarray) -> str:
-    """SHA-256 of a ``(count, n)`` boolean array (C order, one byte per entry)."""
-    return hashlib.sha256(np.ascontiguousarray(masks, dtype=bool).tobytes()).hexdigest()
-
-
 _COLUMN = {"worst-case": "worst_case", "data": "data_fraction"}
 
 
@@ -567,60 +555,3 @@ def pareto_point(row: Mapping[str, Any], with_time: bool, exact_tol: float = 1e-
     with_time = check_bool("with_time", with_time)
     crit = ("error", "communication", "data", "time") if with_time else ("error", "communication", "data")
     return tuple(_value(row, c, exact_tol) for c in crit)
-
-
-@dataclass(frozen=True)
-class ExportedCode:
-    """An exported candidate loaded back: assignment object, encoder, decoder table (or None), manifest."""
-
-    assignment: Any
-    scheme: Scheme
-    decoders: DecoderTable | None
-    manifest: Mapping[str, Any]
-
-
-def load_exported(folder: str | os.PathLike) -> ExportedCode:
-    """Load what :meth:`Advice.export` wrote, re-verifying every part from the files alone.
-
-    Raises
-    ------
-    CatalogueError
-        A missing or malformed manifest, or a part that does not load or verify.
-    """
-    root = check_path("folder", folder)
-    try:
-        manifest = read_json_object(root / MANIFEST)
-    except (OSError, ValueError) as exc:
-        raise CatalogueError(f"{root}: no readable {MANIFEST} ({exc})") from None
-    if manifest.get("format") != "gcsim-advice-export":
-        raise CatalogueError(f"{root}: {MANIFEST} is not an advisor export")
-    files = manifest.get("files")
-    if not isinstance(files, dict) or "assignment" not in files or "encoder" not in files:
-        raise CatalogueError(f"{root}: {MANIFEST} lists no assignment and encoder")
-    obj = load_object(root / str(files["assignment"]))
-    stored, man = load_bundle(root / str(files["encoder"]))
-    arrays = {k.replace(_DOT, ".", 1): v for k, v in stored.items()}
-    scheme = Scheme.from_arrays(arrays, man["metadata"])
-    if not np.array_equal(scheme.assignment, np.asarray(obj.assignment)):
-        raise CatalogueError(f"{root}: the encoder's assignment differs from the exported assignment")
-    table = load_decoder_table(root / str(files["decoders"])) if "decoders" in files else None
-    _check_pattern_set(root, manifest.get("decoder_patterns"), table)
-    return ExportedCode(obj, scheme, table, MappingProxyType(manifest))
-
-
-def _check_pattern_set(root: Path, declared: Any, table: DecoderTable | None) -> None:
-    """The table holds the patterns ``decoder_patterns`` names (absent in older exports: not checked)."""
-    if declared is None:
-        return
-    kind = declared.get("set") if isinstance(declared, dict) else None
-    if kind == "none" and table is None:
-        return
-    if table is not None and kind == "all-up-to-s" and not table.explicit and declared.get("s_max") == table.s_max:
-        return
-    if table is not None and kind == "chosen" and table.explicit:
-        masks = np.asarray(table.to_arrays()["patterns"], dtype=bool)
-        if declared.get("count") == len(table) and declared.get("sha256") == _mask_digest(masks):
-            listed = declared.get("stragglers")
-            if listed is None or listed == _straggler_sets(masks):
-                return
-    raise CatalogueError(f"{root}: the decoder table does not hold the patterns {MANIFEST} names ({declared!r:.200})")

@@ -11,6 +11,7 @@ object from the file alone.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from ..io.bundle import (
 from ..io.manifest import check_folder, read_json_object, to_jsonable
 from .kinds import KINDS
 
-__all__ = ["export_object", "load_object", "list_catalogue"]
+__all__ = ["export_object", "export_object_at", "load_object", "list_catalogue", "register_folder_loader"]
 
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
 #: How a dot in an array name (a scheme's ``extras.<key>``) is written in a bundle (as the advisor does).
@@ -121,6 +122,26 @@ def export_object(
     if name is None:
         name = "_".join(str(p) for p in obj.params)
     check_bundle_name("name", name)
+    return export_object_at(obj, directory / kind / name, overwrite=overwrite, extra_metadata=extra_metadata)
+
+
+def export_object_at(
+    obj: Any, stem: str | Path, *, overwrite: bool = False, extra_metadata: dict[str, Any] | None = None
+) -> Path:
+    """Verify an object and export it as the bundle ``<stem>.json`` + ``<stem>.npz``.
+
+    The same bundle as :func:`export_object` writes under ``<kind>/<name>``, at a path of your
+    choosing (the encoder of an exported code is ``<folder>/encoder``).
+
+    Returns the path of the JSON manifest; :func:`load_object` reads it back.
+    """
+    overwrite = check_bool("overwrite", overwrite)
+    for attr in ("verify", "to_arrays", "bundle_metadata", "params"):
+        if not hasattr(obj, attr):
+            raise InvalidArgumentError("obj", f"must be a gcsim object of a catalogue kind (no .{attr})")
+    kind = getattr(type(obj), "kind", None)
+    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
+        raise InvalidArgumentError("obj", f"kind must be a lowercase identifier, got {kind!r}")
     if extra_metadata is not None and not isinstance(extra_metadata, dict):
         raise InvalidArgumentError("extra_metadata", f"must be a dict, got {type(extra_metadata).__name__}")
     obj.verify()
@@ -135,7 +156,21 @@ def export_object(
         meta["bundle_arrays"] = names
     if extra_metadata:
         meta.update(extra_metadata)
-    return save_bundle(directory / kind / name, arrays, meta, overwrite=overwrite)
+    return save_bundle(stem, arrays, meta, overwrite=overwrite)
+
+
+#: manifest file name -> loader of a folder holding it (``gcsim.catalogue.codes`` registers the exported codes)
+_FOLDER_LOADERS: dict[str, Callable[..., Any]] = {}
+
+
+def register_folder_loader(manifest: str, loader: Callable[..., Any]) -> None:
+    """Let :func:`load_object` load a folder that holds the file ``manifest`` with ``loader(folder, verify=,
+    max_bytes=)`` (a layer that writes such folders registers its reader here)."""
+    if not isinstance(manifest, str) or not manifest or "/" in manifest:
+        raise InvalidArgumentError("manifest", f"must be a plain file name, got {manifest!r}")
+    if not callable(loader):
+        raise InvalidArgumentError("loader", f"must be callable, got {type(loader).__name__}")
+    _FOLDER_LOADERS[manifest] = loader
 
 
 def load_object(path: str | Path, *, verify: bool = True, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
@@ -160,6 +195,16 @@ def load_object(path: str | Path, *, verify: bool = True, max_bytes: int = DEFAU
         do not match.
     """
     verify = check_bool("verify", verify)
+    folder = Path(check_path("path", path))
+    if folder.is_dir() and not folder.with_name(folder.name + ".json").exists():
+        # an exported code (advice.json), or another registered folder kind
+        for manifest_name, loader in _FOLDER_LOADERS.items():
+            if (folder / manifest_name).is_file():
+                return loader(folder, verify=verify, max_bytes=max_bytes)
+        raise CatalogueError(
+            f"{path}: is a folder holding none of {sorted(_FOLDER_LOADERS)}; give a bundle "
+            "(<kind>/<name>, .json or .npz) or an exported code's folder"
+        )
     stored, manifest = load_bundle(path, max_bytes=max_bytes)
     meta = manifest["metadata"]
     kind = meta.get("kind")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from ...errors import CatalogueError, GcsimError
 from ..common import (
@@ -80,7 +81,31 @@ def _cmd_exists(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _code_summary(code: Any, folder: Path) -> tuple[dict[str, Any], str]:
+    """What ``gcsim load`` reports for an exported code folder: its three parts and the candidate."""
+    from ...io.bundle import load_bundle
+
+    files = code.manifest["files"]
+    sha = {part: load_bundle(folder / str(files[part]))[1]["sha256"] for part in files}
+    table = code.decoders
+    payload: dict[str, Any] = {
+        "kind": "code",
+        "assignment": object_summary(code.assignment),
+        "encoder": {"method": code.scheme.method, "n": code.scheme.n, "m": code.scheme.m},
+        "decoders": None if table is None else {"patterns": len(table), "s_max": table.s_max},
+        "candidate": code.manifest.get("candidate", {}).get("name"),
+        "sha256": sha,
+    }
+    decoders = "no decoder table" if table is None else f"a decoder table of {len(table):,} patterns"
+    text = (
+        f"exported code: {code.assignment.kind} {list(code.assignment.params)}, encoder {code.scheme.method} "
+        f"(n = {code.scheme.n}, m = {code.scheme.m}), {decoders}"
+    )
+    return payload, text
+
+
 def _cmd_load(args: argparse.Namespace) -> int:
+    from ...catalogue.codes import is_code_folder
     from ...catalogue.named import catalogue_path
     from ...catalogue.objects import load_object
     from ...io.bundle import load_bundle
@@ -89,6 +114,18 @@ def _cmd_load(args: argparse.Namespace) -> int:
         raise UsageError("path: is empty; give a bundle path or a name in the packaged catalogue (pg2_9, ...)")
     path = catalogue_path(args.path)  # a file on disk, else a name in the packaged catalogue
     try:
+        if is_code_folder(path):  # an exported code: assignment, encoder, decoders, advice.json
+            code = load_object(path)
+            payload, summary = _code_summary(code, Path(path))
+            payload["verified"] = True
+            payload["path"] = args.path
+            emit(args, payload, f"{args.path}: {summary}; every part loaded and verified")
+            return EXIT_OK
+        if Path(path).is_dir() and not Path(f"{path}.json").exists():
+            raise UsageError(
+                f"path: {args.path!r} is a folder without an exported code's advice.json; give a bundle "
+                "(<kind>/<name>, .json or .npz), an exported code's folder, or a packaged name (pg2_9)"
+            )
         _, manifest = load_bundle(path)
         kind = manifest["metadata"].get("kind")
         obj = load_object(path)  # every kind, CERAR designs included, re-verified from the file
@@ -167,13 +204,16 @@ def register(sub, add) -> None:
     p = add(
         "load",
         _cmd_load,
-        "load a catalogue file and re-verify it from the file alone",
+        "load anything gcsim exports and re-verify it from the files alone",
         "examples:\n  gcsim load pg2_9                   # a named instance of the packaged catalogue\n"
-        "  gcsim load cerar/optimized_N4_c8_kappa10\n  gcsim load my_designs/coset/27_2_5",
+        "  gcsim load cerar/optimized_N4_c8_kappa10\n  gcsim load my_designs/coset/27_2_5\n"
+        "  gcsim load advice/rank1_bibd_rd      # a folder written by `gcsim advise --export advice`\n"
+        "  gcsim load advice/rank1_bibd_rd/encoder   # one of its parts",
     )
     p.add_argument(
         "path",
-        help="bundle stem, .json or .npz path; or a name in the packaged catalogue (pg2_9, srg/petersen)",
+        help="bundle stem, .json or .npz path (a design, graph, encoder, decoder table or CERAR design); "
+        "a folder written by `gcsim advise --export`; or a name in the packaged catalogue (pg2_9, srg/petersen)",
     )
 
     p = add(

@@ -1,0 +1,203 @@
+"""Exported codes: a folder holding an assignment, its encoder, its decoders and a manifest.
+
+:meth:`gcsim.advisor.Advice.export` writes one such folder per chosen code::
+
+    <folder>/
+      advice.json             format "gcsim-advice-export": the question, the candidate, the files
+      <kind>/assignment.*     the assignment (a catalogue bundle of its kind)
+      encoder.{json,npz}      the encoder (a "scheme" bundle)
+      decoders.{json,npz}     the decoder table (when one was written)
+
+Every part is a catalogue bundle, so the folder is read here, in the catalogue layer, below
+the advisor that writes it: :func:`gcsim.catalogue.load_object` on such a folder returns an
+:class:`ExportedCode` whose every part was re-verified from the files alone, and ``gcsim load
+FOLDER`` reports it.  The manifest's file entries are plain relative paths inside the folder
+(a manifest naming ``../x`` or an absolute path is refused, never followed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from ..coding.decoder_table import DecoderTable, load_decoder_table
+from ..coding.schemes import Scheme
+from ..errors import CatalogueError
+from ..io.bundle import DEFAULT_MAX_BYTES, MAX_MANIFEST_BYTES, check_path, load_bundle
+from ..io.manifest import read_json_object
+from .objects import load_object, register_folder_loader
+
+__all__ = [
+    "CODE_FORMAT",
+    "CODE_MANIFEST",
+    "ExportedCode",
+    "load_code",
+    "is_code_folder",
+    "mask_digest",
+    "straggler_sets",
+]
+
+#: Manifest file name of an exported code.
+CODE_MANIFEST = "advice.json"
+#: The ``format`` its manifest declares.
+CODE_FORMAT = "gcsim-advice-export"
+#: How the dot of a scheme's ``extras.<key>`` array names is written in a bundle.
+_DOT = "__"
+
+
+@dataclass(frozen=True)
+class ExportedCode:
+    """An exported code loaded back: assignment object, encoder, decoder table (or None), manifest.
+
+    ``kind`` is ``"code"``; :attr:`params` are the assignment's; :meth:`verify` re-checks the
+    three parts (each was verified when loaded).
+    """
+
+    assignment: Any
+    scheme: Scheme
+    decoders: DecoderTable | None
+    manifest: Mapping[str, Any]
+
+    kind = "code"
+
+    @property
+    def params(self) -> Any:
+        """The assignment's parameters."""
+        return self.assignment.params
+
+    def verify(self) -> bool:
+        """Re-verify the assignment, the encoder and the decoder table; True or VerificationError."""
+        self.assignment.verify()
+        self.scheme.verify()
+        if self.decoders is not None:
+            self.decoders.verify()
+        return True
+
+
+def straggler_sets(masks: np.ndarray) -> list[list[int]]:
+    """The stragglers (False entries) of each non-straggler mask, as lists of worker indices.
+
+    >>> straggler_sets(np.array([[True, False, True], [False, False, True]]))
+    [[1], [0, 1]]
+    """
+    return [np.flatnonzero(~mk).tolist() for mk in masks]
+
+
+def mask_digest(masks: np.ndarray) -> str:
+    """SHA-256 of a ``(count, n)`` boolean array (C order, one byte per entry)."""
+    return hashlib.sha256(np.ascontiguousarray(masks, dtype=bool).tobytes()).hexdigest()
+
+
+def is_code_folder(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a folder holding an exported code's manifest (nothing else is read)."""
+    p = Path(path)
+    return p.is_dir() and (p / CODE_MANIFEST).is_file()
+
+
+def _part(root: Path, files: Mapping[str, Any], key: str) -> Path:
+    """The part ``files[key]`` as a path inside ``root``: a plain relative path, or CatalogueError."""
+    value = files.get(key)
+    if not isinstance(value, str) or not value:
+        raise CatalogueError(f"{root}: {CODE_MANIFEST} 'files.{key}' must be a relative path, got {value!r:.80}")
+    rel = PurePosixPath(value)
+    if rel.is_absolute() or ".." in rel.parts or "\\" in value or any(ord(ch) < 32 for ch in value):
+        raise CatalogueError(f"{root}: {CODE_MANIFEST} 'files.{key}' = {value!r:.80} leaves the folder; refused")
+    return root.joinpath(*rel.parts)
+
+
+def load_code(folder: str | os.PathLike, *, verify: bool = True, max_bytes: int = DEFAULT_MAX_BYTES) -> ExportedCode:
+    """Load an exported code folder, re-verifying every part from the files alone.
+
+    The assignment and the encoder are loaded as catalogue bundles
+    (:func:`gcsim.catalogue.load_object`), the decoders by
+    :func:`~gcsim.coding.decoder_table.load_decoder_table` (every pattern re-solved); the
+    encoder's assignment must be the exported assignment, and the table must hold the patterns
+    the manifest names (``decoder_patterns``).
+
+    Parameters
+    ----------
+    folder : path
+        The folder :meth:`gcsim.advisor.Advice.export` returned.
+    verify : bool
+        Run each part's exact ``verify()`` and re-solve the decoder table (default).  With
+        False the checksums and structural checks still run.
+    max_bytes : int
+        Size bound of each bundle read (:func:`gcsim.io.bundle.load_bundle`).
+
+    Raises
+    ------
+    CatalogueError
+        A missing or malformed manifest, a file entry outside the folder, or a part that does
+        not load or verify.
+    """
+    root = check_path("folder", folder)
+    try:
+        manifest = read_json_object(root / CODE_MANIFEST, MAX_MANIFEST_BYTES)
+    except (OSError, ValueError) as exc:
+        raise CatalogueError(f"{root}: no readable {CODE_MANIFEST} ({exc})") from None
+    if manifest.get("format") != CODE_FORMAT:
+        raise CatalogueError(f"{root}: {CODE_MANIFEST} is not an exported code (format {manifest.get('format')!r:.60})")
+    files = manifest.get("files")
+    if not isinstance(files, dict) or "assignment" not in files or "encoder" not in files:
+        raise CatalogueError(f"{root}: {CODE_MANIFEST} lists no assignment and encoder")
+    obj = load_object(_part(root, files, "assignment"), verify=verify, max_bytes=max_bytes)
+    scheme = _load_encoder(_part(root, files, "encoder"), verify, max_bytes)
+    if not np.array_equal(scheme.assignment, np.asarray(obj.assignment)):
+        raise CatalogueError(f"{root}: the encoder's assignment differs from the exported assignment")
+    table = None
+    if "decoders" in files:
+        table = load_decoder_table(_part(root, files, "decoders"), verify=verify, max_bytes=max_bytes)
+    _check_pattern_set(root, manifest.get("decoder_patterns"), table)
+    return ExportedCode(obj, scheme, table, MappingProxyType(manifest))
+
+
+def _load_encoder(path: Path, verify: bool, max_bytes: int) -> Scheme:
+    """The encoder bundle as a Scheme (also one written before encoders recorded their array names)."""
+    _, man = load_bundle(path, max_bytes=max_bytes)
+    if "bundle_arrays" in man["metadata"] or "class" in man["metadata"]:
+        scheme = load_object(path, verify=verify, max_bytes=max_bytes)
+        if not isinstance(scheme, Scheme):
+            raise CatalogueError(f"{path}: the encoder is a {type(scheme).__name__}, not a Scheme")
+        return scheme
+    # exports of gcsim <= 0.x wrote "extras.H" as "extras__H" without the map back
+    stored, man = load_bundle(path, max_bytes=max_bytes)
+    arrays = {k.replace(_DOT, ".", 1): v for k, v in stored.items()}
+    try:
+        scheme = Scheme.from_arrays(arrays, man["metadata"])
+        if verify:
+            scheme.verify()
+    except CatalogueError as exc:
+        raise CatalogueError(f"{path}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - an encoder that does not verify is refused, whatever failed
+        raise CatalogueError(f"{path}: stored scheme does not verify: {exc}") from exc
+    return scheme
+
+
+def _check_pattern_set(root: Path, declared: Any, table: DecoderTable | None) -> None:
+    """The table holds the patterns ``decoder_patterns`` names (absent in older exports: not checked)."""
+    if declared is None:
+        return
+    kind = declared.get("set") if isinstance(declared, dict) else None
+    if kind == "none" and table is None:
+        return
+    if table is not None and kind == "all-up-to-s" and not table.explicit and declared.get("s_max") == table.s_max:
+        return
+    if table is not None and kind == "chosen" and table.explicit:
+        masks = np.asarray(table.to_arrays()["patterns"], dtype=bool)
+        if declared.get("count") == len(table) and declared.get("sha256") == mask_digest(masks):
+            listed = declared.get("stragglers")
+            if listed is None or listed == straggler_sets(masks):
+                return
+    raise CatalogueError(
+        f"{root}: the decoder table does not hold the patterns {CODE_MANIFEST} names ({declared!r:.200})"
+    )
+
+
+register_folder_loader(CODE_MANIFEST, load_code)
