@@ -83,3 +83,45 @@ def test_additive_cosets_of_subfield():
     assert sorted(np.concatenate(cosets).tolist()) == list(range(9))
     with pytest.raises(InvalidArgumentError, match="subgroup"):
         F.additive_cosets(9, [0, 1])
+
+
+def test_conway_table_is_galois_database():
+    """The written-out table is what galois' Conway database says, entry by entry."""
+    import galois
+
+    for q, coeffs in F.CONWAY_POLYNOMIALS.items():
+        p, a = F.prime_power(q)
+        assert coeffs == tuple(int(c) for c in galois.conway_poly(p, a).coeffs), q
+
+
+def _irreducible_by_brute_force(coeffs: tuple[int, ...], p: int) -> bool:
+    """No monic factor of degree 1..a/2 over Z_p (polynomial division mod p, independent of galois)."""
+    f = list(coeffs)
+    a = len(f) - 1
+    for d in range(1, a // 2 + 1):
+        for code in range(p**d):
+            g = [1] + [(code // p**j) % p for j in range(d)]
+            r = list(f)
+            for i in range(len(r) - d):
+                lead = r[i] % p
+                if lead:
+                    for j, c in enumerate(g):
+                        r[i + j] = (r[i + j] - lead * c) % p
+            if not any(x % p for x in r[-d:]):
+                return False
+    return True
+
+
+@pytest.mark.parametrize("p, a", [(2, 3), (3, 3), (5, 2), (2, 5), (3, 4)])
+def test_fallback_polynomial_is_the_lexicographically_first_irreducible(p, a):
+    """Where galois has no Conway polynomial, gcsim takes galois' "min": check it is the first by brute force."""
+    import galois
+
+    first = tuple(int(c) for c in galois.irreducible_poly(p, a, method="min").coeffs)
+    assert _irreducible_by_brute_force(first, p)
+    # every monic polynomial before it in lexicographic order (highest coefficient first) is reducible
+    for code in range(p**a):
+        lower = (1, *[(code // p ** (a - 1 - j)) % p for j in range(a)])
+        if lower == first:
+            break
+        assert not _irreducible_by_brute_force(lower, p), lower

@@ -121,7 +121,9 @@ def _check_q(q: Any) -> tuple[int, int, int]:
 
 
 #: Conway polynomials C_{p,a} (coefficients, highest degree first) -- the default defining
-#: polynomials of galois' GF(p^a).  Prime powers q = p^a <= 1024, a >= 2 (from galois.conway_poly).
+#: polynomials of galois' GF(p^a).  Prime powers q = p^a <= 1024, a >= 2, written out so that the
+#: common fields need no galois import; derived from galois.conway_poly, and tests/test_fields.py
+#: checks every entry against it.
 CONWAY_POLYNOMIALS: dict[int, tuple[int, ...]] = {
     4: (1, 1, 1),
     8: (1, 0, 1, 1),
@@ -156,35 +158,6 @@ CONWAY_POLYNOMIALS: dict[int, tuple[int, ...]] = {
 _EXCEPTIONS: dict[int, tuple[int, ...]] = {9: (1, 0, 1)}
 
 
-def _monic_mod(poly: list[int], f: list[int], p: int) -> list[int]:
-    """Remainder of ``poly`` modulo the monic ``f`` over Z_p (coefficients low degree first)."""
-    r = list(poly)
-    df = len(f) - 1
-    while len(r) - 1 >= df:
-        lead = r[-1] % p
-        shift = len(r) - 1 - df
-        if lead:
-            for i, c in enumerate(f):
-                r[shift + i] = (r[shift + i] - lead * c) % p
-        r.pop()
-    return r
-
-
-def _first_irreducible(p: int, a: int) -> tuple[int, ...]:
-    """First monic irreducible polynomial of degree ``a`` over Z_p in lexicographic order (highest first)."""
-
-    def monic(deg: int, code: int) -> list[int]:
-        return [(code // p**j) % p for j in range(deg)] + [1]
-
-    for code in range(p**a):
-        f = monic(a, code)
-        if f[0] == 0:
-            continue  # divisible by x
-        if all(any(_monic_mod(f, monic(d, c), p)) for d in range(1, a // 2 + 1) for c in range(p**d)):
-            return tuple(f[::-1])
-    raise AssertionError("no irreducible polynomial found")  # pragma: no cover
-
-
 @cache
 def defining_polynomial(q: int) -> tuple[int, ...]:
     """The monic polynomial defining gcsim's ``GF(q)`` (coefficients, highest degree first).
@@ -209,7 +182,8 @@ def defining_polynomial(q: int) -> tuple[int, ...]:
     try:
         return tuple(int(c) for c in galois.conway_poly(p, a).coeffs)
     except LookupError:
-        return _first_irreducible(p, a)
+        # galois' "min" is the lexicographically first monic irreducible polynomial (highest first)
+        return tuple(int(c) for c in galois.irreducible_poly(p, a, method="min").coeffs)
 
 
 @cache
