@@ -56,7 +56,7 @@ def test_construct_srg_text_and_matrix(capsys):
 )
 def test_exists_json(capsys, argv, expected):
     code, out, _ = run(capsys, *argv, "--json")
-    assert code == 0
+    assert code == (0 if expected else 3)  # the answer is the exit status (0 yes, 3 no, 4 unknown)
     payload = json.loads(out)
     assert payload["exists"] is expected
     if expected is False:
@@ -310,3 +310,23 @@ def test_warnings_are_one_line_each(capsys):
     assert code == 0
     lines = [ln for ln in err.strip().splitlines() if ln]
     assert lines and all(ln.startswith("gcsim: warning: ") for ln in lines), lines
+
+
+@pytest.mark.parametrize(
+    "argv,status,word",
+    [
+        (["exists", "bibd", "7", "3", "1"], 0, "exists"),  # PG(2,2)
+        (["exists", "bibd", "43", "7", "1"], 3, "does not exist"),  # Bruck-Ryser-Chowla
+        (["exists", "srg", "28", "9", "0", "4"], 3, "does not exist"),  # Krein
+        (["exists", "srg", "65", "32", "15", "16"], 4, "unknown"),  # open (Paley-type parameters, no graph known)
+        (["exists", "bibd", "7", "three"], 2, "error"),  # usage: not an integer
+    ],
+)
+def test_exists_exit_status_is_the_answer(capsys, argv, status, word):
+    """``gcsim exists`` exits 0 (exists), 3 (does not exist), 4 (unknown); 2 stays bad usage."""
+    code, out, err = run(capsys, *argv)
+    assert code == status, (out, err)
+    assert word in (out if status != 2 else err)
+    if status != 2:
+        code_json, payload, _ = run(capsys, *argv, "--json")
+        assert code_json == status and json.loads(payload)["exists"] is {0: True, 3: False, 4: None}[status]

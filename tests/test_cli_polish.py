@@ -209,7 +209,7 @@ def test_library_suggestion_spelled_as_flags(capsys):
 def test_brc_form_is_printed_as_maths(capsys):
     code, out, _ = run(capsys, "exists", "bibd", "43", "7", "1")
     # (43, 7, 1): n = 6, (-1)^21 * 1 = -1
-    assert code == 0 and "z² = 6x² − y²" in out and "x^2" not in out and "+ -" not in out
+    assert code == 3 and "z² = 6x² − y²" in out and "x^2" not in out and "+ -" not in out
 
 
 def test_table_wraps_and_never_cuts_a_word():

@@ -9,7 +9,9 @@ Exit codes scripts can rely on:
 * 2 -- bad usage or invalid input (one line on stderr, no traceback): an
   unknown flag, a value out of range (the message names the flag), a folder
   where a file is expected or the reverse, a path that cannot be written, an
-  object beyond :mod:`gcsim.limits` (the message states the size and the limit).
+  object beyond :mod:`gcsim.limits` (the message states the size and the limit);
+* 3, 4 -- ``gcsim exists`` only: the object does not exist (3), its existence is
+  unknown (4); it exists: 0.
 
 Running out of memory anyway is exit 1 with one line.  Warnings are printed as
 one ``gcsim: warning: ...`` line each.  Every command that produces numbers

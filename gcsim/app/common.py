@@ -1,7 +1,8 @@
 """What every ``gcsim`` command shares: exit codes, typed flags, path checks, output.
 
 Exit codes scripts can rely on: 0 success; 1 the command ran and found a failure;
-2 bad usage or invalid input (see :mod:`gcsim.app.cli`).
+2 bad usage or invalid input; ``gcsim exists`` answers 0 (exists), 3 (does not exist) or
+4 (unknown) (see :mod:`gcsim.app.cli`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ __all__ = [
     "EXIT_OK",
     "EXIT_FAILURE",
     "EXIT_USAGE",
+    "EXIT_NO",
+    "EXIT_UNKNOWN",
     "UsageError",
     "Parser",
     "HelpFormatter",
@@ -45,6 +48,8 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+#: ``gcsim exists``: the object does not exist (3) / existence is not known (4); it exists: 0
+EXIT_NO, EXIT_UNKNOWN = 3, 4
 
 
 class UsageError(GcsimError):

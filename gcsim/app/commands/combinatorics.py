@@ -10,7 +10,9 @@ from typing import Any
 from ...errors import CatalogueError, GcsimError
 from ..common import (
     EXIT_FAILURE,
+    EXIT_NO,
     EXIT_OK,
+    EXIT_UNKNOWN,
     UsageError,
     check_name,
     check_output_dir,
@@ -78,7 +80,8 @@ def _cmd_exists(args: argparse.Namespace) -> int:
         {"family": args.family, "params": args.params, "exists": answer, "reason": reason},
         f"{args.family} {tuple(args.params)}: {word}" + (f" ({reason})" if reason else ""),
     )
-    return EXIT_OK
+    # the answer is the exit status (as `test` and `grep -q`): scripts need not parse the output
+    return {True: EXIT_OK, False: EXIT_NO, None: EXIT_UNKNOWN}[answer]
 
 
 def _code_summary(code: Any, folder: Path) -> tuple[dict[str, Any], str]:
@@ -196,6 +199,7 @@ def register(sub, add) -> None:
         "exists",
         _cmd_exists,
         "three-valued existence: exists / does not exist / unknown",
+        "exit status: 0 exists, 3 does not exist, 4 unknown (2: bad usage)\n"
         "examples:\n  gcsim exists bibd 43 7 1\n  gcsim exists srg 28 9 0 4 --json",
     )
     p.add_argument("family", choices=["bibd", "srg"])
