@@ -90,6 +90,7 @@ def _noisy(rank, world_size):
     os.write(2, b"[W1202 04:46:01.123456 123 ProcessGroupGloo.cpp:42] Warning: native noise\n")
     os.write(1, b"[rank%d]:[E1202 04:46:01.123456 1 socket.cpp:7] more native noise\n" % rank)
     print(f"user line from rank {rank}", flush=True)
+    dist.barrier()  # neither rank exits while the other is still in the rendezvous
     return rank
 
 

@@ -40,7 +40,9 @@ def lock(rank, world_size):
     return threading.Lock()
 
 def noisy(rank, world_size):
+    import torch.distributed as dist
     os.write(2, b"[Gloo] Rank %d is connected to 1 peer ranks\\n" % rank)
+    dist.barrier()  # neither rank exits while the other is still in the rendezvous
     return rank
 """
 _SETUP = f"open('jobs.py', 'w').write({_JOBS!r})"
