@@ -223,7 +223,7 @@ def _digest(keys) -> str:
 def test_existence_answers_and_names_unchanged_by_the_registry():
     """All (v,k,lam,mu) and (v,k,lam <= 3) answers for v <= 130 equal the previous commit's,
     names included; the only differences are the new graphs of the distance-union, dual-T2*(O),
-    Payne and NO(n,3) families, two sporadic graphs, and the seven nonexistence results (with
+    Payne and NO(n,3) families, two sporadic graphs, LS_4(10), and the seven nonexistence results (with
     complements) recorded for 64 < v <= 130."""
     snap = json.loads(SNAPSHOT.read_text())
     now = answers(130)
@@ -238,6 +238,8 @@ def test_existence_answers_and_names_unchanged_by_the_registry():
         "125,96,74,72": [True, "complement of GQ(4,6) = P(W(5), x)"],
         "126,45,12,18": [True, "NO-(6,3)"],  # srg_nonisotropic
         "126,80,52,48": [True, "complement of NO-(6,3)"],
+        "100,36,14,12": [True, "Latin square graph LS_4(10)"],  # tabulated MOLS(10)
+        "100,63,38,42": [True, "complement of Latin square graph LS_4(10)"],
         "77,16,0,4": [True, "M22 graph"],  # sporadic, from S(3,6,22)
         "77,60,47,45": [True, "complement of M22 graph"],
         "100,22,0,6": [True, "Higman-Sims graph"],
@@ -505,3 +507,19 @@ def test_nonisotropic_parameter_formulas_against_the_built_graphs(n):
         p = nonisotropic_graph_parameters(n, e)
         g = gcsim.combinatorics.nonisotropic_graph(n, e)
         assert tuple(g.params) == p and srg_parameters_of(g.adjacency) == p
+
+
+def test_tabulated_mols_are_latin_and_orthogonal():
+    """MOLS_TABLE, from the numbers alone: each square Latin, each pair orthogonal (all n^2 pairs of
+    symbols occur); LS_4(10) from it is SRG(100, 36, 14, 12), checked on its matrix here."""
+    from gcsim.combinatorics.srg_geometric import MOLS_TABLE
+
+    for n, squares in MOLS_TABLE.items():
+        for sq in squares:
+            assert len(sq) == n and all(sorted(row) == list(range(n)) for row in sq)
+            assert all(sorted(sq[i][j] for i in range(n)) == list(range(n)) for j in range(n))
+        for a, b in combinations(squares, 2):
+            assert len({(a[i][j], b[i][j]) for i in range(n) for j in range(n)}) == n * n
+    g = gcsim.srg(100, 36, 14, 12)
+    assert g.construction == "Latin square graph LS_4(10) (tabulated MOLS)"
+    _srg_identity(g.adjacency, (100, 36, 14, 12))

@@ -35,6 +35,7 @@ from .srg_cayley import menon_graph_36, paley_graph
 from .srg_combinatorial import block_graph, complete_multipartite_graph, triangular_graph
 from .srg_feasibility import complement_parameters
 from .srg_geometric import (
+    MOLS_TABLE,
     affine_polar_graph,
     hyperoval_gq_graph,
     latin_square_graph,
@@ -161,7 +162,7 @@ class TriangularGraphs(SRGFamily):
 
 
 def _latin_squares(n: int) -> Iterator[Member]:
-    for m in range(2, (n if is_prime_power(n) else min(n, 3)) + 1):
+    for m in range(2, (n if is_prime_power(n) else min(n, 2 + max(1, len(MOLS_TABLE.get(n, ()))))) + 1):
         params = (n * n, m * (n - 1), (m - 1) * (m - 2) + n - 2, m * (m - 1))
         yield Member(
             params,
@@ -171,7 +172,8 @@ def _latin_squares(n: int) -> Iterator[Member]:
 
 
 class LatinSquareGraphs(SRGFamily):
-    """Latin square graphs LS_m(n) (m = 2: the lattice graph L2(n)), m <= n for prime powers n, else m <= 3."""
+    """Latin square graphs LS_m(n) (m = 2: the lattice graph L2(n)), m <= n for prime powers n, else m <= 3
+    (m <= 2 + the number of tabulated MOLS of order n, :data:`~gcsim.combinatorics.srg_geometric.MOLS_TABLE`)."""
 
     name = "Latin square graphs"
     parameters = ("m", "n")

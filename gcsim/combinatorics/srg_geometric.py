@@ -54,6 +54,40 @@ def lattice_graph(n: int) -> StronglyRegularGraph:
     return latin_square_graph(2, n)
 
 
+#: Tabulated mutually orthogonal Latin squares for orders that are not prime powers: order -> squares.
+#: Order 10: a pair found for gcsim by a search (a Jacobson-Matthews random Latin square whose 856
+#: transversals contain 10 disjoint ones, which give its orthogonal mate); ``tests/test_family_registry.py``
+#: checks that both are Latin squares and that they are orthogonal, from the numbers alone.
+MOLS_TABLE: dict[int, tuple[tuple[tuple[int, ...], ...], ...]] = {
+    10: (
+        (
+            (2, 6, 7, 3, 4, 0, 5, 1, 8, 9),
+            (9, 2, 0, 8, 7, 1, 4, 5, 3, 6),
+            (0, 3, 6, 2, 9, 8, 7, 4, 1, 5),
+            (4, 8, 3, 9, 2, 7, 1, 6, 5, 0),
+            (3, 4, 9, 0, 6, 5, 8, 2, 7, 1),
+            (6, 0, 1, 7, 5, 4, 3, 9, 2, 8),
+            (1, 5, 8, 6, 3, 2, 9, 7, 0, 4),
+            (8, 9, 2, 5, 1, 3, 6, 0, 4, 7),
+            (5, 7, 4, 1, 8, 9, 0, 3, 6, 2),
+            (7, 1, 5, 4, 0, 6, 2, 8, 9, 3),
+        ),
+        (
+            (0, 1, 2, 3, 4, 5, 6, 7, 8, 9),
+            (5, 8, 0, 6, 3, 2, 1, 9, 7, 4),
+            (1, 4, 5, 2, 6, 0, 7, 8, 9, 3),
+            (7, 2, 8, 1, 9, 4, 5, 3, 0, 6),
+            (6, 3, 4, 7, 2, 8, 9, 5, 1, 0),
+            (8, 9, 3, 5, 7, 6, 2, 0, 4, 1),
+            (4, 5, 7, 9, 0, 1, 8, 6, 3, 2),
+            (3, 7, 6, 4, 1, 9, 0, 2, 5, 8),
+            (2, 0, 9, 8, 5, 3, 4, 1, 6, 7),
+            (9, 6, 1, 0, 8, 7, 3, 4, 2, 5),
+        ),
+    ),
+}
+
+
 def latin_square_graph(m: int, n: int) -> StronglyRegularGraph:
     """Latin square graph LS_m(n) from m-2 mutually orthogonal Latin squares of order n.
 
@@ -61,7 +95,8 @@ def latin_square_graph(m: int, n: int) -> StronglyRegularGraph:
     a row, a column, or a symbol in one of the m-2 squares.  It is an
     SRG(n^2, m(n-1), (m-1)(m-2) + n - 2, m(m-1)) for 2 <= m <= n (BvM §1.1.6;
     Bose 1963).  gcsim uses: m = 2 (the lattice graph), m = 3 with the cyclic
-    square ``L[i, j] = i + j mod n`` (any n), and for a prime power n the
+    square ``L[i, j] = i + j mod n`` (any n), the squares of :data:`MOLS_TABLE`
+    (m = 4 for n = 10), and for a prime power n the
     ``m`` parallel classes of lines of AG(2, n) with slopes ``inf, 0, 1, a, ...``
     (i.e. the Desarguesian complete set of MOLS).
 
@@ -97,10 +132,18 @@ def latin_square_graph(m: int, n: int) -> StronglyRegularGraph:
         adj[np.diag_indices(n * n)] = 0
         name = f"lattice graph L2({n})" if m == 2 else f"Latin square graph LS_3({n}) (cyclic square)"
         return _make(adj, name, expected, m=m, n=n)
+    if not is_prime_power(n) and m - 2 <= len(MOLS_TABLE.get(n, ())):
+        i, j = np.divmod(np.arange(n * n), n)
+        labels = [i, j] + [np.asarray(sq, dtype=np.int64)[i, j] for sq in MOLS_TABLE[n][: m - 2]]
+        adj = np.zeros((n * n, n * n), dtype=np.int64)
+        for lab in labels:
+            adj |= (lab[:, None] == lab[None, :]).astype(np.int64)
+        adj[np.diag_indices(n * n)] = 0
+        return _make(adj, f"Latin square graph LS_{m}({n}) (tabulated MOLS)", expected, m=m, n=n)
     if not is_prime_power(n):
         raise NotConstructibleError(
             f"LS_{m}({n}) needs {m - 2} MOLS of order {n}; gcsim only has them "
-            f"for prime powers n (and m <= 3 for any n)",
+            f"for prime powers n, m <= 3 for any n, and MOLS_TABLE",
             [(n * n, mm * (n - 1), (mm - 1) * (mm - 2) + n - 2, mm * (mm - 1)) for mm in (2, 3)],
         )
     # m points of PG(1, n): (0,1) [vertical], (1,0), (1,1), (1,2), ...
