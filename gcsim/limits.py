@@ -46,7 +46,18 @@ Existence questions (``bibd(..., existence=True)``, ``srg(..., existence=True)``
 never build the object nor a ``q x q`` table: they answer for any size.
 
 The limits are module attributes read at call time, so a user with a bigger
-machine may raise them (``gcsim.limits.MAX_DENSE_ENTRIES = 2**26``).
+machine may raise them, in three ways:
+
+* in Python: ``gcsim.limits.MAX_DENSE_ENTRIES = 2**26``;
+* in the environment, read when :mod:`gcsim.limits` is imported: ``GCSIM_MAX_DENSE_ENTRIES=67108864``
+  (``GCSIM_`` + the name; the value a positive integer, written ``67108864``, ``67_108_864``,
+  ``6.7e7`` when that is a whole number, or ``2**26``);
+* on the command line, for one command: ``gcsim --limit MAX_DENSE_ENTRIES=2**26 construct ...``
+  (repeatable; see :func:`parse_limit`).
+
+A malformed environment value does not break ``import gcsim``: it is ignored with a
+:class:`LimitWarning` naming the variable (the limit keeps its default), and the
+``gcsim`` command refuses it (exit 2); :func:`environment_problems` lists them.
 
 >>> MAX_DENSE_ENTRIES == 4096 * 4096
 True
@@ -64,6 +75,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import warnings
 from typing import Any, NamedTuple
 
 from .errors import InvalidArgumentError, SizeLimitError
@@ -78,12 +91,90 @@ __all__ = [
     "check_entries",
     "NpyHeader",
     "check_npy_file",
+    "DEFAULTS",
+    "parse_limit",
+    "environment_problems",
+    "LimitWarning",
 ]
 
-MAX_DENSE_ENTRIES: int = 2**24
-MAX_PATTERNS: int = 10**7
-MAX_EXISTENCE_ORDER: int = 2**24
-MAX_QUAD_TERMS: int = 5 * 10**7
+#: The limits and their defaults (each a module attribute of the same name).
+DEFAULTS: dict[str, int] = {
+    "MAX_DENSE_ENTRIES": 2**24,
+    "MAX_PATTERNS": 10**7,
+    "MAX_EXISTENCE_ORDER": 2**24,
+    "MAX_QUAD_TERMS": 5 * 10**7,
+}
+_POWER = re.compile(r"(\d+)\s*\*\*\s*(\d+)", re.ASCII)
+_PLAIN = re.compile(r"\d+(?:_\d+)*", re.ASCII)
+_SCIENTIFIC = re.compile(r"\d+(?:\.\d+)?[eE]\+?\d+", re.ASCII)
+
+
+def parse_limit(name: str, text: str) -> int:
+    """A limit's value written as text: a positive integer, ``67_108_864``, ``6.7e7`` (whole) or ``2**26``.
+
+    ``name`` (the environment variable or flag) is named in the error.
+
+    >>> parse_limit("GCSIM_MAX_PATTERNS", "2**26"), parse_limit("x", "1e8"), parse_limit("x", "10_000")
+    (67108864, 100000000, 10000)
+    >>> parse_limit("GCSIM_MAX_PATTERNS", "lots")
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: GCSIM_MAX_PATTERNS: must be a positive integer (67108864, 67_108_864, \
+6.7e7 or 2**26), got 'lots'
+    """
+    raw = text.strip() if isinstance(text, str) else ""
+    value: int | None = None
+    if _PLAIN.fullmatch(raw) and len(raw) <= 40:
+        value = int(raw)
+    elif (power := _POWER.fullmatch(raw)) and int(power.group(2)) <= 128 and len(power.group(1)) <= 20:
+        value = int(power.group(1)) ** int(power.group(2))
+    elif _SCIENTIFIC.fullmatch(raw) and len(raw) <= 40:
+        mantissa, exponent = re.split("[eE]", raw)
+        digits = mantissa.replace(".", "")
+        shift = int(exponent) - (len(mantissa.split(".")[1]) if "." in mantissa else 0)
+        if shift >= 0 and shift <= 128:
+            value = int(digits) * 10**shift
+    if value is None or value < 1:
+        shown = repr(text) if isinstance(text, str) and len(text) <= 40 else f"{str(text)[:40]!r}..."
+        raise InvalidArgumentError(
+            name, f"must be a positive integer (67108864, 67_108_864, 6.7e7 or 2**26), got {shown}"
+        )
+    return value
+
+
+class LimitWarning(UserWarning):
+    """A ``GCSIM_MAX_*`` environment variable that is not a positive integer (ignored)."""
+
+
+def _from_environment() -> dict[str, str]:
+    """Set each limit from ``GCSIM_<NAME>`` where given; returns the problems (variable -> message)."""
+    problems = {}
+    for limit, default in DEFAULTS.items():
+        variable = f"GCSIM_{limit}"
+        text = os.environ.get(variable)
+        value = default
+        if text is not None:
+            try:
+                value = parse_limit(variable, text)
+            except InvalidArgumentError as exc:
+                problems[variable] = str(exc)
+        globals()[limit] = value
+    return problems
+
+
+MAX_DENSE_ENTRIES: int = DEFAULTS["MAX_DENSE_ENTRIES"]
+MAX_PATTERNS: int = DEFAULTS["MAX_PATTERNS"]
+MAX_EXISTENCE_ORDER: int = DEFAULTS["MAX_EXISTENCE_ORDER"]
+MAX_QUAD_TERMS: int = DEFAULTS["MAX_QUAD_TERMS"]
+_ENV_PROBLEMS = _from_environment()
+for _message in _ENV_PROBLEMS.values():  # an import never fails on a typo in a variable: warn, keep the default
+    # one line, no source line quoted: the variable is the culprit, not a line of gcsim
+    warnings.warn_explicit(f"{_message}; ignored (the limit keeps its default)", LimitWarning, "gcsim.limits", 0)
+
+
+def environment_problems() -> dict[str, str]:
+    """The malformed ``GCSIM_MAX_*`` variables seen at import: variable -> message (empty when none)."""
+    return dict(_ENV_PROBLEMS)
 
 
 def _fmt(x: int) -> str:

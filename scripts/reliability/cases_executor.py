@@ -41,7 +41,7 @@ def lock(rank, world_size):
 
 def noisy(rank, world_size):
     import torch.distributed as dist
-    os.write(2, b"[Gloo] Rank %d is connected to 1 peer ranks\\n" % rank)
+    os.write(2, b"[Gloo] Rank %d is connected to 1 peer ranks (gcsim case)\\n" % rank)
     dist.barrier()  # neither rank exits while the other is still in the rendezvous
     return rank
 """
@@ -192,8 +192,8 @@ CASES = [
         code=_TD + _PATH + "import subprocess, sys\n"
         "src = 'import os, sys; sys.path.insert(0, os.getcwd()); import jobs; from gcsim import executor as td; '\n"
         "run = lambda v: subprocess.run([sys.executable, '-c', src + f'td.launch(jobs.noisy, 2, verbose={v})'],"
-        " capture_output=True, text=True, timeout=120).stderr.count('[Gloo]')\n"
-        "quiet, loud = run(False), run(True)\n"
+        " capture_output=True, text=True, timeout=120).stderr\n"
+        "quiet, loud = run(False).count('[Gloo]'), run(True).count('(gcsim case)')\n"
         "assert (quiet, loud) == (0, 2), (quiet, loud)\n"
         "print('gloo lines: 0 by default, 2 with verbose=True')",
         expect="ok",
