@@ -12,7 +12,8 @@ Profiles (selected by the environment variable ``GCSIM_FUZZ_PROFILE``):
   a fixed budget per test, no example database;
 * ``fuzz-long`` (``make fuzz``): 20 times the examples, random (hypothesis prints the seed and a
   reproduction blob on failure), the example database in ``.hypothesis/`` replays past failures
-  first.  ``GCSIM_FUZZ_EXAMPLES`` overrides the base count of either profile.
+  first.  ``GCSIM_FUZZ_EXAMPLES`` overrides the base count of either profile, ``GCSIM_FUZZ_SECONDS``
+  the time bound of one example (default 20 s).
 """
 
 from __future__ import annotations
