@@ -291,7 +291,16 @@ def repo_status() -> set[str]:
     return set(proc.stdout.splitlines()) if proc.returncode == 0 else set()
 
 
+#: Tool caches other tests create in the repository (hypothesis' default database, pytest, linters).
+_CACHES = (".hypothesis", ".pytest_cache", "__pycache__", ".mypy_cache", ".ruff_cache", ".ipynb_checkpoints")
+
+
 def repo_changes(before: set[str], after: set[str]) -> list[str]:
-    """New ``git status`` entries, except ``.py``/``.md`` sources (gcsim never writes those; in a
-    working tree shared with people editing, they are the people's)."""
-    return sorted(e for e in after - before if not e.rstrip("/").endswith((".py", ".md")))
+    """New ``git status`` entries, except tool caches and ``.py``/``.md`` sources (gcsim never writes
+    those; in a working tree shared with people editing, they are the people's)."""
+    return sorted(
+        e
+        for e in after - before
+        if not e.rstrip("/").endswith((".py", ".md"))
+        and not any(c in e.split("/") or e.endswith(" " + c + "/") for c in _CACHES)
+    )
