@@ -108,6 +108,35 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return EXIT_OK if summary.get("ok", False) else EXIT_FAILURE
 
 
+def _limit_arg(text: str) -> tuple[str, int]:
+    """``NAME=VALUE`` of ``--limit``: a limit of :mod:`gcsim.limits` (``MAX_`` and case optional) and its value."""
+    name, sep, value = text.partition("=")
+    key = name.strip().upper().replace("-", "_").removeprefix("GCSIM_")
+    key = key if key.startswith("MAX_") else f"MAX_{key}"
+    if not sep or key not in limits.DEFAULTS:
+        raise argparse.ArgumentTypeError(
+            f"must be NAME=VALUE with NAME one of {', '.join(limits.DEFAULTS)}, got {text[:60]!r}"
+        )
+    try:
+        return key, limits.parse_limit(key, value)
+    except InvalidArgumentError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+@contextlib.contextmanager
+def _limits_set(pairs: Sequence[tuple[str, int]] | None) -> Iterator[None]:
+    """The ``--limit`` values while the command runs, the previous ones after (main() may run in a process that
+    goes on)."""
+    before = {name: getattr(limits, name) for name in limits.DEFAULTS}
+    try:
+        for name, value in pairs or ():
+            setattr(limits, name, value)
+        yield
+    finally:
+        for name, value in before.items():
+            setattr(limits, name, value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``gcsim`` command (exposed for documentation and tests)."""
     parser = Parser(
@@ -117,6 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gcsim {__version__}")
+    parser.add_argument(
+        "--limit",
+        action="append",
+        type=_limit_arg,
+        metavar="NAME=VALUE",
+        help="raise (or lower) a size limit of gcsim.limits for this command, e.g. --limit MAX_DENSE_ENTRIES=2**26 "
+        f"(repeatable; names: {', '.join(limits.DEFAULTS)}; the environment's GCSIM_<NAME> sets the default)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, func, help_text: str, epilog: str | None = None) -> argparse.ArgumentParser:
@@ -176,7 +213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(parser.format_usage().rstrip(), file=sys.stderr)
         print("gcsim: error: a command is required (`gcsim --help` lists them)", file=sys.stderr)
         return EXIT_USAGE
-    with _one_line_warnings():
+    problems = limits.environment_problems()
+    if problems:  # `import gcsim` only warns; a command refuses to run under a limit it cannot read
+        print(f"gcsim: error: {next(iter(problems.values()))}", file=sys.stderr)
+        return EXIT_USAGE
+    with _one_line_warnings(), _limits_set(args.limit):
         return _run(args)
 
 
@@ -239,6 +280,23 @@ def _flag_message(args: argparse.Namespace, exc: BaseException) -> str:
     return _cli_words(text, flags)
 
 
+_LIMIT_NAME = re.compile(r"gcsim\.limits\.(MAX_[A-Z_]+)")
+
+
+def _limit_hint(text: str) -> str:
+    """A message naming a limit of :mod:`gcsim.limits`, with how to raise it from the shell.
+
+    >>> print(_limit_hint("s: 10 patterns, over gcsim's limit of 5 (gcsim.limits.MAX_PATTERNS)"))
+    s: 10 patterns, over gcsim's limit of 5 (gcsim.limits.MAX_PATTERNS); raise it: gcsim --limit MAX_PATTERNS=N ... \
+or GCSIM_MAX_PATTERNS=N
+    """
+    found = _LIMIT_NAME.search(text)
+    if found is None or found.group(1) not in limits.DEFAULTS:
+        return text
+    name = found.group(1)
+    return f"{text}; raise it: gcsim --limit {name}=N ... or GCSIM_{name}=N"
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
@@ -249,7 +307,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"gcsim: refused: {_flag_message(args, exc)}", file=sys.stderr)
         return EXIT_FAILURE
     except InvalidArgumentError as exc:
-        print(f"gcsim: error: {_flag_message(args, exc)}", file=sys.stderr)
+        print(f"gcsim: error: {_limit_hint(_flag_message(args, exc))}", file=sys.stderr)
         return EXIT_USAGE
     except RuntimeError as exc:
         # a run that failed (a solver, a rank, the ring), not bad usage: exit 1
@@ -258,7 +316,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"gcsim: failed: {_flag_message(args, exc)}", file=sys.stderr)
         return EXIT_FAILURE
     except (GcsimError, ValueError) as exc:
-        print(f"gcsim: error: {_flag_message(args, exc)}", file=sys.stderr)
+        print(f"gcsim: error: {_limit_hint(_flag_message(args, exc))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # e.g. `gcsim ... | head`: the reader left, nothing to report
         try:
