@@ -274,7 +274,11 @@ class WorstCaseModel(_SubsetModel):
 
 
 def _probabilities(name: str, p: Any, n: int, *, allow_zero: bool = True, allow_one: bool = False) -> np.ndarray:
-    arr = np.asarray(p, dtype=float) if not np.isscalar(p) else None
+    check_entries("n", (n,), "the per-worker probabilities")  # before np.full(n, ...) allocates them
+    try:
+        arr = np.asarray(p, dtype=float) if not np.isscalar(p) else None
+    except (TypeError, ValueError):  # a dict, a ragged list, a non-numeric string
+        raise InvalidArgumentError(name, f"must be a probability or one per worker, got {p!r:.60}") from None
     if arr is None:
         val = check_probability(name, p, allow_one=allow_one)
         out = np.full(n, val)

@@ -88,17 +88,22 @@ CASES = [
         code=_G + "gcsim.straggler_model('trace', delays='')",
     ),
     Case("cli", "fuzz: gcsim load ' ' (the refusal was printed on stdout)", argv=["load", " "]),
-    # open when found (strict xfails in tests/fuzz/test_fuzz_found.py)
     Case(
         "api",
-        "fuzz: straggler_model('bernoulli', 10**30, p=0.1): n unbounded (numpy's ValueError)",
+        "fuzz: straggler_model('bernoulli', 10**30, p=0.1): n unbounded (was numpy's ValueError)",
         code=_G + "gcsim.straggler_model('bernoulli', 10**30, p=0.1)",
     ),
     Case(
         "api",
-        "fuzz: straggler_model('bernoulli', 10**12, p=0.1): an 8 TB probability vector (MemoryError)",
+        "fuzz: straggler_model('bernoulli', 10**12, p=0.1): an 8 TB probability vector (was MemoryError)",
         code=_G + "gcsim.straggler_model('bernoulli', 10**12, p=0.1)",
     ),
+    Case(
+        "api",
+        "fuzz: straggler_model('bernoulli', 1, p={}) (was TypeError from np.asarray)",
+        code=_G + "gcsim.straggler_model('bernoulli', 1, p={})",
+    ),
+    # open when found (strict xfails in tests/fuzz/test_fuzz_found.py)
     Case(
         "api",
         "fuzz: encode(zero-stride 10^6 x 10^6 float assignment, 1) (MemoryError; item 5)",

@@ -142,8 +142,6 @@ class KnownDefect:
 KNOWN_DEFECTS: tuple[KnownDefect, ...] = (
     KnownDefect(MemoryError, "gcsim/coding/encoders/_common.py", "as_assignment", "item 5: zero-stride assignment"),
     KnownDefect(MemoryError, "gcsim/_validation.py", "check_mask", "item 5: zero-stride straggler mask"),
-    KnownDefect(ValueError, "gcsim/coding/stragglers.py", "_probabilities", "n = 10**30 workers: np.full(n, p)"),
-    KnownDefect(MemoryError, "gcsim/coding/stragglers.py", "_probabilities", "n = 10**10 workers: np.full(n, p)"),
 )
 
 

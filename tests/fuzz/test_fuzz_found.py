@@ -129,7 +129,6 @@ def test_known_defects_have_an_xfail_here():
     assert documented <= {
         ("gcsim/coding/encoders/_common.py", "as_assignment"),
         ("gcsim/_validation.py", "check_mask"),
-        ("gcsim/coding/stragglers.py", "_probabilities"),
     }
     assert not test_fuzz_cli.KNOWN_CLI_DEFECTS
 
@@ -141,15 +140,22 @@ def test_unreadable_trace_is_refused(delays):
         gcsim.straggler_model("trace", delays=delays)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="stragglers.py: the number of workers of a Bernoulli model is not bounded (np.full(n, p))"
-)
 @pytest.mark.parametrize("n", [10**30, 10**12])
-def test_huge_bernoulli_model_is_refused_up_front(n):
-    """``straggler_model("bernoulli", 10**30, p=0.1)``: numpy's "Maximum allowed dimension exceeded"
-    (ValueError); at n = 10**12, a MemoryError for the 8 TB vector of probabilities."""
-    with bounded(), pytest.raises(SizeLimitError):
-        gcsim.straggler_model("bernoulli", n, p=0.1)
+@pytest.mark.parametrize("kind", ["bernoulli", "markov"])
+def test_huge_probability_models_are_refused_up_front(kind, n):
+    """``straggler_model("bernoulli", 10**30, p=0.1)`` raised numpy's "Maximum allowed dimension
+    exceeded" (ValueError); at n = 10**12, MemoryError for the 8 TB vector of probabilities."""
+    params = {"p": 0.1} if kind == "bernoulli" else {"p_enter": 0.1, "p_leave": 0.5}
+    with bounded(), pytest.raises(SizeLimitError) as info:
+        gcsim.straggler_model(kind, n, **params)
+    assert info.value.requested == n
+
+
+@pytest.mark.parametrize("p", [{}, [[0.1], [0.1, 0.2]], object()])
+def test_unreadable_probabilities_are_refused(p):
+    """``straggler_model("bernoulli", 1, p={})`` raised TypeError from ``np.asarray(p, dtype=float)``."""
+    with bounded(), pytest.raises(InvalidArgumentError, match=r"^p: must be a probability or one per worker"):
+        gcsim.straggler_model("bernoulli", 2, p=p)
 
 
 ZERO_STRIDE = np.broadcast_to(np.ones((1, 1)), (10**6, 10**6))  # 10^12 logical entries, 8 bytes stored
