@@ -89,6 +89,7 @@ __all__ = [
     "logical_entries",
     "array_shape",
     "check_entries",
+    "keep_sparse",
     "NpyHeader",
     "check_npy_file",
     "DEFAULTS",
@@ -180,6 +181,20 @@ def environment_problems() -> dict[str, str]:
 def _fmt(x: int) -> str:
     # float(x) overflows past 1.8e308: scale by the power of ten first
     return f"{x:,}" if x < 10**15 else f"{x / 10 ** (e := math.floor(math.log10(x))):.3g}e+{e}"
+
+
+def keep_sparse(rows: int, cols: int, nonzeros: int) -> bool:
+    """True when a 0/1 incidence is kept sparse: dense over ``MAX_DENSE_ENTRIES``, ``nonzeros`` within 1/16 of it.
+
+    A design kept sparse (``gcsim.combinatorics.BIBD``) holds its blocks as Python tuples (about
+    40 bytes a non-zero, against 8 a dense int64 entry) and verifies through chunked sparse
+    products, so ``MAX_DENSE_ENTRIES // 16`` non-zeros keep it within the dense limit's memory:
+    1,048,576 by default (PG(2, 97): 931,686).  Read at call time, like the limits.
+
+    >>> keep_sparse(8011, 8011, 8011 * 90), keep_sparse(91, 91, 910), keep_sparse(2000, 1999000, 3998000)
+    (True, False, False)
+    """
+    return int(rows) * int(cols) > MAX_DENSE_ENTRIES and int(nonzeros) <= MAX_DENSE_ENTRIES // 16
 
 
 def logical_entries(shape: Any) -> int:

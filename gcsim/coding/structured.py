@@ -127,7 +127,7 @@ def check_pair_gram(A: Any, what: str = "A") -> tuple[int, int]:
     ...                                             (0, 4, 5), (1, 5, 6), (0, 2, 6)]))
     (3, 1)
     """
-    S = sp.csc_matrix(A, dtype=np.int64)
+    S = sp.csc_matrix(A, dtype=np.int64, copy=True)
     S.sum_duplicates()
     S.eliminate_zeros()
     if S.nnz and not np.all(S.data == 1):

@@ -20,6 +20,13 @@ Every subclass
   classmethod ``from_arrays(arrays, metadata)`` rebuilds it, refusing malformed input
   with :class:`gcsim.errors.CatalogueError`.
 
+Sparse incidence (theory §42, issue #22): an object may be built from a ``scipy.sparse`` matrix
+(a design whose dense incidence is over :data:`gcsim.limits.MAX_DENSE_ENTRIES`, e.g. PG(2, 89) with
+8,011 x 8,011 entries and 721k non-zeros).  Then only the sparse matrix is kept: :attr:`incidence`
+is it, ``assignment`` makes the dense array on request (refused with
+:class:`~gcsim.errors.SizeLimitError` while over the limit), and ``replication``, ``loads``,
+``to_networkx`` and the display work from the sparse matrix.  Every object has :attr:`incidence`.
+
 Nothing stored is taken on trust by ``from_arrays``: an incidence or adjacency matrix
 must be stored as integers (or booleans) whose values are exactly 0 or 1 (a float matrix
 holding ``1.7`` is refused, not rounded), the parameters must be integers consistent with
@@ -35,12 +42,14 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import _html
+from .._validation import check_dense_size
 from ..errors import CatalogueError, VerificationError
 from ..io.manifest import to_jsonable
 
-__all__ = ["CombinatorialObject", "require"]
+__all__ = ["CombinatorialObject", "require", "sparse_gram_equals"]
 
 
 def require(condition: bool, message: str) -> None:
@@ -69,7 +78,8 @@ class CombinatorialObject:
     #: the parameter type of the kind (a NamedTuple class; typed Any: each kind's has its own fields)
     Params: ClassVar[Any]
 
-    _assignment: np.ndarray
+    _assignment: np.ndarray | None
+    _incidence: Any
     _params: Any
     construction: str
     metadata: Mapping[str, Any]
@@ -77,9 +87,19 @@ class CombinatorialObject:
     def __init__(
         self, assignment: np.ndarray, params: tuple, construction: str, metadata: Mapping[str, Any] | None = None
     ):
-        arr = np.array(assignment, dtype=np.int64)  # a private copy: nobody else holds a writeable view
-        arr.setflags(write=False)
-        self._set("_assignment", arr)
+        if sp.issparse(assignment):
+            # kept sparse only (the dense array is made on request): a private read-only CSC copy
+            S = sp.csc_matrix(assignment, dtype=np.int64, copy=True)
+            S.sort_indices()
+            for a in (S.data, S.indices, S.indptr):
+                a.setflags(write=False)
+            self._set("_assignment", None)
+            self._set("_incidence", S)
+        else:
+            arr = np.array(assignment, dtype=np.int64)  # a private copy: nobody else holds a writeable view
+            arr.setflags(write=False)
+            self._set("_assignment", arr)
+            self._set("_incidence", None)
         values = tuple(int(p) if isinstance(p, (int, np.integer)) else p for p in params)
         self._set("_params", self.Params(*values))
         self._set("construction", str(construction))
@@ -99,8 +119,43 @@ class CombinatorialObject:
     # -- the assignment ------------------------------------------------------------------------
     @property
     def assignment(self) -> np.ndarray:
-        """0/1 assignment matrix, parts x workers (read-only int64 array)."""
+        """0/1 assignment matrix, parts x workers (read-only int64 array).
+
+        For an object kept sparse (:attr:`is_sparse`) the dense array is made on the first request
+        and kept; refused with :class:`~gcsim.errors.SizeLimitError` over
+        :data:`gcsim.limits.MAX_DENSE_ENTRIES`.
+        """
+        if self._assignment is None:
+            rows, cols = self._incidence.shape
+            check_dense_size(
+                "assignment", rows, cols, f"the dense assignment of {type(self).__name__}{tuple(self.params)}"
+            )
+            arr = self._incidence.toarray()
+            arr.setflags(write=False)
+            self._set("_assignment", arr)
         return self._assignment
+
+    @property
+    def incidence(self) -> sp.csc_matrix:
+        """The assignment as a ``scipy.sparse`` CSC matrix (int64 0/1, parts x workers; cached).
+
+        Examples
+        --------
+        >>> from gcsim.combinatorics.bibd import bibd
+        >>> bibd(7, 3).incidence.nnz
+        21
+        """
+        if self._incidence is None:
+            S = sp.csc_matrix(self._assignment)
+            for a in (S.data, S.indices, S.indptr):
+                a.setflags(write=False)
+            self._set("_incidence", S)
+        return self._incidence
+
+    @property
+    def is_sparse(self) -> bool:
+        """True when only the sparse :attr:`incidence` is kept (no dense array built yet)."""
+        return self._assignment is None
 
     @property
     def params(self) -> Any:
@@ -110,21 +165,25 @@ class CombinatorialObject:
     @property
     def num_parts(self) -> int:
         """The number of data parts (rows of the assignment)."""
-        return int(self._assignment.shape[0])
+        return int((self._assignment if self._assignment is not None else self._incidence).shape[0])
 
     @property
     def num_workers(self) -> int:
         """n, the number of workers (columns of the assignment)."""
-        return int(self._assignment.shape[1])
+        return int((self._assignment if self._assignment is not None else self._incidence).shape[1])
 
     @property
     def replication(self) -> np.ndarray:
         """r_i = number of workers holding part i."""
+        if self._assignment is None:
+            return np.asarray(self._incidence.sum(axis=1)).ravel()
         return self._assignment.sum(axis=1)
 
     @property
     def loads(self) -> np.ndarray:
         """l_j = number of parts held by worker j."""
+        if self._assignment is None:
+            return np.diff(self._incidence.indptr).astype(np.int64)
         return self._assignment.sum(axis=0)
 
     def to_networkx(self) -> Any:
@@ -146,11 +205,10 @@ class CombinatorialObject:
         """
         import networkx as nx  # optional dependency: imported only when asked for
 
-        A = self._assignment
         G = nx.Graph(kind=self.kind, params=self.params, construction=self.construction)
-        G.add_nodes_from((("part", i) for i in range(A.shape[0])), bipartite=0)
-        G.add_nodes_from((("worker", j) for j in range(A.shape[1])), bipartite=1)
-        rows, cols = np.nonzero(A)
+        G.add_nodes_from((("part", i) for i in range(self.num_parts)), bipartite=0)
+        G.add_nodes_from((("worker", j) for j in range(self.num_workers)), bipartite=1)
+        rows, cols = np.nonzero(self._assignment) if self._assignment is not None else self._incidence.nonzero()
         G.add_edges_from(zip((("part", int(i)) for i in rows), (("worker", int(j)) for j in cols), strict=False))
         return G
 
@@ -158,6 +216,12 @@ class CombinatorialObject:
         raise NotImplementedError
 
     def _check_binary(self) -> None:
+        if self._assignment is None:
+            S = self._incidence
+            dup = sp.csc_matrix(S, copy=True)
+            dup.sum_duplicates()
+            require(dup.nnz == S.nnz and bool(np.all(S.data == 1)), "assignment must be a 0/1 matrix")
+            return
         a = self._assignment
         require(a.ndim == 2, f"assignment must be 2-D, got shape {a.shape}")
         require(bool(np.all((a == 0) | (a == 1))), "assignment must be a 0/1 matrix")
@@ -206,11 +270,37 @@ class CombinatorialObject:
                     *_html.scalar_items(self.metadata, limit=6),
                 ],
                 status=_html.verdict(self),
-                matrix=self._assignment,
+                matrix=self._assignment,  # None (no picture) for an object kept sparse
                 binary=True,
                 caption="assignment: parts (rows) × workers (columns)",
             ),
         )
+
+
+def sparse_gram_equals(S: Any, diag: int, off: int) -> tuple[int, int] | None:
+    """None if ``S Sᵀ`` equals ``(diag - off) I + off J``, else the first entry that differs (pass ``S.T`` for ``SᵀS``).
+
+    Exact integer arithmetic from the sparse matrix, one ``chunk x size`` block of the product at
+    a time (no ``size x size`` array is kept): ``O(nnz · row weight)`` work.
+
+    Examples
+    --------
+    >>> S = sp.csc_matrix(np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]]))
+    >>> sparse_gram_equals(S, 2, 1) is None, sparse_gram_equals(S, 2, 0)
+    (True, (0, 1))
+    """
+    R = sp.csr_matrix(S, dtype=np.int64)
+    C = R.T.tocsc()
+    size = R.shape[0]
+    step = max(1, min(size, 2**22 // max(size, 1)))
+    for a in range(0, size, step):
+        G = (R[a : a + step] @ C).toarray()
+        idx = np.arange(G.shape[0])
+        G[idx, a + idx] -= diag - off
+        bad = np.argwhere(G != off)
+        if bad.size:
+            return a + int(bad[0][0]), int(bad[0][1])
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -349,8 +349,11 @@ def bibd(v: int, k: int, lam: int = 1, *, existence: bool = False):
         name, msg = bad[0]
         raise ImpossibleParametersError(name, f"no 2-({v},{k},{lam}) design: {msg}")
     if not existence:
-        # the result alone is too large: refuse before planning or building anything
-        check_dense_size("(v, k, lam)", *_design_size(v, k, lam), f"a 2-({v},{k},{lam}) design")
+        # the result alone is too large: refuse before planning or building anything (unless it is
+        # kept sparse: gcsim.limits.keep_sparse, bibd_design.BIBD)
+        v_, b_ = _design_size(v, k, lam)
+        if not limits.keep_sparse(v_, b_, b_ * k):
+            check_dense_size("(v, k, lam)", v_, b_, f"a 2-({v},{k},{lam}) design")
     plan = _plan(v, k, lam)
     if existence:
         return True if plan is not None else None

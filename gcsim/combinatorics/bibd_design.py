@@ -22,7 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
+from .. import limits
 from .._validation import check_dense_size, check_int
 from ..errors import (
     CatalogueError,
@@ -33,6 +35,7 @@ from .base import (
     CombinatorialObject,
     require,
     same_assignment,
+    sparse_gram_equals,
     stored_binary,
     stored_construction,
     stored_object_metadata,
@@ -75,6 +78,12 @@ class BIBD(CombinatorialObject):
     blocks = columns = workers), int64 0/1.  ``params = (v, b, r, k, lam)``.
     Construction does not verify; call :meth:`verify` (``bibd`` always does).
 
+    A design whose dense incidence would exceed :data:`gcsim.limits.MAX_DENSE_ENTRIES` is kept
+    sparse (``incidence``, ``b k`` non-zeros, refused beyond the limit itself): ``verify`` checks it
+    sparsely, ``to_arrays`` exports its ``(b, k)`` block array, ``assignment`` is refused
+    (:class:`~gcsim.errors.SizeLimitError`) and the structured evaluator
+    (:func:`gcsim.coding.structured.encode_structured`) encodes it without dense matrices.
+
     Examples
     --------
     >>> D = BIBD(7, [(0, 1, 3), (1, 2, 4), (2, 3, 5), (3, 4, 6), (0, 4, 5), (1, 5, 6), (0, 2, 6)], "Fano")
@@ -95,10 +104,11 @@ class BIBD(CombinatorialObject):
         metadata: dict[str, Any] | None = None,
     ):
         v = check_int("v", v, minimum=2)
-        if hasattr(blocks, "__len__"):  # refuse before building the tuples
-            check_dense_size("blocks", v, len(blocks), "the incidence matrix")
+        if hasattr(blocks, "__len__"):  # refuse before building the tuples (unless kept sparse)
+            first = len(blocks[0]) if len(blocks) and hasattr(blocks[0], "__len__") else 0
+            if not limits.keep_sparse(v, len(blocks), len(blocks) * first):
+                check_dense_size("blocks", v, len(blocks), "the incidence matrix")
         blocks_t = tuple(tuple(sorted(int(x) for x in blk)) for blk in blocks)
-        check_dense_size("blocks", v, len(blocks_t), "the incidence matrix")
         if not blocks_t:
             raise InvalidArgumentError("blocks", "must contain at least one block")
         k = len(blocks_t[0])
@@ -110,8 +120,16 @@ class BIBD(CombinatorialObject):
         if flat.size and (flat.min() < 0 or flat.max() >= v):
             raise InvalidArgumentError("blocks", f"points must lie in range({v})")
         b = len(blocks_t)
-        A = np.zeros((v, b), dtype=np.int64)
-        A[flat, np.repeat(np.arange(b), k)] = 1
+        A: Any
+        if limits.keep_sparse(v, b, b * k):
+            # kept sparse: CSC with the sorted points of block j in column j (no dense matrix)
+            A = sp.csc_matrix(
+                (np.ones(flat.size, dtype=np.int64), flat, np.arange(b + 1, dtype=np.int64) * k), shape=(v, b)
+            )
+        else:
+            check_dense_size("blocks", v, b, "the incidence matrix")
+            A = np.zeros((v, b), dtype=np.int64)
+            A[flat, np.repeat(np.arange(b), k)] = 1
         r = (b * k) // v
         if lam is None:
             lam = (r * (k - 1)) // (v - 1) if v > 1 else 0
@@ -129,7 +147,9 @@ class BIBD(CombinatorialObject):
         >>> BIBD.from_arrays(D.to_arrays(), D.bundle_metadata()).params == D.params
         True
         """
-        v, b, _, _, lam = stored_params(metadata, 5, "bibd")
+        v, b, _, k, lam = stored_params(metadata, 5, "bibd")
+        if "assignment" not in arrays and "blocks" in arrays:
+            return cls._from_blocks(arrays["blocks"], metadata, v, b, k, lam)
         A = stored_binary(arrays, "assignment", "bibd", (v, b))
         blocks = [tuple(np.flatnonzero(A[:, j]).tolist()) for j in range(A.shape[1])]
         try:
@@ -139,6 +159,37 @@ class BIBD(CombinatorialObject):
         except InvalidArgumentError as exc:
             raise CatalogueError(f"stored bibd does not form a design: {exc}") from None
         return same_assignment(obj, A, "bibd")
+
+    @classmethod
+    def _from_blocks(cls, stored: Any, metadata: Mapping[str, Any], v: int, b: int, k: int, lam: int) -> BIBD:
+        """Rebuild a sparse design from its stored ``(b, k)`` block array (integers, in range, checked)."""
+        arr = np.asarray(stored)
+        if arr.dtype.kind not in "iu" or arr.shape != (b, k):
+            raise CatalogueError(f"stored bibd blocks must be an integer ({b}, {k}) array, got {arr.dtype} {arr.shape}")
+        if arr.size and (arr.min() < 0 or arr.max() >= v):
+            raise CatalogueError(f"stored bibd blocks have a point outside range({v})")
+        try:
+            obj = cls(
+                v, arr.tolist(), stored_construction(metadata), lam=lam, metadata=stored_object_metadata(metadata)
+            )
+        except InvalidArgumentError as exc:
+            raise CatalogueError(f"stored bibd does not form a design: {exc}") from None
+        if tuple(obj.params) != (v, b, obj.r, k, lam):
+            raise CatalogueError(f"stored bibd params {(v, b, k, lam)} do not match its blocks {tuple(obj.params)}")
+        return obj
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The incidence as ``assignment`` (int8); a design kept sparse exports its ``(b, k)`` ``blocks``.
+
+        Examples
+        --------
+        >>> D = BIBD(7, [(0, 1, 3), (1, 2, 4), (2, 3, 5), (3, 4, 6), (0, 4, 5), (1, 5, 6), (0, 2, 6)], "Fano")
+        >>> sorted(D.to_arrays())
+        ['assignment']
+        """
+        if self.is_sparse:
+            return {"blocks": np.array(self._blocks, dtype=np.int32 if self.v < 2**31 else np.int64)}
+        return super().to_arrays()
 
     # -- basic accessors ---------------------------------------------------------------
     @property
@@ -187,6 +238,8 @@ class BIBD(CombinatorialObject):
         """
         self._check_binary()
         v, b, r, k, lam = self.params
+        if self.is_sparse:
+            return self._verify_sparse()
         A = self.assignment
         require(A.shape == (v, b), f"assignment shape {A.shape} != (v, b) = {(v, b)}")
         require(b * k == v * r, f"b k = {b * k} != v r = {v * r}")
@@ -202,6 +255,21 @@ class BIBD(CombinatorialObject):
             H = (Af.T @ Af).astype(np.int64)
             expect = (k - lam) * np.eye(b, dtype=np.int64) + lam
             require(bool(np.array_equal(H, expect)), "symmetric design but A^T A != (k - lam) I + lam J")
+        return True
+
+    def _verify_sparse(self) -> bool:
+        """The checks of :meth:`verify` on the sparse incidence (exact integers, chunked products)."""
+        v, b, r, k, lam = self.params
+        S = self.incidence
+        require(S.shape == (v, b), f"incidence shape {S.shape} != (v, b) = {(v, b)}")
+        require(b * k == v * r, f"b k = {b * k} != v r = {v * r}")
+        require(lam * (v - 1) == r * (k - 1), f"lam (v-1) = {lam * (v - 1)} != r (k-1) = {r * (k - 1)}")
+        require(bool(np.all(self.loads == k)), "some block does not have k points")
+        bad = sparse_gram_equals(S, r, lam)
+        require(bad is None, f"A A^T != (r - lam) I + lam J (entry {bad})")
+        if v == b:
+            bad = sparse_gram_equals(S.T, k, lam)
+            require(bad is None, f"symmetric design but A^T A != (k - lam) I + lam J (entry {bad})")
         return True
 
     # -- derived designs -----------------------------------------------------------------

@@ -12,6 +12,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .. import limits
 from .._validation import check_dense_size, check_int
 from ..errors import (
     InvalidArgumentError,
@@ -64,7 +65,9 @@ def projective_geometry_design(n: int, q: int, dim: int | None = None) -> BIBD:
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
     dim = n - 1 if dim is None else check_int("dim", dim, minimum=1, maximum=n - 1)
     v, k, lam = pg_parameters(n, q, dim)
-    check_dense_size("q", v, gaussian_binomial(n + 1, dim + 1, q), f"the incidence matrix of PG({n},{q})")
+    b = gaussian_binomial(n + 1, dim + 1, q)
+    if not limits.keep_sparse(v, b, b * k):  # else kept sparse (bibd_design.BIBD)
+        check_dense_size("q", v, b, f"the incidence matrix of PG({n},{q})")
     what = "hyperplanes" if dim == n - 1 and n > 2 else ("lines" if dim == 1 else f"{dim}-flats")
     return BIBD(
         v,
@@ -130,7 +133,9 @@ def affine_geometry_design(n: int, q: int, dim: int | None = None) -> BIBD:
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
     dim = n - 1 if dim is None else check_int("dim", dim, minimum=1, maximum=n - 1)
     v, k, lam = ag_parameters(n, q, dim)
-    check_dense_size("q", v, q ** (n - dim) * gaussian_binomial(n, dim, q), f"the incidence matrix of AG({n},{q})")
+    b = q ** (n - dim) * gaussian_binomial(n, dim, q)
+    if not limits.keep_sparse(v, b, b * k):  # else kept sparse (bibd_design.BIBD)
+        check_dense_size("q", v, b, f"the incidence matrix of AG({n},{q})")
     if k < 2:  # pragma: no cover - dim >= 1 and q >= 2
         raise InvalidArgumentError("dim", "flats must have at least 2 points")
     what = "lines" if dim == 1 else ("hyperplanes" if dim == n - 1 else f"{dim}-flats")
