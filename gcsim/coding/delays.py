@@ -95,7 +95,11 @@ _MC_CHUNK_ENTRIES = 1 << 20
 
 def _per_worker(name: str, value: Any, n: int, *, minimum: float, strict: bool) -> np.ndarray:
     """A finite scalar or length-``n`` parameter as a read-only ``(n,)`` float array, or raise naming ``name``."""
-    if np.isscalar(value) or np.ndim(value) == 0:
+    try:
+        scalar = np.isscalar(value) or np.ndim(value) == 0
+    except (TypeError, ValueError):  # a ragged nested list: not a scalar, refused by the array read below
+        scalar = False
+    if scalar:
         val = check_real(
             name, value.item() if isinstance(value, np.ndarray) else value, minimum=minimum, strict_min=strict
         )

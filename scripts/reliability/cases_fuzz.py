@@ -76,6 +76,11 @@ CASES = [
         "fuzz: delay_model('trace', delays=[[0], [0, 0]]): a ragged trace (was numpy's ValueError)",
         code=_G + "gcsim.delay_model('trace', delays=[[0], [0, 0]])",
     ),
+    Case(
+        "api",
+        "fuzz: delay_model('shifted-exponential', 2, rate=[0.5, [7]]): a ragged parameter (was numpy's ValueError)",
+        code=_G + "gcsim.delay_model('shifted-exponential', 2, shift=0.0, rate=[0.5, [7]])",
+    ),
     # fixed under item 7 (de0e30c) after the fuzzer reported them
     Case(
         "api",

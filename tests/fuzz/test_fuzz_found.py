@@ -63,6 +63,14 @@ def test_ragged_delay_trace_is_refused():
         gcsim.delay_model("trace", delays=RAGGED)
 
 
+@pytest.mark.parametrize("param", ["shift", "rate"])
+def test_ragged_delay_parameter_is_refused(param):
+    """``delay_model("shifted-exponential", 2, rate=[0.5, [7]])`` raised numpy's ValueError from ``np.ndim``."""
+    params = {"shift": 0.0, "rate": 1.0} | {param: [0.5, [7]]}
+    with bounded(), pytest.raises(InvalidArgumentError, match=rf"^{param}: must be a real number or 2 real numbers"):
+        gcsim.delay_model("shifted-exponential", 2, **params)
+
+
 def test_ragged_gradients_are_refused(rd):
     """``run_scheme`` and CERAR ``simulate`` raised numpy's ValueError on ragged gradients."""
     with bounded(), pytest.raises(InvalidArgumentError, match=r"^gradients: cannot be read as an array"):
