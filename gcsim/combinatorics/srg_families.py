@@ -62,16 +62,6 @@ def _root(x: int, n: int) -> int:
     return int(sympy.integer_nthroot(x, n)[0])
 
 
-def _divisors(n: int) -> list[int]:
-    """Sorted divisors of n >= 1 (trial division up to 10^6, then sympy's factorization)."""
-    if n <= 10**12:
-        small = [d for d in range(1, isqrt(n) + 1) if n % d == 0]
-        return sorted(set(small + [n // d for d in small]))
-    from sympy import divisors  # Pollard rho: fast where trial division is not
-
-    return [int(d) for d in divisors(n)]
-
-
 # ----------------------------------------------------------------------------------------------
 # sporadic graphs
 # ----------------------------------------------------------------------------------------------
@@ -540,7 +530,7 @@ class CompleteMultipartiteGraphs(SRGFamily):
         if target is not None:
             ns = sorted({n for n in (v - target[1], target[1] + 1) if 2 <= n <= v // 2 and v % n == 0})
         else:
-            ns = _divisors(v)
+            ns = [int(d) for d in sympy.divisors(v)]
         for n in ns:
             m = v // n
             if n >= 2 and m >= 2:
