@@ -1,0 +1,87 @@
+"""benchmarks/gpu_check.sh: one command that skips cleanly without a GPU (issue #21 item 5).
+
+The GPU parts need a GPU; here (CPU only) the script must exit 0 and write a JSON saying that no
+GPU was found, into the folder it was given and nowhere else.  The comparison it applies on a GPU
+(CuPy vs NumPy within the sum of the two certified bounds) is checked on two independent
+computations: gcsim's batched evaluator and a per-pattern ``numpy.linalg.lstsq``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gcsim
+from gcsim.coding.stragglers import FixedModel
+from gcsim.executor.arrays import batched_optimal_error
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _gpu_present() -> bool:
+    nvsmi = shutil.which("nvidia-smi")
+    if nvsmi and subprocess.run([nvsmi, "-L"], capture_output=True).returncode == 0:
+        return True
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks" / "gpu_check.py")
+    mod = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.skipif(_gpu_present(), reason="a GPU is present: the script runs the real check")
+def test_gpu_check_without_gpu_skips_cleanly(tmp_path):
+    out = tmp_path / "results"
+    p = subprocess.run(
+        ["bash", str(ROOT / "benchmarks" / "gpu_check.sh"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "no NVIDIA GPU" in p.stdout
+    assert sorted(f.name for f in out.iterdir()) == ["gpu_check.json"]  # nothing else written there
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["results"]  # nor in the working folder
+    report = json.loads((out / "gpu_check.json").read_text())
+    assert report["gpu"] is False and report["status"] == "skipped" and report["ok"] is True
+    assert "no GPU" in report["reason"]
+    assert "nccl" not in report and "cupy_batched_s" not in report
+
+
+def test_gpu_check_bound_accepts_independent_computations_and_rejects_a_real_difference():
+    mod = _module()
+    sch = gcsim.encode(gcsim.bibd(91, 10, 1), 2, "rd", eps=0.0, seed=0)
+    masks = FixedModel(sch.n, 20).sample(40, seed=1)
+    bound = mod.pattern_bounds(sch.B, masks, 2)
+    assert bound.shape == (40,) and np.all(bound > 0) and np.all(np.isfinite(bound))
+    ours = batched_optimal_error(sch, masks, xp="numpy")
+    T = np.kron(np.eye(2), np.ones((sch.B.shape[0] // 2, 1)))  # T = I_m ⊗ 1_N
+    fits = [sch.B[:, mk] @ np.linalg.lstsq(sch.B[:, mk], T, rcond=None)[0] for mk in masks]
+    lstsq = np.array([np.sum((f - T) ** 2) for f in fits])
+    ok, worst = mod.backends_agree(ours, lstsq, bound)
+    assert ok and worst <= 1.0
+    # a difference of 3 bounds in one pattern is refused, as is a NaN or a shape mismatch
+    bad = ours.copy()
+    bad[7] += 3 * bound[7]
+    ok, worst = mod.backends_agree(bad, lstsq, bound)
+    assert not ok and worst > 1.0
+    bad[7] = np.nan
+    assert mod.backends_agree(bad, lstsq, bound) == (False, float("inf"))
+    assert mod.backends_agree(ours[:-1], lstsq, bound)[0] is False
