@@ -28,6 +28,8 @@ from ..combinatorics.baselines import fractional_repetition
 from ..combinatorics.bibd_geometries import mcfarland_design
 from ..combinatorics.coset import coset_graph
 from ..combinatorics.srg import srg
+from ..combinatorics.srg_graph import StronglyRegularGraph
+from ..errors import NotConstructibleError
 from .datasets import Dataset
 from .train import CodeSpec, WallClockModel, train
 
@@ -90,7 +92,10 @@ def precision_codes() -> list[CodeSpec]:
     >>> [c.label for c in precision_codes()][-1], precision_codes()[0].n
     ('exact Vandermonde m=2 (s=4)', 25)
     """
-    A = srg(*PRECISION_SRG).assignment
+    graph = srg(*PRECISION_SRG)
+    if not isinstance(graph, StronglyRegularGraph):  # srg() returns a bool only with existence=True
+        raise NotConstructibleError(f"no construction of the SRG{PRECISION_SRG}")
+    A = graph.assignment
     s = PRECISION_S
     return [
         CodeSpec("RD(0) m=2", A, 2, "rd"),
