@@ -153,7 +153,7 @@ def test_fastest_mixing_beats_the_reference_chain_and_is_feasible(n, d, loops):
 
 
 def test_fastest_mixing_refuses_what_has_no_symmetric_stochastic_matrix():
-    path = nx.to_numpy_array(nx.path_graph(4), dtype=np.int64)  # no loops, not regular
+    path = nx.to_numpy_array(nx.path_graph(4), dtype=np.int64)  # no loops, not regular: no reference chain
     with pytest.raises(InvalidArgumentError, match="loop"):
         encode(path, 1, "fastest-mixing")
     with pytest.raises(InvalidArgumentError, match="symmetric"):
@@ -209,3 +209,28 @@ def test_slem_bound_on_every_pattern(k):
             assert opt <= fixed + tol and fixed <= bound + tol, (sch.method, S, fixed, bound)
     report = verify_bounds(sch, straggler_model("all", n, s=2), bounds=["spectral_decoder_upper"])
     assert report.ok
+
+
+# ------------------------------------------------------------------------------------------------
+# the advisor: not tried by default; a registered copy with an advisor place is a candidate
+
+
+def test_advisor_tries_a_registered_copy_where_it_applies():
+    import dataclasses
+
+    from gcsim.advisor import advise
+    from gcsim.advisor.assess import advisor_encoders
+    from gcsim.coding.encoders import get_encoder, register_encoder, unregister_encoder
+
+    assert "fastest-mixing" not in advisor_encoders() and "slem-circulant" not in advisor_encoders()
+    register_encoder(dataclasses.replace(get_encoder("fastest-mixing"), name="fmmc-copy", advisor=50))
+    try:
+        adv = advise(12, 4, 1, "fixed:2", families=["random-regular", "cyclic"], progress=False)
+        names = [dict(r)["name"] for r in adv.rows]
+        assert any(nm.startswith("random 3-regular") and nm.endswith("/ fmmc-copy") for nm in names)
+        reasons = {d.reason for d in adv.dropped_items if d.encoder == "fmmc-copy"}
+        assert reasons == {"needs a symmetric square assignment (a graph)"}  # the cyclic assignment
+        adv2 = advise(12, 4, 2, "fixed:2", families=["random-regular"], progress=False)
+        assert {d.reason for d in adv2.dropped_items if d.encoder == "fmmc-copy"} == {"an m = 1 code"}
+    finally:
+        unregister_encoder("fmmc-copy")

@@ -9,7 +9,7 @@ non-stragglers ``F`` is a quadratic function of the 0/1 indicator ``x = 1_F``:
 
 :func:`fixed_decoder_worst_case` maximizes it over ``|F| = n - s`` exactly as a mixed-integer
 linear program (every product ``x_i x_j`` a variable ``y_ij`` with McCormick's four inequalities,
-plus the valid equalities ``Σ_j y_ij = (f - 1) x_i``; Theorem 43.5) solved by HiGHS through
+plus the valid equalities ``Σ_j y_ij = (f - 1) x_i``; Theorem 43.6) solved by HiGHS through
 :func:`scipy.optimize.milp`, an open solver.  The set found is re-evaluated with NumPy
 (:func:`gcsim.coding.evaluate.fixed_decoder_error`), and the solver's dual bound is reported beside
 it.  This is the formulation of Munim & Ramamoorthy's CVX_AGC ``MILP.py`` (which maximizes
@@ -224,7 +224,7 @@ def fixed_decoder_worst_case(
         (np.concatenate([ones, ones, -ones]), (np.concatenate([p, p, p]), np.concatenate([I, J, n + p]))),
         shape=(P, n + P),
     )
-    # RLT: Σ_{j ≠ i} y_ij - (f - 1) x_i = 0, valid because Σ_j x_j = f (Theorem 43.5)
+    # RLT: Σ_{j ≠ i} y_ij - (f - 1) x_i = 0, valid because Σ_j x_j = f (Theorem 43.6)
     rlt = coo_matrix(
         (
             np.concatenate([ones, ones, np.full(n, -(f - 1.0))]),

@@ -50,8 +50,8 @@ def reference_chain(A: Any) -> np.ndarray:
 
     With every ``A_ii = 1`` and ``Δ`` the largest number of off-diagonal neighbours,
     ``P = (A - I)/Δ + \mathrm{diag}(1 - \deg_i/Δ)``; without loops ``A`` must be regular and
-    ``P = A/r``.  Otherwise no symmetric stochastic matrix need exist on ``A`` (a path without
-    loops has none) and the assignment is refused.
+    ``P = A/r``.  Otherwise no symmetric stochastic matrix need exist on ``A`` (the path on three
+    vertices without loops has none) and the assignment is refused.
 
     Examples
     --------
