@@ -708,7 +708,7 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
     from gcsim.combinatorics.srg_graph import StronglyRegularGraph
     from gcsim.combinatorics.srg_sporadic import petersen_graph
     from gcsim.io.bundle import save_bundle
-    from gcsim.learning.datasets import load_digits, load_mnist, write_idx
+    from gcsim.learning.datasets import load_digits, load_mnist, load_mnist_subset, write_idx
     from gcsim.learning.train import CodeSpec, WallClockModel
     from gcsim.sweep import run_sweep
 
@@ -877,6 +877,9 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
             tmp / "b", {"a": np.zeros(2)}, {}, overwrite=x
         ),
         ("gcsim.learning.datasets.load_digits", "standardized"): lambda x: load_digits(standardized=x),
+        ("gcsim.learning.datasets.load_mnist_subset", "standardized"): lambda x: load_mnist_subset(
+            standardized=x, per_class=10
+        ),
         ("gcsim.learning.datasets.load_mnist", "standardized"): lambda x: load_mnist(digits, standardized=x),
         ("gcsim.learning.datasets.write_idx", "compress"): lambda x: write_idx(
             tmp / "x.idx", np.zeros(3, np.uint8), compress=x
