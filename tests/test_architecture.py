@@ -42,6 +42,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gcsim._optional",
             "gcsim._html",
             "gcsim._plotting",
+            "gcsim._stats",
             "gcsim.io",
             # seeded task sweeps, serial or on Dask (knows no gcsim layer: callers pass functions)
             "gcsim.sweep",

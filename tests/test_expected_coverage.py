@@ -110,3 +110,16 @@ def test_t_interval_refuses_a_budget_below_the_floor():
     sch = encode(FANO, 2, "rd", seed=5)
     with pytest.raises(InvalidArgumentError, match="MIN_MC_SAMPLES"):
         expected_error(sch, straggler_model("fixed", 7, s=3), exact_limit=0, samples=MIN_MC_SAMPLES - 1)
+
+
+def test_t_interval_is_scipys_student_t():
+    """gcsim._stats: the one t quantile of every Monte Carlo interval, against scipy and a table value."""
+    from scipy import stats
+
+    from gcsim._stats import t_interval, t_quantile
+
+    assert t_quantile(9) == float(stats.t.ppf(0.975, 9)) and abs(t_quantile(9) - 2.262157) < 1e-6
+    assert t_quantile(0) == t_quantile(1)  # fewer than 1 degree of freedom counts as 1
+    lo, hi = t_interval(2.0, 0.5, 9)
+    assert lo == 2.0 - 0.5 * t_quantile(9) and hi == 2.0 + 0.5 * t_quantile(9)
+    assert t_interval(1.0, float("inf"), 5) == (float("-inf"), float("inf"))

@@ -59,6 +59,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from .. import limits
+from .._stats import t_interval
 from .._validation import check_bool, check_dense_size, check_int, check_probability, check_real
 from ..errors import InvalidArgumentError, SizeLimitError, VerificationError
 from ..limits import array_shape, check_entries, check_npy_file
@@ -1027,7 +1028,6 @@ def _quad(model: DelayModel, rule: ArrivalRule) -> tuple[float, float, str]:
 
 
 def _monte_carlo(model: DelayModel, rule: ArrivalRule, samples: int, seed: int, keep: bool) -> DecodeTime:
-    from scipy import stats
 
     rng = rng_from_seed(seed)
     step = max(1, _MC_CHUNK_ENTRIES // model.n)
@@ -1041,8 +1041,7 @@ def _monte_carlo(model: DelayModel, rule: ArrivalRule, samples: int, seed: int, 
         times[a:b] = rule.apply(rows)[1]
     mean = float(times.mean())
     se = float(times.std(ddof=1) / math.sqrt(samples)) if samples > 1 else float("inf")
-    q = float(stats.t.ppf(0.975, max(samples - 1, 1)))
-    ci = (mean - q * se, mean + q * se) if np.isfinite(mean) else (mean, mean)
+    ci = t_interval(mean, se, samples - 1) if np.isfinite(mean) else (mean, mean)
     return DecodeTime(mean, ci, f"monte-carlo n={samples}", 0.0, se, samples, "", times if keep else None)
 
 

@@ -79,6 +79,7 @@ from typing import Any
 import numpy as np
 
 from .. import _html
+from .._stats import t_interval, t_quantile
 from .._validation import check_bool, check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from ..limits import array_shape, check_entries
@@ -486,7 +487,6 @@ def _mc_result(
     values: np.ndarray, *, batches: int | None = None, ci_method: str = "t", upper: float = 1.0
 ) -> tuple[float, tuple, float]:
     """Mean, 95% interval and standard error of i.i.d. (or, with ``batches``, correlated) draws."""
-    from scipy import stats
 
     count = values.size
     mean = float(values.mean())
@@ -496,13 +496,11 @@ def _mc_result(
         usable = (count // b) * b
         bm = values[:usable].reshape(b, -1).mean(axis=1)
         se = float(bm.std(ddof=1) / math.sqrt(b))
-        q = float(stats.t.ppf(0.975, b - 1))
-        return mean, (mean - q * se, mean + q * se), se
+        return mean, t_interval(mean, se, b - 1), se
     se = float(values.std(ddof=1) / math.sqrt(count)) if count > 1 else float("inf")
     if ci_method == "betting":
         return mean, _betting_ci(values, 0.0, upper), se
-    q = float(stats.t.ppf(0.975, max(count - 1, 1)))
-    return mean, (mean - q * se, mean + q * se), se
+    return mean, t_interval(mean, se, count - 1), se
 
 
 def _log_capital(y: np.ndarray, lam: np.ndarray, m: float, c: float = 0.5) -> float:
@@ -881,7 +879,7 @@ def _stratified_bernoulli(
     else:
         denom = sum(v * v / d for v, d in zip(var_terms, dfs, strict=True) if d > 0)
         df = var * var / denom if denom > 0 else float(max(count - 1, 1))
-        half = float(stats.t.ppf(0.975, max(df, 1.0))) * se
+        half = t_quantile(df) * se
         ci = (float(mean - half), float(mean + half + slack))
         label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact)"
     return ExpectedErrorResult(
@@ -1131,11 +1129,8 @@ def expected_error_over_seeds(
     values = np.array([r.mean for r in per])
     mean = float(values.mean())
     if values.size > 1:
-        from scipy import stats
-
         se = values.std(ddof=1) / math.sqrt(values.size)
-        q = float(stats.t.ppf(0.975, values.size - 1))
-        ci = (mean - q * se, mean + q * se)
+        ci = t_interval(mean, se, values.size - 1)
     else:
         ci = (float("-inf"), float("inf"))
     inner = sorted({r.method for r in per})

@@ -36,8 +36,8 @@ import os
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from .._stats import t_interval
 from .._validation import check_bool, check_dense_size, check_int
 from ..errors import InvalidArgumentError
 from ..sweep import check_scheduler, int_seed, run_sweep
@@ -173,10 +173,9 @@ def expected_error_sweep(
     )
     n, mean, m2 = merge_moments(parts)
     se = math.sqrt(m2 / (n - 1)) / math.sqrt(n)
-    q = float(stats.t.ppf(0.975, n - 1))
     return ExpectedErrorResult(
         mean,
-        (mean - q * se, mean + q * se),
+        t_interval(mean, se, n - 1),
         f"monte-carlo n={n} in {len(sizes)} chunks of {chunk}",
         n,
         se,
