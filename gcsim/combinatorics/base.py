@@ -133,6 +133,7 @@ class CombinatorialObject:
             arr = self._incidence.toarray()
             arr.setflags(write=False)
             self._set("_assignment", arr)
+            return arr
         return self._assignment
 
     @property
@@ -229,7 +230,7 @@ class CombinatorialObject:
     # -- round trip through arrays --------------------------------------------------------------
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Every array needed to rebuild the object: here the assignment (int8, 0/1)."""
-        return {"assignment": self._assignment.astype(np.int8)}
+        return {"assignment": self.assignment.astype(np.int8)}
 
     def bundle_metadata(self) -> dict[str, Any]:
         """JSON-serializable description: ``params`` (list), ``construction``, ``seed``, ``object_metadata``."""

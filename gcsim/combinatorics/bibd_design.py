@@ -18,7 +18,7 @@ families of constructions are in ``bibd_geometries``, ``bibd_difference`` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -105,7 +105,8 @@ class BIBD(CombinatorialObject):
     ):
         v = check_int("v", v, minimum=2)
         if hasattr(blocks, "__len__"):  # refuse before building the tuples (unless kept sparse)
-            first = len(blocks[0]) if len(blocks) and hasattr(blocks[0], "__len__") else 0
+            head = blocks[0] if len(blocks) else ()
+            first = len(head) if isinstance(head, Sized) else 0
             if not limits.keep_sparse(v, len(blocks), len(blocks) * first):
                 check_dense_size("blocks", v, len(blocks), "the incidence matrix")
         blocks_t = tuple(tuple(sorted(int(x) for x in blk)) for blk in blocks)

@@ -1,0 +1,215 @@
+"""Scaling benchmark (#22): time and peak memory against n for each evaluation route.
+
+Workload: the projective planes PG(2, q) (symmetric (q²+q+1, q+1, 1) designs), q = 9, 31, 47, 97, 173
+(n = 91, 993, 2,257, 9,507, 30,103 workers), m = 2, RD(0), seed 0, Bernoulli(p = 0.1) stragglers.
+Routes:
+
+* ``structured`` (theory §42): the encoder from the sparse incidence (``encode_structured``: exact
+  pair check included), then ``P`` streamed Bernoulli patterns, then the stratified expected error
+  with ``--samples`` draws (its relative 95% half-width is reported);
+* ``downdate`` and ``svd`` (theory §40.3, the dense routes ``auto`` used before): the dense ``B``, its
+  SVD (setup) and a few patterns each, only where ``B`` fits ``MAX_DENSE_ENTRIES`` (n <= 2,257).
+
+Per design: setup time, time per pattern and peak traced memory (``tracemalloc``: NumPy's buffers
+included) of each route, the largest relative difference between the structured and the dense
+values on the same patterns, and log-log slopes of the time per pattern against n.  Ratios are
+taken against the structured route in the same run; nothing here is a timed test.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_scale.py            # full run (several minutes on 2 cores)
+    .venv/bin/python benchmarks/bench_scale.py --quick    # q = 9, 31 only
+
+Writes ``benchmarks/results/scale.json`` (atomically) and ``benchmarks/results/scale.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import gcsim  # noqa: E402
+from gcsim.coding.evaluate import expected_error, optimal_error  # noqa: E402
+from gcsim.coding.kernels import eval_context  # noqa: E402
+from gcsim.coding.schemes import encode  # noqa: E402
+from gcsim.coding.stragglers import straggler_model  # noqa: E402
+from gcsim.coding.structured import encode_structured, stream_errors  # noqa: E402
+from gcsim.combinatorics.geometries import pg_flats  # noqa: E402
+from gcsim.limits import MAX_DENSE_ENTRIES  # noqa: E402
+
+M = 2
+P_BERNOULLI = 0.1
+
+
+def measured(fn, *args, **kw):
+    """(result, seconds, peak traced bytes) of one call."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    t0 = time.perf_counter()
+    out = fn(*args, **kw)
+    dt = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return out, dt, peak
+
+
+def dense_patterns(n: int) -> int:
+    """Patterns the dense routes get (their per-pattern cost grows like n³)."""
+    return 400 if n <= 100 else 40 if n <= 1000 else 10
+
+
+def one_design(q: int, patterns: int, samples: int) -> dict:
+    v = q * q + q + 1
+    row: dict = {"q": q, "n": v, "m": M}
+    blocks, t_build, mem_build = measured(pg_flats, 2, q)
+    row["build"] = {"seconds": t_build, "peak_bytes": mem_build}
+    enc, t_enc, mem_enc = measured(encode_structured, blocks, M, seed=0, points=v)
+    model = straggler_model("bernoulli", v, p=P_BERNOULLI)
+    vals, t_eval, mem_eval = measured(stream_errors, enc.context, model, patterns, 1)
+    res, t_mc, mem_mc = measured(expected_error, enc, model, samples=samples, seed=0, progress=False)
+    half = (res.ci[1] - res.ci[0]) / 2
+    row["structured"] = {
+        "setup_seconds": t_enc,
+        "setup_peak_bytes": mem_enc,
+        "patterns": patterns,
+        "per_pattern_seconds": t_eval / patterns,
+        "peak_bytes": max(mem_enc, mem_eval),
+        "bound_over_mN": enc.context.bound_full / enc.context.total,
+        "expected_error": {
+            "mean": res.mean,
+            "ci": list(res.ci),
+            "relative_half_width": half / res.mean,
+            "count": res.count,
+            "seconds": t_mc,
+            "peak_bytes": mem_mc,
+        },
+    }
+    if M * v * v > MAX_DENSE_ENTRIES:
+        row["dense"] = f"not run: B would be {M * v} x {v} = {M * v * v:,} entries > MAX_DENSE_ENTRIES"
+        return row
+    D = gcsim.bibd(v, q + 1, 1)
+    sch = encode(D, M, "rd", seed=0)
+    assert np.array_equal(sch.B, enc.B), "encode_structured must give encode's B"
+    _, t_ctx, mem_ctx = measured(eval_context, sch)
+    P = dense_patterns(v)
+    masks = model.sample(P, 1)
+    struct_vals = enc.context.errors(masks)  # the first P streamed patterns (Lemma 42.3), as one batch
+    for route in ("downdate", "svd"):
+        got, t_r, mem_r = measured(optimal_error, sch, masks, method=route, progress=False)
+        rel = float(np.max(np.abs(got - struct_vals) / np.maximum(got, 1e-300)))
+        row[route] = {
+            "setup_seconds": t_ctx,
+            "setup_peak_bytes": mem_ctx,
+            "patterns": P,
+            "per_pattern_seconds": t_r / P,
+            "peak_bytes": max(mem_ctx, mem_r),
+            "max_relative_difference_to_structured": rel,
+        }
+    return row
+
+
+def slope(ns: list[int], ts: list[float]) -> float | None:
+    if len(ns) < 2:
+        return None
+    return float(np.polyfit(np.log(ns), np.log(ts), 1)[0])
+
+
+def figure(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    for route, style in (("structured", "o-"), ("downdate", "s--"), ("svd", "^:")):
+        pts = [(r["n"], r[route]) for r in rows if isinstance(r.get(route), dict)]
+        if not pts:
+            continue
+        ns = [n for n, _ in pts]
+        ax[0].loglog(ns, [d["per_pattern_seconds"] for _, d in pts], style, label=route)
+        ax[1].loglog(ns, [d["peak_bytes"] / 2**20 for _, d in pts], style, label=route)
+    ax[0].set(xlabel="workers n", ylabel="seconds per pattern", title="time per pattern (m = 2, RD)")
+    ax[1].set(xlabel="workers n", ylabel="peak traced MiB", title="peak memory (setup + patterns)")
+    for a in ax:
+        a.grid(True, which="both", alpha=0.3)
+        a.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="q = 9, 31 only")
+    ap.add_argument("--patterns", type=int, default=2000, help="streamed patterns of the structured route")
+    ap.add_argument("--samples", type=int, default=2000, help="Monte Carlo draws of the expected error")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "scale.json")
+    args = ap.parse_args()
+    qs = [9, 31] if args.quick else [9, 31, 47, 97, 173]
+    one_design(3, 50, 200)  # warm-up: imports, numba's compiled loops, scipy.stats (not timed)
+    rows = []
+    for q in qs:
+        row = one_design(q, args.patterns, args.samples)
+        rows.append(row)
+        s = row["structured"]
+        line = (
+            f"n = {row['n']:6d}  build {row['build']['seconds']:7.2f} s  structured: setup "
+            f"{s['setup_seconds']:6.2f} s, {s['per_pattern_seconds'] * 1e6:8.1f} µs/pattern, "
+            f"E[err] = {s['expected_error']['mean']:.6g} ± {s['expected_error']['relative_half_width']:.1e} rel "
+            f"in {s['expected_error']['seconds']:.1f} s"
+        )
+        for route in ("downdate", "svd"):
+            if isinstance(row.get(route), dict):
+                d = row[route]
+                line += (
+                    f"; {route}: setup {d['setup_seconds']:.2f} s, {d['per_pattern_seconds'] * 1e3:.2f} ms/pattern "
+                    f"({d['per_pattern_seconds'] / s['per_pattern_seconds']:.0f}x), "
+                    f"max rel diff {d['max_relative_difference_to_structured']:.1e}"
+                )
+        print(line, flush=True)
+    slopes = {}
+    for route in ("structured", "downdate", "svd"):
+        pts = [(r["n"], r[route]["per_pattern_seconds"]) for r in rows if isinstance(r.get(route), dict)]
+        slopes[route] = slope([n for n, _ in pts], [t for _, t in pts])
+    print(
+        "log-log slopes of time per pattern against n:",
+        {k: None if v is None else round(v, 2) for k, v in slopes.items()},
+    )
+    data = {
+        "benchmark": "scale",
+        "workload": f"PG(2,q), m = {M}, RD(0) seed 0, Bernoulli(p = {P_BERNOULLI})",
+        "rows": rows,
+        "slopes_time_per_pattern": slopes,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "loadavg": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=args.out.parent, prefix=".scale-", suffix=".json")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(data, fh, indent=2)
+    os.replace(tmp, args.out)
+    try:
+        figure(rows, args.out.with_suffix(".png"))
+    except ImportError:
+        print("matplotlib not installed: no figure (pip install 'gcsim[plots]')")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
