@@ -11,13 +11,18 @@ inside backward (``overlap=False``, float64: the old hook's mode), and DDP + CER
 the hook's defaults, to time an older gcsim (its ``src`` first on ``PYTHONPATH``) the same way. All variants live in
 the same processes and take their steps **interleaved** (one step of each in turn, the order
 rotating), so load from other processes hits them alike; a step's time is the slowest rank's,
-from the first forward to ``opt.step()`` returning, and the table reports medians and ratios to
-plain DDP. Prints tables and writes ``benchmarks/results/ddp_hook.json`` (atomically, with
+from the first forward to ``opt.step()`` returning, and the table reports medians, quartiles and
+ratios to plain DDP.  Part 3 (``--small-batch``, default 32; 0 skips it) is the smaller-batch case
+of issue #21: the large MLP at that per-rank batch, plain DDP against the hook with its defaults
+and synchronous in the gradient dtype, ``--small-repeats`` launches (default 3) of ``--steps``
+interleaved steps each; it reports each launch's ratio and their median (``--only-small`` runs
+just this part). Prints tables and writes ``benchmarks/results/ddp_hook.json`` (atomically, with
 provenance and the load average before and after).
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_ddp_hook.py [--quick] [--steps 30] [--batch 64]
+    .venv/bin/python benchmarks/bench_ddp_hook.py [--quick] [--steps 30] [--batch 64] [--small-batch 32]
+    .venv/bin/python benchmarks/bench_ddp_hook.py --only-small --small-repeats 5   # the batch-32 case alone
     git archive <old commit> src | tar -x -C /tmp/old   # the code before, for comparison:
     PYTHONPATH=/tmp/old/src .venv/bin/python benchmarks/bench_ddp_hook.py --before
 """
@@ -122,11 +127,62 @@ def collectives(d: int, repeats: int) -> list[dict]:
     return rows
 
 
+def _train_table(widths, batch, steps, warmup, bucket_cap_mb, variants) -> list[dict]:
+    """One launch of :func:`step_times_job`: per variant the slowest rank's median step, quartiles, ratio."""
+    spec = {
+        "widths": list(widths),
+        "batch": batch,
+        "steps": steps,
+        "warmup": warmup,
+        "bucket_cap_mb": bucket_cap_mb,
+        "variants": variants,
+    }
+    res = launch(step_times_job, 4, (spec,), timeout=1200).raise_on_failure()
+    slowest = {n: np.max(np.array([r[n] for r in res.results]), axis=0) for n in variants}
+    base = float(np.median(slowest["plain DDP"]))
+    rows = []
+    print(f"{'variant':<38} {'median step [ms]':>17} {'/ plain DDP':>12}")
+    for n in variants:
+        med = float(np.median(slowest[n]))
+        q25, q75 = (float(q) for q in np.percentile(slowest[n], [25, 75]))
+        rows.append(
+            {"variant": n, "median_step_seconds": med, "quartiles_seconds": [q25, q75], "ratio_to_plain": med / base}
+        )
+        print(f"{n:<38} {1e3 * med:17.2f} {med / base:12.2f}   (quartiles {1e3 * q25:.1f}-{1e3 * q75:.1f} ms)")
+    return rows
+
+
+def small_batch(batch: int, launches: int, steps: int, warmup: int, bucket_cap_mb: float, exact: dict) -> dict:
+    """Part 3: the large MLP at a small per-rank batch, ``launches`` launches; each one's ratios and their median."""
+    widths = MODELS["mlp-784-1024-1024-10"]
+    variants = {
+        "plain DDP": {"design": None, "hook": {}},
+        "CERAR c=4 exact (default)": {"design": exact, "hook": {}},
+        "CERAR c=4 exact, synchronous": {"design": exact, "hook": {"overlap": False}},
+    }
+    runs = []
+    for k in range(launches):
+        load = os.getloadavg()[0]
+        print(f"\nmlp-784-1024-1024-10, batch {batch} per rank, launch {k + 1}/{launches} (load average {load:.2f})")
+        runs.append({"load_average": load, "rows": _train_table(widths, batch, steps, warmup, bucket_cap_mb, variants)})
+    summary = {}
+    for j, n in enumerate(variants):
+        ratios = [r["rows"][j]["ratio_to_plain"] for r in runs]
+        summary[n] = {"median_ratio_to_plain": float(np.median(ratios)), "ratios": ratios}
+    print(f"\nbatch {batch}: median over {launches} launches of the ratio to plain DDP")
+    for n, v in summary.items():
+        print(f"{n:<38} {v['median_ratio_to_plain']:6.2f}   ({', '.join(f'{r:.2f}' for r in v['ratios'])})")
+    return {"batch": batch, "parameters": _parameters(widths), "launches": runs, "summary": summary}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer steps and repeats (smoke run)")
     ap.add_argument("--steps", type=int, default=30, help="timed steps per variant (default 30)")
     ap.add_argument("--batch", type=int, default=64, help="per-rank batch size (default 64)")
+    ap.add_argument("--small-batch", type=int, default=32, help="per-rank batch of part 3 (default 32; 0 skips it)")
+    ap.add_argument("--small-repeats", type=int, default=3, help="launches of part 3 (default 3)")
+    ap.add_argument("--only-small", action="store_true", help="run part 3 only")
     ap.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP bucket cap, MB (default 25, DDP's)")
     ap.add_argument(
         "--before",
@@ -135,8 +191,13 @@ def main() -> None:
     )
     ap.add_argument("--out", default=None, help="default benchmarks/results/ddp_hook[_before].json")
     args = ap.parse_args()
+    if args.only_small and args.small_batch <= 0:
+        ap.error("--only-small needs --small-batch > 0")
     if args.out is None:
-        args.out = str(Path(__file__).parent / "results" / ("ddp_hook_before.json" if args.before else "ddp_hook.json"))
+        name = (
+            "ddp_hook_before.json" if args.before else ("ddp_hook_small.json" if args.only_small else "ddp_hook.json")
+        )
+        args.out = str(Path(__file__).parent / "results" / name)
     steps, warmup, repeats = (5, 2, 3) if args.quick else (args.steps, 3, 10)
     load_before = os.getloadavg()
     exact, pert = _as_dict(design(4, 4, "exact")), _as_dict(design(4, 8, "perturbation", eps=0.01))
@@ -151,33 +212,24 @@ def main() -> None:
         variants = {k: v for k, v in variants.items() if not v["hook"]}
     d_large = _parameters(MODELS["mlp-784-1024-1024-10"])
     print(f"load average {load_before[0]:.2f}; world size 4, gloo, loopback, 1 torch thread per rank")
-    print(f"\ncollectives on d = {d_large:,} float32 (the large MLP's gradient), median of {repeats}")
-    coll = collectives(d_large, repeats)
-    print(f"{'algorithm':<28} {'median [s]':>11} {'/ allreduce':>12} {'bytes/rank':>12}")
-    for r in coll:
-        b = r["bytes_per_rank"] or 0
-        print(f"{r['algorithm']:<28} {r['median_seconds']:11.4f} {r['ratio_to_allreduce']:12.2f} {b:12,}")
+    coll: list = []
     tables = {}
-    for mname, widths in MODELS.items():
-        spec = {
-            "widths": list(widths),
-            "batch": args.batch,
-            "steps": steps,
-            "warmup": warmup,
-            "bucket_cap_mb": args.bucket_cap_mb,
-            "variants": variants,
-        }
-        res = launch(step_times_job, 4, (spec,), timeout=1200).raise_on_failure()
-        slowest = {n: np.max(np.array([r[n] for r in res.results]), axis=0) for n in variants}
-        base = float(np.median(slowest["plain DDP"]))
-        rows = []
-        print(f"\n{mname} ({_parameters(widths):,} parameters), batch {args.batch} per rank, {steps} steps each")
-        print(f"{'variant':<38} {'median step [ms]':>17} {'/ plain DDP':>12}")
-        for n in variants:
-            med = float(np.median(slowest[n]))
-            rows.append({"variant": n, "median_step_seconds": med, "ratio_to_plain": med / base})
-            print(f"{n:<38} {1e3 * med:17.2f} {med / base:12.2f}")
-        tables[mname] = {"parameters": _parameters(widths), "rows": rows}
+    if not args.only_small:
+        print(f"\ncollectives on d = {d_large:,} float32 (the large MLP's gradient), median of {repeats}")
+        coll = collectives(d_large, repeats)
+        print(f"{'algorithm':<28} {'median [s]':>11} {'/ allreduce':>12} {'bytes/rank':>12}")
+        for r in coll:
+            b = r["bytes_per_rank"] or 0
+            print(f"{r['algorithm']:<28} {r['median_seconds']:11.4f} {r['ratio_to_allreduce']:12.2f} {b:12,}")
+        for mname, widths in MODELS.items():
+            print(f"\n{mname} ({_parameters(widths):,} parameters), batch {args.batch} per rank, {steps} steps each")
+            rows = _train_table(widths, args.batch, steps, warmup, args.bucket_cap_mb, variants)
+            tables[mname] = {"parameters": _parameters(widths), "rows": rows}
+    small = None
+    if args.small_batch > 0 and not args.before:
+        small = small_batch(
+            args.small_batch, 1 if args.quick else args.small_repeats, steps, warmup, args.bucket_cap_mb, exact
+        )
     load_after = os.getloadavg()
     print(f"\nload average before {load_before[0]:.2f}, after {load_after[0]:.2f}")
     result = {
@@ -190,6 +242,7 @@ def main() -> None:
         "warmup": warmup,
         "collectives": coll,
         "training": tables,
+        "small_batch": small,
         "load_average_before": load_before,
         "load_average_after": load_after,
         "argv": sys.argv[1:],

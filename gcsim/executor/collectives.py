@@ -311,7 +311,11 @@ def _cerar_ring(tensor, design, group, counter, compute_dtype, segment_bytes, ou
         wire,
         dev,
         L * S,
-        ahead=S,  # a whole round's receives posted in advance
+        # receives posted in advance: a whole round's (dense path), every round's (sparse path: it keeps
+        # every received buffer until the decode anyway, so posting them all at once holds no more at
+        # the peak, and no packet waits for its receive to be posted: 1.6-1.8x -> 1.5-1.6x dist.all_reduce
+        # on the 1.86 M-float32 gradient, c = N = 4, gloo, loaded 2-core VM)
+        ahead=L * S if sparse else S,
         step=lambda k: (k - 1) // S + 1,  # errors name the round
         group=group,
         counter=counter,
