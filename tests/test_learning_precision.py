@@ -193,3 +193,45 @@ def test_divergence_stops_or_raises(digits):
     assert np.all(np.isfinite(res.history.train_loss.iloc[:-1]))
     with pytest.raises(FloatingPointError, match="not finite at iteration"):
         train(spec, digits, **kw)
+
+
+def test_transmissions_and_delay_clock_refuse_bad_input():
+    from gcsim.learning.experiments import default_codes, delay_clock
+
+    blocks = np.ones((3, 2, 4))
+    for bad, arg in (
+        ((np.ones((5, 2)), blocks), "B"),  # mN = 6 rows needed
+        ((np.full((6, 2), np.nan), blocks), "B"),
+        ((np.ones((6, 2)), np.ones((3, 8))), "blocks"),
+    ):
+        with pytest.raises(InvalidArgumentError) as exc:
+            transmissions(*bad)
+        assert exc.value.argument == arg
+    spec = default_codes()[2]
+    for kwargs, arg in (
+        ({"spec": "rd", "d": 10, "batch_per_part": 2, "s": 1}, "spec"),
+        ({"spec": spec, "d": 10, "batch_per_part": 2, "s": 16}, "s"),
+        ({"spec": spec, "d": 10, "batch_per_part": 0, "s": 1}, "batch_per_part"),
+        ({"spec": spec, "d": 10, "batch_per_part": 2, "s": 1, "tail": 0.0}, "tail"),
+        ({"spec": spec, "d": 10, "batch_per_part": 2, "s": 1, "wallclock": 3}, "wallclock"),
+    ):
+        with pytest.raises(InvalidArgumentError) as exc:
+            delay_clock(**kwargs)
+        assert exc.value.argument == arg
+
+
+def test_delay_clock_shift_is_compute_plus_message_time():
+    from gcsim.coding.delays import ShiftedExponentialDelays
+    from gcsim.learning.experiments import default_codes, delay_clock
+    from gcsim.learning.train import WallClockModel
+
+    spec = default_codes()[2]  # McFarland (16, 6, 2): every worker holds 6 parts
+    wc = WallClockModel(seconds_per_example=1e-4, bandwidth=2e5, latency=0.01)
+    clock = delay_clock(spec, d=1001, batch_per_part=5, s=3, wallclock=wc, tail=2.0)
+    delays = clock.delays
+    assert isinstance(delays, ShiftedExponentialDelays)
+    want = 6 * 5 * 1e-4 + 0.01 + 501 * 4 / 2e5  # 30 examples, ceil(1001 / 2) float32 scalars
+    np.testing.assert_allclose(delays.shift, want, rtol=1e-15)
+    np.testing.assert_allclose(delays.rate, 1 / (2.0 * want), rtol=1e-15)
+    masks = clock.sample(50, seed=0)
+    assert np.all(masks.sum(axis=1) == 13)  # the first n - 3 arrivals

@@ -371,13 +371,13 @@ def load_dataset(name: str, *, seed: int = 0, per_class: int | None = None) -> D
     >>> load_dataset("digits").name
     'digits'
     """
+    if not isinstance(name, str) or name not in DATASETS:
+        raise InvalidArgumentError("dataset", f"must be one of {DATASETS}, got {name!r}")
     if name == "mnist":
         return load_mnist_subset(seed=seed, per_class=per_class)
-    if name == "digits":
-        if per_class is not None:
-            raise InvalidArgumentError("per_class", "applies to the MNIST subset only, not to the digits")
-        return load_digits(seed=seed)
-    raise InvalidArgumentError("dataset", f"must be one of {DATASETS}, got {name!r}")
+    if per_class is not None:
+        raise InvalidArgumentError("per_class", "applies to the MNIST subset only, not to the digits")
+    return load_digits(seed=seed)
 
 
 # ----------------------------------------------------------------------------------------------

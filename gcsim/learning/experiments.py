@@ -22,14 +22,14 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
-from .._validation import check_int
+from .._validation import check_int, check_real
 from ..coding.delays import DelayStragglerModel, arrival_rule, delay_model
 from ..combinatorics.baselines import fractional_repetition
 from ..combinatorics.bibd_geometries import mcfarland_design
 from ..combinatorics.coset import coset_graph
 from ..combinatorics.srg import srg
 from ..combinatorics.srg_graph import StronglyRegularGraph
-from ..errors import NotConstructibleError
+from ..errors import InvalidArgumentError, NotConstructibleError
 from .datasets import Dataset
 from .train import CodeSpec, WallClockModel, train
 
@@ -125,9 +125,13 @@ def delay_clock(
     >>> clock.describe().split("; ")[1]            # shift 96e-5 + 1e-3 + 4805 * 4 / 1e6 = 0.02118 s
     'wait for the first n - 3 arrivals'
     """
+    if not isinstance(spec, CodeSpec):
+        raise InvalidArgumentError("spec", f"must be a CodeSpec, got {type(spec).__name__}")
     wallclock = WallClockModel() if wallclock is None else wallclock
+    if not isinstance(wallclock, WallClockModel):
+        raise InvalidArgumentError("wallclock", f"must be a WallClockModel, got {type(wallclock).__name__}")
     s = check_int("s", s, minimum=0, maximum=spec.n - 1)
-    tail = float(tail)
+    tail = check_real("tail", tail, minimum=0.0, strict_min=True)
     examples = spec.assignment.T @ np.full(spec.num_parts, check_int("batch_per_part", batch_per_part, minimum=1))
     shift = examples * wallclock.seconds_per_example + wallclock.message_time(check_int("d", d, minimum=1), spec.m)
     dm = delay_model("shifted-exponential", spec.n, shift=shift.tolist(), rate=(1.0 / (tail * shift)).tolist())

@@ -397,10 +397,14 @@ def transmissions(B: Any, blocks: Any, precision: str = "float64") -> np.ndarray
     [2.0, 1.0]
     """
     precision = resolve_precision(precision)
-    blocks = np.asarray(blocks, dtype=np.float64)
+    blocks = check_finite_array("blocks", blocks, ndim=3)
     N, m, w = blocks.shape
     stacked = np.swapaxes(blocks, 0, 1).reshape(m * N, w)  # row kN + i = g_i[k]
-    B3 = np.asarray(B, dtype=np.float64)
+    B3 = check_finite_array("B", B)
+    if B3.ndim not in (2, 3) or B3.shape[-2] != m * N:
+        raise InvalidArgumentError(
+            "B", f"must have shape (mN, n) or (count, mN, n) with mN = {m * N} (from blocks), got {B3.shape}"
+        )
     B3 = B3[None] if B3.ndim == 2 else B3
     if precision == "float64":
         return np.matmul(np.swapaxes(B3, 1, 2), stacked)
