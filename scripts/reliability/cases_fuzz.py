@@ -73,8 +73,8 @@ CASES = [
     ),
     Case(
         "api",
-        "fuzz: delay_model('trace', delays=[[0], [0, 0]]): a ragged trace (was numpy's ValueError)",
-        code=_G + "gcsim.delay_model('trace', delays=[[0], [0, 0]])",
+        "fuzz: delay_model('trace', 1, delays=[[0], [0, 0]]): a ragged trace (was numpy's ValueError)",
+        code=_G + "gcsim.delay_model('trace', 1, delays=[[0], [0, 0]])",
     ),
     Case(
         "api",

@@ -58,9 +58,11 @@ def test_unreadable_masks_and_decoders_in_run_scheme(rd):
 
 
 def test_ragged_delay_trace_is_refused():
-    """``delay_model("trace", delays=[[0], [0, 0]])`` raised numpy's ValueError from the complex check."""
-    with bounded(), pytest.raises(InvalidArgumentError, match=r"^delays: must be a numeric workers x iterations"):
-        gcsim.delay_model("trace", delays=RAGGED)
+    """``delay_model("trace", 1, delays=[[0], [0, 0]])`` raised numpy's ValueError from the complex check
+    (with ``n`` given; without it the ragged trace was refused)."""
+    for n in (1, 2, None):
+        with bounded(), pytest.raises(InvalidArgumentError, match=r"^delays: must be a numeric workers x iterations"):
+            gcsim.delay_model("trace", n, delays=RAGGED)
 
 
 @pytest.mark.parametrize("param", ["shift", "rate"])
