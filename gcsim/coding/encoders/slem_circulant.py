@@ -184,36 +184,42 @@ def applies(A: np.ndarray, m: int) -> str | None:
     return None
 
 
-def best_circulant(n: int, d: int, *, tries: int = 10, seed: int = 0, solver: str = "SCS") -> Any:
-    """The authors' search: ``tries`` random supports of size ``d``, the scheme of least SLEM.
+def best_circulant(
+    n: int, d: int, *, tries: int = 10, seed: int = 0, solver: str = "SCS"
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The authors' search: ``tries`` random supports of size ``d``, the one of least optimized SLEM.
 
     Each support is ``d`` distinct offsets drawn uniformly from ``0..n-1`` by
-    ``numpy.random.default_rng(seed)``; each is optimized by the ``slem-circulant`` encoder.
+    ``numpy.random.default_rng(seed)``; each is optimized by :func:`optimize_circulant` (the first
+    support wins ties).  ``encode(assignment, 1, "slem-circulant")`` builds its scheme.
 
     Returns
     -------
-    Scheme
-        The ``slem-circulant`` scheme of smallest ``options["slem"]`` (the first on ties).
+    assignment : numpy.ndarray (n, n)
+        The circulant assignment of the best support.
+    c : numpy.ndarray (n,)
+        Its optimized weights.
+    slem : float
+        Their SLEM (NumPy's).
 
     Examples
     --------
-    >>> sch = best_circulant(12, 4, tries=3)
-    >>> sch.method, sch.options["slem"] < 0.6
-    ('slem-circulant', True)
+    >>> A, c, slem = best_circulant(12, 4, tries=3)
+    >>> A.sum(axis=0).tolist() == [4] * 12, slem < 0.6
+    (True, True)
     """
-    from ..schemes import encode  # the schemes module imports the registry: import it late
-
     n = check_int("n", n, minimum=2)
     d = check_int("d", d, minimum=1, maximum=n)
     tries = check_int("tries", tries, minimum=1, maximum=10_000)
     rng = np.random.default_rng(check_int("seed", seed, minimum=0))
-    best = None
+    solver = check_solver(solver)
+    best_S, best_c, best_slem = None, np.zeros(n), np.inf
     for _ in range(tries):
         S = np.sort(rng.choice(n, size=d, replace=False))
-        sch = encode(circulant_assignment(n, S), 1, "slem-circulant", solver=solver)
-        if best is None or sch.options["slem"] < best.options["slem"]:
-            best = sch
-    return best
+        c, slem, _status = optimize_circulant(n, S, solver=solver)
+        if best_S is None or slem < best_slem:
+            best_S, best_c, best_slem = S, c, slem
+    return circulant_assignment(n, best_S), best_c, float(best_slem)
 
 
 def _example() -> tuple[Any, int, dict[str, Any]]:
