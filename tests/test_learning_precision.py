@@ -235,3 +235,37 @@ def test_delay_clock_shift_is_compute_plus_message_time():
     np.testing.assert_allclose(delays.rate, 1 / (2.0 * want), rtol=1e-15)
     masks = clock.sample(50, seed=0)
     assert np.all(masks.sum(axis=1) == 13)  # the first n - 3 arrivals
+
+
+def test_claims_rules_on_made_up_tables():
+    """The claims' verdicts follow their stated rules (a table where each claim fails, one where all hold)."""
+    pd = pytest.importorskip("pandas")
+    from gcsim.app.stages.training import BASELINES, INTERPOLATION, PAPER_CODES, STRUCTURED, _claims
+
+    def summary(paper_time):
+        rows = [{"label": c, "wallclock_to_target": paper_time} for c in PAPER_CODES]
+        return pd.DataFrame(rows + [{"label": c, "wallclock_to_target": 10.0} for c in BASELINES])
+
+    def precision(growth, bf16, drift, diverged):
+        rows = []
+        for c in (*STRUCTURED, INTERPOLATION):
+            base = 1e-3 if c == INTERPOLATION else 0.02
+            for pr, e in (
+                ("float64", base),
+                ("float32", base * (growth if c == INTERPOLATION else 1 + drift)),
+                ("bfloat16", bf16 if c == INTERPOLATION else base * (1 + drift)),
+            ):
+                rows.append(
+                    {
+                        "label": c,
+                        "precision": pr,
+                        "mean_rel_error": e,
+                        "diverged": int(diverged and c == INTERPOLATION and pr == "bfloat16"),
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    good = _claims(summary(5.0), summary(5.0), precision(80.0, 1e6, 1e-4, True))
+    assert good.holds.all()
+    bad = _claims(summary(np.nan), summary(12.0), precision(2.0, 0.5, 0.02, False))
+    assert not bad.holds.any()

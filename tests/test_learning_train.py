@@ -493,6 +493,10 @@ def test_reproduce_stage_registered_and_writes_outputs(tmp_path):
     table = pd.read_csv(tmp_path / "precision.csv")
     assert len(table) == 5 * 3 and set(table.precision) == {"float64", "float32", "bfloat16"}
     assert table.label.str.contains("Vandermonde").any() and table.label.str.contains("hadamard-ns").any()
+    claims = pd.read_csv(tmp_path / "claims.csv")
+    assert list(claims.columns) == ["claim", "measure", "value", "holds", "figure"] and len(claims) == 5
+    assert claims.holds.dtype == bool and set(claims.figure) <= set(res["files"])
+    assert "The paper's claims:" in res["text"]
     unb = pd.read_csv(tmp_path / "unbiasedness.csv")
     biased = unb[~unb.expected_unbiased]
     assert not biased.verdict_unbiased.any()
