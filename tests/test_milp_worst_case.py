@@ -209,3 +209,10 @@ def test_bad_straggler_set_small_s_and_exhaustion():
     assert bad_straggler_set(A, 2).tolist() == np.flatnonzero(A[0])[:2].tolist()
     assert bad_straggler_set(A, 6).tolist() == list(range(6))
     assert bad_straggler_set(A, 0).tolist() == []
+
+
+def test_not_a_scheme_is_refused():
+    with pytest.raises(InvalidArgumentError, match="scheme"):
+        fixed_decoder_worst_case(np.eye(3), 1)
+    with pytest.raises(InvalidArgumentError, match="scheme"):
+        fixed_decoder_quadratic("B")

@@ -29,6 +29,7 @@ from .._validation import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError, SizeLimitError
 from .encoders._common import as_assignment
 from .evaluate import fixed_decoder_error, optimal_error
+from .schemes import Scheme
 
 __all__ = [
     "FixedWorstCase",
@@ -96,6 +97,11 @@ def _scale(rescale: Any, n: int, f: int) -> tuple[float, Any]:
     return c, c
 
 
+def _check_scheme(scheme: Any) -> None:
+    if not isinstance(scheme, Scheme):
+        raise InvalidArgumentError("scheme", f"must be a gcsim.coding.Scheme, got {type(scheme).__name__}")
+
+
 def fixed_decoder_quadratic(scheme: Any, decoder: Any = None) -> tuple[np.ndarray, np.ndarray, float]:
     r"""``(G, g, mN)`` with ``err_X(B, F) = c² xᵀ G x - 2c gᵀ x + mN`` for ``x = 1_F`` (Lemma 43.5).
 
@@ -107,6 +113,7 @@ def fixed_decoder_quadratic(scheme: Any, decoder: Any = None) -> tuple[np.ndarra
     >>> G.tolist(), g.tolist(), total
     ([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0], 2.0)
     """
+    _check_scheme(scheme)
     B = np.asarray(scheme.B, dtype=float)
     X = scheme.decoder if decoder is None else decoder
     if X is None:
@@ -172,12 +179,21 @@ def fixed_decoder_worst_case(
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix, vstack
 
+    _check_scheme(scheme)
     n = scheme.n
     s = check_int("s", s, minimum=0, maximum=n)
     normalized = check_bool("normalized", normalized)
     time_limit = check_real("time_limit", time_limit, minimum=0.0, strict_min=True)
     f = n - s
     c, rescale_arg = _scale(rescale, n, f)
+    if n > MAX_MILP_WORKERS and 0 < s < n:  # before any n x n product
+        raise SizeLimitError(
+            "scheme",
+            f"the program of fixed_decoder_worst_case is limited to {MAX_MILP_WORKERS} workers, got {n}",
+            requested=n,
+            limit=MAX_MILP_WORKERS,
+            limit_name="gcsim.coding.milp.MAX_MILP_WORKERS",
+        )
     G, g, total = fixed_decoder_quadratic(scheme, decoder)
     X = scheme.decoder if decoder is None else decoder
     scale = 1.0 / total if normalized else 1.0
@@ -199,14 +215,6 @@ def fixed_decoder_worst_case(
 
     if s == 0 or f == 0:
         return finish(np.full(n, f > 0), None, True, "a single straggler set", 0.0)
-    if n > MAX_MILP_WORKERS:
-        raise SizeLimitError(
-            "scheme",
-            f"the program of fixed_decoder_worst_case is limited to {MAX_MILP_WORKERS} workers, got {n}",
-            requested=n,
-            limit=MAX_MILP_WORKERS,
-            limit_name="gcsim.coding.milp.MAX_MILP_WORKERS",
-        )
     I, J = np.triu_indices(n, 1)
     P = I.size
     # maximize c² Σ_i G_ii x_i - 2c g·x + 2c² Σ_{i<j} G_ij y_ij (+ mN): milp minimizes the negative
