@@ -59,7 +59,7 @@ assert rows and all(r["verified"] and r["file"] == "matches" for r in rows), row
 print(len(rows), "named instances: every packaged file matches")'
 "$TMP/venv/bin/gcsim" load cerar/optimized_N4_c8_kappa10
 set +e
-msg=$("$TMP/venv/bin/gcsim" cerar optimize --N 4 --c 8 --kappa 20 2>&1); code=$?
+msg=$("$TMP/venv/bin/gcsim" cerar optimize --workers 4 --c 8 --kappa 20 2>&1); code=$?
 set -e
 echo "gcsim cerar optimize (exit $code): $msg"
 [ "$code" -eq 2 ] && [[ "$msg" == *"gcsim[optimize]"* ]]

@@ -538,9 +538,9 @@ def test_scheduler_local_equals_serial():
 
 
 def test_cli_scheduler_flags(capsys):
-    # --workers is the n of the question, so the local cluster's size is --cluster-workers
-    code, _, err = run(capsys, "advise", "-n", "13", "--load", "4", "--stragglers", "fixed:1", "--cluster-workers", "2")
-    assert code == 2 and "--cluster-workers: applies to --scheduler local only" in err
+    # --workers is the n of the question, the local cluster's size is --processes (as in every command)
+    code, _, err = run(capsys, "advise", "-n", "13", "--load", "4", "--stragglers", "fixed:1", "--processes", "2")
+    assert code == 2 and "--processes: applies to --scheduler local only" in err
     code, _, err = run(capsys, "advise", "-n", "13", "--load", "4", "--stragglers", "fixed:1", "--scheduler", "udp:x")
     assert code == 2 and "--scheduler" in err
 

@@ -191,8 +191,8 @@ def test_export_into_a_regular_file_names_the_flag(capsys, tmp_path):
     [
         ["reproduce", "--stage", "catalogue", "--out", "{f}"],
         ["catalogue", "--dir", "{f}"],
-        ["catalogue", "--dir", "{f}", "--export"],
-        ["cerar", "design", "--N", "3", "--c", "3", "--export", "{f}"],
+        ["catalogue", "--export", "{f}"],
+        ["cerar", "design", "--workers", "3", "--c", "3", "--export", "{f}"],
         ["train", "--iterations", "1", "--codes", "uncoded", "--out", "{f}"],
     ],
 )
@@ -210,7 +210,7 @@ def test_output_folders_that_are_files_are_refused_before_work(capsys, tmp_path,
     "argv,flag",
     [
         (["construct", "bibd", "7", "3", "1", "--export", "/proc/gcsim-no/x"], "--export"),
-        (["cerar", "design", "--N", "3", "--c", "3", "--export", "/proc/gcsim-no/x"], "--export"),
+        (["cerar", "design", "--workers", "3", "--c", "3", "--export", "/proc/gcsim-no/x"], "--export"),
         (["reproduce", "--stage", "catalogue", "--out", "/proc/gcsim-no/x"], "--out"),
     ],
 )
@@ -296,7 +296,7 @@ def test_warnings_are_one_line_each(capsys):
         capsys,
         "cerar",
         "simulate",
-        "--N",
+        "--workers",
         "4",
         "--c",
         "40",

@@ -43,7 +43,7 @@ def kappa_rtol(X):
 
 
 def test_rates_match_formulas(capsys):
-    code, out, _ = run(capsys, "cerar", "rates", "--N", "4", "--c", "8", "--json")
+    code, out, _ = run(capsys, "cerar", "rates", "--workers", "4", "--c", "8", "--json")
     r = json.loads(out)
     assert code == 0
     assert r["rounds"] == 8 + 4 - 2
@@ -53,7 +53,9 @@ def test_rates_match_formulas(capsys):
 
 
 def test_simulate_bytes_and_error(capsys):
-    code, out, _ = run(capsys, "cerar", "simulate", "--N", "3", "--c", "3", "--method", "exact", "--d", "100", "--json")
+    code, out, _ = run(
+        capsys, "cerar", "simulate", "--workers", "3", "--c", "3", "--method", "exact", "--d", "100", "--json"
+    )
     p = json.loads(out)
     assert code == 0
     # packet = ceil(100/3) = 34 float64 scalars, L = 4 rounds
@@ -64,7 +66,7 @@ def test_simulate_bytes_and_error(capsys):
 
 def test_design_export_and_load(capsys, tmp_path):
     code, out, _ = run(
-        capsys, "cerar", "design", "--N", "3", "--c", "5", "--eps", "0.05", "--export", str(tmp_path), "--json"
+        capsys, "cerar", "design", "--workers", "3", "--c", "5", "--eps", "0.05", "--export", str(tmp_path), "--json"
     )
     assert code == 0
     path = json.loads(out)["exported"]
@@ -77,10 +79,10 @@ def test_design_export_and_load(capsys, tmp_path):
 @pytest.mark.parametrize(
     "argv,needle",
     [
-        (["cerar", "design", "--N", "1", "--c", "3"], "N"),
-        (["cerar", "design", "--N", "3", "--c", "0"], "c"),
-        (["cerar", "design", "--N", "3", "--c", "5", "--eps", "-1"], "eps"),
-        (["cerar", "design", "--N", "4", "--c", "8", "--method", "exact"], "c"),
+        (["cerar", "design", "--workers", "1", "--c", "3"], "workers"),
+        (["cerar", "design", "--workers", "3", "--c", "0"], "c"),
+        (["cerar", "design", "--workers", "3", "--c", "5", "--eps", "-1"], "eps"),
+        (["cerar", "design", "--workers", "4", "--c", "8", "--method", "exact"], "c"),
     ],
 )
 def test_bad_input_is_one_line_error(capsys, argv, needle):
@@ -108,7 +110,7 @@ def test_optimize_respects_kappa_cap_and_exports(capsys, tmp_path):
         capsys,
         "cerar",
         "optimize",
-        "--N",
+        "--workers",
         "3",
         "--c",
         "4",
@@ -147,7 +149,7 @@ def test_export_and_load_in_fresh_processes(tmp_path):
             "gcsim",
             "cerar",
             "design",
-            "--N",
+            "--workers",
             "4",
             "--c",
             "8",
@@ -183,7 +185,7 @@ def test_export_and_load_in_fresh_processes(tmp_path):
         (["cerar", "simulate", "--d", "-5"], ["--d", ">= 1", "-5"]),
         (["cerar", "simulate", "--d", "0"], ["--d", ">= 1"]),
         (["cerar", "simulate", "--d", "100000000000"], ["--d", "400,000,000,000", "MAX_DENSE_ENTRIES"]),
-        (["cerar", "design", "--N", "100000", "--c", "8"], ["--N", "MAX_DENSE_ENTRIES"]),
+        (["cerar", "design", "--workers", "100000", "--c", "8"], ["--workers", "MAX_DENSE_ENTRIES"]),
         (["cerar", "design", "--eps", "nan"], ["--eps", "finite"]),
         (["cerar", "optimize", "--kappa", "inf"], ["--kappa", "finite"]),
         (["cerar", "design", "--kappa", "0.5"], ["--kappa", ">= 1"]),
@@ -226,7 +228,9 @@ def test_cerar_coefficients_beyond_the_dtype_range_are_refused(capsys):
 def test_cerar_simulate_error_is_finite_and_exact_design_exact(capsys):
     """Within range the reported error is a number (never NaN); the exact design (c <= N) is exact up
     to rounding: the ring's rounding bound (exact_ring_rel_tol, Higham Lemma 3.3)."""
-    code, out, _ = run(capsys, "cerar", "simulate", "--N", "3", "--c", "3", "--method", "exact", "--d", "60", "--json")
+    code, out, _ = run(
+        capsys, "cerar", "simulate", "--workers", "3", "--c", "3", "--method", "exact", "--d", "60", "--json"
+    )
     p = json.loads(out)
     assert code == 0 and np.isfinite(p["max_rel_error"])
     assert p["max_rel_error"] <= exact_ring_rel_tol(3, 3, 60, 0, np.float64, np.float64)

@@ -87,7 +87,7 @@ def test_bounds_help_shows_its_own_samples_default(capsys):
         ("design", ["--method", "--eps", "--export", "--dtype"], ["--d D", "--design DESIGN"]),
         ("optimize", ["--kappa", "--max-iter", "--objective", "--export"], ["--method", "--d D", "--dtype"]),
         ("simulate", ["--d D", "--dtype", "--design DESIGN", "--method"], []),
-        ("rates", ["--N", "--c"], ["--eps", "--export", "--method", "--kappa"]),
+        ("rates", ["--workers", "--c"], ["--eps", "--export", "--method", "--kappa"]),
     ],
 )
 def test_cerar_actions_have_their_own_flags(capsys, action, present, absent):
@@ -100,7 +100,7 @@ def test_cerar_actions_have_their_own_flags(capsys, action, present, absent):
 
 
 def test_cerar_old_spelling_and_missing_action(capsys):
-    code, out, _ = run(capsys, "cerar", "design", "--N", "4", "--c", "8", "--json")
+    code, out, _ = run(capsys, "cerar", "design", "--workers", "4", "--c", "8", "--json")
     p = json.loads(out)
     assert code == 0 and (p["N"], p["c"], p["L"]) == (4, 8, 10)  # L = c + N - 2
     code, _, err = run(capsys, "cerar")
@@ -142,14 +142,14 @@ def test_default_eps_is_said_in_the_text(capsys):
     ],
 )
 def test_cerar_design_and_simulate_default_eps_follow_the_dtype(capsys, argv, eps):
-    code, out, _ = run(capsys, *argv, "--N", "4", "--c", "8", "--json")
+    code, out, _ = run(capsys, *argv, "--workers", "4", "--c", "8", "--json")
     p = json.loads(out)
     assert code == 0 and p["method"] == "perturbation"
     assert p["eps"] == pytest.approx(eps, rel=1e-12)
 
 
 def test_default_eps_simulate_float32_beats_0_05(capsys):
-    base = ["cerar", "simulate", "--N", "4", "--c", "8", "--dtype", "float32", "--d", "2048", "--json"]
+    base = ["cerar", "simulate", "--workers", "4", "--c", "8", "--dtype", "float32", "--d", "2048", "--json"]
     _, out, _ = run(capsys, *base)
     _, out2, _ = run(capsys, *base, "--eps", "0.05")
     assert json.loads(out)["max_rel_error"] < json.loads(out2)["max_rel_error"] / 10
@@ -161,7 +161,7 @@ def test_default_eps_simulate_float32_beats_0_05(capsys):
 def test_existing_export_names_force(capsys, tmp_path):
     for argv in (
         ["construct", "bibd", "7", "3", "1", "--export", str(tmp_path)],
-        ["cerar", "design", "--N", "3", "--c", "5", "--export", str(tmp_path)],
+        ["cerar", "design", "--workers", "3", "--c", "5", "--export", str(tmp_path)],
     ):
         assert run(capsys, *argv)[0] == 0
         code, _, err = run(capsys, *argv)
@@ -171,9 +171,9 @@ def test_existing_export_names_force(capsys, tmp_path):
 @pytest.mark.parametrize(
     "argv,starts,absent",
     [
-        (["cerar", "design", "--N", "4", "--c", "8", "--method", "exact"], None, "method="),
-        (["run-cerar", "--engine", "numpy", "--workers", "3", "--c", "9", "--method", "exact"], None, "method="),
-        (["run-gc", "--design", "petersen", "--method", "foo"], "--method:", None),
+        (["cerar", "design", "--workers", "4", "--c", "8", "--method", "exact"], None, "method="),
+        (["cerar", "run", "--engine", "numpy", "--workers", "3", "--c", "9", "--method", "exact"], None, "method="),
+        (["gc", "run", "--design", "petersen", "--method", "foo"], "--method:", None),
         (["reproduce", "--stage", "nope", "--out", "{tmp}"], "--stage:", None),
         (["error", "--design", "pg2_9", "--method", "foo"], "--method:", None),
         (["error", "--design", "nope"], "--design:", None),
@@ -199,7 +199,7 @@ def test_bad_input_names_the_flag(capsys, tmp_path, argv, starts, absent):
 
 
 def test_library_suggestion_spelled_as_flags(capsys):
-    code, _, err = run(capsys, "cerar", "design", "--N", "4", "--c", "8", "--method", "exact")
+    code, _, err = run(capsys, "cerar", "design", "--workers", "4", "--c", "8", "--method", "exact")
     assert code == 2 and "--method perturbation, vandermonde or optimized" in err
 
 
@@ -271,7 +271,7 @@ def test_show_progress(monkeypatch, tty, json_flag, expected):
 
 
 def _optimize(stderr) -> subprocess.CompletedProcess:
-    argv = ["cerar", "optimize", "--N", "3", "--c", "4", "--kappa", "2", "--max-iter", "3"]
+    argv = ["cerar", "optimize", "--workers", "3", "--c", "4", "--kappa", "2", "--max-iter", "3"]
     return subprocess.run(
         [sys.executable, "-m", "gcsim", *argv], stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=300
     )
@@ -377,7 +377,7 @@ def test_a_5000_digit_integer_is_too_large_not_not_an_integer(capsys):
 def test_integers_beyond_float_range_are_one_line(capsys):
     """A 400-digit v passed int() but overflowed float() in the size check (OverflowError traceback)."""
     big = "9" * 400
-    for argv in (["construct", "bibd", big, "3", "1"], ["cerar", "design", "--N", big, "--c", "3"]):
+    for argv in (["construct", "bibd", big, "3", "1"], ["cerar", "design", "--workers", big, "--c", "3"]):
         code, _, err = run(capsys, *argv)
         assert code == 2 and err.count("\n") == 1 and "Traceback" not in err and "MAX_DENSE_ENTRIES" in err, err
 
@@ -387,7 +387,7 @@ def test_integers_beyond_float_range_are_one_line(capsys):
     [
         ["load", ""],
         ["error", "--design", ""],
-        ["run-gc", "--design", ""],
+        ["gc", "run", "--design", ""],
         ["decoder-table", "--design", "", "--s-max", "1", "--out", "o"],
     ],
 )

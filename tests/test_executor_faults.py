@@ -394,7 +394,7 @@ def test_cli_gc_run_same_seed_same_numbers(capsys):
 
 
 def test_cli_refuses_more_dead_workers_than_stragglers(capsys):
-    rc, out, err = _run_cli(["run-gc", "--design", "bibd:7,3,1", "--stragglers", "1", "--workers-die", "2"], capsys)
+    rc, out, err = _run_cli(["gc", "run", "--design", "bibd:7,3,1", "--stragglers", "1", "--workers-die", "2"], capsys)
     assert rc == 2 and "--workers-die" in err and "Traceback" not in err
 
 
@@ -409,7 +409,7 @@ def test_cli_refuses_more_dead_workers_than_stragglers(capsys):
     ],
 )
 def test_cli_names_the_option(capsys, extra, option):
-    rc, out, err = _run_cli(["run-gc", "--design", "bibd:7,3,1", *extra], capsys)
+    rc, out, err = _run_cli(["gc", "run", "--design", "bibd:7,3,1", *extra], capsys)
     assert rc == 2 and option in err and "Traceback" not in err
 
 
@@ -623,7 +623,7 @@ def test_long_rank_lists_are_ranges_and_verbose_is_a_flag():
     )
     from gcsim.app import cli
 
-    for command in ("run-gc", "run-cerar"):
-        extra = ["--design", "bibd:7,3,1"] if command == "run-gc" else ["--workers", "3", "--c", "3"]
-        assert cli.build_parser().parse_args([command, *extra, "--verbose"]).verbose is True
-        assert cli.build_parser().parse_args([command, *extra]).verbose is False
+    for command in (["gc", "run"], ["cerar", "run"]):
+        extra = ["--design", "bibd:7,3,1"] if command[0] == "gc" else ["--workers", "3", "--c", "3"]
+        assert cli.build_parser().parse_args([*command, *extra, "--verbose"]).verbose is True
+        assert cli.build_parser().parse_args([*command, *extra]).verbose is False

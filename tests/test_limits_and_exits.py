@@ -60,7 +60,8 @@ def test_run_cerar_huge_d_is_refused_before_allocating():
             sys.executable,
             "-m",
             "gcsim",
-            "run-cerar",
+            "cerar",
+            "run",
             "--engine",
             "numpy",
             "--workers",
@@ -81,7 +82,7 @@ def test_run_cerar_huge_d_is_refused_before_allocating():
 
 @pytest.mark.parametrize("flag,value", [("--d", "0"), ("--d", "-4"), ("--workers", "1"), ("--timeout", "nan")])
 def test_run_cerar_typed_flags(flag, value):
-    argv = ["run-cerar", "--engine", "numpy", "--workers", "4", "--c", "4", "--d", "8", "--timeout", "60"]
+    argv = ["cerar", "run", "--engine", "numpy", "--workers", "4", "--c", "4", "--d", "8", "--timeout", "60"]
     argv[argv.index(flag) + 1] = value
     proc = subprocess.run([sys.executable, "-m", "gcsim", *argv], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and flag in proc.stderr and "Traceback" not in proc.stderr
@@ -279,5 +280,5 @@ def test_executor_sizes_are_refused_before_ranks_start(monkeypatch):
     sch = gcsim.encode(gcsim.bibd(7, 3, 1), 1, "rd")
     _refused(lambda: experiments.run_parameter_server(sch, d=10**12), "d", 7 * 4 * 10**12)
     _refused(lambda: experiments.run_collectives(4, 10**12), "d", 4 * 10**12)
-    code = cli.main(["run-gc", "--design", "bibd:7,3,1", "--d", str(10**12)])
+    code = cli.main(["gc", "run", "--design", "bibd:7,3,1", "--d", str(10**12)])
     assert code == 2

@@ -31,11 +31,11 @@ READ_ONLY = {
     ("train", "--mnist"),
     ("load", "path"),
     ("cerar", "simulate", "--design"),
-    ("run-cerar", "--design"),
+    ("cerar", "run", "--design"),
     ("error", "--design"),
     ("bounds", "--design"),
     ("decoder-table", "--design"),
-    ("run-gc", "--design"),
+    ("gc", "run", "--design"),
     ("decode-time", "--delays"),
     ("advise", "--delays"),
 }
@@ -84,11 +84,22 @@ def test_no_unclassified_path_flag():
 #: each writing command, as a fast run into the folder given (the folder flag comes last)
 SAMPLES: dict[tuple[str, ...], Callable[[str], list[str]]] = {
     ("construct",): lambda f: ["construct", "bibd", "7", "3", "1", "--export", f],
-    ("cerar", "design"): lambda f: ["cerar", "design", "--N", "3", "--c", "3", "--method", "exact", "--export", f],
+    ("cerar", "design"): lambda f: [
+        "cerar",
+        "design",
+        "--workers",
+        "3",
+        "--c",
+        "3",
+        "--method",
+        "exact",
+        "--export",
+        f,
+    ],
     ("cerar", "optimize"): lambda f: [
         "cerar",
         "optimize",
-        "--N",
+        "--workers",
         "3",
         "--c",
         "4",
@@ -102,7 +113,7 @@ SAMPLES: dict[tuple[str, ...], Callable[[str], list[str]]] = {
     ("cerar", "simulate"): lambda f: [
         "cerar",
         "simulate",
-        "--N",
+        "--workers",
         "3",
         "--c",
         "3",
@@ -131,7 +142,7 @@ SAMPLES: dict[tuple[str, ...], Callable[[str], list[str]]] = {
         "--export",
         f,
     ],
-    ("catalogue",): lambda f: ["catalogue", "--export", "--dir", f],
+    ("catalogue",): lambda f: ["catalogue", "--export", f],
     ("reproduce",): lambda f: ["reproduce", "--stage", "catalogue", "--out", f],
     ("train",): lambda f: ["train", "--iterations", "2", "--codes", "uncoded", "--out", f],
 }

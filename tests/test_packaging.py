@@ -208,7 +208,7 @@ print("CORE OK")
 
 def test_cli_prints_one_line_and_exits_2_for_a_missing_extra(tmp_path):
     code = "from gcsim.app.cli import main\nraise SystemExit(main(sys.argv[1:]))"
-    proc = _blocked_run(code, "cerar", "optimize", "--N", "4", "--c", "8", "--kappa", "20", cwd=tmp_path)
+    proc = _blocked_run(code, "cerar", "optimize", "--workers", "4", "--c", "8", "--kappa", "20", cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and "needs cvxpy: pip install 'gcsim[optimize]'" in err[0], proc.stderr

@@ -223,7 +223,8 @@ def test_cli_run_cerar_gloo_subprocess(repo_root):
             sys.executable,
             "-m",
             "gcsim",
-            "run-cerar",
+            "cerar",
+            "run",
             "--engine",
             "gloo",
             "--workers",
@@ -281,7 +282,8 @@ def test_cli_run_gc_in_process(capsys):
 
     rc = main(
         [
-            "run-gc",
+            "gc",
+            "run",
             "--engine",
             "gloo",
             "--design",

@@ -53,6 +53,7 @@ from .common import (
     path_errors,
     show_progress,
 )
+from .flags import DEPRECATED_COMMANDS
 from .sweep_options import SCHEDULER_FLAGS, add_scheduler_flags, scheduler_from_args
 
 __all__ = ["main", "build_parser", "COMMANDS"]
@@ -123,6 +124,9 @@ def _limit_arg(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+_limit_arg.__name__ = "limit"
+
+
 @contextlib.contextmanager
 def _limits_set(pairs: Sequence[tuple[str, int]] | None) -> Iterator[None]:
     """The ``--limit`` values while the command runs, the previous ones after (main() may run in a process that
@@ -178,33 +182,45 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", default="results", help="output folder")
     p.add_argument("--full", action="store_true", help="paper-scale runs (slow)")
-    p.add_argument("--force", action="store_true", help="recompute stages whose results exist")
+    p.add_argument(
+        "--force", action="store_true", help="replace existing results: recompute stages whose results exist"
+    )
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed passed to every stage")
     p.add_argument(
         "--stage", action="append", help="run only this stage (repeatable; default: every stage this install can run)"
     )
-    add_scheduler_flags(p, "the stages' experiments, fronts and training runs")
+    add_scheduler_flags(p, "the stages' experiments, fronts and training runs", old_flag="--workers")
     p.set_defaults(
         flags={"stage": "--stage", "out": "--out", "seed": "--seed", "full": "--full", "force": "--force"}
         | SCHEDULER_FLAGS
     )
 
-    p = add(
-        "gc",
-        lambda a: EXIT_USAGE,
-        "gradient coding on a real engine: `gcsim gc run ...` (same as run-gc; see `gcsim run-gc --help`)",
-    )
-    p.add_argument("action", choices=["run"], help="the only action; its flags: `gcsim run-gc --help`")
     return parser
+
+
+def _command_index(argv: Sequence[str]) -> int | None:
+    """Where the command word is in ``argv``: after the global options (``--limit NAME=VALUE``)."""
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--limit":
+            i += 2
+        elif argv[i].startswith("--limit="):
+            i += 1
+        else:
+            return i
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    # two-word spellings of the engine commands: `gcsim cerar run` / `gcsim gc run`
-    if len(argv) >= 2 and argv[1] == "run" and argv[0] in ("cerar", "gc"):
-        argv = [f"run-{argv[0]}"] + argv[2:]
+    # deprecated one-word spellings of the engine commands: `gcsim run-cerar` is `gcsim cerar run`
+    start = _command_index(argv)
+    if start is not None and argv[start] in DEPRECATED_COMMANDS:
+        new = DEPRECATED_COMMANDS[argv[start]]
+        print(f"gcsim: warning: `gcsim {argv[start]}` is deprecated: use `gcsim {' '.join(new)}`", file=sys.stderr)
+        argv = [*argv[:start], *new, *argv[start + 1 :]]
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help

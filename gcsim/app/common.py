@@ -45,6 +45,9 @@ __all__ = [
     "emit",
     "object_summary",
     "os_reason",
+    "straggler_arg",
+    "STRAGGLER_KINDS",
+    "normalize_stragglers",
 ]
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -248,6 +251,71 @@ def float_arg(
 
     parse.__name__ = "number"
     return parse
+
+
+#: the kinds of a ``--stragglers KIND:VALUES`` spec (:func:`gcsim.advisor.core.straggler_spec`)
+STRAGGLER_KINDS = ("fixed", "all", "worst", "bernoulli", "markov")
+
+
+def straggler_arg(text: str) -> str:
+    """The argparse ``type`` of ``--stragglers`` in every command: ``S`` (that many stragglers) or ``KIND:VALUES``.
+
+    ``S`` is ``fixed:S``; the values are checked by the command, which knows n.
+
+    >>> straggler_arg("2"), straggler_arg("bernoulli:0.1")
+    ('2', 'bernoulli:0.1')
+    >>> straggler_arg("often")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be S (a number of stragglers) or KIND:VALUES with KIND one of fixed, all, \
+worst, bernoulli, markov (fixed:2, bernoulli:0.1), got 'often'
+    """
+    stripped = text.strip()
+    if stripped.isascii() and stripped.lstrip("+-").isdigit():
+        return str(int_arg(0)(stripped))  # "-1": must be >= 0; 5000 digits: too large
+    kind, sep, _ = stripped.partition(":")
+    if not sep or kind not in STRAGGLER_KINDS:
+        raise argparse.ArgumentTypeError(
+            f"must be S (a number of stragglers) or KIND:VALUES with KIND one of {', '.join(STRAGGLER_KINDS)} "
+            f"(fixed:2, bernoulli:0.1), got {_shown(text)}"
+        )
+    return stripped
+
+
+straggler_arg.__name__ = "straggler spec"
+
+
+def normalize_stragglers(args: argparse.Namespace, kinds: Sequence[str]) -> None:
+    """``--stragglers`` as ``args.stragglers`` (int S) and ``args.model`` / ``args.p`` (commands with ``--model``).
+
+    ``S`` keeps ``--model`` (default fixed); ``KIND:VALUE`` sets the model, refused when ``--model`` names
+    another, or when the command does not run ``KIND`` (``kinds``).
+    """
+    text = str(args.stragglers)
+    if text.isdigit():
+        args.stragglers = parse_integer(text)
+        return
+    kind, _, values = text.partition(":")
+    if kind not in kinds:
+        raise UsageError(f"--stragglers: {kind} is not one of the models this command runs ({', '.join(kinds)})")
+    model = getattr(args, "model", "fixed")
+    if model not in ("fixed", kind):
+        raise UsageError(f"--stragglers: {text!r} disagrees with --model {model}; give one of them")
+    parts = [v for v in values.split(",") if v.strip()]
+    if len(parts) != 1:
+        raise UsageError(f"--stragglers: {kind} takes one value, e.g. {kind}:{'0.1' if kind == 'bernoulli' else '2'}")
+    args.model = kind
+    if kind == "bernoulli":
+        try:
+            args.p = float_arg(0.0, 1.0, strict_max=True)(parts[0])
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(f"--stragglers: {kind}: {exc}") from None
+        args.stragglers = 0
+    else:
+        try:
+            args.stragglers = int_arg(0)(parts[0])
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(f"--stragglers: {kind}: {exc}") from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,8 @@
-"""The ``--scheduler`` and ``--workers`` flags of the commands that run sweeps (:mod:`gcsim.sweep`)."""
+"""The ``--scheduler`` and ``--processes`` flags of the commands that run sweeps (:mod:`gcsim.sweep`).
+
+``--processes`` was ``--workers`` (``--cluster-workers`` in ``gcsim advise``) before ``--workers``
+came to mean the number of workers n in every command; the old spellings are deprecated aliases.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from .common import UsageError, int_arg
 __all__ = ["add_scheduler_flags", "scheduler_from_args", "SCHEDULER_FLAGS"]
 
 #: API argument -> flag, for error messages (merge into a command's ``flags``)
-SCHEDULER_FLAGS = {"scheduler": "--scheduler", "workers": "--workers"}
+SCHEDULER_FLAGS = {"scheduler": "--scheduler", "workers": "--processes"}
 
 
 def _scheduler_arg(text: str) -> str:
@@ -28,12 +32,14 @@ def _scheduler_arg(text: str) -> str:
 _scheduler_arg.__name__ = "scheduler"
 
 
-def add_scheduler_flags(p: argparse.ArgumentParser, what: str = "the tasks", workers_flag: str = "--workers") -> None:
-    """Add ``--scheduler`` (default ``serial``) and ``workers_flag`` (the local cluster's size) to ``p``.
+def add_scheduler_flags(p: argparse.ArgumentParser, what: str = "the tasks", old_flag: str | None = None) -> None:
+    """Add ``--scheduler`` (default ``serial``) and ``--processes`` (the local cluster's size) to ``p``.
 
-    A command whose ``--workers`` means something else (``gcsim advise``: the n of the question)
-    names the cluster size ``--cluster-workers``; its value is stored as ``cluster_workers``.
+    ``old_flag``: the spelling the command used for ``--processes`` before (``--workers``,
+    ``--cluster-workers``), kept as a deprecated alias.
     """
+    from .flags import deprecate
+
     p.add_argument(
         "--scheduler",
         type=_scheduler_arg,
@@ -42,17 +48,19 @@ def add_scheduler_flags(p: argparse.ArgumentParser, what: str = "the tasks", wor
         "pip install 'gcsim[dask]') or tcp://host:port of a running Dask scheduler; same results on each",
     )
     p.add_argument(
-        workers_flag,
-        dest=workers_flag.lstrip("-").replace("-", "_"),
+        "--processes",
+        dest="processes",
         type=int_arg(1),
         default=None,
         help="worker processes of --scheduler local (default: the number of CPUs)",
     )
+    if old_flag is not None:
+        deprecate(p, old_flag, "--processes", note="the Dask processes; --workers is the number of workers n")
 
 
-def scheduler_from_args(args: argparse.Namespace, workers_flag: str = "--workers") -> tuple[Any, int | None]:
-    """``(scheduler, workers)`` from the flags; ``workers_flag`` without ``--scheduler local`` is a usage error."""
-    workers = getattr(args, workers_flag.lstrip("-").replace("-", "_"))
-    if workers is not None and args.scheduler != "local":
-        raise UsageError(f"{workers_flag}: applies to --scheduler local only (a running cluster has its own workers)")
-    return args.scheduler, workers
+def scheduler_from_args(args: argparse.Namespace) -> tuple[Any, int | None]:
+    """``(scheduler, processes)`` from the flags; ``--processes`` without ``--scheduler local`` is a usage error."""
+    processes = args.processes
+    if processes is not None and args.scheduler != "local":
+        raise UsageError("--processes: applies to --scheduler local only (a running cluster has its own workers)")
+    return args.scheduler, processes

@@ -21,7 +21,7 @@ stdout and stderr captured.  The property:
 Excluded or bounded commands (the bound is part of the generated grammar):
 
 * ``reproduce`` -- excluded: it runs every experiment stage (minutes even at the quick scale);
-* ``gc run`` (``run-gc``) -- excluded: it launches torch.distributed (gloo) rank processes; its
+* ``gc run`` -- excluded: it launches torch.distributed (gloo) rank processes; its
   bad-input cases are in ``scripts/reliability/cases_executor.py`` and ``tests/test_executor_faults.py``;
 * every command with an ``--engine`` option -- bounded to ``--engine numpy`` where that is a choice
   (``cerar run``: in-process buffers), else excluded (rule applied to whatever the walk finds);
@@ -60,22 +60,21 @@ DESIGNS = packaged_catalogue()  # the catalogue gcsim ships (designs/ in a check
 EXCLUDED = {
     ("reproduce",): "runs every experiment stage (minutes)",
     ("gc", "run"): "launches torch.distributed rank processes",
-    ("run-gc",): "launches torch.distributed rank processes (the older spelling of gc run)",
 }
 #: Always added to these commands' argv (so a drawn line without the flag is bounded too).
 ALWAYS = {("train",): ["--iterations", "2", "--max-train", "100"]}
 #: Put before the drawn options (argparse keeps the last value, so a drawn value still wins): defaults
 #: that would make a valid line slow (the cvxpy optimizer runs 30 iterations over 4 kappas by default).
 FIRST = {
-    ("cerar", "optimize"): ["--max-iter", "2", "--N", "3", "--c", "4"],
-    ("cerar", "pareto"): ["--max-iter", "2", "--kappas", "5", "--N", "3", "--c", "4"],
+    ("cerar", "optimize"): ["--max-iter", "2", "--workers", "3", "--c", "4"],
+    ("cerar", "pareto"): ["--max-iter", "2", "--kappas", "5", "--workers", "3", "--c", "4"],
     ("cerar", "design"): ["--max-iter", "2"],
     ("cerar", "simulate"): ["--max-iter", "2"],
 }
 _SMALL_ITER = st.sampled_from(["1", "2", "0", "-1", "x", "1e9"]).map(lambda v: ["--max-iter", v])
 _SMALL_RING = {
     flag: st.sampled_from(["2", "3", "4", "0", "1", "-1", "x", "10" + "0" * 30]).map(lambda v, f=flag: [f, v])
-    for flag in ("--N", "--c")
+    for flag in ("--workers", "--c")
 }
 #: Options pinned to a bounded strategy for one command (flag -> strategy of argv values).
 BOUNDED: dict[tuple[str, ...], dict[str, st.SearchStrategy[list[str]]]] = {

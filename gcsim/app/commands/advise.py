@@ -18,6 +18,7 @@ from ..common import (
     output_path,
     path_errors,
     show_progress,
+    straggler_arg,
     table,
 )
 from ..sweep_options import add_scheduler_flags, scheduler_from_args
@@ -25,7 +26,7 @@ from .delays import DELAY_HELP, RULE_HELP, delays_and_rule
 
 __all__ = ["register", "parse_stragglers", "parse_links"]
 
-_STRAGGLER_HELP = "straggler model " + STRAGGLER_SPEC
+_STRAGGLER_HELP = "stragglers: S (= fixed:S) or " + STRAGGLER_SPEC
 
 
 def parse_stragglers(text: str, n: int):
@@ -33,6 +34,8 @@ def parse_stragglers(text: str, n: int):
 
     The grammar is :func:`gcsim.advisor.core.straggler_spec`'s; its refusals name ``--stragglers``.
     """
+    if text.isdigit():  # S stragglers, as in every command: fixed:S
+        text = f"fixed:{text}"
     try:
         return straggler_spec(text, n)
     except GcsimError as exc:
@@ -79,6 +82,9 @@ def _load(text: str) -> int | float:
         ) from None
 
 
+_load.__name__ = "load"
+
+
 def _stragglers_from_args(args: argparse.Namespace):
     """``--stragglers KIND:VALUES``, or a delay model and an arrival rule (``--delays``, ``--rule``)."""
     if (args.stragglers is None) == (args.delays is None):
@@ -96,7 +102,7 @@ def _stragglers_from_args(args: argparse.Namespace):
 
 
 def _cmd_advise(args: argparse.Namespace) -> int:
-    scheduler, cluster_workers = scheduler_from_args(args, "--cluster-workers")
+    scheduler, cluster_workers = scheduler_from_args(args)
     model = _stragglers_from_args(args)
     links = parse_links(args.links)
     objective = tuple(args.objective.split(","))
@@ -244,19 +250,21 @@ def register(sub, add) -> None:
         help="an int --load is the parts per worker in every family, whatever its number of parts (no data cap)",
     )
     p.add_argument("--m", type=int_arg(1), default=1, help="communication reduction m")
-    p.add_argument("--stragglers", help=_STRAGGLER_HELP + " (or --delays with --rule)")
-    p.add_argument("--delays", help="a delay model instead of --stragglers: " + DELAY_HELP)
+    p.add_argument("--stragglers", type=straggler_arg, help=_STRAGGLER_HELP + " (or --delays with --rule)")
+    p.add_argument("--delays", help="delay model instead of --stragglers: " + DELAY_HELP)
     p.add_argument("--rule", help="arrival rule with --delays: " + RULE_HELP)
     p.add_argument("--links", help="bandwidth=B/s,latency=s,gradient-bytes=B[,compute-time=s]")
-    p.add_argument("--objective", default="error", help=f"criteria, comma-separated, among {','.join(OBJECTIVES)}")
+    p.add_argument(
+        "--objective", default="error", help=f"objective: criteria, comma-separated, among {','.join(OBJECTIVES)}"
+    )
     p.add_argument("--families", help="restrict to these families, comma-separated")
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of constructions, encoders and draws")
     p.add_argument("--samples", type=int_arg(100), default=2000, help="Monte Carlo draws per candidate")
     p.add_argument("--top", type=int_arg(1), default=15, help="rows printed (--json prints all)")
-    p.add_argument("--export", help="folder to export the chosen code into")
+    p.add_argument("--export", help="export into the folder: the chosen code (gcsim load FOLDER/NAME reads it)")
     p.add_argument("--rank", type=int_arg(1), default=1, help="rank of the candidate --export writes (1 = best)")
     p.add_argument("--force", dest="overwrite", action="store_true", help="replace an earlier export of the same name")
-    add_scheduler_flags(p, "the candidates' evaluations", workers_flag="--cluster-workers")
+    add_scheduler_flags(p, "the candidates' evaluations", old_flag="--cluster-workers")
     p.set_defaults(
         flags={
             "workers": "--workers",
@@ -271,6 +279,6 @@ def register(sub, add) -> None:
             "folder": "--export",
             "overwrite": "--force",
             "scheduler": "--scheduler",
-            "sweep_workers": "--cluster-workers",
+            "sweep_workers": "--processes",
         }
     )

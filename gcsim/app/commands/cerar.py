@@ -1,7 +1,7 @@
 """``gcsim cerar design|optimize|simulate|rates|pareto|run``: CERAR from the shell.
 
 Each action is a subcommand with its own flags and help (``gcsim cerar design --help``); ``run``
-is the real ring engine, ``gcsim run-cerar`` (:mod:`gcsim.app.commands.executor`).
+is the real ring engine (:mod:`gcsim.app.commands.executor`; ``gcsim run-cerar`` is its deprecated name).
 
 Without ``--eps``, a perturbation design takes the ε that docs/theory.md §50.5 predicts best for
 the precision it runs in, :func:`gcsim.cerar.floating.predicted_optimal_eps` (``u^(1/(r*+1))``):
@@ -12,6 +12,7 @@ default).  The output says which ε was taken and why.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ EXIT_OK, EXIT_FAILURE = 0, 1
 
 #: API argument -> the flag that sets it (errors name the flag)
 _FLAGS = {
-    "N": "--N",
+    "N": "--workers",
     "c": "--c",
     "eps": "--eps",
     "kappa": "--kappa",
@@ -34,7 +35,7 @@ _FLAGS = {
     "overwrite": "--force",
     "kappas": "--kappas",
     "scheduler": "--scheduler",
-    "workers": "--workers",
+    "workers": "--processes",
 }
 
 #: largest finite value of each simulation dtype (bfloat16 has float32's exponent range)
@@ -55,7 +56,7 @@ def _check_sizes(args: argparse.Namespace) -> None:
 
     N, c = args.N, args.c
     check_dense_size(
-        "--N",
+        "--workers",
         N * (N - 1),
         c * c,
         f"the N(N-1) = {N * (N - 1):,} error operators (c x c each) of a CERAR design with N = {N}, c = {c}",
@@ -206,6 +207,14 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
         kappas = [float(x) for x in args.kappas.split(",") if x.strip()]
     except ValueError:
         raise UsageError(f"--kappas: must be comma-separated numbers >= 1, got {args.kappas!r}") from None
+    if args.N is None:  # --workers not given: the ring of 4
+        args.N = 4
+    elif args.scheduler == "local" and args.processes is None:  # --workers meant the Dask processes here before
+        print(
+            f"gcsim: warning: --workers {args.N} is the ring size N (the Dask processes of cerar pareto are "
+            "--processes now)",
+            file=sys.stderr,
+        )
     scheduler, workers = scheduler_from_args(args)
     table = pareto_front(
         args.N,
@@ -302,17 +311,18 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
 
 def register(sub, add) -> None:
     from ..common import HelpFormatter, float_arg, int_arg
+    from ..flags import deprecate
     from ..sweep_options import add_scheduler_flags
 
     p = add(
         "cerar",
         _cmd_cerar,
         "CERAR coded all-reduce: design, optimize, simulate, rates (and `cerar run`)",
-        "examples:\n  gcsim cerar rates --N 4 --c 8\n"
-        "  gcsim cerar design --N 4 --c 8 --method perturbation --eps 0.01 --json\n"
-        "  gcsim cerar optimize --N 4 --c 8 --kappa 20 --export designs/cerar\n"
-        "  gcsim cerar simulate --N 4 --c 8 --method vandermonde --d 4096 --dtype float32\n"
-        "  gcsim cerar run --engine gloo --workers 4 --c 8 --d 4096 --json   # see `gcsim run-cerar --help`\n"
+        "examples:\n  gcsim cerar rates --workers 4 --c 8\n"
+        "  gcsim cerar design --workers 4 --c 8 --method perturbation --eps 0.01 --json\n"
+        "  gcsim cerar optimize --workers 4 --c 8 --kappa 20 --export designs/cerar\n"
+        "  gcsim cerar simulate --workers 4 --c 8 --method vandermonde --d 4096 --dtype float32\n"
+        "  gcsim cerar run --engine gloo --workers 4 --c 8 --d 4096 --json   # see `gcsim cerar run --help`\n"
         "\n`gcsim cerar ACTION --help` lists each action's flags.",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -322,7 +332,14 @@ def register(sub, add) -> None:
             name, help=help_text, description=help_text, epilog=epilog, formatter_class=HelpFormatter
         )
         q.add_argument("--json", action="store_true", help="print one JSON object")
-        q.add_argument("--N", type=int_arg(2), default=4, help="workers on the ring")
+        q.add_argument(
+            "--workers",
+            dest="N",
+            type=int_arg(2),
+            default=None if name == "pareto" else 4,
+            help="number of workers n: the ring size N" + (" (default: 4)" if name == "pareto" else ""),
+        )
+        deprecate(q, "--N", "--workers", note="the number of workers n, the ring size")
         q.add_argument("--c", type=int_arg(1), default=8, help="components per gradient")
         q.set_defaults(flags=_FLAGS)
         return q
@@ -331,7 +348,10 @@ def register(sub, add) -> None:
         q.add_argument("--kappa", type=float_arg(1.0), default=None, help=f"condition-number cap, >= 1{when}")
         q.add_argument("--max-iter", type=int_arg(1), default=30, help=f"alternating sweeps per start{when}")
         q.add_argument(
-            "--objective", default="frobenius", choices=["frobenius", "worst"], help=f"what to minimize{when}"
+            "--objective",
+            default="frobenius",
+            choices=["frobenius", "worst"],
+            help=f"objective: what to minimize{when}",
         )
 
     def construction_flags(q: argparse.ArgumentParser, dtype_default: str, dtype_help: str) -> None:
@@ -339,13 +359,13 @@ def register(sub, add) -> None:
             "--method",
             default="perturbation",
             choices=["exact", "vandermonde", "perturbation", "optimized"],
-            help="construction (exact needs c <= N)",
+            help="encoder: the CERAR construction (exact needs c <= N)",
         )
         q.add_argument(
             "--eps",
             type=float_arg(0.0),
             default=None,
-            help="perturbation ε / Vandermonde node spacing (default for perturbation: the ε predicted "
+            help="encoder ε: perturbation ε / Vandermonde node spacing (default for perturbation: the ε predicted "
             "optimal for --dtype, docs/theory.md §50.5)",
         )
         q.add_argument("--dtype", default=dtype_default, choices=["float64", "float32", "bfloat16"], help=dtype_help)
@@ -353,16 +373,16 @@ def register(sub, add) -> None:
 
     def output_flags(q: argparse.ArgumentParser) -> None:
         q.add_argument("--seed", type=int_arg(0), default=0, help="seed (optimized starts, simulated gradients)")
-        q.add_argument("--export", metavar="DIR", help="export the design into the catalogue folder DIR")
-        q.add_argument("--name", help="catalogue name (default: from the method and parameters)")
-        q.add_argument("--force", action="store_true", help="overwrite an existing export")
+        q.add_argument("--export", metavar="DIR", help="export into the folder DIR: the design, as a catalogue bundle")
+        q.add_argument("--name", help="the name of the bundle (default: from the method and parameters)")
+        q.add_argument("--force", action="store_true", help="replace an existing export")
 
     q = action(
         "design",
         "build a CERAR design and print its error, condition numbers and traffic",
-        "examples:\n  gcsim cerar design --N 4 --c 8                       # ε predicted best for float32\n"
-        "  gcsim cerar design --N 4 --c 8 --eps 0.01 --json\n"
-        "  gcsim cerar design --N 3 --c 5 --method vandermonde --export designs/cerar",
+        "examples:\n  gcsim cerar design --workers 4 --c 8                       # ε predicted best for float32\n"
+        "  gcsim cerar design --workers 4 --c 8 --eps 0.01 --json\n"
+        "  gcsim cerar design --workers 3 --c 5 --method vandermonde --export designs/cerar",
     )
     construction_flags(q, "float32", "precision the design is meant for; picks the default --eps")
     output_flags(q)
@@ -370,15 +390,15 @@ def register(sub, add) -> None:
     q = action(
         "optimize",
         "condition-number-constrained optimization of the encoders (docs/theory.md §55)",
-        "examples:\n  gcsim cerar optimize --N 4 --c 8 --kappa 20 --export designs/cerar\n"
-        "  gcsim cerar optimize --N 3 --c 4 --kappa 5 --max-iter 3 --objective worst --json",
+        "examples:\n  gcsim cerar optimize --workers 4 --c 8 --kappa 20 --export designs/cerar\n"
+        "  gcsim cerar optimize --workers 3 --c 4 --kappa 5 --max-iter 3 --objective worst --json",
     )
     optimizer_flags(q)
     q.add_argument(
         "--eps",
         type=float_arg(0.0),
         default=None,
-        help="ε of the perturbation start instead of scanning a grid (default: scan)",
+        help="encoder ε of the perturbation start instead of scanning a grid (default: scan)",
     )
     q.set_defaults(method="optimized", dtype="float64")
     output_flags(q)
@@ -386,29 +406,35 @@ def register(sub, add) -> None:
     q = action(
         "simulate",
         "run the packet-level ring protocol on seeded Gaussian gradients in a chosen precision",
-        "examples:\n  gcsim cerar simulate --N 4 --c 8 --dtype float32 --d 4096\n"
-        "  gcsim cerar simulate --N 4 --c 8 --method vandermonde --d 4096 --dtype float32\n"
+        "examples:\n  gcsim cerar simulate --workers 4 --c 8 --dtype float32 --d 4096\n"
+        "  gcsim cerar simulate --workers 4 --c 8 --method vandermonde --d 4096 --dtype float32\n"
         "  gcsim cerar simulate --design designs/cerar/NAME.json --d 1024 --json",
     )
     construction_flags(q, "float64", "precision of the simulated ring; picks the default --eps")
     q.add_argument("--d", type=int_arg(1), default=1024, help="gradient length")
-    q.add_argument("--design", help="load the design from a catalogue file instead of building it")
+    q.add_argument("--design", help="the design: a catalogue file, loaded instead of building it")
     output_flags(q)
 
     q = action(
         "pareto",
         "error versus condition-number cap: optimized designs against the analytic families",
-        "examples:\n  gcsim cerar pareto --N 4 --c 8 --kappas 3,10,30,100\n"
-        "  gcsim cerar pareto --N 8 --c 16 --kappas 5,50 --scheduler local --workers 4 --json",
+        "examples:\n  gcsim cerar pareto --workers 4 --c 8 --kappas 3,10,30,100\n"
+        "  gcsim cerar pareto --workers 8 --c 16 --kappas 5,50 --scheduler local --processes 4 --json",
     )
-    q.add_argument("--kappas", default="3,10,30,100", help="comma-separated condition-number caps, each >= 1")
+    q.add_argument("--kappas", default="3,10,30,100", help="condition-number caps, comma-separated, each >= 1")
     q.add_argument("--max-iter", type=int_arg(1), default=25, help="alternating sweeps per start and cap")
-    q.add_argument("--objective", default="frobenius", choices=["frobenius", "worst"], help="what to minimize")
+    q.add_argument(
+        "--objective", default="frobenius", choices=["frobenius", "worst"], help="objective: what to minimize"
+    )
     q.add_argument("--seed", type=int_arg(0), default=0, help="seed of the optimized starts")
     add_scheduler_flags(q, "the analytic members and the caps")
+
+    from .executor import add_cerar_run  # the real ring engine, among the CERAR actions
+
+    add_cerar_run(actions)
 
     q = action(
         "rates",
         "traffic per worker, rounds and storage of CERAR against the ring all-reduce (formulas)",
-        "example:\n  gcsim cerar rates --N 4 --c 8 --json",
+        "example:\n  gcsim cerar rates --workers 4 --c 8 --json",
     )

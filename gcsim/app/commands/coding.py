@@ -16,7 +16,7 @@ from ...coding.encoders import METHODS
 EXIT_OK, EXIT_FAILURE = 0, 1
 
 _DESIGN_HELP = (
-    "named instance (pg2_9, coset_27_2_5, biregular_40_20_3_6, paley13, petersen), "
+    "the design: named instance (pg2_9, coset_27_2_5, biregular_40_20_3_6, paley13, petersen), "
     "family spec (bibd:91,10,1 | srg:13,6,2,3 | coset:27,2,5 | biregular:40,20,3,6[,seed]) "
     "or a catalogue file"
 )
@@ -79,13 +79,13 @@ _FLAGS = {
     "model": "--model",
     "chunk": "--chunk",
     "scheduler": "--scheduler",
-    "workers": "--workers",
+    "workers": "--processes",
     "stragglers": "--stragglers",
 }
 
 
 def _common(p: argparse.ArgumentParser, design_required: bool = True) -> None:
-    from ..common import float_arg, int_arg
+    from ..common import float_arg, int_arg, straggler_arg
 
     p.add_argument("--design", required=design_required, help=_DESIGN_HELP)
     p.add_argument("--m", type=int_arg(1), default=2, help="communication reduction m")
@@ -96,7 +96,7 @@ def _common(p: argparse.ArgumentParser, design_required: bool = True) -> None:
         # the registry (gcsim.coding.encoders); encode() refuses other names, naming the flag
         help=f"encoder: {', '.join(METHODS)} (docs/guides/coding.md)",
     )
-    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon")
+    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="encoder ε: the RD/NS jitter")
     p.add_argument(
         "--dist", choices=["rademacher", "gaussian"], help="RD/NS entry distribution (default: the method's own)"
     )
@@ -108,12 +108,18 @@ def _common(p: argparse.ArgumentParser, design_required: bool = True) -> None:
         help="straggler model (fixed: s uniform stragglers; 'all' enumerates every pattern, up to "
         "gcsim.limits.MAX_PATTERNS; worst: the worst pattern)",
     )
-    p.add_argument("--stragglers", "-s", type=int_arg(0), default=0, help="number of stragglers s")
+    p.add_argument(
+        "--stragglers",
+        "-s",
+        type=straggler_arg,
+        default="0",
+        help="stragglers: S (S uniform stragglers, with --model) or KIND:VALUE: fixed:S, all:S, worst:S, bernoulli:P",
+    )
     p.add_argument(
         "--p",
         type=float_arg(0.0, 1.0, strict_max=True),
         default=0.1,
-        help="Bernoulli straggling probability, 0 <= p < 1",
+        help="straggling probability (--model bernoulli), 0 <= p < 1",
     )
     p.add_argument(
         "--design-s",
@@ -127,7 +133,9 @@ def _common(p: argparse.ArgumentParser, design_required: bool = True) -> None:
 
 def _cmd_error(args: argparse.Namespace) -> int:
     from ...coding.evaluate import expected_error, worst_case_error
-    from ..common import emit, fmt, show_progress
+    from ..common import emit, fmt, normalize_stragglers, show_progress
+
+    normalize_stragglers(args, ("fixed", "all", "worst", "bernoulli"))
 
     design, scheme, model = _scheme_and_model(args)
     norm = scheme.m * scheme.num_parts
@@ -197,7 +205,9 @@ def _cmd_error(args: argparse.Namespace) -> int:
 
 def _cmd_bounds(args: argparse.Namespace) -> int:
     from ...coding.verify import verify_bounds
-    from ..common import UsageError, emit, show_progress
+    from ..common import UsageError, emit, normalize_stragglers, show_progress
+
+    normalize_stragglers(args, ("fixed", "all", "worst", "bernoulli"))
 
     if args.action != "verify":
         raise UsageError(f"unknown bounds action {args.action!r} (use: gcsim bounds verify ...)")
@@ -205,7 +215,7 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
         return _cmd_bounds_catalogue(args)
     if args.design is None:
         raise UsageError("--design: required (or --catalogue for every named instance)")
-    if args.scheduler != "serial" or args.workers is not None:
+    if args.scheduler != "serial" or args.processes is not None:
         raise UsageError("--scheduler: one scheme is one task; use it with --catalogue")
     _, scheme, model = _scheme_and_model(args)
     bounds = args.bounds.split(",") if args.bounds else None
@@ -275,7 +285,7 @@ def register(sub, add) -> None:
         "  gcsim error --design pg2_9 --method rd -s 20 --samples 100000000 --scheduler local",
     )
     _common(p)
-    add_scheduler_flags(p, "the Monte Carlo chunks")
+    add_scheduler_flags(p, "the Monte Carlo chunks", old_flag="--workers")
     p.add_argument(
         "--chunk",
         type=_int1,
@@ -300,6 +310,6 @@ def register(sub, add) -> None:
         action="store_true",
         help="check every named instance instead of --design (with -s 0: s = 1, n/4, n/2 each)",
     )
-    add_scheduler_flags(p, "the catalogue checks")
+    add_scheduler_flags(p, "the catalogue checks", old_flag="--workers")
     p.add_argument("--bounds", help="comma-separated bound names (default: all applicable built-ins)")
     p.add_argument("--draws", type=_int1, default=32, help="encoder redraws for bounds on expectations")

@@ -149,25 +149,39 @@ def _cmd_load(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: ``--export`` given without a folder (deprecated: ``--export DIR``)
+_BARE = "\0bare"
+
+
 def _cmd_catalogue(args: argparse.Namespace) -> int:
     from ..catalogue_report import catalogue_table, format_table, table_ok
     from ..paths import inside_installed_package, packaged_catalogue
 
+    flag = "--dir"  # the flag that named the folder, for the messages
+    if args.export == _BARE:  # `--dir DIR --export`, the spelling before --export DIR
+        print("gcsim: warning: --export without a folder is deprecated: use --export DIR", file=sys.stderr)
+        args.export = True
+    elif args.export is not None:  # --export DIR: check against DIR and write what it lacks
+        if args.dir is not None and Path(args.dir) != Path(args.export):
+            raise UsageError(f"--export: {args.export!r} differs from --dir {args.dir!r}; give one folder")
+        args.dir, args.export, flag = args.export, True, "--export"
+    else:
+        args.export = False
     if (args.export or args.force) and args.dir is None:  # writes only into a folder named on the command line
         raise UsageError("--dir: --export and --force need --dir DIR, a folder of your own, to write into")
     if args.dir is None:
         args.dir = str(packaged_catalogue())
     if (args.export or args.force) and inside_installed_package(args.dir):
         raise UsageError(
-            f"--dir: {args.dir!r} is inside the installed gcsim package (read-only); "
+            f"{flag}: {args.dir!r} is inside the installed gcsim package (read-only); "
             "give --dir DIR, a folder of your own, to export"
         )
     if args.export or args.force:
-        check_output_dir("--dir", args.dir)
+        check_output_dir(flag, args.dir)
     elif Path(args.dir).exists() and not Path(args.dir).is_dir():  # a missing folder: every file "missing"
-        raise UsageError(f"--dir: {args.dir!r} exists and is not a folder")
-    with path_errors("--dir"):
-        rows = catalogue_table(directory=args.dir, export=args.export, force=args.force, flag="--dir")
+        raise UsageError(f"{flag}: {args.dir!r} exists and is not a folder")
+    with path_errors(flag):
+        rows = catalogue_table(directory=args.dir, export=args.export, force=args.force, flag=flag)
     ok = table_ok(rows)
     emit(args, {"rows": rows, "ok": ok}, lambda: format_table(rows))
     return EXIT_OK if ok else EXIT_FAILURE
@@ -190,9 +204,9 @@ def register(sub, add) -> None:
     p.add_argument("params", type=int_arg(), nargs="+", help="the family's integer parameters")
     p.add_argument("--group", default="cyclic", choices=["cyclic", "elementary"], help="coset graphs: group")
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of randomized constructions")
-    p.add_argument("--export", metavar="DIR", help="also export it into the catalogue folder DIR")
-    p.add_argument("--name", help="catalogue name (default: the parameters)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing catalogue file")
+    p.add_argument("--export", metavar="DIR", help="export into the folder DIR, a catalogue folder (<kind>/<name>)")
+    p.add_argument("--name", help="the name of the bundle in the catalogue (default: the parameters)")
+    p.add_argument("--force", action="store_true", help="replace an existing catalogue file")
     p.add_argument("--matrix", action="store_true", help="print the 0/1 assignment matrix")
 
     p = add(
@@ -225,12 +239,19 @@ def register(sub, add) -> None:
         _cmd_catalogue,
         "build, verify (and export) the named instances; print a table",
         "examples:\n  gcsim catalogue                      # against the catalogue shipped with gcsim\n"
-        "  gcsim catalogue --dir my_designs --export",
+        "  gcsim catalogue --export my_designs",
     )
     p.add_argument(
         "--dir",
         default=None,
         help="catalogue folder (default: the catalogue shipped with gcsim, read-only when installed)",
     )
-    p.add_argument("--export", action="store_true", help="write missing catalogue files into --dir")
-    p.add_argument("--force", action="store_true", help="rewrite the catalogue files in --dir")
+    p.add_argument(
+        "--export",
+        nargs="?",
+        const=_BARE,
+        default=None,
+        metavar="DIR",
+        help="export into the folder DIR: the catalogue files it lacks (checked against DIR)",
+    )
+    p.add_argument("--force", action="store_true", help="replace (rewrite) the catalogue files in --dir")

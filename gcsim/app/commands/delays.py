@@ -102,7 +102,7 @@ def _cmd_decode_time(args: argparse.Namespace) -> int:
     from ..common import emit, fmt
 
     model, rule = delays_and_rule(args)
-    res = expected_decode_time(model, rule, method=args.method, samples=args.samples, seed=args.seed)
+    res = expected_decode_time(model, rule, method=args.evaluation, samples=args.samples, seed=args.seed)
     payload = {
         "delays": model.describe(),
         "rule": rule.params,
@@ -157,6 +157,8 @@ def _cmd_decoder_table(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_TIME_FLAGS = {"method": "--evaluation", "samples": "--samples", "workers": "--workers"}
+
 _FLAGS = {
     "method": "--method",
     "samples": "--samples",
@@ -169,6 +171,7 @@ _FLAGS = {
 
 def register(sub, add) -> None:
     from ..common import float_arg, int_arg
+    from ..flags import deprecate
 
     p = add(
         "decode-time",
@@ -178,18 +181,19 @@ def register(sub, add) -> None:
         "  gcsim decode-time --workers 10 --delays pareto:scale=1,shape=2.5 --rule relative:mu=0.5 --json\n"
         "  gcsim decode-time --delays trace:delays.npy --rule deadline:deadline=2.5",
     )
-    p.add_argument("--delays", required=True, help=DELAY_HELP)
-    p.add_argument("--rule", required=True, help=RULE_HELP)
+    p.add_argument("--delays", required=True, help="delay model " + DELAY_HELP)
+    p.add_argument("--rule", required=True, help="arrival rule: " + RULE_HELP)
     p.add_argument("--workers", type=int_arg(1), default=None, help="number of workers n (a trace gives it)")
     p.add_argument(
-        "--method",
+        "--evaluation",
         default="auto",
         choices=["auto", "exact", "quad", "monte-carlo"],
-        help="closed form, quadrature, or Monte Carlo (auto: exact, else quad)",
+        help="how the expected time is computed: closed form, quadrature, or Monte Carlo (auto: exact, else quad)",
     )
+    deprecate(p, "--method", "--evaluation", note="--method is the encoder in every other command")
     p.add_argument("--samples", type=int_arg(1), default=100_000, help="Monte Carlo draws")
-    p.add_argument("--seed", type=int_arg(0), default=0, help="Monte Carlo seed")
-    p.set_defaults(flags=_FLAGS)
+    p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the Monte Carlo draws")
+    p.set_defaults(flags=_TIME_FLAGS)
 
     p = add(
         "decoder-table",
@@ -197,13 +201,15 @@ def register(sub, add) -> None:
         "precompute the optimal decoders of every pattern of up to s stragglers and export them with the encoder",
         "example:\n  gcsim decoder-table --design bibd:13,4,1 --m 2 --method rd --s-max 2 --out tables",
     )
-    p.add_argument("--design", required=True, help="named instance, family spec (bibd:13,4,1, ...) or a catalogue file")
+    p.add_argument(
+        "--design", required=True, help="the design: named instance, family spec (bibd:13,4,1, ...) or a catalogue file"
+    )
     p.add_argument("--m", type=int_arg(1), default=2, help="communication reduction m")
     p.add_argument("--method", default="rd", metavar="METHOD", help=f"encoder: {', '.join(METHODS)}")
-    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon")
+    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="encoder ε: the RD/NS jitter")
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the encoder")
     p.add_argument("--s-max", type=int_arg(0), required=True, help="largest number of stragglers tabulated")
-    p.add_argument("--out", required=True, help="folder to write the bundle into")
-    p.add_argument("--name", help="bundle name (default decoders_s<S>)")
+    p.add_argument("--out", required=True, help="output folder: the bundle is written into it")
+    p.add_argument("--name", help="the name of the bundle (default decoders_s<S>)")
     p.add_argument("--force", action="store_true", help="replace an existing bundle")
     p.set_defaults(flags=_FLAGS)

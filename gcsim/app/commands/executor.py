@@ -2,11 +2,11 @@
 
 Registered through :data:`gcsim.cli._EXTRA_COMMANDS` (``register(subparsers, add)``).
 
-``gcsim run-cerar --engine gloo --workers N --c C [--d D] [--design FILE] [--eps E] --json``
+``gcsim cerar run --engine gloo --workers N --c C [--d D] [--design FILE] [--eps E] --json``
     Runs the CERAR ring on ``N`` gloo ranks (or on NumPy buffers with ``--engine numpy``)
     over seeded Gaussian gradients and prints bytes sent per rank, itemsize, d, seconds
     and the maximum relative error against the exact sum (and against ``dist.all_reduce``).
-``gcsim run-gc --engine gloo --design NAME_OR_BUNDLE --m M --stragglers S [--workers-die K] --json``
+``gcsim gc run --engine gloo --design NAME_OR_BUNDLE --m M --stragglers S [--workers-die K] --json``
     (also spelled ``gcsim gc run``) Parameter-server gradient coding on ``n + 1`` gloo ranks:
     seeded delays measured from a barrier, ``K`` seeded workers whose process dies, decoding
     from the first ``n − S`` arrivals on that simulated clock (so ``--seed`` fixes every
@@ -31,16 +31,16 @@ from ...errors import InvalidArgumentError
 __all__ = ["register"]
 
 _CERAR_EPILOG = """examples:
-  gcsim run-cerar --engine gloo --workers 3 --c 3 --d 64 --json
-  gcsim run-cerar --engine gloo --workers 4 --c 8 --eps 0.001 --d 100000 --baselines
-  gcsim run-cerar --engine numpy --workers 4 --c 8 --d 4096    # ε predicted best for float32
-  gcsim run-cerar --engine gloo --workers 4 --c 8 --design designs/cerar/NAME.json   # a `cerar design --export` file
+  gcsim cerar run --engine gloo --workers 3 --c 3 --d 64 --json
+  gcsim cerar run --engine gloo --workers 4 --c 8 --eps 0.001 --d 100000 --baselines
+  gcsim cerar run --engine numpy --workers 4 --c 8 --d 4096    # ε predicted best for float32
+  gcsim cerar run --engine gloo --workers 4 --c 8 --design designs/cerar/NAME.json   # a `cerar design --export` file
 """
 
 _GC_EPILOG = """examples:
-  gcsim run-gc --engine gloo --design petersen --m 2 --stragglers 2 --workers-die 1 --json
-  gcsim run-gc --engine gloo --design bibd:7,3,1 --m 1 --stragglers 1 --method rd
-  gcsim gc run --design bibd:7,3,1 --m 2 --stragglers 2 --workers-die 1 --seed 4 --json   # same seed, same numbers
+  gcsim gc run --engine gloo --design petersen --m 2 --stragglers 2 --workers-die 1 --json
+  gcsim gc run --engine gloo --design bibd:7,3,1 --m 1 --stragglers 1 --method rd
+  gcsim gc run --design bibd:7,3,1 --m 2 --stragglers fixed:2 --workers-die 1 --seed 4 --json  # same seed: same numbers
 """
 
 
@@ -211,7 +211,7 @@ def _run_gc(args: argparse.Namespace) -> int:
     from ...coding.evaluate import optimal_error
     from ...coding.schemes import encode
     from ...executor.experiments import run_parameter_server
-    from ..common import EXIT_OK, emit, fmt
+    from ..common import EXIT_OK, emit, fmt, normalize_stragglers
 
     seed = check_int("seed", args.seed, minimum=0)
     from ..specs import design_arg
@@ -223,6 +223,7 @@ def _run_gc(args: argparse.Namespace) -> int:
     sch = encode(obj, args.m, args.method, **kw)
     n = sch.n
     check_int("--workers-die", args.workers_die, minimum=0, maximum=n)
+    normalize_stragglers(args, ("fixed",))  # the first n - S arrivals: S stragglers, chosen by the delays
     check_int("stragglers", args.stragglers, minimum=0, maximum=n)
     # the dying workers are seeded too: the same --seed kills the same processes
     die = sorted(np.random.default_rng(seed + 1).permutation(n)[: args.workers_die].tolist())
@@ -283,33 +284,49 @@ def _run_gc(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def register(subparsers: Any, add) -> None:
-    """Add ``run-cerar`` and ``run-gc`` to the ``gcsim`` parser."""
+def _subcommand(group: Any, name: str, func, help_text: str, epilog: str) -> Any:
+    from ..common import HelpFormatter
+
+    p = group.add_parser(name, help=help_text, description=help_text, epilog=epilog, formatter_class=HelpFormatter)
+    p.set_defaults(func=func)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return p
+
+
+def add_cerar_run(actions: Any) -> None:
+    """Add ``run`` to the actions of ``gcsim cerar`` (``gcsim cerar run``; ``run-cerar`` is its deprecated name)."""
     from ..common import float_arg, int_arg  # typed flags: a bad value is one line naming the flag
 
-    p = add(
-        "run-cerar", _cmd_run_cerar, "run the CERAR ring all-reduce on a real engine (gloo) or NumPy", _CERAR_EPILOG
+    p = _subcommand(
+        actions, "run", _cmd_run_cerar, "run the CERAR ring all-reduce on a real engine (gloo) or NumPy", _CERAR_EPILOG
     )
-    p.add_argument("--engine", choices=["gloo", "numpy"], default="gloo", help="ranks on gloo, or NumPy buffers")
-    p.add_argument("--workers", type=int_arg(2, 1024), required=True, help="ring size N (ranks)")
+    p.add_argument(
+        "--engine", choices=["gloo", "numpy"], default="gloo", help="engine: ranks on gloo, or NumPy buffers"
+    )
+    p.add_argument(
+        "--workers", type=int_arg(2, 1024), required=True, help="number of workers n: the ring size N (ranks)"
+    )
     p.add_argument("--c", type=int_arg(1, 4096), default=None, help="components per gradient")
     p.add_argument("--d", type=int_arg(1), default=1024, help="gradient length")
-    p.add_argument("--design", help="exported CERAR design (bundle path) instead of building one")
+    p.add_argument("--design", help="the design: an exported CERAR design (bundle path) instead of building one")
     p.add_argument(
         "--method",
         choices=["exact", "vandermonde", "perturbation"],
         default=None,
-        help="construction (default: exact if c <= N, else perturbation)",
+        help="encoder: the CERAR construction (default: exact if c <= N, else perturbation)",
     )
     p.add_argument(
         "--eps",
         type=float_arg(0.0, strict_min=True),
         default=None,
-        help="perturbation ε / Vandermonde node spacing (default for perturbation: the ε predicted optimal for "
-        "--dtype, docs/theory.md §50.5)",
+        help="encoder ε: perturbation ε / Vandermonde node spacing (default for perturbation: the ε predicted "
+        "optimal for --dtype, docs/theory.md §50.5)",
     )
     p.add_argument(
-        "--dtype", choices=["float32", "float64"], default="float32", help="wire precision; picks the default --eps"
+        "--dtype",
+        choices=["float32", "float64"],
+        default="float32",
+        help="precision on the wire; picks the default --eps",
     )
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the Gaussian gradients")
     p.add_argument("--repeats", type=int_arg(1, 10000), default=1, help="timed repetitions")
@@ -320,17 +337,30 @@ def register(subparsers: Any, add) -> None:
     )
     p.set_defaults(flags=_CERAR_OPTIONS)
 
-    p = add("run-gc", _cmd_run_gc, "gradient coding with a parameter server on a real engine (gloo)", _GC_EPILOG)
-    p.add_argument("--engine", choices=["gloo"], default="gloo", help="torch.distributed backend")
-    p.add_argument("--design", required=True, help="named instance, family:params or catalogue bundle")
+
+def register(subparsers: Any, add) -> None:
+    """Add ``gc`` (``gcsim gc run``; ``run-gc`` is its deprecated name) to the ``gcsim`` parser.
+
+    ``gcsim cerar run`` is added by :func:`add_cerar_run`, among the CERAR actions.
+    """
+    from ..common import float_arg, int_arg, straggler_arg  # typed flags: a bad value is one line naming the flag
+
+    group = add("gc", _cmd_run_gc, "gradient coding on a real engine: gcsim gc run ...", _GC_EPILOG)
+    runs = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = _subcommand(
+        runs, "run", _cmd_run_gc, "gradient coding with a parameter server on a real engine (gloo)", _GC_EPILOG
+    )
+    p.add_argument("--engine", choices=["gloo"], default="gloo", help="engine: the torch.distributed backend")
+    p.add_argument("--design", required=True, help="the design: named instance, family:params or catalogue bundle")
     p.add_argument("--m", type=int_arg(1), default=1, help="communication reduction m")
     p.add_argument("--method", default="rd", metavar="METHOD", help=f"encoder: {', '.join(METHODS)}")
-    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="RD/NS jitter epsilon")
+    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="encoder ε: the RD/NS jitter")
     p.add_argument(
         "--stragglers",
-        type=int_arg(0),
-        default=0,
-        help="s: decode from the first n - s arrivals (simulated clock: seeded delays after a barrier)",
+        type=straggler_arg,
+        default="0",
+        help="stragglers: S or fixed:S, decode from the first n - S arrivals (simulated clock: seeded delays "
+        "after a barrier)",
     )
     p.add_argument(
         "--deadline",
@@ -358,7 +388,7 @@ def register(subparsers: Any, add) -> None:
         default=10.0,
         help="how long past the latest scheduled arrival the PS waits before a missing worker is a timeout (s)",
     )
-    p.add_argument("--seed", type=int_arg(0), default=0, help="seeds the encoder, the delays and the dying workers")
+    p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the encoder, the delays and the dying workers")
     p.add_argument("--timeout", type=float_arg(0.0, strict_min=True), default=120.0, help="launcher timeout in seconds")
     p.add_argument(
         "--verbose", action="store_true", help="let gloo's and c10's own log lines through (dropped by default)"

@@ -162,5 +162,5 @@ def register(sub, add) -> None:
         help="precision in which the workers encode and send their messages (the PS decodes in float64)",
     )
     p.add_argument("--max-train", type=int_arg(1), default=None, help="use only this many training examples")
-    p.add_argument("--out", help="write history.csv and a manifest into this folder")
+    p.add_argument("--out", help="output folder: history.csv and a manifest are written into it")
     p.set_defaults(flags=_FLAGS)
