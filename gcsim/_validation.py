@@ -142,6 +142,7 @@ def check_mask(name: str, value: Any, n: int) -> np.ndarray:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged nested lists, objects numpy cannot read
         raise InvalidArgumentError(name, f"cannot be read as a mask ({exc})") from None
+    limits.check_entries(name, arr.shape, "the straggler mask")  # logical size: a zero-stride view counts
     if arr.dtype != np.bool_:
         if arr.size and not np.all((arr == 0) | (arr == 1)):
             raise InvalidArgumentError(name, "must be a boolean mask (or 0/1 entries)")

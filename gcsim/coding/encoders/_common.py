@@ -8,6 +8,7 @@ import numpy as np
 
 from ..._validation import check_binary_matrix, check_dense_size, check_int
 from ...errors import InvalidArgumentError
+from ...limits import check_entries
 
 __all__ = ["target_matrix", "as_assignment", "as_weights", "diagonals", "stack", "second_moment", "short"]
 
@@ -46,6 +47,7 @@ def as_assignment(assignment_or_design: Any) -> np.ndarray:
         raise InvalidArgumentError("assignment", f"cannot be read as a matrix ({exc})") from None
     if arr.dtype == object:
         raise InvalidArgumentError("assignment", "must be a numeric 0/1 matrix")
+    check_entries("assignment", arr.shape, "the 0/1 assignment")  # logical size, before isfinite copies
     if arr.size and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise InvalidArgumentError("assignment", "contains NaN or inf")
     A = check_binary_matrix("assignment", arr)
