@@ -118,7 +118,7 @@ def fastest_mixing_chain(A: Any, *, solver: str = "SCS") -> tuple[np.ndarray, fl
     Returns
     -------
     P : numpy.ndarray (n, n)
-        Symmetric (bit for bit), non-negative, supported on ``A``, rows summing to 1 within ``4 n u``.
+        Symmetric (bit for bit), non-negative, supported on ``A``, rows summing to 1 within ``8 n u``.
     slem : float
         ``‖P - J/n‖₂`` by ``numpy.linalg.eigvalsh``.
     status : str
@@ -171,7 +171,7 @@ def build(A: np.ndarray, m: int, rng: np.random.Generator, eps: float, opts: dic
 
 
 def verify(scheme: Any, name: str) -> None:
-    """``m = 1``, ``B`` symmetric bit for bit, non-negative, every row summing to 1 (to ``4 n u``)."""
+    """``m = 1``, ``B`` symmetric bit for bit, non-negative, every row summing to 1 (to ``8 n u``)."""
     B = scheme.B
     n = scheme.n
     if scheme.m != 1 or B.shape != (n, n):
