@@ -667,3 +667,126 @@ def test_advise_takes_a_straggler_spec_over_its_own_workers():
         with pytest.raises(InvalidArgumentError) as info:
             advise(13, 4, 2, bad, progress=False)
         assert info.value.argument == "stragglers" and str(info.value)
+
+
+# ----------------------------------------------------------------------------------------------
+# at cluster scale (issue #22 item 3): screening, refinement, progress, sizing before building
+# ----------------------------------------------------------------------------------------------
+
+
+def _pg5_question(**kw):
+    # PG(2,5): 31 workers, 2^31 Bernoulli patterns, so every candidate is a stratified Monte Carlo
+    return advise(31, 6, 2, "bernoulli:0.1", families=["bibd", "cyclic"], samples=800, progress=False, **kw)
+
+
+@pytest.fixture(scope="module")
+def screened_and_full():
+    return _pg5_question(), _pg5_question(adaptive=False)
+
+
+def test_screen_refines_exactly_the_rows_whose_interval_meets_the_leaders(screened_and_full):
+    adv, full = screened_and_full
+    assert adv.verify() and full.verify()
+    assert adv.question["screen_samples"] == 100 and full.question["screen_samples"] is None
+    by_name = {r["name"]: r for r in full.rows}
+    assert set(by_name) == {r["name"] for r in adv.rows}
+    screened = [r for r in adv.rows if "screened with 100 draws" in r["notes"]]
+    refined = [r for r in adv.rows if r not in screened]
+    assert screened and refined
+    # a refined row carries the full budget's numbers, bit for bit those of adaptive=False
+    for r in refined:
+        f = by_name[r["name"]]
+        assert (r["error"], r["error_lo"], r["error_hi"], r["error_method"]) == (
+            f["error"],
+            f["error_lo"],
+            f["error_hi"],
+            f["error_method"],
+        )
+    # the screen's rule, checked here from the screen's own numbers: recompute the screen
+    # intervals with the screen budget (adaptive=False at samples=100, exact_limit=2500)
+    small = advise(
+        31, 6, 2, "bernoulli:0.1", families=["bibd", "cyclic"], samples=100, exact_limit=2500, progress=False
+    )
+    first = {r["name"]: r for r in small.rows}
+    leader_hi = min(r["error_hi"] for r in first.values())
+    for r in screened:
+        assert (r["error"], r["error_lo"], r["error_hi"]) == (
+            first[r["name"]]["error"],
+            first[r["name"]]["error_lo"],
+            first[r["name"]]["error_hi"],
+        )
+        assert r["error_lo"] > leader_hi
+    for r in refined:  # every other row met the interval of the leader, or of its class's leader
+        same = [
+            x
+            for x in first.values()
+            if (x["communication"], x["data_fraction"]) == (r["communication"], r["data_fraction"])
+        ]
+        class_hi = min(x["error_hi"] for x in same)
+        assert first[r["name"]]["error_lo"] <= max(leader_hi, class_hi), r["name"]
+    assert any(r["communication"] == 1.0 for r in refined)  # the m = 1 code leads its own class
+    # the full run and the screened run agree on the winner
+    assert adv.rows[0]["name"] == full.rows[0]["name"]
+
+
+def test_screened_advice_is_reproducible(screened_and_full):
+    assert _pg5_question().to_json() == screened_and_full[0].to_json()
+
+
+def test_progress_lines_on_a_piped_stderr(capsys):
+    # pytest's captured stderr is not a terminal: lines, not a bar
+    advise(31, 6, 2, "bernoulli:0.1", families=["bibd", "cyclic"], samples=800, progress=True)
+    err = capsys.readouterr().err.splitlines()
+    assert any(re.fullmatch(r"advise: screening (\d+)/\1 candidates, \d+ s", line) for line in err), err
+    assert any(re.fullmatch(r"advise: refining (\d+)/\1 candidates, \d+ s", line) for line in err), err
+    advise(31, 6, 2, "bernoulli:0.1", families=["bibd"], samples=800, progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_undecided_groups_by_the_criteria_before_the_error():
+    from gcsim.advisor.core import undecided
+
+    def row(i, err, lo, hi, comm, method="mc"):
+        return dict(
+            name=str(i), error=err, error_lo=lo, error_hi=hi, error_method=method,
+            communication=comm, data_fraction=0.1, time=math.nan,
+        )  # fmt: skip
+
+    rows = [row(0, 1.0, 0.9, 1.1, 0.5), row(1, 3.0, 2.5, 3.5, 0.5), row(2, 5.0, 4.0, 6.0, 1.0), row(3, 9, 8, 10, 1.0)]
+    rows.append(row(4, 7.0, 7.0, 7.0, 1.0, "exact"))
+    # error first: one ranking group; row 2 leads its Pareto class (communication 1.0)
+    assert undecided(rows, ("error",)) == [0, 2]
+    # communication first: each communication value is its own ranking group, the same leaders
+    assert undecided(rows, ("communication", "error")) == [0, 2]
+    # an interval that touches the leader's is undecided; an exact row never needs more draws
+    rows[1] = row(1, 3.0, 1.1, 3.5, 0.5)
+    assert undecided(rows, ("error",)) == [0, 1, 2]
+
+
+def test_dual_designs_over_the_limit_are_sized_before_they_are_built(monkeypatch):
+    from gcsim.advisor import candidates
+
+    built = []
+    real = candidates._dual_design
+    monkeypatch.setattr(candidates, "_dual_design", lambda *a: built.append(a) or real(*a))
+    monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 2 * 91 * 200)  # m N n: only duals with b <= 200 fit
+    q = candidates.Question(91, 10, 2, straggler_model("bernoulli", 91, p=0.1))
+    items = list(candidates.dual_bibd_structures(q))
+    over = [d for d in items if isinstance(d, candidates.Dropped) and "over MAX_DENSE_ENTRIES" in d.reason]
+    assert over, items
+    for v, k, lam in built:  # b = v r / k blocks, r = lam (v - 1) / (k - 1)
+        assert v * (lam * (v - 1) // (k - 1)) // k * 2 * 91 <= limits.MAX_DENSE_ENTRIES
+    assert len(built) == sum(isinstance(d, candidates.Structure) for d in items)
+
+
+def test_rank_and_rd_counts_at_scale_equal_a_per_pattern_count():
+    from gcsim.coding.bounds import rank_lower_bound, rd_upper_bound
+
+    rng = np.random.default_rng(3)
+    A = (rng.random((300, 120)) < 0.2).astype(int)
+    masks = rng.random((40, 120)) < 0.9
+    c = np.array([[int(A[i, mk].sum()) for i in range(300)] for mk in masks])  # a loop, no matmul
+    assert rank_lower_bound(A, 3, masks).tolist() == np.maximum(3 - c, 0).sum(axis=1).tolist()
+    S1, S2 = c.sum(axis=1).astype(float), (c.astype(float) ** 2).sum(axis=1)
+    ref = 2 * (300 - S1**2 / (S2 + S1))  # Theorem 2 at m = 2, Rademacher (mu2 = mu4 = 1)
+    assert np.allclose(rd_upper_bound(A, 2, masks), ref, rtol=1e-12)

@@ -38,7 +38,7 @@ from ..coding.bounds import (
 )
 from ..coding.delays import DelayStragglerModel, expected_decode_time
 from ..coding.encoders import MethodNames, encoders, get_encoder
-from ..coding.evaluate import expected_error, worst_case_error
+from ..coding.evaluate import MIN_MC_SAMPLES, expected_error, worst_case_error
 from ..coding.schemes import Scheme, encode
 from ..coding.stragglers import BernoulliModel, FixedModel, MarkovModel, TraceModel, WorstCaseModel
 from ..errors import GcsimError
@@ -50,7 +50,12 @@ __all__ = [
     "CLASSIC",
     "WEIGHTED",
     "spectral_bound",
+    "spectral_cost",
+    "SPECTRAL_BUDGET",
     "Settings",
+    "SCREEN_FRACTION",
+    "screen_settings",
+    "measure_error",
     "Patterns",
     "question_patterns",
     "design_s",
@@ -91,6 +96,31 @@ class Settings:
     exact_limit: int = 20000
     samples: int = 2000
     worst_limit: int = 20000
+
+
+#: The screening pass draws this fraction of the budget (``samples // SCREEN_FRACTION`` draws and
+#: ``exact_limit // SCREEN_FRACTION`` enumerated patterns, at least ``MIN_MC_SAMPLES`` of each).
+SCREEN_FRACTION = 8
+
+
+def screen_settings(settings: Settings) -> Settings | None:
+    """The budgets of the first, screening pass of every candidate (None: the full budget is as small).
+
+    Every candidate is first measured with about ``1/SCREEN_FRACTION`` of the draws and of the
+    enumerated patterns; only those whose interval overlaps the leader's get the full budget
+    (:func:`gcsim.advisor.core.undecided`).  The screen's numbers are themselves a valid result (an
+    estimate with its 95 % interval), only wider.
+
+    >>> screen_settings(Settings())
+    Settings(exact_limit=2500, samples=250, worst_limit=20000)
+    >>> screen_settings(Settings(samples=500)) is None
+    True
+    """
+    samples = max(MIN_MC_SAMPLES, settings.samples // SCREEN_FRACTION)
+    if samples >= settings.samples:
+        return None
+    exact_limit = min(settings.exact_limit, max(MIN_MC_SAMPLES, settings.exact_limit // SCREEN_FRACTION))
+    return Settings(exact_limit=exact_limit, samples=samples, worst_limit=settings.worst_limit)
 
 
 @dataclass(frozen=True)
@@ -147,6 +177,19 @@ def design_s(q: Question, replication: int, m: int) -> tuple[int | None, str]:
     return min(s, q.n - m), f"designed for s = r_min - m = {s} stragglers (the most it can absorb)"
 
 
+#: The most work (``N n min(N, n)`` per SVD, one SVD per distinct ``s`` of the patterns) spent on the
+#: spectral bound of one assignment; above it the column is NaN and the row says why.  At n = 993
+#: (PG(2,31), ~70 distinct s among 2000 Bernoulli(0.1) draws) the SVDs alone would take about a minute.
+SPECTRAL_BUDGET = 2e10
+
+
+def spectral_cost(A: np.ndarray, patterns: Patterns) -> float:
+    """``N n min(N, n)`` times the number of distinct straggler counts ``s`` among the patterns."""
+    N, n = A.shape
+    distinct = len(np.unique(patterns.masks.sum(axis=1)))
+    return float(N) * n * min(N, n) * distinct
+
+
 def spectral_bound(A: np.ndarray, method: str, m: int, eps: float, patterns: Patterns) -> float:
     """The spectral upper bound of §46 averaged over the patterns (NaN where it does not apply).
 
@@ -157,6 +200,8 @@ def spectral_bound(A: np.ndarray, method: str, m: int, eps: float, patterns: Pat
     """
     enc = get_encoder(method)
     if not ((m == 1 and enc.column_scaled_m1) or ("spectral_rd_upper" in enc.bounds and eps == 0.0)):
+        return math.nan
+    if spectral_cost(A, patterns) > SPECTRAL_BUDGET:
         return math.nan
     n = A.shape[1]
     if m == 1:
@@ -274,6 +319,41 @@ def iteration_time(q: Question, scheme: Scheme, decode: float) -> float:
     return decode + fraction * links.compute_time + links.transfer_time(scheme.m)
 
 
+def _cached(cache: dict[tuple, float] | None, key: tuple, compute: Any) -> float:
+    if cache is None:
+        return float(compute())
+    if key not in cache:
+        cache[key] = float(compute())
+    return cache[key]
+
+
+def measure_error(scheme: Scheme, q: Question, settings: Settings) -> tuple[dict[str, Any], list[str]] | str:
+    """The expected-error columns of a row (``error``, ``error_lo``, ``error_hi``, ``error_method``) and notes.
+
+    :func:`gcsim.coding.evaluate.expected_error` with the settings' budgets (its ``"auto"`` route:
+    the structured evaluator of §42 where the scheme allows it); the worst-case model has no
+    expectation (NaN here, the worst case fills them in).  A gcsim refusal returns its message.
+    """
+    if isinstance(q.model, WorstCaseModel):
+        return {"error": math.nan, "error_lo": math.nan, "error_hi": math.nan, "error_method": "worst-case model"}, []
+    try:
+        res, notes = _run_quietly(
+            lambda: expected_error(
+                scheme,
+                q.model,
+                exact_limit=settings.exact_limit,
+                samples=settings.samples,
+                seed=q.seed,
+                normalized=True,
+                progress=False,
+            )
+        )
+    except GcsimError as exc:
+        return str(exc)
+    fields = {"error": res.mean, "error_lo": float(res.ci[0]), "error_hi": float(res.ci[1]), "error_method": res.method}
+    return fields, notes
+
+
 def assess(
     structure: Structure,
     q: Question,
@@ -284,8 +364,13 @@ def assess(
     settings: Settings,
     patterns: Patterns | None,
     decode: tuple[float, str] = (0.0, ""),
+    cache: dict[tuple, float] | None = None,
 ) -> tuple[dict[str, Any], Scheme] | Dropped:
-    """Build one scheme and measure it: one row of the advisor's table (and the scheme)."""
+    """Build one scheme and measure it: one row of the advisor's table (and the scheme).
+
+    ``cache`` (a dict the caller keeps across the candidates of one question) holds the bounds of
+    each assignment, which do not depend on the encoder within its class.
+    """
     built = build_scheme(structure, q, method, m, options)
     if isinstance(built, Dropped):
         return built
@@ -308,25 +393,12 @@ def assess(
         "replication": int(A.sum(axis=1).min()),
     }
     # expected error (or, for the worst-case model, the worst case is the error)
-    if isinstance(q.model, WorstCaseModel):
-        row.update(error=math.nan, error_lo=math.nan, error_hi=math.nan, error_method="worst-case model")
-    else:
-        try:
-            res, extra = _run_quietly(
-                lambda: expected_error(
-                    scheme,
-                    q.model,
-                    exact_limit=settings.exact_limit,
-                    samples=settings.samples,
-                    seed=q.seed,
-                    normalized=True,
-                    progress=False,
-                )
-            )
-        except GcsimError as exc:
-            return Dropped(structure.family, structure.name, method, f"not evaluable: {exc}")
-        notes += extra
-        row.update(error=res.mean, error_lo=float(res.ci[0]), error_hi=float(res.ci[1]), error_method=res.method)
+    measured = measure_error(scheme, q, settings)
+    if isinstance(measured, str):
+        return Dropped(structure.family, structure.name, method, f"not evaluable: {measured}")
+    fields, extra = measured
+    notes += extra
+    row.update(fields)
     # worst case over |S| = s, only where affordable
     s = q.design_s
     if s is None:
@@ -349,16 +421,36 @@ def assess(
         lower, upper, how = math.nan, math.nan, "no distribution (worst-case model)"
     else:
         w = patterns.weights
-        lower = float(w @ rank_lower_bound(A, m, patterns.masks)) / (m * N)
-        upper = math.nan
         eps = float(scheme.options.get("eps", 0.0))
         enc = get_encoder(method)
+        # the bounds depend on the assignment, m and the encoder's class only: computed once per
+        # structure (an n ~ 10^3 design has six encoders, and a spectral bound is one SVD per s)
+        key = (structure.family, structure.name, m)
+
+        def lower_of() -> float:
+            return float(w @ rank_lower_bound(A, m, patterns.masks)) / (m * N)
+
+        lower = _cached(cache, (*key, "rank"), lower_of)
+        upper = math.nan
         if "rd_upper" in enc.bounds and eps == 0.0:
-            upper = float(w @ rd_upper_bound(A, m, patterns.masks, normalized=True))
+            upper = _cached(
+                cache, (*key, "rd"), lambda: float(w @ rd_upper_bound(A, m, patterns.masks, normalized=True))
+            )
         if "spectral_decoder_upper" in enc.bounds:
             spectral = weighted_spectral_bound(scheme, patterns)
         else:
-            spectral = spectral_bound(A, method, m, eps, patterns)
+            applies = (m == 1 and enc.column_scaled_m1) or ("spectral_rd_upper" in enc.bounds and eps == 0.0)
+            kind = "m1" if m == 1 else "rd"  # the two bounds spectral_bound computes
+            spectral = (
+                _cached(cache, (*key, "spectral", kind), lambda: spectral_bound(A, method, m, eps, patterns))
+                if applies
+                else math.nan
+            )
+            if applies and spectral_cost(A, patterns) > SPECTRAL_BUDGET:
+                notes.append(
+                    f"spectral bound skipped: {len(np.unique(patterns.masks.sum(axis=1)))} SVDs of a {N} x {n} "
+                    "matrix, over SPECTRAL_BUDGET"
+                )
         how = patterns.how
     if patterns is None:
         spectral = math.nan

@@ -16,20 +16,22 @@ The steps (docs/theory.md, advisor chapter):
 from __future__ import annotations
 
 import math
+import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._validation import check_bool, check_int, check_real
 from ..coding.schemes import Scheme
 from ..coding.straggler_base import StragglerModel
-from ..coding.stragglers import straggler_model
+from ..coding.stragglers import WorstCaseModel, straggler_model
 from ..errors import GcsimError, InvalidArgumentError
 from ..sweep import check_scheduler, run_sweep
-from .advice import Advice, pareto_flags, pareto_point, ranking_key
-from .assess import Settings, assess, decode_time, question_patterns, schemes_of
+from .advice import Advice, _value as _criterion, pareto_flags, pareto_point, ranking_key
+from .assess import Settings, assess, decode_time, measure_error, question_patterns, schemes_of, screen_settings
 from .candidates import FAMILY_NAMES, Dropped, Links, Question, Structure, check_load, structures
 
-__all__ = ["advise", "OBJECTIVES", "STRAGGLER_SPEC", "straggler_spec"]
+__all__ = ["advise", "OBJECTIVES", "STRAGGLER_SPEC", "straggler_spec", "Progress", "undecided"]
 
 #: The straggler models a ``KIND:VALUES`` spec names (``advise(13, 4, 2, "fixed:2")``, ``gcsim advise``).
 STRAGGLER_SPEC = "KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P, markov:P_ENTER,P_LEAVE"
@@ -142,12 +144,136 @@ def _assess_task(task: tuple) -> Any:
     return row, scheme.to_arrays(), scheme.bundle_metadata()
 
 
-def _progress(items: Sequence[Any], enabled: bool) -> Any:
-    if not enabled or len(items) <= 1:
-        return items
-    from tqdm.auto import tqdm
+def _on_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
 
-    return tqdm(items, total=len(items), desc="advise", leave=False, disable=None)  # a bar only on a terminal
+
+class Progress:
+    """Progress over the candidates: a live tqdm bar on a terminal, plain lines on stderr otherwise.
+
+    A piped or redirected stderr (a log, CI, ``gcsim advise ... 2>log``) gets a line such as
+    ``advise: screening 12/60 candidates, 34 s`` at most every ``every`` seconds and at the end of
+    each stage, so a long question is never silent.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> p = Progress(2, "screening", True, stream=out, every=1e9)
+    >>> p.step(); p.step(); p.close()
+    >>> out.getvalue().splitlines()[-1].startswith("advise: screening 2/2 candidates, ")
+    True
+    """
+
+    def __init__(self, total: int, stage: str, enabled: bool, *, stream: Any = None, every: float = 5.0) -> None:
+        self.total, self.stage, self.every = int(total), stage, float(every)
+        self.done = 0
+        self.stream = sys.stderr if stream is None else stream
+        self.start = self.last = time.monotonic()
+        self.bar: Any = None
+        self.lines = False
+        if enabled and self.total > 0:
+            if _on_terminal(self.stream):
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(total=self.total, desc=f"advise: {stage}", leave=False, file=self.stream)
+            else:
+                self.lines = True
+
+    def _line(self) -> None:
+        elapsed = time.monotonic() - self.start
+        print(
+            f"advise: {self.stage} {self.done}/{self.total} candidates, {elapsed:.0f} s", file=self.stream, flush=True
+        )
+
+    def step(self) -> None:
+        """One candidate done."""
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(1)
+        elif self.lines:
+            now = time.monotonic()
+            if now - self.last >= self.every or self.done == self.total:
+                self.last = now
+                self._line()
+
+    def close(self) -> None:
+        """End the bar (the last line was written by the last step)."""
+        if self.bar is not None:
+            self.bar.close()
+
+
+def undecided(rows: Sequence[Mapping[str, Any]], objective: tuple[str, ...], exact_tol: float = 1e-12) -> list[int]:
+    """Indices of the screened rows whose expected error the full Monte Carlo budget must settle.
+
+    A row is *settled* by the screen when its error is exact (the full budget gives the same number)
+    or when its 95 % interval lies wholly above the interval of the leader of its groups: the rows
+    that tie with it on the ranking criteria the objective puts before the error (all rows, for the
+    default objective), and the rows with the same Pareto coordinates other than the error
+    (communication, data fraction, time).  Such a row can rank first in neither, so its screen
+    estimate stands; every other row (the leaders included) is re-measured with the full budget.
+
+    >>> rows = [dict(error=1.0, error_lo=0.9, error_hi=1.1, error_method="mc", communication=0.5, data=0.1),
+    ...         dict(error=1.05, error_lo=0.95, error_hi=1.2, error_method="mc", communication=0.5, data=0.1),
+    ...         dict(error=3.0, error_lo=2.0, error_hi=4.0, error_method="mc", communication=0.5, data=0.1)]
+    >>> undecided([dict(r, name=str(i), data_fraction=0.1, time=float("nan")) for i, r in enumerate(rows)], ("error",))
+    [0, 1]
+    """
+    crit = list(objective) + [c for c in ("error", "communication", "time", "data") if c not in objective]
+    before = crit[: crit.index("error")]
+    groupings = [before, ["communication", "data", "time"]]
+
+    def value(row: Mapping[str, Any], c: str) -> float:
+        return _criterion(row, c, exact_tol)
+
+    def bound(row: Mapping[str, Any], key: str) -> float:
+        x = float(row[key])
+        if math.isnan(x):
+            return math.inf
+        return 0.0 if x <= exact_tol else x
+
+    out: set[int] = set()
+    for grouping in groupings:
+        groups: dict[tuple, list[int]] = {}
+        for i, r in enumerate(rows):
+            groups.setdefault(tuple(value(r, c) for c in grouping), []).append(i)
+        for members in groups.values():
+            leader_hi = min(bound(rows[i], "error_hi") for i in members)
+            for i in members:
+                r = rows[i]
+                if r["error_method"] != "exact" and not bound(r, "error_lo") > leader_hi:
+                    out.add(i)
+    return sorted(out)
+
+
+def _evaluate(
+    jobs: list[tuple[Structure, str, int, dict[str, Any], str]],
+    q: Question,
+    settings: Settings,
+    patterns: Any,
+    decode: tuple[float, str],
+    scheduler: Any,
+    sweep_workers: int | None,
+    progress: bool,
+    cache: dict[tuple, float],
+    stage: str,
+) -> list[Any]:
+    """Every job's row and scheme (or :class:`Dropped`), serially or on :func:`gcsim.sweep.run_sweep`."""
+    tick = Progress(len(jobs), stage, progress)
+    outs: list[Any] = []
+    if scheduler == "serial":
+        for structure, method, m_c, options, note in jobs:
+            outs.append(assess(structure, q, method, m_c, options, note, settings, patterns, decode, cache))
+            tick.step()
+    else:
+        # the rows travel back with the schemes as arrays (rebuilt and re-verified here)
+        tasks = [(job, q, settings, patterns, decode) for job in jobs]
+        for out in run_sweep(_assess_task, tasks, scheduler=scheduler, workers=sweep_workers, progress=False):
+            outs.append(out if isinstance(out, Dropped) else (out[0], Scheme.from_arrays(out[1], out[2])))
+            tick.step()
+    tick.close()
+    return outs
 
 
 def advise(
@@ -168,6 +294,7 @@ def advise(
     scheduler: Any = "serial",
     sweep_workers: int | None = None,
     progress: bool = True,
+    adaptive: bool = True,
 ) -> Advice:
     """Rank every code gcsim can build for ``workers`` workers of this load, ``m`` and stragglers.
 
@@ -224,7 +351,14 @@ def advise(
         address or a ``distributed.Client``.  Every evaluation uses the same ``seed``, so the table
         does not depend on where it ran.
     progress : bool
-        A tqdm bar over the candidates (on a terminal).
+        Progress on stderr: a live tqdm bar on a terminal, else a line such as ``advise: screening
+        12/60 candidates, 34 s`` at most every 5 s and at the end of each stage (:class:`Progress`).
+    adaptive : bool
+        Sequential Monte Carlo (default): every candidate is first screened with about 1/8 of
+        ``samples`` and ``exact_limit`` (:func:`gcsim.advisor.assess.screen_settings`); only those
+        whose 95 % interval overlaps the leader's (:func:`undecided`) are re-measured with the full
+        budget, and the rest keep the screen's estimate and interval (a note says so).  False: the
+        full budget for every candidate.  Both are deterministic functions of the question and ``seed``.
 
     Returns
     -------
@@ -247,6 +381,7 @@ def advise(
     (True, True)
     """
     progress = check_bool("progress", progress)
+    adaptive = check_bool("adaptive", adaptive)
     n = check_int("workers", workers, minimum=2)
     load = check_load(load)
     m = check_int("m", m, minimum=1)
@@ -285,23 +420,54 @@ def advise(
                 dropped.append(enc)
             else:
                 jobs.append((item, *enc))
+    # sequential Monte Carlo: a screening pass with a fraction of the budget for every candidate,
+    # the full budget only where the ranking is undecided (same seed, same numbers: every pass is
+    # a deterministic function of the question)
+    screen = screen_settings(settings) if adaptive and not isinstance(stragglers, WorstCaseModel) else None
+    first = screen if screen is not None else settings
+    cache: dict[tuple, float] = {}
+    outs = _evaluate(
+        jobs,
+        q,
+        first,
+        patterns,
+        decode,
+        scheduler,
+        sweep_workers,
+        progress,
+        cache,
+        "screening" if screen else "evaluating",
+    )
     measured = []
-    if scheduler == "serial":
-        outs = [
-            assess(structure, q, method, m_c, options, note, settings, patterns, decode)
-            for structure, method, m_c, options, note in _progress(jobs, progress)
-        ]
-    else:
-        # the rows travel back with the schemes as arrays (rebuilt and re-verified here)
-        tasks = [(job, q, settings, patterns, decode) for job in jobs]
-        outs = []
-        for out in run_sweep(_assess_task, tasks, scheduler=scheduler, workers=sweep_workers, progress=progress):
-            outs.append(out if isinstance(out, Dropped) else (out[0], Scheme.from_arrays(out[1], out[2])))
     for (structure, *_), out in zip(jobs, outs, strict=True):
         if isinstance(out, Dropped):
             dropped.append(out)
         else:
             measured.append((out[0], out[1], structure.obj))
+    if screen is not None and measured:
+        refine = undecided([r for r, _, _ in measured], objective_, exact_tol)
+        tick = Progress(len(refine), "refining", progress)
+        for i in range(len(measured)):
+            row, scheme, obj = measured[i]
+            row = dict(row)
+            if i in refine:
+                full = measure_error(scheme, q, settings)
+                if isinstance(full, str):  # a refusal of the larger budget: the screen's result stands
+                    full = ({}, [f"the full budget was refused ({full}); the screen's estimate stands"])
+                fields, extra = full
+                row.update(fields)
+                notes = [t for t in (row["notes"], *extra) if t]
+                row["notes"] = "; ".join(dict.fromkeys(notes))
+                tick.step()
+            elif row["error_method"] != "exact":
+                notes = [row["notes"]] if row["notes"] else []
+                notes.append(
+                    f"screened with {screen.samples} draws: its interval lies above the leader's, "
+                    "the full budget would not change its rank among the first"
+                )
+                row["notes"] = "; ".join(notes)
+            measured[i] = (row, scheme, obj)
+        tick.close()
     measured.sort(key=lambda t: ranking_key(t[0], objective_, exact_tol))
     flags = pareto_flags([pareto_point(r, links_ is not None, exact_tol) for r, _, _ in measured])
     rows = []
@@ -325,6 +491,7 @@ def advise(
         "families": families_,
         "seed": seed,
         "samples": settings.samples,
+        "screen_samples": screen.samples if screen is not None else None,
         "exact_limit": settings.exact_limit,
         "worst_limit": settings.worst_limit,
         "exact_tol": exact_tol,

@@ -122,6 +122,15 @@ def _assignment(value: Any, name: str = "assignment") -> np.ndarray:
     return A
 
 
+def _counts(masks: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """``c[t, i] = |F_t ∩ W_i|``, the non-stragglers holding part ``i``, as int64.
+
+    A float64 BLAS product (exact: every partial sum is an integer <= n < 2^53), some 50 times
+    faster than NumPy's integer matmul at n ~ 10^3 (which has no BLAS kernel).
+    """
+    return np.rint(masks.astype(np.float64) @ A.T.astype(np.float64)).astype(np.int64)
+
+
 def _masks(name: str, value: Any, n: int) -> tuple[np.ndarray, bool]:
     """Masks as a 2-D boolean batch, and whether the input was a single 1-D mask."""
     arr = check_mask(name, value, n)
@@ -195,7 +204,7 @@ def rank_lower_bound(assignment: Any, m: int, nonstragglers: Any):
     A = _assignment(assignment)
     m = check_int("m", m, minimum=1)
     masks, single = _masks("nonstragglers", nonstragglers, A.shape[1])
-    c = masks.astype(np.int64) @ A.T
+    c = _counts(masks, A)
     return _out(np.maximum(m - c, 0).sum(axis=1), single)
 
 
@@ -611,7 +620,7 @@ def _rd_sums(assignment, m, nonstragglers):
     A = _assignment(assignment)
     m = check_int("m", m, minimum=1)
     masks, single = _masks("nonstragglers", nonstragglers, A.shape[1])
-    c = (masks.astype(np.int64) @ A.T).astype(float)
+    c = _counts(masks, A).astype(float)
     return A, m, c.sum(axis=1), (c**2).sum(axis=1), single
 
 
