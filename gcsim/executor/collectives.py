@@ -333,8 +333,9 @@ def _cerar_ring(tensor, design, group, counter, compute_dtype, segment_bytes, ou
             if hi - lo == w and cd == wire:
                 rows.append(res_flat[lo:hi])
             else:
-                row = torch.zeros(w, dtype=cd, device=dev)
+                row = torch.empty(w, dtype=cd, device=dev)
                 row[: hi - lo] = res_flat[lo:hi]
+                row[hi - lo :] = 0  # only the padding zero-filled: one pass over the row, not two
                 rows.append(row)
                 copied.append((k, lo, hi))
         run_ring(
