@@ -104,6 +104,7 @@ from typing import Any
 import numpy as np
 
 from ._optional import require
+from ._progress import progress_bar
 from ._validation import check_bool, check_int
 from ._version import __version__
 from .errors import GcsimError, InvalidArgumentError
@@ -864,10 +865,8 @@ def _check_picklable(fn: Callable[..., Any], tasks: Sequence[Any], todo: Sequenc
 
 
 def _progress_bar(total: int, initial: int, enabled: bool, desc: str):
-    from tqdm.auto import tqdm
-
-    # disable=None: a bar only on a terminal
-    return tqdm(total=total, initial=initial, desc=desc, leave=False, disable=None if enabled else True)
+    # a bar on a terminal, lines on a pipe under the gcsim command (gcsim._progress)
+    return progress_bar(total=total, initial=initial, desc=desc, enabled=enabled)
 
 
 def run_sweep(

@@ -43,6 +43,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gcsim._html",
             "gcsim._plotting",
             "gcsim._stats",
+            "gcsim._progress",
             "gcsim.io",
             # seeded task sweeps, serial or on Dask (knows no gcsim layer: callers pass functions)
             "gcsim.sweep",

@@ -264,7 +264,8 @@ class _Stream(io.StringIO):
         return self._tty
 
 
-@pytest.mark.parametrize("tty,json_flag,expected", [(True, False, True), (False, False, False), (True, True, False)])
+# a pipe gets progress too (lines, not a bar: gcsim._progress; tests/test_cli_progress.py)
+@pytest.mark.parametrize("tty,json_flag,expected", [(True, False, True), (False, False, True), (True, True, False)])
 def test_show_progress(monkeypatch, tty, json_flag, expected):
     monkeypatch.setattr(sys, "stderr", _Stream(tty))
     assert show_progress(argparse.Namespace(json=json_flag)) is expected
@@ -281,6 +282,7 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal():
     r = _optimize(subprocess.PIPE)
     assert r.returncode == 0, r.stderr
     assert "it/s" not in r.stderr and "%|" not in r.stderr and "\r" not in r.stderr
+    assert all(line.startswith("gcsim: ") for line in r.stderr.splitlines()), r.stderr  # lines, never a bar
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty") or sys.platform == "win32", reason="needs a pseudo-terminal")

@@ -29,6 +29,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 
 from .. import limits
+from .._progress import progress_lines
 from .._version import __version__
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
 from .commands import (
@@ -174,6 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in COMMANDS:
         register(sub, add)
+    # the ring engine among the CERAR actions: `gcsim cerar run` (commands/executor.py)
+    executor_commands.add_cerar_run(sub.choices["cerar"].get_default("cerar_actions"))
     p = add(
         "reproduce",
         _cmd_reproduce,
@@ -233,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problems:  # `import gcsim` only warns; a command refuses to run under a limit it cannot read
         print(f"gcsim: error: {next(iter(problems.values()))}", file=sys.stderr)
         return EXIT_USAGE
-    with _one_line_warnings(), _limits_set(args.limit):
+    with _one_line_warnings(), _limits_set(args.limit), progress_lines(True):
         return _run(args)
 
 

@@ -91,16 +91,13 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 def show_progress(args: argparse.Namespace) -> bool:
-    """Whether a command shows progress bars: only on a terminal, never with ``--json``.
+    """Whether a command shows progress: always on stderr, never with ``--json``.
 
-    Bars are drawn on stderr, so a redirected or piped stderr (a log file, CI) gets none.
+    On a terminal a bar; on a pipe or a file, a ``gcsim: progress: ...`` line every few seconds
+    (:mod:`gcsim._progress`, switched to lines by :func:`gcsim.app.cli.main`), so a long command
+    that is piped is not silent.
     """
-    if getattr(args, "json", False):
-        return False
-    try:
-        return bool(sys.stderr.isatty())
-    except (AttributeError, ValueError):  # a replaced or closed stderr
-        return False
+    return not getattr(args, "json", False)
 
 
 def fmt(x: float, digits: int = 4) -> str:

@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
+from .._progress import progress_bar
 from .._validation import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError, SolverError
 from .constructions import exact_design, perturbation_design, vandermonde_design
@@ -1061,6 +1062,4 @@ class _NoBar:
 def _progress(total: int, enabled: bool, desc: str):
     if not enabled:
         return _NoBar()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, leave=False, disable=None)  # None: a bar only on a terminal
+    return progress_bar(total=total, desc=desc)  # a bar on a terminal, lines on a pipe (gcsim._progress)

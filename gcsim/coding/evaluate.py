@@ -79,6 +79,7 @@ from typing import Any
 import numpy as np
 
 from .. import _html
+from .._progress import progress_bar
 from .._stats import t_interval, t_quantile
 from .._validation import check_bool, check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
@@ -131,9 +132,7 @@ _METHODS = ("auto", "gram", "downdate", "svd", "qr")
 def _progress(iterable, total: int, desc: str, enabled: bool = True):
     if not enabled or total <= 1:
         return iterable
-    from tqdm.auto import tqdm
-
-    return tqdm(iterable, total=total, desc=desc, leave=False, disable=None)  # None: a bar only on a terminal
+    return progress_bar(iterable, total=total, desc=desc)  # a bar on a terminal, lines on a pipe (gcsim._progress)
 
 
 def _progress_bar(iterable, total: int, desc: str):

@@ -27,6 +27,7 @@ import numpy as np
 
 from .._optional import extra_imports, require
 from .._plotting import curve_styles, floor_label, legend_below, legend_under, log_floor, new_figure, plot_floored, save
+from .._progress import progress_bar
 from .._validation import check_bool, check_int
 from ..combinatorics.bibd import bibd
 from ..combinatorics.biregular import biregular_graph
@@ -122,12 +123,7 @@ def error_curves(
     r_min = int(A.sum(axis=1).min())
     rows: list[dict[str, Any]] = []
     sweeps = [("s", v) for v in spec.s_values] + [("p", v) for v in spec.p_values]
-    try:
-        from tqdm.auto import tqdm
-
-        it = tqdm(sweeps, desc=spec.name, disable=None if progress else True, leave=False)  # None: only on a terminal
-    except ImportError:  # pragma: no cover
-        it = sweeps
+    it = progress_bar(sweeps, desc=spec.name, enabled=bool(progress))  # a bar on a terminal, lines on a pipe
     for sweep, x in it:
         if sweep == "s" and not 0 <= int(x) <= n - 1:
             raise InvalidArgumentError("s_values", f"must lie in [0, n-1] = [0, {n - 1}], got {x}")

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from .. import _html
+from .._progress import progress_bar
 from .._validation import check_bool, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from . import bounds as _bounds
@@ -723,9 +724,7 @@ def _eval_bound(bound: Bound, scheme, masks) -> np.ndarray:
 def _progress_bar(items, enabled: bool):
     if not enabled:
         return items
-    from tqdm.auto import tqdm
-
-    return tqdm(items, desc="encoder redraws", leave=False, disable=None)  # None: a bar only on a terminal
+    return progress_bar(items, desc="encoder redraws")  # a bar on a terminal, lines on a pipe (gcsim._progress)
 
 
 def _one_sided_quantile(level: float, dof: int) -> float:

@@ -429,9 +429,7 @@ def register(sub, add) -> None:
     q.add_argument("--seed", type=int_arg(0), default=0, help="seed of the optimized starts")
     add_scheduler_flags(q, "the analytic members and the caps")
 
-    from .executor import add_cerar_run  # the real ring engine, among the CERAR actions
-
-    add_cerar_run(actions)
+    p.set_defaults(cerar_actions=actions)  # gcsim.app.cli adds `run` (the ring engine, commands/executor.py)
 
     q = action(
         "rates",

@@ -1,0 +1,168 @@
+"""One progress helper for every long loop: a bar on a terminal, lines on a pipe, nothing otherwise.
+
+:func:`progress_bar` is what the sweeps, the evaluators, the optimizer and the experiments call.
+On a terminal (or in a notebook) it is a tqdm bar on stderr, as before.  When stderr is not a
+terminal, it prints nothing unless *lines* are switched on (:func:`progress_lines`; the ``gcsim``
+command switches them on, so ``gcsim cerar pareto 2> log`` is not silent for a minute): then it
+prints one line on stderr when it starts, at most every ``GCSIM_PROGRESS_SECONDS`` seconds
+(default 10) and when it ends::
+
+    gcsim: progress: Pareto N=4 c=8: 2/4 (50%), 31 s elapsed, about 31 s left
+
+Nothing is ever written to stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+__all__ = ["progress_bar", "progress_lines", "lines_enabled"]
+
+_LINES = False
+#: Seconds between two progress lines (``GCSIM_PROGRESS_SECONDS`` overrides; 0: a line per step).
+DEFAULT_INTERVAL = 10.0
+
+
+def lines_enabled() -> bool:
+    """Whether progress lines are printed when stderr is not a terminal."""
+    return _LINES
+
+
+@contextlib.contextmanager
+def progress_lines(enabled: bool = True) -> Iterator[None]:
+    """Print progress lines on a non-terminal stderr while the block runs (the ``gcsim`` command's mode)."""
+    global _LINES
+    before = _LINES
+    _LINES = bool(enabled)
+    try:
+        yield
+    finally:
+        _LINES = before
+
+
+def _interval() -> float:
+    text = os.environ.get("GCSIM_PROGRESS_SECONDS")
+    try:
+        value = float(text) if text is not None else DEFAULT_INTERVAL
+    except ValueError:
+        return DEFAULT_INTERVAL
+    return value if value >= 0 and value == value else DEFAULT_INTERVAL
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError):  # a replaced or closed stderr
+        return False
+
+
+def _seconds(x: float) -> str:
+    return f"{x:.0f} s" if x < 120 else f"{x / 60:.1f} min"
+
+
+class _Lines:
+    """Progress as lines on stderr: at the start, at most every ``interval`` seconds, at the end."""
+
+    def __init__(self, iterable: Iterable[Any] | None, total: int | None, desc: str, initial: int) -> None:
+        self.iterable, self.total, self.desc = iterable, total, desc
+        self.n, self.start, self.interval = int(initial), time.monotonic(), _interval()
+        self.last = -float("inf")
+        self.closed = False
+        self._emit(force=True)
+
+    def _emit(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < self.interval:
+            return
+        self.last = now
+        elapsed = now - self.start
+        if self.total:
+            text = f"{self.n}/{self.total} ({100 * self.n // self.total}%), {_seconds(elapsed)} elapsed"
+            if 0 < self.n < self.total:
+                text += f", about {_seconds(elapsed * (self.total - self.n) / self.n)} left"
+        else:
+            text = f"{self.n} done, {_seconds(elapsed)} elapsed"
+        try:
+            sys.stderr.write(f"gcsim: progress: {self.desc}: {text}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):  # stderr closed: progress is not worth a crash
+            pass
+
+    def update(self, n: int = 1) -> None:
+        self.n += int(n)
+        self._emit(force=self.total is not None and self.n >= self.total)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self.total is None or self.n < self.total:
+                self._emit(force=True)
+
+    def __iter__(self) -> Iterator[Any]:
+        try:
+            for item in () if self.iterable is None else self.iterable:
+                yield item
+                self.update(1)
+        finally:
+            self.close()
+
+    def __enter__(self) -> _Lines:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class _Silent:
+    """No progress: iterates, counts nothing, prints nothing."""
+
+    def __init__(self, iterable: Iterable[Any] | None) -> None:
+        self.iterable = iterable
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(() if self.iterable is None else self.iterable)
+
+    def __enter__(self) -> _Silent:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+def progress_bar(
+    iterable: Iterable[Any] | None = None,
+    *,
+    total: int | None = None,
+    desc: str = "",
+    enabled: bool = True,
+    initial: int = 0,
+) -> Any:
+    """A progress display over ``iterable`` (or updated by hand with ``update(n)`` / ``close()``).
+
+    ``enabled=False``: nothing.  On a terminal or in a notebook: a tqdm bar on stderr.  Otherwise
+    progress lines when :func:`progress_lines` is on (the ``gcsim`` command), else nothing.
+
+    >>> list(progress_bar([1, 2, 3], desc="demo", enabled=False))
+    [1, 2, 3]
+    """
+    if total is None and iterable is not None and hasattr(iterable, "__len__"):
+        total = len(iterable)  # type: ignore[arg-type]
+    if not enabled:
+        return _Silent(iterable)
+    if _LINES and not _stderr_is_terminal():
+        return _Lines(iterable, total, desc, initial)
+    from tqdm.auto import tqdm
+
+    # disable=None: a bar only on a terminal (or a notebook's widget)
+    return tqdm(iterable, total=total, initial=initial, desc=desc, leave=False, disable=None)

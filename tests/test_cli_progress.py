@@ -1,0 +1,89 @@
+"""Progress lines when stderr is a pipe (#23 item 4): long commands are not silent in a log.
+
+``gcsim cerar pareto`` used to print nothing on a piped stderr until it finished (78 s at the
+default size).  ``gcsim._progress`` is the one helper the sweeps, evaluators, optimizer and
+experiments use: a bar on a terminal, ``gcsim: progress: ...`` lines on stderr when the ``gcsim``
+command runs with stderr on a pipe, nothing with ``--json`` and nothing ever on stdout.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from gcsim import _progress
+
+
+def _piped(*argv: str, seconds: str = "0") -> subprocess.CompletedProcess:
+    env = dict(os.environ, GCSIM_PROGRESS_SECONDS=seconds)
+    return subprocess.run([sys.executable, "-m", "gcsim", *argv], capture_output=True, text=True, env=env, timeout=300)
+
+
+def _lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("gcsim: progress: ")]
+
+
+@pytest.mark.parametrize(
+    "argv,desc,total",
+    [
+        (["cerar", "pareto", "--workers", "3", "--c", "4", "--kappas", "5,10", "--max-iter", "2"], "Pareto N=3 c=4", 2),
+        (
+            ["bounds", "verify", "--design", "petersen", "--m", "1", "--method", "rd", "-s", "2", "--draws", "4"],
+            "encoder redraws",
+            4,
+        ),
+    ],
+)
+def test_a_piped_long_command_prints_progress_lines_on_stderr(argv, desc, total):
+    proc = _piped(*argv)
+    assert proc.returncode in (0, 1), proc.stderr
+    lines = _lines(proc.stderr)
+    assert lines, f"no progress line on a piped stderr: {proc.stderr!r}"
+    assert lines[0].startswith(f"gcsim: progress: {desc}: 0/{total} (0%)"), lines
+    assert any(f"{total}/{total} (100%)" in line for line in lines), lines
+    assert "progress" not in proc.stdout
+
+
+def test_json_gets_no_progress_lines():
+    proc = _piped("cerar", "pareto", "--workers", "3", "--c", "4", "--kappas", "5", "--max-iter", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert not _lines(proc.stderr)
+
+
+def test_the_interval_bounds_the_number_of_lines(monkeypatch):
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setenv("GCSIM_PROGRESS_SECONDS", "3600")
+    with _progress.progress_lines(True):
+        assert list(_progress.progress_bar(np.arange(50), desc="demo")) == list(range(50))
+    lines = _lines(err.getvalue())
+    assert lines[0] == "gcsim: progress: demo: 0/50 (0%), 0 s elapsed"
+    assert len(lines) == 2 and lines[1].startswith("gcsim: progress: demo: 50/50 (100%)"), lines
+
+
+def test_outside_the_command_a_pipe_gets_nothing(monkeypatch):
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert not _progress.lines_enabled()
+    bar = _progress.progress_bar(total=3, desc="demo")
+    for _ in range(3):
+        bar.update(1)
+    bar.close()
+    assert err.getvalue() == ""
+
+
+def test_manual_updates_and_an_unfinished_loop_report_where_they_stopped(monkeypatch):
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setenv("GCSIM_PROGRESS_SECONDS", "3600")
+    with _progress.progress_lines(True):
+        bar = _progress.progress_bar(total=10, desc="caps")
+        bar.update(3)
+        bar.close()
+    lines = _lines(err.getvalue())
+    assert lines[-1].startswith("gcsim: progress: caps: 3/10 (30%)"), lines
