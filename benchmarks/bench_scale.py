@@ -53,38 +53,52 @@ M = 2
 P_BERNOULLI = 0.1
 
 
-def measured(fn, *args, **kw):
-    """(result, seconds, peak traced bytes) of one call."""
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    t0 = time.perf_counter()
+CPU: dict[int, float] = {}  # id of the last result -> its CPU seconds (the VM is shared: wall is not enough)
+
+
+def measured(fn, *args, trace=True, **kw):
+    """(result, wall seconds, peak traced bytes) of one call; CPU seconds in ``CPU[id(result)]``.
+
+    ``trace=False`` skips tracemalloc (its bookkeeping slows Python-heavy code such as the block
+    construction several-fold); the peak is then None.
+    """
+    if trace:
+        tracemalloc.start()
+        tracemalloc.reset_peak()
+    c0, t0 = time.process_time(), time.perf_counter()
     out = fn(*args, **kw)
-    dt = time.perf_counter() - t0
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
+    peak = tracemalloc.get_traced_memory()[1] if trace else None
+    if trace:
+        tracemalloc.stop()
+    CPU[id(out)] = dc
     return out, dt, peak
 
 
 def dense_patterns(n: int) -> int:
     """Patterns the dense routes get (their per-pattern cost grows like n³)."""
-    return 400 if n <= 100 else 40 if n <= 1000 else 10
+    return 400 if n <= 100 else 20 if n <= 1000 else 3
 
 
 def one_design(q: int, patterns: int, samples: int) -> dict:
     v = q * q + q + 1
     row: dict = {"q": q, "n": v, "m": M}
-    blocks, t_build, mem_build = measured(pg_flats, 2, q)
-    row["build"] = {"seconds": t_build, "peak_bytes": mem_build}
+    blocks, t_build, _ = measured(pg_flats, 2, q, trace=False)
+    row["build"] = {"seconds": t_build, "cpu_seconds": CPU[id(blocks)]}
     enc, t_enc, mem_enc = measured(encode_structured, blocks, M, seed=0, points=v)
     model = straggler_model("bernoulli", v, p=P_BERNOULLI)
+    cpu_enc = CPU[id(enc)]
     vals, t_eval, mem_eval = measured(stream_errors, enc.context, model, patterns, 1)
-    res, t_mc, mem_mc = measured(expected_error, enc, model, samples=samples, seed=0, progress=False)
+    cpu_eval = CPU[id(vals)]
+    res, t_mc, _ = measured(expected_error, enc, model, samples=samples, seed=0, progress=False, trace=False)
     half = (res.ci[1] - res.ci[0]) / 2
     row["structured"] = {
         "setup_seconds": t_enc,
+        "setup_cpu_seconds": cpu_enc,
         "setup_peak_bytes": mem_enc,
         "patterns": patterns,
         "per_pattern_seconds": t_eval / patterns,
+        "per_pattern_cpu_seconds": cpu_eval / patterns,
         "peak_bytes": max(mem_enc, mem_eval),
         "bound_over_mN": enc.context.bound_full / enc.context.total,
         "expected_error": {
@@ -93,7 +107,7 @@ def one_design(q: int, patterns: int, samples: int) -> dict:
             "relative_half_width": half / res.mean,
             "count": res.count,
             "seconds": t_mc,
-            "peak_bytes": mem_mc,
+            "cpu_seconds": CPU[id(res)],
         },
     }
     if M * v * v > MAX_DENSE_ENTRIES:
@@ -102,18 +116,22 @@ def one_design(q: int, patterns: int, samples: int) -> dict:
     D = gcsim.bibd(v, q + 1, 1)
     sch = encode(D, M, "rd", seed=0)
     assert np.array_equal(sch.B, enc.B), "encode_structured must give encode's B"
-    _, t_ctx, mem_ctx = measured(eval_context, sch)
+    ctx, t_ctx, mem_ctx = measured(eval_context, sch)
+    cpu_ctx = CPU[id(ctx)]
     P = dense_patterns(v)
     masks = model.sample(P, 1)
     struct_vals = enc.context.errors(masks)  # the first P streamed patterns (Lemma 42.3), as one batch
     for route in ("downdate", "svd"):
         got, t_r, mem_r = measured(optimal_error, sch, masks, method=route, progress=False)
+        cpu_r = CPU[id(got)]
         rel = float(np.max(np.abs(got - struct_vals) / np.maximum(got, 1e-300)))
         row[route] = {
             "setup_seconds": t_ctx,
+            "setup_cpu_seconds": cpu_ctx,
             "setup_peak_bytes": mem_ctx,
             "patterns": P,
             "per_pattern_seconds": t_r / P,
+            "per_pattern_cpu_seconds": cpu_r / P,
             "peak_bytes": max(mem_ctx, mem_r),
             "max_relative_difference_to_structured": rel,
         }
@@ -138,9 +156,9 @@ def figure(rows: list[dict], path: Path) -> None:
         if not pts:
             continue
         ns = [n for n, _ in pts]
-        ax[0].loglog(ns, [d["per_pattern_seconds"] for _, d in pts], style, label=route)
+        ax[0].loglog(ns, [d["per_pattern_cpu_seconds"] for _, d in pts], style, label=route)
         ax[1].loglog(ns, [d["peak_bytes"] / 2**20 for _, d in pts], style, label=route)
-    ax[0].set(xlabel="workers n", ylabel="seconds per pattern", title="time per pattern (m = 2, RD)")
+    ax[0].set(xlabel="workers n", ylabel="CPU seconds per pattern", title="time per pattern (m = 2, RD)")
     ax[1].set(xlabel="workers n", ylabel="peak traced MiB", title="peak memory (setup + patterns)")
     for a in ax:
         a.grid(True, which="both", alpha=0.3)
@@ -155,9 +173,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="q = 9, 31 only")
     ap.add_argument("--patterns", type=int, default=2000, help="streamed patterns of the structured route")
     ap.add_argument("--samples", type=int, default=2000, help="Monte Carlo draws of the expected error")
+    ap.add_argument("--q", type=int, nargs="*", help="orders of the planes (default 9 31 47 97 173)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "scale.json")
     args = ap.parse_args()
-    qs = [9, 31] if args.quick else [9, 31, 47, 97, 173]
+    qs = args.q or ([9, 31] if args.quick else [9, 31, 47, 97, 173])
     one_design(3, 50, 200)  # warm-up: imports, numba's compiled loops, scipy.stats (not timed)
     rows = []
     for q in qs:
@@ -166,7 +185,7 @@ def main() -> None:
         s = row["structured"]
         line = (
             f"n = {row['n']:6d}  build {row['build']['seconds']:7.2f} s  structured: setup "
-            f"{s['setup_seconds']:6.2f} s, {s['per_pattern_seconds'] * 1e6:8.1f} µs/pattern, "
+            f"{s['setup_seconds']:6.2f} s, {s['per_pattern_cpu_seconds'] * 1e6:8.1f} µs CPU/pattern, "
             f"E[err] = {s['expected_error']['mean']:.6g} ± {s['expected_error']['relative_half_width']:.1e} rel "
             f"in {s['expected_error']['seconds']:.1f} s"
         )
@@ -174,19 +193,31 @@ def main() -> None:
             if isinstance(row.get(route), dict):
                 d = row[route]
                 line += (
-                    f"; {route}: setup {d['setup_seconds']:.2f} s, {d['per_pattern_seconds'] * 1e3:.2f} ms/pattern "
-                    f"({d['per_pattern_seconds'] / s['per_pattern_seconds']:.0f}x), "
+                    f"; {route}: setup {d['setup_seconds']:.2f} s, "
+                    f"{d['per_pattern_cpu_seconds'] * 1e3:.2f} ms CPU/pattern "
+                    f"({d['per_pattern_cpu_seconds'] / s['per_pattern_cpu_seconds']:.0f}x), "
                     f"max rel diff {d['max_relative_difference_to_structured']:.1e}"
                 )
         print(line, flush=True)
-    slopes = {}
-    for route in ("structured", "downdate", "svd"):
-        pts = [(r["n"], r[route]["per_pattern_seconds"]) for r in rows if isinstance(r.get(route), dict)]
-        slopes[route] = slope([n for n, _ in pts], [t for _, t in pts])
+        save(rows, args.out)  # after every design: a long run keeps what it measured
+    slopes = save(rows, args.out)
     print(
-        "log-log slopes of time per pattern against n:",
+        "log-log slopes of CPU time per pattern against n:",
         {k: None if v is None else round(v, 2) for k, v in slopes.items()},
     )
+    try:
+        figure(rows, args.out.with_suffix(".png"))
+    except ImportError:
+        print("matplotlib not installed: no figure (pip install 'gcsim[plots]')")
+    print(f"wrote {args.out}")
+
+
+def save(rows: list[dict], out: Path) -> dict:
+    """Write the JSON (atomically) and return the log-log slopes of CPU time per pattern against n."""
+    slopes = {}
+    for route in ("structured", "downdate", "svd"):
+        pts = [(r["n"], r[route]["per_pattern_cpu_seconds"]) for r in rows if isinstance(r.get(route), dict)]
+        slopes[route] = slope([n for n, _ in pts], [t for _, t in pts])
     data = {
         "benchmark": "scale",
         "workload": f"PG(2,q), m = {M}, RD(0) seed 0, Bernoulli(p = {P_BERNOULLI})",
@@ -199,16 +230,12 @@ def main() -> None:
         "loadavg": os.getloadavg() if hasattr(os, "getloadavg") else None,
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=args.out.parent, prefix=".scale-", suffix=".json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".scale-", suffix=".json")
     with os.fdopen(fd, "w") as fh:
         json.dump(data, fh, indent=2)
-    os.replace(tmp, args.out)
-    try:
-        figure(rows, args.out.with_suffix(".png"))
-    except ImportError:
-        print("matplotlib not installed: no figure (pip install 'gcsim[plots]')")
-    print(f"wrote {args.out}")
+    os.replace(tmp, out)
+    return slopes
 
 
 if __name__ == "__main__":
