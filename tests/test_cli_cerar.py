@@ -234,3 +234,42 @@ def test_cerar_simulate_error_is_finite_and_exact_design_exact(capsys):
     p = json.loads(out)
     assert code == 0 and np.isfinite(p["max_rel_error"])
     assert p["max_rel_error"] <= exact_ring_rel_tol(3, 3, 60, 0, np.float64, np.float64)
+
+
+def test_pareto_table_explains_its_empty_cells(capsys):
+    """At kappa_cap 5 no perturbation design of (3, 4) is that well conditioned: the cell is '-' and explained."""
+    code, out, _ = run(capsys, "cerar", "pareto", "--workers", "3", "--c", "4", "--kappas", "5,10", "--max-iter", "2")
+    assert code == 0
+    assert "NaN" not in out and "nan" not in out
+    assert "no perturbation design of the ε grid is that well conditioned" in out and "at kappa_cap 5 " in out, out
+    code, out, _ = run(
+        capsys, "cerar", "pareto", "--workers", "3", "--c", "4", "--kappas", "5", "--max-iter", "2", "--json"
+    )
+    rows = [r for r in json.loads(out)["rows"] if r["family"] == "optimized"]
+    assert code == 0 and len(rows) == 1 and rows[0]["pert_frobenius_at_cap"] in (None, "nan")  # NaN in JSON
+
+
+def test_the_simulate_example_that_fails_says_so(capsys):
+    code, out, _ = run(capsys, "cerar", "simulate", "--help")
+    assert code == 0
+    lines = out.splitlines()
+    i = next(k for k, line in enumerate(lines) if "--method vandermonde --d 4096 --dtype float32" in line)
+    assert "fails on purpose" in lines[i + 1], lines[i : i + 2]
+    # and it does fail: float32 Vandermonde encoders for c = 8 > N = 4 lose the sum
+    code, out, _ = run(
+        capsys,
+        "cerar",
+        "simulate",
+        "--workers",
+        "4",
+        "--c",
+        "8",
+        "--method",
+        "vandermonde",
+        "--d",
+        "4096",
+        "--dtype",
+        "float32",
+        "--json",
+    )
+    assert code == 0 and json.loads(out)["max_rel_error"] > 1, out

@@ -230,11 +230,31 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
     opt = table[table.family == "optimized"]
     cols = [c for c in ("kappa_cap", "kappa_max", "frobenius", "pert_frobenius_at_cap", "ratio_opt_pert") if c in opt]
     payload = {"N": args.N, "c": args.c, "rows": table.to_dict(orient="records")}
-    text = f"CERAR error vs condition-number cap, N = {args.N}, c = {args.c} (optimized designs)\n" + opt[
-        cols
-    ].to_string(index=False, float_format=lambda x: fmt(x))
+    shown = opt[cols].to_string(index=False, float_format=lambda x: fmt(x), na_rep="-")
+    text = f"CERAR error vs condition-number cap, N = {args.N}, c = {args.c} (optimized designs)\n{shown}"
+    text += "\n" + "\n".join(_pareto_notes(opt))
     emit(args, payload, text)
     return EXIT_OK
+
+
+def _pareto_notes(opt: Any) -> list[str]:
+    """What the columns of the pareto table mean, and why a cell is empty ('-', NaN in --json)."""
+    from ..common import fmt
+
+    notes = [
+        "kappa_cap: the cap; kappa_max: the optimized design's largest condition number; frobenius: its error;",
+        "pert_frobenius_at_cap: the least error of a perturbation design on the ε grid with kappa <= the cap; "
+        "ratio_opt_pert: their ratio",
+    ]
+    if "pert_frobenius_at_cap" in opt and opt["pert_frobenius_at_cap"].isna().any():
+        caps = ", ".join(fmt(k) for k in opt.loc[opt["pert_frobenius_at_cap"].isna(), "kappa_cap"])
+        notes.append(
+            f"-: at kappa_cap {caps} no perturbation design of the ε grid is that well conditioned "
+            "(only the optimized design meets the cap), so there is nothing to compare"
+        )
+    if "frobenius" in opt and opt["frobenius"].isna().any():
+        notes.append("-  in frobenius: every optimizer start failed at that cap (--json gives the reason)")
+    return notes
 
 
 def _cmd_cerar(args: argparse.Namespace) -> int:
@@ -408,7 +428,8 @@ def register(sub, add) -> None:
         "run the packet-level ring protocol on seeded Gaussian gradients in a chosen precision",
         "examples:\n  gcsim cerar simulate --workers 4 --c 8 --dtype float32 --d 4096\n"
         "  gcsim cerar simulate --workers 4 --c 8 --method vandermonde --d 4096 --dtype float32\n"
-        "  gcsim cerar simulate --design designs/cerar/NAME.json --d 1024 --json",
+        "      # fails on purpose: Vandermonde encoders in float32 lose everything (relative error ~60; theory §50)\n"
+        "  gcsim cerar simulate --design designs/cerar/optimized_N4_c8_kappa10.json --d 1024 --json",
     )
     construction_flags(q, "float64", "precision of the simulated ring; picks the default --eps")
     q.add_argument("--d", type=int_arg(1), default=1024, help="gradient length")
