@@ -174,7 +174,7 @@ class Progress:
         self.bar: Any = None
         self.lines = False
         if enabled and self.total > 0:
-            if _on_terminal(self.stream):
+            if _on_terminal(self.stream) or "ipykernel" in sys.modules:  # a bar (a notebook's widget)
                 from tqdm.auto import tqdm
 
                 self.bar = tqdm(total=self.total, desc=f"advise: {stage}", leave=False, file=self.stream)
