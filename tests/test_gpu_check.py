@@ -12,6 +12,7 @@ import importlib.util
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -85,3 +86,21 @@ def test_gpu_check_bound_accepts_independent_computations_and_rejects_a_real_dif
     bad[7] = np.nan
     assert mod.backends_agree(bad, lstsq, bound) == (False, float("inf"))
     assert mod.backends_agree(ours[:-1], lstsq, bound)[0] is False
+
+
+def test_gpu_check_torch_part_runs_on_gloo_cpu(capsys, monkeypatch):
+    """Part 2's code (collectives against the bound, DDP steps plain vs hook) on CPU tensors, 2 ranks."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the ranks import the job by module name
+    monkeypatch.delitem(sys.modules, "gpu_check", raising=False)
+    mod = importlib.import_module("gpu_check")
+    argv = ["--dry-run", "--patterns", "20", "--torch-cpu", "2", "--d", "1001", "--repeats", "2", "--steps", "2"]
+    assert mod.main([*argv, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    part = report["torch_cpu"]
+    assert report["ok"] and part["world_size"] == 2 and part["backend"] == "gloo"
+    assert set(part["collectives"]) == {"allreduce", "ring", "cerar exact c=N"}
+    for row in part["collectives"].values():  # every sum within 2 SAFETY γ_N Σ|g_i| of dist.all_reduce's
+        assert 0.0 <= row["max_diff_vs_allreduce_over_bound"] <= 1.0 and row["median_seconds"] > 0
+    ddp = part["ddp"]
+    assert set(ddp["median_step_seconds"]) == {"plain DDP", "CERAR exact hook"} and ddp["batch_per_rank"] == 32
+    assert ddp["max_param_diff_after_steps"] < 1e-4  # exact design: the same training up to float32 round-off
