@@ -134,16 +134,16 @@ class DeprecatedAlias(argparse.Action):
 def deprecate(p: argparse.ArgumentParser, old: str, new: str, *, note: str = "") -> None:
     """Accept ``old`` on ``p`` for one release as a hidden alias of its flag ``new``."""
     target = next(a for a in p._actions if new in a.option_strings)
+    options: dict[str, Any] = {"nargs": 0} if target.nargs == 0 else {"type": target.type or str}
     p.add_argument(
         old,
         dest=target.dest,
         action=DeprecatedAlias,
         new=new,
         note=note,
-        nargs=0 if target.nargs == 0 else None,
-        type=None if target.nargs == 0 else target.type,
         default=argparse.SUPPRESS,
         help=argparse.SUPPRESS,
+        **options,
     )
 
 
