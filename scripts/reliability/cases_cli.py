@@ -311,4 +311,44 @@ CASES = [
         code="import numpy as np\nfrom gcsim.cerar import design\nfrom gcsim.cerar.protocol import simulate\n"
         "simulate(design(3, 3, 'exact'), np.full((3, 8), 1e308), dtype='float64')\n",
     ),
+    # issue #23 item 4: limits from the shell, one grammar of --stragglers, exported-code folders
+    Case(
+        "cli",
+        "--limit with an unknown limit name",
+        argv=["--limit", "MAX_NOTHING=5", "exists", "bibd", "7", "3", "1"],
+    ),
+    Case(
+        "cli",
+        "--limit MAX_PATTERNS=0 (not a positive integer)",
+        argv=["--limit", "MAX_PATTERNS=0", "exists", "bibd", "7", "3", "1"],
+    ),
+    Case(
+        "cli",
+        "--stragglers often (neither S nor KIND:VALUE)",
+        argv=["error", "--design", "petersen", "--stragglers", "often"],
+    ),
+    Case(
+        "cli",
+        "--stragglers all:2 with --model worst",
+        argv=["error", "--design", "petersen", "--stragglers", "all:2", "--model", "worst"],
+    ),
+    Case(
+        "cli",
+        "gc run --stragglers bernoulli:0.1 (the engine takes the first n - S arrivals)",
+        argv=["gc", "run", "--design", "petersen", "--stragglers", "bernoulli:0.1"],
+    ),
+    Case(
+        "cli",
+        "load a folder without advice.json",
+        argv=["load", "adir"],
+        setup=_DIR,
+    ),
+    Case(
+        "cli",
+        "load an exported code whose advice.json names ../../etc/passwd as its encoder",
+        argv=["load", "adv/rank1_bibd_naive"],
+        setup="import json, gcsim; f = gcsim.advise(7, 3, 1, 'fixed:1', families=['bibd'], progress=False)"
+        ".export('adv', name='rank1_bibd_naive'); m = json.load(open(f / 'advice.json')); "
+        "m['files']['encoder'] = '../../etc/passwd'; json.dump(m, open(f / 'advice.json', 'w'))\n",
+    ),
 ]
