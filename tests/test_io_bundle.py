@@ -113,3 +113,18 @@ def test_interrupted_write_leaves_nothing_half_written(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["f.bin"]
+
+
+def test_git_sha_is_this_checkouts_head():
+    """Provenance names the commit of the checkout gcsim runs from (it was None after the layout move)."""
+    import subprocess
+    from pathlib import Path
+
+    from gcsim.io.manifest import git_sha
+
+    root = Path(__file__).resolve().parents[1]
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout")
+    sha = git_sha()
+    assert sha is not None and sha.removesuffix("-dirty") == head.stdout.strip()

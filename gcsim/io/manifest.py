@@ -75,8 +75,16 @@ class FileRefusedError(OSError):
 
 
 def git_sha() -> str | None:
-    """Commit SHA of the gcsim checkout (``None`` outside a git work tree)."""
-    root = Path(__file__).resolve().parents[3]
+    """Commit SHA of the gcsim checkout (``None`` outside a git work tree, and for an installed gcsim).
+
+    The checkout is the folder holding the package ``gcsim/`` and the ``pyproject.toml`` that builds
+    it; an installed gcsim (site-packages) has no such file, so a git repository that merely
+    encloses the environment is not reported.
+    """
+    root = Path(__file__).resolve().parents[2]  # this file is <root>/gcsim/io/manifest.py
+    project = root / "pyproject.toml"
+    if not project.is_file() or 'name = "gcsim"' not in project.read_text(encoding="utf-8"):
+        return None
 
     def git(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
