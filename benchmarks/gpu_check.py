@@ -21,7 +21,10 @@ times of the MLP 784-1024-1024-10 at batch 32 per rank, plain DDP against the CE
 design, the hook's defaults), interleaved, medians of the slowest rank.
 
 Without any GPU (and without ``--dry-run``) it writes ``{"gpu": false, "status": "skipped", ...}``
-and exits 0.  ``--dry-run`` runs part 1 on NumPy only.  ``--out DIR`` writes ``DIR/gpu_check.json``.
+and exits 0; with a GPU that neither CuPy nor torch in this venv can use (a CPU build of torch, no
+CuPy), ``{"gpu": true, "status": "skipped", "reason": ...}``, exit 0 as well.  ``--dry-run`` runs
+part 1 on NumPy only; ``--torch-cpu RANKS`` also runs part 2 on gloo with CPU tensors (its code,
+checked without a GPU).  ``--out DIR`` writes ``DIR/gpu_check.json``.
 Exit status 0 = every check that ran passed (or nothing to run), 1 = a mismatch, 2 = CuPy was
 explicitly required (``--require-cupy``) but is unusable.
 
@@ -93,6 +96,21 @@ def _cupy_device() -> tuple[bool, str]:
     except Exception as exc:
         return False, f"CuPy sees no CUDA device ({type(exc).__name__}: {exc}); CuPy part skipped"
     return (n > 0), (f"CuPy {cupy.__version__}, {n} device(s)" if n > 0 else "CuPy sees no CUDA device")
+
+
+def _nvidia_smi_gpus() -> list[str]:
+    """The GPUs ``nvidia-smi -L`` lists (empty when it is missing or fails)."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return []
+    try:
+        p = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line for line in p.stdout.splitlines() if line.startswith("GPU")] if p.returncode == 0 else []
 
 
 def _torch_gpus() -> int:
@@ -324,10 +342,19 @@ def main(argv=None) -> int:
         gpus = _torch_gpus()
         report["cupy"] = cupy_msg
         report["torch_cuda_devices"] = gpus
-        report["gpu"] = cupy_ok or gpus > 0
-        if not report["gpu"]:
+        visible = _nvidia_smi_gpus()
+        report["nvidia_smi"] = visible
+        report["gpu"] = cupy_ok or gpus > 0 or bool(visible)
+        if not (cupy_ok or gpus > 0):
             report["status"] = "skipped"
-            report["reason"] = f"no GPU: {cupy_msg}; torch sees 0 CUDA devices"
+            if visible:  # a GPU, but nothing in this venv that can use it
+                report["reason"] = (
+                    f"{len(visible)} GPU(s) visible to nvidia-smi, but no GPU software in this venv: {cupy_msg}; "
+                    "torch sees 0 CUDA devices (a CPU build of torch?): install cupy-cuda12x and a CUDA build "
+                    "of torch into the venv to run the check"
+                )
+            else:
+                report["reason"] = f"no GPU: {cupy_msg}; torch sees 0 CUDA devices"
         else:
             if cupy_ok:
                 evaluator_check(args, report, use_cupy=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -64,6 +65,30 @@ def test_gpu_check_without_gpu_skips_cleanly(tmp_path):
     assert report["gpu"] is False and report["status"] == "skipped" and report["ok"] is True
     assert "no GPU" in report["reason"]
     assert "nccl" not in report and "cupy_batched_s" not in report
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.skipif(_gpu_present(), reason="a GPU is present: the script runs the real check")
+def test_gpu_check_with_a_gpu_but_no_gpu_software_says_so(tmp_path):
+    """nvidia-smi lists a GPU, but neither CuPy nor a CUDA torch is in the venv: a skip that names the cause."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text('#!/bin/sh\necho "GPU 0: NVIDIA H200 (UUID: GPU-0)"\n')
+    (fake / "nvidia-smi").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ.get('PATH', '')}"}
+    out = tmp_path / "results"
+    p = subprocess.run(
+        ["bash", str(ROOT / "benchmarks" / "gpu_check.sh"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    report = json.loads((out / "gpu_check.json").read_text())
+    assert report["gpu"] is True and report["status"] == "skipped"
+    assert report["nvidia_smi"] == ["GPU 0: NVIDIA H200 (UUID: GPU-0)"]
+    assert "no GPU software in this venv" in report["reason"] and "cupy" in report["reason"].lower()
 
 
 def test_gpu_check_bound_accepts_independent_computations_and_rejects_a_real_difference():
