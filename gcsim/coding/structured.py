@@ -48,6 +48,7 @@ from .encoders._common import diagonals as _draw_diagonals
 from .kernels import GRAM_KAPPA_LIMIT
 from .schemes import SchemeParams
 from .straggler_base import rng_from_seed
+from .stragglers import BernoulliModel, FixedModel
 
 __all__ = [
     "StructuredContext",
@@ -502,8 +503,6 @@ def _mask_chunks(model: Any, count: int, seed: int, chunk: int) -> Iterator[np.n
     ``Generator.random((c, n))`` fills rows in order, so consecutive chunks of the same
     generator are the rows of one big draw; the fixed-s and Bernoulli samplers are row-wise.
     """
-    from .stragglers import BernoulliModel, FixedModel
-
     rng = rng_from_seed(seed)
     n = model.n
     for a in range(0, count, chunk):
@@ -523,8 +522,6 @@ def _mask_chunks(model: Any, count: int, seed: int, chunk: int) -> Iterator[np.n
 
 def streamable(model: Any) -> bool:
     """True for the models whose samples :func:`stream_errors` can draw chunk by chunk."""
-    from .stragglers import BernoulliModel, FixedModel
-
     return type(model) in (BernoulliModel, FixedModel)
 
 
