@@ -790,3 +790,21 @@ def test_rank_and_rd_counts_at_scale_equal_a_per_pattern_count():
     S1, S2 = c.sum(axis=1).astype(float), (c.astype(float) ** 2).sum(axis=1)
     ref = 2 * (300 - S1**2 / (S2 + S1))  # Theorem 2 at m = 2, Rademacher (mu2 = mu4 = 1)
     assert np.allclose(rd_upper_bound(A, 2, masks), ref, rtol=1e-12)
+
+
+def test_exact_codes_over_the_construction_budget_are_dropped_before_they_are_built(monkeypatch):
+    from gcsim.advisor import assess
+
+    q = assess.Question(13, 4, 2, straggler_model("fixed", 13, s=1))
+    from gcsim.advisor.candidates import Structure, bibd_structures
+
+    pg3 = next(x for x in bibd_structures(q) if isinstance(x, Structure))
+    kept = [e for e in assess.schemes_of(pg3, q) if not isinstance(e, assess.Dropped)]
+    assert {"exact-gaussian", "exact-vandermonde"} <= {e[0] for e in kept}
+    # PG(2,3), s = 1, m = 2: 13 parts, each off 9 workers, f - m = 10: 13 * 9 * 100 flops
+    assert assess.exact_build_cost(pg3.assignment, 1, 2) == 13 * 9 * 10**2
+    monkeypatch.setattr(assess, "EXACT_BUILD_BUDGET", 13 * 9 * 10**2 - 1)
+    out = assess.schemes_of(pg3, q)
+    over = [e for e in out if isinstance(e, assess.Dropped)]
+    assert {e.encoder for e in over} >= {"exact-gaussian", "exact-vandermonde"}
+    assert all("EXACT_BUILD_BUDGET" in e.reason for e in over if e.encoder.startswith("exact"))

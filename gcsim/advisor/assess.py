@@ -60,6 +60,8 @@ __all__ = [
     "question_patterns",
     "design_s",
     "schemes_of",
+    "EXACT_BUILD_BUDGET",
+    "exact_build_cost",
     "build_scheme",
     "decode_time",
     "iteration_time",
@@ -254,6 +256,24 @@ def _run_quietly(fn: Any) -> tuple[Any, list[str]]:
     return out, notes
 
 
+#: The most work (flops) the advisor spends building one exact code (``"exact-gaussian"``,
+#: ``"exact-vandermonde"``): their construction solves one ``(n - r_i) x (n - s - m)`` least-squares
+#: problem per part, about ``N (n - r) (n - s - m)^2`` flops -- 10^12 for PG(2,31) at ``s = 30``.
+#: A candidate over it is dropped with the estimate, before anything is built.
+EXACT_BUILD_BUDGET = 2e10
+
+
+def exact_build_cost(A: np.ndarray, s: int, m: int) -> float:
+    """``Σ_i (n - r_i) (n - s - m)^2``: the flops of the exact family's per-part solves (an estimate).
+
+    >>> exact_build_cost(np.ones((3, 4), dtype=int), 1, 2)     # every part on every worker: nothing to solve
+    0.0
+    """
+    N, n = A.shape
+    outside = float(n * N - int(A.sum()))
+    return outside * float(max(n - s - m, 0)) ** 2
+
+
 def schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[str, Any], str] | Dropped]:
     """The encoders to try on one assignment: ``(method, m, options, note)`` or a :class:`Dropped`."""
     A = structure.assignment
@@ -269,6 +289,18 @@ def schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[s
             s, why = design_s(q, r_min, q.m)
             if s is None:
                 out.append(Dropped(structure.family, structure.name, method, why))
+                continue
+            cost = exact_build_cost(A, s, q.m)
+            if cost > EXACT_BUILD_BUDGET:
+                out.append(
+                    Dropped(
+                        structure.family,
+                        structure.name,
+                        method,
+                        f"construction over the advisor's budget: one least-squares solve per part, about "
+                        f"N (n - r) (n - s - m)^2 = {cost:.3g} flops > EXACT_BUILD_BUDGET = {EXACT_BUILD_BUDGET:.3g}",
+                    )
+                )
                 continue
             out.append((method, q.m, {"s": s}, why))
             continue
