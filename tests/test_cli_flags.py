@@ -208,3 +208,31 @@ def test_the_guide_shows_the_vocabulary():
     assert vocabulary_table() in text, "docs/guides/cli.md: paste gcsim.app.flags.vocabulary_table()"
     for old in ("run-cerar", "run-gc"):
         assert re.search(rf"`gcsim {old} \.\.\.` \(deprecated\)", text), old
+
+
+def test_catalogue_export_takes_its_folder(tmp_path, capsys):
+    assert main(["catalogue", "--export", str(tmp_path / "cat"), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows and all(r["file"] == "exported" for r in rows), rows[:2]
+    assert (tmp_path / "cat" / "bibd" / "pg2_9.json").is_file()
+    assert main(["catalogue", "--dir", str(tmp_path / "cat"), "--export", "--json"]) == 0  # the old spelling
+    out, err = capsys.readouterr()
+    assert "--export without a folder is deprecated: use --export DIR" in err
+    assert main(["catalogue", "--dir", str(tmp_path / "a"), "--export", str(tmp_path / "b")]) == 2
+    assert "give one folder" in capsys.readouterr().err
+
+
+def test_pareto_workers_with_a_local_scheduler_says_it_is_the_ring_size(monkeypatch, capsys):
+    """``cerar pareto --workers`` was the Dask processes: with --scheduler local and no --processes, one note."""
+    import gcsim.cerar.pareto as pareto
+    from gcsim.errors import InvalidArgumentError
+
+    def stop(N, *args, **kwargs):
+        raise InvalidArgumentError("N", f"stopped at N = {N}")
+
+    monkeypatch.setattr(pareto, "pareto_front", stop)
+    assert main(["cerar", "pareto", "--workers", "6", "--scheduler", "local"]) == 2
+    err = capsys.readouterr().err
+    assert "--workers 6 is the ring size N" in err and "stopped at N = 6" in err, err
+    assert main(["cerar", "pareto", "--workers", "6", "--scheduler", "local", "--processes", "2"]) == 2
+    assert "ring size" not in capsys.readouterr().err
