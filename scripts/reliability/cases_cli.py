@@ -51,7 +51,7 @@ CASES = [
     Case(
         "cli",
         "cerar design --export names a regular file",
-        argv=["cerar", "design", "--N", "3", "--c", "3", "--export", "f"],
+        argv=["cerar", "design", "--workers", "3", "--c", "3", "--export", "f"],
         setup=_FILE,
     ),
     Case(
@@ -106,7 +106,7 @@ CASES = [
     Case(
         "cli",
         "cerar design --N 100000 (used to run for minutes)",
-        argv=["cerar", "design", "--N", "100000", "--c", "8"],
+        argv=["cerar", "design", "--workers", "100000", "--c", "8"],
         timeout=30,
     ),
     # numbers: negative, zero, NaN, beyond the dtype
@@ -123,7 +123,7 @@ CASES = [
         argv=[
             "cerar",
             "simulate",
-            "--N",
+            "--workers",
             "4",
             "--c",
             "40",
@@ -195,7 +195,7 @@ CASES = [
     Case("cli", "error --design bibd:7,3,1,9 (four parameters)", argv=["error", "--design", "bibd:7,3,1,9"]),
     Case("cli", "error --design srg:10,3,0 (three parameters)", argv=["error", "--design", "srg:10,3,0"]),
     Case("cli", "error --design coset:27,2,5,1,1", argv=["error", "--design", "coset:27,2,5,1,1"]),
-    Case("cli", "run-gc --design biregular:40,20,3", argv=["run-gc", "--design", "biregular:40,20,3"]),
+    Case("cli", "gc run --design biregular:40,20,3", argv=["gc", "run", "--design", "biregular:40,20,3"]),
     Case(
         "cli",
         "decoder-table --design srg:10,3,0",

@@ -1,4 +1,4 @@
-"""Faults of the torch.distributed executor (gcsim.executor, ``gcsim run-gc`` / ``run-cerar``).
+"""Faults of the torch.distributed executor (gcsim.executor, ``gcsim gc run`` / ``cerar run``).
 
 Every case must end quickly with a clear, deliberate error (no hang: each has a time limit
 far below the launch timeouts it sets), except the ``ok`` row that checks "same seed, same
@@ -141,23 +141,27 @@ CASES = [
     ),
     Case(
         area="executor",
-        fault="gcsim run-gc with 2 dead workers but --stragglers 1",
-        argv=["run-gc", "--design", "bibd:7,3,1", "--stragglers", "1", "--workers-die", "2"],
+        fault="gcsim gc run with 2 dead workers but --stragglers 1",
+        argv=["gc", "run", "--design", "bibd:7,3,1", "--stragglers", "1", "--workers-die", "2"],
     ),
     Case(
         area="executor",
-        fault="gcsim run-gc --deadline -1",
-        argv=["run-gc", "--design", "bibd:7,3,1", "--deadline", "-1"],
+        fault="gcsim gc run --deadline -1",
+        argv=["gc", "run", "--design", "bibd:7,3,1", "--deadline", "-1"],
     ),
-    Case(area="executor", fault="gcsim run-gc --seed -3", argv=["run-gc", "--design", "bibd:7,3,1", "--seed", "-3"]),
-    Case(area="executor", fault="gcsim run-gc --seed abc", argv=["run-gc", "--design", "bibd:7,3,1", "--seed", "abc"]),
+    Case(area="executor", fault="gcsim gc run --seed -3", argv=["gc", "run", "--design", "bibd:7,3,1", "--seed", "-3"]),
     Case(
-        area="executor", fault="gcsim run-gc --timeout 0", argv=["run-gc", "--design", "bibd:7,3,1", "--timeout", "0"]
+        area="executor", fault="gcsim gc run --seed abc", argv=["gc", "run", "--design", "bibd:7,3,1", "--seed", "abc"]
     ),
     Case(
         area="executor",
-        fault="gcsim run-cerar --workers 1 (a ring of one)",
-        argv=["run-cerar", "--workers", "1", "--c", "1"],
+        fault="gcsim gc run --timeout 0",
+        argv=["gc", "run", "--design", "bibd:7,3,1", "--timeout", "0"],
+    ),
+    Case(
+        area="executor",
+        fault="gcsim cerar run --workers 1 (a ring of one)",
+        argv=["cerar", "run", "--workers", "1", "--c", "1"],
     ),
     # issue #19 item 6: deadline, logs, causes, cleanup
     Case(
@@ -223,8 +227,8 @@ CASES = [
     ),
     Case(
         area="executor",
-        fault="gcsim run-gc --d 1000000000000: refused before any rank starts",
-        argv=["run-gc", "--design", "bibd:7,3,1", "--d", "1000000000000"],
+        fault="gcsim gc run --d 1000000000000: refused before any rank starts",
+        argv=["gc", "run", "--design", "bibd:7,3,1", "--d", "1000000000000"],
         timeout=30,
     ),
     Case(

@@ -46,8 +46,8 @@ CASES = [
     ),
     Case(
         "cli",
-        "advise --cluster-workers without --scheduler local",
-        argv=["advise", "-n", "13", "--load", "4", "--stragglers", "fixed:1", "--cluster-workers", "2"],
+        "advise --processes without --scheduler local",
+        argv=["advise", "-n", "13", "--load", "4", "--stragglers", "fixed:1", "--processes", "2"],
     ),
     # sweeps
     Case(
