@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
-
 __all__ = ["t_quantile", "t_interval"]
 
 
@@ -22,6 +20,9 @@ def t_quantile(df: float, level: float = 0.95) -> float:
     """
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must lie in (0, 1), got {level}")
+    # imported on first use: scipy.stats is slow to import, and only Monte Carlo estimates need it
+    from scipy import stats
+
     return float(stats.t.ppf(0.5 + level / 2.0, max(float(df), 1.0)))
 
 
