@@ -405,18 +405,17 @@ def test_B_is_read_only():
 
 
 def test_every_method_listed_builds():
+    """Every registered encoder builds its own small example (the registry's ``example``), with shapes."""
+    from gcsim.coding.encoders import get_encoder
+
     for method in METHODS:
-        if method == "fractional-repetition":
-            A, m, kw = fractional_repetition_assignment(6, 1), 1, {}
-        elif method in ("cyclic-mds", "bibd-optimal", "expander"):
-            A, m, kw = cyclic_repetition_assignment(6, 2), 1, {}
-        elif method.startswith("exact"):
-            A, m, kw = cyclic_repetition_assignment(6, 2), 2, {"s": 1}
-        else:
-            A, m, kw = cyclic_repetition_assignment(6, 2), 2, {"eps": 0.1}
+        example = get_encoder(method).example
+        assert example is not None, f"{method}: no example instance"
+        A, m, kw = example()
         sch = encode(A, m, method, **kw)
-        assert sch.method == method and sch.B.shape == (m * 6, 6)
-        assert sch.decoder is None or sch.decoder.shape == (6, m)
+        N = sch.num_parts
+        assert sch.method == method and sch.B.shape == (m * N, sch.n)
+        assert sch.decoder is None or sch.decoder.shape == (sch.n, m)
 
 
 @pytest.mark.parametrize(
