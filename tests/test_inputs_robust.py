@@ -643,6 +643,7 @@ BOOL_EXEMPT = {
     "gcsim.combinatorics.srg_feasibility.SRGCondition": "a result record (holds is True/False/None by design)",
     "gcsim.combinatorics.srg_feasibility.SRGFeasibility": "a result record (filled in by srg_feasibility)",
     "gcsim.executor.launcher.LaunchResult": "a result record (filled in by launch)",
+    "gcsim.coding.milp.FixedWorstCase": "a result record (filled in by fixed_decoder_worst_case)",
     "gcsim.learning.unbiased.UnbiasednessResult": "a result record (filled in by the unbiasedness test)",
     "gcsim.executor.ddp_hook.CerarHookState": "the hook's state, built by register_cerar_hook (which checks overlap)",
     "gcsim.combinatorics.base.require": "an assertion helper: its condition is any truth value gcsim computed",
@@ -670,6 +671,12 @@ def _bool_fixtures():
     mask = np.ones(7, dtype=bool)
     mask[0] = False
     return design, scheme, straggler_model("fixed", 7, s=1), mask
+
+
+def _milp_worst_case(scheme, **kw):
+    from gcsim.coding.milp import fixed_decoder_worst_case
+
+    return fixed_decoder_worst_case(scheme, 1, **kw)
 
 
 def bool_calls(tmp) -> dict[tuple[str, str], Any]:
@@ -743,6 +750,7 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         pass
     return {
         ("gcsim.advisor.advice.Advice.export", "overwrite"): lambda x: adv.export(tmp / "adv", overwrite=x),
+        ("gcsim.coding.milp.fixed_decoder_worst_case", "normalized"): lambda x: _milp_worst_case(scheme, normalized=x),
         ("gcsim.advisor.advice.pareto_point", "with_time"): lambda x: pareto_point(row, x),
         ("gcsim.advisor.candidates.Question", "relax_load"): lambda x: Question(7, 3, 1, model, relax_load=x),
         ("gcsim.advisor.core.advise", "progress"): lambda x: advise(7, 3, 1, model, families=["bibd"], progress=x),
