@@ -32,6 +32,7 @@ def _lines(err: str) -> list[str]:
     "argv,desc,total",
     [
         (["cerar", "pareto", "--workers", "3", "--c", "4", "--kappas", "5,10", "--max-iter", "2"], "Pareto N=3 c=4", 2),
+        (["error", "--design", "pg2_9", "--m", "2", "--stragglers", "worst:3"], "worst-case search", 5),
         (
             ["bounds", "verify", "--design", "petersen", "--m", "1", "--method", "rd", "-s", "2", "--draws", "4"],
             "encoder redraws",
