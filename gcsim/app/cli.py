@@ -62,9 +62,11 @@ __all__ = ["main", "build_parser", "COMMANDS"]
 _EPILOG = """examples:
   gcsim construct bibd 91 10 1            # PG(2,9), verified
   gcsim construct srg 13 6 2 3 --json     # Paley(13) as JSON
-  gcsim exists bibd 43 7 1                # False: Bruck-Ryser-Chowla
+  gcsim exists bibd 43 7 1                # does not exist (Bruck-Ryser-Chowla): exit status 3
   gcsim construct coset 27 2 5 --export designs
   gcsim load bibd/pg2_9                   # re-verify a packaged catalogue file
+  gcsim load advice/rank1_bibd_rd         # a code exported by `gcsim advise --export advice`
+  gcsim --limit MAX_PATTERNS=1e8 error --design pg2_9 --stragglers all:5  # C(91,5) > 10^7: a bigger machine
   gcsim catalogue                         # verify every named instance
   gcsim reproduce                         # the quick headline results (make demo)
   gcsim reproduce --full --scheduler local  # paper scale, on a Dask cluster of this machine's cores

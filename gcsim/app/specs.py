@@ -1,7 +1,7 @@
 """The one parser of design arguments on the command line: named instances, family specs, files.
 
 Every command that takes a design (``--design`` of ``error``, ``bounds verify``, ``decoder-table``,
-``run-gc`` / ``gc run``; the positional ``FAMILY PARAMS...`` of ``construct`` and ``exists``) reads
+``gc run``; the positional ``FAMILY PARAMS...`` of ``construct`` and ``exists``) reads
 it here, so a wrong number of parameters or a bad value is the same one line everywhere, naming
 the flag and the expected form (exit status 2, never a traceback).
 
