@@ -119,7 +119,8 @@ def run_case(case: Case, python: str = sys.executable) -> dict:
 
 
 def _cell(text: str, width: int = 160) -> str:
-    text = text.replace("|", "\\|").replace("\n", " ")
+    # a table cell is Markdown: escape the pipe, and the brackets that would read as reference links
+    text = text.replace("|", "\\|").replace("[", "\\[").replace("]", "\\]").replace("\n", " ")
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -43,7 +43,10 @@ def _load_script(name: str):
 
 
 def _public_modules(sub: str) -> list[str]:
-    return sorted(p.stem for p in (ROOT / "gcsim" / sub).glob("[a-z]*.py"))
+    """The public modules and subpackages of ``gcsim.<sub>`` (names not starting with ``_``)."""
+    folder = ROOT / "gcsim" / sub
+    packages = [p.parent.name for p in folder.glob("[a-z]*/__init__.py")]
+    return sorted([p.stem for p in folder.glob("[a-z]*.py")] + packages)
 
 
 def _dunder_all(path: Path) -> list[str]:
@@ -112,7 +115,9 @@ def test_api_page_covers_every_module_and_its_all(site, sub):
         qual = f"gcsim.{sub}.{mod}"
         if qual not in ids:
             missing.append(qual)
-        missing += [f"{qual}.{n}" for n in _dunder_all(ROOT / "gcsim" / sub / f"{mod}.py")]
+        source = ROOT / "gcsim" / sub / f"{mod}.py"
+        source = source if source.is_file() else ROOT / "gcsim" / sub / mod / "__init__.py"
+        missing += [f"{qual}.{n}" for n in _dunder_all(source)]
         missing = [m for m in missing if m not in ids]
     assert not missing, f"docs/api/{sub}.md does not document: {missing}"
 
