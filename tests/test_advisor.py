@@ -808,3 +808,24 @@ def test_exact_codes_over_the_construction_budget_are_dropped_before_they_are_bu
     over = [e for e in out if isinstance(e, assess.Dropped)]
     assert {e.encoder for e in over} >= {"exact-gaussian", "exact-vandermonde"}
     assert all("EXACT_BUILD_BUDGET" in e.reason for e in over if e.encoder.startswith("exact"))
+
+
+def test_dense_evaluations_over_the_budget_are_dropped_unless_a_structured_route_applies(monkeypatch):
+    from gcsim.advisor import assess
+    from gcsim.advisor.candidates import Structure, bibd_structures
+
+    q = assess.Question(13, 4, 2, straggler_model("fixed", 13, s=1))
+    pg3 = next(x for x in bibd_structures(q) if isinstance(x, Structure))
+    settings = assess.Settings(samples=100, exact_limit=100)
+    # m N n^2 + (samples + exact_limit) (n^3 / 3 + m n^2), written out
+    assert assess.dense_eval_cost(13, 13, 2, settings) == pytest.approx(2 * 13 * 169 + 200 * (13**3 / 3 + 2 * 169))
+    assert all(
+        not isinstance(e, assess.Dropped) or "EVAL_BUDGET" not in e.reason for e in assess.schemes_of(pg3, q, settings)
+    )
+    monkeypatch.setattr(assess, "EVAL_BUDGET", 1.0)
+    out = assess.schemes_of(pg3, q, settings)
+    kept = {e[0] for e in out if not isinstance(e, assess.Dropped)}
+    over = {e.encoder for e in out if isinstance(e, assess.Dropped) and "EVAL_BUDGET" in e.reason}
+    # PG(2,3) has AᵀA = 3I + J: RD (B = A diag(d) blocks) keeps the structured route, the others do not
+    assert "rd" in kept and {"ns", "exact-gaussian"} <= over
+    assert not kept & over

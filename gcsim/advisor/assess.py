@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..coding.bounds import (
     rank_lower_bound,
@@ -41,6 +42,7 @@ from ..coding.encoders import MethodNames, encoders, get_encoder
 from ..coding.evaluate import MIN_MC_SAMPLES, expected_error, worst_case_error
 from ..coding.schemes import Scheme, encode
 from ..coding.stragglers import BernoulliModel, FixedModel, MarkovModel, TraceModel, WorstCaseModel
+from ..coding.structured import check_pair_gram
 from ..errors import GcsimError
 from .candidates import Dropped, Question, Structure, _why
 
@@ -61,6 +63,8 @@ __all__ = [
     "design_s",
     "schemes_of",
     "EXACT_BUILD_BUDGET",
+    "EVAL_BUDGET",
+    "dense_eval_cost",
     "exact_build_cost",
     "build_scheme",
     "decode_time",
@@ -274,8 +278,66 @@ def exact_build_cost(A: np.ndarray, s: int, m: int) -> float:
     return outside * float(max(n - s - m, 0)) ** 2
 
 
-def schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[str, Any], str] | Dropped]:
-    """The encoders to try on one assignment: ``(method, m, options, note)`` or a :class:`Dropped`."""
+#: The most work (flops) the advisor spends on the dense evaluation of one candidate: about
+#: ``m N n^2 + (samples + exact_limit) (n^3 / 3 + m n^2)`` (the Gram matrix once, then a Cholesky
+#: factor and a solve per pattern).
+#: A candidate over it with no structured route (theory §42) is dropped with the estimate before it
+#: is built: at n = 993 one dense candidate takes ~1.3e12 flops, several minutes on a core.
+EVAL_BUDGET = 3e11
+
+
+def dense_eval_cost(N: int, n: int, m: int, settings: Settings) -> float:
+    """``m N n^2 + (samples + exact_limit) (n^3 / 3 + m n^2)``: the flops of a dense evaluation (an estimate).
+
+    >>> dense_eval_cost(13, 13, 2, Settings(samples=100, exact_limit=100))
+    218460.6666666667
+    """
+    per_pattern = n**3 / 3.0 + float(m) * n * n
+    return float(m) * N * n * n + float(settings.samples + settings.exact_limit) * per_pattern
+
+
+def _structured_applies(A: np.ndarray, method: str) -> bool:
+    """Whether the structured route (theory §42) applies: ``B`` made of ``A diag(d)`` blocks, ``AᵀA = aI + λJ``."""
+    if not get_encoder(method).diagonal_stack:
+        return False
+    try:
+        check_pair_gram(sp.csc_matrix(A), "assignment")
+    except GcsimError:
+        return False
+    return True
+
+
+def schemes_of(
+    structure: Structure, q: Question, settings: Settings | None = None
+) -> list[tuple[str, int, dict[str, Any], str] | Dropped]:
+    """The encoders to try on one assignment: ``(method, m, options, note)`` or a :class:`Dropped`.
+
+    With ``settings``, an encoder whose dense evaluation would pass :data:`EVAL_BUDGET` and that the
+    structured route cannot evaluate is dropped with the estimate.
+    """
+    out = _schemes_of(structure, q)
+    if settings is None:
+        return out
+    A = structure.assignment
+    kept: list[tuple[str, int, dict[str, Any], str] | Dropped] = []
+    for item in out:
+        if not isinstance(item, Dropped):
+            method, m_c = item[0], item[1]
+            cost = dense_eval_cost(A.shape[0], A.shape[1], m_c, settings)
+            if cost > EVAL_BUDGET and not _structured_applies(A, method):
+                item = Dropped(
+                    structure.family,
+                    structure.name,
+                    method,
+                    f"evaluation over the advisor's budget: the dense route, about m N n^2 + (samples + exact_limit) "
+                    f"(n^3/3 + m n^2) = {cost:.3g} flops > EVAL_BUDGET = {EVAL_BUDGET:.3g}, and no structured "
+                    "route applies (theory §42: B = A diag(d) blocks on A with AᵀA = aI + λJ)",
+                )
+        kept.append(item)
+    return kept
+
+
+def _schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[str, Any], str] | Dropped]:
     A = structure.assignment
     r_min = int(A.sum(axis=1).min())
     out: list[tuple[str, int, dict[str, Any], str] | Dropped] = []

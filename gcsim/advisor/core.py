@@ -415,7 +415,7 @@ def advise(
         if isinstance(item, Dropped):
             dropped.append(item)
             continue
-        for enc in schemes_of(item, q):
+        for enc in schemes_of(item, q, settings):
             if isinstance(enc, Dropped):
                 dropped.append(enc)
             else:
