@@ -829,3 +829,16 @@ def test_dense_evaluations_over_the_budget_are_dropped_unless_a_structured_route
     # PG(2,3) has AᵀA = 3I + J: RD (B = A diag(d) blocks) keeps the structured route, the others do not
     assert "rd" in kept and {"ns", "exact-gaussian"} <= over
     assert not kept & over
+
+
+def test_a_design_kept_sparse_is_dropped_not_raised(monkeypatch):
+    from gcsim.advisor import candidates
+
+    # PG(2,17): a dense 307 x 307 incidence (94,249 entries) over the limit, 5,526 non-zeros within
+    # limit // 16: gcsim keeps it sparse and refuses the dense assignment the advisor's encoders need
+    monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 90000)
+    q = candidates.Question(307, 18, 2, straggler_model("bernoulli", 307, p=0.1))
+    items = list(candidates.bibd_structures(q))
+    pg = [d for d in items if d.name.startswith("2-(307,18,1) design")]
+    assert len(pg) == 1 and isinstance(pg[0], candidates.Dropped), items
+    assert "SizeLimitError" in pg[0].reason

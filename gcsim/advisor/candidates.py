@@ -263,10 +263,12 @@ def _guarded(family: str, name: str, build: Callable[[], Any], *, construction: 
     """
     try:
         obj = build()
+        label = f"{name} [{_short(obj.construction)}]" if construction else name
+        # a design kept sparse (gcsim.limits.keep_sparse) refuses its dense assignment here: the
+        # advisor's encoders need it, so the design is dropped with that reason (was: the error escaped)
+        return Structure(family, label, obj, note)
     except GcsimError as exc:
         return Dropped(family, name, "", f"{type(exc).__name__}: {_why(exc)}")
-    label = f"{name} [{_short(obj.construction)}]" if construction else name
-    return Structure(family, label, obj, note)
 
 
 def _dual_design(v: int, k: int, lam: int) -> Any:
