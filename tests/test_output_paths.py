@@ -163,9 +163,15 @@ def test_every_writing_command_has_a_sample():
     assert len(writers) >= 9
 
 
+#: progress lines a long command prints on a piped stderr (the advisor's and gcsim._progress's)
+_PROGRESS = re.compile(r"^(gcsim: progress: |advise: )")
+
+
 def _run(capsys, argv: list[str]) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr without its progress lines (what is left is the messages)."""
     code = main(argv)
     out, err = capsys.readouterr()
+    err = "".join(line for line in err.splitlines(keepends=True) if not _PROGRESS.match(line))
     return code, out, err
 
 
