@@ -13,11 +13,14 @@ torch); each is far below the timeout that the code before the fix waited for.
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -154,14 +157,15 @@ def test_the_default_rendezvous_cannot_collide_on_a_port():
 
 
 def test_stalled_rank_is_named_in_a_timeout_message():
-    res = td.launch(_rank1_sleeps, 2, timeout=15)
+    # the deadline covers starting the ranks too: leave room for a loaded machine to start two
+    res = td.launch(_rank1_sleeps, 2, timeout=30)
     assert res.results[0] == 0 and res.results[1] is None
     assert res.timed_out and res.stalled == [1] and 1 in res.killed
     with pytest.raises(td.LaunchTimeoutError) as info:
         res.raise_on_failure()
     assert isinstance(info.value, TimeoutError) and isinstance(info.value, td.RankFailure)
     first = str(info.value).splitlines()[0]
-    assert "timed out" in first and "rank 1" in first and "stalled" in first and "15 s" in first
+    assert "timed out" in first and "rank 1" in first and "stalled" in first and "30 s" in first
 
 
 def test_stalled_peer_in_a_collective_is_named_and_ends_fast():
@@ -563,8 +567,9 @@ def test_only_stale_gcsim_rendezvous_folders_are_cleaned(tmp_path):
 
 
 def test_a_killed_launchers_rendezvous_is_removed_at_the_next_start(tmp_path, repo_root, monkeypatch):
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
+    # a short TMPDIR: the forkserver's AF_UNIX socket lives there, and under pytest-xdist tmp_path
+    # (…/popen-gw1/test_…) makes its path longer than the 108 bytes a socket path may have
+    tmp = Path(tempfile.mkdtemp(prefix="gct", dir="/tmp"))
     code = (
         "from tests.test_executor_faults import _write_pid_and_sleep; from gcsim.executor.launcher import launch; "
         f"launch(_write_pid_and_sleep, 1, ({str(tmp_path)!r},), timeout=300)"
@@ -584,8 +589,11 @@ def test_a_killed_launchers_rendezvous_is_removed_at_the_next_start(tmp_path, re
     left = list(tmp.glob("gcsim-rdzv-*"))
     assert len(left) == 1  # SIGKILL: the launcher could not remove it
     monkeypatch.setattr(launcher.tempfile, "tempdir", str(tmp))
-    assert td.launch(_rank_id, 1, timeout=60).ok
-    assert not left[0].exists() and not list(tmp.glob("gcsim-rdzv-*"))
+    try:
+        assert td.launch(_rank_id, 1, timeout=60).ok
+        assert not left[0].exists() and not list(tmp.glob("gcsim-rdzv-*"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.mark.parametrize(
