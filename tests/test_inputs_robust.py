@@ -644,6 +644,7 @@ BOOL_EXEMPT = {
     "gcsim.combinatorics.srg_feasibility.SRGFeasibility": "a result record (filled in by srg_feasibility)",
     "gcsim.executor.launcher.LaunchResult": "a result record (filled in by launch)",
     "gcsim.coding.milp.FixedWorstCase": "a result record (filled in by fixed_decoder_worst_case)",
+    "gcsim.advisor.core.Progress": "advise's progress reporter, built by advise (which checks progress)",
     "gcsim.learning.unbiased.UnbiasednessResult": "a result record (filled in by the unbiasedness test)",
     "gcsim.executor.ddp_hook.CerarHookState": "the hook's state, built by register_cerar_hook (which checks overlap)",
     "gcsim.combinatorics.base.require": "an assertion helper: its condition is any truth value gcsim computed",
@@ -671,6 +672,18 @@ def _bool_fixtures():
     mask = np.ones(7, dtype=bool)
     mask[0] = False
     return design, scheme, straggler_model("fixed", 7, s=1), mask
+
+
+def _load_code(folder, verify):
+    from gcsim.catalogue.codes import load_code
+
+    return load_code(folder, verify=verify)
+
+
+def _export_at(obj, stem, overwrite):
+    from gcsim.catalogue.objects import export_object_at
+
+    return export_object_at(obj, stem, overwrite=overwrite)
 
 
 def _milp_worst_case(scheme, **kw):
@@ -750,6 +763,11 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         pass
     return {
         ("gcsim.advisor.advice.Advice.export", "overwrite"): lambda x: adv.export(tmp / "adv", overwrite=x),
+        ("gcsim.advisor.core.advise", "adaptive"): lambda x: advise(
+            7, 3, 1, model, families=["bibd"], progress=False, adaptive=x
+        ),
+        ("gcsim.catalogue.codes.load_code", "verify"): lambda x: _load_code(adv.export(tmp / "lc", overwrite=True), x),
+        ("gcsim.catalogue.objects.export_object_at", "overwrite"): lambda x: _export_at(design, tmp / "at" / "fano", x),
         ("gcsim.coding.milp.fixed_decoder_worst_case", "normalized"): lambda x: _milp_worst_case(scheme, normalized=x),
         ("gcsim.advisor.advice.pareto_point", "with_time"): lambda x: pareto_point(row, x),
         ("gcsim.advisor.candidates.Question", "relax_load"): lambda x: Question(7, 3, 1, model, relax_load=x),
