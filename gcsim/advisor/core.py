@@ -151,6 +151,14 @@ def _on_terminal(stream: Any) -> bool:
         return False
 
 
+def _in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel's (not merely one that imported ipykernel, as nbmake's
+    test runner does)."""
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython is not None else None
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
 class Progress:
     """Progress over the candidates: a live tqdm bar on a terminal, plain lines on stderr otherwise.
 
@@ -174,7 +182,7 @@ class Progress:
         self.bar: Any = None
         self.lines = False
         if enabled and self.total > 0:
-            if _on_terminal(self.stream) or "ipykernel" in sys.modules:  # a bar (a notebook's widget)
+            if _on_terminal(self.stream) or _in_notebook():  # a bar (a notebook's widget)
                 from tqdm.auto import tqdm
 
                 self.bar = tqdm(total=self.total, desc=f"advise: {stage}", leave=False, file=self.stream)
