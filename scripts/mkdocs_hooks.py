@@ -168,7 +168,13 @@ def theory_chapters() -> list[tuple[str, str, list[tuple[int, str, str]]]]:
     return chapters
 
 
-def theory_anchor_map() -> dict[str, tuple[str, str]]:
+Chapters = list[tuple[str, str, list[tuple[int, str, str]]]]
+
+#: what one build computes once (in on_config) and every page reuses: the chapters and the anchor map
+_BUILD: dict[str, Any] = {}
+
+
+def theory_anchor_map(chapters: Chapters | None = None) -> dict[str, tuple[str, str]]:
     """GitHub id of a heading in the assembled docs/theory.md -> (chapter file, id on the chapter page).
 
     The assembled document numbers repeated titles across chapters (``-1``, ``-2``) in document
@@ -181,18 +187,18 @@ def theory_anchor_map() -> dict[str, tuple[str, str]]:
         _dedup(seen, github_slug(title))
     _dedup(seen, "contents")
     found: dict[str, tuple[str, str]] = {}
-    for name, _, heads in theory_chapters():
+    for name, _, heads in theory_chapters() if chapters is None else chapters:
         for _, title, local in heads:
             found[_dedup(seen, github_slug(title))] = (name, local)
     return found
 
 
-def theory_contents_page() -> str:
+def theory_contents_page(chapters: Chapters | None = None) -> str:
     """The site's theory contents page: the assembled document's header and a two-level contents."""
     bt = _build_theory()
     header = bt.HEADER.split("<!--")[0].rstrip()
     lines = [header, "", "## Contents", ""]
-    for name, title, heads in theory_chapters():
+    for name, title, heads in theory_chapters() if chapters is None else chapters:
         lines.append(f"- [{title}]({name})")
         lines += [f"    - [{h}]({name}#{local})" for lvl, h, local in heads if lvl == 2]
     return "\n".join(lines) + "\n"
@@ -201,7 +207,7 @@ def theory_contents_page() -> str:
 _THEORY_LINK = re.compile(r"\]\(((?:\.\./)*)theory\.md(?:#([^)\s]+))?\)")
 
 
-def theory_links_to_chapters(markdown: str, src_uri: str) -> str:
+def theory_links_to_chapters(markdown: str, src_uri: str, anchors: dict[str, tuple[str, str]] | None = None) -> str:
     """Point ``](…theory.md#id)`` links of the page at ``src_uri`` to the chapter page holding ``id``.
 
     >>> anchors = theory_anchor_map()
@@ -211,7 +217,7 @@ def theory_links_to_chapters(markdown: str, src_uri: str) -> str:
     >>> theory_links_to_chapters("[t](theory.md)", "index.md")
     '[t](theory/index.md)'
     """
-    anchors = theory_anchor_map()
+    anchors = theory_anchor_map() if anchors is None else anchors
     base = Path(src_uri).parent
 
     def repl(m: re.Match[str]) -> str:
@@ -230,18 +236,23 @@ def theory_links_to_chapters(markdown: str, src_uri: str) -> str:
 
 
 def on_config(config: Any, **kwargs: Any) -> Any:
-    """Replace the nav entry ``Theory: theory.md`` by the contents page and one entry per chapter."""
+    """Replace the nav entry ``Theory: theory.md`` by the contents page and one entry per chapter.
+
+    The chapters and the anchor map are read here, once per build, for every page of the build.
+    """
+    _BUILD["chapters"] = theory_chapters()
+    _BUILD["anchors"] = theory_anchor_map(_BUILD["chapters"])
     for i, entry in enumerate(config["nav"]):
         if isinstance(entry, dict) and entry.get("Theory") == "theory.md":
             # the nav shows a chapter's title up to its dash ("10. Balanced incomplete block designs")
-            chapters = [{title.split(" — ")[0]: f"theory/{name}"} for name, title, _ in theory_chapters()]
+            chapters = [{title.split(" — ")[0]: f"theory/{name}"} for name, title, _ in _BUILD["chapters"]]
             config["nav"][i] = {"Theory": [{"Contents": "theory/index.md"}, *chapters]}
     return config
 
 
 def on_files(files: Files, config: Any, **kwargs: Any) -> Files:
     """Add the generated theory contents page (``theory/index.md``)."""
-    files.append(File.generated(config, "theory/index.md", content=theory_contents_page()))
+    files.append(File.generated(config, "theory/index.md", content=theory_contents_page(_BUILD.get("chapters"))))
     return files
 
 
@@ -249,7 +260,7 @@ def on_page_markdown(markdown: str, page: Any = None, **kwargs: Any) -> str:
     """Theory links to chapter pages; GitHub's heading ids where the toc's would differ; display maths
     in blocks of their own."""
     if page is not None:
-        markdown = theory_links_to_chapters(markdown, page.file.src_uri)
+        markdown = theory_links_to_chapters(markdown, page.file.src_uri, _BUILD.get("anchors"))
     return separate_display_maths(github_heading_ids(markdown))
 
 
