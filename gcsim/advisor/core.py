@@ -16,10 +16,11 @@ The steps (docs/theory.md, advisor chapter):
 from __future__ import annotations
 
 import math
+import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._progress import StageProgress
 from .._validation import check_bool, check_int, check_real
 from ..coding.schemes import Scheme
 from ..coding.straggler_base import StragglerModel
@@ -143,13 +144,27 @@ def _assess_task(task: tuple) -> Any:
     return row, scheme.to_arrays(), scheme.bundle_metadata()
 
 
-class Progress(StageProgress):
-    """Progress over the candidates of one stage (:class:`gcsim._progress.StageProgress`).
+def _on_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
 
-    A live tqdm bar on a terminal (or in a notebook); on a piped or redirected stderr (a log, CI,
-    ``gcsim advise ... 2>log``) a line such as ``advise: screening 12/60 candidates, 34 s`` when the
-    stage starts, at most every ``every`` seconds and after its last candidate, so a long question
-    is never silent.
+
+def _in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel's (not merely one that imported ipykernel, as nbmake's
+    test runner does)."""
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython is not None else None
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+class Progress:
+    """Progress over the candidates: a live tqdm bar on a terminal, plain lines on stderr otherwise.
+
+    A piped or redirected stderr (a log, CI, ``gcsim advise ... 2>log``) gets a line such as
+    ``advise: screening 12/60 candidates, 34 s`` at most every ``every`` seconds and at the end of
+    each stage, so a long question is never silent.
 
     >>> import io
     >>> out = io.StringIO()
@@ -159,10 +174,42 @@ class Progress(StageProgress):
     True
     """
 
-    def __init__(
-        self, total: int, stage: str, enabled: bool, *, stream: Any = None, every: float = 5.0, unit: str = "candidates"
-    ) -> None:
-        super().__init__(total, f"advise: {stage}", unit, enabled, stream=stream, every=every)
+    def __init__(self, total: int, stage: str, enabled: bool, *, stream: Any = None, every: float = 5.0) -> None:
+        self.total, self.stage, self.every = int(total), stage, float(every)
+        self.done = 0
+        self.stream = sys.stderr if stream is None else stream
+        self.start = self.last = time.monotonic()
+        self.bar: Any = None
+        self.lines = False
+        if enabled and self.total > 0:
+            if _on_terminal(self.stream) or _in_notebook():  # a bar (a notebook's widget)
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(total=self.total, desc=f"advise: {stage}", leave=False, file=self.stream)
+            else:
+                self.lines = True
+
+    def _line(self) -> None:
+        elapsed = time.monotonic() - self.start
+        print(
+            f"advise: {self.stage} {self.done}/{self.total} candidates, {elapsed:.0f} s", file=self.stream, flush=True
+        )
+
+    def step(self) -> None:
+        """One candidate done."""
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(1)
+        elif self.lines:
+            now = time.monotonic()
+            if now - self.last >= self.every or self.done == self.total:
+                self.last = now
+                self._line()
+
+    def close(self) -> None:
+        """End the bar (the last line was written by the last step)."""
+        if self.bar is not None:
+            self.bar.close()
 
 
 def undecided(rows: Sequence[Mapping[str, Any]], objective: tuple[str, ...], exact_tol: float = 1e-12) -> list[int]:

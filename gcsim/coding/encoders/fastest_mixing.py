@@ -19,9 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ... import limits
-from ...errors import InvalidArgumentError, VerificationError
-from ._cvx import check_solver, cvxpy, slem_symmetric, solve
+from ...errors import InvalidArgumentError, SizeLimitError, VerificationError
+from ._cvx import MAX_WORKERS, check_solver, cvxpy, slem_symmetric, solve
 from ._registry import Encoder
 
 __all__ = ["reference_chain", "fastest_mixing_chain"]
@@ -34,7 +33,15 @@ def _check_graph(A: np.ndarray) -> np.ndarray:
         raise InvalidArgumentError(
             "assignment", f"fastest-mixing needs a symmetric square assignment (a graph), got shape {A.shape}"
         )
-    limits.check_work("assignment", A.shape[0], "the fastest-mixing SDP", limit_name="MAX_SDP_WORKERS", unit="workers")
+    n = A.shape[0]
+    if n > MAX_WORKERS:
+        raise SizeLimitError(
+            "assignment",
+            f"the fastest-mixing SDP is limited to {MAX_WORKERS} workers, got {n}",
+            requested=n,
+            limit=MAX_WORKERS,
+            limit_name="gcsim.coding.encoders._cvx.MAX_WORKERS",
+        )
     return A
 
 
