@@ -82,6 +82,7 @@ VOCABULARY: dict[str, Flag] = {
     "--matrix": Flag("print the 0/1 assignment matrix", "switch"),
     "--mnist": Flag("folder of the full MNIST IDX files or an .npz", "text"),
     "--dataset": Flag("mnist", "text"),
+    "--precision": Flag("precision", "text"),
     # engines and runs
     "--engine": Flag("engine", "text"),
     "--timeout": Flag("launcher timeout in seconds", "number"),
@@ -134,8 +135,6 @@ def deprecate(p: argparse.ArgumentParser, old: str, new: str, *, note: str = "")
     """Accept ``old`` on ``p`` for one release as a hidden alias of its flag ``new``."""
     target = next(a for a in p._actions if new in a.option_strings)
     options: dict[str, Any] = {"nargs": 0} if target.nargs == 0 else {"type": target.type or str}
-    if target.choices is not None:  # the old spelling refuses what the new one refuses, naming itself
-        options["choices"] = target.choices
     p.add_argument(
         old,
         dest=target.dest,
