@@ -34,6 +34,24 @@ memory shared with other work:
     step in Python), about a nanosecond each; i.i.d. workers are one binomial tail (no
     terms).  The other rules cost 500 terms per group.  ``5e7`` terms is tens of seconds;
     beyond that use ``method="monte-carlo"``.
+``MAX_STORAGE_WORK = 10**8``
+    Most Python-level work of :func:`gcsim.cerar.storage.storage_lower_bound`,
+    ``N (L+1) c L (c+L)`` coefficient operations modulo a prime (building every Hankel
+    matrix ``H_t``): ``10^8`` is about a minute; ``(N, c) = (8, 16)`` is 2.5e6, ``(16, 32)`` 8.6e7.
+``MAX_EXACT_WORK = 2**24``
+    Most high-precision operations of :func:`gcsim.cerar.exact.vandermonde_exact`, ``N c^3``
+    (``N`` inverses of ``c x c`` Vandermonde blocks): ``2^24`` is minutes at the ~400 digits
+    ``c = 64`` needs; ``N = 4, c = 32`` is 131,072.
+``MAX_DPS = 10**4``
+    Largest working precision of :func:`gcsim.cerar.exact.vandermonde_exact`, in decimal digits
+    (given, or derived from the Gautschi bound of the nodes).
+``MAX_MILP_WORKERS = 120``
+    Most workers of :func:`gcsim.coding.milp.fixed_decoder_worst_case`: its mixed-integer
+    program has ``n + n(n-1)/2`` variables and ``3 n(n-1)/2 + n + 1`` constraints (7,260 and
+    21,541 at ``n = 120``).
+``MAX_SDP_WORKERS = 400``
+    Most workers of the convex encoders (``"slem-circulant"``, ``"fastest-mixing"``): the
+    semidefinite program of fastest mixing has ``n^2`` variables (160,000 at ``n = 400``).
 
 **Logical size.**  Every limit counts the *logical* size -- the product of the shape -- never
 the memory an array happens to occupy: a zero-stride view (``np.broadcast_to(x, (10**9, 7))``)
@@ -86,9 +104,15 @@ __all__ = [
     "MAX_PATTERNS",
     "MAX_EXISTENCE_ORDER",
     "MAX_QUAD_TERMS",
+    "MAX_STORAGE_WORK",
+    "MAX_EXACT_WORK",
+    "MAX_DPS",
+    "MAX_MILP_WORKERS",
+    "MAX_SDP_WORKERS",
     "logical_entries",
     "array_shape",
     "check_entries",
+    "check_work",
     "keep_sparse",
     "NpyHeader",
     "check_npy_file",
@@ -104,6 +128,11 @@ DEFAULTS: dict[str, int] = {
     "MAX_PATTERNS": 10**7,
     "MAX_EXISTENCE_ORDER": 2**24,
     "MAX_QUAD_TERMS": 5 * 10**7,
+    "MAX_STORAGE_WORK": 10**8,
+    "MAX_EXACT_WORK": 2**24,
+    "MAX_DPS": 10**4,
+    "MAX_MILP_WORKERS": 120,
+    "MAX_SDP_WORKERS": 400,
 }
 _POWER = re.compile(r"(\d+)\s*\*\*\s*(\d+)", re.ASCII)
 _PLAIN = re.compile(r"\d+(?:_\d+)*", re.ASCII)
@@ -167,6 +196,11 @@ MAX_DENSE_ENTRIES: int = DEFAULTS["MAX_DENSE_ENTRIES"]
 MAX_PATTERNS: int = DEFAULTS["MAX_PATTERNS"]
 MAX_EXISTENCE_ORDER: int = DEFAULTS["MAX_EXISTENCE_ORDER"]
 MAX_QUAD_TERMS: int = DEFAULTS["MAX_QUAD_TERMS"]
+MAX_STORAGE_WORK: int = DEFAULTS["MAX_STORAGE_WORK"]
+MAX_EXACT_WORK: int = DEFAULTS["MAX_EXACT_WORK"]
+MAX_DPS: int = DEFAULTS["MAX_DPS"]
+MAX_MILP_WORKERS: int = DEFAULTS["MAX_MILP_WORKERS"]
+MAX_SDP_WORKERS: int = DEFAULTS["MAX_SDP_WORKERS"]
 _ENV_PROBLEMS = _from_environment()
 for _message in _ENV_PROBLEMS.values():  # an import never fails on a typo in a variable: warn, keep the default
     # one line, no source line quoted: the variable is the culprit, not a line of gcsim
@@ -265,6 +299,37 @@ def check_entries(
             limit_name=limit_name,
         )
     return entries
+
+
+def check_work(name: str, requested: int, what: str, *, limit_name: str, unit: str = "", hint: str = "") -> int:
+    """Refuse ``requested`` (a count of operations, workers, digits) beyond ``gcsim.limits.<limit_name>``.
+
+    Returns ``requested``.  ``name`` is the argument that makes it this large, ``what`` says
+    what is counted, ``unit`` follows the numbers; called before the work starts.  The message
+    names the limit and where to raise it (the ``gcsim`` command adds its ``--limit`` flag and
+    the ``GCSIM_`` variable).
+
+    >>> check_work("c", 131_072, "N c^3 high-precision operations", limit_name="MAX_EXACT_WORK")
+    131072
+    >>> check_work("n", 500, "the workers of the SDP", limit_name="MAX_SDP_WORKERS", unit="workers")
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.SizeLimitError: n: the workers of the SDP: 500 workers, over gcsim's limit of 400 workers \
+(gcsim.limits.MAX_SDP_WORKERS; raise it there for a longer run)
+    """
+    limit = int(globals()[limit_name])
+    requested = int(requested)
+    if requested > limit:
+        unit_text = f" {unit}" if unit else ""
+        raise SizeLimitError(
+            name,
+            f"{what}: {_fmt(requested)}{unit_text}, over gcsim's limit of {_fmt(limit)}{unit_text} "
+            f"(gcsim.limits.{limit_name}; raise it there for a longer run)" + (f"; {hint}" if hint else ""),
+            requested=requested,
+            limit=limit,
+            limit_name=limit_name,
+        )
+    return requested
 
 
 class NpyHeader(NamedTuple):

@@ -13,10 +13,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from gcsim import limits
 from gcsim.coding import encode
 from gcsim.coding.encoders.classic import cyclic_repetition_assignment
 from gcsim.coding.milp import (
-    MAX_MILP_WORKERS,
     bad_straggler_set,
     fixed_decoder_quadratic,
     fixed_decoder_worst_case,
@@ -144,7 +144,7 @@ def test_bad_inputs_are_refused():
         fixed_decoder_worst_case(scheme, 2, time_limit=0)
     with pytest.raises(InvalidArgumentError, match="decoder"):
         fixed_decoder_worst_case(scheme, 2, decoder=np.ones((3, 1)))
-    n = MAX_MILP_WORKERS + 1
+    n = limits.MAX_MILP_WORKERS + 1
     big = encode(cyclic_repetition_assignment(n, 1), 1, "expander")
     with pytest.raises(SizeLimitError):
         fixed_decoder_worst_case(big, 3)

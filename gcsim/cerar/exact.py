@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import limits
 from .._validation import check_bool, check_int, check_real
-from ..errors import InvalidArgumentError, SizeLimitError
+from ..errors import InvalidArgumentError
 from .design import CerarDesign
 from .protocol import resolve_dtype, simulate
 from .ring import check_host_gradients, num_rounds, packet_size
@@ -49,11 +50,6 @@ __all__ = [
 FAMILIES = ("real", "circle")
 #: Guard digits above the proved loss of the encoders (§53.1): the ring's sums then keep them.
 GUARD_DIGITS = 30
-#: Most high-precision operations of one design, N c^3 (N inverses of c x c): 2^24 is minutes at the
-#: ~400 digits c = 64 needs; N = 4, c = 32 is 131,072.  Raise it here for a longer run.
-MAX_EXACT_WORK = 2**24
-#: Largest working precision, in decimal digits.
-MAX_DPS = 10**4
 
 
 def _mp() -> Any:
@@ -185,6 +181,12 @@ def vandermonde_exact(N: int, c: int, error: float, *, family: str = "real", dps
         log10(||V||_inf ||V^{-1}||_inf) (§53.1), so the rounding of the evaluation stays below
         10^-GUARD_DIGITS relative to the gradients.
 
+    Raises
+    ------
+    SizeLimitError
+        ``N c^3`` beyond :data:`gcsim.limits.MAX_EXACT_WORK`, or a precision beyond
+        :data:`gcsim.limits.MAX_DPS` digits, before any high-precision work.
+
     Examples
     --------
     >>> ed = vandermonde_exact(4, 8, 1e-3)
@@ -197,16 +199,9 @@ def vandermonde_exact(N: int, c: int, error: float, *, family: str = "real", dps
     c = check_int("c", c, minimum=1)
     if not isinstance(family, str) or family not in FAMILIES:
         raise InvalidArgumentError("family", f"must be one of {FAMILIES}, got {family!r}")
-    work = N * c**3
-    if work > MAX_EXACT_WORK:
-        raise SizeLimitError(
-            "c",
-            f"N c^3 = {work:,} high-precision operations for N = {N}, c = {c}, more than "
-            f"gcsim.cerar.exact.MAX_EXACT_WORK = {MAX_EXACT_WORK:,}; raise it there for a longer run",
-            requested=work,
-            limit=MAX_EXACT_WORK,
-            limit_name="gcsim.cerar.exact.MAX_EXACT_WORK",
-        )
+    limits.check_work(
+        "c", N * c**3, f"N c^3 for N = {N}, c = {c}", limit_name="MAX_EXACT_WORK", unit="high-precision operations"
+    )
     error = check_real("error", error, minimum=0.0, strict_min=True)
     if error >= 1.0:
         raise InvalidArgumentError("error", f"must be < 1 (a relative seam error), got {error}")
@@ -226,7 +221,9 @@ def vandermonde_exact(N: int, c: int, error: float, *, family: str = "real", dps
     lost = math.log10(norm_v) + log_inv
     if dps is None:
         dps = GUARD_DIGITS + math.ceil(max(lost, 0.0)) + len(str(c))
-    dps = check_int("dps", dps, minimum=15, maximum=MAX_DPS)
+    dps = limits.check_work(
+        "dps", check_int("dps", dps, minimum=15), "the working precision", limit_name="MAX_DPS", unit="digits"
+    )
     ctx = _mp()
     ctx.dps = dps
     if family == "real":

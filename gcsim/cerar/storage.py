@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, SizeLimitError
+from .. import limits
+from ..errors import InvalidArgumentError
 from .design import CerarDesign
 from .ring import num_rounds
 
@@ -47,9 +48,6 @@ __all__ = ["StorageBound", "storage_lower_bound", "hankel_matrix", "shift_struct
 
 #: The Mersenne prime 2^31 - 1: residues below it multiply without overflow in int64.
 PRIME = 2**31 - 1
-#: Most Python-level work of :func:`storage_lower_bound`, N (L+1) c L (c+L) coefficient operations
-#: (building every H_t); 10^8 is about a minute -- (8, 16) is 2.5e6, (16, 32) 8.6e7.  Raise it here.
-MAX_STORAGE_WORK = 10**8
 
 
 def generic_storage_peak(N: int, c: int) -> int:
@@ -235,16 +233,13 @@ def storage_lower_bound(design: CerarDesign) -> StorageBound:
     """
     design = _check(design)
     N, c, L = design.N, design.c, design.L
-    work = N * (L + 1) * c * L * (c + L)
-    if work > MAX_STORAGE_WORK:
-        raise SizeLimitError(
-            "design",
-            f"the Hankel ranks of N = {N}, c = {c} take {work:,} coefficient operations, more than "
-            f"gcsim.cerar.storage.MAX_STORAGE_WORK = {MAX_STORAGE_WORK:,}; raise it there for a longer run",
-            requested=work,
-            limit=MAX_STORAGE_WORK,
-            limit_name="gcsim.cerar.storage.MAX_STORAGE_WORK",
-        )
+    limits.check_work(
+        "design",
+        N * (L + 1) * c * L * (c + L),
+        f"the Hankel ranks of N = {N}, c = {c}",
+        limit_name="MAX_STORAGE_WORK",
+        unit="coefficient operations",
+    )
     ranks = np.zeros((N, L + 1), dtype=np.int64)
     distance = np.zeros((N, L + 1))
     for i in range(N):

@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import limits
 from .._validation import check_bool, check_int, check_real
-from ..errors import InvalidArgumentError, SizeLimitError
+from ..errors import InvalidArgumentError
 from .encoders._common import as_assignment
 from .evaluate import fixed_decoder_error, optimal_error
 from .schemes import Scheme
@@ -36,11 +37,7 @@ __all__ = [
     "fixed_decoder_worst_case",
     "fixed_decoder_quadratic",
     "bad_straggler_set",
-    "MAX_MILP_WORKERS",
 ]
-
-#: The program has ``n + n(n-1)/2`` variables and ``3 n(n-1)/2 + n + 1`` constraints: refused beyond.
-MAX_MILP_WORKERS: int = 120
 
 
 @dataclass(frozen=True)
@@ -166,7 +163,7 @@ def fixed_decoder_worst_case(
     Raises
     ------
     SizeLimitError
-        More than :data:`MAX_MILP_WORKERS` workers, before building the program.
+        More than :data:`gcsim.limits.MAX_MILP_WORKERS` workers, before building the program.
 
     Examples
     --------
@@ -186,13 +183,9 @@ def fixed_decoder_worst_case(
     time_limit = check_real("time_limit", time_limit, minimum=0.0, strict_min=True)
     f = n - s
     c, rescale_arg = _scale(rescale, n, f)
-    if n > MAX_MILP_WORKERS and 0 < s < n:  # before any n x n product
-        raise SizeLimitError(
-            "scheme",
-            f"the program of fixed_decoder_worst_case is limited to {MAX_MILP_WORKERS} workers, got {n}",
-            requested=n,
-            limit=MAX_MILP_WORKERS,
-            limit_name="gcsim.coding.milp.MAX_MILP_WORKERS",
+    if 0 < s < n:  # before any n x n product
+        limits.check_work(
+            "scheme", n, "the program of fixed_decoder_worst_case", limit_name="MAX_MILP_WORKERS", unit="workers"
         )
     G, g, total = fixed_decoder_quadratic(scheme, decoder)
     X = scheme.decoder if decoder is None else decoder

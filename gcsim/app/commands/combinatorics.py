@@ -168,13 +168,14 @@ def _cmd_catalogue(args: argparse.Namespace) -> int:
     else:
         args.export = False
     if (args.export or args.force) and args.dir is None:  # writes only into a folder named on the command line
-        raise UsageError("--dir: --export and --force need --dir DIR, a folder of your own, to write into")
+        which = "--export" if args.export else "--force"
+        raise UsageError(f"{which}: give the folder to write into, a folder of your own: --export DIR")
     if args.dir is None:
         args.dir = str(packaged_catalogue())
     if (args.export or args.force) and inside_installed_package(args.dir):
         raise UsageError(
             f"{flag}: {args.dir!r} is inside the installed gcsim package (read-only); "
-            "give --dir DIR, a folder of your own, to export"
+            "give --export DIR, a folder of your own, to export"
         )
     if args.export or args.force:
         check_output_dir(flag, args.dir)
@@ -254,4 +255,8 @@ def register(sub, add) -> None:
         metavar="DIR",
         help="export into the folder DIR: the catalogue files it lacks (checked against DIR)",
     )
-    p.add_argument("--force", action="store_true", help="replace (rewrite) the catalogue files in --dir")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace (rewrite) the catalogue files in the folder (--export DIR or --dir DIR)",
+    )

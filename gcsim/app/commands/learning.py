@@ -23,7 +23,7 @@ _FLAGS = {
     "path": "--mnist",
     "codes": "--codes",
     "dataset": "--dataset",
-    "precision": "--precision",
+    "precision": "--dtype",
 }
 
 
@@ -90,7 +90,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         optimizer=args.optimizer,
         lr=args.lr,
         seed=args.seed,
-        precision=args.precision,
+        precision=args.dtype,
         divergence="stop",
     )
     last = table.sort_values("iteration").groupby("label", sort=False).tail(1)
@@ -100,7 +100,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         "p": args.p,
         "iterations": args.iterations,
         "optimizer": args.optimizer,
-        "precision": args.precision,
+        "dtype": args.dtype,
         "seed": args.seed,
         "final": rows,
     }
@@ -118,7 +118,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     body = [[r["label"], r["wallclock"], r["train_loss"], r["test_acc"], r["rel_error"]] for r in rows]
     lines = [
         f"{data.name}: {args.iterations} iterations, Bernoulli p = {fmt(args.p)}, {args.optimizer}, "
-        f"messages in {args.precision}, seed {args.seed}",
+        f"messages in {args.dtype}, seed {args.seed}",
         text_table(header, body, wrap={"code": 36}, right=header[1:]),
     ]
     emit(args, payload, "\n".join(lines))
@@ -131,7 +131,7 @@ def register(sub, add) -> None:
         _cmd_train,
         "train an MLP (features-128-10) with coded gradients under Bernoulli stragglers (MNIST by default)",
         "examples:\n  gcsim train --iterations 100 --p 0.2\n  gcsim train --dataset digits --codes uncoded,rd --json\n"
-        "  gcsim train --precision float32 --codes exact\n"
+        "  gcsim train --dtype float32 --codes exact\n"
         "  gcsim train --mnist ~/data/mnist --max-train 5000 --out results/train-mnist",
     )
     p.add_argument("--codes", help="comma-separated label prefixes (default: all codes); e.g. uncoded,rd,ns")
@@ -156,11 +156,14 @@ def register(sub, add) -> None:
     )
     p.add_argument("--mnist", help="folder of the full MNIST IDX files or an .npz (instead of --dataset)")
     p.add_argument(
-        "--precision",
+        "--dtype",
         choices=["float64", "float32", "bfloat16"],
         default="float64",
         help="precision in which the workers encode and send their messages (the PS decodes in float64)",
     )
+    from ..flags import deprecate
+
+    deprecate(p, "--precision", "--dtype", note="--dtype is the precision in every command")
     p.add_argument("--max-train", type=int_arg(1), default=None, help="use only this many training examples")
     p.add_argument("--out", help="output folder: history.csv and a manifest are written into it")
     p.set_defaults(flags=_FLAGS)

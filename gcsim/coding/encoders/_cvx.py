@@ -19,9 +19,6 @@ __all__ = ["cvxpy", "solve", "slem_symmetric", "slem_circulant", "SOLVERS"]
 #: Solvers the encoders accept (open-source ones installed with ``gcsim[optimize]``).
 SOLVERS = ("SCS", "CLARABEL")
 
-#: Above this many workers the encoders refuse up front (the SDP of §43.3 has n² variables).
-MAX_WORKERS = 400
-
 
 def cvxpy(what: str) -> Any:
     """Import cvxpy or raise :class:`gcsim.errors.MissingDependencyError` naming ``what``."""

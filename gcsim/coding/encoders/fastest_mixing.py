@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InvalidArgumentError, SizeLimitError, VerificationError
-from ._cvx import MAX_WORKERS, check_solver, cvxpy, slem_symmetric, solve
+from ... import limits
+from ...errors import InvalidArgumentError, VerificationError
+from ._cvx import check_solver, cvxpy, slem_symmetric, solve
 from ._registry import Encoder
 
 __all__ = ["reference_chain", "fastest_mixing_chain"]
@@ -33,15 +34,7 @@ def _check_graph(A: np.ndarray) -> np.ndarray:
         raise InvalidArgumentError(
             "assignment", f"fastest-mixing needs a symmetric square assignment (a graph), got shape {A.shape}"
         )
-    n = A.shape[0]
-    if n > MAX_WORKERS:
-        raise SizeLimitError(
-            "assignment",
-            f"the fastest-mixing SDP is limited to {MAX_WORKERS} workers, got {n}",
-            requested=n,
-            limit=MAX_WORKERS,
-            limit_name="gcsim.coding.encoders._cvx.MAX_WORKERS",
-        )
+    limits.check_work("assignment", A.shape[0], "the fastest-mixing SDP", limit_name="MAX_SDP_WORKERS", unit="workers")
     return A
 
 

@@ -20,10 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from ... import limits
 from ..._validation import check_int
-from ...errors import InvalidArgumentError, SizeLimitError, VerificationError
+from ...errors import InvalidArgumentError, VerificationError
 from ._common import short
-from ._cvx import MAX_WORKERS, check_solver, cvxpy, slem_circulant, solve
+from ._cvx import check_solver, cvxpy, slem_circulant, solve
 from ._registry import Encoder
 
 __all__ = ["circulant_assignment", "circulant_support", "optimize_circulant", "best_circulant"]
@@ -101,14 +102,7 @@ def optimize_circulant(n: int, support: Any, *, solver: str = "SCS") -> tuple[np
     n = check_int("n", n, minimum=1)
     S = _support(support, n)
     solver = check_solver(solver)
-    if n > MAX_WORKERS:
-        raise SizeLimitError(
-            "n",
-            f"the SLEM program is limited to {MAX_WORKERS} workers, got {n}",
-            requested=n,
-            limit=MAX_WORKERS,
-            limit_name="gcsim.coding.encoders._cvx.MAX_WORKERS",
-        )
+    limits.check_work("n", n, "the SLEM program", limit_name="MAX_SDP_WORKERS", unit="workers")
     uniform = np.zeros(n)
     uniform[S] = 1.0 / S.size
     best, best_slem, status = uniform, slem_circulant(uniform), "uniform"
