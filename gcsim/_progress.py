@@ -10,6 +10,12 @@ prints one line on stderr when it starts, at most every ``GCSIM_PROGRESS_SECONDS
     gcsim: progress: Pareto N=4 c=8: 2/4 (50%), 31 s elapsed, about 31 s left
 
 Nothing is ever written to stdout.
+
+:class:`StageProgress` is the same mechanism for a loop whose lines must read as a sentence of
+its own (the advisor's ``advise: screening 12/60 candidates, 34 s``): a bar on a terminal or in a
+notebook, such lines on any other stream (whether or not :func:`progress_lines` is on).  One
+decision picks the bar for both: :func:`wants_bar` (the stream is a terminal, or this process is a
+Jupyter kernel).
 """
 
 from __future__ import annotations
@@ -17,11 +23,20 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["progress_bar", "progress_lines", "lines_enabled"]
+__all__ = [
+    "progress_bar",
+    "progress_lines",
+    "lines_enabled",
+    "StageProgress",
+    "wants_bar",
+    "on_terminal",
+    "in_notebook",
+]
 
 _LINES = False
 #: Seconds between two progress lines (``GCSIM_PROGRESS_SECONDS`` overrides; 0: a line per step).
@@ -54,11 +69,25 @@ def _interval() -> float:
     return value if value >= 0 and value == value else DEFAULT_INTERVAL
 
 
-def _stderr_is_terminal() -> bool:
+def on_terminal(stream: Any = None) -> bool:
+    """Whether ``stream`` (default: the current ``sys.stderr``) is a terminal; False for a replaced or closed one."""
     try:
-        return bool(sys.stderr.isatty())
-    except (AttributeError, ValueError):  # a replaced or closed stderr
+        return bool((sys.stderr if stream is None else stream).isatty())
+    except (AttributeError, ValueError):  # a replaced or closed stream
         return False
+
+
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel's (not merely one that imported ipykernel, as nbmake's
+    test runner does)."""
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython is not None else None
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def wants_bar(stream: Any = None) -> bool:
+    """The one terminal/notebook decision: a bar on a terminal ``stream`` (default stderr) or in a notebook."""
+    return on_terminal(stream) or in_notebook()
 
 
 def _seconds(x: float) -> str:
@@ -160,9 +189,96 @@ def progress_bar(
         total = len(iterable)  # type: ignore[arg-type]
     if not enabled:
         return _Silent(iterable)
-    if _LINES and not _stderr_is_terminal():
+    if _LINES and not wants_bar():
         return _Lines(iterable, total, desc, initial)
     from tqdm.auto import tqdm
 
     # disable=None: a bar only on a terminal (or a notebook's widget)
     return tqdm(iterable, total=total, initial=initial, desc=desc, leave=False, disable=None)
+
+
+class StageProgress:
+    """Progress over ``total`` items of one stage: a live tqdm bar where :func:`wants_bar`, else lines.
+
+    The lines (on ``stream``, default stderr) read ``<desc> <done>/<total> <unit>, <elapsed> s``:
+    one when the stage starts, then at most every ``every`` seconds and always after the last
+    item, so a long stage on a pipe or in a log is never silent.  While one item takes longer
+    than ``every`` seconds a heartbeat line repeats the count with the item named by
+    :meth:`working_on` (``... 34 s (evaluating X)``).  ``enabled=False`` or ``total = 0``: nothing.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> p = StageProgress(2, "advise: screening", "candidates", True, stream=out, every=1e9)
+    >>> p.update(); p.update(); p.close()
+    >>> out.getvalue().splitlines()
+    ['advise: screening 0/2 candidates, 0 s', 'advise: screening 2/2 candidates, 0 s']
+    """
+
+    def __init__(
+        self, total: int, desc: str, unit: str, enabled: bool, *, stream: Any = None, every: float = 5.0
+    ) -> None:
+        self.total, self.desc, self.unit, self.every = int(total), desc, unit, float(every)
+        self.done = 0
+        self.stream = sys.stderr if stream is None else stream
+        self.start = self.last = time.monotonic()
+        self.bar: Any = None
+        self.lines = False
+        self.current = ""
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
+        if enabled and self.total > 0:
+            if wants_bar(self.stream):  # a bar (a notebook's widget)
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(total=self.total, desc=desc, unit=f" {unit}", leave=False, file=self.stream)
+            else:
+                self.lines = True
+                self._line()
+                if self.every < 1e6:
+                    self._beat = threading.Thread(target=self._heartbeat, daemon=True)
+                    self._beat.start()
+
+    def _line(self, current: str = "") -> None:
+        with self._lock:
+            now = time.monotonic()
+            self.last = now
+            text = f"{self.desc} {self.done}/{self.total} {self.unit}, {now - self.start:.0f} s"
+            try:
+                print(text + (f" ({current})" if current else ""), file=self.stream, flush=True)
+            except (OSError, ValueError):  # the stream closed: progress is not worth a crash
+                self.lines = False
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.every):
+            if self.lines and time.monotonic() - self.last >= self.every:
+                self._line(self.current)
+
+    def working_on(self, label: str) -> None:
+        """Name the item in progress (shown by the heartbeat lines and, on a bar, as its postfix)."""
+        self.current = label
+        if self.bar is not None:
+            self.bar.set_postfix_str(label[:40], refresh=True)
+
+    def update(self, n: int = 1) -> None:
+        """``n`` more items done."""
+        self.done += int(n)
+        self.current = ""
+        if self.bar is not None:
+            self.bar.update(int(n))
+        elif self.lines and (time.monotonic() - self.last >= self.every or self.done >= self.total):
+            self._line()
+
+    def step(self) -> None:
+        """One item done."""
+        self.update(1)
+
+    def close(self) -> None:
+        """End the bar or the heartbeat (the last line was written by the last update)."""
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join()
+            self._beat = None
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

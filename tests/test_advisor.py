@@ -831,14 +831,21 @@ def test_dense_evaluations_over_the_budget_are_dropped_unless_a_structured_route
     assert not kept & over
 
 
-def test_a_design_kept_sparse_is_dropped_not_raised(monkeypatch):
-    from gcsim.advisor import candidates
+def test_a_design_kept_sparse_stays_a_candidate_of_the_structured_routes(monkeypatch):
+    from gcsim.advisor import assess, candidates
 
     # PG(2,17): a dense 307 x 307 incidence (94,249 entries) over the limit, 5,526 non-zeros within
-    # limit // 16: gcsim keeps it sparse and refuses the dense assignment the advisor's encoders need
+    # limit // 16: gcsim keeps it sparse; the advisor keeps it too (issue #22 item 3): RD and B = A
+    # by the structured routes of theory §42, the encoders that need the dense matrix dropped
     monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 90000)
     q = candidates.Question(307, 18, 2, straggler_model("bernoulli", 307, p=0.1))
     items = list(candidates.bibd_structures(q))
     pg = [d for d in items if d.name.startswith("2-(307,18,1) design")]
-    assert len(pg) == 1 and isinstance(pg[0], candidates.Dropped), items
-    assert "SizeLimitError" in pg[0].reason
+    assert len(pg) == 1 and isinstance(pg[0], candidates.Structure), items
+    assert not pg[0].dense_fits and pg[0].incidence.nnz == 307 * 18 and pg[0].pair_gram() == (18, 1)
+    with pytest.raises(gcsim.errors.SizeLimitError):
+        _ = pg[0].assignment
+    out = assess.schemes_of(pg[0], q, assess.screen_settings(assess.Settings()))
+    kept = {e[0] for e in out if not isinstance(e, assess.Dropped)}
+    assert kept == {"rd", "bibd-optimal"}
+    assert all("MAX_DENSE_ENTRIES" in e.reason for e in out if isinstance(e, assess.Dropped))

@@ -74,6 +74,7 @@ COLUMNS: tuple[str, ...] = (
     "decode_time",
     "pareto",
     "status",
+    "equivalents",
     "notes",
 )
 

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .. import limits
 from ..coding.bounds import (
     rank_lower_bound,
     rd_upper_bound,
@@ -42,7 +43,7 @@ from ..coding.encoders import MethodNames, encoders, get_encoder
 from ..coding.evaluate import MIN_MC_SAMPLES, expected_error, worst_case_error
 from ..coding.schemes import Scheme, encode
 from ..coding.stragglers import BernoulliModel, FixedModel, MarkovModel, TraceModel, WorstCaseModel
-from ..coding.structured import check_pair_gram
+from ..coding.structured import StructuredRD, encode_structured
 from ..errors import GcsimError
 from .candidates import Dropped, Question, Structure, _why
 
@@ -64,7 +65,14 @@ __all__ = [
     "schemes_of",
     "EXACT_BUILD_BUDGET",
     "EVAL_BUDGET",
+    "PRUNE_COST",
     "dense_eval_cost",
+    "evaluated_patterns",
+    "Route",
+    "route_of",
+    "SPARSE_ROUTES",
+    "StructuredAssignment",
+    "m1_closed_form",
     "exact_build_cost",
     "build_scheme",
     "decode_time",
@@ -143,7 +151,8 @@ def question_patterns(q: Question, settings: Settings) -> Patterns | None:
 
     Fixed (and all-pattern) models: every ``s``-subset when ``C(n, s) <= exact_limit``; Bernoulli and
     Markov (stationary): all ``2^n`` patterns with their probabilities when ``2^n <= exact_limit``;
-    a trace: its iterations; otherwise ``samples`` draws of ``model.sample(samples, seed)``.
+    a trace: its iterations; otherwise ``samples`` draws of ``model.sample(samples, seed)`` (fewer
+    when ``samples x n`` masks would pass :data:`gcsim.limits.MAX_DENSE_ENTRIES`).
     None for the worst-case model (no distribution).
     """
     model, n = q.model, q.n
@@ -159,7 +168,9 @@ def question_patterns(q: Question, settings: Settings) -> Patterns | None:
         p = model.p if isinstance(model, BernoulliModel) else model.stationary
         masks = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
         return Patterns(masks, BernoulliModel(n, p).weights(masks), f"all 2^{n} patterns, weighted")
-    masks = np.asarray(model.sample(settings.samples, q.seed), dtype=bool)
+    # at most MAX_DENSE_ENTRIES mask entries (n ~ 10^4: 1,764 of the 2,000 draws)
+    count = max(2, min(settings.samples, limits.MAX_DENSE_ENTRIES // max(n, 1)))
+    masks = np.asarray(model.sample(count, q.seed), dtype=bool)
     return Patterns(masks, np.full(len(masks), 1.0 / len(masks)), f"{len(masks)} sampled patterns")
 
 
@@ -284,27 +295,219 @@ def exact_build_cost(A: np.ndarray, s: int, m: int) -> float:
 #: A candidate over it with no structured route (theory §42) is dropped with the estimate before it
 #: is built: at n = 993 one dense candidate takes ~1.3e12 flops, several minutes on a core.
 EVAL_BUDGET = 3e11
+#: A candidate whose dense evaluation is estimated above this many flops (a few seconds on a core)
+#: takes a sparse route of :data:`SPARSE_ROUTES` when one applies, is evaluated after the cheap
+#: ones, and not at all when an evaluated candidate already settles it (theory §49.6).
+PRUNE_COST = 1e10
 
 
-def dense_eval_cost(N: int, n: int, m: int, settings: Settings) -> float:
-    """``m N n^2 + (samples + exact_limit) (n^3 / 3 + m n^2)``: the flops of a dense evaluation (an estimate).
+def dense_eval_cost(N: int, n: int, m: int, settings: Settings, patterns: int | None = None) -> float:
+    """``m N n^2 + P (n^3 / 3 + m n^2)``: the flops of a dense evaluation of ``P`` patterns (an estimate).
+
+    ``P`` defaults to ``samples + exact_limit``; the advisor passes :func:`evaluated_patterns`.
 
     >>> dense_eval_cost(13, 13, 2, Settings(samples=100, exact_limit=100))
     218460.6666666667
     """
     per_pattern = n**3 / 3.0 + float(m) * n * n
-    return float(m) * N * n * n + float(settings.samples + settings.exact_limit) * per_pattern
+    count = settings.samples + settings.exact_limit if patterns is None else patterns
+    return float(m) * N * n * n + float(count) * per_pattern
 
 
-def _structured_applies(A: np.ndarray, method: str) -> bool:
-    """Whether the structured route (theory §42) applies: ``B`` made of ``A diag(d)`` blocks, ``AᵀA = aI + λJ``."""
-    if not get_encoder(method).diagonal_stack:
-        return False
-    try:
-        check_pair_gram(sp.csc_matrix(A), "assignment")
-    except GcsimError:
-        return False
-    return True
+def evaluated_patterns(q: Question, settings: Settings) -> int:
+    """How many patterns :func:`gcsim.coding.evaluate.expected_error` evaluates for this question (an estimate).
+
+    Enumerated patterns count only where they are enumerated: every ``s``-subset when
+    ``C(n, s) <= exact_limit``, all ``2^n`` Bernoulli patterns when ``2^n <= exact_limit``, the
+    heaviest ``|S|`` strata of a homogeneous Bernoulli model that fit in ``exact_limit``; the
+    sampled strata get their share of ``samples`` and at least 2 draws each (at n = 993, p = 0.1:
+    148 strata of weight at least 1e-15, so 250 draws become 460); otherwise ``samples``.
+
+    >>> from gcsim.coding.stragglers import straggler_model
+    >>> q = Question(993, 32, 2, straggler_model("bernoulli", 993, p=0.1))
+    >>> evaluated_patterns(q, Settings(samples=250, exact_limit=2500))
+    460
+    """
+    key = (q.model.describe(), q.n, settings)
+    if key not in _PATTERN_COUNTS:
+        if len(_PATTERN_COUNTS) > 64:
+            _PATTERN_COUNTS.clear()
+        _PATTERN_COUNTS[key] = _evaluated_patterns(q, settings)
+    return _PATTERN_COUNTS[key]
+
+
+_PATTERN_COUNTS: dict[tuple, int] = {}
+
+
+def _comb_at_most(n: int, s: int, limit: int) -> int | None:
+    """``C(n, s)`` when it is at most ``limit``, else None (decided from ``lgamma`` when far above)."""
+    log = math.lgamma(n + 1) - math.lgamma(s + 1) - math.lgamma(n - s + 1)
+    if log > math.log(max(limit, 1)) + 1.0:
+        return None
+    c = math.comb(n, s)
+    return c if c <= limit else None
+
+
+def _evaluated_patterns(q: Question, settings: Settings) -> int:
+    model, n = q.model, q.n
+    if isinstance(model, WorstCaseModel):
+        return min(math.comb(n, model.s), settings.worst_limit)
+    if isinstance(model, FixedModel):
+        total = math.comb(n, model.s)
+        return total if total <= settings.exact_limit else settings.samples
+    if isinstance(model, (BernoulliModel, MarkovModel)) and n < 63 and 2**n <= settings.exact_limit:
+        return 2**n
+    if isinstance(model, BernoulliModel) and model.homogeneous:
+        from scipy import stats
+
+        w = stats.binom.pmf(np.arange(n + 1), n, float(model.p[0]))
+        budget, enumerated = settings.exact_limit, 0
+        sampled: list[float] = []
+        for s in np.argsort(-w, kind="stable"):
+            if w[s] < 1e-15:
+                continue
+            c = _comb_at_most(n, int(s), budget)
+            if c is not None:
+                budget -= c
+                enumerated += c
+            else:
+                sampled.append(float(w[s]))
+        weight = math.fsum(sampled)
+        return enumerated + sum(max(2, int(round(settings.samples * x / weight))) for x in sampled)
+    return settings.samples
+
+
+@dataclass(frozen=True)
+class Route:
+    """How one candidate is built and evaluated.
+
+    ``build``: ``"dense"`` (:func:`gcsim.coding.encode`: a :class:`~gcsim.coding.Scheme`; its
+    ``"auto"`` evaluation takes the structured route of theory §42 by itself where it applies) or
+    ``"structured"`` (a sparse encoder that never forms ``B``: :func:`encode_structured` for RD,
+    :class:`StructuredAssignment` for ``B = A``, or a route of :data:`SPARSE_ROUTES`).
+    ``evaluate``: ``"auto"`` (:func:`gcsim.coding.evaluate.expected_error`) or ``"closed-form"``
+    (:func:`m1_closed_form`: ``B = A``, ``m = 1`` on ``AᵀA = aI + λJ``, exact).  ``cost``: the
+    estimated flops of a dense evaluation (0 for the structured and closed-form ones).
+    """
+
+    build: str
+    evaluate: str
+    cost: float = 0.0
+    sparse: Any = None
+
+
+#: Sparse routes beyond theory §42, tried in order for a candidate that neither the dense
+#: evaluation (within :data:`EVAL_BUDGET` and :data:`gcsim.limits.MAX_DENSE_ENTRIES`) nor the
+#: pair-Gram route takes.  Each is a callable ``route(structure, method, m, q)`` returning None
+#: (it does not apply) or a zero-argument builder of an encoder that
+#: :func:`gcsim.coding.evaluate.expected_error` evaluates without dense matrices (its ``"auto"``
+#: route must recognise it), with the attributes ``m``, ``n``, ``num_parts``, ``verify()``.  The
+#: SRG, coset and bi-regular graph route of issue #22 item 1 plugs in here.
+SPARSE_ROUTES: list[Any] = []
+
+
+def _m1_assignment(method: str, m: int) -> bool:
+    return m == 1 and get_encoder(method).m1_is_assignment
+
+
+def _closed_form_model(model: Any) -> bool:
+    return type(model) is FixedModel or (type(model) is BernoulliModel and model.homogeneous)
+
+
+def route_of(structure: Structure, method: str, m: int, q: Question, settings: Settings | None) -> Route | str:
+    """The :class:`Route` of one candidate, or why none evaluates it within the budgets (cached per structure).
+
+    In order: a route of :data:`SPARSE_ROUTES` when the dense evaluation would cost more than
+    :data:`PRUNE_COST` (or ``B`` is beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES`); ``B = A`` with
+    ``m = 1`` on ``AᵀA = aI + λJ`` in the same case: the closed form (fixed-``s`` and homogeneous
+    Bernoulli models); the dense route when ``B`` fits the limit and its evaluation
+    :data:`EVAL_BUDGET` (for RD on ``AᵀA = aI + λJ`` whatever the cost: ``"auto"`` takes theory
+    §42 on the dense scheme); RD or ``B = A`` on ``AᵀA = aI + λJ`` beyond the limit: the
+    structured encoders.
+    """
+    cache: dict[Any, Any] = structure._cache  # type: ignore[attr-defined]
+    # the budgets and the limit are read at call time (a changed limit changes the route)
+    key = ("route", method, m, q.model.describe(), settings, EVAL_BUDGET, PRUNE_COST, limits.MAX_DENSE_ENTRIES)
+    if key in cache:
+        return cache[key]
+    enc = get_encoder(method)
+    N, n = structure.shape
+    dense_ok = m * N * n <= limits.MAX_DENSE_ENTRIES and structure.dense_fits
+    gram = structure.pair_gram() if (enc.diagonal_stack or _m1_assignment(method, m)) else None
+    cost = dense_eval_cost(N, n, m, settings, evaluated_patterns(q, settings)) if settings is not None else 0.0
+    out: Route | str = ""
+    if gram is None and not (dense_ok and cost <= PRUNE_COST):  # a sparse route before a costly dense one
+        for sparse_route in SPARSE_ROUTES:
+            builder = sparse_route(structure, method, m, q)
+            if builder is not None:
+                out = Route("structured", "auto", 0.0, builder)
+                break
+    dear = not dense_ok or cost > PRUNE_COST
+    if out != "":
+        pass
+    elif gram is not None and _m1_assignment(method, m) and _closed_form_model(q.model) and dear:
+        out = Route("dense" if dense_ok else "structured", "closed-form")
+    elif dense_ok and (cost <= EVAL_BUDGET or (gram is not None and enc.diagonal_stack)):
+        out = Route("dense", "auto", 0.0 if gram is not None and enc.diagonal_stack else cost)
+    elif gram is not None:
+        out = Route("structured", "auto")
+    elif dense_ok:
+        out = (
+            f"evaluation over the advisor's budget: the dense route, about m N n^2 + P (n^3/3 + m n^2) = "
+            f"{cost:.3g} flops for P = {evaluated_patterns(q, settings) if settings else 0} patterns > "
+            f"EVAL_BUDGET = {EVAL_BUDGET:.3g}, and no structured route applies (theory §42: B = A diag(d) "
+            "blocks on A with AᵀA = aI + λJ)"
+        )
+    else:
+        out = (
+            f"the dense encoder would have m N n = {m * N * n:,} entries, over MAX_DENSE_ENTRIES, and no "
+            f"structured route evaluates {method} on it (theory §42: RD or B = A on AᵀA = aI + λJ)"
+        )
+    cache[key] = out
+    return out
+
+
+class StructuredAssignment(StructuredRD):
+    """``B = A`` (``m = 1``: ``"bibd-optimal"``, ``"expander"``) on ``AᵀA = aI + λJ``, kept sparse.
+
+    The structured encoder of theory §42 with every diagonal 1 (``B = A diag(1)``): the evaluators
+    take the structured route for it, and ``B``/``assignment`` are dense only on request.
+
+    >>> from gcsim.combinatorics.bibd import bibd
+    >>> enc = StructuredAssignment(bibd(7, 3).incidence, "bibd-optimal", 3, 1)
+    >>> enc.method, enc.params, bool((enc.B == bibd(7, 3).assignment).all())
+    ('bibd-optimal', SchemeParams(num_parts=7, n=7, m=1), True)
+    """
+
+    def __init__(self, incidence: Any, method: str, k: int, lam: int):
+        super().__init__(sp.csc_matrix(incidence, dtype=np.int64), np.ones((1, incidence.shape[1])), k, lam, {})
+        self.method = method
+
+
+def m1_closed_form(N: int, k: int, lam: int, n: int, model: Any) -> dict[str, Any] | None:
+    """The exact expected error of ``B = A`` (``m = 1``) on ``AᵀA = (k − λ)I + λJ``, normalized by ``N``.
+
+    Theorem 42.1 with ``m = 1`` and unit diagonals: ``err(F) = (N a − c f) / (a + λ f)`` with
+    ``f = |F|``, ``a = k − λ``, ``c = k² − Nλ``; it depends on ``F`` only through ``f``, so the
+    expectation is a sum over the distribution of ``f``: one value for a fixed-``s`` model, the
+    binomial ``f ~ Bin(n, 1 − p)`` for homogeneous Bernoulli stragglers.  None for other models.
+
+    >>> from gcsim.coding.stragglers import straggler_model
+    >>> m1_closed_form(7, 3, 1, 7, straggler_model("fixed", 7, s=1))["error"]     # Fano plane, one straggler
+    0.03571428571428571
+    """
+    a, c = k - lam, k * k - N * lam
+    f = np.arange(n + 1, dtype=np.float64)
+    err = (N * a - c * f) / (a + lam * f) / N
+    if type(model) is FixedModel:
+        value = float(err[n - model.s])
+    elif type(model) is BernoulliModel and model.homogeneous:
+        from scipy import stats
+
+        value = float(stats.binom.pmf(np.arange(n + 1), n, 1.0 - float(model.p[0])) @ err)
+    else:
+        return None
+    return {"error": value, "error_lo": value, "error_hi": value, "error_method": "exact"}
 
 
 def schemes_of(
@@ -312,37 +515,43 @@ def schemes_of(
 ) -> list[tuple[str, int, dict[str, Any], str] | Dropped]:
     """The encoders to try on one assignment: ``(method, m, options, note)`` or a :class:`Dropped`.
 
-    With ``settings``, an encoder whose dense evaluation would pass :data:`EVAL_BUDGET` and that the
-    structured route cannot evaluate is dropped with the estimate.
+    With ``settings``, an encoder that no :class:`Route` evaluates within the budgets
+    (:func:`route_of`: the dense evaluation over :data:`EVAL_BUDGET` or beyond
+    :data:`gcsim.limits.MAX_DENSE_ENTRIES`, and no structured route) is dropped with the reason.
     """
     out = _schemes_of(structure, q)
     if settings is None:
         return out
-    A = structure.assignment
     kept: list[tuple[str, int, dict[str, Any], str] | Dropped] = []
     for item in out:
         if not isinstance(item, Dropped):
-            method, m_c = item[0], item[1]
-            cost = dense_eval_cost(A.shape[0], A.shape[1], m_c, settings)
-            if cost > EVAL_BUDGET and not _structured_applies(A, method):
-                item = Dropped(
-                    structure.family,
-                    structure.name,
-                    method,
-                    f"evaluation over the advisor's budget: the dense route, about m N n^2 + (samples + exact_limit) "
-                    f"(n^3/3 + m n^2) = {cost:.3g} flops > EVAL_BUDGET = {EVAL_BUDGET:.3g}, and no structured "
-                    "route applies (theory §42: B = A diag(d) blocks on A with AᵀA = aI + λJ)",
-                )
+            route = route_of(structure, item[0], item[1], q, settings)
+            if isinstance(route, str):
+                item = Dropped(structure.family, structure.name, item[0], route)
         kept.append(item)
     return kept
 
 
 def _schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[str, Any], str] | Dropped]:
-    A = structure.assignment
-    r_min = int(A.sum(axis=1).min())
+    r_min = int(structure.replication.min())
+    A = structure.assignment if structure.dense_fits else None
     out: list[tuple[str, int, dict[str, Any], str] | Dropped] = []
     for method in advisor_encoders():
         enc = get_encoder(method)
+        if A is None:  # kept sparse: only the encoders a structured route builds (route_of says which)
+            if not enc.diagonal_stack:
+                out.append(
+                    Dropped(
+                        structure.family,
+                        structure.name,
+                        method,
+                        f"the assignment ({structure.shape[0]:,} x {structure.shape[1]:,}) is kept sparse, over "
+                        f"MAX_DENSE_ENTRIES: {method} needs the dense matrix",
+                    )
+                )
+                continue
+            out.append((method, q.m, {}, ""))
+            continue
         why_not = enc.applies(A, q.m) if enc.applies is not None else None
         if why_not is not None:
             out.append(Dropped(structure.family, structure.name, method, why_not))
@@ -375,10 +584,27 @@ def _schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[
     return out
 
 
-def build_scheme(structure: Structure, q: Question, method: str, m: int, options: dict[str, Any]) -> Scheme | Dropped:
-    """``encode`` one scheme; a refusal or an ill-conditioned exact code becomes a :class:`Dropped`."""
+def build_scheme(
+    structure: Structure, q: Question, method: str, m: int, options: dict[str, Any], route: Route | None = None
+) -> Any:
+    """Build one encoder by its :class:`Route`; a refusal or an ill-conditioned exact code becomes a :class:`Dropped`.
+
+    The dense route: :func:`gcsim.coding.encode` (a :class:`~gcsim.coding.Scheme`); the structured
+    one: :func:`gcsim.coding.structured.encode_structured` (RD, the diagonals ``encode`` would draw
+    for the same seed), :class:`StructuredAssignment` (``B = A``) or the builder of a sparse route.
+    """
+    build: Any
+    if route is None or route.build == "dense":
+        build = lambda: encode(structure.obj, m, method, seed=q.seed, **options)  # noqa: E731
+    elif route.sparse is not None:
+        build = route.sparse
+    elif _m1_assignment(method, m):
+        k, lam = structure.pair_gram() or (0, 0)
+        build = lambda: StructuredAssignment(structure.incidence, method, k, lam)  # noqa: E731
+    else:
+        build = lambda: encode_structured(structure.incidence, m, seed=q.seed, **options)  # noqa: E731
     try:
-        scheme, notes = _run_quietly(lambda: encode(structure.obj, m, method, seed=q.seed, **options))
+        scheme, notes = _run_quietly(build)
     except GcsimError as exc:
         return Dropped(structure.family, structure.name, method, f"{type(exc).__name__}: {_why(exc)}")
     bad = [t for t in notes if "cannot carry" in t or "inaccurate" in t]
@@ -408,8 +634,9 @@ def iteration_time(q: Question, scheme: Scheme, decode: float) -> float:
     links = q.links
     if links is None:
         return math.nan
-    A = scheme.assignment
-    fraction = float(A.sum(axis=0).max()) / A.shape[0]
+    inc = getattr(scheme, "incidence", None)
+    A = inc if inc is not None else np.asarray(scheme.assignment)
+    fraction = float(np.asarray(A.sum(axis=0)).max()) / A.shape[0]
     return decode + fraction * links.compute_time + links.transfer_time(scheme.m)
 
 
@@ -421,15 +648,22 @@ def _cached(cache: dict[tuple, float] | None, key: tuple, compute: Any) -> float
     return cache[key]
 
 
-def measure_error(scheme: Scheme, q: Question, settings: Settings) -> tuple[dict[str, Any], list[str]] | str:
+def measure_error(
+    scheme: Any, q: Question, settings: Settings, closed_form: tuple[int, int, int] | None = None
+) -> tuple[dict[str, Any], list[str]] | str:
     """The expected-error columns of a row (``error``, ``error_lo``, ``error_hi``, ``error_method``) and notes.
 
     :func:`gcsim.coding.evaluate.expected_error` with the settings' budgets (its ``"auto"`` route:
-    the structured evaluator of §42 where the scheme allows it); the worst-case model has no
-    expectation (NaN here, the worst case fills them in).  A gcsim refusal returns its message.
+    the structured evaluator of §42 where the scheme allows it); ``closed_form = (N, k, λ)``: the
+    exact :func:`m1_closed_form` of ``B = A``.  The worst-case model has no expectation (NaN here,
+    the worst case fills them in).  A gcsim refusal returns its message.
     """
     if isinstance(q.model, WorstCaseModel):
         return {"error": math.nan, "error_lo": math.nan, "error_hi": math.nan, "error_method": "worst-case model"}, []
+    if closed_form is not None:
+        exact = m1_closed_form(*closed_form, q.n, q.model)
+        if exact is not None:
+            return exact, ["exact in closed form (theory §49.6a: B = A, m = 1, err depends on F only through |F|)"]
     try:
         res, notes = _run_quietly(
             lambda: expected_error(
@@ -448,6 +682,23 @@ def measure_error(scheme: Scheme, q: Question, settings: Settings) -> tuple[dict
     return fields, notes
 
 
+def _rank_lower(structure: Structure, m: int, patterns: Patterns) -> float:
+    """The rank lower bound of theory §45 averaged over the patterns, from the sparse incidence.
+
+    ``Σ_i (m − c_i(F))^+`` with ``c_i(F)`` the arrived holders of part ``i``
+    (:func:`gcsim.coding.bounds.rank_lower_bound`, whose dense product this is, chunk by chunk).
+    """
+    if structure.dense_fits:
+        return float(patterns.weights @ rank_lower_bound(structure.assignment, m, patterns.masks))
+    inc = structure.incidence.astype(np.float64)
+    total = 0.0
+    step = max(1, 2**22 // max(structure.shape[0], 1))
+    for a in range(0, len(patterns.masks), step):
+        c = np.rint((inc @ patterns.masks[a : a + step].T.astype(np.float64)).T)
+        total += float(patterns.weights[a : a + step] @ np.maximum(m - c, 0.0).sum(axis=1))
+    return total
+
+
 def assess(
     structure: Structure,
     q: Question,
@@ -459,19 +710,25 @@ def assess(
     patterns: Patterns | None,
     decode: tuple[float, str] = (0.0, ""),
     cache: dict[tuple, float] | None = None,
-) -> tuple[dict[str, Any], Scheme] | Dropped:
+) -> tuple[dict[str, Any], Any] | Dropped:
     """Build one scheme and measure it: one row of the advisor's table (and the scheme).
 
-    ``cache`` (a dict the caller keeps across the candidates of one question) holds the bounds of
-    each assignment, which do not depend on the encoder within its class.
+    The scheme is built and evaluated by its :class:`Route` (:func:`route_of`).  ``cache`` (a dict
+    the caller keeps across the candidates of one question) holds the bounds of each assignment,
+    which do not depend on the encoder within its class.
     """
-    built = build_scheme(structure, q, method, m, options)
+    route = route_of(structure, method, m, q, settings)
+    if isinstance(route, str):
+        return Dropped(structure.family, structure.name, method, route)
+    built = build_scheme(structure, q, method, m, options, route)
     if isinstance(built, Dropped):
         return built
     scheme = built
-    A = scheme.assignment
-    N, n = A.shape
+    N, n = structure.shape
+    loads = structure.loads
     notes = [t for t in (structure.note, note) if t]
+    if route.build == "structured":
+        notes.append(f"evaluated without dense matrices ({type(scheme).__name__}: theory §42)")
     row: dict[str, Any] = {
         "name": f"{structure.name} / {method}"
         + (f" (s={options['s']})" if "s" in options else "")
@@ -482,12 +739,13 @@ def assess(
         "N": N,
         "n": n,
         "m": m,
-        "load": int(A.sum(axis=0).max()),
-        "data_fraction": float(A.sum(axis=0).max() / N),
-        "replication": int(A.sum(axis=1).min()),
+        "load": int(loads.max()),
+        "data_fraction": float(loads.max() / N),
+        "replication": int(structure.replication.min()),
     }
     # expected error (or, for the worst-case model, the worst case is the error)
-    measured = measure_error(scheme, q, settings)
+    gram = structure.pair_gram() if route.evaluate == "closed-form" else None
+    measured = measure_error(scheme, q, settings, (N, *gram) if gram is not None else None)
     if isinstance(measured, str):
         return Dropped(structure.family, structure.name, method, f"not evaluable: {measured}")
     fields, extra = measured
@@ -503,11 +761,14 @@ def assess(
             worst_method=f"skipped: C({n},{s}) = {math.comb(n, s):.3g} patterns > worst_limit = {settings.worst_limit}",
         )
     else:
-        wc, extra = _run_quietly(
-            lambda: worst_case_error(scheme, s, exact_limit=settings.worst_limit, normalized=True, progress=False)
-        )
-        notes += extra
-        row.update(worst_case=wc.value, worst_method=f"exact over C({n},{s}) = {math.comb(n, s)} patterns")
+        try:
+            wc, extra = _run_quietly(
+                lambda: worst_case_error(scheme, s, exact_limit=settings.worst_limit, normalized=True, progress=False)
+            )
+            notes += extra
+            row.update(worst_case=wc.value, worst_method=f"exact over C({n},{s}) = {math.comb(n, s)} patterns")
+        except GcsimError as exc:
+            row.update(worst_case=math.nan, worst_method=f"skipped: {_why(exc)}")
     if isinstance(q.model, WorstCaseModel):
         row.update(error=row["worst_case"], error_lo=row["worst_case"], error_hi=row["worst_case"])
     # bounds, averaged over the question's patterns
@@ -520,27 +781,32 @@ def assess(
         # the bounds depend on the assignment, m and the encoder's class only: computed once per
         # structure (an n ~ 10^3 design has six encoders, and a spectral bound is one SVD per s)
         key = (structure.family, structure.name, m)
-
-        def lower_of() -> float:
-            return float(w @ rank_lower_bound(A, m, patterns.masks)) / (m * N)
-
-        lower = _cached(cache, (*key, "rank"), lower_of)
+        lower = _cached(cache, (*key, "rank"), lambda: _rank_lower(structure, m, patterns) / (m * N))
         upper = math.nan
-        if "rd_upper" in enc.bounds and eps == 0.0:
+        dense = structure.dense_fits
+        if "rd_upper" in enc.bounds and eps == 0.0 and dense:
+            A = structure.assignment
             upper = _cached(
                 cache, (*key, "rd"), lambda: float(w @ rd_upper_bound(A, m, patterns.masks, normalized=True))
             )
+        elif "rd_upper" in enc.bounds and eps == 0.0:
+            notes.append("RD upper bound skipped: it needs the dense assignment")
         if "spectral_decoder_upper" in enc.bounds:
             spectral = weighted_spectral_bound(scheme, patterns)
         else:
             applies = (m == 1 and enc.column_scaled_m1) or ("spectral_rd_upper" in enc.bounds and eps == 0.0)
             kind = "m1" if m == 1 else "rd"  # the two bounds spectral_bound computes
+            over = float(N) * n * min(N, n) * len(np.unique(patterns.masks.sum(axis=1))) > SPECTRAL_BUDGET
             spectral = (
-                _cached(cache, (*key, "spectral", kind), lambda: spectral_bound(A, method, m, eps, patterns))
-                if applies
+                _cached(
+                    cache,
+                    (*key, "spectral", kind),
+                    lambda: spectral_bound(structure.assignment, method, m, eps, patterns),
+                )
+                if applies and not over
                 else math.nan
             )
-            if applies and spectral_cost(A, patterns) > SPECTRAL_BUDGET:
+            if applies and over:
                 notes.append(
                     f"spectral bound skipped: {len(np.unique(patterns.masks.sum(axis=1)))} SVDs of a {N} x {n} "
                     "matrix, over SPECTRAL_BUDGET"

@@ -48,12 +48,14 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import limits
-from .._validation import check_bool, check_int, check_real
+from .._validation import check_bool, check_dense_size, check_int, check_real
 from ..coding.delays import DelayStragglerModel
 from ..coding.straggler_base import StragglerModel
 from ..coding.stragglers import FixedModel, WorstCaseModel
+from ..coding.structured import check_pair_gram
 from ..combinatorics.baselines import (
     cyclic_repetition,
     fractional_repetition,
@@ -216,27 +218,93 @@ def check_load(load: Any) -> int | float:
 
 @dataclass(frozen=True)
 class Structure:
-    """A built and verified assignment: its family, a readable name and the exportable object."""
+    """A built and verified assignment: its family, a readable name and the exportable object.
+
+    ``incidence`` is the ``N x n`` assignment as a ``scipy.sparse`` CSC matrix (the object's own
+    sparse incidence when it keeps one: a design beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES`,
+    such as PG(2, 97)); ``assignment`` is the dense array, made on first use and refused
+    (:class:`~gcsim.errors.SizeLimitError`) beyond the limit.
+    """
 
     family: str
     name: str
     obj: Any
     note: str = ""
-    assignment: np.ndarray = field(init=False, repr=False)
+    incidence: sp.csc_matrix = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        A = np.asarray(self.obj.assignment)
-        object.__setattr__(self, "assignment", A)
+        inc = getattr(self.obj, "incidence", None)
+        if inc is not None and sp.issparse(inc):
+            S = sp.csc_matrix(inc, dtype=np.int64)
+        else:
+            S = sp.csc_matrix(np.asarray(self.obj.assignment))
+        S.sum_duplicates()
+        object.__setattr__(self, "incidence", S)
+        object.__setattr__(self, "_cache", {})
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(N, n)``: parts x workers."""
+        N, n = self.incidence.shape
+        return int(N), int(n)
+
+    @property
+    def dense_fits(self) -> bool:
+        """Whether the dense ``N x n`` assignment is within :data:`gcsim.limits.MAX_DENSE_ENTRIES`."""
+        N, n = self.shape
+        return N * n <= limits.MAX_DENSE_ENTRIES
+
+    @property
+    def assignment(self) -> np.ndarray:
+        """The dense assignment (cached), refused beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES`."""
+        cache: dict[str, Any] = self._cache  # type: ignore[attr-defined]
+        if "dense" not in cache:
+            N, n = self.shape
+            check_dense_size("assignment", N, n, f"the dense assignment of {self.name}")
+            inc = getattr(self.obj, "incidence", None)
+            cache["dense"] = (
+                self.incidence.toarray() if inc is not None and sp.issparse(inc) else np.asarray(self.obj.assignment)
+            )
+        return cache["dense"]
+
+    @property
+    def loads(self) -> np.ndarray:
+        """Parts per worker (the column sums, multiplicities counted)."""
+        return np.asarray(self.incidence.sum(axis=0)).ravel()
+
+    @property
+    def replication(self) -> np.ndarray:
+        """Workers per part (the row sums)."""
+        return np.asarray(self.incidence.sum(axis=1)).ravel()
+
+    def pair_gram(self) -> tuple[int, int] | None:
+        """``(k, λ)`` when ``AᵀA = (k − λ)I + λJ`` with ``k > λ`` exactly (theory §42), else None (cached).
+
+        :func:`gcsim.coding.structured.check_pair_gram` on the sparse incidence, in integers.
+        """
+        cache: dict[str, Any] = self._cache  # type: ignore[attr-defined]
+        if "pair_gram" not in cache:
+            try:
+                cache["pair_gram"] = check_pair_gram(self.incidence, "assignment")
+            except GcsimError:
+                cache["pair_gram"] = None
+        return cache["pair_gram"]
 
 
 @dataclass(frozen=True)
 class Dropped:
-    """A parameter set or an encoder that gives no candidate, with the reason."""
+    """A parameter set or an encoder that gives no candidate, with the reason.
+
+    ``gram``: for a design left unbuilt whose assignment has ``AᵀA = (k − λ)I + λJ`` by its
+    parameters (the dual of a 2-design), ``(N, k, λ)``; the advisor then names it beside an
+    evaluated candidate with the same error pattern by pattern (theory §49.5).
+    """
 
     family: str
     name: str
     encoder: str
     reason: str
+    gram: tuple[int, int, int] | None = field(default=None, compare=False)
 
     def as_dict(self) -> dict[str, str]:
         """``family``, ``name``, ``encoder`` and ``reason`` (JSON, a row of ``Advice.dropped``)."""
@@ -264,8 +332,8 @@ def _guarded(family: str, name: str, build: Callable[[], Any], *, construction: 
     try:
         obj = build()
         label = f"{name} [{_short(obj.construction)}]" if construction else name
-        # a design kept sparse (gcsim.limits.keep_sparse) refuses its dense assignment here: the
-        # advisor's encoders need it, so the design is dropped with that reason (was: the error escaped)
+        # a design kept sparse (gcsim.limits.keep_sparse) keeps its sparse incidence: the encoders
+        # that need a dense matrix are dropped per encoder, the structured routes evaluate it
         return Structure(family, label, obj, note)
     except GcsimError as exc:
         return Dropped(family, name, "", f"{type(exc).__name__}: {_why(exc)}")
@@ -335,11 +403,14 @@ def dual_bibd_structures(q: Question) -> Iterator[Item]:
     n = q.n
     found = False
     for k in range(2, n):
-        # the load is r parts of b = n r / k: for a fraction, r = floor(load * b) must be consistent
+        # the load is r parts of b = n r / k: for a fraction, r = floor(load * b) must be consistent;
+        # lam = r (k - 1) / (n - 1) is an integer only for r a multiple of (n - 1) / gcd(n - 1, k - 1)
+        # (the loop visits those alone: at n ~ 10^4 a loop over every r took a minute)
+        step = (n - 1) // math.gcd(n - 1, k - 1)
         r = q.parts_load
-        candidates = [r] if r is not None else range(1, n)
+        candidates = ([r] if r % step == 0 else []) if r is not None else range(step, n, step)
         for r_ in candidates:
-            if (r_ * (k - 1)) % (n - 1) or (n * r_) % k:
+            if (n * r_) % k:
                 continue
             lam, b = r_ * (k - 1) // (n - 1), n * r_ // k
             if lam < 1 or b == n or b < n or q.parts_per_worker(b) != r_:
@@ -360,8 +431,9 @@ def dual_bibd_structures(q: Question) -> Iterator[Item]:
                 continue
             if b * q.m * n > limits.MAX_DENSE_ENTRIES:
                 # sized before building: the b x n incidence is known from (n, k, lam), and building a
-                # design only to drop it took most of the enumeration's time at n ~ 10^3
-                yield Dropped("bibd-dual", name, "", _oversize(b, q))
+                # design only to drop it took most of the enumeration's time at n ~ 10^3; its points
+                # meet pairwise in lam blocks (a 2-design), so AᵀA = (r - lam)I + lam J by the parameters
+                yield Dropped("bibd-dual", name, "", _oversize(b, q), gram=(b, r_, lam))
                 continue
             yield _guarded("bibd-dual", name, partial(_dual_design, n, k, lam))
     if not found:
@@ -522,8 +594,8 @@ def chordal_cycle_structures(q: Question) -> Iterator[Item]:
 def _at_most_load(q: Question, item: Item) -> Item:
     """An irregular assignment is kept when its largest load is at most the load."""
     if isinstance(item, Structure):
-        top = int(item.assignment.sum(axis=0).max())
-        cap = q.parts_per_worker(item.assignment.shape[0])
+        top = int(item.loads.max())
+        cap = q.parts_per_worker(item.shape[0])
         if top > cap:
             return Dropped(item.family, item.name, "", f"its largest load {top} exceeds the load {cap}")
     return item
@@ -549,24 +621,26 @@ FAMILY_NAMES: tuple[str, ...] = tuple(name for name, _ in FAMILIES)
 
 
 def structures(q: Question, families: tuple[str, ...] = FAMILY_NAMES) -> Iterator[Item]:
-    """Every family's items, in the order of :data:`FAMILIES`; oversize assignments are dropped up front."""
+    """Every family's items, in the order of :data:`FAMILIES`; assignments over the load are dropped.
+
+    An assignment whose dense encoder would pass :data:`gcsim.limits.MAX_DENSE_ENTRIES` stays a
+    candidate: :func:`gcsim.advisor.assess.schemes_of` keeps the encoders a structured route
+    evaluates without dense matrices and drops the others, each with its reason.
+    """
     for name, generate in FAMILIES:
         if name not in families:
             continue
         for item in generate(q):
-            if isinstance(item, Structure):
-                N = item.assignment.shape[0]
-                if N * q.m * q.n > limits.MAX_DENSE_ENTRIES:
-                    item = Dropped(item.family, item.name, "", _oversize(N, q))
-                elif not _fits(q, item.assignment):
-                    top = int(item.assignment.sum(axis=0).max())
-                    item = Dropped(
-                        item.family,
-                        item.name,
-                        "",
-                        f"a worker holds {top} of {N} parts ({top / N:.1%} of the data), over the load "
-                        f"({q.describe_load()}; relax_load=True, or --relax-load, lifts the cap)",
-                    )
+            if isinstance(item, Structure) and not _fits(q, item):
+                N = item.shape[0]
+                top = int(item.loads.max())
+                item = Dropped(
+                    item.family,
+                    item.name,
+                    "",
+                    f"a worker holds {top} of {N} parts ({top / N:.1%} of the data), over the load "
+                    f"({q.describe_load()}; relax_load=True, or --relax-load, lifts the cap)",
+                )
             yield item
 
 
@@ -575,5 +649,5 @@ def _oversize(num_parts: int, q: Question) -> str:
     return f"the encoder would have m N n = {num_parts * q.m * q.n:,} entries, over MAX_DENSE_ENTRIES"
 
 
-def _fits(q: Question, A: np.ndarray) -> bool:
-    return int(A.sum(axis=0).max()) <= q.parts_per_worker(A.shape[0])
+def _fits(q: Question, item: Structure) -> bool:
+    return int(item.loads.max()) <= q.parts_per_worker(item.shape[0])

@@ -16,22 +16,47 @@ The steps (docs/theory.md, advisor chapter):
 from __future__ import annotations
 
 import math
-import sys
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._progress import StageProgress
 from .._validation import check_bool, check_int, check_real
+from ..coding.encoders import get_encoder
 from ..coding.schemes import Scheme
 from ..coding.straggler_base import StragglerModel
 from ..coding.stragglers import WorstCaseModel, straggler_model
+from ..coding.structured import structured_context
 from ..errors import GcsimError, InvalidArgumentError
 from ..sweep import check_scheduler, run_sweep
 from .advice import Advice, _value as _criterion, pareto_flags, pareto_point, ranking_key
-from .assess import Settings, assess, decode_time, measure_error, question_patterns, schemes_of, screen_settings
+from .assess import (
+    EVAL_BUDGET,
+    PRUNE_COST,
+    Route,
+    Settings,
+    assess,
+    decode_time,
+    dense_eval_cost,
+    evaluated_patterns,
+    measure_error,
+    question_patterns,
+    route_of,
+    schemes_of,
+    screen_settings,
+)
 from .candidates import FAMILY_NAMES, Dropped, Links, Question, Structure, check_load, structures
 
-__all__ = ["advise", "OBJECTIVES", "STRAGGLER_SPEC", "straggler_spec", "Progress", "undecided"]
+__all__ = [
+    "advise",
+    "OBJECTIVES",
+    "STRAGGLER_SPEC",
+    "straggler_spec",
+    "Progress",
+    "undecided",
+    "settled_by",
+    "equivalence_key",
+    "PRUNE_COST",
+]
 
 #: The straggler models a ``KIND:VALUES`` spec names (``advise(13, 4, 2, "fixed:2")``, ``gcsim advise``).
 STRAGGLER_SPEC = "KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P, markov:P_ENTER,P_LEAVE"
@@ -144,27 +169,13 @@ def _assess_task(task: tuple) -> Any:
     return row, scheme.to_arrays(), scheme.bundle_metadata()
 
 
-def _on_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):  # a replaced or closed stream
-        return False
+class Progress(StageProgress):
+    """Progress over the candidates of one stage (:class:`gcsim._progress.StageProgress`).
 
-
-def _in_notebook() -> bool:
-    """Whether this process is a Jupyter kernel's (not merely one that imported ipykernel, as nbmake's
-    test runner does)."""
-    ipython = sys.modules.get("IPython")
-    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython is not None else None
-    return type(shell).__name__ == "ZMQInteractiveShell"
-
-
-class Progress:
-    """Progress over the candidates: a live tqdm bar on a terminal, plain lines on stderr otherwise.
-
-    A piped or redirected stderr (a log, CI, ``gcsim advise ... 2>log``) gets a line such as
-    ``advise: screening 12/60 candidates, 34 s`` at most every ``every`` seconds and at the end of
-    each stage, so a long question is never silent.
+    A live tqdm bar on a terminal (or in a notebook); on a piped or redirected stderr (a log, CI,
+    ``gcsim advise ... 2>log``) a line such as ``advise: screening 12/60 candidates, 34 s`` when the
+    stage starts, at most every ``every`` seconds and after its last candidate, so a long question
+    is never silent.
 
     >>> import io
     >>> out = io.StringIO()
@@ -174,49 +185,18 @@ class Progress:
     True
     """
 
-    def __init__(self, total: int, stage: str, enabled: bool, *, stream: Any = None, every: float = 5.0) -> None:
-        self.total, self.stage, self.every = int(total), stage, float(every)
-        self.done = 0
-        self.stream = sys.stderr if stream is None else stream
-        self.start = self.last = time.monotonic()
-        self.bar: Any = None
-        self.lines = False
-        if enabled and self.total > 0:
-            if _on_terminal(self.stream) or _in_notebook():  # a bar (a notebook's widget)
-                from tqdm.auto import tqdm
-
-                self.bar = tqdm(total=self.total, desc=f"advise: {stage}", leave=False, file=self.stream)
-            else:
-                self.lines = True
-
-    def _line(self) -> None:
-        elapsed = time.monotonic() - self.start
-        print(
-            f"advise: {self.stage} {self.done}/{self.total} candidates, {elapsed:.0f} s", file=self.stream, flush=True
-        )
-
-    def step(self) -> None:
-        """One candidate done."""
-        self.done += 1
-        if self.bar is not None:
-            self.bar.update(1)
-        elif self.lines:
-            now = time.monotonic()
-            if now - self.last >= self.every or self.done == self.total:
-                self.last = now
-                self._line()
-
-    def close(self) -> None:
-        """End the bar (the last line was written by the last step)."""
-        if self.bar is not None:
-            self.bar.close()
+    def __init__(
+        self, total: int, stage: str, enabled: bool, *, stream: Any = None, every: float = 5.0, unit: str = "candidates"
+    ) -> None:
+        super().__init__(total, f"advise: {stage}", unit, enabled, stream=stream, every=every)
 
 
 def undecided(rows: Sequence[Mapping[str, Any]], objective: tuple[str, ...], exact_tol: float = 1e-12) -> list[int]:
     """Indices of the screened rows whose expected error the full Monte Carlo budget must settle.
 
-    A row is *settled* by the screen when its error is exact (the full budget gives the same number)
-    or when its 95 % interval lies wholly above the interval of the leader of its groups: the rows
+    A row is *settled* by the screen when its error is exact (the full budget gives the same number),
+    when its 95 % interval lies at or below ``exact_tol`` (it ranks as 0 whatever the full budget
+    gives), or when its 95 % interval lies wholly above the interval of the leader of its groups: the rows
     that tie with it on the ranking criteria the objective puts before the error (all rows, for the
     default objective), and the rows with the same Pareto coordinates other than the error
     (communication, data fraction, time).  Such a row can rank first in neither, so its screen
@@ -250,13 +230,82 @@ def undecided(rows: Sequence[Mapping[str, Any]], objective: tuple[str, ...], exa
             leader_hi = min(bound(rows[i], "error_hi") for i in members)
             for i in members:
                 r = rows[i]
-                if r["error_method"] != "exact" and not bound(r, "error_lo") > leader_hi:
+                if r["error_method"] != "exact" and bound(r, "error_hi") > 0 and not bound(r, "error_lo") > leader_hi:
                     out.add(i)
     return sorted(out)
 
 
+Job = tuple[Structure, str, int, dict[str, Any], str]
+
+
+def _known_point(job: Job, q: Question, decode: float) -> dict[str, float]:
+    """The coordinates of a candidate known before it is evaluated: communication, data fraction, time."""
+    structure, _, m_c = job[0], job[1], job[2]
+    fraction = float(structure.loads.max()) / structure.shape[0]
+    time_ = math.nan
+    if q.links is not None:
+        time_ = decode + fraction * q.links.compute_time + q.links.transfer_time(m_c)
+    return {"communication": 1.0 / m_c, "data_fraction": fraction, "time": time_}
+
+
+def settled_by(
+    point: Mapping[str, float], rows: Sequence[Mapping[str, Any]], objective: tuple[str, ...], exact_tol: float
+) -> int | None:
+    """The index of an evaluated row that makes evaluating a candidate pointless, or None (theory §49.6).
+
+    Row ``L`` settles a candidate ``c`` whose communication, data fraction and time are ``point``
+    when ``L``'s expected error is certainly at or below ``exact_tol`` (the upper end of its 95 %
+    interval; it ranks as 0) and ``L`` is at most ``c`` on communication, data fraction and time:
+    whatever ``c``'s error (``>= 0``), ``L`` is at least as good on every criterion, so ``c``
+    is dominated by ``L`` or ties with it, and cannot rank above it.  Only for objectives made of
+    these criteria (a ``"worst-case"`` objective ranks on a number ``L`` does not bound).
+
+    >>> L = dict(error=0.0, error_hi=1e-15, communication=0.5, data_fraction=0.03, time=float("nan"))
+    >>> settled_by(dict(communication=0.5, data_fraction=0.032, time=float("nan")), [L], ("error",), 1e-12)
+    0
+    >>> settled_by(dict(communication=0.5, data_fraction=0.02, time=float("nan")), [L], ("error",), 1e-12) is None
+    True
+    """
+    if "worst-case" in objective:
+        return None
+
+    def le(x: float, y: float) -> bool:
+        return (math.isnan(x) and math.isnan(y)) or x <= y
+
+    for i, r in enumerate(rows):
+        hi = float(r["error_hi"])
+        if not (hi == hi and hi <= exact_tol):
+            continue
+        if all(le(float(r[c]), float(point[c])) for c in ("communication", "data_fraction", "time")):
+            return i
+    return None
+
+
+def equivalence_key(job: Job) -> tuple | None:
+    """The class of candidates with the same error pattern by pattern (theory §49.5), or None.
+
+    For an encoder whose ``B`` stacks ``A diag(d_l)`` with diagonals drawn from the question alone
+    (RD) or ``B = A`` (``m = 1``), on an assignment with ``AᵀA = aI + λJ``: the encoder, ``m``, its
+    options and the triple ``(a, λ, N)`` divided by its greatest common divisor.
+    """
+    structure, method, m_c, options, _ = job
+    enc = get_encoder(method)
+    if not (enc.diagonal_stack or (m_c == 1 and enc.m1_is_assignment)):
+        return None
+    gram = structure.pair_gram()
+    if gram is None:
+        return None
+    return _key(method, m_c, options, structure.shape[0], *gram)
+
+
+def _key(method: str, m: int, options: Mapping[str, Any], N: int, k: int, lam: int) -> tuple:
+    a = k - lam
+    g = math.gcd(math.gcd(a, lam), N)
+    return (method, m, tuple(sorted(options.items())), (a // g, lam // g, N // g))
+
+
 def _evaluate(
-    jobs: list[tuple[Structure, str, int, dict[str, Any], str]],
+    jobs: list[Job],
     q: Question,
     settings: Settings,
     patterns: Any,
@@ -266,20 +315,79 @@ def _evaluate(
     progress: bool,
     cache: dict[tuple, float],
     stage: str,
+    objective: tuple[str, ...] = ("error",),
+    exact_tol: float = 1e-12,
 ) -> list[Any]:
-    """Every job's row and scheme (or :class:`Dropped`), serially or on :func:`gcsim.sweep.run_sweep`."""
+    """Every job's row and scheme (or :class:`Dropped`), serially or on :func:`gcsim.sweep.run_sweep`.
+
+    The cheap jobs first (structured routes, closed forms, dense evaluations within
+    :data:`PRUNE_COST`), in their order; then the expensive dense ones, those that could settle
+    the most others first (least communication, then data fraction, RD first, then cost), each
+    skipped (a :class:`Dropped` naming the row) when an evaluated row settles it (:func:`settled_by`).
+    Structured encoders are evaluated in this process (they are cheap and kept sparse).
+    """
     tick = Progress(len(jobs), stage, progress)
-    outs: list[Any] = []
-    if scheduler == "serial":
-        for structure, method, m_c, options, note in jobs:
-            outs.append(assess(structure, q, method, m_c, options, note, settings, patterns, decode, cache))
-            tick.step()
-    else:
+    outs: list[Any] = [None] * len(jobs)
+    routes = [route_of(j[0], j[1], j[2], q, settings) for j in jobs]
+    cost = [r.cost if isinstance(r, Route) else 0.0 for r in routes]
+    cheap = [i for i in range(len(jobs)) if cost[i] <= PRUNE_COST]
+    # the expensive ones that could settle the most others first (§49.6): least communication,
+    # then least data, RD first (the encoder most often exact), then the cheapest
+    points = [_known_point(j, q, decode[0]) for j in jobs]
+    dear = sorted(
+        (i for i in range(len(jobs)) if cost[i] > PRUNE_COST),
+        key=lambda i: (points[i]["communication"], points[i]["data_fraction"], jobs[i][1] != "rd", cost[i]),
+    )
+    here = [i for i in cheap if scheduler == "serial" or getattr(routes[i], "build", "dense") != "dense"]
+
+    def run_here(i: int) -> None:
+        structure, method, m_c, options, note = jobs[i]
+        tick.working_on(f"{structure.name} / {method}")
+        outs[i] = assess(structure, q, method, m_c, options, note, settings, patterns, decode, cache)
+        tick.step()
+
+    def run_there(idx: list[int]) -> None:
         # the rows travel back with the schemes as arrays (rebuilt and re-verified here)
-        tasks = [(job, q, settings, patterns, decode) for job in jobs]
-        for out in run_sweep(_assess_task, tasks, scheduler=scheduler, workers=sweep_workers, progress=False):
-            outs.append(out if isinstance(out, Dropped) else (out[0], Scheme.from_arrays(out[1], out[2])))
+        tasks = [(jobs[i], q, settings, patterns, decode) for i in idx]
+        for i, out in zip(
+            idx, run_sweep(_assess_task, tasks, scheduler=scheduler, workers=sweep_workers, progress=False), strict=True
+        ):
+            outs[i] = out if isinstance(out, Dropped) else (out[0], Scheme.from_arrays(out[1], out[2]))
             tick.step()
+
+    def rows() -> list[Mapping[str, Any]]:
+        return [o[0] for o in outs if o is not None and not isinstance(o, Dropped)]
+
+    def prune(i: int) -> bool:
+        done = rows()
+        hit = settled_by(points[i], done, objective, exact_tol)
+        if hit is None:
+            return False
+        structure, method = jobs[i][0], jobs[i][1]
+        outs[i] = Dropped(
+            structure.family,
+            structure.name,
+            method,
+            f"not evaluated (theory §49.6): {done[hit]['name']} has expected error <= exact_tol (95% interval up "
+            f"to {done[hit]['error_hi']:.2g}) with no more communication, data or time: this candidate can at "
+            f"best tie with it (its dense evaluation: about {cost[i]:.3g} flops)",
+        )
+        tick.step()
+        return True
+
+    for i in here:
+        run_here(i)
+    rest = [i for i in cheap if i not in set(here)]
+    if rest:
+        run_there(rest)
+    if scheduler == "serial":
+        for i in dear:
+            if not prune(i):
+                run_here(i)
+    else:
+        left = [i for i in dear if not prune(i)]
+        if left:
+            run_there(left)
     tick.close()
     return outs
 
@@ -417,22 +525,48 @@ def advise(
     patterns = question_patterns(q, settings)
     decode = decode_time(q)
 
-    dropped: list[Dropped] = []
-    jobs: list[tuple[Structure, str, int, dict[str, Any], str]] = []
-    for item in structures(q, families_):
-        if isinstance(item, Dropped):
-            dropped.append(item)
-            continue
-        for enc in schemes_of(item, q, settings):
-            if isinstance(enc, Dropped):
-                dropped.append(enc)
-            else:
-                jobs.append((item, *enc))
     # sequential Monte Carlo: a screening pass with a fraction of the budget for every candidate,
     # the full budget only where the ranking is undecided (same seed, same numbers: every pass is
     # a deterministic function of the question)
     screen = screen_settings(settings) if adaptive and not isinstance(stragglers, WorstCaseModel) else None
     first = screen if screen is not None else settings
+    dropped: list[Dropped] = []
+    jobs: list[Job] = []
+    # candidates with the same error pattern by pattern (theory §49.5): one is evaluated, the
+    # others are named in its row
+    classes: dict[tuple, int] = {}
+    same: dict[int, list[str]] = {}
+    unbuilt: list[Dropped] = []
+    tick = Progress(len(families_), "building", progress, unit="families")
+    for family in families_:
+        tick.working_on(family)
+        for item in structures(q, (family,)):
+            if isinstance(item, Dropped):
+                dropped.append(item)
+                if item.gram is not None:
+                    unbuilt.append(item)
+                continue
+            for enc in schemes_of(item, q, first):
+                if isinstance(enc, Dropped):
+                    dropped.append(enc)
+                    continue
+                job: Job = (item, *enc)
+                key = equivalence_key(job)
+                if key is not None and key in classes:
+                    same[classes[key]].append(item.name)
+                    continue
+                if key is not None:
+                    classes[key] = len(jobs)
+                    same[len(jobs)] = []
+                jobs.append(job)
+        tick.step()
+    tick.close()
+    for d in unbuilt:  # a design left unbuilt (over the dense limit) whose parameters put it in a class
+        assert d.gram is not None
+        for method in ("rd",):
+            hit = classes.get(_key(method, q.m, {}, *d.gram))
+            if hit is not None:
+                same[hit].append(f"{d.name} (not built: {d.reason})")
     cache: dict[tuple, float] = {}
     outs = _evaluate(
         jobs,
@@ -445,21 +579,49 @@ def advise(
         progress,
         cache,
         "screening" if screen else "evaluating",
+        objective_,
+        exact_tol,
     )
     measured = []
-    for (structure, *_), out in zip(jobs, outs, strict=True):
+    for i, ((structure, *_), out) in enumerate(zip(jobs, outs, strict=True)):
         if isinstance(out, Dropped):
             dropped.append(out)
-        else:
-            measured.append((out[0], out[1], structure.obj))
+            continue
+        row = dict(out[0])
+        names = same.get(i, [])
+        row["equivalents"] = "; ".join(names)
+        if names:
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            note = (
+                f"the same error pattern by pattern as {len(names)} equivalent candidate(s), not listed (theory "
+                f"§49.5: AᵀA = aI + λJ with (a, λ, N) proportional, the same diagonals): {shown}"
+            )
+            row["notes"] = "; ".join(t for t in (row["notes"], note) if t)
+        measured.append((row, out[1], structure.obj))
     if screen is not None and measured:
         refine = undecided([r for r, _, _ in measured], objective_, exact_tol)
         tick = Progress(len(refine), "refining", progress)
+        full_patterns = evaluated_patterns(q, settings)
         for i in range(len(measured)):
             row, scheme, obj = measured[i]
             row = dict(row)
             if i in refine:
-                full = measure_error(scheme, q, settings)
+                tick.working_on(str(row["name"]))
+                N_, n_, m_ = int(row["N"]), int(row["n"]), int(row["m"])
+                over = structured_context(scheme) is None and (
+                    dense_eval_cost(N_, n_, m_, settings, full_patterns) > EVAL_BUDGET
+                )
+                if over:
+                    full: Any = (
+                        {},
+                        [
+                            f"the full budget was not spent: its dense evaluation, about "
+                            f"{dense_eval_cost(N_, n_, m_, settings, full_patterns):.3g} flops, is over EVAL_BUDGET; "
+                            f"the screen's estimate ({screen.samples} draws) stands"
+                        ],
+                    )
+                else:
+                    full = measure_error(scheme, q, settings)
                 if isinstance(full, str):  # a refusal of the larger budget: the screen's result stands
                     full = ({}, [f"the full budget was refused ({full}); the screen's estimate stands"])
                 fields, extra = full
@@ -470,8 +632,8 @@ def advise(
             elif row["error_method"] != "exact":
                 notes = [row["notes"]] if row["notes"] else []
                 notes.append(
-                    f"screened with {screen.samples} draws: its interval lies above the leader's, "
-                    "the full budget would not change its rank among the first"
+                    f"screened with {screen.samples} draws: its interval lies above the leader's or at most "
+                    "exact_tol, the full budget would not change its rank among the first"
                 )
                 row["notes"] = "; ".join(notes)
             measured[i] = (row, scheme, obj)

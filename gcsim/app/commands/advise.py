@@ -154,7 +154,8 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     rows = [
         [
             r["rank"],
-            r["name"],
+            # candidates with the same error pattern by pattern (theory §49.5) are one row
+            r["name"] + (f" (+{len(r['equivalents'].split('; '))} equivalent)" if r.get("equivalents") else ""),
             error_cell(r["error"]),
             fmt(r["communication"]),
             f"{r['data_fraction']:.1%}",

@@ -1,0 +1,227 @@
+"""The advisor at cluster scale (issue #22 item 3; theory §49.5, §49.6).
+
+Equivalent candidates (Theorem 49.5) are checked against per-pattern ``numpy.linalg.lstsq`` on
+designs with proportional ``(a, λ, N)``; the closed form of ``B = A`` (Proposition 49.6a) against
+an enumeration with ``lstsq``; the structured route beyond the dense limit against the dense
+evaluation of the same candidate; the pruning rule (Proposition 49.6b) against the table without it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import gcsim
+from gcsim import limits
+from gcsim.advisor import advise, assess as assess_mod, core as core_mod
+from gcsim.advisor.assess import Settings, evaluated_patterns, m1_closed_form
+from gcsim.advisor.candidates import Question
+from gcsim.coding.encoders._common import diagonals
+from gcsim.coding.stragglers import straggler_model
+
+
+def _lstsq_error(B: np.ndarray, mask: np.ndarray, m: int, N: int) -> float:
+    """``min_X ||B_F X - T||_F^2 / (mN)`` by lstsq (independent of gcsim's kernels)."""
+    T = np.kron(np.eye(m), np.ones((N, 1)))
+    BF = B[:, mask]
+    if BF.shape[1] == 0:
+        return 1.0
+    X = np.linalg.lstsq(BF, T, rcond=None)[0]
+    return float(np.sum((BF @ X - T) ** 2)) / (m * N)
+
+
+def _rd(A: np.ndarray, D: np.ndarray) -> np.ndarray:
+    return (A[None] * D[:, None, :]).reshape(D.shape[0] * A.shape[0], A.shape[1]).astype(float)
+
+
+def _gram(A: np.ndarray) -> tuple[int, int]:
+    G = A.T @ A
+    k, lam = int(G[0, 0]), int(G[0, 1])
+    assert np.array_equal(G, (k - lam) * np.eye(A.shape[1], dtype=int) + lam), "not aI + λJ"
+    return k, lam
+
+
+def test_equivalent_designs_have_equal_errors():
+    rng = np.random.default_rng(5)
+    # n = 7: the Fano plane (workers as blocks), the duals of the 2-(7,3,2) design (derived from
+    # PG(3,2)) and of the 2-(7,3,3) design (STS(7) + derived), and the Fano plane stacked twice;
+    # n = 13: PG(2,3) and the dual of the 2-(13,4,2) radical difference family
+    families = {
+        7: [
+            gcsim.bibd(7, 3, 1).assignment,
+            gcsim.bibd(7, 3, 2).assignment.T,
+            gcsim.bibd(7, 3, 3).assignment.T,
+            np.vstack([gcsim.bibd(7, 3, 1).assignment] * 2),
+        ],
+        13: [gcsim.bibd(13, 4, 1).assignment, gcsim.bibd(13, 4, 2).assignment.T],
+    }
+    for n, mats in families.items():
+        keys = set()
+        for A in mats:
+            k, lam = _gram(A)
+            a, N = k - lam, A.shape[0]
+            g = math.gcd(math.gcd(a, lam), N)
+            keys.add((a // g, lam // g, N // g))
+        assert len(keys) == 1, keys  # proportional (a, λ, N): one class
+        for m in (1, 2, 3):
+            D = rng.standard_normal((m, n))
+            D[0, 0] = 0.0  # a worker with a zero diagonal row in block 0 (u_j != 0 still)
+            masks = rng.random((40, n)) > 0.35
+            masks[0] = True
+            errs = np.array([[_lstsq_error(_rd(A, D), mk, m, A.shape[0]) for mk in masks] for A in mats])
+            assert np.allclose(errs, errs[0], rtol=1e-9, atol=1e-12), (n, m, errs)
+            assert errs.std() > 0 or m == 1  # the patterns differ: the equality is not trivial
+
+
+def test_advise_names_equivalent_candidates_once():
+    adv = advise(7, 3, 2, "fixed:1", families=["bibd", "bibd-dual"], progress=False)
+    names = [r["name"] for r in adv.rows]
+    rd = [r for r in adv.rows if r["encoder"] == "rd"]
+    assert len(rd) == 1, names
+    assert rd[0]["structure"].startswith("2-(7,3,1) design")
+    assert "dual of the 2-(7,3,2) design" in rd[0]["equivalents"]
+    assert "theory §49.5" in rd[0]["notes"]
+    # other encoders are evaluated per assignment: the dual keeps its NS-worker row
+    assert any(r["structure"] == "dual of the 2-(7,3,2) design" and r["encoder"] == "ns-worker" for r in adv.rows)
+    # the merged rows had the same error: evaluate one dual's RD directly
+    dual = gcsim.bibd(7, 3, 2).assignment.T
+    D = diagonals(np.random.default_rng(0), 2, 7, 0.0, "rademacher")
+    masks = straggler_model("fixed", 7, s=1).enumerate()
+    direct = np.mean([_lstsq_error(_rd(dual, D), mk, 2, 14) for mk in masks])
+    assert rd[0]["error"] == pytest.approx(direct, rel=1e-9, abs=1e-14)
+
+
+@pytest.mark.parametrize("p", [0.1, 0.3])
+def test_closed_form_m1_against_lstsq(p):
+    A = gcsim.bibd(13, 4, 1).assignment
+    n = N = 13
+    masks = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
+    f = masks.sum(axis=1)
+    # err depends on F only through |F|: one lstsq per f
+    per_f = {int(x): _lstsq_error(A.astype(float), masks[np.flatnonzero(f == x)[0]], 1, N) for x in np.unique(f)}
+    weights = (1 - p) ** f * p ** (n - f)
+    expected = float(sum(w * per_f[int(x)] for w, x in zip(weights, f, strict=True)))
+    got = m1_closed_form(N, 4, 1, n, straggler_model("bernoulli", n, p=p))
+    assert got["error"] == pytest.approx(expected, rel=1e-12)
+    for s in (0, 1, 3):
+        sub = [mk for mk in masks if mk.sum() == n - s][:20]
+        ref = np.mean([_lstsq_error(A.astype(float), mk, 1, N) for mk in sub])
+        assert m1_closed_form(N, 4, 1, n, straggler_model("fixed", n, s=s))["error"] == pytest.approx(ref, rel=1e-12)
+    assert m1_closed_form(N, 4, 1, n, straggler_model("markov", n, p_enter=0.1, p_leave=0.5)) is None
+
+
+def test_evaluated_patterns_counts_the_stratified_draws():
+    from scipy import stats
+
+    q = Question(993, 32, 2, straggler_model("bernoulli", 993, p=0.1))
+    S = Settings(samples=250, exact_limit=2500)
+    w = stats.binom.pmf(np.arange(994), 993, 0.1)
+    kept = w[w >= 1e-15]  # no stratum fits 2500 patterns (C(993, s) for s >= 2 is larger)
+    assert evaluated_patterns(q, S) == sum(max(2, int(round(250 * x / kept.sum()))) for x in kept)
+    small = Question(10, 3, 2, straggler_model("bernoulli", 10, p=0.1))
+    assert evaluated_patterns(small, S) == 2**10
+    fixed = Question(20, 3, 2, straggler_model("fixed", 20, s=2))
+    assert evaluated_patterns(fixed, S) == math.comb(20, 2)
+
+
+def test_beyond_the_dense_limit_the_structured_route_gives_the_dense_numbers(monkeypatch):
+    kw = dict(families=["bibd"], samples=100, exact_limit=100, progress=False)
+    dense = advise(183, 14, 2, "bernoulli:0.1", **kw)
+    # PG(2,13): its 183 x 183 assignment (33,489 entries) within the limit, its 366 x 183 RD encoder
+    # over it (the 100 x 183 masks fit too)
+    monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 40000)
+    sparse = advise(183, 14, 2, "bernoulli:0.1", **kw)
+    d = {r["name"]: r for r in dense.rows}
+    s = {r["name"]: r for r in sparse.rows}
+    rd = "2-(183,14,1) design [PG(2,13): points vs lines] / rd"
+    assert rd in s and "evaluated without dense matrices" in s[rd]["notes"]
+    assert type(sparse.schemes[[r["name"] for r in sparse.rows].index(rd)]).__name__ == "StructuredRD"
+    for key in ("error", "error_lo", "error_hi"):
+        assert s[rd][key] == pytest.approx(d[rd][key], rel=1e-9)
+    # B = A with m = 1 fits (33,489 entries): the same row
+    m1 = "2-(183,14,1) design [PG(2,13): points vs lines] / bibd-optimal (m=1)"
+    assert s[m1]["error"] == pytest.approx(d[m1]["error"], rel=1e-9)
+    # the encoders that need the dense B are dropped with the reason
+    reasons = [x.reason for x in sparse.dropped_items if x.encoder == "ns-worker"]
+    assert reasons and "over MAX_DENSE_ENTRIES" in reasons[0]
+
+
+def test_closed_form_row_when_the_dense_evaluation_is_expensive(monkeypatch):
+    q = dict(families=["bibd"], samples=400, progress=False)
+    before = {r["name"]: r for r in advise(31, 6, 2, "bernoulli:0.2", **q).rows}
+    monkeypatch.setattr(assess_mod, "PRUNE_COST", 0.0)  # every dense evaluation counts as expensive
+    monkeypatch.setattr(core_mod, "PRUNE_COST", 0.0)
+    after = {r["name"]: r for r in advise(31, 6, 2, "bernoulli:0.2", **q).rows}
+    m1 = "2-(31,6,1) design [PG(2,5): points vs lines] / bibd-optimal (m=1)"
+    assert before[m1]["error_method"].startswith("monte-carlo")
+    assert after[m1]["error_method"] == "exact" and "exact in closed form" in after[m1]["notes"]
+    lo, hi = before[m1]["error_lo"], before[m1]["error_hi"]  # Monte Carlo before: the exact value inside
+    assert lo - 1e-12 <= after[m1]["error"] <= hi + 1e-12
+
+
+def test_settled_candidates_are_not_evaluated(monkeypatch):
+    kw = dict(families=["bibd", "cyclic", "coset"], progress=False)
+    full = advise(13, 4, 2, "fixed:1", **kw)
+    monkeypatch.setattr(assess_mod, "PRUNE_COST", 0.0)  # every dense evaluation counts as expensive
+    monkeypatch.setattr(core_mod, "PRUNE_COST", 0.0)
+    pruned = advise(13, 4, 2, "fixed:1", **kw)
+    skipped = [d for d in pruned.dropped_items if d.reason.startswith("not evaluated (theory §49.6)")]
+    assert skipped
+    rows = {r["name"]: r for r in pruned.rows}
+    every = {r["name"]: r for r in full.rows}
+    tol = pruned.exact_tol
+    for d in skipped:
+        name = f"{d.name} / {d.encoder}"
+        cand = next(r for n, r in every.items() if n.startswith(name))  # its row without pruning
+        leader = next(r for n, r in rows.items() if n in d.reason)
+        assert leader["error_hi"] <= tol
+        for c in ("communication", "data_fraction"):
+            assert leader[c] <= cand[c]
+        assert cand["error"] >= 0 and cand["name"] not in rows
+    # the evaluated rows are the same numbers, and the first rows tie (exact codes, error 0)
+    for n, r in rows.items():
+        assert r["error"] == pytest.approx(every[n]["error"], rel=1e-12, abs=1e-15)
+    assert pruned.rows[0]["error"] <= tol and full.rows[0]["error"] <= tol
+
+
+def test_pattern_independent_draws_are_the_encoders():
+    # Theorem 49.5 needs the same diagonals for every assignment with the same n: RD draws them
+    # from (seed, m, n, eps, dist) alone
+    a = gcsim.encode(gcsim.bibd(7, 3, 1), 2, "rd", seed=3)
+    b = gcsim.encode(gcsim.bibd(7, 3, 2).assignment.T.copy(), 2, "rd", seed=3)
+    assert np.array_equal(a.diagonals, b.diagonals)
+
+
+def test_building_progress_lines(capsys):
+    advise(13, 4, 2, "fixed:1", families=["bibd", "cyclic"], progress=True)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "advise: building 0/2 families, 0 s", err
+    assert any(line.startswith("advise: building 2/2 families, ") for line in err), err
+
+
+def test_every_pair_of_candidates_in_a_class_ties_on_every_criterion():
+    adv = advise(13, 4, 2, "bernoulli:0.1", families=["bibd", "bibd-dual"], samples=200, progress=False)
+    rd = [r for r in adv.rows if r["encoder"] == "rd"]
+    assert len(rd) == 1 and rd[0]["equivalents"], [r["name"] for r in adv.rows]
+    for name in rd[0]["equivalents"].split("; "):
+        v, k, lam = (int(x) for x in name.split("(")[1].split(")")[0].split(","))
+        b, r = v * (lam * (v - 1) // (k - 1)) // k, lam * (v - 1) // (k - 1)
+        assert r / b == pytest.approx(rd[0]["data_fraction"])  # the same data fraction k/N
+
+
+def test_structured_assignment_is_b_equals_a():
+    enc = assess_mod.StructuredAssignment(gcsim.bibd(13, 4, 1).incidence, "bibd-optimal", 4, 1)
+    assert enc.verify() and enc.m == 1
+    A = gcsim.bibd(13, 4, 1).assignment
+    assert np.array_equal(enc.B, A)
+    res = gcsim.expected_error(enc, straggler_model("fixed", 13, s=2), normalized=True)
+    ref = np.mean(
+        [
+            _lstsq_error(A.astype(float), np.array([j not in S for j in range(13)]), 1, 13)
+            for S in itertools.combinations(range(13), 2)
+        ]
+    )
+    assert res.mean == pytest.approx(ref, rel=1e-12)
