@@ -260,7 +260,11 @@ class DecoderTable:
         self.errors = errors
         self.decoders.setflags(write=False)
         self.errors.setflags(write=False)
-        n = scheme.n
+        self._setup_index(scheme.n, s_max, patterns)
+        self._frozen = True
+
+    def _setup_index(self, n: int, s_max: int | None, patterns: np.ndarray | None) -> None:
+        """The pattern -> row index: a hash of each explicit mask, or the binomials of ``s_max``."""
         self._patterns: np.ndarray | None
         self._index: dict[bytes, int] | None
         if patterns is not None:
@@ -276,7 +280,6 @@ class DecoderTable:
             self._offsets = np.cumsum(np.array([0] + [math.comb(n, t) for t in range(s_max + 1)], dtype=np.int64))
             self._binom.setflags(write=False)
             self._offsets.setflags(write=False)
-        self._frozen = True
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self.__dict__.get("_frozen", False):
@@ -871,9 +874,19 @@ def decoder_table(
     ...
     gcsim.errors.InvalidArgumentError: s_max: give exactly one of s_max, patterns or stragglers
     """
+    from .structured import StructuredRD
+
+    if isinstance(scheme, StructuredRD):  # no dense B: the gains of theory §47.7
+        if rcond is not None:
+            raise InvalidArgumentError("rcond", "a structured RD table has no rank cutoff (theory §42.1, Remark (i))")
+        from .structured_tables import structured_decoder_table
+
+        return structured_decoder_table(scheme, s_max, patterns=patterns, stragglers=stragglers)
     B = getattr(scheme, "B", None)
     if not isinstance(scheme, Scheme) or B is None:
-        raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
+        raise InvalidArgumentError(
+            "scheme", "must be a Scheme (see gcsim.coding.encode) or a StructuredRD (gcsim.coding.structured)"
+        )
     given = [x is not None for x in (s_max, patterns, stragglers)]
     if sum(given) != 1:
         raise InvalidArgumentError("s_max", "give exactly one of s_max, patterns or stragglers")
@@ -1011,8 +1024,16 @@ def load_decoder_table(
         verify = "sample"
         sample = 256 if sample is None else check_int("sample", sample, minimum=1)
     arrays, manifest = load_bundle(path, max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
+    metadata = manifest.get("metadata") or {}
     try:
-        table = DecoderTable.from_arrays(arrays, manifest.get("metadata") or {})
+        if isinstance(metadata, dict) and metadata.get("kind") == TABLE_KIND and "layout" in metadata:
+            from .structured_tables import STRUCTURED_LAYOUT, StructuredDecoderTable
+
+            if metadata["layout"] != STRUCTURED_LAYOUT:
+                raise CatalogueError(f"decoder table: unknown layout {metadata['layout']!r}")
+            table: DecoderTable = StructuredDecoderTable.from_arrays(arrays, metadata)
+        else:
+            table = DecoderTable.from_arrays(arrays, metadata)
     except CatalogueError as exc:
         raise CatalogueError(f"{path}: {exc}") from None
     if verify is not False:

@@ -55,6 +55,12 @@ Routes (``method=``) and the accuracy each guarantees.  ``u = 2^-52``, ``p = max
     assignment with ``AᵀA = (k − λ)I + λJ`` (a symmetric BIBD; checked exactly, once) ``"auto"``
     evaluates ``err = Σ_i (Na − cμ_i)/(a + λμ_i)`` from the ``m x m`` matrix ``M_F``, ``O(n m²)`` a
     pattern and no ``B``, when its bound ``|Δ| <= β(n) <= GRAM_KAPPA_LIMIT² u mN`` is certified.
+    *Sparse route* (:mod:`gcsim.coding.sparse_routes`, theory §44): for an ``"rd"`` scheme on any
+    other sparse assignment (a :class:`~gcsim.coding.sparse_routes.SparseRD` from
+    ``encode_sparse``: SRGs, coset and bi-regular graphs; or a dense scheme with ``n >= 512`` and at
+    most 10% non-zeros in ``A``) ``"auto"`` solves ``Γ_FF X = H_F`` by preconditioned CG through
+    ``AᵀA = S + μJ`` and returns each pattern with a proved half-width at most
+    ``max(1e-10 err, 1e-14 mN)`` (Theorem 44.2); uncertified patterns go to the dense routes.
 
 On NumPy the column-deletion route and the full-rank solves of ``Γ_FF`` run in compiled
 per-pattern loops (numba, installed with galois): the rank of ``V_0[S]`` comes from a Householder
@@ -84,7 +90,7 @@ from .._stats import t_interval, t_quantile
 from .._validation import check_bool, check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from ..limits import array_shape, check_entries
-from . import structured as _structured
+from . import mc_stream as _mc, structured as _structured
 from .decoders import arrival_scale, bernoulli_rescaled, best_scale
 from .delays import DelayStragglerModel, TraceDelays
 from .kernels import (
@@ -616,6 +622,8 @@ def expected_error(
     keep_values: bool = False,
     progress: bool = True,
     ci_method: str = "t",
+    scheduler: Any = None,
+    workers: int | None = None,
 ) -> ExpectedErrorResult:
     """Expected error ``E_S[err]`` under a straggler model (theory §5.3).
 
@@ -653,6 +661,14 @@ def expected_error(
         errors on ``[0, mN]`` (Waudby-Smith & Ramdas 2024; stratified: per-stratum intervals at
         levels summing to 5%), several times wider.  Markov chains always use batch means with
         ``t``.
+    scheduler : None, "serial", "local", a Dask address or a distributed.Client
+        Where the Monte Carlo draws of fixed-``s`` and Bernoulli models (plain, or the sampled
+        strata) are evaluated: in chunks of rows drawn independently from their place in the
+        random stream (:mod:`gcsim.coding.mc_stream`, theory §42.3), here (None, ``"serial"``)
+        or as tasks of :func:`gcsim.sweep.run_sweep` (``workers``: processes of ``"local"``).
+        The masks are never held for all draws, and the result -- mean, interval, values -- is
+        the same bit for bit on every scheduler.  Exact enumerations and the other models
+        (Markov chains, traces) run here.
 
     Examples
     --------
@@ -676,6 +692,12 @@ def expected_error(
     method = _check_method(method)
     if ci_method not in _CI_METHODS:
         raise InvalidArgumentError("ci_method", f"must be one of {_CI_METHODS}, got {ci_method!r}")
+    if scheduler is not None:
+        from ..sweep import _check_scheduler_and_workers
+
+        scheduler, workers = _check_scheduler_and_workers(scheduler, workers)
+    elif workers is not None:
+        raise InvalidArgumentError("workers", "applies to scheduler='local' only")
     st = _structured_route(scheme, method, None) if isinstance(decoder, str) and decoder == "optimal" else None
     ctx = st if st is not None else eval_context(scheme)
     if model.n != ctx.n:
@@ -706,8 +728,28 @@ def expected_error(
                 "number of draws)",
             )
 
-    def monte_carlo(masks, batches=None):
-        values = evaluate(masks) * scale
+    def chunked() -> _mc.ChunkEvaluator:
+        if st is not None:
+            return _mc.ChunkEvaluator.structured(st)
+        if is_optimal:
+            return _mc.ChunkEvaluator.optimal(scheme, method)
+        X = None if isinstance(decoder, str) else decoder
+        return _mc.ChunkEvaluator.fixed(scheme, X, rescale, None if rescale != "bernoulli" else p_model)
+
+    def draw_values(draws: list[_mc.Draw]) -> list[np.ndarray]:
+        """Raw values of the draws: streamed in independent chunks (on ``scheduler``) when possible."""
+        if not all(_mc.streamable(d.model) for d in draws):
+            return [evaluate(np.asarray(d.model.sample(d.size, d.seed), dtype=bool)) for d in draws]
+        values, unreliable, patterns = _mc.evaluate_draws(
+            chunked(), draws, scheduler=scheduler, workers=workers, progress=progress
+        )
+        report.unreliable += unreliable
+        report.patterns += patterns
+        return values
+
+    def monte_carlo(draw, batches=None):
+        raw = evaluate(np.asarray(draw, dtype=bool)) if batches else draw_values([draw])[0]
+        values = raw * scale
         mean, ci, se = _mc_result(values, batches=batches, ci_method=ci_method, upper=upper * scale)
         tag = f"monte-carlo n={values.size}" + ("+batch-means" if batches else "")
         if ci_method == "betting" and not batches:
@@ -715,12 +757,6 @@ def expected_error(
         return ExpectedErrorResult(
             mean, ci, tag, int(values.size), se, normalized, desc, values if keep_values else None
         )
-
-    def sample(mdl: Any, count: int, sd: int) -> Any:
-        # structured route: fixed-s and Bernoulli draws are evaluated chunk by chunk (same numbers)
-        if st is not None and _structured.streamable(mdl):
-            return _structured.LazySample(mdl, count, sd)
-        return mdl.sample(count, sd)
 
     def run():
         if isinstance(model, TraceModel):
@@ -736,7 +772,7 @@ def expected_error(
                     vals = np.concatenate([evaluate(mk) for mk in model.iter_chunks()]) if total else np.zeros(0)
                 return exact(vals)
             check_budget()
-            return monte_carlo(sample(model, samples, seed))
+            return monte_carlo(_mc.Draw(model, samples, seed))
         if isinstance(model, (BernoulliModel, MarkovModel)):
             pj = model.p if isinstance(model, BernoulliModel) else model.stationary
             if ctx.n < 63 and 2**ctx.n <= exact_limit:
@@ -770,13 +806,13 @@ def expected_error(
                     ci_method,
                     upper * scale,
                     check_budget,
-                    sample,
+                    draw_values,
                 )
             check_budget()
-            return monte_carlo(sample(model, samples, seed))
+            return monte_carlo(_mc.Draw(model, samples, seed))
         # any other model with a sample method: Monte Carlo
         check_budget()
-        return monte_carlo(np.asarray(model.sample(samples, seed), dtype=bool))
+        return monte_carlo(_mc.Draw(model, samples, seed))
 
     res = run()
     report.warn(ctx, method)
@@ -800,7 +836,7 @@ def _stratified_bernoulli(
     ci_method,
     upper,
     check_budget,
-    sample=None,
+    draw_values=None,
 ) -> ExpectedErrorResult:
     """Homogeneous Bernoulli(p) by strata |S| = s with binomial weights w_s.
 
@@ -813,6 +849,9 @@ def _stratified_bernoulli(
     ``(Σ v_s)² / Σ v_s²/(n_s - 1)`` with ``v_s = w_s² σ_s² / n_s``, Student ``t`` quantile.
     ``"betting"``: a betting interval of level ``1 - 0.05 w_s / W`` per sampled stratum
     (``W`` = their total weight), combined linearly (union bound: level >= 95%).
+    ``draw_values(draws)``: the raw values of a list of :class:`~gcsim.coding.mc_stream.Draw`
+    (one per sampled stratum, evaluated together: on a Dask scheduler, as one sweep); default
+    ``evaluate(model.sample(...))`` per draw.
     """
     from scipy import stats
 
@@ -841,11 +880,17 @@ def _stratified_bernoulli(
         count += vals.size
         kept.append(vals)
     wmc = float(sum(w[s] for s in mc_s))
-    for s in mc_s:
-        ns = max(2, int(round(samples * w[s] / wmc))) if wmc > 0 else 2
-        sub = FixedModel(n, s)
-        drawn = sample(sub, ns, seed * (n + 1) + s) if sample is not None else sub.sample(ns, seed=seed * (n + 1) + s)
-        vals = evaluate(drawn) * scale
+    draws = [
+        _mc.Draw(FixedModel(n, s), max(2, int(round(samples * w[s] / wmc))) if wmc > 0 else 2, seed * (n + 1) + s)
+        for s in mc_s
+    ]
+    if draw_values is None:
+        raw = [evaluate(d.model.sample(d.size, d.seed)) for d in draws]
+    else:
+        raw = draw_values(draws)
+    for s, d, drawn in zip(mc_s, draws, raw, strict=True):
+        ns = d.size
+        vals = drawn * scale
         mean += w[s] * float(vals.mean())
         v = w[s] ** 2 * float(vals.var(ddof=1)) / ns
         var_terms.append(v)

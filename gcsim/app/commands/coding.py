@@ -1,6 +1,8 @@
 """``gcsim error`` and ``gcsim bounds verify``: the analysis layer from the shell.
 
-``gcsim error --chunk K`` (or any ``--scheduler`` but serial) estimates the expected error by
+``gcsim error --scheduler S`` evaluates the Monte Carlo draws of ``expected_error`` (stratified
+for homogeneous Bernoulli) in independent chunks on ``S`` (:mod:`gcsim.coding.mc_stream`): the
+serial numbers, bit for bit.  ``gcsim error --chunk K`` estimates the expected error by plain
 Monte Carlo in seeded chunks of ``K`` patterns (:func:`gcsim.coding.sweeps.expected_error_sweep`),
 the same numbers on every scheduler; ``gcsim bounds verify --catalogue`` checks every named
 instance (:func:`gcsim.catalogue.sweeps.verify_catalogue_bounds`), one task per instance and ``s``.
@@ -162,23 +164,37 @@ def _cmd_error(args: argparse.Namespace) -> int:
             f"(normalized err/(mN) = {fmt(res.value / norm)}; {res.method}); S = {payload['stragglers_set']}"
         )
     else:
-        if args.chunk is not None or args.scheduler != "serial":
-            from ...coding.sweeps import DEFAULT_CHUNK, expected_error_sweep
+        if args.chunk is not None:
+            from ...coding.sweeps import expected_error_sweep
             from ..common import UsageError
             from ..sweep_options import scheduler_from_args
 
             if args.model not in ("fixed", "bernoulli"):
-                raise UsageError("--chunk/--scheduler: the chunked Monte Carlo needs --model fixed or bernoulli")
+                raise UsageError("--chunk: the chunked Monte Carlo needs --model fixed or bernoulli")
             scheduler, workers = scheduler_from_args(args)
             exp = expected_error_sweep(
                 scheme,
                 model,
                 samples=args.samples,
-                chunk=DEFAULT_CHUNK if args.chunk is None else args.chunk,
+                chunk=args.chunk,
                 seed=args.seed,
                 scheduler=scheduler,
                 workers=workers,
                 progress=show_progress(args),
+            )
+        elif args.scheduler != "serial" or args.processes is not None:
+            from ..sweep_options import scheduler_from_args
+
+            # the Monte Carlo draws in independent chunks on the scheduler: the serial numbers (mc_stream)
+            scheduler, workers = scheduler_from_args(args)
+            exp = expected_error(
+                scheme,
+                model,
+                samples=args.samples,
+                seed=args.seed,
+                progress=show_progress(args),
+                scheduler=scheduler,
+                workers=workers,
             )
         else:
             exp = expected_error(scheme, model, samples=args.samples, seed=args.seed, progress=show_progress(args))
@@ -290,8 +306,8 @@ def register(sub, add) -> None:
         "--chunk",
         type=_int1,
         default=None,
-        help="Monte Carlo in seeded chunks of this many patterns (any --scheduler gives the same numbers; "
-        "default with --scheduler: 65536)",
+        help="plain Monte Carlo in seeded chunks of this many patterns (any --scheduler gives the same numbers; "
+        "without --chunk, --scheduler runs expected_error's own draws in chunks: the serial numbers)",
     )
     p = add(
         "bounds",
