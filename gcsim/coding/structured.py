@@ -255,11 +255,11 @@ class StructuredContext:
 # ----------------------------------------------------------------------------------------------
 
 # id(B) -> (B, context or None) for the most recent read-only encoders
-_SEEN: dict[int, tuple[Any, StructuredContext | None]] = {}
+_SEEN: dict[int, tuple[Any, Any]] = {}
 _SEEN_MAX = 16
 
 
-def _recognise(scheme: Any) -> StructuredContext | None:
+def _recognise(scheme: Any) -> Any:
     method = getattr(scheme, "method", None)  # an encoder whose B is the stack of A diag(d_k) (RD)
     if not (is_registered(method) and get_encoder(method).diagonal_stack) or getattr(scheme, "diagonals", None) is None:
         return None
@@ -277,18 +277,26 @@ def _recognise(scheme: Any) -> StructuredContext | None:
     try:
         k, lam = check_pair_gram(sp.csc_matrix(A), "assignment")
     except VerificationError:
-        return None
+        from .sparse_routes import sparse_context  # theory §44: any sparse assignment, certified per pattern
+
+        return sparse_context(scheme, A, D)
     ctx = StructuredContext(D, A.shape[0], k, lam)
     return ctx if ctx.certified else None
 
 
-def structured_context(scheme: Any) -> StructuredContext | None:
+def structured_context(scheme: Any) -> Any:
     """The structured route's context for ``scheme``, or None when the route does not apply.
 
     It applies to a :class:`StructuredRD` (always: it is built for it) and to a dense
     :class:`~gcsim.coding.Scheme` of method ``"rd"`` whose ``B`` is exactly the stack of
     ``A diag(d_l)`` of its diagonals and whose assignment has ``AᵀA = (k − λ)I + λJ``, ``k > λ``
     (checked exactly, once per scheme), when the route is certified (module docstring).
+    Otherwise, for such a scheme on a sparse assignment (``n >= SPARSE_MIN_N``, density at most
+    ``SPARSE_MAX_DENSITY``), the sparse route of theory §44
+    (:class:`~gcsim.coding.sparse_routes.SparseRDContext`, which a
+    :class:`~gcsim.coding.sparse_routes.SparseRD` also carries) when its Cholesky certificate
+    proves a bound ``c > 0``.  Every context has ``n``, ``total``, ``errors(masks)`` and
+    ``errors_for_sets(S)``.
 
     Examples
     --------
