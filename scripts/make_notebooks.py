@@ -210,8 +210,9 @@ def _load_cells(stem: str) -> tuple[str, list]:
     return module.NAME, module.CELLS
 
 
-_name, _cells = _load_cells("notebook_advisor")
-NOTEBOOKS[_name] = _cells
+for _stem in ("notebook_advisor", "notebook_paper_agc"):
+    _name, _cells = _load_cells(_stem)
+    NOTEBOOKS[_name] = _cells
 
 
 def build() -> None:

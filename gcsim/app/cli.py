@@ -70,6 +70,7 @@ _EPILOG = """examples:
   gcsim catalogue                         # verify every named instance
   gcsim reproduce                         # the quick headline results (make demo)
   gcsim reproduce --full --scheduler local  # paper scale, on a Dask cluster of this machine's cores
+  gcsim reproduce --paper agc             # the experiments of the gradient-coding paper, and its claims
 """
 
 #: The command groups, in the order ``gcsim --help`` lists them: each adds its subcommands.
@@ -85,11 +86,13 @@ COMMANDS = (
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import available_stages, run_reproduce
+    from .reproduce import PAPERS, available_stages, demo_stages, run_reproduce
 
     # the one output-path rule, for every folder and file reproduce writes directly under --out
-    known = available_stages()  # an unknown --stage is refused by run_reproduce, naming --stage
-    for part in [*(s for s in (args.stage or known) if s in known), "manifest.json"]:
+    known = available_stages()  # an unknown --stage or --paper is refused by run_reproduce, naming the flag
+    papers = [p for p in args.paper or () if p in PAPERS]
+    default = [s for p in papers for s in PAPERS[p]] if papers else demo_stages()
+    for part in [*(s for s in (args.stage or default) if s in known), "manifest.json"]:
         output_path("--out", args.out, part)
 
     def echo(text: str) -> None:  # each stage's summary as the stage ends, not all at the end
@@ -103,6 +106,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             force=args.force,
             seed=args.seed,
             stages=args.stage,
+            papers=args.paper,
             progress=show_progress(args),
             echo=None if args.json else echo,
             scheduler=scheduler,
@@ -179,11 +183,22 @@ def build_parser() -> argparse.ArgumentParser:
         register(sub, add)
     # the ring engine among the CERAR actions: `gcsim cerar run` (commands/executor.py)
     executor_commands.add_cerar_run(sub.choices["cerar"].get_default("cerar_actions"))
+    from .reproduce import PAPER_ONLY, PAPERS
+
     p = add(
         "reproduce",
         _cmd_reproduce,
         "regenerate the headline results (quick scale by default)",
-        "example:\n  gcsim reproduce            # what `make demo` runs\n  gcsim reproduce --full",
+        "examples:\n  gcsim reproduce                      # what `make demo` runs\n  gcsim reproduce --full\n"
+        "  gcsim reproduce --paper agc          # one paper's experiments\n"
+        "  gcsim reproduce --paper agc --stage training  # one of them\n\n"
+        "papers and their stages:\n"
+        + "".join(f"  {name}: {', '.join(stages)}\n" for name, stages in PAPERS.items())
+        + (
+            f"not in the default run (only by --paper or --stage): {', '.join(sorted(PAPER_ONLY))}\n"
+            if PAPER_ONLY
+            else ""
+        ),
     )
     p.add_argument("--out", default="results", help="output folder")
     p.add_argument("--full", action="store_true", help="paper-scale runs (slow)")
@@ -192,11 +207,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed passed to every stage")
     p.add_argument(
-        "--stage", action="append", help="run only this stage (repeatable; default: every stage this install can run)"
+        "--stage",
+        action="append",
+        help="run only this stage (repeatable; default: every stage this install can run, except the paper-only "
+        "ones); with --paper, a stage of that paper",
+    )
+    p.add_argument(
+        "--paper",
+        action="append",
+        choices=sorted(PAPERS),
+        help="run the stages of this paper's experiments (repeatable; --stage narrows them)",
     )
     add_scheduler_flags(p, "the stages' experiments, fronts and training runs", old_flag="--workers")
     p.set_defaults(
-        flags={"stage": "--stage", "out": "--out", "seed": "--seed", "full": "--full", "force": "--force"}
+        flags={
+            "stage": "--stage",
+            "paper": "--paper",
+            "out": "--out",
+            "seed": "--seed",
+            "full": "--full",
+            "force": "--force",
+        }
         | SCHEDULER_FLAGS
     )
 

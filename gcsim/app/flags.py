@@ -64,7 +64,7 @@ VOCABULARY: dict[str, Flag] = {
     # how it is computed
     "--evaluation": Flag("how the expected time is computed", "text"),
     "--samples": Flag("Monte Carlo", "integer"),
-    "--chunk": Flag("Monte Carlo in seeded chunks", "integer"),
+    "--chunk": Flag("plain Monte Carlo in seeded chunks", "integer"),
     "--draws": Flag("encoder redraws", "integer"),
     "--seed": Flag("seed", "integer"),
     "--scheduler": Flag("where", "scheduler"),
@@ -82,7 +82,6 @@ VOCABULARY: dict[str, Flag] = {
     "--matrix": Flag("print the 0/1 assignment matrix", "switch"),
     "--mnist": Flag("folder of the full MNIST IDX files or an .npz", "text"),
     "--dataset": Flag("mnist", "text"),
-    "--precision": Flag("precision", "text"),
     # engines and runs
     "--engine": Flag("engine", "text"),
     "--timeout": Flag("launcher timeout in seconds", "number"),
@@ -100,6 +99,7 @@ VOCABULARY: dict[str, Flag] = {
     "--max-train": Flag("use only this many training examples", "integer"),
     "--full": Flag("paper-scale runs", "switch"),
     "--stage": Flag("run only this stage", "text"),
+    "--paper": Flag("run the stages of this paper's experiments", "text"),
 }
 
 #: old command -> the command it is now (``gcsim run-cerar`` -> ``gcsim cerar run``)
@@ -135,6 +135,8 @@ def deprecate(p: argparse.ArgumentParser, old: str, new: str, *, note: str = "")
     """Accept ``old`` on ``p`` for one release as a hidden alias of its flag ``new``."""
     target = next(a for a in p._actions if new in a.option_strings)
     options: dict[str, Any] = {"nargs": 0} if target.nargs == 0 else {"type": target.type or str}
+    if target.choices is not None:  # the old spelling refuses what the new one refuses, naming itself
+        options["choices"] = target.choices
     p.add_argument(
         old,
         dest=target.dest,

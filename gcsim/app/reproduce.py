@@ -42,22 +42,48 @@ from ..io.manifest import (
 )
 from ..sweep import check_scheduler, sweep_client
 from .common import output_path
-from .stages import agc, catalogue, cerar, ddp, training
+from .stages import agc, agc_paper, catalogue, cerar, cerar_training, ddp, training
 
-__all__ = ["run_reproduce", "STAGES", "available_stages", "check_stage_outputs", "STAGE_MANIFEST_VERSION"]
+__all__ = [
+    "run_reproduce",
+    "STAGES",
+    "PAPERS",
+    "PAPER_ONLY",
+    "available_stages",
+    "demo_stages",
+    "paper_stages",
+    "check_stage_outputs",
+    "STAGE_MANIFEST_VERSION",
+]
 
 #: The stages in execution order: name -> function(out_dir, full, seed, progress[, scheduler=])
-#: -> summary dict (``ok``, ``files``, ``text``); a stage with a ``scheduler`` keyword gets the run's
-#: scheduler (:func:`gcsim.sweep.run_sweep`) for its independent items.  The ddp stage needs torch
-#: (an optional dependency).
+#: -> summary dict (``ok``, ``files``, ``text``, optionally ``inputs``); a stage with a ``scheduler``
+#: keyword gets the run's scheduler (:func:`gcsim.sweep.run_sweep`) for its independent items.  The
+#: ddp stage needs torch (an optional dependency).  ``inputs`` names the files of *other* stages a
+#: stage read (paths relative to the results folder, e.g. ``"training/claims.csv"``): their checksums
+#: are recorded, and the stage is run again when one of them changes, appears or disappears.  A stage
+#: reading another's outputs comes after it here.
 STAGES: dict[str, Callable[..., dict[str, Any]]] = {
     "catalogue": catalogue.catalogue_stage,
     "agc": agc.agc_stage,
     "cerar": cerar.cerar_stage,
     "training": training.training_stage,
+    "agc-paper": agc_paper.agc_paper_stage,  # reads training/claims.csv
     "ddp": ddp.ddp_stage,
+    "cerar-training": cerar_training.cerar_training_stage,  # root only (emulated links)
 }
-_NEEDS_TORCH = ("ddp",)
+_NEEDS_TORCH = ("ddp", "cerar-training")
+
+#: The experiments of each paper: ``gcsim reproduce --paper NAME`` runs ``PAPERS[NAME]`` (in
+#: :data:`STAGES` order).  A stage may belong to several papers and to the demo.
+PAPERS: dict[str, list[str]] = {
+    "agc": ["training", "agc-paper"],  # Munim & Ramamoorthy, Communication-Efficient Approximate Gradient Coding
+    "cerar": ["cerar", "ddp", "cerar-training"],  # Munim et al., ring-based coded approximate all-reduce
+}
+
+#: Stages run only when asked for (``--paper`` or ``--stage``): plain ``gcsim reproduce`` (``make
+#: demo``) runs every other stage this installation can run (:func:`demo_stages`).
+PAPER_ONLY: set[str] = {"cerar-training"}  # about 11 minutes, and root for the emulated links
 
 #: Layout version of the stage manifests; 2 added the per-file checksums (older manifests are rerun).
 STAGE_MANIFEST_VERSION = 2
@@ -68,6 +94,34 @@ def available_stages() -> dict[str, Callable[..., dict[str, Any]]]:
     """The stages this installation can run, in order (without torch, the ddp stage is left out)."""
     has_torch = importlib.util.find_spec("torch") is not None  # find_spec does not import torch
     return {name: func for name, func in STAGES.items() if has_torch or name not in _NEEDS_TORCH}
+
+
+def demo_stages() -> list[str]:
+    """The stages plain ``gcsim reproduce`` (``make demo``) runs: the available ones not in :data:`PAPER_ONLY`."""
+    return [name for name in available_stages() if name not in PAPER_ONLY]
+
+
+def paper_stages(papers: list[str] | str) -> list[str]:
+    """The stages of the named papers (:data:`PAPERS`), in :data:`STAGES` order.
+
+    A paper stage this installation cannot run (the ddp stage without torch) is refused by
+    :func:`run_reproduce`, naming it; an unknown paper is refused here.
+
+    Examples
+    --------
+    >>> from gcsim.app.reproduce import paper_stages
+    >>> paper_stages("cerar")
+    ['cerar', 'ddp']
+    """
+    names = [papers] if isinstance(papers, str) else papers
+    if not isinstance(names, list) or not names or not all(isinstance(p, str) for p in names):
+        raise InvalidArgumentError("paper", f"must be a paper name or a list of them, got {papers!r}")
+    unknown = [p for p in names if p not in PAPERS]
+    if unknown:
+        raise InvalidArgumentError("paper", f"unknown paper(s) {unknown}; known: {sorted(PAPERS)}")
+    wanted = {stage for p in names for stage in PAPERS[p]}
+    ordered = [stage for stage in STAGES if stage in wanted]
+    return ordered + sorted(wanted - set(ordered))  # a listed stage missing from STAGES: refused later
 
 
 def _output_name(stage_dir: Path, name: Any) -> Path:
@@ -96,12 +150,26 @@ def _checksums(stage_dir: Path, files: list[Any]) -> tuple[dict[str, dict[str, A
     return records, problems
 
 
+def _input_checksums(out: Path, inputs: list[Any]) -> tuple[dict[str, str | None], list[str]]:
+    """``name -> SHA-256`` (``None``: absent) of the other stages' files a stage read, and the problems found."""
+    sums: dict[str, str | None] = {}
+    problems = []
+    for name in inputs:
+        try:
+            path = _output_name(out, name)
+            sums[name] = sha256_file(path) if os.path.lexists(path) else None
+        except (ValueError, OSError, FileRefusedError) as exc:
+            problems.append(f"input {name}: {exc}")
+    return sums, problems
+
+
 def check_stage_outputs(stage_dir: str | Path, params: dict[str, Any] | None = None) -> str | None:
     """Why the results in ``stage_dir`` cannot be reused, or ``None`` if they can.
 
     They can when ``stage_dir/manifest.json`` is a valid stage manifest (of this layout
-    version) with status ``"ok"``, the same ``params`` (if given), and every output it
-    lists is a regular file with the recorded size and SHA-256.
+    version) with status ``"ok"``, the same ``params`` (if given), every output it
+    lists is a regular file with the recorded size and SHA-256, and every input it read
+    from another stage (``inputs``, relative to ``stage_dir``'s parent) is as it was then.
     """
     stage_dir = Path(stage_dir)
     manifest_path = stage_dir / "manifest.json"
@@ -135,6 +203,16 @@ def check_stage_outputs(stage_dir: str | Path, params: dict[str, Any] | None = N
             return f"output {name} is missing"
         except (ValueError, OSError, FileRefusedError) as exc:
             return f"output {name}: {exc}"
+    inputs = old.get("inputs", {})
+    if not isinstance(inputs, dict):
+        return "manifest inputs unreadable"
+    now, problems = _input_checksums(stage_dir.parent, list(inputs))
+    if problems:
+        return problems[0]
+    for name, digest in inputs.items():
+        if now[name] != digest:
+            state = "appeared" if digest is None else "disappeared" if now[name] is None else "changed"
+            return f"input {name} {state} since the stage ran"
     return None
 
 
@@ -168,6 +246,7 @@ def run_reproduce(
     force: bool = False,
     seed: int = 0,
     stages: list[str] | None = None,
+    papers: list[str] | str | None = None,
     progress: bool = True,
     echo: Callable[[str], Any] | None = None,
     scheduler: Any = "serial",
@@ -186,7 +265,11 @@ def run_reproduce(
     seed : int
         Seed passed to every stage.
     stages : list of str, optional
-        Stages to run (default: all registered).
+        Stages to run, in this order (default: :func:`demo_stages`, every available stage not in
+        :data:`PAPER_ONLY`).  With ``papers``, each must be one of those papers' stages: it narrows
+        the papers' stages to these (a stage of no named paper is refused).
+    papers : str or list of str, optional
+        Papers (:data:`PAPERS`) whose stages to run, in :data:`STAGES` order.
     progress : bool
         Show the stages' progress bars; without ``echo``, also print one line per stage as it
         starts (and why existing results are not reused).
@@ -209,7 +292,29 @@ def run_reproduce(
     if stages is not None and (isinstance(stages, str) or not all(isinstance(s, str) for s in stages)):
         raise InvalidArgumentError("stage", f"must be a list of stage names, got {stages!r}")
     known = available_stages()
-    chosen = list(known) if not stages else list(stages)
+    if papers is not None:
+        of_papers = paper_stages(papers)
+        named = ", ".join([papers] if isinstance(papers, str) else papers)
+        if stages:
+            unknown = [s for s in stages if s not in known and s not in of_papers]
+            if unknown:
+                raise InvalidArgumentError("stage", f"unknown stage(s) {unknown}; known: {list(known)}")
+            foreign = [s for s in stages if s not in of_papers]
+            if foreign:
+                raise InvalidArgumentError(
+                    "stage",
+                    f"stage(s) {foreign} are not experiments of paper {named} (its stages: {of_papers}); "
+                    "drop the paper to run them",
+                )
+        chosen = list(stages) if stages else of_papers
+        missing = [s for s in chosen if s not in known]
+        if missing:
+            why = "torch is not installed" if set(missing) <= set(_NEEDS_TORCH) else "not registered"
+            raise InvalidArgumentError(
+                "paper", f"stage(s) {missing} of paper {named} cannot run on this installation ({why})"
+            )
+    else:
+        chosen = demo_stages() if not stages else list(stages)
     unknown = [s for s in chosen if s not in known]
     if unknown:
         raise InvalidArgumentError("stage", f"unknown stage(s) {unknown}; known: {list(known)}")
@@ -272,6 +377,8 @@ def run_reproduce(
             seconds = time.perf_counter() - t0
             files = list(result.get("files", []))
             checksums, problems = _checksums(stage_dir, files)
+            inputs, input_problems = _input_checksums(out, list(result.get("inputs", [])))
+            problems += input_problems
             status = "ok" if result.get("ok", True) and not problems else "failed"
             text = result.get("text", "") + "".join(f"\n{p}" for p in problems)
             record = {
@@ -282,6 +389,7 @@ def run_reproduce(
                 "seconds": round(seconds, 3),
                 "files": files,
                 "checksums": checksums,
+                "inputs": inputs,
                 "text": text,
                 "provenance": provenance(),
             }
