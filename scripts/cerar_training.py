@@ -1,0 +1,85 @@
+#!/usr/bin/env python
+"""The CERAR paper's training experiment: DDP on MNIST over emulated slow links (docs/results/cerar_training.md).
+
+Four gloo ranks, each in its own network namespace behind a ``tc``-shaped veth link
+(:class:`gcsim.executor.netem.NetemTopology`; root only), train the 1.02 M-parameter
+convolutional network of :func:`gcsim.learning.cerar_training.conv_net` on the MNIST subset with
+plain DDP (gloo's ring all-reduce) and with the CERAR hook (exact design c = 4, perturbation and
+κ-optimized designs at c = 8 and 16), over 20 Mbit/s, 100 Mbit/s, 1 Gbit/s and unlimited links.
+Reported per run: time to the target test accuracy, final test accuracy, replica drift, bytes
+sent per rank (interface counter and hook counter, with the payload formula), step times.
+
+Outputs (``--out``, default ``results/cerar_training``): ``results.csv``, ``results.json``,
+``curves.csv``, ``designs.json``, ``figure.png``, ``manifest.json``; ``--docs DIR`` copies them
+there.  The κ-optimized designs are read from ``--design-cache`` (default
+``docs/results/cerar_training/designs``; computed and written there when missing, minutes).
+
+Example (the committed quick scale, about 25 minutes on the shared 2-core machine; root)::
+
+    sudo .venv/bin/python scripts/cerar_training.py --docs docs/results/cerar_training
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ("results.csv", "results.json", "curves.csv", "designs.json", "figure.png", "manifest.json")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--full", action="store_true", help="every variant over every link, 150 steps")
+    ap.add_argument("--rates", nargs="+", default=None, help="only these links of the scale (e.g. 100mbit)")
+    ap.add_argument("--steps", type=int, default=None, help="SGD steps per run (default: the scale's)")
+    ap.add_argument("--out", default="results/cerar_training")
+    ap.add_argument("--docs", default=None, help="also copy the results into this folder")
+    ap.add_argument("--design-cache", default=str(ROOT / "docs/results/cerar_training/designs"))
+    ap.add_argument("--replot", action="store_true", help="only redraw figure.png from --out/curves.csv")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    if args.replot:
+        import pandas as pd
+
+        from gcsim.learning.cerar_training import TARGET, plot_training
+
+        plot_training(pd.read_csv(out / "curves.csv"), TARGET, out / "figure.png")
+    else:
+        from gcsim.executor.netem import netem_available
+        from gcsim.learning.cerar_training import cerar_training_experiment
+
+        ok, why = netem_available()
+        if not ok:
+            print(f"CERAR training experiment refused: {why} (run it as root)", file=sys.stderr)
+            return 3
+        cerar_training_experiment(
+            out,
+            full=args.full,
+            design_cache=args.design_cache,
+            rates=args.rates,
+            steps=args.steps,
+            log=lambda m: print(m, flush=True),
+        )
+        manifest = json.loads((out / "manifest.json").read_text())
+        manifest["command"] = "sudo .venv/bin/python scripts/cerar_training.py " + " ".join(
+            shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
+        )
+        (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+        print(json.dumps(manifest["key_cell_result"]))
+        print(f"wrote {out} in {manifest['elapsed_seconds']:.0f} s")
+    if args.docs:
+        dst = Path(args.docs)
+        dst.mkdir(parents=True, exist_ok=True)
+        for name in FILES:
+            if (out / name).exists():
+                shutil.copyfile(out / name, dst / name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
