@@ -179,6 +179,36 @@ def _solve_group(B: np.ndarray, m: int, F: np.ndarray, rcond: float | None) -> t
     return X, np.einsum("cil,cil->c", R, R)
 
 
+def _rank_free_bound(BF: np.ndarray, XF: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(r, ρ)`` of the rank-free certificate (Proposition 47.6c) for a stack of rows.
+
+    ``R̂ = fl(B_F X − T)`` deviates from the exact residual by at most
+    ``Δ = γ_{f+1} (|B_F||X| + |T|)`` entrywise, and so does the builder's; with ``r = ‖R̂‖_F`` and
+    ``d = ‖Δ‖_F``, an error computed (on any machine) from the stored decoder lies within
+    ``ρ = 1.01 (4 d (r + d) + 2 γ_{mNm} (r + 2d)²)`` of ``r²``, and so does the exact ``‖B_F X − T‖_F²``.
+    """
+    mN, f = BF.shape[1], BF.shape[2]
+    T = _target(m, mN // m)
+    R = BF @ XF - T[None]
+    D = (np.abs(BF) @ np.abs(XF) + np.abs(T)[None]) * _gamma(f + 1)
+    r = np.sqrt(np.einsum("cil,cil->c", R, R))
+    d = np.sqrt(np.einsum("cil,cil->c", D, D))
+    return r, 1.01 * (4 * d * (r + d) + 2 * _gamma(mN * m) * (r + 2 * d) ** 2)
+
+
+def _rank_free_ratio(BF: np.ndarray, XF: np.ndarray, E: np.ndarray, m: int) -> np.ndarray:
+    """``|E − r²| / ρ`` of :func:`_rank_free_bound` per row (> 1 fails)."""
+    r, rho = _rank_free_bound(BF, XF, m)
+    dev = np.abs(E - r * r)
+    return np.where(rho > 0, dev / np.where(rho > 0, rho, 1.0), np.where(dev == 0, 0.0, np.inf))
+
+
+def _gamma(t: int) -> float:
+    """Higham's ``γ_t = t u / (1 − t u)``."""
+    tu = t * _U
+    return tu / (1.0 - tu) if tu < 1 else float("inf")
+
+
 def _chunk_rows(mN: int, f: int, m: int) -> int:
     words = 3 * mN * f + 2 * f * f + 3 * mN * m + 4 * f
     return max(1, int(_CHUNK_BYTES // (8 * words + 64)))
@@ -194,6 +224,44 @@ def _masks_from_sets(S: np.ndarray, n: int) -> np.ndarray:
 def _complement(S: np.ndarray, n: int) -> np.ndarray:
     masks = _masks_from_sets(S, n)
     return np.nonzero(masks)[1].reshape(S.shape[0], n - S.shape[1])
+
+
+def _explicit_masks(n: int, patterns: Any, stragglers: Any) -> tuple[np.ndarray, str]:
+    """The ``(count, n)`` masks of an explicit table and the argument's name (shared by both routes).
+
+    ``patterns`` (masks) or, when it is None, ``stragglers`` (sets of worker indices); refused when
+    empty, over ``MAX_PATTERNS`` patterns (masks of a straggler list: over ``MAX_DENSE_ENTRIES``) or
+    with a repeated pattern (both indices and the first 20 stragglers named).
+    """
+    if patterns is not None:
+        masks = check_mask("patterns", patterns, n)
+        masks = (masks[None] if masks.ndim == 1 else masks).copy()
+        name = "patterns"
+    else:
+        if isinstance(stragglers, (str, bytes)) or not hasattr(stragglers, "__iter__"):
+            raise InvalidArgumentError("stragglers", "must be a list of straggler sets (lists of worker indices)")
+        sets = list(stragglers)
+        check_count("stragglers", len(sets), "decoder-table patterns")
+        check_dense_size("stragglers", len(sets), n, f"{len(sets):,} straggler masks")
+        masks = np.ones((len(sets), n), dtype=bool)
+        for i, S in enumerate(sets):
+            masks[i, _check_set(f"stragglers[{i}]", S, n)] = False
+        name = "stragglers"
+    count = masks.shape[0]
+    if count == 0:
+        raise InvalidArgumentError(name, "must list at least one pattern")
+    check_count(name, count, "decoder-table patterns")
+    seen: dict[bytes, int] = {}
+    for i, mk in enumerate(masks):
+        key = np.packbits(mk).tobytes()
+        if key in seen:
+            S = np.flatnonzero(~mk).tolist()
+            more = ", ..." if len(S) > 20 else ""
+            raise InvalidArgumentError(
+                name, f"pattern {i} repeats pattern {seen[key]} (stragglers {str(S[:20])[:-1]}{more}])"
+            )
+        seen[key] = i
+    return masks, name
 
 
 # ----------------------------------------------------------------------------------------------
@@ -505,9 +573,13 @@ class DecoderTable:
         ``κ = σ_1/σ_r`` of ``B_F`` (over its numerically non-zero singular values), ``c = 10``; the
         stored error must match the squared residual within ``4 c mN f u κ mN`` (residual bound of
         the same theorem) plus the rounding of the sum of squares.  A pattern none of whose
-        singular values lies within a factor 10 of the rank cutoff is checked that way; the others
-        (the rank itself is uncertain there, so no bound applies) are counted in
-        ``skipped_near_rank_cutoff`` and get the structural checks only.
+        singular values lies within a factor 10 of the rank cutoff is checked that way.  For the
+        others the rank itself is not determined by the data (so is the minimum-norm decoder, and
+        the bound above has ``κ`` near ``1/(max(mN, f) u)``: it is vacuous); they are checked by the
+        rank-free certificate of Proposition 47.6c instead: the stored error must be the squared
+        residual ``‖B_F X − T‖_F²`` of the stored decoder ``X`` within a rigorous rounding bound (so
+        it is the error the deployed decoder has, and at least the optimum).  They are counted in
+        ``rank_free``; no row is skipped.
 
         Parameters
         ----------
@@ -522,9 +594,10 @@ class DecoderTable:
         Returns
         -------
         dict
-            ``checked`` (patterns compared with their bound), ``skipped_near_rank_cutoff``,
-            ``unchecked`` (rows outside the sample: 0 for a full check) and ``max_ratio`` (largest
-            deviation / bound).
+            ``checked`` (patterns compared with their bound: every row of the sample),
+            ``rank_free`` (those of them near the rank cutoff, checked by Proposition 47.6c),
+            ``skipped_near_rank_cutoff`` (0: kept for old callers), ``unchecked`` (rows outside the
+            sample: 0 for a full check) and ``max_ratio`` (largest deviation / bound).
 
         Raises
         ------
@@ -546,7 +619,7 @@ class DecoderTable:
             rows = np.unique(np.concatenate([[0, count - 1], rng.choice(count, size=k, replace=False)]))
             chunks = iter([(rows, np.array([self.pattern(int(r)) for r in rows]).reshape(rows.size, self.n))])
             total = int(rows.size)
-        worst, skipped, failures = 0.0, 0, 0
+        worst, rank_free, failures = 0.0, 0, 0
         first: str | None = None
         for rows, masks in chunks:
             sizes = masks.sum(axis=1)
@@ -556,10 +629,10 @@ class DecoderTable:
                 for a in range(0, idx.size, step):
                     part = idx[a : a + step]
                     ratio, near = self._check_rows(rows[part], masks[part])
-                    skipped += int(near.sum())
+                    rank_free += int(near.sum())
                     bad = np.flatnonzero(ratio > 1.0)
-                    if ratio.size and np.any(~near):
-                        worst = max(worst, float(ratio[~near].max()))
+                    if ratio.size:
+                        worst = max(worst, float(ratio.max()))
                     if bad.size:
                         failures += int(bad.size)
                         if first is None:
@@ -567,8 +640,9 @@ class DecoderTable:
         if first is not None:
             raise VerificationError(f"{first} ({failures} of the {total} rows checked fail)")
         return {
-            "checked": total - skipped,
-            "skipped_near_rank_cutoff": skipped,
+            "checked": total,
+            "skipped_near_rank_cutoff": 0,
+            "rank_free": rank_free,
             "unchecked": count - total,
             "max_ratio": float(worst),
         }
@@ -576,8 +650,9 @@ class DecoderTable:
     def _check_rows(self, rows: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(ratio, near_cutoff)`` per row of one ``|F| = f`` chunk: deviation / bound (> 1 fails).
 
-        Rows near the rank cutoff get ratio 0 (no bound applies) unless a structural check fails
-        (weights on stragglers, or the error of an empty ``F`` other than ``mN``): ratio ``inf``.
+        Rows near the rank cutoff get the ratio of the rank-free certificate (Proposition 47.6c);
+        a failed structural check (weights on stragglers, or the error of an empty ``F`` other than
+        ``mN``) gives ratio ``inf``.
         """
         B, m = self.scheme.B, self.m
         mN = B.shape[0]
@@ -611,7 +686,11 @@ class DecoderTable:
         dev_e = np.abs(E - rn * rn)
         ratio_x = np.where(bound_x > 0, dev / np.where(bound_x > 0, bound_x, 1.0), np.where(dev == 0, 0.0, np.inf))
         ratio = np.maximum(ratio_x, dev_e / bound_e)
-        ratio = np.where(near, 0.0, ratio)
+        # near the cutoff the rank (so the minimum-norm decoder) is not determined by the data:
+        # those rows get the rank-free certificate of Proposition 47.6c instead (the stored error is
+        # the squared residual of the stored decoder, within a rigorous rounding bound)
+        if np.any(near):
+            ratio = np.where(near, _rank_free_ratio(BF, XF, E, m), ratio)
         # B_F = 0 exactly: no rank question; the decoder must be 0 and the error mN, exactly
         zero = sv[:, 0] == 0
         ratio = np.where(zero, np.where(np.any(XF != 0, axis=(1, 2)) | (E != mN), np.inf, 0.0), ratio)
@@ -917,35 +996,9 @@ def decoder_table(
                 errors[r] = err
             offset += total
         return DecoderTable(scheme, decoders, errors, s_max=s_max, rcond=rcond)
-    if patterns is not None:
-        masks = check_mask("patterns", patterns, n)
-        if masks.ndim != 2:
-            masks = masks[None]
-        masks = masks.copy()
-        name = "patterns"
-    else:
-        if isinstance(stragglers, (str, bytes)) or not hasattr(stragglers, "__iter__"):
-            raise InvalidArgumentError("stragglers", "must be a list of straggler sets (lists of worker indices)")
-        sets = list(stragglers)
-        check_count("stragglers", len(sets), "decoder-table patterns")
-        check_dense_size("stragglers", len(sets), n, f"{len(sets):,} straggler masks")
-        masks = np.ones((len(sets), n), dtype=bool)
-        for i, S in enumerate(sets):
-            masks[i, _check_set(f"stragglers[{i}]", S, n)] = False
-        name = "stragglers"
+    masks, name = _explicit_masks(n, patterns, stragglers)
     count = masks.shape[0]
-    if count == 0:
-        raise InvalidArgumentError(name, "must list at least one pattern")
-    check_count(name, count, "decoder-table patterns")
     check_dense_size(name, count, n * m, f"the decoder table ({count:,} patterns x n*m = {n * m} entries)")
-    seen: dict[bytes, int] = {}
-    for i, mk in enumerate(masks):
-        key = np.packbits(mk).tobytes()
-        if key in seen:
-            raise InvalidArgumentError(
-                name, f"pattern {i} repeats pattern {seen[key]} (stragglers {np.flatnonzero(~mk).tolist()})"
-            )
-        seen[key] = i
     decoders = np.zeros((count, n, m))
     errors = np.empty(count)
     sizes = masks.sum(axis=1)

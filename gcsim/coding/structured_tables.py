@@ -37,7 +37,7 @@ from .decoder_table import (
     TABLE_KIND,
     DecoderTable,
     DecoderTableParams,
-    _check_set,
+    _explicit_masks,
     _masks_from_sets,
     pattern_count,
 )
@@ -539,32 +539,8 @@ def structured_decoder_table(
                 E[r : r + mk.shape[0]] = np.clip(ctx.errors(mk), 0.0, ctx.total)
             offset += total
         return StructuredDecoderTable(scheme, G, E, s_max=s_max)
-    if patterns is not None:
-        masks = check_mask("patterns", patterns, n)
-        masks = (masks[None] if masks.ndim == 1 else masks).copy()
-        name = "patterns"
-    else:
-        if isinstance(stragglers, (str, bytes)) or not hasattr(stragglers, "__iter__"):
-            raise InvalidArgumentError("stragglers", "must be a list of straggler sets (lists of worker indices)")
-        sets = list(stragglers)
-        check_count("stragglers", len(sets), "decoder-table patterns")
-        check_dense_size("stragglers", len(sets), n, f"{len(sets):,} straggler masks")
-        masks = np.ones((len(sets), n), dtype=bool)
-        for i, S in enumerate(sets):
-            masks[i, _check_set(f"stragglers[{i}]", S, n)] = False
-        name = "stragglers"
+    masks, _ = _explicit_masks(n, patterns, stragglers)
     count = masks.shape[0]
-    if count == 0:
-        raise InvalidArgumentError(name, "must list at least one pattern")
-    check_count(name, count, "decoder-table patterns")
-    seen: dict[bytes, int] = {}
-    for i, mk in enumerate(masks):
-        key = np.packbits(mk).tobytes()
-        if key in seen:
-            raise InvalidArgumentError(
-                name, f"pattern {i} repeats pattern {seen[key]} (stragglers {np.flatnonzero(~mk).tolist()[:20]})"
-            )
-        seen[key] = i
     G, E = np.empty((count, m, m)), np.empty(count)
     for a in range(0, count, chunk):
         mk = masks[a : a + chunk]

@@ -121,9 +121,35 @@ def _cmd_decode_time(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _table_encoder(design: Any, args: argparse.Namespace) -> Any:
+    """The encoder of ``gcsim decoder-table``: dense, or the structured RD encoder (theory §47.7).
+
+    The structured route (:func:`gcsim.coding.structured.encode_structured`, no dense ``B``) is
+    taken for ``--method rd`` when the design is kept sparse or its dense ``B`` (``m N x n``)
+    would pass :data:`gcsim.limits.MAX_DENSE_ENTRIES`; it has the same diagonals as the dense RD
+    encoder of the same seed.  Another method on such a design is refused naming ``--method``.
+    """
+    from ... import limits
+    from ...coding.schemes import encode
+    from ...coding.structured import encode_structured
+    from ..common import UsageError
+
+    N, n = int(getattr(design, "num_parts", 0)), int(getattr(design, "num_workers", 0))
+    big = bool(getattr(design, "is_sparse", False)) or args.m * N * n > limits.MAX_DENSE_ENTRIES
+    if not big:
+        return encode(design, args.m, args.method, eps=args.eps, seed=args.seed)
+    if args.method != "rd":
+        raise UsageError(
+            f"--method: {args.method!r} needs the dense encoder B ({args.m * N:,} x {n:,}), over "
+            f"gcsim.limits.MAX_DENSE_ENTRIES; a design this large has a table only with --method rd "
+            "(the structured route, theory §47.7)"
+        )
+    return encode_structured(design, args.m, eps=args.eps, seed=args.seed)
+
+
 def _cmd_decoder_table(args: argparse.Namespace) -> int:
     from ...coding.decoder_table import decoder_table
-    from ...coding.schemes import encode
+    from ...coding.structured import StructuredRD
     from ..common import emit, fmt, output_path, path_errors
     from ..specs import design_arg
 
@@ -132,7 +158,7 @@ def _cmd_decoder_table(args: argparse.Namespace) -> int:
     name = args.name if args.name is not None else f"decoders_s{args.s_max}"
     output_path("--out", args.out, name, name_flag="--name", suffixes=(".json", ".npz"))
     design = design_arg("--design", args.design)
-    scheme = encode(design, args.m, args.method, eps=args.eps, seed=args.seed)
+    scheme = _table_encoder(design, args)
     table = decoder_table(scheme, s_max=args.s_max)
     target = output_path("--out", args.out, name, name_flag="--name", suffixes=(".json", ".npz"))
     with path_errors("--out"):
@@ -144,7 +170,8 @@ def _cmd_decoder_table(args: argparse.Namespace) -> int:
         "m": scheme.m,
         "method": scheme.method,
         "s_max": args.s_max,
-        "patterns": int(table.decoders.shape[0]),
+        "patterns": len(table),
+        "route": "structured" if isinstance(scheme, StructuredRD) else "dense",
         "max_error": float(errors.max()),
         "max_normalized_error": float(errors.max() / norm),
         "path": str(path),
