@@ -801,9 +801,14 @@ def test_exact_codes_over_the_construction_budget_are_dropped_before_they_are_bu
     pg3 = next(x for x in bibd_structures(q) if isinstance(x, Structure))
     kept = [e for e in assess.schemes_of(pg3, q) if not isinstance(e, assess.Dropped)]
     assert {"exact-gaussian", "exact-vandermonde"} <= {e[0] for e in kept}
-    # PG(2,3), s = 1, m = 2: 13 parts, each off 9 workers, f - m = 10: 13 * 9 * 100 flops
-    assert assess.exact_build_cost(pg3.assignment, 1, 2) == 13 * 9 * 10**2
-    monkeypatch.setattr(assess, "EXACT_BUILD_BUDGET", 13 * 9 * 10**2 - 1)
+    # PG(2,3), s = 1, m = 2: 13 parts, each a 9 x 10 SVD least-squares solve with 2 right-hand sides
+    # (4 p q^2 + 8 q^3 + 2 p q m, p = max, q = min), and B (26 x 13) for the reference decoder
+    per_part = 4 * 10 * 9**2 + 8 * 9**3 + 2 * 10 * 9 * 2
+    last = 4 * 26 * 13**2 + 8 * 13**3 + 2 * 26 * 13 * 2
+    cost = 13 * per_part + last
+    assert assess.exact_build_cost(pg3.assignment, 1, 2) == cost
+    assert assess.exact_build_cost(pg3.incidence, 1, 2) == cost  # sparse: the same count
+    monkeypatch.setattr(assess, "EXACT_BUILD_BUDGET", cost - 1)
     out = assess.schemes_of(pg3, q)
     over = [e for e in out if isinstance(e, assess.Dropped)]
     assert {e.encoder for e in over} >= {"exact-gaussian", "exact-vandermonde"}

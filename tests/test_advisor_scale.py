@@ -225,3 +225,41 @@ def test_structured_assignment_is_b_equals_a():
         ]
     )
     assert res.mean == pytest.approx(ref, rel=1e-12)
+
+
+def test_expensive_exact_builds_are_pruned_before_they_are_built(monkeypatch):
+    # n = 183 spent 94 % of its time in the exact codes' per-part least squares of candidates an
+    # exact row settles (Proposition 49.6b): their route cost now counts the construction, so with
+    # every evaluation cheap and every exact build dear the settled builds are never reached
+    import importlib
+
+    exact = importlib.import_module("gcsim.coding.encoders.exact")
+    q = Question(13, 4, 2, straggler_model("fixed", 13, s=1))
+    kw = dict(families=["bibd", "cyclic", "coset"], progress=False)
+    from gcsim.advisor.candidates import Structure, structures
+
+    settings = Settings()
+    evaluation = assess_mod.dense_eval_cost(13, 13, 2, settings, evaluated_patterns(q, settings))
+    pg3 = next(x for x in structures(q, ("bibd",)) if isinstance(x, Structure))
+    route = assess_mod.route_of(pg3, "exact-gaussian", 2, q, settings)
+    assert route.cost == pytest.approx(evaluation + assess_mod.exact_build_cost(pg3.incidence, 1, 2))
+    assert assess_mod.route_of(pg3, "ns", 2, q, settings).cost == pytest.approx(evaluation)
+    full = advise(13, 4, 2, "fixed:1", **kw)
+    built = []
+    real = exact._build
+    monkeypatch.setattr(exact, "_build", lambda *a, **k: (built.append(1), real(*a, **k))[1])
+    monkeypatch.setattr(assess_mod, "PRUNE_COST", evaluation * 1.01)  # evaluations cheap, exact builds dear
+    monkeypatch.setattr(core_mod, "PRUNE_COST", evaluation * 1.01)
+    pruned = advise(13, 4, 2, "fixed:1", **kw)
+    exact_rows = [r for r in full.rows if r["encoder"].startswith("exact")]
+    skipped = [
+        d for d in pruned.dropped_items if d.encoder.startswith("exact") and d.reason.startswith("not evaluated")
+    ]
+    assert len(exact_rows) == 6 and skipped  # three assignments x two exact encoders, some settled
+    assert len(built) == len(exact_rows) - len(skipped)  # counted: a settled candidate is never built
+    assert all("dense build and evaluation" in d.reason for d in skipped)
+    rows = {r["name"]: r for r in pruned.rows}
+    for r in full.rows:  # the rows that stay are the same numbers; the settled ones tie at best
+        if r["name"] in rows:
+            assert rows[r["name"]]["error"] == pytest.approx(r["error"], rel=1e-12, abs=1e-15)
+    assert pruned.rows[0]["error"] <= pruned.exact_tol and full.rows[0]["error"] <= full.exact_tol

@@ -370,7 +370,7 @@ def _evaluate(
             method,
             f"not evaluated (theory §49.6): {done[hit]['name']} has expected error <= exact_tol (95% interval up "
             f"to {done[hit]['error_hi']:.2g}) with no more communication, data or time: this candidate can at "
-            f"best tie with it (its dense evaluation: about {cost[i]:.3g} flops)",
+            f"best tie with it (its dense build and evaluation: about {cost[i]:.3g} flops)",
         )
         tick.step()
         return True
