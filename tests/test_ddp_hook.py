@@ -86,10 +86,11 @@ def _plain_avg_tol(G, N):
     return dot_tol(N, np.abs(G).sum(axis=0), np.float32) / N
 
 
-def test_ddp_hook_exact_design_matches_plain_allreduce(tmp_path):
-    N, c, steps, lr = 3, 3, 3, 0.1
+@pytest.mark.parametrize("N", [3, 2])  # N = 2: one peer both ways, packets posted in pairs (tests/test_ring_of_two.py)
+def test_ddp_hook_exact_design_matches_plain_allreduce(tmp_path, N):
+    c, steps, lr = N, 3, 0.1
     des = design(N, c, "exact")
-    path = export_design(des, tmp_path, "hook3")
+    path = export_design(des, tmp_path, f"hook{N}")
     spec = {"seed": 0, "features": 5, "hidden": 7, "steps": steps, "batch": 8, "lr": lr, "design": str(path)}
     res = launch(_record_job, N, (spec,), timeout=120).raise_on_failure()
     P = 5 * 7 + 7 + 7 * 1 + 1  # parameters of the MLP = one DDP bucket

@@ -4,8 +4,9 @@
 (``L = c + N − 2`` rounds of ``ceil(d/c)`` scalars): the rounds of :func:`gcsim.cerar.ring.run_ring`
 (encode, packet, strip, decode: the lines the simulator runs) in torch, on the tensor's own
 device, with a :class:`RingTransport` that posts every send and receive asynchronously -- the
-receive of round ``t + 1`` is posted before round ``t``'s packet is awaited, and the next symbol
-is encoded while the current packet travels (docs/theory.md §52.4).  :func:`ring_all_reduce` is
+receive of round ``t + 1`` is posted before round ``t``'s packet is awaited (at ``N >= 3``; a ring
+of two posts each packet's send and receive as one pair, :class:`RingTransport`), and the next
+symbol is encoded while the current packet travels (docs/theory.md §52.4).  :func:`ring_all_reduce` is
 reduce-scatter + all-gather (``2(N−1)`` steps of ``ceil(d/N)`` scalars) over the same transport;
 :func:`library_all_reduce` is ``dist.all_reduce``.  A :class:`ByteCounter` counts the bytes each
 rank actually hands to ``isend``: CERAR ``L·ceil(d/c)·itemsize``, ring
@@ -122,6 +123,14 @@ class RingTransport:
     only be matched with its own receive.  Receive buffers for packet ``k`` have ``sizes(k)``
     elements of ``dtype``; ``step(k)`` names the step of packet ``k`` in error messages.
 
+    When ``nxt == prv`` (a ring of two ranks) both directions go to one peer, and NCCL matches
+    the operations to one peer in the order they are posted (tags are ignored): a receive posted
+    ahead could be paired with the wrong packet or queue behind this rank's own sends.  Then
+    nothing is posted ahead: ``send(k, s)`` posts packet ``k``'s send *and* its receive together
+    in one ``torch.distributed.batch_isend_irecv`` (docs/guides/executor.md, "A ring of two"),
+    so both ranks post the same sequence of (send ``k``, receive ``k``) pairs; ``recv(k)`` of a
+    packet not yet sent is a programming error.
+
     Every wait is bounded by the process group's timeout; a failure raises
     :class:`RingFailureError` naming ``what``, the step and both neighbours (global ranks).
     """
@@ -147,10 +156,13 @@ class RingTransport:
         self.step = step if step is not None else (lambda k: k)
         self.dtype, self.device, self.packets, self.ahead = dtype, device, int(packets), max(1, int(ahead))
         self.group, self.counter = group, counter
-        self._recvs: dict[int, tuple[Any, Any]] = {}
-        self._sends: list[tuple[int, Any, Any]] = []
-        for k in range(1, min(self.ahead, self.packets) + 1):
-            self._post_recv(k)
+        self._recvs: dict[int, tuple[list[Any], Any]] = {}
+        self._sends: list[tuple[int, list[Any], Any]] = []
+        #: one peer both ways: each packet's send and receive are posted as one pair, none ahead
+        self.paired = nxt == prv
+        if not self.paired:
+            for k in range(1, min(self.ahead, self.packets) + 1):
+                self._post_recv(k)
 
     def _fail(self, step: int, exc: BaseException) -> RingFailureError:
         why = GLOO_SOURCE.sub("", (str(exc).splitlines() or [type(exc).__name__])[0])
@@ -169,29 +181,51 @@ class RingTransport:
         except RuntimeError as exc:
             raise self._fail(t, exc) from None
         assert work is not None  # None only for a rank outside the group
-        self._recvs[t] = (work, buf)
+        self._recvs[t] = ([work], buf)
 
     def send(self, t: int, s) -> None:
+        import torch
         import torch.distributed as dist
 
         s = s.contiguous()
         try:
-            work = dist.isend(s, self.nxt, group=self.group, tag=t)
+            if self.paired:  # packet t's send and receive in one batch (NCCL: one group call)
+                buf = torch.empty(self.sizes(t), dtype=self.dtype, device=self.device)
+                works = list(
+                    dist.batch_isend_irecv(
+                        [
+                            dist.P2POp(dist.isend, s, self.nxt, group=self.group, tag=t),
+                            dist.P2POp(dist.irecv, buf, self.prv, group=self.group, tag=t),
+                        ]
+                    )
+                )
+                if len(works) == 2:  # gloo: one work each
+                    self._recvs[t] = ([works[1]], buf)
+                    works = [works[0]]
+                else:  # NCCL coalesces the pair into one work: the receive waits for it, once
+                    self._recvs[t] = (works, buf)
+            else:
+                work = dist.isend(s, self.nxt, group=self.group, tag=t)
+                assert work is not None
+                works = [work]
         except RuntimeError as exc:
             raise self._fail(t, exc) from None
-        assert work is not None
-        self._sends.append((t, work, s))  # s stays alive until its send has completed
+        self._sends.append((t, works, s))  # s stays alive until its send has completed
         if self.counter is not None:
             self.counter.add(s)
 
     def recv(self, t: int):
-        work, buf = self._recvs.pop(t)
-        if t + self.ahead <= self.packets:
+        if self.paired and t not in self._recvs:
+            raise RuntimeError(f"{self.what}: packet {t} received before it was sent (a ring of two pairs them)")
+        works, buf = self._recvs.pop(t)
+        if not self.paired and t + self.ahead <= self.packets:
             self._post_recv(t + self.ahead)  # ready before the neighbour can send it
         try:
-            work.wait()  # bounded by the process group's timeout
+            for work in works:
+                work.wait()  # bounded by the process group's timeout
         except RuntimeError as exc:
             raise self._fail(t, exc) from None
+        works.clear()  # a coalesced pair's work is shared with the send's entry: waited (gloo: hangs twice)
         if self.counter is not None:
             self.counter.received += buf.numel() * buf.element_size()
         return buf
@@ -206,9 +240,10 @@ class RingTransport:
         self._recvs.clear()
         if failed:
             return
-        for t, work, _ in sends:
+        for t, works, _ in sends:
             try:
-                work.wait()
+                for work in works:
+                    work.wait()
             except RuntimeError as exc:
                 raise self._fail(t, exc) from None
 
