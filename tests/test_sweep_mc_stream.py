@@ -127,6 +127,22 @@ def test_serial_equals_local_dask_bit_for_bit(client, route, monkeypatch):
 
 
 @pytest.mark.timeout(TIMEOUT)
+def test_pooled_strata_serial_equals_local_dask_bit_for_bit(client, monkeypatch):
+    """Lemma 7a's pooled draws (each pool's multinomial split into per-stratum draws) on Dask, bit for bit."""
+    from gcsim.coding import evaluate as ev
+
+    monkeypatch.setattr(mc_stream, "_UNIT_BYTES", 8 * 57 * 23)
+    monkeypatch.setattr(ev, "POOL_FACTOR", 0.0)
+    sch = encode_structured(gcsim.bibd(57, 8, 1), 2, seed=5)
+    model = straggler_model("bernoulli", 57, p=0.1)
+    common = dict(samples=120, seed=4, exact_limit=100, keep_values=True, progress=False)
+    here = expected_error(sch, model, **common)
+    assert "pools" in here.method
+    assert _same(here, expected_error(sch, model, scheduler="serial", **common))
+    assert _same(here, expected_error(sch, model, scheduler=client, **common))
+
+
+@pytest.mark.timeout(TIMEOUT)
 def test_cli_error_scheduler_without_chunk_is_the_stratified_estimate(client, capsys):
     import json
 

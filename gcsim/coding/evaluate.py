@@ -819,6 +819,55 @@ def expected_error(
     return res
 
 
+#: Pool light strata when their 2-draw minimum would take more than this many times ``samples``
+#: draws (Lemma 7a; :func:`_pool_strata`).
+POOL_FACTOR = 2.0
+
+
+def _pool_strata(mc_s: list[int], w: np.ndarray, samples: int, wmc: float) -> list[list[int]]:
+    """The strata of the stratified estimator: ``[[s], ...]``, or with light strata pooled (Lemma 7a).
+
+    Unpooled unless ``Σ_s max(2, round(samples w_s / W))`` exceeds ``POOL_FACTOR * samples``.  Then,
+    in increasing ``s``, a stratum whose own allocation ``samples w_s / W`` is at least 2 stays alone;
+    lighter ones are collected, consecutively, into a pool until the pool's allocation reaches 2 or
+    a heavy stratum comes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w = np.r_[np.full(6, 0.01), 0.44, 0.42, np.full(4, 0.01)]
+    >>> _pool_strata(list(range(12)), w, 100, float(w.sum()))  # 2 * 10 + 44 + 42 <= 2 * 100
+    [[0], [1], [2], [3], [4], [5], [6], [7], [8], [9], [10], [11]]
+    >>> _pool_strata(list(range(12)), w, 12, float(w.sum()))  # 2 * 10 + 5 + 5 > 2 * 12
+    [[0, 1, 2, 3, 4, 5], [6], [7], [8, 9, 10, 11]]
+    >>> _pool_strata(list(range(12)), w, 40, float(w.sum()))  # 2 * 10 + 18 + 17 <= 2 * 40
+    [[0], [1], [2], [3], [4], [5], [6], [7], [8], [9], [10], [11]]
+    """
+    if wmc <= 0:
+        return [[s] for s in mc_s]
+    alloc = [samples * float(w[s]) / wmc for s in mc_s]
+    if sum(max(2, int(round(a))) for a in alloc) <= POOL_FACTOR * samples:
+        return [[s] for s in mc_s]
+    pools: list[list[int]] = []
+    current: list[int] = []
+    acc = 0.0
+    for s, a in zip(mc_s, alloc, strict=True):
+        if a >= 2:  # heavy: alone (an open pool of lighter strata closes first)
+            if current:
+                pools.append(current)
+                current, acc = [], 0.0
+            pools.append([s])
+            continue
+        current.append(s)
+        acc += a
+        if acc >= 2:
+            pools.append(current)
+            current, acc = [], 0.0
+    if current:
+        pools.append(current)
+    return pools
+
+
 def _stratified_bernoulli(
     scheme,
     ctx,
@@ -852,6 +901,14 @@ def _stratified_bernoulli(
     ``draw_values(draws)``: the raw values of a list of :class:`~gcsim.coding.mc_stream.Draw`
     (one per sampled stratum, evaluated together: on a Dask scheduler, as one sweep); default
     ``evaluate(model.sample(...))`` per draw.
+
+    When the minimum of 2 draws per stratum would take more than :data:`POOL_FACTOR` times
+    ``samples`` draws (many light strata: large ``n``), consecutive light strata are *pooled*
+    (Lemma 7a of docs/theory/40_error_identities.md): a pool ``G`` of weight ``W_G`` gets
+    ``n_G = max(2, round(samples W_G / W))`` draws, split over its strata by one seeded
+    multinomial with probabilities ``w_s / W_G``, and counts as one stratum of the estimator.
+    Strata heavy enough for 2 draws of their own are never pooled, and without pooling the
+    draws are those of the unpooled estimator.
     """
     from scipy import stats
 
@@ -880,30 +937,49 @@ def _stratified_bernoulli(
         count += vals.size
         kept.append(vals)
     wmc = float(sum(w[s] for s in mc_s))
-    draws = [
-        _mc.Draw(FixedModel(n, s), max(2, int(round(samples * w[s] / wmc))) if wmc > 0 else 2, seed * (n + 1) + s)
-        for s in mc_s
-    ]
+    pools = _pool_strata(mc_s, w, samples, wmc)
+    draws: list[_mc.Draw] = []
+    owner: list[int] = []  # the pool of each draw
+    for g, pool in enumerate(pools):
+        weight = float(sum(w[s] for s in pool))
+        size = max(2, int(round(samples * weight / wmc))) if wmc > 0 else 2
+        if len(pool) == 1:
+            sizes = [size]
+        else:  # one seeded multinomial: the pool's draws are i.i.d. from its mixture (Lemma 7a)
+            rng = np.random.Generator(np.random.PCG64([seed, n, pool[0], 1]))
+            sizes = [int(c) for c in rng.multinomial(size, np.array([w[s] for s in pool]) / weight)]
+        for s, size_s in zip(pool, sizes, strict=True):
+            if size_s:
+                draws.append(_mc.Draw(FixedModel(n, s), size_s, seed * (n + 1) + s))
+                owner.append(g)
     if draw_values is None:
         raw = [evaluate(d.model.sample(d.size, d.seed)) for d in draws]
     else:
         raw = draw_values(draws)
-    for s, d, drawn in zip(mc_s, draws, raw, strict=True):
-        ns = d.size
-        vals = drawn * scale
-        mean += w[s] * float(vals.mean())
-        v = w[s] ** 2 * float(vals.var(ddof=1)) / ns
+    pooled: list[list[np.ndarray]] = [[] for _ in pools]
+    for g, drawn in zip(owner, raw, strict=True):
+        pooled[g].append(drawn * scale)
+    mc_means = []
+    for pool, parts in zip(pools, pooled, strict=True):
+        weight = float(sum(w[s] for s in pool))
+        vals = np.concatenate(parts)
+        ns = vals.size
+        mc_means.append(weight * float(vals.mean()))
+        mean += mc_means[-1]
+        v = weight**2 * float(vals.var(ddof=1)) / ns
         var_terms.append(v)
         dfs.append(ns - 1)
         if ci_method == "betting":
-            lo_s, hi_s = _betting_ci(vals, 0.0, upper, alpha=0.05 * w[s] / wmc)
-            lo_sum += w[s] * lo_s
-            hi_sum += w[s] * hi_s
+            lo_s, hi_s = _betting_ci(vals, 0.0, upper, alpha=0.05 * weight / wmc)
+            lo_sum += weight * lo_s
+            hi_sum += weight * hi_s
         count += vals.size
         kept.append(vals)
     var = float(sum(var_terms))
     se = math.sqrt(var)
     slack = skipped * upper
+    merged = [pool for pool in pools if len(pool) > 1]
+    pooled_note = f", {sum(map(len, merged))} light strata in {len(merged)} pools" if merged else ""
     mean = float(mean)
     if not mc_s:  # every stratum was enumerated: exact
         return ExpectedErrorResult(
@@ -917,15 +993,15 @@ def _stratified_bernoulli(
             np.concatenate(kept) if keep_values else None,
         )
     if ci_method == "betting":
-        exact_part = mean - sum(w[s] * float(np.mean(k)) for s, k in zip(mc_s, kept[len(exact_s) :], strict=False))
+        exact_part = mean - sum(mc_means)
         ci = (float(exact_part + lo_sum), float(exact_part + hi_sum + slack))
-        label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact, betting interval)"
+        label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact{pooled_note}, betting interval)"
     else:
         denom = sum(v * v / d for v, d in zip(var_terms, dfs, strict=True) if d > 0)
         df = var * var / denom if denom > 0 else float(max(count - 1, 1))
         half = t_quantile(df) * se
         ci = (float(mean - half), float(mean + half + slack))
-        label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact)"
+        label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact{pooled_note})"
     return ExpectedErrorResult(
         mean, ci, label, count, se, normalized, desc, np.concatenate(kept) if keep_values else None
     )
