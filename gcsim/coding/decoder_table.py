@@ -814,6 +814,12 @@ class DecoderTable:
                 f"metadata kind is {metadata.get('kind') if isinstance(metadata, dict) else None!r}, "
                 f"expected {TABLE_KIND!r}"
             )
+        if "layout" in metadata:  # a structured table (theory §47.7): the catalogue loader lands here too
+            from .structured_tables import STRUCTURED_LAYOUT, StructuredDecoderTable
+
+            if metadata["layout"] != STRUCTURED_LAYOUT:
+                raise bad(f"unknown layout {metadata['layout']!r}")
+            return StructuredDecoderTable.from_arrays(arrays, metadata)
         if metadata.get("table_format_version") != TABLE_FORMAT_VERSION:
             raise bad(
                 f"unknown table_format_version {metadata.get('table_format_version')!r} "
@@ -1079,14 +1085,7 @@ def load_decoder_table(
     arrays, manifest = load_bundle(path, max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
     metadata = manifest.get("metadata") or {}
     try:
-        if isinstance(metadata, dict) and metadata.get("kind") == TABLE_KIND and "layout" in metadata:
-            from .structured_tables import STRUCTURED_LAYOUT, StructuredDecoderTable
-
-            if metadata["layout"] != STRUCTURED_LAYOUT:
-                raise CatalogueError(f"decoder table: unknown layout {metadata['layout']!r}")
-            table: DecoderTable = StructuredDecoderTable.from_arrays(arrays, metadata)
-        else:
-            table = DecoderTable.from_arrays(arrays, metadata)
+        table = DecoderTable.from_arrays(arrays, metadata)  # a structured layout dispatches itself
     except CatalogueError as exc:
         raise CatalogueError(f"{path}: {exc}") from None
     if verify is not False:
