@@ -150,6 +150,7 @@ def _table_encoder(design: Any, args: argparse.Namespace) -> Any:
 def _cmd_decoder_table(args: argparse.Namespace) -> int:
     from ...coding.decoder_table import decoder_table
     from ...coding.structured import StructuredRD
+    from ...errors import CatalogueError
     from ..common import emit, fmt, output_path, path_errors
     from ..specs import design_arg
 
@@ -157,7 +158,10 @@ def _cmd_decoder_table(args: argparse.Namespace) -> int:
     # before writing (a link planted meanwhile)
     name = args.name if args.name is not None else f"decoders_s{args.s_max}"
     output_path("--out", args.out, name, name_flag="--name", suffixes=(".json", ".npz"))
-    design = design_arg("--design", args.design)
+    try:
+        design = design_arg("--design", args.design)
+    except CatalogueError as exc:  # a refused catalogue file stays exit 1; its message names the flag
+        raise CatalogueError(f"--design: {exc}") from None
     scheme = _table_encoder(design, args)
     table = decoder_table(scheme, s_max=args.s_max)
     target = output_path("--out", args.out, name, name_flag="--name", suffixes=(".json", ".npz"))
