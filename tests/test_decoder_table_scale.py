@@ -168,3 +168,17 @@ def test_catalogue_loader_reads_and_certifies_a_structured_table(tmp_path):
     with pytest.raises(gcsim.errors.CatalogueError, match="does not verify"):
         load_object(tmp_path / "bad")
     assert main(["load", str(tmp_path / "bad")]) == 1
+
+
+def test_iter_patterns_chunks_stay_within_the_dense_limit(monkeypatch):
+    """The default chunk of iter_patterns is MAX_DENSE_ENTRIES // n (at n = 9,507 65,536 masks were refused)."""
+    import gcsim.limits as limits
+
+    enc = encode_structured(gcsim.bibd(183, 14, 1), 2, seed=1)
+    table = structured_decoder_table(enc, s_max=1)
+    monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 50 * 183)
+    chunks = list(table.iter_patterns())
+    assert max(mk.shape[0] for _, mk in chunks) == 50
+    rows = np.concatenate([a + np.arange(mk.shape[0]) for a, mk in chunks])
+    assert np.array_equal(rows, np.arange(len(table)))
+    assert all(np.array_equal(table.rows(mk), a + np.arange(mk.shape[0])) for a, mk in chunks)

@@ -486,8 +486,15 @@ class DecoderTable:
         mk[pattern_of_row(self.n, row)] = False
         return mk
 
-    def iter_patterns(self, chunk: int = 65536) -> Iterator[tuple[int, np.ndarray]]:
-        """``(first row, masks)`` chunks of every pattern in row order."""
+    def iter_patterns(self, chunk: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+        """``(first row, masks)`` chunks of every pattern in row order.
+
+        ``chunk`` masks at a time (default ``min(65536, MAX_DENSE_ENTRIES // n)``: a chunk of masks
+        stays within the dense limit at any ``n``, e.g. 1,764 masks at ``n = 9,507``).
+        """
+        from .. import limits
+
+        chunk = max(1, min(65536, limits.MAX_DENSE_ENTRIES // max(self.n, 1))) if chunk is None else chunk
         chunk = check_int("chunk", chunk, minimum=1)
         if self._patterns is not None:
             for a in range(0, len(self), chunk):
