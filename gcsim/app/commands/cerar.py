@@ -104,11 +104,19 @@ def _design_from_args(args: argparse.Namespace):
     from ...cerar.factory import design
 
     if getattr(args, "design", None):
-        from ...cerar.export import load_design
-        from ..common import path_errors
+        from pathlib import Path
 
+        from ...cerar.export import load_design
+        from ...errors import CatalogueError
+        from ..common import check_input_path, path_errors
+
+        if not (Path(args.design).exists() or Path(f"{args.design}.json").exists()):  # a bundle stem is fine
+            check_input_path("--design", args.design, folder_ok=False)  # refused, naming the flag
         with path_errors("--design", "read"):
-            return load_design(args.design)
+            try:
+                return load_design(args.design)
+            except CatalogueError as exc:  # a refused bundle stays exit 1, its message names the flag
+                raise CatalogueError(f"--design: {exc}") from None
     _check_sizes(args)
     from ..common import show_progress
 

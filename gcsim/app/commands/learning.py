@@ -33,12 +33,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from ...learning.experiments import compare, default_codes
     from ..common import UsageError, check_input_path, emit, fmt, output_path, path_errors, table as text_table
 
-    # paths first: a bad --out must not cost a whole training run
-    if args.out is not None:
-        for file in ("history.csv", "manifest.json"):
-            output_path("--out", args.out, file)
-        with path_errors("--out"):  # create it now: a folder that cannot be made fails in a second, not after training
-            Path(args.out).mkdir(parents=True, exist_ok=True)
+    # inputs first, then the output paths (checked, nothing created), then the data is read and
+    # only then is --out created: a bad input leaves nothing on disk, a bad --out costs no training
     if args.mnist is not None:
         if args.dataset is not None:
             raise UsageError("--mnist reads MNIST from files: give it or --dataset, not both")
@@ -52,6 +48,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
         if not chosen:
             raise UsageError(f"--codes matched nothing; labels are: {[c.label for c in codes]}")
         codes = chosen
+    if args.out is not None:
+        for file in ("history.csv", "manifest.json"):
+            output_path("--out", args.out, file)
     from ...errors import GcsimError, InvalidArgumentError
 
     with path_errors("--mnist", "read"):
@@ -82,6 +81,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
             f"--max-train: {data.n_train} training examples cannot fill the codes' "
             f"{max(c.num_parts for c in codes)} data parts"
         )
+    if args.out is not None:
+        with path_errors("--out"):  # created now: a folder that cannot be made fails before training, not after
+            Path(args.out).mkdir(parents=True, exist_ok=True)
     table = compare(
         codes,
         data,
