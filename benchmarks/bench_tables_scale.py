@@ -24,20 +24,20 @@ Writes ``benchmarks/results/tables_scale.json`` atomically.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import resource
 import sys
 import tempfile
-import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_scale  # noqa: E402
 
 import gcsim  # noqa: E402
 from gcsim.coding.decoder_table import decoder_table, load_decoder_table  # noqa: E402
@@ -49,17 +49,9 @@ P_BERNOULLI = 0.1
 
 
 def measured(fn, *args, trace=True, **kw):
-    """(result, wall seconds, CPU seconds, peak traced MiB or None) of one call."""
-    if trace:
-        tracemalloc.start()
-        tracemalloc.reset_peak()
-    c0, t0 = time.process_time(), time.perf_counter()
-    out = fn(*args, **kw)
-    dt, dc = time.perf_counter() - t0, time.process_time() - c0
-    peak = tracemalloc.get_traced_memory()[1] / 2**20 if trace else None
-    if trace:
-        tracemalloc.stop()
-    return out, dt, dc, peak
+    """(result, wall seconds, CPU seconds, peak traced MiB or None) of one call (``bench_scale.measured``)."""
+    out, dt, peak = bench_scale.measured(fn, *args, trace=trace, **kw)
+    return out, dt, bench_scale.CPU.pop(id(out), None), None if peak is None else peak / 2**20
 
 
 def bernoulli_masks(n: int, count: int, seed: int) -> np.ndarray:
@@ -129,14 +121,6 @@ def one_design(q: int, patterns: int, folder: Path) -> dict:
     return out
 
 
-def write_json(data: dict, out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".tables-", suffix=".json")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=2)
-    os.replace(tmp, out)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--q", type=int, nargs="+", default=[13, 31, 97])
@@ -173,7 +157,7 @@ def main() -> None:
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "rows": rows,
     }
-    write_json(data, args.out)
+    bench_scale.write_json(data, args.out)
     print(f"peak RSS {data['peak_rss_mib']:.0f} MiB; wrote {args.out}")
 
 
