@@ -263,3 +263,85 @@ def test_expensive_exact_builds_are_pruned_before_they_are_built(monkeypatch):
         if r["name"] in rows:
             assert rows[r["name"]]["error"] == pytest.approx(r["error"], rel=1e-12, abs=1e-15)
     assert pruned.rows[0]["error"] <= pruned.exact_tol and full.rows[0]["error"] <= full.exact_tol
+
+
+def _rows(adv) -> dict:
+    return {r["name"]: r for r in adv.rows}
+
+
+def test_srg_beyond_the_dense_limit_is_built_sparse_and_equals_the_dense_answer(monkeypatch):
+    # L(5) = SRG(25, 8, 3, 2) with A = Adj + I: dense, then with the limit under n^2 = 625 entries,
+    # where the SRG family builds the sparse L(5) and RD takes the certified route of theory §44
+    # (a trace of 20 iterations: its 20 x 25 masks fit the lowered limit)
+    from gcsim.coding.stragglers import TraceModel
+
+    model = TraceModel(np.random.default_rng(5).exponential(size=(25, 20)), policy="deadline", deadline=2.0)
+    kw = dict(families=["srg"], progress=False)
+    dense = advise(25, 9, 2, model, **kw)
+    rd = "SRG(25,8,3,2) with A = Adj + I ["
+    d = next(r for n, r in _rows(dense).items() if n.startswith(rd) and n.endswith("/ rd"))
+    assert type(dense.schemes[dense.rows.index(d)]).__name__ == "Scheme"
+    monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 600)
+    sparse = advise(25, 9, 2, model, **kw)
+    (s,) = [r for r in sparse.rows if r["encoder"] == "rd"]
+    scheme = sparse.schemes[sparse.rows.index(s)]
+    assert type(scheme).__name__ == "SparseRD" and type(sparse.structures[0]).__name__ == "SparseSRG"
+    assert "theory §44" in s["notes"] and "SRG(25, 8, 3, 2) spectrum" in s["notes"]
+    assert s["error_method"] == d["error_method"] == "exact"  # the trace's 20 iterations
+    assert s["error"] == pytest.approx(d["error"], rel=1e-9)  # each pattern certified to 1e-10
+    # independent: B of the sparse encoder (L(5) with its diagonals), pattern by pattern lstsq
+    monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 2**24)
+    B = _rd(np.asarray(gcsim.srg(25, 8, 3, 2).assignment), scheme.diagonals)
+    masks = np.asarray(model.masks(), dtype=bool)
+    want = np.mean([_lstsq_error(B, mk, 2, 25) for mk in masks])
+    assert s["error"] == pytest.approx(want, rel=1e-9)
+
+
+def test_coset_and_biregular_take_the_sparse_route_when_dense_is_dear(monkeypatch):
+    kw = dict(families=["coset", "biregular"], samples=400, progress=False)
+    dense = _rows(advise(26, 8, 2, "bernoulli:0.1", **kw))
+    monkeypatch.setattr(assess_mod, "PRUNE_COST", 0.0)  # every dense evaluation counts as expensive
+    monkeypatch.setattr(core_mod, "PRUNE_COST", 0.0)
+    adv = advise(26, 8, 2, "bernoulli:0.1", **kw)
+    sparse = _rows(adv)
+    rd = [n for n in sparse if n.endswith("/ rd")]
+    assert rd
+    kinds = {n: type(adv.schemes[[r["name"] for r in adv.rows].index(n)]).__name__ for n in rd}
+    assert "SparseRD" in kinds.values()
+    for n in rd:
+        if kinds[n] == "SparseRD":
+            assert "Cholesky certificate" in sparse[n]["notes"]
+        for key in ("error", "error_lo", "error_hi"):
+            assert sparse[n][key] == pytest.approx(dense[n][key], rel=1e-9, abs=1e-15)
+
+
+def test_export_of_sparse_and_structured_candidates(monkeypatch, tmp_path):
+    from gcsim.advisor import load_exported
+    from gcsim.coding.structured import encode_structured
+    from gcsim.errors import SizeLimitError
+
+    monkeypatch.setattr(assess_mod, "PRUNE_COST", 0.0)  # the sparse route for RD on the bi-regular graph
+    monkeypatch.setattr(core_mod, "PRUNE_COST", 0.0)
+    adv = advise(26, 8, 2, "fixed:2", families=["biregular"], progress=False)
+    rank = next(i for i, s in enumerate(adv.schemes, start=1) if type(s).__name__ == "SparseRD")
+    sparse = adv.schemes[rank - 1]
+    code = load_exported(adv.export(tmp_path, rank))
+    # read back as the dense Scheme with the same B (the diagonals of the same seed), its table re-solved
+    assert type(code.scheme).__name__ == "Scheme" and np.array_equal(code.scheme.B, sparse.B)
+    assert np.array_equal(code.scheme.assignment, sparse.incidence.toarray())
+    assert len(code.decoders) == 1 + 26 + 325  # every pattern with at most s = 2 stragglers
+    masks = straggler_model("fixed", 26, s=2).sample(10, seed=2)
+    N = sparse.num_parts
+    want = [_lstsq_error(np.asarray(code.scheme.B), mk, 2, N) for mk in masks]  # the read-back B
+    got = sparse.context.errors(masks) / (2 * N)
+    assert np.allclose(got, want, rtol=1e-9, atol=1e-13)
+    # beyond the dense limit the encoder bundle (a dense Scheme) is refused before anything is written
+    pg3 = gcsim.bibd(13, 4)
+    adv2 = advise(13, 4, 2, "fixed:1", families=["bibd"], progress=False)
+    structured = encode_structured(pg3, 2, seed=0)
+    rows = list(adv2.rows)
+    forged = type(adv2)(adv2.question, tuple(rows[:1]), adv2.dropped_items, (structured,), (pg3,))
+    monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 300)
+    with pytest.raises(SizeLimitError, match="exported StructuredRD"):
+        forged.export(tmp_path / "big")
+    assert not (tmp_path / "big").exists()

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import _html, _plotting, limits
 from .._optional import require
-from .._validation import check_bool, check_int, check_mask
+from .._validation import check_bool, check_dense_size, check_int, check_mask
 from ..catalogue.codes import CODE_FORMAT, CODE_MANIFEST, ExportedCode, load_code, mask_digest, straggler_sets
 from ..catalogue.objects import export_object, export_object_at
 from ..coding.decoder_table import DecoderTable, decoder_table, pattern_count
@@ -415,6 +415,7 @@ class Advice:
             raise InvalidArgumentError("rank", f"must be <= {len(self.rows)} (the number of candidates), got {rank}")
         overwrite = check_bool("overwrite", overwrite)
         row, scheme, structure = self.rows[rank - 1], self.schemes[rank - 1], self.structures[rank - 1]
+        scheme = exportable_scheme(scheme, structure)
         stem = name if name is not None else f"rank{rank}_{row['family']}_{row['encoder']}"
         check_bundle_name("name", stem)
         table: DecoderTable | None = None
@@ -498,6 +499,50 @@ class Advice:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         return target
+
+
+def exportable_scheme(scheme: Any, obj: Any) -> Any:
+    """The :class:`~gcsim.coding.Scheme` an exported code stores for a candidate's encoder.
+
+    A dense scheme is itself.  A structured or sparse encoder (:class:`~gcsim.coding.structured.StructuredRD`,
+    :class:`~gcsim.coding.sparse_routes.SparseRD`, the advisor's ``B = A`` encoder) has no bundle of
+    its own: an exported code's encoder is a scheme bundle, read back by
+    :func:`gcsim.catalogue.codes.load_code` as a :class:`~gcsim.coding.Scheme` and compared with the
+    exported assignment.  It is rebuilt by :func:`gcsim.coding.encode` on the candidate's object with
+    the encoder's method and options (RD: the same ``seed``, ``eps``, ``dist``, so the same diagonals),
+    and its ``B`` is checked equal to the structured encoder's, entry by entry.  Beyond
+    :data:`gcsim.limits.MAX_DENSE_ENTRIES` that ``B`` cannot be formed and the export is refused
+    with :class:`~gcsim.errors.SizeLimitError` before anything is written; the structured encoder
+    itself is evaluated and tabulated without it (``gcsim decoder-table``).
+
+    >>> from gcsim.combinatorics.bibd import bibd
+    >>> from gcsim.coding.structured import encode_structured
+    >>> d = bibd(13, 4)
+    >>> dense = exportable_scheme(encode_structured(d, 2, seed=3), d)
+    >>> type(dense).__name__, dense.method, dense.options["seed"]
+    ('Scheme', 'rd', 3)
+    """
+    from ..coding.schemes import encode
+    from ..coding.sparse_routes import SparseSRG
+    from ..coding.structured import StructuredRD
+
+    if not isinstance(scheme, StructuredRD):
+        return scheme
+    check_dense_size(
+        "B",
+        scheme.m * scheme.num_parts,
+        scheme.n,
+        f"the dense encoder of the exported {type(scheme).__name__} (an exported code stores a Scheme bundle)",
+    )
+    # the candidate's object (its assignment is the exported one), or the dense matrix of a sparse SRG
+    source = scheme.assignment if isinstance(obj, SparseSRG) else obj
+    if scheme.method == "rd":
+        dense = encode(source, scheme.m, "rd", **dict(scheme.options))
+    else:  # B = A (m = 1), the advisor's StructuredAssignment
+        dense = encode(source, scheme.m, scheme.method)
+    if not np.array_equal(np.asarray(dense.B), np.asarray(scheme.B)):
+        raise VerificationError(f"export: the dense {scheme.method} encoder differs from the structured one")
+    return dense
 
 
 #: Up to this many chosen patterns, ``advice.json`` lists the straggler set of each.

@@ -42,6 +42,7 @@ from ..coding.delays import DelayStragglerModel, expected_decode_time
 from ..coding.encoders import MethodNames, encoders, get_encoder
 from ..coding.evaluate import MIN_MC_SAMPLES, expected_error, worst_case_error
 from ..coding.schemes import Scheme, encode
+from ..coding.sparse_routes import SparseRD, encode_sparse
 from ..coding.stragglers import BernoulliModel, FixedModel, MarkovModel, TraceModel, WorstCaseModel
 from ..coding.structured import StructuredRD, encode_structured
 from ..errors import GcsimError
@@ -71,6 +72,7 @@ __all__ = [
     "Route",
     "route_of",
     "SPARSE_ROUTES",
+    "sparse_rd_route",
     "StructuredAssignment",
     "m1_closed_form",
     "exact_build_cost",
@@ -411,7 +413,8 @@ class Route:
     ``evaluate``: ``"auto"`` (:func:`gcsim.coding.evaluate.expected_error`) or ``"closed-form"``
     (:func:`m1_closed_form`: ``B = A``, ``m = 1`` on ``AᵀA = aI + λJ``, exact).  ``cost``: the
     estimated flops of a dense build and evaluation (:func:`dense_eval_cost` plus
-    :func:`exact_build_cost` for the exact family; 0 for the structured and closed-form ones): over
+    :func:`exact_build_cost` for the exact family; for a route of :data:`SPARSE_ROUTES` the dense
+    evaluation it replaces; 0 for the pair-Gram and closed-form routes): over
     :data:`PRUNE_COST` the candidate is evaluated after the cheap ones, and only when no evaluated
     row settles it (theory §49.6).
     """
@@ -428,8 +431,57 @@ class Route:
 #: (it does not apply) or a zero-argument builder of an encoder that
 #: :func:`gcsim.coding.evaluate.expected_error` evaluates without dense matrices (its ``"auto"``
 #: route must recognise it), with the attributes ``m``, ``n``, ``num_parts``, ``verify()``.  The
-#: SRG, coset and bi-regular graph route of issue #22 item 1 plugs in here.
+#: SRG, coset and bi-regular graph route of theory §44 (:func:`sparse_rd_route`) is the first.
 SPARSE_ROUTES: list[Any] = []
+
+
+def sparse_rd_route(structure: Structure, method: str, m: int, q: Question) -> Any:
+    """RD on any sparse 0/1 assignment by the certified sparse route of theory §44, or None.
+
+    The builder is :func:`gcsim.coding.sparse_routes.encode_sparse` on the structure's object (a
+    strongly regular graph: the bound ``c`` of Theorem 44.2 from its spectrum, after an exact
+    ``verify()``, at any size) or on its sparse incidence (a coset or bi-regular graph, any 0/1
+    assignment: the Cholesky certificate of Lemma 44.4, which needs ``n^2 <=``
+    :data:`gcsim.limits.MAX_DENSE_ENTRIES`; beyond it None, and the advisor says why no route
+    applies).  The diagonals are those of ``encode(obj, m, "rd", seed=q.seed)``; a pattern the
+    route does not certify goes to the dense kernels when ``B`` fits, else the candidate is
+    dropped with the half-width; no proved ``c > 0`` at all: the dense RD scheme where ``B``
+    fits (its ``"auto"`` route), else a drop with the reason.  None for another encoder or an
+    assignment with multiplicities.
+
+    >>> from gcsim.coding.stragglers import straggler_model
+    >>> from gcsim.coding.sparse_routes import lattice_graph_sparse
+    >>> g = Structure("srg", "L(5)", lattice_graph_sparse(5))
+    >>> enc = sparse_rd_route(g, "rd", 2, Question(25, 9, 2, straggler_model("bernoulli", 25, p=0.1)))()
+    >>> type(enc).__name__, enc.context.source
+    ('SparseRD', 'SRG(25, 8, 3, 2) spectrum')
+    """
+    if method != "rd" or m < 1:
+        return None
+    inc = structure.incidence
+    if inc.nnz and not np.all(inc.data == 1):
+        return None
+    obj = structure.obj
+    algebra = getattr(obj, "kind", None) == "srg" and hasattr(obj, "adjacency") and hasattr(obj, "params")
+    n = structure.shape[1]
+    if not algebra and n * n > limits.MAX_DENSE_ENTRIES:
+        return None
+    design = obj if algebra else inc
+    N = structure.shape[0]
+    dense = structure.dense_fits and m * N * n <= limits.MAX_DENSE_ENTRIES
+
+    def build() -> Any:
+        try:
+            return encode_sparse(design, m, seed=q.seed)
+        except GcsimError:  # no proved c > 0 (B may be rank deficient): the dense RD where it fits
+            if not dense:
+                raise
+            return encode(structure.obj, m, "rd", seed=q.seed)
+
+    return build
+
+
+SPARSE_ROUTES.append(sparse_rd_route)
 
 
 def _m1_assignment(method: str, m: int) -> bool:
@@ -466,7 +518,9 @@ def route_of(structure: Structure, method: str, m: int, q: Question, settings: S
         for sparse_route in SPARSE_ROUTES:
             builder = sparse_route(structure, method, m, q)
             if builder is not None:
-                out = Route("structured", "auto", 0.0, builder)
+                # its work is not known in advance (CG iterations per pattern, uncertified patterns on
+                # the dense kernels): it is ordered and pruned as the dense evaluation it replaces
+                out = Route("structured", "auto", cost, builder)
                 break
     dear = not dense_ok or cost > PRUNE_COST
     if out != "":
@@ -763,7 +817,13 @@ def assess(
     N, n = structure.shape
     loads = structure.loads
     notes = [t for t in (structure.note, note) if t]
-    if route.build == "structured":
+    if isinstance(scheme, SparseRD):
+        c = scheme.context
+        notes.append(
+            f"evaluated without dense matrices (SparseRD: theory §44, every pattern certified by Theorem 44.2; "
+            f"c = {c.lower:.3g} from the {c.source})"
+        )
+    elif route.build == "structured":
         notes.append(f"evaluated without dense matrices ({type(scheme).__name__}: theory §42)")
     row: dict[str, Any] = {
         "name": f"{structure.name} / {method}"
@@ -830,7 +890,9 @@ def assess(
         if "spectral_decoder_upper" in enc.bounds:
             spectral = weighted_spectral_bound(scheme, patterns)
         else:
-            applies = (m == 1 and enc.column_scaled_m1) or ("spectral_rd_upper" in enc.bounds and eps == 0.0)
+            applies = dense and (
+                (m == 1 and enc.column_scaled_m1) or ("spectral_rd_upper" in enc.bounds and eps == 0.0)
+            )
             kind = "m1" if m == 1 else "rd"  # the two bounds spectral_bound computes
             over = float(N) * n * min(N, n) * len(np.unique(patterns.masks.sum(axis=1))) > SPECTRAL_BUDGET
             spectral = (

@@ -470,6 +470,10 @@ def _srg_structures(q: Question, closed: bool) -> Iterator[Item]:
                 return _why(exc)
             return "?"  # pragma: no cover
 
+        sparse = _sparse_srg(n, k, lam, mu, closed) if n * n > limits.MAX_DENSE_ENTRIES else None
+        if sparse is not None:  # beyond the dense limit: a family gcsim builds sparsely (theory §44)
+            yield _guarded(family, name, sparse, construction=True)
+            continue
         try:
             answer = srg(n, k, lam, mu, existence=True)
         except GcsimError as exc:
@@ -486,6 +490,30 @@ def _srg_structures(q: Question, closed: bool) -> Iterator[Item]:
             "",
             f"k (k - lam - 1) = (v - k - 1) mu has no solution with 0 <= lam < k, mu <= k (v = {n}, k = {k})",
         )
+
+
+def _sparse_srg(v: int, k: int, lam: int, mu: int, closed: bool) -> Callable[[], Any] | None:
+    """A builder of SRG(v, k, λ, μ) kept sparse, when it is a lattice ``L(q)`` or a triangular ``T(t)`` graph.
+
+    ``L(q)`` is SRG(q², 2(q − 1), q − 2, 2), ``T(t)`` is SRG(t(t − 1)/2, 2(t − 2), t − 2, 4)
+    (:func:`gcsim.coding.sparse_routes.lattice_graph_sparse`,
+    :func:`~gcsim.coding.sparse_routes.triangular_graph_sparse`; for ``q = 4`` and ``t = 8`` these
+    parameters have other graphs too, and the lattice or triangular one is the one built).
+
+    >>> _sparse_srg(10000, 198, 98, 2, True)().params
+    (10000, 198, 98, 2)
+    >>> _sparse_srg(10000, 198, 97, 2, True) is None
+    True
+    """
+    from ..coding.sparse_routes import lattice_graph_sparse, triangular_graph_sparse
+
+    q = math.isqrt(v)
+    if q >= 2 and q * q == v and (k, lam, mu) == (2 * (q - 1), q - 2, 2):
+        return partial(lattice_graph_sparse, q, closed=closed)
+    t = (1 + math.isqrt(1 + 8 * v)) // 2
+    if t >= 4 and t * (t - 1) // 2 == v and (k, lam, mu) == (2 * (t - 2), t - 2, 4):
+        return partial(triangular_graph_sparse, t, closed=closed)
+    return None
 
 
 def srg_structures(q: Question) -> Iterator[Item]:

@@ -386,6 +386,10 @@ def _evaluate(
                 run_here(i)
     else:
         left = [i for i in dear if not prune(i)]
+        for i in left:  # a sparse route's encoder stays here (kept sparse, it has no array bundle)
+            if getattr(routes[i], "build", "dense") != "dense":
+                run_here(i)
+        left = [i for i in left if getattr(routes[i], "build", "dense") == "dense"]
         if left:
             run_there(left)
     tick.close()
