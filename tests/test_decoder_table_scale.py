@@ -136,7 +136,7 @@ def test_a_changed_near_cutoff_row_is_refused():
     for name, change in (("decoders", 1 + 1e-7), ("errors", 1 + 1e-9)):
         bad = {k: np.array(v) for k, v in arrays.items()}
         bad[name][row] *= change
-        with pytest.raises(VerificationError, match=rf"row {row} "):
+        with pytest.raises(VerificationError, match=rf"row {row} \(stragglers \[2\], near the rank cutoff\)"):
             DecoderTable.from_arrays(bad, meta).verification_report()
     assert DecoderTable.from_arrays(arrays, meta).verification_report()["rank_free"] == 2
 

@@ -713,6 +713,15 @@ class DecoderTable:
         if not mask.any():
             return f"decoder table row {row} (every worker straggles): error {self.errors[row]!r}, expected mN = {mN}"
         BF = B[:, mask]
+        sv = np.linalg.svd(BF, compute_uv=False)
+        cut = (max(mN, BF.shape[1]) * 2.0 * _U if self.rcond is None else self.rcond) * sv[0]
+        if np.any((sv > cut / 10) & (sv <= cut * 10)):  # near the cutoff: Proposition 47.6c failed
+            r, rho = (float(x[0]) for x in _rank_free_bound(BF[None], X[mask][None], m))
+            return (
+                f"decoder table row {row} (stragglers {S}, near the rank cutoff): stored error "
+                f"{float(self.errors[row]):.17g} is not the squared residual {r * r:.17g} of the stored decoder "
+                f"(bound {rho:.3g}, Proposition 47.6c)"
+            )
         Xl = np.linalg.lstsq(BF, _target(m, mN // m), rcond=self.rcond)[0]
         rn2 = float(np.sum((BF @ Xl - _target(m, mN // m)) ** 2))
         return (
