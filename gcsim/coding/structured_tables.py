@@ -240,7 +240,7 @@ class StructuredDecoderTable(DecoderTable):
         Returns
         -------
         dict
-            ``checked``, ``skipped_near_rank_cutoff`` (always 0), ``unchecked`` (rows outside a
+            ``checked``, ``skipped_near_rank_cutoff`` and ``rank_free`` (always 0), ``unchecked`` (rows outside a
             sample), ``max_ratio`` (largest ``‖R̂‖/ρ`` or ``|ΔE|/2β``) and ``max_gain_relerr``
             (largest ``ε_G / ‖G‖_2``: the certified relative accuracy of the stored gains).
 
@@ -283,6 +283,7 @@ class StructuredDecoderTable(DecoderTable):
         return {
             "checked": total,
             "skipped_near_rank_cutoff": 0,
+            "rank_free": 0,
             "unchecked": count - total,
             "max_ratio": float(worst),
             "max_gain_relerr": float(worst_gain),
