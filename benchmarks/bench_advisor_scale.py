@@ -17,12 +17,13 @@ average) and prints one line per question.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_advisor_scale.py [--only 993] [--quick] [--out FILE]
+    .venv/bin/python benchmarks/bench_advisor_scale.py [--only 993 [--merge]] [--quick] [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -88,6 +89,21 @@ def run_question(n: int, load: int, target: str, limit: float, timeout: float) -
     return record
 
 
+def _run_info(result: dict) -> dict:
+    keys = ("load_average_before", "load_average_after", "provenance")
+    return {k: result[k] for k in keys if k in result}
+
+
+def _merged(previous: dict, latest: dict) -> dict:
+    """``previous`` with the records of ``latest``'s questions replaced; every record names its run."""
+    fresh = {r["n"]: dict(r, run=_run_info(latest)) for r in latest["records"]}
+    records = [fresh.pop(r["n"], None) or dict(r, run=r.get("run", _run_info(previous))) for r in previous["records"]]
+    records += list(fresh.values())
+    ns = ", ".join(str(n) for n in sorted(r["n"] for r in latest["records"]))
+    note = f"the records of n = {ns} are from the latest run (--merge); each record's 'run': its load, provenance"
+    return dict(latest, records=sorted(records, key=lambda r: r["n"]), note=note)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", type=int, action="append", help="run only the question(s) with this n")
@@ -95,6 +111,12 @@ def main() -> int:
     ap.add_argument("--large", action="store_true", help=argparse.SUPPRESS)  # the default now (was: opt-in)
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds before a child is stopped")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "advisor_scale.json"))
+    ap.add_argument(
+        "--merge",
+        action="store_true",
+        help="replace only the records of the questions run in an existing --out (each record keeps its run's "
+        "load averages and provenance under 'run')",
+    )
     args = ap.parse_args()
     questions = [q for q in QUESTIONS if not (args.quick and q[0] > 5000)]
     if args.only:
@@ -119,6 +141,8 @@ def main() -> int:
         "cpu_count": os.cpu_count(),
         "provenance": provenance(),
     }
+    if args.merge and Path(args.out).exists():
+        result = _merged(json.loads(Path(args.out).read_text()), result)
     atomic_write_text(args.out, dumps(result))
     return 0 if all(r["returncode"] == 0 for r in records) else 1
 
