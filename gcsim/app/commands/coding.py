@@ -307,7 +307,7 @@ def register(sub, add) -> None:
         type=_int1,
         default=None,
         help="plain Monte Carlo in seeded chunks of this many patterns (any --scheduler gives the same numbers; "
-        "without --chunk, --scheduler runs expected_error's own draws in chunks: the serial numbers)",
+        "without --chunk, the scheduler runs expected_error's own draws in chunks: the serial numbers)",
     )
     p = add(
         "bounds",
