@@ -39,7 +39,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from .. import _html
+from .. import _html, limits
 from .._validation import check_bool, check_count, check_dense_size, check_int, check_mask, check_real
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
 from ..io._torch import to_torch_tensors
@@ -47,6 +47,7 @@ from ..io.bundle import DEFAULT_MAX_BYTES, load_bundle, save_bundle
 from ..io.manifest import to_jsonable
 from .schemes import Scheme
 from .stragglers import straggler_sets
+from .structured import StructuredRD
 
 __all__ = [
     "TABLE_KIND",
@@ -492,8 +493,6 @@ class DecoderTable:
         ``chunk`` masks at a time (default ``min(65536, MAX_DENSE_ENTRIES // n)``: a chunk of masks
         stays within the dense limit at any ``n``, e.g. 1,764 masks at ``n = 9,507``).
         """
-        from .. import limits
-
         chunk = max(1, min(65536, limits.MAX_DENSE_ENTRIES // max(self.n, 1))) if chunk is None else chunk
         chunk = check_int("chunk", chunk, minimum=1)
         if self._patterns is not None:
@@ -975,8 +974,6 @@ def decoder_table(
     ...
     gcsim.errors.InvalidArgumentError: s_max: give exactly one of s_max, patterns or stragglers
     """
-    from .structured import StructuredRD
-
     if isinstance(scheme, StructuredRD):  # no dense B: the gains of theory §47.7
         if rcond is not None:
             raise InvalidArgumentError("rcond", "a structured RD table has no rank cutoff (theory §42.1, Remark (i))")

@@ -33,6 +33,8 @@ import scipy.sparse as sp
 from .. import _html
 from .._validation import check_count, check_dense_size, check_int, check_mask
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
+from ..io._torch import to_torch_tensors
+from ..io.manifest import to_jsonable
 from .decoder_table import (
     TABLE_KIND,
     DecoderTable,
@@ -341,8 +343,6 @@ class StructuredDecoderTable(DecoderTable):
         decoder of row ``r`` is ``patterns[r][:, None] * scaled_diagonals @ gains[r]``), ``patterns``
         (bool ``(count, n)``) and ``errors``.
         """
-        from ..io._torch import to_torch_tensors
-
         patterns = np.concatenate([mk for _, mk in self.iter_patterns()]) if len(self) else np.zeros((0, self.n), bool)
         arrays = {"gains": self.gains, "scaled_diagonals": self._V, "patterns": patterns, "errors": self.errors}
         return to_torch_tensors(arrays, dtype=dtype, device=device, what="StructuredDecoderTable.to_torch")
@@ -365,8 +365,6 @@ class StructuredDecoderTable(DecoderTable):
 
     def bundle_metadata(self) -> dict[str, Any]:
         """As :meth:`DecoderTable.bundle_metadata`, with ``layout = "structured-rd"``, its version, ``k``, ``lam``."""
-        from ..io.manifest import to_jsonable
-
         ctx = self._ctx
         return {
             "params": list(self.params),
