@@ -660,6 +660,7 @@ BOOL_EXEMPT = {
     "gcsim.app.specs.check_family_params": "a CLI helper, called with literals by the commands",
     "gcsim.app.specs.family_form": "a CLI helper, called with literals by the commands",
     "gcsim.app.stages.training.run_training_stage": "a reproduce stage, called by run_reproduce (which checks)",
+    "gcsim.learning.cerar_training.run_link": "an experiment step of cerar_training_experiment (root: emulated links)",
 }
 
 
@@ -761,7 +762,29 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         fam = next(iter(registered_families("bibd")))
     except (ImportError, StopIteration):
         pass
+    from gcsim.coding import mc_stream, sparse_routes
+
+    lattice = sparse_routes.lattice_graph_sparse(3)
     return {
+        ("gcsim.coding.sparse_routes.srg_gram_lower", "closed"): lambda x: sparse_routes.srg_gram_lower(9, 4, 1, 2, x),
+        ("gcsim.coding.sparse_routes.lattice_graph_sparse", "closed"): lambda x: sparse_routes.lattice_graph_sparse(
+            3, closed=x
+        ),
+        ("gcsim.coding.sparse_routes.triangular_graph_sparse", "closed"): lambda x: (
+            sparse_routes.triangular_graph_sparse(5, closed=x)
+        ),
+        ("gcsim.coding.sparse_routes.SparseSRG", "closed"): lambda x: sparse_routes.SparseSRG(
+            lattice.adjacency, lattice.params, "L(3)", x
+        ),
+        ("gcsim.coding.sparse_routes.encode_sparse", "fallback"): lambda x: sparse_routes.encode_sparse(
+            lattice, 2, fallback=x
+        ),
+        ("gcsim.coding.sparse_routes.SparseRD", "fallback"): lambda x: sparse_routes.SparseRD(
+            lattice.incidence, np.ones((1, 9)), 1.0, "test", {}, x
+        ),
+        ("gcsim.coding.mc_stream.evaluate_draws", "progress"): lambda x: mc_stream.evaluate_draws(
+            mc_stream.ChunkEvaluator.optimal(scheme, "auto"), [mc_stream.Draw(model, 4, 0)], progress=x
+        ),
         ("gcsim.advisor.advice.Advice.export", "overwrite"): lambda x: adv.export(tmp / "adv", overwrite=x),
         ("gcsim.advisor.core.advise", "adaptive"): lambda x: advise(
             7, 3, 1, model, families=["bibd"], progress=False, adaptive=x

@@ -269,7 +269,7 @@ def test_exports_never_write_into_an_installed_package(tmp_path, monkeypatch, ca
     # the default folder is the packaged catalogue, so a bare --export is refused too
     monkeypatch.setattr(paths, "packaged_catalogue", lambda: target)
     assert main(["catalogue", "--export"]) == 2
-    assert "--dir" in capsys.readouterr().err
+    assert "--export DIR" in capsys.readouterr().err
 
 
 def test_a_source_checkout_may_regenerate_its_catalogue(tmp_path, monkeypatch):

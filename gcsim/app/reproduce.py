@@ -111,7 +111,7 @@ def paper_stages(papers: list[str] | str) -> list[str]:
     --------
     >>> from gcsim.app.reproduce import paper_stages
     >>> paper_stages("cerar")
-    ['cerar', 'ddp']
+    ['cerar', 'ddp', 'cerar-training']
     """
     names = [papers] if isinstance(papers, str) else papers
     if not isinstance(names, list) or not names or not all(isinstance(p, str) for p in names):

@@ -90,7 +90,12 @@ from .._stats import t_interval, t_quantile
 from .._validation import check_bool, check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from ..limits import array_shape, check_entries
-from . import mc_stream as _mc, structured as _structured
+from ..sweep import _check_scheduler_and_workers
+from . import (
+    mc_stream as _mc,
+    sparse_routes as _sparse_routes,  # noqa: F401  (registers theory §44 in structured.FALLBACK_ROUTES)
+    structured as _structured,
+)
 from .decoders import arrival_scale, bernoulli_rescaled, best_scale
 from .delays import DelayStragglerModel, TraceDelays
 from .kernels import (
@@ -693,8 +698,6 @@ def expected_error(
     if ci_method not in _CI_METHODS:
         raise InvalidArgumentError("ci_method", f"must be one of {_CI_METHODS}, got {ci_method!r}")
     if scheduler is not None:
-        from ..sweep import _check_scheduler_and_workers
-
         scheduler, workers = _check_scheduler_and_workers(scheduler, workers)
     elif workers is not None:
         raise InvalidArgumentError("workers", "applies to scheduler='local' only")
@@ -734,7 +737,9 @@ def expected_error(
         if is_optimal:
             return _mc.ChunkEvaluator.optimal(scheme, method)
         X = None if isinstance(decoder, str) else decoder
-        return _mc.ChunkEvaluator.fixed(scheme, X, rescale, None if rescale != "bernoulli" else p_model)
+        return _mc.ChunkEvaluator.fixed(
+            scheme, X, rescale, None if rescale != "bernoulli" else p_model, fixed_decoder_error
+        )
 
     def draw_values(draws: list[_mc.Draw]) -> list[np.ndarray]:
         """Raw values of the draws: streamed in independent chunks (on ``scheduler``) when possible."""

@@ -26,14 +26,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._validation import check_int
+from .._progress import progress_bar
+from .._validation import check_bool, check_int
 from ..errors import InvalidArgumentError
+from ..sweep import check_scheduler, run_sweep
 from . import structured as _structured
+from .kernels import ErrorReport, eval_context, optimal_errors
 from .stragglers import BernoulliModel, FixedModel
 
 __all__ = ["Draw", "ChunkEvaluator", "chunk_rows", "draw_rows", "units_of", "evaluate_draws", "streamable"]
@@ -141,13 +144,15 @@ class ChunkEvaluator:
         return cls("optimal", (scheme, method), digest.hexdigest())
 
     @classmethod
-    def fixed(cls, scheme: Any, decoder: Any, rescale: Any, p: Any) -> ChunkEvaluator:
-        """A fixed decoder (``fixed_decoder_error(scheme, masks, decoder, rescale=, p=)``)."""
-        return cls("fixed", (scheme, decoder, rescale, p))
+    def fixed(cls, scheme: Any, decoder: Any, rescale: Any, p: Any, error: Callable[..., Any]) -> ChunkEvaluator:
+        """A fixed decoder: ``error(scheme, masks, decoder, rescale=, p=)``.
+
+        ``error`` is :func:`gcsim.coding.evaluate.fixed_decoder_error` (passed in: the evaluator
+        module imports this one); a module-level function, so the evaluator pickles for Dask.
+        """
+        return cls("fixed", (scheme, decoder, rescale, p, error))
 
     def _context(self, scheme: Any) -> Any:
-        from .kernels import eval_context
-
         assert self.key is not None
         ctx = _CONTEXTS.get(self.key)
         if ctx is None:
@@ -162,17 +167,13 @@ class ChunkEvaluator:
             (ctx,) = self.payload
             return np.clip(ctx.errors(masks), 0.0, ctx.total), 0, 0
         if self.kind == "optimal":
-            from .kernels import ErrorReport, optimal_errors
-
             scheme, method = self.payload
             ctx = self._context(scheme)
             report = ErrorReport()
             values = optimal_errors(ctx, masks, method=method, report=report)
             return np.clip(values, 0.0, ctx.total), report.unreliable, report.patterns
-        from .evaluate import fixed_decoder_error
-
-        scheme, decoder, rescale, p = self.payload
-        return np.atleast_1d(fixed_decoder_error(scheme, masks, decoder, rescale=rescale, p=p)), 0, 0
+        scheme, decoder, rescale, p, error = self.payload
+        return np.atleast_1d(error(scheme, masks, decoder, rescale=rescale, p=p)), 0, 0
 
 
 def _run_task(evaluator: ChunkEvaluator, units: tuple[tuple[Any, int, int, int], ...]) -> list[tuple]:
@@ -215,8 +216,7 @@ def evaluate_draws(
     >>> bool(np.array_equal(values, stream_errors(ctx, model, 50, 3)))
     True
     """
-    from ..sweep import check_scheduler, run_sweep
-
+    progress = check_bool("progress", progress)
     draws = [Draw(*d) for d in draws]
     for d in draws:
         if not streamable(d.model):
@@ -227,8 +227,6 @@ def evaluate_draws(
     units = units_of(draws, chunk_rows(n))
     specs = [(draws[i].model, draws[i].seed, a, b) for i, a, b in units]
     if scheduler is None or (isinstance(scheduler, str) and check_scheduler(scheduler) == "serial"):
-        from .._progress import progress_bar
-
         show = progress and len(specs) > 1
         loop = progress_bar(specs, total=len(specs), desc="Monte Carlo chunks") if show else specs
         results = [evaluator(draw_rows(model, seed, a, b)) for model, seed, a, b in loop]

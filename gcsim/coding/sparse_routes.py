@@ -42,10 +42,13 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from .._validation import check_dense_size, check_int, check_real
+from .. import limits
+from .._validation import check_bool, check_dense_size, check_int, check_real
 from ..errors import InvalidArgumentError, SizeLimitError, VerificationError
+from . import structured as _structured
 from .encoders._common import diagonals as _draw_diagonals
-from .structured import StructuredRD, check_pair_gram
+from .kernels import eval_context, optimal_errors
+from .structured import StructuredRD, _as_incidence, check_pair_gram
 
 __all__ = [
     "SparseRDContext",
@@ -122,6 +125,7 @@ def srg_gram_lower(v: int, k: int, lam: int, mu: int, closed: bool) -> float:
     >>> srg_gram_lower(10, 3, 0, 1, False)        # Petersen, A = Adj: min(θ²) = 1
     1.0
     """
+    closed = check_bool("closed", closed)
     disc = (lam - mu) ** 2 + 4 * (k - mu)
     lo, hi = _sqrt_bracket(disc)
     base = Fraction(2 * (1 if closed else 0) + lam - mu)  # 2(shift + θ) = base ± √Δ for θ = r, s
@@ -437,8 +441,6 @@ class SparseRDContext:
         if bad.size:
             if self.fallback is None:
                 j = int(bad[0])
-                from .. import limits
-
                 raise SizeLimitError(
                     "scheme",
                     f"the sparse route (theory §44) certifies {bad.size} of {out.size} patterns only to a half-width "
@@ -500,12 +502,13 @@ class SparseSRG:
     kind = "srg"
 
     def __init__(self, adjacency: sp.spmatrix, params: tuple[int, int, int, int], construction: str, closed: bool):
+        closed = check_bool("closed", closed)
         adj = sp.csr_matrix(adjacency, dtype=np.int64)
         adj.sort_indices()
         self.adjacency = adj
         self.params = tuple(int(p) for p in params)
         self.construction = construction
-        self.closed = bool(closed)
+        self.closed = closed
         inc = adj + sp.identity(adj.shape[0], dtype=np.int64, format="csr") if closed else adj
         self.incidence = sp.csc_matrix(inc, dtype=np.int64)
 
@@ -586,6 +589,7 @@ def lattice_graph_sparse(q: int, *, closed: bool = True) -> SparseSRG:
     >>> g.params, g.incidence.nnz, g.verify()
     ((16, 6, 2, 2), 112, True)
     """
+    closed = check_bool("closed", closed)
     q = check_int("q", q, minimum=2)
     v = q * q
     x = np.arange(v)
@@ -609,6 +613,7 @@ def triangular_graph_sparse(n: int, *, closed: bool = True) -> SparseSRG:
     >>> g.params, g.verify()
     ((15, 8, 4, 4), True)
     """
+    closed = check_bool("closed", closed)
     n = check_int("n", n, minimum=4)
     iu, ju = np.triu_indices(n, 1)
     v = iu.size
@@ -650,6 +655,7 @@ class SparseRD(StructuredRD):
         fallback: bool = True,
         gram: tuple[Any, float] | None = None,
     ):
+        fallback = check_bool("fallback", fallback)
         self.incidence = incidence
         D = np.array(D, dtype=np.float64)
         D.setflags(write=False)
@@ -662,9 +668,7 @@ class SparseRD(StructuredRD):
         self.context: SparseRDContext = SparseRDContext(incidence, D, lower, source, fb, gram)  # type: ignore[assignment]
 
     def _dense_fits(self) -> bool:
-        from ..limits import MAX_DENSE_ENTRIES
-
-        return self.m * self.num_parts * self.n <= MAX_DENSE_ENTRIES
+        return self.m * self.num_parts * self.n <= limits.MAX_DENSE_ENTRIES
 
     def verify(self) -> bool:
         """0/1 incidence and finite ``(m, n)`` diagonals (the bound ``c`` is checked where it is made)."""
@@ -685,8 +689,6 @@ class SparseRD(StructuredRD):
 
 def _dense_fallback(scheme: Any) -> Callable[[np.ndarray], np.ndarray]:
     def run(masks: np.ndarray) -> np.ndarray:
-        from .kernels import eval_context, optimal_errors
-
         ctx = eval_context(scheme)
         return np.clip(optimal_errors(ctx, masks, method="auto"), 0.0, ctx.total)
 
@@ -765,11 +767,10 @@ def encode_sparse(
     >>> enc.params, enc.context.lower > 0.99, enc.context.source
     (SchemeParams(num_parts=25, n=25, m=2), True, 'SRG(25, 8, 3, 2) spectrum')
     """
-    from .structured import _as_incidence
-
     m = check_int("m", m, minimum=1)
     eps = check_real("eps", eps, minimum=0.0)
     seed = check_int("seed", seed, minimum=0)
+    fallback = check_bool("fallback", fallback)
     if points is not None:
         points = check_int("points", points, minimum=1)
     A = _as_incidence(design, points)
@@ -812,3 +813,6 @@ def sparse_context(scheme: Any, A: np.ndarray, D: np.ndarray) -> SparseRDContext
     if not lower > 0:
         return None
     return SparseRDContext(S, D, lower, "Cholesky certificate", _dense_fallback(scheme))
+
+
+_structured.FALLBACK_ROUTES.append(sparse_context)  # dense RD schemes on sparse assignments (theory §44)

@@ -254,6 +254,13 @@ class StructuredContext:
 # recognising a dense scheme
 # ----------------------------------------------------------------------------------------------
 
+#: Routes tried, in order, for an RD scheme whose assignment has no pair Gram ``aI + λJ``: callables
+#: ``route(scheme, A, D)`` returning a context or None.  :mod:`gcsim.coding.sparse_routes` registers
+#: theory §44's sparse route when it is imported (this module cannot import it: it builds on this
+#: one); :mod:`gcsim.coding.evaluate` imports it, so every evaluation, and anything that imports
+#: the evaluators, sees it.
+FALLBACK_ROUTES: list[Any] = []
+
 # id(B) -> (B, context or None) for the most recent read-only encoders
 _SEEN: dict[int, tuple[Any, Any]] = {}
 _SEEN_MAX = 16
@@ -277,9 +284,11 @@ def _recognise(scheme: Any) -> Any:
     try:
         k, lam = check_pair_gram(sp.csc_matrix(A), "assignment")
     except VerificationError:
-        from .sparse_routes import sparse_context  # theory §44: any sparse assignment, certified per pattern
-
-        return sparse_context(scheme, A, D)
+        for route in FALLBACK_ROUTES:  # theory §44: any sparse assignment, certified per pattern
+            ctx = route(scheme, A, D)
+            if ctx is not None:
+                return ctx
+        return None
     ctx = StructuredContext(D, A.shape[0], k, lam)
     return ctx if ctx.certified else None
 

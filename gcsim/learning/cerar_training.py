@@ -36,9 +36,18 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
-from .._validation import check_int, check_real
+from .._plotting import curve_styles, legend_below, new_figure, save
+from .._validation import check_bool, check_int, check_real
+from ..cerar import errors as cerar_errors
+from ..cerar.constructions import r_star
+from ..cerar.export import export_design, load_design
+from ..cerar.factory import design as cerar_design
 from ..cerar.traffic import cerar_bytes, ring_bytes
+from ..executor.collectives import as_design, cerar_all_reduce
 from ..executor.ddp_hook import register_cerar_hook
+from ..executor.launcher import launch
+from ..executor.netem import NetemTopology, netem_available
+from ..io.manifest import atomic_write_text, provenance, to_jsonable
 from .datasets import load_mnist_subset
 
 __all__ = [
@@ -275,8 +284,6 @@ def design_error_job(rank: int, world_size: int, spec: dict) -> dict:
     require("torch", "torch", "gcsim.learning.cerar_training.design_error_job")
     import torch
 
-    from ..executor.collectives import as_design, cerar_all_reduce
-
     g = np.random.default_rng(int(spec["seed"])).standard_normal((world_size, int(spec["d"]))).astype(np.float32)
     total = g.astype(np.float64).sum(axis=0)
     out = {}
@@ -415,9 +422,6 @@ def experiment_designs(N: int, cache: Path | None, *, kappas: dict[int, float] |
     ``kappas``, default :data:`KAPPAS`) are read from ``cache/optimized_N<N>_c<c>_kappa<κ>.json``
     when there, else computed (minutes) and written there.
     """
-    from ..cerar.constructions import r_star
-    from ..cerar.export import export_design, load_design
-    from ..cerar.factory import design
 
     kappas = dict(KAPPAS if kappas is None else kappas)
     u = 2.0**-24
@@ -426,10 +430,10 @@ def experiment_designs(N: int, cache: Path | None, *, kappas: dict[int, float] |
         if method is None:
             continue
         if method == "exact":
-            out[label] = (design(N, c, "exact"), "exact design (0/1 coefficients)")
+            out[label] = (cerar_design(N, c, "exact"), "exact design (0/1 coefficients)")
         elif method == "perturbation":
             eps = u ** (1.0 / (r_star(N, c) + 1))
-            out[label] = (design(N, c, "perturbation", eps=eps), f"perturbation, eps = u^(1/(r*+1)) = {eps:.3g}")
+            out[label] = (cerar_design(N, c, "perturbation", eps=eps), f"perturbation, eps = u^(1/(r*+1)) = {eps:.3g}")
         else:
             kappa = float(kappas[c])
             name = f"optimized_N{N}_c{c}_kappa{kappa:g}"
@@ -438,7 +442,7 @@ def experiment_designs(N: int, cache: Path | None, *, kappas: dict[int, float] |
                 des = load_design(path)
             else:
                 log(f"optimizing the N = {N}, c = {c} design under kappa <= {kappa:g} (minutes)")
-                des = design(N, c, "optimized", kappa=kappa, progress=False, **OPTIMIZER_OPTIONS.get(c, {}))
+                des = cerar_design(N, c, "optimized", kappa=kappa, progress=False, **OPTIMIZER_OPTIONS.get(c, {}))
                 if path is not None:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     export_design(des, path.parent, name=name)
@@ -453,7 +457,6 @@ def measure_design_errors(
 
     One launch for all designs.
     """
-    from ..executor.launcher import launch
 
     spec = {"cases": [(k, v, compute_dtype) for k, v in designs.items()], "d": d, "seed": seed}
     res = launch(design_error_job, N, (spec,), timeout=timeout).raise_on_failure()
@@ -480,11 +483,9 @@ def run_link(
     (``eval``), and the launch's wall time and load averages (shared by the link's cells).  The
     snapshot files are deleted afterwards unless ``keep``.
     """
+    netem, keep = check_bool("netem", netem), check_bool("keep", keep)
     import os
     import shutil
-
-    from ..executor.launcher import launch
-    from ..executor.netem import NetemTopology
 
     snap = work / f"snap-{rate}"
     shutil.rmtree(snap, ignore_errors=True)
@@ -612,11 +613,6 @@ def cerar_training_experiment(
     import shutil
     import tempfile
 
-    from ..cerar import errors
-    from ..cerar.export import export_design
-    from ..executor.netem import netem_available
-    from ..io.manifest import atomic_write_text, provenance, to_jsonable
-
     ok, why = netem_available()
     if not ok:
         raise RuntimeError(f"the CERAR training experiment needs emulated links: {why}")
@@ -636,7 +632,7 @@ def cerar_training_experiment(
         design_rows = {}
         dtypes = {}
         for k, (d, what) in designs.items():
-            e = errors(d)
+            e = cerar_errors(d)
             # float32 arithmetic when it costs no accuracy (within 10 % of the float64 error): half the
             # memory traffic of the encoding and decoding, which compete with the link for the step time
             dtypes[k] = "float32" if errs32[k] <= 1.1 * errs[k] else "auto"
@@ -741,7 +737,6 @@ def key_cell(rows: list[dict]) -> dict:
 def plot_training(curves, target: float, path=None):
     """Test accuracy (replica 0) against cumulative step time, one panel per link, one curve per variant."""
     require("matplotlib", "plots", "gcsim.learning.cerar_training.plot_training")
-    from .._plotting import curve_styles, legend_below, new_figure, save
 
     curves = curves[curves["repeat"] == 0]
     links = list(dict.fromkeys(curves["link"]))
