@@ -31,6 +31,8 @@ def test_exact_family_auto_route_agrees_with_scipy(seed):
     ref = []
     for m in masks:
         BF = sch.B[:, m]
+        # rank-deficient B_F through gelsd (kernel-dependent there), kept: the truth is 0 and `got` is
+        # checked against 0 above; a wrong lstsq can only fail the bound below, never pass a wrong `got`
         ref.append(np.sum((BF @ lstsq(BF, T)[0] - T) ** 2))
         # lstsq (an orthogonal route) is within SAFETY·p·u·κ_F·mN of the truth 0
         assert ref[-1] <= SAFETY * p * unit_roundoff() * 2 * kappa_nz(unit_columns(BF)) * mN
