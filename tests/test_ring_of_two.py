@@ -182,3 +182,14 @@ def test_two_rank_ring_paths_match_library_and_simulator():
             assert np.all(np.abs(r[f"dense/{seg}"] - sim[i]) <= 2 * tol_dense[i]), seg
     # c > N: the dense design is not exact, and the check above is not vacuous
     assert np.max(np.abs(sim - total)) > 2 * tol_dense.max()
+
+
+def test_a_ring_of_two_refuses_to_receive_a_packet_not_yet_sent(monkeypatch):
+    from gcsim.executor.collectives import RingTransport
+
+    rec = _Recorder(2)
+    rec.install(monkeypatch)
+    link = RingTransport("t", 1, 1, 3, torch.float64, torch.device("cpu"), 2, ahead=2)
+    assert rec.events == []  # nothing posted ahead, whatever `ahead` says
+    with pytest.raises(RuntimeError, match="packet 1 received before it was sent"):
+        link.recv(1)
