@@ -271,6 +271,22 @@ def _explicit_masks(n: int, patterns: Any, stragglers: Any) -> tuple[np.ndarray,
     return masks, name
 
 
+def _stored_s_max(metadata: dict[str, Any], n: int, count: int, bad: Any) -> int:
+    """``metadata["s_max"]`` of a stored all-up-to-s table, checked against ``n`` and the row count."""
+    s_max = metadata.get("s_max")
+    if isinstance(s_max, bool) or not isinstance(s_max, int) or not 0 <= s_max <= n:
+        raise bad(f"metadata 's_max' must be an integer in [0, {n}], got {s_max!r}")
+    if pattern_count(n, s_max) != count:
+        raise bad(f"count {count} differs from sum_(t<={s_max}) C({n}, t) = {pattern_count(n, s_max)}")
+    return s_max
+
+
+def _check_stored_errors(E: np.ndarray, mN: int, bad: Any) -> None:
+    """Stored errors lie in ``[0, mN]`` (up to the rounding of a sum of ``mN`` terms)."""
+    if np.any(E < 0) or np.any(E > mN * (1 + 4 * mN * _U)):
+        raise bad(f"errors must lie in [0, mN = {mN}]")
+
+
 # ----------------------------------------------------------------------------------------------
 # the table
 # ----------------------------------------------------------------------------------------------
@@ -900,15 +916,9 @@ class DecoderTable:
                 raise bad("explicit patterns contain duplicates")
             s_max = None
         else:
-            s_max = metadata.get("s_max")
-            if isinstance(s_max, bool) or not isinstance(s_max, int) or not 0 <= s_max <= n:
-                raise bad(f"metadata 's_max' must be an integer in [0, {n}], got {s_max!r}")
-            if pattern_count(n, s_max) != count:
-                raise bad(f"count {count} differs from sum_(t<={s_max}) C({n}, t) = {pattern_count(n, s_max)}")
+            s_max = _stored_s_max(metadata, n, count, bad)
             P = None
-        mN = m * N
-        if np.any(E < 0) or np.any(E > mN * (1 + 4 * mN * _U)):
-            raise bad(f"errors must lie in [0, mN = {mN}]")
+        _check_stored_errors(E, m * N, bad)
         table = cls(
             scheme,
             X.astype(np.float64, copy=True),
@@ -1544,15 +1554,9 @@ class StructuredDecoderTable(DecoderTable):
                 raise bad("explicit patterns contain duplicates")
             s_max = None
         else:
-            s_max = metadata.get("s_max")
-            if isinstance(s_max, bool) or not isinstance(s_max, int) or not 0 <= s_max <= n:
-                raise bad(f"metadata 's_max' must be an integer in [0, {n}], got {s_max!r}")
-            if pattern_count(n, s_max) != count:
-                raise bad(f"count {count} differs from sum_(t<={s_max}) C({n}, t) = {pattern_count(n, s_max)}")
+            s_max = _stored_s_max(metadata, n, count, bad)
             P = None
-        mN = m * N
-        if np.any(E < 0) or np.any(E > mN * (1 + 4 * mN * _U)):
-            raise bad(f"errors must lie in [0, mN = {mN}]")
+        _check_stored_errors(E, m * N, bad)
         table = cls(scheme, G.astype(np.float64, copy=True), E.astype(np.float64, copy=True), s_max=s_max, patterns=P)
         declared = metadata.get("params")
         if declared is not None and list(declared) != list(table.params):
