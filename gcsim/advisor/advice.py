@@ -28,7 +28,10 @@ from .._validation import check_bool, check_dense_size, check_int, check_mask
 from ..catalogue.codes import CODE_FORMAT, CODE_MANIFEST, ExportedCode, load_code, mask_digest, straggler_sets
 from ..catalogue.objects import export_object, export_object_at
 from ..coding.decoder_table import DecoderTable, decoder_table, pattern_count
-from ..coding.schemes import Scheme
+from ..coding.encoders import get_encoder
+from ..coding.schemes import Scheme, encode
+from ..coding.sparse_routes import SparseSRG
+from ..coding.structured import StructuredRD
 from ..errors import InvalidArgumentError, VerificationError
 from ..io.bundle import check_bundle_name, check_path
 from ..io.manifest import atomic_write_text, check_folder, dumps, provenance
@@ -522,10 +525,6 @@ def exportable_scheme(scheme: Any, obj: Any) -> Any:
     >>> type(dense).__name__, dense.method, dense.options["seed"]
     ('Scheme', 'rd', 3)
     """
-    from ..coding.schemes import encode
-    from ..coding.sparse_routes import SparseSRG
-    from ..coding.structured import StructuredRD
-
     if not isinstance(scheme, StructuredRD):
         return scheme
     check_dense_size(
@@ -536,7 +535,7 @@ def exportable_scheme(scheme: Any, obj: Any) -> Any:
     )
     # the candidate's object (its assignment is the exported one), or the dense matrix of a sparse SRG
     source = scheme.assignment if isinstance(obj, SparseSRG) else obj
-    if scheme.method == "rd":
+    if get_encoder(scheme.method).diagonal_stack:  # RD: the same diagonals from the same options
         dense = encode(source, scheme.m, "rd", **dict(scheme.options))
     else:  # B = A (m = 1), the advisor's StructuredAssignment
         dense = encode(source, scheme.m, scheme.method)

@@ -456,7 +456,7 @@ def sparse_rd_route(structure: Structure, method: str, m: int, q: Question) -> A
     >>> type(enc).__name__, enc.context.source
     ('SparseRD', 'SRG(25, 8, 3, 2) spectrum')
     """
-    if method != "rd" or m < 1:
+    if not get_encoder(method).diagonal_stack or m < 1:  # RD: B stacks A diag(d_l)
         return None
     inc = structure.incidence
     if inc.nnz and not np.all(inc.data == 1):

@@ -53,6 +53,7 @@ import scipy.sparse as sp
 from .. import limits
 from .._validation import check_bool, check_dense_size, check_int, check_real
 from ..coding.delays import DelayStragglerModel
+from ..coding.sparse_routes import lattice_graph_sparse, triangular_graph_sparse
 from ..coding.straggler_base import StragglerModel
 from ..coding.stragglers import FixedModel, WorstCaseModel
 from ..coding.structured import check_pair_gram
@@ -505,8 +506,6 @@ def _sparse_srg(v: int, k: int, lam: int, mu: int, closed: bool) -> Callable[[],
     >>> _sparse_srg(10000, 198, 97, 2, True) is None
     True
     """
-    from ..coding.sparse_routes import lattice_graph_sparse, triangular_graph_sparse
-
     q = math.isqrt(v)
     if q >= 2 and q * q == v and (k, lam, mu) == (2 * (q - 1), q - 2, 2):
         return partial(lattice_graph_sparse, q, closed=closed)

@@ -336,7 +336,12 @@ def _evaluate(
     points = [_known_point(j, q, decode[0]) for j in jobs]
     dear = sorted(
         (i for i in range(len(jobs)) if cost[i] > PRUNE_COST),
-        key=lambda i: (points[i]["communication"], points[i]["data_fraction"], jobs[i][1] != "rd", cost[i]),
+        key=lambda i: (
+            points[i]["communication"],
+            points[i]["data_fraction"],
+            not get_encoder(jobs[i][1]).diagonal_stack,
+            cost[i],
+        ),
     )
     here = [i for i in cheap if scheduler == "serial" or getattr(routes[i], "build", "dense") != "dense"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ...coding.encoders import METHODS
+from ...coding.encoders import METHODS, get_encoder
 
 EXIT_OK = 0
 
@@ -138,7 +138,7 @@ def _table_encoder(design: Any, args: argparse.Namespace) -> Any:
     big = bool(getattr(design, "is_sparse", False)) or args.m * N * n > limits.MAX_DENSE_ENTRIES
     if not big:
         return encode(design, args.m, args.method, eps=args.eps, seed=args.seed)
-    if args.method != "rd":
+    if not get_encoder(args.method).diagonal_stack:  # the structured route is RD's (B stacks A diag(d_l))
         raise UsageError(
             f"--method: {args.method!r} needs the dense encoder B ({args.m * N:,} x {n:,}), over "
             f"gcsim.limits.MAX_DENSE_ENTRIES; a design this large has a table only with --method rd "
