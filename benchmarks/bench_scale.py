@@ -10,6 +10,13 @@ Routes:
 * ``downdate`` and ``svd`` (theory §40.3, the dense routes ``auto`` used before): the dense ``B``, its
   SVD (setup) and a few patterns each, only where ``B`` fits ``MAX_DENSE_ENTRIES`` (n <= 2,257).
 
+``--sparse`` measures the sparse route of theory §44 on a non-BIBD family instead: the lattice (rook's)
+graphs L(q) = SRG(q², 2(q − 1), q − 2, 2) with the closed assignment, q = 10, 32, 47, 100 (n = 100, 1,024,
+2,209, 10,000 workers), built sparsely (``lattice_graph_sparse``, exact sparse ``verify()``), encoded by
+``encode_sparse`` (the bound c from the SRG spectrum), ``P`` streamed patterns, the stratified expected
+error, and the column-deletion route on a few patterns where ``B`` fits.  Its rows go to
+``sparse_rows`` of the same JSON (the PG rows are kept), its line to the same figure.
+
 Per design: setup time, time per pattern and peak traced memory (``tracemalloc``: NumPy's buffers
 included) of each route, the largest relative difference between the structured and the dense
 values on the same patterns, and log-log slopes of the time per pattern against n.  Ratios are
@@ -19,6 +26,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_scale.py            # full run (several minutes on 2 cores)
     .venv/bin/python benchmarks/bench_scale.py --quick    # q = 9, 31 only
+    .venv/bin/python benchmarks/bench_scale.py --sparse --samples 300   # L(q), the sparse route
 
 Writes ``benchmarks/results/scale.json`` (atomically) and ``benchmarks/results/scale.png``.
 """
@@ -44,6 +52,7 @@ import gcsim  # noqa: E402
 from gcsim.coding.evaluate import expected_error, optimal_error  # noqa: E402
 from gcsim.coding.kernels import eval_context  # noqa: E402
 from gcsim.coding.schemes import encode  # noqa: E402
+from gcsim.coding.sparse_routes import encode_sparse, lattice_graph_sparse  # noqa: E402
 from gcsim.coding.stragglers import straggler_model  # noqa: E402
 from gcsim.coding.structured import encode_structured, stream_errors  # noqa: E402
 from gcsim.combinatorics.geometries import pg_flats  # noqa: E402
@@ -138,13 +147,109 @@ def one_design(q: int, patterns: int, samples: int) -> dict:
     return row
 
 
+def one_lattice(q: int, patterns: int, samples: int) -> dict:
+    """The sparse route (theory §44) on L(q), closed assignment, m = 2, RD(0) seed 0, Bernoulli(0.1)."""
+    v = q * q
+    row: dict = {"family": f"L({q})", "q": q, "n": v, "m": M}
+    g, t_build, _ = measured(lattice_graph_sparse, q, trace=False)
+    _, t_verify, _ = measured(g.verify, trace=False)
+    row["build"] = {"seconds": t_build, "verify_seconds": t_verify, "params": list(g.params)}
+    enc, t_enc, mem_enc = measured(encode_sparse, g, M, seed=0)
+    cpu_enc = CPU[id(enc)]
+    model = straggler_model("bernoulli", v, p=P_BERNOULLI)
+    vals, t_eval, mem_eval = measured(stream_errors, enc.context, model, patterns, 1)
+    cpu_eval = CPU[id(vals)]
+    res, t_mc, mem_mc = measured(expected_error, enc, model, samples=samples, seed=0, progress=False)
+    half = (res.ci[1] - res.ci[0]) / 2
+    row["sparse"] = {
+        "setup_seconds": t_enc,
+        "setup_cpu_seconds": cpu_enc,
+        "setup_peak_bytes": mem_enc,
+        "lower_bound_c": enc.context.lower,
+        "patterns": patterns,
+        "per_pattern_seconds": t_eval / patterns,
+        "per_pattern_cpu_seconds": cpu_eval / patterns,
+        "peak_bytes": max(mem_enc, mem_eval),
+        "cg_iterations_last_batch": enc.context.last_iterations,
+        "expected_error": {
+            "mean": res.mean,
+            "ci": list(res.ci),
+            "relative_half_width": half / res.mean,
+            "count": res.count,
+            "seconds": t_mc,
+            "cpu_seconds": CPU[id(res)],
+            "peak_bytes": mem_mc,
+        },
+    }
+    if M * v * v > MAX_DENSE_ENTRIES:
+        row["dense"] = f"not run: B would be {M * v} x {v} = {M * v * v:,} entries > MAX_DENSE_ENTRIES"
+        return row
+    P = dense_patterns(v)
+    masks = model.sample(P, 1)
+    sparse_vals = enc.context.errors(masks)
+    ctx, t_ctx, mem_ctx = measured(eval_context, enc)
+    got, t_r, mem_r = measured(optimal_error, enc, masks, method="downdate", progress=False)
+    row["downdate"] = {
+        "setup_seconds": t_ctx,
+        "setup_cpu_seconds": CPU[id(ctx)],
+        "setup_peak_bytes": mem_ctx,
+        "patterns": P,
+        "per_pattern_seconds": t_r / P,
+        "per_pattern_cpu_seconds": CPU[id(got)] / P,
+        "peak_bytes": max(mem_ctx, mem_r),
+        "max_relative_difference_to_sparse": float(np.max(np.abs(got - sparse_vals) / np.maximum(got, 1e-300))),
+    }
+    return row
+
+
+def main_sparse(args) -> None:
+    qs = args.q or [10, 32, 47, 100]
+    one_lattice(4, 20, 200)  # warm-up (not timed)
+    data = json.loads(args.out.read_text()) if args.out.exists() else {"rows": []}
+    rows: list[dict] = []
+    for q in qs:
+        row = one_lattice(q, args.patterns, args.samples)
+        rows.append(row)
+        s = row["sparse"]
+        e = s["expected_error"]
+        line = (
+            f"L({q}) n = {row['n']:6d}  build+verify {row['build']['seconds'] + row['build']['verify_seconds']:6.2f} s"
+            f"  sparse: setup {s['setup_seconds']:6.2f} s, {s['per_pattern_cpu_seconds'] * 1e3:8.2f} ms CPU/pattern, "
+            f"E[err] = {e['mean']:.6g} (95% CI {e['ci'][0]:.6g} .. {e['ci'][1]:.6g}, rel half-width "
+            f"{e['relative_half_width']:.1e}, {e['count']} patterns) in {e['seconds']:.1f} s wall, "
+            f"{e['cpu_seconds']:.1f} s CPU, peak {e['peak_bytes'] / 2**20:.0f} MiB"
+        )
+        if isinstance(row.get("downdate"), dict):
+            d = row["downdate"]
+            line += (
+                f"; downdate: setup {d['setup_seconds']:.2f} s, "
+                f"{d['per_pattern_cpu_seconds'] * 1e3:.2f} ms CPU/pattern, "
+                f"max rel diff {d['max_relative_difference_to_sparse']:.1e}"
+            )
+        print(line, flush=True)
+        data["sparse_rows"] = rows
+        pts = [(r["n"], r["sparse"]["per_pattern_cpu_seconds"]) for r in rows]
+        data["slopes_time_per_pattern_sparse"] = slope([n for n, _ in pts], [t for _, t in pts])
+        data["sparse_workload"] = (
+            f"L(q) closed, m = {M}, RD(0) seed 0, Bernoulli(p = {P_BERNOULLI}), {args.samples} draws"
+        )
+        data["sparse_date"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+        write_json(data, args.out)
+    print("log-log slope of CPU time per pattern against n (sparse):", data["slopes_time_per_pattern_sparse"])
+    try:
+        figure(data.get("rows", []), args.out.with_suffix(".png"), rows)
+    except ImportError:
+        print("matplotlib not installed: no figure (pip install 'gcsim[plots]')")
+    print(f"wrote {args.out}")
+
+
 def slope(ns: list[int], ts: list[float]) -> float | None:
     if len(ns) < 2:
         return None
     return float(np.polyfit(np.log(ns), np.log(ts), 1)[0])
 
 
-def figure(rows: list[dict], path: Path) -> None:
+def figure(rows: list[dict], path: Path, sparse_rows: list[dict] | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -158,6 +263,13 @@ def figure(rows: list[dict], path: Path) -> None:
         ns = [n for n, _ in pts]
         ax[0].loglog(ns, [d["per_pattern_cpu_seconds"] for _, d in pts], style, label=route)
         ax[1].loglog(ns, [d["peak_bytes"] / 2**20 for _, d in pts], style, label=route)
+    sparse_rows = sparse_rows or []
+    if sparse_rows:
+        ns = [r["n"] for r in sparse_rows]
+        ax[0].loglog(
+            ns, [r["sparse"]["per_pattern_cpu_seconds"] for r in sparse_rows], "D-", label="sparse (L(q), §44)"
+        )
+        ax[1].loglog(ns, [r["sparse"]["peak_bytes"] / 2**20 for r in sparse_rows], "D-", label="sparse (L(q), §44)")
     ax[0].set(xlabel="workers n", ylabel="CPU seconds per pattern", title="time per pattern (m = 2, RD)")
     ax[1].set(xlabel="workers n", ylabel="peak traced MiB", title="peak memory (setup + patterns)")
     for a in ax:
@@ -175,7 +287,11 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=2000, help="Monte Carlo draws of the expected error")
     ap.add_argument("--q", type=int, nargs="*", help="orders of the planes (default 9 31 47 97 173)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "scale.json")
+    ap.add_argument("--sparse", action="store_true", help="the sparse route on L(q) (theory §44)")
     args = ap.parse_args()
+    if args.sparse:
+        main_sparse(args)
+        return
     qs = args.q or ([9, 31] if args.quick else [9, 31, 47, 97, 173])
     one_design(3, 50, 200)  # warm-up: imports, numba's compiled loops, scipy.stats (not timed)
     rows = []
@@ -206,7 +322,8 @@ def main() -> None:
         {k: None if v is None else round(v, 2) for k, v in slopes.items()},
     )
     try:
-        figure(rows, args.out.with_suffix(".png"))
+        old = json.loads(args.out.read_text()).get("sparse_rows") if args.out.exists() else None
+        figure(rows, args.out.with_suffix(".png"), old)
     except ImportError:
         print("matplotlib not installed: no figure (pip install 'gcsim[plots]')")
     print(f"wrote {args.out}")
@@ -218,6 +335,7 @@ def save(rows: list[dict], out: Path) -> dict:
     for route in ("structured", "downdate", "svd"):
         pts = [(r["n"], r[route]["per_pattern_cpu_seconds"]) for r in rows if isinstance(r.get(route), dict)]
         slopes[route] = slope([n for n, _ in pts], [t for _, t in pts])
+    previous = json.loads(out.read_text()) if out.exists() else {}
     data = {
         "benchmark": "scale",
         "workload": f"PG(2,q), m = {M}, RD(0) seed 0, Bernoulli(p = {P_BERNOULLI})",
@@ -230,12 +348,20 @@ def save(rows: list[dict], out: Path) -> dict:
         "loadavg": os.getloadavg() if hasattr(os, "getloadavg") else None,
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
     }
+    for key in ("sparse_rows", "slopes_time_per_pattern_sparse", "sparse_workload", "sparse_date"):
+        if key in previous:  # the --sparse run's rows are kept
+            data[key] = previous[key]
+    write_json(data, out)
+    return slopes
+
+
+def write_json(data: dict, out: Path) -> None:
+    """Write ``data`` to ``out`` atomically."""
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".scale-", suffix=".json")
     with os.fdopen(fd, "w") as fh:
         json.dump(data, fh, indent=2)
     os.replace(tmp, out)
-    return slopes
 
 
 if __name__ == "__main__":
