@@ -240,3 +240,18 @@ def test_structured_refuses_dense_beyond_the_limit(monkeypatch):
     assert 0 < val < 114
     with pytest.raises(SizeLimitError):
         optimal_error(enc, np.ones(57, dtype=bool), method="svd", progress=False)
+
+
+@pytest.mark.slow
+def test_structured_equals_dense_at_2257_workers():
+    """#22's acceptance bar on its largest size: PG(2,47), m = 2, structured = dense (downdate) to 1e-9."""
+    D = gcsim.bibd(2257, 48, 1)
+    sch = encode(D, 2, "rd", seed=0)
+    ctx = structured_context(sch)
+    assert ctx is not None
+    masks = straggler_model("bernoulli", 2257, p=0.1).sample(3, 11)
+    masks = np.vstack([np.ones((1, 2257), dtype=bool), masks])
+    masks[0, :5] = False  # five stragglers
+    got = ctx.errors(masks)
+    ref = optimal_error(sch, masks, method="downdate", progress=False)
+    assert np.all(np.abs(got - ref) <= 1e-9 * np.maximum(ref, 1e-300)), (got, ref)

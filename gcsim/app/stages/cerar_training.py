@@ -36,9 +36,14 @@ def cerar_training_stage(out: Path, full: bool, seed: int, progress: bool) -> di
         manifest_name="experiment_manifest.json",  # manifest.json is the stage's own record
     )
     key = key_cell(res["rows"])
+
+    def num(x: Any, fmt: str, unit: str) -> str:
+        return "none (not reached)" if x is None else format(x, fmt) + unit
+
     text = (
-        f"at 100 Mbit/s: ring {key['ring_seconds']} s, kappa-optimized c = 16 {key['key_seconds']} s to the target; "
-        f"final accuracy gap {key['accuracy_gap_points']} points; holds: {key['holds']}"
+        f"at 100 Mbit/s: ring {num(key['ring_seconds'], '.2f', ' s')}, kappa-optimized c = 16 "
+        f"{num(key['key_seconds'], '.2f', ' s')} to the target (medians); final accuracy ring - design "
+        f"{num(key['accuracy_gap_points'], '+.2f', ' points')}; holds: {key['holds']}"
     )
     files = ["results.csv", "results.json", "curves.csv", "designs.json", "figure.png", "experiment_manifest.json"]
     return {"ok": True, "files": files, "text": text}
