@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
@@ -292,6 +292,29 @@ def _check_stored_errors(E: np.ndarray, mN: int, bad: Any) -> None:
 # ----------------------------------------------------------------------------------------------
 
 
+def _table_card(
+    table: Any,
+    title: str,
+    *,
+    before_errors: Sequence[tuple[str, Any]] = (),
+    after_errors: Sequence[tuple[str, Any]] = (),
+    **kw: Any,
+) -> str:
+    """The Jupyter card of a decoder table (dense or structured): its patterns, scheme and errors' range."""
+    err = table.errors
+    spread = (float(err.min()), float(err.mean()), float(err.max())) if err.size else None
+    rows = [
+        ("patterns", "explicit list" if table.explicit else f"every |S| ≤ {table.s_max}"),
+        ("scheme", repr(table.scheme)),
+        *before_errors,
+        ("error min, mean, max", spread),
+        *after_errors,
+    ]
+    return _html.object_html(
+        title=title, kind=table.kind, params=table.params, rows=rows, status=_html.verdict(table), **kw
+    )
+
+
 class DecoderTableParams(NamedTuple):
     """Parameters of a :class:`DecoderTable`: the encoder's shape, the pattern count and ``s_max``
     (None for an explicit list of patterns)."""
@@ -416,19 +439,10 @@ class DecoderTable:
         """
 
         def card() -> str:
-            err = self.errors
-            spread = (float(err.min()), float(err.mean()), float(err.max())) if err.size else None
-            return _html.object_html(
-                title="DecoderTable",
-                kind=self.kind,
-                params=self.params,
-                rows=[
-                    ("patterns", "explicit list" if self.explicit else f"every |S| ≤ {self.s_max}"),
-                    ("scheme", repr(self.scheme)),
-                    ("error min, mean, max", spread),
-                    ("rcond", self.rcond),
-                ],
-                status=_html.verdict(self),
+            return _table_card(
+                self,
+                "DecoderTable",
+                after_errors=[("rcond", self.rcond)],
                 matrix=self.scheme.B,
                 caption="the scheme's encoder B (m·N rows × n workers)",
             )
@@ -1257,20 +1271,8 @@ class StructuredDecoderTable(DecoderTable):
         """Rich display in Jupyter: params, the errors' range, verification status (no dense matrix drawn)."""
 
         def card() -> str:
-            err = self.errors
-            spread = (float(err.min()), float(err.mean()), float(err.max())) if err.size else None
-            return _html.object_html(
-                title="StructuredDecoderTable",
-                kind=self.kind,
-                params=self.params,
-                rows=[
-                    ("patterns", "explicit list" if self.explicit else f"every |S| ≤ {self.s_max}"),
-                    ("scheme", repr(self.scheme)),
-                    ("stored per pattern", f"{self.m} x {self.m} gain + error"),
-                    ("error min, mean, max", spread),
-                ],
-                status=_html.verdict(self),
-            )
+            stored = ("stored per pattern", f"{self.m} x {self.m} gain + error")
+            return _table_card(self, "StructuredDecoderTable", before_errors=[stored])
 
         return _html.safe_html(self, card)
 

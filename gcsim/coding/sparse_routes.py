@@ -35,7 +35,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from fractions import Fraction
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -656,16 +655,9 @@ class SparseRD(StructuredRD):
         gram: tuple[Any, float] | None = None,
     ):
         fallback = check_bool("fallback", fallback)
-        self.incidence = incidence
-        D = np.array(D, dtype=np.float64)
-        D.setflags(write=False)
-        self.diagonals = D
-        self.m = int(D.shape[0])
-        self.options = MappingProxyType(dict(options))
-        self.decoder = None
-        self._dense: dict[str, np.ndarray] = {}
+        self._set_encoder(incidence, D, options)
         fb = _dense_fallback(self) if fallback and self._dense_fits() else None
-        self.context: SparseRDContext = SparseRDContext(incidence, D, lower, source, fb, gram)  # type: ignore[assignment]
+        self.context: SparseRDContext = SparseRDContext(incidence, self.diagonals, lower, source, fb, gram)
 
     def _dense_fits(self) -> bool:
         return self.m * self.num_parts * self.n <= limits.MAX_DENSE_ENTRIES
@@ -675,8 +667,7 @@ class SparseRD(StructuredRD):
         S = self.incidence
         if S.nnz and not np.all(S.data == 1):
             raise VerificationError("SparseRD.incidence: not a 0/1 matrix")
-        if self.diagonals.shape != (self.m, self.n) or not np.all(np.isfinite(self.diagonals)):
-            raise VerificationError("SparseRD: the diagonals must be a finite (m, n) array")
+        self._check_diagonals()
         return True
 
     def __repr__(self) -> str:

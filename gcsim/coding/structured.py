@@ -353,6 +353,11 @@ class StructuredRD:
     method = "rd"
 
     def __init__(self, incidence: sp.csc_matrix, D: np.ndarray, k: int, lam: int, options: dict[str, Any]):
+        self._set_encoder(incidence, D, options)
+        self.context = StructuredContext(self.diagonals, incidence.shape[0], k, lam)
+
+    def _set_encoder(self, incidence: sp.csc_matrix, D: np.ndarray, options: dict[str, Any]) -> None:
+        """The fields every RD encoder without a dense ``B`` has (read-only diagonals, no dense copies yet)."""
         self.incidence = incidence
         D = np.array(D, dtype=np.float64)
         D.setflags(write=False)
@@ -360,8 +365,11 @@ class StructuredRD:
         self.m = int(D.shape[0])
         self.options = MappingProxyType(dict(options))
         self.decoder = None
-        self.context = StructuredContext(D, incidence.shape[0], k, lam)
         self._dense: dict[str, np.ndarray] = {}
+
+    def _check_diagonals(self) -> None:
+        if self.diagonals.shape != (self.m, self.n) or not np.all(np.isfinite(self.diagonals)):
+            raise VerificationError(f"{type(self).__name__}: the diagonals must be a finite (m, n) array")
 
     @property
     def n(self) -> int:
@@ -409,8 +417,7 @@ class StructuredRD:
         k, lam = check_pair_gram(self.incidence, "StructuredRD.incidence")
         if (k, lam) != (self.context.k, self.context.lam):
             raise VerificationError(f"StructuredRD: (k, λ) = {(k, lam)} != the context's")
-        if self.diagonals.shape != (self.m, self.n) or not np.all(np.isfinite(self.diagonals)):
-            raise VerificationError("StructuredRD: the diagonals must be a finite (m, n) array")
+        self._check_diagonals()
         return True
 
     def __repr__(self) -> str:
