@@ -14,9 +14,12 @@ roundings than gloo's one addition per element; whole trajectories are not compa
 entry, as rounding differences grow through the training dynamics, which no bound covers.)
 """
 
+import io
+
 import numpy as np
 import pytest
 
+from gcsim._progress import StageProgress
 from gcsim.cerar.export import export_design
 from gcsim.cerar.factory import design
 from gcsim.executor.netem import netem_available
@@ -29,7 +32,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("mlxtend")
 
 from gcsim.learning.cerar_training import (  # noqa: E402
+    PROGRESS_FILE,
     Evaluator,
+    _read_progress,
     conv_net,
     n_parameters,
     payload_bytes,
@@ -101,7 +106,7 @@ def _check_cells(cells, rate):
     return row, summarize_cell(ring, rate=rate, label="ring", c=None, N=N, target=0.0)
 
 
-def _run(tmp_path, netem):
+def _run(tmp_path, netem, progress=None):
     ev = Evaluator(WIDTH, data_seed=0, per_class=20)
     cells = run_link(
         "1gbit" if netem else "local",
@@ -113,6 +118,7 @@ def _run(tmp_path, netem):
         netem=netem,
         timeout=120,
         keep=True,
+        progress=progress,
     )
     # the evaluator's cache: the same parameters are evaluated once
     theta = np.load(cells["ring"]["results"][0]["snapshots"][STEPS])
@@ -122,9 +128,21 @@ def _run(tmp_path, netem):
 
 
 def test_tiny_run_bytes_drift_and_exact_equals_plain_ddp(tmp_path):
-    cells = _run(tmp_path, netem=False)
+    stream = io.StringIO()
+    bar = StageProgress(2 * STEPS, "cerar-training:", "SGD steps", True, stream=stream, every=1e9)
+    cells = _run(tmp_path, netem=False, progress=bar)
+    bar.close()
     exact_row, ring_row = _check_cells(cells, "local")
     assert exact_row["wire_bytes_per_rank"] is None  # no interface to count outside a namespace
+    # progress: rank 0 reported the launch's last step of its last variant; the bar counted every step
+    assert _read_progress(tmp_path / "snap-local") == (2 * STEPS, "exact c=2")
+    assert bar.done == 2 * STEPS and stream.getvalue().splitlines()[-1].startswith(f"cerar-training: {2 * STEPS}/")
+
+
+def test_progress_file_round_trip_and_absent(tmp_path):
+    assert _read_progress(tmp_path) is None  # before rank 0 wrote anything
+    (tmp_path / PROGRESS_FILE).write_text("garbage")
+    assert _read_progress(tmp_path) is None
 
 
 @pytest.mark.skipif(not _OK, reason=f"network emulation not available: {_WHY}")

@@ -29,6 +29,7 @@ in every variant.
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ import numpy as np
 
 from .._optional import require
 from .._plotting import curve_styles, legend_below, new_figure, save
+from .._progress import StageProgress
 from .._validation import check_bool, check_int, check_real
 from ..cerar import errors as cerar_errors
 from ..cerar.constructions import r_star
@@ -175,6 +177,26 @@ def write_training_split(path: str | Path, *, data_seed: int = 0, per_class: int
     return path
 
 
+#: The file in a link's snapshot folder where rank 0 writes ``"<steps done> <label>"`` (read by :func:`run_link`).
+PROGRESS_FILE = "progress.txt"
+
+
+def _report_progress(folder: Path, done: int, label: str) -> None:
+    """Write ``"<done> <label>"`` into ``folder/PROGRESS_FILE`` atomically (the reader never sees half a line)."""
+    tmp = folder / f".{PROGRESS_FILE}.tmp"
+    tmp.write_text(f"{done} {label}")
+    tmp.replace(folder / PROGRESS_FILE)
+
+
+def _read_progress(folder: Path) -> tuple[int, str] | None:
+    """``(steps done, label)`` from ``folder/PROGRESS_FILE``, or None while there is none."""
+    try:
+        done, _, label = (folder / PROGRESS_FILE).read_text().partition(" ")
+        return int(done), label
+    except (OSError, ValueError):
+        return None
+
+
 def cerar_training_job(rank: int, world_size: int, spec: dict) -> dict:
     """One rank of the training runs over one link, every variant in turn (module level, for the launcher).
 
@@ -254,6 +276,8 @@ def cerar_training_job(rank: int, world_size: int, spec: dict) -> dict:
                 buckets = _bucket_elements(model)
             if step % every == 0 or step == steps:
                 snapshot(step)  # outside the clock: written here, evaluated by the launching process
+            if rank == 0 and (step % every == 0 or step == steps):
+                _report_progress(snap_dir, v * steps + step, label)  # outside the clock too
         tx1 = interface_tx_bytes(ifname) if ifname else None
         if state is not None:
             state.close()
@@ -463,6 +487,45 @@ def measure_design_errors(
     return {k: max(r["relative_error"][k] for r in res.results) for k in designs}
 
 
+class _ProgressWatch:
+    """While a launch runs, move ``progress`` on by the steps rank 0 reports in ``folder`` (polled each second).
+
+    On exit the launch's remaining steps are counted, so a link always adds ``total`` steps.
+    """
+
+    def __init__(self, folder: Path, rate: str, total: int, progress: StageProgress | None) -> None:
+        self.folder, self.rate, self.total, self.progress = folder, rate, int(total), progress
+        self.counted = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _poll(self) -> None:
+        assert self.progress is not None
+        state = _read_progress(self.folder)
+        if state is not None and state[0] > self.counted:
+            self.progress.working_on(f"{self.rate}: {state[1]}")
+            self.progress.update(min(state[0], self.total) - self.counted)
+            self.counted = min(state[0], self.total)
+
+    def _run(self) -> None:
+        while not self._stop.wait(1.0):
+            self._poll()
+
+    def __enter__(self) -> _ProgressWatch:
+        if self.progress is not None:
+            self.progress.working_on(f"{self.rate}: starting {self.total} steps")
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            if self.progress is not None and self.total > self.counted:
+                self.progress.update(self.total - self.counted)
+
+
 def run_link(
     rate: str,
     variants: list[tuple[str, str | None]],
@@ -475,13 +538,16 @@ def run_link(
     netem: bool = True,
     timeout: float = 3600.0,
     keep: bool = False,
+    progress: StageProgress | None = None,
 ) -> dict:
     """Train every variant over one link (inside a :class:`~gcsim.executor.netem.NetemTopology` of
     ``rate`` when ``netem``) in one launch, then evaluate them; label -> cell.
 
     A cell holds the ranks' run records (``results``, rank order), :func:`evaluate_run`'s record
     (``eval``), and the launch's wall time and load averages (shared by the link's cells).  The
-    snapshot files are deleted afterwards unless ``keep``.
+    snapshot files are deleted afterwards unless ``keep``.  With ``progress``, the launch's SGD steps
+    (``len(variants) * spec["steps"]``) are counted on it while the ranks train, as rank 0 reports
+    them every ``eval_every`` steps (:data:`PROGRESS_FILE`), the variant in training named.
     """
     netem, keep = check_bool("netem", netem), check_bool("keep", keep)
     import os
@@ -496,12 +562,13 @@ def run_link(
     spec = {**spec, "variants": list(variants), "snap_dir": str(snap), "data_file": str(data_file)}
     load_before = os.getloadavg()
     t0 = time.time()
-    if netem:
-        with NetemTopology(N, rate=rate) as topo:
-            spec["ifname"] = topo.ifname
-            res = launch(cerar_training_job, N, (spec,), timeout=timeout, **topo.launch_kwargs(port))
-    else:
-        res = launch(cerar_training_job, N, (spec,), timeout=timeout)
+    with _ProgressWatch(snap, rate, len(variants) * int(spec["steps"]), progress):
+        if netem:
+            with NetemTopology(N, rate=rate) as topo:
+                spec["ifname"] = topo.ifname
+                res = launch(cerar_training_job, N, (spec,), timeout=timeout, **topo.launch_kwargs(port))
+        else:
+            res = launch(cerar_training_job, N, (spec,), timeout=timeout)
     wall = time.time() - t0
     load_after = os.getloadavg()
     ranks = sorted(res.raise_on_failure().results, key=lambda r: r["rank"])
@@ -597,6 +664,7 @@ def cerar_training_experiment(
     steps: int | None = None,
     manifest_name: str = "manifest.json",
     log=print,
+    progress: bool = True,
 ) -> dict:
     """Run the experiment (root only: emulated links), write its files into ``out``; returns the summary.
 
@@ -606,7 +674,8 @@ def cerar_training_experiment(
     relative error), ``figure.png`` (:func:`plot_training`), ``manifest_name`` (command, versions,
     parameters, load averages, timings, the key cell's verdict :func:`key_cell`).  ``rates`` /
     ``steps`` override the scale's (for a smaller run); ``design_cache`` is the folder of the
-    κ-optimized designs (computed there when missing).
+    κ-optimized designs (computed there when missing).  ``progress``: the SGD steps of all links on a
+    bar (a terminal, a notebook) or as lines on stderr, naming the link and variant in training.
     """
     import json
     import os
@@ -616,6 +685,7 @@ def cerar_training_experiment(
     ok, why = netem_available()
     if not ok:
         raise RuntimeError(f"the CERAR training experiment needs emulated links: {why}")
+    progress = check_bool("progress", progress)
     scale = FULL if full else QUICK
     steps = int(scale["steps"] if steps is None else check_int("steps", steps, minimum=1))
     plan = {r: v for r, v in scale["rates"].items() if rates is None or r in rates}
@@ -625,8 +695,10 @@ def cerar_training_experiment(
     load_start = os.getloadavg()
     designs = experiment_designs(N, None if design_cache is None else Path(design_cache), log=log)
     work = Path(tempfile.mkdtemp(prefix="gcsim-cerar-training-"))
+    bar: StageProgress | None = None
     try:
         paths = {k: str(export_design(d, work, name=f"design{i}")) for i, (k, (d, _)) in enumerate(designs.items())}
+        log(f"measuring the {len(designs)} designs' errors on {N} ranks (float64, then float32 arithmetic)")
         errs = measure_design_errors({k: paths[k] for k in designs}, N)
         errs32 = measure_design_errors({k: paths[k] for k in designs}, N, compute_dtype="float32")
         design_rows = {}
@@ -656,11 +728,14 @@ def cerar_training_experiment(
         jobs = [(rate, labels, 0) for rate, labels in plan.items()]
         if KEY_RATE in plan:
             jobs += [(KEY_RATE, ["ring", KEY_VARIANT], k + 1) for k in range(int(scale["key_repeats"]))]
+        bar = StageProgress(
+            sum(len(labels) for _, labels, _ in jobs) * steps, "cerar-training:", "SGD steps", progress, every=30.0
+        )
         for rate, labels, repeat in jobs:
             port += 1
             t0 = time.time()
             variants = [(lab, paths.get(lab)) for lab in labels]
-            cells = run_link(rate, variants, N=N, spec=spec, work=work, evaluator=evaluator, port=port)
+            cells = run_link(rate, variants, N=N, spec=spec, work=work, evaluator=evaluator, port=port, progress=bar)
             for lab, cell in cells.items():
                 c = VARIANTS[lab][1] if VARIANTS[lab][0] is not None else None
                 row = summarize_cell(cell, rate=rate, label=lab, c=c, N=N, target=TARGET, repeat=repeat)
@@ -672,6 +747,8 @@ def cerar_training_experiment(
                 + f"  ({time.time() - t0:.0f} s, load {os.getloadavg()[0]:.1f})"
             )
     finally:
+        if bar is not None:
+            bar.close()
         shutil.rmtree(work, ignore_errors=True)
     import pandas as pd
 

@@ -34,6 +34,7 @@ def cerar_training_stage(out: Path, full: bool, seed: int, progress: bool) -> di
         full=full,
         design_cache=cache if cache.is_dir() else out / "designs",
         manifest_name="experiment_manifest.json",  # manifest.json is the stage's own record
+        progress=progress,
     )
     key = key_cell(res["rows"])
 
