@@ -138,3 +138,137 @@ def reference_residual(M: np.ndarray, T: np.ndarray) -> float:
         return _pivoted_qr_residual(M, T)
     X = np.linalg.lstsq(M, T, rcond=None)[0]
     return float(np.sum((M @ X - T) ** 2))
+
+
+def reference_error(B: np.ndarray, m: int, mask: np.ndarray) -> float:
+    """:func:`reference_residual` of ``B_F`` and ``T = I_m ⊗ 1_N`` (``F`` where ``mask`` is true).
+
+    >>> reference_error(np.ones((10, 3)), 2, np.array([True, False, True]))
+    5.0
+    """
+    B = np.asarray(B, dtype=float)
+    T = np.kron(np.eye(m), np.ones((B.shape[0] // m, 1)))
+    return reference_residual(B[:, np.asarray(mask, dtype=bool)], T)
+
+
+def exact_min_norm(M: np.ndarray, T: np.ndarray) -> list[list[Fraction]]:
+    """The minimum-norm least-squares solution ``M⁺ T`` exactly (``M``, ``T`` as their rational values).
+
+    With ``C`` the pivot columns of ``M`` (exact rank ``r``), ``M = C W`` for ``W = (CᵀC)⁻¹CᵀM``
+    (``r`` x ``n``, full row rank), so ``M⁺ = W⁺ C⁺ = Wᵀ(WWᵀ)⁻¹ (CᵀC)⁻¹Cᵀ``.
+
+    >>> [[str(x) for x in row] for row in exact_min_norm(np.ones((4, 2)), np.ones((4, 1)))]
+    [['1/2'], ['1/2']]
+    """
+    M = np.asarray(M, dtype=float)
+    T = np.asarray(T, dtype=float).reshape(M.shape[0], -1)
+    n, w = M.shape[1], T.shape[1]
+    cols = pivot_columns(M) if M.size else []
+    if not cols:
+        return [[Fraction(0)] * w for _ in range(n)]
+    Mq, Tq = _rational(M), _rational(T)
+    rows, k = len(Mq), len(cols)
+    G = [[sum((Mq[r][a] * Mq[r][b] for r in range(rows)), Fraction(0)) for b in cols] for a in cols]
+    CtM = [[sum((Mq[r][a] * Mq[r][j] for r in range(rows)), Fraction(0)) for j in range(n)] for a in cols]
+    CtT = [[sum((Mq[r][a] * Tq[r][c] for r in range(rows)), Fraction(0)) for c in range(w)] for a in cols]
+    W = _solve(G, CtM)  # k x n
+    Y = _solve(G, CtT)  # k x w: the least-squares coefficients on C
+    WWt = [[sum((W[a][j] * W[b][j] for j in range(n)), Fraction(0)) for b in range(k)] for a in range(k)]
+    Z = _solve(WWt, Y)  # k x w
+    return [[sum((W[a][j] * Z[a][c] for a in range(k)), Fraction(0)) for c in range(w)] for j in range(n)]
+
+
+#: a singular value within this factor of the rank cutoff makes the rank decision uncertified
+RANK_GAP = 100.0
+
+
+def _numerical_rank(sv: np.ndarray, cutoff: float, *, default_cutoff: bool = True) -> int:
+    """Singular values above ``cutoff``, refused unless the decision has a gap around it.
+
+    A float SVD moves each singular value by at most ``c p u σ_max`` (Weyl + backward stability).
+    Kept values must be at least ``RANK_GAP · cutoff``.  Under numpy's cutoff
+    ``max(shape)·ε·σ_max`` (``default_cutoff``) the values below it are the rounding of exact
+    zeros (that cutoff is the scale of ``c p u σ_max``); under an explicit ``rcond`` they must also
+    be below ``cutoff / RANK_GAP``.  With that gap every backward-stable solver, on any BLAS
+    kernel, makes the same rank decision.
+    """
+    low = 0.0 if default_cutoff else cutoff / RANK_GAP
+    near = sv[(sv > low) & (sv < cutoff * RANK_GAP)]
+    near = near if not default_cutoff else near[near > cutoff]
+    if near.size:
+        raise ValueError(f"singular values {near} near the rank cutoff {cutoff:.3g}: rank not certified")
+    return int(np.sum(sv > cutoff))
+
+
+def reference_min_norm(M: np.ndarray, T: np.ndarray, rcond: float | None = None) -> np.ndarray:
+    """``M⁺ T`` (the rank cut at ``rcond·σ_max``, numpy's ``max(shape)·ε`` for ``None``) for a test's reference.
+
+    The rank is decided from a certified gap (:func:`_numerical_rank`).  Full column rank: the
+    problem is well posed and ``numpy.linalg.lstsq`` is the reference (its error is the κ-based
+    bound of :func:`min_norm_tol`).  Rank-deficient, the rank exact in the float entries (0/1
+    assignments, repeated columns): the exact :func:`exact_min_norm`, rounded once -- a float
+    solver here is where ``gelsd`` depended on the OpenBLAS kernel.  Rank-deficient only
+    numerically (``rcond`` cuts a tiny but non-zero singular value): the truncated SVD at 50
+    digits (mpmath), no BLAS at all.
+
+    >>> reference_min_norm(np.ones((4, 2)), np.ones((4, 1))).ravel().tolist()
+    [0.5, 0.5]
+    """
+    M = np.asarray(M, dtype=float)
+    T = np.asarray(T, dtype=float).reshape(M.shape[0], -1)
+    n, w = M.shape[1], T.shape[1]
+    sv = np.linalg.svd(M, compute_uv=False) if M.size else np.zeros(0)
+    if sv.size == 0 or sv[0] == 0:
+        return np.zeros((n, w))
+    cutoff = (rcond if rcond is not None else max(M.shape) * np.finfo(float).eps) * sv[0]
+    r = _numerical_rank(sv, cutoff, default_cutoff=rcond is None)
+    if r == n:
+        return np.linalg.lstsq(M, T, rcond=None)[0]
+    if len(pivot_columns(M)) == r and M.size <= EXACT_MAX_ENTRIES:
+        return np.array([[float(x) for x in row] for row in exact_min_norm(M, T)])
+    return _mp_truncated_svd_solution(M, T, r)
+
+
+def _mp_truncated_svd_solution(M: np.ndarray, T: np.ndarray, r: int) -> np.ndarray:
+    """``V_r Σ_r⁻¹ U_rᵀ T`` from mpmath's SVD at 50 digits of the exact float entries."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        U, S, V = mpmath.svd_r(mpmath.matrix(M.tolist()))
+        Tm = mpmath.matrix(T.tolist())
+        X = mpmath.zeros(M.shape[1], T.shape[1])
+        for i in range(r):
+            coef = (U[:, i].T * Tm) / S[i]  # 1 x w
+            X += V[i, :].T * coef
+        return np.array(X.tolist(), dtype=float)
+
+
+def rank_cond(M: np.ndarray, rcond: float | None = None) -> float:
+    """``σ_1/σ_r`` over the certified rank ``r`` (:func:`_numerical_rank`): the κ of the minimum-norm problem."""
+    M = np.asarray(M, dtype=float)
+    sv = np.linalg.svd(M, compute_uv=False) if M.size else np.zeros(0)
+    if sv.size == 0 or sv[0] == 0:
+        return 1.0
+    cutoff = (rcond if rcond is not None else max(M.shape) * np.finfo(float).eps) * sv[0]
+    r = _numerical_rank(sv, cutoff, default_cutoff=rcond is None)
+    return float(sv[0] / sv[r - 1])
+
+
+def min_norm_tol(M: np.ndarray, T: np.ndarray, X: np.ndarray, rcond: float | None = None) -> float:
+    """Bound on ``‖fl(X) − X‖_F`` for a backward-stable minimum-norm solver, ``X`` the exact ``M⁺T``.
+
+    Higham, Accuracy and Stability, Thm 20.1 (and its rank-deficient form, Sec. 20.8, the rank
+    decision certified): ``‖ΔX‖ <= c m n u κ (2 + (κ + 1) ‖R‖/(‖M‖ ‖X‖)) ‖X‖`` with ``κ = σ_1/σ_r``
+    and ``R = M X − T``; :func:`tolerances.lstsq_tol` carries ``c m n u κ``.
+    """
+    from tolerances import lstsq_tol
+
+    M = np.asarray(M, dtype=float)
+    T = np.asarray(T, dtype=float).reshape(M.shape[0], -1)
+    kappa = rank_cond(M, rcond)
+    xn = float(np.linalg.norm(X))
+    if xn == 0:
+        return 0.0
+    rn = float(np.linalg.norm(M @ X - T))
+    scale = (2.0 + (kappa + 1.0) * rn / (float(np.linalg.norm(M, 2)) * xn)) * xn
+    return lstsq_tol(kappa, M.shape[0], max(M.shape[1], 1), scale)
