@@ -16,6 +16,11 @@ memory shared with other work:
     a float copy, its Gram matrix, the expected Gram matrix, comparison masks),
     so the peak stays near 1 GiB, and the exact Gram product ``A A^T`` costs at
     most ``4096^3 ≈ 6.9e10`` multiply-adds (a few seconds on one core).
+``MAX_SPARSE_ENTRIES = 2**26`` (67,108,864 stored entries)
+    Most stored entries of a sparse incidence gcsim builds from a formula without a dense
+    matrix or a block list (:func:`gcsim.combinatorics.difference_families.circulant_incidence`):
+    an int64 value and an int32 row index each, about 0.8 GiB at the limit, and the exact
+    checks copy it once.  PG(2, 317), 100,807 workers holding 318 parts each, stores 32,056,626.
 ``MAX_PATTERNS = 10**7``
     Most straggler patterns an exhaustive enumeration (``AllPatternsModel``)
     walks through: ``C(n, s) <= 10^7`` patterns of one ``s x s`` solve each
@@ -101,6 +106,7 @@ from .errors import InvalidArgumentError, SizeLimitError
 
 __all__ = [
     "MAX_DENSE_ENTRIES",
+    "MAX_SPARSE_ENTRIES",
     "MAX_PATTERNS",
     "MAX_EXISTENCE_ORDER",
     "MAX_QUAD_TERMS",
@@ -125,6 +131,7 @@ __all__ = [
 #: The limits and their defaults (each a module attribute of the same name).
 DEFAULTS: dict[str, int] = {
     "MAX_DENSE_ENTRIES": 2**24,
+    "MAX_SPARSE_ENTRIES": 2**26,
     "MAX_PATTERNS": 10**7,
     "MAX_EXISTENCE_ORDER": 2**24,
     "MAX_QUAD_TERMS": 5 * 10**7,
@@ -193,6 +200,7 @@ def _from_environment() -> dict[str, str]:
 
 
 MAX_DENSE_ENTRIES: int = DEFAULTS["MAX_DENSE_ENTRIES"]
+MAX_SPARSE_ENTRIES: int = DEFAULTS["MAX_SPARSE_ENTRIES"]
 MAX_PATTERNS: int = DEFAULTS["MAX_PATTERNS"]
 MAX_EXISTENCE_ORDER: int = DEFAULTS["MAX_EXISTENCE_ORDER"]
 MAX_QUAD_TERMS: int = DEFAULTS["MAX_QUAD_TERMS"]
