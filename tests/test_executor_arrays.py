@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import gcsim
+from backends import BACKENDS, cupy_usable
 from exact_lstsq import reference_residual
 from executor_tolerances import (
     cerar_error_operator_tol,
@@ -31,19 +32,6 @@ from gcsim.errors import InvalidArgumentError
 from gcsim.executor.arrays import batched_optimal_error, get_namespace, run_scheme, to_numpy
 from gcsim.executor.cerar_arrays import run_cerar
 from tolerances import SAFETY, cond, dot_tol, gamma, lstsq_tol, unit_roundoff
-
-
-def _cupy_usable() -> bool:
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        return False
-
-
-_NEEDS_GPU = [pytest.mark.gpu, pytest.mark.skipif(not _cupy_usable(), reason="CuPy/GPU not available")]
-BACKENDS = ["numpy", pytest.param("cupy", marks=_NEEDS_GPU)]
 
 
 def _brute_force(B, m, g, mask, X):
@@ -283,7 +271,7 @@ def test_validation_names_the_argument():
 
 
 def test_cupy_request_without_gpu_is_a_clear_error():
-    if _cupy_usable():
+    if cupy_usable():
         pytest.skip("a GPU is present")
     with pytest.raises(InvalidArgumentError, match="CuPy"):
         get_namespace("cupy")

@@ -19,6 +19,18 @@ so the *predicted* error is ``‖𝒢 (B_F X − T)‖_F²`` and, for isotropic 
 (i.i.d. entries of variance 1), ``E‖ĝ − ∇L‖² = w ‖B_F X − T‖_F²``; with the optimal
 decoder ``X* = B_F⁺ T`` that is ``w · err(B, F)``.
 
+Decoder tables.  ``decoder=table`` (a :class:`~gcsim.coding.decoder_table.DecoderTable` or a
+``StructuredDecoderTable``, e.g. one loaded with ``load_decoder_table``) reads the pattern's
+stored decoder; the table must have been built for this encoder (checked entry for entry), and a
+pattern it does not cover is refused unless ``fallback="optimal"`` (theory §47.6-7).
+
+Structured codes.  A :class:`~gcsim.coding.structured.StructuredRD` or a
+:class:`~gcsim.coding.sparse_routes.SparseRD` runs without its dense ``B``: the transmissions
+``Bᵀ Γ_G`` and the residual ``B_F X − T`` go through integer gathers of the incidence
+(:class:`gcsim.coding.structured_decoders.RDOperator`, chunked), and the optimal decoder comes
+from the structure (:func:`gcsim.coding.structured_decoders.structured_decoder`: Corollary 47.7,
+or conjugate gradients certified by Theorem 44.7), the same lines on NumPy and CuPy.
+
 CERAR (theory §50).  :func:`run_cerar` runs the ring protocol round by round on ``N``
 buffers and compares every worker's output with ``Σ_j g_j`` and with the prediction
 ``Σ_m E_{i,m} G_{i-m}`` from the design's error operators.
@@ -35,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._array_api import (
     asarray as _asarray,
@@ -44,8 +57,11 @@ from .._array_api import (
     to_numpy,
 )
 from .._validation import check_int, check_mask
+from ..coding.decoder_table import DecoderTable
 from ..coding.decoders import optimal_decoders
 from ..coding.kernels import check_rtol, eval_context, optimal_errors
+from ..coding.structured import StructuredRD
+from ..coding.structured_decoders import RDOperator, rd_operator, structured_decoder
 from ..errors import InvalidArgumentError
 from ..limits import array_shape, check_entries
 
@@ -93,6 +109,15 @@ class SchemeRun:
         ``w = ceil(d/m)``.
     backend : str
         Name of the array namespace.
+    route : str
+        ``"dense"`` (``B`` as a matrix) or ``"structured"`` (a ``StructuredRD``/``SparseRD`` through
+        its incidence: no dense ``B``).
+    decoder_source : str
+        ``"optimal"``, ``"fixed"``, ``"given"`` (an array), ``"table"`` (a decoder table's row) or
+        ``"table-fallback"`` (a pattern the table lacks, solved as ``"optimal"``).
+    decoder_gap : float
+        For the conjugate-gradient decoder of a ``SparseRD``: the certified bound ``‖S R‖_F²/c``
+        on ``residual − err(B, F)`` (Theorem 44.7); 0.0 otherwise.
     """
 
     decoded: Any
@@ -107,60 +132,143 @@ class SchemeRun:
     transmissions: Any
     block_length: int
     backend: str
+    route: str = "dense"
+    decoder_source: str = "optimal"
+    decoder_gap: float = 0.0
 
 
-def _decoder_matrix(scheme: Any, mask: np.ndarray, decoder: Any, xp, B):
-    """Decoder on F as an (|F|, m) xp array, plus the full (n, m) NumPy matrix."""
+def _same_encoder(a: Any, b: Any) -> bool:
+    """True when two encoders are the same matrix: sparse incidence and diagonals, else dense ``B``, entry for entry."""
+    if a is b:
+        return True
+    ia: Any = getattr(a, "incidence", None)
+    ib: Any = getattr(b, "incidence", None)
+    if sp.issparse(ia) and sp.issparse(ib) and hasattr(a, "diagonals") and hasattr(b, "diagonals"):
+        if ia.shape != ib.shape or (sp.csc_matrix(ia) != sp.csc_matrix(ib)).nnz:
+            return False
+        return bool(np.array_equal(np.asarray(a.diagonals), np.asarray(b.diagonals)))
+    return bool(np.array_equal(np.asarray(a.B), np.asarray(b.B)))
+
+
+def _check_table(table: DecoderTable, scheme: Any) -> None:
+    """Refuse a decoder table built for another encoder (shape ``(N, n, m)``, then the encoder itself)."""
+    mine = (int(scheme.num_parts), int(scheme.n), int(scheme.m))
+    theirs = (int(table.scheme.num_parts), int(table.n), int(table.m))
+    if mine != theirs:
+        raise InvalidArgumentError(
+            "decoder", f"the decoder table is for (N, n, m) = {theirs}, the scheme has (N, n, m) = {mine}"
+        )
+    if not _same_encoder(table.scheme, scheme):
+        raise InvalidArgumentError(
+            "decoder",
+            "the decoder table was built for another encoder of the same shape (its stored B, or incidence "
+            "and diagonals, differ from the scheme's); build the table from this scheme",
+        )
+
+
+def _optimal(scheme: Any, mask: np.ndarray, xp, B, op: RDOperator | None) -> tuple[Any, float]:
+    """The optimal decoder ``X* = B_F⁺ T`` as an (n, m) xp array (zero rows off F), and the CG gap."""
+    if op is not None:  # StructuredRD / SparseRD: from the structure, no dense B
+        res = structured_decoder(scheme, mask, operator=op)
+        return res.decoder, res.gap
+    if not mask.any():
+        return xp.zeros((scheme.n, scheme.m), dtype=xp.float64), 0.0
+    # minimum-norm least squares X* = B_F⁺ T (the one implementation, gcsim.coding.decoders)
+    return optimal_decoders(B, mask[None, :], scheme.m, xp=xp)[0, ...], 0.0
+
+
+def _decoder_matrix(scheme: Any, mask: np.ndarray, decoder: Any, fallback: str | None, xp, B, op):
+    """Decoder on F as an (|F|, m) xp array, the full (n, m) NumPy matrix, its source and the CG gap."""
     n, m = scheme.n, scheme.m
     F = np.flatnonzero(mask)
-    if isinstance(decoder, str):
+    Fi = _asarray(xp, F, dtype=xp.int64)
+    gap = 0.0
+    if isinstance(decoder, DecoderTable):
+        _check_table(decoder, scheme)
+        try:
+            Xh = np.asarray(decoder.decoder(mask), dtype=np.float64)
+            source = "table"
+        except InvalidArgumentError:
+            if fallback is None:
+                S = np.flatnonzero(~mask).tolist()
+                what = "its explicit patterns" if decoder.explicit else f"the patterns with at most {decoder.s_max}"
+                raise InvalidArgumentError(
+                    "nonstragglers",
+                    f"straggler set {S} is not in the decoder table ({len(decoder)} patterns: {what} "
+                    "stragglers); pass fallback='optimal' to solve it",
+                ) from None
+            Xo, gap = _optimal(scheme, mask, xp, B, op)
+            XF, source = Xo[Fi, :], "table-fallback"
+        else:
+            XF = _asarray(xp, Xh[F])
+    elif fallback is not None:
+        raise InvalidArgumentError("fallback", "applies to a decoder table only (decoder=DecoderTable)")
+    elif isinstance(decoder, str):
         if decoder == "optimal":
-            if F.size == 0:
-                XF = xp.zeros((0, m), dtype=xp.float64)
-            else:
-                # minimum-norm least squares X* = B_F⁺ T (the one implementation, gcsim.coding.decoders)
-                XF = optimal_decoders(B, mask[None, :], m, xp=xp)[0, ...][_asarray(xp, F, dtype=xp.int64), :]
+            Xo, gap = _optimal(scheme, mask, xp, B, op)
+            XF, source = Xo[Fi, :], "optimal"
         elif decoder in ("fixed", "reference"):
             if scheme.decoder is None:
                 raise InvalidArgumentError(
                     "decoder",
                     f"scheme {scheme.method!r} has no reference decoder; pass decoder='optimal' or an (n, m) array",
                 )
-            XF = _asarray(xp, np.asarray(scheme.decoder)[F])
+            XF, source = _asarray(xp, np.asarray(scheme.decoder)[F]), "fixed"
         else:
-            raise InvalidArgumentError("decoder", f"must be 'optimal', 'fixed' or an (n, m) array, got {decoder!r}")
+            raise InvalidArgumentError(
+                "decoder", f"must be 'optimal', 'fixed', a DecoderTable or an (n, m) array, got {decoder!r}"
+            )
     else:
         Xh = to_numpy(decoder, "decoder").astype(np.float64)
         if Xh.shape != (n, m) or not np.all(np.isfinite(Xh)):
             raise InvalidArgumentError("decoder", f"must be a finite (n, m) = {(n, m)} array, got shape {Xh.shape}")
-        XF = _asarray(xp, Xh[F])
+        XF, source = _asarray(xp, Xh[F]), "given"
     X = np.zeros((n, m))
     X[F] = to_numpy(XF)
-    return XF, X
+    return XF, X, source, gap
 
 
 def run_scheme(
-    scheme: Any, gradients: Any, nonstragglers: Any, *, decoder: Any = "optimal", xp: Any = None
+    scheme: Any,
+    gradients: Any,
+    nonstragglers: Any,
+    *,
+    decoder: Any = "optimal",
+    fallback: str | None = None,
+    xp: Any = None,
 ) -> SchemeRun:
     """Encode real partial gradients, drop the stragglers, decode, and measure the error.
 
     Parameters
     ----------
-    scheme : gcsim.coding.schemes.Scheme
-        Encoder ``B`` (``(mN, n)``, block-major rows).
+    scheme : Scheme, StructuredRD or SparseRD
+        Encoder ``B`` (``(mN, n)``, block-major rows).  A ``StructuredRD``
+        (:func:`gcsim.coding.structured.encode_structured`) or ``SparseRD``
+        (:func:`gcsim.coding.sparse_routes.encode_sparse`) never forms ``B`` (module docstring).
     gradients : array (N, d)
         Partial gradient ``g_i`` of part ``i`` (NumPy or CuPy), finite.
     nonstragglers : array of bool (n,)
         True = worker ``j``'s transmission arrives (``j ∈ F``).
-    decoder : "optimal", "fixed" or array (n, m)
-        ``X* = B_F⁺ T`` (default), the scheme's reference decoder restricted to ``F``,
-        or a given decoder (rows outside ``F`` ignored).
+    decoder : "optimal", "fixed", DecoderTable or array (n, m)
+        ``X* = B_F⁺ T`` (default), the scheme's reference decoder restricted to ``F``, the stored
+        decoder of the pattern in a table built for this encoder, or a given decoder (rows
+        outside ``F`` ignored).
+    fallback : None or "optimal"
+        With a table: ``None`` (default) refuses a pattern the table does not cover
+        (:class:`~gcsim.errors.InvalidArgumentError` naming the straggler set); ``"optimal"``
+        solves it as ``decoder="optimal"`` (``decoder_source`` says ``"table-fallback"``).
     xp : None, "numpy", "cupy" or module
         Array namespace (default: CuPy for CuPy gradients, else NumPy).
 
     Returns
     -------
     SchemeRun
+
+    Raises
+    ------
+    InvalidArgumentError
+        Bad gradients, mask or decoder; a table for another encoder; a pattern missing from the
+        table without a fallback; ``fallback`` without a table.
 
     Examples
     --------
@@ -174,10 +282,27 @@ def run_scheme(
     >>> r = run_scheme(sch, g, [True, True, True])
     >>> np.allclose(r.decoded, g.sum(axis=0)), r.error < 1e-20
     (True, True)
+
+    A decoder table, and a structured code (no dense ``B``):
+
+    >>> from gcsim.coding.decoder_table import decoder_table
+    >>> t = decoder_table(sch, s_max=1)
+    >>> run_scheme(sch, g, [True, True, False], decoder=t).decoder_source
+    'table'
+    >>> run_scheme(sch, g, [True, False, False], decoder=t, fallback="optimal").decoder_source
+    'table-fallback'
+    >>> from gcsim.coding.structured import encode_structured
+    >>> from gcsim.combinatorics.geometries import pg_flats
+    >>> enc = encode_structured(pg_flats(2, 3), 2, seed=0, points=13)
+    >>> r = run_scheme(enc, np.ones((13, 6)), [True] * 11 + [False] * 2)
+    >>> r.route, abs(r.residual - float(enc.context.errors(np.array([[True] * 11 + [False] * 2]))[0])) < 1e-12
+    ('structured', True)
     """
-    B_host = getattr(scheme, "B", None)
-    if B_host is None or not hasattr(scheme, "m"):
-        raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode)")
+    structured = isinstance(scheme, StructuredRD)
+    if not structured and (getattr(scheme, "B", None) is None or not hasattr(scheme, "m")):
+        raise InvalidArgumentError("scheme", "must be a Scheme (see gcsim.coding.encode), a StructuredRD or a SparseRD")
+    if fallback is not None and fallback != "optimal":
+        raise InvalidArgumentError("fallback", f"must be None or 'optimal', got {fallback!r}")
     m, N, n = int(scheme.m), int(scheme.num_parts), int(scheme.n)
     ns = _infer(xp, gradients)
     check_entries("gradients", array_shape(gradients), "the gradients (N x d)")  # logical size, before copies
@@ -192,16 +317,23 @@ def run_scheme(
         g = ns.concat([g, ns.zeros((N, w * m - d), dtype=ns.float64)], axis=1)
     # Γ_G: row k*N + i = g_i[k]
     GG = ns.reshape(ns.permute_dims(ns.reshape(g, (N, m, w)), (1, 0, 2)), (m * N, w))
-    B = _asarray(ns, B_host)
-    T = _asarray(ns, scheme.target())
-    tilde = B.T @ GG  # (n, w): what every worker sends
-    XF, X = _decoder_matrix(scheme, mask, decoder, ns, B)
     Fi = _asarray(ns, np.flatnonzero(mask), dtype=ns.int64)
+    if structured:  # through the incidence: Bᵀ Γ_G and B X by gathers, no dense B (module docstring)
+        op = rd_operator(scheme, ns)
+        B: Any = None
+        T = op.target()
+        tilde = op.apply_t(GG)  # (n, w): what every worker sends
+    else:
+        op = None
+        B = _asarray(ns, scheme.B)
+        T = _asarray(ns, scheme.target())
+        tilde = B.T @ GG  # (n, w): what every worker sends
+    XF, X, source, gap = _decoder_matrix(scheme, mask, decoder, fallback, ns, B, op)
     tilde_F = tilde[Fi, :]
     ghat_blocks = XF.T @ tilde_F  # (m, w)
     true_blocks = ns.sum(ns.reshape(g, (N, m, w)), axis=0)
     diff = ghat_blocks - true_blocks
-    R = B[:, Fi] @ XF - T  # B_F X - T, (mN, m)
+    R = (op.apply(_asarray(ns, X)) if op is not None else B[:, Fi] @ XF) - T  # B_F X - T, (mN, m)
     pred = GG.T @ R  # 𝒢 (B_F X - T), (w, m)
     error = float(ns.sum(diff * diff))
     flat_diff = ns.reshape(diff, (m * w,))[:d]
@@ -223,6 +355,9 @@ def run_scheme(
         transmissions=tilde,
         block_length=w,
         backend=ns.__name__,
+        route="structured" if structured else "dense",
+        decoder_source=source,
+        decoder_gap=gap,
     )
 
 
