@@ -99,7 +99,7 @@ EXACT_MAX_ENTRIES = 600
 
 
 def _pivoted_qr_residual(M: np.ndarray, T: np.ndarray) -> float:
-    """``‖T‖² − ‖Q_rᵀ T‖²`` on the orthonormal basis ``Q_r`` of a column-pivoted QR (no ``gelsd``).
+    """``‖T − Q_r Q_rᵀ T‖²`` on the orthonormal basis ``Q_r`` of a column-pivoted QR (no ``gelsd``).
 
     The rank ``r`` is the number of ``|R_ii|`` above ``max(shape)·ε·|R_11|`` (numpy's rank rule on
     the diagonal of the rank-revealing factor): a different LAPACK route from ``gelsd``, and a
@@ -110,8 +110,10 @@ def _pivoted_qr_residual(M: np.ndarray, T: np.ndarray) -> float:
     Q, R, _ = sl.qr(M, mode="economic", pivoting=True)
     d = np.abs(np.diag(R))
     r = int(np.sum(d > max(M.shape) * np.finfo(float).eps * d[0])) if d.size and d[0] > 0 else 0
-    proj = Q[:, :r].T @ T
-    return float(np.sum(T**2) - np.sum(proj**2))
+    Qr = Q[:, :r]
+    # the residual vector itself, not ‖T‖² − ‖Q_rᵀT‖²: that difference loses u ‖T‖² absolutely,
+    # which swamps a small residual (0 for a wide B_F of full row rank)
+    return float(np.sum((T - Qr @ (Qr.T @ T)) ** 2))
 
 
 def reference_residual(M: np.ndarray, T: np.ndarray) -> float:
@@ -133,11 +135,16 @@ def reference_residual(M: np.ndarray, T: np.ndarray) -> float:
     if M.shape[1] == 0:
         return float(np.sum(T**2))
     if M.shape[0] < M.shape[1] or np.linalg.matrix_rank(M) < M.shape[1]:
-        if M.size <= EXACT_MAX_ENTRIES:
-            return float(exact_residual(M, T))
-        return _pivoted_qr_residual(M, T)
+        return _deficient_residual(M, T)
     X = np.linalg.lstsq(M, T, rcond=None)[0]
     return float(np.sum((M @ X - T) ** 2))
+
+
+def _deficient_residual(M: np.ndarray, T: np.ndarray) -> float:
+    """The residual of a rank-deficient ``M``: exact up to ``EXACT_MAX_ENTRIES``, pivoted QR beyond."""
+    if M.size <= EXACT_MAX_ENTRIES:
+        return float(exact_residual(M, T))
+    return _pivoted_qr_residual(M, T)
 
 
 def reference_error(B: np.ndarray, m: int, mask: np.ndarray) -> float:
@@ -205,11 +212,11 @@ def reference_min_norm(M: np.ndarray, T: np.ndarray, rcond: float | None = None)
 
     The rank is decided from a certified gap (:func:`_numerical_rank`).  Full column rank: the
     problem is well posed and ``numpy.linalg.lstsq`` is the reference (its error is the κ-based
-    bound of :func:`min_norm_tol`).  Rank-deficient, the rank exact in the float entries (0/1
-    assignments, repeated columns): the exact :func:`exact_min_norm`, rounded once -- a float
-    solver here is where ``gelsd`` depended on the OpenBLAS kernel.  Rank-deficient only
-    numerically (``rcond`` cuts a tiny but non-zero singular value): the truncated SVD at 50
-    digits (mpmath), no BLAS at all.
+    bound of :func:`min_norm_tol`); full row rank (wide): the QR of ``Mᵀ``.  Rank-deficient, the
+    rank exact in the float entries (0/1 assignments, repeated columns): the exact
+    :func:`exact_min_norm`, rounded once -- a float solver here is where ``gelsd`` depended on the
+    OpenBLAS kernel.  Otherwise (``rcond`` cuts a tiny but non-zero singular value): the truncated
+    SVD at 50 digits (mpmath), no BLAS at all; small matrices only (~2 s for 20 x 44).
 
     >>> reference_min_norm(np.ones((4, 2)), np.ones((4, 1))).ravel().tolist()
     [0.5, 0.5]
@@ -224,6 +231,13 @@ def reference_min_norm(M: np.ndarray, T: np.ndarray, rcond: float | None = None)
     r = _numerical_rank(sv, cutoff, default_cutoff=rcond is None)
     if r == n:
         return np.linalg.lstsq(M, T, rcond=None)[0]
+    if r == M.shape[0]:
+        # full row rank (a wide B_F): the unique minimum-norm solution Q R⁻ᵀ T from the QR of Mᵀ,
+        # no rank decision inside (Higham Thm 21.4: the Q method, error c m n u κ ‖X‖)
+        import scipy.linalg as sl
+
+        Q, R = sl.qr(M.T, mode="economic")
+        return Q @ sl.solve_triangular(R, T, trans="T")
     if len(pivot_columns(M)) == r and M.size <= EXACT_MAX_ENTRIES:
         return np.array([[float(x) for x in row] for row in exact_min_norm(M, T)])
     return _mp_truncated_svd_solution(M, T, r)
@@ -272,3 +286,49 @@ def min_norm_tol(M: np.ndarray, T: np.ndarray, X: np.ndarray, rcond: float | Non
     rn = float(np.linalg.norm(M @ X - T))
     scale = (2.0 + (kappa + 1.0) * rn / (float(np.linalg.norm(M, 2)) * xn)) * xn
     return lstsq_tol(kappa, M.shape[0], max(M.shape[1], 1), scale)
+
+
+def check_min_norm_decoder(B: np.ndarray, m: int, mask: np.ndarray, X: np.ndarray, err: float) -> None:
+    """Assert that ``X`` (n, m) is the minimum-norm ``B_F⁺ T`` and ``err`` its squared residual.
+
+    The references are kernel-independent (:func:`reference_min_norm`, :func:`reference_residual`):
+    lstsq only where ``B_F`` has full column rank, exact fractions where it is rank-deficient
+    (naive, FR), where a float lstsq's minimum-norm ``X`` depended on the OpenBLAS kernel.
+    """
+    import math
+
+    from tolerances import SAFETY, gamma, lstsq_tol
+
+    mN = B.shape[0]
+    T = np.kron(np.eye(m), np.ones((mN // m, 1)))
+    assert np.all(X[~mask] == 0)
+    f = int(mask.sum())
+    if f == 0:
+        assert np.all(X == 0) and err == mN
+        return
+    BF = B[:, mask]
+    Xl = reference_min_norm(BF, T)
+    # Higham Thm 20.1 (rank-deficient: Sec. 20.8, the rank certified), κ = σ_1/σ_r, for the
+    # decoder's solver and the reference's (lstsq at full column rank; exact otherwise)
+    assert np.linalg.norm(X[mask] - Xl) <= 2 * min_norm_tol(BF, T, Xl)
+    rn = math.sqrt(reference_residual(BF, T))
+    # the error is the squared residual: ‖r‖² changes by <= 2 ‖r‖ ‖Δr‖ + ‖Δr‖², ‖Δr‖ <= c m n u κ ‖T‖
+    dr = 2 * lstsq_tol(rank_cond(BF), mN, f, math.sqrt(mN))
+    assert abs(err - rn * rn) <= 2 * rn * dr + dr * dr + SAFETY * gamma(mN * m) * rn * rn
+
+
+def checked_lstsq_residual(M: np.ndarray, T: np.ndarray) -> float:
+    """:func:`reference_residual` at the cost of one lstsq, for loops over thousands of patterns.
+
+    One ``numpy.linalg.lstsq``; its residual is kept where lstsq itself reports full column rank
+    (numpy's cutoff, the same rule as :func:`reference_residual`'s ``matrix_rank``), and replaced
+    by :func:`reference_residual`'s exact / pivoted-QR value where it reports a deficiency.
+    """
+    M = np.asarray(M, dtype=float)
+    T = np.asarray(T, dtype=float).reshape(M.shape[0], -1)
+    if M.shape[1] == 0:
+        return float(np.sum(T**2))
+    X, _, rank, _ = np.linalg.lstsq(M, T, rcond=None)
+    if rank == M.shape[1]:
+        return float(np.sum((M @ X - T) ** 2))
+    return _deficient_residual(M, T)

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import FANO
-from exact_lstsq import min_norm_tol, rank_cond, reference_min_norm, reference_residual
+from exact_lstsq import check_min_norm_decoder as lstsq_decoder_check, min_norm_tol, reference_min_norm
 from gcsim import limits
 from gcsim.coding.decoder_table import (
     DecoderTable,
@@ -30,7 +30,7 @@ from gcsim.coding.decoder_table import (
 )
 from gcsim.coding.schemes import Scheme, cyclic_repetition_assignment, encode, fractional_repetition_assignment
 from gcsim.errors import CatalogueError, InvalidArgumentError, VerificationError
-from tolerances import SAFETY, gamma, lstsq_tol
+from tolerances import SAFETY, gamma
 
 
 def reference_order(n: int, s_max: int) -> list[tuple[int, ...]]:
@@ -42,33 +42,6 @@ def mask_of(S, n):
     mk = np.ones(n, dtype=bool)
     mk[list(S)] = False
     return mk
-
-
-def lstsq_decoder_check(B: np.ndarray, m: int, mask: np.ndarray, X: np.ndarray, err: float) -> None:
-    """X (n, m) must be the minimum-norm B_F^+ T within the least-squares perturbation bound.
-
-    The reference is kernel-independent (tests/exact_lstsq.py): lstsq only where B_F has full
-    column rank; the exact B_F^+ T (fractions) where B_F is rank-deficient (naive, FR), where a
-    float lstsq's minimum-norm X depended on the OpenBLAS kernel.  The error against the exact
-    residual.
-    """
-    mN = B.shape[0]
-    T = np.kron(np.eye(m), np.ones((mN // m, 1)))
-    assert np.all(X[~mask] == 0)
-    f = int(mask.sum())
-    if f == 0:
-        assert err == mN
-        return
-    BF = B[:, mask]
-    Xl = reference_min_norm(BF, T)
-    # Higham Thm 20.1 (rank-deficient: Sec. 20.8, the rank certified), κ = σ_1/σ_r, for the table's
-    # solver and the reference's (lstsq at full column rank; exact otherwise)
-    assert np.linalg.norm(X[mask] - Xl) <= 2 * min_norm_tol(BF, T, Xl)
-    rn = math.sqrt(reference_residual(BF, T))
-    kappa = rank_cond(BF)
-    # the stored error is the squared residual: ‖r‖² changes by <= 2 ‖r‖ ‖Δr‖ + ‖Δr‖², ‖Δr‖ <= c m n u κ ‖T‖
-    dr = 2 * lstsq_tol(kappa, mN, f, math.sqrt(mN))
-    assert abs(err - rn * rn) <= 2 * rn * dr + dr * dr + SAFETY * gamma(mN * m) * rn * rn
 
 
 # ----------------------------------------------------------------------------------------------
