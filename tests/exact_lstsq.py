@@ -324,11 +324,17 @@ def checked_lstsq_residual(M: np.ndarray, T: np.ndarray) -> float:
     (numpy's cutoff, the same rule as :func:`reference_residual`'s ``matrix_rank``), and replaced
     by :func:`reference_residual`'s exact / pivoted-QR value where it reports a deficiency.
     """
+    return checked_lstsq(M, T)[0]
+
+
+def checked_lstsq(M: np.ndarray, T: np.ndarray) -> tuple[float, float]:
+    """:func:`checked_lstsq_residual` and κ over the singular values above numpy's cutoff (lstsq's own)."""
     M = np.asarray(M, dtype=float)
     T = np.asarray(T, dtype=float).reshape(M.shape[0], -1)
     if M.shape[1] == 0:
-        return float(np.sum(T**2))
-    X, _, rank, _ = np.linalg.lstsq(M, T, rcond=None)
+        return float(np.sum(T**2)), 1.0
+    X, _, rank, sv = np.linalg.lstsq(M, T, rcond=None)
+    kappa = float(sv[0] / sv[rank - 1]) if rank else 1.0
     if rank == M.shape[1]:
-        return float(np.sum((M @ X - T) ** 2))
-    return _deficient_residual(M, T)
+        return float(np.sum((M @ X - T) ** 2)), kappa
+    return _deficient_residual(M, T), kappa

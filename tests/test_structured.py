@@ -1,7 +1,8 @@
 """The structured route (theory §42): RD on designs with AᵀA = (k − λ)I + λJ.
 
 Every value is checked against a computation that does not use the code under test: exact rationals
-(sympy), a per-pattern ``numpy.linalg.lstsq`` on the dense ``B``, Theorem 4(a) of §45 and the dense
+(sympy), a per-pattern ``numpy.linalg.lstsq`` on the dense ``B`` (exact rationals or a pivoted QR where
+``B_F`` is rank-deficient, tests/exact_lstsq.py), Theorem 4(a) of §45 and the dense
 SVD route; tolerances are the proved bound β(f) of Theorem 42.2 plus the reference's own bound
 (tests/tolerances.py).
 """
@@ -16,6 +17,7 @@ import scipy.sparse as sp
 import sympy
 
 import gcsim
+from exact_lstsq import checked_lstsq
 from gcsim.coding import structured
 from gcsim.coding.bounds import bibd_optimal_error_m1
 from gcsim.coding.evaluate import expected_error, optimal_error, optimal_error_all
@@ -45,13 +47,15 @@ def _patterns(rng: np.random.Generator, n: int, count: int) -> np.ndarray:
 
 
 def _lstsq_error(B: np.ndarray, T: np.ndarray, mask: np.ndarray) -> tuple[float, float]:
-    """``min_X ‖B_F X − T‖²`` by numpy's lstsq, and κ(B_F) over its non-zero singular values."""
+    """``min_X ‖B_F X − T‖²`` and κ(B_F) over its non-zero singular values.
+
+    lstsq where ``B_F`` has full column rank; exact rationals or a pivoted QR where lstsq reports a
+    deficiency (tests/exact_lstsq.py), where gelsd's answer depended on the OpenBLAS kernel.
+    """
     BF = B[:, mask]
     if BF.shape[1] == 0:
         return float(np.sum(T**2)), 1.0
-    X, _, _, sv = np.linalg.lstsq(BF, T, rcond=None)
-    kept = sv[sv > max(BF.shape) * np.finfo(float).eps * sv[0]] if sv.size and sv[0] > 0 else sv[:0]
-    return float(np.sum((BF @ X - T) ** 2)), float(kept[0] / kept[-1]) if kept.size else 1.0
+    return checked_lstsq(BF, T)
 
 
 def _exact_error(B: np.ndarray, T: np.ndarray, mask: np.ndarray) -> Fraction:
