@@ -33,7 +33,7 @@ from gcsim.errors import CatalogueError, VerificationError
 def instances() -> list[tuple[str, Callable[[], Any]]]:
     """(label, factory) of one or more objects of every kind gcsim builds."""
     from gcsim.cerar import design as cerar_design
-    from gcsim.coding import partial
+    from gcsim.coding import partial, sparse_routes, structured
     from gcsim.combinatorics import baselines, expanders
 
     fano = lambda: gcsim.bibd(7, 3, 1)  # noqa: E731 - a factory per row keeps the table readable
@@ -67,6 +67,8 @@ def instances() -> list[tuple[str, Callable[[], Any]]]:
             ("straggler bernoulli", lambda: gcsim.straggler_model("bernoulli", 7, p=0.1)),
             ("straggler worst", lambda: gcsim.straggler_model("worst", 7, s=2)),
             ("decoder table", lambda: gcsim.decoder_table(gcsim.encode(fano(), 2, "rd", seed=3), 1)),
+            ("structured rd", lambda: structured.encode_structured(gcsim.bibd(13, 4, 1), 2, seed=0)),
+            ("sparse rd", lambda: sparse_routes.encode_sparse(sparse_routes.lattice_graph_sparse(4), 2, seed=1)),
             ("cerar exact", lambda: cerar_design(4, 4, "exact")),
             ("cerar perturbation", lambda: cerar_design(4, 8, "perturbation", eps=0.01)),
         ]

@@ -25,13 +25,21 @@ import numpy as np
 from .. import _html, _plotting, limits
 from .._optional import require
 from .._validation import check_bool, check_dense_size, check_int, check_mask
-from ..catalogue.codes import CODE_FORMAT, CODE_MANIFEST, ExportedCode, load_code, mask_digest, straggler_sets
+from ..catalogue.codes import (
+    CODE_FORMAT,
+    CODE_MANIFEST,
+    ExportedCode,
+    load_code,
+    mask_digest,
+    straggler_sets,
+    table_masks,
+)
 from ..catalogue.objects import export_object, export_object_at
 from ..coding.decoder_table import DecoderTable, decoder_table, pattern_count
 from ..coding.encoders import get_encoder
 from ..coding.schemes import Scheme, encode
 from ..coding.sparse_routes import SparseSRG
-from ..coding.structured import StructuredRD
+from ..coding.structured import StructuredContext, StructuredRD
 from ..errors import InvalidArgumentError, VerificationError
 from ..io.bundle import check_bundle_name, check_path
 from ..io.manifest import atomic_write_text, check_folder, dumps, provenance
@@ -345,14 +353,20 @@ class Advice:
         """Write the candidate of rank ``rank`` into ``folder/<name>``, atomically; returns that folder.
 
         Contents: the assignment (a catalogue bundle, ``<kind>/<params>``), the encoder
-        (``encoder.npz/.json``, :meth:`Scheme.to_arrays`), the decoders and ``advice.json`` (the
-        question, the row, the files and provenance).  Decoders: a
+        (``encoder.npz/.json``: a dense ``"scheme"`` bundle, :meth:`Scheme.to_arrays`, or, for a
+        structured or sparse encoder whose ``B`` is over :data:`gcsim.limits.MAX_DENSE_ENTRIES`,
+        a ``"structured_scheme"`` bundle of its sparse incidence and diagonals; see
+        :func:`exportable_scheme`), the decoders and ``advice.json`` (the question, the row, the
+        files, the decoding rule of this encoder and provenance).  Decoders: a
         :class:`~gcsim.coding.decoder_table.DecoderTable` of every pattern with at most ``s_max``
         stragglers (default: the model's ``s``) when its pattern count is within
         :data:`gcsim.limits.MAX_PATTERNS` and its entries within
-        :data:`gcsim.limits.MAX_DENSE_ENTRIES`, or of the patterns you choose (``patterns``);
-        otherwise ``advice.json`` states the decoding rule (the minimum-norm least-squares decoder
-        ``X = B_F^+ T`` of the arrived workers, computed at run time) and why no table was written.
+        :data:`gcsim.limits.MAX_DENSE_ENTRIES`, or of the patterns you choose (``patterns``; for a
+        structured encoder a :class:`~gcsim.coding.decoder_table.StructuredDecoderTable` of gains,
+        theory §47.7, at any size); otherwise ``advice.json`` states the decoding rule (the
+        minimum-norm least-squares decoder ``X = B_F^+ T`` of the arrived workers, computed at run
+        time; for a structured or sparse encoder, how it is computed without ``B``) and why no
+        table was written.  A sparse encoder (theory §44) beyond the dense limit has no table.
         ``advice.json`` names the set of patterns in ``decoder_patterns``.  Everything is written
         into a hidden staging folder inside ``folder`` and renamed into place, so ``folder/<name>``
         is complete or absent; the decoders are computed (and every argument checked) before
@@ -389,7 +403,7 @@ class Advice:
         InvalidArgumentError
             ``rank`` outside the table, a bad ``name`` or ``s_max``; ``patterns`` that are not
             boolean (or 0/1) masks over the ``n`` workers, ragged, empty, repeated, or given with
-            ``s_max``.
+            ``s_max``; ``patterns`` for a sparse encoder beyond the dense limit (no table form).
         SizeLimitError
             More ``patterns`` than :data:`gcsim.limits.MAX_PATTERNS`, or a table beyond
             :data:`gcsim.limits.MAX_DENSE_ENTRIES` entries.
@@ -423,11 +437,19 @@ class Advice:
         check_bundle_name("name", stem)
         table: DecoderTable | None = None
         decoders_note = ""
+        tabulable = _tabulable(scheme)
         if patterns is not None:
             if s_max is not None:
                 raise InvalidArgumentError("patterns", "give s_max (every pattern up to s_max) or patterns, not both")
+            if not tabulable:
+                raise InvalidArgumentError(
+                    "patterns",
+                    f"the {type(scheme).__name__} (theory §44) over MAX_DENSE_ENTRIES has no decoder table: dense "
+                    "decoders do not fit and the gain tables of theory §47.7 need AᵀA = aI + λJ; export without "
+                    "patterns= (advice.json states the decoding rule)",
+                )
             table = decoder_table(scheme, patterns=_check_patterns(patterns, scheme.n))
-            chosen = np.asarray(table.to_arrays()["patterns"], dtype=bool)
+            chosen = table_masks(table)
             pattern_set: dict[str, Any] = {"set": "chosen", "count": len(table), "sha256": mask_digest(chosen)}
             if len(table) <= _LISTED_PATTERNS:
                 pattern_set["stragglers"] = straggler_sets(chosen)
@@ -438,14 +460,21 @@ class Advice:
         else:
             if s_max is None:
                 s_max = self.question.get("s")
-            if s_max is not None:
+            if s_max is not None and not tabulable:
+                s_max = check_int("s_max", s_max, minimum=0, maximum=scheme.n)
+                decoders_note = (
+                    f"no table: the {type(scheme).__name__} (theory §44) over MAX_DENSE_ENTRIES has no table form "
+                    "(dense decoders do not fit; gain tables need AᵀA = aI + λJ, theory §47.7)"
+                )
+            elif s_max is not None:
                 s_max = check_int("s_max", s_max, minimum=0, maximum=scheme.n)
                 count = pattern_count(scheme.n, s_max)
-                if count > limits.MAX_PATTERNS or count * scheme.n * scheme.m > limits.MAX_DENSE_ENTRIES:
+                # entries per pattern: a dense decoder (n m), or a structured table's gain and error (m² + 1)
+                per = scheme.m * scheme.m + 1 if isinstance(scheme, StructuredRD) else scheme.n * scheme.m
+                if count > limits.MAX_PATTERNS or count * per > limits.MAX_DENSE_ENTRIES:
                     decoders_note = (
-                        f"no table: {count:,} patterns with at most {s_max} stragglers (x n m = "
-                        f"{scheme.n * scheme.m} entries) exceed gcsim.limits.MAX_PATTERNS / MAX_DENSE_ENTRIES "
-                        "(pass patterns= for a table of chosen patterns)"
+                        f"no table: {count:,} patterns with at most {s_max} stragglers (x {per} entries) exceed "
+                        "gcsim.limits.MAX_PATTERNS / MAX_DENSE_ENTRIES (pass patterns= for a table of chosen patterns)"
                     )
                 else:
                     table = decoder_table(scheme, s_max)
@@ -474,7 +503,7 @@ class Advice:
         staging.mkdir()
         try:
             assignment_json = export_object(structure, staging, "assignment")
-            export_object_at(scheme, staging / "encoder")  # a scheme bundle: `gcsim load <folder>/encoder`
+            export_object_at(scheme, staging / "encoder")  # `gcsim load <folder>/encoder` reads it alone
             files = {
                 "assignment": str(assignment_json.relative_to(staging).with_suffix("")),
                 "encoder": "encoder",
@@ -490,8 +519,7 @@ class Advice:
                 "files": files,
                 "decoding": decoding,
                 "decoder_patterns": pattern_set,
-                "decoding_rule": "X = pinv(B_F) T: the minimum-norm least-squares decoder of the arrived workers F "
-                "(numpy.linalg.lstsq, rcond=None), T = I_m kron 1_N",
+                "decoding_rule": decoding_rule(scheme),
                 "provenance": provenance(),
             }
             atomic_write_text(staging / MANIFEST, dumps(manifest))
@@ -505,28 +533,37 @@ class Advice:
 
 
 def exportable_scheme(scheme: Any, obj: Any) -> Any:
-    """The :class:`~gcsim.coding.Scheme` an exported code stores for a candidate's encoder.
+    """The encoder an exported code stores for a candidate's encoder: a dense Scheme where ``B`` fits.
 
     A dense scheme is itself.  A structured or sparse encoder (:class:`~gcsim.coding.structured.StructuredRD`,
-    :class:`~gcsim.coding.sparse_routes.SparseRD`, the advisor's ``B = A`` encoder) has no bundle of
-    its own: an exported code's encoder is a scheme bundle, read back by
-    :func:`gcsim.catalogue.codes.load_code` as a :class:`~gcsim.coding.Scheme` and compared with the
-    exported assignment.  It is rebuilt by :func:`gcsim.coding.encode` on the candidate's object with
-    the encoder's method and options (RD: the same ``seed``, ``eps``, ``dist``, so the same diagonals),
-    and its ``B`` is checked equal to the structured encoder's, entry by entry.  Beyond
-    :data:`gcsim.limits.MAX_DENSE_ENTRIES` that ``B`` cannot be formed and the export is refused
-    with :class:`~gcsim.errors.SizeLimitError` before anything is written; the structured encoder
-    itself is evaluated and tabulated without it (``gcsim decoder-table``).
+    :class:`~gcsim.coding.sparse_routes.SparseRD`, the advisor's ``B = A`` encoder) whose dense
+    ``B`` fits :data:`gcsim.limits.MAX_DENSE_ENTRIES` is stored as a scheme bundle (so small codes
+    export as before): it is rebuilt by :func:`gcsim.coding.encode` on the candidate's object with
+    the encoder's method and options (RD: the same ``seed``, ``eps``, ``dist``, so the same
+    diagonals), and its ``B`` is checked equal to the structured encoder's, entry by entry.
+    Beyond the limit it is itself: its ``"structured_scheme"`` bundle holds the sparse incidence
+    and the diagonals (``O(nnz + m n)`` numbers), and :func:`gcsim.catalogue.codes.load_code`
+    re-derives the diagonals from the options, re-checks the incidence's algebra (``AᵀA = aI +
+    λJ``, or the lower bound of theory §44) and compares the incidence with the exported
+    assignment.
 
+    >>> from gcsim import limits
     >>> from gcsim.combinatorics.bibd import bibd
     >>> from gcsim.coding.structured import encode_structured
     >>> d = bibd(13, 4)
     >>> dense = exportable_scheme(encode_structured(d, 2, seed=3), d)
     >>> type(dense).__name__, dense.method, dense.options["seed"]
     ('Scheme', 'rd', 3)
+    >>> enc, old = encode_structured(d, 2, seed=3), limits.MAX_DENSE_ENTRIES
+    >>> limits.MAX_DENSE_ENTRIES = 300                      # B: 26 x 13 = 338 entries, over it
+    >>> type(exportable_scheme(enc, d)).__name__
+    'StructuredRD'
+    >>> limits.MAX_DENSE_ENTRIES = old
     """
     if not isinstance(scheme, StructuredRD):
         return scheme
+    if scheme.m * scheme.num_parts * scheme.n > limits.MAX_DENSE_ENTRIES:
+        return scheme  # the structured bundle: no dense matrix
     check_dense_size(
         "B",
         scheme.m * scheme.num_parts,
@@ -542,6 +579,44 @@ def exportable_scheme(scheme: Any, obj: Any) -> Any:
     if not np.array_equal(np.asarray(dense.B), np.asarray(scheme.B)):
         raise VerificationError(f"export: the dense {scheme.method} encoder differs from the structured one")
     return dense
+
+
+def _tabulable(scheme: Any) -> bool:
+    """Whether a decoder table can be made: a dense scheme, or a structured encoder of theory §42 (gains, §47.7)."""
+    return not isinstance(scheme, StructuredRD) or isinstance(scheme.context, StructuredContext)
+
+
+def decoding_rule(scheme: Any) -> str:
+    """``advice.json``'s ``decoding_rule``: the minimum-norm least-squares decoder and how ``scheme`` computes it.
+
+    >>> from gcsim.combinatorics.bibd import bibd
+    >>> from gcsim.coding.schemes import encode
+    >>> decoding_rule(encode(bibd(7, 3), 1, "naive"))[:60]
+    'X = pinv(B_F) T: the minimum-norm least-squares decoder of t'
+    """
+    if not isinstance(scheme, StructuredRD):
+        return (
+            "X = pinv(B_F) T: the minimum-norm least-squares decoder of the arrived workers F "
+            "(numpy.linalg.lstsq, rcond=None), T = I_m kron 1_N"
+        )
+    if _tabulable(scheme):
+        c = scheme.context
+        return (
+            "X = pinv(B_F) T = diag(1_F) V G_F with G_F = k (a I_m + lambda M_F)^-1 (theory §47.7, Corollary 47.7): "
+            "the minimum-norm least-squares decoder of the arrived workers F, computed from the encoder's sparse "
+            f"incidence (A^T A = aI + lambda J, k = {c.k}, lambda = {c.lam}, a = {c.a}) and its diagonals U = "
+            "diagonals^T without forming B; V has rows u_j / |u_j|^2 (0 where u_j = 0), M_F = sum over j in F, "
+            "u_j != 0 of u_j u_j^T / |u_j|^2; T = I_m kron 1_N"
+        )
+    sparse: Any = scheme.context  # a SparseRDContext: the bound c of theory §44 and its source
+    return (
+        "X = pinv(B_F) T: the minimum-norm least-squares decoder of the arrived workers F; its rows are 0 for the "
+        "workers j with u_j = 0 and, on the others F', the unique solution of Gamma_F'F' X = H_F' with "
+        "Gamma = (A^T A) o (U U^T), H = diag(k_j) U (U = diagonals^T, k_j the load of worker j): B_F' has full "
+        f"column rank since lambda_min(S Gamma S) >= c = {sparse.lower:.6g} > 0 ({sparse.source}; "
+        "theory §44). Computed from the sparse incidence and the diagonals without forming B (block conjugate "
+        "gradients, each error enclosed by Theorem 44.2); T = I_m kron 1_N"
+    )
 
 
 #: Up to this many chosen patterns, ``advice.json`` lists the straggler set of each.

@@ -5,7 +5,9 @@
     <folder>/
       advice.json             format "gcsim-advice-export": the question, the candidate, the files
       <kind>/assignment.*     the assignment (a catalogue bundle of its kind)
-      encoder.{json,npz}      the encoder (a "scheme" bundle)
+      encoder.{json,npz}      the encoder: a "scheme" bundle (dense B) or, when B is over
+                              gcsim.limits.MAX_DENSE_ENTRIES, a "structured_scheme" bundle
+                              (sparse incidence + diagonals, never B)
       decoders.{json,npz}     the decoder table (when one was written)
 
 Every part is a catalogue bundle, so the folder is read here, in the catalogue layer, below
@@ -26,9 +28,11 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..coding.decoder_table import DecoderTable, load_decoder_table
 from ..coding.schemes import Scheme
+from ..coding.structured import StructuredRD
 from ..errors import CatalogueError
 from ..io.bundle import DEFAULT_MAX_BYTES, MAX_MANIFEST_BYTES, check_path, load_bundle
 from ..io.manifest import read_json_object
@@ -42,6 +46,7 @@ __all__ = [
     "is_code_folder",
     "mask_digest",
     "straggler_sets",
+    "table_masks",
 ]
 
 #: Manifest file name of an exported code.
@@ -57,11 +62,13 @@ class ExportedCode:
     """An exported code loaded back: assignment object, encoder, decoder table (or None), manifest.
 
     ``kind`` is ``"code"``; :attr:`params` are the assignment's; :meth:`verify` re-checks the
-    three parts (each was verified when loaded).
+    three parts (each was verified when loaded).  ``scheme`` is a dense
+    :class:`~gcsim.coding.Scheme`, or a :class:`~gcsim.coding.structured.StructuredRD` (or its
+    sparse subclass) for a code exported beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES`.
     """
 
     assignment: Any
-    scheme: Scheme
+    scheme: Scheme | StructuredRD
     decoders: DecoderTable | None
     manifest: Mapping[str, Any]
 
@@ -88,6 +95,12 @@ def straggler_sets(masks: np.ndarray) -> list[list[int]]:
     [[1], [0, 1]]
     """
     return [np.flatnonzero(~mk).tolist() for mk in masks]
+
+
+def table_masks(table: DecoderTable) -> np.ndarray:
+    """The ``(count, n)`` boolean masks of a decoder table's rows, in row order (dense or structured table)."""
+    parts = [mk for _, mk in table.iter_patterns()]
+    return np.concatenate(parts).astype(bool) if parts else np.zeros((0, table.n), dtype=bool)
 
 
 def mask_digest(masks: np.ndarray) -> str:
@@ -118,8 +131,10 @@ def load_code(folder: str | os.PathLike, *, verify: bool = True, max_bytes: int 
     The assignment and the encoder are loaded as catalogue bundles
     (:func:`gcsim.catalogue.load_object`), the decoders by
     :func:`~gcsim.coding.decoder_table.load_decoder_table` (every pattern re-solved); the
-    encoder's assignment must be the exported assignment, and the table must hold the patterns
-    the manifest names (``decoder_patterns``).
+    encoder's assignment must be the exported assignment (compared as sparse incidences for a
+    ``"structured_scheme"`` encoder: no dense matrix), the table's encoder must be the encoder
+    (the same ``B``; a structured table: the same incidence and diagonals, bit for bit), and the
+    table must hold the patterns the manifest names (``decoder_patterns``).
 
     Parameters
     ----------
@@ -149,22 +164,55 @@ def load_code(folder: str | os.PathLike, *, verify: bool = True, max_bytes: int 
         raise CatalogueError(f"{root}: {CODE_MANIFEST} lists no assignment and encoder")
     obj = load_object(_part(root, files, "assignment"), verify=verify, max_bytes=max_bytes)
     scheme = _load_encoder(_part(root, files, "encoder"), verify, max_bytes)
-    if not np.array_equal(scheme.assignment, np.asarray(obj.assignment)):
+    if not _same_assignment(scheme, obj):
         raise CatalogueError(f"{root}: the encoder's assignment differs from the exported assignment")
     table = None
     if "decoders" in files:
         table = load_decoder_table(_part(root, files, "decoders"), verify=verify, max_bytes=max_bytes)
+        if not _same_encoder(table.scheme, scheme):
+            raise CatalogueError(f"{root}: the decoder table was made for another encoder than the exported one")
     _check_pattern_set(root, manifest.get("decoder_patterns"), table)
     return ExportedCode(obj, scheme, table, MappingProxyType(manifest))
 
 
-def _load_encoder(path: Path, verify: bool, max_bytes: int) -> Scheme:
-    """The encoder bundle as a Scheme (also one written before encoders recorded their array names)."""
+def _incidence(obj: Any) -> sp.csc_matrix:
+    """The 0/1 pattern of an object's assignment as a canonical CSC matrix (its sparse ``incidence`` if it has one)."""
+    inc = getattr(obj, "incidence", None)
+    S = sp.csc_matrix(inc if sp.issparse(inc) else np.asarray(obj.assignment), dtype=np.int64, copy=True)
+    S.sum_duplicates()
+    S.eliminate_zeros()
+    return S
+
+
+def _same_assignment(scheme: Any, obj: Any) -> bool:
+    """Whether the encoder's assignment is the object's (sparsely for a structured encoder)."""
+    if not isinstance(scheme, StructuredRD):
+        return bool(np.array_equal(scheme.assignment, np.asarray(obj.assignment)))
+    a, b = _incidence(scheme), _incidence(obj)
+    return a.shape == b.shape and (a != b).nnz == 0
+
+
+def _same_encoder(table_scheme: Any, scheme: Any) -> bool:
+    """Whether a loaded table's encoder is the loaded encoder: the same ``B`` (structured: incidence and diagonals)."""
+    if isinstance(scheme, StructuredRD) or isinstance(table_scheme, StructuredRD):
+        if not (isinstance(scheme, StructuredRD) and isinstance(table_scheme, StructuredRD)):
+            return False
+        D1, D2 = np.asarray(table_scheme.diagonals), np.asarray(scheme.diagonals)
+        return (
+            _same_assignment(table_scheme, scheme)
+            and D1.shape == D2.shape
+            and bool(np.array_equal(D1.view(np.uint64), D2.view(np.uint64)))
+        )
+    return bool(np.array_equal(np.asarray(table_scheme.B), np.asarray(scheme.B)))
+
+
+def _load_encoder(path: Path, verify: bool, max_bytes: int) -> Scheme | StructuredRD:
+    """The encoder bundle as a Scheme or a StructuredRD (also a Scheme written before bundles named their arrays)."""
     _, man = load_bundle(path, max_bytes=max_bytes)
     if "bundle_arrays" in man["metadata"] or "class" in man["metadata"]:
         scheme = load_object(path, verify=verify, max_bytes=max_bytes)
-        if not isinstance(scheme, Scheme):
-            raise CatalogueError(f"{path}: the encoder is a {type(scheme).__name__}, not a Scheme")
+        if not isinstance(scheme, (Scheme, StructuredRD)):
+            raise CatalogueError(f"{path}: the encoder is a {type(scheme).__name__}, not a Scheme or StructuredRD")
         return scheme
     # exports of gcsim <= 0.x wrote "extras.H" as "extras__H" without the map back
     stored, man = load_bundle(path, max_bytes=max_bytes)
@@ -190,7 +238,7 @@ def _check_pattern_set(root: Path, declared: Any, table: DecoderTable | None) ->
     if table is not None and kind == "all-up-to-s" and not table.explicit and declared.get("s_max") == table.s_max:
         return
     if table is not None and kind == "chosen" and table.explicit:
-        masks = np.asarray(table.to_arrays()["patterns"], dtype=bool)
+        masks = table_masks(table)
         if declared.get("count") == len(table) and declared.get("sha256") == mask_digest(masks):
             listed = declared.get("stragglers")
             if listed is None or listed == straggler_sets(masks):

@@ -16,7 +16,9 @@ from ..cerar.design import CerarDesign
 from ..coding.decoder_table import DecoderTable
 from ..coding.partial import PartialScheme
 from ..coding.schemes import Scheme
+from ..coding.sparse_routes import SparseRD
 from ..coding.straggler_base import StragglerModel
+from ..coding.structured import StructuredRD
 from ..combinatorics.baselines import (
     CyclicRepetition,
     FractionalRepetition,
@@ -30,6 +32,9 @@ from ..combinatorics.expanders import ChordalCycle, WeightedMargulisGabberGalil
 from ..combinatorics.srg_graph import StronglyRegularGraph
 
 __all__ = ["KINDS"]
+
+# the layouts of the "structured_scheme" kind (imported for the table below to read them all)
+_STRUCTURED_LAYOUTS = (StructuredRD, SparseRD)
 
 #: catalogue kind -> class rebuilding it (``cls.kind`` equals the key)
 KINDS: MappingProxyType[str, Any] = MappingProxyType(
@@ -48,6 +53,7 @@ KINDS: MappingProxyType[str, Any] = MappingProxyType(
             ChordalCycle,
             CerarDesign,
             Scheme,
+            StructuredRD,  # its layouts: "structured" and SparseRD's "sparse" (from_arrays dispatches)
             PartialScheme,
             DecoderTable,
             StragglerModel,

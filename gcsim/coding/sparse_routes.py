@@ -33,6 +33,7 @@ holds: :func:`lattice_graph_sparse` (``L(100)``: 10,000 workers), :func:`triangu
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, NamedTuple
@@ -43,7 +44,7 @@ import scipy.sparse as sp
 
 from .. import limits
 from .._validation import check_bool, check_dense_size, check_int, check_real
-from ..errors import InvalidArgumentError, SizeLimitError, VerificationError
+from ..errors import CatalogueError, InvalidArgumentError, SizeLimitError, VerificationError
 from . import structured as _structured
 from .encoders._common import diagonals as _draw_diagonals
 from .kernels import eval_context, optimal_errors
@@ -641,8 +642,23 @@ class SparseRD(StructuredRD):
 
     Build it with :func:`encode_sparse`.  The same attributes as
     :class:`~gcsim.coding.structured.StructuredRD` (``incidence``, ``diagonals``, ``B`` and
-    ``assignment`` on request); ``context`` is a :class:`SparseRDContext`.
+    ``assignment`` on request); ``context`` is a :class:`SparseRDContext`.  Its bundle (layout
+    ``"sparse"`` of the ``"structured_scheme"`` kind) names where the bound ``c`` comes from
+    (``lower``: an SRG's parameters, ``AᵀA = aI + λJ`` or the Cholesky certificate), never the
+    number: :meth:`from_arrays` computes ``c`` again from the stored incidence (the SRG identity
+    checked exactly first) and the diagonals.
+
+    Examples
+    --------
+    >>> enc = encode_sparse(lattice_graph_sparse(4), 2, seed=1)
+    >>> enc.bundle_metadata()["lower"]
+    {'kind': 'srg', 'params': [16, 6, 2, 2], 'closed': True}
+    >>> back = SparseRD.from_arrays(enc.to_arrays(), enc.bundle_metadata())
+    >>> type(back).__name__, back.context.lower == enc.context.lower, back.context.source
+    ('SparseRD', True, 'SRG(16, 6, 2, 2) spectrum')
     """
+
+    layout = "sparse"
 
     def __init__(
         self,
@@ -656,6 +672,7 @@ class SparseRD(StructuredRD):
     ):
         fallback = check_bool("fallback", fallback)
         self._set_encoder(incidence, D, options)
+        self.fallback = fallback
         fb = _dense_fallback(self) if fallback and self._dense_fits() else None
         self.context: SparseRDContext = SparseRDContext(incidence, self.diagonals, lower, source, fb, gram)
 
@@ -670,12 +687,83 @@ class SparseRD(StructuredRD):
         self._check_diagonals()
         return True
 
+    def _certificate(self) -> dict[str, Any]:
+        """``lower``: where ``c`` comes from (from :attr:`SparseRDContext.source`), and ``fallback``."""
+        source = self.context.source
+        hit = _SRG_SOURCE.fullmatch(source)
+        lower: dict[str, Any]
+        if hit is not None:
+            closed = bool(self.num_parts == self.n and np.all(self.incidence.diagonal() == 1))
+            lower = {"kind": "srg", "params": [int(x) for x in hit.groups()], "closed": closed}
+        elif _PAIR_SOURCE.fullmatch(source):
+            lower = {"kind": "pair_gram"}
+        elif source == _CHOLESKY_SOURCE:
+            lower = {"kind": "cholesky"}
+        else:
+            raise InvalidArgumentError("source", f"a SparseRD bound from {source!r} has no bundle form")
+        return {"lower": lower, "fallback": self.fallback}
+
+    @classmethod
+    def _rebuild(cls, inc: sp.csc_matrix, D: np.ndarray, options: dict[str, Any], metadata: Any) -> SparseRD:
+        """The sparse layout: the bound ``c`` of Theorem 44.2 derived again from the incidence (Lemmas 44.3, 44.4)."""
+
+        def bad(msg: str) -> CatalogueError:
+            return CatalogueError(f"structured scheme (sparse): {msg}")
+
+        fallback = metadata.get("fallback")
+        if not isinstance(fallback, bool):
+            raise bad(f"metadata 'fallback' must be true or false, got {fallback!r:.40}")
+        cert = metadata.get("lower")
+        kind = cert.get("kind") if isinstance(cert, dict) else None
+        N, n = inc.shape
+        gram: tuple[Any, float] | None = None
+        try:
+            if kind == "srg":
+                params, closed = cert.get("params"), cert.get("closed")
+                if (
+                    not isinstance(params, list)
+                    or len(params) != 4
+                    or not all(isinstance(x, int) and not isinstance(x, bool) for x in params)
+                    or not isinstance(closed, bool)
+                ):
+                    raise bad(f"metadata 'lower' must give four integer SRG parameters and closed, got {cert!r:.80}")
+                if params[0] != N or N != n:
+                    raise bad(f"SRG{tuple(params)} does not fit a {N} x {n} incidence")
+                adj = sp.csr_matrix(inc, dtype=np.int64)
+                if closed:
+                    if not np.all(adj.diagonal() == 1):
+                        raise bad("closed SRG (A = Adj + I): the incidence's diagonal is not all 1")
+                    adj = adj - sp.identity(n, dtype=np.int64, format="csr")
+                    adj.eliminate_zeros()
+                graph = SparseSRG(adj, tuple(params), f"stored SRG{tuple(params)}", closed)
+                graph.verify()  # exact: the identity the spectrum, hence c, rests on
+                lower = _scaled_lower(graph.gram_lower(), D.T)
+                source, gram = f"SRG{tuple(params)} spectrum", graph.gram_split()
+            elif kind == "pair_gram":
+                k, lam = check_pair_gram(inc, "incidence")
+                lower, source = _scaled_lower(float(k - lam), D.T), f"AᵀA = {k - lam}I + {lam}J"
+                gram = (sp.identity(n, format="csr") * (k - lam), float(lam))
+            elif kind == "cholesky":
+                lower, source = gram_lower_cholesky(inc, D.T), _CHOLESKY_SOURCE
+            else:
+                raise bad(f"metadata 'lower' names no known bound (srg, pair_gram, cholesky): {cert!r:.80}")
+        except (VerificationError, SizeLimitError) as exc:
+            raise bad(f"the lower bound c ({kind}) cannot be derived again: {exc}") from None
+        if not lower > 0:
+            raise bad(f"the {source} proves no c > 0 for these diagonals (theory §44)")
+        return cls(inc, D, lower, source, options, fallback, gram)
+
     def __repr__(self) -> str:
         c = self.context
         return (
             f"SparseRD(num_parts={self.num_parts}, n={self.n}, m={self.m}, lower={c.lower:.3g} ({c.source}), "
             f"options={dict(self.options)})"
         )
+
+
+_SRG_SOURCE = re.compile(r"SRG\((\d+), (\d+), (\d+), (\d+)\) spectrum")
+_PAIR_SOURCE = re.compile(r"AᵀA = \d+I \+ \d+J")
+_CHOLESKY_SOURCE = "Cholesky certificate"
 
 
 def _dense_fallback(scheme: Any) -> Callable[[np.ndarray], np.ndarray]:

@@ -33,16 +33,18 @@ designs far beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES` (PG(2, 97): 9,507 work
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import cached_property, wraps
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._array_api import asarray, get_namespace, to_numpy
 from .._validation import check_dense_size, check_int, check_real
-from ..errors import InvalidArgumentError, VerificationError
+from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
+from ..io.manifest import to_jsonable
 from .encoders import get_encoder, is_registered
 from .encoders._common import diagonals as _draw_diagonals
 from .kernels import GRAM_KAPPA_LIMIT
@@ -53,6 +55,7 @@ from .stragglers import BernoulliModel, FixedModel
 __all__ = [
     "StructuredContext",
     "StructuredRD",
+    "STRUCTURED_KIND",
     "structured_context",
     "encode_structured",
     "incidence_from_blocks",
@@ -337,6 +340,114 @@ def structured_context(scheme: Any) -> Any:
 # ----------------------------------------------------------------------------------------------
 
 
+#: Catalogue kind of the bundle of a :class:`StructuredRD` (or a subclass): the sparse incidence and
+#: the diagonals, ``O(nnz + m n)`` numbers, never ``B``.
+STRUCTURED_KIND = "structured_scheme"
+#: Version of that bundle's layout (``metadata["structured_format_version"]``).
+STRUCTURED_BUNDLE_VERSION = 1
+
+
+def _freezing(init: Callable[..., None]) -> Callable[..., None]:
+    """``init`` that makes the instance immutable when it is the instance's own ``__init__`` (a subclass's
+    ``super().__init__`` leaves it open until the subclass's returns)."""
+
+    @wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        if type(self).__init__ is __init__:
+            object.__setattr__(self, "_frozen", True)
+
+    return __init__
+
+
+def _bad(msg: str) -> CatalogueError:
+    return CatalogueError(f"structured scheme: {msg}")
+
+
+def _stored_int(metadata: Mapping[str, Any], key: str, minimum: int = 1) -> int:
+    v = metadata.get(key)
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise _bad(f"metadata {key!r} must be an integer >= {minimum}, got {v!r:.60}")
+    return v
+
+
+def _stored_incidence(arrays: Mapping[str, Any], N: int, n: int, nnz: int) -> sp.csc_matrix:
+    """The CSC incidence of ``arrays`` after every structural check, or CatalogueError naming the first failure."""
+    for name in ("incidence_indices", "incidence_indptr"):
+        if name not in arrays:
+            raise _bad(f"array {name!r} is missing")
+    ind, ptr = np.asarray(arrays["incidence_indices"]), np.asarray(arrays["incidence_indptr"])
+    for name, arr, shape in (("incidence_indices", ind, (nnz,)), ("incidence_indptr", ptr, (n + 1,))):
+        if arr.shape != shape or arr.dtype.kind not in "iu":
+            raise _bad(
+                f"array {name!r} has shape {arr.shape} and dtype {arr.dtype}, expected integers of shape {shape}"
+            )
+    ptr = ptr.astype(np.int64)
+    ind = ind.astype(np.int64)
+    if ptr[0] != 0 or ptr[-1] != nnz or np.any(np.diff(ptr) < 0):
+        raise _bad(f"incidence_indptr is not a CSC pointer array (starts {int(ptr[0])}, ends {int(ptr[-1])} of {nnz})")
+    if nnz and (ind.min() < 0 or ind.max() >= N):
+        j = int(np.flatnonzero((ind < 0) | (ind >= N))[0])
+        raise _bad(f"incidence index {j} is {int(ind[j])}, outside range({N})")
+    col = np.repeat(np.arange(n), np.diff(ptr))
+    unsorted = np.flatnonzero((col[1:] == col[:-1]) & (np.diff(ind) <= 0))
+    if unsorted.size:
+        j = int(unsorted[0])
+        raise _bad(
+            f"column {int(col[j])} of the incidence lists part {int(ind[j + 1])} after part {int(ind[j])} "
+            "(indices must be strictly increasing: sorted, no duplicates)"
+        )
+    held = np.bincount(ind, minlength=N)
+    if N and not np.all(held > 0):
+        raise _bad(f"part {int(np.flatnonzero(held == 0)[0])} is held by no worker")
+    # the entries are 1 by construction: the bundle stores the 0/1 pattern only
+    return sp.csc_matrix((np.ones(nnz, dtype=np.int64), ind, ptr), shape=(N, n))
+
+
+def _stored_diagonals(arrays: Mapping[str, Any], m: int, n: int) -> np.ndarray:
+    if "diagonals" not in arrays:
+        raise _bad("array 'diagonals' is missing")
+    D = np.asarray(arrays["diagonals"])
+    if D.shape != (m, n) or D.dtype != np.float64:
+        raise _bad(f"array 'diagonals' has shape {D.shape} and dtype {D.dtype}, expected float64 of shape {(m, n)}")
+    if not np.all(np.isfinite(D)):
+        raise _bad("the diagonals contain NaN or inf")
+    return D
+
+
+def _rederived_diagonals(method: Any, m: int, n: int, options: Any) -> tuple[np.ndarray, dict[str, Any]]:
+    """The diagonals the encoder ``method`` builds from ``options`` (RD: the seeded draw; ``B = A``: ones)."""
+    if not isinstance(method, str) or not is_registered(method):
+        raise _bad(f"metadata 'method' {method!r:.60} is not a registered encoder")
+    if not isinstance(options, dict):
+        raise _bad(f"metadata 'options' must be an object, got {type(options).__name__}")
+    if method == StructuredRD.method:  # RD(ε): d_k = σ_k (1 + ε ξ_k) from the seed (theory §5.4)
+        if set(options) != {"eps", "seed", "dist"}:
+            raise _bad(f"RD options must be exactly eps, seed and dist, got {sorted(options)}")
+        try:
+            eps = check_real("eps", options["eps"], minimum=0.0)
+            seed = check_int("seed", options["seed"], minimum=0)
+            dist = options["dist"]
+            D = _draw_diagonals(np.random.default_rng(seed), m, n, eps, dist)
+        except GcsimError as exc:
+            raise _bad(f"RD options {options!r:.120}: {exc}") from None
+        return D, {"eps": eps, "seed": seed, "dist": dist}
+    if m == 1 and get_encoder(method).m1_is_assignment and not options:  # B = A: every diagonal 1
+        return np.ones((1, n)), {}
+    raise _bad(f"method {method!r} with m = {m} and options {options!r:.80} is not a structured encoder")
+
+
+def _check_same_diagonals(D: np.ndarray, want: np.ndarray, options: Mapping[str, Any]) -> None:
+    """Bit for bit: the stored diagonals are the ones the stated options draw."""
+    same = D.view(np.uint64) == np.ascontiguousarray(want, dtype=np.float64).view(np.uint64)
+    if not np.all(same):
+        k, j = (int(x) for x in np.argwhere(~same)[0])
+        raise _bad(
+            f"diagonal entry ({k}, {j}) is {D[k, j]!r}, but the options {dict(options)} draw {want[k, j]!r} "
+            f"({int((~same).sum())} entries differ): the diagonals are not the encoder's"
+        )
+
+
 class StructuredRD:
     """RD(ε) encoder on a design with ``AᵀA = (k − λ)I + λJ``, kept as a sparse incidence.
 
@@ -346,15 +457,48 @@ class StructuredRD:
     arrays made on request, refused with :class:`~gcsim.errors.SizeLimitError` beyond
     :data:`gcsim.limits.MAX_DENSE_ENTRIES`; :func:`gcsim.coding.evaluate.optimal_error` and
     :func:`~gcsim.coding.evaluate.expected_error` take the structured route with
-    ``method="auto"`` and need neither.
+    ``method="auto"`` and need neither.  Immutable once built.
+
+    Its catalogue bundle (kind ``"structured_scheme"``, :meth:`to_arrays`) holds the incidence
+    in CSC index form and the diagonals: ``O(nnz + m n)`` numbers at any size.
+    :meth:`from_arrays` trusts none of it: the CSC structure is checked (indices in range,
+    strictly increasing in each column, every part held), the diagonals are drawn again from
+    the stored options and compared bit for bit, and ``AᵀA = (k − λ)I + λJ`` is re-checked
+    exactly (theory §42.4: then the loaded encoder is the one evaluated).
+
+    Examples
+    --------
+    >>> from gcsim.combinatorics.geometries import pg_flats
+    >>> enc = encode_structured(pg_flats(2, 3), 2, seed=4, points=13)
+    >>> back = StructuredRD.from_arrays(enc.to_arrays(), enc.bundle_metadata())
+    >>> type(back).__name__, bool(np.array_equal(back.diagonals, enc.diagonals)), back.context.lam
+    ('StructuredRD', True, 1)
     """
 
-    kind = "scheme"
+    kind: ClassVar[str] = STRUCTURED_KIND
     method = "rd"
+    #: ``metadata["layout"]`` of this class's bundle; subclasses with their own layout register here
+    layout: ClassVar[str] = "structured"
+    _layouts: ClassVar[dict[str, type[StructuredRD]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "layout" in cls.__dict__:
+            StructuredRD._layouts[cls.layout] = cls
+        if "__init__" in cls.__dict__:  # immutable once the subclass's own __init__ returns
+            setattr(cls, "__init__", _freezing(cls.__dict__["__init__"]))  # noqa: B010 - a method replaced
 
     def __init__(self, incidence: sp.csc_matrix, D: np.ndarray, k: int, lam: int, options: dict[str, Any]):
         self._set_encoder(incidence, D, options)
         self.context = StructuredContext(self.diagonals, incidence.shape[0], k, lam)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"{type(self).__name__} is immutable (cannot set {name!r})")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable (cannot delete {name!r})")
 
     def _set_encoder(self, incidence: sp.csc_matrix, D: np.ndarray, options: dict[str, Any]) -> None:
         """The fields every RD encoder without a dense ``B`` has (read-only diagonals, no dense copies yet)."""
@@ -365,7 +509,6 @@ class StructuredRD:
         self.m = int(D.shape[0])
         self.options = MappingProxyType(dict(options))
         self.decoder = None
-        self._dense: dict[str, np.ndarray] = {}
 
     def _check_diagonals(self) -> None:
         if self.diagonals.shape != (self.m, self.n) or not np.all(np.isfinite(self.diagonals)):
@@ -386,26 +529,22 @@ class StructuredRD:
         """``(num_parts, n, m)``."""
         return SchemeParams(self.num_parts, self.n, self.m)
 
-    @property
+    @cached_property
     def assignment(self) -> np.ndarray:
         """Dense int64 assignment (read-only), refused beyond ``MAX_DENSE_ENTRIES``."""
-        if "A" not in self._dense:
-            check_dense_size("assignment", self.num_parts, self.n, "the dense assignment of a structured encoder")
-            A = self.incidence.toarray().astype(np.int64)
-            A.setflags(write=False)
-            self._dense["A"] = A
-        return self._dense["A"]
+        check_dense_size("assignment", self.num_parts, self.n, "the dense assignment of a structured encoder")
+        A = self.incidence.toarray().astype(np.int64)
+        A.setflags(write=False)
+        return A
 
-    @property
+    @cached_property
     def B(self) -> np.ndarray:
         """Dense ``(mN, n)`` encoder ``B`` (block ``l`` is ``A diag(d_l)``), refused beyond ``MAX_DENSE_ENTRIES``."""
-        if "B" not in self._dense:
-            check_dense_size("B", self.m * self.num_parts, self.n, "the dense encoder B of a structured encoder")
-            A = self.assignment.astype(np.float64)
-            B = (A[None] * self.diagonals[:, None, :]).reshape(self.m * self.num_parts, self.n)
-            B.setflags(write=False)
-            self._dense["B"] = B
-        return self._dense["B"]
+        check_dense_size("B", self.m * self.num_parts, self.n, "the dense encoder B of a structured encoder")
+        A = self.assignment.astype(np.float64)
+        B = (A[None] * self.diagonals[:, None, :]).reshape(self.m * self.num_parts, self.n)
+        B.setflags(write=False)
+        return B
 
     def target(self) -> np.ndarray:
         """``T = I_m ⊗ 1_N`` (refused like ``B`` when large)."""
@@ -420,12 +559,107 @@ class StructuredRD:
         self._check_diagonals()
         return True
 
+    # -- the catalogue bundle ---------------------------------------------------------------
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The incidence in CSC index form (``incidence_indices`` int32, or int64 from ``2^31`` parts;
+        ``incidence_indptr`` int64; sorted, no duplicates) and the ``(m, n)`` float64 ``diagonals``."""
+        S = sp.csc_matrix(self.incidence, dtype=np.int64, copy=True)
+        S.sum_duplicates()  # canonical: sorted indices, no duplicates
+        wide = self.num_parts >= 2**31
+        return {
+            "incidence_indices": np.asarray(S.indices, dtype=np.int64 if wide else np.int32),
+            "incidence_indptr": np.asarray(S.indptr, dtype=np.int64),
+            "diagonals": np.asarray(self.diagonals, dtype=np.float64),
+        }
+
+    def _certificate(self) -> dict[str, Any]:
+        """What the layout adds to the metadata (the structured layout: ``pair_gram = [k, λ]``)."""
+        return {"pair_gram": [int(self.context.k), int(self.context.lam)]}
+
+    def bundle_metadata(self) -> dict[str, Any]:
+        """Parameters, the encoder's method and options (what the diagonals are re-drawn from) and the layout."""
+        return {
+            "params": list(self.params),
+            "construction": f"{self.layout} {self.method} encoder (sparse incidence + diagonals)",
+            "layout": self.layout,
+            "structured_format_version": STRUCTURED_BUNDLE_VERSION,
+            "method": self.method,
+            "options": to_jsonable(dict(self.options)),
+            "N": self.num_parts,
+            "n": self.n,
+            "m": self.m,
+            "nnz": int(self.incidence.nnz),
+            **self._certificate(),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, Any], metadata: dict[str, Any]) -> StructuredRD:
+        """Rebuild the encoder from :meth:`to_arrays`, re-deriving what it rests on; CatalogueError otherwise.
+
+        Sizes are checked against the metadata before anything is allocated (``N <= nnz``: every
+        part is held; the ``n x m²`` work arrays within :data:`gcsim.limits.MAX_DENSE_ENTRIES`);
+        then the CSC structure, the diagonals (finite, ``(m, n)`` float64, equal bit for bit to the
+        ones the stored method and options draw) and the layout's certificate (structured:
+        ``AᵀA = (k − λ)I + λJ`` exactly, with the stored ``(k, λ)``; sparse: the lower bound of
+        theory §44 computed again from the incidence).
+        """
+        if not isinstance(metadata, dict):
+            raise _bad(f"metadata must be an object, got {type(metadata).__name__}")
+        if metadata.get("structured_format_version") != STRUCTURED_BUNDLE_VERSION:
+            raise _bad(
+                f"unknown structured_format_version {metadata.get('structured_format_version')!r:.40} "
+                f"(this gcsim reads {STRUCTURED_BUNDLE_VERSION})"
+            )
+        layout = metadata.get("layout")
+        target = StructuredRD._layouts.get(layout) if isinstance(layout, str) else None
+        if target is None:
+            raise _bad(f"unknown layout {layout!r:.40} (known: {sorted(StructuredRD._layouts)})")
+        N, n, m, nnz = (_stored_int(metadata, key) for key in ("N", "n", "m", "nnz"))
+        if N > nnz or nnz > N * n:  # every part is held by a worker; at most N n entries
+            raise _bad(f"declared sizes N = {N}, n = {n}, nnz = {nnz} are inconsistent (need N <= nnz <= N n)")
+        declared = metadata.get("params")
+        if declared != [N, n, m]:
+            raise _bad(f"params {declared!r:.60} do not match N, n, m = {[N, n, m]}")
+        try:
+            check_dense_size("m", n, m * m, "the n x m² work arrays of a structured encoder")
+        except GcsimError as exc:
+            raise _bad(str(exc)) from None
+        D = _stored_diagonals(arrays, m, n)
+        want, options = _rederived_diagonals(metadata.get("method"), m, n, metadata.get("options"))
+        _check_same_diagonals(D, want, options)
+        inc = _stored_incidence(arrays, N, n, nnz)
+        obj = target._rebuild(inc, D, options, metadata)
+        if metadata["method"] != obj.method:  # B = A encoders (m = 1) keep their method's name
+            object.__setattr__(obj, "method", metadata["method"])
+        return obj
+
+    @classmethod
+    def _rebuild(cls, inc: sp.csc_matrix, D: np.ndarray, options: dict[str, Any], metadata: Mapping[str, Any]) -> Any:
+        """The structured layout: ``AᵀA = (k − λ)I + λJ`` re-checked exactly, with the stored ``(k, λ)``."""
+        try:
+            k, lam = check_pair_gram(inc, "incidence")
+        except VerificationError as exc:
+            raise _bad(f"the incidence is not the structured route's: {exc}") from None
+        if metadata.get("pair_gram") != [k, lam]:
+            raise _bad(f"the incidence has (k, λ) = {(k, lam)}, the metadata says {metadata.get('pair_gram')!r:.40}")
+        enc = cls(inc, D, k, lam, options)
+        if not enc.context.certified:
+            raise _bad(
+                f"the structured route's error bound {enc.context.bound_full:.3g} is not certified for this "
+                "design (theory §42.2)"
+            )
+        return enc
+
     def __repr__(self) -> str:
         c = self.context
         return (
             f"StructuredRD(num_parts={self.num_parts}, n={self.n}, m={self.m}, k={c.k}, lam={c.lam}, "
             f"options={dict(self.options)})"
         )
+
+
+StructuredRD._layouts[StructuredRD.layout] = StructuredRD
+setattr(StructuredRD, "__init__", _freezing(StructuredRD.__dict__["__init__"]))  # noqa: B010 - a method replaced
 
 
 def _as_incidence(design: Any, points: int | None) -> sp.csc_matrix:
