@@ -341,3 +341,12 @@ def test_small_codes_still_export_a_dense_scheme(tmp_path):
     code = load_exported(folder)
     assert type(code.scheme).__name__ == "Scheme" and np.array_equal(code.scheme.B, enc.B)
     assert "numpy.linalg.lstsq" in code.manifest["decoding_rule"]
+
+
+def test_an_assignment_without_a_bundle_is_refused_before_writing(tmp_path):
+    graph = lattice_graph_sparse(5)  # a SparseSRG: no catalogue kind of its own
+    adv = advise(25, 9, 2, "fixed:1", families=["srg"], progress=False)
+    forged = type(adv)(adv.question, tuple(adv.rows[:1]), adv.dropped_items, (encode_sparse(graph, 2),), (graph,))
+    with pytest.raises(InvalidArgumentError, match=r"^rank: .*SparseSRG.*no catalogue bundle"):
+        forged.export(tmp_path)
+    assert not any(tmp_path.iterdir())

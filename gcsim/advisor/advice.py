@@ -401,7 +401,8 @@ class Advice:
         Raises
         ------
         InvalidArgumentError
-            ``rank`` outside the table, a bad ``name`` or ``s_max``; ``patterns`` that are not
+            ``rank`` outside the table or of an assignment object without a catalogue bundle (a
+            :class:`~gcsim.coding.sparse_routes.SparseSRG`), a bad ``name`` or ``s_max``; ``patterns`` that are not
             boolean (or 0/1) masks over the ``n`` workers, ragged, empty, repeated, or given with
             ``s_max``; ``patterns`` for a sparse encoder beyond the dense limit (no table form).
         SizeLimitError
@@ -432,6 +433,13 @@ class Advice:
             raise InvalidArgumentError("rank", f"must be <= {len(self.rows)} (the number of candidates), got {rank}")
         overwrite = check_bool("overwrite", overwrite)
         row, scheme, structure = self.rows[rank - 1], self.schemes[rank - 1], self.structures[rank - 1]
+        missing = [a for a in ("to_arrays", "bundle_metadata", "verify", "params") if not hasattr(structure, a)]
+        if missing:  # e.g. a SparseSRG: its encoder has a bundle, the assignment object has none
+            raise InvalidArgumentError(
+                "rank",
+                f"the assignment of rank {rank} ({type(structure).__name__}) has no catalogue bundle (no "
+                f".{missing[0]}), so it cannot be exported; nothing was written",
+            )
         scheme = exportable_scheme(scheme, structure)
         stem = name if name is not None else f"rank{rank}_{row['family']}_{row['encoder']}"
         check_bundle_name("name", stem)
