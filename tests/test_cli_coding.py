@@ -29,6 +29,9 @@ def test_error_json_matches_independent_lstsq(capsys):
     import gcsim
 
     A = gcsim.srg(10, 3, 0, 1).assignment.astype(float)
+    # A = Adj + I has eigenvalues 4, 2, -1: non-singular, κ(A) = 4, so every A_F has full column rank
+    # and a float lstsq is a well-posed reference (no kernel-dependent rank-deficient gelsd)
+    assert np.linalg.matrix_rank(A) == 10
     vals, tols = [], []
     # gcsim's "auto" route (gcsim.coding.evaluate): |Δ| <= c p u max(κ̃², κ_F) mN per pattern, κ̃ of the
     # column-scaled B (all columns of A + I have norm 2, so κ̃ = κ(A)), the Gram-type route's κ²

@@ -2,7 +2,8 @@
 
 The independent computation is the master's best linear estimate from *everything* that arrived:
 the coded columns ``B_F`` and, for every part received uncoded, the ``m`` unit columns ``e_{kN+i}``
-(its blocks), solved by ``numpy.linalg.lstsq`` -- not the row-deletion formula the code uses.
+(its blocks), solved by ``numpy.linalg.lstsq`` (exact rationals where it is rank-deficient,
+tests/exact_lstsq.py) -- not the row-deletion formula the code uses.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import math
 import numpy as np
 import pytest
 
+from exact_lstsq import checked_lstsq
 from gcsim.coding.evaluate import optimal_error
 from gcsim.coding.partial import (
     PartialScheme,
@@ -39,10 +41,9 @@ def _brute_force(ps: PartialScheme, mask: np.ndarray) -> tuple[float, float]:
     units = [np.eye(m * N)[:, k * N + i] for i in received for k in range(m)]
     O = np.column_stack([B, *units]) if units else B
     T = target_matrix(m, N)
-    if not O.any():
-        return float(np.sum(T**2)), 1.0
-    Y, *_ = np.linalg.lstsq(O, T, rcond=None)
-    return float(np.sum((O @ Y - T) ** 2)), cond(O, nonzero=True)
+    # O_F is rank-deficient whenever a received part's units overlap B_F's span: lstsq only at full
+    # column rank, exact rationals or a pivoted QR otherwise (tests/exact_lstsq.py)
+    return checked_lstsq(O, T)
 
 
 def _split_assignment(n: int, ell: int) -> np.ndarray:
