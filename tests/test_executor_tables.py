@@ -148,7 +148,7 @@ def test_missing_pattern_is_refused_naming_it_unless_fallback():
     assert a.decoder_source == "table-fallback"
     assert np.array_equal(a.decoder, b.decoder) and a.error == b.error
     explicit = decoder_table(sch, stragglers=[[0]])
-    with pytest.raises(InvalidArgumentError, match=r"straggler set \[1, 4\].*explicit patterns"):
+    with pytest.raises(InvalidArgumentError, match=r"straggler set \[1, 4\].*an explicit list"):
         run_scheme(sch, g, mask, decoder=explicit)
 
 

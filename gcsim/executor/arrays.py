@@ -191,11 +191,12 @@ def _decoder_matrix(scheme: Any, mask: np.ndarray, decoder: Any, fallback: str |
         except InvalidArgumentError:
             if fallback is None:
                 S = np.flatnonzero(~mask).tolist()
-                what = "its explicit patterns" if decoder.explicit else f"the patterns with at most {decoder.s_max}"
+                what = f"every pattern with at most {decoder.s_max} stragglers"
+                what = "an explicit list" if decoder.explicit else what
                 raise InvalidArgumentError(
                     "nonstragglers",
-                    f"straggler set {S} is not in the decoder table ({len(decoder)} patterns: {what} "
-                    "stragglers); pass fallback='optimal' to solve it",
+                    f"straggler set {S} is not in the decoder table ({len(decoder)} patterns: {what}); "
+                    "pass fallback='optimal' to solve it",
                 ) from None
             Xo, gap = _optimal(scheme, mask, xp, B, op)
             XF, source = Xo[Fi, :], "table-fallback"
