@@ -103,7 +103,12 @@ def exact_residual(M: np.ndarray, T: np.ndarray, cols: list[int] | None = None) 
     # the bordered Gram matrix [[CᵀC, CᵀT], [TᵀC, TᵀT]] of integers: ‖T − P_C T‖² is the trace of
     # the Schur complement TᵀT − TᵀC (CᵀC)⁻¹ CᵀT
     vecs = C + Tc
-    A = [[sum(x * y for x, y in zip(u, v, strict=True)) for v in vecs] for u in vecs]
+    big = max((abs(x) for v in vecs for x in v), default=0)
+    if rows * big * big < 2**62:  # small integers (0/1, ±1): the products and sums fit in int64, exactly
+        V = np.array(vecs, dtype=np.int64)
+        A = (V @ V.T).tolist()
+    else:
+        A = [[sum(x * y for x, y in zip(u, v, strict=True)) for v in vecs] for u in vecs]
     return Fraction(_schur_trace(A, k), d * d)
 
 
@@ -138,6 +143,9 @@ def exact_lstsq_error(B: np.ndarray, m: int, mask: np.ndarray) -> Fraction:
 
 #: largest ``B_F`` (entries) solved in exact rationals; beyond, a rank-revealing QR (geqp3, not gelsd)
 EXACT_MAX_ENTRIES = 600
+#: the same for integer entries (0/1 assignments, ±1 diagonals), whose elimination stays cheap
+#: (~10 ms for the 40 x 34 baseline [A; A] of tests/test_authors_scripts.py)
+EXACT_MAX_INTEGER_ENTRIES = 4000
 
 
 def _pivoted_qr_residual(M: np.ndarray, T: np.ndarray) -> float:
@@ -188,12 +196,13 @@ def _deficient_residual(M: np.ndarray, T: np.ndarray, rank: int) -> float:
     """The residual of a numerically rank-deficient ``M`` (numerical rank ``rank``).
 
     Exact where the deficiency is exact in the float entries (the exact rank equals ``rank``: 0/1
-    assignments, repeated or zero columns) and ``M`` has at most ``EXACT_MAX_ENTRIES`` entries; a
+    assignments, repeated or zero columns) and ``M`` has at most ``EXACT_MAX_ENTRIES`` entries
+    (``EXACT_MAX_INTEGER_ENTRIES`` if they are integers); a
     column-pivoted QR beyond, and where the rounded entries are of full rank in exact arithmetic
     but not numerically (a float encoder with a singular design): there the float answer at the
     numerical rank is the meaningful one, not the exact residual of the rounded entries.
     """
-    if M.size <= EXACT_MAX_ENTRIES:
+    if M.size <= EXACT_MAX_ENTRIES or (M.size <= EXACT_MAX_INTEGER_ENTRIES and np.all(M == np.round(M))):
         cols = pivot_columns(M)
         if len(cols) == rank:
             return float(exact_residual(M, T, cols))
