@@ -4,8 +4,11 @@
 not independent of the machine: under OpenBLAS' SkylakeX kernel scipy returned 5.703125 for the
 all-ones 10 x 2 problem of naive ``m = 2`` whose error is 5 (tests/test_evaluate.py).  The
 functions here compute the same quantities from the float entries converted exactly
-(``Fraction(float)``): the column space by fraction-exact elimination, then the normal equations
-of its (full column rank) basis solved exactly.  For the small problems of the tests only.
+(``Fraction(float)``): the column space by exact integer elimination (each column scaled by a
+power of two), then the normal equations of its (full column rank) basis solved exactly.  For the
+small problems of the tests only; where the problem is well posed (full column rank, a rank
+decision with a gap) the float routes are used, with the κ-based tolerances they carry
+(:func:`reference_residual`, :func:`checked_lstsq`, :func:`reference_min_norm`, :func:`min_norm_tol`).
 """
 
 from __future__ import annotations
