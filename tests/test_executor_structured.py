@@ -178,3 +178,20 @@ def test_bad_inputs():
         structured_decoder(enc, np.ones(5, bool))
     with pytest.raises(InvalidArgumentError, match="diagonals: must be a finite"):
         RDOperator(enc.incidence, np.ones((2, 5)))
+
+
+@pytest.mark.parametrize("kind", ["structured", "sparse"])
+def test_same_lines_in_another_namespace(kind):
+    """The structured path is array-API code: torch (CPU) runs it and agrees with NumPy (no GPU needed)."""
+    torch = pytest.importorskip("torch")
+    if kind == "structured":
+        enc = encode_structured(pg_flats(2, 4), 2, seed=1, points=21)
+    else:
+        enc = encode_sparse(lattice_graph_sparse(5), 2, seed=1)
+    dense = _dense(enc)
+    g = np.random.default_rng(5).standard_normal((enc.num_parts, 7))
+    for mask in _masks(enc.n, 9, np.array(enc.assignment)):
+        a = run_scheme(enc, g, mask, xp=torch)
+        b = run_scheme(dense, g, mask)
+        assert "torch" in a.backend and isinstance(a.decoded, torch.Tensor)
+        _compare(dense, a, b, mask)
