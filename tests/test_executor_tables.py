@@ -133,6 +133,8 @@ def test_structured_table_with_a_structured_scheme():
         b = run_scheme(dense, g, mask, decoder="optimal")
         assert a.route == "structured" and b.route == "dense" and a.decoder_source == "table"
         _check_same(dense, g, mask, a, b)
+        c = run_scheme(dense, g, mask, decoder=table)  # the dense Scheme of the same B takes the table too
+        assert c.route == "dense" and np.array_equal(c.decoder, a.decoder)
 
 
 def test_missing_pattern_is_refused_naming_it_unless_fallback():
