@@ -22,7 +22,7 @@ from gcsim.coding.sparse_routes import encode_sparse, lattice_graph_sparse, tria
 from gcsim.coding.structured import StructuredRD, check_pair_gram, encode_structured
 from gcsim.coding.structured_decoders import RDOperator, rd_operator, structured_decoder
 from gcsim.combinatorics.geometries import pg_flats
-from gcsim.errors import InvalidArgumentError
+from gcsim.errors import InvalidArgumentError, VerificationError
 from gcsim.executor.arrays import run_scheme, to_numpy
 from tolerances import SAFETY, cond, unit_roundoff
 
@@ -195,3 +195,17 @@ def test_same_lines_in_another_namespace(kind):
         b = run_scheme(dense, g, mask)
         assert "torch" in a.backend and isinstance(a.decoded, torch.Tensor)
         _compare(dense, a, b, mask)
+
+
+def test_cg_refuses_an_uncertified_decoder():
+    """One CG step cannot reach the certified target on L(6): VerificationError names the bound."""
+    enc = encode_sparse(lattice_graph_sparse(6), 2, seed=0)
+    mask = np.random.default_rng(0).random(enc.n) > 0.25
+    with pytest.raises(VerificationError, match=r"certified decoder error bound of .* after 1 iterations"):
+        structured_decoder(enc, mask, max_iter=1)
+    with pytest.raises(InvalidArgumentError, match="rtol"):
+        structured_decoder(enc, mask, rtol=0.0)
+    loose = structured_decoder(enc, mask, rtol=1e-3)  # a looser target stops earlier, still within its bound
+    tight = structured_decoder(enc, mask)
+    assert loose.iterations <= tight.iterations
+    assert np.linalg.norm(loose.decoder - tight.decoder) <= loose.bound + tight.bound
