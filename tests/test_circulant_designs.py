@@ -145,3 +145,28 @@ def test_circulant_incidence_refuses_beyond_the_sparse_limit(monkeypatch):
     assert circulant_incidence(13, singer_difference_set(2, 3)).nnz == 52  # within the limit
     with pytest.raises(SizeLimitError, match="MAX_SPARSE_ENTRIES"):
         circulant_incidence(133, singer_difference_set(2, 11))  # 133 x 12 stored entries
+
+
+def test_structured_route_on_a_circulant_singer_plane_equals_the_dense_route():
+    # PG(2, 11) as a developed Singer set: check_pair_gram takes the circulant path (Lemma 9a), and the
+    # structured errors equal the dense SVD route on the same B (the same diagonals from the same options)
+    from gcsim.coding.evaluate import optimal_error
+    from gcsim.coding.schemes import encode
+    from gcsim.coding.structured import check_pair_gram, encode_structured
+
+    S = circulant_incidence(133, singer_difference_set(2, 11))
+    assert check_pair_gram(S) == (12, 1)
+    enc = encode_structured(S, 2, seed=5)
+    dense = encode(S.toarray(), 2, "rd", seed=5)
+    assert np.array_equal(np.asarray(enc.B), np.asarray(dense.B))
+    masks = np.random.default_rng(0).random((6, 133)) > 0.2
+    got = optimal_error(enc, masks, progress=False)
+    ref = optimal_error(dense, masks, method="svd", progress=False)
+    assert np.allclose(got, ref, rtol=1e-9, atol=0)
+
+
+def test_check_pair_gram_names_the_circulant_failure():
+    from gcsim.coding.structured import check_pair_gram
+
+    with pytest.raises(VerificationError, match=r"^A: circulant incidence: columns 0 and"):
+        check_pair_gram(circulant_incidence(7, [0, 1, 3, 4]))  # k = 4 > λ(0,1) = 2, not a difference set
