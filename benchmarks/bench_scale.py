@@ -17,6 +17,11 @@ graphs L(q) = SRG(q², 2(q − 1), q − 2, 2) with the closed assignment, q = 1
 error, and the column-deletion route on a few patterns where ``B`` fits.  Its rows go to
 ``sparse_rows`` of the same JSON (the PG rows are kept), its line to the same figure.
 
+``--singer`` builds the planes as developed Singer difference sets instead (``circulant_incidence``: no
+block list; the exact pair check in ``O(nnz + k²)``, theory §10.8 Lemma 9a), q = 31, 97, 173, 317 (up to
+n = 100,807 workers), and for q <= 97 compares their streamed errors with the planes from ``pg_flats``
+(Theorem 49.5: the same (N, k, λ) and diagonals give the same errors).  Rows go to ``singer_rows``.
+
 Per design: setup time, time per pattern and peak traced memory (``tracemalloc``: NumPy's buffers
 included) of each route, the largest relative difference between the structured and the dense
 values on the same patterns, and log-log slopes of the time per pattern against n.  Ratios are
@@ -27,6 +32,7 @@ Usage::
     .venv/bin/python benchmarks/bench_scale.py            # full run (several minutes on 2 cores)
     .venv/bin/python benchmarks/bench_scale.py --quick    # q = 9, 31 only
     .venv/bin/python benchmarks/bench_scale.py --sparse --samples 300   # L(q), the sparse route
+    .venv/bin/python benchmarks/bench_scale.py --singer   # PG(2, q) as Singer sets, up to 100,807 workers
 
 Writes ``benchmarks/results/scale.json`` (atomically) and ``benchmarks/results/scale.png``.
 """
@@ -55,6 +61,7 @@ from gcsim.coding.schemes import encode  # noqa: E402
 from gcsim.coding.sparse_routes import encode_sparse, lattice_graph_sparse  # noqa: E402
 from gcsim.coding.stragglers import straggler_model  # noqa: E402
 from gcsim.coding.structured import encode_structured, stream_errors  # noqa: E402
+from gcsim.combinatorics.difference_families import circulant_incidence, singer_difference_set  # noqa: E402
 from gcsim.combinatorics.geometries import pg_flats  # noqa: E402
 from gcsim.limits import MAX_DENSE_ENTRIES  # noqa: E402
 
@@ -145,6 +152,78 @@ def one_design(q: int, patterns: int, samples: int) -> dict:
             "max_relative_difference_to_structured": rel,
         }
     return row
+
+
+def _circulant_plane(q: int):
+    D = singer_difference_set(2, q)
+    return circulant_incidence(q * q + q + 1, D)
+
+
+def one_singer(q: int, patterns: int, samples: int, compare_flats: bool) -> dict:
+    """PG(2, q) as a developed Singer set (circulant incidence, Lemma 9a's O(nnz + k²) pair check), m = 2, RD(0)."""
+    v = q * q + q + 1
+    row: dict = {"family": f"PG(2,{q}) Singer", "q": q, "n": v, "m": M}
+    S, t_build, _ = measured(_circulant_plane, q, trace=False)
+    row["build"] = {"seconds": t_build, "cpu_seconds": CPU[id(S)], "stored_entries": int(S.nnz)}
+    enc, t_enc, mem_enc = measured(encode_structured, S, M, seed=0)
+    cpu_enc = CPU[id(enc)]
+    model = straggler_model("bernoulli", v, p=P_BERNOULLI)
+    vals, t_eval, mem_eval = measured(stream_errors, enc.context, model, patterns, 1)
+    cpu_eval = CPU[id(vals)]
+    res, t_mc, _ = measured(expected_error, enc, model, samples=samples, seed=0, progress=False, trace=False)
+    half = (res.ci[1] - res.ci[0]) / 2
+    row["structured"] = {
+        "setup_seconds": t_enc,
+        "setup_cpu_seconds": cpu_enc,
+        "setup_peak_bytes": mem_enc,
+        "patterns": patterns,
+        "per_pattern_seconds": t_eval / patterns,
+        "per_pattern_cpu_seconds": cpu_eval / patterns,
+        "peak_bytes": max(mem_enc, mem_eval),
+        "expected_error": {
+            "mean": res.mean,
+            "ci": list(res.ci),
+            "relative_half_width": half / res.mean,
+            "count": res.count,
+            "seconds": t_mc,
+            "cpu_seconds": CPU[id(res)],
+        },
+    }
+    if compare_flats:  # the same plane from its flats: the same (N, k, λ) and diagonals, so the same errors
+        flats = encode_structured(pg_flats(2, q), M, seed=0, points=v)
+        other = stream_errors(flats.context, model, patterns, 1)
+        row["max_relative_difference_to_flats"] = float(np.max(np.abs(other - vals) / np.maximum(other, 1e-300)))
+    return row
+
+
+def main_singer(args) -> None:
+    qs = args.q or [31, 97, 173, 317]
+    one_singer(3, 50, 200, False)  # warm-up (not timed)
+    rows = []
+    for q in qs:
+        row = one_singer(q, args.patterns, args.samples, compare_flats=q <= 97)
+        rows.append(row)
+        s = row["structured"]
+        cmp = row.get("max_relative_difference_to_flats")
+        print(
+            f"n = {row['n']:7d}  build {row['build']['seconds']:6.2f} s  setup {s['setup_seconds']:6.2f} s, "
+            f"{s['per_pattern_cpu_seconds'] * 1e6:8.1f} µs CPU/pattern, E[err] = {s['expected_error']['mean']:.7g} "
+            f"± {s['expected_error']['relative_half_width']:.1e} rel in {s['expected_error']['seconds']:.1f} s"
+            + ("" if cmp is None else f"; vs the flats' plane: max rel diff {cmp:.1e}"),
+            flush=True,
+        )
+    data = json.loads(args.out.read_text()) if args.out.exists() else {"benchmark": "scale"}
+    data["singer_rows"] = rows
+    pts = [(r["n"], r["structured"]["per_pattern_cpu_seconds"]) for r in rows]
+    data["slopes_time_per_pattern_singer"] = slope([n for n, _ in pts], [t for _, t in pts])
+    data["singer_workload"] = (
+        f"PG(2,q) as circulant Singer incidences, m = {M}, RD(0) seed 0, Bernoulli(p = {P_BERNOULLI}), "
+        f"{args.patterns} streamed patterns, {args.samples} draws"
+    )
+    data["singer_date"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    write_json(data, args.out)
+    print("log-log slope of CPU time per pattern against n (Singer):", data["slopes_time_per_pattern_singer"])
+    print(f"wrote {args.out}")
 
 
 def one_lattice(q: int, patterns: int, samples: int) -> dict:
@@ -288,9 +367,15 @@ def main() -> None:
     ap.add_argument("--q", type=int, nargs="*", help="orders of the planes (default 9 31 47 97 173)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "scale.json")
     ap.add_argument("--sparse", action="store_true", help="the sparse route on L(q) (theory §44)")
+    ap.add_argument(
+        "--singer", action="store_true", help="PG(2, q) as circulant Singer incidences (default q 31 97 173 317)"
+    )
     args = ap.parse_args()
     if args.sparse:
         main_sparse(args)
+        return
+    if args.singer:
+        main_singer(args)
         return
     qs = args.q or ([9, 31] if args.quick else [9, 31, 47, 97, 173])
     one_design(3, 50, 200)  # warm-up: imports, numba's compiled loops, scipy.stats (not timed)
