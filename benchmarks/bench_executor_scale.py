@@ -97,6 +97,7 @@ def one_code(family: str, q: int, patterns: int) -> dict:
     # the encode alone: the executor's gathers (any namespace) against scipy.sparse products (NumPy only)
     GG = g.reshape(N, M, D // M).transpose(1, 0, 2).reshape(M * N, D // M)
     op = rd_operator(enc)
+    op._sparse = None  # the gathers CuPy and torch run (NumPy itself takes scipy.sparse products in run_scheme)
     t0 = time.perf_counter()
     mine = op.apply_t(GG)
     t_gather = time.perf_counter() - t0
