@@ -69,6 +69,8 @@ def instances() -> list[tuple[str, Callable[[], Any]]]:
             ("decoder table", lambda: gcsim.decoder_table(gcsim.encode(fano(), 2, "rd", seed=3), 1)),
             ("structured rd", lambda: structured.encode_structured(gcsim.bibd(13, 4, 1), 2, seed=0)),
             ("sparse rd", lambda: sparse_routes.encode_sparse(sparse_routes.lattice_graph_sparse(4), 2, seed=1)),
+            ("sparse srg L(5)", lambda: sparse_routes.lattice_graph_sparse(5)),
+            ("sparse srg T(7) open", lambda: sparse_routes.triangular_graph_sparse(7, closed=False)),
             ("cerar exact", lambda: cerar_design(4, 4, "exact")),
             ("cerar perturbation", lambda: cerar_design(4, 8, "perturbation", eps=0.01)),
         ]

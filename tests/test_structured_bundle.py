@@ -344,9 +344,13 @@ def test_small_codes_still_export_a_dense_scheme(tmp_path):
 
 
 def test_an_assignment_without_a_bundle_is_refused_before_writing(tmp_path):
-    graph = lattice_graph_sparse(5)  # a SparseSRG: no catalogue kind of its own
+    graph = lattice_graph_sparse(5)
+
+    class NoBundle:  # an assignment object of no catalogue kind (a SparseSRG has one: "sparse_srg")
+        params, incidence = graph.params, graph.incidence
+
     adv = advise(25, 9, 2, "fixed:1", families=["srg"], progress=False)
-    forged = type(adv)(adv.question, tuple(adv.rows[:1]), adv.dropped_items, (encode_sparse(graph, 2),), (graph,))
-    with pytest.raises(InvalidArgumentError, match=r"^rank: .*SparseSRG.*no catalogue bundle"):
+    forged = type(adv)(adv.question, tuple(adv.rows[:1]), adv.dropped_items, (encode_sparse(graph, 2),), (NoBundle(),))
+    with pytest.raises(InvalidArgumentError, match=r"^rank: .*NoBundle.*no catalogue bundle"):
         forged.export(tmp_path)
     assert not any(tmp_path.iterdir())

@@ -352,7 +352,9 @@ class Advice:
     ) -> Path:
         """Write the candidate of rank ``rank`` into ``folder/<name>``, atomically; returns that folder.
 
-        Contents: the assignment (a catalogue bundle, ``<kind>/<params>``), the encoder
+        Contents: the assignment (a catalogue bundle, ``<kind>/assignment``; a strongly regular
+        graph kept sparse beyond the dense limit, :class:`~gcsim.coding.sparse_routes.SparseSRG`,
+        as a ``"sparse_srg"`` bundle of its adjacency in CSR index form), the encoder
         (``encoder.npz/.json``: a dense ``"scheme"`` bundle, :meth:`Scheme.to_arrays`, or, for a
         structured or sparse encoder whose ``B`` is over :data:`gcsim.limits.MAX_DENSE_ENTRIES`,
         a ``"structured_scheme"`` bundle of its sparse incidence and diagonals; see
@@ -401,8 +403,8 @@ class Advice:
         Raises
         ------
         InvalidArgumentError
-            ``rank`` outside the table or of an assignment object without a catalogue bundle (a
-            :class:`~gcsim.coding.sparse_routes.SparseSRG`), a bad ``name`` or ``s_max``; ``patterns`` that are not
+            ``rank`` outside the table or of an assignment object without a catalogue bundle (no
+            ``to_arrays``/``bundle_metadata``), a bad ``name`` or ``s_max``; ``patterns`` that are not
             boolean (or 0/1) masks over the ``n`` workers, ragged, empty, repeated, or given with
             ``s_max``; ``patterns`` for a sparse encoder beyond the dense limit (no table form).
         SizeLimitError
@@ -434,7 +436,7 @@ class Advice:
         overwrite = check_bool("overwrite", overwrite)
         row, scheme, structure = self.rows[rank - 1], self.schemes[rank - 1], self.structures[rank - 1]
         missing = [a for a in ("to_arrays", "bundle_metadata", "verify", "params") if not hasattr(structure, a)]
-        if missing:  # e.g. a SparseSRG: its encoder has a bundle, the assignment object has none
+        if missing:  # an object of no catalogue kind (a SparseSRG has one: "sparse_srg")
             raise InvalidArgumentError(
                 "rank",
                 f"the assignment of rank {rank} ({type(structure).__name__}) has no catalogue bundle (no "

@@ -42,7 +42,7 @@ from ..coding.delays import DelayStragglerModel, expected_decode_time
 from ..coding.encoders import MethodNames, encoders, get_encoder
 from ..coding.evaluate import MIN_MC_SAMPLES, expected_error, worst_case_error
 from ..coding.schemes import Scheme, encode
-from ..coding.sparse_routes import SparseRD, encode_sparse
+from ..coding.sparse_routes import SPARSE_SRG_KIND, SparseRD, encode_sparse
 from ..coding.stragglers import BernoulliModel, FixedModel, MarkovModel, TraceModel, WorstCaseModel
 from ..coding.structured import StructuredRD, encode_structured
 from ..errors import GcsimError
@@ -462,7 +462,9 @@ def sparse_rd_route(structure: Structure, method: str, m: int, q: Question) -> A
     if inc.nnz and not np.all(inc.data == 1):
         return None
     obj = structure.obj
-    algebra = getattr(obj, "kind", None) == "srg" and hasattr(obj, "adjacency") and hasattr(obj, "params")
+    algebra = (
+        getattr(obj, "kind", None) in ("srg", SPARSE_SRG_KIND) and hasattr(obj, "adjacency") and hasattr(obj, "params")
+    )
     n = structure.shape[1]
     if not algebra and n * n > limits.MAX_DENSE_ENTRIES:
         return None

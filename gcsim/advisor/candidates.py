@@ -502,7 +502,7 @@ def _sparse_srg(v: int, k: int, lam: int, mu: int, closed: bool) -> Callable[[],
     parameters have other graphs too, and the lattice or triangular one is the one built).
 
     >>> _sparse_srg(10000, 198, 98, 2, True)().params
-    (10000, 198, 98, 2)
+    SRGParams(v=10000, k=198, lam=98, mu=2)
     >>> _sparse_srg(10000, 198, 97, 2, True) is None
     True
     """

@@ -132,8 +132,9 @@ def load_code(folder: str | os.PathLike, *, verify: bool = True, max_bytes: int 
     (:func:`gcsim.catalogue.load_object`), the decoders by
     :func:`~gcsim.coding.decoder_table.load_decoder_table` (every pattern re-solved); the
     encoder's assignment must be the exported assignment (compared as sparse incidences for a
-    ``"structured_scheme"`` encoder: no dense matrix), the table's encoder must be the encoder
-    (the same ``B``; a structured table: the same incidence and diagonals, bit for bit), and the
+    ``"structured_scheme"`` encoder or a ``"sparse_srg"`` assignment, whose incidence is ``Adj + I``
+    or ``Adj``: no dense matrix), the table's encoder must be the encoder (the same method and
+    the same ``B``; a structured table: the same incidence and diagonals, bit for bit), and the
     table must hold the patterns the manifest names (``decoder_patterns``).
 
     Parameters
@@ -185,15 +186,19 @@ def _incidence(obj: Any) -> sp.csc_matrix:
 
 
 def _same_assignment(scheme: Any, obj: Any) -> bool:
-    """Whether the encoder's assignment is the object's (sparsely for a structured encoder)."""
-    if not isinstance(scheme, StructuredRD):
+    """Whether the encoder's assignment is the object's: sparsely for a structured encoder or an object kept
+    sparse (a :class:`~gcsim.coding.sparse_routes.SparseSRG`: its ``incidence`` ``Adj + I`` or ``Adj``), else dense."""
+    if not isinstance(scheme, StructuredRD) and not sp.issparse(getattr(obj, "incidence", None)):
         return bool(np.array_equal(scheme.assignment, np.asarray(obj.assignment)))
     a, b = _incidence(scheme), _incidence(obj)
     return a.shape == b.shape and (a != b).nnz == 0
 
 
 def _same_encoder(table_scheme: Any, scheme: Any) -> bool:
-    """Whether a loaded table's encoder is the loaded encoder: the same ``B`` (structured: incidence and diagonals)."""
+    """Whether a loaded table's encoder is the loaded encoder: the same method and the same ``B`` (structured:
+    incidence and diagonals; a ``B = A`` table read by an RD encoder, or the reverse, is another encoder's)."""
+    if getattr(table_scheme, "method", None) != getattr(scheme, "method", None):
+        return False
     if isinstance(scheme, StructuredRD) or isinstance(table_scheme, StructuredRD):
         if not (isinstance(scheme, StructuredRD) and isinstance(table_scheme, StructuredRD)):
             return False

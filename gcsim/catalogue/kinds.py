@@ -16,7 +16,7 @@ from ..cerar.design import CerarDesign
 from ..coding.decoder_table import DecoderTable
 from ..coding.partial import PartialScheme
 from ..coding.schemes import Scheme
-from ..coding.sparse_routes import SparseRD
+from ..coding.sparse_routes import SparseRD, SparseSRG
 from ..coding.straggler_base import StragglerModel
 from ..coding.structured import StructuredRD
 from ..combinatorics.baselines import (
@@ -43,6 +43,7 @@ KINDS: MappingProxyType[str, Any] = MappingProxyType(
         for cls in (
             BIBD,
             StronglyRegularGraph,
+            SparseSRG,  # an SRG kept as a sparse adjacency (L(q), T(t) beyond the dense limit)
             CosetBipartiteGraph,
             BiregularGraph,
             FractionalRepetition,

@@ -46,6 +46,7 @@ from ..errors import CatalogueError, InvalidArgumentError, VerificationError
 from ..io._torch import to_torch_tensors
 from ..io.bundle import DEFAULT_MAX_BYTES, load_bundle, save_bundle
 from ..io.manifest import to_jsonable
+from .encoders import get_encoder, is_registered
 from .schemes import Scheme
 from .stragglers import straggler_sets
 from .structured import StructuredRD, check_pair_gram
@@ -1450,7 +1451,8 @@ class StructuredDecoderTable(DecoderTable):
         return arrays
 
     def bundle_metadata(self) -> dict[str, Any]:
-        """As :meth:`DecoderTable.bundle_metadata`, with ``layout = "structured-rd"``, its version, ``k``, ``lam``."""
+        """As :meth:`DecoderTable.bundle_metadata`, with ``layout = "structured-rd"``, its version, ``k``, ``lam``;
+        ``scheme_method`` is the encoder's own method (``"rd"``, or the ``B = A`` encoder's name)."""
         ctx = self._ctx
         return {
             "params": list(self.params),
@@ -1472,7 +1474,7 @@ class StructuredDecoderTable(DecoderTable):
                 if self.explicit
                 else "by |S| ascending, then lexicographic S (itertools.combinations)"
             ),
-            "scheme_method": "rd",
+            "scheme_method": self.scheme.method,  # "rd", or a B = A encoder's name (m = 1, unit diagonals)
             "scheme_params": to_jsonable(dict(self.scheme.options)),
         }
 
@@ -1485,7 +1487,8 @@ class StructuredDecoderTable(DecoderTable):
         CatalogueError
             Missing or malformed arrays/metadata, an incidence without ``AᵀA = (k − λ)I + λJ`` or
             with other ``(k, λ)``, non-finite values, errors outside ``[0, mN]``, a count that does not
-            match ``s_max``, duplicate explicit patterns.
+            match ``s_max``, duplicate explicit patterns, a ``scheme_method`` that is neither ``"rd"``
+            nor a ``B = A`` encoder with ``m = 1``, no options and unit diagonals.
         """
 
         def bad(msg: str) -> CatalogueError:
@@ -1541,7 +1544,10 @@ class StructuredDecoderTable(DecoderTable):
             raise bad(f"the incidence has (k, λ) = {(k, lam)}, the metadata says {(ints['k'], ints['lam'])}")
         declared_options = metadata.get("scheme_params")
         options: dict[str, Any] = dict(declared_options) if isinstance(declared_options, dict) else {}
+        method = _structured_table_method(metadata.get("scheme_method", StructuredRD.method), m, D, options, bad)
         scheme = StructuredRD(inc, D, k, lam, options)
+        if method != scheme.method:  # a B = A encoder (m = 1) keeps its method's name
+            object.__setattr__(scheme, "method", method)
         explicit = metadata.get("explicit")
         if not isinstance(explicit, bool):
             raise bad(f"metadata 'explicit' must be true or false, got {explicit!r}")
@@ -1564,6 +1570,23 @@ class StructuredDecoderTable(DecoderTable):
         if declared is not None and list(declared) != list(table.params):
             raise bad(f"params {declared!r} do not match the arrays' {list(table.params)!r}")
         return table
+
+
+def _structured_table_method(method: Any, m: int, D: np.ndarray, options: dict[str, Any], bad: Any) -> str:
+    """The stored ``scheme_method`` of a structured table, checked against its encoder's arrays.
+
+    ``"rd"`` (absent in older tables), or a registered encoder whose ``B`` is ``A`` at ``m = 1``
+    (``m1_is_assignment``), stored with no options and every diagonal exactly 1.
+    """
+    if method == StructuredRD.method:
+        return method
+    if not isinstance(method, str) or not is_registered(method):
+        raise bad(f"metadata 'scheme_method' {method!r:.60} is not a registered encoder")
+    if not (m == 1 and get_encoder(method).m1_is_assignment):
+        raise bad(f"scheme_method {method!r} with m = {m} is not a structured encoder (RD, or B = A with m = 1)")
+    if options or not np.all(D == 1.0):
+        raise bad(f"scheme_method {method!r} is B = A: it needs no options and unit diagonals (the stored ones differ)")
+    return method
 
 
 def structured_decoder_table(

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypeGuard
 
 import numpy as np
 import scipy.linalg as sla
@@ -44,7 +44,9 @@ import scipy.sparse as sp
 
 from .. import limits
 from .._validation import check_bool, check_dense_size, check_int, check_real
+from ..combinatorics.srg_graph import SRGParams
 from ..errors import CatalogueError, InvalidArgumentError, SizeLimitError, VerificationError
+from ..limits import check_entries
 from . import structured as _structured
 from .encoders._common import diagonals as _draw_diagonals
 from .kernels import eval_context, optimal_errors
@@ -54,6 +56,7 @@ __all__ = [
     "SparseRDContext",
     "SparseRD",
     "SparseSRG",
+    "SPARSE_SRG_KIND",
     "encode_sparse",
     "sparse_context",
     "srg_gram_lower",
@@ -491,26 +494,77 @@ def _up_arr(x: np.ndarray, t: int) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 
 
+#: Catalogue kind of a :class:`SparseSRG` bundle (the adjacency in CSR index form, never ``v x v``).
+SPARSE_SRG_KIND = "sparse_srg"
+#: Version of that bundle's layout (``metadata["sparse_srg_format_version"]``).
+SPARSE_SRG_BUNDLE_VERSION = 1
+
+
+def _srg_bad(msg: str) -> CatalogueError:
+    return CatalogueError(f"sparse SRG: {msg}")
+
+
+def _four_ints(value: Any) -> TypeGuard[list[int]]:
+    """Whether a stored value is a list of four integers (SRG parameters; booleans are not integers here)."""
+    return (
+        isinstance(value, list)
+        and len(value) == 4
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+    )
+
+
 class SparseSRG:
     """A strongly regular graph kept as a sparse adjacency: no ``v x v`` array (theory §20, §44).
 
     ``incidence`` is the assignment ``Adj + I`` (``closed``) or ``Adj`` as ``scipy.sparse`` CSC;
     :meth:`verify` checks ``Adj² = kI + λAdj + μ(J − I − Adj)`` exactly, one block of rows at a
-    time.  Built by :func:`lattice_graph_sparse` and :func:`triangular_graph_sparse`.
+    time.  Built by :func:`lattice_graph_sparse` and :func:`triangular_graph_sparse`.  Immutable
+    once built.
+
+    Its catalogue bundle (kind ``"sparse_srg"``, :meth:`to_arrays`) holds the adjacency in CSR
+    index form, ``v k + v + 1`` integers; :meth:`from_arrays` trusts none of it (theory §44.4):
+    the parameters must be feasible, every index in range, strictly increasing along its row and
+    off the diagonal, every row of length ``k``, the pattern symmetric (its sorted pairs equal
+    their transposes), and then the SRG identity is checked exactly by :meth:`verify`.
+
+    Examples
+    --------
+    >>> g = lattice_graph_sparse(3)
+    >>> g.params, g.kind, sorted(g.to_arrays())
+    (SRGParams(v=9, k=4, lam=1, mu=2), 'sparse_srg', ['adjacency_indices', 'adjacency_indptr'])
+    >>> back = SparseSRG.from_arrays(g.to_arrays(), g.bundle_metadata())
+    >>> back.params == g.params, (back.incidence != g.incidence).nnz, back.closed
+    (True, 0, True)
     """
 
-    kind = "srg"
+    kind: ClassVar[str] = SPARSE_SRG_KIND
+    Params = SRGParams
+    adjacency: sp.csr_matrix
+    incidence: sp.csc_matrix
+    params: SRGParams
+    construction: str
+    closed: bool
 
-    def __init__(self, adjacency: sp.spmatrix, params: tuple[int, int, int, int], construction: str, closed: bool):
+    def __init__(self, adjacency: sp.spmatrix, params: Sequence[int], construction: str, closed: bool):
         closed = check_bool("closed", closed)
-        adj = sp.csr_matrix(adjacency, dtype=np.int64)
-        adj.sort_indices()
-        self.adjacency = adj
-        self.params = tuple(int(p) for p in params)
-        self.construction = construction
-        self.closed = closed
+        if len(tuple(params)) != 4:
+            raise InvalidArgumentError("params", f"must be (v, k, lam, mu), got {params!r:.80}")
+        adj = sp.csr_matrix(adjacency, dtype=np.int64, copy=True)
+        adj.sum_duplicates()  # canonical: sorted indices, no duplicates
+        set_ = object.__setattr__
+        set_(self, "adjacency", adj)
+        set_(self, "params", SRGParams(*(int(p) for p in params)))
+        set_(self, "construction", str(construction))
+        set_(self, "closed", closed)
         inc = adj + sp.identity(adj.shape[0], dtype=np.int64, format="csr") if closed else adj
-        self.incidence = sp.csc_matrix(inc, dtype=np.int64)
+        set_(self, "incidence", sp.csc_matrix(inc, dtype=np.int64))
+        set_(self, "_frozen", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"SparseSRG is immutable (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"SparseSRG is immutable (cannot delete {name!r})")
 
     @property
     def v(self) -> int:
@@ -518,7 +572,7 @@ class SparseSRG:
         return self.params[0]
 
     def verify(self) -> bool:
-        """Exact sparse check of the SRG identity, symmetry, zero diagonal and degrees; raises otherwise."""
+        """Exact sparse check of the SRG identity, symmetry, zero diagonal, degrees and the assignment; or raises."""
         v, k, lam, mu = self.params
         a = self.adjacency
         if a.shape != (v, v):
@@ -529,6 +583,11 @@ class SparseSRG:
             raise VerificationError(f"{self.construction}: adjacency must be symmetric with zero diagonal")
         if not np.all(np.diff(a.indptr) == k):
             raise VerificationError(f"{self.construction}: every degree must be k = {k}")
+        want = a + sp.identity(v, dtype=np.int64, format="csr") if self.closed else a
+        if self.incidence.shape != (v, v) or (self.incidence != want).nnz:
+            raise VerificationError(
+                f"{self.construction}: the incidence is not the assignment {'Adj + I' if self.closed else 'Adj'}"
+            )
         step = max(1, min(v, 2**22 // max(v, 1)))
         for s0 in range(0, v, step):
             sq = (a[s0 : s0 + step] @ a).toarray()
@@ -540,7 +599,7 @@ class SparseSRG:
                 i, j = np.argwhere(sq != expect)[0]
                 raise VerificationError(
                     f"{self.construction}: (Adj²)[{s0 + int(i)}, {int(j)}] = {int(sq[i, j])}, "
-                    f"expected {int(expect[i, j])}"
+                    f"expected {int(expect[i, j])} (Adj² != kI + λAdj + μ(J − I − Adj))"
                 )
         return True
 
@@ -556,8 +615,122 @@ class SparseSRG:
         v, k, lam, mu = self.params
         return srg_gram_lower(v, k, lam, mu, self.closed)
 
+    # -- the catalogue bundle ---------------------------------------------------------------
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The adjacency in CSR index form: ``adjacency_indices`` (int32, or int64 from ``2^31``
+        vertices; sorted along each row, no duplicates) and ``adjacency_indptr`` (int64)."""
+        a = self.adjacency
+        wide = self.v >= 2**31
+        return {
+            "adjacency_indices": np.array(a.indices, dtype=np.int64 if wide else np.int32),
+            "adjacency_indptr": np.array(a.indptr, dtype=np.int64),
+        }
+
+    def bundle_metadata(self) -> dict[str, Any]:
+        """The parameters ``[v, k, λ, μ]``, the construction, ``closed`` and the layout's version."""
+        return {
+            "params": list(self.params),
+            "construction": self.construction,
+            "closed": self.closed,
+            "sparse_srg_format_version": SPARSE_SRG_BUNDLE_VERSION,
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, Any], metadata: Mapping[str, Any]) -> SparseSRG:
+        """Rebuild the graph from :meth:`to_arrays`, checking everything; CatalogueError naming the first failure.
+
+        In order: the metadata (format version, four integer parameters satisfying
+        ``k(k − 1 − λ) = (v − k − 1)μ``, ``closed``), the size ``v k`` against
+        :data:`gcsim.limits.MAX_SPARSE_ENTRIES` (before any array is converted), the arrays'
+        shapes and dtypes, the CSR structure (``indptr`` steps of exactly ``k``, indices in
+        ``range(v)``, strictly increasing along each row, no self-loop), symmetry (the sorted
+        pair keys ``i v + j`` equal those of the transposed pairs) and, last, :meth:`verify`
+        (the SRG identity in exact integer arithmetic).
+        """
+        if not isinstance(metadata, Mapping):
+            raise _srg_bad(f"metadata must be an object, got {type(metadata).__name__}")
+        if metadata.get("sparse_srg_format_version") != SPARSE_SRG_BUNDLE_VERSION:
+            raise _srg_bad(
+                f"unknown sparse_srg_format_version {metadata.get('sparse_srg_format_version')!r:.40} "
+                f"(this gcsim reads {SPARSE_SRG_BUNDLE_VERSION})"
+            )
+        params = metadata.get("params")
+        if not _four_ints(params):
+            raise _srg_bad(f"metadata 'params' must be four integers [v, k, λ, μ], got {params!r:.80}")
+        v, k, lam, mu = params
+        if not (v >= 2 and 1 <= k < v and 0 <= lam < k and 0 <= mu <= k):
+            raise _srg_bad(
+                f"params {params} are not those of a strongly regular graph (need 0 <= λ < k < v, 0 <= μ <= k)"
+            )
+        if k * (k - 1 - lam) != (v - k - 1) * mu:  # two-step walks from a vertex, counted twice (BvM §1.1)
+            raise _srg_bad(
+                f"params {params} are infeasible: k(k − 1 − λ) = {k * (k - 1 - lam)} != "
+                f"(v − k − 1)μ = {(v - k - 1) * mu}"
+            )
+        closed = metadata.get("closed")
+        if not isinstance(closed, bool):
+            raise _srg_bad(f"metadata 'closed' must be true or false, got {closed!r:.40}")
+        construction = metadata.get("construction")
+        if not isinstance(construction, str):
+            raise _srg_bad(f"metadata 'construction' must be a string, got {type(construction).__name__}")
+        nnz = v * k
+        try:
+            check_entries(
+                "params", (v, k), "the adjacency of a sparse SRG (v k entries)", limit_name="MAX_SPARSE_ENTRIES"
+            )
+        except SizeLimitError as exc:
+            raise _srg_bad(str(exc)) from None
+        for name in ("adjacency_indices", "adjacency_indptr"):
+            if name not in arrays:
+                raise _srg_bad(f"array {name!r} is missing")
+        ind, ptr = np.asarray(arrays["adjacency_indices"]), np.asarray(arrays["adjacency_indptr"])
+        for name, arr, shape in (("adjacency_indices", ind, (nnz,)), ("adjacency_indptr", ptr, (v + 1,))):
+            if arr.shape != shape or arr.dtype.kind not in "iu":
+                raise _srg_bad(
+                    f"array {name!r} has shape {arr.shape} and dtype {arr.dtype}, expected integers of shape {shape} "
+                    f"(v = {v} vertices of degree k = {k})"
+                )
+        ptr = ptr.astype(np.int64)
+        ind = ind.astype(np.int64)
+        steps = np.diff(ptr)
+        if ptr[0] != 0 or np.any(steps != k):
+            i = int(np.flatnonzero(steps != k)[0]) if np.any(steps != k) else 0
+            raise _srg_bad(
+                f"adjacency_indptr gives vertex {i} {int(steps[i])} neighbours (starts at {int(ptr[0])}); every "
+                f"vertex must have degree k = {k}"
+            )
+        if ind.min() < 0 or ind.max() >= v:
+            j = int(np.flatnonzero((ind < 0) | (ind >= v))[0])
+            raise _srg_bad(f"adjacency index {j} is {int(ind[j])}, outside range({v})")
+        row = np.repeat(np.arange(v, dtype=np.int64), k)
+        unsorted = np.flatnonzero((row[1:] == row[:-1]) & (np.diff(ind) <= 0))
+        if unsorted.size:
+            j = int(unsorted[0])
+            raise _srg_bad(
+                f"row {int(row[j])} of the adjacency lists vertex {int(ind[j + 1])} after vertex {int(ind[j])} "
+                "(indices must be strictly increasing: sorted, no duplicates)"
+            )
+        loops = np.flatnonzero(ind == row)
+        if loops.size:
+            raise _srg_bad(f"vertex {int(row[loops[0]])} is adjacent to itself (a self-loop)")
+        keys = row * v + ind  # sorted: rows ascend, indices strictly increase along a row
+        flipped = np.sort(ind * v + row)
+        odd = np.flatnonzero(keys != flipped)
+        if odd.size:
+            i, j = divmod(int(keys[odd[0]]), v)
+            i2, j2 = divmod(int(flipped[odd[0]]), v)
+            first = (i, j) if keys[odd[0]] < flipped[odd[0]] else (j2, i2)
+            raise _srg_bad(f"the adjacency is not symmetric: it holds the edge {first} but not {first[::-1]}")
+        adj = sp.csr_matrix((np.ones(nnz, dtype=np.int64), ind, ptr), shape=(v, v))
+        graph = cls(adj, (v, k, lam, mu), construction, closed)
+        try:
+            graph.verify()  # the SRG identity, exactly (one implementation: SparseSRG.verify)
+        except VerificationError as exc:
+            raise _srg_bad(f"the stored graph is not an SRG{tuple(params)}: {exc}") from None
+        return graph
+
     def __repr__(self) -> str:
-        return f"SparseSRG(params={self.params}, construction={self.construction!r}, closed={self.closed})"
+        return f"SparseSRG(params={tuple(self.params)}, construction={self.construction!r}, closed={self.closed})"
 
 
 def _srg_split(adjacency: Any, params: tuple[int, ...], closed: bool) -> tuple[sp.csr_matrix, float]:
@@ -586,7 +759,7 @@ def lattice_graph_sparse(q: int, *, closed: bool = True) -> SparseSRG:
     Examples
     --------
     >>> g = lattice_graph_sparse(4)
-    >>> g.params, g.incidence.nnz, g.verify()
+    >>> tuple(g.params), g.incidence.nnz, g.verify()
     ((16, 6, 2, 2), 112, True)
     """
     closed = check_bool("closed", closed)
@@ -610,7 +783,7 @@ def triangular_graph_sparse(n: int, *, closed: bool = True) -> SparseSRG:
     Examples
     --------
     >>> g = triangular_graph_sparse(6)
-    >>> g.params, g.verify()
+    >>> tuple(g.params), g.verify()
     ((15, 8, 4, 4), True)
     """
     closed = check_bool("closed", closed)
@@ -720,12 +893,7 @@ class SparseRD(StructuredRD):
         try:
             if kind == "srg":
                 params, closed = cert.get("params"), cert.get("closed")
-                if (
-                    not isinstance(params, list)
-                    or len(params) != 4
-                    or not all(isinstance(x, int) and not isinstance(x, bool) for x in params)
-                    or not isinstance(closed, bool)
-                ):
+                if not _four_ints(params) or not isinstance(closed, bool):
                     raise bad(f"metadata 'lower' must give four integer SRG parameters and closed, got {cert!r:.80}")
                 if params[0] != N or N != n:
                     raise bad(f"SRG{tuple(params)} does not fit a {N} x {n} incidence")
@@ -777,7 +945,8 @@ def _dense_fallback(scheme: Any) -> Callable[[np.ndarray], np.ndarray]:
 def _algebraic_lower(design: Any, A: sp.csc_matrix) -> tuple[float, str, tuple[Any, float] | None] | None:
     """``λ_min(AᵀA)`` lower bound, its source and the split ``AᵀA = S + μJ``, from the object's algebra, or None."""
     params = getattr(design, "params", None)
-    if getattr(design, "kind", None) == "srg" and params is not None and len(tuple(params)) == 4:
+    srg = isinstance(design, SparseSRG) or getattr(design, "kind", None) == "srg"
+    if srg and params is not None and len(tuple(params)) == 4:
         design.verify()  # exact: the identity the bound rests on
         closed = bool(getattr(design, "closed", True))
         v, k, lam, mu = (int(x) for x in params)
