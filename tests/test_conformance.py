@@ -34,7 +34,7 @@ def instances() -> list[tuple[str, Callable[[], Any]]]:
     """(label, factory) of one or more objects of every kind gcsim builds."""
     from gcsim.cerar import design as cerar_design
     from gcsim.coding import partial, sparse_routes, structured
-    from gcsim.combinatorics import baselines, expanders
+    from gcsim.combinatorics import baselines, cyclic_design, expanders
 
     fano = lambda: gcsim.bibd(7, 3, 1)  # noqa: E731 - a factory per row keeps the table readable
     from gcsim.combinatorics.families import registered_families
@@ -70,6 +70,8 @@ def instances() -> list[tuple[str, Callable[[], Any]]]:
             ("structured rd", lambda: structured.encode_structured(gcsim.bibd(13, 4, 1), 2, seed=0)),
             ("sparse rd", lambda: sparse_routes.encode_sparse(sparse_routes.lattice_graph_sparse(4), 2, seed=1)),
             ("sparse srg L(5)", lambda: sparse_routes.lattice_graph_sparse(5)),
+            ("cyclic design PG(2,11)", lambda: cyclic_design.singer_plane(11)),
+            ("cyclic design Paley(11)", lambda: cyclic_design.CyclicDesign(11, [1, 3, 4, 5, 9], "Paley(11)")),
             ("sparse srg T(7) open", lambda: sparse_routes.triangular_graph_sparse(7, closed=False)),
             ("cerar exact", lambda: cerar_design(4, 4, "exact")),
             ("cerar perturbation", lambda: cerar_design(4, 8, "perturbation", eps=0.01)),

@@ -28,6 +28,7 @@ from ..combinatorics.baselines import (
 from ..combinatorics.bibd_design import BIBD
 from ..combinatorics.biregular import BiregularGraph
 from ..combinatorics.coset import CosetBipartiteGraph
+from ..combinatorics.cyclic_design import CyclicDesign
 from ..combinatorics.expanders import ChordalCycle, WeightedMargulisGabberGalil
 from ..combinatorics.srg_graph import StronglyRegularGraph
 
@@ -42,6 +43,7 @@ KINDS: MappingProxyType[str, Any] = MappingProxyType(
         cls.kind: cls
         for cls in (
             BIBD,
+            CyclicDesign,
             StronglyRegularGraph,
             SparseSRG,  # an SRG kept as a sparse adjacency (L(q), T(t) beyond the dense limit)
             CosetBipartiteGraph,
