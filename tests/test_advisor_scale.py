@@ -362,3 +362,17 @@ def test_export_of_sparse_and_structured_candidates(monkeypatch, tmp_path):
     big = load_exported(forged.export(tmp_path / "big"))
     assert type(big.scheme).__name__ == "StructuredRD"
     assert big.scheme.diagonals.tobytes() == structured.diagonals.tobytes()
+
+
+def test_a_plane_beyond_the_sparse_block_lists_is_built_as_its_singer_set(monkeypatch):
+    # with the limit at 2**15, PG(2,13)'s 2,562 non-zeros are over keep_sparse's 2,048: gcsim.bibd would refuse
+    # it, the advisor builds the plane as a CyclicDesign (theory §10.8) and gets the same numbers (Theorem 49.5)
+    kw = dict(families=["bibd"], samples=100, exact_limit=100, progress=False)
+    dense = {r["encoder"]: r for r in advise(183, 14, 2, "bernoulli:0.1", **kw).rows}
+    monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 2**15)
+    adv = advise(183, 14, 2, "bernoulli:0.1", **kw)
+    rows = {r["encoder"]: r for r in adv.rows}
+    assert "rd" in rows and "Singer PG(2,13)" in rows["rd"]["name"]
+    assert type(adv.structures[[r["encoder"] for r in adv.rows].index("rd")]).__name__ == "CyclicDesign"
+    for key in ("error", "error_lo", "error_hi"):
+        assert rows["rd"][key] == pytest.approx(dense["rd"][key], rel=1e-9)

@@ -658,3 +658,11 @@ def test_bad_certificate_arguments(named):
     with pytest.raises(InvalidArgumentError, match="matrix"):
         integer_determinant(np.ones((2, 3), dtype=int))
     assert isinstance(named, CosetBipartiteGraph)
+
+
+def test_coset_graph_refuses_a_huge_incidence_before_allocating():
+    # the advisor asked for k = 14,401, m = 7 at 100,807 workers: a 10.8 GiB incidence, allocated unchecked
+    from gcsim.errors import SizeLimitError
+
+    with pytest.raises(SizeLimitError, match="k x mk incidence"):
+        coset_graph(14401, 7, 318)

@@ -66,6 +66,7 @@ from ..combinatorics.baselines import (
 from ..combinatorics.bibd import bibd
 from ..combinatorics.biregular import biregular_from_assignment, biregular_graph
 from ..combinatorics.coset import coset_graph
+from ..combinatorics.cyclic_design import singer_plane
 from ..combinatorics.expanders import chordal_cycle, weighted_margulis_gabber_galil
 from ..combinatorics.fields import is_prime, is_prime_power, prime_power
 from ..combinatorics.srg import srg
@@ -340,6 +341,23 @@ def _guarded(family: str, name: str, build: Callable[[], Any], *, construction: 
         return Dropped(family, name, "", f"{type(exc).__name__}: {_why(exc)}")
 
 
+def _singer_order(v: int, k: int, lam: int, n: int) -> int | None:
+    """The prime ``q`` when ``(v, k, λ) = (q² + q + 1, q + 1, 1)`` with ``b = n = v`` and the design is too
+    large for :func:`gcsim.bibd`'s sparse block lists (:func:`gcsim.limits.keep_sparse`): then
+    :func:`~gcsim.combinatorics.cyclic_design.singer_plane` builds it as a :class:`CyclicDesign`
+    (theory §10.8, Lemma 9a), with ``v k`` stored entries; None otherwise.
+
+    >>> _singer_order(100807, 318, 1, 100807), _singer_order(91, 10, 1, 91)
+    (317, None)
+    """
+    q = k - 1
+    if lam != 1 or n != v or v != q * q + q + 1 or not is_prime(q):
+        return None
+    if v * v <= limits.MAX_DENSE_ENTRIES or v * k <= limits.MAX_DENSE_ENTRIES // 16:
+        return None  # gcsim.bibd builds it: dense, or sparse with its block list (limits.keep_sparse)
+    return q
+
+
 def _dual_design(v: int, k: int, lam: int) -> Any:
     """The transposed incidence matrix of ``bibd(v, k, lam)`` as a bi-regular graph (workers = points)."""
     A = bibd(v, k, lam).assignment.T
@@ -382,6 +400,10 @@ def bibd_structures(q: Question) -> Iterator[Item]:
                 return _why(exc)
             return "?"  # pragma: no cover - existence said False, so the factory refuses
 
+        singer = _singer_order(v, k, lam, n)
+        if singer is not None:  # a plane of prime order beyond the sparse block lists: its difference set
+            yield _guarded("bibd", name, partial(singer_plane, singer), construction=True)
+            continue
         answer = bibd(v, k, lam, existence=True)
         if answer is not True:
             yield Dropped("bibd", name, "", _existence_reason(answer, name, explain))
