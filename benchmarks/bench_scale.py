@@ -96,6 +96,33 @@ def dense_patterns(n: int) -> int:
     return 400 if n <= 100 else 20 if n <= 1000 else 3
 
 
+def structured_record(enc, model, setup: tuple, streamed: tuple, patterns: int, samples: int) -> dict:
+    """The structured route's record: setup and streamed-pattern costs, then the stratified expected error.
+
+    ``setup`` and ``streamed`` are ``(wall seconds, peak traced bytes, CPU seconds)``.
+    """
+    (t_enc, mem_enc, cpu_enc), (t_eval, mem_eval, cpu_eval) = setup, streamed
+    res, t_mc, _ = measured(expected_error, enc, model, samples=samples, seed=0, progress=False, trace=False)
+    half = (res.ci[1] - res.ci[0]) / 2
+    return {
+        "setup_seconds": t_enc,
+        "setup_cpu_seconds": cpu_enc,
+        "setup_peak_bytes": mem_enc,
+        "patterns": patterns,
+        "per_pattern_seconds": t_eval / patterns,
+        "per_pattern_cpu_seconds": cpu_eval / patterns,
+        "peak_bytes": max(mem_enc, mem_eval),
+        "expected_error": {
+            "mean": res.mean,
+            "ci": list(res.ci),
+            "relative_half_width": half / res.mean,
+            "count": res.count,
+            "seconds": t_mc,
+            "cpu_seconds": CPU[id(res)],
+        },
+    }
+
+
 def one_design(q: int, patterns: int, samples: int) -> dict:
     v = q * q + q + 1
     row: dict = {"q": q, "n": v, "m": M}
@@ -106,26 +133,9 @@ def one_design(q: int, patterns: int, samples: int) -> dict:
     cpu_enc = CPU[id(enc)]
     vals, t_eval, mem_eval = measured(stream_errors, enc.context, model, patterns, 1)
     cpu_eval = CPU[id(vals)]
-    res, t_mc, _ = measured(expected_error, enc, model, samples=samples, seed=0, progress=False, trace=False)
-    half = (res.ci[1] - res.ci[0]) / 2
-    row["structured"] = {
-        "setup_seconds": t_enc,
-        "setup_cpu_seconds": cpu_enc,
-        "setup_peak_bytes": mem_enc,
-        "patterns": patterns,
-        "per_pattern_seconds": t_eval / patterns,
-        "per_pattern_cpu_seconds": cpu_eval / patterns,
-        "peak_bytes": max(mem_enc, mem_eval),
-        "bound_over_mN": enc.context.bound_full / enc.context.total,
-        "expected_error": {
-            "mean": res.mean,
-            "ci": list(res.ci),
-            "relative_half_width": half / res.mean,
-            "count": res.count,
-            "seconds": t_mc,
-            "cpu_seconds": CPU[id(res)],
-        },
-    }
+    setup, streamed = (t_enc, mem_enc, cpu_enc), (t_eval, mem_eval, cpu_eval)
+    row["structured"] = structured_record(enc, model, setup, streamed, patterns, samples)
+    row["structured"]["bound_over_mN"] = enc.context.bound_full / enc.context.total
     if M * v * v > MAX_DENSE_ENTRIES:
         row["dense"] = f"not run: B would be {M * v} x {v} = {M * v * v:,} entries > MAX_DENSE_ENTRIES"
         return row
@@ -170,25 +180,8 @@ def one_singer(q: int, patterns: int, samples: int, compare_flats: bool) -> dict
     model = straggler_model("bernoulli", v, p=P_BERNOULLI)
     vals, t_eval, mem_eval = measured(stream_errors, enc.context, model, patterns, 1)
     cpu_eval = CPU[id(vals)]
-    res, t_mc, _ = measured(expected_error, enc, model, samples=samples, seed=0, progress=False, trace=False)
-    half = (res.ci[1] - res.ci[0]) / 2
-    row["structured"] = {
-        "setup_seconds": t_enc,
-        "setup_cpu_seconds": cpu_enc,
-        "setup_peak_bytes": mem_enc,
-        "patterns": patterns,
-        "per_pattern_seconds": t_eval / patterns,
-        "per_pattern_cpu_seconds": cpu_eval / patterns,
-        "peak_bytes": max(mem_enc, mem_eval),
-        "expected_error": {
-            "mean": res.mean,
-            "ci": list(res.ci),
-            "relative_half_width": half / res.mean,
-            "count": res.count,
-            "seconds": t_mc,
-            "cpu_seconds": CPU[id(res)],
-        },
-    }
+    setup, streamed = (t_enc, mem_enc, cpu_enc), (t_eval, mem_eval, cpu_eval)
+    row["structured"] = structured_record(enc, model, setup, streamed, patterns, samples)
     if compare_flats:  # the same plane from its flats: the same (N, k, λ) and diagonals, so the same errors
         flats = encode_structured(pg_flats(2, q), M, seed=0, points=v)
         other = stream_errors(flats.context, model, patterns, 1)

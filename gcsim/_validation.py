@@ -223,6 +223,16 @@ def check_count(name: str, count: int, what: str, limit_name: str = "MAX_PATTERN
         )
 
 
+def layout_version_problem(metadata: Any, key: str, version: int) -> str | None:
+    """Why ``metadata[key]`` is not the bundle layout ``version`` this gcsim reads, or None when it is.
+
+    >>> layout_version_problem({"v": 1}, "v", 1) is None, layout_version_problem({}, "v", 1)
+    (True, 'unknown v None (this gcsim reads 1)')
+    """
+    got = metadata.get(key) if hasattr(metadata, "get") else None
+    return None if got == version else f"unknown {key} {got!r:.40} (this gcsim reads {version})"
+
+
 def check_declared_arrays(kind: str, arrays: Any, metadata: Any) -> None:
     """Refuse a bundle that lacks an array its metadata declares (``metadata["arrays"]``).
 

@@ -43,7 +43,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .. import limits
-from .._validation import check_bool, check_dense_size, check_int, check_real
+from .._validation import check_bool, check_dense_size, check_int, check_real, layout_version_problem
 from ..combinatorics.srg_graph import SRGParams
 from ..errors import CatalogueError, InvalidArgumentError, SizeLimitError, VerificationError
 from ..limits import check_entries
@@ -649,11 +649,9 @@ class SparseSRG:
         """
         if not isinstance(metadata, Mapping):
             raise _srg_bad(f"metadata must be an object, got {type(metadata).__name__}")
-        if metadata.get("sparse_srg_format_version") != SPARSE_SRG_BUNDLE_VERSION:
-            raise _srg_bad(
-                f"unknown sparse_srg_format_version {metadata.get('sparse_srg_format_version')!r:.40} "
-                f"(this gcsim reads {SPARSE_SRG_BUNDLE_VERSION})"
-            )
+        problem = layout_version_problem(metadata, "sparse_srg_format_version", SPARSE_SRG_BUNDLE_VERSION)
+        if problem:
+            raise _srg_bad(problem)
         params = metadata.get("params")
         if not _four_ints(params):
             raise _srg_bad(f"metadata 'params' must be four integers [v, k, λ, μ], got {params!r:.80}")

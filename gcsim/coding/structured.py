@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._array_api import asarray, get_namespace, to_numpy
-from .._validation import check_dense_size, check_int, check_real
+from .._validation import check_dense_size, check_int, check_real, layout_version_problem
 from ..combinatorics.difference_families import circulant_pair_gram
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
 from ..io.manifest import to_jsonable
@@ -616,11 +616,9 @@ class StructuredRD:
         """
         if not isinstance(metadata, dict):
             raise _bad(f"metadata must be an object, got {type(metadata).__name__}")
-        if metadata.get("structured_format_version") != STRUCTURED_BUNDLE_VERSION:
-            raise _bad(
-                f"unknown structured_format_version {metadata.get('structured_format_version')!r:.40} "
-                f"(this gcsim reads {STRUCTURED_BUNDLE_VERSION})"
-            )
+        problem = layout_version_problem(metadata, "structured_format_version", STRUCTURED_BUNDLE_VERSION)
+        if problem:
+            raise _bad(problem)
         layout = metadata.get("layout")
         target = StructuredRD._layouts.get(layout) if isinstance(layout, str) else None
         if target is None:

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import limits
-from .._validation import check_int
+from .._validation import check_int, layout_version_problem
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
 from .difference_families import circulant_incidence, difference_set_lambda, singer_difference_set
 
@@ -151,12 +151,9 @@ class CyclicDesign:
         """
         if not isinstance(metadata, Mapping):
             raise CatalogueError(f"cyclic_design: metadata must be an object, got {type(metadata).__name__}")
-        if metadata.get("cyclic_design_format_version") != CYCLIC_DESIGN_BUNDLE_VERSION:
-            raise CatalogueError(
-                f"cyclic_design: unknown cyclic_design_format_version "
-                f"{metadata.get('cyclic_design_format_version')!r:.40} "
-                f"(this gcsim reads {CYCLIC_DESIGN_BUNDLE_VERSION})"
-            )
+        problem = layout_version_problem(metadata, "cyclic_design_format_version", CYCLIC_DESIGN_BUNDLE_VERSION)
+        if problem:
+            raise CatalogueError(f"cyclic_design: {problem}")
         params = metadata.get("params")
         if not isinstance(params, (list, tuple)) or len(params) != 3 or not all(type(p) is int for p in params):
             raise CatalogueError(f"cyclic_design: params must be three integers [v, k, lam], got {params!r:.80}")
