@@ -30,6 +30,7 @@ The minimum-norm optimal decoder ``X*(F) = B_F⁺ T`` (Definition 2, §47.6) com
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -99,12 +100,8 @@ class RDOperator:
         self.N, self.n, self.m = int(N), int(n), int(D.shape[0])
         self.mN = self.m * self.N
         csr = A.tocsr()
-        parts = _padded(A.indptr, A.indices, self.N)  # (n, k_max): parts of each worker, pad -> zero row N
-        workers = _padded(csr.indptr, csr.indices, self.n)  # (N, r_max): workers of each part, pad -> zero row n
-        self.k_max, self.r_max = parts.shape[1], workers.shape[1]
+        self._structure = (A, csr)  # the gather tables are made from it on first use (not on NumPy's path)
         ns = self.xp
-        self.parts = asarray(ns, parts, dtype=ns.int64)
-        self.workers = asarray(ns, workers, dtype=ns.int64)
         self.Dt = asarray(ns, np.ascontiguousarray(D.T))  # (n, m)
         self.load = asarray(ns, np.diff(A.indptr).astype(np.float64))  # k_j
         # NumPy: the same two sums as scipy.sparse products (8-11x faster on the CPU than the gathers,
@@ -112,6 +109,39 @@ class RDOperator:
         self._sparse: tuple[sp.csr_matrix, sp.csr_matrix] | None = (
             (csr.astype(np.float64), A.T.tocsr().astype(np.float64)) if is_numpy(ns) else None
         )
+
+    @cached_property
+    def _tables(self) -> tuple[Any, Any]:
+        """The gather tables in ``xp``: parts of each worker ``(n, k_max)``, workers of each part ``(N, r_max)``.
+
+        Padded with ``N`` and ``n``: indices of a zero row.  Built on first use, so the NumPy path
+        (``scipy.sparse`` products) never holds them.
+        """
+        A, csr = self._structure
+        ns = self.xp
+        parts = _padded(A.indptr, A.indices, self.N)
+        workers = _padded(csr.indptr, csr.indices, self.n)
+        return asarray(ns, parts, dtype=ns.int64), asarray(ns, workers, dtype=ns.int64)
+
+    @property
+    def parts(self) -> Any:
+        """``(n, k_max)``: the parts of each worker, padded with ``N``."""
+        return self._tables[0]
+
+    @property
+    def workers(self) -> Any:
+        """``(N, r_max)``: the workers of each part, padded with ``n``."""
+        return self._tables[1]
+
+    @property
+    def k_max(self) -> int:
+        """Most parts a worker holds (width of :attr:`parts`)."""
+        return int(self.parts.shape[1])
+
+    @property
+    def r_max(self) -> int:
+        """Most workers a part has (width of :attr:`workers`)."""
+        return int(self.workers.shape[1])
 
     def _step(self, width: int, cols: int) -> int:
         return max(1, self.budget // (8 * max(width, 1) * self.m * max(cols, 1)))
