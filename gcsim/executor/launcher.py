@@ -364,6 +364,9 @@ def _child(
         dist.init_process_group(
             backend, init_method=init_method, rank=rank, world_size=world_size, timeout=timedelta(seconds=op_timeout)
         )
+        # every rank connected before any job runs: a rank whose job returns at once must not tear its
+        # group down while a peer is still in gloo's connectFullMesh ("Connection closed by peer")
+        dist.barrier()
         out = fn(rank, world_size, *args)
         try:
             # the queue pickles in a feeder thread that drops what it cannot pickle: check here
