@@ -145,7 +145,7 @@ def test_evaluated_patterns_counts_the_stratified_draws():
 
 
 def test_beyond_the_dense_limit_the_structured_route_gives_the_dense_numbers(monkeypatch):
-    kw = dict(families=["bibd"], samples=100, exact_limit=100, progress=False)
+    kw = dict(families=["bibd"], samples=100, exact_limit=100, relax_comm=True, progress=False)
     dense = advise(183, 14, 2, "bernoulli:0.1", **kw)
     # PG(2,13): its 183 x 183 assignment (33,489 entries) within the limit, its 366 x 183 RD encoder
     # over it (the 100 x 183 masks fit too)
@@ -167,7 +167,7 @@ def test_beyond_the_dense_limit_the_structured_route_gives_the_dense_numbers(mon
 
 
 def test_closed_form_row_when_the_dense_evaluation_is_expensive(monkeypatch):
-    q = dict(families=["bibd"], samples=400, progress=False)
+    q = dict(families=["bibd"], samples=400, relax_comm=True, progress=False)  # the m = 1 rows too
     before = {r["name"]: r for r in advise(31, 6, 2, "bernoulli:0.2", **q).rows}
     monkeypatch.setattr(assess_mod, "PRUNE_COST", 0.0)  # every dense evaluation counts as expensive
     monkeypatch.setattr(core_mod, "PRUNE_COST", 0.0)

@@ -798,6 +798,9 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         ("gcsim.advisor.core.advise", "relax_load"): lambda x: advise(
             7, 3, 1, model, families=["bibd"], progress=False, relax_load=x
         ),
+        ("gcsim.advisor.core.advise", "relax_comm"): lambda x: advise(
+            7, 3, 1, model, families=["bibd"], progress=False, relax_comm=x
+        ),
         ("gcsim.app.catalogue_report.catalogue_table", "export"): lambda x: catalogue_table(tmp / "c1", export=x),
         ("gcsim.app.catalogue_report.catalogue_table", "force"): lambda x: catalogue_table(tmp / "c2", force=x),
         ("gcsim.app.reproduce.run_reproduce", "full"): lambda x: run_reproduce(

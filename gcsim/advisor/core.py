@@ -6,6 +6,9 @@ The steps (docs/theory.md, advisor chapter):
    order), keeping the reason of every parameter set that gives none;
 2. encode each with every applicable encoder (:data:`gcsim.advisor.assess.ENCODERS` at ``m``
    and the family's ``m = 1`` classic code), keeping the reason of every encoder that does not apply;
+   ``m`` is a cap on the communication like the load on the data: a code that sends more than
+   ``1/m`` of a gradient per worker (the ``m = 1`` classic codes when ``m > 1``) is dropped with
+   its reason unless ``relax_comm`` (:func:`comm_reason`);
 3. measure each scheme (expected error, worst case where affordable, bounds, communication,
    time per iteration with links);
 4. rank by the objective and flag the candidates another one dominates (Pareto on expected
@@ -56,6 +59,7 @@ __all__ = [
     "settled_by",
     "equivalence_key",
     "PRUNE_COST",
+    "comm_reason",
 ]
 
 #: The straggler models a ``KIND:VALUES`` spec names (``advise(13, 4, 2, "fixed:2")``, ``gcsim advise``).
@@ -238,6 +242,26 @@ def undecided(rows: Sequence[Mapping[str, Any]], objective: tuple[str, ...], exa
 Job = tuple[Structure, str, int, dict[str, Any], str]
 
 
+def comm_reason(m_code: int, m: int) -> str | None:
+    """Why a code with ``m_code`` blocks is over the communication cap of the question ``m``, or None.
+
+    A worker of a code with ``m_code`` blocks sends ``d / m_code`` numbers, ``1/m_code`` of a
+    gradient; the question allows ``1/m``.  The code is over the cap when ``1/m_code > 1/m``,
+    i.e. ``m_code < m`` (compared in integers).
+
+    >>> comm_reason(2, 2) is None, comm_reason(3, 2) is None
+    (True, True)
+    >>> comm_reason(1, 2).startswith("an m = 1 code: a worker sends 1/1 of a gradient, over the communication cap 1/2")
+    True
+    """
+    if m_code >= m:
+        return None
+    return (
+        f"an m = {m_code} code: a worker sends 1/{m_code} of a gradient, over the communication cap 1/{m} "
+        f"(m = {m}; relax_comm=True, or --relax-comm, lifts the cap)"
+    )
+
+
 def _known_point(job: Job, q: Question, decode: float) -> dict[str, float]:
     """The coordinates of a candidate known before it is evaluated: communication, data fraction, time."""
     structure, _, m_c = job[0], job[1], job[2]
@@ -408,6 +432,7 @@ def advise(
     stragglers: StragglerModel | str,
     *,
     relax_load: bool = False,
+    relax_comm: bool = False,
     links: Links | Mapping[str, float] | None = None,
     objective: str | Sequence[str] = "error",
     families: Sequence[str] | None = None,
@@ -438,8 +463,10 @@ def advise(
         fraction; a family with ``N`` parts is built with ``floor(fraction N)`` parts per worker,
         and a candidate over the cap is dropped (with its reason).
     m : int
-        Communication reduction: each worker sends ``d / m`` numbers.  The families' ``m = 1``
-        classic codes are listed too, with their own communication (a full gradient).
+        Communication reduction: each worker sends ``d / m`` numbers.  A constraint, like the
+        load: a code whose workers send more than ``1/m`` of a gradient (the families' ``m = 1``
+        classic codes, a full gradient, when ``m > 1``) is dropped with its reason
+        (:func:`comm_reason`), so every row, and the export of rank 1, meets the question.
     stragglers : StragglerModel or str
         :func:`gcsim.straggler_model` over ``n`` workers (fixed, all, worst, bernoulli, markov,
         trace, delay), or a spec :data:`STRAGGLER_SPEC` such as ``"fixed:2"`` or
@@ -448,6 +475,9 @@ def advise(
         Lift the data cap: an int ``load`` is then the number of parts per worker in every family
         (the column sums of ``A``), whatever the family's ``N``; a family with few parts gives
         each worker a larger share of the data (the table's ``data_fraction`` shows it).
+    relax_comm : bool
+        Lift the communication cap: the families' ``m = 1`` classic codes (a full gradient per
+        worker) are ranked beside the codes at ``m``, with their own ``communication``.
     links : Links or dict, optional
         ``bandwidth`` (bytes/s per worker link), ``latency`` (s), ``gradient_bytes`` (bytes of a
         full gradient), ``compute_time`` (s for the gradient of the whole data set).  Adds the bytes
@@ -494,8 +524,8 @@ def advise(
     ------
     InvalidArgumentError
         A bad argument, named: ``workers < 2``, a load that is neither an int >= 1 nor a fraction
-        in (0, 1), ``m < 1``, a straggler model over another number of workers, an unknown
-        objective or family, ``objective="time"`` without links.
+        in (0, 1), ``m < 1``, a ``relax_load`` or ``relax_comm`` not a bool, a straggler model over
+        another number of workers, an unknown objective or family, ``objective="time"`` without links.
 
     Examples
     --------
@@ -504,6 +534,11 @@ def advise(
     '2-(13,4,1) design [PG(2,3): points vs lines] / exact-gaussian (s=1)'
     >>> adv.rows[0]["error"] < 1e-20, adv.rows[0]["pareto"]
     (True, True)
+    >>> sorted({r["m"] for r in adv.rows})  # m = 2 is a cap: the m = 1 codes are dropped
+    [2]
+    >>> relaxed = advise(13, 4, 2, "fixed:1", families=["bibd"], relax_comm=True, progress=False)
+    >>> sorted({r["m"] for r in relaxed.rows})
+    [1, 2]
     """
     progress = check_bool("progress", progress)
     adaptive = check_bool("adaptive", adaptive)
@@ -511,6 +546,7 @@ def advise(
     load = check_load(load)
     m = check_int("m", m, minimum=1)
     relax_load = check_bool("relax_load", relax_load)
+    relax_comm = check_bool("relax_comm", relax_comm)
     if isinstance(stragglers, str):
         stragglers = straggler_spec(stragglers, n)
     if not isinstance(stragglers, StragglerModel):
@@ -558,6 +594,10 @@ def advise(
             for enc in schemes_of(item, q, first):
                 if isinstance(enc, Dropped):
                     dropped.append(enc)
+                    continue
+                too_much = None if relax_comm else comm_reason(enc[1], m)
+                if too_much is not None:
+                    dropped.append(Dropped(item.family, item.name, enc[0], too_much))
                     continue
                 job: Job = (item, *enc)
                 key = equivalence_key(job)
@@ -663,6 +703,8 @@ def advise(
         "relax_load": relax_load,
         "data_cap": q.data_cap,
         "m": m,
+        "relax_comm": relax_comm,
+        "comm_cap": 1.0 if relax_comm else 1.0 / m,
         "model": stragglers.describe(),
         "s": q.design_s,
         "links": links_.as_dict() if links_ is not None else None,

@@ -118,6 +118,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         args.m,
         model,
         relax_load=args.relax_load,
+        relax_comm=args.relax_comm,
         links=links,
         objective=objective,
         families=families,
@@ -170,8 +171,13 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         if args.relax_load and isinstance(args.load, int)
         else f"load <= {adv.question['data_cap']:.1%} of the data per worker"
     )
+    comm = (
+        f"m = {args.m} (relaxed: m = 1 codes too)"
+        if args.relax_comm and args.m > 1
+        else f"m = {args.m} (at most 1/{args.m} of a gradient per worker)"
+    )
     print(
-        f"{len(adv.rows)} candidates for n = {args.workers}, {cap}, m = {args.m}, {model.describe()}; "
+        f"{len(adv.rows)} candidates for n = {args.workers}, {cap}, {comm}, {model.describe()}; "
         f"ranked by {' then '.join(objective)}"
         + (f"; the top {shown} shown (--top, --json for all)" if shown < len(adv.rows) else "")
     )
@@ -201,7 +207,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
 #: What each column of the printed table means (printed under it; the advisor guide has the same list)
 COLUMN_LEGEND = (
     "rank: 1 = the best by the objective",
-    "candidate: assignment / encoder (m=1: a classic m = 1 code, sending a full gradient)",
+    "candidate: assignment / encoder (m=1, with --relax-comm: a classic m = 1 code, sending a full gradient)",
     "error: expected optimal-decoding error err/(mN), the fraction of the gradient lost (exact: round-off)",
     "comm: numbers each worker sends, as a fraction of a gradient (1/m)",
     "data: the largest share of the data a worker holds",
@@ -250,7 +256,17 @@ def register(sub, add) -> None:
         action="store_true",
         help="an int --load is the parts per worker in every family, whatever its number of parts (no data cap)",
     )
-    p.add_argument("--m", type=int_arg(1), default=1, help="communication reduction m")
+    p.add_argument(
+        "--m",
+        type=int_arg(1),
+        default=1,
+        help="communication reduction m: a cap, every worker sends at most 1/m of a gradient",
+    )
+    p.add_argument(
+        "--relax-comm",
+        action="store_true",
+        help="m = 1 codes (a full gradient per worker) are candidates too, beside those at --m (no communication cap)",
+    )
     p.add_argument("--stragglers", type=straggler_arg, help=_STRAGGLER_HELP + " (or --delays with --rule)")
     p.add_argument("--delays", help="delay model instead of --stragglers: " + DELAY_HELP)
     p.add_argument("--rule", help="arrival rule with --delays: " + RULE_HELP)
