@@ -456,7 +456,7 @@ def test_monte_carlo_method_interval_and_model_sampler():
     rule = arrival_rule("first", s=2)
     exact = expected_decode_time(dm, rule)
     mc = expected_decode_time(dm, rule, method="monte-carlo", samples=50_000, seed=2, keep_values=True)
-    assert mc.method == "monte-carlo n=50000" and mc.count == 50_000 and mc.values.shape == (50_000,)
+    assert mc.method.startswith("monte-carlo n=50000") and mc.count == 50_000 and mc.values.shape == (50_000,)
     assert abs(mc.mean - exact.mean) <= Z * mc.stderr
     assert mc.ci[0] < mc.mean < mc.ci[1]
     # the same times as the rule applied to the model's own draws (one generator, chunked)

@@ -413,7 +413,7 @@ def test_expected_fixed_monte_carlo_ci_covers_exact():
     sch = encode(FANO, 2, "rd", seed=5)
     exact = expected_error(sch, straggler_model("fixed", 7, s=3)).mean
     res = expected_error(sch, straggler_model("fixed", 7, s=3), exact_limit=10, samples=3000, seed=1)
-    assert res.method == "monte-carlo n=3000" and res.count == 3000
+    assert res.method.startswith("monte-carlo n=3000") and res.count == 3000
     assert res.ci[0] <= exact <= res.ci[1] and res.ci[1] - res.ci[0] < 0.5
     again = expected_error(sch, straggler_model("fixed", 7, s=3), exact_limit=10, samples=3000, seed=1)
     assert again.mean == res.mean and again.ci == res.ci
@@ -470,7 +470,7 @@ def test_expected_bernoulli_stratified():
     plain = expected_error(
         sch, straggler_model("bernoulli", 12, p=[0.3] * 11 + [0.3 + 1e-9]), exact_limit=100, samples=3000, seed=2
     )
-    assert plain.method == "monte-carlo n=3000"
+    assert plain.method.startswith("monte-carlo n=3000")
     assert strat.stderr < plain.stderr  # stratification removes the between-strata variance
     # a budget of 2^12 - 1 patterns enumerates every stratum but s = 12 (weight 0.3^12)
     nearly = expected_error(sch, model, exact_limit=4095, samples=100)

@@ -8,6 +8,7 @@ memory stays bounded for a sample count whose masks would not fit.
 
 from __future__ import annotations
 
+import itertools
 import tracemalloc
 
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 
 import gcsim
 from gcsim.coding import mc_stream
+from gcsim.coding.bounds import rank_lower_bound
 from gcsim.coding.evaluate import expected_error
 from gcsim.coding.kernels import eval_context, optimal_errors
 from gcsim.coding.mc_stream import ChunkEvaluator, Draw, draw_rows, evaluate_draws, units_of
@@ -84,15 +86,24 @@ def _same(a, b) -> bool:
 
 
 def test_expected_error_equals_the_whole_draw_computation():
-    """The stratified estimate from chunks equals the one from whole per-stratum draws (independent
-    computation: model.sample + optimal_errors per stratum, the same formula)."""
+    """The estimate from chunks equals the one from the whole draw (independent computation:
+    model.sample + optimal_errors, and the control variate of theory §57.2 -- the rank bound's mean
+    over all C(13, 4) patterns by enumeration plus the mean excess over the draws)."""
     sch = encode(gcsim.bibd(13, 4, 1), 2, "rd", seed=2)
     model = straggler_model("fixed", 13, s=4)
     kw = dict(samples=400, seed=6, exact_limit=10, keep_values=True, progress=False, method="svd")
     res = expected_error(sch, model, **kw)
     ctx = eval_context(sch)
-    ref = np.clip(optimal_errors(ctx, model.sample(400, 6), method="svd"), 0.0, ctx.total)
-    assert np.array_equal(res.values, ref) and res.mean == float(ref.mean())
+    masks = model.sample(400, 6)
+    ref = np.clip(optimal_errors(ctx, masks, method="svd"), 0.0, ctx.total)
+    A = sch.assignment
+    every = np.ones((715, 13), dtype=bool)
+    for t, S in enumerate(itertools.combinations(range(13), 4)):
+        every[t, list(S)] = False
+    mean_lower = float(rank_lower_bound(A, 2, every).mean())
+    excess = np.maximum(ref - rank_lower_bound(A, 2, masks), 0.0)
+    assert np.array_equal(res.values, ref)
+    assert res.mean == pytest.approx(mean_lower + float(excess.mean()), rel=1e-13, abs=0)
 
 
 @pytest.fixture(scope="module")

@@ -40,10 +40,18 @@ from ..coding.bounds import (
 )
 from ..coding.delays import DelayStragglerModel, expected_decode_time
 from ..coding.encoders import MethodNames, encoders, get_encoder
+from ..coding.estimators import expected_rank_lower_bound
 from ..coding.evaluate import MIN_MC_SAMPLES, expected_error, worst_case_error
 from ..coding.schemes import Scheme, encode
 from ..coding.sparse_routes import SPARSE_SRG_KIND, SparseRD, encode_sparse
-from ..coding.stragglers import BernoulliModel, FixedModel, MarkovModel, TraceModel, WorstCaseModel
+from ..coding.stragglers import (
+    AllPatternsModel,
+    BernoulliModel,
+    FixedModel,
+    MarkovModel,
+    TraceModel,
+    WorstCaseModel,
+)
 from ..coding.structured import StructuredRD, encode_structured
 from ..errors import GcsimError
 from .candidates import Dropped, Question, Structure, _why
@@ -774,6 +782,19 @@ def measure_error(
     return fields, notes
 
 
+def rank_bound_mean(structure: Structure, m: int, model: Any, patterns: Patterns) -> float:
+    """``E_S[Σ_i (m − c_i(F))^+]``, the rank lower bound's mean (raw): exact where its law is known.
+
+    Fixed-``s``, Bernoulli and Markov stragglers: the closed form of theory §57.1
+    (:func:`gcsim.coding.estimators.expected_rank_lower_bound`), a proven lower bound on every
+    encoder's expected error.  Other models (delays, traces): the average over the question's
+    patterns (:func:`_rank_lower`).
+    """
+    if type(model) in (FixedModel, AllPatternsModel, BernoulliModel, MarkovModel):
+        return expected_rank_lower_bound(structure.incidence, m, model)
+    return _rank_lower(structure, m, patterns)
+
+
 def _rank_lower(structure: Structure, m: int, patterns: Patterns) -> float:
     """The rank lower bound of theory §45 averaged over the patterns, from the sparse incidence.
 
@@ -879,7 +900,7 @@ def assess(
         # the bounds depend on the assignment, m and the encoder's class only: computed once per
         # structure (an n ~ 10^3 design has six encoders, and a spectral bound is one SVD per s)
         key = (structure.family, structure.name, m)
-        lower = _cached(cache, (*key, "rank"), lambda: _rank_lower(structure, m, patterns) / (m * N))
+        lower = _cached(cache, (*key, "rank"), lambda: rank_bound_mean(structure, m, q.model, patterns) / (m * N))
         upper = math.nan
         dense = structure.dense_fits
         if "rd_upper" in enc.bounds and eps == 0.0 and dense:
@@ -912,6 +933,8 @@ def assess(
                     "matrix, over SPECTRAL_BUDGET"
                 )
         how = patterns.how
+        if type(q.model) in (FixedModel, AllPatternsModel, BernoulliModel, MarkovModel):
+            how += "; lower_bound: the rank bound's exact mean (theory §57.1)"
     if patterns is None:
         spectral = math.nan
     row.update(lower_bound=lower, upper_bound=upper, spectral_bound=spectral, bounds_over=how)

@@ -86,12 +86,13 @@ import numpy as np
 
 from .. import _html
 from .._progress import progress_bar
-from .._stats import t_interval, t_quantile
+from .._stats import t_interval
 from .._validation import check_bool, check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from ..limits import array_shape, check_entries
 from ..sweep import _check_scheduler_and_workers
 from . import (
+    estimators as _est,
     mc_stream as _mc,
     sparse_routes as _sparse_routes,  # noqa: F401  (registers theory §44 in structured.FALLBACK_ROUTES)
     structured as _structured,
@@ -610,6 +611,52 @@ def _evaluator(
     return evaluate, False, float(upper)
 
 
+def _closed_form_law(model: Any) -> bool:
+    """Models under which the law of the coverage counts ``c_i(F)`` is known (theory §57.1)."""
+    return type(model) in (FixedModel, AllPatternsModel, BernoulliModel, MarkovModel)
+
+
+def _zero_bound(masks: np.ndarray) -> np.ndarray:
+    """The trivial lower bound ``err >= 0`` (module level: it pickles for Dask)."""
+    return np.zeros(np.atleast_2d(masks).shape[0])
+
+
+def _se(x: np.ndarray) -> float:
+    return float(x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else float("inf")
+
+
+def _cv_note(control: bool, note: str) -> str:
+    parts = ["control variate: the rank bound's exact mean"] if control else []
+    parts += [note] if note else []
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _batch_means_interval(
+    excess: np.ndarray, lower: float, batches: int, upper: float, tol: float
+) -> tuple[float, tuple[float, float], float, str]:
+    """Markov chains: batch means of the excess ``D = err − L`` (theory §57.2, §57.4).
+
+    ``t`` over the ``b`` batch means, clipped below at ``E[L]``; when fewer than
+    :data:`~gcsim.coding.estimators.RARE_FAILURES` iterations fail (``D > tol``), the one-sided
+    limit ``E[L] + tol + upper · CP(k_b, b)`` with ``k_b`` the batches holding a failure (a batch's
+    mean is at most ``upper`` times its indicator; batches are the approximately independent units).
+    """
+    count = excess.size
+    b = max(2, min(batches, count // 2))
+    usable = (count // b) * b
+    bm = excess[:usable].reshape(b, -1)
+    mean = lower + float(excess.mean())
+    se = float(bm.mean(axis=1).std(ddof=1) / math.sqrt(b))
+    fails = int(np.count_nonzero(excess > tol))
+    if fails < _est.RARE_FAILURES:
+        hit = int(np.count_nonzero((bm > tol).any(axis=1)))
+        hi = lower + tol + upper * _est.clopper_pearson_upper(hit, b, 0.05)
+        note = f"{fails} failures in {count} iterations: one-sided limit over {b} batches"
+        return mean, (lower, max(hi, mean)), se, note
+    lo, hi = t_interval(mean, se, b - 1)
+    return mean, (max(lo, lower), hi), se, ""
+
+
 _CI_METHODS = ("t", "betting")
 
 
@@ -741,27 +788,72 @@ def expected_error(
             scheme, X, rescale, None if rescale != "bernoulli" else p_model, fixed_decoder_error
         )
 
-    def draw_values(draws: list[_mc.Draw]) -> list[np.ndarray]:
-        """Raw values of the draws: streamed in independent chunks (on ``scheduler``) when possible."""
+    # theory §57: the rank bound's exact law as a control variate (encoders supported on A, models
+    # whose law of c_i(F) is known); otherwise the trivial bound L = 0 (err >= 0)
+    cv_assignment = _est.support_within_assignment(scheme) if _closed_form_law(model) else None
+    lower_fn = _est.rank_bound_function(cv_assignment, ctx.m) if cv_assignment is not None else None
+    tol = _est.FAILURE_TOL * ctx.total
+
+    def draw_pairs(draws: list[_mc.Draw]) -> list[np.ndarray]:
+        """``[err, L]`` per draw row (raw): streamed in independent chunks (on ``scheduler``) when possible."""
+        lower = lower_fn if lower_fn is not None else _zero_bound
         if not all(_mc.streamable(d.model) for d in draws):
-            return [evaluate(np.asarray(d.model.sample(d.size, d.seed), dtype=bool)) for d in draws]
+            out = []
+            for d in draws:
+                mk = np.asarray(d.model.sample(d.size, d.seed), dtype=bool)
+                out.append(np.column_stack([evaluate(mk), lower(mk)]))
+            return out
         values, unreliable, patterns = _mc.evaluate_draws(
-            chunked(), draws, scheduler=scheduler, workers=workers, progress=progress
+            _mc.PairedEvaluator(chunked(), lower), draws, scheduler=scheduler, workers=workers, progress=progress
         )
         report.unreliable += unreliable
         report.patterns += patterns
         return values
 
+    def expected_lower(mdl: StragglerModel) -> float:
+        return _est.expected_rank_lower_bound(cv_assignment, ctx.m, mdl) if lower_fn is not None else 0.0
+
     def monte_carlo(draw, batches=None):
-        raw = evaluate(np.asarray(draw, dtype=bool)) if batches else draw_values([draw])[0]
-        values = raw * scale
-        mean, ci, se = _mc_result(values, batches=batches, ci_method=ci_method, upper=upper * scale)
-        tag = f"monte-carlo n={values.size}" + ("+batch-means" if batches else "")
-        if ci_method == "betting" and not batches:
+        if batches:
+            mk = np.asarray(draw, dtype=bool)
+            pairs = np.column_stack([evaluate(mk), (lower_fn or _zero_bound)(mk)])
+        else:
+            pairs = draw_pairs([draw])[0]
+        raw, excess = pairs[:, 0], np.maximum(pairs[:, 0] - pairs[:, 1], 0.0)
+        el = expected_lower(model)
+        tag = f"monte-carlo n={raw.size}" + ("+batch-means" if batches else "")
+        if batches:
+            mean, ci, se, note = _batch_means_interval(excess, el, batches, upper, tol)
+        elif ci_method == "betting":
+            lo_b, hi_b = _betting_ci(excess, 0.0, upper)
+            mean, ci, se, note = el + float(excess.mean()), (el + lo_b, el + hi_b), _se(excess), ""
             tag += " (betting interval)"
+        else:
+            mean, ci, se, note = _est.combine_groups([_est.Group(1.0, el, excess)], 0.0, upper, tol)
+        tag += _cv_note(lower_fn is not None, note)
         return ExpectedErrorResult(
-            mean, ci, tag, int(values.size), se, normalized, desc, values if keep_values else None
+            mean * scale,
+            (ci[0] * scale, ci[1] * scale),
+            tag,
+            int(raw.size),
+            se * scale,
+            normalized,
+            desc,
+            raw * scale if keep_values else None,
         )
+
+    def separable():
+        """Theory §57.3: exact by the components of B's support, where it splits into small ones."""
+        if not is_optimal or st is not None or keep_values:
+            return None
+        found = _est.separable_expectation(
+            scheme, model, exact_limit, lambda sub, mk: optimal_error(sub, mk, method=method, progress=False)
+        )
+        if found is None:
+            return None
+        value, how = found
+        value *= scale
+        return ExpectedErrorResult(value, (value, value), f"exact ({how})", 0, 0.0, normalized, desc, None)
 
     def run():
         if isinstance(model, TraceModel):
@@ -776,6 +868,9 @@ def expected_error(
                 else:
                     vals = np.concatenate([evaluate(mk) for mk in model.iter_chunks()]) if total else np.zeros(0)
                 return exact(vals)
+            found = separable()
+            if found is not None:
+                return found
             check_budget()
             return monte_carlo(_mc.Draw(model, samples, seed))
         if isinstance(model, (BernoulliModel, MarkovModel)):
@@ -784,6 +879,9 @@ def expected_error(
                 masks = ((np.arange(2**ctx.n)[:, None] >> np.arange(ctx.n)[None, :]) & 1).astype(bool)
                 weights = BernoulliModel(ctx.n, pj).weights(masks)
                 return exact(evaluate(masks), weights)
+            found = separable()
+            if found is not None:
+                return found
             if isinstance(model, MarkovModel):
                 # consecutive iterations are correlated: batch means with t, whatever ci_method says
                 if samples < MIN_MC_SAMPLES:
@@ -809,9 +907,10 @@ def expected_error(
                     desc,
                     keep_values,
                     ci_method,
-                    upper * scale,
+                    upper,
                     check_budget,
-                    draw_values,
+                    draw_pairs,
+                    _est.part_loads(cv_assignment) if lower_fn is not None else None,
                 )
             check_budget()
             return monte_carlo(_mc.Draw(model, samples, seed))
@@ -899,7 +998,8 @@ def _stratified_bernoulli(
     ci_method,
     upper,
     check_budget,
-    draw_values=None,
+    draw_pairs=None,
+    loads=None,
 ) -> ExpectedErrorResult:
     """Homogeneous Bernoulli(p) by strata |S| = s with binomial weights w_s.
 
@@ -908,13 +1008,19 @@ def _stratified_bernoulli(
     enumerated exactly; the others get Monte Carlo samples in proportion to
     ``w_s`` (at least 2 each).  Strata with ``w_s < 1e-15`` are skipped and
     their largest possible contribution ``Σ w_s mN`` widens the interval.
-    ``"t"``: variance ``Σ w_s² σ_s² / n_s``, Welch–Satterthwaite degrees of freedom
-    ``(Σ v_s)² / Σ v_s²/(n_s - 1)`` with ``v_s = w_s² σ_s² / n_s``, Student ``t`` quantile.
+    Sampled strata estimate the excess ``D = err − L >= 0`` over the rank bound ``L``, whose
+    stratum means ``E[L | |S| = s]`` are exact (hypergeometric, theory §57.1–57.2; ``loads``: the
+    parts' replications, None when ``B`` is not supported on ``A``: then ``L = 0``).
+    ``"t"``: :func:`gcsim.coding.estimators.combine_groups` -- variance ``Σ w_s² σ_s² / n_s`` of
+    the excesses, Welch–Satterthwaite degrees of freedom, Student ``t`` quantile, clipped below at
+    the exact part; a stratum with few failures (``D > τ`` in fewer than
+    :data:`~gcsim.coding.estimators.RARE_FAILURES` draws) gives a one-sided Clopper–Pearson limit
+    instead (theory §57.4).
     ``"betting"``: a betting interval of level ``1 - 0.05 w_s / W`` per sampled stratum
     (``W`` = their total weight), combined linearly (union bound: level >= 95%).
-    ``draw_values(draws)``: the raw values of a list of :class:`~gcsim.coding.mc_stream.Draw`
+    ``draw_pairs(draws)``: ``[err, L]`` per row of a list of :class:`~gcsim.coding.mc_stream.Draw`
     (one per sampled stratum, evaluated together: on a Dask scheduler, as one sweep); default
-    ``evaluate(model.sample(...))`` per draw.
+    ``evaluate(model.sample(...))`` per draw with ``L = 0``.
 
     When the minimum of 2 draws per stratum would take more than :data:`POOL_FACTOR` times
     ``samples`` draws (many light strata: large ``n``), consecutive light strata are *pooled*
@@ -946,17 +1052,15 @@ def _stratified_bernoulli(
     skipped = float(sum(w[s] for s in range(n + 1) if s not in exact_set and w[s] < 1e-15))
     if mc_s:
         check_budget()
-    mean, count, kept = 0.0, 0, []
-    var_terms, dfs, lo_sum, hi_sum = [], [], 0.0, 0.0
+    exact_part, count, kept = 0.0, 0, []
     for s in exact_s:
         if is_optimal:
             vals = optimal_error_all(scheme, s, method=method, progress=False)
         else:
             vals = evaluate(FixedModel(n, s).enumerate())
-        vals = vals * scale
-        mean += w[s] * float(vals.mean())
+        exact_part += w[s] * float(vals.mean())
         count += vals.size
-        kept.append(vals)
+        kept.append(vals * scale)
     wmc = float(sum(w[s] for s in mc_s))
     pools = _pool_strata(mc_s, w, samples, wmc)
     draws: list[_mc.Draw] = []
@@ -973,58 +1077,60 @@ def _stratified_bernoulli(
             if size_s:
                 draws.append(_mc.Draw(FixedModel(n, s), size_s, seed * (n + 1) + s))
                 owner.append(g)
-    if draw_values is None:
-        raw = [evaluate(d.model.sample(d.size, d.seed)) for d in draws]
+    if draw_pairs is None:
+        raw = [np.column_stack([evaluate(d.model.sample(d.size, d.seed)), np.zeros(d.size)]) for d in draws]
     else:
-        raw = draw_values(draws)
+        raw = draw_pairs(draws)
     pooled: list[list[np.ndarray]] = [[] for _ in pools]
     for g, drawn in zip(owner, raw, strict=True):
-        pooled[g].append(drawn * scale)
-    mc_means = []
+        pooled[g].append(drawn)
+    groups: list[_est.Group] = []
+    lo_sum = hi_sum = 0.0
     for pool, parts in zip(pools, pooled, strict=True):
         weight = float(sum(w[s] for s in pool))
-        vals = np.concatenate(parts)
-        ns = vals.size
-        mc_means.append(weight * float(vals.mean()))
-        mean += mc_means[-1]
-        v = weight**2 * float(vals.var(ddof=1)) / ns
-        var_terms.append(v)
-        dfs.append(ns - 1)
+        pairs = np.concatenate(parts)
+        # E[L | pool]: the pool's draws are i.i.d. from its mixture Σ_s (w_s / W_G) · stratum s (Lemma 7a)
+        el = (
+            sum(float(w[s]) * _est.stratum_rank_lower_bound(loads, ctx.m, n, s) for s in pool) / weight
+            if loads is not None
+            else 0.0
+        )
+        excess = np.maximum(pairs[:, 0] - pairs[:, 1], 0.0)
+        # err is non-increasing in F for the optimal decoder: Lemma 57.5's monotone bound (single strata)
+        groups.append(_est.Group(weight, el, excess, pairs[:, 0] if is_optimal and len(pool) == 1 else None))
         if ci_method == "betting":
-            lo_s, hi_s = _betting_ci(vals, 0.0, upper, alpha=0.05 * weight / wmc)
-            lo_sum += weight * lo_s
-            hi_sum += weight * hi_s
-        count += vals.size
-        kept.append(vals)
-    var = float(sum(var_terms))
-    se = math.sqrt(var)
+            lo_s, hi_s = _betting_ci(excess, 0.0, upper, alpha=0.05 * weight / wmc)
+            lo_sum += weight * (el + lo_s)
+            hi_sum += weight * (el + hi_s)
+        count += pairs.shape[0]
+        kept.append(pairs[:, 0] * scale)
     slack = skipped * upper
     merged = [pool for pool in pools if len(pool) > 1]
     pooled_note = f", {sum(map(len, merged))} light strata in {len(merged)} pools" if merged else ""
-    mean = float(mean)
+    values = np.concatenate(kept) if keep_values and kept else None
     if not mc_s:  # every stratum was enumerated: exact
+        mean = float(exact_part * scale)
         return ExpectedErrorResult(
-            mean,
-            (mean, float(mean + slack)),
-            "exact",
-            count,
-            0.0,
-            normalized,
-            desc,
-            np.concatenate(kept) if keep_values else None,
+            mean, (mean, float(mean + slack * scale)), "exact", count, 0.0, normalized, desc, values
         )
+    tol = _est.FAILURE_TOL * ctx.total
+    mean, ci, se, note = _est.combine_groups(groups, exact_part, upper, tol, slack)
+    label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact{pooled_note}"
     if ci_method == "betting":
-        exact_part = mean - sum(mc_means)
-        ci = (float(exact_part + lo_sum), float(exact_part + hi_sum + slack))
-        label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact{pooled_note}, betting interval)"
-    else:
-        denom = sum(v * v / d for v, d in zip(var_terms, dfs, strict=True) if d > 0)
-        df = var * var / denom if denom > 0 else float(max(count - 1, 1))
-        half = t_quantile(df) * se
-        ci = (float(mean - half), float(mean + half + slack))
-        label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact{pooled_note})"
+        ci = (exact_part + lo_sum, exact_part + hi_sum + slack)
+        label += ", betting interval"
+    label += (", control variate: the rank bound's exact mean" if loads is not None else "") + (
+        f"; {note}" if note and ci_method != "betting" else ""
+    )
     return ExpectedErrorResult(
-        mean, ci, label, count, se, normalized, desc, np.concatenate(kept) if keep_values else None
+        float(mean * scale),
+        (float(ci[0] * scale), float(ci[1] * scale)),
+        label + ")",
+        count,
+        float(se * scale),
+        normalized,
+        desc,
+        values,
     )
 
 

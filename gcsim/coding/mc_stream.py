@@ -39,7 +39,16 @@ from . import structured as _structured
 from .kernels import ErrorReport, eval_context, optimal_errors
 from .stragglers import BernoulliModel, FixedModel
 
-__all__ = ["Draw", "ChunkEvaluator", "chunk_rows", "draw_rows", "units_of", "evaluate_draws", "streamable"]
+__all__ = [
+    "Draw",
+    "ChunkEvaluator",
+    "PairedEvaluator",
+    "chunk_rows",
+    "draw_rows",
+    "units_of",
+    "evaluate_draws",
+    "streamable",
+]
 
 # the (masks x n) float64 working set of one unit: the chunk of structured.stream_errors
 _UNIT_BYTES = _structured._CHUNK_BYTES
@@ -176,13 +185,31 @@ class ChunkEvaluator:
         return np.atleast_1d(error(scheme, masks, decoder, rescale=rescale, p=p)), 0, 0
 
 
-def _run_task(evaluator: ChunkEvaluator, units: tuple[tuple[Any, int, int, int], ...]) -> list[tuple]:
+class PairedEvaluator:
+    """``masks -> ([err, L] per row, unreliable, patterns)``: a :class:`ChunkEvaluator` and a bound beside it.
+
+    ``lower`` maps masks to a per-pattern lower bound (the rank bound of theory §45, for the control
+    variate of theory §57.2); both must pickle for Dask.  The values of a draw come back as an
+    array of shape ``(size, 2)``.
+    """
+
+    def __init__(self, evaluator: Any, lower: Callable[[np.ndarray], np.ndarray]):
+        self.evaluator = evaluator
+        self.lower = lower
+
+    def __call__(self, masks: np.ndarray) -> tuple[np.ndarray, int, int]:
+        values, bad, seen = self.evaluator(masks)
+        pairs = np.column_stack([np.asarray(values, dtype=np.float64), self.lower(masks)])
+        return pairs, bad, seen
+
+
+def _run_task(evaluator: Any, units: tuple[tuple[Any, int, int, int], ...]) -> list[tuple]:
     """One task: its units ``(model, seed, start, stop)``, each drawn and evaluated alone."""
     return [evaluator(draw_rows(model, seed, a, b)) for model, seed, a, b in units]
 
 
 def evaluate_draws(
-    evaluator: ChunkEvaluator,
+    evaluator: ChunkEvaluator | PairedEvaluator,
     draws: Sequence[Draw],
     *,
     scheduler: Any = None,
@@ -194,8 +221,8 @@ def evaluate_draws(
 
     Parameters
     ----------
-    evaluator : ChunkEvaluator
-        What a unit's masks are turned into.
+    evaluator : ChunkEvaluator or PairedEvaluator
+        What a unit's masks are turned into (a :class:`PairedEvaluator`: ``(size, 2)`` values per draw).
     draws : sequence of Draw
         Fixed-``s`` or Bernoulli draws (:func:`streamable` models).
     scheduler : None, "serial", "local", a Dask address or a distributed.Client
@@ -250,4 +277,5 @@ def evaluate_draws(
         out[i].append(np.asarray(values, dtype=np.float64))
         unreliable += int(bad)
         patterns += int(seen)
-    return [np.concatenate(v) if v else np.zeros(0) for v in out], unreliable, patterns
+    empty = np.zeros((0, 2)) if isinstance(evaluator, PairedEvaluator) else np.zeros(0)
+    return [np.concatenate(v) if v else empty for v in out], unreliable, patterns
