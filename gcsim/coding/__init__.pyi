@@ -33,8 +33,10 @@ from .bounds import (
 from .decoder_table import (
     TABLE_FORMAT_VERSION as TABLE_FORMAT_VERSION,
     TABLE_KIND as TABLE_KIND,
+    DecoderLookup as DecoderLookup,
     DecoderTable as DecoderTable,
     DecoderTableParams as DecoderTableParams,
+    certified_decoder as certified_decoder,
     decoder_table as decoder_table,
     load_decoder_table as load_decoder_table,
     pattern_count as pattern_count,

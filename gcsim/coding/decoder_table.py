@@ -67,6 +67,9 @@ __all__ = [
     "pattern_count",
     "pattern_row",
     "pattern_of_row",
+    "DecoderLookup",
+    "FALLBACKS",
+    "certified_decoder",
 ]
 
 #: ``metadata["kind"]`` of an exported table.
@@ -289,6 +292,158 @@ def _check_stored_errors(E: np.ndarray, mN: int, bad: Any) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
+# the certified fallback: one pattern's optimal decoder, solved now
+# ----------------------------------------------------------------------------------------------
+
+#: Values of ``fallback`` of :meth:`DecoderTable.lookup`.
+FALLBACKS = ("optimal", "raise")
+
+
+class DecoderLookup(NamedTuple):
+    """What :meth:`DecoderTable.lookup` (or :func:`certified_decoder`) answers for one pattern.
+
+    Attributes
+    ----------
+    decoder : numpy.ndarray, shape (n, m)
+        The minimum-norm optimal decoder ``X*(F) = B_F⁺ T`` (rows off ``F`` exactly zero).
+    error : float
+        Its raw error ``‖B_F X − T‖_F²`` (normalized: divide by ``mN``).
+    source : str
+        ``"table"`` (a stored row) or ``"fallback"`` (solved now, certified).
+    row : int or None
+        The table row (None for a fallback).
+    certificate : dict or None
+        The fallback's certificate (see :func:`certified_decoder`); None for a stored row (a loaded
+        table was certified row by row when it was loaded: :func:`load_decoder_table`).
+    """
+
+    decoder: np.ndarray
+    error: float
+    source: str
+    row: int | None = None
+    certificate: dict | None = None
+
+
+def _certify_solution(BF: np.ndarray, XF: np.ndarray, E: float, m: int, rcond: float | None) -> dict[str, float]:
+    """A-posteriori certificate of one least-squares decoder ``X_F`` of ``B_F`` (no reference solve).
+
+    Backward stability of the SVD solve (and the rank cutoff, which drops singular values below
+    ``cut = rcond σ₁``) make ``X_F`` the exact minimizer for some ``B̃ = B_F + ΔB`` with
+    ``‖ΔB‖₂ <= η σ₁``, ``η = c max(mN, f) u + cut/σ₁`` (``c = 10``).  Then
+    ``B̃ᵀ(B̃ X − T) = 0`` gives, with ``R = B_F X − T``,
+
+    .. math:: \\|B_F^\\top R\\|_F \\le \\eta\\sigma_1 (2\\sigma_1\\|X\\|_F + \\|R\\|_F) + O(u^2),
+
+    and the computed ``N̂ = fl(B_Fᵀ R̂)`` must satisfy it plus the rounding of forming ``R̂`` and
+    ``N̂`` (``d = ‖γ_{f+1}(|B_F||X| + |T|)‖_F``, ``γ_{mN} ‖|B_F|ᵀ|R̂|‖_F``): the ratio of the two
+    (``normal_equations_ratio``) must be at most 1.  Because ``R − R* = B_F(X − X*)`` lies in the
+    column space of ``B_F`` and ``R*`` is orthogonal to it,
+    ``‖R‖² − err(F) = ‖P_F R‖² <= (‖B_Fᵀ R‖ / σ_r)²`` (``σ_r`` the smallest kept singular
+    value): ``optimality_gap`` bounds how far the decoder's error lies above the optimum.  The
+    reported error is the squared residual of the returned decoder within ``residual_bound``
+    (the rank-free certificate, Proposition 47.6c).
+    """
+    mN, f = BF.shape
+    T = _target(m, mN // m)
+    R = BF @ XF - T
+    sv = np.linalg.svd(BF, compute_uv=False) if f else np.zeros(0)
+    s1 = float(sv[0]) if sv.size else 0.0
+    cut = (max(mN, f) * 2.0 * _U if rcond is None else rcond) * s1
+    kept = sv[sv > cut]
+    eta = _SAFETY * max(mN, f) * _U + (cut / s1 if s1 > 0 else 0.0)
+    rn, xn = float(np.linalg.norm(R)), float(np.linalg.norm(XF))
+    d = float(np.linalg.norm(_gamma(f + 1) * (np.abs(BF) @ np.abs(XF) + np.abs(T))))
+    ne = float(np.linalg.norm(BF.T @ R))
+    bound = eta * s1 * (2 * s1 * xn + rn + d) + s1 * d + _gamma(mN) * float(np.linalg.norm(np.abs(BF).T @ np.abs(R)))
+    ratio = ne / bound if bound > 0 else (0.0 if ne == 0 else math.inf)
+    r, rho = _rank_free_bound(BF[None], XF[None], m)
+    err_ratio = (
+        abs(E - float(r[0]) ** 2) / float(rho[0]) if rho[0] > 0 else (0.0 if E == float(r[0]) ** 2 else math.inf)
+    )
+    low = float(kept[-1]) - eta * s1 if kept.size else 0.0
+    gap = ((ne + bound) / low) ** 2 if low > 0 else (0.0 if not kept.size else math.inf)
+    return {
+        "normal_equations_ratio": ratio,
+        "error_ratio": err_ratio,
+        "residual_bound": float(rho[0]),
+        "optimality_gap": float(gap),
+    }
+
+
+def certified_decoder(scheme: Scheme, mask: Any, *, rcond: float | None = None) -> DecoderLookup:
+    """The minimum-norm optimal decoder of one pattern, solved now and certified (the tables' fallback).
+
+    ``X = B_F⁺ T`` by an SVD of ``B_F`` (singular values at or below ``rcond σ₁`` count as zero;
+    default ``rcond = max(mN, f) eps``, the rule of the tables and of ``numpy.linalg.lstsq``), and
+    its error ``E = ‖B_F X − T‖_F²``.  Certified a posteriori, without a second solve:
+
+    * the normal equations: ``‖B_Fᵀ(B_F X − T)‖_F`` within the bound a backward-stable solve
+      leaves (``X`` is the exact least-squares decoder of a ``B_F`` perturbed by at most
+      ``η ‖B_F‖₂``, ``η = 10 max(mN, f) u`` plus the cutoff);
+    * the error: ``E`` is the squared residual of the returned ``X`` within a rigorous rounding
+      bound (Proposition 47.6c), so it is the error the decoder really has;
+    * the gap to the optimum: ``E − err(F) <= (‖B_Fᵀ R‖ / σ_r)²`` (plus the rounding above),
+      ``σ_r`` the smallest kept singular value (``certificate["optimality_gap"]``).
+
+    Parameters
+    ----------
+    scheme : Scheme
+        A dense encoder (``scheme.B``).
+    mask : array_like of bool, shape (n,)
+        True = the worker's transmission arrived.
+    rcond : float, optional
+        Relative singular-value cutoff.
+
+    Returns
+    -------
+    DecoderLookup
+        ``source="fallback"``, ``row=None`` and the certificate's numbers.
+
+    Raises
+    ------
+    VerificationError
+        The certificate fails (a ratio above 1): the message names the stragglers.
+
+    Examples
+    --------
+    >>> from gcsim.coding.schemes import encode
+    >>> A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+    >>> got = certified_decoder(encode(A, 1, "naive"), [True, False, True])
+    >>> np.round(got.decoder.ravel(), 12).tolist(), got.source, round(got.error, 12)
+    ([0.666666666667, 0.0, 0.666666666667], 'fallback', 0.333333333333)
+    >>> got.certificate["normal_equations_ratio"] <= 1
+    True
+    """
+    B = getattr(scheme, "B", None)
+    if not isinstance(scheme, Scheme) or B is None:
+        raise InvalidArgumentError("scheme", "must be a dense Scheme (see gcsim.coding.encode)")
+    n, m = scheme.n, scheme.m
+    mk = check_mask("mask", mask, n)
+    if mk.ndim != 1:
+        raise InvalidArgumentError("mask", f"must be a single mask of shape ({n},)")
+    if rcond is not None:
+        rcond = check_real("rcond", rcond, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
+    F = np.flatnonzero(mk)
+    XF, err = _solve_group(np.asarray(B, dtype=np.float64), m, F[None], rcond)
+    X = np.zeros((n, m))
+    X[F] = XF[0]
+    E = float(err[0])
+    if F.size == 0:
+        cert = {"normal_equations_ratio": 0.0, "error_ratio": 0.0, "residual_bound": 0.0, "optimality_gap": 0.0}
+    else:
+        cert = _certify_solution(np.asarray(B, dtype=np.float64)[:, F], XF[0], E, m, rcond)
+    if not (cert["normal_equations_ratio"] <= 1.0 and cert["error_ratio"] <= 1.0):
+        S = np.flatnonzero(~mk).tolist()
+        raise VerificationError(
+            f"fallback decoder of stragglers {S[:20]}{'...' if len(S) > 20 else ''} fails its certificate: "
+            f"normal equations at {cert['normal_equations_ratio']:.3g} of their bound, error at "
+            f"{cert['error_ratio']:.3g} of its bound"
+        )
+    X.setflags(write=False)
+    return DecoderLookup(X, E, "fallback", None, cert)
+
+
+# ----------------------------------------------------------------------------------------------
 # the table
 # ----------------------------------------------------------------------------------------------
 
@@ -376,6 +531,8 @@ class DecoderTable:
         self.decoders.setflags(write=False)
         self.errors.setflags(write=False)
         self._setup_index(scheme.n, s_max, patterns)
+        #: lookups answered by the table and by the fallback (:meth:`lookup`); the only mutable state
+        self.lookups = {"table": 0, "fallback": 0}
         self._frozen = True
 
     def _setup_index(self, n: int, s_max: int | None, patterns: np.ndarray | None) -> None:
@@ -563,6 +720,61 @@ class DecoderTable:
         XF, _ = _solve_group(self.scheme.B, self.m, F, self.rcond)
         X[F[0]] = XF[0]
         return X
+
+    def lookup(self, mask: Any = None, *, stragglers: Any = None, fallback: str = "optimal") -> DecoderLookup:
+        """The decoder of a pattern, from the table or, outside it, from the certified fallback.
+
+        Give the pattern as a non-straggler ``mask`` (True = arrived) or as ``stragglers`` (worker
+        indices).  A pattern the table holds answers its stored row (``source="table"``); any
+        other pattern, with ``fallback="optimal"`` (default), is solved now by
+        :func:`certified_decoder` (the same minimum-norm decoder ``B_F⁺ T`` and cutoff the table
+        would have stored, certified by its normal equations and residual;
+        ``source="fallback"``); ``fallback="raise"`` refuses it.  Every answer is counted in
+        :attr:`lookups` (``{"table": k, "fallback": k}``, the one mutable part of a table).
+
+        Raises
+        ------
+        InvalidArgumentError
+            Both or neither of ``mask``/``stragglers``, a bad pattern, an unknown ``fallback``, or
+            (``fallback="raise"``) a pattern outside the table.
+        VerificationError
+            A fallback decoder whose certificate fails.
+
+        Examples
+        --------
+        >>> from gcsim.coding.schemes import encode
+        >>> A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+        >>> t = decoder_table(encode(A, 1, "naive"), s_max=1)
+        >>> t.lookup(stragglers=[1]).source, t.lookup(stragglers=[0, 1]).source
+        ('table', 'fallback')
+        >>> dict(t.lookups)
+        {'table': 1, 'fallback': 1}
+        """
+        if fallback not in FALLBACKS:
+            raise InvalidArgumentError("fallback", f"must be one of {FALLBACKS}, got {fallback!r}")
+        if (mask is None) == (stragglers is None):
+            raise InvalidArgumentError("mask", "give the pattern as mask= (non-stragglers) or stragglers= (indices)")
+        if mask is None:
+            mk = np.ones(self.n, dtype=bool)
+            mk[_check_set("stragglers", stragglers, self.n)] = False
+        else:
+            mk = check_mask("mask", mask, self.n)
+            if mk.ndim != 1:
+                raise InvalidArgumentError("mask", f"must be a single mask of shape ({self.n},)")
+        try:
+            row = self.row(mk)
+        except InvalidArgumentError:
+            if fallback == "raise":
+                raise
+            found = self._fallback(mk)
+            self.lookups["fallback"] += 1
+            return found
+        self.lookups["table"] += 1
+        return DecoderLookup(self.decoder(mk), float(self.errors[row]), "table", row, None)
+
+    def _fallback(self, mask: np.ndarray) -> DecoderLookup:
+        """The certified decoder of a pattern outside the table (dense: :func:`certified_decoder`)."""
+        return certified_decoder(self.scheme, mask, rcond=self.rcond)
 
     def decode(self, mask: Any, transmissions: Any) -> np.ndarray:
         """Decode received transmissions: block ``l`` of the estimate is ``Σ_{j∈F} X_{jl} g̃_j``.
@@ -1241,6 +1453,7 @@ class StructuredDecoderTable(DecoderTable):
         set_(self, "_V", V)
         set_(self, "_ctx", ctx)
         self._setup_index(scheme.n, s_max, patterns)
+        set_(self, "lookups", {"table": 0, "fallback": 0})
         set_(self, "_frozen", True)
 
     # -- size -------------------------------------------------------------------------------------
@@ -1297,6 +1510,24 @@ class StructuredDecoderTable(DecoderTable):
                 raise
             G = gains(self._ctx, mk[None])[0]
         return np.where(mk[:, None], self._V @ G, 0.0)  # exact zeros on stragglers
+
+    def _fallback(self, mask: np.ndarray) -> DecoderLookup:
+        """The gain of a pattern outside the table, solved now and certified as the stored rows are.
+
+        ``G_F = k (aI + λM_F)⁻¹`` and the error of Theorem 42.1, then the check of
+        :meth:`verification_report` (Theorem 47.7b: the gain's residual within its bound);
+        ``certificate["gain_relerr"]`` is the certified relative accuracy of the gain.
+        """
+        G = gains(self._ctx, mask[None])
+        E = np.clip(self._ctx.errors(mask[None]), 0.0, self._ctx.total)
+        ratio, relerr, what = self._certify(np.zeros(1, dtype=np.int64), mask[None], G, E)
+        if not ratio[0] <= 1.0:
+            S = np.flatnonzero(~mask).tolist()
+            raise VerificationError(f"fallback gain of stragglers {S[:20]}: {what[0]}")
+        X = np.where(mask[:, None], self._V @ G[0], 0.0)
+        X.setflags(write=False)
+        cert = {"ratio": float(ratio[0]), "gain_relerr": float(relerr[0])}
+        return DecoderLookup(X, float(E[0]), "fallback", None, cert)
 
     def decode(self, mask: Any, transmissions: Any) -> np.ndarray:
         """Decode received transmissions: ``G_Fᵀ Σ_{j∈F} (u_j / ‖u_j‖²) g̃_j`` (``(m, L)``), no dense decoder.
@@ -1381,11 +1612,14 @@ class StructuredDecoderTable(DecoderTable):
     def _chunk(self) -> int:
         return max(1, _STRUCTURED_CHUNK_BYTES // (8 * max(self.n, 1)))
 
-    def _certify(self, rows: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        """Per row: ratio (> 1 fails), certified relative gain error, and what failed."""
+    def _certify(
+        self, rows: np.ndarray, masks: np.ndarray, G: np.ndarray | None = None, E: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Per row: ratio (> 1 fails), certified relative gain error, and what failed (stored rows, or ``G``, ``E``)."""
         ctx, m = self._ctx, self.m
         a, lam, k = float(ctx.a), float(ctx.lam), float(ctx.k)
-        G, E = self.gains[rows], self.errors[rows]
+        G = self.gains[rows] if G is None else G
+        E = self.errors[rows] if E is None else E
         f = masks.sum(axis=1).astype(np.float64)
         Chat = _capacitance(ctx, _gram_blocks(ctx, masks))
         R = Chat @ G - k * np.eye(m)[None]

@@ -11,6 +11,8 @@
 * :mod:`gcsim.executor.experiments` -- the runners: :func:`run_collectives`,
   :func:`run_parameter_server` (byte formulas from :mod:`gcsim.cerar.traffic`);
 * :mod:`gcsim.executor.ddp_hook` -- a DDP communication hook running a CERAR design;
+* :mod:`gcsim.executor.coded_training` -- gradient-coded data-parallel training of any torch model
+  with an exported gradient code (:class:`CodedTrainer`);
 * :mod:`gcsim.executor.netem` -- rate-limited network namespaces (root only).
 
 Names are loaded lazily: ``import gcsim.executor`` does not import torch.

@@ -9,6 +9,15 @@ from .cerar_arrays import (
     CerarRun as CerarRun,
     run_cerar as run_cerar,
 )
+from .coded_training import (
+    CodedStep as CodedStep,
+    CodedTrainer as CodedTrainer,
+    CodedTrainingReport as CodedTrainingReport,
+    coded_training_job as coded_training_job,
+    load_training_code as load_training_code,
+    parameter_digest as parameter_digest,
+    worker_layout as worker_layout,
+)
 from .collectives import (
     ByteCounter as ByteCounter,
     RingFailureError as RingFailureError,
