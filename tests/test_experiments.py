@@ -8,7 +8,14 @@ import pytest
 import gcsim
 from exact_lstsq import reference_residual
 from executor_tolerances import lsq_err_tol
-from gcsim.coding.experiments import InstanceSpec, SchemeSpec, error_curves, exact_family_instability, plot_error_curves
+from gcsim.coding.experiments import (
+    InstanceSpec,
+    SchemeSpec,
+    _draw_seeds,
+    error_curves,
+    exact_family_instability,
+    plot_error_curves,
+)
 from gcsim.coding.schemes import encode
 from gcsim.coding.stragglers import straggler_model
 from tolerances import dot_tol
@@ -19,7 +26,7 @@ SAMPLES, SEEDS, SEED = 30, 2, 5
 def _point_masks(sweep, x, n):
     """The straggler patterns error_curves draws at one sweep point, one batch per encoder draw k."""
     kind, kw = ("fixed", {"s": int(x)}) if sweep == "s" else ("bernoulli", {"p": float(x)})
-    return [straggler_model(kind, n, **kw).sample(SAMPLES, 10_000 * (k + 1) + SEED) for k in range(SEEDS)]
+    return [straggler_model(kind, n, **kw).sample(SAMPLES, _draw_seeds(SEED, k)[1]) for k in range(SEEDS)]
 
 
 def _point_tol(A, m, sweep, x, methods):
@@ -27,7 +34,7 @@ def _point_tol(A, m, sweep, x, methods):
     worst = 0.0
     for k, masks in enumerate(_point_masks(sweep, x, A.shape[1])):
         for method, kw in methods:
-            B = encode(A, m, method, seed=SEED + k, **kw).B
+            B = encode(A, m, method, seed=_draw_seeds(SEED, k)[0], **kw).B
             for mk in masks:
                 worst = max(worst, lsq_err_tol(B[:, mk], m, gram=True) + lsq_err_tol(B[:, mk], m))
     return worst / (m * A.shape[0])

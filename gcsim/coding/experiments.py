@@ -4,8 +4,9 @@ Each experiment returns a tidy :class:`pandas.DataFrame` (one row per curve
 point) that :func:`plot_error_curves` turns into a figure. All errors are the
 **normalized** optimal-decoding error ``err/(mN)`` in ``[0, 1]`` (theory §5.1), the
 mean over straggler patterns *and* over encoder draws (construction seeds) for
-randomized encoders, with a 95% confidence interval (normal approximation,
-standard error over all (pattern, seed) samples).
+randomized encoders, with a 95% confidence interval whose unit is the encoder draw for a
+randomized encoder (per-draw means, :func:`gcsim._stats.draw_level_interval`, theory §57.10)
+and the pattern for a deterministic one (t over i.i.d. patterns).
 
 Curves per instance:
 
@@ -20,7 +21,7 @@ Curves per instance:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ import numpy as np
 from .._optional import extra_imports, require
 from .._plotting import curve_styles, floor_label, legend_below, legend_under, log_floor, new_figure, plot_floored, save
 from .._progress import progress_bar
+from .._stats import draw_level_interval
 from .._validation import check_bool, check_int
 from ..combinatorics.bibd import bibd
 from ..combinatorics.biregular import biregular_graph
@@ -53,8 +55,6 @@ __all__ = [
     "exact_family_instability",
     "plot_instability",
 ]
-
-Z95 = 1.959963984540054
 
 
 @dataclass
@@ -84,13 +84,45 @@ class InstanceSpec:
         self.exact_family = check_bool("exact_family", self.exact_family)
 
 
-def _mean_ci(values: np.ndarray) -> tuple[float, float, float]:
-    values = np.asarray(values, dtype=float)
-    mean = float(values.mean())
-    if values.size < 2:
-        return mean, mean, mean
-    half = Z95 * float(values.std(ddof=1)) / np.sqrt(values.size)
-    return mean, mean - half, mean + half
+#: encoder draws of the exact family's curve: its error is 0 in exact arithmetic (theory §40.5), the
+#: curve shows round-off, and one Gaussian ``H`` costs ~0.1 s on PG(2,9)
+EXACT_FAMILY_DRAWS = 5
+
+
+def _draw_seeds(seed: int, k: int) -> tuple[int, int]:
+    """The encoder seed and the pattern seed of encoder draw ``k``: independent streams of ``(seed, k)``.
+
+    Distinct ``(seed, k)`` never share a stream, so runs with consecutive ``seed`` values are
+    independent repetitions (a coverage benchmark needs that).
+
+    >>> _draw_seeds(0, 1) == _draw_seeds(0, 1) != _draw_seeds(1, 0)
+    True
+    """
+    enc, pat = np.random.SeedSequence((seed, 0xEC, k)).generate_state(2, np.uint64) >> np.uint64(1)
+    return int(enc), int(pat)
+
+
+def _interval(values: list[np.ndarray], *, randomized: bool, exact: bool, bounded: bool, seed: int) -> dict[str, Any]:
+    """Mean and 95% interval of one curve point (theory §57.10): over draws if the curve is randomized.
+
+    ``values[k]`` holds the normalized errors (in ``[0, 1]``) of draw ``k`` on its patterns. A
+    randomized curve's unit is the draw: :func:`gcsim._stats.draw_level_interval` over the
+    per-draw means. A deterministic one (the encoder or the bound does not depend on the draw) has
+    i.i.d. patterns: the t interval over all of them. ``bounded``: the values are optimal errors
+    or the rank bound, in ``[0, 1]`` (clipped there against round-off), and so is the interval.
+    """
+    bounds = (0.0, 1.0) if bounded else None
+    if bounded:
+        values = [np.clip(v, 0.0, 1.0) for v in values]
+    if randomized:
+        units = np.array([float(np.mean(v)) for v in values])
+        res = draw_level_interval(units, seed=seed, exact=exact, bounds=bounds)
+    else:
+        res = draw_level_interval(np.concatenate(values), method="t", exact=exact, bounds=bounds)
+        res = replace(res, method=res.method.replace("draws", "patterns"))
+    return dict(
+        mean=res.mean, ci_low=res.ci[0], ci_high=res.ci[1], interval=res.method, draws=len(values) if randomized else 1
+    )
 
 
 def _masks(kind: str, n: int, value, count: int, seed: int) -> np.ndarray:
@@ -100,56 +132,96 @@ def _masks(kind: str, n: int, value, count: int, seed: int) -> np.ndarray:
 
 
 def error_curves(
-    spec: InstanceSpec, *, samples: int = 200, seeds: int = 3, seed: int = 0, progress: bool = False
+    spec: InstanceSpec, *, samples: int = 15, seeds: int = 20, seed: int = 0, progress: bool = False
 ) -> pd.DataFrame:
     """Normalized expected optimal error vs s (fixed-s stragglers) and vs p (Bernoulli).
 
-    For every sweep point, ``samples`` straggler patterns are drawn for each of
-    ``seeds`` encoder draws (patterns differ per draw); the bounds are evaluated
-    on exactly the same patterns.
+    For every sweep point, ``samples`` straggler patterns are drawn for each of ``seeds`` encoder
+    draws (patterns differ per draw; draw ``k`` has its own encoder and pattern streams,
+    :func:`_draw_seeds`); the bounds are evaluated on exactly the same patterns.
+
+    Intervals (theory §57.10): for a randomized encoder (RD, NS, the Gaussian exact family, the
+    upper bound of a fixed decoder drawn with it) the quantity is ``E_D E_S[err]`` and the unit of
+    the interval is the encoder draw: patterns of one draw share it and are not independent. The
+    interval is :func:`gcsim._stats.draw_level_interval` over the ``seeds`` per-draw means (t, or
+    t ∪ bootstrap-t for few or skewed draws), clipped to ``[0, 1]``; so ``seeds`` should be at
+    least 20 (more draws with fewer patterns each give a better interval at the same cost). A
+    deterministic encoder (naive, bibd-optimal, ...) and the pattern-only bounds (the rank lower
+    bound, RD's closed-form upper bound) have i.i.d. patterns: the t interval over all
+    ``samples * seeds`` of them. The exact family's curve (zero up to round-off) uses the first
+    :data:`EXACT_FAMILY_DRAWS` draws only. Every encoder draw is shared by all sweep points.
 
     Returns
     -------
     DataFrame with columns ``instance, sweep ("s" | "p"), x, curve, kind
-    ("scheme" | "baseline" | "lower" | "upper"), mean, ci_low, ci_high, samples``.
+    ("scheme" | "baseline" | "lower" | "upper"), mean, ci_low, ci_high, interval, draws, samples``:
+    ``interval`` says how the 95% interval was computed and over which unit (``"t ∪ bootstrap-t over
+    20 draws (skewness 1.3)"``, ``"t over 300 patterns"``), ``draws`` the number of encoder draws
+    behind it (1 for a deterministic curve), ``samples`` the patterns evaluated.
+
+    Examples
+    --------
+    >>> from gcsim.combinatorics.bibd import bibd
+    >>> spec = InstanceSpec("fano", "t", bibd(7, 3, 1).assignment, 2, [SchemeSpec("RD(0)", "rd")], [2], [],
+    ...                     exact_family=False)
+    >>> row = error_curves(spec, samples=5, seeds=20).iloc[0]
+    >>> row.curve, int(row.draws), row.interval.split(" over ")[1].split(" (")[0]
+    ('RD(0)', 20, '20 draws')
+    >>> bool(row.ci_low < row["mean"] < row.ci_high)
+    True
     """
     progress = check_bool("progress", progress)
     samples = check_int("samples", samples, minimum=1)
     seeds = check_int("seeds", seeds, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
     A = np.asarray(spec.assignment)
     N, n = A.shape
     m = spec.m
     norm = m * N
     r_min = int(A.sum(axis=1).min())
+    draw_seeds = [_draw_seeds(seed, k) for k in range(seeds)]
+    # the same encoder draws at every sweep point (as the patterns' streams): encode each once
+    encoded: dict[str, list[Any]] = {}
+    for spec_scheme in spec.schemes:
+        if get_encoder(spec_scheme.method).randomized:
+            encoded[spec_scheme.label] = [
+                encode(A, m, spec_scheme.method, seed=enc, **spec_scheme.options) for enc, _ in draw_seeds
+            ]
+        else:
+            encoded[spec_scheme.label] = [encode(A, m, spec_scheme.method, seed=seed, **spec_scheme.options)] * seeds
+    exact_draws = draw_seeds[:EXACT_FAMILY_DRAWS]
+    exact_family: dict[int, list[Any]] = {}
     rows: list[dict[str, Any]] = []
     sweeps = [("s", v) for v in spec.s_values] + [("p", v) for v in spec.p_values]
     it = progress_bar(sweeps, desc=spec.name, enabled=bool(progress))  # a bar on a terminal, lines on a pipe
     for sweep, x in it:
         if sweep == "s" and not 0 <= int(x) <= n - 1:
             raise InvalidArgumentError("s_values", f"must lie in [0, n-1] = [0, {n - 1}], got {x}")
+        # one straggler pattern is possible (s = 0, p = 0): every value is an exact expectation
+        exact = float(x) == 0.0
 
-        def add_row(curve: str, kind: str, values: list[np.ndarray], sweep: str = sweep, x: Any = x) -> None:
-            mean, lo, hi = _mean_ci(np.concatenate(values))
+        def add_row(
+            curve: str,
+            kind: str,
+            values: list[np.ndarray],
+            randomized: bool,
+            sweep: str = sweep,
+            x: Any = x,
+            exact: bool = exact,
+            bounded: bool = True,
+        ) -> None:
+            stats = _interval(values, randomized=randomized, exact=exact, bounded=bounded, seed=seed)
             rows.append(
-                dict(
-                    instance=spec.name,
-                    sweep=sweep,
-                    x=x,
-                    curve=curve,
-                    kind=kind,
-                    mean=mean,
-                    ci_low=lo,
-                    ci_high=hi,
-                    samples=samples * seeds,
-                )
+                dict(instance=spec.name, sweep=sweep, x=x, curve=curve, kind=kind, **stats, samples=samples * seeds)
             )
 
         # one pattern batch per encoder draw k, shared by every curve and bound at this point
-        masks_per_draw = [_masks(sweep, n, x, samples, seed=10_000 * (k + 1) + seed) for k in range(seeds)]
+        masks_per_draw = [_masks(sweep, n, x, samples, seed=pat) for _, pat in draw_seeds]
         for spec_scheme in spec.schemes:
+            encoder = get_encoder(spec_scheme.method)
+            randomized = bool(encoder.randomized)
             errs, uppers = [], []
-            for k, masks in enumerate(masks_per_draw):
-                sch = encode(A, m, spec_scheme.method, seed=seed + k, **spec_scheme.options)
+            for sch, masks in zip(encoded[spec_scheme.label], masks_per_draw, strict=True):
                 errs.append(optimal_error(sch, masks, progress=False) / norm)
                 if spec_scheme.upper == "rd":
                     uppers.append(
@@ -167,30 +239,38 @@ def error_curves(
                     )
                 elif spec_scheme.upper == "reference":
                     uppers.append(fixed_decoder_error(sch, masks) / norm)
-            add_row(spec_scheme.label, "baseline" if get_encoder(spec_scheme.method).baseline else "scheme", errs)
+            add_row(spec_scheme.label, "baseline" if encoder.baseline else "scheme", errs, randomized)
             if uppers:
-                add_row(f"upper bound ({spec_scheme.label})", "upper", uppers)
+                # RD's bound is the expectation over diagonals on each pattern (no draw in it), in [0, 1];
+                # a fixed decoder's error is not bounded by mN
+                rd = spec_scheme.upper == "rd"
+                add_row(f"upper bound ({spec_scheme.label})", "upper", uppers, randomized and not rd, bounded=rd)
         # the rank lower bound depends only on the patterns
         add_row(
             "rank lower bound",
             "lower",
             [np.asarray(rank_lower_bound(A, m, masks), dtype=float) / norm for masks in masks_per_draw],
+            False,
         )
         if spec.exact_family:
             s_design = int(x) if sweep == "s" else max(r_min - m, 0)
             if s_design + m <= r_min:
                 try:
-                    errs = [
-                        optimal_error(encode(A, m, "exact-gaussian", s=s_design, seed=seed + k), masks, progress=False)
-                        / norm
-                        for k, masks in enumerate(masks_per_draw)
-                    ]
+                    if s_design not in exact_family:
+                        exact_family[s_design] = [
+                            encode(A, m, "exact-gaussian", s=s_design, seed=enc) for enc, _ in exact_draws
+                        ]
                 except NotConstructibleError:
                     continue
+                errs = [
+                    optimal_error(sch, masks, progress=False) / norm
+                    for sch, masks in zip(exact_family[s_design], masks_per_draw, strict=False)
+                ]
                 add_row(
                     f"exact family (Gaussian H, s={s_design})" if sweep == "p" else "exact family (Gaussian H)",
                     "baseline",
                     errs,
+                    True,
                 )
     return pd.DataFrame(rows)
 

@@ -24,7 +24,8 @@ def agc_stage(out: Path, full: bool, seed: int, progress: bool, scheduler: Any =
         plot_instability,
     )
 
-    samples, seeds = (1000, 10) if full else (100, 3)
+    # the interval's unit is the encoder draw (theory §57.10): many draws, fewer patterns each
+    samples, seeds = (200, 50) if full else (15, 20)
     frames, files, lines = [], [], []
     specs = named_experiments(full=full)
     serial = scheduler == "serial"
