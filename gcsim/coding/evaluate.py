@@ -1302,11 +1302,14 @@ def worst_case_error(
 
 @dataclass(frozen=True)
 class SeedsExpectedResult:
-    """Expectation over construction seeds of a randomized encoder (theory §5.3).
+    """Expectation over construction seeds of a randomized encoder (theory §5.3, §57.10).
 
-    ``mean`` averages the per-seed expectations; ``ci`` is a 95% t-interval
-    over seeds (it combines with each per-seed CI only through the spread of
-    the per-seed means); ``per_seed`` holds the :class:`ExpectedErrorResult` of each seed.
+    ``mean`` averages the per-seed expectations. ``ci`` is a 95% interval whose unit is the seed
+    (the encoder draw): :func:`gcsim._stats.draw_level_interval` over the per-seed means (t, or
+    t ∪ bootstrap-t for fewer than 30 or skewed seeds); each per-seed CI enters only through the
+    spread of the per-seed means. ``ci_method`` says how it was computed; ``stderr`` is the
+    standard error over seeds. With one seed there is no interval over seeds: ``(-inf, inf)``
+    (``ci_method`` says so). ``per_seed`` holds the :class:`ExpectedErrorResult` of each seed.
     """
 
     mean: float
@@ -1315,6 +1318,8 @@ class SeedsExpectedResult:
     seeds: tuple
     values: np.ndarray
     per_seed: tuple = field(repr=False, default=())
+    ci_method: str = ""
+    stderr: float = math.nan
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ci", tuple(self.ci))
@@ -1332,6 +1337,7 @@ class SeedsExpectedResult:
                 rows=[
                     ("mean", self.mean),
                     ("95% interval", self.ci),
+                    ("interval", self.ci_method),
                     ("method", self.method),
                     ("seeds", self.seeds),
                     ("per-seed means", self.values),
@@ -1353,6 +1359,12 @@ def expected_error_over_seeds(
     ``keep_values``, ``progress``, ``ci_method``, plus ``eval_seed`` and ``eval_method``) go
     to the evaluation; the rest (``eps``, ``dist``, ``s``, ...) to :func:`encode`.
 
+    The interval's unit is the seed: the per-seed expectations ``μ(D_k)`` (exact or Monte Carlo)
+    are i.i.d. with mean ``E_D μ(D)``, so ``ci`` comes from their spread
+    (:func:`gcsim._stats.draw_level_interval`, theory §57.10), never from the pooled patterns. Pass
+    at least 20 seeds for an interval that holds its level on skewed per-seed means (§57.11); one
+    seed gives no interval over seeds (``(-inf, inf)``, said in ``ci_method``).
+
     Examples
     --------
     >>> from gcsim.coding.stragglers import straggler_model
@@ -1360,6 +1372,8 @@ def expected_error_over_seeds(
     >>> res = expected_error_over_seeds(A, 2, "rd", straggler_model("fixed", 3, s=1), [0, 1, 2])
     >>> len(res.per_seed), res.method
     (3, 'mean over 3 seeds of exact')
+    >>> res.ci_method.split(" (")[0]
+    't ∪ bootstrap-t over 3 seeds'
     """
     seeds = [check_int("seeds", sd, minimum=0) for sd in np.atleast_1d(np.asarray(seeds)).tolist()]
     if not seeds:
@@ -1374,13 +1388,32 @@ def expected_error_over_seeds(
         sch = encode(assignment, m, method, seed=sd, **kw)
         per.append(expected_error(sch, model, **eval_kw))
     values = np.array([r.mean for r in per])
-    mean = float(values.mean())
-    if values.size > 1:
-        se = values.std(ddof=1) / math.sqrt(values.size)
-        ci = t_interval(mean, se, values.size - 1)
-    else:
-        ci = (float("-inf"), float("inf"))
+    exact = all(r.method.startswith("exact") for r in per)
+    bounds = None
+    if isinstance(eval_kw.get("decoder", "optimal"), str) and eval_kw.get("decoder", "optimal") == "optimal":
+        bounds = (0.0, 1.0 if eval_kw.get("normalized", False) else float(sch.B.shape[0]))  # B is mN x n
+        values = np.clip(values, *bounds)  # round-off only: an optimal error lies in [0, mN]
+    from .._stats import draw_level_interval
+
+    res = draw_level_interval(values, seed=seeds[0], exact=exact, bounds=bounds)
+    ci_method = res.method.replace("draws", "seeds")
+    if len(seeds) < 2:
+        ci_method += " (pass at least 2 seeds, 20 or more for a reliable interval over seeds)"
+        import warnings
+
+        warnings.warn(
+            "expected_error_over_seeds: one seed gives no interval over encoder draws (ci = (-inf, inf)); "
+            "pass at least 2 seeds, 20 or more for a reliable one",
+            stacklevel=2,
+        )
     inner = sorted({r.method for r in per})
     return SeedsExpectedResult(
-        mean, ci, f"mean over {len(seeds)} seeds of {', '.join(inner)}", seeds, values, tuple(per)
+        res.mean,
+        res.ci,
+        f"mean over {len(seeds)} seeds of {', '.join(inner)}",
+        seeds,
+        values,
+        tuple(per),
+        ci_method,
+        res.se,
     )
