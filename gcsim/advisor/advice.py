@@ -86,6 +86,7 @@ COLUMNS: tuple[str, ...] = (
     "pareto",
     "status",
     "equivalents",
+    "tie",
     "notes",
 )
 

@@ -57,6 +57,7 @@ __all__ = [
     "Progress",
     "undecided",
     "settled_by",
+    "mark_ties",
     "equivalence_key",
     "PRUNE_COST",
     "comm_reason",
@@ -234,7 +235,8 @@ def undecided(rows: Sequence[Mapping[str, Any]], objective: tuple[str, ...], exa
             leader_hi = min(bound(rows[i], "error_hi") for i in members)
             for i in members:
                 r = rows[i]
-                if r["error_method"] != "exact" and bound(r, "error_hi") > 0 and not bound(r, "error_lo") > leader_hi:
+                settled = r["error_method"].startswith("exact") or bound(r, "error_lo") > leader_hi
+                if not settled and bound(r, "error_hi") > 0:
                     out.add(i)
     return sorted(out)
 
@@ -260,6 +262,31 @@ def comm_reason(m_code: int, m: int) -> str | None:
         f"an m = {m_code} code: a worker sends 1/{m_code} of a gradient, over the communication cap 1/{m} "
         f"(m = {m}; relax_comm=True, or --relax-comm, lifts the cap)"
     )
+
+
+def mark_ties(rows: Sequence[dict[str, Any]], objective: tuple[str, ...], exact_tol: float = 1e-12) -> None:
+    """Set ``row["tie"]``: the rank of the row it cannot be told apart from on error, or None.
+
+    Rows come ranked by their point estimates; when error is the first criterion, a row whose 95%
+    interval overlaps that of the first row of its group (``error_lo <= leader's error_hi``, two
+    exact errors equal within ``exact_tol``) ties with it: the data cannot order them.  A row that
+    does not starts the next group.  Other objectives: no ties are marked.
+
+    >>> rows = [dict(rank=1, error=1.0, error_lo=0.9, error_hi=1.1), dict(rank=2, error=1.05, error_lo=0.95,
+    ...         error_hi=1.2), dict(rank=3, error=3.0, error_lo=2.0, error_hi=4.0)]
+    >>> mark_ties(rows, ("error",)); [r["tie"] for r in rows]
+    [None, 1, None]
+    """
+    leader: dict[str, Any] | None = None
+    for row in rows:
+        row["tie"] = None
+        if not objective or objective[0] != "error" or not row["error"] == row["error"]:
+            continue
+        lo = float(row["error_lo"])
+        if leader is not None and lo <= float(leader["error_hi"]) + exact_tol:
+            row["tie"] = int(leader["rank"])
+        else:
+            leader = row
 
 
 def _known_point(job: Job, q: Question, decode: float) -> dict[str, float]:
@@ -678,7 +705,7 @@ def advise(
                 notes = [t for t in (row["notes"], *extra) if t]
                 row["notes"] = "; ".join(dict.fromkeys(notes))
                 tick.step()
-            elif row["error_method"] != "exact":
+            elif not row["error_method"].startswith("exact"):
                 notes = [row["notes"]] if row["notes"] else []
                 notes.append(
                     f"screened with {screen.samples} draws: its interval lies above the leader's or at most "
@@ -697,6 +724,7 @@ def advise(
         row["pareto"] = flag is None
         row["status"] = "Pareto-optimal" if flag is None else f"dominated by #{flag + 1} {measured[flag][0]['name']}"
         rows.append(row)
+    mark_ties(rows, objective_, exact_tol)
     question = {
         "n": n,
         "load": load,

@@ -38,6 +38,7 @@ __all__ = [
     "RARE_FAILURES",
     "FAILURE_TOL",
     "SEPARABLE_MAX_WORKERS",
+    "SEPARABLE_BUDGET",
     "Group",
     "expected_rank_lower_bound",
     "stratum_rank_lower_bound",
@@ -56,7 +57,10 @@ RARE_FAILURES = 30
 #: ``τ / (mN)``: excesses below this share of the largest error count as round-off, not failures.
 FAILURE_TOL = 1e-10
 #: Components of more workers than this are not enumerated (``2^w`` sub-patterns each).
-SEPARABLE_MAX_WORKERS = 20
+SEPARABLE_MAX_WORKERS = 16
+#: Sub-patterns ``Σ_c 2^{w_c}`` the exact route of §57.3 evaluates at least (``exact_limit`` when larger):
+#: tiny problems of ``w_c`` columns, a fraction of a second in all.
+SEPARABLE_BUDGET = 2**16
 
 
 # ----------------------------------------------------------------------------------------------
@@ -295,7 +299,8 @@ def separable_expectation(
     has a law known in closed form under fixed-``s``, Bernoulli and stationary Markov stragglers, so
     ``E[err] = Σ_c Σ_G P(F ∩ W_c = G) err_c(G)``: ``Σ_c 2^{w_c}`` evaluations (identical components
     are evaluated once).  None when the support is connected, a component has more than
-    :data:`SEPARABLE_MAX_WORKERS` workers or ``Σ_c 2^{w_c}`` exceeds ``budget``.
+    :data:`SEPARABLE_MAX_WORKERS` workers or ``Σ_c 2^{w_c}`` exceeds ``budget`` and
+    :data:`SEPARABLE_BUDGET`.
 
     ``error(sub_scheme, masks)`` evaluates the optimal error of a component's scheme.
     """
@@ -306,7 +311,7 @@ def separable_expectation(
     comps = components(scheme)
     if len(comps) < 2 or any(w.size > SEPARABLE_MAX_WORKERS for _, w in comps):
         return None
-    if sum(2 ** int(w.size) for _, w in comps) > budget:
+    if sum(2 ** int(w.size) for _, w in comps) > max(budget, SEPARABLE_BUDGET):
         return None
     B = np.asarray(scheme.B)
     A = np.asarray(scheme.assignment)

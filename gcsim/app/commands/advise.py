@@ -151,13 +151,23 @@ def _cmd_advise(args: argparse.Namespace) -> int:
             return "-"
         return "exact" if err <= tol else fmt(err)
 
+    def interval_cell(r) -> str:
+        # the 95% interval of a Monte Carlo estimate; "exact" rows have none (theory §57)
+        if r["error"] != r["error"] or str(r.get("error_method", "")).startswith("exact"):
+            return "-" if r["error"] != r["error"] else "exact"
+        return f"[{fmt(r['error_lo'])}, {fmt(r['error_hi'])}]"
+
+    def rank_cell(r) -> str:
+        return f"={r['tie']}" if r.get("tie") else str(r["rank"])
+
     with_time = links is not None  # the time column only when links give the times
     rows = [
         [
-            r["rank"],
+            rank_cell(r),
             # candidates with the same error pattern by pattern (theory §49.5) are one row
             r["name"] + (f" (+{len(r['equivalents'].split('; '))} equivalent)" if r.get("equivalents") else ""),
             error_cell(r["error"]),
+            interval_cell(r),
             fmt(r["communication"]),
             f"{r['data_fraction']:.1%}",
             *([fmt(r["time"]) if r["time"] == r["time"] else "-"] if with_time else []),
@@ -183,9 +193,9 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     )
     print(
         table(
-            ["rank", "candidate", "error", "comm", "data", *(["time"] if with_time else []), "Pareto"],
+            ["rank", "candidate", "error", "95% interval", "comm", "data", *(["time"] if with_time else []), "Pareto"],
             rows,
-            wrap={"candidate": 60},
+            wrap={"candidate": 52},
             right=["rank", "error", "comm", "data", "time"],
         )
     )
@@ -206,9 +216,10 @@ def _cmd_advise(args: argparse.Namespace) -> int:
 
 #: What each column of the printed table means (printed under it; the advisor guide has the same list)
 COLUMN_LEGEND = (
-    "rank: 1 = the best by the objective",
+    "rank: 1 = the best by the objective; =k: tied with rank k (their error intervals overlap)",
     "candidate: assignment / encoder (m=1, with --relax-comm: a classic m = 1 code, sending a full gradient)",
     "error: expected optimal-decoding error err/(mN), the fraction of the gradient lost (exact: round-off)",
+    "95% interval: where the expected error lies (Monte Carlo; never below the rank bound); exact: computed exactly",
     "comm: numbers each worker sends, as a fraction of a gradient (1/m)",
     "data: the largest share of the data a worker holds",
     "time: expected seconds per iteration with --links (delay + compute + latency + bytes/bandwidth)",
