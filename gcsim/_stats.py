@@ -53,6 +53,9 @@ DRAW_METHODS = ("auto", "t", "bootstrap-t", "bca")
 AUTO_T_MIN_DRAWS = 30
 #: ``auto`` keeps the plain t only when the sample skewness ``|G1|`` is at most this
 AUTO_T_MAX_SKEW = 0.5
+#: ``auto`` uses the plain t below this many draws: a resample of fewer draws repeats one value with
+#: probability ``D^{1-D}`` (11 % for 3 draws), whose studentized mean is infinite
+AUTO_BOOTSTRAP_MIN_DRAWS = 5
 #: bootstrap resamples of the bootstrap-t and BCa intervals
 BOOTSTRAP_RESAMPLES = 4000
 
@@ -109,8 +112,9 @@ def draw_level_interval(
     * ``"bca"`` (DiCiccio & Efron 1996): bias-corrected and accelerated percentiles of ``Ȳ*``
       (acceleration from the jackknife); measured to under-cover below ~40 draws (§57.11);
     * ``"auto"`` (default): the ``t`` when ``D >= AUTO_T_MIN_DRAWS`` and the sample skewness
-      ``|G1| <= AUTO_T_MAX_SKEW``; otherwise the union of the t and bootstrap-t intervals (the
-      rule and its measured coverage: §57.11).
+      ``|G1| <= AUTO_T_MAX_SKEW``, or when ``D < AUTO_BOOTSTRAP_MIN_DRAWS`` (too few draws for a
+      bootstrap); otherwise the union of the t and bootstrap-t intervals (the rule and its
+      measured coverage: §57.11).
 
     Degenerate cases are stated in ``method``: one draw gives ``(-inf, inf)`` (or the single
     value if ``exact``); ``D >= 2`` identical values give a zero-width interval only when
@@ -174,14 +178,15 @@ def draw_level_interval(
     if D == 1:
         if exact:
             return DrawInterval(mean, (mean, mean), 0.0, "one draw (exact; no spread over draws)", 1)
-        return DrawInterval(mean, (-math.inf, math.inf), math.inf, "one draw: no interval over draws", 1)
+        ci = (-math.inf, math.inf) if bounds is None else (float(bounds[0]), float(bounds[1]))
+        return DrawInterval(mean, ci, math.inf, "one draw: no interval over draws (the range at most)", 1)
     se = float(y.std(ddof=1)) / math.sqrt(D)
     if float(y.max()) == float(y.min()):
         return _identical_draws(mean, D, level, exact, bounds)
     skew = _sample_skewness(y)
     t_ci = t_interval(mean, se, D - 1, level)
     if method == "auto":
-        if D >= AUTO_T_MIN_DRAWS and abs(skew) <= AUTO_T_MAX_SKEW:
+        if D < AUTO_BOOTSTRAP_MIN_DRAWS or (D >= AUTO_T_MIN_DRAWS and abs(skew) <= AUTO_T_MAX_SKEW):
             method, ci = "t", t_ci
         else:
             bt = _bootstrap_t(y, level, seed, resamples)
@@ -195,6 +200,8 @@ def draw_level_interval(
     if bounds is not None:
         ci = (max(ci[0], bounds[0]), min(ci[1], bounds[1]))
     tail = f" (skewness {skew:.2g})" if method != "t" else ""
+    if method == "t" and D < AUTO_BOOTSTRAP_MIN_DRAWS:
+        tail = " (too few draws for the bootstrap; 20 or more hold the level on skewed draws)"
     return DrawInterval(mean, (float(ci[0]), float(ci[1])), se, f"{method} over {D} draws{tail}", D)
 
 

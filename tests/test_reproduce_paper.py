@@ -18,7 +18,10 @@ from gcsim.app.cli import main
 from gcsim.app.stages import agc_paper
 from gcsim.errors import InvalidArgumentError
 
-TINY = agc_paper.Scale(rd_encoders=1, rd_patterns=3, baseline_patterns=3, biregular_patterns=4, coset_draws=1, points=2)
+# 3 RD draws: the interval is over draws (theory §57.10), and one draw gives none
+TINY = agc_paper.Scale(
+    rd_encoders=3, rd_patterns=3, baseline_patterns=3, biregular_patterns=4, coset_draws=1, points=2, biregular_draws=2
+)
 CLAIM_COLUMNS = ["claim", "measure", "value", "holds", "must_hold", "figure", "source"]
 TRAINING_CLAIMS = pd.DataFrame(
     {

@@ -1373,7 +1373,7 @@ def expected_error_over_seeds(
     >>> len(res.per_seed), res.method
     (3, 'mean over 3 seeds of exact')
     >>> res.ci_method.split(" (")[0]
-    't ∪ bootstrap-t over 3 seeds'
+    't over 3 seeds'
     """
     seeds = [check_int("seeds", sd, minimum=0) for sd in np.atleast_1d(np.asarray(seeds)).tolist()]
     if not seeds:

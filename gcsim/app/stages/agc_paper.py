@@ -33,7 +33,6 @@ graph), about an hour of one core: use ``--scheduler local``.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,6 +77,12 @@ class Scale:
         Coset graphs: diagonal draws per instance and distribution at ``s = 0``.
     points : int
         Straggler counts up to ``s/n = 0.25`` (authors: 15).
+    biregular_draws : int
+        Bi-regular graph: draws of each randomized encoder (Construction 2, RD); the
+        ``biregular_patterns`` straggler sets of a point are split among them (at least one each).
+
+    The intervals of randomized encoders are over their draws (theory §57.10): 20 draws or more
+    give one that holds its level on skewed per-draw means (§57.11).
     """
 
     rd_encoders: int
@@ -86,10 +91,18 @@ class Scale:
     biregular_patterns: int
     coset_draws: int
     points: int = 15
+    biregular_draws: int = 20
 
 
-QUICK = Scale(rd_encoders=4, rd_patterns=50, baseline_patterns=50, biregular_patterns=200, coset_draws=10)
-FULL = Scale(rd_encoders=100, rd_patterns=1000, baseline_patterns=1000, biregular_patterns=1000, coset_draws=100)
+QUICK = Scale(rd_encoders=20, rd_patterns=10, baseline_patterns=50, biregular_patterns=200, coset_draws=10)
+FULL = Scale(
+    rd_encoders=100,
+    rd_patterns=1000,
+    baseline_patterns=1000,
+    biregular_patterns=1000,
+    coset_draws=100,
+    biregular_draws=100,
+)
 
 
 def straggler_counts(n: int, points: int, *, zero: bool) -> list[int]:
@@ -111,12 +124,33 @@ def _encoder_seed(seed: int, k: int) -> int:
     return int(np.random.SeedSequence((seed, 0xA6C, k)).generate_state(1, dtype=np.uint64)[0] >> 1)
 
 
-def _stats(values: Any) -> dict[str, float]:
-    """Mean, its 95 % normal confidence interval, min and max of the samples."""
-    v = np.asarray(values, dtype=float).ravel()
-    half = 1.959963984540054 * float(v.std(ddof=1)) / math.sqrt(v.size) if v.size > 1 else 0.0
-    mean = float(v.mean())
-    return {"mean": mean, "ci_low": mean - half, "ci_high": mean + half, "min": float(v.min()), "max": float(v.max())}
+def _stats(per_draw: list[Any], top: float, *, randomized: bool, exact: bool = False) -> dict[str, Any]:
+    """Mean, its 95 % interval (``interval`` says how, ``draws`` over how many draws), min and max.
+
+    ``per_draw[k]`` holds the errors (in ``[0, top]``, ``top = mN``) of encoder draw ``k`` on its
+    straggler sets. A randomized encoder's interval is over its draws (theory §57.10:
+    :func:`gcsim._stats.draw_level_interval` of the per-draw means); a deterministic one's is the t
+    interval over its i.i.d. straggler sets. ``exact``: one straggler set is possible (``s = 0``).
+    """
+    from ..._stats import draw_level_interval
+
+    per_draw = [np.clip(np.asarray(v, dtype=float).ravel(), 0.0, top) for v in per_draw]  # round-off only
+    v = np.concatenate(per_draw)
+    if randomized:
+        res = draw_level_interval([float(d.mean()) for d in per_draw], exact=exact, bounds=(0.0, top))
+        unit = res.method
+    else:
+        res = draw_level_interval(v, method="t", exact=exact, bounds=(0.0, top))
+        unit = res.method.replace("draws", "straggler sets")
+    return {
+        "mean": res.mean,
+        "ci_low": res.ci[0],
+        "ci_high": res.ci[1],
+        "min": float(v.min()),
+        "max": float(v.max()),
+        "interval": unit,
+        "draws": len(per_draw) if randomized else 1,
+    }
 
 
 @functools.lru_cache(maxsize=2)
@@ -172,28 +206,43 @@ def _pg_point(s: int, seq: np.random.SeedSequence, *, scale: Scale, seed: int) -
     base = optimal_error(naive, _patterns(n, s, scale.baseline_patterns, streams[-1]), progress=False)
     first = encode(A, M, "rd", eps=0.0, dist="rademacher", seed=_encoder_seed(seed, 0))
     row: dict[str, Any] = {"s": s, "s_over_n": s / n}
-    row |= {f"rd_{key}": value for key, value in _stats(np.concatenate(errs)).items()}
-    row |= {f"baseline_{key}": value for key, value in _stats(base).items()}
+    top = float(M * A.shape[0])
+    row |= {f"rd_{key}": value for key, value in _stats(errs, top, randomized=True).items()}
+    row |= {f"baseline_{key}": value for key, value in _stats([base], top, randomized=False).items()}
     row["baseline_closed"] = float(bd.bibd_naive_error(91, 10, 1, M, s))
     row["upper_closed"] = float(bd.bibd_rd_upper_bound(91, 10, 1, M, s))
     return row | _lower_bounds(A, s, {"rd": first, "baseline": naive})
 
 
-def _biregular_point(s: int, seq: np.random.SeedSequence, *, schemes: dict[str, Any], scale: Scale) -> dict[str, Any]:
-    """The bi-regular graph, ``s`` stragglers: every encoder on the same straggler sets, the bounds."""
+def _biregular_point(
+    s: int, seq: np.random.SeedSequence, *, schemes: list[dict[str, Any]], scale: Scale
+) -> dict[str, Any]:
+    """The bi-regular graph, ``s`` stragglers: every encoder on the same straggler sets, the bounds.
+
+    ``schemes[k]`` holds encoder draw ``k`` of every encoder; draw ``k`` is evaluated on its own
+    straggler sets (the same for every encoder), the deterministic baseline on all of them.
+    """
+    from ...coding.encoders import get_encoder
     from ...coding.evaluate import optimal_error
 
     A = _biregular()
-    masks = _patterns(A.shape[1], s, scale.biregular_patterns, seq)
+    per = max(1, scale.biregular_patterns // len(schemes))
+    masks = [_patterns(A.shape[1], s, per, child) for child in seq.spawn(len(schemes))]
     row: dict[str, Any] = {"s": s, "s_over_n": s / A.shape[1]}
-    for name, sch in schemes.items():
-        errs = np.asarray(optimal_error(sch, masks, progress=False), dtype=float)
-        row |= {f"{name}_{key}": value for key, value in _stats(errs).items()}
-        if name.startswith("construction2"):
-            dd = np.asarray(bd.diagonal_dominance_upper_bound(sch, masks), dtype=float)
+    top = float(M * A.shape[0])
+    for name, first in schemes[0].items():
+        errs, dds = [], []
+        for draw, mk in zip(schemes, masks, strict=True):
+            errs.append(np.asarray(optimal_error(draw[name], mk, progress=False), dtype=float))
+            if name.startswith("construction2"):
+                dds.append(np.asarray(bd.diagonal_dominance_upper_bound(draw[name], mk), dtype=float))
+        randomized = bool(get_encoder(first.method).randomized)
+        row |= {f"{name}_{key}": value for key, value in _stats(errs, top, randomized=randomized, exact=s == 0).items()}
+        if dds:
+            dd = np.concatenate(dds)
             row |= {f"{name}_dd_mean": float(dd.mean()), f"{name}_dd_max": float(dd.max())}
-            row[f"{name}_dd_excess"] = float((errs - dd).max())  # <= 0 up to round-off (Theorem 8)
-    return row | _lower_bounds(A, s, schemes)
+            row[f"{name}_dd_excess"] = float((np.concatenate(errs) - dd).max())  # <= 0 up to round-off (Theorem 8)
+    return row | _lower_bounds(A, s, schemes[0])
 
 
 def _coset_instance(instance: tuple[int, int, int, str], seq: np.random.SeedSequence, *, scale: Scale) -> list[dict]:
@@ -221,7 +270,9 @@ def _coset_instance(instance: tuple[int, int, int, str], seq: np.random.SeedSequ
     return rows
 
 
-def _task(task: tuple[str, Any], seq: np.random.SeedSequence, *, scale: Scale, seed: int, schemes: dict[str, Any]):
+def _task(
+    task: tuple[str, Any], seq: np.random.SeedSequence, *, scale: Scale, seed: int, schemes: list[dict[str, Any]]
+):
     """One independent item of the stage (a sweep task): a straggler count of a design, or a coset graph."""
     kind, value = task
     if kind == "pg":
@@ -231,8 +282,10 @@ def _task(task: tuple[str, Any], seq: np.random.SeedSequence, *, scale: Scale, s
     return _coset_instance(value, seq, scale=scale)
 
 
-def biregular_schemes(seed: int = 0) -> dict[str, Any]:
+def biregular_schemes(seed: int = 0, draw: int = 0) -> dict[str, Any]:
     """The bi-regular graph's encoders: Construction 2 (Gaussian, ±1), the baseline ``[A; A]`` and RD(0).
+
+    ``draw`` selects the encoder draw of the randomized ones (the baseline has none).
 
     Examples
     --------
@@ -243,7 +296,7 @@ def biregular_schemes(seed: int = 0) -> dict[str, Any]:
     from ...coding.schemes import encode
 
     A = _biregular()
-    es = _encoder_seed(seed, 0)
+    es = _encoder_seed(seed, draw)
     return {
         "construction2_gaussian": encode(A, M, "hadamard-ns", dist="gaussian", support="full", seed=es),
         "construction2_signs": encode(A, M, "hadamard-ns", dist="rademacher", support="full", seed=es),
@@ -555,7 +608,7 @@ def agc_paper_stage(
     bi_counts = sorted(set(straggler_counts(40, scale.points, zero=True)))
     tasks: list[tuple[str, Any]] = [("pg", s) for s in pg_counts]
     tasks += [("biregular", s) for s in bi_counts] + [("coset", c) for c in COSET_INSTANCES]
-    schemes = biregular_schemes(seed)
+    schemes = [biregular_schemes(seed, k) for k in range(scale.biregular_draws)]
     work = functools.partial(_task, scale=scale, seed=seed, schemes=schemes)
     done = run_sweep(work, tasks, seed=seed, scheduler=scheduler, progress=progress, desc="agc-paper")
     pg = pd.DataFrame([r for t, r in zip(tasks, done, strict=True) if t[0] == "pg"])
