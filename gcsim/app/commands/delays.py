@@ -134,6 +134,9 @@ def _table_encoder(design: Any, args: argparse.Namespace) -> Any:
     from ...coding.structured import encode_structured
     from ..common import UsageError
 
+    for key, default in (("m", 2), ("method", "rd"), ("eps", 0.0), ("seed", 0)):
+        if getattr(args, key) is None:
+            setattr(args, key, default)
     N, n = int(getattr(design, "num_parts", 0)), int(getattr(design, "num_workers", 0))
     big = bool(getattr(design, "is_sparse", False)) or args.m * N * n > limits.MAX_DENSE_ENTRIES
     if not big:
@@ -147,22 +150,54 @@ def _table_encoder(design: Any, args: argparse.Namespace) -> Any:
     return encode_structured(design, args.m, eps=args.eps, seed=args.seed)
 
 
+def _code_encoder(args: argparse.Namespace) -> Any:
+    """The encoder of an exported code (``--code``: a folder of ``gcsim advise --export``, or a bundle), re-verified.
+
+    Its own ``m``, method and seed are the code's: ``--m``, ``--method``, ``--eps`` and ``--seed`` are refused.
+    """
+    from ...catalogue import load_object
+    from ...catalogue.codes import ExportedCode
+    from ...coding.decoder_table import DecoderTable
+    from ...coding.schemes import Scheme
+    from ...coding.structured import StructuredRD
+    from ...errors import CatalogueError
+    from ..common import UsageError, check_input_path
+
+    for flag, value in (("--m", args.m), ("--method", args.method), ("--eps", args.eps), ("--seed", args.seed)):
+        if value is not None:
+            raise UsageError(f"{flag}: not with --code (the exported code has its own encoder)")
+    path = check_input_path("--code", args.code)
+    try:
+        obj = load_object(path)
+    except CatalogueError as exc:
+        raise UsageError(f"--code: {exc}") from None
+    scheme = obj.scheme if isinstance(obj, (ExportedCode, DecoderTable)) else obj
+    if not isinstance(scheme, (Scheme, StructuredRD)):
+        raise UsageError(f"--code: {path} holds a {getattr(obj, 'kind', type(obj).__name__)!r}, not a code's encoder")
+    return scheme
+
+
 def _cmd_decoder_table(args: argparse.Namespace) -> int:
     from ...coding.decoder_table import decoder_table
     from ...coding.structured import StructuredRD
     from ...errors import CatalogueError
-    from ..common import emit, fmt, output_path, path_errors
+    from ..common import UsageError, emit, fmt, output_path, path_errors
     from ..specs import design_arg
 
     # the output path first (a bad --out or --name must not cost the table), then again just
     # before writing (a link planted meanwhile)
     name = args.name if args.name is not None else f"decoders_s{args.s_max}"
     output_path("--out", args.out, name, name_flag="--name", suffixes=(".json", ".npz"))
-    try:
-        design = design_arg("--design", args.design)
-    except CatalogueError as exc:  # a refused catalogue file stays exit 1; its message names the flag
-        raise CatalogueError(f"--design: {exc}") from None
-    scheme = _table_encoder(design, args)
+    if (args.design is None) == (args.code is None):
+        raise UsageError("--design: give the design (and --m, --method) or --code (an exported code), one of them")
+    if args.code is not None:
+        scheme = _code_encoder(args)
+    else:
+        try:
+            design = design_arg("--design", args.design)
+        except CatalogueError as exc:  # a refused catalogue file stays exit 1; its message names the flag
+            raise CatalogueError(f"--design: {exc}") from None
+        scheme = _table_encoder(design, args)
     table = decoder_table(scheme, s_max=args.s_max)
     target = output_path("--out", args.out, name, name_flag="--name", suffixes=(".json", ".npz"))
     with path_errors("--out"):
@@ -171,6 +206,7 @@ def _cmd_decoder_table(args: argparse.Namespace) -> int:
     errors = table.errors
     payload = {
         "design": args.design,
+        "code": args.code,
         "m": scheme.m,
         "method": scheme.method,
         "s_max": args.s_max,
@@ -230,15 +266,20 @@ def register(sub, add) -> None:
         "decoder-table",
         _cmd_decoder_table,
         "precompute the optimal decoders of every pattern of up to s stragglers and export them with the encoder",
-        "example:\n  gcsim decoder-table --design bibd:13,4,1 --m 2 --method rd --s-max 2 --out tables",
+        "examples:\n  gcsim decoder-table --design bibd:13,4,1 --m 2 --method rd --s-max 2 --out tables\n"
+        "  gcsim decoder-table --code advice/rank1_cyclic_ns-worker --s-max 2 --out tables  "
+        "# a code exported for Bernoulli stragglers (no s: no table in the export)",
     )
+    p.add_argument("--design", help="the design: named instance, family spec (bibd:13,4,1, ...) or a catalogue file")
     p.add_argument(
-        "--design", required=True, help="the design: named instance, family spec (bibd:13,4,1, ...) or a catalogue file"
+        "--code",
+        help="the exported code instead of --design: a folder of gcsim advise --export (or a scheme bundle); its "
+        "encoder is tabulated",
     )
-    p.add_argument("--m", type=int_arg(1), default=2, help="communication reduction m")
-    p.add_argument("--method", default="rd", metavar="METHOD", help=f"encoder: {', '.join(METHODS)}")
-    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="encoder ε: the RD/NS jitter")
-    p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the encoder")
+    p.add_argument("--m", type=int_arg(1), default=None, help="communication reduction m (default 2)")
+    p.add_argument("--method", default=None, metavar="METHOD", help=f"encoder: {', '.join(METHODS)} (default rd)")
+    p.add_argument("--eps", type=float_arg(0.0), default=None, help="encoder ε: the RD/NS jitter (default 0)")
+    p.add_argument("--seed", type=int_arg(0), default=None, help="seed of the encoder (default 0)")
     p.add_argument("--s-max", type=int_arg(0), required=True, help="largest number of stragglers tabulated")
     p.add_argument("--out", required=True, help="output folder: the bundle is written into it")
     p.add_argument("--name", help="the name of the bundle (default decoders_s<S>)")

