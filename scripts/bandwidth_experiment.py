@@ -10,7 +10,9 @@ size the ranks run, on the same float32 gradients:
 * ``ring``      -- our ring all-reduce (reduce-scatter + all-gather),
 * ``cerar_c<c>``-- CERAR with ``c`` components: exact design for ``c <= N``, else the
   multiplicative perturbation design with ``eps = u^(1/(r*+1))`` (u = float32 unit round-off,
-  the rule of thumb of theory §50.5 for the best float32 ``eps``).
+  the rule of thumb of theory §50.5 for the best float32 ``eps``); ``--design PATH ...`` runs
+  exported designs instead (``cerar_<stem>`` each; their ``N`` must be ``--workers``), e.g. one
+  optimized with ``--kappa`` from :func:`gcsim.cerar.floating.kappa_for_dtype`.
 
 Reported per (rate, size, algorithm): median time of the slowest rank, algbw = S/t and
 busbw = algbw·2(N−1)/N (nccl-tests conventions, S = message bytes), bytes sent per rank
@@ -59,10 +61,30 @@ def _designs(N: int, cs: list[int]) -> dict:
     return out
 
 
+def _loaded_designs(paths: list[str], N: int) -> dict:
+    """Exported CERAR designs (``--design``), re-verified by :func:`gcsim.load_object`; each must be for ``N``."""
+    import gcsim
+    from gcsim.cerar.design import CerarDesign
+    from gcsim.errors import InvalidArgumentError
+
+    out = {}
+    for p in paths:
+        des = gcsim.load_object(p)
+        if not isinstance(des, CerarDesign):
+            raise InvalidArgumentError("--design", f"{p} holds a {type(des).__name__}, not a CERAR design")
+        if des.N != N:
+            raise InvalidArgumentError("--design", f"{p} is a design for N = {des.N}, --workers is {N}")
+        out[f"cerar_{Path(p).name.removesuffix('.json').removesuffix('.npz')}"] = des
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--c", type=int, nargs="+", default=[4, 8, 16])
+    ap.add_argument(
+        "--design", nargs="+", default=None, help="exported CERAR designs to run instead of building one per --c"
+    )
     ap.add_argument("--rates", nargs="+", default=["20mbit", "100mbit", "1gbit"])
     ap.add_argument(
         "--sizes",
@@ -107,12 +129,15 @@ def main(argv=None) -> int:
     from gcsim.executor.netem import NetemTopology, netem_available
     from gcsim.io.manifest import atomic_write_text, provenance, to_jsonable
 
+    N = args.workers
+    try:
+        designs = _loaded_designs(args.design, N) if args.design else _designs(N, args.c)
+    except Exception as exc:  # a refused file: a usage error that names the flag
+        ap.error(f"--design: {str(exc).removeprefix('--design: ')}")
     ok, why = netem_available()
     if not ok:
         print(f"bandwidth experiment skipped: {why}", file=sys.stderr)
         return 3
-    N = args.workers
-    designs = _designs(N, args.c)
     ds = [int(x) for x in args.d] if args.d else [size // 4 for size in args.sizes]
     compute = {d: _compute_seconds(designs, N, d, args.seed) for d in ds}
     rows = []

@@ -121,6 +121,10 @@ def _check_run(out: Path, stdout: str, *, N: int, c: int, steps: int, eps: float
     assert report["hook_calls"] == steps + 1
     assert report["hook_bytes"] == (steps + 1) * L * (-(-P // c)) * 4
     assert report["within_bound"] is True
+    # the pass/fail check: inside the design's own prediction on these gradients, ± the rounding bound
+    assert report["within_interval"] is True
+    lo, hi = np.array(report["interval_lo"]), np.array(report["interval_hi"])
+    assert np.all(lo <= rel) and np.all(rel <= hi) and np.all(hi - lo <= 2 * rounding * (1 + 1e-3) + 1e-15)
     assert re.search(r"step +0 +loss \d", stdout)
     return {"rel": rel, "approx": approx, "rounding": rounding}
 
@@ -167,6 +171,26 @@ def test_example_under_torchrun(tmp_path):
     assert res["rounding"][0] < 0.05 * res["approx"][0]
 
 
+def test_example_loads_an_existing_design(tmp_path):
+    """``--design``: an optimized-like exported design is loaded, not rebuilt; the check uses its analysis."""
+    des = gcsim.cerar.design(2, 3, "perturbation", eps=0.02)
+    path = export_design(des, tmp_path / "designs", "mine")
+    out = tmp_path / "run"
+    r = _run([str(SCRIPT), "--world-size", "2", "--out", str(out), "--steps", "2", "--design", str(path)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["design"] == str(path.resolve()) and (report["N"], report["c"]) == (2, 3)
+    assert not (out / "cerar_N2_c3.json").exists()  # nothing designed or exported
+    assert report["within_interval"] is True and report["eps"] == pytest.approx(0.02)
+    m = np.load(out / "measurement.npz")
+    exact = m["local"].sum(axis=0) / 2
+    rel = np.linalg.norm(m["hook"] - exact, axis=1) / np.linalg.norm(exact)
+    np.testing.assert_allclose(report["relative_error"], rel, rtol=1e-12)
+    # not vacuous: the interval is far narrower than the worst-case bound of the old check
+    width = np.array(report["interval_hi"]) - np.array(report["interval_lo"])
+    assert width[0] < 0.1 * report["bound"][0]
+
+
 def test_example_refuses_bad_arguments(tmp_path):
     """Clear messages, exit status 2, before any process starts."""
     cases = [
@@ -175,6 +199,7 @@ def test_example_refuses_bad_arguments(tmp_path):
         (["--world-size", "2", "--eps", "-1"], "--eps: must be a finite number > 0"),
         (["--world-size", "2", "--c", "0"], "--c: must be >= 1"),
         (["--world-size", "two"], "--world-size: must be an integer"),
+        (["--world-size", "2", "--design", str(tmp_path / "missing.json")], "--design: "),
     ]
     for args, message in cases:
         r = _run([str(SCRIPT), "--out", str(tmp_path / "x"), *args], timeout=60)
@@ -183,6 +208,10 @@ def test_example_refuses_bad_arguments(tmp_path):
     export_design(gcsim.cerar.design(2, 4, "exact"), existing, "cerar_N2_c4")
     r = _run([str(SCRIPT), "--out", str(existing), "--world-size", "2"], timeout=60)
     assert r.returncode == 2 and "pass --force to replace it" in r.stderr, r.stderr
+    r = _run(
+        [str(SCRIPT), "--out", str(tmp_path / "y"), "--world-size", "3", "--design", str(existing / "cerar_N2_c4")]
+    )
+    assert r.returncode == 2 and "--design: " in r.stderr and "N = 2 ranks" in r.stderr, r.stderr
     a_file = tmp_path / "file"
     a_file.write_text("")
     r = _run([str(SCRIPT), "--out", str(a_file), "--world-size", "2"], timeout=60)

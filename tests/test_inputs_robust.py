@@ -923,6 +923,12 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         ),
         ("gcsim.combinatorics.srg_graph.StronglyRegularGraph.with_closed", "closed"): lambda x: pet.with_closed(x),
         ("gcsim.executor.ddp_hook.register_cerar_hook", "overlap"): lambda x: _register_hook(cd, x),
+        ("gcsim.executor.ddp_hook.register_cerar_hook", "check_precision"): lambda x: _register_hook(
+            cd, True, check_precision=x
+        ),
+        ("gcsim.executor.ddp_hook.make_hook_state", "overlap"): lambda x: _make_state(cd, overlap=x),
+        ("gcsim.executor.ddp_hook.make_hook_state", "check_precision"): lambda x: _make_state(cd, check_precision=x),
+        ("gcsim.cerar.floating.precision_check", "warn"): lambda x: _precision_check(cd, x),
         ("gcsim.executor.experiments.run_collectives", "return_outputs"): lambda x: _run_collectives(x),
         ("gcsim.executor.launcher.launch", "verbose"): lambda x: _launch(x),
         ("gcsim.io.bundle.save_bundle", "overwrite"): lambda x: save_bundle(
@@ -949,11 +955,23 @@ def _vandermonde_limit(kappa):
     return vandermonde_limit(4, [6], dtypes=("float64",), kappa=kappa)
 
 
-def _register_hook(design, overlap):
+def _register_hook(design, overlap, **kw):
     torch = pytest.importorskip("torch")
     from gcsim.executor.ddp_hook import register_cerar_hook
 
-    return register_cerar_hook(torch.nn.Linear(2, 2), design, overlap=overlap)
+    return register_cerar_hook(torch.nn.Linear(2, 2), design, overlap=overlap, **kw)
+
+
+def _make_state(design, **kw):
+    from gcsim.executor.ddp_hook import make_hook_state
+
+    return make_hook_state(design, **kw)
+
+
+def _precision_check(design, warn):
+    from gcsim.cerar.floating import precision_check
+
+    return precision_check(design, "float32", warn=warn)
 
 
 def _run_collectives(value):

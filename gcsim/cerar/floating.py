@@ -7,23 +7,75 @@ gives eps* = (b' u / (a N))^{1/(r*+1)} ~ u^{1/(r*+1)}; below eps* the error grow
 eps^{-r*} u and the protocol collapses once kappa u ~ 1.  :func:`epsilon_sweep` measures
 this on real arrays with :func:`gcsim.cerar.protocol.simulate` (float64, float32 or
 emulated bfloat16).
+
+**Which κ for a wire dtype** (:func:`kappa_for_dtype`, :func:`precision_check`).  A design with
+condition numbers at most κ, run in a dtype of unit round-off ``u``, carries two errors relative
+to the sum: its approximation error ``a`` (exact arithmetic; ``a = sqrt(mean_relative_mse)`` for
+isotropic gradients) and the rounding of the coded symbols, amplified by the encoders and
+decoders, of order ``κ u``.  A cap κ is worth raising while ``κ u`` stays below the approximation
+error it buys, and no further.  The perturbation design shows where the two meet: at
+``ε* = u^{1/(r*+1)}`` its approximation error is ``Θ(ε*)`` and its κ is ``Θ(ε*^{-r*})``, so
+``κ u = Θ(u^{1/(r*+1)})`` too.  The rule: ``κ_dtype`` is the largest condition number (encoders
+and decoders) of the perturbation design at ``ε*``, of order ``u^{-r*/(r*+1)}`` -- 4098 to 5018
+for float32 at (N, c) = (4, 8), 19 to 22 for bfloat16, 1 when ``c <= N`` (the exact design).  The
+perturbation design at ``ε*`` is then within the cap, so a design optimized under it (its starts
+include the analytic designs, :mod:`gcsim.cerar.optimize`) is no worse in the optimizer's
+objective.  The dtype's **rounding level** for ``(N, c)`` is ``ρ = κ_dtype u``: the error of a
+CERAR all-reduce in that dtype at that cap (``u`` itself when ``c <= N``).  A design whose
+expected error ``a + κ(design) u`` exceeds ``ρ`` by a large factor is far less accurate than the
+dtype allows (κ too small, as ``kappa=20`` in float32: about 76 ρ) or rounding-dominated (κ too
+large for the dtype: the float32 design in bfloat16), and :func:`precision_check` warns.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._validation import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError
 from .constructions import perturbation_design, r_star
 from .metrics import condition_numbers
 from .protocol import resolve_dtype, simulate, unit_roundoff
 
-__all__ = ["EpsilonSweep", "epsilon_sweep", "predicted_optimal_eps"]
+__all__ = [
+    "EpsilonSweep",
+    "epsilon_sweep",
+    "predicted_optimal_eps",
+    "wire_unit_roundoff",
+    "kappa_for_dtype",
+    "PrecisionCheck",
+    "CerarPrecisionWarning",
+    "precision_check",
+]
+
+#: Unit round-off ``u = 2^-p`` of the wire dtypes a DDP bucket may have (p = the significand bits).
+WIRE_UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
+
+
+def wire_unit_roundoff(dtype: Any) -> float:
+    """The unit round-off ``u`` of a wire dtype: a name, a NumPy dtype or a ``torch.dtype``.
+
+    ``2^-53`` (float64), ``2^-24`` (float32), ``2^-11`` (float16), ``2^-8`` (bfloat16).
+
+    Examples
+    --------
+    >>> wire_unit_roundoff("float32") == 2.0**-24, wire_unit_roundoff("float16") == 2.0**-11
+    (True, True)
+    """
+    name = str(dtype).removeprefix("torch.")
+    if name not in WIRE_UNIT_ROUNDOFF:
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            name = ""
+    if name not in WIRE_UNIT_ROUNDOFF:
+        raise InvalidArgumentError("dtype", f"must be one of {sorted(WIRE_UNIT_ROUNDOFF)}, got {dtype!r}")
+    return WIRE_UNIT_ROUNDOFF[name]
 
 
 def predicted_optimal_eps(N: int, c: int, dtype: Any = "float32") -> float:
@@ -145,3 +197,140 @@ def epsilon_sweep(
         unit_roundoff=unit_roundoff(name),
         dtype=name,
     )
+
+
+def kappa_for_dtype(dtype: Any, N: int, c: int) -> float:
+    """The condition-number cap κ for CERAR designs on ``(N, c)`` whose packets travel in ``dtype``.
+
+    The rule (module docstring): the largest condition number, over the encoders ``A_j`` and the
+    decoders ``D_i``, of the perturbation design at ``ε* = u^{1/(r*+1)}``
+    (:func:`predicted_optimal_eps`), where the approximation error ``Θ(ε*)`` and the amplified
+    rounding ``κ u`` are of the same order.  It grows like ``u^{-r*/(r*+1)}``: a finer dtype
+    affords a larger κ; ``c <= N`` (``r* = 0``) gives 1.  For a coarse dtype and ``r* >= 2``
+    (bfloat16 and float16 at ``c >= N + 4``: ``ε* >= 0.15``) the perturbation design is outside its
+    asymptotic range, κ is no longer monotone in ``u``, and no design is useful there anyway
+    (docs/guides/cerar.md).
+
+    Parameters
+    ----------
+    dtype : str, numpy or torch dtype
+        The wire dtype (:func:`wire_unit_roundoff`): float64, float32, float16 or bfloat16.
+    N, c : int
+        Ring size (``>= 2``) and components (``>= 1``).
+
+    Returns
+    -------
+    float
+        κ, to pass as ``design(N, c, "optimized", kappa=...)`` or ``--kappa``.
+
+    Examples
+    --------
+    >>> round(kappa_for_dtype("float32", 4, 8)), round(kappa_for_dtype("bfloat16", 4, 8))
+    (5018, 22)
+    >>> kappa_for_dtype("float32", 4, 4)
+    1.0
+    """
+    u = wire_unit_roundoff(dtype)
+    N = check_int("N", N, minimum=2)
+    c = check_int("c", c, minimum=1)
+    rs = r_star(N, c)
+    if rs == 0:
+        return 1.0
+    des = perturbation_design(N, c, float(u ** (1.0 / (rs + 1))))
+    return float(max(condition_numbers(des.encoders).max(), condition_numbers(des.decoders).max()))
+
+
+class CerarPrecisionWarning(UserWarning):
+    """A CERAR design's expected error is far above the rounding level of its wire dtype."""
+
+
+@dataclass(frozen=True)
+class PrecisionCheck:
+    """The expected error of a design in a wire dtype, against the dtype's rounding level.
+
+    Attributes
+    ----------
+    approximation : float
+        ``sqrt(mean_relative_mse)``: the relative error in exact arithmetic, isotropic gradients.
+    rounding : float
+        ``κ u``, κ the design's largest condition number (encoders and decoders).
+    expected : float
+        ``approximation + rounding``.
+    level : float
+        The dtype's rounding level ``ρ = kappa_for_dtype(dtype, N, c) · u``.
+    ratio : float
+        ``expected / level``.
+    kappa, kappa_dtype, unit_roundoff : float
+    dtype : str
+    factor : float
+        The ratio above which :func:`precision_check` warns.
+    """
+
+    approximation: float
+    rounding: float
+    expected: float
+    level: float
+    ratio: float
+    kappa: float
+    kappa_dtype: float
+    unit_roundoff: float
+    dtype: str
+    factor: float
+
+    @property
+    def ok(self) -> bool:
+        """``ratio <= factor``."""
+        return self.ratio <= self.factor
+
+    def message(self) -> str:
+        """One line: the numbers and what to change."""
+        return (
+            f"CERAR design (N, c) error in {self.dtype}: expected {self.expected:.3g} (approximation "
+            f"{self.approximation:.3g} + rounding kappa u = {self.kappa:.3g} x {self.unit_roundoff:.3g}), "
+            f"{self.ratio:.3g} times the {self.dtype} rounding level {self.level:.3g}; a design with kappa near "
+            f"kappa_for_dtype = {self.kappa_dtype:.4g} (e.g. design(N, c, 'optimized', kappa={self.kappa_dtype:.4g})) "
+            "is as accurate as this dtype allows"
+        )
+
+
+def precision_check(design: Any, dtype: Any = "float32", *, factor: float = 10.0, warn: bool = True) -> PrecisionCheck:
+    """Compare a design's expected error in ``dtype`` with the dtype's rounding level; warn when far above.
+
+    ``expected = sqrt(mean_relative_mse) + κ u`` against ``ρ = kappa_for_dtype(dtype, N, c) · u``
+    (module docstring); a :class:`CerarPrecisionWarning` when ``expected > factor ρ`` and ``warn``.
+
+    Parameters
+    ----------
+    design : CerarDesign
+    dtype : str, numpy or torch dtype
+        The wire dtype (the gradients' dtype).
+    factor : float
+        Ratio above which the design counts as far above the dtype's rounding (``>= 1``).
+    warn : bool
+        Emit the warning (else only return the numbers).
+
+    Examples
+    --------
+    >>> from gcsim.cerar import design
+    >>> precision_check(design(4, 8, "perturbation", eps=predicted_optimal_eps(4, 8)), "float32").ok
+    True
+    >>> precision_check(design(4, 8, "perturbation", eps=0.3), "float32", warn=False).ok
+    False
+    """
+    from .metrics import design_metrics
+
+    if getattr(type(design), "kind", None) != "cerar":
+        raise InvalidArgumentError("design", f"must be a CerarDesign, got {type(design).__name__}")
+    factor = check_real("factor", factor, minimum=1.0)
+    warn = check_bool("warn", warn)
+    u = wire_unit_roundoff(dtype)
+    name = next(k for k, v in WIRE_UNIT_ROUNDOFF.items() if v == u)
+    kappa_dtype = kappa_for_dtype(name, design.N, design.c)
+    kappa = float(max(condition_numbers(design.encoders).max(), condition_numbers(design.decoders).max()))
+    approx = math.sqrt(max(float(design_metrics(design)["mean_relative_mse"]), 0.0))
+    expected = approx + kappa * u
+    level = kappa_dtype * u
+    out = PrecisionCheck(approx, kappa * u, expected, level, expected / level, kappa, kappa_dtype, u, name, factor)
+    if warn and not out.ok:
+        warnings.warn(out.message().replace("(N, c)", f"(N={design.N}, c={design.c})"), CerarPrecisionWarning, 3)
+    return out

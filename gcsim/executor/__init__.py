@@ -10,7 +10,9 @@
   (same seed, same numbers);
 * :mod:`gcsim.executor.experiments` -- the runners: :func:`run_collectives`,
   :func:`run_parameter_server` (byte formulas from :mod:`gcsim.cerar.traffic`);
-* :mod:`gcsim.executor.ddp_hook` -- a DDP communication hook running a CERAR design;
+* :mod:`gcsim.executor.ddp_hook` -- a DDP communication hook running a CERAR design, its public
+  state (:func:`make_hook_state`, :class:`CerarHookState`);
+* :mod:`gcsim.executor.replicas` -- replica drift and periodic re-synchronisation (:class:`ReplicaSync`);
 * :mod:`gcsim.executor.coded_training` -- gradient-coded data-parallel training of any torch model
   with an exported gradient code (:class:`CodedTrainer`);
 * :mod:`gcsim.executor.netem` -- rate-limited network namespaces (root only).

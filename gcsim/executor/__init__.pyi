@@ -30,7 +30,9 @@ from .collectives import (
 from .ddp_hook import (
     CerarHookState as CerarHookState,
     cerar_hook as cerar_hook,
+    make_hook_state as make_hook_state,
     register_cerar_hook as register_cerar_hook,
+    resolve_compute_dtype as resolve_compute_dtype,
 )
 from .experiments import (
     collectives_job as collectives_job,
@@ -55,4 +57,9 @@ from .parameter_server import (
     parameter_server_job as parameter_server_job,
     seeded_delays as seeded_delays,
     simulated_schedule as simulated_schedule,
+)
+from .replicas import (
+    ReplicaSync as ReplicaSync,
+    replica_drift as replica_drift,
+    resync_parameters as resync_parameters,
 )

@@ -30,6 +30,18 @@ Usage in an ordinary training loop (inside an initialized process group of ``N``
     for x, y in loader:
         opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
     print(state.counter.sent, "bytes sent by this rank's hook")
+
+To wrap the hook (e.g. ``fp16_compress_wrapper``) or inspect it, build the state with
+:func:`make_hook_state` (the same checks and ``compute_dtype`` rule as :func:`register_cerar_hook`,
+:func:`resolve_compute_dtype`) and register it yourself::
+
+    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import fp16_compress_wrapper
+    state = make_hook_state(design)                       # a CerarHookState
+    model.register_comm_hook(state, fp16_compress_wrapper(cerar_hook))
+    state.compute_dtype, state.wire_dtype, state.precision  # after the first backward
+
+Approximate designs let the replicas drift apart: :mod:`gcsim.executor.replicas` measures the
+drift and re-synchronises the parameters every ``K`` steps.
 """
 
 from __future__ import annotations
@@ -46,7 +58,7 @@ from .._validation import check_bool
 from ..errors import InvalidArgumentError
 from .collectives import ByteCounter, as_design, cerar_all_reduce, group_object
 
-__all__ = ["CerarHookState", "cerar_hook", "register_cerar_hook"]
+__all__ = ["CerarHookState", "cerar_hook", "register_cerar_hook", "make_hook_state", "resolve_compute_dtype"]
 
 
 class _CommThread:
@@ -152,13 +164,38 @@ def _release_group_thread(group: Any) -> None:
 
 @dataclass
 class CerarHookState:
-    """State of the CERAR hook: the design, the group, byte counter and call count.
+    """State of the CERAR hook (public): the design, the group, the precisions, byte counter and call count.
 
-    ``overlap`` (default True) runs each bucket's ring on the communication thread of the
-    state's process group (started at the first call and shared with the other states on the
-    group; :meth:`close` releases it, the last state's close stops it) and returns a future that
-    completes with it; the last bucket of a backward pass runs in the hook when the thread is idle.
-    Read ``counter`` after backward has finished (DDP has waited for every future).
+    Build it with :func:`make_hook_state` (or :func:`register_cerar_hook`, which also registers
+    it); pass it with :func:`cerar_hook`, or a wrapper of it, to ``model.register_comm_hook``.
+
+    Attributes
+    ----------
+    design : CerarDesign
+        Its ``N`` is the group size.
+    group : ProcessGroup or None
+        The ring's group (None: the default group).
+    compute_dtype : torch.dtype or None
+        Precision of encoding and decoding (None: the bucket's dtype), as
+        :func:`resolve_compute_dtype` chose it.
+    counter : ByteCounter
+        Bytes and packets this rank's hook sent (``counter.sent``); read it after backward.
+    calls : int
+        Buckets reduced so far.
+    overlap : bool
+        Run each bucket's ring on the communication thread of the group (default True; started
+        at the first call and shared with the other states on the group; :meth:`close` releases
+        it, the last state's close stops it) and return a future that completes with it; the
+        last bucket of a backward pass runs in the hook when the thread is idle.
+    wire_dtype : torch.dtype or None
+        The dtype of the buckets the hook received (the packets' dtype), set at the first call.
+    precision : PrecisionCheck or None
+        The design's expected error against the wire dtype's rounding level
+        (:func:`gcsim.cerar.floating.precision_check`), computed at the first call; a
+        :class:`~gcsim.cerar.floating.CerarPrecisionWarning` is emitted then when it is far above
+        (``check_precision``).
+    check_precision : bool
+        Check (and warn) at the first call (default True).
     """
 
     design: Any
@@ -167,7 +204,18 @@ class CerarHookState:
     counter: ByteCounter = field(default_factory=ByteCounter)
     calls: int = 0
     overlap: bool = True
+    wire_dtype: Any = None
+    precision: Any = None
+    check_precision: bool = True
     _comm: _CommThread | None = field(default=None, repr=False, compare=False)
+
+    def _first_call(self, dtype: Any) -> None:
+        """Record the wire dtype and check the design's precision in it (once)."""
+        from ..cerar.floating import WIRE_UNIT_ROUNDOFF, precision_check
+
+        self.wire_dtype = dtype
+        if self.check_precision and str(dtype).removeprefix("torch.") in WIRE_UNIT_ROUNDOFF:
+            self.precision = precision_check(self.design, dtype)
 
     def close(self) -> None:
         """Release the group's communication thread (after the last backward); a later call takes it again."""
@@ -224,6 +272,8 @@ def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares t
 
     buf = bucket.buffer()
     N = dist.get_world_size(state.group)
+    if state.calls == 0:
+        state._first_call(buf.dtype)
     state.calls += 1
     fut: torch.futures.Future = torch.futures.Future()
     # another state's rings may be queued on the group's thread: a ring run here must come after them
@@ -256,8 +306,100 @@ def cerar_hook(state: CerarHookState, bucket):  # no annotations: DDP compares t
     return fut
 
 
+def resolve_compute_dtype(design: Any, compute_dtype: Any = "auto") -> Any:
+    """The precision the hook encodes and decodes in: a ``torch.dtype``, or None for the bucket's dtype.
+
+    ``"auto"``: None (the wire dtype) when every coefficient of the design is 0 or 1 (the exact
+    design for ``c = N``: every product is exact and each output sums a few gradient values, as
+    DDP's own all-reduce does), else ``torch.float64`` (designs whose products cancel);
+    ``"float64"`` / ``"float32"``: that torch dtype; None or a ``torch.dtype``: itself.
+
+    Examples
+    --------
+    >>> from gcsim.cerar import design
+    >>> resolve_compute_dtype(design(3, 3, "exact")) is None
+    True
+    >>> str(resolve_compute_dtype(design(3, 5, "perturbation", eps=0.01)))
+    'torch.float64'
+    """
+    require("torch", "torch", "gcsim.executor.ddp_hook.resolve_compute_dtype")
+    import torch
+
+    des = as_design(design)
+    if compute_dtype is None or isinstance(compute_dtype, torch.dtype):
+        return compute_dtype
+    if not isinstance(compute_dtype, str) or compute_dtype not in ("auto", "float64", "float32"):
+        raise InvalidArgumentError(
+            "compute_dtype", f"must be 'auto', 'float64', 'float32', a torch.dtype or None, got {compute_dtype!r}"
+        )
+    if compute_dtype == "auto":
+        unit = all(np.isin(a, (0.0, 1.0)).all() for a in (des.encoders, des.decoders))
+        return None if unit else torch.float64
+    return getattr(torch, compute_dtype)
+
+
+def make_hook_state(
+    design: Any,
+    *,
+    group: Any = None,
+    compute_dtype: Any = "auto",
+    overlap: bool = True,
+    check_precision: bool = True,
+) -> CerarHookState:
+    """A :class:`CerarHookState` for :func:`cerar_hook`, checked: to register it yourself, or wrapped.
+
+    Parameters
+    ----------
+    design : CerarDesign, exported design path, or dict
+        Its ``N`` must equal the group size (checked when a process group is initialized).
+    group : ProcessGroup, optional
+        Group of the ring (default: the default group).
+    compute_dtype : "auto", "float64", "float32", torch.dtype or None
+        :func:`resolve_compute_dtype` (the wire dtype stays the gradient dtype).
+    overlap : bool
+        See :class:`CerarHookState`.
+    check_precision : bool
+        At the first bucket, compare the design's expected error with the wire dtype's rounding
+        level and warn when far above (:func:`gcsim.cerar.floating.precision_check`).
+
+    Returns
+    -------
+    CerarHookState
+
+    Examples
+    --------
+    >>> from gcsim.cerar import design
+    >>> st = make_hook_state(design(3, 3, "exact"))
+    >>> st.design.N, st.compute_dtype, st.calls
+    (3, None, 0)
+    """
+    overlap = check_bool("overlap", overlap)
+    check_precision = check_bool("check_precision", check_precision)
+    require("torch", "torch", "gcsim.executor.ddp_hook.make_hook_state")
+    import torch.distributed as dist
+
+    des = as_design(design)
+    if dist.is_available() and dist.is_initialized():
+        N = dist.get_world_size(group)
+        if des.N != N:
+            raise InvalidArgumentError("design", f"is for N = {des.N} workers, the group has {N} ranks")
+    return CerarHookState(
+        design=des,
+        group=group,
+        compute_dtype=resolve_compute_dtype(des, compute_dtype),
+        overlap=overlap,
+        check_precision=check_precision,
+    )
+
+
 def register_cerar_hook(
-    model: Any, design: Any, *, group: Any = None, compute_dtype: Any = "auto", overlap: bool = True
+    model: Any,
+    design: Any,
+    *,
+    group: Any = None,
+    compute_dtype: Any = "auto",
+    overlap: bool = True,
+    check_precision: bool = True,
 ) -> CerarHookState:
     """Register :func:`cerar_hook` on a DDP model.
 
@@ -269,44 +411,31 @@ def register_cerar_hook(
     group : ProcessGroup, optional
         Group of the ring (default: the default group).
     compute_dtype : "auto", "float64", "float32", torch.dtype or None
-        Precision of encoding/decoding (the wire dtype stays the gradient dtype).  None = the
-        gradient dtype.  "auto" (default): the gradient dtype when every coefficient of the
-        design is 0 or 1 (the exact design for c = N: every product is exact and each output sums a few
-        gradient values, as DDP's own all-reduce does), else float64 (designs whose products
-        cancel).
+        Precision of encoding/decoding (the wire dtype stays the gradient dtype):
+        :func:`resolve_compute_dtype`.  "auto" (default): the gradient dtype for a design of 0/1
+        coefficients, else float64.
     overlap : bool
         Run the rings on a communication thread and return pending futures, so that they
         overlap the rest of backward (default; the last bucket, with the thread idle, runs in
         the hook); False runs every ring inside the hook.
+    check_precision : bool
+        Warn at the first bucket when the design's expected error is far above the wire dtype's
+        rounding level (:func:`gcsim.cerar.floating.precision_check`).
 
     Returns
     -------
     CerarHookState
-        Holds the byte counter (``state.counter.sent``) and the number of hook calls.
+        Holds the byte counter (``state.counter.sent``) and the number of hook calls
+        (:func:`make_hook_state`).
     """
     overlap = check_bool("overlap", overlap)
+    check_precision = check_bool("check_precision", check_precision)
     require("torch", "torch", "gcsim.executor.ddp_hook.register_cerar_hook")
-    import torch
-    import torch.distributed as dist
-
     if not hasattr(model, "register_comm_hook"):
         raise InvalidArgumentError("model", "must be a torch DistributedDataParallel model")
-    if not isinstance(overlap, bool):
-        raise InvalidArgumentError("overlap", f"must be True or False, got {overlap!r}")
-    des = as_design(design)
-    N = dist.get_world_size(group)
-    if des.N != N:
-        raise InvalidArgumentError("design", f"is for N = {des.N} workers, the group has {N} ranks")
-    if isinstance(compute_dtype, str):
-        if compute_dtype not in ("auto", "float64", "float32"):
-            raise InvalidArgumentError(
-                "compute_dtype", f"must be 'auto', 'float64', 'float32' or None, got {compute_dtype!r}"
-            )
-        if compute_dtype == "auto":
-            unit = all(np.isin(a, (0.0, 1.0)).all() for a in (des.encoders, des.decoders))
-            compute_dtype = None if unit else "float64"
-        compute_dtype = None if compute_dtype is None else getattr(torch, compute_dtype)
-    state = CerarHookState(design=des, group=group, compute_dtype=compute_dtype, overlap=overlap)
+    state = make_hook_state(
+        design, group=group, compute_dtype=compute_dtype, overlap=overlap, check_precision=check_precision
+    )
     model.register_comm_hook(state, cerar_hook)
     return state
 
