@@ -193,7 +193,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     )
     print(
         table(
-            ["rank", "candidate", "error", "95% interval", "comm", "data", *(["time"] if with_time else []), "Pareto"],
+            ["rank", "candidate", "error", "interval", "comm", "data", *(["time"] if with_time else []), "Pareto"],
             rows,
             wrap={"candidate": 52},
             right=["rank", "error", "comm", "data", "time"],
@@ -219,7 +219,7 @@ COLUMN_LEGEND = (
     "rank: 1 = the best by the objective; =k: tied with rank k (their error intervals overlap)",
     "candidate: assignment / encoder (m=1, with --relax-comm: a classic m = 1 code, sending a full gradient)",
     "error: expected optimal-decoding error err/(mN), the fraction of the gradient lost (exact: round-off)",
-    "95% interval: where the expected error lies (Monte Carlo; never below the rank bound); exact: computed exactly",
+    "interval: the 95% interval of the expected error (never below the rank bound); exact: computed exactly",
     "comm: numbers each worker sends, as a fraction of a gradient (1/m)",
     "data: the largest share of the data a worker holds",
     "time: expected seconds per iteration with --links (delay + compute + latency + bytes/bandwidth)",
