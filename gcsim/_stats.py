@@ -3,6 +3,10 @@
 Every Monte Carlo estimate in gcsim reports ``mean ± t_{(1 + level)/2, df} · se`` with the standard
 error ``se`` of the mean and ``df`` degrees of freedom (``samples - 1``, batches ``- 1``, or a
 Welch--Satterthwaite value for stratified sums); the quantile is :func:`scipy.stats.t.ppf`.
+
+Where random encoders are averaged, the unit of the interval is the encoder draw
+(:func:`draw_level_interval` over per-draw means: t, bootstrap-t, BCa; theory §57.10--§57.11), and
+:func:`nested_variance` splits the variance into its between- and within-draw components.
 """
 
 from __future__ import annotations

@@ -80,6 +80,8 @@ def build() -> str:
         text = path.read_text(encoding="utf-8").strip() + "\n"
         bodies.append(_map_lines(text, lambda line: "#" + line if _HEADING.match(line) else line))
     body = "\n\n".join(bodies)
+    # a file may continue the chapter before it (sections only, no "#" title): its sections join
+    # that chapter's contents, and each chapter names the file its title is in
     # anchors in document order; "Contents" precedes every chapter heading
     seen: dict[str, int] = {}
 
@@ -93,14 +95,13 @@ def build() -> str:
         anchor(title)
     anchor("Contents")
     toc = []
-    chapter_index = -1
-    for level, title in headings(body):
-        a = anchor(title)
-        if level == 2:
-            chapter_index += 1
-            toc.append(f"- [{title}](#{a}) — `docs/theory/{chapters[chapter_index].name}`")
-        elif level == 3:
-            toc.append(f"    - [{title}](#{a})")  # 4 spaces: a nested list in every Markdown renderer
+    for path, part in zip(chapters, bodies, strict=True):
+        for level, title in headings(part):
+            a = anchor(title)
+            if level == 2:
+                toc.append(f"- [{title}](#{a}) — `docs/theory/{path.name}`")
+            elif level == 3:
+                toc.append(f"    - [{title}](#{a})")  # 4 spaces: a nested list in every Markdown renderer
     return HEADER + "## Contents\n\n" + "\n".join(toc) + "\n\n" + body
 
 

@@ -1,0 +1,180 @@
+"""Intervals whose unit is the encoder draw (issue #30 item 3, theory §57.10-§57.11).
+
+Coverage is measured against exact truth: the expectation of RD(0) over its Rademacher draws and
+over every straggler set, enumerated with NumPy alone in ``benchmarks/coverage_cases_draws.py``
+(the optimal error depends on the draw only through ``e = d_1 ⊙ d_2`` up to sign: ``2^{n-1}``
+classes). As in ``tests/test_expected_coverage.py``, R repetitions give a covered count that is
+Binomial(R, c); a test fails only below the ALPHA-quantile of Binomial(R, 0.95).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from itertools import combinations, product
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from gcsim._stats import DrawInterval, draw_level_interval, nested_variance
+from gcsim.errors import InvalidArgumentError
+from test_expected_coverage import min_covered
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from coverage_cases_draws import (  # noqa: E402
+    FANO,
+    PG23,
+    clustered_error_curves_case,
+    clustered_seeds_case,
+    exact_rd_expectation,
+)
+
+#: the PG(2,3) per-draw expectations at s = 3 depend on the draw only through the weight of e
+SKEWED = [6.149] * 12 + [6.386] * 5 + [6.885, 7.709, 8.967]
+
+
+def test_t_branch_is_students_t_over_the_draws():
+    y = np.array([1.0, 1.2, 0.9, 1.1, 1.0, 1.3, 0.95, 1.05, 1.4, 0.8])
+    res = draw_level_interval(y, method="t")
+    se = y.std(ddof=1) / math.sqrt(y.size)
+    q = stats.t.ppf(0.975, y.size - 1)
+    assert isinstance(res, DrawInterval) and res.draws == 10 and res.method == "t over 10 draws"
+    assert res.se == pytest.approx(se, rel=1e-14)
+    assert res.ci == pytest.approx((y.mean() - q * se, y.mean() + q * se), rel=1e-14)
+    # auto: many symmetric draws keep the t; few or skewed ones add the bootstrap-t
+    sym = np.linspace(-1.0, 1.0, 40)
+    assert draw_level_interval(sym).method == "t over 40 draws"
+    assert draw_level_interval(SKEWED).method.startswith("t ∪ bootstrap-t over 20 draws")
+    assert draw_level_interval([1.0, 2.0, 4.0]).method.startswith("t over 3 draws (too few")
+
+
+def test_bootstrap_is_deterministic_and_skewed_the_right_way():
+    a = draw_level_interval(SKEWED, method="bootstrap-t", seed=3)
+    assert a == draw_level_interval(SKEWED, method="bootstrap-t", seed=3)
+    assert a != draw_level_interval(SKEWED, method="bootstrap-t", seed=4)
+    # a right-skewed sample: the studentized bootstrap reaches further above the mean than below
+    assert a.ci[1] - a.mean > a.mean - a.ci[0] > 0
+    auto = draw_level_interval(SKEWED, seed=3)
+    t = draw_level_interval(SKEWED, method="t")
+    assert auto.ci[0] <= min(t.ci[0], a.ci[0]) + 1e-15 and auto.ci[1] >= max(t.ci[1], a.ci[1]) - 1e-15
+    bca = draw_level_interval(SKEWED, method="bca", seed=3)
+    assert bca.ci[0] < bca.mean < bca.ci[1]
+
+
+def test_bootstrap_t_against_an_independent_loop():
+    """The bootstrap-t quantiles from a plain loop over resamples (numpy.percentile), same level."""
+    y = np.array(SKEWED)
+    rng = np.random.default_rng(11)
+    se = y.std(ddof=1) / math.sqrt(y.size)
+    ts = []
+    for _ in range(20_000):
+        z = rng.choice(y, y.size)
+        sz = z.std(ddof=1) / math.sqrt(y.size)
+        ts.append((z.mean() - y.mean()) / sz if sz > 0 else math.copysign(math.inf, z.mean() - y.mean()))
+    lo_q, hi_q = np.percentile(ts, [2.5, 97.5])
+    ref = (y.mean() - hi_q * se, y.mean() - lo_q * se)
+    got = draw_level_interval(y, method="bootstrap-t", resamples=20_000).ci
+    # two Monte Carlo estimates of the same quantiles: within a few percent of the width
+    assert abs(got[0] - ref[0]) < 0.05 * (ref[1] - ref[0]) and abs(got[1] - ref[1]) < 0.05 * (ref[1] - ref[0])
+
+
+def test_degenerate_draws_are_said_and_never_falsely_exact():
+    one = draw_level_interval([2.5])
+    assert one.ci == (-math.inf, math.inf) and "one draw" in one.method
+    assert draw_level_interval([2.5], bounds=(0.0, 10.0)).ci == (0.0, 10.0)
+    assert draw_level_interval([2.5], exact=True).ci == (2.5, 2.5)
+    same = draw_level_interval([3.0] * 4, exact=True)
+    assert same.ci == (3.0, 3.0) and "identical exact" in same.method
+    mc = draw_level_interval([3.0] * 4)
+    assert mc.ci == (-math.inf, math.inf) and "no interval" in mc.method
+    # no draw of D differed: at most f = 1 - 0.025^(1/D) of the law elsewhere, by at most the range
+    f = 1.0 - 0.025 ** (1.0 / 4)
+    rng_ci = draw_level_interval([3.0] * 4, bounds=(0.0, 10.0)).ci
+    assert rng_ci == pytest.approx((3.0 - 3.0 * f, 3.0 + 7.0 * f), rel=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"per_draw_means": []}, "per_draw_means"),
+        ({"per_draw_means": [1.0, math.nan]}, "per_draw_means"),
+        ({"per_draw_means": [[1.0, 2.0]]}, "per_draw_means"),
+        ({"per_draw_means": [1.0, 2.0], "level": 1.0}, "level"),
+        ({"per_draw_means": [1.0, 2.0], "method": "z"}, "method"),
+        ({"per_draw_means": [1.0, 2.0], "seed": -1}, "seed"),
+        ({"per_draw_means": [1.0, 2.0], "exact": 1}, "exact"),
+        ({"per_draw_means": [1.0, 2.0], "resamples": 10}, "resamples"),
+        ({"per_draw_means": [1.0, 12.0], "bounds": (0.0, 10.0)}, "bounds"),
+    ],
+)
+def test_bad_inputs_name_the_argument(kwargs, name):
+    with pytest.raises(InvalidArgumentError, match=f"^{name}"):
+        draw_level_interval(**kwargs)
+
+
+def test_nested_variance_against_the_anova_formulas():
+    rng = np.random.default_rng(5)
+    D, P = 7, 4
+    y = rng.normal(size=(D, 1)) * 2.0 + rng.normal(size=(D, P)) * 0.5
+    grand = sum(sum(row) for row in y.tolist()) / (D * P)
+    means = [sum(row) / P for row in y.tolist()]
+    ssb = P * sum((mk - grand) ** 2 for mk in means)
+    ssw = sum((v - means[k]) ** 2 for k, row in enumerate(y.tolist()) for v in row)
+    sb, sw, var = nested_variance(y)
+    assert sw == pytest.approx(ssw / (D * (P - 1)), rel=1e-12)
+    assert sb == pytest.approx((ssb / (D - 1) - ssw / (D * (P - 1))) / P, rel=1e-12)
+    # Var(mean) = σ_b²/D + σ_w²/(DP), estimated by the squared standard error of the draw means
+    assert var == pytest.approx(sb / D + sw / (D * P), rel=1e-12)
+    assert var == pytest.approx(np.var(means, ddof=1) / D, rel=1e-12)
+    with pytest.raises(InvalidArgumentError, match="^values"):
+        nested_variance([[1.0, 2.0]])
+
+
+def test_exact_truth_agrees_with_a_direct_lstsq_on_single_draws():
+    """The truth's reduction: an RD(0) draw's expected error depends only on e = d1 * d2 up to sign."""
+    rng = np.random.default_rng(2)
+    A = FANO.astype(float)
+    T = np.kron(np.eye(2), np.ones((7, 1)))
+
+    def draw_mean(d1, d2):
+        B = np.vstack([A * d1, A * d2])
+        errs = []
+        for S in combinations(range(7), 2):
+            F = [j for j in range(7) if j not in S]
+            X, *_ = np.linalg.lstsq(B[:, F], T, rcond=None)
+            errs.append(float(np.sum((B[:, F] @ X - T) ** 2)))
+        return np.mean(errs)
+
+    d1, d2 = rng.choice([-1.0, 1.0], size=(2, 7))
+    base = draw_mean(d1, d2)
+    sigma = rng.choice([-1.0, 1.0], size=7)
+    assert draw_mean(d1 * sigma, d2 * sigma) == pytest.approx(base, abs=1e-10)  # column sign flips
+    assert draw_mean(d1, -d2) == pytest.approx(base, abs=1e-10)  # e -> -e
+    # the mean over the 2^6 classes of e (each stands for 2^8 of the 2^14 equally likely draws)
+    es = [np.array((1.0, *t)) for t in product([1.0, -1.0], repeat=6)]
+    truth = np.mean([draw_mean(np.ones(7), e) for e in es])
+    assert exact_rd_expectation(FANO, 2) == pytest.approx(truth, abs=1e-9)
+
+
+def test_error_curves_interval_covers_over_draws():
+    """error_curves at its defaults (20 draws x 15 patterns), RD(0) on the Fano plane, s = 2."""
+    truth = exact_rd_expectation(FANO, 2) / 14.0
+    R = 200
+    covered = 0
+    for rep in range(R):
+        lo, hi, _ = clustered_error_curves_case(rep, s=2, A=FANO)
+        covered += lo <= truth <= hi
+    assert covered >= min_covered(R), covered / R
+
+
+def test_seeds_interval_covers_over_seeds():
+    """expected_error_over_seeds with 20 seeds (exact per seed), RD(0) on PG(2,3), s = 1."""
+    truth = exact_rd_expectation(PG23, 1)
+    R = 200
+    covered = 0
+    for rep in range(R):
+        lo, hi, _ = clustered_seeds_case(rep, s=1)
+        covered += lo <= truth <= hi
+    assert covered >= min_covered(R), covered / R
