@@ -86,7 +86,6 @@ import numpy as np
 
 from .. import _html
 from .._progress import progress_bar
-from .._stats import t_interval
 from .._validation import check_bool, check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from ..limits import array_shape, check_entries
@@ -444,8 +443,9 @@ class ExpectedErrorResult:
         ``ci_method`` of :func:`expected_error`: asymptotic ``t``, or ``betting``, valid for any
         number of draws).
     method : str
-        ``"exact"`` or ``"monte-carlo n=<samples>"`` (``"+batch-means"`` for Markov chains,
-        ``"(betting interval)"`` for ``ci_method="betting"``).
+        ``"exact"``, ``"exact (exact by components ...)"`` (theory §57.3) or
+        ``"monte-carlo n=<samples>"`` with what was done in parentheses (``"betting interval"``
+        for ``ci_method="betting"``, the control variate, rare-event strata: theory §57).
     count : int
         Number of patterns evaluated.
     stderr : float
@@ -492,26 +492,6 @@ class ExpectedErrorResult:
                 ],
             ),
         )
-
-
-def _mc_result(
-    values: np.ndarray, *, batches: int | None = None, ci_method: str = "t", upper: float = 1.0
-) -> tuple[float, tuple, float]:
-    """Mean, 95% interval and standard error of i.i.d. (or, with ``batches``, correlated) draws."""
-
-    count = values.size
-    mean = float(values.mean())
-    if batches:
-        # batch means for correlated (Markov) sequences
-        b = max(2, min(batches, count // 2))
-        usable = (count // b) * b
-        bm = values[:usable].reshape(b, -1).mean(axis=1)
-        se = float(bm.std(ddof=1) / math.sqrt(b))
-        return mean, t_interval(mean, se, b - 1), se
-    se = float(values.std(ddof=1) / math.sqrt(count)) if count > 1 else float("inf")
-    if ci_method == "betting":
-        return mean, _betting_ci(values, 0.0, upper), se
-    return mean, t_interval(mean, se, count - 1), se
 
 
 def _log_capital(y: np.ndarray, lam: np.ndarray, m: float, c: float = 0.5) -> float:
@@ -631,32 +611,6 @@ def _cv_note(control: bool, note: str) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _batch_means_interval(
-    excess: np.ndarray, lower: float, batches: int, upper: float, tol: float
-) -> tuple[float, tuple[float, float], float, str]:
-    """Markov chains: batch means of the excess ``D = err − L`` (theory §57.2, §57.4).
-
-    ``t`` over the ``b`` batch means, clipped below at ``E[L]``; when fewer than
-    :data:`~gcsim.coding.estimators.RARE_FAILURES` iterations fail (``D > tol``), the one-sided
-    limit ``E[L] + tol + upper · CP(k_b, b)`` with ``k_b`` the batches holding a failure (a batch's
-    mean is at most ``upper`` times its indicator; batches are the approximately independent units).
-    """
-    count = excess.size
-    b = max(2, min(batches, count // 2))
-    usable = (count // b) * b
-    bm = excess[:usable].reshape(b, -1)
-    mean = lower + float(excess.mean())
-    se = float(bm.mean(axis=1).std(ddof=1) / math.sqrt(b))
-    fails = int(np.count_nonzero(excess > tol))
-    if fails < _est.RARE_FAILURES:
-        hit = int(np.count_nonzero((bm > tol).any(axis=1)))
-        hi = lower + tol + upper * _est.clopper_pearson_upper(hit, b, 0.05)
-        note = f"{fails} failures in {count} iterations: one-sided limit over {b} batches"
-        return mean, (lower, max(hi, mean)), se, note
-    lo, hi = t_interval(mean, se, b - 1)
-    return mean, (max(lo, lower), hi), se, ""
-
-
 _CI_METHODS = ("t", "betting")
 
 
@@ -691,8 +645,14 @@ def expected_error(
       Monte Carlo.
     * ``"markov"``: the chains start stationary and workers are independent,
       so each iteration's pattern is Bernoulli(``π_j``): exact as above when
-      tractable, else Monte Carlo over ``samples`` consecutive iterations with
-      a batch-means confidence interval.
+      tractable, else Monte Carlo over i.i.d. draws of that stationary law (stratified
+      when ``π`` is the same for every worker).
+    * Fixed-``s``, Bernoulli and Markov models, optimal decoding: when the support of ``B`` splits
+      into small components (workers holding one part each, fractional repetition), the exact
+      expectation by components (theory §57.3), whatever the budgets.
+    * Monte Carlo estimates only the excess over the rank lower bound, whose mean is exact
+      (theory §57.1-57.2): no interval lies below it.  Strata with fewer than 30 failures report a
+      one-sided limit, never a zero-width interval (§57.4-57.5).
     * ``"trace"``, and a delay model replaying a trace of delays
       (:class:`~gcsim.coding.delays.DelayStragglerModel` over
       :class:`~gcsim.coding.delays.TraceDelays`): exact average over the trace's iterations
@@ -711,8 +671,7 @@ def expected_error(
         carry large errors (docs/theory/40_error_identities.md §6 gives measured coverage).
         ``"betting"``: a level that holds for every sample size and every distribution of the
         errors on ``[0, mN]`` (Waudby-Smith & Ramdas 2024; stratified: per-stratum intervals at
-        levels summing to 5%), several times wider.  Markov chains always use batch means with
-        ``t``.
+        levels summing to 5%), several times wider.
     scheduler : None, "serial", "local", a Dask address or a distributed.Client
         Where the Monte Carlo draws of fixed-``s`` and Bernoulli models (plain, or the sampled
         strata) are evaluated: in chunks of rows drawn independently from their place in the
@@ -813,18 +772,12 @@ def expected_error(
     def expected_lower(mdl: StragglerModel) -> float:
         return _est.expected_rank_lower_bound(cv_assignment, ctx.m, mdl) if lower_fn is not None else 0.0
 
-    def monte_carlo(draw, batches=None):
-        if batches:
-            mk = np.asarray(draw, dtype=bool)
-            pairs = np.column_stack([evaluate(mk), (lower_fn or _zero_bound)(mk)])
-        else:
-            pairs = draw_pairs([draw])[0]
+    def monte_carlo(draw):
+        pairs = draw_pairs([draw])[0]
         raw, excess = pairs[:, 0], np.maximum(pairs[:, 0] - pairs[:, 1], 0.0)
         el = expected_lower(model)
-        tag = f"monte-carlo n={raw.size}" + ("+batch-means" if batches else "")
-        if batches:
-            mean, ci, se, note = _batch_means_interval(excess, el, batches, upper, tol)
-        elif ci_method == "betting":
+        tag = f"monte-carlo n={raw.size}"
+        if ci_method == "betting":
             lo_b, hi_b = _betting_ci(excess, 0.0, upper)
             mean, ci, se, note = el + float(excess.mean()), (el + lo_b, el + hi_b), _se(excess), ""
             tag += " (betting interval)"
@@ -882,20 +835,15 @@ def expected_error(
             found = separable()
             if found is not None:
                 return found
-            if isinstance(model, MarkovModel):
-                # consecutive iterations are correlated: batch means with t, whatever ci_method says
-                if samples < MIN_MC_SAMPLES:
-                    raise InvalidArgumentError(
-                        "samples",
-                        f"{samples} Markov iterations are too few for a batch-means interval (at least "
-                        f"MIN_MC_SAMPLES = {MIN_MC_SAMPLES})",
-                    )
-                return monte_carlo(model.sample(samples, seed), batches=20)
-            if model.homogeneous:
+            # a Markov model's chains start stationary and are independent across workers: every
+            # iteration's pattern is Bernoulli(π_j) (Lemma 8, §40.6), so the expectation is estimated
+            # from i.i.d. draws of that law -- no correlated iterations, no batch means
+            marginal = model if isinstance(model, BernoulliModel) else BernoulliModel(ctx.n, pj)
+            if marginal.homogeneous:
                 return _stratified_bernoulli(
                     scheme,
                     ctx,
-                    float(model.p[0]),
+                    float(marginal.p[0]),
                     evaluate,
                     is_optimal,
                     method,
@@ -913,7 +861,7 @@ def expected_error(
                     _est.part_loads(cv_assignment) if lower_fn is not None else None,
                 )
             check_budget()
-            return monte_carlo(_mc.Draw(model, samples, seed))
+            return monte_carlo(_mc.Draw(marginal, samples, seed))
         # any other model with a sample method: Monte Carlo
         check_budget()
         return monte_carlo(_mc.Draw(model, samples, seed))
