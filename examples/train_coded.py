@@ -52,7 +52,7 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         p.error(f"--out: {out} is not a folder")
-    if not Path(args.code).exists():
+    if not Path(args.code).exists() and not Path(args.code + ".json").exists():  # a folder, a file or a bundle stem
         p.error(f"--code: {args.code} does not exist")
     return args
 
