@@ -264,8 +264,20 @@ class Advice:
                 ("candidates", len(self.rows)),
                 ("dropped", len(self.dropped_items)),
             ]
-            head = ("rank", "candidate", "error", "communication", "time", "status")
-            body = [(r["rank"], r["name"], r["error"], r["communication"], r["time"], r["status"]) for r in self.rows]
+            head = ("rank", "candidate", "error", "95% interval", "lower bound", "communication", "time", "status")
+            body = [
+                (
+                    f"={r['tie']}" if r.get("tie") else r["rank"],
+                    r["name"],
+                    r["error"],
+                    interval_text(r),
+                    r["lower_bound"],
+                    r["communication"],
+                    r["time"],
+                    r["status"],
+                )
+                for r in self.rows
+            ]
             reasons = [f"{d.name}{' / ' + d.encoder if d.encoder else ''}: {d.reason}" for d in self.dropped_items]
             extra = _html.check_table(head, body, limit=10) + _html.html_list(reasons, limit=6)
             return _html.object_html(title="Advice", kind=self.kind, rows=rows, extra=extra)
@@ -653,6 +665,22 @@ def _check_patterns(patterns: Any, n: int) -> np.ndarray:
 
 
 _COLUMN = {"worst-case": "worst_case", "data": "data_fraction"}
+
+
+def interval_text(row: Mapping[str, Any]) -> str:
+    """A row's error interval as text: ``"exact"``, ``"[lo, hi]"`` (theory §57), or ``"-"`` without an expectation.
+
+    >>> interval_text(dict(error=0.5, error_lo=0.4, error_hi=0.6, error_method="monte-carlo n=100"))
+    '[0.4, 0.6]'
+    >>> interval_text(dict(error=0.5, error_lo=0.5, error_hi=0.5, error_method="exact"))
+    'exact'
+    """
+    err = float(row["error"])
+    if err != err:
+        return "-"
+    if str(row.get("error_method", "")).startswith("exact"):
+        return "exact"
+    return f"[{float(row['error_lo']):.4g}, {float(row['error_hi']):.4g}]"
 
 
 def _value(row: Mapping[str, Any], criterion: str, exact_tol: float) -> float:

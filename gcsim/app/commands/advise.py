@@ -6,6 +6,7 @@ import argparse
 import json
 
 from ...advisor import advise
+from ...advisor.advice import interval_text
 from ...advisor.core import OBJECTIVES, STRAGGLER_SPEC, straggler_spec
 from ...coding.stragglers import straggler_model
 from ...errors import GcsimError
@@ -151,12 +152,6 @@ def _cmd_advise(args: argparse.Namespace) -> int:
             return "-"
         return "exact" if err <= tol else fmt(err)
 
-    def interval_cell(r) -> str:
-        # the 95% interval of a Monte Carlo estimate; "exact" rows have none (theory §57)
-        if r["error"] != r["error"] or str(r.get("error_method", "")).startswith("exact"):
-            return "-" if r["error"] != r["error"] else "exact"
-        return f"[{fmt(r['error_lo'])}, {fmt(r['error_hi'])}]"
-
     def rank_cell(r) -> str:
         return f"={r['tie']}" if r.get("tie") else str(r["rank"])
 
@@ -167,7 +162,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
             # candidates with the same error pattern by pattern (theory §49.5) are one row
             r["name"] + (f" (+{len(r['equivalents'].split('; '))} equivalent)" if r.get("equivalents") else ""),
             error_cell(r["error"]),
-            interval_cell(r),
+            interval_text(r),  # the 95% interval; "exact" rows have none (theory §57)
             fmt(r["communication"]),
             f"{r['data_fraction']:.1%}",
             *([fmt(r["time"]) if r["time"] == r["time"] else "-"] if with_time else []),
