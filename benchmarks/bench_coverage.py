@@ -53,6 +53,7 @@ class Case:
     kind: str  # rare, clustered, ordinary, markov
     truth: Callable[[], float]
     interval: Callable[[int, int], tuple[float, float, str]]  # (seed, samples) -> (lo, hi, method)
+    budgets: dict[str, int] | None = None  # None: BUDGETS
 
 
 def _all_masks(n: int) -> np.ndarray:
@@ -153,7 +154,7 @@ def cases() -> list[Case]:
     )
     out.append(
         Case(
-            "PG(2,3) / rd, Markov (enter 0.05, leave 0.45: stationary 0.1), batch means",
+            "PG(2,3) / rd, Markov (enter 0.05, leave 0.45: stationary 0.1)",
             "markov",
             lambda: _enumerated_bernoulli(rd13, np.full(13, 0.1)),
             _estimator(rd13, straggler_model("markov", 13, p_enter=0.05, p_leave=0.45)),
@@ -165,8 +166,13 @@ def cases() -> list[Case]:
     except ImportError:
         pass
     else:
-        for name, truth, interval in coverage_cases_draws.cases():
-            out.append(Case(name, "clustered", truth, interval))
+        for name, (case, truth) in coverage_cases_draws.CLUSTERED_CASES.items():
+
+            def interval(seed: int, samples: int, case=case) -> tuple[float, float, str]:
+                lo, hi, _ = case(seed)
+                return lo, hi, "draw-level interval"
+
+            out.append(Case(name, "clustered", truth, interval, {"default (20 encoder draws)": 0}))
     return out
 
 
@@ -180,7 +186,7 @@ def run(seeds: int) -> dict:
     for case in cases():
         t0 = time.perf_counter()
         truth = case.truth()
-        for budget, samples in BUDGETS.items():
+        for budget, samples in (case.budgets or BUDGETS).items():
             hits, widths, methods = 0, [], set()
             for seed in range(seeds):
                 lo, hi, method = case.interval(seed, samples)

@@ -48,6 +48,8 @@ __all__ = [
     "components",
     "separable_expectation",
     "clopper_pearson_upper",
+    "is_rare",
+    "RARE_EXTEND",
     "combine_groups",
 ]
 
@@ -371,6 +373,21 @@ def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
     return float(stats.beta.ppf(1.0 - alpha, k + 1, n - k))
 
 
+#: A rare-event stratum is drawn again, once, with this many times its draws; its estimate and limit
+#: then use the new draws alone (theory §57.4: the decision depends on the first draws only).
+RARE_EXTEND = 4
+
+
+def is_rare(excess: np.ndarray, tol: float) -> bool:
+    """Fewer than :data:`RARE_FAILURES` excesses above ``tol``, and fewer than half the draws.
+
+    >>> is_rare(np.zeros(100), 1e-9), is_rare(np.ones(100), 1e-9), is_rare(np.ones(4), 1e-9)
+    (True, False, False)
+    """
+    k = int(np.count_nonzero(excess > tol))
+    return k < RARE_FAILURES and 2 * k < excess.size
+
+
 @dataclass(frozen=True)
 class Group:
     """One sampled stratum (or pool of strata) of the estimator.
@@ -445,9 +462,7 @@ def combine_groups(
     rare: list[int] = []
     common: list[int] = []
     for i, g in enumerate(groups):
-        k = int(np.count_nonzero(g.excess > tol))
-        n = g.excess.size
-        (rare if (k < RARE_FAILURES and 2 * k < n) else common).append(i)
+        (rare if is_rare(g.excess, tol) else common).append(i)
     a_t = alpha if not rare else (alpha / 2 if common else 0.0)
     a_r = alpha - a_t
     lower_part = exact + sum(g.weight * g.lower for g in groups)

@@ -591,6 +591,15 @@ def _evaluator(
     return evaluate, False, float(upper)
 
 
+def _redraw_seed(seed: int, n: int, s: int) -> int:
+    """The seed of a rare stratum's second draw (theory §57.4), apart from every first-draw seed.
+
+    >>> _redraw_seed(0, 13, 2) == _redraw_seed(0, 13, 2) != _redraw_seed(0, 13, 3)
+    True
+    """
+    return int(np.random.SeedSequence([seed, n, s, 2]).generate_state(1, np.uint64)[0])
+
+
 def _closed_form_law(model: Any) -> bool:
     """Models under which the law of the coverage counts ``c_i(F)`` is known (theory §57.1)."""
     return type(model) in (FixedModel, AllPatternsModel, BernoulliModel, MarkovModel)
@@ -776,6 +785,13 @@ def expected_error(
         pairs = draw_pairs([draw])[0]
         raw, excess = pairs[:, 0], np.maximum(pairs[:, 0] - pairs[:, 1], 0.0)
         el = expected_lower(model)
+        extra = ""
+        if ci_method == "t" and _est.RARE_EXTEND > 0 and _est.is_rare(excess, tol):
+            # theory §57.4: drawn again, the estimate and limit from the new draws alone
+            again = draw_pairs([_mc.Draw(draw.model, _est.RARE_EXTEND * draw.size, _redraw_seed(seed, ctx.n, 0))])[0]
+            raw = np.concatenate([raw, again[:, 0]])
+            excess = np.maximum(again[:, 0] - again[:, 1], 0.0)
+            extra = f"{again.shape[0]} draws drawn again (rare failures)"
         tag = f"monte-carlo n={raw.size}"
         if ci_method == "betting":
             lo_b, hi_b = _betting_ci(excess, 0.0, upper)
@@ -783,7 +799,7 @@ def expected_error(
             tag += " (betting interval)"
         else:
             mean, ci, se, note = _est.combine_groups([_est.Group(1.0, el, excess)], 0.0, upper, tol)
-        tag += _cv_note(lower_fn is not None, note)
+        tag += _cv_note(lower_fn is not None, "; ".join(x for x in (note, extra) if x))
         return ExpectedErrorResult(
             mean * scale,
             (ci[0] * scale, ci[1] * scale),
@@ -1052,6 +1068,44 @@ def _stratified_bernoulli(
             hi_sum += weight * (el + hi_s)
         count += pairs.shape[0]
         kept.append(pairs[:, 0] * scale)
+    tol = _est.FAILURE_TOL * ctx.total
+    redrawn = 0
+    if ci_method == "t" and _est.RARE_EXTEND > 0:
+        # theory §57.4: a rare-event stratum is drawn again with RARE_EXTEND times its draws, and its
+        # estimate and one-sided limit use the new draws alone (the decision saw only the first ones)
+        rare = [g for g, grp in enumerate(groups) if _est.is_rare(grp.excess, tol)]
+        draws2: list[_mc.Draw] = []
+        owner2: list[int] = []
+        for g in rare:
+            pool = pools[g]
+            size = _est.RARE_EXTEND * groups[g].excess.size
+            if len(pool) == 1:
+                sizes = [size]
+            else:
+                rng = np.random.Generator(np.random.PCG64([seed, n, pool[0], 2]))
+                sizes = [int(c) for c in rng.multinomial(size, np.array([w[s] for s in pool]) / groups[g].weight)]
+            for s, size_s in zip(pool, sizes, strict=True):
+                if size_s:
+                    draws2.append(_mc.Draw(FixedModel(n, s), size_s, _redraw_seed(seed, n, s)))
+                    owner2.append(g)
+        if draws2:
+            if draw_pairs is None:
+                raw2 = [np.column_stack([evaluate(d.model.sample(d.size, d.seed)), np.zeros(d.size)]) for d in draws2]
+            else:
+                raw2 = draw_pairs(draws2)
+            fresh: dict[int, list[np.ndarray]] = {g: [] for g in rare}
+            for g, drawn in zip(owner2, raw2, strict=True):
+                fresh[g].append(drawn)
+            for g, parts in fresh.items():
+                if not parts:
+                    continue
+                pairs = np.concatenate(parts)
+                old = groups[g]
+                excess = np.maximum(pairs[:, 0] - pairs[:, 1], 0.0)
+                groups[g] = _est.Group(old.weight, old.lower, excess, pairs[:, 0] if old.errors is not None else None)
+                count += pairs.shape[0]
+                redrawn += pairs.shape[0]
+                kept.append(pairs[:, 0] * scale)
     slack = skipped * upper
     merged = [pool for pool in pools if len(pool) > 1]
     pooled_note = f", {sum(map(len, merged))} light strata in {len(merged)} pools" if merged else ""
@@ -1061,9 +1115,10 @@ def _stratified_bernoulli(
         return ExpectedErrorResult(
             mean, (mean, float(mean + slack * scale)), "exact", count, 0.0, normalized, desc, values
         )
-    tol = _est.FAILURE_TOL * ctx.total
     mean, ci, se, note = _est.combine_groups(groups, exact_part, upper, tol, slack)
     label = f"monte-carlo n={count} (stratified by |S|, {len(exact_s)} strata exact{pooled_note}"
+    if redrawn:
+        label += f", {redrawn} draws of rare strata drawn again"
     if ci_method == "betting":
         ci = (exact_part + lo_sum, exact_part + hi_sum + slack)
         label += ", betting interval"
