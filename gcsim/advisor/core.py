@@ -305,13 +305,17 @@ def settled_by(
     """The index of an evaluated row that makes evaluating a candidate pointless, or None (theory §49.6).
 
     Row ``L`` settles a candidate ``c`` whose communication, data fraction and time are ``point``
-    when ``L``'s expected error is certainly at or below ``exact_tol`` (the upper end of its 95 %
-    interval; it ranks as 0) and ``L`` is at most ``c`` on communication, data fraction and time:
-    whatever ``c``'s error (``>= 0``), ``L`` is at least as good on every criterion, so ``c``
-    is dominated by ``L`` or ties with it, and cannot rank above it.  Only for objectives made of
-    these criteria (a ``"worst-case"`` objective ranks on a number ``L`` does not bound).
+    when the lower end of ``L``'s 95 % error interval is at or below ``exact_tol`` (errors that
+    small rank as 0) and ``L`` is at most ``c`` on communication, data fraction and time.  Then
+    no interval of ``c`` can lie below ``L``'s (its lower end is at least 0), so ``c`` ranks at best
+    as a tie with ``L`` (theory §57.7: overlapping intervals tie) and evaluating it cannot change
+    the answer.  This holds with honest intervals: a near-exact ``L`` whose sample saw no failure
+    has a one-sided interval ``[0, hi]`` with ``hi`` well above ``exact_tol`` (§57.4), and still
+    settles ``c``.  It says nothing of which of the two has the smaller true error; the dropped
+    candidate's reason says so.  Only for objectives made of these criteria (a ``"worst-case"``
+    objective ranks on a number ``L`` does not bound).
 
-    >>> L = dict(error=0.0, error_hi=1e-15, communication=0.5, data_fraction=0.03, time=float("nan"))
+    >>> L = dict(error=0.0, error_lo=0.0, error_hi=0.012, communication=0.5, data_fraction=0.03, time=float("nan"))
     >>> settled_by(dict(communication=0.5, data_fraction=0.032, time=float("nan")), [L], ("error",), 1e-12)
     0
     >>> settled_by(dict(communication=0.5, data_fraction=0.02, time=float("nan")), [L], ("error",), 1e-12) is None
@@ -324,8 +328,8 @@ def settled_by(
         return (math.isnan(x) and math.isnan(y)) or x <= y
 
     for i, r in enumerate(rows):
-        hi = float(r["error_hi"])
-        if not (hi == hi and hi <= exact_tol):
+        lo = float(r["error_lo"])
+        if not (lo == lo and lo <= exact_tol):
             continue
         if all(le(float(r[c]), float(point[c])) for c in ("communication", "data_fraction", "time")):
             return i
@@ -424,9 +428,10 @@ def _evaluate(
             structure.family,
             structure.name,
             method,
-            f"not evaluated (theory §49.6): {done[hit]['name']} has expected error <= exact_tol (95% interval up "
-            f"to {done[hit]['error_hi']:.2g}) with no more communication, data or time: this candidate can at "
-            f"best tie with it (its dense build and evaluation: about {cost[i]:.3g} flops)",
+            f"not evaluated (theory §49.6, §57.7): {done[hit]['name']} has no more communication, data or time "
+            f"and an error interval starting at 0 ([{done[hit]['error_lo']:.2g}, {done[hit]['error_hi']:.2g}]): "
+            "this candidate's interval cannot lie below it, so it ranks at best as a tie (which of the two has "
+            f"the smaller true error is not known; its dense build and evaluation: about {cost[i]:.3g} flops)",
         )
         tick.step()
         return True

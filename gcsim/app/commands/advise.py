@@ -145,12 +145,16 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         return EXIT_OK
     tol = adv.exact_tol
 
-    def error_cell(err: float) -> str:
+    def error_cell(r) -> str:
         # an exact code's error is round-off (1e-31 and the like): printing it would suggest an
-        # order among codes that tie on error and rank on the next criteria
+        # order among codes that tie on error and rank on the next criteria; a Monte Carlo estimate
+        # at round-off only says that no sampled pattern lost anything (its interval says how much could)
+        err = r["error"]
         if err != err:
             return "-"
-        return "exact" if err <= tol else fmt(err)
+        if err > tol:
+            return fmt(err)
+        return "exact" if str(r["error_method"]).startswith("exact") else "~0"
 
     def rank_cell(r) -> str:
         return f"={r['tie']}" if r.get("tie") else str(r["rank"])
@@ -161,7 +165,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
             rank_cell(r),
             # candidates with the same error pattern by pattern (theory §49.5) are one row
             r["name"] + (f" (+{len(r['equivalents'].split('; '))} equivalent)" if r.get("equivalents") else ""),
-            error_cell(r["error"]),
+            error_cell(r),
             interval_text(r),  # the 95% interval; "exact" rows have none (theory §57)
             fmt(r["communication"]),
             f"{r['data_fraction']:.1%}",
@@ -201,6 +205,11 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         print(
             f"exact: error at round-off (<= {tol:g}; --json gives the value); exact codes tie on error "
             "and rank on the next criteria, then by name"
+        )
+    if any(r["error"] <= tol and not str(r["error_method"]).startswith("exact") for r in adv.rows[: args.top]):
+        print(
+            "~0: no sampled pattern lost anything; the interval's upper end is what the sample cannot exclude "
+            "(a one-sided limit, theory §57.4)"
         )
     _data_hint(adv.rows, objective)
     print(f"{len(adv.dropped_items)} dropped (--json lists every reason)")
