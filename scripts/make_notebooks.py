@@ -210,7 +210,7 @@ def _load_cells(stem: str) -> tuple[str, list]:
     return module.NAME, module.CELLS
 
 
-for _stem in ("notebook_advisor", "notebook_paper_agc", "notebook_cluster_scale"):
+for _stem in ("notebook_advisor", "notebook_paper_agc", "notebook_cluster_scale", "notebook_advice_to_training"):
     _name, _cells = _load_cells(_stem)
     NOTEBOOKS[_name] = _cells
 
