@@ -51,12 +51,24 @@ __all__ = [
     "combine",
     "accumulate_round",
     "run_ring",
+    "run_ring_lean",
+    "lean_residual",
+    "check_lean",
+    "SCHEDULES",
     "segment_bounds",
     "ring_operator",
     "apply_ring_operator",
 ]
 
 Rounding = Callable[[Any], Any]
+
+#: The schedules of a worker: "default" (every symbol encoded from G, the stripped sums decoded at the
+#: end, docs/theory.md §51.3) and "lean" (packets formed from the output state, §51.4).
+SCHEDULES = ("default", "lean")
+
+#: A design runs the lean schedule when its products (A_i D_i)[tau, k], k < tau, equal the shift
+#: pattern to within LEAN_SAFETY c u (|A_i||D_i|)[tau, k] (u = 2^-53): structured to rounding (§51.4).
+LEAN_SAFETY = 64.0
 
 
 def _identity(a: Any) -> Any:
@@ -482,3 +494,187 @@ def apply_ring_operator(Omega: Any, G: Any) -> Any:
     """
     N, c, w = G.shape
     return (Omega @ G.reshape(N * c, w)).reshape(N, c, w)
+
+
+def lean_residual(encoders: Any, decoders: Any) -> np.ndarray:
+    """How far each worker is from the lean schedule's condition, in units of its own rounding (§51.4).
+
+    The lean schedule forms the packet of round t <= c from the output state, s^(t) = A_i[t, :] a,
+    which is the protocol's packet for every input iff (1-based)
+    ``(A_i D_i)[tau, k] = 1 if tau = k + 1 else 0`` for all ``1 <= k < tau <= c``
+    (Proposition 6 of docs/theory.md §51.4).  Returns, per worker, the largest
+    ``|(A_i D_i)[tau, k] - delta_{tau, k+1}|`` over those pairs divided by
+    ``c u (|A_i||D_i|)[tau, k]`` (u = 2^-53; 0 where both are 0, inf where only the residual is not):
+    about 1 for a design that is structured to rounding, huge for a generic one.
+
+    Examples
+    --------
+    >>> A = np.stack([np.eye(2)[::-1]] * 3)  # design(3, 2, "exact") has other encoders; any works here
+    >>> D = np.zeros((3, 2, 3)); D[:, 0, 0] = 1.0  # (A D)[1, 0] = D[0, 0] = 1: the shift pattern
+    >>> lean_residual(A, D).tolist()
+    [0.0, 0.0, 0.0]
+    """
+    A = np.asarray(encoders, dtype=float)
+    D = np.asarray(decoders, dtype=float)
+    c = A.shape[-1]
+    if c < 2:
+        return np.zeros(A.shape[0])
+    P = A @ D[..., : c - 1]  # (N, c, c-1): column k-1 is A_i D_i[:, k] (1-based k)
+    scale = np.abs(A) @ np.abs(D[..., : c - 1])
+    tau, k = np.nonzero(np.tril(np.ones((c, c - 1)), -1))  # 0-based tau > k: the pairs k < tau
+    target = (tau == k + 1).astype(float)
+    diff = np.abs(P[..., tau, k] - target)
+    unit = c * 2.0**-53 * scale[..., tau, k]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(diff == 0, 0.0, diff / unit)
+    return ratio.max(axis=-1)
+
+
+def check_lean(encoders: Any, decoders: Any) -> None:
+    """Refuse a design the lean schedule does not apply to (``lean_residual`` above LEAN_SAFETY).
+
+    Raises
+    ------
+    InvalidArgumentError
+        Naming the first worker whose products A_i D_i miss the shift pattern, and the designs
+        that have it (docs/theory.md §51.4).
+
+    Examples
+    --------
+    >>> check_lean(np.ones((3, 2, 2)), np.ones((3, 2, 3)))
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: ...
+    """
+    res = lean_residual(encoders, decoders)
+    bad = np.nonzero(~(res <= LEAN_SAFETY))[0]
+    if bad.size:
+        i = int(bad[0])
+        raise InvalidArgumentError(
+            "schedule",
+            f"'lean' forms each packet from the output state, which needs (A_i D_i)[tau, k] = [tau = k + 1] for "
+            f"k < tau <= c (docs/theory.md §51.4); worker {i} misses it by {res[i]:.3g} times its rounding. "
+            "The designs built from a column function have it (exact, vandermonde, perturbation); generic and "
+            "kappa-optimized designs do not: use schedule='default'",
+        )
+
+
+def _axpy(y: Any, a: Any, x: Any) -> None:
+    """y += a x in place: ``a`` a host scalar (one worker), or a host (N,) array (row i of y and x)."""
+    if np.ndim(a) == 0:
+        if a == 0:
+            return
+        if hasattr(y, "add_"):  # torch: in place, no temporary
+            y.add_(x, alpha=float(a))
+        elif a == 1:
+            y += x
+        else:
+            y += a * x
+        return
+    for i, ai in enumerate(np.asarray(a).tolist()):
+        if ai != 0:
+            _axpy(y[i], ai, x[i])
+
+
+def run_ring_lean(
+    rows: list[Any],
+    A: Any,
+    D: Any,
+    *,
+    xp: Any,
+    transport: Any = None,
+    N: int | None = None,
+    probe: Callable[[list[Any]], None] | None = None,
+) -> list[Any]:
+    """The rounds of the ring in the lean schedule (docs/theory.md §51.4): packets formed from the state.
+
+    A worker holds its output state ``a`` (starting at G, every decoded contribution added in place),
+    the own symbols that will come back and the last received buffer.  In round t it forms the packet
+    ``s^(t) = A[t, :] a`` (t <= c; for a design with the shift pattern this is x^(t) + u^(t-1),
+    :func:`lean_residual`) and, when x^(t) comes back (t <= c - 1), keeps ``x^(t) = s^(t) - u^(t-1)``
+    in u^(t-1)'s buffer; for t > c it forwards u^(t-1) itself.  It receives r, strips in the receive
+    buffer (``u^(t) = r - x^(t-N+1)``, freeing that symbol), adds ``D[:, t] u^(t)`` to ``a`` and waits
+    for its send (``transport.flush`` when the transport has one).  So between rounds it holds
+    ``c + N`` packets at most (the state, at most N - 1 own symbols, the receive buffer), during the
+    transfer of a round ``c + N + 2`` (with the packet sent and the one received): Proposition 7.
+
+    Parameters
+    ----------
+    rows : list of c arrays (..., w)
+        The state: G's rows (one worker, or all workers stacked on axis 0), overwritten with g_hat.
+    A, D : host NumPy arrays (c, c), (c, L) or stacked (N, c, c), (N, c, L)
+        Encoders and decoders; products are formed term by term over their nonzero entries.
+    xp : namespace
+        Array namespace of ``rows`` (NumPy, CuPy, torch through array-api-compat).
+    transport : optional
+        As :func:`run_ring`; default the in-memory ring of stacked workers.  Its receive buffers
+        should not be posted in advance (that would hold one more packet).
+    N : int, optional
+        Ring size; default ``rows[0].shape[0]`` (stacked workers).
+    probe : callable, optional
+        ``probe(held)`` with the arrays the schedule holds (state rows, kept symbols, the packet sent,
+        the packet received) after each receive and after each round: where the live set is largest
+        (storage accounting, :class:`gcsim.executor.collectives.StorageMeter`).
+
+    Returns
+    -------
+    list of c arrays
+        ``rows``, now holding g_hat.
+
+    Examples
+    --------
+    >>> from gcsim.cerar import design
+    >>> des = design(3, 3, "exact")  # permutation encoders, 0/1 decoders: the shift pattern
+    >>> G = np.arange(9.0).reshape(3, 3, 1)  # 3 workers, c = 3 components of w = 1
+    >>> out = run_ring_lean([G[:, k].copy() for k in range(3)], des.encoders, des.decoders, xp=np)
+    >>> np.stack(out, axis=1)[..., 0].tolist(), G.sum(axis=0)[:, 0].tolist()
+    ([[9.0, 12.0, 15.0], [9.0, 12.0, 15.0], [9.0, 12.0, 15.0]], [9.0, 12.0, 15.0])
+    """
+    A = np.asarray(A)
+    D = np.asarray(D)
+    c = len(rows)
+    N = rows[0].shape[0] if N is None else int(N)
+    L = num_rounds(N, c)
+    transport = RollTransport(xp) if transport is None else transport
+    flush = getattr(transport, "flush", None)
+    kept: dict[int, Any] = {}  # tau -> x^(tau), own symbols that will come back
+    u: Any = None  # u^(t-1), in the buffer it was received in
+    failed = True
+    try:
+        for t in range(1, L + 1):
+            if t <= c:  # s^(t) = A[t, :] a = x^(t) + u^(t-1): one new buffer, sums formed in place
+                s = xp.zeros_like(rows[0])
+                for k in range(c):
+                    _axpy(s, A[..., t - 1, k], rows[k])
+                if t <= c - 1:  # x^(t) comes back in round t + N - 1: keep it, in u^(t-1)'s buffer
+                    if u is None:
+                        kept[t] = s  # u^(0) = 0: the packet is x^(1) itself (never written)
+                    else:
+                        u *= -1
+                        u += s  # x^(t) = s^(t) - u^(t-1), one rounding
+                        kept[t] = u
+            else:
+                s = u  # t > c: forward u^(t-1)
+            u = None
+            transport.send(t, s)
+            r = transport.recv(t)
+            if probe is not None:  # the fullest moment: state, kept symbols, packet sent, packet received
+                probe([*rows, *kept.values(), s, r])
+            s = None
+            back = kept.pop(t - N + 1, None)  # the own symbol x^(t-N+1) comes back now (if it does)
+            if back is not None:
+                r -= back
+                back = None
+            for k in range(c):
+                _axpy(rows[k], D[..., k, t - 1], r)
+            # u^(t) is needed again for x^(t+1) (t <= c - 2) or as the next packet (c <= t < L)
+            u = r if t < L and t != c - 1 else None
+            r = None
+            if flush is not None:
+                flush()  # round t's send has completed: its buffer is free
+            if probe is not None:
+                probe([*rows, *kept.values()] + ([] if u is None else [u]))
+        failed = False
+    finally:
+        transport.close(failed=failed)
+    return rows

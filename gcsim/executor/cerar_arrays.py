@@ -9,7 +9,7 @@ import numpy as np
 
 from .._array_api import asarray as _asarray, check_gradients as _check_gradients, infer_namespace as _infer, to_numpy
 from ..cerar.design import CerarDesign
-from ..cerar.ring import encode, packet_size, run_ring
+from ..cerar.ring import SCHEDULES, check_lean, encode, packet_size, run_ring, run_ring_lean
 from ..cerar.traffic import cerar_bytes
 from ..errors import InvalidArgumentError
 
@@ -36,6 +36,8 @@ class CerarRun:
     packet_size : int
         ``w = ceil(d/c)``.
     backend : str
+    schedule : str
+        ``"default"`` or ``"lean"`` (docs/theory.md §51.4).
     """
 
     outputs: Any
@@ -46,9 +48,12 @@ class CerarRun:
     rounds: int
     packet_size: int
     backend: str
+    schedule: str = "default"
 
 
-def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "float64") -> CerarRun:
+def run_cerar(
+    design: Any, gradients: Any, *, xp: Any = None, dtype: str = "float64", schedule: str = "default"
+) -> CerarRun:
     """Run the CERAR ring protocol on ``N`` real buffers (all workers at once, round by round).
 
     Worker ``i`` sends ``s_i^(t) = x_i^(t) + u_i^(t−1)`` to ``i+1``, strips its own symbol
@@ -64,6 +69,13 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
         Array namespace (default: CuPy for CuPy gradients, else NumPy).
     dtype : {"float64", "float32"}
         Working precision of the buffers.
+    schedule : {"default", "lean"}
+        ``"default"``: all ``c`` symbols encoded up front, the stripped sums decoded at the end
+        (``3c + L + 2`` packets per worker, docs/theory.md §51.3).  ``"lean"``: each packet formed
+        from the output state, ``s^(t) = A_i[t, :] a`` (:func:`gcsim.cerar.ring.run_ring_lean`):
+        ``c + N + 2`` packets per worker at the peak, for designs with the shift pattern only
+        (exact, Vandermonde, perturbation; others are refused, :func:`gcsim.cerar.ring.check_lean`).
+        The same outputs in exact arithmetic; in floating point within the bounds of §51.4.
 
     Examples
     --------
@@ -72,11 +84,18 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
     >>> r = run_cerar(design(3, 2, "exact"), g)
     >>> bool(r.errors.max() < 1e-20), r.bytes_sent.tolist(), r.rounds
     (True, [48, 48, 48], 3)
+    >>> lean = run_cerar(design(3, 2, "exact"), g, schedule="lean")
+    >>> bool(np.abs(lean.outputs - r.outputs).max() < 1e-12), lean.schedule
+    (True, 'lean')
     """
     if not isinstance(design, CerarDesign):
         raise InvalidArgumentError("design", f"must be a CerarDesign, got {type(design).__name__}")
     if dtype not in ("float64", "float32"):
         raise InvalidArgumentError("dtype", f"must be 'float64' or 'float32', got {dtype!r}")
+    if not isinstance(schedule, str) or schedule not in SCHEDULES:
+        raise InvalidArgumentError("schedule", f"must be one of {SCHEDULES}, got {schedule!r}")
+    if schedule == "lean":
+        check_lean(design.encoders, design.decoders)
     N, c, L = design.N, design.c, design.L
     ns = _infer(xp, gradients)
     host = _check_gradients(gradients, N)
@@ -90,8 +109,13 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
     G = ns.reshape(g, (N, c, w))
     A = _asarray(ns, np.array(design.encoders), dtype=wd)  # writable copies: torch refuses read-only memory
     D = _asarray(ns, np.array(design.decoders), dtype=wd)
-    X = encode(A, G)  # all c symbols: (N, c, w)
-    out = run_ring(X, G, D, xp=ns)  # the ring of gcsim.cerar.ring, in namespace ns
+    if schedule == "lean":  # the state starts as a copy of G (G itself is needed for the errors below)
+        state = ns.asarray(G, copy=True)
+        run_ring_lean([state[:, k, :] for k in range(c)], design.encoders, design.decoders, xp=ns)
+        out = state
+    else:
+        X = encode(A, G)  # all c symbols: (N, c, w)
+        out = run_ring(X, G, D, xp=ns)  # the ring of gcsim.cerar.ring, in namespace ns
     sent = np.full(N, cerar_bytes(N, c, d, item), dtype=np.int64)  # L packets of w scalars per worker
     total = ns.sum(G, axis=0)
     diff = out - total[None, :, :]
@@ -116,4 +140,5 @@ def run_cerar(design: Any, gradients: Any, *, xp: Any = None, dtype: str = "floa
         rounds=L,
         packet_size=w,
         backend=ns.__name__,
+        schedule=schedule,
     )

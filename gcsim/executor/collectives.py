@@ -30,13 +30,14 @@ from .._array_api import get_namespace
 from .._optional import require
 from ..cerar.design import CerarDesign
 from ..cerar.export import load_design
-from ..cerar.ring import packet_size, run_ring, segment_bounds
+from ..cerar.ring import SCHEDULES, check_lean, packet_size, run_ring, run_ring_lean, segment_bounds
 from ..errors import GcsimError, InvalidArgumentError
 from .launcher import GLOO_SOURCE
 
 __all__ = [
     "RingFailureError",
     "ByteCounter",
+    "StorageMeter",
     "RingTransport",
     "cerar_all_reduce",
     "ring_all_reduce",
@@ -69,6 +70,53 @@ class ByteCounter:
         self.packets += 1
         if received_tensor is not None:
             self.received += received_tensor.numel() * received_tensor.element_size()
+
+
+@dataclass
+class StorageMeter:
+    """Peak bytes of the buffers a rank's lean CERAR ring holds (docs/theory.md §51.4), by storage accounting.
+
+    :func:`cerar_all_reduce` with ``schedule="lean"`` calls :meth:`probe` after every receive and
+    after every round with the tensors the schedule holds (the state's rows, the own symbols kept,
+    the packet sent and the packet received) and adds the transport's (every send not yet
+    completed, every receive buffer posted); the bytes of their *distinct storages* are summed (a
+    view counts its whole storage, once).  The schedule works in place (no temporaries: sums are
+    formed with ``add_``), and these are the moments the live set is largest -- after a buffer has
+    been received and before one is freed -- so the peak over the probes is the peak of the
+    buffers the ring holds.  The caller's tensor counts when the state lives in it (``out``).
+
+    Attributes
+    ----------
+    peak_bytes : int
+        Largest sum seen.
+    packet_bytes : int
+        Bytes of one packet, ``ceil(d/c) · itemsize`` (set by the ring).
+    probes : int
+        Number of probes.
+    """
+
+    peak_bytes: int = 0
+    packet_bytes: int = 0
+    probes: int = 0
+
+    @property
+    def peak_packets(self) -> float:
+        """``peak_bytes / packet_bytes``: the peak in packets of ``ceil(d/c)`` scalars."""
+        return self.peak_bytes / self.packet_bytes if self.packet_bytes else 0.0
+
+    def probe(self, held, transport=None) -> int:
+        """Sum the bytes of the distinct storages of ``held`` (and the transport's buffers); returns it."""
+        tensors = list(held) + (list(transport.held()) if transport is not None else [])
+        seen: dict[int, int] = {}
+        for t in tensors:
+            if t is None:
+                continue
+            st = t.untyped_storage()
+            seen[st.data_ptr()] = st.nbytes()
+        total = int(sum(seen.values()))
+        self.peak_bytes = max(self.peak_bytes, total)
+        self.probes += 1
+        return total
 
 
 def group_object(group):
@@ -119,7 +167,9 @@ class RingTransport:
     The transport of :func:`gcsim.cerar.ring.run_ring` on a real network.  ``send(k, s)`` posts
     packet ``k`` and returns at once (the tensor is kept alive until ``close``); receives are
     posted ``ahead`` packets in advance (``recv(k)`` posts packet ``k + ahead``'s, then waits for
-    packet ``k``); ``close()`` waits for every send.  Packet ``k`` carries the tag ``k``, so it can
+    packet ``k``; ``ahead=0`` posts each receive when it is awaited, holding no buffer in advance);
+    ``flush()`` waits for the sends posted so far and lets their buffers go; ``close()`` waits for
+    every send.  Packet ``k`` carries the tag ``k``, so it can
     only be matched with its own receive.  Receive buffers for packet ``k`` have ``sizes(k)``
     elements of ``dtype``; ``step(k)`` names the step of packet ``k`` in error messages.
 
@@ -154,7 +204,7 @@ class RingTransport:
         self.what, self.nxt, self.prv = what, nxt, prv
         self.sizes = sizes if callable(sizes) else (lambda k, _w=int(sizes): _w)
         self.step = step if step is not None else (lambda k: k)
-        self.dtype, self.device, self.packets, self.ahead = dtype, device, int(packets), max(1, int(ahead))
+        self.dtype, self.device, self.packets, self.ahead = dtype, device, int(packets), max(0, int(ahead))
         self.group, self.counter = group, counter
         self._recvs: dict[int, tuple[list[Any], Any]] = {}
         self._sends: list[tuple[int, list[Any], Any]] = []
@@ -217,8 +267,10 @@ class RingTransport:
     def recv(self, t: int):
         if self.paired and t not in self._recvs:
             raise RuntimeError(f"{self.what}: packet {t} received before it was sent (a ring of two pairs them)")
+        if not self.paired and t not in self._recvs:  # ahead = 0: posted when awaited
+            self._post_recv(t)
         works, buf = self._recvs.pop(t)
-        if not self.paired and t + self.ahead <= self.packets:
+        if not self.paired and self.ahead and t + self.ahead <= self.packets:
             self._post_recv(t + self.ahead)  # ready before the neighbour can send it
         try:
             for work in works:
@@ -229,6 +281,20 @@ class RingTransport:
         if self.counter is not None:
             self.counter.received += buf.numel() * buf.element_size()
         return buf
+
+    def held(self) -> list:
+        """The buffers the transport holds: every send not yet completed, every receive posted."""
+        return [s for _, _, s in self._sends] + [buf for _, buf in self._recvs.values()]
+
+    def flush(self) -> None:
+        """Wait for every send posted so far (each bounded by the group's timeout) and drop its buffer."""
+        sends, self._sends = self._sends, []
+        for t, works, _ in sends:
+            try:
+                for work in works:
+                    work.wait()
+            except RuntimeError as exc:
+                raise self._fail(t, exc) from None
 
     def close(self, failed: bool = False) -> None:
         """Wait for every send (each bounded by the group's timeout); after a failure, drop them.
@@ -257,6 +323,8 @@ def cerar_all_reduce(
     compute_dtype=None,
     segment_bytes: int = SEGMENT_BYTES,
     out=None,
+    schedule: str = "default",
+    meter: StorageMeter | None = None,
 ):
     """Approximate sum of ``tensor`` over the ranks by the CERAR ring protocol (docs/theory.md §50).
 
@@ -289,6 +357,18 @@ def cerar_all_reduce(
     out : torch.Tensor, optional
         Contiguous tensor of the same shape, dtype and device to write the result into; may be
         ``tensor`` itself (reduced in place, as ``dist.all_reduce`` does).  Default: a new one.
+    schedule : {"default", "lean"}
+        ``"default"``: the schedule above.  ``"lean"``: each packet is formed from the output state,
+        ``s^(t) = A_i[t, :] a`` (:func:`gcsim.cerar.ring.run_ring_lean`, docs/theory.md §51.4), in the
+        result's own buffer (``out``, or the new result), keeping only the own symbols that come
+        back: at most ``c + N + 2`` packets of ``ceil(d/c)`` scalars at any moment (``c + N``
+        between rounds), the result's buffer counted as the ``c`` state packets; when the last
+        component is partial its padded copy adds at most one packet.  For designs with the shift
+        pattern only (exact, Vandermonde, perturbation; :func:`gcsim.cerar.ring.check_lean` refuses
+        the others), whole packets (no pieces), and ``compute_dtype`` None or the tensor's dtype.
+        Same outputs in exact arithmetic; in floating point within the bound of §51.4.
+    meter : StorageMeter, optional
+        With ``schedule="lean"``: records the peak bytes of the buffers the ring holds.
 
     Returns
     -------
@@ -316,8 +396,101 @@ def cerar_all_reduce(
             raise InvalidArgumentError("out", "must be a tensor of the input's shape, dtype and device")
         if not out.is_contiguous():
             raise InvalidArgumentError("out", "must be contiguous (the result is written through a flat view)")
+    if not isinstance(schedule, str) or schedule not in SCHEDULES:
+        raise InvalidArgumentError("schedule", f"must be one of {SCHEDULES}, got {schedule!r}")
+    if meter is not None and not isinstance(meter, StorageMeter):
+        raise InvalidArgumentError("meter", f"must be a StorageMeter, got {type(meter).__name__}")
+    if schedule == "lean":
+        check_lean(design.encoders, design.decoders)
+        if compute_dtype is not None and compute_dtype != tensor.dtype:
+            raise InvalidArgumentError(
+                "compute_dtype",
+                f"schedule='lean' computes in the tensor's own dtype ({tensor.dtype}), got {compute_dtype}: its "
+                "state is the result buffer; use compute_dtype=None or schedule='default'",
+            )
+        with _one_ring_per_group(group):
+            return _cerar_lean(tensor, design, group, counter, out, meter, N, me, glob)
+    elif meter is not None:
+        raise InvalidArgumentError("meter", "is read by schedule='lean' only")
     with _one_ring_per_group(group):
         return _cerar_ring(tensor, design, group, counter, compute_dtype, segment_bytes, out, N, me, glob)
+
+
+def _result_rows(tensor, out, c: int, w: int, cd):
+    """The result buffer (``out`` or a new one, holding the input) and its c components as rows of w.
+
+    Component k is a view of the result's flat buffer when it is full and ``cd`` is its dtype; a
+    partial or cast one is a zero-padded copy in ``cd``, listed in ``copied`` as (k, lo, hi) to be
+    written back.  Returns ``(res, res_flat, rows, copied)``.
+    """
+    import torch
+
+    flat = tensor.reshape(-1)
+    d = flat.numel()
+    res = out if out is not None else torch.empty_like(tensor, memory_format=torch.contiguous_format)
+    res_flat = res.reshape(-1)
+    if res_flat.data_ptr() != flat.data_ptr():
+        res_flat.copy_(flat)
+    rows, copied = [], []
+    for k in range(c):
+        lo, hi = min(k * w, d), min((k + 1) * w, d)
+        if hi - lo == w and cd == res_flat.dtype:
+            rows.append(res_flat[lo:hi])
+        else:
+            row = torch.empty(w, dtype=cd, device=res_flat.device)
+            row[: hi - lo] = res_flat[lo:hi]
+            row[hi - lo :] = 0  # only the padding zero-filled: one pass over the row, not two
+            rows.append(row)
+            copied.append((k, lo, hi))
+    return res, res_flat, rows, copied
+
+
+def _cerar_lean(tensor, design, group, counter, out, meter, N, me, glob):
+    """The lean schedule of :func:`cerar_all_reduce` (docs/theory.md §51.4), under the group's ring lock.
+
+    The state is the result itself: its c components are views of the result's flat buffer (a last,
+    partial component is a padded copy, written back at the end); packets are whole (no pieces) and
+    no receive is posted in advance.
+    """
+    import torch
+
+    c, L = design.c, design.L
+    flat = tensor.reshape(-1)
+    d = flat.numel()
+    w = packet_size(d, c)
+    dev = flat.device
+    res, res_flat, rows, copied = _result_rows(tensor, out, c, w, flat.dtype)
+    link = RingTransport(
+        "cerar_all_reduce (lean)",
+        glob((me + 1) % N),
+        glob((me - 1) % N),
+        w,
+        flat.dtype,
+        dev,
+        L,
+        ahead=0,
+        group=group,
+        counter=counter,
+    )
+    probe = None
+    if meter is not None:
+        meter.packet_bytes = w * flat.element_size()
+
+        def probe(held):
+            meter.probe(held, link)
+
+    run_ring_lean(
+        rows,
+        design.encoders[me],
+        design.decoders[me],
+        xp=get_namespace(torch),
+        transport=link,
+        N=N,
+        probe=probe,
+    )
+    for k, lo, hi in copied:
+        res_flat[lo:hi] = rows[k][: hi - lo]
+    return res
 
 
 def _cerar_ring(tensor, design, group, counter, compute_dtype, segment_bytes, out, N, me, glob):
@@ -358,21 +531,7 @@ def _cerar_ring(tensor, design, group, counter, compute_dtype, segment_bytes, ou
     if sparse:
         # the result is decoded into the rows of `res` (the output): component k is a view of its
         # slice when full and in the compute dtype; a partial or cast one works on a copy
-        res = out if out is not None else torch.empty_like(tensor, memory_format=torch.contiguous_format)
-        res_flat = res.reshape(-1)
-        if res_flat.data_ptr() != flat.data_ptr():
-            res_flat.copy_(flat)
-        rows, copied = [], []
-        for k in range(c):
-            lo, hi = min(k * w, d), min((k + 1) * w, d)
-            if hi - lo == w and cd == wire:
-                rows.append(res_flat[lo:hi])
-            else:
-                row = torch.empty(w, dtype=cd, device=dev)
-                row[: hi - lo] = res_flat[lo:hi]
-                row[hi - lo :] = 0  # only the padding zero-filled: one pass over the row, not two
-                rows.append(row)
-                copied.append((k, lo, hi))
+        res, res_flat, rows, copied = _result_rows(tensor, out, c, w, cd)
         run_ring(
             None if cd == wire else torch.empty(c, w, dtype=wire, device=dev),
             rows,
