@@ -302,16 +302,11 @@ class RingTransport:
         After a failed round nothing is awaited: the error is already on its way, and a send
         to a dead or stalled neighbour would only add another timeout before it is reported.
         """
-        sends, self._sends = self._sends, []
         self._recvs.clear()
         if failed:
+            self._sends = []
             return
-        for t, works, _ in sends:
-            try:
-                for work in works:
-                    work.wait()
-            except RuntimeError as exc:
-                raise self._fail(t, exc) from None
+        self.flush()
 
 
 def cerar_all_reduce(
