@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import check_bool, check_finite_array, check_int, check_real
+from .errors import InvalidArgumentError
+
 __all__ = ["t_quantile", "t_interval", "DrawInterval", "draw_level_interval", "nested_variance"]
 
 
@@ -160,9 +163,6 @@ def draw_level_interval(
     >>> draw_level_interval([0.0, 0.0, 0.0], bounds=(0.0, 1.0)).ci[1] > 0
     True
     """
-    from ._validation import check_bool, check_finite_array, check_int, check_real
-    from .errors import InvalidArgumentError
-
     y = check_finite_array("per_draw_means", per_draw_means, ndim=1)
     level = check_real("level", level, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
     if method not in DRAW_METHODS:
@@ -312,9 +312,6 @@ def nested_variance(values: Any) -> tuple[float, float, float]:
     >>> round(sb, 4), round(sw, 4), round(v, 4)
     (0.99, 0.03, 0.3333)
     """
-    from ._validation import check_finite_array
-    from .errors import InvalidArgumentError
-
     y = check_finite_array("values", values, ndim=2)
     D, P = y.shape
     if D < 2 or P < 2:

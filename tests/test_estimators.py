@@ -168,7 +168,7 @@ def test_advisor_top_row_is_exact_and_no_row_contradicts_its_bound():
     adv = gcsim.advise(91, 10, 2, "bernoulli:0.1", progress=False)
     top = adv.rows[0]
     assert top["error_lo"] <= 3.25e-6 * (1 + 1e-9) and top["error_hi"] >= 3.25e-6 * (1 - 1e-9)
-    for n, load in ((91, 10), (20, 5), (16, 4), (18, 6)):
+    for n, load in ((91, 10), (57, 8), (20, 5), (16, 4), (18, 6)):
         rows = adv.rows if n == 91 else gcsim.advise(n, load, 2, "bernoulli:0.1", progress=False).rows
         for r in rows:
             if r["lower_bound"] == r["lower_bound"]:

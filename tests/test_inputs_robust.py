@@ -661,6 +661,11 @@ BOOL_EXEMPT = {
     "gcsim.app.specs.family_form": "a CLI helper, called with literals by the commands",
     "gcsim.app.stages.training.run_training_stage": "a reproduce stage, called by run_reproduce (which checks)",
     "gcsim.learning.cerar_training.run_link": "an experiment step of cerar_training_experiment (root: emulated links)",
+    "gcsim.executor.coded_training.CodedTrainingReport": "a result record (filled in by CodedTrainer.train)",
+    "gcsim.executor.coded_training.CodedTrainer.step": "a method of a trainer bound to a torch.distributed group "
+    "(check_bool on log, check; run by tests/test_coded_training.py)",
+    "gcsim.executor.coded_training.CodedTrainer.train": "a method of a trainer bound to a torch.distributed group "
+    "(check_bool on expected; run by tests/test_coded_training.py)",
 }
 
 
@@ -679,6 +684,19 @@ def _load_code(folder, verify):
     from gcsim.catalogue.codes import load_code
 
     return load_code(folder, verify=verify)
+
+
+def _load_training_code(folder, verify):
+    from gcsim.executor.coded_training import load_training_code
+
+    return load_training_code(folder, verify=verify)
+
+
+def _torch_dataset(images):
+    from gcsim.learning.coded_training import torch_dataset
+    from gcsim.learning.datasets import load_dataset
+
+    return torch_dataset(load_dataset("mnist", per_class=8), images=images)
 
 
 def _export_at(obj, stem, overwrite):
@@ -790,6 +808,10 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
             7, 3, 1, model, families=["bibd"], progress=False, adaptive=x
         ),
         ("gcsim.catalogue.codes.load_code", "verify"): lambda x: _load_code(adv.export(tmp / "lc", overwrite=True), x),
+        ("gcsim.executor.coded_training.load_training_code", "verify"): lambda x: _load_training_code(
+            adv.export(tmp / "ltc", overwrite=True), x
+        ),
+        ("gcsim.learning.coded_training.torch_dataset", "images"): lambda x: _torch_dataset(x),
         ("gcsim.catalogue.objects.export_object_at", "overwrite"): lambda x: _export_at(design, tmp / "at" / "fano", x),
         ("gcsim.coding.milp.fixed_decoder_worst_case", "normalized"): lambda x: _milp_worst_case(scheme, normalized=x),
         ("gcsim.advisor.advice.pareto_point", "with_time"): lambda x: pareto_point(row, x),

@@ -37,6 +37,7 @@ from ..catalogue.codes import (
 from ..catalogue.objects import export_object, export_object_at
 from ..coding.decoder_table import DecoderTable, decoder_table, pattern_count
 from ..coding.encoders import get_encoder
+from ..coding.evaluate import is_exact_method
 from ..coding.schemes import Scheme, encode
 from ..coding.sparse_routes import SparseSRG
 from ..coding.structured import StructuredContext, StructuredRD
@@ -678,7 +679,7 @@ def interval_text(row: Mapping[str, Any]) -> str:
     err = float(row["error"])
     if err != err:
         return "-"
-    if str(row.get("error_method", "")).startswith("exact"):
+    if is_exact_method(str(row.get("error_method", ""))):
         return "exact"
     return f"[{float(row['error_lo']):.4g}, {float(row['error_hi']):.4g}]"
 

@@ -25,6 +25,7 @@ from typing import Any
 from .._progress import StageProgress
 from .._validation import check_bool, check_int, check_real
 from ..coding.encoders import get_encoder
+from ..coding.evaluate import is_exact_method
 from ..coding.schemes import Scheme
 from ..coding.straggler_base import StragglerModel
 from ..coding.stragglers import WorstCaseModel, straggler_model
@@ -235,7 +236,7 @@ def undecided(rows: Sequence[Mapping[str, Any]], objective: tuple[str, ...], exa
             leader_hi = min(bound(rows[i], "error_hi") for i in members)
             for i in members:
                 r = rows[i]
-                settled = r["error_method"].startswith("exact") or bound(r, "error_lo") > leader_hi
+                settled = is_exact_method(r["error_method"]) or bound(r, "error_lo") > leader_hi
                 if not settled and bound(r, "error_hi") > 0:
                     out.add(i)
     return sorted(out)
@@ -710,7 +711,7 @@ def advise(
                 notes = [t for t in (row["notes"], *extra) if t]
                 row["notes"] = "; ".join(dict.fromkeys(notes))
                 tick.step()
-            elif not row["error_method"].startswith("exact"):
+            elif not is_exact_method(row["error_method"]):
                 notes = [row["notes"]] if row["notes"] else []
                 notes.append(
                     f"screened with {screen.samples} draws: its interval lies above the leader's or at most "

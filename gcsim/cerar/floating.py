@@ -39,7 +39,7 @@ import numpy as np
 from .._validation import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError
 from .constructions import perturbation_design, r_star
-from .metrics import condition_numbers
+from .metrics import condition_numbers, design_metrics
 from .protocol import resolve_dtype, simulate, unit_roundoff
 
 __all__ = [
@@ -317,8 +317,6 @@ def precision_check(design: Any, dtype: Any = "float32", *, factor: float = 10.0
     >>> precision_check(design(4, 8, "perturbation", eps=0.3), "float32", warn=False).ok
     False
     """
-    from .metrics import design_metrics
-
     if getattr(type(design), "kind", None) != "cerar":
         raise InvalidArgumentError("design", f"must be a CerarDesign, got {type(design).__name__}")
     factor = check_real("factor", factor, minimum=1.0)

@@ -531,8 +531,6 @@ class DecoderTable:
         self.decoders.setflags(write=False)
         self.errors.setflags(write=False)
         self._setup_index(scheme.n, s_max, patterns)
-        #: lookups answered by the table and by the fallback (:meth:`lookup`); the only mutable state
-        self.lookups = {"table": 0, "fallback": 0}
         self._frozen = True
 
     def _setup_index(self, n: int, s_max: int | None, patterns: np.ndarray | None) -> None:
@@ -729,8 +727,8 @@ class DecoderTable:
         other pattern, with ``fallback="optimal"`` (default), is solved now by
         :func:`certified_decoder` (the same minimum-norm decoder ``B_F⁺ T`` and cutoff the table
         would have stored, certified by its normal equations and residual;
-        ``source="fallback"``); ``fallback="raise"`` refuses it.  Every answer is counted in
-        :attr:`lookups` (``{"table": k, "fallback": k}``, the one mutable part of a table).
+        ``source="fallback"``); ``fallback="raise"`` refuses it.  The table stays immutable: count
+        the answers' ``source`` where they are used (the coded trainer's report does).
 
         Raises
         ------
@@ -747,8 +745,6 @@ class DecoderTable:
         >>> t = decoder_table(encode(A, 1, "naive"), s_max=1)
         >>> t.lookup(stragglers=[1]).source, t.lookup(stragglers=[0, 1]).source
         ('table', 'fallback')
-        >>> dict(t.lookups)
-        {'table': 1, 'fallback': 1}
         """
         if fallback not in FALLBACKS:
             raise InvalidArgumentError("fallback", f"must be one of {FALLBACKS}, got {fallback!r}")
@@ -766,10 +762,7 @@ class DecoderTable:
         except InvalidArgumentError:
             if fallback == "raise":
                 raise
-            found = self._fallback(mk)
-            self.lookups["fallback"] += 1
-            return found
-        self.lookups["table"] += 1
+            return self._fallback(mk)
         return DecoderLookup(self.decoder(mk), float(self.errors[row]), "table", row, None)
 
     def _fallback(self, mask: np.ndarray) -> DecoderLookup:
@@ -1453,7 +1446,6 @@ class StructuredDecoderTable(DecoderTable):
         set_(self, "_V", V)
         set_(self, "_ctx", ctx)
         self._setup_index(scheme.n, s_max, patterns)
-        set_(self, "lookups", {"table": 0, "fallback": 0})
         set_(self, "_frozen", True)
 
     # -- size -------------------------------------------------------------------------------------

@@ -31,7 +31,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._stats import t_quantile
 from ..errors import InvalidArgumentError
+from .schemes import Scheme
 from .stragglers import BernoulliModel, FixedModel, MarkovModel
 
 __all__ = [
@@ -306,8 +308,6 @@ def separable_expectation(
 
     ``error(sub_scheme, masks)`` evaluates the optimal error of a component's scheme.
     """
-    from .schemes import Scheme
-
     if not isinstance(model, (FixedModel, BernoulliModel, MarkovModel)):  # AllPatternsModel is a FixedModel
         return None
     comps = components(scheme)
@@ -454,8 +454,6 @@ def combine_groups(
     >>> mean, lo, round(hi, 4)                      # one-sided: 1 - 0.05 ** (1 / 1000), plus tol
     (0.0, 0.0, 0.003)
     """
-    from .._stats import t_quantile
-
     alpha = 1.0 - level
     if not groups:
         return exact, (exact, exact + slack), 0.0, ""

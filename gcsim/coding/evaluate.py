@@ -86,6 +86,7 @@ import numpy as np
 
 from .. import _html
 from .._progress import progress_bar
+from .._stats import draw_level_interval
 from .._validation import check_bool, check_count, check_finite_array, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from ..limits import array_shape, check_entries
@@ -128,6 +129,7 @@ __all__ = [
     "expected_error",
     "worst_case_error",
     "expected_error_over_seeds",
+    "is_exact_method",
     "ExpectedErrorResult",
     "WorstCaseErrorResult",
     "SeedsExpectedResult",
@@ -589,6 +591,19 @@ def _evaluator(
     except (TypeError, ValueError, np.linalg.LinAlgError):
         upper = float("inf")  # the evaluation itself reports a bad decoder
     return evaluate, False, float(upper)
+
+
+def is_exact_method(method: str) -> bool:
+    """Whether an expected-error ``method`` string reports a value computed exactly (no Monte Carlo).
+
+    ``"exact"`` (enumeration, a trace) or ``"exact (...)"`` (by components, theory §57.3).
+
+    >>> is_exact_method("exact"), is_exact_method("exact (exact by components (3 components))")
+    (True, True)
+    >>> is_exact_method("monte-carlo n=2000 (stratified by |S|)")
+    False
+    """
+    return method == "exact" or method.startswith("exact (")
 
 
 def _redraw_seed(seed: int, n: int, s: int) -> int:
@@ -1391,13 +1406,11 @@ def expected_error_over_seeds(
         sch = encode(assignment, m, method, seed=sd, **kw)
         per.append(expected_error(sch, model, **eval_kw))
     values = np.array([r.mean for r in per])
-    exact = all(r.method.startswith("exact") for r in per)
+    exact = all(is_exact_method(r.method) for r in per)
     bounds = None
     if isinstance(eval_kw.get("decoder", "optimal"), str) and eval_kw.get("decoder", "optimal") == "optimal":
         bounds = (0.0, 1.0 if eval_kw.get("normalized", False) else float(sch.B.shape[0]))  # B is mN x n
         values = np.clip(values, *bounds)  # round-off only: an optimal error lies in [0, mN]
-    from .._stats import draw_level_interval
-
     res = draw_level_interval(values, seed=seeds[0], exact=exact, bounds=bounds)
     ci_method = res.method.replace("draws", "seeds")
     if len(seeds) < 2:

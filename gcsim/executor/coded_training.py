@@ -114,6 +114,7 @@ def load_training_code(code: Any, *, verify: bool = True) -> tuple[Scheme, Decod
     CatalogueError
         A file that does not load or verify.
     """
+    verify = check_bool("verify", verify)
     obj = load_object(Path(code), verify=verify) if isinstance(code, (str, Path)) else code
     table: DecoderTable | None = None
     if isinstance(obj, ExportedCode):
@@ -496,16 +497,17 @@ class CodedTrainer:
         """Coded workers whose compute time (the sum of their parts' gradient times) is within ``deadline``."""
         torch = self.torch
         A = np.asarray(self.scheme.assignment)[self.parts][:, self.workers] != 0
-        local = torch.full((len(self.layout[0]),), math.inf, dtype=torch.float64)
-        local[: self.workers.size] = torch.as_tensor(A.T.astype(np.float64) @ secs)
+        # on the parameters' device: NCCL moves CUDA tensors only
+        local = torch.full((len(self.layout[0]),), math.inf, dtype=torch.float64, device=self.device)
+        local[: self.workers.size] = torch.as_tensor(A.T.astype(np.float64) @ secs, device=self.device)
         gathered = [torch.empty_like(local) for _ in range(self.world)]
         self.dist.all_gather(gathered, local, group=self.group)
-        times = np.concatenate([g.numpy()[: w.size] for g, w in zip(gathered, self.layout, strict=True)])
+        times = np.concatenate([g.cpu().numpy()[: w.size] for g, w in zip(gathered, self.layout, strict=True)])
         return times <= deadline
 
     def _check_same_mask(self, mask: np.ndarray) -> None:
         torch = self.torch
-        t = torch.as_tensor(np.concatenate([mask, ~mask]).astype(np.int64))
+        t = torch.as_tensor(np.concatenate([mask, ~mask]).astype(np.int64), device=self.device)  # NCCL: on CUDA
         self.dist.all_reduce(t, op=self.dist.ReduceOp.MIN, group=self.group)
         if not bool((t[: self.n] + t[self.n :] == 1).all()):  # min(x) + min(1 - x) = 1 iff x agrees everywhere
             raise InvalidArgumentError("mask", f"step {self._step}: the ranks were given different straggler masks")
@@ -555,6 +557,7 @@ class CodedTrainer:
         """
         torch = self.torch
         log = check_bool("log", log)
+        check = check_bool("check", check)
         secs: dict[str, float] = {}
         t0 = time.perf_counter()
         G, losses, part_secs = self._gradients()
@@ -670,6 +673,7 @@ class CodedTrainer:
             described = "given masks"
         else:
             masks, described = None, f"deadline {deadline} s on measured compute times"
+        expected = check_bool("expected", expected)
         records = []
         for t in range(steps):
             log = log_every > 0 and t % log_every == 0

@@ -55,6 +55,7 @@ import numpy as np
 
 from .._optional import require
 from .._validation import check_bool
+from ..cerar.floating import WIRE_UNIT_ROUNDOFF, precision_check
 from ..errors import InvalidArgumentError
 from .collectives import ByteCounter, as_design, cerar_all_reduce, group_object
 
@@ -211,8 +212,6 @@ class CerarHookState:
 
     def _first_call(self, dtype: Any) -> None:
         """Record the wire dtype and check the design's precision in it (once)."""
-        from ..cerar.floating import WIRE_UNIT_ROUNDOFF, precision_check
-
         self.wire_dtype = dtype
         if self.check_precision and str(dtype).removeprefix("torch.") in WIRE_UNIT_ROUNDOFF:
             self.precision = precision_check(self.design, dtype)

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from .._optional import require
+from .._validation import check_bool
 from ..errors import InvalidArgumentError
 from ..executor.coded_training import CodedStep, CodedTrainer
 from .datasets import Dataset, load_dataset
@@ -69,6 +70,7 @@ def torch_dataset(data: Dataset, *, images: bool) -> Any:
     InvalidArgumentError
         ``images`` for a data set whose examples are not 784 pixels (the CNN needs 28 x 28 images).
     """
+    images = check_bool("images", images)
     torch = require("torch", "torch", "gcsim.learning.coded_training.torch_dataset")
     x = torch.as_tensor(data.x_train, dtype=torch.float32)
     if images:

@@ -8,6 +8,7 @@ import json
 from ...advisor import advise
 from ...advisor.advice import interval_text
 from ...advisor.core import OBJECTIVES, STRAGGLER_SPEC, straggler_spec
+from ...coding.evaluate import is_exact_method
 from ...coding.stragglers import straggler_model
 from ...errors import GcsimError
 from ..common import (
@@ -154,7 +155,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
             return "-"
         if err > tol:
             return fmt(err)
-        return "exact" if str(r["error_method"]).startswith("exact") else "~0"
+        return "exact" if is_exact_method(str(r["error_method"])) else "~0"
 
     def rank_cell(r) -> str:
         return f"={r['tie']}" if r.get("tie") else str(r["rank"])
@@ -206,7 +207,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
             f"exact: error at round-off (<= {tol:g}; --json gives the value); exact codes tie on error "
             "and rank on the next criteria, then by name"
         )
-    if any(r["error"] <= tol and not str(r["error_method"]).startswith("exact") for r in adv.rows[: args.top]):
+    if any(r["error"] <= tol and not is_exact_method(str(r["error_method"])) for r in adv.rows[: args.top]):
         print(
             "~0: no sampled pattern lost anything; the interval's upper end is what the sample cannot exclude "
             "(a one-sided limit, theory §57.4)"
