@@ -1,8 +1,9 @@
-"""``gcsim train --code``, ``gcsim decoder-table --code`` and examples/train_coded.py (torchrun).
+"""``gcsim train --code``, ``gcsim gc run --code``, ``gcsim decoder-table --code`` and examples/train_coded.py.
 
 The numbers each run prints are re-derived from the exported encoder with NumPy (lstsq on ``B_F``
 for the straggler masks the model gives with the same seed); replicas are compared by their
-parameter digests.  Two launches in all (one CLI run, one torchrun run), each a few steps.
+parameter digests.  Four launches in all (three CLI runs, one torchrun run), each a few steps; the
+refusals start no process.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 import gcsim
 from gcsim.app.cli import main
 from gcsim.coding.decoder_table import load_decoder_table
+from gcsim.coding.delays import arrival_rule, delay_model
 from gcsim.coding.stragglers import straggler_model
 
 pytestmark = pytest.mark.distributed
@@ -117,6 +119,78 @@ def test_train_code_refusals(code, tmp_path, capsys):
     fano = str(not_a_code / "bibd" / "fano.json")
     assert _refused(["train", "--code", fano, "--ranks", "2", "--stragglers", "1"]) == 2
     assert "--code: must be an exported code folder" in capsys.readouterr().err
+
+
+# ``gcsim gc run`` by the coded trainer (#31): --code DIR (or --ranks, --delays, a model other than fixed) runs
+# CodedTrainer through the runner of ``train --code``; the parameter server (n + 1 ranks, the seeded least-squares
+# gradient) stays for --design with S stragglers (tests/test_torchdist.py, tests/test_executor_faults.py).
+
+
+def test_gc_run_an_exported_code_with_a_delay_model_on_fewer_ranks(code, capsys):
+    """The export folder itself (was: 'assignment: must be a numeric 0/1 matrix'), 13 coded workers on 3 ranks."""
+    steps, seed = 8, 2
+    argv = ["gc", "run", "--code", str(code), "--delays", "shifted-exponential:shift=1,rate=2"]
+    argv += ["--rule", "deadline:deadline=2", "--ranks", "3", "--iterations", str(steps), "--seed", str(seed)]
+    capsys.readouterr()
+    assert main([*argv, "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["executor"] == "coded-trainer" and payload["code"] == str(code)
+    assert payload["ranks"] == 3 and payload["n"] == 13 and payload["replicas_identical"] is True
+    assert payload["d"] == 64 * 128 + 128 + 128 * 10 + 10  # the MLP on the 8x8 digits (the default)
+    B = np.load(code / "encoder.npz")["B"]
+    model = straggler_model(
+        "delay",
+        delays=delay_model("shifted-exponential", 13, shift=1.0, rate=2.0),
+        rule=arrival_rule("deadline", deadline=2.0),
+    )
+    masks = model.sample(steps, seed)
+    assert [r["stragglers"] for r in payload["records"]] == [np.flatnonzero(~mk).tolist() for mk in masks]
+    got = [r["opt_error"] for r in payload["records"]]
+    np.testing.assert_allclose(got, [_lstsq_error(B, mk, 2) for mk in masks], rtol=0, atol=1e-10)
+    assert payload["mean_opt_error"] == pytest.approx(np.mean(got), abs=1e-15)
+
+
+def test_gc_run_a_design_with_markov_stragglers(capsys):
+    """--design with a Markov model (was: 'markov is not one of the models this command runs')."""
+    steps, seed = 6, 1
+    argv = ["gc", "run", "--design", "bibd:7,3,1", "--m", "2", "--stragglers", "markov:0.2,0.5"]
+    argv += ["--iterations", str(steps), "--seed", str(seed), "--ranks", "2", "--json"]
+    assert main(argv) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["executor"] == "coded-trainer" and payload["code"] == "bibd:7,3,1" and payload["ranks"] == 2
+    assert payload["replicas_identical"] is True and payload["table"] is None and payload["fallbacks"] == steps
+    B = gcsim.encode(gcsim.bibd(7, 3, 1), 2, "rd", seed=seed, eps=0.0).B  # what --design --m 2 --seed 1 builds
+    masks = straggler_model("markov", 7, p_enter=0.2, p_leave=0.5).sample(steps, seed)
+    got = [r["opt_error"] for r in payload["records"]]
+    np.testing.assert_allclose(got, [_lstsq_error(B, mk, 2) for mk in masks], rtol=0, atol=1e-10)
+
+
+def test_gc_run_refusals_name_the_flag(code, monkeypatch, capsys):
+    """Exit 2 with the flag named, before any process starts."""
+    from gcsim.executor import launcher
+
+    def no_launch(*args, **kwargs):  # pragma: no cover - reached only on the defect
+        raise AssertionError("ranks were started")
+
+    monkeypatch.setattr(launcher, "launch", no_launch)
+    c = str(code)
+    cases = [
+        (["--code", c, "--stragglers", "1", "--ranks", "14"], "--ranks: must be <= the 13 coded workers"),
+        (["--code", c, "--stragglers", "1", "--m", "2"], "--m: not with --code"),
+        (["--code", c, "--stragglers", "1", "--design", "bibd:13,4,1"], "--design: not with --code"),
+        (["--code", c, "--stragglers", "bernoulli:0.1", "--workers-die", "1"], "--workers-die: runs on the parameter"),
+        (["--code", c, "--stragglers", "1", "--d", "8"], "--d: runs on the parameter server only"),
+        (["--code", c], "--stragglers: give one of --stragglers KIND:VALUES, --delays (with --rule) or --deadline"),
+        (["--code", c, "--delays", "pareto:scale=1,shape=2"], "--rule: needed with --delays"),
+        (["--code", c + "-missing", "--stragglers", "1"], "--code:"),
+        (["--design", "petersen", "--stragglers", "bernoulli:2"], "--stragglers"),
+        (["--design", "bibd:7,3,1", "--iterations", "5"], "--iterations: goes with the coded trainer"),
+        (["--design", "bibd:7,3,1", "--rule", "first:s=1"], "--rule: goes with the coded trainer"),
+        ([], "--design: give the design (and --m, --method) or --code"),
+    ]
+    for extra, message in cases:
+        assert _refused(["gc", "run", *extra]) == 2, extra
+        assert message in capsys.readouterr().err, extra
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch.distributed.run") is None, reason="torch.distributed.run missing")

@@ -38,6 +38,11 @@ READ_ONLY = {
     ("gc", "run", "--design"),
     ("decode-time", "--delays"),
     ("advise", "--delays"),
+    ("train", "--delays"),
+    ("gc", "run", "--delays"),
+    ("decoder-table", "--code"),  # the exported code: read, verified, never written
+    ("train", "--code"),
+    ("gc", "run", "--code"),
 }
 
 

