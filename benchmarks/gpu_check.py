@@ -19,13 +19,25 @@ one rank per GPU: ``dist.all_reduce``, gcsim's ring all-reduce and (world size >
 exact design c = N on d = 1,863,690 float32 (the large MLP's gradient), median times and ratios to
 ``dist.all_reduce``, and the largest relative difference from it; then (world size >= 2) DDP step
 times of the MLP 784-1024-1024-10 at batch 32 per rank, plain DDP against the CERAR hook (exact
-design, the hook's defaults), interleaved, medians of the slowest rank.
+design, the hook's defaults, built through the public state API: ``make_hook_state`` and
+``register_comm_hook(state, cerar_hook)``), interleaved, medians of the slowest rank; the hook's
+public state after the steps (``wire_dtype`` float32, ``calls``, bytes, the ``precision`` check
+passing), the replicas' drift (:func:`gcsim.executor.replicas.replica_drift`) and 0.0 after
+:func:`~gcsim.executor.replicas.resync_parameters`.
+
+Part 3 (torch with CUDA; skipped with part 2): gradient-coded training
+(:class:`gcsim.executor.coded_training.CodedTrainer`) on NCCL, one rank per GPU: 13 coded workers
+(cyclic repetition, 4 parts each, RD m = 2, from a decoder-table bundle of the patterns with at
+most one straggler) over the ranks, the 117,858-parameter CNN on seeded random images,
+Bernoulli(0.1) masks for ``--coded-steps`` steps; the replicas must end bit-identical and each
+step's ``err(F)/(mN)`` equal NumPy's ``lstsq`` on ``B_F`` (1e-9); reports the step time, the coded
+path's own share (encode, decoder, decode) and the bytes a rank sends.
 
 Without any GPU (and without ``--dry-run``) it writes ``{"gpu": false, "status": "skipped", ...}``
 and exits 0; with a GPU that neither CuPy nor torch in this venv can use (a CPU build of torch, no
 CuPy), ``{"gpu": true, "status": "skipped", "reason": ...}``, exit 0 as well.  ``--dry-run`` runs
-part 1 on NumPy only; ``--torch-cpu RANKS`` also runs part 2 on gloo with CPU tensors (its code,
-checked without a GPU).  ``--out DIR`` writes ``DIR/gpu_check.json``.
+part 1 on NumPy only; ``--torch-cpu RANKS`` also runs parts 2 and 3 on gloo with CPU tensors and
+RANKS ranks (their code, checked without a GPU).  ``--out DIR`` writes ``DIR/gpu_check.json``.
 Exit status 0 = every check that ran passed (or nothing to run), 1 = a mismatch, 2 = CuPy was
 explicitly required (``--require-cupy``) but is unusable.
 
@@ -213,7 +225,8 @@ def nccl_job(rank: int, world_size: int, spec: dict) -> dict:
 
     from gcsim.cerar import design
     from gcsim.executor.collectives import cerar_all_reduce, ring_all_reduce
-    from gcsim.executor.ddp_hook import register_cerar_hook
+    from gcsim.executor.ddp_hook import cerar_hook, make_hook_state
+    from gcsim.executor.replicas import replica_drift, resync_parameters
 
     cuda = spec.get("device", "cuda") == "cuda"
     dev = torch.device("cuda", torch.cuda.current_device()) if cuda else torch.device("cpu")
@@ -263,7 +276,10 @@ def nccl_job(rank: int, world_size: int, spec: dict) -> dict:
         variants = {}
         for name in ("plain DDP", "CERAR exact hook"):
             model = DDP(make(), device_ids=[dev.index] if cuda else None)
-            state = register_cerar_hook(model, exact) if name != "plain DDP" else None
+            state = None
+            if name != "plain DDP":  # the public state API: build the state, register it (a wrapper could) yourself
+                state = make_hook_state(exact)
+                model.register_comm_hook(state, cerar_hook)
             variants[name] = (model, torch.optim.SGD(model.parameters(), lr=0.01), state)
         gen = torch.Generator().manual_seed(100 + rank)
         x = torch.randn(spec["batch"], widths[0], generator=gen).to(dev)
@@ -285,10 +301,136 @@ def nccl_job(rank: int, world_size: int, spec: dict) -> dict:
         flat = {n: torch.cat([p.detach().reshape(-1) for p in v[0].parameters()]) for n, v in variants.items()}
         res["ddp_step_seconds"] = steps
         res["ddp_max_param_diff"] = float((flat["plain DDP"] - flat["CERAR exact hook"]).abs().max())
+        res["hook_state"] = hook_state_summary(variants["CERAR exact hook"][2])
+        hooked = variants["CERAR exact hook"][0]
+        res["hook_replica_drift"] = replica_drift(hooked)  # max |θ_i − θ_0| over the ranks, after the steps
+        resync_parameters(hooked)
+        res["hook_replica_drift_after_resync"] = replica_drift(hooked)  # 0.0: bit-identical
         for _, _, state in variants.values():
             if state is not None:
                 state.close()
     return res
+
+
+def hook_state_summary(state) -> dict:
+    """The CERAR hook's public state after the steps (:class:`gcsim.executor.ddp_hook.CerarHookState`)."""
+    prec = state.precision
+    return {
+        "wire_dtype": str(state.wire_dtype),
+        "compute_dtype": str(state.compute_dtype),
+        "calls": state.calls,
+        "bytes_sent": state.counter.sent,
+        "precision_ok": None if prec is None else bool(prec.ok),
+        "precision_ratio": None if prec is None else float(prec.ratio),
+    }
+
+
+def coded_job(rank: int, world_size: int, spec: dict) -> dict:
+    """One rank of part 3: gradient-coded training (:class:`CodedTrainer`) of the 117,858-parameter CNN.
+
+    The code is the decoder-table bundle ``spec["code"]`` (13 coded workers over the ranks), the data
+    seeded random 28 x 28 images, the stragglers Bernoulli(0.1) masks (``model.sample(steps, seed)``);
+    CUDA tensors on NCCL, CPU tensors on gloo.  Returns each step's ``err(F)/(mN)``, stragglers,
+    decoder source, seconds and bytes, and the parameter digest.
+    """
+    import torch
+
+    from gcsim.coding.stragglers import straggler_model
+    from gcsim.executor.coded_training import CodedTrainer
+    from gcsim.learning.coded_training import small_cnn
+
+    cuda = spec.get("device", "cuda") == "cuda"
+    dev = torch.device("cuda", torch.cuda.current_device()) if cuda else torch.device("cpu")
+    torch.manual_seed(0)
+    net = small_cnn().to(dev)
+    gen = torch.Generator().manual_seed(7)
+    count = 13 * 2 * spec["batch"]
+    data = torch.utils.data.TensorDataset(
+        torch.randn(count, 1, 28, 28, generator=gen), torch.randint(0, 10, (count,), generator=gen)
+    )
+    trainer = CodedTrainer(
+        spec["code"], net, torch.optim.SGD(net.parameters(), lr=0.01), data, batch_size=spec["batch"]
+    )
+    model = straggler_model("bernoulli", trainer.n, p=0.1)
+    report = trainer.train(spec["steps"], model, seed=spec["seed"], expected=False)
+    if cuda:
+        torch.cuda.synchronize()
+    return {
+        "digest": report.digest,
+        "d": trainer.d,
+        "opt_errors": [r.opt_error for r in report.records],
+        "stragglers": [r.stragglers for r in report.records],
+        "rel_errors": [r.rel_error for r in report.records],
+        "seconds": [r.seconds for r in report.records],
+        "bytes_sent": [r.bytes_sent for r in report.records],
+        "table_lookups": report.table_lookups,
+        "fallbacks": report.fallbacks,
+    }
+
+
+def coded_check(args, report: dict, ranks: int, *, cpu: bool = False) -> None:
+    """Part 3: :class:`gcsim.executor.coded_training.CodedTrainer` on NCCL (one rank per GPU) or gloo (``cpu``).
+
+    13 coded workers (cyclic repetition, 4 parts each, RD m = 2, a decoder table of the patterns
+    with at most one straggler) over ``ranks`` ranks.  Checks: every rank ends with the same
+    parameter digest (bit-identical replicas), and each step's ``err(F)/(mN)`` equals NumPy's
+    ``lstsq`` on ``B_F`` for the same Bernoulli(0.1) mask (1e-9 absolute: both are optimal errors
+    of a well-conditioned ``B_F``).  Reports the median step time of the slowest rank, the coded
+    path's own share (encode, decoder, decode) and the bytes a rank sends.
+    """
+    import tempfile
+
+    import gcsim
+    from gcsim.coding.decoder_table import decoder_table
+    from gcsim.coding.schemes import cyclic_repetition_assignment
+    from gcsim.coding.stragglers import straggler_model
+    from gcsim.executor.launcher import launch
+
+    sch = gcsim.encode(cyclic_repetition_assignment(13, 4), 2, "rd", eps=0.1, seed=args.seed)
+    table = decoder_table(sch, s_max=1)
+    backend = "gloo" if cpu else "nccl"
+    with tempfile.TemporaryDirectory(prefix="gpu-check-code-") as tmp:
+        path = str(table.export(Path(tmp) / "decoders_s1"))
+        spec = {
+            "code": path,
+            "steps": args.coded_steps,
+            "batch": 8,
+            "seed": args.seed,
+            "device": "cpu" if cpu else "cuda",
+        }
+        res = launch(coded_job, ranks, (spec,), backend=backend, timeout=args.nccl_timeout).raise_on_failure()
+    rows = res.results
+    masks = straggler_model("bernoulli", sch.n, p=0.1).sample(args.coded_steps, args.seed)
+    T = np.kron(np.eye(sch.m), np.ones((sch.num_parts, 1)))
+    want = []
+    for mk in masks:
+        X = np.linalg.lstsq(sch.B[:, mk], T, rcond=None)[0]
+        want.append(float(np.sum((sch.B[:, mk] @ X - T) ** 2)) / (sch.m * sch.num_parts))
+    diff = max(abs(a - b) for a, b in zip(rows[0]["opt_errors"], want, strict=True))
+    same_masks = rows[0]["stragglers"] == [np.flatnonzero(~mk).tolist() for mk in masks]
+    identical = len({r["digest"] for r in rows}) == 1
+    step = np.max([[sum(s.values()) for s in r["seconds"]] for r in rows], axis=0)
+    own = np.max([[s["encode"] + s["decoder"] + s["decode"] for s in r["seconds"]] for r in rows], axis=0)
+    out = {
+        "backend": backend,
+        "world_size": ranks,
+        "coded_workers": sch.n,
+        "m": sch.m,
+        "d": rows[0]["d"],
+        "steps": args.coded_steps,
+        "replicas_identical": identical,
+        "masks_as_the_model": same_masks,
+        "max_opt_error_diff_vs_lstsq": diff,
+        "max_rel_gradient_error": float(np.nanmax(rows[0]["rel_errors"])),
+        "table_lookups": rows[0]["table_lookups"],
+        "fallbacks": rows[0]["fallbacks"],
+        "median_step_seconds": float(np.median(step)),
+        "coded_overhead_fraction": float(np.median(own / step)),
+        "bytes_sent_per_step": rows[0]["bytes_sent"][-1],
+    }
+    if not (identical and same_masks and diff <= 1e-9 and np.isfinite(out["max_rel_gradient_error"])):
+        report["ok"] = False
+    report["coded_cpu" if cpu else "coded_nccl"] = out
 
 
 def nccl_check(args, report: dict, gpus: int, *, cpu: bool = False) -> None:
@@ -333,7 +475,19 @@ def nccl_check(args, report: dict, gpus: int, *, cpu: bool = False) -> None:
             "median_step_seconds": st,
             "ratio_hook_to_plain": st["CERAR exact hook"] / st["plain DDP"],
             "max_param_diff_after_steps": max(r["ddp_max_param_diff"] for r in res.results),
+            "hook_state": res.results[0]["hook_state"],
+            "hook_replica_drift": max(r["hook_replica_drift"] for r in res.results),
+            "hook_replica_drift_after_resync": max(r["hook_replica_drift_after_resync"] for r in res.results),
         }
+        hs = res.results[0]["hook_state"]
+        if (
+            hs["wire_dtype"] != "torch.float32"
+            or hs["calls"] < 1
+            or hs["bytes_sent"] <= 0
+            or hs["precision_ok"] is not True
+            or out["ddp"]["hook_replica_drift_after_resync"] != 0.0
+        ):
+            report["ok"] = False
     report["torch_cpu" if cpu else "nccl"] = out
 
 
@@ -354,6 +508,9 @@ def main(argv=None) -> int:
         default=0,
         metavar="RANKS",
         help="also run part 2 on gloo with CPU tensors and RANKS ranks (a check of its code without a GPU)",
+    )
+    ap.add_argument(
+        "--coded-steps", type=int, default=20, help="steps of the gradient-coded training (part 3, CodedTrainer)"
     )
     ap.add_argument("--nccl-timeout", type=float, default=240.0, help="seconds for the whole NCCL launch")
     ap.add_argument("--dry-run", action="store_true", help="part 1 on NumPy only (no GPU needed)")
@@ -395,11 +552,14 @@ def main(argv=None) -> int:
                     status = 2
             if gpus > 0:
                 nccl_check(args, report, gpus)
+                coded_check(args, report, gpus)
             else:
                 report["nccl"] = "skipped: torch sees no CUDA device (a CPU build of torch?)"
+                report["coded_nccl"] = "skipped: torch sees no CUDA device (a CPU build of torch?)"
             report["status"] = "ran"
     if args.torch_cpu > 0:
         nccl_check(args, report, args.torch_cpu, cpu=True)
+        coded_check(args, report, args.torch_cpu, cpu=True)
     if status == 0 and not report["ok"]:
         status = 1
     _write(report, args.out)
@@ -423,7 +583,7 @@ def _print(report: dict, as_json: bool) -> None:
     print(f"gcsim GPU check -- {report.get('workload', report.get('reason', ''))}")
     for k in sorted(report):
         v = report[k]
-        if k in ("nccl", "torch_cpu") and isinstance(v, dict):
+        if k in ("nccl", "torch_cpu", "coded_nccl", "coded_cpu") and isinstance(v, dict):
             print(f"  {k:34s} {json.dumps(v, sort_keys=True)}")
         elif k != "workload":
             print(f"  {k:34s} {v:.4g}" if isinstance(v, float) else f"  {k:34s} {v}")

@@ -12,7 +12,10 @@
 #     message when CuPy is not installed (pip install cupy-cuda12x into the venv beforehand to run it);
 #   * the CuPy-parametrized executor tests (when CuPy works);
 #   * torch on NCCL, one rank per GPU: dist.all_reduce vs gcsim's ring and CERAR (exact design) on
-#     1.86 M float32, and DDP step times of the 1.86 M-parameter MLP, plain vs the CERAR hook;
+#     1.86 M float32, and DDP step times of the 1.86 M-parameter MLP, plain vs the CERAR hook (its
+#     public state, the replicas' drift and a re-sync);
+#   * torch on NCCL: gradient-coded training (CodedTrainer, 13 coded workers over the GPUs, the
+#     117,858-parameter CNN, Bernoulli(0.1) stragglers): replicas bit-identical, err(F)/(mN) against lstsq;
 #   * no GPU at all: {"gpu": false, "status": "skipped", ...}, exit 0.
 # Sized to finish within 8 minutes on one GPU (every stage under its own timeout).
 # Exit status: 0 ok or skipped, 1 a check failed or timed out.
@@ -53,7 +56,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
 else
   echo "no NVIDIA GPU visible (nvidia-smi missing or failing): writing a 'no GPU' result"
 fi
-echo "== evaluator (CuPy vs NumPy) and NCCL collectives / DDP hook =="
+echo "== evaluator (CuPy vs NumPy), NCCL collectives / DDP hook, coded training on NCCL =="
 timeout 360 "$PY" benchmarks/gpu_check.py --patterns "$PATTERNS" --out "$OUT"
 RC=$?
 if [[ "$RC" == 124 ]]; then echo "gpu_check.py ran past its 360 s limit" >&2; fi

@@ -114,11 +114,13 @@ def test_gpu_check_bound_accepts_independent_computations_and_rejects_a_real_dif
 
 
 def test_gpu_check_torch_part_runs_on_gloo_cpu(capsys, monkeypatch):
-    """Part 2's code (collectives against the bound, DDP steps plain vs hook) on CPU tensors, 2 ranks."""
+    """Parts 2 and 3 on CPU tensors, 2 gloo ranks: collectives against the bound, DDP steps plain vs the hook
+    (its public state, drift and re-sync), and the coded trainer against NumPy's lstsq."""
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the ranks import the job by module name
     monkeypatch.delitem(sys.modules, "gpu_check", raising=False)
     mod = importlib.import_module("gpu_check")
     argv = ["--dry-run", "--patterns", "20", "--torch-cpu", "2", "--d", "1001", "--repeats", "2", "--steps", "2"]
+    argv += ["--coded-steps", "2"]
     assert mod.main([*argv, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     part = report["torch_cpu"]
@@ -129,3 +131,15 @@ def test_gpu_check_torch_part_runs_on_gloo_cpu(capsys, monkeypatch):
     ddp = part["ddp"]
     assert set(ddp["median_step_seconds"]) == {"plain DDP", "CERAR exact hook"} and ddp["batch_per_rank"] == 32
     assert ddp["max_param_diff_after_steps"] < 1e-4  # exact design: the same training up to float32 round-off
+    # the CERAR hook's public state (CerarHookState), read after the steps: float32 buckets, exact design
+    state = ddp["hook_state"]
+    assert state["wire_dtype"] == "torch.float32" and state["compute_dtype"] == "None" and state["calls"] >= 2
+    assert state["bytes_sent"] > 0 and state["precision_ok"] is True
+    assert 0.0 <= ddp["hook_replica_drift"] < 1e-4 and ddp["hook_replica_drift_after_resync"] == 0.0
+    # part 3: CodedTrainer, 13 coded workers on the 2 ranks, the 117,858-parameter CNN
+    coded = report["coded_cpu"]
+    assert coded["backend"] == "gloo" and coded["world_size"] == 2 and coded["coded_workers"] == 13
+    assert coded["d"] == 117_858 and coded["steps"] == 2 and coded["table_lookups"] + coded["fallbacks"] == 2
+    assert coded["replicas_identical"] is True and coded["masks_as_the_model"] is True
+    assert coded["max_opt_error_diff_vs_lstsq"] <= 1e-9  # each step's err(F)/(mN) against NumPy's lstsq
+    assert "coded_nccl" not in report  # the dry run starts no NCCL job
