@@ -469,8 +469,8 @@ def register(subparsers: Any, add) -> None:
     )
     p.add_argument(
         "--code",
-        help="the exported code: a folder of gcsim advise --export, or a decoder-table bundle (runs the coded "
-        "trainer; its own encoder, so not with --design, --m, --method, --eps)",
+        help="the exported code, run by the coded trainer with its own encoder (--design, --m, --method, --eps are "
+        "refused): a folder of gcsim advise --export, or a decoder-table bundle",
     )
     p.add_argument("--m", type=int_arg(1), default=None, help="communication reduction m (with --design; default 1)")
     p.add_argument(
