@@ -22,6 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import limits
 from .._progress import StageProgress
 from .._validation import check_bool, check_int, check_real
 from ..coding.encoders import get_encoder
@@ -527,7 +528,8 @@ def advise(
     seed : int
         Seed of every random choice (constructions, encoders, Monte Carlo draws).
     samples, exact_limit : int
-        Monte Carlo draws, and the largest pattern count evaluated exactly
+        Monte Carlo draws per candidate (at most :data:`gcsim.limits.MAX_PATTERNS`, checked before
+        any candidate is built), and the largest pattern count evaluated exactly
         (:func:`gcsim.coding.evaluate.expected_error`).
     worst_limit : int
         Worst case only when ``C(n, s) <= worst_limit`` (else the row says it was skipped).
@@ -593,9 +595,11 @@ def advise(
     scheduler = check_scheduler(scheduler)
     if sweep_workers is not None:
         sweep_workers = check_int("sweep_workers", sweep_workers, minimum=1)
+    samples = check_int("samples", samples, minimum=2)
+    limits.check_work("samples", samples, "Monte Carlo draws per candidate", limit_name="MAX_PATTERNS", unit="draws")
     settings = Settings(
         exact_limit=check_int("exact_limit", exact_limit, minimum=0),
-        samples=check_int("samples", samples, minimum=2),
+        samples=samples,
         worst_limit=check_int("worst_limit", worst_limit, minimum=0),
     )
     exact_tol = check_real("exact_tol", exact_tol, minimum=0.0, maximum=1.0)

@@ -84,7 +84,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _html
+from .. import _html, limits
 from .._progress import progress_bar
 from .._stats import draw_level_interval
 from .._validation import check_bool, check_count, check_finite_array, check_int, check_mask, check_real
@@ -685,6 +685,10 @@ def expected_error(
 
     Parameters
     ----------
+    samples : int
+        Monte Carlo draws, at most :data:`gcsim.limits.MAX_PATTERNS` (each draw is a pattern
+        evaluated, its error kept until the interval is formed; models that cannot be streamed
+        hold ``samples x n`` masks), checked before anything is drawn.
     decoder : "optimal", "reference" or array (n, m)
         Optimal decoding, the scheme's reference decoder or a given decoder
         (``rescale``/``p`` as in :func:`fixed_decoder_error`).
@@ -723,6 +727,13 @@ def expected_error(
         raise InvalidArgumentError("model", "must be a straggler model (see straggler_model)")
     exact_limit = check_int("exact_limit", exact_limit, minimum=0)
     samples = check_int("samples", samples, minimum=2)
+    limits.check_work(
+        "samples",
+        samples,
+        "Monte Carlo draws (each a pattern evaluated, its error kept)",
+        limit_name="MAX_PATTERNS",
+        unit="draws",
+    )
     seed = check_int("seed", seed, minimum=0)
     method = _check_method(method)
     if ci_method not in _CI_METHODS:
@@ -801,9 +812,12 @@ def expected_error(
         raw, excess = pairs[:, 0], np.maximum(pairs[:, 0] - pairs[:, 1], 0.0)
         el = expected_lower(model)
         extra = ""
-        if ci_method == "t" and _est.RARE_EXTEND > 0 and _est.is_rare(excess, tol):
+        again_size = _est.RARE_EXTEND * draw.size
+        # masks of a model that cannot be streamed are held whole: redraw only within the dense limit
+        fits = _mc.streamable(draw.model) or again_size * ctx.n <= limits.MAX_DENSE_ENTRIES
+        if ci_method == "t" and again_size and fits and _est.is_rare(excess, tol):
             # theory §57.4: drawn again, the estimate and limit from the new draws alone
-            again = draw_pairs([_mc.Draw(draw.model, _est.RARE_EXTEND * draw.size, _redraw_seed(seed, ctx.n, 0))])[0]
+            again = draw_pairs([_mc.Draw(draw.model, again_size, _redraw_seed(seed, ctx.n, 0))])[0]
             raw = np.concatenate([raw, again[:, 0]])
             excess = np.maximum(again[:, 0] - again[:, 1], 0.0)
             extra = f"{again.shape[0]} draws drawn again (rare failures)"

@@ -46,9 +46,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._validation import check_bool, check_int
+from .._validation import check_bool, check_int, check_int_array
 from ..errors import CatalogueError, ImpossibleParametersError, InvalidArgumentError, NotConstructibleError
-from ..limits import check_entries
+from ..limits import array_shape, check_entries
 from .base import (
     CombinatorialObject,
     require,
@@ -334,7 +334,12 @@ class CosetBipartiteGraph(CombinatorialObject):
         metadata: Mapping[str, Any] | None = None,
     ):
         grp = _group(k, group)
-        sets = np.asarray(connection_sets, dtype=np.int64).reshape(m, delta)
+        sets = check_int_array("connection_sets", connection_sets, what="the connection sets")
+        if sets.size != int(m) * int(delta):
+            raise InvalidArgumentError(
+                "connection_sets", f"must hold m x delta = {m} x {delta} integers, got {sets.shape}"
+            )
+        sets = sets.reshape(m, delta)
         # worker (c, y) holds y + S_c: rows add[y, t] of column c*k + y
         cols = np.arange(m)[:, None, None] * k + np.arange(k)[None, :, None]
         rows = grp.add[np.arange(k)[None, :, None], sets[:, None, :]]
@@ -804,6 +809,9 @@ def coset_graph(
 
 
 def _check_sets(connection_sets: Any, k: int, m: int, delta: int) -> list[np.ndarray]:
+    check_entries("connection_sets", array_shape(connection_sets), "the connection sets")
+    if hasattr(connection_sets, "__len__") and len(connection_sets) != m:
+        raise InvalidArgumentError("connection_sets", f"must contain m = {m} sets, got {len(connection_sets)}")
     try:
         seq = list(connection_sets)
     except TypeError:
@@ -812,6 +820,8 @@ def _check_sets(connection_sets: Any, k: int, m: int, delta: int) -> list[np.nda
         raise InvalidArgumentError("connection_sets", f"must contain m = {m} sets, got {len(seq)}")
     out = []
     for c, S in enumerate(seq):
+        if hasattr(S, "__len__") and len(S) != delta:
+            raise InvalidArgumentError("connection_sets", f"set {c} must have delta = {delta} distinct elements")
         try:
             vals = [check_int(f"connection_sets[{c}]", t) for t in S]
         except TypeError:

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import limits
-from .._validation import check_int, layout_version_problem
+from .._validation import check_int, check_int_array, layout_version_problem
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
 from .difference_families import circulant_incidence, difference_set_lambda, singer_difference_set
 
@@ -47,7 +47,9 @@ class CyclicDesign:
     ``verify()`` recounts the ``k(k − 1)`` differences of ``D`` (:func:`difference_set_lambda`):
     by Lemma 9a (theory §10.8) that is exactly ``AᵀA = (k − λ)I + λJ`` for the incidence.
     :func:`gcsim.coding.structured.encode_structured` takes the object (through ``incidence``).
-    Immutable once built.
+    Immutable once built.  ``v`` is at most :data:`gcsim.limits.MAX_DENSE_ENTRIES` (the check counts
+    the differences per residue) and ``base`` holds integers only (no booleans, non-whole floats or
+    strings), ``k x k`` within the same limit, checked before anything is allocated.
 
     Its catalogue bundle (kind ``"cyclic_design"``) is the array ``base`` and the metadata
     ``params``/``construction``.  :meth:`from_arrays` checks the residues, re-derives ``λ`` from
@@ -71,10 +73,8 @@ class CyclicDesign:
 
     def __init__(self, v: int, base: Any, construction: str = ""):
         v = check_int("v", v, minimum=2)
-        try:
-            D = np.array(sorted(int(x) for x in base), dtype=np.int64)
-        except (TypeError, ValueError):
-            raise InvalidArgumentError("base", f"must be a list of integers, got {base!r:.80}") from None
+        limits.check_entries("v", (v,), "the count of differences per residue of Z_v (one per point)")
+        D = np.sort(check_int_array("base", base, ndim=1, what="the difference set"))
         if not 0 < D.size < v:
             raise InvalidArgumentError("base", f"must be a nonempty proper subset of Z_{v} (0 < k < v), got {D.size}")
         try:

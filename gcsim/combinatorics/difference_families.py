@@ -24,6 +24,7 @@ GF(p^a) is ``(Z_p)^a`` with the codes of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from functools import cache
 
@@ -31,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import limits
-from .._validation import check_int
+from .._validation import check_int, check_int_array
 from ..errors import InvalidArgumentError, VerificationError
 from .fields import field_tables, prime_power, prime_power_decomposition, primitive_element
 
@@ -55,12 +56,11 @@ __all__ = [
 def _check_moduli(moduli) -> tuple[int, ...]:
     if isinstance(moduli, (int, np.integer)):
         moduli = (moduli,)
-    try:
-        out = tuple(check_int("moduli", m, minimum=1) for m in moduli)
-    except TypeError:
-        raise InvalidArgumentError("moduli", f"must be an int or a sequence of ints, got {moduli!r}") from None
+    arr = check_int_array("moduli", moduli, ndim=1, what="the cyclic factors")
+    out = tuple(check_int("moduli", m, minimum=1) for m in arr.tolist())
     if not out:
         raise InvalidArgumentError("moduli", "must not be empty")
+    limits.check_entries("moduli", (math.prod(out), len(out)), "the group's elements (|G| x factors)")
     return out
 
 
@@ -112,8 +112,12 @@ def develop(moduli, base_blocks, n_fixed: int = 0) -> list[tuple[int, ...]]:
     weights = np.array([int(np.prod(moduli[i + 1 :])) for i in range(len(moduli))], dtype=np.int64)
     mods = np.asarray(moduli, dtype=np.int64)
     out: list[tuple[int, ...]] = []
+    if not hasattr(base_blocks, "__len__"):
+        raise InvalidArgumentError("base_blocks", f"must be a list of blocks, got {type(base_blocks).__name__}")
+    limits.check_entries("base_blocks", (len(base_blocks), n), "the developed blocks (base blocks x |G|)")
     for base in base_blocks:
-        base = np.asarray(list(base), dtype=np.int64)
+        base = check_int_array("base_blocks", base, ndim=1, what="a base block")
+        limits.check_entries("base_blocks", (n, base.size), "the orbit of a base block (|G| x its size)")
         if np.any(base < 0) or np.any(base >= n + n_fixed):
             raise InvalidArgumentError("base_blocks", f"codes must lie in [0, {n + n_fixed}), got {base.tolist()}")
         finite = base[base < n]
@@ -288,21 +292,30 @@ def difference_set_lambda(v: int, D: Sequence[int]) -> int | None:
     """``λ`` if ``D`` is a ``(v, |D|, λ)`` difference set in Z_v, else None (exact, ``O(|D|²)``).
 
     Every nonzero residue must occur exactly ``λ`` times among the differences ``a - b``
-    (``a != b`` in ``D``); ``D`` must consist of distinct residues in ``[0, v)``.
+    (``a != b`` in ``D``); ``D`` must consist of distinct residues in ``[0, v)``, given as integers
+    (a boolean, a non-whole float or a string is refused, never truncated).  Sizes: ``v`` counts
+    (one int64 per residue) and the ``k x k`` difference table are each within
+    :data:`gcsim.limits.MAX_DENSE_ENTRIES`, checked before anything is allocated; a ``(v, k)``
+    with ``k(k - 1)`` not a multiple of ``v - 1`` is no difference set and returns None at once.
 
     >>> difference_set_lambda(7, [1, 2, 4]), difference_set_lambda(7, [0, 1, 2])
     (1, None)
     """
     v = check_int("v", v, minimum=1)
-    arr = np.asarray(list(D), dtype=np.int64)
+    limits.check_entries("v", (v,), "the count of differences per residue of Z_v")
+    arr = check_int_array("D", D, what="the residues")
     if arr.ndim != 1 or arr.size == 0 or np.any(arr < 0) or np.any(arr >= v) or np.unique(arr).size != arr.size:
         raise InvalidArgumentError("D", f"must list distinct residues in [0, {v}), got {arr.size} entries")
-    counts = np.zeros(v, dtype=np.int64)
-    for start in range(0, arr.size, 1024):  # rows of the difference table, 1024 at a time
-        np.add.at(counts, ((arr[start : start + 1024, None] - arr[None, :]) % v).ravel(), 1)
-    counts[0] -= arr.size  # the a = b terms
+    k = int(arr.size)
+    limits.check_entries("D", (k, k), "the difference table (k x k, counted 1024 rows at a time)")
     if v == 1:
         return 0
+    if (k * (k - 1)) % (v - 1):  # k(k - 1) = λ(v - 1) fails: no difference set, nothing to count
+        return None
+    counts = np.zeros(v, dtype=np.int64)
+    for start in range(0, k, 1024):  # rows of the difference table, 1024 at a time
+        counts += np.bincount(((arr[start : start + 1024, None] - arr[None, :]) % v).ravel(), minlength=v)
+    counts[0] -= k  # the a = b terms
     lam = int(counts[1])
     return lam if np.all(counts[1:] == lam) else None
 
@@ -330,7 +343,8 @@ def circulant_incidence(v: int, D: Sequence[int]) -> sp.csc_matrix:
            [0, 0, 1, 1, 0, 1, 0]])
     """
     v = check_int("v", v, minimum=1)
-    base = np.asarray(list(D), dtype=np.int64)
+    base = check_int_array("D", D, what="the residues", limit_name="MAX_SPARSE_ENTRIES")
+    limits.check_entries("D", (v, base.size), "the incidence's stored entries (v x k)", limit_name="MAX_SPARSE_ENTRIES")
     if base.ndim != 1 or base.size == 0 or np.any(base < 0) or np.any(base >= v) or np.unique(base).size != base.size:
         raise InvalidArgumentError("D", f"must list distinct residues in [0, {v}), got {base.size} entries")
     k = base.size

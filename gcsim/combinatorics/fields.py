@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import sympy
 
-from .._validation import check_dense_size, check_int
+from .._validation import check_dense_size, check_int, check_int_array
 from ..errors import InvalidArgumentError
 
 __all__ = [
@@ -354,7 +354,7 @@ def additive_cosets(q: int, subgroup: Any) -> list[np.ndarray]:
     """
     q, _, _ = _check_q(q)
     add, _ = field_tables(q)
-    H = np.unique(np.asarray(subgroup, dtype=np.int64))
+    H = np.unique(check_int_array("subgroup", subgroup, what="the subgroup's codes"))
     if H.size == 0 or H.min() < 0 or H.max() >= q:
         raise InvalidArgumentError("subgroup", f"must be elements of GF({q}) (codes in [0, {q}))")
     members = set(H.tolist())

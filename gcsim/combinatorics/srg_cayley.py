@@ -8,11 +8,12 @@ quadratic-form helpers the geometric families share.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .._validation import check_dense_size, check_int
+from .._validation import check_dense_size, check_int, check_int_array
 from ..errors import InvalidArgumentError, VerificationError
 from .fields import field_tables, is_prime_power, prime_power
 from .srg_graph import StronglyRegularGraph, _make, srg_parameters_of
@@ -35,7 +36,10 @@ def _cayley_adjacency(p: int, D: int, connection: Iterable[int]) -> np.ndarray:
     N = p**D
     check_dense_size("q", N, N, f"the Cayley graph on GF({p})^{D}")
     ind = np.zeros(N, dtype=bool)
-    ind[np.asarray(list(connection), dtype=np.int64)] = True
+    conn = check_int_array("connection", connection, ndim=1, what="the connection set")
+    if conn.size and (conn.min() < 0 or conn.max() >= N):
+        raise InvalidArgumentError("connection", f"must hold element indices in [0, {N})")
+    ind[conn] = True
     X = _digits(N, p, D)
     idx = np.zeros((N, N), dtype=np.int64)
     for d in range(D):
@@ -117,20 +121,22 @@ def abelian_cayley_graph(
     >>> abelian_cayley_graph([5], [[1], [4]]).params      # the pentagon
     SRGParams(v=5, k=2, lam=0, mu=1)
     """
-    try:
-        mods = [check_int("moduli", m, minimum=2) for m in moduli]
-    except TypeError:
-        raise InvalidArgumentError("moduli", "must be a sequence of integers >= 2") from None
+    if isinstance(moduli, (str, bytes)) or not hasattr(moduli, "__len__"):
+        raise InvalidArgumentError("moduli", "must be a sequence of integers >= 2")
+    mods = [check_int("moduli", m, minimum=2) for m in check_int_array("moduli", moduli, ndim=1).tolist()]
     if not mods:
         raise InvalidArgumentError("moduli", "must be non-empty")
     sizes = np.array(mods, dtype=np.int64)
-    try:
-        C = np.array([list(c) for c in connection], dtype=np.int64).reshape(-1, len(mods))
-    except (TypeError, ValueError):
-        raise InvalidArgumentError("connection", f"must be a list of {len(mods)}-tuples of integers") from None
-    C %= sizes
-    v = int(np.prod(sizes))
+    v = math.prod(mods)
     check_dense_size("moduli", v, v, "the Cayley graph's adjacency matrix")
+    C = check_int_array("connection", connection, what="the connection set")
+    if C.size == 0 or (C.ndim == 1 and len(mods) == 1):
+        C = C.reshape(-1, len(mods))
+    if C.ndim != 2 or C.shape[1] != len(mods):
+        raise InvalidArgumentError(
+            "connection", f"must be a list of {len(mods)}-tuples of integers, got shape {C.shape}"
+        )
+    C %= sizes
     radix = np.concatenate([np.cumprod(sizes[::-1])[::-1][1:], [1]])
     ind = np.zeros(v, dtype=bool)
     ind[C @ radix] = True

@@ -1,0 +1,145 @@
+"""Issue #33 classes 1 and 3: every stated size checked before allocation; integer inputs never truncated."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from gcsim._validation import check_int_array
+from gcsim.combinatorics.coset import coset_graph
+from gcsim.combinatorics.cyclic_design import CyclicDesign
+from gcsim.combinatorics.difference_families import circulant_incidence, develop, difference_set_lambda
+from gcsim.combinatorics.fields import additive_cosets
+from gcsim.combinatorics.srg_cayley import abelian_cayley_graph
+from gcsim.errors import CatalogueError, InvalidArgumentError, SizeLimitError
+
+ZERO_STRIDE = np.broadcast_to(np.int64(1), (10**9,))
+
+
+def _refused(fn, name: str, error=InvalidArgumentError) -> str:
+    start = time.perf_counter()
+    with pytest.raises(error) as info:
+        fn()
+    assert time.perf_counter() - start < 1.0
+    text = str(info.value)
+    assert text.startswith(f"{name}:") and "\n" not in text, text
+    return text
+
+
+# -- class 1: sizes --------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "fn, name",
+    [
+        (lambda: CyclicDesign(7, ZERO_STRIDE), "base"),
+        (lambda: CyclicDesign(10**12, [1, 2, 4]), "v"),
+        (lambda: CyclicDesign(7, range(10**12)), "base"),
+        (lambda: difference_set_lambda(2 * 10**9, [0, 1, 3]), "v"),
+        (lambda: difference_set_lambda(7, ZERO_STRIDE), "D"),
+        (lambda: circulant_incidence(10**12, [0, 1, 3]), "D"),
+        (lambda: circulant_incidence(7, ZERO_STRIDE), "D"),
+        (lambda: develop(ZERO_STRIDE, [[0]]), "moduli"),
+        (lambda: develop([10**6, 10**6], [[0]]), "moduli"),
+        (lambda: develop(7, [ZERO_STRIDE]), "base_blocks"),
+        (lambda: abelian_cayley_graph([5], np.broadcast_to(np.int64(1), (10**9, 1))), "connection"),
+        (lambda: additive_cosets(4, ZERO_STRIDE), "subgroup"),
+        (lambda: coset_graph(9, 2, 2, connection_sets=np.broadcast_to(np.int64(1), (10**9, 2))), "connection_sets"),
+    ],
+)
+def test_stated_sizes_are_refused_before_allocation(fn, name):
+    _refused(fn, name, SizeLimitError)
+
+
+def test_samples_are_checked_against_a_stated_limit():
+    from gcsim.advisor.core import advise
+    from gcsim.coding.delays import arrival_rule, delay_model, expected_decode_time
+    from gcsim.coding.evaluate import expected_error
+    from gcsim.coding.schemes import encode
+    from gcsim.coding.stragglers import straggler_model
+
+    sch = encode(np.eye(3, dtype=int), 1, "naive")
+    model = straggler_model("fixed", 3, s=1)
+    text = _refused(lambda: expected_error(sch, model, samples=10**12, exact_limit=0), "samples", SizeLimitError)
+    assert "MAX_PATTERNS" in text
+    _refused(lambda: advise(13, 3, 1, "fixed:1", samples=10**12), "samples", SizeLimitError)
+    dm = delay_model("pareto", 5, scale=1.0, shape=3.0)
+    text = _refused(
+        lambda: expected_decode_time(dm, arrival_rule("first", s=1), method="monte-carlo", samples=10**9),
+        "samples",
+        SizeLimitError,
+    )
+    assert "MAX_DENSE_ENTRIES" in text
+
+
+def test_decode_time_cli_refuses_a_huge_sample_count_with_status_2():
+    argv = [sys.executable, "-m", "gcsim", "decode-time", "--workers", "3", "--delays"]
+    argv += ["shifted-exponential:shift=1,rate=1", "--rule", "first:s=1", "--evaluation", "monte-carlo"]
+    out = subprocess.run([*argv, "--samples", "1000000000"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out.stderr
+    assert "gcsim: error: --samples:" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_cyclic_design_bundle_with_a_huge_v_is_refused_fast():
+    fano = CyclicDesign(7, [1, 2, 4])
+    meta = fano.bundle_metadata() | {"params": [1_500_000_000, 3, 1]}
+    start = time.perf_counter()
+    with pytest.raises(CatalogueError, match="v:"):
+        CyclicDesign.from_arrays(fano.to_arrays(), meta)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_difference_set_lambda_rejects_impossible_parameters_without_counting():
+    # k(k - 1) = 6 is not a multiple of v - 1 = 9_999: no difference set, answered at once
+    assert difference_set_lambda(10_000, [0, 1, 3]) is None
+    assert difference_set_lambda(7, [1, 2, 4]) == 1
+    assert difference_set_lambda(13, [0, 1, 3, 9]) == 1
+
+
+# -- class 3: integers ------------------------------------------------------------------------
+NON_INTEGERS = [[1, 2, 4.5], [True, 2, 4], "124", b"124", np.array([1.0, 2.0, 4.5]), np.array([True, False, True])]
+
+
+@pytest.mark.parametrize("bad", NON_INTEGERS, ids=repr)
+@pytest.mark.parametrize(
+    "fn, name",
+    [
+        (lambda b: CyclicDesign(7, b), "base"),
+        (lambda b: difference_set_lambda(7, b), "D"),
+        (lambda b: circulant_incidence(7, b), "D"),
+        (lambda b: develop(7, [b]), "base_blocks"),
+        (lambda b: additive_cosets(4, b), "subgroup"),
+    ],
+)
+def test_non_integer_inputs_are_refused_not_truncated(fn, name, bad):
+    _refused(lambda: fn(bad), name)
+
+
+@pytest.mark.parametrize("bad", [[[1], [4.5]], [[True], [4]], "14"], ids=repr)
+def test_cayley_connection_must_be_integers(bad):
+    _refused(lambda: abelian_cayley_graph([5], bad), "connection")
+
+
+def test_coset_connection_sets_must_be_integers():
+    _refused(lambda: coset_graph(9, 2, 2, connection_sets=[[0, 1.5], [0, 3]]), "connection_sets[0]")
+    _refused(lambda: coset_graph(9, 2, 2, connection_sets=[[0, True], [0, 3]]), "connection_sets[0]")
+
+
+def test_whole_numbers_in_any_integer_form_are_accepted():
+    for base in ([1, 2, 4], (4, 1, 2), np.array([1, 2, 4], dtype=np.uint8), [1.0, 2.0, 4.0], {1, 2, 4}):
+        assert CyclicDesign(7, base).base.tolist() == [1, 2, 4]
+    assert abelian_cayley_graph([5], [[1], [4]]).params.v == 5
+
+
+def test_check_int_array_bounds_and_shapes():
+    assert check_int_array("x", []).dtype == np.int64
+    with pytest.raises(InvalidArgumentError, match="int64"):
+        check_int_array("x", [10**30])
+    with pytest.raises(InvalidArgumentError, match="2-D"):
+        check_int_array("x", [1, 2], ndim=2)
+    with pytest.raises(InvalidArgumentError, match="x:"):
+        check_int_array("x", [[1, 2], [3]])
+    with pytest.raises(InvalidArgumentError, match="x:"):
+        check_int_array("x", [np.nan])
