@@ -2,6 +2,10 @@
 
 import sys
 
-from .app.cli import main
+try:  # a Ctrl-C while the command line is imported: one line and status 130, as after start-up
+    from .app.cli import main
+except KeyboardInterrupt:
+    print("gcsim: interrupted", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

@@ -108,3 +108,25 @@ def test_a_good_train_run_still_creates_its_folder(tmp_path, capsys):
     code = main(["train", "--dataset", "digits", "--codes", "uncoded", "--iterations", "1", "--out", f"{tmp_path}/X/Y"])
     assert code == 0, capsys.readouterr().err
     assert sorted(p.name for p in (tmp_path / "X" / "Y").iterdir()) == ["history.csv", "manifest.json"]
+
+
+def test_advise_refuses_an_earlier_export_before_the_advice_runs(tmp_path, capsys, monkeypatch):
+    # issue #34 item 5: the whole advice ran, then the export was refused and the table never shown
+    import gcsim.advisor
+
+    def no_advice(*args, **kwargs):
+        raise AssertionError("the advice ran before the export folder was checked")
+
+    (tmp_path / "advice" / "rank1_bibd_rd").mkdir(parents=True)
+    before = _tree(tmp_path)
+    monkeypatch.setattr(gcsim.advisor, "advise", no_advice)
+    argv = ["advise", "--workers", "13", "--load", "4", "--m", "2", "--stragglers", "fixed:1"]
+    code = main([*argv, "--export", str(tmp_path / "advice")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "--export" in err and "rank1_bibd_rd" in err and "--force" in err and "Traceback" not in err, err
+    assert _tree(tmp_path) == before
+    # another rank, or --force, goes on to the advice
+    for extra in (["--rank", "2"], ["--force"]):
+        with pytest.raises(AssertionError, match="the advice ran"):
+            main([*argv, "--export", str(tmp_path / "advice"), *extra])

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import re
 import sys
@@ -32,15 +33,6 @@ from .. import limits
 from .._progress import progress_lines
 from .._version import __version__
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
-from .commands import (
-    advise as advise_commands,
-    cerar as cerar_commands,
-    coding as coding_commands,
-    combinatorics as combinatorics_commands,
-    delays as delays_commands,
-    executor as executor_commands,
-    learning as learning_commands,
-)
 from .common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -55,6 +47,7 @@ from .common import (
     show_progress,
 )
 from .flags import DEPRECATED_COMMANDS
+from .help_texts import PAPER_ONLY, PAPERS
 from .sweep_options import SCHEDULER_FLAGS, add_scheduler_flags, scheduler_from_args
 
 __all__ = ["main", "build_parser", "COMMANDS"]
@@ -73,16 +66,15 @@ _EPILOG = """examples:
   gcsim reproduce --paper agc             # the experiments of the gradient-coding paper, and its claims
 """
 
-#: The command groups, in the order ``gcsim --help`` lists them: each adds its subcommands.
-COMMANDS = (
-    combinatorics_commands.register,
-    coding_commands.register,
-    delays_commands.register,
-    advise_commands.register,
-    cerar_commands.register,
-    executor_commands.register,
-    learning_commands.register,
-)
+#: The command groups (modules of :mod:`gcsim.app.commands`), in the order ``gcsim --help`` lists
+#: them: each module's ``register(sub, add)`` adds its subcommands.  The modules are imported when
+#: the parser is built and import their implementations only when a command runs, so that
+#: ``gcsim --help`` and ``gcsim --version`` start at once (``tests/test_cli_startup.py``).
+COMMANDS = ("combinatorics", "coding", "delays", "advise", "cerar", "executor", "learning")
+
+
+def _command_module(name: str):
+    return importlib.import_module(f"{__package__}.commands.{name}")
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
@@ -179,12 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print one JSON object")
         return p
 
-    for register in COMMANDS:
-        register(sub, add)
+    for name in COMMANDS:
+        _command_module(name).register(sub, add)
     # the ring engine among the CERAR actions: `gcsim cerar run` (commands/executor.py)
-    executor_commands.add_cerar_run(sub.choices["cerar"].get_default("cerar_actions"))
-    from .reproduce import PAPER_ONLY, PAPERS
-
+    _command_module("executor").add_cerar_run(sub.choices["cerar"].get_default("cerar_actions"))
     p = add(
         "reproduce",
         _cmd_reproduce,
@@ -248,7 +238,19 @@ def _command_index(argv: Sequence[str]) -> int | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status.
+
+    A Ctrl-C at any time, the start-up's imports included, ends it with status 130 and the one
+    line ``gcsim: interrupted`` (no traceback).
+    """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("gcsim: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     # deprecated one-word spellings of the engine commands: `gcsim run-cerar` is `gcsim cerar run`

@@ -18,9 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._validation import _shown_int
 from ..errors import GcsimError
-from ..io.manifest import to_jsonable
 
 __all__ = [
     "EXIT_OK",
@@ -214,6 +212,8 @@ def int_arg(minimum: int | None = None, maximum: int | None = None) -> Callable[
     """An argparse ``type`` for an integer in ``[minimum, maximum]``."""
 
     def parse(text: str) -> int:
+        from .._validation import _shown_int
+
         try:
             value = parse_integer(text)
         except ValueError as exc:
@@ -503,6 +503,8 @@ def output_path(
 
 def emit(args: argparse.Namespace, payload: dict[str, Any], text: str | Callable[[], str]) -> None:
     if getattr(args, "json", False):
+        from ..io.manifest import to_jsonable
+
         print(json.dumps(to_jsonable(payload), sort_keys=True))
     else:
         print(text() if callable(text) else text)

@@ -42,6 +42,7 @@ from ..io.manifest import (
 )
 from ..sweep import check_scheduler, sweep_client
 from .common import output_path
+from .help_texts import PAPER_ONLY, PAPERS
 from .stages import agc, agc_paper, catalogue, cerar, cerar_training, ddp, training
 
 __all__ = [
@@ -74,16 +75,8 @@ STAGES: dict[str, Callable[..., dict[str, Any]]] = {
 }
 _NEEDS_TORCH = ("ddp", "cerar-training")
 
-#: The experiments of each paper: ``gcsim reproduce --paper NAME`` runs ``PAPERS[NAME]`` (in
-#: :data:`STAGES` order).  A stage may belong to several papers and to the demo.
-PAPERS: dict[str, list[str]] = {
-    "agc": ["training", "agc-paper"],  # Munim & Ramamoorthy, Communication-Efficient Approximate Gradient Coding
-    "cerar": ["cerar", "ddp", "cerar-training"],  # Munim et al., ring-based coded approximate all-reduce
-}
-
-#: Stages run only when asked for (``--paper`` or ``--stage``): plain ``gcsim reproduce`` (``make
-#: demo``) runs every other stage this installation can run (:func:`demo_stages`).
-PAPER_ONLY: set[str] = {"cerar-training"}  # about 11 minutes, and root for the emulated links
+#: The experiments of each paper (:data:`PAPERS`) and the stages run only when asked for
+#: (:data:`PAPER_ONLY`) are defined in :mod:`gcsim.app.help_texts` (the parser shows them).
 
 #: Layout version of the stage manifests; 2 added the per-file checksums (older manifests are rerun).
 STAGE_MANIFEST_VERSION = 2

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._validation import _shown_int
 from ..errors import InvalidArgumentError
 from .common import UsageError, parse_integer
 
@@ -73,6 +72,8 @@ class FamilySpec:
             ) from None
 
     def text(self) -> str:
+        from .._validation import _shown_int
+
         params = list(self.params) + ([self.seed] if self.family == "biregular" and self.seed else [])
         return f"{self.family}:{','.join(_shown_int(p) for p in params)}"  # a 400-digit v is not echoed whole
 

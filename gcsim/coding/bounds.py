@@ -1222,51 +1222,50 @@ def rd_estimator_variance(
 ) -> float:
     r"""Variance ``E||g_hat - grad L||^2`` of the unbiased RD estimator (Theorem 5).
 
-        RD redrawn every iteration, Bernoulli(p_j) stragglers independent of the
-        draw, regular replication ``r``, decoder of :func:`gcsim.coding.decoders.rd_unbiased_decoder`; the
-        estimate is the length-``d`` vector the simulator and the executors return
-        (the decoded zero-padded length-``m w`` vector cut to its first ``d``
-        coordinates, ``w = ceil(d/m)``):
+    RD redrawn every iteration, Bernoulli(p_j) stragglers independent of the
+    draw, regular replication ``r``, decoder of :func:`gcsim.coding.decoders.rd_unbiased_decoder`; the
+    estimate is the length-``d`` vector the simulator and the executors return
+    (the decoded zero-padded length-``m w`` vector cut to its first ``d``
+    coordinates, ``w = ceil(d/m)``):
 
-        .. math:: E\|\hat g -
-    abla L\|^2 = \sum_j rac{1}{r^2} \sum_{c<d} h_j[c]^2
-                  \Big[rac{\kappa - 1 + \omega_c}{1 - p_j} - 1\Big],
-                  \quad h_j = \sum_i A_{ij} g_i,\ \kappa = \mu_4/\mu_2^2,
+    .. math:: E\|\hat g - \nabla L\|^2 = \sum_j \frac{1}{r^2} \sum_{c<d} h_j[c]^2
+              \Big[\frac{\kappa - 1 + \omega_c}{1 - p_j} - 1\Big],
+              \quad h_j = \sum_i A_{ij} g_i,\ \kappa = \mu_4/\mu_2^2,
 
-        with ``omega_c`` of :func:`block_multiplicities` (the number of blocks that
-        have a real coordinate at the offset of ``c``).  When ``m`` divides ``d``,
-        ``omega_c = m`` and this is ``sum_j ||h_j||^2 / r^2 [(kappa + m - 1)/(1 - p_j) - 1]``
-        (``kappa = 1`` for RD(0), so the bracket is ``m/(1-p) - 1``; ``kappa = 3`` for
-        Gaussian).  When ``m`` does not divide ``d`` the decoded padding coordinates
-        carry noise that the truncation discards, so the variance of the returned
-        estimate is smaller; ``padded=True`` gives the variance of the zero-padded
-        length-``m w`` vector instead (every ``omega_c`` replaced by ``m``), the
-        quantity the executors report as ``error`` on the padded length.
+    with ``omega_c`` of :func:`block_multiplicities` (the number of blocks that
+    have a real coordinate at the offset of ``c``).  When ``m`` divides ``d``,
+    ``omega_c = m`` and this is ``sum_j ||h_j||^2 / r^2 [(kappa + m - 1)/(1 - p_j) - 1]``
+    (``kappa = 1`` for RD(0), so the bracket is ``m/(1-p) - 1``; ``kappa = 3`` for
+    Gaussian).  When ``m`` does not divide ``d`` the decoded padding coordinates
+    carry noise that the truncation discards, so the variance of the returned
+    estimate is smaller; ``padded=True`` gives the variance of the zero-padded
+    length-``m w`` vector instead (every ``omega_c`` replaced by ``m``), the
+    quantity the executors report as ``error`` on the padded length.
 
-        Parameters
-        ----------
-        assignment : array_like (N, n)
-        m : int >= 1
-        p : float or array (n,) in [0, 1)
-        gradients : array (N, d)
-            Partial gradients ``g_i`` (one row per part).
-        eps, dist, moments
-            The RD entry distribution (as in :func:`rd_upper_bound`).
-        padded : bool
-            Variance of the zero-padded length-``m ceil(d/m)`` estimate instead of the returned
-            length-``d`` one (equal when ``m`` divides ``d``).
+    Parameters
+    ----------
+    assignment : array_like (N, n)
+    m : int >= 1
+    p : float or array (n,) in [0, 1)
+    gradients : array (N, d)
+        Partial gradients ``g_i`` (one row per part).
+    eps, dist, moments
+        The RD entry distribution (as in :func:`rd_upper_bound`).
+    padded : bool
+        Variance of the zero-padded length-``m ceil(d/m)`` estimate instead of the returned
+        length-``d`` one (equal when ``m`` divides ``d``).
 
-        Examples
-        --------
-        >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
-        >>> rd_estimator_variance(A, 1, 0.0, [[1.0], [2.0], [3.0]])   # m = 1, no stragglers: exact
-        0.0
-        >>> G = [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]   # d = 3, m = 2: w = 2, omega = (2, 1, 2)
-        >>> rd_estimator_variance(A, 2, 0.0, G), rd_estimator_variance(A, 2, 0.0, G, padded=True)
-        (0.5, 0.5)
-        >>> G = [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]   # the coordinate with omega = 1
-        >>> rd_estimator_variance(A, 2, 0.0, G), rd_estimator_variance(A, 2, 0.0, G, padded=True)
-        (0.0, 0.5)
+    Examples
+    --------
+    >>> A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
+    >>> rd_estimator_variance(A, 1, 0.0, [[1.0], [2.0], [3.0]])   # m = 1, no stragglers: exact
+    0.0
+    >>> G = [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]   # d = 3, m = 2: w = 2, omega = (2, 1, 2)
+    >>> rd_estimator_variance(A, 2, 0.0, G), rd_estimator_variance(A, 2, 0.0, G, padded=True)
+    (0.5, 0.5)
+    >>> G = [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]   # the coordinate with omega = 1
+    >>> rd_estimator_variance(A, 2, 0.0, G), rd_estimator_variance(A, 2, 0.0, G, padded=True)
+    (0.0, 0.5)
     """
     A = _assignment(assignment)
     m = check_int("m", m, minimum=1)

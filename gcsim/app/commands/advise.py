@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
-from ...advisor import advise
-from ...advisor.advice import interval_text
-from ...advisor.core import OBJECTIVES, STRAGGLER_SPEC, straggler_spec
-from ...coding.evaluate import is_exact_method
-from ...coding.stragglers import straggler_model
 from ...errors import GcsimError
 from ..common import (
     EXIT_OK,
@@ -23,6 +19,7 @@ from ..common import (
     straggler_arg,
     table,
 )
+from ..help_texts import OBJECTIVES, STRAGGLER_SPEC
 from ..sweep_options import add_scheduler_flags, scheduler_from_args
 from .delays import DELAY_HELP, RULE_HELP, delays_and_rule
 
@@ -36,6 +33,8 @@ def parse_stragglers(text: str, n: int):
 
     The grammar is :func:`gcsim.advisor.core.straggler_spec`'s; its refusals name ``--stragglers``.
     """
+    from ...advisor.core import straggler_spec
+
     if text.isdigit():  # S stragglers, as in every command: fixed:S
         text = f"fixed:{text}"
     try:
@@ -89,6 +88,8 @@ _load.__name__ = "load"
 
 def _stragglers_from_args(args: argparse.Namespace):
     """``--stragglers KIND:VALUES``, or a delay model and an arrival rule (``--delays``, ``--rule``)."""
+    from ...coding.stragglers import straggler_model
+
     if (args.stragglers is None) == (args.delays is None):
         raise UsageError("give one of --stragglers KIND:VALUES or --delays KIND:key=value,... with --rule")
     if args.stragglers is not None:
@@ -103,6 +104,27 @@ def _stragglers_from_args(args: argparse.Namespace):
     return straggler_model("delay", delays=delays, rule=rule)
 
 
+def _check_export_target(folder: str, rank: int, overwrite: bool) -> None:
+    """Refuse ``--export FOLDER`` before the advice runs: a folder that cannot be written, or one
+    holding an export of the same rank (``rank<R>_<family>_<encoder>``) without ``--force``.
+
+    The name of the new export is known only once the candidates are ranked; an earlier export of
+    the same rank is refused whatever its family and encoder, so that a long advice does not end in
+    a refusal (the guide: output folders are checked before any work).
+    """
+    check_output_dir("--export", folder)
+    if overwrite or not os.path.isdir(folder):
+        return
+    prefix = f"rank{rank}_"
+    with path_errors("--export", "read"):
+        earlier = sorted(e for e in os.listdir(folder) if e.startswith(prefix))
+    if earlier:
+        raise UsageError(
+            f"--export: {folder!r} already holds {earlier[0]!r}, an export of rank {rank}: pass --force to "
+            "replace it, or choose another folder or --rank"
+        )
+
+
 def _cmd_advise(args: argparse.Namespace) -> int:
     scheduler, cluster_workers = scheduler_from_args(args)
     model = _stragglers_from_args(args)
@@ -112,8 +134,12 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     if bad:
         raise UsageError(f"--objective: unknown criterion {bad[0]!r}; choose among {','.join(OBJECTIVES)}")
     if args.export is not None:
-        check_output_dir("--export", args.export)
+        _check_export_target(args.export, args.rank, args.overwrite)
     families = tuple(args.families.split(",")) if args.families else None
+    from ...advisor import advise
+    from ...advisor.advice import interval_text
+    from ...coding.evaluate import is_exact_method
+
     adv = advise(
         args.workers,
         args.load,

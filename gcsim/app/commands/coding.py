@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ...coding.encoders import METHODS
+from ..help_texts import METHODS
 
 EXIT_OK, EXIT_FAILURE = 0, 1
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ...coding.encoders import METHODS, get_encoder
+from ..help_texts import METHODS
 
 EXIT_OK = 0
 
@@ -130,6 +130,7 @@ def _table_encoder(design: Any, args: argparse.Namespace) -> Any:
     encoder of the same seed.  Another method on such a design is refused naming ``--method``.
     """
     from ... import limits
+    from ...coding.encoders import get_encoder
     from ...coding.schemes import encode
     from ...coding.structured import encode_structured
     from ..common import UsageError

@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from ..._validation import check_dense_size
-from ...coding.encoders import METHODS
 from ...errors import InvalidArgumentError
+from ..help_texts import METHODS
 
 __all__ = ["register"]
 

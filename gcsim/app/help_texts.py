@@ -1,0 +1,46 @@
+"""Names and help texts the ``gcsim`` parser shows, without importing what they name.
+
+``gcsim --help`` and ``gcsim --version`` build the whole parser: its choices and help texts come
+from here, so that building it imports neither the encoders, the advisor nor the reproduce stages
+(each command imports its implementation when it runs).  ``tests/test_cli_startup.py`` checks that
+every name here equals the one of the module it stands for.
+"""
+
+from __future__ import annotations
+
+__all__ = ["METHODS", "OBJECTIVES", "STRAGGLER_SPEC", "PAPERS", "PAPER_ONLY"]
+
+#: The built-in encoders, in registry order (:data:`gcsim.coding.encoders.METHODS`).
+METHODS: tuple[str, ...] = (
+    "naive",
+    "rd",
+    "ns",
+    "ns-worker",
+    "hadamard-ns",
+    "exact-vandermonde",
+    "exact-gaussian",
+    "fractional-repetition",
+    "cyclic-mds",
+    "bibd-optimal",
+    "expander",
+    "weighted",
+    "slem-circulant",
+    "fastest-mixing",
+)
+
+#: The advisor's ranking criteria (:data:`gcsim.advisor.core.OBJECTIVES`).
+OBJECTIVES: tuple[str, ...] = ("error", "communication", "time", "data", "worst-case")
+
+#: The straggler grammar (:data:`gcsim.advisor.core.STRAGGLER_SPEC`).
+STRAGGLER_SPEC = "KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P, markov:P_ENTER,P_LEAVE"
+
+#: The experiments of each paper: ``gcsim reproduce --paper NAME`` runs ``PAPERS[NAME]`` (in
+#: :data:`gcsim.app.reproduce.STAGES` order).  A stage may belong to several papers and to the demo.
+PAPERS: dict[str, list[str]] = {
+    "agc": ["training", "agc-paper"],  # Munim & Ramamoorthy, Communication-Efficient Approximate Gradient Coding
+    "cerar": ["cerar", "ddp", "cerar-training"],  # Munim et al., ring-based coded approximate all-reduce
+}
+
+#: Stages run only when asked for (``--paper`` or ``--stage``): plain ``gcsim reproduce`` (``make
+#: demo``) runs every other stage this installation can run.
+PAPER_ONLY: set[str] = {"cerar-training"}  # about 11 minutes, and root for the emulated links
