@@ -47,7 +47,7 @@ from .._validation import (
     check_mask,
     check_real,
 )
-from ..errors import CatalogueError, InvalidArgumentError, VerificationError
+from ..errors import CatalogueError, InvalidArgumentError, SizeLimitError, VerificationError
 from ..io._torch import to_torch_tensors
 from .encoders import METHODS, get_encoder, is_registered
 from .encoders._common import as_assignment, diagonals, target_matrix
@@ -436,6 +436,23 @@ class Scheme:
         )
 
 
+def _beyond_dense_hint(method: str, diagonal_stack: bool) -> str:
+    """What builds an encoder beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES` (the routes without a dense ``B``).
+
+    >>> print(_beyond_dense_hint("rd", True))  # doctest: +ELLIPSIS
+    without dense matrices, RD is built by gcsim.coding.structured.encode_structured(design, m, eps=..., seed=...) ...
+    """
+    routes = (
+        "gcsim.coding.structured.encode_structured(design, m, eps=..., seed=...) (a symmetric BIBD, AᵀA = aI + λJ) "
+        "or gcsim.coding.sparse_routes.encode_sparse(design, m, eps=..., seed=...) (any sparse assignment): the "
+        "same diagonals as encode(..., 'rd') of the same seed, taken by gcsim.expected_error as the CLI takes them "
+        "(theory §42, §44); or raise the limit on a bigger machine"
+    )
+    if diagonal_stack:
+        return f"without dense matrices, RD is built by {routes}"
+    return f"method {method!r} needs the dense B; beyond this limit only method='rd' has a route without it: {routes}"
+
+
 def encode(
     assignment_or_design: Any, m: int, method: str = "rd", *, eps: float = 0.0, seed: int = 0, **options: Any
 ) -> Scheme:
@@ -471,6 +488,9 @@ def encode(
         Bad assignment, ``m < 1``, unknown method or option, or a ``B`` with
         more than :data:`gcsim.limits.MAX_DENSE_ENTRIES` entries (``m N n``),
         refused before anything is allocated.
+    SizeLimitError
+        An assignment or a ``B`` beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES`; the message names
+        the encoders without dense matrices (``encode_structured``, ``encode_sparse``) for RD.
     NotConstructibleError
         Replication too small for ``ns`` (``r_i < m``) or the exact family
         (``r_i < s + m``); the message names the parts.
@@ -495,12 +515,21 @@ def encode(
     encoder = get_encoder(method)
     eps = check_real("eps", eps, minimum=0.0)
     seed = check_int("seed", seed, minimum=0)
-    M = encoder.read(assignment_or_design)
-    A = (M > 0).astype(np.int64) if encoder.reads == "weights" else M
-    # B is (m N) x n float64 (plus same-size temporaries): refuse before drawing anything
-    check_dense_size(
-        "m", m * A.shape[0], A.shape[1], f"the encoding matrix B of m = {m} blocks for N = {A.shape[0]} parts"
-    )
+    try:
+        M = encoder.read(assignment_or_design)
+        A = (M > 0).astype(np.int64) if encoder.reads == "weights" else M
+        # B is (m N) x n float64 (plus same-size temporaries): refuse before drawing anything
+        check_dense_size(
+            "m", m * A.shape[0], A.shape[1], f"the encoding matrix B of m = {m} blocks for N = {A.shape[0]} parts"
+        )
+    except SizeLimitError as exc:  # beyond the dense limit: name the calls that work (as the CLI takes them)
+        raise SizeLimitError(
+            exc.argument,
+            f"{str(exc).removeprefix(f'{exc.argument}: ')}; {_beyond_dense_hint(method, encoder.diagonal_stack)}",
+            requested=exc.requested,
+            limit=exc.limit,
+            limit_name=exc.limit_name,
+        ) from None
     rng = np.random.default_rng(seed)
     opts = dict(options)
     # the encoders solve many small least-squares problems: one BLAS thread is faster (gcsim._threads)
