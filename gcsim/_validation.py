@@ -307,11 +307,16 @@ def check_count(name: str, count: int, what: str, limit_name: str = "MAX_PATTERN
 def layout_version_problem(metadata: Any, key: str, version: int) -> str | None:
     """Why ``metadata[key]`` is not the bundle layout ``version`` this gcsim reads, or None when it is.
 
+    The version must be that integer itself: ``true`` (equal to 1 in Python) or ``1.0`` is refused.
+
     >>> layout_version_problem({"v": 1}, "v", 1) is None, layout_version_problem({}, "v", 1)
     (True, 'unknown v None (this gcsim reads 1)')
+    >>> layout_version_problem({"v": True}, "v", 1)
+    'unknown v True (this gcsim reads 1)'
     """
     got = metadata.get(key) if hasattr(metadata, "get") else None
-    return None if got == version else f"unknown {key} {got!r:.40} (this gcsim reads {version})"
+    ok = type(got) is int and got == version
+    return None if ok else f"unknown {key} {got!r:.40} (this gcsim reads {version})"
 
 
 def check_declared_arrays(kind: str, arrays: Any, metadata: Any) -> None:

@@ -269,7 +269,8 @@ def test_a_b_equals_a_table_records_its_method():
 def test_an_exported_table_of_another_method_is_refused(monkeypatch, tmp_path):
     design, enc = _b_equals_a()
     adv = advise(31, 6, 1, "fixed:1", families=["bibd"], progress=False)
-    forged = type(adv)(adv.question, tuple(adv.rows[:1]), adv.dropped_items, (enc,), (design,))
+    row = dict(adv.rows[0], encoder=enc.method)  # the row names the encoder exported (load_code checks it)
+    forged = type(adv)(adv.question, (row,), adv.dropped_items, (enc,), (design,))
     monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 950)  # B = A: 961 entries, over it
     chosen = np.ones((3, 31), dtype=bool)
     chosen[1, [0, 5]] = False

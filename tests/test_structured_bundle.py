@@ -253,7 +253,8 @@ def test_a_tampered_file_is_refused(tmp_path):
 def _forged_advice(design, enc):
     """An advice whose rank-1 candidate is ``enc`` on ``design`` (the row of a real advice on the same n)."""
     adv = advise(design.params[0], design.params[3], 2, "fixed:1", families=["bibd"], progress=False)
-    return type(adv)(adv.question, tuple(adv.rows[:1]), adv.dropped_items, (enc,), (design,))
+    row = dict(adv.rows[0], encoder=enc.method)  # the row names the encoder exported (load_code checks it)
+    return type(adv)(adv.question, (row,), adv.dropped_items, (enc,), (design,))
 
 
 def test_export_beyond_the_dense_limit_writes_the_structured_bundle(monkeypatch, tmp_path):
@@ -311,7 +312,8 @@ def test_a_sparse_encoder_beyond_the_limit_exports_without_a_table(monkeypatch, 
     graph = gcsim.srg(25, 8, 3, 2)
     enc = encode_sparse(graph, 2, seed=3)
     adv = advise(25, 9, 2, "fixed:1", families=["srg"], progress=False)
-    forged = type(adv)(adv.question, tuple(adv.rows[:1]), adv.dropped_items, (enc,), (graph,))
+    row = dict(adv.rows[0], encoder=enc.method)  # the row names the encoder exported (load_code checks it)
+    forged = type(adv)(adv.question, (row,), adv.dropped_items, (enc,), (graph,))
     masks = _masks(25, 5, seed=4)
     before = enc.context.errors(masks)
     monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 1000)  # A: 625 entries; B: 1,250

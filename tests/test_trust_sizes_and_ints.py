@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from gcsim.combinatorics.srg_cayley import abelian_cayley_graph
 from gcsim.errors import CatalogueError, InvalidArgumentError, SizeLimitError
 
 ZERO_STRIDE = np.broadcast_to(np.int64(1), (10**9,))
+WIDE_ZERO_STRIDE: Any = np.broadcast_to(np.int64(1), (10**9, 2))
 
 
 def _refused(fn, name: str, error=InvalidArgumentError) -> str:
@@ -38,15 +40,15 @@ def _refused(fn, name: str, error=InvalidArgumentError) -> str:
         (lambda: CyclicDesign(10**12, [1, 2, 4]), "v"),
         (lambda: CyclicDesign(7, range(10**12)), "base"),
         (lambda: difference_set_lambda(2 * 10**9, [0, 1, 3]), "v"),
-        (lambda: difference_set_lambda(7, ZERO_STRIDE), "D"),
+        (lambda: difference_set_lambda(7, ZERO_STRIDE), "D"),  # type: ignore[arg-type]
         (lambda: circulant_incidence(10**12, [0, 1, 3]), "D"),
-        (lambda: circulant_incidence(7, ZERO_STRIDE), "D"),
+        (lambda: circulant_incidence(7, ZERO_STRIDE), "D"),  # type: ignore[arg-type]
         (lambda: develop(ZERO_STRIDE, [[0]]), "moduli"),
         (lambda: develop([10**6, 10**6], [[0]]), "moduli"),
         (lambda: develop(7, [ZERO_STRIDE]), "base_blocks"),
         (lambda: abelian_cayley_graph([5], np.broadcast_to(np.int64(1), (10**9, 1))), "connection"),
         (lambda: additive_cosets(4, ZERO_STRIDE), "subgroup"),
-        (lambda: coset_graph(9, 2, 2, connection_sets=np.broadcast_to(np.int64(1), (10**9, 2))), "connection_sets"),
+        (lambda: coset_graph(9, 2, 2, connection_sets=WIDE_ZERO_STRIDE), "connection_sets"),
     ],
 )
 def test_stated_sizes_are_refused_before_allocation(fn, name):
@@ -123,7 +125,7 @@ def test_cayley_connection_must_be_integers(bad):
 
 
 def test_coset_connection_sets_must_be_integers():
-    _refused(lambda: coset_graph(9, 2, 2, connection_sets=[[0, 1.5], [0, 3]]), "connection_sets[0]")
+    _refused(lambda: coset_graph(9, 2, 2, connection_sets=[[0, 1.5], [0, 3]]), "connection_sets[0]")  # type: ignore[list-item]
     _refused(lambda: coset_graph(9, 2, 2, connection_sets=[[0, True], [0, 3]]), "connection_sets[0]")
 
 

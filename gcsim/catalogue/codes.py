@@ -135,7 +135,11 @@ def load_code(folder: str | os.PathLike, *, verify: bool = True, max_bytes: int 
     ``"structured_scheme"`` encoder or a ``"sparse_srg"`` assignment, whose incidence is ``Adj + I``
     or ``Adj``: no dense matrix), the table's encoder must be the encoder (the same method and
     the same ``B``; a structured table: the same incidence and diagonals, bit for bit), and the
-    table must hold the patterns the manifest names (``decoder_patterns``).
+    table must hold the patterns the manifest names (``decoder_patterns``), and the candidate's
+    structural fields (``n``, ``N``, ``m``, ``encoder``, ``load``, ``data_fraction``,
+    ``replication``) and the question's ``n`` must be the verified encoder's.  The candidate's
+    measurements (``error``, its interval, bounds, ``worst_case``) are the advisor's record at
+    export, kept in :attr:`ExportedCode.manifest` as read: ``gcsim load`` reports none of them.
 
     Parameters
     ----------
@@ -173,7 +177,56 @@ def load_code(folder: str | os.PathLike, *, verify: bool = True, max_bytes: int 
         if not _same_encoder(table.scheme, scheme):
             raise CatalogueError(f"{root}: the decoder table was made for another encoder than the exported one")
     _check_pattern_set(root, manifest.get("decoder_patterns"), table)
+    _check_candidate(root, manifest, scheme)
     return ExportedCode(obj, scheme, table, MappingProxyType(manifest))
+
+
+def _same_number(stored: Any, derived: int | float) -> bool:
+    """A stored number equal to the derived one (an int exactly; a float to 1e-12 relative); never a bool."""
+    if isinstance(stored, bool) or not isinstance(stored, (int, float)):
+        return False
+    if isinstance(derived, int):
+        return type(stored) is int and stored == derived
+    return abs(float(stored) - derived) <= 1e-12 * max(1.0, abs(derived))
+
+
+def _check_candidate(root: Path, manifest: Mapping[str, Any], scheme: Any) -> None:
+    """The candidate's and the question's structural fields are the verified encoder's, or CatalogueError.
+
+    ``candidate.n``, ``N``, ``m``, ``encoder``, ``load`` (most parts a worker holds),
+    ``data_fraction`` (``load / N``) and ``replication`` (fewest workers holding a part) are
+    recomputed from the encoder's assignment; ``question.n`` must be the encoder's ``n``.
+    A field absent from an older manifest is not checked.
+    """
+    cand = manifest.get("candidate", {})
+    question = manifest.get("question", {})
+    if not isinstance(cand, dict) or not isinstance(question, dict):
+        raise CatalogueError(f"{root}: {CODE_MANIFEST} 'candidate' and 'question' must be objects")
+    inc = _incidence(scheme)  # parts x workers, 0/1
+    loads = np.asarray(inc.sum(axis=0)).ravel()
+    holders = np.asarray(inc.sum(axis=1)).ravel()
+    N, n = inc.shape
+    derived: dict[str, Any] = {
+        "n": int(n),
+        "N": int(N),
+        "m": int(scheme.m),
+        "load": int(loads.max()) if loads.size else 0,
+        "data_fraction": float(loads.max() / N) if loads.size and N else 0.0,
+        "replication": int(holders.min()) if holders.size else 0,
+    }
+    for key, want in derived.items():
+        if key in cand and not _same_number(cand[key], want):
+            raise CatalogueError(
+                f"{root}: {CODE_MANIFEST} candidate.{key} = {cand[key]!r:.40}, but the verified encoder gives {want!r}"
+            )
+    if "encoder" in cand and cand["encoder"] != scheme.method:
+        raise CatalogueError(
+            f"{root}: {CODE_MANIFEST} candidate.encoder = {cand['encoder']!r:.40}, but the encoder is {scheme.method!r}"
+        )
+    if "n" in question and not _same_number(question["n"], derived["n"]):
+        raise CatalogueError(
+            f"{root}: {CODE_MANIFEST} question.n = {question['n']!r:.40}, but the verified encoder has n = {n}"
+        )
 
 
 def _incidence(obj: Any) -> sp.csc_matrix:

@@ -14,6 +14,7 @@ The output of worker i is  g_hat_i = sum_j G_j + sum_m E_{i,m} G_{i-m}.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -297,7 +298,7 @@ class CerarDesign:
                 "kappa_A_max": metrics["kappa_A_max"],
                 "kappa_D_max": metrics["kappa_D_max"],
                 "caps": caps,
-                "method": "numpy.linalg.svd, kappa = sigma_1 / sigma_c",
+                "method": KAPPA_METHOD,
             },
             "metrics": {k: metrics[k] for k in METRIC_KEYS},
             "solver": p.get("solver"),
@@ -347,6 +348,21 @@ class CerarDesign:
         for key in ("certificate", "metrics"):
             if not isinstance(meta[key], Mapping):
                 raise CatalogueError(f"{key} must be a JSON object, got {type(meta[key]).__name__}")
+        # every entry reported is recomputed (certificate_problems) or is the exporter's constant text
+        if (
+            set(meta["certificate"]) - _CERTIFICATE_KEYS
+            or meta["certificate"].get("method", KAPPA_METHOD) != KAPPA_METHOD
+        ):
+            raise CatalogueError(
+                f"certificate entries {sorted(meta['certificate'])} (method {meta['certificate'].get('method')!r:.60}) "
+                f"are not the ones gcsim writes and recomputes ({sorted(_CERTIFICATE_KEYS)}, method {KAPPA_METHOD!r})"
+            )
+        if set(meta["metrics"]) != set(METRIC_KEYS):
+            raise CatalogueError(f"metrics {sorted(meta['metrics'])} are not the recomputed {sorted(METRIC_KEYS)}")
+        if meta["schema"] == 2 and meta.get("construction", meta["method"]) != meta["method"]:
+            raise CatalogueError(
+                f"construction {meta.get('construction')!r:.40} differs from method {meta['method']!r:.40}"
+            )
         if meta["schema"] == 2 and meta.get("params") != [meta["N"], meta["c"], meta["L"]]:
             raise CatalogueError(
                 f"params must be [N, c, L] = {[meta['N'], meta['c'], meta['L']]}, got {meta.get('params')!r}"
@@ -374,4 +390,92 @@ class CerarDesign:
             design.verify()
         except VerificationError as exc:
             raise CatalogueError(str(exc).removeprefix("CERAR design: ")) from None
+        return _check_construction_label(design)
+
+
+#: How the kappa certificate is computed (the text a bundle's ``certificate.method`` must hold).
+KAPPA_METHOD = "numpy.linalg.svd, kappa = sigma_1 / sigma_c"
+#: The entries of a bundle's kappa certificate (each recomputed on load, or the text above).
+_CERTIFICATE_KEYS = frozenset({"kappa_A", "kappa_D", "kappa_A_max", "kappa_D_max", "caps", "method"})
+
+#: Closed-form constructions a loaded design's label is re-derived for: the keyword each reads.
+_REBUILT = {"exact": ("basis",), "vandermonde": ("eps",), "perturbation": ("eps",)}
+
+
+def _check_construction_label(design: CerarDesign) -> CerarDesign:
+    """A closed-form label (``method`` and its ``construction_params``) is the arrays' construction, or CatalogueError.
+
+    The design is built again from ``(N, c)``, the stated method and its parameters, and the
+    arrays are compared with the rebuilt ones, relative to their Frobenius norms, within
+    ``1e-9 * max(1, kappa)`` (``kappa``: the largest condition number of the rebuilt
+    encoders, which scales the round-off of another machine's inversion).  A design whose
+    rebuilt encoders keep under 6 digits (``kappa > 1e10``) is not compared (its label cannot be
+    told from its arrays in float64) and keeps ``"optimized"``-style trust: its certificate and
+    metrics only.  ``"optimized"`` is a search, not rebuilt, and any other name (a user's
+    ``"custom"`` design) claims no construction: their certificate is what is verified.
+    A numeric parameter the arrays do not determine (``eps`` of a perturbation design with
+    ``r* = 0``: every ``eps`` builds the same arrays) is not reported: the design is returned
+    without it.
+    """
+    from .factory import design as build  # the factory imports this module
+
+    method = design.method
+    if method not in _REBUILT:  # "optimized", or a user's own name ("custom"): no closed form is claimed
         return design
+    params = {k: design.metadata[k] for k in _REBUILT[method] if k in design.metadata}
+    try:
+        again = build(design.N, design.c, method, **params)
+    except (InvalidArgumentError, TypeError, ValueError) as exc:
+        raise CatalogueError(f"method {method!r} with {params} does not build a design here: {exc}") from None
+    with np.errstate(all="ignore"):
+        kappa = float(np.max(np.linalg.cond(again.encoders))) if again.encoders.size else 1.0
+    if not np.isfinite(kappa) or kappa > 1e10:
+        return design
+    tol = 1e-9 * max(1.0, kappa)
+
+    def same_arrays(other: CerarDesign) -> str | None:
+        for name, got, want in (
+            ("encoders", design.encoders, other.encoders),
+            ("decoders", design.decoders, other.decoders),
+        ):
+            scale = max(float(np.linalg.norm(want)), 1.0)
+            if got.shape != want.shape or float(np.linalg.norm(got - want)) > tol * scale:
+                return name
+        return None
+
+    name = same_arrays(again)
+    if name is not None:
+        raise CatalogueError(
+            f"the {name} are not the {method} construction's with {params} (N = {design.N}, c = {design.c}): "
+            "the label does not match the arrays"
+        )
+    stated = {k for k in design.metadata if k not in ("certificate", "metrics")}
+    if stated != set(again.metadata):
+        raise CatalogueError(
+            f"construction_params {sorted(stated)} are not the {method} construction's {sorted(again.metadata)}"
+        )
+    for key, value in again.metadata.items():  # derived construction parameters (r_star, nodes, basis)
+        stored = design.metadata[key]
+        if isinstance(value, str) or isinstance(stored, str):
+            same = stored == value
+        else:
+            try:
+                a, b = np.asarray(stored, dtype=float), np.asarray(value, dtype=float)
+                same = a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-12, atol=0.0))
+            except (TypeError, ValueError):
+                same = False
+        if not same:
+            raise CatalogueError(f"construction parameter {key!r} = {stored!r:.60}, but {method} gives {value!r:.60}")
+    undetermined = []
+    for key, value in params.items():  # a number every value of which builds these arrays is not reported
+        if isinstance(value, float) and key in again.metadata:
+            try:
+                other = build(design.N, design.c, method, **{**params, key: value * 1.5 + 0.01})
+            except (InvalidArgumentError, TypeError, ValueError):
+                continue
+            if same_arrays(other) is None:
+                undetermined.append(key)
+    if not undetermined:
+        return design
+    kept = {k: v for k, v in design.metadata.items() if k not in undetermined}
+    return dataclasses.replace(design, metadata=kept)

@@ -41,7 +41,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _html, limits
-from .._validation import check_bool, check_count, check_dense_size, check_int, check_mask, check_real
+from .._validation import (
+    check_bool,
+    check_count,
+    check_dense_size,
+    check_int,
+    check_mask,
+    check_real,
+    layout_version_problem,
+)
 from ..errors import CatalogueError, InvalidArgumentError, VerificationError
 from ..io._torch import to_torch_tensors
 from ..io.bundle import DEFAULT_MAX_BYTES, load_bundle, save_bundle
@@ -49,7 +57,7 @@ from ..io.manifest import to_jsonable
 from .encoders import get_encoder, is_registered
 from .schemes import Scheme
 from .stragglers import straggler_sets
-from .structured import StructuredRD, check_pair_gram
+from .structured import StructuredRD, _check_same_diagonals, _rederived_diagonals, check_pair_gram
 
 __all__ = [
     "STRUCTURED_LAYOUT",
@@ -1075,11 +1083,9 @@ class DecoderTable:
             if metadata["layout"] != STRUCTURED_LAYOUT:
                 raise bad(f"unknown layout {metadata['layout']!r}")
             return StructuredDecoderTable.from_arrays(arrays, metadata)
-        if metadata.get("table_format_version") != TABLE_FORMAT_VERSION:
-            raise bad(
-                f"unknown table_format_version {metadata.get('table_format_version')!r} "
-                f"(this gcsim reads {TABLE_FORMAT_VERSION})"
-            )
+        problem = layout_version_problem(metadata, "table_format_version", TABLE_FORMAT_VERSION)
+        if problem:
+            raise bad(problem)
         for name in ("B", "assignment", "decoders", "errors"):
             if name not in arrays:
                 raise bad(f"array {name!r} is missing")
@@ -1714,17 +1720,17 @@ class StructuredDecoderTable(DecoderTable):
             Missing or malformed arrays/metadata, an incidence without ``AᵀA = (k − λ)I + λJ`` or
             with other ``(k, λ)``, non-finite values, errors outside ``[0, mN]``, a count that does not
             match ``s_max``, duplicate explicit patterns, a ``scheme_method`` that is neither ``"rd"``
-            nor a ``B = A`` encoder with ``m = 1``, no options and unit diagonals.
+            nor a ``B = A`` encoder with ``m = 1``, no options and unit diagonals, ``scheme_params``
+            (eps, seed, dist) that do not draw the stored diagonals bit for bit (theory §5.4: the
+            options reported are re-derived, never taken on trust).
         """
 
         def bad(msg: str) -> CatalogueError:
             return CatalogueError(f"structured decoder table: {msg}")
 
-        if metadata.get("structured_format_version") != STRUCTURED_FORMAT_VERSION:
-            raise bad(
-                f"unknown structured_format_version {metadata.get('structured_format_version')!r} "
-                f"(this gcsim reads {STRUCTURED_FORMAT_VERSION})"
-            )
+        problem = layout_version_problem(metadata, "structured_format_version", STRUCTURED_FORMAT_VERSION)
+        if problem:
+            raise bad(problem)
         for name in ("incidence_indices", "incidence_indptr", "diagonals", "gains", "errors"):
             if name not in arrays:
                 raise bad(f"array {name!r} is missing")
@@ -1768,9 +1774,17 @@ class StructuredDecoderTable(DecoderTable):
             raise bad(f"stored encoder is invalid: {exc}") from None
         if (k, lam) != (ints["k"], ints["lam"]):
             raise bad(f"the incidence has (k, λ) = {(k, lam)}, the metadata says {(ints['k'], ints['lam'])}")
-        declared_options = metadata.get("scheme_params")
-        options: dict[str, Any] = dict(declared_options) if isinstance(declared_options, dict) else {}
+        declared_options = metadata.get("scheme_params", {})
+        if not isinstance(declared_options, dict):
+            raise bad(f"metadata 'scheme_params' must be an object, got {type(declared_options).__name__}")
+        options: dict[str, Any] = dict(declared_options)
         method = _structured_table_method(metadata.get("scheme_method", StructuredRD.method), m, D, options, bad)
+        if options:  # reported only once re-derived: the stated options must draw the stored diagonals
+            try:
+                want, options = _rederived_diagonals(method, m, n, options)
+                _check_same_diagonals(np.asarray(D, dtype=np.float64), want, options)
+            except CatalogueError as exc:
+                raise bad(f"scheme_params: {str(exc).partition(': ')[2]}") from None
         scheme = StructuredRD(inc, D, k, lam, options)
         if method != scheme.method:  # a B = A encoder (m = 1) keeps its method's name
             object.__setattr__(scheme, "method", method)

@@ -346,6 +346,9 @@ class Scheme:
             sch.verify()
         except VerificationError as exc:
             raise CatalogueError(str(exc)) from None
+        from .scheme_labels import rederived_options  # the options reported are re-derived (issue #33)
+
+        object.__setattr__(sch, "options", _frozen_mapping(rederived_options(sch, sch.options)))
         return sch
 
     def exact_decoder(self, nonstragglers: Any) -> np.ndarray:
