@@ -25,6 +25,15 @@ memory shared with other work:
     Most straggler patterns an exhaustive enumeration (``AllPatternsModel``)
     walks through: ``C(n, s) <= 10^7`` patterns of one ``s x s`` solve each
     stay within minutes; beyond that use Monte Carlo (the ``"fixed"`` model).
+``MAX_MC_DRAWS = 2**27`` (134,217,728 draws)
+    Most Monte Carlo draws of one estimate: ``samples`` of
+    :func:`gcsim.coding.evaluate.expected_error`, of :func:`gcsim.advise` (per candidate) and of
+    :func:`gcsim.coding.delays.expected_decode_time`.  The straggler masks and delays are drawn in
+    chunks (never all at once), but one value per draw is kept for the interval (the error and
+    its control variate, 16 bytes; a decode time, 8 bytes): 2 GiB at the limit, and one ``s x s``
+    solve per draw (hours on one core: use a scheduler).  ``10^8`` draws fit; ``10^12`` never
+    start.  Models drawn at once (Markov chains, traces) also hold ``samples x n`` masks, within
+    ``MAX_DENSE_ENTRIES``.
 ``MAX_EXISTENCE_ORDER = MAX_DENSE_ENTRIES``
     Largest group order for which an existence question runs an explicit
     cyclotomic (radical difference family) check: O(q) integer operations and
@@ -108,6 +117,7 @@ __all__ = [
     "MAX_DENSE_ENTRIES",
     "MAX_SPARSE_ENTRIES",
     "MAX_PATTERNS",
+    "MAX_MC_DRAWS",
     "MAX_EXISTENCE_ORDER",
     "MAX_QUAD_TERMS",
     "MAX_STORAGE_WORK",
@@ -133,6 +143,7 @@ DEFAULTS: dict[str, int] = {
     "MAX_DENSE_ENTRIES": 2**24,
     "MAX_SPARSE_ENTRIES": 2**26,
     "MAX_PATTERNS": 10**7,
+    "MAX_MC_DRAWS": 2**27,
     "MAX_EXISTENCE_ORDER": 2**24,
     "MAX_QUAD_TERMS": 5 * 10**7,
     "MAX_STORAGE_WORK": 10**8,
@@ -202,6 +213,7 @@ def _from_environment() -> dict[str, str]:
 MAX_DENSE_ENTRIES: int = DEFAULTS["MAX_DENSE_ENTRIES"]
 MAX_SPARSE_ENTRIES: int = DEFAULTS["MAX_SPARSE_ENTRIES"]
 MAX_PATTERNS: int = DEFAULTS["MAX_PATTERNS"]
+MAX_MC_DRAWS: int = DEFAULTS["MAX_MC_DRAWS"]
 MAX_EXISTENCE_ORDER: int = DEFAULTS["MAX_EXISTENCE_ORDER"]
 MAX_QUAD_TERMS: int = DEFAULTS["MAX_QUAD_TERMS"]
 MAX_STORAGE_WORK: int = DEFAULTS["MAX_STORAGE_WORK"]

@@ -65,7 +65,7 @@ def test_samples_are_checked_against_a_stated_limit():
     sch = encode(np.eye(3, dtype=int), 1, "naive")
     model = straggler_model("fixed", 3, s=1)
     text = _refused(lambda: expected_error(sch, model, samples=10**12, exact_limit=0), "samples", SizeLimitError)
-    assert "MAX_PATTERNS" in text
+    assert "MAX_MC_DRAWS" in text
     _refused(lambda: advise(13, 3, 1, "fixed:1", samples=10**12), "samples", SizeLimitError)
     dm = delay_model("pareto", 5, scale=1.0, shape=3.0)
     text = _refused(
@@ -73,7 +73,24 @@ def test_samples_are_checked_against_a_stated_limit():
         "samples",
         SizeLimitError,
     )
-    assert "MAX_DENSE_ENTRIES" in text
+    assert "MAX_MC_DRAWS" in text
+
+
+def test_streamed_monte_carlo_allows_more_draws_than_patterns(monkeypatch):
+    """The streamed draws keep 16 bytes a draw: MAX_MC_DRAWS, not MAX_PATTERNS, bounds them (read at call time)."""
+    from gcsim import limits
+    from gcsim.coding.evaluate import expected_error
+    from gcsim.coding.schemes import encode
+    from gcsim.coding.stragglers import straggler_model
+    from gcsim.combinatorics.bibd import bibd
+
+    sch = encode(bibd(7, 3, 1), 2, "rd")  # one component: no exact route by components
+    model = straggler_model("fixed", 7, s=2)
+    monkeypatch.setattr(limits, "MAX_PATTERNS", 100)
+    res = expected_error(sch, model, samples=500, exact_limit=0, progress=False)
+    assert res.count == 500 and not res.method.startswith("exact")
+    monkeypatch.setattr(limits, "MAX_MC_DRAWS", 499)
+    _refused(lambda: expected_error(sch, model, samples=500, exact_limit=0), "samples")
 
 
 def test_decode_time_cli_refuses_a_huge_sample_count_with_status_2():
@@ -145,3 +162,15 @@ def test_check_int_array_bounds_and_shapes():
         check_int_array("x", [[1, 2], [3]])
     with pytest.raises(InvalidArgumentError, match="x:"):
         check_int_array("x", [np.nan])
+
+
+def test_stratum_rank_lower_bound_checks_its_integers_and_sizes():
+    from gcsim.coding.estimators import stratum_rank_lower_bound
+
+    assert stratum_rank_lower_bound([2, 2, 2], 1, 3, 2) == 1.0
+    for bad in ([2, 2.5, 2], [2, True, 2], "222"):
+        _refused(lambda bad=bad: stratum_rank_lower_bound(bad, 1, 3, 2), "loads")
+    _refused(lambda: stratum_rank_lower_bound([2, 7, 2], 1, 3, 2), "loads")
+    _refused(lambda: stratum_rank_lower_bound(ZERO_STRIDE, 1, 3, 2), "loads", SizeLimitError)
+    _refused(lambda: stratum_rank_lower_bound([2, 2, 2], 1, 3, 10**12), "s")
+    _refused(lambda: stratum_rank_lower_bound(list(range(5000)), 10**12, 10**12, 1), "m", SizeLimitError)

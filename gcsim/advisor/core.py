@@ -528,7 +528,7 @@ def advise(
     seed : int
         Seed of every random choice (constructions, encoders, Monte Carlo draws).
     samples, exact_limit : int
-        Monte Carlo draws per candidate (at most :data:`gcsim.limits.MAX_PATTERNS`, checked before
+        Monte Carlo draws per candidate (at most :data:`gcsim.limits.MAX_MC_DRAWS`, checked before
         any candidate is built), and the largest pattern count evaluated exactly
         (:func:`gcsim.coding.evaluate.expected_error`).
     worst_limit : int
@@ -596,7 +596,7 @@ def advise(
     if sweep_workers is not None:
         sweep_workers = check_int("sweep_workers", sweep_workers, minimum=1)
     samples = check_int("samples", samples, minimum=2)
-    limits.check_work("samples", samples, "Monte Carlo draws per candidate", limit_name="MAX_PATTERNS", unit="draws")
+    limits.check_work("samples", samples, "Monte Carlo draws per candidate", limit_name="MAX_MC_DRAWS", unit="draws")
     settings = Settings(
         exact_limit=check_int("exact_limit", exact_limit, minimum=0),
         samples=samples,

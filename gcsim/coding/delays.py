@@ -1071,9 +1071,9 @@ def expected_decode_time(
         possibly non-identical workers.  ``"monte-carlo"``: ``samples`` draws, 95% Student
         interval.  ``"auto"``: exact, else quad (a trace: its average).
     samples, seed : int
-        Monte Carlo budget and seed.  ``samples`` is at most :data:`gcsim.limits.MAX_DENSE_ENTRIES`:
+        Monte Carlo budget and seed.  ``samples`` is at most :data:`gcsim.limits.MAX_MC_DRAWS`:
         the delays are drawn in chunks of ``_MC_CHUNK_ENTRIES`` but one decode time per draw is held
-        (128 MiB at the limit); checked before anything is drawn, whatever the method.
+        (8 bytes a draw, 1 GiB at the limit); checked before anything is drawn, whatever the method.
     keep_values : bool
         Keep the Monte Carlo (or trace) decode times in ``values``.
 
@@ -1104,7 +1104,13 @@ def expected_decode_time(
     if not isinstance(method, str) or method not in _METHODS:
         raise InvalidArgumentError("method", f"must be one of {_METHODS}, got {method!r}")
     samples = check_int("samples", samples, minimum=2)
-    check_entries("samples", (samples,), "the Monte Carlo decode times (one float per draw, delays drawn in chunks)")
+    limits.check_work(
+        "samples",
+        samples,
+        "Monte Carlo draws (delays drawn in chunks, one decode time kept each)",
+        limit_name="MAX_MC_DRAWS",
+        unit="draws",
+    )
     seed = check_int("seed", seed, minimum=0)
     rule.check_n(model.n)
     if isinstance(model, TraceDelays):

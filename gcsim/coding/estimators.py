@@ -32,7 +32,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._stats import t_quantile
+from .._validation import check_int, check_int_array
 from ..errors import InvalidArgumentError
+from ..limits import check_work
 from .schemes import Scheme
 from .stragglers import BernoulliModel, FixedModel, MarkovModel
 
@@ -104,18 +106,27 @@ def stratum_rank_lower_bound(loads: Any, m: int, n: int, s: int) -> float:
     Parameters
     ----------
     loads : array_like of int
-        Replication ``r_i`` of each part.
+        Replication ``r_i`` of each part: integers in ``[0, n]`` (no booleans or fractions), at most
+        :data:`gcsim.limits.MAX_DENSE_ENTRIES` of them.
     m, n, s : int
-        Blocks, workers, stragglers.
+        Blocks, workers, stragglers (``0 <= s <= n``); the sum has at most ``min(m, n + 1)`` terms per
+        distinct ``r_i``, within :data:`gcsim.limits.MAX_PATTERNS`.
 
     Examples
     --------
     >>> stratum_rank_lower_bound([2, 2, 2], 1, 3, 2)   # the triangle: each part lost iff both holders straggle
     1.0
     """
-    loads = np.asarray(loads, dtype=np.int64)
+    n = check_int("n", n, minimum=1)
+    m = check_int("m", m, minimum=1)
+    s = check_int("s", s, minimum=0, maximum=n)
+    loads = check_int_array("loads", loads, ndim=1, what="the replication of each part")
+    if loads.size and (loads.min() < 0 or loads.max() > n):
+        raise InvalidArgumentError("loads", f"must lie in [0, n = {n}] (workers holding each part)")
     total = 0.0
     values, counts = np.unique(loads, return_counts=True)
+    # each distinct replication r sums at most min(m, r + 1) hypergeometric terms
+    check_work("m", values.size * min(m, n + 1), "hypergeometric terms", limit_name="MAX_PATTERNS", unit="terms")
     for r, cnt in zip(values.tolist(), counts.tolist(), strict=True):
         # c = r − j arrived holders; (m − c)^+ > 0 needs j > r − m
         part = sum((m - r + j) * _hypergeom_pmf(n, r, s, j) for j in range(max(0, r - m + 1), min(r, s) + 1))

@@ -686,9 +686,10 @@ def expected_error(
     Parameters
     ----------
     samples : int
-        Monte Carlo draws, at most :data:`gcsim.limits.MAX_PATTERNS` (each draw is a pattern
-        evaluated, its error kept until the interval is formed; models that cannot be streamed
-        hold ``samples x n`` masks), checked before anything is drawn.
+        Monte Carlo draws, at most :data:`gcsim.limits.MAX_MC_DRAWS` (the masks are streamed in
+        chunks, each draw's error and control variate kept until the interval is formed: 16
+        bytes a draw; models that cannot be streamed hold ``samples x n`` masks, within
+        :data:`gcsim.limits.MAX_DENSE_ENTRIES`), checked before anything is drawn.
     decoder : "optimal", "reference" or array (n, m)
         Optimal decoding, the scheme's reference decoder or a given decoder
         (``rescale``/``p`` as in :func:`fixed_decoder_error`).
@@ -731,7 +732,7 @@ def expected_error(
         "samples",
         samples,
         "Monte Carlo draws (each a pattern evaluated, its error kept)",
-        limit_name="MAX_PATTERNS",
+        limit_name="MAX_MC_DRAWS",
         unit="draws",
     )
     seed = check_int("seed", seed, minimum=0)
@@ -794,6 +795,7 @@ def expected_error(
         if not all(_mc.streamable(d.model) for d in draws):
             out = []
             for d in draws:
+                check_entries("samples", (d.size, d.model.n), "the straggler masks drawn at once (samples x n)")
                 mk = np.asarray(d.model.sample(d.size, d.seed), dtype=bool)
                 out.append(np.column_stack([evaluate(mk), lower(mk)]))
             return out
