@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import tracemalloc
 from typing import Any
 
 import numpy as np
@@ -22,11 +23,22 @@ ZERO_STRIDE = np.broadcast_to(np.int64(1), (10**9,))
 WIDE_ZERO_STRIDE: Any = np.broadcast_to(np.int64(1), (10**9, 2))
 
 
+#: Most memory a refusal may allocate (Python and NumPy allocations, traced): nothing near the request.
+PEAK_BYTES = 16 << 20
+
+
 def _refused(fn, name: str, error=InvalidArgumentError) -> str:
+    """``fn()`` raises ``error`` naming ``name`` in one line, within a second and ``PEAK_BYTES`` of allocations."""
     start = time.perf_counter()
-    with pytest.raises(error) as info:
-        fn()
+    tracemalloc.start()
+    try:
+        with pytest.raises(error) as info:
+            fn()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert time.perf_counter() - start < 1.0
+    assert peak < PEAK_BYTES, f"{peak:,} bytes allocated before refusing"
     text = str(info.value)
     assert text.startswith(f"{name}:") and "\n" not in text, text
     return text
