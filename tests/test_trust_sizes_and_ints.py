@@ -12,11 +12,14 @@ import numpy as np
 import pytest
 
 from gcsim._validation import check_int_array
+from gcsim.coding.structured import incidence_from_blocks
+from gcsim.combinatorics.bibd_design import BIBD
 from gcsim.combinatorics.coset import coset_graph
 from gcsim.combinatorics.cyclic_design import CyclicDesign
 from gcsim.combinatorics.difference_families import circulant_incidence, develop, difference_set_lambda
 from gcsim.combinatorics.fields import additive_cosets
 from gcsim.combinatorics.srg_cayley import abelian_cayley_graph
+from gcsim.combinatorics.srg_combinatorial import block_graph
 from gcsim.errors import CatalogueError, InvalidArgumentError, SizeLimitError
 
 ZERO_STRIDE = np.broadcast_to(np.int64(1), (10**9,))
@@ -61,6 +64,10 @@ def _refused(fn, name: str, error=InvalidArgumentError) -> str:
         (lambda: abelian_cayley_graph([5], np.broadcast_to(np.int64(1), (10**9, 1))), "connection"),
         (lambda: additive_cosets(4, ZERO_STRIDE), "subgroup"),
         (lambda: coset_graph(9, 2, 2, connection_sets=WIDE_ZERO_STRIDE), "connection_sets"),
+        (lambda: block_graph(WIDE_ZERO_STRIDE), "blocks"),
+        (lambda: block_graph([ZERO_STRIDE, [1, 2]]), "blocks"),
+        (lambda: incidence_from_blocks(7, WIDE_ZERO_STRIDE), "blocks"),
+        (lambda: BIBD(7, [ZERO_STRIDE] * 7, "x"), "blocks"),
     ],
 )
 def test_stated_sizes_are_refused_before_allocation(fn, name):
@@ -142,6 +149,9 @@ NON_INTEGERS = [[1, 2, 4.5], [True, 2, 4], "124", b"124", np.array([1.0, 2.0, 4.
         (lambda b: circulant_incidence(7, b), "D"),
         (lambda b: develop(7, [b]), "base_blocks"),
         (lambda b: additive_cosets(4, b), "subgroup"),
+        (lambda b: block_graph([b, [0, 3, 5]]), "blocks"),
+        (lambda b: incidence_from_blocks(7, [b, [0, 3, 5]]), "blocks"),
+        (lambda b: BIBD(7, [b] * 7, "x"), "blocks"),
     ],
 )
 def test_non_integer_inputs_are_refused_not_truncated(fn, name, bad):

@@ -33,7 +33,7 @@ designs far beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES` (PG(2, 97): 9,507 work
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from functools import cached_property, wraps
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -41,8 +41,9 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from .. import limits
 from .._array_api import asarray, get_namespace, to_numpy
-from .._validation import check_dense_size, check_int, check_real, layout_version_problem
+from .._validation import check_dense_size, check_int, check_int_array, check_real, layout_version_problem
 from ..combinatorics.difference_families import circulant_pair_gram
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
 from ..io.manifest import to_jsonable
@@ -91,7 +92,9 @@ def _gamma(t: int) -> float:
 def incidence_from_blocks(v: int, blocks: Iterable[Iterable[int]]) -> sp.csc_matrix:
     """The ``v x b`` 0/1 incidence (points x blocks) of a block list, as a ``scipy.sparse`` CSC matrix.
 
-    No dense matrix is formed.  Blocks must be sets of points in ``range(v)`` of one size.
+    No dense matrix is formed.  Blocks must be sets of points in ``range(v)`` of one size, given as
+    integers (a boolean, a fraction or a string is refused, never truncated); the block count and
+    each block within :data:`gcsim.limits.MAX_SPARSE_ENTRIES`, checked before a block is copied.
 
     Examples
     --------
@@ -100,7 +103,12 @@ def incidence_from_blocks(v: int, blocks: Iterable[Iterable[int]]) -> sp.csc_mat
     ((3, 3), 6, [[1, 0, 1], [1, 1, 0], [0, 1, 1]])
     """
     v = check_int("v", v, minimum=1)
-    rows = [np.unique(np.asarray(list(blk), dtype=np.int64)) for blk in blocks]
+    if isinstance(blocks, Sized):  # before a block is read (a zero-stride view counts)
+        limits.check_entries("blocks", (len(blocks),), "the block list", limit_name="MAX_SPARSE_ENTRIES")
+    rows = [
+        np.unique(check_int_array("blocks", blk, ndim=1, what="a block", limit_name="MAX_SPARSE_ENTRIES"))
+        for blk in blocks
+    ]
     if not rows:
         raise InvalidArgumentError("blocks", "must contain at least one block")
     k = rows[0].size

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import limits
-from .._validation import check_dense_size, check_int
+from .._validation import check_dense_size, check_int, check_int_array
 from ..errors import (
     CatalogueError,
     ImpossibleParametersError,
@@ -53,6 +53,16 @@ class BIBDParams(NamedTuple):
     r: int
     k: int
     lam: int
+
+
+def _rectangular(blocks: Any) -> Any:
+    """``blocks`` itself when NumPy reads it as a 2-D array (one block a row), else None (ragged, or no length)."""
+    if isinstance(blocks, np.ndarray):
+        return blocks if blocks.ndim == 2 else None
+    if not isinstance(blocks, (list, tuple)) or not blocks or not all(isinstance(b, (list, tuple)) for b in blocks):
+        return None
+    width = len(blocks[0])
+    return blocks if width and all(len(b) == width for b in blocks) else None
 
 
 class BIBD(CombinatorialObject):
@@ -109,7 +119,14 @@ class BIBD(CombinatorialObject):
             first = len(head) if isinstance(head, Sized) else 0
             if not limits.keep_sparse(v, len(blocks), len(blocks) * first):
                 check_dense_size("blocks", v, len(blocks), "the incidence matrix")
-        blocks_t = tuple(tuple(sorted(int(x) for x in blk)) for blk in blocks)
+        # integers only (4.5 or True never become a point): read without truncation, as one array
+        # when the blocks are rectangular (one pass), else block by block
+        rect = _rectangular(blocks)
+        blocks_t = (
+            tuple(tuple(sorted(row)) for row in check_int_array("blocks", rect, ndim=2, what="the blocks").tolist())
+            if rect is not None
+            else tuple(tuple(sorted(check_int_array("blocks", blk, ndim=1, what="a block").tolist())) for blk in blocks)
+        )
         if not blocks_t:
             raise InvalidArgumentError("blocks", "must contain at least one block")
         k = len(blocks_t[0])

@@ -12,7 +12,7 @@ from itertools import combinations
 
 import numpy as np
 
-from .._validation import check_dense_size, check_int
+from .._validation import check_dense_size, check_int, check_int_array
 from ..errors import InvalidArgumentError
 from .srg_graph import StronglyRegularGraph, _make
 
@@ -94,9 +94,10 @@ def block_graph(blocks: Sequence[Iterable[int]], *, name: str | None = None) -> 
     Parameters
     ----------
     blocks : sequence of sequences of ints
-        The blocks; points are arbitrary hashable integers.  Checked: all
-        blocks have the same size ``K >= 2`` and every pair of points lies in
-        exactly one block.
+        The blocks; points are arbitrary integers (a boolean, a fraction or a string is refused,
+        never truncated).  Checked: all blocks have the same size ``K >= 2`` and every pair of
+        points lies in exactly one block; ``b x b`` and ``b x V`` within
+        :data:`gcsim.limits.MAX_DENSE_ENTRIES` before anything is built.
     name : str, optional
         Description used as ``construction``.
 
@@ -106,10 +107,11 @@ def block_graph(blocks: Sequence[Iterable[int]], *, name: str | None = None) -> 
     >>> block_graph(list(combinations(range(6), 2))).params   # S(2,2,6): T(6)
     SRGParams(v=15, k=8, lam=4, mu=4)
     """
-    try:
-        blist = [tuple(int(x) for x in b) for b in blocks]
-    except (TypeError, ValueError):
-        raise InvalidArgumentError("blocks", "must be a sequence of sequences of integers") from None
+    if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
+        raise InvalidArgumentError("blocks", "must be a sequence of sequences of integers")
+    if hasattr(blocks, "__len__"):  # the b x b adjacency, before a block is read (a zero-stride view counts)
+        check_dense_size("blocks", len(blocks), len(blocks), "the block graph's adjacency matrix")
+    blist = [tuple(check_int_array("blocks", b, ndim=1, what="a block").tolist()) for b in blocks]
     if len(blist) < 2:
         raise InvalidArgumentError("blocks", "need at least 2 blocks")
     sizes = {len(b) for b in blist}
@@ -118,6 +120,7 @@ def block_graph(blocks: Sequence[Iterable[int]], *, name: str | None = None) -> 
     K = sizes.pop()
     check_dense_size("blocks", len(blist), len(blist), "the block graph's adjacency matrix")
     points = sorted({x for b in blist for x in b})
+    check_dense_size("blocks", len(blist), len(points), "the block-point incidence")
     pos = {x: i for i, x in enumerate(points)}
     V, b = len(points), len(blist)
     inc = np.zeros((b, V), dtype=np.int64)
