@@ -8,7 +8,9 @@ every name here equals the one of the module it stands for.
 
 from __future__ import annotations
 
-__all__ = ["METHODS", "OBJECTIVES", "STRAGGLER_SPEC", "PAPERS", "PAPER_ONLY"]
+import sys
+
+__all__ = ["METHODS", "OBJECTIVES", "STRAGGLER_SPEC", "PAPERS", "PAPER_ONLY", "method_names"]
 
 #: The built-in encoders, in registry order (:data:`gcsim.coding.encoders.METHODS`).
 METHODS: tuple[str, ...] = (
@@ -27,6 +29,20 @@ METHODS: tuple[str, ...] = (
     "slem-circulant",
     "fastest-mixing",
 )
+
+
+def method_names() -> tuple[str, ...]:
+    """The encoders to list: the registry's own when it is already imported, else :data:`METHODS`.
+
+    A process that registered an encoder (``gcsim.coding.register_encoder``) has imported the
+    registry, so its ``--help`` lists that encoder too; a bare ``gcsim --help`` imports nothing.
+
+    >>> "rd" in method_names()
+    True
+    """
+    registry = sys.modules.get("gcsim.coding.encoders._registry")
+    return tuple(registry.method_names()) if registry is not None else METHODS
+
 
 #: The advisor's ranking criteria (:data:`gcsim.advisor.core.OBJECTIVES`).
 OBJECTIVES: tuple[str, ...] = ("error", "communication", "time", "data", "worst-case")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..help_texts import METHODS
+from ..help_texts import method_names
 
 EXIT_OK, EXIT_FAILURE = 0, 1
 
@@ -96,7 +96,7 @@ def _common(p: argparse.ArgumentParser, design_required: bool = True) -> None:
         default="rd",
         metavar="METHOD",
         # the registry (gcsim.coding.encoders); encode() refuses other names, naming the flag
-        help=f"encoder: {', '.join(METHODS)} (docs/guides/coding.md)",
+        help=f"encoder: {', '.join(method_names())} (docs/guides/coding.md)",
     )
     p.add_argument("--eps", type=float_arg(0.0), default=0.0, help="encoder ε: the RD/NS jitter")
     p.add_argument(
