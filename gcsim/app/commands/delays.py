@@ -278,7 +278,9 @@ def register(sub, add) -> None:
         "encoder is tabulated",
     )
     p.add_argument("--m", type=int_arg(1), default=None, help="communication reduction m (default 2)")
-    p.add_argument("--method", default=None, metavar="METHOD", help=f"encoder: {', '.join(method_names())} (default rd)")
+    p.add_argument(
+        "--method", default=None, metavar="METHOD", help=f"encoder: {', '.join(method_names())} (default rd)"
+    )
     p.add_argument("--eps", type=float_arg(0.0), default=None, help="encoder ε: the RD/NS jitter (default 0)")
     p.add_argument("--seed", type=int_arg(0), default=None, help="seed of the encoder (default 0)")
     p.add_argument("--s-max", type=int_arg(0), required=True, help="largest number of stragglers tabulated")

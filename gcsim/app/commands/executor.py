@@ -474,7 +474,10 @@ def register(subparsers: Any, add) -> None:
     )
     p.add_argument("--m", type=int_arg(1), default=None, help="communication reduction m (with --design; default 1)")
     p.add_argument(
-        "--method", default=None, metavar="METHOD", help=f"encoder: {', '.join(method_names())} (with --design; default rd)"
+        "--method",
+        default=None,
+        metavar="METHOD",
+        help=f"encoder: {', '.join(method_names())} (with --design; default rd)",
     )
     p.add_argument("--eps", type=float_arg(0.0), default=None, help="encoder ε: the RD/NS jitter (default 0)")
     p.add_argument(
