@@ -401,6 +401,11 @@ _CERTIFICATE_KEYS = frozenset({"kappa_A", "kappa_D", "kappa_A_max", "kappa_D_max
 #: Closed-form constructions a loaded design's label is re-derived for: the keyword each reads.
 _REBUILT = {"exact": ("basis",), "vandermonde": ("eps",), "perturbation": ("eps",)}
 
+#: ``method -> build(N, c, **params)`` for the constructions of :data:`_REBUILT`, registered by
+#: :mod:`gcsim.cerar.factory` (which imports this module, so it is not imported from here; the
+#: package's ``__init__`` imports the factory, so every load of a design finds them).
+CLOSED_FORMS: dict[str, Any] = {}
+
 
 def _check_construction_label(design: CerarDesign) -> CerarDesign:
     """A closed-form label (``method`` and its ``construction_params``) is the arrays' construction, or CatalogueError.
@@ -417,14 +422,15 @@ def _check_construction_label(design: CerarDesign) -> CerarDesign:
     ``r* = 0``: every ``eps`` builds the same arrays) is not reported: the design is returned
     without it.
     """
-    from .factory import design as build  # the factory imports this module
-
     method = design.method
     if method not in _REBUILT:  # "optimized", or a user's own name ("custom"): no closed form is claimed
         return design
+    build = CLOSED_FORMS.get(method)
+    if build is None:
+        raise CatalogueError(f"the {method!r} label cannot be checked: gcsim.cerar.factory has not registered it")
     params = {k: design.metadata[k] for k in _REBUILT[method] if k in design.metadata}
     try:
-        again = build(design.N, design.c, method, **params)
+        again = build(design.N, design.c, **params)
     except (InvalidArgumentError, TypeError, ValueError) as exc:
         raise CatalogueError(f"method {method!r} with {params} does not build a design here: {exc}") from None
     with np.errstate(all="ignore"):
@@ -470,7 +476,7 @@ def _check_construction_label(design: CerarDesign) -> CerarDesign:
     for key, value in params.items():  # a number every value of which builds these arrays is not reported
         if isinstance(value, float) and key in again.metadata:
             try:
-                other = build(design.N, design.c, method, **{**params, key: value * 1.5 + 0.01})
+                other = build(design.N, design.c, **{**params, key: value * 1.5 + 0.01})
             except (InvalidArgumentError, TypeError, ValueError):
                 continue
             if same_arrays(other) is None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .._validation import check_dense_size, check_int, check_real
 from ..errors import InvalidArgumentError
 from .constructions import exact_design, perturbation_design, vandermonde_design
-from .design import CerarDesign
+from .design import CLOSED_FORMS, CerarDesign
 from .optimize import optimized_design
 
 __all__ = ["design", "METHODS"]
@@ -74,3 +75,8 @@ def design(
     if eps is not None:
         kw["eps"] = eps
     return optimized_design(N, c, kappa=kappa, seed=check_int("seed", seed), **kw)
+
+
+# the loader re-derives a closed-form label from these (gcsim.cerar.design._check_construction_label)
+for _method in ("exact", "vandermonde", "perturbation"):
+    CLOSED_FORMS[_method] = functools.partial(design, method=_method)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CatalogueError, GcsimError
+from .encoders import get_encoder, is_registered
 
 __all__ = ["rederived_options"]
 
@@ -48,8 +49,10 @@ def _same_value(a: Any, b: Any) -> bool:
     return bool(a == b) if type(a) is type(b) else False
 
 
-def rederived_options(scheme: Any, stored: Mapping[str, Any]) -> dict[str, Any]:
+def rederived_options(scheme: Any, stored: Mapping[str, Any], encode: Any) -> dict[str, Any]:
     """The options ``scheme`` may report: ``stored`` once re-derived from its arrays, else CatalogueError.
+
+    ``encode`` is :func:`gcsim.coding.schemes.encode` (passed in: that module calls this one on load).
 
     Parameters
     ----------
@@ -74,9 +77,6 @@ def rederived_options(scheme: Any, stored: Mapping[str, Any]) -> dict[str, Any]:
         The stated options give another ``B`` (another seed, ``eps``, ``dist``...), are malformed,
         or a measured entry differs from the one the build gives.
     """
-    from .encoders import get_encoder, is_registered
-    from .schemes import encode
-
     if not isinstance(stored, Mapping):
         raise CatalogueError(f"scheme: options must be an object, got {type(stored).__name__}")
     method = scheme.method

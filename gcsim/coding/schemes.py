@@ -52,6 +52,7 @@ from ..io._torch import to_torch_tensors
 from .encoders import METHODS, get_encoder, is_registered
 from .encoders._common import as_assignment, diagonals, target_matrix
 from .encoders.classic import cyclic_repetition_assignment, fractional_repetition_assignment
+from .scheme_labels import rederived_options
 
 __all__ = [
     "Scheme",
@@ -346,9 +347,8 @@ class Scheme:
             sch.verify()
         except VerificationError as exc:
             raise CatalogueError(str(exc)) from None
-        from .scheme_labels import rederived_options  # the options reported are re-derived (issue #33)
-
-        object.__setattr__(sch, "options", _frozen_mapping(rederived_options(sch, sch.options)))
+        # the options reported are re-derived from the arrays (issue #33)
+        object.__setattr__(sch, "options", _frozen_mapping(rederived_options(sch, sch.options, encode)))
         return sch
 
     def exact_decoder(self, nonstragglers: Any) -> np.ndarray:
