@@ -163,7 +163,7 @@ def _check_families(families: Any) -> tuple[str, ...]:
     for f in items:
         if f not in FAMILY_NAMES:
             raise InvalidArgumentError("families", f"unknown family {f!r}; known: {FAMILY_NAMES}")
-    return tuple(items)
+    return tuple(dict.fromkeys(items))  # a family named twice is searched once
 
 
 def _assess_task(task: tuple) -> Any:

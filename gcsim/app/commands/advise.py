@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
+from collections import Counter
 
 from ...errors import GcsimError
 from ..common import (
+    EXIT_FAILURE,
     EXIT_OK,
     UsageError,
     check_output_dir,
@@ -169,7 +172,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         payload = json.loads(adv.to_json())
         payload["exported"] = str(exported) if exported is not None else None
         print(json.dumps(payload, sort_keys=True))
-        return EXIT_OK
+        return EXIT_OK if adv.rows else _no_candidate(adv)
     tol = adv.exact_tol
 
     def error_cell(r) -> str:
@@ -242,7 +245,19 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     print(f"{len(adv.dropped_items)} dropped (--json lists every reason)")
     if exported is not None:
         print(f"exported rank {args.rank} to {exported}")
-    return EXIT_OK
+    return EXIT_OK if adv.rows else _no_candidate(adv)
+
+
+def _no_candidate(adv) -> int:
+    """No candidate fits: say so on stderr with the commonest reasons, and exit 1 (an answer-less question)."""
+    counts = Counter(d.reason for d in adv.dropped_items)
+    common = "; ".join(f"{n} x {reason[:140]}" for reason, n in counts.most_common(3))
+    print(
+        f"gcsim advise: no candidate fits the question: all {len(adv.dropped_items)} were dropped"
+        + (f" (the commonest reasons: {common})" if common else ""),
+        file=sys.stderr,
+    )
+    return EXIT_FAILURE
 
 
 #: What each column of the printed table means (printed under it; the advisor guide has the same list)
