@@ -40,12 +40,11 @@ from ..coding.bounds import (
 )
 from ..coding.delays import DelayStragglerModel, expected_decode_time
 from ..coding.encoders import MethodNames, encoders, get_encoder
-from ..coding.estimators import expected_rank_lower_bound
+from ..coding.estimators import every_mask, expected_rank_lower_bound, has_closed_form_law, rank_bound_function
 from ..coding.evaluate import MIN_MC_SAMPLES, expected_error, worst_case_error
 from ..coding.schemes import Scheme, encode
 from ..coding.sparse_routes import SPARSE_SRG_KIND, SparseRD, encode_sparse
 from ..coding.stragglers import (
-    AllPatternsModel,
     BernoulliModel,
     FixedModel,
     MarkovModel,
@@ -176,7 +175,7 @@ def question_patterns(q: Question, settings: Settings) -> Patterns | None:
         return Patterns(masks, np.full(len(masks), 1.0 / len(masks)), f"all C({n},{model.s}) patterns")
     if isinstance(model, (BernoulliModel, MarkovModel)) and n < 63 and 2**n <= settings.exact_limit:
         p = model.p if isinstance(model, BernoulliModel) else model.stationary
-        masks = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
+        masks = every_mask(n)
         return Patterns(masks, BernoulliModel(n, p).weights(masks), f"all 2^{n} patterns, weighted")
     # at most MAX_DENSE_ENTRIES mask entries (n ~ 10^4: 1,764 of the 2,000 draws)
     count = max(2, min(settings.samples, limits.MAX_DENSE_ENTRIES // max(n, 1)))
@@ -790,7 +789,7 @@ def rank_bound_mean(structure: Structure, m: int, model: Any, patterns: Patterns
     encoder's expected error.  Other models (delays, traces): the average over the question's
     patterns (:func:`_rank_lower`).
     """
-    if type(model) in (FixedModel, AllPatternsModel, BernoulliModel, MarkovModel):
+    if has_closed_form_law(model):
         return expected_rank_lower_bound(structure.incidence, m, model)
     return _rank_lower(structure, m, patterns)
 
@@ -803,12 +802,11 @@ def _rank_lower(structure: Structure, m: int, patterns: Patterns) -> float:
     """
     if structure.dense_fits:
         return float(patterns.weights @ rank_lower_bound(structure.assignment, m, patterns.masks))
-    inc = structure.incidence.astype(np.float64)
+    bound = rank_bound_function(structure.incidence, m)
     total = 0.0
     step = max(1, 2**22 // max(structure.shape[0], 1))
     for a in range(0, len(patterns.masks), step):
-        c = np.rint((inc @ patterns.masks[a : a + step].T.astype(np.float64)).T)
-        total += float(patterns.weights[a : a + step] @ np.maximum(m - c, 0.0).sum(axis=1))
+        total += float(patterns.weights[a : a + step] @ bound(patterns.masks[a : a + step]))
     return total
 
 
@@ -933,7 +931,7 @@ def assess(
                     "matrix, over SPECTRAL_BUDGET"
                 )
         how = patterns.how
-        if type(q.model) in (FixedModel, AllPatternsModel, BernoulliModel, MarkovModel):
+        if has_closed_form_law(q.model):
             how += "; lower_bound: the rank bound's exact mean (theory §57.1)"
     if patterns is None:
         spectral = math.nan

@@ -36,7 +36,7 @@ from .._validation import check_int, check_int_array
 from ..errors import InvalidArgumentError
 from ..limits import check_work
 from .schemes import Scheme
-from .stragglers import BernoulliModel, FixedModel, MarkovModel
+from .stragglers import AllPatternsModel, BernoulliModel, FixedModel, MarkovModel
 
 __all__ = [
     "RARE_FAILURES",
@@ -47,6 +47,8 @@ __all__ = [
     "expected_rank_lower_bound",
     "stratum_rank_lower_bound",
     "part_loads",
+    "every_mask",
+    "has_closed_form_law",
     "rank_bound_function",
     "support_within_assignment",
     "components",
@@ -67,6 +69,23 @@ SEPARABLE_MAX_WORKERS = 16
 #: Sub-patterns ``Σ_c 2^{w_c}`` the exact route of §57.3 evaluates at least (``exact_limit`` when larger):
 #: tiny problems of ``w_c`` columns, a fraction of a second in all.
 SEPARABLE_BUDGET = 2**16
+
+
+def every_mask(n: int) -> np.ndarray:
+    """All ``2^n`` non-straggler masks of ``n`` workers, row ``t`` the bits of ``t`` (worker ``j``: bit ``j``).
+
+    >>> every_mask(2).astype(int).tolist()
+    [[0, 0], [1, 0], [0, 1], [1, 1]]
+    """
+    return ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
+
+
+def has_closed_form_law(model: Any) -> bool:
+    """Whether the law of the coverage counts ``c_i(F)`` is known in closed form (Lemma 57.1).
+
+    Fixed-``s`` (and all-patterns), Bernoulli and Markov models; not delay models or traces.
+    """
+    return type(model) in (FixedModel, AllPatternsModel, BernoulliModel, MarkovModel)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -292,10 +311,9 @@ def components(scheme: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def _sub_pattern_weights(model: Any, workers: np.ndarray) -> np.ndarray:
-    """Probability of each arrival pattern ``G`` of the component's ``w`` workers (rows of all ``2^w``)."""
+def _sub_pattern_weights(model: Any, workers: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Probability of each arrival pattern ``G`` of the component's ``w`` workers (``masks``: all ``2^w``)."""
     w = workers.size
-    masks = ((np.arange(2**w)[:, None] >> np.arange(w)[None, :]) & 1).astype(bool)
     if isinstance(model, FixedModel):
         n, s = model.n, model.s
         # P(F ∩ W = G) = C(n − w, s − j) / C(n, s), j = w − |G| stragglers in the component
@@ -343,13 +361,13 @@ def separable_expectation(
             continue
         sizes.append(int(workers.size))
         w = workers.size
-        masks = ((np.arange(2**w)[:, None] >> np.arange(w)[None, :]) & 1).astype(bool)
+        masks = every_mask(w)
         key = Bc.tobytes() + repr(Bc.shape).encode()
         if key not in seen:
             sub = Scheme(Bc, A[np.ix_(parts, workers)], m)
             seen[key] = np.asarray(error(sub, masks), dtype=float)
         errs = seen[key]
-        weights = _sub_pattern_weights(model, workers)
+        weights = _sub_pattern_weights(model, workers, masks)
         total += float(np.dot(weights, errs))
     total += m * int((~covered).sum())
     sizes_txt = ", ".join(f"{c} x {w}" for w, c in sorted(_counts(sizes).items()))

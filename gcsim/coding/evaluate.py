@@ -615,11 +615,6 @@ def _redraw_seed(seed: int, n: int, s: int) -> int:
     return int(np.random.SeedSequence([seed, n, s, 2]).generate_state(1, np.uint64)[0])
 
 
-def _closed_form_law(model: Any) -> bool:
-    """Models under which the law of the coverage counts ``c_i(F)`` is known (theory §57.1)."""
-    return type(model) in (FixedModel, AllPatternsModel, BernoulliModel, MarkovModel)
-
-
 def _zero_bound(masks: np.ndarray) -> np.ndarray:
     """The trivial lower bound ``err >= 0`` (module level: it pickles for Dask)."""
     return np.zeros(np.atleast_2d(masks).shape[0])
@@ -785,7 +780,7 @@ def expected_error(
 
     # theory §57: the rank bound's exact law as a control variate (encoders supported on A, models
     # whose law of c_i(F) is known); otherwise the trivial bound L = 0 (err >= 0)
-    cv_assignment = _est.support_within_assignment(scheme) if _closed_form_law(model) else None
+    cv_assignment = _est.support_within_assignment(scheme) if _est.has_closed_form_law(model) else None
     lower_fn = _est.rank_bound_function(cv_assignment, ctx.m) if cv_assignment is not None else None
     tol = _est.FAILURE_TOL * ctx.total
 
@@ -876,7 +871,7 @@ def expected_error(
         if isinstance(model, (BernoulliModel, MarkovModel)):
             pj = model.p if isinstance(model, BernoulliModel) else model.stationary
             if ctx.n < 63 and 2**ctx.n <= exact_limit:
-                masks = ((np.arange(2**ctx.n)[:, None] >> np.arange(ctx.n)[None, :]) & 1).astype(bool)
+                masks = _est.every_mask(ctx.n)
                 weights = BernoulliModel(ctx.n, pj).weights(masks)
                 return exact(evaluate(masks), weights)
             found = separable()
@@ -1058,32 +1053,49 @@ def _stratified_bernoulli(
         kept.append(vals * scale)
     wmc = float(sum(w[s] for s in mc_s))
     pools = _pool_strata(mc_s, w, samples, wmc)
-    draws: list[_mc.Draw] = []
-    owner: list[int] = []  # the pool of each draw
-    for g, pool in enumerate(pools):
-        weight = float(sum(w[s] for s in pool))
-        size = max(2, int(round(samples * weight / wmc))) if wmc > 0 else 2
-        if len(pool) == 1:
-            sizes = [size]
-        else:  # one seeded multinomial: the pool's draws are i.i.d. from its mixture (Lemma 7a)
-            rng = np.random.Generator(np.random.PCG64([seed, n, pool[0], 1]))
-            sizes = [int(c) for c in rng.multinomial(size, np.array([w[s] for s in pool]) / weight)]
-        for s, size_s in zip(pool, sizes, strict=True):
-            if size_s:
-                draws.append(_mc.Draw(FixedModel(n, s), size_s, seed * (n + 1) + s))
-                owner.append(g)
-    if draw_pairs is None:
-        raw = [np.column_stack([evaluate(d.model.sample(d.size, d.seed)), np.zeros(d.size)]) for d in draws]
-    else:
-        raw = draw_pairs(draws)
-    pooled: list[list[np.ndarray]] = [[] for _ in pools]
-    for g, drawn in zip(owner, raw, strict=True):
-        pooled[g].append(drawn)
+
+    def pool_pairs(sizes: dict[int, int], stage: int) -> dict[int, np.ndarray]:
+        """``[err, L]`` of ``sizes[g]`` draws from each pool ``g``, evaluated together.
+
+        One seeded multinomial splits a pool's draws over its strata (i.i.d. from its mixture,
+        Lemma 7a); stage 2 (a rare pool drawn again, theory §57.4) uses seeds apart from stage 1's.
+        """
+        draws: list[_mc.Draw] = []
+        owner: list[int] = []  # the pool of each draw
+        for g, size in sizes.items():
+            pool = pools[g]
+            weight = float(sum(w[s] for s in pool))
+            if len(pool) == 1:
+                split = [size]
+            else:
+                rng = np.random.Generator(np.random.PCG64([seed, n, pool[0], stage]))
+                split = [int(c) for c in rng.multinomial(size, np.array([w[s] for s in pool]) / weight)]
+            for s, size_s in zip(pool, split, strict=True):
+                if size_s:
+                    stratum_seed = seed * (n + 1) + s if stage == 1 else _redraw_seed(seed, n, s)
+                    draws.append(_mc.Draw(FixedModel(n, s), size_s, stratum_seed))
+                    owner.append(g)
+        if draw_pairs is None:
+            raw = [np.column_stack([evaluate(d.model.sample(d.size, d.seed)), np.zeros(d.size)]) for d in draws]
+        else:
+            raw = draw_pairs(draws)
+        parts: dict[int, list[np.ndarray]] = {g: [] for g in sizes}
+        for g, drawn in zip(owner, raw, strict=True):
+            parts[g].append(drawn)
+        return {g: np.concatenate(p) for g, p in parts.items() if p}
+
+    first = pool_pairs(
+        {
+            g: max(2, int(round(samples * float(sum(w[s] for s in pool)) / wmc))) if wmc > 0 else 2
+            for g, pool in enumerate(pools)
+        },
+        1,
+    )
     groups: list[_est.Group] = []
     lo_sum = hi_sum = 0.0
-    for pool, parts in zip(pools, pooled, strict=True):
+    for g, pool in enumerate(pools):
         weight = float(sum(w[s] for s in pool))
-        pairs = np.concatenate(parts)
+        pairs = first[g]
         # E[L | pool]: the pool's draws are i.i.d. from its mixture Σ_s (w_s / W_G) · stratum s (Lemma 7a)
         el = (
             sum(float(w[s]) * _est.stratum_rank_lower_bound(loads, ctx.m, n, s) for s in pool) / weight
@@ -1105,38 +1117,14 @@ def _stratified_bernoulli(
         # theory §57.4: a rare-event stratum is drawn again with RARE_EXTEND times its draws, and its
         # estimate and one-sided limit use the new draws alone (the decision saw only the first ones)
         rare = [g for g, grp in enumerate(groups) if _est.is_rare(grp.excess, tol)]
-        draws2: list[_mc.Draw] = []
-        owner2: list[int] = []
-        for g in rare:
-            pool = pools[g]
-            size = _est.RARE_EXTEND * groups[g].excess.size
-            if len(pool) == 1:
-                sizes = [size]
-            else:
-                rng = np.random.Generator(np.random.PCG64([seed, n, pool[0], 2]))
-                sizes = [int(c) for c in rng.multinomial(size, np.array([w[s] for s in pool]) / groups[g].weight)]
-            for s, size_s in zip(pool, sizes, strict=True):
-                if size_s:
-                    draws2.append(_mc.Draw(FixedModel(n, s), size_s, _redraw_seed(seed, n, s)))
-                    owner2.append(g)
-        if draws2:
-            if draw_pairs is None:
-                raw2 = [np.column_stack([evaluate(d.model.sample(d.size, d.seed)), np.zeros(d.size)]) for d in draws2]
-            else:
-                raw2 = draw_pairs(draws2)
-            fresh: dict[int, list[np.ndarray]] = {g: [] for g in rare}
-            for g, drawn in zip(owner2, raw2, strict=True):
-                fresh[g].append(drawn)
-            for g, parts in fresh.items():
-                if not parts:
-                    continue
-                pairs = np.concatenate(parts)
-                old = groups[g]
-                excess = np.maximum(pairs[:, 0] - pairs[:, 1], 0.0)
-                groups[g] = _est.Group(old.weight, old.lower, excess, pairs[:, 0] if old.errors is not None else None)
-                count += pairs.shape[0]
-                redrawn += pairs.shape[0]
-                kept.append(pairs[:, 0] * scale)
+        again = pool_pairs({g: _est.RARE_EXTEND * groups[g].excess.size for g in rare}, 2)
+        for g, pairs in again.items():
+            old = groups[g]
+            excess = np.maximum(pairs[:, 0] - pairs[:, 1], 0.0)
+            groups[g] = _est.Group(old.weight, old.lower, excess, pairs[:, 0] if old.errors is not None else None)
+            count += pairs.shape[0]
+            redrawn += pairs.shape[0]
+            kept.append(pairs[:, 0] * scale)
     slack = skipped * upper
     merged = [pool for pool in pools if len(pool) > 1]
     pooled_note = f", {sum(map(len, merged))} light strata in {len(merged)} pools" if merged else ""
