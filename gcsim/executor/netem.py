@@ -30,7 +30,7 @@ from typing import Any
 from .._validation import check_int
 from ..errors import GcsimError, InvalidArgumentError
 
-__all__ = ["NetemTopology", "netem_available", "NetemError", "parse_rate"]
+__all__ = ["NetemTopology", "netem_available", "NetemError", "parse_rate", "shaping_commands", "NETEM_LIMIT"]
 
 _SUBNET = "10.213.0"
 
@@ -116,6 +116,42 @@ def netem_available() -> tuple[bool, str]:
     return True, ""
 
 
+#: Packets the ``netem`` stage may hold (its default, 1000, drops packets on a 1 Gbit/s link with
+#: 10 ms of delay: 1.25 MB in flight is about 830 full-size packets before segmentation offload).
+NETEM_LIMIT = 100_000
+
+
+def shaping_commands(ns: str, dev: str, rate: str | None, delay: str | None) -> list[list[str]]:
+    """The ``tc`` commands that shape one direction of a link (device ``dev`` in namespace ``ns``).
+
+    ``rate`` None: unshaped (only the ``netem delay``, if any).  With a delay, ``netem`` is the root
+    qdisc (holding up to :data:`NETEM_LIMIT` packets) and the token bucket its child, the layout of
+    the netem documentation's rate-and-delay example; the token bucket's burst is at least one 4 ms
+    tick of data at the rate (kernel HZ 250) and 32 kB.
+
+    Examples
+    --------
+    >>> for cmd in shaping_commands("ns0", "eth0", "100mbit", "10ms"):
+    ...     print(" ".join(cmd[4:]))
+    tc qdisc add dev eth0 root handle 1: netem delay 10ms limit 100000
+    tc qdisc add dev eth0 parent 1:1 handle 10: tbf rate 100mbit burst 50000 latency 1s
+    >>> shaping_commands("ns0", "eth0", None, None)
+    []
+    """
+    if delay is not None and not re.fullmatch(r"[0-9]*\.?[0-9]+(us|ms|s)", str(delay)):
+        raise InvalidArgumentError("delay", f"must look like '1ms', got {delay!r}")
+    base = ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev]
+    netem = ["netem", "delay", str(delay), "limit", str(NETEM_LIMIT)]
+    if rate is None:
+        return [base + ["root", *netem]] if delay else []
+    # burst: at least one 4 ms tick of data at this rate (kernel HZ 250), >= 32 kB
+    burst = str(max(32 * 1024, int(parse_rate(rate) / 8 / 250)))
+    tbf = ["tbf", "rate", str(rate), "burst", burst, "latency", "1s"]
+    if delay:
+        return [base + ["root", "handle", "1:", *netem], base + ["parent", "1:1", "handle", "10:", *tbf]]
+    return [base + ["root", *tbf]]
+
+
 class NetemTopology:
     """Star of ``N`` rank namespaces around a bridge, every link shaped to ``rate`` (context manager).
 
@@ -158,21 +194,8 @@ class NetemTopology:
         self._created: list[str] = []
 
     def _shape(self, ns: str, dev: str) -> None:
-        base = ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev]
-        if math.isinf(self.rate_bps):  # unlimited: only the optional delay
-            if self.delay:
-                _run(base + ["root", "netem", "delay", self.delay])
-            return
-        # burst: at least one 4 ms tick of data at this rate (kernel HZ 250), >= 32 kB
-        burst = max(32 * 1024, int(self.rate_bps / 8 / 250))
-        if self.delay:
-            _run(base + ["root", "handle", "1:", "netem", "delay", self.delay])
-            _run(
-                base
-                + ["parent", "1:1", "handle", "10:", "tbf", "rate", self.rate, "burst", str(burst), "latency", "1s"]
-            )
-        else:
-            _run(base + ["root", "tbf", "rate", self.rate, "burst", str(burst), "latency", "1s"])
+        for cmd in shaping_commands(ns, dev, None if math.isinf(self.rate_bps) else self.rate, self.delay):
+            _run(cmd)
 
     def __enter__(self) -> NetemTopology:
         try:
