@@ -9,8 +9,8 @@ of theory §42 evaluate without dense matrices; ``--quick`` leaves out n = 9,507
   is shared, so the CPU time is the number to compare) and its peak resident memory;
 * whether the expected symmetric design (PG(2, q), the question's ``target``) is among the ranked
   candidates, and the head of the table;
-* the progress lines the child wrote on its piped stderr (``advise: screening 12/60 candidates,
-  34 s``), their count and the first and last of them.
+* the progress lines the child wrote on its piped stderr (``gcsim: progress: advise screening:
+  12/60 candidates (20%), 34 s elapsed, ...``), their count and the first and last of them.
 
 Writes ``benchmarks/results/advisor_scale.json`` (atomically, with provenance and the load
 average) and prints one line per question.
@@ -61,7 +61,7 @@ def run_question(n: int, load: int, target: str, limit: float, timeout: float) -
         err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    lines = [ln for ln in err.splitlines() if ln.startswith("advise: ")]
+    lines = [ln for ln in err.splitlines() if ln.startswith("gcsim: progress: advise ")]
     record = {
         "n": n,
         "load": load,

@@ -11,10 +11,14 @@ prints one line on stderr when it starts, at most every ``GCSIM_PROGRESS_SECONDS
 
 Nothing is ever written to stdout.
 
-:class:`StageProgress` is the same mechanism for a loop whose lines must read as a sentence of
-its own (the advisor's ``advise: screening 12/60 candidates, 34 s``): a bar on a terminal or in a
-notebook, such lines on any other stream (whether or not :func:`progress_lines` is on).  One
-decision picks the bar for both: :func:`wants_bar` (the stream is a terminal, or this process is a
+:class:`StageProgress` is the same mechanism for a loop of named items (the advisor's stages):
+a bar on a terminal or in a notebook, lines in the same format on any other stream (whether or
+not :func:`progress_lines` is on), the unit after the count::
+
+    gcsim: progress: advise screening: 12/60 candidates (20%), 34 s elapsed, about 2.3 min left
+
+:func:`progress_line` writes every such line: the one progress format of gcsim.  One decision
+picks the bar for both: :func:`wants_bar` (the stream is a terminal, or this process is a
 Jupyter kernel).
 """
 
@@ -30,6 +34,7 @@ from typing import Any
 
 __all__ = [
     "progress_bar",
+    "progress_line",
     "progress_lines",
     "lines_enabled",
     "StageProgress",
@@ -94,6 +99,27 @@ def _seconds(x: float) -> str:
     return f"{x:.0f} s" if x < 120 else f"{x / 60:.1f} min"
 
 
+def progress_line(desc: str, done: int, total: int | None, elapsed: float, unit: str = "") -> str:
+    """The one progress line of gcsim: ``gcsim: progress: <desc>: <done>/<total> [unit] (<pct>%), ...``.
+
+    ``total`` None or 0: ``<done> [unit] done``.  The time left is estimated from the rate so far
+    once something is done and something is left.
+
+    >>> progress_line("advise screening", 12, 60, 34.0, "candidates")
+    'gcsim: progress: advise screening: 12/60 candidates (20%), 34 s elapsed, about 2.3 min left'
+    >>> progress_line("demo", 3, None, 1.0)
+    'gcsim: progress: demo: 3 done, 1 s elapsed'
+    """
+    unit = f" {unit}" if unit else ""
+    if total:
+        text = f"{done}/{total}{unit} ({100 * done // total}%), {_seconds(elapsed)} elapsed"
+        if 0 < done < total:
+            text += f", about {_seconds(elapsed * (total - done) / done)} left"
+    else:
+        text = f"{done}{unit} done, {_seconds(elapsed)} elapsed"
+    return f"gcsim: progress: {desc}: {text}"
+
+
 class _Lines:
     """Progress as lines on stderr: at the start, at most every ``interval`` seconds, at the end."""
 
@@ -109,15 +135,8 @@ class _Lines:
         if not force and now - self.last < self.interval:
             return
         self.last = now
-        elapsed = now - self.start
-        if self.total:
-            text = f"{self.n}/{self.total} ({100 * self.n // self.total}%), {_seconds(elapsed)} elapsed"
-            if 0 < self.n < self.total:
-                text += f", about {_seconds(elapsed * (self.total - self.n) / self.n)} left"
-        else:
-            text = f"{self.n} done, {_seconds(elapsed)} elapsed"
         try:
-            sys.stderr.write(f"gcsim: progress: {self.desc}: {text}\n")
+            sys.stderr.write(progress_line(self.desc, self.n, self.total, now - self.start) + "\n")
             sys.stderr.flush()
         except (OSError, ValueError):  # stderr closed: progress is not worth a crash
             pass
@@ -200,24 +219,28 @@ def progress_bar(
 class StageProgress:
     """Progress over ``total`` items of one stage: a live tqdm bar where :func:`wants_bar`, else lines.
 
-    The lines (on ``stream``, default stderr) read ``<desc> <done>/<total> <unit>, <elapsed> s``:
-    one when the stage starts, then at most every ``every`` seconds and always after the last
-    item, so a long stage on a pipe or in a log is never silent.  While one item takes longer
-    than ``every`` seconds a heartbeat line repeats the count with the item named by
-    :meth:`working_on` (``... 34 s (evaluating X)``).  ``enabled=False`` or ``total = 0``: nothing.
+    The lines (on ``stream``, default stderr) are :func:`progress_line`'s, the format of every
+    gcsim progress line (``gcsim: progress: <desc>: <done>/<total> <unit> (<pct>%), ...``): one
+    when the stage starts, then at most every ``every`` seconds (default ``GCSIM_PROGRESS_SECONDS``,
+    10) and always after the last item, so a long stage on a pipe or in a log is never silent.
+    While one item takes longer than ``every`` seconds a heartbeat line repeats the count with the
+    item named by :meth:`working_on` (``... elapsed (evaluating X)``).  ``enabled=False`` or
+    ``total = 0``: nothing.
 
     >>> import io
     >>> out = io.StringIO()
-    >>> p = StageProgress(2, "advise: screening", "candidates", True, stream=out, every=1e9)
+    >>> p = StageProgress(2, "advise screening", "candidates", True, stream=out, every=1e9)
     >>> p.update(); p.update(); p.close()
-    >>> out.getvalue().splitlines()
-    ['advise: screening 0/2 candidates, 0 s', 'advise: screening 2/2 candidates, 0 s']
+    >>> print(out.getvalue(), end="")
+    gcsim: progress: advise screening: 0/2 candidates (0%), 0 s elapsed
+    gcsim: progress: advise screening: 2/2 candidates (100%), 0 s elapsed
     """
 
     def __init__(
-        self, total: int, desc: str, unit: str, enabled: bool, *, stream: Any = None, every: float = 5.0
+        self, total: int, desc: str, unit: str, enabled: bool, *, stream: Any = None, every: float | None = None
     ) -> None:
-        self.total, self.desc, self.unit, self.every = int(total), desc, unit, float(every)
+        self.total, self.desc, self.unit = int(total), desc, unit
+        self.every = _interval() if every is None else float(every)
         self.done = 0
         self.stream = sys.stderr if stream is None else stream
         self.start = self.last = time.monotonic()
@@ -235,7 +258,7 @@ class StageProgress:
             else:
                 self.lines = True
                 self._line()
-                if self.every < 1e6:
+                if 0 < self.every < 1e6:
                     self._beat = threading.Thread(target=self._heartbeat, daemon=True)
                     self._beat.start()
 
@@ -243,7 +266,7 @@ class StageProgress:
         with self._lock:
             now = time.monotonic()
             self.last = now
-            text = f"{self.desc} {self.done}/{self.total} {self.unit}, {now - self.start:.0f} s"
+            text = progress_line(self.desc, self.done, self.total, now - self.start, self.unit)
             try:
                 print(text + (f" ({current})" if current else ""), file=self.stream, flush=True)
             except (OSError, ValueError):  # the stream closed: progress is not worth a crash

@@ -804,8 +804,10 @@ def test_progress_lines_on_a_piped_stderr(capsys):
     # pytest's captured stderr is not a terminal: lines, not a bar
     advise(31, 6, 2, "bernoulli:0.1", families=["bibd", "cyclic"], samples=800, progress=True)
     err = capsys.readouterr().err.splitlines()
-    assert any(re.fullmatch(r"advise: screening (\d+)/\1 candidates, \d+ s", line) for line in err), err
-    assert any(re.fullmatch(r"advise: refining (\d+)/\1 candidates, \d+ s", line) for line in err), err
+    # gcsim's one progress format (gcsim._progress.progress_line)
+    done = r"gcsim: progress: advise {}: (\d+)/\1 candidates \(100%\), \d+ s elapsed"
+    assert any(re.fullmatch(done.format("screening"), line) for line in err), err
+    assert any(re.fullmatch(done.format("refining"), line) for line in err), err
     advise(31, 6, 2, "bernoulli:0.1", families=["bibd"], samples=800, progress=False)
     assert capsys.readouterr().err == ""
 

@@ -217,8 +217,8 @@ def test_pattern_independent_draws_are_the_encoders():
 def test_building_progress_lines(capsys):
     advise(13, 4, 2, "fixed:1", families=["bibd", "cyclic"], progress=True)
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == "advise: building 0/2 families, 0 s", err
-    assert any(line.startswith("advise: building 2/2 families, ") for line in err), err
+    assert err[0] == "gcsim: progress: advise building: 0/2 families (0%), 0 s elapsed", err
+    assert any(line.startswith("gcsim: progress: advise building: 2/2 families (100%), ") for line in err), err
 
 
 def test_every_pair_of_candidates_in_a_class_ties_on_every_criterion():

@@ -129,14 +129,16 @@ def _run(tmp_path, netem, progress=None):
 
 def test_tiny_run_bytes_drift_and_exact_equals_plain_ddp(tmp_path):
     stream = io.StringIO()
-    bar = StageProgress(2 * STEPS, "cerar-training:", "SGD steps", True, stream=stream, every=1e9)
+    bar = StageProgress(2 * STEPS, "cerar-training", "SGD steps", True, stream=stream, every=1e9)
     cells = _run(tmp_path, netem=False, progress=bar)
     bar.close()
     exact_row, ring_row = _check_cells(cells, "local")
     assert exact_row["wire_bytes_per_rank"] is None  # no interface to count outside a namespace
     # progress: rank 0 reported the launch's last step of its last variant; the bar counted every step
     assert _read_progress(tmp_path / "snap-local") == (2 * STEPS, "exact c=2")
-    assert bar.done == 2 * STEPS and stream.getvalue().splitlines()[-1].startswith(f"cerar-training: {2 * STEPS}/")
+    assert bar.done == 2 * STEPS and stream.getvalue().splitlines()[-1].startswith(
+        f"gcsim: progress: cerar-training: {2 * STEPS}/"
+    )
 
 
 def test_progress_file_round_trip_and_absent(tmp_path):

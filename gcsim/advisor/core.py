@@ -180,22 +180,30 @@ class Progress(StageProgress):
     """Progress over the candidates of one stage (:class:`gcsim._progress.StageProgress`).
 
     A live tqdm bar on a terminal (or in a notebook); on a piped or redirected stderr (a log, CI,
-    ``gcsim advise ... 2>log``) a line such as ``advise: screening 12/60 candidates, 34 s`` when the
-    stage starts, at most every ``every`` seconds and after its last candidate, so a long question
-    is never silent.
+    ``gcsim advise ... 2>log``) gcsim's progress lines, such as
+    ``gcsim: progress: advise screening: 12/60 candidates (20%), 34 s elapsed, about 2.3 min left``,
+    when the stage starts, at most every ``every`` seconds (default ``GCSIM_PROGRESS_SECONDS``, 10)
+    and after its last candidate, so a long question is never silent.
 
     >>> import io
     >>> out = io.StringIO()
     >>> p = Progress(2, "screening", True, stream=out, every=1e9)
     >>> p.step(); p.step(); p.close()
-    >>> out.getvalue().splitlines()[-1].startswith("advise: screening 2/2 candidates, ")
+    >>> out.getvalue().splitlines()[-1].startswith("gcsim: progress: advise screening: 2/2 candidates (100%), ")
     True
     """
 
     def __init__(
-        self, total: int, stage: str, enabled: bool, *, stream: Any = None, every: float = 5.0, unit: str = "candidates"
+        self,
+        total: int,
+        stage: str,
+        enabled: bool,
+        *,
+        stream: Any = None,
+        every: float | None = None,
+        unit: str = "candidates",
     ) -> None:
-        super().__init__(total, f"advise: {stage}", unit, enabled, stream=stream, every=every)
+        super().__init__(total, f"advise {stage}", unit, enabled, stream=stream, every=every)
 
 
 def undecided(rows: Sequence[Mapping[str, Any]], objective: tuple[str, ...], exact_tol: float = 1e-12) -> list[int]:
@@ -541,8 +549,9 @@ def advise(
         address or a ``distributed.Client``.  Every evaluation uses the same ``seed``, so the table
         does not depend on where it ran.
     progress : bool
-        Progress on stderr: a live tqdm bar on a terminal, else a line such as ``advise: screening
-        12/60 candidates, 34 s`` at most every 5 s and at the end of each stage (:class:`Progress`).
+        Progress on stderr: a live tqdm bar on a terminal, else a line such as ``gcsim: progress:
+        advise screening: 12/60 candidates (20%), 34 s elapsed, about 2.3 min left`` at most every
+        ``GCSIM_PROGRESS_SECONDS`` (10 s) and at the end of each stage (:class:`Progress`).
     adaptive : bool
         Sequential Monte Carlo (default): every candidate is first screened with about 1/8 of
         ``samples`` and ``exact_limit`` (:func:`gcsim.advisor.assess.screen_settings`); only those
