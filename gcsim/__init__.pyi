@@ -32,7 +32,7 @@ from .coding.evaluate import (
     worst_case_error as worst_case_error,
 )
 from .coding.partial import partial_scheme as partial_scheme
-from .coding.schemes import encode as encode
+from .coding.dispatch import encode as encode
 from .coding.stragglers import straggler_model as straggler_model
 from .coding.verify import verify_bounds as verify_bounds
 from .combinatorics.bibd import bibd as bibd
