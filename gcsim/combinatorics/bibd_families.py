@@ -32,7 +32,7 @@ from .bibd_geometries import (
     projective_geometry_design,
 )
 from .difference_families import DIFFERENCE_FAMILIES, radical_difference_family
-from .families import BIBDFamily, Member, register_family
+from .families import BIBDFamily, Member
 from .fields import is_prime_power, prime_power
 from .geometries import ag_parameters, gaussian_binomial, pg_parameters
 
@@ -285,7 +285,8 @@ class HyperovalBiplane(BIBDFamily):
         return None
 
 
-for _family in (
+#: the families this module declares (found by discovery, gcsim.combinatorics.families)
+FAMILIES = (
     TrivialDesigns(),
     CompleteDesigns(pairs_only=True),
     SteinerTripleSystems(),
@@ -298,5 +299,4 @@ for _family in (
     McFarlandDesigns(),
     HyperovalBiplane(),
     CompleteDesigns(pairs_only=False),
-):
-    register_family(_family, replace=True)
+)

@@ -16,9 +16,12 @@ projective geometries PG(n, q), ...).  It is an object (a subclass of :class:`SR
 * :meth:`Family.lookup`: the member with given parameters, or None (derived from the above;
   for block designs this direct match is what a family supplies, and the listing is derived).
 
-Families are registered with :func:`register_family` (gcsim's own ones when their modules are
-imported: ``srg_families``, ``srg_distance_union`` and ``bibd_families``, which the package
-``gcsim.combinatorics`` imports); the catalogue listing
+Families are *discovered*: every public module of the package ``gcsim.combinatorics`` (a name
+not starting with ``_``) that declares a module-level ``FAMILIES`` tuple of family instances has
+them registered on the registry's first use, in the order of the module names, so a new
+family is one new module and nothing else (:func:`discover_families`).  A module that defines a
+concrete family class (one with a ``name``) but no ``FAMILIES`` is an error, not silence.
+:func:`register_family` adds one at run time (after the built-in ones).  The catalogue listing
 (:func:`gcsim.combinatorics.buildable_srgs`), the reverse lookup behind ``gcsim.srg``,
 ``gcsim.bibd`` and their existence answers, and the tests loop over
 :func:`registered_families`.  The order is the priority: when two families build the same
@@ -53,9 +56,13 @@ time and removed again:
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import count
+from types import ModuleType
 from typing import Any, ClassVar
 
 from .._validation import check_bool
@@ -71,6 +78,8 @@ __all__ = [
     "registered_families",
     "get_family",
     "on_registry_change",
+    "discover_families",
+    "module_families",
     "FAMILY_KINDS",
 ]
 
@@ -186,6 +195,99 @@ class BIBDFamily(Family):
 _REGISTRY: dict[str, tuple[int, Family]] = {}  # name -> (registration index, family)
 _COUNTER = count()
 _LISTENERS: list[Callable[[], None]] = []
+_DISCOVERY_LOCK = threading.RLock()
+_discovered = False
+
+
+def module_families(module: ModuleType) -> tuple[Family, ...]:
+    """The families a module declares in ``FAMILIES`` (checked), or ``()`` if it declares none.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``FAMILIES`` is not a tuple or list of family instances, or the module defines a concrete
+        family class (a subclass of :class:`Family` with a ``name``) but no ``FAMILIES``: a
+        misspelt or forgotten declaration would otherwise leave the family silently absent.
+
+    Examples
+    --------
+    >>> from gcsim.combinatorics import srg_payne_gq
+    >>> [f.name for f in module_families(srg_payne_gq)]
+    ['Payne-derived generalized quadrangles']
+    """
+    declared = getattr(module, "FAMILIES", None)
+    if declared is None:
+        defined = sorted(
+            obj.__name__
+            for obj in vars(module).values()
+            if isinstance(obj, type)
+            and issubclass(obj, Family)
+            and obj.__module__ == module.__name__
+            and isinstance(obj.name, str)
+            and obj.name
+        )
+        if defined:
+            raise InvalidArgumentError(
+                "FAMILIES",
+                f"module {module.__name__} defines the family class(es) {defined} but no FAMILIES tuple; "
+                "declare FAMILIES = (YourFamily(), ...) so that the registry finds them",
+            )
+        return ()
+    if not isinstance(declared, (tuple, list)) or not all(isinstance(f, Family) for f in declared):
+        raise InvalidArgumentError(
+            "FAMILIES", f"module {module.__name__}: FAMILIES must be a tuple of family instances, got {declared!r:.80}"
+        )
+    return tuple(declared)
+
+
+def discover_families(package: str | None = None) -> tuple[Family, ...]:
+    """Register the families of every public module of ``package`` (default: this package).
+
+    Each module whose name does not start with ``_`` is imported and its :func:`module_families`
+    registered (a name already registered is replaced in place, so a second call changes
+    nothing).  The registry calls this once, on its first use, for ``gcsim.combinatorics``; a
+    third-party package of families may call it for itself.
+
+    Parameters
+    ----------
+    package : str, optional
+        A package's dotted name.
+
+    Returns
+    -------
+    tuple of Family
+        The families found, in discovery order (module names sorted, then ``FAMILIES`` order).
+    """
+    global _discovered
+    own = package is None
+    name = __package__ if own else package
+    if not isinstance(name, str) or not name:
+        raise InvalidArgumentError("package", f"expected a package's dotted name, got {package!r}")
+    with _DISCOVERY_LOCK:
+        if own:
+            if _discovered:
+                return ()
+            _discovered = True  # first: importing the modules may ask the registry again
+        try:
+            pkg = importlib.import_module(name)
+        except ImportError as exc:
+            raise InvalidArgumentError("package", f"cannot import {name!r}: {exc}") from None
+        paths = getattr(pkg, "__path__", None)
+        if paths is None:
+            raise InvalidArgumentError("package", f"{name!r} is a module, not a package")
+        found: list[Family] = []
+        for info in sorted(pkgutil.iter_modules(list(paths)), key=lambda i: i.name):
+            if info.name.startswith("_"):
+                continue
+            found.extend(module_families(importlib.import_module(f"{name}.{info.name}")))
+        for family in found:
+            _register(family, replace=True)
+        return tuple(found)
+
+
+def _ensure_discovered() -> None:
+    if not _discovered:
+        discover_families()
 
 
 def _changed() -> None:
@@ -222,6 +324,11 @@ def register_family(family: Family, *, replace: bool = False) -> Family:
         ``parameters`` not a tuple of strings, or a non-integer ``priority``.
     """
     replace = check_bool("replace", replace)
+    _ensure_discovered()  # the built-in families first: a user's family comes after them
+    return _register(family, replace=replace)
+
+
+def _register(family: Family, *, replace: bool) -> Family:
     if not isinstance(family, Family):
         raise InvalidArgumentError("family", f"expected an SRGFamily or BIBDFamily instance, got {family!r}")
     if family.kind not in FAMILY_KINDS:
@@ -252,6 +359,7 @@ def register_family(family: Family, *, replace: bool = False) -> Family:
 
 def unregister_family(name: str) -> Family:
     """Remove the family ``name`` from the registry and return it."""
+    _ensure_discovered()
     if name not in _REGISTRY:
         raise InvalidArgumentError("name", f"no family named {name!r} is registered")
     _, family = _REGISTRY.pop(name)
@@ -267,12 +375,14 @@ def registered_families(kind: str | None = None) -> tuple[Family, ...]:
     """
     if kind is not None and kind not in FAMILY_KINDS:
         raise InvalidArgumentError("kind", f"unknown family kind {kind!r} (one of {sorted(FAMILY_KINDS)})")
+    _ensure_discovered()
     rows = sorted(_REGISTRY.values(), key=lambda r: (r[1].priority, r[0]))
     return tuple(f for _, f in rows if kind is None or f.kind == kind)
 
 
 def get_family(name: str) -> Family:
     """The registered family called ``name``."""
+    _ensure_discovered()
     if name not in _REGISTRY:
         raise InvalidArgumentError("name", f"no family named {name!r}; registered: {sorted(_REGISTRY)}")
     return _REGISTRY[name][1]

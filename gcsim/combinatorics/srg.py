@@ -25,7 +25,6 @@ from math import isqrt
 from .. import limits
 from .._validation import check_bool, check_dense_size, check_int
 from ..errors import NotConstructibleError, VerificationError
-from . import srg_distance_union, srg_gq_dual, srg_nonisotropic, srg_payne_gq  # noqa: F401 - modules that register their families
 from .families import Member, on_registry_change, registered_families
 from .srg_families import steiner_system_blocks
 from .srg_feasibility import (

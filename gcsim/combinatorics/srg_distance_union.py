@@ -35,7 +35,7 @@ import sympy
 
 from .._validation import check_dense_size, check_int
 from ..errors import InvalidArgumentError
-from .families import Member, SRGFamily, register_family
+from .families import Member, SRGFamily
 from .srg_graph import StronglyRegularGraph, _make
 
 __all__ = [
@@ -299,4 +299,5 @@ class DistanceUnionGraphs(SRGFamily):
             d += 1
 
 
-register_family(DistanceUnionGraphs(), replace=True)
+#: the families this module declares (found by discovery, gcsim.combinatorics.families)
+FAMILIES = (DistanceUnionGraphs(),)

@@ -29,7 +29,7 @@ from .._validation import check_int
 from ..errors import InvalidArgumentError, NotConstructibleError
 from .bibd import bibd
 from .difference_families import develop
-from .families import Member, SRGFamily, register_family
+from .families import Member, SRGFamily
 from .fields import is_prime_power
 from .srg_cayley import menon_graph_36, paley_graph
 from .srg_combinatorial import block_graph, complete_multipartite_graph, triangular_graph
@@ -537,7 +537,8 @@ class CompleteMultipartiteGraphs(SRGFamily):
                 yield _multipartite(m, n)
 
 
-for _family in (
+#: the families this module declares (found by discovery, gcsim.combinatorics.families)
+FAMILIES = (
     SporadicGraphs(),
     PaleyGraphs(),
     TriangularGraphs(),
@@ -547,5 +548,4 @@ for _family in (
     HyperovalGQGraphs(),
     SteinerBlockGraphs(),
     CompleteMultipartiteGraphs(),
-):
-    register_family(_family, replace=True)
+)

@@ -27,7 +27,7 @@ import sympy
 
 from .._validation import check_dense_size, check_int
 from ..errors import InvalidArgumentError
-from .families import Member, SRGFamily, register_family
+from .families import Member, SRGFamily
 from .fields import field_tables, prime_power_decomposition
 from .srg_graph import StronglyRegularGraph, _make
 
@@ -106,4 +106,5 @@ class DualHyperovalGQGraphs(SRGFamily):
         return Member(_params(q), f"GQ({q + 1},{q - 1}) = dual of T2*(O)", partial(dual_hyperoval_gq_graph, q))
 
 
-register_family(DualHyperovalGQGraphs(), replace=True)
+#: the families this module declares (found by discovery, gcsim.combinatorics.families)
+FAMILIES = (DualHyperovalGQGraphs(),)

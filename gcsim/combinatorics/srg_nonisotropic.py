@@ -30,7 +30,7 @@ import numpy as np
 
 from .._validation import check_dense_size, check_int
 from ..errors import InvalidArgumentError, VerificationError
-from .families import Member, SRGFamily, register_family
+from .families import Member, SRGFamily
 from .srg_graph import StronglyRegularGraph, _make
 
 __all__ = ["nonisotropic_graph", "nonisotropic_graph_parameters", "NonisotropicGraphs"]
@@ -123,4 +123,5 @@ class NonisotropicGraphs(SRGFamily):
             n += 1
 
 
-register_family(NonisotropicGraphs(), replace=True)
+#: the families this module declares (found by discovery, gcsim.combinatorics.families)
+FAMILIES = (NonisotropicGraphs(),)

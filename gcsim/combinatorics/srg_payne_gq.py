@@ -28,7 +28,7 @@ import sympy
 
 from .._validation import check_dense_size, check_int
 from ..errors import InvalidArgumentError
-from .families import Member, SRGFamily, register_family
+from .families import Member, SRGFamily
 from .fields import field_tables, is_prime_power
 from .srg_graph import StronglyRegularGraph, _make
 
@@ -90,4 +90,5 @@ class PayneGQGraphs(SRGFamily):
         return Member(_params(q), f"GQ({q - 1},{q + 1}) = P(W({q}), x)", partial(payne_gq_graph, q))
 
 
-register_family(PayneGQGraphs(), replace=True)
+#: the families this module declares (found by discovery, gcsim.combinatorics.families)
+FAMILIES = (PayneGQGraphs(),)

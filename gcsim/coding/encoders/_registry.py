@@ -217,7 +217,15 @@ def _ensure_loaded() -> None:
             if info.name.startswith("_"):
                 continue
             module = importlib.import_module(f"{__package__}.{info.name}")
-            found.extend(getattr(module, "ENCODERS", ()))
+            declared = getattr(module, "ENCODERS", None)
+            # a misspelt or forgotten ENCODERS would leave the module's encoders silently absent
+            if not isinstance(declared, (tuple, list)):
+                raise InvalidArgumentError(
+                    "ENCODERS",
+                    f"module {module.__name__} declares no ENCODERS tuple (got {declared!r:.60}); every public "
+                    "module of gcsim.coding.encoders lists its encoders there (helpers go in modules named _...)",
+                )
+            found.extend(declared)
         # user encoders registered before the first lookup keep their place after the built-ins
         user = dict(_registry)
         _registry.clear()

@@ -1,0 +1,235 @@
+"""Families and encoders are found by discovery, and a forgotten declaration is an error (#35).
+
+A new family is one module in ``gcsim.combinatorics`` declaring ``FAMILIES``: no import line in
+another file.  These tests drop modules into a temporary folder added to the package's search path
+(nothing is written inside the installed package) and check what the registry, ``gcsim.srg``,
+``gcsim.bibd`` and the existence answers then say, against the objects' own exact verification.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gcsim
+import gcsim.combinatorics as comb_pkg
+from gcsim.coding.encoders import _registry as enc_registry
+from gcsim.combinatorics import families
+from gcsim.combinatorics.srg_graph import StronglyRegularGraph
+from gcsim.errors import InvalidArgumentError
+
+# the package itself (``gcsim.coding.encoders`` the attribute is the listing function)
+encoders_pkg = sys.modules["gcsim.coding.encoders"]
+
+# the toy families take priority 1 (before every built-in family), so they name the constructions
+TOY_SRG = textwrap.dedent(
+    '''
+    """A toy SRG family dropped in by a test: the 3 x 3 rook's graph under another name."""
+    import numpy as np
+    from gcsim.combinatorics.families import Member, SRGFamily
+    from gcsim.combinatorics.srg_graph import StronglyRegularGraph
+
+
+    def _rook3():
+        cells = [(i, j) for i in range(3) for j in range(3)]
+        adj = np.array([[int(a != b and (a[0] == b[0] or a[1] == b[1])) for b in cells] for a in cells])
+        return StronglyRegularGraph(adj, (9, 4, 1, 2), "toy rook (test)")
+
+
+    class ToyRook(SRGFamily):
+        name = "toy rook graphs (test)"
+        parameters = ()
+        construction = "the 3 x 3 rook's graph, registered by discovery in a test"
+        example = (9, 4, 1, 2)
+        priority = 1
+
+        def members(self, max_v):
+            if max_v >= 9:
+                yield Member((9, 4, 1, 2), "toy rook (test)", _rook3)
+
+
+    FAMILIES = (ToyRook(),)
+    '''
+)
+
+TOY_BIBD = textwrap.dedent(
+    '''
+    """A toy BIBD family dropped in by a test: the Fano plane under another name."""
+    from gcsim.combinatorics.bibd_design import BIBD
+    from gcsim.combinatorics.families import BIBDFamily, Member
+
+    _LINES = [[0, 1, 3], [1, 2, 4], [2, 3, 5], [3, 4, 6], [4, 5, 0], [5, 6, 1], [6, 0, 2]]
+
+
+    def _fano():
+        return BIBD(7, _LINES, "toy Fano (test)", lam=1)
+
+
+    class ToyFano(BIBDFamily):
+        name = "toy Fano planes (test)"
+        parameters = ()
+        construction = "the Fano plane, registered by discovery in a test"
+        example = (7, 3, 1)
+        priority = 1
+
+        def lookup(self, params):
+            return Member((7, 3, 1), "toy Fano (test)", _fano) if tuple(params) == (7, 3, 1) else None
+
+
+    FAMILIES = (ToyFano(),)
+    '''
+)
+
+FORGOTTEN = textwrap.dedent(
+    """
+    from gcsim.combinatorics.families import SRGFamily
+
+
+    class Forgotten(SRGFamily):
+        name = "forgotten family (test)"
+        example = (5, 2, 0, 1)
+
+        def members(self, max_v):
+            return iter(())
+
+
+    FAMILY = (Forgotten(),)  # misspelt: FAMILIES
+    """
+)
+
+
+_TOY_MODULES = {"srg_toyrook", "bibd_toyfano", "srg_forgotten", "srg_badlist"}
+
+
+@pytest.fixture
+def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The family registry as it was, restored after the test (modules added are unloaded)."""
+    saved = dict(families._REGISTRY)
+    before = set(sys.modules)
+    yield
+    families._REGISTRY.clear()
+    families._REGISTRY.update(saved)
+    families._changed()
+    for name in set(sys.modules) - before:  # only the modules the tests dropped in
+        if name.split(".")[-1] in _TOY_MODULES or name.startswith("famdisc_"):
+            del sys.modules[name]
+
+
+def _rediscover(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    monkeypatch.setattr(comb_pkg, "__path__", [*comb_pkg.__path__, str(folder)])
+    monkeypatch.setattr(families, "_discovered", False)
+    families.discover_families()
+
+
+def test_every_family_class_in_the_package_is_registered() -> None:
+    """A family class defined in a gcsim.combinatorics module without a registered instance would be
+    a family the registry silently misses: every concrete one has its instance registered."""
+    registered = {type(f) for f in families.registered_families()}
+    defined = set()
+    for info in pkgutil.iter_modules(comb_pkg.__path__):
+        module = importlib.import_module(f"gcsim.combinatorics.{info.name}")
+        for obj in vars(module).values():
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, families.Family)
+                and obj.__module__ == module.__name__
+                and obj.name
+            ):
+                defined.add(obj)
+    assert defined, "no family classes found: the walk is broken"
+    assert defined <= registered, sorted(c.__name__ for c in defined - registered)
+    # and discovery order is the old registration order: priorities decide, none tie within a kind
+    for kind in families.FAMILY_KINDS:
+        prios = [f.priority for f in families.registered_families(kind)]
+        assert prios == sorted(prios) and len(set(prios)) == len(prios)
+
+
+def test_a_new_module_is_a_new_family_with_no_import_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None
+) -> None:
+    (tmp_path / "srg_toyrook.py").write_text(TOY_SRG)
+    (tmp_path / "bibd_toyfano.py").write_text(TOY_BIBD)
+    _rediscover(monkeypatch, tmp_path)
+    names = [f.name for f in families.registered_families()]
+    assert "toy rook graphs (test)" in names and "toy Fano planes (test)" in names
+    # priority 1: they now name the constructions (the factories' caches were cleared)
+    from gcsim.combinatorics.srg import srg_construction_name
+
+    assert srg_construction_name(9, 4, 1, 2) == "toy rook (test)"
+    g = gcsim.srg(9, 4, 1, 2)
+    assert isinstance(g, StronglyRegularGraph)
+    g.verify()
+    # independent check of the built graph: the SRG identity A^2 = k I + lam A + mu (J - I - A)
+    A = np.asarray(g.adjacency, dtype=np.int64)
+    J, eye = np.ones((9, 9), dtype=np.int64), np.eye(9, dtype=np.int64)
+    assert np.array_equal(A @ A, 4 * eye + 1 * A + 2 * (J - eye - A))
+    d = gcsim.bibd(7, 3, 1)
+    assert d.construction == "toy Fano (test)"
+    inc = np.zeros((7, 7), dtype=np.int64)  # from the blocks, independently of the object's matrix
+    for j, block in enumerate(d.blocks):
+        inc[list(block), j] = 1
+    assert np.array_equal(inc @ inc.T, 2 * np.eye(7, dtype=np.int64) + np.ones((7, 7), dtype=np.int64))
+    assert gcsim.bibd(7, 3, 1, existence=True) is True
+
+
+def test_a_forgotten_declaration_is_an_error_not_silence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None
+) -> None:
+    (tmp_path / "srg_forgotten.py").write_text(FORGOTTEN)
+    monkeypatch.setattr(comb_pkg, "__path__", [*comb_pkg.__path__, str(tmp_path)])
+    monkeypatch.setattr(families, "_discovered", False)
+    with pytest.raises(InvalidArgumentError, match=r"srg_forgotten defines the family class\(es\) \['Forgotten'\]"):
+        families.discover_families()
+
+
+def test_families_must_be_instances(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None) -> None:
+    (tmp_path / "srg_badlist.py").write_text("FAMILIES = ('Paley graphs',)\n")
+    monkeypatch.setattr(comb_pkg, "__path__", [*comb_pkg.__path__, str(tmp_path)])
+    monkeypatch.setattr(families, "_discovered", False)
+    with pytest.raises(InvalidArgumentError, match="FAMILIES must be a tuple of family instances"):
+        families.discover_families()
+
+
+def test_discovery_of_a_third_party_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None
+) -> None:
+    pkg = tmp_path / "famdisc_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "rook.py").write_text(TOY_SRG)
+    (pkg / "_private.py").write_text(FORGOTTEN)  # private modules are not scanned
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = families.discover_families("famdisc_pkg")
+    assert [f.name for f in found] == ["toy rook graphs (test)"]
+    assert families.get_family("toy rook graphs (test)") is found[0]
+    assert families.discover_families("famdisc_pkg")[0].name == found[0].name  # again: replaced in place
+    with pytest.raises(InvalidArgumentError, match="package"):
+        families.discover_families("famdisc_no_such_package")
+    with pytest.raises(InvalidArgumentError, match="not a package"):
+        families.discover_families("famdisc_pkg.rook")
+
+
+def test_an_encoder_module_without_encoders_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "misnamed.py").write_text("ENCODER = ()  # misspelt: ENCODERS\n")
+    saved = (dict(enc_registry._registry), set(enc_registry._builtin))
+    monkeypatch.setattr(encoders_pkg, "__path__", [*encoders_pkg.__path__, str(tmp_path)])
+    monkeypatch.setattr(enc_registry, "_loaded", False)
+    try:
+        with pytest.raises(InvalidArgumentError, match="misnamed declares no ENCODERS"):
+            enc_registry._ensure_loaded()
+    finally:
+        enc_registry._registry.clear()
+        enc_registry._registry.update(saved[0])
+        enc_registry._builtin.clear()
+        enc_registry._builtin.update(saved[1])
+        sys.modules.pop("gcsim.coding.encoders.misnamed", None)
+    monkeypatch.undo()
+    assert "rd" in enc_registry.method_names()  # the real package loads again
