@@ -192,7 +192,7 @@ def test_a_folder_that_is_no_export_is_refused_naming_what_it_lacks(tmp_path, ca
     with pytest.raises(CatalogueError, match="advice.json"):
         load_object(tmp_path)
     assert cli_main(["load", str(tmp_path)]) == 2
-    assert "without an exported code's advice.json" in capsys.readouterr().err
+    assert "is a folder holding none of ['advice.json']" in capsys.readouterr().err
 
 
 def test_an_encoder_written_before_its_array_map_still_loads_in_its_folder(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ def catalogue_table(
             "directory",
             f"{str(directory)!r} is inside the installed gcsim package (read-only): export to a folder of your own",
         )
+    _check_folder_readable(directory, flag)
     rows = []
     for name in names or list(NAMED_INSTANCES):
         desc, factory = NAMED_INSTANCES[name]
@@ -71,6 +73,8 @@ def catalogue_table(
             output_path(flag, directory, obj.kind, name, suffixes=(".json", ".npz"))
             export_object(obj, directory, name=name, overwrite=True)
             row["file"] = "exported"
+        elif (unreadable := _unreadable(json_path)) is not None:  # a link loop, a dangling link, no access
+            row["file"] = f"refused: {unreadable}"
         elif json_path.exists():
             try:
                 stored = load_object(stem)
@@ -83,6 +87,28 @@ def catalogue_table(
         row["seconds"] = time.perf_counter() - t0
         rows.append(row)
     return rows
+
+
+def _unreadable(path: Path) -> str | None:
+    """Why ``path``, which exists as a name, cannot be read (a symbolic-link loop, a dangling link, no
+    access); None when it can be, or when nothing of that name exists."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            return f"{str(path)!r} is a symbolic link to nothing ({os.readlink(path)!r})"
+        return None
+    except OSError as exc:
+        return f"{str(path)!r} cannot be read: {exc.strerror or type(exc).__name__}"
+    return None
+
+
+def _check_folder_readable(directory: Path, flag: str) -> None:
+    """A catalogue folder that exists as a name but cannot be read is refused (naming ``flag``); a missing
+    folder is not (every file is then "missing")."""
+    problem = _unreadable(Path(directory))
+    if problem is not None:
+        raise InvalidArgumentError(flag, problem)
 
 
 def table_ok(rows: list[dict[str, Any]]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..catalogue.named import packaged_catalogue
@@ -33,7 +34,9 @@ def inside_installed_package(path: str | Path) -> bool:
     False
     """
     root = _package_root()
-    target = Path(path).expanduser().resolve()
+    # os.path.realpath, not Path.resolve: a symbolic-link loop is left as it is (resolve raises), the
+    # caller's checks then refuse it as a folder that cannot be written
+    target = Path(os.path.realpath(Path(path).expanduser()))
     if target != root and root not in target.parents:
         return False
     project = root.parent / "pyproject.toml"

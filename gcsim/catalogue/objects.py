@@ -10,6 +10,7 @@ object from the file alone.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +24,7 @@ from ..io.bundle import (
     BUNDLE_FORMAT,
     DEFAULT_MAX_BYTES,
     MAX_MANIFEST_BYTES,
+    bundle_paths,
     check_bundle_name,
     check_path,
     load_bundle,
@@ -31,7 +33,14 @@ from ..io.bundle import (
 from ..io.manifest import check_folder, read_json_object, to_jsonable
 from .kinds import KINDS
 
-__all__ = ["export_object", "export_object_at", "load_object", "list_catalogue", "register_folder_loader"]
+__all__ = [
+    "export_object",
+    "export_object_at",
+    "load_object",
+    "load_problem",
+    "list_catalogue",
+    "register_folder_loader",
+]
 
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
 #: How a dot in an array name (a scheme's ``extras.<key>``) is written in a bundle (as the advisor does).
@@ -173,6 +182,70 @@ def register_folder_loader(manifest: str, loader: Callable[..., Any]) -> None:
     _FOLDER_LOADERS[manifest] = loader
 
 
+#: At most this many exported codes are named when a folder holding them is given.
+_LISTED = 8
+
+
+def _folders_inside(folder: Path) -> list[str]:
+    """The sub-folders of ``folder`` that a registered folder loader reads (an export's codes), sorted."""
+    try:
+        children = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+    found = []
+    for child in children:
+        try:
+            if child.is_dir() and any((Path(child.path) / m).is_file() for m in _FOLDER_LOADERS):
+                found.append(child.name)
+        except OSError:  # a link loop, an unreadable entry: not a code
+            continue
+    return found
+
+
+def _listing(folder: Path, names: list[str]) -> str:
+    shown = ", ".join(str(folder / name) for name in names[:_LISTED])
+    more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
+    return f"{shown}{more}"
+
+
+def load_problem(path: str | Path) -> str | None:
+    """Why ``path`` names nothing :func:`load_object` can read, found before anything is read; None otherwise.
+
+    Two cases, each message naming ``path`` as given:
+
+    * nothing of that name: no file or folder ``path``, no bundle ``path.json`` / ``path.npz``
+      (with the exported codes of the folder above it, when it holds some: a mistyped code name);
+    * a folder that holds none of the registered folder manifests (``advice.json``): when it is the
+      folder given to ``gcsim advise --out`` / ``Advice.export``, the exported codes inside it.
+
+    >>> load_problem("no/such/bundle")
+    "'no/such/bundle' not found: no file or folder of that name, and no bundle 'no/such/bundle.json'"
+    """
+    given = Path(check_path("path", path))
+    npz_path, json_path = bundle_paths(given)
+    if given.is_dir() and not json_path.exists():
+        if any((given / m).is_file() for m in _FOLDER_LOADERS):
+            return None
+        codes = _folders_inside(given)
+        if codes:
+            return (
+                f"{str(path)!r} is a folder of {len(codes)} exported code(s), not one code: load one of "
+                f"{_listing(given, codes)}"
+            )
+        return (
+            f"{str(path)!r} is a folder holding none of {sorted(_FOLDER_LOADERS)}; give a bundle "
+            "(<kind>/<name>, .json or .npz) or an exported code's folder"
+        )
+    if any(os.path.lexists(p) for p in (given, npz_path, json_path)):
+        return None  # a file, a bundle, a content-addressed data file: load_bundle reads (or refuses) it
+    text = f"{str(path)!r} not found: no file or folder of that name, and no bundle {str(json_path)!r}"
+    parent = given.parent
+    codes = _folders_inside(parent) if parent.is_dir() else []
+    if codes:
+        text += f"; {str(parent)!r} holds the exported code(s) {_listing(parent, codes)}"
+    return text
+
+
 def load_object(path: str | Path, *, verify: bool = True, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
     """Load an exported object of any catalogue kind and re-verify it from the file alone.
 
@@ -201,10 +274,9 @@ def load_object(path: str | Path, *, verify: bool = True, max_bytes: int = DEFAU
         for manifest_name, loader in _FOLDER_LOADERS.items():
             if (folder / manifest_name).is_file():
                 return loader(folder, verify=verify, max_bytes=max_bytes)
-        raise CatalogueError(
-            f"{path}: is a folder holding none of {sorted(_FOLDER_LOADERS)}; give a bundle "
-            "(<kind>/<name>, .json or .npz) or an exported code's folder"
-        )
+    problem = load_problem(folder)
+    if problem is not None:  # nothing there, or a folder of exported codes: name what was given
+        raise CatalogueError(problem)
     stored, manifest = load_bundle(path, max_bytes=max_bytes)
     meta = manifest["metadata"]
     kind = meta.get("kind")

@@ -110,12 +110,16 @@ def _code_summary(code: Any, folder: Path) -> tuple[dict[str, Any], str]:
 def _cmd_load(args: argparse.Namespace) -> int:
     from ...catalogue.codes import is_code_folder
     from ...catalogue.named import catalogue_path
-    from ...catalogue.objects import load_object
+    from ...catalogue.objects import load_object, load_problem
     from ...io.bundle import load_bundle
 
     if args.path == "":  # Path("") is "." (a name of spaces is a file name like any other)
         raise UsageError("path: is empty; give a bundle path or a name in the packaged catalogue (pg2_9, ...)")
     path = catalogue_path(args.path)  # a file on disk, else a name in the packaged catalogue
+    problem = load_problem(path)  # nothing there, or a folder of exported codes: the library's message
+    if problem is not None:
+        hint = "" if Path(path).exists() else "; it is no name in the packaged catalogue either (gcsim catalogue)"
+        raise UsageError(f"path: {problem}{hint}")
     try:
         if is_code_folder(path):  # an exported code: assignment, encoder, decoders, advice.json
             code = load_object(path)
@@ -124,11 +128,6 @@ def _cmd_load(args: argparse.Namespace) -> int:
             payload["path"] = args.path
             emit(args, payload, f"{args.path}: {summary}; every part loaded and verified")
             return EXIT_OK
-        if Path(path).is_dir() and not Path(f"{path}.json").exists():
-            raise UsageError(
-                f"path: {args.path!r} is a folder without an exported code's advice.json; give a bundle "
-                "(<kind>/<name>, .json or .npz), an exported code's folder, or a packaged name (pg2_9)"
-            )
         _, manifest = load_bundle(path)
         kind = manifest["metadata"].get("kind")
         obj = load_object(path)  # every kind, CERAR designs included, re-verified from the file
