@@ -55,12 +55,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import gcsim  # noqa: E402
+from gcsim.catalogue import export_object, load_object  # noqa: E402
 from gcsim.coding.evaluate import expected_error, optimal_error  # noqa: E402
 from gcsim.coding.kernels import eval_context  # noqa: E402
 from gcsim.coding.schemes import encode  # noqa: E402
 from gcsim.coding.sparse_routes import encode_sparse, lattice_graph_sparse  # noqa: E402
 from gcsim.coding.stragglers import straggler_model  # noqa: E402
 from gcsim.coding.structured import encode_structured, stream_errors  # noqa: E402
+from gcsim.combinatorics.cyclic_design import CyclicDesign  # noqa: E402
 from gcsim.combinatorics.difference_families import circulant_incidence, singer_difference_set  # noqa: E402
 from gcsim.combinatorics.geometries import pg_flats  # noqa: E402
 from gcsim.limits import MAX_DENSE_ENTRIES  # noqa: E402
@@ -169,6 +171,22 @@ def _circulant_plane(q: int):
     return circulant_incidence(q * q + q + 1, D)
 
 
+def cyclic_export_record(q: int) -> dict:
+    """The encoder kept as its difference set (layout "cyclic"): export and fully verified load, timed."""
+    enc = encode_structured(CyclicDesign(q * q + q + 1, singer_difference_set(2, q)), M, seed=0)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        stem = export_object(enc, tmp, "code").with_suffix("")
+        t_export = time.perf_counter() - t0
+        size = sum(p.stat().st_size for p in Path(tmp).rglob("*") if p.is_file())
+        t0 = time.perf_counter()
+        back = load_object(stem)  # verify=True: the difference set recounted, the diagonals drawn again
+        t_load = time.perf_counter() - t0
+    assert back.diagonals.tobytes() == enc.diagonals.tobytes()
+    layout = enc.bundle_metadata()["layout"]
+    return {"layout": layout, "export_seconds": t_export, "bytes": size, "load_seconds": t_load}
+
+
 def one_singer(q: int, patterns: int, samples: int, compare_flats: bool) -> dict:
     """PG(2, q) as a developed Singer set (circulant incidence, Lemma 9a's O(nnz + k²) pair check), m = 2, RD(0)."""
     v = q * q + q + 1
@@ -182,6 +200,7 @@ def one_singer(q: int, patterns: int, samples: int, compare_flats: bool) -> dict
     cpu_eval = CPU[id(vals)]
     setup, streamed = (t_enc, mem_enc, cpu_enc), (t_eval, mem_eval, cpu_eval)
     row["structured"] = structured_record(enc, model, setup, streamed, patterns, samples)
+    row["export"] = cyclic_export_record(q)
     if compare_flats:  # the same plane from its flats: the same (N, k, λ) and diagonals, so the same errors
         flats = encode_structured(pg_flats(2, q), M, seed=0, points=v)
         other = stream_errors(flats.context, model, patterns, 1)
@@ -202,7 +221,9 @@ def main_singer(args) -> None:
             f"n = {row['n']:7d}  build {row['build']['seconds']:6.2f} s  setup {s['setup_seconds']:6.2f} s, "
             f"{s['per_pattern_cpu_seconds'] * 1e6:8.1f} µs CPU/pattern, E[err] = {s['expected_error']['mean']:.7g} "
             f"± {s['expected_error']['relative_half_width']:.1e} rel in {s['expected_error']['seconds']:.1f} s"
-            + ("" if cmp is None else f"; vs the flats' plane: max rel diff {cmp:.1e}"),
+            + ("" if cmp is None else f"; vs the flats' plane: max rel diff {cmp:.1e}")
+            + f"; export {row['export']['export_seconds']:.2f} s, {row['export']['bytes']:,} bytes, "
+            f"verified load {row['export']['load_seconds']:.2f} s",
             flush=True,
         )
     data = json.loads(args.out.read_text()) if args.out.exists() else {"benchmark": "scale"}

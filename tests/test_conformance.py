@@ -68,6 +68,7 @@ def instances() -> list[tuple[str, Callable[[], Any]]]:
             ("straggler worst", lambda: gcsim.straggler_model("worst", 7, s=2)),
             ("decoder table", lambda: gcsim.decoder_table(gcsim.encode(fano(), 2, "rd", seed=3), 1)),
             ("structured rd", lambda: structured.encode_structured(gcsim.bibd(13, 4, 1), 2, seed=0)),
+            ("cyclic structured rd", lambda: structured.encode_structured(cyclic_design.singer_plane(3), 2, seed=0)),
             ("sparse rd", lambda: sparse_routes.encode_sparse(sparse_routes.lattice_graph_sparse(4), 2, seed=1)),
             ("sparse srg L(5)", lambda: sparse_routes.lattice_graph_sparse(5)),
             ("cyclic design PG(2,11)", lambda: cyclic_design.singer_plane(11)),

@@ -52,6 +52,7 @@ from ..coding.stragglers import (
     WorstCaseModel,
 )
 from ..coding.structured import StructuredRD, encode_structured
+from ..combinatorics.cyclic_design import CyclicDesign
 from ..errors import GcsimError
 from .candidates import Dropped, Question, Structure, _why
 
@@ -701,7 +702,9 @@ def build_scheme(
         k, lam = structure.pair_gram() or (0, 0)
         build = lambda: StructuredAssignment(structure.incidence, method, k, lam)  # noqa: E731
     else:
-        build = lambda: encode_structured(structure.incidence, m, seed=q.seed, **options)  # noqa: E731
+        # a cyclic design goes as itself: its encoder is kept (and exported) as the difference set
+        source = structure.obj if isinstance(structure.obj, CyclicDesign) else structure.incidence
+        build = lambda: encode_structured(source, m, seed=q.seed, **options)  # noqa: E731
     try:
         scheme, notes = _run_quietly(build)
     except GcsimError as exc:

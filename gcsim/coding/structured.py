@@ -44,6 +44,7 @@ import scipy.sparse as sp
 from .. import limits
 from .._array_api import asarray, get_namespace, to_numpy
 from .._validation import check_dense_size, check_int, check_int_array, check_real, layout_version_problem
+from ..combinatorics.cyclic_design import CyclicDesign
 from ..combinatorics.difference_families import circulant_pair_gram
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
 from ..io.manifest import to_jsonable
@@ -57,6 +58,7 @@ from .stragglers import BernoulliModel, FixedModel
 __all__ = [
     "StructuredContext",
     "StructuredRD",
+    "CyclicStructuredRD",
     "STRUCTURED_KIND",
     "structured_context",
     "encode_structured",
@@ -498,6 +500,9 @@ class StructuredRD:
     method = "rd"
     #: ``metadata["layout"]`` of this class's bundle; subclasses with their own layout register here
     layout: ClassVar[str] = "structured"
+    #: the bundle holds the diagonals (checked bit for bit against the re-drawn ones); a layout that
+    #: stores none takes the re-drawn ones
+    stores_diagonals: ClassVar[bool] = True
     _layouts: ClassVar[dict[str, type[StructuredRD]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -519,9 +524,11 @@ class StructuredRD:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable (cannot delete {name!r})")
 
-    def _set_encoder(self, incidence: sp.csc_matrix, D: np.ndarray, options: dict[str, Any]) -> None:
-        """The fields every RD encoder without a dense ``B`` has (read-only diagonals, no dense copies yet)."""
-        self.incidence = incidence
+    def _set_encoder(self, incidence: sp.csc_matrix | None, D: np.ndarray, options: dict[str, Any]) -> None:
+        """The fields every RD encoder without a dense ``B`` has (read-only diagonals, no dense copies yet);
+        ``incidence`` None: the subclass makes it on request."""
+        if incidence is not None:
+            self.incidence = incidence
         D = np.array(D, dtype=np.float64)
         D.setflags(write=False)
         self.diagonals = D
@@ -547,6 +554,11 @@ class StructuredRD:
     def params(self) -> SchemeParams:
         """``(num_parts, n, m)``."""
         return SchemeParams(self.num_parts, self.n, self.m)
+
+    @property
+    def nnz(self) -> int:
+        """Stored entries of the incidence (the parts held, summed over the workers)."""
+        return int(self.incidence.nnz)
 
     @cached_property
     def assignment(self) -> np.ndarray:
@@ -607,7 +619,7 @@ class StructuredRD:
             "N": self.num_parts,
             "n": self.n,
             "m": self.m,
-            "nnz": int(self.incidence.nnz),
+            "nnz": self.nnz,
             **self._certificate(),
         }
 
@@ -641,14 +653,23 @@ class StructuredRD:
             check_dense_size("m", n, m * m, "the n x m² work arrays of a structured encoder")
         except GcsimError as exc:
             raise _bad(str(exc)) from None
-        D = _stored_diagonals(arrays, m, n)
         want, options = _rederived_diagonals(metadata.get("method"), m, n, metadata.get("options"))
-        _check_same_diagonals(D, want, options)
-        inc = _stored_incidence(arrays, N, n, nnz)
-        obj = target._rebuild(inc, D, options, metadata)
+        if target.stores_diagonals:
+            D = _stored_diagonals(arrays, m, n)
+            _check_same_diagonals(D, want, options)
+        elif "diagonals" in arrays:
+            raise _bad(f"the {layout} layout stores no diagonals (they are drawn again from the options)")
+        else:
+            D = want
+        obj = target._rebuild(target._stored_structure(arrays, N, n, nnz), D, options, metadata)
         if metadata["method"] != obj.method:  # B = A encoders (m = 1) keep their method's name
             object.__setattr__(obj, "method", metadata["method"])
         return obj
+
+    @classmethod
+    def _stored_structure(cls, arrays: Mapping[str, Any], N: int, n: int, nnz: int) -> Any:
+        """What the layout's arrays describe, checked structurally (here: the CSC incidence)."""
+        return _stored_incidence(arrays, N, n, nnz)
 
     @classmethod
     def _rebuild(cls, inc: sp.csc_matrix, D: np.ndarray, options: dict[str, Any], metadata: Mapping[str, Any]) -> Any:
@@ -679,6 +700,115 @@ StructuredRD._layouts[StructuredRD.layout] = StructuredRD
 setattr(StructuredRD, "__init__", _freezing(StructuredRD.__dict__["__init__"]))  # noqa: B010 - a method replaced
 
 
+class CyclicStructuredRD(StructuredRD):
+    """RD(ε) on a cyclic symmetric design kept as its difference set: ``O(k)`` numbers at any size.
+
+    :func:`encode_structured` returns one for a
+    :class:`~gcsim.combinatorics.cyclic_design.CyclicDesign` (the Singer planes of
+    :func:`~gcsim.combinatorics.cyclic_design.singer_plane`).  It evaluates like
+    :class:`StructuredRD` (same diagonals, same context); ``incidence``, the development of the
+    difference set, is built on first use only.  Its bundle (layout ``"cyclic"``) is the
+    difference set alone: the diagonals are drawn again from the stored options, and the load's
+    check is the exact ``O(k²)`` recount of the differences, which by Lemma 9a (theory §10.8) is
+    ``AᵀA = (k − λ)I + λJ`` for the development: 318 integers for PG(2, 317), 100,807 workers.
+
+    Examples
+    --------
+    >>> from gcsim.combinatorics.cyclic_design import CyclicDesign
+    >>> enc = encode_structured(CyclicDesign(13, [0, 1, 3, 9]), 2, seed=5)
+    >>> arrays = enc.to_arrays()
+    >>> sorted(arrays), arrays["difference_set"].tolist()
+    (['difference_set'], [0, 1, 3, 9])
+    >>> back = StructuredRD.from_arrays(arrays, enc.bundle_metadata())
+    >>> type(back).__name__, bool(np.array_equal(back.diagonals, enc.diagonals)), back.incidence.nnz
+    ('CyclicStructuredRD', True, 52)
+    """
+
+    layout: ClassVar[str] = "cyclic"
+    stores_diagonals: ClassVar[bool] = False
+
+    def __init__(self, design: CyclicDesign, D: np.ndarray, options: dict[str, Any]):
+        if not isinstance(design, CyclicDesign):
+            raise InvalidArgumentError("design", f"must be a CyclicDesign, got {type(design).__name__}")
+        self.design = design
+        self._set_encoder(None, D, options)
+        v, k, lam = design.params
+        self.context = StructuredContext(self.diagonals, v, k, lam)
+
+    @cached_property
+    def incidence(self) -> sp.csc_matrix:
+        """The development of the difference set, sparse CSC (made on first use, ``v k`` entries)."""
+        return self.design.incidence
+
+    @property
+    def n(self) -> int:
+        """Number of workers (``v``)."""
+        return self.design.v
+
+    @property
+    def num_parts(self) -> int:
+        """Number of data parts (``v``)."""
+        return self.design.v
+
+    @property
+    def nnz(self) -> int:
+        """``v k``: every worker holds ``k`` parts (no incidence is built to say so)."""
+        return self.design.v * self.design.params.k
+
+    def verify(self) -> bool:
+        """Exact: the difference set's ``k(k − 1)`` differences recounted (Lemma 9a), finite ``(m, n)`` diagonals."""
+        self.design.verify()
+        if tuple(self.design.params[1:]) != (self.context.k, self.context.lam):
+            raise VerificationError(f"CyclicStructuredRD: (k, λ) = {tuple(self.design.params[1:])} != the context's")
+        self._check_diagonals()
+        return True
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """``difference_set``: the sorted residues, int64 (the diagonals are drawn again on load)."""
+        return {"difference_set": np.array(self.design.base, dtype=np.int64)}
+
+    def _certificate(self) -> dict[str, Any]:
+        return {"pair_gram": [int(self.context.k), int(self.context.lam)]}
+
+    @classmethod
+    def _stored_structure(cls, arrays: Mapping[str, Any], N: int, n: int, nnz: int) -> Any:
+        """The difference set, recounted exactly (the :class:`CyclicDesign` constructor's check)."""
+        extra = sorted(set(arrays) - {"difference_set"})
+        if extra:
+            raise _bad(f"the cyclic layout holds the array 'difference_set' only, got also {extra}")
+        if "difference_set" not in arrays:
+            raise _bad("array 'difference_set' is missing")
+        base = np.asarray(arrays["difference_set"])
+        if N != n or base.ndim != 1 or base.dtype.kind not in "iu" or nnz != n * base.size:
+            raise _bad(
+                f"a cyclic layout needs N = n and nnz = n k integers of a difference set, got N = {N}, n = {n}, "
+                f"nnz = {nnz}, 'difference_set' of shape {base.shape} and dtype {base.dtype}"
+            )
+        try:
+            return CyclicDesign(n, base.tolist())
+        except GcsimError as exc:
+            raise _bad(f"the difference set does not verify: {exc}") from None
+
+    @classmethod
+    def _rebuild(cls, design: Any, D: np.ndarray, options: dict[str, Any], metadata: Mapping[str, Any]) -> Any:
+        """The cyclic layout: ``(k, λ)`` from the recounted differences must be the stored ``pair_gram``."""
+        v, k, lam = design.params
+        if metadata.get("pair_gram") != [k, lam]:
+            stated = metadata.get("pair_gram")
+            raise _bad(f"the difference set has (k, λ) = {(k, lam)}, the metadata says {stated!r:.40}")
+        enc = cls(design, D, options)  # named by its parameters: no stored label is reported
+        if not enc.context.certified:
+            raise _bad(
+                f"the structured route's error bound {enc.context.bound_full:.3g} is not certified for this "
+                "design (theory §42.2)"
+            )
+        return enc
+
+    def __repr__(self) -> str:
+        v, k, lam = self.design.params
+        return f"CyclicStructuredRD(v={v}, k={k}, lam={lam}, m={self.m}, options={dict(self.options)})"
+
+
 def _as_incidence(design: Any, points: int | None) -> sp.csc_matrix:
     inc = getattr(design, "incidence", None)
     if inc is not None and sp.issparse(inc):
@@ -692,6 +822,10 @@ def _as_incidence(design: Any, points: int | None) -> sp.csc_matrix:
         A = np.asarray(getattr(design, "assignment", design))
         if A.ndim != 2:
             raise InvalidArgumentError("design", f"must be a 2-D 0/1 matrix, got shape {A.shape}")
+        # a dense matrix (or a zero-stride view of one) is read entry by entry: its logical size first
+        limits.check_entries(
+            "design", A.shape, "the dense 0/1 matrix", hint="give a scipy.sparse matrix or the design's blocks"
+        )
         return sp.csc_matrix(A, dtype=np.int64)
     if isinstance(design, Sequence) or isinstance(design, Iterable):
         if points is None:
@@ -719,9 +853,10 @@ def encode_structured(
 
     Parameters
     ----------
-    design : BIBD, scipy.sparse matrix, 0/1 array or list of blocks
+    design : BIBD, CyclicDesign, scipy.sparse matrix, 0/1 array or list of blocks
         The assignment (parts x workers); a block list (worker ``j`` holds the parts of block
-        ``j``) needs ``points``.
+        ``j``) needs ``points``.  A :class:`~gcsim.combinatorics.cyclic_design.CyclicDesign` gives a
+        :class:`CyclicStructuredRD` (kept and exported as its difference set).
     m : int
         Communication reduction.
     eps, seed, dist
@@ -750,13 +885,25 @@ def encode_structured(
     seed = check_int("seed", seed, minimum=0)
     if points is not None:
         points = check_int("points", points, minimum=1)
+    if isinstance(design, CyclicDesign):  # kept as its difference set (O(k) numbers, O(k²) check)
+        v, k_c, _ = design.params
+        check_dense_size("m", v, m * m, "the n x m² outer products of the structured route")
+        design.verify()
+        D_c = _draw_diagonals(np.random.default_rng(seed), m, v, eps, dist)
+        cyc = CyclicStructuredRD(design, D_c, {"eps": eps, "seed": seed, "dist": dist})
+        _check_certified(cyc.context, k_c, design.params.lam)
+        return cyc
     A = _as_incidence(design, points)
     N, n = A.shape
     k, lam = check_pair_gram(A, "design")
     check_dense_size("m", n, m * m, "the n x m² outer products of the structured route")
     D = _draw_diagonals(np.random.default_rng(seed), m, n, eps, dist)
     enc = StructuredRD(A, D, k, lam, {"eps": eps, "seed": seed, "dist": dist})
-    c = enc.context
+    _check_certified(enc.context, k, lam)
+    return enc
+
+
+def _check_certified(c: StructuredContext, k: int, lam: int) -> None:
     if not c.certified:
         raise InvalidArgumentError(
             "design",
@@ -764,7 +911,6 @@ def encode_structured(
             f"{STRUCTURED_LIMIT * c.total:.3g} (k = {k}, λ = {lam}: κ(aI + λM) up to {c.kappa:.3g}; theory §42.2); "
             "use gcsim.coding.encode and the dense routes",
         )
-    return enc
 
 
 # ----------------------------------------------------------------------------------------------
