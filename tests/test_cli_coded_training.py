@@ -121,9 +121,10 @@ def test_train_code_refusals(code, tmp_path, capsys):
     assert "--code: must be an exported code folder" in capsys.readouterr().err
 
 
-# ``gcsim gc run`` by the coded trainer (#31): --code DIR (or --ranks, --delays, a model other than fixed) runs
-# CodedTrainer through the runner of ``train --code``; the parameter server (n + 1 ranks, the seeded least-squares
-# gradient) stays for --design with S stragglers (tests/test_torchdist.py, tests/test_executor_faults.py).
+# ``gcsim gc run`` (#31): --code DIR or --design (built in memory) runs CodedTrainer through the runner of
+# ``train --code``, for every straggler model; the parameter server (n + 1 ranks, the seeded least-squares gradient)
+# is a test fixture of the library (tests/test_torchdist.py, tests/test_executor_faults.py: fixed S, --deadline and
+# --workers-die on the command line there).
 
 
 def test_gc_run_an_exported_code_with_a_delay_model_on_fewer_ranks(code, capsys):
@@ -178,14 +179,16 @@ def test_gc_run_refusals_name_the_flag(code, monkeypatch, capsys):
         (["--code", c, "--stragglers", "1", "--ranks", "14"], "--ranks: must be <= the 13 coded workers"),
         (["--code", c, "--stragglers", "1", "--m", "2"], "--m: not with --code"),
         (["--code", c, "--stragglers", "1", "--design", "bibd:13,4,1"], "--design: not with --code"),
-        (["--code", c, "--stragglers", "bernoulli:0.1", "--workers-die", "1"], "--workers-die: runs on the parameter"),
-        (["--code", c, "--stragglers", "1", "--d", "8"], "--d: runs on the parameter server only"),
-        (["--code", c], "--stragglers: give one of --stragglers KIND:VALUES, --delays (with --rule) or --deadline"),
+        (["--code", c, "--stragglers", "bernoulli:0.1", "--workers-die", "5"], "--workers-die: must be <= 4"),
+        (["--code", c, "--stragglers", "1", "--d", "8"], "--d: removed: the gradient is the trained network's"),
+        (["--code", c, "--stragglers", "1", "--decoder", "optimal"], "--decoder: removed: gc run decodes with"),
+        (["--code", c, "--delays", "pareto:scale=1,shape=2", "--deadline", "2"], "--stragglers: give one of"),
         (["--code", c, "--delays", "pareto:scale=1,shape=2"], "--rule: needed with --delays"),
         (["--code", c + "-missing", "--stragglers", "1"], "--code:"),
         (["--design", "petersen", "--stragglers", "bernoulli:2"], "--stragglers"),
-        (["--design", "bibd:7,3,1", "--iterations", "5"], "--iterations: goes with the coded trainer"),
-        (["--design", "bibd:7,3,1", "--rule", "first:s=1"], "--rule: goes with the coded trainer"),
+        (["--design", "bibd:7,3,1", "--stragglers", "1", "--deadline", "2"], "--stragglers: give one of"),
+        (["--design", "bibd:7,3,1", "--ranks", "8"], "--ranks: must be <= the 7 coded workers"),
+        (["--design", "bibd:7,3,1", "--rule", "first:s=1", "--stragglers", "1"], "--rule: goes with --delays"),
         ([], "--design: give the design (and --m, --method) or --code"),
     ]
     for extra, message in cases:

@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 
 from gcsim.app.cli import build_parser, main
-from gcsim.app.flags import DEPRECATED_COMMANDS, VOCABULARY, DeprecatedAlias, type_class, vocabulary_table
+from gcsim.app.flags import (
+    DEPRECATED_COMMANDS,
+    VOCABULARY,
+    DeprecatedAlias,
+    RemovedFlag,
+    type_class,
+    vocabulary_table,
+)
 
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "cli.md"
 
@@ -31,11 +38,11 @@ def commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()):
 
 
 def uses() -> list[tuple[str, str, argparse.Action]]:
-    """(command, option string, action) of every visible option."""
+    """(command, option string, action) of every visible option (hidden old and removed spellings skipped)."""
     out = []
     for words, p in commands(build_parser()):
         for action in p._actions:
-            if isinstance(action, (argparse._HelpAction, DeprecatedAlias)):
+            if isinstance(action, (argparse._HelpAction, DeprecatedAlias, RemovedFlag)):
                 continue
             for option in action.option_strings:
                 out.append((" ".join(words) or "gcsim", option, action))

@@ -18,7 +18,7 @@ import pytest
 
 from gcsim.app import paths
 from gcsim.app.cli import build_parser, main
-from gcsim.app.flags import DeprecatedAlias
+from gcsim.app.flags import DeprecatedAlias, RemovedFlag
 
 ROOT = Path(__file__).resolve().parents[1]
 FLAG = re.compile(r"(?<![\w-])--?[a-zA-Z][a-zA-Z0-9-]*")
@@ -34,9 +34,9 @@ def _commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()):
                 yield from _commands(sub, (*prefix, name))
 
 
-#: command words -> option -> True when it is a deprecated spelling
+#: command words -> option -> True when it is a deprecated (or removed) spelling
 OPTIONS = {
-    words: {o: isinstance(a, DeprecatedAlias) for a in p._actions for o in a.option_strings}
+    words: {o: isinstance(a, (DeprecatedAlias, RemovedFlag)) for a in p._actions for o in a.option_strings}
     for words, p in _commands(build_parser())
 }
 

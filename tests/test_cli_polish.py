@@ -84,10 +84,10 @@ def test_bounds_help_shows_its_own_samples_default(capsys):
 @pytest.mark.parametrize(
     "action,present,absent",
     [
-        ("design", ["--method", "--eps", "--export", "--dtype"], ["--d D", "--design DESIGN"]),
-        ("optimize", ["--kappa", "--max-iter", "--objective", "--export"], ["--method", "--d D", "--dtype"]),
+        ("design", ["--method", "--eps", "--out", "--dtype"], ["--d D", "--design DESIGN"]),
+        ("optimize", ["--kappa", "--max-iter", "--objective", "--out"], ["--method", "--d D", "--dtype"]),
         ("simulate", ["--d D", "--dtype", "--design DESIGN", "--method"], []),
-        ("rates", ["--workers", "--c"], ["--eps", "--export", "--method", "--kappa"]),
+        ("rates", ["--workers", "--c"], ["--eps", "--out", "--method", "--kappa"]),
     ],
 )
 def test_cerar_actions_have_their_own_flags(capsys, action, present, absent):
@@ -160,8 +160,8 @@ def test_default_eps_simulate_float32_beats_0_05(capsys):
 
 def test_existing_export_names_force(capsys, tmp_path):
     for argv in (
-        ["construct", "bibd", "7", "3", "1", "--export", str(tmp_path)],
-        ["cerar", "design", "--workers", "3", "--c", "5", "--export", str(tmp_path)],
+        ["construct", "bibd", "7", "3", "1", "--out", str(tmp_path)],
+        ["cerar", "design", "--workers", "3", "--c", "5", "--out", str(tmp_path)],
     ):
         assert run(capsys, *argv)[0] == 0
         code, _, err = run(capsys, *argv)
@@ -177,7 +177,7 @@ def test_existing_export_names_force(capsys, tmp_path):
         (["reproduce", "--stage", "nope", "--out", "{tmp}"], "--stage:", None),
         (["error", "--design", "pg2_9", "--method", "foo"], "--method:", None),
         (["error", "--design", "nope"], "--design:", None),
-        (["error", "--design", "petersen", "--m", "1", "--model", "bernoulli", "--samples", "1"], "--samples:", None),
+        (["error", "--design", "petersen", "--m", "1", "--stragglers", "bernoulli:0.1", "--samples", "1"], "--samples:", None),
         (["bounds", "verify", "--design", "petersen", "--m", "1", "--bounds", "nope"], "--bounds:", None),
         (["cerar", "design", "--eps", "nan"], None, None),
         (["train", "--iterations", "1", "--mnist", "{tmp}/garbage.npz"], "--mnist:", None),
@@ -337,7 +337,12 @@ def test_reproduce_prints_each_stage_as_it_ends(monkeypatch, capsys, tmp_path):
     rest = capsys.readouterr().out
     assert code == 0
     assert "first stage summary" in seen_before_second[0] and "second stage summary" not in seen_before_second[0]
-    assert "second stage summary" in rest and rest.rstrip().endswith(f"All results and manifests are in {tmp_path}/")
+    index = tmp_path / "index.md"
+    assert "second stage summary" in rest and rest.rstrip().endswith(
+        f"All results and manifests are in {tmp_path}/\n"
+        f"Index of every figure (one line each), table and manifest: {index}"
+    )
+    assert index.is_file()
     assert "first stage summary" not in rest  # printed once, when its stage ended
 
     code = main(["reproduce", "--out", str(tmp_path), "--stage", "one", "--json"])

@@ -356,8 +356,6 @@ def test_parameter_server_arguments_are_validated(kw, arg):
 # command line
 # ----------------------------------------------------------------------------------------------
 
-_TIMING = {"seconds", "decision_seconds", "arrival_seconds"}
-
 
 def _run_cli(argv, capsys):
     from gcsim.app.cli import main
@@ -367,54 +365,82 @@ def _run_cli(argv, capsys):
     return rc, cap.out, cap.err
 
 
+def _without_timings(payload: dict) -> dict:
+    """The payload less the wall-clock measurements (each step's ``seconds``: they vary from run to run)."""
+    out = dict(payload)
+    out["records"] = [{k: v for k, v in r.items() if k != "seconds"} for r in payload["records"]]
+    return out
+
+
+def _lstsq_error(B: np.ndarray, mask: np.ndarray, m: int) -> float:
+    """err(F)/(mN) by NumPy least squares on B_F (independent of the decoder table and the trainer)."""
+    T = np.kron(np.eye(m), np.ones((B.shape[0] // m, 1)))
+    X = np.linalg.lstsq(B[:, mask], T, rcond=None)[0]
+    return float(np.sum((B[:, mask] @ X - T) ** 2) / B.shape[0])
+
+
 def test_cli_gc_run_same_seed_same_numbers(capsys):
-    argv = [
-        "gc",
-        "run",
-        "--design",
-        "bibd:7,3,1",
-        "--m",
-        "2",
-        "--stragglers",
-        "2",
-        "--workers-die",
-        "1",
-        "--d",
-        "6",
-        "--seed",
-        "4",
-        "--json",
-    ]
+    """``gc run --design`` with fixed S: the coded trainer on 3 ranks (was the PS on n + 1), twice, bit for bit.
+
+    The code is built in memory with the decoder table of every pattern with at most S stragglers (what
+    ``decoder-table --s-max 2`` exports): every step's decoder comes from the table, and its error is
+    NumPy's lstsq on B_F for the masks the fixed model draws with the same seed.
+    """
+    from gcsim.coding.stragglers import straggler_model
+
+    steps, seed = 3, 4
+    argv = ["gc", "run", "--design", "bibd:7,3,1", "--m", "2", "--stragglers", "2", "--seed", str(seed)]
+    argv += ["--iterations", str(steps), "--ranks", "3", "--json"]
     outs = []
     for _ in range(2):
         rc, out, err = _run_cli(argv, capsys)
         assert rc == 0, err
         outs.append(json.loads(out))
-    a, b = ({k: v for k, v in o.items() if k not in _TIMING} for o in outs)
-    assert a == b  # every number, bit for bit
-    delays = td.seeded_delays(7, 4, 0.05)
-    assert a["used"] == _first_arrivals(delays, a["workers_died"], 5)
-    assert a["scheduled_arrival"] == [float(x) for x in delays]
+    a, b = (_without_timings(o) for o in outs)
+    assert a == b  # every number, the parameters' digest included, bit for bit
+    assert a["executor"] == "coded-trainer" and a["ranks"] == 3 and a["n"] == 7 and a["replicas_identical"]
+    assert a["table"] == 1 + 7 + 21 and a["table_lookups"] == steps and a["fallbacks"] == 0
+    masks = straggler_model("fixed", 7, s=2).sample(steps, seed)
+    assert [r["stragglers"] for r in a["records"]] == [np.flatnonzero(~mk).tolist() for mk in masks]
+    B = gcsim.encode(gcsim.bibd(7, 3, 1), 2, "rd", seed=seed, eps=0.0).B
+    got = [r["opt_error"] for r in a["records"]]
+    np.testing.assert_allclose(got, [_lstsq_error(B, mk, 2) for mk in masks], rtol=0, atol=1e-10)
 
 
-def test_cli_refuses_more_dead_workers_than_stragglers(capsys):
-    rc, out, err = _run_cli(["gc", "run", "--design", "bibd:7,3,1", "--stragglers", "1", "--workers-die", "2"], capsys)
-    assert rc == 2 and "--workers-die" in err and "Traceback" not in err
+def test_cli_gc_run_a_dying_rank_ends_the_run_with_an_error(capsys):
+    """--workers-die on the coded trainer: the seeded rank exits halfway; the others' collective fails and the
+    command exits 1 naming it (the launcher's grace after a death bounds the wait: never a hang)."""
+    t0 = time.monotonic()
+    argv = ["gc", "run", "--design", "bibd:7,3,1", "--stragglers", "1", "--ranks", "3", "--iterations", "4"]
+    rc, out, err = _run_cli([*argv, "--workers-die", "1", "--seed", "2", "--timeout", "100", "--json"], capsys)
+    dead = int(np.random.default_rng(3).permutation(3)[0])  # the rank --seed 2 kills (seed + 1)
+    assert rc == 1 and out == "" and "Traceback" not in err
+    assert f"--workers-die: rank {dead} killed at step 2 as asked" in err
+    assert f"rank {dead} died without reporting (exit code 17)" in err
+    assert time.monotonic() - t0 < 90  # ended by the death, not by the 100 s launch timeout
+
+
+def test_cli_refuses_more_dead_ranks_than_ranks(capsys):
+    rc, out, err = _run_cli(["gc", "run", "--design", "bibd:7,3,1", "--ranks", "3", "--workers-die", "4"], capsys)
+    assert rc == 2 and "--workers-die: must be <= 3" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(
-    "extra,option",
+    "extra,message",
     [
         (["--deadline", "-1"], "--deadline"),
         (["--timeout", "0"], "--timeout"),
-        (["--delay-scale", "nan"], "--delay-scale"),
-        (["--wait-limit", "0"], "--wait-limit"),
-        (["--d", "0"], "--d"),
+        # the parameter server's flags: refused with the reason (gc run runs the coded trainer)
+        (["--delay-scale", "nan"], "--delay-scale: removed"),
+        (["--wait-limit", "0"], "--wait-limit: removed"),
+        (["--d", "0"], "--d: removed"),
+        (["--decoder", "fixed"], "--decoder: removed"),
+        (["--decoder"], "--decoder: removed"),
     ],
 )
-def test_cli_names_the_option(capsys, extra, option):
+def test_cli_names_the_option(capsys, extra, message):
     rc, out, err = _run_cli(["gc", "run", "--design", "bibd:7,3,1", *extra], capsys)
-    assert rc == 2 and option in err and "Traceback" not in err
+    assert rc == 2 and message in err and "Traceback" not in err
 
 
 # ----------------------------------------------------------------------------------------------

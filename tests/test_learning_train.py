@@ -496,7 +496,9 @@ def test_reproduce_stage_registered_and_writes_outputs(tmp_path):
     claims = pd.read_csv(tmp_path / "claims.csv")
     assert list(claims.columns) == ["claim", "measure", "value", "holds", "figure"] and len(claims) == 5
     assert claims.holds.dtype == bool and set(claims.figure) <= set(res["files"])
-    assert "The paper's claims:" in res["text"]
+    assert "The paper's training claims:" in res["text"]
+    # every figure has its one line in the results index (gcsim reproduce's index.md)
+    assert set(res["figures"]) == {f for f in res["files"] if f.endswith(".png")}
     unb = pd.read_csv(tmp_path / "unbiasedness.csv")
     biased = unb[~unb.expected_unbiased]
     assert not biased.verdict_unbiased.any()

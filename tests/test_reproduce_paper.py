@@ -163,6 +163,12 @@ def test_paper_agc_writes_the_claims_table(tmp_path, tiny_paper, capsys):
     assert main(["reproduce", "--paper", "agc", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "[agc-paper] ok" in out and "holds: Construction 2 (Gaussian and ±1) is exact at s = 0" in out
+    # the training claims are printed by the training stage (a fake one here), not again under [agc-paper]
+    assert TRAINING_CLAIMS.claim[0] not in out and "and the training stage's 2 claims" in out
+    # the results index lists every figure written, each on its own line
+    index = (tmp_path / "index.md").read_text()
+    for png in tmp_path.rglob("*.png"):
+        assert index.count(f"(<{png.relative_to(tmp_path).as_posix()}>)") == 1, png
     stage = tmp_path / "agc-paper"
     claims = pd.read_csv(stage / "claims.csv")
     assert list(claims.columns) == CLAIM_COLUMNS

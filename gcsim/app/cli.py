@@ -78,13 +78,13 @@ def _command_module(name: str):
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import PAPERS, available_stages, demo_stages, run_reproduce
+    from .reproduce import INDEX_NAME, PAPERS, available_stages, closing_lines, demo_stages, run_reproduce
 
     # the one output-path rule, for every folder and file reproduce writes directly under --out
     known = available_stages()  # an unknown --stage or --paper is refused by run_reproduce, naming the flag
     papers = [p for p in args.paper or () if p in PAPERS]
     default = [s for p in papers for s in PAPERS[p]] if papers else demo_stages()
-    for part in [*(s for s in (args.stage or default) if s in known), "manifest.json"]:
+    for part in [*(s for s in (args.stage or default) if s in known), "manifest.json", INDEX_NAME]:
         output_path("--out", args.out, part)
 
     def echo(text: str) -> None:  # each stage's summary as the stage ends, not all at the end
@@ -104,7 +104,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             scheduler=scheduler,
             workers=workers,
         )
-    emit(args, summary, lambda: f"All results and manifests are in {summary['out']}/")
+    emit(args, summary, lambda: closing_lines(summary["out"], summary["index"]))
     return EXIT_OK if summary.get("ok", False) else EXIT_FAILURE
 
 

@@ -16,7 +16,16 @@ import argparse
 import sys
 from typing import Any, NamedTuple
 
-__all__ = ["Flag", "VOCABULARY", "DEPRECATED_COMMANDS", "DeprecatedAlias", "deprecate", "type_class"]
+__all__ = [
+    "Flag",
+    "VOCABULARY",
+    "DEPRECATED_COMMANDS",
+    "DeprecatedAlias",
+    "RemovedFlag",
+    "deprecate",
+    "remove",
+    "type_class",
+]
 
 
 class Flag(NamedTuple):
@@ -61,7 +70,6 @@ VOCABULARY: dict[str, Flag] = {
     "--dtype": Flag("precision", "text"),
     "--d": Flag("gradient length", "integer"),
     "--s-max": Flag("largest number of stragglers tabulated", "integer"),
-    "--decoder": Flag("optimal: B_F⁺ T (least squares); fixed:", "text"),
     # how it is computed
     "--evaluation": Flag("how the expected time is computed", "text"),
     "--samples": Flag("Monte Carlo", "integer"),
@@ -90,9 +98,7 @@ VOCABULARY: dict[str, Flag] = {
     "--baselines": Flag("also run", "switch"),
     "--repeats": Flag("timed repetitions", "integer"),
     "--workers-die": Flag("number of (seeded) worker processes that die", "integer"),
-    "--delay-scale": Flag("mean seeded delay per worker", "number"),
     "--deadline": Flag("instead: decode what arrives within this many seconds", "number"),
-    "--wait-limit": Flag("how long past the latest scheduled arrival the PS waits", "number"),
     "--codes": Flag("comma-separated label prefixes", "text"),
     "--iterations": Flag("training iterations", "integer"),
     "--lr": Flag("learning rate", "number"),
@@ -152,6 +158,30 @@ def deprecate(p: argparse.ArgumentParser, old: str, new: str, *, note: str = "")
         default=argparse.SUPPRESS,
         help=argparse.SUPPRESS,
         **options,
+    )
+
+
+class RemovedFlag(argparse.Action):
+    """A hidden flag a command no longer has: giving it is a usage error (exit 2) that says why and what to use."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, why: str, **kwargs: Any) -> None:
+        self.why = why
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string=None):
+        parser.error(f"{option_string}: {self.why}")
+
+
+def remove(p: argparse.ArgumentParser, old: str, why: str) -> None:
+    """Refuse ``old`` on ``p`` with ``why`` (a removed flag; its value, if given, is read and ignored)."""
+    p.add_argument(
+        old,
+        dest=f"_removed_{old.lstrip('-').replace('-', '_')}",
+        action=RemovedFlag,
+        why=why,
+        nargs="?",
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
     )
 
 

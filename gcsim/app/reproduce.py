@@ -2,7 +2,9 @@
 
 Each *stage* writes into ``<out>/<stage>/`` its tables (CSV/JSON), figures (PNG)
 and a ``manifest.json`` (parameters, seed, provenance, timings, status, and the
-size and SHA-256 of every output file).  ``<out>/manifest.json`` indexes the stages.
+size and SHA-256 of every output file).  ``<out>/manifest.json`` indexes the stages, and
+``<out>/index.md`` (:func:`write_results_index`) lists every figure with one line each, then
+the tables and the manifests, stage by stage, linked; the run ends by naming it.
 
 Resuming is safe:
 
@@ -55,10 +57,14 @@ __all__ = [
     "paper_stages",
     "check_stage_outputs",
     "STAGE_MANIFEST_VERSION",
+    "INDEX_NAME",
+    "closing_lines",
+    "write_results_index",
 ]
 
 #: The stages in execution order: name -> function(out_dir, full, seed, progress[, scheduler=])
-#: -> summary dict (``ok``, ``files``, ``text``, optionally ``inputs``); a stage with a ``scheduler``
+#: -> summary dict (``ok``, ``files``, ``text``, optionally ``inputs`` and ``figures``: figure file ->
+#: its one-line caption, shown in the results index); a stage with a ``scheduler``
 #: keyword gets the run's scheduler (:func:`gcsim.sweep.run_sweep`) for its independent items.  The
 #: ddp stage needs torch (an optional dependency).  ``inputs`` names the files of *other* stages a
 #: stage read (paths relative to the results folder, e.g. ``"training/claims.csv"``): their checksums
@@ -81,6 +87,10 @@ _NEEDS_TORCH = ("ddp", "cerar-training")
 #: Layout version of the stage manifests; 2 added the per-file checksums (older manifests are rerun).
 STAGE_MANIFEST_VERSION = 2
 _MAX_MANIFEST_BYTES = 64 << 20
+#: The results index, written into the results folder after every run (:func:`write_results_index`).
+INDEX_NAME = "index.md"
+#: The outputs the index lists as figures (one line each, with the stage's caption).
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 
 
 def available_stages() -> dict[str, Callable[..., dict[str, Any]]]:
@@ -219,6 +229,127 @@ def _write_index(out: Path, params: dict[str, Any], stages: dict[str, Any]) -> N
             merged.update(old["stages"])
     merged.update(stages)
     atomic_write_text(index_path, dumps({"params": params, "stages": merged, "provenance": provenance()}))
+
+
+def _stage_order(names: list[str]) -> list[str]:
+    """``names`` in :data:`STAGES` order, unknown ones (a stage of an older gcsim) last, sorted."""
+    return [s for s in STAGES if s in names] + sorted(set(names) - set(STAGES))
+
+
+def _md_link(text: str, target: str) -> str:
+    """A Markdown link whose target survives spaces and parentheses (``<...>``) and whose text its brackets."""
+    shown = text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    return f"[{shown}](<{target}>)"
+
+
+def _one_line(text: Any, limit: int = 200) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def closing_lines(out: str | Path, index: str | Path) -> str:
+    """The last lines of a run: where the results are, then the index file (what ``make demo`` ends with).
+
+    >>> print(closing_lines("results", "results/index.md"))
+    All results and manifests are in results/
+    Index of every figure (one line each), table and manifest: results/index.md
+    """
+    return (
+        f"All results and manifests are in {out}/\nIndex of every figure (one line each), table and manifest: {index}"
+    )
+
+
+def write_results_index(out: str | Path) -> Path:
+    """Write ``<out>/index.md``: every figure of every stage with one line each, then its tables and manifest.
+
+    Read from the results folder itself: the stages ``<out>/manifest.json`` lists (in
+    :data:`STAGES` order) and each stage's own manifest (its status, its output files, and the
+    captions its stage gave its figures; a figure without one gets a line naming its stage).  A
+    stage whose manifest is missing or unreadable gets one line saying so.  Links are relative, so
+    the index opens in any Markdown viewer (an editor, GitHub) from the results folder.
+
+    Parameters
+    ----------
+    out : path
+        The results folder of :func:`run_reproduce`.
+
+    Returns
+    -------
+    pathlib.Path
+        The index, ``<out>/index.md`` (written atomically).
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> out = Path(tempfile.mkdtemp())
+    >>> (out / "cerar").mkdir()
+    >>> record = {"status": "ok", "seconds": 1.5, "files": ["pareto.csv", "pareto.png"],
+    ...           "figures": {"pareto.png": "error vs condition-number cap"}}
+    >>> _ = (out / "cerar" / "manifest.json").write_text(json.dumps(record))
+    >>> _ = (out / "manifest.json").write_text(json.dumps({"stages": {"cerar": {"status": "ok"}}}))
+    >>> text = write_results_index(out).read_text()
+    >>> print(text[text.index("## cerar"):].strip())  # doctest: +NORMALIZE_WHITESPACE
+    ## cerar
+    <BLANKLINE>
+    Status: ok (1.5 s); [manifest](<cerar/manifest.json>)
+    <BLANKLINE>
+    Figures:
+    <BLANKLINE>
+    - [cerar/pareto.png](<cerar/pareto.png>): error vs condition-number cap
+    <BLANKLINE>
+    Tables and other files:
+    <BLANKLINE>
+    - [cerar/pareto.csv](<cerar/pareto.csv>)
+    """
+    out = Path(out)
+    try:
+        top = read_json_object(out / "manifest.json", _MAX_MANIFEST_BYTES)
+        names = list(top.get("stages", {})) if isinstance(top.get("stages"), dict) else []
+    except (OSError, ValueError, FileRefusedError):
+        names = []
+    figures_total = 0
+    body: list[str] = []
+    for name in _stage_order(names):
+        body += [f"## {name}", ""]
+        try:
+            record = read_json_object(out / name / "manifest.json", _MAX_MANIFEST_BYTES)
+        except (OSError, ValueError, FileRefusedError) as exc:
+            body += [f"No stage manifest ({_one_line(exc)}): the stage did not finish; run it again.", ""]
+            continue
+        listed, given = record.get("files"), record.get("figures")
+        files = [f for f in listed if isinstance(f, str)] if isinstance(listed, list) else []
+        captions: dict[str, Any] = given if isinstance(given, dict) else {}
+        seconds = record.get("seconds")
+        took = f" ({seconds:.1f} s)" if isinstance(seconds, (int, float)) else ""
+        body += [
+            f"Status: {record.get('status', 'unknown')}{took}; {_md_link('manifest', f'{name}/manifest.json')}",
+            "",
+        ]
+        figures = [f for f in files if f.lower().endswith(FIGURE_SUFFIXES)]
+        others = [f for f in files if f not in figures]
+        figures_total += len(figures)
+        if figures:
+            body += ["Figures:", ""]
+            for f in figures:
+                caption = captions.get(f) or f"a figure of the {name} stage"
+                body.append(f"- {_md_link(f'{name}/{f}', f'{name}/{f}')}: {_one_line(caption)}")
+            body.append("")
+        if others:
+            body += ["Tables and other files:", ""]
+            body += [f"- {_md_link(f'{name}/{f}', f'{name}/{f}')}" for f in others]
+            body.append("")
+    head = [
+        "# Results of gcsim reproduce",
+        "",
+        f"{figures_total} figures from {len(names)} stages, stage by stage: each figure with one line, then the "
+        f"tables and other files, then the stage's manifest (parameters, timings, SHA-256 of every file). "
+        f"{_md_link('manifest.json', 'manifest.json')} indexes the stages.",
+        "",
+    ]
+    path = out / INDEX_NAME
+    atomic_write_text(path, "\n".join(head + body).rstrip() + "\n")
+    return path
 
 
 def _takes_scheduler(stage: Callable[..., Any]) -> bool:
@@ -383,6 +514,7 @@ def run_reproduce(
                 "files": files,
                 "checksums": checksums,
                 "inputs": inputs,
+                "figures": {f: _one_line(c) for f, c in dict(result.get("figures", {})).items() if f in files},
                 "text": text,
                 "provenance": provenance(),
             }
@@ -398,5 +530,8 @@ def run_reproduce(
             if echo is not None:
                 echo(texts[-1] + "\n")
             _write_index(out, params, {name: summary["stages"][name]})
-    summary["text"] = "\n\n".join(texts) + f"\n\nAll results and manifests are in {out}/"
+    output_path("out", out, INDEX_NAME)  # no link planted in out may redirect the index
+    index = write_results_index(out)
+    summary["index"] = str(index)
+    summary["text"] = "\n\n".join(texts) + f"\n\n{closing_lines(out, index)}"
     return summary

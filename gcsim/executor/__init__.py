@@ -6,10 +6,10 @@
 * :mod:`gcsim.executor.launcher` -- launcher with timeouts (no hang, no orphan, named stalled ranks);
 * :mod:`gcsim.executor.collectives` -- CERAR over isend/irecv (the rounds of
   :mod:`gcsim.cerar.ring`), own ring all-reduce, ``dist.all_reduce`` baseline, byte counters;
-* :mod:`gcsim.executor.parameter_server` -- parameter-server gradient coding on a simulated clock
-  (same seed, same numbers);
-* :mod:`gcsim.executor.experiments` -- the runners: :func:`run_collectives`,
-  :func:`run_parameter_server` (byte formulas from :mod:`gcsim.cerar.traffic`);
+* :mod:`gcsim.executor.parameter_server` -- parameter-server gradient coding of a least-squares toy
+  on a simulated clock (same seed, same numbers): a test fixture of the launcher's fault paths;
+* :mod:`gcsim.executor.experiments` -- the runners: :func:`run_collectives` (byte formulas from
+  :mod:`gcsim.cerar.traffic`) and :func:`run_parameter_server` (the test fixture);
 * :mod:`gcsim.executor.ddp_hook` -- a DDP communication hook running a CERAR design, its public
   state (:func:`make_hook_state`, :class:`CerarHookState`);
 * :mod:`gcsim.executor.replicas` -- replica drift and periodic re-synchronisation (:class:`ReplicaSync`);

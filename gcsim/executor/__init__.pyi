@@ -13,6 +13,7 @@ from .coded_training import (
     CodedStep as CodedStep,
     CodedTrainer as CodedTrainer,
     CodedTrainingReport as CodedTrainingReport,
+    code_arrays as code_arrays,
     coded_training_job as coded_training_job,
     load_training_code as load_training_code,
     parameter_digest as parameter_digest,

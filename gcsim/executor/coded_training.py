@@ -88,6 +88,7 @@ __all__ = [
     "CodedStep",
     "CodedTrainingReport",
     "load_training_code",
+    "code_arrays",
     "worker_layout",
     "parameter_digest",
     "coded_training_job",
@@ -97,14 +98,68 @@ __all__ = [
 COLLECTIVES = ("all-gather", "all-reduce")
 
 
+#: ``format`` of :func:`code_arrays`' dictionaries.
+CODE_ARRAYS_FORMAT = "gcsim-code-arrays"
+
+
+def code_arrays(code: Any) -> dict[str, Any]:
+    """A dense scheme or decoder table as plain arrays and metadata: what a bundle holds, without a file.
+
+    The form in which a code built in memory reaches the ranks of a launch (``gcsim gc run --design``):
+    NumPy arrays and JSON-ready metadata (``to_arrays`` / ``bundle_metadata``, as
+    :func:`gcsim.catalogue.export_object` writes them), which :func:`load_training_code` rebuilds and
+    checks with the class's ``from_arrays`` -- the same objects an export holds and a load returns.
+
+    Examples
+    --------
+    >>> from gcsim.coding.schemes import encode
+    >>> from gcsim.coding.decoder_table import decoder_table
+    >>> A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
+    >>> packed = code_arrays(decoder_table(encode(A, 1, "rd", seed=0), 1))
+    >>> packed["kind"], sorted(packed["arrays"])
+    ('decoder-table', ['B', 'assignment', 'decoders', 'errors'])
+    >>> scheme, table = load_training_code(packed)
+    >>> len(table), bool(np.array_equal(scheme.B, encode(A, 1, "rd", seed=0).B))
+    (4, True)
+    """
+    if isinstance(code, DecoderTable) and type(code) is DecoderTable:
+        kind = "decoder-table"
+    elif isinstance(code, Scheme) and type(code) is Scheme:
+        kind = "scheme"
+    else:
+        raise InvalidArgumentError(
+            "code", f"must be a dense Scheme or DecoderTable, got {type(code).__name__} (no array form here)"
+        )
+    return {
+        "format": CODE_ARRAYS_FORMAT,
+        "kind": kind,
+        "arrays": dict(code.to_arrays()),
+        "metadata": dict(code.bundle_metadata()),
+    }
+
+
+def _from_arrays(packed: dict[str, Any]) -> Any:
+    """The scheme or table of a :func:`code_arrays` dictionary (checked by ``from_arrays``)."""
+    kind = packed.get("kind")
+    arrays, metadata = packed.get("arrays"), packed.get("metadata")
+    if kind not in ("scheme", "decoder-table") or not isinstance(arrays, dict) or not isinstance(metadata, dict):
+        raise InvalidArgumentError(
+            "code", "a code_arrays dictionary needs kind 'scheme' or 'decoder-table', arrays and metadata"
+        )
+    cls = DecoderTable if kind == "decoder-table" else Scheme
+    return cls.from_arrays(arrays, metadata)
+
+
 def load_training_code(code: Any, *, verify: bool = True) -> tuple[Scheme, DecoderTable | None]:
     """The dense encoder and the decoder table (or None) of an exported code, a table bundle or a scheme.
 
-    Accepted: an exported code's folder (``gcsim advise --export``, :meth:`gcsim.advisor.Advice.export`),
+    Accepted: an exported code's folder (``gcsim advise --out``, :meth:`gcsim.advisor.Advice.export`),
     a decoder-table bundle (``gcsim decoder-table --out``, :meth:`DecoderTable.export`), a
-    ``"scheme"`` bundle (:func:`gcsim.catalogue.export_object`), or those objects already loaded
-    (:class:`~gcsim.catalogue.codes.ExportedCode`, :class:`DecoderTable`, :class:`Scheme`).  Paths are
-    read by :func:`gcsim.catalogue.load_object`, which re-verifies every part from the files.
+    ``"scheme"`` bundle (:func:`gcsim.catalogue.export_object`), those objects already loaded
+    (:class:`~gcsim.catalogue.codes.ExportedCode`, :class:`DecoderTable`, :class:`Scheme`), or a
+    scheme or table as arrays (:func:`code_arrays`).  Paths are read by
+    :func:`gcsim.catalogue.load_object`, which re-verifies every part from the files; arrays are
+    rebuilt and checked by the class's ``from_arrays``.
 
     Raises
     ------
@@ -115,7 +170,12 @@ def load_training_code(code: Any, *, verify: bool = True) -> tuple[Scheme, Decod
         A file that does not load or verify.
     """
     verify = check_bool("verify", verify)
-    obj = load_object(Path(code), verify=verify) if isinstance(code, (str, Path)) else code
+    if isinstance(code, dict) and code.get("format") == CODE_ARRAYS_FORMAT:
+        obj = _from_arrays(code)
+    elif isinstance(code, (str, Path)):
+        obj = load_object(Path(code), verify=verify)
+    else:
+        obj = code
     table: DecoderTable | None = None
     if isinstance(obj, ExportedCode):
         scheme, table = obj.scheme, obj.decoders
@@ -330,7 +390,7 @@ class CodedTrainer:
 
     Parameters
     ----------
-    code : path, ExportedCode, DecoderTable or Scheme
+    code : path, ExportedCode, DecoderTable, Scheme or a :func:`code_arrays` dictionary
         The code (:func:`load_training_code`): ``n`` coded workers, ``N`` parts, ``m`` blocks.
     module : torch.nn.Module
         Any model; its parameters (with ``requires_grad``) form the gradient of length ``d``.

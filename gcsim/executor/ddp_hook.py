@@ -42,6 +42,14 @@ To wrap the hook (e.g. ``fp16_compress_wrapper``) or inspect it, build the state
 
 Approximate designs let the replicas drift apart: :mod:`gcsim.executor.replicas` measures the
 drift and re-synchronises the parameters every ``K`` steps.
+
+``schedule="lean"`` (:func:`register_cerar_hook`, :func:`make_hook_state`) runs each bucket's ring
+with the lean schedule of docs/theory.md §51.4 (:func:`gcsim.executor.collectives.cerar_all_reduce`):
+the ring's state is DDP's bucket buffer itself, and the ring holds at most ``c + N + 2`` packets of
+``ceil(d/c)`` scalars, the buffer's ``c`` included (``state.peak_packets``, measured by storage
+accounting); the same
+outputs in exact arithmetic, within the bound of §51.4 in floating point.  For designs with the
+shift pattern (exact, Vandermonde, perturbation), computing in the bucket's dtype.
 """
 
 from __future__ import annotations
@@ -56,8 +64,9 @@ import numpy as np
 from .._optional import require
 from .._validation import check_bool
 from ..cerar.floating import WIRE_UNIT_ROUNDOFF, precision_check
+from ..cerar.ring import SCHEDULES, check_lean
 from ..errors import InvalidArgumentError
-from .collectives import ByteCounter, as_design, cerar_all_reduce, group_object
+from .collectives import ByteCounter, StorageMeter, as_design, cerar_all_reduce, group_object
 
 __all__ = ["CerarHookState", "cerar_hook", "register_cerar_hook", "make_hook_state", "resolve_compute_dtype"]
 
@@ -197,6 +206,16 @@ class CerarHookState:
         (``check_precision``).
     check_precision : bool
         Check (and warn) at the first call (default True).
+    schedule : {"default", "lean"}
+        The ring's schedule (docs/theory.md §51.4; module docstring).
+    peak_bytes : int
+        With ``schedule="lean"``: the largest peak, over the buckets reduced so far, of the bytes the
+        ring held (the bucket's buffer included; :class:`~gcsim.executor.collectives.StorageMeter`).
+    peak_packets : float
+        With ``schedule="lean"``: the largest, over the buckets, of that peak in packets of
+        ``ceil(d/c)`` scalars of the bucket (``StorageMeter.peak_packets``; the bucket's buffer counts
+        as its ``d/w <= c`` packets): at most ``c + min(N, c − 1) + 2 <= c + N + 2``, plus one for a
+        partial last component (theory §51.4).
     """
 
     design: Any
@@ -208,6 +227,9 @@ class CerarHookState:
     wire_dtype: Any = None
     precision: Any = None
     check_precision: bool = True
+    schedule: str = "default"
+    peak_bytes: int = 0
+    peak_packets: float = 0.0
     _comm: _CommThread | None = field(default=None, repr=False, compare=False)
 
     def _first_call(self, dtype: Any) -> None:
@@ -234,9 +256,17 @@ def _reduce_bucket(state: CerarHookState, buf, N: int, ready=None):
 
         torch.cuda.set_device(buf.device)
         torch.cuda.current_stream().wait_event(ready)
-    cerar_all_reduce(
-        buf, state.design, group=state.group, counter=state.counter, compute_dtype=state.compute_dtype, out=buf
-    )
+    if state.schedule == "lean":
+        meter = StorageMeter()
+        cerar_all_reduce(
+            buf, state.design, group=state.group, counter=state.counter, out=buf, schedule="lean", meter=meter
+        )
+        state.peak_bytes = max(state.peak_bytes, meter.peak_bytes)
+        state.peak_packets = max(state.peak_packets, meter.peak_packets)
+    else:
+        cerar_all_reduce(
+            buf, state.design, group=state.group, counter=state.counter, compute_dtype=state.compute_dtype, out=buf
+        )
     buf.div_(N)
     if ready is not None:
         import torch
@@ -344,6 +374,7 @@ def make_hook_state(
     compute_dtype: Any = "auto",
     overlap: bool = True,
     check_precision: bool = True,
+    schedule: str = "default",
 ) -> CerarHookState:
     """A :class:`CerarHookState` for :func:`cerar_hook`, checked: to register it yourself, or wrapped.
 
@@ -360,10 +391,20 @@ def make_hook_state(
     check_precision : bool
         At the first bucket, compare the design's expected error with the wire dtype's rounding
         level and warn when far above (:func:`gcsim.cerar.floating.precision_check`).
+    schedule : {"default", "lean"}
+        ``"lean"``: the lean ring of docs/theory.md §51.4 (module docstring), for designs with the
+        shift pattern (:func:`gcsim.cerar.ring.check_lean`), computing in the bucket's own dtype
+        (``compute_dtype`` ``"auto"`` or None).
 
     Returns
     -------
     CerarHookState
+
+    Raises
+    ------
+    InvalidArgumentError
+        A design for another group size; a bad ``schedule``; ``"lean"`` with a design outside
+        the shift pattern or a ``compute_dtype`` other than ``"auto"``/None.
 
     Examples
     --------
@@ -371,13 +412,27 @@ def make_hook_state(
     >>> st = make_hook_state(design(3, 3, "exact"))
     >>> st.design.N, st.compute_dtype, st.calls
     (3, None, 0)
+    >>> lean = make_hook_state(design(3, 2, "exact"), schedule="lean")
+    >>> lean.schedule, lean.compute_dtype, lean.peak_packets
+    ('lean', None, 0.0)
     """
     overlap = check_bool("overlap", overlap)
     check_precision = check_bool("check_precision", check_precision)
     require("torch", "torch", "gcsim.executor.ddp_hook.make_hook_state")
     import torch.distributed as dist
 
+    if not isinstance(schedule, str) or schedule not in SCHEDULES:
+        raise InvalidArgumentError("schedule", f"must be one of {SCHEDULES}, got {schedule!r}")
     des = as_design(design)
+    if schedule == "lean":
+        check_lean(des.encoders, des.decoders)
+        if not (compute_dtype is None or (isinstance(compute_dtype, str) and compute_dtype == "auto")):
+            raise InvalidArgumentError(
+                "compute_dtype",
+                f"schedule='lean' encodes and decodes in the bucket's own dtype (its state is DDP's bucket "
+                f"buffer), got {compute_dtype!r}: use 'auto' or None, or schedule='default'",
+            )
+        compute_dtype = None
     if dist.is_available() and dist.is_initialized():
         N = dist.get_world_size(group)
         if des.N != N:
@@ -388,6 +443,7 @@ def make_hook_state(
         compute_dtype=resolve_compute_dtype(des, compute_dtype),
         overlap=overlap,
         check_precision=check_precision,
+        schedule=schedule,
     )
 
 
@@ -399,6 +455,7 @@ def register_cerar_hook(
     compute_dtype: Any = "auto",
     overlap: bool = True,
     check_precision: bool = True,
+    schedule: str = "default",
 ) -> CerarHookState:
     """Register :func:`cerar_hook` on a DDP model.
 
@@ -420,6 +477,10 @@ def register_cerar_hook(
     check_precision : bool
         Warn at the first bucket when the design's expected error is far above the wire dtype's
         rounding level (:func:`gcsim.cerar.floating.precision_check`).
+    schedule : {"default", "lean"}
+        ``"lean"``: the lean ring of docs/theory.md §51.4, in DDP's bucket buffer, holding at most
+        ``c + N + 2`` packets, the buffer's included (``state.peak_packets``); same outputs to round-off
+        (:func:`make_hook_state`).
 
     Returns
     -------
@@ -433,7 +494,12 @@ def register_cerar_hook(
     if not hasattr(model, "register_comm_hook"):
         raise InvalidArgumentError("model", "must be a torch DistributedDataParallel model")
     state = make_hook_state(
-        design, group=group, compute_dtype=compute_dtype, overlap=overlap, check_precision=check_precision
+        design,
+        group=group,
+        compute_dtype=compute_dtype,
+        overlap=overlap,
+        check_precision=check_precision,
+        schedule=schedule,
     )
     model.register_comm_hook(state, cerar_hook)
     return state

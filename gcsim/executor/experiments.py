@@ -237,7 +237,13 @@ def run_parameter_server(
     timeout: float = 60.0,
     **launch_kw: Any,
 ) -> dict:
-    """Gradient coding with a parameter server on ``n + 1`` gloo ranks.
+    """Gradient coding with a parameter server on ``n + 1`` gloo ranks: a **test fixture**.
+
+    A seeded least-squares toy kept for the tests of the launcher's fault paths (dying and
+    stalled ranks, ``may_die``, ``grace_after_rank0``, bounded point-to-point waits) and the
+    reliability cases; no command runs it.  To run a gradient code, exported or built, with any
+    straggler model on a real model, use :class:`gcsim.executor.coded_training.CodedTrainer`
+    (``gcsim gc run``, ``gcsim train --code``).
 
     Who is used is decided on the **simulated clock** (:func:`simulated_schedule`): worker
     ``j``'s transmission arrives ``delays[j]`` seconds after a barrier that every rank

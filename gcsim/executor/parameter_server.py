@@ -1,5 +1,9 @@
 """Parameter-server gradient coding on a simulated clock: the rank body and its schedule (docs/guides/executor.md).
 
+A **test fixture** (with :func:`gcsim.executor.experiments.run_parameter_server`): it exercises
+the launcher's fault paths on a seeded least-squares toy; ``gcsim gc run`` runs
+:class:`gcsim.executor.coded_training.CodedTrainer` instead.
+
 Rank 0 is the parameter server (PS), ranks 1..n the workers.  Worker ``j`` computes the partial
 gradients of its parts of a seeded least-squares problem, encodes
 ``g̃_j = Σ_k Σ_i B[kN+i, j] g_i[k]`` and sends it a seeded delay after a common barrier (or its

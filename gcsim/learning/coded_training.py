@@ -10,6 +10,8 @@ images (:func:`small_cnn`, 117,858 parameters) and an MLP -- the data set as a t
 from __future__ import annotations
 
 import math
+import os
+import sys
 from typing import Any
 
 from .._optional import require
@@ -18,12 +20,14 @@ from ..errors import InvalidArgumentError
 from ..executor.coded_training import CodedStep, CodedTrainer
 from .datasets import Dataset, load_dataset
 
-__all__ = ["MODELS", "OPTIMIZERS", "small_cnn", "mlp", "torch_dataset", "build_model", "coded_job"]
+__all__ = ["MODELS", "OPTIMIZERS", "DIED_EXIT", "small_cnn", "mlp", "torch_dataset", "build_model", "coded_job"]
 
 #: ``--model`` of ``gcsim train --code``.
 MODELS = ("cnn", "mlp")
 #: ``--optimizer``.
 OPTIMIZERS = ("sgd", "adam")
+#: Exit status of a rank :func:`coded_job` kills on purpose (``die``).
+DIED_EXIT = 17
 
 
 def small_cnn() -> Any:
@@ -105,7 +109,11 @@ def coded_job(rank: int, world_size: int, spec: dict[str, Any]) -> dict[str, Any
     ``spec``: ``code`` (path), ``dataset`` (``"mnist"`` or ``"digits"``), ``max_train``, ``model``,
     ``optimizer``, ``lr``, ``batch_size``, ``iterations``, ``stragglers`` (a straggler model, or
     None with ``deadline``), ``deadline``, ``seed``, ``collective``, ``log_every``, ``print_every``
-    (rank 0 prints ``step  t  loss  err(F)/(mN)  rel. error`` every that many steps; 0: never).
+    (rank 0 prints ``step  t  loss  err(F)/(mN)  rel. error`` every that many steps; 0: never),
+    ``die`` and ``die_step`` (fault injection, ``gcsim gc run --workers-die``: the ranks listed exit
+    with status :data:`DIED_EXIT` after step ``die_step``, without reporting; the others' next
+    collective fails and the launch ends with an error naming them).  ``code`` is a path or the code
+    itself (a scheme or decoder table, sent with the spec).
     Returns the report's :meth:`~gcsim.executor.coded_training.CodedTrainingReport.to_dict` (the
     test accuracy of the final model added as ``test_acc``).
     """
@@ -132,8 +140,13 @@ def coded_job(rank: int, world_size: int, spec: dict[str, Any]) -> dict[str, Any
         collective=spec.get("collective", "all-gather"),
     )
     every = int(spec.get("print_every", 0))
+    dies = rank in spec.get("die", ())
+    die_step = int(spec.get("die_step", 0))
 
     def show(rec: CodedStep) -> None:
+        if dies and rec.step == die_step:
+            sys.stdout.flush()
+            os._exit(DIED_EXIT)  # a process that dies: no report, no clean-up (the launcher sees it)
         if rank == 0 and every and rec.step % every == 0:
             rel = "" if math.isnan(rec.rel_error) else f"{rec.rel_error:.3e}"
             loss = "" if math.isnan(rec.loss) else f"{rec.loss:.4f}"

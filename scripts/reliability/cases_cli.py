@@ -334,8 +334,8 @@ CASES = [
     ),
     Case(
         "cli",
-        "gc run --stragglers bernoulli:0.1 --workers-die 1 (the coded trainer has no dying processes)",
-        argv=["gc", "run", "--design", "petersen", "--stragglers", "bernoulli:0.1", "--workers-die", "1"],
+        "gc run --stragglers bernoulli:0.1 --wait-limit 5 (the parameter server's flag: removed, with the reason)",
+        argv=["gc", "run", "--design", "petersen", "--stragglers", "bernoulli:0.1", "--wait-limit", "5"],
     ),
     Case(
         "cli",

@@ -141,8 +141,15 @@ CASES = [
     ),
     Case(
         area="executor",
-        fault="gcsim gc run with 2 dead workers but --stragglers 1",
-        argv=["gc", "run", "--design", "bibd:7,3,1", "--stragglers", "1", "--workers-die", "2"],
+        fault="gcsim gc run --workers-die 5 on 4 ranks (more dying ranks than ranks)",
+        argv=["gc", "run", "--design", "bibd:7,3,1", "--stragglers", "1", "--workers-die", "5"],
+    ),
+    Case(
+        area="executor",
+        fault="gcsim gc run --workers-die 1: a rank of the coded trainer killed halfway (exit 1 naming it, no hang)",
+        argv=["gc", "run", "--design", "bibd:7,3,1", "--stragglers", "1", "--ranks", "3", "--iterations", "4"]
+        + ["--workers-die", "1", "--json"],
+        timeout=120,
     ),
     Case(
         area="executor",
@@ -227,7 +234,7 @@ CASES = [
     ),
     Case(
         area="executor",
-        fault="gcsim gc run --d 1000000000000: refused before any rank starts",
+        fault="gcsim gc run --d 1000000000000 (the parameter server's flag): refused before any rank starts",
         argv=["gc", "run", "--design", "bibd:7,3,1", "--d", "1000000000000"],
         timeout=30,
     ),

