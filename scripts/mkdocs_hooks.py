@@ -26,6 +26,8 @@ it on the site; the source is unchanged.
 
 from __future__ import annotations
 
+import ast
+import html as html_module
 import re
 import shutil
 from importlib import resources
@@ -34,6 +36,7 @@ from typing import Any
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
+from mkdocs.utils import get_relative_url
 
 _DOCS = Path(__file__).resolve().parents[1] / "docs"
 _THEORY = _DOCS / "theory"
@@ -235,33 +238,479 @@ def theory_links_to_chapters(markdown: str, src_uri: str, anchors: dict[str, tup
     return _THEORY_LINK.sub(repl, markdown)
 
 
-def on_config(config: Any, **kwargs: Any) -> Any:
-    """Replace the nav entry ``Theory: theory.md`` by the contents page and one entry per chapter.
+# ---------------------------------------------------------------------------------------------------
+# API reference: one page per module
 
-    The chapters and the anchor map are read here, once per build, for every page of the build.
+_API_BLOCK = re.compile(r"^::: (gcsim(?:\.\w+)+)[ \t]*$(?!\n[ \t]+\S)", re.M)
+_ROLE = re.compile(r":(?:py:)?(?:func|class|mod|meth|data|attr|obj|exc|const):`~?([^`]+)`")
+_PACKAGE = _DOCS.parent / "gcsim"
+
+
+def api_module_blocks(markdown: str) -> list[str]:
+    r"""The modules a subpackage's API page lists, one ``::: gcsim.<sub>.<module>`` line each (no options).
+
+    >>> api_module_blocks("::: gcsim.coding\n    options:\n      members: false\n\n::: gcsim.coding.schemes\n")
+    ['gcsim.coding.schemes']
+    """
+    return _API_BLOCK.findall(markdown)
+
+
+def api_module_uri(module: str) -> str:
+    """The site page of a module: ``gcsim.coding.schemes`` -> ``api/coding/schemes.md``.
+
+    >>> api_module_uri("gcsim.coding.encoders.hadamard_ns")
+    'api/coding/encoders.hadamard_ns.md'
+    """
+    _, sub, rest = module.split(".", 2)
+    return f"api/{sub}/{rest}.md"
+
+
+def _source(module: str) -> Path:
+    """The source file of a gcsim module (``gcsim/a/b.py`` or ``gcsim/a/b/__init__.py``)."""
+    base = _PACKAGE.parent.joinpath(*module.split("."))
+    return base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+
+
+def _module_ast(module: str) -> ast.Module:
+    return ast.parse(_source(module).read_text(encoding="utf-8"))
+
+
+def _dunder_all(tree: ast.Module) -> list[str]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return [str(x) for x in ast.literal_eval(node.value)]
+    return []
+
+
+def _imported_names(path: Path) -> set[str]:
+    """The names a package's ``__init__`` (or its stub) imports from its modules."""
+    if not path.is_file():
+        return set()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+
+
+def module_members(module: str) -> list[str]:
+    """The members of a module's API page, main entry points first, constants last.
+
+    The members are the names of ``__all__`` and the public names the module defines. The order:
+    the names ``gcsim`` itself exports (``gcsim/__init__.pyi``: ``advise``, ``encode``, ...), then
+    those the subpackage exports, then the other functions and classes, then the constants; within
+    each, ``__all__``'s order, then the source's.
+
+    >>> module_members("gcsim.advisor.core")[0]
+    'advise'
+    >>> members = module_members("gcsim.advisor.core")
+    >>> members.index("Progress") < members.index("PRUNE_COST")
+    True
+    """
+    tree = _module_ast(module)
+    defined: dict[str, bool] = {}  # name -> is a function or class
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined[node.name] = True
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    defined.setdefault(target.id, False)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            defined.setdefault(node.target.id, False)
+    names = _dunder_all(tree)
+    names += [n for n in defined if not n.startswith("_") and n not in names and n != "__all__"]
+    top = _imported_names(_PACKAGE / "__init__.pyi")
+    sub = module.split(".")[1]
+    subpackage = _imported_names(_PACKAGE / sub / "__init__.pyi") | _imported_names(_PACKAGE / sub / "__init__.py")
+
+    def rank(name: str) -> int:
+        if name in defined and not defined[name]:
+            return 3
+        if name not in defined and name.isupper():  # an imported constant
+            return 3
+        return 0 if name in top else 1 if name in subpackage else 2
+
+    return sorted(names, key=rank)  # a stable sort: __all__'s order, then the source's, within a rank
+
+
+def module_summary(module: str) -> str:
+    """The first sentence line of a module's docstring, Sphinx roles as code spans."""
+    doc = ast.get_docstring(_module_ast(module)) or ""
+    first = doc.strip().split("\n\n")[0].replace("\n", " ")
+    return _ROLE.sub(lambda m: f"`{m.group(1)}`", first)
+
+
+def api_module_page(module: str) -> str:
+    """The Markdown of a module's API page: its docstring, then its members in :func:`module_members` order."""
+    members = "\n".join(f"        - {name}" for name in module_members(module))
+    return (
+        f"::: {module}\n    options:\n      heading_level: 1\n      group_by_category: false\n"
+        f"      members:\n{members}\n"
+    )
+
+
+def api_pages() -> dict[str, list[str]]:
+    """``api/<sub>.md`` -> the modules it lists, for each subpackage page of docs/api (not the overview)."""
+    return {
+        f"api/{path.name}": api_module_blocks(path.read_text(encoding="utf-8"))
+        for path in sorted((_DOCS / "api").glob("*.md"))
+        if path.name != "index.md"
+    }
+
+
+def api_list_modules(markdown: str, src_uri: str) -> str:
+    """Replace each module's ``:::`` line of a subpackage page by a link to the module's page and its summary."""
+    folder = Path(src_uri).parent
+
+    def repl(m: re.Match[str]) -> str:
+        module = m.group(1)
+        rel = Path(api_module_uri(module)).relative_to(folder).as_posix()
+        return f"- [`{module}`]({rel}): {module_summary(module)}"
+
+    return _API_BLOCK.sub(repl, markdown)
+
+
+# ---------------------------------------------------------------------------------------------------
+# links made at build time, on the HTML of every page (after all pages are rendered: on_env)
+
+_SECTION_NUMBER = re.compile(r"^(\d+(?:\.\d+)*)\.?\s")
+_REFERENCE = re.compile(
+    r"(?P<doc>docs/(?P<path>[\w/-]+(?:\.[\w-]+)*\.md)(?:#(?P<frag>[\w-]+))?)(?:\s+§\s?(?P<sec1>\d+(?:\.\d+)*))?"
+    r"|§\s?(?P<sec2>\d+(?:\.\d+)*)"
+)
+#: what before a "§" makes it another book's section: a capitalised name (BvM, Lang) or a year
+_CITATION = re.compile(
+    r"(?:\b(?!(?:Theory|See|In|By|From|As|Also|And|Cf|Per|With|Using|Following|Under|Then|Via)\b)[A-Z][\w-]*"
+    r"|\b(?:1[89]|20)\d\d[a-z]?,?)\s*$"
+)
+_TAG = re.compile(r"(<[^>]*>)")
+_TAG_NAME = re.compile(r"<\s*(/?)\s*([a-zA-Z][\w-]*)")
+_VOID = {"br", "img", "hr", "input", "meta", "link", "wbr", "col", "source", "area", "base", "embed", "track"}
+#: text inside these is never linked (code blocks, links, headings, maths, scripts)
+_SKIP = {
+    "pre",
+    "code",
+    "a",
+    "script",
+    "style",
+    "textarea",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "svg",
+    "button",
+    "label",
+}
+_CODE_NAME = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?P<call>\(.*\))?$", re.S)
+
+
+def section_map(chapters: Chapters) -> dict[str, tuple[str, str]]:
+    """Theory section number -> (chapter file, heading id).
+
+    ``"5"`` is ``# 5. The model…``, ``"5.4"`` is ``## 5.4 Encoders``.
+    """
+    found: dict[str, tuple[str, str]] = {}
+    for name, _, heads in chapters:
+        for _, title, local in heads:
+            if (m := _SECTION_NUMBER.match(title)) and m.group(1) not in found:
+                found[m.group(1)] = (name, local)
+    return found
+
+
+def _html_tokens(html: str) -> list[tuple[str, bool]]:
+    """The HTML as ``(piece, linkable)``: a text is linkable outside code, links, headings and maths;
+    a tag is linkable when the text around it is (an inline ``<code>`` in a paragraph, not in a link)."""
+    out: list[tuple[str, bool]] = []
+    stack: list[tuple[str, bool]] = []  # (tag, whether text inside is skipped)
+    for piece in _TAG.split(html):
+        if not piece:
+            continue
+        context = not any(s for _, s in stack)
+        if piece.startswith("<") and (m := _TAG_NAME.match(piece)):
+            closing, tag = m.group(1) == "/", m.group(2).lower()
+            if closing:
+                for i in range(len(stack) - 1, -1, -1):
+                    if stack[i][0] == tag:
+                        del stack[i:]
+                        break
+            elif tag not in _VOID and not piece.endswith("/>"):
+                skip = tag in _SKIP or 'class="arithmatex"' in piece or tag.startswith("mjx")
+                stack.append((tag, skip))
+        out.append((piece, context))
+    return out
+
+
+class SiteLinks:
+    """The targets of the build's links: theory sections, docs pages, API entries; each page's links.
+
+    ``urls`` maps a docs source path (``guides/coding.md``) to its page URL, ``sections`` a theory
+    section number to its URL with anchor, ``api`` an API entry id (``gcsim.coding.schemes.encode``)
+    to its page URL, ``exports`` a name ``gcsim`` exports to its entry id.
+    """
+
+    def __init__(self, urls: dict[str, str], sections: dict[str, str], api: dict[str, str], exports: dict[str, str]):
+        self.urls, self.sections, self.api, self.exports = urls, sections, api, exports
+        self.by_last: dict[str, list[str]] = {}
+        for ident in api:
+            parts = ident.split(".")
+            for k in range(1, min(3, len(parts) - 2) + 1):
+                self.by_last.setdefault(".".join(parts[-k:]), []).append(ident)
+        self.unresolved: list[str] = []
+        self.chapters = {key for key in sections if key.isdigit()}
+        self.after_emphasis = False  # whether the text being linked follows </em>
+
+    def reference_url(self, m: re.Match[str]) -> str | None:
+        """The URL (site-absolute, no leading slash) a ``docs/…md`` / ``§N.k`` reference points at.
+
+        A bare ``§N.k`` is a theory section when ``N`` is a chapter's number and no citation comes
+        right before it (``BvM §10.20``, ``Higham 2002, §3.1`` are other books' sections); a theory
+        section that does not exist is recorded in ``unresolved`` (the build fails), as is a page.
+        """
+        path, frag, section = m.group("path"), m.group("frag"), m.group("sec1") or m.group("sec2")
+        if path is None:
+            before = m.string[max(0, m.start() - 30) : m.start()]
+            # a comma right after italics is a book's title: "*Spectra of Graphs*, §9.1"
+            title = self.after_emphasis and re.fullmatch(r",\s*", m.string[: m.start()])
+            if section.split(".")[0] not in self.chapters or _CITATION.search(before) or title:
+                return None
+            return self._section(section)
+        if path == "theory.md" or path.startswith("theory/"):
+            chapter = re.match(r"theory/(\d+)_", path)
+            if section is not None:
+                if chapter and section.split(".")[0] != chapter.group(1):
+                    section = f"{chapter.group(1)}.{section}"  # docs/theory/47_delays.md §6: 47.6
+                return self._section(section)
+            if frag is not None:
+                return self._section(f"#{frag}")
+        if path == "theory.md":
+            return self.urls["theory/index.md"]
+        if path not in self.urls:
+            self.unresolved.append(f"docs/{path}")
+            return None
+        return self.urls[path] + (f"#{frag}" if frag else "")
+
+    def _section(self, key: str) -> str | None:
+        if key not in self.sections:
+            self.unresolved.append(key if key.startswith("#") else f"§{key}")
+            return None
+        return self.sections[key]
+
+    def api_entry(self, code: str) -> str | None:
+        """The API entry a code span names, or None: ``gcsim.encode``, ``gcsim.coding.encode(...)``,
+        ``encode(g, 2, "rd")`` (a call), ``CerarDesign``, ``Advice.to_frame()``; a bare lower-case
+        name that is not called (``bibd``, a family's name as often as the function) is left alone."""
+        m = _CODE_NAME.match(code.strip())
+        if m is None:
+            return None
+        name, called = m.group("name"), m.group("call") is not None
+        if name.startswith("gcsim."):
+            entry = resolve_dotted(name)
+            return entry if entry in self.api else None
+        if not (called or name[0].isupper()) or name.isupper():
+            return None
+        if name in self.exports:
+            return self.exports[name]
+        found = self.by_last.get(name, [])
+        return found[0] if len(found) == 1 else None
+
+
+def _relative(url: str, page_url: str) -> str:
+    path, _, frag = url.partition("#")
+    rel = get_relative_url(path, page_url)
+    return rel + (f"#{frag}" if frag else "")
+
+
+def link_page(html: str, page_url: str, links: SiteLinks, code_links: bool) -> tuple[str, list[str]]:
+    """Make the page's theory and docs references links, and (``code_links``) its code spans naming an
+    API entry (the first of each entry on the page); returns the HTML and the entries linked."""
+    tokens = _html_tokens(html)
+    out: list[str] = []
+    linked: list[str] = []
+
+    def ref(m: re.Match[str]) -> str:
+        url = links.reference_url(m)
+        return m.group(0) if url is None else f'<a href="{_relative(url, page_url)}">{m.group(0)}</a>'
+
+    i = 0
+    while i < len(tokens):
+        piece, linkable = tokens[i]
+        is_span = piece == "<code>" and i + 2 < len(tokens) and tokens[i + 2][0] == "</code>"
+        if is_span and linkable and not tokens[i + 1][0].startswith("<"):
+            text = tokens[i + 1][0]
+            plain = html_module.unescape(text)
+            target = None
+            if (m := _REFERENCE.fullmatch(plain)) and m.group("doc"):
+                target = links.reference_url(m)
+            elif code_links and (entry := links.api_entry(plain)) is not None and entry not in linked:
+                target = f"{links.api[entry]}#{entry}"
+                linked.append(entry)
+            if target is not None:
+                out.append(f'<a href="{_relative(target, page_url)}"><code>{text}</code></a>')
+                i += 3
+                continue
+        links.after_emphasis = i > 0 and tokens[i - 1][0] in ("</em>", "</i>")
+        out.append(_REFERENCE.sub(ref, piece) if linkable and not piece.startswith("<") else piece)
+        i += 1
+    return "".join(out), linked
+
+
+def _is_package(module: str) -> bool:
+    return _PACKAGE.parent.joinpath(*module.split("."), "__init__.py").is_file()
+
+
+def _is_module(module: str) -> bool:
+    base = _PACKAGE.parent.joinpath(*module.split("."))
+    return base.with_suffix(".py").is_file() or _is_package(module)
+
+
+def resolve_export(module: str, name: str, depth: int = 0) -> str:
+    """Where a name a package imports is defined: ``("gcsim", "advise")`` -> ``gcsim.advisor.core.advise``.
+
+    Follows the ``from .x import name`` of the packages' ``__init__.pyi`` (or ``__init__.py``).
+
+    >>> resolve_export("gcsim", "advise")
+    'gcsim.advisor.core.advise'
+    """
+    if not _is_package(module) or depth > 5:
+        return f"{module}.{name}"
+    package = _PACKAGE.parent.joinpath(*module.split("."))
+    for stub in (package / "__init__.pyi", package / "__init__.py"):
+        if not stub.is_file():
+            continue
+        for node in ast.parse(stub.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and node.level >= 1:
+                source = ".".join(module.split(".")[: len(module.split(".")) - node.level + 1])
+                source = f"{source}.{node.module}" if node.module else source
+                for alias in node.names:
+                    if (alias.asname or alias.name) == name:
+                        if node.module is None:  # a submodule
+                            return f"{source}.{alias.name}"
+                        return resolve_export(source, alias.name, depth + 1)
+    return f"{module}.{name}"
+
+
+def resolve_dotted(name: str) -> str:
+    """The API id a dotted ``gcsim.…`` name stands for (re-exports followed): ``gcsim.coding.encode`` ->
+    ``gcsim.coding.schemes.encode``; a module's name stays itself."""
+    parts = name.split(".")
+    k = len(parts)
+    while k > 1 and not _is_module(".".join(parts[:k])):
+        k -= 1
+    if k == len(parts):
+        return name
+    head = resolve_export(".".join(parts[:k]), parts[k])
+    return ".".join([head, *parts[k + 1 :]])
+
+
+def gcsim_exports() -> dict[str, str]:
+    """Each name ``gcsim/__init__.pyi`` exports (not the subpackages) -> the id of its API entry."""
+    tree = ast.parse((_PACKAGE / "__init__.pyi").read_text(encoding="utf-8"))
+    names = [a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module for a in n.names]
+    return {name: resolve_export("gcsim", name) for name in names if not name.startswith("_")}
+
+
+def on_config(config: Any, **kwargs: Any) -> Any:
+    """Replace the nav entry ``Theory: theory.md`` by the contents page and one entry per chapter, and
+    each subpackage's API page by a section: the page (its modules listed) and one page per module.
+
+    The chapters, the anchor map and the API pages are read here, once per build, for every page.
     """
     _BUILD["chapters"] = theory_chapters()
     _BUILD["anchors"] = theory_anchor_map(_BUILD["chapters"])
+    _BUILD["api"] = api_pages()
     for i, entry in enumerate(config["nav"]):
         if isinstance(entry, dict) and entry.get("Theory") == "theory.md":
             # the nav shows a chapter's title up to its dash ("10. Balanced incomplete block designs")
             chapters = [{title.split(" — ")[0]: f"theory/{name}"} for name, title, _ in _BUILD["chapters"]]
             config["nav"][i] = {"Theory": [{"Contents": "theory/index.md"}, *chapters]}
+        if isinstance(entry, dict) and isinstance(entry.get("API reference"), list):
+            section = entry["API reference"]
+            for j, item in enumerate(section):
+                (title, uri), *_ = item.items()
+                if isinstance(uri, str) and _BUILD["api"].get(uri):
+                    modules = [{m.split(".", 2)[2]: api_module_uri(m)} for m in _BUILD["api"][uri]]
+                    section[j] = {title: [{"Overview": uri}, *modules]}
     return config
 
 
 def on_files(files: Files, config: Any, **kwargs: Any) -> Files:
-    """Add the generated theory contents page (``theory/index.md``)."""
+    """Add the generated pages: the theory contents (``theory/index.md``), one page per API module."""
     files.append(File.generated(config, "theory/index.md", content=theory_contents_page(_BUILD.get("chapters"))))
+    for modules in _BUILD.get("api", api_pages()).values():
+        for module in modules:
+            files.append(File.generated(config, api_module_uri(module), content=api_module_page(module)))
     return files
 
 
 def on_page_markdown(markdown: str, page: Any = None, **kwargs: Any) -> str:
-    """Theory links to chapter pages; GitHub's heading ids where the toc's would differ; display maths
-    in blocks of their own."""
+    """Theory links to chapter pages; a subpackage's API page links its modules' pages; GitHub's
+    heading ids where the toc's would differ; display maths in blocks of their own."""
     if page is not None:
         markdown = theory_links_to_chapters(markdown, page.file.src_uri, _BUILD.get("anchors"))
+        if page.file.src_uri in _BUILD.get("api", {}):
+            markdown = api_list_modules(markdown, page.file.src_uri)
     return separate_display_maths(github_heading_ids(markdown))
+
+
+_API_ID = re.compile(r'id="(gcsim\.[\w.]+)"')
+
+
+def site_links(files: Files) -> SiteLinks:
+    """The link targets of the build, read from the rendered pages (the API entries' ids)."""
+    pages = [f for f in files.documentation_pages() if f.page is not None]
+    urls = {f.src_uri: f.url for f in pages}
+    sections = {
+        number: f"theory/{Path(chapter).stem}/#{local}"
+        for number, (chapter, local) in section_map(_BUILD["chapters"]).items()
+    }
+    # docs/theory.md#<GitHub id> in a docstring: the chapter holding the heading
+    sections |= {f"#{gid}": f"theory/{Path(c).stem}/#{local}" for gid, (c, local) in _BUILD["anchors"].items()}
+    api = {
+        ident: f.url
+        for f in pages
+        if f.src_uri.startswith("api/") and f.page.content
+        for ident in _API_ID.findall(f.page.content)
+    }
+    return SiteLinks(urls, sections, api, gcsim_exports())
+
+
+def on_env(env: Any, config: Any, files: Files, **kwargs: Any) -> Any:
+    """Links made once every page is rendered: each "§N.k" (theory section) and ``docs/…md`` (a page)
+    becomes a link; in the guides and the other prose pages, the first code span naming each API
+    entry (``gcsim.encode``, ``advise(...)``, ``CerarDesign``) links to it, and each module's API page
+    lists the guides that link to it. A reference to no section or page fails the build."""
+    links = site_links(files)
+    overviews = {"api/index.md", *_BUILD["api"]}
+    used_by: dict[str, list[tuple[str, str]]] = {}
+    problems: list[str] = []
+    for file in files.documentation_pages():
+        page = file.page
+        if page is None or not page.content:
+            continue
+        # code spans link to the API from the prose pages and the API's overview pages (not from
+        # the entries themselves: their types and parameters are code spans by the hundred)
+        prose = not file.src_uri.startswith(("api/", "theory/")) or file.src_uri in overviews
+        page.content, linked = link_page(page.content, file.url, links, code_links=prose)
+        if links.unresolved:
+            problems.append(f"{file.src_uri}: {sorted(set(links.unresolved))}")
+            links.unresolved.clear()
+        for entry in linked:
+            pair = (file.url, page.title or file.src_uri)
+            if pair not in used_by.setdefault(links.api[entry], []):
+                used_by[links.api[entry]].append(pair)
+    if problems:
+        raise PluginError("references to no theory section or docs page:\n" + "\n".join(problems))
+    for file in files.documentation_pages():
+        page = file.page
+        if page is not None and page.content and file.url in used_by:
+            guides = ", ".join(
+                f'<a href="{get_relative_url(url, file.url)}">{html_module.escape(title)}</a>'
+                for url, title in used_by[file.url]
+            )
+            note = f'<p class="gcsim-used-by">Used in: {guides}.</p>'
+            page.content = re.sub(r"(</h1>)", lambda m: m.group(1) + note, page.content, count=1)
+    return env
 
 
 def mathjax_root() -> Path:

@@ -84,9 +84,15 @@ def _page(site: Path, rel: str) -> str:
     return (site / rel / "index.html").read_text(encoding="utf-8")
 
 
+def _api_ids(site: Path, sub: str) -> set[str]:
+    """The entry ids of a subpackage's API pages: its overview and one page per module."""
+    pages = [site / "api" / sub / "index.html", *sorted((site / "api" / sub).glob("*/index.html"))]
+    return set().union(*(_ID.findall(p.read_text(encoding="utf-8")) for p in pages))
+
+
 @pytest.mark.slow
 def test_api_pages_name_the_entry_points(site):
-    ids = set().union(*(_ID.findall(_page(site, f"api/{sub}")) for sub in SUBPACKAGES))
+    ids = set().union(*(_api_ids(site, sub) for sub in SUBPACKAGES))
     for name in (
         "gcsim.combinatorics.bibd.bibd",
         "gcsim.combinatorics.srg.srg",
@@ -106,8 +112,8 @@ def test_api_pages_name_the_entry_points(site):
 @pytest.mark.slow
 @pytest.mark.parametrize("sub", SUBPACKAGES)
 def test_api_page_covers_every_module_and_its_all(site, sub):
-    """Each public module of the subpackage has its section, and each name of its ``__all__`` an entry."""
-    ids = set(_ID.findall(_page(site, f"api/{sub}")))
+    """Each public module of the subpackage has its page, and each name of its ``__all__`` an entry there."""
+    ids = _api_ids(site, sub)
     modules = _public_modules(sub)
     assert modules
     missing = []
@@ -119,6 +125,9 @@ def test_api_page_covers_every_module_and_its_all(site, sub):
         source = source if source.is_file() else ROOT / "gcsim" / sub / mod / "__init__.py"
         missing += [f"{qual}.{n}" for n in _dunder_all(source)]
         missing = [m for m in missing if m not in ids]
+        page = site / "api" / sub / mod / "index.html"
+        if not page.is_file() or f'id="{qual}"' not in page.read_text(encoding="utf-8"):
+            missing.append(f"page api/{sub}/{mod}/")
     assert not missing, f"docs/api/{sub}.md does not document: {missing}"
 
 
@@ -352,7 +361,7 @@ def test_theory_chapter_renders_every_formula_in_a_browser(browser, chapter):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page", ["api/coding", "api/executor"])
+@pytest.mark.parametrize("page", ["api/coding/bounds", "api/executor/arrays"])
 def test_api_page_renders_its_formulas_in_a_browser(browser, site, page):
     """The docstrings' ``.. math::`` directives reach MathJax (scripts/griffe_docstring_markup.py)."""
     assert ".. math::" not in _page(site, page)
@@ -407,7 +416,7 @@ def test_combined_parameters_get_an_entry_each():
 @pytest.mark.slow
 def test_combined_parameters_show_their_own_defaults(site):
     """``samples, exact_limit : int`` in advise's docstring: exact_limit's row shows its own default, 20000."""
-    html = _page(site, "api/advisor")
+    html = _page(site, "api/advisor/core")
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", html, re.S)
     row = next(r for r in rows if re.search(r"<code>exact_limit</code>", r) and "pattern count" in r)
     assert "20000" in row and "2000</code>" not in row.replace("20000", "")
@@ -419,3 +428,148 @@ def test_api_pages_do_not_repeat_the_package_summary():
         head = (ROOT / "docs" / "api" / f"{sub}.md").read_text(encoding="utf-8").split("\n::: ", 1)[0]
         prose = [line for line in head.split("\n")[1:] if line.strip()]
         assert all(line.startswith(("Guide: ", "Guides: ")) for line in prose), (sub, prose)
+
+
+# ---------------------------------------------------------------------------
+# links made at build time (scripts/mkdocs_hooks.py on_env): theory sections, docs pages, API entries
+
+_SECTIONS = {"5": "theory/05_model/#5-the-model", "5.4": "theory/05_model/#54-encoders", "#x": "theory/05_model/#x"}
+
+
+def _links(hooks):
+    urls = {
+        "guides/coding.md": "guides/coding/",
+        "theory/index.md": "theory/",
+        "theory/05_model.md": "theory/05_model/",
+    }
+    api = {"gcsim.coding.schemes.encode": "api/coding/schemes/", "gcsim.cerar.design.CerarDesign": "api/cerar/design/"}
+    return hooks.SiteLinks(urls, dict(_SECTIONS), api, {"encode": "gcsim.coding.schemes.encode"})
+
+
+def test_section_references_become_links_and_citations_do_not():
+    hooks = _load_script("mkdocs_hooks")
+    links = _links(hooks)
+    html = (
+        "<p>See theory §5.4 and (§5); docs/theory.md §5.4; docs/guides/coding.md. BvM §5.4, Higham 2002, §5 "
+        "and <em>Graphs</em>, §5.4 are books; §3.1 is no chapter.</p><h2>Heading §5</h2><pre>§5.4</pre>"
+        "<p><code>docs/guides/coding.md</code> <a href='x'>§5</a> <span class=\"arithmatex\">\\(§5\\)</span></p>"
+    )
+    out, _ = hooks.link_page(html, "api/coding/bounds/", links, code_links=False)
+    hrefs = re.findall(r'<a href="([^"]+)">([^<]*(?:<code>[^<]*</code>)?)</a>', out)
+    assert hrefs == [
+        ("../../../theory/05_model/#54-encoders", "§5.4"),
+        ("../../../theory/05_model/#5-the-model", "§5"),
+        ("../../../theory/05_model/#54-encoders", "docs/theory.md §5.4"),
+        ("../../../guides/coding/", "docs/guides/coding.md"),
+        ("../../../guides/coding/", "<code>docs/guides/coding.md</code>"),
+    ]
+    assert links.unresolved == []
+    # a section of a chapter that exists but a number that does not: recorded, the build fails on it
+    hooks.link_page("<p>theory §5.9 and docs/guides/gone.md</p>", "guides/x/", links, code_links=False)
+    assert links.unresolved == ["§5.9", "docs/guides/gone.md"]
+
+
+def test_code_spans_naming_api_entries_become_links():
+    hooks = _load_script("mkdocs_hooks")
+    links = _links(hooks)
+    html = (
+        '<p><code>gcsim.coding.schemes.encode</code>, <code>encode(g, 2, "rd")</code>, <code>CerarDesign</code>, '
+        "<code>encode</code>, <code>bibd</code>, <code>gcsim.nothing</code></p><pre><code>encode(g)</code></pre>"
+    )
+    out, linked = hooks.link_page(html, "guides/coding/", links, code_links=True)
+    assert linked == ["gcsim.coding.schemes.encode", "gcsim.cerar.design.CerarDesign"]  # the first of each
+    assert re.findall(r'<a href="([^"]+)"><code>([^<]+)</code></a>', out) == [
+        ("../../api/coding/schemes/#gcsim.coding.schemes.encode", "gcsim.coding.schemes.encode"),
+        ("../../api/cerar/design/#gcsim.cerar.design.CerarDesign", "CerarDesign"),
+    ]
+    assert hooks.link_page(html, "guides/coding/", links, code_links=False)[1] == []
+
+
+def test_module_members_put_the_entry_points_first():
+    """The hook's order against the source: ``gcsim``'s exports first, what is assigned (constants, aliases) last."""
+    hooks = _load_script("mkdocs_hooks")
+    stub = (ROOT / "gcsim" / "__init__.pyi").read_text(encoding="utf-8")
+    exported = {a.asname or a.name for n in ast.parse(stub).body if isinstance(n, ast.ImportFrom) for a in n.names}
+    for module in ("gcsim.advisor.core", "gcsim.coding.schemes", "gcsim.cerar.factory", "gcsim.combinatorics.bibd"):
+        members = hooks.module_members(module)
+        source = ROOT.joinpath(*module.split(".")).with_suffix(".py")
+        assert set(_dunder_all(source)) <= set(members), module
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        assigned = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        assigned |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+        ranks = [2 if m in assigned or m.isupper() else 0 if m in exported else 1 for m in members]
+        assert ranks == sorted(ranks), (module, members)
+    assert hooks.module_members("gcsim.advisor.core")[0] == "advise"
+    assert hooks.module_members("gcsim.coding.schemes")[0] == "encode"
+
+
+def _article(html: str) -> str:
+    return html[html.find("<article") : html.find("</article>")]
+
+
+def _links_of(site: Path, page: Path) -> list[tuple[Path, str, str]]:
+    """``(target page, anchor, link text)`` of each link of the page's article to another page of the site."""
+    found = []
+    for m in re.finditer(r'<a href="([^"#:]*)(?:#([^"]*))?"[^>]*>(.*?)</a>', _article(page.read_text("utf-8")), re.S):
+        target = (page.parent / m.group(1) / "index.html").resolve() if m.group(1) else page
+        found.append((target, m.group(2) or "", m.group(3)))
+    return found
+
+
+@pytest.mark.slow
+def test_theory_references_are_links_that_land_on_their_section(site):
+    """Each "§N.k" link lands on the heading numbered N.k; the API and guide pages hold over 200 of them
+    and no "theory §N" in their prose is left a plain text."""
+    heading = {}
+    for chapter in _chapters():
+        html = _page(site, f"theory/{chapter}")
+        for ident, title in re.findall(r'<h[1-6] id="([^"]+)">(.*?)<', html):
+            if m := re.match(r"(\d+(?:\.\d+)*)\.?\s", title):
+                heading[(chapter, ident)] = m.group(1)
+    in_api_and_guides = 0
+    for page in sorted(site.rglob("index.html")):
+        rel = page.parent.relative_to(site).as_posix()
+        for target, anchor, text in _links_of(site, page):
+            if m := re.search(r"§\s?(\d+(?:\.\d+)*)$", re.sub(r"<[^>]+>", "", text)):
+                chapter = target.parent.name
+                assert heading.get((chapter, anchor)) == m.group(1) or (
+                    # docs/theory/47_delays.md §6 is 47.6
+                    heading.get((chapter, anchor)) == f"{chapter.split('_')[0].lstrip('0')}.{m.group(1)}"
+                ), (rel, text, chapter, anchor)
+                in_api_and_guides += rel.startswith(("api/", "guides/"))
+        if rel.startswith(("api/", "guides/")):
+            prose = re.sub(r"<(a|pre|code|h\d)\b.*?</\1>", "", _article(page.read_text("utf-8")), flags=re.S)
+            assert not re.search(r"theory §\s?\d", prose), rel
+    assert in_api_and_guides > 200
+
+
+@pytest.mark.slow
+def test_guides_link_to_the_api_and_the_api_back_to_the_guides(site):
+    """Every guide links API entries (each link lands on its entry); each module page an entry of which a
+    guide links lists that guide; no docstring's ``docs/guides/….md`` is left a plain text."""
+    used: dict[Path, set[Path]] = {}
+    for src in sorted((ROOT / "docs" / "guides").glob("*.md")):
+        page = site / "guides" / ("" if src.stem == "README" else src.stem) / "index.html"
+        entries = [(t, a) for t, a, _ in _links_of(site, page) if a.startswith("gcsim.")]
+        if "`gcsim." in src.read_text(encoding="utf-8"):
+            assert entries, src.name
+        for target, anchor in entries:
+            assert f'id="{anchor}"' in target.read_text("utf-8"), (src.name, anchor)
+            used.setdefault(target, set()).add(page.resolve())
+    assert len(used) > 20
+    for target, guides in used.items():
+        back = {t for t, _, _ in _links_of(site, target) if t in guides}
+        assert back == guides, target
+    for page in (site / "api").rglob("index.html"):
+        prose = re.sub(r"<(a|pre)\b.*?</\1>", "", _article(page.read_text("utf-8")), flags=re.S)
+        assert "docs/guides/" not in prose, page
+
+
+@pytest.mark.slow
+def test_api_pages_are_one_per_module_with_the_entry_points_first(site):
+    """api/advisor/core opens with ``advise``; no API page is over 600 KB (api/coding was 1.6 MB)."""
+    ids = _ID.findall(_page(site, "api/advisor/core"))
+    assert ids[:2] == ["gcsim.advisor.core", "gcsim.advisor.core.advise"], ids[:4]
+    assert ids.index("gcsim.advisor.core.Progress") < ids.index("gcsim.advisor.core.PRUNE_COST")
+    sizes = {p.parent.relative_to(site).as_posix(): p.stat().st_size for p in (site / "api").rglob("index.html")}
+    assert len(sizes) > 80 and max(sizes.values()) < 600_000, max(sizes.items(), key=lambda kv: kv[1])
