@@ -75,6 +75,11 @@ def ternary_form_isotropic(a: int, b: int) -> bool:
     >>> ternary_form_isotropic(2, 7), ternary_form_isotropic(6, -1)
     (True, False)
     """
+    a = check_int("a", a)
+    b = check_int("b", b)
+    for name, value in (("a", a), ("b", b)):
+        if value == 0:  # z^2 = b y^2 with x free: a degenerate form, not the ternary form of the theorem
+            raise InvalidArgumentError(name, "must be a nonzero integer, got 0")
     if a < 0 and b < 0:
         return False
     return all(_hilbert_symbol(a, b, p) == 1 for p in set(_prime_factors(2 * a * b)))

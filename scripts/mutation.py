@@ -1,0 +1,347 @@
+#!/usr/bin/env python
+"""Mutation testing of the analysis core with mutmut (``make mutation``; issue #32 item 7).
+
+For each module of :data:`TARGETS` this runs ``mutmut run`` in its own work directory
+``.mutation/<name>/`` (git-ignored, inside the repository): a ``pyproject.toml`` written there
+selects the module to mutate and only the test files that test it, and mutmut's copy of the
+package (``mutants/``), its caches and its results stay in that directory.  ``gcsim``, ``tests``
+and ``designs`` are symbolic links to the repository's, so a run always sees the current code.
+
+Every mutant is then classified by comparing its function with the original, node by node
+(Python's ``ast``):
+
+* **message-only** -- the change lies inside text a user reads and no computation uses: the
+  message of a raised exception (for gcsim's errors: not the ``argument`` / ``condition`` field,
+  which callers and tests inspect), the text or ``stacklevel`` of ``warnings.warn``, a docstring,
+  or the body of ``__repr__`` / ``__str__``;
+* **number-changing** -- every other mutant: it can change a returned value, a raised error's
+  type or field, a warning's category, or whether something is raised at all.
+
+The score printed per module is number-changing killed / number-changing total (a mutant that
+times out counts as killed, one no selected test reaches counts as survived).  Message-only
+mutants are counted apart, and so are the equivalent mutants of :data:`EQUIVALENT` (mutants that
+cannot change any output, each with its reason); an entry whose mutant no longer changes the
+recorded line is reported as stale and not applied.
+
+Runs are slow (each mutant reruns the tests that reach its function), so mutmut runs under
+``nice -n 19`` with at most ``--max-children`` (default 2) test processes.  ``--functions
+PATTERN`` restricts a run to the functions whose names match a glob (``_best_roots``,
+``expected_*``); the report then says how many of the module's mutants ran.  Results are kept
+between runs with ``--resume``; the default starts fresh.
+
+Example (the two small modules, about ten minutes on two cores)::
+
+    .venv/bin/python scripts/mutation.py cerar.constructions combinatorics.bibd_existence
+    .venv/bin/python scripts/mutation.py --list-survivors cerar.constructions   # the survivors' diffs
+
+Exit status 0 when every module that ran reaches ``--threshold`` (default 0.85), 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / ".mutation"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One module under mutation and the test files that test it."""
+
+    path: str
+    tests: tuple[str, ...]
+
+
+TARGETS: dict[str, Target] = {
+    "cerar.constructions": Target(
+        "gcsim/cerar/constructions.py",
+        ("tests/test_cerar_constructions.py", "tests/test_cerar_constructions_mutants.py"),
+    ),
+    "combinatorics.bibd_existence": Target(
+        "gcsim/combinatorics/bibd_existence.py",
+        ("tests/test_bibd.py", "tests/test_bibd_existence_mutants.py"),
+    ),
+    "coding.evaluate": Target(
+        "gcsim/coding/evaluate.py",
+        ("tests/test_evaluate.py", "tests/test_evaluate_adversarial.py", "tests/test_evaluate_mutants.py"),
+    ),
+    "coding.bounds": Target(
+        "gcsim/coding/bounds.py",
+        ("tests/test_bounds.py", "tests/test_spectral_bounds.py", "tests/test_bounds_mutants.py"),
+    ),
+}
+
+# Functions whose output is text for people only, by module: a change inside them is message-only.
+# "pairs" marks functions that return (name, message) pairs: only the message (element 1) is text.
+TEXT_FUNCTIONS: dict[str, dict[str, str]] = {
+    "gcsim/combinatorics/bibd_existence.py": {
+        "_ternary_form_text": "all",  # the equation quoted in a Bruck-Ryser-Chowla error message
+        "_violations_list": "pairs",  # (condition, message): the message of ImpossibleParametersError
+    },
+}
+
+# Equivalent mutants: mutant name -> (the mutated line as mutmut writes it, why no output can change).
+EQUIVALENT: dict[str, tuple[str, str]] = {}
+
+# gcsim.errors classes whose first argument (or this keyword) is a field callers inspect, not text
+_FIELD_ARGUMENT = {
+    "InvalidArgumentError": "argument",
+    "SizeLimitError": "argument",
+    "ImpossibleParametersError": "condition",
+}
+# keyword arguments of gcsim's errors that are data, not message text
+_DATA_KEYWORDS = {"argument", "condition", "requested", "limit", "limit_name", "suggestions"}
+
+# mutmut's exit codes (mutmut.stats.status_by_exit_code) folded into the outcomes used here: a failed
+# test, a crash, a timeout (SIGXCPU) or a type-check failure kill; "suspicious" and "skipped" survive
+_KILLED_CODES = {1, 3, 36, 37, -24, 24, 152, 255, -11, -9}
+_NO_TESTS_CODES = {5, 33}
+
+
+def _status(code: int | None) -> str:
+    if code is None:
+        return "not run"
+    if code in _KILLED_CODES:
+        return "killed"
+    if code in _NO_TESTS_CODES:
+        return "no tests"
+    return "survived"
+
+
+def _write_config(work: Path, target: Target) -> None:
+    # the project's own pyproject.toml (pytest's options), with mutmut's section for this module
+    lines = [
+        (ROOT / "pyproject.toml").read_text(),
+        "",
+        "[tool.mutmut]",
+        'source_paths = ["gcsim"]',
+        f"only_mutate = {json.dumps([target.path])}",
+        f"pytest_add_cli_args_test_selection = {json.dumps([t for t in target.tests if (ROOT / t).exists()])}",
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-q"]',
+        "use_git_change_detection = false",
+        # workers forked from a process that has run no test: a cache filled by the stats run
+        # (functools.lru_cache, e.g. bibd_existence._violations) would otherwise hide the mutants
+        'process_isolation = "forkserver"',
+        "",
+    ]
+    (work / "pyproject.toml").write_text("\n".join(lines))
+
+
+def _prepare(name: str, target: Target, *, resume: bool) -> Path:
+    work = WORK / name
+    if not resume and work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    for link in ("gcsim", "tests", "designs"):
+        if not (work / link).exists():
+            (work / link).symlink_to(ROOT / link)
+    _write_config(work, target)
+    return work
+
+
+def _run_mutmut(work: Path, module: str, functions: list[str], max_children: int) -> int:
+    mutmut = Path(sys.executable).with_name("mutmut")
+    names = [f"{module}.x{'ǁ*ǁ' if '.' in f else '_'}{f.split('.')[-1]}__mutmut_*" for f in functions]
+    # a method Class.name is mangled xǁClassǁname; a glob for both spellings when unsure
+    names += [f"{module}.xǁ*ǁ{f}__mutmut_*" for f in functions if "." not in f]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", str(max_children), *names]
+    # mutmut redraws a progress line many times a second: its output goes to a log, not the terminal
+    with open(work / "mutmut.log", "w") as log:
+        return subprocess.run(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+
+
+# --- classification -----------------------------------------------------------------------------
+
+
+def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """mutmut's copies of each function: ``x_name__mutmut_orig`` and ``x_name__mutmut_<n>``."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in node.name:
+            out[node.name] = node
+    return out
+
+
+def _differences(a: ast.AST, b: ast.AST, trail: tuple[ast.AST, ...]) -> list[tuple[ast.AST, tuple[ast.AST, ...]]]:
+    """The smallest nodes of ``a`` where ``b`` differs, each with its ancestors in ``a``."""
+    if type(a) is not type(b):
+        return [(a, trail)]
+    out: list[tuple[ast.AST, tuple[ast.AST, ...]]] = []
+    for name, value_a in ast.iter_fields(a):
+        if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)) and name == "name":
+            continue
+        value_b = getattr(b, name, None)
+        if isinstance(value_a, ast.AST):
+            out += _differences(value_a, value_b, (*trail, a))  # type: ignore[arg-type]
+        elif isinstance(value_a, list):
+            if not isinstance(value_b, list) or len(value_a) != len(value_b):
+                return [(a, trail)]
+            for item_a, item_b in zip(value_a, value_b, strict=True):
+                if isinstance(item_a, ast.AST):
+                    out += _differences(item_a, item_b, (*trail, a))
+                elif item_a != item_b:
+                    return [(a, trail)]
+        elif value_a != value_b or type(value_a) is not type(value_b):
+            return [(a, trail)]
+    return out
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def _in_message(node: ast.AST, trail: tuple[ast.AST, ...], text_functions: dict[str, str]) -> bool:
+    """Whether ``node`` (with ancestors ``trail``) lies in text that no computation reads."""
+    chain = (*trail, node)
+    function = next((n for n in chain if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    base = re.sub(r"__mutmut_.*$", "", function.name).split("ǁ")[-1] if function is not None else ""
+    base = base.removeprefix("x_")
+    if base.endswith(("__repr__", "__str__")) or text_functions.get(base) == "all":
+        return True
+    for i, parent in enumerate(chain[:-1]):
+        child = chain[i + 1]
+        if text_functions.get(base) == "pairs" and isinstance(parent, ast.Tuple) and len(parent.elts) == 2:
+            if child is parent.elts[1]:
+                return True
+        # a docstring: the first statement of a body, a string expression
+        if isinstance(parent, ast.Expr) and isinstance(parent.value, ast.Constant) and isinstance(child, ast.Constant):
+            return isinstance(parent.value.value, str)
+        if isinstance(parent, ast.Raise) and child is parent.exc and isinstance(child, ast.Call):
+            call = child
+            below = chain[i + 2] if i + 2 < len(chain) else None
+            if below is None or below is call.func:
+                return False
+            if isinstance(below, ast.keyword):
+                return below.arg not in _DATA_KEYWORDS
+            if below in call.args:
+                return not (_callee(call) in _FIELD_ARGUMENT and call.args.index(below) == 0)
+            return False
+        if isinstance(parent, ast.Call) and _callee(parent) == "warn":
+            if child in parent.args[:1]:
+                return True
+            if isinstance(child, ast.keyword):
+                return child.arg in ("message", "stacklevel")
+            return False
+    return False
+
+
+@dataclass
+class Mutant:
+    name: str
+    status: str
+    kind: str  # "number" or "message"
+    diff: str = ""
+    lines: list[str] = field(default_factory=list)
+
+
+def _classify(work: Path, target: Target) -> list[Mutant]:
+    mutated = work / "mutants" / target.path
+    meta = Path(f"{mutated}.meta")
+    if not meta.exists():
+        return []
+    codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
+    source = mutated.read_text()
+    functions = _functions(ast.parse(source))
+    out = []
+    for name, code in codes.items():
+        local = name.rsplit(".", 1)[-1]
+        base = re.sub(r"__mutmut_\d+$", "", local)
+        original, mutant = functions.get(f"{base}__mutmut_orig"), functions.get(local)
+        kind, diff, changed = "number", "", []
+        if original is not None and mutant is not None:
+            found = _differences(original, mutant, ())
+            text_functions = TEXT_FUNCTIONS.get(target.path, {})
+            if found and all(_in_message(node, trail, text_functions) for node, trail in found):
+                kind = "message"
+            a = ast.get_source_segment(source, original) or ""
+            b = ast.get_source_segment(source, mutant) or ""
+            delta = list(difflib.unified_diff(a.splitlines()[1:], b.splitlines()[1:], lineterm="", n=0))
+            diff = "\n".join(line for line in delta[2:] if not line.startswith("@@"))
+            changed = [line[1:].strip() for line in delta[2:] if line.startswith("+")]
+        out.append(Mutant(name, _status(code), kind, diff, changed))
+    return out
+
+
+def _report(name: str, mutants: list[Mutant], *, list_survivors: bool) -> float | None:
+    ran = [m for m in mutants if m.status != "not run"]
+    equivalent, stale = [], []
+    for m in ran:
+        if m.name in EQUIVALENT:
+            line, _reason = EQUIVALENT[m.name]
+            (equivalent if line in m.lines else stale).append(m)
+    skipped = {m.name for m in equivalent}
+    number = [m for m in ran if m.kind == "number" and m.name not in skipped]
+    message = [m for m in ran if m.kind == "message"]
+    killed = [m for m in number if m.status == "killed"]
+    no_tests = [m for m in number if m.status == "no tests"]
+    score = len(killed) / len(number) if number else None
+    message_survived = [m for m in message if m.status != "killed"]
+    print(
+        f"{name}: {len(ran)} of {len(mutants)} mutants ran; number-changing {len(killed)}/{len(number)} killed"
+        + (f" ({100 * score:.1f} %)" if score is not None else "")
+        + f"; message-only {len(message)} ({len(message_survived)} survived); equivalent (skip list) {len(equivalent)}"
+        + (f"; reached by no selected test {len(no_tests)}" if no_tests else "")
+    )
+    for m in stale:
+        print(f"  stale skip-list entry (the mutant changed): {m.name}")
+    if list_survivors:
+        for m in number:
+            if m.status != "killed":
+                print(f"  -- {m.name} [{m.status}]\n" + "\n".join("     " + line for line in m.diff.splitlines()))
+    return score
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", help=f"modules to mutate (default: all): {', '.join(TARGETS)}")
+    parser.add_argument("--functions", nargs="+", default=[], metavar="GLOB", help="only these functions (globs)")
+    parser.add_argument("--max-children", type=int, default=2, help="parallel test processes (default 2)")
+    parser.add_argument("--resume", action="store_true", help="keep the results of the last run, run the rest")
+    parser.add_argument("--report-only", action="store_true", help="print the last run's scores, run nothing")
+    parser.add_argument("--list-survivors", action="store_true", help="print each number-changing survivor's diff")
+    parser.add_argument("--threshold", type=float, default=0.85, help="score each module must reach (default 0.85)")
+    args = parser.parse_args(argv)
+    unknown = [m for m in args.modules if m not in TARGETS]
+    if unknown:
+        parser.error(f"modules: unknown {unknown}; known: {', '.join(TARGETS)}")
+    if args.max_children < 1:
+        parser.error(f"--max-children must be >= 1, got {args.max_children}")
+    if not 0 <= args.threshold <= 1:
+        parser.error(f"--threshold must be in [0, 1], got {args.threshold}")
+    scores = {}
+    for name in args.modules or list(TARGETS):
+        target = TARGETS[name]
+        module = target.path.removesuffix(".py").replace("/", ".")
+        if args.report_only:
+            work = WORK / name
+        else:
+            work = _prepare(name, target, resume=args.resume)
+            rc = _run_mutmut(work, module, args.functions, args.max_children)
+            if rc != 0:
+                print(f"{name}: mutmut exited with status {rc}; its output: {work / 'mutmut.log'}")
+        scores[name] = _report(name, _classify(work, target), list_survivors=args.list_survivors)
+    failing = [n for n, s in scores.items() if s is None or s < args.threshold]
+    if failing:
+        print(f"below {100 * args.threshold:.0f} % (or no mutant ran): {', '.join(failing)}")
+    return 1 if failing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
