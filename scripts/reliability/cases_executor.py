@@ -234,7 +234,7 @@ CASES = [
     ),
     Case(
         area="executor",
-        fault="gcsim gc run --d 1000000000000 (the parameter server's flag): refused before any rank starts",
+        fault="--d 1000000000000 given to gc run (the parameter server's flag, removed): refused before any rank starts",
         argv=["gc", "run", "--design", "bibd:7,3,1", "--d", "1000000000000"],
         timeout=30,
     ),
