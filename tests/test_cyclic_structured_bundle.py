@@ -20,6 +20,7 @@ import pytest
 import gcsim
 from gcsim import limits
 from gcsim.advisor import advise, load_exported
+from gcsim.app.cli import main as cli_main
 from gcsim.catalogue import export_object, load_object
 from gcsim.coding.structured import CyclicStructuredRD, StructuredRD, encode_structured
 from gcsim.combinatorics.cyclic_design import CyclicDesign, singer_plane
@@ -114,7 +115,7 @@ def test_tampering_is_refused_by_name() -> None:
     assert other.diagonals.tobytes() == encode_structured(PG23, 2, seed=4).diagonals.tobytes()
 
 
-def test_advice_export_beyond_the_dense_limit_writes_the_cyclic_layout(monkeypatch, tmp_path) -> None:
+def test_advice_export_beyond_the_dense_limit_writes_the_cyclic_layout(monkeypatch, tmp_path, capsys) -> None:
     design = singer_plane(5)  # PG(2,5): 31 workers, B is 62 x 31
     enc = encode_structured(design, 2, seed=7)
     adv = advise(31, 6, 2, "fixed:1", families=["bibd"], progress=False)
@@ -131,6 +132,10 @@ def test_advice_export_beyond_the_dense_limit_writes_the_cyclic_layout(monkeypat
     code = load_exported(folder)
     assert type(code.scheme) is CyclicStructuredRD and code.verify()
     assert np.array_equal(code.scheme.context.errors(chosen), before)
+    # the assignment beyond the limit too: the load and its summary never form a dense matrix
+    monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 500)
+    assert cli_main(["load", str(folder)]) == 0
+    assert "cyclic_design [31, 6, 1], encoder rd (n = 31, m = 2)" in capsys.readouterr().out
 
 
 def test_the_singer_candidate_of_the_advisor_is_cyclic(monkeypatch) -> None:

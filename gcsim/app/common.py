@@ -27,6 +27,8 @@ __all__ = [
     "EXIT_NO",
     "EXIT_UNKNOWN",
     "UsageError",
+    "ERROR_PREFIX",
+    "usage_message",
     "Parser",
     "HelpFormatter",
     "show_progress",
@@ -39,11 +41,15 @@ __all__ = [
     "check_input_path",
     "check_name",
     "output_path",
+    "check_not_exported",
     "parse_integer",
     "emit",
     "object_summary",
     "os_reason",
     "straggler_arg",
+    "M_DEFAULT",
+    "m_from_args",
+    "m_note",
     "STRAGGLER_KINDS",
     "normalize_stragglers",
 ]
@@ -57,11 +63,31 @@ class UsageError(GcsimError):
     """Bad command-line usage (exit status 2)."""
 
 
+#: the one prefix of every line that says why a command stopped: usage errors, refusals, failures
+ERROR_PREFIX = "gcsim: error: "
+
+
+def usage_message(message: str) -> str:
+    """argparse's ``argument --load: ...`` as every other refusal spells it, ``--load: ...``.
+
+    >>> usage_message("argument --load: must be a fraction in (0, 1), got '2/3x'")
+    "--load: must be a fraction in (0, 1), got '2/3x'"
+    >>> usage_message("the following arguments are required: --workers")
+    'the following arguments are required: --workers'
+    """
+    return message.removeprefix("argument ")
+
+
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line (exit status 2), naming the flag."""
+    """An argument parser whose usage errors are one line (exit status 2), naming the flag.
+
+    Every command and subcommand prints the same prefix as every other refusal, ``gcsim: error:``
+    (``tests/test_cli_flags.py`` walks the parser and checks it), then the flag and what is wrong,
+    then where the command's help is.
+    """
 
     def error(self, message: str):  # noqa: D102 - argparse API
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+        self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{usage_message(message)} (see `{self.prog} --help`)\n")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -167,7 +193,7 @@ def table(
 
 
 # ---------------------------------------------------------------------------------------------
-# argument types: argparse reports "argument --d: must be >= 1, got -5" (one line, exit 2)
+# argument types: the parser reports "gcsim: error: --d: must be >= 1, got -5" (one line, exit 2)
 
 
 def _shown(text: str, width: int = 40) -> str:
@@ -248,6 +274,35 @@ def float_arg(
 
     parse.__name__ = "number"
     return parse
+
+
+#: ``--m`` when it is not given, in every command that builds a code: no communication reduction,
+#: every worker sends a full gradient (docs/guides/cli.md, "One meaning per flag")
+M_DEFAULT = 1
+
+
+def m_from_args(args: argparse.Namespace, *, was: int | None = None) -> int:
+    """``--m``, or :data:`M_DEFAULT` when it is not given (``args.m`` is None).
+
+    ``was``: the default this command had before the one default; when it differs, the command
+    prints a ``gcsim: warning:`` line with its numbers (:func:`m_note`, for one release), so that a
+    script that relied on it hears of the change instead of getting other numbers silently.
+    """
+    if getattr(args, "m", None) is None:
+        if was is not None and was != M_DEFAULT:
+            args.m_note = (
+                f"gcsim: warning: --m not given: m = {M_DEFAULT} (no communication reduction), the default of "
+                f"every command; this command's default was {was} before, pass --m {was} for its numbers"
+            )
+        args.m = M_DEFAULT
+    return int(args.m)
+
+
+def m_note(args: argparse.Namespace) -> None:
+    """Print the warning of :func:`m_from_args`, if any: with the numbers it is about, not with a refusal."""
+    note = getattr(args, "m_note", None)
+    if note:
+        print(note, file=sys.stderr)
 
 
 #: the kinds of a ``--stragglers KIND:VALUES`` spec (:func:`gcsim.advisor.core.straggler_spec`)
@@ -445,7 +500,7 @@ def output_path(
 ) -> Path:
     """The one rule for where a command may write: ``folder/parts...``, checked before anything is written.
 
-    Every command that writes (``--out``, ``--export``, ``--dir``, with ``--name``) asks this
+    Every command that writes (``--out``, ``--dir``, with ``--name``) asks this
     function for each file or subfolder it will create, and writes only there.  Refused, in one
     line naming the flag (``name_flag`` for the last part, the user's ``--name``, else ``flag``):
 
@@ -469,10 +524,10 @@ def output_path(
     ...
     gcsim.app.common.UsageError: --name: must be a plain file name (no folders), got '../x'
     >>> os.symlink("/etc", os.path.join(folder, "bibd"))
-    >>> output_path("--export", folder, "bibd", "fano", suffixes=(".json", ".npz"))  # doctest: +ELLIPSIS
+    >>> output_path("--out", folder, "bibd", "fano", suffixes=(".json", ".npz"))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    gcsim.app.common.UsageError: --export: '...bibd' is a symbolic link to '/etc', outside ...
+    gcsim.app.common.UsageError: --out: '...bibd' is a symbolic link to '/etc', outside ...
     """
     check_output_dir(flag, folder)
     if not parts:
@@ -501,6 +556,37 @@ def output_path(
     return target
 
 
+def check_not_exported(
+    flag: str,
+    target: str | os.PathLike,
+    *,
+    force: bool,
+    suffixes: Sequence[str] = (".json", ".npz"),
+    name_flag: str | None = None,
+) -> Path:
+    """Refuse, before any work, a bundle (``target`` + each of ``suffixes``) an earlier export left, unless ``--force``.
+
+    The writers refuse it too (:func:`gcsim.io.bundle.save_bundle`), but only when the work is
+    done; a command asks here first, so that an hour of optimization does not end in a refusal.
+    Refused in one line naming ``flag`` and the way out.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "decoders_s2.json").write_text("{}")
+    >>> check_not_exported("--out", folder / "decoders_s2", force=False, name_flag="--name")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gcsim.app.common.UsageError: --out: '...decoders_s2' is an earlier export: pass --force to replace it, or ...
+    >>> check_not_exported("--out", folder / "decoders_s2", force=True).name
+    'decoders_s2'
+    """
+    stem = Path(target)
+    if not force and any(os.path.lexists(f"{stem}{suffix}") for suffix in suffixes):
+        other = f"another folder or {name_flag}" if name_flag else "another folder"
+        raise UsageError(f"{flag}: {str(stem)!r} is an earlier export: pass --force to replace it, or choose {other}")
+    return stem
+
+
 def emit(args: argparse.Namespace, payload: dict[str, Any], text: str | Callable[[], str]) -> None:
     if getattr(args, "json", False):
         from ..io.manifest import to_jsonable
@@ -516,7 +602,22 @@ def object_summary(obj: Any) -> dict[str, Any]:
         "params": list(obj.params),
         "construction": getattr(obj, "construction", None),
     }
-    assignment = getattr(obj, "assignment", None)  # straggler models and decoder tables have none
-    if assignment is not None:
-        out.update(parts=int(assignment.shape[0]), workers=int(assignment.shape[1]))
+    shape = _assignment_shape(obj)  # straggler models and decoder tables have none
+    if shape is not None:
+        out.update(parts=int(shape[0]), workers=int(shape[1]))
     return out
+
+
+def _assignment_shape(obj: Any) -> tuple[int, int] | None:
+    """The assignment's (parts, workers) without forming a dense matrix beyond the limit."""
+    from ..combinatorics.cyclic_design import CyclicDesign
+    from ..errors import SizeLimitError
+
+    try:
+        assignment = getattr(obj, "assignment", None)
+    except SizeLimitError:  # beyond the dense limit: a cyclic design is v x v, others keep a sparse incidence
+        if isinstance(obj, CyclicDesign):
+            return (obj.v, obj.v)
+        parts, workers = obj.incidence.shape
+        return (int(parts), int(workers))
+    return None if assignment is None else (int(assignment.shape[0]), int(assignment.shape[1]))

@@ -30,9 +30,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .. import _html
 from ..coding.decoder_table import DecoderTable, load_decoder_table
 from ..coding.schemes import Scheme
-from ..coding.structured import StructuredRD
+from ..coding.structured import CyclicStructuredRD, StructuredRD
+from ..combinatorics.cyclic_design import CyclicDesign
 from ..errors import CatalogueError
 from ..io.bundle import DEFAULT_MAX_BYTES, MAX_MANIFEST_BYTES, check_path, load_bundle
 from ..io.manifest import read_json_object
@@ -86,6 +88,59 @@ class ExportedCode:
         if self.decoders is not None:
             self.decoders.verify()
         return True
+
+    def _candidate(self) -> Mapping[str, Any]:
+        cand = self.manifest.get("candidate")
+        return cand if isinstance(cand, Mapping) else {}
+
+    def __repr__(self) -> str:
+        """The candidate's name, the assignment's kind and parameters, the encoder, the table's size; never arrays."""
+        table = "none" if self.decoders is None else f"{len(self.decoders)} patterns"
+        name = str(self._candidate().get("name", "?"))[:60]
+        return (
+            f"ExportedCode({name!r}, {getattr(self.assignment, 'kind', type(self.assignment).__name__)} "
+            f"{self.params}, encoder {type(self.scheme).__name__}(method={self.scheme.method!r}, "
+            f"m={self.scheme.m}), decoders {table})"
+        )
+
+    def _repr_html_(self) -> str:
+        """Card in Jupyter: the candidate, the question, the three parts, the decoding rule, the status, the assignment.
+
+        ``verify()`` (every part again) runs once, on first display; the picture is the assignment
+        where it is kept dense (a design kept sparse is shown without one).
+        """
+
+        def card() -> str:
+            cand, question = self._candidate(), self.manifest.get("question")
+            question = question if isinstance(question, Mapping) else {}
+            obj = self.assignment
+            dense = not getattr(obj, "is_sparse", False) and hasattr(obj, "assignment")
+            table = self.decoders
+            rows = [
+                ("candidate", cand.get("name", "?")),
+                (
+                    "question",
+                    f"n = {question.get('n', '?')}, load {question.get('load', '?')}, m = "
+                    f"{question.get('m', '?')}, {question.get('model', '?')}",
+                ),
+                ("error", cand.get("error", "?")),
+                ("assignment", f"{type(obj).__name__} {getattr(obj, 'params', '')}"),
+                ("encoder", f"{type(self.scheme).__name__}, method {self.scheme.method}, m = {self.scheme.m}"),
+                ("decoders", "none (the rule below)" if table is None else f"DecoderTable of {len(table)} patterns"),
+                ("decoding", self.manifest.get("decoding", "?")),
+            ]
+            return _html.object_html(
+                title="ExportedCode",
+                kind=self.kind,
+                params=self.params,
+                rows=rows,
+                status=_html.verdict(self),
+                matrix=obj.assignment if dense else None,
+                binary=True,
+                caption="the assignment: rows are parts, columns workers",
+            )
+
+        return _html.safe_html(self, card)
 
 
 def straggler_sets(masks: np.ndarray) -> list[list[int]]:
@@ -202,17 +257,23 @@ def _check_candidate(root: Path, manifest: Mapping[str, Any], scheme: Any) -> No
     question = manifest.get("question", {})
     if not isinstance(cand, dict) or not isinstance(question, dict):
         raise CatalogueError(f"{root}: {CODE_MANIFEST} 'candidate' and 'question' must be objects")
-    inc = _incidence(scheme)  # parts x workers, 0/1
-    loads = np.asarray(inc.sum(axis=0)).ravel()
-    holders = np.asarray(inc.sum(axis=1)).ravel()
-    N, n = inc.shape
+    if isinstance(scheme, CyclicStructuredRD):  # every worker holds k parts, every part k workers hold
+        v, k, _ = scheme.design.params
+        N, n, load, replication = v, v, k, k
+    else:
+        inc = _incidence(scheme)  # parts x workers, 0/1
+        loads = np.asarray(inc.sum(axis=0)).ravel()
+        holders = np.asarray(inc.sum(axis=1)).ravel()
+        N, n = inc.shape
+        load = int(loads.max()) if loads.size else 0
+        replication = int(holders.min()) if holders.size else 0
     derived: dict[str, Any] = {
         "n": int(n),
         "N": int(N),
         "m": int(scheme.m),
-        "load": int(loads.max()) if loads.size else 0,
-        "data_fraction": float(loads.max() / N) if loads.size and N else 0.0,
-        "replication": int(holders.min()) if holders.size else 0,
+        "load": load,
+        "data_fraction": float(load / N) if N else 0.0,
+        "replication": replication,
     }
     for key, want in derived.items():
         if key in cand and not _same_number(cand[key], want):
@@ -241,6 +302,9 @@ def _incidence(obj: Any) -> sp.csc_matrix:
 def _same_assignment(scheme: Any, obj: Any) -> bool:
     """Whether the encoder's assignment is the object's: sparsely for a structured encoder or an object kept
     sparse (a :class:`~gcsim.coding.sparse_routes.SparseSRG`: its ``incidence`` ``Adj + I`` or ``Adj``), else dense."""
+    cyclic = [x.design if isinstance(x, CyclicStructuredRD) else x for x in (scheme, obj)]
+    if all(isinstance(x, CyclicDesign) for x in cyclic):  # both developed from a difference set: compare the sets
+        return cyclic[0].v == cyclic[1].v and bool(np.array_equal(cyclic[0].base, cyclic[1].base))
     if not isinstance(scheme, StructuredRD) and not sp.issparse(getattr(obj, "incidence", None)):
         return bool(np.array_equal(scheme.assignment, np.asarray(obj.assignment)))
     a, b = _incidence(scheme), _incidence(obj)
