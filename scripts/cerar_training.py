@@ -17,6 +17,16 @@ there.  The κ-optimized designs are read from ``--design-cache`` (default
 Example (the committed quick scale, about 25 minutes on the shared 2-core machine; root)::
 
     sudo .venv/bin/python scripts/cerar_training.py --docs docs/results/cerar_training
+
+``--links`` runs the link experiment instead (issue #32 item 5,
+:func:`gcsim.learning.cerar_training.links_experiment`): links with latency (``netem delay``,
+``--delays``, default 1 ms and 10 ms) beside 20 / 100 Mbit/s and 1 Gbit/s, every cell over
+``--seeds`` (default 0 1 2) with intervals over seeds, the steps to the target accuracy times the
+median step time made explicit, and a 5.06 M-parameter model beside the 1.02 M one; ``--mnist
+PATH`` trains and tests on full MNIST from local files (10,000 test images) instead of the subset::
+
+    sudo .venv/bin/python scripts/cerar_training.py --links --out results/cerar_links \
+        --docs docs/results/cerar_training/links
 """
 
 from __future__ import annotations
@@ -41,8 +51,14 @@ def main(argv=None) -> int:
     ap.add_argument("--docs", default=None, help="also copy the results into this folder")
     ap.add_argument("--design-cache", default=str(ROOT / "docs/results/cerar_training/designs"))
     ap.add_argument("--replot", action="store_true", help="only redraw figure.png from --out/curves.csv")
+    ap.add_argument("--links", action="store_true", help="the link experiment: latency, seeds, a 5 M-parameter model")
+    ap.add_argument("--seeds", nargs="+", type=int, default=None, help="--links: training seeds (default 0 1 2)")
+    ap.add_argument("--delays", nargs="+", default=None, help="--links: one-way delays (1ms 10ms; none)")
+    ap.add_argument("--mnist", default=None, help="--links: full MNIST (IDX folder or .npz) instead of the subset")
     args = ap.parse_args(argv)
     out = Path(args.out)
+    if args.links:
+        return _links(args, out, argv)
     if args.replot:
         import pandas as pd
 
@@ -78,6 +94,40 @@ def main(argv=None) -> int:
         for name in FILES:
             if (out / name).exists():
                 shutil.copyfile(out / name, dst / name)
+    return 0
+
+
+def _links(args, out: Path, argv) -> int:
+    from gcsim.executor.netem import netem_available
+    from gcsim.learning.cerar_training import LINKS, links_experiment
+
+    ok, why = netem_available()
+    if not ok:
+        print(f"CERAR link experiment refused: {why} (run it as root)", file=sys.stderr)
+        return 3
+    plan = dict(LINKS)
+    if args.seeds:
+        plan["seeds"] = list(args.seeds)
+    if args.delays:
+        plan["delays"] = list(args.delays)
+    if args.rates:
+        plan["timing"] = [t for t in plan["timing"] if t["rate"] in args.rates]
+    if args.steps:
+        plan["accuracy"] = {**plan["accuracy"], "steps": args.steps}
+    links_experiment(
+        out, plan=plan, design_cache=args.design_cache, mnist=args.mnist, log=lambda m: print(m, flush=True)
+    )
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["command"] = "sudo OPENBLAS_NUM_THREADS=1 .venv/bin/python scripts/cerar_training.py " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
+    )
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    print(f"wrote {out} in {manifest['elapsed_seconds']:.0f} s")
+    if args.docs:
+        dst = Path(args.docs)
+        dst.mkdir(parents=True, exist_ok=True)
+        for name in manifest["files"] + ["manifest.json"]:
+            shutil.copyfile(out / name, dst / name)
     return 0
 
 

