@@ -50,6 +50,7 @@ __all__ = [
     "matrix_svg",
     "object_html",
     "params_rows",
+    "repr_items",
     "safe_html",
     "scalar_items",
     "verdict",
@@ -123,6 +124,29 @@ def scalar_items(mapping: Mapping[str, Any], limit: int = 12) -> list[tuple[str,
         elif isinstance(value, tuple) and len(value) <= 8 and all(np.isscalar(x) for x in value):
             out.append((str(key), fmt(value)))
     return out
+
+
+def repr_items(mapping: Mapping[str, Any], limit: int = 6, width: int = 40) -> str:
+    """A short ``{key: value, ...}`` of a mapping's scalar entries for a ``__repr__`` (arrays and long lists left out).
+
+    At most ``limit`` entries, each string cut to ``width`` characters; what is left out is counted,
+    so a repr stays a line long whatever the mapping holds.
+
+    >>> repr_items({"eps": 0.01, "seed": 0, "history": list(range(1000)), "solver": "x" * 100}, limit=3)
+    "{'eps': 0.01, 'seed': 0, 'solver': 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…', +1 more}"
+    """
+    shown: list[str] = []
+    left = 0
+    for key, value in mapping.items():
+        if len(shown) >= limit or not (value is None or isinstance(value, (str, bool, int, float, np.generic))):
+            left += 1
+            continue
+        if isinstance(value, str) and len(value) > width:
+            value = value[: width - 1] + "…"
+        if isinstance(value, np.generic):
+            value = value.item()
+        shown.append(f"{key!r}: {value!r}")
+    return "{" + ", ".join(shown + ([f"+{left} more"] if left else [])) + "}"
 
 
 def params_rows(params: Any) -> list[tuple[str, str]]:

@@ -255,17 +255,19 @@ class Advice:
 
         def build() -> str:
             q = self.question
+            timed = q.get("links") is not None  # an iteration time needs links; without them it is NaN
             rows = [
                 ("workers n", q["n"]),
                 ("load", q["load"]),
                 ("m", q["m"]),
                 ("stragglers", q["model"]),
-                ("links", q.get("links") or "none"),
+                ("links", q["links"] if timed else "none: no iteration time (advise(..., links=...) gives one)"),
                 ("objective", " then ".join(q["objective"])),
                 ("candidates", len(self.rows)),
                 ("dropped", len(self.dropped_items)),
             ]
-            head = ("rank", "candidate", "error", "95% interval", "lower bound", "communication", "time", "status")
+            head: tuple[str, ...] = ("rank", "candidate", "error", "95% interval", "lower bound", "communication")
+            head += ("time (s)", "status") if timed else ("status",)
             body = [
                 (
                     f"={r['tie']}" if r.get("tie") else r["rank"],
@@ -274,14 +276,14 @@ class Advice:
                     interval_text(r),
                     r["lower_bound"],
                     r["communication"],
-                    r["time"],
+                    *((r["time"],) if timed else ()),
                     r["status"],
                 )
                 for r in self.rows
             ]
             reasons = [f"{d.name}{' / ' + d.encoder if d.encoder else ''}: {d.reason}" for d in self.dropped_items]
             extra = _html.check_table(head, body, limit=10) + _html.html_list(reasons, limit=6)
-            return _html.object_html(title="Advice", kind=self.kind, rows=rows, extra=extra)
+            return _html.object_html(title="Advice", kind=self.kind, rows=rows, status=_html.verdict(self), extra=extra)
 
         return _html.safe_html(self, build)
 

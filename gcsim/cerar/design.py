@@ -205,6 +205,19 @@ class CerarDesign:
                 raise VerificationError(f"CERAR design: {problems[0]}")
         return True
 
+    def __repr__(self) -> str:
+        """Parameters, shapes and the scalar metadata; never the arrays (``encoders``, ``decoders`` hold them).
+
+        >>> from gcsim.cerar import design
+        >>> design(4, 8, "perturbation", eps=0.01)  # doctest: +ELLIPSIS
+        CerarDesign(N=4, c=8, L=10, method='perturbation', encoders (4, 8, 8), decoders (4, 8, 10), metadata={...})
+        """
+        meta = _html.repr_items(self.metadata)
+        return (
+            f"CerarDesign(N={self.N}, c={self.c}, L={self.L}, method={self.method!r}, "
+            f"encoders {self.encoders.shape}, decoders {self.decoders.shape}, metadata={meta})"
+        )
+
     def _repr_html_(self) -> str:
         """Rich display in Jupyter: params, method, κ of the encoders, verification status, the encoders.
 

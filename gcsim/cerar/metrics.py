@@ -24,10 +24,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from .. import _html
 from ..errors import InvalidArgumentError
 from .ring import check_host_gradients, encode, num_rounds, run_ring, split_gradients
 
@@ -217,6 +218,8 @@ class CerarErrors:
     empirical: float | None = None
     per_worker_empirical: np.ndarray | None = None
 
+    kind: ClassVar[str] = "cerar errors"
+
     def __post_init__(self) -> None:
         for value in vars(self).values():
             if isinstance(value, np.ndarray):
@@ -226,6 +229,53 @@ class CerarErrors:
     def kappa(self) -> float:
         """max(kappa(A_j), kappa(D_i)) over all workers."""
         return float(max(self.kappa_encoders.max(), self.kappa_decoders.max()))
+
+    @property
+    def N(self) -> int:
+        """Number of workers on the ring."""
+        return int(self.operators.shape[0])
+
+    @property
+    def c(self) -> int:
+        """Number of components of each gradient."""
+        return int(self.operators.shape[2])
+
+    def __repr__(self) -> str:
+        """The key numbers and the shape of the operators; never the arrays.
+
+        >>> from gcsim.cerar import design
+        >>> errors(design(3, 5, "perturbation", eps=0.1))  # doctest: +ELLIPSIS
+        CerarErrors(N=3, c=5, operators (3, 2, 5, 5), worst_case=0.3..., frobenius=..., kappa=..., empirical=None)
+        """
+        emp = "None" if self.empirical is None else f"{self.empirical:.4g}"
+        return (
+            f"CerarErrors(N={self.N}, c={self.c}, operators {self.operators.shape}, worst_case={self.worst_case:.4g}, "
+            f"frobenius={self.frobenius:.4g}, kappa={self.kappa:.4g}, empirical={emp})"
+        )
+
+    def _repr_html_(self) -> str:
+        """Card in Jupyter: the error metrics, the condition numbers and a heat map of ``‖E_{i,m}‖₂``."""
+        return _html.safe_html(
+            self,
+            lambda: _html.object_html(
+                title="CerarErrors",
+                kind=self.kind,
+                rows=[
+                    ("workers N, components c", f"{self.N}, {self.c}"),
+                    ("worst case max_i ‖[E_i,1 … E_i,N-1]‖₂", self.worst_case),
+                    ("max pair norm ‖E_i,m‖₂", self.max_pair_norm),
+                    ("Frobenius Σ ‖E_i,m‖_F²", self.frobenius),
+                    ("mean relative MSE", self.mean_relative_mse),
+                    (
+                        "max κ(A_j), max κ(D_i)",
+                        f"{_html.fmt(self.kappa_encoders.max())}, {_html.fmt(self.kappa_decoders.max())}",
+                    ),
+                    ("empirical max_i ‖ĝ_i − g‖/‖g‖", self.empirical if self.empirical is not None else "not run"),
+                ],
+                matrix=self.pair_norms,
+                caption="‖E_i,m‖₂: row i is the worker, column m − 1 the hop (blank: exactly 0)",
+            ),
+        )
 
 
 def errors(design: Any, gradients: Any = None) -> CerarErrors:

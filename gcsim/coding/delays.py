@@ -210,8 +210,25 @@ class DelayModel:
         return out
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"{type(self).__name__}({args})"
+        """The parameters, a per-worker array shown by its one value (i.i.d.) or its shape and range.
+
+        >>> delay_model("shifted-exponential", 1000, shift=1.0, rate=[1.0, 2.0] * 500)
+        ShiftedExponentialDelays(n=1000, shift=1.0, rate=<(1000,) from 1 to 2>)
+        """
+        return f"{type(self).__name__}({', '.join(f'{k}={_short(v)}' for k, v in self.params.items())})"
+
+
+def _short(value: Any) -> str:
+    """``repr`` of a scalar; a per-worker array (or list) as its one value, or ``<shape from min to max>``."""
+    if isinstance(value, (list, tuple)) and len(value) > 8:
+        value = np.asarray(value)
+    if not isinstance(value, np.ndarray):
+        return repr(value)
+    if value.size and value.dtype.kind in "biuf" and np.all(value == value.flat[0]):
+        return repr(value.flat[0].item())
+    if value.size and value.dtype.kind in "biuf":
+        return f"<{value.shape} from {value.min():.4g} to {value.max():.4g}>"
+    return f"<array {value.shape}>"
 
 
 def _exp_cdf_sf(t: float, shift: np.ndarray, rate: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -219,7 +236,7 @@ def _exp_cdf_sf(t: float, shift: np.ndarray, rate: np.ndarray) -> tuple[np.ndarr
     return -np.expm1(-z), np.exp(-z)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ShiftedExponentialDelays(DelayModel):
     """``X_j = shift_j + E_j / rate_j`` with ``E_j ~ Exp(1)`` i.i.d. (``shift >= 0``, ``rate > 0``).
 
@@ -267,7 +284,7 @@ class ShiftedExponentialDelays(DelayModel):
         return float(np.max(1.0 / rows[:, 1]))
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ParetoDelays(DelayModel):
     """Pareto delays: ``P(X_j > t) = (scale_j / t)^{shape_j}`` for ``t >= scale_j`` (``scale, shape > 0``).
 
@@ -319,7 +336,7 @@ class ParetoDelays(DelayModel):
         return float(np.max(rows[:, 0]))
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class BimodalDelays(DelayModel):
     """Fast/slow mixture: with probability ``p_slow`` a worker's delay is ``slow_shift + Exp(slow_rate)``,
     otherwise ``fast_shift + Exp(fast_rate)`` (independently per worker and per row).
@@ -396,7 +413,7 @@ class BimodalDelays(DelayModel):
         return float(max(np.max(1.0 / rows[:, 2]), np.max(1.0 / rows[:, 4])))
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class TraceDelays(DelayModel):
     """Replay of a measured ``workers x iterations`` delay matrix (``inf`` = never arrives).
 

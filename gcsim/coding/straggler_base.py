@@ -23,8 +23,9 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from .. import _html
 from .._validation import check_declared_arrays, check_int
-from ..errors import CatalogueError, InvalidArgumentError, VerificationError
+from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
 
 __all__ = ["StragglerModel", "rng_from_seed", "readonly"]
 
@@ -189,3 +190,35 @@ class StragglerModel:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params._asdict().items() if np.isscalar(v))
         return f"{type(self).__name__}({args})"
+
+    #: Draws shown in the card's picture (:meth:`_repr_html_`), while ``draws x n`` stays within this many entries.
+    _CARD_DRAWS: ClassVar[int] = 16
+    _CARD_ENTRIES: ClassVar[int] = 1 << 20
+
+    def _repr_html_(self) -> str:
+        """Card in Jupyter: the parameters, the description, the verification status and 16 draws (seed 0).
+
+        The picture is ``sample(16, seed=0)``: a row per draw, ink where the worker arrives; a model
+        with nothing to sample (the worst case) or too many workers is shown without one.
+        """
+
+        def card() -> str:
+            masks, caption = None, ""
+            if self._CARD_DRAWS * self.n <= self._CARD_ENTRIES:
+                try:
+                    masks = self.sample(self._CARD_DRAWS, seed=0)
+                    caption = f"sample({self._CARD_DRAWS}, seed=0): a row per draw, ink = the worker arrives"
+                except (GcsimError, NotImplementedError):  # no distribution to draw from
+                    masks = None
+            return _html.object_html(
+                title=type(self).__name__,
+                kind=self.kind,
+                params=self.params,
+                rows=[("model", self.model_kind), ("description", self.describe())],
+                status=_html.verdict(self),
+                matrix=masks,
+                binary=True,
+                caption=caption,
+            )
+
+        return _html.safe_html(self, card)

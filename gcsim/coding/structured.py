@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from .. import limits
+from .. import _html, limits
 from .._array_api import asarray, get_namespace, to_numpy
 from .._validation import check_dense_size, check_int, check_int_array, check_real, layout_version_problem
 from ..combinatorics.cyclic_design import CyclicDesign
@@ -694,6 +694,40 @@ class StructuredRD:
             f"StructuredRD(num_parts={self.num_parts}, n={self.n}, m={self.m}, k={c.k}, lam={c.lam}, "
             f"options={dict(self.options)})"
         )
+
+    #: Most entries of the assignment drawn in the card (:meth:`_repr_html_`); beyond, no picture.
+    _CARD_ENTRIES: ClassVar[int] = 1 << 22
+
+    def _repr_html_(self) -> str:
+        """Card in Jupyter: params, the route, the options, the verification status and the assignment.
+
+        ``B`` is never formed: the picture is the assignment ``A`` (``B`` stacks ``A diag(d_l)``),
+        drawn while it has at most 4M entries.  ``verify()`` (exact, on the sparse incidence)
+        runs once, on first display.
+        """
+
+        def card() -> str:
+            c = self.context
+            route = getattr(c, "source", None)
+            rows = [
+                ("method", f"{self.method} (B = [A diag(d_1); …; A diag(d_m)], never formed)"),
+                ("route", f"{type(self).__name__}: " + (str(route) if route else f"AᵀA = {c.k - c.lam}I + {c.lam}J")),
+                ("incidence", f"{self.num_parts} × {self.n}, {self.incidence.nnz} ones (sparse)"),
+                *_html.scalar_items(self.options, limit=8),
+            ]
+            small = self.num_parts * self.n <= self._CARD_ENTRIES
+            return _html.object_html(
+                title=type(self).__name__,
+                kind=self.kind,
+                params=self.params,
+                rows=rows,
+                status=_html.verdict(self),
+                matrix=self.incidence.toarray() if small else None,
+                binary=True,
+                caption="the assignment A: rows are parts, columns workers",
+            )
+
+        return _html.safe_html(self, card)
 
 
 StructuredRD._layouts[StructuredRD.layout] = StructuredRD
