@@ -4,7 +4,7 @@ Run::
 
     .venv/bin/python benchmarks/bench_coded_training.py --ranks 4 --steps 30 --code DIR
 
-(``DIR`` from ``gcsim advise --workers 13 --load 4 --m 2 --stragglers bernoulli:0.1 --export codes``).
+(``DIR`` from ``gcsim advise --workers 13 --load 4 --m 2 --stragglers bernoulli:0.1 --out codes``).
 Prints one JSON object: per step (median over the steps after a warm-up) the coded and the DDP step
 times, their ratio, the bytes each rank sends per step (coded: the all-gather of its workers'
 messages, ring count; DDP: the ring all-reduce of ``d`` float32), and the coded path's own

@@ -6,7 +6,7 @@ The whole workflow of docs/guides/executor.md §2 ("DDP communication hook") in 
    (:func:`gcsim.cerar.design`, ``"perturbation"``; ε defaults to
    :func:`gcsim.cerar.floating.predicted_optimal_eps` for float32 gradients, docs/theory.md §50.5)
    and exports it into ``--out`` (:func:`gcsim.cerar.export.export_design`); or ``--design PATH``
-   names a design exported before (``gcsim cerar optimize --kappa K --export DIR``, an optimized
+   names a design exported before (``gcsim cerar optimize --kappa K --out DIR``, an optimized
    design with κ from :func:`gcsim.cerar.floating.kappa_for_dtype`), and nothing is designed;
 2. after a barrier every rank loads it back (:func:`gcsim.load_object`, which re-verifies the
    certificate from the file alone); the hook warns when the design's expected error is far

@@ -1,6 +1,6 @@
 """Train a CNN on MNIST with an exported gradient code: torchrun, or the script's own launcher.
 
-The code comes from the advisor (``gcsim advise ... --export DIR``) or a decoder table
+The code comes from the advisor (``gcsim advise ... --out DIR``) or a decoder table
 (``gcsim decoder-table ... --out DIR``); every rank loads it from the files alone and re-verifies
 it.  The ``n`` coded workers are laid over the ranks (``n >= ranks``), the data is cut into the
 code's ``N`` parts, every step draws a straggler pattern from the model given (the same on every
@@ -11,7 +11,7 @@ checks that every rank holds bit-identical parameters and writes ``report.json``
 
 Run::
 
-    gcsim advise --workers 13 --load 4 --m 2 --stragglers bernoulli:0.1 --export codes
+    gcsim advise --workers 13 --load 4 --m 2 --stragglers bernoulli:0.1 --out codes
     torchrun --nproc_per_node=4 --standalone examples/train_coded.py \\
         --code codes/rank1_cyclic_ns-worker --stragglers bernoulli:0.1 --out runs/coded
     python examples/train_coded.py --world-size 4 --code codes/rank1_cyclic_ns-worker \\
@@ -33,7 +33,7 @@ from typing import Any
 
 def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--code", required=True, help="the exported code: a folder of gcsim advise --export, or a bundle")
+    p.add_argument("--code", required=True, help="the exported code: a folder of gcsim advise --out, or a bundle")
     p.add_argument("--stragglers", default="bernoulli:0.1", help="straggler model KIND:VALUES (default bernoulli:0.1)")
     p.add_argument("--world-size", type=int, default=None, help="ranks to start (without torchrun)")
     p.add_argument("--steps", type=int, default=100, help="training steps (default 100)")

@@ -63,11 +63,11 @@ msg=$("$TMP/venv/bin/gcsim" cerar optimize --workers 4 --c 8 --kappa 20 2>&1); c
 set -e
 echo "gcsim cerar optimize (exit $code): $msg"
 [ "$code" -eq 2 ] && [[ "$msg" == *"gcsim[optimize]"* ]]
-# exporting into the installed package is refused (a bare --export is refused earlier: it names no folder)
+# exporting into the installed package is refused (a bare --export, deprecated, is refused earlier: no folder)
 packaged=$("$TMP/venv/bin/python" -c 'from gcsim.catalogue.named import packaged_catalogue; print(packaged_catalogue())')
-msg=$("$TMP/venv/bin/gcsim" catalogue --export "$packaged" 2>&1) && exit 1 || true
-echo "gcsim catalogue --export <the packaged catalogue>: $msg"
+msg=$("$TMP/venv/bin/gcsim" catalogue --out "$packaged" 2>&1) && exit 1 || true
+echo "gcsim catalogue --out <the packaged catalogue>: $msg"
 [[ "$msg" == *"read-only"* ]]
 msg=$("$TMP/venv/bin/gcsim" catalogue --export 2>&1) && exit 1 || true
-echo "gcsim catalogue --export: $msg"
+echo "gcsim catalogue --export (deprecated): $msg"
 echo "check_wheel: OK in $(( $(date +%s) - start )) s"

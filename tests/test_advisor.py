@@ -558,7 +558,7 @@ def test_cli_json_and_export(capsys, tmp_path):
         capsys,
         "advise",
         "--workers", "54", "--load", "5", "--m", "2", "--stragglers", "fixed:10", "--json",
-        "--relax-load", "--export", str(tmp_path),
+        "--relax-load", "--out", str(tmp_path),
     )  # fmt: skip
     assert code == 0, err
     payload = json.loads(out)

@@ -1,7 +1,7 @@
 """``advise(..., m)`` answers the question asked: ``m`` caps the communication like the load caps the data.
 
 Issue #31 item 3: at ``m = 2`` the advisor ranked the families' ``m = 1`` classic codes (a full
-gradient per worker) among, and above, the codes at ``m = 2``, and ``--export`` wrote rank 1, an
+gradient per worker) among, and above, the codes at ``m = 2``, and ``--out`` wrote rank 1, an
 ``m = 1`` code.  Checked here over several questions (``n``, load, ``m``, fixed, Bernoulli and
 Markov stragglers): no row and no export sends more than ``1/m`` of a gradient unless
 ``relax_comm=True`` (``--relax-comm``); relaxed, the ``m = 1`` codes come back, and every one of
@@ -83,10 +83,10 @@ def test_export_of_rank_1_meets_the_cap(answers, tmp_path):
 
 
 def test_the_issues_question_never_ranks_or_exports_an_m1_code(tmp_path, capsys):
-    # `gcsim advise --workers 91 --load 10 --m 2 --stragglers bernoulli:0.1 --export DIR`, as the issue ran it
+    # `gcsim advise --workers 91 --load 10 --m 2 --stragglers bernoulli:0.1 --out DIR`, as the issue ran it
     argv = ["advise", "--workers", "91", "--load", "10", "--m", "2", "--stragglers", "bernoulli:0.1"]
     argv += ["--samples", "200", "--json"]
-    code = main([*argv, "--export", str(tmp_path / "capped")])
+    code = main([*argv, "--out", str(tmp_path / "capped")])
     out, err = capsys.readouterr()
     assert code == 0, err
     payload = json.loads(out)

@@ -66,7 +66,7 @@ def test_simulate_bytes_and_error(capsys):
 
 def test_design_export_and_load(capsys, tmp_path):
     code, out, _ = run(
-        capsys, "cerar", "design", "--workers", "3", "--c", "5", "--eps", "0.05", "--export", str(tmp_path), "--json"
+        capsys, "cerar", "design", "--workers", "3", "--c", "5", "--eps", "0.05", "--out", str(tmp_path), "--json"
     )
     assert code == 0
     path = json.loads(out)["exported"]
@@ -118,7 +118,7 @@ def test_optimize_respects_kappa_cap_and_exports(capsys, tmp_path):
         "5",
         "--max-iter",
         "3",
-        "--export",
+        "--out",
         str(tmp_path),
         "--json",
     )
@@ -155,7 +155,7 @@ def test_export_and_load_in_fresh_processes(tmp_path):
             "8",
             "--eps",
             "0.02",
-            "--export",
+            "--out",
             str(tmp_path),
             "--json",
         ],

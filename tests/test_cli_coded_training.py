@@ -51,7 +51,7 @@ def code(tmp_path_factory):
     """An m = 2 code for 13 workers exported for Bernoulli(0.1) stragglers (no table: no s)."""
     folder = tmp_path_factory.mktemp("codes")
     assert main(["advise", "--workers", "13", "--load", "4", "--m", "2", "--stragglers", "bernoulli:0.1",
-                 "--export", str(folder)]) == 0  # fmt: skip
+                 "--out", str(folder)]) == 0  # fmt: skip
     (path,) = folder.iterdir()
     manifest = json.loads((path / "advice.json").read_text())
     assert manifest["candidate"]["m"] == 2 and manifest["decoder_patterns"]["set"] == "none"

@@ -18,7 +18,7 @@ def run(capsys, *argv):
 
 def test_error_json_matches_independent_lstsq(capsys):
     code, out, _ = run(
-        capsys, "error", "--design", "petersen", "--m", "1", "--method", "naive", "--model", "all", "-s", "2", "--json"
+        capsys, "error", "--design", "petersen", "--m", "1", "--method", "naive", "--stragglers", "all:2", "--json"
     )
     assert code == 0
     payload = json.loads(out)
@@ -57,10 +57,8 @@ def test_error_worst_case_reports_set(capsys):
         "2",
         "--method",
         "naive",
-        "--model",
-        "worst",
-        "-s",
-        "2",
+        "--stragglers",
+        "worst:2",
         "--json",
     )
     assert code == 0
@@ -79,10 +77,8 @@ def test_bounds_verify_ok_and_json(capsys):
         "2",
         "--method",
         "rd",
-        "--model",
-        "all",
-        "-s",
-        "2",
+        "--stragglers",
+        "all:2",
         "--bounds",
         "rank_lower,reference_decoder_upper",
         "--json",
@@ -114,18 +110,18 @@ def test_train_json_and_output_folder(capsys, tmp_path):
 
 
 def test_train_bad_probability_is_usage_error(capsys):
-    code, _, err = run(capsys, "train", "--p", "1.5", "--iterations", "2", "--codes", "uncoded")
-    assert code == 2 and "p" in err and "Traceback" not in err
+    code, _, err = run(capsys, "train", "--stragglers", "bernoulli:1.5", "--iterations", "2", "--codes", "uncoded")
+    assert code == 2 and "--stragglers" in err and "< 1" in err and "Traceback" not in err
 
 
 # ----------------------------------------------------------------------------- issue #9 §5: limits and flags
 
 
 def test_error_model_all_beyond_max_patterns_is_refused(capsys):
-    """`error --model all -s 20` used to fail with numpy's 'Maximum allowed dimension exceeded'."""
+    """`error --stragglers all:20` (`--model all -s 20` then) failed: numpy's 'Maximum allowed dimension exceeded'."""
     import math
 
-    code, _, err = run(capsys, "error", "--design", "pg2_9", "--model", "all", "-s", "20")
+    code, _, err = run(capsys, "error", "--design", "pg2_9", "--stragglers", "all:20")
     assert code == 2 and "Traceback" not in err
     line = err.strip().splitlines()[-1]
     assert "--stragglers" in line and f"{math.comb(91, 20):,}" in line and "MAX_PATTERNS" in line
@@ -138,10 +134,13 @@ def test_error_model_all_beyond_max_patterns_is_refused(capsys):
         (["error", "--design", "pg2_9", "-s", "-1"], ["--stragglers", ">= 0"]),
         (["error", "--design", "pg2_9", "-s", "500"], ["--stragglers", "91"]),
         (["error", "--design", "pg2_9", "--eps", "nan"], ["--eps", "finite"]),
-        (["error", "--design", "pg2_9", "--model", "bernoulli", "--p", "1"], ["--p", "< 1"]),
+        (["error", "--design", "pg2_9", "--stragglers", "bernoulli:1"], ["--stragglers", "< 1"]),
         (["error", "--design", "pg2_9", "--samples", "0"], ["--samples"]),
         (["bounds", "verify", "--design", "pg2_9", "--draws", "0"], ["--draws"]),
-        (["error", "--design", "petersen", "--method", "exact-gaussian", "--design-s", "9"], ["--design-s"]),
+        (
+            ["error", "--design", "petersen", "--m", "2", "--method", "exact-gaussian", "--design-s", "9"],
+            ["--design-s"],
+        ),
         (["train", "--iterations", "0"], ["--iterations"]),
         (["train", "--lr", "inf"], ["--lr", "finite"]),
     ],

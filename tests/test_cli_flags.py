@@ -218,15 +218,17 @@ def test_the_guide_shows_the_vocabulary():
         assert re.search(rf"`gcsim {old} \.\.\.` \(deprecated\)", text), old
 
 
-def test_catalogue_export_takes_its_folder(tmp_path, capsys):
-    assert main(["catalogue", "--export", str(tmp_path / "cat"), "--json"]) == 0
+def test_catalogue_out_takes_its_folder(tmp_path, capsys):
+    assert main(["catalogue", "--out", str(tmp_path / "cat"), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert rows and all(r["file"] == "exported" for r in rows), rows[:2]
     assert (tmp_path / "cat" / "bibd" / "pg2_9.json").is_file()
-    assert main(["catalogue", "--dir", str(tmp_path / "cat"), "--export", "--json"]) == 0  # the old spelling
-    out, err = capsys.readouterr()
-    assert "--export without a folder is deprecated: use --export DIR" in err
-    assert main(["catalogue", "--dir", str(tmp_path / "a"), "--export", str(tmp_path / "b")]) == 2
+    for old in (["--dir", str(tmp_path / "cat"), "--export"], ["--export", str(tmp_path / "cat")]):  # old spellings
+        assert main(["catalogue", *old, "--json"]) == 0
+        out, err = capsys.readouterr()
+        assert "--export is deprecated: use --out DIR" in err
+        assert {r["file"] for r in json.loads(out)["rows"]} == {"matches"}
+    assert main(["catalogue", "--dir", str(tmp_path / "a"), "--out", str(tmp_path / "b")]) == 2
     assert "give one folder" in capsys.readouterr().err
 
 

@@ -1,6 +1,6 @@
 """Every command that writes files refuses a missing or malformed input before it creates anything.
 
-Each writer (``--out``, ``--export``, ``--dir``) is run with its output folder two levels below a
+Each writer (``--out``, ``--dir``) is run with its output folder two levels below a
 fresh ``tmp_path`` and a bad input: the exit status is 2 (bad usage or input; 1 for a refused
 catalogue bundle, the documented status of :mod:`gcsim.app.cli`), stderr names the input's flag
 in one line without a traceback, and nothing was created under ``tmp_path`` (the inputs are made
@@ -32,23 +32,23 @@ CASES = {
         "--codes",
     ),
     "cerar --design missing": (
-        ["cerar", "simulate", "--design", "{i}/missing.json", "--export", "{o}/X/Y"],
+        ["cerar", "simulate", "--design", "{i}/missing.json", "--out", "{o}/X/Y"],
         2,
         "--design",
     ),
     "cerar --design malformed": (
-        ["cerar", "simulate", "--design", "{i}/bad.json", "--export", "{o}/X/Y"],
+        ["cerar", "simulate", "--design", "{i}/bad.json", "--out", "{o}/X/Y"],
         1,
         "--design",
     ),
     "cerar --method unknown": (
-        ["cerar", "design", "--workers", "3", "--c", "5", "--method", "nosuch", "--export", "{o}/X/Y"],
+        ["cerar", "design", "--workers", "3", "--c", "5", "--method", "nosuch", "--out", "{o}/X/Y"],
         2,
         "--method",
     ),
-    "construct impossible params": (["construct", "bibd", "8", "3", "1", "--export", "{o}/X/Y"], 2, "2-(8,3,1)"),
+    "construct impossible params": (["construct", "bibd", "8", "3", "1", "--out", "{o}/X/Y"], 2, "2-(8,3,1)"),
     "construct --name malformed": (
-        ["construct", "bibd", "7", "3", "1", "--name", "../x", "--export", "{o}/X/Y"],
+        ["construct", "bibd", "7", "3", "1", "--name", "../x", "--out", "{o}/X/Y"],
         2,
         "--name",
     ),
@@ -69,17 +69,17 @@ CASES = {
     ),
     "advise --delays missing": (
         ["advise", "--workers", "7", "--load", "3", "--m", "1", "--delays", "trace:{i}/missing.npy"]
-        + ["--rule", "first:s=1", "--export", "{o}/X/Y"],
+        + ["--rule", "first:s=1", "--out", "{o}/X/Y"],
         2,
         "--delays",
     ),
     "advise --delays malformed": (
         ["advise", "--workers", "7", "--load", "3", "--m", "1", "--delays", "trace:{i}/bad.npy"]
-        + ["--rule", "first:s=1", "--export", "{o}/X/Y"],
+        + ["--rule", "first:s=1", "--out", "{o}/X/Y"],
         2,
         "--delays",
     ),
-    "catalogue --export against --dir": (["catalogue", "--dir", "{i}", "--export", "{o}/X/Y"], 2, "--export"),
+    "catalogue --out against --dir": (["catalogue", "--dir", "{i}", "--out", "{o}/X/Y"], 2, "--out"),
     "reproduce --stage unknown": (["reproduce", "--stage", "nosuch", "--out", "{o}/X/Y"], 2, "--stage"),
 }
 
@@ -121,12 +121,12 @@ def test_advise_refuses_an_earlier_export_before_the_advice_runs(tmp_path, capsy
     before = _tree(tmp_path)
     monkeypatch.setattr(gcsim.advisor, "advise", no_advice)
     argv = ["advise", "--workers", "13", "--load", "4", "--m", "2", "--stragglers", "fixed:1"]
-    code = main([*argv, "--export", str(tmp_path / "advice")])
+    code = main([*argv, "--out", str(tmp_path / "advice")])
     err = capsys.readouterr().err
     assert code == 2, err
-    assert "--export" in err and "rank1_bibd_rd" in err and "--force" in err and "Traceback" not in err, err
+    assert "--out" in err and "rank1_bibd_rd" in err and "--force" in err and "Traceback" not in err, err
     assert _tree(tmp_path) == before
     # another rank, or --force, goes on to the advice
     for extra in (["--rank", "2"], ["--force"]):
         with pytest.raises(AssertionError, match="the advice ran"):
-            main([*argv, "--export", str(tmp_path / "advice"), *extra])
+            main([*argv, "--out", str(tmp_path / "advice"), *extra])

@@ -2,7 +2,7 @@
 
 ``gcsim.limits`` reads ``GCSIM_<NAME>`` when imported (a malformed value warns and keeps the
 default; the ``gcsim`` command refuses it, exit 2); ``--limit`` sets a limit for one command and
-restores it afterwards.  The counts are exact: ``--model all -s 2`` on the Petersen graph
+restores it afterwards.  The counts are exact: ``--stragglers all:2`` on the Petersen graph
 enumerates C(10, 2) = 45 patterns (Monte Carlo is not involved).
 """
 
@@ -19,7 +19,7 @@ from gcsim import limits
 from gcsim.app.cli import main
 from gcsim.errors import InvalidArgumentError
 
-ALL_PATTERNS = ["error", "--design", "petersen", "--model", "all", "-s", "2", "--json"]
+ALL_PATTERNS = ["error", "--design", "petersen", "--stragglers", "all:2", "--json"]
 PATTERNS = math.comb(10, 2)  # what 'all' enumerates at s = 2 on n = 10 workers
 
 
@@ -62,7 +62,7 @@ def test_limit_flag_raises_a_limit_for_one_command_only(monkeypatch, capsys):
 def test_bad_limit_flags_are_refused_naming_the_flag(capsys, value, message):
     assert main(["--limit", value, *ALL_PATTERNS]) == 2
     err = capsys.readouterr().err
-    assert "argument --limit" in err and message in err, err
+    assert err.startswith("gcsim: error: --limit: ") and message in err, err
     assert len(err.strip().splitlines()) == 1
 
 

@@ -4,7 +4,7 @@ The catalogue's refusals said ``give --dir DIR ... to export`` after ``--export 
 way to export.  Two checks: every ``gcsim <command> ... --flag`` written in the docs, the examples,
 the scripts and the string constants of the package names an option of that command (not a
 deprecated spelling); and every refusal of ``gcsim catalogue`` names only options of ``catalogue``
-and, when it asks for a folder to write into, asks for ``--export DIR``.
+and, when it asks for a folder to write into, asks for ``--out DIR`` (``--export DIR`` before #34).
 """
 
 from __future__ import annotations
@@ -97,24 +97,24 @@ def _catalogue_flags(err: str) -> set[str]:
     "argv,flag",
     [
         (["catalogue", "--force"], "--force"),
-        (["catalogue", "--export"], "--export"),  # the deprecated bare --export, without --dir
-        (["catalogue", "--export", "--force", "--json"], "--export"),
+        (["catalogue", "--export"], "--out"),  # the deprecated bare --export, without --dir
+        (["catalogue", "--export", "--force", "--json"], "--out"),
     ],
 )
 def test_a_write_without_a_folder_asks_for_export_dir(tmp_path, monkeypatch, capsys, argv, flag):
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith(f"gcsim: error: {flag}: ") and "--export DIR" in err, err
+    assert err.startswith(f"gcsim: error: {flag}: ") and "--out DIR" in err, err
     assert _catalogue_flags(err) <= {o for o, old in OPTIONS[("catalogue",)].items() if not old}, err
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("argv", [["--export", "{d}"], ["--dir", "{d}", "--force"]])
+@pytest.mark.parametrize("argv", [["--out", "{d}"], ["--dir", "{d}", "--force"]])
 def test_the_installed_package_refusal_asks_for_export_dir(tmp_path, monkeypatch, capsys, argv):
     monkeypatch.setattr(paths, "inside_installed_package", lambda path: True)
     assert main(["catalogue", *(a.format(d=tmp_path / "cat") for a in argv)]) == 2
     err = capsys.readouterr().err.strip()
-    assert "inside the installed gcsim package" in err and "give --export DIR" in err, err
+    assert "inside the installed gcsim package" in err and "give --out DIR" in err, err
     assert "--dir DIR" not in err, err
     assert not (tmp_path / "cat").exists()

@@ -68,6 +68,8 @@ def test_every_default_is_shown_in_help():
             d = action.default
             if not action.option_strings or d is None or isinstance(d, bool) or d is argparse.SUPPRESS:
                 continue
+            if action.help == argparse.SUPPRESS:  # a hidden deprecated spelling (--model, --p): no help entry
+                continue
             shown = ",".join(map(str, d)) if isinstance(d, (list, tuple)) else str(d)
             assert f"(default: {shown})" in entries[action.option_strings[0]], (path, action.option_strings)
             checked += 1
@@ -177,7 +179,11 @@ def test_existing_export_names_force(capsys, tmp_path):
         (["reproduce", "--stage", "nope", "--out", "{tmp}"], "--stage:", None),
         (["error", "--design", "pg2_9", "--method", "foo"], "--method:", None),
         (["error", "--design", "nope"], "--design:", None),
-        (["error", "--design", "petersen", "--m", "1", "--stragglers", "bernoulli:0.1", "--samples", "1"], "--samples:", None),
+        (
+            ["error", "--design", "petersen", "--m", "1", "--stragglers", "bernoulli:0.1", "--samples", "1"],
+            "--samples:",
+            None,
+        ),
         (["bounds", "verify", "--design", "petersen", "--m", "1", "--bounds", "nope"], "--bounds:", None),
         (["cerar", "design", "--eps", "nan"], None, None),
         (["train", "--iterations", "1", "--mnist", "{tmp}/garbage.npz"], "--mnist:", None),
@@ -436,9 +442,9 @@ def test_load_mnist_names_a_fifo(tmp_path):
 
 def test_load_refusals_go_to_stderr(capsys, tmp_path):
     code, out, err = run(capsys, "load", str(tmp_path / "missing"))
-    assert code == 1 and out == "" and err.startswith("gcsim: refused: ") and err.count("\n") == 1
+    assert code == 1 and out == "" and err.startswith("gcsim: error: refused: ") and err.count("\n") == 1
     code, out, err = run(capsys, "load", str(tmp_path / "missing"), "--json")
-    assert code == 1 and json.loads(out)["verified"] is False and err.startswith("gcsim: refused: ")
+    assert code == 1 and json.loads(out)["verified"] is False and err.startswith("gcsim: error: refused: ")
 
 
 def test_decode_time_refuses_a_complex_trace(capsys, tmp_path):

@@ -174,7 +174,7 @@ def test_a_tampered_part_of_an_advice_folder_is_refused(tmp_path, capsys):
     with pytest.raises(CatalogueError):
         load_object(folder)
     assert cli_main(["load", str(folder)]) == 1
-    assert "gcsim: refused:" in capsys.readouterr().err
+    assert "gcsim: error: refused:" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("entry", ["../../etc/passwd", "/etc/passwd", "", 7])

@@ -105,7 +105,7 @@ def test_export_design_refuses_names_that_leave_the_folder(tmp_path, name):
 
 def test_cli_export_refuses_traversal_names(tmp_path, capsys):
     folder = tmp_path / "a" / "b"
-    code = cli_main(["construct", "srg", "10", "3", "0", "1", "--export", str(folder), "--name", "../../../evil"])
+    code = cli_main(["construct", "srg", "10", "3", "0", "1", "--out", str(folder), "--name", "../../../evil"])
     err = capsys.readouterr().err
     assert code == 2 and "name" in err and "Traceback" not in err
     assert list(tmp_path.rglob("*")) == []

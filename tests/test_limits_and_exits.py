@@ -50,7 +50,7 @@ def test_runtime_failure_exits_1_with_one_line(capsys):
     code = cli._run(argparse.Namespace(func=fail))
     err = capsys.readouterr().err
     assert code == cli.EXIT_FAILURE
-    assert err.strip() == "gcsim: failed: SCS did not converge"
+    assert err.strip() == "gcsim: error: failed: SCS did not converge"
 
 
 def test_run_cerar_huge_d_is_refused_before_allocating():

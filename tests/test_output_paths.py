@@ -1,7 +1,7 @@
 """One output-path rule for every command that writes (issue #19 item 3).
 
 The writing commands are *enumerated from the argument parser* (every leaf command with a folder
-flag: ``--out``, ``--export DIR``, ``--dir``), so a new writing command without a sample here fails
+flag: ``--out``, ``--dir``), so a new writing command without a sample here fails
 :func:`test_every_writing_command_has_a_sample`, and each sample is then run against links planted
 where it writes: a command that does not go through :func:`gcsim.app.common.output_path` writes
 through them (or is not refused) and fails.  The rule itself is checked on its own cases, against
@@ -24,10 +24,10 @@ from gcsim.app.common import UsageError, output_path
 posix_only = pytest.mark.skipif(os.name != "posix", reason="symbolic links")
 
 #: flags whose value is a folder a command writes into
-FOLDER_FLAGS = ("--out", "--export", "--dir")
+FOLDER_FLAGS = ("--out", "--dir")
 #: value-taking flags whose help speaks of folders or files but that name nothing written
 READ_ONLY = {
-    ("advise", "--rank"),  # which candidate --export writes
+    ("advise", "--rank"),  # which candidate --out exports
     ("train", "--mnist"),
     ("load", "path"),
     ("cerar", "simulate", "--design"),
@@ -88,7 +88,7 @@ def test_no_unclassified_path_flag():
 
 #: each writing command, as a fast run into the folder given (the folder flag comes last)
 SAMPLES: dict[tuple[str, ...], Callable[[str], list[str]]] = {
-    ("construct",): lambda f: ["construct", "bibd", "7", "3", "1", "--export", f],
+    ("construct",): lambda f: ["construct", "bibd", "7", "3", "1", "--out", f],
     ("cerar", "design"): lambda f: [
         "cerar",
         "design",
@@ -98,7 +98,7 @@ SAMPLES: dict[tuple[str, ...], Callable[[str], list[str]]] = {
         "3",
         "--method",
         "exact",
-        "--export",
+        "--out",
         f,
     ],
     ("cerar", "optimize"): lambda f: [
@@ -112,7 +112,7 @@ SAMPLES: dict[tuple[str, ...], Callable[[str], list[str]]] = {
         "5",
         "--max-iter",
         "1",
-        "--export",
+        "--out",
         f,
     ],
     ("cerar", "simulate"): lambda f: [
@@ -126,7 +126,7 @@ SAMPLES: dict[tuple[str, ...], Callable[[str], list[str]]] = {
         "exact",
         "--d",
         "8",
-        "--export",
+        "--out",
         f,
     ],
     ("decoder-table",): lambda f: ["decoder-table", "--design", "bibd:7,3,1", "--s-max", "1", "--out", f],
@@ -144,10 +144,10 @@ SAMPLES: dict[tuple[str, ...], Callable[[str], list[str]]] = {
         "bibd",
         "--samples",
         "100",
-        "--export",
+        "--out",
         f,
     ],
-    ("catalogue",): lambda f: ["catalogue", "--export", f],
+    ("catalogue",): lambda f: ["catalogue", "--out", f],
     ("reproduce",): lambda f: ["reproduce", "--stage", "catalogue", "--out", f],
     ("train",): lambda f: ["train", "--iterations", "2", "--codes", "uncoded", "--out", f],
 }

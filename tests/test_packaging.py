@@ -269,7 +269,7 @@ def test_exports_never_write_into_an_installed_package(tmp_path, monkeypatch, ca
     # the default folder is the packaged catalogue, so a bare --export is refused too
     monkeypatch.setattr(paths, "packaged_catalogue", lambda: target)
     assert main(["catalogue", "--export"]) == 2
-    assert "--export DIR" in capsys.readouterr().err
+    assert "--out DIR" in capsys.readouterr().err
 
 
 def test_a_source_checkout_may_regenerate_its_catalogue(tmp_path, monkeypatch):
@@ -283,7 +283,7 @@ def test_a_source_checkout_may_regenerate_its_catalogue(tmp_path, monkeypatch):
 
 def test_user_folder_export_and_compare(tmp_path, capsys):
     folder = tmp_path / "mine"
-    assert main(["catalogue", "--dir", str(folder), "--export", "--json"]) == 0
+    assert main(["catalogue", "--out", str(folder), "--json"]) == 0
     capsys.readouterr()
     assert sorted(p.relative_to(folder).as_posix() for p in folder.glob("*/*.json")) == sorted(
         p.relative_to(DATA).as_posix() for p in DATA.glob("*/*.json") if p.parent.name != "cerar"

@@ -159,7 +159,7 @@ def test_cli_error_scheduler_without_chunk_is_the_stratified_estimate(client, ca
 
     from gcsim.app.cli import main
 
-    argv = ["error", "--design", "bibd:57,8,1", "--method", "rd", "--model", "bernoulli", "--p", "0.1"]
+    argv = ["error", "--design", "bibd:57,8,1", "--method", "rd", "--stragglers", "bernoulli:0.1"]
     argv += ["--samples", "400", "--json"]
     assert main(argv) == 0
     serial = json.loads(capsys.readouterr().out)

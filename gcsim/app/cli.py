@@ -56,9 +56,9 @@ _EPILOG = """examples:
   gcsim construct bibd 91 10 1            # PG(2,9), verified
   gcsim construct srg 13 6 2 3 --json     # Paley(13) as JSON
   gcsim exists bibd 43 7 1                # does not exist (Bruck-Ryser-Chowla): exit status 3
-  gcsim construct coset 27 2 5 --export designs
+  gcsim construct coset 27 2 5 --out designs
   gcsim load bibd/pg2_9                   # re-verify a packaged catalogue file
-  gcsim load advice/rank1_bibd_rd         # a code exported by `gcsim advise --export advice`
+  gcsim load advice/rank1_bibd_rd         # a code exported by `gcsim advise --out advice`
   gcsim --limit MAX_PATTERNS=1e8 error --design pg2_9 --stragglers all:5  # C(91,5) > 10^7: a bigger machine
   gcsim catalogue                         # verify every named instance
   gcsim reproduce                         # the quick headline results (make demo)
@@ -263,9 +263,9 @@ def _main(argv: Sequence[str] | None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
-    if not getattr(args, "command", None):  # a short usage on stderr, as for any usage error
-        print(parser.format_usage().rstrip(), file=sys.stderr)
+    if not getattr(args, "command", None):  # the error line first, as for any usage error, then a short usage
         print("gcsim: error: a command is required (`gcsim --help` lists them)", file=sys.stderr)
+        print(parser.format_usage().rstrip(), file=sys.stderr)
         return EXIT_USAGE
     problems = limits.environment_problems()
     if problems:  # `import gcsim` only warns; a command refuses to run under a limit it cannot read
@@ -355,10 +355,10 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
     except VerificationError as exc:
-        print(f"gcsim: verification failed: {_flag_message(args, exc)}", file=sys.stderr)
+        print(f"gcsim: error: verification failed: {_flag_message(args, exc)}", file=sys.stderr)
         return EXIT_FAILURE
     except CatalogueError as exc:
-        print(f"gcsim: refused: {_flag_message(args, exc)}", file=sys.stderr)
+        print(f"gcsim: error: refused: {_flag_message(args, exc)}", file=sys.stderr)
         return EXIT_FAILURE
     except InvalidArgumentError as exc:
         print(f"gcsim: error: {_limit_hint(_flag_message(args, exc))}", file=sys.stderr)
@@ -367,7 +367,7 @@ def _run(args: argparse.Namespace) -> int:
         # a run that failed (a solver, a rank, the ring), not bad usage: exit 1
         if not isinstance(exc, GcsimError):
             raise
-        print(f"gcsim: failed: {_flag_message(args, exc)}", file=sys.stderr)
+        print(f"gcsim: error: failed: {_flag_message(args, exc)}", file=sys.stderr)
         return EXIT_FAILURE
     except (GcsimError, ValueError) as exc:
         print(f"gcsim: error: {_limit_hint(_flag_message(args, exc))}", file=sys.stderr)

@@ -49,8 +49,6 @@ VOCABULARY: dict[str, Flag] = {
     "--m": Flag("communication reduction m", "integer"),
     "--stragglers": Flag("stragglers", "straggler spec"),
     "-s": Flag("stragglers", "straggler spec"),
-    "--model": Flag("straggler model", "text"),
-    "--p": Flag("straggling probability", "number"),
     "--delays": Flag("delay model", "text"),
     "--rule": Flag("arrival rule", "text"),
     "--links": Flag("bandwidth=B/s,latency=s,gradient-bytes=B", "text"),
@@ -83,7 +81,6 @@ VOCABULARY: dict[str, Flag] = {
     "--top": Flag("rows printed", "integer"),
     "--rank": Flag("rank of the candidate", "integer"),
     # files
-    "--export": Flag("export into the folder", "text"),
     "--dir": Flag("catalogue folder", "text"),
     "--out": Flag("output folder", "text"),
     "--name": Flag("the name of the bundle", "text"),

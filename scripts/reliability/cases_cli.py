@@ -1,6 +1,6 @@
 """Bad and huge inputs to the ``gcsim`` command line: one line, exit 2 (bad input) or 1, no traceback.
 
-Paths of every subcommand (``--export``, ``--out``, ``--dir``, ``--mnist``, ``load``), numeric flags
+Paths of every subcommand (``--out``, ``--dir``, ``--mnist``, ``load``), numeric flags
 (negative, zero, NaN, out of range), unknown flags and families, and parameters beyond
 :mod:`gcsim.limits` (the message states the size and the limit).  Issue #19: names and links that
 lead a write outside its folder (the one output-path rule), family specs of the wrong arity (the one
@@ -31,27 +31,27 @@ CASES = [
     # a file where a folder is expected, a folder where a file is expected, unwritable paths
     Case(
         "cli",
-        "construct --export names a regular file",
-        argv=["construct", "bibd", "7", "3", "1", "--export", "f"],
+        "construct --out names a regular file",
+        argv=["construct", "bibd", "7", "3", "1", "--out", "f"],
         setup=_FILE,
     ),
     Case(
         "cli",
-        "construct --export below a regular file",
-        argv=["construct", "bibd", "7", "3", "1", "--export", "f/x"],
+        "construct --out below a regular file",
+        argv=["construct", "bibd", "7", "3", "1", "--out", "f/x"],
         setup=_FILE,
     ),
     Case(
         "cli",
-        "construct --export into /proc (unwritable even for root)",
-        argv=["construct", "bibd", "7", "3", "1", "--export", "/proc/gcsim-x"],
+        "construct --out into /proc (unwritable even for root)",
+        argv=["construct", "bibd", "7", "3", "1", "--out", "/proc/gcsim-x"],
     ),
     Case("cli", "reproduce --out into /proc", argv=["reproduce", "--stage", "catalogue", "--out", "/proc/gcsim-x"]),
     Case("cli", "catalogue --dir names a regular file", argv=["catalogue", "--dir", "f"], setup=_FILE),
     Case(
         "cli",
-        "cerar design --export names a regular file",
-        argv=["cerar", "design", "--workers", "3", "--c", "3", "--export", "f"],
+        "cerar design --out names a regular file",
+        argv=["cerar", "design", "--workers", "3", "--c", "3", "--out", "f"],
         setup=_FILE,
     ),
     Case(
@@ -66,7 +66,7 @@ CASES = [
     Case(
         "cli",
         "construct --name with a folder in it",
-        argv=["construct", "bibd", "7", "3", "1", "--export", "out", "--name", "a/b"],
+        argv=["construct", "bibd", "7", "3", "1", "--out", "out", "--name", "a/b"],
     ),
     # huge but valid parameters
     Case("cli", "construct bibd 2000 2 1 (1,999,000 blocks)", argv=["construct", "bibd", "2000", "2", "1"], timeout=30),
@@ -92,8 +92,8 @@ CASES = [
     ),
     Case(
         "cli",
-        "error --model all -s 20 on PG(2,9): C(91, 20) patterns",
-        argv=["error", "--design", "pg2_9", "--model", "all", "-s", "20"],
+        "error --stragglers all:20 on PG(2,9): C(91, 20) patterns",
+        argv=["error", "--design", "pg2_9", "--stragglers", "all:20"],
         timeout=30,
     ),
     Case(
@@ -140,8 +140,8 @@ CASES = [
     Case("cli", "error -s -1", argv=["error", "--design", "pg2_9", "-s", "-1"]),
     Case(
         "cli",
-        "error --model bernoulli --p 1.5",
-        argv=["error", "--design", "pg2_9", "--model", "bernoulli", "--p", "1.5"],
+        "error --stragglers bernoulli:1.5",
+        argv=["error", "--design", "pg2_9", "--stragglers", "bernoulli:1.5"],
     ),
     Case("cli", "train --lr inf", argv=["train", "--lr", "inf"]),
     Case("cli", "construct bibd 7 3 1 --seed -1", argv=["construct", "bibd", "7", "3", "1", "--seed", "-1"]),
@@ -181,8 +181,8 @@ CASES = [
     ),
     Case(
         "cli",
-        "construct --export DIR where DIR/bibd is a link outside DIR",
-        argv=["construct", "bibd", "7", "3", "1", "--export", "out"],
+        "construct --out DIR where DIR/bibd is a link outside DIR",
+        argv=["construct", "bibd", "7", "3", "1", "--out", "out"],
         setup=_LINKED_KIND,
     ),
     Case(
@@ -329,7 +329,7 @@ CASES = [
     ),
     Case(
         "cli",
-        "--stragglers all:2 with --model worst",
+        "--stragglers all:2 with --model worst (deprecated)",
         argv=["error", "--design", "petersen", "--stragglers", "all:2", "--model", "worst"],
     ),
     Case(

@@ -236,8 +236,8 @@ CASES = [
     ),
     Case(
         area="files",
-        fault="construct --export with a path-traversal name ../../x",
-        argv=["construct", "srg", "10", "3", "0", "1", "--export", "out/a", "--name", "../../../x"],
+        fault="construct --out with a path-traversal name ../../x",
+        argv=["construct", "srg", "10", "3", "0", "1", "--out", "out/a", "--name", "../../../x"],
     ),
     Case(
         area="files",

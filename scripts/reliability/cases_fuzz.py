@@ -61,7 +61,7 @@ CASES = [
         "fuzz: gcsim catalogue --force with no --dir (rewrote the source checkout's designs/)",
         argv=["catalogue", "--force"],
     ),
-    Case("cli", "fuzz: gcsim catalogue --export with no --dir", argv=["catalogue", "--export"]),
+    Case("cli", "fuzz: gcsim catalogue --export (deprecated, no folder) with no --dir", argv=["catalogue", "--export"]),
     Case(
         "api",
         "fuzz: run_scheme(scheme, gradients, {}): a dict mask was taken for a CuPy array (TypeError)",

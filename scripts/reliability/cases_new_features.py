@@ -40,8 +40,8 @@ CASES = [
     Case("cli", "advise --load 0", argv=["advise", "-n", "13", "--load", "0", "--stragglers", "fixed:1"]),
     Case(
         "cli",
-        "advise --export names a regular file",
-        argv=["advise", "-n", "13", "--load", "4", "--stragglers", "fixed:1", "--export", "f"],
+        "advise --out names a regular file",
+        argv=["advise", "-n", "13", "--load", "4", "--stragglers", "fixed:1", "--out", "f"],
         setup=_FILE,
     ),
     Case(

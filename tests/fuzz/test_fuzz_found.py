@@ -113,7 +113,8 @@ def test_catalogue_writes_only_into_a_named_folder(tmp_path, monkeypatch):
     """``gcsim catalogue --force`` (no ``--dir``), run from any folder, rewrote the source checkout's
     ``designs/`` (the default ``--dir`` is the packaged catalogue, writable in a checkout).
 
-    Now ``--export``/``--force`` need a folder (``--export DIR``); the packaged files are compared byte for byte.
+    Now ``--out``/``--force`` need a folder (``--out DIR``, ``--export DIR`` before #34); the packaged
+    files are compared byte for byte.
     """
     from gcsim.app.paths import packaged_catalogue
 
@@ -122,7 +123,7 @@ def test_catalogue_writes_only_into_a_named_folder(tmp_path, monkeypatch):
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(designs.rglob("*.json"))}
     for argv in (["catalogue", "--force"], ["catalogue", "--export"], ["catalogue", "--export", "--force", "--json"]):
         rc, out, err = _cli(argv)
-        assert rc == 2 and "gcsim: error: --" in err and "--export DIR" in err and not out, (argv, rc, err)
+        assert rc == 2 and "gcsim: error: --" in err and "--out DIR" in err and not out, (argv, rc, err)
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(designs.rglob("*.json"))} == before
     rc, out, err = _cli(["catalogue", "--export", "--dir", "mine", "--json"])  # a folder of one's own: fine
     assert rc == 0 and (tmp_path / "mine" / "bibd" / "pg2_9.json").is_file()

@@ -22,6 +22,7 @@ from ..common import (
     straggler_arg,
     table,
 )
+from ..flags import deprecate
 from ..help_texts import OBJECTIVES, STRAGGLER_SPEC
 from ..sweep_options import add_scheduler_flags, scheduler_from_args
 from .delays import DELAY_HELP, RULE_HELP, delays_and_rule
@@ -71,6 +72,15 @@ def parse_links(text: str | None) -> dict[str, float] | None:
 
 
 def _load(text: str) -> int | float:
+    """``--load``: ``L`` (an int: parts per worker, L/n of the data), a fraction ``0.14`` or ``A/B`` (``8/57``).
+
+    >>> _load("8"), _load("0.25"), _load("8/57") == 8 / 57
+    (8, 0.25, True)
+    >>> _load("57/8")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a fraction in (0, 1), got 57/8 = 7.125
+    """
     from ..common import parse_integer
 
     if text.strip().lstrip("+-").isdigit():  # parts per worker: exact, and too long is "too large"
@@ -78,11 +88,23 @@ def _load(text: str) -> int | float:
             return parse_integer(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
+    top, slash, bottom = text.partition("/")
+    if slash:  # A/B: the fraction A/B of the data (8/57: what 8 of 57 workers' parts are)
+        try:
+            a, b = parse_integer(top), parse_integer(bottom)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number of parts or a fraction in (0, 1) (0.14 or A/B, e.g. 8/57), got {text!r}"
+            ) from None
+        if b <= 0 or not 0 < a < b:
+            shown = f"{a}/{b} = {a / b:g}" if b > 0 else f"{a}/{b}"
+            raise argparse.ArgumentTypeError(f"must be a fraction in (0, 1), got {shown}")
+        return a / b
     try:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"must be a whole number of parts or a fraction in (0, 1), got {text!r}"
+            f"must be a whole number of parts or a fraction in (0, 1) (0.14 or A/B, e.g. 8/57), got {text!r}"
         ) from None
 
 
@@ -108,22 +130,22 @@ def _stragglers_from_args(args: argparse.Namespace):
 
 
 def _check_export_target(folder: str, rank: int, overwrite: bool) -> None:
-    """Refuse ``--export FOLDER`` before the advice runs: a folder that cannot be written, or one
+    """Refuse ``--out FOLDER`` before the advice runs: a folder that cannot be written, or one
     holding an export of the same rank (``rank<R>_<family>_<encoder>``) without ``--force``.
 
     The name of the new export is known only once the candidates are ranked; an earlier export of
     the same rank is refused whatever its family and encoder, so that a long advice does not end in
     a refusal (the guide: output folders are checked before any work).
     """
-    check_output_dir("--export", folder)
+    check_output_dir("--out", folder)
     if overwrite or not os.path.isdir(folder):
         return
     prefix = f"rank{rank}_"
-    with path_errors("--export", "read"):
+    with path_errors("--out", "read"):
         earlier = sorted(e for e in os.listdir(folder) if e.startswith(prefix))
     if earlier:
         raise UsageError(
-            f"--export: {folder!r} already holds {earlier[0]!r}, an export of rank {rank}: pass --force to "
+            f"--out: {folder!r} already holds {earlier[0]!r}, an export of rank {rank}: pass --force to "
             "replace it, or choose another folder or --rank"
         )
 
@@ -136,8 +158,8 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     bad = [c for c in objective if c not in OBJECTIVES]
     if bad:
         raise UsageError(f"--objective: unknown criterion {bad[0]!r}; choose among {','.join(OBJECTIVES)}")
-    if args.export is not None:
-        _check_export_target(args.export, args.rank, args.overwrite)
+    if args.out is not None:
+        _check_export_target(args.out, args.rank, args.overwrite)
     families = tuple(args.families.split(",")) if args.families else None
     from ...advisor import advise
     from ...advisor.advice import interval_text
@@ -160,14 +182,14 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         sweep_workers=cluster_workers,
     )
     exported = None
-    if args.export is not None:
+    if args.out is not None:
         name = None
         if args.rank <= len(adv.rows):  # the folder Advice.export would name, given explicitly and checked
             row = adv.rows[args.rank - 1]
             name = f"rank{args.rank}_{row['family']}_{row['encoder']}"
-            output_path("--export", args.export, name)
-        with path_errors("--export"):
-            exported = adv.export(args.export, args.rank, name=name, overwrite=args.overwrite)
+            output_path("--out", args.out, name)
+        with path_errors("--out"):
+            exported = adv.export(args.out, args.rank, name=name, overwrite=args.overwrite)
     if args.json:
         payload = json.loads(adv.to_json())
         payload["exported"] = str(exported) if exported is not None else None
@@ -253,7 +275,7 @@ def _no_candidate(adv) -> int:
     counts = Counter(d.reason for d in adv.dropped_items)
     common = "; ".join(f"{n} x {reason[:140]}" for reason, n in counts.most_common(3))
     print(
-        f"gcsim advise: no candidate fits the question: all {len(adv.dropped_items)} were dropped"
+        f"gcsim: error: no candidate fits the question: all {len(adv.dropped_items)} were dropped"
         + (f" (the commonest reasons: {common})" if common else ""),
         file=sys.stderr,
     )
@@ -295,7 +317,8 @@ def register(sub, add) -> None:
         _cmd_advise,
         "which code for n workers, this load, m and these stragglers: a ranked table of every candidate",
         "examples:\n  gcsim advise --workers 91 --load 10 --m 2 --stragglers bernoulli:0.1\n"
-        "  gcsim advise --workers 54 --load 5 --m 2 --stragglers fixed:10 --json --export advice\n"
+        "  gcsim advise --workers 54 --load 5 --m 2 --stragglers fixed:10 --json --out advice\n"
+        "  gcsim advise --workers 57 --load 8/57 --m 2 --stragglers bernoulli:0.05   # a load fraction\n"
         "  gcsim advise --workers 91 --load 10 --m 2 --stragglers fixed:5 "
         "--links bandwidth=1e9,latency=1e-4,gradient-bytes=4e6 --objective time\n"
         "  gcsim advise --workers 13 --load 4 --m 2 --delays shifted-exponential:shift=0.05,rate=20 "
@@ -306,7 +329,7 @@ def register(sub, add) -> None:
         "--load",
         type=_load,
         required=True,
-        help="the most data a worker may hold: L (int) = L/n of the data, or a fraction in (0, 1)",
+        help="the most data a worker may hold: L (int) = L/n of the data, or a fraction in (0, 1): 0.14 or A/B (8/57)",
     )
     p.add_argument(
         "--relax-load",
@@ -335,8 +358,9 @@ def register(sub, add) -> None:
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of constructions, encoders and draws")
     p.add_argument("--samples", type=int_arg(100), default=2000, help="Monte Carlo draws per candidate")
     p.add_argument("--top", type=int_arg(1), default=15, help="rows printed (--json prints all)")
-    p.add_argument("--export", help="export into the folder: the chosen code (gcsim load FOLDER/NAME reads it)")
-    p.add_argument("--rank", type=int_arg(1), default=1, help="rank of the candidate --export writes (1 = best)")
+    p.add_argument("--out", help="output folder: the chosen code is exported into it (gcsim load FOLDER/NAME reads it)")
+    deprecate(p, "--export", "--out", note="--out is the output folder of every command")
+    p.add_argument("--rank", type=int_arg(1), default=1, help="rank of the candidate --out exports (1 = best)")
     p.add_argument("--force", dest="overwrite", action="store_true", help="replace an earlier export of the same name")
     add_scheduler_flags(p, "the candidates' evaluations", old_flag="--cluster-workers")
     p.set_defaults(
@@ -350,7 +374,7 @@ def register(sub, add) -> None:
             "families": "--families",
             "samples": "--samples",
             "rank": "--rank",
-            "folder": "--export",
+            "folder": "--out",
             "overwrite": "--force",
             "scheduler": "--scheduler",
             "sweep_workers": "--processes",

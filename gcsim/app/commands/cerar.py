@@ -280,12 +280,20 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
         lines += [f"  {k:<{width}}  {v if isinstance(v, int) else fmt(v)}" for k, v in r.items()]
         emit(args, r, "\n".join(lines))
         return EXIT_OK
-    from ..common import UsageError, check_name, check_output_dir, output_path, path_errors
+    from ..common import UsageError, check_name, check_not_exported, check_output_dir, output_path, path_errors
 
-    if args.export is not None:  # before the (possibly long) optimization
-        check_output_dir("--export", args.export)
     check_name("--name", args.name)
+    if args.out is not None:  # before the (possibly long) optimization: the folder, an earlier export of --name
+        check_output_dir("--out", args.out)
+        if args.name is not None:
+            target = output_path("--out", args.out, args.name, name_flag="--name", suffixes=(".json", ".npz"))
+            check_not_exported("--out", target, force=args.force, name_flag="--name")
     des = _design_from_args(args)
+    if args.out is not None and args.name is None:  # the default name is the design's: known now, before simulating
+        from ...cerar.export import _default_name
+
+        target = output_path("--out", args.out, _default_name(des), suffixes=(".json", ".npz"))
+        check_not_exported("--out", target, force=args.force, name_flag="--name")
     payload = _summary(des)
     text = _text(payload)
     choice = getattr(args, "eps_choice", None)
@@ -324,13 +332,13 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
             f"\n  simulated d = {args.d} ({args.dtype}): {res.rounds} rounds, bytes/worker "
             f"{int(np.max(res.bytes_sent))}, max relative error {fmt(rel.max())}"
         )
-    if args.export:
+    if args.out:
         from ...cerar.export import _default_name, export_design
 
         name = args.name if args.name is not None else _default_name(des)
-        output_path("--export", args.export, name, name_flag="--name", suffixes=(".json", ".npz"))
-        with path_errors("--export"):
-            path = export_design(des, args.export, name=name, overwrite=args.force)
+        output_path("--out", args.out, name, name_flag="--name", suffixes=(".json", ".npz"))
+        with path_errors("--out"):
+            path = export_design(des, args.out, name=name, overwrite=args.force)
         payload["exported"] = str(path)
         text += f"\n  exported to {path}"
     emit(args, payload, text)
@@ -348,7 +356,7 @@ def register(sub, add) -> None:
         "CERAR coded all-reduce: design, optimize, simulate, rates (and `cerar run`)",
         "examples:\n  gcsim cerar rates --workers 4 --c 8\n"
         "  gcsim cerar design --workers 4 --c 8 --method perturbation --eps 0.01 --json\n"
-        "  gcsim cerar optimize --workers 4 --c 8 --kappa 20 --export designs/cerar\n"
+        "  gcsim cerar optimize --workers 4 --c 8 --kappa 20 --out designs/cerar\n"
         "  gcsim cerar simulate --workers 4 --c 8 --method vandermonde --d 4096 --dtype float32\n"
         "  gcsim cerar run --engine gloo --workers 4 --c 8 --d 4096 --json   # see `gcsim cerar run --help`\n"
         "\n`gcsim cerar ACTION --help` lists each action's flags.",
@@ -401,7 +409,8 @@ def register(sub, add) -> None:
 
     def output_flags(q: argparse.ArgumentParser) -> None:
         q.add_argument("--seed", type=int_arg(0), default=0, help="seed (optimized starts, simulated gradients)")
-        q.add_argument("--export", metavar="DIR", help="export into the folder DIR: the design, as a catalogue bundle")
+        q.add_argument("--out", metavar="DIR", help="output folder DIR: the design is exported into it, a bundle")
+        deprecate(q, "--export", "--out", note="--out is the output folder of every command")
         q.add_argument("--name", help="the name of the bundle (default: from the method and parameters)")
         q.add_argument("--force", action="store_true", help="replace an existing export")
 
@@ -410,7 +419,7 @@ def register(sub, add) -> None:
         "build a CERAR design and print its error, condition numbers and traffic",
         "examples:\n  gcsim cerar design --workers 4 --c 8                       # ε predicted best for float32\n"
         "  gcsim cerar design --workers 4 --c 8 --eps 0.01 --json\n"
-        "  gcsim cerar design --workers 3 --c 5 --method vandermonde --export designs/cerar",
+        "  gcsim cerar design --workers 3 --c 5 --method vandermonde --out designs/cerar",
     )
     construction_flags(q, "float32", "precision the design is meant for; picks the default --eps")
     output_flags(q)
@@ -418,7 +427,7 @@ def register(sub, add) -> None:
     q = action(
         "optimize",
         "condition-number-constrained optimization of the encoders (docs/theory.md §55)",
-        "examples:\n  gcsim cerar optimize --workers 4 --c 8 --kappa 20 --export designs/cerar\n"
+        "examples:\n  gcsim cerar optimize --workers 4 --c 8 --kappa 20 --out designs/cerar\n"
         "  gcsim cerar optimize --workers 3 --c 4 --kappa 5 --max-iter 3 --objective worst --json",
     )
     optimizer_flags(q)

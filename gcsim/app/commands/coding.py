@@ -59,7 +59,7 @@ def _scheme_and_model(args: argparse.Namespace):
         if exc.argument == "s":
             raise UsageError(
                 f"--stragglers: {str(exc)[len('s: ') :]}"
-                + ("; try --model fixed" if args.model == "all" and "fixed" not in str(exc) else "")
+                + ("; try --stragglers fixed:S" if args.model == "all" and "fixed" not in str(exc) else "")
             ) from None
         raise
     return design, scheme, model
@@ -70,7 +70,7 @@ _FLAGS = {
     "m": "--m",
     "eps": "--eps",
     "seed": "--seed",
-    "p": "--p",
+    "p": "--stragglers",
     "samples": "--samples",
     "draws": "--draws",
     "method": "--method",
@@ -78,7 +78,7 @@ _FLAGS = {
     "bounds": "--bounds",
     "design": "--design",
     "s": "--stragglers",
-    "model": "--model",
+    "model": "--stragglers",
     "chunk": "--chunk",
     "scheduler": "--scheduler",
     "workers": "--processes",
@@ -88,9 +88,15 @@ _FLAGS = {
 
 def _common(p: argparse.ArgumentParser, design_required: bool = True) -> None:
     from ..common import float_arg, int_arg, straggler_arg
+    from ..flags import DeprecatedAlias
 
     p.add_argument("--design", required=design_required, help=_DESIGN_HELP)
-    p.add_argument("--m", type=int_arg(1), default=2, help="communication reduction m")
+    p.add_argument(
+        "--m",
+        type=int_arg(1),
+        default=None,
+        help="communication reduction m: every worker sends 1/m of a gradient (default 1, as in every command)",
+    )
     p.add_argument(
         "--method",
         default="rd",
@@ -104,24 +110,31 @@ def _common(p: argparse.ArgumentParser, design_required: bool = True) -> None:
     )
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the encoder and of the straggler draws")
     p.add_argument(
-        "--model",
-        default="fixed",
-        choices=["fixed", "bernoulli", "all", "worst"],
-        help="straggler model (fixed: s uniform stragglers; 'all' enumerates every pattern, up to "
-        "gcsim.limits.MAX_PATTERNS; worst: the worst pattern)",
-    )
-    p.add_argument(
         "--stragglers",
         "-s",
         type=straggler_arg,
         default="0",
-        help="stragglers: S (S uniform stragglers, with --model) or KIND:VALUE: fixed:S, all:S, worst:S, bernoulli:P",
+        help="stragglers: S (= fixed:S, S uniform stragglers) or KIND:VALUE: fixed:S, all:S (every pattern, up to "
+        "gcsim.limits.MAX_PATTERNS), worst:S (the worst pattern), bernoulli:P (0 <= P < 1)",
+    )
+    # the spellings before --stragglers KIND:VALUE, hidden: --model all -s 2 is all:2, --model bernoulli --p P
+    # is bernoulli:P (normalize_stragglers joins them)
+    p.add_argument(
+        "--model",
+        action=DeprecatedAlias,
+        new="--stragglers KIND:S",
+        note="--model all -s 2 is --stragglers all:2",
+        default="fixed",
+        choices=["fixed", "bernoulli", "all", "worst"],
+        help=argparse.SUPPRESS,
     )
     p.add_argument(
         "--p",
+        action=DeprecatedAlias,
+        new="--stragglers bernoulli:P",
         type=float_arg(0.0, 1.0, strict_max=True),
         default=0.1,
-        help="straggling probability (--model bernoulli), 0 <= p < 1",
+        help=argparse.SUPPRESS,
     )
     p.add_argument(
         "--design-s",
@@ -135,9 +148,10 @@ def _common(p: argparse.ArgumentParser, design_required: bool = True) -> None:
 
 def _cmd_error(args: argparse.Namespace) -> int:
     from ...coding.evaluate import expected_error, worst_case_error
-    from ..common import emit, fmt, normalize_stragglers, show_progress
+    from ..common import emit, fmt, m_from_args, m_note, normalize_stragglers, show_progress
 
     normalize_stragglers(args, ("fixed", "all", "worst", "bernoulli"))
+    m_from_args(args, was=2)
 
     design, scheme, model = _scheme_and_model(args)
     norm = scheme.m * scheme.num_parts
@@ -145,7 +159,7 @@ def _cmd_error(args: argparse.Namespace) -> int:
         if args.chunk is not None or args.scheduler != "serial":
             from ..common import UsageError
 
-            raise UsageError("--chunk/--scheduler: the chunked Monte Carlo needs --model fixed or bernoulli")
+            raise UsageError("--chunk/--scheduler: the chunked Monte Carlo needs --stragglers fixed:S or bernoulli:P")
         res = worst_case_error(scheme, args.stragglers, seed=args.seed)
         payload = {
             "design": args.design,
@@ -170,7 +184,7 @@ def _cmd_error(args: argparse.Namespace) -> int:
             from ..sweep_options import scheduler_from_args
 
             if args.model not in ("fixed", "bernoulli"):
-                raise UsageError("--chunk: the chunked Monte Carlo needs --model fixed or bernoulli")
+                raise UsageError("--chunk: the chunked Monte Carlo needs --stragglers fixed:S or bernoulli:P")
             scheduler, workers = scheduler_from_args(args)
             exp = expected_error_sweep(
                 scheme,
@@ -215,15 +229,17 @@ def _cmd_error(args: argparse.Namespace) -> int:
             f"E[optimal error] = {fmt(exp.mean, 6)} (95% CI {fmt(exp.ci[0], 6)} .. {fmt(exp.ci[1], 6)}; "
             f"normalized err/(mN) = {fmt(exp.mean / norm)}; {exp.method})"
         )
+    m_note(args)
     emit(args, payload, text)
     return EXIT_OK
 
 
 def _cmd_bounds(args: argparse.Namespace) -> int:
     from ...coding.verify import verify_bounds
-    from ..common import UsageError, emit, normalize_stragglers, show_progress
+    from ..common import UsageError, emit, m_from_args, m_note, normalize_stragglers, show_progress
 
     normalize_stragglers(args, ("fixed", "all", "worst", "bernoulli"))
+    m_from_args(args, was=2)
 
     if args.action != "verify":
         raise UsageError(f"unknown bounds action {args.action!r} (use: gcsim bounds verify ...)")
@@ -239,6 +255,7 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     report = verify_bounds(
         scheme, model, bounds, samples=samples, seed=args.seed, draws=args.draws, progress=show_progress(args)
     )
+    m_note(args)
     emit(args, report.to_dict(), report.summary)
     return EXIT_OK if report.ok else EXIT_FAILURE
 
@@ -246,7 +263,7 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
 def _cmd_bounds_catalogue(args: argparse.Namespace) -> int:
     """``gcsim bounds verify --catalogue``: every named instance, one task per (instance, s)."""
     from ...catalogue.sweeps import verify_catalogue_bounds
-    from ..common import UsageError, emit, show_progress
+    from ..common import UsageError, emit, m_note, show_progress
     from ..sweep_options import scheduler_from_args
 
     if args.design is not None:
@@ -275,6 +292,7 @@ def _cmd_bounds_catalogue(args: argparse.Namespace) -> int:
         f"  {c.name:<22} s = {c.s:<3} {'ok' if c.report.ok else f'{len(c.report.violations)} violation(s)'}"
         for c in cases
     ]
+    m_note(args)
     emit(args, {"ok": ok, "cases": rows}, "\n".join(lines))
     return EXIT_OK if ok else EXIT_FAILURE
 
@@ -296,9 +314,9 @@ def register(sub, add) -> None:
         _cmd_error,
         "optimal-decoding error of a scheme: expected (exact or Monte Carlo) or worst case",
         "examples:\n  gcsim error --design pg2_9 --m 2 --method rd -s 20 --samples 5000\n"
-        "  gcsim error --design coset_27_2_5 --method rd --eps 0.1 --model bernoulli --p 0.2 --json\n"
-        "  gcsim error --design petersen --m 1 --method naive --model worst -s 3\n"
-        "  gcsim error --design pg2_9 --method rd -s 20 --samples 100000000 --scheduler local",
+        "  gcsim error --design coset_27_2_5 --m 2 --method rd --eps 0.1 --stragglers bernoulli:0.2 --json\n"
+        "  gcsim error --design petersen --m 1 --method naive --stragglers worst:3\n"
+        "  gcsim error --design pg2_9 --m 2 --method rd -s 20 --samples 100000000 --scheduler local",
     )
     _common(p)
     add_scheduler_flags(p, "the Monte Carlo chunks", old_flag="--workers")
@@ -314,9 +332,9 @@ def register(sub, add) -> None:
         _cmd_bounds,
         "check lower <= simulated <= upper for a scheme (exit 1 on a violation)",
         "examples:\n  gcsim bounds verify --design pg2_9 --m 2 --method rd -s 20 --json\n"
-        "  gcsim bounds verify --design paley13 --m 2 --method rd --model all -s 2 "
+        "  gcsim bounds verify --design paley13 --m 2 --method rd --stragglers all:2 "
         "--bounds rank_lower,rd_upper\n"
-        "  gcsim bounds verify --catalogue --method rd --scheduler local",
+        "  gcsim bounds verify --catalogue --m 2 --method rd --scheduler local",
     )
     p.add_argument("action", choices=["verify"], help="the only action")
     _common(p, design_required=False)

@@ -15,6 +15,7 @@ from ..common import (
     EXIT_UNKNOWN,
     UsageError,
     check_name,
+    check_not_exported,
     check_output_dir,
     emit,
     int_arg,
@@ -22,6 +23,7 @@ from ..common import (
     output_path,
     path_errors,
 )
+from ..flags import DeprecatedAlias, deprecate
 from ..specs import FAMILY_FORMS, FamilySpec, check_family_params, family_form
 from .cerar import load_summary
 
@@ -36,29 +38,45 @@ def _build(family: str, numbers: list[int], args: argparse.Namespace, existence:
     return spec.build("params", group=getattr(args, "group", "cyclic"), existence=existence, positional=True)
 
 
+def _bundle_name(family: str, numbers: list[int]) -> str | None:
+    """The name ``export_object`` gives the object ``construct FAMILY NUMBERS`` builds (its parameters), known
+    before it is built; None when the numbers admit no design (the construction refuses them)."""
+    if family == "bibd":
+        v, k, lam = (*numbers, 1)[:3] if len(numbers) == 2 else numbers[:3]
+        if k < 2 or (lam * (v - 1)) % (k - 1) or (lam * v * (v - 1)) % (k * (k - 1)):
+            return None
+        return "_".join(map(str, (v, lam * v * (v - 1) // (k * (k - 1)), lam * (v - 1) // (k - 1), k, lam)))
+    return "_".join(map(str, numbers[:4] if family == "biregular" else numbers))
+
+
 def _cmd_construct(args: argparse.Namespace) -> int:
-    if args.export is not None:  # before the (possibly long) construction
-        check_output_dir("--export", args.export)
+    if args.out is not None:  # before the (possibly long) construction: the folder, then an earlier export
+        check_output_dir("--out", args.out)
+        check_name("--name", args.name)
+        name = args.name if args.name is not None else _bundle_name(args.family, list(args.params))
+        if name is not None:
+            target = output_path("--out", args.out, args.family, name, name_flag="--name", suffixes=(".json", ".npz"))
+            check_not_exported("--out", target, force=args.force, name_flag="--name")
     check_name("--name", args.name)
     obj = _build(args.family, args.params, args)
     obj.verify()
     payload = object_summary(obj)
     payload["verified"] = True
-    if args.export:
+    if args.out:
         from ...catalogue.objects import export_object
 
         # the name export_object would choose, given explicitly: the path checked is the path written
         name = args.name if args.name is not None else "_".join(str(p) for p in obj.params)
-        output_path("--export", args.export, obj.kind, name, name_flag="--name", suffixes=(".json", ".npz"))
-        with path_errors("--export"):
-            payload["exported"] = str(export_object(obj, args.export, name=name, overwrite=args.force))
+        output_path("--out", args.out, obj.kind, name, name_flag="--name", suffixes=(".json", ".npz"))
+        with path_errors("--out"):
+            payload["exported"] = str(export_object(obj, args.out, name=name, overwrite=args.force))
     if args.matrix:
         payload["assignment"] = obj.assignment
     text = (
         f"{payload['kind']} {tuple(obj.params)} via {payload['construction']}: "
         f"{payload['parts']} parts x {payload['workers']} workers, verified"
     )
-    if args.export:
+    if args.out:
         text += f"\nexported to {payload['exported']}"
     if args.matrix:
         text += "\n" + "\n".join("".join(str(int(x)) for x in row) for row in obj.assignment)
@@ -140,7 +158,9 @@ def _cmd_load(args: argparse.Namespace) -> int:
     except CatalogueError as exc:  # a refusal is a diagnostic: stderr (with --json, the JSON object on stdout)
         if args.json:
             emit(args, {"path": args.path, "verified": False, "error": str(exc)}, "")
-        print(f"gcsim: refused: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc}", file=sys.stderr)
+        print(
+            f"gcsim: error: refused: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc}", file=sys.stderr
+        )
         return EXIT_FAILURE
     payload["path"] = args.path
     payload["sha256"] = manifest["sha256"]
@@ -148,7 +168,7 @@ def _cmd_load(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-#: ``--export`` given without a folder (deprecated: ``--export DIR``)
+#: ``--export`` given without a folder (``--dir DIR --export``, deprecated: ``--out DIR``)
 _BARE = "\0bare"
 
 
@@ -157,31 +177,30 @@ def _cmd_catalogue(args: argparse.Namespace) -> int:
     from ..paths import inside_installed_package, packaged_catalogue
 
     flag = "--dir"  # the flag that named the folder, for the messages
-    if args.export == _BARE:  # `--dir DIR --export`, the spelling before --export DIR
-        print("gcsim: warning: --export without a folder is deprecated: use --export DIR", file=sys.stderr)
-        args.export = True
-    elif args.export is not None:  # --export DIR: check against DIR and write what it lacks
-        if args.dir is not None and Path(args.dir) != Path(args.export):
-            raise UsageError(f"--export: {args.export!r} differs from --dir {args.dir!r}; give one folder")
-        args.dir, args.export, flag = args.export, True, "--export"
+    if args.out == _BARE:  # `--dir DIR --export`, the spelling before --out DIR: export into --dir
+        export = True
+    elif args.out is not None:  # --out DIR: check against DIR and write what it lacks
+        if args.dir is not None and Path(args.dir) != Path(args.out):
+            raise UsageError(f"--out: {args.out!r} differs from --dir {args.dir!r}; give one folder")
+        args.dir, export, flag = args.out, True, "--out"
     else:
-        args.export = False
-    if (args.export or args.force) and args.dir is None:  # writes only into a folder named on the command line
-        which = "--export" if args.export else "--force"
-        raise UsageError(f"{which}: give the folder to write into, a folder of your own: --export DIR")
+        export = False
+    if (export or args.force) and args.dir is None:  # writes only into a folder named on the command line
+        which = "--out" if export else "--force"
+        raise UsageError(f"{which}: give the folder to write into, a folder of your own: --out DIR")
     if args.dir is None:
         args.dir = str(packaged_catalogue())
-    if (args.export or args.force) and inside_installed_package(args.dir):
+    if (export or args.force) and inside_installed_package(args.dir):
         raise UsageError(
             f"{flag}: {args.dir!r} is inside the installed gcsim package (read-only); "
-            "give --export DIR, a folder of your own, to export"
+            "give --out DIR, a folder of your own, to export"
         )
-    if args.export or args.force:
+    if export or args.force:
         check_output_dir(flag, args.dir)
     elif Path(args.dir).exists() and not Path(args.dir).is_dir():  # a missing folder: every file "missing"
         raise UsageError(f"{flag}: {args.dir!r} exists and is not a folder")
     with path_errors(flag):
-        rows = catalogue_table(directory=args.dir, export=args.export, force=args.force, flag=flag)
+        rows = catalogue_table(directory=args.dir, export=export, force=args.force, flag=flag)
     ok = table_ok(rows)
     emit(args, {"rows": rows, "ok": ok}, lambda: format_table(rows))
     return EXIT_OK if ok else EXIT_FAILURE
@@ -194,7 +213,7 @@ def register(sub, add) -> None:
         _cmd_construct,
         "build and verify a combinatorial object",
         "examples:\n  gcsim construct bibd 91 10 1\n  gcsim construct srg 10 3 0 1 --matrix\n"
-        "  gcsim construct biregular 40 20 3 6 --seed 1 --export my_designs",
+        "  gcsim construct biregular 40 20 3 6 --seed 1 --out my_designs",
     )
     p.add_argument(
         "family",
@@ -204,7 +223,12 @@ def register(sub, add) -> None:
     p.add_argument("params", type=int_arg(), nargs="+", help="the family's integer parameters")
     p.add_argument("--group", default="cyclic", choices=["cyclic", "elementary"], help="coset graphs: group")
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of randomized constructions")
-    p.add_argument("--export", metavar="DIR", help="export into the folder DIR, a catalogue folder (<kind>/<name>)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="output folder DIR: the object is exported into it, a catalogue folder (<kind>/<name>)",
+    )
+    deprecate(p, "--export", "--out", note="--out is the output folder of every command")
     p.add_argument("--name", help="the name of the bundle in the catalogue (default: the parameters)")
     p.add_argument("--force", action="store_true", help="replace an existing catalogue file")
     p.add_argument("--matrix", action="store_true", help="print the 0/1 assignment matrix")
@@ -225,13 +249,13 @@ def register(sub, add) -> None:
         "load anything gcsim exports and re-verify it from the files alone",
         "examples:\n  gcsim load pg2_9                   # a named instance of the packaged catalogue\n"
         "  gcsim load cerar/optimized_N4_c8_kappa10\n  gcsim load my_designs/coset/27_2_5\n"
-        "  gcsim load advice/rank1_bibd_rd      # a folder written by `gcsim advise --export advice`\n"
+        "  gcsim load advice/rank1_bibd_rd      # a folder written by `gcsim advise --out advice`\n"
         "  gcsim load advice/rank1_bibd_rd/encoder   # one of its parts",
     )
     p.add_argument(
         "path",
         help="bundle stem, .json or .npz path (a design, graph, encoder, decoder table or CERAR design); "
-        "a folder written by `gcsim advise --export`; or a name in the packaged catalogue (pg2_9, srg/petersen)",
+        "a folder written by `gcsim advise --out`; or a name in the packaged catalogue (pg2_9, srg/petersen)",
     )
 
     p = add(
@@ -239,7 +263,7 @@ def register(sub, add) -> None:
         _cmd_catalogue,
         "build, verify (and export) the named instances; print a table",
         "examples:\n  gcsim catalogue                      # against the catalogue shipped with gcsim\n"
-        "  gcsim catalogue --export my_designs",
+        "  gcsim catalogue --out my_designs",
     )
     p.add_argument(
         "--dir",
@@ -247,15 +271,25 @@ def register(sub, add) -> None:
         help="catalogue folder (default: the catalogue shipped with gcsim, read-only when installed)",
     )
     p.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="output folder DIR: the catalogue files it lacks are exported into it (checked against DIR)",
+    )
+    # before --out DIR: --export DIR, and before that --dir DIR --export (a folder-less switch)
+    p.add_argument(
         "--export",
+        dest="out",
         nargs="?",
         const=_BARE,
-        default=None,
-        metavar="DIR",
-        help="export into the folder DIR: the catalogue files it lacks (checked against DIR)",
+        action=DeprecatedAlias,
+        new="--out DIR",
+        note="--out is the output folder of every command",
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
     )
     p.add_argument(
         "--force",
         action="store_true",
-        help="replace (rewrite) the catalogue files in the folder (--export DIR or --dir DIR)",
+        help="replace (rewrite) the catalogue files in the folder (--out DIR or --dir DIR)",
     )

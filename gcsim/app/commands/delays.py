@@ -133,9 +133,10 @@ def _table_encoder(design: Any, args: argparse.Namespace) -> Any:
     from ...coding.encoders import get_encoder
     from ...coding.schemes import encode
     from ...coding.structured import encode_structured
-    from ..common import UsageError
+    from ..common import UsageError, m_from_args
 
-    for key, default in (("m", 2), ("method", "rd"), ("eps", 0.0), ("seed", 0)):
+    m_from_args(args, was=2)
+    for key, default in (("method", "rd"), ("eps", 0.0), ("seed", 0)):
         if getattr(args, key) is None:
             setattr(args, key, default)
     N, n = int(getattr(design, "num_parts", 0)), int(getattr(design, "num_workers", 0))
@@ -152,7 +153,7 @@ def _table_encoder(design: Any, args: argparse.Namespace) -> Any:
 
 
 def _code_encoder(args: argparse.Namespace) -> Any:
-    """The encoder of an exported code (``--code``: a folder of ``gcsim advise --export``, or a bundle), re-verified.
+    """The encoder of an exported code (``--code``: a folder of ``gcsim advise --out``, or a bundle), re-verified.
 
     Its own ``m``, method and seed are the code's: ``--m``, ``--method``, ``--eps`` and ``--seed`` are refused.
     """
@@ -182,13 +183,14 @@ def _cmd_decoder_table(args: argparse.Namespace) -> int:
     from ...coding.decoder_table import decoder_table
     from ...coding.structured import StructuredRD
     from ...errors import CatalogueError
-    from ..common import UsageError, emit, fmt, output_path, path_errors
+    from ..common import UsageError, check_not_exported, emit, fmt, m_note, output_path, path_errors
     from ..specs import design_arg
 
-    # the output path first (a bad --out or --name must not cost the table), then again just
-    # before writing (a link planted meanwhile)
+    # the output path first (a bad --out or --name, or an earlier table there, must not cost the
+    # table), then again just before writing (a link planted meanwhile)
     name = args.name if args.name is not None else f"decoders_s{args.s_max}"
-    output_path("--out", args.out, name, name_flag="--name", suffixes=(".json", ".npz"))
+    target = output_path("--out", args.out, name, name_flag="--name", suffixes=(".json", ".npz"))
+    check_not_exported("--out", target, force=args.force, name_flag="--name")
     if (args.design is None) == (args.code is None):
         raise UsageError("--design: give the design (and --m, --method) or --code (an exported code), one of them")
     if args.code is not None:
@@ -221,6 +223,7 @@ def _cmd_decoder_table(args: argparse.Namespace) -> int:
         f"{payload['patterns']:,} patterns of up to {args.s_max} stragglers; largest optimal error "
         f"{fmt(payload['max_error'], 6)} (normalized {fmt(payload['max_normalized_error'])}); written to {path}"
     )
+    m_note(args)
     emit(args, payload, text)
     return EXIT_OK
 
@@ -274,10 +277,12 @@ def register(sub, add) -> None:
     p.add_argument("--design", help="the design: named instance, family spec (bibd:13,4,1, ...) or a catalogue file")
     p.add_argument(
         "--code",
-        help="the exported code instead of --design: a folder of gcsim advise --export (or a scheme bundle); its "
+        help="the exported code instead of --design: a folder of gcsim advise --out (or a scheme bundle); its "
         "encoder is tabulated",
     )
-    p.add_argument("--m", type=int_arg(1), default=None, help="communication reduction m (default 2)")
+    p.add_argument(
+        "--m", type=int_arg(1), default=None, help="communication reduction m (default 1, as in every command)"
+    )
     p.add_argument(
         "--method", default=None, metavar="METHOD", help=f"encoder: {', '.join(method_names())} (default rd)"
     )

@@ -16,7 +16,7 @@ Registered through :data:`gcsim.cli._EXTRA_COMMANDS` (``register(subparsers, add
     ``model.sample(steps, seed)``, so ``--seed`` fixes every number) or ``--deadline`` on the
     measured compute time of each coded worker; prints the mean decoding error against the
     analysis and whether the replicas are bit-identical.  The code is ``--code`` (an exported
-    code: ``gcsim advise --export``, a decoder-table bundle) or ``--design`` with ``--m``,
+    code: ``gcsim advise --out``, a decoder-table bundle) or ``--design`` with ``--m``,
     ``--method``, ``--eps``, built in memory as an export would hold it: the encoder, and for
     ``fixed:S`` the decoder table of every pattern with at most ``S`` stragglers (other
     patterns: the certified fallback).  ``--workers-die K`` kills ``K`` seeded ranks halfway: the
@@ -47,7 +47,7 @@ _CERAR_EPILOG = """examples:
   gcsim cerar run --engine gloo --workers 3 --c 3 --d 64 --json
   gcsim cerar run --engine gloo --workers 4 --c 8 --eps 0.001 --d 100000 --baselines
   gcsim cerar run --engine numpy --workers 4 --c 8 --d 4096    # ε predicted best for float32
-  gcsim cerar run --engine gloo --workers 4 --c 8 --design designs/cerar/NAME.json   # a `cerar design --export` file
+  gcsim cerar run --engine gloo --workers 4 --c 8 --design designs/cerar/NAME.json   # a `cerar design --out` file
 """
 
 _GC_EPILOG = """examples:
@@ -285,7 +285,7 @@ def _run_gc(args: argparse.Namespace) -> int:
 def _gc_table(args: argparse.Namespace, scheme: Any) -> Any:
     """For ``fixed:S`` stragglers, the decoder table of every pattern with at most S (None beyond the limits).
 
-    What ``gcsim advise --export`` and ``gcsim decoder-table --s-max S`` hold for that question; other
+    What ``gcsim advise --out`` and ``gcsim decoder-table --s-max S`` hold for that question; other
     models (no fixed S) get no table, as an export for them does: every pattern by the certified fallback.
     """
     from ... import limits
@@ -303,7 +303,7 @@ def _gc_table(args: argparse.Namespace, scheme: Any) -> Any:
         return None
     count = pattern_count(scheme.n, s)
     if count > limits.MAX_PATTERNS or count * scheme.n * scheme.m > limits.MAX_DENSE_ENTRIES:
-        return None  # as advise --export: no table beyond the limits; the certified fallback decodes
+        return None  # as advise --out: no table beyond the limits; the certified fallback decodes
     return decoder_table(scheme, s)
 
 
@@ -432,7 +432,7 @@ def register(subparsers: Any, add) -> None:
     p.add_argument(
         "--code",
         help="the exported code, run by the coded trainer with its own encoder (--design, --m, --method, --eps are "
-        "refused): a folder of gcsim advise --export, or a decoder-table bundle",
+        "refused): a folder of gcsim advise --out, or a decoder-table bundle",
     )
     p.add_argument("--m", type=int_arg(1), default=None, help="communication reduction m (with --design; default 1)")
     p.add_argument(

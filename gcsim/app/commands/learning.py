@@ -20,7 +20,7 @@ EXIT_OK = 0
 
 #: API argument -> the flag that sets it (errors name the flag)
 _FLAGS = {
-    "p": "--p",
+    "p": "--stragglers",
     "iterations": "--iterations",
     "lr": "--lr",
     "seed": "--seed",
@@ -33,7 +33,30 @@ _FLAGS = {
 }
 
 
-_CODE_ONLY = ("stragglers", "delays", "rule", "deadline", "ranks", "network", "batch_size", "collective")
+_CODE_ONLY = ("delays", "rule", "deadline", "ranks", "network", "batch_size", "collective")
+
+
+def _bernoulli_p(args: argparse.Namespace) -> float:
+    """The straggling probability of ``gcsim train`` without ``--code``: ``--stragglers bernoulli:P`` (0.2 by default).
+
+    The simulated training draws Bernoulli stragglers only; ``--p P`` is the deprecated spelling.
+    """
+    from ..common import UsageError, float_arg
+
+    if args.stragglers is None:
+        return 0.2 if args.p is None else args.p
+    if args.p is not None:
+        raise UsageError("--stragglers: give it or the deprecated --p, not both")
+    kind, _, value = args.stragglers.partition(":")
+    if kind != "bernoulli" or "," in value:
+        raise UsageError(
+            f"--stragglers: without --code the training draws Bernoulli stragglers only: bernoulli:P, got "
+            f"{args.stragglers!r} (--code runs an exported code under any model)"
+        )
+    try:
+        return float_arg(0.0, 1.0, strict_max=True)(value)
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"--stragglers: bernoulli: {exc}") from None
 
 
 def _code_stragglers(args: argparse.Namespace, n: int):
@@ -185,8 +208,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--{name.replace('_', '-')}: goes with --code (gradient-coded training of an exported code)"
             )
-    if args.p is None:
-        args.p = 0.2
+    args.p = _bernoulli_p(args)
     from ...io.manifest import atomic_write_text, dumps, provenance
     from ...learning.datasets import Dataset, load_dataset, load_mnist
     from ...learning.experiments import compare, default_codes
@@ -291,7 +313,8 @@ def register(sub, add) -> None:
         "train",
         _cmd_train,
         "train an MLP (features-128-10) with coded gradients under Bernoulli stragglers (MNIST by default)",
-        "examples:\n  gcsim train --iterations 100 --p 0.2\n  gcsim train --dataset digits --codes uncoded,rd --json\n"
+        "examples:\n  gcsim train --iterations 100 --stragglers bernoulli:0.2\n"
+        "  gcsim train --dataset digits --codes uncoded,rd --json\n"
         "  gcsim train --dtype float32 --codes exact\n"
         "  gcsim train --mnist ~/data/mnist --max-train 5000 --out results/train-mnist",
     )
@@ -300,12 +323,15 @@ def register(sub, add) -> None:
 
     p.add_argument("--codes", help="comma-separated label prefixes (default: all codes); e.g. uncoded,rd,ns")
     from ..common import float_arg, int_arg
+    from ..flags import DeprecatedAlias
 
-    p.add_argument(
+    p.add_argument(  # before --stragglers bernoulli:P
         "--p",
+        action=DeprecatedAlias,
+        new="--stragglers bernoulli:P",
         type=float_arg(0.0, 1.0, strict_max=True),
         default=None,
-        help="straggling probability, 0 <= p < 1 (default 0.2; not with --code)",
+        help=argparse.SUPPRESS,
     )
     p.add_argument("--iterations", type=int_arg(1), default=150, help="training iterations")
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"], help="update rule")
@@ -330,12 +356,13 @@ def register(sub, add) -> None:
     deprecate(p, "--precision", "--dtype", note="--dtype is the precision in every command")
     p.add_argument("--max-train", type=int_arg(1), default=None, help="use only this many training examples")
     p.add_argument("--out", help="output folder: history.csv and a manifest are written into it (--code: report.json)")
-    p.add_argument("--code", help="the exported code: a folder of gcsim advise --export, or a decoder-table bundle")
+    p.add_argument("--code", help="the exported code: a folder of gcsim advise --out, or a decoder-table bundle")
     p.add_argument(
         "--stragglers",
         type=straggler_arg,
         default=None,
-        help="stragglers with --code: S (= fixed:S) or KIND:VALUES (fixed:2, bernoulli:0.1, markov:P_ENTER,P_LEAVE)",
+        help="stragglers: bernoulli:P (default bernoulli:0.2); with --code any model, S (= fixed:S) or KIND:VALUES "
+        "(fixed:2, bernoulli:0.1, markov:P_ENTER,P_LEAVE)",
     )
     p.add_argument("--delays", default=None, help="delay model with --code (and --rule): " + DELAY_HELP)
     p.add_argument("--rule", default=None, help="arrival rule with --delays: " + RULE_HELP)
