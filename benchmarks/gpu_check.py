@@ -20,7 +20,10 @@ exact design c = N on d = 1,863,690 float32 (the large MLP's gradient), median t
 ``dist.all_reduce``, and the largest relative difference from it; then (world size >= 2) DDP step
 times of the MLP 784-1024-1024-10 at batch 32 per rank, plain DDP against the CERAR hook (exact
 design, the hook's defaults, built through the public state API: ``make_hook_state`` and
-``register_comm_hook(state, cerar_hook)``), interleaved, medians of the slowest rank; the hook's
+``register_comm_hook(state, cerar_hook)``), and the hook with the lean schedule of theory §51.4
+(``make_hook_state(design, schedule="lean")``, the exact design, c = 1 for N = 2: its measured peak
+``peak_packets`` at most ``c + N + 2``, plus one for a partial last component), interleaved, medians of
+the slowest rank; the hook's
 public state after the steps (``wire_dtype`` float32, ``calls``, bytes, the ``precision`` check
 passing), the replicas' drift (:func:`gcsim.executor.replicas.replica_drift`) and 0.0 after
 :func:`~gcsim.executor.replicas.resync_parameters`.
@@ -224,6 +227,8 @@ def nccl_job(rank: int, world_size: int, spec: dict) -> dict:
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     from gcsim.cerar import design
+    from gcsim.cerar.ring import check_lean
+    from gcsim.errors import InvalidArgumentError
     from gcsim.executor.collectives import cerar_all_reduce, ring_all_reduce
     from gcsim.executor.ddp_hook import cerar_hook, make_hook_state
     from gcsim.executor.replicas import replica_drift, resync_parameters
@@ -273,12 +278,20 @@ def nccl_job(rank: int, world_size: int, spec: dict) -> dict:
                 layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
             return torch.nn.Sequential(*layers[:-1]).to(dev)
 
+        # the lean schedule needs the shift pattern (theory §51.4): the exact c = N design has it from N = 3;
+        # for N = 2 (one peer both ways) the exact c = 1 design
+        lean_design = exact
+        try:
+            check_lean(exact.encoders, exact.decoders)
+        except InvalidArgumentError:
+            lean_design = design(world_size, 1, "exact")
         variants = {}
-        for name in ("plain DDP", "CERAR exact hook"):
+        for name in ("plain DDP", "CERAR exact hook", "CERAR lean hook"):
             model = DDP(make(), device_ids=[dev.index] if cuda else None)
             state = None
             if name != "plain DDP":  # the public state API: build the state, register it (a wrapper could) yourself
-                state = make_hook_state(exact)
+                lean = name == "CERAR lean hook"
+                state = make_hook_state(lean_design if lean else exact, schedule="lean" if lean else "default")
                 model.register_comm_hook(state, cerar_hook)
             variants[name] = (model, torch.optim.SGD(model.parameters(), lr=0.01), state)
         gen = torch.Generator().manual_seed(100 + rank)
@@ -302,6 +315,9 @@ def nccl_job(rank: int, world_size: int, spec: dict) -> dict:
         res["ddp_step_seconds"] = steps
         res["ddp_max_param_diff"] = float((flat["plain DDP"] - flat["CERAR exact hook"]).abs().max())
         res["hook_state"] = hook_state_summary(variants["CERAR exact hook"][2])
+        # the lean schedule (theory §51.4) in the same steps: the same training up to float32 round-off
+        res["lean_max_param_diff_vs_default"] = float((flat["CERAR lean hook"] - flat["CERAR exact hook"]).abs().max())
+        res["lean_hook_state"] = hook_state_summary(variants["CERAR lean hook"][2])
         hooked = variants["CERAR exact hook"][0]
         res["hook_replica_drift"] = replica_drift(hooked)  # max |θ_i − θ_0| over the ranks, after the steps
         resync_parameters(hooked)
@@ -322,6 +338,10 @@ def hook_state_summary(state) -> dict:
         "bytes_sent": state.counter.sent,
         "precision_ok": None if prec is None else bool(prec.ok),
         "precision_ratio": None if prec is None else float(prec.ratio),
+        "schedule": state.schedule,
+        "peak_packets": state.peak_packets,
+        "c": state.design.c,
+        "N": state.design.N,
     }
 
 
@@ -478,7 +498,16 @@ def nccl_check(args, report: dict, gpus: int, *, cpu: bool = False) -> None:
             "hook_state": res.results[0]["hook_state"],
             "hook_replica_drift": max(r["hook_replica_drift"] for r in res.results),
             "hook_replica_drift_after_resync": max(r["hook_replica_drift_after_resync"] for r in res.results),
+            "ratio_lean_hook_to_plain": st["CERAR lean hook"] / st["plain DDP"],
+            "lean_max_param_diff_vs_default": max(r["lean_max_param_diff_vs_default"] for r in res.results),
+            "lean_hook_state": res.results[0]["lean_hook_state"],
         }
+        lean = res.results[0]["lean_hook_state"]
+        # theory §51.4: at most c + N + 2 packets of ceil(d/c), the bucket's own included (+1: a partial last one)
+        if lean["calls"] < 1 or not 0 < max(r["lean_hook_state"]["peak_packets"] for r in res.results) <= (
+            lean["c"] + lean["N"] + 3
+        ):
+            report["ok"] = False
         hs = res.results[0]["hook_state"]
         if (
             hs["wire_dtype"] != "torch.float32"

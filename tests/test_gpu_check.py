@@ -129,13 +129,20 @@ def test_gpu_check_torch_part_runs_on_gloo_cpu(capsys, monkeypatch):
     for row in part["collectives"].values():  # every sum within 2 SAFETY γ_N Σ|g_i| of dist.all_reduce's
         assert 0.0 <= row["max_diff_vs_allreduce_over_bound"] <= 1.0 and row["median_seconds"] > 0
     ddp = part["ddp"]
-    assert set(ddp["median_step_seconds"]) == {"plain DDP", "CERAR exact hook"} and ddp["batch_per_rank"] == 32
+    assert set(ddp["median_step_seconds"]) == {"plain DDP", "CERAR exact hook", "CERAR lean hook"}
+    assert ddp["batch_per_rank"] == 32
     assert ddp["max_param_diff_after_steps"] < 1e-4  # exact design: the same training up to float32 round-off
     # the CERAR hook's public state (CerarHookState), read after the steps: float32 buckets, exact design
     state = ddp["hook_state"]
     assert state["wire_dtype"] == "torch.float32" and state["compute_dtype"] == "None" and state["calls"] >= 2
     assert state["bytes_sent"] > 0 and state["precision_ok"] is True
     assert 0.0 <= ddp["hook_replica_drift"] < 1e-4 and ddp["hook_replica_drift_after_resync"] == 0.0
+    # the lean schedule (theory §51.4): the same training to float32 round-off, at most c + N + 2 (+1) packets
+    lean = ddp["lean_hook_state"]
+    assert lean["schedule"] == "lean" and state["schedule"] == "default" and lean["calls"] == state["calls"]
+    assert (lean["c"], lean["N"]) == (1, 2)  # the exact c = N = 2 design lacks the shift pattern: c = 1
+    assert lean["bytes_sent"] > 0 and ddp["lean_max_param_diff_vs_default"] < 1e-4
+    assert 2 * lean["c"] <= lean["peak_packets"] <= lean["c"] + lean["N"] + 3
     # part 3: CodedTrainer, 13 coded workers on the 2 ranks, the 117,858-parameter CNN
     coded = report["coded_cpu"]
     assert coded["backend"] == "gloo" and coded["world_size"] == 2 and coded["coded_workers"] == 13
