@@ -464,7 +464,8 @@ def _check_same_diagonals(D: np.ndarray, want: np.ndarray, options: Mapping[str,
     if not np.all(same):
         k, j = (int(x) for x in np.argwhere(~same)[0])
         raise _bad(
-            f"diagonal entry ({k}, {j}) is {D[k, j]!r}, but the options {dict(options)} draw {want[k, j]!r} "
+            f"diagonal entry ({k}, {j}) is {float(D[k, j])!r}, but the options {dict(options)} "
+            f"draw {float(want[k, j])!r} "
             f"({int((~same).sum())} entries differ): the diagonals are not the encoder's"
         )
 
