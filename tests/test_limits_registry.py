@@ -27,7 +27,7 @@ PACKAGE = ROOT / "gcsim"
 #: Module-level MAX_* constants outside gcsim.limits that are not size limits of a computation.
 NOT_SIZE_LIMITS = {
     ("gcsim/io/bundle.py", "MAX_MANIFEST_BYTES"),  # a sanity bound on a JSON manifest read from disk
-    ("gcsim/sweep.py", "MAX_CHECKPOINT_TASK_BYTES"),  # a checkpoint record's bound (a file guard)
+    ("gcsim/io/checkpoint.py", "MAX_CHECKPOINT_TASK_BYTES"),  # a checkpoint record's bound (a file guard)
     ("gcsim/combinatorics/srg_distance_union.py", "MAX_DIAMETER"),  # how far a search looks, not a refusal
     ("gcsim/coding/sparse_routes.py", "MAX_ITERATIONS"),  # CG steps before a pattern falls back, refuses nothing
     ("gcsim/_html.py", "MAX_CELLS"),  # display truncation
