@@ -1191,6 +1191,14 @@ class WorstCaseErrorResult:
         object.__setattr__(self, "mask", _readonly(self.mask))
         object.__setattr__(self, "stragglers", _readonly(self.stragglers))
 
+    def __repr__(self) -> str:
+        """One line: the value, the straggler set (its first 8 workers), how it was found; never the mask."""
+        shown = ", ".join(str(int(j)) for j in self.stragglers[:8]) + (", …" if len(self.stragglers) > 8 else "")
+        return (
+            f"WorstCaseErrorResult(value={self.value:.6g}, stragglers=[{shown}] of n={self.mask.size}, "
+            f"method={self.method!r}, evaluations={self.evaluations}, normalized={self.normalized})"
+        )
+
     def _repr_html_(self) -> str:
         """Rich display in Jupyter: the worst error, its straggler set and a strip of the mask."""
         return _html.safe_html(
@@ -1348,6 +1356,14 @@ class SeedsExpectedResult:
         object.__setattr__(self, "seeds", tuple(self.seeds))
         object.__setattr__(self, "values", _readonly(self.values))
         object.__setattr__(self, "per_seed", tuple(self.per_seed))
+
+    def __repr__(self) -> str:
+        """One line: the mean, its interval over seeds, how, the number of seeds; never the per-seed values."""
+        how = self.ci_method if len(self.ci_method) <= 60 else self.ci_method[:59] + "…"
+        return (
+            f"SeedsExpectedResult(mean={self.mean:.6g}, ci=({self.ci[0]:.6g}, {self.ci[1]:.6g}), "
+            f"method={self.method!r}, {len(self.seeds)} seeds, ci_method={how!r}, stderr={self.stderr:.4g})"
+        )
 
     def _repr_html_(self) -> str:
         """Rich display in Jupyter: the mean over seeds, its interval and the per-seed means."""
