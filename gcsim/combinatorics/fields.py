@@ -28,7 +28,7 @@ Number theory (primality, factorization, integer roots, perfect powers) is sympy
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache, wraps
 from typing import Any
 
 import numpy as np
@@ -62,6 +62,41 @@ def is_prime(n: int) -> bool:
     (True, False)
     """
     return bool(sympy.isprime(check_int("n", n)))
+
+
+def int_cache(func: Any = None, *, maxsize: int | None = None) -> Any:
+    """:func:`functools.cache` (with ``maxsize``: :func:`functools.lru_cache`) for a function of
+    integers: an argument the cache cannot hash (an array, a list) is refused by
+    :func:`~gcsim._validation.check_int` naming its parameter, not by the cache's ``TypeError:
+    unhashable type``.
+
+    >>> @int_cache
+    ... def square(q):
+    ...     return q * q
+    >>> square(3)
+    9
+    >>> square([3])
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: q: must be an integer, got [3]
+    """
+    if func is None:  # @int_cache(maxsize=...)
+        return lambda f: int_cache(f, maxsize=maxsize)
+    cached = cache(func) if maxsize is None else lru_cache(maxsize=maxsize)(func)
+    names = func.__code__.co_varnames[: func.__code__.co_argcount]
+
+    @wraps(func)
+    def wrapper(*args: Any) -> Any:
+        for name, value in zip(names, args, strict=False):
+            try:
+                hash(value)
+            except TypeError:
+                check_int(name, value)  # raises: an integer is hashable
+        return cached(*args)
+
+    wrapper.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    wrapper.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    return wrapper
 
 
 def prime_power_decomposition(q: int) -> tuple[int, int] | None:
@@ -106,10 +141,7 @@ def is_prime_power(q: int) -> bool:
     >>> [q for q in range(2, 20) if is_prime_power(q)]
     [2, 3, 4, 5, 7, 8, 9, 11, 13, 16, 17, 19]
     """
-    try:
-        return prime_power_decomposition(q) is not None
-    except InvalidArgumentError:
-        return False
+    return prime_power_decomposition(q) is not None  # a non-integer q is refused, never answered False
 
 
 def _check_q(q: Any) -> tuple[int, int, int]:
@@ -158,7 +190,7 @@ CONWAY_POLYNOMIALS: dict[int, tuple[int, ...]] = {
 _EXCEPTIONS: dict[int, tuple[int, ...]] = {9: (1, 0, 1)}
 
 
-@cache
+@int_cache
 def defining_polynomial(q: int) -> tuple[int, ...]:
     """The monic polynomial defining gcsim's ``GF(q)`` (coefficients, highest degree first).
 
@@ -186,7 +218,7 @@ def defining_polynomial(q: int) -> tuple[int, ...]:
         return tuple(int(c) for c in galois.irreducible_poly(p, a, method="min").coeffs)
 
 
-@cache
+@int_cache
 def field_tables(q: int) -> tuple[np.ndarray, np.ndarray]:
     """Addition and multiplication tables of gcsim's ``GF(q)`` (read-only int64, ``q x q``).
 
@@ -229,7 +261,7 @@ def field_tables(q: int) -> tuple[np.ndarray, np.ndarray]:
     return add, mul
 
 
-@cache
+@int_cache
 def primitive_element(q: int) -> int:
     """Smallest code of a generator of the multiplicative group of ``GF(q)``.
 
@@ -253,7 +285,7 @@ def primitive_element(q: int) -> int:
     raise AssertionError("no primitive element")  # pragma: no cover
 
 
-@cache
+@int_cache
 def _field(q: int) -> Any:
     import galois  # optional heavy import (JIT-compiled arithmetic): only for callers that want field objects
 

@@ -20,14 +20,15 @@ d-dimensional subspaces of GF(q)^n).
 
 from __future__ import annotations
 
-from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
 
+from .. import limits
 from .._validation import check_dense_size, check_int
-from ..errors import InvalidArgumentError
-from .fields import field_tables, is_prime_power
+from ..errors import InvalidArgumentError, SizeLimitError
+from ..limits import check_work
+from .fields import field_tables, int_cache, is_prime_power
 
 __all__ = [
     "gaussian_binomial",
@@ -47,8 +48,14 @@ def gaussian_binomial(n: int, d: int, q: int) -> int:
     >>> gaussian_binomial(3, 1, 2), gaussian_binomial(4, 2, 2)
     (7, 35)
     """
-    if d < 0 or d > n:
+    n = check_int("n", n, minimum=0)
+    d = check_int("d", d, minimum=0)
+    q = check_int("q", q, minimum=2)
+    if d > n:
         return 0
+    # the numerator has about d (n - d/2) log2(q) bits: its size before it is computed
+    check_work("n", min(d, n - d) * n * q.bit_length(), "bits of the Gaussian binomial", limit_name="MAX_EXACT_WORK")
+    d = min(d, n - d)  # [n choose d]_q = [n choose n - d]_q
     num, den = 1, 1
     for i in range(d):
         num *= q ** (n - i) - 1
@@ -61,6 +68,24 @@ def _check_q(q) -> int:
     if not is_prime_power(q):
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
     return q
+
+
+def _power(name: str, q: int, e: int, what: str) -> int:
+    """``q**e`` (the entries of an array gcsim would build), refused beyond ``MAX_DENSE_ENTRIES``
+    before the power is computed (``q**(10**12)`` would not end)."""
+    limit = limits.MAX_DENSE_ENTRIES
+    if e * (q.bit_length() - 1) > limit.bit_length():  # q^e >= 2^(e (bits - 1)) > limit
+        raise SizeLimitError(
+            name,
+            f"{what} has {q}^{e:,} entries, over gcsim's limit of {limit:,} entries "
+            "(gcsim.limits.MAX_DENSE_ENTRIES; raise it there on a bigger machine)",
+            requested=limit + 1,
+            limit=limit,
+            limit_name="MAX_DENSE_ENTRIES",
+        )
+    entries = q**e
+    limits.check_entries(name, (entries,), what)
+    return entries
 
 
 def _codes(vectors: np.ndarray, q: int) -> np.ndarray:
@@ -89,6 +114,7 @@ def projective_points(n: int, q: int) -> np.ndarray:
     """
     n = check_int("n", n, minimum=1)
     q = _check_q(q)
+    _power("n", q, n, f"GF({q})^{n}")
     check_dense_size("q", (q**n - 1) // (q - 1), n, f"the point list of PG({n - 1},{q})")
     blocks = []
     for lead in range(n - 1, -1, -1):  # vectors (0, .., 0, 1, *): increasing codes
@@ -100,7 +126,7 @@ def projective_points(n: int, q: int) -> np.ndarray:
     return np.concatenate(blocks)
 
 
-@lru_cache(maxsize=64)
+@int_cache(maxsize=64)
 def projective_point_index(n: int, q: int) -> np.ndarray:
     """Lookup table vector code -> index of the point of PG(n-1, q) it spans (``-1`` for 0).
 
@@ -112,6 +138,7 @@ def projective_point_index(n: int, q: int) -> np.ndarray:
     """
     n = check_int("n", n, minimum=1)
     q = _check_q(q)
+    _power("n", q, n, "the lookup table of GF(q)^n")
     _, mul = field_tables(q)
     points = projective_points(n, q)
     scalars = np.arange(1, q, dtype=np.int64)
@@ -134,6 +161,9 @@ def subspaces(N: int, m: int, q: int) -> np.ndarray:
     N = check_int("N", N, minimum=1)
     m = check_int("m", m, minimum=0, maximum=N)
     q = _check_q(q)
+    # the result's shape before it is built: gaussian_binomial(N, m, q) x m x N
+    count = gaussian_binomial(N, m, q)
+    limits.check_entries("N", (count, m, N), f"the bases of the {m}-subspaces of GF({q})^{N}")
     out = []
     for pivots in combinations(range(N), m):
         # free entries: row i, columns after its pivot that are not pivots
@@ -166,6 +196,9 @@ def pg_parameters(n: int, q: int, d: int) -> tuple[int, int, int]:
     >>> pg_parameters(2, 9, 1)
     (91, 10, 1)
     """
+    n = check_int("n", n, minimum=1)
+    q = _check_q(q)
+    d = check_int("d", d, minimum=1, maximum=n)
     return (gaussian_binomial(n + 1, 1, q), gaussian_binomial(d + 1, 1, q), gaussian_binomial(n - 1, d - 1, q))
 
 
@@ -175,7 +208,11 @@ def ag_parameters(n: int, q: int, d: int) -> tuple[int, int, int]:
     >>> ag_parameters(2, 3, 1)
     (9, 3, 1)
     """
-    return (q**n, q**d, gaussian_binomial(n - 1, d - 1, q))
+    n = check_int("n", n, minimum=1)
+    q = _check_q(q)
+    d = check_int("d", d, minimum=1, maximum=n)
+    lam = gaussian_binomial(n - 1, d - 1, q)  # refuses a size beyond MAX_EXACT_WORK bits first
+    return (q**n, q**d, lam)
 
 
 def pg_flats(n: int, q: int, d: int = 1) -> list[tuple[int, ...]]:
@@ -188,6 +225,7 @@ def pg_flats(n: int, q: int, d: int = 1) -> list[tuple[int, ...]]:
     n = check_int("n", n, minimum=2)
     q = _check_q(q)
     d = check_int("d", d, minimum=1, maximum=n - 1)
+    _power("n", q, n + 1, f"GF({q})^{n + 1}")
     table = projective_point_index(n + 1, q)
     bases = subspaces(n + 1, d + 1, q)
     # chunks keep the span array (chunk, q^(d+1), n+1) at a few million entries
@@ -212,6 +250,7 @@ def ag_flats(n: int, q: int, d: int = 1) -> list[tuple[int, ...]]:
     n = check_int("n", n, minimum=2)
     q = _check_q(q)
     d = check_int("d", d, minimum=1, maximum=n - 1)
+    _power("n", q, n, f"the points of AG({n},{q})")
     add, _ = field_tables(q)
     bases = subspaces(n, d, q)
     U = _spans(bases, q)  # (count, q^d, n)
