@@ -13,8 +13,9 @@ Exit codes scripts can rely on:
 * 3, 4 -- ``gcsim exists`` only: the object does not exist (3), its existence is
   unknown (4); it exists: 0.
 
-Running out of memory anyway is exit 1 with one line.  Warnings are printed as
-one ``gcsim: warning: ...`` line each.  Every command that produces numbers
+Running out of memory anyway is exit 1 with one line.  Every line that says why a command stopped
+starts ``gcsim: error:`` (a usage error of any subcommand, a refusal, a refused file, a failure);
+warnings are printed as one ``gcsim: warning: ...`` line each.  Every command that produces numbers
 accepts ``--json`` and then prints exactly one JSON object on stdout.
 """
 
