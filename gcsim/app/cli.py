@@ -60,7 +60,7 @@ _EPILOG = """examples:
   gcsim construct coset 27 2 5 --out designs
   gcsim load bibd/pg2_9                   # re-verify a packaged catalogue file
   gcsim load advice/rank1_bibd_rd         # a code exported by `gcsim advise --out advice`
-  gcsim --limit MAX_PATTERNS=1e8 error --design pg2_9 --stragglers all:5  # C(91,5) > 10^7: a bigger machine
+  gcsim --limit MAX_PATTERNS=1e8 error --design pg2_9 --m 2 --stragglers all:5  # C(91,5) > 10^7: a bigger machine
   gcsim catalogue                         # verify every named instance
   gcsim reproduce                         # the quick headline results (make demo)
   gcsim reproduce --full --scheduler local  # paper scale, on a Dask cluster of this machine's cores
