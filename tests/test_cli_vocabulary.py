@@ -367,6 +367,12 @@ EARLIER = [
         "o.npz",
         "gcsim.cerar.factory.design",
     ),
+    (  # no --name: an optimized design's name is known from --kappa before the optimization
+        "cerar optimize --kappa",
+        [*SAMPLES[("cerar", "optimize")], "--out", "{d}"],
+        "optimized_N3_c4_kappa5.json",
+        "gcsim.cerar.factory.design",
+    ),
     ("advise", [*SAMPLES[("advise",)], "--out", "{d}"], "rank1_bibd_rd/advice.json", "gcsim.advisor.advise"),
 ]
 

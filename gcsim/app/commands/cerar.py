@@ -283,10 +283,14 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
     from ..common import UsageError, check_name, check_not_exported, check_output_dir, output_path, path_errors
 
     check_name("--name", args.name)
-    if args.out is not None:  # before the (possibly long) optimization: the folder, an earlier export of --name
+    if args.out is not None:  # before the (possibly long) optimization: the folder, an earlier export there
         check_output_dir("--out", args.out)
-        if args.name is not None:
-            target = output_path("--out", args.out, args.name, name_flag="--name", suffixes=(".json", ".npz"))
+        name = args.name
+        method = "optimized" if args.action == "optimize" else args.method
+        if name is None and method == "optimized" and args.kappa is not None and not getattr(args, "design", None):
+            name = f"optimized_N{args.N}_c{args.c}_kappa{float(args.kappa):g}"  # the design's name (cerar.export)
+        if name is not None:
+            target = output_path("--out", args.out, name, name_flag="--name", suffixes=(".json", ".npz"))
             check_not_exported("--out", target, force=args.force, name_flag="--name")
     des = _design_from_args(args)
     if args.out is not None and args.name is None:  # the default name is the design's: known now, before simulating
