@@ -711,6 +711,12 @@ def _milp_worst_case(scheme, **kw):
     return fixed_decoder_worst_case(scheme, 1, **kw)
 
 
+def _claim_runs_progress(value):
+    from gcsim.app.stages.training import claim_runs
+
+    return claim_runs(None, None, [0], target=0.1, iterations=1, batch=1, every=1, progress=value)
+
+
 def bool_calls(tmp) -> dict[tuple[str, str], Any]:
     """A call per public bool parameter: ``call(value)`` passes ``value`` to it and valid arguments elsewhere."""
     from gcsim.advisor import advise
@@ -817,6 +823,7 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         ("gcsim.advisor.advice.pareto_point", "with_time"): lambda x: pareto_point(row, x),
         ("gcsim.advisor.candidates.Question", "relax_load"): lambda x: Question(7, 3, 1, model, relax_load=x),
         ("gcsim.advisor.core.advise", "progress"): lambda x: advise(7, 3, 1, model, families=["bibd"], progress=x),
+        ("gcsim.learning.cerar_training.links_experiment", "progress"): lambda x: _links_experiment(tmp, x),
         ("gcsim.advisor.core.advise", "relax_load"): lambda x: advise(
             7, 3, 1, model, families=["bibd"], progress=False, relax_load=x
         ),
@@ -956,6 +963,7 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         ("gcsim.io.bundle.save_bundle", "overwrite"): lambda x: save_bundle(
             tmp / "b", {"a": np.zeros(2)}, {}, overwrite=x
         ),
+        ("gcsim.app.stages.training.claim_runs", "progress"): lambda x: _claim_runs_progress(x),
         ("gcsim.learning.datasets.load_digits", "standardized"): lambda x: load_digits(standardized=x),
         ("gcsim.learning.datasets.load_mnist_subset", "standardized"): lambda x: load_mnist_subset(
             standardized=x, per_class=10
@@ -1006,6 +1014,12 @@ def _launch(value):
     from gcsim.executor.launcher import launch
 
     return launch(abs, 2, timeout=30, verbose=value)
+
+
+def _links_experiment(tmp, value):
+    from gcsim.learning.cerar_training import links_experiment
+
+    return links_experiment(tmp / "links", progress=value)  # progress is checked before the links
 
 
 def _ddp_experiment(design, value):

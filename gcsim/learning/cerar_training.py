@@ -1170,10 +1170,10 @@ def links_experiment(
     import shutil
     import tempfile
 
+    progress = check_bool("progress", progress)
     ok, why = netem_available()
     if not ok:
         raise RuntimeError(f"the CERAR link experiment needs emulated links: {why}")
-    progress = check_bool("progress", progress)
     plan = dict(LINKS if plan is None else plan)
     seeds = [check_int("seeds", x, minimum=0) for x in plan["seeds"]]
     warmup = int(plan["warmup"])
