@@ -441,10 +441,13 @@ def test_load_mnist_names_a_fifo(tmp_path):
 
 
 def test_load_refusals_go_to_stderr(capsys, tmp_path):
-    code, out, err = run(capsys, "load", str(tmp_path / "missing"))
+    (tmp_path / "bad.json").write_text("not json")  # a file gcsim refuses (exit 1)
+    code, out, err = run(capsys, "load", str(tmp_path / "bad.json"))
     assert code == 1 and out == "" and err.startswith("gcsim: error: refused: ") and err.count("\n") == 1
-    code, out, err = run(capsys, "load", str(tmp_path / "missing"), "--json")
+    code, out, err = run(capsys, "load", str(tmp_path / "bad.json"), "--json")
     assert code == 1 and json.loads(out)["verified"] is False and err.startswith("gcsim: error: refused: ")
+    code, out, err = run(capsys, "load", str(tmp_path / "missing"))  # nothing there: a usage error (exit 2)
+    assert code == 2 and out == "" and err.startswith("gcsim: error: ") and err.count("\n") == 1
 
 
 def test_decode_time_refuses_a_complex_trace(capsys, tmp_path):

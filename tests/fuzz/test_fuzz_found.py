@@ -192,8 +192,8 @@ def _cli(argv):
 def test_load_refusal_goes_to_stderr(tmp_path, monkeypatch):
     """``gcsim load ' '`` printed its refusal on stdout (fixed in de0e30c, item 7)."""
     monkeypatch.chdir(tmp_path)
-    rc, out, err = _cli(["load", " "])
-    assert rc == 1 and "refused" in err and not out
+    rc, out, err = _cli(["load", " "])  # nothing of that name: a usage error since d43bf0d (#34 item 11)
+    assert rc == 2 and err.startswith("gcsim: error: ") and "not found" in err and not out
 
 
 def test_no_command_is_a_usage_error_on_stderr():
