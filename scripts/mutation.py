@@ -109,9 +109,14 @@ _KILLED_CODES = {1, 3, 36, 37, -24, 24, 152, 255, -11, -9}
 _NO_TESTS_CODES = {5, 33}
 
 
+_TIMEOUT_CODES = {36, -24, 24, 152, 255}
+
+
 def _status(code: int | None) -> str:
     if code is None:
         return "not run"
+    if code in _TIMEOUT_CODES:
+        return "timeout"
     if code in _KILLED_CODES:
         return "killed"
     if code in _NO_TESTS_CODES:
@@ -133,6 +138,10 @@ def _write_config(work: Path, target: Target) -> None:
         # workers forked from a process that has run no test: a cache filled by the stats run
         # (functools.lru_cache, e.g. bibd_existence._violations) would otherwise hide the mutants
         'process_isolation = "forkserver"',
+        # a test run is stopped after (estimated seconds + 10) x 5 of wall time: mutmut's default (+1) x 15
+        # stops healthy runs on a loaded machine under nice 19, and a stopped run counts as a kill
+        "timeout_multiplier = 5.0",
+        "timeout_constant = 10.0",
         "",
     ]
     (work / "pyproject.toml").write_text("\n".join(lines))
@@ -270,8 +279,7 @@ def _classify(work: Path, target: Target) -> list[Mutant]:
             text_functions = TEXT_FUNCTIONS.get(target.path, {})
             if found and all(_in_message(node, trail, text_functions) for node, trail in found):
                 kind = "message"
-            a = ast.get_source_segment(source, original) or ""
-            b = ast.get_source_segment(source, mutant) or ""
+            a, b = ast.unparse(original), ast.unparse(mutant)
             delta = list(difflib.unified_diff(a.splitlines()[1:], b.splitlines()[1:], lineterm="", n=0))
             diff = "\n".join(line for line in delta[2:] if not line.startswith("@@"))
             changed = [line[1:].strip() for line in delta[2:] if line.startswith("+")]
@@ -289,13 +297,15 @@ def _report(name: str, mutants: list[Mutant], *, list_survivors: bool) -> float 
     skipped = {m.name for m in equivalent}
     number = [m for m in ran if m.kind == "number" and m.name not in skipped]
     message = [m for m in ran if m.kind == "message"]
-    killed = [m for m in number if m.status == "killed"]
+    killed = [m for m in number if m.status in ("killed", "timeout")]
+    timeouts = [m for m in number if m.status == "timeout"]
     no_tests = [m for m in number if m.status == "no tests"]
     score = len(killed) / len(number) if number else None
-    message_survived = [m for m in message if m.status != "killed"]
+    message_survived = [m for m in message if m.status not in ("killed", "timeout")]
     print(
         f"{name}: {len(ran)} of {len(mutants)} mutants ran; number-changing {len(killed)}/{len(number)} killed"
         + (f" ({100 * score:.1f} %)" if score is not None else "")
+        + (f", {len(timeouts)} of them by timeout" if timeouts else "")
         + f"; message-only {len(message)} ({len(message_survived)} survived); equivalent (skip list) {len(equivalent)}"
         + (f"; reached by no selected test {len(no_tests)}" if no_tests else "")
     )
@@ -303,7 +313,7 @@ def _report(name: str, mutants: list[Mutant], *, list_survivors: bool) -> float 
         print(f"  stale skip-list entry (the mutant changed): {m.name}")
     if list_survivors:
         for m in number:
-            if m.status != "killed":
+            if m.status not in ("killed", "timeout"):
                 print(f"  -- {m.name} [{m.status}]\n" + "\n".join("     " + line for line in m.diff.splitlines()))
     return score
 

@@ -1,0 +1,173 @@
+"""gcsim.coding.bounds (the part run by ``scripts/mutation.py coding.bounds``) against independent computations.
+
+Issue #32 item 7.  The symmetric-BIBD closed forms (Theorem 4 of docs/theory/45_bounds.md) are
+checked against least squares on incidence matrices built here from cyclic difference sets, in
+exact rationals (sympy) and in floating point (numpy.linalg.lstsq), for every straggler count;
+the block helpers against their definitions written as loops.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from itertools import combinations
+
+import numpy as np
+import pytest
+import sympy
+
+from gcsim.coding.bounds import (
+    bibd_naive_error,
+    bibd_optimal_error_m1,
+    block_multiplicities,
+    split_blocks,
+    straggling_probabilities,
+)
+from gcsim.errors import ImpossibleParametersError, InvalidArgumentError
+
+# cyclic difference sets: (v, k, lam) -> D, incidence A[i, j] = 1 iff (i - j) mod v in D
+DIFFERENCE_SETS = {
+    (7, 3, 1): (0, 1, 3),
+    (13, 4, 1): (0, 1, 3, 9),
+    (11, 5, 2): (1, 3, 4, 5, 9),
+    (4, 3, 2): (1, 2, 3),
+}
+
+
+def _incidence(v: int, D: tuple[int, ...]) -> np.ndarray:
+    return np.array([[1 if (i - j) % v in D else 0 for j in range(v)] for i in range(v)])
+
+
+def _exact_error(A: np.ndarray, F: tuple[int, ...], m: int) -> Fraction:
+    """min_X ||B_F X - T||_F^2 with B = 1_m (x) A, T = I_m (x) 1, in exact rationals."""
+    v = A.shape[0]
+    if not F:
+        return Fraction(m * v)
+    B = sympy.Matrix(np.kron(np.ones((m, 1), dtype=int), A[:, list(F)]).tolist())
+    T = sympy.Matrix(np.kron(np.eye(m, dtype=int), np.ones((v, 1), dtype=int)).tolist())
+    X = (B.T * B).LUsolve(B.T * T)  # B_F has full column rank for a symmetric BIBD with lam >= 1
+    R = B * X - T
+    total = sum(R[i, j] ** 2 for i in range(R.rows) for j in range(R.cols))
+    return Fraction(int(sympy.fraction(total)[0]), int(sympy.fraction(total)[1]))
+
+
+def _float_error(A: np.ndarray, F: tuple[int, ...], m: int) -> float:
+    v = A.shape[0]
+    B = np.kron(np.ones((m, 1)), A[:, list(F)].astype(float))
+    T = np.kron(np.eye(m), np.ones((v, 1)))
+    if not F:
+        return float((T**2).sum())
+    X = np.linalg.lstsq(B, T, rcond=None)[0]
+    return float(((B @ X - T) ** 2).sum())
+
+
+@pytest.mark.parametrize("params", list(DIFFERENCE_SETS))
+def test_bibd_m1_error_against_exact_least_squares(params):
+    v, k, lam = params
+    A = _incidence(v, DIFFERENCE_SETS[params])
+    assert (A.T @ A == (k - lam) * np.eye(v, dtype=int) + lam).all()  # the design is what it claims
+    for s in range(v + 1):
+        F = tuple(range(s, v))  # the closed form holds for every F of size v - s
+        expected = _exact_error(A, F, 1)
+        assert bibd_optimal_error_m1(v, k, lam, s, exact=True) == expected, s
+        got = bibd_optimal_error_m1(v, k, lam, s)
+        assert isinstance(got, float) and got == pytest.approx(_float_error(A, F, 1), abs=1e-9)
+    # another F of the same size: the same value (Gamma_FF depends on |F| only)
+    F = tuple(range(0, v, 2))
+    assert bibd_optimal_error_m1(v, k, lam, v - len(F), exact=True) == _exact_error(A, F, 1)
+
+
+@pytest.mark.parametrize("params", [(7, 3, 1), (4, 3, 2)])
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_bibd_naive_error_against_exact_least_squares(params, m):
+    v, k, lam = params
+    A = _incidence(v, DIFFERENCE_SETS[params])
+    for s in range(v + 1):
+        F = tuple(range(v - s))
+        expected = _exact_error(A, F, m)
+        assert bibd_naive_error(v, k, lam, m, s, exact=True) == expected, (m, s)
+        assert bibd_naive_error(v, k, lam, m, s) == pytest.approx(_float_error(A, F, m), abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "fn,args,name",
+    [
+        (bibd_optimal_error_m1, (1, 1, 0, 0), "v"),
+        (bibd_optimal_error_m1, (7, 0, 1, 0), "k"),
+        (bibd_optimal_error_m1, (7, 8, 1, 0), "k"),
+        (bibd_optimal_error_m1, (7, 3, -1, 0), "lam"),
+        (bibd_optimal_error_m1, (7, 3, 4, 0), "lam"),
+        (bibd_optimal_error_m1, (7, 3, 1, -1), "s"),
+        (bibd_optimal_error_m1, (7, 3, 1, 8), "s"),
+        (bibd_naive_error, (7, 3, 1, 0, 1), "m"),
+        (bibd_naive_error, (7, 3, 1, 2, 8), "s"),
+        (bibd_naive_error, (7, 3, 1, 2, -1), "s"),
+        (bibd_naive_error, (1, 3, 1, 2, 0), "v"),
+    ],
+)
+def test_bibd_closed_forms_bad_input_names_it(fn, args, name):
+    with pytest.raises(InvalidArgumentError) as info:
+        fn(*args)
+    assert info.value.argument == name
+
+
+def test_bibd_closed_forms_refuse_non_symmetric_parameters():
+    for fn, args in [(bibd_optimal_error_m1, (7, 3, 2, 1)), (bibd_naive_error, (9, 3, 1, 2, 1))]:
+        with pytest.raises(ImpossibleParametersError):
+            fn(*args)
+    with pytest.raises(InvalidArgumentError) as info:
+        bibd_optimal_error_m1(7, 3, 1, 1, exact="yes")
+    assert info.value.argument == "exact"
+    # the edge cases of the checks: k = v (lam = v) and lam = 0 (k = 1) are symmetric and allowed
+    assert bibd_optimal_error_m1(3, 3, 3, 1, exact=True) == Fraction(3) - Fraction(2 * 9, 0 + 3 * 2)
+    assert bibd_optimal_error_m1(2, 1, 0, 1, exact=True) == Fraction(1)
+
+
+def test_block_multiplicities_by_counting():
+    for d in range(0, 25):
+        for m in range(1, 9):
+            got = block_multiplicities(d, m)
+            if d == 0:
+                assert got.shape == (0,)
+                continue
+            w = -(-d // m)
+            expected = [sum(1 for l in range(m) if l * w + (c % w) < d) for c in range(d)]
+            assert got.tolist() == expected, (d, m)
+    for args, name in [((-1, 2), "d"), ((4, 0), "m"), ((4.5, 2), "d")]:
+        with pytest.raises(InvalidArgumentError) as info:
+            block_multiplicities(*args)
+        assert info.value.argument == name
+
+
+def test_split_blocks_by_loops():
+    rng = np.random.default_rng(3)
+    for d in (1, 4, 5, 7):
+        for m in (1, 2, 3, 4):
+            G = rng.normal(size=(3, d))
+            w = -(-d // m)
+            expected = np.zeros((3, m, w))
+            for i in range(3):
+                for c in range(d):
+                    expected[i, c // w, c % w] = G[i, c]
+            np.testing.assert_array_equal(split_blocks(G, m), expected)
+    assert split_blocks(np.zeros((2, 0)), 3).shape == (2, 3, 0)
+    for args, name in [((np.ones(3), 2), "gradients"), ((np.ones((2, 3)), 0), "m"), (([[np.nan]], 1), "gradients")]:
+        with pytest.raises(InvalidArgumentError) as info:
+            split_blocks(*args)
+        assert info.value.argument == name
+
+
+def test_straggling_probabilities_broadcast_and_refusals():
+    np.testing.assert_array_equal(straggling_probabilities(0.25, 3), [0.25, 0.25, 0.25])
+    np.testing.assert_array_equal(straggling_probabilities([0.0, 0.5, 0.9], 3), [0.0, 0.5, 0.9])
+    assert straggling_probabilities(0, 2).dtype == float
+    for p in (1.0, -0.1, np.nan, np.inf, [0.1, 0.2], [[0.1, 0.2, 0.3]], True, [0.1, 1.0, 0.2]):
+        with pytest.raises(InvalidArgumentError) as info:
+            straggling_probabilities(p, 3)
+        assert info.value.argument == "p", p
+
+
+def test_every_straggler_set_of_the_fano_plane_gives_the_closed_form():
+    A = _incidence(7, DIFFERENCE_SETS[(7, 3, 1)])
+    for size in (2, 5):
+        for F in combinations(range(7), size):
+            assert _float_error(A, F, 1) == pytest.approx(bibd_optimal_error_m1(7, 3, 1, 7 - size), abs=1e-9)
