@@ -22,6 +22,7 @@ from gcsim.coding import encode as encode_dense
 from gcsim.coding.dispatch import encode_route
 from gcsim.coding.sparse_routes import SparseRD
 from gcsim.coding.structured import StructuredRD, encode_structured
+from gcsim.combinatorics.cyclic_design import singer_plane
 from tolerances import lstsq_tol
 
 
@@ -82,6 +83,19 @@ def test_rd_on_another_assignment_takes_the_sparse_route(monkeypatch):
         assert abs(gcsim.optimal_error(enc, mask, progress=False) - want) <= tol + 1e-10 * 24
 
 
+def test_a_cyclic_design_takes_the_structured_route(monkeypatch):
+    design = singer_plane(3)  # PG(2, 3) as a difference set: 13 points, no shape attribute
+    dense = encode_dense(np.asarray(design.assignment), 2, "rd", seed=1)
+    masks = _masks(13, 3)[::11]
+    expected = _lstsq_errors(dense.B, dense.target(), masks)
+    monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 200)
+    assert encode_route(design, 2) == "structured"
+    enc = gcsim.encode(design, 2, "rd", seed=1)
+    assert isinstance(enc, StructuredRD) and enc.diagonals.tolist() == dense.diagonals.tolist()
+    for mask, (want, tol) in zip(masks, expected, strict=True):
+        assert abs(gcsim.optimal_error(enc, mask, progress=False) - want) <= tol + 1e-12 * 26
+
+
 def test_within_the_limit_it_is_the_dense_encoder():
     design = gcsim.bibd(13, 4, 1)
     assert encode_route(design, 2) == "dense"
@@ -109,7 +123,7 @@ def test_another_method_is_told_that_only_rd_has_a_route(small_limit):
 
 
 def test_an_option_the_routes_do_not_take_is_refused_by_name(small_limit):
-    with pytest.raises(gcsim.InvalidArgumentError, match=r"^options: .*structured route takes dist.*\['s'\]"):
+    with pytest.raises(gcsim.InvalidArgumentError, match=r"^options: .*without dense matrices take dist.*\['s'\]"):
         gcsim.encode(gcsim.bibd(13, 4, 1), 2, "rd", s=1)
     with pytest.raises(gcsim.InvalidArgumentError, match="^eps: "):
         gcsim.encode(gcsim.bibd(13, 4, 1), 2, "rd", eps=-1.0)

@@ -38,9 +38,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import scipy.sparse as sp
+
 from .. import limits
 from .._validation import check_int, check_real
-from ..errors import GcsimError, InvalidArgumentError
+from ..errors import GcsimError, InvalidArgumentError, VerificationError
 from .encoders import get_encoder
 from .schemes import Scheme, encode as encode_dense
 from .sparse_routes import encode_sparse
@@ -62,6 +64,9 @@ def _shape(design: Any) -> tuple[int, int] | None:
     shape = getattr(design, "shape", None)
     if shape is not None and len(shape) == 2:
         return int(shape[0]), int(shape[1])
+    incidence = getattr(design, "incidence", None)  # a design kept as a difference set: made sparse on request
+    if incidence is not None and sp.issparse(incidence):
+        return int(incidence.shape[0]), int(incidence.shape[1])
     return None
 
 
@@ -100,15 +105,21 @@ def encode_route(assignment_or_design: Any, m: int, method: str = "rd") -> str:
     ('dense', 'dense')
     """
     m = check_int("m", m, minimum=1)
-    encoder = get_encoder(method)
-    shape = _shape(assignment_or_design)
-    if not encoder.diagonal_stack or shape is None or m * shape[0] * shape[1] <= limits.MAX_DENSE_ENTRIES:
+    if not _beyond_dense(assignment_or_design, m, method):
         return "dense"
     try:
         check_pair_gram(_as_incidence(assignment_or_design, None), "design")
     except GcsimError:  # not AᵀA = aI + λJ (or not 0/1): the certified sparse route
         return "sparse"
     return "structured"
+
+
+def _beyond_dense(design: Any, m: int, method: str) -> bool:
+    """RD whose dense ``B`` (``m N x n``) would pass :data:`gcsim.limits.MAX_DENSE_ENTRIES` (read at call time)."""
+    shape = _shape(design)
+    if not get_encoder(method).diagonal_stack or shape is None:
+        return False
+    return m * shape[0] * shape[1] > limits.MAX_DENSE_ENTRIES
 
 
 def encode(
@@ -174,18 +185,19 @@ def encode(
     >>> bool(abs(optimal_error(dense, mask) - optimal_error(big, mask)) < 1e-12)
     True
     """
-    route = encode_route(assignment_or_design, m, method)
-    if route == "dense":
-        return encode_dense(assignment_or_design, m, method, eps=eps, seed=seed, **options)
     m = check_int("m", m, minimum=1)
+    if not _beyond_dense(assignment_or_design, m, method):
+        return encode_dense(assignment_or_design, m, method, eps=eps, seed=seed, **options)
     eps = check_real("eps", eps, minimum=0.0)
     seed = check_int("seed", seed, minimum=0)
     unknown = sorted(set(options) - set(_RD_OPTIONS))
     if unknown:
         raise InvalidArgumentError(
             "options",
-            f"unknown option(s) for method {method!r} beyond gcsim.limits.MAX_DENSE_ENTRIES (the {route} route "
-            f"takes {', '.join(_RD_OPTIONS)}): {unknown}",
+            f"unknown option(s) for method {method!r} beyond gcsim.limits.MAX_DENSE_ENTRIES (its routes without "
+            f"dense matrices take {', '.join(_RD_OPTIONS)}): {unknown}",
         )
-    build = encode_structured if route == "structured" else encode_sparse
-    return build(assignment_or_design, m, eps=eps, seed=seed, **options)
+    try:  # encode_structured checks AᵀA = aI + λJ exactly, as encode_route does (a circulant one in O(nnz + k²))
+        return encode_structured(assignment_or_design, m, eps=eps, seed=seed, **options)
+    except VerificationError:  # not AᵀA = aI + λJ: the certified sparse route (encode_route's "sparse")
+        return encode_sparse(assignment_or_design, m, eps=eps, seed=seed, **options)
