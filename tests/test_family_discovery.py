@@ -233,3 +233,24 @@ def test_an_encoder_module_without_encoders_is_an_error(tmp_path: Path, monkeypa
         sys.modules.pop("gcsim.coding.encoders.misnamed", None)
     monkeypatch.undo()
     assert "rd" in enc_registry.method_names()  # the real package loads again
+
+
+def test_eps_is_recorded_only_by_the_encoders_that_read_it() -> None:
+    """``encode(eps=...)`` used to record ε for an encoder that ignores it (#35): the options now
+    hold ``eps`` exactly when ``B`` depends on it (checked against the built matrices)."""
+    from gcsim.coding.encoders import encoders
+
+    A = gcsim.bibd(7, 3)
+    for enc in encoders():
+        if enc.example is None or enc.m1_only:
+            continue
+        source, m, options = enc.example()
+        seed = options.get("seed", 1)
+        options = {k: v for k, v in options.items() if k not in ("eps", "seed")}
+        b = gcsim.encode(source, m, enc.name, eps=0.3, seed=seed, **options)
+        assert ("eps" in b.options) == enc.uses_eps, enc.name
+        if not enc.uses_eps:  # it ignores eps indeed: the same B as without it
+            a = gcsim.encode(source, m, enc.name, seed=seed, **options)
+            assert np.array_equal(a.B, b.B), enc.name
+    assert "eps" not in gcsim.encode(A, 1, "naive", eps=0.5).options
+    assert gcsim.encode(A, 2, "rd", eps=0.5, seed=2).options["eps"] == 0.5

@@ -467,8 +467,8 @@ def encode(
         One of :data:`METHODS`: a registered encoder (:func:`gcsim.coding.get_encoder`; see the module
         docstring and :func:`gcsim.coding.register_encoder`).
     eps : float
-        Perturbation ``ε >= 0`` of the random diagonals (the encoders with ``uses_eps``: ``rd``, ``ns``,
-        ``ns-worker``, ``hadamard-ns``, ``weighted``).
+        Perturbation ``ε >= 0`` of the random diagonals, for the encoders with ``uses_eps`` (``rd``,
+        ``ns``, ...).  Another encoder ignores it, and its ``options`` hold no ``eps``.
     seed : int
         Seed of every random choice; the same seed gives the same ``B``.
     **options
@@ -540,7 +540,9 @@ def encode(
             "method",
             f"encoder {method!r} declares stores={encoder.stores!r} but its build returned {type(stored).__name__}",
         )
-    options = {"eps": eps, "seed": seed}
+    # eps is recorded only where the build reads it: an encoder without perturbed diagonals has
+    # no eps, whatever was passed (a sweep may pass one eps to every method)
+    options = {"eps": eps, "seed": seed} if encoder.uses_eps else {"seed": seed}
     options.update(info)
     if encoder.stores == "vectors":
         extras = {**extras, "vectors": stored}
