@@ -711,6 +711,12 @@ def _milp_worst_case(scheme, **kw):
     return fixed_decoder_worst_case(scheme, 1, **kw)
 
 
+def _claim_runs_progress(value):
+    from gcsim.app.stages.training import claim_runs
+
+    return claim_runs(None, None, [0], target=0.1, iterations=1, batch=1, every=1, progress=value)
+
+
 def bool_calls(tmp) -> dict[tuple[str, str], Any]:
     """A call per public bool parameter: ``call(value)`` passes ``value`` to it and valid arguments elsewhere."""
     from gcsim.advisor import advise
@@ -957,6 +963,7 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         ("gcsim.io.bundle.save_bundle", "overwrite"): lambda x: save_bundle(
             tmp / "b", {"a": np.zeros(2)}, {}, overwrite=x
         ),
+        ("gcsim.app.stages.training.claim_runs", "progress"): lambda x: _claim_runs_progress(x),
         ("gcsim.learning.datasets.load_digits", "standardized"): lambda x: load_digits(standardized=x),
         ("gcsim.learning.datasets.load_mnist_subset", "standardized"): lambda x: load_mnist_subset(
             standardized=x, per_class=10

@@ -238,13 +238,38 @@ def test_delay_clock_shift_is_compute_plus_message_time():
 
 
 def test_claims_rules_on_made_up_tables():
-    """The claims' verdicts follow their stated rules (a table where each claim fails, one where all hold)."""
-    pd = pytest.importorskip("pandas")
-    from gcsim.app.stages.training import BASELINES, INTERPOLATION, PAPER_CODES, STRUCTURED, _claims
+    """The claims' verdicts follow their stated rules (a table where each claim fails, one where all hold).
 
-    def summary(paper_time):
-        rows = [{"label": c, "wallclock_to_target": paper_time} for c in PAPER_CODES]
-        return pd.DataFrame(rows + [{"label": c, "wallclock_to_target": 10.0} for c in BASELINES])
+    Claim 1's intervals over seeds are checked against scipy in tests/test_training_claims.py.
+    """
+    pd = pytest.importorskip("pandas")
+    from gcsim.app.stages.training import (
+        EXACT_M2,
+        INTERPOLATION,
+        M1_BASELINES,
+        M2_BASELINES,
+        PAPER_CODES,
+        STRUCTURED,
+        _claims,
+    )
+
+    def ttt(paper_time):
+        rows = []
+        for clock in ("bernoulli", "delay"):
+            for c in (*PAPER_CODES, *M1_BASELINES, *M2_BASELINES, *EXACT_M2):
+                for seed in range(5):
+                    t = paper_time + 0.1 * seed if c in PAPER_CODES else 10.0 + 0.2 * seed
+                    rows.append(
+                        {
+                            "clock": clock,
+                            "label": c,
+                            "bytes_per_step": 100 if c in M1_BASELINES else 50,
+                            "seed": seed,
+                            "wallclock_to_target": t,
+                            "end_clock": 20.0,
+                        }
+                    )
+        return pd.DataFrame(rows)
 
     def precision(growth, bf16, drift, diverged):
         rows = []
@@ -265,7 +290,14 @@ def test_claims_rules_on_made_up_tables():
                 )
         return pd.DataFrame(rows)
 
-    good = _claims(summary(5.0), summary(5.0), precision(80.0, 1e6, 1e-4, True))
-    assert good.holds.all()
-    bad = _claims(summary(np.nan), summary(12.0), precision(2.0, 0.5, 0.02, False))
-    assert not bad.holds.any()
+    good = _claims(ttt(5.0), precision(80.0, 1e6, 1e-4, True))
+    assert good.holds.all() and (good.verdict == "holds").all() and len(good) == 9
+    bad = _claims(ttt(15.0), precision(2.0, 0.5, 0.02, False))
+    assert not bad.holds.any() and set(bad.verdict) == {"does not hold"}
+    # a paper code that never reaches the target (censored at its run's end, 20 s): later than every baseline
+    never = ttt(5.0)
+    never.loc[never.label == PAPER_CODES[0], "wallclock_to_target"] = np.nan
+    assert set(_claims(never, precision(80.0, 1e6, 1e-4, True)).verdict[:6]) == {"does not hold"}
+    # ... and one whose run ended early (at 4 s, a lower bound below the baselines' times): not shown
+    never["end_clock"] = 4.0
+    assert set(_claims(never, precision(80.0, 1e6, 1e-4, True)).verdict[:6]) == {"not shown"}

@@ -494,8 +494,14 @@ def test_reproduce_stage_registered_and_writes_outputs(tmp_path):
     assert len(table) == 5 * 3 and set(table.precision) == {"float64", "float32", "bfloat16"}
     assert table.label.str.contains("Vandermonde").any() and table.label.str.contains("hadamard-ns").any()
     claims = pd.read_csv(tmp_path / "claims.csv")
-    assert list(claims.columns) == ["claim", "measure", "value", "holds", "figure"] and len(claims) == 5
+    columns = ["claim", "measure", "value", "low", "high", "seeds", "verdict", "holds", "figure"]
+    assert list(claims.columns) == columns and len(claims) == 9
     assert claims.holds.dtype == bool and set(claims.figure) <= set(res["files"])
+    assert set(claims.verdict) <= {"holds", "does not hold", "not shown"}
+    assert (claims.seeds[:6] == 5).all()  # claim 1: five seeds (the quick scale)
+    ttt = pd.read_csv(tmp_path / "time_to_target.csv")
+    assert len(ttt) == 2 * 9 * 5 and set(ttt.seed) == set(range(5)) and set(ttt.m) == {1, 2}
+    assert (ttt.bytes_per_step == 16 * -(-50890 // ttt.m) * 4).all()  # every worker's message, float32
     assert "The paper's training claims:" in res["text"]
     # every figure has its one line in the results index (gcsim reproduce's index.md)
     assert set(res["figures"]) == {f for f in res["files"] if f.endswith(".png")}

@@ -34,7 +34,7 @@ TINY = agc_paper.Scale(
     sgd_seeds=3,
     sgd_steps=20,
 )
-CLAIM_COLUMNS = ["claim", "measure", "value", "holds", "must_hold", "basis", "figure", "source"]
+CLAIM_COLUMNS = ["claim", "measure", "value", "holds", "must_hold", "basis", "figure", "source", "verdict"]
 TRAINING_CLAIMS = pd.DataFrame(
     {
         "claim": ["1. faster (Bernoulli clock)", "2a. the interpolation code breaks in float32"],
@@ -196,6 +196,21 @@ def test_paper_agc_writes_the_claims_table(tmp_path, tiny_paper, capsys):
     assert "input training/claims.csv changed" in capsys.readouterr().out
     claims = pd.read_csv(stage / "claims.csv")
     assert not claims[claims.source == "training"].holds.iloc[0]  # reported, the stage still ok
+    # the training claims over seeds: "not shown" where the interval cannot tell, carried to both tables
+    TRAINING_CLAIMS.assign(holds=[False, True], verdict=["not shown", "holds"]).to_csv(
+        tmp_path / "training" / "claims.csv", index=False
+    )
+    assert main(["reproduce", "--paper", "agc", "--stage", "agc-paper", "--out", str(tmp_path)]) == 0
+    assert "the training stage's 2 claims, listed in its summary ([training]): 1 not shown, 1 holds" in (
+        capsys.readouterr().out
+    )
+    claims = pd.read_csv(stage / "claims.csv")
+    assert list(claims[claims.source == "training"].verdict) == ["not shown", "holds"]
+    assert set(claims[claims.source != "training"].verdict) <= {"holds", "does not hold"}
+    assert (
+        "| 1. faster (Bernoulli clock) | time ratio | 0.9 | not shown | no | empirical |"
+        in (stage / "claims.md").read_text()
+    )
 
 
 @pytest.mark.timeout(300)

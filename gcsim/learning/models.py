@@ -171,6 +171,10 @@ class MLP:
         """``(mean loss, accuracy)`` from one forward pass."""
         theta = self._check_theta(theta)
         X, y = self._check_data(X, y, 1)
+        return self._evaluate_checked(theta, X, y)
+
+    def _evaluate_checked(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+        """:meth:`evaluate` on arguments already checked (a training loop checks its data once)."""
         z = self._forward(theta, X)[0][-1]
         return float(cross_entropy(z, y).mean()), float(np.mean(z.argmax(axis=-1) == y))
 

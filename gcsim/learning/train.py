@@ -346,15 +346,20 @@ class CodedGradient:
             )
         precision = resolve_precision(precision)
         m, N = self.spec.m, self.spec.num_parts
-        blocks = split_blocks(G, m)  # (N, m, w)
+        d = G.shape[1]
+        # (N, m, w): a view of G when m divides d (split_blocks zero-pads a copy otherwise)
+        blocks = G.reshape(N, m, d // m) if d % m == 0 else split_blocks(G, m)
         if precision != "float64":
             B, X = self.decoders(masks, draws=draws, rng=rng)
             sent = transmissions(B, blocks, precision)  # (count, n, w), rounded as sent
             est = np.matmul(np.swapaxes(X, 1, 2), sent)  # the PS decodes in float64
             return est.reshape(est.shape[0], -1)[:, : G.shape[1]]
-        M = self.effective(masks, draws=draws, rng=rng)
-        est = np.einsum("skil,ikw->slw", M.reshape(M.shape[0], m, N, m), blocks, optimize=True)
-        return est.reshape(M.shape[0], -1)[:, : G.shape[1]]
+        M = self.effective(masks, draws=draws, rng=rng)  # (count, mN, m), row kN + i
+        count = M.shape[0]
+        # row i m + k of the blocks as an (N m, w) matrix is g_i[k]: M's rows in that order, one product a sample
+        Mr = M.reshape(count, m, N, m).transpose(0, 2, 1, 3).reshape(count, N * m, m)
+        est = np.matmul(np.swapaxes(Mr, 1, 2), blocks.reshape(N * m, -1))  # (count, m, w)
+        return est.reshape(count, -1)[:, :d]
 
 
 #: working precisions of the workers' messages (:func:`transmissions`)
@@ -637,6 +642,7 @@ def train(
     stragglers: StragglerModel | None = None,
     precision: str = "float64",
     divergence: str = "raise",
+    stop_loss: float | None = None,
 ) -> TrainResult:
     """Train ``model`` on ``dataset`` with gradients coded by ``spec`` under Bernoulli(p) stragglers
     (or the straggler model ``stragglers``).
@@ -682,6 +688,12 @@ def train(
         What a decoded gradient or parameters that are not finite do: raise
         :class:`FloatingPointError`, or end the run there with a last row whose losses are
         ``inf`` (``params["diverged_at"]`` = the iteration; ``None`` when the run finished).
+    stop_loss : float, optional
+        End the run at the first evaluation whose training loss is at or below this value (a
+        time-to-target run: what follows the first crossing does not change it); by default the
+        run lasts ``iterations``.  ``params["stopped_at"]`` is that iteration (``None``: never
+        reached, the run lasted ``iterations``).  Such a run evaluates the training set only: its
+        history's test loss and accuracy are NaN.
 
     Returns
     -------
@@ -732,6 +744,8 @@ def train(
     precision = resolve_precision(precision)
     if divergence not in ("raise", "stop"):
         raise InvalidArgumentError("divergence", f"must be 'raise' or 'stop', got {divergence!r}")
+    if stop_loss is not None:
+        stop_loss = check_real("stop_loss", stop_loss)
     opt = _optimizer(optimizer, lr, momentum)
     code = CodedGradient(spec, p, seed)
     N, n, m = spec.num_parts, spec.n, spec.m
@@ -757,9 +771,17 @@ def train(
     arrived: list[float] = []
     clock = 0.0
 
+    # the evaluation sets, checked once (record() runs every eval_every iterations)
+    x_train, y_train = model._check_data(dataset.x_train, dataset.y_train, 1)
+    x_test, y_test = model._check_data(dataset.x_test, dataset.y_test, 1)
+
     def record(t: int) -> None:
-        tr_loss, tr_acc = model.evaluate(theta, dataset.x_train, dataset.y_train)
-        te_loss, te_acc = model.evaluate(theta, dataset.x_test, dataset.y_test)
+        theta_ok = model._check_theta(theta)
+        tr_loss, tr_acc = model._evaluate_checked(theta_ok, x_train, y_train)
+        # a time-to-target run (stop_loss) needs the training loss only
+        te_loss, te_acc = (
+            (np.nan, np.nan) if stop_loss is not None else model._evaluate_checked(theta_ok, x_test, y_test)
+        )
         rows.append(
             {
                 "iteration": t,
@@ -777,7 +799,8 @@ def train(
 
     record(0)
     diverged_at: int | None = None
-    for t in range(iterations):
+    stopped_at: int | None = 0 if stop_loss is not None and rows[0]["train_loss"] <= stop_loss else None
+    for t in range(iterations if stopped_at is None else 0):
         idx = parts if b == size else np.take_along_axis(parts, rng.random(parts.shape).argsort(axis=1)[:, :b], 1)
         with np.errstate(over="ignore", invalid="ignore"):  # a diverging code: caught just below
             G = model.part_gradients(theta, dataset.x_train[idx], dataset.y_train[idx])
@@ -818,6 +841,9 @@ def train(
         if (t + 1) % eval_every == 0 or t + 1 == iterations:
             with np.errstate(over="ignore", invalid="ignore"):  # huge but finite parameters: inf losses
                 record(t + 1)
+            if stop_loss is not None and rows[-1]["train_loss"] <= stop_loss:
+                stopped_at = t + 1
+                break
     homogeneous = bool(np.all(p_workers == p_workers[0]))
     params = {
         "label": spec.label,
@@ -838,6 +864,7 @@ def train(
         "d": model.d,
         "precision": precision,
         "diverged_at": diverged_at,
+        "stopped_at": stopped_at,
         "options": {k: v for k, v in spec.options.items() if np.isscalar(v)},
     }
     return TrainResult(spec.label, pd.DataFrame(rows), theta, params)

@@ -24,7 +24,9 @@ code (:mod:`gcsim.coding`, :mod:`gcsim.coding.bounds`, :mod:`gcsim.coding.stragg
   recomputed: run it first, as ``gcsim reproduce --paper agc`` does).
 
 ``claims.csv`` (and ``claims.md``) holds one row per claim: the claim in words, the measure,
-gcsim's number, holds or not, whether it must hold, its basis and the figure (or table).  A claim
+gcsim's number, holds or not, whether it must hold, its basis, the figure (or table), the source
+stage and the verdict (``holds``, ``FAILS``, ``does not hold``, or for the training claims, which are
+intervals over seeds, ``not shown`` when the interval cannot tell).  A claim
 *must hold* (basis ``theorem``) when a theorem of docs/theory proves it (a bound, an exactness
 statement): if one fails, gcsim is wrong and the stage fails; each such row has a test that plants a
 fault and sees it fail (``tests/test_reproduce_paper.py``).  A row that cannot fail is labelled
@@ -543,7 +545,12 @@ def _claim(
     figure: str,
     source: str = "agc-paper",
     basis: str | None = None,
+    verdict: str | None = None,
 ):
+    if verdict is None:
+        verdict = (
+            "not run" if isinstance(holds, str) else "holds" if holds else "FAILS" if must_hold else "does not hold"
+        )
     return {
         "claim": claim,
         "measure": measure,
@@ -553,6 +560,7 @@ def _claim(
         "basis": basis if basis is not None else (THEOREM if must_hold else EMPIRICAL),
         "figure": figure,
         "source": source,
+        "verdict": verdict,
     }
 
 
@@ -862,9 +870,11 @@ def training_claims(results: Path) -> list[dict[str, Any]]:
             )
         ]
     frame = pd.read_csv(path)
+    # the training claims over seeds say "holds" only where the interval does, "not shown" where it cannot tell
+    verdicts = frame.verdict if "verdict" in frame else [None] * len(frame)
     return [
-        _claim(r.claim, r.measure, r.value, bool(r.holds), False, f"../training/{r.figure}", "training")
-        for r in frame.itertuples()
+        _claim(r.claim, r.measure, r.value, bool(r.holds), False, f"../training/{r.figure}", "training", verdict=v)
+        for r, v in zip(frame.itertuples(), verdicts, strict=True)
     ]
 
 
@@ -877,11 +887,10 @@ def _number(x: Any) -> str:
 
 
 def _verdict(r: Any) -> str:
+    """``holds``, ``FAILS`` (must hold), ``does not hold``, ``not shown`` (the interval cannot tell), ``not run``."""
     if isinstance(r.holds, str):
         return "not run"
-    if r.holds:
-        return "holds"
-    return "FAILS" if r.must_hold else "does not hold"
+    return str(r.verdict)
 
 
 def _training_note(claims) -> str:
@@ -902,7 +911,7 @@ def claims_markdown(claims) -> str:
 
     lines = ["| claim | measure | gcsim | holds | must hold | basis | figure |", "|---|---|---|---|---|---|---|"]
     for r in claims.itertuples():
-        holds = {"not run": "—", "holds": "yes"}.get(_verdict(r), "**no**")
+        holds = {"not run": "—", "holds": "yes", "not shown": "not shown"}.get(_verdict(r), "**no**")
         figure = f"[{Path(r.figure).name}]({r.figure})" if isinstance(r.figure, str) and r.figure else ""
         must = "yes" if r.must_hold else "no"
         lines.append(
