@@ -92,7 +92,41 @@ TEXT_FUNCTIONS: dict[str, dict[str, str]] = {
 }
 
 # Equivalent mutants: mutant name -> (the mutated line as mutmut writes it, why no output can change).
-EQUIVALENT: dict[str, tuple[str, str]] = {}
+EQUIVALENT: dict[str, tuple[str, str]] = {
+    "gcsim.cerar.constructions.x_vandermonde_design__mutmut_4": (
+        "N = check_int('N', N, minimum=None)",
+        "num_rounds (cerar/ring.py) refuses N < 2 with the same InvalidArgumentError('N') and message before N is used",
+    ),
+    "gcsim.cerar.constructions.x_vandermonde_design__mutmut_7": (
+        "N = check_int('N', N)",
+        "as _4: num_rounds refuses N < 2 with the same error",
+    ),
+    "gcsim.cerar.constructions.x_vandermonde_complex__mutmut_4": (
+        "N = check_int('N', N, minimum=None)",
+        "num_rounds refuses N < 2 with the same InvalidArgumentError('N') and message before N is used",
+    ),
+    "gcsim.cerar.constructions.x_vandermonde_complex__mutmut_7": (
+        "N = check_int('N', N)",
+        "as _4",
+    ),
+    "gcsim.cerar.constructions.x_vandermonde_design__mutmut_73": (
+        "f = lambda k: z[:, None] ** np.asarray(k, dtype=None)[None, :]",
+        "z is float64: float64 ** an integer array is the same float64 array, negative exponents included",
+    ),
+    "gcsim.cerar.constructions.x_vandermonde_design__mutmut_75": (
+        "f = lambda k: z[:, None] ** np.asarray(k)[None, :]",
+        "as _73",
+    ),
+    "gcsim.cerar.constructions.x_vandermonde_design__mutmut_40": (
+        "if c >= 1 and eps * (c - 1) / 2 >= 1:",
+        "for c = 1 the second operand is 0 >= 1, false either way",
+    ),
+    "gcsim.cerar.constructions.x_vandermonde_design__mutmut_47": (
+        "if c > 1 and eps * (c - 1) / 2 > 1:",
+        "at eps = 2/(c-1) exactly one node is 0, its negative powers are inf and _design_from_f "
+        "refuses with the same InvalidArgumentError('eps'); only the message differs",
+    ),
+}
 
 # gcsim.errors classes whose first argument (or this keyword) is a field callers inspect, not text
 _FIELD_ARGUMENT = {

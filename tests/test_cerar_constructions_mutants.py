@@ -337,3 +337,27 @@ def test_perturbation_design_refusals():
         with pytest.raises(InvalidArgumentError) as info:
             perturbation_nodes(*args)
         assert info.value.argument == name, args
+
+
+def test_vandermonde_complex_is_complex_for_real_and_integer_nodes():
+    A, D = vandermonde_complex(3, [1, 2, 3])  # integer nodes: negative powers need a complex (or float) base
+    Af, Df = vandermonde_complex(3, [1.0, 2.0, 3.0])
+    assert A.dtype == complex and D.dtype == complex and Af.dtype == complex
+    np.testing.assert_allclose(A, Af)
+    np.testing.assert_allclose(D, Df)
+    z = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(D[2], np.array([[zk ** (1 - l) for l in range(4)] for zk in z]))
+
+
+def test_vandermonde_complex_nodes_equal_to_fourteen_digits_are_repeated():
+    with pytest.raises(InvalidArgumentError) as info:
+        vandermonde_complex(3, [1.0, 1.0 + 3e-15])
+    assert info.value.argument == "nodes"
+    A, _ = vandermonde_complex(3, [1.0, 1.0 + 1e-6])
+    assert np.all(np.isfinite(A))
+
+
+def test_every_construction_names_its_method():
+    assert vandermonde_design(3, 2).method == "vandermonde"
+    assert perturbation_design(3, 4).method == "perturbation"
+    assert exact_design(4, 2).method == "exact" and exact_design(5, 2).method == "exact"
