@@ -899,7 +899,7 @@ def _training_note(claims) -> str:
     verdicts = [v for v in verdicts if v != "not run"]
     if not verdicts:
         return ""
-    counts = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
+    counts = ", ".join(f"{v}: {verdicts.count(v)}" for v in dict.fromkeys(verdicts))
     return f"\n  and the training stage's {len(verdicts)} claims, listed in its summary ([training]): {counts}"
 
 
