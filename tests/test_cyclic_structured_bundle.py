@@ -26,6 +26,9 @@ from gcsim.coding.structured import CyclicStructuredRD, StructuredRD, encode_str
 from gcsim.combinatorics.cyclic_design import CyclicDesign, singer_plane
 from gcsim.errors import CatalogueError
 
+#: A forged row carries another encoder's measurements: cleared (load_code checks measurements it can re-derive)
+_NOT_MEASURED = dict.fromkeys(("error", "error_lo", "error_hi", "worst_case", "lower_bound", "upper_bound"))
+
 
 def _lstsq_error(B: np.ndarray, mask: np.ndarray, m: int) -> float:
     """``min_X ‖B_F X − T‖_F²`` by numpy's least squares (independent of gcsim's evaluators)."""
@@ -119,7 +122,7 @@ def test_advice_export_beyond_the_dense_limit_writes_the_cyclic_layout(monkeypat
     design = singer_plane(5)  # PG(2,5): 31 workers, B is 62 x 31
     enc = encode_structured(design, 2, seed=7)
     adv = advise(31, 6, 2, "fixed:1", families=["bibd"], progress=False)
-    row = dict(adv.rows[0], encoder=enc.method)
+    row = dict(adv.rows[0], encoder=enc.method, **_NOT_MEASURED)
     adv = type(adv)(adv.question, (row,), adv.dropped_items, (enc,), (design,))
     chosen = np.ones((3, 31), dtype=bool)
     chosen[1, [0, 5]] = False

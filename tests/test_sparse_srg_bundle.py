@@ -50,6 +50,10 @@ GRAPHS = {
 }
 
 
+#: A forged row carries another encoder's measurements: cleared (load_code checks measurements it can re-derive)
+_NOT_MEASURED = dict.fromkeys(("error", "error_lo", "error_hi", "worst_case", "lower_bound", "upper_bound"))
+
+
 def _same_graph(got: SparseSRG, want: SparseSRG) -> None:
     assert type(got) is SparseSRG and got.params == want.params and got.closed is want.closed
     assert got.construction == want.construction
@@ -269,7 +273,7 @@ def test_a_b_equals_a_table_records_its_method():
 def test_an_exported_table_of_another_method_is_refused(monkeypatch, tmp_path):
     design, enc = _b_equals_a()
     adv = advise(31, 6, 1, "fixed:1", families=["bibd"], progress=False)
-    row = dict(adv.rows[0], encoder=enc.method)  # the row names the encoder exported (load_code checks it)
+    row = dict(adv.rows[0], encoder=enc.method, **_NOT_MEASURED)  # the encoder exported (load_code checks it)
     forged = type(adv)(adv.question, (row,), adv.dropped_items, (enc,), (design,))
     monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 950)  # B = A: 961 entries, over it
     chosen = np.ones((3, 31), dtype=bool)

@@ -32,6 +32,10 @@ from gcsim.io.bundle import load_bundle, save_bundle
 U = np.finfo(float).eps
 
 
+#: A forged row carries another encoder's measurements: cleared (load_code checks measurements it can re-derive)
+_NOT_MEASURED = dict.fromkeys(("error", "error_lo", "error_hi", "worst_case", "lower_bound", "upper_bound"))
+
+
 def _lstsq_error(B: np.ndarray, mask: np.ndarray, m: int) -> float:
     """``min_X ‖B_F X − T‖_F²`` by numpy's least squares (independent of gcsim's evaluators)."""
     N = B.shape[0] // m
@@ -253,7 +257,7 @@ def test_a_tampered_file_is_refused(tmp_path):
 def _forged_advice(design, enc):
     """An advice whose rank-1 candidate is ``enc`` on ``design`` (the row of a real advice on the same n)."""
     adv = advise(design.params[0], design.params[3], 2, "fixed:1", families=["bibd"], progress=False)
-    row = dict(adv.rows[0], encoder=enc.method)  # the row names the encoder exported (load_code checks it)
+    row = dict(adv.rows[0], encoder=enc.method, **_NOT_MEASURED)  # the encoder exported (load_code checks it)
     return type(adv)(adv.question, (row,), adv.dropped_items, (enc,), (design,))
 
 
@@ -312,7 +316,7 @@ def test_a_sparse_encoder_beyond_the_limit_exports_without_a_table(monkeypatch, 
     graph = gcsim.srg(25, 8, 3, 2)
     enc = encode_sparse(graph, 2, seed=3)
     adv = advise(25, 9, 2, "fixed:1", families=["srg"], progress=False)
-    row = dict(adv.rows[0], encoder=enc.method)  # the row names the encoder exported (load_code checks it)
+    row = dict(adv.rows[0], encoder=enc.method, **_NOT_MEASURED)  # the encoder exported (load_code checks it)
     forged = type(adv)(adv.question, (row,), adv.dropped_items, (enc,), (graph,))
     masks = _masks(25, 5, seed=4)
     before = enc.context.errors(masks)

@@ -20,9 +20,11 @@ FOLDER`` reports it.  The manifest's file entries are plain relative paths insid
 from __future__ import annotations
 
 import hashlib
+import math
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Any
@@ -73,6 +75,10 @@ class ExportedCode:
     scheme: Scheme | StructuredRD
     decoders: DecoderTable | None
     manifest: Mapping[str, Any]
+    #: The candidate's measurements :func:`load_code` re-derived from the verified decoder table
+    #: (``error``, ``error_lo``, ``error_hi`` for a fixed-s uniform model measured exactly;
+    #: ``worst_case`` over every pattern of ``s`` stragglers): the only ones a loaded code reports.
+    measurements: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     kind = "code"
 
@@ -193,8 +199,12 @@ def load_code(folder: str | os.PathLike, *, verify: bool = True, max_bytes: int 
     table must hold the patterns the manifest names (``decoder_patterns``), and the candidate's
     structural fields (``n``, ``N``, ``m``, ``encoder``, ``load``, ``data_fraction``,
     ``replication``) and the question's ``n`` must be the verified encoder's.  The candidate's
-    measurements (``error``, its interval, bounds, ``worst_case``) are the advisor's record at
-    export, kept in :attr:`ExportedCode.manifest` as read: ``gcsim load`` reports none of them.
+    measurements (``error``, its interval, bounds, ``worst_case``) must be finite, non-negative and
+    consistent (``error_lo <= error <= error_hi``, ``lower_bound <= error_hi``), and each one the
+    verified decoder table determines is re-derived from it and compared: ``worst_case`` over every
+    pattern of ``s`` stragglers, and ``error`` for a fixed-s uniform model measured exactly
+    (:attr:`ExportedCode.measurements` holds those; the others stay the advisor's record in
+    :attr:`ExportedCode.manifest`, reported by nothing).
 
     Parameters
     ----------
@@ -232,8 +242,93 @@ def load_code(folder: str | os.PathLike, *, verify: bool = True, max_bytes: int 
         if not _same_encoder(table.scheme, scheme):
             raise CatalogueError(f"{root}: the decoder table was made for another encoder than the exported one")
     _check_pattern_set(root, manifest.get("decoder_patterns"), table)
-    _check_candidate(root, manifest, scheme)
-    return ExportedCode(obj, scheme, table, MappingProxyType(manifest))
+    derived = _check_candidate(root, manifest, scheme)
+    measured = _check_measurements(root, manifest, table, derived["m"] * derived["N"])
+    return ExportedCode(obj, scheme, table, MappingProxyType(manifest), MappingProxyType(measured))
+
+
+#: The candidate's measurements: finite non-negative numbers (or null) when present.
+_MEASURES = ("error", "error_lo", "error_hi", "worst_case", "lower_bound", "upper_bound", "spectral_bound")
+#: Relative (and absolute, in units of the normalized error) tolerance of a re-derived measurement.
+_REL, _ABS = 1e-9, 1e-12
+_WORST = re.compile(r"exact over C\((\d+), ?(\d+)\)")
+
+
+def _check_measurements(root: Path, manifest: Mapping[str, Any], table: Any, mN: int) -> dict[str, float]:
+    """The candidate's measured numbers: consistent with each other, and re-derived where the table allows.
+
+    Always: each of ``error``, its interval, the bounds and ``worst_case`` is null or a finite number
+    >= 0 (never a bool), ``error_lo <= error <= error_hi``, ``lower_bound <= error_hi`` and
+    ``error_lo <= upper_bound``.  From the verified decoder table (every pattern re-solved on load),
+    when it holds every pattern of ``s`` stragglers: ``worst_case`` measured ``exact over C(n, s)`` is
+    the largest of their errors / mN, and ``error`` (with its interval, a point) measured exactly for
+    a fixed-s uniform model is their mean / mN.  A mismatch is a CatalogueError naming the field;
+    the re-derived values are returned (what :attr:`ExportedCode.measurements` reports).
+    """
+    cand = manifest.get("candidate", {})
+    values: dict[str, float] = {}
+    for key in _MEASURES:
+        if cand.get(key) is None:
+            continue
+        x = cand[key]
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0:
+            raise CatalogueError(f"{root}: {CODE_MANIFEST} candidate.{key} = {x!r:.40} is not a finite number >= 0")
+        values[key] = float(x)
+
+    def close(a: float, b: float) -> bool:
+        return abs(a - b) <= _REL * max(abs(a), abs(b)) + _ABS
+
+    def at_most(a: str, b: str) -> None:
+        if a in values and b in values and values[a] > values[b] and not close(values[a], values[b]):
+            raise CatalogueError(
+                f"{root}: {CODE_MANIFEST} candidate.{a} = {values[a]!r} exceeds candidate.{b} = {values[b]!r}"
+            )
+
+    for a, b in (
+        ("error_lo", "error"),
+        ("error", "error_hi"),
+        ("lower_bound", "error_hi"),
+        ("error_lo", "upper_bound"),
+    ):
+        at_most(a, b)
+    measured: dict[str, float] = {}
+    if table is None or table.explicit or table.s_max is None:
+        return measured
+    n = table.n
+
+    def errors_of(s: int) -> np.ndarray | None:  # the table's rows of exactly s stragglers, in row order
+        if not 0 <= s <= table.s_max:
+            return None
+        start = sum(math.comb(n, t) for t in range(s))
+        return np.asarray(table.errors[start : start + math.comb(n, s)], dtype=np.float64)
+
+    found = _WORST.match(str(cand.get("worst_method", "")))
+    if "worst_case" in values and found and int(found.group(1)) == n:
+        errs = errors_of(int(found.group(2)))
+        if errs is not None and errs.size:
+            worst = float(errs.max()) / mN
+            if not close(values["worst_case"], worst):
+                raise CatalogueError(
+                    f"{root}: {CODE_MANIFEST} candidate.worst_case = {values['worst_case']!r}, but the verified "
+                    f"decoder table gives {worst!r} (the largest error over C({n}, {found.group(2)}) patterns / mN)"
+                )
+            measured["worst_case"] = worst
+    question = manifest.get("question", {})
+    s = question.get("s")
+    fixed = str(question.get("model", "")).startswith("fixed-s uniform")
+    if "error" in values and cand.get("error_method") == "exact" and fixed and type(s) is int:
+        errs = errors_of(s)
+        if errs is not None and errs.size:
+            error = float(errs.mean()) / mN
+            for key in ("error", "error_lo", "error_hi"):
+                if key in values and not close(values[key], error):
+                    raise CatalogueError(
+                        f"{root}: {CODE_MANIFEST} candidate.{key} = {values[key]!r}, but the verified decoder "
+                        f"table gives {error!r} (the mean error over C({n}, {s}) patterns / mN, measured exactly)"
+                    )
+                if key in values:
+                    measured[key] = error
+    return measured
 
 
 def _same_number(stored: Any, derived: int | float) -> bool:
@@ -245,7 +340,7 @@ def _same_number(stored: Any, derived: int | float) -> bool:
     return abs(float(stored) - derived) <= 1e-12 * max(1.0, abs(derived))
 
 
-def _check_candidate(root: Path, manifest: Mapping[str, Any], scheme: Any) -> None:
+def _check_candidate(root: Path, manifest: Mapping[str, Any], scheme: Any) -> dict[str, Any]:
     """The candidate's and the question's structural fields are the verified encoder's, or CatalogueError.
 
     ``candidate.n``, ``N``, ``m``, ``encoder``, ``load`` (most parts a worker holds),
@@ -288,6 +383,7 @@ def _check_candidate(root: Path, manifest: Mapping[str, Any], scheme: Any) -> No
         raise CatalogueError(
             f"{root}: {CODE_MANIFEST} question.n = {question['n']!r:.40}, but the verified encoder has n = {n}"
         )
+    return derived
 
 
 def _incidence(obj: Any) -> sp.csc_matrix:
