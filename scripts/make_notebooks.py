@@ -1,14 +1,26 @@
-"""Generate the tour notebooks in notebooks/ from the cell sources below.
+"""Generate the tour notebooks in notebooks/ from the cell sources below, and their pages on the site.
 
 Notebooks are thin: they import gcsim and use small sizes and fixed seeds, so the
 test suite executes them (pytest --nbmake notebooks/). Regenerate after editing:
 
     .venv/bin/python scripts/make_notebooks.py
+
+The notebooks are committed without outputs. Their pages on the docs site (docs/notebooks/: each
+notebook executed, as Markdown, its figures beside it) are written by
+
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python scripts/make_notebooks.py --render [NAME ...]
+
+(every notebook, or those named; a few minutes). tests/test_docs_site.py checks that each page shows
+its notebook's current cells.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
+import re
+import shutil
+import time
 from pathlib import Path
 
 import nbformat
@@ -69,7 +81,8 @@ NOTEBOOKS = {
         (
             "code",
             "bg = gcsim.biregular_graph(40, 20, 3, 6, seed=0)\n"
-            "print('part degrees', set(bg.assignment.sum(1)), 'worker degrees', set(bg.assignment.sum(0)))\nbg",
+            "print('part degrees', np.unique(bg.assignment.sum(1)).tolist(),\n"
+            "      'worker degrees', np.unique(bg.assignment.sum(0)).tolist())\nbg",
         ),
     ],
     "02_agc_error_and_bounds.ipynb": [
@@ -102,10 +115,11 @@ NOTEBOOKS = {
         ),
         (
             "code",
-            "plt.figure(figsize=(7, 4.2))\nplt.plot(rows[:, 0], rows[:, 1] / 182, 'o-', label='RD(0), one draw')\n"
-            "plt.plot(rows[:, 0], rows[:, 2] / 182, 's-', label='naive stacking')\n"
-            "plt.plot(rows[:, 0], rows[:, 3] / 182, 'k--', label='rank lower bound')\n"
-            "plt.plot(rows[:, 0], rows[:, 4] / 182, ':', label='RD upper bound (expectation over draws)')\n"
+            "mN = rd.m * rd.num_parts  # the error of a decoder that recovers nothing: 2 x 91 = 182\n"
+            "plt.figure(figsize=(7, 4.2))\nplt.plot(rows[:, 0], rows[:, 1] / mN, 'o-', label='RD(0), one draw')\n"
+            "plt.plot(rows[:, 0], rows[:, 2] / mN, 's-', label='naive stacking')\n"
+            "plt.plot(rows[:, 0], rows[:, 3] / mN, 'k--', label='rank lower bound')\n"
+            "plt.plot(rows[:, 0], rows[:, 4] / mN, ':', label='RD upper bound (expectation over draws)')\n"
             "plt.xlabel('stragglers s')\nplt.ylabel('normalized error err/(mN)')\nplt.grid(alpha=0.3)\n"
             "plt.legend(fontsize=8, loc='center left')\nplt.show()",
         ),
@@ -231,5 +245,57 @@ def build() -> None:
         print("wrote", out / name)
 
 
+SITE_PAGES = "docs/notebooks"
+_WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def page_header(name: str, seconds: float) -> str:
+    """The note opening a notebook's page: where it comes from and how to run it."""
+    return (
+        f'!!! note "Notebook `notebooks/{name}`"\n'
+        f"    This page is the notebook as executed ({seconds:.0f} s) and converted by "
+        "`scripts/make_notebooks.py --render`. Run it yourself: `make lab` (JupyterLab on notebooks/), "
+        "or `pytest --nbmake notebooks/` (what the tests do).\n\n"
+    )
+
+
+def render(names: list[str] | None = None) -> None:
+    """Execute each notebook and write its site page: ``docs/notebooks/<stem>.md``, figures in ``<stem>_files/``."""
+    import nbclient
+    from nbconvert import MarkdownExporter
+
+    out = ROOT / SITE_PAGES
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names or list(NOTEBOOKS):
+        path = ROOT / "notebooks" / name
+        nb = nbformat.read(path, as_version=4)
+        start = time.perf_counter()
+        nbclient.NotebookClient(
+            nb, timeout=1200, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+        ).execute()
+        seconds = time.perf_counter() - start
+        for cell in nb.cells:  # a progress bar is a live widget: its text on a static page is a stale 0%
+            if cell.cell_type == "code":
+                cell.outputs = [o for o in cell.outputs if _WIDGET not in o.get("data", {})]
+        stem = path.stem
+        body, resources = MarkdownExporter().from_notebook_node(nb, resources={"output_files_dir": f"{stem}_files"})
+        files = out / f"{stem}_files"
+        shutil.rmtree(files, ignore_errors=True)
+        for rel, data in resources.get("outputs", {}).items():
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_bytes(data)
+        # nbconvert puts each output after a blank line, indented (a code block): text outputs stay so;
+        # the first heading goes above the note
+        body = re.sub(r"[ \t]+$", "", body, flags=re.M).strip() + "\n"
+        title, _, rest = body.partition("\n")
+        (out / f"{stem}.md").write_text(f"{title}\n\n{page_header(name, seconds)}{rest.lstrip()}", encoding="utf-8")
+        print(f"rendered {name} in {seconds:.1f} s -> {out / (stem + '.md')}")
+
+
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--render", nargs="*", metavar="NAME", help="execute the notebooks and write their site pages")
+    args = parser.parse_args()
     build()
+    if args.render is not None:
+        render(args.render or None)

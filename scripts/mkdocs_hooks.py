@@ -22,6 +22,22 @@ that heading; a new chapter file appears in the nav with no edit of mkdocs.yml.
 ``pymdownx.arithmatex`` takes ``$$`` as a display only when it is a block of its own and would
 otherwise read the ``$`` inside it as inline maths. Each display gets a blank line before and after
 it on the site; the source is unchanged.
+
+**API pages per module.** Each ``docs/api/<sub>.md`` lists its modules, one ``::: gcsim.<sub>.<mod>``
+line each (tests/test_docs_site.py checks every public module has one). On the site that line
+becomes a link with the module's summary, and the module gets a page of its own
+(``api/<sub>/<mod>/``), its members in an explicit order: the names ``gcsim`` exports first, then the
+subpackage's, the other functions and classes, the constants last.
+
+**Links made at build time** (``on_env``, once every page is rendered): "§N" / "§N.k" (a theory
+chapter or section; another book's "BvM §10.20" is left alone) and ``docs/….md`` become links, in
+every page; an unresolvable one fails the build. In the guides and other prose pages, the first code
+span naming each API entry (``gcsim.encode``, ``advise(...)``, ``CerarDesign``) links to it, and each
+module page lists the pages that link to it ("Used in: ...").
+
+**Notebooks.** docs/notebooks/ holds each notebook executed (``scripts/make_notebooks.py --render``);
+the nav entry ``Notebooks`` becomes a contents page made from notebooks/README.md and one entry per
+notebook.
 """
 
 from __future__ import annotations
@@ -610,6 +626,33 @@ def gcsim_exports() -> dict[str, str]:
     return {name: resolve_export("gcsim", name) for name in names if not name.startswith("_")}
 
 
+# ---------------------------------------------------------------------------------------------------
+# notebooks: docs/notebooks/<stem>.md (each notebook executed, by scripts/make_notebooks.py --render)
+# under a contents page made from notebooks/README.md
+
+_NOTEBOOK_PAGES = _DOCS / "notebooks"
+_NOTEBOOK_LINK = re.compile(r"\]\((\d\d_\w+)\.ipynb\)")
+
+
+def notebook_pages() -> list[tuple[str, str]]:
+    """``(title, docs path)`` of each notebook's site page, in the notebooks' order."""
+    pages = []
+    for path in sorted(_NOTEBOOK_PAGES.glob("[0-9][0-9]_*.md")):
+        first = path.read_text(encoding="utf-8").split("\n", 1)[0]
+        pages.append((first.lstrip("# ").strip() or path.stem, f"notebooks/{path.name}"))
+    return pages
+
+
+def notebooks_index() -> str:
+    """The site's notebooks page: notebooks/README.md, each ``NN_name.ipynb`` link pointing at its page.
+
+    >>> "](05_advisor.md)" in notebooks_index()
+    True
+    """
+    readme = (_DOCS.parent / "notebooks" / "README.md").read_text(encoding="utf-8")
+    return _NOTEBOOK_LINK.sub(lambda m: f"]({m.group(1)}.md)", readme)
+
+
 def on_config(config: Any, **kwargs: Any) -> Any:
     """Replace the nav entry ``Theory: theory.md`` by the contents page and one entry per chapter, and
     each subpackage's API page by a section: the page (its modules listed) and one page per module.
@@ -624,6 +667,9 @@ def on_config(config: Any, **kwargs: Any) -> Any:
             # the nav shows a chapter's title up to its dash ("10. Balanced incomplete block designs")
             chapters = [{title.split(" — ")[0]: f"theory/{name}"} for name, title, _ in _BUILD["chapters"]]
             config["nav"][i] = {"Theory": [{"Contents": "theory/index.md"}, *chapters]}
+        if isinstance(entry, dict) and entry.get("Notebooks") == "notebooks/index.md":
+            pages = [{title: uri} for title, uri in notebook_pages()]
+            config["nav"][i] = {"Notebooks": [{"Overview": "notebooks/index.md"}, *pages]}
         if isinstance(entry, dict) and isinstance(entry.get("API reference"), list):
             section = entry["API reference"]
             for j, item in enumerate(section):
@@ -635,8 +681,10 @@ def on_config(config: Any, **kwargs: Any) -> Any:
 
 
 def on_files(files: Files, config: Any, **kwargs: Any) -> Files:
-    """Add the generated pages: the theory contents (``theory/index.md``), one page per API module."""
+    """Add the generated pages: the theory contents (``theory/index.md``), the notebooks' contents
+    (``notebooks/index.md``, from notebooks/README.md), one page per API module."""
     files.append(File.generated(config, "theory/index.md", content=theory_contents_page(_BUILD.get("chapters"))))
+    files.append(File.generated(config, "notebooks/index.md", content=notebooks_index()))
     for modules in _BUILD.get("api", api_pages()).values():
         for module in modules:
             files.append(File.generated(config, api_module_uri(module), content=api_module_page(module)))

@@ -44,13 +44,16 @@ CELLS: list[tuple[str, str]] = [
     ("code", "adv.dropped.head(10)"),
     (
         "md",
-        "## 54 workers, load 5, m = 2, ten stragglers\n\nThe (27,2,5) coset graph is a candidate; the exact "
-        "family is dropped on it (it needs every part on `s + m = 12` workers, each has 10), and the worst case "
-        "over the `C(54,10)` patterns is skipped, saying so.",
+        "## 54 workers, load 5, m = 2, ten stragglers\n\nThe load caps the data of a worker at 5/54 of the "
+        "whole; the (27,2,5) coset graph gives each worker 5 of its 27 parts, 10/54 of the data, so under the "
+        "cap it is dropped. `relax_load=True` reads the load as 5 parts per worker in every family, whatever "
+        "its number of parts, and the coset graph is a candidate; the exact family is dropped on it (it needs "
+        "every part on `s + m = 12` workers, each has 10), and the worst case over the `C(54,10)` patterns is "
+        "skipped, saying so.",
     ),
     (
         "code",
-        "adv_b = advise(54, 5, 2, gcsim.straggler_model('fixed', 54, s=10), progress=False)\n"
+        "adv_b = advise(54, 5, 2, gcsim.straggler_model('fixed', 54, s=10), relax_load=True, progress=False)\n"
         "tb = adv_b.table\n"
         "tb[tb.structure == 'coset graph (27,2,5)'][['encoder', 'error', 'error_lo', 'error_hi', 'worst_method']]",
     ),
@@ -103,13 +106,15 @@ CELLS: list[tuple[str, str]] = [
         "table = decoder_table(sch, s_max=3)                      # 1 + 13 + 78 + 286 patterns\n"
         "mask = np.ones(13, dtype=bool); mask[[2, 7]] = False     # workers 2 and 7 straggle\n"
         "row = table.row(mask)\n"
-        "print(table, '| row of {2, 7}:', row, '=', pattern_row(13, [2, 7]), '| back:', pattern_of_row(13, row))\n"
+        "print(table, '| row of {2, 7}:', row, '=', pattern_row(13, [2, 7]),\n"
+        "      '| back:', pattern_of_row(13, row).tolist())\n"
         "X = table.decoder(mask)                                  # (n, m), zero rows 2 and 7\n"
         "# decode what the workers sent: g~_j = sum_k sum_i B[kN+i, j] g_i[k], blocks of length 3\n"
         "g = np.random.default_rng(0).standard_normal((13, 2, 3))\n"
         "sent = np.einsum('kij,ikl->jl', sch.B.reshape(2, 13, 13), g)\n"
         "estimate = table.decode(mask, sent)                      # approximates g.sum(axis=0)\n"
-        "print('stored err/(mN):', round(table.errors[row] / 26, 4), '| relative error of this estimate:',\n"
+        "mN = sch.m * sch.num_parts                               # 2 x 13 = 26\n"
+        "print('stored err/(mN):', round(table.errors[row] / mN, 4), '| relative error of this estimate:',\n"
         "      round(float(np.linalg.norm(estimate - g.sum(0)) / np.linalg.norm(g.sum(0))), 4))",
     ),
     (
@@ -148,7 +153,7 @@ CELLS: list[tuple[str, str]] = [
         "fig, ax = plt.subplots(figsize=(7, 3.6))\n"
         "for s in range(4):\n"
         "    rows = np.flatnonzero(sizes == s)\n"
-        "    ax.plot(rows, table.errors[rows] / 26, '.', ms=4, label=f'|S| = {s} ({rows.size} rows)')\n"
+        "    ax.plot(rows, table.errors[rows] / mN, '.', ms=4, label=f'|S| = {s} ({rows.size} rows)')\n"
         "ax.set_xlabel('table row (by |S|, then lexicographic)')\nax.set_ylabel('stored error err/(mN)')\n"
         "ax.set_title('PG(2,3), RD m = 2: the optimal error of every stored decoder')\n"
         "ax.grid(alpha=0.3)\nax.legend(fontsize=8, loc='lower right')\nplt.show()",

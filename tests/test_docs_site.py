@@ -13,6 +13,7 @@ import ast
 import functools
 import http.server
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -382,15 +383,22 @@ def test_every_page_renders_in_a_browser(browser, site):
     assert len(pages) > 100
     start = time.perf_counter()
     bad, maths = {}, {}
-    for page in pages:
-        driver.get(f"{base}/{page}/" if page else f"{base}/")
-        result = driver.execute_async_script(_PROBE)
-        maths[page] = result.get("maths", 0)
-        problems = {k: result[k] for k in ("error", "first_empty", "raw_tex", "pipes", "control") if result.get(k)}
-        if result.get("containers") != result.get("maths"):
-            problems["typeset"] = f"{result.get('containers')} of {result.get('maths')} formulas"
-        if problems:
-            bad[page] = problems
+    # each page would load the whole site's search index (2 MB) and build it: half the time of a page;
+    # search has its own test
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/search/search_index.json"]})
+    try:
+        for page in pages:
+            driver.get(f"{base}/{page}/" if page else f"{base}/")
+            result = driver.execute_async_script(_PROBE)
+            maths[page] = result.get("maths", 0)
+            problems = {k: result[k] for k in ("error", "first_empty", "raw_tex", "pipes", "control") if result.get(k)}
+            if result.get("containers") != result.get("maths"):
+                problems["typeset"] = f"{result.get('containers')} of {result.get('maths')} formulas"
+            if problems:
+                bad[page] = problems
+    finally:
+        driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
     print(f"{len(pages)} pages in the browser: {time.perf_counter() - start:.1f} s")
     assert bad == {}
     # the probe sees the maths: every theory chapter has some, and the docstrings' maths reach the API pages
@@ -625,3 +633,51 @@ def test_api_pages_are_one_per_module_with_the_entry_points_first(site):
     assert ids.index("gcsim.advisor.core.Progress") < ids.index("gcsim.advisor.core.PRUNE_COST")
     sizes = {p.parent.relative_to(site).as_posix(): p.stat().st_size for p in (site / "api").rglob("index.html")}
     assert len(sizes) > 80 and max(sizes.values()) < 600_000, max(sizes.items(), key=lambda kv: kv[1])
+
+
+# ---------------------------------------------------------------------------
+# the notebooks on the site: docs/notebooks/<stem>.md, written by scripts/make_notebooks.py --render
+
+_NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("notebook", _NOTEBOOKS, ids=[p.stem for p in _NOTEBOOKS])
+def test_notebook_page_shows_the_notebook_as_it_is(notebook):
+    """Each notebook has its page, which shows the notebook's current code cells, in order, with outputs
+    (re-render after editing a notebook: ``scripts/make_notebooks.py --render NAME``)."""
+    page = ROOT / "docs" / "notebooks" / f"{notebook.stem}.md"
+    assert page.is_file(), f"no site page for {notebook.name}: run scripts/make_notebooks.py --render"
+    text = page.read_text(encoding="utf-8")
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    sources = ["".join(c["source"]).strip() for c in cells if c["cell_type"] == "code"]
+    shown = [b.strip() for b in re.findall(r"^```python\n(.*?)^```$", text, re.S | re.M)]
+    assert shown == sources, f"{page.name} is stale: run scripts/make_notebooks.py --render {notebook.name}"
+    # outputs: text (indented) or rich HTML after the cells; the figures it names are there
+    assert re.search(r"^    \S", text, re.M) or "<div" in text, page.name
+    for figure in re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", text):
+        assert (page.parent / figure).stat().st_size > 1000, figure
+    # what the notebook shows reads as written: no NumPy scalar reprs, no empty table, no error
+    assert not re.search(r"np\.(int|float)\d+\(", text), page.name
+    assert "Empty DataFrame" not in text and not re.search(r"<tbody>\s*</tbody>", text), page.name
+    assert "Traceback" not in text, page.name
+
+
+def test_notebook_05_finds_the_coset_candidate():
+    """The prose promises the (27,2,5) coset graph among the 54-worker candidates: its rows are shown."""
+    text = (ROOT / "docs" / "notebooks" / "05_advisor.md").read_text(encoding="utf-8")
+    cell = text.index("tb[tb.structure == 'coset graph (27,2,5)']")
+    output = text[cell : text.index("```python", cell + 10)]
+    rows = re.findall(r"<tr>\s*<th>\d+</th>(.*?)</tr>", output, re.S)
+    assert rows and all("<td>" in r for r in rows), output[:2000]
+
+
+@pytest.mark.slow
+def test_notebooks_are_pages_of_the_site(site):
+    """The notebooks' contents page (notebooks/README.md) links each notebook's page; each shows its figures."""
+    html = _page(site, "notebooks")
+    for notebook in _NOTEBOOKS:
+        assert f'href="{notebook.stem}/"' in html, notebook.stem
+        page = _page(site, f"notebooks/{notebook.stem}")
+        figures = list((ROOT / "docs" / "notebooks" / f"{notebook.stem}_files").glob("*.png"))
+        shown = re.findall(r'<img[^>]+src="([^"]+\.png)"', page)
+        assert len(shown) == len(figures), notebook.stem
