@@ -289,11 +289,12 @@ def _seed_times(ttt, labels) -> tuple[np.ndarray, np.ndarray]:
 def _paired(ttt, codes, baselines) -> dict[str, Any]:
     """Per seed ``max over codes - min over baselines`` of the time to target; its mean and t-interval over seeds.
 
-    A censored run counts at its end time, a lower bound on its time: for a baseline that errs
-    against the codes (the difference is overstated), for a code it would err for them, so a
-    censored code run forbids "sooner" (and a censored baseline run "later").  Returns the mean,
-    the interval, the seeds, both censoring flags and the verdict: ``"sooner"`` when the interval
-    lies below 0, ``"later"`` when above, ``"not shown"`` otherwise.
+    A censored run counts at its end time, a lower bound on its true time.  For a baseline that
+    overstates the difference (it can only make "sooner" harder to show); for a code it would
+    understate it, so a censored code run forbids "sooner" (and, the other way round, a censored
+    baseline run forbids "later").  Returns the mean, the interval, the seeds, both censoring counts
+    and the verdict: ``"sooner"`` when the interval lies below 0, ``"later"`` when above, ``"not
+    shown"`` otherwise.  An infinite difference (a diverged run) gives the interval (-inf, inf).
     """
     code_t, code_c = _seed_times(ttt, codes)
     base_t, base_c = _seed_times(ttt, baselines)
