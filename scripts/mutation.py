@@ -195,9 +195,12 @@ def _prepare(name: str, target: Target, *, resume: bool) -> Path:
 
 def _run_mutmut(work: Path, module: str, functions: list[str], max_children: int) -> int:
     mutmut = Path(sys.executable).with_name("mutmut")
-    names = [f"{module}.x{'ǁ*ǁ' if '.' in f else '_'}{f.split('.')[-1]}__mutmut_*" for f in functions]
-    # a method Class.name is mangled xǁClassǁname; a glob for both spellings when unsure
-    names += [f"{module}.xǁ*ǁ{f}__mutmut_*" for f in functions if "." not in f]
+    # mutmut names a function module.x_name (a method module.xǁClassǁname) and its mutants
+    # <that>__mutmut_<n>; one glob <that>* selects both (and any function whose name extends it)
+    names = []
+    for f in functions:
+        for mangled in (f"x_{f}", f"xǁ*ǁ{f}") if "." not in f else (f"xǁ{f.replace('.', 'ǁ')}",):
+            names.append(f"{module}.{mangled}*")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
     cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", str(max_children), *names]
     # mutmut redraws a progress line many times a second: its output goes to a log, not the terminal
@@ -313,8 +316,10 @@ def _classify(work: Path, target: Target) -> list[Mutant]:
             text_functions = TEXT_FUNCTIONS.get(target.path, {})
             if found and all(_in_message(node, trail, text_functions) for node, trail in found):
                 kind = "message"
-            a, b = ast.unparse(original), ast.unparse(mutant)
-            delta = list(difflib.unified_diff(a.splitlines()[1:], b.splitlines()[1:], lineterm="", n=0))
+            # the def line stays in (a mutated default argument is on it), under one name
+            a = ast.unparse(original).replace(original.name, base, 1)
+            b = ast.unparse(mutant).replace(mutant.name, base, 1)
+            delta = list(difflib.unified_diff(a.splitlines(), b.splitlines(), lineterm="", n=0))
             diff = "\n".join(line for line in delta[2:] if not line.startswith("@@"))
             changed = [line[1:].strip() for line in delta[2:] if line.startswith("+")]
         out.append(Mutant(name, _status(code), kind, diff, changed))
@@ -355,7 +360,8 @@ def _report(name: str, mutants: list[Mutant], *, list_survivors: bool) -> float 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help=f"modules to mutate (default: all): {', '.join(TARGETS)}")
-    parser.add_argument("--functions", nargs="+", default=[], metavar="GLOB", help="only these functions (globs)")
+    parser.add_argument("--functions", default="", metavar="GLOB,...", help="only these functions (globs)")
+    parser.add_argument("--tests", default="", metavar="FILE,...", help="these test files instead of the module's own")
     parser.add_argument("--max-children", type=int, default=2, help="parallel test processes (default 2)")
     parser.add_argument("--resume", action="store_true", help="keep the results of the last run, run the rest")
     parser.add_argument("--report-only", action="store_true", help="print the last run's scores, run nothing")
@@ -369,15 +375,22 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--max-children must be >= 1, got {args.max_children}")
     if not 0 <= args.threshold <= 1:
         parser.error(f"--threshold must be in [0, 1], got {args.threshold}")
+    tests = tuple(t for t in args.tests.split(",") if t)
+    missing = [t for t in tests if not (ROOT / t).is_file()]
+    if missing:
+        parser.error(f"--tests: no such file {missing}")
+    functions = [f for f in args.functions.split(",") if f]
     scores = {}
     for name in args.modules or list(TARGETS):
         target = TARGETS[name]
+        if tests:
+            target = Target(target.path, tests)
         module = target.path.removesuffix(".py").replace("/", ".")
         if args.report_only:
             work = WORK / name
         else:
             work = _prepare(name, target, resume=args.resume)
-            rc = _run_mutmut(work, module, args.functions, args.max_children)
+            rc = _run_mutmut(work, module, functions, args.max_children)
             if rc != 0:
                 print(f"{name}: mutmut exited with status {rc}; its output: {work / 'mutmut.log'}")
         scores[name] = _report(name, _classify(work, target), list_survivors=args.list_survivors)

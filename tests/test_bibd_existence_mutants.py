@@ -194,6 +194,11 @@ def test_necessary_conditions_against_the_arithmetic():
     assert seen == {None, "divisibility", "Fisher's inequality", "Bruck-Ryser-Chowla"}
 
 
+def test_necessary_conditions_default_lambda_is_one():
+    assert bibd_necessary_conditions(43, 7) == ["Bruck-Ryser-Chowla"]  # (43, 7, 2) would pass all four checks
+    assert bibd_necessary_conditions(43, 7, 2) == []
+
+
 def test_necessary_conditions_at_the_smallest_parameters():
     assert bibd_necessary_conditions(2, 2, 1) == []  # one block holding both points
     assert bibd_necessary_conditions(3, 3) == [] and bibd_necessary_conditions(3, 2) == []
