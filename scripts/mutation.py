@@ -158,6 +158,28 @@ def _status(code: int | None) -> str:
     return "survived"
 
 
+# A pytest plugin loaded in every test run of mutmut: it empties the caches of gcsim's functions
+# (functools.lru_cache / cache) before each test.  Without it a test meets values cached by an
+# earlier test, so mutmut's map from functions to the tests that reach them (made in one process)
+# misses tests, and a mutant behind a cache (bibd_existence._violations_list) looks unreached.
+_PLUGIN = """
+import sys
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _gcsim_fresh_caches():
+    for name, module in list(sys.modules.items()):
+        if name == "gcsim" or name.startswith("gcsim."):
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear) and hasattr(value, "cache_info"):
+                    clear()
+    yield
+"""
+
+
 def _write_config(work: Path, target: Target) -> None:
     # the project's own pyproject.toml (pytest's options), with mutmut's section for this module
     lines = [
@@ -167,7 +189,8 @@ def _write_config(work: Path, target: Target) -> None:
         'source_paths = ["gcsim"]',
         f"only_mutate = {json.dumps([target.path])}",
         f"pytest_add_cli_args_test_selection = {json.dumps([t for t in target.tests if (ROOT / t).exists()])}",
-        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-q"]',
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-p", "mutation_fresh_caches", "-q"]',
+        'also_copy = ["mutation_fresh_caches.py"]',
         "use_git_change_detection = false",
         # workers forked from a process that has run no test: a cache filled by the stats run
         # (functools.lru_cache, e.g. bibd_existence._violations) would otherwise hide the mutants
@@ -179,6 +202,7 @@ def _write_config(work: Path, target: Target) -> None:
         "",
     ]
     (work / "pyproject.toml").write_text("\n".join(lines))
+    (work / "mutation_fresh_caches.py").write_text(_PLUGIN.lstrip())
 
 
 def _prepare(name: str, target: Target, *, resume: bool) -> Path:

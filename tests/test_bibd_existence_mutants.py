@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from gcsim.combinatorics import bibd_necessary_conditions, bruck_ryser_chowla, ternary_form_isotropic
-from gcsim.combinatorics.bibd_existence import _hilbert_symbol
+from gcsim.combinatorics.bibd_existence import KNOWN_NONEXISTENT_BIBDS, _hilbert_symbol
 from gcsim.errors import InvalidArgumentError
 
 PRIMES = (2, 3, 5, 7, 11)
@@ -167,15 +167,28 @@ def test_bruck_ryser_chowla_bad_input_names_it(args, name):
 # ----------------------------------------------------------------------------- necessary conditions
 
 
+def _brc_or_none(v: int, k: int, lam: int) -> bool | None:
+    if lam * (v - 1) != k * (k - 1) or k >= v:
+        return None
+    return _brc_brute(v, k, lam)
+
+
 def _conditions_by_hand(v: int, k: int, lam: int) -> str | None:
-    """The first failing condition among divisibility, Fisher and (symmetric) BRC, computed here."""
+    """The first failing necessary condition, in the documented order, computed here."""
     if (lam * (v - 1)) % (k - 1) or (lam * v * (v - 1)) % (k * (k - 1)):
         return "divisibility"
+    r = lam * (v - 1) // (k - 1)
     b = lam * v * (v - 1) // (k * (k - 1))
     if k < v and b < v:
         return "Fisher's inequality"
-    if k < v and b == v and not _brc_brute(v, k, lam):
+    if k < v and b == v and _brc_or_none(v, k, lam) is False:
         return "Bruck-Ryser-Chowla"
+    if k < v and r == k + lam and lam <= 2:  # quasi-residual: the residual of a symmetric design
+        sym = (v + k + lam, k + lam, lam)
+        if _brc_or_none(*sym) is False or sym in KNOWN_NONEXISTENT_BIBDS:
+            return "Hall-Connor (quasi-residual of a nonexistent symmetric design)"
+    if (v, k, lam) in KNOWN_NONEXISTENT_BIBDS:
+        return f"known nonexistence ({KNOWN_NONEXISTENT_BIBDS[(v, k, lam)]})"
     return None
 
 
@@ -186,12 +199,20 @@ def test_necessary_conditions_against_the_arithmetic():
             for lam in (1, 2, 3):
                 expected = _conditions_by_hand(v, k, lam)
                 got = bibd_necessary_conditions(v, k, lam)
-                if expected is not None:
-                    assert got == [expected], (v, k, lam, got)
-                else:
-                    assert got == [] or got[0].startswith(("Hall-Connor", "known nonexistence")), (v, k, lam, got)
-                seen.add(expected)
-    assert seen == {None, "divisibility", "Fisher's inequality", "Bruck-Ryser-Chowla"}
+                assert got == ([] if expected is None else [expected]), (v, k, lam, got)
+                seen.add(expected.split(" (")[0] if expected else None)
+    assert seen == {
+        None,
+        "divisibility",
+        "Fisher's inequality",
+        "Bruck-Ryser-Chowla",
+        "Hall-Connor",
+        "known nonexistence",
+    }
+    # beyond v = 50: the tabulated results and Hall-Connor on (100, 10, 1), (111, 11, 1)
+    for key in [(100, 10, 1), (111, 11, 1), (46, 6, 1), (56, 11, 2), (79, 13, 2)]:
+        expected = _conditions_by_hand(*key)
+        assert bibd_necessary_conditions(*key) == ([] if expected is None else [expected]), key
 
 
 def test_necessary_conditions_default_lambda_is_one():
