@@ -118,6 +118,9 @@ def test_bibd_closed_forms_refuse_non_symmetric_parameters():
     with pytest.raises(InvalidArgumentError) as info:
         bibd_optimal_error_m1(7, 3, 1, 1, exact="yes")
     assert info.value.argument == "exact"
+    with pytest.raises(InvalidArgumentError) as info:
+        bibd_naive_error(7, 3, 1, 2, 1, exact=1.0)
+    assert info.value.argument == "exact"
     # the edge cases of the checks: k = v (lam = v) and lam = 0 (k = 1) are symmetric and allowed
     assert bibd_optimal_error_m1(3, 3, 3, 1, exact=True) == Fraction(3) - Fraction(2 * 9, 0 + 3 * 2)
     assert bibd_optimal_error_m1(2, 1, 0, 1, exact=True) == Fraction(1)
