@@ -744,7 +744,10 @@ def on_env(env: Any, config: Any, files: Files, **kwargs: Any) -> Any:
             problems.append(f"{file.src_uri}: {sorted(set(links.unresolved))}")
             links.unresolved.clear()
         for entry in linked:
-            pair = (file.url, page.title or file.src_uri)
+            title = page.title or file.src_uri
+            if page.parent is not None and title == "Overview":  # the guides' overview, not another's
+                title = f"{page.parent.title}: {title}"
+            pair = (file.url, title)
             if pair not in used_by.setdefault(links.api[entry], []):
                 used_by[links.api[entry]].append(pair)
     if problems:

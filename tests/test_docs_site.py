@@ -284,10 +284,16 @@ _DRIVER = shutil.which("chromedriver")
 #: would see raw: TeX in the text outside code, a literal "\\|" outside code blocks, control characters
 _PROBE = r"""
 const done = arguments[arguments.length - 1];
-const maths = document.querySelectorAll(".arithmatex").length;
+const later = () => new Promise(r => setTimeout(r, 50));
+// the page's document parsed (with the "eager" strategy the driver may hand over before it is)
+const parsed = () => (document.body && document.readyState !== "loading") ? Promise.resolve() : later().then(parsed);
 const ready = () => (window.MathJax && MathJax.startup && MathJax.startup.promise)
-  ? MathJax.startup.promise : new Promise(r => setTimeout(r, 50)).then(ready);
-(maths ? ready() : Promise.resolve()).then(() => {
+  ? MathJax.startup.promise : later().then(ready);
+let maths = 0;
+parsed().then(() => {
+  maths = document.querySelectorAll(".arithmatex").length;
+  return maths ? ready() : null;
+}).then(() => {
   const containers = [...document.querySelectorAll("mjx-container")];
   const empty = containers.filter(c => {
     const drawn = [...c.querySelectorAll("mjx-c")].some(g => {
@@ -308,6 +314,7 @@ const ready = () => (window.MathJax && MathJax.startup && MathJax.startup.promis
   const all = document.body.textContent;
   const control = all.search(/[\x00-\x08\x0b\x0c\x0e-\x1f]/);
   done({
+    path: location.pathname,
     maths: maths,
     containers: containers.length,
     empty: empty.length,
@@ -391,6 +398,7 @@ def test_every_page_renders_in_a_browser(browser, site):
         for page in pages:
             driver.get(f"{base}/{page}/" if page else f"{base}/")
             result = driver.execute_async_script(_PROBE)
+            assert result.get("path", f"/{page}/".replace("//", "/")) == f"/{page}/".replace("//", "/"), result
             maths[page] = result.get("maths", 0)
             problems = {k: result[k] for k in ("error", "first_empty", "raw_tex", "pipes", "control") if result.get(k)}
             if result.get("containers") != result.get("maths"):
