@@ -124,6 +124,8 @@ def test_bibd_closed_forms_refuse_non_symmetric_parameters():
     # the edge cases of the checks: k = v (lam = v) and lam = 0 (k = 1) are symmetric and allowed
     assert bibd_optimal_error_m1(3, 3, 3, 1, exact=True) == Fraction(3) - Fraction(2 * 9, 0 + 3 * 2)
     assert bibd_optimal_error_m1(2, 1, 0, 1, exact=True) == Fraction(1)
+    # every worker straggles on the trivial (3, 3, 3) design, where k - lam + lam f = 0 at f = 0
+    assert bibd_optimal_error_m1(3, 3, 3, 3, exact=True) == 3 and bibd_naive_error(3, 3, 3, 2, 3) == 6.0
 
 
 def test_block_multiplicities_by_counting():
