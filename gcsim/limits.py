@@ -55,7 +55,8 @@ memory shared with other work:
 ``MAX_EXACT_WORK = 2**24``
     Most high-precision operations of :func:`gcsim.cerar.exact.vandermonde_exact`, ``N c^3``
     (``N`` inverses of ``c x c`` Vandermonde blocks): ``2^24`` is minutes at the ~400 digits
-    ``c = 64`` needs; ``N = 4, c = 32`` is 131,072.
+    ``c = 64`` needs; ``N = 4, c = 32`` is 131,072.  It also bounds the bits of an exact integer
+    computed from a stated size (a Gaussian binomial, ``q^n`` in :mod:`gcsim.combinatorics.geometries`).
 ``MAX_DPS = 10**4``
     Largest working precision of :func:`gcsim.cerar.exact.vandermonde_exact`, in decimal digits
     (given, or derived from the Gautschi bound of the nodes).

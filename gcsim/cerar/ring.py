@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_finite_array, check_int
+from .._validation import check_dense_size, check_finite_array, check_int
 from ..errors import InvalidArgumentError
 
 __all__ = [
@@ -102,6 +102,10 @@ def shift_matrix(L: int, c: int, s: int) -> np.ndarray:
            [0, 1, 0],
            [0, 0, 1]])
     """
+    L = check_int("L", L, minimum=1)
+    c = check_int("c", c, minimum=1)
+    s = check_int("s", s, minimum=0)
+    check_dense_size("L", L, c, "the shift matrix S_s (L x c)")
     S = np.zeros((L, c))
     tau = np.arange(c)
     rows = tau + s

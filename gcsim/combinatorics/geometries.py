@@ -211,6 +211,7 @@ def ag_parameters(n: int, q: int, d: int) -> tuple[int, int, int]:
     n = check_int("n", n, minimum=1)
     q = _check_q(q)
     d = check_int("d", d, minimum=1, maximum=n)
+    check_work("n", n * q.bit_length(), "bits of v = q^n", limit_name="MAX_EXACT_WORK")
     lam = gaussian_binomial(n - 1, d - 1, q)  # refuses a size beyond MAX_EXACT_WORK bits first
     return (q**n, q**d, lam)
 

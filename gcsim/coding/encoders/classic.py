@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._validation import check_int
+from ..._validation import check_dense_size, check_int
 from ...errors import InvalidArgumentError, VerificationError
 from ._registry import Encoder
 
@@ -35,6 +35,7 @@ def fractional_repetition_assignment(n: int, s: int) -> np.ndarray:
     """
     n = check_int("n", n, minimum=1)
     s = check_int("s", s, minimum=0, maximum=n - 1)
+    check_dense_size("n", n, n, "the n x n assignment")
     if n % (s + 1):
         raise InvalidArgumentError("s", f"fractional repetition needs (s+1) | n, got n={n}, s={s}")
     g = np.arange(n) // (s + 1)
@@ -51,6 +52,7 @@ def cyclic_repetition_assignment(n: int, s: int) -> np.ndarray:
     """
     n = check_int("n", n, minimum=1)
     s = check_int("s", s, minimum=0, maximum=n - 1)
+    check_dense_size("n", n, n, "the n x n assignment")
     i = np.arange(n)[:, None]
     j = np.arange(n)[None, :]
     return (((i - j) % n) <= s).astype(np.int64)
