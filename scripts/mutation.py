@@ -93,6 +93,32 @@ TEXT_FUNCTIONS: dict[str, dict[str, str]] = {
 
 # Equivalent mutants: mutant name -> (the mutated line as mutmut writes it, why no output can change).
 EQUIVALENT: dict[str, tuple[str, str]] = {
+    "gcsim.combinatorics.bibd_existence.x_bruck_ryser_chowla__mutmut_55": (
+        "sign = 1 if (v - 1) / 2 % 2 == 0 else -1",
+        "v is odd on this line (even v returned above): (v - 1) / 2 is a whole float, the same parity",
+    ),
+    "gcsim.combinatorics.bibd_existence.x_bruck_ryser_chowla__mutmut_69": (
+        "if a == 1 and b == 1:",
+        "a shortcut: z^2 = x^2 + b y^2 and z^2 = a x^2 + y^2 are always isotropic, so "
+        "ternary_form_isotropic returns the same True",
+    ),
+    "gcsim.combinatorics.bibd_existence.x_ternary_form_isotropic__mutmut_28": (
+        "if a <= 0 and b < 0:",
+        "a and b are checked nonzero above, and on integers a <= 0 and a < 1 are a < 0 (b likewise)",
+    ),
+    "gcsim.combinatorics.bibd_existence.x_ternary_form_isotropic__mutmut_29": ("if a < 1 and b < 0:", "as _28"),
+    "gcsim.combinatorics.bibd_existence.x_ternary_form_isotropic__mutmut_30": ("if a < 0 and b <= 0:", "as _28"),
+    "gcsim.combinatorics.bibd_existence.x_ternary_form_isotropic__mutmut_31": ("if a < 0 and b < 1:", "as _28"),
+    "gcsim.combinatorics.bibd_existence.x_ternary_form_isotropic__mutmut_46": (
+        "return all((_hilbert_symbol(a, b, p) == 1 for p in set(_prime_factors(3 * a * b))))",
+        "Hilbert's product formula: with (a, b)_inf = 1 and (a, b)_p = 1 at every odd p, (a, b)_2 = 1 too, "
+        "so dropping 2 changes nothing; an added 3 not dividing ab gives (a, b)_3 = 1",
+    ),
+    "gcsim.cerar.constructions.x_perturbation_nodes__mutmut_50": (
+        "z += [rho / w] if kind == 'r' else [rho * w, rho * np.conj(w)]",
+        "a real block has w = +-1, so rho / w = rho * w (the imaginary round-off of exp(i pi), 1e-16, "
+        "changes sign only)",
+    ),
     "gcsim.cerar.constructions.x_vandermonde_design__mutmut_4": (
         "N = check_int('N', N, minimum=None)",
         "num_rounds (cerar/ring.py) refuses N < 2 with the same InvalidArgumentError('N') and message before N is used",
@@ -192,9 +218,9 @@ def _write_config(work: Path, target: Target) -> None:
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-p", "mutation_fresh_caches", "-q"]',
         'also_copy = ["mutation_fresh_caches.py"]',
         "use_git_change_detection = false",
-        # workers forked from a process that has run no test: a cache filled by the stats run
-        # (functools.lru_cache, e.g. bibd_existence._violations) would otherwise hide the mutants
-        'process_isolation = "forkserver"',
+        # workers fork from mutmut's own process (fast); the plugin below empties gcsim's caches
+        # before each test, so nothing cached by the stats run reaches a mutant
+        'process_isolation = "fork"',
         # a test run is stopped after (estimated seconds + 10) x 5 of wall time: mutmut's default (+1) x 15
         # stops healthy runs on a loaded machine under nice 19, and a stopped run counts as a kill
         "timeout_multiplier = 5.0",
