@@ -656,6 +656,7 @@ BOOL_EXEMPT = {
     "gcsim.coding.kernels.optimal_errors": "an evaluator kernel, reached through optimal_error & co.",
     "gcsim.app.common.check_input_path": "a CLI helper, called with literals by the commands",
     "gcsim.app.common.float_arg": "a CLI helper, called with literals by the commands",
+    "gcsim.app.common.check_not_exported": "a CLI helper, called with args.force by the commands (parsed bool)",
     "gcsim.app.specs.FamilySpec.build": "a CLI helper, called with literals by the commands",
     "gcsim.app.specs.check_family_params": "a CLI helper, called with literals by the commands",
     "gcsim.app.specs.family_form": "a CLI helper, called with literals by the commands",
@@ -709,12 +710,6 @@ def _milp_worst_case(scheme, **kw):
     from gcsim.coding.milp import fixed_decoder_worst_case
 
     return fixed_decoder_worst_case(scheme, 1, **kw)
-
-
-def _claim_runs_progress(value):
-    from gcsim.app.stages.training import claim_runs
-
-    return claim_runs(None, None, [0], target=0.1, iterations=1, batch=1, every=1, progress=value)
 
 
 def bool_calls(tmp) -> dict[tuple[str, str], Any]:
@@ -963,7 +958,6 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         ("gcsim.io.bundle.save_bundle", "overwrite"): lambda x: save_bundle(
             tmp / "b", {"a": np.zeros(2)}, {}, overwrite=x
         ),
-        ("gcsim.app.stages.training.claim_runs", "progress"): lambda x: _claim_runs_progress(x),
         ("gcsim.learning.datasets.load_digits", "standardized"): lambda x: load_digits(standardized=x),
         ("gcsim.learning.datasets.load_mnist_subset", "standardized"): lambda x: load_mnist_subset(
             standardized=x, per_class=10
