@@ -119,6 +119,36 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "a real block has w = +-1, so rho / w = rho * w (the imaginary round-off of exp(i pi), 1e-16, "
         "changes sign only)",
     ),
+    "gcsim.combinatorics.bibd_existence.x__hilbert_symbol__mutmut_50": (
+        "return (x * x + 1) // 8 % 2",
+        "x is a 2-adic unit (odd), x^2 = 1 mod 8, so (x^2 + 1) // 8 = (x^2 - 1) / 8",
+    ),
+    "gcsim.combinatorics.bibd_existence.x__hilbert_symbol__mutmut_59": (
+        "return (-1) ** ((e2(u) * e2(w) + alpha * w2(w) - beta * w2(u)) % 2)",
+        "- t and + t have the same parity, and the sum is taken mod 2",
+    ),
+    "gcsim.combinatorics.bibd_existence.x__hilbert_symbol__mutmut_60": (
+        "return (-1) ** ((e2(u) * e2(w) - alpha * w2(w) + beta * w2(u)) % 2)",
+        "as _59",
+    ),
+    "gcsim.cerar.constructions.x__roots_kappa__mutmut_10": (
+        "V = z[:, None] ** (+np.arange(c))[None, :]",
+        "|z| = 1, so z^tau = conj(z^-tau): the matrix is the conjugate, with the same singular values",
+    ),
+    "gcsim.cerar.constructions.x_perturbation_design__mutmut_5": (
+        "N = check_int('N', N, minimum=None)",
+        "num_rounds refuses N < 2 with the same InvalidArgumentError('N') and message before N is used",
+    ),
+    "gcsim.cerar.constructions.x_perturbation_design__mutmut_8": ("N = check_int('N', N)", "as _5"),
+    "gcsim.cerar.constructions.x_perturbation_design__mutmut_15": (
+        "c = check_int('c', c, minimum=None)",
+        "c < 1 gives no blocks, then num_rounds refuses it with the same InvalidArgumentError('c') and message",
+    ),
+    "gcsim.cerar.constructions.x_perturbation_design__mutmut_18": ("c = check_int('c', c)", "as _15"),
+    "gcsim.cerar.constructions.x_perturbation_design__mutmut_59": (
+        "f = lambda k: _column_function(None, blocks, k)",
+        "_column_function does not read its N argument",
+    ),
     "gcsim.cerar.constructions.x_vandermonde_design__mutmut_4": (
         "N = check_int('N', N, minimum=None)",
         "num_rounds (cerar/ring.py) refuses N < 2 with the same InvalidArgumentError('N') and message before N is used",

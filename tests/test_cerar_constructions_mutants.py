@@ -361,3 +361,11 @@ def test_every_construction_names_its_method():
     assert vandermonde_design(3, 2).method == "vandermonde"
     assert perturbation_design(3, 4).method == "perturbation"
     assert exact_design(4, 2).method == "exact" and exact_design(5, 2).method == "exact"
+
+
+def test_perturbation_default_eps_and_eps_one():
+    assert perturbation_design(3, 4).metadata["eps"] == 0.05
+    d = perturbation_design(3, 4, eps=1.0)  # nodes 1, w, conj w, 2: distinct, a valid design
+    np.testing.assert_allclose(perturbation_nodes(3, 4, 1.0)[-1], 2.0)
+    E = d.error_operators()
+    assert np.linalg.norm(E[0, 1], 2) == pytest.approx(1 - 2.0**-3, abs=1e-9)
