@@ -170,7 +170,7 @@ def srg_construction_name(v: int, k: int, lam: int, mu: int) -> str | None:
     'Schläfli graph'
     """
     v = check_int("v", v, minimum=1)
-    key = (v, int(k), int(lam), int(mu))
+    key = (v, check_int("k", k), check_int("lam", lam), check_int("mu", mu))  # never truncated
     e = _catalogue_v(v, key).get(key)
     return None if e is None else e.name
 

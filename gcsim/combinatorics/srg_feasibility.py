@@ -123,6 +123,7 @@ def complement_parameters(v: int, k: int, lam: int, mu: int) -> tuple[int, int, 
     >>> complement_parameters(10, 3, 0, 1)
     (10, 6, 3, 4)
     """
+    v, k, lam, mu = (check_int(name, x) for name, x in (("v", v), ("k", k), ("lam", lam), ("mu", mu)))
     return (v, v - k - 1, v - 2 - 2 * k + mu, v - 2 * k + lam)
 
 

@@ -81,6 +81,7 @@ from ..coding.evaluate import expected_error
 from ..coding.schemes import Scheme
 from ..coding.straggler_base import StragglerModel
 from ..errors import InvalidArgumentError
+from ..limits import check_entries
 
 __all__ = [
     "COLLECTIVES",
@@ -202,6 +203,7 @@ def worker_layout(n: int, ranks: int) -> list[np.ndarray]:
     [[0, 1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12]]
     """
     n = check_int("n", n, minimum=1)
+    check_entries("n", (n,), "the worker indices")
     ranks = check_int("ranks", ranks, minimum=1)
     if ranks > n:
         raise InvalidArgumentError(

@@ -26,6 +26,7 @@ import numpy as np
 from .._optional import require
 from .._validation import check_int, check_real
 from ..errors import InvalidArgumentError
+from ..limits import check_entries
 
 __all__ = ["simulated_schedule", "seeded_delays", "parameter_server_job"]
 
@@ -270,6 +271,7 @@ def seeded_delays(n: int, seed: int = 0, scale: float = 0.05) -> np.ndarray:
     [0.0, 0.0, 0.0]
     """
     n = check_int("n", n, minimum=1)
+    check_entries("n", (n,), "the workers' delays")
     seed = check_int("seed", seed, minimum=0)
     scale = check_real("scale", scale, minimum=0.0)
     return np.random.default_rng(seed + 7919).exponential(1.0, size=n) * scale

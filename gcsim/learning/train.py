@@ -73,6 +73,7 @@ from ..coding.schemes import Scheme, encode
 from ..coding.straggler_base import StragglerModel
 from ..coding.stragglers import BernoulliModel, straggler_model
 from ..errors import InvalidArgumentError
+from ..limits import check_entries
 from .datasets import Dataset
 from .models import MLP
 
@@ -590,6 +591,7 @@ def partition(count: int, N: int, seed: int = 0) -> np.ndarray:
     ((3, 3), 9)
     """
     count = check_int("count", count, minimum=1)
+    check_entries("count", (count,), "the permutation of the examples")
     N = check_int("N", N, minimum=1, maximum=count)
     perm = np.random.default_rng(check_int("seed", seed, minimum=0)).permutation(count)
     size = count // N
