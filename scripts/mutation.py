@@ -149,6 +149,19 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "f = lambda k: _column_function(None, blocks, k)",
         "_column_function does not read its N argument",
     ),
+    "gcsim.combinatorics.bibd_existence.x__violations_list__mutmut_33": (
+        "r = lam * (v - 1) / (k - 1)",
+        "divisibility holds on this line, so r is whole: the float has the same value in every comparison "
+        "and in b (only the text of a message would show 7.0 for 7)",
+    ),
+    "gcsim.combinatorics.bibd_existence.x__violations_list__mutmut_40": (
+        "b = v * r / k",
+        "as _33: b = lam v (v - 1) / (k (k - 1)) is whole once divisibility holds",
+    ),
+    "gcsim.combinatorics.bibd_existence.x__violations_list__mutmut_51": (
+        "if k <= v and b == v and (bruck_ryser_chowla(v, k, lam) is False):",
+        "k = v: bruck_ryser_chowla returns None for k >= v, never False",
+    ),
     "gcsim.cerar.constructions.x_vandermonde_design__mutmut_4": (
         "N = check_int('N', N, minimum=None)",
         "num_rounds (cerar/ring.py) refuses N < 2 with the same InvalidArgumentError('N') and message before N is used",
