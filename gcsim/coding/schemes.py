@@ -161,7 +161,7 @@ class Scheme:
         setattr_ = object.__setattr__
         setattr_(self, "B", _frozen_array("B", self.B, np.float64))
         setattr_(self, "assignment", _frozen_array("assignment", self.assignment, np.int64))
-        setattr_(self, "m", int(self.m))
+        setattr_(self, "m", check_int("m", self.m, minimum=1))  # 2.5 was truncated to 2
         setattr_(self, "method", str(self.method))
         if self.decoder is not None:
             setattr_(self, "decoder", _frozen_array("decoder", self.decoder, np.float64))
