@@ -359,3 +359,18 @@ def test_nfqueue_delay_holds_every_packet_at_least_the_delay(tmp_path):
     # a round trip crosses two links, each holding the packet 20 ms at the receiver: at least 40 ms
     assert float(out.stdout.strip()) >= 0.040
     assert len(topo.delay_stats) == 2 and all(s["packets"] > 0 and s["late_max_s"] >= 0 for s in topo.delay_stats)
+
+
+def test_the_script_refuses_the_link_experiment_without_emulated_links(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    import gcsim.executor.netem as netem
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "cerar_training.py"
+    spec = importlib.util.spec_from_file_location("cerar_training_script", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setattr(netem, "netem_available", lambda: (False, "no namespaces in this test"))
+    assert mod.main(["--links", "--out", str(tmp_path / "out")]) == 3
+    assert "CERAR link experiment refused: no namespaces in this test" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()  # nothing started
