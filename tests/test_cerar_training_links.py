@@ -18,7 +18,7 @@ from scipy import stats
 
 from gcsim.errors import InvalidArgumentError
 from gcsim.executor.netdelay import nfqueue_available
-from gcsim.executor.netem import NETEM_LIMIT, netem_available, shaping_commands
+from gcsim.executor.netem import NETEM_LIMIT, netem_available, netem_delay_supported, shaping_commands
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("mlxtend")
@@ -258,8 +258,17 @@ def test_seeds_in_one_launch_equal_single_seed_launches(tmp_path):
     assert run_key("ring", 1) == "ring | seed 1"
 
 
+def _delay_possible() -> tuple[bool, str]:
+    if not _OK:
+        return False, f"network emulation not available: {_WHY}"
+    if netem_delay_supported():
+        return True, ""
+    ok, why = nfqueue_available()
+    return ok, f"no sch_netem in this kernel and {why}"
+
+
 @pytest.mark.distributed
-@pytest.mark.skipif(not _OK, reason=f"network emulation not available: {_WHY}")
+@pytest.mark.skipif(not _delay_possible()[0], reason=_delay_possible()[1])
 def test_a_link_with_delay_changes_the_time_not_the_arithmetic(tmp_path):
     spec = {**SPEC, "eval_every": STEPS, "drift_every": STEPS}
     shaped = _launch(tmp_path, "shaped", rate="100mbit", delay="10ms", spec=spec, port=29771)
