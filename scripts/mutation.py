@@ -162,6 +162,10 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "if k <= v and b == v and (bruck_ryser_chowla(v, k, lam) is False):",
         "k = v: bruck_ryser_chowla returns None for k >= v, never False",
     ),
+    "gcsim.combinatorics.bibd_existence.x__violations_list__mutmut_88": (
+        "if k <= v and r == k + lam and (lam <= 2):",
+        "k = v gives r = lam, and r == k + lam would need k = 0",
+    ),
     "gcsim.cerar.constructions.x_vandermonde_design__mutmut_4": (
         "N = check_int('N', N, minimum=None)",
         "num_rounds (cerar/ring.py) refuses N < 2 with the same InvalidArgumentError('N') and message before N is used",
