@@ -166,6 +166,62 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "if k <= v and r == k + lam and (lam <= 2):",
         "k = v gives r = lam, and r == k + lam would need k = 0",
     ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_4": (
+        "for s in sorted(exponents, key=None):",
+        "plain ascending order already visits 0, then each pair by its smaller member t, then N/2: "
+        "the same blocks in the same order",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_6": ("for s in sorted(exponents):", "as _4"),
+    "gcsim.cerar.constructions.x__blocks__mutmut_8": (
+        "for s in sorted(exponents, key=lambda s: (min(s, N - s) if s and False else -1, s)):",
+        "as _4: every key (-1, s) sorts by s",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_9": (
+        "for s in sorted(exponents, key=lambda s: (min(s, N - s) if s or True else -1, s)):",
+        "as _4: 0 still sorts first (key (0, 0))",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_14": (
+        "for s in sorted(exponents, key=lambda s: (min(s, N + s) if s else -1, s)):",
+        "as _4: the key becomes (s, s)",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_15": (
+        "for s in sorted(exponents, key=lambda s: (min(s, N - s) if s else +1, s)):",
+        "as _4: 0 ties with t = 1 and sorts first by s",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_16": (
+        "for s in sorted(exponents, key=lambda s: (min(s, N - s) if s else -2, s)):",
+        "as _4",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_28": (
+        "seen.add(None)",
+        "every caller passes distinct exponents, so a real exponent is never met twice",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_34": (
+        "t = min(s, N + s)",
+        "in ascending order a pair is first met at its smaller member, so t = s = min(s, N - s)",
+    ),
+    "gcsim.cerar.constructions.x__column_function__mutmut_3": (
+        "k = np.asarray(k, dtype=None)",
+        "k is an integer array: rho ** k and cos(theta k) are the same float64 values",
+    ),
+    "gcsim.cerar.constructions.x__column_function__mutmut_5": ("k = np.asarray(k)", "as _3"),
+    "gcsim.cerar.constructions.x__column_function__mutmut_13": (
+        "rows.append(mag / np.cos(theta * k))",
+        "a real block has theta in {0, pi}: cos(theta k) = +-1, dividing equals multiplying",
+    ),
+    "gcsim.cerar.constructions.x__column_function__mutmut_36": (
+        "return np.array(rows).reshape(-2, k.size)",
+        "NumPy reads any negative size as 'the rest', like -1",
+    ),
+    "gcsim.cerar.constructions.x_exact_design__mutmut_96": (
+        "basis = 'unit' if N % c == 0 else 'XXrootsXX'",
+        "any basis but 'unit' takes the roots branch, whose metadata names 'roots' itself",
+    ),
+    "gcsim.cerar.constructions.x_exact_design__mutmut_97": ("basis = 'unit' if N % c == 0 else 'ROOTS'", "as _96"),
+    "gcsim.cerar.constructions.x_exact_design__mutmut_149": (
+        "f = lambda k: _column_function(None, blocks, k)",
+        "_column_function does not read its N argument",
+    ),
     "gcsim.cerar.constructions.x_vandermonde_design__mutmut_4": (
         "N = check_int('N', N, minimum=None)",
         "num_rounds (cerar/ring.py) refuses N < 2 with the same InvalidArgumentError('N') and message before N is used",

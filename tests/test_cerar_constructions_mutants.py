@@ -369,3 +369,12 @@ def test_perturbation_default_eps_and_eps_one():
     np.testing.assert_allclose(perturbation_nodes(3, 4, 1.0)[-1], 2.0)
     E = d.error_operators()
     assert np.linalg.norm(E[0, 1], 2) == pytest.approx(1 - 2.0**-3, abs=1e-9)
+
+
+def test_exact_design_explicit_unit_basis_and_one_worker():
+    d = exact_design(4, 2, basis="unit")
+    assert d.metadata["basis"] == "unit" and np.linalg.cond(d.encoders[0]) == 1.0
+    for args in [(1, 2), (1, 1), (0, 3)]:
+        with pytest.raises(InvalidArgumentError) as info:
+            exact_design(*args)
+        assert info.value.argument == "N", args
