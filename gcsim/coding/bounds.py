@@ -71,6 +71,7 @@ from .._validation import (
 )
 from ..combinatorics.srg_feasibility import srg_eigenvalues
 from ..errors import ImpossibleParametersError, InvalidArgumentError
+from ..limits import check_entries
 
 __all__ = [
     "part_coverage",
@@ -1145,6 +1146,7 @@ def split_blocks(gradients: Any, m: int) -> np.ndarray:
     m = check_int("m", m, minimum=1)
     N, d = G.shape
     w = -(-d // m) if d else 0
+    check_entries("m", (N, m * w), "the padded gradients (N x m ceil(d/m))")
     padded = np.zeros((N, m * w))
     padded[:, :d] = G
     return padded.reshape(N, m, w)
@@ -1193,6 +1195,7 @@ def block_multiplicities(d: int, m: int) -> np.ndarray:
     m = check_int("m", m, minimum=1)
     if d == 0:
         return np.zeros(0, dtype=np.int64)
+    check_entries("d", (d,), "the block multiplicities")
     w = -(-d // m)
     t = np.arange(d, dtype=np.int64) % w
     return -(-(d - t) // w)
