@@ -28,6 +28,7 @@ import importlib
 import json
 import os
 import pkgutil
+import re
 import signal
 import sys
 import tempfile
@@ -229,7 +230,9 @@ def _outcome(case: Case, status: int, out: str, err: str, folder: str) -> dict:
     def clean(text: str) -> str:  # the case's own folder, whatever its random name: <case>
         for name in {folder, os.path.realpath(folder)}:
             text = text.replace(name, "<case>")
-        return text
+        # what changes from run to run without meaning: object addresses, the free port a case took
+        text = re.sub(r"\b0x[0-9a-f]{6,}\b", "0x...", text)
+        return re.sub(r"\bport \d+ on\b", "port <port> on", text)
 
     out, err = clean(out), clean(err)
     traceback_seen = "Traceback (most recent call last)" in err or "Traceback (most recent call last)" in out
@@ -342,7 +345,9 @@ def render(rows: list[tuple[Case, dict]]) -> str:
         "```",
         "",
         "Each case runs in its own process in its own temporary folder (written `<case>` below) with a time",
-        "limit, the *limit s* column (a hang is a failure). *Expected* is what a clear answer looks like:",
+        "limit, the *limit s* column (a hang is a failure); the executor's cases run one at a time, and their",
+        "answers may differ between runs in the words after the exception's name (which rank failed first:",
+        "the test compares that name only). *Expected* is what a clear answer looks like:",
         "`error` = a deliberate gcsim exception (API) or exit status 1/2 with one message line and no",
         "traceback (CLI); `ok` = it runs; `warning` = it runs and warns. The cases live in",
         "`scripts/reliability/cases_*.py`.",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -66,9 +67,21 @@ def test_case(run, index):
     assert result["ok"], f"{where} expected {case.expect!r}, got {result['outcome']}"
 
 
+def _comparable(table: str) -> list[list[str]]:
+    """The table's lines, a row split into cells; an executor case's answer cut to its exception's name
+    or exit status (the words after it depend on which rank fails first: a race, not a property)."""
+    out = []
+    for line in table.splitlines():
+        cells = re.split(r"(?<!\\)\|", line)
+        if len(cells) > 6 and cells[2].strip() == "executor":
+            cells[5] = cells[5].split(":", 1)[0]
+        out.append(cells)
+    return out
+
+
 def test_the_docs_table_is_this_runs_table(run):
     committed, rendered = TABLE.read_text(), run["table"]
-    if committed != rendered:
+    if _comparable(committed) != _comparable(rendered):
         diff = "".join(
             list(difflib.unified_diff(committed.splitlines(True), rendered.splitlines(True), "committed", "this run"))[
                 :40
