@@ -7,6 +7,7 @@ the singular values from numpy.linalg.svd, and the small helpers against the sta
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 
@@ -21,6 +22,7 @@ from gcsim.coding.evaluate import (
     condition_number,
     is_exact_method,
     optimal_error,
+    optimal_error_all,
 )
 from gcsim.coding.schemes import encode, target_matrix
 from gcsim.errors import InvalidArgumentError
@@ -108,3 +110,37 @@ def test_small_helpers_against_the_standard_library():
     with pytest.raises(InvalidArgumentError) as info:
         _check_method("eigh")
     assert info.value.argument == "method"
+
+
+@pytest.mark.parametrize("method", ["auto", "gram", "svd", "downdate"])
+@pytest.mark.parametrize("chunk", [None, 1, 4])
+def test_optimal_error_all_against_lstsq_in_lexicographic_order(method, chunk):
+    for sch, m in [(encode(np.asarray(FANO), 2, "rd", seed=5), 2), (encode(np.asarray(FANO), 1, "naive"), 1)]:
+        B = np.asarray(sch.B, dtype=float)
+        T = target_matrix(m, 7)
+        for s in (0, 2, 5, 7):
+            sets = list(itertools.combinations(range(7), s))  # S in lexicographic order
+            masks = np.ones((len(sets), 7), bool)
+            for row, S in enumerate(sets):
+                masks[row, list(S)] = False
+            expected = np.array([_lstsq_error(B, T, mk) for mk in masks])
+            got = optimal_error_all(sch, s, method=method, chunk=chunk, progress=False)
+            np.testing.assert_allclose(got, expected, atol=1e-9)
+            got_n = optimal_error_all(sch, s, method=method, chunk=chunk, normalized=True, progress=False)
+            np.testing.assert_allclose(got_n, expected / (7 * m), atol=1e-10)
+
+
+def test_optimal_error_all_bad_input_names_it():
+    sch = encode(np.asarray(FANO), 1, "naive")
+    for args, kwargs, name in [
+        ((8,), {}, "s"),
+        ((-1,), {}, "s"),
+        ((2,), {"chunk": 0}, "chunk"),
+        ((2,), {"normalized": "no"}, "normalized"),
+        ((2,), {"progress": None}, "progress"),
+        ((2,), {"method": "lu"}, "method"),
+        ((2,), {"method": "downdate", "rtol": 1e-10}, "rtol"),
+    ]:
+        with pytest.raises(InvalidArgumentError) as info:
+            optimal_error_all(sch, *args, **kwargs)
+        assert info.value.argument == name, (args, kwargs)
