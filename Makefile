@@ -45,7 +45,7 @@ fuzz: $(STAMP)
 # mutation testing (scripts/mutation.py, docs/contributing.md): mutmut on bounds, cerar.constructions,
 # evaluate and bibd_existence, each with its own test files, nice'd, at most 2 test processes; prints
 # number-changing killed / total per module and the message-only mutants apart (exit 1 below 85 %).
-# `make mutation MUTATION_ARGS="cerar.constructions --functions '_best_roots'"` runs a part
+# `make mutation MUTATION_ARGS="--functions _best_roots,exact_design cerar.constructions"` runs a part
 MUTATION_ARGS ?=
 mutation: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[mutation]'
