@@ -12,8 +12,9 @@ Every mutant is then classified by comparing its function with the original, nod
 
 * **message-only** -- the change lies inside text a user reads and no computation uses: the
   message of a raised exception (for gcsim's errors: not the ``argument`` / ``condition`` field,
-  which callers and tests inspect), the text or ``stacklevel`` of ``warnings.warn``, a docstring,
-  or the body of ``__repr__`` / ``__str__``;
+  which callers and tests inspect), the text or the ``stacklevel`` value of ``warnings.warn``, a
+  docstring, the body of ``__repr__`` / ``__str__``, or the functions of :data:`TEXT_FUNCTIONS`
+  (the explanation texts ``bibd_existence`` builds for its errors);
 * **number-changing** -- every other mutant: it can change a returned value, a raised error's
   type or field, a warning's category, or whether something is raised at all.
 
@@ -25,11 +26,15 @@ recorded line is reported as stale and not applied.
 
 Runs are slow (each mutant reruns the tests that reach its function), so mutmut runs under
 ``nice -n 19`` with at most ``--max-children`` (default 2) test processes.  ``--functions
-PATTERN`` restricts a run to the functions whose names match a glob (``_best_roots``,
-``expected_*``); the report then says how many of the module's mutants ran.  Results are kept
-between runs with ``--resume``; the default starts fresh.
+GLOB,...`` restricts a run to the functions whose names match (a glob ``f`` also takes the
+functions whose names extend it: ``optimal_error`` takes ``optimal_error_all``); the report then
+says how many of the module's mutants ran.  ``--tests FILE,...`` replaces the module's test files.
+Results are kept between runs with ``--resume``; the default starts fresh.  Each worker is forked
+from mutmut's process; a pytest plugin (``_PLUGIN``) empties gcsim's function caches before every
+test.
 
-Example (the two small modules, about ten minutes on two cores)::
+Example (each of the two small modules took about a quarter of an hour with one test process on
+a loaded two-core machine)::
 
     .venv/bin/python scripts/mutation.py cerar.constructions combinatorics.bibd_existence
     .venv/bin/python scripts/mutation.py --list-survivors cerar.constructions   # the survivors' diffs
