@@ -227,6 +227,10 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "f = lambda k: _column_function(None, blocks, k)",
         "_column_function does not read its N argument",
     ),
+    "gcsim.coding.bounds.x_split_blocks__mutmut_24": (
+        "w = -(-d // m) if d or True else 0",
+        "for d = 0 the ceiling -(-0 // m) is 0 as well",
+    ),
     "gcsim.cerar.constructions.x_vandermonde_design__mutmut_4": (
         "N = check_int('N', N, minimum=None)",
         "num_rounds (cerar/ring.py) refuses N < 2 with the same InvalidArgumentError('N') and message before N is used",

@@ -22,7 +22,7 @@ from gcsim.coding.bounds import (
     split_blocks,
     straggling_probabilities,
 )
-from gcsim.errors import ImpossibleParametersError, InvalidArgumentError
+from gcsim.errors import ImpossibleParametersError, InvalidArgumentError, SizeLimitError
 
 # cyclic difference sets: (v, k, lam) -> D, incidence A[i, j] = 1 iff (i - j) mod v in D
 DIFFERENCE_SETS = {
@@ -177,3 +177,20 @@ def test_every_straggler_set_of_the_fano_plane_gives_the_closed_form():
     for size in (2, 5):
         for F in combinations(range(7), size):
             assert _float_error(A, F, 1) == pytest.approx(bibd_optimal_error_m1(7, 3, 1, 7 - size), abs=1e-9)
+
+
+def test_refusals_name_the_argument_and_condition():
+    with pytest.raises(ImpossibleParametersError) as info:
+        bibd_optimal_error_m1(7, 3, 2, 1)
+    assert info.value.condition == "symmetric BIBD identity lambda (v - 1) = k (k - 1)"
+    # sizes past gcsim.limits.MAX_DENSE_ENTRIES are refused before anything is allocated
+    with pytest.raises(SizeLimitError) as info:
+        split_blocks(np.ones((2, 3)), 10**12)
+    assert info.value.argument == "m"
+    with pytest.raises(SizeLimitError) as info:
+        block_multiplicities(10**12, 2)
+    assert info.value.argument == "d"
+
+
+def test_block_multiplicities_are_integers_even_when_empty():
+    assert block_multiplicities(0, 3).dtype == np.int64 and block_multiplicities(5, 2).dtype == np.int64
