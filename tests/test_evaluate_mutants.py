@@ -25,7 +25,7 @@ from gcsim.coding.evaluate import (
     optimal_error_all,
 )
 from gcsim.coding.schemes import encode, target_matrix
-from gcsim.errors import InvalidArgumentError
+from gcsim.errors import InvalidArgumentError, SizeLimitError
 
 
 def _lstsq_error(B: np.ndarray, T: np.ndarray, mask: np.ndarray) -> float:
@@ -144,3 +144,10 @@ def test_optimal_error_all_bad_input_names_it():
         with pytest.raises(InvalidArgumentError) as info:
             optimal_error_all(sch, *args, **kwargs)
         assert info.value.argument == name, (args, kwargs)
+
+
+def test_optimal_error_all_refuses_too_many_patterns_up_front():
+    sch = encode(np.eye(60, dtype=int), 1, "naive")  # C(60, 30) ~ 1.2e17 straggler sets
+    with pytest.raises(SizeLimitError) as info:
+        optimal_error_all(sch, 30)
+    assert info.value.argument == "s"
