@@ -359,7 +359,9 @@ def test_export_of_sparse_and_structured_candidates(monkeypatch, tmp_path):
     adv2 = advise(13, 4, 2, "fixed:1", families=["bibd"], progress=False)
     structured = encode_structured(pg3, 2, seed=0)
     rows = list(adv2.rows)
-    rows[0] = dict(rows[0], encoder=structured.method)  # the row names the encoder exported (load_code checks it)
+    # the row names the encoder exported (load_code checks it); the measurements were another encoder's: cleared
+    not_measured = dict.fromkeys(("error", "error_lo", "error_hi", "worst_case", "lower_bound", "upper_bound"))
+    rows[0] = dict(rows[0], encoder=structured.method, **not_measured)
     forged = type(adv2)(adv2.question, tuple(rows[:1]), adv2.dropped_items, (structured,), (pg3,))
     monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 300)
     big = load_exported(forged.export(tmp_path / "big"))
