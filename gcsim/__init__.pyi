@@ -25,6 +25,7 @@ from .coding.delays import (
     delay_model as delay_model,
     expected_decode_time as expected_decode_time,
 )
+from .coding.dispatch import encode as encode
 from .coding.evaluate import (
     expected_error as expected_error,
     fixed_decoder_error as fixed_decoder_error,
@@ -32,7 +33,6 @@ from .coding.evaluate import (
     worst_case_error as worst_case_error,
 )
 from .coding.partial import partial_scheme as partial_scheme
-from .coding.dispatch import encode as encode
 from .coding.stragglers import straggler_model as straggler_model
 from .coding.verify import verify_bounds as verify_bounds
 from .combinatorics.bibd import bibd as bibd

@@ -234,7 +234,7 @@ CASES = [
     ),
     Case(
         area="executor",
-        fault="--d 1000000000000 given to gc run (the parameter server's flag, removed): refused before any rank starts",
+        fault="--d 1000000000000 given to gc run (the parameter server's flag, removed): refused before any rank starts",  # noqa: E501 - the table shows the text as it is
         argv=["gc", "run", "--design", "bibd:7,3,1", "--d", "1000000000000"],
         timeout=30,
     ),
