@@ -232,6 +232,9 @@ def _outcome(case: Case, status: int, out: str, err: str, folder: str) -> dict:
             text = text.replace(name, "<case>")
         # what changes from run to run without meaning: object addresses, the free port a case took
         text = re.sub(r"\b0x[0-9a-f]{6,}\b", "0x...", text)
+        # a warning's "/path/to/file.py:LINE: " prefix names the installation (its folder, Python and
+        # NumPy versions), not the case: the category and the message are what the table shows
+        text = re.sub(r"(?m)^\S+\.py:\d+: (?=[A-Za-z]*Warning\b)", "", text)
         return re.sub(r"\bport \d+ on\b", "port <port> on", text)
 
     out, err = clean(out), clean(err)
