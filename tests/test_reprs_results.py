@@ -158,3 +158,12 @@ def test_the_exported_code_card_names_the_candidate_and_its_parts():
     assert f"DecoderTable of {len(code.decoders)} patterns" in text and "✓ verified" in text
     level = decode_picture(parse(code._repr_html_()))
     assert np.array_equal(level, np.asarray(code.assignment.assignment, dtype=float))
+
+
+def test_a_per_worker_model_shows_its_values_in_one_line() -> None:
+    """BernoulliModel with a per-worker p read ``BernoulliModel(n=5)``, hiding p: its range is shown now."""
+    p = np.array([0.1, 0.25, 0.1, 0.3, 0.05])
+    text = repr(gcsim.straggler_model("bernoulli", 5, p=p))
+    assert text == f"BernoulliModel(n=5, p=[{p.min():g} .. {p.max():g}] over 5)"
+    assert repr(gcsim.straggler_model("bernoulli", 1000, p=np.full(1000, 0.05))) == "BernoulliModel(n=1000, p=0.05)"
+    assert len(repr(gcsim.straggler_model("bernoulli", 10**5, p=np.linspace(0, 0.5, 10**5)))) < 80

@@ -188,8 +188,17 @@ class StragglerModel:
         return f"{self.model_kind} straggler model on n={self.n} workers"
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params._asdict().items() if np.isscalar(v))
-        return f"{type(self).__name__}({args})"
+        """One line: the scalar parameters, and a per-worker array by its one value or its range."""
+        args = []
+        for k, v in self.params._asdict().items():
+            if np.isscalar(v):
+                args.append(f"{k}={v!r}")
+                continue
+            a = np.asarray(v)
+            if a.dtype.kind in "biuf" and a.ndim == 1 and a.size:  # per-worker numbers (Bernoulli p, ...)
+                lo, hi = float(a.min()), float(a.max())
+                args.append(f"{k}={lo:g}" if lo == hi else f"{k}=[{lo:g} .. {hi:g}] over {a.size}")
+        return f"{type(self).__name__}({', '.join(args)})"
 
     #: Draws shown in the card's picture (:meth:`_repr_html_`), while ``draws x n`` stays within this many entries.
     _CARD_DRAWS: ClassVar[int] = 16
