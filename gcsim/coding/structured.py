@@ -470,6 +470,16 @@ def _check_same_diagonals(D: np.ndarray, want: np.ndarray, options: Mapping[str,
         )
 
 
+def _certified_on_load(enc: Any) -> Any:
+    """``enc`` if the structured route's accuracy bound is certified for its design (§42.2); else the load fails."""
+    if not enc.context.certified:
+        raise _bad(
+            f"the structured route's error bound {enc.context.bound_full:.3g} is not certified for this "
+            "design (theory §42.2)"
+        )
+    return enc
+
+
 class StructuredRD:
     """RD(ε) encoder on a design with ``AᵀA = (k − λ)I + λJ``, kept as a sparse incidence.
 
@@ -682,12 +692,7 @@ class StructuredRD:
         if metadata.get("pair_gram") != [k, lam]:
             raise _bad(f"the incidence has (k, λ) = {(k, lam)}, the metadata says {metadata.get('pair_gram')!r:.40}")
         enc = cls(inc, D, k, lam, options)
-        if not enc.context.certified:
-            raise _bad(
-                f"the structured route's error bound {enc.context.bound_full:.3g} is not certified for this "
-                "design (theory §42.2)"
-            )
-        return enc
+        return _certified_on_load(enc)
 
     def __repr__(self) -> str:
         c = self.context
@@ -827,17 +832,12 @@ class CyclicStructuredRD(StructuredRD):
     @classmethod
     def _rebuild(cls, design: Any, D: np.ndarray, options: dict[str, Any], metadata: Mapping[str, Any]) -> Any:
         """The cyclic layout: ``(k, λ)`` from the recounted differences must be the stored ``pair_gram``."""
-        v, k, lam = design.params
+        _, k, lam = design.params
         if metadata.get("pair_gram") != [k, lam]:
             stated = metadata.get("pair_gram")
             raise _bad(f"the difference set has (k, λ) = {(k, lam)}, the metadata says {stated!r:.40}")
         enc = cls(design, D, options)  # named by its parameters: no stored label is reported
-        if not enc.context.certified:
-            raise _bad(
-                f"the structured route's error bound {enc.context.bound_full:.3g} is not certified for this "
-                "design (theory §42.2)"
-            )
-        return enc
+        return _certified_on_load(enc)
 
     def __repr__(self) -> str:
         v, k, lam = self.design.params
@@ -921,12 +921,11 @@ def encode_structured(
     if points is not None:
         points = check_int("points", points, minimum=1)
     if isinstance(design, CyclicDesign):  # kept as its difference set (O(k) numbers, O(k²) check)
-        v, k_c, _ = design.params
+        v, k_c, lam_c = design.params  # the constructor recounted the differences (immutable since)
         check_dense_size("m", v, m * m, "the n x m² outer products of the structured route")
-        design.verify()
         D_c = _draw_diagonals(np.random.default_rng(seed), m, v, eps, dist)
         cyc = CyclicStructuredRD(design, D_c, {"eps": eps, "seed": seed, "dist": dist})
-        _check_certified(cyc.context, k_c, design.params.lam)
+        _check_certified(cyc.context, k_c, lam_c)
         return cyc
     A = _as_incidence(design, points)
     N, n = A.shape
