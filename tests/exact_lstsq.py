@@ -401,3 +401,21 @@ def checked_lstsq(M: np.ndarray, T: np.ndarray) -> tuple[float, float]:
     if rank == M.shape[1]:
         return float(np.sum((M @ X - T) ** 2)), kappa
     return _deficient_residual(M, T, int(rank)), kappa
+
+
+def lstsq_error(B: np.ndarray, mask: np.ndarray, m: int, *, normalized: bool = False) -> float:
+    """``err(F) = min_X ‖B_F X − T‖_F²`` with ``T = I_m ⊗ 1_N`` (``/ (mN)`` if ``normalized``).
+
+    The tests' one least-squares reference for a decoding error, independent of gcsim's evaluators:
+    :func:`checked_lstsq_residual` (lstsq where ``B_F`` has full column rank, the exact / pivoted-QR
+    residual where it is deficient, so the value does not depend on the BLAS kernel).  An empty
+    ``F`` gives ``‖T‖² = mN``.
+
+    >>> lstsq_error(np.ones((4, 3)), np.array([True, False, True]), 2)
+    2.0
+    """
+    B = np.asarray(B, dtype=float)
+    mN = B.shape[0]
+    T = np.kron(np.eye(m), np.ones((mN // m, 1)))
+    err = checked_lstsq_residual(B[:, np.asarray(mask, dtype=bool)], T)
+    return err / mN if normalized else err

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import gcsim
-from exact_lstsq import checked_lstsq_residual
+from exact_lstsq import lstsq_error
 from executor_tolerances import lsq_err_tol
 from gcsim import limits
 from gcsim.advisor import advise, assess as assess_mod, core as core_mod
@@ -27,17 +27,8 @@ from gcsim.coding.stragglers import straggler_model
 from tolerances import dot_tol
 
 
-def _lstsq_error(B: np.ndarray, mask: np.ndarray, m: int, N: int) -> float:
-    """``min_X ||B_F X - T||_F^2 / (mN)``, independent of gcsim's kernels and of the BLAS kernel.
-
-    lstsq where ``B_F`` has full column rank; exact rationals (or a pivoted QR) where it is
-    rank-deficient, e.g. a zero diagonal entry's zero column at ``m = 1`` (tests/exact_lstsq.py).
-    """
-    return checked_lstsq_residual(np.asarray(B, dtype=float)[:, mask], np.kron(np.eye(m), np.ones((N, 1)))) / (m * N)
-
-
 def _lstsq_tol(B: np.ndarray, mask: np.ndarray, m: int) -> float:
-    """Bound on the rounding of :func:`_lstsq_error` (any backward-stable orthogonal route; 0 is exact):
+    """Bound on the rounding of :func:`lstsq_error` (any backward-stable orthogonal route; 0 is exact):
     ``2 c mN f u κ(B_F)``, executor_tolerances.lsq_err_tol over ``mN``."""
     B = np.asarray(B, dtype=float)
     return lsq_err_tol(B[:, mask], m) / B.shape[0]
@@ -81,7 +72,7 @@ def test_equivalent_designs_have_equal_errors():
             D[0, 0] = 0.0  # a worker with a zero diagonal row in block 0 (u_j != 0 still)
             masks = rng.random((40, n)) > 0.35
             masks[0] = True
-            errs = np.array([[_lstsq_error(_rd(A, D), mk, m, A.shape[0]) for mk in masks] for A in mats])
+            errs = np.array([[lstsq_error(_rd(A, D), mk, m, normalized=True) for mk in masks] for A in mats])
             tols = np.array([[_lstsq_tol(_rd(A, D), mk, m) for mk in masks] for A in mats])
             assert np.all(np.abs(errs - errs[0]) <= tols + tols[0]), (n, m, errs)
             assert errs.std() > 0 or m == 1  # the patterns differ: the equality is not trivial
@@ -101,7 +92,7 @@ def test_advise_names_equivalent_candidates_once():
     dual = gcsim.bibd(7, 3, 2).assignment.T
     D = diagonals(np.random.default_rng(0), 2, 7, 0.0, "rademacher")
     masks = straggler_model("fixed", 7, s=1).enumerate()
-    direct = np.mean([_lstsq_error(_rd(dual, D), mk, 2, 14) for mk in masks])
+    direct = np.mean([lstsq_error(_rd(dual, D), mk, 2, normalized=True) for mk in masks])
     tol = np.mean([_lstsq_tol(_rd(dual, D), mk, 2) for mk in masks])  # the reference's own rounding
     assert abs(rd[0]["error"] - direct) <= 1e-9 * direct + 1e-14 + tol
 
@@ -114,7 +105,7 @@ def test_closed_form_m1_against_lstsq(p):
     f = masks.sum(axis=1)
     # err depends on F only through |F|: one lstsq per f
     first = {int(x): masks[np.flatnonzero(f == x)[0]] for x in np.unique(f)}
-    per_f = {x: _lstsq_error(A.astype(float), mk, 1, N) for x, mk in first.items()}
+    per_f = {x: lstsq_error(A.astype(float), mk, 1, normalized=True) for x, mk in first.items()}
     # the references' rounding (κ(A_F) <= κ(A) = 4/√3 for PG(2,3)), weights summing to 1, then a
     # 2^13-term weighted sum; the closed form's own few operations are far below
     tol = max(_lstsq_tol(A, mk, 1) for mk in first.values())
@@ -124,7 +115,7 @@ def test_closed_form_m1_against_lstsq(p):
     assert abs(got["error"] - expected) <= tol + dot_tol(2**n, 1.0)
     for s in (0, 1, 3):
         sub = [mk for mk in masks if mk.sum() == n - s][:20]
-        ref = np.mean([_lstsq_error(A.astype(float), mk, 1, N) for mk in sub])
+        ref = np.mean([lstsq_error(A.astype(float), mk, 1, normalized=True) for mk in sub])
         closed = m1_closed_form(N, 4, 1, n, straggler_model("fixed", n, s=s))["error"]
         assert abs(closed - ref) <= tol + dot_tol(20, 1.0)
     assert m1_closed_form(N, 4, 1, n, straggler_model("markov", n, p_enter=0.1, p_leave=0.5)) is None
@@ -238,7 +229,7 @@ def test_structured_assignment_is_b_equals_a():
     assert np.array_equal(enc.B, A)
     res = gcsim.expected_error(enc, straggler_model("fixed", 13, s=2), normalized=True)
     masks = [np.array([j not in S for j in range(13)]) for S in itertools.combinations(range(13), 2)]
-    ref = np.mean([_lstsq_error(A.astype(float), mk, 1, 13) for mk in masks])
+    ref = np.mean([lstsq_error(A.astype(float), mk, 1, normalized=True) for mk in masks])
     # the reference's rounding and gcsim's Gram route (κ(A)² with κ(A) = 4/√3), both far below 1e-12
     tol = max(_lstsq_tol(A, mk, 1) for mk in masks)
     assert abs(res.mean - ref) <= 1e-12 * ref + tol
@@ -310,7 +301,7 @@ def test_srg_beyond_the_dense_limit_is_built_sparse_and_equals_the_dense_answer(
     monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 2**24)
     B = _rd(np.asarray(gcsim.srg(25, 8, 3, 2).assignment), scheme.diagonals)
     masks = np.asarray(model.masks(), dtype=bool)
-    want = np.mean([_lstsq_error(B, mk, 2, 25) for mk in masks])
+    want = np.mean([lstsq_error(B, mk, 2, normalized=True) for mk in masks])
     tol = np.mean([_lstsq_tol(B, mk, 2) for mk in masks])  # the reference's own rounding
     assert abs(s["error"] - want) <= 1e-9 * want + tol
 
@@ -349,7 +340,7 @@ def test_export_of_sparse_and_structured_candidates(monkeypatch, tmp_path):
     assert len(code.decoders) == 1 + 26 + 325  # every pattern with at most s = 2 stragglers
     masks = straggler_model("fixed", 26, s=2).sample(10, seed=2)
     N = sparse.num_parts
-    want = [_lstsq_error(np.asarray(code.scheme.B), mk, 2, N) for mk in masks]  # the read-back B
+    want = [lstsq_error(np.asarray(code.scheme.B), mk, 2, normalized=True) for mk in masks]  # the read-back B
     tol = [_lstsq_tol(np.asarray(code.scheme.B), mk, 2) for mk in masks]  # the reference's own rounding
     got = sparse.context.errors(masks) / (2 * N)
     assert np.all(np.abs(got - np.asarray(want)) <= 1e-9 * np.abs(want) + 1e-13 + np.asarray(tol))

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import gcsim
+from exact_lstsq import lstsq_error
 from gcsim.app.cli import main
 from gcsim.coding.decoder_table import load_decoder_table
 from gcsim.coding.delays import arrival_rule, delay_model
@@ -38,12 +39,6 @@ def _refused(argv: list[str]) -> int:
         return main(argv)
     except SystemExit as exc:
         return int(exc.code)
-
-
-def _lstsq_error(B: np.ndarray, mask: np.ndarray, m: int) -> float:
-    T = np.kron(np.eye(m), np.ones((B.shape[0] // m, 1)))
-    X = np.linalg.lstsq(B[:, mask], T, rcond=None)[0]
-    return float(np.sum((B[:, mask] @ X - T) ** 2) / B.shape[0])
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +63,9 @@ def test_decoder_table_for_a_bernoulli_export(code, tmp_path, capsys):
     assert np.array_equal(table.scheme.B, B)
     mask = np.ones(13, bool)
     mask[[3, 9]] = False
-    assert table.errors[table.row(mask)] / B.shape[0] == pytest.approx(_lstsq_error(B, mask, 2), abs=1e-12)
+    assert table.errors[table.row(mask)] / B.shape[0] == pytest.approx(
+        lstsq_error(B, mask, 2, normalized=True), abs=1e-12
+    )
     for argv, message in (
         (["--code", str(code), "--m", "3"], "--m: not with --code"),
         (["--code", str(code), "--design", "bibd:13,4,1"], "give the design (and --m, --method) or --code"),
@@ -91,7 +88,7 @@ def test_train_code_cli(code, tmp_path, capsys):
     B = np.load(code / "encoder.npz")["B"]
     masks = straggler_model("bernoulli", 13, p=0.2).sample(steps, 5)
     got = [r["opt_error"] for r in payload["records"]]
-    np.testing.assert_allclose(got, [_lstsq_error(B, mk, 2) for mk in masks], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(got, [lstsq_error(B, mk, 2, normalized=True) for mk in masks], rtol=0, atol=1e-10)
     assert payload["fallbacks"] == steps and payload["expected_method"] == "exact"
     report = json.loads((out / "report.json").read_text())
     assert report["command"] == "gcsim train --code" and report["report"]["digest"] == payload["digest"]
@@ -147,7 +144,7 @@ def test_gc_run_an_exported_code_with_a_delay_model_on_fewer_ranks(code, capsys)
     masks = model.sample(steps, seed)
     assert [r["stragglers"] for r in payload["records"]] == [np.flatnonzero(~mk).tolist() for mk in masks]
     got = [r["opt_error"] for r in payload["records"]]
-    np.testing.assert_allclose(got, [_lstsq_error(B, mk, 2) for mk in masks], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(got, [lstsq_error(B, mk, 2, normalized=True) for mk in masks], rtol=0, atol=1e-10)
     assert payload["mean_opt_error"] == pytest.approx(np.mean(got), abs=1e-15)
 
 
@@ -163,7 +160,7 @@ def test_gc_run_a_design_with_markov_stragglers(capsys):
     B = gcsim.encode(gcsim.bibd(7, 3, 1), 2, "rd", seed=seed, eps=0.0).B  # what --design --m 2 --seed 1 builds
     masks = straggler_model("markov", 7, p_enter=0.2, p_leave=0.5).sample(steps, seed)
     got = [r["opt_error"] for r in payload["records"]]
-    np.testing.assert_allclose(got, [_lstsq_error(B, mk, 2) for mk in masks], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(got, [lstsq_error(B, mk, 2, normalized=True) for mk in masks], rtol=0, atol=1e-10)
 
 
 def test_gc_run_refusals_name_the_flag(code, monkeypatch, capsys):
@@ -215,5 +212,8 @@ def test_example_under_torchrun(code, tmp_path):
     B = np.load(code / "encoder.npz")["B"]
     masks = straggler_model("markov", 13, p_enter=0.05, p_leave=0.45).sample(6, 0)
     np.testing.assert_allclose(
-        [x["opt_error"] for x in report["records"]], [_lstsq_error(B, mk, 2) for mk in masks], rtol=0, atol=1e-10
+        [x["opt_error"] for x in report["records"]],
+        [lstsq_error(B, mk, 2, normalized=True) for mk in masks],
+        rtol=0,
+        atol=1e-10,
     )

@@ -40,6 +40,7 @@ dist = pytest.importorskip("torch.distributed")
 if not dist.is_available() or not dist.is_gloo_available():  # pragma: no cover
     pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
 
+from exact_lstsq import lstsq_error  # noqa: E402
 from gcsim.executor.coded_training import CodedTrainer, worker_layout  # noqa: E402
 from gcsim.executor.launcher import launch  # noqa: E402
 
@@ -99,16 +100,6 @@ def _job(rank: int, world_size: int, spec: dict) -> dict:
 # ----------------------------------------------------------------------------------------------
 
 
-def _lstsq_error(B: np.ndarray, mask: np.ndarray, m: int) -> float:
-    """err(F)/(mN) by numpy.linalg.lstsq."""
-    mN = B.shape[0]
-    T = np.kron(np.eye(m), np.ones((mN // m, 1)))
-    if not mask.any():
-        return 1.0
-    X = np.linalg.lstsq(B[:, mask], T, rcond=None)[0]
-    return float(np.sum((B[:, mask] @ X - T) ** 2) / mN)
-
-
 def _bernoulli_moments(B: np.ndarray, m: int, p: float) -> tuple[float, float]:
     """Exact mean and variance of err(F)/(mN) when every worker straggles independently with p."""
     n = B.shape[1]
@@ -117,7 +108,7 @@ def _bernoulli_moments(B: np.ndarray, m: int, p: float) -> tuple[float, float]:
         mask = np.array(bits)
         s = n - int(mask.sum())
         w = p**s * (1 - p) ** (n - s)
-        e = _lstsq_error(B, mask, m)
+        e = lstsq_error(B, mask, m, normalized=True)
         mean += w * e
         second += w * e * e
     return mean, second - mean * mean
@@ -154,7 +145,7 @@ def runs(exported):
 
 def _check_errors(run: dict, B: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """Per step: the stragglers and err(F)/(mN) against lstsq on the same mask; returns lstsq's values."""
-    ref = np.array([_lstsq_error(B, mk, M) for mk in masks])
+    ref = np.array([lstsq_error(B, mk, M, normalized=True) for mk in masks])
     got = np.array([r["opt_error"] for r in run["records"]])
     assert [r["stragglers"] for r in run["records"]] == [np.flatnonzero(~mk).tolist() for mk in masks]
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-10)

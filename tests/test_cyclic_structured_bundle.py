@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import gcsim
+from exact_lstsq import lstsq_error
 from gcsim import limits
 from gcsim.advisor import advise, load_exported
 from gcsim.app.cli import main as cli_main
@@ -28,15 +29,6 @@ from gcsim.errors import CatalogueError
 
 #: A forged row carries another encoder's measurements: cleared (load_code checks measurements it can re-derive)
 _NOT_MEASURED = dict.fromkeys(("error", "error_lo", "error_hi", "worst_case", "lower_bound", "upper_bound"))
-
-
-def _lstsq_error(B: np.ndarray, mask: np.ndarray, m: int) -> float:
-    """``min_X ‖B_F X − T‖_F²`` by numpy's least squares (independent of gcsim's evaluators)."""
-    N = B.shape[0] // m
-    T = np.kron(np.eye(m), np.ones((N, 1)))
-    BF = B[:, mask]
-    X = np.linalg.lstsq(BF, T, rcond=None)[0]
-    return float(np.sum((BF @ X - T) ** 2))
 
 
 def _developed(v: int, base: list[int]) -> np.ndarray:
@@ -64,7 +56,7 @@ def test_errors_equal_the_explicit_incidence_and_lstsq() -> None:
     assert np.array_equal(enc.context.errors(masks), plain.context.errors(masks))
     A = _developed(13, [0, 1, 3, 9])
     B = np.vstack([A * enc.diagonals[k][None, :] for k in range(2)])
-    want = np.array([_lstsq_error(B, mk, 2) for mk in masks])
+    want = np.array([lstsq_error(B, mk, 2) for mk in masks])
     assert np.allclose(enc.context.errors(masks), want, rtol=1e-9, atol=1e-12)
     assert np.array_equal(enc.B, B) and (enc.incidence != PG23.incidence).nnz == 0
 

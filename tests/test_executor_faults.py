@@ -372,13 +372,6 @@ def _without_timings(payload: dict) -> dict:
     return out
 
 
-def _lstsq_error(B: np.ndarray, mask: np.ndarray, m: int) -> float:
-    """err(F)/(mN) by NumPy least squares on B_F (independent of the decoder table and the trainer)."""
-    T = np.kron(np.eye(m), np.ones((B.shape[0] // m, 1)))
-    X = np.linalg.lstsq(B[:, mask], T, rcond=None)[0]
-    return float(np.sum((B[:, mask] @ X - T) ** 2) / B.shape[0])
-
-
 def test_cli_gc_run_same_seed_same_numbers(capsys):
     """``gc run --design`` with fixed S: the coded trainer on 3 ranks (was the PS on n + 1), twice, bit for bit.
 
@@ -404,7 +397,10 @@ def test_cli_gc_run_same_seed_same_numbers(capsys):
     assert [r["stragglers"] for r in a["records"]] == [np.flatnonzero(~mk).tolist() for mk in masks]
     B = gcsim.encode(gcsim.bibd(7, 3, 1), 2, "rd", seed=seed, eps=0.0).B
     got = [r["opt_error"] for r in a["records"]]
-    np.testing.assert_allclose(got, [_lstsq_error(B, mk, 2) for mk in masks], rtol=0, atol=1e-10)
+    # imported here: the ranks import this module by path, where tests/ is not on sys.path
+    from exact_lstsq import lstsq_error
+
+    np.testing.assert_allclose(got, [lstsq_error(B, mk, 2, normalized=True) for mk in masks], rtol=0, atol=1e-10)
 
 
 def test_cli_gc_run_a_dying_rank_ends_the_run_with_an_error(capsys):

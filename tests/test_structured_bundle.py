@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import gcsim
+from exact_lstsq import lstsq_error
 from gcsim import limits
 from gcsim.advisor import advise, load_exported
 from gcsim.app.cli import main as cli_main
@@ -34,15 +35,6 @@ U = np.finfo(float).eps
 
 #: A forged row carries another encoder's measurements: cleared (load_code checks measurements it can re-derive)
 _NOT_MEASURED = dict.fromkeys(("error", "error_lo", "error_hi", "worst_case", "lower_bound", "upper_bound"))
-
-
-def _lstsq_error(B: np.ndarray, mask: np.ndarray, m: int) -> float:
-    """``min_X ‖B_F X − T‖_F²`` by numpy's least squares (independent of gcsim's evaluators)."""
-    N = B.shape[0] // m
-    T = np.kron(np.eye(m), np.ones((N, 1)))
-    BF = B[:, mask]
-    X = np.linalg.lstsq(BF, T, rcond=None)[0]
-    return float(np.sum((BF @ X - T) ** 2))
 
 
 def _rd_B(A: np.ndarray, D: np.ndarray) -> np.ndarray:
@@ -290,7 +282,7 @@ def test_export_beyond_the_dense_limit_writes_the_structured_bundle(monkeypatch,
     # independent: B formed from the definition once the limit is back, numpy's lstsq per pattern
     monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 2**24)
     B = _rd_B(np.asarray(design.assignment, dtype=float), code.scheme.diagonals)
-    want = np.array([_lstsq_error(B, mk, 2) for mk in chosen])
+    want = np.array([lstsq_error(B, mk, 2) for mk in chosen])
     # B_F well conditioned here (Theorem 42.1's capacitance: κ <= 1 + λn/a = 1 + 31/5)
     assert np.allclose(after, want, rtol=1e-9, atol=1e-12 * 2 * 31)
 
@@ -334,7 +326,7 @@ def test_a_sparse_encoder_beyond_the_limit_exports_without_a_table(monkeypatch, 
     assert np.array_equal(code.scheme.context.errors(masks), before)
     monkeypatch.setattr(limits, "MAX_DENSE_ENTRIES", 2**24)
     B = _rd_B(np.asarray(graph.assignment, dtype=float), code.scheme.diagonals)
-    want = np.array([_lstsq_error(B, mk, 2) for mk in masks])
+    want = np.array([lstsq_error(B, mk, 2) for mk in masks])
     assert np.allclose(before, want, rtol=1e-9, atol=1e-12)
 
 
