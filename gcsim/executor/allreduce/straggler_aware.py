@@ -1,0 +1,154 @@
+"""A straggler-aware all-reduce in the manner of StragglAR (arXiv 2505.23523): start without the late rank (§56.4).
+
+One rank ``s`` (the *straggler*, known in advance: a persistent one) reaches the collective late.
+The ``M = N − 1`` ready ranks do not wait for it: they run a ring reduce-scatter among themselves on
+``M`` chunks of ``w = ceil(d/M)`` scalars (``M − 1`` rounds), so that ready rank ``i`` holds chunk
+``(i + 1) mod M`` summed over the ready ranks.  When the straggler arrives a short completion phase
+merges its vector: it streams its ``M`` chunks, cut into ``P`` pieces and sent piece by piece round-robin,
+each piece to the chunk's owner; the owner adds the piece to its partial sum and forwards the finished
+piece to the ``M`` other ranks.  Every port then carries about ``d`` scalars each way after the straggler
+arrives (``M(w + ceil(w/P))`` on the critical path), where a bulk-synchronous ring starts all of its
+``2(N−1)ceil(d/N)`` only then.
+
+The completion phase is this module's own pipelined scatter-and-forward (any-to-any links, as the
+paper assumes), not the paper's synthesized schedule; the reduce-scatter during the delay is the
+paper's idea.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._validation import check_int
+from ...cerar.ring import segment_bounds
+from ..collectives import ByteCounter
+from ._p2p import padded, start
+from ._registry import Collective, CollectiveCost, check_sizes, check_straggler
+
+__all__ = ["straggler_aware_all_reduce", "straggler_aware_cost", "PIECES", "COLLECTIVES"]
+
+#: Default number of pieces each chunk is streamed in after the straggler arrives (pipeline depth).
+PIECES = 8
+
+
+def _plan(N: int, d: int, pieces: Any) -> tuple[int, int, list[tuple[int, int]]]:
+    """``(M, w, bounds)``: ready ranks, chunk length and the pieces' column ranges within a chunk."""
+    M = N - 1
+    w = -(-d // M)
+    return M, w, segment_bounds(w, check_int("pieces", pieces, minimum=1))
+
+
+def straggler_aware_cost(
+    N: int, d: int, itemsize: int, *, straggler: Any = None, pieces: int = PIECES
+) -> CollectiveCost:
+    """Bytes and rounds of :func:`straggler_aware_all_reduce` (theory §56.4).
+
+    A ready rank sends ``(2M − 1) w`` scalars, the straggler ``M w``; ``M − 1`` early rounds of ``w`` and
+    two late rounds: the straggler's stream (``M w``) and the last piece's forward (``M ceil(w/P)``).
+
+    Examples
+    --------
+    >>> c = straggler_aware_cost(4, 12, 4, pieces=2)       # M = 3, w = 4
+    >>> c.bytes_sent, c.early, c.late
+    ((80, 80, 80, 48), (16, 16), (48, 24))
+    """
+    N, d, itemsize = check_sizes(N, d, itemsize)
+    s = check_straggler(straggler, N)
+    M, w, bounds = _plan(N, d, pieces)
+    q = max(b - a for a, b in bounds)
+    sent = tuple((M * w if r == s else (2 * M - 1) * w) * itemsize for r in range(N))
+    return CollectiveCost(
+        "straggler-aware", N, d, itemsize, sent, (w * itemsize,) * (M - 1), (M * w * itemsize, M * q * itemsize)
+    )
+
+
+def straggler_aware_all_reduce(
+    tensor, *, group=None, counter: ByteCounter | None = None, straggler: Any = None, pieces: int = PIECES
+):
+    """Sum of ``tensor`` over the group, the ready ranks starting before the straggler arrives.
+
+    Called by every rank as usual; the straggler simply calls it late.  Ready rank ``i`` (the ``i``-th
+    rank other than ``straggler``) owns chunk ``(i + 1) mod M``.  Every receive is posted before the
+    rank's first send.
+
+    Parameters
+    ----------
+    tensor, group, counter
+        As for every registered ``run`` (:class:`~gcsim.executor.allreduce.Collective`): ``counter`` adds
+        :func:`straggler_aware_cost`'s ``bytes_sent[rank]``.
+    straggler : int, optional
+        Group rank of the late rank (default ``N − 1``); every rank must pass the same.
+    pieces : int
+        Pieces per chunk in the completion phase (>= 1; at most ``w``): more pieces, a shorter pipeline
+        tail, more messages.
+
+    Returns
+    -------
+    torch.Tensor
+        The sum, a new tensor of the input's shape and dtype.
+    """
+    N, me, s, flat, ex = start("straggler_aware_all_reduce", tensor, group, counter, straggler)
+    d = flat.numel()
+    M, w, bounds = _plan(N, d, pieces)
+    P = len(bounds)
+    ready = [r for r in range(N) if r != s]
+    owner = [ready[(c - 1) % M] for c in range(M)]  # ready index i ends the reduce-scatter with chunk i + 1
+
+    def tag(c: int, j: int) -> int:  # the finished piece j of chunk c
+        return M + P + c * P + j
+
+    buf = padded(flat, M * w).reshape(M, w)
+    failed = True
+    try:
+        if me == s:
+            for c in range(M):  # the finished pieces, in the order each owner sends them
+                for j, (a, b) in enumerate(bounds):
+                    ex.post_recv(owner[c], b - a, tag(c, j))
+            for j, (a, b) in enumerate(bounds):  # round-robin over the owners: every port busy at once
+                for c in range(M):
+                    ex.send(owner[c], buf[c, a:b], M + j)
+            out = buf.new_empty(M, w)
+            for c in range(M):
+                for j, (a, b) in enumerate(bounds):
+                    out[c, a:b] = ex.recv(tag(c, j))
+            buf = out
+        else:
+            i = ready.index(me)
+            mine = (i + 1) % M
+            nxt, prv = ready[(i + 1) % M], ready[(i - 1) % M]
+            for k in range(M - 1):
+                ex.post_recv(prv, w, 1 + k)
+            for j, (a, b) in enumerate(bounds):
+                ex.post_recv(s, b - a, M + j)
+            others = [c for c in range(M) if c != mine]
+            for c in others:
+                for j, (a, b) in enumerate(bounds):
+                    ex.post_recv(owner[c], b - a, tag(c, j))
+            for k in range(M - 1):  # reduce-scatter among the ready ranks, during the delay
+                ex.send(nxt, buf[(i - k) % M], 1 + k)  # never written again (theory §56.4)
+                buf[(i - k - 1) % M] += ex.recv(1 + k)
+            receivers = [ready[(i + 1 + t) % M] for t in range(M - 1)] + [s]
+            for j, (a, b) in enumerate(bounds):  # completion: add the straggler's piece, forward it
+                buf[mine, a:b] += ex.recv(M + j)
+                for r in receivers:
+                    ex.send(r, buf[mine, a:b], tag(mine, j))
+            for c in others:
+                for j, (a, b) in enumerate(bounds):
+                    buf[c, a:b] = ex.recv(tag(c, j))
+        failed = False
+    finally:
+        ex.close(failed)
+    return buf.reshape(-1)[:d].reshape(tensor.shape)
+
+
+COLLECTIVES = (
+    Collective(
+        "straggler-aware",
+        straggler_aware_all_reduce,
+        straggler_aware_cost,
+        "StragglAR-style: ring reduce-scatter among the ready ranks during the delay, then a pipelined completion",
+        "§56.4",
+        options=("pieces",),
+        order=40,
+    ),
+)

@@ -1,0 +1,291 @@
+"""Collectives side by side: measured time and bytes against the alpha-beta prediction (docs/guides/collectives.md).
+
+:func:`run_side_by_side` launches ``N`` gloo ranks and runs every registered collective
+(:mod:`gcsim.executor.allreduce`) on seeded vectors, with the straggler rank starting ``delay`` seconds
+after the others.  Every run starts at one instant on every rank: rank 0 picks a start time on the
+shared monotonic clock (the ranks are processes of one machine) and broadcasts it, and each rank
+sleeps until then (the straggler ``delay`` longer); the run's time is the last rank's finish minus that
+start.  Each rank counts the bytes it sends and checks its output against the exact sum with the
+round-off bound of theory §56.6.
+
+:func:`collectives_table` runs it over emulated links (:class:`gcsim.executor.netem.NetemTopology`,
+root only; skipped with the reason otherwise) and puts the measured time and bytes beside the
+prediction of :meth:`gcsim.executor.allreduce.CollectiveCost.time`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._optional import require
+from .._stats import t_interval
+from .._validation import check_int, check_real
+from ..errors import InvalidArgumentError
+from ..limits import check_entries
+from .allreduce import collective_names, get_collective
+from .collectives import ByteCounter
+from .launcher import launch
+from .netem import NetemTopology, delay_seconds, netem_available, parse_rate
+
+__all__ = ["side_by_side_job", "run_side_by_side", "collectives_table", "summarize"]
+
+
+def _vectors(seed: int, N: int, d: int, dtype: str) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((N, d)).astype(dtype)
+
+
+def side_by_side_job(rank: int, world_size: int, spec: dict) -> dict:
+    """Rank body of :func:`run_side_by_side` (module level, for the launcher)."""
+    require("torch", "torch", "gcsim.executor.collectives_bench")
+    import torch
+    import torch.distributed as dist
+
+    N, d = world_size, int(spec["d"])
+    g = _vectors(int(spec["seed"]), N, d, spec["dtype"])
+    g64 = g.astype(np.float64)
+    exact = g64.sum(axis=0)
+    mine = torch.as_tensor(g[rank])
+    s = int(spec["straggler"])
+    runs = []
+    for name, options in spec["collectives"]:
+        col = get_collective(name)
+        bound = col.bound(g64, g.dtype.itemsize, **options)
+        for delay in spec["delays"]:
+            seconds, late_starts, sent, worst = [], 0, None, -math.inf
+            for rep in range(int(spec["warmup"]) + int(spec["repeats"])):
+                dist.barrier()
+                start = torch.tensor([time.monotonic() + float(spec["margin"])], dtype=torch.float64)
+                dist.broadcast(start, 0)  # one start instant on the machine's shared monotonic clock
+                t0 = float(start[0])
+                wake = t0 + (float(delay) if rank == s else 0.0)
+                late_starts += time.monotonic() > t0
+                time.sleep(max(0.0, wake - time.monotonic()))
+                counter = ByteCounter()
+                out = col.run(mine, counter=counter, straggler=s, **options)
+                t1 = time.monotonic()
+                if rep >= int(spec["warmup"]):
+                    seconds.append(t1 - t0)
+                    sent = counter.sent
+                    err = np.abs(out.numpy().astype(np.float64) - exact)
+                    worst = max(worst, float(np.max(err / np.maximum(bound, np.finfo(float).tiny))))
+            runs.append(
+                {
+                    "collective": name,
+                    "options": dict(options),
+                    "delay": float(delay),
+                    "finish_seconds": seconds,
+                    "bytes_sent": sent,
+                    "late_starts": late_starts,
+                    "error_over_bound": worst,
+                }
+            )
+    return {"rank": rank, "runs": runs}
+
+
+def run_side_by_side(
+    N: int,
+    d: int,
+    *,
+    collectives: Sequence[str] | None = None,
+    options: dict | None = None,
+    delays: Sequence[float] = (0.0,),
+    straggler: int | None = None,
+    repeats: int = 1,
+    warmup: int = 0,
+    seed: int = 0,
+    dtype: str = "float32",
+    margin: float = 0.05,
+    timeout: float = 120.0,
+    **launch_kw: Any,
+) -> list[dict]:
+    """Run the registered collectives on ``N`` gloo ranks; one row per collective and straggler delay.
+
+    Parameters
+    ----------
+    N, d : int
+        Ranks (>= 2) and scalars per vector.
+    collectives : list of str, optional
+        Registered names (default: all, :func:`gcsim.executor.allreduce.collective_names`).
+    options : dict name -> dict, optional
+        Keyword options of a collective (``{"straggler-aware": {"pieces": 4}}``).
+    delays : list of float
+        Seconds the straggler starts after the others; each collective runs once per delay.
+    straggler : int, optional
+        The late rank (default ``N − 1``).
+    repeats, warmup : int
+        Timed and untimed runs per row.
+    seed : int
+        Seed of the vectors (rank ``i`` holds row ``i`` of a standard normal ``N x d`` draw).
+    dtype : {"float32", "float64"}
+    margin : float
+        Seconds between rank 0 picking the start instant and the start (covers the broadcast).
+    timeout : float
+        Seconds the whole launch may take.
+    **launch_kw
+        Passed to :func:`gcsim.executor.launcher.launch` (``netns``, ``init_method``, ``rank_env``).
+
+    Returns
+    -------
+    list of dict
+        Per row: ``collective``, ``delay``, ``seconds`` (per repeat: the last rank's finish after the
+        start), ``bytes_sent`` (per rank), ``predicted_bytes`` (per rank, the registry's cost),
+        ``rounds``, ``late_starts`` (runs where a rank got the start instant after it had passed),
+        ``error_over_bound`` (the largest ratio of an output entry's error to the collective's round-off
+        bound, :meth:`~gcsim.executor.allreduce.Collective.bound`, over ranks and repeats: at most 1).
+    """
+    N = check_int("N", N, minimum=2)
+    d = check_int("d", d, minimum=1)
+    check_entries("d", (N, d), "the seeded vectors each rank draws (N x d)")
+    if dtype not in ("float32", "float64"):
+        raise InvalidArgumentError("dtype", f"must be 'float32' or 'float64', got {dtype!r}")
+    names = list(collective_names() if collectives is None else collectives)
+    opts = dict(options or {})
+    for name in names:
+        get_collective(name)
+    for name in opts:
+        if name not in names:
+            raise InvalidArgumentError("options", f"names {name!r}, which is not among the collectives run {names}")
+    s = N - 1 if straggler is None else check_int("straggler", straggler, minimum=0, maximum=N - 1)
+    delays = [check_real("delays", x, minimum=0.0) for x in delays]
+    if not delays:
+        raise InvalidArgumentError("delays", "must list at least one delay (0.0: no straggler)")
+    runs: list[tuple[str, dict]] = [(name, dict(opts.get(name, {}))) for name in names]
+    spec = {
+        "d": d,
+        "seed": check_int("seed", seed, minimum=0),
+        "dtype": dtype,
+        "straggler": s,
+        "collectives": runs,
+        "delays": delays,
+        "repeats": check_int("repeats", repeats, minimum=1),
+        "warmup": check_int("warmup", warmup, minimum=0),
+        "margin": check_real("margin", margin, minimum=0.0),
+    }
+    res = launch(side_by_side_job, N, (spec,), timeout=timeout, **launch_kw).raise_on_failure()
+    item = np.dtype(dtype).itemsize
+    rows = []
+    for k, (name, o) in enumerate(runs):
+        for j, delay in enumerate(delays):
+            per = [r["runs"][k * len(delays) + j] for r in res.results]
+            cost = get_collective(name).cost(N, d, item, straggler=s, **o)
+            rows.append(
+                {
+                    "collective": name,
+                    "options": o,
+                    "N": N,
+                    "d": d,
+                    "itemsize": item,
+                    "delay": delay,
+                    "straggler": s,
+                    "seconds": np.max([p["finish_seconds"] for p in per], axis=0).tolist(),
+                    "bytes_sent": [p["bytes_sent"] for p in per],
+                    "predicted_bytes": list(cost.bytes_sent),
+                    "rounds": cost.rounds,
+                    "late_starts": max(p["late_starts"] for p in per),
+                    "error_over_bound": max(p["error_over_bound"] for p in per),
+                }
+            )
+    return rows
+
+
+def summarize(rows: list[dict], *, alpha: float, beta: float, level: float = 0.95) -> list[dict]:
+    """Add the prediction and the interval of the mean time to each row of :func:`run_side_by_side`.
+
+    ``predicted_s``: :meth:`~gcsim.executor.allreduce.CollectiveCost.time` at ``alpha``, ``beta`` (bytes/s)
+    and the row's delay; ``mean_s`` and ``ci`` (t interval over the repeats); ``ratio`` = mean /
+    predicted; ``within_15pct`` = ``|ratio − 1| <= 0.15``; ``bytes_match`` = measured bytes equal the
+    predicted ones on every rank.
+
+    Examples
+    --------
+    >>> row = {"collective": "ring", "options": {}, "N": 2, "d": 4, "itemsize": 4, "delay": 0.0,
+    ...        "seconds": [0.011, 0.013], "bytes_sent": [16, 16], "predicted_bytes": [16, 16]}
+    >>> out = summarize([row], alpha=0.005, beta=8000.0)[0]
+    >>> round(out["predicted_s"], 4), out["bytes_match"], out["within_15pct"]
+    (0.012, True, True)
+    """
+    out = []
+    for r in rows:
+        cost = get_collective(r["collective"]).cost(
+            r["N"], r["d"], r["itemsize"], straggler=r.get("straggler"), **r["options"]
+        )
+        pred = cost.time(alpha, beta, r["delay"])
+        y = np.asarray(r["seconds"], dtype=float)
+        mean = float(y.mean())
+        se = float(y.std(ddof=1) / math.sqrt(len(y))) if len(y) > 1 else math.inf
+        ratio = mean / pred if pred > 0 else math.inf
+        out.append(
+            {
+                **r,
+                "predicted_s": pred,
+                "mean_s": mean,
+                "ci": list(t_interval(mean, se, len(y) - 1, level)) if len(y) > 1 else [mean, mean],
+                "ratio": ratio,
+                "within_15pct": abs(ratio - 1) <= 0.15,
+                "bytes_match": r["bytes_sent"] == r["predicted_bytes"],
+            }
+        )
+    return out
+
+
+def collectives_table(
+    N: int,
+    sizes: Sequence[int],
+    *,
+    links: Sequence[tuple[str, str | None]] = (("100mbit", "2ms"),),
+    delays: Sequence[float] = (0.0, 0.5),
+    repeats: int = 5,
+    warmup: int = 1,
+    seed: int = 0,
+    overhead: float = 0.0,
+    port: int = 29631,
+    timeout: float = 600.0,
+    collectives: Sequence[str] | None = None,
+) -> dict:
+    """The side-by-side table over emulated links: each link ``(rate, one-way delay)`` in a
+    :class:`~gcsim.executor.netem.NetemTopology`, every collective, vector length (``sizes``, scalars)
+    and straggler delay, one launch per link and size.
+
+    The prediction takes ``beta`` = the link rate in bytes/s and ``alpha`` = the one-way delay plus
+    ``overhead`` (seconds per round of software latency, 0 by default: the link's own numbers only).
+    Where emulated links are not available (root, ``ip``/``tc``; the delay also needs ``netem`` or the
+    NFQUEUE delayer) nothing runs and ``skipped`` says why.
+
+    Returns
+    -------
+    dict
+        ``{"rows": [...], "skipped": None or reason, "N", "sizes", "links", "delays"}``; rows as
+        :func:`summarize` with ``link`` and ``link_delay`` added.
+    """
+    N = check_int("N", N, minimum=2)
+    overhead = check_real("overhead", overhead, minimum=0.0)
+    sizes = [check_int("sizes", d, minimum=1) for d in sizes]
+    meta: dict[str, Any] = {"N": N, "sizes": sizes, "links": [list(x) for x in links], "delays": list(delays)}
+    ok, why = netem_available()
+    if not ok:
+        return {**meta, "rows": [], "skipped": why}
+    rows: list[dict] = []
+    for rate, link_delay in links:
+        alpha = (delay_seconds(link_delay) if link_delay else 0.0) + overhead
+        beta = parse_rate(rate) / 8
+        for d in sizes:
+            with NetemTopology(N, rate=rate, delay=link_delay) as topo:
+                raw = run_side_by_side(
+                    N,
+                    d,
+                    collectives=collectives,
+                    delays=delays,
+                    repeats=repeats,
+                    warmup=warmup,
+                    seed=seed,
+                    margin=0.2 + 20 * alpha,
+                    timeout=timeout,
+                    **topo.launch_kwargs(port),
+                )
+            rows += [{**r, "link": rate, "link_delay": link_delay} for r in summarize(raw, alpha=alpha, beta=beta)]
+    return {**meta, "rows": rows, "skipped": None}

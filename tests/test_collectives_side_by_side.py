@@ -1,0 +1,135 @@
+"""The collectives side by side (gcsim.executor.allreduce): exact sums, bytes exactly as predicted.
+
+Every registered collective runs on 2, 3 and 4 gloo ranks (halving-doubling on 3: the fold of a
+non-power of two) with and without a late rank; each rank counts the bytes it hands to ``isend``
+and checks its output against the exact float64 sum with the collective's round-off bound
+(theory §56.6).  No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from gcsim.errors import InvalidArgumentError
+from gcsim.executor.allreduce import CollectiveCost, collective_names, collectives, cost_table, get_collective
+from gcsim.executor.allreduce._registry import summation_bound
+from gcsim.executor.allreduce.halving_doubling import halving_doubling_cost
+from gcsim.executor.allreduce.straggler_aware import straggler_aware_cost
+from gcsim.executor.allreduce.tree import tree_children, tree_cost
+from gcsim.executor.collectives_bench import run_side_by_side, summarize
+
+ALL = ("ring", "tree", "halving-doubling", "straggler-aware", "cerar")
+
+
+def test_registry_discovers_every_module():
+    assert collective_names() == ALL
+    assert [c.straggler_aware for c in collectives()] == [False, False, False, True, False]
+    with pytest.raises(InvalidArgumentError, match="^collective: must be one of"):
+        get_collective("butterfly")
+
+
+def test_theory_sections_exist():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "theory.md").read_text()
+    for col in collectives():
+        assert f"## {col.theory.lstrip('§')} " in text, col.theory
+
+
+@pytest.mark.parametrize("N", [2, 3, 4, 5, 6, 7, 8])
+@pytest.mark.parametrize("d", [1, 5, 37])
+def test_costs_against_independent_counts(N, d):
+    """Each total against a count made another way (theory §56.2-§56.4)."""
+    b = 4
+    # tree: every edge of the spanning tree carries d scalars once up and once down
+    assert sum(tree_cost(N, d, b).bytes_sent) == 2 * (N - 1) * d * b
+    assert sum(len(tree_children(r, N)) for r in range(N)) == N - 1
+    # halving-doubling: p ranks exchange 2(p-1)ceil(d/p), the N-p folded pairs add 2d
+    p = 2 ** int(math.log2(N))
+    hd = halving_doubling_cost(N, d, b)
+    assert sum(hd.bytes_sent) == p * 2 * (p - 1) * -(-d // p) * b + 2 * (N - p) * d * b
+    assert hd.rounds == 2 * int(math.log2(p)) + (2 if N != p else 0)
+    # straggler-aware: the reduce-scatter moves (M-1) M w, the completion M w + M (M w)
+    M = N - 1
+    w = -(-d // M)
+    sa = straggler_aware_cost(N, d, b, pieces=3)
+    assert sum(sa.bytes_sent) == ((M - 1) * M * w + M * w + M * M * w) * b
+    assert len(sa.early) == M - 1 and len(sa.late) == 2
+
+
+def test_cost_time_model():
+    c = CollectiveCost("x", 3, 1, 4, (1, 1, 1), (100, 100), (50,))
+    # early rounds overlap the delay; late ones follow it
+    assert c.time(0.0, 100.0, delay=0.0) == pytest.approx(2.5)
+    assert c.time(0.0, 100.0, delay=5.0) == pytest.approx(5.5)
+    assert c.time(0.1, math.inf) == pytest.approx(0.3)
+    with pytest.raises(InvalidArgumentError, match="^beta: "):
+        c.time(0.0, 0.0)
+    with pytest.raises(InvalidArgumentError, match="^delay: "):
+        c.time(0.0, 1.0, delay=-1.0)
+    assert cost_table(4, 1000, alpha=1e-3, beta=1e6).count("\n") == len(ALL) + 2
+
+
+def test_bad_inputs_named():
+    with pytest.raises(InvalidArgumentError, match="^N: "):
+        tree_cost(1, 5, 4)
+    with pytest.raises(InvalidArgumentError, match="^straggler: "):
+        straggler_aware_cost(3, 5, 4, straggler=3)
+    with pytest.raises(InvalidArgumentError, match="^pieces: "):
+        straggler_aware_cost(3, 5, 4, pieces=0)
+    with pytest.raises(InvalidArgumentError, match="^c: "):
+        get_collective("cerar").cost(3, 5, 4, c=4)
+    with pytest.raises(InvalidArgumentError, match="^options: "):
+        run_side_by_side(2, 3, collectives=["ring"], options={"tree": {}})
+    with pytest.raises(InvalidArgumentError, match="^delays: "):
+        run_side_by_side(2, 3, delays=[-0.1])
+
+
+def test_summation_bound_covers_float32_sums():
+    rng = np.random.default_rng(3)
+    g = rng.standard_normal((4, 1000)).astype(np.float32)
+    exact = g.astype(np.float64).sum(axis=0)
+    bound = summation_bound(g, 4)
+    for order in ([0, 1, 2, 3], [3, 1, 0, 2]):
+        acc = g[order[0]].copy()
+        for i in order[1:]:
+            acc = acc + g[i]
+        assert np.all(np.abs(acc.astype(np.float64) - exact) <= bound)
+    tree = (g[0] + g[1]) + (g[2] + g[3])
+    assert np.all(np.abs(tree.astype(np.float64) - exact) <= bound)
+
+
+@pytest.mark.parametrize("N", [2, 3, 4])
+def test_every_collective_sums_exactly_and_sends_the_predicted_bytes(N):
+    """Outputs within the round-off bound, bytes equal to the prediction on every rank."""
+    for d in (1, 37):
+        rows = run_side_by_side(N, d, delays=[0.0, 0.02], repeats=1, seed=N + d, timeout=180)
+        assert {r["collective"] for r in rows} == set(ALL)
+        for r in rows:
+            assert r["bytes_sent"] == r["predicted_bytes"], r
+            assert r["error_over_bound"] <= 1.0, r
+
+
+def test_straggler_aware_other_rank_and_pieces():
+    rows = run_side_by_side(
+        4,
+        50,
+        collectives=["straggler-aware", "halving-doubling"],
+        options={"straggler-aware": {"pieces": 3}},
+        straggler=1,
+        delays=[0.02],
+        repeats=2,
+        warmup=1,
+        timeout=180,
+    )
+    for r in rows:
+        assert r["bytes_sent"] == r["predicted_bytes"] and r["error_over_bound"] <= 1.0, r
+    sa = rows[0]
+    assert sa["bytes_sent"][1] == 3 * 17 * 4 and len(sa["seconds"]) == 2
+    out = summarize(rows, alpha=1e-4, beta=1e8)
+    assert all(o["bytes_match"] for o in out) and all(o["predicted_s"] > 0.02 for o in out)
