@@ -104,7 +104,7 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("gcsim.combinatorics.coset.CosetBipartiteGraph", "k", "zero-stride"): _RAW,
     ("gcsim.combinatorics.coset.CosetBipartiteGraph", "m", "non-integer"): _RAW,
     ("gcsim.combinatorics.coset.CosetBipartiteGraph", "m", "zero-stride"): _RAW,
-    ("gcsim.combinatorics.coset.interval_connection_sets", "m", "over"): _RUNS,
+    ("gcsim.combinatorics.coset_sets.interval_connection_sets", "m", "over"): _RUNS,
     (
         "gcsim.combinatorics.difference_families.search_difference_family",
         "n",

@@ -413,10 +413,10 @@ def test_require_invertible_k16_elementary_delta6(seed):
 def test_require_invertible_search_that_gives_up_is_not_a_proof(monkeypatch):
     """When the exhaustive search is out of reach, a failed random search raises NotConstructibleError
     (may exist), never ImpossibleParametersError, and says what was tried and what to change."""
-    import gcsim.combinatorics.coset as coset_mod
+    import gcsim.combinatorics.coset_sets as sets_mod
 
-    monkeypatch.setattr(coset_mod, "EXHAUSTIVE_LIMIT", 0)
-    monkeypatch.setattr(coset_mod, "RANDOM_BUDGET", 256)
+    monkeypatch.setattr(sets_mod, "EXHAUSTIVE_LIMIT", 0)
+    monkeypatch.setattr(sets_mod, "RANDOM_BUDGET", 256)
     for k, delta, group in [(9, 3, "elementary"), (16, 8, "elementary")]:  # impossible, but not proved here
         with pytest.raises(NotConstructibleError) as info:
             coset_graph(k, 1, delta, group, require_invertible=True, seed=4)
