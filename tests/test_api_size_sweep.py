@@ -111,7 +111,7 @@ KNOWN: dict[tuple[str, str, str], str] = {
         "over",
     ): _ALLOC,
     (
-        "gcsim.combinatorics.difference_families.singer_difference_set",
+        "gcsim.combinatorics.difference_sets.singer_difference_set",
         "n",
         "over",
     ): _RUNS,

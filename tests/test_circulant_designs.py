@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 from gcsim import limits
-from gcsim.combinatorics.difference_families import (
+from gcsim.combinatorics.difference_sets import (
     _singer_prime,
     circulant_incidence,
     circulant_pair_gram,
