@@ -84,7 +84,7 @@ def test_fallback_certificate_refuses_a_wrong_decoder(monkeypatch):
     """A solver that returns a non-optimal decoder fails the normal-equations certificate."""
     import importlib
 
-    dt = importlib.import_module("gcsim.coding.decoder_table")  # the attribute is the function of that name
+    dt = importlib.import_module("gcsim.coding.table_solve")  # where certified_decoder finds _solve_group
 
     sch = encode(cyclic_repetition_assignment(7, 3), 2, "rd", eps=0.1, seed=0)
     solve = dt._solve_group

@@ -19,16 +19,11 @@ import pytest
 
 import gcsim
 from gcsim.app.cli import main
-from gcsim.coding.decoder_table import (
-    DecoderTable,
-    _rank_free_bound,
-    _rank_free_ratio,
-    decoder_table,
-    load_decoder_table,
-)
+from gcsim.coding.decoder_table import DecoderTable, decoder_table, load_decoder_table
 from gcsim.coding.schemes import Scheme, encode
 from gcsim.coding.structured import encode_structured
 from gcsim.coding.structured_tables import StructuredDecoderTable, structured_decoder_table
+from gcsim.coding.table_solve import _rank_free_bound, _rank_free_ratio
 from gcsim.errors import VerificationError
 
 U = np.finfo(np.float64).eps / 2

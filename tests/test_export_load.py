@@ -133,7 +133,7 @@ ROUND_TRIPS: dict[str, Callable[[Path], list[tuple[Path, Callable[[Any], None]]]
     "gcsim.catalogue.objects.export_object": _via_export_object,
     "gcsim.catalogue.objects.export_object_at": _via_export_object_at,
     "gcsim.cerar.export.export_design": _via_export_design,
-    "gcsim.coding.decoder_table.DecoderTable.export": _via_decoder_table_export,
+    "gcsim.coding.dense_table.DecoderTable.export": _via_decoder_table_export,
     "gcsim.advisor.advice.Advice.export": _via_advice_export,
 }
 

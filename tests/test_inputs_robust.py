@@ -882,7 +882,7 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         ("gcsim.coding.bounds.srg_rd_upper_bound", "include_self"): lambda x: bounds.srg_rd_upper_bound(
             10, 3, 0, 1, 2, 1, include_self=x
         ),
-        ("gcsim.coding.decoder_table.DecoderTable.export", "overwrite"): lambda x: table.export(tmp / "t", overwrite=x),
+        ("gcsim.coding.dense_table.DecoderTable.export", "overwrite"): lambda x: table.export(tmp / "t", overwrite=x),
         ("gcsim.coding.delays.expected_decode_time", "keep_values"): lambda x: expected_decode_time(
             delay_model("shifted-exponential", 3, shift=1, rate=1), arrival_rule("first", s=1), keep_values=x
         ),
