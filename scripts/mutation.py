@@ -62,27 +62,40 @@ WORK = ROOT / ".mutation"
 
 @dataclass(frozen=True)
 class Target:
-    """One module under mutation and the test files that test it."""
+    """The modules mutated together (one module, or those of a package) and the test files that test them."""
 
-    path: str
+    paths: tuple[str, ...]
     tests: tuple[str, ...]
+
+    @property
+    def modules(self) -> list[str]:
+        """The dotted names of :attr:`paths` (``gcsim/coding/evaluate.py`` -> ``gcsim.coding.evaluate``)."""
+        return [p.removesuffix(".py").replace("/", ".") for p in self.paths]
+
+
+def _package_modules(folder: str) -> tuple[str, ...]:
+    """The modules of a package (``folder/*.py`` but ``__init__.py``, which only re-exports): found, not listed."""
+    return tuple(
+        sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / folder).glob("*.py") if p.name != "__init__.py")
+    )
 
 
 TARGETS: dict[str, Target] = {
     "cerar.constructions": Target(
-        "gcsim/cerar/constructions.py",
+        ("gcsim/cerar/constructions.py",),
         ("tests/test_cerar_constructions.py", "tests/test_cerar_constructions_mutants.py"),
     ),
     "combinatorics.bibd_existence": Target(
-        "gcsim/combinatorics/bibd_existence.py",
+        ("gcsim/combinatorics/bibd_existence.py",),
         ("tests/test_bibd.py", "tests/test_bibd_existence_mutants.py"),
     ),
     "coding.evaluate": Target(
-        "gcsim/coding/evaluate.py",
+        ("gcsim/coding/evaluate.py",),
         ("tests/test_evaluate.py", "tests/test_evaluate_adversarial.py", "tests/test_evaluate_mutants.py"),
     ),
+    # the package gcsim/coding/bounds/, one module per theorem: mutated together, with the bounds' tests
     "coding.bounds": Target(
-        "gcsim/coding/bounds.py",
+        _package_modules("gcsim/coding/bounds"),
         ("tests/test_bounds.py", "tests/test_spectral_bounds.py", "tests/test_bounds_mutants.py"),
     ),
 }
@@ -227,7 +240,7 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "f = lambda k: _column_function(None, blocks, k)",
         "_column_function does not read its N argument",
     ),
-    "gcsim.coding.bounds.x_split_blocks__mutmut_24": (
+    "gcsim.coding.bounds.variance.x_split_blocks__mutmut_24": (
         "w = -(-d // m) if d or True else 0",
         "for d = 0 the ceiling -(-0 // m) is 0 as well",
     ),
@@ -406,7 +419,7 @@ def _write_config(work: Path, target: Target) -> None:
         "",
         "[tool.mutmut]",
         'source_paths = ["gcsim"]',
-        f"only_mutate = {json.dumps([target.path])}",
+        f"only_mutate = {json.dumps(list(target.paths))}",
         f"pytest_add_cli_args_test_selection = {json.dumps([t for t in target.tests if (ROOT / t).exists()])}",
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-p", "mutation_fresh_caches", "-q"]',
         'also_copy = ["mutation_fresh_caches.py"]',
@@ -436,14 +449,14 @@ def _prepare(name: str, target: Target, *, resume: bool) -> Path:
     return work
 
 
-def _run_mutmut(work: Path, module: str, functions: list[str], max_children: int) -> int:
+def _run_mutmut(work: Path, modules: list[str], functions: list[str], max_children: int) -> int:
     mutmut = Path(sys.executable).with_name("mutmut")
     # mutmut names a function module.x_name (a method module.xǁClassǁname) and its mutants
     # <that>__mutmut_<n>; one glob <that>* selects both (and any function whose name extends it)
     names = []
     for f in functions:
         for mangled in (f"x_{f}", f"xǁ*ǁ{f}") if "." not in f else (f"xǁ{f.replace('.', 'ǁ')}",):
-            names.append(f"{module}.{mangled}*")
+            names += [f"{module}.{mangled}*" for module in modules]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
     cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", str(max_children), *names]
     # mutmut redraws a progress line many times a second: its output goes to a log, not the terminal
@@ -541,7 +554,11 @@ class Mutant:
 
 
 def _classify(work: Path, target: Target) -> list[Mutant]:
-    mutated = work / "mutants" / target.path
+    return [m for path in target.paths for m in _classify_module(work, path)]
+
+
+def _classify_module(work: Path, path: str) -> list[Mutant]:
+    mutated = work / "mutants" / path
     meta = Path(f"{mutated}.meta")
     if not meta.exists():
         return []
@@ -556,7 +573,7 @@ def _classify(work: Path, target: Target) -> list[Mutant]:
         kind, diff, changed = "number", "", []
         if original is not None and mutant is not None:
             found = _differences(original, mutant, ())
-            text_functions = TEXT_FUNCTIONS.get(target.path, {})
+            text_functions = TEXT_FUNCTIONS.get(path, {})
             if found and all(_in_message(node, trail, text_functions) for node, trail in found):
                 kind = "message"
             # the def line stays in (a mutated default argument is on it), under one name
@@ -627,13 +644,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.modules or list(TARGETS):
         target = TARGETS[name]
         if tests:
-            target = Target(target.path, tests)
-        module = target.path.removesuffix(".py").replace("/", ".")
+            target = Target(target.paths, tests)
         if args.report_only:
             work = WORK / name
         else:
             work = _prepare(name, target, resume=args.resume)
-            rc = _run_mutmut(work, module, functions, args.max_children)
+            rc = _run_mutmut(work, target.modules, functions, args.max_children)
             if rc != 0:
                 print(f"{name}: mutmut exited with status {rc}; its output: {work / 'mutmut.log'}")
         scores[name] = _report(name, _classify(work, target), list_survivors=args.list_survivors)

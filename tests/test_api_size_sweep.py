@@ -87,7 +87,7 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("gcsim.cerar.floating.epsilon_sweep", "N", "over"): _ALLOC,
     ("gcsim.cerar.floating.epsilon_sweep", "c", "over"): _RUNS,
     ("gcsim.cerar.floating.epsilon_sweep", "d", "over"): _ALLOC,
-    ("gcsim.coding.bounds.partial_uncovering_lower_bound", "m", "over"): _RUNS,
+    ("gcsim.coding.bounds.worst_case_lower.partial_uncovering_lower_bound", "m", "over"): _RUNS,
     ("gcsim.coding.decoder_table.pattern_of_row", "n", "over"): _RUNS,
     ("gcsim.coding.decoders.optimal_decoders", "m", "zero-stride"): _ALLOC,
     ("gcsim.coding.delays.expected_decode_time", "samples", "zero-stride"): _LINES,

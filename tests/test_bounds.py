@@ -20,6 +20,7 @@ from hypothesis import given, settings, strategies as st
 
 from exact_lstsq import reference_residual
 from gcsim.coding import bounds as bd
+from gcsim.coding.bounds import rd_worst_case
 from gcsim.coding.decoders import rd_unbiased_decoder
 from gcsim.combinatorics.bibd_geometries import projective_plane
 from gcsim.combinatorics.srg_feasibility import srg_eigenvalues
@@ -385,7 +386,7 @@ def test_worst_case_rd_upper_bound_search_value_is_a_bound(seed):
     # the relaxation of Lemma 2a against brute force over every F
     c = masks.astype(int) @ A.T
     s1, s2 = c.sum(axis=1), (c**2).sum(axis=1)
-    b, cap = bd._coverage_relaxation(A, n - s)
+    b, cap = rd_worst_case._coverage_relaxation(A, n - s)
     assert b[0] == s1.min() and b[-1] == s1.max()
     for value in np.unique(s1):
         assert s2[s1 == value].max() <= cap[b == value][0]
@@ -407,7 +408,7 @@ def test_coverage_relaxation_on_regular_gram_matrices(which, s):
     masks = all_masks(n, s)
     c = masks.astype(int) @ A.T
     s1, s2 = c.sum(axis=1), (c**2).sum(axis=1)
-    b, cap = bd._coverage_relaxation(A, n - s)
+    b, cap = rd_worst_case._coverage_relaxation(A, n - s)
     for value in np.unique(s1):
         assert s2[s1 == value].max() <= cap[b == value][0]
     brute = float(np.max(bd.rd_upper_bound(A, 2, masks)))
@@ -457,10 +458,10 @@ def test_worst_case_rd_upper_bound_names_the_closed_form_it_used():
     assert "Corollary 4" in res.method
     assert res.value == bd.srg_rd_upper_bound(27, 10, 1, 5, 3, 4)
     # the recognizer: SRG(27,10,1,5) with and without I; C6 (regular, not strongly regular) is none
-    assert bd._srg_of_assignment(A) == (27, 10, 1, 5, True)
-    assert bd._srg_of_assignment(A - np.eye(27, dtype=A.dtype)) == (27, 10, 1, 5, False)
+    assert rd_worst_case._srg_of_assignment(A) == (27, 10, 1, 5, True)
+    assert rd_worst_case._srg_of_assignment(A - np.eye(27, dtype=A.dtype)) == (27, 10, 1, 5, False)
     I6 = np.eye(6, dtype=np.int64)
-    assert bd._srg_of_assignment(np.roll(I6, 1, 1) + np.roll(I6, -1, 1)) is None
+    assert rd_worst_case._srg_of_assignment(np.roll(I6, 1, 1) + np.roll(I6, -1, 1)) is None
     # a symmetric BIBD keeps its exact certificate
     assert bd.worst_case_rd_upper_bound(design((13, 4, 1)), 2, 5, exact_limit=1).exact
 

@@ -636,7 +636,7 @@ def public_bool_parameters() -> set[tuple[str, str]]:
 #: parameters that are not arguments a user passes: result records gcsim fills in itself, the
 #: CLI's own helpers (called with literals by the commands), internal protocol hooks
 BOOL_EXEMPT = {
-    "gcsim.coding.bounds.WorstCaseResult": "a result record (filled in by worst_case_bound)",
+    "gcsim.coding.bounds.worst_case.WorstCaseResult": "a result record (filled in by worst_case_bound)",
     "gcsim.coding.evaluate.ExpectedErrorResult": "a result record (filled in by expected_error)",
     "gcsim.coding.evaluate.WorstCaseErrorResult": "a result record (filled in by worst_case_error)",
     "gcsim.combinatorics.coset.InvertibilityCertificate": "a result record (filled in by the certificate check)",
@@ -856,30 +856,34 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         ("gcsim.cerar.exact.vandermonde_limit", "kappa"): lambda x: _vandermonde_limit(x),
         ("gcsim.cerar.protocol.simulate", "record"): lambda x: simulate(cd, g, record=x),
         ("gcsim.cerar.protocol.simulate", "warn"): lambda x: simulate(cd, g, warn=x),
-        ("gcsim.coding.bounds.arrival_decoder_mean_error", "exact"): lambda x: bounds.arrival_decoder_mean_error(
-            A, 1, exact=x
+        ("gcsim.coding.bounds.spectral.arrival_decoder_mean_error", "exact"): lambda x: (
+            bounds.arrival_decoder_mean_error(A, 1, exact=x)
         ),
-        ("gcsim.coding.bounds.bibd_naive_error", "exact"): lambda x: bounds.bibd_naive_error(7, 3, 1, 1, 1, exact=x),
-        ("gcsim.coding.bounds.bibd_optimal_error_m1", "exact"): lambda x: bounds.bibd_optimal_error_m1(
-            7, 3, 1, 1, exact=x
+        ("gcsim.coding.bounds.bibd_closed_forms.bibd_naive_error", "exact"): lambda x: bounds.bibd_naive_error(
+            7, 3, 1, 1, 1, exact=x
         ),
-        ("gcsim.coding.bounds.diagonal_dominance_upper_bound", "normalized"): lambda x: (
+        ("gcsim.coding.bounds.bibd_closed_forms.bibd_optimal_error_m1", "exact"): lambda x: (
+            bounds.bibd_optimal_error_m1(7, 3, 1, 1, exact=x)
+        ),
+        ("gcsim.coding.bounds.diagonal_dominance.diagonal_dominance_upper_bound", "normalized"): lambda x: (
             bounds.diagonal_dominance_upper_bound(scheme, mask, normalized=x)
         ),
-        ("gcsim.coding.bounds.ns_estimator_variance", "padded"): lambda x: bounds.ns_estimator_variance(
+        ("gcsim.coding.bounds.variance.ns_estimator_variance", "padded"): lambda x: bounds.ns_estimator_variance(
             scheme, 0.1, np.ones((7, 2)), padded=x
         ),
-        ("gcsim.coding.bounds.rd_estimator_variance", "padded"): lambda x: bounds.rd_estimator_variance(
+        ("gcsim.coding.bounds.variance.rd_estimator_variance", "padded"): lambda x: bounds.rd_estimator_variance(
             A, 2, 0.1, np.ones((7, 2)), padded=x
         ),
-        ("gcsim.coding.bounds.rd_upper_bound", "normalized"): lambda x: bounds.rd_upper_bound(A, 2, mask, normalized=x),
-        ("gcsim.coding.bounds.spectral_rd_upper_bound", "normalized"): lambda x: bounds.spectral_rd_upper_bound(
-            A, 2, 1, normalized=x
+        ("gcsim.coding.bounds.rd_upper.rd_upper_bound", "normalized"): lambda x: bounds.rd_upper_bound(
+            A, 2, mask, normalized=x
         ),
-        ("gcsim.coding.bounds.spectral_upper_bound", "normalized"): lambda x: bounds.spectral_upper_bound(
+        ("gcsim.coding.bounds.spectral.spectral_rd_upper_bound", "normalized"): lambda x: (
+            bounds.spectral_rd_upper_bound(A, 2, 1, normalized=x)
+        ),
+        ("gcsim.coding.bounds.spectral.spectral_upper_bound", "normalized"): lambda x: bounds.spectral_upper_bound(
             A, 1, normalized=x
         ),
-        ("gcsim.coding.bounds.srg_rd_upper_bound", "include_self"): lambda x: bounds.srg_rd_upper_bound(
+        ("gcsim.coding.bounds.rd_closed_forms.srg_rd_upper_bound", "include_self"): lambda x: bounds.srg_rd_upper_bound(
             10, 3, 0, 1, 2, 1, include_self=x
         ),
         ("gcsim.coding.dense_table.DecoderTable.export", "overwrite"): lambda x: table.export(tmp / "t", overwrite=x),

@@ -38,253 +38,17 @@ from .. import _html
 from .._progress import progress_bar
 from .._validation import check_bool, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
-from . import bounds as _bounds
+from .bounds.registry import Bound, builtin_bounds
+from .bounds.worst_case import _enumerate_masks
 from .encoders import CUSTOM, get_encoder, is_registered, options_of, proved_bounds
 from .evaluate import condition_number, optimal_error
 from .schemes import Scheme, encode
 
 __all__ = ["Bound", "Violation", "BoundCheck", "BoundReport", "BUILTIN_BOUNDS", "builtin_bound", "verify_bounds"]
 
-KINDS = ("lower", "upper")
-SCOPES = ("pattern", "expectation", "worst")
-
-
-@dataclass(frozen=True)
-class Bound:
-    """A bound to verify.
-
-    Attributes
-    ----------
-    name : str
-    kind : {"lower", "upper"}
-        ``lower``: bound <= err; ``upper``: err <= bound.
-    scope : {"pattern", "expectation", "worst"}
-        ``pattern``: holds for the given scheme and every pattern;
-        ``expectation``: holds for ``E_D err(B, F)`` over the encoder's random draw;
-        ``worst``: holds for ``max_{|S|=s} err(B, F)``, the worst pattern with the same
-        number of stragglers (its value must depend on ``s`` only).
-    function : callable ``(scheme, masks) -> array (count,)``
-        Bound value for each non-straggler mask (rows of ``masks``, True = arrived).
-    description : str
-    """
-
-    name: str
-    kind: str
-    scope: str
-    function: Callable[[Any, np.ndarray], Any]
-    description: str = ""
-
-    def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name:
-            raise InvalidArgumentError("bounds", f"bound name must be a non-empty string, got {self.name!r}")
-        if self.kind not in KINDS:
-            raise InvalidArgumentError("bounds", f"bound {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
-        if self.scope not in SCOPES:
-            raise InvalidArgumentError(
-                "bounds", f"bound {self.name!r}: scope must be one of {SCOPES}, got {self.scope!r}"
-            )
-        if not callable(self.function):
-            raise InvalidArgumentError("bounds", f"bound {self.name!r}: function must be callable")
-
-
-def _rank_lower(scheme, masks):
-    return _bounds.rank_lower_bound(scheme.assignment, scheme.m, masks)
-
-
-def _trivial_upper(scheme, masks):
-    return np.full(masks.shape[0], float(scheme.m * scheme.assignment.shape[0]))
-
-
-def _reference_decoder_upper(scheme, masks):
-    X0 = getattr(scheme, "decoder", None)
-    if X0 is None:
-        raise InvalidArgumentError("bounds", "'reference_decoder_upper' needs a scheme with a reference decoder")
-    B = np.asarray(scheme.B, dtype=float)
-    m = scheme.m
-    T = np.kron(np.eye(m), np.ones((scheme.assignment.shape[0], 1)))
-    # B_F X_F = B (diag(1_F) X_0), batched over patterns
-    R = np.einsum("rj,cjl->crl", B, masks[:, :, None] * np.asarray(X0, dtype=float)[None]) - T[None]
-    return (R**2).sum(axis=(1, 2))
-
-
-def _rd_params(scheme):
-    options = getattr(scheme, "options", {}) or {}
-    return float(options.get("eps", 0.0)), str(options.get("dist", "rademacher"))
-
-
-def _proved_for(scheme, bound: str) -> bool:
-    """Whether ``bound`` is proved for the scheme's encoder (an unnamed or custom matrix is the caller's claim)."""
-    method = getattr(scheme, "method", None)
-    return method is None or method == CUSTOM or bound in proved_bounds(method)
-
-
-def _rd_upper(scheme, masks):
-    method = getattr(scheme, "method", None)
-    if not _proved_for(scheme, "rd_upper"):
-        raise InvalidArgumentError("bounds", f"'rd_upper' applies to RD schemes, got method {method!r}")
-    eps, dist = _rd_params(scheme)
-    return _bounds.rd_upper_bound(scheme.assignment, scheme.m, masks, eps, dist)
-
-
-def _by_stragglers(masks: np.ndarray, value: Callable[[int], float]) -> np.ndarray:
-    """``value(s)`` for every mask, ``s`` its number of stragglers (one call per distinct ``s``)."""
-    s_of = masks.shape[1] - masks.sum(axis=1)
-    out = np.empty(masks.shape[0])
-    for s in np.unique(s_of):
-        out[s_of == s] = value(int(s))
-    return out
-
-
-def _not_applicable(name: str, why: str) -> InvalidArgumentError:
-    return InvalidArgumentError("bounds", f"{name!r} does not apply to this scheme: {why}")
-
-
-def _irregular(A: np.ndarray, axis: int) -> str | None:
-    """Why ``A`` is not regular along ``axis`` (0: loads, 1: replication), or None."""
-    sums = A.sum(axis=axis)
-    if sums.min() == sums.max() and sums[0] > 0:
-        return None
-    what = "part is held by" if axis == 1 else "worker holds"
-    unit = "workers" if axis == 1 else "parts"
-    return f"not every {what} the same number of {unit} (from {sums.min()} to {sums.max()})"
-
-
-def _column_scaled_blocks(scheme) -> str | None:
-    """Why ``B`` is not ``1_m ⊗ (A diag(c))`` with ``c_j != 0`` (the form Prop. 5.5 reduces to ``B = A``), or None."""
-    A = np.asarray(scheme.assignment)
-    N, n = A.shape
-    blocks = np.asarray(scheme.B, dtype=float).reshape(scheme.m, N, n)
-    if any(not np.array_equal(blocks[k], blocks[0]) for k in range(1, scheme.m)):
-        return "its m blocks B^(k) differ (only B = A diag(c), or naive stacking of it, has this bound)"
-    first = blocks[0]
-    if not np.array_equal(first != 0, A == 1):
-        return "B is not non-zero exactly on the support of A"
-    top = np.where(A == 1, first, -np.inf).max(axis=0)
-    low = np.where(A == 1, first, np.inf).min(axis=0)
-    held = A.any(axis=0)
-    if not np.array_equal(top[held], low[held]):
-        return "a column of B is not a constant multiple of the column of A (B != A diag(c))"
-    return None
-
-
-def _spectral_upper(scheme, masks):
-    A = np.asarray(scheme.assignment)
-    why = _column_scaled_blocks(scheme) or _irregular(A, 1)
-    if why:
-        raise _not_applicable(
-            "spectral_upper",
-            f"{why}; it needs B = A diag(c) (or naive stacking of it) and regular replication -- "
-            "'spectral_decoder_upper' applies to any scheme with a reference decoder, 'spectral_rd_upper' to RD",
-        )
-    rescale = "optimal" if _irregular(A, 0) is None else "arrivals"
-    base = float((scheme.m - 1) * A.shape[0])  # naive stacking: (m - 1) N + err(A, F) (theory §5.4, Prop. 5.5)
-    return _by_stragglers(masks, lambda s: base + _bounds.spectral_upper_bound(A, s, rescale=rescale))
-
-
-def _spectral_decoder_upper(scheme, masks):
-    if getattr(scheme, "decoder", None) is None:
-        raise _not_applicable("spectral_decoder_upper", "the scheme has no reference decoder X_0")
-    return _by_stragglers(masks, lambda s: _bounds.spectral_decoder_upper_bound(scheme, s))
-
-
-def _spectral_rd_upper(scheme, masks):
-    method = getattr(scheme, "method", None)
-    if not _proved_for(scheme, "spectral_rd_upper"):
-        raise _not_applicable("spectral_rd_upper", f"it is proved for RD encoders, got method {method!r}")
-    A = np.asarray(scheme.assignment)
-    why = _irregular(A, 1) or _irregular(A, 0)
-    if why:
-        raise _not_applicable(
-            "spectral_rd_upper", f"{why}; it needs a bi-regular assignment -- use 'rd_upper' (per pattern)"
-        )
-    eps, dist = _rd_params(scheme)
-    return _by_stragglers(masks, lambda s: _bounds.spectral_rd_upper_bound(A, scheme.m, s, eps, dist))
-
-
-def _uncovering_lower(scheme, masks):
-    A = np.asarray(scheme.assignment)
-    return _by_stragglers(masks, lambda s: _bounds.uncovering_lower_bound(A, scheme.m, s).value)
-
-
-def _partial_uncovering_lower(scheme, masks):
-    A = np.asarray(scheme.assignment)
-    return _by_stragglers(masks, lambda s: _bounds.partial_uncovering_lower_bound(A, scheme.m, s).value)
-
-
-def _diagonal_dominance_upper(scheme, masks):
-    return _bounds.diagonal_dominance_upper_bound(scheme.B, masks, m=scheme.m)
-
-
-#: name -> Bound for the bounds proved in docs/theory/45_bounds.md and 46_spectral.md
-BUILTIN_BOUNDS: dict[str, Bound] = {
-    "rank_lower": Bound(
-        "rank_lower",
-        "lower",
-        "pattern",
-        _rank_lower,
-        "sum_i (m - c_i(F))^+ (Theorem 1; any encoder with the support of A)",
-    ),
-    "trivial_upper": Bound("trivial_upper", "upper", "pattern", _trivial_upper, "m N = ||T||_F^2 (decoder X = 0)"),
-    "reference_decoder_upper": Bound(
-        "reference_decoder_upper",
-        "upper",
-        "pattern",
-        _reference_decoder_upper,
-        "||B_F X_0[F] - T||_F^2 of the scheme's reference decoder",
-    ),
-    "rd_upper": Bound(
-        "rd_upper",
-        "upper",
-        "expectation",
-        _rd_upper,
-        "E_D err <= m [N - mu2^2 S1^2 / (mu2^2 S2 + (mu4 + (m-2) mu2^2) S1)] (Theorem 2)",
-    ),
-    "spectral_upper": Bound(
-        "spectral_upper",
-        "upper",
-        "pattern",
-        _spectral_upper,
-        "(m-1) N + E, E = sigma(A)^2 n s / (r^2 (n-s)); N E / (N + E) with regular loads "
-        "(theory §46.2-46.3; B = A diag(c) or its naive stacking, regular replication r)",
-    ),
-    "spectral_decoder_upper": Bound(
-        "spectral_decoder_upper",
-        "upper",
-        "pattern",
-        _spectral_decoder_upper,
-        "(sigma_X0 sqrt(n s / f) + ||B X_0 - T||_F)^2 (theory §46.1; any scheme with a reference decoder)",
-    ),
-    "spectral_rd_upper": Bound(
-        "spectral_rd_upper",
-        "upper",
-        "expectation",
-        _spectral_rd_upper,
-        "Theorem 2 with S2 <= (f r / n)^2 N + sigma(A)^2 f s / n (theory §46.4; RD, bi-regular assignment)",
-    ),
-    "uncovering_lower": Bound(
-        "uncovering_lower",
-        "lower",
-        "worst",
-        _uncovering_lower,
-        "max_{|S|=s} err >= m t(s), t(s) parts left without an arrived holder (theory §46.6; any encoder)",
-    ),
-    "partial_uncovering_lower": Bound(
-        "partial_uncovering_lower",
-        "lower",
-        "worst",
-        _partial_uncovering_lower,
-        "max_{|S|=s} err >= max_j (j+1) min(N, floor(N (s+m-1-j) / R)), R = sum_i r_i "
-        "(theory §45.8, Theorem 9; Munim & Ramamoorthy's lower bound; any encoder)",
-    ),
-    "diagonal_dominance_upper": Bound(
-        "diagonal_dominance_upper",
-        "upper",
-        "pattern",
-        _diagonal_dominance_upper,
-        "m N - sum_{j in F} ||(B_F^T T)_j||^2 / sum_{k in F} |(B_F^T B_F)_jk| "
-        "(theory §45.7, Theorem 8; any encoder, every pattern)",
-    ),
-}
+#: name -> Bound for the bounds proved in docs/theory/45_bounds.md and 46_spectral.md, each registered
+#: beside its function in a module of gcsim.coding.bounds (gcsim.coding.bounds.registry)
+BUILTIN_BOUNDS: dict[str, Bound] = builtin_bounds()
 
 
 def builtin_bound(name: str) -> Bound:
@@ -623,7 +387,7 @@ def _patterns(model, n: int, samples: int | None, seed: int, exact_limit: int) -
                 f"enumerating C({n},{s}) = {total} patterns exceeds exact_limit={exact_limit}; "
                 f"pass samples= with a sampling model",
             )
-        masks = np.concatenate(list(_bounds._enumerate_masks(n, s)), axis=0)
+        masks = np.concatenate(list(_enumerate_masks(n, s)), axis=0)
         return masks, f"enumerated (all {total} sets with s={s})", desc
     count = 256 if samples is None else check_int("samples", samples, minimum=1)
     masks = check_mask("model.sample()", model.sample(count, seed), n)
@@ -656,6 +420,19 @@ def _tightness(bound_values, simulated, tol) -> dict:
     return stats
 
 
+def _violation(b: Bound, masks: np.ndarray, p: int, value: float, simulated: float, excess: float, ci=None):
+    """The :class:`Violation` of bound ``b`` at pattern ``p`` (row ``p`` of ``masks``)."""
+    stragglers = tuple(np.flatnonzero(~masks[p]).tolist())
+    return Violation(b.name, b.kind, b.scope, p, stragglers, masks[p].copy(), value, simulated, excess, ci)
+
+
+def _bound_check(b: Bound, method: str, vals, simulated, ci, viol: list, tol: float) -> BoundCheck:
+    """The :class:`BoundCheck` of bound ``b``, with its tightness ratios ``vals / simulated``."""
+    return BoundCheck(
+        b.name, b.kind, b.scope, b.description, method, vals, simulated, ci, viol, _tightness(vals, simulated, tol)
+    )
+
+
 def _check_worst(b: Bound, sch, masks: np.ndarray, simulated: np.ndarray, atol: float, rtol: float) -> BoundCheck:
     """Check a bound on ``max_{|S|=s} err(B, F)`` against the maximum over every pattern of each size ``s``."""
     n = masks.shape[1]
@@ -683,31 +460,9 @@ def _check_worst(b: Bound, sch, masks: np.ndarray, simulated: np.ndarray, atol: 
         tol = atol + rtol * max(1.0, abs(value), abs(float(simulated[top])))
         excess = value - float(simulated[top]) if b.kind == "lower" else float(simulated[top]) - value
         if excess > tol:
-            viol.append(
-                Violation(
-                    b.name,
-                    b.kind,
-                    b.scope,
-                    int(top),
-                    tuple(np.flatnonzero(~masks[top]).tolist()),
-                    masks[top].copy(),
-                    value,
-                    float(simulated[top]),
-                    float(excess),
-                )
-            )
-    return BoundCheck(
-        b.name,
-        b.kind,
-        b.scope,
-        b.description,
-        "worst case: against the maximum over every pattern with the same s",
-        vals,
-        worst,
-        None,
-        viol,
-        _tightness(vals, worst, float(atol + rtol)),
-    )
+            viol.append(_violation(b, masks, int(top), value, float(simulated[top]), float(excess)))
+    method = "worst case: against the maximum over every pattern with the same s"
+    return _bound_check(b, method, vals, worst, None, viol, float(atol + rtol))
 
 
 def _eval_bound(bound: Bound, scheme, masks) -> np.ndarray:
@@ -731,6 +486,106 @@ def _one_sided_quantile(level: float, dof: int) -> float:
     from scipy.special import stdtrit  # Student-t quantile; much lighter than scipy.stats
 
     return float(stdtrit(dof, 1.0 - level))
+
+
+def _default_atol(sch) -> float:
+    """The evaluator's stated accuracy for this encoder, ``10 max(mN, n) u κ(B) mN``, floored at ``1e-12``."""
+    kappa = condition_number(sch)
+    mN = sch.m * sch.assignment.shape[0]
+    return max(1e-12, 10.0 * max(mN, sch.assignment.shape[1]) * (np.finfo(float).eps / 2) * min(kappa, 1e16) * mN)
+
+
+def _check_pattern(b: Bound, sch, masks: np.ndarray, simulated: np.ndarray, atol: float, rtol: float) -> BoundCheck:
+    """Check a bound that holds for every pattern, pattern by pattern."""
+    vals = _eval_bound(b, sch, masks)
+    tol = atol + rtol * np.maximum(1.0, np.maximum(np.abs(vals), np.abs(simulated)))
+    excess = (vals - simulated) if b.kind == "lower" else (simulated - vals)
+    bad = np.flatnonzero(excess > tol)
+    viol = [_violation(b, masks, int(p), float(vals[p]), float(simulated[p]), float(excess[p])) for p in bad]
+    return _bound_check(b, "per pattern", vals, simulated, None, viol, float(atol + rtol))
+
+
+def _redrawn_errors(sch, redraw, exp_masks: np.ndarray, seed: int, draws: int, progress: bool) -> np.ndarray:
+    """``(draws, patterns)`` optimal errors of ``draws`` fresh encoders (seeds from ``SeedSequence(seed)``)."""
+    maker = redraw or _default_redraw(sch)
+    seeds = np.random.SeedSequence(seed).generate_state(draws)
+    exp_errors = np.empty((draws, exp_masks.shape[0]))
+    for d, s_d in enumerate(_progress_bar(seeds, progress)):
+        fresh = _as_scheme(maker(int(s_d)))
+        if fresh.B.shape != sch.B.shape or fresh.m != sch.m:
+            raise InvalidArgumentError(
+                "redraw",
+                f"returned a scheme with B of shape {fresh.B.shape} and m={fresh.m}, "
+                f"expected {sch.B.shape} and m={sch.m}",
+            )
+        exp_errors[d] = _optimal_errors(fresh, exp_masks)
+    return exp_errors
+
+
+@dataclass(frozen=True)
+class _ExpectationTests:
+    """How expectation bounds are tested: confidence, interval method, ``width = m N`` (Hoeffding), tolerance."""
+
+    confidence: float
+    ci_method: str
+    width: float
+    atol: float
+    rtol: float
+
+
+def _check_expectation(
+    b: Bound, vals: np.ndarray, exp_masks: np.ndarray, exp_errors: np.ndarray, tests: _ExpectationTests
+) -> BoundCheck:
+    """Check a bound on ``E_D err(B, F)``: per-pattern one-sided tests (Bonferroni) plus one pooled test (§45.6)."""
+    draws, K = exp_errors.shape
+    alpha = 1.0 - tests.confidence
+    mean = exp_errors.mean(axis=0)
+    level_pattern = alpha / 2.0 / K
+    level_pool = alpha / 2.0
+    diffs = exp_errors - vals[None]  # (draws, K), E[diffs] <= 0 for a valid upper bound
+    pooled = diffs.mean(axis=1)
+    if tests.ci_method == "t":
+        se = exp_errors.std(axis=0, ddof=1) / math.sqrt(draws)
+        half_p = _one_sided_quantile(level_pattern, draws - 1) * se
+        half_two = _one_sided_quantile(alpha / 2.0, draws - 1) * se
+        se_pool = pooled.std(ddof=1) / math.sqrt(draws)
+        half_pool = _one_sided_quantile(level_pool, draws - 1) * se_pool
+    else:
+        width = tests.width
+        half_p = np.full(K, width * math.sqrt(math.log(1.0 / level_pattern) / (2.0 * draws)))
+        half_two = np.full(K, width * math.sqrt(math.log(2.0 / alpha) / (2.0 * draws)))
+        half_pool = width * math.sqrt(math.log(1.0 / level_pool) / (2.0 * draws))
+    tol = tests.atol + tests.rtol * np.maximum(1.0, np.abs(vals))
+    if b.kind == "upper":
+        excess = (mean - half_p) - vals
+        pool_excess = (pooled.mean() - half_pool) - 0.0
+    else:
+        excess = vals - (mean + half_p)
+        pool_excess = -(pooled.mean() + half_pool)
+    ci = np.stack([mean - half_two, mean + half_two], axis=1)
+    viol = [
+        _violation(
+            b,
+            exp_masks,
+            int(p),
+            float(vals[p]),
+            float(mean[p]),
+            float(excess[p]),
+            (float(ci[p, 0]), float(ci[p, 1])),
+        )
+        for p in np.flatnonzero(excess > tol)
+    ]
+    if pool_excess > float(tol.max()):
+        viol.append(
+            Violation(
+                b.name, b.kind, b.scope, None, None, None, float(vals.mean()), float(mean.mean()), float(pool_excess)
+            )
+        )
+    method = (
+        f"expectation over {draws} encoder draws, {tests.ci_method} intervals, "
+        f"Bonferroni over {K} patterns + pooled test, confidence {tests.confidence}"
+    )
+    return _bound_check(b, method, vals, mean, ci, viol, float(tests.atol + tests.rtol))
 
 
 def verify_bounds(
@@ -831,9 +686,7 @@ def verify_bounds(
     sch = _as_scheme(scheme)
     n, N, m = sch.assignment.shape[1], sch.assignment.shape[0], sch.m
     if atol is None:
-        kappa = condition_number(sch)
-        mN = m * N
-        atol = max(1e-12, 10.0 * max(mN, n) * (np.finfo(float).eps / 2) * min(kappa, 1e16) * mN)
+        atol = _default_atol(sch)
     blist = _resolve_bounds(bounds, sch)
     masks, pattern_method, model_desc = _patterns(model, n, samples, seed, exact_limit)
     P = masks.shape[0]
@@ -842,136 +695,19 @@ def verify_bounds(
     simulated = None
     exp_masks = masks[:expectation_patterns]
     exp_errors = None  # (draws, patterns)
-    alpha = 1.0 - confidence
     for b in blist:
-        if b.scope == "pattern":
+        if b.scope in ("pattern", "worst"):
             if simulated is None:
                 simulated = _optimal_errors(sch, masks, progress)
-            vals = _eval_bound(b, sch, masks)
-            tol = atol + rtol * np.maximum(1.0, np.maximum(np.abs(vals), np.abs(simulated)))
-            excess = (vals - simulated) if b.kind == "lower" else (simulated - vals)
-            bad = np.flatnonzero(excess > tol)
-            viol = [
-                Violation(
-                    b.name,
-                    b.kind,
-                    b.scope,
-                    int(p),
-                    tuple(np.flatnonzero(~masks[p]).tolist()),
-                    masks[p].copy(),
-                    float(vals[p]),
-                    float(simulated[p]),
-                    float(excess[p]),
-                )
-                for p in bad
-            ]
-            checks.append(
-                BoundCheck(
-                    b.name,
-                    b.kind,
-                    b.scope,
-                    b.description,
-                    "per pattern",
-                    vals,
-                    simulated,
-                    None,
-                    viol,
-                    _tightness(vals, simulated, float(atol + rtol)),
-                )
-            )
-            continue
-        if b.scope == "worst":
-            if simulated is None:
-                simulated = _optimal_errors(sch, masks, progress)
-            checks.append(_check_worst(b, sch, masks, simulated, atol, rtol))
+            check = _check_pattern if b.scope == "pattern" else _check_worst
+            checks.append(check(b, sch, masks, simulated, atol, rtol))
             continue
         # expectation scope: E_D err(B, F) over encoder redraws
-        K = exp_masks.shape[0]
         vals = _eval_bound(b, sch, exp_masks)  # first: a bound that does not apply says so before any redraw
         if exp_errors is None:
-            maker = redraw or _default_redraw(sch)
-            seeds = np.random.SeedSequence(seed).generate_state(draws)
-            exp_errors = np.empty((draws, exp_masks.shape[0]))
-            for d, s_d in enumerate(_progress_bar(seeds, progress)):
-                fresh = _as_scheme(maker(int(s_d)))
-                if fresh.B.shape != sch.B.shape or fresh.m != m:
-                    raise InvalidArgumentError(
-                        "redraw",
-                        f"returned a scheme with B of shape {fresh.B.shape} and m={fresh.m}, "
-                        f"expected {sch.B.shape} and m={m}",
-                    )
-                exp_errors[d] = _optimal_errors(fresh, exp_masks)
-        mean = exp_errors.mean(axis=0)
-        level_pattern = alpha / 2.0 / K
-        level_pool = alpha / 2.0
-        diffs = exp_errors - vals[None]  # (draws, K), E[diffs] <= 0 for a valid upper bound
-        pooled = diffs.mean(axis=1)
-        if ci_method == "t":
-            se = exp_errors.std(axis=0, ddof=1) / math.sqrt(draws)
-            half_p = _one_sided_quantile(level_pattern, draws - 1) * se
-            half_two = _one_sided_quantile(alpha / 2.0, draws - 1) * se
-            se_pool = pooled.std(ddof=1) / math.sqrt(draws)
-            half_pool = _one_sided_quantile(level_pool, draws - 1) * se_pool
-        else:
-            width = float(m * N)
-            half_p = np.full(K, width * math.sqrt(math.log(1.0 / level_pattern) / (2.0 * draws)))
-            half_two = np.full(K, width * math.sqrt(math.log(2.0 / alpha) / (2.0 * draws)))
-            half_pool = width * math.sqrt(math.log(1.0 / level_pool) / (2.0 * draws))
-        tol = atol + rtol * np.maximum(1.0, np.abs(vals))
-        if b.kind == "upper":
-            excess = (mean - half_p) - vals
-            pool_excess = (pooled.mean() - half_pool) - 0.0
-        else:
-            excess = vals - (mean + half_p)
-            pool_excess = -(pooled.mean() + half_pool)
-        ci = np.stack([mean - half_two, mean + half_two], axis=1)
-        viol = [
-            Violation(
-                b.name,
-                b.kind,
-                b.scope,
-                int(p),
-                tuple(np.flatnonzero(~exp_masks[p]).tolist()),
-                exp_masks[p].copy(),
-                float(vals[p]),
-                float(mean[p]),
-                float(excess[p]),
-                (float(ci[p, 0]), float(ci[p, 1])),
-            )
-            for p in np.flatnonzero(excess > tol)
-        ]
-        if pool_excess > float(tol.max()):
-            viol.append(
-                Violation(
-                    b.name,
-                    b.kind,
-                    b.scope,
-                    None,
-                    None,
-                    None,
-                    float(vals.mean()),
-                    float(mean.mean()),
-                    float(pool_excess),
-                )
-            )
-        method = (
-            f"expectation over {draws} encoder draws, {ci_method} intervals, "
-            f"Bonferroni over {K} patterns + pooled test, confidence {confidence}"
-        )
-        checks.append(
-            BoundCheck(
-                b.name,
-                b.kind,
-                b.scope,
-                b.description,
-                method,
-                vals,
-                mean,
-                ci,
-                viol,
-                _tightness(vals, mean, float(atol + rtol)),
-            )
-        )
+            exp_errors = _redrawn_errors(sch, redraw, exp_masks, seed, draws, progress)
+        tests = _ExpectationTests(confidence, ci_method, float(m * N), atol, rtol)
+        checks.append(_check_expectation(b, vals, exp_masks, exp_errors, tests))
 
     scheme_info = {
         "method": getattr(sch, "method", "custom"),
