@@ -6,9 +6,13 @@ part ``i``; a straggler pattern is given by its boolean *non-straggler* mask
 squared errors ``err(B, F) = min_X ||B_F X - T||_F^2`` with ``T = I_m ⊗ 1_N``
 unless a function says ``normalized`` (divided by ``m N``).
 
-A package, one module per theorem (each bound registered beside its function for
-:func:`gcsim.coding.verify.verify_bounds`, :mod:`gcsim.coding.bounds.registry`); every name below
-is importable from here.  Every statement implemented here is proved in ``docs/theory/45_bounds.md``:
+A package, one module per theorem, each bound registered beside its function for
+:func:`gcsim.coding.verify.verify_bounds` (:mod:`~gcsim.coding.bounds.registry`): ``rank`` (theory §45.1),
+``rd_upper`` (§45.2), ``rd_closed_forms`` (§45.2.1-45.2.2), ``bibd_closed_forms`` (§45.3),
+``variance`` (§45.4), ``convergence`` (§45.5), ``diagonal_dominance`` (§45.7), ``worst_case_lower``
+and ``rd_worst_case`` (§45.8, §46.6), ``spectral`` (§46.1-46.5), with ``moments`` (§5.4) and
+``worst_case`` (the search over straggler sets).  Every name below is importable from here.
+Every statement implemented here is proved in ``docs/theory/45_bounds.md``:
 
 * :func:`rank_lower_bound` -- ``err(B, F) >= sum_i (m - c_i(F))^+`` for *every*
   encoder respecting the support of ``A`` (Theorem 1);
