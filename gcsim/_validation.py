@@ -40,13 +40,28 @@ def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int
         if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and float(value).is_integer():
             value = math.trunc(value)
         else:
-            raise InvalidArgumentError(name, f"must be an integer, got {value!r}")
+            raise InvalidArgumentError(name, f"must be an integer, got {_shown_value(value)}")
     value = int(value)
     if minimum is not None and value < minimum:
         raise InvalidArgumentError(name, f"must be >= {minimum}, got {_shown_int(value)}")
     if maximum is not None and value > maximum:
         raise InvalidArgumentError(name, f"must be <= {maximum}, got {_shown_int(value)}")
     return value
+
+
+def _shown_value(value: Any) -> str:
+    """A refused value as a one-line message shows it: an array by its type and shape, never its entries.
+
+    NumPy's ``repr`` of an array wraps onto several lines (and a zero-stride view of 10^9 entries
+    is summarized, not small); the shape is what the caller got wrong.
+
+    >>> _shown_value(2.5), _shown_value(np.broadcast_to(np.int64(200_000), (10**9,)))
+    ('2.5', 'an array of shape (1000000000,)')
+    """
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and shape:
+        return f"an array of shape {shape}"
+    return repr(value)
 
 
 def _shown_int(value: int) -> str:
@@ -76,7 +91,7 @@ def check_real(
 ) -> float:
     """Return ``value`` as a finite float, or raise naming ``name``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise InvalidArgumentError(name, f"must be a real number, got {value!r}")
+        raise InvalidArgumentError(name, f"must be a real number, got {_shown_value(value)}")
     try:
         value = float(value)
     except OverflowError:  # an int beyond float64's range
@@ -252,9 +267,7 @@ def check_int_array(
     raise InvalidArgumentError(name, f"must hold integers only, got an array of {shown}")
 
 
-def _fmt_count(x: int) -> str:
-    # float(x) overflows past 1.8e308: scale by the power of ten first (exact int division)
-    return f"{x:,}" if x < 10**15 else f"{x / 10 ** (e := math.floor(math.log10(x))):.3g}e+{e}"
+_fmt_count = limits._fmt  # one format for the counts of every size message
 
 
 def check_dense_size(name: str, rows: int, cols: int, what: str = "the matrix") -> None:

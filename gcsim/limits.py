@@ -28,7 +28,8 @@ memory shared with other work:
 ``MAX_MC_DRAWS = 2**27`` (134,217,728 draws)
     Most Monte Carlo draws of one estimate: ``samples`` of
     :func:`gcsim.coding.evaluate.expected_error`, of :func:`gcsim.advise` (per candidate) and of
-    :func:`gcsim.coding.delays.expected_decode_time`.  The straggler masks and delays are drawn in
+    :func:`gcsim.coding.delays.expected_decode_time`, and the patterns of
+    :func:`gcsim.coding.sweeps.expected_error_sweep`.  The straggler masks and delays are drawn in
     chunks (never all at once), but one value per draw is kept for the interval (the error and
     its control variate, 16 bytes; a decode time, 8 bytes): 2 GiB at the limit, and one ``s x s``
     solve per draw (hours on one core: use a scheduler).  ``10^8`` draws fit; ``10^12`` never
@@ -56,7 +57,10 @@ memory shared with other work:
     Most high-precision operations of :func:`gcsim.cerar.exact.vandermonde_exact`, ``N c^3``
     (``N`` inverses of ``c x c`` Vandermonde blocks): ``2^24`` is minutes at the ~400 digits
     ``c = 64`` needs; ``N = 4, c = 32`` is 131,072.  It also bounds the bits of an exact integer
-    computed from a stated size (a Gaussian binomial, ``q^n`` in :mod:`gcsim.combinatorics.geometries`).
+    computed from a stated size (a Gaussian binomial, ``q^n`` in :mod:`gcsim.combinatorics.geometries`,
+    the parameters of a polar space: :func:`check_power`), and the ``(diameter + 1)^3``
+    operations of an association scheme's eigenmatrix
+    (:func:`gcsim.combinatorics.srg_distance_union.scheme_eigenmatrix`).
 ``MAX_DPS = 10**4``
     Largest working precision of :func:`gcsim.cerar.exact.vandermonde_exact`, in decimal digits
     (given, or derived from the Gautschi bound of the nodes).
@@ -130,6 +134,7 @@ __all__ = [
     "array_shape",
     "check_entries",
     "check_work",
+    "check_power",
     "keep_sparse",
     "NpyHeader",
     "check_npy_file",
@@ -234,8 +239,19 @@ def environment_problems() -> dict[str, str]:
 
 
 def _fmt(x: int) -> str:
-    # float(x) overflows past 1.8e308: scale by the power of ten first
-    return f"{x:,}" if x < 10**15 else f"{x / 10 ** (e := math.floor(math.log10(x))):.3g}e+{e}"
+    """A count as a message prints it: with separators below 10^15, else in three digits.
+
+    >>> _fmt(16_777_216), _fmt(10**24 - 10**12), _fmt(3 * 10**400)
+    ('16,777,216', '1e+24', '3e+400')
+    """
+    if x < 10**15:
+        return f"{x:,}"
+    e = math.floor(math.log10(x))  # float(x) overflows past 1.8e308; log10 of an int does not
+    e += (10 ** (e + 1) <= x) - (10**e > x)  # log10 rounds: the exact exponent
+    mantissa = float(f"{x // 10 ** (e - 3) / 1000:.3g}")  # leading digits, rounded
+    if mantissa >= 10:  # 9.995... rounds up to the next power of ten
+        mantissa, e = mantissa / 10, e + 1
+    return f"{mantissa:g}e+{e}"
 
 
 def keep_sparse(rows: int, cols: int, nonzeros: int) -> bool:
@@ -351,6 +367,28 @@ def check_work(name: str, requested: int, what: str, *, limit_name: str, unit: s
             limit_name=limit_name,
         )
     return requested
+
+
+def check_power(name: str, base: int, exponent: int, what: str) -> int:
+    """``base**exponent`` for an exponent a caller states, refused beyond ``MAX_EXACT_WORK`` bits first.
+
+    A size such as ``q^n`` (the points of a geometry, the vertices of a graph on ``GF(q)^n``) is
+    an exact integer computed from the arguments: ``2**(10**12)`` would never finish, so its
+    bit length (``exponent`` times the bits of ``base``) is checked against
+    :data:`MAX_EXACT_WORK` before the power is taken; the caller then checks the object it
+    would build against its own limit.  ``name`` is the argument that states the exponent.
+
+    >>> check_power("n", 3, 4, "q^n")
+    81
+    >>> check_power("n", 2, 10**12, "q^(n+1), the points of PG(n, q)")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.SizeLimitError: n: bits of q^(n+1), the points of PG(n, q): 2,000,000,000,000 bits, over ...
+    """
+    base, exponent = int(base), int(exponent)
+    if exponent > 0 and abs(base) > 1:
+        check_work(name, exponent * abs(base).bit_length(), f"bits of {what}", limit_name="MAX_EXACT_WORK", unit="bits")
+    return base**exponent
 
 
 class NpyHeader(NamedTuple):

@@ -69,102 +69,18 @@ PEAK_MIB = 512
 HEADROOM = 6 << 30
 ZERO_STRIDE_LENGTH = 10**9
 
-# what goes wrong in a known failure
-_ALLOC = "allocates before checking the size (MemoryError)"
-_RUNS = "runs on: no size check before the work"
-_ACCEPTED = "accepted, not refused"
-_RAW = "a Python/NumPy error, not a gcsim one"
+# what goes wrong in a known failure (or why a flagged outcome is right)
 _HANGS = "hangs in C code (not run)"
 _NOT_A_SIZE = "not a size: coordinates (floats are valid)"
-_SLOW = "slow refusal"
-_LINES = "a message of several lines"
-#: (callable, parameter, variant) whose failure this sweep found and that is still open (issue #33),
-#: each with what goes wrong; a call that "hangs in C code" is not run (it would hold the sweep for
-#: QUIET seconds).  The test fails on any failure not listed here; remove an entry once it is fixed.
+#: (callable, parameter, variant) whose outcome this sweep flags and that stays (issue #33), each
+#: with what goes wrong or why it is correct; a call that "hangs in C code" is not run (it would
+#: hold the sweep for QUIET seconds).  The test fails on any failure not listed here; remove an
+#: entry once it is fixed.  The 34 calls listed here before issue #33 was closed are pinned by
+#: tests/test_size_limits_regressions.py.
 KNOWN: dict[tuple[str, str, str], str] = {
+    # correct behaviour, not a failure: the points are objective values (error, time, load, ...),
+    # so a float coordinate is valid; their number is what is bounded (the zero-stride case)
     ("gcsim.advisor.advice.pareto_flags", "points", "non-integer"): _NOT_A_SIZE,
-    ("gcsim.advisor.advice.pareto_flags", "points", "zero-stride"): _RUNS,
-    ("gcsim.cerar.floating.epsilon_sweep", "N", "over"): _ALLOC,
-    ("gcsim.cerar.floating.epsilon_sweep", "c", "over"): _RUNS,
-    ("gcsim.cerar.floating.epsilon_sweep", "d", "over"): _ALLOC,
-    ("gcsim.coding.bounds.worst_case_lower.partial_uncovering_lower_bound", "m", "over"): _RUNS,
-    ("gcsim.coding.decoder_table.pattern_of_row", "n", "over"): _RUNS,
-    ("gcsim.coding.decoders.optimal_decoders", "m", "zero-stride"): _ALLOC,
-    ("gcsim.coding.delays.expected_decode_time", "samples", "zero-stride"): _LINES,
-    ("gcsim.coding.sweeps.expected_error_sweep", "samples", "over"): _ALLOC,
-    ("gcsim.coding.verify.verify_bounds", "draws", "over"): _ALLOC,
-    ("gcsim.combinatorics.baselines.mgg_neighbours", "m", "over"): _RAW,
-    (
-        "gcsim.combinatorics.bibd_difference.difference_family_design",
-        "moduli",
-        "non-integer",
-    ): _RAW,
-    ("gcsim.combinatorics.bibd_difference.difference_family_design", "moduli", "zero-stride"): _SLOW,
-    ("gcsim.combinatorics.bibd_geometries.singer_design", "n", "over"): _RUNS,
-    ("gcsim.combinatorics.coset.CosetBipartiteGraph", "k", "zero-stride"): _RAW,
-    ("gcsim.combinatorics.coset.CosetBipartiteGraph", "m", "non-integer"): _RAW,
-    ("gcsim.combinatorics.coset.CosetBipartiteGraph", "m", "zero-stride"): _RAW,
-    ("gcsim.combinatorics.coset_sets.interval_connection_sets", "m", "over"): _RUNS,
-    (
-        "gcsim.combinatorics.difference_families.search_difference_family",
-        "n",
-        "over",
-    ): _ALLOC,
-    (
-        "gcsim.combinatorics.difference_sets.singer_difference_set",
-        "n",
-        "over",
-    ): _RUNS,
-    (
-        "gcsim.combinatorics.srg_distance_union.distance_union_parameters",
-        "D",
-        "zero-stride",
-    ): _RUNS,
-    (
-        "gcsim.combinatorics.srg_distance_union.hamming_distance_union_graph",
-        "D",
-        "zero-stride",
-    ): _HANGS,
-    (
-        "gcsim.combinatorics.srg_distance_union.hamming_distance_union_graph",
-        "d",
-        "over",
-    ): _RUNS,
-    (
-        "gcsim.combinatorics.srg_distance_union.johnson_distance_union_graph",
-        "D",
-        "zero-stride",
-    ): _HANGS,
-    (
-        "gcsim.combinatorics.srg_distance_union.scheme_eigenmatrix",
-        "b",
-        "zero-stride",
-    ): _RAW,
-    (
-        "gcsim.combinatorics.srg_distance_union.strongly_regular_distance_sets",
-        "b",
-        "non-integer",
-    ): _ACCEPTED,
-    (
-        "gcsim.combinatorics.srg_distance_union.strongly_regular_distance_sets",
-        "b",
-        "zero-stride",
-    ): _ACCEPTED,
-    ("gcsim.combinatorics.srg_geometric.affine_polar_graph", "m", "over"): _RUNS,
-    ("gcsim.combinatorics.srg_geometric.polar_graph", "n", "over"): _RUNS,
-    ("gcsim.combinatorics.srg_geometric.polar_graph_parameters", "n", "over"): _RUNS,
-    ("gcsim.combinatorics.srg_geometric.symplectic_graph", "m", "over"): _RUNS,
-    ("gcsim.combinatorics.srg_geometric.two_intersection_graph", "points", "non-integer"): _ACCEPTED,
-    (
-        "gcsim.combinatorics.srg_geometric.two_intersection_graph",
-        "points",
-        "zero-stride",
-    ): _RUNS,
-    (
-        "gcsim.combinatorics.srg_nonisotropic.nonisotropic_graph_parameters",
-        "n",
-        "over",
-    ): _RUNS,
 }
 
 

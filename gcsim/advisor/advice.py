@@ -121,6 +121,10 @@ def pareto_flags(points: Sequence[Sequence[float]]) -> list[int | None]:
     >>> pareto_flags([(1, 2), (2, 1), (2, 2), (1, 2)])
     [None, None, 0, None]
     """
+    # every point is compared with every other: the pairs, counted before a point is read
+    shape = limits.array_shape(points) if hasattr(points, "shape") else None
+    count = shape[0] if shape else len(points)
+    limits.check_entries("points", (count, count), "the pairwise comparisons of the points")
     clean = [tuple(math.inf if (isinstance(x, float) and math.isnan(x)) else float(x) for x in p) for p in points]
     out: list[int | None] = []
     for i, p in enumerate(clean):

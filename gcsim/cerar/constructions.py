@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._validation import check_dense_size, check_int, check_real
 from ..errors import ImpossibleParametersError, InvalidArgumentError
 from .design import CerarDesign
 from .ring import num_rounds
@@ -41,6 +41,17 @@ __all__ = [
     "perturbation_nodes",
     "r_star",
 ]
+
+
+def _check_design_size(N: int, c: int) -> None:
+    """Refuse, before building, a design whose ``N(N-1)`` encoder and decoder blocks of ``c x c``
+    coefficients pass ``gcsim.limits.MAX_DENSE_ENTRIES`` (named by the larger factor)."""
+    check_dense_size(
+        "N" if N * (N - 1) >= c * c else "c",
+        N * (N - 1),
+        c * c,
+        f"the coefficients of a CERAR design with N = {N}, c = {c}",
+    )
 
 
 def r_star(N: int, c: int) -> int:
@@ -214,6 +225,7 @@ def exact_design(N: int, c: int, *, basis: str = "auto") -> CerarDesign:
     """
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
+    _check_design_size(N, c)
     if basis not in ("auto", "unit", "roots"):
         raise InvalidArgumentError("basis", f"must be 'auto', 'unit' or 'roots', got {basis!r}")
     if N == 2:
@@ -291,6 +303,7 @@ def vandermonde_design(N: int, c: int, eps: float | None = None) -> CerarDesign:
     """
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
+    _check_design_size(N, c)
     eps = 0.5 / c if eps is None else check_real("eps", eps, minimum=0.0, strict_min=True)
     if c > 1 and eps * (c - 1) / 2 >= 1:
         raise InvalidArgumentError("eps", f"must be < 2/(c-1) = {2 / (c - 1):.4g} to keep nodes positive, got {eps}")
@@ -328,6 +341,7 @@ def perturbation_design(N: int, c: int, eps: float = 0.05) -> CerarDesign:
     """
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
+    _check_design_size(N, c)
     eps = check_real("eps", eps, minimum=0.0)
     if eps == 0 and c > N:
         raise InvalidArgumentError("eps", "must be > 0 when c > N (eps = 0 repeats nodes: singular encoders)")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .._validation import check_dense_size, check_int, check_real
+from .._validation import check_int, check_real
 from ..errors import InvalidArgumentError
-from .constructions import exact_design, perturbation_design, vandermonde_design
+from .constructions import _check_design_size, exact_design, perturbation_design, vandermonde_design
 from .design import CLOSED_FORMS, CerarDesign
 from .optimize import optimized_design
 
@@ -46,13 +46,7 @@ def design(
     """
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
-    # the design holds N(N-1) encoder and decoder blocks of c x c coefficients: refuse before building
-    check_dense_size(
-        "N" if N * (N - 1) >= c * c else "c",
-        N * (N - 1),
-        c * c,
-        f"the coefficients of a CERAR design with N = {N}, c = {c}",
-    )
+    _check_design_size(N, c)
     if eps is not None:
         eps = check_real("eps", eps, minimum=0.0)
     if kappa is not None:

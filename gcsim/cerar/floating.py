@@ -38,7 +38,8 @@ import numpy as np
 
 from .._validation import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError
-from .constructions import perturbation_design, r_star
+from ..limits import check_entries
+from .constructions import _check_design_size, perturbation_design, r_star
 from .metrics import condition_numbers, design_metrics
 from .protocol import resolve_dtype, simulate, unit_roundoff
 
@@ -152,6 +153,7 @@ def epsilon_sweep(
     """
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
+    _check_design_size(N, c)
     name = resolve_dtype(dtype)
     eps = np.atleast_1d(np.asarray(eps_values, dtype=float))
     if eps.ndim != 1 or eps.size == 0:
@@ -161,6 +163,7 @@ def epsilon_sweep(
     eps = np.sort(eps)
     if gradients is None:
         d = check_int("d", d, minimum=1)
+        check_entries("d", (N, d), "the random test gradients (N x d)")
         g = np.random.default_rng(check_int("seed", seed)).standard_normal((N, d))
     else:
         g = np.asarray(gradients, dtype=float)

@@ -63,6 +63,7 @@ def optimal_decoders(B: Any, masks: np.ndarray, m: int, *, xp: Any = None) -> An
     >>> optimal_decoders(B, np.array([[True, False]]), 1).round(12).tolist()
     [[[1.0], [0.0]]]
     """
+    m = check_int("m", m, minimum=1)
     ns = get_namespace(xp)
     Bx = asarray(ns, B)
     mN = Bx.shape[-2]

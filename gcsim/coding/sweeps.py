@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import limits
 from .._stats import t_interval
 from .._validation import check_bool, check_dense_size, check_int
 from ..errors import InvalidArgumentError
@@ -153,6 +154,8 @@ def expected_error_sweep(
     if model.n != scheme.n:
         raise InvalidArgumentError("model", f"has n = {model.n} workers, the scheme has n = {scheme.n}")
     samples = check_int("samples", samples, minimum=MIN_MC_SAMPLES)
+    # one task per chunk is listed up front and one s x s solve made per pattern: bounded first
+    limits.check_work("samples", samples, "Monte Carlo patterns", limit_name="MAX_MC_DRAWS", unit="draws")
     chunk = check_int("chunk", chunk, minimum=1)
     check_dense_size("chunk", min(chunk, samples), scheme.n, "one chunk of straggler masks")
     seed = check_int("seed", seed, minimum=0)

@@ -73,6 +73,8 @@ def pattern_of_row(n: int, row: int) -> np.ndarray:
     [0, 3]
     """
     n = check_int("n", n, minimum=1)
+    # the walk takes up to n steps and the set is a mask's worth of workers: bounded like a mask
+    limits.check_entries("n", (n,), "the workers of a straggler mask")
     row = check_int("row", row, minimum=0, maximum=2**n - 1)
     s = 0
     while row >= math.comb(n, s):

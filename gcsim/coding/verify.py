@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _html
+from .. import _html, limits
 from .._progress import progress_bar
 from .._validation import check_bool, check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
@@ -676,6 +676,11 @@ def verify_bounds(
     draws = check_int("draws", draws, minimum=2)
     confidence = check_real("confidence", confidence, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
     expectation_patterns = check_int("expectation_patterns", expectation_patterns, minimum=1)
+    limits.check_entries(  # the (draws x patterns) errors of the encoder redraws, named by the larger
+        "draws" if draws >= expectation_patterns else "expectation_patterns",
+        (draws, expectation_patterns),
+        "the errors of the encoder redraws (draws x expectation_patterns)",
+    )
     exact_limit = check_int("exact_limit", exact_limit, minimum=1)
     atol = None if atol is None else check_real("atol", atol, minimum=0.0)
     rtol = check_real("rtol", rtol, minimum=0.0)

@@ -339,6 +339,7 @@ def mgg_neighbours(m: int) -> np.ndarray:
     [7, 4, 1, 1, 1, 1, 2, 0]
     """
     m = check_int("m", m, minimum=1)
+    check_dense_size("m", m * m, 8, f"the neighbours of the Margulis-Gabber-Galil graph on Z_{m} x Z_{m}")
     x, y = np.divmod(np.arange(m * m, dtype=np.int64), m)
     nx_ = np.stack([x + 2 * y, x - 2 * y, x + 2 * y + 1, x - 2 * y - 1, x, x, x, x], axis=1) % m
     ny_ = np.stack([y, y, y, y, y + 2 * x, y - 2 * x, y + 2 * x + 1, y - 2 * x - 1], axis=1) % m

@@ -6,6 +6,8 @@ difference families over abelian groups (with fixed points), and the 5q design.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._validation import check_dense_size, check_int
@@ -14,6 +16,7 @@ from ..errors import (
 )
 from .bibd_design import BIBD
 from .difference_families import (
+    _check_moduli,
     develop,
     paley_difference_set,
 )
@@ -56,11 +59,11 @@ def difference_family_design(
     >>> D.params, D.verify()
     (BIBDParams(v=13, b=13, r=4, k=4, lam=1), True)
     """
-    if isinstance(moduli, (int, np.integer)):
-        moduli = (int(moduli),)
-    v = int(np.prod(moduli)) + int(n_fixed)
+    moduli = _check_moduli(moduli)  # integers, the group's size bounded, before anything is read
+    n_fixed = check_int("n_fixed", n_fixed, minimum=0)
+    v = math.prod(moduli) + n_fixed
     if hasattr(base_blocks, "__len__"):  # at most |G| blocks per base block
-        check_dense_size("moduli", v, int(np.prod(moduli)) * len(base_blocks), "the incidence matrix")
+        check_dense_size("moduli", v, math.prod(moduli) * len(base_blocks), "the incidence matrix")
     group = " x ".join(f"Z_{m}" for m in moduli) + (f" + {n_fixed} fixed" if n_fixed else "")
     return BIBD(
         v,

@@ -103,7 +103,7 @@ def singer_design(n: int, q: int) -> BIBD:
     q = check_int("q", q, minimum=2)
     if not is_prime_power(q):
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
-    if q ** (n + 1) > 1024:
+    if limits.check_power("n", q, n + 1, "q^(n+1) (PG(n, q) has (q^(n+1) - 1) / (q - 1) points)") > 1024:
         return projective_geometry_design(n, q, n - 1)  # checks the size
     D = singer_difference_set(n, q)
     v = (q ** (n + 1) - 1) // (q - 1)

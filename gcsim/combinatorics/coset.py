@@ -152,6 +152,10 @@ class CosetBipartiteGraph(CombinatorialObject):
         construction: str,
         metadata: Mapping[str, Any] | None = None,
     ):
+        k = check_int("k", k, minimum=2)
+        m = check_int("m", m, minimum=1)
+        delta = check_int("delta", delta, minimum=1)
+        check_entries("m" if m >= k else "k", (k, m * k), "the assignment of the coset graph (k x m k)")
         grp = _group(k, group)
         sets = check_int_array("connection_sets", connection_sets, what="the connection sets")
         if sets.size != int(m) * int(delta):

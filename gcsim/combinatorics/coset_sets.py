@@ -108,6 +108,7 @@ def interval_connection_sets(k: int, m: int, delta: int) -> list[list[int]]:
     k = check_int("k", k, minimum=1)
     m = check_int("m", m, minimum=1)
     delta = check_int("delta", delta, minimum=1, maximum=k)
+    check_entries("m", (m, delta), "the connection sets (m x delta)")
     return [sorted(((c * delta + np.arange(delta)) % k).tolist()) for c in range(m)]
 
 

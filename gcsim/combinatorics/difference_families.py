@@ -26,6 +26,7 @@ GF(p^a) is ``(Z_p)^a`` with the codes of
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from functools import cache
 
@@ -62,8 +63,8 @@ __all__ = [
 
 
 def _check_moduli(moduli) -> tuple[int, ...]:
-    if isinstance(moduli, (int, np.integer)):
-        moduli = (moduli,)
+    if isinstance(moduli, numbers.Real) or (isinstance(moduli, np.ndarray) and moduli.ndim == 0):
+        moduli = (moduli,)  # one cyclic factor (a float one is refused as such below)
     arr = check_int_array("moduli", moduli, ndim=1, what="the cyclic factors")
     out = tuple(check_int("moduli", m, minimum=1) for m in arr.tolist())
     if not out:
@@ -298,6 +299,7 @@ def search_difference_family(
     n = check_int("n", n, minimum=2)
     k = check_int("k", k, minimum=2)
     lam = check_int("lam", lam, minimum=1)
+    limits.check_entries("n", (n,), "the difference counts over Z_n")
     need = np.full(n, lam, dtype=np.int64)
     need[0] = 0
     fixed = [list(map(int, b)) for b in fixed]

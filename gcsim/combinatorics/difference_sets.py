@@ -76,7 +76,7 @@ def singer_difference_set(n: int, q: int) -> list[int]:
     q = check_int("q", q, minimum=2)
     if prime_power_decomposition(q) is None:
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
-    Q = q ** (n + 1)
+    Q = limits.check_power("n", q, n + 1, "q^(n+1) (PG(n, q) has (q^(n+1) - 1) / (q - 1) points)")
     if Q > 1024:
         if prime_power(q)[1] != 1:  # GF(q^(n+1)) for a prime power q would need GF(q) arithmetic first
             raise InvalidArgumentError(
@@ -172,10 +172,7 @@ def _singer_prime(n: int, p: int) -> list[int]:
     """Singer's difference set for a prime ``p`` by the recurrence of ``x^i mod f`` (:func:`singer_difference_set`)."""
     d = n + 1
     v = (p**d - 1) // (p - 1)
-    if v > limits.MAX_DENSE_ENTRIES:
-        raise InvalidArgumentError(
-            "q", f"PG({n}, {p}) has {v:,} points, over gcsim.limits.MAX_DENSE_ENTRIES = {limits.MAX_DENSE_ENTRIES:,}"
-        )
+    limits.check_entries("q", (v,), f"the points of PG({n}, {p}) (one coefficient of x^n each)")
     f = primitive_polynomial(p, d)
     low = [(-c) % p for c in f[:d]]  # x^d = sum_j low[j] x^j
     w = np.zeros(d, dtype=np.int64)

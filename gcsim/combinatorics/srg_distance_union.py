@@ -29,12 +29,14 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache, partial
 from itertools import combinations
 from math import comb, isqrt
+from typing import Any
 
 import numpy as np
 import sympy
 
-from .._validation import check_dense_size, check_int
+from .._validation import check_count, check_dense_size, check_int, check_int_array
 from ..errors import InvalidArgumentError
+from ..limits import check_work
 from .families import Member, SRGFamily
 from .srg_graph import StronglyRegularGraph, _make
 
@@ -75,20 +77,27 @@ def krawtchouk(d: int, q: int, i: int, j: int) -> int:
 
 
 def _check_scheme(scheme: str, a: int, b: int) -> tuple[str, int, int]:
-    if scheme not in ("J", "H"):
-        raise InvalidArgumentError("scheme", f"expected 'J' (Johnson) or 'H' (Hamming), got {scheme!r}")
+    if not isinstance(scheme, str) or scheme not in ("J", "H"):
+        raise InvalidArgumentError("scheme", f"expected 'J' (Johnson) or 'H' (Hamming), got {scheme!r:.40}")
     if scheme == "J":
         n = check_int("n", a, minimum=2)
         k = check_int("k", b, minimum=1)
         if 2 * k > n:
             raise InvalidArgumentError("k", f"J(n,k) needs k <= n/2 (J(n,k) = J(n,n-k)); got n={n}, k={k}")
-        return scheme, n, k
-    d = check_int("d", a, minimum=1)
-    q = check_int("q", b, minimum=2)
-    return scheme, d, q
+        a, b, diameter = n, k, ("k", k)
+    else:
+        a, b = check_int("d", a, minimum=1), check_int("q", b, minimum=2)
+        diameter = ("d", a)
+    # the eigenmatrix: (diameter + 1)^2 entries of an O(diameter) sum each, exact integers
+    check_work(
+        diameter[0],
+        (diameter[1] + 1) ** 3,
+        "operations of the eigenmatrix ((diameter + 1)^3)",
+        limit_name="MAX_EXACT_WORK",
+    )
+    return scheme, a, b
 
 
-@lru_cache(maxsize=4096)
 def scheme_eigenmatrix(scheme: str, a: int, b: int) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
     """The multiplicities ``m_j`` and the eigenmatrix ``P[j][i]`` of J(n,k) (``a, b = n, k``) or H(d,q).
 
@@ -99,7 +108,11 @@ def scheme_eigenmatrix(scheme: str, a: int, b: int) -> tuple[tuple[int, ...], tu
     >>> m, P
     ((1, 4, 4), ((1, 4, 4), (1, 1, -2), (1, -2, 1)))
     """
-    scheme, a, b = _check_scheme(scheme, a, b)
+    return _eigenmatrix(*_check_scheme(scheme, a, b))  # checked before the cache hashes them
+
+
+@lru_cache(maxsize=4096)
+def _eigenmatrix(scheme: str, a: int, b: int) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
     if scheme == "J":
         n, k = a, b
         mult = tuple(comb(n, j) - (comb(n, j - 1) if j else 0) for j in range(k + 1))
@@ -109,6 +122,13 @@ def scheme_eigenmatrix(scheme: str, a: int, b: int) -> tuple[tuple[int, ...], tu
         mult = tuple(comb(d, j) * (q - 1) ** j for j in range(d + 1))
         P = tuple(tuple(krawtchouk(d, q, i, j) for i in range(d + 1)) for j in range(d + 1))
     return mult, P
+
+
+def _check_distances(D: Any) -> list[int]:
+    """The sorted distinct distances of ``D`` (integers >= 1), its length bounded before it is read."""
+    return sorted(
+        {check_int("D", x, minimum=1) for x in check_int_array("D", D, ndim=1, what="the distances").tolist()}
+    )
 
 
 def distance_union_parameters(scheme: str, a: int, b: int, D: Sequence[int]) -> tuple[int, int, int, int] | None:
@@ -122,11 +142,11 @@ def distance_union_parameters(scheme: str, a: int, b: int, D: Sequence[int]) -> 
     ((126, 25, 8, 4), None)
     """
     scheme, a, b = _check_scheme(scheme, a, b)
-    mult, P = scheme_eigenmatrix(scheme, a, b)
+    Ds = _check_distances(D)
+    mult, P = _eigenmatrix(scheme, a, b)
     diam = len(mult) - 1
-    Ds = sorted({check_int("D", x, minimum=1) for x in D})
     if not Ds or Ds[-1] > diam:
-        raise InvalidArgumentError("D", f"distances must be a non-empty subset of 1..{diam}, got {tuple(D)!r}")
+        raise InvalidArgumentError("D", f"distances must be a non-empty subset of 1..{diam}, got {tuple(Ds)!r}")
     v = sum(mult)
     theta = [sum(P[j][i] for i in Ds) for j in range(diam + 1)]
     k = theta[0]
@@ -148,8 +168,13 @@ def strongly_regular_distance_sets(scheme: str, a: int, b: int) -> Iterator[tupl
     >>> list(strongly_regular_distance_sets("H", 4, 2))   # 8 K_2, K_{8,8}, 2 K_8, Clebsch, ... complements
     [(4,), (1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4), (1, 2, 3)]
     """
-    scheme, a, b = _check_scheme(scheme, a, b)
-    diam = len(scheme_eigenmatrix(scheme, a, b)[0]) - 1
+    scheme, a, b = _check_scheme(scheme, a, b)  # now, not at the first next(): a generator runs late
+    diam = len(_eigenmatrix(scheme, a, b)[0]) - 1
+    check_count("k" if scheme == "J" else "d", 2**diam - 1, "distance sets (2^diameter - 1)")
+    return _distance_sets(scheme, a, b, diam)
+
+
+def _distance_sets(scheme: str, a: int, b: int, diam: int) -> Iterator[tuple[int, ...]]:
     for size in range(1, diam + 1):
         for D in combinations(range(1, diam + 1), size):
             if distance_union_parameters(scheme, a, b, D) is not None:
@@ -184,7 +209,7 @@ def _member_name(scheme: str, a: int, b: int, D: Sequence[int]) -> str:
 
 def _distance_union_graph(scheme: str, a: int, b: int, D: Sequence[int]) -> StronglyRegularGraph:
     scheme, a, b = _check_scheme(scheme, a, b)
-    Ds = tuple(sorted(set(D)))
+    Ds = tuple(_check_distances(D))
     params = distance_union_parameters(scheme, a, b, Ds)
     name = _member_name(scheme, a, b, Ds)
     if params is None:

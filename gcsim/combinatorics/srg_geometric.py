@@ -14,8 +14,9 @@ from math import isqrt
 
 import numpy as np
 
-from .._validation import check_dense_size, check_int
+from .._validation import check_dense_size, check_int, check_int_array
 from ..errors import InvalidArgumentError, NotConstructibleError, VerificationError
+from ..limits import check_power
 from .fields import field_tables, is_prime_power, prime_power, prime_power_decomposition
 from .geometries import projective_points
 from .srg_cayley import (
@@ -229,6 +230,7 @@ def _polar_check(kind, n, q):
         d, e2 = (n // 2, 1) if n % 2 == 0 else ((n - 1) // 2, 3)
     if d < 2:
         raise InvalidArgumentError("n", f"{kind}({n}, {q}) has rank {d} < 2 (no lines; graph trivial)")
+    check_power("n", q, n, "q^n, the vectors of the polar space")  # its parameters are exact integers below q^n
     return kind, n, q, d, e2
 
 
@@ -322,7 +324,8 @@ def symplectic_graph(m: int) -> StronglyRegularGraph:
     SRGParams(v=15, k=8, lam=4, mu=4)
     """
     m = check_int("m", m, minimum=2)
-    check_dense_size("m", 4**m - 1, 4**m - 1, f"the adjacency matrix of Sp({2 * m},2)")
+    v = check_power("m", 4, m, "4^m, the vectors of GF(2)^(2m)") - 1
+    check_dense_size("m", v, v, f"the adjacency matrix of Sp({2 * m},2)")
     g = polar_graph("Sp", 2 * m, 2).complement()
     return StronglyRegularGraph(g.adjacency, g.params, f"symplectic graph Sp({2 * m},2)", metadata={"m": m})
 
@@ -398,11 +401,12 @@ def two_intersection_graph(q: int, points, *, name: str | None = None) -> Strong
     q = check_int("q", q, minimum=2)
     if not is_prime_power(q):
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
-    P = np.asarray(points)
+    P = check_int_array("points", points, ndim=2, what="the points")  # integers, counted before they are read
     if P.ndim != 2 or P.shape[1] < 2 or len(P) < 1 or np.any(P < 0) or np.any(P >= q):
         raise InvalidArgumentError("points", f"must be an (m, n) array of field elements 0..{q - 1}, n >= 2")
     n = P.shape[1]
-    check_dense_size("points", q**n, q**n, f"the Cayley graph on GF({q})^{n}")
+    v = check_power("points", q, n, f"q^n, the vertices of the Cayley graph on GF({q})^n")
+    check_dense_size("points", v, v, f"the Cayley graph on GF({q})^{n}")
     _, mul = field_tables(q)
     p, a = prime_power(q)
     mult = mul[np.arange(1, q)[:, None, None], P.astype(np.int64)[None, :, :]]  # (q-1, m, n)
@@ -444,7 +448,8 @@ def affine_polar_graph(eps: int, m: int, q: int) -> StronglyRegularGraph:
     if not is_prime_power(q):
         raise InvalidArgumentError("q", f"must be a prime power, got {q}")
     n = 2 * m
-    check_dense_size("q", q**n, q**n, f"the adjacency matrix of VO({n},{q})")
+    v = check_power("m", q, n, f"q^(2m), the vertices of VO({n},{q})")
+    check_dense_size("q", v, v, f"the adjacency matrix of VO({n},{q})")
     P = projective_points(n, q)
     O = P[_quadratic_values(q, P, _quadratic_terms("O+" if eps == 1 else "O-", n, q)) == 0]
     expected = (

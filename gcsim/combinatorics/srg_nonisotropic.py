@@ -30,6 +30,7 @@ import numpy as np
 
 from .._validation import check_dense_size, check_int
 from ..errors import InvalidArgumentError, VerificationError
+from ..limits import check_power
 from .families import Member, SRGFamily
 from .srg_graph import StronglyRegularGraph, _make
 
@@ -43,6 +44,7 @@ def nonisotropic_graph_parameters(n: int, eps: int) -> tuple[int, int, int, int]
     ((126, 45, 12, 18), (378, 117, 36, 36))
     """
     n = check_int("n", n, minimum=4)
+    check_power("n", 3, n, "3^n, the vectors of GF(3)^n")  # the parameters are exact integers below 3^n
     if eps not in (1, -1):
         raise InvalidArgumentError("eps", f"expected +1 or -1, got {eps!r}")
     if n % 2 == 0:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._validation import check_dense_size
 from ._args import bound_args
 from .rank import rank_lower_bound
 from .registry import by_stragglers, register_bound
@@ -153,6 +154,8 @@ def partial_uncovering_lower_bound(assignment: Any, m: int, s: int) -> WorstCase
     """
     a = bound_args(assignment, m, s=s)
     A, m, s = a.A, a.m, a.s
+    # one term per block (the m of a scheme, whose target T = I_m ⊗ 1_N must fit): bounded first
+    check_dense_size("m", m * A.shape[0], m, "the decoding target T = I_m ⊗ 1_N of the bound")
     j, t, value = max(_partial_uncovering_terms(A, m, s), key=lambda term: term[2])
     mask = _partial_uncovering_set(A, m, s, j, t)
     attained = float(rank_lower_bound(A, m, mask))
