@@ -111,6 +111,7 @@ machine)...
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import re
 import warnings
@@ -385,6 +386,9 @@ def check_power(name: str, base: int, exponent: int, what: str) -> int:
     ...
     gcsim.errors.SizeLimitError: n: bits of q^(n+1), the points of PG(n, q): 2,000,000,000,000 bits, over ...
     """
+    for arg, value in (("base", base), ("exponent", exponent)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise InvalidArgumentError(arg, f"must be an integer, got {type(value).__name__}")
     base, exponent = int(base), int(exponent)
     if exponent > 0 and abs(base) > 1:
         check_work(name, exponent * abs(base).bit_length(), f"bits of {what}", limit_name="MAX_EXACT_WORK", unit="bits")
