@@ -25,79 +25,46 @@ import pytest
 #: allocates nothing; the sizes refused here are gigabytes to terabytes).
 PEAK_MIB = 256
 
-#: (label, the argument the message must name, an expression; ``Z(x)`` is a zero-stride view of
-#: ``x`` standing for 10^9 entries, ``OVER`` is 10^12)
-CASES: list[tuple[str, str, str]] = [
-    ("pareto_flags points zero-stride", "points", "advice.pareto_flags(np.broadcast_to(np.ones(2), (10**9, 2)))"),
-    ("epsilon_sweep N over", "N", "floating.epsilon_sweep(OVER, 5, [0.1], d=64)"),
-    ("epsilon_sweep c over", "c", "floating.epsilon_sweep(3, OVER, [0.1], d=64)"),
-    ("epsilon_sweep d over", "d", "floating.epsilon_sweep(3, 5, [0.1], d=OVER)"),
-    (
-        "partial_uncovering_lower_bound m over",
-        "m",
-        "bounds.partial_uncovering_lower_bound(np.eye(4, dtype=int), OVER, 1)",
-    ),
-    ("pattern_of_row n over", "n", "decoder_table.pattern_of_row(OVER, 7)"),
-    ("optimal_decoders m zero-stride", "m", "decoders.optimal_decoders(np.eye(2), np.array([[True, False]]), Z(1))"),
-    ("expected_decode_time samples zero-stride", "samples", "delays.expected_decode_time(DM, RULE, samples=Z(200000))"),
-    (
-        "expected_error_sweep samples over",
-        "samples",
-        "sweeps.expected_error_sweep(SCH, FIXED, samples=OVER, progress=False)",
-    ),
-    ("verify_bounds draws over", "draws", "verify.verify_bounds(SCH, ALL, ['rank_lower'], draws=OVER)"),
-    ("mgg_neighbours m over", "m", "baselines.mgg_neighbours(OVER)"),
-    (
-        "difference_family_design moduli non-integer",
-        "moduli",
-        "bibd_difference.difference_family_design(2.5, [[0, 1, 3, 9]])",
-    ),
-    (
-        "difference_family_design moduli zero-stride",
-        "moduli",
-        "bibd_difference.difference_family_design(Z(13), [[0, 1, 3, 9]])",
-    ),
-    ("singer_design n over", "n", "bibd_geometries.singer_design(OVER, 2)"),
-    (
-        "CosetBipartiteGraph k zero-stride",
-        "k",
-        "coset.CosetBipartiteGraph(Z(9), 2, 2, 'cyclic', [[0, 1], [0, 3]], 'x')",
-    ),
-    ("CosetBipartiteGraph m non-integer", "m", "coset.CosetBipartiteGraph(9, 2.5, 2, 'cyclic', [[0, 1], [0, 3]], 'x')"),
-    (
-        "CosetBipartiteGraph m zero-stride",
-        "m",
-        "coset.CosetBipartiteGraph(9, Z(2), 2, 'cyclic', [[0, 1], [0, 3]], 'x')",
-    ),
-    ("interval_connection_sets m over", "m", "coset.interval_connection_sets(9, OVER, 3)"),
-    ("search_difference_family n over", "n", "difference_families.search_difference_family(OVER, 4, 1)"),
-    ("singer_difference_set n over", "n", "difference_families.singer_difference_set(OVER, 2)"),
-    ("distance_union_parameters D zero-stride", "D", "srg_distance_union.distance_union_parameters('J', 9, 4, Z(1))"),
-    ("hamming_distance_union_graph D zero-stride", "D", "srg_distance_union.hamming_distance_union_graph(4, 2, Z(1))"),
-    ("hamming_distance_union_graph d over", "d", "srg_distance_union.hamming_distance_union_graph(OVER, 2, (1, 4))"),
-    ("johnson_distance_union_graph D zero-stride", "D", "srg_distance_union.johnson_distance_union_graph(9, 4, Z(1))"),
-    ("scheme_eigenmatrix b zero-stride", "q", "srg_distance_union.scheme_eigenmatrix('H', 2, Z(3))"),
-    (
-        "strongly_regular_distance_sets b non-integer",
-        "q",
-        "srg_distance_union.strongly_regular_distance_sets('H', 4, 2.5)",
-    ),
-    (
-        "strongly_regular_distance_sets b zero-stride",
-        "q",
-        "srg_distance_union.strongly_regular_distance_sets('H', 4, Z(2))",
-    ),
-    ("affine_polar_graph m over", "m", "srg_geometric.affine_polar_graph(-1, OVER, 2)"),
-    ("polar_graph n over", "n", "srg_geometric.polar_graph('Sp', OVER, 2)"),
-    ("polar_graph_parameters n over", "n", "srg_geometric.polar_graph_parameters('Sp', OVER, 3)"),
-    ("symplectic_graph m over", "m", "srg_geometric.symplectic_graph(OVER)"),
-    (
-        "two_intersection_graph points non-integer",
-        "points",
-        "srg_geometric.two_intersection_graph(3, [[0.5, 1], [1, 0]])",
-    ),
-    ("two_intersection_graph points zero-stride", "points", "srg_geometric.two_intersection_graph(3, Z([0, 1]))"),
-    ("nonisotropic_graph_parameters n over", "n", "srg_nonisotropic.nonisotropic_graph_parameters(OVER, -1)"),
+#: The argument the message must name, then the call (``Z(x)``: a zero-stride view of ``x`` standing
+#: for 10^9 entries; ``OVER``: 10^12), one former failure a line.
+_TABLE = """
+points | advice.pareto_flags(np.broadcast_to(np.ones(2), (10**9, 2)))
+N | floating.epsilon_sweep(OVER, 5, [0.1], d=64)
+c | floating.epsilon_sweep(3, OVER, [0.1], d=64)
+d | floating.epsilon_sweep(3, 5, [0.1], d=OVER)
+m | bounds.partial_uncovering_lower_bound(np.eye(4, dtype=int), OVER, 1)
+n | decoder_table.pattern_of_row(OVER, 7)
+m | decoders.optimal_decoders(np.eye(2), np.array([[True, False]]), Z(1))
+samples | delays.expected_decode_time(DM, RULE, samples=Z(200000))
+samples | sweeps.expected_error_sweep(SCH, FIXED, samples=OVER, progress=False)
+draws | verify.verify_bounds(SCH, ALL, ['rank_lower'], draws=OVER)
+m | baselines.mgg_neighbours(OVER)
+moduli | bibd_difference.difference_family_design(2.5, [[0, 1, 3, 9]])
+moduli | bibd_difference.difference_family_design(Z(13), [[0, 1, 3, 9]])
+n | bibd_geometries.singer_design(OVER, 2)
+k | coset.CosetBipartiteGraph(Z(9), 2, 2, 'cyclic', [[0, 1], [0, 3]], 'x')
+m | coset.CosetBipartiteGraph(9, 2.5, 2, 'cyclic', [[0, 1], [0, 3]], 'x')
+m | coset.CosetBipartiteGraph(9, Z(2), 2, 'cyclic', [[0, 1], [0, 3]], 'x')
+m | coset.interval_connection_sets(9, OVER, 3)
+n | difference_families.search_difference_family(OVER, 4, 1)
+n | difference_families.singer_difference_set(OVER, 2)
+D | srg_distance_union.distance_union_parameters('J', 9, 4, Z(1))
+D | srg_distance_union.hamming_distance_union_graph(4, 2, Z(1))
+d | srg_distance_union.hamming_distance_union_graph(OVER, 2, (1, 4))
+D | srg_distance_union.johnson_distance_union_graph(9, 4, Z(1))
+q | srg_distance_union.scheme_eigenmatrix('H', 2, Z(3))
+q | srg_distance_union.strongly_regular_distance_sets('H', 4, 2.5)
+q | srg_distance_union.strongly_regular_distance_sets('H', 4, Z(2))
+m | srg_geometric.affine_polar_graph(-1, OVER, 2)
+n | srg_geometric.polar_graph('Sp', OVER, 2)
+n | srg_geometric.polar_graph_parameters('Sp', OVER, 3)
+m | srg_geometric.symplectic_graph(OVER)
+points | srg_geometric.two_intersection_graph(3, [[0.5, 1], [1, 0]])
+points | srg_geometric.two_intersection_graph(3, Z([0, 1]))
+n | srg_nonisotropic.nonisotropic_graph_parameters(OVER, -1)
+"""
+CASES: list[tuple[str, str]] = [
+    (name.strip(), call.strip()) for name, call in (line.split(" | ", 1) for line in _TABLE.strip().splitlines())
 ]
 
 #: The child: the cases' expressions evaluated one by one under an address-space limit.
@@ -156,7 +123,7 @@ print(json.dumps(rows))
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="peak memory read from Linux's /proc")
 def test_former_sweep_failures_are_refused_small_and_named(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, json.dumps([expression for _, _, expression in CASES])],
+        [sys.executable, "-c", _CHILD, json.dumps([call for _, call in CASES])],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -167,7 +134,7 @@ def test_former_sweep_failures_are_refused_small_and_named(tmp_path: Path) -> No
     rows = json.loads(proc.stdout.strip().splitlines()[-1])
     assert len(rows) == len(CASES)
     bad = []
-    for (label, name, _), row in zip(CASES, rows, strict=True):
+    for (name, label), row in zip(CASES, rows, strict=True):
         message = row["message"].strip()
         if not row["gcsim"]:
             bad.append(f"{label}: {row['error']}: {message[:160]}")
