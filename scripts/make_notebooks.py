@@ -224,7 +224,8 @@ def _load_cells(stem: str) -> tuple[str, list]:
     return module.NAME, module.CELLS
 
 
-for _stem in ("notebook_advisor", "notebook_paper_agc", "notebook_cluster_scale", "notebook_advice_to_training"):
+# every scripts/notebook_*.py is a notebook (found, not listed), in the order of their names
+for _stem in sorted(p.stem for p in Path(__file__).parent.glob("notebook_*.py")):
     _name, _cells = _load_cells(_stem)
     NOTEBOOKS[_name] = _cells
 

@@ -749,6 +749,7 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
     from gcsim.combinatorics.srg_sporadic import petersen_graph
     from gcsim.io.bundle import save_bundle
     from gcsim.learning.datasets import load_digits, load_mnist, load_mnist_subset, write_idx
+    from gcsim.learning.quantized_training import QuantizedCode
     from gcsim.learning.train import CodeSpec, WallClockModel
     from gcsim.sweep import run_sweep
 
@@ -972,6 +973,9 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         ),
         ("gcsim.learning.ddp_cerar.ddp_cerar_experiment", "record"): lambda x: _ddp_experiment(cd, x),
         ("gcsim.learning.train.CodeSpec", "redraw"): lambda x: CodeSpec("c", A, redraw=x),
+        ("gcsim.learning.quantized_training.QuantizedCode", "error_feedback"): lambda x: QuantizedCode(
+            CodeSpec("c", A), bits=2, error_feedback=x
+        ),
         ("gcsim.learning.train.WallClockModel", "shared_link"): lambda x: WallClockModel(shared_link=x),
         ("gcsim.sweep.run_sweep", "progress"): lambda x: run_sweep(abs, [1, 2], progress=x),
     }
