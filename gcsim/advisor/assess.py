@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import limits
+from .._validation import check_int
 from ..coding.bounds import (
     rank_lower_bound,
     rd_upper_bound,
@@ -596,6 +597,9 @@ def m1_closed_form(N: int, k: int, lam: int, n: int, model: Any) -> dict[str, An
     >>> m1_closed_form(7, 3, 1, 7, straggler_model("fixed", 7, s=1))["error"]     # Fano plane, one straggler
     0.03571428571428571
     """
+    N, k, lam = check_int("N", N, minimum=1), check_int("k", k, minimum=1), check_int("lam", lam, minimum=0)
+    n = check_int("n", n, minimum=1)
+    limits.check_entries("n", (n + 1,), "the law of the number of arrivals |F| (n + 1 values)")
     a, c = k - lam, k * k - N * lam
     f = np.arange(n + 1, dtype=np.float64)
     err = (N * a - c * f) / (a + lam * f) / N

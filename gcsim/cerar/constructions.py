@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import limits
 from .._validation import check_dense_size, check_int, check_real
 from ..errors import ImpossibleParametersError, InvalidArgumentError
 from .design import CerarDesign
@@ -110,6 +111,7 @@ def perturbation_nodes(N: int, c: int, eps: float) -> np.ndarray:
     """
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
+    limits.check_entries("c", (c,), "the nodes (one per component)")
     eps = check_real("eps", eps, minimum=0.0)
     z: list[complex] = []
     for q, s, kind in _level_blocks(N, c):
@@ -274,12 +276,14 @@ def vandermonde_complex(N: int, nodes: Any) -> tuple[np.ndarray, np.ndarray]:
     ((3, 3, 3), (3, 3, 4))
     """
     N = check_int("N", N, minimum=2)
+    limits.check_entries("nodes", limits.array_shape(nodes), "the nodes")  # before a complex copy
     z = np.asarray(nodes, dtype=complex).ravel()
     if z.size < 1 or not np.all(np.isfinite(z)) or np.any(z == 0):
         raise InvalidArgumentError("nodes", "must be a non-empty vector of finite non-zero numbers")
     if np.unique(np.round(z, 14)).size != z.size:
         raise InvalidArgumentError("nodes", "must be distinct")
     c = z.size
+    _check_design_size(N, c)
     L = num_rounds(N, c)
     tau = np.arange(c)
     B = np.stack([z[:, None] ** (j - tau)[None, :] for j in range(N)])

@@ -416,6 +416,7 @@ def vandermonde_limit(
             raise InvalidArgumentError("families", f"must be a subset of {FAMILIES}, got {fam!r}")
     dts = tuple(resolve_dtype(dt) for dt in dtypes)
     d = check_int("d", d, minimum=1)
+    limits.check_entries("d" if d >= N else "N", (N, d), "the test gradients (N x d)")
     err_of = error if error is not None else (lambda c: 1.0 / c**2)
     n = cs_arr.size
     target = np.array([float(err_of(int(c))) for c in cs_arr])

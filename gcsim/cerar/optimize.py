@@ -58,7 +58,7 @@ from .._optional import require
 from .._progress import progress_bar
 from .._validation import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError, SolverError
-from .constructions import exact_design, perturbation_design, vandermonde_design
+from .constructions import _check_design_size, exact_design, perturbation_design, vandermonde_design
 from .design import CerarDesign
 from .metrics import CERT_RTOL, condition_numbers, design_metrics, error_operators, gamma, worker_norms
 from .ring import num_rounds
@@ -1003,6 +1003,7 @@ def optimized_design(
     t0 = time.perf_counter()
     N = check_int("N", N, minimum=2)
     c = check_int("c", c, minimum=1)
+    _check_design_size(N, c)
     kappa, kappa_D = _check_caps(kappa, kappa_D)
     if objective not in _OBJECTIVES:
         raise InvalidArgumentError("objective", f"must be one of {_OBJECTIVES}, got {objective!r}")

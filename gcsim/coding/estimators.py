@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from .._stats import t_quantile
 from .._validation import check_int, check_int_array
 from ..errors import InvalidArgumentError
-from ..limits import check_work
+from ..limits import check_entries, check_power, check_work
 from .schemes import Scheme
 from .stragglers import AllPatternsModel, BernoulliModel, FixedModel, MarkovModel
 
@@ -77,6 +77,8 @@ def every_mask(n: int) -> np.ndarray:
     >>> every_mask(2).astype(int).tolist()
     [[0, 0], [1, 0], [0, 1], [1, 1]]
     """
+    n = check_int("n", n, minimum=0)
+    check_entries("n", (check_power("n", 2, n, "2^n, the masks of n workers"), n), "every mask (2^n x n)")
     return ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
 
 

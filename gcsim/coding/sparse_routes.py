@@ -762,6 +762,9 @@ def lattice_graph_sparse(q: int, *, closed: bool = True) -> SparseSRG:
     """
     closed = check_bool("closed", closed)
     q = check_int("q", q, minimum=2)
+    limits.check_entries(
+        "q", (q * q, 2 * q), "the stored adjacency (q^2 vertices x 2q)", limit_name="MAX_SPARSE_ENTRIES"
+    )
     v = q * q
     x = np.arange(v)
     i, j = x // q, x % q
@@ -786,6 +789,9 @@ def triangular_graph_sparse(n: int, *, closed: bool = True) -> SparseSRG:
     """
     closed = check_bool("closed", closed)
     n = check_int("n", n, minimum=4)
+    limits.check_entries(
+        "n", (n * (n - 1) // 2, 2 * n), "the stored adjacency (n(n-1)/2 vertices x 2n)", limit_name="MAX_SPARSE_ENTRIES"
+    )
     iu, ju = np.triu_indices(n, 1)
     v = iu.size
     index = np.full((n, n), -1, dtype=np.int64)

@@ -920,6 +920,7 @@ def encode_structured(
     seed = check_int("seed", seed, minimum=0)
     if points is not None:
         points = check_int("points", points, minimum=1)
+        limits.check_entries("points", (points,), "the points of the design (a row of the incidence each)")
     if isinstance(design, CyclicDesign):  # kept as its difference set (O(k) numbers, O(k²) check)
         v, k_c, lam_c = design.params  # the constructor recounted the differences (immutable since)
         check_dense_size("m", v, m * m, "the n x m² outer products of the structured route")
@@ -992,6 +993,9 @@ def stream_errors(ctx: StructuredContext, model: Any, count: int, seed: int) -> 
     True
     """
     count = check_int("count", count, minimum=0)
+    limits.check_work(
+        "count", count, "Monte Carlo patterns (one error kept each)", limit_name="MAX_MC_DRAWS", unit="draws"
+    )
     out = np.empty(count)
     chunk = max(1, _CHUNK_BYTES // (8 * max(ctx.n, 1)))
     a = 0

@@ -151,6 +151,9 @@ def primitive_polynomial(p: int, d: int) -> list[int]:
     pa = prime_power_decomposition(p)
     if pa is None or pa[1] != 1:
         raise InvalidArgumentError("p", f"must be a prime, got {p}")
+    # p^d - 1 is factored and up to p^d candidates tried: bounded like the points of PG(d - 1, p)
+    points = (limits.check_power("d", p, d, "p^d, the order of GF(p^d)") - 1) // (p - 1)
+    limits.check_entries("d", (points,), f"the points of PG({d - 1}, {p}) (the nonzero elements of GF(p^d) / GF(p)*)")
     from itertools import product
 
     from sympy import factorint

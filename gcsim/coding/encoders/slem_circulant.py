@@ -39,6 +39,7 @@ def circulant_assignment(n: int, support: Any) -> np.ndarray:
     [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]]
     """
     n = check_int("n", n, minimum=1)
+    limits.check_entries("n", (n, n), "the circulant assignment (n x n)")
     S = _support(support, n)
     offsets = (np.arange(n)[None, :] - np.arange(n)[:, None]) % n
     return np.isin(offsets, S).astype(np.int64)
@@ -203,6 +204,7 @@ def best_circulant(
     (True, True)
     """
     n = check_int("n", n, minimum=2)
+    limits.check_work("n", n, "the SLEM program", limit_name="MAX_SDP_WORKERS", unit="workers")
     d = check_int("d", d, minimum=1, maximum=n)
     tries = check_int("tries", tries, minimum=1, maximum=10_000)
     rng = np.random.default_rng(check_int("seed", seed, minimum=0))
