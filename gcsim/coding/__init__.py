@@ -9,6 +9,8 @@
 * :mod:`gcsim.coding.decoders` -- every decoder once (optimal, unbiased RD, rescales);
 * :mod:`gcsim.coding.bounds`, :mod:`gcsim.coding.verify` -- the proved bounds and their verification engine;
 * :mod:`gcsim.coding.decoder_table` -- precomputed decoders for deployment;
+* :mod:`gcsim.coding.quantize`, :mod:`gcsim.coding.quantizers` -- quantized messages: the exact expected
+  error and its bounds, bit allocation, error feedback (theory §58);
 * :mod:`gcsim.coding.sweeps` -- Monte Carlo in seeded chunks, serially or on Dask;
 * :mod:`gcsim.coding.experiments` -- the named error-curve experiments of ``gcsim reproduce``.
 

@@ -34,8 +34,7 @@ from .._validation import check_finite_array, check_int, check_mask
 from ..errors import InvalidArgumentError
 from .bounds import split_blocks
 from .decoders import optimal_decoder
-from .quantizers import Quantizer, get_quantizer
-from .quantizers._registry import MAX_BITS, as_bits
+from .quantizers import MAX_BITS, Quantizer, as_bits, get_quantizer
 from .schemes import target_matrix
 
 __all__ = [

@@ -9,6 +9,8 @@
 * :mod:`gcsim.learning.experiments` — the codes compared in theory §60 (and in low precision, §60.4),
   the delay-model clock, side-by-side runs;
 * :mod:`gcsim.learning.unbiased` — empirical unbiasedness check of decoders;
+* :mod:`gcsim.learning.quantized_training` — training with quantized coded messages at equal bits per
+  step (theory §58);
 * the ``training`` stage of ``gcsim reproduce`` lives in :mod:`gcsim.app.stages.training`.
 
 Examples

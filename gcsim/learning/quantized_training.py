@@ -24,8 +24,7 @@ from .._stats import t_interval
 from .._validation import check_bool, check_int, check_real
 from ..coding.bounds import split_blocks
 from ..coding.quantize import SCALE_BITS, ErrorFeedback, allocate_bits, allocation_weights, decode, message_bits
-from ..coding.quantizers import get_quantizer
-from ..coding.quantizers._registry import as_bits
+from ..coding.quantizers import as_bits, get_quantizer
 from ..coding.stragglers import straggler_model
 from ..errors import InvalidArgumentError
 from .datasets import Dataset

@@ -6,7 +6,9 @@ Each built-in quantizer lives in a module of this package that exposes ``QUANTIZ
 """
 
 from ._registry import (
+    MAX_BITS,
     Quantizer,
+    as_bits,
     get_quantizer,
     quantizer_names,
     quantizers,
@@ -15,7 +17,9 @@ from ._registry import (
 )
 
 __all__ = [
+    "MAX_BITS",
     "Quantizer",
+    "as_bits",
     "get_quantizer",
     "quantizer_names",
     "quantizers",
