@@ -311,6 +311,7 @@ def test_registry_discovers_every_public_module():
         (lambda s, G: allocation_weights(s, [[True] * 3], probabilities=[0.5]), "probabilities"),
         (lambda s, G: ErrorFeedback("maxabs", (3, 2)).send(np.ones((2, 2)), 1, 0), "messages"),
         (lambda s, G: ErrorFeedback("maxabs", [3, 2]), "shape"),
+        (lambda s, G: ErrorFeedback("maxabs", (10**6, 10**7)), "shape"),
         (lambda s, G: get_quantizer("maxabs").quantize([[np.nan]], 1, 0), "messages"),
         (lambda s, G: register_quantizer("maxabs"), "quantizer"),
         (lambda s, G: register_quantizer(Quantizer("Bad Name", np.abs, "x")), "quantizer"),

@@ -98,6 +98,7 @@ def test_compare_and_summarize_give_intervals_over_seeds(digits):
         (lambda: train_quantized("code", None), "code"),
         (lambda: train_quantized(QuantizedCode(CodeSpec("c", FANO)), "data"), "dataset"),
         (lambda: compare_at_equal_bits([], None, []), "seeds"),
+        (lambda: train_quantized(QuantizedCode(CodeSpec("c", FANO)), load_digits(), iterations=10**12), "iterations"),
     ],
 )
 def test_bad_inputs_are_refused_by_name(make, name):

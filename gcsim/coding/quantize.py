@@ -32,6 +32,7 @@ import numpy as np
 
 from .._validation import check_finite_array, check_int, check_mask
 from ..errors import InvalidArgumentError
+from ..limits import check_entries
 from .bounds import split_blocks
 from .decoders import optimal_decoder
 from .quantizers import MAX_BITS, Quantizer, as_bits, get_quantizer
@@ -377,6 +378,7 @@ class ErrorFeedback:
             raise InvalidArgumentError("shape", f"must be a tuple (n, w), got {shape!r}")
         n = check_int("shape[0]", shape[0], minimum=1)
         w = check_int("shape[1]", shape[1], minimum=1)
+        check_entries("shape", (n, w), "the residuals (n x w)")
         self.residual = np.zeros((n, w))
 
     def send(self, messages: Any, bits: Any, rng: Any) -> np.ndarray:

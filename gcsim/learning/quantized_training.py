@@ -27,6 +27,7 @@ from ..coding.quantize import SCALE_BITS, ErrorFeedback, allocate_bits, allocati
 from ..coding.quantizers import as_bits, get_quantizer
 from ..coding.stragglers import straggler_model
 from ..errors import InvalidArgumentError
+from ..limits import check_entries
 from .datasets import Dataset
 from .models import MLP
 from .train import SGD, CodedGradient, CodeSpec, TrainResult, partition, transmissions
@@ -170,6 +171,7 @@ def train_quantized(
     opt = SGD(check_real("lr", lr, minimum=0.0, strict_min=True), momentum)
     coder = CodedGradient(spec, p, seed)
     N, n, m, d = spec.num_parts, spec.n, spec.m, model.d
+    check_entries("iterations", (iterations, n), "the straggler masks (iterations x n)")
     parts = partition(dataset.n_train, N, seed)
     size = parts.shape[1]
     b = size if batch_per_part is None else check_int("batch_per_part", batch_per_part, minimum=1, maximum=size)
