@@ -786,7 +786,9 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
 
     lattice = sparse_routes.lattice_graph_sparse(3)
     return {
-        ("gcsim.coding.sparse_routes.srg_gram_lower", "closed"): lambda x: sparse_routes.srg_gram_lower(9, 4, 1, 2, x),
+        ("gcsim.coding.sparse_evaluator.srg_gram_lower", "closed"): lambda x: sparse_routes.srg_gram_lower(
+            9, 4, 1, 2, x
+        ),
         ("gcsim.coding.sparse_routes.lattice_graph_sparse", "closed"): lambda x: sparse_routes.lattice_graph_sparse(
             3, closed=x
         ),

@@ -17,7 +17,7 @@ import pytest
 import sympy
 
 from exact_lstsq import reference_residual
-from gcsim.coding import sparse_routes
+from gcsim.coding import sparse_evaluator, sparse_routes
 from gcsim.coding.evaluate import expected_error, optimal_error, optimal_error_all
 from gcsim.coding.schemes import encode
 from gcsim.coding.sparse_routes import (
@@ -212,7 +212,7 @@ def test_certification_fallback(monkeypatch):
     enc = encode_sparse(g, 2, seed=1)
     sch = encode(g, 2, "rd", seed=1)
     masks = _masks(enc.n, 12, 7)
-    monkeypatch.setattr(sparse_routes, "MAX_ITERATIONS", 1)
+    monkeypatch.setattr(sparse_evaluator, "MAX_ITERATIONS", 1)
     res = enc.context.evaluate(masks)
     assert not res.certified.all()
     called = []

@@ -94,7 +94,6 @@ from ..sweep import check_scheduler_and_workers
 from . import (
     estimators as _est,
     mc_stream as _mc,
-    sparse_routes as _sparse_routes,  # noqa: F401  (registers theory §44 in structured.FALLBACK_ROUTES)
     structured as _structured,
 )
 from .decoders import arrival_scale, bernoulli_rescaled, best_scale

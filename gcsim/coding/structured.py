@@ -33,7 +33,7 @@ designs far beyond :data:`gcsim.limits.MAX_DENSE_ENTRIES` (PG(2, 97): 9,507 work
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property, wraps
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -43,15 +43,16 @@ import scipy.sparse as sp
 
 from .. import _html, limits
 from .._array_api import asarray, get_namespace, to_numpy
-from .._validation import check_dense_size, check_int, check_int_array, check_real, layout_version_problem
+from .._validation import check_dense_size, check_int, check_real, layout_version_problem
 from ..combinatorics.cyclic_design import CyclicDesign
-from ..combinatorics.difference_families import circulant_pair_gram
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
 from ..io.manifest import to_jsonable
 from .encoders import get_encoder, is_registered
 from .encoders._common import diagonals as _draw_diagonals
 from .kernels import GRAM_KAPPA_LIMIT
+from .pair_gram import check_pair_gram, incidence_from_blocks
 from .schemes import SchemeParams
+from .sparse_evaluator import sparse_context
 from .straggler_base import rng_from_seed
 from .stragglers import BernoulliModel, FixedModel
 
@@ -84,103 +85,6 @@ _CHUNK_BYTES = 32 * 2**20
 def _gamma(t: int) -> float:
     tu = t * _U
     return tu / (1.0 - tu) if tu < 1 else float("inf")
-
-
-# ----------------------------------------------------------------------------------------------
-# sparse incidence and its exact pair check
-# ----------------------------------------------------------------------------------------------
-
-
-def incidence_from_blocks(v: int, blocks: Iterable[Iterable[int]]) -> sp.csc_matrix:
-    """The ``v x b`` 0/1 incidence (points x blocks) of a block list, as a ``scipy.sparse`` CSC matrix.
-
-    No dense matrix is formed.  Blocks must be sets of points in ``range(v)`` of one size, given as
-    integers (a boolean, a fraction or a string is refused, never truncated); the block count and
-    each block within :data:`gcsim.limits.MAX_SPARSE_ENTRIES`, checked before a block is copied.
-
-    Examples
-    --------
-    >>> A = incidence_from_blocks(3, [(0, 1), (1, 2), (0, 2)])
-    >>> A.shape, A.nnz, A.toarray().tolist()
-    ((3, 3), 6, [[1, 0, 1], [1, 1, 0], [0, 1, 1]])
-    """
-    v = check_int("v", v, minimum=1)
-    if isinstance(blocks, Sized):  # before a block is read (a zero-stride view counts)
-        limits.check_entries("blocks", (len(blocks),), "the block list", limit_name="MAX_SPARSE_ENTRIES")
-    rows = [
-        np.unique(check_int_array("blocks", blk, ndim=1, what="a block", limit_name="MAX_SPARSE_ENTRIES"))
-        for blk in blocks
-    ]
-    if not rows:
-        raise InvalidArgumentError("blocks", "must contain at least one block")
-    k = rows[0].size
-    for j, r in enumerate(rows):
-        if r.size != k:
-            raise InvalidArgumentError("blocks", f"block {j} has {r.size} distinct points, block 0 has {k}")
-        if r.size and (r[0] < 0 or r[-1] >= v):
-            raise InvalidArgumentError("blocks", f"block {j} has a point outside range({v})")
-    indices = np.concatenate(rows)
-    indptr = np.arange(len(rows) + 1, dtype=np.int64) * k
-    return sp.csc_matrix((np.ones(indices.size, dtype=np.int64), indices, indptr), shape=(v, len(rows)))
-
-
-def check_pair_gram(A: Any, what: str = "A") -> tuple[int, int]:
-    """``(k, λ)`` if the 0/1 matrix ``A`` has ``AᵀA = (k − λ) I + λ J`` with ``k > λ``, exactly.
-
-    Column blocks of ``AᵀA`` are computed from the sparse incidence in integer arithmetic
-    (``O(n k²)`` work, one ``chunk x n`` block at a time: no ``n x n`` matrix is kept).  A
-    circulant incidence (column ``j`` is column 0 shifted by ``j``: a developed difference set,
-    e.g. :func:`~gcsim.combinatorics.difference_families.circulant_incidence` of a Singer set) is
-    checked by :func:`~gcsim.combinatorics.difference_families.circulant_pair_gram` instead, in
-    ``O(nnz + k²)`` (theory §10.8, Lemma 9a): PG(2, 317), 100,807 workers, in seconds.
-
-    Raises
-    ------
-    VerificationError
-        ``A`` is not 0/1, its columns do not all hold ``k`` parts, two columns do not meet in
-        exactly ``λ`` parts, or ``k == λ`` (all columns equal: the structured route needs ``a > 0``).
-
-    Examples
-    --------
-    >>> check_pair_gram(incidence_from_blocks(7, [(0, 1, 3), (1, 2, 4), (2, 3, 5), (3, 4, 6),
-    ...                                             (0, 4, 5), (1, 5, 6), (0, 2, 6)]))
-    (3, 1)
-    """
-    S = sp.csc_matrix(A, dtype=np.int64, copy=True)
-    S.sum_duplicates()
-    S.eliminate_zeros()
-    if S.nnz and not np.all(S.data == 1):
-        raise VerificationError(f"{what}: not a 0/1 matrix")
-    N, n = S.shape
-    if n == 0 or N == 0:
-        raise VerificationError(f"{what}: empty assignment")
-    col = np.diff(S.indptr)
-    k = int(col[0])
-    if not np.all(col == k):
-        j = int(np.flatnonzero(col != k)[0])
-        raise VerificationError(f"{what}: column {j} holds {int(col[j])} parts, column 0 holds {k}")
-    lam = int((S[:, 0].T @ S[:, 1]).toarray()[0, 0]) if n > 1 else 0
-    if k <= lam:
-        raise VerificationError(f"{what}: k = {k} <= λ = {lam} (the structured route needs AᵀA = aI + λJ with a > 0)")
-    try:  # a circulant incidence (a developed difference set): O(nnz + k²) by Lemma 9a, not O(n²)
-        circulant = circulant_pair_gram(S)
-    except VerificationError as exc:
-        raise VerificationError(f"{what}: {exc}") from None
-    if circulant is not None:
-        return circulant
-    St = S.T.tocsr()
-    step = max(1, min(n, 2**22 // max(n, 1)))
-    for a in range(0, n, step):
-        G = (St[a : a + step] @ S).toarray()  # integer, exact
-        G[np.arange(G.shape[0]), np.arange(a, a + G.shape[0])] -= k - lam
-        if not np.all(G == lam):
-            i, j = np.argwhere(G != lam)[0]
-            raise VerificationError(
-                f"{what}: columns {a + int(i)} and {int(j)} meet in "
-                f"{int(G[i, j]) + (k - lam if a + i == j else 0)} parts, expected "
-                f"{k if a + i == j else lam} (AᵀA != (k - λ)I + λJ)"
-            )
-    return k, lam
 
 
 # ----------------------------------------------------------------------------------------------
@@ -279,11 +183,8 @@ class StructuredContext:
 # ----------------------------------------------------------------------------------------------
 
 #: Routes tried, in order, for an RD scheme whose assignment has no pair Gram ``aI + λJ``: callables
-#: ``route(scheme, A, D)`` returning a context or None.  :mod:`gcsim.coding.sparse_routes` registers
-#: theory §44's sparse route when it is imported (this module cannot import it: it builds on this
-#: one); :mod:`gcsim.coding.evaluate` imports it, so every evaluation, and anything that imports
-#: the evaluators, sees it.
-FALLBACK_ROUTES: list[Any] = []
+#: ``route(scheme, A, D)`` returning a context or None (theory §44's sparse route).
+FALLBACK_ROUTES: tuple[Callable[[Any, np.ndarray, np.ndarray], Any], ...] = (sparse_context,)
 
 # id(B) -> (B, context or None) for the most recent read-only encoders
 _SEEN: dict[int, tuple[Any, Any]] = {}
@@ -326,7 +227,7 @@ def structured_context(scheme: Any) -> Any:
     (checked exactly, once per scheme), when the route is certified (module docstring).
     Otherwise, for such a scheme on a sparse assignment (``n >= SPARSE_MIN_N``, density at most
     ``SPARSE_MAX_DENSITY``), the sparse route of theory §44
-    (:class:`~gcsim.coding.sparse_routes.SparseRDContext`, which a
+    (:class:`~gcsim.coding.sparse_evaluator.SparseRDContext`, which a
     :class:`~gcsim.coding.sparse_routes.SparseRD` also carries) when its Cholesky certificate
     proves a bound ``c > 0``.  Every context has ``n``, ``total``, ``errors(masks)`` and
     ``errors_for_sets(S)``.

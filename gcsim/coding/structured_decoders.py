@@ -22,7 +22,7 @@ The minimum-norm optimal decoder ``X*(F) = B_F⁺ T`` (Definition 2, §47.6) com
   Corollary 47.7: ``X* = diag(1_F) V G_F``, ``G_F = k (aI + λM_F)⁻¹`` (``m x m``), ``V`` the rows
   ``u_j/‖u_j‖²`` (zero for ``u_j = 0``: the min-norm solution when ``B_F`` has zero columns);
 * on any sparse assignment with a proved ``c <= λ_min(SΓS)``
-  (:class:`~gcsim.coding.sparse_routes.SparseRDContext`), preconditioned conjugate gradients on
+  (:class:`~gcsim.coding.sparse_evaluator.SparseRDContext`), preconditioned conjugate gradients on
   ``Γ_{F'F'} X = H_{F'}`` through :class:`RDOperator`, stopped by the certificate of Theorem 44.7:
   ``‖S⁻¹(X − X*)‖_F <= ‖S R‖_F / c`` and ``Q(X) − err(B, F) <= ‖S R‖_F² / c`` for the residual ``R``.
 """
@@ -39,7 +39,8 @@ import scipy.sparse as sp
 from .._array_api import asarray, get_namespace, is_numpy, to_numpy
 from .._validation import check_int, check_mask, check_real
 from ..errors import InvalidArgumentError, VerificationError
-from .sparse_routes import MAX_ITERATIONS, SparseRDContext
+from ._pcg import jacobi_pcg
+from .sparse_evaluator import MAX_ITERATIONS, SparseRDContext
 from .structured import StructuredContext
 
 __all__ = ["RDOperator", "rd_operator", "StructuredDecoder", "structured_decoder", "DECODER_RTOL"]
@@ -271,11 +272,11 @@ def _cg(ctx: SparseRDContext, op: RDOperator, f: Any, rtol: float, max_iter: int
     H = op.load[:, None] * op.Dt * fz[:, None]  # diag(k_j) U on F'
     Minv = (asarray(ns, ctx.pinv) * fz)[:, None]
 
-    def gram(P: Any) -> Any:
+    def gram(P: Any, idx: Any = None) -> Any:
         return fz[:, None] * op.apply_t(op.apply(P))
 
     X = ns.zeros((op.n, op.m), dtype=ns.float64)
-    R = H
+    R = H * 1.0  # jacobi_pcg updates R in place: not H itself
     it = 0
 
     def certificate(R: Any, X: Any) -> tuple[float, float, bool]:
@@ -285,28 +286,13 @@ def _cg(ctx: SparseRDContext, op: RDOperator, f: Any, rtol: float, max_iter: int
         xn = math.sqrt(float(ns.sum(X * X)))
         return bound, gap, bound <= rtol * xn
 
+    def stop(it: int, idx: Any) -> bool:
+        est, _, done = certificate(R, X)
+        return done or est == 0.0
+
     bound, gap, ok = certificate(R, X)
     while not ok and it < max_iter:  # restarts from the true residual when the recurrence is done
-        Z = Minv * R
-        P = Z
-        rz = ns.sum(R * Z, axis=0)
-        while it < max_iter:
-            AP = gram(P)
-            den = ns.sum(P * AP, axis=0)
-            pos = den > 0
-            alpha = ns.where(pos, rz / ns.where(pos, den, ns.ones_like(den)), ns.zeros_like(den))
-            X = X + alpha[None, :] * P
-            R = R - alpha[None, :] * AP
-            it += 1
-            Z = Minv * R
-            rz2 = ns.sum(R * Z, axis=0)
-            pos = rz > 0
-            beta = ns.where(pos, rz2 / ns.where(pos, rz, ns.ones_like(rz)), ns.zeros_like(rz))
-            P = Z + beta[None, :] * P
-            rz = rz2
-            est, _, done = certificate(R, X)
-            if done or est == 0.0:
-                break
+        it = jacobi_pcg(gram, Minv, X, R, stop, max_iter=max_iter, it=it, ns=ns)
         R = H - gram(X)  # the true residual: the certificate rests on it, not on the recurrence
         bound, gap, ok = certificate(R, X)
     if not ok:
