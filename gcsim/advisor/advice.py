@@ -465,101 +465,134 @@ class Advice:
         scheme = exportable_scheme(scheme, structure)
         stem = name if name is not None else f"rank{rank}_{row['family']}_{row['encoder']}"
         check_bundle_name("name", stem)
-        table: DecoderTable | None = None
-        decoders_note = ""
-        tabulable = _tabulable(scheme)
-        if patterns is not None:
-            if s_max is not None:
-                raise InvalidArgumentError("patterns", "give s_max (every pattern up to s_max) or patterns, not both")
-            if not tabulable:
-                raise InvalidArgumentError(
-                    "patterns",
-                    f"the {type(scheme).__name__} (theory §44) over MAX_DENSE_ENTRIES has no decoder table: dense "
-                    "decoders do not fit and the gain tables of theory §47.7 need AᵀA = aI + λJ; export without "
-                    "patterns= (advice.json states the decoding rule)",
+        table, pattern_set, decoding = _export_decoders(scheme, patterns, s_max, self.question.get("s"))
+        question = {k: _plain(v) for k, v in self.question.items()}
+        candidate = {k: _plain(v) for k, v in row.items()}
+        return _write_code(
+            folder, stem, overwrite, structure, scheme, table, question, candidate, decoding, pattern_set
+        )
+
+
+def _export_decoders(
+    scheme: Any, patterns: Any, s_max: Any, model_s: int | None
+) -> tuple[DecoderTable | None, dict[str, Any], str]:
+    """The decoders :meth:`Advice.export` writes: the table (or None), ``decoder_patterns`` and ``decoding``.
+
+    A table of the chosen ``patterns``, or of every pattern with at most ``s_max`` stragglers
+    (default ``model_s``, the model's ``s``) where it fits; otherwise None and the reason.
+    Every argument is checked here, before anything is written.
+    """
+    table: DecoderTable | None = None
+    decoders_note = ""
+    tabulable = _tabulable(scheme)
+    if patterns is not None:
+        if s_max is not None:
+            raise InvalidArgumentError("patterns", "give s_max (every pattern up to s_max) or patterns, not both")
+        if not tabulable:
+            raise InvalidArgumentError(
+                "patterns",
+                f"the {type(scheme).__name__} (theory §44) over MAX_DENSE_ENTRIES has no decoder table: dense "
+                "decoders do not fit and the gain tables of theory §47.7 need AᵀA = aI + λJ; export without "
+                "patterns= (advice.json states the decoding rule)",
+            )
+        table = decoder_table(scheme, patterns=_check_patterns(patterns, scheme.n))
+        chosen = table_masks(table)
+        pattern_set: dict[str, Any] = {"set": "chosen", "count": len(table), "sha256": mask_digest(chosen)}
+        if len(table) <= _LISTED_PATTERNS:
+            pattern_set["stragglers"] = straggler_sets(chosen)
+        decoding = (
+            f"DecoderTable of {len(table)} chosen patterns (decoders/, rows in the order given; see "
+            "decoder_patterns); other patterns: the rule below"
+        )
+    else:
+        if s_max is None:
+            s_max = model_s
+        if s_max is not None and not tabulable:
+            s_max = check_int("s_max", s_max, minimum=0, maximum=scheme.n)
+            decoders_note = (
+                f"no table: the {type(scheme).__name__} (theory §44) over MAX_DENSE_ENTRIES has no table form "
+                "(dense decoders do not fit; gain tables need AᵀA = aI + λJ, theory §47.7)"
+            )
+        elif s_max is not None:
+            s_max = check_int("s_max", s_max, minimum=0, maximum=scheme.n)
+            count = pattern_count(scheme.n, s_max)
+            # entries per pattern: a dense decoder (n m), or a structured table's gain and error (m² + 1)
+            per = scheme.m * scheme.m + 1 if isinstance(scheme, StructuredRD) else scheme.n * scheme.m
+            if count > limits.MAX_PATTERNS or count * per > limits.MAX_DENSE_ENTRIES:
+                decoders_note = (
+                    f"no table: {count:,} patterns with at most {s_max} stragglers (x {per} entries) exceed "
+                    "gcsim.limits.MAX_PATTERNS / MAX_DENSE_ENTRIES (pass patterns= for a table of chosen patterns)"
                 )
-            table = decoder_table(scheme, patterns=_check_patterns(patterns, scheme.n))
-            chosen = table_masks(table)
-            pattern_set: dict[str, Any] = {"set": "chosen", "count": len(table), "sha256": mask_digest(chosen)}
-            if len(table) <= _LISTED_PATTERNS:
-                pattern_set["stragglers"] = straggler_sets(chosen)
+            else:
+                table = decoder_table(scheme, s_max)
+        else:
+            decoders_note = (
+                "no table: the straggler model has no fixed s (pass s_max= for a table up to s_max, or "
+                "patterns= for chosen patterns)"
+            )
+        if table is not None:
+            pattern_set = {"set": "all-up-to-s", "s_max": s_max, "count": len(table)}
             decoding = (
-                f"DecoderTable of {len(table)} chosen patterns (decoders/, rows in the order given; see "
-                "decoder_patterns); other patterns: the rule below"
+                f"DecoderTable of every pattern with at most {s_max} stragglers (decoders/); other patterns: "
+                "the rule below"
             )
         else:
-            if s_max is None:
-                s_max = self.question.get("s")
-            if s_max is not None and not tabulable:
-                s_max = check_int("s_max", s_max, minimum=0, maximum=scheme.n)
-                decoders_note = (
-                    f"no table: the {type(scheme).__name__} (theory §44) over MAX_DENSE_ENTRIES has no table form "
-                    "(dense decoders do not fit; gain tables need AᵀA = aI + λJ, theory §47.7)"
-                )
-            elif s_max is not None:
-                s_max = check_int("s_max", s_max, minimum=0, maximum=scheme.n)
-                count = pattern_count(scheme.n, s_max)
-                # entries per pattern: a dense decoder (n m), or a structured table's gain and error (m² + 1)
-                per = scheme.m * scheme.m + 1 if isinstance(scheme, StructuredRD) else scheme.n * scheme.m
-                if count > limits.MAX_PATTERNS or count * per > limits.MAX_DENSE_ENTRIES:
-                    decoders_note = (
-                        f"no table: {count:,} patterns with at most {s_max} stragglers (x {per} entries) exceed "
-                        "gcsim.limits.MAX_PATTERNS / MAX_DENSE_ENTRIES (pass patterns= for a table of chosen patterns)"
-                    )
-                else:
-                    table = decoder_table(scheme, s_max)
-            else:
-                decoders_note = (
-                    "no table: the straggler model has no fixed s (pass s_max= for a table up to s_max, or "
-                    "patterns= for chosen patterns)"
-                )
-            if table is not None:
-                pattern_set = {"set": "all-up-to-s", "s_max": s_max, "count": len(table)}
-                decoding = (
-                    f"DecoderTable of every pattern with at most {s_max} stragglers (decoders/); other patterns: "
-                    "the rule below"
-                )
-            else:
-                pattern_set = {"set": "none", "count": 0}
-                decoding = decoders_note
-        base = check_folder("folder", check_path("folder", folder))
-        base.mkdir(parents=True, exist_ok=True)
-        target = base / stem
-        if target.exists() and not overwrite:
-            raise FileExistsError(f"{target} exists (pass overwrite=True to replace it)")
-        staging = base / f".{stem}.partial-{os.getpid()}"
-        if staging.exists():
-            shutil.rmtree(staging)
-        staging.mkdir()
-        try:
-            assignment_json = export_object(structure, staging, "assignment")
-            export_object_at(scheme, staging / "encoder")  # `gcsim load <folder>/encoder` reads it alone
-            files = {
-                "assignment": str(assignment_json.relative_to(staging).with_suffix("")),
-                "encoder": "encoder",
-            }
-            if table is not None:
-                table.export(staging / "decoders")
-                files["decoders"] = "decoders"
-            manifest = {
-                "format": CODE_FORMAT,
-                "format_version": 1,
-                "question": {k: _plain(v) for k, v in self.question.items()},
-                "candidate": {k: _plain(v) for k, v in row.items()},
-                "files": files,
-                "decoding": decoding,
-                "decoder_patterns": pattern_set,
-                "decoding_rule": decoding_rule(scheme),
-                "provenance": provenance(),
-            }
-            atomic_write_text(staging / MANIFEST, dumps(manifest))
-            if target.exists():
-                shutil.rmtree(target)
-            os.replace(staging, target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        return target
+            pattern_set = {"set": "none", "count": 0}
+            decoding = decoders_note
+    return table, pattern_set, decoding
+
+
+def _write_code(
+    folder: Any,
+    stem: str,
+    overwrite: bool,
+    structure: Any,
+    scheme: Any,
+    table: DecoderTable | None,
+    question: dict[str, Any],
+    candidate: dict[str, Any],
+    decoding: str,
+    pattern_set: dict[str, Any],
+) -> Path:
+    """Write an exported code into ``folder/<stem>`` through a hidden staging folder (complete or absent)."""
+    base = check_folder("folder", check_path("folder", folder))
+    base.mkdir(parents=True, exist_ok=True)
+    target = base / stem
+    if target.exists() and not overwrite:
+        raise FileExistsError(f"{target} exists (pass overwrite=True to replace it)")
+    staging = base / f".{stem}.partial-{os.getpid()}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir()
+    try:
+        assignment_json = export_object(structure, staging, "assignment")
+        export_object_at(scheme, staging / "encoder")  # `gcsim load <folder>/encoder` reads it alone
+        files = {
+            "assignment": str(assignment_json.relative_to(staging).with_suffix("")),
+            "encoder": "encoder",
+        }
+        if table is not None:
+            table.export(staging / "decoders")
+            files["decoders"] = "decoders"
+        manifest = {
+            "format": CODE_FORMAT,
+            "format_version": 1,
+            "question": question,
+            "candidate": candidate,
+            "files": files,
+            "decoding": decoding,
+            "decoder_patterns": pattern_set,
+            "decoding_rule": decoding_rule(scheme),
+            "provenance": provenance(),
+        }
+        atomic_write_text(staging / MANIFEST, dumps(manifest))
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
 
 
 def exportable_scheme(scheme: Any, obj: Any) -> Any:

@@ -817,6 +817,103 @@ def _rank_lower(structure: Structure, m: int, patterns: Patterns) -> float:
     return total
 
 
+def _identity(structure: Structure, q: Question, method: str, m: int, options: dict[str, Any]) -> dict[str, Any]:
+    """The first columns of a candidate's row: its name, family, structure, encoder and sizes."""
+    N, n = structure.shape
+    loads = structure.loads
+    return {
+        "name": f"{structure.name} / {method}"
+        + (f" (s={options['s']})" if "s" in options else "")
+        + (f" (m={m})" if m != q.m else ""),
+        "family": structure.family,
+        "structure": structure.name,
+        "encoder": method,
+        "N": N,
+        "n": n,
+        "m": m,
+        "load": int(loads.max()),
+        "data_fraction": float(loads.max() / N),
+        "replication": int(structure.replication.min()),
+    }
+
+
+def _worst_case(scheme: Any, n: int, q: Question, settings: Settings) -> tuple[dict[str, Any], list[str]]:
+    """``worst_case`` and ``worst_method`` of a row (over ``|S| = s`` of ``n`` workers, only where affordable), and
+    notes."""
+    s = q.design_s
+    if s is None:
+        return {"worst_case": math.nan, "worst_method": "skipped: the model has no fixed straggler count s"}, []
+    if math.comb(n, s) > settings.worst_limit:
+        why = f"skipped: C({n},{s}) = {math.comb(n, s):.3g} patterns > worst_limit = {settings.worst_limit}"
+        return {"worst_case": math.nan, "worst_method": why}, []
+    try:
+        wc, extra = _run_quietly(
+            lambda: worst_case_error(scheme, s, exact_limit=settings.worst_limit, normalized=True, progress=False)
+        )
+    except GcsimError as exc:
+        return {"worst_case": math.nan, "worst_method": f"skipped: {_why(exc)}"}, []
+    return {"worst_case": wc.value, "worst_method": f"exact over C({n},{s}) = {math.comb(n, s)} patterns"}, extra
+
+
+def _bounds(
+    structure: Structure,
+    q: Question,
+    method: str,
+    m: int,
+    scheme: Any,
+    patterns: Patterns | None,
+    cache: dict[tuple, float] | None,
+) -> tuple[dict[str, Any], list[str]]:
+    """A row's ``lower_bound``, ``upper_bound``, ``spectral_bound`` (means over the question's patterns) and
+    ``bounds_over``, and the notes of the bounds skipped.
+
+    The bounds depend on the assignment, ``m`` and the encoder's class only: computed once per
+    structure through ``cache`` (an ``n ~ 10^3`` design has six encoders, and a spectral bound is
+    one SVD per ``s``).
+    """
+    if patterns is None:
+        how = "no distribution (worst-case model)"
+        return {"lower_bound": math.nan, "upper_bound": math.nan, "spectral_bound": math.nan, "bounds_over": how}, []
+    N, n = structure.shape
+    notes: list[str] = []
+    w = patterns.weights
+    eps = float(scheme.options.get("eps", 0.0))
+    enc = get_encoder(method)
+    key = (structure.family, structure.name, m)
+    lower = _cached(cache, (*key, "rank"), lambda: rank_bound_mean(structure, m, q.model, patterns) / (m * N))
+    upper = math.nan
+    dense = structure.dense_fits
+    if "rd_upper" in enc.bounds and eps == 0.0 and dense:
+        A = structure.assignment
+        upper = _cached(cache, (*key, "rd"), lambda: float(w @ rd_upper_bound(A, m, patterns.masks, normalized=True)))
+    elif "rd_upper" in enc.bounds and eps == 0.0:
+        notes.append("RD upper bound skipped: it needs the dense assignment")
+    if "spectral_decoder_upper" in enc.bounds:
+        spectral = weighted_spectral_bound(scheme, patterns)
+    else:
+        applies = dense and ((m == 1 and enc.column_scaled_m1) or ("spectral_rd_upper" in enc.bounds and eps == 0.0))
+        kind = "m1" if m == 1 else "rd"  # the two bounds spectral_bound computes
+        over = float(N) * n * min(N, n) * len(np.unique(patterns.masks.sum(axis=1))) > SPECTRAL_BUDGET
+        spectral = (
+            _cached(
+                cache,
+                (*key, "spectral", kind),
+                lambda: spectral_bound(structure.assignment, method, m, eps, patterns),
+            )
+            if applies and not over
+            else math.nan
+        )
+        if applies and over:
+            notes.append(
+                f"spectral bound skipped: {len(np.unique(patterns.masks.sum(axis=1)))} SVDs of a {N} x {n} "
+                "matrix, over SPECTRAL_BUDGET"
+            )
+    how = patterns.how
+    if has_closed_form_law(q.model):
+        how += "; lower_bound: the rank bound's exact mean (theory §57.1)"
+    return {"lower_bound": lower, "upper_bound": upper, "spectral_bound": spectral, "bounds_over": how}, notes
+
+
 def assess(
     structure: Structure,
     q: Question,
@@ -843,7 +940,6 @@ def assess(
         return built
     scheme = built
     N, n = structure.shape
-    loads = structure.loads
     notes = [t for t in (structure.note, note) if t]
     if isinstance(scheme, SparseRD):
         c = scheme.context
@@ -853,96 +949,20 @@ def assess(
         )
     elif route.build == "structured":
         notes.append(f"evaluated without dense matrices ({type(scheme).__name__}: theory §42)")
-    row: dict[str, Any] = {
-        "name": f"{structure.name} / {method}"
-        + (f" (s={options['s']})" if "s" in options else "")
-        + (f" (m={m})" if m != q.m else ""),
-        "family": structure.family,
-        "structure": structure.name,
-        "encoder": method,
-        "N": N,
-        "n": n,
-        "m": m,
-        "load": int(loads.max()),
-        "data_fraction": float(loads.max() / N),
-        "replication": int(structure.replication.min()),
-    }
+    row = _identity(structure, q, method, m, options)
     # expected error (or, for the worst-case model, the worst case is the error)
     gram = structure.pair_gram() if route.evaluate == "closed-form" else None
     measured = measure_error(scheme, q, settings, (N, *gram) if gram is not None else None)
     if isinstance(measured, str):
         return Dropped(structure.family, structure.name, method, f"not evaluable: {measured}")
-    fields, extra = measured
-    notes += extra
-    row.update(fields)
-    # worst case over |S| = s, only where affordable
-    s = q.design_s
-    if s is None:
-        row.update(worst_case=math.nan, worst_method="skipped: the model has no fixed straggler count s")
-    elif math.comb(n, s) > settings.worst_limit:
-        row.update(
-            worst_case=math.nan,
-            worst_method=f"skipped: C({n},{s}) = {math.comb(n, s):.3g} patterns > worst_limit = {settings.worst_limit}",
-        )
-    else:
-        try:
-            wc, extra = _run_quietly(
-                lambda: worst_case_error(scheme, s, exact_limit=settings.worst_limit, normalized=True, progress=False)
-            )
-            notes += extra
-            row.update(worst_case=wc.value, worst_method=f"exact over C({n},{s}) = {math.comb(n, s)} patterns")
-        except GcsimError as exc:
-            row.update(worst_case=math.nan, worst_method=f"skipped: {_why(exc)}")
+    for fields, extra in (measured, _worst_case(scheme, n, q, settings)):
+        notes += extra
+        row.update(fields)
     if isinstance(q.model, WorstCaseModel):
         row.update(error=row["worst_case"], error_lo=row["worst_case"], error_hi=row["worst_case"])
-    # bounds, averaged over the question's patterns
-    if patterns is None:
-        lower, upper, how = math.nan, math.nan, "no distribution (worst-case model)"
-    else:
-        w = patterns.weights
-        eps = float(scheme.options.get("eps", 0.0))
-        enc = get_encoder(method)
-        # the bounds depend on the assignment, m and the encoder's class only: computed once per
-        # structure (an n ~ 10^3 design has six encoders, and a spectral bound is one SVD per s)
-        key = (structure.family, structure.name, m)
-        lower = _cached(cache, (*key, "rank"), lambda: rank_bound_mean(structure, m, q.model, patterns) / (m * N))
-        upper = math.nan
-        dense = structure.dense_fits
-        if "rd_upper" in enc.bounds and eps == 0.0 and dense:
-            A = structure.assignment
-            upper = _cached(
-                cache, (*key, "rd"), lambda: float(w @ rd_upper_bound(A, m, patterns.masks, normalized=True))
-            )
-        elif "rd_upper" in enc.bounds and eps == 0.0:
-            notes.append("RD upper bound skipped: it needs the dense assignment")
-        if "spectral_decoder_upper" in enc.bounds:
-            spectral = weighted_spectral_bound(scheme, patterns)
-        else:
-            applies = dense and (
-                (m == 1 and enc.column_scaled_m1) or ("spectral_rd_upper" in enc.bounds and eps == 0.0)
-            )
-            kind = "m1" if m == 1 else "rd"  # the two bounds spectral_bound computes
-            over = float(N) * n * min(N, n) * len(np.unique(patterns.masks.sum(axis=1))) > SPECTRAL_BUDGET
-            spectral = (
-                _cached(
-                    cache,
-                    (*key, "spectral", kind),
-                    lambda: spectral_bound(structure.assignment, method, m, eps, patterns),
-                )
-                if applies and not over
-                else math.nan
-            )
-            if applies and over:
-                notes.append(
-                    f"spectral bound skipped: {len(np.unique(patterns.masks.sum(axis=1)))} SVDs of a {N} x {n} "
-                    "matrix, over SPECTRAL_BUDGET"
-                )
-        how = patterns.how
-        if has_closed_form_law(q.model):
-            how += "; lower_bound: the rank bound's exact mean (theory §57.1)"
-    if patterns is None:
-        spectral = math.nan
-    row.update(lower_bound=lower, upper_bound=upper, spectral_bound=spectral, bounds_over=how)
+    fields, extra = _bounds(structure, q, method, m, scheme, patterns, cache)
+    notes += extra
+    row.update(fields)
     # communication and time
     row["communication"] = 1.0 / m
     row["comm_bytes"] = q.links.gradient_bytes / m if q.links is not None else math.nan

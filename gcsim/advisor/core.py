@@ -467,6 +467,156 @@ def _evaluate(
     return outs
 
 
+def _build_jobs(
+    q: Question, families: tuple[str, ...], settings: Settings, relax_comm: bool, progress: bool
+) -> tuple[list[Job], list[Dropped], dict[int, list[str]]]:
+    """Steps 1 and 2 of :func:`advise`: the candidates to evaluate, those dropped (with reasons) and the equivalents.
+
+    Candidates with the same error pattern by pattern (theory §49.5) form a class: the first is
+    evaluated, the others are named in its entry of the returned ``same`` (by the candidate's index
+    in the jobs), and so is a design left unbuilt (over the dense limit) whose parameters put it in
+    a class.
+    """
+    dropped: list[Dropped] = []
+    jobs: list[Job] = []
+    classes: dict[tuple, int] = {}
+    same: dict[int, list[str]] = {}
+    unbuilt: list[Dropped] = []
+    tick = Progress(len(families), "building", progress, unit="families")
+    for family in families:
+        tick.working_on(family)
+        for item in structures(q, (family,)):
+            if isinstance(item, Dropped):
+                dropped.append(item)
+                if item.gram is not None:
+                    unbuilt.append(item)
+                continue
+            for enc in schemes_of(item, q, settings):
+                if isinstance(enc, Dropped):
+                    dropped.append(enc)
+                    continue
+                too_much = None if relax_comm else comm_reason(enc[1], q.m)
+                if too_much is not None:
+                    dropped.append(Dropped(item.family, item.name, enc[0], too_much))
+                    continue
+                job: Job = (item, *enc)
+                key = equivalence_key(job)
+                if key is not None and key in classes:
+                    same[classes[key]].append(item.name)
+                    continue
+                if key is not None:
+                    classes[key] = len(jobs)
+                    same[len(jobs)] = []
+                jobs.append(job)
+        tick.step()
+    tick.close()
+    for d in unbuilt:  # a design left unbuilt (over the dense limit) whose parameters put it in a class
+        assert d.gram is not None
+        for method in ("rd",):
+            hit = classes.get(_key(method, q.m, {}, *d.gram))
+            if hit is not None:
+                same[hit].append(f"{d.name} (not built: {d.reason})")
+    return jobs, dropped, same
+
+
+def _measured(
+    jobs: list[Job], outs: list[Any], same: dict[int, list[str]], dropped: list[Dropped]
+) -> list[tuple[dict[str, Any], Scheme, Any]]:
+    """Step 3's results: each evaluated job's row (its equivalents named), scheme and structure.
+
+    A job :func:`_evaluate` dropped goes to ``dropped``.
+    """
+    measured = []
+    for i, ((structure, *_), out) in enumerate(zip(jobs, outs, strict=True)):
+        if isinstance(out, Dropped):
+            dropped.append(out)
+            continue
+        row = dict(out[0])
+        names = same.get(i, [])
+        row["equivalents"] = "; ".join(names)
+        if names:
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            note = (
+                f"the same error pattern by pattern as {len(names)} equivalent candidate(s), not listed (theory "
+                f"§49.5: AᵀA = aI + λJ with (a, λ, N) proportional, the same diagonals): {shown}"
+            )
+            row["notes"] = "; ".join(t for t in (row["notes"], note) if t)
+        measured.append((row, out[1], structure.obj))
+    return measured
+
+
+def _refine(
+    measured: list[tuple[dict[str, Any], Scheme, Any]],
+    q: Question,
+    settings: Settings,
+    screen: Settings,
+    objective: tuple[str, ...],
+    exact_tol: float,
+    progress: bool,
+) -> None:
+    """Re-measure, in place, the screened rows the ranking needs (:func:`undecided`) with the full budget.
+
+    The others keep the screen's estimate and a note says so; a dense evaluation over
+    :data:`EVAL_BUDGET`, or a refused larger budget, keeps it too, with its reason.
+    """
+    refine = undecided([r for r, _, _ in measured], objective, exact_tol)
+    tick = Progress(len(refine), "refining", progress)
+    full_patterns = evaluated_patterns(q, settings)
+    for i in range(len(measured)):
+        row, scheme, obj = measured[i]
+        row = dict(row)
+        if i in refine:
+            tick.working_on(str(row["name"]))
+            N_, n_, m_ = int(row["N"]), int(row["n"]), int(row["m"])
+            over = structured_context(scheme) is None and (
+                dense_eval_cost(N_, n_, m_, settings, full_patterns) > EVAL_BUDGET
+            )
+            if over:
+                full: Any = (
+                    {},
+                    [
+                        f"the full budget was not spent: its dense evaluation, about "
+                        f"{dense_eval_cost(N_, n_, m_, settings, full_patterns):.3g} flops, is over EVAL_BUDGET; "
+                        f"the screen's estimate ({screen.samples} draws) stands"
+                    ],
+                )
+            else:
+                full = measure_error(scheme, q, settings)
+            if isinstance(full, str):  # a refusal of the larger budget: the screen's result stands
+                full = ({}, [f"the full budget was refused ({full}); the screen's estimate stands"])
+            fields, extra = full
+            row.update(fields)
+            notes = [t for t in (row["notes"], *extra) if t]
+            row["notes"] = "; ".join(dict.fromkeys(notes))
+            tick.step()
+        elif not is_exact_method(row["error_method"]):
+            notes = [row["notes"]] if row["notes"] else []
+            notes.append(
+                f"screened with {screen.samples} draws: its interval lies above the leader's or at most "
+                "exact_tol, the full budget would not change its rank among the first"
+            )
+            row["notes"] = "; ".join(notes)
+        measured[i] = (row, scheme, obj)
+    tick.close()
+
+
+def _ranked_rows(
+    ranked: list[dict[str, Any]], objective: tuple[str, ...], exact_tol: float, with_links: bool
+) -> list[dict[str, Any]]:
+    """Step 4: the rows in ranking order with their rank, Pareto flag, status and tie (:func:`mark_ties`)."""
+    flags = pareto_flags([pareto_point(r, with_links, exact_tol) for r in ranked])
+    rows = []
+    # ranks count from 1 (the first row is rank 1), as a reader counts a table
+    for rank, (row, flag) in enumerate(zip(ranked, flags, strict=True), start=1):
+        row = dict(row)
+        row["rank"] = rank
+        row["pareto"] = flag is None
+        row["status"] = "Pareto-optimal" if flag is None else f"dominated by #{flag + 1} {ranked[flag]['name']}"
+        rows.append(row)
+    mark_ties(rows, objective, exact_tol)
+    return rows
+
+
 def advise(
     workers: int,
     load: int | float,
@@ -621,129 +771,17 @@ def advise(
     # a deterministic function of the question)
     screen = screen_settings(settings) if adaptive and not isinstance(stragglers, WorstCaseModel) else None
     first = screen if screen is not None else settings
-    dropped: list[Dropped] = []
-    jobs: list[Job] = []
-    # candidates with the same error pattern by pattern (theory §49.5): one is evaluated, the
-    # others are named in its row
-    classes: dict[tuple, int] = {}
-    same: dict[int, list[str]] = {}
-    unbuilt: list[Dropped] = []
-    tick = Progress(len(families_), "building", progress, unit="families")
-    for family in families_:
-        tick.working_on(family)
-        for item in structures(q, (family,)):
-            if isinstance(item, Dropped):
-                dropped.append(item)
-                if item.gram is not None:
-                    unbuilt.append(item)
-                continue
-            for enc in schemes_of(item, q, first):
-                if isinstance(enc, Dropped):
-                    dropped.append(enc)
-                    continue
-                too_much = None if relax_comm else comm_reason(enc[1], m)
-                if too_much is not None:
-                    dropped.append(Dropped(item.family, item.name, enc[0], too_much))
-                    continue
-                job: Job = (item, *enc)
-                key = equivalence_key(job)
-                if key is not None and key in classes:
-                    same[classes[key]].append(item.name)
-                    continue
-                if key is not None:
-                    classes[key] = len(jobs)
-                    same[len(jobs)] = []
-                jobs.append(job)
-        tick.step()
-    tick.close()
-    for d in unbuilt:  # a design left unbuilt (over the dense limit) whose parameters put it in a class
-        assert d.gram is not None
-        for method in ("rd",):
-            hit = classes.get(_key(method, q.m, {}, *d.gram))
-            if hit is not None:
-                same[hit].append(f"{d.name} (not built: {d.reason})")
+    jobs, dropped, same = _build_jobs(q, families_, first, relax_comm, progress)
     cache: dict[tuple, float] = {}
+    stage = "screening" if screen else "evaluating"
     outs = _evaluate(
-        jobs,
-        q,
-        first,
-        patterns,
-        decode,
-        scheduler,
-        sweep_workers,
-        progress,
-        cache,
-        "screening" if screen else "evaluating",
-        objective_,
-        exact_tol,
+        jobs, q, first, patterns, decode, scheduler, sweep_workers, progress, cache, stage, objective_, exact_tol
     )
-    measured = []
-    for i, ((structure, *_), out) in enumerate(zip(jobs, outs, strict=True)):
-        if isinstance(out, Dropped):
-            dropped.append(out)
-            continue
-        row = dict(out[0])
-        names = same.get(i, [])
-        row["equivalents"] = "; ".join(names)
-        if names:
-            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-            note = (
-                f"the same error pattern by pattern as {len(names)} equivalent candidate(s), not listed (theory "
-                f"§49.5: AᵀA = aI + λJ with (a, λ, N) proportional, the same diagonals): {shown}"
-            )
-            row["notes"] = "; ".join(t for t in (row["notes"], note) if t)
-        measured.append((row, out[1], structure.obj))
+    measured = _measured(jobs, outs, same, dropped)
     if screen is not None and measured:
-        refine = undecided([r for r, _, _ in measured], objective_, exact_tol)
-        tick = Progress(len(refine), "refining", progress)
-        full_patterns = evaluated_patterns(q, settings)
-        for i in range(len(measured)):
-            row, scheme, obj = measured[i]
-            row = dict(row)
-            if i in refine:
-                tick.working_on(str(row["name"]))
-                N_, n_, m_ = int(row["N"]), int(row["n"]), int(row["m"])
-                over = structured_context(scheme) is None and (
-                    dense_eval_cost(N_, n_, m_, settings, full_patterns) > EVAL_BUDGET
-                )
-                if over:
-                    full: Any = (
-                        {},
-                        [
-                            f"the full budget was not spent: its dense evaluation, about "
-                            f"{dense_eval_cost(N_, n_, m_, settings, full_patterns):.3g} flops, is over EVAL_BUDGET; "
-                            f"the screen's estimate ({screen.samples} draws) stands"
-                        ],
-                    )
-                else:
-                    full = measure_error(scheme, q, settings)
-                if isinstance(full, str):  # a refusal of the larger budget: the screen's result stands
-                    full = ({}, [f"the full budget was refused ({full}); the screen's estimate stands"])
-                fields, extra = full
-                row.update(fields)
-                notes = [t for t in (row["notes"], *extra) if t]
-                row["notes"] = "; ".join(dict.fromkeys(notes))
-                tick.step()
-            elif not is_exact_method(row["error_method"]):
-                notes = [row["notes"]] if row["notes"] else []
-                notes.append(
-                    f"screened with {screen.samples} draws: its interval lies above the leader's or at most "
-                    "exact_tol, the full budget would not change its rank among the first"
-                )
-                row["notes"] = "; ".join(notes)
-            measured[i] = (row, scheme, obj)
-        tick.close()
+        _refine(measured, q, settings, screen, objective_, exact_tol, progress)
     measured.sort(key=lambda t: ranking_key(t[0], objective_, exact_tol))
-    flags = pareto_flags([pareto_point(r, links_ is not None, exact_tol) for r, _, _ in measured])
-    rows = []
-    # ranks count from 1 (the first row is rank 1), as a reader counts a table
-    for rank, ((row, _, _), flag) in enumerate(zip(measured, flags, strict=True), start=1):
-        row = dict(row)
-        row["rank"] = rank
-        row["pareto"] = flag is None
-        row["status"] = "Pareto-optimal" if flag is None else f"dominated by #{flag + 1} {measured[flag][0]['name']}"
-        rows.append(row)
-    mark_ties(rows, objective_, exact_tol)
+    rows = _ranked_rows([r for r, _, _ in measured], objective_, exact_tol, links_ is not None)
     question = {
         "n": n,
         "load": load,
