@@ -363,6 +363,108 @@ def _print_now(line: str) -> None:
     print(line, flush=True)
 
 
+def _select_stages(stages: Any, papers: list[str] | str | None, known: dict[str, Any]) -> list[str]:
+    """The stages :func:`run_reproduce` runs, in order, for its ``stages`` and ``papers`` (each name checked)."""
+    if stages is not None and (isinstance(stages, str) or not all(isinstance(s, str) for s in stages)):
+        raise InvalidArgumentError("stage", f"must be a list of stage names, got {stages!r}")
+    if papers is not None:
+        of_papers = paper_stages(papers)
+        named = ", ".join([papers] if isinstance(papers, str) else papers)
+        if stages:
+            unknown = [s for s in stages if s not in known and s not in of_papers]
+            if unknown:
+                raise InvalidArgumentError("stage", f"unknown stage(s) {unknown}; known: {list(known)}")
+            foreign = [s for s in stages if s not in of_papers]
+            if foreign:
+                raise InvalidArgumentError(
+                    "stage",
+                    f"stage(s) {foreign} are not experiments of paper {named} (its stages: {of_papers}); "
+                    "drop the paper to run them",
+                )
+        chosen = list(stages) if stages else of_papers
+        missing = [s for s in chosen if s not in known]
+        if missing:
+            why = "torch is not installed" if set(missing) <= set(_NEEDS_TORCH) else "not registered"
+            raise InvalidArgumentError(
+                "paper", f"stage(s) {missing} of paper {named} cannot run on this installation ({why})"
+            )
+    else:
+        chosen = demo_stages() if not stages else list(stages)
+    unknown = [s for s in chosen if s not in known]
+    if unknown:
+        raise InvalidArgumentError("stage", f"unknown stage(s) {unknown}; known: {list(known)}")
+    return chosen
+
+
+def _reused(name: str, stage_dir: Path) -> tuple[dict[str, Any], str]:
+    """The summary entry and text of a stage whose valid results exist (:func:`check_stage_outputs`)."""
+    manifest_path = stage_dir / "manifest.json"
+    old = read_json_object(manifest_path, _MAX_MANIFEST_BYTES)
+    files = [str(stage_dir / f) for f in old["files"]]
+    entry = {
+        "status": "skipped (results exist; --force to redo)",
+        "ok": True,
+        "files": files,
+    }
+    return entry, f"[{name}] results exist in {stage_dir} (skipped; use --force)\n" + str(old.get("text", ""))
+
+
+def _run_stage(
+    name: str,
+    stage: Callable[..., dict[str, Any]],
+    stage_dir: Path,
+    out: Path,
+    params: dict[str, Any],
+    say: Callable[[str], Any] | None,
+    scheduler: Callable[[], Any],
+    args: tuple[bool, int, bool],
+) -> tuple[dict[str, Any], str]:
+    """Run one stage (``stage(stage_dir, full, seed, progress)``) and commit its manifest last.
+
+    Returns its summary entry and its text: the status line and the stage's summary.  ``scheduler``
+    gives the stages' scheduler (starting a cluster at the first call) to a stage that takes one.
+    """
+    manifest_path = stage_dir / "manifest.json"
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    # the manifest goes first: a run killed from here on leaves no "ok" record behind
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(manifest_path)
+    if say is not None:
+        say(f"[{name}] running ...")
+    t0 = time.perf_counter()
+    # a stage that takes ``scheduler`` runs its independent items as tasks there
+    extra = {"scheduler": scheduler()} if _takes_scheduler(stage) else {}
+    result = stage(stage_dir, *args, **extra)
+    seconds = time.perf_counter() - t0
+    files = list(result.get("files", []))
+    checksums, problems = _checksums(stage_dir, files)
+    inputs, input_problems = _input_checksums(out, list(result.get("inputs", [])))
+    problems += input_problems
+    status = "ok" if result.get("ok", True) and not problems else "failed"
+    text = result.get("text", "") + "".join(f"\n{p}" for p in problems)
+    record = {
+        "stage": name,
+        "manifest_version": STAGE_MANIFEST_VERSION,
+        "params": params,
+        "status": status,
+        "seconds": round(seconds, 3),
+        "files": files,
+        "checksums": checksums,
+        "inputs": inputs,
+        "figures": {f: _one_line(c) for f, c in dict(result.get("figures", {})).items() if f in files},
+        "text": text,
+        "provenance": provenance(),
+    }
+    atomic_write_text(manifest_path, dumps(record))  # last: commits the stage's results
+    entry = {
+        "status": status,
+        "seconds": round(seconds, 2),
+        "ok": status == "ok",
+        "files": [str(stage_dir / f) for f in files],
+    }
+    return entry, f"[{name}] {status} in {seconds:.1f} s -> {stage_dir}\n{text}"
+
+
 def run_reproduce(
     out: str | Path = "results",
     *,
@@ -413,35 +515,8 @@ def run_reproduce(
     force = check_bool("force", force)
     progress = check_bool("progress", progress)
     out = check_folder("out", out)
-    if stages is not None and (isinstance(stages, str) or not all(isinstance(s, str) for s in stages)):
-        raise InvalidArgumentError("stage", f"must be a list of stage names, got {stages!r}")
     known = available_stages()
-    if papers is not None:
-        of_papers = paper_stages(papers)
-        named = ", ".join([papers] if isinstance(papers, str) else papers)
-        if stages:
-            unknown = [s for s in stages if s not in known and s not in of_papers]
-            if unknown:
-                raise InvalidArgumentError("stage", f"unknown stage(s) {unknown}; known: {list(known)}")
-            foreign = [s for s in stages if s not in of_papers]
-            if foreign:
-                raise InvalidArgumentError(
-                    "stage",
-                    f"stage(s) {foreign} are not experiments of paper {named} (its stages: {of_papers}); "
-                    "drop the paper to run them",
-                )
-        chosen = list(stages) if stages else of_papers
-        missing = [s for s in chosen if s not in known]
-        if missing:
-            why = "torch is not installed" if set(missing) <= set(_NEEDS_TORCH) else "not registered"
-            raise InvalidArgumentError(
-                "paper", f"stage(s) {missing} of paper {named} cannot run on this installation ({why})"
-            )
-    else:
-        chosen = demo_stages() if not stages else list(stages)
-    unknown = [s for s in chosen if s not in known]
-    if unknown:
-        raise InvalidArgumentError("stage", f"unknown stage(s) {unknown}; known: {list(known)}")
+    chosen = _select_stages(stages, papers, known)
     check_scheduler(scheduler)
     if workers is not None:
         workers = check_int("workers", workers, minimum=1)
@@ -471,62 +546,19 @@ def run_reproduce(
             if not force and os.path.lexists(manifest_path):
                 reason = check_stage_outputs(stage_dir, params)
                 if reason is None:
-                    old = read_json_object(manifest_path, _MAX_MANIFEST_BYTES)
-                    files = [str(stage_dir / f) for f in old["files"]]
-                    summary["stages"][name] = {
-                        "status": "skipped (results exist; --force to redo)",
-                        "ok": True,
-                        "files": files,
-                    }
-                    texts.append(
-                        f"[{name}] results exist in {stage_dir} (skipped; use --force)\n" + str(old.get("text", ""))
-                    )
+                    summary["stages"][name], text = _reused(name, stage_dir)
+                    texts.append(text)
                     if echo is not None:
                         echo(texts[-1] + "\n")
                     _write_index(out, params, {name: summary["stages"][name]})
                     continue
                 if say is not None:
                     say(f"[{name}] existing results not reused: {reason}")
-            stage_dir.mkdir(parents=True, exist_ok=True)
-            # the manifest goes first: a run killed from here on leaves no "ok" record behind
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(manifest_path)
-            if say is not None:
-                say(f"[{name}] running ...")
-            t0 = time.perf_counter()
-            stage = known[name]
-            # a stage that takes ``scheduler`` runs its independent items as tasks there
-            extra = {"scheduler": stage_scheduler()} if _takes_scheduler(stage) else {}
-            result = stage(stage_dir, full, seed, progress, **extra)
-            seconds = time.perf_counter() - t0
-            files = list(result.get("files", []))
-            checksums, problems = _checksums(stage_dir, files)
-            inputs, input_problems = _input_checksums(out, list(result.get("inputs", [])))
-            problems += input_problems
-            status = "ok" if result.get("ok", True) and not problems else "failed"
-            text = result.get("text", "") + "".join(f"\n{p}" for p in problems)
-            record = {
-                "stage": name,
-                "manifest_version": STAGE_MANIFEST_VERSION,
-                "params": params,
-                "status": status,
-                "seconds": round(seconds, 3),
-                "files": files,
-                "checksums": checksums,
-                "inputs": inputs,
-                "figures": {f: _one_line(c) for f, c in dict(result.get("figures", {})).items() if f in files},
-                "text": text,
-                "provenance": provenance(),
-            }
-            atomic_write_text(manifest_path, dumps(record))  # last: commits the stage's results
-            summary["stages"][name] = {
-                "status": status,
-                "seconds": round(seconds, 2),
-                "ok": status == "ok",
-                "files": [str(stage_dir / f) for f in files],
-            }
-            summary["ok"] &= status == "ok"
-            texts.append(f"[{name}] {status} in {seconds:.1f} s -> {stage_dir}\n{text}")
+            summary["stages"][name], text = _run_stage(
+                name, known[name], stage_dir, out, params, say, stage_scheduler, (full, seed, progress)
+            )
+            summary["ok"] &= summary["stages"][name]["ok"]
+            texts.append(text)
             if echo is not None:
                 echo(texts[-1] + "\n")
             _write_index(out, params, {name: summary["stages"][name]})

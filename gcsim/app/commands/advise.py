@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections import Counter
+from pathlib import Path
 
 from ...errors import GcsimError
 from ..common import (
@@ -162,8 +163,6 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         _check_export_target(args.out, args.rank, args.overwrite)
     families = tuple(args.families.split(",")) if args.families else None
     from ...advisor import advise
-    from ...advisor.advice import interval_text
-    from ...coding.evaluate import is_exact_method
 
     adv = advise(
         args.workers,
@@ -181,20 +180,34 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         scheduler=scheduler,
         sweep_workers=cluster_workers,
     )
-    exported = None
-    if args.out is not None:
-        name = None
-        if args.rank <= len(adv.rows):  # the folder Advice.export would name, given explicitly and checked
-            row = adv.rows[args.rank - 1]
-            name = f"rank{args.rank}_{row['family']}_{row['encoder']}"
-            output_path("--out", args.out, name)
-        with path_errors("--out"):
-            exported = adv.export(args.out, args.rank, name=name, overwrite=args.overwrite)
+    exported = _export(adv, args) if args.out is not None else None
     if args.json:
         payload = json.loads(adv.to_json())
         payload["exported"] = str(exported) if exported is not None else None
         print(json.dumps(payload, sort_keys=True))
         return EXIT_OK if adv.rows else _no_candidate(adv)
+    _print_advice(adv, args, model.describe(), objective, links is not None)
+    if exported is not None:
+        print(f"exported rank {args.rank} to {exported}")
+    return EXIT_OK if adv.rows else _no_candidate(adv)
+
+
+def _export(adv, args: argparse.Namespace) -> Path:
+    """``--out``: export the candidate of rank ``--rank`` into its folder; returns the folder."""
+    name = None
+    if args.rank <= len(adv.rows):  # the folder Advice.export would name, given explicitly and checked
+        row = adv.rows[args.rank - 1]
+        name = f"rank{args.rank}_{row['family']}_{row['encoder']}"
+        output_path("--out", args.out, name)
+    with path_errors("--out"):
+        return adv.export(args.out, args.rank, name=name, overwrite=args.overwrite)
+
+
+def _table_rows(adv, top: int, with_time: bool) -> list[list[str]]:
+    """The printed table's cells of the first ``top`` rows (the time column only ``with_time``)."""
+    from ...advisor.advice import interval_text
+    from ...coding.evaluate import is_exact_method
+
     tol = adv.exact_tol
 
     def error_cell(r) -> str:
@@ -211,8 +224,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     def rank_cell(r) -> str:
         return f"={r['tie']}" if r.get("tie") else str(r["rank"])
 
-    with_time = links is not None  # the time column only when links give the times
-    rows = [
+    return [
         [
             rank_cell(r),
             # candidates with the same error pattern by pattern (theory §49.5) are one row
@@ -224,8 +236,16 @@ def _cmd_advise(args: argparse.Namespace) -> int:
             *([fmt(r["time"]) if r["time"] == r["time"] else "-"] if with_time else []),
             "yes" if r["pareto"] else "no",
         ]
-        for r in adv.rows[: args.top]
+        for r in adv.rows[:top]
     ]
+
+
+def _print_advice(adv, args: argparse.Namespace, model: str, objective: tuple[str, ...], with_time: bool) -> None:
+    """The text answer: the question, the ranked table, its legend and notes (``model``: the model described)."""
+    from ...coding.evaluate import is_exact_method
+
+    tol = adv.exact_tol
+    rows = _table_rows(adv, args.top, with_time)  # the time column only when links give the times
     shown = min(args.top, len(adv.rows))
     cap = (
         f"load = {args.load} parts per worker (relaxed: no data cap)"
@@ -238,7 +258,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         else f"m = {args.m} (at most 1/{args.m} of a gradient per worker)"
     )
     print(
-        f"{len(adv.rows)} candidates for n = {args.workers}, {cap}, {comm}, {model.describe()}; "
+        f"{len(adv.rows)} candidates for n = {args.workers}, {cap}, {comm}, {model}; "
         f"ranked by {' then '.join(objective)}"
         + (f"; the top {shown} shown (--top, --json for all)" if shown < len(adv.rows) else "")
     )
@@ -265,9 +285,6 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         )
     _data_hint(adv.rows, objective)
     print(f"{len(adv.dropped_items)} dropped (--json lists every reason)")
-    if exported is not None:
-        print(f"exported rank {args.rank} to {exported}")
-    return EXIT_OK if adv.rows else _no_candidate(adv)
 
 
 def _no_candidate(adv) -> int:

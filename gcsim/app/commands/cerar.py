@@ -349,9 +349,75 @@ def _cmd_cerar(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def register(sub, add) -> None:
-    from ..common import HelpFormatter, float_arg, int_arg
+def _action(actions: Any, name: str, help_text: str, epilog: str) -> argparse.ArgumentParser:
+    """Add the action ``name`` to ``gcsim cerar`` with the flags every action takes (--json, --workers, --c)."""
+    from ..common import HelpFormatter, int_arg
     from ..flags import deprecate
+
+    q = actions.add_parser(name, help=help_text, description=help_text, epilog=epilog, formatter_class=HelpFormatter)
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+    q.add_argument(
+        "--workers",
+        dest="N",
+        type=int_arg(2),
+        default=None if name == "pareto" else 4,
+        help="number of workers n: the ring size N" + (" (default: 4)" if name == "pareto" else ""),
+    )
+    deprecate(q, "--N", "--workers", note="the number of workers n, the ring size")
+    q.add_argument("--c", type=int_arg(1), default=8, help="components per gradient")
+    q.set_defaults(flags=_FLAGS)
+    return q
+
+
+def _optimizer_flags(q: argparse.ArgumentParser, when: str = "") -> None:
+    """The optimizer's flags (--kappa, --max-iter, --objective); ``when`` says when they apply."""
+    from ..common import float_arg, int_arg
+
+    q.add_argument("--kappa", type=float_arg(1.0), default=None, help=f"condition-number cap, >= 1{when}")
+    q.add_argument("--max-iter", type=int_arg(1), default=30, help=f"alternating sweeps per start{when}")
+    q.add_argument(
+        "--objective",
+        default="frobenius",
+        choices=["frobenius", "worst"],
+        help=f"objective: what to minimize{when}",
+    )
+
+
+def _construction_flags(q: argparse.ArgumentParser, dtype_default: str, dtype_help: str) -> None:
+    """The flags that choose a construction: --method, --eps, --dtype and the optimizer's."""
+    from ..common import float_arg
+
+    q.add_argument(
+        "--method",
+        default="perturbation",
+        choices=["exact", "vandermonde", "perturbation", "optimized"],
+        help="encoder: the CERAR construction (exact needs c <= N)",
+    )
+    q.add_argument(
+        "--eps",
+        type=float_arg(0.0),
+        default=None,
+        help="encoder ε: perturbation ε / Vandermonde node spacing (default for perturbation: the ε predicted "
+        "optimal for --dtype, docs/theory.md §50.5)",
+    )
+    q.add_argument("--dtype", default=dtype_default, choices=["float64", "float32", "bfloat16"], help=dtype_help)
+    _optimizer_flags(q, " (with --method optimized)")
+
+
+def _output_flags(q: argparse.ArgumentParser) -> None:
+    """The flags of an action that exports its design: --seed, --out, --name, --force."""
+    from ..common import int_arg
+    from ..flags import deprecate
+
+    q.add_argument("--seed", type=int_arg(0), default=0, help="seed (optimized starts, simulated gradients)")
+    q.add_argument("--out", metavar="DIR", help="output folder DIR: the design is exported into it, a bundle")
+    deprecate(q, "--export", "--out", note="--out is the output folder of every command")
+    q.add_argument("--name", help="the name of the bundle (default: from the method and parameters)")
+    q.add_argument("--force", action="store_true", help="replace an existing export")
+
+
+def register(sub, add) -> None:
+    from ..common import float_arg, int_arg
     from ..sweep_options import add_scheduler_flags
 
     p = add(
@@ -367,74 +433,25 @@ def register(sub, add) -> None:
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    def action(name: str, help_text: str, epilog: str) -> argparse.ArgumentParser:
-        q = actions.add_parser(
-            name, help=help_text, description=help_text, epilog=epilog, formatter_class=HelpFormatter
-        )
-        q.add_argument("--json", action="store_true", help="print one JSON object")
-        q.add_argument(
-            "--workers",
-            dest="N",
-            type=int_arg(2),
-            default=None if name == "pareto" else 4,
-            help="number of workers n: the ring size N" + (" (default: 4)" if name == "pareto" else ""),
-        )
-        deprecate(q, "--N", "--workers", note="the number of workers n, the ring size")
-        q.add_argument("--c", type=int_arg(1), default=8, help="components per gradient")
-        q.set_defaults(flags=_FLAGS)
-        return q
-
-    def optimizer_flags(q: argparse.ArgumentParser, when: str = "") -> None:
-        q.add_argument("--kappa", type=float_arg(1.0), default=None, help=f"condition-number cap, >= 1{when}")
-        q.add_argument("--max-iter", type=int_arg(1), default=30, help=f"alternating sweeps per start{when}")
-        q.add_argument(
-            "--objective",
-            default="frobenius",
-            choices=["frobenius", "worst"],
-            help=f"objective: what to minimize{when}",
-        )
-
-    def construction_flags(q: argparse.ArgumentParser, dtype_default: str, dtype_help: str) -> None:
-        q.add_argument(
-            "--method",
-            default="perturbation",
-            choices=["exact", "vandermonde", "perturbation", "optimized"],
-            help="encoder: the CERAR construction (exact needs c <= N)",
-        )
-        q.add_argument(
-            "--eps",
-            type=float_arg(0.0),
-            default=None,
-            help="encoder ε: perturbation ε / Vandermonde node spacing (default for perturbation: the ε predicted "
-            "optimal for --dtype, docs/theory.md §50.5)",
-        )
-        q.add_argument("--dtype", default=dtype_default, choices=["float64", "float32", "bfloat16"], help=dtype_help)
-        optimizer_flags(q, " (with --method optimized)")
-
-    def output_flags(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--seed", type=int_arg(0), default=0, help="seed (optimized starts, simulated gradients)")
-        q.add_argument("--out", metavar="DIR", help="output folder DIR: the design is exported into it, a bundle")
-        deprecate(q, "--export", "--out", note="--out is the output folder of every command")
-        q.add_argument("--name", help="the name of the bundle (default: from the method and parameters)")
-        q.add_argument("--force", action="store_true", help="replace an existing export")
-
-    q = action(
+    q = _action(
+        actions,
         "design",
         "build a CERAR design and print its error, condition numbers and traffic",
         "examples:\n  gcsim cerar design --workers 4 --c 8                       # ε predicted best for float32\n"
         "  gcsim cerar design --workers 4 --c 8 --eps 0.01 --json\n"
         "  gcsim cerar design --workers 3 --c 5 --method vandermonde --out designs/cerar",
     )
-    construction_flags(q, "float32", "precision the design is meant for; picks the default --eps")
-    output_flags(q)
+    _construction_flags(q, "float32", "precision the design is meant for; picks the default --eps")
+    _output_flags(q)
 
-    q = action(
+    q = _action(
+        actions,
         "optimize",
         "condition-number-constrained optimization of the encoders (docs/theory.md §55)",
         "examples:\n  gcsim cerar optimize --workers 4 --c 8 --kappa 20 --out designs/cerar\n"
         "  gcsim cerar optimize --workers 3 --c 4 --kappa 5 --max-iter 3 --objective worst --json",
     )
-    optimizer_flags(q)
+    _optimizer_flags(q)
     q.add_argument(
         "--eps",
         type=float_arg(0.0),
@@ -442,9 +459,10 @@ def register(sub, add) -> None:
         help="encoder ε of the perturbation start instead of scanning a grid (default: scan)",
     )
     q.set_defaults(method="optimized", dtype="float64")
-    output_flags(q)
+    _output_flags(q)
 
-    q = action(
+    q = _action(
+        actions,
         "simulate",
         "run the packet-level ring protocol on seeded Gaussian gradients in a chosen precision",
         "examples:\n  gcsim cerar simulate --workers 4 --c 8 --dtype float32 --d 4096\n"
@@ -452,12 +470,13 @@ def register(sub, add) -> None:
         "      # fails on purpose: Vandermonde encoders in float32 lose everything (relative error ~60; theory §50)\n"
         "  gcsim cerar simulate --design designs/cerar/optimized_N4_c8_kappa10.json --d 1024 --json",
     )
-    construction_flags(q, "float64", "precision of the simulated ring; picks the default --eps")
+    _construction_flags(q, "float64", "precision of the simulated ring; picks the default --eps")
     q.add_argument("--d", type=int_arg(1), default=1024, help="gradient length")
     q.add_argument("--design", help="the design: a catalogue file, loaded instead of building it")
-    output_flags(q)
+    _output_flags(q)
 
-    q = action(
+    q = _action(
+        actions,
         "pareto",
         "error versus condition-number cap: optimized designs against the analytic families",
         "examples:\n  gcsim cerar pareto --workers 4 --c 8 --kappas 3,10,30,100\n"
@@ -473,7 +492,8 @@ def register(sub, add) -> None:
 
     p.set_defaults(cerar_actions=actions)  # gcsim.app.cli adds `run` (the ring engine, commands/executor.py)
 
-    q = action(
+    q = _action(
+        actions,
         "rates",
         "traffic per worker, rounds and storage of CERAR against the ring all-reduce (formulas)",
         "example:\n  gcsim cerar rates --workers 4 --c 8 --json",

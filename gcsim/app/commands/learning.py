@@ -198,41 +198,26 @@ def run_coded_training(
     return EXIT_OK if len(digests) == 1 else 1
 
 
-def _cmd_train(args: argparse.Namespace) -> int:
-    if args.code is not None:
-        return _cmd_train_code(args)
+def _train_codes(codes: str | None) -> list[Any]:
+    """``--codes``: the default codes whose labels start with one of the comma-separated prefixes (all without)."""
+    from ...learning.experiments import default_codes
     from ..common import UsageError
 
-    for name in _CODE_ONLY:
-        if getattr(args, name) is not None:
-            raise UsageError(
-                f"--{name.replace('_', '-')}: goes with --code (gradient-coded training of an exported code)"
-            )
-    args.p = _bernoulli_p(args)
-    from ...io.manifest import atomic_write_text, dumps, provenance
-    from ...learning.datasets import Dataset, load_dataset, load_mnist
-    from ...learning.experiments import compare, default_codes
-    from ..common import UsageError, check_input_path, emit, fmt, output_path, path_errors, table as text_table
+    every = default_codes()
+    if not codes:
+        return every
+    wanted = [w.strip().lower() for w in codes.split(",") if w.strip()]
+    chosen = [c for c in every if any(c.label.lower().startswith(w) for w in wanted)]
+    if not chosen:
+        raise UsageError(f"--codes matched nothing; labels are: {[c.label for c in every]}")
+    return chosen
 
-    # inputs first, then the output paths (checked, nothing created), then the data is read and
-    # only then is --out created: a bad input leaves nothing on disk, a bad --out costs no training
-    if args.mnist is not None:
-        if args.dataset is not None:
-            raise UsageError("--mnist reads MNIST from files: give it or --dataset, not both")
-        check_input_path("--mnist", args.mnist)
-    dataset = "mnist" if args.dataset is None else args.dataset
 
-    codes = default_codes()
-    if args.codes:
-        wanted = [w.strip().lower() for w in args.codes.split(",") if w.strip()]
-        chosen = [c for c in codes if any(c.label.lower().startswith(w) for w in wanted)]
-        if not chosen:
-            raise UsageError(f"--codes matched nothing; labels are: {[c.label for c in codes]}")
-        codes = chosen
-    if args.out is not None:
-        for file in ("history.csv", "manifest.json"):
-            output_path("--out", args.out, file)
+def _train_data(args: argparse.Namespace, dataset: str) -> Any:
+    """The training data: ``--mnist`` files or ``dataset``, cut to ``--max-train`` examples."""
     from ...errors import GcsimError, InvalidArgumentError
+    from ...learning.datasets import Dataset, load_dataset, load_mnist
+    from ..common import UsageError, path_errors
 
     with path_errors("--mnist", "read"):
         try:
@@ -257,6 +242,37 @@ def _cmd_train(args: argparse.Namespace) -> int:
             if args.mnist is None:
                 raise
             raise UsageError(f"--mnist: {str(exc).strip().splitlines()[0]}") from None
+    return data
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    if args.code is not None:
+        return _cmd_train_code(args)
+    from ..common import UsageError
+
+    for name in _CODE_ONLY:
+        if getattr(args, name) is not None:
+            raise UsageError(
+                f"--{name.replace('_', '-')}: goes with --code (gradient-coded training of an exported code)"
+            )
+    args.p = _bernoulli_p(args)
+    from ...io.manifest import atomic_write_text, dumps, provenance
+    from ...learning.experiments import compare
+    from ..common import UsageError, check_input_path, emit, fmt, output_path, path_errors, table as text_table
+
+    # inputs first, then the output paths (checked, nothing created), then the data is read and
+    # only then is --out created: a bad input leaves nothing on disk, a bad --out costs no training
+    if args.mnist is not None:
+        if args.dataset is not None:
+            raise UsageError("--mnist reads MNIST from files: give it or --dataset, not both")
+        check_input_path("--mnist", args.mnist)
+    dataset = "mnist" if args.dataset is None else args.dataset
+
+    codes = _train_codes(args.codes)
+    if args.out is not None:
+        for file in ("history.csv", "manifest.json"):
+            output_path("--out", args.out, file)
+    data = _train_data(args, dataset)
     if data.n_train < max(c.num_parts for c in codes):
         raise UsageError(
             f"--max-train: {data.n_train} training examples cannot fill the codes' "

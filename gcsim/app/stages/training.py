@@ -708,6 +708,134 @@ def claim_runs(
     return ttt, curves
 
 
+def _unbiasedness(ds: Any, model: MLP, seed: int, p: float, samples: int) -> Any:
+    """The unbiasedness checks of each decoder on the real part gradients at the initial parameters.
+
+    On a random subset of 400 coordinates (seeded by ``seed``), ``samples`` straggler draws each.
+    """
+    import pandas as pd
+
+    # unbiasedness on the real part gradients at the initial parameters (a random subset of coordinates)
+    parts = partition(ds.n_train, 16, seed)
+    G = model.part_gradients(model.init(seed), ds.x_train[parts], ds.y_train[parts])
+    coords = np.sort(np.random.default_rng([seed, 3]).choice(model.d, 400, replace=False))
+    urows = []
+    for spec, expected in unbiasedness_specs():
+        verdict = check_unbiased(spec, G, p, samples=samples, seed=seed, alpha=0.001, coords=coords)
+        urows.append(
+            {
+                "decoder": spec.label,
+                "expected_unbiased": expected,
+                "verdict_unbiased": verdict.passed,
+                "pvalue": verdict.pvalue,
+                "coordinate_pvalue": verdict.coordinate_pvalue,
+                "norm_pvalue": verdict.norm_pvalue,
+                "relative_bias": verdict.relative_bias,
+                "samples": samples,
+                "coords": coords.size,
+            }
+        )
+    return pd.DataFrame(urows)
+
+
+def _figures(
+    out_dir: Path, net: str, runs: int, frame: Any, delay_frame: Any, precision_frame: Any, precision_table: Any
+) -> None:
+    """The stage's figures: training and delay curves, decoding error, precision (``runs`` seeds per curve)."""
+    curves = _mean_curves(frame)
+    _plot(curves, out_dir / "training.png", runs, f"{net}, $n$ = 16 workers, Bernoulli($p$) stragglers")
+    _plot(
+        _mean_curves(delay_frame),
+        out_dir / "delay.png",
+        runs,
+        f"{net}, $n$ = 16 workers, shifted-exponential delays, first $n - {DELAY_S}$ arrivals used",
+        clock="simulated wall clock (s), delay model",
+    )
+    _plot_error(curves, out_dir / "decoding_error.png")
+    v, k, lam, mu = PRECISION_SRG
+    _plot_precision(
+        precision_frame,
+        precision_table,
+        out_dir / "precision.png",
+        f"{net}, Paley({v}) SRG({v},{k},{lam},{mu}): $n$ = {v} workers, $m$ = 2, Bernoulli({PRECISION_P}) stragglers",
+    )
+
+
+def _results_text(
+    summary: Any,
+    delay_summary: Any,
+    precision_table: Any,
+    claims: Any,
+    unb: Any,
+    target: float,
+    precision_batch: int,
+    samples: int,
+) -> str:
+    """The stage's summary after its setup lines: both clocks' tables, precision, the claims, unbiasedness."""
+    v = PRECISION_SRG[0]
+    unbiased_ok = bool((unb.expected_unbiased == unb.verdict_unbiased).all())
+    return (
+        _format(summary, target)
+        + f"\nDelay clock (shifted-exponential delays, first n - {DELAY_S} arrivals):\n"
+        + _format(delay_summary, target)
+        + f"\nMessages in low precision, Paley({v}), n={v}, p={PRECISION_P}, "
+        + f"{precision_batch} examples/part/iteration:\n"
+        + _format_precision(precision_table)
+        + "\nThe paper's training claims:\n"
+        + "\n".join(
+            f"  {r.verdict}: {r.claim} -- {r.measure} = "
+            + (f"{r.value:.3g}" if isinstance(r.value, float) else str(r.value))
+            for r in claims.itertuples()
+        )
+        + f"\nUnbiasedness ({samples} samples, 400 coordinates, alpha=0.001): "
+        + "; ".join(f"{r.decoder}: {'unbiased' if r.verdict_unbiased else 'biased'}" for r in unb.itertuples())
+        + ("" if unbiased_ok else "  <-- MISMATCH with theory")
+    )
+
+
+def _precision_runs(
+    ds: Any,
+    model: MLP,
+    seeds: list[int],
+    iterations: int,
+    batch: int,
+    every: int,
+    wallclock: WallClockModel,
+    *,
+    scheduler: Any,
+    progress: bool,
+) -> Any:
+    """The runs with messages in low precision (one sweep task per code, precision and seed), as one history frame."""
+    import pandas as pd
+
+    runs = [(spec, s, "bernoulli", pr) for spec in precision_codes() for pr in PRECISIONS for s in seeds]
+    say = progress and scheduler == "serial"
+    one_run = functools.partial(_train_run, ds, model, PRECISION_P, iterations, batch, every, wallclock, say)
+    bar = progress and scheduler != "serial"
+    histories = run_sweep(one_run, runs, scheduler=scheduler, progress=bar, desc="precision runs")
+    return pd.concat(
+        [
+            h.assign(label=spec.label, precision=pr, seed=run_seed)
+            for (spec, run_seed, _, pr), h in zip(runs, histories, strict=True)
+        ],
+        ignore_index=True,
+    )
+
+
+def _figure_lines(net: str) -> dict[str, str]:
+    """One line per figure of the stage, for the results index."""
+    v = PRECISION_SRG[0]
+    return {
+        "training.png": f"{net}, n = 16 workers, Bernoulli stragglers: loss and test error vs iteration and vs "
+        "simulated wall clock, per code",
+        "delay.png": f"{net}, n = 16 workers, shifted-exponential delays: the same vs the delay-model clock "
+        "(claim 1: faster convergence per simulated second)",
+        "decoding_error.png": "Relative decoding error ‖ĝ − g‖²/‖g‖² vs iteration, per code",
+        "precision.png": f"{net} on Paley({v}): messages in float64, float32 and bfloat16 (claim 2: stability in "
+        "low precision)",
+    }
+
+
 def run_training_stage(
     out_dir: Path,
     full: bool = False,
@@ -756,12 +884,6 @@ def run_training_stage(
         # same data split and code family per code; each (code, clock, precision, seed) run is a task:
         # new init, stragglers, batches; the claim seeds beyond the curve seeds stop at the target loss
         # (time to target is all they are for)
-        precision_runs = [(spec, s, "bernoulli", pr) for spec in precision_codes() for pr in PRECISIONS for s in seeds]
-        say = progress and scheduler == "serial"
-        one_precision_run = functools.partial(
-            _train_run, ds, model, PRECISION_P, iterations, precision_batch, every, wallclock, say
-        )
-        bar = progress and scheduler != "serial"
         ttt, frames = claim_runs(
             ds,
             model,
@@ -776,73 +898,34 @@ def run_training_stage(
             scheduler=scheduler,
             progress=progress,
         )
-        precision_histories = run_sweep(
-            one_precision_run, precision_runs, scheduler=scheduler, progress=bar, desc="precision runs"
+        precision_frame = _precision_runs(
+            ds, model, seeds, iterations, precision_batch, every, wallclock, scheduler=scheduler, progress=progress
         )
         frame = pd.concat(frames["bernoulli"], ignore_index=True)
         delay_frame = pd.concat(frames["delay"], ignore_index=True)
-        precision_frame = pd.concat(
-            [
-                h.assign(label=spec.label, precision=pr, seed=run_seed)
-                for (spec, run_seed, _, pr), h in zip(precision_runs, precision_histories, strict=True)
-            ],
-            ignore_index=True,
-        )
-        # unbiasedness on the real part gradients at the initial parameters (a random subset of coordinates)
-        parts = partition(ds.n_train, 16, seed)
-        G = model.part_gradients(model.init(seed), ds.x_train[parts], ds.y_train[parts])
-        coords = np.sort(np.random.default_rng([seed, 3]).choice(model.d, 400, replace=False))
-        urows = []
-        for spec, expected in unbiasedness_specs():
-            verdict = check_unbiased(spec, G, p, samples=samples, seed=seed, alpha=0.001, coords=coords)
-            urows.append(
-                {
-                    "decoder": spec.label,
-                    "expected_unbiased": expected,
-                    "verdict_unbiased": verdict.passed,
-                    "pvalue": verdict.pvalue,
-                    "coordinate_pvalue": verdict.coordinate_pvalue,
-                    "norm_pvalue": verdict.norm_pvalue,
-                    "relative_bias": verdict.relative_bias,
-                    "samples": samples,
-                    "coords": coords.size,
-                }
-            )
-    unb = pd.DataFrame(urows)
+        unb = _unbiasedness(ds, model, seed, p, samples)
     summary = _summary(frame, target, ttt[ttt.clock == "bernoulli"])
     delay_summary = _summary(delay_frame, target, ttt[ttt.clock == "delay"])
     precision_table = _precision_table(precision_frame)
     comparisons = _comparisons(ttt)
     claims = _claims(ttt, precision_table, iterations)
+    tables = {
+        "history.csv": frame,
+        "summary.csv": summary,
+        "delay_history.csv": delay_frame,
+        "delay_summary.csv": delay_summary,
+        "time_to_target.csv": ttt,
+        "comparisons.csv": comparisons,
+        "precision_history.csv": precision_frame,
+        "precision.csv": precision_table,
+        "unbiasedness.csv": unb,
+        "claims.csv": claims,
+    }
     # atomic writes: an interrupted stage never leaves a half-written table or figure (docs/reliability.md)
-    atomic_write_text(out_dir / "history.csv", frame.to_csv(index=False))
-    atomic_write_text(out_dir / "summary.csv", summary.to_csv(index=False))
-    atomic_write_text(out_dir / "delay_history.csv", delay_frame.to_csv(index=False))
-    atomic_write_text(out_dir / "delay_summary.csv", delay_summary.to_csv(index=False))
-    atomic_write_text(out_dir / "time_to_target.csv", ttt.to_csv(index=False))
-    atomic_write_text(out_dir / "comparisons.csv", comparisons.to_csv(index=False))
-    atomic_write_text(out_dir / "precision_history.csv", precision_frame.to_csv(index=False))
-    atomic_write_text(out_dir / "precision.csv", precision_table.to_csv(index=False))
-    atomic_write_text(out_dir / "unbiasedness.csv", unb.to_csv(index=False))
-    atomic_write_text(out_dir / "claims.csv", claims.to_csv(index=False))
+    for name, table in tables.items():
+        atomic_write_text(out_dir / name, table.to_csv(index=False))
     net = f"MLP {'-'.join(map(str, model.sizes))} on {ds.name}"
-    curves = _mean_curves(frame)
-    _plot(curves, out_dir / "training.png", len(seeds), f"{net}, $n$ = 16 workers, Bernoulli($p$) stragglers")
-    _plot(
-        _mean_curves(delay_frame),
-        out_dir / "delay.png",
-        len(seeds),
-        f"{net}, $n$ = 16 workers, shifted-exponential delays, first $n - {DELAY_S}$ arrivals used",
-        clock="simulated wall clock (s), delay model",
-    )
-    _plot_error(curves, out_dir / "decoding_error.png")
-    v, k, lam, mu = PRECISION_SRG
-    _plot_precision(
-        precision_frame,
-        precision_table,
-        out_dir / "precision.png",
-        f"{net}, Paley({v}) SRG({v},{k},{lam},{mu}): $n$ = {v} workers, $m$ = 2, Bernoulli({PRECISION_P}) stragglers",
-    )
+    _figures(out_dir, net, len(seeds), frame, delay_frame, precision_frame, precision_table)
     finite = bool(np.all(np.isfinite(frame.train_loss)) and np.all(np.isfinite(delay_frame.train_loss)))
     unbiased_ok = bool((unb.expected_unbiased == unb.verdict_unbiased).all())
     text = (
@@ -851,49 +934,12 @@ def run_training_stage(
         f"(time to target: seeds {claim_seeds})\n"
         f"wall clock: {wallclock.seconds_per_example:g} s/example, {wallclock.bandwidth:g} B/s per link, "
         f"{wallclock.bytes_per_scalar} B/scalar, latency {wallclock.latency:g} s\n"
-        + _format(summary, target)
-        + f"\nDelay clock (shifted-exponential delays, first n - {DELAY_S} arrivals):\n"
-        + _format(delay_summary, target)
-        + f"\nMessages in low precision, Paley({v}), n={v}, p={PRECISION_P}, "
-        + f"{precision_batch} examples/part/iteration:\n"
-        + _format_precision(precision_table)
-        + "\nThe paper's training claims:\n"
-        + "\n".join(
-            f"  {r.verdict}: {r.claim} -- {r.measure} = "
-            + (f"{r.value:.3g}" if isinstance(r.value, float) else str(r.value))
-            for r in claims.itertuples()
-        )
-        + f"\nUnbiasedness ({samples} samples, 400 coordinates, alpha=0.001): "
-        + "; ".join(f"{r.decoder}: {'unbiased' if r.verdict_unbiased else 'biased'}" for r in unb.itertuples())
-        + ("" if unbiased_ok else "  <-- MISMATCH with theory")
+        + _results_text(summary, delay_summary, precision_table, claims, unb, target, precision_batch, samples)
     )
     return {
         "ok": finite and unbiased_ok,
-        "files": [
-            "history.csv",
-            "summary.csv",
-            "delay_history.csv",
-            "delay_summary.csv",
-            "time_to_target.csv",
-            "comparisons.csv",
-            "precision_history.csv",
-            "precision.csv",
-            "unbiasedness.csv",
-            "claims.csv",
-            "training.png",
-            "delay.png",
-            "decoding_error.png",
-            "precision.png",
-        ],
-        "figures": {  # one line each in the results index
-            "training.png": f"{net}, n = 16 workers, Bernoulli stragglers: loss and test error vs iteration and vs "
-            "simulated wall clock, per code",
-            "delay.png": f"{net}, n = 16 workers, shifted-exponential delays: the same vs the delay-model clock "
-            "(claim 1: faster convergence per simulated second)",
-            "decoding_error.png": "Relative decoding error ‖ĝ − g‖²/‖g‖² vs iteration, per code",
-            "precision.png": f"{net} on Paley({v}): messages in float64, float32 and bfloat16 (claim 2: stability in "
-            "low precision)",
-        },
+        "files": [*tables, "training.png", "delay.png", "decoding_error.png", "precision.png"],
+        "figures": _figure_lines(net),
         "text": text,
     }
 
