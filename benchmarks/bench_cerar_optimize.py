@@ -33,7 +33,7 @@ def _joint_steps(A: np.ndarray, D: np.ndarray, kappa: float, solver: str) -> tup
     """One D-step and one A-step as single joint SDPs; returns (seconds, F after D, F after A)."""
     import cvxpy as cp
 
-    from gcsim.cerar.optimize import _a_data, _d_data, _kappa_constraints, _objective, _polar_factor
+    from gcsim.cerar._optimize_blocks import _a_data, _d_data, _kappa_constraints, _objective, _polar_factor
 
     opts = {"eps_abs": 1e-7, "eps_rel": 1e-7, "max_iters": 20000} if solver == "SCS" else {}
     L = C + N - 2
@@ -64,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import cvxpy  # noqa: F401  (import time excluded from the measurements)
 
-    from gcsim.cerar.optimize import _fix_gauge, _initial_point, _objective, optimized_design, pareto_front
+    from gcsim.cerar._optimize_blocks import _fix_gauge, _objective
+    from gcsim.cerar._optimize_starts import _initial_point
+    from gcsim.cerar.optimize import optimized_design
+    from gcsim.cerar.pareto import pareto_front
     from gcsim.io.manifest import atomic_write_text, dumps, provenance
 
     res: dict = {"N": N, "c": C, "kappa": KAPPA, "sweeps": args.sweeps}

@@ -19,20 +19,10 @@ from .._optional import require
 from .._validation import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError, SolverError
 from ..sweep import check_scheduler, run_sweep, sweep_client
+from ._optimize_starts import _EPS_GRID, _analytic_starts, _family_members, _start, _vandermonde_grid
 from .design import CerarDesign
 from .metrics import CERT_RTOL, design_metrics
-from .optimize import (
-    _EPS_GRID,
-    _OBJECTIVES,
-    _analytic_starts,
-    _check_caps,
-    _check_solver,
-    _family_members,
-    _optimize,
-    _progress,
-    _start,
-    _vandermonde_grid,
-)
+from .optimize import _OBJECTIVES, _check_caps, _check_solver, _optimize, _progress
 
 __all__ = ["pareto_front"]
 
