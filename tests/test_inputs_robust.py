@@ -661,7 +661,7 @@ BOOL_EXEMPT = {
     "gcsim.app.specs.check_family_params": "a CLI helper, called with literals by the commands",
     "gcsim.app.specs.family_form": "a CLI helper, called with literals by the commands",
     "gcsim.app.stages.training.run_training_stage": "a reproduce stage, called by run_reproduce (which checks)",
-    "gcsim.learning.cerar_training.run_link": "an experiment step of cerar_training_experiment (root: emulated links)",
+    "gcsim.learning.cerar_runs.run_link": "an experiment step of cerar_training_experiment (root: emulated links)",
     "gcsim.executor.coded_training.CodedTrainingReport": "a result record (filled in by CodedTrainer.train)",
     "gcsim.executor.coded_training.CodedTrainer.step": "a method of a trainer bound to a torch.distributed group "
     "(check_bool on log, check; run by tests/test_coded_training.py)",
@@ -821,7 +821,7 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         ("gcsim.advisor.advice.pareto_point", "with_time"): lambda x: pareto_point(row, x),
         ("gcsim.advisor.candidates.Question", "relax_load"): lambda x: Question(7, 3, 1, model, relax_load=x),
         ("gcsim.advisor.core.advise", "progress"): lambda x: advise(7, 3, 1, model, families=["bibd"], progress=x),
-        ("gcsim.learning.cerar_training.links_experiment", "progress"): lambda x: _links_experiment(tmp, x),
+        ("gcsim.learning.cerar_links.links_experiment", "progress"): lambda x: _links_experiment(tmp, x),
         ("gcsim.advisor.core.advise", "relax_load"): lambda x: advise(
             7, 3, 1, model, families=["bibd"], progress=False, relax_load=x
         ),

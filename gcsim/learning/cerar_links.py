@@ -1,0 +1,490 @@
+"""The CERAR link experiment: links with latency, several seeds, a 5 M-parameter model (issue #32 item 5).
+
+Accuracy runs without shaping give each variant's steps to the target per seed; timed runs over
+emulated links (rate and one-way delay) give its step time; :func:`summarize_links` combines them
+into intervals over seeds of the ring's time over the variant's (docs/results/cerar_training.md,
+"Links with latency").  The runs themselves are :mod:`gcsim.learning.cerar_runs`'.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._optional import require
+from .._plotting import curve_styles, legend_below, new_figure, save
+from .._progress import StageProgress
+from .._stats import t_interval
+from .._validation import check_bool, check_int, check_real
+from ..errors import InvalidArgumentError
+from ..executor.netem import netem_available
+from ..io.manifest import atomic_write_text, provenance, to_jsonable
+from .cerar_model import CONV_WIDTH, n_parameters, payload_bytes
+from .cerar_runs import (
+    HYPER,
+    VARIANTS,
+    Evaluator,
+    _prepare_designs,
+    experiment_designs,
+    run_link,
+    time_to_target,
+)
+
+__all__ = [
+    "BIG_WIDTH",
+    "LINKS",
+    "timing_row",
+    "seed_interval",
+    "verdict",
+    "summarize_links",
+    "links_experiment",
+    "plot_links",
+]
+
+#: Units of the large model's fully connected layer: ``conv_net(BIG_WIDTH)`` has 5,057,610 parameters.
+BIG_WIDTH = 3200
+
+#: The link experiment (docs/results/cerar_training.md, "Links with latency").  ``accuracy``: every
+#: variant trained once per seed without shaping (the arithmetic does not depend on the link: the
+#: timing runs check it, bit for bit) with replica 0 evaluated at every step, which gives the steps
+#: to ``target``; ``timing``: per model, link and delay, every listed variant once per seed in one
+#: launch over the emulated link, ``steps`` steps of which the first ``warmup`` are not timed.
+LINKS: dict[str, Any] = {
+    "seeds": [0, 1, 2],
+    "delays": ["1ms", "10ms"],
+    "warmup": 2,
+    "target": 0.90,
+    "accuracy": {
+        "steps": 80,
+        "eval_every": 2,
+        "drift_every": 20,
+        "variants": ["ring", "exact c=4", "optimized c=8", "optimized c=16"],
+    },
+    "timing": [
+        {"width": CONV_WIDTH, "rate": "20mbit", "variants": ["ring", "optimized c=16"], "steps": 6},
+        {
+            "width": CONV_WIDTH,
+            "rate": "100mbit",
+            "variants": ["ring", "exact c=4", "optimized c=8", "optimized c=16"],
+            "steps": 10,
+        },
+        {"width": CONV_WIDTH, "rate": "1gbit", "variants": ["ring", "exact c=4", "optimized c=16"], "steps": 10},
+        {"width": BIG_WIDTH, "rate": "100mbit", "variants": ["ring", "optimized c=16"], "steps": 6},
+        {"width": BIG_WIDTH, "rate": "1gbit", "variants": ["ring", "exact c=4", "optimized c=16"], "steps": 6},
+    ],
+}
+
+
+def timing_row(
+    cell: dict, *, rate: str, delay: str | None, label: str, c: int | None, N: int, seed: int, width: int, warmup: int
+) -> dict:
+    """One timing run: the median over its steps after ``warmup`` of the slowest rank's step time, and bytes per step.
+
+    Examples
+    --------
+    >>> runs = [{"step_seconds": [9.0, 1.0, 2.0, 3.0], "load": [1.0, 2.0], "tx_bytes": 800, "hook_bytes": None,
+    ...          "bucket_elements": [10]}, {"step_seconds": [9.0, 1.5, 1.0, 3.5], "load": [1.1, 2.1],
+    ...          "tx_bytes": 900, "hook_bytes": None, "bucket_elements": [10]}]
+    >>> cell = {"results": runs, "eval": {"final_acc": [0.5, 0.5], "final_drift_max_abs": 0.0}}
+    >>> row = timing_row(cell, rate="1gbit", delay="1ms", label="ring", c=None, N=2, seed=0, width=8, warmup=1)
+    >>> row["step_median_s"], row["timed_steps"], row["wire_bytes_per_step"], row["payload_formula_bytes_per_step"]
+    (2.0, 3, 212.5, 40)
+    """
+    R = cell["results"]
+    steps = len(R[0]["step_seconds"])
+    warmup = check_int("warmup", warmup, minimum=0, maximum=steps - 1)
+    step_s = np.max([r["step_seconds"] for r in R], axis=0)[warmup:]  # the slowest rank's time of each step
+    tx = [r["tx_bytes"] for r in R]
+    hook = [r["hook_bytes"] for r in R]
+    buckets = R[0]["bucket_elements"]
+    return {
+        "parameters": n_parameters(width),
+        "width": width,
+        "link": rate,
+        "delay": delay or "0",
+        "variant": label,
+        "c": c,
+        "seed": int(seed),
+        "steps": steps,
+        "timed_steps": int(step_s.size),
+        "step_median_s": float(np.median(step_s)),
+        "step_p10_s": float(np.percentile(step_s, 10)),
+        "step_p90_s": float(np.percentile(step_s, 90)),
+        "payload_bytes_per_step": None if hook[0] is None else max(hook) / steps,
+        "payload_formula_bytes_per_step": payload_bytes(buckets, N, c if label != "ring" else None, 1),
+        "wire_bytes_per_step": None if None in tx else float(np.mean(tx)) / steps,
+        "final_acc_mean": float(np.mean(cell["eval"]["final_acc"])),
+        "drift_max_abs": cell["eval"]["final_drift_max_abs"],
+        "load_before": float(R[0]["load"][0]),
+        "load_after": float(R[0]["load"][1]),
+    }
+
+
+def seed_interval(values: list[float], level: float = 0.95) -> dict:
+    """Mean over seeds with its Student-t interval (``n - 1`` degrees of freedom), and the range.
+
+    Examples
+    --------
+    >>> r = seed_interval([1.0, 2.0, 3.0])
+    >>> r["mean"], round(r["lo"], 4), round(r["hi"], 4), r["min"], r["max"], r["n"]
+    (2.0, -0.4841, 4.4841, 1.0, 3.0, 3)
+    """
+    y = np.asarray(values, dtype=float)
+    if y.size == 0:
+        raise InvalidArgumentError("values", "must hold at least one seed's value")
+    mean = float(y.mean())
+    if y.size < 2:
+        lo, hi = float("-inf"), float("inf")
+    else:
+        lo, hi = t_interval(mean, float(y.std(ddof=1) / np.sqrt(y.size)), y.size - 1, level)
+    return {
+        "mean": mean,
+        "lo": float(lo),
+        "hi": float(hi),
+        "min": float(y.min()),
+        "max": float(y.max()),
+        "n": int(y.size),
+    }
+
+
+def verdict(ratio: dict) -> str:
+    """``"CERAR sooner"`` when the interval of ring time / CERAR time lies above 1, ``"ring sooner"`` below it.
+
+    Otherwise ``"not shown"``.
+
+    Examples
+    --------
+    >>> verdict({"lo": 1.02, "hi": 1.2}), verdict({"lo": 0.5, "hi": 0.9}), verdict({"lo": 0.9, "hi": 1.1})
+    ('CERAR sooner', 'ring sooner', 'not shown')
+    """
+    if ratio["lo"] > 1.0:
+        return "CERAR sooner"
+    if ratio["hi"] < 1.0:
+        return "ring sooner"
+    return "not shown"
+
+
+def summarize_links(timing: list[dict], accuracy: list[dict]) -> list[dict]:
+    """One row per model, link, delay and variant: intervals over seeds of the step time, of the ring's step
+    time over the variant's (paired by seed), and, where the accuracy runs give the steps to the target
+    (same width), of the time to target = steps × median step time and its ring / variant ratio.
+
+    ``timing``: :func:`timing_row` rows; ``accuracy``: rows with ``width``, ``variant``, ``seed`` and
+    ``step_at_target`` (None: not reached).  Intervals: :func:`seed_interval`; verdicts: :func:`verdict`.
+    """
+    reach = {(a["width"], a["variant"], a["seed"]): a["step_at_target"] for a in accuracy}
+    by = {(t["width"], t["link"], t["delay"], t["variant"], t["seed"]): t for t in timing}
+    cells = list(dict.fromkeys((t["width"], t["link"], t["delay"], t["variant"]) for t in timing))
+    out = []
+    for w, link, delay, variant in cells:
+        rows = [t for k, t in by.items() if k[:4] == (w, link, delay, variant)]
+        seeds = [t["seed"] for t in rows]
+        ring = [by.get((w, link, delay, "ring", s)) for s in seeds]
+        step = seed_interval([t["step_median_s"] for t in rows])
+        row: dict[str, Any] = {
+            "parameters": rows[0]["parameters"],
+            "width": w,
+            "link": link,
+            "delay": delay,
+            "variant": variant,
+            "seeds": len(rows),
+            "step_s": step,
+            "payload_MB_per_step": (rows[0]["payload_bytes_per_step"] or rows[0]["payload_formula_bytes_per_step"])
+            / 1e6,
+            "wire_MB_per_step": None
+            if rows[0]["wire_bytes_per_step"] is None
+            else float(np.mean([t["wire_bytes_per_step"] for t in rows])) / 1e6,
+            "load_range": [min(t["load_before"] for t in rows), max(t["load_after"] for t in rows)],
+            "step_ratio": None,
+            "steps_to_target": None,
+            "time_to_target_s": None,
+            "time_ratio": None,
+            "verdict": None,
+        }
+        ring_steps = [r["step_median_s"] for r in ring if r is not None]
+        if len(ring_steps) == len(rows):
+            row["step_ratio"] = seed_interval([a / t["step_median_s"] for a, t in zip(ring_steps, rows, strict=True)])
+        hits = [float(h) for s in seeds if (h := reach.get((w, variant, s))) is not None]
+        ring_hits = [float(h) for s in seeds if (h := reach.get((w, "ring", s))) is not None]
+        if len(hits) == len(rows):
+            row["steps_to_target"] = seed_interval(hits)
+            times = [h * t["step_median_s"] for h, t in zip(hits, rows, strict=True)]
+            row["time_to_target_s"] = seed_interval(times)
+            if len(ring_steps) == len(rows) and len(ring_hits) == len(rows):
+                ring_times = [h * r for h, r in zip(ring_hits, ring_steps, strict=True)]
+                row["time_ratio"] = seed_interval([a / b for a, b in zip(ring_times, times, strict=True)])
+                if variant != "ring":
+                    row["verdict"] = verdict(row["time_ratio"])
+        elif any((w, variant, s) in reach for s in seeds):
+            row["verdict"] = "target not reached"
+        if variant != "ring" and row["verdict"] is None and row["step_ratio"] is not None:
+            row["verdict"] = verdict(row["step_ratio"]) + " (per step)"
+        out.append(row)
+    return out
+
+
+def links_experiment(
+    out: str | Path,
+    *,
+    N: int = 4,
+    plan: dict | None = None,
+    design_cache: str | Path | None = None,
+    mnist: str | Path | None = None,
+    log=print,
+    progress: bool = True,
+    manifest_name: str = "manifest.json",
+) -> dict:
+    """The link experiment of :data:`LINKS` (or ``plan``, the same keys): root only; files into ``out``.
+
+    Files: ``accuracy.csv`` (per variant and seed: steps to the target, final accuracy, drift),
+    ``accuracy_curves.csv`` (replica 0's test accuracy at every step), ``timing.csv`` (one
+    :func:`timing_row` per model, link, delay, variant and seed, with the check ``same_arithmetic``:
+    the timed run's last parameters equal, bit for bit, the unshaped run's at that step),
+    ``summary.csv`` / ``summary.json`` (:func:`summarize_links`), ``designs.json``,
+    ``figure.png`` (:func:`plot_links`) and ``manifest_name`` (command, versions, plan, load averages,
+    elapsed time).  ``mnist``: train and test on full MNIST from local files
+    (:func:`load_experiment_data`; default the 5,000-image subset, 1,250 test images).
+    """
+    import os
+    import shutil
+    import tempfile
+
+    progress = check_bool("progress", progress)
+    ok, why = netem_available()
+    if not ok:
+        raise RuntimeError(f"the CERAR link experiment needs emulated links: {why}")
+    plan = dict(LINKS if plan is None else plan)
+    seeds = [check_int("seeds", x, minimum=0) for x in plan["seeds"]]
+    warmup = int(plan["warmup"])
+    target = check_real("target", plan["target"], minimum=0.0, maximum=1.0)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    t_start = time.time()
+    load_start = os.getloadavg()
+    designs = experiment_designs(N, None if design_cache is None else Path(design_cache), log=log)
+    work = Path(tempfile.mkdtemp(prefix="gcsim-cerar-links-"))
+    base = {**HYPER, "mnist": None if mnist is None else str(mnist)}
+    acc = plan["accuracy"]
+    total = len(acc["variants"]) * len(seeds) * int(acc["steps"])
+    total += sum(len(t["variants"]) * len(seeds) * int(t["steps"]) for t in plan["timing"]) * len(plan["delays"])
+    bar = StageProgress(total, "cerar-links:", "SGD steps", progress, every=30.0)
+    evaluators: dict[int, Evaluator] = {}
+    try:
+        paths, dtypes, design_rows = _prepare_designs(designs, work, N, log)
+        evaluators[CONV_WIDTH] = Evaluator(CONV_WIDTH, data_seed=base["data_seed"], mnist=mnist)
+        common = {"N": N, "seeds": seeds, "paths": paths, "dtypes": dtypes, "work": work, "bar": bar, "log": log}
+        # the unshaped launch on port 29732, then one launch per link and delay on the next ports
+        accuracy, curves, digests = _accuracy_runs(acc, base, target, evaluators[CONV_WIDTH], port=29732, **common)
+        timing = _timing_runs(plan, base, warmup, evaluators, digests, mnist=mnist, port=29732, **common)
+    finally:
+        bar.close()
+        shutil.rmtree(work, ignore_errors=True)
+    summary = summarize_links(timing, accuracy)
+    tables = {"accuracy": accuracy, "curves": curves, "timing": timing, "designs": design_rows}
+    run = {"N": N, "plan": plan, "mnist": mnist, "load_start": load_start, "t_start": t_start}
+    manifest = _write_links(out, manifest_name, summary, tables, evaluators, run)
+    return {"summary": summary, "timing": timing, "accuracy": accuracy, "manifest": manifest}
+
+
+def _accuracy_runs(
+    acc: dict,
+    base: dict,
+    target: float,
+    evaluator: Evaluator,
+    *,
+    N: int,
+    seeds: list[int],
+    paths: dict,
+    dtypes: dict,
+    work: Path,
+    bar: StageProgress,
+    log,
+    port: int,
+) -> tuple[list[dict], list[dict], dict[tuple, dict]]:
+    """The unshaped runs of ``plan["accuracy"]``, every variant once per seed in one launch.
+
+    Returns the accuracy rows, replica 0's curve rows and the snapshot digests
+    ``(width, label, seed) -> {step: digest}`` the timing runs are compared with.
+    """
+    import os
+
+    spec = {**base, "steps": int(acc["steps"]), "eval_every": int(acc["eval_every"]), "compute_dtype": dtypes}
+    spec["drift_every"] = int(acc["drift_every"])
+    accuracy: list[dict] = []
+    curves: list[dict] = []
+    digests: dict[tuple, dict] = {}
+    # one launch: replica 0's snapshots of every evaluated step, about 2 GB at the default plan
+    t0 = time.time()
+    variants = [(lab, paths.get(lab)) for lab in acc["variants"]]
+    cells = run_link(
+        "unshaped", variants, N=N, spec=spec, work=work, evaluator=evaluator, port=port,
+        netem=False, progress=bar, seeds=seeds,
+    )  # fmt: skip
+    for (lab, s), cell in cells.items():
+        t_hit, s_hit = time_to_target(cell["eval"]["curve"], target)
+        digests[(CONV_WIDTH, lab, s)] = cell["eval"]["digests"]
+        accuracy.append(
+            {
+                "width": CONV_WIDTH,
+                "parameters": n_parameters(CONV_WIDTH),
+                "variant": lab,
+                "seed": s,
+                "steps": int(spec["steps"]),
+                "target_acc": target,
+                "step_at_target": s_hit,
+                "final_acc_replica0": cell["eval"]["curve"][-1]["test_acc"],
+                "final_acc_mean": float(np.mean(cell["eval"]["final_acc"])),
+                "final_acc_min": float(np.min(cell["eval"]["final_acc"])),
+                "drift_max_abs": cell["eval"]["final_drift_max_abs"],
+                "test_images": evaluator.n_test,
+            }
+        )
+        curves += [
+            {"variant": lab, "seed": s, "step": p["step"], "test_acc": p["test_acc"]} for p in cell["eval"]["curve"]
+        ]
+    log(
+        "accuracy runs: "
+        + ", ".join(f"{a['variant']} step {a['step_at_target']}" for a in accuracy[-len(cells) :])
+        + f"  ({time.time() - t0:.0f} s, load {os.getloadavg()[0]:.1f})"
+    )
+    return accuracy, curves, digests
+
+
+def _timing_runs(
+    plan: dict,
+    base: dict,
+    warmup: int,
+    evaluators: dict[int, Evaluator],
+    digests: dict[tuple, dict],
+    *,
+    N: int,
+    seeds: list[int],
+    paths: dict,
+    dtypes: dict,
+    work: Path,
+    bar: StageProgress,
+    log,
+    mnist: str | Path | None,
+    port: int,
+) -> list[dict]:
+    """The timed runs of ``plan["timing"]``: per model, link and delay one launch (on the port after
+    ``port``, then the next ones) of every listed variant once per seed; one :func:`timing_row` each.
+
+    ``evaluators`` (width -> :class:`Evaluator`) gains the widths it lacks.
+    """
+    import os
+
+    timing: list[dict] = []
+    for entry in plan["timing"]:
+        width = int(entry["width"])
+        if width not in evaluators:
+            evaluators[width] = Evaluator(width, data_seed=base["data_seed"], mnist=mnist)
+        tspec = {**base, "width": width, "steps": int(entry["steps"]), "eval_every": int(entry["steps"])}
+        tspec["compute_dtype"] = dtypes
+        for delay in [None if str(x).lower() in ("none", "0", "0ms") else str(x) for x in plan["delays"]]:
+            port += 1
+            t0 = time.time()
+            variants = [(lab, paths.get(lab)) for lab in entry["variants"]]
+            cells = run_link(
+                entry["rate"], variants, N=N, spec=tspec, work=work, evaluator=evaluators[width], port=port,
+                progress=bar, delay=delay, seeds=seeds,
+            )  # fmt: skip
+            for (lab, s), cell in cells.items():
+                c = VARIANTS[lab][1] if VARIANTS[lab][0] is not None else None
+                row = timing_row(
+                    cell, rate=entry["rate"], delay=delay, label=lab, c=c, N=N, seed=s, width=width, warmup=warmup
+                )
+                ref = digests.get((width, lab, s), {}).get(row["steps"])
+                row["same_arithmetic"] = None if ref is None else ref == cell["eval"]["digests"][row["steps"]]
+                row["wall_seconds"] = cell["wall_seconds"]
+                row["delay_backend"] = cell["delay"]["backend"]
+                row["delay_late_mean_s"] = cell["delay"]["late_mean_s"]
+                row["delay_late_max_s"] = cell["delay"]["late_max_s"]
+                timing.append(row)
+            med = {
+                lab: np.median([t["step_median_s"] for t in timing[-len(cells) :] if t["variant"] == lab])
+                for lab in entry["variants"]
+            }
+            log(
+                f"{n_parameters(width):,} parameters, {entry['rate']} + {delay}: "
+                + ", ".join(f"{lab} {m * 1e3:.0f} ms" for lab, m in med.items())
+                + f"  ({time.time() - t0:.0f} s, load {os.getloadavg()[0]:.1f})"
+            )
+    return timing
+
+
+def _write_links(
+    out: Path, manifest_name: str, summary: list[dict], tables: dict, evaluators: dict[int, Evaluator], run: dict
+) -> dict:
+    """Write the link experiment's files and its manifest into ``out``; returns the manifest.
+
+    ``tables``: the ``accuracy``, ``curves`` and ``timing`` rows and the ``designs`` record;
+    ``run``: ``N``, ``plan``, ``mnist``, ``load_start`` and ``t_start`` of the experiment.
+    """
+    import json
+    import os
+
+    import pandas as pd
+
+    timing = tables["timing"]
+    atomic_write_text(out / "accuracy.csv", pd.DataFrame(tables["accuracy"]).to_csv(index=False))
+    atomic_write_text(out / "accuracy_curves.csv", pd.DataFrame(tables["curves"]).to_csv(index=False))
+    atomic_write_text(out / "timing.csv", pd.DataFrame(timing).to_csv(index=False))
+    atomic_write_text(out / "summary.json", json.dumps(to_jsonable(summary), indent=1))
+    atomic_write_text(out / "summary.csv", pd.json_normalize(to_jsonable(summary)).to_csv(index=False))
+    atomic_write_text(out / "designs.json", json.dumps(to_jsonable(tables["designs"]), indent=1))
+    plot_links(summary, out / "figure.png")
+    import torch
+
+    manifest = {
+        "provenance": provenance(),
+        "torch": torch.__version__,
+        "N": run["N"],
+        "plan": run["plan"],
+        "hyper": HYPER,
+        "data": "mnist (local files)" if run["mnist"] is not None else "mnist-5k subset",
+        "test_images": evaluators[CONV_WIDTH].n_test,
+        "parameters": {w: n_parameters(w) for w in evaluators},
+        "designs": tables["designs"],
+        "cpu_count": os.cpu_count(),
+        "load_average_start_end": [run["load_start"], os.getloadavg()],
+        "elapsed_seconds": time.time() - run["t_start"],
+        "same_arithmetic": [t["same_arithmetic"] for t in timing],
+        "files": ["accuracy.csv", "accuracy_curves.csv", "timing.csv", "summary.csv", "summary.json"]
+        + ["designs.json", "figure.png"],
+    }
+    atomic_write_text(out / manifest_name, json.dumps(to_jsonable(manifest), indent=1))
+    return manifest
+
+
+def plot_links(summary: list[dict], path=None):
+    """Ring step time / variant step time (mean and 95 % interval over seeds), one panel per model."""
+    require("matplotlib", "plots", "gcsim.learning.cerar_training.plot_links")
+
+    widths = list(dict.fromkeys(r["width"] for r in summary))
+    fig, axes = new_figure(1, len(widths), figsize=(6.4 * len(widths), 4.6), squeeze=False, sharey=True)
+    labels = [v for v in VARIANTS if v != "ring" and any(r["variant"] == v for r in summary)]
+    styles = dict(zip(labels, curve_styles(len(labels), points=8), strict=True))
+    for ax, w in zip(axes[0], widths, strict=True):
+        rows = [r for r in summary if r["width"] == w]
+        cells = list(dict.fromkeys(f"{r['link']}\n+{r['delay']}" for r in rows))
+        for k, lab in enumerate(labels):
+            pts = [(cells.index(f"{r['link']}\n+{r['delay']}"), r["step_ratio"]) for r in rows if r["variant"] == lab]
+            pts = [(x, q) for x, q in pts if q is not None]
+            if pts:
+                x = np.array([p[0] for p in pts]) + 0.08 * (k - (len(labels) - 1) / 2)
+                m = np.array([p[1]["mean"] for p in pts])
+                err = np.array([[p[1]["mean"] - p[1]["lo"] for p in pts], [p[1]["hi"] - p[1]["mean"] for p in pts]])
+                ax.errorbar(x, m, yerr=err, label=lab, capsize=3, **styles[lab])
+        ax.axhline(1.0, color="grey", lw=0.9, ls=":", zorder=1)
+        ax.set_xticks(range(len(cells)), cells)
+        ax.set_title(f"{rows[0]['parameters']:,} parameters, N = 4 ranks")
+        ax.set_ylabel("ring step time / variant step time")
+        ax.grid(True, alpha=0.3)
+    legend_below(fig, ncol=4, fontsize=10)
+    if path is not None:
+        save(fig, path)
+    return fig
