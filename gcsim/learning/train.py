@@ -716,30 +716,14 @@ def train(
     if not isinstance(dataset, Dataset):
         raise InvalidArgumentError("dataset", f"must be a Dataset, got {type(dataset).__name__}")
     n_workers = spec.n if isinstance(spec, CodeSpec) else 1
-    delay_clock = isinstance(stragglers, DelayStragglerModel)
-    if stragglers is not None:
-        if not isinstance(stragglers, StragglerModel):
-            raise InvalidArgumentError(
-                "stragglers", f"must be a straggler model (gcsim.straggler_model), got {type(stragglers).__name__}"
-            )
-        if stragglers.n != n_workers:
-            raise InvalidArgumentError("stragglers", f"has n = {stragglers.n} workers, the code has {n_workers}")
-        if delay_clock and wallclock is not None:
-            raise InvalidArgumentError(
-                "wallclock", "a delay model's arrival times give the iteration times; pass one of the two"
-            )
+    _check_stragglers(stragglers, n_workers, wallclock)
     p = _assumed_p(p, stragglers, spec.decoder if isinstance(spec, CodeSpec) else "optimal")
     p_workers = _straggling_probabilities(p, n_workers)
     iterations = check_int("iterations", iterations, minimum=1)
     eval_every = check_int("eval_every", eval_every, minimum=1)
     seed = check_int("seed", seed, minimum=0)
     init_seed = seed if init_seed is None else check_int("init_seed", init_seed, minimum=0)
-    model = MLP((dataset.n_features, 128, dataset.n_classes)) if model is None else model
-    if not isinstance(model, MLP) or model.sizes[0] != dataset.n_features or model.sizes[-1] < dataset.n_classes:
-        raise InvalidArgumentError(
-            "model",
-            f"must be an MLP with {dataset.n_features} inputs and >= {dataset.n_classes} outputs, got {model!r}",
-        )
+    model = _check_model(model, dataset)
     wallclock = WallClockModel() if wallclock is None else wallclock
     if not isinstance(wallclock, WallClockModel):
         raise InvalidArgumentError("wallclock", f"must be a WallClockModel, got {type(wallclock).__name__}")
@@ -755,97 +739,23 @@ def train(
     size = parts.shape[1]
     b = size if batch_per_part is None else check_int("batch_per_part", batch_per_part, minimum=1, maximum=size)
     examples = spec.assignment.T @ np.full(N, b)  # e_j: examples processed by worker j
-    if isinstance(stragglers, DelayStragglerModel):
-        masks, times = stragglers.sample_with_times(iterations, seed)
-        if not np.all(np.isfinite(times)):
-            first = int(np.argmin(np.isfinite(times)))
-            raise InvalidArgumentError(
-                "stragglers", f"iteration {first} never decodes: its rule waits for a worker that never arrives"
-            )
-    else:
-        model_s = straggler_model("bernoulli", n, p=p_workers) if stragglers is None else stragglers
-        masks = model_s.sample(iterations, seed)
-        times = wallclock.iteration_times(examples, masks, model.d, m)
-    rng = np.random.default_rng([seed, 1])
+    masks, times = _masks_and_times(stragglers, n, p_workers, wallclock, examples, model.d, m, iterations, seed)
+    batches = _Batches(dataset, parts, b, np.random.default_rng([seed, 1]))
     theta = model.init(init_seed)
-    rows: list[dict[str, Any]] = []
-    errs: list[float] = []
-    arrived: list[float] = []
-    clock = 0.0
-
-    # the evaluation sets, checked once (record() runs every eval_every iterations)
-    x_train, y_train = model._check_data(dataset.x_train, dataset.y_train, 1)
-    x_test, y_test = model._check_data(dataset.x_test, dataset.y_test, 1)
-
-    def record(t: int) -> None:
-        theta_ok = model._check_theta(theta)
-        tr_loss, tr_acc = model._evaluate_checked(theta_ok, x_train, y_train)
-        # a time-to-target run (stop_loss) needs the training loss only
-        te_loss, te_acc = (
-            (np.nan, np.nan) if stop_loss is not None else model._evaluate_checked(theta_ok, x_test, y_test)
-        )
-        rows.append(
-            {
-                "iteration": t,
-                "wallclock": clock,
-                "train_loss": tr_loss,
-                "train_acc": tr_acc,
-                "test_loss": te_loss,
-                "test_acc": te_acc,
-                "rel_error": float(np.mean(errs)) if errs else np.nan,
-                "arrived": float(np.mean(arrived)) if arrived else float(n),
-            }
-        )
-        errs.clear()
-        arrived.clear()
-
-    record(0)
-    diverged_at: int | None = None
-    stopped_at: int | None = 0 if stop_loss is not None and rows[0]["train_loss"] <= stop_loss else None
-    for t in range(iterations if stopped_at is None else 0):
-        idx = parts if b == size else np.take_along_axis(parts, rng.random(parts.shape).argsort(axis=1)[:, :b], 1)
-        with np.errstate(over="ignore", invalid="ignore"):  # a diverging code: caught just below
-            G = model.part_gradients(theta, dataset.x_train[idx], dataset.y_train[idx])
-            finite_parts = bool(np.all(np.isfinite(G)))
-            if finite_parts:
-                ghat = code.estimates(G, masks[t : t + 1], draws=[t], precision=precision)[0]
-                g = G.sum(axis=0)
-                errs.append(float(np.sum((ghat - g) ** 2) / max(np.sum(g**2), 1e-300)))
-                arrived.append(int(masks[t].sum()))
-            new_theta = opt.step(theta, ghat) if finite_parts and np.all(np.isfinite(ghat)) else G[0] * np.nan
-        if not np.all(np.isfinite(new_theta)):
-            what = (
-                "part gradients"
-                if not finite_parts
-                else "decoded gradient"
-                if not np.all(np.isfinite(ghat))
-                else "parameters"
-            )
-            if divergence == "raise":
-                raise FloatingPointError(f"{spec.label}: {what} not finite at iteration {t}")
-            diverged_at = t
-            clock += float(times[t])
-            rows.append(
-                {
-                    "iteration": t + 1,
-                    "wallclock": clock,
-                    "train_loss": np.inf,
-                    "train_acc": np.nan,
-                    "test_loss": np.inf,
-                    "test_acc": np.nan,
-                    "rel_error": float(np.mean(errs)) if errs else np.nan,
-                    "arrived": float(np.mean(arrived)) if arrived else float(n),
-                }
-            )
-            break
-        theta = new_theta
-        clock += float(times[t])
-        if (t + 1) % eval_every == 0 or t + 1 == iterations:
-            with np.errstate(over="ignore", invalid="ignore"):  # huge but finite parameters: inf losses
-                record(t + 1)
-            if stop_loss is not None and rows[-1]["train_loss"] <= stop_loss:
-                stopped_at = t + 1
-                break
+    history = _History(model, dataset, n, stop_loss)
+    theta, diverged_at, stopped_at = _iterate(
+        code,
+        opt,
+        history,
+        theta,
+        batches=batches,
+        masks=masks,
+        times=times,
+        eval_every=eval_every,
+        precision=precision,
+        divergence=divergence,
+        label=spec.label,
+    )
     homogeneous = bool(np.all(p_workers == p_workers[0]))
     params = {
         "label": spec.label,
@@ -869,4 +779,176 @@ def train(
         "stopped_at": stopped_at,
         "options": {k: v for k, v in spec.options.items() if np.isscalar(v)},
     }
-    return TrainResult(spec.label, pd.DataFrame(rows), theta, params)
+    return TrainResult(spec.label, pd.DataFrame(history.rows), theta, params)
+
+
+def _check_stragglers(stragglers: Any, n_workers: int, wallclock: Any) -> None:
+    """A straggler model of the code's ``n`` workers; a delay model's clock excludes ``wallclock``."""
+    if stragglers is None:
+        return
+    if not isinstance(stragglers, StragglerModel):
+        raise InvalidArgumentError(
+            "stragglers", f"must be a straggler model (gcsim.straggler_model), got {type(stragglers).__name__}"
+        )
+    if stragglers.n != n_workers:
+        raise InvalidArgumentError("stragglers", f"has n = {stragglers.n} workers, the code has {n_workers}")
+    if isinstance(stragglers, DelayStragglerModel) and wallclock is not None:
+        raise InvalidArgumentError(
+            "wallclock", "a delay model's arrival times give the iteration times; pass one of the two"
+        )
+
+
+def _check_model(model: Any, dataset: Dataset) -> MLP:
+    """``model``, by default ``MLP((features, 128, classes))``, checked against the dataset's shape."""
+    model = MLP((dataset.n_features, 128, dataset.n_classes)) if model is None else model
+    if not isinstance(model, MLP) or model.sizes[0] != dataset.n_features or model.sizes[-1] < dataset.n_classes:
+        raise InvalidArgumentError(
+            "model",
+            f"must be an MLP with {dataset.n_features} inputs and >= {dataset.n_classes} outputs, got {model!r}",
+        )
+    return model
+
+
+def _masks_and_times(
+    stragglers: StragglerModel | None,
+    n: int,
+    p_workers: np.ndarray,
+    wallclock: WallClockModel,
+    examples: np.ndarray,
+    d: int,
+    m: int,
+    iterations: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The non-straggler masks ``(iterations, n)`` and each iteration's duration.
+
+    A delay model gives both (its decode times); otherwise the masks are Bernoulli(``p_workers``)
+    or the model's, and the durations the wall-clock model's.
+    """
+    if isinstance(stragglers, DelayStragglerModel):
+        masks, times = stragglers.sample_with_times(iterations, seed)
+        if not np.all(np.isfinite(times)):
+            first = int(np.argmin(np.isfinite(times)))
+            raise InvalidArgumentError(
+                "stragglers", f"iteration {first} never decodes: its rule waits for a worker that never arrives"
+            )
+        return masks, times
+    model_s = straggler_model("bernoulli", n, p=p_workers) if stragglers is None else stragglers
+    masks = model_s.sample(iterations, seed)
+    return masks, wallclock.iteration_times(examples, masks, d, m)
+
+
+class _Batches:
+    """Each iteration's examples of every part: the whole part, or ``b`` of them drawn without replacement."""
+
+    def __init__(self, dataset: Dataset, parts: np.ndarray, b: int, rng: np.random.Generator):
+        self.dataset, self.parts, self.b, self.rng = dataset, parts, b, rng
+
+    def next(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(x, y)`` of shape ``(N, b, ...)``."""
+        parts = self.parts
+        if self.b == parts.shape[1]:
+            idx = parts
+        else:
+            idx = np.take_along_axis(parts, self.rng.random(parts.shape).argsort(axis=1)[:, : self.b], 1)
+        return self.dataset.x_train[idx], self.dataset.y_train[idx]
+
+
+class _History:
+    """The rows of a run's history: an evaluation every ``eval_every`` iterations, with the mean relative
+    error of the decoded gradient and the mean number of arrivals since the previous row."""
+
+    def __init__(self, model: MLP, dataset: Dataset, n: int, stop_loss: float | None):
+        self.model, self.n, self.stop_loss = model, n, stop_loss
+        # the evaluation sets, checked once (record() runs every eval_every iterations)
+        self.x_train, self.y_train = model._check_data(dataset.x_train, dataset.y_train, 1)
+        self.x_test, self.y_test = model._check_data(dataset.x_test, dataset.y_test, 1)
+        self.rows: list[dict[str, Any]] = []
+        self.errs: list[float] = []
+        self.arrived: list[float] = []
+        self.clock = 0.0
+
+    def record(self, t: int, theta: np.ndarray) -> None:
+        """Evaluate ``theta`` after ``t`` iterations (a time-to-target run: the training loss only)."""
+        theta_ok = self.model._check_theta(theta)
+        tr_loss, tr_acc = self.model._evaluate_checked(theta_ok, self.x_train, self.y_train)
+        te_loss, te_acc = (
+            (np.nan, np.nan)
+            if self.stop_loss is not None
+            else self.model._evaluate_checked(theta_ok, self.x_test, self.y_test)
+        )
+        self.rows.append(self._row(t, tr_loss, tr_acc, te_loss, te_acc))
+        self.errs.clear()
+        self.arrived.clear()
+
+    def diverged(self, t: int) -> None:
+        """The last row of a run that diverged at iteration ``t - 1``: infinite losses."""
+        self.rows.append(self._row(t, np.inf, np.nan, np.inf, np.nan))
+
+    def _row(self, t: int, tr_loss: float, tr_acc: float, te_loss: float, te_acc: float) -> dict[str, Any]:
+        return {
+            "iteration": t,
+            "wallclock": self.clock,
+            "train_loss": tr_loss,
+            "train_acc": tr_acc,
+            "test_loss": te_loss,
+            "test_acc": te_acc,
+            "rel_error": float(np.mean(self.errs)) if self.errs else np.nan,
+            "arrived": float(np.mean(self.arrived)) if self.arrived else float(self.n),
+        }
+
+
+def _iterate(
+    code: CodedGradient,
+    opt: Any,
+    history: _History,
+    theta: np.ndarray,
+    *,
+    batches: _Batches,
+    masks: np.ndarray,
+    times: np.ndarray,
+    eval_every: int,
+    precision: str,
+    divergence: str,
+    label: str,
+) -> tuple[np.ndarray, int | None, int | None]:
+    """The training iterations from ``theta``: ``(theta, diverged_at, stopped_at)`` (see :func:`train`)."""
+    model, stop_loss = history.model, history.stop_loss
+    iterations = masks.shape[0]
+    history.record(0, theta)
+    diverged_at: int | None = None
+    stopped_at: int | None = 0 if stop_loss is not None and history.rows[0]["train_loss"] <= stop_loss else None
+    for t in range(iterations if stopped_at is None else 0):
+        x, y = batches.next()
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging code: caught just below
+            G = model.part_gradients(theta, x, y)
+            finite_parts = bool(np.all(np.isfinite(G)))
+            if finite_parts:
+                ghat = code.estimates(G, masks[t : t + 1], draws=[t], precision=precision)[0]
+                g = G.sum(axis=0)
+                history.errs.append(float(np.sum((ghat - g) ** 2) / max(np.sum(g**2), 1e-300)))
+                history.arrived.append(int(masks[t].sum()))
+            new_theta = opt.step(theta, ghat) if finite_parts and np.all(np.isfinite(ghat)) else G[0] * np.nan
+        if not np.all(np.isfinite(new_theta)):
+            what = (
+                "part gradients"
+                if not finite_parts
+                else "decoded gradient"
+                if not np.all(np.isfinite(ghat))
+                else "parameters"
+            )
+            if divergence == "raise":
+                raise FloatingPointError(f"{label}: {what} not finite at iteration {t}")
+            diverged_at = t
+            history.clock += float(times[t])
+            history.diverged(t + 1)
+            break
+        theta = new_theta
+        history.clock += float(times[t])
+        if (t + 1) % eval_every == 0 or t + 1 == iterations:
+            with np.errstate(over="ignore", invalid="ignore"):  # huge but finite parameters: inf losses
+                history.record(t + 1, theta)
+            if stop_loss is not None and history.rows[-1]["train_loss"] <= stop_loss:
+                stopped_at = t + 1
+                break
+    return theta, diverged_at, stopped_at
