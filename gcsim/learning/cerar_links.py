@@ -9,6 +9,8 @@ into intervals over seeds of the ring's time over the variant's (docs/results/ce
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -275,10 +277,10 @@ def links_experiment(
     try:
         paths, dtypes, design_rows = _prepare_designs(designs, work, N, log)
         evaluators[CONV_WIDTH] = Evaluator(CONV_WIDTH, data_seed=base["data_seed"], mnist=mnist)
-        common = {"N": N, "seeds": seeds, "paths": paths, "dtypes": dtypes, "work": work, "bar": bar, "log": log}
+        setup = _LinkSetup(N, seeds, paths, dtypes, work, bar, log)
         # the unshaped launch on port 29732, then one launch per link and delay on the next ports
-        accuracy, curves, digests = _accuracy_runs(acc, base, target, evaluators[CONV_WIDTH], port=29732, **common)
-        timing = _timing_runs(plan, base, warmup, evaluators, digests, mnist=mnist, port=29732, **common)
+        accuracy, curves, digests = _accuracy_runs(setup, acc, base, target, evaluators[CONV_WIDTH], port=29732)
+        timing = _timing_runs(setup, plan, base, warmup, evaluators, digests, mnist=mnist, port=29732)
     finally:
         bar.close()
         shutil.rmtree(work, ignore_errors=True)
@@ -289,20 +291,22 @@ def links_experiment(
     return {"summary": summary, "timing": timing, "accuracy": accuracy, "manifest": manifest}
 
 
+@dataclass(frozen=True)
+class _LinkSetup:
+    """What every launch of the link experiment shares: ranks, seeds, design paths and compute dtypes
+    (label -> ...), the work folder, the progress bar and the log."""
+
+    N: int
+    seeds: list[int]
+    paths: dict
+    dtypes: dict
+    work: Path
+    bar: StageProgress
+    log: Callable[[str], Any]
+
+
 def _accuracy_runs(
-    acc: dict,
-    base: dict,
-    target: float,
-    evaluator: Evaluator,
-    *,
-    N: int,
-    seeds: list[int],
-    paths: dict,
-    dtypes: dict,
-    work: Path,
-    bar: StageProgress,
-    log,
-    port: int,
+    setup: _LinkSetup, acc: dict, base: dict, target: float, evaluator: Evaluator, *, port: int
 ) -> tuple[list[dict], list[dict], dict[tuple, dict]]:
     """The unshaped runs of ``plan["accuracy"]``, every variant once per seed in one launch.
 
@@ -311,7 +315,8 @@ def _accuracy_runs(
     """
     import os
 
-    spec = {**base, "steps": int(acc["steps"]), "eval_every": int(acc["eval_every"]), "compute_dtype": dtypes}
+    N, seeds, paths, work, bar, log = setup.N, setup.seeds, setup.paths, setup.work, setup.bar, setup.log
+    spec = {**base, "steps": int(acc["steps"]), "eval_every": int(acc["eval_every"]), "compute_dtype": setup.dtypes}
     spec["drift_every"] = int(acc["drift_every"])
     accuracy: list[dict] = []
     curves: list[dict] = []
@@ -354,19 +359,13 @@ def _accuracy_runs(
 
 
 def _timing_runs(
+    setup: _LinkSetup,
     plan: dict,
     base: dict,
     warmup: int,
     evaluators: dict[int, Evaluator],
     digests: dict[tuple, dict],
     *,
-    N: int,
-    seeds: list[int],
-    paths: dict,
-    dtypes: dict,
-    work: Path,
-    bar: StageProgress,
-    log,
     mnist: str | Path | None,
     port: int,
 ) -> list[dict]:
@@ -377,13 +376,14 @@ def _timing_runs(
     """
     import os
 
+    N, seeds, paths, work, bar, log = setup.N, setup.seeds, setup.paths, setup.work, setup.bar, setup.log
     timing: list[dict] = []
     for entry in plan["timing"]:
         width = int(entry["width"])
         if width not in evaluators:
             evaluators[width] = Evaluator(width, data_seed=base["data_seed"], mnist=mnist)
         tspec = {**base, "width": width, "steps": int(entry["steps"]), "eval_every": int(entry["steps"])}
-        tspec["compute_dtype"] = dtypes
+        tspec["compute_dtype"] = setup.dtypes
         for delay in [None if str(x).lower() in ("none", "0", "0ms") else str(x) for x in plan["delays"]]:
             port += 1
             t0 = time.time()
