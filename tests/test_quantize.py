@@ -29,6 +29,7 @@ from gcsim.coding.quantize import (
     bound_objective,
     coded_messages,
     decode,
+    expected_quantized_error,
     message_bits,
     quantized_error,
 )
@@ -170,6 +171,28 @@ def test_closed_form_agrees_with_monte_carlo_on_a_larger_case(quantizer):
     assert half < 0.05 * got.quantization  # the interval is tight enough to mean something
 
 
+def test_expectation_over_stragglers_and_roundings_agrees_with_monte_carlo():
+    # Bernoulli stragglers: every pattern with its probability (exact) against masks and roundings
+    # drawn together; the per-draw decoder is the optimal one of the drawn pattern
+    scheme = encode(CYCLIC3, 2, "rd", seed=2)
+    G = np.random.default_rng(3).normal(size=(3, 9))
+    p = np.array([0.3, 0.1, 0.5])
+    masks = np.array(list(itertools.product([False, True], repeat=3)))
+    pi = np.prod(np.where(masks, 1 - p, p), axis=1)
+    got = expected_quantized_error(scheme, G, masks, [2, 3, 2], probabilities=pi)
+    rng = np.random.default_rng(9)
+    S = 30000
+    drawn = rng.random((S, 3)) >= p
+    Y = coded_messages(scheme, G)
+    q = get_quantizer("maxabs").quantize(np.broadcast_to(Y, (S,) + Y.shape), [2, 3, 2], rng)
+    X = {tuple(mk): optimal_decoder(scheme, mk) for mk in masks}
+    errs = np.array([np.sum((decode(X[tuple(mk)], q[s], 9) - G.sum(axis=0)) ** 2) for s, mk in enumerate(drawn)])
+    half = stats.t.ppf(1 - 1e-4 / 2, S - 1) * errs.std(ddof=1) / np.sqrt(S)
+    assert abs(errs.mean() - got.total) <= half
+    assert half < 0.05 * got.total
+    assert got.total <= got.code_bound and got.quantization <= got.quantization_bound
+
+
 def _gradient_sets(rng, N, d):
     yield rng.normal(size=(N, d))
     sparse = np.zeros((N, d))
@@ -309,6 +332,7 @@ def test_registry_discovers_every_public_module():
         (lambda s, G: allocate_bits([1.0, 1.0], 40, max_bits=16), "total"),
         (lambda s, G: allocate_bits([1.0], 3, min_bits=4, max_bits=2), "max_bits"),
         (lambda s, G: allocation_weights(s, [[True] * 3], probabilities=[0.5]), "probabilities"),
+        (lambda s, G: expected_quantized_error(s, G, [[True] * 3], 2, probabilities=[-1.0]), "probabilities"),
         (lambda s, G: ErrorFeedback("maxabs", (3, 2)).send(np.ones((2, 2)), 1, 0), "messages"),
         (lambda s, G: ErrorFeedback("maxabs", [3, 2]), "shape"),
         (lambda s, G: ErrorFeedback("maxabs", (10**6, 10**7)), "shape"),

@@ -14,6 +14,7 @@ and bounds the quantization term by ``Σ_j ‖X_j‖² w s_j² / (2^{b_j} - 1)²
 the whole error by ``‖𝒢‖₂² (‖B_F X_F - T‖_F² + w Σ_j ‖X_j‖² ‖B_{:,j}‖² / (2^{b_j} - 1)²)``.
 
 * :func:`quantized_error` -- both terms exactly and both bounds, for one pattern;
+  :func:`expected_quantized_error` -- averaged over the straggler patterns;
 * :func:`coded_messages`, :func:`decode` -- the messages ``y_j`` and the decoded gradient;
 * :func:`allocate_bits` -- the integer bit allocation minimizing ``Σ_j a_j / (2^{b_j} - 1)²`` under a
   total budget (greedy, optimal by Theorem 58.3); :func:`allocation_weights` gives the ``a_j`` of the
@@ -44,6 +45,7 @@ __all__ = [
     "coded_messages",
     "decode",
     "quantized_error",
+    "expected_quantized_error",
     "bound_objective",
     "allocate_bits",
     "allocation_weights",
@@ -225,6 +227,61 @@ def quantized_error(
     )
 
 
+def _pattern_probabilities(probabilities: Any, count: int) -> np.ndarray:
+    """``π(F)`` of ``count`` patterns: equal by default, else non-negative and summing to 1."""
+    if probabilities is None:
+        return np.full(count, 1.0 / count)
+    pi = check_finite_array("probabilities", probabilities, ndim=1)
+    if pi.shape != (count,) or np.any(pi < 0) or abs(pi.sum() - 1.0) > 1e-9:
+        raise InvalidArgumentError("probabilities", f"must be {count} non-negative numbers summing to 1")
+    return pi
+
+
+def expected_quantized_error(
+    scheme: Any,
+    gradients: Any,
+    masks: Any,
+    bits: Any,
+    *,
+    probabilities: Any = None,
+    quantizer: str | Quantizer = "maxabs",
+) -> QuantizedError:
+    """:func:`quantized_error` averaged over straggler patterns ``F`` with probabilities ``π(F)``.
+
+    Every field is ``Σ_F π(F) · field(F)`` (optimal decoder per pattern): ``total`` is then the exact
+    ``E_F E_Q ‖ĝ - g‖²`` when the patterns and ``π`` are the whole straggler law (e.g. every Bernoulli
+    pattern with its probability), and the bounds stay bounds of it.
+
+    Parameters
+    ----------
+    scheme, gradients, bits, quantizer
+        As :func:`quantized_error`.
+    masks : array_like of bool (count, n)
+        The non-straggler patterns.
+    probabilities : array_like (count,), optional
+        ``π(F)`` (default: equal weights, the mean over the masks); non-negative, summing to 1.
+
+    Examples
+    --------
+    >>> from gcsim.coding.schemes import encode
+    >>> sch = encode(np.eye(2, dtype=int), 1, "naive")
+    >>> G = [[1.0, 0.0], [0.5, -1.0]]
+    >>> both, one = quantized_error(sch, G, [True, True], 1), quantized_error(sch, G, [True, False], 1)
+    >>> r = expected_quantized_error(sch, G, [[True, True], [True, False]], 1, probabilities=[0.75, 0.25])
+    >>> bool(np.isclose(r.total, 0.75 * both.total + 0.25 * one.total))
+    True
+    """
+    B, _ = _scheme_arrays(scheme)
+    mk = check_mask("masks", masks, B.shape[1])
+    mk = mk[None] if mk.ndim == 1 else mk
+    pi = _pattern_probabilities(probabilities, mk.shape[0])
+    rows = [quantized_error(scheme, gradients, row, bits, quantizer=quantizer) for row in mk]
+    fields = QuantizedError.__dataclass_fields__
+    mean = {f: float(sum(p * getattr(r, f) for p, r in zip(pi, rows, strict=True))) for f in fields}
+    mean["gradient_norm2"] = rows[0].gradient_norm2  # the same for every pattern
+    return QuantizedError(**mean)
+
+
 def _weights(weights: Any) -> np.ndarray:
     a = check_finite_array("weights", weights, ndim=1)
     if a.size == 0 or np.any(a < 0):
@@ -320,12 +377,7 @@ def allocation_weights(scheme: Any, masks: Any, *, probabilities: Any = None, de
     mk = check_mask("masks", masks, n)
     mk = mk[None] if mk.ndim == 1 else mk
     count = mk.shape[0]
-    if probabilities is None:
-        pi = np.full(count, 1.0 / count)
-    else:
-        pi = check_finite_array("probabilities", probabilities, ndim=1)
-        if pi.shape != (count,) or np.any(pi < 0) or abs(pi.sum() - 1.0) > 1e-9:
-            raise InvalidArgumentError("probabilities", f"must be {count} non-negative numbers summing to 1")
+    pi = _pattern_probabilities(probabilities, count)
     if decoders is None:
         X = np.stack([optimal_decoder(scheme, row) for row in mk])
     else:
