@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -279,3 +280,41 @@ def test_a_wrong_diagonal_dominance_bound_is_caught():
     assert not rep.ok
     for v in rep.violations:
         assert brute_err(sch.B, 2, v.mask) > v.bound_value
+
+
+def test_builtin_bounds_are_the_registry_of_the_bounds_package():
+    """Every built-in bound is registered beside its function, by a module of gcsim.coding.bounds."""
+    from gcsim.coding.bounds import registry
+    from gcsim.coding.verify import BUILTIN_BOUNDS
+
+    assert set(BUILTIN_BOUNDS) == set(registry.builtin_bounds()) >= {"rank_lower", "rd_upper", "spectral_upper"}
+    for name, bound in BUILTIN_BOUNDS.items():
+        assert bound.name == name
+        assert bound.function.__module__.startswith("gcsim.coding.bounds."), name
+    with pytest.raises(InvalidArgumentError, match="'rank_lower' is registered twice"):
+        registry.register_bound("rank_lower", "lower", "pattern", "again")(lambda scheme, masks: masks.sum(axis=1))
+
+
+def test_a_new_bound_module_is_found_without_an_import_line(tmp_path, monkeypatch):
+    """A module dropped into the package registers its bound; nothing else is edited (docs/contributing.md)."""
+    import gcsim.coding.bounds as package
+    from gcsim.coding.bounds import registry
+
+    (tmp_path / "my_trial_bound.py").write_text(
+        "import numpy as np\n"
+        "from gcsim.coding.bounds.registry import register_bound\n\n\n"
+        "@register_bound('my_trial_upper', 'upper', 'pattern', 'm N again (a trial)')\n"
+        "def _my_trial_upper(scheme, masks):\n"
+        "    return np.full(masks.shape[0], float(scheme.m * scheme.assignment.shape[0]))\n"
+    )
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.delitem(sys.modules, "gcsim.coding.bounds.my_trial_bound", raising=False)
+    try:
+        found = registry.builtin_bounds()
+    finally:
+        sys.modules.pop("gcsim.coding.bounds.my_trial_bound", None)
+    assert found["my_trial_upper"].kind == "upper"
+    sch = encode(FANO, 2, "rd", seed=0)
+    rep = verify_bounds(sch, straggler_model("all", 7, s=1), [found["my_trial_upper"]])
+    assert rep.ok and rep.check("my_trial_upper").tightness["ratio_min"] >= 1.0

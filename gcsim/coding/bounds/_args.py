@@ -132,13 +132,28 @@ def _regular_replication(A: np.ndarray) -> int:
     return int(r[0])
 
 
+def _encoder_with(scheme_or_B: Any, name: str, value: Any, missing: str) -> tuple[np.ndarray, Any]:
+    """``B`` (finite, 2-D) of a scheme or an array, and ``value``, else the scheme's attribute ``name``."""
+    B = check_finite_array("scheme_or_B", getattr(scheme_or_B, "B", scheme_or_B), ndim=2)
+    if value is None:
+        value = getattr(scheme_or_B, name, None)
+        if value is None:
+            raise InvalidArgumentError(name, missing)
+    return B, value
+
+
+def _encoder_and_m(scheme_or_B: Any, m: Any) -> tuple[np.ndarray, int]:
+    """``B`` (``mN x n``, finite) and ``m`` from a scheme (``.B``, ``.m``) or an array and ``m=``."""
+    B, m = _encoder_with(scheme_or_B, "m", m, "pass m= (the number of blocks) with a bare encoding matrix")
+    m = check_int("m", m, minimum=1)
+    if B.shape[0] == 0 or B.shape[1] == 0 or B.shape[0] % m:
+        raise InvalidArgumentError("scheme_or_B", f"must have shape (m N, n) with m = {m} dividing mN, got {B.shape}")
+    return B, m
+
+
 def _encoder_and_reference_decoder(scheme_or_B: Any, decoder: Any) -> tuple[np.ndarray, np.ndarray]:
     """``B`` (``mN x n``) and ``X_0`` (``n x m``, ``m`` dividing ``mN``) from a scheme or arrays, checked."""
-    B = check_finite_array("scheme_or_B", getattr(scheme_or_B, "B", scheme_or_B), ndim=2)
-    if decoder is None:
-        decoder = getattr(scheme_or_B, "decoder", None)
-        if decoder is None:
-            raise InvalidArgumentError("decoder", "the scheme has no reference decoder; pass decoder=")
+    B, decoder = _encoder_with(scheme_or_B, "decoder", decoder, "the scheme has no reference decoder; pass decoder=")
     X0 = check_finite_array("decoder", decoder, ndim=2)
     mN, n = B.shape
     if X0.shape[0] != n or X0.shape[1] < 1 or mN % X0.shape[1]:

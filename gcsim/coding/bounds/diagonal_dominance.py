@@ -10,25 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from ..._validation import check_bool, check_dense_size, check_finite_array, check_int
-from ...errors import InvalidArgumentError
-from ._args import _masks, _out
+from ..._validation import check_bool, check_dense_size
+from ._args import _encoder_and_m, _masks, _out
 from .registry import register_bound
 
 __all__ = ["diagonal_dominance_upper_bound"]
-
-
-def _encoder_and_m(scheme_or_B: Any, m: Any) -> tuple[np.ndarray, int]:
-    """``B`` (``mN x n``, finite) and ``m`` from a scheme (``.B``, ``.m``) or an array and ``m=``."""
-    B = check_finite_array("scheme_or_B", getattr(scheme_or_B, "B", scheme_or_B), ndim=2)
-    if m is None:
-        m = getattr(scheme_or_B, "m", None)
-        if m is None:
-            raise InvalidArgumentError("m", "pass m= (the number of blocks) with a bare encoding matrix")
-    m = check_int("m", m, minimum=1)
-    if B.shape[0] == 0 or B.shape[1] == 0 or B.shape[0] % m:
-        raise InvalidArgumentError("scheme_or_B", f"must have shape (m N, n) with m = {m} dividing mN, got {B.shape}")
-    return B, m
 
 
 def diagonal_dominance_upper_bound(scheme_or_B: Any, nonstragglers: Any, *, m: Any = None, normalized: bool = False):
