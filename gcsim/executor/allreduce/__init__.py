@@ -14,6 +14,24 @@ Each runs over ``torch.distributed`` point-to-point operations (gloo; NCCL untes
 bytes it sends; :func:`get_collective` gives the implementation and the prediction together.
 """
 
-from ._registry import Collective, CollectiveCost, collective_names, collectives, cost_table, get_collective
+from ._p2p import CollectiveFailureError
+from ._registry import (
+    Collective,
+    CollectiveCost,
+    collective_names,
+    collectives,
+    cost_table,
+    get_collective,
+    summation_bound,
+)
 
-__all__ = ["Collective", "CollectiveCost", "collectives", "collective_names", "get_collective", "cost_table"]
+__all__ = [
+    "Collective",
+    "CollectiveCost",
+    "CollectiveFailureError",
+    "collectives",
+    "collective_names",
+    "get_collective",
+    "cost_table",
+    "summation_bound",
+]
