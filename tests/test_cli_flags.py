@@ -187,7 +187,10 @@ def test_deprecated_commands_are_rewritten():
     "argv,message",
     [
         (["error", "--design", "petersen", "--stragglers", "often"], "must be S (a number of stragglers) or KIND"),
-        (["error", "--design", "petersen", "--stragglers", "markov:0.1,0.5"], "markov is not one of the models"),
+        (
+            ["bounds", "verify", "--design", "petersen", "--stragglers", "markov:0.1,0.5"],
+            "markov is not one of the models",
+        ),
         (["error", "--design", "petersen", "--stragglers", "all:2", "--model", "worst"], "disagrees with --model"),
         # gc run runs every model (the coded trainer, #31); a value out of the model's range is refused
         (["gc", "run", "--design", "petersen", "--stragglers", "bernoulli:2"], "p: must be < 1.0"),

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gcsim
-from gcsim.coding import evaluate as ev
+from gcsim.coding import expected_routes
 from gcsim.coding.evaluate import expected_error
 from gcsim.coding.schemes import encode
 from gcsim.coding.stragglers import straggler_model
@@ -30,7 +30,7 @@ def _scenario():
 @pytest.mark.parametrize(("ci_method", "samples"), [("t", 100), ("betting", 20)])
 def test_pooled_intervals_cover_the_exact_expectation(monkeypatch, ci_method, samples):
     sch, model, exact = _scenario()
-    monkeypatch.setattr(ev, "POOL_FACTOR", 0.0)  # pool whenever a stratum is light
+    monkeypatch.setattr(expected_routes, "POOL_FACTOR", 0.0)  # pool whenever a stratum is light
     R, covered = 150, 0
     for seed in range(R):
         res = expected_error(sch, model, seed=seed, exact_limit=100, samples=samples, ci_method=ci_method)
@@ -43,7 +43,7 @@ def test_pooling_does_not_trigger_with_enough_draws(monkeypatch):
     sch, model, _ = _scenario()
     kw = dict(seed=3, exact_limit=100, samples=200, keep_values=True, progress=False)
     here = expected_error(sch, model, **kw)
-    monkeypatch.setattr(ev, "POOL_FACTOR", math.inf)  # never pool: Lemma 7's estimator
+    monkeypatch.setattr(expected_routes, "POOL_FACTOR", math.inf)  # never pool: Lemma 7's estimator
     plain = expected_error(sch, model, **kw)
     assert "pools" not in here.method
     assert here.mean == plain.mean and here.ci == plain.ci and np.array_equal(here.values, plain.values)
@@ -55,7 +55,7 @@ def test_pools_are_consecutive_and_cover_every_sampled_stratum():
     n, p, samples = 993, 0.1, 100
     w = stats.binom.pmf(np.arange(n + 1), n, p)
     mc_s = [s for s in range(n + 1) if w[s] >= 1e-15]
-    pools = ev._pool_strata(mc_s, w, samples, float(w[mc_s].sum()))
+    pools = expected_routes._pool_strata(mc_s, w, samples, float(w[mc_s].sum()))
     assert [s for pool in pools for s in pool] == mc_s
     alloc = {s: samples * w[s] / w[mc_s].sum() for s in mc_s}
     for pool in pools:

@@ -140,10 +140,10 @@ def test_serial_equals_local_dask_bit_for_bit(client, route, monkeypatch):
 @pytest.mark.timeout(TIMEOUT)
 def test_pooled_strata_serial_equals_local_dask_bit_for_bit(client, monkeypatch):
     """Lemma 7a's pooled draws (each pool's multinomial split into per-stratum draws) on Dask, bit for bit."""
-    from gcsim.coding import evaluate as ev
+    from gcsim.coding import expected_routes
 
     monkeypatch.setattr(mc_stream, "_UNIT_BYTES", 8 * 57 * 23)
-    monkeypatch.setattr(ev, "POOL_FACTOR", 0.0)
+    monkeypatch.setattr(expected_routes, "POOL_FACTOR", 0.0)
     sch = encode_structured(gcsim.bibd(57, 8, 1), 2, seed=5)
     model = straggler_model("bernoulli", 57, p=0.1)
     common = dict(samples=120, seed=4, exact_limit=100, keep_values=True, progress=False)

@@ -39,19 +39,12 @@ from ..coding.bounds import (
     spectral_rd_upper_bound,
     spectral_upper_bound,
 )
-from ..coding.delays import DelayStragglerModel, expected_decode_time
+from ..coding.delays import expected_decode_time
 from ..coding.encoders import MethodNames, encoders, get_encoder
-from ..coding.estimators import every_mask, expected_rank_lower_bound, has_closed_form_law, rank_bound_function
+from ..coding.estimators import expected_rank_lower_bound, has_closed_form_law, rank_bound_function
 from ..coding.evaluate import MIN_MC_SAMPLES, expected_error, worst_case_error
 from ..coding.schemes import Scheme, encode
 from ..coding.sparse_routes import SPARSE_SRG_KIND, SparseRD, encode_sparse
-from ..coding.stragglers import (
-    BernoulliModel,
-    FixedModel,
-    MarkovModel,
-    TraceModel,
-    WorstCaseModel,
-)
 from ..coding.structured import StructuredRD, encode_structured
 from ..combinatorics.cyclic_design import CyclicDesign
 from ..errors import GcsimError
@@ -167,18 +160,11 @@ def question_patterns(q: Question, settings: Settings) -> Patterns | None:
     None for the worst-case model (no distribution).
     """
     model, n = q.model, q.n
-    if isinstance(model, WorstCaseModel):
+    if model.adversarial:
         return None
-    if isinstance(model, TraceModel):
-        masks = np.asarray(model.masks(), dtype=bool)
-        return Patterns(masks, np.full(len(masks), 1.0 / len(masks)), f"the trace's {len(masks)} iterations")
-    if isinstance(model, FixedModel) and math.comb(n, model.s) <= settings.exact_limit:
-        masks = np.concatenate(list(model.iter_chunks())) if math.comb(n, model.s) else np.ones((1, n), bool)
-        return Patterns(masks, np.full(len(masks), 1.0 / len(masks)), f"all C({n},{model.s}) patterns")
-    if isinstance(model, (BernoulliModel, MarkovModel)) and n < 63 and 2**n <= settings.exact_limit:
-        p = model.p if isinstance(model, BernoulliModel) else model.stationary
-        masks = every_mask(n)
-        return Patterns(masks, BernoulliModel(n, p).weights(masks), f"all 2^{n} patterns, weighted")
+    whole = model.exact_patterns(settings.exact_limit)
+    if whole is not None:
+        return Patterns(*whole)
     # at most MAX_DENSE_ENTRIES mask entries (n ~ 10^4: 1,764 of the 2,000 draws)
     count = max(2, min(settings.samples, limits.MAX_DENSE_ENTRIES // max(n, 1)))
     masks = np.asarray(model.sample(count, q.seed), dtype=bool)
@@ -373,42 +359,8 @@ def evaluated_patterns(q: Question, settings: Settings) -> int:
 _PATTERN_COUNTS: dict[tuple, int] = {}
 
 
-def _comb_at_most(n: int, s: int, limit: int) -> int | None:
-    """``C(n, s)`` when it is at most ``limit``, else None (decided from ``lgamma`` when far above)."""
-    log = math.lgamma(n + 1) - math.lgamma(s + 1) - math.lgamma(n - s + 1)
-    if log > math.log(max(limit, 1)) + 1.0:
-        return None
-    c = math.comb(n, s)
-    return c if c <= limit else None
-
-
 def _evaluated_patterns(q: Question, settings: Settings) -> int:
-    model, n = q.model, q.n
-    if isinstance(model, WorstCaseModel):
-        return min(math.comb(n, model.s), settings.worst_limit)
-    if isinstance(model, FixedModel):
-        total = math.comb(n, model.s)
-        return total if total <= settings.exact_limit else settings.samples
-    if isinstance(model, (BernoulliModel, MarkovModel)) and n < 63 and 2**n <= settings.exact_limit:
-        return 2**n
-    if isinstance(model, BernoulliModel) and model.homogeneous:
-        from scipy import stats
-
-        w = stats.binom.pmf(np.arange(n + 1), n, float(model.p[0]))
-        budget, enumerated = settings.exact_limit, 0
-        sampled: list[float] = []
-        for s in np.argsort(-w, kind="stable"):
-            if w[s] < 1e-15:
-                continue
-            c = _comb_at_most(n, int(s), budget)
-            if c is not None:
-                budget -= c
-                enumerated += c
-            else:
-                sampled.append(float(w[s]))
-        weight = math.fsum(sampled)
-        return enumerated + sum(max(2, int(round(settings.samples * x / weight))) for x in sampled)
-    return settings.samples
+    return q.model.pattern_budget(settings.exact_limit, settings.samples, settings.worst_limit)
 
 
 @dataclass(frozen=True)
@@ -500,7 +452,7 @@ def _m1_assignment(method: str, m: int) -> bool:
 
 
 def _closed_form_model(model: Any) -> bool:
-    return type(model) is FixedModel or (type(model) is BernoulliModel and model.homogeneous)
+    return model.arrival_count_expectation(np.zeros(model.n + 1)) is not None
 
 
 def route_of(structure: Structure, method: str, m: int, q: Question, settings: Settings | None) -> Route | str:
@@ -603,14 +555,10 @@ def m1_closed_form(N: int, k: int, lam: int, n: int, model: Any) -> dict[str, An
     a, c = k - lam, k * k - N * lam
     f = np.arange(n + 1, dtype=np.float64)
     err = (N * a - c * f) / (a + lam * f) / N
-    if type(model) is FixedModel:
-        value = float(err[n - model.s])
-    elif type(model) is BernoulliModel and model.homogeneous:
-        from scipy import stats
-
-        value = float(stats.binom.pmf(np.arange(n + 1), n, 1.0 - float(model.p[0])) @ err)
-    else:
+    found = model.arrival_count_expectation(err)  # err depends on F only through |F|
+    if found is None:
         return None
+    value = found
     return {"error": value, "error_lo": value, "error_hi": value, "error_method": "exact"}
 
 
@@ -725,7 +673,7 @@ def decode_time(q: Question) -> tuple[float, str]:
     It depends on the question only (the arrival rule picks the workers, not the code), so the
     advisor computes it once.
     """
-    if isinstance(q.model, DelayStragglerModel):
+    if q.model.delay_parts() is not None:
         res, _ = _run_quietly(lambda: expected_decode_time(q.model))
         return float(res.mean), f"E[D] {res.method}"
     return 0.0, "the model has no times: E[D] = 0"
@@ -764,7 +712,7 @@ def measure_error(
     exact :func:`m1_closed_form` of ``B = A``.  The worst-case model has no expectation (NaN here,
     the worst case fills them in).  A gcsim refusal returns its message.
     """
-    if isinstance(q.model, WorstCaseModel):
+    if q.model.adversarial:
         return {"error": math.nan, "error_lo": math.nan, "error_hi": math.nan, "error_method": "worst-case model"}, []
     if closed_form is not None:
         exact = m1_closed_form(*closed_form, q.n, q.model)
@@ -958,7 +906,7 @@ def assess(
     for fields, extra in (measured, _worst_case(scheme, n, q, settings)):
         notes += extra
         row.update(fields)
-    if isinstance(q.model, WorstCaseModel):
+    if q.model.adversarial:
         row.update(error=row["worst_case"], error_lo=row["worst_case"], error_hi=row["worst_case"])
     fields, extra = _bounds(structure, q, method, m, scheme, patterns, cache)
     notes += extra

@@ -52,10 +52,8 @@ import scipy.sparse as sp
 
 from .. import limits
 from .._validation import check_bool, check_dense_size, check_int, check_real
-from ..coding.delays import DelayStragglerModel
 from ..coding.sparse_routes import lattice_graph_sparse, triangular_graph_sparse
 from ..coding.straggler_base import StragglerModel
-from ..coding.stragglers import FixedModel, WorstCaseModel
 from ..coding.structured import check_pair_gram
 from ..combinatorics.baselines import (
     cyclic_repetition,
@@ -194,11 +192,7 @@ class Question:
     @property
     def design_s(self) -> int | None:
         """The straggler count of a subset model (fixed, all, worst) or of a ``"first"`` arrival rule, else None."""
-        if isinstance(self.model, (FixedModel, WorstCaseModel)):
-            return int(self.model.s)
-        if isinstance(self.model, DelayStragglerModel) and self.model.rule.kind == "first":
-            return int(self.model.rule.value)
-        return None
+        return self.model.fixed_stragglers()
 
     def describe_load(self) -> str:
         """The load in words, for the reasons of the dropped items."""

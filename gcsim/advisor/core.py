@@ -29,9 +29,9 @@ from ..coding.encoders import get_encoder
 from ..coding.evaluate import is_exact_method
 from ..coding.schemes import Scheme
 from ..coding.straggler_base import StragglerModel
-from ..coding.stragglers import WorstCaseModel, straggler_model
+from ..coding.straggler_models import parse_spec, spec_grammar
 from ..coding.structured import structured_context
-from ..errors import GcsimError, InvalidArgumentError
+from ..errors import InvalidArgumentError
 from ..sweep import check_scheduler, run_sweep
 from .advice import Advice, _value as _criterion, pareto_flags, pareto_point, ranking_key
 from .assess import (
@@ -65,15 +65,17 @@ __all__ = [
     "comm_reason",
 ]
 
-#: The straggler models a ``KIND:VALUES`` spec names (``advise(13, 4, 2, "fixed:2")``, ``gcsim advise``).
-STRAGGLER_SPEC = "KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P, markov:P_ENTER,P_LEAVE"
+#: The straggler models a ``KIND:VALUES`` spec names (``advise(13, 4, 2, "fixed:2")``, ``gcsim advise``): the
+#: grammar of every registered kind that has one (:func:`gcsim.coding.straggler_models.spec_grammar`).
+STRAGGLER_SPEC = spec_grammar()
 
 
 def straggler_spec(text: str, n: int) -> StragglerModel:
     """The straggler model over ``n`` workers that a ``KIND:VALUES`` spec names.
 
     ``fixed:S``, ``all:S`` and ``worst:S`` (``S`` stragglers), ``bernoulli:P`` (each worker
-    straggles with probability ``P``), ``markov:P_ENTER,P_LEAVE`` (:func:`gcsim.straggler_model`).
+    straggles with probability ``P``), ``markov:P_ENTER,P_LEAVE`` (:func:`gcsim.straggler_model`),
+    and the spec of any other registered kind (its class's ``from_spec``).
 
     >>> straggler_spec("bernoulli:0.1", 13).describe()
     'Bernoulli: each of n=13 workers straggles independently with p=0.1'
@@ -82,41 +84,7 @@ def straggler_spec(text: str, n: int) -> StragglerModel:
     ...
     gcsim.errors.InvalidArgumentError: stragglers: fixed takes one value, e.g. fixed:10
     """
-    if not isinstance(text, str):
-        raise InvalidArgumentError("stragglers", f"must be a straggler model or a spec {STRAGGLER_SPEC}")
-    kind, _, values = text.partition(":")
-    parts = [v for v in values.split(",") if v] if values else []
-
-    def number(cast: type, count: int, example: str) -> list[Any]:
-        if len(parts) != count:
-            raise InvalidArgumentError(
-                "stragglers", f"{kind} takes {'one value' if count == 1 else f'{count} values'}, e.g. {kind}:{example}"
-            )
-        try:
-            return [cast(v) for v in parts]
-        except ValueError:
-            long = [v for v in parts if v.strip().lstrip("+-").isdigit() and len(v) > 4000]
-            if cast is int and long:  # int() refuses over sys.get_int_max_str_digits: too large, not "not whole"
-                raise InvalidArgumentError(
-                    "stragglers", f"{kind}: a {len(long[0]):,}-digit value is too large (Python's limit for an integer)"
-                ) from None
-            what = "whole number" if cast is int else "number"
-            shown = text if len(text) <= 60 else f"{kind}:..."
-            raise InvalidArgumentError("stragglers", f"{shown!r}: the values of {kind} must be a {what}") from None
-
-    try:
-        if kind in ("fixed", "all", "worst"):
-            return straggler_model(kind, n, s=number(int, 1, "10")[0])
-        if kind == "bernoulli":
-            return straggler_model("bernoulli", n, p=number(float, 1, "0.1")[0])
-        if kind == "markov":
-            p_enter, p_leave = number(float, 2, "0.05,0.5")
-            return straggler_model("markov", n, p_enter=p_enter, p_leave=p_leave)
-    except GcsimError as exc:
-        if isinstance(exc, InvalidArgumentError) and str(exc).startswith("stragglers:"):
-            raise
-        raise InvalidArgumentError("stragglers", f"{text!r}: {exc}") from None
-    raise InvalidArgumentError("stragglers", f"unknown kind {kind!r} in {text!r}; {STRAGGLER_SPEC}")
+    return parse_spec(text, n)
 
 
 #: Criteria an objective may name (all minimized): expected error, communication per worker,
@@ -769,7 +737,7 @@ def advise(
     # sequential Monte Carlo: a screening pass with a fraction of the budget for every candidate,
     # the full budget only where the ranking is undecided (same seed, same numbers: every pass is
     # a deterministic function of the question)
-    screen = screen_settings(settings) if adaptive and not isinstance(stragglers, WorstCaseModel) else None
+    screen = screen_settings(settings) if adaptive and not stragglers.adversarial else None
     first = screen if screen is not None else settings
     jobs, dropped, same = _build_jobs(q, families_, first, relax_comm, progress)
     cache: dict[tuple, float] = {}

@@ -50,7 +50,7 @@ __all__ = [
     "M_DEFAULT",
     "m_from_args",
     "m_note",
-    "STRAGGLER_KINDS",
+    "straggler_kinds",
     "normalize_stragglers",
 ]
 
@@ -305,8 +305,17 @@ def m_note(args: argparse.Namespace) -> None:
         print(note, file=sys.stderr)
 
 
-#: the kinds of a ``--stragglers KIND:VALUES`` spec (:func:`gcsim.advisor.core.straggler_spec`)
-STRAGGLER_KINDS = ("fixed", "all", "worst", "bernoulli", "markov")
+def straggler_kinds() -> tuple[str, ...]:
+    """The kinds of a ``--stragglers KIND:VALUES`` spec (:func:`gcsim.coding.straggler_models.spec_kinds`).
+
+    Imported when a spec names a kind, not when the parser is built (``gcsim --help`` stays light).
+
+    >>> straggler_kinds()[:3]
+    ('fixed', 'all', 'worst')
+    """
+    from ..coding.straggler_models import spec_kinds
+
+    return spec_kinds()
 
 
 def straggler_arg(text: str) -> str:
@@ -326,9 +335,9 @@ worst, bernoulli, markov (fixed:2, bernoulli:0.1), got 'often'
     if stripped.isascii() and stripped.lstrip("+-").isdigit():
         return str(int_arg(0)(stripped))  # "-1": must be >= 0; 5000 digits: too large
     kind, sep, _ = stripped.partition(":")
-    if not sep or kind not in STRAGGLER_KINDS:
+    if not sep or kind not in straggler_kinds():
         raise argparse.ArgumentTypeError(
-            f"must be S (a number of stragglers) or KIND:VALUES with KIND one of {', '.join(STRAGGLER_KINDS)} "
+            f"must be S (a number of stragglers) or KIND:VALUES with KIND one of {', '.join(straggler_kinds())} "
             f"(fixed:2, bernoulli:0.1), got {_shown(text)}"
         )
     return stripped
@@ -337,37 +346,47 @@ worst, bernoulli, markov (fixed:2, bernoulli:0.1), got 'often'
 straggler_arg.__name__ = "straggler spec"
 
 
-def normalize_stragglers(args: argparse.Namespace, kinds: Sequence[str]) -> None:
+def normalize_stragglers(args: argparse.Namespace, kinds: Sequence[str] | None = None) -> None:
     """``--stragglers`` as ``args.stragglers`` (int S) and ``args.model`` / ``args.p`` (commands with ``--model``).
 
     ``S`` keeps ``--model`` (default fixed); ``KIND:VALUE`` sets the model, refused when ``--model`` names
-    another, or when the command does not run ``KIND`` (``kinds``).
+    another, or when the command does not run ``KIND`` (``kinds``; None: every registered kind with a
+    spec).  A kind whose one value is ``S`` or ``P`` sets ``args.stragglers`` or ``args.p``; any other
+    leaves its spec in ``args.straggler_spec`` for the command to build over its ``n`` workers.
     """
+    from ..coding.straggler_models import model_class
+
+    args.straggler_spec = None
     text = str(args.stragglers)
     if text.isdigit():
         args.stragglers = parse_integer(text)
         return
     kind, _, values = text.partition(":")
-    if kind not in kinds:
-        raise UsageError(f"--stragglers: {kind} is not one of the models this command runs ({', '.join(kinds)})")
+    runs = straggler_kinds() if kinds is None else tuple(kinds)
+    if kind not in runs:
+        raise UsageError(f"--stragglers: {kind} is not one of the models this command runs ({', '.join(runs)})")
     model = getattr(args, "model", "fixed")
     if model not in ("fixed", kind):
         raise UsageError(f"--stragglers: {text!r} disagrees with --model {model}; give one of them")
+    cls = model_class(kind)
+    grammar = cls.spec_values or ()
     parts = [v for v in values.split(",") if v.strip()]
-    if len(parts) != 1:
-        raise UsageError(f"--stragglers: {kind} takes one value, e.g. {kind}:{'0.1' if kind == 'bernoulli' else '2'}")
+    if len(parts) != len(grammar):
+        takes = "one value" if len(grammar) == 1 else f"{len(grammar)} values"
+        raise UsageError(f"--stragglers: {kind} takes {takes}, e.g. {kind}:{cls.cli_example}")
     args.model = kind
-    if kind == "bernoulli":
-        try:
+    names = tuple(name for name, _ in grammar)
+    try:
+        if names == ("P",):  # one probability: the flag's own check, then the model's
             args.p = float_arg(0.0, 1.0, strict_max=True)(parts[0])
-        except argparse.ArgumentTypeError as exc:
-            raise UsageError(f"--stragglers: {kind}: {exc}") from None
-        args.stragglers = 0
-    else:
-        try:
+            args.stragglers = 0
+        elif names == ("S",):
             args.stragglers = int_arg(0)(parts[0])
-        except argparse.ArgumentTypeError as exc:
-            raise UsageError(f"--stragglers: {kind}: {exc}") from None
+        else:
+            args.straggler_spec = text
+            args.stragglers = 0
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"--stragglers: {kind}: {exc}") from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["METHODS", "OBJECTIVES", "STRAGGLER_SPEC", "PAPERS", "PAPER_ONLY", "method_names"]
+__all__ = ["METHODS", "OBJECTIVES", "STRAGGLER_SPEC", "PAPERS", "PAPER_ONLY", "method_names", "straggler_spec"]
 
 #: The built-in encoders, in registry order (:data:`gcsim.coding.encoders.METHODS`).
 METHODS: tuple[str, ...] = (
@@ -47,8 +47,20 @@ def method_names() -> tuple[str, ...]:
 #: The advisor's ranking criteria (:data:`gcsim.advisor.core.OBJECTIVES`).
 OBJECTIVES: tuple[str, ...] = ("error", "communication", "time", "data", "worst-case")
 
-#: The straggler grammar (:data:`gcsim.advisor.core.STRAGGLER_SPEC`).
+#: The straggler grammar of the built-in kinds (:data:`gcsim.advisor.core.STRAGGLER_SPEC` lists every
+#: registered kind; :func:`straggler_spec` gives it once the registry is imported).
 STRAGGLER_SPEC = "KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P, markov:P_ENTER,P_LEAVE"
+
+
+def straggler_spec() -> str:
+    """The straggler grammar to show: the registry's when it is already imported, else :data:`STRAGGLER_SPEC`.
+
+    >>> straggler_spec().startswith("KIND:VALUES: fixed:S")
+    True
+    """
+    registry = sys.modules.get("gcsim.coding.straggler_models._registry")
+    return registry.spec_grammar() if registry is not None else STRAGGLER_SPEC
+
 
 #: The experiments of each paper: ``gcsim reproduce --paper NAME`` runs ``PAPERS[NAME]`` (in
 #: :data:`gcsim.app.reproduce.STAGES` order).  A stage may belong to several papers and to the demo.

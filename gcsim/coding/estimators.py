@@ -34,9 +34,9 @@ import scipy.sparse as sp
 from .._stats import t_quantile
 from .._validation import check_int, check_int_array
 from ..errors import InvalidArgumentError
-from ..limits import check_entries, check_power, check_work
+from ..limits import check_work
 from .schemes import Scheme
-from .stragglers import AllPatternsModel, BernoulliModel, FixedModel, MarkovModel
+from .straggler_models._common import every_mask, pattern_weights
 
 __all__ = [
     "RARE_FAILURES",
@@ -71,23 +71,12 @@ SEPARABLE_MAX_WORKERS = 16
 SEPARABLE_BUDGET = 2**16
 
 
-def every_mask(n: int) -> np.ndarray:
-    """All ``2^n`` non-straggler masks of ``n`` workers, row ``t`` the bits of ``t`` (worker ``j``: bit ``j``).
-
-    >>> every_mask(2).astype(int).tolist()
-    [[0, 0], [1, 0], [0, 1], [1, 1]]
-    """
-    n = check_int("n", n, minimum=0)
-    check_entries("n", (check_power("n", 2, n, "2^n, the masks of n workers"), n), "every mask (2^n x n)")
-    return ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
-
-
 def has_closed_form_law(model: Any) -> bool:
     """Whether the law of the coverage counts ``c_i(F)`` is known in closed form (Lemma 57.1).
 
     Fixed-``s`` (and all-patterns), Bernoulli and Markov models; not delay models or traces.
     """
-    return type(model) in (FixedModel, AllPatternsModel, BernoulliModel, MarkovModel)
+    return model.subset_size() is not None or model.independent_p() is not None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -210,7 +199,9 @@ def expected_rank_lower_bound(assignment: Any, m: int, model: Any) -> float:
         The 0/1 assignment (parts x workers).
     m : int
         Blocks.
-    model : FixedModel, AllPatternsModel, BernoulliModel or MarkovModel
+    model : StragglerModel
+        One whose law is known in closed form (:func:`has_closed_form_law`: uniform ``s``-subsets or
+        independent workers: fixed-``s``, all-patterns, Bernoulli, Markov).
 
     Examples
     --------
@@ -222,12 +213,12 @@ def expected_rank_lower_bound(assignment: Any, m: int, model: Any) -> float:
     0.75
     """
     m = int(m)
-    if isinstance(model, FixedModel):  # AllPatternsModel included
-        return stratum_rank_lower_bound(part_loads(assignment), m, model.n, model.s)
-    if isinstance(model, BernoulliModel):
-        return _bernoulli_rank_lower_bound(assignment, m, np.asarray(model.p, dtype=float))
-    if isinstance(model, MarkovModel):
-        return _bernoulli_rank_lower_bound(assignment, m, np.asarray(model.stationary, dtype=float))
+    s = model.subset_size()
+    if s is not None:  # uniform s-subsets: hypergeometric
+        return stratum_rank_lower_bound(part_loads(assignment), m, model.n, s)
+    p = model.independent_p()
+    if p is not None:  # independent workers (Bernoulli, a stationary Markov chain): Poisson-binomial
+        return _bernoulli_rank_lower_bound(assignment, m, np.asarray(p, dtype=float))
     raise InvalidArgumentError(
         "model",
         f"{type(model).__name__}: the rank bound's law is known in closed form "
@@ -316,13 +307,13 @@ def components(scheme: Any) -> list[tuple[np.ndarray, np.ndarray]]:
 def _sub_pattern_weights(model: Any, workers: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """Probability of each arrival pattern ``G`` of the component's ``w`` workers (``masks``: all ``2^w``)."""
     w = workers.size
-    if isinstance(model, FixedModel):
-        n, s = model.n, model.s
+    s = model.subset_size()
+    if s is not None:
+        n = model.n
         # P(F ∩ W = G) = C(n − w, s − j) / C(n, s), j = w − |G| stragglers in the component
         per_j = np.array([_hypergeom_pmf(n, w, s, j) / math.comb(w, j) for j in range(w + 1)])
         return per_j[w - masks.sum(axis=1)]
-    p = model.p if isinstance(model, BernoulliModel) else model.stationary
-    return BernoulliModel(w, np.asarray(p)[workers]).weights(masks)
+    return pattern_weights(np.asarray(model.independent_p())[workers], masks)
 
 
 def separable_expectation(
@@ -339,7 +330,7 @@ def separable_expectation(
 
     ``error(sub_scheme, masks)`` evaluates the optimal error of a component's scheme.
     """
-    if not isinstance(model, (FixedModel, BernoulliModel, MarkovModel)):  # AllPatternsModel is a FixedModel
+    if not has_closed_form_law(model):
         return None
     comps = components(scheme)
     if len(comps) < 2 or any(w.size > SEPARABLE_MAX_WORKERS for _, w in comps):

@@ -37,7 +37,6 @@ from ..errors import InvalidArgumentError
 from ..sweep import check_scheduler, run_sweep
 from . import structured as _structured
 from .kernels import ErrorReport, eval_context, optimal_errors
-from .stragglers import BernoulliModel, FixedModel
 
 __all__ = [
     "Draw",
@@ -68,7 +67,7 @@ class Draw(NamedTuple):
 
 def streamable(model: Any) -> bool:
     """True for the models whose draws can be cut into independent units (fixed-``s``, Bernoulli)."""
-    return type(model) in (BernoulliModel, FixedModel)
+    return bool(getattr(model, "streamable", False))
 
 
 def chunk_rows(n: int) -> int:
@@ -107,13 +106,7 @@ def draw_rows(model: Any, seed: int, start: int, stop: int) -> np.ndarray:
     if start:
         bits.advance(start * n)
     keys = np.random.Generator(bits).random((stop - start, n))
-    if type(model) is BernoulliModel:
-        return keys >= model.p[None, :]
-    masks = np.ones((stop - start, n), dtype=bool)
-    if model.s:
-        S = np.argpartition(keys, model.s - 1, axis=1)[:, : model.s]
-        np.put_along_axis(masks, S, False, axis=1)
-    return masks
+    return model.masks_from_keys(keys)
 
 
 def units_of(draws: Sequence[Draw], chunk: int) -> list[tuple[int, int, int]]:

@@ -12,13 +12,26 @@ import this module.
 arrays are read-only), ``params`` is a :class:`~typing.NamedTuple` of the model's class
 (``BernoulliParams(n, p)``, ...), :meth:`~StragglerModel.verify` checks its invariants, and
 ``type(m).from_arrays(m.to_arrays(), m.bundle_metadata())`` rebuilds it.
+
+**Registry contract.**  Every kind is a subclass with its own ``model_kind``, declared in the
+``MODELS`` tuple of a public module of :mod:`gcsim.coding.straggler_models` (found there with no
+import line to add).  Its class attributes and methods give what the rest of gcsim needs:
+``parameters`` and :meth:`~StragglerModel.build` (:func:`gcsim.straggler_model`), ``spec_values``,
+:meth:`~StragglerModel.from_spec` and :meth:`~StragglerModel.to_spec` (the ``KIND:VALUES``
+grammar of the command lines and the advisor), the law of the patterns
+(:meth:`~StragglerModel.subset_size`, :meth:`~StragglerModel.independent_p`,
+:meth:`~StragglerModel.masks_from_keys`), :meth:`~StragglerModel.expectation` (which routes of
+:func:`gcsim.coding.evaluate.expected_error` apply), :meth:`~StragglerModel.delay_parts` (decode
+times) and the advisor's :meth:`~StragglerModel.exact_patterns`, :meth:`~StragglerModel.pattern_budget`
+and :meth:`~StragglerModel.arrival_count_expectation`.  The defaults describe a model known only
+by its :meth:`~StragglerModel.sample`: Monte Carlo everywhere.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -27,7 +40,7 @@ from .. import _html
 from .._validation import check_declared_arrays, check_int
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
 
-__all__ = ["StragglerModel", "rng_from_seed", "readonly"]
+__all__ = ["StragglerModel", "rng_from_seed", "readonly", "spec_numbers"]
 
 
 def rng_from_seed(seed: Any) -> np.random.Generator:
@@ -58,6 +71,34 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def spec_numbers(kind: str, text: str, values: Sequence[str], casts: Sequence[type], example: str) -> list[Any]:
+    """The values of a ``KIND:VALUES`` spec cast one by one, or a refusal naming ``stragglers``.
+
+    >>> spec_numbers("markov", "markov:0.1,0.5", ["0.1", "0.5"], (float, float), "0.05,0.5")
+    [0.1, 0.5]
+    >>> spec_numbers("fixed", "fixed:x", ["x"], (int,), "10")
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: stragglers: 'fixed:x': the values of fixed must be a whole number
+    """
+    count = len(casts)
+    if len(values) != count:
+        raise InvalidArgumentError(
+            "stragglers", f"{kind} takes {'one value' if count == 1 else f'{count} values'}, e.g. {kind}:{example}"
+        )
+    try:
+        return [cast(v) for cast, v in zip(casts, values, strict=True)]
+    except ValueError:
+        long = [v for v in values if v.strip().lstrip("+-").isdigit() and len(v) > 4000]
+        if int in casts and long:  # int() refuses over sys.get_int_max_str_digits: too large, not "not whole"
+            raise InvalidArgumentError(
+                "stragglers", f"{kind}: a {len(long[0]):,}-digit value is too large (Python's limit for an integer)"
+            ) from None
+        what = "whole number" if int in casts else "number"
+        shown = text if len(text) <= 60 else f"{kind}:..."
+        raise InvalidArgumentError("stragglers", f"{shown!r}: the values of {kind} must be a {what}") from None
+
+
 class StragglerModel:
     """Base class.  ``sample(count, seed)`` -> bool ``(count, n)``, True = the worker arrives.
 
@@ -73,6 +114,24 @@ class StragglerModel:
 
     kind: ClassVar[str] = "straggler_model"
     model_kind: ClassVar[str] = "model"
+    #: Place in the listings of kinds (``KINDS``, error messages) and in the ``KIND:VALUES`` grammar.
+    order: ClassVar[int] = 1000
+    spec_order: ClassVar[int] = 1000
+    #: The constructor's parameters after ``n``, in order: ``straggler_model(kind, n, **params)`` needs them.
+    parameters: ClassVar[tuple[str, ...]] = ()
+    #: ``KIND:VALUES`` grammar: a (NAME, cast) per value, in the order of ``parameters``; None: no spec
+    #: (the model is built from Python only, like a trace).
+    spec_values: ClassVar[tuple[tuple[str, type], ...] | None] = None
+    #: What the grammar says after ``KIND:NAMES`` (``" (S uniform stragglers)"``), and examples of the
+    #: values: the advisor's refusals show ``spec_example``, the command lines' ``cli_example``.
+    spec_note: ClassVar[str] = ""
+    spec_example: ClassVar[str] = ""
+    cli_example: ClassVar[str] = ""
+    #: No distribution: an adversary picks the pattern (evaluated by its worst case, never averaged).
+    adversarial: ClassVar[bool] = False
+    #: :meth:`sample` maps ``Generator(PCG64(seed)).random((count, n))`` row by row
+    #: (:meth:`masks_from_keys`): its draws can be cut into independent chunks (theory §42.3).
+    streamable: ClassVar[bool] = False
     #: model_kind -> class, for :meth:`from_arrays` (filled as the classes are defined)
     _registry: ClassVar[dict[str, type[StragglerModel]]] = {}
     n: int
@@ -178,6 +237,101 @@ class StragglerModel:
     def _rebuild(cls, fields: dict[str, Any], arrays: dict[str, np.ndarray]) -> StragglerModel:
         """Construct from the fields of ``params`` and the arrays (override when the constructor differs)."""
         return cls(**{**fields, **arrays})
+
+    # -- construction and grammar ------------------------------------------------------------------
+    @classmethod
+    def build(cls, n: int | None, params: dict[str, Any]) -> StragglerModel:
+        """The model of ``straggler_model(kind, n, **params)``: ``n`` and every name of ``parameters``.
+
+        Raises
+        ------
+        InvalidArgumentError
+            ``n`` missing, a parameter missing (named), or a parameter the kind does not take.
+        """
+        kind = cls.model_kind
+        if n is None:
+            raise InvalidArgumentError("n", f"kind {kind!r} needs the number of workers n")
+        args = []
+        for name in cls.parameters:
+            if name not in params:
+                raise InvalidArgumentError(name, f"kind {kind!r} needs {name}=...")
+            args.append(params.pop(name))
+        model = cls(n, *args)
+        if params:
+            raise InvalidArgumentError("params", f"unknown parameter(s) for kind {kind!r}: {sorted(params)}")
+        return model
+
+    @classmethod
+    def spec_grammar(cls) -> str:
+        """The ``KIND:VALUES`` form of this kind, e.g. ``"markov:P_ENTER,P_LEAVE"`` ("" without one)."""
+        if cls.spec_values is None:
+            return ""
+        return f"{cls.model_kind}:{','.join(name for name, _ in cls.spec_values)}{cls.spec_note}"
+
+    @classmethod
+    def from_spec(cls, values: Sequence[str], n: int, text: str) -> StragglerModel:
+        """The model over ``n`` workers of the values of a ``KIND:VALUES`` spec (``text``, for messages)."""
+        if cls.spec_values is None:
+            raise InvalidArgumentError("stragglers", f"kind {cls.model_kind!r} has no KIND:VALUES spec")
+        casts = [cast for _, cast in cls.spec_values]
+        numbers = spec_numbers(cls.model_kind, text, values, casts, cls.spec_example)
+        return cls.build(n, dict(zip(cls.parameters, numbers, strict=True)))
+
+    def to_spec(self) -> str | None:
+        """The ``KIND:VALUES`` spec that builds this model back (None: no spec, or per-worker values)."""
+        if self.spec_values is None:
+            return None
+        fields = self.params._asdict()
+        values = [fields[name] for name in self.parameters]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            return None
+        return f"{self.model_kind}:{','.join(repr(v) for v in values)}"
+
+    # -- the law of the patterns (what the evaluators and the advisor dispatch on) -------------------
+    def subset_size(self) -> int | None:
+        """``s`` when ``S`` is uniform among the ``s``-subsets of ``[n]`` (hypergeometric coverage), else None."""
+        return None
+
+    def independent_p(self) -> np.ndarray | None:
+        """Per-worker straggling probabilities when every iteration's pattern has independent workers, else None."""
+        return None
+
+    def declared_p(self) -> np.ndarray | None:
+        """The straggling probabilities the model is *given* (a Bernoulli ``p``), for decoders that assume one."""
+        return None
+
+    def fixed_stragglers(self) -> int | None:
+        """The number of stragglers when every pattern has the same (a code is designed for it), else None."""
+        return None
+
+    def masks_from_keys(self, keys: np.ndarray) -> np.ndarray:
+        """The masks of ``(rows, n)`` uniforms (``streamable`` models: :meth:`sample` is this map of its keys)."""
+        raise InvalidArgumentError("model", f"{type(self).__name__} draws cannot be cut into independent chunks")
+
+    def delay_parts(self) -> tuple[Any, Any] | None:
+        """``(delay model, arrival rule)`` of a model driven by delays (decode times), else None."""
+        return None
+
+    def expectation(self, routes: Any) -> Any:
+        """``E_S[err]`` by the routes of :func:`gcsim.coding.evaluate.expected_error` that apply.
+
+        ``routes`` offers ``exact(values, weights)``, ``evaluate(masks)``, ``all_subsets(s)``,
+        ``separable()``, ``independent(p)`` (exact, by components, stratified or Monte Carlo for
+        independent workers) and ``monte_carlo(model)``; the default is Monte Carlo of :meth:`sample`.
+        """
+        return routes.monte_carlo(self)
+
+    def exact_patterns(self, limit: int) -> tuple[np.ndarray, np.ndarray, str] | None:
+        """The whole law as ``(masks, probabilities, how)`` when it has at most ``limit`` patterns (advisor)."""
+        return None
+
+    def pattern_budget(self, exact_limit: int, samples: int, worst_limit: int) -> int:
+        """Patterns the advisor's evaluation of one candidate costs under these budgets (default: ``samples``)."""
+        return samples
+
+    def arrival_count_expectation(self, values: np.ndarray) -> float | None:
+        """``E[values[|F|]]`` when the law of the number of arrivals is known in closed form, else None."""
+        return None
 
     # -- behaviour --------------------------------------------------------------------------------
     def sample(self, count: int, seed: int = 0) -> np.ndarray:  # pragma: no cover - abstract

@@ -54,7 +54,6 @@ from .pair_gram import check_pair_gram, incidence_from_blocks
 from .schemes import SchemeParams
 from .sparse_evaluator import sparse_context
 from .straggler_base import rng_from_seed
-from .stragglers import BernoulliModel, FixedModel
 
 __all__ = [
     "StructuredContext",
@@ -865,21 +864,12 @@ def _mask_chunks(model: Any, count: int, seed: int, chunk: int) -> Iterator[np.n
     for a in range(0, count, chunk):
         c = min(chunk, count - a)
         keys = rng.random((c, n))
-        if type(model) is BernoulliModel:
-            yield keys >= model.p[None, :]
-        elif type(model) is FixedModel:
-            mk = np.ones((c, n), dtype=bool)
-            if model.s:
-                S = np.argpartition(keys, model.s - 1, axis=1)[:, : model.s]
-                np.put_along_axis(mk, S, False, axis=1)
-            yield mk
-        else:  # pragma: no cover - guarded by streamable()
-            raise InvalidArgumentError("model", f"{type(model).__name__} cannot be streamed")
+        yield model.masks_from_keys(keys)  # guarded by streamable()
 
 
 def streamable(model: Any) -> bool:
     """True for the models whose samples :func:`stream_errors` can draw chunk by chunk."""
-    return type(model) in (BernoulliModel, FixedModel)
+    return bool(getattr(model, "streamable", False))
 
 
 def stream_errors(ctx: StructuredContext, model: Any, count: int, seed: int) -> np.ndarray:

@@ -45,7 +45,6 @@ from ..sweep import check_scheduler, int_seed, run_sweep
 from .evaluate import MIN_MC_SAMPLES, ExpectedErrorResult, _check_method, optimal_error
 from .schemes import Scheme
 from .straggler_base import StragglerModel
-from .stragglers import AllPatternsModel, BernoulliModel, FixedModel
 
 __all__ = ["expected_error_sweep", "merge_moments", "DEFAULT_CHUNK"]
 
@@ -145,7 +144,7 @@ def expected_error_sweep(
     progress = check_bool("progress", progress)
     if not isinstance(scheme, Scheme):
         raise InvalidArgumentError("scheme", f"must be a Scheme (see gcsim.coding.encode), got {type(scheme).__name__}")
-    if not isinstance(model, (FixedModel, BernoulliModel)) or isinstance(model, AllPatternsModel):
+    if not isinstance(model, StragglerModel) or not model.streamable:  # i.i.d. rows of one stream
         raise InvalidArgumentError(
             "model",
             "must be a 'fixed' or 'bernoulli' straggler model (i.i.d. patterns); use expected_error for "

@@ -67,7 +67,6 @@ from .._validation import check_bool, check_finite_array, check_int, check_mask,
 from ..cerar.protocol import round_bfloat16
 from ..coding.bounds import split_blocks
 from ..coding.decoders import arrival_scale, bernoulli_rescaled, optimal_decoders
-from ..coding.delays import DelayStragglerModel
 from ..coding.encoders import get_encoder
 from ..coding.schemes import Scheme, encode
 from ..coding.straggler_base import StragglerModel
@@ -171,12 +170,14 @@ def _assumed_p(p: Any, stragglers: StragglerModel | None, decoder: str) -> Any:
     """The straggling probability the decoders assume (see :func:`train`'s ``p``)."""
     if stragglers is None:
         return 0.2 if p is None else p
-    if isinstance(stragglers, BernoulliModel):
+    declared = stragglers.declared_p()  # a Bernoulli model's own p
+    if declared is not None:
         if p is not None and not np.array_equal(
-            _straggling_probabilities(p, stragglers.n), _straggling_probabilities(stragglers.p, stragglers.n)
+            _straggling_probabilities(p, stragglers.n), _straggling_probabilities(declared, stragglers.n)
         ):
-            raise InvalidArgumentError("p", f"differs from the Bernoulli model's p = {stragglers.params.p}; omit it")
-        return stragglers.p
+            shown = getattr(stragglers.params, "p", declared)
+            raise InvalidArgumentError("p", f"differs from the Bernoulli model's p = {shown}; omit it")
+        return declared
     if p is None:
         if decoder in ("unbiased", "fixed"):
             raise InvalidArgumentError(
@@ -792,7 +793,7 @@ def _check_stragglers(stragglers: Any, n_workers: int, wallclock: Any) -> None:
         )
     if stragglers.n != n_workers:
         raise InvalidArgumentError("stragglers", f"has n = {stragglers.n} workers, the code has {n_workers}")
-    if isinstance(stragglers, DelayStragglerModel) and wallclock is not None:
+    if stragglers.delay_parts() is not None and wallclock is not None:
         raise InvalidArgumentError(
             "wallclock", "a delay model's arrival times give the iteration times; pass one of the two"
         )
@@ -825,8 +826,10 @@ def _masks_and_times(
     A delay model gives both (its decode times); otherwise the masks are Bernoulli(``p_workers``)
     or the model's, and the durations the wall-clock model's.
     """
-    if isinstance(stragglers, DelayStragglerModel):
-        masks, times = stragglers.sample_with_times(iterations, seed)
+    timed = stragglers.delay_parts() if stragglers is not None else None
+    if timed is not None:  # the delays give the clock too
+        delays, rule = timed
+        masks, times = rule.apply(delays.sample_delays(iterations, seed))
         if not np.all(np.isfinite(times)):
             first = int(np.argmin(np.isfinite(times)))
             raise InvalidArgumentError(

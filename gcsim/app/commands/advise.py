@@ -24,13 +24,13 @@ from ..common import (
     table,
 )
 from ..flags import deprecate
-from ..help_texts import OBJECTIVES, STRAGGLER_SPEC
+from ..help_texts import OBJECTIVES, straggler_spec
 from ..sweep_options import add_scheduler_flags, scheduler_from_args
 from .delays import DELAY_HELP, RULE_HELP, delays_and_rule
 
 __all__ = ["register", "parse_stragglers", "parse_links"]
 
-_STRAGGLER_HELP = "stragglers: S (= fixed:S) or " + STRAGGLER_SPEC
+_STRAGGLER_HELP = "stragglers: S (= fixed:S) or " + straggler_spec()
 
 
 def parse_stragglers(text: str, n: int):

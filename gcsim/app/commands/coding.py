@@ -27,8 +27,8 @@ _DESIGN_HELP = (
 def _scheme_and_model(args: argparse.Namespace):
     from ...coding.encoders import get_encoder
     from ...coding.schemes import encode
-    from ...coding.stragglers import straggler_model
-    from ...errors import InvalidArgumentError
+    from ...coding.straggler_models import model_class, parse_spec, straggler_model
+    from ...errors import GcsimError, InvalidArgumentError
     from ..common import UsageError
     from ..specs import design_arg
 
@@ -46,15 +46,16 @@ def _scheme_and_model(args: argparse.Namespace):
             raise UsageError(f"{flag}: {str(exc)[len('s: ') :]}") from None
         raise
     n = scheme.n
-    if args.model in ("fixed", "all", "worst") and args.stragglers > n:
+    if getattr(args, "straggler_spec", None):  # a kind with its own grammar: its class builds it over n
+        try:
+            return design, scheme, parse_spec(args.straggler_spec, n)
+        except GcsimError as exc:
+            raise UsageError(f"--stragglers: {str(exc).removeprefix('stragglers: ')}") from None
+    takes = model_class(args.model).parameters
+    if takes == ("s",) and args.stragglers > n:
         raise UsageError(f"--stragglers: must be <= n = {n} (the workers of {args.design}), got {args.stragglers}")
     try:
-        if args.model == "bernoulli":
-            model = straggler_model("bernoulli", n, p=args.p)
-        elif args.model in ("fixed", "all", "worst"):
-            model = straggler_model(args.model, n, s=args.stragglers)
-        else:  # pragma: no cover - argparse restricts choices
-            raise ValueError(args.model)
+        model = straggler_model(args.model, n, **{takes[0]: args.p if takes == ("p",) else args.stragglers})
     except InvalidArgumentError as exc:
         if exc.argument == "s":
             raise UsageError(
@@ -115,7 +116,8 @@ def _common(p: argparse.ArgumentParser, design_required: bool = True) -> None:
         type=straggler_arg,
         default="0",
         help="stragglers: S (= fixed:S, S uniform stragglers) or KIND:VALUE: fixed:S, all:S (every pattern, up to "
-        "gcsim.limits.MAX_PATTERNS), worst:S (the worst pattern), bernoulli:P (0 <= P < 1)",
+        "gcsim.limits.MAX_PATTERNS), worst:S (the worst pattern), bernoulli:P (0 <= P < 1), markov:P_ENTER,P_LEAVE "
+        "(gcsim error; any registered straggler model's KIND:VALUES)",
     )
     # the spellings before --stragglers KIND:VALUE, hidden: --model all -s 2 is all:2, --model bernoulli --p P
     # is bernoulli:P (normalize_stragglers joins them)
@@ -150,12 +152,12 @@ def _cmd_error(args: argparse.Namespace) -> int:
     from ...coding.evaluate import expected_error, worst_case_error
     from ..common import emit, fmt, m_from_args, m_note, normalize_stragglers, show_progress
 
-    normalize_stragglers(args, ("fixed", "all", "worst", "bernoulli"))
+    normalize_stragglers(args)  # every registered kind with a KIND:VALUES spec
     m_from_args(args, was=2)
 
     design, scheme, model = _scheme_and_model(args)
     norm = scheme.m * scheme.num_parts
-    if args.model == "worst":
+    if model.adversarial:
         if args.chunk is not None or args.scheduler != "serial":
             from ..common import UsageError
 
@@ -183,7 +185,7 @@ def _cmd_error(args: argparse.Namespace) -> int:
             from ..common import UsageError
             from ..sweep_options import scheduler_from_args
 
-            if args.model not in ("fixed", "bernoulli"):
+            if not model.streamable:
                 raise UsageError("--chunk: the chunked Monte Carlo needs --stragglers fixed:S or bernoulli:P")
             scheduler, workers = scheduler_from_args(args)
             exp = expected_error_sweep(
