@@ -18,13 +18,12 @@ from conftest import FANO
 from exact_lstsq import lstsq_error
 from gcsim.coding.evaluate import (
     _check_method,
-    _log_comb,
-    _se,
     condition_number,
     is_exact_method,
     optimal_error,
     optimal_error_all,
 )
+from gcsim.coding.expected_routes import _log_comb, _se
 from gcsim.coding.schemes import encode
 from gcsim.errors import InvalidArgumentError, SizeLimitError
 

@@ -637,7 +637,7 @@ def public_bool_parameters() -> set[tuple[str, str]]:
 #: CLI's own helpers (called with literals by the commands), internal protocol hooks
 BOOL_EXEMPT = {
     "gcsim.coding.bounds.worst_case.WorstCaseResult": "a result record (filled in by worst_case_bound)",
-    "gcsim.coding.evaluate.ExpectedErrorResult": "a result record (filled in by expected_error)",
+    "gcsim.coding.expected_routes.ExpectedErrorResult": "a result record (filled in by expected_error)",
     "gcsim.coding.evaluate.WorstCaseErrorResult": "a result record (filled in by worst_case_error)",
     "gcsim.combinatorics.coset.InvertibilityCertificate": "a result record (filled in by the certificate check)",
     "gcsim.combinatorics.srg_feasibility.SRGCondition": "a result record (holds is True/False/None by design)",
@@ -890,7 +890,7 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
             10, 3, 0, 1, 2, 1, include_self=x
         ),
         ("gcsim.coding.dense_table.DecoderTable.export", "overwrite"): lambda x: table.export(tmp / "t", overwrite=x),
-        ("gcsim.coding.delays.expected_decode_time", "keep_values"): lambda x: expected_decode_time(
+        ("gcsim.coding.decode_time.expected_decode_time", "keep_values"): lambda x: expected_decode_time(
             delay_model("shifted-exponential", 3, shift=1, rate=1), arrival_rule("first", s=1), keep_values=x
         ),
         ("gcsim.coding.evaluate.expected_error", "keep_values"): lambda x: expected_error(
@@ -900,17 +900,19 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
             scheme, model, progress=False, normalized=x
         ),
         ("gcsim.coding.evaluate.expected_error", "progress"): lambda x: expected_error(scheme, model, progress=x),
-        ("gcsim.coding.evaluate.fixed_decoder_error", "normalized"): lambda x: fixed_decoder_error(
+        ("gcsim.coding.pattern_errors.fixed_decoder_error", "normalized"): lambda x: fixed_decoder_error(
             scheme, mask, normalized=x
         ),
-        ("gcsim.coding.evaluate.optimal_error", "normalized"): lambda x: optimal_error(
+        ("gcsim.coding.pattern_errors.optimal_error", "normalized"): lambda x: optimal_error(
             scheme, mask, progress=False, normalized=x
         ),
-        ("gcsim.coding.evaluate.optimal_error", "progress"): lambda x: optimal_error(scheme, mask, progress=x),
-        ("gcsim.coding.evaluate.optimal_error_all", "normalized"): lambda x: optimal_error_all(
+        ("gcsim.coding.pattern_errors.optimal_error", "progress"): lambda x: optimal_error(scheme, mask, progress=x),
+        ("gcsim.coding.pattern_errors.optimal_error_all", "normalized"): lambda x: optimal_error_all(
             scheme, 1, progress=False, normalized=x
         ),
-        ("gcsim.coding.evaluate.optimal_error_all", "progress"): lambda x: optimal_error_all(scheme, 1, progress=x),
+        ("gcsim.coding.pattern_errors.optimal_error_all", "progress"): lambda x: optimal_error_all(
+            scheme, 1, progress=x
+        ),
         ("gcsim.coding.evaluate.worst_case_error", "normalized"): lambda x: worst_case_error(
             scheme, 1, progress=False, normalized=x
         ),

@@ -129,6 +129,8 @@ class StragglerModel:
     cli_example: ClassVar[str] = ""
     #: No distribution: an adversary picks the pattern (evaluated by its worst case, never averaged).
     adversarial: ClassVar[bool] = False
+    #: Every pattern is evaluated, whatever the budgets (the all-patterns model).
+    exhaustive: ClassVar[bool] = False
     #: :meth:`sample` maps ``Generator(PCG64(seed)).random((count, n))`` row by row
     #: (:meth:`masks_from_keys`): its draws can be cut into independent chunks (theory §42.3).
     streamable: ClassVar[bool] = False

@@ -377,8 +377,7 @@ def _patterns(model, n: int, samples: int | None, seed: int, exact_limit: int) -
     if getattr(model, "n", n) != n:
         raise InvalidArgumentError("model", f"model is for n={model.n} workers, the scheme has n={n}")
     desc = model.describe() if hasattr(model, "describe") else repr(model)
-    kind = getattr(model, "model_kind", "")
-    if kind == "worst" or (samples is None and hasattr(model, "enumerate")):
+    if getattr(model, "adversarial", False) or (samples is None and hasattr(model, "enumerate")):
         s = int(model.s)
         total = math.comb(n, s)
         if total > exact_limit:

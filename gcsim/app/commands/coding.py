@@ -253,7 +253,7 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
         raise UsageError("--scheduler: one scheme is one task; use it with --catalogue")
     _, scheme, model = _scheme_and_model(args)
     bounds = args.bounds.split(",") if args.bounds else None
-    samples = None if args.model in ("all", "worst") else args.samples
+    samples = None if model.adversarial or model.exhaustive else args.samples
     report = verify_bounds(
         scheme, model, bounds, samples=samples, seed=args.seed, draws=args.draws, progress=show_progress(args)
     )

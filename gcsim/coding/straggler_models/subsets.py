@@ -50,8 +50,6 @@ class _SubsetModel(StragglerModel):
     spec_values: ClassVar[tuple[tuple[str, type], ...] | None] = (("S", int),)
     spec_example: ClassVar[str] = "10"
     cli_example: ClassVar[str] = "2"
-    #: every ``s``-subset, whatever the budget (the all-patterns model)
-    exhaustive: ClassVar[bool] = False
 
     def __init__(self, n: int, s: int):
         super().__init__(n)
