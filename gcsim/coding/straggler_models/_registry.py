@@ -90,20 +90,20 @@ def discover_models(package: str | None = None) -> tuple[type[StragglerModel], .
         The classes found, in module-name order.
     """
     name = package if package is not None else __name__.rpartition(".")[0]
-    try:
-        pkg = importlib.import_module(name)
-    except ImportError as exc:
-        raise InvalidArgumentError("package", f"cannot import {name!r}: {exc}") from None
-    paths = getattr(pkg, "__path__", None)
-    if paths is None:
-        raise InvalidArgumentError("package", f"{name!r} is a module, not a package")
-    found: list[type[StragglerModel]] = []
     with _lock:
-        for info in sorted(pkgutil.iter_modules(list(paths)), key=lambda i: i.name):
-            if not info.name.startswith("_"):
-                found.extend(module_models(importlib.import_module(f"{name}.{info.name}")))
+        found = [cls for module in _public_modules(name) for cls in module_models(module)]
         _register(found)
     return tuple(found)
+
+
+def _public_modules(name: str) -> list[ModuleType]:
+    """Every module of a package whose name does not start with ``_``, imported, in name order."""
+    try:
+        paths = list(importlib.import_module(name).__path__)
+    except (ImportError, AttributeError) as exc:
+        raise InvalidArgumentError("package", f"{name!r} is not an importable package ({exc})") from None
+    infos = sorted(pkgutil.iter_modules(paths), key=lambda i: i.name)
+    return [importlib.import_module(f"{name}.{i.name}") for i in infos if not i.name.startswith("_")]
 
 
 def model_classes() -> MappingProxyType[str, type[StragglerModel]]:
