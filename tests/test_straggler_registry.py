@@ -10,6 +10,7 @@ import pytest
 
 from gcsim.advisor.core import STRAGGLER_SPEC, straggler_spec
 from gcsim.coding import straggler_models as sm
+from gcsim.coding.straggler_base import StragglerModel
 from gcsim.coding.straggler_models import _registry
 from gcsim.coding.stragglers import KINDS, straggler_model
 from gcsim.errors import InvalidArgumentError
@@ -58,7 +59,9 @@ def _package(tmp_path, name, modules):
 
 @pytest.fixture
 def isolated_registry(monkeypatch):
+    # the kinds, and the classes from_arrays rebuilds (filled as classes are defined), restored afterwards
     monkeypatch.setattr(_registry, "_registry", dict(_registry._registry))
+    monkeypatch.setattr(StragglerModel, "_registry", dict(StragglerModel._registry))
     yield
     for name in [m for m in sys.modules if m.startswith("extra_models")]:
         del sys.modules[name]
@@ -142,3 +145,7 @@ def test_the_law_each_built_in_kind_declares():
     assert fixed.fixed_stragglers() == worst.fixed_stragglers() == 2 and bern.fixed_stragglers() is None
     assert np.array_equal(bern.sample(4, seed=3), bern.masks_from_keys(np.random.default_rng(3).random((4, n))))
     assert np.array_equal(fixed.sample(4, seed=3), fixed.masks_from_keys(np.random.default_rng(3).random((4, n))))
+
+
+def test_the_classes_from_arrays_rebuilds_are_the_registered_ones():
+    assert {k: StragglerModel._registry[k] for k in sm.model_kinds()} == dict(sm.model_classes())
