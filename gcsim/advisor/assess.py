@@ -301,6 +301,7 @@ def exact_build_cost(A: Any, s: int, m: int) -> float:
     >>> exact_build_cost(np.ones((3, 4), dtype=int), 1, 2)     # every part on every worker: B's solve only
     992.0
     """
+    s, m = check_int("s", s, minimum=0), check_int("m", m, minimum=1)
     N, n = A.shape
     r = np.asarray(A.sum(axis=1), dtype=np.float64).ravel()
     out = n - r
@@ -329,6 +330,7 @@ def dense_eval_cost(N: int, n: int, m: int, settings: Settings, patterns: int | 
     >>> dense_eval_cost(13, 13, 2, Settings(samples=100, exact_limit=100))
     218460.6666666667
     """
+    N, n, m = check_int("N", N), check_int("n", n), check_int("m", m)
     per_pattern = n**3 / 3.0 + float(m) * n * n
     count = settings.samples + settings.exact_limit if patterns is None else patterns
     return float(m) * N * n * n + float(count) * per_pattern
@@ -417,6 +419,7 @@ def sparse_rd_route(structure: Structure, method: str, m: int, q: Question) -> A
     >>> type(enc).__name__, enc.context.source
     ('SparseRD', 'SRG(25, 8, 3, 2) spectrum')
     """
+    m = check_int("m", m)
     if not get_encoder(method).diagonal_stack or m < 1:  # RD: B stacks A diag(d_l)
         return None
     inc = structure.incidence

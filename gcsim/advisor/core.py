@@ -234,6 +234,7 @@ def comm_reason(m_code: int, m: int) -> str | None:
     >>> comm_reason(1, 2).startswith("an m = 1 code: a worker sends 1/1 of a gradient, over the communication cap 1/2")
     True
     """
+    m_code, m = check_int("m_code", m_code), check_int("m", m)
     if m_code >= m:
         return None
     return (

@@ -188,6 +188,7 @@ def packet(X: Any, u: Any, t: int, rnd: Rounding = _identity) -> Any:
     >>> packet(X, np.array([10.0, 10.0]), 2).tolist(), packet(list(X), None, 1).tolist()
     ([13.0, 14.0], [1.0, 2.0])
     """
+    t = check_int("t", t)
     c = len(X) if isinstance(X, list) else X.shape[-2]
     if t > c:
         return u
@@ -207,6 +208,7 @@ def strip(r: Any, X: Any, t: int, N: int, rnd: Rounding = _identity, *, in_place
     >>> strip(r, [np.array([1.0, 2.0]), np.zeros(2)], 3, 3, in_place=True) is r, r.tolist()
     (True, [4.0, 3.0])
     """
+    t, N = check_int("t", t), check_int("N", N)
     c = len(X) if isinstance(X, list) else X.shape[-2]
     k = t - N  # 0-based index of the returning symbol x^(t-N+1)
     if not 0 <= k < c - 1:

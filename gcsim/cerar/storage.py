@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .. import limits
+from .._validation import check_int
 from ..errors import InvalidArgumentError
 from .design import CerarDesign
 from .ring import num_rounds
@@ -58,7 +59,7 @@ def generic_storage_peak(N: int, c: int) -> int:
     >>> generic_storage_peak(4, 16), 16 + 4
     (25, 20)
     """
-    return int(c) + num_rounds(N, c) // 2
+    return check_int("c", c, minimum=1) + num_rounds(N, c) // 2
 
 
 def _check(design: Any, worker: int | None = None) -> CerarDesign:

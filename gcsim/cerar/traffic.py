@@ -22,7 +22,8 @@ def cerar_bytes(N: int, c: int, d: int, itemsize: int) -> int:
     >>> cerar_bytes(4, 8, 1000, 4)
     5000
     """
-    return num_rounds(N, c) * packet_size(d, c) * int(itemsize)
+    d, itemsize = check_int("d", d, minimum=0), check_int("itemsize", itemsize, minimum=0)
+    return num_rounds(N, c) * packet_size(d, c) * itemsize
 
 
 def ring_bytes(N: int, d: int, itemsize: int) -> int:
@@ -33,7 +34,8 @@ def ring_bytes(N: int, d: int, itemsize: int) -> int:
     >>> ring_bytes(4, 1000, 4)
     6000
     """
-    return 2 * (int(N) - 1) * packet_size(d, N) * int(itemsize)
+    N, d = check_int("N", N, minimum=2), check_int("d", d, minimum=0)
+    return 2 * (N - 1) * packet_size(d, N) * check_int("itemsize", itemsize, minimum=0)
 
 
 def predicted_byte_ratio(N: int, c: int) -> float:
@@ -44,7 +46,7 @@ def predicted_byte_ratio(N: int, c: int) -> float:
     >>> predicted_byte_ratio(4, 4), predicted_byte_ratio(4, 8)
     (1.0, 1.2)
     """
-    N, c = int(N), int(c)
+    N, c = check_int("N", N, minimum=2), check_int("c", c, minimum=1)
     return 2 * (N - 1) * c / (N * num_rounds(N, c))
 
 

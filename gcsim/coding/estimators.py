@@ -212,7 +212,7 @@ def expected_rank_lower_bound(assignment: Any, m: int, model: Any) -> float:
     >>> round(expected_rank_lower_bound(A, 1, straggler_model("bernoulli", 3, p=0.5)), 12)  # 3 parts x 1/4
     0.75
     """
-    m = int(m)
+    m = check_int("m", m, minimum=1)
     s = model.subset_size()
     if s is not None:  # uniform s-subsets: hypergeometric
         return stratum_rank_lower_bound(part_loads(assignment), m, model.n, s)
@@ -246,6 +246,7 @@ def rank_bound_function(assignment: Any, m: int) -> Callable[[np.ndarray], np.nd
     >>> f(np.array([[True, True, False]])).tolist()     # c = (2, 1, 1)
     [2.0]
     """
+    m = check_int("m", m, minimum=1)
     A = assignment.tocsr() if sp.issparse(assignment) else sp.csr_matrix(np.asarray(assignment, dtype=np.float64))
     return _RankBound(A.astype(np.float64), m)
 
@@ -388,6 +389,7 @@ def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
     >>> round(clopper_pearson_upper(0, 100, 0.05), 6)     # 1 - 0.05 ** (1 / 100)
     0.029513
     """
+    k, n = check_int("k", k, minimum=0), check_int("n", n, minimum=0)
     if k >= n:
         return 1.0
     from scipy import stats

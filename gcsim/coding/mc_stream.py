@@ -78,7 +78,7 @@ def chunk_rows(n: int) -> int:
     >>> chunk_rows(9507)
     441
     """
-    return max(1, _UNIT_BYTES // (8 * max(int(n), 1)))
+    return max(1, _UNIT_BYTES // (8 * max(check_int("n", n), 1)))
 
 
 def draw_rows(model: Any, seed: int, start: int, stop: int) -> np.ndarray:

@@ -41,7 +41,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .. import limits
-from .._validation import check_bool, check_dense_size
+from .._validation import check_bool, check_dense_size, check_int
 from ..errors import InvalidArgumentError, SizeLimitError
 from ._pcg import jacobi_pcg
 from .kernels import eval_context, optimal_errors
@@ -118,6 +118,7 @@ def srg_gram_lower(v: int, k: int, lam: int, mu: int, closed: bool) -> float:
     1.0
     """
     closed = check_bool("closed", closed)
+    v, k, lam, mu = (check_int(name, x, minimum=0) for name, x in (("v", v), ("k", k), ("lam", lam), ("mu", mu)))
     disc = (lam - mu) ** 2 + 4 * (k - mu)
     lo, hi = _sqrt_bracket(disc)
     base = Fraction(2 * (1 if closed else 0) + lam - mu)  # 2(shift + θ) = base ± √Δ for θ = r, s

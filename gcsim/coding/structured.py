@@ -112,7 +112,7 @@ class StructuredContext:
     def __init__(self, D: np.ndarray, N: int, k: int, lam: int):
         D = np.asarray(D, dtype=np.float64)
         self.m, self.n = D.shape
-        self.N, self.k, self.lam = int(N), int(k), int(lam)
+        self.N, self.k, self.lam = check_int("N", N), check_int("k", k), check_int("lam", lam)
         self.a = self.k - self.lam
         self.c = self.k * self.k - self.N * self.lam  # = a for a symmetric BIBD
         self.total = float(self.m * self.N)

@@ -21,6 +21,7 @@ from functools import partial
 
 import sympy
 
+from .._validation import check_int
 from .bibd_design import BIBD
 from .bibd_difference import difference_family_design, five_q_design, paley_design
 from .bibd_elementary import _comb_capped, complete_design, steiner_triple_system
@@ -54,6 +55,7 @@ def geometry_match(v: int, k: int, lam: int) -> tuple[str, int, int, int] | None
     >>> geometry_match(91, 10, 1), geometry_match(27, 3, 1)
     (('PG', 2, 9, 1), ('AG', 3, 3, 1))
     """
+    v, k, lam = check_int("v", v, minimum=1), check_int("k", k, minimum=1), check_int("lam", lam, minimum=1)
     cands = []
     n = 2
     while 2**n <= v:

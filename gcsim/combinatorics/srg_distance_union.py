@@ -61,6 +61,9 @@ def eberlein(n: int, k: int, i: int, j: int) -> int:
     >>> [eberlein(9, 4, 1, j) for j in range(5)]   # J(9,4): (k - j)(n - k - j) - j
     [20, 11, 4, -1, -4]
     """
+    n, i = check_int("n", n, minimum=0), check_int("i", i, minimum=0)
+    k = check_int("k", k, minimum=0, maximum=n)
+    j = check_int("j", j, minimum=0, maximum=n - k)
     return sum((-1) ** t * comb(j, t) * comb(k - j, i - t) * comb(n - k - j, i - t) for t in range(i + 1))
 
 
@@ -73,6 +76,8 @@ def krawtchouk(d: int, q: int, i: int, j: int) -> int:
     >>> [krawtchouk(4, 2, 1, j) for j in range(5)]   # the 4-cube
     [4, 2, 0, -2, -4]
     """
+    d, q, i = check_int("d", d, minimum=0), check_int("q", q, minimum=0), check_int("i", i, minimum=0)
+    j = check_int("j", j, minimum=0, maximum=d)
     return sum((-1) ** t * (q - 1) ** (i - t) * comb(j, t) * comb(d - j, i - t) for t in range(i + 1))
 
 

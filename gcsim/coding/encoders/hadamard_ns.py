@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from ..._validation import check_finite_array
+from ..._validation import check_finite_array, check_int
 from ...errors import InvalidArgumentError, NotConstructibleError, VerificationError
 from ._common import diagonals, short, target_matrix
 from ._registry import Encoder
@@ -104,6 +104,7 @@ def polychromatic_classes(A: np.ndarray, m: int, rng: np.random.Generator) -> np
     >>> all(len(set(c[A[i] == 1])) == 2 for i in range(3))
     True
     """
+    m = check_int("m", m, minimum=1)
     N, n = A.shape
     r = A.sum(axis=1)
     low = np.flatnonzero(r < m)
