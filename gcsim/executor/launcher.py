@@ -722,123 +722,138 @@ def _launch_once(
     ctx = _context(start_method)
     q = ctx.Queue()
     procs: list = []
-    results: list = [None] * world_size
-    errors: dict = {}
-    reported: set = set()
-    t0 = time.monotonic()
-    deadline = t0 + timeout
-    reason = f"the {timeout:g} s launch timeout"
-    dead_since: dict[int, float] = {}
+    reports = _Reports(world_size, timeout, grace_after_rank0, grace_after_failure)
 
-    def shorten(seconds: float, why: str) -> None:
-        nonlocal deadline, reason
-        if time.monotonic() + seconds < deadline:
-            deadline = time.monotonic() + seconds
-            reason = f"{seconds:g} s after {why}"
-
-    def take(item) -> None:
-        rank, status, payload = item
-        reported.add(rank)
-        if status == "ok":
-            results[rank] = payload
-        else:
-            errors[rank] = payload
-            shorten(grace_after_failure, f"rank {rank} failed")
-        if rank == 0 and grace_after_rank0 is not None:
-            shorten(grace_after_rank0, "rank 0 reported")
+    def child_args(r: int) -> tuple:
+        e = dict(env or {})
+        e.update((rank_env or [{}] * world_size)[r])
+        netns_r = None if netns is None else netns[r]
+        return (r, world_size, fn, args, init_method, backend, op_timeout, q, e, netns_r, threads, os.getpid(), verbose)
 
     finished = False
     unstarted: list = []
     try:
-        for r in range(world_size):
-            if time.monotonic() >= deadline:  # the deadline covers the start-up: stop starting
-                unstarted = list(range(r, world_size))
-                break
-            e = dict(env or {})
-            e.update((rank_env or [{}] * world_size)[r])
-            p = ctx.Process(
-                target=_child,
-                args=(
-                    r,
-                    world_size,
-                    fn,
-                    args,
-                    init_method,
-                    backend,
-                    op_timeout,
-                    q,
-                    e,
-                    None if netns is None else netns[r],
-                    threads,
-                    os.getpid(),
-                    verbose,
-                ),
-                daemon=True,
-            )
-            p.start()
-            procs.append(p)
-        while not unstarted and len(reported) < world_size:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            try:
-                take(q.get(timeout=min(left, 0.2)))
-                continue
-            except queue_mod.Empty:
-                pass
-            now = time.monotonic()
-            pending = [r for r in range(world_size) if r not in reported]
-            gone = [r for r in pending if not procs[r].is_alive()]
-            for r in gone:
-                dead_since.setdefault(r, now)
-            if len(gone) == len(pending):
-                # nobody left who could report: collect what is still in the pipe, then stop
-                try:
-                    take(q.get(timeout=0.5))
-                    continue
-                except queue_mod.Empty:
-                    break
-            # a report is in the pipe before its rank exits: exited a while ago and still
-            # unreported means it died; unless that was planned, the job has failed
-            died = [r for r in gone if r not in may_die and now - dead_since[r] > 0.5]
-            if died:
-                shorten(grace_after_failure, f"rank {died[0]} died")
+        unstarted = _start_ranks(ctx, procs, reports, world_size, child_args)
+        if not unstarted:
+            _wait_for_reports(q, procs, reports, world_size, may_die)
         while True:  # reports that raced with the deadline
             try:
-                take(q.get_nowait())
+                reports.take(q.get_nowait())
             except (queue_mod.Empty, OSError, EOFError):
                 break
         finished = True
     finally:
-        killed: list = []
-        stalled: list = []
-        # ranks that reported are exiting: give them a moment (one shared wait, not one per rank);
-        # the others are dead or stuck
-        settle = time.monotonic() + (2.0 if finished else 0.0)
-        for r, p in enumerate(procs):
-            if r in reported:
-                p.join(timeout=max(0.0, settle - time.monotonic()))
-        for r, p in enumerate(procs):  # kill every survivor first, then reap them together
-            if p.is_alive():
-                p.kill()
-                killed.append(r)
-                if r not in reported:
-                    stalled.append(r)
-        reap = time.monotonic() + REAP_TIMEOUT
-        for r in killed:
-            procs[r].join(timeout=max(0.0, reap - time.monotonic()))
+        killed, stalled = _stop_ranks(procs, reports.reported, finished)
         q.close()
     exitcodes = [p.exitcode for p in procs] + [None] * len(unstarted)
-    died_ranks = [r for r in range(len(procs)) if r not in reported and r not in stalled]
+    died_ranks = [r for r in range(len(procs)) if r not in reports.reported and r not in stalled]
     return LaunchResult(
-        results=results,
-        errors=errors,
+        results=reports.results,
+        errors=reports.errors,
         exitcodes=exitcodes,
         killed=killed,
         timed_out=bool(stalled or unstarted),
-        seconds=time.monotonic() - t0,
+        seconds=time.monotonic() - reports.t0,
         stalled=stalled,
         died=died_ranks,
-        deadline_reason=reason if stalled or unstarted else "",
+        deadline_reason=reports.reason if stalled or unstarted else "",
         unstarted=unstarted,
     )
+
+
+class _Reports:
+    """What the ranks of one launch reported, and its deadline: ``timeout`` after the start, brought
+    forward to ``grace_after_failure`` after a failure and ``grace_after_rank0`` after rank 0's report."""
+
+    def __init__(
+        self, world_size: int, timeout: float, grace_after_rank0: float | None, grace_after_failure: float
+    ) -> None:
+        self.results: list = [None] * world_size
+        self.errors: dict = {}
+        self.reported: set = set()
+        self.grace_after_rank0, self.grace_after_failure = grace_after_rank0, grace_after_failure
+        self.t0 = time.monotonic()
+        self.deadline = self.t0 + timeout
+        self.reason = f"the {timeout:g} s launch timeout"
+
+    def shorten(self, seconds: float, why: str) -> None:
+        """Bring the deadline forward to ``seconds`` from now (never later), saying why."""
+        if time.monotonic() + seconds < self.deadline:
+            self.deadline = time.monotonic() + seconds
+            self.reason = f"{seconds:g} s after {why}"
+
+    def take(self, item) -> None:
+        """Record one rank's ``(rank, status, payload)`` report."""
+        rank, status, payload = item
+        self.reported.add(rank)
+        if status == "ok":
+            self.results[rank] = payload
+        else:
+            self.errors[rank] = payload
+            self.shorten(self.grace_after_failure, f"rank {rank} failed")
+        if rank == 0 and self.grace_after_rank0 is not None:
+            self.shorten(self.grace_after_rank0, "rank 0 reported")
+
+
+def _start_ranks(ctx, procs: list, reports: _Reports, world_size: int, child_args: Callable[[int], tuple]) -> list:
+    """Start the ranks in order (appended to ``procs``); returns the ranks left unstarted at the deadline."""
+    for r in range(world_size):
+        if time.monotonic() >= reports.deadline:  # the deadline covers the start-up: stop starting
+            return list(range(r, world_size))
+        p = ctx.Process(target=_child, args=child_args(r), daemon=True)
+        p.start()
+        procs.append(p)
+    return []
+
+
+def _wait_for_reports(q, procs: list, reports: _Reports, world_size: int, may_die: set) -> None:
+    """Take the ranks' reports until every rank reported, none is left who could, or the deadline."""
+    dead_since: dict[int, float] = {}
+    while len(reports.reported) < world_size:
+        left = reports.deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            reports.take(q.get(timeout=min(left, 0.2)))
+            continue
+        except queue_mod.Empty:
+            pass
+        now = time.monotonic()
+        pending = [r for r in range(world_size) if r not in reports.reported]
+        gone = [r for r in pending if not procs[r].is_alive()]
+        for r in gone:
+            dead_since.setdefault(r, now)
+        if len(gone) == len(pending):
+            # nobody left who could report: collect what is still in the pipe, then stop
+            try:
+                reports.take(q.get(timeout=0.5))
+                continue
+            except queue_mod.Empty:
+                break
+        # a report is in the pipe before its rank exits: exited a while ago and still
+        # unreported means it died; unless that was planned, the job has failed
+        died = [r for r in gone if r not in may_die and now - dead_since[r] > 0.5]
+        if died:
+            reports.shorten(reports.grace_after_failure, f"rank {died[0]} died")
+
+
+def _stop_ranks(procs: list, reported: set, finished: bool) -> tuple[list, list]:
+    """End every rank: ``(killed, stalled)``, the ranks killed and those of them that never reported."""
+    killed: list = []
+    stalled: list = []
+    # ranks that reported are exiting: give them a moment (one shared wait, not one per rank);
+    # the others are dead or stuck
+    settle = time.monotonic() + (2.0 if finished else 0.0)
+    for r, p in enumerate(procs):
+        if r in reported:
+            p.join(timeout=max(0.0, settle - time.monotonic()))
+    for r, p in enumerate(procs):  # kill every survivor first, then reap them together
+        if p.is_alive():
+            p.kill()
+            killed.append(r)
+            if r not in reported:
+                stalled.append(r)
+    reap = time.monotonic() + REAP_TIMEOUT
+    for r in killed:
+        procs[r].join(timeout=max(0.0, reap - time.monotonic()))
+    return killed, stalled
