@@ -325,16 +325,7 @@ def run_parameter_server(
         raise InvalidArgumentError("stall", f"workers {sorted(set(stall) & set(die))} cannot both die and stall")
     seed = check_int("seed", seed, minimum=0)
     delay_scale = check_real("delay_scale", delay_scale, minimum=0.0)
-    if delays is None:
-        delays = seeded_delays(n, seed, delay_scale)
-    else:
-        try:
-            delays = np.asarray(delays, dtype=float)
-        except (TypeError, ValueError):
-            raise InvalidArgumentError("delays", f"must be {n} finite non-negative seconds, got {delays!r}") from None
-    if delays.shape != (n,) or not np.all(np.isfinite(delays)) or np.any(delays < 0):
-        shown = delays.tolist() if delays.size <= 16 else f"an array of shape {delays.shape}"
-        raise InvalidArgumentError("delays", f"must be {n} finite non-negative seconds, got {shown}")
+    delays = _ps_delays(delays, n, seed, delay_scale)
     wait_limit = check_real("wait_limit", wait_limit, minimum=0.0, strict_min=True)
     drain = check_real("drain", drain, minimum=0.0)
     timeout = check_real("timeout", timeout, minimum=0.0, strict_min=True)
@@ -365,6 +356,46 @@ def run_parameter_server(
     launch_kw.setdefault("grace_after_rank0", 1.0)
     launch_kw["may_die"] = sorted(set(launch_kw.get("may_die", ())) | {j + 1 for j in die})
     res = launch(parameter_server_job, n + 1, (spec,), timeout=timeout, **launch_kw)
+    ps = _server_report(res, wait_limit)
+    out = dict(ps)
+    out.update(
+        {
+            "workers": res.results[1:],
+            "exitcodes": res.exitcodes,
+            "delays": delays.tolist(),
+            "died": die,
+            "stalled": stall,
+            "killed": res.killed,
+            "rank_errors": res.errors,
+            "seconds": res.seconds,
+            "m": int(scheme.m),
+            "n": n,
+            "num_parts": int(scheme.num_parts),
+            "d": d,
+            "stragglers": s,
+            "deadline": deadline,
+        }
+    )
+    return out
+
+
+def _ps_delays(delays: Any, n: int, seed: int, delay_scale: float) -> np.ndarray:
+    """The workers' delays (seconds): ``delays`` checked, or seeded ones (:func:`seeded_delays`)."""
+    if delays is None:
+        delays = seeded_delays(n, seed, delay_scale)
+    else:
+        try:
+            delays = np.asarray(delays, dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidArgumentError("delays", f"must be {n} finite non-negative seconds, got {delays!r}") from None
+    if delays.shape != (n,) or not np.all(np.isfinite(delays)) or np.any(delays < 0):
+        shown = delays.tolist() if delays.size <= 16 else f"an array of shape {delays.shape}"
+        raise InvalidArgumentError("delays", f"must be {n} finite non-negative seconds, got {shown}")
+    return delays
+
+
+def _server_report(res: Any, wait_limit: float) -> dict:
+    """The parameter server's report from a launch, or the error that says why there is none."""
     ps = res.results[0]
     if res.unstarted:  # the deadline passed while the processes were being started
         raise LaunchTimeoutError(res.failure_message(), result=res)
@@ -386,23 +417,4 @@ def run_parameter_server(
             f"scheduled arrival from {who}",
             result=res,
         )
-    out = dict(ps)
-    out.update(
-        {
-            "workers": res.results[1:],
-            "exitcodes": res.exitcodes,
-            "delays": delays.tolist(),
-            "died": die,
-            "stalled": stall,
-            "killed": res.killed,
-            "rank_errors": res.errors,
-            "seconds": res.seconds,
-            "m": int(scheme.m),
-            "n": n,
-            "num_parts": int(scheme.num_parts),
-            "d": d,
-            "stragglers": s,
-            "deadline": deadline,
-        }
-    )
-    return out
+    return ps

@@ -134,8 +134,6 @@ def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
     then drains late workers for ``drain`` seconds so that they exit cleanly.
     """
     require("torch", "torch", "gcsim.executor.parameter_server.parameter_server_job")
-    import torch
-    import torch.distributed as dist
 
     B = np.asarray(spec["B"])
     A = np.asarray(spec["assignment"])
@@ -144,32 +142,54 @@ def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
     Xs, ys, theta = _ls_problem(spec["seed"], N, d, int(spec["rows"]))
     barrier = timedelta(seconds=float(spec["barrier_timeout"]))
     if rank > 0:
-        j = rank - 1
-        # compute before the barrier: the delay alone decides when g̃_j is sent
-        held = np.flatnonzero(A[:, j])
-        g = np.zeros((held.size, m * w))
-        g[:, :d] = _partial_gradients(Xs, ys, theta, held)
-        blocks = g.reshape(held.size, m, w)
-        coef = B.reshape(m, N, n)[:, held, j]  # (m, |held|): B[kN+i, j]
-        tilde = np.einsum("ki,ikw->w", coef, blocks)  # g̃_j
-        t = torch.as_tensor(tilde)
-        dist.monitored_barrier(timeout=barrier, wait_all_ranks=True)
-        start = time.monotonic()
-        if j in spec["die"]:
-            os._exit(17)  # a crashed worker: no message, no goodbye
-        if j in spec["stall"]:
-            while True:  # a hung worker: alive, silent, until killed
-                time.sleep(3600)
-        time.sleep(max(0.0, start + float(spec["delays"][j]) - time.monotonic()))
-        try:
-            work = dist.isend(t, 0)
-            assert work is not None  # None only for a rank outside the group
-            work.wait(timedelta(seconds=float(spec["wait_limit"]) + float(spec["drain"])))
-        except RuntimeError as exc:  # the PS decided and left before this straggler arrived
-            return {"rank": rank, "sent": False, "error": str(exc).splitlines()[0][:200]}
-        return {"rank": rank, "sent": True, "bytes": t.numel() * t.element_size()}
+        return _worker_rank(rank, spec, B, A, m, w, d, (Xs, ys, theta), barrier)
+    return _server_rank(spec, B, m, N, n, d, w, (Xs, ys, theta), barrier)
 
-    # ---- parameter server ----
+
+def _worker_rank(
+    rank: int, spec: dict, B: np.ndarray, A: np.ndarray, m: int, w: int, d: int, problem: tuple, barrier: timedelta
+) -> dict:
+    """Worker ``rank - 1`` of :func:`parameter_server_job`: compute ``g̃_j``, pass the barrier, then die,
+    stall, or send it at its simulated arrival time."""
+    import torch
+    import torch.distributed as dist
+
+    Xs, ys, theta = problem
+    N, n = A.shape
+    j = rank - 1
+    # compute before the barrier: the delay alone decides when g̃_j is sent
+    held = np.flatnonzero(A[:, j])
+    g = np.zeros((held.size, m * w))
+    g[:, :d] = _partial_gradients(Xs, ys, theta, held)
+    blocks = g.reshape(held.size, m, w)
+    coef = B.reshape(m, N, n)[:, held, j]  # (m, |held|): B[kN+i, j]
+    tilde = np.einsum("ki,ikw->w", coef, blocks)  # g̃_j
+    t = torch.as_tensor(tilde)
+    dist.monitored_barrier(timeout=barrier, wait_all_ranks=True)
+    start = time.monotonic()
+    if j in spec["die"]:
+        os._exit(17)  # a crashed worker: no message, no goodbye
+    if j in spec["stall"]:
+        while True:  # a hung worker: alive, silent, until killed
+            time.sleep(3600)
+    time.sleep(max(0.0, start + float(spec["delays"][j]) - time.monotonic()))
+    try:
+        work = dist.isend(t, 0)
+        assert work is not None  # None only for a rank outside the group
+        work.wait(timedelta(seconds=float(spec["wait_limit"]) + float(spec["drain"])))
+    except RuntimeError as exc:  # the PS decided and left before this straggler arrived
+        return {"rank": rank, "sent": False, "error": str(exc).splitlines()[0][:200]}
+    return {"rank": rank, "sent": True, "bytes": t.numel() * t.element_size()}
+
+
+def _server_rank(
+    spec: dict, B: np.ndarray, m: int, N: int, n: int, d: int, w: int, problem: tuple, barrier: timedelta
+) -> dict:
+    """The parameter server (rank 0) of :func:`parameter_server_job`: wait for the used workers, decode,
+    then drain the late ones."""
+    import torch
+    import torch.distributed as dist
+
     plan = spec["plan"]
     used = list(plan["used"])
     live = set(plan["order"])
@@ -217,20 +237,8 @@ def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
         }
     decided = time.monotonic() - t0
     F = np.asarray(used, dtype=int)
-    T = np.kron(np.eye(m), np.ones((N, 1)))
-    if spec["decoder"] == "optimal":
-        XF = np.linalg.lstsq(B[:, F], T, rcond=None)[0] if F.size else np.zeros((0, m))
-    else:
-        XF = np.asarray(spec["decoder_matrix"])[F]
-    tilde_F = np.stack([bufs[int(j)].numpy() for j in F]) if F.size else np.zeros((0, w))
-    ghat_padded = (XF.T @ tilde_F).reshape(-1)
-    g_all = np.zeros((N, m * w))
-    g_all[:, :d] = _partial_gradients(Xs, ys, theta, np.arange(N))
-    grad_padded = g_all.sum(axis=0)
+    XF, ghat_padded, grad_padded, R, pred = _decode_at_server(spec, B, F, bufs, m, N, d, w, problem)
     ghat, grad = ghat_padded[:d], grad_padded[:d]
-    R = B[:, F] @ XF - T
-    GG = g_all.reshape(N, m, w).transpose(1, 0, 2).reshape(m * N, w)
-    pred = GG.T @ R
     # let late workers finish their sends (the PS already decided) so that they exit cleanly
     drain_end = time.monotonic() + float(spec["drain"])
     while not live <= set(arrived) and receive(drain_end):
@@ -258,6 +266,28 @@ def parameter_server_job(rank: int, world_size: int, spec: dict) -> dict:
         "residual": float(np.sum(R**2)),
         "decoder": XF,
     }
+
+
+def _decode_at_server(
+    spec: dict, B: np.ndarray, F: np.ndarray, bufs: dict, m: int, N: int, d: int, w: int, problem: tuple
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The PS's decoding from the received ``g̃_F``: ``(X_F, ĝ, ∇L, R = B_F X_F − T, 𝒢 R)`` on the
+    zero-padded length ``m·w`` (``∇L`` and ``𝒢`` from the partial gradients, for the error identity)."""
+    Xs, ys, theta = problem
+    T = np.kron(np.eye(m), np.ones((N, 1)))
+    if spec["decoder"] == "optimal":
+        XF = np.linalg.lstsq(B[:, F], T, rcond=None)[0] if F.size else np.zeros((0, m))
+    else:
+        XF = np.asarray(spec["decoder_matrix"])[F]
+    tilde_F = np.stack([bufs[int(j)].numpy() for j in F]) if F.size else np.zeros((0, w))
+    ghat_padded = (XF.T @ tilde_F).reshape(-1)
+    g_all = np.zeros((N, m * w))
+    g_all[:, :d] = _partial_gradients(Xs, ys, theta, np.arange(N))
+    grad_padded = g_all.sum(axis=0)
+    R = B[:, F] @ XF - T
+    GG = g_all.reshape(N, m, w).transpose(1, 0, 2).reshape(m * N, w)
+    pred = GG.T @ R
+    return XF, ghat_padded, grad_padded, R, pred
 
 
 def seeded_delays(n: int, seed: int = 0, scale: float = 0.05) -> np.ndarray:
