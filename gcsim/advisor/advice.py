@@ -635,7 +635,7 @@ def exportable_scheme(scheme: Any, obj: Any) -> Any:
     )
     # the candidate's object (its assignment is the exported one), or the dense matrix of a sparse SRG
     source = scheme.assignment if isinstance(obj, SparseSRG) else obj
-    if get_encoder(scheme.method).diagonal_stack:  # RD: the same diagonals from the same options
+    if get_encoder(scheme.method).structured_route(scheme.m) == "diagonals":  # RD: the same diagonals, same options
         dense = encode(source, scheme.m, "rd", **dict(scheme.options))
     else:  # B = A (m = 1), the advisor's StructuredAssignment
         dense = encode(source, scheme.m, scheme.method)

@@ -213,7 +213,7 @@ def spectral_bound(A: np.ndarray, method: str, m: int, eps: float, patterns: Pat
     RD(0) with ``m >= 2``: the spectral form of the RD bound (an expectation over the draw).
     """
     enc = get_encoder(method)
-    if not ((m == 1 and enc.column_scaled_m1) or ("spectral_rd_upper" in enc.bounds and eps == 0.0)):
+    if not enc.spectral_bound_applies(m, eps):
         return math.nan
     if spectral_cost(A, patterns) > SPECTRAL_BUDGET:
         return math.nan
@@ -420,7 +420,7 @@ def sparse_rd_route(structure: Structure, method: str, m: int, q: Question) -> A
     ('SparseRD', 'SRG(25, 8, 3, 2) spectrum')
     """
     m = check_int("m", m)
-    if not get_encoder(method).diagonal_stack or m < 1:  # RD: B stacks A diag(d_l)
+    if get_encoder(method).structured_route(m) != "diagonals" or m < 1:  # RD: B stacks A diag(d_l)
         return None
     inc = structure.incidence
     if inc.nnz and not np.all(inc.data == 1):
@@ -451,7 +451,7 @@ SPARSE_ROUTES.append(sparse_rd_route)
 
 
 def _m1_assignment(method: str, m: int) -> bool:
-    return m == 1 and get_encoder(method).m1_is_assignment
+    return get_encoder(method).is_assignment_code(m)
 
 
 def _closed_form_model(model: Any) -> bool:
@@ -477,7 +477,7 @@ def route_of(structure: Structure, method: str, m: int, q: Question, settings: S
     enc = get_encoder(method)
     N, n = structure.shape
     dense_ok = m * N * n <= limits.MAX_DENSE_ENTRIES and structure.dense_fits
-    gram = structure.pair_gram() if (enc.diagonal_stack or _m1_assignment(method, m)) else None
+    gram = structure.pair_gram() if enc.structured_route(m) is not None else None
     cost = dense_eval_cost(N, n, m, settings, evaluated_patterns(q, settings)) if settings is not None else 0.0
     out: Route | str = ""
     if gram is None and not (dense_ok and cost <= PRUNE_COST):  # a sparse route before a costly dense one
@@ -493,9 +493,9 @@ def route_of(structure: Structure, method: str, m: int, q: Question, settings: S
         pass
     elif gram is not None and _m1_assignment(method, m) and _closed_form_model(q.model) and dear:
         out = Route("dense" if dense_ok else "structured", "closed-form")
-    elif dense_ok and (cost <= EVAL_BUDGET or (gram is not None and enc.diagonal_stack)):
+    elif dense_ok and (cost <= EVAL_BUDGET or (gram is not None and enc.structured_route(m) == "diagonals")):
         # the construction counts too: an exact code's per-part solves can cost more than its evaluation
-        free = gram is not None and enc.diagonal_stack
+        free = gram is not None and enc.structured_route(m) == "diagonals"
         out = Route("dense", "auto", 0.0 if free else cost + _build_cost(structure, enc, m, q))
     elif gram is not None:
         out = Route("structured", "auto")
@@ -594,7 +594,7 @@ def _schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[
     for method in advisor_encoders():
         enc = get_encoder(method)
         if A is None:  # kept sparse: only the encoders a structured route builds (route_of says which)
-            if not enc.diagonal_stack:
+            if enc.structured_route(q.m) != "diagonals":
                 out.append(
                     Dropped(
                         structure.family,
@@ -634,7 +634,7 @@ def _schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[
     if structure.family in WEIGHTED and q.m > 1:
         out.append(("weighted", q.m, {}, "multiplicities kept, RD diagonals"))
     classic = CLASSIC.get(structure.family)
-    if classic is not None and not (q.m == 1 and get_encoder(classic).m1_is_assignment):
+    if classic is not None and not get_encoder(classic).is_assignment_code(q.m):
         out.append((classic, 1, {}, "an m = 1 code"))
     return out
 
@@ -842,7 +842,7 @@ def _bounds(
     if "spectral_decoder_upper" in enc.bounds:
         spectral = weighted_spectral_bound(scheme, patterns)
     else:
-        applies = dense and ((m == 1 and enc.column_scaled_m1) or ("spectral_rd_upper" in enc.bounds and eps == 0.0))
+        applies = dense and enc.spectral_bound_applies(m, eps)
         kind = "m1" if m == 1 else "rd"  # the two bounds spectral_bound computes
         over = float(N) * n * min(N, n) * len(np.unique(patterns.masks.sum(axis=1))) > SPECTRAL_BUDGET
         spectral = (

@@ -324,7 +324,7 @@ def equivalence_key(job: Job) -> tuple | None:
     """
     structure, method, m_c, options, _ = job
     enc = get_encoder(method)
-    if not (enc.diagonal_stack or (m_c == 1 and enc.m1_is_assignment)):
+    if enc.structured_route(m_c) is None:
         return None
     gram = structure.pair_gram()
     if gram is None:
@@ -373,7 +373,7 @@ def _evaluate(
         key=lambda i: (
             points[i]["communication"],
             points[i]["data_fraction"],
-            not get_encoder(jobs[i][1]).diagonal_stack,
+            get_encoder(jobs[i][1]).structured_route(jobs[i][2]) != "diagonals",
             cost[i],
         ),
     )

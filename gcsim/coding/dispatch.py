@@ -117,7 +117,7 @@ def encode_route(assignment_or_design: Any, m: int, method: str = "rd") -> str:
 def _beyond_dense(design: Any, m: int, method: str) -> bool:
     """RD whose dense ``B`` (``m N x n``) would pass :data:`gcsim.limits.MAX_DENSE_ENTRIES` (read at call time)."""
     shape = _shape(design)
-    if not get_encoder(method).diagonal_stack or shape is None:
+    if get_encoder(method).structured_route(m) != "diagonals" or shape is None:
         return False
     return m * shape[0] * shape[1] > limits.MAX_DENSE_ENTRIES
 

@@ -44,7 +44,7 @@ from .._validation import (
 )
 from ..errors import CatalogueError, InvalidArgumentError, SizeLimitError, VerificationError
 from ..io._torch import to_torch_tensors
-from .encoders import METHODS, get_encoder, is_registered
+from .encoders import METHODS, get_encoder, is_registered, seeded_rng
 from .encoders._common import as_assignment, diagonals, target_matrix
 from .encoders.classic import cyclic_repetition_assignment, fractional_repetition_assignment
 from .scheme_labels import rederived_options
@@ -523,12 +523,13 @@ def encode(
     except SizeLimitError as exc:  # beyond the dense limit: name the calls that work (as the CLI takes them)
         raise SizeLimitError(
             exc.argument,
-            f"{str(exc).removeprefix(f'{exc.argument}: ')}; {_beyond_dense_hint(method, encoder.diagonal_stack)}",
+            f"{str(exc).removeprefix(f'{exc.argument}: ')}; "
+            f"{_beyond_dense_hint(method, encoder.structured_route(m) == 'diagonals')}",
             requested=exc.requested,
             limit=exc.limit,
             limit_name=exc.limit_name,
         ) from None
-    rng = np.random.default_rng(seed)
+    rng = seeded_rng(seed)
     opts = dict(options)
     # the encoders solve many small least-squares problems: one BLAS thread is faster (gcsim._threads)
     with batched_blas():
@@ -542,7 +543,7 @@ def encode(
         )
     # eps is recorded only where the build reads it: an encoder without perturbed diagonals has
     # no eps, whatever was passed (a sweep may pass one eps to every method)
-    options = {"eps": eps, "seed": seed} if encoder.uses_eps else {"seed": seed}
+    options = encoder.recorded_options(eps, seed)
     options.update(info)
     if encoder.stores == "vectors":
         extras = {**extras, "vectors": stored}

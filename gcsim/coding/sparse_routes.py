@@ -23,7 +23,7 @@ from .._validation import check_bool, check_dense_size, check_int, check_real, l
 from ..combinatorics.srg_graph import SRGParams
 from ..errors import CatalogueError, InvalidArgumentError, SizeLimitError, VerificationError
 from ..limits import check_entries
-from .encoders._common import diagonals as _draw_diagonals
+from .encoders import get_encoder
 from .sparse_evaluator import (
     MAX_ITERATIONS,
     SPARSE_ATOL,
@@ -592,7 +592,7 @@ def encode_sparse(
         raise VerificationError("design: not a 0/1 matrix")
     N, n = S.shape
     check_dense_size("m", n, m * m, "the n x m² work arrays of the sparse route")
-    D = _draw_diagonals(np.random.default_rng(seed), m, n, eps, dist)
+    D = get_encoder(StructuredRD.method).derived(m, n, eps, seed, {"dist": dist})
     alg = _algebraic_lower(design, S)
     gram = None if alg is None else alg[2]
     if alg is not None and alg[0] > 0:

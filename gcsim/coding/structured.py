@@ -48,7 +48,6 @@ from ..combinatorics.cyclic_design import CyclicDesign
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
 from ..io.manifest import to_jsonable
 from .encoders import get_encoder, is_registered
-from .encoders._common import diagonals as _draw_diagonals
 from .kernels import GRAM_KAPPA_LIMIT
 from .pair_gram import check_pair_gram, incidence_from_blocks
 from .schemes import SchemeParams
@@ -192,7 +191,8 @@ _SEEN_MAX = 16
 
 def _recognise(scheme: Any) -> Any:
     method = getattr(scheme, "method", None)  # an encoder whose B is the stack of A diag(d_k) (RD)
-    if not (is_registered(method) and get_encoder(method).diagonal_stack) or getattr(scheme, "diagonals", None) is None:
+    held = get_encoder(method).structured_route(getattr(scheme, "m", 0)) if is_registered(method) else None
+    if held != "diagonals" or getattr(scheme, "diagonals", None) is None:
         return None
     D = np.asarray(scheme.diagonals, dtype=np.float64)
     A = np.asarray(scheme.assignment)
@@ -349,11 +349,11 @@ def _rederived_diagonals(method: Any, m: int, n: int, options: Any) -> tuple[np.
             eps = check_real("eps", options["eps"], minimum=0.0)
             seed = check_int("seed", options["seed"], minimum=0)
             dist = options["dist"]
-            D = _draw_diagonals(np.random.default_rng(seed), m, n, eps, dist)
+            D = get_encoder(method).derived(m, n, eps, seed, {"dist": dist})
         except GcsimError as exc:
             raise _bad(f"RD options {options!r:.120}: {exc}") from None
         return D, {"eps": eps, "seed": seed, "dist": dist}
-    if m == 1 and get_encoder(method).m1_is_assignment and not options:  # B = A: every diagonal 1
+    if get_encoder(method).is_assignment_code(m) and not options:  # B = A: every diagonal 1
         return np.ones((1, n)), {}
     raise _bad(f"method {method!r} with m = {m} and options {options!r:.80} is not a structured encoder")
 
@@ -824,7 +824,7 @@ def encode_structured(
     if isinstance(design, CyclicDesign):  # kept as its difference set (O(k) numbers, O(k²) check)
         v, k_c, lam_c = design.params  # the constructor recounted the differences (immutable since)
         check_dense_size("m", v, m * m, "the n x m² outer products of the structured route")
-        D_c = _draw_diagonals(np.random.default_rng(seed), m, v, eps, dist)
+        D_c = get_encoder(StructuredRD.method).derived(m, v, eps, seed, {"dist": dist})
         cyc = CyclicStructuredRD(design, D_c, {"eps": eps, "seed": seed, "dist": dist})
         _check_certified(cyc.context, k_c, lam_c)
         return cyc
@@ -832,7 +832,7 @@ def encode_structured(
     N, n = A.shape
     k, lam = check_pair_gram(A, "design")
     check_dense_size("m", n, m * m, "the n x m² outer products of the structured route")
-    D = _draw_diagonals(np.random.default_rng(seed), m, n, eps, dist)
+    D = get_encoder(StructuredRD.method).derived(m, n, eps, seed, {"dist": dist})
     enc = StructuredRD(A, D, k, lam, {"eps": eps, "seed": seed, "dist": dist})
     _check_certified(enc.context, k, lam)
     return enc

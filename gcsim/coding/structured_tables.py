@@ -504,7 +504,7 @@ def _structured_table_method(method: Any, m: int, D: np.ndarray, options: dict[s
         return method
     if not isinstance(method, str) or not is_registered(method):
         raise bad(f"metadata 'scheme_method' {method!r:.60} is not a registered encoder")
-    if not (m == 1 and get_encoder(method).m1_is_assignment):
+    if not get_encoder(method).is_assignment_code(m):
         raise bad(f"scheme_method {method!r} with m = {m} is not a structured encoder (RD, or B = A with m = 1)")
     if options or not np.all(D == 1.0):
         raise bad(f"scheme_method {method!r} is B = A: it needs no options and unit diagonals (the stored ones differ)")

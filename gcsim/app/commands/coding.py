@@ -36,8 +36,8 @@ def _scheme_and_model(args: argparse.Namespace):
     options: dict[str, Any] = {}
     if args.dist:
         options["dist"] = args.dist
-    if get_encoder(args.method).needs_s:  # the exact family: designed for --design-s (or -s) stragglers
-        options["s"] = args.stragglers if args.design_s is None else args.design_s
+    # the exact family is designed for --design-s (or -s) stragglers
+    options.update(get_encoder(args.method).design_options(args.stragglers if args.design_s is None else args.design_s))
     try:
         scheme = encode(design, args.m, args.method, eps=args.eps, seed=args.seed, **options)
     except InvalidArgumentError as exc:

@@ -143,7 +143,8 @@ def _table_encoder(design: Any, args: argparse.Namespace) -> Any:
     big = bool(getattr(design, "is_sparse", False)) or args.m * N * n > limits.MAX_DENSE_ENTRIES
     if not big:
         return encode(design, args.m, args.method, eps=args.eps, seed=args.seed)
-    if not get_encoder(args.method).diagonal_stack:  # the structured route is RD's (B stacks A diag(d_l))
+    # the structured route is RD's (B stacks A diag(d_l))
+    if get_encoder(args.method).structured_route(args.m) != "diagonals":
         raise UsageError(
             f"--method: {args.method!r} needs the dense encoder B ({args.m * N:,} x {n:,}), over "
             f"gcsim.limits.MAX_DENSE_ENTRIES; a design this large has a table only with --method rd "

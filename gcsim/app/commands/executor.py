@@ -251,9 +251,7 @@ def _gc_scheme(args: argparse.Namespace) -> Any:
     seed = check_int("seed", args.seed, minimum=0)
     obj = design_arg("--design", args.design)
     method = "rd" if args.method is None else args.method
-    kw: dict[str, Any] = {"seed": seed}
-    if get_encoder(method).uses_eps:  # the encoder reads eps (gcsim.coding.encoders)
-        kw["eps"] = 0.0 if args.eps is None else args.eps
+    kw = get_encoder(method).recorded_options(0.0 if args.eps is None else args.eps, seed)  # eps where it is read
     return encode(obj, 1 if args.m is None else args.m, method, **kw)
 
 

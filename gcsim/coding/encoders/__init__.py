@@ -18,6 +18,7 @@ from ._registry import (
     options_of,
     proved_bounds,
     register_encoder,
+    seeded_rng,
     unregister_encoder,
 )
 
@@ -35,5 +36,6 @@ __all__ = [
     "options_of",
     "proved_bounds",
     "register_encoder",
+    "seeded_rng",
     "unregister_encoder",
 ]

@@ -38,6 +38,7 @@ __all__ = [
     "METHODS",
     "options_of",
     "method_table",
+    "seeded_rng",
 ]
 
 #: The method of a user-supplied matrix (:meth:`gcsim.coding.Scheme.from_matrix`); never registered.
@@ -49,6 +50,23 @@ BuildResult = tuple[np.ndarray, "np.ndarray | None", "np.ndarray | None", dict[s
 _NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 _STORES = (None, "diagonals", "vectors")
 _READS = ("assignment", "weights")
+
+
+def seeded_rng(seed: int) -> np.random.Generator:
+    """The generator of ``seed`` that every seeded encoder draws from: ``numpy.random.default_rng(seed)``.
+
+    The one derive-from-seed convention: :func:`gcsim.coding.encode` hands ``seeded_rng(seed)`` to
+    ``build``, and whatever draws a stored array again from its recorded seed -- the structured and
+    sparse encoders (:func:`gcsim.coding.structured.encode_structured`,
+    :func:`gcsim.coding.sparse_routes.encode_sparse`) and the checks of a loaded bundle -- goes
+    through :meth:`Encoder.derived`, which calls the encoder's ``derive`` with this generator.
+
+    Examples
+    --------
+    >>> float(seeded_rng(3).random()) == float(np.random.default_rng(3).random())
+    True
+    """
+    return np.random.default_rng(seed)
 
 
 @dataclass(frozen=True)
@@ -129,6 +147,11 @@ class Encoder:
     diagonal_stack : bool
         ``B`` is exactly the stack of ``A diag(d_k)`` of its stored ``diagonals`` (RD): structured
         evaluators may use the diagonals instead of ``B``.
+    derive : callable, optional
+        ``derive(rng, m, n, eps, options) -> stored``: the array ``build`` stores, drawn from the
+        seeded generator before anything else (RD: the diagonals); ``build`` draws it through this
+        function and :meth:`derived` draws it again from a recorded seed (the one derive-from-seed
+        path, :func:`seeded_rng`).
     example : callable, optional
         ``example() -> (assignment_or_design, m, options)``: a small instance for the tests
         (``encode(M, m, name, **options)``; ``options`` may hold ``eps`` and ``seed``).
@@ -156,6 +179,7 @@ class Encoder:
     unbiased: UnbiasedDecoder | None = None
     baseline: bool = False
     diagonal_stack: bool = False
+    derive: Callable[..., np.ndarray] | None = None
     example: Callable[[], Any] | None = None
     order: int = 1000
 
@@ -170,6 +194,88 @@ class Encoder:
         if self.reads == "weights":
             return np.asarray(scheme.extras["weights"])
         return np.asarray(scheme.assignment)
+
+    # -- what other layers ask of an encoder (the flags above are the declarations they read) ------
+    def structured_route(self, m: int) -> str | None:
+        """How a structured route (theory §42–§44, §47.7) holds this encoder at ``m`` without ``B``.
+
+        ``"diagonals"``: ``B`` is the stack of ``A diag(d_l)`` of its stored diagonals (RD,
+        ``diagonal_stack``); ``"assignment"``: ``B = A`` at ``m = 1`` (``m1_is_assignment``, unit
+        diagonals); None: only the dense ``B`` describes it.
+
+        Examples
+        --------
+        >>> get_encoder("rd").structured_route(2), get_encoder("bibd-optimal").structured_route(1)
+        ('diagonals', 'assignment')
+        >>> get_encoder("naive").structured_route(1) is None   # naive is the baseline B = 1_m ⊗ A itself
+        True
+        """
+        if self.diagonal_stack:
+            return "diagonals"
+        if m == 1 and self.m1_is_assignment:
+            return "assignment"
+        return None
+
+    def is_assignment_code(self, m: int) -> bool:
+        """True when its ``B`` at ``m`` is the assignment ``A`` itself (``m = 1``): the naive code under another name.
+
+        Examples
+        --------
+        >>> get_encoder("bibd-optimal").is_assignment_code(1), get_encoder("bibd-optimal").is_assignment_code(2)
+        (True, False)
+        """
+        return self.structured_route(m) == "assignment"
+
+    def spectral_bound_applies(self, m: int, eps: float) -> bool:
+        """Whether a spectral bound of theory §46 covers it: ``B = A D`` at ``m = 1``
+        (``column_scaled_m1``), or the spectral RD bound at ``eps = 0`` (``"spectral_rd_upper"`` in ``bounds``).
+
+        Examples
+        --------
+        >>> get_encoder("rd").spectral_bound_applies(2, 0.0), get_encoder("rd").spectral_bound_applies(2, 0.1)
+        (True, False)
+        """
+        return (m == 1 and self.column_scaled_m1) or ("spectral_rd_upper" in self.bounds and eps == 0.0)
+
+    def recorded_options(self, eps: float, seed: int) -> dict[str, Any]:
+        """The options a built scheme records besides the builder's: ``eps`` only where ``build`` reads it.
+
+        Examples
+        --------
+        >>> get_encoder("rd").recorded_options(0.1, 3), get_encoder("naive").recorded_options(0.1, 3)
+        ({'eps': 0.1, 'seed': 3}, {'seed': 3})
+        """
+        return {"eps": eps, "seed": seed} if self.uses_eps else {"seed": seed}
+
+    def design_options(self, s: int | None) -> dict[str, Any]:
+        """The options that tell it the number of stragglers ``s`` it is designed for (``needs_s``), else none.
+
+        Examples
+        --------
+        >>> get_encoder("exact-gaussian").design_options(2), get_encoder("rd").design_options(2)
+        ({'s': 2}, {})
+        """
+        return {"s": s} if self.needs_s else {}
+
+    def derived(self, m: int, n: int, eps: float, seed: int, options: Mapping[str, Any]) -> np.ndarray:
+        """The array ``build`` stores for these arguments, drawn again: ``derive(seeded_rng(seed), ...)``.
+
+        Raises
+        ------
+        InvalidArgumentError
+            The encoder stores nothing drawn from the seed alone (no ``derive``), or a bad option.
+
+        Examples
+        --------
+        >>> from gcsim.coding.schemes import encode
+        >>> A = np.eye(3, dtype=int)
+        >>> sch = encode(A, 2, "rd", eps=0.1, seed=4)
+        >>> bool(np.array_equal(get_encoder("rd").derived(2, 3, 0.1, 4, {}), sch.diagonals))
+        True
+        """
+        if self.derive is None:
+            raise InvalidArgumentError("method", f"{self.name!r} stores no array drawn from the seed alone")
+        return self.derive(seeded_rng(seed), m, n, eps, dict(options))
 
     def __repr__(self) -> str:
         return f"Encoder({self.name!r})"
@@ -197,7 +303,7 @@ def _check(encoder: Any) -> Encoder:
         raise InvalidArgumentError("encoder", f"{name!r}: reads must be one of {_READS}, got {encoder.reads!r}")
     if not all(isinstance(o, str) for o in encoder.options):
         raise InvalidArgumentError("encoder", f"{name!r}: options must be a tuple of names")
-    for attr in ("verify", "applies", "example"):
+    for attr in ("verify", "applies", "derive", "example"):
         value = getattr(encoder, attr)
         if value is not None and not callable(value):
             raise InvalidArgumentError("encoder", f"{name!r}: {attr} must be callable or None")

@@ -18,10 +18,15 @@ from ._registry import Encoder, UnbiasedDecoder
 from .classic import cyclic_repetition_assignment
 
 
+def derive(rng: np.random.Generator, m: int, n: int, eps: float, options: Any) -> np.ndarray:
+    """The ``(m, n)`` diagonals ``d_k[j] = σ_kj (1 + ε ξ_kj)``: the first draw from the seeded generator."""
+    return diagonals(rng, m, n, eps, options.get("dist", "rademacher"))
+
+
 def build(A: np.ndarray, m: int, rng: np.random.Generator, eps: float, opts: dict[str, Any]):
     """RD(ε) blocks; unbiased-type reference decoder ``x_l = d_l / (r̄ E[d^2])`` (theory §45)."""
     dist = opts.pop("dist", "rademacher")
-    D = diagonals(rng, m, A.shape[1], eps, dist)
+    D = derive(rng, m, A.shape[1], eps, {"dist": dist})
     B = stack(A.astype(float), D)
     X0 = D.T / (A.sum(axis=1).mean() * second_moment(eps, dist))
     return B, X0, D, {"dist": dist}, {}
@@ -66,6 +71,7 @@ ENCODERS = (
         column_scaled_m1=True,
         bounds=("rd_upper", "spectral_rd_upper"),
         diagonal_stack=True,
+        derive=derive,
         unbiased=UnbiasedDecoder("RD", unbiased_decoders, draw, regular=True),
         example=lambda: (cyclic_repetition_assignment(6, 2), 2, {"seed": 1}),
         order=20,
