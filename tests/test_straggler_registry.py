@@ -19,10 +19,13 @@ SPECS = ["fixed:2", "all:1", "worst:3", "bernoulli:0.1", "markov:0.05,0.5"]
 
 
 def test_the_built_in_kinds_in_their_order():
-    assert KINDS == sm.model_kinds() == ("fixed", "bernoulli", "all", "worst", "markov", "trace", "delay")
-    assert sm.spec_kinds() == ("fixed", "all", "worst", "bernoulli", "markov")
+    # a model added to the package lists after (or between) these, by its order and spec_order
+    builtin = ("fixed", "bernoulli", "all", "worst", "markov", "trace", "delay")
+    assert KINDS == sm.model_kinds() and [k for k in KINDS if k in builtin] == list(builtin)
+    with_spec = ("fixed", "all", "worst", "bernoulli", "markov")
+    assert [k for k in sm.spec_kinds() if k in with_spec] == list(with_spec)
     assert STRAGGLER_SPEC == sm.spec_grammar()
-    assert STRAGGLER_SPEC == (
+    assert STRAGGLER_SPEC.startswith(
         "KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P, markov:P_ENTER,P_LEAVE"
     )
 
