@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import limits
 from ..._validation import check_int, check_real
 from ...errors import InvalidArgumentError
 
@@ -107,6 +108,10 @@ class CollectiveCost:
     bytes_sent: tuple[int, ...]
     early: tuple[int, ...]
     late: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        for name in ("N", "d", "itemsize"):  # sizes: integers (2.5 or an array is no size)
+            check_int(name, getattr(self, name), minimum=0)
 
     @property
     def rounds(self) -> int:
@@ -281,6 +286,8 @@ def cost_table(
     >>> print(cost_table(4, 1000, alpha=1e-3, beta=1e6).splitlines()[2])
     | ring | 6 | 6000 | 0.01200 |
     """
+    N, d, itemsize = check_int("N", N, minimum=2), check_int("d", d, minimum=0), check_int("itemsize", itemsize)
+    limits.check_entries("N", (N,), "the bytes each collective's ranks send (one entry per rank)")
     rows = ["| collective | rounds | max bytes sent per rank | predicted s |", "|---|---|---|---|"]
     for col in collectives():
         c = col.cost(N, d, itemsize)
