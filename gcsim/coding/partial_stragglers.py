@@ -1,0 +1,574 @@
+"""Partial stragglers: workers that return the chunks they finished (docs/theory.md §59.1-§59.2).
+
+After Ramamoorthy, Meng & Girimaji, "Leveraging partial stragglers within gradient coding"
+(NeurIPS 2024, arXiv 2405.19509); the formalization and the closed forms below are gcsim's.
+
+**Model.**  An assignment ``A`` (``N`` chunks x ``n`` workers) and, per worker ``j``, an **order**:
+a permutation of the chunks it holds.  Worker ``j`` processes its chunks one after another; a
+:class:`~gcsim.coding.delays.DelayModel` draws its times: with ``chunk_times="linear"`` the draw
+``X_j`` is the time of its whole load and its ``k``-th chunk is done at ``k X_j / load_j``; with
+``"independent"`` each chunk takes its own draw ``/ load_j`` (same mean for the whole load).  At time
+``t`` the master knows the pairs (worker, chunk) completed; ``S_i(t)`` is the set of workers that
+completed chunk ``i``.
+
+**Protocol** (communication ``d/ℓ`` per worker, as in classic gradient coding with ``m = ℓ``
+blocks): when the master stops, it picks each worker's single coded message from the chunks that
+worker completed and decodes by least squares.  Its optimal error is (Theorem 59.1)
+
+.. math:: \\mathrm{err}_{\\mathrm{partial}}(t) = \\sum_i \\max(0,\\ \\ell - |S_i(t)|),
+
+reached by :func:`partial_encoder`; the sum is **exactly recoverable** once every chunk is completed
+by ``ℓ`` workers.  The **classic** protocol uses a worker only once it finished its whole load, with
+the exact Vandermonde code of :mod:`gcsim.coding.encoders.exact` (``s = r - ℓ``, ``r`` the least
+replication): exact once ``n - s`` workers finished, and err(F) of :func:`gcsim.coding.optimal_error`
+at a deadline.
+
+**Chunk ordering.**  :func:`q_max` is the worst-case number of chunk computations the cluster can
+spend before the sum is surely recoverable; :func:`latin_orders` (a perfect-matching decomposition,
+every chunk in every position once) and :func:`optimize_orders` (local search on ``Q_max`` and then
+on the Monte Carlo expected exact-recovery time) against :func:`random_orders`.
+
+Examples
+--------
+>>> from gcsim.coding.delays import delay_model
+>>> model = PartialStragglerModel.cyclic(3, delay_model("shifted-exponential", 6, shift=1.0, rate=1.0))
+>>> q_max(model.assignment, model.orders, blocks=1)      # Latin orders, load 3
+13
+>>> res = compare_protocols(model, blocks=2, deadline=1.5, draws=200, seed=0)
+>>> res.exact_partial.mean < res.exact_classic.mean
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from .._stats import t_interval
+from .._validation import check_binary_matrix, check_int, check_real
+from ..errors import InvalidArgumentError
+from ..limits import check_entries
+from .delays import DelayModel
+from .encoders.classic import cyclic_repetition_assignment
+from .evaluate import optimal_error
+from .schemes import Scheme, encode
+from .straggler_base import rng_from_seed
+
+__all__ = [
+    "CHUNK_TIMES",
+    "PartialStragglerModel",
+    "chunk_completion_times",
+    "coverage",
+    "partial_error_from_coverage",
+    "partial_encoder",
+    "exact_recovery_times",
+    "classic_scheme",
+    "classic_tolerance",
+    "classic_exact_times",
+    "classic_errors",
+    "q_max",
+    "latin_orders",
+    "random_orders",
+    "natural_orders",
+    "optimize_orders",
+    "MeanCI",
+    "ProtocolComparison",
+    "compare_protocols",
+]
+
+CHUNK_TIMES = ("linear", "independent")
+
+
+def _assignment(assignment: Any) -> np.ndarray:
+    A = check_binary_matrix("assignment", assignment)
+    if (A.sum(axis=0) == 0).any():
+        raise InvalidArgumentError("assignment", "every worker must hold at least one chunk")
+    if (A.sum(axis=1) == 0).any():
+        raise InvalidArgumentError("assignment", "every chunk must be held by at least one worker")
+    return A
+
+
+def _orders(A: np.ndarray, orders: Any) -> tuple[np.ndarray, ...]:
+    N, n = A.shape
+    if len(orders) != n:
+        raise InvalidArgumentError("orders", f"need one order per worker ({n}), got {len(orders)}")
+    out = []
+    for j, order in enumerate(orders):
+        o = np.asarray(order)
+        if o.ndim != 1 or not np.issubdtype(o.dtype, np.integer):
+            raise InvalidArgumentError("orders", f"worker {j}'s order must be a 1-D integer array")
+        if sorted(o.tolist()) != np.flatnonzero(A[:, j]).tolist():
+            raise InvalidArgumentError("orders", f"worker {j}'s order must be a permutation of the chunks it holds")
+        out.append(o.astype(np.int64))
+    return tuple(out)
+
+
+def _positions(A: np.ndarray, orders: tuple[np.ndarray, ...]) -> np.ndarray:
+    """``pos[j, i]``: how many chunks worker ``j`` processes before chunk ``i`` (``-1``: not held)."""
+    pos = np.full((A.shape[1], A.shape[0]), -1, dtype=np.int64)
+    for j, o in enumerate(orders):
+        pos[j, o] = np.arange(o.size)
+    return pos
+
+
+@dataclass(frozen=True, eq=False)
+class PartialStragglerModel:
+    """An assignment, one processing order per worker and the workers' delay law.
+
+    Parameters
+    ----------
+    assignment : array_like
+        ``N x n`` 0/1 matrix (chunks x workers); every row and column non-empty.
+    orders : sequence of array_like
+        ``orders[j]``: the chunks of worker ``j`` in processing order.
+    delays : DelayModel
+        One draw per worker (:func:`gcsim.coding.delays.delay_model` with ``n`` workers).
+    chunk_times : {"linear", "independent"}
+        ``"linear"``: the draw is the time of the whole load, chunks are equal; ``"independent"``:
+        one draw per chunk, scaled by ``1 / load_j``.
+
+    Examples
+    --------
+    >>> from gcsim.coding.delays import delay_model
+    >>> A = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1]])
+    >>> m = PartialStragglerModel(A, natural_orders(A), delay_model("shifted-exponential", 3, shift=1.0, rate=1.0))
+    >>> m.loads.tolist(), [o.tolist() for o in m.orders]
+    ([2, 2, 2], [[0, 1], [1, 2], [0, 2]])
+    """
+
+    assignment: Any
+    orders: Any
+    delays: DelayModel
+    chunk_times: str = "linear"
+
+    def __post_init__(self) -> None:
+        A = _assignment(self.assignment)
+        object.__setattr__(self, "assignment", A)
+        object.__setattr__(self, "orders", _orders(A, self.orders))
+        if not isinstance(self.delays, DelayModel):
+            raise InvalidArgumentError("delays", f"must be a DelayModel, got {type(self.delays).__name__}")
+        if self.delays.n != A.shape[1]:
+            raise InvalidArgumentError("delays", f"has {self.delays.n} workers, the assignment {A.shape[1]}")
+        if self.chunk_times not in CHUNK_TIMES:
+            raise InvalidArgumentError("chunk_times", f"must be one of {CHUNK_TIMES}, got {self.chunk_times!r}")
+
+    @property
+    def n(self) -> int:
+        """Number of workers."""
+        return int(self.assignment.shape[1])
+
+    @property
+    def num_chunks(self) -> int:
+        """Number of chunks ``N``."""
+        return int(self.assignment.shape[0])
+
+    @property
+    def loads(self) -> np.ndarray:
+        """Chunks per worker."""
+        return self.assignment.sum(axis=0)
+
+    @classmethod
+    def cyclic(
+        cls, load: int, delays: DelayModel, orders: str = "latin", *, seed: int = 0, chunk_times: str = "linear"
+    ) -> PartialStragglerModel:
+        """The cyclic assignment (worker ``j`` holds chunks ``j..j+load-1`` mod ``n``, ``n = delays.n``).
+
+        ``orders``: ``"latin"`` (:func:`latin_orders`), ``"natural"`` or ``"random"`` (``seed``).
+
+        >>> from gcsim.coding.delays import delay_model
+        >>> m = PartialStragglerModel.cyclic(2, delay_model("pareto", 4, scale=1.0, shape=2.0), "natural")
+        >>> m.assignment.sum(axis=0).tolist(), m.orders[3].tolist()
+        ([2, 2, 2, 2], [0, 3])
+        """
+        if not isinstance(delays, DelayModel):
+            raise InvalidArgumentError("delays", f"must be a DelayModel, got {type(delays).__name__}")
+        load = check_int("load", load, minimum=1, maximum=delays.n)
+        A = cyclic_repetition_assignment(delays.n, load - 1)
+        makers = {"latin": latin_orders, "natural": natural_orders, "random": lambda a: random_orders(a, seed)}
+        if orders not in makers:
+            raise InvalidArgumentError("orders", f"must be one of {sorted(makers)}, got {orders!r}")
+        return cls(A, makers[orders](A), delays, chunk_times)
+
+    def with_orders(self, orders: Any) -> PartialStragglerModel:
+        """The same model with other orders.
+
+        >>> from gcsim.coding.delays import delay_model
+        >>> A = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1]])
+        >>> m = PartialStragglerModel(A, natural_orders(A), delay_model("pareto", 3, scale=1.0, shape=2.0))
+        >>> m.with_orders(latin_orders(A)).orders[0].size
+        2
+        """
+        return PartialStragglerModel(self.assignment, orders, self.delays, self.chunk_times)
+
+
+def chunk_completion_times(model: PartialStragglerModel, draws: int, seed: int = 0) -> np.ndarray:
+    """Times ``C[d, j, i]`` at which worker ``j`` completes chunk ``i`` in draw ``d`` (``inf``: not held).
+
+    Examples
+    --------
+    >>> from gcsim.coding.delays import delay_model
+    >>> A = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1]])
+    >>> m = PartialStragglerModel(A, natural_orders(A), delay_model("shifted-exponential", 3, shift=2.0, rate=1e9))
+    >>> np.round(chunk_completion_times(m, 1)[0], 6).tolist()
+    [[1.0, 2.0, inf], [inf, 1.0, 2.0], [1.0, inf, 2.0]]
+    """
+    draws = check_int("draws", draws, minimum=1)
+    n, N = model.n, model.num_chunks
+    check_entries("draws", (draws, n, N), "the draws x n x N completion times")
+    loads = model.loads.astype(float)
+    lmax = int(loads.max())
+    if model.chunk_times == "linear":
+        X = model.delays.sample_delays(draws, seed=seed)  # (draws, n)
+        steps = X[:, :, None] / loads[None, :, None] * np.arange(1, lmax + 1)[None, None, :]
+    else:
+        X = model.delays.sample_delays(draws * lmax, seed=seed).reshape(draws, lmax, n)
+        steps = np.cumsum(np.transpose(X, (0, 2, 1)) / loads[None, :, None], axis=2)
+    pos = _positions(model.assignment, model.orders)
+    held = pos >= 0
+    C = np.full((draws, n, N), np.inf)
+    jj, ii = np.nonzero(held)
+    C[:, jj, ii] = steps[:, jj, pos[jj, ii]]
+    return C
+
+
+def coverage(times: Any, t: float) -> np.ndarray:
+    """``|S_i(t)|``: per draw and chunk, how many workers completed the chunk by time ``t``.
+
+    >>> C = np.array([[[1.0, np.inf], [2.0, 0.5]]])
+    >>> coverage(C, 1.0).tolist()
+    [[1, 1]]
+    """
+    t = check_real("t", t, minimum=0.0)
+    C = np.asarray(times, dtype=float)
+    if C.ndim != 3:
+        raise InvalidArgumentError("times", f"must be draws x n x N, got shape {C.shape}")
+    return (C <= t).sum(axis=1)
+
+
+def partial_error_from_coverage(counts: Any, blocks: int) -> np.ndarray:
+    """Theorem 59.1: ``Σ_i max(0, ℓ - |S_i|)`` per row of ``counts`` (draws x N).
+
+    >>> partial_error_from_coverage(np.array([[0, 1, 2, 3]]), blocks=2).tolist()
+    [3]
+    """
+    ell = check_int("blocks", blocks, minimum=1)
+    c = np.asarray(counts)
+    return np.maximum(0, ell - c).sum(axis=-1)
+
+
+def _generic_rows(n: int, ell: int) -> np.ndarray:
+    """``n x ℓ`` Vandermonde rows on distinct Chebyshev nodes: any ``ℓ`` of them are independent."""
+    nodes = np.cos(np.pi * (2 * np.arange(n) + 1) / (2 * n))
+    return np.vander(nodes, ell, increasing=True)
+
+
+def partial_encoder(done: Any, blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """The messages that reach Theorem 59.1's error: encoder ``B`` (``ℓN x n``) and decoder ``X`` (``n x ℓ``).
+
+    ``done`` is the ``n x N`` 0/1 matrix of completed (worker, chunk) pairs.  Worker ``j`` is given a
+    generic row ``x_j`` (any ``ℓ`` rows independent); chunk ``i``'s ``ℓ x ℓ`` block of ``B X`` is the
+    projector onto ``span{x_j : j ∈ S_i}``, so ``‖B X - I_ℓ ⊗ 1_N‖_F² = Σ_i (ℓ - min(|S_i|, ℓ))``.
+    Column ``j`` of ``B`` is supported on the rows ``kN + i`` of chunks ``i`` that ``j`` completed.
+
+    Examples
+    --------
+    >>> done = np.array([[1, 1, 0], [0, 1, 1]])
+    >>> B, X = partial_encoder(done, blocks=2)
+    >>> T = np.kron(np.eye(2), np.ones((3, 1)))
+    >>> round(float(((B @ X - T) ** 2).sum()), 9), int(partial_error_from_coverage(done.sum(axis=0), 2))
+    (2.0, 2)
+    """
+    D = check_binary_matrix("done", done)
+    ell = check_int("blocks", blocks, minimum=1)
+    n, N = D.shape
+    check_entries("blocks", (ell * N, n), "the lN x n encoder")
+    X = _generic_rows(n, ell)
+    B = np.zeros((ell * N, n))
+    for i in range(N):
+        S = np.flatnonzero(D[:, i])
+        if S.size:
+            # U_i = pinv(X_S): U_i X_S is the projector onto the row space of X_S
+            B[i::N, S] = np.linalg.pinv(X[S])
+    return B, X
+
+
+def exact_recovery_times(times: Any, blocks: int) -> np.ndarray:
+    """Per draw, when every chunk has been completed by ``ℓ`` workers (``inf``: never).
+
+    >>> C = np.array([[[1.0, 3.0], [2.0, np.inf], [0.5, 1.0]]])
+    >>> exact_recovery_times(C, 1).tolist(), exact_recovery_times(C, 2).tolist()
+    ([1.0], [3.0])
+    """
+    ell = check_int("blocks", blocks, minimum=1)
+    C = np.asarray(times, dtype=float)
+    if C.ndim != 3:
+        raise InvalidArgumentError("times", f"must be draws x n x N, got shape {C.shape}")
+    if ell > C.shape[1]:
+        return np.full(C.shape[0], np.inf)
+    return np.sort(C, axis=1)[:, ell - 1, :].max(axis=1)
+
+
+def classic_tolerance(assignment: Any, blocks: int) -> int:
+    """``s = r - ℓ``: stragglers the classic exact code tolerates (``r`` the least replication).
+
+    >>> classic_tolerance(np.ones((4, 4), dtype=int), 2)
+    2
+    """
+    A = _assignment(assignment)
+    ell = check_int("blocks", blocks, minimum=1)
+    s = int(A.sum(axis=1).min()) - ell
+    if s < 0:
+        raise InvalidArgumentError("blocks", f"ℓ = {ell} exceeds the least replication {s + ell}")
+    return s
+
+
+def classic_scheme(assignment: Any, blocks: int) -> Scheme:
+    """The classic protocol's code: ``exact-vandermonde`` with ``s = r - ℓ`` and ``m = ℓ``.
+
+    >>> from gcsim.coding.encoders.classic import cyclic_repetition_assignment
+    >>> classic_scheme(cyclic_repetition_assignment(5, 2), 2).B.shape
+    (10, 5)
+    """
+    s = classic_tolerance(assignment, blocks)
+    return encode(np.asarray(assignment), blocks, "exact-vandermonde", s=s)
+
+
+def _finish_times(model: PartialStragglerModel, times: np.ndarray) -> np.ndarray:
+    C = np.where(np.isinf(times), -np.inf, times)
+    return C.max(axis=2)  # (draws, n): when each worker finished its whole load
+
+
+def classic_exact_times(model: PartialStragglerModel, times: Any, blocks: int) -> np.ndarray:
+    """Per draw, when ``n - s`` workers have finished their whole load (classic exact recovery).
+
+    >>> from gcsim.coding.delays import delay_model
+    >>> A = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1]])
+    >>> m = PartialStragglerModel(A, natural_orders(A), delay_model("shifted-exponential", 3, shift=1.0, rate=1.0))
+    >>> C = np.array([[[1.0, 2.0, np.inf], [np.inf, 4.0, 8.0], [0.5, np.inf, 1.0]]])
+    >>> classic_exact_times(m, C, 1).tolist()
+    [2.0]
+    """
+    s = classic_tolerance(model.assignment, blocks)
+    F = _finish_times(model, np.asarray(times, dtype=float))
+    return np.sort(F, axis=1)[:, model.n - s - 1]
+
+
+def classic_errors(model: PartialStragglerModel, times: Any, blocks: int, deadline: float) -> np.ndarray:
+    """Per draw, the classic code's err(F) with ``F`` the workers that finished by ``deadline``.
+
+    >>> from gcsim.coding.delays import delay_model
+    >>> A = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1]])
+    >>> m = PartialStragglerModel(A, natural_orders(A), delay_model("shifted-exponential", 3, shift=1.0, rate=1.0))
+    >>> C = np.array([[[1.0, 2.0, np.inf], [np.inf, 4.0, 8.0], [0.5, np.inf, 1.0]]])
+    >>> [round(float(e), 9) for e in classic_errors(m, C, 1, deadline=1.5)]
+    [1.057190958]
+    """
+    deadline = check_real("deadline", deadline, minimum=0.0)
+    F = _finish_times(model, np.asarray(times, dtype=float)) <= deadline
+    scheme = classic_scheme(model.assignment, blocks)
+    return np.atleast_1d(np.asarray(optimal_error(scheme, F, progress=False), dtype=float))
+
+
+def q_max(assignment: Any, orders: Any, blocks: int = 1) -> int:
+    """Fewest chunk computations after which the sum is recoverable whatever the workers' speeds.
+
+    Closed form (Theorem 59.3): ``Σ_j load_j + 1 - min_i g_i``, ``g_i`` the sum of the
+    ``r_i - ℓ + 1`` smallest values of ``load_j - pos_j(i)`` over the holders ``j`` of chunk ``i``.
+
+    >>> A = np.ones((2, 2), dtype=int)
+    >>> q_max(A, [[0, 1], [0, 1]]), q_max(A, [[0, 1], [1, 0]])
+    (3, 2)
+    """
+    A = _assignment(assignment)
+    ell = check_int("blocks", blocks, minimum=1)
+    pos = _positions(A, _orders(A, orders))
+    loads = A.sum(axis=0)
+    r = A.sum(axis=1)
+    if ell > r.min():
+        raise InvalidArgumentError("blocks", f"ℓ = {ell} exceeds the least replication {int(r.min())}")
+    g = []
+    for i in range(A.shape[0]):
+        holders = np.flatnonzero(pos[:, i] >= 0)
+        rest = np.sort(loads[holders] - pos[holders, i])
+        g.append(int(rest[: r[i] - ell + 1].sum()))
+    return int(loads.sum()) + 1 - min(g)
+
+
+def natural_orders(assignment: Any) -> tuple[np.ndarray, ...]:
+    """Each worker processes its chunks by increasing index.
+
+    >>> [o.tolist() for o in natural_orders(np.array([[1, 1], [0, 1]]))]
+    [[0], [0, 1]]
+    """
+    A = _assignment(assignment)
+    return tuple(np.flatnonzero(A[:, j]).astype(np.int64) for j in range(A.shape[1]))
+
+
+def random_orders(assignment: Any, seed: int = 0) -> tuple[np.ndarray, ...]:
+    """Independent uniform orders, one per worker (the baseline).
+
+    >>> sorted(random_orders(np.ones((3, 2), dtype=int), seed=1)[0].tolist())
+    [0, 1, 2]
+    """
+    rng = rng_from_seed(seed)
+    return tuple(rng.permutation(o) for o in natural_orders(assignment))
+
+
+def latin_orders(assignment: Any) -> tuple[np.ndarray, ...]:
+    """Every chunk at every position once: ``A`` split into perfect matchings, matching ``k`` = position ``k``.
+
+    Needs a square ``A`` with every row and column sum ``δ`` (a ``δ``-regular bipartite graph, which
+    König's theorem splits into ``δ`` perfect matchings).
+
+    >>> from gcsim.coding.encoders.classic import cyclic_repetition_assignment
+    >>> o = latin_orders(cyclic_repetition_assignment(4, 1))
+    >>> pos = _positions(cyclic_repetition_assignment(4, 1), o)
+    >>> sorted(pos[:, 0][pos[:, 0] >= 0].tolist())
+    [0, 1]
+    """
+    A = _assignment(assignment)
+    N, n = A.shape
+    delta = int(A[:, 0].sum())
+    if N != n or (A.sum(axis=0) != delta).any() or (A.sum(axis=1) != delta).any():
+        raise InvalidArgumentError(
+            "assignment", "latin_orders needs a square assignment with equal row and column sums"
+        )
+    left = A.copy()
+    layers = []
+    for _ in range(delta):
+        match = maximum_bipartite_matching(csr_matrix(left.T), perm_type="column")  # worker -> chunk
+        layers.append(match)
+        left[match, np.arange(n)] = 0
+    M = np.array(layers)  # (delta, n): chunk of worker j at position k
+    return tuple(M[:, j].astype(np.int64) for j in range(n))
+
+
+def _mean_time(A: np.ndarray, orders: tuple[np.ndarray, ...], steps: np.ndarray, ell: int) -> float:
+    pos = _positions(A, orders)
+    jj, ii = np.nonzero(pos >= 0)
+    C = np.full((steps.shape[0], A.shape[1], A.shape[0]), np.inf)
+    C[:, jj, ii] = steps[:, jj, pos[jj, ii]]
+    return float(exact_recovery_times(C, ell).mean())
+
+
+def _steps(model: PartialStragglerModel, draws: int, seed: int) -> np.ndarray:
+    """Per draw and worker, the completion time of its ``k``-th chunk (order-free)."""
+    A = model.assignment
+    eye = tuple(np.flatnonzero(A[:, j]) for j in range(model.n))
+    C = chunk_completion_times(model.with_orders(eye), draws, seed)
+    lmax = int(model.loads.max())
+    steps = np.full((draws, model.n, lmax), np.inf)
+    for j, o in enumerate(eye):
+        steps[:, j, : o.size] = C[:, j, o]
+    return steps
+
+
+def optimize_orders(
+    model: PartialStragglerModel, blocks: int = 1, *, draws: int = 2000, seed: int = 0, sweeps: int = 3
+) -> tuple[np.ndarray, ...]:
+    """Orders that minimize ``Q_max`` and then the expected exact-recovery time.
+
+    Start: :func:`latin_orders` when the assignment is regular and square, else the natural orders.
+    Local search by swapping two chunks of one worker: accept a swap that lowers ``Q_max``, or keeps
+    it and lowers the Monte Carlo mean of :func:`exact_recovery_times` over ``draws`` draws with
+    common random numbers (the same draws for every candidate).  Deterministic for a seed.
+
+    Examples
+    --------
+    >>> from gcsim.coding.delays import delay_model
+    >>> m = PartialStragglerModel.cyclic(3, delay_model("pareto", 5, scale=1.0, shape=3.0), "random")
+    >>> q_max(m.assignment, optimize_orders(m, 2, draws=200), 2) <= q_max(m.assignment, m.orders, 2)
+    True
+    """
+    ell = check_int("blocks", blocks, minimum=1)
+    draws = check_int("draws", draws, minimum=1)
+    sweeps = check_int("sweeps", sweeps, minimum=0)
+    A = model.assignment
+    try:
+        orders = list(latin_orders(A))
+    except InvalidArgumentError:
+        orders = list(natural_orders(A))
+    steps = _steps(model, draws, seed)
+    best_q = q_max(A, orders, ell)
+    best_t = _mean_time(A, tuple(orders), steps, ell)
+    for _ in range(sweeps):
+        improved = False
+        for j in range(model.n):
+            size = orders[j].size
+            for a in range(size):
+                for b in range(a + 1, size):
+                    cand = orders[j].copy()
+                    cand[[a, b]] = cand[[b, a]]
+                    trial = orders[:j] + [cand] + orders[j + 1 :]
+                    q = q_max(A, trial, ell)
+                    if q > best_q:
+                        continue
+                    t = _mean_time(A, tuple(trial), steps, ell)
+                    if q < best_q or t < best_t - 1e-12 * max(1.0, abs(best_t)):
+                        orders, best_q, best_t, improved = trial, q, t, True
+        if not improved:
+            break
+    return tuple(orders)
+
+
+@dataclass(frozen=True)
+class MeanCI:
+    """A Monte Carlo mean with its 95 % t interval (the unit is one delay draw)."""
+
+    mean: float
+    lo: float
+    hi: float
+    draws: int
+
+
+def _mean_ci(x: np.ndarray) -> MeanCI:
+    x = np.asarray(x, dtype=float)
+    mean = float(x.mean())
+    se = float(x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else math.inf
+    lo, hi = t_interval(mean, se, x.size - 1)
+    return MeanCI(mean, float(lo), float(hi), int(x.size))
+
+
+@dataclass(frozen=True)
+class ProtocolComparison:
+    """Partial vs classic protocol on the same draws (errors normalized by ``ℓN``)."""
+
+    exact_partial: MeanCI
+    exact_classic: MeanCI
+    speedup: MeanCI
+    error_partial: MeanCI
+    error_classic: MeanCI
+    deadline: float
+    blocks: int
+
+
+def compare_protocols(
+    model: PartialStragglerModel, blocks: int, deadline: float, *, draws: int = 1000, seed: int = 0
+) -> ProtocolComparison:
+    """Exact-recovery time and normalized error at ``deadline``, partial vs classic, on common draws.
+
+    ``speedup`` is the per-draw ratio classic / partial exact-recovery time.
+
+    Examples
+    --------
+    >>> from gcsim.coding.delays import delay_model
+    >>> dm = delay_model("bimodal", 6, p_slow=0.2, fast_shift=1.0, fast_rate=2.0, slow_shift=4.0, slow_rate=1.0)
+    >>> r = compare_protocols(PartialStragglerModel.cyclic(3, dm), blocks=1, deadline=2.0, draws=100)
+    >>> r.error_partial.mean <= r.error_classic.mean, r.speedup.lo > 1
+    (True, True)
+    """
+    ell = check_int("blocks", blocks, minimum=1)
+    deadline = check_real("deadline", deadline, minimum=0.0)
+    classic_tolerance(model.assignment, ell)
+    C = chunk_completion_times(model, draws, seed)
+    tp = exact_recovery_times(C, ell)
+    tc = classic_exact_times(model, C, ell)
+    scale = ell * model.num_chunks
+    ep = partial_error_from_coverage(coverage(C, deadline), ell) / scale
+    ec = classic_errors(model, C, ell, deadline) / scale
+    return ProtocolComparison(_mean_ci(tp), _mean_ci(tc), _mean_ci(tc / tp), _mean_ci(ep), _mean_ci(ec), deadline, ell)
