@@ -21,6 +21,7 @@ from gcsim.coding.schemes import Scheme, encode
 from gcsim.coding.sparse_routes import encode_sparse, lattice_graph_sparse, triangular_graph_sparse
 from gcsim.coding.structured import StructuredRD, check_pair_gram, encode_structured
 from gcsim.coding.structured_decoders import RDOperator, rd_operator, structured_decoder
+from gcsim.combinatorics.biregular import biregular_graph
 from gcsim.combinatorics.geometries import pg_flats
 from gcsim.errors import InvalidArgumentError, VerificationError
 from gcsim.executor.arrays import run_scheme, to_numpy
@@ -158,6 +159,22 @@ def test_sparse_decoder_certificate_is_honest():
     slack = SAFETY * B.size * U * kappa * float(np.linalg.norm(X_ref))  # pinv's own error
     assert res.route == "cg" and res.iterations > 0
     assert np.linalg.norm(res.decoder - X_ref) <= res.bound + slack
+
+
+def test_operator_on_a_read_only_incidence():
+    """A SparseRD whose incidence arrays are read-only (a bi-regular graph's) gets its operator and
+    decoder: RDOperator cleans a copy (it raised 'WRITEBACKIFCOPY base is read-only'), and leaves
+    the caller's matrix untouched."""
+    enc = encode_sparse(biregular_graph(12, 6, 2, 4, seed=1).incidence, 2, seed=6)
+    before = enc.incidence.copy()
+    mask = np.ones(enc.n, bool)
+    mask[[0, 5]] = False
+    res = structured_decoder(enc, mask)
+    B = np.asarray(enc.B)
+    X_ref = np.linalg.pinv(B * mask) @ target(2, enc.num_parts)
+    slack = SAFETY * B.size * U * cond(B[:, mask]) * float(np.linalg.norm(X_ref))
+    assert np.linalg.norm(res.decoder - X_ref) <= res.bound + slack
+    assert (enc.incidence != before).nnz == 0
 
 
 def test_bad_inputs():

@@ -87,7 +87,7 @@ class RDOperator:
     """
 
     def __init__(self, incidence: Any, diagonals: Any, xp: Any = None, budget: int = _BUDGET):
-        A = sp.csc_matrix(incidence)
+        A = sp.csc_matrix(incidence, copy=True)  # a copy: the cleaning below is in place (the input may be read-only)
         A.sum_duplicates()
         A.eliminate_zeros()
         D = np.asarray(diagonals, dtype=np.float64)
