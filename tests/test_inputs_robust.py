@@ -749,6 +749,7 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
     from gcsim.combinatorics.srg_sporadic import petersen_graph
     from gcsim.io.bundle import save_bundle
     from gcsim.learning.datasets import load_digits, load_mnist, load_mnist_subset, write_idx
+    from gcsim.learning.mnist_full import fetch_mnist_full, load_mnist_full
     from gcsim.learning.quantized_training import QuantizedCode
     from gcsim.learning.train import CodeSpec, WallClockModel
     from gcsim.sweep import run_sweep
@@ -972,6 +973,16 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
             standardized=x, per_class=10
         ),
         ("gcsim.learning.datasets.load_mnist", "standardized"): lambda x: load_mnist(digits, standardized=x),
+        # refused before the cache folder is looked at (nothing is downloaded)
+        ("gcsim.learning.mnist_full.fetch_mnist_full", "download"): lambda x: fetch_mnist_full(
+            cache_dir=tmp / "mnist-full", download=x
+        ),
+        ("gcsim.learning.mnist_full.load_mnist_full", "download"): lambda x: load_mnist_full(
+            cache_dir=tmp / "mnist-full", download=x
+        ),
+        ("gcsim.learning.mnist_full.load_mnist_full", "standardized"): lambda x: load_mnist_full(
+            cache_dir=tmp / "mnist-full", standardized=x
+        ),
         ("gcsim.learning.datasets.write_idx", "compress"): lambda x: write_idx(
             tmp / "x.idx", np.zeros(3, np.uint8), compress=x
         ),

