@@ -52,7 +52,15 @@ def _brute_violation(masks: np.ndarray, B: int, W: int, lam: int) -> bool:
 
 
 # (n, B, W, lam, jobs): B | W-1 and not, m = floor((W-1)/B) in {0, 1, 2}
-CASES = [(3, 1, 2, 2, 4), (4, 1, 2, 3, 3), (3, 2, 4, 2, 3), (4, 2, 3, 2, 3), (4, 1, 3, 3, 3), (3, 1, 1, 1, 4), (4, 2, 5, 3, 3)]
+CASES = [
+    (3, 1, 2, 2, 4),
+    (4, 1, 2, 3, 3),
+    (3, 2, 4, 2, 3),
+    (4, 2, 3, 2, 3),
+    (4, 1, 3, 3, 3),
+    (3, 1, 1, 1, 4),
+    (4, 2, 5, 3, 3),
+]
 
 
 @pytest.mark.parametrize("n,B,W,lam,jobs", CASES)

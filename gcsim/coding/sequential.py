@@ -316,4 +316,3 @@ def simulate_classic(n: int, s: int, masks: Any, *, wait_cost: float | None = No
     round_time = load + (wait if wait is not None else 0.0) * waited
     work = np.broadcast_to(np.arange(R)[:, None], (R, n)).copy()
     return SequentialRun(decoded, work, waited, np.asarray(round_time, dtype=float), 0, load)
-
