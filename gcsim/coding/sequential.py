@@ -14,7 +14,7 @@ buys a lower load; this module has
 
 Masks follow gcsim's convention (:mod:`gcsim.coding.stragglers`): ``masks[r, j]`` is True when
 worker ``j``'s result of round ``r`` arrives.  The forgiveness order of the scheme (oldest debt
-first) and its proof for every ``W`` (not only ``B | W - 1``) are gcsim's (theory §62.3).
+first) and its proof for every ``W`` (not only ``B | W - 1``) are gcsim's (theory §62.2).
 """
 
 from __future__ import annotations
