@@ -77,6 +77,7 @@ __all__ = [
     "natural_orders",
     "optimize_orders",
     "MeanCI",
+    "mean_ci",
     "ProtocolComparison",
     "compare_protocols",
 ]
@@ -526,8 +527,16 @@ class MeanCI:
     draws: int
 
 
-def _mean_ci(x: np.ndarray) -> MeanCI:
-    x = np.asarray(x, dtype=float)
+def mean_ci(values: Any) -> MeanCI:
+    """Mean and 95 % t interval of per-draw values (the unit is one draw).
+
+    >>> r = mean_ci([1.0, 2.0, 3.0])
+    >>> r.mean, round(r.lo, 4), round(r.hi, 4), r.draws
+    (2.0, -0.4841, 4.4841, 3)
+    """
+    x = np.asarray(values, dtype=float).ravel()
+    if x.size == 0:
+        raise InvalidArgumentError("values", "need at least one draw")
     mean = float(x.mean())
     se = float(x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else math.inf
     lo, hi = t_interval(mean, se, x.size - 1)
@@ -571,4 +580,4 @@ def compare_protocols(
     scale = ell * model.num_chunks
     ep = partial_error_from_coverage(coverage(C, deadline), ell) / scale
     ec = classic_errors(model, C, ell, deadline) / scale
-    return ProtocolComparison(_mean_ci(tp), _mean_ci(tc), _mean_ci(tc / tp), _mean_ci(ep), _mean_ci(ec), deadline, ell)
+    return ProtocolComparison(mean_ci(tp), mean_ci(tc), mean_ci(tc / tp), mean_ci(ep), mean_ci(ec), deadline, ell)

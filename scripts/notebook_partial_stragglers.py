@@ -1,0 +1,74 @@
+"""Cells of notebooks/11_partial_stragglers.ipynb (partial stragglers), in the format of scripts/make_notebooks.py.
+
+``make_notebooks.py`` finds this file (every ``scripts/notebook_*.py``) and adds the notebook; it stays
+small (one cyclic assignment, a few hundred delay draws) so that ``tests/test_notebooks.py`` runs it in
+well under 30 s.
+"""
+
+from __future__ import annotations
+
+NAME = "11_partial_stragglers.ipynb"
+
+CELLS: list[tuple[str, str]] = [
+    (
+        "md",
+        "# Partial stragglers\n\nA slow worker still returns the chunks it finished. The master uses every "
+        "completed (worker, chunk) pair; its optimal error is `Σ_i max(0, ℓ − |S_i|)` (theory §59.1), and "
+        "the order in which each worker processes its chunks decides how fast every chunk is covered "
+        "(§59.2).",
+    ),
+    (
+        "code",
+        "import numpy as np\nimport matplotlib.pyplot as plt\n"
+        "from gcsim.coding.delays import delay_model\n"
+        "from gcsim.coding.partial_stragglers import (PartialStragglerModel, chunk_completion_times,\n"
+        "    compare_protocols, coverage, exact_recovery_times, optimize_orders, partial_encoder,\n"
+        "    partial_error_from_coverage, q_max, random_orders)\n\n"
+        "dm = delay_model('shifted-exponential', 10, shift=1.0, rate=1.0)\n"
+        "model = PartialStragglerModel.cyclic(3, dm)          # 10 workers, chunks j..j+2, Latin orders\n"
+        "print([o.tolist() for o in model.orders[:4]])",
+    ),
+    (
+        "md",
+        "## The error from what arrived, two ways\n\nThe closed form and least squares on the encoder "
+        "the master builds from the completed pairs.",
+    ),
+    (
+        "code",
+        "C = chunk_completion_times(model, 1, seed=3)\ndone = (C[0] <= 0.8).astype(int)\n"
+        "B, X = partial_encoder(done, blocks=2)\nT = np.kron(np.eye(2), np.ones((10, 1)))\n"
+        "Xls = np.linalg.lstsq(B, T, rcond=None)[0]\n"
+        "print('coverage', done.sum(axis=0).tolist())\n"
+        "print('closed form', int(partial_error_from_coverage(done.sum(axis=0), 2)),\n"
+        "      ' lstsq', round(float(((B @ Xls - T) ** 2).sum()), 9))",
+    ),
+    ("md", "## Partial vs classic protocol\n\nSame draws for both; 95 % t intervals over draws."),
+    (
+        "code",
+        "for ell in (1, 2):\n"
+        "    r = compare_protocols(model, ell, deadline=1.5, draws=400, seed=0)\n"
+        "    print(f'l={ell}: exact time partial {r.exact_partial.mean:.3f}, classic {r.exact_classic.mean:.3f}, '\n"
+        "          f'ratio [{r.speedup.lo:.2f}, {r.speedup.hi:.2f}]; error at T=1.5: '\n"
+        "          f'{r.error_partial.mean:.4f} vs {r.error_classic.mean:.4f}')",
+    ),
+    (
+        "code",
+        "Ts = np.linspace(0.5, 3.0, 11)\nCs = chunk_completion_times(model, 400, seed=1)\n"
+        "err = [partial_error_from_coverage(coverage(Cs, t), 2).mean() / 20 for t in Ts]\n"
+        "plt.semilogy(Ts, np.maximum(err, 1e-4), 'o-', label='partial, l=2')\n"
+        "plt.xlabel('deadline T'); plt.ylabel('err / lN (floored at 1e-4)'); plt.legend(); plt.show()",
+    ),
+    (
+        "md",
+        "## The chunk order\n\nQ_max (the worst case over speeds) and the mean exact-recovery time: the "
+        "optimized (Latin-started) orders against random ones.",
+    ),
+    (
+        "code",
+        "rnd = model.with_orders(random_orders(model.assignment, seed=0))\n"
+        "opt = model.with_orders(optimize_orders(rnd, 1, draws=200, seed=1, sweeps=1))\n"
+        "for name, m in (('random', rnd), ('optimized', opt)):\n"
+        "    t = exact_recovery_times(chunk_completion_times(m, 500, seed=2), 1)\n"
+        "    print(f'{name:9s} Q_max {q_max(m.assignment, m.orders)}  E[exact time] {t.mean():.3f}')",
+    ),
+]
