@@ -73,22 +73,27 @@ def _laws(n: int) -> dict:
     }
 
 
+def _cases(n: int, seed: int):
+    """(assignment name, assignment, delay-law name, the model with Latin orders) for every setup."""
+    for name, A in _assignments(n, seed):
+        for law_name, dm in _laws(n).items():
+            yield name, A, law_name, PartialStragglerModel(A, latin_orders(A), dm)
+
+
 def _exact_table(n: int, draws: int, seed: int) -> list[str]:
     lines = [
         "| assignment | delays | ℓ | s (classic) | partial [95 % CI] | classic [95 % CI] "
         "| classic / partial [95 % CI] |",
         "|---|---|---:|---:|---|---|---|",
     ]
-    for name, A in _assignments(n, seed):
-        for law_name, dm in _laws(n).items():
-            model = PartialStragglerModel(A, latin_orders(A), dm)
-            delta = int(A[:, 0].sum())
-            for ell in range(1, delta):
-                r = compare_protocols(model, ell, 1.0, draws=draws, seed=seed)
-                lines.append(
-                    f"| {name} | {law_name} | {ell} | {delta - ell} | {_ci(r.exact_partial)} "
-                    f"| {_ci(r.exact_classic)} | {_ci(r.speedup)} |"
-                )
+    for name, A, law_name, model in _cases(n, seed):
+        delta = int(A[:, 0].sum())
+        for ell in range(1, delta):
+            r = compare_protocols(model, ell, 1.0, draws=draws, seed=seed)
+            lines.append(
+                f"| {name} | {law_name} | {ell} | {delta - ell} | {_ci(r.exact_partial)} "
+                f"| {_ci(r.exact_classic)} | {_ci(r.speedup)} |"
+            )
     return lines
 
 
@@ -125,24 +130,22 @@ def _order_table(n: int, draws: int, seed: int) -> list[str]:
         "| random orders: mean exact time [95 % CI] | paired difference optimized − random, 95 % CI |",
         "|---|---|---:|---|---|---|---|",
     ]
-    for name, A in _assignments(n, seed):
-        for law_name, dm in _laws(n).items():
-            base = PartialStragglerModel(A, latin_orders(A), dm)
-            for ell in (1, 2):
-                opt = base.with_orders(optimize_orders(base, ell, draws=400, seed=seed + 1, sweeps=2))
-                t_opt = exact_recovery_times(chunk_completion_times(opt, draws, seed=seed + 2), ell)
-                q_opt = q_max(A, opt.orders, ell)
-                qs, rnd_cells, diff_cells = [], [], []
-                for r in range(3):
-                    rnd = base.with_orders(random_orders(A, seed=r))
-                    qs.append(q_max(A, rnd.orders, ell))
-                    t_rnd = exact_recovery_times(chunk_completion_times(rnd, draws, seed=seed + 2), ell)
-                    rnd_cells.append(_ci(mean_ci(t_rnd)))
-                    diff_cells.append(_ci(mean_ci(t_opt - t_rnd)))
-                lines.append(
-                    f"| {name} | {law_name} | {ell} | {q_opt} / {', '.join(map(str, qs))} | {_ci(mean_ci(t_opt))} "
-                    f"| {'; '.join(rnd_cells)} | {'; '.join(diff_cells)} |"
-                )
+    for name, A, law_name, base in _cases(n, seed):
+        for ell in (1, 2):
+            opt = base.with_orders(optimize_orders(base, ell, draws=400, seed=seed + 1, sweeps=2))
+            t_opt = exact_recovery_times(chunk_completion_times(opt, draws, seed=seed + 2), ell)
+            q_opt = q_max(A, opt.orders, ell)
+            qs, rnd_cells, diff_cells = [], [], []
+            for r in range(3):
+                rnd = base.with_orders(random_orders(A, seed=r))
+                qs.append(q_max(A, rnd.orders, ell))
+                t_rnd = exact_recovery_times(chunk_completion_times(rnd, draws, seed=seed + 2), ell)
+                rnd_cells.append(_ci(mean_ci(t_rnd)))
+                diff_cells.append(_ci(mean_ci(t_opt - t_rnd)))
+            lines.append(
+                f"| {name} | {law_name} | {ell} | {q_opt} / {', '.join(map(str, qs))} | {_ci(mean_ci(t_opt))} "
+                f"| {'; '.join(rnd_cells)} | {'; '.join(diff_cells)} |"
+            )
     return lines
 
 

@@ -17,11 +17,13 @@ import pytest
 
 from gcsim.coding.delays import arrival_rule, delay_model, expected_decode_time
 from gcsim.coding.encoders.classic import cyclic_repetition_assignment
+from gcsim.coding.evaluate import optimal_error
 from gcsim.coding.partial_stragglers import (
     PartialStragglerModel,
     chunk_completion_times,
     classic_errors,
     classic_exact_times,
+    classic_scheme,
     classic_tolerance,
     compare_protocols,
     coverage,
@@ -34,6 +36,9 @@ from gcsim.coding.partial_stragglers import (
     q_max,
     random_orders,
 )
+from gcsim.coding.straggler_base import StragglerModel
+from gcsim.coding.straggler_models import model_kinds, straggler_model
+from gcsim.coding.straggler_models.partial import PartialStragglers
 from gcsim.errors import InvalidArgumentError
 from tests.exact_lstsq import lstsq_error
 
@@ -242,3 +247,23 @@ def test_corollary_59_2_partial_never_later_nor_worse_draw_by_draw(ell):
     for deadline in (1.0, 1.3, 2.0):
         ep = partial_error_from_coverage(coverage(C, deadline), ell)
         assert (ep <= classic_errors(model, C, ell, deadline) + 1e-9).all()
+
+
+def test_registered_kind_partial_gives_the_classic_view_and_the_pieces():
+
+    assert "partial" in model_kinds()
+    chunks = _model(6, 3, "bimodal", orders=random_orders(cyclic_repetition_assignment(6, 2), seed=1))
+    m = straggler_model("partial", 6, chunks=chunks, deadline=2.0)
+    assert isinstance(m, PartialStragglers) and m.verify()
+    done = m.sample_pieces(50, seed=3)
+    C = chunk_completion_times(chunks, 50, seed=3)
+    np.testing.assert_array_equal(done, C <= 2.0)
+    np.testing.assert_array_equal(m.sample(50, seed=3), done.sum(axis=2) == 3)
+    want = classic_errors(chunks, C, 2, 2.0)
+    np.testing.assert_allclose(optimal_error(classic_scheme(chunks.assignment, 2), m.sample(50, seed=3)), want)
+    again = StragglerModel.from_arrays(m.to_arrays(), m.bundle_metadata())
+    np.testing.assert_array_equal(again.sample_pieces(20, seed=1), m.sample_pieces(20, seed=1))
+    with pytest.raises(InvalidArgumentError, match="chunks"):
+        straggler_model("partial", 6, chunks="x", deadline=1.0)
+    with pytest.raises(InvalidArgumentError, match="n"):
+        straggler_model("partial", 5, chunks=chunks, deadline=1.0)

@@ -46,22 +46,30 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from .._stats import t_interval
 from .._validation import check_binary_matrix, check_int, check_real
 from ..errors import InvalidArgumentError
 from ..limits import check_entries
-from .delays import DelayModel
-from .encoders.classic import cyclic_repetition_assignment
 from .evaluate import optimal_error
 from .schemes import Scheme, encode
-from .straggler_base import rng_from_seed
+from .straggler_models.partial import (
+    CHUNK_TIMES,
+    PartialStragglerModel,
+    PartialStragglers,
+    _assignment,
+    _orders,
+    _positions,
+    chunk_completion_times,
+    latin_orders,
+    natural_orders,
+    random_orders,
+)
 
 __all__ = [
     "CHUNK_TIMES",
     "PartialStragglerModel",
+    "PartialStragglers",
     "chunk_completion_times",
     "coverage",
     "partial_error_from_coverage",
@@ -81,160 +89,6 @@ __all__ = [
     "ProtocolComparison",
     "compare_protocols",
 ]
-
-CHUNK_TIMES = ("linear", "independent")
-
-
-def _assignment(assignment: Any) -> np.ndarray:
-    A = check_binary_matrix("assignment", assignment)
-    if (A.sum(axis=0) == 0).any():
-        raise InvalidArgumentError("assignment", "every worker must hold at least one chunk")
-    if (A.sum(axis=1) == 0).any():
-        raise InvalidArgumentError("assignment", "every chunk must be held by at least one worker")
-    return A
-
-
-def _orders(A: np.ndarray, orders: Any) -> tuple[np.ndarray, ...]:
-    N, n = A.shape
-    if len(orders) != n:
-        raise InvalidArgumentError("orders", f"need one order per worker ({n}), got {len(orders)}")
-    out = []
-    for j, order in enumerate(orders):
-        o = np.asarray(order)
-        if o.ndim != 1 or not np.issubdtype(o.dtype, np.integer):
-            raise InvalidArgumentError("orders", f"worker {j}'s order must be a 1-D integer array")
-        if sorted(o.tolist()) != np.flatnonzero(A[:, j]).tolist():
-            raise InvalidArgumentError("orders", f"worker {j}'s order must be a permutation of the chunks it holds")
-        out.append(o.astype(np.int64))
-    return tuple(out)
-
-
-def _positions(A: np.ndarray, orders: tuple[np.ndarray, ...]) -> np.ndarray:
-    """``pos[j, i]``: how many chunks worker ``j`` processes before chunk ``i`` (``-1``: not held)."""
-    pos = np.full((A.shape[1], A.shape[0]), -1, dtype=np.int64)
-    for j, o in enumerate(orders):
-        pos[j, o] = np.arange(o.size)
-    return pos
-
-
-@dataclass(frozen=True, eq=False)
-class PartialStragglerModel:
-    """An assignment, one processing order per worker and the workers' delay law.
-
-    Parameters
-    ----------
-    assignment : array_like
-        ``N x n`` 0/1 matrix (chunks x workers); every row and column non-empty.
-    orders : sequence of array_like
-        ``orders[j]``: the chunks of worker ``j`` in processing order.
-    delays : DelayModel
-        One draw per worker (:func:`gcsim.coding.delays.delay_model` with ``n`` workers).
-    chunk_times : {"linear", "independent"}
-        ``"linear"``: the draw is the time of the whole load, chunks are equal; ``"independent"``:
-        one draw per chunk, scaled by ``1 / load_j``.
-
-    Examples
-    --------
-    >>> from gcsim.coding.delays import delay_model
-    >>> A = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1]])
-    >>> m = PartialStragglerModel(A, natural_orders(A), delay_model("shifted-exponential", 3, shift=1.0, rate=1.0))
-    >>> m.loads.tolist(), [o.tolist() for o in m.orders]
-    ([2, 2, 2], [[0, 1], [1, 2], [0, 2]])
-    """
-
-    assignment: Any
-    orders: Any
-    delays: DelayModel
-    chunk_times: str = "linear"
-
-    def __post_init__(self) -> None:
-        A = _assignment(self.assignment)
-        object.__setattr__(self, "assignment", A)
-        object.__setattr__(self, "orders", _orders(A, self.orders))
-        if not isinstance(self.delays, DelayModel):
-            raise InvalidArgumentError("delays", f"must be a DelayModel, got {type(self.delays).__name__}")
-        if self.delays.n != A.shape[1]:
-            raise InvalidArgumentError("delays", f"has {self.delays.n} workers, the assignment {A.shape[1]}")
-        if self.chunk_times not in CHUNK_TIMES:
-            raise InvalidArgumentError("chunk_times", f"must be one of {CHUNK_TIMES}, got {self.chunk_times!r}")
-
-    @property
-    def n(self) -> int:
-        """Number of workers."""
-        return int(self.assignment.shape[1])
-
-    @property
-    def num_chunks(self) -> int:
-        """Number of chunks ``N``."""
-        return int(self.assignment.shape[0])
-
-    @property
-    def loads(self) -> np.ndarray:
-        """Chunks per worker."""
-        return self.assignment.sum(axis=0)
-
-    @classmethod
-    def cyclic(
-        cls, load: int, delays: DelayModel, orders: str = "latin", *, seed: int = 0, chunk_times: str = "linear"
-    ) -> PartialStragglerModel:
-        """The cyclic assignment (worker ``j`` holds chunks ``j..j+load-1`` mod ``n``, ``n = delays.n``).
-
-        ``orders``: ``"latin"`` (:func:`latin_orders`), ``"natural"`` or ``"random"`` (``seed``).
-
-        >>> from gcsim.coding.delays import delay_model
-        >>> m = PartialStragglerModel.cyclic(2, delay_model("pareto", 4, scale=1.0, shape=2.0), "natural")
-        >>> m.assignment.sum(axis=0).tolist(), m.orders[3].tolist()
-        ([2, 2, 2, 2], [0, 3])
-        """
-        if not isinstance(delays, DelayModel):
-            raise InvalidArgumentError("delays", f"must be a DelayModel, got {type(delays).__name__}")
-        load = check_int("load", load, minimum=1, maximum=delays.n)
-        A = cyclic_repetition_assignment(delays.n, load - 1)
-        makers = {"latin": latin_orders, "natural": natural_orders, "random": lambda a: random_orders(a, seed)}
-        if orders not in makers:
-            raise InvalidArgumentError("orders", f"must be one of {sorted(makers)}, got {orders!r}")
-        return cls(A, makers[orders](A), delays, chunk_times)
-
-    def with_orders(self, orders: Any) -> PartialStragglerModel:
-        """The same model with other orders.
-
-        >>> from gcsim.coding.delays import delay_model
-        >>> A = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1]])
-        >>> m = PartialStragglerModel(A, natural_orders(A), delay_model("pareto", 3, scale=1.0, shape=2.0))
-        >>> m.with_orders(latin_orders(A)).orders[0].size
-        2
-        """
-        return PartialStragglerModel(self.assignment, orders, self.delays, self.chunk_times)
-
-
-def chunk_completion_times(model: PartialStragglerModel, draws: int, seed: int = 0) -> np.ndarray:
-    """Times ``C[d, j, i]`` at which worker ``j`` completes chunk ``i`` in draw ``d`` (``inf``: not held).
-
-    Examples
-    --------
-    >>> from gcsim.coding.delays import delay_model
-    >>> A = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1]])
-    >>> m = PartialStragglerModel(A, natural_orders(A), delay_model("shifted-exponential", 3, shift=2.0, rate=1e9))
-    >>> np.round(chunk_completion_times(m, 1)[0], 6).tolist()
-    [[1.0, 2.0, inf], [inf, 1.0, 2.0], [1.0, inf, 2.0]]
-    """
-    draws = check_int("draws", draws, minimum=1)
-    n, N = model.n, model.num_chunks
-    check_entries("draws", (draws, n, N), "the draws x n x N completion times")
-    loads = model.loads.astype(float)
-    lmax = int(loads.max())
-    if model.chunk_times == "linear":
-        X = model.delays.sample_delays(draws, seed=seed)  # (draws, n)
-        steps = X[:, :, None] / loads[None, :, None] * np.arange(1, lmax + 1)[None, None, :]
-    else:
-        X = model.delays.sample_delays(draws * lmax, seed=seed).reshape(draws, lmax, n)
-        steps = np.cumsum(np.transpose(X, (0, 2, 1)) / loads[None, :, None], axis=2)
-    pos = _positions(model.assignment, model.orders)
-    held = pos >= 0
-    C = np.full((draws, n, N), np.inf)
-    jj, ii = np.nonzero(held)
-    C[:, jj, ii] = steps[:, jj, pos[jj, ii]]
-    return C
 
 
 def coverage(times: Any, t: float) -> np.ndarray:
@@ -398,55 +252,6 @@ def q_max(assignment: Any, orders: Any, blocks: int = 1) -> int:
         rest = np.sort(loads[holders] - pos[holders, i])
         g.append(int(rest[: r[i] - ell + 1].sum()))
     return int(loads.sum()) + 1 - min(g)
-
-
-def natural_orders(assignment: Any) -> tuple[np.ndarray, ...]:
-    """Each worker processes its chunks by increasing index.
-
-    >>> [o.tolist() for o in natural_orders(np.array([[1, 1], [0, 1]]))]
-    [[0], [0, 1]]
-    """
-    A = _assignment(assignment)
-    return tuple(np.flatnonzero(A[:, j]).astype(np.int64) for j in range(A.shape[1]))
-
-
-def random_orders(assignment: Any, seed: int = 0) -> tuple[np.ndarray, ...]:
-    """Independent uniform orders, one per worker (the baseline).
-
-    >>> sorted(random_orders(np.ones((3, 2), dtype=int), seed=1)[0].tolist())
-    [0, 1, 2]
-    """
-    rng = rng_from_seed(seed)
-    return tuple(rng.permutation(o) for o in natural_orders(assignment))
-
-
-def latin_orders(assignment: Any) -> tuple[np.ndarray, ...]:
-    """Every chunk at every position once: ``A`` split into perfect matchings, matching ``k`` = position ``k``.
-
-    Needs a square ``A`` with every row and column sum ``δ`` (a ``δ``-regular bipartite graph, which
-    König's theorem splits into ``δ`` perfect matchings).
-
-    >>> from gcsim.coding.encoders.classic import cyclic_repetition_assignment
-    >>> o = latin_orders(cyclic_repetition_assignment(4, 1))
-    >>> pos = _positions(cyclic_repetition_assignment(4, 1), o)
-    >>> sorted(pos[:, 0][pos[:, 0] >= 0].tolist())
-    [0, 1]
-    """
-    A = _assignment(assignment)
-    N, n = A.shape
-    delta = int(A[:, 0].sum())
-    if N != n or (A.sum(axis=0) != delta).any() or (A.sum(axis=1) != delta).any():
-        raise InvalidArgumentError(
-            "assignment", "latin_orders needs a square assignment with equal row and column sums"
-        )
-    left = A.copy()
-    layers = []
-    for _ in range(delta):
-        match = maximum_bipartite_matching(csr_matrix(left.T), perm_type="column")  # worker -> chunk
-        layers.append(match)
-        left[match, np.arange(n)] = 0
-    M = np.array(layers)  # (delta, n): chunk of worker j at position k
-    return tuple(M[:, j].astype(np.int64) for j in range(n))
 
 
 def _mean_time(A: np.ndarray, orders: tuple[np.ndarray, ...], steps: np.ndarray, ell: int) -> float:
