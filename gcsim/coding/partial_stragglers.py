@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 
 from .._stats import t_interval
-from .._validation import check_binary_matrix, check_int, check_real
+from .._validation import check_binary_matrix, check_int, check_int_array, check_real
 from ..errors import InvalidArgumentError
-from ..limits import check_entries
+from ..limits import array_shape, check_entries
 from .evaluate import optimal_error
 from .schemes import Scheme, encode
 from .straggler_models.partial import (
@@ -91,6 +91,20 @@ __all__ = [
 ]
 
 
+def _times(times: Any) -> np.ndarray:
+    """A draws x n x N array of completion times (``inf`` allowed, NaN refused), its size checked first."""
+    check_entries("times", array_shape(times), "the completion times")
+    try:
+        C = np.asarray(times, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError("times", "must be a numeric draws x n x N array") from None
+    if C.ndim != 3:
+        raise InvalidArgumentError("times", f"must be draws x n x N, got shape {C.shape}")
+    if np.isnan(C).any():
+        raise InvalidArgumentError("times", "must not hold NaN")
+    return C
+
+
 def coverage(times: Any, t: float) -> np.ndarray:
     """``|S_i(t)|``: per draw and chunk, how many workers completed the chunk by time ``t``.
 
@@ -99,9 +113,7 @@ def coverage(times: Any, t: float) -> np.ndarray:
     [[1, 1]]
     """
     t = check_real("t", t, minimum=0.0)
-    C = np.asarray(times, dtype=float)
-    if C.ndim != 3:
-        raise InvalidArgumentError("times", f"must be draws x n x N, got shape {C.shape}")
+    C = _times(times)
     return (C <= t).sum(axis=1)
 
 
@@ -112,7 +124,9 @@ def partial_error_from_coverage(counts: Any, blocks: int) -> np.ndarray:
     [3]
     """
     ell = check_int("blocks", blocks, minimum=1)
-    c = np.asarray(counts)
+    c = check_int_array("counts", counts, what="the coverage counts")
+    if c.ndim == 0 or (c < 0).any():
+        raise InvalidArgumentError("counts", "must be an array of non-negative completion counts")
     return np.maximum(0, ell - c).sum(axis=-1)
 
 
@@ -160,9 +174,7 @@ def exact_recovery_times(times: Any, blocks: int) -> np.ndarray:
     ([1.0], [3.0])
     """
     ell = check_int("blocks", blocks, minimum=1)
-    C = np.asarray(times, dtype=float)
-    if C.ndim != 3:
-        raise InvalidArgumentError("times", f"must be draws x n x N, got shape {C.shape}")
+    C = _times(times)
     if ell > C.shape[1]:
         return np.full(C.shape[0], np.inf)
     return np.sort(C, axis=1)[:, ell - 1, :].max(axis=1)
@@ -209,7 +221,7 @@ def classic_exact_times(model: PartialStragglerModel, times: Any, blocks: int) -
     [2.0]
     """
     s = classic_tolerance(model.assignment, blocks)
-    F = _finish_times(model, np.asarray(times, dtype=float))
+    F = _finish_times(model, _times(times))
     return np.sort(F, axis=1)[:, model.n - s - 1]
 
 
@@ -224,7 +236,7 @@ def classic_errors(model: PartialStragglerModel, times: Any, blocks: int, deadli
     [1.057190958]
     """
     deadline = check_real("deadline", deadline, minimum=0.0)
-    F = _finish_times(model, np.asarray(times, dtype=float)) <= deadline
+    F = _finish_times(model, _times(times)) <= deadline
     scheme = classic_scheme(model.assignment, blocks)
     return np.atleast_1d(np.asarray(optimal_error(scheme, F, progress=False), dtype=float))
 
