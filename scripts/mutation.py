@@ -48,7 +48,9 @@ import argparse
 import ast
 import difflib
 import json
+import math
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -449,19 +451,186 @@ def _prepare(name: str, target: Target, *, resume: bool) -> Path:
     return work
 
 
-def _run_mutmut(work: Path, modules: list[str], functions: list[str], max_children: int) -> int:
-    mutmut = Path(sys.executable).with_name("mutmut")
+def _function_globs(modules: list[str], functions: list[str]) -> list[str]:
     # mutmut names a function module.x_name (a method module.xǁClassǁname) and its mutants
     # <that>__mutmut_<n>; one glob <that>* selects both (and any function whose name extends it)
     names = []
     for f in functions:
         for mangled in (f"x_{f}", f"xǁ*ǁ{f}") if "." not in f else (f"xǁ{f.replace('.', 'ǁ')}",):
             names += [f"{module}.{mangled}*" for module in modules]
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    return names
+
+
+_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+
+
+def _run_mutmut(work: Path, names: list[str], max_children: int, *, log_mode: str = "w") -> int:
+    """``mutmut run`` in ``work`` on the mutants ``names`` (globs or exact names; none: all)."""
+    mutmut = Path(sys.executable).with_name("mutmut")
     cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", str(max_children), *names]
     # mutmut redraws a progress line many times a second: its output goes to a log, not the terminal
+    with open(work / "mutmut.log", log_mode) as log:
+        return subprocess.run(
+            cmd, cwd=work, env=dict(os.environ, **_ENV), stdout=log, stderr=subprocess.STDOUT
+        ).returncode
+
+
+# mutmut's own first step (``mutmut run`` before it runs any test): copy the package, write the
+# mutants and their ``.meta`` files.  The sample mode needs the list of mutants before it runs any.
+_GENERATE = """
+import os
+import mutmut.__main__ as m
+from mutmut.mutation.trampoline import set_mutant_under_test
+set_mutant_under_test("mutant_generation")
+os.makedirs("mutants", exist_ok=True)
+m.copy_src_dir()
+m.copy_also_copy_files()
+m.setup_source_paths()
+m.store_lines_covered_by_tests()
+m.create_mutants(1)
+"""
+
+
+def _generate(work: Path) -> int:
+    cmd = ["nice", "-n", "19", sys.executable, "-c", _GENERATE]
     with open(work / "mutmut.log", "w") as log:
-        return subprocess.run(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+        return subprocess.run(
+            cmd, cwd=work, env=dict(os.environ, **_ENV), stdout=log, stderr=subprocess.STDOUT
+        ).returncode
+
+
+# --- the sample mode ------------------------------------------------------------------------------
+
+
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) two-sided interval of a binomial proportion, ``k`` of ``n``.
+
+    Each end is where a binomial tail equals ``(1 - level) / 2``; found by bisection on the tail,
+    summed in log space (exact enough for any ``n`` of a mutation run).
+    """
+    if not 0 <= k <= n or n < 1:
+        raise ValueError(f"need 0 <= k <= n, n >= 1; got k={k}, n={n}")
+    alpha = (1 - level) / 2
+
+    def tail_at_least(p: float, j: int) -> float:  # P(X >= j), X ~ Bin(n, p)
+        if p <= 0:
+            return 1.0 if j <= 0 else 0.0
+        if p >= 1:
+            return 1.0
+        terms = [
+            math.lgamma(n + 1)
+            - math.lgamma(i + 1)
+            - math.lgamma(n - i + 1)
+            + i * math.log(p)
+            + (n - i) * math.log1p(-p)
+            for i in range(j, n + 1)
+        ]
+        top = max(terms)
+        return math.exp(top) * sum(math.exp(t - top) for t in terms)
+
+    def solve(f: object, target: float) -> float:  # f increasing in p on [0, 1]
+        lo, hi = 0.0, 1.0
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if f(mid) < target:  # type: ignore[operator]
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+    lower = 0.0 if k == 0 else solve(lambda p: tail_at_least(p, k), alpha)
+    # upper end: P(X <= k) = alpha, i.e. P(X >= k + 1) = 1 - alpha
+    upper = 1.0 if k == n else solve(lambda p: tail_at_least(p, k + 1), 1 - alpha)
+    return lower, upper
+
+
+def _draw(population: list[str], seed: int) -> list[str]:
+    """A seeded random order of ``population``: its first K names are a uniform sample of size K."""
+    order = sorted(population)
+    random.Random(seed).shuffle(order)
+    return order
+
+
+def _run_sample(
+    work: Path, target: Target, size: int, seed: int, batch: int, max_children: int, *, resume: bool
+) -> list[str]:
+    """Draw ``size`` number-changing mutants, run them in batches of ``batch`` in the drawn order."""
+    rc = _generate(work)
+    if rc != 0:
+        raise SystemExit(f"mutant generation failed (status {rc}); its output: {work / 'mutmut.log'}")
+    mutants = _classify(work, target)
+    # the population: every number-changing mutant, the listed equivalents included, so that adding an
+    # entry to EQUIVALENT does not change which mutants a seed draws (an equivalent one is then not counted)
+    sample = _draw([m.name for m in mutants if m.kind == "number"], seed)[:size]
+    (work / "sample.json").write_text(json.dumps({"seed": seed, "size": size, "names": sample}, indent=1))
+    done = {m.name for m in mutants if m.status != "not run"} if resume else set()
+    todo = [n for n in sample if n not in done]
+    # batches in the drawn order: an interrupted run still leaves a finished prefix of the draw,
+    # itself a uniform sample (mutmut runs the mutants of one call fastest first, not in our order)
+    for i in range(0, len(todo), batch):
+        rc = _run_mutmut(work, todo[i : i + batch], max_children, log_mode="a")
+        if rc != 0:
+            print(f"mutmut exited with status {rc}; its output: {work / 'mutmut.log'}")
+            break
+    return sample
+
+
+def _report_sample(
+    name: str, mutants: list[Mutant], sample: list[str], *, threshold: float, list_survivors: bool
+) -> float | None:
+    """The kill fraction on the finished prefix of the drawn sample, with its 95 % interval.
+
+    Returns the interval's lower end: a module reaches ``threshold`` only where that end does.
+    """
+    by_name = {m.name: m for m in mutants}
+    prefix = []
+    for n in sample:
+        m = by_name.get(n)
+        if m is None or m.status == "not run":
+            break
+        prefix.append(m)
+    equivalent, stale = [], []
+    for m in prefix:
+        if m.name in EQUIVALENT:
+            (equivalent if EQUIVALENT[m.name][0] in m.lines else stale).append(m)
+    skipped = {m.name for m in equivalent}
+    counted = [m for m in prefix if m.name not in skipped]
+    killed = [m for m in counted if m.status in ("killed", "timeout")]
+    timeouts = [m for m in counted if m.status == "timeout"]
+    no_tests = [m for m in counted if m.status == "no tests"]
+    population = sum(m.kind == "number" for m in mutants)
+    message = [m for m in mutants if m.kind == "message"]
+    line = (
+        f"{name}: sample of {len(prefix)} (of {len(sample)} drawn) from the module's {population} number-changing "
+        f"mutants ({len(mutants)} in all); {len(killed)}/{len(counted)} killed"
+    )
+    score = None
+    if counted:
+        lo, hi = clopper_pearson(len(killed), len(counted))
+        line += (
+            f" ({100 * len(killed) / len(counted):.1f} %,"
+            f" 95 % Clopper-Pearson interval {100 * lo:.1f}-{100 * hi:.1f} %;"
+            f" >= {100 * threshold:g} % {'shown' if lo >= threshold else 'not shown'})"
+        )
+        score = lo
+    line += (
+        (f", {len(timeouts)} of them by timeout" if timeouts else "")
+        + f"; equivalent (skip list) {len(equivalent)}"
+        + (f"; reached by no selected test {len(no_tests)}" if no_tests else "")
+        + f"; message-only mutants (not drawn) {len(message)}"
+    )
+    print(line)
+    if len(prefix) < len(sample):
+        print(
+            f"  the run stopped after {len(prefix)} of the {len(sample)} drawn (the prefix is still a uniform sample)"
+        )
+    for m in stale:
+        print(f"  stale skip-list entry (the mutant changed): {m.name}")
+    if list_survivors:
+        for m in counted:
+            if m.status not in ("killed", "timeout"):
+                print(f"  -- {m.name} [{m.status}]\n" + "\n".join("     " + ln for ln in m.diff.splitlines()))
+    return score
 
 
 # --- classification -----------------------------------------------------------------------------
@@ -627,6 +796,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-only", action="store_true", help="print the last run's scores, run nothing")
     parser.add_argument("--list-survivors", action="store_true", help="print each number-changing survivor's diff")
     parser.add_argument("--threshold", type=float, default=0.85, help="score each module must reach (default 0.85)")
+    parser.add_argument(
+        "--sample", type=int, default=0, metavar="K", help="run K number-changing mutants drawn at random (0: all)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the seed of --sample's draw (default 0)")
+    parser.add_argument("--batch", type=int, default=20, help="--sample: mutants per mutmut call (default 20)")
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in TARGETS]
     if unknown:
@@ -639,17 +813,35 @@ def main(argv: list[str] | None = None) -> int:
     missing = [t for t in tests if not (ROOT / t).is_file()]
     if missing:
         parser.error(f"--tests: no such file {missing}")
+    if args.sample < 0 or args.batch < 1:
+        parser.error(f"--sample must be >= 0 and --batch >= 1, got {args.sample} and {args.batch}")
     functions = [f for f in args.functions.split(",") if f]
+    if args.sample and functions:
+        parser.error("--sample draws from the whole module: it does not take --functions")
     scores = {}
     for name in args.modules or list(TARGETS):
         target = TARGETS[name]
         if tests:
             target = Target(target.paths, tests)
-        if args.report_only:
-            work = WORK / name
-        else:
+        work = WORK / name
+        if args.sample:
+            if args.report_only:
+                drawn = json.loads((work / "sample.json").read_text()) if (work / "sample.json").exists() else {}
+                if (drawn.get("seed"), drawn.get("size")) != (args.seed, args.sample):
+                    parser.error(f"{name}: the last run drew no sample of {args.sample} with seed {args.seed}")
+                sample = drawn["names"]
+            else:
+                work = _prepare(name, target, resume=args.resume)
+                sample = _run_sample(
+                    work, target, args.sample, args.seed, args.batch, args.max_children, resume=args.resume
+                )
+            scores[name] = _report_sample(
+                name, _classify(work, target), sample, threshold=args.threshold, list_survivors=args.list_survivors
+            )
+            continue
+        if not args.report_only:
             work = _prepare(name, target, resume=args.resume)
-            rc = _run_mutmut(work, target.modules, functions, args.max_children)
+            rc = _run_mutmut(work, _function_globs(target.modules, functions), args.max_children)
             if rc != 0:
                 print(f"{name}: mutmut exited with status {rc}; its output: {work / 'mutmut.log'}")
         scores[name] = _report(name, _classify(work, target), list_survivors=args.list_survivors)
