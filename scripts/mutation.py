@@ -12,7 +12,8 @@ Every mutant is then classified by comparing its function with the original, nod
 
 * **message-only** -- the change lies inside text a user reads and no computation uses: the
   message of a raised exception (for gcsim's errors: not the ``argument`` / ``condition`` field,
-  which callers and tests inspect), the text or the ``stacklevel`` value of ``warnings.warn``, a
+  which callers and tests inspect), the text arguments of :data:`_TEXT_ARGUMENTS` (what
+  ``check_entries`` calls the array in its size error), the text or the ``stacklevel`` value of ``warnings.warn``, a
   docstring, the body of ``__repr__`` / ``__str__``, or the functions of :data:`TEXT_FUNCTIONS`
   (the explanation texts ``bibd_existence`` builds for its errors);
 * **number-changing** -- every other mutant: it can change a returned value, a raised error's
@@ -47,10 +48,10 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import hashlib
 import json
 import math
 import os
-import random
 import re
 import shutil
 import subprocess
@@ -368,6 +369,12 @@ _FIELD_ARGUMENT = {
     "SizeLimitError": "argument",
     "ImpossibleParametersError": "condition",
 }
+# functions whose argument at this position (or these keywords) is only the text of the error they may
+# raise: gcsim.limits.check_entries(name, shape, what, hint=...), registry.not_applicable(name, why)
+_TEXT_ARGUMENTS: dict[str, tuple[int, tuple[str, ...]]] = {
+    "check_entries": (2, ("what", "hint")),
+    "not_applicable": (1, ("why",)),
+}
 # keyword arguments of gcsim's errors that are data, not message text
 _DATA_KEYWORDS = {"argument", "condition", "requested", "limit", "limit_name", "suggestions"}
 
@@ -544,11 +551,18 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     return lower, upper
 
 
-def _draw(population: list[str], seed: int) -> list[str]:
-    """A seeded random order of ``population``: its first K names are a uniform sample of size K."""
-    order = sorted(population)
-    random.Random(seed).shuffle(order)
-    return order
+def _draw(mutants: list[Mutant], seed: int) -> list[str]:
+    """The number-changing mutants in a seeded random order: the first K are a uniform sample of size K.
+
+    Each mutant's place is a hash of the seed and its name, so the order of two mutants does not
+    depend on the others: a change of the classification (a mutant found message-only, an entry
+    added to :data:`EQUIVALENT`) leaves the draw of every other mutant where it was.
+    """
+
+    def key(name: str) -> str:
+        return hashlib.sha256(f"{seed}/{name}".encode()).hexdigest()
+
+    return sorted((m.name for m in mutants if m.kind == "number"), key=key)
 
 
 def _run_sample(
@@ -559,11 +573,12 @@ def _run_sample(
     if rc != 0:
         raise SystemExit(f"mutant generation failed (status {rc}); its output: {work / 'mutmut.log'}")
     mutants = _classify(work, target)
-    # the population: every number-changing mutant, the listed equivalents included, so that adding an
-    # entry to EQUIVALENT does not change which mutants a seed draws (an equivalent one is then not counted)
-    sample = _draw([m.name for m in mutants if m.kind == "number"], seed)[:size]
+    # the population: every number-changing mutant, the listed equivalents included (one drawn is then
+    # not counted: the rest is a uniform sample of the others)
+    sample = _draw(mutants, seed)[:size]
     (work / "sample.json").write_text(json.dumps({"seed": seed, "size": size, "names": sample}, indent=1))
-    done = {m.name for m in mutants if m.status != "not run"} if resume else set()
+    # --resume keeps the kills and reruns the survivors (tests may have been added since)
+    done = {m.name for m in mutants if m.status in ("killed", "timeout")} if resume else set()
     todo = [n for n in sample if n not in done]
     # batches in the drawn order: an interrupted run still leaves a finished prefix of the draw,
     # itself a uniform sample (mutmut runs the mutants of one call fastest first, not in our order)
@@ -704,6 +719,12 @@ def _in_message(node: ast.AST, trail: tuple[ast.AST, ...], text_functions: dict[
             if below in call.args:
                 return not (_callee(call) in _FIELD_ARGUMENT and call.args.index(below) == 0)
             return False
+        if isinstance(parent, ast.Call) and _callee(parent) in _TEXT_ARGUMENTS:
+            index, keywords = _TEXT_ARGUMENTS[_callee(parent)]
+            if child in parent.args[index : index + 1]:
+                return True
+            if isinstance(child, ast.keyword):
+                return child.arg in keywords
         if isinstance(parent, ast.Call) and _callee(parent) == "warn":
             if child in parent.args[:1]:
                 return True

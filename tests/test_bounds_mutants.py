@@ -194,3 +194,38 @@ def test_refusals_name_the_argument_and_condition():
 
 def test_block_multiplicities_are_integers_even_when_empty():
     assert block_multiplicities(0, 3).dtype == np.int64 and block_multiplicities(5, 2).dtype == np.int64
+
+
+# --- survivors of the sampled run (scripts/mutation.py --sample 300 --seed 0 coding.bounds) ----------
+
+
+def test_straggling_probabilities_refuse_every_bool():
+    # a bool is not a probability (True would read as 1.0, False as 0.0): both are refused by type
+    for p in (False, True, np.False_, np.True_):
+        with pytest.raises(InvalidArgumentError) as info:
+            straggling_probabilities(p, 3)
+        assert info.value.argument == "p", p
+
+
+def test_register_bound_records_what_it_was_given(monkeypatch):
+    from gcsim.coding.bounds import registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
+    def trial(scheme, masks):
+        return np.zeros(masks.shape[0])
+
+    assert registry.register_bound("trial_lower", "lower", "worst", "a trial")(trial) is trial
+    record = registry.builtin_bounds()["trial_lower"]
+    assert (record.name, record.kind, record.scope, record.function, record.description) == (
+        "trial_lower",
+        "lower",
+        "worst",
+        trial,
+        "a trial",
+    )
+    # the same function again (a module reloaded) is accepted; another one under that name is not
+    registry.register_bound("trial_lower", "lower", "worst", "a trial")(trial)
+    with pytest.raises(InvalidArgumentError) as info:
+        registry.register_bound("trial_lower", "lower", "worst", "a trial")(lambda scheme, masks: masks)
+    assert info.value.argument == "bounds"
