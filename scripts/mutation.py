@@ -247,6 +247,11 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "w = -(-d // m) if d or True else 0",
         "for d = 0 the ceiling -(-0 // m) is 0 as well",
     ),
+    "gcsim.coding.bounds.rd_worst_case.x__coverage_relaxation__mutmut_34": (
+        "gram = A.T.astype(np.int64) @ A.astype(None)",
+        "A is a 0/1 assignment: the float64 Gram matrix holds the same small integers exactly, and every "
+        "use (int() of sums, comparisons, the float copy G) sees the same values",
+    ),
     # evaluate: progress bars and chunk sizes (display and batching only)
     "gcsim.coding.evaluate.x_optimal_error__mutmut_4": (
         "def x_optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool=False, method: str='auto', rtol: float | None=None, progress: bool=False) -> float | np.ndarray:",  # noqa: E501

@@ -17,11 +17,14 @@ import sympy
 
 from gcsim.coding.bounds import (
     bibd_naive_error,
+    sgd_convergence_bound,
+    srg_edge_range,
     bibd_optimal_error_m1,
     block_multiplicities,
     split_blocks,
     straggling_probabilities,
 )
+from gcsim.coding.bounds import registry
 from gcsim.errors import ImpossibleParametersError, InvalidArgumentError, SizeLimitError
 
 # cyclic difference sets: (v, k, lam) -> D, incidence A[i, j] = 1 iff (i - j) mod v in D
@@ -208,8 +211,6 @@ def test_straggling_probabilities_refuse_every_bool():
 
 
 def test_register_bound_records_what_it_was_given(monkeypatch):
-    from gcsim.coding.bounds import registry
-
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
 
     def trial(scheme, masks):
@@ -229,3 +230,46 @@ def test_register_bound_records_what_it_was_given(monkeypatch):
     with pytest.raises(InvalidArgumentError) as info:
         registry.register_bound("trial_lower", "lower", "worst", "a trial")(lambda scheme, masks: masks)
     assert info.value.argument == "bounds"
+
+
+def test_bound_refuses_a_function_that_is_not_callable():
+    with pytest.raises(InvalidArgumentError) as info:
+        registry.Bound("trial", "lower", "pattern", 42)
+    assert info.value.argument == "bounds"
+
+
+def test_rd_params_defaults_without_options():
+    # an RD scheme's options default to eps = 0 and Rademacher entries (the encoders' own defaults)
+    class NoOptions:
+        pass
+
+    class EmptyOptions:
+        options: dict = {}
+
+    for scheme in (NoOptions(), EmptyOptions()):
+        eps, dist = registry.rd_params(scheme)
+        assert (eps, dist) == (0.0, "rademacher") and isinstance(eps, float)
+
+
+def test_sgd_convergence_bound_step_limit_and_names():
+    # Theorem 7 needs eta <= 1 / (beta M_G); a step a relative 1e-12 above it is round-off and accepted
+    beta, M_G, T, gap, M = 4.0, 2.0, 10, Fraction(3), Fraction(5, 2)
+    for eta in (Fraction(1, 8), Fraction(1, 8) * (1 + Fraction(1, 10**12))):
+        got = sgd_convergence_bound(beta, float(eta), T, float(gap), float(M), M_G)
+        e = Fraction(float(eta))
+        assert got == pytest.approx(float(e * Fraction(beta) * M + 2 * gap / (T * e)), rel=1e-15)
+    with pytest.raises(InvalidArgumentError) as info:
+        sgd_convergence_bound(beta, 0.125 * (1 + 1e-9), T, 3.0, 2.5, M_G)
+    assert info.value.argument == "eta"
+    for kwargs, name in [({"eta": 0.0}, "eta"), ({"M_G": 0.5}, "M_G"), ({"beta": -1.0}, "beta")]:
+        args = {"beta": 1.0, "eta": 0.1, "iterations": 10, "initial_gap": 1.0, "M": 1.0, "M_G": 1.0} | kwargs
+        with pytest.raises(InvalidArgumentError) as info:
+            sgd_convergence_bound(**args)
+        assert info.value.argument == name
+
+
+def test_srg_edge_range_names_f():
+    for f in (-1, 11):
+        with pytest.raises(InvalidArgumentError) as info:
+            srg_edge_range(10, 3, 0, 1, f)  # the Petersen graph: 0 <= f <= 10
+        assert info.value.argument == "f"
