@@ -252,6 +252,11 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "A is a 0/1 assignment: the float64 Gram matrix holds the same small integers exactly, and every "
         "use (int() of sums, comparisons, the float copy G) sees the same values",
     ),
+    "gcsim.coding.bounds.rd_worst_case.x__srg_of_assignment__mutmut_61": (
+        "return (v, k, int(lam_vals[1]), int(mu_vals[0]), include_self)",
+        "the edge mask is symmetric and not empty (k >= 1 is checked above), so lam_vals has at least two "
+        "entries, and the line above returned unless they are all equal",
+    ),
     # evaluate: progress bars and chunk sizes (display and batching only)
     "gcsim.coding.evaluate.x_optimal_error__mutmut_4": (
         "def x_optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool=False, method: str='auto', rtol: float | None=None, progress: bool=False) -> float | np.ndarray:",  # noqa: E501

@@ -273,3 +273,13 @@ def test_srg_edge_range_names_f():
         with pytest.raises(InvalidArgumentError) as info:
             srg_edge_range(10, 3, 0, 1, f)  # the Petersen graph: 0 <= f <= 10
         assert info.value.argument == "f"
+
+
+def test_irregular_by_counting():
+    # regular: every row (axis 1) or column (axis 0) sum the same positive number, one included
+    for A in (np.eye(3, dtype=int), np.ones((2, 4), dtype=int), _incidence(7, DIFFERENCE_SETS[(7, 3, 1)])):
+        for axis in (0, 1):
+            assert registry.irregular(A, axis) is None, (A.tolist(), axis)
+    A = np.array([[1, 1, 0], [0, 1, 1], [0, 0, 1]])  # column sums 1, 2, 2; row sums 2, 2, 1
+    assert registry.irregular(A, 0) is not None and registry.irregular(A, 1) is not None
+    assert registry.irregular(np.zeros((2, 2), dtype=int), 0) is not None  # nobody holds anything
