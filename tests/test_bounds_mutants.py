@@ -17,14 +17,14 @@ import sympy
 
 from gcsim.coding.bounds import (
     bibd_naive_error,
-    sgd_convergence_bound,
-    srg_edge_range,
     bibd_optimal_error_m1,
     block_multiplicities,
+    registry,
+    sgd_convergence_bound,
     split_blocks,
+    srg_edge_range,
     straggling_probabilities,
 )
-from gcsim.coding.bounds import registry
 from gcsim.errors import ImpossibleParametersError, InvalidArgumentError, SizeLimitError
 
 # cyclic difference sets: (v, k, lam) -> D, incidence A[i, j] = 1 iff (i - j) mod v in D

@@ -1,0 +1,41 @@
+"""scripts/mutation.py's sample mode: the exact interval and the draw (issue #32 item 7)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+from scipy.stats import beta
+
+_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "mutation.py"
+_spec = importlib.util.spec_from_file_location("gcsim_mutation_script", _SCRIPT)
+assert _spec is not None and _spec.loader is not None
+mutation = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = mutation  # dataclasses look their module up while the class is made
+_spec.loader.exec_module(mutation)
+
+
+@pytest.mark.parametrize("k,n", [(0, 10), (10, 10), (5, 7), (140, 150), (280, 300), (1, 1), (0, 1)])
+def test_clopper_pearson_is_the_beta_quantiles(k, n):
+    # the textbook form: lower = Beta(k, n - k + 1) at alpha/2, upper = Beta(k + 1, n - k) at 1 - alpha/2
+    lo, hi = mutation.clopper_pearson(k, n)
+    assert lo == pytest.approx(beta.ppf(0.025, k, n - k + 1) if k else 0.0, abs=1e-12)
+    assert hi == pytest.approx(beta.ppf(0.975, k + 1, n - k) if k < n else 1.0, abs=1e-12)
+    with pytest.raises(ValueError):
+        mutation.clopper_pearson(n + 1, n)
+
+
+def _mutants(names, kind="number"):
+    return [mutation.Mutant(name, "not run", kind) for name in names]
+
+
+def test_draw_is_seeded_number_only_and_stable_under_reclassification():
+    names = [f"m.x_f__mutmut_{i}" for i in range(200)]
+    order = mutation._draw(_mutants(names), 0)
+    assert sorted(order) == sorted(names) and order == mutation._draw(_mutants(reversed(names)), 0)
+    assert order != mutation._draw(_mutants(names), 1) and order != sorted(names)
+    # a mutant found message-only leaves the others in their order, and is never drawn
+    moved = _mutants(names[:50]) + _mutants(names[50:51], "message") + _mutants(names[51:])
+    assert mutation._draw(moved, 0) == [n for n in order if n != names[50]]
