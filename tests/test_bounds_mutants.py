@@ -19,6 +19,8 @@ from gcsim.coding.bounds import (
     bibd_naive_error,
     bibd_optimal_error_m1,
     block_multiplicities,
+    ns_estimator_variance,
+    rd_variance_bound,
     registry,
     sgd_convergence_bound,
     split_blocks,
@@ -283,3 +285,24 @@ def test_irregular_by_counting():
     A = np.array([[1, 1, 0], [0, 1, 1], [0, 0, 1]])  # column sums 1, 2, 2; row sums 2, 2, 1
     assert registry.irregular(A, 0) is not None and registry.irregular(A, 1) is not None
     assert registry.irregular(np.zeros((2, 2), dtype=int), 0) is not None  # nobody holds anything
+
+
+def test_rd_variance_bound_against_exact_rationals():
+    # M = G^2 sum_j (l_j / r)^2 [(kappa + m - 1) / (1 - p_j) - 1]: regular replication r = 2, loads 3, 3, 2, 2
+    A = np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1], [1, 1, 0, 0]])
+    loads, r = [Fraction(int(x)) for x in A.sum(axis=0)], 2
+    p = [0.125, 0.25, 0.0, 0.5]
+    for dist, kappa in (("rademacher", 1), ("gaussian", 3)):  # E x^4 / (E x^2)^2
+        for m in (1, 3):
+            expected = Fraction(3, 2) ** 2 * sum(
+                (l / r) ** 2 * ((kappa + m - 1) / (1 - Fraction(q)) - 1) for l, q in zip(loads, p, strict=True)
+            )
+            got = rd_variance_bound(A, m, p, 1.5, dist=dist)
+            assert got == pytest.approx(float(expected), rel=1e-12), (dist, m)
+
+
+def test_ns_estimator_variance_refuses_a_negative_atol():
+    B = np.eye(3)
+    with pytest.raises(InvalidArgumentError) as info:
+        ns_estimator_variance(B, 0.1, np.ones((3, 2)), decoder=np.eye(3), atol=-1e-3)
+    assert info.value.argument == "atol"
