@@ -20,6 +20,7 @@ from gcsim.coding.bounds import (
     bibd_optimal_error_m1,
     block_multiplicities,
     ns_estimator_variance,
+    rd_scaled_sign_error,
     rd_variance_bound,
     registry,
     sgd_convergence_bound,
@@ -306,3 +307,11 @@ def test_ns_estimator_variance_refuses_a_negative_atol():
     with pytest.raises(InvalidArgumentError) as info:
         ns_estimator_variance(B, 0.1, np.ones((3, 2)), decoder=np.eye(3), atol=-1e-3)
     assert info.value.argument == "atol"
+
+
+def test_rd_scaled_sign_error_names_a_bad_alpha():
+    A = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]
+    for alpha in (np.nan, np.inf, [0.1, np.nan]):
+        with pytest.raises(InvalidArgumentError) as info:
+            rd_scaled_sign_error(A, 2, [[True, True, False], [True, False, True]], alpha)
+        assert info.value.argument == "alpha", alpha
