@@ -257,6 +257,15 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "the edge mask is symmetric and not empty (k >= 1 is checked above), so lam_vals has at least two "
         "entries, and the line above returned unless they are all equal",
     ),
+    "gcsim.coding.bounds.worst_case.x__enumerate_masks__mutmut_12": (
+        "combos = list(itertools.islice(it, None))",
+        "one batch instead of chunks of 8192: the same masks in the same order; the maximizer keeps the first "
+        "maximum either way (argmax within a batch, a strict > across batches), and verify concatenates them",
+    ),
+    "gcsim.coding.bounds.rd_upper.x__rd_bound_from_sums__mutmut_18": (
+        "Q = _rd_quadratic(mu2, mu4, m, S1, np.asarray(S2, dtype=None))",
+        "mu2 is a float, so mu2**2 * S2 converts integer sums to float64 first anyway: the same products",
+    ),
     # evaluate: progress bars and chunk sizes (display and batching only)
     "gcsim.coding.evaluate.x_optimal_error__mutmut_4": (
         "def x_optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool=False, method: str='auto', rtol: float | None=None, progress: bool=False) -> float | np.ndarray:",  # noqa: E501
