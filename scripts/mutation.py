@@ -266,6 +266,10 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "Q = _rd_quadratic(mu2, mu4, m, S1, np.asarray(S2, dtype=None))",
         "mu2 is a float, so mu2**2 * S2 converts integer sums to float64 first anyway: the same products",
     ),
+    "gcsim.coding.bounds.spectral.x_spectral_upper_bound__mutmut_34": (
+        "loads = A.sum(axis=None)",
+        "loads feeds only the text of the InvalidArgumentError raised next (its min and max)",
+    ),
     # evaluate: progress bars and chunk sizes (display and batching only)
     "gcsim.coding.evaluate.x_optimal_error__mutmut_4": (
         "def x_optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool=False, method: str='auto', rtol: float | None=None, progress: bool=False) -> float | np.ndarray:",  # noqa: E501
@@ -597,7 +601,8 @@ def _run_sample(
     sample = _draw(mutants, seed)[:size]
     (work / "sample.json").write_text(json.dumps({"seed": seed, "size": size, "names": sample}, indent=1))
     # --resume keeps the kills and reruns the survivors (tests may have been added since)
-    done = {m.name for m in mutants if m.status in ("killed", "timeout")} if resume else set()
+    # (and does not rerun a listed equivalent mutant: it is not counted)
+    done = {m.name for m in mutants if m.status in ("killed", "timeout") or m.name in EQUIVALENT} if resume else set()
     todo = [n for n in sample if n not in done]
     # batches in the drawn order: an interrupted run still leaves a finished prefix of the draw,
     # itself a uniform sample (mutmut runs the mutants of one call fastest first, not in our order)
