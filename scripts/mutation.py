@@ -663,12 +663,7 @@ def _report_sample(
         print(
             f"  the run stopped after {len(prefix)} of the {len(sample)} drawn (the prefix is still a uniform sample)"
         )
-    for m in stale:
-        print(f"  stale skip-list entry (the mutant changed): {m.name}")
-    if list_survivors:
-        for m in counted:
-            if m.status not in ("killed", "timeout"):
-                print(f"  -- {m.name} [{m.status}]\n" + "\n".join("     " + ln for ln in m.diff.splitlines()))
+    _print_stale_and_survivors(stale, counted, list_survivors=list_survivors)
     return score
 
 
@@ -800,6 +795,15 @@ def _classify_module(work: Path, path: str) -> list[Mutant]:
     return out
 
 
+def _print_stale_and_survivors(stale: list[Mutant], counted: list[Mutant], *, list_survivors: bool) -> None:
+    for m in stale:
+        print(f"  stale skip-list entry (the mutant changed): {m.name}")
+    if list_survivors:
+        for m in counted:
+            if m.status not in ("killed", "timeout"):
+                print(f"  -- {m.name} [{m.status}]\n" + "\n".join("     " + ln for ln in m.diff.splitlines()))
+
+
 def _report(name: str, mutants: list[Mutant], *, list_survivors: bool) -> float | None:
     ran = [m for m in mutants if m.status != "not run"]
     equivalent, stale = [], []
@@ -822,12 +826,7 @@ def _report(name: str, mutants: list[Mutant], *, list_survivors: bool) -> float 
         + f"; message-only {len(message)} ({len(message_survived)} survived); equivalent (skip list) {len(equivalent)}"
         + (f"; reached by no selected test {len(no_tests)}" if no_tests else "")
     )
-    for m in stale:
-        print(f"  stale skip-list entry (the mutant changed): {m.name}")
-    if list_survivors:
-        for m in number:
-            if m.status not in ("killed", "timeout"):
-                print(f"  -- {m.name} [{m.status}]\n" + "\n".join("     " + line for line in m.diff.splitlines()))
+    _print_stale_and_survivors(stale, number, list_survivors=list_survivors)
     return score
 
 
