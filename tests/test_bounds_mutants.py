@@ -21,12 +21,14 @@ from gcsim.coding.bounds import (
     block_multiplicities,
     ns_estimator_variance,
     rd_scaled_sign_error,
+    rd_upper_bound,
     rd_variance_bound,
     registry,
     sgd_convergence_bound,
     split_blocks,
     srg_edge_range,
     straggling_probabilities,
+    worst_case_rd_upper_bound,
 )
 from gcsim.errors import ImpossibleParametersError, InvalidArgumentError, SizeLimitError
 
@@ -315,3 +317,14 @@ def test_rd_scaled_sign_error_names_a_bad_alpha():
         with pytest.raises(InvalidArgumentError) as info:
             rd_scaled_sign_error(A, 2, [[True, True, False], [True, False, True]], alpha)
         assert info.value.argument == "alpha", alpha
+
+
+@pytest.mark.parametrize("exact_limit", [1, 10**6])
+def test_worst_case_rd_upper_bound_of_an_all_zero_assignment(exact_limit):
+    # an all-zero A satisfies the symmetric-BIBD identity lam (n - 1) = k (k - 1) with k = lam = 0;
+    # it is no design, so no closed form applies: the value is the maximum of Theorem 2's bound over
+    # every straggler set, enumerated here with rd_upper_bound
+    A = np.zeros((3, 3), dtype=int)
+    res = worst_case_rd_upper_bound(A, 1, 1, exact_limit=exact_limit)
+    want = max(rd_upper_bound(A, 1, np.array([j not in S for j in range(3)])) for S in combinations(range(3), 1))
+    assert res.value == want == 3.0

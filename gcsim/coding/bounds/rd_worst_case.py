@@ -193,7 +193,8 @@ def _rd_closed_forms(A: np.ndarray, m: int, s: int, moments: tuple[float, float]
     gram = A.T.astype(np.int64) @ A.astype(np.int64)
     k_col = int(gram[0, 0])
     off = gram[~np.eye(n, dtype=bool)]
-    if N == n and n >= 2 and np.all(np.diag(gram) == k_col) and off.min() == off.max():
+    # k_col >= 1: an all-zero A satisfies the identity with k = lam = 0 but is no design
+    if N == n and n >= 2 and k_col >= 1 and np.all(np.diag(gram) == k_col) and off.min() == off.max():
         lam = int(off[0])
         if lam * (n - 1) == k_col * (k_col - 1) and np.all(A.sum(axis=1) == k_col):
             out.append(("Corollary 3 (symmetric BIBD)", bibd_rd_upper_bound(n, k_col, lam, m, s, moments=moments)))
