@@ -68,6 +68,7 @@ from ..combinatorics.cyclic_design import singer_plane
 from ..combinatorics.expanders import chordal_cycle, weighted_margulis_gabber_galil
 from ..combinatorics.fields import is_prime, is_prime_power, prime_power
 from ..combinatorics.srg import srg
+from ..combinatorics.weighted_cyclic import apportion_loads, weighted_cyclic_repetition
 from ..errors import GcsimError, InvalidArgumentError
 
 __all__ = [
@@ -89,6 +90,8 @@ __all__ = [
     "mgg_structures",
     "weighted_mgg_structures",
     "chordal_cycle_structures",
+    "weighted_cyclic_structures",
+    "SYMMETRIC_FAMILIES",
 ]
 
 
@@ -634,6 +637,47 @@ def chordal_cycle_structures(q: Question) -> Iterator[Item]:
     yield _at_most_load(q, _guarded("chordal-cycle", name, partial(chordal_cycle, n)))
 
 
+def _heterogeneous_weights(model: StragglerModel) -> list[tuple[str, np.ndarray]]:
+    """The weightings of the ``"weighted-cyclic"`` family: reliability ``1 - p_j``, and a model's ``speed``.
+
+    Empty for a model whose workers are alike or whose law is not independent per worker (the
+    advisor's answers for those models stay the symmetric families').
+    """
+    p = model.independent_p()
+    if p is None or bool(np.all(p == p[0])):
+        return []
+    out = [("1 - p_j", 1.0 - np.asarray(p, dtype=float))]
+    speed = getattr(model, "speed", None)
+    if speed is not None and not bool(np.all(speed == speed[0])):
+        out.append(("speed s_j", np.asarray(speed, dtype=float)))
+    return out
+
+
+def weighted_cyclic_structures(q: Question) -> Iterator[Item]:
+    """Weighted cyclic repetition for independent non-identical stragglers (theory §62).
+
+    ``N = n`` parts and the total load of cyclic repetition (``n l`` part copies, ``l`` =
+    :meth:`Question.parts_per_worker`), apportioned to the workers in proportion to ``1 - p_j``
+    (and to a model's speeds), each load in ``[1, N]``: the *average* data per worker equals the
+    symmetric candidates', the reliable workers hold more.  Nothing for a homogeneous model.
+    """
+    n = q.n
+    ell = q.parts_per_worker(n)
+    for label, weights in _heterogeneous_weights(q.model):
+        name = f"weighted cyclic repetition ({n} workers, loads proportional to {label}, mean {ell})"
+        if not 1 <= ell < n:
+            yield Dropped("weighted-cyclic", name, "", f"load {ell} outside [1, n - 1 = {n - 1}]")
+            continue
+        loads = apportion_loads(weights, n * ell, n)
+        yield _guarded(
+            "weighted-cyclic",
+            f"{name} {loads.tolist()}",
+            partial(weighted_cyclic_repetition, loads, n),
+            note=f"non-symmetric: worker loads {loads.tolist()} of {n} parts, the same total {n * ell} as the "
+            f"symmetric candidates (the load is an average here)",
+        )
+
+
 def _at_most_load(q: Question, item: Item) -> Item:
     """An irregular assignment is kept when its largest load is at most the load."""
     if isinstance(item, Structure):
@@ -658,9 +702,12 @@ FAMILIES: tuple[tuple[str, Callable[[Question], Iterator[Item]]], ...] = (
     ("mgg", mgg_structures),
     ("weighted-mgg", weighted_mgg_structures),
     ("chordal-cycle", chordal_cycle_structures),
+    ("weighted-cyclic", weighted_cyclic_structures),
 )
 #: Names of :data:`FAMILIES`, the values ``families=`` of :func:`gcsim.advisor.advise` accepts.
 FAMILY_NAMES: tuple[str, ...] = tuple(name for name, _ in FAMILIES)
+#: The families whose workers all hold the same load (every family but the weighted ones).
+SYMMETRIC_FAMILIES: tuple[str, ...] = tuple(name for name in FAMILY_NAMES if name != "weighted-cyclic")
 
 
 def structures(q: Question, families: tuple[str, ...] = FAMILY_NAMES) -> Iterator[Item]:
@@ -693,4 +740,6 @@ def _oversize(num_parts: int, q: Question) -> str:
 
 
 def _fits(q: Question, item: Structure) -> bool:
+    if item.family == "weighted-cyclic":  # the load is the average: the total equals the symmetric ones'
+        return int(item.loads.sum()) <= q.parts_per_worker(item.shape[0]) * q.n
     return int(item.loads.max()) <= q.parts_per_worker(item.shape[0])

@@ -49,7 +49,16 @@ from .assess import (
     schemes_of,
     screen_settings,
 )
-from .candidates import FAMILY_NAMES, Dropped, Links, Question, Structure, check_load, structures
+from .candidates import (
+    FAMILY_NAMES,
+    SYMMETRIC_FAMILIES,
+    Dropped,
+    Links,
+    Question,
+    Structure,
+    check_load,
+    structures,
+)
 
 __all__ = [
     "advise",
@@ -514,6 +523,29 @@ def _measured(
     return measured
 
 
+def _against_symmetric(rows: list[dict[str, Any]]) -> None:
+    """Note, in place, on each non-symmetric row what it buys against the best symmetric one (theory §62.3).
+
+    The difference of the expected errors ``err(this) - err(best symmetric)``: exact when both are
+    exact, else the interval ``[lo - hi', hi - lo']`` of the two rows' intervals. No note when the
+    advisor ranked no symmetric candidate, or for a homogeneous model (no non-symmetric row).
+    """
+    symmetric = [r for r in rows if r["family"] in SYMMETRIC_FAMILIES and math.isfinite(r["error"])]
+    if not symmetric or len(symmetric) == len(rows):
+        return
+    best = min(symmetric, key=lambda r: (r["error"], r["error_hi"]))
+    for row in rows:
+        if row["family"] in SYMMETRIC_FAMILIES or not math.isfinite(row["error"]):
+            continue
+        diff = row["error"] - best["error"]
+        if is_exact_method(row["error_method"]) and is_exact_method(best["error_method"]):
+            told = f"{diff:+.6g} (exact)"
+        else:
+            told = f"{diff:+.6g}, 95% interval [{row['error_lo'] - best['error_hi']:+.6g}, {row['error_hi'] - best['error_lo']:+.6g}]"
+        note = f"expected error minus the best symmetric candidate's ({best['name']}, {best['error']:.6g}): {told}"
+        row["notes"] = "; ".join(t for t in (row["notes"], note) if t)
+
+
 def _refine(
     measured: list[tuple[dict[str, Any], Scheme, Any]],
     q: Question,
@@ -749,6 +781,7 @@ def advise(
     measured = _measured(jobs, outs, same, dropped)
     if screen is not None and measured:
         _refine(measured, q, settings, screen, objective_, exact_tol, progress)
+    _against_symmetric([r for r, _, _ in measured])
     measured.sort(key=lambda t: ranking_key(t[0], objective_, exact_tol))
     rows = _ranked_rows([r for r, _, _ in measured], objective_, exact_tol, links_ is not None)
     question = {

@@ -31,6 +31,7 @@ from ..combinatorics.coset import CosetBipartiteGraph
 from ..combinatorics.cyclic_design import CyclicDesign
 from ..combinatorics.expanders import ChordalCycle, WeightedMargulisGabberGalil
 from ..combinatorics.srg_graph import StronglyRegularGraph
+from ..combinatorics.weighted_cyclic import WeightedCyclicRepetition
 
 __all__ = ["KINDS"]
 
@@ -50,6 +51,7 @@ KINDS: MappingProxyType[str, Any] = MappingProxyType(
             BiregularGraph,
             FractionalRepetition,
             CyclicRepetition,
+            WeightedCyclicRepetition,
             RandomRegularAssignment,
             MargulisGabberGalil,
             WeightedMargulisGabberGalil,
