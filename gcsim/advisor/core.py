@@ -541,7 +541,8 @@ def _against_symmetric(rows: list[dict[str, Any]]) -> None:
         if is_exact_method(row["error_method"]) and is_exact_method(best["error_method"]):
             told = f"{diff:+.6g} (exact)"
         else:
-            told = f"{diff:+.6g}, 95% interval [{row['error_lo'] - best['error_hi']:+.6g}, {row['error_hi'] - best['error_lo']:+.6g}]"
+            lo, hi = row["error_lo"] - best["error_hi"], row["error_hi"] - best["error_lo"]
+            told = f"{diff:+.6g}, 95% interval [{lo:+.6g}, {hi:+.6g}]"
         note = f"expected error minus the best symmetric candidate's ({best['name']}, {best['error']:.6g}): {told}"
         row["notes"] = "; ".join(t for t in (row["notes"], note) if t)
 

@@ -91,7 +91,7 @@ class WeightedCyclicRepetition(CombinatorialObject):
         return True
 
 
-def weighted_cyclic_repetition(loads: Sequence[int], num_parts: int) -> WeightedCyclicRepetition:
+def weighted_cyclic_repetition(loads: Sequence[int] | np.ndarray, num_parts: int) -> WeightedCyclicRepetition:
     """Worker ``j`` holds ``loads[j]`` consecutive parts of ``num_parts``, poured in decreasing load.
 
     Parameters
@@ -128,7 +128,7 @@ def weighted_cyclic_repetition(loads: Sequence[int], num_parts: int) -> Weighted
     )
 
 
-def apportion_loads(weights: Sequence[float], total: int, cap: int) -> np.ndarray:
+def apportion_loads(weights: Sequence[float] | np.ndarray, total: int, cap: int) -> np.ndarray:
     """Integer loads proportional to ``weights``, summing to ``total``, each in ``[1, cap]``.
 
     Largest remainders: each worker gets ``floor(total w_j / sum w)`` (clipped to ``[1, cap]``),

@@ -1,0 +1,99 @@
+"""Kind ``"speed"``: workers of different speeds under one delay law, a deadline deciding who straggles.
+
+Worker ``j`` of relative speed ``s_j`` needs ``X_j / s_j`` seconds, ``X_j = shift + E_j / rate``
+(``E_j ~ Exp(1)``) the shifted-exponential law of :mod:`gcsim.coding.delays` at speed 1: a speed
+scales the law to ``shift_j = shift / s_j``, ``rate_j = rate s_j`` (the per-worker parameters of
+:class:`~gcsim.coding.delay_laws.ShiftedExponentialDelays`).  The master waits ``deadline`` seconds;
+worker ``j`` straggles when ``X_j / s_j > deadline``, independently, with
+
+    ``p_j = P(X_j > s_j deadline) = exp(-rate (s_j deadline - shift))``  (``s_j deadline > shift``),
+
+so the model is a :class:`~gcsim.coding.straggler_models.bernoulli.BernoulliModel` with these
+``p_j`` and every exact route of independent workers applies (theory §62).  The times are those of
+the symmetric load the deadline was set for: a candidate that gives worker ``j`` more parts is
+evaluated at these ``p_j`` (theory §62.4 says what that assumes).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+from ..._validation import check_real
+from ...errors import InvalidArgumentError
+from ..delay_laws import delay_model
+from ._common import _scalar_or_list
+from .bernoulli import BernoulliModel
+
+__all__ = ["SpeedParams", "SpeedModel", "MODELS"]
+
+
+class SpeedParams(NamedTuple):
+    """Parameters of :class:`SpeedModel`: per-worker ``speed``, the ``deadline`` and the law at speed 1."""
+
+    n: int
+    speed: Any
+    deadline: float
+    shift: float
+    rate: float
+
+
+class SpeedModel(BernoulliModel):
+    """Independent workers of relative speeds ``s_j``: ``p_j = P(shifted-exp(shift, rate) > s_j deadline)``.
+
+    Examples
+    --------
+    >>> m = SpeedModel(4, speed=[2.0, 2.0, 1.0, 1.0], deadline=1.0, shift=0.5, rate=1.0)
+    >>> np.round(m.p, 6).tolist()  # exp(-(2 - 0.5)), exp(-(1 - 0.5))
+    [0.22313, 0.22313, 0.606531, 0.606531]
+    >>> SpeedModel(2, speed=[1.0, 0.25], deadline=1.0, shift=0.5, rate=1.0)
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: deadline: worker 1 (speed 0.25) never arrives by 1: s_j deadline <= shift = 0.5
+    """
+
+    model_kind: ClassVar[str] = "speed"
+    order: ClassVar[int] = 75
+    parameters: ClassVar[tuple[str, ...]] = ("speed", "deadline", "shift", "rate")
+    spec_values: ClassVar[tuple[tuple[str, type], ...] | None] = None  # per-worker speeds: Python only
+
+    def __init__(self, n: int, speed: Any, deadline: float, shift: float = 0.0, rate: float = 1.0):
+        deadline = check_real("deadline", deadline, minimum=0.0, strict_min=True)
+        shift = check_real("shift", shift, minimum=0.0)
+        rate = check_real("rate", rate, minimum=0.0, strict_min=True)
+        # the delay law's own per-worker checks (n, speed's length, positivity) through its parameters
+        s = np.broadcast_to(np.asarray(speed, dtype=float), (int(n),)) if np.ndim(speed) == 0 else speed
+        s = np.asarray(s, dtype=float)
+        if s.ndim != 1 or not np.all(np.isfinite(s)) or np.any(s <= 0):
+            raise InvalidArgumentError("speed", f"must be positive finite numbers, one per worker, got {speed!r:.60}")
+        law = delay_model("shifted-exponential", n, shift=shift / s, rate=rate * s)
+        slow = np.flatnonzero(s * deadline <= shift)
+        if slow.size:
+            j = int(slow[0])
+            raise InvalidArgumentError(
+                "deadline",
+                f"worker {j} (speed {s[j]:g}) never arrives by {deadline:g}: s_j deadline <= shift = {shift:g}",
+            )
+        super().__init__(n, 1.0 - law.cdf(deadline))
+        self.speed = s
+        self.speed.setflags(write=False)
+        self.deadline, self.shift, self.rate = deadline, shift, rate
+        self.law = law
+
+    @property
+    def params(self) -> Any:
+        return SpeedParams(self.n, _scalar_or_list(self.speed), self.deadline, self.shift, self.rate)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {}  # rebuilt from its fields (the speeds are a list there)
+
+    def describe(self) -> str:
+        return (
+            f"speeds in [{self.speed.min():g}, {self.speed.max():g}] (n={self.n}) under shifted-exponential "
+            f"times (shift {self.shift:g}, rate {self.rate:g} at speed 1), deadline {self.deadline:g}: "
+            f"p_j in [{self.p.min():.4g}, {self.p.max():.4g}]"
+        )
+
+
+MODELS = (SpeedModel,)

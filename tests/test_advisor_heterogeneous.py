@@ -1,0 +1,107 @@
+"""Heterogeneous stragglers (#36 item 2): the advisor's non-symmetric answer against every symmetric one.
+
+The acceptance case: 6 workers, each holding 2/6 of the data on average, three reliable workers
+(p = 0.05) and three unreliable ones (p = 0.6). The weighted cyclic repetition (loads 3, 3, 3, 1,
+1, 1 of 6 parts) has expected error 0.01625 exactly; the best symmetric candidate 0.03. Every
+expected error of the advisor is checked against an independent computation: the 64 straggler
+patterns with their probabilities and an lstsq for each pattern's error (tests/exact_lstsq.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from gcsim.advisor import advise
+from gcsim.advisor.candidates import SYMMETRIC_FAMILIES
+from gcsim.coding.stragglers import straggler_model
+from gcsim.combinatorics.weighted_cyclic import apportion_loads, weighted_cyclic_repetition
+from tests.exact_lstsq import lstsq_error
+
+N_WORKERS = 6
+P = [0.05, 0.05, 0.05, 0.6, 0.6, 0.6]
+MASKS = np.array(list(itertools.product([False, True], repeat=N_WORKERS)))  # True = arrived
+
+
+def _weights(p, masks):
+    p = np.asarray(p, dtype=float)
+    return np.prod(np.where(masks, 1.0 - p, p), axis=1)
+
+
+def _pattern_errors(B, m):
+    return np.array([lstsq_error(B, mask, m, normalized=True) for mask in MASKS])
+
+
+@pytest.fixture(scope="module")
+def advice():
+    return advise(N_WORKERS, 2, 1, straggler_model("bernoulli", N_WORKERS, p=P), progress=False)
+
+
+def test_the_non_symmetric_answer_beats_every_symmetric_candidate_exactly(advice):
+    best = advice.best
+    assert best["family"] == "weighted-cyclic" and best["error_method"] == "exact"
+    assert advice.structures[0].loads.tolist() == [3, 3, 3, 1, 1, 1]
+    assert advice.structures[0].loads.sum() == 12  # the total of every symmetric candidate: 6 workers x 2/6
+    # by hand: parts 0-2 held by two reliable workers (lost w.p. 0.05^2), parts 3-5 by one reliable
+    # and one unreliable worker (0.05 x 0.6): (3 x 0.0025 + 3 x 0.03) / 6
+    assert best["error"] == pytest.approx(0.01625, abs=1e-12)
+    symmetric = [r for r in advice.rows if r["family"] in SYMMETRIC_FAMILIES]
+    assert symmetric and all(r["error_method"] == "exact" for r in symmetric)
+    assert min(r["error"] for r in symmetric) == pytest.approx(0.03, abs=1e-12)
+    assert all(best["error"] < r["error"] - 0.01 for r in symmetric)
+    assert "-0.01375 (exact)" in best["notes"]
+
+
+def test_every_error_agrees_with_the_enumeration_of_the_patterns(advice):
+    w = _weights(P, MASKS)
+    assert math.isclose(w.sum(), 1.0, abs_tol=1e-15)
+    for row, scheme in zip(advice.rows, advice.schemes, strict=True):
+        ref = float(w @ _pattern_errors(scheme.B, scheme.m))
+        assert row["error"] == pytest.approx(ref, abs=1e-10), row["name"]
+
+
+def test_no_relabelling_of_the_workers_saves_a_symmetric_candidate(advice):
+    """The symmetric candidates do not know which workers are reliable: try all 720 labellings."""
+    w_best = float(advice.best["error"])
+    perms = np.array(list(itertools.permutations(range(N_WORKERS))))
+    p = np.asarray(P)
+    seen = set()
+    for row, scheme in zip(advice.rows, advice.schemes, strict=True):
+        if row["family"] not in SYMMETRIC_FAMILIES:
+            continue
+        key = scheme.B.tobytes()
+        if key in seen:
+            continue
+        seen.add(key)
+        errs = _pattern_errors(scheme.B, scheme.m)
+        # column j of the code goes to worker perm[j]: the pattern's probability under p[perm]
+        best_labelling = min(float(_weights(p[perm], MASKS) @ errs) for perm in perms)
+        assert w_best < best_labelling - 1e-3, row["name"]
+
+
+def test_a_speed_model_gets_loads_proportional_to_reliability_and_to_speed():
+    model = straggler_model("speed", N_WORKERS, speed=[2.0, 2.0, 2.0, 1.0, 1.0, 1.0], deadline=1.0, shift=0.5, rate=1.0)
+    adv = advise(N_WORKERS, 2, 1, model, families=("cyclic", "fractional", "weighted-cyclic"), progress=False)
+    names = {r["structure"] for r in adv.rows if r["family"] == "weighted-cyclic"}
+    assert any("1 - p_j" in x for x in names) and any("speed" in x for x in names)
+    assert adv.best["family"] == "weighted-cyclic"
+    ref = float(_weights(model.p, MASKS) @ _pattern_errors(adv.schemes[0].B, 1))
+    assert adv.best["error"] == pytest.approx(ref, abs=1e-10)
+
+
+def test_a_homogeneous_model_gets_no_non_symmetric_candidate():
+    adv = advise(N_WORKERS, 2, 1, "bernoulli:0.2", families=("cyclic", "weighted-cyclic"), progress=False)
+    assert {r["family"] for r in adv.rows} == {"cyclic"}
+    assert all(r["family"] != "weighted-cyclic" for r in adv.dropped.to_dict("records"))
+    assert not any("best symmetric" in r["notes"] for r in adv.rows)
+
+
+def test_the_weighted_assignment_keeps_the_replication_and_round_trips():
+    loads = apportion_loads(1.0 - np.asarray(P), 12, 6)
+    obj = weighted_cyclic_repetition(loads, 6)
+    assert obj.verify() and obj.replication.tolist() == [2] * 6
+    again = type(obj).from_arrays(obj.to_arrays(), obj.bundle_metadata())
+    assert np.array_equal(again.assignment, obj.assignment) and again.params == obj.params
