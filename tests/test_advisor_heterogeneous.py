@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from gcsim.advisor import advise
-from gcsim.advisor.candidates import SYMMETRIC_FAMILIES
+from gcsim.advisor.candidates import SYMMETRIC_FAMILIES, Question, weighted_cyclic_structures
 from gcsim.coding.stragglers import straggler_model
 from gcsim.combinatorics.weighted_cyclic import apportion_loads, weighted_cyclic_repetition
 from tests.exact_lstsq import lstsq_error
@@ -83,13 +83,19 @@ def test_no_relabelling_of_the_workers_saves_a_symmetric_candidate(advice):
 
 
 def test_a_speed_model_gets_loads_proportional_to_reliability_and_to_speed():
-    model = straggler_model("speed", N_WORKERS, speed=[2.0, 2.0, 2.0, 1.0, 1.0, 1.0], deadline=1.0, shift=0.5, rate=1.0)
+    model = straggler_model("speed", N_WORKERS, speed=[3.0, 2.0, 2.0, 1.0, 1.0, 1.0], deadline=1.0, shift=0.5, rate=1.0)
     adv = advise(N_WORKERS, 2, 1, model, families=("cyclic", "fractional", "weighted-cyclic"), progress=False)
     names = {r["structure"] for r in adv.rows if r["family"] == "weighted-cyclic"}
-    assert any("1 - p_j" in x for x in names) and any("speed" in x for x in names)
+    assert any("1 - p_j" in x for x in names) and any("speed s_j" in x for x in names)
     assert adv.best["family"] == "weighted-cyclic"
     ref = float(_weights(model.p, MASKS) @ _pattern_errors(adv.schemes[0].B, 1))
     assert adv.best["error"] == pytest.approx(ref, abs=1e-10)
+
+
+def test_two_weightings_with_the_same_loads_give_one_candidate():
+    model = straggler_model("speed", N_WORKERS, speed=[2.0, 2.0, 2.0, 1.0, 1.0, 1.0], deadline=1.0, shift=0.5, rate=1.0)
+    items = list(weighted_cyclic_structures(Question(N_WORKERS, 2, 1, model)))
+    assert [x.loads.tolist() for x in items] == [[3, 3, 3, 1, 1, 1]]
 
 
 def test_a_homogeneous_model_gets_no_non_symmetric_candidate():

@@ -663,12 +663,16 @@ def weighted_cyclic_structures(q: Question) -> Iterator[Item]:
     """
     n = q.n
     ell = q.parts_per_worker(n)
+    seen: set[tuple[int, ...]] = set()
     for label, weights in _heterogeneous_weights(q.model):
         name = f"weighted cyclic repetition ({n} workers, loads proportional to {label}, mean {ell})"
         if not 1 <= ell < n:
             yield Dropped("weighted-cyclic", name, "", f"load {ell} outside [1, n - 1 = {n - 1}]")
-            continue
+            return
         loads = apportion_loads(weights, n * ell, n)
+        if tuple(loads.tolist()) in seen:  # two weightings, the same loads: one candidate
+            continue
+        seen.add(tuple(loads.tolist()))
         yield _guarded(
             "weighted-cyclic",
             f"{name} {loads.tolist()}",
