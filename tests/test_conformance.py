@@ -34,7 +34,7 @@ def instances() -> list[tuple[str, Callable[[], Any]]]:
     """(label, factory) of one or more objects of every kind gcsim builds."""
     from gcsim.cerar import design as cerar_design
     from gcsim.coding import partial, sparse_routes, structured
-    from gcsim.combinatorics import baselines, cyclic_design, expanders
+    from gcsim.combinatorics import baselines, cyclic_design, expanders, weighted_cyclic
 
     fano = lambda: gcsim.bibd(7, 3, 1)  # noqa: E731 - a factory per row keeps the table readable
     from gcsim.combinatorics.families import registered_families
@@ -53,6 +53,7 @@ def instances() -> list[tuple[str, Callable[[], Any]]]:
             ("biregular(12,6,2,4)", lambda: gcsim.biregular_graph(12, 6, 2, 4, seed=1)),
             ("fractional repetition", lambda: baselines.fractional_repetition(6, 1)),
             ("cyclic repetition", lambda: baselines.cyclic_repetition(6, 2)),
+            ("weighted cyclic repetition", lambda: weighted_cyclic.weighted_cyclic_repetition([3, 3, 1, 1], 4)),
             ("random regular", lambda: baselines.random_regular_assignment(8, 3, seed=2)),
             ("margulis-gabber-galil", lambda: baselines.margulis_gabber_galil(3)),
             ("weighted margulis-gabber-galil", lambda: expanders.weighted_margulis_gabber_galil(3)),
@@ -66,6 +67,10 @@ def instances() -> list[tuple[str, Callable[[], Any]]]:
             ("straggler fixed", lambda: gcsim.straggler_model("fixed", 7, s=2)),
             ("straggler bernoulli", lambda: gcsim.straggler_model("bernoulli", 7, p=0.1)),
             ("straggler worst", lambda: gcsim.straggler_model("worst", 7, s=2)),
+            (
+                "straggler speed",
+                bind(gcsim.straggler_model, "speed", 4, speed=[2, 1, 1, 1], deadline=1, shift=0.5, rate=1),
+            ),
             ("decoder table", lambda: gcsim.decoder_table(gcsim.encode(fano(), 2, "rd", seed=3), 1)),
             ("structured rd", lambda: structured.encode_structured(gcsim.bibd(13, 4, 1), 2, seed=0)),
             ("cyclic structured rd", lambda: structured.encode_structured(cyclic_design.singer_plane(3), 2, seed=0)),

@@ -31,17 +31,16 @@ import numpy as np
 
 from .._validation import check_dense_size, check_int
 from ..errors import CatalogueError, InvalidArgumentError
-from .base import CombinatorialObject, require, same_assignment, stored_binary
+from .base import CombinatorialObject, require, same_assignment, stored_binary, stored_params
 
 __all__ = ["WeightedCyclicParams", "WeightedCyclicRepetition", "weighted_cyclic_repetition", "apportion_loads"]
 
 
 class WeightedCyclicParams(NamedTuple):
-    """``n`` workers, ``num_parts`` parts, ``loads`` (one per worker, a tuple of ints)."""
+    """``n`` workers, ``num_parts`` parts (the loads are the column sums of the assignment)."""
 
     n: int
     num_parts: int
-    loads: tuple[int, ...]
 
 
 def _pour(loads: np.ndarray, parts: int) -> np.ndarray:
@@ -55,10 +54,11 @@ def _pour(loads: np.ndarray, parts: int) -> np.ndarray:
 
 
 class WeightedCyclicRepetition(CombinatorialObject):
-    """Weighted cyclic repetition; ``params = (n, num_parts, loads)``.
+    """Weighted cyclic repetition; ``params = (n, num_parts)``, the loads are its column sums.
 
-    >>> weighted_cyclic_repetition([2, 1, 1], 2).params
-    WeightedCyclicParams(n=3, num_parts=2, loads=(2, 1, 1))
+    >>> w = weighted_cyclic_repetition([2, 1, 1], 2)
+    >>> w.params, w.loads.tolist()
+    (WeightedCyclicParams(n=3, num_parts=2), [2, 1, 1])
     """
 
     kind = "weighted_cyclic_repetition"
@@ -66,28 +66,23 @@ class WeightedCyclicRepetition(CombinatorialObject):
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> WeightedCyclicRepetition:
-        """Rebuild from ``(n, num_parts, loads)`` and compare with the stored assignment."""
-        params = metadata.get("params")
-        if not isinstance(params, (list, tuple)) or len(params) != 3 or not isinstance(params[2], (list, tuple)):
-            raise CatalogueError(f"{cls.kind} manifest params must be [n, num_parts, loads], got {params!r}")
-        n, parts, loads = params
-        A = stored_binary(arrays, "assignment", cls.kind, None)
+        """Rebuild from ``(n, num_parts)`` and the stored loads (column sums); compare the assignments."""
+        n, parts = stored_params(metadata, 2, cls.kind)
+        A = stored_binary(arrays, "assignment", cls.kind, (parts, n))
         try:
-            obj = weighted_cyclic_repetition(list(loads), parts)
+            obj = weighted_cyclic_repetition(A.sum(axis=0), parts)
         except InvalidArgumentError as exc:
-            raise CatalogueError(f"stored {cls.kind} parameters {params} are not buildable: {exc}") from None
-        if obj.num_workers != n:
-            raise CatalogueError(f"stored {cls.kind} declares n = {n} but {len(loads)} loads")
+            raise CatalogueError(f"stored {cls.kind} loads are not buildable: {exc}") from None
         return same_assignment(obj, A, cls.kind)
 
     def verify(self) -> bool:
-        """The poured assignment of its loads (exact); the column sums are the loads."""
+        """The assignment is the poured layout of its own column sums (exact), each in ``[1, num_parts]``."""
         self._check_binary()
-        n, parts, loads = self.params
-        ell = np.asarray(loads, dtype=np.int64)
+        n, parts = self.params
         require(self.assignment.shape == (parts, n), f"assignment must be {parts} x {n}")
+        ell = self.loads
+        require(bool(np.all((ell >= 1) & (ell <= parts))), f"every load must lie in [1, {parts}]")
         require(np.array_equal(self.assignment, _pour(ell, parts)), "assignment must be the poured cyclic layout")
-        require(bool(np.array_equal(self.loads, ell)), "the column sums must be the loads")
         return True
 
 
@@ -123,7 +118,7 @@ def weighted_cyclic_repetition(loads: Sequence[int] | np.ndarray, num_parts: int
     A = _pour(ell, parts)
     return WeightedCyclicRepetition(
         A,
-        (ell.size, parts, tuple(int(x) for x in ell)),
+        (ell.size, parts),
         f"weighted cyclic repetition, loads {int(ell.min())}..{int(ell.max())} of {parts} parts",
     )
 
