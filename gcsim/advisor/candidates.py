@@ -654,7 +654,7 @@ def _heterogeneous_weights(model: StragglerModel) -> list[tuple[str, np.ndarray]
 
 
 def weighted_cyclic_structures(q: Question) -> Iterator[Item]:
-    """Weighted cyclic repetition for independent non-identical stragglers (theory §62).
+    """Weighted cyclic repetition for independent non-identical stragglers (theory §63).
 
     ``N = n`` parts and the total load of cyclic repetition (``n l`` part copies, ``l`` =
     :meth:`Question.parts_per_worker`), apportioned to the workers in proportion to ``1 - p_j``

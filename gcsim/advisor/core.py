@@ -524,7 +524,7 @@ def _measured(
 
 
 def _against_symmetric(rows: list[dict[str, Any]]) -> None:
-    """Note, in place, on each non-symmetric row what it buys against the best symmetric one (theory §62.3).
+    """Note, in place, on each non-symmetric row what it buys against the best symmetric one (theory §63.3).
 
     The difference of the expected errors ``err(this) - err(best symmetric)``: exact when both are
     exact, else the interval ``[lo - hi', hi - lo']`` of the two rows' intervals. No note when the

@@ -1,4 +1,4 @@
-"""Weighted cyclic repetition: a non-symmetric assignment for heterogeneous workers (theory §62).
+"""Weighted cyclic repetition: a non-symmetric assignment for heterogeneous workers (theory §63).
 
 Worker ``j`` holds ``l_j`` consecutive parts (mod ``N``) instead of the same ``l`` for everyone.
 The workers are laid in the order of decreasing load (ties by index) and pour their parts around

@@ -9,9 +9,9 @@ worker ``j`` straggles when ``X_j / s_j > deadline``, independently, with
     ``p_j = P(X_j > s_j deadline) = exp(-rate (s_j deadline - shift))``  (``s_j deadline > shift``),
 
 so the model is a :class:`~gcsim.coding.straggler_models.bernoulli.BernoulliModel` with these
-``p_j`` and every exact route of independent workers applies (theory §62).  The times are those of
+``p_j`` and every exact route of independent workers applies (theory §63).  The times are those of
 the symmetric load the deadline was set for: a candidate that gives worker ``j`` more parts is
-evaluated at these ``p_j`` (theory §62.4 says what that assumes).
+evaluated at these ``p_j`` (theory §63.4 says what that assumes).
 """
 
 from __future__ import annotations
