@@ -30,8 +30,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._validation import check_dense_size, check_int
-from ..errors import CatalogueError, InvalidArgumentError
-from .base import CombinatorialObject, require, same_assignment, stored_binary, stored_params
+from ..errors import InvalidArgumentError
+from .base import CombinatorialObject, require, stored_binary, stored_params
+from .baselines import _rebuild
 
 __all__ = ["WeightedCyclicParams", "WeightedCyclicRepetition", "weighted_cyclic_repetition", "apportion_loads"]
 
@@ -69,11 +70,7 @@ class WeightedCyclicRepetition(CombinatorialObject):
         """Rebuild from ``(n, num_parts)`` and the stored loads (column sums); compare the assignments."""
         n, parts = stored_params(metadata, 2, cls.kind)
         A = stored_binary(arrays, "assignment", cls.kind, (parts, n))
-        try:
-            obj = weighted_cyclic_repetition(A.sum(axis=0), parts)
-        except InvalidArgumentError as exc:
-            raise CatalogueError(f"stored {cls.kind} loads are not buildable: {exc}") from None
-        return same_assignment(obj, A, cls.kind)
+        return _rebuild(cls.kind, A, weighted_cyclic_repetition, A.sum(axis=0).tolist(), parts)
 
     def verify(self) -> bool:
         """The assignment is the poured layout of its own column sums (exact), each in ``[1, num_parts]``."""
