@@ -16,6 +16,7 @@ instead of a hung or out-of-memory CI machine.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 import resource
@@ -693,11 +694,18 @@ def _load_training_code(folder, verify):
     return load_training_code(folder, verify=verify)
 
 
-def _torch_dataset(images):
+@functools.cache
+def _mnist_80():
+    """80 MNIST images, loaded once (with torch's import) outside the refusal's 30 s deadline."""
     from gcsim.learning.coded_training import torch_dataset
     from gcsim.learning.datasets import load_dataset
 
-    return torch_dataset(load_dataset("mnist", per_class=8), images=images)
+    return torch_dataset, load_dataset("mnist", per_class=8)
+
+
+def _torch_dataset(images):
+    torch_dataset, data = _mnist_80()
+    return torch_dataset(data, images=images)
 
 
 def _export_at(obj, stem, overwrite):
@@ -1058,6 +1066,7 @@ def test_every_public_bool_parameter_has_a_call_or_a_reason(tmp_path):
 
 @pytest.fixture(scope="module")
 def _calls(tmp_path_factory):
+    _mnist_80()  # the data and torch's import are not what the deadline times
     return bool_calls(tmp_path_factory.mktemp("bools"))
 
 
