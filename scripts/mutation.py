@@ -92,8 +92,9 @@ TARGETS: dict[str, Target] = {
         ("gcsim/combinatorics/bibd_existence.py",),
         ("tests/test_bibd.py", "tests/test_bibd_existence_mutants.py"),
     ),
+    # evaluate.py was split (session 12): the per-pattern kernels and the expectation routes moved out
     "coding.evaluate": Target(
-        ("gcsim/coding/evaluate.py",),
+        ("gcsim/coding/evaluate.py", "gcsim/coding/pattern_errors.py", "gcsim/coding/expected_routes.py"),
         ("tests/test_evaluate.py", "tests/test_evaluate_adversarial.py", "tests/test_evaluate_mutants.py"),
     ),
     # the package gcsim/coding/bounds/, one module per theorem: mutated together, with the bounds' tests
