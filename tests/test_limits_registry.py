@@ -28,6 +28,7 @@ PACKAGE = ROOT / "gcsim"
 NOT_SIZE_LIMITS = {
     ("gcsim/io/bundle.py", "MAX_MANIFEST_BYTES"),  # a sanity bound on a JSON manifest read from disk
     ("gcsim/io/checkpoint.py", "MAX_CHECKPOINT_TASK_BYTES"),  # a checkpoint record's bound (a file guard)
+    ("gcsim/learning/mnist_full.py", "MAX_DOWNLOAD_BYTES"),  # a download's sanity bound (a file guard)
     ("gcsim/combinatorics/srg_distance_union.py", "MAX_DIAMETER"),  # how far a search looks, not a refusal
     ("gcsim/coding/sparse_evaluator.py", "MAX_ITERATIONS"),  # CG steps before a pattern falls back, refuses nothing
     ("gcsim/coding/quantizers/_registry.py", "MAX_BITS"),  # the quantizer's domain (b <= 32 bits), not a size
