@@ -1,75 +1,77 @@
-"""Compare two ``gcsim reproduce`` output folders number by number.
+"""Compare two ``gcsim reproduce`` result folders file by file, apart from what timing changes.
 
-    .venv/bin/python scripts/compare_results.py OLD_RESULTS NEW_RESULTS
+Used to show that a refactor left every number unchanged (issue #35: "the demo's results compared
+file by file before and after"):
 
-Every CSV is compared column by column (timing columns are skipped: they measure the machine,
-not the code), every other file byte by byte (figures included: the same numbers draw the same
-PNG with the same matplotlib).  Absolute paths inside the catalogue table are compared by their
-part below the checkout (the two folders may come from two checkouts).  Exit status 1 when
-anything differs.  Used to confirm that a restructuring leaves every published number unchanged.
+    .venv/bin/python -m gcsim reproduce --out /tmp/before      # at the old commit
+    .venv/bin/python -m gcsim reproduce --out /tmp/after       # at the new one
+    .venv/bin/python scripts/compare_results.py /tmp/before /tmp/after
+
+Byte-identical files pass. Otherwise JSON files are compared without their keys naming times,
+dates, the commit or the platform; CSV files without their columns naming times; Markdown with
+``(12.3 s)`` durations masked. Paths of the result folder itself are made relative first.
+Prints one line per differing file; exit 1 if any file differs beyond timings (or is missing).
 """
 
 from __future__ import annotations
 
-import argparse
+import csv
+import json
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
-import numpy as np
-import pandas as pd
-
-_TIMING = ("time", "second", "elapsed")
-
-
-def _is_timing(column: str) -> bool:
-    return any(word in column.lower() for word in _TIMING)
+IGNORED = re.compile(
+    r"(time|seconds|created|git_sha|elapsed|wall|dirty|host|python|platform|duration|sha256|size_bytes)", re.I
+)
 
 
-def compare_csv(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
-    if list(a.columns) != list(b.columns) or a.shape != b.shape:
-        return [f"columns/shape differ: {list(a.columns)} {a.shape} vs {list(b.columns)} {b.shape}"]
-    problems = []
-    for column in a.columns:
-        if _is_timing(column):
-            continue
-        x, y = a[column], b[column]
-        if x.dtype.kind in "fiub" and y.dtype.kind in "fiub":
-            xv, yv = x.to_numpy(float), y.to_numpy(float)
-            if not np.array_equal(xv, yv, equal_nan=True):
-                rel = np.nanmax(np.abs(xv - yv) / np.maximum(np.abs(xv), np.finfo(float).tiny))
-                problems.append(f"{column}: max relative difference {rel:.3g}")
-        else:
-            xs, ys = x.astype(str), y.astype(str)
-            if column == "path":  # absolute paths of two checkouts (or layouts): compare the bundle stems
-                pattern = r"^.*?/(?:designs|gcsim/designs|gcsim/catalogue/data)/"
-                xs, ys = xs.str.replace(pattern, "", regex=True), ys.str.replace(pattern, "", regex=True)
-            if not xs.equals(ys):
-                problems.append(f"{column}: {int((xs != ys).sum())} rows differ")
-    return problems
+def _json(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _json(v) for k, v in x.items() if not IGNORED.search(k)}
+    if isinstance(x, list):
+        return [_json(v) for v in x]
+    return x
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("old", type=Path)
-    parser.add_argument("new", type=Path)
-    args = parser.parse_args(argv)
-    differ = 0
-    for f in sorted(p for p in args.old.rglob("*") if p.is_file() and p.name != "manifest.json"):
-        rel = f.relative_to(args.old)
-        g = args.new / rel
-        if not g.is_file():
-            print(f"missing   {rel}")
-            differ += 1
-            continue
-        if f.suffix == ".csv":
-            problems = compare_csv(pd.read_csv(f), pd.read_csv(g))
-        else:
-            problems = [] if f.read_bytes() == g.read_bytes() else ["bytes differ"]
-        print(f"{'same' if not problems else 'DIFFERS':9s} {rel}" + "".join(f"\n          {p}" for p in problems))
-        differ += bool(problems)
-    print(f"{differ} file(s) differ")
-    return 1 if differ else 0
+def _same(fa: Path, fb: Path, a: Path, b: Path) -> bool:
+    ta, tb = (f.read_text(encoding="utf-8").replace(str(r), "<out>") for f, r in ((fa, a), (fb, b)))
+    if fa.suffix == ".json":
+        return bool(_json(json.loads(ta)) == _json(json.loads(tb)))
+    if fa.suffix == ".csv":
+        ra, rb = list(csv.reader(ta.splitlines())), list(csv.reader(tb.splitlines()))
+        keep = [i for i, h in enumerate(ra[0] if ra else []) if not IGNORED.search(h)]
+        return [[r[i] for i in keep] for r in ra] == [[r[i] for i in keep] for r in rb]
+    if fa.suffix == ".md":
+        mask = re.compile(r"\(\d+(\.\d+)? s\)")
+        return mask.sub("(T s)", ta) == mask.sub("(T s)", tb)
+    return ta == tb
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: compare_results.py BEFORE AFTER", file=sys.stderr)
+        return 2
+    a, b = (Path(x).resolve() for x in argv)
+    names = sorted(
+        {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
+        | {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
+    )
+    bad = 0
+    for name in names:
+        fa, fb = a / name, b / name
+        if not (fa.is_file() and fb.is_file()):
+            print(f"missing on one side: {name}")
+            bad += 1
+        elif fa.read_bytes() != fb.read_bytes():
+            binary = fa.suffix not in (".json", ".csv", ".md", ".txt")
+            ok = not binary and _same(fa, fb, a, b)
+            print(("same apart from timings: " if ok else "DIFFERS: ") + str(name))
+            bad += not ok
+    print(f"{len(names)} files, {bad} differ beyond timings")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(sys.argv[1:]))
