@@ -48,6 +48,8 @@ from ..io.manifest import atomic_write_text, provenance, to_jsonable
 from .cerar_links import (
     BIG_WIDTH,
     LINKS,
+    STAGE_LINKS,
+    link_claims,
     links_experiment,
     plot_links,
     seed_interval,
@@ -106,6 +108,8 @@ __all__ = [
     "load_experiment_data",
     "BIG_WIDTH",
     "LINKS",
+    "STAGE_LINKS",
+    "link_claims",
     "timing_row",
     "seed_interval",
     "verdict",
