@@ -3,8 +3,8 @@
 Layers, bottom to top (a module imports only from its own layer or the layers below it;
 the two analysis subpackages do not import each other, nor do the advisor and the executor):
 
-    base (errors, limits, _validation, _threads, _version, _array_api, _optional, _html, _plotting, io,
-          sweep)
+    base (errors, limits, _validation, _discovery, _threads, _version, _array_api, _optional, _html,
+          _plotting, io, sweep)
       -> combinatorics
       -> coding | cerar
       -> catalogue
@@ -36,6 +36,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gcsim.errors",
             "gcsim.limits",
             "gcsim._validation",
+            # the walk over a package's public modules that every registry shares
+            "gcsim._discovery",
             "gcsim._threads",
             "gcsim._version",
             "gcsim._array_api",

@@ -56,8 +56,6 @@ time and removed again:
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -65,6 +63,7 @@ from itertools import count
 from types import ModuleType
 from typing import Any, ClassVar
 
+from .._discovery import public_modules
 from .._validation import check_bool
 from ..errors import InvalidArgumentError
 
@@ -261,25 +260,12 @@ def discover_families(package: str | None = None) -> tuple[Family, ...]:
     global _discovered
     own = package is None
     name = __package__ if own else package
-    if not isinstance(name, str) or not name:
-        raise InvalidArgumentError("package", f"expected a package's dotted name, got {package!r}")
     with _DISCOVERY_LOCK:
         if own:
             if _discovered:
                 return ()
             _discovered = True  # first: importing the modules may ask the registry again
-        try:
-            pkg = importlib.import_module(name)
-        except ImportError as exc:
-            raise InvalidArgumentError("package", f"cannot import {name!r}: {exc}") from None
-        paths = getattr(pkg, "__path__", None)
-        if paths is None:
-            raise InvalidArgumentError("package", f"{name!r} is a module, not a package")
-        found: list[Family] = []
-        for info in sorted(pkgutil.iter_modules(list(paths)), key=lambda i: i.name):
-            if info.name.startswith("_"):
-                continue
-            found.extend(module_families(importlib.import_module(f"{name}.{info.name}")))
+        found = [family for module in public_modules(name) for family in module_families(module)]
         for family in found:
             _register(family, replace=True)
         return tuple(found)

@@ -10,14 +10,13 @@ scheme's own reference decoder, both upper bounds on the optimal error ``min_X``
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..._discovery import public_modules
 from ...errors import InvalidArgumentError
 from ..encoders import CUSTOM, proved_bounds
 
@@ -112,10 +111,7 @@ def builtin_bounds() -> dict[str, Bound]:
     >>> bounds["rank_lower"].kind, bounds["rd_upper"].scope
     ('lower', 'expectation')
     """
-    package = __name__.rpartition(".")[0]
-    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{package}.{info.name}")
+    public_modules(__name__.rpartition(".")[0])  # each registers its bounds when imported
     return dict(_REGISTRY)
 
 

@@ -10,8 +10,6 @@ module whose name does not start with ``_`` exposes ``ENCODERS``) and are regist
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -20,6 +18,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from ..._discovery import declared, public_modules
 from ...errors import InvalidArgumentError
 from ._common import as_assignment, as_weights
 
@@ -318,20 +317,8 @@ def _ensure_loaded() -> None:
     with _lock:
         if _loaded:
             return
-        found: list[Encoder] = []
-        for info in pkgutil.iter_modules(_package_path()):
-            if info.name.startswith("_"):
-                continue
-            module = importlib.import_module(f"{__package__}.{info.name}")
-            declared = getattr(module, "ENCODERS", None)
-            # a misspelt or forgotten ENCODERS would leave the module's encoders silently absent
-            if not isinstance(declared, (tuple, list)):
-                raise InvalidArgumentError(
-                    "ENCODERS",
-                    f"module {module.__name__} declares no ENCODERS tuple (got {declared!r:.60}); every public "
-                    "module of gcsim.coding.encoders lists its encoders there (helpers go in modules named _...)",
-                )
-            found.extend(declared)
+        package = __package__ or "gcsim.coding.encoders"
+        found = [enc for module in public_modules(package) for enc in declared(module, "ENCODERS", "encoders")]
         # user encoders registered before the first lookup keep their place after the built-ins
         user = dict(_registry)
         _registry.clear()
@@ -345,11 +332,6 @@ def _ensure_loaded() -> None:
                 raise InvalidArgumentError("encoder", f"{name!r} is a built-in encoder")
             _registry[name] = enc
         _loaded = True
-
-
-def _package_path() -> list[str]:
-    package = importlib.import_module(__package__ or "gcsim.coding.encoders")
-    return list(package.__path__)
 
 
 def register_encoder(encoder: Encoder, *, replace: bool = False) -> Encoder:

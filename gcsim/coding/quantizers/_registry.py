@@ -10,8 +10,6 @@ public modules of this package (each exposes ``QUANTIZERS``) and are registered 
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 import threading
 from collections.abc import Callable
@@ -20,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._discovery import declared, public_modules
 from ..._validation import check_bool, check_finite_array, check_int
 from ...errors import InvalidArgumentError
 
@@ -208,14 +207,8 @@ class _Table:
         self.builtin: frozenset[str] | None = None  # None until the package has been scanned
 
     def _scan(self) -> list[Quantizer]:
-        package = importlib.import_module(__package__ or "gcsim.coding.quantizers")
-        modules = [i.name for i in pkgutil.iter_modules(list(package.__path__)) if not i.name.startswith("_")]
-        found: list[Quantizer] = []
-        for name in modules:
-            declared = getattr(importlib.import_module(f"{package.__name__}.{name}"), "QUANTIZERS", None)
-            if not isinstance(declared, (tuple, list)):
-                raise InvalidArgumentError("QUANTIZERS", f"module {name} declares no QUANTIZERS tuple")
-            found += [_check(q) for q in declared]
+        package = __package__ or "gcsim.coding.quantizers"
+        found = [_check(q) for module in public_modules(package) for q in declared(module, "QUANTIZERS", "quantizers")]
         return sorted(found, key=lambda q: (q.order, q.name))
 
     def loaded(self) -> dict[str, Quantizer]:

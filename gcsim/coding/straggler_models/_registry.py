@@ -8,13 +8,12 @@ error, not silence: a forgotten declaration would leave the kind absent from eve
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import threading
 from collections.abc import Iterable
 from types import MappingProxyType, ModuleType
 from typing import Any
 
+from ..._discovery import declared, public_modules
 from ...errors import GcsimError, InvalidArgumentError
 from ..straggler_base import StragglerModel
 
@@ -49,20 +48,13 @@ def module_models(module: ModuleType) -> tuple[type[StragglerModel], ...]:
     >>> [c.model_kind for c in module_models(markov)]
     ['markov']
     """
-    declared = getattr(module, "MODELS", None)
-    if not isinstance(declared, (tuple, list)):
-        raise InvalidArgumentError(
-            "MODELS",
-            f"module {module.__name__} declares no MODELS tuple (got {declared!r:.60}); every public module of "
-            "gcsim.coding.straggler_models lists its model classes there (helpers go in modules named _...)",
-        )
-    for cls in declared:
-        if not (isinstance(cls, type) and issubclass(cls, StragglerModel) and "model_kind" in vars(cls)):
-            raise InvalidArgumentError(
-                "MODELS",
-                f"module {module.__name__}: {cls!r:.60} is not a StragglerModel subclass with its own model_kind",
-            )
-    return tuple(declared)
+    return declared(
+        module,
+        "MODELS",
+        "model classes",
+        entry=lambda c: isinstance(c, type) and issubclass(c, StragglerModel) and "model_kind" in vars(c),
+        entry_is="a StragglerModel subclass with its own model_kind",
+    )
 
 
 def _register(classes: Iterable[type[StragglerModel]]) -> None:
@@ -91,19 +83,9 @@ def discover_models(package: str | None = None) -> tuple[type[StragglerModel], .
     """
     name = package if package is not None else __name__.rpartition(".")[0]
     with _lock:
-        found = [cls for module in _public_modules(name) for cls in module_models(module)]
+        found = [cls for module in public_modules(name) for cls in module_models(module)]
         _register(found)
     return tuple(found)
-
-
-def _public_modules(name: str) -> list[ModuleType]:
-    """Every module of a package whose name does not start with ``_``, imported, in name order."""
-    try:
-        paths = list(importlib.import_module(name).__path__)
-    except (ImportError, AttributeError) as exc:
-        raise InvalidArgumentError("package", f"{name!r} is not an importable package ({exc})") from None
-    infos = sorted(pkgutil.iter_modules(paths), key=lambda i: i.name)
-    return [importlib.import_module(f"{name}.{i.name}") for i in infos if not i.name.startswith("_")]
 
 
 def model_classes() -> MappingProxyType[str, type[StragglerModel]]:

@@ -11,9 +11,7 @@ rounds that can run before a late rank arrives (``early``) and those that cannot
 from __future__ import annotations
 
 import functools
-import importlib
 import math
-import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ... import limits
+from ..._discovery import declared, public_modules
 from ..._validation import check_int, check_real
 from ...errors import InvalidArgumentError
 
@@ -206,21 +205,14 @@ class Collective:
 @functools.cache
 def _discovered() -> dict[str, Collective]:
     """Every public module's ``COLLECTIVES``, by name, in their order (read once)."""
-    package = importlib.import_module(__package__ or "gcsim.executor.allreduce")
-    found: list[Collective] = []
-    for info in pkgutil.iter_modules(list(package.__path__)):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
-        declared = getattr(module, "COLLECTIVES", None)
-        # a misspelt COLLECTIVES would leave the module's collectives silently absent
-        if not isinstance(declared, tuple):
-            raise InvalidArgumentError(
-                "COLLECTIVES",
-                f"module {module.__name__} declares no COLLECTIVES tuple; every public module of "
-                "gcsim.executor.allreduce lists its collectives there (helpers go in modules named _...)",
-            )
-        found.extend(declared)
+    package = __package__ or "gcsim.executor.allreduce"
+    found = [
+        col
+        for module in public_modules(package)
+        for col in declared(
+            module, "COLLECTIVES", "collectives", entry=lambda c: isinstance(c, Collective), entry_is="a Collective"
+        )
+    ]
     registry: dict[str, Collective] = {}
     for col in sorted(found, key=lambda c: (c.order, c.name)):
         if not isinstance(col, Collective) or not _NAME.fullmatch(col.name):
