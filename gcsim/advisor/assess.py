@@ -517,7 +517,7 @@ def route_of(structure: Structure, method: str, m: int, q: Question, settings: S
 
 def _build_cost(structure: Structure, enc: Any, m: int, q: Question) -> float:
     """The estimated flops of building a dense encoder: :func:`exact_build_cost` for the exact family, else 0."""
-    if not enc.needs_s:
+    if not enc.designed_for_stragglers():
         return 0.0
     s, _ = design_s(q, int(structure.replication.min()), m)
     return 0.0 if s is None else exact_build_cost(structure.incidence, s, m)
@@ -611,7 +611,7 @@ def _schemes_of(structure: Structure, q: Question) -> list[tuple[str, int, dict[
         if why_not is not None:
             out.append(Dropped(structure.family, structure.name, method, why_not))
             continue
-        if enc.needs_s:
+        if enc.designed_for_stragglers():
             s, why = design_s(q, r_min, q.m)
             if s is None:
                 out.append(Dropped(structure.family, structure.name, method, why))

@@ -87,7 +87,7 @@ def rederived_options(scheme: Any, stored: Mapping[str, Any], encode: Any) -> di
         return {k: v for k, v in stored.items() if k == "solver"}
     # what the build does not read (eps where it has none, the seed of a deterministic code) is not
     # determined by B: it is not reported
-    unread = {key for key, read in (("eps", enc.uses_eps), ("seed", enc.randomized)) if not read}
+    unread = set(enc.unread_options())
     stored = {k: v for k, v in stored.items() if k not in unread}
     inputs = {k: v for k, v in stored.items() if k in {"eps", "seed", *enc.options}}
     try:

@@ -256,6 +256,27 @@ class Encoder:
         """
         return {"s": s} if self.needs_s else {}
 
+    def designed_for_stragglers(self) -> bool:
+        """Whether it is built for a number of stragglers ``s`` (``needs_s``: :meth:`design_options` passes one).
+
+        Examples
+        --------
+        >>> get_encoder("exact-gaussian").designed_for_stragglers(), get_encoder("rd").designed_for_stragglers()
+        (True, False)
+        """
+        return self.needs_s
+
+    def unread_options(self) -> tuple[str, ...]:
+        """The recorded options its ``B`` does not depend on: ``eps`` where ``build`` reads none
+        (``uses_eps``), ``seed`` for a deterministic code (``randomized``).
+
+        Examples
+        --------
+        >>> get_encoder("rd").unread_options(), get_encoder("naive").unread_options()
+        ((), ('eps', 'seed'))
+        """
+        return tuple(key for key, read in (("eps", self.uses_eps), ("seed", self.randomized)) if not read)
+
     def derived(self, m: int, n: int, eps: float, seed: int, options: Mapping[str, Any]) -> np.ndarray:
         """The array ``build`` stores for these arguments, drawn again: ``derive(seeded_rng(seed), ...)``.
 
