@@ -26,7 +26,8 @@ def test_the_built_in_kinds_in_their_order():
     assert [k for k in sm.spec_kinds() if k in with_spec] == list(with_spec)
     assert STRAGGLER_SPEC == sm.spec_grammar()
     assert STRAGGLER_SPEC.startswith(
-        "KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P, markov:P_ENTER,P_LEAVE"
+        "KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P (or P_1,...,P_n per worker; P*K: K "
+        "workers), markov:P_ENTER,P_LEAVE"
     )
 
 
@@ -41,7 +42,42 @@ def test_a_spec_prints_back_and_parses_to_the_same_model(spec):
 def test_models_without_a_spec_print_none():
     trace = straggler_model("trace", delays=np.ones((3, 2)), s=1)
     assert trace.to_spec() is None and type(trace).spec_grammar() == ""
-    assert straggler_model("bernoulli", 3, p=[0.1, 0.2, 0.3]).to_spec() is None  # per-worker values
+
+
+@pytest.mark.parametrize(
+    "spec,p",
+    [
+        ("bernoulli:0.05*3,0.6*3", [0.05] * 3 + [0.6] * 3),
+        ("bernoulli:0.1,0.2,0.3,0.1*2,0", [0.1, 0.2, 0.3, 0.1, 0.1, 0.0]),
+        ("bernoulli:0.25*6", [0.25] * 6),
+    ],
+)
+def test_per_worker_bernoulli_specs_parse_and_print_back(spec, p):
+    model = straggler_spec(spec, 6)
+    assert model.p.tolist() == p
+    again = straggler_spec(model.to_spec(), 6)
+    assert type(again) is type(model) and again.params == model.params
+
+
+@pytest.mark.parametrize(
+    "spec,shown",
+    [
+        ("bernoulli:0.1,0.2", "2 values of P given, one per worker for n = 6"),
+        ("bernoulli:0.1*5,x", "P value 'x' is not a number"),
+        ("bernoulli:0.1*5,1.5", "got 1.5 for worker 5"),
+        ("bernoulli:0.1*0,0.1*6", "'0.1*0' the repeat count"),
+        ("bernoulli:0.1*9" + "9" * 40, "gives 7 values of P"),
+        ("speed:1,0.5,1,2*3,1*2", "5 values of S given"),
+        ("speed:1,0.5,1,2*3,slow*3", "S value 'slow*3' is not a number"),
+        ("speed:1,0.5", "speed takes DEADLINE,SHIFT,RATE and one speed per worker"),
+        ("speed:x,0.5,1,1*6", "'speed:x,0.5,1,1*6': the values of speed must be a number"),
+        ("speed:1,0.5,1,2*3,0.25*3", "worker 3 (speed 0.25) never arrives by 1"),
+    ],
+)
+def test_per_worker_specs_refuse_naming_the_value(spec, shown):
+    with pytest.raises(InvalidArgumentError, match="^stragglers: ") as err:
+        straggler_spec(spec, 6)
+    assert shown in str(err.value)
 
 
 def test_an_unknown_kind_is_refused_with_the_registered_ones():

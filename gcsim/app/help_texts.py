@@ -49,7 +49,10 @@ OBJECTIVES: tuple[str, ...] = ("error", "communication", "time", "data", "worst-
 
 #: The straggler grammar of the built-in kinds (:data:`gcsim.advisor.core.STRAGGLER_SPEC` lists every
 #: registered kind; :func:`straggler_spec` gives it once the registry is imported).
-STRAGGLER_SPEC = "KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P, markov:P_ENTER,P_LEAVE"
+STRAGGLER_SPEC = (
+    "KIND:VALUES: fixed:S (S uniform stragglers), all:S, worst:S, bernoulli:P (or P_1,...,P_n per worker; P*K: K "
+    "workers), markov:P_ENTER,P_LEAVE"
+)
 
 
 def straggler_spec() -> str:

@@ -271,6 +271,14 @@ class StragglerModel:
         return f"{cls.model_kind}:{','.join(name for name, _ in cls.spec_values)}{cls.spec_note}"
 
     @classmethod
+    def spec_takes(cls, count: int) -> bool:
+        """Whether a ``KIND:VALUES`` spec of this kind may have ``count`` values (the command lines' first check).
+
+        One value per name of ``spec_values``; a kind whose last value may be one per worker says more.
+        """
+        return count == len(cls.spec_values or ())
+
+    @classmethod
     def from_spec(cls, values: Sequence[str], n: int, text: str) -> StragglerModel:
         """The model over ``n`` workers of the values of a ``KIND:VALUES`` spec (``text``, for messages)."""
         if cls.spec_values is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -12,11 +13,88 @@ from ..._validation import check_dense_size, check_int, check_probability
 from ...errors import InvalidArgumentError
 from ...limits import check_entries, check_power
 
-__all__ = ["straggler_sets", "combinations_masks", "every_mask", "independent_patterns"]
+__all__ = [
+    "straggler_sets",
+    "combinations_masks",
+    "every_mask",
+    "independent_patterns",
+    "per_worker_values",
+    "per_worker_text",
+]
 
 
 def _scalar_or_list(a: np.ndarray) -> Any:
     return float(a[0]) if np.all(a == a[0]) else a.tolist()
+
+
+#: Digits of a repeat count ``K`` in ``V*K`` beyond which it is refused before ``int()`` reads it.
+_COUNT_DIGITS = 18
+
+
+def per_worker_values(kind: str, name: str, values: Sequence[str], n: int) -> np.ndarray:
+    """The per-worker numbers of a ``KIND:...`` spec: ``V`` or ``V*K`` (``K`` workers of value ``V``), ``n`` in all.
+
+    A refusal names ``stragglers``, the value it refuses and the spec's name for it (``name``).
+
+    Examples
+    --------
+    >>> per_worker_values("bernoulli", "P", ["0.05*2", "0.6"], 3).tolist()
+    [0.05, 0.05, 0.6]
+    >>> per_worker_values("bernoulli", "P", ["0.05*2", "x"], 3)
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: stragglers: bernoulli: P value 'x' is not a number
+    >>> per_worker_values("speed", "S", ["1*4"], 3)
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: stragglers: speed: '1*4' gives 4 values of S, one per worker for n = 3
+    """
+    out: list[float] = []
+    for item in values:
+        value, star, times = item.strip().partition("*")
+        try:
+            x = float(value)
+        except ValueError:
+            raise InvalidArgumentError(
+                "stragglers", f"{kind}: {name} value {item.strip()[:40]!r} is not a number"
+            ) from None
+        count = 1
+        if star:
+            digits = times.strip()
+            if not (digits.isascii() and digits.isdigit()) or int(digits[:_COUNT_DIGITS] or 0) < 1:
+                raise InvalidArgumentError(
+                    "stragglers", f"{kind}: in {item[:40]!r} the repeat count after * must be a whole number >= 1"
+                )
+            count = int(digits) if len(digits) <= _COUNT_DIGITS else n + 1  # too many either way
+        if len(out) + count > n:  # before a list of count entries is built
+            raise InvalidArgumentError(
+                "stragglers",
+                f"{kind}: {item[:40]!r} gives {len(out) + count} values of {name}, one per worker for n = {n}",
+            )
+        out.extend([x] * count)
+    if len(out) != n:
+        raise InvalidArgumentError(
+            "stragglers", f"{kind}: {len(out)} values of {name} given, one per worker for n = {n}"
+        )
+    return np.asarray(out, dtype=float)
+
+
+def per_worker_text(values: np.ndarray) -> str:
+    """Per-worker numbers in the spec's form: runs of equal values as ``V*K`` (:func:`per_worker_values` reads it).
+
+    >>> per_worker_text(np.array([0.05, 0.05, 0.6]))
+    '0.05*2,0.6'
+    """
+    out = []
+    i = 0
+    while i < values.size:
+        j = i
+        while j + 1 < values.size and values[j + 1] == values[i]:
+            j += 1
+        text = repr(float(values[i]))
+        out.append(text if j == i else f"{text}*{j - i + 1}")
+        i = j + 1
+    return ",".join(out)
 
 
 def straggler_sets(n: int, s: int, start: int = 0, stop: int | None = None) -> np.ndarray:
@@ -73,7 +151,8 @@ def _probabilities(name: str, p: Any, n: int, *, allow_zero: bool = True, allow_
         hi_ok = out <= 1.0 if allow_one else out < 1.0
         if not np.all(np.isfinite(out)) or not np.all((out >= 0.0) & hi_ok):
             rng = "[0, 1]" if allow_one else "[0, 1)"
-            raise InvalidArgumentError(name, f"every entry must lie in {rng}")
+            bad = int(np.flatnonzero(~(np.isfinite(out) & (out >= 0.0) & hi_ok))[0])
+            raise InvalidArgumentError(name, f"every entry must lie in {rng}, got {float(out[bad])!r} for worker {bad}")
     if not allow_zero and np.any(out == 0.0):
         raise InvalidArgumentError(name, "must be > 0")
     return out

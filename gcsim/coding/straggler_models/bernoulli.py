@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -10,7 +11,14 @@ import numpy as np
 from ..._validation import check_dense_size, check_int
 from ...errors import VerificationError
 from ..straggler_base import StragglerModel, readonly, rng_from_seed
-from ._common import _probabilities, _scalar_or_list, independent_patterns, pattern_weights
+from ._common import (
+    _probabilities,
+    _scalar_or_list,
+    independent_patterns,
+    pattern_weights,
+    per_worker_text,
+    per_worker_values,
+)
 
 __all__ = ["BernoulliParams", "BernoulliModel"]
 
@@ -54,6 +62,7 @@ class BernoulliModel(StragglerModel):
     spec_order: ClassVar[int] = 40
     parameters: ClassVar[tuple[str, ...]] = ("p",)
     spec_values: ClassVar[tuple[tuple[str, type], ...] | None] = (("P", float),)
+    spec_note: ClassVar[str] = " (or P_1,...,P_n per worker; P*K: K workers)"
     spec_example: ClassVar[str] = "0.1"
     cli_example: ClassVar[str] = "0.1"
     streamable: ClassVar[bool] = True
@@ -61,6 +70,41 @@ class BernoulliModel(StragglerModel):
     def __init__(self, n: int, p: Any):
         super().__init__(n)
         self.p = readonly(_probabilities("p", p, self.n))
+
+    # the grammar ``bernoulli:P`` or ``bernoulli:P_1,...,P_n`` (``P*K``: K workers of P); a kind that
+    # refines this one with its own ``spec_values`` keeps the base grammar
+    @classmethod
+    def _per_worker_grammar(cls) -> bool:
+        return cls.spec_values is BernoulliModel.spec_values
+
+    @classmethod
+    def spec_takes(cls, count: int) -> bool:
+        return count >= 1 if cls._per_worker_grammar() else super().spec_takes(count)
+
+    @classmethod
+    def from_spec(cls, values: Sequence[str], n: int, text: str) -> StragglerModel:
+        """``bernoulli:P``, or one ``P`` per worker: ``bernoulli:0.05*3,0.6*3`` (n = 6).
+
+        >>> BernoulliModel.from_spec(["0.05*2", "0.6"], 3, "bernoulli:0.05*2,0.6").p.tolist()
+        [0.05, 0.05, 0.6]
+        >>> BernoulliModel.from_spec(["0.05", "1.5"], 2, "bernoulli:0.05,1.5")
+        Traceback (most recent call last):
+        ...
+        gcsim.errors.InvalidArgumentError: p: every entry must lie in [0, 1), got 1.5 for worker 1
+        """
+        if not cls._per_worker_grammar() or (len(values) == 1 and "*" not in values[0]):
+            return super().from_spec(values, n, text)
+        return cls.build(n, {"p": per_worker_values(cls.model_kind, "P", values, n)})
+
+    def to_spec(self) -> str | None:
+        """``bernoulli:P``, or the per-worker form (:meth:`from_spec` reads it back).
+
+        >>> BernoulliModel(4, [0.1, 0.1, 0.1, 0.5]).to_spec()
+        'bernoulli:0.1*3,0.5'
+        """
+        if not self._per_worker_grammar() or self.homogeneous:
+            return super().to_spec()
+        return f"{self.model_kind}:{per_worker_text(self.p)}"
 
     @property
     def homogeneous(self) -> bool:

@@ -16,6 +16,7 @@ evaluated at these ``p_j`` (theory §63.4 says what that assumes).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -23,7 +24,8 @@ import numpy as np
 from ..._validation import check_real
 from ...errors import InvalidArgumentError
 from ..delay_laws import delay_model
-from ._common import _scalar_or_list
+from ..straggler_base import StragglerModel, spec_numbers
+from ._common import _scalar_or_list, per_worker_text, per_worker_values
 from .bernoulli import BernoulliModel
 
 __all__ = ["SpeedParams", "SpeedModel", "MODELS"]
@@ -56,7 +58,17 @@ class SpeedModel(BernoulliModel):
     model_kind: ClassVar[str] = "speed"
     order: ClassVar[int] = 75
     parameters: ClassVar[tuple[str, ...]] = ("speed", "deadline", "shift", "rate")
-    spec_values: ClassVar[tuple[tuple[str, type], ...] | None] = None  # per-worker speeds: Python only
+    spec_order: ClassVar[int] = 75
+    # ``speed:DEADLINE,SHIFT,RATE,S_1,...,S_n``: three numbers, then one speed per worker (S*K: K workers)
+    spec_values: ClassVar[tuple[tuple[str, type], ...] | None] = (
+        ("DEADLINE", float),
+        ("SHIFT", float),
+        ("RATE", float),
+        ("S_1,...,S_n", float),
+    )
+    spec_note: ClassVar[str] = " (S*K for K workers of speed S)"
+    spec_example: ClassVar[str] = "1,0.5,1,2*3,1*3"
+    cli_example: ClassVar[str] = "1,0.5,1,2*3,1*3"
 
     def __init__(self, n: int, speed: Any, deadline: float, shift: float = 0.0, rate: float = 1.0):
         deadline = check_real("deadline", deadline, minimum=0.0, strict_min=True)
@@ -80,6 +92,40 @@ class SpeedModel(BernoulliModel):
         self.speed.setflags(write=False)
         self.deadline, self.shift, self.rate = deadline, shift, rate
         self.law = law
+
+    @classmethod
+    def spec_takes(cls, count: int) -> bool:
+        return count >= 4
+
+    @classmethod
+    def from_spec(cls, values: Sequence[str], n: int, text: str) -> StragglerModel:
+        """``speed:DEADLINE,SHIFT,RATE,S_1,...,S_n`` over ``n`` workers (``S*K``: ``K`` workers of speed ``S``).
+
+        >>> SpeedModel.from_spec(["1", "0.5", "1", "2*2", "1"], 3, "speed:1,0.5,1,2*2,1").speed.tolist()
+        [2.0, 2.0, 1.0]
+        >>> SpeedModel.from_spec(["1", "0.5", "1", "2", "fast"], 2, "speed:1,0.5,1,2,fast")
+        Traceback (most recent call last):
+        ...
+        gcsim.errors.InvalidArgumentError: stragglers: speed: S value 'fast' is not a number
+        """
+        if not cls.spec_takes(len(values)):
+            raise InvalidArgumentError(
+                "stragglers",
+                f"{cls.model_kind} takes DEADLINE,SHIFT,RATE and one speed per worker, e.g. "
+                f"{cls.model_kind}:{cls.spec_example} (n = 6), got {len(values)} value(s) in {text[:60]!r}",
+            )
+        deadline, shift, rate = spec_numbers(cls.model_kind, text, values[:3], (float, float, float), cls.spec_example)
+        speed = per_worker_values(cls.model_kind, "S", values[3:], n)
+        return cls.build(n, {"speed": speed, "deadline": deadline, "shift": shift, "rate": rate})
+
+    def to_spec(self) -> str | None:
+        """The spec :meth:`from_spec` reads back.
+
+        >>> SpeedModel(3, speed=[2.0, 2.0, 1.0], deadline=1.0, shift=0.5, rate=1.0).to_spec()
+        'speed:1.0,0.5,1.0,2.0*2,1.0'
+        """
+        head = ",".join(repr(float(v)) for v in (self.deadline, self.shift, self.rate))
+        return f"{self.model_kind}:{head},{per_worker_text(self.speed)}"
 
     @property
     def params(self) -> Any:
