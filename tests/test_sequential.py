@@ -13,10 +13,12 @@ from gcsim.coding.sequential import (
     SelectiveRepeat,
     bursty_violation,
     is_bursty,
+    job_masks,
     markov_masks,
     selective_repeat_s,
     simulate_classic,
     simulate_selective_repeat,
+    straggler_masks,
 )
 from gcsim.errors import InvalidArgumentError
 
@@ -157,3 +159,124 @@ def test_bad_inputs_name_the_argument():
         simulate_classic(3, 1, np.ones((2, 3), bool), wait_cost=-1.0)
     with pytest.raises(InvalidArgumentError, match="jobs"):
         simulate_selective_repeat(SelectiveRepeat(3, 1, 2, 1), np.ones((4, 3), bool), jobs=5)
+
+
+# --- the registry's model, the forgiveness order (§62.4, Remark 62.5), job masks --------------------
+
+
+def test_the_bursty_model_is_the_registry_markov_kind():
+    from gcsim.coding import sequential
+    from gcsim.coding.straggler_base import StragglerModel
+    from gcsim.coding.straggler_models import parse_spec, straggler_model
+
+    ref = parse_spec("markov:0.1,0.4", 5).sample(30, seed=2)
+    assert np.array_equal(markov_masks(5, 30, p_enter=0.1, p_leave=0.4, seed=2), ref)
+    assert np.array_equal(straggler_masks("markov:0.1,0.4", 5, 30, seed=2), ref)
+    model = straggler_model("markov", 5, p_enter=0.1, p_leave=0.4)
+    assert np.array_equal(straggler_masks(model, 5, 30, seed=2), ref)
+    # one definition: the sequential module declares no straggler model of its own
+    assert not any(
+        isinstance(v, type) and issubclass(v, StragglerModel) and v.__module__ == sequential.__name__
+        for v in vars(sequential).values()
+    )
+    with pytest.raises(InvalidArgumentError, match="stragglers"):
+        straggler_masks(model, 6, 3)
+    with pytest.raises(InvalidArgumentError, match="stragglers"):
+        straggler_masks(3, 5, 3)
+    with pytest.raises(InvalidArgumentError, match="stragglers"):
+        straggler_masks("gilbert:0.1", 5, 3)
+    with pytest.raises(InvalidArgumentError, match="forgive"):
+        SelectiveRepeat(4, 1, 2, 2, forgive="random")
+
+
+def _delivered(masks: np.ndarray, B: int, s: int, key) -> list[set[int]]:
+    """Independent reading of §62.2: for each job, the workers whose task of it arrived by round t + B.
+
+    ``key(origin, worker)`` orders the debts; the first s are forgiven.
+    """
+    R, n = masks.shape
+    J = R - B
+    got: list[set[int]] = [set() for _ in range(J)]
+    plan: dict[int, dict[int, int]] = {}
+    for r in range(R):
+        repeaters = plan.pop(r, {})
+        for j in range(n):
+            job = r - B if j in repeaters else r
+            if masks[r, j] and job < J:
+                got[job].add(j)
+        if r >= J:
+            continue
+        debts = {j: (repeaters[j] if masks[r, j] else r) for j in repeaters}
+        debts.update({j: r for j in range(n) if j not in repeaters and not masks[r, j]})
+        if len(debts) > s:
+            keep = sorted(debts, key=lambda j: key(debts[j], j))[s:]
+            plan[r + B] = {j: debts[j] for j in keep}
+    return got
+
+
+RULES = {
+    "oldest": lambda o, j: (o, j),
+    "newest": lambda o, j: (-o, j),
+    "worker index": lambda o, j: (-j,),  # forgive the highest index, whatever the age of its debt
+}
+
+
+@pytest.mark.parametrize("n,B,W,lam,jobs", CASES[:5])
+def test_every_forgiveness_order_decodes_every_admissible_sequence(n, B, W, lam, jobs):
+    # Proposition 62.4: the queue of debts of a chain empties within m + 1 steps, whatever is served
+    s = selective_repeat_s(B, W, lam)
+    for seq in itertools.islice(_admissible_sequences(n, jobs + B, B, W, lam), 1500):
+        for name, key in RULES.items():
+            got = _delivered(seq, B, s, key)
+            assert all(len(g) >= n - s for g in got), (name, seq.astype(int).tolist())
+        for forgive in ("oldest", "newest"):
+            run = simulate_selective_repeat(SelectiveRepeat(n, B, W, lam, forgive=forgive), seq)
+            got = _delivered(seq, B, s, RULES[forgive])
+            assert [set(np.flatnonzero(row)) for row in job_masks(run, seq)] == got
+            assert run.recovered_fraction == 1.0
+
+
+def _markov_probability(seq: np.ndarray, p_enter: float, p_leave: float) -> float:
+    """P(seq) under independent two-state chains started stationary (the "markov" kind), by hand."""
+    pi = p_enter / (p_enter + p_leave)
+    prob = 1.0
+    for col in (~seq).T:
+        prob *= pi if col[0] else 1 - pi
+        for a, b in zip(col[:-1], col[1:], strict=True):
+            prob *= ((1 - p_leave) if b else p_leave) if a else (p_enter if b else 1 - p_enter)
+    return prob
+
+
+@pytest.mark.parametrize("p_enter,p_leave", [(0.1, 0.5), (0.2, 0.3)])
+def test_oldest_first_loses_more_jobs_than_newest_first_under_bursts(p_enter, p_leave):
+    # Remark 62.5: every sequence of 4 rounds of 3 workers, weighted by its Gilbert-Elliott probability
+    n, B, W, lam, jobs = 3, 1, 2, 2, 3  # s = 1
+    s = selective_repeat_s(B, W, lam)
+    lost = {"oldest": 0.0, "newest": 0.0}
+    total = 0.0
+    for bits in itertools.product([True, False], repeat=(jobs + B) * n):
+        seq = np.array(bits).reshape(jobs + B, n)
+        prob = _markov_probability(seq, p_enter, p_leave)
+        total += prob
+        for forgive in lost:
+            run = simulate_selective_repeat(SelectiveRepeat(n, B, W, lam, forgive=forgive), seq)
+            independent = sum(len(g) < n - s for g in _delivered(seq, B, s, RULES[forgive]))
+            assert run.lost == independent
+            lost[forgive] += prob * independent
+    assert total == pytest.approx(1.0)
+    assert lost["newest"] < lost["oldest"] - 1e-3
+
+
+def test_job_masks_decide_decoding():
+    code = SelectiveRepeat(8, B=2, W=5, lam=3)
+    seq = markov_masks(8, 60, p_enter=0.1, p_leave=0.4, seed=5)
+    run = simulate_selective_repeat(code, seq)
+    jm = job_masks(run, seq)
+    assert jm.shape == (58, 8)
+    assert np.array_equal(jm.sum(axis=1) >= 8 - code.s, run.decoded >= 0)
+    classic = simulate_classic(8, code.s, seq)
+    assert np.array_equal(job_masks(classic, seq), seq)
+    with pytest.raises(InvalidArgumentError, match="masks"):
+        job_masks(run, seq[:10])
+    with pytest.raises(InvalidArgumentError, match="run"):
+        job_masks("run", seq)  # type: ignore[arg-type]

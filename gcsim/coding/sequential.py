@@ -10,11 +10,16 @@ buys a lower load; this module has
   (:func:`bursty_violation`, :func:`is_bursty`) and Markov sampling (:func:`markov_masks`);
 * the *selective-repeat* scheme (the paper's first scheme) with delay ``T = B``:
   :class:`SelectiveRepeat` and its simulation :func:`simulate_selective_repeat`;
-* the per-iteration classic code for comparison, :func:`simulate_classic`.
+* the per-iteration classic code for comparison, :func:`simulate_classic`;
+* the mask sequences of any registered straggler model (:func:`straggler_masks`: a
+  :class:`~gcsim.coding.straggler_base.StragglerModel` or a ``KIND:VALUES`` spec such as
+  ``"markov:0.05,0.5"``, the Gilbert–Elliott chains of the ``"markov"`` kind) and the workers whose
+  task of each job arrived in time (:func:`job_masks`), which a trainer decodes each job from.
 
 Masks follow gcsim's convention (:mod:`gcsim.coding.stragglers`): ``masks[r, j]`` is True when
 worker ``j``'s result of round ``r`` arrives.  The forgiveness order of the scheme (oldest debt
-first) and its proof for every ``W`` (not only ``B | W - 1``) are gcsim's (theory §62.2).
+first) and its proof for every ``W`` (not only ``B | W - 1``) are gcsim's (theory §62.2); so are the
+``"newest"`` order and the proof that on admissible sequences every forgiveness order works (§62.3).
 """
 
 from __future__ import annotations
@@ -26,12 +31,16 @@ import numpy as np
 from .._validation import check_int, check_mask, check_real
 from ..errors import InvalidArgumentError
 from .encoders.classic import cyclic_repetition_assignment
-from .stragglers import straggler_model
+from .straggler_base import StragglerModel
+from .straggler_models import parse_spec, straggler_model
 
 __all__ = [
     "bursty_violation",
     "is_bursty",
     "markov_masks",
+    "straggler_masks",
+    "job_masks",
+    "FORGIVE",
     "selective_repeat_s",
     "SelectiveRepeat",
     "SequentialRun",
@@ -121,6 +130,31 @@ def markov_masks(n: int, rounds: int, p_enter: Any, p_leave: Any, seed: int = 0)
     return np.asarray(model.sample(rounds, seed=seed), dtype=bool)
 
 
+def straggler_masks(stragglers: Any, n: int, rounds: int, seed: int = 0) -> np.ndarray:
+    """``rounds`` consecutive masks ``(rounds, n)`` of a registered straggler model.
+
+    ``stragglers`` is a :class:`~gcsim.coding.straggler_base.StragglerModel` of ``n`` workers or a
+    ``KIND:VALUES`` spec of the registry (:func:`gcsim.coding.straggler_models.parse_spec`, the
+    grammar of ``--stragglers``); the bursty model of §62 is the ``"markov"`` kind.
+
+    Examples
+    --------
+    >>> m = straggler_masks("markov:0.1,0.5", 4, 5, seed=1)
+    >>> m.shape, bool(np.array_equal(m, markov_masks(4, 5, p_enter=0.1, p_leave=0.5, seed=1)))
+    ((5, 4), True)
+    """
+    n = check_int("n", n, minimum=1)
+    rounds = check_int("rounds", rounds, minimum=1)
+    model = parse_spec(stragglers, n) if isinstance(stragglers, str) else stragglers
+    if not isinstance(model, StragglerModel):
+        raise InvalidArgumentError(
+            "stragglers", f"must be a straggler model or a KIND:VALUES spec, got {type(stragglers).__name__}"
+        )
+    if model.n != n:
+        raise InvalidArgumentError("stragglers", f"has n = {model.n} workers, expected {n}")
+    return np.asarray(model.sample(rounds, seed=seed), dtype=bool)
+
+
 def selective_repeat_s(B: int, W: int, lam: int) -> int:
     """Stragglers ``s`` the per-round code of the selective-repeat scheme tolerates (Theorem 62.2).
 
@@ -154,6 +188,11 @@ class SequentialRun(NamedTuple):
     load: float
 
     @property
+    def lost(self) -> int:
+        """Jobs not decoded within the delay."""
+        return int(np.sum(self.decoded < 0))
+
+    @property
     def recovered_fraction(self) -> float:
         """Fraction of the jobs decoded within their delay."""
         return float(np.mean(self.decoded >= 0)) if self.decoded.size else 1.0
@@ -165,13 +204,17 @@ class SequentialRun(NamedTuple):
         return float(self.round_time[: int(done.max()) + 1].sum()) if done.size else 0.0
 
 
+#: The orders in which :class:`SelectiveRepeat` picks the ``s`` forgiven debts (§62.2, §62.3).
+FORGIVE = ("oldest", "newest")
+
+
 class SelectiveRepeat:
     """The selective-repeat sequential gradient code for the :math:`(B, W, \\lambda)` model (§62.2).
 
     Every round each worker computes one task of a per-round gradient code for ``s`` stragglers
     (:func:`selective_repeat_s`; the cyclic repetition code, load ``(s+1)/n``).  If ``v > s``
-    workers did not deliver job ``t`` in round ``t``, ``v - s`` of them (the newest debts, §62.2)
-    repeat their job-``t`` task in round ``t + B`` instead of their new one.  Delay ``T = B``.
+    workers did not deliver job ``t`` in round ``t``, ``s`` of them are forgiven and the other
+    ``v - s`` repeat their job-``t`` task in round ``t + B`` instead of their new one.  Delay ``T = B``.
 
     Parameters
     ----------
@@ -179,6 +222,11 @@ class SelectiveRepeat:
         Workers, ``n > s``.
     B, W, lam : int
         The bursty model.
+    forgive : {"oldest", "newest"}
+        Which debts are forgiven: ``"oldest"`` (the oldest origins, the order of Theorem 62.2) or
+        ``"newest"`` (the workers that just straggled; the repeaters are the ones that arrived).
+        Both decode every admissible sequence (Proposition 62.4); outside the model they differ
+        (Remark 62.5).  Ties: lower worker index.
 
     Examples
     --------
@@ -187,7 +235,10 @@ class SelectiveRepeat:
     (1, 2, 0.25, 0.5)
     """
 
-    def __init__(self, n: int, B: int, W: int, lam: int):
+    def __init__(self, n: int, B: int, W: int, lam: int, forgive: str = "oldest"):
+        if forgive not in FORGIVE:
+            raise InvalidArgumentError("forgive", f"must be one of {FORGIVE}, got {forgive!r}")
+        self.forgive = forgive
         self.n = check_int("n", n, minimum=1)
         self.B, self.W, self.lam = _window(B, W, lam, self.n)
         self.s = selective_repeat_s(self.B, self.W, self.lam)
@@ -214,7 +265,8 @@ class SelectiveRepeat:
         return cyclic_repetition_assignment(self.n, self.s)
 
     def __repr__(self) -> str:
-        return f"SelectiveRepeat(n={self.n}, B={self.B}, W={self.W}, lam={self.lam})"
+        extra = "" if self.forgive == "oldest" else f", forgive={self.forgive!r}"
+        return f"SelectiveRepeat(n={self.n}, B={self.B}, W={self.W}, lam={self.lam}{extra})"
 
 
 def _wait_cost(wait_cost: Any) -> float | None:
@@ -284,8 +336,9 @@ def simulate_selective_repeat(
             if len(owed) <= s:
                 decoded[r] = r
             else:
-                # forgive the s oldest debts (ties: lower index); the newest repeat in round r + B
-                order = sorted(owed, key=lambda j: (owed[j], j))
+                # forgive s debts, oldest (or newest) origins first, ties by lower index; the rest repeat
+                sign = 1 if code.forgive == "oldest" else -1
+                order = sorted(owed, key=lambda j: (sign * owed[j], j))
                 repeat[r + B] = {j: owed[j] for j in order[s:]}
         busy = bool((work[r] >= 0).any())
         round_time[r] = code.load * busy + (wait if waited[r] and wait is not None else 0.0)
@@ -316,3 +369,32 @@ def simulate_classic(n: int, s: int, masks: Any, *, wait_cost: float | None = No
     round_time = load + (wait if wait is not None else 0.0) * waited
     work = np.broadcast_to(np.arange(R)[:, None], (R, n)).copy()
     return SequentialRun(decoded, work, waited, np.asarray(round_time, dtype=float), 0, load)
+
+
+def job_masks(run: SequentialRun, masks: Any) -> np.ndarray:
+    """Which workers' task of each job arrived within the delay: ``(J, n)`` booleans.
+
+    ``out[t, j]`` is True when worker ``j`` computed its job-``t`` task in a round ``r <= t + delay``
+    (``run.work[r, j] == t``) and that round's result arrived (``masks[r, j]``).  Job ``t`` decodes
+    exactly from these workers when at least ``n - s`` are True; a trainer decodes each job from this
+    mask (its gradient code's decoder), whatever the scheme.
+
+    Examples
+    --------
+    >>> code = SelectiveRepeat(4, B=1, W=3, lam=2)
+    >>> m = np.ones((4, 4), bool); m[0, :2] = False
+    >>> job_masks(simulate_selective_repeat(code, m), m).astype(int).tolist()   # worker 1 repeats job 0
+    [[0, 1, 1, 1], [1, 0, 1, 1], [1, 1, 1, 1]]
+    """
+    if not isinstance(run, SequentialRun):
+        raise InvalidArgumentError("run", f"must be a SequentialRun, got {type(run).__name__}")
+    arr = _masks(masks, run.work.shape[1])
+    if arr.shape != run.work.shape:
+        raise InvalidArgumentError("masks", f"must have the run's shape {run.work.shape}, got {arr.shape}")
+    J = run.decoded.shape[0]
+    out = np.zeros((J, arr.shape[1]), dtype=bool)
+    rounds, workers = np.nonzero((run.work >= 0) & (run.work < J) & arr)
+    jobs = run.work[rounds, workers]
+    ok = rounds <= jobs + run.delay
+    out[jobs[ok], workers[ok]] = True
+    return out
