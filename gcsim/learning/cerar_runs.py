@@ -518,6 +518,8 @@ def run_link(
         keys = [((label, x), run_key(label, x)) for x in seeds for label, _ in variants]
     for key, name in keys:
         runs = [r["runs"][name] for r in ranks]
+        if progress is not None:  # scoring the snapshots takes minutes after the last step: say so
+            progress.working_on(f"scoring {name}'s snapshots on the test set")
         cells[key] = {
             "results": runs,
             "eval": evaluate_run(runs, evaluator),
