@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from gcsim.app.cli import build_parser, main
+from gcsim.app.common import UsageError, normalize_stragglers
 from gcsim.app.flags import (
     DEPRECATED_COMMANDS,
     VOCABULARY,
@@ -187,10 +188,6 @@ def test_deprecated_commands_are_rewritten():
     "argv,message",
     [
         (["error", "--design", "petersen", "--stragglers", "often"], "must be S (a number of stragglers) or KIND"),
-        (
-            ["bounds", "verify", "--design", "petersen", "--stragglers", "markov:0.1,0.5"],
-            "markov is not one of the models",
-        ),
         (["error", "--design", "petersen", "--stragglers", "all:2", "--model", "worst"], "disagrees with --model"),
         # gc run runs every model (the coded trainer, #31); a value out of the model's range is refused
         (["gc", "run", "--design", "petersen", "--stragglers", "bernoulli:2"], "p: must be < 1.0"),
@@ -200,6 +197,19 @@ def test_straggler_specs_are_one_grammar_and_refusals_name_the_flag(capsys, argv
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "--stragglers" in err and message in err, err
+
+
+def test_bounds_verify_runs_every_registered_kind(capsys):
+    """bounds verify reads the straggler registry (it refused markov with its own list of four kinds)."""
+    argv = ["bounds", "verify", "--design", "petersen", "--m", "1", "--samples", "20", "--draws", "2", "--json"]
+    assert main([*argv, "--stragglers", "markov:0.1,0.5"]) == 0
+    assert "Markov" in json.loads(capsys.readouterr().out)["model"]
+
+
+def test_a_command_refuses_the_kinds_it_does_not_run_naming_them():
+    args = argparse.Namespace(stragglers="markov:0.1,0.5", model="fixed")
+    with pytest.raises(UsageError, match=r"--stragglers: markov is not one of the models this command runs \(fixed\)"):
+        normalize_stragglers(args, ("fixed",))
 
 
 def test_a_straggler_spec_means_the_same_as_the_old_flags(capsys):
