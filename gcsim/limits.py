@@ -24,7 +24,8 @@ memory shared with other work:
 ``MAX_PATTERNS = 10**7``
     Most straggler patterns an exhaustive enumeration (``AllPatternsModel``)
     walks through: ``C(n, s) <= 10^7`` patterns of one ``s x s`` solve each
-    stay within minutes; beyond that use Monte Carlo (the ``"fixed"`` model).
+    stay within minutes; beyond that use Monte Carlo (the ``"fixed"`` model).  It also bounds
+    the tuples of chunk orders :func:`gcsim.coding.partial_stragglers.least_q_max` enumerates.
 ``MAX_MC_DRAWS = 2**27`` (134,217,728 draws)
     Most Monte Carlo draws of one estimate: ``samples`` of
     :func:`gcsim.coding.evaluate.expected_error`, of :func:`gcsim.advise` (per candidate) and of

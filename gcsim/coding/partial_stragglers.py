@@ -41,16 +41,18 @@ True
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import limits
 from .._stats import t_interval
 from .._validation import check_binary_matrix, check_int, check_int_array, check_real
 from ..errors import InvalidArgumentError
-from ..limits import array_shape, check_entries
+from ..limits import array_shape, check_entries, check_work
 from .evaluate import optimal_error
 from .schemes import Scheme, encode
 from .straggler_models.partial import (
@@ -80,6 +82,9 @@ __all__ = [
     "classic_exact_times",
     "classic_errors",
     "q_max",
+    "LeastQMax",
+    "least_q_max",
+    "regular_q_max_bound",
     "latin_orders",
     "random_orders",
     "natural_orders",
@@ -264,6 +269,126 @@ def q_max(assignment: Any, orders: Any, blocks: int = 1) -> int:
         rest = np.sort(loads[holders] - pos[holders, i])
         g.append(int(rest[: r[i] - ell + 1].sum()))
     return int(loads.sum()) + 1 - min(g)
+
+
+class LeastQMax(NamedTuple):
+    """The least ``Q_max`` over every choice of orders (:func:`least_q_max`)."""
+
+    value: int
+    reaching: int
+    total: int
+    orders: tuple[np.ndarray, ...]
+
+
+def _value_rows(A: np.ndarray, j: int) -> np.ndarray:
+    """Every order of worker ``j`` as a row of ``v_j(i) = L_j - π_j(i)`` (``inf`` off its chunks)."""
+    chunks = np.flatnonzero(A[:, j])
+    perms = np.array(list(itertools.permutations(chunks.tolist())), dtype=np.int64).reshape(-1, chunks.size)
+    V = np.full((perms.shape[0], A.shape[0]), np.inf)
+    V[np.arange(perms.shape[0])[:, None], perms] = chunks.size - np.arange(chunks.size)[None, :]
+    return V
+
+
+def least_q_max(assignment: Any, blocks: int = 1) -> LeastQMax:
+    """The least ``Q_max`` over every tuple of orders, by enumeration (no search, no theorem on orders).
+
+    Walks all ``Π_j L_j!`` tuples (at most :data:`gcsim.limits.MAX_PATTERNS`) with Theorem 59.3's
+    ``Q_max``; returns the least value, how many tuples reach it (``reaching / total`` is the
+    chance that :func:`random_orders` does) and the first tuple that reaches it.
+
+    Examples
+    --------
+    >>> from gcsim.coding.encoders.classic import cyclic_repetition_assignment
+    >>> A = cyclic_repetition_assignment(4, 2)
+    >>> res = least_q_max(A, blocks=2)
+    >>> res.value, res.reaching, res.total, q_max(A, res.orders, 2) == res.value
+    (10, 144, 1296, True)
+    """
+    A = _assignment(assignment)
+    ell = check_int("blocks", blocks, minimum=1)
+    r = A.sum(axis=1)
+    if ell > r.min():
+        raise InvalidArgumentError("blocks", f"ℓ = {ell} exceeds the least replication {int(r.min())}")
+    loads = A.sum(axis=0)
+    total = 1
+    for k in (k for L in loads for k in range(2, int(L) + 1)):  # stop once past the limit: no huge factorial
+        total *= k
+        if total > limits.MAX_PATTERNS:
+            break
+    check_work("assignment", total, "the order tuples least_q_max enumerates", limit_name="MAX_PATTERNS")
+    rows = [_value_rows(A, j) for j in range(A.shape[1])]
+    # the last workers' orders form a vectorized grid; the first ones are looped over
+    split = A.shape[1]
+    grid = 1
+    while split > 0 and (split == A.shape[1] or grid * rows[split - 1].shape[0] <= 50_000):
+        split -= 1
+        grid *= rows[split].shape[0]
+    sizes = [rows[j].shape[0] for j in range(split, A.shape[1])]
+    grid_idx = np.indices(sizes).reshape(len(sizes), -1)
+    tail = np.stack([rows[split + k][grid_idx[k]] for k in range(len(sizes))], axis=1)
+    take = (r - ell)[None, :]
+    best, reaching, first = -1, 0, None
+    for head in itertools.product(*[range(rows[j].shape[0]) for j in range(split)]):
+        fixed = np.stack([rows[j][k] for j, k in enumerate(head)]) if split else np.empty((0, A.shape[0]))
+        V = np.concatenate([np.broadcast_to(fixed, (grid, *fixed.shape)), tail], axis=1)
+        g = np.take_along_axis(np.cumsum(np.sort(V, axis=1), axis=1), take[:, None, :], axis=1)[:, 0, :]
+        m = g.min(axis=1)
+        top = int(m.max())
+        if top > best:
+            best, reaching, first = top, 0, (head, int(np.argmax(m == top)))
+        if top == best:
+            reaching += int((m == top).sum())
+    assert first is not None
+    head, k = first
+    choice = list(head) + [int(x) for x in grid_idx[:, k]]
+    orders = tuple(
+        np.argsort(np.where(np.isfinite(rows[j][c]), -rows[j][c], np.inf), kind="stable")[: int(loads[j])].astype(
+            np.int64
+        )
+        for j, c in enumerate(choice)
+    )
+    return LeastQMax(int(loads.sum()) + 1 - best, reaching, total, orders)
+
+
+def regular_q_max_bound(n: int, delta: int, blocks: int = 1) -> int:
+    """A lower bound on ``Q_max`` for any orders on any ``δ``-regular ``n x n`` assignment (theory §59.2).
+
+    Each chunk's values ``v_j(i)`` form a multiset of ``δ`` numbers in ``1..δ``, and over all chunks
+    every value appears ``n`` times.  If some orders gave every ``g_i >= F``, the fractions of chunks
+    of each multiset type would satisfy a linear program; the bound is ``nδ + 1 - F*`` with ``F*``
+    the largest ``F`` whose program is feasible (HiGHS).  Latin orders reach it when
+    ``F* = t(t+1)/2``, ``t = δ - ℓ + 1``.
+
+    Examples
+    --------
+    >>> from gcsim.coding.encoders.classic import cyclic_repetition_assignment
+    >>> A = cyclic_repetition_assignment(20, 3)
+    >>> regular_q_max_bound(20, 4, 2), q_max(A, latin_orders(A), 2)       # Latin orders are optimal
+    (75, 75)
+    >>> regular_q_max_bound(6, 5, 3)     # Latin orders give 25 there (Proposition 59.7)
+    24
+    """
+    from scipy.optimize import linprog
+
+    n = check_int("n", n, minimum=1)
+    delta = check_int("delta", delta, minimum=1, maximum=min(n, 9))
+    ell = check_int("blocks", blocks, minimum=1, maximum=delta)
+    t = delta - ell + 1
+    types = np.array(list(itertools.combinations_with_replacement(range(1, delta + 1), delta)))
+    f = types[:, :t].sum(axis=1)  # rows are sorted: the t smallest come first
+    counts = np.stack([(types == v).sum(axis=1) for v in range(1, delta + 1)] + [np.ones(len(types), dtype=np.int64)])
+    best = t * (t + 1) // 2  # Latin orders: every chunk holds 1..δ once
+    while True:
+        keep = f >= best + 1
+        if not keep.any():
+            break
+        res = linprog(
+            np.zeros(int(keep.sum())), A_eq=counts[:, keep], b_eq=np.ones(delta + 1), bounds=(0, None), method="highs"
+        )
+        if res.status != 0:
+            break
+        best += 1
+    return n * delta + 1 - best
 
 
 def _mean_time(A: np.ndarray, orders: tuple[np.ndarray, ...], steps: np.ndarray, ell: int) -> float:
