@@ -2,7 +2,8 @@
 object reports only what it verified).
 
 The references are computed here, independently of gcsim's decoder tables: every straggler pattern's
-least-squares error ``min_X ||B_F X - T||^2`` by ``numpy.linalg.lstsq`` on the exported ``B``, the
+least-squares error ``min_X ||B_F X - T||^2`` by ``numpy.linalg.lstsq`` on the exported ``B``
+(tests/exact_lstsq.py's ``lstsq_error``), the
 mean and the maximum over the ``C(n, s)`` patterns, divided by ``mN``.
 """
 
@@ -15,21 +16,17 @@ import math
 import numpy as np
 import pytest
 
+from exact_lstsq import lstsq_error
 from gcsim.advisor import advise
 from gcsim.catalogue.codes import load_code
 from gcsim.errors import CatalogueError
 
 
-def _lstsq_errors(B: np.ndarray, m: int, N: int, s: int) -> np.ndarray:
+def _lstsq_errors(B: np.ndarray, m: int, s: int) -> np.ndarray:
     """Every pattern's least-squares error over the arrived workers F (all but s), by lstsq."""
     n = B.shape[1]
-    T = np.kron(np.eye(m), np.ones((N, 1)))  # (mN, m)
-    out = []
-    for stragglers in itertools.combinations(range(n), s):
-        F = [j for j in range(n) if j not in stragglers]
-        X, *_ = np.linalg.lstsq(B[:, F], T, rcond=None)
-        out.append(float(np.sum((B[:, F] @ X - T) ** 2)))
-    return np.array(out)
+    masks = [~np.isin(np.arange(n), gone) for gone in itertools.combinations(range(n), s)]
+    return np.array([lstsq_error(B, mask, m) for mask in masks])
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +53,7 @@ def test_a_fixed_s_export_reports_its_error_and_worst_case_re_derived(export):
     code = load_code(export)
     cand = code.manifest["candidate"]
     m, N, s = cand["m"], cand["N"], code.manifest["question"]["s"]
-    errors = _lstsq_errors(np.asarray(code.scheme.B), m, N, s) / (m * N)
+    errors = _lstsq_errors(np.asarray(code.scheme.B), m, s) / (m * N)
     assert len(errors) == math.comb(13, 3)
     assert errors.mean() > 0.01  # a question where the error is not roundoff
     assert code.measurements["error"] == pytest.approx(errors.mean(), rel=1e-9)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import sympy
 
+from exact_lstsq import lstsq_error
 from gcsim.coding.bounds import (
     bibd_naive_error,
     bibd_optimal_error_m1,
@@ -59,13 +60,8 @@ def _exact_error(A: np.ndarray, F: tuple[int, ...], m: int) -> Fraction:
 
 
 def _float_error(A: np.ndarray, F: tuple[int, ...], m: int) -> float:
-    v = A.shape[0]
-    B = np.kron(np.ones((m, 1)), A[:, list(F)].astype(float))
-    T = np.kron(np.eye(m), np.ones((v, 1)))
-    if not F:
-        return float((T**2).sum())
-    X = np.linalg.lstsq(B, T, rcond=None)[0]
-    return float(((B @ X - T) ** 2).sum())
+    """The naive code's ``err(F)`` (``B = 1_m ⊗ A``) by least squares in floating point."""
+    return lstsq_error(np.kron(np.ones((m, 1)), A.astype(float)), np.isin(np.arange(A.shape[1]), F), m)
 
 
 @pytest.mark.parametrize("params", list(DIFFERENCE_SETS))

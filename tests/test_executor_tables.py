@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from backends import BACKENDS
+from exact_lstsq import lstsq_error
 from executor_tolerances import target
 from gcsim.coding.decoder_table import decoder_table, load_decoder_table
 from gcsim.coding.schemes import Scheme, encode
@@ -68,12 +69,7 @@ def _check_same(sch: Scheme, g: np.ndarray, mask: np.ndarray, a, b) -> None:
     scale = float(np.linalg.norm(tilde)) * (tol_x + SAFETY * (mask.sum() + B.shape[0]) * unit_roundoff() * 4)
     assert np.linalg.norm(to_numpy(a.decoded) - to_numpy(b.decoded)) <= scale + 1e-300
     # the residual against numpy's lstsq on B_F (independent of both runs)
-    T = target(m, B.shape[0] // m)
-    if mask.any():
-        X_ref = np.linalg.lstsq(BF, T, rcond=None)[0]
-        ref = float(np.sum((BF @ X_ref - T) ** 2))
-    else:
-        ref = float(B.shape[0])
+    ref = lstsq_error(B, mask, m)
     tol_r = 2 * np.sqrt(B.shape[0]) * (tol_x * float(np.linalg.norm(BF, 2)) + SAFETY * B.size * unit_roundoff())
     assert abs(a.residual - ref) <= tol_r + 1e-15
     assert abs(a.residual - b.residual) <= tol_r + 1e-15

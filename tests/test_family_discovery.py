@@ -25,68 +25,10 @@ from gcsim.coding.encoders import _registry as enc_registry
 from gcsim.combinatorics import families
 from gcsim.combinatorics.srg_graph import StronglyRegularGraph
 from gcsim.errors import InvalidArgumentError
+from toy_families import DROP_IN_BIBD, DROP_IN_SRG, TOY_DESIGNS, TOY_GRAPHS
 
 # the package itself (``gcsim.coding.encoders`` the attribute is the listing function)
 encoders_pkg = sys.modules["gcsim.coding.encoders"]
-
-# the toy families take priority 1 (before every built-in family), so they name the constructions
-TOY_SRG = textwrap.dedent(
-    '''
-    """A toy SRG family dropped in by a test: the 3 x 3 rook's graph under another name."""
-    import numpy as np
-    from gcsim.combinatorics.families import Member, SRGFamily
-    from gcsim.combinatorics.srg_graph import StronglyRegularGraph
-
-
-    def _rook3():
-        cells = [(i, j) for i in range(3) for j in range(3)]
-        adj = np.array([[int(a != b and (a[0] == b[0] or a[1] == b[1])) for b in cells] for a in cells])
-        return StronglyRegularGraph(adj, (9, 4, 1, 2), "toy rook (test)")
-
-
-    class ToyRook(SRGFamily):
-        name = "toy rook graphs (test)"
-        parameters = ()
-        construction = "the 3 x 3 rook's graph, registered by discovery in a test"
-        example = (9, 4, 1, 2)
-        priority = 1
-
-        def members(self, max_v):
-            if max_v >= 9:
-                yield Member((9, 4, 1, 2), "toy rook (test)", _rook3)
-
-
-    FAMILIES = (ToyRook(),)
-    '''
-)
-
-TOY_BIBD = textwrap.dedent(
-    '''
-    """A toy BIBD family dropped in by a test: the Fano plane under another name."""
-    from gcsim.combinatorics.bibd_design import BIBD
-    from gcsim.combinatorics.families import BIBDFamily, Member
-
-    _LINES = [[0, 1, 3], [1, 2, 4], [2, 3, 5], [3, 4, 6], [4, 5, 0], [5, 6, 1], [6, 0, 2]]
-
-
-    def _fano():
-        return BIBD(7, _LINES, "toy Fano (test)", lam=1)
-
-
-    class ToyFano(BIBDFamily):
-        name = "toy Fano planes (test)"
-        parameters = ()
-        construction = "the Fano plane, registered by discovery in a test"
-        example = (7, 3, 1)
-        priority = 1
-
-        def lookup(self, params):
-            return Member((7, 3, 1), "toy Fano (test)", _fano) if tuple(params) == (7, 3, 1) else None
-
-
-    FAMILIES = (ToyFano(),)
-    '''
-)
 
 FORGOTTEN = textwrap.dedent(
     """
@@ -106,7 +48,7 @@ FORGOTTEN = textwrap.dedent(
 )
 
 
-_TOY_MODULES = {"srg_toyrook", "bibd_toyfano", "srg_forgotten", "srg_badlist"}
+_TOY_MODULES = {"srg_toy", "bibd_toy", "srg_forgotten", "srg_badlist"}
 
 
 @pytest.fixture
@@ -155,24 +97,24 @@ def test_every_family_class_in_the_package_is_registered() -> None:
 def test_a_new_module_is_a_new_family_with_no_import_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None
 ) -> None:
-    (tmp_path / "srg_toyrook.py").write_text(TOY_SRG)
-    (tmp_path / "bibd_toyfano.py").write_text(TOY_BIBD)
+    (tmp_path / "srg_toy.py").write_text(DROP_IN_SRG)
+    (tmp_path / "bibd_toy.py").write_text(DROP_IN_BIBD)
     _rediscover(monkeypatch, tmp_path)
     names = [f.name for f in families.registered_families()]
-    assert "toy rook graphs (test)" in names and "toy Fano planes (test)" in names
-    # priority 1: they now name the constructions (the factories' caches were cleared)
+    assert TOY_GRAPHS in names and TOY_DESIGNS in names
+    # priorities below the built-ins': they now name the constructions (the factories' caches were cleared)
     from gcsim.combinatorics.srg import srg_construction_name
 
-    assert srg_construction_name(9, 4, 1, 2) == "toy rook (test)"
-    g = gcsim.srg(9, 4, 1, 2)
+    assert srg_construction_name(126, 25, 8, 4) == "toy graph"
+    g = gcsim.srg(126, 25, 8, 4)
     assert isinstance(g, StronglyRegularGraph)
     g.verify()
     # independent check of the built graph: the SRG identity A^2 = k I + lam A + mu (J - I - A)
     A = np.asarray(g.adjacency, dtype=np.int64)
-    J, eye = np.ones((9, 9), dtype=np.int64), np.eye(9, dtype=np.int64)
-    assert np.array_equal(A @ A, 4 * eye + 1 * A + 2 * (J - eye - A))
+    J, eye = np.ones((126, 126), dtype=np.int64), np.eye(126, dtype=np.int64)
+    assert np.array_equal(A @ A, 25 * eye + 8 * A + 4 * (J - eye - A))
     d = gcsim.bibd(7, 3, 1)
-    assert d.construction == "toy Fano (test)"
+    assert d.construction == "toy Fano plane"
     inc = np.zeros((7, 7), dtype=np.int64)  # from the blocks, independently of the object's matrix
     for j, block in enumerate(d.blocks):
         inc[list(block), j] = 1
@@ -204,17 +146,17 @@ def test_discovery_of_a_third_party_package(
     pkg = tmp_path / "famdisc_pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "rook.py").write_text(TOY_SRG)
+    (pkg / "toy.py").write_text(DROP_IN_SRG)
     (pkg / "_private.py").write_text(FORGOTTEN)  # private modules are not scanned
     monkeypatch.syspath_prepend(str(tmp_path))
     found = families.discover_families("famdisc_pkg")
-    assert [f.name for f in found] == ["toy rook graphs (test)"]
-    assert families.get_family("toy rook graphs (test)") is found[0]
+    assert [f.name for f in found] == [TOY_GRAPHS]
+    assert families.get_family(TOY_GRAPHS) is found[0]
     assert families.discover_families("famdisc_pkg")[0].name == found[0].name  # again: replaced in place
     with pytest.raises(InvalidArgumentError, match="package"):
         families.discover_families("famdisc_no_such_package")
     with pytest.raises(InvalidArgumentError, match="not a package"):
-        families.discover_families("famdisc_pkg.rook")
+        families.discover_families("famdisc_pkg.toy")
 
 
 def test_an_encoder_module_without_encoders_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -28,11 +28,9 @@ import numpy as np
 import pytest
 
 import gcsim
-from conftest import FANO_LINES
 from gcsim import limits
 from gcsim.combinatorics import families as F, srg as S
-from gcsim.combinatorics.bibd_design import BIBD
-from gcsim.combinatorics.families import BIBDFamily, Member, SRGFamily, register_family, unregister_family
+from gcsim.combinatorics.families import SRGFamily, register_family, unregister_family
 from gcsim.combinatorics.srg_distance_union import (
     distance_union_parameters,
     johnson_distance_union_graph,
@@ -40,8 +38,8 @@ from gcsim.combinatorics.srg_distance_union import (
     strongly_regular_distance_sets,
 )
 from gcsim.combinatorics.srg_feasibility import KNOWN_NONEXISTENT_SRGS, complement_parameters
-from gcsim.combinatorics.srg_graph import StronglyRegularGraph
 from gcsim.errors import InvalidArgumentError, NotConstructibleError, SizeLimitError
+from toy_families import TOY_DESIGNS, TOY_GRAPHS, ToyDesigns, ToyGraphs, j94_adjacency
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT / "tests" / "fixtures" / "family_answers_v130.json"
@@ -264,43 +262,6 @@ def test_existence_answers_and_names_unchanged_by_the_registry():
 
 
 # --------------------------------------------------------------------------- toy families at run time
-def _j94_adjacency() -> np.ndarray:
-    """J(9,4) at distances {1,4}, written here: 4-subsets of [9], adjacent when they share 3 or 0 points."""
-    sets = [frozenset(c) for c in combinations(range(9), 4)]
-    return np.array([[int(len(a & b) in (3, 0)) for b in sets] for a in sets], dtype=np.int64)
-
-
-def _toy_graph() -> StronglyRegularGraph:
-    return StronglyRegularGraph(_j94_adjacency(), (126, 25, 8, 4), "toy graph")
-
-
-class _ToyGraphs(SRGFamily):
-    name = "toy: J(9,4) at {1,4}"
-    parameters = ()
-    construction = "a test's own adjacency matrix"
-    example = (126, 25, 8, 4)
-    priority = 5
-
-    def members(self, max_v):
-        if max_v >= 126:
-            yield Member((126, 25, 8, 4), "toy graph", _toy_graph)
-
-
-def _toy_fano() -> BIBD:
-    return BIBD(7, [tuple(line) for line in FANO_LINES], "toy Fano plane", lam=1)
-
-
-class _ToyDesigns(BIBDFamily):
-    name = "toy: Fano"
-    parameters = ()
-    construction = "the Fano lines of conftest"
-    example = (7, 3, 1)
-    priority = 1
-
-    def lookup(self, params):
-        return Member((7, 3, 1), "toy Fano", _toy_fano) if tuple(params) == (7, 3, 1) else None
-
-
 def test_toy_families_registered_at_run_time_are_seen_everywhere():
     import test_conformance as C
 
@@ -311,8 +272,8 @@ def test_toy_families_registered_at_run_time_are_seen_everywhere():
         with pytest.raises(NotConstructibleError):
             gcsim.srg(126, 25, 8, 4)
         assert (126, 25, 8, 4) not in S.buildable_srgs(130)
-        register_family(_ToyGraphs())
-        register_family(_ToyDesigns())
+        register_family(ToyGraphs())
+        register_family(ToyDesigns())
         # lookups, existence, listing and names see them with no other edit
         assert gcsim.srg(126, 25, 8, 4, existence=True) is True
         g = gcsim.srg(126, 25, 8, 4)
@@ -324,12 +285,12 @@ def test_toy_families_registered_at_run_time_are_seen_everywhere():
         assert (7, 3, 1) in gcsim.combinatorics.buildable_bibds(7, lam_range=[1])
         # the conformance battery runs every check on every family's example
         rows = {label: factory for label, factory in C.instances()}
-        for name in ("toy: J(9,4) at {1,4}", "toy: Fano"):
+        for name in (TOY_GRAPHS, TOY_DESIGNS):
             factory = rows[f"family {name}"]
             for check in C.CHECKS:
                 check(factory())
     finally:
-        for name in ("toy: J(9,4) at {1,4}", "toy: Fano"):
+        for name in (TOY_GRAPHS, TOY_DESIGNS):
             if name in {f.name for f in F.registered_families()}:
                 unregister_family(name)
         register_family(du)
@@ -424,7 +385,7 @@ def test_srg_126_25_8_4_builds_and_verifies():
     g = gcsim.srg(126, 25, 8, 4)
     assert g.construction == "distance-{1,4} graph of J(9,4)" and g.verify() is True
     _srg_identity(g.adjacency, (126, 25, 8, 4))
-    assert np.array_equal(g.adjacency, _j94_adjacency())  # same vertex order: lexicographic 4-subsets
+    assert np.array_equal(g.adjacency, j94_adjacency())  # same vertex order: lexicographic 4-subsets
     assert gcsim.srg(126, 25, 8, 4, existence=True) is True
     gc = gcsim.srg(126, 100, 78, 84)
     _srg_identity(gc.adjacency, (126, 100, 78, 84))

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import FANO
-from exact_lstsq import reference_residual
+from exact_lstsq import reference_error
 from gcsim.coding import bounds as bd
 from gcsim.coding.schemes import Scheme, encode
 from gcsim.coding.stragglers import straggler_model
@@ -33,19 +33,6 @@ def eval_tol(B, m, mask):
 def engine_tol(bound, err):
     """The engine's documented pattern tolerance with its defaults (atol=1e-9, rtol=1e-7)."""
     return 1e-9 + 1e-7 * max(1.0, abs(bound), abs(err))
-
-
-def target(m, N):
-    return np.kron(np.eye(m), np.ones((N, 1)))
-
-
-def brute_err(B, m, mask):
-    N = B.shape[0] // m
-    T = target(m, N)
-    BF = B[:, np.asarray(mask, bool)]
-    if BF.shape[1] == 0:
-        return float(m * N)
-    return reference_residual(BF, T)  # rank-deficient B_F: exact rationals (tests/exact_lstsq.py)
 
 
 def all_masks(n, s):
@@ -83,7 +70,7 @@ def test_wrong_lower_bound_is_caught_with_the_offending_patterns(m, s):
     sch = rd_scheme(FANO, m, seed=m)
     masks = all_masks(7, s)
     rep = verify_bounds(sch, masks, ["rank_lower", ("bad_lower", "lower", "pattern", bad_lower)])
-    errs = np.array([brute_err(np.asarray(sch.B), m, mk) for mk in masks])
+    errs = np.array([reference_error(np.asarray(sch.B), m, mk) for mk in masks])
     wrong = 1.5 * np.maximum(m - masks.astype(int) @ FANO.T, 0).sum(axis=1) + 1.0
     offending = {
         tuple(np.flatnonzero(~mk)) for mk, w, e in zip(masks, wrong, errs, strict=True) if w - e > engine_tol(w, e)
@@ -94,7 +81,7 @@ def test_wrong_lower_bound_is_caught_with_the_offending_patterns(m, s):
     bad = rep.check("bad_lower")
     assert {v.stragglers for v in bad.violations} == offending
     for v in bad.violations:
-        assert abs(v.simulated - brute_err(np.asarray(sch.B), m, v.mask)) <= eval_tol(sch.B, m, v.mask)
+        assert abs(v.simulated - reference_error(np.asarray(sch.B), m, v.mask)) <= eval_tol(sch.B, m, v.mask)
         assert v.bound_value > v.simulated and v.excess > 0
         assert tuple(np.flatnonzero(~v.mask)) == v.stragglers
     assert len(rep.violations) == len(bad.violations)
@@ -114,7 +101,7 @@ def test_correct_pattern_bounds_hold_everywhere(m):
         rel = float(np.max(tol[pos] / lower.simulated[pos])) if pos.any() else 0.0
         assert lower.tightness["ratio_max"] <= 1.0 + rel
         assert rep.check("trivial_upper").tightness["ratio_min"] >= 1.0 - rel
-        errs = np.array([brute_err(np.asarray(sch.B), m, mk) for mk in masks])
+        errs = np.array([reference_error(np.asarray(sch.B), m, mk) for mk in masks])
         assert np.all(np.abs(lower.simulated - errs) <= tol)
 
 
@@ -132,7 +119,7 @@ def test_expectation_bound_verified_in_expectation_not_per_draw():
     assert np.all(check.ci[:, 0] <= check.simulated) and np.all(check.simulated <= check.ci[:, 1])
     # single draws do exceed the bound (it bounds E_D err, not err): independently confirmed here
     seeds = np.random.SeedSequence(1).generate_state(48)
-    per_draw = np.array([[brute_err(np.asarray(redraw(int(sd)).B), m, mk) for mk in masks] for sd in seeds])
+    per_draw = np.array([[reference_error(np.asarray(redraw(int(sd)).B), m, mk) for mk in masks] for sd in seeds])
     tol = max(eval_tol(redraw(int(sd)).B, m, mk) for sd in seeds[:4] for mk in masks)
     assert np.any(per_draw > check.bound_values[None] + tol)
     assert np.all(np.abs(per_draw.mean(axis=0) - check.simulated) <= tol)
@@ -246,7 +233,7 @@ def test_svd_route_matches_bruteforce_on_a_zero_column():
     B[:, 0] = 0.0  # a zero column: rank-deficient B_F
     sch = Scheme.from_matrix(B, A, 2)
     masks = np.vstack([all_masks(6, 2), np.zeros((1, 6), bool)])
-    expected = [brute_err(B, 2, mk) for mk in masks]
+    expected = [reference_error(B, 2, mk) for mk in masks]
     got = optimal_error(sch, masks, method="svd", progress=False)
     tol = [2 * stated_bounds(B, 2, mk)["svd"] for mk in masks]  # two orthogonal routes
     assert np.all(np.abs(got - expected) <= tol)
@@ -264,7 +251,7 @@ def test_diagonal_dominance_and_partial_uncovering_bounds_registered():
             assert rep.ok, rep.summary()
             dd = rep.check("diagonal_dominance_upper")
             assert dd.scope == "pattern" and dd.kind == "upper" and dd.bound_values.shape == (rep.patterns,)
-            worst = max(brute_err(sch.B, m, mk) for mk in all_masks(9, s))
+            worst = max(reference_error(sch.B, m, mk) for mk in all_masks(9, s))
             low = rep.check("partial_uncovering_lower")
             expected = max((j + 1) * min(9, (9 * (s + m - 1 - j)) // 27) for j in range(m))  # R = 27 ones
             assert low.scope == "worst" and np.all(low.bound_values == expected) and expected <= worst + 1e-9
@@ -279,7 +266,7 @@ def test_a_wrong_diagonal_dominance_bound_is_caught():
     rep = verify_bounds(sch, straggler_model("all", 9, s=2), [half])
     assert not rep.ok
     for v in rep.violations:
-        assert brute_err(sch.B, 2, v.mask) > v.bound_value
+        assert reference_error(sch.B, 2, v.mask) > v.bound_value
 
 
 def test_builtin_bounds_are_the_registry_of_the_bounds_package():
