@@ -20,7 +20,7 @@ import numpy as np
 from ._validation import check_bool, check_finite_array, check_int, check_real
 from .errors import InvalidArgumentError
 
-__all__ = ["t_quantile", "t_interval", "DrawInterval", "draw_level_interval", "nested_variance"]
+__all__ = ["t_quantile", "t_interval", "median_interval", "DrawInterval", "draw_level_interval", "nested_variance"]
 
 
 def t_quantile(df: float, level: float = 0.95) -> float:
@@ -48,6 +48,32 @@ def t_interval(mean: float, se: float, df: float, level: float = 0.95) -> tuple[
         return (float("-inf"), float("inf"))
     q = t_quantile(df, level)
     return (mean - q * se, mean + q * se)
+
+
+def median_interval(values: Any, level: float = 0.95) -> tuple[float, float, float]:
+    """Distribution-free interval for the median: ``(x_(k), x_(n−k+1), coverage)`` of the sorted values.
+
+    ``k`` is the largest rank with ``P(B <= k − 1) <= (1 − level)/2`` for ``B ~ Binomial(n, 1/2)``; the
+    interval covers the population median with probability ``coverage = 1 − 2 P(B <= k − 1) >= level``
+    for any continuous distribution (the order-statistic interval).  Fewer than 6 values cannot reach
+    95 % and raise.
+
+    >>> median_interval([5, 1, 4, 2, 3, 9, 7, 8, 6])       # n = 9: x_(2), x_(8), 1 - 2 * 10/512
+    (2.0, 8.0, 0.9609375)
+    """
+    y = np.sort(check_finite_array("values", np.asarray(values, dtype=float).reshape(-1)))
+    if not 0.0 < level < 1.0:
+        raise InvalidArgumentError("level", f"must lie in (0, 1), got {level}")
+    n = len(y)
+    tail, k, cdf = (1.0 - level) / 2.0, 0, 0.0
+    while True:  # cdf = P(B <= k) after the step; stop before it exceeds the tail
+        nxt = cdf + math.comb(n, k) / 2.0**n
+        if nxt > tail:
+            break
+        cdf, k = nxt, k + 1
+    if k == 0:
+        raise InvalidArgumentError("values", f"{n} values cannot give a {level:.0%} interval for the median")
+    return float(y[k - 1]), float(y[n - k]), 1.0 - 2.0 * cdf
 
 
 # ----------------------------------------------------------------------------------------------

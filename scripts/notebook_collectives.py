@@ -33,7 +33,7 @@ CELLS: list[tuple[str, str]] = [
         "code",
         "import numpy as np\n"
         "import matplotlib.pyplot as plt\n"
-        "from gcsim.executor.allreduce import collectives, cost_table, get_collective\n"
+        "from gcsim.executor.allreduce import collectives, cost_table, get_collective, predicted_time\n"
         "from gcsim.executor.collectives_bench import run_side_by_side",
     ),
     (
@@ -42,8 +42,13 @@ CELLS: list[tuple[str, str]] = [
         "\n"
         "Here `N = 4` ranks all-reduce one MiB of float32 (`d = 262144`) over 100 Mbit/s links with 1 ms of "
         "one-way delay. Each collective's `cost` gives the exact bytes per rank and its rounds. "
-        "`CollectiveCost.time` adds the alpha-beta time. A bulk-synchronous collective pays the "
-        "straggler's delay in full; the straggler-aware one overlaps its early rounds with the delay.",
+        "`CollectiveCost.time` adds the closed-form alpha-beta time. A bulk-synchronous collective pays the "
+        "straggler's delay in full; the straggler-aware one overlaps its early rounds with the delay. "
+        "`predicted_time` plays each collective's actual message schedule on full-duplex ports that "
+        "concurrent messages share (theory §56.7). Without a straggler it equals the closed form for the "
+        "ring, CERAR and halving-doubling. It is longer for the tree, whose rank 0 sends its two broadcast "
+        "copies at once, and for the straggler-aware collective, whose straggler streams while the others "
+        "still reduce-scatter.",
     ),
     (
         "code",
@@ -52,31 +57,36 @@ CELLS: list[tuple[str, str]] = [
         "print(cost_table(N, d, b, alpha=alpha, beta=beta, delay=0.0))\n"
         "for col in collectives():\n"
         "    c = col.cost(N, d, b)\n"
+        "    t = predicted_time(col, N, d, b, alpha=alpha, beta=beta)\n"
         "    print(f'{col.name:17s} bytes per rank {c.bytes_sent}  '\n"
-        "          f'early rounds {len(c.early)}  late rounds {len(c.late)}')",
+        "          f'early rounds {len(c.early)}  late rounds {len(c.late)}  '\n"
+        "          f'closed form {c.time(alpha, beta):.4f} s  schedule model {t:.4f} s')",
     ),
     (
         "md",
-        "The predicted time against the straggler's delay is a straight line of slope 1 for every "
-        "bulk-synchronous collective. The straggler-aware line stays flat until the delay covers its "
-        "early rounds, and from then on it runs below the ring by the bytes it moved during the delay.",
+        "The predicted time (schedule model) against the straggler's delay. For the ring, CERAR and the "
+        "tree it is a straight line of slope 1: nothing can finish before the straggler's data has gone "
+        "round. Halving-doubling bends at first: its ranks that do not wait for the straggler run ahead, "
+        "and when it arrives its two sends overlap on its uplink. The straggler-aware line first falls: "
+        "without a delay the straggler's stream competes with the ready ranks' reduce-scatter for their "
+        "downlinks, and a short delay removes that contention. Once the delay covers its early rounds it "
+        "rises with slope 1, below the ring by the bytes it moved during the delay.",
     ),
     (
         "code",
         "delays = np.linspace(0.0, 0.4, 41)\n"
         "fig, ax = plt.subplots(figsize=(6.4, 3.6))\n"
         "for col in collectives():\n"
-        "    c = col.cost(N, d, b)\n"
-        "    ax.plot(delays, [c.time(alpha, beta, x) for x in delays], label=col.name)\n"
+        "    times = [predicted_time(col, N, d, b, alpha=alpha, beta=beta, delay=x) for x in delays]\n"
+        "    ax.plot(delays, times, label=col.name)\n"
         "ax.set_xlabel('straggler delay (s)')\n"
         "ax.set_ylabel('predicted time (s)')\n"
         "ax.set_title('N = 4, 1 MiB, 100 Mbit/s, 1 ms')\n"
         "ax.legend()\n"
         "plt.show()\n"
-        "ring = get_collective('ring').cost(N, d, b)\n"
-        "sa = get_collective('straggler-aware').cost(N, d, b)\n"
-        "print(f'at 0.3 s of delay: ring {ring.time(alpha, beta, 0.3):.4f} s, '\n"
-        "      f'straggler-aware {sa.time(alpha, beta, 0.3):.4f} s')",
+        "ring, sa = get_collective('ring'), get_collective('straggler-aware')\n"
+        "print(f'at 0.3 s of delay: ring {predicted_time(ring, N, d, b, alpha=alpha, beta=beta, delay=0.3):.4f} s, '\n"
+        "      f'straggler-aware {predicted_time(sa, N, d, b, alpha=alpha, beta=beta, delay=0.3):.4f} s')",
     ),
     (
         "md",

@@ -1,7 +1,7 @@
 """The collectives side by side (gcsim.executor.allreduce): exact sums, bytes exactly as predicted.
 
 Every registered collective runs on 2, 3 and 4 gloo ranks (halving-doubling on 3: the fold of a
-non-power of two) with and without a late rank; each rank counts the bytes it hands to ``isend``
+non-power of two) with and without a late rank; each rank counts the bytes and messages it hands to ``isend``
 and checks its output against the exact float64 sum with the collective's round-off bound
 (theory §56.6).  No timing is asserted.
 """
@@ -113,6 +113,9 @@ def test_every_collective_sums_exactly_and_sends_the_predicted_bytes(N):
         for r in rows:
             assert r["bytes_sent"] == r["predicted_bytes"], r
             assert r["error_over_bound"] <= 1.0, r
+            # the schedule of the time model (theory §56.7) has the messages the ranks counted
+            sch = get_collective(r["collective"]).schedule(N, d, 4, straggler=r["straggler"], **r["options"])
+            assert r["messages_sent"] == list(sch.messages), r
 
 
 def test_straggler_aware_other_rank_and_pieces():

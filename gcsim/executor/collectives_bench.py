@@ -23,16 +23,26 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
-from .._stats import t_interval
+from .._stats import median_interval, t_interval
 from .._validation import check_int, check_real
 from ..errors import InvalidArgumentError
 from ..limits import check_entries
-from .allreduce import collective_names, get_collective
+from .allreduce import collective_names, get_collective, predicted_time
 from .collectives import ByteCounter
 from .launcher import launch
-from .netem import NetemTopology, delay_seconds, netem_available, parse_rate
+from .netem import NetemTopology, delay_seconds, netem_available, parse_rate, tbf_burst
 
-__all__ = ["side_by_side_job", "run_side_by_side", "collectives_table", "summarize"]
+__all__ = [
+    "side_by_side_job",
+    "run_side_by_side",
+    "collectives_table",
+    "summarize",
+    "predict",
+    "fit_overhead",
+    "resummarize",
+    "LINK_BOUND_SHARE",
+    "BUCKET_MODELS",
+]
 
 
 def _vectors(seed: int, N: int, d: int, dtype: str) -> np.ndarray:
@@ -56,7 +66,7 @@ def side_by_side_job(rank: int, world_size: int, spec: dict) -> dict:
         col = get_collective(name)
         bound = col.bound(g64, g.dtype.itemsize, **options)
         for delay in spec["delays"]:
-            seconds, late_starts, sent, worst = [], 0, None, -math.inf
+            seconds, late_starts, sent, msgs, worst = [], 0, None, None, -math.inf
             for rep in range(int(spec["warmup"]) + int(spec["repeats"])):
                 dist.barrier()
                 start = torch.tensor([time.monotonic() + float(spec["margin"])], dtype=torch.float64)
@@ -70,7 +80,7 @@ def side_by_side_job(rank: int, world_size: int, spec: dict) -> dict:
                 t1 = time.monotonic()
                 if rep >= int(spec["warmup"]):
                     seconds.append(t1 - t0)
-                    sent = counter.sent
+                    sent, msgs = counter.sent, counter.packets
                     err = np.abs(out.numpy().astype(np.float64) - exact)
                     worst = max(worst, float(np.max(err / np.maximum(bound, np.finfo(float).tiny))))
             runs.append(
@@ -80,6 +90,7 @@ def side_by_side_job(rank: int, world_size: int, spec: dict) -> dict:
                     "delay": float(delay),
                     "finish_seconds": seconds,
                     "bytes_sent": sent,
+                    "messages_sent": msgs,
                     "late_starts": late_starts,
                     "error_over_bound": worst,
                 }
@@ -185,6 +196,7 @@ def run_side_by_side(
                     "seconds": np.max([p["finish_seconds"] for p in per], axis=0).tolist(),
                     "bytes_sent": [p["bytes_sent"] for p in per],
                     "predicted_bytes": list(cost.bytes_sent),
+                    "messages_sent": [p["messages_sent"] for p in per],
                     "rounds": cost.rounds,
                     "late_starts": max(p["late_starts"] for p in per),
                     "error_over_bound": max(p["error_over_bound"] for p in per),
@@ -193,44 +205,113 @@ def run_side_by_side(
     return rows
 
 
-def summarize(rows: list[dict], *, alpha: float, beta: float, level: float = 0.95) -> list[dict]:
-    """Add the prediction and the interval of the mean time to each row of :func:`run_side_by_side`.
+#: A row is *link-bound* when the bandwidth term is at least this share of its predicted time after the
+#: straggler's delay (theory §56.8): ``(T(alpha, beta) − T(alpha, ∞)) >= LINK_BOUND_SHARE · (T(alpha, beta) − delay)``.
+LINK_BOUND_SHARE = 0.5
 
-    ``predicted_s``: :meth:`~gcsim.executor.allreduce.CollectiveCost.time` at ``alpha``, ``beta`` (bytes/s)
-    and the row's delay; ``mean_s`` and ``ci`` (t interval over the repeats); ``ratio`` = mean /
-    predicted; ``within_15pct`` = ``|ratio − 1| <= 0.15``; ``bytes_match`` = measured bytes equal the
+
+def predict(row: dict, alpha: float, beta: float, burst: float = 0) -> tuple[float, float, float]:
+    """``(schedule model, latency only, closed form)`` seconds of one row of :func:`run_side_by_side`.
+
+    The schedule model is the link-level one of theory §56.7 (:func:`gcsim.executor.allreduce.predicted_time`,
+    ports with token buckets of ``burst`` bytes); ``latency only`` the same with ``beta = ∞``; the closed
+    form :meth:`CollectiveCost.time` (§56.1).
+    """
+    col = get_collective(row["collective"])
+    args = (row["N"], row["d"], row["itemsize"])
+    s, opts = row.get("straggler"), row["options"]
+    closed = col.cost(*args, straggler=s, **opts).time(alpha, beta, row["delay"])
+    model = predicted_time(col, *args, alpha=alpha, beta=beta, delay=row["delay"], straggler=s, burst=burst, **opts)
+    latency = predicted_time(col, *args, alpha=alpha, beta=math.inf, delay=row["delay"], straggler=s, **opts)
+    return model, latency, closed
+
+
+def summarize(
+    rows: list[dict],
+    *,
+    alpha: float,
+    beta: float,
+    burst: float = 0,
+    level: float = 0.95,
+    overhead: float | None = None,
+) -> list[dict]:
+    """Add the predictions and robust statistics of the measured time to each row of :func:`run_side_by_side`.
+
+    ``predicted_s``: the link-level schedule model (theory §56.7) at ``alpha``, ``beta`` (bytes/s), the
+    links' token buckets of ``burst`` bytes and the row's delay; ``closed_form_s``: the closed form of
+    §56.1; ``bandwidth_share``: the share of ``predicted_s − delay`` that the bandwidth term makes
+    (``predicted_s`` less the model at ``beta = ∞``); ``link_bound``: that share >=
+    :data:`LINK_BOUND_SHARE` (§56.8).  ``median_s`` with ``median_ci``, the order-statistic interval of
+    the median (:func:`gcsim._stats.median_interval`, its exact ``median_ci_coverage``), and ``mean_s``,
+    ``ci`` (t interval of the mean) over the repeats; ``ratio`` = median / predicted and
+    ``within_15pct`` = ``|ratio − 1| <= 0.15``.  With ``overhead`` (seconds per message, fitted on a
+    separate calibration run, :func:`fit_overhead`): ``calibrated_s``, the schedule model at
+    ``alpha + overhead``, and ``calibrated_within_15pct``.  ``bytes_match``: measured bytes equal the
     predicted ones on every rank.
 
     Examples
     --------
     >>> row = {"collective": "ring", "options": {}, "N": 2, "d": 4, "itemsize": 4, "delay": 0.0,
-    ...        "seconds": [0.011, 0.013], "bytes_sent": [16, 16], "predicted_bytes": [16, 16]}
+    ...        "seconds": [0.011, 0.013, 0.012, 0.012, 0.014, 0.010, 0.012],
+    ...        "bytes_sent": [16, 16], "predicted_bytes": [16, 16]}
     >>> out = summarize([row], alpha=0.005, beta=8000.0)[0]
-    >>> round(out["predicted_s"], 4), out["bytes_match"], out["within_15pct"]
-    (0.012, True, True)
+    >>> round(out["predicted_s"], 4), out["median_ci"], out["bytes_match"], out["within_15pct"], out["link_bound"]
+    (0.012, [0.01, 0.014], True, True, False)
     """
     out = []
     for r in rows:
-        cost = get_collective(r["collective"]).cost(
-            r["N"], r["d"], r["itemsize"], straggler=r.get("straggler"), **r["options"]
-        )
-        pred = cost.time(alpha, beta, r["delay"])
+        pred, latency, closed = predict(r, alpha, beta, burst)
         y = np.asarray(r["seconds"], dtype=float)
-        mean = float(y.mean())
+        mean, median = float(y.mean()), float(np.median(y))
         se = float(y.std(ddof=1) / math.sqrt(len(y))) if len(y) > 1 else math.inf
-        ratio = mean / pred if pred > 0 else math.inf
-        out.append(
-            {
-                **r,
-                "predicted_s": pred,
-                "mean_s": mean,
-                "ci": list(t_interval(mean, se, len(y) - 1, level)) if len(y) > 1 else [mean, mean],
-                "ratio": ratio,
-                "within_15pct": abs(ratio - 1) <= 0.15,
-                "bytes_match": r["bytes_sent"] == r["predicted_bytes"],
-            }
-        )
+        lo, hi, cover = median_interval(y, level) if len(y) >= 6 else (math.nan, math.nan, math.nan)
+        ratio = median / pred if pred > 0 else math.inf
+        share = (pred - latency) / (pred - r["delay"]) if pred > r["delay"] else 0.0
+        row = {
+            **r,
+            "predicted_s": pred,
+            "burst_bytes": burst,
+            "closed_form_s": closed,
+            "bandwidth_share": share,
+            "link_bound": share >= LINK_BOUND_SHARE,
+            "median_s": median,
+            "median_ci": [lo, hi],
+            "median_ci_coverage": cover,
+            "mean_s": mean,
+            "ci": list(t_interval(mean, se, len(y) - 1, level)) if len(y) > 1 else [mean, mean],
+            "ratio": ratio,
+            "within_15pct": abs(ratio - 1) <= 0.15,
+            "bytes_match": r["bytes_sent"] == r["predicted_bytes"],
+        }
+        if overhead is not None:
+            cal = predict(r, alpha + overhead, beta, burst)[0]
+            row.update(overhead_s=overhead, calibrated_s=cal, calibrated_within_15pct=abs(median / cal - 1) <= 0.15)
+        out.append(row)
     return out
+
+
+def fit_overhead(result: dict) -> dict[str, float]:
+    """Per link, the software cost per message that makes the schedule model meet a calibration run.
+
+    From the ``ring`` rows without a straggler at the smallest size of a :func:`collectives_table`
+    result: ``(median − predicted) / (2(N − 1))``, the ring having ``2(N − 1)`` deliveries on its
+    critical path (so the ring's calibrated prediction equals that median); at least 0.  Keys are
+    ``"RATE:DELAY"``.  Fit on one run and judge another (docs/results/collectives.md).
+
+    Examples
+    --------
+    >>> rows = [{"collective": "ring", "delay": 0.0, "d": 16, "N": 4, "median_s": 0.014,
+    ...          "predicted_s": 0.008, "link": "100mbit", "link_delay": "1ms"}]
+    >>> fit_overhead({"rows": rows})
+    {'100mbit:1ms': 0.001}
+    """
+    fits: dict[str, float] = {}
+    rings = [r for r in result["rows"] if r["collective"] == "ring" and r["delay"] == 0]
+    for r in rings:
+        key = f"{r['link']}:{r['link_delay'] or ''}"
+        if r["d"] == min(x["d"] for x in rings if f"{x['link']}:{x['link_delay'] or ''}" == key):
+            fits[key] = round(max(0.0, (r["median_s"] - r["predicted_s"]) / (2 * (r["N"] - 1))), 9)
+    return fits
 
 
 def collectives_table(
@@ -246,15 +327,20 @@ def collectives_table(
     port: int = 29631,
     timeout: float = 600.0,
     collectives: Sequence[str] | None = None,
+    calibration: dict[str, float] | None = None,
+    bucket: str = "none",
 ) -> dict:
     """The side-by-side table over emulated links: each link ``(rate, one-way delay)`` in a
     :class:`~gcsim.executor.netem.NetemTopology`, every collective, vector length (``sizes``, scalars)
     and straggler delay, one launch per link and size.
 
-    The prediction takes ``beta`` = the link rate in bytes/s and ``alpha`` = the one-way delay plus
-    ``overhead`` (seconds per round of software latency, 0 by default: the link's own numbers only).
+    The prediction takes ``beta`` = the link rate in bytes/s, ``alpha`` = the one-way delay plus
+    ``overhead`` (seconds per message of software latency, 0 by default: the link's own numbers only)
+    and, with ``bucket="tbf"``, the links' token buckets (:func:`gcsim.executor.netem.tbf_burst`; default
+    ``"none"``: ports limited to ``beta``, theory §56.8).
     Where emulated links are not available (root, ``ip``/``tc``; the delay also needs ``netem`` or the
-    NFQUEUE delayer) nothing runs and ``skipped`` says why.
+    NFQUEUE delayer) nothing runs and ``skipped`` says why.  ``calibration`` (``"RATE:DELAY"`` -> seconds per
+    message, :func:`fit_overhead` of another run) adds the calibrated prediction to that link's rows.
 
     Returns
     -------
@@ -264,6 +350,7 @@ def collectives_table(
     """
     N = check_int("N", N, minimum=2)
     overhead = check_real("overhead", overhead, minimum=0.0)
+    bucket = _check_bucket(bucket)
     sizes = [check_int("sizes", d, minimum=1) for d in sizes]
     meta: dict[str, Any] = {"N": N, "sizes": sizes, "links": [list(x) for x in links], "delays": list(delays)}
     ok, why = netem_available()
@@ -271,8 +358,7 @@ def collectives_table(
         return {**meta, "rows": [], "skipped": why}
     rows: list[dict] = []
     for rate, link_delay in links:
-        alpha = (delay_seconds(link_delay) if link_delay else 0.0) + overhead
-        beta = parse_rate(rate) / 8
+        alpha, beta, burst = _link_params(rate, link_delay, overhead, bucket)
         for d in sizes:
             with NetemTopology(N, rate=rate, delay=link_delay) as topo:
                 raw = run_side_by_side(
@@ -287,5 +373,57 @@ def collectives_table(
                     timeout=timeout,
                     **topo.launch_kwargs(port),
                 )
-            rows += [{**r, "link": rate, "link_delay": link_delay} for r in summarize(raw, alpha=alpha, beta=beta)]
-    return {**meta, "rows": rows, "skipped": None}
+            sigma = (calibration or {}).get(f"{rate}:{link_delay or ''}")
+            summary = summarize(raw, alpha=alpha, beta=beta, burst=burst, overhead=sigma)
+            rows += [{**r, "link": rate, "link_delay": link_delay} for r in summary]
+    return {**meta, "rows": rows, "skipped": None, "calibration": dict(calibration or {}), "bucket": bucket}
+
+
+#: ``bucket`` values: ``"none"``, ports limited to ``beta`` (the model judged); ``"tbf"``, ports as the
+#: emulated links' token buckets (theory §56.7, assumption 6)
+BUCKET_MODELS = ("none", "tbf")
+
+
+def _link_params(rate: str, link_delay: str | None, overhead: float, bucket: str) -> tuple[float, float, int]:
+    """``(alpha, beta, burst)`` of an emulated link: one-way delay + overhead, bytes/s, token bucket bytes."""
+    alpha = (delay_seconds(link_delay) if link_delay else 0.0) + overhead
+    return alpha, parse_rate(rate) / 8, (tbf_burst(rate) if bucket == "tbf" else 0)
+
+
+def _check_bucket(bucket: Any) -> str:
+    if not isinstance(bucket, str) or bucket not in BUCKET_MODELS:
+        raise InvalidArgumentError("bucket", f"must be one of {BUCKET_MODELS}, got {bucket!r}")
+    return bucket
+
+
+def resummarize(
+    result: dict, *, overhead: float = 0.0, calibration: dict[str, float] | None = None, bucket: str = "none"
+) -> dict:
+    """A :func:`collectives_table` result with every row's predictions and statistics computed again.
+
+    The measured fields (``seconds``, bytes, messages, round-off) are kept; everything :func:`summarize`
+    adds is recomputed with the current model, ``overhead``, ``calibration`` and ``bucket`` (as for
+    :func:`collectives_table`).  Nothing runs.
+
+    Examples
+    --------
+    >>> row = {"collective": "ring", "options": {}, "N": 2, "d": 4, "itemsize": 4, "delay": 0.0,
+    ...        "seconds": [0.011] * 7, "bytes_sent": [16, 16], "predicted_bytes": [16, 16],
+    ...        "link": "1mbit", "link_delay": "5ms", "predicted_s": 1.0}
+    >>> round(resummarize({"rows": [row]})["rows"][0]["predicted_s"], 4)      # 2 (alpha + 8 B / 125 kB/s)
+    0.0101
+    >>> round(resummarize({"rows": [row]}, bucket="tbf")["rows"][0]["predicted_s"], 4)   # 8 B fit the bucket
+    0.01
+    """
+    overhead = check_real("overhead", overhead, minimum=0.0)
+    bucket = _check_bucket(bucket)
+    rows = []
+    for r in result["rows"]:
+        alpha, beta, burst = _link_params(r["link"], r["link_delay"], overhead, bucket)
+        sigma = (calibration or {}).get(f"{r['link']}:{r['link_delay'] or ''}")
+        (row,) = summarize([r], alpha=alpha, beta=beta, burst=burst, overhead=sigma)
+        if sigma is None:
+            for key in ("overhead_s", "calibrated_s", "calibrated_within_15pct"):
+                row.pop(key, None)
+        rows.append(row)
+    return {**result, "rows": rows, "calibration": dict(calibration or {}), "bucket": bucket}

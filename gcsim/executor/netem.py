@@ -42,6 +42,7 @@ __all__ = [
     "NetemError",
     "parse_rate",
     "shaping_commands",
+    "tbf_burst",
     "NETEM_LIMIT",
     "delay_seconds",
     "netem_delay_supported",
@@ -136,6 +137,20 @@ def netem_available() -> tuple[bool, str]:
 NETEM_LIMIT = 100_000
 
 
+def tbf_burst(rate: str) -> int:
+    """Bytes of the token bucket :func:`shaping_commands` gives a link of ``rate``.
+
+    At least one 4 ms tick of data at the rate (kernel HZ 250, so that the bucket can sustain the
+    rate) and at least 32 KiB.  The link-level time model reads it (theory §56.9).
+
+    Examples
+    --------
+    >>> tbf_burst("100mbit"), tbf_burst("20mbit")
+    (50000, 32768)
+    """
+    return max(32 * 1024, int(parse_rate(rate) / 8 / 250))
+
+
 def shaping_commands(ns: str, dev: str, rate: str | None, delay: str | None) -> list[list[str]]:
     """The ``tc`` commands that shape one direction of a link (device ``dev`` in namespace ``ns``).
 
@@ -159,9 +174,7 @@ def shaping_commands(ns: str, dev: str, rate: str | None, delay: str | None) -> 
     netem = ["netem", "delay", str(delay), "limit", str(NETEM_LIMIT)]
     if rate is None:
         return [base + ["root", *netem]] if delay else []
-    # burst: at least one 4 ms tick of data at this rate (kernel HZ 250), >= 32 kB
-    burst = str(max(32 * 1024, int(parse_rate(rate) / 8 / 250)))
-    tbf = ["tbf", "rate", str(rate), "burst", burst, "latency", "1s"]
+    tbf = ["tbf", "rate", str(rate), "burst", str(tbf_burst(rate)), "latency", "1s"]
     if delay:
         return [base + ["root", "handle", "1:", *netem], base + ["parent", "1:1", "handle", "10:", *tbf]]
     return [base + ["root", *tbf]]

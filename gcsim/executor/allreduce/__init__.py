@@ -14,6 +14,7 @@ Each runs over ``torch.distributed`` point-to-point operations (gloo; NCCL untes
 bytes it sends; :func:`get_collective` gives the implementation and the prediction together.
 """
 
+from ._linkmodel import Recv, Schedule, Send, max_min_rates, simulate
 from ._p2p import CollectiveFailureError
 from ._registry import (
     Collective,
@@ -22,6 +23,7 @@ from ._registry import (
     collectives,
     cost_table,
     get_collective,
+    predicted_time,
     summation_bound,
 )
 
@@ -34,4 +36,10 @@ __all__ = [
     "get_collective",
     "cost_table",
     "summation_bound",
+    "predicted_time",
+    "Schedule",
+    "Send",
+    "Recv",
+    "simulate",
+    "max_min_rates",
 ]

@@ -33,6 +33,7 @@ __all__ = [
     "collective_names",
     "get_collective",
     "cost_table",
+    "predicted_time",
 ]
 
 _NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
@@ -173,6 +174,9 @@ class Collective:
         ``roundoff(g, itemsize, **options) -> bound``: elementwise bound (shape ``(d,)``) on
         ``|output − Σ_i g_i|`` for the inputs ``g`` (``N x d``, float64 copies of the ranks' vectors) in
         floats of ``itemsize`` bytes; default :func:`summation_bound` (any order of ``N − 1`` additions).
+    schedule : callable, optional
+        ``schedule(N, d, itemsize, *, straggler=None, **options) -> Schedule``: the messages of ``run`` in
+        each rank's posting order, for the link-level time model (theory §56.7); None: the closed form only.
     order : int
         Position in :func:`collectives`.
     """
@@ -184,6 +188,7 @@ class Collective:
     theory: str
     options: tuple[str, ...] = ()
     roundoff: Callable[..., Any] | None = None
+    schedule: Callable[..., Any] | None = None
     order: int = 1000
 
     @property
@@ -266,6 +271,37 @@ def check_sizes(N: Any, d: Any, itemsize: Any) -> tuple[int, int, int]:
 def check_straggler(straggler: Any, N: int) -> int:
     """The late rank (default ``N - 1``), checked against the group size."""
     return N - 1 if straggler is None else check_int("straggler", straggler, minimum=0, maximum=N - 1)
+
+
+def predicted_time(
+    col: Collective,
+    N: int,
+    d: int,
+    itemsize: int = 4,
+    *,
+    alpha: float,
+    beta: float,
+    delay: float = 0.0,
+    straggler: Any = None,
+    burst: float = 0,
+    **options: Any,
+) -> float:
+    """Seconds of one all-reduce by the link-level schedule model (theory §56.7); the closed form without a schedule.
+
+    ``burst``: bytes of each port direction's token bucket (:func:`simulate`; 0: a plain rate limit).
+
+    Examples
+    --------
+    >>> tree = get_collective("tree")
+    >>> round(predicted_time(tree, 4, 1000, alpha=1e-3, beta=1e6), 6)     # 5 d b / beta + 4 alpha
+    0.024
+    >>> round(tree.cost(4, 1000, 4).time(1e-3, 1e6), 6)                  # the closed form: 4 rounds
+    0.02
+    """
+    if col.schedule is None:
+        return col.cost(N, d, itemsize, straggler=straggler, **options).time(alpha, beta, delay)
+    s = check_straggler(straggler, check_int("N", N, minimum=2))
+    return col.schedule(N, d, itemsize, straggler=s, **options).time(alpha, beta, delay, s, burst)
 
 
 def cost_table(

@@ -17,9 +17,10 @@ from ...cerar.factory import design
 from ...cerar.ring import num_rounds, packet_size
 from ...cerar.traffic import cerar_bytes
 from ..collectives import ByteCounter, cerar_all_reduce
+from ._linkmodel import Schedule, ring_pattern
 from ._registry import Collective, CollectiveCost, check_sizes, check_straggler, gamma, unit_roundoff
 
-__all__ = ["cerar_cost", "cerar", "cerar_roundoff", "COLLECTIVES"]
+__all__ = ["cerar_cost", "cerar_schedule", "cerar", "cerar_roundoff", "COLLECTIVES"]
 
 
 @functools.lru_cache(maxsize=16)
@@ -47,6 +48,20 @@ def cerar_cost(N: int, d: int, itemsize: int, *, straggler: Any = None, c: Any =
     return CollectiveCost(
         "cerar", N, d, itemsize, (cerar_bytes(N, c, d, itemsize),) * N, (), (per_round,) * num_rounds(N, c)
     )
+
+
+def cerar_schedule(N: int, d: int, itemsize: int, *, straggler: Any = None, c: Any = None) -> Schedule:
+    """The messages of :func:`cerar`: ``L = c + N − 2`` ring rounds of ``ceil(d/c)`` scalars (whole packets).
+
+    Examples
+    --------
+    >>> cerar_schedule(4, 1000, 4, c=2).messages
+    (4, 4, 4, 4)
+    """
+    N, d, itemsize = check_sizes(N, d, itemsize)
+    check_straggler(straggler, N)
+    c = _components(N, c)
+    return ring_pattern("cerar", N, num_rounds(N, c), packet_size(d, c) * itemsize)
 
 
 def cerar_roundoff(g: Any, itemsize: int, *, c: Any = None) -> np.ndarray:
@@ -95,6 +110,7 @@ COLLECTIVES = (
         "§56.5",
         options=("c",),
         roundoff=cerar_roundoff,
+        schedule=cerar_schedule,
         order=50,
     ),
 )

@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..collectives import ByteCounter
+from ._linkmodel import Recv, Schedule, Send
 from ._p2p import padded, start
 from ._registry import Collective, CollectiveCost, check_sizes, check_straggler
 
-__all__ = ["halving_doubling_all_reduce", "halving_doubling_cost", "COLLECTIVES"]
+__all__ = ["halving_doubling_all_reduce", "halving_doubling_cost", "halving_doubling_schedule", "COLLECTIVES"]
 
 
 def _layout(N: int) -> tuple[int, int]:
@@ -50,6 +51,43 @@ def halving_doubling_cost(N: int, d: int, itemsize: int, *, straggler: Any = Non
     return CollectiveCost("halving-doubling", N, d, itemsize, sent, (), rounds)
 
 
+def _actual(x: int, extra: int) -> int:
+    """Group rank of core rank ``x``."""
+    return 2 * x + 1 if x < extra else x + extra
+
+
+def halving_doubling_schedule(N: int, d: int, itemsize: int, *, straggler: Any = None) -> Schedule:
+    """The messages of :func:`halving_doubling_all_reduce` in each rank's posting order (theory §56.7).
+
+    Examples
+    --------
+    >>> halving_doubling_schedule(4, 8, 4).programs[0][:2]         # halving round 0: 4 scalars to rank 2
+    (Send(dst=2, nbytes=16, tag=1), Recv(src=2, tag=1))
+    >>> halving_doubling_schedule(3, 8, 4).programs[0]             # rank 0 folds into rank 1
+    (Send(dst=1, nbytes=32, tag=0), Recv(src=1, tag=3))
+    """
+    N, d, itemsize = check_sizes(N, d, itemsize)
+    check_straggler(straggler, N)
+    p, extra = _layout(N)
+    w = -(-d // p)
+    steps = p.bit_length() - 1
+    programs = []
+    for r in range(N):
+        if r < 2 * extra and r % 2 == 0:
+            programs.append((Send(r + 1, d * itemsize, 0), Recv(r + 1, 2 * steps + 1)))
+            continue
+        x = r // 2 if r < 2 * extra else r - extra
+        prog: list = [Recv(r - 1, 0)] if r < 2 * extra else []
+        rounds = [(k, 1 + k) for k in range(steps)] + [(k, 2 * steps - k) for k in reversed(range(steps))]
+        for k, tag in rounds:  # halving round k and its doubling round move the same sizes
+            partner = _actual(x ^ (p >> (k + 1)), extra)
+            prog += [Send(partner, (p * w >> (k + 1)) * itemsize, tag), Recv(partner, tag)]
+        if r < 2 * extra:
+            prog.append(Send(r - 1, d * itemsize, 2 * steps + 1))
+        programs.append(tuple(prog))
+    return Schedule("halving-doubling", tuple(programs))
+
+
 def halving_doubling_all_reduce(tensor, *, group=None, counter: ByteCounter | None = None, straggler: Any = None):
     """Sum of ``tensor`` over the group by recursive halving (reduce-scatter) and doubling (all-gather).
 
@@ -75,8 +113,8 @@ def halving_doubling_all_reduce(tensor, *, group=None, counter: ByteCounter | No
     w = -(-d // p)
     steps = p.bit_length() - 1
 
-    def actual(x: int) -> int:  # group rank of core rank x
-        return 2 * x + 1 if x < extra else x + extra
+    def actual(x: int) -> int:
+        return _actual(x, extra)
 
     folded = me < 2 * extra and me % 2 == 0  # sits out: its partner me + 1 works for both
     failed = True
@@ -129,6 +167,7 @@ COLLECTIVES = (
         halving_doubling_cost,
         "recursive halving then doubling (Rabenseifner); non-powers of two folded into a power of two",
         "§56.3",
+        schedule=halving_doubling_schedule,
         order=30,
     ),
 )

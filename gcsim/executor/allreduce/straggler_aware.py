@@ -22,10 +22,11 @@ from typing import Any
 from ..._validation import check_int
 from ...cerar.ring import segment_bounds
 from ..collectives import ByteCounter
+from ._linkmodel import Recv, Schedule, Send
 from ._p2p import padded, start
 from ._registry import Collective, CollectiveCost, check_sizes, check_straggler
 
-__all__ = ["straggler_aware_all_reduce", "straggler_aware_cost", "PIECES", "COLLECTIVES"]
+__all__ = ["straggler_aware_all_reduce", "straggler_aware_cost", "straggler_aware_schedule", "PIECES", "COLLECTIVES"]
 
 #: Default number of pieces each chunk is streamed in after the straggler arrives (pipeline depth).
 PIECES = 8
@@ -62,6 +63,57 @@ def straggler_aware_cost(
     )
 
 
+def _roles(N: int, s: int, P: int):
+    """``(ready, owner, tag)``: the ready ranks, each chunk's owner, the tag of finished piece ``j`` of chunk ``c``."""
+    M = N - 1
+    ready = [r for r in range(N) if r != s]
+    owner = [ready[(c - 1) % M] for c in range(M)]  # ready index i ends the reduce-scatter with chunk i + 1
+
+    def tag(c: int, j: int) -> int:
+        return M + P + c * P + j
+
+    return ready, owner, tag
+
+
+def straggler_aware_schedule(N: int, d: int, itemsize: int, *, straggler: Any = None, pieces: int = PIECES) -> Schedule:
+    """The messages of :func:`straggler_aware_all_reduce` in each rank's posting order (theory §56.7).
+
+    The straggler posts its ``M P`` pieces at once (round-robin over the owners) and then waits for
+    the finished pieces; a ready rank runs the reduce-scatter, then per piece waits for the
+    straggler's and forwards the sum to the ``M`` others, then waits for the other owners' pieces.
+
+    Examples
+    --------
+    >>> sch = straggler_aware_schedule(3, 4, 4, pieces=1)            # M = 2 ready ranks, w = 2
+    >>> sch.programs[2]                                               # the straggler
+    (Send(dst=1, nbytes=8, tag=2), Send(dst=0, nbytes=8, tag=2), Recv(src=1, tag=3), Recv(src=0, tag=4))
+    >>> sch.bytes_sent == straggler_aware_cost(3, 4, 4, pieces=1).bytes_sent
+    True
+    """
+    N, d, itemsize = check_sizes(N, d, itemsize)
+    s = check_straggler(straggler, N)
+    M, w, bounds = _plan(N, d, pieces)
+    P = len(bounds)
+    ready, owner, tag = _roles(N, s, P)
+    sizes = [(b - a) * itemsize for a, b in bounds]
+    programs: list[tuple] = [()] * N
+    programs[s] = tuple(Send(owner[c], sizes[j], M + j) for j in range(P) for c in range(M)) + tuple(
+        Recv(owner[c], tag(c, j)) for c in range(M) for j in range(P)
+    )
+    for i, r in enumerate(ready):
+        mine = (i + 1) % M
+        nxt, prv = ready[(i + 1) % M], ready[(i - 1) % M]
+        receivers = [ready[(i + 1 + t) % M] for t in range(M - 1)] + [s]
+        prog: list = []
+        for k in range(M - 1):
+            prog += [Send(nxt, w * itemsize, 1 + k), Recv(prv, 1 + k)]
+        for j in range(P):
+            prog += [Recv(s, M + j)] + [Send(x, sizes[j], tag(mine, j)) for x in receivers]
+        prog += [Recv(owner[c], tag(c, j)) for c in range(M) if c != mine for j in range(P)]
+        programs[r] = tuple(prog)
+    return Schedule("straggler-aware", tuple(programs))
+
+
 def straggler_aware_all_reduce(
     tensor, *, group=None, counter: ByteCounter | None = None, straggler: Any = None, pieces: int = PIECES
 ):
@@ -91,11 +143,7 @@ def straggler_aware_all_reduce(
     d = flat.numel()
     M, w, bounds = _plan(N, d, pieces)
     P = len(bounds)
-    ready = [r for r in range(N) if r != s]
-    owner = [ready[(c - 1) % M] for c in range(M)]  # ready index i ends the reduce-scatter with chunk i + 1
-
-    def tag(c: int, j: int) -> int:  # the finished piece j of chunk c
-        return M + P + c * P + j
+    ready, owner, tag = _roles(N, s, P)
 
     buf = padded(flat, M * w).reshape(M, w)
     failed = True
@@ -149,6 +197,7 @@ COLLECTIVES = (
         "StragglAR-style: ring reduce-scatter among the ready ranks during the delay, then a pipelined completion",
         "§56.4",
         options=("pieces",),
+        schedule=straggler_aware_schedule,
         order=40,
     ),
 )

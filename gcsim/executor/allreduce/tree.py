@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..collectives import ByteCounter
+from ._linkmodel import Recv, Schedule, Send
 from ._p2p import start
 from ._registry import Collective, CollectiveCost, check_sizes, check_straggler
 
-__all__ = ["tree_all_reduce", "tree_cost", "tree_levels", "tree_children", "COLLECTIVES"]
+__all__ = ["tree_all_reduce", "tree_cost", "tree_schedule", "tree_levels", "tree_children", "COLLECTIVES"]
 
 
 def tree_levels(N: int) -> int:
@@ -59,6 +60,37 @@ def tree_cost(N: int, d: int, itemsize: int, *, straggler: Any = None) -> Collec
     return CollectiveCost("tree", N, d, itemsize, sent, (), (b,) * (2 * tree_levels(N)))
 
 
+def _parent(r: int) -> int | None:
+    """``r − 2^ν(r)`` (``ν`` the lowest set bit), None for the root."""
+    return None if r == 0 else r - (r & -r)
+
+
+def tree_schedule(N: int, d: int, itemsize: int, *, straggler: Any = None) -> Schedule:
+    """The messages of :func:`tree_all_reduce` in each rank's posting order (theory §56.7).
+
+    A rank receives its children's partial sums (nearest first), sends its own up, receives the sum
+    and sends it to its children, the farthest first.  The broadcast sends of one rank are posted
+    together (a send completes once its bytes are in the socket buffer), so they share its uplink.
+
+    Examples
+    --------
+    >>> tree_schedule(3, 5, 4).programs[0]
+    (Recv(src=1, tag=0), Recv(src=2, tag=1), Send(dst=2, nbytes=20, tag=2), Send(dst=1, nbytes=20, tag=2))
+    """
+    N, d, itemsize = check_sizes(N, d, itemsize)
+    check_straggler(straggler, N)
+    levels, b = tree_levels(N), d * itemsize
+    programs = []
+    for r in range(N):
+        kids, parent = tree_children(r, N), _parent(r)
+        prog: list = [Recv(c, k) for k, c in enumerate(kids)]
+        if parent is not None:
+            prog += [Send(parent, b, (r & -r).bit_length() - 1), Recv(parent, levels)]
+        prog += [Send(c, b, levels) for c in reversed(kids)]
+        programs.append(tuple(prog))
+    return Schedule("tree", tuple(programs))
+
+
 def tree_all_reduce(tensor, *, group=None, counter: ByteCounter | None = None, straggler: Any = None):
     """Sum of ``tensor`` over the group by a binomial tree: reduce to rank 0, then broadcast.
 
@@ -82,7 +114,7 @@ def tree_all_reduce(tensor, *, group=None, counter: ByteCounter | None = None, s
     d = acc.numel()
     levels = tree_levels(N)
     kids = tree_children(me, N)
-    parent = None if me == 0 else me - (1 << ((me & -me).bit_length() - 1))
+    parent = _parent(me)
     for k, c in enumerate(kids):
         ex.post_recv(c, d, tag=k)  # child c = me + 2^k reports in reduce round k
     if parent is not None:
@@ -110,6 +142,7 @@ COLLECTIVES = (
         tree_cost,
         "binomial tree: reduce to rank 0, broadcast back; 2⌈log2 N⌉ rounds of d",
         "§56.2",
+        schedule=tree_schedule,
         order=20,
     ),
 )

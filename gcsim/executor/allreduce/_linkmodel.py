@@ -1,0 +1,311 @@
+"""The link-level schedule model of the collectives' time: per-port fair sharing of each direction (theory §56.7).
+
+A collective's *schedule* is one program per rank, the sequence of its sends and (blocking) receives
+in the order the implementation posts them (:class:`Send`, :class:`Recv`).  :func:`simulate` plays
+the programs on ``N`` full-duplex ports of ``beta`` bytes per second each way:
+
+* a rank starts its program at its start time (the straggler ``delay`` after the others) and runs it
+  until a receive whose message has not been delivered; a send never blocks (the socket buffer takes
+  the message), so the rank goes on at once;
+* the messages from one rank to another travel in posting order on one connection (TCP, FIFO): only
+  the oldest unfinished one of each connection is on the wire;
+* the connections on the wire share the ports max-min fairly: rank ``r``'s uplink carries at most
+  ``beta`` bytes per second over all its outgoing connections, its downlink at most ``beta`` over all
+  its incoming ones, and no connection can be given more without taking from one that has no more;
+* a message is delivered ``alpha`` seconds after its last byte has left the sender;
+* optionally (``burst``) each port direction is a token bucket of rate ``beta`` and ``burst`` bytes, as
+  ``tc tbf`` shapes the emulated links: bytes covered by tokens at both ends pass at once.
+
+The time is exact: every quantity is a :class:`fractions.Fraction` (inputs given as floats are taken
+at their exact binary values).  The collective's time is the last delivery (the last rank's finish).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ..._validation import check_int, check_real
+from ...errors import InvalidArgumentError
+
+__all__ = ["Send", "Recv", "Schedule", "simulate", "max_min_rates", "ring_pattern"]
+
+
+@dataclass(frozen=True)
+class Send:
+    """Post message ``tag`` of ``nbytes`` bytes to rank ``dst`` (non-blocking)."""
+
+    dst: int
+    nbytes: int
+    tag: int
+
+
+@dataclass(frozen=True)
+class Recv:
+    """Wait until message ``tag`` from rank ``src`` has been delivered."""
+
+    src: int
+    tag: int
+
+
+Op = Send | Recv
+
+
+Port = tuple[str, int]
+
+
+def _ports(flow: tuple[int, int]) -> tuple[Port, Port]:
+    return ("up", flow[0]), ("down", flow[1])
+
+
+def _fill(
+    flows: list[tuple[int, int]], capacity: dict[Port, Fraction | None], demand: list[Fraction | None]
+) -> list[Fraction]:
+    """Progressive filling: every unfrozen flow grows at the same speed until a port it uses is full
+    (``capacity`` None: unlimited) or it has its ``demand`` (None: unlimited).  Max-min fair."""
+    amount = [Fraction(0)] * len(flows)
+    left = dict(capacity)
+    free = {i for i, x in enumerate(demand) if x is None or x > 0}
+    while free:
+        users: dict[Port, list[int]] = {}
+        for i in free:
+            for p in _ports(flows[i]):
+                if left[p] is not None:
+                    users.setdefault(p, []).append(i)
+        steps = [x / len(u) for p, u in users.items() if (x := left[p]) is not None]
+        steps += [x - amount[i] for i in free if (x := demand[i]) is not None]
+        if not steps:
+            raise InvalidArgumentError("schedule", "a connection with no limit on either port")
+        step = min(steps)
+        for i in free:
+            amount[i] += step
+        full = set()
+        for p, u in users.items():
+            x = left[p]
+            if x is not None:
+                left[p] = x - step * len(u)
+                if left[p] == 0:
+                    full.add(p)
+        free = {
+            i for i in free if not full.intersection(_ports(flows[i])) and (demand[i] is None or amount[i] != demand[i])
+        }
+    return amount
+
+
+def max_min_rates(flows: list[tuple[int, int]], N: int) -> list[Fraction]:
+    """Max-min fair shares (in units of ``beta``) of connections ``(src, dst)`` on ``N`` full-duplex ports.
+
+    Progressive filling: every unfrozen connection grows at the same speed; when a port (``src``'s
+    uplink or ``dst``'s downlink, capacity 1 each) is full, its connections freeze.
+
+    Examples
+    --------
+    >>> [str(x) for x in max_min_rates([(0, 1), (0, 2), (3, 2)], 4)]      # 0's uplink and 2's downlink
+    ['1/2', '1/2', '1/2']
+    >>> [str(x) for x in max_min_rates([(0, 1), (0, 2), (0, 3), (1, 2)], 4)]
+    ['1/3', '1/3', '1/3', '2/3']
+    """
+    check_int("N", N, minimum=1)
+    return _fill(flows, {p: Fraction(1) for f in flows for p in _ports(f)}, [None] * len(flows))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One program per rank: the collective's messages in the order each rank posts them.
+
+    Examples
+    --------
+    >>> ring2 = Schedule("ring", ((Send(1, 8, 0), Recv(1, 0)), (Send(0, 8, 0), Recv(0, 0))))
+    >>> ring2.bytes_sent, ring2.messages, ring2.time(alpha=0.5, beta=4.0)
+    ((8, 8), (1, 1), 2.5)
+    """
+
+    name: str
+    programs: tuple[tuple[Op, ...], ...]
+
+    @property
+    def N(self) -> int:
+        """Ranks."""
+        return len(self.programs)
+
+    @property
+    def bytes_sent(self) -> tuple[int, ...]:
+        """Payload bytes each rank sends."""
+        return tuple(sum(op.nbytes for op in prog if isinstance(op, Send)) for prog in self.programs)
+
+    @property
+    def messages(self) -> tuple[int, ...]:
+        """Messages each rank sends."""
+        return tuple(sum(isinstance(op, Send) for op in prog) for prog in self.programs)
+
+    def time(
+        self, alpha: float, beta: float, delay: float = 0.0, straggler: int | None = None, burst: float = 0
+    ) -> float:
+        """Seconds until every rank holds the sum: :func:`simulate`'s last finish, as a float."""
+        return float(max(simulate(self, alpha, beta, delay=delay, straggler=straggler, burst=burst)))
+
+
+def _exact(name: str, x: Any, *, positive: bool = False) -> Fraction:
+    if isinstance(x, Fraction):
+        if x < 0 or (positive and x == 0):
+            raise InvalidArgumentError(name, f"must be {'> 0' if positive else '>= 0'}, got {x}")
+        return x
+    return Fraction(check_real(name, x, minimum=0.0, strict_min=positive))
+
+
+def _check(schedule: Schedule) -> None:
+    """Every send has its receive on the other side, each (src, dst, tag) once."""
+    N = schedule.N
+    sends: set[tuple[int, int, int]] = set()
+    recvs: set[tuple[int, int, int]] = set()
+    for r, prog in enumerate(schedule.programs):
+        for op in prog:
+            peer = op.dst if isinstance(op, Send) else op.src
+            check_int("peer", peer, minimum=0, maximum=N - 1)
+            key = (r, op.dst, op.tag) if isinstance(op, Send) else (op.src, r, op.tag)
+            seen = sends if isinstance(op, Send) else recvs
+            if key in seen or peer == r:
+                raise InvalidArgumentError("schedule", f"{schedule.name}: message {key} repeated or to itself")
+            seen.add(key)
+    if sends != recvs:
+        raise InvalidArgumentError("schedule", f"{schedule.name}: unmatched messages {sorted(sends ^ recvs)}")
+
+
+def simulate(
+    schedule: Schedule, alpha: Any, beta: Any, *, delay: Any = 0, straggler: int | None = None, burst: Any = 0
+) -> tuple[Fraction, ...]:
+    """Each rank's finish time (exact) when the schedule plays on ports of ``beta`` B/s with latency ``alpha``.
+
+    Parameters
+    ----------
+    schedule : Schedule
+    alpha : float or Fraction
+        Seconds from a message's last byte leaving the sender to its delivery (>= 0).
+    beta : float or Fraction
+        Bytes per second of each port, each direction (> 0; ``math.inf``: transfers take no time).
+    delay : float or Fraction
+        Seconds the straggler starts after the others (>= 0).
+    straggler : int, optional
+        The late rank (default ``N − 1``).
+    burst : int or Fraction
+        Bytes of each port direction's token bucket (>= 0; 0: a plain rate limit).  A token bucket of
+        rate ``beta`` and size ``burst`` (``tc tbf``) lets a port pass up to its tokens at once; it
+        refills at ``beta`` while the port sends less than ``beta``.  Full at the start.
+
+    Returns
+    -------
+    tuple of Fraction
+        Per rank, the instant its program ends (all its receives delivered), from the others' start.
+
+    Examples
+    --------
+    Two ranks exchange 10 bytes at 2 B/s, 1 s latency; the second starts 3 s late:
+
+    >>> s = Schedule("x", ((Send(1, 10, 0), Recv(1, 0)), (Send(0, 10, 0), Recv(0, 0))))
+    >>> [str(t) for t in simulate(s, 1, 2, delay=3)]
+    ['9', '6']
+    >>> [str(t) for t in simulate(s, 1, 2, delay=3, burst=4)]     # 4 bytes pass at once: 2 s saved
+    ['7', '4']
+    """
+    _check(schedule)
+    N = schedule.N
+    a = _exact("alpha", alpha)
+    infinite = isinstance(beta, float) and beta == math.inf
+    b = Fraction(1) if infinite else _exact("beta", beta, positive=True)
+    K = _exact("burst", burst)
+    s = N - 1 if straggler is None else check_int("straggler", straggler, minimum=0, maximum=N - 1)
+    start = [_exact("delay", delay) if r == s else Fraction(0) for r in range(N)]
+    pc = [0] * N
+    finish: list[Fraction | None] = [None] * N
+    wire: dict[tuple[int, int], deque[list]] = {}  # connection -> [tag, bytes left] in posting order
+    tokens = {(side, r): K for side in ("up", "down") for r in range(N)}
+    delivered: set[tuple[int, int, int]] = set()
+    arriving: list[tuple[Fraction, tuple[int, int, int]]] = []
+    t = Fraction(0)
+
+    def run(r: int) -> bool:  # rank r runs until it blocks; True if it moved
+        prog, moved = schedule.programs[r], False
+        while pc[r] < len(prog):
+            op = prog[pc[r]]
+            if isinstance(op, Recv):
+                if (op.src, r, op.tag) not in delivered:
+                    break
+            else:
+                left = Fraction(0) if infinite else Fraction(op.nbytes)
+                wire.setdefault((r, op.dst), deque()).append([op.tag, left])
+            pc[r] += 1
+            moved = True
+        if pc[r] == len(prog) and finish[r] is None:
+            finish[r] = t
+        return moved
+
+    def settle() -> None:  # the instant t: starts, finished transfers, deliveries, until nothing moves
+        changed = True
+        while changed:
+            changed = False
+            for r in range(N):
+                if start[r] <= t and run(r):
+                    changed = True
+            for (src, dst), q in wire.items():
+                while q and q[0][1] == 0:
+                    arriving.append((t + a, (src, dst, q.popleft()[0])))
+                    changed = True
+            for when, key in [x for x in arriving if x[0] <= t]:
+                arriving.remove((when, key))
+                delivered.add(key)
+                changed = True
+
+    while True:
+        settle()
+        if all(f is not None for f in finish):
+            return tuple(f for f in finish if f is not None)
+        on = [c for c, q in wire.items() if q]
+        if K > 0 and on:  # bursts: what both ends' buckets allow passes at once, shared max-min
+            burst_now = _fill(on, {p: tokens[p] for c in on for p in _ports(c)}, [wire[c][0][1] for c in on])
+            if any(burst_now):
+                for c, x in zip(on, burst_now, strict=True):
+                    wire[c][0][1] -= x
+                    for p in _ports(c):
+                        tokens[p] -= x
+                continue
+        # a port with tokens left limits nothing now; an empty bucket passes beta
+        capacity = {p: (None if tokens[p] > 0 else b) for c in on for p in _ports(c)}
+        rates = _fill(on, capacity, [None] * len(on))
+        through: dict[Port, Fraction] = dict.fromkeys(tokens, Fraction(0))
+        for c, v in zip(on, rates, strict=True):
+            for p in _ports(c):
+                through[p] += v
+        events = [x for x in start if x > t] + [w for w, _ in arriving]
+        events += [t + wire[c][0][1] / v for c, v in zip(on, rates, strict=True)]
+        events += [t + tokens[p] / (through[p] - b) for p in tokens if tokens[p] > 0 and through[p] > b]
+        if not events:
+            raise InvalidArgumentError("schedule", f"{schedule.name}: deadlock (a receive that no send can satisfy)")
+        nxt = min(events)
+        for c, v in zip(on, rates, strict=True):
+            wire[c][0][1] -= v * (nxt - t)
+        for p in tokens:
+            tokens[p] = min(K, tokens[p] + (b - through[p]) * (nxt - t))
+        t = nxt
+
+
+def ring_pattern(name: str, N: int, rounds: int, nbytes: int) -> Schedule:
+    """``rounds`` rounds around the ring: in each, every rank sends ``nbytes`` to the next, then receives.
+
+    The schedule of the ring all-reduce and of CERAR: round ``k``'s packet depends on round
+    ``k − 1``'s (theory §56.1, §56.5).
+
+    Examples
+    --------
+    >>> ring_pattern("ring", 3, 2, 8).programs[0]
+    (Send(dst=1, nbytes=8, tag=0), Recv(src=2, tag=0), Send(dst=1, nbytes=8, tag=1), Recv(src=2, tag=1))
+    """
+    programs = []
+    for r in range(N):
+        prog: list[Op] = []
+        for k in range(rounds):
+            prog += [Send((r + 1) % N, nbytes, k), Recv((r - 1) % N, k)]
+        programs.append(tuple(prog))
+    return Schedule(name, tuple(programs))

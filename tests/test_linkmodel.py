@@ -1,0 +1,185 @@
+"""The link-level schedule model of the collectives' time (theory §56.7), against hand computations.
+
+Every expected time below is worked out by hand in exact rationals (the derivations are in the
+comments and in theory §56.7), not taken from the simulator; the ring and power-of-two
+halving-doubling are checked against the closed form of §56.1, which they must equal.  No clock is
+read.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import pytest
+
+from gcsim._stats import median_interval
+from gcsim.errors import InvalidArgumentError
+from gcsim.executor.allreduce import Recv, Schedule, Send, collectives, get_collective, max_min_rates, simulate
+from gcsim.executor.collectives_bench import LINK_BOUND_SHARE, fit_overhead, summarize
+
+A = F(1, 3)  # alpha: a third of a second, so that alpha and byte terms cannot be confused
+
+
+def _T(name: str, N: int, d: int, alpha=A, beta=F(1), delay=F(0), **options) -> F:
+    """The simulated time of a registered collective with 1-byte scalars (so bytes = scalars)."""
+    sch = get_collective(name).schedule(N, d, 1, **options)
+    return max(simulate(sch, alpha, beta, delay=delay))
+
+
+def test_max_min_rates_by_hand():
+    # one connection per port: the full rate
+    assert max_min_rates([(0, 1), (1, 0)], 2) == [1, 1]
+    # 0's uplink carries three; 1 -> 2 shares 2's downlink with 0 -> 2 only: it gets what 0 -> 2 leaves
+    assert max_min_rates([(0, 1), (0, 2), (0, 3), (1, 2)], 4) == [F(1, 3)] * 3 + [F(2, 3)]
+    # a chain of bottlenecks: 3 -> 0 and 1 -> 0 share 0's downlink; 1 -> 2 takes the rest of 1's uplink
+    assert max_min_rates([(3, 0), (1, 0), (1, 2)], 4) == [F(1, 2), F(1, 2), F(1, 2)]
+
+
+@pytest.mark.parametrize("N", [2, 3, 4, 5, 6])
+@pytest.mark.parametrize("d", [1, 7, 100])
+def test_ring_and_cerar_equal_the_closed_form(N, d):
+    """Every port carries one connection at a time, so round k takes alpha + B_k / beta exactly."""
+    beta = F(5, 2)
+    w = -(-d // N)
+    closed = 2 * (N - 1) * (A + F(w) / beta)
+    assert _T("ring", N, d, beta=beta) == closed
+    assert _T("cerar", N, d, beta=beta) == closed  # c = N: the ring's rounds and packets
+    c = 2 if N > 2 else 1
+    assert _T("cerar", N, d, beta=beta, c=c) == (c + N - 2) * (A + F(-(-d // c)) / beta)
+    cost = get_collective("ring").cost(N, d, 1)
+    assert F(cost.time(float(A), float(beta))) == pytest.approx(closed)
+
+
+@pytest.mark.parametrize("N", [2, 4, 8])
+@pytest.mark.parametrize("d", [1, 8, 37])
+def test_halving_doubling_power_of_two_equals_the_closed_form(N, d):
+    beta = F(3)
+    w = -(-d // N)
+    rounds = [N * w // 2 ** (k + 1) for k in range(N.bit_length() - 1)]
+    closed = sum(2 * (A + F(b) / beta) for b in rounds)
+    assert _T("halving-doubling", N, d, beta=beta) == closed
+
+
+def test_halving_doubling_fold_by_hand():
+    """N = 3, d = D even, beta = 1.  Rank 2's halving send (D/2) and rank 0's fold (D) share rank 1's
+    downlink from 0: each at 1/2, so the half is in at D, the fold at D + D/2 = 3D/2.  Rank 1 then
+    sends its half (done 2D + alpha) and, FIFO behind it, its doubling half (done 5D/2 + alpha,
+    in at rank 2 at 5D/2 + 2 alpha); rank 2's doubling half leaves at 2D + 2 alpha (after rank 1's
+    half), in at 5D/2 + 3 alpha; rank 1 unfolds D to rank 0: 7D/2 + 4 alpha.  The closed form
+    counts rounds D, D/2, D/2, D: 3D + 4 alpha."""
+    D = 10
+    assert _T("halving-doubling", 3, D) == F(7 * D, 2) + 4 * A
+    assert F(get_collective("halving-doubling").cost(3, D, 1).time(float(A), 1.0)) == pytest.approx(3 * D + 4 * A)
+
+
+def test_tree_by_hand():
+    """beta = 1, D bytes per message.
+    N = 2: up then down, 2D + 2 alpha (the closed form).
+    N = 3: ranks 1 and 2 report to 0 at once (0's downlink: D/2 each, 2D), 0 sends to both at once
+    (its uplink: 2D): 4D + 2 alpha; the closed form counts 4 rounds: 4D + 4 alpha.
+    N = 4: 1 -> 0 and 3 -> 2 (D + alpha), 2 -> 0 (2D + 2 alpha); 0 -> 2 and 0 -> 1 share 0's uplink
+    (4D + 3 alpha), then 2 -> 3 (5D + 4 alpha); the closed form: 4D + 4 alpha."""
+    D = 6
+    assert _T("tree", 2, D) == 2 * D + 2 * A
+    assert _T("tree", 3, D) == 4 * D + 2 * A
+    assert _T("tree", 4, D) == 5 * D + 4 * A
+    # a late rank 3 on N = 4: 3 -> 2 starts at the delay; 1 -> 0 is long in, so the rest is shifted
+    assert _T("tree", 4, D, delay=F(100)) == 100 + 5 * D + 4 * A
+
+
+def test_straggler_aware_by_hand():
+    """N = 3 (M = 2 ready ranks 0, 1; straggler 2), d = 4, pieces = 1: chunks of w = 2 bytes, beta = 1.
+    Without delay: the reduce-scatter (0 <-> 1) and the straggler's two chunks start together; every
+    port that carries two connections (2's uplink, 0's and 1's downlinks) gives each 1/2, so all four
+    end at 2w, in at 2w + alpha; then each owner forwards its chunk to the other ready rank and to the
+    straggler, two connections on its uplink and two into 2's downlink: 1/2 each, in at 4w + 2 alpha.
+    With a delay >= w + alpha the reduce-scatter is over (alone on its ports: w + alpha) when the
+    straggler arrives; its two chunks share its uplink (2w), the forwards as before: delay + 4w + 2
+    alpha, which is the closed form of §56.4 with q = w."""
+    w = 2
+    assert _T("straggler-aware", 3, 4, pieces=1) == 4 * w + 2 * A
+    assert _T("straggler-aware", 3, 4, pieces=1, delay=F(50)) == 50 + 4 * w + 2 * A
+    closed = get_collective("straggler-aware").cost(3, 4, 1, pieces=1).time(float(A), 1.0, 50.0)
+    assert closed == pytest.approx(float(50 + 4 * w + 2 * A))
+
+
+def test_ring_with_a_straggler_by_hand():
+    """N = 2, w bytes per round, beta = 1, rank 1 starts at delay >= w + alpha.  Rank 0's first chunk
+    is in at w + alpha; rank 1 posts both its rounds at the delay (FIFO: done at delay + w and + 2w);
+    rank 0 answers the first at delay + w + alpha, in at delay + 2w + 2 alpha = delay + T_0."""
+    d = 8  # w = 4
+    assert _T("ring", 2, d, delay=F(30)) == 30 + 2 * 4 + 2 * A
+
+
+@pytest.mark.parametrize("N", [2, 3, 4, 5, 6, 7])
+@pytest.mark.parametrize("d", [1, 5, 37])
+def test_every_schedule_sends_the_counted_bytes(N, d):
+    """The schedules carry exactly the bytes the cost model proves (theory §56.1-§56.5)."""
+    for col in collectives():
+        assert col.schedule is not None, col.name
+        for s in {0, N - 1}:
+            assert col.schedule(N, d, 4, straggler=s).bytes_sent == col.cost(N, d, 4, straggler=s).bytes_sent
+
+
+def test_bad_schedules_named():
+    with pytest.raises(InvalidArgumentError, match="^schedule: .*unmatched"):
+        simulate(Schedule("x", ((Send(1, 4, 0),), ())), 0, 1)
+    with pytest.raises(InvalidArgumentError, match="^schedule: .*deadlock"):
+        simulate(Schedule("x", ((Recv(1, 0), Send(1, 4, 0)), (Recv(0, 0), Send(0, 4, 0)))), 0, 1)
+    with pytest.raises(InvalidArgumentError, match="^beta: "):
+        simulate(Schedule("x", ((), ())), 0, 0)
+    with pytest.raises(InvalidArgumentError, match="^straggler: "):
+        simulate(Schedule("x", ((), ())), 0, 1, straggler=2)
+
+
+def test_latency_only_counts_deliveries():
+    """beta = inf: the time is alpha times the longest chain of dependent messages."""
+    sch = get_collective("tree").schedule(4, 1000, 4)
+    assert simulate(sch, F(1), float("inf")) == (2, 3, 3, 4)  # rank 0 ends with its receive; 3 is two hops below
+    assert sch.time(0.5, float("inf")) == 2.0
+
+
+def test_median_interval_by_hand():
+    # n = 9: P(B <= 1) = 10/512 <= 0.025 < P(B <= 2) = 46/512, so x_(2) and x_(8)
+    assert median_interval([9, 1, 8, 2, 7, 3, 6, 4, 5]) == (2.0, 8.0, 1 - 2 * 10 / 512)
+    # n = 7: only x_(1), x_(7) reach 95 %: coverage 1 - 2/128
+    assert median_interval(range(7)) == (0.0, 6.0, 1 - 2 / 128)
+    with pytest.raises(InvalidArgumentError, match="^values: "):
+        median_interval(range(5))
+
+
+def test_link_bound_and_calibration():
+    """A row is link-bound when the bandwidth term is at least half its time after the delay."""
+    base = {"collective": "ring", "options": {}, "N": 2, "d": 1000, "itemsize": 4, "delay": 0.0,
+            "bytes_sent": [4000, 4000], "predicted_bytes": [4000, 4000]}  # fmt: skip
+    # 2 rounds of 2000 bytes at 1e6 B/s = 4 ms of bandwidth; alpha 1 ms per round: 2 ms
+    row = summarize([{**base, "seconds": [0.006] * 7}], alpha=1e-3, beta=1e6)[0]
+    assert row["predicted_s"] == pytest.approx(0.006) and row["bandwidth_share"] == pytest.approx(4 / 6)
+    assert row["link_bound"] and LINK_BOUND_SHARE == 0.5
+    slow = summarize([{**base, "seconds": [0.006] * 7}], alpha=5e-3, beta=1e6)[0]
+    assert slow["bandwidth_share"] == pytest.approx(4 / 14) and not slow["link_bound"]
+    # calibration: the ring's excess over the model, per delivery (2 on N = 2)
+    fits = fit_overhead({"rows": [{**row, "median_s": 0.010, "link": "1mbit", "link_delay": "1ms"}]})
+    assert fits == {"1mbit:1ms": pytest.approx(0.002)}
+    cal = summarize([{**base, "seconds": [0.010] * 7}], alpha=1e-3, beta=1e6, overhead=0.002)[0]
+    assert cal["calibrated_s"] == pytest.approx(0.010) and cal["calibrated_within_15pct"]
+
+
+def test_token_bucket_by_hand():
+    """Ring on N = 2, w = 10 bytes per round, beta = 1, alpha = 2, buckets of 4 bytes, full at the start.
+    Round 0: 4 bytes pass at once, 6 at beta: delivered at 6 + 2 = 8; the ports were busy at beta until
+    6 (no refill), then idle for 2 s: 2 tokens.  Round 1: 2 bytes at once, 8 at beta: delivered at
+    8 + 8 + 2 = 18 (no bucket: 2 (10 + 2) = 24)."""
+    sch = get_collective("ring").schedule(2, 20, 1)
+    assert simulate(sch, F(2), F(1)) == (24, 24)
+    assert simulate(sch, F(2), F(1), burst=F(4)) == (18, 18)
+    # a bucket larger than every message: only the deliveries count (and no token runs out)
+    assert simulate(sch, F(2), F(1), burst=F(100)) == (4, 4)
+
+
+def test_tbf_burst_of_the_emulated_links():
+    from gcsim.executor.netem import shaping_commands, tbf_burst
+
+    for rate in ("100mbit", "20mbit", "1gbit"):
+        tbf = shaping_commands("ns", "eth0", rate, None)[0]
+        assert int(tbf[tbf.index("burst") + 1]) == tbf_burst(rate)
