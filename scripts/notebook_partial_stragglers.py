@@ -71,4 +71,25 @@ CELLS: list[tuple[str, str]] = [
         "    t = exact_recovery_times(chunk_completion_times(m, 500, seed=2), 1)\n"
         "    print(f'{name:9s} Q_max {q_max(m.assignment, m.orders)}  E[exact time] {t.mean():.3f}')",
     ),
+    (
+        "md",
+        "## The least Q_max\n\nOn small assignments `least_q_max` enumerates every tuple of orders; "
+        "`regular_q_max_bound` bounds Q_max for any order on any δ-regular square assignment. Latin orders "
+        "are not always optimal (Proposition 59.7): 6 workers, each holding every chunk but its own, ℓ = 3.",
+    ),
+    (
+        "code",
+        "from gcsim.coding.encoders.classic import cyclic_repetition_assignment\n"
+        "from gcsim.coding.partial_stragglers import latin_orders, least_q_max, regular_q_max_bound\n"
+        "A4 = cyclic_repetition_assignment(5, 2)\n"
+        "for ell in (1, 2, 3):\n"
+        "    res = least_q_max(A4, ell)\n"
+        "    print(f'l={ell}: least {res.value} (share of orders reaching it {res.reaching / res.total:.3f}), '\n"
+        "          f'Latin {q_max(A4, latin_orders(A4), ell)}')\n"
+        "A6 = 1 - np.eye(6, dtype=int)\n"
+        "prop = [np.array(o) for o in ([1, 3, 5, 4, 2], [0, 2, 5, 4, 3], [1, 3, 4, 5, 0], [1, 2, 4, 5, 0],\n"
+        "                             [0, 3, 5, 2, 1], [0, 2, 4, 3, 1])]\n"
+        "print('n=6, delta=5, l=3: Latin', q_max(A6, latin_orders(A6), 3), ' Proposition 59.7', q_max(A6, prop, 3),\n"
+        "      ' bound', regular_q_max_bound(6, 5, 3))",
+    ),
 ]

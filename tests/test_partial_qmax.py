@@ -78,6 +78,18 @@ def test_counting_bound_is_the_latin_value_at_ell_1_delta_minus_1_and_delta(delt
         assert regular_q_max_bound(12, delta, ell) <= 12 * delta + 1 - t * (t + 1) // 2
 
 
+# Bound 59.6's table (theory §59.2): how far below the Latin value the counting bound lies, δ <= 7.
+GAPS = {(5, 3): 1, (6, 2): 1, (6, 3): 1, (6, 4): 1, (7, 2): 1, (7, 3): 2, (7, 4): 2, (7, 5): 1}
+
+
+def test_counting_bound_table_of_bound_59_6():
+    for delta in range(1, 8):
+        for ell in range(1, delta + 1):
+            t = delta - ell + 1
+            latin = 12 * delta + 1 - t * (t + 1) // 2
+            assert latin - regular_q_max_bound(12, delta, ell) == GAPS.get((delta, ell), 0), (delta, ell)
+
+
 # Proposition 59.7: every chunk's values v_j(i) are {1,1,5,5,5}, {1,2,4,4,4} or {2,2,3,3,3}.
 ORDERS_59_7 = [[1, 3, 5, 4, 2], [0, 2, 5, 4, 3], [1, 3, 4, 5, 0], [1, 2, 4, 5, 0], [0, 3, 5, 2, 1], [0, 2, 4, 3, 1]]
 
