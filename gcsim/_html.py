@@ -51,6 +51,7 @@ __all__ = [
     "object_html",
     "params_rows",
     "repr_items",
+    "repr_line",
     "safe_html",
     "scalar_items",
     "verdict",
@@ -141,12 +142,42 @@ def repr_items(mapping: Mapping[str, Any], limit: int = 6, width: int = 40) -> s
         if len(shown) >= limit or not (value is None or isinstance(value, (str, bool, int, float, np.generic))):
             left += 1
             continue
-        if isinstance(value, str) and len(value) > width:
-            value = value[: width - 1] + "…"
+        if isinstance(value, str):
+            value = _cut(value, width)
         if isinstance(value, np.generic):
             value = value.item()
         shown.append(f"{key!r}: {value!r}")
     return "{" + ", ".join(shown + ([f"+{left} more"] if left else [])) + "}"
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, the last one ``…`` where it was longer."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def repr_line(title: str, *fields: str | tuple[Any, ...], digits: int = 6, width: int = 60) -> str:
+    """``title(key=value, ...)``: a result's one-line ``__repr__`` (never its arrays).
+
+    A field is ``(key, value)``, ``(key, value, digits)`` (its own significant digits) or a string
+    written as it is (``"3 seeds"``).  A float, or each float of a tuple, is shown to ``digits``
+    significant digits; a string quoted and cut to ``width`` characters (as :func:`repr_items`
+    cuts); anything else as ``str`` shows it.
+
+    >>> repr_line("R", ("mean", 0.123456789), ("ci", (0.1, 0.2)), "3 seeds", ("stderr", 0.0123456, 4))
+    'R(mean=0.123457, ci=(0.1, 0.2), 3 seeds, stderr=0.01235)'
+    >>> repr_line("R", ("method", "x" * 70), ("n", 7), ("empirical", None), width=8)
+    "R(method='xxxxxxx…', n=7, empirical=None)"
+    """
+
+    def short(value: Any, places: int) -> str:
+        if isinstance(value, (float, np.floating)):
+            return f"{value:.{places}g}"
+        if isinstance(value, tuple):
+            return "(" + ", ".join(short(v, places) for v in value) + ")"
+        return repr(_cut(value, width)) if isinstance(value, str) else str(value)
+
+    parts = [f if isinstance(f, str) else f"{f[0]}={short(f[1], f[2] if len(f) > 2 else digits)}" for f in fields]
+    return f"{title}({', '.join(parts)})"
 
 
 def params_rows(params: Any) -> list[tuple[str, str]]:

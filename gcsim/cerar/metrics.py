@@ -247,10 +247,16 @@ class CerarErrors:
         >>> errors(design(3, 5, "perturbation", eps=0.1))  # doctest: +ELLIPSIS
         CerarErrors(N=3, c=5, operators (3, 2, 5, 5), worst_case=0.3..., frobenius=..., kappa=..., empirical=None)
         """
-        emp = "None" if self.empirical is None else f"{self.empirical:.4g}"
-        return (
-            f"CerarErrors(N={self.N}, c={self.c}, operators {self.operators.shape}, worst_case={self.worst_case:.4g}, "
-            f"frobenius={self.frobenius:.4g}, kappa={self.kappa:.4g}, empirical={emp})"
+        return _html.repr_line(
+            "CerarErrors",
+            ("N", self.N),
+            ("c", self.c),
+            f"operators {self.operators.shape}",
+            ("worst_case", self.worst_case),
+            ("frobenius", self.frobenius),
+            ("kappa", self.kappa),
+            ("empirical", self.empirical),
+            digits=4,
         )
 
     def _repr_html_(self) -> str:

@@ -290,9 +290,13 @@ class WorstCaseErrorResult:
     def __repr__(self) -> str:
         """One line: the value, the straggler set (its first 8 workers), how it was found; never the mask."""
         shown = ", ".join(str(int(j)) for j in self.stragglers[:8]) + (", …" if len(self.stragglers) > 8 else "")
-        return (
-            f"WorstCaseErrorResult(value={self.value:.6g}, stragglers=[{shown}] of n={self.mask.size}, "
-            f"method={self.method!r}, evaluations={self.evaluations}, normalized={self.normalized})"
+        return _html.repr_line(
+            "WorstCaseErrorResult",
+            ("value", self.value),
+            f"stragglers=[{shown}] of n={self.mask.size}",
+            ("method", self.method),
+            ("evaluations", self.evaluations),
+            ("normalized", self.normalized),
         )
 
     def _repr_html_(self) -> str:
@@ -455,10 +459,14 @@ class SeedsExpectedResult:
 
     def __repr__(self) -> str:
         """One line: the mean, its interval over seeds, how, the number of seeds; never the per-seed values."""
-        how = self.ci_method if len(self.ci_method) <= 60 else self.ci_method[:59] + "…"
-        return (
-            f"SeedsExpectedResult(mean={self.mean:.6g}, ci=({self.ci[0]:.6g}, {self.ci[1]:.6g}), "
-            f"method={self.method!r}, {len(self.seeds)} seeds, ci_method={how!r}, stderr={self.stderr:.4g})"
+        return _html.repr_line(
+            "SeedsExpectedResult",
+            ("mean", self.mean),
+            ("ci", self.ci),
+            ("method", self.method),
+            f"{len(self.seeds)} seeds",
+            ("ci_method", self.ci_method),
+            ("stderr", self.stderr, 4),
         )
 
     def _repr_html_(self) -> str:
