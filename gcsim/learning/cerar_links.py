@@ -140,6 +140,28 @@ def link_claims(summary: list[dict]) -> list[dict]:
     return rows
 
 
+def _cell_steps(cell: dict) -> tuple[int, np.ndarray, list, list, list]:
+    """A run's step count, the slowest rank's time of each step, each rank's wire and hook bytes, its buckets."""
+    R = cell["results"]
+    step_s = np.max([r["step_seconds"] for r in R], axis=0)  # the slowest rank's time of each step
+    return (
+        len(R[0]["step_seconds"]),
+        step_s,
+        [r["tx_bytes"] for r in R],
+        [r["hook_bytes"] for r in R],
+        R[0]["bucket_elements"],
+    )
+
+
+def _step_quantiles(step_s: np.ndarray) -> dict[str, float]:
+    """The median, 10th and 90th percentiles of a run's step times (the columns every run row has)."""
+    return {
+        "step_median_s": float(np.median(step_s)),
+        "step_p10_s": float(np.percentile(step_s, 10)),
+        "step_p90_s": float(np.percentile(step_s, 90)),
+    }
+
+
 def timing_row(
     cell: dict, *, rate: str, delay: str | None, label: str, c: int | None, N: int, seed: int, width: int, warmup: int
 ) -> dict:
@@ -155,13 +177,9 @@ def timing_row(
     >>> row["step_median_s"], row["timed_steps"], row["wire_bytes_per_step"], row["payload_formula_bytes_per_step"]
     (2.0, 3, 212.5, 40)
     """
-    R = cell["results"]
-    steps = len(R[0]["step_seconds"])
+    steps, step_s, tx, hook, buckets = _cell_steps(cell)
     warmup = check_int("warmup", warmup, minimum=0, maximum=steps - 1)
-    step_s = np.max([r["step_seconds"] for r in R], axis=0)[warmup:]  # the slowest rank's time of each step
-    tx = [r["tx_bytes"] for r in R]
-    hook = [r["hook_bytes"] for r in R]
-    buckets = R[0]["bucket_elements"]
+    step_s = step_s[warmup:]
     return {
         "parameters": n_parameters(width),
         "width": width,
@@ -172,16 +190,14 @@ def timing_row(
         "seed": int(seed),
         "steps": steps,
         "timed_steps": int(step_s.size),
-        "step_median_s": float(np.median(step_s)),
-        "step_p10_s": float(np.percentile(step_s, 10)),
-        "step_p90_s": float(np.percentile(step_s, 90)),
+        **_step_quantiles(step_s),
         "payload_bytes_per_step": None if hook[0] is None else max(hook) / steps,
         "payload_formula_bytes_per_step": payload_bytes(buckets, N, c if label != "ring" else None, 1),
         "wire_bytes_per_step": None if None in tx else float(np.mean(tx)) / steps,
         "final_acc_mean": float(np.mean(cell["eval"]["final_acc"])),
         "drift_max_abs": cell["eval"]["final_drift_max_abs"],
-        "load_before": float(R[0]["load"][0]),
-        "load_after": float(R[0]["load"][1]),
+        "load_before": float(cell["results"][0]["load"][0]),
+        "load_after": float(cell["results"][0]["load"][1]),
     }
 
 

@@ -49,6 +49,8 @@ from .cerar_links import (
     BIG_WIDTH,
     LINKS,
     STAGE_LINKS,
+    _cell_steps,
+    _step_quantiles,
     link_claims,
     links_experiment,
     plot_links,
@@ -121,13 +123,8 @@ __all__ = [
 
 def summarize_cell(cell: dict, *, rate: str, label: str, c: int | None, N: int, target: float, repeat: int = 0) -> dict:
     """One table row of a cell: times, accuracy, drift, bytes (counted and by formula), step times."""
-    R = cell["results"]
-    steps = len(R[0]["step_seconds"])
-    step_s = np.max([r["step_seconds"] for r in R], axis=0)  # the slowest rank's time of each step
+    steps, step_s, tx, hook, buckets = _cell_steps(cell)
     t_target, s_target = time_to_target(cell["eval"]["curve"], target)
-    buckets = R[0]["bucket_elements"]
-    tx = [r["tx_bytes"] for r in R]
-    hook = [r["hook_bytes"] for r in R]
     return {
         "link": rate,
         "variant": label,
@@ -142,9 +139,7 @@ def summarize_cell(cell: dict, *, rate: str, label: str, c: int | None, N: int, 
         "final_acc_min": float(np.min(cell["eval"]["final_acc"])),
         "drift_max_abs": cell["eval"]["final_drift_max_abs"],
         "drift_l2": cell["eval"]["final_drift_l2"],
-        "step_median_s": float(np.median(step_s)),
-        "step_p10_s": float(np.percentile(step_s, 10)),
-        "step_p90_s": float(np.percentile(step_s, 90)),
+        **_step_quantiles(step_s),
         "payload_bytes_per_rank": None if hook[0] is None else int(max(hook)),
         "payload_formula_bytes": payload_bytes(buckets, N, c if label != "ring" else None, steps),
         "wire_bytes_per_rank": None if None in tx else int(np.mean(tx)),
