@@ -271,84 +271,84 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "loads = A.sum(axis=None)",
         "loads feeds only the text of the InvalidArgumentError raised next (its min and max)",
     ),
-    # evaluate: progress bars and chunk sizes (display and batching only)
-    "gcsim.coding.evaluate.x_optimal_error__mutmut_4": (
+    # evaluate (pattern_errors.py since the split): progress bars and chunk sizes (display and batching only)
+    "gcsim.coding.pattern_errors.x_optimal_error__mutmut_4": (
         "def x_optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool=False, method: str='auto', rtol: float | None=None, progress: bool=False) -> float | np.ndarray:",  # noqa: E501
         "progress only shows or hides a tqdm bar on stderr; no value changes",
     ),
-    "gcsim.coding.evaluate.x_optimal_error__mutmut_91": (
+    "gcsim.coding.pattern_errors.x_optimal_error__mutmut_91": (
         "raw = optimal_errors(ctx, masks2, method=method, rtol=rtol, report=report, progress=_progress_bar if progress and False else None)",  # noqa: E501
         "as above: only the progress bar",
     ),
-    "gcsim.coding.evaluate.x_optimal_error__mutmut_92": (
+    "gcsim.coding.pattern_errors.x_optimal_error__mutmut_92": (
         "raw = optimal_errors(ctx, masks2, method=method, rtol=rtol, report=report, progress=_progress_bar if progress or True else None)",  # noqa: E501
         "as above: only the progress bar",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_4": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_4": (
         "def x_optimal_error_all(scheme: Scheme, s: int, *, normalized: bool=False, method: str='auto', rtol: float | None=None, chunk: int | None=None, progress: bool=False) -> np.ndarray:",  # noqa: E501
         "progress only shows or hides a tqdm bar on stderr; no value changes",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_81": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_81": (
         "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 22 // ctx.n) if st is not None or True else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16)",  # noqa: E501
         "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_86": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_86": (
         "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(2, 2 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16)",  # noqa: E501
         "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_88": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_88": (
         "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 * 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16)",  # noqa: E501
         "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_89": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_89": (
         "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 3 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16)",  # noqa: E501
         "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_90": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_90": (
         "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 23 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16)",  # noqa: E501
         "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_98": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_98": (
         "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, None, s, f, rtol)), 1 << 16)",  # noqa: E501
         "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_101": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_101": (
         "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, None)), 1 << 16)",  # noqa: E501
         "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_106": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_106": (
         "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f)), 1 << 16)",  # noqa: E501
         "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_108": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_108": (
         "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 2 << 16)",  # noqa: E501
         "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_109": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_109": (
         "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 17)",  # noqa: E501
         "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_123": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_123": (
         "for a in _progress(starts, len(starts), None, progress):",
         "only the label or visibility of the progress bar",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_124": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_124": (
         "for a in _progress(starts, len(starts), f'all C({ctx.n},{s}) patterns', None):",
         "only the label or visibility of the progress bar",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_127": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_127": (
         "for a in _progress(starts, len(starts), progress):",
         "only the label or visibility of the progress bar",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_128": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_128": (
         "for a in _progress(starts, len(starts), f'all C({ctx.n},{s}) patterns'):",
         "only the label or visibility of the progress bar",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_133": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_133": (
         "S = straggler_sets(ctx.n, s, a, None)",
         "the chunk runs to the end of the enumeration; later chunks rewrite the same values",
     ),
-    "gcsim.coding.evaluate.x_optimal_error_all__mutmut_137": (
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_137": (
         "S = straggler_sets(ctx.n, s, a)",
         "the chunk runs to the end of the enumeration; later chunks rewrite the same values",
     ),

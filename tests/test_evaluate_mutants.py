@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -19,12 +20,17 @@ from exact_lstsq import lstsq_error
 from gcsim.coding.evaluate import (
     _check_method,
     condition_number,
+    expected_error,
+    expected_error_over_seeds,
+    fixed_decoder_error,
     is_exact_method,
     optimal_error,
     optimal_error_all,
+    worst_case_error,
 )
-from gcsim.coding.expected_routes import _log_comb, _se
+from gcsim.coding.expected_routes import _betting_ci, _log_comb, _pool_strata, _se
 from gcsim.coding.schemes import encode
+from gcsim.coding.stragglers import straggler_model
 from gcsim.errors import InvalidArgumentError, SizeLimitError
 
 
@@ -141,3 +147,215 @@ def test_optimal_error_all_refuses_too_many_patterns_up_front():
     with pytest.raises(SizeLimitError) as info:
         optimal_error_all(sch, 30)
     assert info.value.argument == "s"
+
+
+# --- expected_error's routes (gcsim/coding/expected_routes.py) ----------------------------------
+
+
+def _reference_capital(y: list[float], alpha: float, m: float) -> float:
+    """``max_t log K_t(m)``, written from Waudby-Smith & Ramdas (JRSS B 2024), eq. (26), Thm 3.
+
+    Hedged capital with θ = 1/2 and the predictable plug-in bets ``λ_t = sqrt(2 log(2/α) / (n σ²_{t-1}))``,
+    ``μ_t = (1/2 + Σ_{i<=t} y_i) / (t + 1)``, ``σ²_t = (1/4 + Σ_{i<=t} (y_i - μ_i)²) / (t + 1)``,
+    truncated at ``c / m`` and ``c / (1 - m)`` with ``c = 1/2``; one step at a time in Python floats.
+    """
+    n = len(y)
+    kp = km = 0.0
+    total, squares, var_prev, best = 0.5, 0.25, 0.25, -math.inf
+    for t, yt in enumerate(y, 1):
+        lam = math.sqrt(2 * math.log(2 / alpha) / (n * var_prev))
+        lp = min(lam, 0.5 / m) if m > 0 else lam
+        lm = min(lam, 0.5 / (1 - m)) if m < 1 else lam
+        kp += math.log1p(lp * (yt - m))
+        km += math.log1p(-lm * (yt - m))
+        hi, lo = max(kp, km), min(kp, km)
+        best = max(best, hi + math.log1p(math.exp(lo - hi)) + math.log(0.5))
+        total += yt
+        squares += (yt - total / (t + 1)) ** 2
+        var_prev = squares / (t + 1)
+    return best
+
+
+@pytest.mark.parametrize(
+    ("draws", "alpha"),
+    [
+        (np.random.default_rng(3).random(30), 0.05),  # few draws: the bets hit their truncation
+        (np.random.default_rng(4).beta(0.5, 3.0, 300), 0.01),
+        (np.full(10, 0.3), 0.05),
+        (np.random.default_rng(5).random(5), 0.05),  # the upper end is the range's end
+        (np.r_[np.ones(40), np.zeros(40)], 0.05),  # the sample mean is rejected: the interval lies elsewhere
+    ],
+)
+def test_betting_interval_is_the_hull_of_the_means_a_grid_does_not_reject(draws, alpha):
+    y = [float(v) for v in draws]
+    steps = 400
+    accepted = [i / steps for i in range(steps + 1) if _reference_capital(y, alpha, i / steps) < math.log(1 / alpha)]
+    assert accepted
+    lo, hi = min(accepted), max(accepted)
+    # on [2, 5]: the same interval mapped affinely
+    got = _betting_ci(2.0 + 3.0 * np.asarray(draws), 2.0, 5.0, alpha=alpha)
+    low, high = (got[0] - 2.0) / 3.0, (got[1] - 2.0) / 3.0
+    # bisection stops on the rejected side of each edge: within one grid step outside the accepted grid points
+    assert lo - 1 / steps - 1e-9 <= low <= lo + 1e-9
+    assert hi - 1e-9 <= high <= hi + 1 / steps + 1e-9
+
+
+def test_betting_interval_when_every_mean_is_rejected_is_the_least_rejected_grid_point():
+    y = [1.0] * 20 + [0.0] * 80
+    grid = [i / 400 for i in range(401)]
+    capital = [_reference_capital(y, 0.05, g) for g in grid]
+    assert min(capital) >= math.log(20)  # every mean rejected
+    best = grid[int(np.argmin(capital))]
+    assert _betting_ci(np.asarray(y), 0.0, 1.0) == pytest.approx((best, best), abs=1e-12)
+    # no draws, or an empty range: the sample mean twice
+    assert _betting_ci(np.asarray([0.25, 0.75]), 1.0, 1.0) == (0.5, 0.5)
+    empty = _betting_ci(np.zeros(0), 0.0, 1.0)
+    assert math.isnan(empty[0]) and math.isnan(empty[1])
+
+
+def test_betting_interval_treats_draws_beyond_the_range_as_its_ends():
+    x = np.array([0.2, 1.7, 0.4, 1.2, -0.3, 0.9, 0.6, 0.1, 1.0, 0.8] * 3)
+    assert _betting_ci(x, 0.0, 1.0) == _betting_ci(np.clip(x, 0.0, 1.0), 0.0, 1.0)
+
+
+def _every_error(sch, m):
+    """{mask bytes: lstsq error} over all 2^n non-straggler masks (the independent reference)."""
+    B = np.asarray(sch.B, dtype=float)
+    n = B.shape[1]
+    return {
+        bits: lstsq_error(B, np.array(bits, bool), m) for bits in itertools.product([False, True], repeat=n)
+    }
+
+
+def _bernoulli_mean(errors, p):
+    pj = np.broadcast_to(np.asarray(p, dtype=float), (len(next(iter(errors))),))
+    return sum(float(np.prod(np.where(np.array(b), 1 - pj, pj))) * e for b, e in errors.items())
+
+
+@pytest.fixture(scope="module")
+def fano_rd2():
+    sch = encode(np.asarray(FANO), 2, "rd", seed=5)
+    return sch, _every_error(sch, 2)
+
+
+def test_stratified_values_count_and_normalization(fano_rd2):
+    # homogeneous Bernoulli on 7 workers, 2^7 > exact_limit: strata |S| = s, the heavy ones exact
+    sch, errors = fano_rd2
+    model = straggler_model("bernoulli", 7, p=0.3)
+    exact = _bernoulli_mean(errors, 0.3)
+    possible = np.array(sorted(errors.values()))
+    for ci_method, samples in (("t", 400), ("betting", 400)):
+        kw = dict(exact_limit=40, samples=samples, seed=3, ci_method=ci_method, keep_values=True, progress=False)
+        raw = expected_error(sch, model, **kw)
+        norm = expected_error(sch, model, normalized=True, **kw)
+        assert "stratified" in raw.method and raw.normalized is False and norm.normalized is True
+        assert raw.model == model.describe() == norm.model
+        # every kept value is the error of one pattern; one value per pattern evaluated
+        assert raw.values.size == raw.count > samples
+        nearest = np.abs(raw.values[:, None] - possible[None, :]).min(axis=1)
+        assert nearest.max() < 1e-9
+        # normalized: the same draws divided by ||T||^2 = mN = 14
+        np.testing.assert_allclose(norm.values, raw.values / 14, rtol=1e-12)
+        assert norm.count == raw.count
+        assert norm.mean == pytest.approx(raw.mean / 14, rel=1e-12)
+        assert norm.stderr == pytest.approx(raw.stderr / 14, rel=1e-12) and raw.stderr > 0
+        assert norm.ci == pytest.approx((raw.ci[0] / 14, raw.ci[1] / 14), rel=1e-12)
+        assert raw.ci[0] <= exact <= raw.ci[1]
+        assert raw.ci[1] - raw.ci[0] < 0.25 * 14  # an interval, not the whole range [0, mN]
+        none = expected_error(sch, model, **{**kw, "keep_values": False})
+        assert none.values is None and none.mean == raw.mean and none.count == raw.count
+
+
+def test_stratified_betting_interval_is_narrow_with_nothing_enumerated(fano_rd2):
+    sch, errors = fano_rd2
+    model = straggler_model("bernoulli", 7, p=0.3)
+    res = expected_error(sch, model, exact_limit=0, samples=2000, seed=1, ci_method="betting", progress=False)
+    assert "0 strata exact" in res.method and "betting" in res.method
+    exact = _bernoulli_mean(errors, 0.3)
+    assert res.ci[0] <= exact <= res.ci[1]
+    # each stratum's interval is a betting interval of its draws, far inside [0, mN]
+    assert res.ci[1] - res.ci[0] < 0.2 * 14
+
+
+def test_stratified_every_stratum_enumerated_is_exact_with_the_skipped_weight_as_slack(fano_rd2):
+    # p = 1e-3: w_6 = 7 p^6 (1-p) and w_7 = p^7 are below 1e-15 and skipped; strata 0..5 are
+    # 1 + 7 + 21 + 35 + 35 + 21 = 120 patterns, exactly the budget
+    sch, errors = fano_rd2
+    p = Fraction(1, 1000)
+    model = straggler_model("bernoulli", 7, p=0.001)
+    for normalized in (False, True):
+        res = expected_error(sch, model, exact_limit=120, keep_values=True, normalized=normalized, progress=False)
+        scale = 14 if normalized else 1
+        assert res.method == "exact" and res.count == 120 and res.values.size == 120
+        assert res.normalized is normalized and res.stderr == 0.0 and res.model == model.describe()
+        kept = sum(
+            float(p ** (7 - sum(b)) * (1 - p) ** sum(b)) * e for b, e in errors.items() if 7 - sum(b) <= 5
+        )
+        assert res.mean == pytest.approx(kept / scale, rel=1e-9, abs=1e-18)
+        slack = float(7 * p**6 * (1 - p) + p**7) * 14  # the skipped weight times the largest error mN
+        assert res.ci[0] == res.mean and res.ci[1] == pytest.approx(res.mean + slack / scale, rel=1e-9)
+
+
+def test_monte_carlo_route_values_normalization_and_the_fixed_decoders_range(fano_rd2):
+    # independent workers with unequal p: neither strata nor components, plain Monte Carlo
+    sch, errors = fano_rd2
+    p = [0.05, 0.1, 0.2, 0.3, 0.4, 0.2, 0.1]
+    model = straggler_model("bernoulli", 7, p=p)
+    exact = _bernoulli_mean(errors, p)
+    possible = np.array(sorted(errors.values()))
+    for ci_method in ("t", "betting"):
+        kw = dict(exact_limit=0, samples=300, seed=2, ci_method=ci_method, keep_values=True, progress=False)
+        raw = expected_error(sch, model, **kw)
+        norm = expected_error(sch, model, normalized=True, **kw)
+        assert raw.method.startswith("monte-carlo n=300") and raw.count == 300 == raw.values.size
+        assert raw.normalized is False and norm.normalized is True and raw.model == model.describe()
+        assert np.abs(raw.values[:, None] - possible[None, :]).min(axis=1).max() < 1e-9
+        np.testing.assert_allclose(norm.values, raw.values / 14, rtol=1e-12)
+        assert norm.mean == pytest.approx(raw.mean / 14, rel=1e-12)
+        assert norm.stderr == pytest.approx(raw.stderr / 14, rel=1e-12)
+        assert norm.ci == pytest.approx((raw.ci[0] / 14, raw.ci[1] / 14), rel=1e-12)
+        assert raw.ci[0] <= exact <= raw.ci[1] and raw.ci[1] - raw.ci[0] < 0.5 * 14
+
+
+def _reference_decoder_errors(sch, m, p=None, mode=None):
+    """err_X over every mask for the scheme's reference decoder X, written out (theory §5.1)."""
+    B = np.asarray(sch.B, dtype=float)
+    X = np.asarray(sch.decoder, dtype=float)
+    n = B.shape[1]
+    if p is not None:
+        X = X / (1 - np.asarray(p, dtype=float))[:, None]
+    T = np.kron(np.eye(m), np.ones((B.shape[0] // m, 1)))
+    out = {}
+    for bits in itertools.product([False, True], repeat=n):
+        R = B @ (np.array(bits)[:, None] * X)
+        if mode == "optimal":
+            den = float(np.sum(R * R))
+            R = R * (float(np.sum(R * T)) / den if den > 0 else 0.0)
+        out[bits] = float(np.sum((R - T) ** 2))
+    return out
+
+
+def test_fixed_decoder_routes_against_the_written_out_error():
+    sch = encode(np.asarray(FANO), 1, "naive")
+    # every 2-subset, exact: the best scalar per pattern, not the optimal decoder
+    ref = _reference_decoder_errors(sch, 1, mode="optimal")
+    fixed2 = straggler_model("fixed", 7, s=2)
+    res = expected_error(sch, fixed2, decoder="reference", rescale="optimal", progress=False)
+    want = np.mean([e for b, e in ref.items() if sum(b) == 5])
+    assert res.method == "exact" and res.mean == pytest.approx(want, rel=1e-12)
+    # Monte Carlo of the plain reference decoder: a finite interval from the bound ||B||_2 ||X||_F + sqrt(mN)
+    plain = _reference_decoder_errors(sch, 1)
+    p = [0.05, 0.1, 0.2, 0.3, 0.4, 0.2, 0.1]
+    model = straggler_model("bernoulli", 7, p=p)
+    for ci_method in ("t", "betting"):
+        mc = expected_error(
+            sch, model, decoder="reference", exact_limit=0, samples=400, seed=4, ci_method=ci_method, progress=False
+        )
+        assert np.all(np.isfinite(mc.ci)) and mc.ci[0] <= _bernoulli_mean(plain, p) <= mc.ci[1]
+        assert mc.ci[1] - mc.ci[0] < 7  # not the whole range
+    # rescale='bernoulli': row j of X divided by 1 - p_j, drawn in streamed chunks
+    scaled = _reference_decoder_errors(sch, 1, p=p)
+    mc = expected_error(
+        sch, model, decoder="reference", rescale="bernoulli", exact_limit=0, samples=400, seed=5, progress=False
+    )
+    assert mc.ci[0] <= _bernoulli_mean(scaled, p) <= mc.ci[1]
