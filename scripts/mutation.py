@@ -352,6 +352,15 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "S = straggler_sets(ctx.n, s, a)",
         "the chunk runs to the end of the enumeration; later chunks rewrite the same values",
     ),
+    "gcsim.coding.pattern_errors.x_fixed_decoder_error__mutmut_98": (
+        "mode = ''",
+        "mode is only compared with 'arrivals' and 'optimal' (and set to one of them): '' and None match neither",
+    ),
+    "gcsim.coding.expected_routes.xǁExpectationRoutesǁdraw_pairs__mutmut_50": (
+        "self.report.patterns -= patterns",
+        "report.patterns is read only by ErrorReport.warn: its truthiness (in a streamed call this line is its "
+        "only writer, so -sum is nonzero exactly when sum is) and the text of the warning",
+    ),
     "gcsim.cerar.constructions.x_vandermonde_design__mutmut_4": (
         "N = check_int('N', N, minimum=None)",
         "num_rounds (cerar/ring.py) refuses N < 2 with the same InvalidArgumentError('N') and message before N is used",

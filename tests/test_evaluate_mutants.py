@@ -222,9 +222,7 @@ def _every_error(sch, m):
     """{mask bytes: lstsq error} over all 2^n non-straggler masks (the independent reference)."""
     B = np.asarray(sch.B, dtype=float)
     n = B.shape[1]
-    return {
-        bits: lstsq_error(B, np.array(bits, bool), m) for bits in itertools.product([False, True], repeat=n)
-    }
+    return {bits: lstsq_error(B, np.array(bits, bool), m) for bits in itertools.product([False, True], repeat=n)}
 
 
 def _bernoulli_mean(errors, p):
@@ -288,9 +286,7 @@ def test_stratified_every_stratum_enumerated_is_exact_with_the_skipped_weight_as
         scale = 14 if normalized else 1
         assert res.method == "exact" and res.count == 120 and res.values.size == 120
         assert res.normalized is normalized and res.stderr == 0.0 and res.model == model.describe()
-        kept = sum(
-            float(p ** (7 - sum(b)) * (1 - p) ** sum(b)) * e for b, e in errors.items() if 7 - sum(b) <= 5
-        )
+        kept = sum(float(p ** (7 - sum(b)) * (1 - p) ** sum(b)) * e for b, e in errors.items() if 7 - sum(b) <= 5)
         assert res.mean == pytest.approx(kept / scale, rel=1e-9, abs=1e-18)
         slack = float(7 * p**6 * (1 - p) + p**7) * 14  # the skipped weight times the largest error mN
         assert res.ci[0] == res.mean and res.ci[1] == pytest.approx(res.mean + slack / scale, rel=1e-9)
@@ -359,3 +355,127 @@ def test_fixed_decoder_routes_against_the_written_out_error():
         sch, model, decoder="reference", rescale="bernoulli", exact_limit=0, samples=400, seed=5, progress=False
     )
     assert mc.ci[0] <= _bernoulli_mean(scaled, p) <= mc.ci[1]
+
+
+def test_rare_failures_are_drawn_again_with_their_own_seed():
+    # naive Fano, small p: the excess over the rank bound is rarely positive (theory §57.4)
+    sch = encode(np.asarray(FANO), 1, "naive")
+    errors = _every_error(sch, 1)
+    p = [0.01, 0.02, 0.03, 0.01, 0.02, 0.03, 0.02]
+    model = straggler_model("bernoulli", 7, p=p)
+    kw = dict(exact_limit=0, samples=200, seed=1, keep_values=True, progress=False)
+    res = expected_error(sch, model, **kw)
+    assert res.count == 200 * (1 + 4) == res.values.size and "800 draws drawn again" in res.method
+    possible = np.array(sorted(errors.values()))
+    assert np.abs(res.values[:, None] - possible[None, :]).min(axis=1).max() < 1e-9
+    assert res.ci[0] <= _bernoulli_mean(errors, p) <= res.ci[1]
+    again = expected_error(sch, model, **kw)  # same seed, same numbers: the second draw is seeded too
+    assert again.mean == res.mean and again.ci == res.ci and np.array_equal(again.values, res.values)
+    bet = expected_error(sch, model, **{**kw, "ci_method": "betting"})  # betting holds at any size: no second draw
+    assert bet.count == 200 and np.array_equal(bet.values, res.values[:200])
+
+
+def test_separable_route_by_components_against_every_pattern():
+    # two disjoint Fano planes: B's support splits into two components of 7 workers (theory §57.3)
+    A = np.zeros((14, 14), dtype=np.int64)
+    A[:7, :7] = FANO
+    A[7:, 7:] = FANO
+    sch = encode(A, 1, "naive")
+    one = _every_error(encode(np.asarray(FANO), 1, "naive"), 1)
+    p = 0.2
+    # err(F) = err_1(F ∩ W_1) + err_2(F ∩ W_2) for the optimal decoder, and the halves are independent
+    half = _bernoulli_mean(one, p)
+    model = straggler_model("bernoulli", 14, p=p)
+    for normalized in (False, True):
+        res = expected_error(sch, model, exact_limit=100, normalized=normalized, progress=False)
+        scale = 14 if normalized else 1
+        assert res.method.startswith("exact (") and res.ci == (res.mean, res.mean)
+        assert res.mean == pytest.approx(2 * half / scale, rel=1e-9)
+        assert res.count == 0 and res.stderr == 0.0 and res.normalized is normalized
+        assert res.model == model.describe() and res.values is None
+
+
+def test_stratified_pools_light_strata_by_the_stated_rule():
+    # identity assignment: err = |S| exactly, so E = n p; many light strata at n = 40 and 20 draws
+    # (keep_values: not the exact route by components, which needs no draws)
+    n, p, samples = 40, 0.3, 20
+    sch = encode(np.eye(n, dtype=np.int64), 1, "naive")
+    model = straggler_model("bernoulli", n, p=p)
+    kw = dict(exact_limit=0, samples=samples, ci_method="betting", keep_values=True, progress=False)
+    res = expected_error(sch, model, **kw)
+    assert np.array_equal(res.values, np.round(res.values)) and res.values.max() <= n
+    assert res.ci[0] - 1e-9 <= n * p <= res.ci[1] + 1e-9  # the rank bound is exact here: round-off only
+    # Lemma 7a's rule written out: strata of weight >= 1e-15, allocation samples w_s / W; pool when
+    # Σ max(2, round(alloc)) > 2 samples; alone when alloc >= 2, else pooled until the pool's reaches 2
+    w = [math.comb(n, s) * p**s * (1 - p) ** (n - s) for s in range(n + 1)]
+    strata = [s for s in range(n + 1) if w[s] >= 1e-15]
+    total = sum(w[s] for s in strata)
+    alloc = [samples * w[s] / total for s in strata]
+    assert sum(max(2, round(a)) for a in alloc) > 2 * samples
+    pools, current, acc = [], [], 0.0
+    for s, a in zip(strata, alloc, strict=True):
+        if a >= 2:
+            pools += [current] if current else []
+            pools.append([s])
+            current, acc = [], 0.0
+            continue
+        current.append(s)
+        acc += a
+        if acc >= 2:
+            pools.append(current)
+            current, acc = [], 0.0
+    pools += [current] if current else []
+    merged = [pool for pool in pools if len(pool) > 1]
+    assert f", {sum(map(len, merged))} light strata in {len(merged)} pools" in res.method
+
+
+def test_pool_strata_an_allocation_of_exactly_two_stays_alone():
+    # samples w_s / W = 8 * 0.25 = 2 exactly for s = 1; 0.5 for the others (binary fractions: no rounding)
+    w = np.array([0.0625, 0.25] + [0.0625] * 11)
+    pools = _pool_strata(list(range(13)), w, 8, 1.0)
+    assert pools == [[0], [1], [2, 3, 4, 5], [6, 7, 8, 9], [10, 11, 12]]
+
+
+def test_expected_error_and_worst_case_bad_input_names_it():
+    sch = encode(np.asarray(FANO), 1, "naive")
+    model = straggler_model("fixed", 7, s=1)
+    for kw, name in [({"keep_values": "yes"}, "keep_values"), ({"normalized": 1}, "normalized")]:
+        with pytest.raises(InvalidArgumentError) as info:
+            expected_error(sch, model, **kw)
+        assert info.value.argument == name
+    for s in (-1, 8):
+        with pytest.raises(InvalidArgumentError) as info:
+            worst_case_error(sch, s)
+        assert info.value.argument == "s"
+    with pytest.raises(InvalidArgumentError) as info:
+        fixed_decoder_error(sch, np.ones(7, bool), np.full((7, 1), np.nan))
+    assert info.value.argument == "decoder"
+    # |B| |X| beyond the float range: the squared error overflows, named as the decoder's fault
+    with pytest.raises(InvalidArgumentError) as info:
+        fixed_decoder_error(sch, np.ones(7, bool), np.full((7, 1), 1e200))
+    assert info.value.argument == "decoder"
+
+
+@pytest.mark.parametrize("method", ["svd", "gram", "qr", "downdate"])
+def test_worst_case_search_against_every_pattern(method):
+    sch = encode(np.asarray(FANO), 2, "rd", seed=5)
+    errors = _every_error(sch, 2)
+    for s in (1, 2, 3):
+        worst = max(e for b, e in errors.items() if sum(b) == 7 - s)
+        res = worst_case_error(sch, s, exact_limit=0, method=method, progress=False)
+        assert res.method != "exact" and res.stragglers.size == s
+        mask = np.ones(7, bool)
+        mask[res.stragglers] = False
+        assert res.value == pytest.approx(errors[tuple(mask.tolist())], abs=1e-9) and res.value <= worst + 1e-9
+        exact = worst_case_error(sch, s, method=method, progress=False)
+        assert exact.method == "exact" and exact.value == pytest.approx(worst, abs=1e-9)
+
+
+def test_expected_error_over_seeds_passes_the_evaluation_keywords():
+    model = straggler_model("fixed", 7, s=1)
+    res = expected_error_over_seeds(FANO, 2, "rd", model, [0, 1], eval_method="svd", eval_seed=3, progress=False)
+    for sd, per in zip([0, 1], res.per_seed, strict=True):
+        B = np.asarray(encode(np.asarray(FANO), 2, "rd", seed=sd).B, dtype=float)
+        want = np.mean([lstsq_error(B, ~np.eye(7, dtype=bool)[j], 2) for j in range(7)])
+        assert per.method == "exact" and per.mean == pytest.approx(want, abs=1e-9)
+    assert res.values.tolist() == [r.mean for r in res.per_seed]
