@@ -324,3 +324,39 @@ def test_worst_case_rd_upper_bound_of_an_all_zero_assignment(exact_limit):
     res = worst_case_rd_upper_bound(A, 1, 1, exact_limit=exact_limit)
     want = max(rd_upper_bound(A, 1, np.array([j not in S for j in range(3)])) for S in combinations(range(3), 1))
     assert res.value == want == 3.0
+
+
+def _rd_max_by_enumeration(A: np.ndarray, m: int, s: int) -> float:
+    n = A.shape[1]
+    return max(rd_upper_bound(A, m, np.array([j not in S for j in range(n)])) for S in combinations(range(n), s))
+
+
+def test_worst_case_rd_upper_bound_row_regular_but_not_column_regular():
+    # every part on 2 workers, loads 4, 2, 1, 1, 2: not bi-regular, so the spectral form of §46.4
+    # does not apply (it needs equal loads); the relaxation route still bounds the enumerated maximum
+    A = np.array([[1, 1, 0, 0, 0], [1, 0, 1, 0, 0], [1, 0, 0, 1, 0], [0, 1, 0, 0, 1], [1, 0, 0, 0, 1]])
+    for s in (1, 2):
+        want = _rd_max_by_enumeration(A, 1, s)
+        res = worst_case_rd_upper_bound(A, 1, s, exact_limit=1)
+        assert res.value >= want - 1e-12 and res.attained == pytest.approx(want, abs=1e-12)
+        assert "spectral" not in res.method
+
+
+def test_worst_case_rd_upper_bound_row_cap_meets_the_maximum():
+    # Lemma 2a (a): S2(F) <= the sum over the f largest rows j of Gamma_jj + the f - 1 largest
+    # off-diagonal entries of row j (Gamma = A^T A); written out here, it is 27 for f = 3, and the
+    # straggler set {0, 1} has S1 = 11, S2 = 27: the relaxation meets the maximum, certified exact
+    A = np.array(
+        [[1, 0, 0, 0, 0], [0, 0, 1, 1, 1], [0, 0, 1, 1, 1], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [1, 0, 1, 0, 1],
+         [0, 1, 0, 1, 1], [0, 1, 0, 0, 0]]
+    )  # fmt: skip
+    n, f = 5, 3
+    gram = [[sum(int(A[i, a]) * int(A[i, b]) for i in range(A.shape[0])) for b in range(n)] for a in range(n)]
+    rows = sorted(gram[j][j] + sum(sorted(gram[j][k] for k in range(n) if k != j)[-(f - 1) :]) for j in range(n))
+    assert sum(rows[-f:]) == 27
+    counts = [int(A[i, 2:].sum()) for i in range(A.shape[0])]  # F = {2, 3, 4}
+    assert (sum(counts), sum(c * c for c in counts)) == (11, 27)
+    for m in (1, 2):
+        want = _rd_max_by_enumeration(A, m, 2)
+        res = worst_case_rd_upper_bound(A, m, 2, exact_limit=1)
+        assert res.exact and res.value == pytest.approx(want, rel=1e-12) and res.stragglers == (0, 1)
