@@ -69,6 +69,8 @@ class Target:
 
     paths: tuple[str, ...]
     tests: tuple[str, ...]
+    #: mutants ``make mutation`` runs without ``--sample``: 0 every one, K a random sample of K (large modules)
+    sample: int = 0
 
     @property
     def modules(self) -> list[str]:
@@ -96,11 +98,13 @@ TARGETS: dict[str, Target] = {
     "coding.evaluate": Target(
         ("gcsim/coding/evaluate.py", "gcsim/coding/pattern_errors.py", "gcsim/coding/expected_routes.py"),
         ("tests/test_evaluate.py", "tests/test_evaluate_adversarial.py", "tests/test_evaluate_mutants.py"),
+        sample=100,
     ),
     # the package gcsim/coding/bounds/, one module per theorem: mutated together, with the bounds' tests
     "coding.bounds": Target(
         _package_modules("gcsim/coding/bounds"),
         ("tests/test_bounds.py", "tests/test_spectral_bounds.py", "tests/test_bounds_mutants.py"),
+        sample=100,
     ),
 }
 
@@ -601,7 +605,10 @@ def _draw(mutants: list[Mutant], seed: int) -> list[str]:
 def _run_sample(
     work: Path, target: Target, size: int, seed: int, batch: int, max_children: int, *, resume: bool
 ) -> list[str]:
-    """Draw ``size`` number-changing mutants, run them in batches of ``batch`` in the drawn order."""
+    """Draw ``size`` number-changing mutants, run them in batches of ``batch`` in the drawn order.
+
+    Then every message-only mutant of the module (a few dozen): they are counted apart, not sampled.
+    """
     rc = _generate(work)
     if rc != 0:
         raise SystemExit(f"mutant generation failed (status {rc}); its output: {work / 'mutmut.log'}")
@@ -618,6 +625,12 @@ def _run_sample(
     # itself a uniform sample (mutmut runs the mutants of one call fastest first, not in our order)
     for i in range(0, len(todo), batch):
         rc = _run_mutmut(work, todo[i : i + batch], max_children, log_mode="a")
+        if rc != 0:
+            print(f"mutmut exited with status {rc}; its output: {work / 'mutmut.log'}")
+            return sample
+    message = [m.name for m in mutants if m.kind == "message" and m.name not in done]
+    for i in range(0, len(message), batch):
+        rc = _run_mutmut(work, message[i : i + batch], max_children, log_mode="a")
         if rc != 0:
             print(f"mutmut exited with status {rc}; its output: {work / 'mutmut.log'}")
             break
@@ -649,6 +662,8 @@ def _report_sample(
     no_tests = [m for m in counted if m.status == "no tests"]
     population = sum(m.kind == "number" for m in mutants)
     message = [m for m in mutants if m.kind == "message"]
+    message_ran = [m for m in message if m.status != "not run"]
+    message_survived = [m for m in message_ran if m.status not in ("killed", "timeout")]
     line = (
         f"{name}: sample of {len(prefix)} (of {len(sample)} drawn) from the module's {population} number-changing "
         f"mutants ({len(mutants)} in all); {len(killed)}/{len(counted)} killed"
@@ -666,7 +681,8 @@ def _report_sample(
         (f", {len(timeouts)} of them by timeout" if timeouts else "")
         + f"; equivalent (skip list) {len(equivalent)}"
         + (f"; reached by no selected test {len(no_tests)}" if no_tests else "")
-        + f"; message-only mutants (not drawn) {len(message)}"
+        + f"; message-only mutants {len(message)} (not drawn: run apart, {len(message_ran)} ran,"
+        f" {len(message_survived)} survived)"
     )
     print(line)
     if len(prefix) < len(sample):
@@ -851,7 +867,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list-survivors", action="store_true", help="print each number-changing survivor's diff")
     parser.add_argument("--threshold", type=float, default=0.85, help="score each module must reach (default 0.85)")
     parser.add_argument(
-        "--sample", type=int, default=0, metavar="K", help="run K number-changing mutants drawn at random (0: all)"
+        "--sample",
+        type=int,
+        default=None,
+        metavar="K",
+        help="run K number-changing mutants drawn at random (0: all; default: 100 for coding.evaluate and "
+        "coding.bounds, all for the others)",
     )
     parser.add_argument("--seed", type=int, default=0, help="the seed of --sample's draw (default 0)")
     parser.add_argument("--batch", type=int, default=20, help="--sample: mutants per mutmut call (default 20)")
@@ -867,10 +888,10 @@ def main(argv: list[str] | None = None) -> int:
     missing = [t for t in tests if not (ROOT / t).is_file()]
     if missing:
         parser.error(f"--tests: no such file {missing}")
-    if args.sample < 0 or args.batch < 1:
+    if (args.sample is not None and args.sample < 0) or args.batch < 1:
         parser.error(f"--sample must be >= 0 and --batch >= 1, got {args.sample} and {args.batch}")
     functions = [f for f in args.functions.split(",") if f]
-    if args.sample and functions:
+    if args.sample is not None and args.sample > 0 and functions:
         parser.error("--sample draws from the whole module: it does not take --functions")
     scores = {}
     for name in args.modules or list(TARGETS):
@@ -878,17 +899,18 @@ def main(argv: list[str] | None = None) -> int:
         if tests:
             target = Target(target.paths, tests)
         work = WORK / name
-        if args.sample:
+        # --functions runs every mutant of those functions; otherwise the module's own default (a sample
+        # of the two large modules) unless --sample says
+        size = args.sample if args.sample is not None else (0 if functions else target.sample)
+        if size:
             if args.report_only:
                 drawn = json.loads((work / "sample.json").read_text()) if (work / "sample.json").exists() else {}
-                if (drawn.get("seed"), drawn.get("size")) != (args.seed, args.sample):
-                    parser.error(f"{name}: the last run drew no sample of {args.sample} with seed {args.seed}")
+                if (drawn.get("seed"), drawn.get("size")) != (args.seed, size):
+                    parser.error(f"{name}: the last run drew no sample of {size} with seed {args.seed}")
                 sample = drawn["names"]
             else:
                 work = _prepare(name, target, resume=args.resume)
-                sample = _run_sample(
-                    work, target, args.sample, args.seed, args.batch, args.max_children, resume=args.resume
-                )
+                sample = _run_sample(work, target, size, args.seed, args.batch, args.max_children, resume=args.resume)
             scores[name] = _report_sample(
                 name, _classify(work, target), sample, threshold=args.threshold, list_survivors=args.list_survivors
             )
