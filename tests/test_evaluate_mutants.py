@@ -415,19 +415,19 @@ def test_stratified_pools_light_strata_by_the_stated_rule():
     total = sum(w[s] for s in strata)
     alloc = [samples * w[s] / total for s in strata]
     assert sum(max(2, round(a)) for a in alloc) > 2 * samples
-    pools, current, acc = [], [], 0.0
-    for s, a in zip(strata, alloc, strict=True):
-        if a >= 2:
-            pools += [current] if current else []
-            pools.append([s])
-            current, acc = [], 0.0
+    # runs of light strata between heavy ones, each cut where its running allocation first reaches 2
+    pools = []
+    for heavy, run in itertools.groupby(zip(strata, alloc, strict=True), key=lambda sa: sa[1] >= 2):
+        run = list(run)
+        if heavy:
+            pools += [[s] for s, _ in run]
             continue
-        current.append(s)
-        acc += a
-        if acc >= 2:
-            pools.append(current)
-            current, acc = [], 0.0
-    pools += [current] if current else []
+        start = 0
+        while start < len(run):
+            sums = list(itertools.accumulate(a for _, a in run[start:]))
+            stop = start + next((i + 1 for i, c in enumerate(sums) if c >= 2), len(sums))
+            pools.append([s for s, _ in run[start:stop]])
+            start = stop
     merged = [pool for pool in pools if len(pool) > 1]
     assert f", {sum(map(len, merged))} light strata in {len(merged)} pools" in res.method
 
