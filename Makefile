@@ -44,7 +44,8 @@ fuzz: $(STAMP)
 
 # mutation testing (scripts/mutation.py, docs/contributing.md): mutmut on bounds, cerar.constructions,
 # evaluate and bibd_existence, each with its own test files, nice'd, at most 2 test processes; prints
-# number-changing killed / total per module and the message-only mutants apart (exit 1 below 85 %).
+# number-changing killed / total per module and the message-only mutants apart (exit 1 below 85 %);
+# evaluate and bounds (thousands of mutants) by a random sample of 100 with its 95 % interval.
 # `make mutation MUTATION_ARGS="--functions _best_roots,exact_design cerar.constructions"` runs a part
 MUTATION_ARGS ?=
 mutation: $(STAMP)

@@ -30,6 +30,10 @@ Runs are slow (each mutant reruns the tests that reach its function), so mutmut 
 GLOB,...`` restricts a run to the functions whose names match (a glob ``f`` also takes the
 functions whose names extend it: ``optimal_error`` takes ``optimal_error_all``); the report then
 says how many of the module's mutants ran.  ``--tests FILE,...`` replaces the module's test files.
+The two large modules (``coding.evaluate``, ``coding.bounds``: thousands of mutants) are measured on
+a random sample by default (``Target.sample``: 100 number-changing mutants of ``--seed`` 0's draw,
+with an exact 95 % interval, then every message-only mutant apart); ``--sample K`` sets the size
+(``0``: every mutant).
 Results are kept between runs with ``--resume``; the default starts fresh.  Each worker is forked
 from mutmut's process; a pytest plugin (``_PLUGIN``) empties gcsim's function caches before every
 test.
