@@ -314,8 +314,9 @@ def main(argv: list[str] | None = None) -> int:
         "matrix computations, arXiv 2012.06065).",
         "",
         "* **The paper's** (structure only): the comparisons — exact-GC completion time against the "
-        "original protocol for several assignment matrices (its Fig. 3b, about 2× faster, error bars one "
-        "standard deviation), MSE against the time T for several ℓ (its Fig. 3a), MSE and completion time "
+        "original protocol for several assignment matrices (its Fig. 3b and an appendix figure whose caption "
+        "gives about 2× faster and error bars of one standard deviation), MSE against the time T for several "
+        "ℓ (its Fig. 3a), MSE and completion time "
         "for its optimal against a random chunk order, for several ℓ, on assignments built from two graphs "
         "G1, G2 (its appendix figures); ℓ is the number of parts of the gradient (message d/ℓ); Q_max is the "
         "worst-case number of chunk computations before every chunk is processed at least once (our ℓ = 1); "
