@@ -1,8 +1,9 @@
 """Cells of notebooks/13_sequential.ipynb (sequential gradient coding), in the format of scripts/make_notebooks.py.
 
 ``make_notebooks.py`` finds this file (every ``scripts/notebook_*.py``) and adds the notebook; it stays
-small (the bursty model, the selective-repeat scheme on one burst, a brute-force check and a short
-Markov comparison) so that ``tests/test_notebooks.py`` runs it in a few seconds.
+small (the bursty model, the selective-repeat scheme on one burst, a brute-force check, the
+forgiveness order, a short Markov comparison and the measured trace) so that ``tests/test_notebooks.py``
+runs it in a few seconds.
 """
 
 from __future__ import annotations
@@ -67,5 +68,61 @@ CELLS: list[tuple[str, str]] = [
         "for k, label in enumerate(['selective repeat s=2, T=2', 'per-round s=2', 'per-round s=6']):\n"
         "    plt.plot(p_enter, rows[:, k], 'o-', label=label)\n"
         "plt.xlabel('p_enter (p_leave = 0.5)'); plt.ylabel('completion time'); plt.legend(); plt.show()",
+    ),
+    (
+        "md",
+        "## The forgiveness order\n\nWhich `s` debts are forgiven does not matter on admissible sequences "
+        "(Proposition 62.4): both orders decode every one of them. Outside the model it does (Remark 62.5): "
+        "the expected number of lost jobs over *all* `2^12` sequences of 4 rounds of 3 workers, each "
+        "weighted by its probability under the `markov` kind (Gilbert–Elliott chains started stationary).",
+    ),
+    (
+        "code",
+        "orders = {f: SelectiveRepeat(4, B=1, W=3, lam=3, forgive=f) for f in ('oldest', 'newest')}\n"
+        "for seq in itertools.product(all_masks, repeat=4):\n    seq = np.array(seq)\n"
+        "    if is_bursty(seq, 1, 3, 3):\n"
+        "        assert all(simulate_selective_repeat(c, seq).lost == 0 for c in orders.values())\n"
+        "print('both orders decode every admissible sequence')\n\n"
+        "def probability(seq, pe, pl):\n    pi, prob = pe / (pe + pl), 1.0\n"
+        "    for col in (~seq).T:\n        prob *= pi if col[0] else 1 - pi\n"
+        "        for a, b in zip(col[:-1], col[1:]):\n"
+        "            prob *= ((1 - pl) if b else pl) if a else (pe if b else 1 - pe)\n    return prob\n\n"
+        "three = [np.array(b, bool) for b in itertools.product([True, False], repeat=3)]\n"
+        "codes = {f: SelectiveRepeat(3, B=1, W=2, lam=2, forgive=f) for f in ('oldest', 'newest')}\n"
+        "lost = dict.fromkeys(codes, 0.0)\nfor seq in itertools.product(three, repeat=4):\n"
+        "    seq = np.array(seq)\n    prob = probability(seq, 0.1, 0.5)\n"
+        "    for f, c in codes.items():\n        lost[f] += prob * simulate_selective_repeat(c, seq).lost\n"
+        "print({f: round(v, 4) for f, v in lost.items()}, 'expected lost jobs of 3')",
+    ),
+    (
+        "md",
+        "## The registry's model, and a measured trace\n\nThe bursty stragglers are the registry's `markov` "
+        "kind: `straggler_masks` takes any registered model or `KIND:VALUES` spec. The trace "
+        "`docs/results/sequential_trace.csv` holds 20 processes' gradient times, recorded on this project's "
+        "2-core VM by `scripts/record_delay_trace.py`; the registry's `delay` kind replays it under a "
+        "deadline (its 90 % quantile) and gives each round's masks and duration.",
+    ),
+    (
+        "code",
+        "from pathlib import Path\nfrom gcsim import straggler_model\n"
+        "from gcsim.coding.arrival_rules import arrival_rule\n"
+        "from gcsim.coding.delay_laws import delay_model, load_trace\n"
+        "from gcsim.coding.sequential import job_masks, straggler_masks\n\n"
+        "same = straggler_masks('markov:0.05,0.5', 20, 50, seed=1)\n"
+        "assert np.array_equal(same, markov_masks(20, 50, 0.05, 0.5, seed=1))\n"
+        "trace = load_trace(Path('..') / 'docs' / 'results' / 'sequential_trace.csv')\n"
+        "deadline = float(np.quantile(trace, 0.9))\n"
+        "model = straggler_model('delay', 20, delays=delay_model('trace', 20, delays=trace),\n"
+        "                        rule=arrival_rule('deadline', deadline=deadline))\n"
+        "delays, rule = model.delay_parts()\nmasks, times = rule.apply(delays.sample_delays(trace.shape[1], 0))\n"
+        "code = SelectiveRepeat(20, B=2, W=5, lam=6)\nrun = simulate_selective_repeat(code, masks)\n"
+        "classic = simulate_classic(20, code.s, masks[:-2])\n"
+        "print(f'deadline {deadline * 1e3:.1f} ms; stragglers per round: max {(~masks).sum(1).max()}')\n"
+        "print('recovered: selective repeat', round(run.recovered_fraction, 4), ', per-round s = 2', "
+        "round(classic.recovered_fraction, 4))\n"
+        "arrived = job_masks(run, masks).sum(1)\n"
+        "plt.plot((~masks).sum(1), label='stragglers in the round')\n"
+        "plt.plot(20 - arrived, label='tasks of the job missing at its deadline')\n"
+        "plt.axhline(code.s, color='k', lw=0.5); plt.xlabel('round'); plt.legend(); plt.show()",
     ),
 ]
