@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from _results_sections import replace_section
-from sequential_training import trace_source
+from sequential_training import code_arguments, trace_source
 
 from gcsim._stats import t_interval
 from gcsim.coding.delay_laws import load_trace
@@ -100,10 +100,7 @@ def _trace_lines(args: argparse.Namespace, codes: list, code: SelectiveRepeat, n
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=20)
-    ap.add_argument("--B", type=int, default=2)
-    ap.add_argument("--W", type=int, default=5)
-    ap.add_argument("--lam", type=int, default=6)
+    code_arguments(ap)
     ap.add_argument("--jobs", type=int, default=2000)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--wait-cost", type=float, default=1.0)

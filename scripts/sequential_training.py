@@ -172,12 +172,17 @@ def _plans(masks: np.ndarray, unit: np.ndarray, extra: np.ndarray, wait: float |
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def code_arguments(ap: argparse.ArgumentParser) -> None:
+    """The workers and the bursty model, ``--n --B --W --lam`` (the sequential scripts share them)."""
     ap.add_argument("--n", type=int, default=20)
     ap.add_argument("--B", type=int, default=2)
     ap.add_argument("--W", type=int, default=5)
     ap.add_argument("--lam", type=int, default=6)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    code_arguments(ap)
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--lr", type=float, default=0.5)
