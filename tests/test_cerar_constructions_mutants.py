@@ -17,6 +17,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
+from gcsim import limits
 from gcsim.cerar.constructions import (
     _blocks,
     _column_function,
@@ -28,7 +29,7 @@ from gcsim.cerar.constructions import (
     vandermonde_complex,
     vandermonde_design,
 )
-from gcsim.errors import ImpossibleParametersError, InvalidArgumentError
+from gcsim.errors import ImpossibleParametersError, InvalidArgumentError, SizeLimitError
 
 
 def _power(R: np.ndarray, k: int) -> np.ndarray:
@@ -378,3 +379,43 @@ def test_exact_design_explicit_unit_basis_and_one_worker():
         with pytest.raises(InvalidArgumentError) as info:
             exact_design(*args)
         assert info.value.argument == "N", args
+
+
+# --- the size checks (gcsim.limits) added after the first run ------------------------------------
+
+
+@pytest.mark.parametrize("build", [exact_design, perturbation_design, vandermonde_design])
+@pytest.mark.parametrize(("N", "c"), [(100, 100), (5000, 1), (2, 5000), (101, 100)])
+def test_an_oversized_design_is_refused_naming_the_larger_factor(build, N, c):
+    # N(N - 1) blocks of c x c coefficients: over MAX_DENSE_ENTRIES (2^24) in each case; the error
+    # names N when N(N - 1) >= c^2 (100 x 99 = 9900 < 100^2, but 101 x 100 = 10100 >= 100^2)
+    assert N * (N - 1) * c * c > limits.MAX_DENSE_ENTRIES
+    with pytest.raises(SizeLimitError) as info:
+        build(N, c)
+    assert info.value.argument == ("N" if N * (N - 1) >= c * c else "c")
+
+
+def test_oversized_nodes_are_refused_by_name_before_a_copy():
+    with pytest.raises(SizeLimitError) as info:
+        perturbation_nodes(3, 10**12, 0.1)
+    assert info.value.argument == "c"
+    with pytest.raises(SizeLimitError) as info:
+        vandermonde_complex(3, np.broadcast_to(1.0, (10**12,)))  # a zero-stride view: nothing allocated
+    assert info.value.argument == "nodes"
+
+
+@pytest.mark.parametrize(
+    ("build", "args", "name"),
+    [
+        (perturbation_design, (-(10**5), 3), "N"),
+        (perturbation_design, (5, -(10**5)), "c"),
+        (vandermonde_design, (-(10**5), 3), "N"),
+        (vandermonde_complex, (-(10**5), [1.0, 2.0]), "N"),
+    ],
+)
+def test_a_negative_size_is_an_invalid_argument_not_a_size_limit(build, args, name):
+    # N >= 2 and c >= 1 are checked first: a huge negative value would pass the size check's
+    # N(N - 1) or c^2 otherwise and be reported as too large
+    with pytest.raises(InvalidArgumentError) as info:
+        build(*args)
+    assert type(info.value) is InvalidArgumentError and info.value.argument == name
