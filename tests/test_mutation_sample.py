@@ -39,3 +39,25 @@ def test_draw_is_seeded_number_only_and_stable_under_reclassification():
     # a mutant found message-only leaves the others in their order, and is never drawn
     moved = _mutants(names[:50]) + _mutants(names[50:51], "message") + _mutants(names[51:])
     assert mutation._draw(moved, 0) == [n for n in order if n != names[50]]
+
+
+def test_sample_report_counts_the_message_only_survivors_apart(capsys):
+    drawn = [f"m.x_f__mutmut_{i}" for i in range(10)]
+    mutants = [mutation.Mutant(n, "survived" if i == 3 else "killed", "number") for i, n in enumerate(drawn)]
+    mutants += [mutation.Mutant("m.x_f__mutmut_90", "not run", "number")]  # not drawn: not counted
+    statuses = ["killed", "survived", "not run"]
+    mutants += [mutation.Mutant(f"m.x_g__mutmut_{i}", st, "message") for i, st in enumerate(statuses)]
+    score = mutation._report_sample("m", mutants, drawn, threshold=0.85, list_survivors=False)
+    out = capsys.readouterr().out
+    assert "9/10 killed" in out and "from the module's 11 number-changing mutants (14 in all)" in out
+    assert "message-only mutants 3 (not drawn: run apart, 2 ran, 1 survived)" in out
+    assert score == mutation.clopper_pearson(9, 10)[0] and "not shown" in out
+
+
+def test_make_mutation_samples_only_the_two_large_modules():
+    assert {name: t.sample for name, t in mutation.TARGETS.items()} == {
+        "cerar.constructions": 0,
+        "combinatorics.bibd_existence": 0,
+        "coding.evaluate": 100,
+        "coding.bounds": 100,
+    }
