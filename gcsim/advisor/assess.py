@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,7 @@ from ..coding.estimators import expected_rank_lower_bound, has_closed_form_law, 
 from ..coding.evaluate import MIN_MC_SAMPLES, expected_error, worst_case_error
 from ..coding.schemes import Scheme, encode
 from ..coding.sparse_routes import SPARSE_SRG_KIND, SparseRD, encode_sparse
+from ..coding.straggler_base import assignment_loads
 from ..coding.structured import StructuredRD, encode_structured
 from ..combinatorics.cyclic_design import CyclicDesign
 from ..errors import GcsimError
@@ -59,6 +60,7 @@ __all__ = [
     "spectral_cost",
     "SPECTRAL_BUDGET",
     "Settings",
+    "bound_question",
     "SCREEN_FRACTION",
     "screen_settings",
     "measure_error",
@@ -865,6 +867,13 @@ def _bounds(
     return {"lower_bound": lower, "upper_bound": upper, "spectral_bound": spectral, "bounds_over": how}, notes
 
 
+def bound_question(q: Question, code: Any) -> Question:
+    """The question under the law of ``code``'s loads (:meth:`StragglerModel.bind`); itself for other models."""
+    if not q.model.load_dependent:
+        return q
+    return replace(q, model=q.model.bind(*assignment_loads(code)))
+
+
 def assess(
     structure: Structure,
     q: Question,
@@ -883,6 +892,12 @@ def assess(
     the caller keeps across the candidates of one question) holds the bounds of each assignment,
     which do not depend on the encoder within its class.
     """
+    if q.model.load_dependent:  # this assignment's law and patterns (theory §63.5)
+        try:
+            q = bound_question(q, structure)
+        except GcsimError as exc:
+            return Dropped(structure.family, structure.name, method, f"not evaluable: {exc}")
+        patterns = question_patterns(q, settings)
     route = route_of(structure, method, m, q, settings)
     if isinstance(route, str):
         return Dropped(structure.family, structure.name, method, route)

@@ -52,6 +52,7 @@ import scipy.sparse as sp
 
 from .. import limits
 from .._validation import check_bool, check_dense_size, check_int, check_real
+from ..coding.load_allocation import optimize_loads
 from ..coding.sparse_routes import lattice_graph_sparse, triangular_graph_sparse
 from ..coding.straggler_base import StragglerModel
 from ..coding.structured import check_pair_gram
@@ -646,10 +647,28 @@ def _heterogeneous_weights(model: StragglerModel) -> list[tuple[str, np.ndarray]
     p = model.independent_p()
     if p is None or bool(np.all(p == p[0])):
         return []
-    out = [("1 - p_j", 1.0 - np.asarray(p, dtype=float))]
+    # a load-dependent law's p_j belong to one split of the data, not to the code's: its speeds only
+    out = [] if model.load_dependent else [("proportional to 1 - p_j", 1.0 - np.asarray(p, dtype=float))]
     speed = getattr(model, "speed", None)
     if speed is not None and not bool(np.all(speed == speed[0])):
-        out.append(("speed s_j", np.asarray(speed, dtype=float)))
+        out.append(("proportional to speed s_j", np.asarray(speed, dtype=float)))
+    return out
+
+
+#: Most workers for which the ``"weighted-cyclic"`` family searches the loads (:func:`optimize_loads`).
+LOAD_SEARCH_WORKERS = 24
+
+
+def _weighted_loads(q: Question, ell: int) -> list[tuple[str, np.ndarray, str]]:
+    """``(label, loads, note)`` of the family: each weighting apportioned, then the searched loads (§63.6)."""
+    n = q.n
+    out = [(label, apportion_loads(w, n * ell, n), "") for label, w in _heterogeneous_weights(q.model)]
+    if out and n <= LOAD_SEARCH_WORKERS:
+        try:
+            plan = optimize_loads(q.model, n * ell, n)
+        except GcsimError:  # no feasible loads (a worker that cannot arrive): the weightings stay
+            return out
+        out.insert(0, ("the searched optimum", plan.loads, f"loads chosen by {plan.search} of the {plan.objective}"))
     return out
 
 
@@ -659,26 +678,37 @@ def weighted_cyclic_structures(q: Question) -> Iterator[Item]:
     ``N = n`` parts and the total load of cyclic repetition (``n l`` part copies, ``l`` =
     :meth:`Question.parts_per_worker`), apportioned to the workers in proportion to ``1 - p_j``
     (and to a model's speeds), each load in ``[1, N]``: the *average* data per worker equals the
-    symmetric candidates', the reliable workers hold more.  Nothing for a homogeneous model.
+    symmetric candidates', the reliable workers hold more.  For ``n <= LOAD_SEARCH_WORKERS`` also
+    the loads :func:`gcsim.coding.load_allocation.optimize_loads` finds (theory §63.6).  Nothing for
+    a homogeneous model; loads that come out equal are left to the symmetric families.
     """
     n = q.n
     ell = q.parts_per_worker(n)
-    seen: set[tuple[int, ...]] = set()
-    for label, weights in _heterogeneous_weights(q.model):
-        name = f"weighted cyclic repetition ({n} workers, loads proportional to {label}, mean {ell})"
-        if not 1 <= ell < n:
+    if not 1 <= ell < n:
+        if _heterogeneous_weights(q.model):
+            name = f"weighted cyclic repetition ({n} workers, mean load {ell})"
             yield Dropped("weighted-cyclic", name, "", f"load {ell} outside [1, n - 1 = {n - 1}]")
-            return
-        loads = apportion_loads(weights, n * ell, n)
-        if tuple(loads.tolist()) in seen:  # two weightings, the same loads: one candidate
+        return
+    seen: set[tuple[int, ...]] = set()
+    for label, loads, how in _weighted_loads(q, ell):
+        key = tuple(loads.tolist())
+        if key in seen or len(set(key)) == 1:  # the same loads twice, or symmetric ones: no new candidate
             continue
-        seen.add(tuple(loads.tolist()))
+        seen.add(key)
+        name = f"weighted cyclic repetition ({n} workers, loads {label}, mean {ell})"
         yield _guarded(
             "weighted-cyclic",
             f"{name} {loads.tolist()}",
             partial(weighted_cyclic_repetition, loads, n),
-            note=f"non-symmetric: worker loads {loads.tolist()} of {n} parts, the same total {n * ell} as the "
-            f"symmetric candidates (the load is an average here)",
+            note="; ".join(
+                t
+                for t in (
+                    f"non-symmetric: worker loads {loads.tolist()} of {n} parts, the same total {n * ell} as the "
+                    f"symmetric candidates (the load is an average here)",
+                    how,
+                )
+                if t
+            ),
         )
 
 

@@ -40,6 +40,7 @@ from .assess import (
     Route,
     Settings,
     assess,
+    bound_question,
     decode_time,
     dense_eval_cost,
     evaluated_patterns,
@@ -538,11 +539,15 @@ def _against_symmetric(rows: list[dict[str, Any]]) -> None:
         if row["family"] in SYMMETRIC_FAMILIES or not math.isfinite(row["error"]):
             continue
         diff = row["error"] - best["error"]
+        rel = f" ({100 * diff / best['error']:+.4g} %)" if best["error"] > 0 else ""
         if is_exact_method(row["error_method"]) and is_exact_method(best["error_method"]):
-            told = f"{diff:+.6g} (exact)"
+            told = f"{diff:+.6g}{rel} (exact)"
         else:
             lo, hi = row["error_lo"] - best["error_hi"], row["error_hi"] - best["error_lo"]
-            told = f"{diff:+.6g}, 95% interval [{lo:+.6g}, {hi:+.6g}]"
+            # the ratio of two positive quantities in their intervals: [lo/hi', hi/lo'] (unbounded above at lo' = 0)
+            top = f"{100 * (row['error_hi'] / best['error_lo'] - 1):+.4g} %" if best["error_lo"] > 0 else "+inf"
+            span = f", relative [{100 * (row['error_lo'] / best['error_hi'] - 1):+.4g} %, {top}]" if rel else ""
+            told = f"{diff:+.6g}{rel}, 95% interval [{lo:+.6g}, {hi:+.6g}]{span}"
         note = f"expected error minus the best symmetric candidate's ({best['name']}, {best['error']:.6g}): {told}"
         row["notes"] = "; ".join(t for t in (row["notes"], note) if t)
 
@@ -583,7 +588,7 @@ def _refine(
                     ],
                 )
             else:
-                full = measure_error(scheme, q, settings)
+                full = measure_error(scheme, bound_question(q, scheme), settings)
             if isinstance(full, str):  # a refusal of the larger budget: the screen's result stands
                 full = ({}, [f"the full budget was refused ({full}); the screen's estimate stands"])
             fields, extra = full

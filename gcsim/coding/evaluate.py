@@ -101,7 +101,7 @@ from .pattern_errors import (
     optimal_error_all,
 )
 from .schemes import Scheme, encode
-from .straggler_base import StragglerModel
+from .straggler_base import StragglerModel, assignment_loads
 from .stragglers import straggler_sets
 
 __all__ = [
@@ -231,6 +231,8 @@ def expected_error(
         raise InvalidArgumentError("model", f"has n = {model.n} workers, the scheme has n = {ctx.n}")
     if model.adversarial:
         raise InvalidArgumentError("model", "the worst case is not an expectation; use worst_case_error(scheme, s)")
+    if model.load_dependent:  # the law at this code's data per worker (theory §63.5)
+        model = model.bind(*assignment_loads(scheme))
     options = dict(
         exact_limit=exact_limit,
         samples=samples,

@@ -40,7 +40,7 @@ from .. import _html
 from .._validation import check_declared_arrays, check_int
 from ..errors import CatalogueError, GcsimError, InvalidArgumentError, VerificationError
 
-__all__ = ["StragglerModel", "rng_from_seed", "readonly", "spec_numbers"]
+__all__ = ["StragglerModel", "rng_from_seed", "readonly", "spec_numbers", "assignment_loads"]
 
 
 def rng_from_seed(seed: Any) -> np.random.Generator:
@@ -69,6 +69,24 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return repr(value)
     return value
+
+
+def assignment_loads(code: Any) -> tuple[np.ndarray, int]:
+    """``(loads, N)``: the parts each worker of a code holds and the number of parts, for :meth:`StragglerModel.bind`.
+
+    ``code``: a scheme or an assignment object (its ``N x n`` sparse ``incidence`` when it keeps one,
+    else its dense ``assignment``).
+
+    >>> from gcsim.combinatorics.weighted_cyclic import weighted_cyclic_repetition
+    >>> loads, parts = assignment_loads(weighted_cyclic_repetition([3, 1, 2, 2], 4))
+    >>> loads.tolist(), parts
+    ([3, 1, 2, 2], 4)
+    """
+    inc = getattr(code, "incidence", None)
+    if inc is not None and hasattr(inc, "getnnz"):
+        return np.asarray(inc.getnnz(axis=0), dtype=np.int64), int(inc.shape[0])
+    A = np.asarray(code.assignment)
+    return np.count_nonzero(A, axis=0).astype(np.int64), int(A.shape[0])
 
 
 def spec_numbers(kind: str, text: str, values: Sequence[str], casts: Sequence[type], example: str) -> list[Any]:
@@ -309,6 +327,17 @@ class StragglerModel:
     def declared_p(self) -> np.ndarray | None:
         """The straggling probabilities the model is *given* (a Bernoulli ``p``), for decoders that assume one."""
         return None
+
+    #: The law depends on the data each worker holds (theory §63.5): evaluators call :meth:`bind`.
+    load_dependent: ClassVar[bool] = False
+
+    def bind(self, loads: np.ndarray, parts: int) -> StragglerModel:
+        """The model of the patterns of a code whose worker ``j`` holds ``loads[j]`` of ``parts`` parts.
+
+        Itself for a law that does not depend on the loads (every built-in kind but ``"load-speed"``);
+        ``expected_error`` and the advisor evaluate each code under ``model.bind(its loads, N)``.
+        """
+        return self
 
     def fixed_stragglers(self) -> int | None:
         """The number of stragglers when every pattern has the same (a code is designed for it), else None."""

@@ -141,6 +141,13 @@ def run_coded_training(
     from ..common import UsageError, emit, fmt, output_path, path_errors
 
     model = _code_stragglers(args, scheme.n)
+    if model is not None and model.load_dependent:  # the masks of this code's loads (theory §63.5)
+        from ...coding.straggler_base import assignment_loads
+
+        try:
+            model = model.bind(*assignment_loads(scheme))
+        except InvalidArgumentError as exc:
+            raise UsageError(f"--stragglers: {exc}") from None
     if args.ranks is None:
         raise UsageError("--ranks: needed with --code (the gloo processes the coded workers are laid over)")
     try:

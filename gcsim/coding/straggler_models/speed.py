@@ -21,14 +21,38 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from ..._validation import check_real
+from ..._validation import check_int, check_real
 from ...errors import InvalidArgumentError
+from ...limits import check_entries
 from ..delay_laws import delay_model
 from ..straggler_base import StragglerModel, spec_numbers
 from ._common import _scalar_or_list, per_worker_text, per_worker_values
 from .bernoulli import BernoulliModel
 
-__all__ = ["SpeedParams", "SpeedModel", "MODELS"]
+__all__ = ["SpeedParams", "SpeedModel", "law_inputs", "MODELS"]
+
+
+def law_inputs(n: int, speed: Any, deadline: Any, shift: Any, rate: Any) -> tuple[np.ndarray, float, float, float]:
+    """The checked speeds (one per worker; a scalar for all), deadline, shift and rate of a speed law.
+
+    >>> law_inputs(2, 1.5, 1, 0, 2)
+    (array([1.5, 1.5]), 1.0, 0.0, 2.0)
+    """
+    deadline = check_real("deadline", deadline, minimum=0.0, strict_min=True)
+    shift = check_real("shift", shift, minimum=0.0)
+    rate = check_real("rate", rate, minimum=0.0, strict_min=True)
+    n = check_int("n", n, minimum=1)
+    check_entries("n", (n,), "the per-worker speeds")  # before a scalar speed is spread over n workers
+    s = np.broadcast_to(np.asarray(speed, dtype=float), (int(n),)) if np.ndim(speed) == 0 else speed
+    try:
+        s = np.array(s, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(
+            "speed", f"must be positive finite numbers, one per worker, got {speed!r:.60}"
+        ) from None
+    if s.ndim != 1 or not np.all(np.isfinite(s)) or np.any(s <= 0):
+        raise InvalidArgumentError("speed", f"must be positive finite numbers, one per worker, got {speed!r:.60}")
+    return s, deadline, shift, rate
 
 
 class SpeedParams(NamedTuple):
@@ -71,14 +95,8 @@ class SpeedModel(BernoulliModel):
     cli_example: ClassVar[str] = "1,0.5,1,2*3,1*3"
 
     def __init__(self, n: int, speed: Any, deadline: float, shift: float = 0.0, rate: float = 1.0):
-        deadline = check_real("deadline", deadline, minimum=0.0, strict_min=True)
-        shift = check_real("shift", shift, minimum=0.0)
-        rate = check_real("rate", rate, minimum=0.0, strict_min=True)
-        # the delay law's own per-worker checks (n, speed's length, positivity) through its parameters
-        s = np.broadcast_to(np.asarray(speed, dtype=float), (int(n),)) if np.ndim(speed) == 0 else speed
-        s = np.asarray(s, dtype=float)
-        if s.ndim != 1 or not np.all(np.isfinite(s)) or np.any(s <= 0):
-            raise InvalidArgumentError("speed", f"must be positive finite numbers, one per worker, got {speed!r:.60}")
+        s, deadline, shift, rate = law_inputs(n, speed, deadline, shift, rate)
+        # the delay law's own per-worker checks (n, speed's length) through its parameters
         law = delay_model("shifted-exponential", n, shift=shift / s, rate=rate * s)
         slow = np.flatnonzero(s * deadline <= shift)
         if slow.size:
@@ -116,7 +134,9 @@ class SpeedModel(BernoulliModel):
             )
         deadline, shift, rate = spec_numbers(cls.model_kind, text, values[:3], (float, float, float), cls.spec_example)
         speed = per_worker_values(cls.model_kind, "S", values[3:], n)
-        return cls.build(n, {"speed": speed, "deadline": deadline, "shift": shift, "rate": rate})
+        given = {"speed": speed, "deadline": deadline, "shift": shift, "rate": rate}
+        # a refining kind's further parameters (the data fractions of "load-speed") take their defaults
+        return cls.build(n, {**dict.fromkeys(cls.parameters), **given})
 
     def to_spec(self) -> str | None:
         """The spec :meth:`from_spec` reads back.
