@@ -43,6 +43,7 @@ from .bounds.worst_case import _enumerate_masks
 from .encoders import CUSTOM, get_encoder, is_registered, options_of, proved_bounds
 from .evaluate import condition_number, optimal_error
 from .schemes import Scheme, encode
+from .straggler_base import assignment_loads
 
 __all__ = ["Bound", "Violation", "BoundCheck", "BoundReport", "BUILTIN_BOUNDS", "builtin_bound", "verify_bounds"]
 
@@ -692,6 +693,8 @@ def verify_bounds(
     if atol is None:
         atol = _default_atol(sch)
     blist = _resolve_bounds(bounds, sch)
+    if getattr(model, "load_dependent", False):  # the patterns of this code's loads (theory §63.5)
+        model = model.bind(*assignment_loads(sch))
     masks, pattern_method, model_desc = _patterns(model, n, samples, seed, exact_limit)
     P = masks.shape[0]
 
