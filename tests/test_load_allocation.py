@@ -225,3 +225,23 @@ def test_the_error_command_evaluates_the_design_at_its_loads(capsys):
     assert got["evaluation"] == "exact" and got["normalized_mean"] == pytest.approx(ref, abs=1e-12)
     assert main([*base, "load-speed:0.5,0.5,1,0.5*6"]) == 2
     assert "fractions: worker 0 (speed 0.5, fraction 0.5) never arrives" in capsys.readouterr().err
+
+
+def test_beyond_1024_patterns_the_search_minimizes_the_coverage_bound_locally():
+    n = 11
+    p = np.linspace(0.02, 0.6, n)
+    plan = optimize_loads(straggler_model("bernoulli", n, p=p), 2 * n, n, search_limit=10)
+    assert plan.objective == "coverage lower bound (Lemma 63.2)" and plan.search.startswith("local search")
+
+    def bound(loads):  # sum over parts of the product of its holders' p_j, by hand
+        A = weighted_cyclic_repetition(loads, n).assignment
+        return sum(math.prod(p[j] for j in range(n) if A[i, j]) for i in range(n)) / n
+
+    here = bound(plan.loads.tolist())
+    assert plan.error == pytest.approx(here, rel=1e-12)
+    for i, j in itertools.permutations(range(n), 2):
+        moved = plan.loads.tolist()
+        moved[i] -= 1
+        moved[j] += 1
+        if moved[i] >= 1 and moved[j] <= n:
+            assert bound(moved) >= here * (1 - 1e-12), (i, j)
