@@ -104,7 +104,8 @@ class DrawInterval:
     ci : tuple of float
         ``(lo, hi)``; infinite ends where no finite interval is valid.
     se : float
-        The standard error of ``mean``: ``sd(per-draw means) / sqrt(D)`` (0 for one exact draw).
+        The standard error of ``mean``: ``sd(per-draw means) / sqrt(D)`` (inf for one draw, 0 when
+        no draw differed).
     method : str
         How ``ci`` was computed, in words (``"t over 20 draws"``, ``"t ∪ bootstrap-t over 20 draws
         (skewness 2.1)"``, ...).
@@ -126,6 +127,7 @@ def draw_level_interval(
     method: str = "auto",
     seed: int = 0,
     exact: bool = False,
+    invariant: bool = False,
     bounds: tuple[float, float] | None = None,
     resamples: int = BOOTSTRAP_RESAMPLES,
 ) -> DrawInterval:
@@ -149,12 +151,16 @@ def draw_level_interval(
       bootstrap); otherwise the union of the t and bootstrap-t intervals (the rule and its
       measured coverage: §57.11).
 
-    Degenerate cases are stated in ``method``: one draw gives ``(-inf, inf)`` (or the single
-    value if ``exact``); ``D >= 2`` identical values give a zero-width interval only when
-    ``exact`` (every ``Y_k`` is an exact per-draw expectation), else the distribution-free interval
-    from ``bounds`` (no draw differed: at most a fraction ``1 - (α/2)^{1/D}`` of the draw law can
-    differ, by at most the range) or ``(-inf, inf)`` without bounds. ``bounds``, the range the
-    ``Y_k`` lie in (e.g. ``(0, mN)``), also clips every interval.
+    Degenerate cases are stated in ``method``. Exact per-draw means remove the pattern noise, not
+    the draw's: identical observed draws say nothing about unobserved ones. So one draw gives
+    ``bounds`` (the range) or ``(-inf, inf)``, and ``D >= 2`` identical values give the
+    distribution-free interval from ``bounds`` (no draw differed: at most a fraction
+    ``1 - (α/2)^{1/D}`` of the draw law can differ, by at most the range; Lemma 57.10 bis) or
+    ``(-inf, inf)`` without bounds -- whether or not ``exact``. The one zero-width case is
+    ``exact`` and ``invariant`` together: the caller has a proof that ``μ(D)`` does not depend on
+    the draw (a deterministic encoder, a quantity of the patterns only, one possible pattern), so
+    every exact ``Y_k`` is ``μ`` itself. ``bounds``, the range the ``Y_k`` lie in (e.g.
+    ``(0, mN)``), also clips every interval.
 
     Parameters
     ----------
@@ -167,6 +173,10 @@ def draw_level_interval(
         Seed of the bootstrap resamples: same inputs and seed, same interval.
     exact : bool
         Each per-draw mean is exact (no Monte Carlo over patterns).
+    invariant : bool
+        ``μ(D)`` provably does not depend on the draw (a proof, never "no spread observed"): with
+        ``exact``, the interval is the mean itself, and values that differ (beyond round-off)
+        raise. Without ``exact`` it changes nothing (the per-draw Monte Carlo noise remains).
     bounds : (float, float), optional
         ``a <= Y_k <= b`` for every possible draw.
     resamples : int
@@ -184,10 +194,13 @@ def draw_level_interval(
     >>> r = draw_level_interval([5.36] * 12 + [5.77] * 6 + [6.63, 8.0], seed=1)
     >>> r.method, r.ci[0] < r.mean < r.ci[1]
     ('t ∪ bootstrap-t over 20 draws (skewness 3)', True)
+    >>> r = draw_level_interval([0.2, 0.2, 0.2], exact=True, bounds=(0.0, 1.0))    # unseen draws may differ
+    >>> tuple(round(x, 3) for x in r.ci), r.method
+    ((0.058, 0.766), '3 identical exact draws: range interval (one-sided binomial)')
     >>> draw_level_interval([2.0, 2.0, 2.0], exact=True).ci
+    (-inf, inf)
+    >>> draw_level_interval([2.0, 2.0, 2.0], exact=True, invariant=True).ci    # a proof, not an observation
     (2.0, 2.0)
-    >>> draw_level_interval([0.0, 0.0, 0.0], bounds=(0.0, 1.0)).ci[1] > 0
-    True
     """
     y = check_finite_array("per_draw_means", per_draw_means, ndim=1)
     level = check_real("level", level, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
@@ -195,6 +208,7 @@ def draw_level_interval(
         raise InvalidArgumentError("method", f"must be one of {DRAW_METHODS}, got {method!r}")
     seed = check_int("seed", seed, minimum=0)
     exact = check_bool("exact", exact)
+    invariant = check_bool("invariant", invariant)
     resamples = check_int("resamples", resamples, minimum=200)
     if bounds is not None:
         lo_b = check_real("bounds", bounds[0])
@@ -205,14 +219,17 @@ def draw_level_interval(
     if D == 0:
         raise InvalidArgumentError("per_draw_means", "must hold at least one per-draw mean")
     mean = float(y.mean())
+    if exact and invariant:
+        return _invariant_draws(y)
+    kind = "exact" if exact else "Monte Carlo"
     if D == 1:
-        if exact:
-            return DrawInterval(mean, (mean, mean), 0.0, "one draw (exact; no spread over draws)", 1)
+        # one draw says nothing about the others, exact or not: the range at most
         ci = (-math.inf, math.inf) if bounds is None else (float(bounds[0]), float(bounds[1]))
-        return DrawInterval(mean, ci, math.inf, "one draw: no interval over draws (the range at most)", 1)
+        where = "the range" if bounds is not None else "no bounds given"
+        return DrawInterval(mean, ci, math.inf, f"one {kind} draw: no interval over draws ({where})", 1)
     se = float(y.std(ddof=1)) / math.sqrt(D)
     if float(y.max()) == float(y.min()):
-        return _identical_draws(mean, D, level, exact, bounds)
+        return _identical_draws(mean, D, level, kind, bounds)
     skew = _sample_skewness(y)
     t_ci = t_interval(mean, se, D - 1, level)
     if method == "auto":
@@ -235,20 +252,29 @@ def draw_level_interval(
     return DrawInterval(mean, (float(ci[0]), float(ci[1])), se, f"{method} over {D} draws{tail}", D)
 
 
-def _identical_draws(
-    mean: float, D: int, level: float, exact: bool, bounds: tuple[float, float] | None
-) -> DrawInterval:
-    """``D >= 2`` equal per-draw means: zero width only if exact, else the range interval or none."""
-    if exact:
-        return DrawInterval(mean, (mean, mean), 0.0, f"{D} identical exact draws (no spread observed)", D)
+def _invariant_draws(y: np.ndarray) -> DrawInterval:
+    """Exact per-draw means of a mean proven not to depend on the draw: each is ``μ``, zero width."""
+    D = int(y.size)
+    spread = float(y.max() - y.min())
+    if spread > 1e-9 * max(1.0, float(np.abs(y).max())):  # round-off only
+        raise InvalidArgumentError(
+            "invariant", f"exact per-draw means differ by {spread:.3g}: their mean depends on the draw"
+        )
+    mean = float(y.mean())
+    return DrawInterval(mean, (mean, mean), 0.0, f"exact and draw-invariant over {D} draws: zero width", D)
+
+
+def _identical_draws(mean: float, D: int, level: float, kind: str, bounds: tuple[float, float] | None) -> DrawInterval:
+    """``D >= 2`` equal per-draw means (exact or not): the range interval, or none without bounds."""
     if bounds is None:
         return DrawInterval(
-            mean, (-math.inf, math.inf), math.inf, f"{D} identical Monte Carlo draws: no interval without bounds", D
+            mean, (-math.inf, math.inf), math.inf, f"{D} identical {kind} draws: no interval without bounds", D
         )
     # no draw of D differed: with probability >= 1 - α/2 the law puts at most f on other values
     f = 1.0 - ((1.0 - level) / 2.0) ** (1.0 / D)
     lo, hi = mean - f * (mean - bounds[0]), mean + f * (bounds[1] - mean)
-    return DrawInterval(mean, (lo, hi), 0.0, f"{D} identical draws: range interval (one-sided binomial)", D)
+    method = f"{D} identical {kind} draws: range interval (one-sided binomial)"
+    return DrawInterval(mean, (lo, hi), 0.0, method, D)
 
 
 def _sample_skewness(y: np.ndarray) -> float:

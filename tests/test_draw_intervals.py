@@ -83,17 +83,74 @@ def test_bootstrap_t_against_an_independent_loop():
 
 def test_degenerate_draws_are_said_and_never_falsely_exact():
     one = draw_level_interval([2.5])
-    assert one.ci == (-math.inf, math.inf) and "one draw" in one.method
+    assert one.ci == (-math.inf, math.inf) and "one Monte Carlo draw" in one.method
     assert draw_level_interval([2.5], bounds=(0.0, 10.0)).ci == (0.0, 10.0)
-    assert draw_level_interval([2.5], exact=True).ci == (2.5, 2.5)
-    same = draw_level_interval([3.0] * 4, exact=True)
-    assert same.ci == (3.0, 3.0) and "identical exact" in same.method
     mc = draw_level_interval([3.0] * 4)
     assert mc.ci == (-math.inf, math.inf) and "no interval" in mc.method
     # no draw of D differed: at most f = 1 - 0.025^(1/D) of the law elsewhere, by at most the range
     f = 1.0 - 0.025 ** (1.0 / 4)
     rng_ci = draw_level_interval([3.0] * 4, bounds=(0.0, 10.0)).ci
     assert rng_ci == pytest.approx((3.0 - 3.0 * f, 3.0 + 7.0 * f), rel=1e-14)
+
+
+def test_exact_draws_that_agree_are_not_an_exact_mean():
+    """Exact per-draw means remove the pattern noise, not the draw's: unseen draws may differ."""
+    one = draw_level_interval([2.5], exact=True)
+    assert one.ci == (-math.inf, math.inf) and one.method.startswith("one exact draw: no interval")
+    assert draw_level_interval([2.5], exact=True, bounds=(0.0, 10.0)).ci == (0.0, 10.0)
+    same = draw_level_interval([3.0] * 4, exact=True)
+    assert same.ci == (-math.inf, math.inf) and same.method == "4 identical exact draws: no interval without bounds"
+    f = 1.0 - 0.025 ** (1.0 / 4)
+    ranged = draw_level_interval([3.0] * 4, exact=True, bounds=(0.0, 10.0))
+    assert ranged.ci == pytest.approx((3.0 - 3.0 * f, 3.0 + 7.0 * f), rel=1e-14)
+    assert ranged.method == "4 identical exact draws: range interval (one-sided binomial)"
+    # zero width needs the caller's proof that the mean does not depend on the draw
+    for values in ([2.5], [3.0] * 4):
+        proven = draw_level_interval(values, exact=True, invariant=True, bounds=(0.0, 10.0))
+        assert proven.ci == (values[0], values[0]) and proven.se == 0.0 and "draw-invariant" in proven.method
+    # without exact values the Monte Carlo noise remains: invariance alone changes nothing
+    assert draw_level_interval([3.0] * 4, invariant=True) == draw_level_interval([3.0] * 4)
+    with pytest.raises(InvalidArgumentError, match="^invariant"):
+        draw_level_interval([3.0, 3.5], exact=True, invariant=True)
+
+
+def test_one_exact_seed_gives_the_range_not_its_value():
+    """expected_error_over_seeds: RD on the Fano plane, one seed, exact evaluation."""
+    from gcsim.coding.evaluate import expected_error_over_seeds
+    from gcsim.coding.stragglers import straggler_model
+
+    model = straggler_model("fixed", 7, s=2)
+    with pytest.warns(UserWarning, match=r"ci = \(0\.0, 14\.0\)"):
+        res = expected_error_over_seeds(FANO, 2, "rd", model, [0])
+    assert res.method == "mean over 1 seeds of exact" and res.ci == (0.0, 14.0)
+    assert res.ci_method.startswith("one exact seed: no interval over seeds (the range)")
+    # a deterministic encoder does not read the seed: its exact mean is the mean itself
+    det = expected_error_over_seeds(FANO, 2, "naive", model, [0, 1])
+    assert det.ci == (det.mean, det.mean) and "deterministic encoder" in det.ci_method
+
+
+def test_range_interval_covers_a_rare_draw_value_exactly_enumerated():
+    """Per-draw exact means v = 0.2 (probability 0.95) or v' = 0.9 (0.05), D = 5, truth 0.235.
+
+    Every one of the 2^5 outcomes is evaluated with its probability (no simulation): the range
+    interval covers with probability >= 0.95, while a zero-width interval on agreeing draws
+    (the old rule) misses whenever all five agree: 1 - 0.95^5 - 0.05^5 of coverage at most.
+    """
+    v, w, q, D = 0.2, 0.9, 0.05, 5
+    truth = (1 - q) * v + q * w
+    coverage = {(0.0, 1.0): 0.0, None: 0.0}
+    zero_width_on_agreement = 0.0
+    for seq in product([v, w], repeat=D):
+        k = sum(x == w for x in seq)
+        p = q**k * (1 - q) ** (D - k)
+        for bounds in coverage:
+            lo, hi = draw_level_interval(list(seq), exact=True, bounds=bounds).ci
+            coverage[bounds] += p * (lo <= truth <= hi)
+            if bounds is not None and 0 < k < D:
+                zero_width_on_agreement += p * (lo <= truth <= hi)
+    assert coverage[(0.0, 1.0)] == pytest.approx(0.9999996875, abs=1e-12)
+    assert coverage[None] == pytest.approx(1.0, abs=1e-12)
+    assert zero_width_on_agreement == pytest.approx(1 - 0.95**5 - 0.05**5, abs=1e-12)  # 0.2262
 
 
 @pytest.mark.parametrize(
@@ -106,6 +163,8 @@ def test_degenerate_draws_are_said_and_never_falsely_exact():
         ({"per_draw_means": [1.0, 2.0], "method": "z"}, "method"),
         ({"per_draw_means": [1.0, 2.0], "seed": -1}, "seed"),
         ({"per_draw_means": [1.0, 2.0], "exact": 1}, "exact"),
+        ({"per_draw_means": [1.0, 2.0], "invariant": "yes"}, "invariant"),
+        ({"per_draw_means": [1.0, 2.0], "exact": True, "invariant": True}, "invariant"),
         ({"per_draw_means": [1.0, 2.0], "resamples": 10}, "resamples"),
         ({"per_draw_means": [1.0, 12.0], "bounds": (0.0, 10.0)}, "bounds"),
     ],

@@ -88,6 +88,7 @@ from .._stats import draw_level_interval
 from .._validation import check_bool, check_int
 from ..errors import InvalidArgumentError
 from ..sweep import check_scheduler_and_workers
+from .encoders import get_encoder
 from .expected_routes import _CI_METHODS, MIN_MC_SAMPLES, ExpectationRoutes, ExpectedErrorResult, is_exact_method
 from .kernels import ErrorReport, errors_for_group, eval_context
 from .pattern_errors import (
@@ -440,8 +441,11 @@ class SeedsExpectedResult:
     (the encoder draw): :func:`gcsim._stats.draw_level_interval` over the per-seed means (t, or
     t ∪ bootstrap-t for fewer than 30 or skewed seeds); each per-seed CI enters only through the
     spread of the per-seed means. ``ci_method`` says how it was computed; ``stderr`` is the
-    standard error over seeds. With one seed there is no interval over seeds: ``(-inf, inf)``
-    (``ci_method`` says so). ``per_seed`` holds the :class:`ExpectedErrorResult` of each seed.
+    standard error over seeds. With one seed, or seeds whose means all agree, there is no spread to
+    go by: the range ``(0, mN)`` for one seed, the range interval of theory §57.10 for identical
+    seeds (``(-inf, inf)`` where no range is known), even when each per-seed mean is exact -- unseen
+    seeds may differ. Only a deterministic encoder (it does not read the seed) evaluated exactly
+    has a zero-width interval. ``per_seed`` holds the :class:`ExpectedErrorResult` of each seed.
     """
 
     mean: float
@@ -507,7 +511,8 @@ def expected_error_over_seeds(
     are i.i.d. with mean ``E_D μ(D)``, so ``ci`` comes from their spread
     (:func:`gcsim._stats.draw_level_interval`, theory §57.10), never from the pooled patterns. Pass
     at least 20 seeds for an interval that holds its level on skewed per-seed means (§57.11); one
-    seed gives no interval over seeds (``(-inf, inf)``, said in ``ci_method``).
+    seed gives no interval over seeds (the range ``(0, mN)`` of the optimal decoder's error, else
+    ``(-inf, inf)``; said in ``ci_method``), exact evaluation or not.
 
     Examples
     --------
@@ -537,14 +542,17 @@ def expected_error_over_seeds(
     if isinstance(eval_kw.get("decoder", "optimal"), str) and eval_kw.get("decoder", "optimal") == "optimal":
         bounds = (0.0, 1.0 if eval_kw.get("normalized", False) else float(sch.B.shape[0]))  # B is mN x n
         values = np.clip(values, *bounds)  # round-off only: an optimal error lies in [0, mN]
-    res = draw_level_interval(values, seed=seeds[0], exact=exact, bounds=bounds)
-    ci_method = res.method.replace("draws", "seeds")
-    if len(seeds) < 2:
+    # a deterministic encoder does not read the seed: every seed's scheme, hence mean, is the same
+    invariant = not get_encoder(method).randomized
+    res = draw_level_interval(values, seed=seeds[0], exact=exact, invariant=invariant, bounds=bounds)
+    ci_method = res.method.replace("and draw-invariant", "(a deterministic encoder)")
+    ci_method = ci_method.replace("draws", "seeds").replace(" draw:", " seed:")
+    if len(seeds) < 2 and not (exact and invariant):
         ci_method += " (pass at least 2 seeds, 20 or more for a reliable interval over seeds)"
         import warnings
 
         warnings.warn(
-            "expected_error_over_seeds: one seed gives no interval over encoder draws (ci = (-inf, inf)); "
+            f"expected_error_over_seeds: one seed gives no interval over encoder draws (ci = {res.ci}); "
             "pass at least 2 seeds, 20 or more for a reliable one",
             stacklevel=2,
         )

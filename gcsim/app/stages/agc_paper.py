@@ -168,7 +168,9 @@ def _stats(per_draw: list[Any], top: float, *, randomized: bool, exact: bool = F
     ``per_draw[k]`` holds the errors (in ``[0, top]``, ``top = mN``) of encoder draw ``k`` on its
     straggler sets. A randomized encoder's interval is over its draws (theory §57.10:
     :func:`gcsim._stats.draw_level_interval` of the per-draw means); a deterministic one's is the t
-    interval over its i.i.d. straggler sets. ``exact``: one straggler set is possible (``s = 0``).
+    interval over its i.i.d. straggler sets. ``exact``: one straggler set is possible (``s = 0``):
+    a deterministic encoder's values are then the mean itself (zero width), while a randomized
+    one's exact per-draw means that agree still leave unseen draws open (the range interval).
     """
     from ..._stats import draw_level_interval
 
@@ -178,8 +180,10 @@ def _stats(per_draw: list[Any], top: float, *, randomized: bool, exact: bool = F
         res = draw_level_interval([float(d.mean()) for d in per_draw], exact=exact, bounds=(0.0, top))
         unit = res.method
     else:
-        res = draw_level_interval(v, method="t", exact=exact, bounds=(0.0, top))
-        unit = res.method.replace("draws", "straggler sets")
+        # the unit is the straggler set; no draw, so with one possible set each value is the mean
+        res = draw_level_interval(v, method="t", exact=exact, invariant=exact, bounds=(0.0, top))
+        unit = "exact: one possible straggler set, no encoder draw (zero width)" if exact else res.method
+        unit = unit.replace("draws", "straggler sets")
     return {
         "mean": res.mean,
         "ci_low": res.ci[0],
