@@ -221,15 +221,14 @@ def draw_level_interval(
     mean = float(y.mean())
     if exact and invariant:
         return _invariant_draws(y)
-    kind = "exact" if exact else "Monte Carlo"
     if D == 1:
         # one draw says nothing about the others, exact or not: the range at most
         ci = (-math.inf, math.inf) if bounds is None else (float(bounds[0]), float(bounds[1]))
-        where = "the range" if bounds is not None else "no bounds given"
-        return DrawInterval(mean, ci, math.inf, f"one {kind} draw: no interval over draws ({where})", 1)
+        one = "one exact draw" if exact else "one draw"
+        return DrawInterval(mean, ci, math.inf, f"{one}: no interval over draws (the range at most)", 1)
     se = float(y.std(ddof=1)) / math.sqrt(D)
     if float(y.max()) == float(y.min()):
-        return _identical_draws(mean, D, level, kind, bounds)
+        return _identical_draws(mean, D, level, exact, bounds)
     skew = _sample_skewness(y)
     t_ci = t_interval(mean, se, D - 1, level)
     if method == "auto":
@@ -264,16 +263,19 @@ def _invariant_draws(y: np.ndarray) -> DrawInterval:
     return DrawInterval(mean, (mean, mean), 0.0, f"exact and draw-invariant over {D} draws: zero width", D)
 
 
-def _identical_draws(mean: float, D: int, level: float, kind: str, bounds: tuple[float, float] | None) -> DrawInterval:
+def _identical_draws(
+    mean: float, D: int, level: float, exact: bool, bounds: tuple[float, float] | None
+) -> DrawInterval:
     """``D >= 2`` equal per-draw means (exact or not): the range interval, or none without bounds."""
     if bounds is None:
+        kind = "exact" if exact else "Monte Carlo"
         return DrawInterval(
             mean, (-math.inf, math.inf), math.inf, f"{D} identical {kind} draws: no interval without bounds", D
         )
     # no draw of D differed: with probability >= 1 - α/2 the law puts at most f on other values
     f = 1.0 - ((1.0 - level) / 2.0) ** (1.0 / D)
     lo, hi = mean - f * (mean - bounds[0]), mean + f * (bounds[1] - mean)
-    method = f"{D} identical {kind} draws: range interval (one-sided binomial)"
+    method = f"{D} identical {'exact ' if exact else ''}draws: range interval (one-sided binomial)"
     return DrawInterval(mean, (lo, hi), 0.0, method, D)
 
 
