@@ -102,28 +102,24 @@ def _draw_seeds(seed: int, k: int) -> tuple[int, int]:
     return int(enc), int(pat)
 
 
-def _interval(
-    values: list[np.ndarray], *, randomized: bool, exact: bool, bounded: bool, seed: int, invariant: bool = False
-) -> dict[str, Any]:
+def _interval(values: list[np.ndarray], *, randomized: bool, exact: bool, bounded: bool, seed: int) -> dict[str, Any]:
     """Mean and 95% interval of one curve point (theory §57.10): over draws if the curve is randomized.
 
     ``values[k]`` holds the normalized errors (in ``[0, 1]``) of draw ``k`` on its patterns. A
     randomized curve's unit is the draw: :func:`gcsim._stats.draw_level_interval` over the
     per-draw means; ``exact`` (one possible pattern) makes each an exact ``μ(D_k)``, but draws
-    that agree still say nothing about unseen ones (the range interval), unless ``invariant``: a
-    proof that ``μ(D)`` is the same for every draw (the exact family within its design, theory
-    §40.5 Theorem 5), which with ``exact`` gives zero width. A deterministic one (the encoder or
-    the bound does not depend on the draw) has i.i.d. patterns: the t interval over all of them;
-    with one possible pattern (``exact``) every value is the exact mean itself (zero width).
-    ``bounded``: the values are optimal errors or the rank bound, in ``[0, 1]`` (clipped there
-    against round-off), and so is the interval.
+    that agree still say nothing about unseen ones (the range interval, never zero width). A
+    deterministic one (the encoder or the bound does not depend on the draw) has i.i.d. patterns:
+    the t interval over all of them; with one possible pattern (``exact``) every value is the
+    exact mean itself (zero width). ``bounded``: the values are optimal errors or the rank bound,
+    in ``[0, 1]`` (clipped there against round-off), and so is the interval.
     """
     bounds = (0.0, 1.0) if bounded else None
     if bounded:
         values = [np.clip(v, 0.0, 1.0) for v in values]
     if randomized:
         units = np.array([float(np.mean(v)) for v in values])
-        res = draw_level_interval(units, seed=seed, exact=exact, invariant=invariant, bounds=bounds)
+        res = draw_level_interval(units, seed=seed, exact=exact, bounds=bounds)
     else:
         # the unit is the pattern; no draw, so with one possible pattern each value is the mean
         res = draw_level_interval(np.concatenate(values), method="t", exact=exact, invariant=exact, bounds=bounds)
@@ -161,10 +157,9 @@ def error_curves(
     :data:`EXACT_FAMILY_DRAWS` draws only. Every encoder draw is shared by all sweep points.
 
     At ``s = 0`` or ``p = 0`` (one possible pattern) each value is exact. Then a deterministic
-    curve's interval has zero width, and so does the exact family's (Theorem 5, theory §40.5:
-    zero error for every draw within its design); a randomized encoder's draws that agree still
-    leave unseen draws open, so its interval is the range interval of theory §57.10 (never zero
-    width from agreement alone).
+    curve's interval has zero width; a randomized encoder's draws that agree still leave unseen
+    draws open, so its interval is the range interval of theory §57.10 (never zero width from
+    agreement alone).
 
     Returns
     -------
@@ -224,11 +219,8 @@ def error_curves(
             x: Any = x,
             exact: bool = exact,
             bounded: bool = True,
-            invariant: bool = False,
         ) -> None:
-            stats = _interval(
-                values, randomized=randomized, exact=exact, bounded=bounded, seed=seed, invariant=invariant
-            )
+            stats = _interval(values, randomized=randomized, exact=exact, bounded=bounded, seed=seed)
             rows.append(
                 dict(instance=spec.name, sweep=sweep, x=x, curve=curve, kind=kind, **stats, samples=samples * seeds)
             )
@@ -284,14 +276,11 @@ def error_curves(
                     optimal_error(sch, masks, progress=False) / norm
                     for sch, masks in zip(exact_family[s_design], masks_per_draw, strict=False)
                 ]
-                # Theorem 5 (theory §40.5): every draw decodes every pattern of at most s_design
-                # stragglers, so where no other pattern occurs, μ(D) = 0 for every draw
                 add_row(
                     f"exact family (Gaussian H, s={s_design})" if sweep == "p" else "exact family (Gaussian H)",
                     "baseline",
                     errs,
                     True,
-                    invariant=sweep == "s" or float(x) == 0.0,
                 )
     return pd.DataFrame(rows)
 
