@@ -61,3 +61,21 @@ def test_make_mutation_samples_only_the_two_large_modules():
         "coding.evaluate": 100,
         "coding.bounds": 100,
     }
+
+
+def test_a_listed_equivalent_that_never_ran_does_not_end_the_finished_prefix(capsys):
+    # --resume does not run a drawn mutant of the skip list; the prefix goes on past it (not counted)
+    name, (line, _reason) = next(iter(mutation.EQUIVALENT.items()))
+    drawn = ["m.x_f__mutmut_1", name, "m.x_f__mutmut_2"]
+    mutants = [
+        mutation.Mutant(drawn[0], "killed", "number"),
+        mutation.Mutant(name, "not run", "number", lines=[line]),
+        mutation.Mutant(drawn[2], "survived", "number"),
+    ]
+    mutation._report_sample("m", mutants, drawn, threshold=0.85, list_survivors=False)
+    out = capsys.readouterr().out
+    assert "sample of 3 (of 3 drawn)" in out and "1/2 killed" in out and "equivalent (skip list) 1" in out
+    # a drawn mutant not run and not listed ends it
+    mutants[1] = mutation.Mutant(name, "not run", "number", lines=["something else"])
+    mutation._report_sample("m", mutants, drawn, threshold=0.85, list_survivors=False)
+    assert "sample of 1 (of 3 drawn)" in capsys.readouterr().out
