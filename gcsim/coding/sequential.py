@@ -96,14 +96,19 @@ def bursty_violation(masks: Any, B: int, W: int, lam: int) -> int | None:
     B, W, lam = _window(B, W, lam, arr.shape[1])
     strag = ~arr
     for r in range(arr.shape[0]):
-        lo = max(0, r - W + 1)
-        if int(strag[lo : r + 1].any(axis=0).sum()) > lam:
-            return r
-        # a straggle at r and one in [r-W+1, r-B] are >= B and <= W-1 rounds apart
-        early = strag[lo : max(lo, r - B + 1)].any(axis=0)
-        if bool((early & strag[r]).any()):
+        if _window_broken(strag, r, B, W, lam):
             return r
     return None
+
+
+def _window_broken(strag: np.ndarray, r: int, B: int, W: int, lam: int) -> bool:
+    """Whether the window of ``W`` rounds ending at round ``r`` breaks the model (``strag``: stragglers)."""
+    lo = max(0, r - W + 1)
+    if int(strag[lo : r + 1].any(axis=0).sum()) > lam:
+        return True
+    # a straggle at r and one in [r-W+1, r-B] are >= B and <= W-1 rounds apart
+    early = strag[lo : max(lo, r - B + 1)].any(axis=0)
+    return bool((early & strag[r]).any())
 
 
 def is_bursty(masks: Any, B: int, W: int, lam: int) -> bool:
@@ -178,6 +183,9 @@ class SequentialRun(NamedTuple):
     ``waited[r]``: the master waited for every worker in round ``r`` (only with a ``wait_cost``).
     ``round_time[r]``: the load of the round's task (0 when every worker is idle) plus
     ``wait_cost`` if it waited.  ``delay``: ``T``.  ``load``: the normalized load per round.
+    ``tasks``: tasks per worker per round (1 here; ``W - 1 + B`` mini-tasks of as many jobs for the
+    multiplexed scheme of :mod:`gcsim.coding.sequential_multiplexed`, whose ``work[r, j]`` is then the
+    newest of them).
     """
 
     decoded: np.ndarray
@@ -186,6 +194,7 @@ class SequentialRun(NamedTuple):
     round_time: np.ndarray
     delay: int
     load: float
+    tasks: int = 1
 
     @property
     def lost(self) -> int:
@@ -388,6 +397,8 @@ def job_masks(run: SequentialRun, masks: Any) -> np.ndarray:
     """
     if not isinstance(run, SequentialRun):
         raise InvalidArgumentError("run", f"must be a SequentialRun, got {type(run).__name__}")
+    if run.tasks != 1:
+        raise InvalidArgumentError("run", f"has {run.tasks} mini-tasks per round; job masks need one task per round")
     arr = _masks(masks, run.work.shape[1])
     if arr.shape != run.work.shape:
         raise InvalidArgumentError("masks", f"must have the run's shape {run.work.shape}, got {arr.shape}")

@@ -1,0 +1,265 @@
+"""Multiplexed sequential gradient coding (M-SGC) for bursty stragglers (theory §62.4).
+
+The second scheme of Krishnan, Ebrahimi & Khisti, "Sequential Gradient Coding For Straggler
+Mitigation" (ICLR 2023), for the :math:`(B, W, \\lambda)`-bursty model of
+:mod:`gcsim.coding.sequential` (``1 <= B <= W - 1``).  Each job's data is split in two classes:
+
+* ``D1``: ``n (W - 1)`` uncoded chunks, ``W - 1`` per worker;
+* ``D2``: ``B`` groups, each coded by the cyclic repetition code for ``lam`` stragglers (any
+  ``n - lam`` of a group's ``n`` tasks decode it; empty when ``lam = n``).
+
+Every round each worker computes ``W - 1 + B`` equal mini-tasks, one of each of the jobs
+``r, r - 1, ..., r - (W - 2 + B)``: in the ``W - 1`` rounds after job ``t`` starts its ``D1`` chunks,
+one per round; in the next ``B`` rounds, the ``D2`` group of the round if every one of its ``D1``
+chunks has arrived, and a missing ``D1`` chunk again otherwise (the adaptive part).  Delay
+``T = W - 2 + B``; normalized load ``(lam + 1)(W - 1 + B) / (n (B + (W - 1)(lam + 1)))``
+(``(W - 1 + B) / (n (W - 1))`` when ``lam = n``), Theorem 62.8.  The statement of the scheme and
+its load follow the paper; the proof of §62.4 and this implementation are gcsim's.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._validation import check_int
+from ..errors import InvalidArgumentError
+from .encoders.classic import cyclic_repetition_assignment
+from .sequential import SequentialRun, _masks, _wait_cost, _window, _window_broken
+
+__all__ = ["MultiplexedParams", "MultiplexedSGC", "multiplexed_load", "simulate_multiplexed"]
+
+
+class MultiplexedParams(NamedTuple):
+    """The parameters of :class:`MultiplexedSGC`: ``n`` workers and the bursty model ``(B, W, lam)``."""
+
+    n: int
+    B: int
+    W: int
+    lam: int
+
+
+def _params(n: Any, B: Any, W: Any, lam: Any) -> MultiplexedParams:
+    n = check_int("n", n, minimum=1)
+    B, W, lam = _window(B, W, lam, n)
+    W = check_int("W", W, minimum=2)
+    if B > W - 1:
+        raise InvalidArgumentError("B", f"must be at most W - 1 = {W - 1} (a burst shorter than the window), got {B}")
+    return MultiplexedParams(n, B, W, lam)
+
+
+def multiplexed_load(n: int, B: int, W: int, lam: int) -> Fraction:
+    """The exact normalized load of M-SGC (Theorem 62.8).
+
+    ``(lam + 1)(W - 1 + B) / (n (B + (W - 1)(lam + 1)))`` for ``lam < n`` and
+    ``(W - 1 + B) / (n (W - 1))`` for ``lam = n`` (no coded part).
+
+    Examples
+    --------
+    >>> multiplexed_load(20, 2, 5, 6), multiplexed_load(4, 1, 2, 4)
+    (Fraction(7, 100), Fraction(1, 2))
+    """
+    n, B, W, lam = _params(n, B, W, lam)
+    if lam == n:
+        return Fraction(W - 1 + B, n * (W - 1))
+    return Fraction((lam + 1) * (W - 1 + B), n * (B + (W - 1) * (lam + 1)))
+
+
+class MultiplexedSGC:
+    """The multiplexed sequential gradient code for the :math:`(B, W, \\lambda)` model (§62.4).
+
+    Immutable: the parameters are fixed at construction (:attr:`params`).
+
+    Parameters
+    ----------
+    n : int
+        Workers.
+    B, W, lam : int
+        The bursty model, ``1 <= B <= W - 1``, ``0 <= lam <= n``.
+
+    Examples
+    --------
+    >>> code = MultiplexedSGC(20, B=2, W=5, lam=6)
+    >>> code.delay, code.minitasks, code.load_fraction, code.load
+    (5, 6, Fraction(7, 100), 0.07)
+    >>> code.verify()
+    True
+    """
+
+    __slots__ = ("_p",)
+    _p: MultiplexedParams
+
+    def __init__(self, n: int, B: int, W: int, lam: int):
+        object.__setattr__(self, "_p", _params(n, B, W, lam))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"MultiplexedSGC is immutable; cannot set {name!r}")
+
+    @property
+    def params(self) -> MultiplexedParams:
+        """``(n, B, W, lam)``."""
+        return self._p
+
+    @property
+    def n(self) -> int:
+        """Workers."""
+        return self._p.n
+
+    @property
+    def B(self) -> int:
+        """Burst length."""
+        return self._p.B
+
+    @property
+    def W(self) -> int:
+        """Window."""
+        return self._p.W
+
+    @property
+    def lam(self) -> int:
+        """Distinct stragglers per window."""
+        return self._p.lam
+
+    @property
+    def delay(self) -> int:
+        """``T = W - 2 + B``."""
+        return self.W - 2 + self.B
+
+    @property
+    def minitasks(self) -> int:
+        """Mini-tasks per worker per round, ``W - 1 + B`` (one per live job)."""
+        return self.W - 1 + self.B
+
+    @property
+    def minitask_fraction(self) -> Fraction:
+        """``ℓ``: one mini-task's share of a job's data (a ``D1`` chunk, or one coded ``D2`` task)."""
+        return self.load_fraction / self.minitasks
+
+    @property
+    def group_fraction(self) -> Fraction:
+        """One ``D2`` group's share of a job's data: ``n ℓ / (lam + 1)`` (0 when ``lam = n``)."""
+        return Fraction(0) if self.lam == self.n else self.n * self.minitask_fraction / (self.lam + 1)
+
+    @property
+    def load_fraction(self) -> Fraction:
+        """The normalized load as an exact fraction (:func:`multiplexed_load`)."""
+        return multiplexed_load(*self._p)
+
+    @property
+    def load(self) -> float:
+        """The normalized load per worker per round."""
+        return float(self.load_fraction)
+
+    @property
+    def classic_load(self) -> float:
+        """Load ``(lam + 1)/n`` of the per-round cyclic code that tolerates the model with ``T = 0``."""
+        return (min(self.lam, self.n - 1) + 1) / self.n
+
+    def assignment(self) -> np.ndarray:
+        """A ``D2`` group's ``n x n`` cyclic repetition assignment (parts x workers) for ``lam`` stragglers."""
+        if self.lam >= self.n:
+            raise InvalidArgumentError("lam", f"= n = {self.n}: the scheme has no coded part")
+        return cyclic_repetition_assignment(self.n, self.lam)
+
+    def verify(self) -> bool:
+        """Check the data split exactly: the ``D1`` chunks and ``D2`` groups make up one job, each
+        mini-task is ``ℓ`` of it, the load is ``(W - 1 + B) ℓ``, and every ``D2`` part lies on
+        ``lam + 1`` workers (so any ``n - lam`` of them see it).  Raises AssertionError otherwise.
+        """
+        ell, group = self.minitask_fraction, self.group_fraction
+        assert self.n * (self.W - 1) * ell + self.B * group == 1, "D1 and D2 must make up the job"
+        assert self.load_fraction == self.minitasks * ell, "a round is W - 1 + B mini-tasks"
+        if self.lam < self.n:
+            A = self.assignment()
+            assert np.all(A.sum(axis=0) == self.lam + 1), "a coded task covers lam + 1 of n parts"
+            assert np.all(A.sum(axis=1) == self.lam + 1), "every part lies on lam + 1 workers"
+            assert (self.lam + 1) * group / self.n == ell, "a coded task is one mini-task"
+        return True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MultiplexedSGC) and self._p == other._p
+
+    def __hash__(self) -> int:
+        return hash(("MultiplexedSGC", self._p))
+
+    def __repr__(self) -> str:
+        return f"MultiplexedSGC(n={self.n}, B={self.B}, W={self.W}, lam={self.lam})"
+
+
+def simulate_multiplexed(
+    code: MultiplexedSGC, masks: Any, *, jobs: int | None = None, wait_cost: float | None = None
+) -> SequentialRun:
+    """Run M-SGC over a mask sequence (§62.4).
+
+    Parameters
+    ----------
+    code : MultiplexedSGC
+        The scheme.
+    masks : array_like
+        ``(R, n)`` non-straggler masks, one per round.
+    jobs : int, optional
+        Jobs ``J <= R``; default ``R - T`` (the last ``T`` rounds only finish started jobs).
+    wait_cost : float, optional
+        None: stragglers are lost, and a job is decoded only if every worker's ``D1`` chunks and
+        ``n - lam`` tasks of each ``D2`` group arrive by round ``t + T``.  A number ``>= 0``: the master
+        waits for every worker (the round costs ``wait_cost`` more) in each round whose stragglers,
+        after the rounds as it saw them (waited rounds without stragglers), would leave the
+        :math:`(B, W, \\lambda)` model (the paper's rule); the rounds it sees are then admissible and
+        every job is decoded (Theorem 62.8).
+
+    Returns
+    -------
+    SequentialRun
+        ``round_time[r]``: the load times the fraction of the ``W - 1 + B`` mini-task slots that hold a
+        job (the first and last ``T`` rounds are partial), plus ``wait_cost`` if it waited;
+        ``tasks = W - 1 + B``; ``work[r, j]`` the newest job of round ``r`` (``-1`` if none).
+
+    Examples
+    --------
+    >>> code = MultiplexedSGC(3, B=1, W=2, lam=1)              # T = 1, two mini-tasks per round
+    >>> m = np.ones((3, 3), bool); m[0, 0] = False             # worker 0 misses its D1 chunk of job 0
+    >>> simulate_multiplexed(code, m).decoded.tolist()         # ... and redoes it in round 1
+    [1, 2]
+    >>> m[1, 1] = False                                         # a second straggler in the window
+    >>> simulate_multiplexed(code, m).decoded.tolist(), simulate_multiplexed(code, m, wait_cost=1.0).waited.tolist()
+    ([-1, 2], [False, True, False])
+    """
+    if not isinstance(code, MultiplexedSGC):
+        raise InvalidArgumentError("code", f"must be a MultiplexedSGC, got {type(code).__name__}")
+    arr = _masks(masks, code.n)
+    wait = _wait_cost(wait_cost)
+    n, B, W, lam = code.params
+    R, T, D1, M = arr.shape[0], code.delay, W - 1, code.minitasks
+    J = max(0, R - T) if jobs is None else check_int("jobs", jobs, minimum=0, maximum=R)
+    d1 = np.zeros((J, n), dtype=np.int64)  # D1 chunks of job t that worker j delivered
+    d2 = np.zeros((J, B), dtype=np.int64)  # workers that delivered D2 group g of job t
+    d1_round = np.full(J, -1, dtype=np.int64)  # the round job t's last D1 chunk arrived
+    seen = np.zeros((R, n), dtype=bool)  # the stragglers as the master saw them
+    work = np.full((R, n), -1, dtype=np.int64)
+    waited = np.zeros(R, dtype=bool)
+    round_time = np.zeros(R)
+    for r in range(R):
+        seen[r] = ~arr[r]
+        if wait is not None and _window_broken(seen, r, B, W, lam):
+            seen[r] = False
+            waited[r] = True
+        got = ~seen[r]
+        live = [(m, r - m) for m in range(M) if 0 <= r - m < J]
+        for m, t in live:
+            if m < D1:  # the m-th D1 chunk
+                d1[t] += got
+            else:  # D2 group m - D1 where the D1 chunks are in, a missing D1 chunk elsewhere
+                done = d1[t] == D1
+                d2[t, m - D1] += int((done & got).sum())
+                d1[t] += ~done & got
+            if d1_round[t] < 0 and bool(np.all(d1[t] == D1)):
+                d1_round[t] = r
+        work[r] = live[0][1] if live else -1
+        round_time[r] = code.load * len(live) / M + (wait if waited[r] and wait is not None else 0.0)
+    ok = (d1_round >= 0) & (np.all(d2 >= n - lam, axis=1) if lam < n else True)
+    # with a coded part the last D2 group arrives in round t + T; without, the last D1 chunk decides
+    last = np.arange(J) + T if lam < n else d1_round
+    decoded = np.where(ok, last, -1).astype(np.int64)
+    return SequentialRun(decoded, work, waited, round_time, T, code.load, M)
