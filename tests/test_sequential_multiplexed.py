@@ -20,20 +20,7 @@ from gcsim.coding.sequential import (
 )
 from gcsim.coding.sequential_multiplexed import MultiplexedSGC, multiplexed_load, simulate_multiplexed
 from gcsim.errors import InvalidArgumentError
-
-
-def _admissible(n: int, rounds: int, B: int, W: int, lam: int):
-    """Every (B, W, lam)-admissible sequence of `rounds` masks (depth-first, pruned by prefix)."""
-    masks = [np.array(bits, dtype=bool) for bits in itertools.product([True, False], repeat=n)]
-    stack: list[list[np.ndarray]] = [[]]
-    while stack:
-        prefix = stack.pop()
-        if len(prefix) == rounds:
-            yield np.array(prefix)
-            continue
-        for m in masks:
-            if bursty_violation(np.array([*prefix, m]), B, W, lam) is None:
-                stack.append([*prefix, m])
+from test_sequential import _admissible_sequences as _admissible  # the same enumeration
 
 
 def _oracle(seq: np.ndarray, n: int, B: int, W: int, lam: int, jobs: int) -> list[bool]:
