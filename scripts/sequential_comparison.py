@@ -1,10 +1,11 @@
 #!/usr/bin/env python
-"""Sequential (selective-repeat) vs per-round gradient codes under Markov stragglers (theory §62).
+"""Sequential (selective-repeat, multiplexed) vs per-round gradient codes under Markov stragglers (theory §62).
 
 Writes its section of docs/results/sequential.md: for each straggler model (a ``KIND:VALUES`` spec of
 the registry, as ``--stragglers`` takes it; by default gcsim's ``"markov"`` kind, one Gilbert–Elliott
 chain per worker) and each code (selective repeat forgiving the oldest or the newest debts,
-§62.2-§62.3, and two per-round codes), the fraction of jobs decoded within the code's
+§62.2-§62.3, two per-round codes, and the multiplexed scheme M-SGC, §62.4, when ``B <= W - 1``), the
+fraction of jobs decoded within the code's
 delay when stragglers are lost, and the completion time of all jobs when the master waits out a
 round that would lose a job (``--wait-cost`` time units per such round, a round's computation costing
 its normalized load). Intervals: 95 % t over the seeds (unit = seed). With ``--trace``, the same on a
@@ -36,6 +37,7 @@ from gcsim.coding.sequential import (
     simulate_selective_repeat,
     straggler_masks,
 )
+from gcsim.coding.sequential_multiplexed import MultiplexedSGC, simulate_multiplexed
 from gcsim.coding.straggler_models import parse_spec
 
 
@@ -61,7 +63,13 @@ def _cell(values: list[float], digits: int, top: float = float("inf")) -> str:
 TITLE = "Sequential vs per-round gradient codes"
 
 
-def _trace_lines(args: argparse.Namespace, codes: list, code: SelectiveRepeat, newest: SelectiveRepeat) -> list[str]:
+def _trace_lines(
+    args: argparse.Namespace,
+    codes: list,
+    code: SelectiveRepeat,
+    newest: SelectiveRepeat,
+    msgc: MultiplexedSGC | None,
+) -> list[str]:
     """The codes on a measured trace: recovered jobs, and the completion time when the master waits."""
     source, note = trace_source(args.trace, args.quantile, args.n)
     masks, times, extra = source(0, load_trace(args.trace).shape[1])
@@ -78,19 +86,30 @@ def _trace_lines(args: argparse.Namespace, codes: list, code: SelectiveRepeat, n
         simulate_classic(args.n, code.s, masks[:jobs]),
         simulate_classic(args.n, args.lam, masks[:jobs]),
     ]
+    if msgc is not None:  # its first len - T jobs: the trace has no rounds to finish the others
+        runs.append(simulate_multiplexed(msgc, masks, wait_cost=0.0))
+        lost.append(simulate_multiplexed(msgc, masks))
     lines = [
         f"### Measured trace `{args.trace.name}`",
         "",
         f"The {note}. Per-round times of the trace are the selective-repeat code's (its task was timed); "
         "the per-round code for λ stragglers computes (λ+1)/(s+1) times more, its times scaled so. A round lasts "
-        "until the deadline or the last arrival; a waited round until the last arrival. One trace: no interval.",
+        "until the deadline or the last arrival; a waited round until the last arrival. One trace: no interval."
+        + (
+            f" M-SGC decodes the trace's first {masks.shape[0] - msgc.delay} jobs (delay T = {msgc.delay}), the "
+            f"others {jobs}; its rounds are scaled by its load times the share of its {msgc.minitasks} mini-task "
+            "slots that hold a job; it waits where a job would otherwise fail (§62.4 Remark 62.9)."
+            if msgc is not None
+            else ""
+        ),
         "",
         "| code | load | delay | recovered within delay | waited rounds | completion time (s) |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for (name, load, delay), run, gone in zip(codes, runs, lost, strict=True):
         rounds = int(run.decoded.max()) + 1
-        scale = load / code.load
+        # M-SGC's first and last rounds hold fewer mini-tasks: its round_time (no wait cost) scales them
+        scale = run.round_time[:rounds] / code.load if run.tasks > 1 else load / code.load
         spent = float(((times[:rounds] + extra[:rounds] * run.waited[:rounds]) * scale).sum())
         lines.append(
             f"| {name} | {load:.3f} | {delay} | {gone.recovered_fraction:.4f} | {int(run.waited.sum())} | {spent:.2f} |"
@@ -124,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         (f"per-round, s = {code.s} (equal load), T = 0", code.load, 0),
         (f"per-round, s = λ = {args.lam}, T = 0", (args.lam + 1) / args.n, 0),
     ]
+    msgc = MultiplexedSGC(args.n, args.B, args.W, args.lam) if 1 <= args.B <= args.W - 1 else None
+    if msgc is not None:
+        codes.append((f"multiplexed (M-SGC, §62.4), T = {msgc.delay}", msgc.load, msgc.delay))
     lines = [
         "## Recovered jobs and completion time (Markov stragglers, a measured trace)",
         "",
@@ -133,7 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         f"seeds 0..{args.seeds - 1}; wait cost {args.wait_cost} per waited round (a round's computation costs "
         "its normalized load). Recovered = fraction of jobs decoded within the code's delay when stragglers "
         "are lost; time = completion time of all jobs when the master waits out every round that would lose a "
-        "job. "
+        "job (M-SGC: a round after which some job would fail even if every worker arrived from then on, §62.4 "
+        "Remark 62.9; its "
+        "first and last T rounds cost the share of their mini-task slots that hold a job). "
         "Cells: mean [95 % t interval over seeds].",
         "",
     ]
@@ -142,7 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         per_code: list[dict[str, list[float]]] = [{"rec": [], "time": [], "waits": []} for _ in codes]
         windows: list[float] = []
         for seed in range(args.seeds):
-            masks = straggler_masks(model, args.n, args.jobs + args.B, seed=seed)
+            # one sequence long enough for every code's delay (a prefix of it is the shorter one)
+            longest = straggler_masks(model, args.n, args.jobs + max(args.B, msgc.delay if msgc else 0), seed=seed)
+            masks = longest[: args.jobs + args.B]
             # each window of W rounds read alone (a whole long Markov sequence is never admissible)
             ok = [
                 is_bursty(masks[r - args.W + 1 : r + 1], args.B, args.W, args.lam)
@@ -167,6 +193,11 @@ def main(argv: list[str] | None = None) -> int:
                     simulate_classic(args.n, args.lam, masks[: args.jobs], wait_cost=args.wait_cost),
                 ),
             ]
+            if msgc is not None:
+                full = longest[: args.jobs + msgc.delay]
+                runs.append(
+                    (simulate_multiplexed(msgc, full), simulate_multiplexed(msgc, full, wait_cost=args.wait_cost))
+                )
             for stats, (lost, waited) in zip(per_code, runs, strict=True):
                 stats["rec"].append(lost.recovered_fraction)
                 stats["time"].append(waited.completion_time)
@@ -200,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
         ]
     if args.trace is not None:
-        lines += _trace_lines(args, codes, code, newest)
+        lines += _trace_lines(args, codes, code, newest, msgc)
     text = "\n".join(lines)
     if args.out is not None:
         replace_section(args.out, "markov", text, title=TITLE)

@@ -29,7 +29,7 @@ from ..errors import InvalidArgumentError
 from .encoders.classic import cyclic_repetition_assignment
 from .sequential import SequentialRun, _masks, _wait_cost, _window, _window_broken
 
-__all__ = ["MultiplexedParams", "MultiplexedSGC", "multiplexed_load", "simulate_multiplexed"]
+__all__ = ["MultiplexedParams", "MultiplexedSGC", "multiplexed_load", "simulate_multiplexed", "WAIT_RULES"]
 
 
 class MultiplexedParams(NamedTuple):
@@ -188,8 +188,42 @@ class MultiplexedSGC:
         return f"MultiplexedSGC(n={self.n}, B={self.B}, W={self.W}, lam={self.lam})"
 
 
+#: When :func:`simulate_multiplexed` waits for every worker (with a ``wait_cost``), §62.4 Remark 62.9.
+WAIT_RULES = ("needed", "model")
+
+
+def _deliver(d1: np.ndarray, d2: np.ndarray, live: list[tuple[int, int]], got: np.ndarray, D1: int) -> None:
+    """One round's mini-tasks: slot ``m`` of job ``t`` for each ``(m, t)`` in ``live`` (Lemma 62.7)."""
+    for m, t in live:
+        if m < D1:  # the m-th D1 chunk
+            d1[t] += got
+        else:  # D2 group m - D1 where the D1 chunks are in, a missing D1 chunk elsewhere
+            done = d1[t] == D1
+            d2[t, m - D1] += int((done & got).sum())
+            d1[t] += ~done & got
+
+
+def _doomed(code: MultiplexedSGC, d1: np.ndarray, d2: np.ndarray, jobs: list[int], r: int) -> bool:
+    """Whether a job of ``jobs`` fails even if every worker arrives from round ``r + 1`` on."""
+    n, B, W, lam = code.params
+    for t in jobs:
+        finish = r + (W - 1 - d1[t])  # the round each worker's last chunk arrives, all arriving
+        if bool(np.any(finish > t + code.delay)):
+            return True
+        for g in range(B if lam < n else 0):
+            q = t + W - 1 + g  # group g's round: its senders are fixed once it has passed
+            if (int(d2[t, g]) if q <= r else int(np.sum(finish <= q - 1))) < n - lam:
+                return True
+    return False
+
+
 def simulate_multiplexed(
-    code: MultiplexedSGC, masks: Any, *, jobs: int | None = None, wait_cost: float | None = None
+    code: MultiplexedSGC,
+    masks: Any,
+    *,
+    jobs: int | None = None,
+    wait_cost: float | None = None,
+    wait_rule: str = "needed",
 ) -> SequentialRun:
     """Run M-SGC over a mask sequence (§62.4).
 
@@ -203,11 +237,14 @@ def simulate_multiplexed(
         Jobs ``J <= R``; default ``R - T`` (the last ``T`` rounds only finish started jobs).
     wait_cost : float, optional
         None: stragglers are lost, and a job is decoded only if every worker's ``D1`` chunks and
-        ``n - lam`` tasks of each ``D2`` group arrive by round ``t + T``.  A number ``>= 0``: the master
-        waits for every worker (the round costs ``wait_cost`` more) in each round whose stragglers,
-        after the rounds as it saw them (waited rounds without stragglers), would leave the
-        :math:`(B, W, \\lambda)` model (the paper's rule); the rounds it sees are then admissible and
-        every job is decoded (Theorem 62.8).
+        ``n - lam`` tasks of each ``D2`` group arrive by round ``t + T``.  A number ``>= 0``: in the
+        rounds that ``wait_rule`` picks the master waits for every worker (the round costs
+        ``wait_cost`` more); either rule decodes every job (Remark 62.9).
+    wait_rule : {"needed", "model"}
+        ``"needed"``: wait in a round whose stragglers would make some job fail even if every worker
+        arrived afterwards (never inside the model).  ``"model"`` (the authors' simulator): wait in
+        every round whose stragglers, after the rounds as the master saw them, leave the
+        :math:`(B, W, \\lambda)` model.
 
     Returns
     -------
@@ -228,6 +265,8 @@ def simulate_multiplexed(
     """
     if not isinstance(code, MultiplexedSGC):
         raise InvalidArgumentError("code", f"must be a MultiplexedSGC, got {type(code).__name__}")
+    if wait_rule not in WAIT_RULES:
+        raise InvalidArgumentError("wait_rule", f"must be one of {WAIT_RULES}, got {wait_rule!r}")
     arr = _masks(masks, code.n)
     wait = _wait_cost(wait_cost)
     n, B, W, lam = code.params
@@ -241,19 +280,20 @@ def simulate_multiplexed(
     waited = np.zeros(R, dtype=bool)
     round_time = np.zeros(R)
     for r in range(R):
-        seen[r] = ~arr[r]
-        if wait is not None and _window_broken(seen, r, B, W, lam):
-            seen[r] = False
-            waited[r] = True
-        got = ~seen[r]
         live = [(m, r - m) for m in range(M) if 0 <= r - m < J]
-        for m, t in live:
-            if m < D1:  # the m-th D1 chunk
-                d1[t] += got
-            else:  # D2 group m - D1 where the D1 chunks are in, a missing D1 chunk elsewhere
-                done = d1[t] == D1
-                d2[t, m - D1] += int((done & got).sum())
-                d1[t] += ~done & got
+        ts = [t for _, t in live]
+        seen[r] = ~arr[r]
+        if wait is not None and wait_rule == "model":
+            waited[r] = _window_broken(seen, r, B, W, lam)
+        kept = (d1[ts].copy(), d2[ts].copy())
+        _deliver(d1, d2, live, ~seen[r], D1)
+        if wait is not None and wait_rule == "needed":
+            waited[r] = _doomed(code, d1, d2, ts, r)
+        if waited[r]:  # the round again, every worker arriving
+            d1[ts], d2[ts] = kept
+            seen[r] = False
+            _deliver(d1, d2, live, ~seen[r], D1)
+        for t in ts:
             if d1_round[t] < 0 and bool(np.all(d1[t] == D1)):
                 d1_round[t] = r
         work[r] = live[0][1] if live else -1
