@@ -497,6 +497,23 @@ class SeedsExpectedResult:
 _EVAL_KEYS = ("exact_limit", "samples", "decoder", "rescale", "normalized", "keep_values", "progress", "ci_method")
 
 
+def _pattern_seed(eval_seed: int, encoder_seed: int) -> int:
+    """The pattern seed :func:`expected_error_over_seeds` evaluates encoder seed ``encoder_seed`` with.
+
+    Derived from both (a :class:`numpy.random.SeedSequence` of the pair), so distinct encoder
+    seeds draw independent straggler patterns and the same pair always draws the same ones.
+
+    Examples
+    --------
+    >>> _pattern_seed(0, 1) == _pattern_seed(0, 1), _pattern_seed(0, 1) != _pattern_seed(0, 2)
+    (True, True)
+    """
+    eval_seed = check_int("eval_seed", eval_seed, minimum=0)
+    encoder_seed = check_int("encoder_seed", encoder_seed, minimum=0)
+    state = np.random.SeedSequence((eval_seed, encoder_seed, 0x5EED)).generate_state(1, np.uint64)
+    return int(state[0] >> np.uint64(1))
+
+
 def expected_error_over_seeds(
     assignment: Any, m: int, method: str, model: StragglerModel, seeds: Any, **kw: Any
 ) -> SeedsExpectedResult:
@@ -506,6 +523,9 @@ def expected_error_over_seeds(
     (``exact_limit``, ``samples``, ``decoder``, ``rescale``, ``normalized``,
     ``keep_values``, ``progress``, ``ci_method``, plus ``eval_seed`` and ``eval_method``) go
     to the evaluation; the rest (``eps``, ``dist``, ``s``, ...) to :func:`encode`.
+
+    Encoder seed ``k`` is evaluated with patterns seeded by a hash of ``eval_seed``
+    (default 0) and ``k``, so Monte Carlo estimates of different seeds are independent.
 
     The interval's unit is the seed: the per-seed expectations ``μ(D_k)`` (exact or Monte Carlo)
     are i.i.d. with mean ``E_D μ(D)``, so ``ci`` comes from their spread
@@ -532,10 +552,13 @@ def expected_error_over_seeds(
         eval_kw["seed"] = kw.pop("eval_seed")
     if "eval_method" in kw:
         eval_kw["method"] = kw.pop("eval_method")
+    base = check_int("eval_seed", eval_kw.get("seed", 0), minimum=0)
     per = []
     for sd in seeds:
         sch = encode(assignment, m, method, seed=sd, **kw)
-        per.append(expected_error(sch, model, **eval_kw))
+        # each encoder seed draws its own patterns: per-seed Monte Carlo means sharing one pattern
+        # seed would share their pattern noise and not be the independent units the interval needs
+        per.append(expected_error(sch, model, **{**eval_kw, "seed": _pattern_seed(base, sd)}))
     values = np.array([r.mean for r in per])
     exact = all(is_exact_method(r.method) for r in per)
     bounds = None
