@@ -705,7 +705,7 @@ def test_cli_table_header_columns_and_legend(capsys):
     total = int(lines[0].split()[0])
     assert total > 3 and "the top 3 shown" in lines[0]
     header = lines[1].split()
-    assert header == ["rank", "candidate", "error", "interval", "comm", "data", "Pareto"]  # no links: no time column
+    assert header == ["rank", "candidate", "error", "interval", "comm", "data", "load", "Pareto"]  # no links: no time
     assert lines[3].split()[0] == "1"  # ranks count from 1
     for column in header:
         assert any(line.startswith(f"{column}:") for line in lines), column

@@ -263,6 +263,7 @@ class Advice:
             rows = [
                 ("workers n", q["n"]),
                 ("load", q["load"]),
+                *((("max load", q["max_load"]),) if q.get("max_load") is not None else ()),
                 ("m", q["m"]),
                 ("stragglers", q["model"]),
                 ("links", q["links"] if timed else "none: no iteration time (advise(..., links=...) gives one)"),
@@ -270,7 +271,9 @@ class Advice:
                 ("candidates", len(self.rows)),
                 ("dropped", len(self.dropped_items)),
             ]
+            # "max load": the most parts one worker holds, of N (a non-symmetric code's can pass the average load)
             head: tuple[str, ...] = ("rank", "candidate", "error", "95% interval", "lower bound", "communication")
+            head += ("max load",)
             head += ("time (s)", "status") if timed else ("status",)
             body = [
                 (
@@ -280,6 +283,7 @@ class Advice:
                     interval_text(r),
                     r["lower_bound"],
                     r["communication"],
+                    f"{r['load']}/{r['N']}",
                     *((r["time"],) if timed else ()),
                     r["status"],
                 )

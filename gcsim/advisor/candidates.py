@@ -93,6 +93,7 @@ __all__ = [
     "chordal_cycle_structures",
     "weighted_cyclic_structures",
     "SYMMETRIC_FAMILIES",
+    "check_max_load",
 ]
 
 
@@ -159,6 +160,11 @@ class Question:
     family with ``N`` parts is then built with :meth:`parts_per_worker` ``= floor(fraction N)``
     parts per worker. With ``relax_load`` an int is the number of parts per worker whatever the
     family's ``N`` (a family with few parts then gives each worker a larger share of the data).
+
+    For the non-symmetric ``"weighted-cyclic"`` family (``N = n``) the load is the *average*: its
+    loads total ``n l`` part copies, like the symmetric candidates', and one worker may hold more
+    than ``l``.  ``max_load`` (an int ``>= l``, parts of the ``n``-part split) caps every worker's
+    load there too; None (default) leaves the cap at ``N``.  Symmetric families are unaffected.
     """
 
     n: int
@@ -168,9 +174,12 @@ class Question:
     links: Links | None = None
     seed: int = 0
     relax_load: bool = False
+    max_load: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "relax_load", check_bool("relax_load", self.relax_load))
+        if self.max_load is not None:
+            object.__setattr__(self, "max_load", check_max_load(self.max_load, self.parts_per_worker(self.n)))
 
     @property
     def parts_load(self) -> int | None:
@@ -214,6 +223,23 @@ def check_load(load: Any) -> int | float:
     if isinstance(load, (int, np.integer)):
         return check_int("load", load, minimum=1)
     return check_real("load", load, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
+
+
+def check_max_load(max_load: Any, load: int) -> int:
+    """``max_load`` as an int ``>= load`` (the question's load in parts of the ``n``-part split); names it.
+
+    >>> check_max_load(4, 3)
+    4
+    >>> check_max_load(2, 3)
+    Traceback (most recent call last):
+    ...
+    gcsim.errors.InvalidArgumentError: max_load: must be an integer >= the load 3 (a cap on every worker's parts), got 2
+    """
+    if isinstance(max_load, (bool, np.bool_)) or not isinstance(max_load, (int, np.integer)) or max_load < load:
+        raise InvalidArgumentError(
+            "max_load", f"must be an integer >= the load {load} (a cap on every worker's parts), got {max_load!r}"
+        )
+    return int(max_load)
 
 
 @dataclass(frozen=True)
@@ -662,10 +688,11 @@ LOAD_SEARCH_WORKERS = 24
 def _weighted_loads(q: Question, ell: int) -> list[tuple[str, np.ndarray, str]]:
     """``(label, loads, note)`` of the family: each weighting apportioned, then the searched loads (§63.6)."""
     n = q.n
-    out = [(label, apportion_loads(w, n * ell, n), "") for label, w in _heterogeneous_weights(q.model)]
+    top = n if q.max_load is None else min(n, q.max_load)  # every load in [1, top]
+    out = [(label, apportion_loads(w, n * ell, top), "") for label, w in _heterogeneous_weights(q.model)]
     if out and n <= LOAD_SEARCH_WORKERS:
         try:
-            plan = optimize_loads(q.model, n * ell, n)
+            plan = optimize_loads(q.model, n * ell, n, max_load=q.max_load)
         except GcsimError:  # no feasible loads (a worker that cannot arrive): the weightings stay
             return out
         out.insert(0, ("the searched optimum", plan.loads, f"loads chosen by {plan.search} of the {plan.objective}"))
@@ -680,7 +707,8 @@ def weighted_cyclic_structures(q: Question) -> Iterator[Item]:
     (and to a model's speeds), each load in ``[1, N]``: the *average* data per worker equals the
     symmetric candidates', the reliable workers hold more.  For ``n <= LOAD_SEARCH_WORKERS`` also
     the loads :func:`gcsim.coding.load_allocation.optimize_loads` finds (theory §63.6).  Nothing for
-    a homogeneous model; loads that come out equal are left to the symmetric families.
+    a homogeneous model; loads that come out equal are left to the symmetric families.  With
+    ``q.max_load`` every load vector (apportioned or searched) stays at or below it.
     """
     n = q.n
     ell = q.parts_per_worker(n)
@@ -704,7 +732,8 @@ def weighted_cyclic_structures(q: Question) -> Iterator[Item]:
                 t
                 for t in (
                     f"non-symmetric: worker loads {loads.tolist()} of {n} parts, the same total {n * ell} as the "
-                    f"symmetric candidates (the load is an average here)",
+                    f"symmetric candidates (the load is an average here"
+                    + (")" if q.max_load is None else f", every load capped at max_load = {q.max_load})"),
                     how,
                 )
                 if t
@@ -775,5 +804,6 @@ def _oversize(num_parts: int, q: Question) -> str:
 
 def _fits(q: Question, item: Structure) -> bool:
     if item.family == "weighted-cyclic":  # the load is the average: the total equals the symmetric ones'
-        return int(item.loads.sum()) <= q.parts_per_worker(item.shape[0]) * q.n
+        under_cap = q.max_load is None or int(item.loads.max()) <= q.max_load
+        return under_cap and int(item.loads.sum()) <= q.parts_per_worker(item.shape[0]) * q.n
     return int(item.loads.max()) <= q.parts_per_worker(item.shape[0])

@@ -632,6 +632,7 @@ def advise(
     *,
     relax_load: bool = False,
     relax_comm: bool = False,
+    max_load: int | None = None,
     links: Links | Mapping[str, float] | None = None,
     objective: str | Sequence[str] = "error",
     families: Sequence[str] | None = None,
@@ -660,7 +661,10 @@ def advise(
         The most data a worker may hold, a constraint on every candidate. An int ``L`` allows
         ``L / n`` of the data (``L`` parts of an ``n``-part split), a float in ``(0, 1)`` that
         fraction; a family with ``N`` parts is built with ``floor(fraction N)`` parts per worker,
-        and a candidate over the cap is dropped (with its reason).
+        and a candidate over the cap is dropped (with its reason).  For the non-symmetric
+        ``"weighted-cyclic"`` candidates (``N = n``, their loads searched or apportioned) it is the
+        *average* load: the total ``n l`` is the symmetric codes', one worker may hold more
+        (``max_load`` caps it; the row's ``load`` is always the largest load of the code).
     m : int
         Communication reduction: each worker sends ``d / m`` numbers.  A constraint, like the
         load: a code whose workers send more than ``1/m`` of a gradient (the families' ``m = 1``
@@ -677,6 +681,11 @@ def advise(
     relax_comm : bool
         Lift the communication cap: the families' ``m = 1`` classic codes (a full gradient per
         worker) are ranked beside the codes at ``m``, with their own ``communication``.
+    max_load : int, optional
+        A cap on every worker's parts for the non-symmetric candidates (an int ``>=`` the load, in
+        parts of the ``n``-part split): only load vectors with every ``l_j <= max_load`` are
+        apportioned and searched (:func:`gcsim.coding.load_allocation.optimize_loads`).  The
+        symmetric candidates are unaffected.  None (default): the load is their average only.
     links : Links or dict, optional
         ``bandwidth`` (bytes/s per worker link), ``latency`` (s), ``gradient_bytes`` (bytes of a
         full gradient), ``compute_time`` (s for the gradient of the whole data set).  Adds the bytes
@@ -740,6 +749,11 @@ def advise(
     >>> relaxed = advise(13, 4, 2, "fixed:1", families=["bibd"], relax_comm=True, progress=False)
     >>> sorted({r["m"] for r in relaxed.rows})
     [1, 2]
+    >>> def top_load(**kw):  # the largest worker load of the best non-symmetric code (average load 2)
+    ...     p = "bernoulli:0.02*2,0.3*2,0.6*2"
+    ...     return advise(6, 2, 1, p, families=["weighted-cyclic"], progress=False, **kw).rows[0]["load"]
+    >>> top_load(), top_load(max_load=3)
+    (6, 3)
     """
     progress = check_bool("progress", progress)
     adaptive = check_bool("adaptive", adaptive)
@@ -769,7 +783,7 @@ def advise(
         worst_limit=check_int("worst_limit", worst_limit, minimum=0),
     )
     exact_tol = check_real("exact_tol", exact_tol, minimum=0.0, maximum=1.0)
-    q = Question(n, load, m, stragglers, links_, seed, relax_load)
+    q = Question(n, load, m, stragglers, links_, seed, relax_load, max_load)
     patterns = question_patterns(q, settings)
     decode = decode_time(q)
 
@@ -794,6 +808,7 @@ def advise(
         "n": n,
         "load": load,
         "relax_load": relax_load,
+        "max_load": q.max_load,
         "data_cap": q.data_cap,
         "m": m,
         "relax_comm": relax_comm,

@@ -45,6 +45,7 @@ VOCABULARY: dict[str, Flag] = {
     "-n": Flag("number of workers n", "integer"),
     "--load": Flag("the most data a worker may hold", "load"),
     "--relax-load": Flag("an int --load is the parts per worker", "switch"),
+    "--max-load": Flag("a cap on every worker's parts for the non-symmetric codes", "integer"),
     "--relax-comm": Flag("m = 1 codes (a full gradient per worker) are candidates too", "switch"),
     "--m": Flag("communication reduction m", "integer"),
     "--stragglers": Flag("stragglers", "straggler spec"),

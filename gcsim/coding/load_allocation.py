@@ -161,6 +161,7 @@ def optimize_loads(
     *,
     search_limit: int = 500,
     exact_limit: int = 20000,
+    max_load: int | None = None,
 ) -> LoadPlan:
     """The loads of the weighted cyclic repetition that minimize the expected error (theory §63.6).
 
@@ -179,6 +180,11 @@ def optimize_loads(
     exact_limit : int
         Passed to :func:`~gcsim.coding.evaluate.expected_error` (the exact objective also needs
         ``2^n <= EXACT_OBJECTIVE_PATTERNS``).
+    max_load : int, optional
+        A per-worker cap: only load vectors with every ``l_j <= max_load`` are searched (both the
+        exhaustive and the local search; the starting loads are clipped to it).  None (default):
+        the cap is ``N`` (and a ``"load-speed"`` worker's arrival limit), ``total`` only fixes the
+        average load ``total / n``.
 
     Returns
     -------
@@ -187,7 +193,8 @@ def optimize_loads(
     Raises
     ------
     InvalidArgumentError
-        A model without independent workers, or a total no feasible load vector reaches.
+        A model without independent workers, a ``max_load`` below ``ceil(total / n)``, or a total
+        no feasible load vector reaches.
 
     Examples
     --------
@@ -196,6 +203,8 @@ def optimize_loads(
     >>> plan = optimize_loads(m, 8, 4)
     >>> plan.loads.tolist(), plan.search
     ([3, 1, 2, 2], 'exhaustive over 31 load vectors')
+    >>> optimize_loads(m, 8, 4, max_load=2).loads.tolist()  # every worker at most 2 parts
+    [2, 2, 2, 2]
     """
     if not isinstance(model, StragglerModel):
         raise InvalidArgumentError("model", "must be a straggler model (see straggler_model)")
@@ -207,9 +216,17 @@ def optimize_loads(
     p0 = model.independent_p()
     if p0 is None:
         raise InvalidArgumentError("model", f"needs independent workers (a per-worker p), got {model.describe()}")
-    max_load = getattr(model, "max_load", None)
-    tops = np.minimum(max_load(parts), parts) if model.load_dependent and max_load is not None else np.full(n, parts)
+    arrival = getattr(model, "max_load", None)
+    tops = np.minimum(arrival(parts), parts) if model.load_dependent and arrival is not None else np.full(n, parts)
     tops = np.asarray(tops, dtype=np.int64)
+    if max_load is not None:
+        max_load = check_int("max_load", max_load, minimum=1)
+        if n * max_load < total:
+            raise InvalidArgumentError(
+                "max_load",
+                f"must be at least the average load ceil(total / n) = {-(-total // n)}, got {max_load}",
+            )
+        tops = np.minimum(tops, max_load)
     if np.any(tops < 1) or int(tops.sum()) < total:
         raise InvalidArgumentError(
             "total",

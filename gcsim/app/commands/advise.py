@@ -171,6 +171,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         model,
         relax_load=args.relax_load,
         relax_comm=args.relax_comm,
+        max_load=args.max_load,
         links=links,
         objective=objective,
         families=families,
@@ -181,6 +182,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         sweep_workers=cluster_workers,
     )
     exported = _export(adv, args) if args.out is not None else None
+    _load_note(adv, args, model)  # on stderr: --json's stdout stays one JSON object
     if args.json:
         payload = json.loads(adv.to_json())
         payload["exported"] = str(exported) if exported is not None else None
@@ -233,6 +235,7 @@ def _table_rows(adv, top: int, with_time: bool) -> list[list[str]]:
             interval_text(r),  # the 95% interval; "exact" rows have none (theory §57)
             fmt(r["communication"]),
             f"{r['data_fraction']:.1%}",
+            f"{r['load']}/{r['N']}",
             *([fmt(r["time"]) if r["time"] == r["time"] else "-"] if with_time else []),
             "yes" if r["pareto"] else "no",
         ]
@@ -264,10 +267,20 @@ def _print_advice(adv, args: argparse.Namespace, model: str, objective: tuple[st
     )
     print(
         table(
-            ["rank", "candidate", "error", "interval", "comm", "data", *(["time"] if with_time else []), "Pareto"],
+            [
+                "rank",
+                "candidate",
+                "error",
+                "interval",
+                "comm",
+                "data",
+                "load",
+                *(["time"] if with_time else []),
+                "Pareto",
+            ],
             rows,
             wrap={"candidate": 52},
-            right=["rank", "error", "comm", "data", "time"],
+            right=["rank", "error", "comm", "data", "load", "time"],
         )
     )
     for line in COLUMN_LEGEND:
@@ -285,6 +298,26 @@ def _print_advice(adv, args: argparse.Namespace, model: str, objective: tuple[st
         )
     _data_hint(adv.rows, objective)
     print(f"{len(adv.dropped_items)} dropped (--json lists every reason)")
+
+
+def _load_note(adv, args: argparse.Namespace, model) -> None:
+    """One ``gcsim: note:`` line on stderr when the top candidate puts more parts on a worker than ``--load``.
+
+    Only a non-symmetric code can (its loads average ``--load``); the note names ``--max-load``.
+    """
+    from ...advisor import Question
+
+    if not adv.rows or args.max_load is not None:
+        return
+    top = adv.rows[0]
+    allowed = Question(args.workers, args.load, args.m, model, relax_load=args.relax_load).parts_per_worker(top["N"])
+    if top["load"] > allowed:
+        print(
+            f"gcsim: note: the top candidate puts {top['load']} of its {top['N']} parts on one worker, over the "
+            f"load {allowed}: --load is the average load of its non-symmetric loads; --max-load {allowed} "
+            "caps every worker",
+            file=sys.stderr,
+        )
 
 
 def _no_candidate(adv) -> int:
@@ -307,6 +340,7 @@ COLUMN_LEGEND = (
     "interval: the 95% interval of the expected error (never below the rank bound); exact: computed exactly",
     "comm: numbers each worker sends, as a fraction of a gradient (1/m)",
     "data: the largest share of the data a worker holds",
+    "load: the most parts one worker holds, of N (weighted cyclic: --load is their average, --max-load caps them)",
     "time: expected seconds per iteration with --links (delay + compute + latency + bytes/bandwidth)",
     "Pareto: yes if no other candidate is at least as good in every column and better in one",
 )
@@ -316,9 +350,12 @@ def _data_hint(rows, objective) -> None:
     """Say so when the best candidate holds far more data per worker than the leanest one.
 
     An integer load is parts per worker, and families differ in their number of parts: a code
-    with few parts gives each worker a large share of the data and a small error.
+    with few parts gives each worker a large share of the data and a small error.  Not for a
+    non-symmetric top row: ``--load`` is its average, and :func:`_load_note` names ``--max-load``.
     """
-    if not rows or "data" in objective:
+    from ...advisor.candidates import SYMMETRIC_FAMILIES
+
+    if not rows or "data" in objective or rows[0]["family"] not in SYMMETRIC_FAMILIES:
         return
     top, least = rows[0]["data_fraction"], min(r["data_fraction"] for r in rows)
     if top >= 2 * least:
@@ -354,6 +391,13 @@ def register(sub, add) -> None:
         help="an int --load is the parts per worker in every family, whatever its number of parts (no data cap)",
     )
     p.add_argument(
+        "--max-load",
+        type=int_arg(1),
+        default=None,
+        help="a cap on every worker's parts for the non-symmetric codes (weighted cyclic: --load is their average "
+        "load; an integer >= --load; default: no cap beyond N)",
+    )
+    p.add_argument(
         "--m",
         type=int_arg(1),
         default=1,
@@ -384,6 +428,7 @@ def register(sub, add) -> None:
         flags={
             "workers": "--workers",
             "load": "--load",
+            "max_load": "--max-load",
             "m": "--m",
             "stragglers": "--stragglers",
             "links": "--links",
