@@ -116,9 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--bucket",
-        choices=("none", "tbf"),
-        default="none",
-        help="port model: none = rate beta (default, judged); tbf = the links' token buckets (theory §56.7)",
+        choices=("none", "tbf", "wire"),
+        default="wire",
+        help="port model: none = rate beta on payload bytes; tbf = the links' token buckets (§56.7); "
+        "wire = the buckets and TCP's segment headers (default, judged; theory §56.10)",
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--out", type=Path, default=None, help="write results.json and table.md here")

@@ -183,3 +183,43 @@ def test_tbf_burst_of_the_emulated_links():
     for rate in ("100mbit", "20mbit", "1gbit"):
         tbf = shaping_commands("ns", "eth0", rate, None)[0]
         assert int(tbf[tbf.index("burst") + 1]) == tbf_burst(rate)
+
+
+def test_token_bucket_carries_its_tokens_between_messages():
+    """Ping-pong of 10-byte messages, beta = 1, alpha = 2, buckets of 4 bytes (theory §56.10).
+    0 -> 1: 4 bytes at once, 6 at beta: sent by 6, delivered at 8.  1 -> 0 finds 1's uplink and 0's
+    downlink full (idle since 0, capped at 4): sent by 14, delivered at 16.  0 -> 1 again: 0's uplink and
+    1's downlink were busy at beta until 6 (no refill), then idle for 10 s: full again (capped at 4, not
+    10): delivered at 16 + 6 + 2 = 24.  No bucket: 3 (10 + 2) = 36."""
+    a = (Send(1, 10, 0), Recv(1, 1), Send(1, 10, 2))
+    b = (Recv(0, 0), Send(0, 10, 1), Recv(0, 2))
+    sch = Schedule("pingpong", (a, b))
+    assert simulate(sch, F(2), F(1)) == (24, 36)  # rank 0 ends when it has posted its last send
+    assert simulate(sch, F(2), F(1), burst=F(4)) == (16, 24)
+
+
+def test_token_bucket_of_a_shared_downlink():
+    """Ranks 0 and 1 send 10 bytes each to rank 2 at once; beta = 1, alpha = 2, buckets of 4 bytes.
+    Both uplinks hold 4 tokens, 2's downlink 4: the two flows share the downlink's 4 (2 each) at once;
+    then the downlink is empty and passes beta, 1/2 to each flow, so each has 8 bytes left at 1/2:
+    sent by 16, delivered at 18.  The busy downlink saves its own 4 bytes only (no bucket: 20 + 2 = 22)."""
+    sch = Schedule("fanin", ((Send(2, 10, 0),), (Send(2, 10, 0),), (Recv(0, 0), Recv(1, 0))))
+    assert simulate(sch, F(2), F(1)) == (0, 0, 22)
+    assert simulate(sch, F(2), F(1), burst=F(4)) == (0, 0, 18)
+
+
+def test_framing_by_hand():
+    """A message of 3000 payload bytes is 3 TCP segments of at most 1448 bytes, each with 66 header
+    bytes: 3198 bytes on the link (theory §56.10); at beta = 1, alpha = 0 that takes 3198 s, and a bucket
+    of 198 bytes hides exactly the headers."""
+    from gcsim.executor.allreduce import wire_bytes
+    from gcsim.executor.netem import TCP_FRAMING
+
+    assert TCP_FRAMING == (1500 - 20 - 20 - 12, 14 + 20 + 20 + 12)
+    assert wire_bytes(3000, TCP_FRAMING) == 3198 and wire_bytes(1448, TCP_FRAMING) == 1514
+    sch = Schedule("one", ((Send(1, 3000, 0),), (Recv(0, 0),)))
+    assert simulate(sch, 0, 1, framing=TCP_FRAMING) == (0, 3198)
+    assert simulate(sch, 0, 1, framing=TCP_FRAMING, burst=198) == (0, 3000)
+    for bad in [(0, 66), (1448, -1), "x", (1448,)]:
+        with pytest.raises(InvalidArgumentError, match="framing"):
+            simulate(sch, 0, 1, framing=bad)

@@ -30,7 +30,7 @@ from ..limits import check_entries
 from .allreduce import collective_names, get_collective, predicted_time
 from .collectives import ByteCounter
 from .launcher import launch
-from .netem import NetemTopology, delay_seconds, netem_available, parse_rate, tbf_burst
+from .netem import TCP_FRAMING, NetemTopology, delay_seconds, netem_available, parse_rate, tbf_burst
 
 __all__ = [
     "side_by_side_job",
@@ -210,19 +210,24 @@ def run_side_by_side(
 LINK_BOUND_SHARE = 0.5
 
 
-def predict(row: dict, alpha: float, beta: float, burst: float = 0) -> tuple[float, float, float]:
+def predict(
+    row: dict, alpha: float, beta: float, burst: float = 0, framing: tuple[int, int] | None = None
+) -> tuple[float, float, float]:
     """``(schedule model, latency only, closed form)`` seconds of one row of :func:`run_side_by_side`.
 
     The schedule model is the link-level one of theory §56.7 (:func:`gcsim.executor.allreduce.predicted_time`,
-    ports with token buckets of ``burst`` bytes); ``latency only`` the same with ``beta = ∞``; the closed
-    form :meth:`CollectiveCost.time` (§56.1).
+    ports with token buckets of ``burst`` bytes, messages framed as ``framing``, §56.10); ``latency only``
+    the same with ``beta = ∞``; the closed form :meth:`CollectiveCost.time` (§56.1).
     """
     col = get_collective(row["collective"])
     args = (row["N"], row["d"], row["itemsize"])
     s, opts = row.get("straggler"), row["options"]
     closed = col.cost(*args, straggler=s, **opts).time(alpha, beta, row["delay"])
-    model = predicted_time(col, *args, alpha=alpha, beta=beta, delay=row["delay"], straggler=s, burst=burst, **opts)
-    latency = predicted_time(col, *args, alpha=alpha, beta=math.inf, delay=row["delay"], straggler=s, **opts)
+    delay = row["delay"]
+    model = predicted_time(
+        col, *args, alpha=alpha, beta=beta, delay=delay, straggler=s, burst=burst, framing=framing, **opts
+    )
+    latency = predicted_time(col, *args, alpha=alpha, beta=math.inf, delay=delay, straggler=s, **opts)
     return model, latency, closed
 
 
@@ -234,11 +239,13 @@ def summarize(
     burst: float = 0,
     level: float = 0.95,
     overhead: float | None = None,
+    framing: tuple[int, int] | None = None,
 ) -> list[dict]:
     """Add the predictions and robust statistics of the measured time to each row of :func:`run_side_by_side`.
 
     ``predicted_s``: the link-level schedule model (theory §56.7) at ``alpha``, ``beta`` (bytes/s), the
-    links' token buckets of ``burst`` bytes and the row's delay; ``closed_form_s``: the closed form of
+    links' token buckets of ``burst`` bytes, the messages' ``framing`` (theory §56.10) and the row's
+    delay; ``closed_form_s``: the closed form of
     §56.1; ``bandwidth_share``: the share of ``predicted_s − delay`` that the bandwidth term makes
     (``predicted_s`` less the model at ``beta = ∞``); ``link_bound``: that share >=
     :data:`LINK_BOUND_SHARE` (§56.8).  ``median_s`` with ``median_ci``, the order-statistic interval of
@@ -260,7 +267,7 @@ def summarize(
     """
     out = []
     for r in rows:
-        pred, latency, closed = predict(r, alpha, beta, burst)
+        pred, latency, closed = predict(r, alpha, beta, burst, framing)
         y = np.asarray(r["seconds"], dtype=float)
         mean, median = float(y.mean()), float(np.median(y))
         se = float(y.std(ddof=1) / math.sqrt(len(y))) if len(y) > 1 else math.inf
@@ -271,6 +278,7 @@ def summarize(
             **r,
             "predicted_s": pred,
             "burst_bytes": burst,
+            "framing": list(framing) if framing else None,
             "closed_form_s": closed,
             "bandwidth_share": share,
             "link_bound": share >= LINK_BOUND_SHARE,
@@ -284,7 +292,7 @@ def summarize(
             "bytes_match": r["bytes_sent"] == r["predicted_bytes"],
         }
         if overhead is not None:
-            cal = predict(r, alpha + overhead, beta, burst)[0]
+            cal = predict(r, alpha + overhead, beta, burst, framing)[0]
             row.update(overhead_s=overhead, calibrated_s=cal, calibrated_within_15pct=abs(median / cal - 1) <= 0.15)
         out.append(row)
     return out
@@ -328,7 +336,7 @@ def collectives_table(
     timeout: float = 600.0,
     collectives: Sequence[str] | None = None,
     calibration: dict[str, float] | None = None,
-    bucket: str = "none",
+    bucket: str = "wire",
 ) -> dict:
     """The side-by-side table over emulated links: each link ``(rate, one-way delay)`` in a
     :class:`~gcsim.executor.netem.NetemTopology`, every collective, vector length (``sizes``, scalars)
@@ -336,8 +344,8 @@ def collectives_table(
 
     The prediction takes ``beta`` = the link rate in bytes/s, ``alpha`` = the one-way delay plus
     ``overhead`` (seconds per message of software latency, 0 by default: the link's own numbers only)
-    and, with ``bucket="tbf"``, the links' token buckets (:func:`gcsim.executor.netem.tbf_burst`; default
-    ``"none"``: ports limited to ``beta``, theory §56.8).
+    and the port model ``bucket`` (:data:`BUCKET_MODELS`; default ``"wire"``, the judged one of theory
+    §56.10: the links' token buckets, :func:`gcsim.executor.netem.tbf_burst`, and TCP's segment headers).
     Where emulated links are not available (root, ``ip``/``tc``; the delay also needs ``netem`` or the
     NFQUEUE delayer) nothing runs and ``skipped`` says why.  ``calibration`` (``"RATE:DELAY"`` -> seconds per
     message, :func:`fit_overhead` of another run) adds the calibrated prediction to that link's rows.
@@ -358,7 +366,7 @@ def collectives_table(
         return {**meta, "rows": [], "skipped": why}
     rows: list[dict] = []
     for rate, link_delay in links:
-        alpha, beta, burst = _link_params(rate, link_delay, overhead, bucket)
+        alpha, beta, burst, framing = _link_params(rate, link_delay, overhead, bucket)
         for d in sizes:
             with NetemTopology(N, rate=rate, delay=link_delay) as topo:
                 raw = run_side_by_side(
@@ -374,20 +382,26 @@ def collectives_table(
                     **topo.launch_kwargs(port),
                 )
             sigma = (calibration or {}).get(f"{rate}:{link_delay or ''}")
-            summary = summarize(raw, alpha=alpha, beta=beta, burst=burst, overhead=sigma)
+            summary = summarize(raw, alpha=alpha, beta=beta, burst=burst, overhead=sigma, framing=framing)
             rows += [{**r, "link": rate, "link_delay": link_delay} for r in summary]
     return {**meta, "rows": rows, "skipped": None, "calibration": dict(calibration or {}), "bucket": bucket}
 
 
-#: ``bucket`` values: ``"none"``, ports limited to ``beta`` (the model judged); ``"tbf"``, ports as the
-#: emulated links' token buckets (theory §56.7, assumption 6)
-BUCKET_MODELS = ("none", "tbf")
+#: ``bucket`` values (the port model): ``"none"``, ports limited to ``beta`` counting payload bytes;
+#: ``"tbf"``, ports as the emulated links' token buckets (theory §56.7, assumption 6); ``"wire"``, the
+#: buckets and TCP's per-segment headers (:data:`gcsim.executor.netem.TCP_FRAMING`), the model judged
+#: since theory §56.10
+BUCKET_MODELS = ("none", "tbf", "wire")
 
 
-def _link_params(rate: str, link_delay: str | None, overhead: float, bucket: str) -> tuple[float, float, int]:
-    """``(alpha, beta, burst)`` of an emulated link: one-way delay + overhead, bytes/s, token bucket bytes."""
+def _link_params(
+    rate: str, link_delay: str | None, overhead: float, bucket: str
+) -> tuple[float, float, int, tuple[int, int] | None]:
+    """``(alpha, beta, burst, framing)`` of an emulated link: one-way delay + overhead, bytes/s, token
+    bucket bytes, ``(mss, header)`` bytes."""
     alpha = (delay_seconds(link_delay) if link_delay else 0.0) + overhead
-    return alpha, parse_rate(rate) / 8, (tbf_burst(rate) if bucket == "tbf" else 0)
+    burst = tbf_burst(rate) if bucket in ("tbf", "wire") else 0
+    return alpha, parse_rate(rate) / 8, burst, (TCP_FRAMING if bucket == "wire" else None)
 
 
 def _check_bucket(bucket: Any) -> str:
@@ -397,7 +411,7 @@ def _check_bucket(bucket: Any) -> str:
 
 
 def resummarize(
-    result: dict, *, overhead: float = 0.0, calibration: dict[str, float] | None = None, bucket: str = "none"
+    result: dict, *, overhead: float = 0.0, calibration: dict[str, float] | None = None, bucket: str = "wire"
 ) -> dict:
     """A :func:`collectives_table` result with every row's predictions and statistics computed again.
 
@@ -410,18 +424,18 @@ def resummarize(
     >>> row = {"collective": "ring", "options": {}, "N": 2, "d": 4, "itemsize": 4, "delay": 0.0,
     ...        "seconds": [0.011] * 7, "bytes_sent": [16, 16], "predicted_bytes": [16, 16],
     ...        "link": "1mbit", "link_delay": "5ms", "predicted_s": 1.0}
-    >>> round(resummarize({"rows": [row]})["rows"][0]["predicted_s"], 4)      # 2 (alpha + 8 B / 125 kB/s)
+    >>> round(resummarize({"rows": [row]}, bucket="none")["rows"][0]["predicted_s"], 4)  # 2 (alpha + 8 B / 125 kB/s)
     0.0101
-    >>> round(resummarize({"rows": [row]}, bucket="tbf")["rows"][0]["predicted_s"], 4)   # 8 B fit the bucket
+    >>> round(resummarize({"rows": [row]})["rows"][0]["predicted_s"], 4)   # 8 B + 66 B of headers fit the bucket
     0.01
     """
     overhead = check_real("overhead", overhead, minimum=0.0)
     bucket = _check_bucket(bucket)
     rows = []
     for r in result["rows"]:
-        alpha, beta, burst = _link_params(r["link"], r["link_delay"], overhead, bucket)
+        alpha, beta, burst, framing = _link_params(r["link"], r["link_delay"], overhead, bucket)
         sigma = (calibration or {}).get(f"{r['link']}:{r['link_delay'] or ''}")
-        (row,) = summarize([r], alpha=alpha, beta=beta, burst=burst, overhead=sigma)
+        (row,) = summarize([r], alpha=alpha, beta=beta, burst=burst, overhead=sigma, framing=framing)
         if sigma is None:
             for key in ("overhead_s", "calibrated_s", "calibrated_within_15pct"):
                 row.pop(key, None)

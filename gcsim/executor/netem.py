@@ -44,6 +44,7 @@ __all__ = [
     "shaping_commands",
     "tbf_burst",
     "NETEM_LIMIT",
+    "TCP_FRAMING",
     "delay_seconds",
     "netem_delay_supported",
 ]
@@ -135,6 +136,13 @@ def netem_available() -> tuple[bool, str]:
 #: Packets the ``netem`` stage may hold (its default, 1000, drops packets on a 1 Gbit/s link with
 #: 10 ms of delay: 1.25 MB in flight is about 830 full-size packets before segmentation offload).
 NETEM_LIMIT = 100_000
+
+#: ``(mss, header)`` of the TCP segments on the emulated links (theory §56.10): the veth links have the
+#: default MTU of 1500 bytes, so a segment carries at most 1500 − 20 (IPv4) − 20 (TCP) − 12 (the
+#: timestamp option, on by default) = 1448 payload bytes, and the token bucket counts each segment with
+#: its 14 + 20 + 20 + 12 = 66 header bytes (``tc`` counts the Ethernet frame; segmentation offload
+#: counts every segment's headers).
+TCP_FRAMING = (1448, 66)
 
 
 def tbf_burst(rate: str) -> int:

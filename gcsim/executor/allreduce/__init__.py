@@ -14,7 +14,7 @@ Each runs over ``torch.distributed`` point-to-point operations (gloo; NCCL untes
 bytes it sends; :func:`get_collective` gives the implementation and the prediction together.
 """
 
-from ._linkmodel import Recv, Schedule, Send, max_min_rates, simulate
+from ._linkmodel import Recv, Schedule, Send, max_min_rates, simulate, wire_bytes
 from ._p2p import CollectiveFailureError
 from ._registry import (
     Collective,
@@ -42,4 +42,5 @@ __all__ = [
     "Recv",
     "simulate",
     "max_min_rates",
+    "wire_bytes",
 ]

@@ -14,7 +14,11 @@ the programs on ``N`` full-duplex ports of ``beta`` bytes per second each way:
   its incoming ones, and no connection can be given more without taking from one that has no more;
 * a message is delivered ``alpha`` seconds after its last byte has left the sender;
 * optionally (``burst``) each port direction is a token bucket of rate ``beta`` and ``burst`` bytes, as
-  ``tc tbf`` shapes the emulated links: bytes covered by tokens at both ends pass at once.
+  ``tc tbf`` shapes the emulated links: bytes covered by tokens at both ends pass at once; the buckets
+  carry their tokens through the whole schedule (an idle port refills, a busy one is rate-limited);
+* optionally (``framing = (mss, header)``) a message of ``B`` payload bytes occupies
+  ``B + header * ceil(B / mss)`` bytes of the ports and buckets: TCP cuts it into segments of at most
+  ``mss`` bytes and the shaper counts each segment's headers (theory §56.10).
 
 The time is exact: every quantity is a :class:`fractions.Fraction` (inputs given as floats are taken
 at their exact binary values).  The collective's time is the last delivery (the last rank's finish).
@@ -31,7 +35,7 @@ from typing import Any
 from ..._validation import check_int, check_real
 from ...errors import InvalidArgumentError
 
-__all__ = ["Send", "Recv", "Schedule", "simulate", "max_min_rates", "ring_pattern"]
+__all__ = ["Send", "Recv", "Schedule", "simulate", "max_min_rates", "ring_pattern", "wire_bytes"]
 
 
 @dataclass(frozen=True)
@@ -142,10 +146,17 @@ class Schedule:
         return tuple(sum(isinstance(op, Send) for op in prog) for prog in self.programs)
 
     def time(
-        self, alpha: float, beta: float, delay: float = 0.0, straggler: int | None = None, burst: float = 0
+        self,
+        alpha: float,
+        beta: float,
+        delay: float = 0.0,
+        straggler: int | None = None,
+        burst: float = 0,
+        framing: tuple[int, int] | None = None,
     ) -> float:
         """Seconds until every rank holds the sum: :func:`simulate`'s last finish, as a float."""
-        return float(max(simulate(self, alpha, beta, delay=delay, straggler=straggler, burst=burst)))
+        finish = simulate(self, alpha, beta, delay=delay, straggler=straggler, burst=burst, framing=framing)
+        return float(max(finish))
 
 
 def _exact(name: str, x: Any, *, positive: bool = False) -> Fraction:
@@ -174,8 +185,35 @@ def _check(schedule: Schedule) -> None:
         raise InvalidArgumentError("schedule", f"{schedule.name}: unmatched messages {sorted(sends ^ recvs)}")
 
 
+def _framing(framing: Any) -> tuple[int, int] | None:
+    if framing is None:
+        return None
+    if not isinstance(framing, tuple) or len(framing) != 2:
+        raise InvalidArgumentError("framing", f"must be None or (mss, header), got {framing!r}")
+    return check_int("framing mss", framing[0], minimum=1), check_int("framing header", framing[1], minimum=0)
+
+
+def wire_bytes(nbytes: int, framing: tuple[int, int] | None) -> int:
+    """Bytes a message of ``nbytes`` payload bytes occupies on a link: ``nbytes + header * ceil(nbytes / mss)``.
+
+    Examples
+    --------
+    >>> wire_bytes(3000, (1448, 66)), wire_bytes(3000, None)      # three segments of TCP over Ethernet
+    (3198, 3000)
+    """
+    f = _framing(framing)
+    return nbytes if f is None else nbytes + f[1] * -(-nbytes // f[0])
+
+
 def simulate(
-    schedule: Schedule, alpha: Any, beta: Any, *, delay: Any = 0, straggler: int | None = None, burst: Any = 0
+    schedule: Schedule,
+    alpha: Any,
+    beta: Any,
+    *,
+    delay: Any = 0,
+    straggler: int | None = None,
+    burst: Any = 0,
+    framing: tuple[int, int] | None = None,
 ) -> tuple[Fraction, ...]:
     """Each rank's finish time (exact) when the schedule plays on ports of ``beta`` B/s with latency ``alpha``.
 
@@ -193,7 +231,11 @@ def simulate(
     burst : int or Fraction
         Bytes of each port direction's token bucket (>= 0; 0: a plain rate limit).  A token bucket of
         rate ``beta`` and size ``burst`` (``tc tbf``) lets a port pass up to its tokens at once; it
-        refills at ``beta`` while the port sends less than ``beta``.  Full at the start.
+        refills at ``beta`` while the port sends less than ``beta``, up to ``burst``, and keeps its
+        tokens from one message to the next.  Full at the start.
+    framing : (int, int), optional
+        ``(mss, header)``: each message occupies :func:`wire_bytes` bytes of the ports (default: its
+        payload bytes).
 
     Returns
     -------
@@ -209,6 +251,8 @@ def simulate(
     ['9', '6']
     >>> [str(t) for t in simulate(s, 1, 2, delay=3, burst=4)]     # 4 bytes pass at once: 2 s saved
     ['7', '4']
+    >>> [str(t) for t in simulate(s, 1, 2, delay=3, framing=(4, 1))]   # 3 segments, 13 bytes each way
+    ['21/2', '15/2']
     """
     _check(schedule)
     N = schedule.N
@@ -216,6 +260,7 @@ def simulate(
     infinite = isinstance(beta, float) and beta == math.inf
     b = Fraction(1) if infinite else _exact("beta", beta, positive=True)
     K = _exact("burst", burst)
+    f = _framing(framing)
     s = N - 1 if straggler is None else check_int("straggler", straggler, minimum=0, maximum=N - 1)
     start = [_exact("delay", delay) if r == s else Fraction(0) for r in range(N)]
     pc = [0] * N
@@ -234,7 +279,7 @@ def simulate(
                 if (op.src, r, op.tag) not in delivered:
                     break
             else:
-                left = Fraction(0) if infinite else Fraction(op.nbytes)
+                left = Fraction(0) if infinite else Fraction(wire_bytes(op.nbytes, f))
                 wire.setdefault((r, op.dst), deque()).append([op.tag, left])
             pc[r] += 1
             moved = True
