@@ -223,6 +223,25 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def arrivals(results: dict, name: str, step_ms: int = 20) -> str:
+    """Per receiving rank and connection, the kB received by each ``step_ms`` of every repeat of
+    experiment ``name`` (from the receivers' logs): how the connections shared the ports over time."""
+    res, gap = results["rows"][name], results["gap"]
+    lines = []
+    for k, total in enumerate(res["times"]):
+        lines.append(f"repeat {k}: {total:.4f} s; kB by {step_ms} ms steps")
+        steps = range(0, int(total * 1000) + 2 * step_ms, step_ms)
+        for rank, out in enumerate(res["ranks"]):
+            for src, log in out["logs"].items():
+                before = [b for t, b in log if t < k * gap]
+                base = before[-1] if before else 0
+                mine = [(1000 * (t - k * gap), b - base) for t, b in log if k * gap <= t < (k + 1) * gap]
+                if mine:
+                    got = [max([b for t, b in mine if t <= ms], default=0) // 1000 for ms in steps]
+                    lines.append(f"  rank {rank} from {src}: {got}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -232,12 +251,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", nargs="+", default=None, help="experiment names (default: all)")
     p.add_argument("--out", type=Path, default=None, help="write results.json here")
     p.add_argument("--from-results", type=Path, default=None, help="print the table of a stored results.json")
+    p.add_argument("--arrivals", default=None, help="with --from-results: the arrival curves of this experiment")
     args = p.parse_args(argv)
     if args.worker is not None:
         _worker(json.loads(args.worker))
         return 0
     if args.from_results is not None:
-        print(table(json.loads(args.from_results.read_text())))
+        stored = json.loads(args.from_results.read_text())
+        print(arrivals(stored, args.arrivals) if args.arrivals else table(stored))
         return 0
     ok, why = netem_available()
     if not ok:
