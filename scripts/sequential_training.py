@@ -18,13 +18,21 @@ the ``--quantile`` of its delays (the registry's ``"delay"`` kind with a ``"trac
 a round lasts until the deadline or the last arrival, scaled by the code's load relative to the
 traced task's. Model time of an update = the end of the round its job is decoded in.
 
-Two modes: stragglers lost (as above), or the master waits for every worker in a round that would
-lose a job (every job exact, the round longer: ``--wait-cost`` under Markov, until the last arrival
-on the trace). Round times scale with the code's normalized load (a per-round code for ``λ``
-stragglers computes more per round).
+Three modes. Stragglers lost, least squares (as above; the codes with one task per worker and
+round). Stragglers lost, exact gradients: a job's gradient is the full gradient at the parameters
+its model had when the job started, applied at the end of the round the simulator decodes it in
+(its run's ``decoded``), and a job the simulator does not decode is dropped, the same rule for
+every code; this mode includes the multiplexed scheme M-SGC (§62.4, whose recovery is exact:
+every uncoded chunk and ``n - λ`` coded tasks of each group give the sum, Theorem 62.8), which
+decodes job ``t`` in round ``t + W - 2 + B``, after its model's next job started (one update
+stale). Master waits (exact gradients as in the second mode): for every worker in a round that
+would lose a job (the simulators' wait rules, every job decoded; the round longer: ``--wait-cost``
+under Markov, until the last arrival on the trace). Round times scale with the code's normalized
+load (a per-round code for ``λ`` stragglers computes more per round; M-SGC's first and last rounds
+hold fewer mini-tasks).
 
 Reported at time budgets (fractions of the selective-repeat run's time with stragglers lost, the
-same budgets for every code and both modes): training loss and test
+same budgets for every code and every mode): training loss and test
 accuracy averaged over the ``B + 1`` models, mean [95 % t interval over seeds] (unit = seed: the
 straggler masks under Markov, the partition and initial parameters always), and the paired
 difference of each code against the per-round code of equal load, with what the interval supports.
@@ -42,6 +50,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from _results_sections import replace_section
@@ -52,15 +61,17 @@ from gcsim.coding.delay_laws import delay_model, load_trace
 from gcsim.coding.encoders.classic import cyclic_repetition_assignment
 from gcsim.coding.sequential import (
     SelectiveRepeat,
+    SequentialRun,
     job_masks,
     simulate_classic,
     simulate_selective_repeat,
     straggler_masks,
 )
+from gcsim.coding.sequential_multiplexed import MultiplexedSGC, simulate_multiplexed
 from gcsim.coding.straggler_models import straggler_model
 from gcsim.learning.datasets import load_digits
 from gcsim.learning.models import MLP
-from gcsim.learning.train import CodeSpec, train
+from gcsim.learning.train import CodeSpec, partition, train
 
 # a straggler source: for (seed, rounds), the masks (R, n), each round's time at the selective-repeat
 # code's load, and what waiting for every worker adds to a round (at that load)
@@ -143,32 +154,93 @@ def _curves(spec: CodeSpec, jobs: np.ndarray, seed: int, models: int, args: argp
 
 
 MODES = (
-    "Stragglers lost (each job decoded from what arrived within the delay, least squares)",
+    "Stragglers lost, each job decoded by least squares from what arrived within the delay (the codes with one "
+    "task per worker and round; not M-SGC)",
+    "Stragglers lost, exact gradients: a job is applied at its decode round if its code decodes it, dropped "
+    "otherwise (the same rule for every code)",
     "Master waits for every worker in a round that would lose a job (every job exact; a waited round lasts "
     "--wait-cost longer under Markov, until the last arrival on the trace, times the code's relative load)",
 )
 
 
-def _plans(masks: np.ndarray, unit: np.ndarray, extra: np.ndarray, wait: float | None, codes: list) -> list:
-    """Per code: the workers each job is decoded from, the round it is decoded in, each round's time, the spec.
+def simulate(code: Any, masks: np.ndarray, wait: float | None) -> SequentialRun:
+    """The simulator's run of ``code`` (a :class:`SelectiveRepeat`, an :class:`MultiplexedSGC` or the ``s`` of a
+    per-round code) over ``masks``; ``wait``: None (stragglers lost) or a wait cost."""
+    if isinstance(code, SelectiveRepeat):
+        return simulate_selective_repeat(code, masks, wait_cost=wait)
+    if isinstance(code, MultiplexedSGC):
+        return simulate_multiplexed(code, masks, wait_cost=wait)
+    return simulate_classic(masks.shape[1], code, masks, wait_cost=wait)
 
-    ``codes``: a :class:`SelectiveRepeat` or the ``s`` of a per-round code, with its ``CodeSpec``;
-    round times scale with the code's load (``unit`` and ``extra`` are at the first code's load).
+
+def round_times(run: SequentialRun, unit: np.ndarray, extra: np.ndarray, base: float) -> np.ndarray:
+    """Each round's model time: the source's time at load ``base`` (plus ``extra`` if waited) scaled to the run's
+    load; M-SGC's first and last rounds hold fewer mini-tasks (its ``round_time``, run with a wait cost of 0)."""
+    scale = run.round_time / base if run.tasks > 1 else run.load / base
+    return (unit + extra * run.waited) * scale
+
+
+def exact_training(
+    data: Any, seed: int, k: int, lr: float, n: int, applied: np.ndarray, models: int, ends: np.ndarray, limits: list
+) -> list[tuple[float, float]]:
+    """Model ``k``'s exact-gradient training: (training loss, test accuracy) at each of the increasing ``limits``.
+
+    Model ``k``'s jobs are ``t = k, k + models, ...``; job ``t`` computes the full gradient at the parameters
+    as they are when round ``t`` starts, and it is applied (SGD, ``lr``) at the end of round ``applied[t]``
+    (the simulator's decode round) or never (``-1``: dropped).  A limit sees the updates of the rounds that
+    end by it (``ends``: each round's end).  The parts, the model and its initial parameters are those of
+    :func:`_curves` (``train`` with the same ``seed`` and ``init_seed``).
     """
-    n = masks.shape[1]
-    base = codes[0][0].load
-    out = []
-    for code, spec in codes:
-        if isinstance(code, SelectiveRepeat):
-            run = simulate_selective_repeat(code, masks, wait_cost=wait)
-            late = np.arange(run.decoded.size) + code.delay  # a lost job is given up at its deadline
-            decoded = np.where(run.decoded >= 0, run.decoded, late)
-        else:
-            run = simulate_classic(n, code, masks, wait_cost=wait)
-            decoded = np.arange(masks.shape[0])
-        scale = run.load / base
-        arrived = masks | run.waited[:, None]
-        out.append((job_masks(run, arrived), decoded, (unit + extra * run.waited) * scale, spec))
+    parts = partition(data.n_train, n, seed)
+    x, y = data.x_train[parts], data.y_train[parts]
+    model = MLP((data.n_features, 32, data.n_classes))
+    theta = model.init(1000 * seed + k)
+    due: dict[int, list[np.ndarray]] = {}  # decode round -> the gradients applied at its end
+    out: list[tuple[float, float]] = []
+
+    def record() -> None:
+        out.append((model.loss(theta, data.x_train, data.y_train), model.accuracy(theta, data.x_test, data.y_test)))
+
+    for r in range(ends.size):
+        while len(out) < len(limits) and ends[r] > limits[len(out)] + 1e-9:
+            record()
+        if len(out) == len(limits):  # every limit seen: later rounds change nothing reported
+            return out
+        if r % models == k and r < applied.size and applied[r] >= 0:
+            due.setdefault(int(applied[r]), []).append(model.part_gradients(theta, x, y).sum(axis=0))
+        for g in due.pop(r, []):
+            theta = theta - lr * g
+    while len(out) < len(limits):
+        record()
+    return out
+
+
+def _least_squares(
+    run: SequentialRun,
+    code: Any,
+    masks: np.ndarray,
+    spec: CodeSpec,
+    seed: int,
+    models: int,
+    args: argparse.Namespace,
+    data: Any,
+    ends: np.ndarray,
+    limits: list,
+) -> np.ndarray:
+    """Mode 0 for a per-round task code: (loss, accuracy) per limit, averaged over the models, each job decoded
+    by least squares from the workers whose task arrived within the delay and applied at its decode round (a
+    lost job of selective repeat at its deadline, every per-round job in its round)."""
+    if isinstance(code, SelectiveRepeat):
+        late = np.arange(run.decoded.size) + code.delay  # a lost job is given up at its deadline
+        decoded = np.where(run.decoded >= 0, run.decoded, late)
+    else:
+        decoded = np.arange(masks.shape[0])
+    histories = _curves(spec, job_masks(run, masks), seed, models, args, data)
+    out = np.zeros((len(limits), 2))
+    for b, limit in enumerate(limits):
+        done = ends[decoded] <= limit + 1e-9  # the jobs applied by the budget
+        rows = [h.iloc[int(done[k::models].sum())] for k, h in enumerate(histories)]
+        out[b] = [np.mean([r.train_loss for r in rows]), np.mean([r.test_acc for r in rows])]
     return out
 
 
@@ -203,14 +275,24 @@ def main(argv: list[str] | None = None) -> int:
     spec_s = CodeSpec(f"cyclic s={s}", cyclic_repetition_assignment(n, s), method="cyclic-mds")
     spec_lam = CodeSpec(f"cyclic s={args.lam}", cyclic_repetition_assignment(n, args.lam), method="cyclic-mds")
     load_s = (s + 1) / n
+    msgc = MultiplexedSGC(n, B, args.W, args.lam)
+    # M-SGC's rounds are cheaper: enough of them (the same masks first) to fill the largest budget
+    rounds_m = int(np.ceil(1.1 * args.rounds * load_s / msgc.load)) + msgc.delay
     names = [
         f"selective repeat (oldest forgiven), s = {s}, T = {B}",
         f"selective repeat (newest forgiven), s = {s}, T = {B}",
         f"per-round, s = {s} (equal load), T = 0",
         f"per-round, s = λ = {args.lam}, T = 0",
+        f"multiplexed (M-SGC, §62.4), load {msgc.load:.3f}, T = {msgc.delay}",
     ]
     budgets = [float(b) for b in args.budgets.split(",")]
-    codes = [(seq["oldest"], spec_s), (seq["newest"], spec_s), (s, spec_s), (args.lam, spec_lam)]
+    codes: list[tuple[Any, CodeSpec | None]] = [
+        (seq["oldest"], spec_s),
+        (seq["newest"], spec_s),
+        (s, spec_s),
+        (args.lam, spec_lam),
+        (msgc, None),  # no per-round task code: exact-gradient modes only
+    ]
     sources: list[tuple[str, str, Source]] = [
         (f"`{sp}`", "Markov stragglers", _markov(sp, n, load_s, args.wait_cost)) for sp in args.stragglers
     ]
@@ -229,34 +311,58 @@ def main(argv: list[str] | None = None) -> int:
         f"accuracy = test accuracy, averaged over the {models} models at each budget; cells: mean [95 % t "
         "interval over seeds]; differences are paired (same seed), code minus the per-round code of equal load.",
         "",
+        f"Gradient model. Least squares (first table, stragglers lost): `gcsim.learning.train.train` decodes each "
+        "job from the workers whose task arrived within the delay. Exact (second and third tables): a job's "
+        "gradient is the full gradient at the parameters its model had when the job started, applied at the end "
+        "of the round the simulator decodes the job in (`decoded` of its run; M-SGC's recovery is exact, Theorem "
+        "62.8 and Lemma 62.7: every uncoded chunk plus n - λ coded tasks of each group give the sum), and a job "
+        "the simulator does not decode is dropped, for every code alike. Selective repeat and the per-round codes "
+        f"decode a job by round t + {B}, before its model's next job; M-SGC decodes it in round t + {msgc.delay}, "
+        f"so with {models} models its gradients are one update stale (computed before the model's previous job "
+        f"was applied). Its rounds cost its load ({msgc.load:.3f}, against {load_s:.3f}) times the share of its "
+        f"mini-task slots that hold a job, so it runs {rounds_m} rounds ({rounds_m - msgc.delay} jobs) to fill "
+        f"the budgets: the first {args.rounds} have the other codes' stragglers, the rest continue the Markov "
+        f"chains (on the trace: the trace again from its first round); the budgets end before round "
+        f"{rounds_m} in every run.",
+        "",
     ]
     for title, note, source in sources:
-        # per mode, code, budget, seed: (loss, accuracy)
-        res = np.zeros((len(MODES), len(names), len(budgets), args.seeds, 2))
+        # per mode, code, budget, seed: (loss, accuracy); NaN where a mode does not apply to a code
+        res = np.full((len(MODES), len(names), len(budgets), args.seeds, 2), np.nan)
         for seed in range(args.seeds):
-            masks, unit, extra = source(seed, args.rounds)
-            total = float(unit.sum())  # the selective-repeat run's time when stragglers are lost
-            for mode, wait in enumerate((None, 0.0)):
-                for c, (jobs, decoded, times, spec) in enumerate(_plans(masks, unit, extra, wait, codes)):
-                    ends = np.cumsum(times)  # end of each round, in model time
-                    histories = _curves(spec, jobs, seed, models, args, data)
-                    for b, frac in enumerate(budgets):
-                        done = ends[decoded] <= frac * total + 1e-9  # the jobs applied by the budget
-                        rows = [h.iloc[int(done[k::models].sum())] for k, h in enumerate(histories)]
-                        res[mode, c, b, seed] = [
-                            np.mean([r.train_loss for r in rows]),
-                            np.mean([r.test_acc for r in rows]),
-                        ]
+            drawn = {R: source(seed, R) for R in (args.rounds, rounds_m)}  # a longer draw extends the shorter
+            total = float(drawn[args.rounds][1].sum())  # the selective-repeat run's time when stragglers are lost
+            limits = [frac * total for frac in budgets]
+            for wait, modes in ((None, (0, 1)), (0.0, (2,))):
+                for c, (code, spec) in enumerate(codes):
+                    masks, unit, extra = drawn[rounds_m if code is msgc else args.rounds]
+                    run = simulate(code, masks, wait)
+                    ends = np.cumsum(round_times(run, unit, extra, load_s))  # end of each round, in model time
+                    if code is msgc and ends[-1] < limits[-1]:
+                        raise SystemExit(f"M-SGC's {rounds_m} rounds end before the largest budget")
+                    exact = [
+                        exact_training(data, seed, k, args.lr, n, run.decoded, models, ends, limits)
+                        for k in range(models)
+                    ]
+                    res[modes[-1], c, :, seed] = np.mean(exact, axis=0)  # averaged over the models
+                    if modes[0] == 0 and spec is not None:
+                        res[0, c, :, seed] = _least_squares(
+                            run, code, masks, spec, seed, models, args, data, ends, limits
+                        )
         lines += [f"### {title}", "", f"{note}.", ""]
         for mode, how in enumerate(MODES):
             lines += [f"{how}:", "", "| budget | code | loss | accuracy |", "| --- | --- | --- | --- |"]
             for b, frac in enumerate(budgets):
                 for c, name in enumerate(names):
+                    if np.isnan(res[mode, c, b]).all():
+                        continue
                     loss, acc = _interval(res[mode, c, b, :, 0], 4), _interval(res[mode, c, b, :, 1], 4, 1.0)
                     lines.append(f"| {frac:g} | {name} | {loss} | {acc} |")
             lines.append("")
             for b, frac in enumerate(budgets):
-                for c in (0, 1, 3):
+                for c in (0, 1, 3, 4):
+                    if np.isnan(res[mode, c, b]).all():
+                        continue
                     dl = res[mode, c, b, :, 0] - res[mode, 2, b, :, 0]
                     da = res[mode, c, b, :, 1] - res[mode, 2, b, :, 1]
                     lines.append(
