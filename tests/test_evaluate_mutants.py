@@ -482,3 +482,5 @@ def test_expected_error_over_seeds_passes_the_evaluation_keywords():
         want = np.mean([lstsq_error(B, ~np.eye(7, dtype=bool)[j], 2) for j in range(7)])
         assert per.method == "exact" and per.mean == pytest.approx(want, abs=1e-9)
     assert res.values.tolist() == [r.mean for r in res.per_seed]
+    # the interval's unit is the seed (theory §57.10): its description counts seeds, not draws
+    assert res.ci_method.startswith("t over 2 seeds") and "draw" not in res.ci_method
