@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -19,6 +20,7 @@ from conftest import FANO
 from exact_lstsq import lstsq_error
 from gcsim.coding.evaluate import (
     _check_method,
+    _pattern_seed,
     condition_number,
     expected_error,
     expected_error_over_seeds,
@@ -484,3 +486,25 @@ def test_expected_error_over_seeds_passes_the_evaluation_keywords():
     assert res.values.tolist() == [r.mean for r in res.per_seed]
     # the interval's unit is the seed (theory §57.10): its description counts seeds, not draws
     assert res.ci_method.startswith("t over 2 seeds") and "draw" not in res.ci_method
+
+
+def test_expected_error_over_seeds_one_exact_seed_gives_the_range_with_a_warning():
+    # one encoder draw says nothing about the spread over draws: an optimal error lies in [0, mN]
+    model = straggler_model("fixed", 7, s=1)
+    with pytest.warns(UserWarning, match="one seed gives no interval"):
+        one = expected_error_over_seeds(FANO, 2, "rd", model, [4], progress=False)
+    assert one.ci == (0.0, 14.0) and "(pass at least 2 seeds" in one.ci_method
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # two seeds: an interval, no warning
+        two = expected_error_over_seeds(FANO, 2, "rd", model, [4, 5], progress=False)
+    assert "pass at least" not in two.ci_method and two.ci != (0.0, 14.0)
+
+
+def test_pattern_seed_depends_on_both_seeds_and_names_a_bad_one():
+    seeds = {_pattern_seed(e, k) for e in range(3) for k in range(3)}
+    assert len(seeds) == 9 and all(0 <= x < 2**63 for x in seeds)
+    assert _pattern_seed(0, 0) == _pattern_seed(0, 0)
+    for args, name in [((-1, 0), "eval_seed"), ((0, -1), "encoder_seed"), ((0.5, 0), "eval_seed")]:
+        with pytest.raises(InvalidArgumentError) as info:
+            _pattern_seed(*args)
+        assert info.value.argument == name
