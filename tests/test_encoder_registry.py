@@ -162,8 +162,20 @@ def test_every_builtin_encoder_builds_its_example_and_verifies():
         # what it stores is where the registry says
         assert (sch.diagonals is not None) == (enc.stores == "diagonals"), enc.name
         assert ("vectors" in sch.extras) == (enc.stores == "vectors"), enc.name
-        if not enc.randomized:  # a deterministic encoder ignores the seed
+        if not enc.depends_on_seed():  # a deterministic encoder ignores the seed
             assert np.array_equal(encode(M, m, enc.name, **{**options, "seed": 7}).B, sch.B), enc.name
+
+
+def test_depends_on_seed_answers_for_every_registered_encoder():
+    # the method other layers ask (bound engine, experiments, the AGC stage) answers the declaration,
+    # and what it says is true of the example: a seeded encoder's B moves with the seed
+    for enc in encoders():
+        assert enc.depends_on_seed() is bool(enc.randomized), enc.name
+        M, m, options = enc.example()
+        first = encode(M, m, enc.name, **options).B
+        others = [encode(M, m, enc.name, **{**options, "seed": sd}).B for sd in (7, 8, 9)]
+        moved = any(not np.array_equal(first, B) for B in others)
+        assert moved == enc.depends_on_seed(), enc.name
 
 
 def test_guide_method_table_is_the_registry():

@@ -566,7 +566,7 @@ def expected_error_over_seeds(
         bounds = (0.0, 1.0 if eval_kw.get("normalized", False) else float(sch.B.shape[0]))  # B is mN x n
         values = np.clip(values, *bounds)  # round-off only: an optimal error lies in [0, mN]
     # a deterministic encoder does not read the seed: every seed's scheme, hence mean, is the same
-    invariant = not get_encoder(method).randomized
+    invariant = not get_encoder(method).depends_on_seed()
     res = draw_level_interval(values, seed=seeds[0], exact=exact, invariant=invariant, bounds=bounds)
     ci_method = res.method.replace("and draw-invariant", "(a deterministic encoder)")
     ci_method = ci_method.replace("draws", "seeds").replace(" draw:", " seed:")

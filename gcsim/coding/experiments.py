@@ -193,7 +193,7 @@ def error_curves(
     # the same encoder draws at every sweep point (as the patterns' streams): encode each once
     encoded: dict[str, list[Any]] = {}
     for spec_scheme in spec.schemes:
-        if get_encoder(spec_scheme.method).randomized:
+        if get_encoder(spec_scheme.method).depends_on_seed():
             encoded[spec_scheme.label] = [
                 encode(A, m, spec_scheme.method, seed=enc, **spec_scheme.options) for enc, _ in draw_seeds
             ]
@@ -229,7 +229,7 @@ def error_curves(
         masks_per_draw = [_masks(sweep, n, x, samples, seed=pat) for _, pat in draw_seeds]
         for spec_scheme in spec.schemes:
             encoder = get_encoder(spec_scheme.method)
-            randomized = bool(encoder.randomized)
+            randomized = encoder.depends_on_seed()
             errs, uppers = [], []
             for sch, masks in zip(encoded[spec_scheme.label], masks_per_draw, strict=True):
                 errs.append(optimal_error(sch, masks, progress=False) / norm)

@@ -315,7 +315,7 @@ def _as_scheme(scheme):
 
 def _default_redraw(scheme) -> Callable[[int], Any]:
     method = getattr(scheme, "method", CUSTOM)
-    if not (is_registered(method) and get_encoder(method).randomized):
+    if not (is_registered(method) and get_encoder(method).depends_on_seed()):
         raise InvalidArgumentError(
             "redraw",
             f"expectation bounds need a randomized encoder to redraw; scheme method {method!r} "

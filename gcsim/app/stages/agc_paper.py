@@ -287,7 +287,7 @@ def _biregular_point(
             errs.append(np.asarray(optimal_error(draw[name], mk, progress=False), dtype=float))
             if name.startswith("construction2"):
                 dds.append(np.asarray(bd.diagonal_dominance_upper_bound(draw[name], mk), dtype=float))
-        randomized = bool(get_encoder(first.method).randomized)
+        randomized = get_encoder(first.method).depends_on_seed()
         row |= {f"{name}_{key}": value for key, value in _stats(errs, top, randomized=randomized, exact=s == 0).items()}
         if dds:
             dd, err = np.concatenate(dds), np.concatenate(errs)

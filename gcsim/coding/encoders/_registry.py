@@ -114,7 +114,8 @@ class Encoder:
     stores : {None, "diagonals", "vectors"}
         Where ``stored`` goes: ``Scheme.diagonals`` or ``Scheme.extras["vectors"]`` (or nowhere).
     randomized : bool
-        ``B`` depends on the seed (the bound engine redraws it for expectation bounds).
+        ``B`` depends on the seed (other layers ask :meth:`depends_on_seed`: the bound engine redraws
+        it for expectation bounds, the experiments draw it once per seed).
     uses_eps : bool
         It reads ``eps`` (the CLI passes ``--eps`` on only then).
     options : tuple of str
@@ -266,16 +267,28 @@ class Encoder:
         """
         return self.needs_s
 
+    def depends_on_seed(self) -> bool:
+        """Whether its ``B`` depends on the seed (``randomized``): the bound engine redraws it for
+        expectation bounds and the experiments draw it once per seed; a deterministic code's seed
+        changes nothing.
+
+        Examples
+        --------
+        >>> get_encoder("rd").depends_on_seed(), get_encoder("naive").depends_on_seed()
+        (True, False)
+        """
+        return bool(self.randomized)
+
     def unread_options(self) -> tuple[str, ...]:
         """The recorded options its ``B`` does not depend on: ``eps`` where ``build`` reads none
-        (``uses_eps``), ``seed`` for a deterministic code (``randomized``).
+        (``uses_eps``), ``seed`` for a deterministic code (:meth:`depends_on_seed`).
 
         Examples
         --------
         >>> get_encoder("rd").unread_options(), get_encoder("naive").unread_options()
         ((), ('eps', 'seed'))
         """
-        return tuple(key for key, read in (("eps", self.uses_eps), ("seed", self.randomized)) if not read)
+        return tuple(key for key, read in (("eps", self.uses_eps), ("seed", self.depends_on_seed())) if not read)
 
     def derived(self, m: int, n: int, eps: float, seed: int, options: Mapping[str, Any]) -> np.ndarray:
         """The array ``build`` stores for these arguments, drawn again: ``derive(seeded_rng(seed), ...)``.
