@@ -34,8 +34,10 @@ The two large modules (``coding.evaluate``, ``coding.bounds``: thousands of muta
 a random sample by default (``Target.sample``: 100 number-changing mutants of ``--seed`` 0's draw,
 with an exact 95 % interval, then every message-only mutant apart); ``--sample K`` sets the size
 (``0``: every mutant).
-Results are kept between runs with ``--resume``; the default starts fresh.  Each worker is forked
-from mutmut's process; a pytest plugin (``_PLUGIN``) empties gcsim's function caches before every
+Results are kept between runs with ``--resume``; the default starts fresh.  After a module changed,
+``--resume`` drops mutmut's stale map from functions to tests (:func:`_refresh_test_map`) and runs by
+name the mutants mutmut left unrun (:func:`_run_left_unrun`); a mutant still unrun is not counted.
+Each worker is forked from mutmut's process; a pytest plugin (``_PLUGIN``) empties gcsim's function caches before every
 test.
 
 Example (each of the two small modules took about a quarter of an hour with one test process on
@@ -52,6 +54,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import fnmatch
 import hashlib
 import json
 import math
@@ -488,6 +491,11 @@ def _function_globs(modules: list[str], functions: list[str]) -> list[str]:
     return names
 
 
+def _matches(name: str, globs: list[str]) -> bool:
+    """Whether mutmut's ``mutmut run GLOB ...`` selects the mutant ``name`` (its own test: fnmatch)."""
+    return any(fnmatch.fnmatch(name, g) for g in globs)
+
+
 _ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
 
 
@@ -524,6 +532,103 @@ def _generate(work: Path) -> int:
         return subprocess.run(
             cmd, cwd=work, env=dict(os.environ, **_ENV), stdout=log, stderr=subprocess.STDOUT
         ).returncode
+
+
+def _generate_or_exit(work: Path) -> None:
+    rc = _generate(work)
+    if rc != 0:
+        raise SystemExit(f"mutant generation failed (status {rc}); its output: {work / 'mutmut.log'}")
+
+
+# --- after a module changed: mutmut's map from functions to tests, and the mutants it left unrun ---
+#
+# mutmut maps each function to the tests that reach it once (``mutants/mutmut-stats.json``) and on a
+# later run maps only tests that are new.  After a module changes, the regenerated mutants of a new or
+# changed function (the generation resets their results) find no tests, or stale ones, in that map:
+# mutmut records "no tests" without running them, or leaves them "not checked".  And the first
+# ``mutmut run`` after the generation saves the new function hashes into the map, so the change cannot
+# be seen afterwards: it is checked right after the generation, before any run.
+
+
+def _function_hashes(work: Path, target: Target) -> dict[str, str]:
+    """mutmut's hash of each mutated function's source as generated now, by ``module.x_name``."""
+    out: dict[str, str] = {}
+    for path, module in zip(target.paths, target.modules, strict=True):
+        meta = work / "mutants" / f"{path}.meta"
+        if meta.exists():
+            hashes = json.loads(meta.read_text()).get("hash_by_function_name", {})
+            out |= {f"{module}.{function}": digest for function, digest in hashes.items()}
+    return out
+
+
+def _stale_map(current: dict[str, str], recorded: dict[str, str], mutants: list[Mutant], names: list[str]) -> list[str]:
+    """Why mutmut's map from functions to tests must be collected again before ``names`` run (empty: it need not).
+
+    ``current``: the functions' hashes now (:func:`_function_hashes`); ``recorded``: those the map
+    was saved with (its ``function_hashes``).  A function new or changed since then may be reached by
+    tests the map does not list; a mutant of ``names`` recorded "no tests" may have been judged
+    with such a map (its function's change is no longer visible once a run saved the new hashes).
+    """
+    changed = sorted(f for f, digest in current.items() if recorded.get(f) != digest)
+    wanted = set(names)
+    no_tests = sorted(m.name for m in mutants if m.name in wanted and m.status == "no tests")
+    reasons = []
+    if changed:
+        reasons.append(
+            f"{len(changed)} functions new or changed since it was collected ({', '.join(changed[:3])}, ...)"
+        )
+    if no_tests:
+        reasons.append(f"{len(no_tests)} mutants to run recorded 'no tests' ({', '.join(no_tests[:3])}, ...)")
+    return reasons
+
+
+def _refresh_test_map(work: Path, target: Target, mutants: list[Mutant], names: list[str]) -> bool:
+    """Drop mutmut's map from functions to tests where :func:`_stale_map` says it is stale; True if dropped.
+
+    The next ``mutmut run`` then maps every test afresh (the module's tests run once, as in a fresh
+    run); the results already recorded stay.
+    """
+    stats = work / "mutants" / "mutmut-stats.json"
+    if not stats.exists():
+        return False
+    recorded = json.loads(stats.read_text()).get("function_hashes", {})
+    reasons = _stale_map(_function_hashes(work, target), recorded, mutants, names)
+    if reasons:
+        print("mutmut's map from functions to tests is collected again: " + "; ".join(reasons))
+        stats.unlink()
+    return bool(reasons)
+
+
+def _unrun(mutants: list[Mutant], names: list[str]) -> list[str]:
+    """The mutants of ``names`` (in their order) that mutmut has not run."""
+    status = {m.name: m.status for m in mutants}
+    return [n for n in names if status.get(n) == "not run"]
+
+
+def _run_by_name(work: Path, names: list[str], batch: int, max_children: int) -> int:
+    """``mutmut run`` on ``names``, ``batch`` per call, in their order; the first failing status, else 0."""
+    for i in range(0, len(names), batch):
+        rc = _run_mutmut(work, names[i : i + batch], max_children, log_mode="a")
+        if rc != 0:
+            print(f"mutmut exited with status {rc}; its output: {work / 'mutmut.log'}")
+            return rc
+    return 0
+
+
+def _run_left_unrun(work: Path, target: Target, names: list[str], batch: int, max_children: int) -> list[str]:
+    """Run by name the mutants of ``names`` mutmut left "not checked"; return those still unrun.
+
+    A report counts a mutant only once it ran: one still unrun is neither killed nor survived.
+    """
+    left = _unrun(_classify(work, target), names)
+    if not left:
+        return []
+    print(f"{len(left)} mutants left unrun by mutmut; running them by name")
+    if _run_by_name(work, left, batch, max_children) == 0:
+        left = _unrun(_classify(work, target), left)
+    if left:
+        print(f"  {len(left)} still not run (not counted): {', '.join(left[:5])}" + (", ..." if len(left) > 5 else ""))
+    return left
 
 
 # --- the sample mode ------------------------------------------------------------------------------
@@ -592,9 +697,7 @@ def _run_sample(
 
     Then every message-only mutant of the module (a few dozen): they are counted apart, not sampled.
     """
-    rc = _generate(work)
-    if rc != 0:
-        raise SystemExit(f"mutant generation failed (status {rc}); its output: {work / 'mutmut.log'}")
+    _generate_or_exit(work)
     mutants = _classify(work, target)
     # the population: every number-changing mutant, the listed equivalents included (one drawn is then
     # not counted: the rest is a uniform sample of the others)
@@ -604,19 +707,13 @@ def _run_sample(
     # (and does not rerun a listed equivalent mutant: it is not counted)
     done = {m.name for m in mutants if m.status in ("killed", "timeout") or m.name in EQUIVALENT} if resume else set()
     todo = [n for n in sample if n not in done]
+    message = [m.name for m in mutants if m.kind == "message" and m.name not in done]
+    if resume:  # the module may have changed since the map from functions to tests was made
+        _refresh_test_map(work, target, mutants, todo + message)
     # batches in the drawn order: an interrupted run still leaves a finished prefix of the draw,
     # itself a uniform sample (mutmut runs the mutants of one call fastest first, not in our order)
-    for i in range(0, len(todo), batch):
-        rc = _run_mutmut(work, todo[i : i + batch], max_children, log_mode="a")
-        if rc != 0:
-            print(f"mutmut exited with status {rc}; its output: {work / 'mutmut.log'}")
-            return sample
-    message = [m.name for m in mutants if m.kind == "message" and m.name not in done]
-    for i in range(0, len(message), batch):
-        rc = _run_mutmut(work, message[i : i + batch], max_children, log_mode="a")
-        if rc != 0:
-            print(f"mutmut exited with status {rc}; its output: {work / 'mutmut.log'}")
-            break
+    if _run_by_name(work, todo, batch, max_children) == 0 and _run_by_name(work, message, batch, max_children) == 0:
+        _run_left_unrun(work, target, todo + message, batch, max_children)
     return sample
 
 
@@ -860,7 +957,9 @@ def main(argv: list[str] | None = None) -> int:
         "coding.bounds, all for the others)",
     )
     parser.add_argument("--seed", type=int, default=0, help="the seed of --sample's draw (default 0)")
-    parser.add_argument("--batch", type=int, default=20, help="--sample: mutants per mutmut call (default 20)")
+    parser.add_argument(
+        "--batch", type=int, default=20, help="--sample, and mutants run by name: mutants per mutmut call (default 20)"
+    )
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in TARGETS]
     if unknown:
@@ -902,9 +1001,16 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if not args.report_only:
             work = _prepare(name, target, resume=args.resume)
-            rc = _run_mutmut(work, _function_globs(target.modules, functions), args.max_children)
+            globs = _function_globs(target.modules, functions)
+            if args.resume:  # generate first: a change of the module is seen before mutmut's map is saved
+                _generate_or_exit(work)
+                _refresh_test_map(work, target, _classify(work, target), [])
+            rc = _run_mutmut(work, globs, args.max_children)
             if rc != 0:
                 print(f"{name}: mutmut exited with status {rc}; its output: {work / 'mutmut.log'}")
+            else:
+                selected = [m.name for m in _classify(work, target) if not globs or _matches(m.name, globs)]
+                _run_left_unrun(work, target, selected, args.batch, args.max_children)
         scores[name] = _report(name, _classify(work, target), list_survivors=args.list_survivors)
     failing = [n for n, s in scores.items() if s is None or s < args.threshold]
     if failing:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -79,3 +80,86 @@ def test_a_listed_equivalent_that_never_ran_does_not_end_the_finished_prefix(cap
     mutants[1] = mutation.Mutant(name, "not run", "number", lines=["something else"])
     mutation._report_sample("m", mutants, drawn, threshold=0.85, list_survivors=False)
     assert "sample of 1 (of 3 drawn)" in capsys.readouterr().out
+
+
+# --resume after a module changed: a fake mutmut work directory (status table, hashes), no real mutmut run
+
+_TARGET = mutation.Target(("gcsim/fake.py",), ())
+_KEY = {None: None, "killed": 1, "survived": 0, "no tests": 33}
+
+
+def _fake_work(tmp_path, codes, hashes, recorded):
+    """``mutants/`` as mutmut leaves it: the module's status table and function hashes, its test map's hashes."""
+    mutants = tmp_path / "mutants" / "gcsim"
+    mutants.mkdir(parents=True)
+    (mutants / "fake.py").write_text("")  # no source to compare with: every mutant is number-changing
+    meta = {"exit_code_by_key": {n: _KEY[s] for n, s in codes.items()}, "hash_by_function_name": hashes}
+    (mutants / "fake.py.meta").write_text(json.dumps(meta))
+    stats = {
+        "function_hashes": {f"gcsim.fake.{f}": h for f, h in recorded.items()},
+        "tests_by_mangled_function_name": {},
+    }
+    (tmp_path / "mutants" / "mutmut-stats.json").write_text(json.dumps(stats))
+    return tmp_path
+
+
+def _fake_mutmut(monkeypatch, work, skip_first):
+    """A mutmut that kills what it runs, except that its first call leaves ``skip_first`` not checked."""
+    calls = []
+
+    def run(work_dir, names, max_children, *, log_mode="w"):
+        calls.append(list(names))
+        path = work_dir / "mutants" / "gcsim" / "fake.py.meta"
+        meta = json.loads(path.read_text())
+        for n in names:
+            if len(calls) > 1 or n not in skip_first:
+                meta["exit_code_by_key"][n] = 1
+        path.write_text(json.dumps(meta))
+        return 0
+
+    monkeypatch.setattr(mutation, "_run_mutmut", run)
+    monkeypatch.setattr(mutation, "_generate", lambda work_dir: 0)  # the test wrote what it would
+    return calls
+
+
+def test_resume_after_a_change_maps_tests_again_and_runs_what_mutmut_left_unrun(tmp_path, monkeypatch, capsys):
+    names = [f"gcsim.fake.x_f__mutmut_{i}" for i in range(4)] + [f"gcsim.fake.x_g__mutmut_{i}" for i in range(2)]
+    # g changed: the generation reset its mutants (not checked); f's results stand
+    codes = dict.fromkeys(names[:4], "killed") | dict.fromkeys(names[4:])
+    work = _fake_work(tmp_path, codes, {"x_f": "aaa", "x_g": "new"}, {"x_f": "aaa", "x_g": "old"})
+    calls = _fake_mutmut(monkeypatch, work, skip_first={names[5]})
+    sample = mutation._run_sample(work, _TARGET, 6, 0, 20, 1, resume=True)
+    out = capsys.readouterr().out
+    # the map of g's tests was stale: dropped, so mutmut collects it again
+    assert not (work / "mutants" / "mutmut-stats.json").exists() and "1 functions new or changed" in out
+    # the first call ran the two of g; the one it left not checked ran by name after it
+    assert sorted(calls[0]) == sorted(names[4:]) and calls[1:] == [[names[5]]]
+    assert "1 mutants left unrun by mutmut; running them by name" in out
+    mutation._report_sample("fake", mutation._classify(work, _TARGET), sample, threshold=0.85, list_survivors=False)
+    assert "sample of 6 (of 6 drawn)" in capsys.readouterr().out
+
+
+def test_a_mutant_still_unrun_is_neither_killed_nor_survived(tmp_path, monkeypatch, capsys):
+    names = [f"gcsim.fake.x_f__mutmut_{i}" for i in range(3)]
+    work = _fake_work(tmp_path, dict.fromkeys(names), {"x_f": "aaa"}, {"x_f": "aaa"})
+    monkeypatch.setattr(mutation, "_run_mutmut", lambda *a, **k: 0)  # a mutmut that runs nothing
+    monkeypatch.setattr(mutation, "_generate", lambda work_dir: 0)
+    sample = mutation._run_sample(work, _TARGET, 3, 0, 20, 1, resume=True)
+    out = capsys.readouterr().out
+    assert "3 still not run (not counted)" in out and (work / "mutants" / "mutmut-stats.json").exists()
+    mutants = mutation._classify(work, _TARGET)
+    mutation._report_sample("fake", mutants, sample, threshold=0.85, list_survivors=False)
+    assert "sample of 0 (of 3 drawn)" in capsys.readouterr().out
+    assert mutation._report("fake", mutants, list_survivors=False) is None
+    assert "0 of 3 mutants ran; number-changing 0/0 killed" in capsys.readouterr().out
+
+
+def test_stale_map_sees_changed_functions_and_no_tests_verdicts():
+    mutants = [
+        mutation.Mutant("m.x_f__mutmut_1", "no tests", "number"),
+        mutation.Mutant("m.x_f__mutmut_2", "killed", "number"),
+    ]
+    assert mutation._stale_map({"m.x_f": "a"}, {"m.x_f": "a"}, mutants, ["m.x_f__mutmut_2"]) == []
+    assert mutation._stale_map({"m.x_f": "a", "m.x_h": "b"}, {"m.x_f": "a"}, mutants, [])[0].startswith("1 functions")
+    reasons = mutation._stale_map({"m.x_f": "a"}, {"m.x_f": "a"}, mutants, ["m.x_f__mutmut_1"])
+    assert reasons == ["1 mutants to run recorded 'no tests' (m.x_f__mutmut_1, ...)"]
