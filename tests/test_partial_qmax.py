@@ -3,7 +3,8 @@
 ``least_q_max`` against a plain loop over every tuple of orders; the optimizer and the Latin orders
 against it on small assignments; Proposition 59.5 (Latin orders are optimal at ``ℓ = δ - 1``) and the
 counting bound of §59.2 against the Latin value; Proposition 59.7's orders (``n = 6``, ``δ = 5``,
-``ℓ = 3``: ``Q_max`` 24 where Latin orders give 25) against the enumeration of every progress vector.
+``ℓ = 3``: ``Q_max`` 24 where Latin orders give 25) against the enumeration of every progress vector;
+``search_orders`` (restarts after the swap search) reaching 24 there, certified by the counting bound.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from gcsim.coding.partial_stragglers import (
     PartialStragglerModel,
     latin_orders,
     least_q_max,
+    natural_orders,
     optimize_orders,
     q_max,
     regular_q_max_bound,
+    search_orders,
 )
 from gcsim.errors import InvalidArgumentError, SizeLimitError
 
@@ -116,12 +119,70 @@ def test_proposition_59_7_latin_orders_are_not_always_optimal():
     assert q_max(A, optimize_orders(model, 3, draws=100, sweeps=1), 3) == 25  # the swap search stays at Latin's
 
 
+def _model(A: np.ndarray, orders) -> PartialStragglerModel:
+    return PartialStragglerModel(A, orders, delay_model("shifted-exponential", A.shape[1], shift=1.0, rate=1.0))
+
+
+def test_search_orders_escapes_the_swap_optimum_of_proposition_59_7_and_certifies_it():
+    A = 1 - np.eye(6, dtype=np.int64)
+    model = _model(A, latin_orders(A))
+    res = search_orders(model, 3, draws=100, sweeps=1)
+    assert (res.q_max, res.bound, res.certified) == (24, 24, True)
+    assert q_max(A, res.orders, 3) == _progress_q_max(A, [o.tolist() for o in res.orders], 3) == 24
+    assert 0 < res.restarts < 1000  # stopped at the bound
+    again = search_orders(model, 3, draws=100, sweeps=1)
+    assert again.restarts == res.restarts
+    assert all(np.array_equal(a, b) for a, b in zip(again.orders, res.orders, strict=True))
+    other = search_orders(model, 3, draws=100, sweeps=1, seed=1)  # another seed, another route to 24
+    assert (other.q_max, other.certified) == (24, True)
+    stay = search_orders(model, 3, draws=100, sweeps=1, restarts=0)  # no restart: optimize_orders' result
+    expect = optimize_orders(model, 3, draws=100, sweeps=1)
+    assert (stay.q_max, stay.certified, stay.restarts) == (25, False, 0)
+    assert all(np.array_equal(a, b) for a, b in zip(stay.orders, expect, strict=True))
+
+
+# Assignments that are not regular and square: no counting bound, the search starts from natural orders.
+IRREGULAR = [
+    (
+        "6x4 two per chunk",
+        np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1]]),
+    ),
+    ("4x5", np.array([[1, 1, 1, 0, 1], [0, 1, 1, 1, 0], [1, 0, 1, 1, 1], [1, 1, 0, 1, 1]])),
+]
+
+
+@pytest.mark.parametrize("name,A", SMALL + IRREGULAR)
+def test_search_orders_reaches_the_least_q_max_and_never_does_worse_than_optimize_orders(name, A):
+    A = np.asarray(A, dtype=np.int64)
+    model = _model(A, natural_orders(A))
+    for ell in range(1, int(A.sum(axis=1).min()) + 1):
+        least = least_q_max(A, ell).value
+        res = search_orders(model, ell, draws=100, sweeps=1, restarts=20)
+        assert res.q_max == q_max(A, res.orders, ell) == least, (name, ell)
+        assert res.q_max <= q_max(A, optimize_orders(model, ell, draws=100, sweeps=1), ell)
+        assert res.certified == (res.bound == least), (name, ell)
+        assert res.bound is None or res.restarts == 0  # SMALL: Latin orders already meet the bound
+
+
+def test_search_orders_beats_the_swap_search_on_an_irregular_assignment():
+    A = IRREGULAR[0][1]
+    model = _model(A, natural_orders(A))
+    assert q_max(A, optimize_orders(model, 1, draws=100, sweeps=1), 1) == 10
+    res = search_orders(model, 1, draws=100, sweeps=1, restarts=20)
+    assert (res.q_max, res.bound, res.certified, res.restarts) == (9, None, False, 20)
+
+
 def test_bad_inputs_are_refused_by_name():
     A = cyclic_repetition_assignment(4, 1)
     with pytest.raises(InvalidArgumentError, match="blocks"):
         least_q_max(A, 3)
     with pytest.raises(SizeLimitError, match="MAX_PATTERNS"):
         least_q_max(np.ones((8, 8), dtype=np.int64), 1)
+    model = _model(A, latin_orders(A))
+    with pytest.raises(InvalidArgumentError, match="restarts"):
+        search_orders(model, 1, restarts=-1)
+    with pytest.raises(InvalidArgumentError, match="blocks"):
+        search_orders(model, 0)
     with pytest.raises(InvalidArgumentError, match="delta"):
         regular_q_max_bound(20, 10, 1)
     with pytest.raises(InvalidArgumentError, match="blocks"):

@@ -26,7 +26,9 @@ at a deadline.
 **Chunk ordering.**  :func:`q_max` is the worst-case number of chunk computations the cluster can
 spend before the sum is surely recoverable; :func:`latin_orders` (a perfect-matching decomposition,
 every chunk in every position once) and :func:`optimize_orders` (local search on ``Q_max`` and then
-on the Monte Carlo expected exact-recovery time) against :func:`random_orders`.
+on the Monte Carlo expected exact-recovery time) against :func:`random_orders`;
+:func:`search_orders` adds seeded random restarts that can leave the swap search's local optimum,
+certified optimal when they reach :func:`regular_q_max_bound`.
 
 Examples
 --------
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -55,6 +58,7 @@ from ..errors import InvalidArgumentError
 from ..limits import array_shape, check_entries, check_work
 from .evaluate import optimal_error
 from .schemes import Scheme, encode
+from .straggler_base import rng_from_seed
 from .straggler_models.partial import (
     CHUNK_TIMES,
     PartialStragglerModel,
@@ -89,6 +93,8 @@ __all__ = [
     "random_orders",
     "natural_orders",
     "optimize_orders",
+    "OrderSearch",
+    "search_orders",
     "MeanCI",
     "mean_ci",
     "ProtocolComparison",
@@ -258,17 +264,19 @@ def q_max(assignment: Any, orders: Any, blocks: int = 1) -> int:
     """
     A = _assignment(assignment)
     ell = check_int("blocks", blocks, minimum=1)
-    pos = _positions(A, _orders(A, orders))
-    loads = A.sum(axis=0)
+    orders = _orders(A, orders)
     r = A.sum(axis=1)
     if ell > r.min():
         raise InvalidArgumentError("blocks", f"ℓ = {ell} exceeds the least replication {int(r.min())}")
-    g = []
-    for i in range(A.shape[0]):
-        holders = np.flatnonzero(pos[:, i] >= 0)
-        rest = np.sort(loads[holders] - pos[holders, i])
-        g.append(int(rest[: r[i] - ell + 1].sum()))
-    return int(loads.sum()) + 1 - min(g)
+    return int(A.sum()) + 1 - int(_g_values(A, orders, ell).min())
+
+
+def _g_values(A: np.ndarray, orders: tuple[np.ndarray, ...], ell: int) -> np.ndarray:
+    """Theorem 59.3's ``g_i`` per chunk: the sum of its ``r_i - ℓ + 1`` smallest ``load_j - pos_j(i)``."""
+    pos = _positions(A, orders)
+    V = np.sort(np.where(pos >= 0, A.sum(axis=0)[:, None] - pos, np.inf), axis=0)
+    take = A.sum(axis=1) - ell  # index of the last value summed; all summed values are finite
+    return np.cumsum(V, axis=0)[take, np.arange(A.shape[0])].astype(np.int64)
 
 
 class LeastQMax(NamedTuple):
@@ -433,30 +441,145 @@ def optimize_orders(
     sweeps = check_int("sweeps", sweeps, minimum=0)
     A = model.assignment
     try:
-        orders = list(latin_orders(A))
+        orders = latin_orders(A)
     except InvalidArgumentError:
-        orders = list(natural_orders(A))
-    steps = _steps(model, draws, seed)
-    best_q = q_max(A, orders, ell)
-    best_t = _mean_time(A, tuple(orders), steps, ell)
-    for _ in range(sweeps):
+        orders = natural_orders(A)
+    return _polish(A, orders, ell, _steps(model, draws, seed), sweeps)
+
+
+def _polish(
+    A: np.ndarray, orders: tuple[np.ndarray, ...], ell: int, steps: np.ndarray, sweeps: int
+) -> tuple[np.ndarray, ...]:
+    """Swaps that lower ``Q_max``, or keep it and lower the Monte Carlo mean exact-recovery time."""
+    best = [q_max(A, orders, ell), _mean_time(A, orders, steps, ell)]
+
+    def better(trial: tuple[np.ndarray, ...]) -> bool:
+        q = q_max(A, trial, ell)
+        if q > best[0]:
+            return False
+        t = _mean_time(A, trial, steps, ell)
+        if q < best[0] or t < best[1] - 1e-12 * max(1.0, abs(best[1])):
+            best[:] = [q, t]
+            return True
+        return False
+
+    return _swap_search(orders, better, sweeps)
+
+
+def _swap_search(
+    orders: tuple[np.ndarray, ...], better: Callable[[tuple[np.ndarray, ...]], bool], sweeps: int | None
+) -> tuple[np.ndarray, ...]:
+    """First-improvement search over swaps of two chunks of one worker; ``better`` accepts a move.
+
+    Stops after ``sweeps`` sweeps (``None``: no limit) or at the first sweep without a move.
+    """
+    done = 0
+    while sweeps is None or done < sweeps:
+        done += 1
         improved = False
-        for j in range(model.n):
+        for j in range(len(orders)):
             size = orders[j].size
             for a in range(size):
                 for b in range(a + 1, size):
                     cand = orders[j].copy()
                     cand[[a, b]] = cand[[b, a]]
-                    trial = orders[:j] + [cand] + orders[j + 1 :]
-                    q = q_max(A, trial, ell)
-                    if q > best_q:
-                        continue
-                    t = _mean_time(A, tuple(trial), steps, ell)
-                    if q < best_q or t < best_t - 1e-12 * max(1.0, abs(best_t)):
-                        orders, best_q, best_t, improved = trial, q, t, True
+                    trial = orders[:j] + (cand,) + orders[j + 1 :]
+                    if better(trial):
+                        orders, improved = trial, True
         if not improved:
             break
-    return tuple(orders)
+    return orders
+
+
+def _descend(A: np.ndarray, orders: tuple[np.ndarray, ...], ell: int, best_q: int) -> tuple[np.ndarray, ...]:
+    """Swaps down to a local minimum of (``Q_max``, ``Σ_i max(0, m + 2 - g_i)²``), ``m`` from ``best_q``."""
+    target = int(A.sum()) + 3 - best_q  # two above the best least g_i: chunks just below it still count
+
+    def key(trial: tuple[np.ndarray, ...]) -> tuple[int, int]:
+        g = _g_values(A, trial, ell)
+        return -int(g.min()), int((np.maximum(0, target - g) ** 2).sum())
+
+    state = [key(orders)]
+
+    def lower(trial: tuple[np.ndarray, ...]) -> bool:
+        k = key(trial)
+        if k < state[0]:
+            state[0] = k
+            return True
+        return False
+
+    return _swap_search(orders, lower, None)
+
+
+class OrderSearch(NamedTuple):
+    """The result of :func:`search_orders`."""
+
+    orders: tuple[np.ndarray, ...]
+    q_max: int
+    bound: int | None
+    certified: bool
+    restarts: int
+
+
+def _regular_bound(A: np.ndarray, ell: int) -> int | None:
+    """:func:`regular_q_max_bound` where it applies (square, every row and column sum ``δ <= 9``)."""
+    delta = int(A[:, 0].sum())
+    regular = A.shape[0] == A.shape[1] and (A.sum(axis=0) == delta).all() and (A.sum(axis=1) == delta).all()
+    return regular_q_max_bound(A.shape[1], delta, ell) if regular and delta <= 9 else None
+
+
+def search_orders(
+    model: PartialStragglerModel,
+    blocks: int = 1,
+    *,
+    draws: int = 2000,
+    seed: int = 0,
+    sweeps: int = 3,
+    restarts: int = 1000,
+) -> OrderSearch:
+    """:func:`optimize_orders`, then seeded random restarts that may lower ``Q_max`` further (§59.2).
+
+    The swap search of :func:`optimize_orders` can stop above the least ``Q_max`` (Proposition
+    59.7).  Each restart draws uniform orders and descends by swaps on ``Q_max`` first and then on
+    ``Σ_i max(0, m + 2 - g_i)²``, ``m`` the best least ``g_i`` so far: a smooth surrogate that
+    raises the weakest chunks together.  A restart replaces the result only when its ``Q_max`` is
+    lower, and the winner is then polished as :func:`optimize_orders` does, so the result is never
+    worse than :func:`optimize_orders`' for the same arguments.  When the assignment is ``δ``-regular
+    and square (``δ <= 9``), ``bound`` is :func:`regular_q_max_bound`; the search stops once it is
+    reached and ``certified`` says the orders are optimal.  ``restarts`` is the number run.
+    Deterministic for a seed.
+
+    Examples
+    --------
+    >>> from gcsim.coding.delays import delay_model
+    >>> A = 1 - np.eye(6, dtype=np.int64)
+    >>> m = PartialStragglerModel(A, latin_orders(A), delay_model("shifted-exponential", 6, shift=1.0, rate=1.0))
+    >>> q_max(A, optimize_orders(m, 3, draws=50, sweeps=1), 3)    # the swap search stays at Latin's
+    25
+    >>> res = search_orders(m, 3, draws=50, sweeps=1)
+    >>> res.q_max, res.bound, res.certified, q_max(A, res.orders, 3)
+    (24, 24, True, 24)
+    """
+    ell = check_int("blocks", blocks, minimum=1)
+    draws = check_int("draws", draws, minimum=1)
+    sweeps = check_int("sweeps", sweeps, minimum=0)
+    restarts = check_int("restarts", restarts, minimum=0)
+    A = model.assignment
+    orders = optimize_orders(model, ell, draws=draws, seed=seed, sweeps=sweeps)
+    best_q = q_max(A, orders, ell)
+    bound = _regular_bound(A, ell)
+    rng = rng_from_seed(seed)
+    winner = None
+    done = 0
+    while done < restarts and best_q != bound:
+        done += 1
+        found = _descend(A, tuple(rng.permutation(o) for o in natural_orders(A)), ell, best_q)
+        if q_max(A, found, ell) < best_q:
+            winner, best_q = found, q_max(A, found, ell)
+    if winner is not None:  # lower the mean time without raising Q_max, as optimize_orders does
+        orders = _polish(A, winner, ell, _steps(model, draws, seed), sweeps)
+        best_q = q_max(A, orders, ell)
+    return OrderSearch(orders, best_q, bound, best_q == bound, done)
 
 
 @dataclass(frozen=True)
