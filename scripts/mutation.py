@@ -367,6 +367,12 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "the added nr = len(reals) + 1 has comb(len(reals), nr) = 0: no candidate, and the size test 0 > "
         "max_subsets returns the default only where every earlier nr (none fit) left cands empty, as the original does",
     ),
+    "gcsim.cerar.constructions.x__best_roots__mutmut_1": (
+        "def _best_roots(N: int, c: int, max_subsets: int=4097) -> list[int]:",
+        "differs only where comb(len(reals), nr) * comb(len(pairs), k) = 4097 = 17 * 241: comb(len(reals), nr) is 1 "
+        "or 2 and the only binomial equal to 4097 is C(4097, 1) (= C(4097, 4096)), so N >= 8195; the only caller, "
+        "exact_design, refuses N (N - 1) c^2 > MAX_DENSE_ENTRIES = 2^24 before it (8195 * 8194 > 2^24)",
+    ),
     "gcsim.cerar.constructions.x_vandermonde_design__mutmut_77": (
         "f = lambda k: z[:, None] ** np.asarray(k, dtype=None)[None, :]",
         "z is float64: float64 ** an integer array is the same float64 array, negative exponents included",

@@ -510,3 +510,54 @@ def test_pattern_seed_depends_on_both_seeds_and_names_a_bad_one():
         with pytest.raises(InvalidArgumentError) as info:
             _pattern_seed(*args)
         assert info.value.argument == name
+
+
+def test_stratified_rare_strata_add_the_failure_tolerance_of_mn_to_the_upper_end():
+    # identity assignment, the reference decoder (all ones): err = |S| = the rank bound, so every
+    # stratum's excess is 0, every stratum is rare and drawn again (4x), and Lemma 57.4's upper end
+    # written out: Σ w_s s + Σ w_s (tol + d_max π_s), tol = 1e-10 mN, π_s = 1 - a_s^(1/n_s) (Clopper-Pearson
+    # with no failure), a_s = 0.05 w_s / Σ w, d_max = (‖B‖_2 ‖X‖_F + sqrt(mN))^2 = (2 sqrt 7)^2 = 28
+    n, p, samples = 7, 0.3, 2000
+    sch = encode(np.eye(n, dtype=np.int64), 1, "naive")
+    model = straggler_model("bernoulli", n, p=p)
+    res = expected_error(sch, model, decoder="reference", exact_limit=0, samples=samples, seed=1, progress=False)
+    w = [math.comb(n, s) * p**s * (1 - p) ** (n - s) for s in range(n + 1)]
+    total = sum(w)
+    first = [max(2, round(samples * ws / total)) for ws in w]
+    assert res.count == 5 * sum(first) and f"{4 * sum(first)} draws of rare strata drawn again" in res.method
+    tol = 1e-10 * n  # FAILURE_TOL times mN = 7
+    limits = [1 - (0.05 * ws / total) ** (1 / (4 * f)) for ws, f in zip(w, first, strict=True)]
+    lower = sum(ws * s for s, ws in enumerate(w))
+    assert res.mean == pytest.approx(n * p, abs=1e-12) and res.ci[0] == pytest.approx(lower, abs=1e-12)
+    # tol / mN instead of tol * mN would move the upper end by Σ w_s (7 - 1/7) 1e-10 ≈ 6.9e-10
+    hi = lower + sum(ws * (tol + 28 * q) for ws, q in zip(w, limits, strict=True))
+    assert res.ci[1] == pytest.approx(hi, abs=1e-12)
+
+
+def test_unreliable_pattern_count_sums_the_first_draws_and_the_redraw():
+    # every worker holds all 7 parts: B_F has identical columns, singular once two workers arrive, so the
+    # Gram route flags every such pattern; at p_j <= 0.03 a draw with at most one arrival has probability
+    # below 7 * 0.03^6 < 1e-8 (none here: no value is mN). The rank bound is exact (err = 0), so the
+    # 200 first draws are rare and 800 are drawn again: the warning counts all 1000 of 1000.
+    sch = encode(np.ones((7, 7), dtype=np.int64), 1, "naive")
+    model = straggler_model("bernoulli", 7, p=[0.01, 0.02, 0.03, 0.01, 0.02, 0.03, 0.02])
+    with pytest.warns(RuntimeWarning, match=r"^1000 of 1000 patterns: Γ_FF") as caught:
+        res = expected_error(
+            sch, model, method="gram", exact_limit=0, samples=200, seed=1, keep_values=True, progress=False
+        )
+    assert len([w for w in caught if "patterns:" in str(w.message)]) == 1
+    assert res.count == 1000 and "800 draws drawn again" in res.method
+    assert np.all(res.values == 0.0)  # at least one arrival in every draw: T = B_F x exactly
+
+
+def test_worst_case_exact_route_lists_only_the_worst_set():
+    # identity assignment: err(S) = |S| for every S (each straggler takes its own part along), so every
+    # pair is worst with error 2 and the first in lexicographic order, {0, 1}, is reported; C(330, 2) =
+    # 54,285 sets of 330 workers pass MAX_DENSE_ENTRIES as masks, so only the one found may be listed
+    n = 330
+    sch = encode(np.eye(n, dtype=np.int64), 1, "naive")
+    mask = np.ones(n, bool)
+    mask[[0, 1]] = False
+    assert lstsq_error(np.eye(n), mask, 1) == pytest.approx(2.0, abs=1e-9)
+    res = worst_case_error(sch, 2, exact_limit=10**5, progress=False)
+    assert res.method == "exact" and res.stragglers.tolist() == [0, 1] and res.value == pytest.approx(2.0, abs=1e-9)
