@@ -561,3 +561,14 @@ def test_worst_case_exact_route_lists_only_the_worst_set():
     assert lstsq_error(np.eye(n), mask, 1) == pytest.approx(2.0, abs=1e-9)
     res = worst_case_error(sch, 2, exact_limit=10**5, progress=False)
     assert res.method == "exact" and res.stragglers.tolist() == [0, 1] and res.value == pytest.approx(2.0, abs=1e-9)
+
+
+def test_betting_interval_rejects_a_mean_whose_capital_reaches_one_over_alpha_exactly():
+    # Ville's inequality bounds P(max_t K_t(m) >= 1/α) by α: a capital equal to 1/α rejects m. The last
+    # draw is chosen (a float bisection) so that the written-out capital at m = 0 is log(1/α) to the bit;
+    # m = 0 is then rejected and the lower end lies above 0
+    y = [0.9, 0.9, float.fromhex("0x1.f9848a4864c96p-3")]
+    assert _reference_capital(y, 0.05, 0.0) == math.log(1 / 0.05)
+    assert _reference_capital(y, 0.05, 1e-9) < math.log(1 / 0.05)  # a mean just above 0 is not rejected
+    lo, hi = _betting_ci(np.asarray(y), 0.0, 1.0)
+    assert 0.0 < lo <= 1e-9 and hi > lo
