@@ -87,7 +87,7 @@ from .. import _html, limits
 from .._stats import draw_level_interval
 from .._validation import check_bool, check_int
 from ..errors import InvalidArgumentError
-from ..sweep import check_scheduler_and_workers
+from ..sweep import check_scheduler_and_workers, int_seed
 from .encoders import get_encoder
 from .expected_routes import _CI_METHODS, MIN_MC_SAMPLES, ExpectationRoutes, ExpectedErrorResult, is_exact_method
 from .kernels import ErrorReport, errors_for_group, eval_context
@@ -510,8 +510,7 @@ def _pattern_seed(eval_seed: int, encoder_seed: int) -> int:
     """
     eval_seed = check_int("eval_seed", eval_seed, minimum=0)
     encoder_seed = check_int("encoder_seed", encoder_seed, minimum=0)
-    state = np.random.SeedSequence((eval_seed, encoder_seed, 0x5EED)).generate_state(1, np.uint64)
-    return int(state[0] >> np.uint64(1))
+    return int_seed(np.random.SeedSequence((eval_seed, encoder_seed, 0x5EED)))
 
 
 def expected_error_over_seeds(

@@ -645,7 +645,7 @@ class _Stratified:
         self.pools = _pool_strata(self.mc_s, self.w, r.samples, self.wmc)
         groups, lo_sum, hi_sum, redrawn = self._sampled_groups()
         scale, upper = r.scale, r.upper
-        tol = _est.FAILURE_TOL * r.ctx.total
+        tol = r.tol
         slack = self.skipped * upper
         merged = [pool for pool in self.pools if len(pool) > 1]
         pooled_note = f", {sum(map(len, merged))} light strata in {len(merged)} pools" if merged else ""
