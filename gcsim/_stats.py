@@ -62,8 +62,7 @@ def median_interval(values: Any, level: float = 0.95) -> tuple[float, float, flo
     (2.0, 8.0, 0.9609375)
     """
     y = np.sort(check_finite_array("values", np.asarray(values, dtype=float).reshape(-1)))
-    if not 0.0 < level < 1.0:
-        raise InvalidArgumentError("level", f"must lie in (0, 1), got {level}")
+    level = check_real("level", level, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
     n = len(y)
     tail, k, cdf = (1.0 - level) / 2.0, 0, 0.0
     while True:  # cdf = P(B <= k) after the step; stop before it exceeds the tail
