@@ -185,7 +185,10 @@ class SequentialRun(NamedTuple):
     ``wait_cost`` if it waited.  ``delay``: ``T``.  ``load``: the normalized load per round.
     ``tasks``: tasks per worker per round (1 here; ``W - 1 + B`` mini-tasks of as many jobs for the
     multiplexed scheme of :mod:`gcsim.coding.sequential_multiplexed`, whose ``work[r, j]`` is then the
-    newest of them).
+    newest of them).  ``error[t]`` (the multiplexed scheme only, else None): the normalized error
+    of the gradient the master takes for job ``t`` (0 decoded, 1 dropped, the least-squares residual
+    of a partly arrived job, theory §62.5).  ``weights[t]`` (its ``partial="least-squares"`` only):
+    the least-squares combination's coefficient of each of the job's equal sub-parts, 1 where exact.
     """
 
     decoded: np.ndarray
@@ -195,6 +198,8 @@ class SequentialRun(NamedTuple):
     delay: int
     load: float
     tasks: int = 1
+    error: np.ndarray | None = None
+    weights: np.ndarray | None = None
 
     @property
     def lost(self) -> int:

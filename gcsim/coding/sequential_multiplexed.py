@@ -26,10 +26,20 @@ import numpy as np
 
 from .._validation import check_int
 from ..errors import InvalidArgumentError
+from .decoders import optimal_decoders
 from .encoders.classic import cyclic_repetition_assignment
+from .pattern_errors import optimal_error
+from .schemes import Scheme, encode
 from .sequential import SequentialRun, _masks, _wait_cost, _window, _window_broken
 
-__all__ = ["MultiplexedParams", "MultiplexedSGC", "multiplexed_load", "simulate_multiplexed", "WAIT_RULES"]
+__all__ = [
+    "MultiplexedParams",
+    "MultiplexedSGC",
+    "multiplexed_load",
+    "simulate_multiplexed",
+    "WAIT_RULES",
+    "PARTIAL",
+]
 
 
 class MultiplexedParams(NamedTuple):
@@ -163,6 +173,29 @@ class MultiplexedSGC:
             raise InvalidArgumentError("lam", f"= n = {self.n}: the scheme has no coded part")
         return cyclic_repetition_assignment(self.n, self.lam)
 
+    @property
+    def subparts(self) -> int:
+        """``N``: a job's equal sub-parts, ``n ((W - 1)(lam + 1) + B)`` (``n (W - 1)`` when ``lam = n``).
+
+        A ``D1`` chunk is ``lam + 1`` consecutive sub-parts (one when ``lam = n``), a ``D2`` group
+        ``n`` (its parts); the unit of the least-squares error (§62.5).
+        """
+        n, B, W, lam = self._p
+        return n * (W - 1) if lam == n else n * ((W - 1) * (lam + 1) + B)
+
+    def group_scheme(self, seed: int = 0) -> Scheme:
+        """The code of every ``D2`` group: Tandon et al.'s cyclic MDS code for ``lam`` stragglers (§5).
+
+        Any ``n - lam`` of its ``n`` coded tasks give the group's sum; ``seed`` draws its coefficients
+        (:func:`gcsim.coding.encode`, ``method="cyclic-mds"``).
+
+        Examples
+        --------
+        >>> MultiplexedSGC(4, B=1, W=2, lam=1).group_scheme().B.shape
+        (4, 4)
+        """
+        return encode(self.assignment(), 1, "cyclic-mds", seed=seed)
+
     def verify(self) -> bool:
         """Check the data split exactly: the ``D1`` chunks and ``D2`` groups make up one job, each
         mini-task is ``ℓ`` of it, the load is ``(W - 1 + B) ℓ``, and every ``D2`` part lies on
@@ -191,30 +224,62 @@ class MultiplexedSGC:
 #: When :func:`simulate_multiplexed` waits for every worker (with a ``wait_cost``), §62.4 Remark 62.9.
 WAIT_RULES = ("needed", "model")
 
+#: What :func:`simulate_multiplexed` does with a job not decoded by its deadline (§62.5).
+PARTIAL = ("drop", "least-squares")
 
-def _deliver(d1: np.ndarray, d2: np.ndarray, live: list[tuple[int, int]], got: np.ndarray, D1: int) -> None:
+
+def _deliver(chunks: np.ndarray, senders: np.ndarray, live: list[tuple[int, int]], got: np.ndarray) -> None:
     """One round's mini-tasks: slot ``m`` of job ``t`` for each ``(m, t)`` in ``live`` (Lemma 62.7)."""
+    D1 = chunks.shape[2]
     for m, t in live:
         if m < D1:  # the m-th D1 chunk
-            d1[t] += got
-        else:  # D2 group m - D1 where the D1 chunks are in, a missing D1 chunk elsewhere
-            done = d1[t] == D1
-            d2[t, m - D1] += int((done & got).sum())
-            d1[t] += ~done & got
+            chunks[t, :, m] |= got
+        else:  # D2 group m - D1 where the D1 chunks are in, the first missing D1 chunk elsewhere
+            done = chunks[t].all(axis=1)
+            senders[t, m - D1] |= done & got
+            redo = np.flatnonzero(~done & got)
+            chunks[t, redo, np.argmin(chunks[t, redo], axis=1)] = True
 
 
-def _doomed(code: MultiplexedSGC, d1: np.ndarray, d2: np.ndarray, jobs: list[int], r: int) -> bool:
+def _doomed(code: MultiplexedSGC, chunks: np.ndarray, senders: np.ndarray, jobs: list[int], r: int) -> bool:
     """Whether a job of ``jobs`` fails even if every worker arrives from round ``r + 1`` on."""
     n, B, W, lam = code.params
     for t in jobs:
-        finish = r + (W - 1 - d1[t])  # the round each worker's last chunk arrives, all arriving
+        finish = r + (W - 1 - chunks[t].sum(axis=1))  # the round each worker's last chunk arrives, all arriving
         if bool(np.any(finish > t + code.delay)):
             return True
         for g in range(B if lam < n else 0):
             q = t + W - 1 + g  # group g's round: its senders are fixed once it has passed
-            if (int(d2[t, g]) if q <= r else int(np.sum(finish <= q - 1))) < n - lam:
+            if (int(senders[t, g].sum()) if q <= r else int(np.sum(finish <= q - 1))) < n - lam:
                 return True
     return False
+
+
+def _least_squares(
+    code: MultiplexedSGC, chunks: np.ndarray, senders: np.ndarray, ok: np.ndarray, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's least-squares error and sub-part weights from what arrived (Proposition 62.10).
+
+    The job's matrix is block diagonal (a chunk's ``f`` sub-parts, a group's ``n`` parts), so a chunk
+    weighs 1 if it arrived and 0 otherwise, and a group takes the optimal decoder of its code on the
+    workers that sent it; decoded jobs (``ok``) are exact, weights 1 and error 0.
+    """
+    n, B, W, lam = code.params
+    J, f, N = chunks.shape[0], (lam + 1 if lam < n else 1), code.subparts
+    weights = np.ones((J, N))
+    error = np.zeros(J)
+    part = np.flatnonzero(~ok)
+    if part.size == 0:
+        return error, weights
+    weights[part, : n * (W - 1) * f] = np.repeat(chunks[part].reshape(part.size, -1), f, axis=1)
+    error[part] = f * (n * (W - 1) - chunks[part].sum(axis=(1, 2)))
+    if lam < n:
+        scheme = code.group_scheme(seed)
+        masks = senders[part].reshape(-1, n)
+        X = np.asarray(optimal_decoders(scheme.B, masks, 1))
+        weights[part, n * (W - 1) * f :] = ((scheme.B[None] * masks[:, None, :]) @ X).reshape(part.size, B * n)
+        error[part] += np.asarray(optimal_error(scheme, masks, progress=False)).reshape(part.size, B).sum(axis=1)
+    return error / N, weights
 
 
 def simulate_multiplexed(
@@ -224,6 +289,8 @@ def simulate_multiplexed(
     jobs: int | None = None,
     wait_cost: float | None = None,
     wait_rule: str = "needed",
+    partial: str = "drop",
+    code_seed: int = 0,
 ) -> SequentialRun:
     """Run M-SGC over a mask sequence (§62.4).
 
@@ -245,13 +312,22 @@ def simulate_multiplexed(
         arrived afterwards (never inside the model).  ``"model"`` (the authors' simulator): wait in
         every round whose stragglers, after the rounds as the master saw them, leave the
         :math:`(B, W, \\lambda)` model.
+    partial : {"drop", "least-squares"}
+        A job not decoded by round ``t + T``: ``"drop"`` it (``error`` 1), or take the least-squares
+        combination of its mini-tasks that arrived (§62.5, Proposition 62.10: ``error`` the optimal
+        decoding residual, ``weights`` its sub-part coefficients).  ``decoded`` is -1 for it either way.
+    code_seed : int
+        Seed of the groups' cyclic MDS coefficients (:meth:`MultiplexedSGC.group_scheme`), used by
+        ``"least-squares"``.
 
     Returns
     -------
     SequentialRun
         ``round_time[r]``: the load times the fraction of the ``W - 1 + B`` mini-task slots that hold a
         job (the first and last ``T`` rounds are partial), plus ``wait_cost`` if it waited;
-        ``tasks = W - 1 + B``; ``work[r, j]`` the newest job of round ``r`` (``-1`` if none).
+        ``tasks = W - 1 + B``; ``work[r, j]`` the newest job of round ``r`` (``-1`` if none);
+        ``error[t]`` the normalized error of job ``t``'s gradient; ``weights`` (``"least-squares"``
+        only) ``(J, N)`` its sub-part coefficients.
 
     Examples
     --------
@@ -262,18 +338,28 @@ def simulate_multiplexed(
     >>> m[1, 1] = False                                         # a second straggler in the window
     >>> simulate_multiplexed(code, m).decoded.tolist(), simulate_multiplexed(code, m, wait_cost=1.0).waited.tolist()
     ([-1, 2], [False, True, False])
+    >>> simulate_multiplexed(code, m).error.tolist()            # job 0 dropped
+    [1.0, 0.0]
+    >>> run = simulate_multiplexed(code, m, partial="least-squares")
+    >>> run.error.round(4).tolist()                 # chunks in, group 0 from worker 2 only: its LS residual
+    [0.2335, 0.0]
+    >>> run.weights[0, :6].tolist()                 # the six sub-parts of the three chunks, all arrived
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     """
     if not isinstance(code, MultiplexedSGC):
         raise InvalidArgumentError("code", f"must be a MultiplexedSGC, got {type(code).__name__}")
     if wait_rule not in WAIT_RULES:
         raise InvalidArgumentError("wait_rule", f"must be one of {WAIT_RULES}, got {wait_rule!r}")
+    if partial not in PARTIAL:
+        raise InvalidArgumentError("partial", f"must be one of {PARTIAL}, got {partial!r}")
+    code_seed = check_int("code_seed", code_seed, minimum=0)
     arr = _masks(masks, code.n)
     wait = _wait_cost(wait_cost)
     n, B, W, lam = code.params
     R, T, D1, M = arr.shape[0], code.delay, W - 1, code.minitasks
     J = max(0, R - T) if jobs is None else check_int("jobs", jobs, minimum=0, maximum=R)
-    d1 = np.zeros((J, n), dtype=np.int64)  # D1 chunks of job t that worker j delivered
-    d2 = np.zeros((J, B), dtype=np.int64)  # workers that delivered D2 group g of job t
+    chunks = np.zeros((J, n, D1), dtype=bool)  # D1 chunk c of worker j of job t arrived
+    senders = np.zeros((J, B, n), dtype=bool)  # worker j delivered D2 group g of job t
     d1_round = np.full(J, -1, dtype=np.int64)  # the round job t's last D1 chunk arrived
     seen = np.zeros((R, n), dtype=bool)  # the stragglers as the master saw them
     work = np.full((R, n), -1, dtype=np.int64)
@@ -285,21 +371,24 @@ def simulate_multiplexed(
         seen[r] = ~arr[r]
         if wait is not None and wait_rule == "model":
             waited[r] = _window_broken(seen, r, B, W, lam)
-        kept = (d1[ts].copy(), d2[ts].copy())
-        _deliver(d1, d2, live, ~seen[r], D1)
+        kept = (chunks[ts].copy(), senders[ts].copy())
+        _deliver(chunks, senders, live, ~seen[r])
         if wait is not None and wait_rule == "needed":
-            waited[r] = _doomed(code, d1, d2, ts, r)
+            waited[r] = _doomed(code, chunks, senders, ts, r)
         if waited[r]:  # the round again, every worker arriving
-            d1[ts], d2[ts] = kept
+            chunks[ts], senders[ts] = kept
             seen[r] = False
-            _deliver(d1, d2, live, ~seen[r], D1)
+            _deliver(chunks, senders, live, ~seen[r])
         for t in ts:
-            if d1_round[t] < 0 and bool(np.all(d1[t] == D1)):
+            if d1_round[t] < 0 and bool(chunks[t].all()):
                 d1_round[t] = r
         work[r] = live[0][1] if live else -1
         round_time[r] = code.load * len(live) / M + (wait if waited[r] and wait is not None else 0.0)
-    ok = (d1_round >= 0) & (np.all(d2 >= n - lam, axis=1) if lam < n else True)
+    ok = (d1_round >= 0) & (np.all(senders.sum(axis=2) >= n - lam, axis=1) if lam < n else True)
     # with a coded part the last D2 group arrives in round t + T; without, the last D1 chunk decides
     last = np.arange(J) + T if lam < n else d1_round
     decoded = np.where(ok, last, -1).astype(np.int64)
-    return SequentialRun(decoded, work, waited, round_time, T, code.load, M)
+    if partial == "drop":
+        return SequentialRun(decoded, work, waited, round_time, T, code.load, M, (~ok).astype(float))
+    error, weights = _least_squares(code, chunks, senders, ok, code_seed)
+    return SequentialRun(decoded, work, waited, round_time, T, code.load, M, error, weights)
