@@ -8,8 +8,10 @@ cyclic repetition (:func:`gcsim.combinatorics.weighted_cyclic.weighted_cyclic_re
 optimal decoding, ``m = 1``):
 
 * the objective is the exact expected error ``E[err]/N`` (every pattern, weighted: theory §63.1)
-  when ``2^n <= EXACT_OBJECTIVE_PATTERNS``, else the coverage lower bound of Lemma 63.2
-  (``sum_i prod_{j in W_i} p_j / N``, exact and cheap), which the plan says;
+  when ``2^n <= EXACT_OBJECTIVE_PATTERNS``, computed by the evaluator itself (:func:`load_error`,
+  the route of :func:`~gcsim.coding.evaluate.expected_error`: one implementation of the optimal
+  error, and the number the plan reports is the number the search compared), else the coverage
+  lower bound of Lemma 63.2 (``sum_i prod_{j in W_i} p_j / N``, exact and cheap), which the plan says;
 * the search is exhaustive over every feasible load vector when there are at most
   ``search_limit`` of them (the optimum of the family, for that objective), else a steepest
   descent over unit transfers ``l_i -= 1, l_j += 1`` from the loads proportional to speed, to
@@ -39,7 +41,6 @@ from ..errors import InvalidArgumentError
 from .evaluate import expected_error
 from .schemes import encode
 from .straggler_base import StragglerModel
-from .straggler_models._common import every_mask, pattern_weights
 
 __all__ = ["EXACT_OBJECTIVE_PATTERNS", "LoadPlan", "optimize_loads", "load_error", "coverage_bound"]
 
@@ -235,17 +236,14 @@ def optimize_loads(
     exact = n < 63 and 2**n <= min(EXACT_OBJECTIVE_PATTERNS, exact_limit)
     seen: dict[tuple[int, ...], float] = {}
 
-    masks = every_mask(n) if exact else None
-
     def value(loads: tuple[int, ...]) -> float:
         if loads not in seen:
             ell = np.array(loads, dtype=np.int64)
-            bound = model.bind(ell, parts) if model.load_dependent else model
-            p = np.asarray(bound.independent_p(), dtype=float)
-            if masks is not None:
-                seen[loads] = _enumerated_error(p, ell, parts, masks)
+            if exact:  # the evaluator's every-pattern route (it binds a load-dependent law itself)
+                seen[loads] = float(load_error(model, ell, parts, exact_limit=exact_limit).mean)
             else:
-                seen[loads] = coverage_bound(p, ell, parts)
+                bound = model.bind(ell, parts) if model.load_dependent else model
+                seen[loads] = coverage_bound(np.asarray(bound.independent_p(), dtype=float), ell, parts)
         return seen[loads]
 
     def key(x: tuple[int, ...]) -> tuple[float, int, int, tuple[int, ...]]:
@@ -262,28 +260,14 @@ def optimize_loads(
         search = f"local search (unit transfers) from {len(starts)} starts"
     loads = np.array(best, dtype=np.int64)
     loads.setflags(write=False)
-    if exact:  # the reported number is the evaluator's, not the search's batched pseudo-inverse
-        final = float(load_error(model, loads, parts, exact_limit=exact_limit).mean)
-    else:
-        final = value(best)
     return LoadPlan(
         loads=loads,
-        error=final,
+        error=value(best),
         objective="exact expected error" if exact else "coverage lower bound (Lemma 63.2)",
         search=search,
         evaluated=len(seen),
         starts={k: (v.tolist(), value(tuple(v.tolist()))) for k, v in starts.items()},
     )
-
-
-def _enumerated_error(p: np.ndarray, loads: np.ndarray, parts: int, masks: np.ndarray) -> float:
-    """``E[err]/N`` over every pattern: ``err(F) = ||(I - A_F A_F^+) 1||^2`` by batched pseudo-inverses (§63.1)."""
-    A = weighted_cyclic_repetition(loads, parts).assignment.astype(float)
-    AF = A[None, :, :] * masks[:, None, :]  # a straggler's column is zero: the same span as A_F
-    ones = np.ones(parts)
-    fit = np.einsum("fij,fj->fi", AF, np.einsum("fji,i->fj", np.linalg.pinv(AF), ones))
-    err = ((fit - ones[None, :]) ** 2).sum(axis=1)
-    return float(pattern_weights(p, masks) @ err / parts)
 
 
 def _descend(start: tuple[int, ...], tops: np.ndarray, value: Any) -> tuple[int, ...]:
