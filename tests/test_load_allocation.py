@@ -20,7 +20,7 @@ from scipy import stats
 from gcsim.advisor import advise
 from gcsim.advisor.candidates import SYMMETRIC_FAMILIES
 from gcsim.coding.evaluate import expected_error
-from gcsim.coding.load_allocation import coverage_bound, optimize_loads
+from gcsim.coding.load_allocation import _descend, _feasible, _rank, coverage_bound, optimize_loads
 from gcsim.coding.schemes import encode
 from gcsim.coding.straggler_models.load_speed import LoadSpeedModel
 from gcsim.coding.stragglers import straggler_model
@@ -116,6 +116,19 @@ def test_the_local_search_stops_where_no_unit_transfer_helps():
         moved[j] += 1
         if moved[i] >= 1 and moved[j] <= 7:
             assert value(moved) >= here - 1e-12, (i, j)
+
+
+def test_the_local_search_breaks_round_off_ties_as_the_exhaustive_search_does():
+    """Objectives equal within round-off (1e-15 apart): the descent, like the exhaustive search and
+    the final choice, takes the most balanced loads; ordering moves by (value, loads) went to the
+    lexicographically smaller (1, 1, 4) and stopped there."""
+
+    def value(x):
+        return 1.0 if x == (1, 2, 3) else 1e-15 * x[0]
+
+    tops = np.array([4, 4, 4])
+    assert _descend((1, 2, 3), tops, value) == (2, 2, 2)
+    assert min(_feasible(tops, 6), key=lambda x: _rank(value, x)) == (2, 2, 2)
 
 
 def test_the_coverage_bound_is_the_product_over_each_parts_holders():

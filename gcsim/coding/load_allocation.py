@@ -28,8 +28,9 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -246,10 +247,7 @@ def optimize_loads(
                 seen[loads] = coverage_bound(np.asarray(bound.independent_p(), dtype=float), ell, parts)
         return seen[loads]
 
-    def key(x: tuple[int, ...]) -> tuple[float, int, int, tuple[int, ...]]:
-        # ties within round-off go to the most balanced loads (the least data on one worker)
-        return (round(value(x), 12), max(x), sum(v * v for v in x), x)
-
+    key = functools.partial(_rank, value)
     starts = _starts(model, np.asarray(p0, dtype=float), total, parts, tops)
     count = _count_feasible(tops, total, search_limit)
     if count <= search_limit:
@@ -270,8 +268,21 @@ def optimize_loads(
     )
 
 
-def _descend(start: tuple[int, ...], tops: np.ndarray, value: Any) -> tuple[int, ...]:
-    """Steepest descent over unit transfers within ``[1, tops]`` until none improves (ties: the smaller vector)."""
+def _rank(value: Callable[[tuple[int, ...]], float], loads: tuple[int, ...]) -> tuple[float, int, int, tuple[int, ...]]:
+    """The order of both searches and of the final choice: the objective rounded to ``1e-12``, then
+    (ties within round-off) the most balanced loads -- the least data on one worker, the smallest sum
+    of squares -- then the smaller vector.
+
+    >>> _rank(lambda x: 0.1 + 1e-15 * x[0], (1, 1, 4)) > _rank(lambda x: 0.1 + 1e-15 * x[0], (2, 2, 2))
+    True
+    """
+    return (round(value(loads), 12), max(loads), sum(v * v for v in loads), loads)
+
+
+def _descend(start: tuple[int, ...], tops: np.ndarray, value: Callable[[tuple[int, ...]], float]) -> tuple[int, ...]:
+    """Steepest descent over unit transfers within ``[1, tops]`` in the order of :func:`_rank`, until no
+    transfer comes before the current loads (ties within round-off broken as the exhaustive search does)."""
+    key = functools.partial(_rank, value)
     here = start
     while True:
         moves = [
@@ -281,7 +292,7 @@ def _descend(start: tuple[int, ...], tops: np.ndarray, value: Any) -> tuple[int,
         ]
         if not moves:
             return here
-        nxt = min(moves, key=lambda x: (value(x), x))
-        if value(nxt) >= value(here):
+        nxt = min(moves, key=key)
+        if key(nxt) >= key(here):  # the order strictly decreases: the descent ends
             return here
         here = nxt
