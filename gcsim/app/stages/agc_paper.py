@@ -52,7 +52,7 @@ import numpy as np
 from ..._optional import require
 from ...coding import bounds as bd
 from ...io.manifest import atomic_path, atomic_write_text
-from ...sweep import run_sweep
+from ...sweep import int_seed, run_sweep
 from . import agc_paper_checks as ck
 from .agc_paper_claims import (  # noqa: F401 (the claims' names, importable from here as before)
     BOUND_SLACK,
@@ -159,7 +159,7 @@ def straggler_counts(n: int, points: int, *, zero: bool) -> list[int]:
 
 def _encoder_seed(seed: int, k: int) -> int:
     """The seed of encoder draw ``k``: the same draws at every straggler count, as in the authors' loops."""
-    return int(np.random.SeedSequence((seed, 0xA6C, k)).generate_state(1, dtype=np.uint64)[0] >> 1)
+    return int_seed(np.random.SeedSequence((seed, 0xA6C, k)))
 
 
 def _stats(per_draw: list[Any], top: float, *, randomized: bool, exact: bool = False) -> dict[str, Any]:
