@@ -72,6 +72,10 @@ memory shared with other work:
 ``MAX_SDP_WORKERS = 400``
     Most workers of the convex encoders (``"slem-circulant"``, ``"fastest-mixing"``): the
     semidefinite program of fastest mixing has ``n^2`` variables (160,000 at ``n = 400``).
+``MAX_LP_SUBSETS = 2**16``
+    Most subsets of the workers (``2^n``, so ``n <= 16``) of the linear program of
+    :func:`gcsim.coding.bounds.equal_load.equal_load_lower_bound` (theory §63.7): one variable and one
+    exactly checked rational constraint of its dual per subset.
 
 **Logical size.**  Every limit counts the *logical* size -- the product of the shape -- never
 the memory an array happens to occupy: a zero-stride view (``np.broadcast_to(x, (10**9, 7))``)
@@ -132,6 +136,7 @@ __all__ = [
     "MAX_DPS",
     "MAX_MILP_WORKERS",
     "MAX_SDP_WORKERS",
+    "MAX_LP_SUBSETS",
     "logical_entries",
     "array_shape",
     "check_entries",
@@ -159,6 +164,7 @@ DEFAULTS: dict[str, int] = {
     "MAX_DPS": 10**4,
     "MAX_MILP_WORKERS": 120,
     "MAX_SDP_WORKERS": 400,
+    "MAX_LP_SUBSETS": 2**16,
 }
 _POWER = re.compile(r"(\d+)\s*\*\*\s*(\d+)", re.ASCII)
 _PLAIN = re.compile(r"\d+(?:_\d+)*", re.ASCII)
@@ -229,6 +235,7 @@ MAX_EXACT_WORK: int = DEFAULTS["MAX_EXACT_WORK"]
 MAX_DPS: int = DEFAULTS["MAX_DPS"]
 MAX_MILP_WORKERS: int = DEFAULTS["MAX_MILP_WORKERS"]
 MAX_SDP_WORKERS: int = DEFAULTS["MAX_SDP_WORKERS"]
+MAX_LP_SUBSETS: int = DEFAULTS["MAX_LP_SUBSETS"]
 _ENV_PROBLEMS = _from_environment()
 for _message in _ENV_PROBLEMS.values():  # an import never fails on a typo in a variable: warn, keep the default
     # one line, no source line quoted: the variable is the culprit, not a line of gcsim

@@ -17,6 +17,7 @@ import pytest
 
 from gcsim.advisor import advise
 from gcsim.advisor.candidates import SYMMETRIC_FAMILIES, Question, weighted_cyclic_structures
+from gcsim.coding.bounds.equal_load import equal_load_lower_bound
 from gcsim.coding.stragglers import straggler_model
 from gcsim.combinatorics.weighted_cyclic import apportion_loads, weighted_cyclic_repetition
 from tests.exact_lstsq import lstsq_error
@@ -132,6 +133,7 @@ def test_no_symmetric_design_at_the_same_load_beats_003_certified_exactly(advice
         assert lhs <= math.prod((p[j] for j in range(N_WORKERS) if T[j]), start=Fraction(1)), T
     bound = y0 + sum(y) / 3
     assert bound == Fraction(3, 100)
+    assert equal_load_lower_bound(p, 2, 6).value == bound  # the library's certificate: the same value
     symmetric = min(r["error"] for r in advice.rows if r["family"] in SYMMETRIC_FAMILIES)
     assert symmetric == pytest.approx(float(bound), abs=1e-12)  # the bound is reached: it is the optimum
     assert advice.best["error"] == pytest.approx(float(Fraction(13, 800)), abs=1e-12) and 13 / 800 < 3 / 100

@@ -19,6 +19,7 @@ from scipy import stats
 
 from gcsim.advisor import advise
 from gcsim.advisor.candidates import SYMMETRIC_FAMILIES
+from gcsim.coding.bounds.equal_load import equal_load_lower_bound
 from gcsim.coding.evaluate import expected_error
 from gcsim.coding.load_allocation import _descend, _feasible, _rank, coverage_bound, optimize_loads
 from gcsim.coding.schemes import encode
@@ -219,6 +220,8 @@ def test_no_symmetric_design_at_the_same_load_comes_near(load_advice):
     p = _p(SPEED, [1 / 3] * 6, **LAW)
     bound = _lp_certificate(list(p), Fraction(1, 3))
     assert float(bound) == pytest.approx(0.0198740062830984, abs=1e-9)
+    library = equal_load_lower_bound(straggler_model("load-speed", 6, speed=SPEED, fractions=None, **LAW), 2, 6)
+    assert library.bound == pytest.approx(float(bound), abs=1e-12) and library.value >= bound - Fraction(1, 10**11)
     assert adv.best["error"] < float(bound) - 1.5e-3
 
 

@@ -11,8 +11,10 @@ A package, one module per theorem, each bound registered beside its function for
 ``rd_upper`` (§45.2), ``rd_closed_forms`` (§45.2.1-45.2.2), ``bibd_closed_forms`` (§45.3),
 ``variance`` (§45.4), ``convergence`` (§45.5), ``diagonal_dominance`` (§45.7), ``worst_case_lower``
 and ``rd_worst_case`` (§45.8, §46.6), ``spectral`` (§46.1-46.5), with ``moments`` (§5.4) and
-``worst_case`` (the search over straggler sets).  Every name below is importable from here.
-Every statement implemented here is proved in ``docs/theory/45_bounds.md``:
+``worst_case`` (the search over straggler sets), and ``equal_load`` (theory §63.7: the certified
+lower bound of every design of a given load under independent stragglers, not pattern by
+pattern).  Every name below is importable from here.
+Every other statement implemented here is proved in ``docs/theory/45_bounds.md``:
 
 * :func:`rank_lower_bound` -- ``err(B, F) >= sum_i (m - c_i(F))^+`` for *every*
   encoder respecting the support of ``A`` (Theorem 1);
@@ -60,6 +62,7 @@ from __future__ import annotations
 from .bibd_closed_forms import bibd_naive_error, bibd_optimal_error_m1
 from .convergence import sgd_convergence_bound
 from .diagonal_dominance import diagonal_dominance_upper_bound
+from .equal_load import LoadBoundCertificate, check_load_certificate, equal_load_lower_bound, subset_costs
 from .moments import rd_moments, resolve_moments
 from .rank import part_coverage, rank_lower_bound
 from .rd_closed_forms import bibd_rd_upper_bound, srg_edge_range, srg_rd_upper_bound
@@ -114,4 +117,8 @@ __all__ = [
     "spectral_rd_upper_bound",
     "arrival_decoder_mean_error",
     "uncovering_lower_bound",
+    "LoadBoundCertificate",
+    "equal_load_lower_bound",
+    "check_load_certificate",
+    "subset_costs",
 ]
