@@ -29,7 +29,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 __all__ = [
@@ -99,22 +99,29 @@ def _seconds(x: float) -> str:
     return f"{x:.0f} s" if x < 120 else f"{x / 60:.1f} min"
 
 
-def progress_line(desc: str, done: int, total: int | None, elapsed: float, unit: str = "") -> str:
+def progress_line(
+    desc: str, done: int, total: int | None, elapsed: float, unit: str = "", *, left: float | None = None
+) -> str:
     """The one progress line of gcsim: ``gcsim: progress: <desc>: <done>/<total> [unit] (<pct>%), ...``.
 
-    ``total`` None or 0: ``<done> [unit] done``.  The time left is estimated from the rate so far
-    once something is done and something is left.
+    ``total`` None or 0: ``<done> [unit] done``.  The time left is ``left`` when given (a caller's
+    own estimate, :meth:`StageProgress.left`), else estimated from the rate so far once something
+    is done and something is left.
 
     >>> progress_line("advise screening", 12, 60, 34.0, "candidates")
     'gcsim: progress: advise screening: 12/60 candidates (20%), 34 s elapsed, about 2.3 min left'
     >>> progress_line("demo", 3, None, 1.0)
     'gcsim: progress: demo: 3 done, 1 s elapsed'
+    >>> progress_line("demo", 4, 4, 9.0, left=30.0)
+    'gcsim: progress: demo: 4/4 (100%), 9 s elapsed, about 30 s left'
     """
     unit = f" {unit}" if unit else ""
     if total:
         text = f"{done}/{total}{unit} ({100 * done // total}%), {_seconds(elapsed)} elapsed"
-        if 0 < done < total:
-            text += f", about {_seconds(elapsed * (total - done) / done)} left"
+        if left is None and 0 < done < total:
+            left = elapsed * (total - done) / done
+        if left is not None:
+            text += f", about {_seconds(left)} left"
     else:
         text = f"{done}{unit} done, {_seconds(elapsed)} elapsed"
     return f"gcsim: progress: {desc}: {text}"
@@ -227,6 +234,11 @@ class StageProgress:
     item named by :meth:`working_on` (``... elapsed (evaluating X)``).  ``enabled=False`` or
     ``total = 0``: nothing.
 
+    ``follow_up`` names work that follows each item's and that the count does not show (the
+    scoring of a training run's snapshots after its SGD steps): each piece, run inside
+    :meth:`following`, is timed on ``clock``, and the time left (:meth:`left`) is the rate of the
+    items without that time plus its measured time per item for the items not yet followed up.
+
     >>> import io
     >>> out = io.StringIO()
     >>> p = StageProgress(2, "advise screening", "candidates", True, stream=out, every=1e9)
@@ -237,13 +249,26 @@ class StageProgress:
     """
 
     def __init__(
-        self, total: int, desc: str, unit: str, enabled: bool, *, stream: Any = None, every: float | None = None
+        self,
+        total: int,
+        desc: str,
+        unit: str,
+        enabled: bool,
+        *,
+        stream: Any = None,
+        every: float | None = None,
+        follow_up: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.total, self.desc, self.unit = int(total), desc, unit
         self.every = _interval() if every is None else float(every)
         self.done = 0
         self.stream = sys.stderr if stream is None else stream
-        self.start = self.last = time.monotonic()
+        self.clock, self.follow_up = clock, follow_up
+        self.followed = 0  # items whose follow-up is done
+        self.follow_seconds = 0.0  # the time those follow-ups took
+        self._follow_start: float | None = None  # the follow-up in progress began then
+        self.start = self.last = clock()
         self.bar: Any = None
         self.lines = False
         self.current = ""
@@ -264,9 +289,12 @@ class StageProgress:
 
     def _line(self, current: str = "") -> None:
         with self._lock:
-            now = time.monotonic()
+            now = self.clock()
             self.last = now
-            text = progress_line(self.desc, self.done, self.total, now - self.start, self.unit)
+            left = self.left(now)
+            text = progress_line(self.desc, self.done, self.total, now - self.start, self.unit, left=left)
+            if left is not None and self.follow_up is not None and not self.followed:
+                text += f" + {self.follow_up} (not yet timed)"
             try:
                 print(text + (f" ({current})" if current else ""), file=self.stream, flush=True)
             except (OSError, ValueError):  # the stream closed: progress is not worth a crash
@@ -274,8 +302,49 @@ class StageProgress:
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(self.every):
-            if self.lines and time.monotonic() - self.last >= self.every:
+            if self.lines and self.clock() - self.last >= self.every:
                 self._line(self.current)
+
+    def left(self, now: float | None = None) -> float | None:
+        """Seconds left, estimated (None before the first item, and once every item is done and followed up).
+
+        Without ``follow_up``: ``elapsed (total - done) / done``, the rate so far.  With it: the
+        items' rate over the time not spent following up, times the items left, plus the
+        follow-up's measured seconds per item times the items not yet followed up, less the time
+        into the follow-up in progress.
+
+        >>> t = [0.0]
+        >>> p = StageProgress(40, "demo", "steps", False, follow_up="scoring", clock=lambda: t[0])
+        >>> t[0] = 10.0
+        >>> p.update(10)                     # 10 steps in 10 s
+        >>> with p.following(10, "scoring run 1"):
+        ...     t[0] = 15.0                  # their scoring: 5 s
+        >>> p.left()                         # 30 steps at 1 s and 30 steps' scoring at 0.5 s
+        45.0
+        """
+        now = self.clock() if now is None else now
+        if self.follow_up is None:
+            return (now - self.start) * (self.total - self.done) / self.done if 0 < self.done < self.total else None
+        if self.done <= 0 or self.followed >= self.total:
+            return None
+        current = 0.0 if self._follow_start is None else now - self._follow_start
+        training = max(now - self.start - self.follow_seconds - current, 0.0)
+        left = training * (self.total - self.done) / self.done
+        if self.followed:
+            left += max(self.follow_seconds / self.followed * (self.total - self.followed) - current, 0.0)
+        return left
+
+    @contextlib.contextmanager
+    def following(self, items: int, label: str) -> Iterator[None]:
+        """Run the follow-up of ``items`` counted items, named ``label`` by the heartbeat and timed for :meth:`left`."""
+        self.working_on(label)
+        self._follow_start = start = self.clock()
+        try:
+            yield
+        finally:
+            self.follow_seconds += self.clock() - start
+            self.followed += int(items)
+            self._follow_start = None
 
     def working_on(self, label: str) -> None:
         """Name the item in progress (shown by the heartbeat lines and, on a bar, as its postfix)."""
@@ -289,7 +358,7 @@ class StageProgress:
         self.current = ""
         if self.bar is not None:
             self.bar.update(int(n))
-        elif self.lines and (time.monotonic() - self.last >= self.every or self.done >= self.total):
+        elif self.lines and (self.clock() - self.last >= self.every or self.done >= self.total):
             self._line()
 
     def step(self) -> None:

@@ -88,3 +88,51 @@ def test_manual_updates_and_an_unfinished_loop_report_where_they_stopped(monkeyp
         bar.close()
     lines = _lines(err.getvalue())
     assert lines[-1].startswith("gcsim: progress: caps: 3/10 (30%)"), lines
+
+
+def test_the_time_left_counts_each_runs_measured_scoring():
+    """The cerar-training stage's heartbeat on a fake clock: two runs of 10 SGD steps trained in 40 s,
+    each scored for 30 s afterwards, then two runs of 2 steps trained in 8 s and scored in 1 s each.
+    The time left counts the scoring at its measured 3 s per step for every step not yet scored:
+    after the first run's scoring (t = 70 s, 40 s left in fact) it says 50 s, where the rate of
+    steps over the elapsed time (the estimate before) said 14 s."""
+    t = [0.0]
+    out = io.StringIO()
+    bar = _progress.StageProgress(
+        24, "cerar-links", "SGD steps", True, stream=out, every=0.0, follow_up="scoring", clock=lambda: t[0]
+    )
+    t[0] = 40.0
+    bar.update(20)  # the first launch: 20 steps at 2 s
+    assert bar.left() == 8.0 and out.getvalue().splitlines()[-1].endswith("about 8 s left + scoring (not yet timed)")
+    with bar.following(10, "scoring run 1"):
+        t[0] = 55.0
+        assert bar.left() == 8.0  # the scoring in progress is not taken for training time
+        t[0] = 70.0
+    assert bar.left() == 8.0 + 3.0 * 14  # 4 steps to train, 14 to score at 30 s / 10 steps
+    with bar.following(10, "scoring run 2"):
+        t[0] = 85.0
+        assert bar.left() == 8.0 + 3.0 * 14 - 15.0  # 15 s into this run's scoring
+        t[0] = 100.0
+    assert bar.left() == 8.0 + 3.0 * 4
+    t[0] = 108.0
+    bar.update(4)  # every step trained: what is left is their scoring
+    assert bar.left() == 3.0 * 4
+    assert out.getvalue().splitlines()[-1] == (
+        "gcsim: progress: cerar-links: 24/24 SGD steps (100%), 108 s elapsed, about 12 s left"
+    )
+    for k in range(2):
+        with bar.following(2, f"scoring run {k + 3}"):
+            t[0] += 1.0
+    assert bar.left() is None and bar.followed == 24 and bar.follow_seconds == 62.0
+    bar.close()
+
+
+def test_without_a_follow_up_the_time_left_is_the_rate_so_far():
+    t = [0.0]
+    bar = _progress.StageProgress(4, "demo", "runs", False, clock=lambda: t[0])
+    assert bar.left() is None
+    t[0] = 3.0
+    bar.update(1)
+    assert bar.left() == 9.0 and bar.left(5.0) == 15.0
+    bar.update(3)
+    assert bar.left() is None

@@ -358,7 +358,7 @@ def links_experiment(
     acc = plan["accuracy"]
     total = len(acc["variants"]) * len(seeds) * int(acc["steps"])
     total += sum(len(t["variants"]) * len(seeds) * int(t["steps"]) for t in plan["timing"]) * len(plan["delays"])
-    bar = StageProgress(total, "cerar-links", "SGD steps", progress, every=30.0)
+    bar = StageProgress(total, "cerar-links", "SGD steps", progress, every=30.0, follow_up="scoring")
     evaluators: dict[int, Evaluator] = {}
     try:
         paths, dtypes, design_rows = _prepare_designs(designs, work, N, log)

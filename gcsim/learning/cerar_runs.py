@@ -10,6 +10,7 @@ link in one launch and evaluates the runs.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -470,7 +471,9 @@ def run_link(
     (``eval``), and the launch's wall time and load averages (shared by the link's cells).  The
     snapshot files are deleted afterwards unless ``keep``.  With ``progress``, the launch's SGD steps
     (``len(variants) * spec["steps"]``) are counted on it while the ranks train, as rank 0 reports
-    them every ``eval_every`` steps (:data:`PROGRESS_FILE`), the variant in training named.
+    them every ``eval_every`` steps (:data:`PROGRESS_FILE`), the variant in training named; then
+    each run's scoring is timed on it (:meth:`~gcsim._progress.StageProgress.following`, its
+    ``spec["steps"]`` steps), which its time left counts.
     """
     netem, keep = check_bool("netem", netem), check_bool("keep", keep)
     import os
@@ -518,11 +521,13 @@ def run_link(
         keys = [((label, x), run_key(label, x)) for x in seeds for label, _ in variants]
     for key, name in keys:
         runs = [r["runs"][name] for r in ranks]
-        if progress is not None:  # scoring the snapshots takes minutes after the last step: say so
-            progress.working_on(f"scoring {name}'s snapshots on the test set")
+        # scoring the snapshots takes minutes after the last step: named, and timed for the time left
+        scoring = f"scoring {name}'s snapshots on the test set"
+        with progress.following(int(spec["steps"]), scoring) if progress is not None else contextlib.nullcontext():
+            evaluated = evaluate_run(runs, evaluator)
         cells[key] = {
             "results": runs,
-            "eval": evaluate_run(runs, evaluator),
+            "eval": evaluated,
             "wall_seconds": wall,
             "delay": link_delay,
             "load_before": load_before,

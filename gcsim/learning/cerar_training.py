@@ -231,7 +231,12 @@ def cerar_training_experiment(
         if KEY_RATE in plan:
             jobs += [(KEY_RATE, ["ring", KEY_VARIANT], k + 1) for k in range(int(scale["key_repeats"]))]
         bar = StageProgress(
-            sum(len(labels) for _, labels, _ in jobs) * steps, "cerar-training", "SGD steps", progress, every=30.0
+            sum(len(labels) for _, labels, _ in jobs) * steps,
+            "cerar-training",
+            "SGD steps",
+            progress,
+            every=30.0,
+            follow_up="scoring",
         )
         for rate, labels, repeat in jobs:
             port += 1
