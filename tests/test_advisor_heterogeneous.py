@@ -137,3 +137,54 @@ def test_no_symmetric_design_at_the_same_load_beats_003_certified_exactly(advice
     symmetric = min(r["error"] for r in advice.rows if r["family"] in SYMMETRIC_FAMILIES)
     assert symmetric == pytest.approx(float(bound), abs=1e-12)  # the bound is reached: it is the optimum
     assert advice.best["error"] == pytest.approx(float(Fraction(13, 800)), abs=1e-12) and 13 / 800 < 3 / 100
+
+
+def test_the_advisor_reports_the_certified_bound_and_each_rows_distance(advice):
+    """question["load_bound"]: Lemma 63.7 at a third of the data; each row's note: its error minus it."""
+    import re
+
+    bound = advice.question["load_bound"]
+    assert bound["certified"] and bound["fraction"] == "1/3" and "at most 1/3" in bound["covers"]
+    # p = 0.05, 0.6 as floats, lowered by 2^-40: just below the 3/100 certified above in rationals
+    assert 0.03 - 1e-12 < bound["value"] <= 0.03 and "can beat 0.03 (certified" in bound["statement"]
+    for row in advice.rows:
+        note = re.search(
+            r"certified bound of every design of (its load|load 1/3, not this design's loads) "
+            r"\(0\.03, Lemma 63\.7\): ([-+][0-9.e+-]+)",
+            row["notes"],
+        )
+        assert note, row["name"]
+        assert float(note.group(2)) == pytest.approx(row["error"] - bound["value"], rel=1e-5, abs=1e-15)
+        mine = row["load"] * 3 <= row["N"]  # at most a third of the data on every worker
+        assert (note.group(1) == "its load") == mine, row["name"]
+        if mine:  # Lemma 63.7: no covered design lies below the bound
+            assert row["error"] >= bound["value"] - 1e-12, row["name"]
+    assert advice.best["error"] < bound["value"] - 0.01  # the non-symmetric answer: below every equal-load design
+
+
+def test_no_bound_for_a_homogeneous_model_and_a_clear_skip_above_the_limit(monkeypatch):
+    from gcsim import limits
+
+    adv = advise(N_WORKERS, 2, 1, "bernoulli:0.2", families=("cyclic",), progress=False)
+    assert adv.question["load_bound"] is None and not any("Lemma 63.7" in r["notes"] for r in adv.rows)
+    monkeypatch.setattr(limits, "MAX_LP_SUBSETS", 2**5)
+    adv = advise(N_WORKERS, 2, 1, straggler_model("bernoulli", N_WORKERS, p=P), families=("cyclic",), progress=False)
+    assert "MAX_LP_SUBSETS = 32" in adv.question["load_bound"]["skipped"]
+    assert "value" not in adv.question["load_bound"] and not any("Lemma 63.7" in r["notes"] for r in adv.rows)
+
+
+def test_the_command_line_prints_the_bound_and_puts_it_in_the_json(capsys):
+    import json
+
+    from gcsim.app.cli import main
+
+    args = ["advise", "--workers", "6", "--load", "2", "--stragglers", "bernoulli:0.05*3,0.6*3"]
+    assert main([*args, "--families", "cyclic"]) == 0
+    assert "no design in which each worker holds at most 1/3 of the data can beat 0.03 (certified, Lemma 63.7)" in (
+        capsys.readouterr().out
+    )
+    assert main([*args, "--families", "cyclic", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["question"]["load_bound"]["certified"] is True
+    assert got["question"]["load_bound"]["value"] == pytest.approx(0.03, abs=1e-12)
+    assert all("Lemma 63.7" in r["notes"] for r in got["candidates"])

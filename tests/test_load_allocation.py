@@ -222,6 +222,9 @@ def test_no_symmetric_design_at_the_same_load_comes_near(load_advice):
     assert float(bound) == pytest.approx(0.0198740062830984, abs=1e-9)
     library = equal_load_lower_bound(straggler_model("load-speed", 6, speed=SPEED, fractions=None, **LAW), 2, 6)
     assert library.bound == pytest.approx(float(bound), abs=1e-12) and library.value >= bound - Fraction(1, 10**11)
+    reported = adv.question["load_bound"]  # the advisor's: p_j at exactly a third of the data (load-dependent)
+    assert reported["value"] == library.bound and "exactly 1/3" in reported["covers"]
+    assert "not this design's loads (0.019874, Lemma 63.7): -0.00155837 (-7.841 %) (exact)" in adv.best["notes"]
     assert adv.best["error"] < float(bound) - 1.5e-3
 
 

@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from .. import limits
 from .._progress import StageProgress
 from .._validation import check_bool, check_int, check_real
+from ..coding.bounds.equal_load import equal_load_lower_bound
 from ..coding.encoders import get_encoder
 from ..coding.evaluate import is_exact_method
 from ..coding.schemes import Scheme
 from ..coding.straggler_base import StragglerModel
 from ..coding.straggler_models import parse_spec, spec_grammar
 from ..coding.structured import structured_context
-from ..errors import InvalidArgumentError
+from ..errors import GcsimError, InvalidArgumentError
 from ..sweep import check_scheduler, run_sweep
 from .advice import Advice, _value as _criterion, pareto_flags, pareto_point, ranking_key
 from .assess import (
@@ -73,6 +75,7 @@ __all__ = [
     "equivalence_key",
     "PRUNE_COST",
     "comm_reason",
+    "load_bound",
 ]
 
 #: The straggler models a ``KIND:VALUES`` spec names (``advise(13, 4, 2, "fixed:2")``, ``gcsim advise``): the
@@ -552,6 +555,85 @@ def _against_symmetric(rows: list[dict[str, Any]]) -> None:
         row["notes"] = "; ".join(t for t in (row["notes"], note) if t)
 
 
+def load_bound(q: Question) -> dict[str, Any] | None:
+    """Lemma 63.7's certified bound on every design of the question's load (theory §63.7), or None.
+
+    Only for a heterogeneous model of independent workers (the questions with non-symmetric
+    candidates) under a data cap (not ``relax_load``).  ``value`` is proved (a dual solution checked
+    in exact rationals, :func:`~gcsim.coding.bounds.equal_load.equal_load_lower_bound`); for a law
+    that does not depend on the loads it bounds every design whose workers hold *at most* the cap,
+    for a load-dependent one those holding it exactly.  ``skipped`` says why there is no value
+    (``2^n`` over :data:`gcsim.limits.MAX_LP_SUBSETS`, a refused load).
+
+    Examples
+    --------
+    >>> from gcsim.coding.stragglers import straggler_model
+    >>> q = Question(6, 2, 1, straggler_model("bernoulli", 6, p=[0.05] * 3 + [0.6] * 3))
+    >>> load_bound(q)["statement"]
+    'no design in which each worker holds at most 1/3 of the data can beat 0.03 (certified, Lemma 63.7)'
+    >>> load_bound(Question(6, 2, 1, straggler_model("bernoulli", 6, p=0.2))) is None  # alike workers
+    True
+    """
+    p = q.model.independent_p()
+    if p is None or float(p.min()) == float(p.max()) or q.parts_load is not None:
+        return None
+    f = Fraction(q.load, q.n) if isinstance(q.load, int) else Fraction(q.load)
+    shown = str(f) if f.denominator < 10**6 else f"{float(f):.6g}"
+    who = "exactly" if q.model.load_dependent else "at most"
+    out: dict[str, Any] = {
+        "fraction": shown,
+        "m": q.m,
+        "covers": f"every design in which each worker holds {who} {shown} of the data "
+        "(any number of parts, coefficients with support in the assignment, labelling)",
+    }
+    if 2**q.n > limits.MAX_LP_SUBSETS:
+        out["skipped"] = f"2^{q.n} subsets of the workers, over gcsim.limits.MAX_LP_SUBSETS = {limits.MAX_LP_SUBSETS}"
+        return out
+    try:
+        cert = equal_load_lower_bound(q.model, f.numerator, f.denominator, q.m)
+    except GcsimError as exc:  # a load-dependent worker that cannot arrive at this load, a failed solve
+        out["skipped"] = str(exc)
+        return out
+    out.update(
+        value=cert.bound,
+        certified=True,
+        solver_value=cert.solver_value,
+        statement=f"no design in which each worker holds {who} {shown} of the data can beat "
+        f"{cert.bound:.6g} (certified, Lemma 63.7)",
+    )
+    return out
+
+
+def _against_load_bound(rows: list[dict[str, Any]], q: Question) -> dict[str, Any] | None:
+    """:func:`load_bound`, and a note, in place, on each row of the question's ``m``: its expected error minus it.
+
+    Exact when the row is, else with the row's 95 % interval; the note says whether the bound
+    covers the row's own loads (a row it does not cover, a non-symmetric one, may lie below it).
+    """
+    bound = load_bound(q)
+    if bound is None or "value" not in bound:
+        return bound
+    X, f = float(bound["value"]), Fraction(q.load, q.n) if isinstance(q.load, int) else Fraction(q.load)
+    for row in rows:
+        if row["m"] != q.m or not math.isfinite(row["error"]):
+            continue
+        share = Fraction(int(row["load"]), int(row["N"]))
+        if q.model.load_dependent:
+            covered = share == f and row["family"] in SYMMETRIC_FAMILIES
+        else:
+            covered = share <= f
+        diff = row["error"] - X
+        rel = f" ({100 * diff / X:+.4g} %)" if X > 0 else ""
+        if is_exact_method(row["error_method"]):
+            told = f"{diff:+.6g}{rel} (exact)"
+        else:
+            told = f"{diff:+.6g}{rel}, 95% interval [{row['error_lo'] - X:+.6g}, {row['error_hi'] - X:+.6g}]"
+        which = "its load" if covered else f"load {bound['fraction']}, not this design's loads"
+        note = f"expected error minus the certified bound of every design of {which} ({X:.6g}, Lemma 63.7): {told}"
+        row["notes"] = "; ".join(t for t in (row["notes"], note) if t)
+    return bound
+
+
 def _refine(
     measured: list[tuple[dict[str, Any], Scheme, Any]],
     q: Question,
@@ -729,6 +811,9 @@ def advise(
     -------
     Advice
         ``.table`` (ranked DataFrame), ``.dropped`` (reasons), ``.plot()``, ``.export(folder)``.
+        For workers straggling independently with unequal ``p_j``, ``.question["load_bound"]`` is
+        the certified bound of every design of the load (:func:`load_bound`, theory §63.7) and each
+        row of the question's ``m`` notes its expected error minus it.
 
     Raises
     ------
@@ -802,6 +887,7 @@ def advise(
     if screen is not None and measured:
         _refine(measured, q, settings, screen, objective_, exact_tol, progress)
     _against_symmetric([r for r, _, _ in measured])
+    bound = _against_load_bound([r for r, _, _ in measured], q)
     measured.sort(key=lambda t: ranking_key(t[0], objective_, exact_tol))
     rows = _ranked_rows([r for r, _, _ in measured], objective_, exact_tol, links_ is not None)
     question = {
@@ -827,6 +913,7 @@ def advise(
         "decode_time": decode[0] if links_ is not None else math.nan,
         "decode_time_method": decode[1] if links_ is not None else "",
         "bounds_over": patterns.how if patterns is not None else "",
+        "load_bound": bound,
     }
     return Advice(
         question=question,

@@ -296,6 +296,9 @@ def _print_advice(adv, args: argparse.Namespace, model: str, objective: tuple[st
             "~0: no sampled pattern lost anything; the interval's upper end is what the sample cannot exclude "
             "(a one-sided limit, theory §57.4)"
         )
+    bound = adv.question.get("load_bound")
+    if bound:  # heterogeneous independent workers: the certified bound of every design of this load (§63.7)
+        print(bound.get("statement") or f"no certified bound of the designs of this load: {bound['skipped']}")
     _data_hint(adv.rows, objective)
     print(f"{len(adv.dropped_items)} dropped (--json lists every reason)")
 
