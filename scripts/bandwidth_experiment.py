@@ -144,8 +144,10 @@ def main(argv=None) -> int:
     skipped = []
     load_before = os.getloadavg()
     t_start = time.time()
+    link_settings = []  # as each topology had them (the host's TCP congestion control included)
     for rate in args.rates:
         with NetemTopology(N, rate=rate, delay=args.delay) as topo:
+            link_settings.append(topo.link_settings())
             for d in ds:
                 ring_bits = 2 * (N - 1) * -(-d // N) * 4 * 8
                 if ring_bits / topo.rate_bps > args.max_seconds:
@@ -227,6 +229,7 @@ def main(argv=None) -> int:
             "delay": args.delay,
             "dtype": "float32",
         },
+        "link_settings": link_settings,
         "designs": {k: {"method": v.method, "c": v.c, "eps": v.metadata.get("eps")} for k, v in designs.items()},
         "files": ["results.csv", "results.json", "figure.png"],
     }

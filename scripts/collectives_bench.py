@@ -64,7 +64,10 @@ def tally(result: dict) -> str:
     link = [r for r in rows if r["link_bound"]]
     lat = [r for r in rows if not r["link_bound"]]
     closed = sum(abs(r["median_s"] / r["closed_form_s"] - 1) <= 0.15 for r in rows)
+    settings = {(r.get("link_settings") or {}).get("congestion_used") for r in rows}
+    cc = ", ".join(sorted(x for x in settings if x)) or "not recorded (the host's default)"
     out = [
+        f"TCP congestion control in the rank namespaces: {cc}",
         f"bytes match: {sum(r['bytes_match'] for r in rows)}/{len(rows)}",
         f"within 15 % of the schedule model: {sum(r['within_15pct'] for r in rows)}/{len(rows)}",
         f"link-bound rows within 15 %: {sum(r['within_15pct'] for r in link)}/{len(link)}",
@@ -85,7 +88,7 @@ def measure(args: argparse.Namespace, calibration: dict[str, float] | None) -> d
     """Run the table over emulated links (``collectives_table``) with the script's arguments."""
     from gcsim.executor.collectives_bench import collectives_table
 
-    same = ("delays", "repeats", "warmup", "seed", "overhead", "collectives", "bucket")  # passed as they are
+    same = ("delays", "repeats", "warmup", "seed", "overhead", "collectives", "bucket", "congestion", "sharing")
     kw = {name: getattr(args, name) for name in same}
     links = [_link(x) for x in args.links]
     return collectives_table(args.workers, args.sizes, links=links, calibration=calibration, **kw)
@@ -120,6 +123,18 @@ def main(argv: list[str] | None = None) -> int:
         default="wire",
         help="port model: none = rate beta on payload bytes; tbf = the links' token buckets (§56.7); "
         "wire = the buckets and TCP's segment headers (default, judged; theory §56.10)",
+    )
+    p.add_argument(
+        "--congestion",
+        default=None,
+        help="TCP congestion control of the rank namespaces, e.g. bbr or reno (default: the host's; "
+        "recorded either way; theory §56.11)",
+    )
+    p.add_argument(
+        "--sharing",
+        choices=("fifo", "fair"),
+        default="fifo",
+        help="the ports' queue behind the token bucket: one FIFO (default) or one per peer (theory §56.11)",
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--out", type=Path, default=None, help="write results.json and table.md here")

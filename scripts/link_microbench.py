@@ -201,8 +201,10 @@ def predictions(link: str, name: str) -> dict[str, float]:
 def table(results: dict) -> str:
     """Markdown: per experiment the median [min, max] of the repeats, the three predictions, the ratio
     of the median to the judged one, and the uplinks' framed bytes over the payload."""
+    cc = results.get("congestion") or "not recorded (the host's default)"
     lines = [
-        f"link {results['link']}, {len(next(iter(results['rows'].values()))['times'])} repeats",
+        f"link {results['link']}, TCP congestion control {cc}, "
+        f"{len(next(iter(results['rows'].values()))['times'])} repeats",
         "",
         "| experiment | median s [min, max] | rate s | tbf s | wire s | median/wire | uplinks / payload "
         "| rank 0's uplink / its framed sends |",
@@ -249,6 +251,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--gap", type=float, default=0.5, help="seconds between repeat starts (idle links)")
     p.add_argument("--only", nargs="+", default=None, help="experiment names (default: all)")
+    p.add_argument(
+        "--congestion",
+        default=None,
+        help="TCP congestion control in the rank namespaces, e.g. cubic (default: the host's; theory §56.11)",
+    )
+    p.add_argument(
+        "--sharing",
+        choices=("fifo", "fair"),
+        default="fifo",
+        help="the ports' queue behind the token bucket: one FIFO (default) or one per peer (theory §56.11)",
+    )
     p.add_argument("--out", type=Path, default=None, help="write results.json here")
     p.add_argument("--from-results", type=Path, default=None, help="print the table of a stored results.json")
     p.add_argument("--arrivals", default=None, help="with --from-results: the arrival curves of this experiment")
@@ -269,7 +282,10 @@ def main(argv: list[str] | None = None) -> int:
     exps = _experiments()
     names = args.only or list(exps)
     results = {"link": args.link, "alpha": alpha, "beta": beta, "burst": K, "gap": args.gap, "rows": {}}
-    with NetemTopology(4, rate, delay=delay or None) as topo:
+    with NetemTopology(4, rate, delay=delay or None, congestion=args.congestion, sharing=args.sharing) as topo:
+        results["link_settings"] = topo.link_settings()
+        results["congestion"] = topo.congestion_used
+        print(f"TCP congestion control in the rank namespaces: {topo.congestion_used}", flush=True)
         for name in names:
             sched = exps[name]
             res = run_experiment(topo, sched, args.repeats, args.gap)

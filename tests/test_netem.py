@@ -105,3 +105,100 @@ def test_unlimited_topology_has_no_rate_limit():
         ).stdout
         assert "tbf" not in qdiscs
     assert NetemTopology(2, rate=None).rate == "unlimited"
+
+
+# ------------------------------------------------ TCP congestion control and port sharing (theory §56.11)
+
+
+def test_congestion_commands_set_the_namespace_default():
+    from gcsim.executor.netem import congestion_commands
+
+    assert congestion_commands("ns1", "reno") == [
+        ["ip", "netns", "exec", "ns1", "sysctl", "-q", "-w", "net.ipv4.tcp_congestion_control=reno"]
+    ]
+    assert congestion_commands("ns1", None) == []  # the namespace keeps what it inherited from the host
+
+
+@pytest.mark.parametrize("bad", ["BBR", "cu bic", "", 3, "x" * 17])
+def test_congestion_malformed_is_refused_by_name(bad):
+    with pytest.raises(InvalidArgumentError, match="congestion"):
+        NetemTopology(2, congestion=bad)
+
+
+def test_congestion_unknown_or_restricted_is_refused_by_name(monkeypatch):
+    import gcsim.executor.netem as netem
+
+    lists = {netem._AVAILABLE_CC: ("reno", "cubic", "bbr"), netem._ALLOWED_CC: ("reno", "bbr")}
+    monkeypatch.setattr(netem, "_read_list", lists.get)
+    assert netem.available_congestion() == ("reno", "bbr")
+    with pytest.raises(InvalidArgumentError, match="congestion.*'vegas' is not in this kernel"):
+        NetemTopology(2, congestion="vegas")
+    # the kernel lets a namespace other than the host's take only an allowed algorithm (EPERM otherwise)
+    with pytest.raises(InvalidArgumentError, match="congestion.*'cubic' is restricted.*usable here: reno, bbr"):
+        NetemTopology(2, congestion="cubic")
+    assert NetemTopology(2, congestion="bbr").congestion == "bbr"
+    monkeypatch.setattr(netem, "_read_list", lambda path: None)  # not Linux: nothing to check against
+    assert netem.available_congestion() is None and NetemTopology(2, congestion="cubic").congestion == "cubic"
+
+
+def test_sharing_is_checked_and_recorded():
+    with pytest.raises(InvalidArgumentError, match="sharing"):
+        NetemTopology(2, sharing="wfq")
+    settings = NetemTopology(3, "20mbit", delay="10ms", congestion="reno", sharing="fair").link_settings()
+    assert settings == {
+        "rate": "20mbit",
+        "tbf_burst": 32768,
+        "delay": "10ms",
+        "delay_backend": None,  # decided when the topology is entered
+        "congestion": "reno",
+        "congestion_used": None,
+        "sharing": "fair",
+    }
+    assert NetemTopology(2, rate=None).link_settings()["tbf_burst"] is None
+
+
+def test_fair_sharing_commands_one_queue_per_peer():
+    from gcsim.executor.netem import NETEM_LIMIT, shaping_commands
+
+    addrs = ["10.213.0.1", "10.213.0.2", "10.213.0.3"]
+    plain = shaping_commands("ns", "eth0", "100mbit", None)
+    fair = shaping_commands("ns", "v0", "100mbit", None, fair=("src", addrs))
+    tbf = plain[0][plain[0].index("tbf") :]
+    assert fair[0][-len(tbf) :] == tbf  # the same token bucket, now with a handle for the queues below it
+    tc = [c[4:] for c in fair[1:]]
+    assert tc[0] == ["tc", "qdisc", "add", "dev", "v0", "parent", "10:1", "handle", "20:", "htb", "default", "ff"]
+    classes = [c[c.index("classid") + 1] for c in tc if "class" in c]
+    assert classes == ["20:ff", "20:1", "20:2", "20:3"]
+    leaves = [c for c in tc if "pfifo" in c]
+    assert len(leaves) == 4 and all(c[-2:] == ["limit", str(NETEM_LIMIT)] for c in leaves)
+    filters = [c for c in tc if "filter" in c]
+    want = [(a + "/32", f"20:{k + 1}") for k, a in enumerate(addrs)]
+    assert [(f[f.index("src") + 1], f[-1]) for f in filters] == want
+    # with netem delay the token bucket is netem's child, and the queues hang below it alike
+    delayed = shaping_commands("ns", "eth0", "100mbit", "1ms", fair=("dst", addrs))
+    assert delayed[1][4:10] == ["tc", "qdisc", "add", "dev", "eth0", "parent"] and "10:" in delayed[1]
+    assert delayed[2][4:] == tc[0][:4] + ["eth0", *tc[0][5:]]
+    with pytest.raises(InvalidArgumentError, match="fair"):
+        shaping_commands("ns", "eth0", "100mbit", None, fair=("port", addrs))
+
+
+@pytest.mark.skipif(not _OK, reason=f"network emulation not available: {_WHY}")
+def test_congestion_and_fair_queues_are_set_in_the_namespaces():
+    import gcsim.executor.netem as netem
+
+    with open(netem._CC_SYSCTL_PATH) as fh:
+        host = fh.read().strip()
+    with NetemTopology(2, "100mbit", prefix="gcsim-cctest") as topo:
+        assert topo.congestion_used == host  # inherited, and recorded
+    with NetemTopology(2, "100mbit", congestion="reno", sharing="fair", prefix="gcsim-cctest") as topo:
+        assert topo.congestion_used == "reno" and topo.link_settings()["congestion_used"] == "reno"
+        got = subprocess.run(
+            ["ip", "netns", "exec", topo.netns[1], "sysctl", "-n", "net.ipv4.tcp_congestion_control"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        assert got == "reno"
+        classes = subprocess.run(["tc", "-n", topo.hub, "class", "show", "dev", "v1"], capture_output=True, text=True)
+        assert "htb 20:1 " in classes.stdout and "htb 20:2 " in classes.stdout
+    with open(netem._CC_SYSCTL_PATH) as fh:
+        assert fh.read().strip() == host  # the host's own setting is untouched

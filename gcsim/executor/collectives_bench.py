@@ -337,6 +337,8 @@ def collectives_table(
     collectives: Sequence[str] | None = None,
     calibration: dict[str, float] | None = None,
     bucket: str = "wire",
+    congestion: str | None = None,
+    sharing: str = "fifo",
 ) -> dict:
     """The side-by-side table over emulated links: each link ``(rate, one-way delay)`` in a
     :class:`~gcsim.executor.netem.NetemTopology`, every collective, vector length (``sizes``, scalars)
@@ -349,6 +351,10 @@ def collectives_table(
     Where emulated links are not available (root, ``ip``/``tc``; the delay also needs ``netem`` or the
     NFQUEUE delayer) nothing runs and ``skipped`` says why.  ``calibration`` (``"RATE:DELAY"`` -> seconds per
     message, :func:`fit_overhead` of another run) adds the calibrated prediction to that link's rows.
+    ``congestion`` (TCP congestion control of the rank namespaces; None: the host's) and ``sharing``
+    go to :class:`~gcsim.executor.netem.NetemTopology`; each row records the links' settings as
+    they were (``link_settings``: rate, burst, delay and how, the effective congestion control,
+    theory §56.11).
 
     Returns
     -------
@@ -361,6 +367,8 @@ def collectives_table(
     bucket = _check_bucket(bucket)
     sizes = [check_int("sizes", d, minimum=1) for d in sizes]
     meta: dict[str, Any] = {"N": N, "sizes": sizes, "links": [list(x) for x in links], "delays": list(delays)}
+    meta.update(congestion=congestion, sharing=sharing)
+    NetemTopology(N, rate=None, congestion=congestion, sharing=sharing)  # refuses bad settings before anything runs
     ok, why = netem_available()
     if not ok:
         return {**meta, "rows": [], "skipped": why}
@@ -368,7 +376,8 @@ def collectives_table(
     for rate, link_delay in links:
         alpha, beta, burst, framing = _link_params(rate, link_delay, overhead, bucket)
         for d in sizes:
-            with NetemTopology(N, rate=rate, delay=link_delay) as topo:
+            with NetemTopology(N, rate=rate, delay=link_delay, congestion=congestion, sharing=sharing) as topo:
+                settings = topo.link_settings()
                 raw = run_side_by_side(
                     N,
                     d,
@@ -383,7 +392,7 @@ def collectives_table(
                 )
             sigma = (calibration or {}).get(f"{rate}:{link_delay or ''}")
             summary = summarize(raw, alpha=alpha, beta=beta, burst=burst, overhead=sigma, framing=framing)
-            rows += [{**r, "link": rate, "link_delay": link_delay} for r in summary]
+            rows += [{**r, "link": rate, "link_delay": link_delay, "link_settings": settings} for r in summary]
     return {**meta, "rows": rows, "skipped": None, "calibration": dict(calibration or {}), "bucket": bucket}
 
 

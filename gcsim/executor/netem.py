@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from .._validation import check_int
@@ -47,6 +48,9 @@ __all__ = [
     "TCP_FRAMING",
     "delay_seconds",
     "netem_delay_supported",
+    "congestion_commands",
+    "available_congestion",
+    "SHARING",
 ]
 
 _SUBNET = "10.213.0"
@@ -159,13 +163,21 @@ def tbf_burst(rate: str) -> int:
     return max(32 * 1024, int(parse_rate(rate) / 8 / 250))
 
 
-def shaping_commands(ns: str, dev: str, rate: str | None, delay: str | None) -> list[list[str]]:
+def shaping_commands(
+    ns: str, dev: str, rate: str | None, delay: str | None, *, fair: tuple[str, Sequence[str]] | None = None
+) -> list[list[str]]:
     """The ``tc`` commands that shape one direction of a link (device ``dev`` in namespace ``ns``).
 
     ``rate`` None: unshaped (only the ``netem delay``, if any).  With a delay, ``netem`` is the root
     qdisc (holding up to :data:`NETEM_LIMIT` packets) and the token bucket its child, the layout of
     the netem documentation's rate-and-delay example; the token bucket's burst is at least one 4 ms
     tick of data at the rate (kernel HZ 250) and 32 kB.
+
+    ``fair`` = ``(key, addresses)``, ``key`` ``"dst"`` or ``"src"``: behind the token bucket, one
+    queue per peer address instead of one FIFO, served round robin a packet's worth at a time (an
+    ``htb`` whose classes never limit, one per address, chosen by ``u32`` on the IPv4 ``key``
+    address; anything else, e.g. ARP, its own class): the connections crossing the port share it
+    evenly whatever their senders keep queued (theory §56.11).  The token bucket is the same.
 
     Examples
     --------
@@ -175,6 +187,15 @@ def shaping_commands(ns: str, dev: str, rate: str | None, delay: str | None) -> 
     tc qdisc add dev eth0 parent 1:1 handle 10: tbf rate 100mbit burst 50000 latency 1s
     >>> shaping_commands("ns0", "eth0", None, None)
     []
+    >>> for cmd in shaping_commands("ns0", "eth0", "100mbit", None, fair=("dst", ["10.0.0.2"])):
+    ...     print(" ".join(cmd[4:]))
+    tc qdisc add dev eth0 root handle 10: tbf rate 100mbit burst 50000 latency 1s
+    tc qdisc add dev eth0 parent 10:1 handle 20: htb default ff
+    tc class add dev eth0 parent 20: classid 20:ff htb rate 100gbit quantum 1514
+    tc qdisc add dev eth0 parent 20:ff pfifo limit 100000
+    tc class add dev eth0 parent 20: classid 20:1 htb rate 100gbit quantum 1514
+    tc qdisc add dev eth0 parent 20:1 pfifo limit 100000
+    tc filter add dev eth0 parent 20: protocol ip prio 1 u32 match ip dst 10.0.0.2/32 flowid 20:1
     """
     if delay is not None and not re.fullmatch(r"[0-9]*\.?[0-9]+(us|ms|s)", str(delay)):
         raise InvalidArgumentError("delay", f"must look like '1ms', got {delay!r}")
@@ -184,8 +205,30 @@ def shaping_commands(ns: str, dev: str, rate: str | None, delay: str | None) -> 
         return [base + ["root", *netem]] if delay else []
     tbf = ["tbf", "rate", str(rate), "burst", str(tbf_burst(rate)), "latency", "1s"]
     if delay:
-        return [base + ["root", "handle", "1:", *netem], base + ["parent", "1:1", "handle", "10:", *tbf]]
-    return [base + ["root", *tbf]]
+        cmds = [base + ["root", "handle", "1:", *netem], base + ["parent", "1:1", "handle", "10:", *tbf]]
+    elif fair is not None:
+        cmds = [base + ["root", "handle", "10:", *tbf]]
+    else:
+        return [base + ["root", *tbf]]
+    return cmds + ([] if fair is None else _fair_commands(ns, dev, *fair))
+
+
+def _fair_commands(ns: str, dev: str, key: str, addresses: Sequence[str]) -> list[list[str]]:
+    """An ``htb`` under the token bucket ``10:`` with one never-limiting class per address (see
+    :func:`shaping_commands`): a class's packets wait in its own FIFO, and ``htb`` takes the classes
+    in turn, ``quantum`` bytes each (deficit round robin)."""
+    if key not in ("dst", "src"):
+        raise InvalidArgumentError("fair", f"key must be 'dst' or 'src', got {key!r}")
+    tc = ["ip", "netns", "exec", ns, "tc"]
+    cmds = [tc + ["qdisc", "add", "dev", dev, "parent", "10:1", "handle", "20:", "htb", "default", "ff"]]
+    for minor in ["ff", *(f"{k + 1:x}" for k in range(len(addresses)))]:
+        cmds.append(tc + ["class", "add", "dev", dev, "parent", "20:", "classid", f"20:{minor}", "htb"])
+        cmds[-1] += ["rate", "100gbit", "quantum", "1514"]
+        cmds.append(tc + ["qdisc", "add", "dev", dev, "parent", f"20:{minor}", "pfifo", "limit", str(NETEM_LIMIT)])
+    for k, addr in enumerate(addresses):
+        match = ["u32", "match", "ip", key, f"{addr}/32", "flowid", f"20:{k + 1:x}"]
+        cmds.append(tc + ["filter", "add", "dev", dev, "parent", "20:", "protocol", "ip", "prio", "1", *match])
+    return cmds
 
 
 def delay_seconds(delay: str) -> float:
@@ -219,6 +262,85 @@ def netem_delay_supported() -> bool:
         subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=20)
 
 
+#: How the connections crossing one port direction share it behind its token bucket: ``"fifo"``, one
+#: queue (whoever keeps more queued gets more); ``"fair"``, one queue per peer taken in turn
+#: (:func:`shaping_commands`, theory §56.11).
+SHARING = ("fifo", "fair")
+
+#: Where the kernel lists the TCP congestion control algorithms it has (loaded or built in).
+_AVAILABLE_CC = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+_ALLOWED_CC = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+_CC_SYSCTL = "net.ipv4.tcp_congestion_control"
+_CC_SYSCTL_PATH = "/proc/sys/net/ipv4/tcp_congestion_control"
+
+
+def _read_list(path: str) -> tuple[str, ...] | None:
+    try:
+        with open(path) as fh:
+            return tuple(fh.read().split())
+    except OSError:
+        return None
+
+
+def available_congestion() -> tuple[str, ...] | None:
+    """The TCP congestion control algorithms a rank namespace may take, or None where the kernel does not
+    say (not Linux).
+
+    A network namespace other than the host's may only make an algorithm its default when the host
+    allows it to everyone (``net.ipv4.tcp_allowed_congestion_control``; the kernel answers EPERM
+    otherwise, even to root), so this is the kernel's available algorithms that are also allowed.
+
+    Examples
+    --------
+    >>> algs = available_congestion()
+    >>> algs is None or "reno" in algs     # reno is built in and always allowed
+    True
+    """
+    have, allowed = _read_list(_AVAILABLE_CC), _read_list(_ALLOWED_CC)
+    if have is None:
+        return None
+    return tuple(a for a in have if allowed is None or a in allowed)
+
+
+def congestion_commands(ns: str, congestion: str | None) -> list[list[str]]:
+    """The commands that set namespace ``ns``'s TCP congestion control (theory §56.11).
+
+    The setting is per network namespace and a new namespace inherits the host's, so ``None`` (keep
+    the inherited one) sets nothing.  It applies to the connections a rank opens or accepts after it is
+    set: the sender's algorithm decides how much it keeps in flight.
+
+    Examples
+    --------
+    >>> congestion_commands("ns0", "reno")
+    [['ip', 'netns', 'exec', 'ns0', 'sysctl', '-q', '-w', 'net.ipv4.tcp_congestion_control=reno']]
+    >>> congestion_commands("ns0", None)
+    []
+    """
+    if congestion is None:
+        return []
+    return [["ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"{_CC_SYSCTL}={_check_congestion(congestion)}"]]
+
+
+def _check_congestion(congestion: Any) -> str | None:
+    """``congestion`` as given when it is None or an algorithm this kernel has, else InvalidArgumentError."""
+    if congestion is None:
+        return None
+    if not isinstance(congestion, str) or not re.fullmatch(r"[a-z][a-z0-9_]{0,15}", congestion):
+        raise InvalidArgumentError(
+            "congestion", f"must be None or a TCP congestion control name like 'cubic', got {congestion!r}"
+        )
+    usable, have = available_congestion(), _read_list(_AVAILABLE_CC)
+    if usable is not None and have is not None and congestion not in usable:
+        why = (
+            "not in this kernel"
+            if congestion not in have
+            else "restricted on this host (a network namespace may only take one of "
+            "net.ipv4.tcp_allowed_congestion_control)"
+        )
+        raise InvalidArgumentError("congestion", f"{congestion!r} is {why}; usable here: {', '.join(usable)}")
+    return congestion
+
+
 class NetemTopology:
     """Star of ``N`` rank namespaces around a bridge, every link shaped to ``rate`` (context manager).
 
@@ -237,6 +359,13 @@ class NetemTopology:
         the kernel has it (:func:`netem_delay_supported`), else the delayer.
     prefix : str, optional
         Namespace name prefix (default ``gcsim-<pid>``).
+    congestion : str, optional
+        TCP congestion control of every rank's namespace (``"cubic"``, ``"reno"``, ``"bbr"``: one of
+        :func:`available_congestion`); None keeps the host's, which new namespaces inherit.  The
+        effective one is read back into :attr:`congestion_used` (theory §56.11).
+    sharing : {"fifo", "fair"}
+        How the connections through one port share it behind its token bucket (:data:`SHARING`):
+        one FIFO (default) or one queue per peer taken in turn (theory §56.11).
 
     Attributes
     ----------
@@ -244,6 +373,8 @@ class NetemTopology:
         Namespace of each rank.
     addresses : list of str
         IPv4 address of each rank.
+    congestion_used : str or None
+        The congestion control the ranks' namespaces have once set up (None before).
     """
 
     ifname = "eth0"
@@ -256,6 +387,8 @@ class NetemTopology:
         delay: str | None = None,
         prefix: str | None = None,
         delay_backend: str = "auto",
+        congestion: str | None = None,
+        sharing: str = "fifo",
     ):
         self.N = check_int("N", N, minimum=1, maximum=250)
         unlimited = rate is None or str(rate).strip().lower() == "unlimited"
@@ -267,6 +400,11 @@ class NetemTopology:
         if delay_backend not in ("auto", "netem", "nfqueue"):
             raise InvalidArgumentError("delay_backend", f"must be 'auto', 'netem' or 'nfqueue', got {delay_backend!r}")
         self.delay_backend = delay_backend
+        self.congestion = _check_congestion(congestion)
+        if sharing not in SHARING:
+            raise InvalidArgumentError("sharing", f"must be one of {SHARING}, got {sharing!r}")
+        self.sharing = sharing
+        self.congestion_used: str | None = None
         #: the delayers' reports after close (packets, lateness of the verdicts), one per rank
         self.delay_stats: list[dict] = []
         self._delayers: list[subprocess.Popen] = []
@@ -278,8 +416,9 @@ class NetemTopology:
         self.addresses = [f"{_SUBNET}.{i + 1}" for i in range(self.N)]
         self._created: list[str] = []
 
-    def _shape(self, ns: str, dev: str, delay: str | None) -> None:
-        for cmd in shaping_commands(ns, dev, None if math.isinf(self.rate_bps) else self.rate, delay):
+    def _shape(self, ns: str, dev: str, delay: str | None, key: str) -> None:
+        fair = (key, self.addresses) if self.sharing == "fair" else None
+        for cmd in shaping_commands(ns, dev, None if math.isinf(self.rate_bps) else self.rate, delay, fair=fair):
             _run(cmd)
 
     def _start_delayer(self, ns: str) -> None:
@@ -321,16 +460,45 @@ class NetemTopology:
                 _run(["ip", "-n", ns, "addr", "add", f"{self.addresses[i]}/24", "dev", self.ifname])
                 _run(["ip", "-n", ns, "link", "set", self.ifname, "up"])
                 _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+                for cmd in congestion_commands(ns, self.congestion):
+                    _run(cmd)
                 _run(["ip", "-n", self.hub, "link", "set", f"v{i}", "master", "br0"])
                 _run(["ip", "-n", self.hub, "link", "set", f"v{i}", "up"])
-                self._shape(ns, self.ifname, self.delay if backend == "netem" else None)  # rank -> hub
-                self._shape(self.hub, f"v{i}", None)  # hub -> rank
+                self._shape(ns, self.ifname, self.delay if backend == "netem" else None, "dst")  # rank -> hub
+                self._shape(self.hub, f"v{i}", None, "src")  # hub -> rank
                 if backend == "nfqueue":
                     self._start_delayer(ns)
+            self.congestion_used = self._read_congestion()
         except BaseException:
             self.close()
             raise
         return self
+
+    def _read_congestion(self) -> str:
+        """The congestion control every rank's namespace has (NetemError if they differ)."""
+        got = {_run(["ip", "netns", "exec", ns, "sysctl", "-n", _CC_SYSCTL]).strip() for ns in self.netns}
+        if len(got) != 1:
+            raise NetemError(f"the rank namespaces have different congestion controls: {sorted(got)}")
+        return got.pop()
+
+    def link_settings(self) -> dict:
+        """What shapes the links, for a results file: rate, burst, delay and how, TCP congestion control.
+
+        Examples
+        --------
+        >>> NetemTopology(4, "100mbit", delay="1ms", congestion="reno").link_settings()["tbf_burst"]
+        50000
+        """
+        shaped = not math.isinf(self.rate_bps)
+        return {
+            "rate": self.rate,
+            "tbf_burst": tbf_burst(self.rate) if shaped else None,
+            "delay": self.delay,
+            "delay_backend": getattr(self, "delay_backend_used", None),
+            "congestion": self.congestion,
+            "congestion_used": self.congestion_used,
+            "sharing": self.sharing,
+        }
 
     def close(self) -> None:
         """Delete every namespace this topology created (and with them its links).

@@ -489,6 +489,7 @@ def _timing_runs(
                 row["delay_backend"] = cell["delay"]["backend"]
                 row["delay_late_mean_s"] = cell["delay"]["late_mean_s"]
                 row["delay_late_max_s"] = cell["delay"]["late_max_s"]
+                row["tcp_congestion"] = cell["delay"].get("congestion")  # the ranks' TCP congestion control
                 timing.append(row)
             med = {
                 lab: np.median([t["step_median_s"] for t in timing[-len(cells) :] if t["variant"] == lab])

@@ -508,10 +508,11 @@ def run_link(
                 "backend": topo.delay_backend_used,
                 "late_mean_s": float(np.mean([d["late_mean_s"] for d in stats])) if stats else None,
                 "late_max_s": max(d["late_max_s"] for d in stats) if stats else None,
+                "congestion": topo.congestion_used,  # the host's TCP congestion control, as the ranks had it
             }
         else:
             res = launch(cerar_training_job, N, (spec,), timeout=timeout)
-            link_delay = {"backend": None, "late_mean_s": None, "late_max_s": None}
+            link_delay = {"backend": None, "late_mean_s": None, "late_max_s": None, "congestion": None}
     wall = time.time() - t0
     load_after = os.getloadavg()
     ranks = sorted(res.raise_on_failure().results, key=lambda r: r["rank"])
