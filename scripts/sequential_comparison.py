@@ -1,15 +1,16 @@
 #!/usr/bin/env python
 """Sequential (selective-repeat, multiplexed) vs per-round gradient codes under Markov stragglers (theory §62).
 
-Writes its section of docs/results/sequential.md: for each straggler model (a ``KIND:VALUES`` spec of
-the registry, as ``--stragglers`` takes it; by default gcsim's ``"markov"`` kind, one Gilbert–Elliott
-chain per worker) and each code (selective repeat forgiving the oldest or the newest debts,
-§62.2-§62.3, two per-round codes, and the multiplexed scheme M-SGC, §62.4, when ``B <= W - 1``), the
-fraction of jobs decoded within the code's
-delay when stragglers are lost, and the completion time of all jobs when the master waits out a
-round that would lose a job (``--wait-cost`` time units per such round, a round's computation costing
-its normalized load). Intervals: 95 % t over the seeds (unit = seed). With ``--trace``, the same on a
-measured delay trace (scripts/record_delay_trace.py) under the deadline rule at ``--quantile``.
+Writes its section of docs/results/sequential.md: for each straggler model (a ``KIND:VALUES`` spec
+of the registry, as ``--stragglers`` takes it; by default gcsim's ``"markov"`` kind, one
+Gilbert–Elliott chain per worker) and each code (selective repeat forgiving the oldest or the newest
+debts, §62.2-§62.3, two per-round codes, and the multiplexed scheme M-SGC, §62.4, when
+``B <= W - 1``), the fraction of jobs decoded within the code's delay when stragglers are lost, and the
+completion time of all jobs when the master waits out a round that would lose a job (``--wait-cost``
+time units per such round, a round's computation costing its normalized load). For M-SGC also the
+mean error of a job's gradient when a job not decoded is dropped or decoded by least squares from
+what arrived (§62.5). Intervals: 95 % t over the seeds (unit = seed). With ``--trace``, the same on
+a measured delay trace (scripts/record_delay_trace.py) under the deadline rule at ``--quantile``.
 
 Run (about 10 s)::
 
@@ -86,9 +87,18 @@ def _trace_lines(
         simulate_classic(args.n, code.s, masks[:jobs]),
         simulate_classic(args.n, args.lam, masks[:jobs]),
     ]
+    partial = ""
     if msgc is not None:  # its first len - T jobs: the trace has no rounds to finish the others
         runs.append(simulate_multiplexed(msgc, masks, wait_cost=0.0))
         lost.append(simulate_multiplexed(msgc, masks))
+        ls = simulate_multiplexed(msgc, masks, partial="least-squares")
+        assert lost[-1].error is not None and ls.error is not None
+        part = ls.decoded < 0
+        partial = (
+            f"M-SGC, stragglers lost, mean normalized error of a job's gradient (§62.5): dropped "
+            f"{float(lost[-1].error.mean()):.4f}, least squares {float(ls.error.mean()):.4f} (over the "
+            f"{int(part.sum())} jobs not decoded: {float(ls.error[part].mean()) if part.any() else 0.0:.4f})."
+        )
     lines = [
         f"### Measured trace `{args.trace.name}`",
         "",
@@ -114,7 +124,7 @@ def _trace_lines(
         lines.append(
             f"| {name} | {load:.3f} | {delay} | {gone.recovered_fraction:.4f} | {int(run.waited.sum())} | {spent:.2f} |"
         )
-    return [*lines, ""]
+    return [*lines, "", *([partial, ""] if partial else [])]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.stragglers:
         model = parse_spec(spec, args.n)
         per_code: list[dict[str, list[float]]] = [{"rec": [], "time": [], "waits": []} for _ in codes]
+        errors: dict[str, list[float]] = {"drop": [], "ls": [], "partial": []}  # M-SGC, stragglers lost (§62.5)
         windows: list[float] = []
         for seed in range(args.seeds):
             # one sequence long enough for every code's delay (a prefix of it is the shorter one)
@@ -198,6 +209,11 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append(
                     (simulate_multiplexed(msgc, full), simulate_multiplexed(msgc, full, wait_cost=args.wait_cost))
                 )
+                ls = simulate_multiplexed(msgc, full, partial="least-squares")
+                assert runs[-1][0].error is not None and ls.error is not None
+                errors["drop"].append(float(runs[-1][0].error.mean()))
+                errors["ls"].append(float(ls.error.mean()))
+                errors["partial"].append(float(ls.error[ls.decoded < 0].mean()))
             for stats, (lost, waited) in zip(per_code, runs, strict=True):
                 stats["rec"].append(lost.recovered_fraction)
                 stats["time"].append(waited.completion_time)
@@ -230,6 +246,13 @@ def main(argv: list[str] | None = None) -> int:
             f"Newest minus oldest debts forgiven, recovered within delay (paired over seeds): {_signed(diff, 4)}.",
             "",
         ]
+        if msgc is not None:
+            lines += [
+                "M-SGC, stragglers lost, mean normalized error of a job's gradient (§62.5; 0 decoded, 1 dropped): "
+                f"dropped {_cell(errors['drop'], 4, 1.0)}, least squares {_cell(errors['ls'], 4, 1.0)}; "
+                f"least-squares error of the jobs not decoded {_cell(errors['partial'], 4, 1.0)}.",
+                "",
+            ]
     if args.trace is not None:
         lines += _trace_lines(args, codes, code, newest, msgc)
     text = "\n".join(lines)

@@ -18,18 +18,24 @@ the ``--quantile`` of its delays (the registry's ``"delay"`` kind with a ``"trac
 a round lasts until the deadline or the last arrival, scaled by the code's load relative to the
 traced task's. Model time of an update = the end of the round its job is decoded in.
 
-Three modes. Stragglers lost, least squares (as above; the codes with one task per worker and
-round). Stragglers lost, exact gradients: a job's gradient is the full gradient at the parameters
-its model had when the job started, applied at the end of the round the simulator decodes it in
-(its run's ``decoded``), and a job the simulator does not decode is dropped, the same rule for
-every code; this mode includes the multiplexed scheme M-SGC (§62.4, whose recovery is exact:
-every uncoded chunk and ``n - λ`` coded tasks of each group give the sum, Theorem 62.8), which
-decodes job ``t`` in round ``t + W - 2 + B``, after its model's next job started (one update
-stale). Master waits (exact gradients as in the second mode): for every worker in a round that
-would lose a job (the simulators' wait rules, every job decoded; the round longer: ``--wait-cost``
-under Markov, until the last arrival on the trace). Round times scale with the code's normalized
-load (a per-round code for ``λ`` stragglers computes more per round; M-SGC's first and last rounds
-hold fewer mini-tasks).
+Three modes. Stragglers lost, least squares (as above for the codes with one task per worker and
+round; M-SGC: a job it decodes is exact, one it does not is taken at its deadline ``t + T`` as the
+least-squares combination of its arrived mini-tasks over its ``N`` equal sub-parts,
+``simulate_multiplexed(partial="least-squares")``, §62.5, the gradient at the parameters of the
+job's start, each example weighted by its sub-part's coefficient). Stragglers lost, exact gradients:
+a job's gradient is the full gradient at the parameters its model had when the job started, applied
+at the end of the round the simulator decodes it in (its run's ``decoded``), and a job the simulator
+does not decode is dropped, the same rule for every code; this mode includes the multiplexed scheme
+M-SGC (§62.4, whose recovery is exact: every uncoded chunk and ``n - λ`` coded tasks of each group
+give the sum, Theorem 62.8), which decodes job ``t`` in round ``t + W - 2 + B``, after its model's
+next job started (one update stale); a second M-SGC row trains ``T + 1`` models interleaved instead
+(job ``t`` trains model ``t mod (T + 1)``), so every job is applied before its model's next job
+starts (no staleness), on the same masks and budgets (each model then gets fewer updates). Master
+waits (exact gradients as in the second mode): for every worker in a round that would lose a job
+(the simulators' wait rules, every job decoded; the round longer: ``--wait-cost`` under Markov,
+until the last arrival on the trace). Round times scale with the code's normalized load (a per-round
+code for ``λ`` stragglers computes more per round; M-SGC's first and last rounds hold fewer
+mini-tasks).
 
 Reported at time budgets (fractions of the selective-repeat run's time with stragglers lost, the
 same budgets for every code and every mode): training loss and test
@@ -153,9 +159,18 @@ def _curves(spec: CodeSpec, jobs: np.ndarray, seed: int, models: int, args: argp
     return out
 
 
+def _paired(a: np.ndarray, b: np.ndarray, what: str) -> str:
+    """A bullet: the paired (same seed) difference ``a - b`` of loss and accuracy (``(seeds, 2)`` each)."""
+    dl, da = a[:, 0] - b[:, 0], a[:, 1] - b[:, 1]
+    return (
+        f"* {what}: loss {_difference(dl, 'higher loss', 'lower loss')}, "
+        f"accuracy {_difference(da, 'higher accuracy', 'lower accuracy')}"
+    )
+
+
 MODES = (
-    "Stragglers lost, each job decoded by least squares from what arrived within the delay (the codes with one "
-    "task per worker and round; not M-SGC)",
+    "Stragglers lost, each job decoded by least squares from what arrived within the delay (M-SGC: a job it does "
+    "not decode taken at round t + T as the least-squares combination of its arrived mini-tasks, §62.5)",
     "Stragglers lost, exact gradients: a job is applied at its decode round if its code decodes it, dropped "
     "otherwise (the same rule for every code)",
     "Master waits for every worker in a round that would lose a job (every job exact; a waited round lasts "
@@ -180,8 +195,27 @@ def round_times(run: SequentialRun, unit: np.ndarray, extra: np.ndarray, base: f
     return (unit + extra * run.waited) * scale
 
 
+def _example_weights(job_weights: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Each example's weight ``(n, b)``: the ``n b`` examples in order cut into the ``N`` sub-parts of
+    ``job_weights`` (as equal as they divide: ``numpy.array_split``), each taking its sub-part's weight."""
+    count, N = shape[0] * shape[1], job_weights.size
+    if count < N:
+        raise SystemExit(f"{count} training examples cannot fill M-SGC's {N} sub-parts")
+    sizes = [len(a) for a in np.array_split(np.arange(count), N)]
+    return np.repeat(job_weights, sizes).reshape(shape)
+
+
 def exact_training(
-    data: Any, seed: int, k: int, lr: float, n: int, applied: np.ndarray, models: int, ends: np.ndarray, limits: list
+    data: Any,
+    seed: int,
+    k: int,
+    lr: float,
+    n: int,
+    applied: np.ndarray,
+    models: int,
+    ends: np.ndarray,
+    limits: list,
+    job_weights: np.ndarray | None = None,
 ) -> list[tuple[float, float]]:
     """Model ``k``'s exact-gradient training: (training loss, test accuracy) at each of the increasing ``limits``.
 
@@ -189,7 +223,9 @@ def exact_training(
     as they are when round ``t`` starts, and it is applied (SGD, ``lr``) at the end of round ``applied[t]``
     (the simulator's decode round) or never (``-1``: dropped).  A limit sees the updates of the rounds that
     end by it (``ends``: each round's end).  The parts, the model and its initial parameters are those of
-    :func:`_curves` (``train`` with the same ``seed`` and ``init_seed``).
+    :func:`_curves` (``train`` with the same ``seed`` and ``init_seed``).  ``job_weights`` (M-SGC's
+    least-squares decoding, §62.5): job ``t``'s gradient is instead ``Σ_p job_weights[t, p] g_p`` over its
+    sub-parts (the exact gradient where every weight is 1).
     """
     parts = partition(data.n_train, n, seed)
     x, y = data.x_train[parts], data.y_train[parts]
@@ -207,7 +243,9 @@ def exact_training(
         if len(out) == len(limits):  # every limit seen: later rounds change nothing reported
             return out
         if r % models == k and r < applied.size and applied[r] >= 0:
-            due.setdefault(int(applied[r]), []).append(model.part_gradients(theta, x, y).sum(axis=0))
+            w = None if job_weights is None or np.all(job_weights[r] == 1.0) else job_weights[r]
+            ex = None if w is None else _example_weights(w, y.shape)
+            due.setdefault(int(applied[r]), []).append(model.part_gradients(theta, x, y, weights=ex).sum(axis=0))
         for g in due.pop(r, []):
             theta = theta - lr * g
     while len(out) < len(limits):
@@ -219,7 +257,7 @@ def _least_squares(
     run: SequentialRun,
     code: Any,
     masks: np.ndarray,
-    spec: CodeSpec,
+    spec: CodeSpec | None,
     seed: int,
     models: int,
     args: argparse.Namespace,
@@ -227,14 +265,21 @@ def _least_squares(
     ends: np.ndarray,
     limits: list,
 ) -> np.ndarray:
-    """Mode 0 for a per-round task code: (loss, accuracy) per limit, averaged over the models, each job decoded
-    by least squares from the workers whose task arrived within the delay and applied at its decode round (a
-    lost job of selective repeat at its deadline, every per-round job in its round)."""
-    if isinstance(code, SelectiveRepeat):
-        late = np.arange(run.decoded.size) + code.delay  # a lost job is given up at its deadline
-        decoded = np.where(run.decoded >= 0, run.decoded, late)
-    else:
-        decoded = np.arange(masks.shape[0])
+    """Mode 0: (loss, accuracy) per limit, averaged over the ``models``, each job decoded by least squares from
+    what arrived within the delay and applied at its decode round, a job the code does not decode at its deadline
+    ``t + T`` (every per-round job in its round). A per-round task code (``spec``): decoded by ``train`` from
+    the workers whose task arrived. M-SGC (``spec`` None): a job it does not decode taken as the least-squares
+    combination of its arrived mini-tasks (``simulate_multiplexed(partial="least-squares")``, §62.5)."""
+    if isinstance(code, MultiplexedSGC):
+        run = simulate_multiplexed(code, masks, partial="least-squares")
+    late = np.arange(run.decoded.size) + run.delay  # a job not decoded: given up, or approximated, at its deadline
+    decoded = np.where(run.decoded >= 0, run.decoded, late)
+    if spec is None:
+        hist = [
+            exact_training(data, seed, k, args.lr, args.n, decoded, models, ends, limits, job_weights=run.weights)
+            for k in range(models)
+        ]
+        return np.mean(hist, axis=0)
     histories = _curves(spec, job_masks(run, masks), seed, models, args, data)
     out = np.zeros((len(limits), 2))
     for b, limit in enumerate(limits):
@@ -284,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         f"per-round, s = {s} (equal load), T = 0",
         f"per-round, s = λ = {args.lam}, T = 0",
         f"multiplexed (M-SGC, §62.4), load {msgc.load:.3f}, T = {msgc.delay}",
+        f"multiplexed (M-SGC), {msgc.delay + 1} interleaved models (no staleness), T = {msgc.delay}",
     ]
     budgets = [float(b) for b in args.budgets.split(",")]
     codes: list[tuple[Any, CodeSpec | None]] = [
@@ -291,8 +337,12 @@ def main(argv: list[str] | None = None) -> int:
         (seq["newest"], spec_s),
         (s, spec_s),
         (args.lam, spec_lam),
-        (msgc, None),  # no per-round task code: exact-gradient modes only
+        (msgc, None),  # no per-round task code: least squares over its sub-parts (§62.5)
+        (msgc, None),
     ]
+    # models trained concurrently, job t training model t mod count: T + 1 for the last row, so that every
+    # M-SGC job is applied before its model's next job starts (the other rows: B + 1, as the paper's setting)
+    counts = [models] * (len(codes) - 1) + [msgc.delay + 1]
     sources: list[tuple[str, str, Source]] = [
         (f"`{sp}`", "Markov stragglers", _markov(sp, n, load_s, args.wait_cost)) for sp in args.stragglers
     ]
@@ -323,7 +373,13 @@ def main(argv: list[str] | None = None) -> int:
         f"mini-task slots that hold a job, so it runs {rounds_m} rounds ({rounds_m - msgc.delay} jobs) to fill "
         f"the budgets: the first {args.rounds} have the other codes' stragglers, the rest continue the Markov "
         f"chains (on the trace: the trace again from its first round); the budgets end before round "
-        f"{rounds_m} in every run.",
+        f"{rounds_m} in every run. The last row trains {msgc.delay + 1} models interleaved with M-SGC (job t "
+        f"trains model t mod {msgc.delay + 1}; averages over its {msgc.delay + 1} models): every job applied "
+        f"before its model's next job starts, no staleness, each model updated {models}/{msgc.delay + 1} as often. "
+        "Least squares "
+        "for M-SGC (first table, §62.5): a job it does not decode by t + T is applied at t + T as the "
+        f"least-squares combination of its arrived mini-tasks over its {msgc.subparts} equal sub-parts (each "
+        "training example weighted by its sub-part's coefficient), the gradient at its job's start.",
         "",
     ]
     for title, note, source in sources:
@@ -341,13 +397,13 @@ def main(argv: list[str] | None = None) -> int:
                     if code is msgc and ends[-1] < limits[-1]:
                         raise SystemExit(f"M-SGC's {rounds_m} rounds end before the largest budget")
                     exact = [
-                        exact_training(data, seed, k, args.lr, n, run.decoded, models, ends, limits)
-                        for k in range(models)
+                        exact_training(data, seed, k, args.lr, n, run.decoded, counts[c], ends, limits)
+                        for k in range(counts[c])
                     ]
                     res[modes[-1], c, :, seed] = np.mean(exact, axis=0)  # averaged over the models
-                    if modes[0] == 0 and spec is not None:
+                    if modes[0] == 0:
                         res[0, c, :, seed] = _least_squares(
-                            run, code, masks, spec, seed, models, args, data, ends, limits
+                            run, code, masks, spec, seed, counts[c], args, data, ends, limits
                         )
         lines += [f"### {title}", "", f"{note}.", ""]
         for mode, how in enumerate(MODES):
@@ -360,17 +416,26 @@ def main(argv: list[str] | None = None) -> int:
                     lines.append(f"| {frac:g} | {name} | {loss} | {acc} |")
             lines.append("")
             for b, frac in enumerate(budgets):
-                for c in (0, 1, 3, 4):
-                    if np.isnan(res[mode, c, b]).all():
-                        continue
-                    dl = res[mode, c, b, :, 0] - res[mode, 2, b, :, 0]
-                    da = res[mode, c, b, :, 1] - res[mode, 2, b, :, 1]
+                for c in (0, 1, 3, 4, 5):
                     lines.append(
-                        f"* budget {frac:g}, {names[c]} minus per-round s = {s}: "
-                        f"loss {_difference(dl, 'higher loss', 'lower loss')}, "
-                        f"accuracy {_difference(da, 'higher accuracy', 'lower accuracy')}"
+                        _paired(
+                            res[mode, c, b], res[mode, 2, b], f"budget {frac:g}, {names[c]} minus per-round s = {s}"
+                        )
                     )
+                # the same masks and budgets: T + 1 interleaved models against B + 1 (stale) models
+                lines.append(
+                    _paired(
+                        res[mode, 5, b],
+                        res[mode, 4, b],
+                        f"budget {frac:g}, M-SGC with {counts[5]} models minus M-SGC with {models}",
+                    )
+                )
             lines.append("")
+        lines += ["M-SGC, least-squares decoding of the jobs it does not decode minus dropping them (§62.5):", ""]
+        for b, frac in enumerate(budgets):
+            for c in (4, 5):
+                lines.append(_paired(res[0, c, b], res[1, c, b], f"budget {frac:g}, {names[c]}"))
+        lines.append("")
     text = "\n".join(lines)
     if args.out is not None:
         replace_section(args.out, "training", text)

@@ -11,13 +11,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from sequential_training import exact_training, round_times, simulate  # noqa: E402
+from sequential_training import _example_weights, exact_training, round_times, simulate  # noqa: E402
 
 from gcsim.coding.sequential import SelectiveRepeat, markov_masks  # noqa: E402
 from gcsim.coding.sequential_multiplexed import MultiplexedSGC  # noqa: E402
 from gcsim.learning.datasets import load_digits  # noqa: E402
 from gcsim.learning.models import MLP  # noqa: E402
-from gcsim.learning.train import CodeSpec, train  # noqa: E402
+from gcsim.learning.train import CodeSpec, partition, train  # noqa: E402
 
 
 def _brute_force(code: MultiplexedSGC, masks: np.ndarray, jobs: int) -> np.ndarray:
@@ -104,3 +104,33 @@ def test_round_times_scale_multiplexed_slots():
     t = round_times(simulate(code, masks, 0.0), unit, extra, sr.load)
     assert t[code.delay] == pytest.approx(code.load) and t[0] == pytest.approx(code.load / code.minitasks)
     assert round_times(simulate(sr, masks, None), unit, extra, sr.load) == pytest.approx(unit)
+
+
+def test_least_squares_weights_scale_each_sub_parts_examples():
+    """M-SGC's least-squares gradient (§62.5): sub-part p's examples weighted by its coefficient; checked
+    against the gradient of the weighted mean loss written out from the model's per-example gradients."""
+    data = load_digits(seed=0)
+    n, N = 4, 10
+    rng = np.random.default_rng(3)
+    w = rng.random(N)
+    ex = _example_weights(w, (n, 7))
+    assert ex.shape == (n, 7) and [float(v) for v in np.unique(ex.ravel()[:3])] == [float(w[0])]
+    assert np.array_equal(_example_weights(np.ones(N), (n, 7)), np.ones((n, 7)))
+    ends = np.arange(1.0, 3)
+    jw = np.ones((2, N))
+    ones = exact_training(data, 0, 0, 0.5, n, np.array([0, -1]), 1, ends, [10.0], job_weights=jw)
+    plain = exact_training(data, 0, 0, 0.5, n, np.array([0, -1]), 1, ends, [10.0])
+    assert ones == plain  # every weight 1: the exact gradient, bit for bit
+    jw[0] = w
+    got = exact_training(data, 0, 0, 0.5, n, np.array([0, -1]), 1, ends, [10.0], job_weights=jw)
+    # reference: theta - lr * sum_x w_x grad l(x) / (n b), one example at a time
+    parts = partition(data.n_train, n, 0)
+    x, y = data.x_train[parts].reshape(-1, data.n_features), data.y_train[parts].ravel()
+    model = MLP((data.n_features, 32, data.n_classes))
+    theta = model.init(0)
+    wx = _example_weights(w, parts.shape).ravel()
+    g = sum(wx[i] * model.loss_and_grad(theta, x[i : i + 1], y[i : i + 1])[1] for i in range(y.size)) / y.size
+    ref = theta - 0.5 * g
+    assert got[0][0] == pytest.approx(model.loss(ref, data.x_train, data.y_train), rel=1e-9)
+    with pytest.raises(SystemExit):
+        _example_weights(np.ones(40), (4, 7))
