@@ -30,10 +30,10 @@ Runs are slow (each mutant reruns the tests that reach its function), so mutmut 
 GLOB,...`` restricts a run to the functions whose names match (a glob ``f`` also takes the
 functions whose names extend it: ``optimal_error`` takes ``optimal_error_all``); the report then
 says how many of the module's mutants ran.  ``--tests FILE,...`` replaces the module's test files.
-The two large modules (``coding.evaluate``, ``coding.bounds``: thousands of mutants) are measured on
-a random sample by default (``Target.sample``: 100 number-changing mutants of ``--seed`` 0's draw,
-with an exact 95 % interval, then every message-only mutant apart); ``--sample K`` sets the size
-(``0``: every mutant).
+The large modules (``coding.evaluate``, ``coding.bounds``, ``coding.partial``, ``coding.quantize``:
+thousands of mutants) are measured on a random sample by default (``Target.sample``: 100
+number-changing mutants of ``--seed`` 0's draw, with an exact 95 % interval, then every message-only
+mutant apart); ``--sample K`` sets the size (``0``: every mutant).
 Results are kept between runs with ``--resume``; the default starts fresh.  After a module changed,
 ``--resume`` drops mutmut's stale map from functions to tests (:func:`_refresh_test_map`) and runs by
 name the mutants mutmut left unrun (:func:`_run_left_unrun`); a mutant still unrun is not counted.
@@ -111,6 +111,22 @@ TARGETS: dict[str, Target] = {
     "coding.bounds": Target(
         _package_modules("gcsim/coding/bounds"),
         ("tests/test_bounds.py", "tests/test_spectral_bounds.py", "tests/test_bounds_mutants.py"),
+        sample=100,
+    ),
+    # issue #36: partial stragglers (chunk orders, q_max) and quantized gradient coding
+    "coding.partial": Target(
+        ("gcsim/coding/partial_stragglers.py", "gcsim/coding/partial.py"),
+        (
+            "tests/test_partial_stragglers.py",
+            "tests/test_partial_qmax.py",
+            "tests/test_partial_coding.py",
+            "tests/test_partial_mutants.py",
+        ),
+        sample=100,
+    ),
+    "coding.quantize": Target(
+        ("gcsim/coding/quantize.py", *_package_modules("gcsim/coding/quantizers")),
+        ("tests/test_quantize.py", "tests/test_quantize_mutants.py"),
         sample=100,
     ),
 }
@@ -389,6 +405,24 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "if c > 1 and eps * (c - 1) / 2 > 1:",
         "at eps = 2/(c-1) exactly one node is 0, its negative powers are inf and _design_from_f "
         "refuses with the same InvalidArgumentError('eps'); only the message differs",
+    ),
+    "gcsim.coding.partial_stragglers.x_regular_q_max_bound__mutmut_54": (
+        "types = np.array(list(itertools.combinations_with_replacement(range(delta + 1), delta)))",
+        "the added types hold a 0: summing the delta count rows gives sum_t x_t (delta - zeros(t)) = delta with "
+        "sum_t x_t = 1, x >= 0, so every such type has weight 0 and each program is feasible exactly when before",
+    ),
+    "gcsim.coding.quantize.xǁErrorFeedbackǁsend__mutmut_4": (
+        "y = check_finite_array('messages', messages, ndim=None)",
+        "a y that is not 2-D fails the next check y.shape != residual.shape (2-D) with the same "
+        "InvalidArgumentError('messages'); only the message differs",
+    ),
+    "gcsim.coding.quantizers._registry.xǁQuantizerǁoutcomes__mutmut_91": (
+        "upper = np.where(delta > 0, lower + delta, 1.0)",
+        "where delta <= 0, frac is 0.0, and the next line sets upper = lower wherever frac == 0",
+    ),
+    "gcsim.coding.quantizers._registry.xǁ_Tableǁ_scan__mutmut_4": (
+        "package = __package__ or 'GCSIM.CODING.QUANTIZERS'",
+        "__package__ of a package's module is its package name, never empty: the fallback is never read",
     ),
 }
 
@@ -739,7 +773,8 @@ def _report_sample(
         if m is None or (m.status == "not run" and not listed):
             break
         prefix.append(m)
-    equivalent, stale = [], []
+    equivalent: list[Mutant] = []
+    stale: list[Mutant] = []
     for m in prefix:
         if m.name in EQUIVALENT:
             (equivalent if EQUIVALENT[m.name][0] in m.lines else stale).append(m)
@@ -920,7 +955,8 @@ def _print_stale_and_survivors(stale: list[Mutant], counted: list[Mutant], *, li
 
 def _report(name: str, mutants: list[Mutant], *, list_survivors: bool) -> float | None:
     ran = [m for m in mutants if m.status != "not run"]
-    equivalent, stale = [], []
+    equivalent: list[Mutant] = []
+    stale: list[Mutant] = []
     for m in ran:
         if m.name in EQUIVALENT:
             line, _reason = EQUIVALENT[m.name]
@@ -959,8 +995,8 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=None,
         metavar="K",
-        help="run K number-changing mutants drawn at random (0: all; default: 100 for coding.evaluate and "
-        "coding.bounds, all for the others)",
+        help="run K number-changing mutants drawn at random (0: all; default: 100 for coding.evaluate, "
+        "coding.bounds, coding.partial and coding.quantize, all for the others)",
     )
     parser.add_argument("--seed", type=int, default=0, help="the seed of --sample's draw (default 0)")
     parser.add_argument(

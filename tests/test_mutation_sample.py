@@ -55,12 +55,14 @@ def test_sample_report_counts_the_message_only_survivors_apart(capsys):
     assert score == mutation.clopper_pearson(9, 10)[0] and "not shown" in out
 
 
-def test_make_mutation_samples_only_the_two_large_modules():
+def test_make_mutation_samples_the_large_modules_and_runs_the_two_small_ones_whole():
     assert {name: t.sample for name, t in mutation.TARGETS.items()} == {
         "cerar.constructions": 0,
         "combinatorics.bibd_existence": 0,
         "coding.evaluate": 100,
         "coding.bounds": 100,
+        "coding.partial": 100,
+        "coding.quantize": 100,
     }
 
 
