@@ -1,0 +1,366 @@
+"""What ``scripts/mutation.py`` mutates: the targets, their test files, text-only functions, equivalents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+WORK = ROOT / ".mutation"
+
+
+@dataclass(frozen=True)
+class Target:
+    """The modules mutated together (one module, or those of a package) and the test files that test them."""
+
+    paths: tuple[str, ...]
+    tests: tuple[str, ...]
+    #: mutants ``make mutation`` runs without ``--sample``: 0 every one, K a random sample of K (large modules)
+    sample: int = 0
+
+    @property
+    def modules(self) -> list[str]:
+        """The dotted names of :attr:`paths` (``gcsim/coding/evaluate.py`` -> ``gcsim.coding.evaluate``)."""
+        return [p.removesuffix(".py").replace("/", ".") for p in self.paths]
+
+
+def _package_modules(folder: str) -> tuple[str, ...]:
+    """The modules of a package (``folder/*.py`` but ``__init__.py``, which only re-exports): found, not listed."""
+    return tuple(
+        sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / folder).glob("*.py") if p.name != "__init__.py")
+    )
+
+
+TARGETS: dict[str, Target] = {
+    "cerar.constructions": Target(
+        ("gcsim/cerar/constructions.py",),
+        ("tests/test_cerar_constructions.py", "tests/test_cerar_constructions_mutants.py"),
+    ),
+    "combinatorics.bibd_existence": Target(
+        ("gcsim/combinatorics/bibd_existence.py",),
+        ("tests/test_bibd.py", "tests/test_bibd_existence_mutants.py"),
+    ),
+    # evaluate.py was split (session 12): the per-pattern kernels and the expectation routes moved out
+    "coding.evaluate": Target(
+        ("gcsim/coding/evaluate.py", "gcsim/coding/pattern_errors.py", "gcsim/coding/expected_routes.py"),
+        ("tests/test_evaluate.py", "tests/test_evaluate_adversarial.py", "tests/test_evaluate_mutants.py"),
+        sample=100,
+    ),
+    # the package gcsim/coding/bounds/, one module per theorem: mutated together, with the bounds' tests
+    "coding.bounds": Target(
+        _package_modules("gcsim/coding/bounds"),
+        ("tests/test_bounds.py", "tests/test_spectral_bounds.py", "tests/test_bounds_mutants.py"),
+        sample=100,
+    ),
+    # issue #36: partial stragglers (chunk orders, q_max) and quantized gradient coding
+    "coding.partial": Target(
+        ("gcsim/coding/partial_stragglers.py", "gcsim/coding/partial.py"),
+        (
+            "tests/test_partial_stragglers.py",
+            "tests/test_partial_qmax.py",
+            "tests/test_partial_coding.py",
+            "tests/test_partial_mutants.py",
+        ),
+        sample=100,
+    ),
+    "coding.quantize": Target(
+        ("gcsim/coding/quantize.py", *_package_modules("gcsim/coding/quantizers")),
+        ("tests/test_quantize.py", "tests/test_quantize_mutants.py"),
+        sample=100,
+    ),
+}
+
+# Functions whose output is text for people only, by module: a change inside them is message-only.
+# "pairs" marks functions that return (name, message) pairs: only the message (element 1) is text.
+TEXT_FUNCTIONS: dict[str, dict[str, str]] = {
+    "gcsim/combinatorics/bibd_existence.py": {
+        "_ternary_form_text": "all",  # the equation quoted in a Bruck-Ryser-Chowla error message
+        "_violations_list": "pairs",  # (condition, message): the message of ImpossibleParametersError
+    },
+}
+
+# Equivalent mutants: mutant name -> (the mutated line as mutmut writes it, why no output can change).
+EQUIVALENT: dict[str, tuple[str, str]] = {
+    "gcsim.combinatorics.bibd_existence.x_bruck_ryser_chowla__mutmut_55": (
+        "sign = 1 if (v - 1) / 2 % 2 == 0 else -1",
+        "v is odd on this line (even v returned above): (v - 1) / 2 is a whole float, the same parity",
+    ),
+    "gcsim.combinatorics.bibd_existence.x_bruck_ryser_chowla__mutmut_69": (
+        "if a == 1 and b == 1:",
+        "a shortcut: z^2 = x^2 + b y^2 and z^2 = a x^2 + y^2 are always isotropic, so "
+        "ternary_form_isotropic returns the same True",
+    ),
+    "gcsim.combinatorics.bibd_existence.x_ternary_form_isotropic__mutmut_28": (
+        "if a <= 0 and b < 0:",
+        "a and b are checked nonzero above, and on integers a <= 0 and a < 1 are a < 0 (b likewise)",
+    ),
+    "gcsim.combinatorics.bibd_existence.x_ternary_form_isotropic__mutmut_29": ("if a < 1 and b < 0:", "as _28"),
+    "gcsim.combinatorics.bibd_existence.x_ternary_form_isotropic__mutmut_30": ("if a < 0 and b <= 0:", "as _28"),
+    "gcsim.combinatorics.bibd_existence.x_ternary_form_isotropic__mutmut_31": ("if a < 0 and b < 1:", "as _28"),
+    "gcsim.combinatorics.bibd_existence.x_ternary_form_isotropic__mutmut_46": (
+        "return all((_hilbert_symbol(a, b, p) == 1 for p in set(_prime_factors(3 * a * b))))",
+        "Hilbert's product formula: with (a, b)_inf = 1 and (a, b)_p = 1 at every odd p, (a, b)_2 = 1 too, "
+        "so dropping 2 changes nothing; an added 3 not dividing ab gives (a, b)_3 = 1",
+    ),
+    "gcsim.cerar.constructions.x_perturbation_nodes__mutmut_60": (
+        "z += [rho / w] if kind == 'r' else [rho * w, rho * np.conj(w)]",
+        "a real block has w = +-1, so rho / w = rho * w (the imaginary round-off of exp(i pi), 1e-16, "
+        "changes sign only)",
+    ),
+    "gcsim.combinatorics.bibd_existence.x__hilbert_symbol__mutmut_50": (
+        "return (x * x + 1) // 8 % 2",
+        "x is a 2-adic unit (odd), x^2 = 1 mod 8, so (x^2 + 1) // 8 = (x^2 - 1) / 8",
+    ),
+    "gcsim.combinatorics.bibd_existence.x__hilbert_symbol__mutmut_59": (
+        "return (-1) ** ((e2(u) * e2(w) + alpha * w2(w) - beta * w2(u)) % 2)",
+        "- t and + t have the same parity, and the sum is taken mod 2",
+    ),
+    "gcsim.combinatorics.bibd_existence.x__hilbert_symbol__mutmut_60": (
+        "return (-1) ** ((e2(u) * e2(w) - alpha * w2(w) + beta * w2(u)) % 2)",
+        "as _59",
+    ),
+    "gcsim.cerar.constructions.x__roots_kappa__mutmut_10": (
+        "V = z[:, None] ** (+np.arange(c))[None, :]",
+        "|z| = 1, so z^tau = conj(z^-tau): the matrix is the conjugate, with the same singular values",
+    ),
+    "gcsim.cerar.constructions.x_perturbation_design__mutmut_63": (
+        "f = lambda k: _column_function(None, blocks, k)",
+        "_column_function does not read its N argument",
+    ),
+    "gcsim.combinatorics.bibd_existence.x__violations_list__mutmut_33": (
+        "r = lam * (v - 1) / (k - 1)",
+        "divisibility holds on this line, so r is whole: the float has the same value in every comparison "
+        "and in b (only the text of a message would show 7.0 for 7)",
+    ),
+    "gcsim.combinatorics.bibd_existence.x__violations_list__mutmut_40": (
+        "b = v * r / k",
+        "as _33: b = lam v (v - 1) / (k (k - 1)) is whole once divisibility holds",
+    ),
+    "gcsim.combinatorics.bibd_existence.x__violations_list__mutmut_51": (
+        "if k <= v and b == v and (bruck_ryser_chowla(v, k, lam) is False):",
+        "k = v: bruck_ryser_chowla returns None for k >= v, never False",
+    ),
+    "gcsim.combinatorics.bibd_existence.x__violations_list__mutmut_88": (
+        "if k <= v and r == k + lam and (lam <= 2):",
+        "k = v gives r = lam, and r == k + lam would need k = 0",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_4": (
+        "for s in sorted(exponents, key=None):",
+        "plain ascending order already visits 0, then each pair by its smaller member t, then N/2: "
+        "the same blocks in the same order",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_6": ("for s in sorted(exponents):", "as _4"),
+    "gcsim.cerar.constructions.x__blocks__mutmut_8": (
+        "for s in sorted(exponents, key=lambda s: (min(s, N - s) if s and False else -1, s)):",
+        "as _4: every key (-1, s) sorts by s",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_9": (
+        "for s in sorted(exponents, key=lambda s: (min(s, N - s) if s or True else -1, s)):",
+        "as _4: 0 still sorts first (key (0, 0))",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_14": (
+        "for s in sorted(exponents, key=lambda s: (min(s, N + s) if s else -1, s)):",
+        "as _4: the key becomes (s, s)",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_15": (
+        "for s in sorted(exponents, key=lambda s: (min(s, N - s) if s else +1, s)):",
+        "as _4: 0 ties with t = 1 and sorts first by s",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_16": (
+        "for s in sorted(exponents, key=lambda s: (min(s, N - s) if s else -2, s)):",
+        "as _4",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_28": (
+        "seen.add(None)",
+        "every caller passes distinct exponents, so a real exponent is never met twice",
+    ),
+    "gcsim.cerar.constructions.x__blocks__mutmut_34": (
+        "t = min(s, N + s)",
+        "in ascending order a pair is first met at its smaller member, so t = s = min(s, N - s)",
+    ),
+    "gcsim.cerar.constructions.x__column_function__mutmut_3": (
+        "k = np.asarray(k, dtype=None)",
+        "k is an integer array: rho ** k and cos(theta k) are the same float64 values",
+    ),
+    "gcsim.cerar.constructions.x__column_function__mutmut_5": ("k = np.asarray(k)", "as _3"),
+    "gcsim.cerar.constructions.x__column_function__mutmut_13": (
+        "rows.append(mag / np.cos(theta * k))",
+        "a real block has theta in {0, pi}: cos(theta k) = +-1, dividing equals multiplying",
+    ),
+    "gcsim.cerar.constructions.x__column_function__mutmut_36": (
+        "return np.array(rows).reshape(-2, k.size)",
+        "NumPy reads any negative size as 'the rest', like -1",
+    ),
+    "gcsim.cerar.constructions.x_exact_design__mutmut_100": (
+        "basis = 'unit' if N % c == 0 else 'XXrootsXX'",
+        "any basis but 'unit' takes the roots branch, whose metadata names 'roots' itself",
+    ),
+    "gcsim.cerar.constructions.x_exact_design__mutmut_101": ("basis = 'unit' if N % c == 0 else 'ROOTS'", "as _100"),
+    "gcsim.cerar.constructions.x_exact_design__mutmut_153": (
+        "f = lambda k: _column_function(None, blocks, k)",
+        "_column_function does not read its N argument",
+    ),
+    "gcsim.coding.bounds.variance.x_split_blocks__mutmut_24": (
+        "w = -(-d // m) if d or True else 0",
+        "for d = 0 the ceiling -(-0 // m) is 0 as well",
+    ),
+    "gcsim.coding.bounds.rd_worst_case.x__coverage_relaxation__mutmut_34": (
+        "gram = A.T.astype(np.int64) @ A.astype(None)",
+        "A is a 0/1 assignment: the float64 Gram matrix holds the same small integers exactly, and every "
+        "use (int() of sums, comparisons, the float copy G) sees the same values",
+    ),
+    "gcsim.coding.bounds.rd_worst_case.x__srg_of_assignment__mutmut_61": (
+        "return (v, k, int(lam_vals[1]), int(mu_vals[0]), include_self)",
+        "the edge mask is symmetric and not empty (k >= 1 is checked above), so lam_vals has at least two "
+        "entries, and the line above returned unless they are all equal",
+    ),
+    "gcsim.coding.bounds.worst_case.x__enumerate_masks__mutmut_12": (
+        "combos = list(itertools.islice(it, None))",
+        "one batch instead of chunks of 8192: the same masks in the same order; the maximizer keeps the first "
+        "maximum either way (argmax within a batch, a strict > across batches), and verify concatenates them",
+    ),
+    "gcsim.coding.bounds.rd_upper.x__rd_bound_from_sums__mutmut_18": (
+        "Q = _rd_quadratic(mu2, mu4, m, S1, np.asarray(S2, dtype=None))",
+        "mu2 is a float, so mu2**2 * S2 converts integer sums to float64 first anyway: the same products",
+    ),
+    "gcsim.coding.bounds.spectral.x_spectral_upper_bound__mutmut_34": (
+        "loads = A.sum(axis=None)",
+        "loads feeds only the text of the InvalidArgumentError raised next (its min and max)",
+    ),
+    # evaluate (pattern_errors.py since the split): progress bars and chunk sizes (display and batching only)
+    "gcsim.coding.pattern_errors.x_optimal_error__mutmut_4": (
+        "def x_optimal_error(scheme: Scheme, nonstragglers: Any, *, normalized: bool=False, method: str='auto', rtol: float | None=None, progress: bool=False) -> float | np.ndarray:",  # noqa: E501
+        "progress only shows or hides a tqdm bar on stderr; no value changes",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error__mutmut_91": (
+        "raw = optimal_errors(ctx, masks2, method=method, rtol=rtol, report=report, progress=_progress_bar if progress and False else None)",  # noqa: E501
+        "as above: only the progress bar",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error__mutmut_92": (
+        "raw = optimal_errors(ctx, masks2, method=method, rtol=rtol, report=report, progress=_progress_bar if progress or True else None)",  # noqa: E501
+        "as above: only the progress bar",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_4": (
+        "def x_optimal_error_all(scheme: Scheme, s: int, *, normalized: bool=False, method: str='auto', rtol: float | None=None, chunk: int | None=None, progress: bool=False) -> np.ndarray:",  # noqa: E501
+        "progress only shows or hides a tqdm bar on stderr; no value changes",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_81": (
+        "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 22 // ctx.n) if st is not None or True else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16)",  # noqa: E501
+        "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_86": (
+        "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(2, 2 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16)",  # noqa: E501
+        "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_88": (
+        "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 * 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16)",  # noqa: E501
+        "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_89": (
+        "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 3 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16)",  # noqa: E501
+        "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_90": (
+        "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 23 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 16)",  # noqa: E501
+        "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_98": (
+        "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, None, s, f, rtol)), 1 << 16)",  # noqa: E501
+        "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_101": (
+        "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, None)), 1 << 16)",  # noqa: E501
+        "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_106": (
+        "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f)), 1 << 16)",  # noqa: E501
+        "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_108": (
+        "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 2 << 16)",  # noqa: E501
+        "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_109": (
+        "step = check_int('chunk', chunk, minimum=1) if chunk is not None else max(1, 2 ** 22 // ctx.n) if st is not None else min(chunk_rows(per_row_bytes(ctx, method, s, f, rtol)), 1 << 17)",  # noqa: E501
+        "the chunk size only batches the enumeration; every pattern is evaluated on its own, the same values",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_123": (
+        "for a in _progress(starts, len(starts), None, progress):",
+        "only the label or visibility of the progress bar",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_124": (
+        "for a in _progress(starts, len(starts), f'all C({ctx.n},{s}) patterns', None):",
+        "only the label or visibility of the progress bar",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_127": (
+        "for a in _progress(starts, len(starts), progress):",
+        "only the label or visibility of the progress bar",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_128": (
+        "for a in _progress(starts, len(starts), f'all C({ctx.n},{s}) patterns'):",
+        "only the label or visibility of the progress bar",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_133": (
+        "S = straggler_sets(ctx.n, s, a, None)",
+        "the chunk runs to the end of the enumeration; later chunks rewrite the same values",
+    ),
+    "gcsim.coding.pattern_errors.x_optimal_error_all__mutmut_137": (
+        "S = straggler_sets(ctx.n, s, a)",
+        "the chunk runs to the end of the enumeration; later chunks rewrite the same values",
+    ),
+    "gcsim.coding.pattern_errors.x_fixed_decoder_error__mutmut_98": (
+        "mode = ''",
+        "mode is only compared with 'arrivals' and 'optimal' (and set to one of them): '' and None match neither",
+    ),
+    "gcsim.coding.expected_routes.xǁExpectationRoutesǁdraw_pairs__mutmut_50": (
+        "self.report.patterns -= patterns",
+        "report.patterns is read only by ErrorReport.warn: its truthiness (in a streamed call this line is its "
+        "only writer, so -sum is nonzero exactly when sum is) and the text of the warning",
+    ),
+    "gcsim.cerar.constructions.x__best_roots__mutmut_34": (
+        "for nr in range(len(reals) + 2):",
+        "the added nr = len(reals) + 1 has comb(len(reals), nr) = 0: no candidate, and the size test 0 > "
+        "max_subsets returns the default only where every earlier nr (none fit) left cands empty, as the original does",
+    ),
+    "gcsim.cerar.constructions.x__best_roots__mutmut_1": (
+        "def _best_roots(N: int, c: int, max_subsets: int=4097) -> list[int]:",
+        "differs only where comb(len(reals), nr) * comb(len(pairs), k) = 4097 = 17 * 241: comb(len(reals), nr) is 1 "
+        "or 2 and the only binomial equal to 4097 is C(4097, 1) (= C(4097, 4096)), so N >= 8195; the only caller, "
+        "exact_design, refuses N (N - 1) c^2 > MAX_DENSE_ENTRIES = 2^24 before it (8195 * 8194 > 2^24)",
+    ),
+    "gcsim.cerar.constructions.x_vandermonde_design__mutmut_77": (
+        "f = lambda k: z[:, None] ** np.asarray(k, dtype=None)[None, :]",
+        "z is float64: float64 ** an integer array is the same float64 array, negative exponents included",
+    ),
+    "gcsim.cerar.constructions.x_vandermonde_design__mutmut_79": (
+        "f = lambda k: z[:, None] ** np.asarray(k)[None, :]",
+        "as _77",
+    ),
+    "gcsim.cerar.constructions.x_vandermonde_design__mutmut_44": (
+        "if c >= 1 and eps * (c - 1) / 2 >= 1:",
+        "for c = 1 the second operand is 0 >= 1, false either way",
+    ),
+    "gcsim.cerar.constructions.x_vandermonde_design__mutmut_51": (
+        "if c > 1 and eps * (c - 1) / 2 > 1:",
+        "at eps = 2/(c-1) exactly one node is 0, its negative powers are inf and _design_from_f "
+        "refuses with the same InvalidArgumentError('eps'); only the message differs",
+    ),
+    "gcsim.coding.partial_stragglers.x_regular_q_max_bound__mutmut_54": (
+        "types = np.array(list(itertools.combinations_with_replacement(range(delta + 1), delta)))",
+        "the added types hold a 0: summing the delta count rows gives sum_t x_t (delta - zeros(t)) = delta with "
+        "sum_t x_t = 1, x >= 0, so every such type has weight 0 and each program is feasible exactly when before",
+    ),
+    "gcsim.coding.quantize.xǁErrorFeedbackǁsend__mutmut_4": (
+        "y = check_finite_array('messages', messages, ndim=None)",
+        "a y that is not 2-D fails the next check y.shape != residual.shape (2-D) with the same "
+        "InvalidArgumentError('messages'); only the message differs",
+    ),
+    "gcsim.coding.quantizers._registry.xǁQuantizerǁoutcomes__mutmut_91": (
+        "upper = np.where(delta > 0, lower + delta, 1.0)",
+        "where delta <= 0, frac is 0.0, and the next line sets upper = lower wherever frac == 0",
+    ),
+    "gcsim.coding.quantizers._registry.xǁ_Tableǁ_scan__mutmut_4": (
+        "package = __package__ or 'GCSIM.CODING.QUANTIZERS'",
+        "__package__ of a package's module is its package name, never empty: the fallback is never read",
+    ),
+}
