@@ -197,3 +197,28 @@ def test_descend_ends_where_no_swap_lowers_the_squared_surrogate(seed):
             cand = [x.tolist() for x in out]
             cand[j][a], cand[j][b] = cand[j][b], cand[j][a]
             assert _surrogate(A, cand, ell, target) >= here, (j, a, b)
+
+
+def test_an_unowned_part_coded_by_one_worker_is_a_valid_scheme():
+    A = np.array([[1, 0, 0], [0, 1, 1], [1, 1, 1]])  # part 0 is held by worker 0 alone, and nobody owns it
+    ps = partial_scheme(A, 1, "naive", owners=np.array([-1, -1, -1]))
+    assert ps.verify() and ps.coded_parts.tolist() == [0, 1, 2]
+    masks = np.array(list(itertools.product([False, True], repeat=3)))
+    assert partial_error(ps, masks) == pytest.approx([_lstsq_error(ps, mk) for mk in masks], abs=1e-9)
+
+
+def test_partial_encoder_gives_worker_j_the_powers_of_the_jth_chebyshev_node():
+    done = np.array([[1, 1, 0], [0, 1, 0], [0, 0, 1], [0, 1, 0]])  # n = 4 workers, N = 3 chunks
+    ell, n = 2, 4
+    B, X = pst.partial_encoder(done, ell)
+    for j in range(n):
+        node = np.cos((2 * j + 1) * np.pi / (2 * n))  # Chebyshev nodes of the first kind
+        assert X[j].tolist() == pytest.approx([node**k for k in range(ell)], abs=1e-15)
+    # Theorem 59.1: ‖B X - I_ℓ ⊗ 1_N‖² = Σ_i (ℓ - min(|S_i|, ℓ)); |S| = (1, 3, 1)
+    assert float(((B @ X - np.kron(np.eye(ell), np.ones((3, 1)))) ** 2).sum()) == pytest.approx(2.0, abs=1e-12)
+
+
+def test_mean_ci_of_one_draw_is_unbounded_and_of_none_refused():
+    one = pst.mean_ci([2.0])
+    assert (one.mean, one.lo, one.hi, one.draws) == (2.0, -np.inf, np.inf, 1)
+    assert _argument(pst.mean_ci, []) == "values"
