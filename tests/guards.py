@@ -1,9 +1,13 @@
-"""Test guards shared by the robustness tests: a deadline that turns a hang into a failure."""
+"""Test guards shared by the tests: a deadline that turns a hang into a failure, the argument a refusal names."""
 
 from __future__ import annotations
 
 import contextlib
 import signal
+
+import pytest
+
+from gcsim.errors import InvalidArgumentError
 
 
 @contextlib.contextmanager
@@ -27,3 +31,10 @@ def deadline(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+def refused_argument(call, *args, **kwargs) -> str:
+    """The ``argument`` field of the :class:`InvalidArgumentError` that ``call(*args, **kwargs)`` raises."""
+    with pytest.raises(InvalidArgumentError) as info:
+        call(*args, **kwargs)
+    return info.value.argument

@@ -30,13 +30,8 @@ from gcsim.coding.partial_stragglers import (
     q_max,
     search_orders,
 )
-from gcsim.errors import InvalidArgumentError, SizeLimitError
-
-
-def _argument(call, *args, **kwargs) -> str:
-    with pytest.raises(InvalidArgumentError) as info:
-        call(*args, **kwargs)
-    return info.value.argument
+from gcsim.errors import SizeLimitError
+from tests.guards import refused_argument
 
 
 def _model(A: np.ndarray) -> PartialStragglerModel:
@@ -53,8 +48,8 @@ def test_coverage_counts_completions_by_any_time_from_zero():
     for t in (0.0, 0.3, 0.5, 0.8):
         expect = [[sum(C[0, j, i] <= t for j in range(3)) for i in range(2)]]
         assert coverage(C, t).tolist() == expect
-    assert _argument(coverage, C, -0.5) == "t"
-    assert _argument(coverage, C[0], 1.0) == "times"
+    assert refused_argument(coverage, C, -0.5) == "t"
+    assert refused_argument(coverage, C[0], 1.0) == "times"
 
 
 def test_exact_recovery_needs_ell_completions_of_every_chunk_and_ell_at_least_one():
@@ -62,8 +57,8 @@ def test_exact_recovery_needs_ell_completions_of_every_chunk_and_ell_at_least_on
     assert exact_recovery_times(C, 1).tolist() == [3.0, 0.5, 1.0]  # per chunk the first, then the last chunk
     assert exact_recovery_times(C, 3).tolist() == [np.inf] * 3  # 3 draws, only 2 workers: never
     for bad in (0, -1):
-        assert _argument(exact_recovery_times, C, bad) == "blocks"
-        assert _argument(partial_error_from_coverage, [[1, 2]], bad) == "blocks"
+        assert refused_argument(exact_recovery_times, C, bad) == "blocks"
+        assert refused_argument(partial_error_from_coverage, [[1, 2]], bad) == "blocks"
 
 
 def test_compare_protocols_normalizes_the_errors_by_ell_n():
@@ -149,14 +144,14 @@ def test_partial_error_and_its_normalization_against_lstsq():
 def test_partial_refusals_name_their_argument():
     A = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]])
     ps = partial_scheme(A, 1, "naive")
-    assert _argument(partial_error, ps, [True, True, True], normalized="yes") == "normalized"
-    assert _argument(partial_error_all, ps, 4) == "s"
+    assert refused_argument(partial_error, ps, [True, True, True], normalized="yes") == "normalized"
+    assert refused_argument(partial_error_all, ps, 4) == "s"
     huge = np.broadcast_to(np.ones(3, dtype=bool), (10**12, 3))  # a view: nothing allocated
     with pytest.raises(SizeLimitError) as info:
         partial_error(ps, huge)
     assert info.value.argument == "nonstragglers"
     for owners in (np.array([0.0, 1.0, 2.0]), np.array([0, 1, 2, 0]), np.array([0, 1, 3]), np.array([0, 1, -2])):
-        assert _argument(partial_scheme, A, 1, "naive", owners=owners) == "owners"
+        assert refused_argument(partial_scheme, A, 1, "naive", owners=owners) == "owners"
 
 
 def test_partial_scheme_keeps_owners_as_int64_whatever_integer_type_it_is_given():
@@ -221,4 +216,4 @@ def test_partial_encoder_gives_worker_j_the_powers_of_the_jth_chebyshev_node():
 def test_mean_ci_of_one_draw_is_unbounded_and_of_none_refused():
     one = pst.mean_ci([2.0])
     assert (one.mean, one.lo, one.hi, one.draws) == (2.0, -np.inf, np.inf, 1)
-    assert _argument(pst.mean_ci, []) == "values"
+    assert refused_argument(pst.mean_ci, []) == "values"

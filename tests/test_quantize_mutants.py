@@ -32,14 +32,7 @@ from gcsim.coding.quantizers import (
     unregister_quantizer,
 )
 from gcsim.coding.schemes import encode
-from gcsim.errors import InvalidArgumentError
-
-
-def _argument(call, *args, **kwargs) -> str:
-    with pytest.raises(InvalidArgumentError) as info:
-        call(*args, **kwargs)
-    return info.value.argument
-
+from tests.guards import refused_argument
 
 # --- the grid: spacing, outcomes, expectation, the variance bound ------------------------------------
 
@@ -107,14 +100,14 @@ def test_one_mask_given_flat_is_one_pattern_of_probability_one():
 
 def test_refused_masks_probabilities_and_schemes_are_named():
     sch = _uncoded()
-    assert _argument(expected_quantized_error, sch, G, [[True, True, True]], 1) == "masks"
-    assert _argument(allocation_weights, sch, [[True, True, True]]) == "masks"
-    assert _argument(quantized_error, sch, G, [[True, True], [True, False]], 1) == "nonstragglers"
-    assert _argument(quantized_error, "not a scheme", G, [True, True], 1) == "scheme"
-    assert _argument(quantized_error, sch, [1.0, 0.5], [True, True], 1) == "gradients"
+    assert refused_argument(expected_quantized_error, sch, G, [[True, True, True]], 1) == "masks"
+    assert refused_argument(allocation_weights, sch, [[True, True, True]]) == "masks"
+    assert refused_argument(quantized_error, sch, G, [[True, True], [True, False]], 1) == "nonstragglers"
+    assert refused_argument(quantized_error, "not a scheme", G, [True, True], 1) == "scheme"
+    assert refused_argument(quantized_error, sch, [1.0, 0.5], [True, True], 1) == "gradients"
     two = [[True, True], [True, False]]
     for bad in ([1.5, -0.5], [0.5, 0.25], [1.0]):  # a negative weight, a sum of 3/4, a wrong length
-        assert _argument(expected_quantized_error, sch, G, two, 1, probabilities=bad) == "probabilities"
+        assert refused_argument(expected_quantized_error, sch, G, two, 1, probabilities=bad) == "probabilities"
 
 
 # --- allocation_weights -------------------------------------------------------------------------------
@@ -140,10 +133,10 @@ def test_allocation_weights_with_given_decoders_drop_the_stragglers_rows():
 
 
 def test_bit_bounds_and_scale_bits_are_checked_by_name():
-    assert _argument(allocate_bits, [1.0, 2.0], 66, min_bits=MAX_BITS + 1, max_bits=MAX_BITS) == "min_bits"
-    assert _argument(allocate_bits, [1.0, 2.0], 4, min_bits=0) == "min_bits"
-    assert _argument(message_bits, 10, 2, 4, scale_bits=-1) == "scale_bits"
-    assert _argument(message_bits, 10, 2, 4, scale_bits=1.5) == "scale_bits"
+    assert refused_argument(allocate_bits, [1.0, 2.0], 66, min_bits=MAX_BITS + 1, max_bits=MAX_BITS) == "min_bits"
+    assert refused_argument(allocate_bits, [1.0, 2.0], 4, min_bits=0) == "min_bits"
+    assert refused_argument(message_bits, 10, 2, 4, scale_bits=-1) == "scale_bits"
+    assert refused_argument(message_bits, 10, 2, 4, scale_bits=1.5) == "scale_bits"
     assert message_bits(10, 3, 4, scale_bits=0) == 4 * 4  # ceil(10/3) = 4 coordinates
 
 
@@ -160,15 +153,15 @@ def test_registry_refusals_name_their_argument():
     mine = Quantizer("mutant-test-unit", lambda y: np.abs(y).max(axis=-1, initial=0.0) + 1.0, "test")
     register_quantizer(mine)
     try:
-        assert _argument(register_quantizer, mine) == "quantizer"  # already registered
-        assert _argument(register_quantizer, Quantizer("maxabs", stochastic.max_abs_scale, "x")) == "quantizer"
+        assert refused_argument(register_quantizer, mine) == "quantizer"  # already registered
+        assert refused_argument(register_quantizer, Quantizer("maxabs", stochastic.max_abs_scale, "x")) == "quantizer"
     finally:
         unregister_quantizer("mutant-test-unit")
-    assert _argument(unregister_quantizer, 3) == "name"
-    assert _argument(unregister_quantizer, "maxabs") == "name"
-    assert _argument(unregister_quantizer, "mutant-test-unit") == "name"
+    assert refused_argument(unregister_quantizer, 3) == "name"
+    assert refused_argument(unregister_quantizer, "maxabs") == "name"
+    assert refused_argument(unregister_quantizer, "mutant-test-unit") == "name"
 
 
 def test_error_feedback_refuses_messages_of_another_shape():
     ef = ErrorFeedback("maxabs", (1, 2))
-    assert _argument(ef.send, [0.3, -1.0], 1, 0) == "messages"
+    assert refused_argument(ef.send, [0.3, -1.0], 1, 0) == "messages"
