@@ -175,3 +175,29 @@ def test_sizes_and_bad_inputs_are_refused_by_name(monkeypatch):
         equal_load_lower_bound([0.1, 0.2], 1, 2, m=0)
     with pytest.raises(InvalidArgumentError, match="needs independent workers"):
         equal_load_lower_bound(straggler_model("fixed", 3, s=1), 1, 3)
+
+
+@pytest.mark.parametrize(("m", "load"), [(1, 3), (2, 3), (1, [1, 2, 3, 4, 5, 2, 1, 6])])
+def test_column_generation_reaches_the_whole_programmes_optimum(m, load):
+    """The library prices columns in; the whole LP over all 256 subsets, solved here at once, agrees."""
+    from scipy.optimize import linprog
+
+    n = 8
+    p = np.random.default_rng(3).uniform(0.02, 0.8, n)
+    f = np.full(n, 3 / 8) if isinstance(load, int) else np.array(load) / 8
+    T = _masks(n)  # every subset, any order
+    cost = np.array([_cost_by_patterns(p, np.flatnonzero(t), m) for t in T])
+    A_eq = np.vstack([np.ones(len(T)), T.T.astype(float)])
+    whole = linprog(cost, A_eq=A_eq, b_eq=[1.0, *f], bounds=(0, None), method="highs")
+    cert = equal_load_lower_bound(list(p), load, 8, m=m)
+    assert cert.solver_value == pytest.approx(whole.fun, abs=1e-12)
+    assert whole.fun - 1e-11 < cert.bound <= whole.fun + 1e-12
+
+
+def _cost_by_patterns(p, workers, m):
+    """E[(m - |T ∩ F|)^+] / m over the 2^|T| arrival patterns of the workers of T."""
+    out = 0.0
+    for arrived in itertools.product([False, True], repeat=len(workers)):
+        prob = math.prod((1 - p[j]) if a else p[j] for j, a in zip(workers, arrived, strict=True))
+        out += prob * max(m - sum(arrived), 0)
+    return out / m
