@@ -1,8 +1,11 @@
 """Student-t confidence intervals: the one place the Monte Carlo estimators take their quantiles from.
 
-Every Monte Carlo estimate in gcsim reports ``mean ± t_{(1 + level)/2, df} · se`` with the standard
+Most Monte Carlo estimates in gcsim report ``mean ± t_{(1 + level)/2, df} · se`` with the standard
 error ``se`` of the mean and ``df`` degrees of freedom (``samples - 1``, batches ``- 1``, or a
 Welch--Satterthwaite value for stratified sums); the quantile is :func:`scipy.stats.t.ppf`.
+
+A mean of draws with known bounds (a normalized error, an indicator, a fraction) can instead take
+:func:`betting_interval`, valid at every sample size (theory §57.12).
 
 Where random encoders are averaged, the unit of the interval is the encoder draw
 (:func:`draw_level_interval` over per-draw means: t, bootstrap-t, BCa; theory §57.10--§57.11), and
@@ -20,7 +23,15 @@ import numpy as np
 from ._validation import check_bool, check_finite_array, check_int, check_real
 from .errors import InvalidArgumentError
 
-__all__ = ["t_quantile", "t_interval", "median_interval", "DrawInterval", "draw_level_interval", "nested_variance"]
+__all__ = [
+    "t_quantile",
+    "t_interval",
+    "median_interval",
+    "betting_interval",
+    "DrawInterval",
+    "draw_level_interval",
+    "nested_variance",
+]
 
 
 def t_quantile(df: float, level: float = 0.95) -> float:
@@ -73,6 +84,75 @@ def median_interval(values: Any, level: float = 0.95) -> tuple[float, float, flo
     if k == 0:
         raise InvalidArgumentError("values", f"{n} values cannot give a {level:.0%} interval for the median")
     return float(y[k - 1]), float(y[n - k]), 1.0 - 2.0 * cdf
+
+
+def _log_capital(y: np.ndarray, lam: np.ndarray, m: float, c: float = 0.5) -> float:
+    """``max_t log K_t(m)`` of the hedged betting capital (θ = 1/2) for the mean ``m`` of ``y`` in [0, 1]."""
+    lp = np.minimum(lam, c / m) if m > 0 else lam
+    lm = np.minimum(lam, c / (1.0 - m)) if m < 1 else lam
+    kp = np.cumsum(np.log1p(lp * (y - m)))
+    km = np.cumsum(np.log1p(-lm * (y - m)))
+    return float(np.max(np.logaddexp(kp, km))) + math.log(0.5)
+
+
+def betting_interval(x: Any, lo: float, hi: float, alpha: float = 0.05) -> tuple[float, float]:
+    """Confidence interval of level ``1 - alpha`` for the mean of i.i.d. draws in ``[lo, hi]``, any sample size.
+
+    Hedged betting capital with the predictable plug-in bets of Waudby-Smith & Ramdas,
+    "Estimating means of bounded random variables by betting", JRSS B 86 (2024), Thm 3 and
+    eq. (26): under the true mean ``m`` the capital ``K_t(m)`` is a non-negative martingale
+    with ``K_0 = 1``, so by Ville's inequality ``P(max_t K_t(m) >= 1/alpha) <= alpha``; the
+    interval is the hull of the ``m`` not rejected (found by bisection from an accepted point).
+    It needs only the bounds, no normality: where every draw is ``lo`` it is a one-sided
+    ``[lo, u]`` with ``u > lo``, never the zero-width ``[lo, lo]`` of a t interval (theory §57.12,
+    with its measured coverage on rare events). Draws beyond ``[lo, hi]`` count as its ends; no
+    draws, or ``hi <= lo``, give the sample mean twice.
+
+    The draws must be in their drawing order (the bets are predictable): sorted draws are not
+    i.i.d., and their capital can reject every mean.
+
+    >>> lo, hi = betting_interval([0.0] * 2000, 0.0, 1.0)      # no event in 2000 draws
+    >>> lo, round(hi, 4)
+    (0.0, 0.0037)
+    >>> x = np.random.default_rng(0).random(200)                # uniform on [0, 1]: mean 0.5
+    >>> tuple(round(v, 3) for v in betting_interval(x, 0.0, 1.0))
+    (0.481, 0.592)
+    """
+    alpha = check_real("alpha", alpha, minimum=0.0, maximum=1.0, strict_min=True, strict_max=True)
+    x = np.asarray(x, dtype=float)
+    n = x.size
+    mean = float(x.mean()) if n else float("nan")
+    width = hi - lo
+    if n == 0 or width <= 0:
+        return (mean, mean)
+    y = np.clip((x - lo) / width, 0.0, 1.0)
+    t = np.arange(1, n + 1)
+    mu = (0.5 + np.cumsum(y)) / (t + 1)
+    var = (0.25 + np.cumsum((y - mu) ** 2)) / (t + 1)
+    prev = np.concatenate([[0.25], var[:-1]])
+    lam = np.sqrt(2.0 * math.log(2.0 / alpha) / (n * prev))
+    thr = math.log(1.0 / alpha)
+
+    def rejected(m: float) -> bool:
+        return _log_capital(y, lam, m) >= thr
+
+    anchor = float(y.mean())
+    if rejected(anchor):
+        grid = np.linspace(0.0, 1.0, 401)
+        anchor = float(grid[int(np.argmin([_log_capital(y, lam, g) for g in grid]))])
+
+    def edge(inner: float, outer: float) -> float:
+        if not rejected(outer):
+            return outer
+        for _ in range(60):
+            mid = 0.5 * (inner + outer)
+            if rejected(mid):
+                outer = mid
+            else:
+                inner = mid
+        return outer
+
+    return (lo + width * edge(anchor, 0.0), lo + width * edge(anchor, 1.0))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import _html, limits
+from .._stats import betting_interval as _betting_ci
 from ..errors import InvalidArgumentError
 from ..limits import check_entries
 from . import estimators as _est, mc_stream as _mc, structured as _structured
@@ -105,60 +106,6 @@ class ExpectedErrorResult:
                 ],
             ),
         )
-
-
-def _log_capital(y: np.ndarray, lam: np.ndarray, m: float, c: float = 0.5) -> float:
-    """``max_t log K_t(m)`` of the hedged betting capital (θ = 1/2) for the mean ``m`` of ``y`` in [0, 1]."""
-    lp = np.minimum(lam, c / m) if m > 0 else lam
-    lm = np.minimum(lam, c / (1.0 - m)) if m < 1 else lam
-    kp = np.cumsum(np.log1p(lp * (y - m)))
-    km = np.cumsum(np.log1p(-lm * (y - m)))
-    return float(np.max(np.logaddexp(kp, km))) + math.log(0.5)
-
-
-def _betting_ci(x: np.ndarray, lo: float, hi: float, alpha: float = 0.05) -> tuple[float, float]:
-    """Confidence interval of level ``1 - alpha`` for the mean of i.i.d. draws in ``[lo, hi]``, any sample size.
-
-    Hedged betting capital with the predictable plug-in bets of Waudby-Smith & Ramdas,
-    "Estimating means of bounded random variables by betting", JRSS B 86 (2024), Thm 3 and
-    eq. (26): under the true mean ``m`` the capital ``K_t(m)`` is a non-negative martingale
-    with ``K_0 = 1``, so by Ville's inequality ``P(max_t K_t(m) >= 1/alpha) <= alpha``; the
-    interval is the hull of the ``m`` not rejected (found by bisection from an accepted point).
-    """
-    x = np.asarray(x, dtype=float)
-    n = x.size
-    mean = float(x.mean()) if n else float("nan")
-    width = hi - lo
-    if n == 0 or width <= 0:
-        return (mean, mean)
-    y = np.clip((x - lo) / width, 0.0, 1.0)
-    t = np.arange(1, n + 1)
-    mu = (0.5 + np.cumsum(y)) / (t + 1)
-    var = (0.25 + np.cumsum((y - mu) ** 2)) / (t + 1)
-    prev = np.concatenate([[0.25], var[:-1]])
-    lam = np.sqrt(2.0 * math.log(2.0 / alpha) / (n * prev))
-    thr = math.log(1.0 / alpha)
-
-    def rejected(m: float) -> bool:
-        return _log_capital(y, lam, m) >= thr
-
-    anchor = float(y.mean())
-    if rejected(anchor):
-        grid = np.linspace(0.0, 1.0, 401)
-        anchor = float(grid[int(np.argmin([_log_capital(y, lam, g) for g in grid]))])
-
-    def edge(inner: float, outer: float) -> float:
-        if not rejected(outer):
-            return outer
-        for _ in range(60):
-            mid = 0.5 * (inner + outer)
-            if rejected(mid):
-                outer = mid
-            else:
-                inner = mid
-        return outer
-
-    return (lo + width * edge(anchor, 0.0), lo + width * edge(anchor, 1.0))
 
 
 def _evaluator(
