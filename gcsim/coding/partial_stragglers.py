@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import limits
-from .._stats import t_interval
+from .._stats import betting_interval, t_interval
 from .._validation import check_binary_matrix, check_int, check_int_array, check_real
 from ..errors import InvalidArgumentError
 from ..limits import array_shape, check_entries, check_work
@@ -584,25 +584,46 @@ def search_orders(
 
 @dataclass(frozen=True)
 class MeanCI:
-    """A Monte Carlo mean with its 95 % t interval (the unit is one delay draw)."""
+    """A Monte Carlo mean with its 95 % interval (the unit is one delay draw); ``method`` says which.
+
+    ``"betting"``: the bounded-mean interval of :func:`gcsim._stats.betting_interval`, valid at every
+    number of draws (for quantities with known bounds: normalized errors, their differences);
+    ``"t"``: the Student-t interval, asymptotic (for times, whose range is not bounded).
+    """
 
     mean: float
     lo: float
     hi: float
     draws: int
+    method: str = "t"
 
 
-def mean_ci(values: Any) -> MeanCI:
-    """Mean and 95 % t interval of per-draw values (the unit is one draw).
+def mean_ci(values: Any, bounds: tuple[float, float] | None = None) -> MeanCI:
+    """Mean and 95 % interval of per-draw values (the unit is one draw).
+
+    With ``bounds`` ``(a, b)`` (every possible value lies in ``[a, b]``) the interval is the betting
+    interval, valid at every sample size and one-sided where every draw sits at a bound (no event
+    seen is not a zero-width interval; theory §57.12); without, the t interval.
 
     >>> r = mean_ci([1.0, 2.0, 3.0])
-    >>> r.mean, round(r.lo, 4), round(r.hi, 4), r.draws
-    (2.0, -0.4841, 4.4841, 3)
+    >>> r.mean, round(r.lo, 4), round(r.hi, 4), r.draws, r.method
+    (2.0, -0.4841, 4.4841, 3, 't')
+    >>> r = mean_ci(np.zeros(2000), bounds=(0.0, 1.0))         # never an error in 2000 draws
+    >>> r.mean, r.lo, round(r.hi, 4), r.method
+    (0.0, 0.0, 0.0037, 'betting')
     """
     x = np.asarray(values, dtype=float).ravel()
     if x.size == 0:
         raise InvalidArgumentError("values", "need at least one draw")
     mean = float(x.mean())
+    if bounds is not None:
+        a = check_real("bounds", bounds[0])
+        b = check_real("bounds", bounds[1], minimum=a, strict_min=True)
+        slack = 1e-9 * (b - a)  # round-off of a normalized value; the interval clips it
+        if x.min() < a - slack or x.max() > b + slack:
+            raise InvalidArgumentError("bounds", f"values lie outside [{a}, {b}]")
+        lo, hi = betting_interval(x, a, b)
+        return MeanCI(mean, float(lo), float(hi), int(x.size), "betting")
     se = float(x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else math.inf
     lo, hi = t_interval(mean, se, x.size - 1)
     return MeanCI(mean, float(lo), float(hi), int(x.size))
@@ -626,7 +647,8 @@ def compare_protocols(
 ) -> ProtocolComparison:
     """Exact-recovery time and normalized error at ``deadline``, partial vs classic, on common draws.
 
-    ``speedup`` is the per-draw ratio classic / partial exact-recovery time.
+    ``speedup`` is the per-draw ratio classic / partial exact-recovery time. Times and the speedup
+    take t intervals (no known bound); the errors, in ``[0, 1]``, betting intervals (theory §57.12).
 
     Examples
     --------
@@ -645,4 +667,7 @@ def compare_protocols(
     scale = ell * model.num_chunks
     ep = partial_error_from_coverage(coverage(C, deadline), ell) / scale
     ec = classic_errors(model, C, ell, deadline) / scale
-    return ProtocolComparison(mean_ci(tp), mean_ci(tc), mean_ci(tc / tp), mean_ci(ep), mean_ci(ec), deadline, ell)
+    unit = (0.0, 1.0)
+    return ProtocolComparison(
+        mean_ci(tp), mean_ci(tc), mean_ci(tc / tp), mean_ci(ep, unit), mean_ci(ec, unit), deadline, ell
+    )
