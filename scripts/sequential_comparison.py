@@ -9,12 +9,15 @@ debts, §62.2-§62.3, two per-round codes, and the multiplexed scheme M-SGC, §6
 completion time of all jobs when the master waits out a round that would lose a job (``--wait-cost``
 time units per such round, a round's computation costing its normalized load). For M-SGC also the
 mean error of a job's gradient when a job not decoded is dropped or decoded by least squares from
-what arrived (§62.5). Intervals: 95 % t over the seeds (unit = seed). With ``--trace``, the same on
-a measured delay trace (scripts/record_delay_trace.py) under the deadline rule at ``--quantile``.
+what arrived (§62.5). Intervals over the seeds (unit = seed): betting intervals for the shares and
+normalized errors (valid at every number of seeds), the same for the per-round codes' completion
+times (affine in their waited rounds), t for the others. With ``--trace``, the same on a measured
+delay trace (scripts/record_delay_trace.py) under the deadline rule at ``--quantile``.
 
-Run (about 10 s)::
+Run (about 3 minutes of CPU; 100 seeds, since an interval valid at every number of seeds is wide
+over few)::
 
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python scripts/sequential_comparison.py \
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python scripts/sequential_comparison.py --seeds 100 \
         --trace docs/results/sequential_trace.csv --out docs/results/sequential.md
 """
 
@@ -29,7 +32,7 @@ import numpy as np
 from _results_sections import replace_section
 from sequential_training import code_arguments, trace_source
 
-from gcsim._stats import t_interval
+from gcsim._stats import betting_interval, t_interval
 from gcsim.coding.delay_laws import load_trace
 from gcsim.coding.sequential import (
     SelectiveRepeat,
@@ -43,22 +46,30 @@ from gcsim.coding.straggler_models import parse_spec
 
 
 def _signed(values: list[float], digits: int) -> str:
-    # a difference: the t interval unclipped, and what it supports
+    # a paired difference of two fractions, in [-1, 1]: the betting interval (any number of seeds)
     a = np.asarray(values, dtype=float)
     mean = float(a.mean())
-    lo, hi = t_interval(mean, float(a.std(ddof=1) / np.sqrt(a.size)), a.size - 1)
+    lo, hi = betting_interval(a, -1.0, 1.0)
     verdict = "newest-first recovers more" if lo > 0 else "oldest-first recovers more" if hi < 0 else "not shown"
     return f"{mean:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}] ({verdict})"
 
 
-def _cell(values: list[float], digits: int, top: float = float("inf")) -> str:
-    # the t interval clipped to the quantity's range [0, top] (a fraction, a count, a time)
+def _share(values: list[float], digits: int, scale: float = 1.0) -> str:
+    # a fraction in [0, 1] per seed (times ``scale`` when printed): the betting interval, valid at any
+    # number of seeds and one-sided where every seed sits at 0 or 1 (theory §57.12)
+    a = np.asarray(values, dtype=float)
+    lo, hi = betting_interval(a, 0.0, 1.0)
+    return f"{scale * float(a.mean()):.{digits}f} [{scale * lo:.{digits}f}, {scale * hi:.{digits}f}]"
+
+
+def _time(values: list[float], digits: int) -> str:
+    # a time has no bound known in advance: the t interval (asymptotic), none when every seed agrees
     a = np.asarray(values, dtype=float)
     mean = float(a.mean())
-    se = float(a.std(ddof=1) / np.sqrt(a.size)) if a.size > 1 else float("inf")
-    lo, hi = t_interval(mean, se, a.size - 1)
-    lo, hi = max(lo, 0.0), min(hi, top)
-    return f"{mean:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+    if float(a.max() - a.min()) <= 1e-9 * max(1.0, abs(mean)):  # equal up to the round-off of a sum
+        return f"{mean:.{digits}f} (equal on every seed: no interval)"
+    lo, hi = t_interval(mean, float(a.std(ddof=1) / np.sqrt(a.size)), a.size - 1)
+    return f"{mean:.{digits}f} [{max(lo, 0.0):.{digits}f}, {hi:.{digits}f}]"
 
 
 TITLE = "Sequential vs per-round gradient codes"
@@ -168,12 +179,18 @@ def main(argv: list[str] | None = None) -> int:
         "job (M-SGC: a round after which some job would fail even if every worker arrived from then on, §62.4 "
         "Remark 62.9; its "
         "first and last T rounds cost the share of their mini-task slots that hold a job). "
-        "Cells: mean [95 % t interval over seeds].",
+        "Cells: mean [95 % interval over seeds; the unit is the seed]: for the shares (recovered jobs, "
+        "admissible windows, waited rounds as a share of the rounds, M-SGC's normalized errors, and the paired "
+        "difference) the betting "
+        "interval of theory §57.12, valid at every number of seeds and one-sided where every seed is at 0 "
+        "or 1; the completion time of a per-round code is its rounds × load plus the wait cost × its "
+        "waited rounds, exactly, so its interval is theirs; the other completion times take the t interval "
+        "(asymptotic: their rare waits can make it too narrow).",
         "",
     ]
     for spec in args.stragglers:
         model = parse_spec(spec, args.n)
-        per_code: list[dict[str, list[float]]] = [{"rec": [], "time": [], "waits": []} for _ in codes]
+        per_code: list[dict[str, list[float]]] = [{"rec": [], "time": [], "waits": [], "rounds": []} for _ in codes]
         errors: dict[str, list[float]] = {"drop": [], "ls": [], "partial": []}  # M-SGC, stragglers lost (§62.5)
         windows: list[float] = []
         for seed in range(args.seeds):
@@ -217,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
             for stats, (lost, waited) in zip(per_code, runs, strict=True):
                 stats["rec"].append(lost.recovered_fraction)
                 stats["time"].append(waited.completion_time)
-                stats["waits"].append(float(waited.waited.sum()))
+                stats["waits"].append(float(waited.waited.mean()))  # a share of the rounds, in [0, 1]
+                stats["rounds"].append(float(waited.waited.size))
         if model.model_kind == "markov":
             p_enter, p_leave = model.params.p_enter, model.params.p_leave
             law = (
@@ -229,15 +247,22 @@ def main(argv: list[str] | None = None) -> int:
         lines += [
             f"### `{spec}`",
             "",
-            f"{law}; windows of W rounds that satisfy the (B, W, λ) conditions: {_cell(windows, 4, 1.0)}.",
+            f"{law}; windows of W rounds that satisfy the (B, W, λ) conditions: {_share(windows, 4)}.",
             "",
             "| code | load | delay | recovered within delay | waited rounds | completion time |",
             "| --- | --- | --- | --- | --- | --- |",
         ]
-        for (name, load, delay), stats in zip(codes, per_code, strict=True):
+        for i, ((name, load, delay), stats) in enumerate(zip(codes, per_code, strict=True)):
+            rounds = stats["rounds"][0]
+            if i in (2, 3):  # per-round codes: time = rounds * load + wait cost * waited rounds, exactly
+                mean = float(np.mean(stats["time"]))
+                lo, hi = (rounds * load + args.wait_cost * rounds * v for v in betting_interval(stats["waits"], 0, 1))
+                time = f"{mean:.1f} [{lo:.1f}, {hi:.1f}]"
+            else:
+                time = _time(stats["time"], 1)
             lines.append(
-                f"| {name} | {load:.3f} | {delay} | {_cell(stats['rec'], 4, 1.0)} | {_cell(stats['waits'], 1)} "
-                f"| {_cell(stats['time'], 1)} |"
+                f"| {name} | {load:.3f} | {delay} | {_share(stats['rec'], 4)} "
+                f"| {_share(stats['waits'], 1, rounds)} | {time} |"
             )
         # the two orders see the same masks: a paired interval of the difference (unit = seed)
         diff = [a - b for a, b in zip(per_code[1]["rec"], per_code[0]["rec"], strict=True)]
@@ -249,8 +274,8 @@ def main(argv: list[str] | None = None) -> int:
         if msgc is not None:
             lines += [
                 "M-SGC, stragglers lost, mean normalized error of a job's gradient (§62.5; 0 decoded, 1 dropped): "
-                f"dropped {_cell(errors['drop'], 4, 1.0)}, least squares {_cell(errors['ls'], 4, 1.0)}; "
-                f"least-squares error of the jobs not decoded {_cell(errors['partial'], 4, 1.0)}.",
+                f"dropped {_share(errors['drop'], 4)}, least squares {_share(errors['ls'], 4)}; "
+                f"least-squares error of the jobs not decoded {_share(errors['partial'], 4)}.",
                 "",
             ]
     if args.trace is not None:
