@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
-from .._stats import betting_interval, t_interval
+from .._stats import t_interval
 from .._validation import check_bool, check_int, check_real
 from ..coding.bounds import split_blocks
 from ..coding.quantize import SCALE_BITS, ErrorFeedback, allocate_bits, allocation_weights, decode, message_bits
@@ -339,12 +339,7 @@ def compare_at_equal_bits(codes: Sequence[QuantizedCode], dataset: Dataset, seed
 
 
 def summarize(runs: Any, level: float = 0.95) -> Any:
-    """Mean and ``level`` interval over seeds (the unit is the seed) of each code's final numbers.
-
-    ``test_acc``, a fraction in [0, 1], takes the betting interval (:func:`gcsim._stats.betting_interval`,
-    valid at every number of seeds; theory §57.12): with few seeds it is wide, which is what few seeds
-    say without assuming a law. ``train_loss`` and ``rel_error`` have no known upper bound and take
-    the t interval (asymptotic).
+    """Mean and ``level`` t-interval over seeds (the unit is the seed) of each code's final numbers.
 
     Examples
     --------
@@ -353,8 +348,6 @@ def summarize(runs: Any, level: float = 0.95) -> Any:
     ...                      "train_loss": [1.0, 2.0, 3.0], "test_acc": [0.5] * 3, "rel_error": [0.1] * 3})
     >>> summarize(runs).loc[0, ["train_loss", "train_loss_lo"]].round(3).tolist()
     [2.0, -0.484]
-    >>> summarize(runs).loc[0, ["test_acc_lo", "test_acc_hi"]].round(3).tolist()    # 3 seeds: wide
-    [0.0, 1.0]
     """
     require("pandas", "learning", "gcsim.learning.quantized_training.summarize")
     import pandas as pd
@@ -365,11 +358,7 @@ def summarize(runs: Any, level: float = 0.95) -> Any:
         for col in ("train_loss", "test_acc", "rel_error"):
             x = grp[col].to_numpy(dtype=float)
             mean = float(x.mean())
-            if col == "test_acc":
-                ci = betting_interval(x, 0.0, 1.0, alpha=1.0 - level)
-            else:
-                se = float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("inf")
-                ci = t_interval(mean, se, x.size - 1, level)
-            row[col], (row[f"{col}_lo"], row[f"{col}_hi"]) = mean, ci
+            se = float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("inf")
+            row[col], (row[f"{col}_lo"], row[f"{col}_hi"]) = mean, t_interval(mean, se, x.size - 1, level)
         out.append(row)
     return pd.DataFrame(out)
