@@ -201,3 +201,27 @@ def _cost_by_patterns(p, workers, m):
         prob = math.prod((1 - p[j]) if a else p[j] for j, a in zip(workers, arrived, strict=True))
         out += prob * max(m - sum(arrived), 0)
     return out / m
+
+
+def test_m_is_checked_and_large_m_costs_no_memory():
+    """``|T ∩ F| <= n``, so for ``m > n`` every ``(m - c)^+`` is ``m - c`` and ``g_m(T) = 1 - E|T ∩ F| / m``
+    (written out here from the ``p_j``); a huge ``m`` must not allocate ``m`` counts per subset."""
+    from fractions import Fraction
+
+    import pytest
+
+    from gcsim.coding.bounds.equal_load import check_load_certificate, subset_costs
+    from gcsim.errors import InvalidArgumentError
+
+    p = [Fraction(1, 2), Fraction(1, 3), Fraction(3, 4)]
+    m = 10**9
+    for T, g in enumerate(subset_costs(p, m)):
+        arrivals = sum((1 - p[j] for j in range(3) if T >> j & 1), Fraction(0))
+        assert g == 1 - arrivals / m
+    floats = subset_costs([float(q) for q in p], m)
+    assert all(abs(a - float(b)) < 1e-12 for a, b in zip(floats, subset_costs(p, m), strict=True))
+    for bad in (0, 1.5, "2", -3):
+        with pytest.raises(InvalidArgumentError, match="m"):
+            subset_costs(p, bad)
+        with pytest.raises(InvalidArgumentError, match="m"):
+            check_load_certificate(p, [Fraction(1, 3)] * 3, bad, [Fraction(0)] * 4)

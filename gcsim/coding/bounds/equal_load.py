@@ -107,12 +107,18 @@ def _probabilities(p: Any) -> tuple[Fraction, ...]:
     return tuple(out)
 
 
+def _slots(m: int, n: int) -> int:
+    """How many arrival counts ``c < m`` can be nonzero: ``|T ∩ F| <= n``, so ``min(m, n + 1)``."""
+    return min(m, n + 1)
+
+
 def _arrival_counts(p: Sequence[Any], m: int, one: Any) -> list[tuple[Any, ...]]:
-    """For every subset ``T`` (bit ``j`` = worker ``j``): ``P[|T ∩ F| = c]`` for ``c < m``."""
-    out: list[tuple[Any, ...]] = [(one, *([one - one] * (m - 1)))]
+    """For every subset ``T`` (bit ``j`` = worker ``j``): ``P[|T ∩ F| = c]`` for ``c < min(m, n + 1)``."""
+    k = _slots(m, len(p))
+    out: list[tuple[Any, ...]] = [(one, *([one - one] * (k - 1)))]
     for q in p:
         a = one - q
-        out += [tuple(d[c] * q + (d[c - 1] * a if c else 0) for c in range(m)) for d in out]
+        out += [tuple(d[c] * q + (d[c - 1] * a if c else 0) for c in range(k)) for d in out]
     return out
 
 
@@ -126,11 +132,12 @@ def _scaled_costs(p: Sequence[Fraction], m: int) -> tuple[list[int], int]:
     D = math.lcm(*(q.denominator for q in p))
     a = [q.numerator * (D // q.denominator) for q in p]
     n = len(p)
-    out: list[tuple[int, ...]] = [(D**n, *([0] * (m - 1)))]
+    k = _slots(m, n)
+    out: list[tuple[int, ...]] = [(D**n, *([0] * (k - 1)))]
     for aj in a:
         bj = D - aj
-        out += [tuple((d[c] * aj + (d[c - 1] * bj if c else 0)) // D for c in range(m)) for d in out]
-    return [sum((m - c) * d[c] for c in range(m)) for d in out], m * D**n
+        out += [tuple((d[c] * aj + (d[c - 1] * bj if c else 0)) // D for c in range(k)) for d in out]
+    return [sum((m - c) * d[c] for c in range(k)) for d in out], m * D**n
 
 
 def _scaled_sums(y: Sequence[Fraction]) -> tuple[list[int], int]:
@@ -154,10 +161,12 @@ def subset_costs(p: Sequence[Any], m: int = 1) -> list[Any]:
     >>> subset_costs([Fraction(1, 2)], m=2)  # (2 - 0) / 2 or (2 - 1) / 2, each with probability 1/2
     [Fraction(1, 1), Fraction(3, 4)]
     """
+    m = check_int("m", m, minimum=1)
+    limits.check_work("p", 2 ** len(p), "the subsets of the workers", limit_name="MAX_LP_SUBSETS")
     if p and all(isinstance(q, Fraction) for q in p):
         K, S = _scaled_costs(list(p), m)
         return [Fraction(k, S) for k in K]
-    return [sum((m - c) * d[c] for c in range(m)) / m for d in _arrival_counts(p, m, 1.0)]
+    return [sum((m - c) * d[c] for c in range(len(d))) / m for d in _arrival_counts(p, m, 1.0)]
 
 
 def check_load_certificate(
@@ -195,6 +204,7 @@ def check_load_certificate(
     gcsim.errors.VerificationError: dual: infeasible at the subset T = {0, 1} of the workers: ...
     """
     n = len(p)
+    m = check_int("m", m, minimum=1)
     if len(fractions) != n or len(dual) != n + 1:
         raise VerificationError(f"dual: needs {n + 1} entries and {n} fractions, got {len(dual)} and {len(fractions)}")
     if not all(isinstance(v, (Fraction, int)) for v in (*p, *fractions, *dual)):
