@@ -124,6 +124,8 @@ def trace_source(path: Path, quantile: float, n: int) -> tuple[Source, str]:
 def _interval(values: np.ndarray, digits: int, top: float = float("inf")) -> str:
     # clipped to the quantity's range [0, top] (a loss, an accuracy)
     a = np.asarray(values, dtype=float)
+    if np.all(a == a[0]):  # a zero-width t interval would claim a precision the seeds do not show
+        return f"{a[0]:.{digits}f} (every seed; no interval)"
     lo, hi = t_interval(float(a.mean()), float(a.std(ddof=1) / np.sqrt(a.size)), a.size - 1)
     lo, hi = max(lo, 0.0), min(hi, top)
     return f"{a.mean():.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
@@ -132,6 +134,8 @@ def _interval(values: np.ndarray, digits: int, top: float = float("inf")) -> str
 def _difference(values: np.ndarray, above: str, below: str) -> str:
     # the paired difference's interval and what it supports: above zero, below zero, or neither
     a = np.asarray(values, dtype=float)
+    if np.all(a == a[0]):  # the same difference on every seed: no interval, and nothing shown by it
+        return f"{a[0]:+.4f} on every seed (no interval)"
     lo, hi = t_interval(float(a.mean()), float(a.std(ddof=1) / np.sqrt(a.size)), a.size - 1)
     return f"{a.mean():+.4f} [{lo:+.4f}, {hi:+.4f}] ({above if lo > 0 else below if hi < 0 else 'not shown'})"
 
