@@ -26,6 +26,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from _link_settings import add_link_settings
+
 
 def _link(text: str) -> tuple[str, str | None]:
     rate, _, delay = text.partition(":")
@@ -124,18 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         help="port model: none = rate beta on payload bytes; tbf = the links' token buckets (§56.7); "
         "wire = the buckets and TCP's segment headers (default, judged; theory §56.10)",
     )
-    p.add_argument(
-        "--congestion",
-        default=None,
-        help="TCP congestion control of the rank namespaces, e.g. bbr or reno (default: the host's; "
-        "recorded either way; theory §56.11)",
-    )
-    p.add_argument(
-        "--sharing",
-        choices=("fifo", "fair"),
-        default="fifo",
-        help="the ports' queue behind the token bucket: one FIFO (default) or one per peer (theory §56.11)",
-    )
+    add_link_settings(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--out", type=Path, default=None, help="write results.json and table.md here")
     args = p.parse_args(argv)

@@ -36,6 +36,8 @@ import threading
 import time
 from pathlib import Path
 
+from _link_settings import add_link_settings
+
 from gcsim.executor.allreduce import Recv, Schedule, Send, get_collective, wire_bytes
 from gcsim.executor.allreduce._linkmodel import simulate
 from gcsim.executor.netem import TCP_FRAMING, NetemTopology, delay_seconds, netem_available, parse_rate, tbf_burst
@@ -251,17 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--gap", type=float, default=0.5, help="seconds between repeat starts (idle links)")
     p.add_argument("--only", nargs="+", default=None, help="experiment names (default: all)")
-    p.add_argument(
-        "--congestion",
-        default=None,
-        help="TCP congestion control in the rank namespaces, e.g. cubic (default: the host's; theory §56.11)",
-    )
-    p.add_argument(
-        "--sharing",
-        choices=("fifo", "fair"),
-        default="fifo",
-        help="the ports' queue behind the token bucket: one FIFO (default) or one per peer (theory §56.11)",
-    )
+    add_link_settings(p)
     p.add_argument("--out", type=Path, default=None, help="write results.json here")
     p.add_argument("--from-results", type=Path, default=None, help="print the table of a stored results.json")
     p.add_argument("--arrivals", default=None, help="with --from-results: the arrival curves of this experiment")
