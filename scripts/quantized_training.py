@@ -11,9 +11,10 @@ seeds.  A second table shares ``budget Â· n`` bits by the allocation of theory Â
 heterogeneous straggling, against the uniform bits; a third splits the exact expected error of one
 step (Theorem 58.2) at the initial parameters.
 
-Example (the committed run, about 2 minutes on the shared 2-core machine)::
+Example (the committed run, 20 seeds; 42 s on the 2-core machine at a load average near 1)::
 
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python scripts/quantized_training.py --out docs/results/quantized.md
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python scripts/quantized_training.py \
+        --seeds $(seq -s ' ' 0 19) --out docs/results/quantized.md
 """
 
 from __future__ import annotations
