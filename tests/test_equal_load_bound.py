@@ -225,3 +225,16 @@ def test_m_is_checked_and_large_m_costs_no_memory():
             subset_costs(p, bad)
         with pytest.raises(InvalidArgumentError, match="m"):
             check_load_certificate(p, [Fraction(1, 3)] * 3, bad, [Fraction(0)] * 4)
+
+
+def test_the_costs_of_all_subsets_are_enumerated_once(monkeypatch):
+    """The exact pass feeds both the solver (rounded to floats) and the exact check: one enumeration of 2^n."""
+    from gcsim.coding.bounds import equal_load
+
+    calls = []
+    exact = equal_load._scaled_costs
+    monkeypatch.setattr(equal_load, "_scaled_costs", lambda p, m: calls.append(m) or exact(p, m))
+    monkeypatch.setattr(equal_load, "_arrival_counts", lambda *a: pytest.fail("a second, float enumeration"))
+    cert = equal_load.equal_load_lower_bound([0.05, 0.1, 0.5, 0.6], 2, 4, m=2)
+    assert calls == [2]
+    assert cert.verify() == cert.value  # the public check, from scratch, agrees

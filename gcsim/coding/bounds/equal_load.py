@@ -17,6 +17,8 @@ rational arithmetic (:func:`check_load_certificate`) and returns the value of th
 bound, whatever the solver's round-off.  The costs are checked at ``p_j`` lowered by a relative
 ``2^-40`` when ``p_j`` is a float (so the bound also holds for the exact number the float rounds,
 ``g_m`` being nondecreasing in every ``p_j``); a :class:`fractions.Fraction` is taken exactly.
+The ``2^n`` costs are computed once, exactly (:func:`_scaled_costs`): HiGHS gets them rounded to
+the nearest floats, the check gets them as they are.
 
 Not a registered bound (:mod:`~gcsim.coding.bounds.registry`): those bound ``err(B, F)`` pattern by
 pattern for one scheme, this one bounds an expectation over a straggler law for every scheme.
@@ -210,7 +212,13 @@ def check_load_certificate(
     if not all(isinstance(v, (Fraction, int)) for v in (*p, *fractions, *dual)):
         raise VerificationError("dual: p, fractions and dual must be exact rationals (Fraction)")
     limits.check_work("p", 2**n, "the subsets of the workers the certificate checks", limit_name="MAX_LP_SUBSETS")
-    K, S = _scaled_costs([Fraction(q) for q in p], m)
+    return _check_scaled(_scaled_costs([Fraction(q) for q in p], m), fractions, dual)
+
+
+def _check_scaled(costs: tuple[list[int], int], fractions: Sequence[Fraction], dual: Sequence[Fraction]) -> Fraction:
+    """:func:`check_load_certificate` given :func:`_scaled_costs`'s ``(K, S)`` of its ``p`` and ``m``."""
+    K, S = costs
+    n = len(fractions)
     y = [Fraction(v) for v in dual]
     Y, Q = _scaled_sums([*y[1:], y[0]])  # y_0 last: Y[T + 2^n] = (y_0 + sum_{j in T} y_j) Q
     top = 2**n
@@ -356,8 +364,9 @@ def equal_load_lower_bound(model: Any, load: Any, parts: int, m: int = 1) -> Loa
         limit_name="MAX_LP_SUBSETS",
         unit="subsets",
     )
-    costs = _scaled_costs(p, m)
-    raw, solver_value = _solve(np.array(subset_costs([float(q) for q in p], m)), fractions)
+    costs = _scaled_costs(p, m)  # the 2^n costs, once: exact for the proof, rounded for the solver
+    K, S = costs
+    raw, solver_value = _solve(np.array([k / S for k in K]), fractions)  # int / int: correctly rounded
     dual = _round_dual(raw, costs, fractions)
-    value = check_load_certificate(p, fractions, m, dual)  # the proof: every constraint, exactly
+    value = _check_scaled(costs, fractions, dual)  # the proof: every constraint, exactly
     return LoadBoundCertificate(_float_below(value), value, tuple(dual), p, fractions, m, solver_value)
