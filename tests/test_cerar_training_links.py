@@ -128,7 +128,10 @@ def test_summary_pairs_seeds_and_multiplies_steps_by_step_time():
     assert c16["steps_to_target"]["mean"] == pytest.approx(98 / 3, rel=1e-15)
     assert c16["time_to_target_s"]["max"] == pytest.approx(36 * 0.5, rel=1e-15)
     assert c16["verdict"] == verdict(c16["time_ratio"])
-    assert rows[(640, "ring")]["time_ratio"]["mean"] == 1.0 and rows[(640, "ring")]["verdict"] is None
+    # the ring is the baseline: its ratio to itself is not a measurement
+    ring = rows[(640, "ring")]
+    assert ring["time_ratio"] is None and ring["step_ratio"] is None and ring["verdict"] == "baseline"
+    assert rows[(3200, "ring")]["step_ratio"] is None and rows[(3200, "ring")]["verdict"] == "baseline"
     assert c16["load_range"] == [1.0, 4.0] and c16["seeds"] == 3
     # the large model has no accuracy runs: per-step ratio only, said so in the verdict
     big = rows[(3200, "c16")]

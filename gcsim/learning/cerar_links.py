@@ -43,11 +43,19 @@ __all__ = [
     "seed_interval",
     "verdict",
     "summarize_links",
+    "BASELINE",
+    "refresh_summary",
+    "links_table",
     "STAGE_LINKS",
     "link_claims",
     "links_experiment",
     "plot_links",
 ]
+
+#: The verdict of the ring's own rows in :func:`summarize_links`: the baseline every ratio divides by.
+#: Its ratio to itself is 1 by definition, not a measurement, so its ratios are ``None`` and
+#: :func:`links_table` prints this word in their place.
+BASELINE = "baseline"
 
 #: Units of the large model's fully connected layer: ``conv_net(BIG_WIDTH)`` has 5,057,610 parameters.
 BIG_WIDTH = 3200
@@ -252,6 +260,7 @@ def summarize_links(timing: list[dict], accuracy: list[dict]) -> list[dict]:
 
     ``timing``: :func:`timing_row` rows; ``accuracy``: rows with ``width``, ``variant``, ``seed`` and
     ``step_at_target`` (None: not reached).  Intervals: :func:`seed_interval`; verdicts: :func:`verdict`.
+    The ring's rows are the baseline: no ratios (``None``) and the verdict :data:`BASELINE`.
     """
     reach = {(a["width"], a["variant"], a["seed"]): a["step_at_target"] for a in accuracy}
     by = {(t["width"], t["link"], t["delay"], t["variant"], t["seed"]): t for t in timing}
@@ -282,8 +291,9 @@ def summarize_links(timing: list[dict], accuracy: list[dict]) -> list[dict]:
             "time_ratio": None,
             "verdict": None,
         }
+        baseline = variant == "ring"
         ring_steps = [r["step_median_s"] for r in ring if r is not None]
-        if len(ring_steps) == len(rows):
+        if not baseline and len(ring_steps) == len(rows):
             row["step_ratio"] = seed_interval([a / t["step_median_s"] for a, t in zip(ring_steps, rows, strict=True)])
         hits = [float(h) for s in seeds if (h := reach.get((w, variant, s))) is not None]
         ring_hits = [float(h) for s in seeds if (h := reach.get((w, "ring", s))) is not None]
@@ -291,17 +301,133 @@ def summarize_links(timing: list[dict], accuracy: list[dict]) -> list[dict]:
             row["steps_to_target"] = seed_interval(hits)
             times = [h * t["step_median_s"] for h, t in zip(hits, rows, strict=True)]
             row["time_to_target_s"] = seed_interval(times)
-            if len(ring_steps) == len(rows) and len(ring_hits) == len(rows):
+            if not baseline and len(ring_steps) == len(rows) and len(ring_hits) == len(rows):
                 ring_times = [h * r for h, r in zip(ring_hits, ring_steps, strict=True)]
                 row["time_ratio"] = seed_interval([a / b for a, b in zip(ring_times, times, strict=True)])
-                if variant != "ring":
-                    row["verdict"] = verdict(row["time_ratio"])
+                row["verdict"] = verdict(row["time_ratio"])
         elif any((w, variant, s) in reach for s in seeds):
             row["verdict"] = "target not reached"
-        if variant != "ring" and row["verdict"] is None and row["step_ratio"] is not None:
+        if row["verdict"] is None and row["step_ratio"] is not None:
             row["verdict"] = verdict(row["step_ratio"]) + " (per step)"
+        if baseline and row["verdict"] is None:
+            row["verdict"] = BASELINE
         out.append(row)
     return out
+
+
+def refresh_summary(folder: str | Path) -> list[dict]:
+    """:func:`summarize_links` again from a finished run's ``timing.csv`` and ``accuracy.csv`` in ``folder``.
+
+    No training and no root: the summary is recomputed from the per-run rows and written back to
+    ``summary.json`` and ``summary.csv`` there (empty CSV cells are ``None`` again, as in the rows
+    the run summarized); returns it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> run = {"parameters": 10, "width": 8, "link": "1gbit", "delay": "1ms", "seed": 0, "step_median_s": 0.5,
+    ...        "payload_bytes_per_step": None, "payload_formula_bytes_per_step": 40, "wire_bytes_per_step": 42.0,
+    ...        "load_before": 1.0, "load_after": 2.0}
+    >>> runs = [{**run, "variant": "ring"}, {**run, "variant": "exact c=4", "step_median_s": 0.25}]
+    >>> pd.DataFrame(runs).to_csv(folder / "timing.csv", index=False)
+    >>> reached = [{"width": 8, "variant": v, "seed": 0, "step_at_target": 30} for v in ("ring", "exact c=4")]
+    >>> pd.DataFrame(reached).to_csv(folder / "accuracy.csv", index=False)
+    >>> [(r["variant"], r["time_ratio"] and r["time_ratio"]["mean"], r["verdict"]) for r in refresh_summary(folder)]
+    [('ring', None, 'baseline'), ('exact c=4', 2.0, 'not shown')]
+    >>> sorted(p.name for p in folder.iterdir())
+    ['accuracy.csv', 'summary.csv', 'summary.json', 'timing.csv']
+    """
+    import pandas as pd
+
+    folder = Path(folder)
+
+    def rows(name: str) -> list[dict]:
+        frame = pd.read_csv(folder / name)
+        return [{k: None if v is None or v != v else v for k, v in r.items()} for r in frame.to_dict("records")]
+
+    summary = summarize_links(rows("timing.csv"), rows("accuracy.csv"))
+    _write_summary(folder, summary)
+    return summary
+
+
+#: The :func:`seed_interval` fields of a :func:`summarize_links` row, and each interval's keys.
+_INTERVALS = ("step_s", "step_ratio", "steps_to_target", "time_to_target_s", "time_ratio")
+_INTERVAL_KEYS = ("mean", "lo", "hi", "min", "max", "n")
+
+
+def _write_summary(out: Path, summary: list[dict]) -> None:
+    """``summary.json`` and ``summary.csv`` into ``out``.
+
+    The CSV flattens each interval to ``step_s.mean``, ``step_s.lo`` ... with the same columns in
+    every row (empty where the row has no such interval: the ring's ratios, a model without
+    accuracy runs).
+    """
+    import json
+
+    import pandas as pd
+
+    rows = to_jsonable(summary)
+    flat = [
+        {k: v for k, v in r.items() if k not in _INTERVALS}
+        | {f"{k}.{f}": None if r[k] is None else r[k][f] for k in _INTERVALS for f in _INTERVAL_KEYS}
+        for r in rows
+    ]
+    atomic_write_text(out / "summary.json", json.dumps(rows, indent=1))
+    atomic_write_text(out / "summary.csv", pd.DataFrame(flat, dtype=object).to_csv(index=False))
+
+
+def _cells(x: dict | None, digits: int, scale: float = 1.0) -> str:
+    """``mean [lo, hi]`` of a :func:`seed_interval`, times ``scale``; "–" where there is none."""
+    if x is None:
+        return "–"
+    return f"{x['mean'] * scale:.{digits}f} [{x['lo'] * scale:.{digits}f}, {x['hi'] * scale:.{digits}f}]"
+
+
+def links_table(summary: list[dict], target: float = 0.9) -> str:
+    """The Markdown table of a :func:`summarize_links` summary, one row per model, link, delay and variant.
+
+    Means over seeds [95 % t intervals]; the ring's rows are the :data:`BASELINE` every ratio
+    divides by and say so instead of a ratio (theirs to themselves is 1 by definition); "–" where
+    the summary has no number (a model without accuracy runs has no steps to ``target``).  A
+    parameters column only when the summary holds more than one model.
+
+    Examples
+    --------
+    >>> run = {"parameters": 1015370, "width": 640, "link": "100mbit", "delay": "1ms", "seed": 0,
+    ...        "payload_bytes_per_step": None, "payload_formula_bytes_per_step": 6092232,
+    ...        "wire_bytes_per_step": 6.14e6, "load_before": 6.0, "load_after": 7.0}
+    >>> timing = [{**run, "variant": v, "seed": s, "step_median_s": t}
+    ...           for v, ts in (("ring", (0.6, 0.5, 0.55)), ("optimized c=16", (0.5, 0.42, 0.46)))
+    ...           for s, t in enumerate(ts)]
+    >>> table = links_table(summarize_links(timing, [])).splitlines()
+    >>> print(table[2])
+    | 100mbit | 1ms | ring | – | 550 [426, 674] | baseline | – | baseline |  | 6.09 | 6.14 | 6.0–7.0 |
+    >>> table[3].split(" | ")[4:9]
+    ['460 [361, 559]', '1.20 [1.18, 1.21]', '–', '–', 'CERAR sooner (per step)']
+    """
+    many = len({r["parameters"] for r in summary}) > 1
+    goal = f"{target * 100:g} %"
+    head = ["link", "one-way delay", "variant", f"steps to {goal}", "step ms", "ring / variant, per step"]
+    head += [f"time to {goal} (s)", f"ring / variant, to {goal}", "verdict", "payload MB / step", "wire MB / step"]
+    head += ["load average"]
+    align = ["---"] * 3 + ["---:"] * 5 + ["---", "---:", "---:", "---"]
+    if many:
+        head, align = ["parameters", *head], ["---", *align]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    for r in summary:
+        base = r["verdict"] == BASELINE
+        cells = [r["link"], r["delay"], r["variant"], _cells(r["steps_to_target"], 1), _cells(r["step_s"], 0, 1e3)]
+        cells += [BASELINE if base else _cells(r["step_ratio"], 2), _cells(r["time_to_target_s"], 1)]
+        cells += [BASELINE if base else _cells(r["time_ratio"], 2), "" if base else r["verdict"] or ""]
+        wire = r["wire_MB_per_step"]
+        cells += [f"{r['payload_MB_per_step']:.2f}", "–" if wire is None else f"{wire:.2f}"]
+        cells += ["{:.1f}–{:.1f}".format(*r["load_range"])]
+        if many:
+            cells = [f"{r['parameters'] / 1e6:.2f} M", *cells]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def links_experiment(
@@ -520,8 +646,7 @@ def _write_links(
     atomic_write_text(out / "accuracy.csv", pd.DataFrame(tables["accuracy"]).to_csv(index=False))
     atomic_write_text(out / "accuracy_curves.csv", pd.DataFrame(tables["curves"]).to_csv(index=False))
     atomic_write_text(out / "timing.csv", pd.DataFrame(timing).to_csv(index=False))
-    atomic_write_text(out / "summary.json", json.dumps(to_jsonable(summary), indent=1))
-    atomic_write_text(out / "summary.csv", pd.json_normalize(to_jsonable(summary)).to_csv(index=False))
+    _write_summary(out, summary)
     atomic_write_text(out / "designs.json", json.dumps(to_jsonable(tables["designs"]), indent=1))
     plot_links(summary, out / "figure.png")
     import torch

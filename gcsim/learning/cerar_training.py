@@ -46,6 +46,7 @@ from .._validation import check_bool, check_int
 from ..executor.netem import netem_available
 from ..io.manifest import atomic_write_text, provenance, to_jsonable
 from .cerar_links import (
+    BASELINE,
     BIG_WIDTH,
     LINKS,
     STAGE_LINKS,
@@ -53,7 +54,9 @@ from .cerar_links import (
     _step_quantiles,
     link_claims,
     links_experiment,
+    links_table,
     plot_links,
+    refresh_summary,
     seed_interval,
     summarize_links,
     timing_row,
@@ -116,6 +119,9 @@ __all__ = [
     "seed_interval",
     "verdict",
     "summarize_links",
+    "BASELINE",
+    "refresh_summary",
+    "links_table",
     "links_experiment",
     "plot_links",
 ]
