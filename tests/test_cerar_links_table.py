@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from gcsim.errors import InvalidArgumentError
 from gcsim.learning.cerar_links import BASELINE, links_table, refresh_summary, summarize_links
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,3 +97,10 @@ def test_committed_page_tables_are_the_committed_summaries(run: str):
     page = (RUNS.parent / "cerar_training.md").read_text(encoding="utf-8")
     assert links_table(summary, target) in page
     assert all(r["step_ratio"] is None and r["verdict"] == BASELINE for r in summary if r["variant"] == "ring")
+
+
+def test_bad_inputs_are_named(tmp_path: Path):
+    with pytest.raises(InvalidArgumentError, match="folder.*timing.csv"):
+        refresh_summary(tmp_path)
+    with pytest.raises(InvalidArgumentError, match="target"):
+        links_table(summarize_links(*_planted()), target=90)

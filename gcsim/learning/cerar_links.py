@@ -342,6 +342,9 @@ def refresh_summary(folder: str | Path) -> list[dict]:
     import pandas as pd
 
     folder = Path(folder)
+    for name in ("timing.csv", "accuracy.csv"):
+        if not (folder / name).is_file():
+            raise InvalidArgumentError("folder", f"has no {name}: not a finished link run ({folder})")
 
     def rows(name: str) -> list[dict]:
         frame = pd.read_csv(folder / name)
@@ -407,6 +410,7 @@ def links_table(summary: list[dict], target: float = 0.9) -> str:
     >>> table[3].split(" | ")[4:9]
     ['460 [361, 559]', '1.20 [1.18, 1.21]', '–', '–', 'CERAR sooner (per step)']
     """
+    target = check_real("target", target, minimum=0.0, maximum=1.0)
     many = len({r["parameters"] for r in summary}) > 1
     goal = f"{target * 100:g} %"
     head = ["link", "one-way delay", "variant", f"steps to {goal}", "step ms", "ring / variant, per step"]
