@@ -28,7 +28,6 @@ from .._validation import check_int
 from ..errors import InvalidArgumentError
 from .decoders import optimal_decoders
 from .encoders.classic import cyclic_repetition_assignment
-from .pattern_errors import optimal_error
 from .schemes import Scheme, encode
 from .sequential import SequentialRun, _masks, _wait_cost, _window, _window_broken
 
@@ -277,8 +276,12 @@ def _least_squares(
         scheme = code.group_scheme(seed)
         masks = senders[part].reshape(-1, n)
         X = np.asarray(optimal_decoders(scheme.B, masks, 1))
-        weights[part, n * (W - 1) * f :] = ((scheme.B[None] * masks[:, None, :]) @ X).reshape(part.size, B * n)
-        error[part] += np.asarray(optimal_error(scheme, masks, progress=False)).reshape(part.size, B).sum(axis=1)
+        proj = ((scheme.B[None] * masks[:, None, :]) @ X)[:, :, 0]  # B_F X*: the projection of 1 on the arrived
+        weights[part, n * (W - 1) * f :] = proj.reshape(part.size, B * n)
+        # the decoder's residual ||B_F X* - 1||^2 is err(B, F) (§5.1): one solve per group, not a second one
+        # for the error; clipped to [0, n] as optimal_error clips it
+        resid = np.clip(np.sum((proj - 1.0) ** 2, axis=1), 0.0, n)
+        error[part] += resid.reshape(part.size, B).sum(axis=1)
     return error / N, weights
 
 
