@@ -7,9 +7,11 @@ Gilbert–Elliott chain per worker) and each code (selective repeat forgiving th
 debts, §62.2-§62.3, two per-round codes, and the multiplexed scheme M-SGC, §62.4, when
 ``B <= W - 1``), the fraction of jobs decoded within the code's delay when stragglers are lost, and the
 completion time of all jobs when the master waits out a round that would lose a job (``--wait-cost``
-time units per such round, a round's computation costing its normalized load). For M-SGC also the
-mean error of a job's gradient when a job not decoded is dropped or decoded by least squares from
-what arrived (§62.5). Intervals over the seeds (unit = seed): betting intervals for the shares and
+time units per such round, a round's computation costing its normalized load). For selective repeat
+(both orders) and M-SGC also the mean error of a job's gradient when a job not decoded is dropped or
+decoded by least squares from what arrived (selective repeat: the optimal decoder of its per-round
+cyclic MDS code, seed 0, on the workers whose task arrived within the delay, §5.1; M-SGC: §62.5, its
+groups' code of seed 0). Intervals over the seeds (unit = seed): betting intervals for the shares and
 normalized errors (valid at every number of seeds), the same for the per-round codes' completion
 times (affine in their waited rounds), t for the others. With ``--trace``, the same on a measured
 delay trace (scripts/record_delay_trace.py) under the deadline rule at ``--quantile``.
@@ -34,9 +36,13 @@ from sequential_training import code_arguments, trace_source
 
 from gcsim._stats import betting_interval, t_interval
 from gcsim.coding.delay_laws import load_trace
+from gcsim.coding.evaluate import optimal_error
+from gcsim.coding.schemes import encode
 from gcsim.coding.sequential import (
     SelectiveRepeat,
+    SequentialRun,
     is_bursty,
+    job_masks,
     simulate_classic,
     simulate_selective_repeat,
     straggler_masks,
@@ -72,6 +78,49 @@ def _time(values: list[float], digits: int) -> str:
     return f"{mean:.{digits}f} [{max(lo, 0.0):.{digits}f}, {hi:.{digits}f}]"
 
 
+def repeat_errors(code: SelectiveRepeat, run: SequentialRun, masks: np.ndarray) -> np.ndarray:
+    """Each job's normalized error of a selective-repeat run whose stragglers are lost, decoded by least squares.
+
+    0 for a job decoded within the delay (any ``n - s`` tasks of the cyclic MDS code give the sum, §5); for
+    the others ``err(B, F) / n`` (§5.1) of the per-round code (cyclic MDS for ``s`` stragglers, seed 0, as
+    M-SGC's groups take) on ``F``, the workers whose task of the job arrived within the delay
+    (:func:`gcsim.coding.sequential.job_masks`): the gradient's error over the job's ``n`` equal parts.
+    """
+    out = np.zeros(run.decoded.size)
+    late = run.decoded < 0
+    if late.any():
+        scheme = encode(code.assignment(), 1, "cyclic-mds", seed=0)
+        out[late] = optimal_error(scheme, job_masks(run, masks)[late], normalized=True, progress=False)
+    return out
+
+
+def _add_errors(errors: dict[str, list[float]], dropped: np.ndarray, ls: np.ndarray, late: np.ndarray) -> None:
+    # one seed's means: every job dropped / least squares, and least squares over the jobs not decoded (NaN: none)
+    errors["drop"].append(float(dropped.mean()))
+    errors["ls"].append(float(ls.mean()))
+    errors["partial"].append(float(ls[late].mean()) if late.any() else float("nan"))
+
+
+def _trace_errors(name: str, ref: str, dropped: float, ls: np.ndarray, late: np.ndarray) -> str:
+    # one code's errors on the trace (one sequence: no interval)
+    mean = float(ls[late].mean()) if late.any() else 0.0
+    return (
+        f"{name}, stragglers lost, mean normalized error of a job's gradient ({ref}): dropped {dropped:.4f}, "
+        f"least squares {float(ls.mean()):.4f} (over the {int(late.sum())} jobs not decoded: {mean:.4f})."
+    )
+
+
+def _errors_line(name: str, errors: dict[str, list[float]], ref: str) -> str:
+    # one code's drop / least-squares errors over the seeds; "partial" only over the seeds with a job not decoded
+    part = [v for v in errors["partial"] if not np.isnan(v)]
+    where = "" if len(part) == len(errors["partial"]) else f" (the {len(part)} seeds with one)"
+    return (
+        f"{name}, stragglers lost, mean normalized error of a job's gradient ({ref}; 0 decoded, 1 dropped): "
+        f"dropped {_share(errors['drop'], 4)}, least squares {_share(errors['ls'], 4)}; "
+        + (f"least-squares error of the jobs not decoded{where} {_share(part, 4)}." if part else "every job decoded.")
+    )
+
+
 TITLE = "Sequential vs per-round gradient codes"
 
 
@@ -98,18 +147,19 @@ def _trace_lines(
         simulate_classic(args.n, code.s, masks[:jobs]),
         simulate_classic(args.n, args.lam, masks[:jobs]),
     ]
-    partial = ""
+    late = [run.decoded < 0 for run in lost[:2]]
+    partial = [
+        _trace_errors(
+            f"Selective repeat ({order} debts forgiven)", "§5.1", float(d.mean()), repeat_errors(sr, run, masks), d
+        )
+        for order, sr, run, d in (("oldest", code, lost[0], late[0]), ("newest", newest, lost[1], late[1]))
+    ]
     if msgc is not None:  # its first len - T jobs: the trace has no rounds to finish the others
         runs.append(simulate_multiplexed(msgc, masks, wait_cost=0.0))
         lost.append(simulate_multiplexed(msgc, masks))
         ls = simulate_multiplexed(msgc, masks, partial="least-squares")
         assert lost[-1].error is not None and ls.error is not None
-        part = ls.decoded < 0
-        partial = (
-            f"M-SGC, stragglers lost, mean normalized error of a job's gradient (§62.5): dropped "
-            f"{float(lost[-1].error.mean()):.4f}, least squares {float(ls.error.mean()):.4f} (over the "
-            f"{int(part.sum())} jobs not decoded: {float(ls.error[part].mean()) if part.any() else 0.0:.4f})."
-        )
+        partial.append(_trace_errors("M-SGC", "§62.5", float(lost[-1].error.mean()), ls.error, ls.decoded < 0))
     lines = [
         f"### Measured trace `{args.trace.name}`",
         "",
@@ -135,7 +185,7 @@ def _trace_lines(
         lines.append(
             f"| {name} | {load:.3f} | {delay} | {gone.recovered_fraction:.4f} | {int(run.waited.sum())} | {spent:.2f} |"
         )
-    return [*lines, "", *([partial, ""] if partial else [])]
+    return [*lines, "", *(x for line in partial for x in (line, ""))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -178,9 +228,12 @@ def main(argv: list[str] | None = None) -> int:
         "are lost; time = completion time of all jobs when the master waits out every round that would lose a "
         "job (M-SGC: a round after which some job would fail even if every worker arrived from then on, §62.4 "
         "Remark 62.9; its "
-        "first and last T rounds cost the share of their mini-task slots that hold a job). "
+        "first and last T rounds cost the share of their mini-task slots that hold a job). Error of a job's "
+        "gradient when stragglers are lost (0 decoded, 1 dropped): a job not decoded dropped, or decoded by least "
+        "squares from what arrived within the delay (selective repeat: the optimal decoder of its per-round cyclic "
+        "MDS code, seed 0, on the workers whose task arrived, §5.1; M-SGC: §62.5, its groups' code of seed 0). "
         "Cells: mean [95 % interval over seeds; the unit is the seed]: for the shares (recovered jobs, "
-        "admissible windows, waited rounds as a share of the rounds, M-SGC's normalized errors, and the paired "
+        "admissible windows, waited rounds as a share of the rounds, the normalized errors, and the paired "
         "difference) the betting "
         "interval of theory §57.12, valid at every number of seeds and one-sided where every seed is at 0 "
         "or 1; the completion time of a per-round code is its rounds × load plus the wait cost × its "
@@ -191,7 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.stragglers:
         model = parse_spec(spec, args.n)
         per_code: list[dict[str, list[float]]] = [{"rec": [], "time": [], "waits": [], "rounds": []} for _ in codes]
-        errors: dict[str, list[float]] = {"drop": [], "ls": [], "partial": []}  # M-SGC, stragglers lost (§62.5)
+        # per code (selective repeat's two orders, M-SGC), stragglers lost: a job's error dropped / least squares
+        errors: dict[str, dict[str, list[float]]] = {
+            key: {"drop": [], "ls": [], "partial": []} for key in ("oldest", "newest", "msgc")
+        }
         windows: list[float] = []
         for seed in range(args.seeds):
             # one sequence long enough for every code's delay (a prefix of it is the shorter one)
@@ -228,9 +284,10 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 ls = simulate_multiplexed(msgc, full, partial="least-squares")
                 assert runs[-1][0].error is not None and ls.error is not None
-                errors["drop"].append(float(runs[-1][0].error.mean()))
-                errors["ls"].append(float(ls.error.mean()))
-                errors["partial"].append(float(ls.error[ls.decoded < 0].mean()))
+                _add_errors(errors["msgc"], runs[-1][0].error, ls.error, ls.decoded < 0)
+            for key, sr, (lost_run, _) in (("oldest", code, runs[0]), ("newest", newest, runs[1])):
+                late = lost_run.decoded < 0
+                _add_errors(errors[key], late.astype(float), repeat_errors(sr, lost_run, masks), late)
             for stats, (lost, waited) in zip(per_code, runs, strict=True):
                 stats["rec"].append(lost.recovered_fraction)
                 stats["time"].append(waited.completion_time)
@@ -271,13 +328,14 @@ def main(argv: list[str] | None = None) -> int:
             f"Newest minus oldest debts forgiven, recovered within delay (paired over seeds): {_signed(diff, 4)}.",
             "",
         ]
+        lines += [
+            _errors_line("Selective repeat (oldest debts forgiven)", errors["oldest"], "§5.1"),
+            "",
+            _errors_line("Selective repeat (newest debts forgiven)", errors["newest"], "§5.1"),
+            "",
+        ]
         if msgc is not None:
-            lines += [
-                "M-SGC, stragglers lost, mean normalized error of a job's gradient (§62.5; 0 decoded, 1 dropped): "
-                f"dropped {_share(errors['drop'], 4)}, least squares {_share(errors['ls'], 4)}; "
-                f"least-squares error of the jobs not decoded {_share(errors['partial'], 4)}.",
-                "",
-            ]
+            lines += [_errors_line("M-SGC", errors["msgc"], "§62.5"), ""]
     if args.trace is not None:
         lines += _trace_lines(args, codes, code, newest, msgc)
     text = "\n".join(lines)
