@@ -33,7 +33,8 @@ says how many of the module's mutants ran.  ``--tests FILE,...`` replaces the mo
 The large modules (``coding.evaluate``, ``coding.bounds``, ``coding.partial``, ``coding.quantize``:
 thousands of mutants) are measured on a random sample by default (``Target.sample``: 100
 number-changing mutants of ``--seed`` 0's draw, with an exact 95 % interval, then every message-only
-mutant apart); ``--sample K`` sets the size (``0``: every mutant).
+mutant apart), and so is ``coding.equal_load`` (600 mutants, each rerunning LPs: 60 of them);
+``--sample K`` sets the size (``0``: every mutant).
 Results are kept between runs with ``--resume``; the default starts fresh.  After a module changed,
 ``--resume`` drops mutmut's stale map from functions to tests (:func:`_refresh_test_map`) and runs by
 name the mutants mutmut left unrun (:func:`_run_left_unrun`); a mutant still unrun is not counted.
@@ -319,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         metavar="K",
         help="run K number-changing mutants drawn at random (0: all; default: 100 for coding.evaluate, "
-        "coding.bounds, coding.partial and coding.quantize, all for the others)",
+        "coding.bounds, coding.partial and coding.quantize, 60 for coding.equal_load, all for the others)",
     )
     parser.add_argument("--seed", type=int, default=0, help="the seed of --sample's draw (default 0)")
     parser.add_argument(

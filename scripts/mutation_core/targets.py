@@ -68,6 +68,13 @@ TARGETS: dict[str, Target] = {
         ("tests/test_quantize.py", "tests/test_quantize_mutants.py"),
         sample=100,
     ),
+    # Lemma 63.7's certified bound on its own, with its own tests (coding.bounds runs the package's
+    # mutants against the tests of the other bounds only); a sample of 60: each mutant reruns an LP
+    "coding.equal_load": Target(
+        ("gcsim/coding/bounds/equal_load.py",),
+        ("tests/test_equal_load_bound.py", "tests/test_equal_load_mutants.py"),
+        sample=60,
+    ),
 }
 
 # Functions whose output is text for people only, by module: a change inside them is message-only.
@@ -362,5 +369,21 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
     "gcsim.coding.quantizers._registry.xǁ_Tableǁ_scan__mutmut_4": (
         "package = __package__ or 'GCSIM.CODING.QUANTIZERS'",
         "__package__ of a package's module is its package name, never empty: the fallback is never read",
+    ),
+    # equal_load (Lemma 63.7's certificate)
+    "gcsim.coding.bounds.equal_load.x__solve__mutmut_28": (
+        "weights = 1 << np.arange(n)",
+        "NumPy's default integer (int64, at least int32) holds 1 << (n - 1): n <= 16 under MAX_LP_SUBSETS, "
+        "and 2^31 subsets could not be allocated anyway",
+    ),
+    "gcsim.coding.bounds.equal_load.x__probabilities__mutmut_17": (
+        "for j, v in enumerate(np.asarray(p).ravel().tolist() if isinstance(p, np.ndarray) else p):",
+        "np.asarray of an ndarray is that array; .tolist() yields the same Python scalars as from its "
+        "object-dtype copy (floats, ints, Fractions, bools alike)",
+    ),
+    "gcsim.coding.bounds.equal_load.x__check_scaled__mutmut_14": (
+        "if Y[T - top] * S > K[T] * Q:",
+        "Y has 2 top entries (y_0 appended last to n workers' sums), so for 0 <= T < top the negative "
+        "index T - top is the entry T + top",
     ),
 }
