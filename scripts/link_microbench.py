@@ -8,14 +8,17 @@ receiver thread per connection logging every ``recv`` (instant, bytes so far).  
 one instant of the machine's shared monotonic clock, ``--gap`` seconds after the last, so the links
 are idle (their buckets full) at each start.  No torch, no gloo: what is left is the links and TCP.
 
-The experiments: ``burst-M`` (one message of ``M`` bytes over an idle link), ``pingpong`` (six
-256 KiB messages back and forth: each port idle while the other direction sends), ``fanin`` (two
-1 MiB flows into one rank's downlink at once: the arrival log shows how they share it), and the
+The experiments: ``burst-M`` (one message of ``M`` bytes over an idle link), ``pingpong`` (six 256
+KiB messages back and forth: each port idle while the other direction sends), ``fanin`` (two 1 MiB
+flows into one rank's downlink at once: the arrival log shows how they share it), and the
 collectives' own schedules at ``d = 262144`` and ``4096`` (``ring``, ``tree``, ``straggler-aware``
-without a delay).  For each: the median of the repeats, and the schedule model's prediction
-(theory §56.7, §56.10) with a plain rate limit on payload bytes (``rate``), with the links' token
-buckets (``tbf``) and with the buckets and TCP's segment headers (``wire``, the judged model); and the
-bytes each port's token bucket passed (``tc -s``) against the payload.
+without a delay; ``straggler-aware-unsignalled`` without its ready signals, theory §56.12), and
+``straggler-aware-completion-262144``, what is left of the straggler-aware schedule once a late
+straggler arrives (the ready ranks' reduce-scatter and signals over). For each: the median of the
+repeats, and the schedule model's prediction (theory §56.7, §56.10) with a plain rate limit on
+payload bytes (``rate``), with the links' token buckets (``tbf``) and with the buckets and TCP's
+segment headers (``wire``, the judged model); and the bytes each port's token bucket passed (``tc
+-s``) against the payload.
 
 Run as root::
 
@@ -59,7 +62,22 @@ def _experiments(d_big: int = 262144, d_small: int = 4096) -> dict[str, Schedule
         assert sched is not None
         for d in (d_big, d_small):
             out[f"{name}-{d}"] = sched(4, d, 4, straggler=3)
+    sa = get_collective("straggler-aware").schedule
+    assert sa is not None
+    for d in (d_big, d_small):  # the straggler streaming at once, without the ready signals (theory §56.12)
+        out[f"straggler-aware-unsignalled-{d}"] = sa(4, d, 4, straggler=3, ready_signal=False)
+    out[f"straggler-aware-completion-{d_big}"] = _completion(sa(4, d_big, 4, straggler=3))
     return out
+
+
+def _completion(sched: Schedule) -> Schedule:
+    """The straggler-aware schedule after a late straggler arrives: the ready ranks' reduce-scatter and
+    signals over (their programs from their first completion step), the straggler holding every signal."""
+    s = sched.N - 1
+    first = [next(i for i, op in enumerate(p) if isinstance(op, Recv) and op.src == s) for p in sched.programs[:s]]
+    start = next(i for i, op in enumerate(sched.programs[s]) if isinstance(op, Send))
+    programs = tuple(p[k:] for p, k in zip(sched.programs[:s], first, strict=True)) + (sched.programs[s][start:],)
+    return Schedule(f"{sched.name}-completion", programs)
 
 
 # ---------------------------------------------------------------- worker (inside one namespace)

@@ -47,8 +47,8 @@ CELLS: list[tuple[str, str]] = [
         "`predicted_time` plays each collective's actual message schedule on full-duplex ports that "
         "concurrent messages share (theory §56.7). Without a straggler it equals the closed form for the "
         "ring, CERAR and halving-doubling. It is longer for the tree, whose rank 0 sends its two broadcast "
-        "copies at once, and for the straggler-aware collective, whose straggler streams while the others "
-        "still reduce-scatter.",
+        "copies at once, and for the straggler-aware collective, whose straggler waits for the ready "
+        "ranks' signals that their reduce-scatter is over before it streams.",
     ),
     (
         "code",
@@ -67,10 +67,11 @@ CELLS: list[tuple[str, str]] = [
         "The predicted time (schedule model) against the straggler's delay. For the ring, CERAR and the "
         "tree it is a straight line of slope 1: nothing can finish before the straggler's data has gone "
         "round. Halving-doubling bends at first: its ranks that do not wait for the straggler run ahead, "
-        "and when it arrives its two sends overlap on its uplink. The straggler-aware line first falls: "
-        "without a delay the straggler's stream competes with the ready ranks' reduce-scatter for their "
-        "downlinks, and a short delay removes that contention. Once the delay covers its early rounds it "
-        "rises with slope 1, below the ring by the bytes it moved during the delay.",
+        "and when it arrives its two sends overlap on its uplink. The straggler-aware line is flat at "
+        "first: a straggler that arrives before the ready ranks' reduce-scatter is over waits for their "
+        "signals. Once the delay covers the early rounds and the signals it rises with slope 1, below the "
+        "ring by the bytes it moved during the delay. With `ready_signal=False` the straggler streams at "
+        "once and its stream shares the ready ranks' downlinks with their reduce-scatter.",
     ),
     (
         "code",

@@ -54,12 +54,15 @@ def test_costs_against_independent_counts(N, d):
     hd = halving_doubling_cost(N, d, b)
     assert sum(hd.bytes_sent) == p * 2 * (p - 1) * -(-d // p) * b + 2 * (N - p) * d * b
     assert hd.rounds == 2 * int(math.log2(p)) + (2 if N != p else 0)
-    # straggler-aware: the reduce-scatter moves (M-1) M w, the completion M w + M (M w)
+    # straggler-aware: the reduce-scatter moves (M-1) M w, the ready signals M, the completion M w + M (M w)
     M = N - 1
     w = -(-d // M)
     sa = straggler_aware_cost(N, d, b, pieces=3)
-    assert sum(sa.bytes_sent) == ((M - 1) * M * w + M * w + M * M * w) * b
-    assert len(sa.early) == M - 1 and len(sa.late) == 2
+    assert sum(sa.bytes_sent) == ((M - 1) * M * w + M + M * w + M * M * w) * b
+    assert len(sa.early) == M and len(sa.late) == 2
+    unsignalled = straggler_aware_cost(N, d, b, pieces=3, ready_signal=False)
+    assert sum(unsignalled.bytes_sent) == ((M - 1) * M * w + M * w + M * M * w) * b
+    assert len(unsignalled.early) == M - 1
 
 
 def test_cost_time_model():
@@ -123,7 +126,7 @@ def test_straggler_aware_other_rank_and_pieces():
         4,
         50,
         collectives=["straggler-aware", "halving-doubling"],
-        options={"straggler-aware": {"pieces": 3}},
+        options={"straggler-aware": {"pieces": 3, "ready_signal": False}},  # the default signals (above)
         straggler=1,
         delays=[0.02],
         repeats=2,

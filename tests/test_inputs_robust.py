@@ -965,6 +965,13 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         ),
         ("gcsim.combinatorics.srg_graph.StronglyRegularGraph.with_closed", "closed"): lambda x: pet.with_closed(x),
         ("gcsim.executor.ddp_hook.register_cerar_hook", "overlap"): lambda x: _register_hook(cd, x),
+        ("gcsim.executor.allreduce.straggler_aware.straggler_aware_cost", "ready_signal"): lambda x: _sa("cost", x),
+        ("gcsim.executor.allreduce.straggler_aware.straggler_aware_schedule", "ready_signal"): lambda x: _sa(
+            "schedule", x
+        ),
+        ("gcsim.executor.allreduce.straggler_aware.straggler_aware_all_reduce", "ready_signal"): lambda x: _sa(
+            "all_reduce", x
+        ),
         ("gcsim.executor.ddp_hook.register_cerar_hook", "check_precision"): lambda x: _register_hook(
             cd, True, check_precision=x
         ),
@@ -1015,6 +1022,14 @@ def _register_hook(design, overlap, **kw):
     from gcsim.executor.ddp_hook import register_cerar_hook
 
     return register_cerar_hook(torch.nn.Linear(2, 2), design, overlap=overlap, **kw)
+
+
+def _sa(what, signal):
+    from gcsim.executor.allreduce import straggler_aware as sa
+
+    if what == "all_reduce":  # checked before torch or a process group is needed
+        return sa.straggler_aware_all_reduce(None, ready_signal=signal)
+    return getattr(sa, f"straggler_aware_{what}")(4, 12, 4, ready_signal=signal)
 
 
 def _make_state(design, **kw):

@@ -89,18 +89,27 @@ def test_tree_by_hand():
 
 def test_straggler_aware_by_hand():
     """N = 3 (M = 2 ready ranks 0, 1; straggler 2), d = 4, pieces = 1: chunks of w = 2 bytes, beta = 1.
-    Without delay: the reduce-scatter (0 <-> 1) and the straggler's two chunks start together; every
-    port that carries two connections (2's uplink, 0's and 1's downlinks) gives each 1/2, so all four
-    end at 2w, in at 2w + alpha; then each owner forwards its chunk to the other ready rank and to the
-    straggler, two connections on its uplink and two into 2's downlink: 1/2 each, in at 4w + 2 alpha.
-    With a delay >= w + alpha the reduce-scatter is over (alone on its ports: w + alpha) when the
-    straggler arrives; its two chunks share its uplink (2w), the forwards as before: delay + 4w + 2
-    alpha, which is the closed form of §56.4 with q = w."""
+    Without the ready signal and without delay: the reduce-scatter (0 <-> 1) and the straggler's two
+    chunks start together; every port that carries two connections (2's uplink, 0's and 1's downlinks)
+    gives each 1/2, so all four end at 2w, in at 2w + alpha; then each owner forwards its chunk to the
+    other ready rank and to the straggler, two connections on its uplink and two into 2's downlink: 1/2
+    each, in at 4w + 2 alpha.
+    With the signal (default): the reduce-scatter runs alone (in at w + alpha), the two 1-byte signals
+    share 2's downlink (in at w + 2 + 2 alpha), then the stream (2w) and the forwards (2w, 2 alpha):
+    5w + 2 + 4 alpha.
+    With a delay >= w + 2 + 2 alpha the reduce-scatter and the signals are over when the straggler
+    arrives; its two chunks share its uplink (2w), the forwards as before: delay + 4w + 2 alpha either
+    way, which is the closed form of §56.4 with q = w."""
     w = 2
-    assert _T("straggler-aware", 3, 4, pieces=1) == 4 * w + 2 * A
-    assert _T("straggler-aware", 3, 4, pieces=1, delay=F(50)) == 50 + 4 * w + 2 * A
-    closed = get_collective("straggler-aware").cost(3, 4, 1, pieces=1).time(float(A), 1.0, 50.0)
-    assert closed == pytest.approx(float(50 + 4 * w + 2 * A))
+    assert _T("straggler-aware", 3, 4, pieces=1, ready_signal=False) == 4 * w + 2 * A
+    assert _T("straggler-aware", 3, 4, pieces=1) == 5 * w + 2 + 4 * A
+    for signal in (True, False):
+        assert _T("straggler-aware", 3, 4, pieces=1, delay=F(50), ready_signal=signal) == 50 + 4 * w + 2 * A
+        cost = get_collective("straggler-aware").cost(3, 4, 1, pieces=1, ready_signal=signal)
+        assert cost.time(float(A), 1.0, 50.0) == pytest.approx(float(50 + 4 * w + 2 * A))
+    # the closed form without delay: (M - 1)(alpha + w) + (alpha + M) + 2 alpha + M (w + q), the simulation's
+    closed = get_collective("straggler-aware").cost(3, 4, 1, pieces=1).time(float(A), 1.0)
+    assert closed == pytest.approx(float(5 * w + 2 + 4 * A))
 
 
 def test_ring_with_a_straggler_by_hand():

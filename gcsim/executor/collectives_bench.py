@@ -231,6 +231,11 @@ def predict(
     return model, latency, closed
 
 
+def _after_ratio(median: float, predicted: float, delay: float) -> float:
+    """(median − delay) / (predicted − delay): the comparison of the time after the straggler's arrival."""
+    return (median - delay) / (predicted - delay) if predicted > delay else math.nan
+
+
 def summarize(
     rows: list[dict],
     *,
@@ -251,9 +256,12 @@ def summarize(
     :data:`LINK_BOUND_SHARE` (§56.8).  ``median_s`` with ``median_ci``, the order-statistic interval of
     the median (:func:`gcsim._stats.median_interval`, its exact ``median_ci_coverage``), and ``mean_s``,
     ``ci`` (t interval of the mean) over the repeats; ``ratio`` = median / predicted and
-    ``within_15pct`` = ``|ratio − 1| <= 0.15``.  With ``overhead`` (seconds per message, fitted on a
-    separate calibration run, :func:`fit_overhead`): ``calibrated_s``, the schedule model at
-    ``alpha + overhead``, and ``calibrated_within_15pct``.  ``bytes_match``: measured bytes equal the
+    ``within_15pct`` = ``|ratio − 1| <= 0.15``; ``after_ratio`` = (median − delay) / (predicted − delay),
+    the same comparison for the time after the straggler's arrival, which a delay in both terms
+    hides (NaN when the model has nothing after the delay), and ``after_within_15pct`` (§56.8).  With
+    ``overhead`` (seconds per message, fitted on a separate calibration run, :func:`fit_overhead`):
+    ``calibrated_s``, the schedule model at ``alpha + overhead``, ``calibrated_within_15pct`` and
+    ``calibrated_after_within_15pct``.  ``bytes_match``: measured bytes equal the
     predicted ones on every rank.
 
     Examples
@@ -264,6 +272,10 @@ def summarize(
     >>> out = summarize([row], alpha=0.005, beta=8000.0)[0]
     >>> round(out["predicted_s"], 4), out["median_ci"], out["bytes_match"], out["within_15pct"], out["link_bound"]
     (0.012, [0.01, 0.014], True, True, False)
+    >>> late = summarize([{**row, "delay": 0.5, "seconds": [s + 0.505 for s in row["seconds"]]}], alpha=0.005,
+    ...                  beta=8000.0)[0]
+    >>> round(late["ratio"], 3), round(late["after_ratio"], 3), late["within_15pct"], late["after_within_15pct"]
+    (1.01, 1.417, True, False)
     """
     out = []
     for r in rows:
@@ -273,6 +285,7 @@ def summarize(
         se = float(y.std(ddof=1) / math.sqrt(len(y))) if len(y) > 1 else math.inf
         lo, hi, cover = median_interval(y, level) if len(y) >= 6 else (math.nan, math.nan, math.nan)
         ratio = median / pred if pred > 0 else math.inf
+        after = _after_ratio(median, pred, r["delay"])
         share = (pred - latency) / (pred - r["delay"]) if pred > r["delay"] else 0.0
         row = {
             **r,
@@ -289,11 +302,14 @@ def summarize(
             "ci": list(t_interval(mean, se, len(y) - 1, level)) if len(y) > 1 else [mean, mean],
             "ratio": ratio,
             "within_15pct": abs(ratio - 1) <= 0.15,
+            "after_ratio": after,
+            "after_within_15pct": bool(abs(after - 1) <= 0.15),
             "bytes_match": r["bytes_sent"] == r["predicted_bytes"],
         }
         if overhead is not None:
             cal = predict(r, alpha + overhead, beta, burst, framing)[0]
             row.update(overhead_s=overhead, calibrated_s=cal, calibrated_within_15pct=abs(median / cal - 1) <= 0.15)
+            row["calibrated_after_within_15pct"] = bool(abs(_after_ratio(median, cal, r["delay"]) - 1) <= 0.15)
         out.append(row)
     return out
 
@@ -446,7 +462,7 @@ def resummarize(
         sigma = (calibration or {}).get(f"{r['link']}:{r['link_delay'] or ''}")
         (row,) = summarize([r], alpha=alpha, beta=beta, burst=burst, overhead=sigma, framing=framing)
         if sigma is None:
-            for key in ("overhead_s", "calibrated_s", "calibrated_within_15pct"):
+            for key in ("overhead_s", "calibrated_s", "calibrated_within_15pct", "calibrated_after_within_15pct"):
                 row.pop(key, None)
         rows.append(row)
     return {**result, "rows": rows, "calibration": dict(calibration or {}), "bucket": bucket}

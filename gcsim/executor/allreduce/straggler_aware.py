@@ -3,12 +3,15 @@
 One rank ``s`` (the *straggler*, known in advance: a persistent one) reaches the collective late.
 The ``M = N − 1`` ready ranks do not wait for it: they run a ring reduce-scatter among themselves on
 ``M`` chunks of ``w = ceil(d/M)`` scalars (``M − 1`` rounds), so that ready rank ``i`` holds chunk
-``(i + 1) mod M`` summed over the ready ranks.  When the straggler arrives a short completion phase
-merges its vector: it streams its ``M`` chunks, cut into ``P`` pieces and sent piece by piece round-robin,
+``(i + 1) mod M`` summed over the ready ranks, and then sends the straggler a one-scalar *ready signal*.
+Once the straggler has arrived and holds every ready signal, a short completion phase merges its
+vector: it streams its ``M`` chunks, cut into ``P`` pieces and sent piece by piece round-robin,
 each piece to the chunk's owner; the owner adds the piece to its partial sum and forwards the finished
 piece to the ``M`` other ranks.  Every port then carries about ``d`` scalars each way after the straggler
 arrives (``M(w + ceil(w/P))`` on the critical path), where a bulk-synchronous ring starts all of its
-``2(N−1)ceil(d/N)`` only then.
+``2(N−1)ceil(d/N)`` only then.  The signal keeps a straggler that arrives early from streaming into a
+ready rank's port while its reduce-scatter still needs it (``ready_signal=False`` streams at arrival,
+the variant theory §56.12 measures against).
 
 The completion phase is this module's own pipelined scatter-and-forward (any-to-any links, as the
 paper assumes), not the paper's synthesized schedule; the reduce-scatter during the delay is the
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._validation import check_int
+from ..._validation import check_bool, check_int
 from ...cerar.ring import segment_bounds
 from ..collectives import ByteCounter
 from ._linkmodel import Recv, Schedule, Send
@@ -32,39 +35,45 @@ __all__ = ["straggler_aware_all_reduce", "straggler_aware_cost", "straggler_awar
 PIECES = 8
 
 
-def _plan(N: int, d: int, pieces: Any) -> tuple[int, int, list[tuple[int, int]]]:
-    """``(M, w, bounds)``: ready ranks, chunk length and the pieces' column ranges within a chunk."""
+def _plan(N: int, d: int, pieces: Any, ready_signal: Any) -> tuple[int, int, list[tuple[int, int]], bool]:
+    """``(M, w, bounds, signal)``: ready ranks, chunk length, the pieces' column ranges within a chunk,
+    whether the ready ranks signal the end of their reduce-scatter."""
     M = N - 1
     w = -(-d // M)
-    return M, w, segment_bounds(w, check_int("pieces", pieces, minimum=1))
+    return M, w, segment_bounds(w, check_int("pieces", pieces, minimum=1)), check_bool("ready_signal", ready_signal)
 
 
 def straggler_aware_cost(
-    N: int, d: int, itemsize: int, *, straggler: Any = None, pieces: int = PIECES
+    N: int, d: int, itemsize: int, *, straggler: Any = None, pieces: int = PIECES, ready_signal: bool = True
 ) -> CollectiveCost:
     """Bytes and rounds of :func:`straggler_aware_all_reduce` (theory §56.4).
 
-    A ready rank sends ``(2M − 1) w`` scalars, the straggler ``M w``; ``M − 1`` early rounds of ``w`` and
-    two late rounds: the straggler's stream (``M w``) and the last piece's forward (``M ceil(w/P)``).
+    A ready rank sends ``(2M − 1) w`` scalars and its one-scalar ready signal, the straggler ``M w``;
+    ``M − 1`` early rounds of ``w``, the signals' round (``M`` scalars into the straggler), and two late
+    rounds: the straggler's stream (``M w``) and the last piece's forward (``M ceil(w/P)``).
+    ``ready_signal=False``: no signal.
 
     Examples
     --------
     >>> c = straggler_aware_cost(4, 12, 4, pieces=2)       # M = 3, w = 4
     >>> c.bytes_sent, c.early, c.late
-    ((80, 80, 80, 48), (16, 16), (48, 24))
+    ((84, 84, 84, 48), (16, 16, 12), (48, 24))
+    >>> straggler_aware_cost(4, 12, 4, pieces=2, ready_signal=False).bytes_sent
+    (80, 80, 80, 48)
     """
     N, d, itemsize = check_sizes(N, d, itemsize)
     s = check_straggler(straggler, N)
-    M, w, bounds = _plan(N, d, pieces)
+    M, w, bounds, signal = _plan(N, d, pieces, ready_signal)
     q = max(b - a for a, b in bounds)
-    sent = tuple((M * w if r == s else (2 * M - 1) * w) * itemsize for r in range(N))
-    return CollectiveCost(
-        "straggler-aware", N, d, itemsize, sent, (w * itemsize,) * (M - 1), (M * w * itemsize, M * q * itemsize)
-    )
+    sent = tuple((M * w if r == s else (2 * M - 1) * w + signal) * itemsize for r in range(N))
+    early = (w * itemsize,) * (M - 1) + ((M * itemsize,) if signal else ())  # the straggler takes M signals
+    return CollectiveCost("straggler-aware", N, d, itemsize, sent, early, (M * w * itemsize, M * q * itemsize))
 
 
 def _roles(N: int, s: int, P: int):
-    """``(ready, owner, tag)``: the ready ranks, each chunk's owner, the tag of finished piece ``j`` of chunk ``c``."""
+    """``(ready, owner, tag, signal_tag)``: the ready ranks, each chunk's owner, the tag of finished piece
+    ``j`` of chunk ``c``, the tag of ready rank ``i``'s signal (tags: 1..M−1 the reduce-scatter, M..M+P−1
+    the straggler's pieces, then the finished pieces, then the signals)."""
     M = N - 1
     ready = [r for r in range(N) if r != s]
     owner = [ready[(c - 1) % M] for c in range(M)]  # ready index i ends the reduce-scatter with chunk i + 1
@@ -72,33 +81,47 @@ def _roles(N: int, s: int, P: int):
     def tag(c: int, j: int) -> int:
         return M + P + c * P + j
 
-    return ready, owner, tag
+    def signal_tag(i: int) -> int:
+        return M + P + M * P + i
+
+    return ready, owner, tag, signal_tag
 
 
-def straggler_aware_schedule(N: int, d: int, itemsize: int, *, straggler: Any = None, pieces: int = PIECES) -> Schedule:
+def straggler_aware_schedule(
+    N: int, d: int, itemsize: int, *, straggler: Any = None, pieces: int = PIECES, ready_signal: bool = True
+) -> Schedule:
     """The messages of :func:`straggler_aware_all_reduce` in each rank's posting order (theory §56.7).
 
-    The straggler posts its ``M P`` pieces at once (round-robin over the owners) and then waits for
-    the finished pieces; a ready rank runs the reduce-scatter, then per piece waits for the
-    straggler's and forwards the sum to the ``M`` others, then waits for the other owners' pieces.
+    The straggler waits for every ready signal, posts its ``M P`` pieces at once (round-robin over the
+    owners) and then waits for the finished pieces; a ready rank runs the reduce-scatter, signals,
+    then per piece waits for the straggler's and forwards the sum to the ``M`` others, then waits for
+    the other owners' pieces.
 
     Examples
     --------
     >>> sch = straggler_aware_schedule(3, 4, 4, pieces=1)            # M = 2 ready ranks, w = 2
-    >>> sch.programs[2]                                               # the straggler
-    (Send(dst=1, nbytes=8, tag=2), Send(dst=0, nbytes=8, tag=2), Recv(src=1, tag=3), Recv(src=0, tag=4))
+    >>> for op in sch.programs[2]:                                    # the straggler
+    ...     print(op)
+    Recv(src=0, tag=5)
+    Recv(src=1, tag=6)
+    Send(dst=1, nbytes=8, tag=2)
+    Send(dst=0, nbytes=8, tag=2)
+    Recv(src=1, tag=3)
+    Recv(src=0, tag=4)
     >>> sch.bytes_sent == straggler_aware_cost(3, 4, 4, pieces=1).bytes_sent
     True
     """
     N, d, itemsize = check_sizes(N, d, itemsize)
     s = check_straggler(straggler, N)
-    M, w, bounds = _plan(N, d, pieces)
+    M, w, bounds, signal = _plan(N, d, pieces, ready_signal)
     P = len(bounds)
-    ready, owner, tag = _roles(N, s, P)
+    ready, owner, tag, signal_tag = _roles(N, s, P)
     sizes = [(b - a) * itemsize for a, b in bounds]
     programs: list[tuple] = [()] * N
-    programs[s] = tuple(Send(owner[c], sizes[j], M + j) for j in range(P) for c in range(M)) + tuple(
-        Recv(owner[c], tag(c, j)) for c in range(M) for j in range(P)
+    programs[s] = (
+        tuple(Recv(r, signal_tag(i)) for i, r in enumerate(ready) if signal)
+        + tuple(Send(owner[c], sizes[j], M + j) for j in range(P) for c in range(M))
+        + tuple(Recv(owner[c], tag(c, j)) for c in range(M) for j in range(P))
     )
     for i, r in enumerate(ready):
         mine = (i + 1) % M
@@ -107,6 +130,7 @@ def straggler_aware_schedule(N: int, d: int, itemsize: int, *, straggler: Any = 
         prog: list = []
         for k in range(M - 1):
             prog += [Send(nxt, w * itemsize, 1 + k), Recv(prv, 1 + k)]
+        prog += [Send(s, itemsize, signal_tag(i))] if signal else []
         for j in range(P):
             prog += [Recv(s, M + j)] + [Send(x, sizes[j], tag(mine, j)) for x in receivers]
         prog += [Recv(owner[c], tag(c, j)) for c in range(M) if c != mine for j in range(P)]
@@ -115,7 +139,13 @@ def straggler_aware_schedule(N: int, d: int, itemsize: int, *, straggler: Any = 
 
 
 def straggler_aware_all_reduce(
-    tensor, *, group=None, counter: ByteCounter | None = None, straggler: Any = None, pieces: int = PIECES
+    tensor,
+    *,
+    group=None,
+    counter: ByteCounter | None = None,
+    straggler: Any = None,
+    pieces: int = PIECES,
+    ready_signal: bool = True,
 ):
     """Sum of ``tensor`` over the group, the ready ranks starting before the straggler arrives.
 
@@ -133,25 +163,35 @@ def straggler_aware_all_reduce(
     pieces : int
         Pieces per chunk in the completion phase (>= 1; at most ``w``): more pieces, a shorter pipeline
         tail, more messages.
+    ready_signal : bool
+        Each ready rank signals the straggler when its reduce-scatter is done, and the straggler
+        streams only once it holds every signal (default), so that an early straggler does not slow
+        the reduce-scatter; ``False``: the straggler streams as soon as it arrives.  Every rank must
+        pass the same.
 
     Returns
     -------
     torch.Tensor
         The sum, a new tensor of the input's shape and dtype.
     """
+    check_bool("ready_signal", ready_signal)  # before anything needs torch or a process group
     N, me, s, flat, ex = start("straggler_aware_all_reduce", tensor, group, counter, straggler)
     d = flat.numel()
-    M, w, bounds = _plan(N, d, pieces)
+    M, w, bounds, signal = _plan(N, d, pieces, ready_signal)
     P = len(bounds)
-    ready, owner, tag = _roles(N, s, P)
+    ready, owner, tag, signal_tag = _roles(N, s, P)
 
     buf = padded(flat, M * w).reshape(M, w)
     failed = True
     try:
         if me == s:
+            for i, r in enumerate(ready if signal else ()):
+                ex.post_recv(r, 1, signal_tag(i))
             for c in range(M):  # the finished pieces, in the order each owner sends them
                 for j, (a, b) in enumerate(bounds):
                     ex.post_recv(owner[c], b - a, tag(c, j))
+            for i in range(M if signal else 0):  # every ready rank's reduce-scatter is over
+                ex.recv(signal_tag(i))
             for j, (a, b) in enumerate(bounds):  # round-robin over the owners: every port busy at once
                 for c in range(M):
                     ex.send(owner[c], buf[c, a:b], M + j)
@@ -175,6 +215,8 @@ def straggler_aware_all_reduce(
             for k in range(M - 1):  # reduce-scatter among the ready ranks, during the delay
                 ex.send(nxt, buf[(i - k) % M], 1 + k)  # never written again (theory §56.4)
                 buf[(i - k - 1) % M] += ex.recv(1 + k)
+            if signal:
+                ex.send(s, buf.new_zeros(1), signal_tag(i))
             receivers = [ready[(i + 1 + t) % M] for t in range(M - 1)] + [s]
             for j, (a, b) in enumerate(bounds):  # completion: add the straggler's piece, forward it
                 buf[mine, a:b] += ex.recv(M + j)
@@ -196,7 +238,7 @@ COLLECTIVES = (
         straggler_aware_cost,
         "StragglAR-style: ring reduce-scatter among the ready ranks during the delay, then a pipelined completion",
         "§56.4",
-        options=("pieces",),
+        options=("pieces", "ready_signal"),
         schedule=straggler_aware_schedule,
         order=40,
     ),
