@@ -104,7 +104,23 @@ def measure(args: argparse.Namespace, calibration: dict[str, float] | None) -> d
     same = ("delays", "repeats", "warmup", "seed", "overhead", "collectives", "bucket", "congestion", "sharing")
     kw = {name: getattr(args, name) for name in same}
     links = [_link(x) for x in args.links]
-    return collectives_table(args.workers, args.sizes, links=links, calibration=calibration, **kw)
+    options = _options(args.option)
+    return collectives_table(args.workers, args.sizes, links=links, calibration=calibration, options=options, **kw)
+
+
+def _options(items: list[str]) -> dict[str, dict]:
+    """``NAME:KEY=VALUE`` items as ``{NAME: {KEY: VALUE}}``, VALUE read as JSON (``8``, ``false``) or kept a string."""
+    out: dict[str, dict] = {}
+    for item in items:
+        name, sep, rest = item.partition(":")
+        key, eq, value = rest.partition("=")
+        if not (sep and eq and name and key):
+            raise SystemExit(f"--option {item!r}: expected NAME:KEY=VALUE, e.g. straggler-aware:ready_signal=false")
+        try:
+            out.setdefault(name, {})[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out.setdefault(name, {})[key] = value
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,6 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--overhead", type=float, default=0.0, help="seconds added to alpha per message (default 0)")
     p.add_argument("--collectives", nargs="+", default=None, help="registered names (default: all)")
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE",
+        help="a collective's option, e.g. straggler-aware:ready_signal=false or straggler-aware:pieces=4 (repeatable)",
+    )
     p.add_argument(
         "--calibration",
         type=Path,

@@ -29,6 +29,7 @@ Run as root::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import queue
 import socket
@@ -81,6 +82,10 @@ def _completion(sched: Schedule) -> Schedule:
 
 
 # ---------------------------------------------------------------- worker (inside one namespace)
+
+
+def _arrived(got: dict[int, int], want: dict[int, int], peer: int) -> bool:
+    return got[peer] >= want[peer]
 
 
 def _worker(spec: dict) -> None:
@@ -149,7 +154,7 @@ def _worker(spec: dict) -> None:
             else:
                 want[peer] += n
                 with cond:
-                    if not cond.wait_for(lambda p=peer: got[p] >= want[p], timeout=60):
+                    if not cond.wait_for(functools.partial(_arrived, got, want, peer), timeout=60):
                         raise SystemExit(f"rank {rank}: timed out waiting for {peer}")
         finish.append(time.monotonic() - start)
     for p in conns:

@@ -21,7 +21,7 @@ from gcsim.executor.allreduce._registry import summation_bound
 from gcsim.executor.allreduce.halving_doubling import halving_doubling_cost
 from gcsim.executor.allreduce.straggler_aware import straggler_aware_cost
 from gcsim.executor.allreduce.tree import tree_children, tree_cost
-from gcsim.executor.collectives_bench import run_side_by_side, summarize
+from gcsim.executor.collectives_bench import collectives_table, run_side_by_side, summarize
 
 ALL = ("ring", "tree", "halving-doubling", "straggler-aware", "cerar")
 
@@ -89,6 +89,11 @@ def test_bad_inputs_named():
         get_collective("cerar").cost(3, 5, 4, c=4)
     with pytest.raises(InvalidArgumentError, match="^options: "):
         run_side_by_side(2, 3, collectives=["ring"], options={"tree": {}})
+    # an option the collective does not take is refused before anything launches (no root needed)
+    with pytest.raises(InvalidArgumentError, match=r"^options: 'straggler-aware' takes \['pieces', 'ready_signal'\]"):
+        run_side_by_side(2, 3, options={"straggler-aware": {"piece": 4}})
+    with pytest.raises(InvalidArgumentError, match="^options: "):
+        collectives_table(2, [3], collectives=["tree"], options={"ring": {}})
     with pytest.raises(InvalidArgumentError, match="^delays: "):
         run_side_by_side(2, 3, delays=[-0.1])
 
@@ -139,3 +144,22 @@ def test_straggler_aware_other_rank_and_pieces():
     assert sa["bytes_sent"][1] == 3 * 17 * 4 and len(sa["seconds"]) == 2
     out = summarize(rows, alpha=1e-4, beta=1e8)
     assert all(o["bytes_match"] for o in out) and all(o["predicted_s"] > 0.02 for o in out)
+
+
+def test_bench_script_reads_options(monkeypatch):
+    """scripts/collectives_bench.py --option NAME:KEY=VALUE: JSON values, strings kept, bad items refused."""
+    import importlib.util
+    from pathlib import Path
+
+    scripts = Path(__file__).resolve().parents[1] / "scripts"
+    monkeypatch.syspath_prepend(str(scripts))
+    spec = importlib.util.spec_from_file_location("collectives_bench_script", scripts / "collectives_bench.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    got = mod._options(["straggler-aware:ready_signal=false", "straggler-aware:pieces=4", "cerar:c=3"])
+    assert got == {"straggler-aware": {"ready_signal": False, "pieces": 4}, "cerar": {"c": 3}}
+    assert mod._options(["x:mode=fast"]) == {"x": {"mode": "fast"}}
+    for bad in ("straggler-aware", "straggler-aware:pieces", ":pieces=4", "straggler-aware:=4"):
+        with pytest.raises(SystemExit, match="NAME:KEY=VALUE"):
+            mod._options([bad])

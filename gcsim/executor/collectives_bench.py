@@ -98,6 +98,22 @@ def side_by_side_job(rank: int, world_size: int, spec: dict) -> dict:
     return {"rank": rank, "runs": runs}
 
 
+def _check_options(collectives: Sequence[str] | None, options: dict | None) -> tuple[list[str], dict]:
+    """``(names, options)``: the collectives run (default all) and their options, every name registered
+    and every option one its collective takes."""
+    names = list(collective_names() if collectives is None else collectives)
+    opts = dict(options or {})
+    for name in names:
+        get_collective(name)
+    for name, kw in opts.items():
+        if name not in names:
+            raise InvalidArgumentError("options", f"names {name!r}, which is not among the collectives run {names}")
+        unknown = sorted(set(kw) - set(get_collective(name).options))
+        if unknown:
+            raise InvalidArgumentError("options", f"{name!r} takes {list(get_collective(name).options)}, not {unknown}")
+    return names, opts
+
+
 def run_side_by_side(
     N: int,
     d: int,
@@ -154,13 +170,7 @@ def run_side_by_side(
     check_entries("d", (N, d), "the seeded vectors each rank draws (N x d)")
     if dtype not in ("float32", "float64"):
         raise InvalidArgumentError("dtype", f"must be 'float32' or 'float64', got {dtype!r}")
-    names = list(collective_names() if collectives is None else collectives)
-    opts = dict(options or {})
-    for name in names:
-        get_collective(name)
-    for name in opts:
-        if name not in names:
-            raise InvalidArgumentError("options", f"names {name!r}, which is not among the collectives run {names}")
+    names, opts = _check_options(collectives, options)
     s = N - 1 if straggler is None else check_int("straggler", straggler, minimum=0, maximum=N - 1)
     delays = [check_real("delays", x, minimum=0.0) for x in delays]
     if not delays:
@@ -355,6 +365,7 @@ def collectives_table(
     bucket: str = "wire",
     congestion: str | None = None,
     sharing: str = "fifo",
+    options: dict | None = None,
 ) -> dict:
     """The side-by-side table over emulated links: each link ``(rate, one-way delay)`` in a
     :class:`~gcsim.executor.netem.NetemTopology`, every collective, vector length (``sizes``, scalars)
@@ -368,7 +379,8 @@ def collectives_table(
     NFQUEUE delayer) nothing runs and ``skipped`` says why.  ``calibration`` (``"RATE:DELAY"`` -> seconds per
     message, :func:`fit_overhead` of another run) adds the calibrated prediction to that link's rows.
     ``congestion`` (TCP congestion control of the rank namespaces; None: the host's) and ``sharing``
-    go to :class:`~gcsim.executor.netem.NetemTopology`; each row records the links' settings as
+    go to :class:`~gcsim.executor.netem.NetemTopology`; ``options`` (collective name -> keyword options,
+    as for :func:`run_side_by_side`) to every launch.  Each row records the links' settings as
     they were (``link_settings``: rate, burst, delay and how, the effective congestion control,
     theory §56.11).
 
@@ -384,6 +396,7 @@ def collectives_table(
     sizes = [check_int("sizes", d, minimum=1) for d in sizes]
     meta: dict[str, Any] = {"N": N, "sizes": sizes, "links": [list(x) for x in links], "delays": list(delays)}
     meta.update(congestion=congestion, sharing=sharing)
+    _check_options(collectives, options)
     NetemTopology(N, rate=None, congestion=congestion, sharing=sharing)  # refuses bad settings before anything runs
     ok, why = netem_available()
     if not ok:
@@ -398,6 +411,7 @@ def collectives_table(
                     N,
                     d,
                     collectives=collectives,
+                    options=options,
                     delays=delays,
                     repeats=repeats,
                     warmup=warmup,

@@ -316,9 +316,12 @@ def congestion_commands(ns: str, congestion: str | None) -> list[list[str]]:
     >>> congestion_commands("ns0", None)
     []
     """
-    if congestion is None:
-        return []
-    return [["ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"{_CC_SYSCTL}={_check_congestion(congestion)}"]]
+    return _congestion_commands(ns, _check_congestion(congestion))
+
+
+def _congestion_commands(ns: str, checked: str | None) -> list[list[str]]:
+    """:func:`congestion_commands` for a setting already checked (by :class:`NetemTopology`)."""
+    return [] if checked is None else [["ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"{_CC_SYSCTL}={checked}"]]
 
 
 def _check_congestion(congestion: Any) -> str | None:
@@ -460,7 +463,7 @@ class NetemTopology:
                 _run(["ip", "-n", ns, "addr", "add", f"{self.addresses[i]}/24", "dev", self.ifname])
                 _run(["ip", "-n", ns, "link", "set", self.ifname, "up"])
                 _run(["ip", "-n", ns, "link", "set", "lo", "up"])
-                for cmd in congestion_commands(ns, self.congestion):
+                for cmd in _congestion_commands(ns, self.congestion):  # checked in __init__
                     _run(cmd)
                 _run(["ip", "-n", self.hub, "link", "set", f"v{i}", "master", "br0"])
                 _run(["ip", "-n", self.hub, "link", "set", f"v{i}", "up"])
