@@ -320,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         metavar="K",
         help="run K number-changing mutants drawn at random (0: all; default: 100 for coding.evaluate, "
-        "coding.bounds, coding.partial and coding.quantize, 60 for coding.equal_load, all for the others)",
+        "coding.bounds, coding.partial and coding.quantize, 60 for coding.equal_load and "
+        "coding.sequential_multiplexed, all for the others)",
     )
     parser.add_argument("--seed", type=int, default=0, help="the seed of --sample's draw (default 0)")
     parser.add_argument(

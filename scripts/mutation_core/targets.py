@@ -75,6 +75,16 @@ TARGETS: dict[str, Target] = {
         ("tests/test_equal_load_bound.py", "tests/test_equal_load_mutants.py"),
         sample=60,
     ),
+    # the multiplexed sequential code (theory §62.4-§62.5): simulator and least-squares partial decoding
+    "coding.sequential_multiplexed": Target(
+        ("gcsim/coding/sequential_multiplexed.py",),
+        (
+            "tests/test_sequential_multiplexed.py",
+            "tests/test_sequential_partial.py",
+            "tests/test_sequential_multiplexed_mutants.py",
+        ),
+        sample=60,
+    ),
 }
 
 # Functions whose output is text for people only, by module: a change inside them is message-only.
@@ -385,5 +395,15 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "if Y[T - top] * S > K[T] * Q:",
         "Y has 2 top entries (y_0 appended last to n workers' sums), so for 0 <= T < top the negative "
         "index T - top is the entry T + top",
+    ),
+    "gcsim.coding.sequential_multiplexed.x__least_squares__mutmut_55": (
+        "masks = senders[part].reshape(-2, n)",
+        "numpy's reshape reads a negative size as the one unknown dimension (-2 as -1; NumPy 2.4, no warning), "
+        "so the stack has the same (part.size * B, n) shape",
+    ),
+    "gcsim.coding.sequential_multiplexed.xǁMultiplexedSGCǁ__hash____mutmut_3": (
+        "return hash(('multiplexedsgc', self._p))",
+        "a hash value is unspecified: equal codes still hash equal (same string, same params), and __eq__, "
+        "which decides set and dict membership, is unchanged",
     ),
 }
