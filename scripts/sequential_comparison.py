@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
                 stats["waits"].append(float(waited.waited.mean()))  # a share of the rounds, in [0, 1]
                 stats["rounds"].append(float(waited.waited.size))
         if model.model_kind == "markov":
-            p_enter, p_leave = model.params.p_enter, model.params.p_leave
+            p_enter, p_leave = (float(getattr(model.params, k)) for k in ("p_enter", "p_leave"))  # a Markov model's
             law = (
                 f"Stationary straggling probability {p_enter / (p_enter + p_leave):.4f}, mean burst "
                 f"{1 / p_leave:.1f} rounds"
