@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from gcsim.executor.allreduce import wire_bytes
 from gcsim.executor.netem import TCP_FRAMING, parse_rate
 
 _SEGMENT = re.compile(r"([\d.]+) IP (\d+\.\d+\.\d+\.(\d+))\.\d+ > (\d+\.\d+\.\d+\.(\d+))\.\d+: .*?seq (\d+):(\d+)")
@@ -62,7 +63,7 @@ def report(
     """The per-call table of the module docstring from the parsed captures (``links[i]``: rank ``i``'s
     link); the calls and the spans count only segments of at least ``min_bytes`` payload bytes (the
     collective's data, not gloo's small control messages and barriers)."""
-    beta, (mss, header) = rate_bps / 8, TCP_FRAMING
+    beta = rate_bps / 8
     bulk = {r: [x for x in segs if x[4] - x[3] >= min_bytes] for r, segs in links.items()}
     starts: list[list[float]] = []
     for t, src, *_ in bulk.get(straggler, []):
@@ -94,7 +95,7 @@ def report(
             for name, xs in (("uplink", up), ("downlink", down)):
                 if len(xs) > 1:
                     a, b = xs[0][0], xs[-1][0]
-                    busy = sum(e - s + header * -(-(e - s) // mss) for *_, s, e in xs) / (beta * (b - a))
+                    busy = sum(wire_bytes(e - s, TCP_FRAMING) for *_, s, e in xs) / (beta * (b - a))
                     span = f"{1000 * (a - t0):.0f}-{1000 * (b - t0):.0f} ms"
                     cells.append(f"rank {rank} {name} {span} {100 * busy:.0f} %")
         lines.append(f"call {k}: " + "; ".join(cells))

@@ -241,6 +241,11 @@ def predict(
     return model, latency, closed
 
 
+def _within(ratio: float) -> bool:
+    """Whether a measured/predicted ``ratio`` is within 15 % of 1 (the table's criterion, theory §56.8)."""
+    return bool(abs(ratio - 1) <= 0.15)
+
+
 def _after_ratio(median: float, predicted: float, delay: float) -> float:
     """(median − delay) / (predicted − delay): the comparison of the time after the straggler's arrival."""
     return (median - delay) / (predicted - delay) if predicted > delay else math.nan
@@ -311,15 +316,15 @@ def summarize(
             "mean_s": mean,
             "ci": list(t_interval(mean, se, len(y) - 1, level)) if len(y) > 1 else [mean, mean],
             "ratio": ratio,
-            "within_15pct": abs(ratio - 1) <= 0.15,
+            "within_15pct": _within(ratio),
             "after_ratio": after,
-            "after_within_15pct": bool(abs(after - 1) <= 0.15),
+            "after_within_15pct": _within(after),
             "bytes_match": r["bytes_sent"] == r["predicted_bytes"],
         }
         if overhead is not None:
             cal = predict(r, alpha + overhead, beta, burst, framing)[0]
-            row.update(overhead_s=overhead, calibrated_s=cal, calibrated_within_15pct=abs(median / cal - 1) <= 0.15)
-            row["calibrated_after_within_15pct"] = bool(abs(_after_ratio(median, cal, r["delay"]) - 1) <= 0.15)
+            row.update(overhead_s=overhead, calibrated_s=cal, calibrated_within_15pct=_within(median / cal))
+            row["calibrated_after_within_15pct"] = _within(_after_ratio(median, cal, r["delay"]))
         out.append(row)
     return out
 
