@@ -61,13 +61,15 @@ def _experiments(d_big: int = 262144, d_small: int = 4096) -> dict[str, Schedule
     for name in ("ring", "tree", "straggler-aware"):
         sched = get_collective(name).schedule
         assert sched is not None
+        # plain sockets send at once, so the straggler-aware gate is its ready signal here (theory §56.13)
+        opts = {"gate": "signal"} if name == "straggler-aware" else {}
         for d in (d_big, d_small):
-            out[f"{name}-{d}"] = sched(4, d, 4, straggler=3)
+            out[f"{name}-{d}"] = sched(4, d, 4, straggler=3, **opts)
     sa = get_collective("straggler-aware").schedule
     assert sa is not None
     for d in (d_big, d_small):  # the straggler streaming at once, without the ready signals (theory §56.12)
-        out[f"straggler-aware-unsignalled-{d}"] = sa(4, d, 4, straggler=3, ready_signal=False)
-    out[f"straggler-aware-completion-{d_big}"] = _completion(sa(4, d_big, 4, straggler=3))
+        out[f"straggler-aware-unsignalled-{d}"] = sa(4, d, 4, straggler=3, gate="none")
+    out[f"straggler-aware-completion-{d_big}"] = _completion(sa(4, d_big, 4, straggler=3, gate="signal"))
     return out
 
 
@@ -169,11 +171,14 @@ def _worker(spec: dict) -> None:
 
 
 def _flat(sched: Schedule, r: int) -> list[tuple[str, int, int]]:
-    """Rank ``r``'s program as (op, peer, bytes); a receive waits for the message's bytes on its connection."""
+    """Rank ``r``'s program as (op, peer, bytes); a receive waits for the message's bytes on its connection.
+
+    Posts are left out: a socket takes bytes whether or not the receiver is waiting (no rendezvous)."""
     size = {(s, op.dst, op.tag): op.nbytes for s, p in enumerate(sched.programs) for op in p if isinstance(op, Send)}
     return [
         ("send", op.dst, op.nbytes) if isinstance(op, Send) else ("recv", op.src, size[(op.src, r, op.tag)])
         for op in sched.programs[r]
+        if isinstance(op, Send | Recv)
     ]
 
 

@@ -45,10 +45,12 @@ CELLS: list[tuple[str, str]] = [
         "`CollectiveCost.time` adds the closed-form alpha-beta time. A bulk-synchronous collective pays the "
         "straggler's delay in full; the straggler-aware one overlaps its early rounds with the delay. "
         "`predicted_time` plays each collective's actual message schedule on full-duplex ports that "
-        "concurrent messages share (theory §56.7). Without a straggler it equals the closed form for the "
-        "ring, CERAR and halving-doubling. It is longer for the tree, whose rank 0 sends its two broadcast "
-        "copies at once, and for the straggler-aware collective, whose straggler waits for the ready "
-        "ranks' signals that their reduce-scatter is over before it streams.",
+        "concurrent messages share (theory §56.7); with `rendezvous=True` each message leaves only once its "
+        "receive is posted and the notice has crossed the link, as gloo sends (§56.13). Without a "
+        "straggler it is the closed form plus that first notice's one-way delay for the ring, CERAR and "
+        "halving-doubling. It is longer for the tree, whose rank 0 sends its two broadcast copies at once, "
+        "and for the straggler-aware collective, whose straggler's pieces wait until the ready ranks post "
+        "their receives of them, after their reduce-scatter.",
     ),
     (
         "code",
@@ -57,28 +59,29 @@ CELLS: list[tuple[str, str]] = [
         "print(cost_table(N, d, b, alpha=alpha, beta=beta, delay=0.0))\n"
         "for col in collectives():\n"
         "    c = col.cost(N, d, b)\n"
-        "    t = predicted_time(col, N, d, b, alpha=alpha, beta=beta)\n"
+        "    t = predicted_time(col, N, d, b, alpha=alpha, beta=beta, rendezvous=True)\n"
         "    print(f'{col.name:17s} bytes per rank {c.bytes_sent}  '\n"
         "          f'early rounds {len(c.early)}  late rounds {len(c.late)}  '\n"
         "          f'closed form {c.time(alpha, beta):.4f} s  schedule model {t:.4f} s')",
     ),
     (
         "md",
-        "The predicted time (schedule model) against the straggler's delay. For the ring, CERAR and the "
+        "The predicted time (schedule model, with gloo's rendezvous: a message leaves once its receive is "
+        "posted, theory §56.13) against the straggler's delay. For the ring, CERAR and the "
         "tree it is a straight line of slope 1: nothing can finish before the straggler's data has gone "
         "round. Halving-doubling bends at first: its ranks that do not wait for the straggler run ahead, "
         "and when it arrives its two sends overlap on its uplink. The straggler-aware line is flat at "
-        "first: a straggler that arrives before the ready ranks' reduce-scatter is over waits for their "
-        "signals. Once the delay covers the early rounds and the signals it rises with slope 1, below the "
-        "ring by the bytes it moved during the delay. With `ready_signal=False` the straggler streams at "
-        "once and its stream shares the ready ranks' downlinks with their reduce-scatter.",
+        "first: a straggler that arrives before the ready ranks' reduce-scatter is over finds its pieces held "
+        "until they post their receives of them. Once the delay covers the early rounds it rises with slope "
+        "1, below the ring by the bytes it moved during the delay. With `gate='none'` the ready ranks post "
+        "those receives at once, and the straggler's stream shares their downlinks with their reduce-scatter.",
     ),
     (
         "code",
         "delays = np.linspace(0.0, 0.4, 41)\n"
         "fig, ax = plt.subplots(figsize=(6.4, 3.6))\n"
         "for col in collectives():\n"
-        "    times = [predicted_time(col, N, d, b, alpha=alpha, beta=beta, delay=x) for x in delays]\n"
+        "    times = [predicted_time(col, N, d, b, alpha=alpha, beta=beta, delay=x, rendezvous=True) for x in delays]\n"
         "    ax.plot(delays, times, label=col.name)\n"
         "ax.set_xlabel('straggler delay (s)')\n"
         "ax.set_ylabel('predicted time (s)')\n"
@@ -86,8 +89,9 @@ CELLS: list[tuple[str, str]] = [
         "ax.legend()\n"
         "plt.show()\n"
         "ring, sa = get_collective('ring'), get_collective('straggler-aware')\n"
-        "print(f'at 0.3 s of delay: ring {predicted_time(ring, N, d, b, alpha=alpha, beta=beta, delay=0.3):.4f} s, '\n"
-        "      f'straggler-aware {predicted_time(sa, N, d, b, alpha=alpha, beta=beta, delay=0.3):.4f} s')",
+        "kw = dict(alpha=alpha, beta=beta, delay=0.3, rendezvous=True)\n"
+        "print(f'at 0.3 s of delay: ring {predicted_time(ring, N, d, b, **kw):.4f} s, '\n"
+        "      f'straggler-aware {predicted_time(sa, N, d, b, **kw):.4f} s')",
     ),
     (
         "md",

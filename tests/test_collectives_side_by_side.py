@@ -54,15 +54,16 @@ def test_costs_against_independent_counts(N, d):
     hd = halving_doubling_cost(N, d, b)
     assert sum(hd.bytes_sent) == p * 2 * (p - 1) * -(-d // p) * b + 2 * (N - p) * d * b
     assert hd.rounds == 2 * int(math.log2(p)) + (2 if N != p else 0)
-    # straggler-aware: the reduce-scatter moves (M-1) M w, the ready signals M, the completion M w + M (M w)
+    # straggler-aware: the reduce-scatter moves (M-1) M w, the completion M w + M (M w), the ready signals M
     M = N - 1
     w = -(-d // M)
-    sa = straggler_aware_cost(N, d, b, pieces=3)
-    assert sum(sa.bytes_sent) == ((M - 1) * M * w + M + M * w + M * M * w) * b
-    assert len(sa.early) == M and len(sa.late) == 2
-    unsignalled = straggler_aware_cost(N, d, b, pieces=3, ready_signal=False)
-    assert sum(unsignalled.bytes_sent) == ((M - 1) * M * w + M * w + M * M * w) * b
-    assert len(unsignalled.early) == M - 1
+    signalled = straggler_aware_cost(N, d, b, pieces=3, gate="signal")
+    assert sum(signalled.bytes_sent) == ((M - 1) * M * w + M + M * w + M * M * w) * b
+    assert len(signalled.early) == M and len(signalled.late) == 2
+    for gate in ("receive", "none"):  # no message of their own
+        sa = straggler_aware_cost(N, d, b, pieces=3, gate=gate)
+        assert sum(sa.bytes_sent) == ((M - 1) * M * w + M * w + M * M * w) * b
+        assert len(sa.early) == M - 1 and len(sa.late) == 2
 
 
 def test_cost_time_model():
@@ -85,12 +86,15 @@ def test_bad_inputs_named():
         straggler_aware_cost(3, 5, 4, straggler=3)
     with pytest.raises(InvalidArgumentError, match="^pieces: "):
         straggler_aware_cost(3, 5, 4, pieces=0)
+    for bad in ("signals", True, None):
+        with pytest.raises(InvalidArgumentError, match=r"^gate: must be one of \('receive', 'signal', 'none'\)"):
+            straggler_aware_cost(3, 5, 4, gate=bad)
     with pytest.raises(InvalidArgumentError, match="^c: "):
         get_collective("cerar").cost(3, 5, 4, c=4)
     with pytest.raises(InvalidArgumentError, match="^options: "):
         run_side_by_side(2, 3, collectives=["ring"], options={"tree": {}})
     # an option the collective does not take is refused before anything launches (no root needed)
-    with pytest.raises(InvalidArgumentError, match=r"^options: 'straggler-aware' takes \['pieces', 'ready_signal'\]"):
+    with pytest.raises(InvalidArgumentError, match=r"^options: 'straggler-aware' takes \['pieces', 'gate'\]"):
         run_side_by_side(2, 3, options={"straggler-aware": {"piece": 4}})
     with pytest.raises(InvalidArgumentError, match="^options: "):
         collectives_table(2, [3], collectives=["tree"], options={"ring": {}})
@@ -126,12 +130,13 @@ def test_every_collective_sums_exactly_and_sends_the_predicted_bytes(N):
             assert r["messages_sent"] == list(sch.messages), r
 
 
-def test_straggler_aware_other_rank_and_pieces():
+@pytest.mark.parametrize("gate", ["signal", "none"])  # the default gate runs above
+def test_straggler_aware_other_rank_and_pieces(gate):
     rows = run_side_by_side(
         4,
         50,
         collectives=["straggler-aware", "halving-doubling"],
-        options={"straggler-aware": {"pieces": 3, "ready_signal": False}},  # the default signals (above)
+        options={"straggler-aware": {"pieces": 3, "gate": gate}},
         straggler=1,
         delays=[0.02],
         repeats=2,
@@ -142,6 +147,7 @@ def test_straggler_aware_other_rank_and_pieces():
         assert r["bytes_sent"] == r["predicted_bytes"] and r["error_over_bound"] <= 1.0, r
     sa = rows[0]
     assert sa["bytes_sent"][1] == 3 * 17 * 4 and len(sa["seconds"]) == 2
+    assert sa["bytes_sent"][0] == (5 * 17 + (gate == "signal")) * 4
     out = summarize(rows, alpha=1e-4, beta=1e8)
     assert all(o["bytes_match"] for o in out) and all(o["predicted_s"] > 0.02 for o in out)
 
@@ -157,8 +163,8 @@ def test_bench_script_reads_options(monkeypatch):
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    got = mod._options(["straggler-aware:ready_signal=false", "straggler-aware:pieces=4", "cerar:c=3"])
-    assert got == {"straggler-aware": {"ready_signal": False, "pieces": 4}, "cerar": {"c": 3}}
+    got = mod._options(["straggler-aware:gate=none", "straggler-aware:pieces=4", "cerar:c=3", "x:flag=false"])
+    assert got == {"straggler-aware": {"gate": "none", "pieces": 4}, "cerar": {"c": 3}, "x": {"flag": False}}
     assert mod._options(["x:mode=fast"]) == {"x": {"mode": "fast"}}
     for bad in ("straggler-aware", "straggler-aware:pieces", ":pieces=4", "straggler-aware:=4"):
         with pytest.raises(SystemExit, match="NAME:KEY=VALUE"):

@@ -965,13 +965,10 @@ def bool_calls(tmp) -> dict[tuple[str, str], Any]:
         ),
         ("gcsim.combinatorics.srg_graph.StronglyRegularGraph.with_closed", "closed"): lambda x: pet.with_closed(x),
         ("gcsim.executor.ddp_hook.register_cerar_hook", "overlap"): lambda x: _register_hook(cd, x),
-        ("gcsim.executor.allreduce.straggler_aware.straggler_aware_cost", "ready_signal"): lambda x: _sa("cost", x),
-        ("gcsim.executor.allreduce.straggler_aware.straggler_aware_schedule", "ready_signal"): lambda x: _sa(
-            "schedule", x
-        ),
-        ("gcsim.executor.allreduce.straggler_aware.straggler_aware_all_reduce", "ready_signal"): lambda x: _sa(
-            "all_reduce", x
-        ),
+        ("gcsim.executor.collectives_bench.predict", "rendezvous"): lambda x: _bench("predict", x),
+        ("gcsim.executor.collectives_bench.summarize", "rendezvous"): lambda x: _bench("summarize", x),
+        ("gcsim.executor.collectives_bench.resummarize", "rendezvous"): lambda x: _bench("resummarize", x),
+        ("gcsim.executor.collectives_bench.collectives_table", "rendezvous"): lambda x: _bench("table", x),
         ("gcsim.executor.ddp_hook.register_cerar_hook", "check_precision"): lambda x: _register_hook(
             cd, True, check_precision=x
         ),
@@ -1024,12 +1021,18 @@ def _register_hook(design, overlap, **kw):
     return register_cerar_hook(torch.nn.Linear(2, 2), design, overlap=overlap, **kw)
 
 
-def _sa(what, signal):
-    from gcsim.executor.allreduce import straggler_aware as sa
+def _bench(what, value):
+    from gcsim.executor import collectives_bench as cb
 
-    if what == "all_reduce":  # checked before torch or a process group is needed
-        return sa.straggler_aware_all_reduce(None, ready_signal=signal)
-    return getattr(sa, f"straggler_aware_{what}")(4, 12, 4, ready_signal=signal)
+    row = {"collective": "ring", "options": {}, "N": 2, "d": 4, "itemsize": 4, "delay": 0.0, "seconds": [0.01] * 7}
+    row.update(bytes_sent=[16, 16], predicted_bytes=[16, 16], link="1mbit", link_delay="5ms")
+    if what == "predict":
+        return cb.predict(row, 0.005, 8000.0, rendezvous=value)
+    if what == "summarize":
+        return cb.summarize([row], alpha=0.005, beta=8000.0, rendezvous=value)
+    if what == "resummarize":
+        return cb.resummarize({"rows": [row]}, rendezvous=value)
+    return cb.collectives_table(2, [4], rendezvous=value)  # refused before the links are looked at
 
 
 def _make_state(design, **kw):

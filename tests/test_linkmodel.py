@@ -14,16 +14,16 @@ import pytest
 
 from gcsim._stats import median_interval
 from gcsim.errors import InvalidArgumentError
-from gcsim.executor.allreduce import Recv, Schedule, Send, collectives, get_collective, max_min_rates, simulate
+from gcsim.executor.allreduce import Post, Recv, Schedule, Send, collectives, get_collective, max_min_rates, simulate
 from gcsim.executor.collectives_bench import LINK_BOUND_SHARE, fit_overhead, summarize
 
 A = F(1, 3)  # alpha: a third of a second, so that alpha and byte terms cannot be confused
 
 
-def _T(name: str, N: int, d: int, alpha=A, beta=F(1), delay=F(0), **options) -> F:
+def _T(name: str, N: int, d: int, alpha=A, beta=F(1), delay=F(0), rendezvous=False, **options) -> F:
     """The simulated time of a registered collective with 1-byte scalars (so bytes = scalars)."""
     sch = get_collective(name).schedule(N, d, 1, **options)
-    return max(simulate(sch, alpha, beta, delay=delay))
+    return max(simulate(sch, alpha, beta, delay=delay, rendezvous=rendezvous))
 
 
 def test_max_min_rates_by_hand():
@@ -88,28 +88,61 @@ def test_tree_by_hand():
 
 
 def test_straggler_aware_by_hand():
-    """N = 3 (M = 2 ready ranks 0, 1; straggler 2), d = 4, pieces = 1: chunks of w = 2 bytes, beta = 1.
-    Without the ready signal and without delay: the reduce-scatter (0 <-> 1) and the straggler's two
+    """N = 3 (M = 2 ready ranks 0, 1; straggler 2), d = 4, pieces = 1: chunks of w = 2 bytes, beta = 1;
+    sends go at once (no rendezvous), so the receive gate (default) is no gate: as ``gate="none"``.
+    Without a gate and without delay: the reduce-scatter (0 <-> 1) and the straggler's two
     chunks start together; every port that carries two connections (2's uplink, 0's and 1's downlinks)
     gives each 1/2, so all four end at 2w, in at 2w + alpha; then each owner forwards its chunk to the
     other ready rank and to the straggler, two connections on its uplink and two into 2's downlink: 1/2
     each, in at 4w + 2 alpha.
-    With the signal (default): the reduce-scatter runs alone (in at w + alpha), the two 1-byte signals
+    With the signal: the reduce-scatter runs alone (in at w + alpha), the two 1-byte signals
     share 2's downlink (in at w + 2 + 2 alpha), then the stream (2w) and the forwards (2w, 2 alpha):
     5w + 2 + 4 alpha.
     With a delay >= w + 2 + 2 alpha the reduce-scatter and the signals are over when the straggler
     arrives; its two chunks share its uplink (2w), the forwards as before: delay + 4w + 2 alpha either
     way, which is the closed form of §56.4 with q = w."""
     w = 2
-    assert _T("straggler-aware", 3, 4, pieces=1, ready_signal=False) == 4 * w + 2 * A
-    assert _T("straggler-aware", 3, 4, pieces=1) == 5 * w + 2 + 4 * A
-    for signal in (True, False):
-        assert _T("straggler-aware", 3, 4, pieces=1, delay=F(50), ready_signal=signal) == 50 + 4 * w + 2 * A
-        cost = get_collective("straggler-aware").cost(3, 4, 1, pieces=1, ready_signal=signal)
+    assert _T("straggler-aware", 3, 4, pieces=1, gate="none") == 4 * w + 2 * A
+    assert _T("straggler-aware", 3, 4, pieces=1) == 4 * w + 2 * A
+    assert _T("straggler-aware", 3, 4, pieces=1, gate="signal") == 5 * w + 2 + 4 * A
+    for gate in ("receive", "signal", "none"):
+        assert _T("straggler-aware", 3, 4, pieces=1, delay=F(50), gate=gate) == 50 + 4 * w + 2 * A
+        cost = get_collective("straggler-aware").cost(3, 4, 1, pieces=1, gate=gate)
         assert cost.time(float(A), 1.0, 50.0) == pytest.approx(float(50 + 4 * w + 2 * A))
     # the closed form without delay: (M - 1)(alpha + w) + (alpha + M) + 2 alpha + M (w + q), the simulation's
-    closed = get_collective("straggler-aware").cost(3, 4, 1, pieces=1).time(float(A), 1.0)
+    closed = get_collective("straggler-aware").cost(3, 4, 1, pieces=1, gate="signal").time(float(A), 1.0)
     assert closed == pytest.approx(float(5 * w + 2 + 4 * A))
+
+
+def test_straggler_aware_rendezvous_by_hand():
+    """The same N = 3, w = 2, beta = 1, with gloo's rendezvous (theory §56.13): a message leaves once its
+    receive is posted and the notice has crossed the link (alpha).
+    Receive gate, no delay: the reduce-scatter's receives are posted at 0, so both chunks leave at
+    alpha, in at 2 alpha + w; the ready ranks then post their receives of the straggler's chunks, whose
+    notices reach it at 3 alpha + w; its two chunks share its uplink (2w), in at 4 alpha + 3w; the
+    forwards (receives posted at the start) take 2w + alpha: 5 alpha + 5w.
+    Signal, no delay: the signals' receives were posted at 0, so they go at 2 alpha + w and share 2's
+    downlink (2 byte-times), in at 3 alpha + w + 2; then 2w + alpha and 2w + alpha: 5 alpha + 5w + 2.
+    Delay 50: with the receive gate the notices are long there, so 50 + 4w + 2 alpha as without
+    rendezvous; the signals' receives are posted only at 50 (notice at 50 + alpha), the signals in at
+    50 + 2 alpha + 2, then 4w + 2 alpha: two one-way delays and the signals' bytes more."""
+    w = 2
+    assert _T("straggler-aware", 3, 4, pieces=1, rendezvous=True) == 5 * A + 5 * w
+    assert _T("straggler-aware", 3, 4, pieces=1, rendezvous=True, gate="signal") == 5 * A + 5 * w + 2
+    late = {"pieces": 1, "delay": F(50), "rendezvous": True}
+    assert _T("straggler-aware", 3, 4, **late) == 50 + 4 * w + 2 * A
+    assert _T("straggler-aware", 3, 4, gate="signal", **late) == 50 + 4 * w + 4 * A + 2
+
+
+def test_ring_rendezvous_by_hand():
+    """N = 2, w = 4, beta = 1, rank 1 starts at 30, receives posted one round ahead (RingTransport).
+    Rank 0's first chunk waits for rank 1's notice (30 + alpha), in at 30 + 2 alpha + w; rank 1's leaves
+    at 30 (0's notice came at alpha), in at 30 + alpha + w; rank 0 answers at once (1 posted its second
+    receive at 30), in at 30 + 2 alpha + 2w; rank 1 answers at 30 + 2 alpha + w, in at 30 + 3 alpha + 2w.
+    Without rendezvous: 30 + 2 alpha + 2w (test_ring_with_a_straggler_by_hand)."""
+    assert _T("ring", 2, 8, delay=F(30), rendezvous=True) == 30 + 2 * 4 + 3 * A
+    # no straggler: only the first notice shows, one alpha on top of the closed form
+    assert _T("ring", 4, 40, rendezvous=True) == _T("ring", 4, 40) + A
 
 
 def test_ring_with_a_straggler_by_hand():
@@ -139,6 +172,19 @@ def test_bad_schedules_named():
         simulate(Schedule("x", ((), ())), 0, 0)
     with pytest.raises(InvalidArgumentError, match="^straggler: "):
         simulate(Schedule("x", ((), ())), 0, 1, straggler=2)
+    with pytest.raises(InvalidArgumentError, match="^rendezvous: "):
+        simulate(Schedule("x", ((), ())), 0, 1, rendezvous="yes")
+    two = (Send(1, 4, 0),)
+    with pytest.raises(InvalidArgumentError, match="^schedule: .*after its receive"):
+        simulate(Schedule("x", (two, (Recv(0, 0), Post(0, 0)))), 0, 1)
+    with pytest.raises(InvalidArgumentError, match="^schedule: .*repeated"):
+        simulate(Schedule("x", (two, (Post(0, 0), Post(0, 0), Recv(0, 0)))), 0, 1)
+    with pytest.raises(InvalidArgumentError, match="^schedule: .*posts without a receive"):
+        simulate(Schedule("x", (two, (Post(0, 7), Recv(0, 0)))), 0, 1)
+    # a held message does not block the connection behind it (gloo matches by slot): 0's second message,
+    # posted at the start, passes the first, held until 1 posts its receive after getting the second
+    passing = Schedule("x", ((Send(1, 4, 0), Send(1, 4, 1)), (Recv(0, 1), Post(0, 0), Recv(0, 0))))
+    assert simulate(passing, 1, 1, rendezvous=True) == (0, (1 + 4 + 1) + (1 + 4 + 1))  # notice, bytes, delivery: twice
 
 
 def test_latency_only_counts_deliveries():

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._optional import require
 from .._stats import median_interval, t_interval
-from .._validation import check_int, check_real
+from .._validation import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError
 from ..limits import check_entries
 from .allreduce import collective_names, get_collective, predicted_time
@@ -221,23 +221,28 @@ LINK_BOUND_SHARE = 0.5
 
 
 def predict(
-    row: dict, alpha: float, beta: float, burst: float = 0, framing: tuple[int, int] | None = None
+    row: dict,
+    alpha: float,
+    beta: float,
+    burst: float = 0,
+    framing: tuple[int, int] | None = None,
+    rendezvous: bool = False,
 ) -> tuple[float, float, float]:
     """``(schedule model, latency only, closed form)`` seconds of one row of :func:`run_side_by_side`.
 
     The schedule model is the link-level one of theory §56.7 (:func:`gcsim.executor.allreduce.predicted_time`,
-    ports with token buckets of ``burst`` bytes, messages framed as ``framing``, §56.10); ``latency only``
-    the same with ``beta = ∞``; the closed form :meth:`CollectiveCost.time` (§56.1).
+    ports with token buckets of ``burst`` bytes, messages framed as ``framing``, §56.10, messages held
+    for their receive with ``rendezvous``, §56.13); ``latency only`` the same with ``beta = ∞``; the
+    closed form :meth:`CollectiveCost.time` (§56.1).
     """
     col = get_collective(row["collective"])
     args = (row["N"], row["d"], row["itemsize"])
     s, opts = row.get("straggler"), row["options"]
     closed = col.cost(*args, straggler=s, **opts).time(alpha, beta, row["delay"])
     delay = row["delay"]
-    model = predicted_time(
-        col, *args, alpha=alpha, beta=beta, delay=delay, straggler=s, burst=burst, framing=framing, **opts
-    )
-    latency = predicted_time(col, *args, alpha=alpha, beta=math.inf, delay=delay, straggler=s, **opts)
+    same = {"delay": delay, "straggler": s, "rendezvous": rendezvous, **opts}
+    model = predicted_time(col, *args, alpha=alpha, beta=beta, burst=burst, framing=framing, **same)
+    latency = predicted_time(col, *args, alpha=alpha, beta=math.inf, **same)
     return model, latency, closed
 
 
@@ -260,12 +265,13 @@ def summarize(
     level: float = 0.95,
     overhead: float | None = None,
     framing: tuple[int, int] | None = None,
+    rendezvous: bool = False,
 ) -> list[dict]:
     """Add the predictions and robust statistics of the measured time to each row of :func:`run_side_by_side`.
 
     ``predicted_s``: the link-level schedule model (theory §56.7) at ``alpha``, ``beta`` (bytes/s), the
     links' token buckets of ``burst`` bytes, the messages' ``framing`` (theory §56.10) and the row's
-    delay; ``closed_form_s``: the closed form of
+    delay, messages held for their receive when ``rendezvous`` (gloo, §56.13); ``closed_form_s``: the closed form of
     §56.1; ``bandwidth_share``: the share of ``predicted_s − delay`` that the bandwidth term makes
     (``predicted_s`` less the model at ``beta = ∞``); ``link_bound``: that share >=
     :data:`LINK_BOUND_SHARE` (§56.8).  ``median_s`` with ``median_ci``, the order-statistic interval of
@@ -294,7 +300,7 @@ def summarize(
     """
     out = []
     for r in rows:
-        pred, latency, closed = predict(r, alpha, beta, burst, framing)
+        pred, latency, closed = predict(r, alpha, beta, burst, framing, rendezvous)
         y = np.asarray(r["seconds"], dtype=float)
         mean, median = float(y.mean()), float(np.median(y))
         se = float(y.std(ddof=1) / math.sqrt(len(y))) if len(y) > 1 else math.inf
@@ -307,6 +313,7 @@ def summarize(
             "predicted_s": pred,
             "burst_bytes": burst,
             "framing": list(framing) if framing else None,
+            "rendezvous": rendezvous,
             "closed_form_s": closed,
             "bandwidth_share": share,
             "link_bound": share >= LINK_BOUND_SHARE,
@@ -322,7 +329,7 @@ def summarize(
             "bytes_match": r["bytes_sent"] == r["predicted_bytes"],
         }
         if overhead is not None:
-            cal = predict(r, alpha + overhead, beta, burst, framing)[0]
+            cal = predict(r, alpha + overhead, beta, burst, framing, rendezvous)[0]
             row.update(overhead_s=overhead, calibrated_s=cal, calibrated_within_15pct=_within(median / cal))
             row["calibrated_after_within_15pct"] = _within(_after_ratio(median, cal, r["delay"]))
         out.append(row)
@@ -371,6 +378,7 @@ def collectives_table(
     congestion: str | None = None,
     sharing: str = "fifo",
     options: dict | None = None,
+    rendezvous: bool = True,
 ) -> dict:
     """The side-by-side table over emulated links: each link ``(rate, one-way delay)`` in a
     :class:`~gcsim.executor.netem.NetemTopology`, every collective, vector length (``sizes``, scalars)
@@ -379,7 +387,9 @@ def collectives_table(
     The prediction takes ``beta`` = the link rate in bytes/s, ``alpha`` = the one-way delay plus
     ``overhead`` (seconds per message of software latency, 0 by default: the link's own numbers only)
     and the port model ``bucket`` (:data:`BUCKET_MODELS`; default ``"wire"``, the judged one of theory
-    §56.10: the links' token buckets, :func:`gcsim.executor.netem.tbf_burst`, and TCP's segment headers).
+    §56.10: the links' token buckets, :func:`gcsim.executor.netem.tbf_burst`, and TCP's segment headers);
+    ``rendezvous`` (default True: the ranks run gloo, whose sends wait for the receive to be posted,
+    §56.13) holds each message in the model until its receive's notice has crossed the link.
     Where emulated links are not available (root, ``ip``/``tc``; the delay also needs ``netem`` or the
     NFQUEUE delayer) nothing runs and ``skipped`` says why.  ``calibration`` (``"RATE:DELAY"`` -> seconds per
     message, :func:`fit_overhead` of another run) adds the calibrated prediction to that link's rows.
@@ -398,6 +408,7 @@ def collectives_table(
     N = check_int("N", N, minimum=2)
     overhead = check_real("overhead", overhead, minimum=0.0)
     bucket = _check_bucket(bucket)
+    rendezvous = check_bool("rendezvous", rendezvous)
     sizes = [check_int("sizes", d, minimum=1) for d in sizes]
     meta: dict[str, Any] = {"N": N, "sizes": sizes, "links": [list(x) for x in links], "delays": list(delays)}
     meta.update(congestion=congestion, sharing=sharing)
@@ -426,9 +437,12 @@ def collectives_table(
                     **topo.launch_kwargs(port),
                 )
             sigma = (calibration or {}).get(f"{rate}:{link_delay or ''}")
-            summary = summarize(raw, alpha=alpha, beta=beta, burst=burst, overhead=sigma, framing=framing)
+            summary = summarize(
+                raw, alpha=alpha, beta=beta, burst=burst, overhead=sigma, framing=framing, rendezvous=rendezvous
+            )
             rows += [{**r, "link": rate, "link_delay": link_delay, "link_settings": settings} for r in summary]
-    return {**meta, "rows": rows, "skipped": None, "calibration": dict(calibration or {}), "bucket": bucket}
+    done = {"rows": rows, "skipped": None, "calibration": dict(calibration or {}), "bucket": bucket}
+    return {**meta, **done, "rendezvous": rendezvous}
 
 
 #: ``bucket`` values (the port model): ``"none"``, ports limited to ``beta`` counting payload bytes;
@@ -455,13 +469,19 @@ def _check_bucket(bucket: Any) -> str:
 
 
 def resummarize(
-    result: dict, *, overhead: float = 0.0, calibration: dict[str, float] | None = None, bucket: str = "wire"
+    result: dict,
+    *,
+    overhead: float = 0.0,
+    calibration: dict[str, float] | None = None,
+    bucket: str = "wire",
+    rendezvous: bool | None = None,
 ) -> dict:
     """A :func:`collectives_table` result with every row's predictions and statistics computed again.
 
     The measured fields (``seconds``, bytes, messages, round-off) are kept; everything :func:`summarize`
-    adds is recomputed with the current model, ``overhead``, ``calibration`` and ``bucket`` (as for
-    :func:`collectives_table`).  Nothing runs.
+    adds is recomputed with the current model, ``overhead``, ``calibration``, ``bucket`` and
+    ``rendezvous`` (as for :func:`collectives_table`; None: as the result records it, False for results
+    recorded before the model had it, theory §56.13).  Nothing runs.
 
     Examples
     --------
@@ -475,13 +495,14 @@ def resummarize(
     """
     overhead = check_real("overhead", overhead, minimum=0.0)
     bucket = _check_bucket(bucket)
+    held = check_bool("rendezvous", result.get("rendezvous", False) if rendezvous is None else rendezvous)
     rows = []
     for r in result["rows"]:
         alpha, beta, burst, framing = _link_params(r["link"], r["link_delay"], overhead, bucket)
         sigma = (calibration or {}).get(f"{r['link']}:{r['link_delay'] or ''}")
-        (row,) = summarize([r], alpha=alpha, beta=beta, burst=burst, overhead=sigma, framing=framing)
+        (row,) = summarize([r], alpha=alpha, beta=beta, burst=burst, overhead=sigma, framing=framing, rendezvous=held)
         if sigma is None:
             for key in ("overhead_s", "calibrated_s", "calibrated_within_15pct", "calibrated_after_within_15pct"):
                 row.pop(key, None)
         rows.append(row)
-    return {**result, "rows": rows, "calibration": dict(calibration or {}), "bucket": bucket}
+    return {**result, "rows": rows, "calibration": dict(calibration or {}), "bucket": bucket, "rendezvous": held}

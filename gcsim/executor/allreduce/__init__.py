@@ -14,7 +14,7 @@ Each runs over ``torch.distributed`` point-to-point operations (gloo; NCCL untes
 bytes it sends; :func:`get_collective` gives the implementation and the prediction together.
 """
 
-from ._linkmodel import Recv, Schedule, Send, max_min_rates, simulate, wire_bytes
+from ._linkmodel import Post, Recv, Schedule, Send, max_min_rates, simulate, wire_bytes
 from ._p2p import CollectiveFailureError
 from ._registry import (
     Collective,
@@ -40,6 +40,7 @@ __all__ = [
     "Schedule",
     "Send",
     "Recv",
+    "Post",
     "simulate",
     "max_min_rates",
     "wire_bytes",

@@ -13,6 +13,9 @@ the programs on ``N`` full-duplex ports of ``beta`` bytes per second each way:
   ``beta`` bytes per second over all its outgoing connections, its downlink at most ``beta`` over all
   its incoming ones, and no connection can be given more without taking from one that has no more;
 * a message is delivered ``alpha`` seconds after its last byte has left the sender;
+* optionally (``rendezvous``) a message leaves only once its receive is posted and the receiver's
+  notice of it has crossed the link (``alpha``), as gloo's transport does: the receive is posted where
+  the receiver's program has a :class:`Post` for it, else when the receiver starts (theory §56.13);
 * optionally (``burst``) each port direction is a token bucket of rate ``beta`` and ``burst`` bytes, as
   ``tc tbf`` shapes the emulated links: bytes covered by tokens at both ends pass at once; the buckets
   carry their tokens through the whole schedule (an idle port refills, a busy one is rate-limited);
@@ -32,10 +35,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from ..._validation import check_int, check_real
+from ..._validation import check_bool, check_int, check_real
 from ...errors import InvalidArgumentError
 
-__all__ = ["Send", "Recv", "Schedule", "simulate", "max_min_rates", "ring_pattern", "wire_bytes"]
+__all__ = ["Send", "Recv", "Post", "Schedule", "simulate", "max_min_rates", "ring_pattern", "wire_bytes"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,20 @@ class Recv:
     tag: int
 
 
-Op = Send | Recv
+@dataclass(frozen=True)
+class Post:
+    """Post the receive of message ``tag`` from rank ``src`` here (non-blocking; theory §56.13).
+
+    Only a rendezvous transport cares (:func:`simulate` with ``rendezvous=True``, gloo): the sender's
+    message leaves once this post's notice has crossed the link.  A receive without a ``Post`` in its
+    rank's program is posted when the rank starts; a ``Post`` comes before its :class:`Recv`.
+    """
+
+    src: int
+    tag: int
+
+
+Op = Send | Recv | Post
 
 
 Port = tuple[str, int]
@@ -153,9 +169,12 @@ class Schedule:
         straggler: int | None = None,
         burst: float = 0,
         framing: tuple[int, int] | None = None,
+        rendezvous: bool = False,
     ) -> float:
         """Seconds until every rank holds the sum: :func:`simulate`'s last finish, as a float."""
-        finish = simulate(self, alpha, beta, delay=delay, straggler=straggler, burst=burst, framing=framing)
+        finish = simulate(
+            self, alpha, beta, delay=delay, straggler=straggler, burst=burst, framing=framing, rendezvous=rendezvous
+        )
         return float(max(finish))
 
 
@@ -172,8 +191,17 @@ def _check(schedule: Schedule) -> None:
     N = schedule.N
     sends: set[tuple[int, int, int]] = set()
     recvs: set[tuple[int, int, int]] = set()
+    posts: set[tuple[int, int, int]] = set()
     for r, prog in enumerate(schedule.programs):
         for op in prog:
+            if isinstance(op, Post):
+                key = (op.src, r, op.tag)
+                if key in posts or key in recvs:
+                    raise InvalidArgumentError(
+                        "schedule", f"{schedule.name}: post of {key} repeated or after its receive"
+                    )
+                posts.add(key)
+                continue
             peer = op.dst if isinstance(op, Send) else op.src
             check_int("peer", peer, minimum=0, maximum=N - 1)
             key = (r, op.dst, op.tag) if isinstance(op, Send) else (op.src, r, op.tag)
@@ -183,6 +211,8 @@ def _check(schedule: Schedule) -> None:
             seen.add(key)
     if sends != recvs:
         raise InvalidArgumentError("schedule", f"{schedule.name}: unmatched messages {sorted(sends ^ recvs)}")
+    if posts - recvs:
+        raise InvalidArgumentError("schedule", f"{schedule.name}: posts without a receive {sorted(posts - recvs)}")
 
 
 def _framing(framing: Any) -> tuple[int, int] | None:
@@ -214,6 +244,7 @@ def simulate(
     straggler: int | None = None,
     burst: Any = 0,
     framing: tuple[int, int] | None = None,
+    rendezvous: bool = False,
 ) -> tuple[Fraction, ...]:
     """Each rank's finish time (exact) when the schedule plays on ports of ``beta`` B/s with latency ``alpha``.
 
@@ -236,6 +267,11 @@ def simulate(
     framing : (int, int), optional
         ``(mss, header)``: each message occupies :func:`wire_bytes` bytes of the ports (default: its
         payload bytes).
+    rendezvous : bool
+        A message leaves only once its receive is posted (a :class:`Post` in the receiver's program, else
+        the receiver's start) and ``alpha`` has passed for the notice to reach the sender, as gloo's
+        transport does (theory §56.13); messages held so do not block the connection behind them.
+        Default False: every send goes on the wire when posted (plain sockets).
 
     Returns
     -------
@@ -253,6 +289,8 @@ def simulate(
     ['7', '4']
     >>> [str(t) for t in simulate(s, 1, 2, delay=3, framing=(4, 1))]   # 3 segments, 13 bytes each way
     ['21/2', '15/2']
+    >>> [str(t) for t in simulate(s, 1, 2, delay=3, rendezvous=True)]  # 0's message waits for 1's notice
+    ['9', '10']
     """
     _check(schedule)
     N = schedule.N
@@ -263,6 +301,17 @@ def simulate(
     f = _framing(framing)
     s = N - 1 if straggler is None else check_int("straggler", straggler, minimum=0, maximum=N - 1)
     start = [_exact("delay", delay) if r == s else Fraction(0) for r in range(N)]
+    gated = check_bool("rendezvous", rendezvous)
+    posted: dict[tuple[int, int, int], Fraction] = {}  # (src, dst, tag) -> when its receive was posted
+    if gated:
+        explicit = {
+            (op.src, r, op.tag) for r, prog in enumerate(schedule.programs) for op in prog if isinstance(op, Post)
+        }
+        for r, prog in enumerate(schedule.programs):
+            posted.update({(op.src, r, op.tag): start[r] for op in prog if isinstance(op, Recv)})
+        for key in explicit:
+            del posted[key]
+    held: list[tuple[tuple[int, int, int], Fraction]] = []  # sent, waiting for the receiver's notice
     pc = [0] * N
     finish: list[Fraction | None] = [None] * N
     wire: dict[tuple[int, int], deque[list]] = {}  # connection -> [tag, bytes left] in posting order
@@ -278,9 +327,15 @@ def simulate(
             if isinstance(op, Recv):
                 if (op.src, r, op.tag) not in delivered:
                     break
+            elif isinstance(op, Post):
+                if gated:
+                    posted[(op.src, r, op.tag)] = t
             else:
                 left = Fraction(0) if infinite else Fraction(wire_bytes(op.nbytes, f))
-                wire.setdefault((r, op.dst), deque()).append([op.tag, left])
+                if gated:
+                    held.append(((r, op.dst, op.tag), left))
+                else:
+                    wire.setdefault((r, op.dst), deque()).append([op.tag, left])
             pc[r] += 1
             moved = True
         if pc[r] == len(prog) and finish[r] is None:
@@ -294,6 +349,10 @@ def simulate(
             for r in range(N):
                 if start[r] <= t and run(r):
                     changed = True
+            for key, left in [x for x in held if x[0] in posted and posted[x[0]] + a <= t]:
+                held.remove((key, left))  # the receiver's notice is here: on the wire, in posting order
+                wire.setdefault(key[:2], deque()).append([key[2], left])
+                changed = True
             for (src, dst), q in wire.items():
                 while q and q[0][1] == 0:
                     arriving.append((t + a, (src, dst, q.popleft()[0])))
@@ -324,6 +383,7 @@ def simulate(
             for p in _ports(c):
                 through[p] += v
         events = [x for x in start if x > t] + [w for w, _ in arriving]
+        events += [posted[k] + a for k, _ in held if k in posted]
         events += [t + wire[c][0][1] / v for c, v in zip(on, rates, strict=True)]
         events += [t + tokens[p] / (through[p] - b) for p in tokens if tokens[p] > 0 and through[p] > b]
         if not events:
@@ -336,21 +396,35 @@ def simulate(
         t = nxt
 
 
-def ring_pattern(name: str, N: int, rounds: int, nbytes: int) -> Schedule:
+def ring_pattern(name: str, N: int, rounds: int, nbytes: int, ahead: int | None = None) -> Schedule:
     """``rounds`` rounds around the ring: in each, every rank sends ``nbytes`` to the next, then receives.
 
     The schedule of the ring all-reduce and of CERAR: round ``k``'s packet depends on round
-    ``k − 1``'s (theory §56.1, §56.5).
+    ``k − 1``'s (theory §56.1, §56.5).  ``ahead``: receives are posted that many rounds in advance, as
+    :class:`gcsim.executor.collectives.RingTransport` posts them (the first ``ahead`` at the start,
+    round ``k + ahead``'s just before round ``k``'s is awaited: a :class:`Post`); None: all at the start.
 
     Examples
     --------
     >>> ring_pattern("ring", 3, 2, 8).programs[0]
     (Send(dst=1, nbytes=8, tag=0), Recv(src=2, tag=0), Send(dst=1, nbytes=8, tag=1), Recv(src=2, tag=1))
+    >>> for op in ring_pattern("ring", 3, 2, 8, ahead=1).programs[0]:
+    ...     print(op)
+    Send(dst=1, nbytes=8, tag=0)
+    Post(src=2, tag=1)
+    Recv(src=2, tag=0)
+    Send(dst=1, nbytes=8, tag=1)
+    Recv(src=2, tag=1)
     """
+    A = None if ahead is None else check_int("ahead", ahead, minimum=1)
     programs = []
     for r in range(N):
+        prev = (r - 1) % N
         prog: list[Op] = []
         for k in range(rounds):
-            prog += [Send((r + 1) % N, nbytes, k), Recv((r - 1) % N, k)]
+            prog.append(Send((r + 1) % N, nbytes, k))
+            if A is not None and k + A < rounds:
+                prog.append(Post(prev, k + A))
+            prog.append(Recv(prev, k))
         programs.append(tuple(prog))
     return Schedule(name, tuple(programs))

@@ -285,13 +285,16 @@ def predicted_time(
     straggler: Any = None,
     burst: float = 0,
     framing: tuple[int, int] | None = None,
+    rendezvous: bool = False,
     **options: Any,
 ) -> float:
     """Seconds of one all-reduce by the link-level schedule model (theory §56.7); the closed form without a schedule.
 
     ``burst``: bytes of each port direction's token bucket (:func:`simulate`; 0: a plain rate limit);
     ``framing``: ``(mss, header)``, the segment size and per-segment header bytes the links count
-    (theory §56.10; default: payload bytes only).  The closed form ignores both.
+    (theory §56.10; default: payload bytes only); ``rendezvous``: a message leaves only once its receive
+    is posted and the notice has crossed the link, as on gloo (theory §56.13; default: plain sockets).
+    The closed form ignores all three.
 
     Examples
     --------
@@ -304,7 +307,7 @@ def predicted_time(
     if col.schedule is None:
         return col.cost(N, d, itemsize, straggler=straggler, **options).time(alpha, beta, delay)
     s = check_straggler(straggler, check_int("N", N, minimum=2))
-    return col.schedule(N, d, itemsize, straggler=s, **options).time(alpha, beta, delay, s, burst, framing)
+    return col.schedule(N, d, itemsize, straggler=s, **options).time(alpha, beta, delay, s, burst, framing, rendezvous)
 
 
 def cost_table(

@@ -40,7 +40,7 @@ def ring_schedule(N: int, d: int, itemsize: int, *, straggler: Any = None) -> Sc
     """
     N, d, itemsize = check_sizes(N, d, itemsize)
     check_straggler(straggler, N)
-    return ring_pattern("ring", N, 2 * (N - 1), -(-d // N) * itemsize)
+    return ring_pattern("ring", N, 2 * (N - 1), -(-d // N) * itemsize, ahead=1)  # as RingTransport posts them
 
 
 def ring(tensor, *, group=None, counter: ByteCounter | None = None, straggler: Any = None):

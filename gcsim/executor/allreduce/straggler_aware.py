@@ -3,15 +3,22 @@
 One rank ``s`` (the *straggler*, known in advance: a persistent one) reaches the collective late.
 The ``M = N − 1`` ready ranks do not wait for it: they run a ring reduce-scatter among themselves on
 ``M`` chunks of ``w = ceil(d/M)`` scalars (``M − 1`` rounds), so that ready rank ``i`` holds chunk
-``(i + 1) mod M`` summed over the ready ranks, and then sends the straggler a one-scalar *ready signal*.
-Once the straggler has arrived and holds every ready signal, a short completion phase merges its
-vector: it streams its ``M`` chunks, cut into ``P`` pieces and sent piece by piece round-robin,
-each piece to the chunk's owner; the owner adds the piece to its partial sum and forwards the finished
-piece to the ``M`` other ranks.  Every port then carries about ``d`` scalars each way after the straggler
-arrives (``M(w + ceil(w/P))`` on the critical path), where a bulk-synchronous ring starts all of its
-``2(N−1)ceil(d/N)`` only then.  The signal keeps a straggler that arrives early from streaming into a
-ready rank's port while its reduce-scatter still needs it (``ready_signal=False`` streams at arrival,
-the variant theory §56.12 measures against).
+``(i + 1) mod M`` summed over the ready ranks.  Once the straggler has arrived and the ready ranks'
+reduce-scatter is over, a short completion phase merges its vector: it streams its ``M`` chunks, cut
+into ``P`` pieces and sent piece by piece round-robin, each piece to the chunk's owner; the owner adds
+the piece to its partial sum and forwards the finished piece to the ``M`` other ranks.  Every port then
+carries about ``d`` scalars each way after the straggler arrives (``M(w + ceil(w/P))`` on the critical
+path), where a bulk-synchronous ring starts all of its ``2(N−1)ceil(d/N)`` only then.
+
+The *gate* keeps a straggler that arrives early from streaming into a ready rank's port while its
+reduce-scatter still needs it (theory §56.12, §56.13): ``"receive"`` (default) -- each ready rank posts
+its receives of the straggler's pieces only when its reduce-scatter is over, and the transport holds a
+message until its receive is posted (gloo does: a rendezvous); no extra message, and nothing to wait
+for when the straggler is late.  ``"signal"`` -- each ready rank sends the straggler a one-scalar ready
+signal, and the straggler streams once it holds all of them (on gloo the signal itself waits for the
+straggler to post its receive: two one-way delays when it is late).  ``"none"`` -- the straggler
+streams as soon as it arrives.  On a transport that sends at once (NCCL's eager protocol for small
+messages, plain sockets) ``"receive"`` gates nothing.
 
 The completion phase is this module's own pipelined scatter-and-forward (any-to-any links, as the
 paper assumes), not the paper's synthesized schedule; the reduce-scatter during the delay is the
@@ -22,48 +29,65 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._validation import check_bool, check_int
+from ..._validation import check_int
 from ...cerar.ring import segment_bounds
+from ...errors import InvalidArgumentError
 from ..collectives import ByteCounter
-from ._linkmodel import Recv, Schedule, Send
+from ._linkmodel import Post, Recv, Schedule, Send
 from ._p2p import padded, start
 from ._registry import Collective, CollectiveCost, check_sizes, check_straggler
 
-__all__ = ["straggler_aware_all_reduce", "straggler_aware_cost", "straggler_aware_schedule", "PIECES", "COLLECTIVES"]
+__all__ = [
+    "straggler_aware_all_reduce",
+    "straggler_aware_cost",
+    "straggler_aware_schedule",
+    "PIECES",
+    "GATES",
+    "COLLECTIVES",
+]
 
 #: Default number of pieces each chunk is streamed in after the straggler arrives (pipeline depth).
 PIECES = 8
 
+#: What holds the straggler's stream until the ready ranks' reduce-scatter is over (module docstring).
+GATES = ("receive", "signal", "none")
 
-def _plan(N: int, d: int, pieces: Any, ready_signal: Any) -> tuple[int, int, list[tuple[int, int]], bool]:
-    """``(M, w, bounds, signal)``: ready ranks, chunk length, the pieces' column ranges within a chunk,
-    whether the ready ranks signal the end of their reduce-scatter."""
+
+def _check_gate(gate: Any) -> str:
+    if not isinstance(gate, str) or gate not in GATES:
+        raise InvalidArgumentError("gate", f"must be one of {GATES}, got {gate!r}")
+    return gate
+
+
+def _plan(N: int, d: int, pieces: Any, gate: Any) -> tuple[int, int, list[tuple[int, int]], str]:
+    """``(M, w, bounds, gate)``: ready ranks, chunk length, the pieces' column ranges within a chunk, the gate."""
     M = N - 1
     w = -(-d // M)
-    return M, w, segment_bounds(w, check_int("pieces", pieces, minimum=1)), check_bool("ready_signal", ready_signal)
+    return M, w, segment_bounds(w, check_int("pieces", pieces, minimum=1)), _check_gate(gate)
 
 
 def straggler_aware_cost(
-    N: int, d: int, itemsize: int, *, straggler: Any = None, pieces: int = PIECES, ready_signal: bool = True
+    N: int, d: int, itemsize: int, *, straggler: Any = None, pieces: int = PIECES, gate: str = "receive"
 ) -> CollectiveCost:
     """Bytes and rounds of :func:`straggler_aware_all_reduce` (theory §56.4).
 
-    A ready rank sends ``(2M − 1) w`` scalars and its one-scalar ready signal, the straggler ``M w``;
-    ``M − 1`` early rounds of ``w``, the signals' round (``M`` scalars into the straggler), and two late
-    rounds: the straggler's stream (``M w``) and the last piece's forward (``M ceil(w/P)``).
-    ``ready_signal=False``: no signal.
+    A ready rank sends ``(2M − 1) w`` scalars, the straggler ``M w``; ``M − 1`` early rounds of ``w``
+    and two late rounds: the straggler's stream (``M w``) and the last piece's forward (``M ceil(w/P)``).
+    ``gate="signal"``: each ready rank also sends a one-scalar ready signal, a round of ``M`` scalars
+    into the straggler.
 
     Examples
     --------
     >>> c = straggler_aware_cost(4, 12, 4, pieces=2)       # M = 3, w = 4
     >>> c.bytes_sent, c.early, c.late
-    ((84, 84, 84, 48), (16, 16, 12), (48, 24))
-    >>> straggler_aware_cost(4, 12, 4, pieces=2, ready_signal=False).bytes_sent
-    (80, 80, 80, 48)
+    ((80, 80, 80, 48), (16, 16), (48, 24))
+    >>> straggler_aware_cost(4, 12, 4, pieces=2, gate="signal").bytes_sent
+    (84, 84, 84, 48)
     """
     N, d, itemsize = check_sizes(N, d, itemsize)
     s = check_straggler(straggler, N)
-    M, w, bounds, signal = _plan(N, d, pieces, ready_signal)
+    M, w, bounds, gate = _plan(N, d, pieces, gate)
+    signal = gate == "signal"
     q = max(b - a for a, b in bounds)
     sent = tuple((M * w if r == s else (2 * M - 1) * w + signal) * itemsize for r in range(N))
     early = (w * itemsize,) * (M - 1) + ((M * itemsize,) if signal else ())  # the straggler takes M signals
@@ -88,19 +112,30 @@ def _roles(N: int, s: int, P: int):
 
 
 def straggler_aware_schedule(
-    N: int, d: int, itemsize: int, *, straggler: Any = None, pieces: int = PIECES, ready_signal: bool = True
+    N: int, d: int, itemsize: int, *, straggler: Any = None, pieces: int = PIECES, gate: str = "receive"
 ) -> Schedule:
     """The messages of :func:`straggler_aware_all_reduce` in each rank's posting order (theory §56.7).
 
-    The straggler waits for every ready signal, posts its ``M P`` pieces at once (round-robin over the
-    owners) and then waits for the finished pieces; a ready rank runs the reduce-scatter, signals,
-    then per piece waits for the straggler's and forwards the sum to the ``M`` others, then waits for
-    the other owners' pieces.
+    The straggler posts its ``M P`` pieces at once (round-robin over the owners) and then waits for the
+    finished pieces; a ready rank runs the reduce-scatter, then per piece waits for the straggler's and
+    forwards the sum to the ``M`` others, then waits for the other owners' pieces.  The gate
+    ``"receive"``: a ready rank posts its receives of the straggler's pieces (:class:`Post`) when its
+    reduce-scatter is over; ``"signal"``: it sends the straggler a signal then, and the straggler waits
+    for every signal before streaming.
 
     Examples
     --------
     >>> sch = straggler_aware_schedule(3, 4, 4, pieces=1)            # M = 2 ready ranks, w = 2
-    >>> for op in sch.programs[2]:                                    # the straggler
+    >>> for op in sch.programs[0]:                                    # a ready rank: the gate after its reduce-scatter
+    ...     print(op)
+    Send(dst=1, nbytes=8, tag=1)
+    Recv(src=1, tag=1)
+    Post(src=2, tag=2)
+    Recv(src=2, tag=2)
+    Send(dst=1, nbytes=8, tag=4)
+    Send(dst=2, nbytes=8, tag=4)
+    Recv(src=1, tag=3)
+    >>> for op in straggler_aware_schedule(3, 4, 4, pieces=1, gate="signal").programs[2]:     # the straggler
     ...     print(op)
     Recv(src=0, tag=5)
     Recv(src=1, tag=6)
@@ -113,13 +148,13 @@ def straggler_aware_schedule(
     """
     N, d, itemsize = check_sizes(N, d, itemsize)
     s = check_straggler(straggler, N)
-    M, w, bounds, signal = _plan(N, d, pieces, ready_signal)
+    M, w, bounds, gate = _plan(N, d, pieces, gate)
     P = len(bounds)
     ready, owner, tag, signal_tag = _roles(N, s, P)
     sizes = [(b - a) * itemsize for a, b in bounds]
     programs: list[tuple] = [()] * N
     programs[s] = (
-        tuple(Recv(r, signal_tag(i)) for i, r in enumerate(ready) if signal)
+        tuple(Recv(r, signal_tag(i)) for i, r in enumerate(ready) if gate == "signal")
         + tuple(Send(owner[c], sizes[j], M + j) for j in range(P) for c in range(M))
         + tuple(Recv(owner[c], tag(c, j)) for c in range(M) for j in range(P))
     )
@@ -130,7 +165,8 @@ def straggler_aware_schedule(
         prog: list = []
         for k in range(M - 1):
             prog += [Send(nxt, w * itemsize, 1 + k), Recv(prv, 1 + k)]
-        prog += [Send(s, itemsize, signal_tag(i))] if signal else []
+        prog += [Send(s, itemsize, signal_tag(i))] if gate == "signal" else []
+        prog += [Post(s, M + j) for j in range(P)] if gate == "receive" else []
         for j in range(P):
             prog += [Recv(s, M + j)] + [Send(x, sizes[j], tag(mine, j)) for x in receivers]
         prog += [Recv(owner[c], tag(c, j)) for c in range(M) if c != mine for j in range(P)]
@@ -145,13 +181,14 @@ def straggler_aware_all_reduce(
     counter: ByteCounter | None = None,
     straggler: Any = None,
     pieces: int = PIECES,
-    ready_signal: bool = True,
+    gate: str = "receive",
 ):
     """Sum of ``tensor`` over the group, the ready ranks starting before the straggler arrives.
 
     Called by every rank as usual; the straggler simply calls it late.  Ready rank ``i`` (the ``i``-th
     rank other than ``straggler``) owns chunk ``(i + 1) mod M``.  Every receive is posted before the
-    rank's first send.
+    rank's first send, except, with ``gate="receive"``, a ready rank's receives of the straggler's
+    pieces, posted when its reduce-scatter is over.
 
     Parameters
     ----------
@@ -163,23 +200,24 @@ def straggler_aware_all_reduce(
     pieces : int
         Pieces per chunk in the completion phase (>= 1; at most ``w``): more pieces, a shorter pipeline
         tail, more messages.
-    ready_signal : bool
-        Each ready rank signals the straggler when its reduce-scatter is done, and the straggler
-        streams only once it holds every signal (default), so that an early straggler does not slow
-        the reduce-scatter; ``False``: the straggler streams as soon as it arrives.  Every rank must
-        pass the same.
+    gate : {"receive", "signal", "none"}
+        What holds the straggler's stream until the ready ranks' reduce-scatter is over (module
+        docstring, theory §56.13): their receives posted then (default; a rendezvous transport such as
+        gloo holds the stream until then), a ready signal the straggler waits for, or nothing.  Every
+        rank must pass the same.
 
     Returns
     -------
     torch.Tensor
         The sum, a new tensor of the input's shape and dtype.
     """
-    check_bool("ready_signal", ready_signal)  # before anything needs torch or a process group
+    _check_gate(gate)  # before anything needs torch or a process group
     N, me, s, flat, ex = start("straggler_aware_all_reduce", tensor, group, counter, straggler)
     d = flat.numel()
-    M, w, bounds, signal = _plan(N, d, pieces, ready_signal)
+    M, w, bounds, gate = _plan(N, d, pieces, gate)
     P = len(bounds)
     ready, owner, tag, signal_tag = _roles(N, s, P)
+    signal = gate == "signal"
 
     buf = padded(flat, M * w).reshape(M, w)
     failed = True
@@ -206,8 +244,9 @@ def straggler_aware_all_reduce(
             nxt, prv = ready[(i + 1) % M], ready[(i - 1) % M]
             for k in range(M - 1):
                 ex.post_recv(prv, w, 1 + k)
-            for j, (a, b) in enumerate(bounds):
-                ex.post_recv(s, b - a, M + j)
+            if gate != "receive":
+                for j, (a, b) in enumerate(bounds):
+                    ex.post_recv(s, b - a, M + j)
             others = [c for c in range(M) if c != mine]
             for c in others:
                 for j, (a, b) in enumerate(bounds):
@@ -217,6 +256,9 @@ def straggler_aware_all_reduce(
                 buf[(i - k - 1) % M] += ex.recv(1 + k)
             if signal:
                 ex.send(s, buf.new_zeros(1), signal_tag(i))
+            if gate == "receive":  # the gate: the straggler's pieces may come now
+                for j, (a, b) in enumerate(bounds):
+                    ex.post_recv(s, b - a, M + j)
             receivers = [ready[(i + 1 + t) % M] for t in range(M - 1)] + [s]
             for j, (a, b) in enumerate(bounds):  # completion: add the straggler's piece, forward it
                 buf[mine, a:b] += ex.recv(M + j)
@@ -238,7 +280,7 @@ COLLECTIVES = (
         straggler_aware_cost,
         "StragglAR-style: ring reduce-scatter among the ready ranks during the delay, then a pipelined completion",
         "§56.4",
-        options=("pieces", "ready_signal"),
+        options=("pieces", "gate"),
         schedule=straggler_aware_schedule,
         order=40,
     ),
