@@ -46,6 +46,9 @@ def test_ring_and_cerar_equal_the_closed_form(N, d):
     assert _T("cerar", N, d, beta=beta) == closed  # c = N: the ring's rounds and packets
     c = 2 if N > 2 else 1
     assert _T("cerar", N, d, beta=beta, c=c) == (c + N - 2) * (A + F(-(-d // c)) / beta)
+    # with gloo's rendezvous only the first round waits, one alpha, for its notice (Proposition 56.6(i))
+    assert _T("ring", N, d, beta=beta, rendezvous=True) == closed + A
+    assert _T("cerar", N, d, beta=beta, rendezvous=True) == closed + A
     cost = get_collective("ring").cost(N, d, 1)
     assert F(cost.time(float(A), float(beta))) == pytest.approx(closed)
 
@@ -58,6 +61,7 @@ def test_halving_doubling_power_of_two_equals_the_closed_form(N, d):
     rounds = [N * w // 2 ** (k + 1) for k in range(N.bit_length() - 1)]
     closed = sum(2 * (A + F(b) / beta) for b in rounds)
     assert _T("halving-doubling", N, d, beta=beta) == closed
+    assert _T("halving-doubling", N, d, beta=beta, rendezvous=True) == closed + A  # Proposition 56.6(i)
 
 
 def test_halving_doubling_fold_by_hand():
