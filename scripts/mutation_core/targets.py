@@ -85,6 +85,13 @@ TARGETS: dict[str, Target] = {
         ),
         sample=60,
     ),
+    # the link-level time model of the collectives (theory §56.7, §56.10, §56.13: ports, buckets, framing,
+    # rendezvous), against its hand computations
+    "executor.linkmodel": Target(
+        ("gcsim/executor/allreduce/_linkmodel.py",),
+        ("tests/test_linkmodel.py",),
+        sample=100,
+    ),
 }
 
 # Functions whose output is text for people only, by module: a change inside them is message-only.

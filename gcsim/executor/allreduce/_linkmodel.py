@@ -235,6 +235,28 @@ def wire_bytes(nbytes: int, framing: tuple[int, int] | None) -> int:
     return nbytes if f is None else nbytes + f[1] * -(-nbytes // f[0])
 
 
+def _posted_at_start(schedule: Schedule, start: list[Fraction]) -> dict[tuple[int, int, int], Fraction]:
+    """The receives a program posts when its rank starts (those without a :class:`Post`), at that instant."""
+    explicit = {(op.src, r, op.tag) for r, prog in enumerate(schedule.programs) for op in prog if isinstance(op, Post)}
+    return {
+        (op.src, r, op.tag): start[r]
+        for r, prog in enumerate(schedule.programs)
+        for op in prog
+        if isinstance(op, Recv) and (op.src, r, op.tag) not in explicit
+    }
+
+
+def _pass_bursts(on: list[tuple[int, int]], wire: dict, tokens: dict[Port, Fraction]) -> bool:
+    """What both ends' buckets allow passes at once, shared max-min (the connections ``on`` the wire);
+    True if any byte passed."""
+    burst_now = _fill(on, {p: tokens[p] for c in on for p in _ports(c)}, [wire[c][0][1] for c in on])
+    for c, x in zip(on, burst_now, strict=True):
+        wire[c][0][1] -= x
+        for p in _ports(c):
+            tokens[p] -= x
+    return any(burst_now)
+
+
 def simulate(
     schedule: Schedule,
     alpha: Any,
@@ -302,15 +324,7 @@ def simulate(
     s = N - 1 if straggler is None else check_int("straggler", straggler, minimum=0, maximum=N - 1)
     start = [_exact("delay", delay) if r == s else Fraction(0) for r in range(N)]
     gated = check_bool("rendezvous", rendezvous)
-    posted: dict[tuple[int, int, int], Fraction] = {}  # (src, dst, tag) -> when its receive was posted
-    if gated:
-        explicit = {
-            (op.src, r, op.tag) for r, prog in enumerate(schedule.programs) for op in prog if isinstance(op, Post)
-        }
-        for r, prog in enumerate(schedule.programs):
-            posted.update({(op.src, r, op.tag): start[r] for op in prog if isinstance(op, Recv)})
-        for key in explicit:
-            del posted[key]
+    posted = _posted_at_start(schedule, start) if gated else {}  # (src, dst, tag) -> when its receive was posted
     held: list[tuple[tuple[int, int, int], Fraction]] = []  # sent, waiting for the receiver's notice
     pc = [0] * N
     finish: list[Fraction | None] = [None] * N
@@ -367,14 +381,8 @@ def simulate(
         if all(f is not None for f in finish):
             return tuple(f for f in finish if f is not None)
         on = [c for c, q in wire.items() if q]
-        if K > 0 and on:  # bursts: what both ends' buckets allow passes at once, shared max-min
-            burst_now = _fill(on, {p: tokens[p] for c in on for p in _ports(c)}, [wire[c][0][1] for c in on])
-            if any(burst_now):
-                for c, x in zip(on, burst_now, strict=True):
-                    wire[c][0][1] -= x
-                    for p in _ports(c):
-                        tokens[p] -= x
-                continue
+        if K > 0 and on and _pass_bursts(on, wire, tokens):
+            continue
         # a port with tokens left limits nothing now; an empty bucket passes beta
         capacity = {p: (None if tokens[p] > 0 else b) for c in on for p in _ports(c)}
         rates = _fill(on, capacity, [None] * len(on))
