@@ -1,7 +1,8 @@
 """Point-to-point plumbing shared by the collectives of this package: posted receives, counted sends.
 
 :class:`Exchange` posts receives ahead (every buffer a collective will receive is allocated and its
-``irecv`` posted before the first send, so no message waits for its receive to be posted), sends with
+``irecv`` posted before the first send, so no message waits for its receive to be posted; the one
+exception is on purpose, the straggler-aware collective's receive gate, theory §56.13), sends with
 ``isend`` keeping each tensor alive until it has gone, counts the payload bytes in a
 :class:`~gcsim.executor.collectives.ByteCounter`, and turns a failed wait into a
 :class:`CollectiveFailureError` naming the collective, the message and the peer.  Every wait is bounded
