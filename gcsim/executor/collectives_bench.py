@@ -441,8 +441,14 @@ def collectives_table(
                 raw, alpha=alpha, beta=beta, burst=burst, overhead=sigma, framing=framing, rendezvous=rendezvous
             )
             rows += [{**r, "link": rate, "link_delay": link_delay, "link_settings": settings} for r in summary]
-    done = {"rows": rows, "skipped": None, "calibration": dict(calibration or {}), "bucket": bucket}
-    return {**meta, **done, "rendezvous": rendezvous}
+    return {
+        **meta,
+        "rows": rows,
+        "skipped": None,
+        "calibration": dict(calibration or {}),
+        "bucket": bucket,
+        "rendezvous": rendezvous,
+    }
 
 
 #: ``bucket`` values (the port model): ``"none"``, ports limited to ``beta`` counting payload bytes;
