@@ -86,6 +86,9 @@ def test_bad_inputs_named():
         straggler_aware_cost(3, 5, 4, straggler=3)
     with pytest.raises(InvalidArgumentError, match="^pieces: "):
         straggler_aware_cost(3, 5, 4, pieces=0)
+    for bad in (0, -1, 1.5, "2", True):
+        with pytest.raises(InvalidArgumentError, match="^window: "):
+            straggler_aware_cost(3, 5, 4, window=bad)
     for bad in ("signals", True, None):
         with pytest.raises(InvalidArgumentError, match=r"^gate: must be one of \('receive', 'signal', 'none'\)"):
             straggler_aware_cost(3, 5, 4, gate=bad)
@@ -94,7 +97,7 @@ def test_bad_inputs_named():
     with pytest.raises(InvalidArgumentError, match="^options: "):
         run_side_by_side(2, 3, collectives=["ring"], options={"tree": {}})
     # an option the collective does not take is refused before anything launches (no root needed)
-    with pytest.raises(InvalidArgumentError, match=r"^options: 'straggler-aware' takes \['pieces', 'gate'\]"):
+    with pytest.raises(InvalidArgumentError, match=r"^options: 'straggler-aware' takes \['pieces', 'gate', 'window'\]"):
         run_side_by_side(2, 3, options={"straggler-aware": {"piece": 4}})
     with pytest.raises(InvalidArgumentError, match="^options: "):
         collectives_table(2, [3], collectives=["tree"], options={"ring": {}})
@@ -130,13 +133,13 @@ def test_every_collective_sums_exactly_and_sends_the_predicted_bytes(N):
             assert r["messages_sent"] == list(sch.messages), r
 
 
-@pytest.mark.parametrize("gate", ["signal", "none"])  # the default gate runs above
-def test_straggler_aware_other_rank_and_pieces(gate):
+@pytest.mark.parametrize("gate, window", [("signal", None), ("none", 1)])  # the defaults run above
+def test_straggler_aware_other_rank_and_pieces(gate, window):
     rows = run_side_by_side(
         4,
         50,
         collectives=["straggler-aware", "halving-doubling"],
-        options={"straggler-aware": {"pieces": 3, "gate": gate}},
+        options={"straggler-aware": {"pieces": 3, "gate": gate, "window": window}},
         straggler=1,
         delays=[0.02],
         repeats=2,
@@ -148,6 +151,8 @@ def test_straggler_aware_other_rank_and_pieces(gate):
     sa = rows[0]
     assert sa["bytes_sent"][1] == 3 * 17 * 4 and len(sa["seconds"]) == 2
     assert sa["bytes_sent"][0] == (5 * 17 + (gate == "signal")) * 4
+    sch = get_collective("straggler-aware").schedule(4, 50, 4, straggler=1, pieces=3, gate=gate, window=window)
+    assert sa["messages_sent"] == list(sch.messages)
     out = summarize(rows, alpha=1e-4, beta=1e8)
     assert all(o["bytes_match"] for o in out) and all(o["predicted_s"] > 0.02 for o in out)
 

@@ -15,6 +15,7 @@ import pytest
 from gcsim._stats import median_interval
 from gcsim.errors import InvalidArgumentError
 from gcsim.executor.allreduce import Post, Recv, Schedule, Send, collectives, get_collective, max_min_rates, simulate
+from gcsim.executor.allreduce.straggler_aware import straggler_aware_window
 from gcsim.executor.collectives_bench import LINK_BOUND_SHARE, fit_overhead, summarize
 
 A = F(1, 3)  # alpha: a third of a second, so that alpha and byte terms cannot be confused
@@ -136,6 +137,59 @@ def test_straggler_aware_rendezvous_by_hand():
     late = {"pieces": 1, "delay": F(50), "rendezvous": True}
     assert _T("straggler-aware", 3, 4, **late) == 50 + 4 * w + 2 * A
     assert _T("straggler-aware", 3, 4, gate="signal", **late) == 50 + 4 * w + 4 * A + 2
+
+
+def test_straggler_aware_window_by_hand():
+    """N = 3, d = 4, pieces = 2 (pieces of one byte), beta = 1, no rendezvous, delay 50 (the reduce-scatter
+    long over).  No window: both pieces to each owner leave at 50 on two connections sharing 2's uplink
+    (1/2 each): piece 0 in at 52 + alpha, piece 1 at 54 + alpha.  From 52 + alpha every port carries two
+    connections (2 -> 0, 2 -> 1 and the owners' forwards to each other and to 2), so each finished piece
+    takes 2 to forward: in at 54 + 2 alpha and 56 + 2 alpha.
+    Window 1: piece 1 to an owner waits for that owner's finished piece 0 (in at 54 + 2 alpha, as above);
+    it is in at 56 + 3 alpha, forwarded in at 58 + 4 alpha: the window costs a piece's time and a round
+    trip when it is shorter than the pipeline.  Window 2 = pieces: no window."""
+    late = {"pieces": 2, "delay": F(50)}
+    assert _T("straggler-aware", 3, 4, **late) == 56 + 2 * A
+    assert _T("straggler-aware", 3, 4, window=2, **late) == 56 + 2 * A
+    assert _T("straggler-aware", 3, 4, window=5, **late) == 56 + 2 * A
+    assert _T("straggler-aware", 3, 4, window=1, **late) == 58 + 4 * A
+    # the window moves no byte and no message
+    for window in (None, 1, 2):
+        sch = get_collective("straggler-aware").schedule(3, 4, 1, pieces=2, window=window)
+        assert sch.bytes_sent == get_collective("straggler-aware").cost(3, 4, 1, pieces=2).bytes_sent
+        assert sch.messages == get_collective("straggler-aware").schedule(3, 4, 1, pieces=2).messages
+
+
+def test_window_rule_by_hand():
+    """k* = 2 + ceil(2 alpha beta / (M q b)) (Proposition 56.7), worked out by hand: N = 4 (M = 3),
+    d = 24 (w = 8), pieces = 8 (q = 1), b = 1, beta = 1: tau = 3.  alpha = 3: 2 alpha / tau = 2, k* = 4;
+    alpha = 1/3: 2/9, k* = 3; alpha = 0: k* = 2; alpha = 30: 22, capped at P = 8."""
+    assert straggler_aware_window(4, 24, 1, alpha=3, beta=1, pieces=8) == 4
+    assert straggler_aware_window(4, 24, 1, alpha=1 / 3, beta=1, pieces=8) == 3
+    assert straggler_aware_window(4, 24, 1, alpha=0, beta=1, pieces=8) == 2
+    assert straggler_aware_window(4, 24, 1, alpha=30, beta=1, pieces=8) == 8
+    # itemsize and beta enter as q b / beta: 4-byte scalars at beta = 4 is the same link time
+    assert straggler_aware_window(4, 24, 4, alpha=3, beta=4, pieces=8) == 4
+
+
+@pytest.mark.parametrize("N, P", [(3, 2), (4, 4), (4, 8), (5, 3)])
+@pytest.mark.parametrize("alpha, beta", [(F(3), F(1)), (F(1, 3), F(5, 2)), (F(0), F(1))])
+def test_window_costs_a_late_straggler_nothing(N, P, alpha, beta):
+    """Proposition 56.7: with k* the schedule is the one without a window, whose time after a late
+    straggler is the closed form of Proposition 56.3 (equal pieces: w a multiple of P); with and
+    without the rendezvous."""
+    M = N - 1
+    w = 2 * P
+    d = M * w
+    q = w // P
+    k = straggler_aware_window(N, d, 1, alpha=float(alpha), beta=float(beta), pieces=P)
+    late = {"alpha": alpha, "beta": beta, "delay": F(1000), "pieces": P}
+    closed = 1000 + 2 * alpha + M * (w + q) / beta
+    assert _T("straggler-aware", N, d, **late) == closed
+    assert _T("straggler-aware", N, d, window=k, **late) == closed
+    assert _T("straggler-aware", N, d, window=k, rendezvous=True, **late) == closed
+    # not claimed in general, but on these cases the rule is tight: one piece less costs
+    assert k == 1 or _T("straggler-aware", N, d, window=k - 1, **late) > closed
 
 
 def test_ring_rendezvous_by_hand():

@@ -20,6 +20,11 @@ straggler to post its receive: two one-way delays when it is late).  ``"none"`` 
 streams as soon as it arrives.  On a transport that sends at once (NCCL's eager protocol for small
 messages, plain sockets) ``"receive"`` gates nothing.
 
+An optional *window* (theory §56.14) lets the straggler send piece ``j`` to an owner only once the
+owner's finished piece ``j − window`` is back, so its connections cannot drift more than ``window``
+pieces apart; :func:`straggler_aware_window` gives a window that Proposition 56.7 proves costs a
+late straggler nothing on a link.
+
 The completion phase is this module's own pipelined scatter-and-forward (any-to-any links, as the
 paper assumes), not the paper's synthesized schedule; the reduce-scatter during the delay is the
 paper's idea.
@@ -27,9 +32,10 @@ paper's idea.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from ..._validation import check_int
+from ..._validation import check_int, check_real
 from ...cerar.ring import segment_bounds
 from ...errors import InvalidArgumentError
 from ..collectives import ByteCounter
@@ -41,6 +47,7 @@ __all__ = [
     "straggler_aware_all_reduce",
     "straggler_aware_cost",
     "straggler_aware_schedule",
+    "straggler_aware_window",
     "PIECES",
     "GATES",
     "COLLECTIVES",
@@ -59,15 +66,34 @@ def _check_gate(gate: Any) -> str:
     return gate
 
 
-def _plan(N: int, d: int, pieces: Any, gate: Any) -> tuple[int, int, list[tuple[int, int]], str]:
-    """``(M, w, bounds, gate)``: ready ranks, chunk length, the pieces' column ranges within a chunk, the gate."""
+def _check_window(window: Any) -> int | None:
+    return None if window is None else check_int("window", window, minimum=1)
+
+
+def _lag(P: int, window: int | None) -> int:
+    """How many pieces the straggler's stream to an owner may run ahead of that owner's finished pieces."""
+    return P if window is None else min(window, P)
+
+
+def _plan(
+    N: int, d: int, pieces: Any, gate: Any, window: Any = None
+) -> tuple[int, int, list[tuple[int, int]], str, int | None]:
+    """``(M, w, bounds, gate, window)``: ready ranks, chunk length, the pieces' column ranges within a
+    chunk, the gate, the straggler's window."""
     M = N - 1
     w = -(-d // M)
-    return M, w, segment_bounds(w, check_int("pieces", pieces, minimum=1)), _check_gate(gate)
+    return M, w, segment_bounds(w, check_int("pieces", pieces, minimum=1)), _check_gate(gate), _check_window(window)
 
 
 def straggler_aware_cost(
-    N: int, d: int, itemsize: int, *, straggler: Any = None, pieces: int = PIECES, gate: str = "receive"
+    N: int,
+    d: int,
+    itemsize: int,
+    *,
+    straggler: Any = None,
+    pieces: int = PIECES,
+    gate: str = "receive",
+    window: int | None = None,
 ) -> CollectiveCost:
     """Bytes and rounds of :func:`straggler_aware_all_reduce` (theory §56.4).
 
@@ -86,12 +112,50 @@ def straggler_aware_cost(
     """
     N, d, itemsize = check_sizes(N, d, itemsize)
     s = check_straggler(straggler, N)
-    M, w, bounds, gate = _plan(N, d, pieces, gate)
+    M, w, bounds, gate, _ = _plan(N, d, pieces, gate, window)  # the window moves no byte
     signal = gate == "signal"
     q = max(b - a for a, b in bounds)
     sent = tuple((M * w if r == s else (2 * M - 1) * w + signal) * itemsize for r in range(N))
     early = (w * itemsize,) * (M - 1) + ((M * itemsize,) if signal else ())  # the straggler takes M signals
     return CollectiveCost("straggler-aware", N, d, itemsize, sent, early, (M * w * itemsize, M * q * itemsize))
+
+
+def straggler_aware_window(N: int, d: int, itemsize: int, *, alpha: float, beta: float, pieces: int = PIECES) -> int:
+    """The window of :func:`straggler_aware_all_reduce` that costs a late straggler nothing (theory §56.14).
+
+    With ``window = k`` the straggler sends piece ``j`` of a chunk only once its owner's finished piece
+    ``j − k`` is back.  A round of pieces leaves the straggler's port in ``τ = M q b / β`` and a finished
+    piece is back ``2τ + 2α`` after its piece left, so ``k ≥ 2 + 2α/τ`` never holds a send back
+    (Proposition 56.7): ``k* = 2 + ⌈2αβ / (M q b)⌉``, at most ``P`` (``P`` pieces: no window).  A
+    smaller window evens out how the straggler's connections share its port at the price of idle time.
+
+    Parameters
+    ----------
+    N, d, itemsize : int
+        Ranks, scalars per vector, bytes per scalar.
+    alpha : float
+        One-way delay of a link, seconds (>= 0).
+    beta : float
+        Bytes per second of a port (> 0).
+    pieces : int
+        Pieces per chunk, as for the collective.
+
+    Examples
+    --------
+    >>> straggler_aware_window(4, 262144, 4, alpha=1e-3, beta=12.5e6)     # 100 Mbit/s, 1 ms
+    3
+    >>> straggler_aware_window(4, 262144, 4, alpha=10e-3, beta=12.5e6)    # 100 Mbit/s, 10 ms
+    4
+    >>> straggler_aware_window(4, 262144, 4, alpha=0.1, beta=12.5e6)      # every piece in flight
+    8
+    """
+    N, d, itemsize = check_sizes(N, d, itemsize)
+    alpha = check_real("alpha", alpha, minimum=0.0)
+    beta = check_real("beta", beta, minimum=0.0, strict_min=True)
+    M, w, bounds, _, _ = _plan(N, d, pieces, "receive")
+    P = len(bounds)
+    q = max(b - a for a, b in bounds)
+    return min(P, 2 + math.ceil(2 * alpha * beta / (M * q * itemsize)))
 
 
 def _roles(N: int, s: int, P: int):
@@ -112,7 +176,14 @@ def _roles(N: int, s: int, P: int):
 
 
 def straggler_aware_schedule(
-    N: int, d: int, itemsize: int, *, straggler: Any = None, pieces: int = PIECES, gate: str = "receive"
+    N: int,
+    d: int,
+    itemsize: int,
+    *,
+    straggler: Any = None,
+    pieces: int = PIECES,
+    gate: str = "receive",
+    window: int | None = None,
 ) -> Schedule:
     """The messages of :func:`straggler_aware_all_reduce` in each rank's posting order (theory §56.7).
 
@@ -148,15 +219,21 @@ def straggler_aware_schedule(
     """
     N, d, itemsize = check_sizes(N, d, itemsize)
     s = check_straggler(straggler, N)
-    M, w, bounds, gate = _plan(N, d, pieces, gate)
+    M, w, bounds, gate, window = _plan(N, d, pieces, gate, window)
     P = len(bounds)
     ready, owner, tag, signal_tag = _roles(N, s, P)
     sizes = [(b - a) * itemsize for a, b in bounds]
     programs: list[tuple] = [()] * N
+    lag = _lag(P, window)
     programs[s] = (
         tuple(Recv(r, signal_tag(i)) for i, r in enumerate(ready) if gate == "signal")
-        + tuple(Send(owner[c], sizes[j], M + j) for j in range(P) for c in range(M))
-        + tuple(Recv(owner[c], tag(c, j)) for c in range(M) for j in range(P))
+        + tuple(
+            op
+            for j in range(P)
+            for c in range(M)
+            for op in ((Recv(owner[c], tag(c, j - lag)),) if j >= lag else ()) + (Send(owner[c], sizes[j], M + j),)
+        )
+        + tuple(Recv(owner[c], tag(c, j)) for c in range(M) for j in range(max(P - lag, 0), P))
     )
     for i, r in enumerate(ready):
         mine = (i + 1) % M
@@ -182,6 +259,7 @@ def straggler_aware_all_reduce(
     straggler: Any = None,
     pieces: int = PIECES,
     gate: str = "receive",
+    window: int | None = None,
 ):
     """Sum of ``tensor`` over the group, the ready ranks starting before the straggler arrives.
 
@@ -205,6 +283,13 @@ def straggler_aware_all_reduce(
         docstring, theory §56.13): their receives posted then (default; a rendezvous transport such as
         gloo holds the stream until then), a ready signal the straggler waits for, or nothing.  Every
         rank must pass the same.
+    window : int, optional
+        The straggler sends piece ``j`` of a chunk only once the owner's finished piece ``j − window``
+        is back (>= 1; default None: no window).  It moves no byte and no message (the straggler
+        receives every finished piece anyway) and keeps its connections to the owners within
+        ``window`` pieces of each other (theory §56.14); :func:`straggler_aware_window` gives a
+        window that costs a late straggler nothing on a link.  Every rank may pass its own:
+        only the straggler reads it.
 
     Returns
     -------
@@ -212,10 +297,12 @@ def straggler_aware_all_reduce(
         The sum, a new tensor of the input's shape and dtype.
     """
     _check_gate(gate)  # before anything needs torch or a process group
+    _check_window(window)
     N, me, s, flat, ex = start("straggler_aware_all_reduce", tensor, group, counter, straggler)
     d = flat.numel()
-    M, w, bounds, gate = _plan(N, d, pieces, gate)
+    M, w, bounds, gate, window = _plan(N, d, pieces, gate, window)
     P = len(bounds)
+    lag = _lag(P, window)
     ready, owner, tag, signal_tag = _roles(N, s, P)
     signal = gate == "signal"
 
@@ -230,12 +317,15 @@ def straggler_aware_all_reduce(
                     ex.post_recv(owner[c], b - a, tag(c, j))
             for i in range(M if signal else 0):  # every ready rank's reduce-scatter is over
                 ex.recv(signal_tag(i))
+            out = buf.new_empty(M, w)
             for j, (a, b) in enumerate(bounds):  # round-robin over the owners: every port busy at once
                 for c in range(M):
+                    if j >= lag:  # the window: owner c has finished piece j - lag
+                        x, y = bounds[j - lag]
+                        out[c, x:y] = ex.recv(tag(c, j - lag))
                     ex.send(owner[c], buf[c, a:b], M + j)
-            out = buf.new_empty(M, w)
             for c in range(M):
-                for j, (a, b) in enumerate(bounds):
+                for j, (a, b) in enumerate(bounds[P - lag :], start=P - lag):
                     out[c, a:b] = ex.recv(tag(c, j))
             buf = out
         else:
@@ -280,7 +370,7 @@ COLLECTIVES = (
         straggler_aware_cost,
         "StragglAR-style: ring reduce-scatter among the ready ranks during the delay, then a pipelined completion",
         "§56.4",
-        options=("pieces", "gate"),
+        options=("pieces", "gate", "window"),
         schedule=straggler_aware_schedule,
         order=40,
     ),
