@@ -341,15 +341,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--tests: no such file {missing}")
     if (args.sample is not None and args.sample < 0) or args.batch < 1:
         parser.error(f"--sample must be >= 0 and --batch >= 1, got {args.sample} and {args.batch}")
-    functions = [f for f in args.functions.split(",") if f]
-    if args.sample is not None and args.sample > 0 and functions:
+    given = [f for f in args.functions.split(",") if f]
+    if args.sample is not None and args.sample > 0 and given:
         parser.error("--sample draws from the whole module: it does not take --functions")
     scores = {}
     for name in args.modules or list(TARGETS):
         target = TARGETS[name]
         if tests:
-            target = Target(target.paths, tests)
+            target = Target(target.paths, tests, functions=target.functions)
         work = WORK / name
+        functions = given or list(target.functions)
         # --functions runs every mutant of those functions; otherwise the module's own default (a sample
         # of the two large modules) unless --sample says
         size = args.sample if args.sample is not None else (0 if functions else target.sample)

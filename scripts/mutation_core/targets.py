@@ -17,6 +17,8 @@ class Target:
     tests: tuple[str, ...]
     #: mutants ``make mutation`` runs without ``--sample``: 0 every one, K a random sample of K (large modules)
     sample: int = 0
+    #: the functions mutated without ``--functions`` (globs as for ``--functions``; empty: every function)
+    functions: tuple[str, ...] = ()
 
     @property
     def modules(self) -> list[str]:
@@ -91,6 +93,22 @@ TARGETS: dict[str, Target] = {
         ("gcsim/executor/allreduce/_linkmodel.py",),
         ("tests/test_linkmodel.py", "tests/test_linkmodel_mutants.py"),
         sample=100,
+    ),
+    # the straggler-aware collective's plan, cost, schedule and window (theory §56.4, §56.13, §56.14); its
+    # run function is tested by spawned gloo ranks, which mutmut's map from functions to tests cannot see
+    "executor.straggler_aware": Target(
+        ("gcsim/executor/allreduce/straggler_aware.py",),
+        ("tests/test_linkmodel.py", "tests/test_straggler_aware_mutants.py"),
+        functions=(
+            "_check_gate",
+            "_check_window",
+            "_lag",
+            "_plan",
+            "_roles",
+            "straggler_aware_cost",
+            "straggler_aware_schedule",
+            "straggler_aware_window",
+        ),
     ),
 }
 
