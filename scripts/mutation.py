@@ -300,8 +300,28 @@ def _run_sample(
     # batches in the drawn order: an interrupted run still leaves a finished prefix of the draw,
     # itself a uniform sample (mutmut runs the mutants of one call fastest first, not in our order)
     if _run_by_name(work, todo, batch, max_children) == 0 and _run_by_name(work, message, batch, max_children) == 0:
-        _run_left_unrun(work, target, todo + message, batch, max_children)
+        _run_left_unrun(
+            work, target, todo + message + _reset_by_mutmut(work, target, sample, mutants, done), batch, max_children
+        )
     return sample
+
+
+def _reset_by_mutmut(work: Path, target: Target, sample: list[str], before: list[Mutant], done: set[str]) -> list[str]:
+    """The results ``--resume`` kept (``done``) that mutmut has since reset to "not checked", in draw order.
+
+    mutmut 3 resets every recorded result when its test selection or test options changed (a test file
+    added to the target, say); ``--resume`` did not run those mutants again, so the report would count
+    them neither killed nor survived.  They run again by name instead.
+    """
+    kept = [n for n in sample if n in done and n not in EQUIVALENT]
+    kept += [m.name for m in before if m.kind == "message" and m.name in done and m.name not in EQUIVALENT]
+    reset = _unrun(_classify(work, target), kept)
+    if reset:
+        print(
+            f"mutmut reset {len(reset)} results kept by --resume (its test selection or options changed); "
+            "running them again"
+        )
+    return reset
 
 
 def main(argv: list[str] | None = None) -> int:

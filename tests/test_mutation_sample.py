@@ -148,6 +148,37 @@ def test_resume_after_a_change_maps_tests_again_and_runs_what_mutmut_left_unrun(
     assert "sample of 6 (of 6 drawn)" in capsys.readouterr().out
 
 
+def test_resume_reruns_the_results_mutmut_reset(tmp_path, monkeypatch, capsys):
+    """mutmut 3 resets every recorded result when its test selection changed (a test file added to the
+    target): the kills --resume kept must run again, or the report counts them as not run."""
+    names = [f"gcsim.fake.x_f__mutmut_{i}" for i in range(5)]
+    codes = dict.fromkeys(names[:3], "killed") | dict.fromkeys(names[3:], "survived")
+    work = _fake_work(tmp_path, codes, {"x_f": "aaa"}, {"x_f": "aaa"})
+    calls = []
+
+    def run(work_dir, run_names, max_children, *, log_mode="w"):
+        calls.append(list(run_names))
+        path = work_dir / "mutants" / "gcsim" / "fake.py.meta"
+        meta = json.loads(path.read_text())
+        if len(calls) == 1:  # the first run after the selection changed: every earlier verdict reset
+            meta["exit_code_by_key"] = dict.fromkeys(meta["exit_code_by_key"])
+        for n in run_names:
+            meta["exit_code_by_key"][n] = 1
+        path.write_text(json.dumps(meta))
+        return 0
+
+    monkeypatch.setattr(mutation, "_run_mutmut", run)
+    monkeypatch.setattr(mutation, "_generate", lambda work_dir: 0)
+    sample = mutation._run_sample(work, _TARGET, 5, 0, 20, 1, resume=True)
+    out = capsys.readouterr().out
+    # the survivors ran first; the three kills mutmut reset ran again, by name, in draw order
+    assert sorted(calls[0]) == sorted(names[3:]) and sorted(calls[1]) == sorted(names[:3])
+    assert calls[1] == [n for n in sample if n in names[:3]]
+    assert "mutmut reset 3 results kept by --resume" in out
+    mutation._report_sample("fake", mutation._classify(work, _TARGET), sample, threshold=0.85, list_survivors=False)
+    assert "sample of 5 (of 5 drawn)" in capsys.readouterr().out
+
+
 def test_a_mutant_still_unrun_is_neither_killed_nor_survived(tmp_path, monkeypatch, capsys):
     names = [f"gcsim.fake.x_f__mutmut_{i}" for i in range(3)]
     work = _fake_work(tmp_path, dict.fromkeys(names), {"x_f": "aaa"}, {"x_f": "aaa"})
