@@ -274,9 +274,12 @@ def _least_squares(
     error[part] = f * (n * (W - 1) - chunks[part].sum(axis=(1, 2)))
     if lam < n:
         scheme = code.group_scheme(seed)
-        masks = senders[part].reshape(-1, n)
-        X = np.asarray(optimal_decoders(scheme.B, masks, 1))
-        proj = ((scheme.B[None] * masks[:, None, :]) @ X)[:, :, 0]  # B_F X*: the projection of 1 on the arrived
+        # one solve per distinct set of senders: the groups that saw the same set share its decoder (the
+        # same stacked solve, so the same numbers as one solve per group)
+        seen, which = np.unique(senders[part].reshape(-1, n), axis=0, return_inverse=True)
+        X = np.asarray(optimal_decoders(scheme.B, seen, 1))
+        # B_F X*: the projection of 1 on the arrived columns, per distinct set, then per group
+        proj = ((scheme.B[None] * seen[:, None, :]) @ X)[:, :, 0][which.reshape(-1)]
         weights[part, n * (W - 1) * f :] = proj.reshape(part.size, B * n)
         # the decoder's residual ||B_F X* - 1||^2 is err(B, F) (§5.1): one solve per group, not a second one
         # for the error; clipped to [0, n] as optimal_error clips it
