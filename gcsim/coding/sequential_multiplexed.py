@@ -254,6 +254,15 @@ def _doomed(code: MultiplexedSGC, chunks: np.ndarray, senders: np.ndarray, jobs:
     return False
 
 
+def _projections(B: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``B_F X*`` for each row of ``masks``: the projection of the all-ones vector on the columns of ``B``
+    the mask keeps (``X*`` the optimal decoder, §5.1).  One solve per distinct mask, shared by the rows
+    that repeat it: the same stacked solve, so the same numbers as one solve per row."""
+    seen, which = np.unique(masks, axis=0, return_inverse=True)
+    X = np.asarray(optimal_decoders(B, seen, 1))
+    return ((B[None] * seen[:, None, :]) @ X)[:, :, 0][which.reshape(-1)]
+
+
 def _least_squares(
     code: MultiplexedSGC, chunks: np.ndarray, senders: np.ndarray, ok: np.ndarray, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -273,13 +282,7 @@ def _least_squares(
     weights[part, : n * (W - 1) * f] = np.repeat(chunks[part].reshape(part.size, -1), f, axis=1)
     error[part] = f * (n * (W - 1) - chunks[part].sum(axis=(1, 2)))
     if lam < n:
-        scheme = code.group_scheme(seed)
-        # one solve per distinct set of senders: the groups that saw the same set share its decoder (the
-        # same stacked solve, so the same numbers as one solve per group)
-        seen, which = np.unique(senders[part].reshape(-1, n), axis=0, return_inverse=True)
-        X = np.asarray(optimal_decoders(scheme.B, seen, 1))
-        # B_F X*: the projection of 1 on the arrived columns, per distinct set, then per group
-        proj = ((scheme.B[None] * seen[:, None, :]) @ X)[:, :, 0][which.reshape(-1)]
+        proj = _projections(code.group_scheme(seed).B, senders[part].reshape(-1, n))
         weights[part, n * (W - 1) * f :] = proj.reshape(part.size, B * n)
         # the decoder's residual ||B_F X* - 1||^2 is err(B, F) (§5.1): one solve per group, not a second one
         # for the error; clipped to [0, n] as optimal_error clips it
