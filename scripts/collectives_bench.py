@@ -158,9 +158,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--bucket",
-        choices=("none", "tbf", "wire"),
+        choices=("none", "frame", "tbf", "wire"),  # gcsim.executor.collectives_bench.BUCKET_MODELS
         default="wire",
-        help="port model: none = rate beta on payload bytes; tbf = the links' token buckets (§56.7); "
+        help="port model: none = rate beta on payload bytes; frame = the same on payload and TCP's segment "
+        "headers; tbf = the links' token buckets (§56.7); "
         "wire = the buckets and TCP's segment headers (default, judged; theory §56.10)",
     )
     p.add_argument(

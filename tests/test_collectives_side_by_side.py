@@ -157,6 +157,23 @@ def test_straggler_aware_other_rank_and_pieces(gate, window):
     assert all(o["bytes_match"] for o in out) and all(o["predicted_s"] > 0.02 for o in out)
 
 
+def test_bench_script_offers_every_port_model(monkeypatch, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    from gcsim.executor.collectives_bench import BUCKET_MODELS
+
+    scripts = Path(__file__).resolve().parents[1] / "scripts"
+    monkeypatch.syspath_prepend(str(scripts))
+    spec = importlib.util.spec_from_file_location("collectives_bench_script2", scripts / "collectives_bench.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(SystemExit):
+        mod.main(["--help"])
+    assert "--bucket {" + ",".join(BUCKET_MODELS) + "}" in capsys.readouterr().out.replace("\n", " ")
+
+
 def test_bench_script_reads_options(monkeypatch):
     """scripts/collectives_bench.py --option NAME:KEY=VALUE: JSON values, strings kept, bad items refused."""
     import importlib.util

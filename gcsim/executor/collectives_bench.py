@@ -452,10 +452,11 @@ def collectives_table(
 
 
 #: ``bucket`` values (the port model): ``"none"``, ports limited to ``beta`` counting payload bytes;
+#: ``"frame"``, the same counting TCP's per-segment headers (:data:`gcsim.executor.netem.TCP_FRAMING`);
 #: ``"tbf"``, ports as the emulated links' token buckets (theory §56.7, assumption 6); ``"wire"``, the
-#: buckets and TCP's per-segment headers (:data:`gcsim.executor.netem.TCP_FRAMING`), the model judged
+#: buckets and the headers, the model judged
 #: since theory §56.10
-BUCKET_MODELS = ("none", "tbf", "wire")
+BUCKET_MODELS = ("none", "frame", "tbf", "wire")
 
 
 def _link_params(
@@ -465,7 +466,7 @@ def _link_params(
     bucket bytes, ``(mss, header)`` bytes."""
     alpha = (delay_seconds(link_delay) if link_delay else 0.0) + overhead
     burst = tbf_burst(rate) if bucket in ("tbf", "wire") else 0
-    return alpha, parse_rate(rate) / 8, burst, (TCP_FRAMING if bucket == "wire" else None)
+    return alpha, parse_rate(rate) / 8, burst, (TCP_FRAMING if bucket in ("frame", "wire") else None)
 
 
 def _check_bucket(bucket: Any) -> str:
@@ -496,6 +497,8 @@ def resummarize(
     ...        "link": "1mbit", "link_delay": "5ms", "predicted_s": 1.0}
     >>> round(resummarize({"rows": [row]}, bucket="none")["rows"][0]["predicted_s"], 4)  # 2 (alpha + 8 B / 125 kB/s)
     0.0101
+    >>> round(resummarize({"rows": [row]}, bucket="frame")["rows"][0]["predicted_s"], 6)  # 2 (alpha + 74 B / 125 kB/s)
+    0.011184
     >>> round(resummarize({"rows": [row]})["rows"][0]["predicted_s"], 4)   # 8 B + 66 B of headers fit the bucket
     0.01
     """

@@ -428,10 +428,27 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "Y has 2 top entries (y_0 appended last to n workers' sums), so for 0 <= T < top the negative "
         "index T - top is the entry T + top",
     ),
-    "gcsim.coding.sequential_multiplexed.x__least_squares__mutmut_55": (
-        "masks = senders[part].reshape(-2, n)",
+    "gcsim.coding.sequential_multiplexed.x__least_squares__mutmut_58": (
+        "proj = _projections(code.group_scheme(seed).B, senders[part].reshape(-2, n))",
         "numpy's reshape reads a negative size as the one unknown dimension (-2 as -1; NumPy 2.4, no warning), "
         "so the stack has the same (part.size * B, n) shape",
+    ),
+    "gcsim.coding.sequential_multiplexed.x__least_squares__mutmut_35": (
+        "weights[part, :n * (W - 1) * f] = np.repeat(chunks[part].reshape(part.size, -2), f, axis=1)",
+        "as _58: -2 is read as the one unknown dimension, the same (part.size, n * (W - 1)) shape",
+    ),
+    "gcsim.coding.sequential_multiplexed.x__least_squares__mutmut_71": (
+        "resid = np.clip(np.sum((proj - 1.0) ** 2, axis=1), None, n)",
+        "a sum of squares of floats is never negative, so the lower clip at 0 never acts",
+    ),
+    "gcsim.coding.sequential_multiplexed.x__projections__mutmut_21": (
+        "return (B[None] * seen[:, None, :] @ X)[:, :, 0][which.reshape(None)]",
+        "np.unique(..., axis=0, return_inverse=True) returns a 1-D inverse (NumPy 1.26 and >= 2.0.1; 2.0.0 gave "
+        "it the input's shape, which the reshape(-1) is for), and reshape(None) of a 1-D array is itself",
+    ),
+    "gcsim.coding.sequential_multiplexed.x__projections__mutmut_23": (
+        "return (B[None] * seen[:, None, :] @ X)[:, :, 0][which.reshape(-2)]",
+        "as _21, and -2 is read as -1 (NumPy 2.4)",
     ),
     "gcsim.coding.sequential_multiplexed.xǁMultiplexedSGCǁ__hash____mutmut_3": (
         "return hash(('multiplexedsgc', self._p))",
