@@ -157,25 +157,8 @@ def test_straggler_aware_other_rank_and_pieces(gate, window):
     assert all(o["bytes_match"] for o in out) and all(o["predicted_s"] > 0.02 for o in out)
 
 
-def test_bench_script_offers_every_port_model(monkeypatch, capsys):
-    import importlib.util
-    from pathlib import Path
-
-    from gcsim.executor.collectives_bench import BUCKET_MODELS
-
-    scripts = Path(__file__).resolve().parents[1] / "scripts"
-    monkeypatch.syspath_prepend(str(scripts))
-    spec = importlib.util.spec_from_file_location("collectives_bench_script2", scripts / "collectives_bench.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    with pytest.raises(SystemExit):
-        mod.main(["--help"])
-    assert "--bucket {" + ",".join(BUCKET_MODELS) + "}" in capsys.readouterr().out.replace("\n", " ")
-
-
-def test_bench_script_reads_options(monkeypatch):
-    """scripts/collectives_bench.py --option NAME:KEY=VALUE: JSON values, strings kept, bad items refused."""
+def _bench_script(monkeypatch):
+    """scripts/collectives_bench.py as a module (its helper ``_link_settings`` on the path)."""
     import importlib.util
     from pathlib import Path
 
@@ -185,6 +168,20 @@ def test_bench_script_reads_options(monkeypatch):
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bench_script_offers_every_port_model(monkeypatch, capsys):
+    from gcsim.executor.collectives_bench import BUCKET_MODELS
+
+    with pytest.raises(SystemExit):
+        _bench_script(monkeypatch).main(["--help"])
+    assert "--bucket {" + ",".join(BUCKET_MODELS) + "}" in capsys.readouterr().out.replace("\n", " ")
+
+
+def test_bench_script_reads_options(monkeypatch):
+    """scripts/collectives_bench.py --option NAME:KEY=VALUE: JSON values, strings kept, bad items refused."""
+    mod = _bench_script(monkeypatch)
     got = mod._options(["straggler-aware:gate=none", "straggler-aware:pieces=4", "cerar:c=3", "x:flag=false"])
     assert got == {"straggler-aware": {"gate": "none", "pieces": 4}, "cerar": {"c": 3}, "x": {"flag": False}}
     assert mod._options(["x:mode=fast"]) == {"x": {"mode": "fast"}}
