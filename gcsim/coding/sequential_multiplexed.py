@@ -284,8 +284,8 @@ def _least_squares(
     if lam < n:
         proj = _projections(code.group_scheme(seed).B, senders[part].reshape(-1, n))
         weights[part, n * (W - 1) * f :] = proj.reshape(part.size, B * n)
-        # the decoder's residual ||B_F X* - 1||^2 is err(B, F) (§5.1): one solve per group, not a second one
-        # for the error; clipped to [0, n] as optimal_error clips it
+        # the decoder's residual ||B_F X* - 1||^2 is err(B, F) (§5.1): read off the projection, no second
+        # solve for the error; clipped to [0, n] as optimal_error clips it
         resid = np.clip(np.sum((proj - 1.0) ** 2, axis=1), 0.0, n)
         error[part] += resid.reshape(part.size, B).sum(axis=1)
     return error / N, weights
