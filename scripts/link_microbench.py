@@ -14,7 +14,9 @@ flows into one rank's downlink at once: the arrival log shows how they share it)
 collectives' own schedules at ``d = 262144`` and ``4096`` (``ring``, ``tree``, ``straggler-aware``
 without a delay; ``straggler-aware-unsignalled`` without its ready signals, theory §56.12), and
 ``straggler-aware-completion-262144``, what is left of the straggler-aware schedule once a late
-straggler arrives (the ready ranks' reduce-scatter and signals over). For each: the median of the
+straggler arrives (the ready ranks' reduce-scatter and signals over), and ``alltoall-262144``, every
+rank sending ``4 ceil(262144/3)`` bytes to each of the three others at once (the completion's bytes on
+every port, three connections each way, without its pipeline). For each: the median of the
 repeats, and the schedule model's prediction (theory §56.7, §56.10) with a plain rate limit on
 payload bytes (``rate``), with the links' token buckets (``tbf``) and with the buckets and TCP's
 segment headers (``wire``, the judged model); and the bytes each port's token bucket passed (``tc
@@ -70,7 +72,21 @@ def _experiments(d_big: int = 262144, d_small: int = 4096) -> dict[str, Schedule
     for d in (d_big, d_small):  # the straggler streaming at once, without the ready signals (theory §56.12)
         out[f"straggler-aware-unsignalled-{d}"] = sa(4, d, 4, straggler=3, gate="none")
     out[f"straggler-aware-completion-{d_big}"] = _completion(sa(4, d_big, 4, straggler=3, gate="signal"))
+    out[f"alltoall-{d_big}"] = _alltoall(4, -(-d_big // 3) * 4)
     return out
+
+
+def _alltoall(N: int, nbytes: int) -> Schedule:
+    """Every rank sends ``nbytes`` to every other at once, then receives theirs: each port carries
+    ``N − 1`` connections each way, every connection crosses two shared ports, and no message waits
+    for another (the straggler-aware completion's load, theory §56.12, without its pipeline)."""
+    return Schedule(
+        "alltoall",
+        tuple(
+            tuple(Send(j, nbytes, 0) for j in range(N) if j != i) + tuple(Recv(j, 0) for j in range(N) if j != i)
+            for i in range(N)
+        ),
+    )
 
 
 def _completion(sched: Schedule) -> Schedule:

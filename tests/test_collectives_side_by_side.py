@@ -157,18 +157,37 @@ def test_straggler_aware_other_rank_and_pieces(gate, window):
     assert all(o["bytes_match"] for o in out) and all(o["predicted_s"] > 0.02 for o in out)
 
 
-def _bench_script(monkeypatch):
-    """scripts/collectives_bench.py as a module (its helper ``_link_settings`` on the path)."""
+def _bench_script(monkeypatch, name: str = "collectives_bench"):
+    """scripts/NAME.py as a module (its helper ``_link_settings`` on the path)."""
     import importlib.util
     from pathlib import Path
 
     scripts = Path(__file__).resolve().parents[1] / "scripts"
     monkeypatch.syspath_prepend(str(scripts))
-    spec = importlib.util.spec_from_file_location("collectives_bench_script", scripts / "collectives_bench.py")
+    spec = importlib.util.spec_from_file_location(f"{name}_script", scripts / f"{name}.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def test_microbench_alltoall_loads_every_port_like_the_completion(monkeypatch):
+    """link_microbench's all-to-all: each port carries the straggler-aware completion's bytes, three
+    connections each way, and on plain ports every port is full from the start to the end, so it takes
+    one delay plus three messages at the rate (by hand, exact rationals)."""
+    from fractions import Fraction
+
+    from gcsim.executor.allreduce import Recv, Send
+    from gcsim.executor.allreduce._linkmodel import simulate
+
+    exps = _bench_script(monkeypatch, "link_microbench")._experiments()
+    a2a, comp = exps["alltoall-262144"], exps["straggler-aware-completion-262144"]
+    assert a2a.bytes_sent == (3 * 349528,) * 4 == comp.bytes_sent[3:] * 4
+    for r, prog in enumerate(a2a.programs):
+        assert sorted(op.dst for op in prog if isinstance(op, Send)) == [j for j in range(4) if j != r]
+        assert sorted(op.src for op in prog if isinstance(op, Recv)) == [j for j in range(4) if j != r]
+    alpha, beta = Fraction(1, 1000), Fraction(12_500_000)
+    assert max(simulate(a2a, alpha, beta)) == alpha + 3 * 349528 / beta
 
 
 def test_bench_script_offers_every_port_model(monkeypatch, capsys):
