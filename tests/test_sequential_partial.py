@@ -143,3 +143,19 @@ def test_bad_partial_and_code_seed_are_named():
         simulate_multiplexed(code, m, code_seed=-1)
     with pytest.raises(InvalidArgumentError, match="lam"):
         MultiplexedSGC(3, 1, 2, 3).group_scheme()
+
+
+def test_a_projection_with_round_off_never_costs_more_than_receiving_nothing(monkeypatch):
+    """The group residual ``||B_F X* - 1||^2`` is at most ``n`` (a projection of the all-ones vector); a
+    projection carrying round-off just past zero must not push a job's error past that of receiving
+    nothing (1): the residual is clipped to ``[0, n]`` (theory §5.1, as ``optimal_error`` clips)."""
+    import gcsim.coding.sequential_multiplexed as sm
+
+    code = MultiplexedSGC(4, 2, 3, 1)
+    seq = np.zeros((12, 4), dtype=bool)  # every worker straggles in every round: nothing arrives
+    exact = simulate_multiplexed(code, seq, partial="least-squares")
+    assert exact.error is not None and np.all(exact.error == 1.0)
+    real = sm._projections
+    monkeypatch.setattr(sm, "_projections", lambda B, masks: real(B, masks) - 1e-12)
+    run = simulate_multiplexed(code, seq, partial="least-squares")
+    assert run.error is not None and np.all(run.error == 1.0)
