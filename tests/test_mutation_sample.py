@@ -65,6 +65,8 @@ def test_make_mutation_samples_the_large_modules_and_runs_the_two_small_ones_who
         "coding.quantize": 100,
         "coding.equal_load": 60,
         "coding.sequential_multiplexed": 60,
+        "coding.sequential": 60,
+        "coding.load_allocation": 60,
         "executor.linkmodel": 100,
         "executor.straggler_aware": 0,
     }

@@ -88,6 +88,23 @@ TARGETS: dict[str, Target] = {
         ),
         sample=60,
     ),
+    # issue #36 item 5: the per-iteration sequential code (selective repeat, theory §62.1-§62.3), its
+    # bursty-pattern test and the Markov / fixed-straggler masks
+    "coding.sequential": Target(
+        ("gcsim/coding/sequential.py",),
+        ("tests/test_sequential.py", "tests/test_sequential_mutants.py"),
+        sample=60,
+    ),
+    # issue #36 item 2: heterogeneous workers' loads (theory §63) and the speed models they are planned on
+    "coding.load_allocation": Target(
+        (
+            "gcsim/coding/load_allocation.py",
+            "gcsim/coding/straggler_models/speed.py",
+            "gcsim/coding/straggler_models/load_speed.py",
+        ),
+        ("tests/test_load_allocation.py", "tests/test_speed_model.py", "tests/test_load_allocation_mutants.py"),
+        sample=60,
+    ),
     # the link-level time model of the collectives (theory §56.7, §56.10, §56.13: ports, buckets, framing,
     # rendezvous), against its hand computations
     "executor.linkmodel": Target(
@@ -455,4 +472,62 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "a hash value is unspecified: equal codes still hash equal (same string, same params), and __eq__, "
         "which decides set and dict membership, is unchanged",
     ),
+    # sequential (selective repeat, §62.2)
+    "gcsim.coding.sequential.x_simulate_selective_repeat__mutmut_96": (
+        "if wait is not None and 0 <= due < J and (decoded[due] <= 0):",
+        "decoded[due] >= 0 only for a job decoded in its own round, whose n - missing[due] >= n - s tasks make "
+        "the count tested next >= n - s: the master never waits for it",
+    ),
+    "gcsim.coding.sequential.x_simulate_selective_repeat__mutmut_97": (
+        "if wait is not None and 0 <= due < J and (decoded[due] < 1):",
+        "as _96",
+    ),
+    "gcsim.coding.sequential.x_simulate_selective_repeat__mutmut_137": (
+        "sign = 2 if code.forgive == 'oldest' else -1",
+        "the forgiveness order sorts by (sign * origin, worker): a positive factor keeps the order",
+    ),
+    "gcsim.coding.sequential.x_simulate_selective_repeat__mutmut_142": (
+        "sign = 1 if code.forgive == 'oldest' else -2",
+        "as _137: a negative factor gives the same reversed order",
+    ),
+    "gcsim.coding.sequential.x_simulate_selective_repeat__mutmut_55": (
+        "work = np.full((R, n), +1, dtype=np.int64)",
+        "the loop assigns every entry (each round, each worker) before anything reads it",
+    ),
+    "gcsim.coding.sequential.x_simulate_selective_repeat__mutmut_56": (
+        "work = np.full((R, n), -2, dtype=np.int64)",
+        "as _55",
+    ),
+    "gcsim.coding.sequential.x_simulate_selective_repeat__mutmut_42": (
+        "decoded = np.full(J, -1, dtype=None)",
+        "np.full of a Python int takes NumPy's default integer, int64 (NumPy >= 2, every 64-bit platform)",
+    ),
+    "gcsim.coding.sequential.x_simulate_selective_repeat__mutmut_45": ("decoded = np.full(J, -1)", "as _42"),
+    "gcsim.coding.sequential.x_simulate_selective_repeat__mutmut_51": (
+        "work = np.full((R, n), -1, dtype=None)",
+        "as _42",
+    ),
+    "gcsim.coding.sequential.x_simulate_selective_repeat__mutmut_54": ("work = np.full((R, n), -1)", "as _42"),
+    "gcsim.coding.sequential.x_simulate_selective_repeat__mutmut_67": (
+        "missing = np.zeros(J, dtype=None)",
+        "float64 counts of at most n workers are exact integers; they are only compared and subtracted from n",
+    ),
+    "gcsim.coding.sequential.x_simulate_selective_repeat__mutmut_69": ("missing = np.zeros(J)", "as _67"),
+    "gcsim.coding.sequential.x_simulate_classic__mutmut_70": (
+        "round_time = load + (wait if wait is not None else 1.0) * waited",
+        "with wait None, waited is all False, so the product is 0 whatever the factor",
+    ),
+    "gcsim.coding.sequential.x_simulate_classic__mutmut_90": (
+        "return SequentialRun(decoded, work, waited, np.asarray(round_time, dtype=None), 0, load)",
+        "round_time is already a float64 array (a float plus a float times a boolean array)",
+    ),
+    "gcsim.coding.sequential.x_simulate_classic__mutmut_92": (
+        "return SequentialRun(decoded, work, waited, np.asarray(round_time), 0, load)",
+        "as _90",
+    ),
+    "gcsim.coding.sequential.x_job_masks__mutmut_19": (
+        "arr = _masks(masks, None)",
+        "the next check compares the masks' shape with the run's and refuses with the same argument 'masks'",
+    ),
+    "gcsim.coding.sequential.x_job_masks__mutmut_21": ("arr = _masks(masks)", "as _19"),
 }
