@@ -530,4 +530,22 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "the next check compares the masks' shape with the run's and refuses with the same argument 'masks'",
     ),
     "gcsim.coding.sequential.x_job_masks__mutmut_21": ("arr = _masks(masks)", "as _19"),
+    # heterogeneous loads (§63.6)
+    "gcsim.coding.load_allocation.x__starts__mutmut_53": (
+        "named['symmetric'] = np.full(n, total / n, dtype=np.int64)",
+        "only when total % n == 0: total / n is then an integer-valued float, and int64 takes it exactly",
+    ),
+    "gcsim.coding.load_allocation.x__starts__mutmut_24": (
+        "named['proportional to speed'] = apportion_loads(np.asarray(speed), total, parts)",
+        "a model's speed is already a float64 array (law_inputs), and apportion_loads converts to float itself",
+    ),
+    "gcsim.coding.load_allocation.x_optimize_loads__mutmut_39": (
+        "total = check_int('total', total, minimum=n, maximum=None)",
+        "a total above n N then fails the feasibility check (caps at most N each) with the same argument "
+        "'total'; only the message differs",
+    ),
+    "gcsim.coding.straggler_models.load_speed.xǁLoadSpeedModelǁmax_load__mutmut_8": (
+        "return np.full(self.n, int(parts))",
+        "np.full of a Python int takes NumPy's default integer, int64 (NumPy >= 2, every 64-bit platform)",
+    ),
 }

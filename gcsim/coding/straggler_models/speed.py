@@ -43,9 +43,10 @@ def law_inputs(n: int, speed: Any, deadline: Any, shift: Any, rate: Any) -> tupl
     rate = check_real("rate", rate, minimum=0.0, strict_min=True)
     n = check_int("n", n, minimum=1)
     check_entries("n", (n,), "the per-worker speeds")  # before a scalar speed is spread over n workers
-    s = np.broadcast_to(np.asarray(speed, dtype=float), (int(n),)) if np.ndim(speed) == 0 else speed
     try:
-        s = np.array(s, dtype=float)
+        s = np.array(speed, dtype=float)
+        if s.ndim == 0:  # one speed for every worker
+            s = np.full(int(n), float(s))
     except (TypeError, ValueError):
         raise InvalidArgumentError(
             "speed", f"must be positive finite numbers, one per worker, got {speed!r:.60}"
