@@ -43,12 +43,12 @@ fuzz: $(STAMP)
 	GCSIM_FUZZ_PROFILE=fuzz-long GCSIM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) OPENBLAS_NUM_THREADS=$(BLAS_THREADS) OMP_NUM_THREADS=$(BLAS_THREADS) MKL_NUM_THREADS=$(BLAS_THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile -q tests/fuzz
 
 # mutation testing (scripts/mutation.py, docs/contributing.md): mutmut on bounds, cerar.constructions,
-# evaluate, bibd_existence, partial (stragglers), quantize, equal_load, sequential_multiplexed, the
-# collectives' link model and the straggler-aware collective, each with its own test files, nice'd, at
-# most 2 test processes; prints number-changing killed / total per module and the message-only mutants
-# apart (exit 1 below 85 %); all but constructions, bibd_existence (thousands of mutants) and
-# straggler_aware (its named functions, every mutant) by a random sample of 100 (equal_load,
-# sequential_multiplexed: 60) with its 95 % interval.
+# evaluate, bibd_existence, partial (stragglers), quantize, equal_load, sequential_multiplexed,
+# sequential, load_allocation, the collectives' link model and the straggler-aware collective, each with
+# its own test files, nice'd, at most 2 test processes; prints number-changing killed / total per module
+# and the message-only mutants apart (exit 1 below 85 %); all but constructions, bibd_existence
+# (thousands of mutants) and straggler_aware (its named functions, every mutant) by a random sample of
+# 100 (equal_load, sequential_multiplexed, sequential, load_allocation: 60) with its 95 % interval.
 # `make mutation MUTATION_ARGS="--functions _best_roots,exact_design cerar.constructions"` runs a part
 MUTATION_ARGS ?=
 mutation: $(STAMP)
