@@ -69,10 +69,13 @@ def test_make_mutation_samples_the_large_modules_and_runs_the_two_small_ones_who
         "coding.load_allocation": 60,
         "executor.linkmodel": 100,
         "executor.straggler_aware": 0,
+        "executor.collectives": 0,
     }
     # a target that names its functions mutates only those without --functions
     assert mutation.TARGETS["executor.straggler_aware"].functions[-1] == "straggler_aware_window"
-    assert all(not t.functions for n, t in mutation.TARGETS.items() if n != "executor.straggler_aware")
+    assert mutation.TARGETS["executor.collectives"].functions[-1] == "cerar_schedule"
+    named = ("executor.straggler_aware", "executor.collectives")
+    assert all(not t.functions for n, t in mutation.TARGETS.items() if n not in named)
 
 
 def test_a_listed_equivalent_that_never_ran_does_not_end_the_finished_prefix(capsys):

@@ -128,6 +128,33 @@ TARGETS: dict[str, Target] = {
             "straggler_aware_window",
         ),
     ),
+    # the bulk-synchronous collectives' costs and schedules (theory §56.1-§56.5): their run functions are
+    # tested by spawned gloo ranks (tests/test_collectives_side_by_side.py), which mutmut's map cannot see
+    "executor.collectives": Target(
+        (
+            "gcsim/executor/allreduce/ring.py",
+            "gcsim/executor/allreduce/tree.py",
+            "gcsim/executor/allreduce/halving_doubling.py",
+            "gcsim/executor/allreduce/cerar_ring.py",
+        ),
+        ("tests/test_linkmodel.py", "tests/test_collectives_mutants.py"),
+        functions=(
+            "ring_cost",
+            "ring_schedule",
+            "tree_levels",
+            "tree_children",
+            "tree_cost",
+            "_parent",
+            "tree_schedule",
+            "_layout",
+            "_actual",
+            "halving_doubling_cost",
+            "halving_doubling_schedule",
+            "_components",
+            "cerar_cost",
+            "cerar_schedule",
+        ),
+    ),
 }
 
 # Functions whose output is text for people only, by module: a change inside them is message-only.
