@@ -44,11 +44,12 @@ fuzz: $(STAMP)
 
 # mutation testing (scripts/mutation.py, docs/contributing.md): mutmut on bounds, cerar.constructions,
 # evaluate, bibd_existence, partial (stragglers), quantize, equal_load, sequential_multiplexed,
-# sequential, load_allocation, the collectives' link model and the straggler-aware collective, each with
-# its own test files, nice'd, at most 2 test processes; prints number-changing killed / total per module
-# and the message-only mutants apart (exit 1 below 85 %); all but constructions, bibd_existence
-# (thousands of mutants) and straggler_aware (its named functions, every mutant) by a random sample of
-# 100 (equal_load, sequential_multiplexed, sequential, load_allocation: 60) with its 95 % interval.
+# sequential, load_allocation, the collectives' link model, the straggler-aware collective and the
+# other collectives' costs and schedules, each with its own test files, nice'd, at most 2 test
+# processes; prints number-changing killed / total per module and the message-only mutants apart
+# (exit 1 below 85 %); all but constructions, bibd_existence (thousands of mutants), straggler_aware and
+# collectives (their named functions, every mutant) by a random sample of 100 (equal_load,
+# sequential_multiplexed, sequential, load_allocation: 60) with its 95 % interval.
 # `make mutation MUTATION_ARGS="--functions _best_roots,exact_design cerar.constructions"` runs a part
 MUTATION_ARGS ?=
 mutation: $(STAMP)

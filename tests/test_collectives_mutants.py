@@ -134,3 +134,29 @@ def test_refusals_name_their_argument():
             with pytest.raises(InvalidArgumentError) as e:
                 fn(4, 4, 4, c=c)
             assert e.value.argument == "c"
+
+
+@pytest.mark.parametrize("name", ["ring", "tree", "halving-doubling", "cerar"])
+def test_costs_and_schedules_carry_the_collectives_name_and_integer_bytes(name):
+    col = get_collective(name)
+    cost, sch = col.cost(6, 37, 4), col.schedule(6, 37, 4)
+    assert cost.name == sch.name == name
+    assert cost.early == ()  # bulk-synchronous: nothing runs before every rank is there
+    assert all(type(x) is int for x in (*cost.bytes_sent, *cost.late))
+
+
+@pytest.mark.parametrize("N", [2, 3, 5])
+def test_the_ring_posts_each_receive_one_round_ahead(N):
+    """As RingTransport does: the receives of rounds 0 and 1 at the start, then round k + 1's just
+    before round k's is awaited (a Post), none past the last round."""
+    from gcsim.executor.allreduce import Post
+
+    rounds = 2 * (N - 1)
+    for r, prog in enumerate(get_collective("ring").schedule(N, 37, 4).programs):
+        expect: list = []
+        for k in range(rounds):
+            expect.append(Send((r + 1) % N, 4 * -(-37 // N), k))
+            if k + 1 < rounds:
+                expect.append(Post((r - 1) % N, k + 1))
+            expect.append(Recv((r - 1) % N, k))
+        assert list(prog) == expect

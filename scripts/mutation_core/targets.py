@@ -575,4 +575,40 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "return np.full(self.n, int(parts))",
         "np.full of a Python int takes NumPy's default integer, int64 (NumPy >= 2, every 64-bit platform)",
     ),
+    # the bulk-synchronous collectives (§56.1-§56.5)
+    **{
+        f"gcsim.executor.allreduce.tree.x_tree_children__mutmut_{k}": (
+            line,
+            "the elif only ends the loop early: once bit k of r is set no later k can add a child "
+            "(r % 2^(k'+1) != 0), and once r + 2^k >= N none can either (r + 2^k' is larger)",
+        )
+        for k, line in (
+            (20, "elif r / (1 << k + 1) != 0:"),
+            (22, "elif r % (2 << k + 1) != 0:"),
+            (24, "elif r % (1 << k + 2) != 0:"),
+            (25, "elif r % (1 << k + 1) == 0:"),
+            (26, "elif r % (1 << k + 1) != 1:"),
+        )
+    },
+    "gcsim.executor.allreduce.tree.x_tree_schedule__mutmut_39": (
+        "prog += [Send(parent, b, (r | -r).bit_length() - 1), Recv(parent, levels)]",
+        "for r > 0, r | -r is -(r & -r) in two's complement, and -2^j has the bit length of 2^j",
+    ),
+    "gcsim.executor.allreduce.halving_doubling.x_halving_doubling_schedule__mutmut_58": (
+        "x = r // 2 if r <= 2 * extra else r - extra",
+        "at r = 2 extra both branches give extra",
+    ),
+    **{
+        f"gcsim.executor.allreduce.halving_doubling.x_halving_doubling_schedule__mutmut_{k}": (
+            line,
+            "a schedule's tags only pair each send with its receive: the rounds' tags stay distinct from "
+            "each other and from the fold's for every pair of ranks (Schedule refuses a repeated (src, dst, "
+            "tag)), so the schedule is the same up to relabelling and plays the same",
+        )
+        for k, line in (
+            (77, "rounds = [(k, 1 - k) for k in range(steps)] + [(k, 2 * steps - k) for k in reversed(range(steps))]"),
+            (80, "rounds = [(k, 1 + k) for k in range(steps)] + [(k, 2 * steps + k) for k in reversed(range(steps))]"),
+            (82, "rounds = [(k, 1 + k) for k in range(steps)] + [(k, 3 * steps - k) for k in reversed(range(steps))]"),
+        )
+    },
 }
