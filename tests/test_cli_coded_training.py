@@ -193,18 +193,30 @@ def test_gc_run_refusals_name_the_flag(code, monkeypatch, capsys):
         assert message in capsys.readouterr().err, extra
 
 
+def _teardown_abort(r: subprocess.CompletedProcess) -> bool:
+    """The job finished and rank 0 wrote its report, but a rank then died in the interpreter's exit with
+    "terminate called without an active exception" (SIGABRT, exit code -6), after the example had called
+    ``destroy_process_group``: seen once in a CI run of torch 2.13 on two cores (2026-12-07), not in the
+    example's code.  Any other failure is the example's and fails the test."""
+    return (
+        "replicas bit-identical" in r.stdout
+        and "terminate called without an active exception" in r.stderr
+        and "exitcode: -6" in r.stderr
+    )
+
+
 @pytest.mark.skipif(importlib.util.find_spec("torch.distributed.run") is None, reason="torch.distributed.run missing")
 def test_example_under_torchrun(code, tmp_path):
     pytest.importorskip("mlxtend")
     out = tmp_path / "run"
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
     env["OMP_NUM_THREADS"] = "1"
-    r = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--standalone",
-         str(ROOT / "examples" / "train_coded.py"), "--code", str(code), "--stragglers", "markov:0.05,0.45",
-         "--steps", "6", "--max-train", "200", "--out", str(out), "--timeout", "200"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--standalone",
+           str(ROOT / "examples" / "train_coded.py"), "--code", str(code), "--stragglers", "markov:0.05,0.45",
+           "--steps", "6", "--max-train", "200", "--out", str(out), "--timeout", "200"]  # fmt: skip
+    r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    if r.returncode != 0 and _teardown_abort(r):  # a rare abort of torch's own exit, after the job: once more
+        r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "replicas bit-identical" in r.stdout and "117,858 parameters" in r.stdout
     report = json.loads((out / "report.json").read_text())
