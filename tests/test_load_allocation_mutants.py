@@ -16,6 +16,7 @@ from gcsim.coding.straggler_models.load_speed import LoadSpeedModel
 from gcsim.coding.straggler_models.speed import SpeedModel, law_inputs
 from gcsim.coding.stragglers import straggler_model
 from gcsim.errors import InvalidArgumentError
+from tests.guards import refused_argument
 
 
 def test_the_starts_are_the_three_named_loads_with_their_own_error():
@@ -78,19 +79,13 @@ def test_speed_models_default_to_no_shift_and_unbound_data():
     assert "at data fractions 0.5,0.25*2" in c.bind(np.array([2, 1, 1]), 4).describe()
 
 
-def _argument(call) -> str:
-    with pytest.raises(InvalidArgumentError) as e:
-        call()
-    return e.value.argument
-
-
 def test_refusals_name_their_argument():
-    assert _argument(lambda: law_inputs(2, "abc", 1.0, 0.0, 1.0)) == "speed"  # a scalar that is no number
-    assert _argument(lambda: law_inputs(0, 1.0, 1.0, 0.0, 1.0)) == "n"
-    assert _argument(lambda: law_inputs(10**9, 1.0, 1.0, 0.0, 1.0)) == "n"  # over the dense limit, before any array
-    assert _argument(lambda: SpeedModel(2, speed=[1.0, 0.25], deadline=1.0, shift=0.5)) == "deadline"
-    assert _argument(lambda: LoadSpeedModel(2, speed=1.0, deadline=1.0, fractions="abc")) == "fractions"
+    assert refused_argument(law_inputs, 2, "abc", 1.0, 0.0, 1.0) == "speed"  # a scalar that is no number
+    assert refused_argument(law_inputs, 0, 1.0, 1.0, 0.0, 1.0) == "n"
+    assert refused_argument(law_inputs, 10**9, 1.0, 1.0, 0.0, 1.0) == "n"  # over the dense limit, before any array
+    assert refused_argument(SpeedModel, 2, speed=[1.0, 0.25], deadline=1.0, shift=0.5) == "deadline"
+    assert refused_argument(LoadSpeedModel, 2, speed=1.0, deadline=1.0, fractions="abc") == "fractions"
     with pytest.raises(InvalidArgumentError, match="speed:x,0.5,1,2"):  # the spec quoted in the message
         SpeedModel.from_spec(["x", "0.5", "1", "2"], 1, "speed:x,0.5,1,2")
     m = straggler_model("bernoulli", 4, p=0.1)
-    assert _argument(lambda: optimize_loads(m, 17, 4)) == "total"  # more than n N = 16 copies
+    assert refused_argument(optimize_loads, m, 17, 4) == "total"  # more than n N = 16 copies

@@ -19,7 +19,7 @@ from gcsim.coding.sequential import (
     simulate_selective_repeat,
     straggler_masks,
 )
-from gcsim.errors import InvalidArgumentError
+from tests.guards import refused_argument
 
 
 def _random_masks(R: int, n: int, seed: int) -> np.ndarray:
@@ -92,39 +92,18 @@ def test_selective_repeat_waits_only_when_needed_on_the_boundary():
     assert run.round_time.tolist() == [code.load, code.load + 1.0, code.load, 0.0]
 
 
-def _argument(excinfo) -> str:
-    return excinfo.value.argument
-
-
 def test_every_refusal_names_its_argument():
     m = np.ones((3, 4), bool)
-    with pytest.raises(InvalidArgumentError) as e:
-        simulate_classic(4, 4, m)
-    assert _argument(e) == "s"
-    with pytest.raises(InvalidArgumentError) as e:
-        simulate_classic(4, -1, m)
-    assert _argument(e) == "s"
-    with pytest.raises(InvalidArgumentError) as e:
-        simulate_classic(4, 1, np.ones((3, 5), bool))  # five workers' masks for four
-    assert _argument(e) == "masks"
-    with pytest.raises(InvalidArgumentError) as e:
-        markov_masks(4, 0, p_enter=0.1, p_leave=0.5)
-    assert _argument(e) == "rounds"
-    with pytest.raises(InvalidArgumentError) as e:
-        straggler_masks("markov:0.1,0.5", 4, 0)
-    assert _argument(e) == "rounds"
-    with pytest.raises(InvalidArgumentError) as e:
-        straggler_masks("markov:0.1,0.5", 0, 3)
-    assert _argument(e) == "n"
-    with pytest.raises(InvalidArgumentError) as e:
-        bursty_violation(m, B=1, W=0, lam=1)
-    assert _argument(e) == "W"
-    with pytest.raises(InvalidArgumentError) as e:
-        bursty_violation(m, B=1, W=2, lam=-1)
-    assert _argument(e) == "lam"
-    with pytest.raises(InvalidArgumentError) as e:
-        bursty_violation(m, B=1, W=2, lam=5)  # more stragglers per window than the four workers
-    assert _argument(e) == "lam"
+    assert refused_argument(simulate_classic, 4, 4, m) == "s"
+    assert refused_argument(simulate_classic, 4, -1, m) == "s"
+    assert refused_argument(simulate_classic, 4, 1, np.ones((3, 5), bool)) == "masks"  # five workers' masks for four
+    assert refused_argument(markov_masks, 4, 0, p_enter=0.1, p_leave=0.5) == "rounds"
+    assert refused_argument(straggler_masks, "markov:0.1,0.5", 4, 0) == "rounds"
+    assert refused_argument(straggler_masks, "markov:0.1,0.5", 0, 3) == "n"
+    assert refused_argument(bursty_violation, m, B=1, W=0, lam=1) == "W"
+    assert refused_argument(bursty_violation, m, B=1, W=2, lam=-1) == "lam"
+    # more stragglers per window than the four workers
+    assert refused_argument(bursty_violation, m, B=1, W=2, lam=5) == "lam"
 
 
 def test_markov_masks_default_seed_is_zero():
@@ -161,9 +140,7 @@ def test_more_refusals_name_their_argument():
     mrun = simulate_multiplexed(mx, np.ones((6, 3), bool))
     cases.append((lambda: job_masks(mrun, np.ones((6, 3), bool)), "run"))
     for call, name in cases:
-        with pytest.raises(InvalidArgumentError) as e:
-            call()
-        assert _argument(e) == name, (name, str(e.value))
+        assert refused_argument(call) == name, name
     # and the smallest valid inputs pass
     assert simulate_classic(1, 0, np.ones((2, 1), bool)).decoded.tolist() == [0, 1]
     assert bursty_violation(m, B=1, W=2, lam=0) is None
