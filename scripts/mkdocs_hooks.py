@@ -35,6 +35,10 @@ every page; an unresolvable one fails the build. In the guides and other prose p
 span naming each API entry (``gcsim.encode``, ``advise(...)``, ``CerarDesign``) links to it, and each
 module page lists the pages that link to it ("Used in: ...").
 
+**Search.** The theme's search worker bundles lunr 2.3.9, whose trie keys are ambiguous when edge
+labels are digits; on these number-heavy pages some words fell out of the search and some queries
+failed outright. ``on_post_build`` appends a fix to the built worker (``mend_search_worker``).
+
 **Notebooks.** docs/notebooks/ holds each notebook executed (``scripts/make_notebooks.py --render``);
 the nav entry ``Notebooks`` becomes a contents page made from notebooks/README.md and one entry per
 notebook.
@@ -784,8 +788,52 @@ def mathjax_root() -> Path:
     return root
 
 
+# lunr 2.3.9 (bundled in the theme's search worker) keys a trie node by its final flag followed by
+# label + child id for each edge, with nothing between them. With digit labels two different nodes can
+# share a key ({"0": 3, "4": 3} and {"0": 343} both give "00343"), and the builder's minimisation then
+# merges them: the worker's token set loses words of the index and gains words that are not in it, and
+# a query whose prefix expands to such a word throws ("Cannot read properties of undefined (reading
+# '_index')"), which the theme shows as "No matching documents". Ending every edge with "," makes the
+# key unambiguous: each edge is one UTF-16 unit (the label), digits (the id), then ",".
+_SEARCH_WORKERS = Path("assets") / "javascripts" / "workers"
+_LUNR_KEY_MARK = "/* gcsim: lunr.TokenSet keys */"
+_LUNR_KEY_FIX = (
+    _LUNR_KEY_MARK
+    + "(function(){var T=self.lunr.TokenSet;T.prototype.toString=function(){if(this._str)return this._str;"
+    + 'var s=this.final?"1":"0",l=Object.keys(this.edges).sort();'
+    + 'for(var i=0;i<l.length;i++)s+=l[i]+this.edges[l[i]].id+",";return s}})();\n'
+)
+
+
+def mend_search_worker(site_dir: Path) -> Path:
+    """Make the search worker's trie keys unambiguous (see ``_LUNR_KEY_FIX``); returns the worker's path.
+
+    The fix runs after the worker's own code has set ``self.lunr`` and before any message reaches it
+    (the worker builds its index on its first message). A theme whose worker no longer has
+    ``lunr.TokenSet`` or no longer exposes ``self.lunr`` fails the build, so an upgrade is looked at.
+    """
+    workers = sorted((site_dir / _SEARCH_WORKERS).glob("search.*.min.js"))
+    if len(workers) != 1:
+        raise PluginError(f"expected one search worker in {site_dir / _SEARCH_WORKERS}, found {len(workers)}")
+    worker = workers[0]
+    text = worker.read_text(encoding="utf-8")
+    if _LUNR_KEY_MARK in text:
+        return worker
+    if "TokenSet.prototype.toString" not in text or "self.lunr=" not in text:
+        raise PluginError(f"{worker.name}: no lunr.TokenSet exposed as self.lunr; recheck _LUNR_KEY_FIX")
+    # before the source-map comment, which must stay the file's last line
+    head, sep, tail = text.rpartition("//# sourceMappingURL=")
+    body, rest = (head, sep + tail) if sep else (text, "")
+    if not body.endswith("\n"):
+        body += "\n"
+    worker.write_text(body + _LUNR_KEY_FIX + rest, encoding="utf-8")
+    return worker
+
+
 def on_post_build(config: Any, **kwargs: Any) -> None:
-    """Copy MathJax into ``<site_dir>/assets/mathjax`` (the path mkdocs.yml's extra_javascript names)."""
+    """Copy MathJax into ``<site_dir>/assets/mathjax`` (the path mkdocs.yml's extra_javascript names),
+    and mend the search worker's trie keys (``mend_search_worker``)."""
+    mend_search_worker(Path(config["site_dir"]))
     root = mathjax_root()
     target = Path(config["site_dir"]) / _TARGET
     for part in _PARTS:
