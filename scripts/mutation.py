@@ -34,7 +34,8 @@ The large modules (``coding.evaluate``, ``coding.bounds``, ``coding.partial``, `
 thousands of mutants) are measured on a random sample by default (``Target.sample``: 100
 number-changing mutants of ``--seed`` 0's draw, with an exact 95 % interval, then every message-only
 mutant apart), and so is ``coding.equal_load`` (600 mutants, each rerunning LPs: 60 of them);
-``--sample K`` sets the size (``0``: every mutant).
+``--sample K`` sets the size (``0``: every mutant); with ``--functions``, or on a target that names its
+functions, it draws from those functions' mutants only.
 Results are kept between runs with ``--resume``; the default starts fresh.  After a module changed,
 ``--resume`` drops mutmut's stale map from functions to tests (:func:`_refresh_test_map`) and runs by
 name the mutants mutmut left unrun (:func:`_run_left_unrun`); a mutant still unrun is not counted.
@@ -277,15 +278,31 @@ def _run_left_unrun(work: Path, target: Target, names: list[str], batch: int, ma
     return left
 
 
+def _selected(work: Path, target: Target, globs: list[str]) -> list[Mutant]:
+    """The module's mutants, classified; only those of the functions ``globs`` selects, where there are any."""
+    return [m for m in _classify(work, target) if not globs or _matches(m.name, globs)]
+
+
 def _run_sample(
-    work: Path, target: Target, size: int, seed: int, batch: int, max_children: int, *, resume: bool
+    work: Path,
+    target: Target,
+    size: int,
+    seed: int,
+    batch: int,
+    max_children: int,
+    *,
+    resume: bool,
+    globs: list[str] | None = None,
 ) -> list[str]:
     """Draw ``size`` number-changing mutants, run them in batches of ``batch`` in the drawn order.
 
     Then every message-only mutant of the module (a few dozen): they are counted apart, not sampled.
+    ``globs`` (:func:`_function_globs`) narrows both to the functions it selects: the draw is then the
+    module's draw with the other functions' mutants left out (each mutant's place depends on its name
+    alone, :func:`_draw`).
     """
     _generate_or_exit(work)
-    mutants = _classify(work, target)
+    mutants = _selected(work, target, globs or [])
     # the population: every number-changing mutant, the listed equivalents included (one drawn is then
     # not counted: the rest is a uniform sample of the others)
     sample = _draw(mutants, seed)[:size]
@@ -362,8 +379,6 @@ def main(argv: list[str] | None = None) -> int:
     if (args.sample is not None and args.sample < 0) or args.batch < 1:
         parser.error(f"--sample must be >= 0 and --batch >= 1, got {args.sample} and {args.batch}")
     given = [f for f in args.functions.split(",") if f]
-    if args.sample is not None and args.sample > 0 and given:
-        parser.error("--sample draws from the whole module: it does not take --functions")
     scores = {}
     for name in args.modules or list(TARGETS):
         target = TARGETS[name]
@@ -371,8 +386,9 @@ def main(argv: list[str] | None = None) -> int:
             target = Target(target.paths, tests, functions=target.functions)
         work = WORK / name
         functions = given or list(target.functions)
+        globs = _function_globs(target.modules, functions)
         # --functions runs every mutant of those functions; otherwise the module's own default (a sample
-        # of the two large modules) unless --sample says
+        # of the large modules) unless --sample says (then drawn from those functions' mutants)
         size = args.sample if args.sample is not None else (0 if functions else target.sample)
         if size:
             if args.report_only:
@@ -382,14 +398,20 @@ def main(argv: list[str] | None = None) -> int:
                 sample = drawn["names"]
             else:
                 work = _prepare(name, target, resume=args.resume)
-                sample = _run_sample(work, target, size, args.seed, args.batch, args.max_children, resume=args.resume)
+                sample = _run_sample(
+                    work, target, size, args.seed, args.batch, args.max_children, resume=args.resume, globs=globs
+                )
             scores[name] = _report_sample(
-                name, _classify(work, target), sample, threshold=args.threshold, list_survivors=args.list_survivors
+                name,
+                _selected(work, target, globs),
+                sample,
+                threshold=args.threshold,
+                list_survivors=args.list_survivors,
+                scope=f"functions' ({', '.join(functions)})" if functions else "module's",
             )
             continue
         if not args.report_only:
             work = _prepare(name, target, resume=args.resume)
-            globs = _function_globs(target.modules, functions)
             if args.resume:  # generate first: a change of the module is seen before mutmut's map is saved
                 _generate_or_exit(work)
                 _refresh_test_map(work, target, _classify(work, target), [])

@@ -208,3 +208,22 @@ def test_stale_map_sees_changed_functions_and_no_tests_verdicts():
     assert mutation._stale_map({"m.x_f": "a", "m.x_h": "b"}, {"m.x_f": "a"}, mutants, [])[0].startswith("1 functions")
     reasons = mutation._stale_map({"m.x_f": "a"}, {"m.x_f": "a"}, mutants, ["m.x_f__mutmut_1"])
     assert reasons == ["1 mutants to run recorded 'no tests' (m.x_f__mutmut_1, ...)"]
+
+
+def test_a_sample_of_named_functions_draws_from_their_mutants_in_the_module_draw_order(tmp_path, monkeypatch, capsys):
+    """--sample K with --functions (or a target naming its functions): the draw is the module's draw
+    with the other functions' mutants left out, and only those mutants run."""
+    names = [f"gcsim.fake.x_f__mutmut_{i}" for i in range(6)] + [f"gcsim.fake.x_g__mutmut_{i}" for i in range(6)]
+    work = _fake_work(tmp_path, dict.fromkeys(names), {"x_f": "aaa", "x_g": "bbb"}, {"x_f": "aaa", "x_g": "bbb"})
+    calls = _fake_mutmut(monkeypatch, work, skip_first=set())
+    globs = mutation._function_globs(list(_TARGET.modules), ["f"])
+    sample = mutation._run_sample(work, _TARGET, 4, 0, 20, 1, resume=False, globs=globs)
+    module_draw = mutation._draw(mutation._classify(work, _TARGET), 0)
+    assert sample == [n for n in module_draw if "x_f_" in n][:4]
+    assert sorted(n for call in calls for n in call) == sorted(sample)  # nothing of g ran
+    mutation._report_sample(
+        "fake", mutation._selected(work, _TARGET, globs), sample, threshold=0.85, list_survivors=False, scope="f's"
+    )
+    assert "sample of 4 (of 4 drawn) from the f's 6 number-changing mutants (6 in all); 4/4 killed" in (
+        capsys.readouterr().out
+    )

@@ -68,11 +68,19 @@ def _draw(mutants: list[Mutant], seed: int) -> list[str]:
 
 
 def _report_sample(
-    name: str, mutants: list[Mutant], sample: list[str], *, threshold: float, list_survivors: bool
+    name: str,
+    mutants: list[Mutant],
+    sample: list[str],
+    *,
+    threshold: float,
+    list_survivors: bool,
+    scope: str = "module's",
 ) -> float | None:
     """The kill fraction on the finished prefix of the drawn sample, with its 95 % interval.
 
-    Returns the interval's lower end: a module reaches ``threshold`` only where that end does.
+    ``mutants``: the population drawn from (the module's, or the selected functions'; ``scope`` names
+    it in the report). Returns the interval's lower end: a module reaches ``threshold`` only where that
+    end does.
     """
     by_name = {m.name: m for m in mutants}
     prefix = []
@@ -98,7 +106,7 @@ def _report_sample(
     message_ran = [m for m in message if m.status != "not run"]
     message_survived = [m for m in message_ran if m.status not in ("killed", "timeout")]
     line = (
-        f"{name}: sample of {len(prefix)} (of {len(sample)} drawn) from the module's {population} number-changing "
+        f"{name}: sample of {len(prefix)} (of {len(sample)} drawn) from the {scope} {population} number-changing "
         f"mutants ({len(mutants)} in all); {len(killed)}/{len(counted)} killed"
     )
     score = None
