@@ -1,13 +1,20 @@
-"""Test guards shared by the tests: a deadline that turns a hang into a failure, the argument a refusal names."""
+"""Test guards shared by the tests: a deadline that turns a hang into a failure, the argument a refusal names,
+a script of the repository imported by path."""
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import signal
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from gcsim.errors import InvalidArgumentError
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextlib.contextmanager
@@ -38,3 +45,21 @@ def refused_argument(call, *args, **kwargs) -> str:
     with pytest.raises(InvalidArgumentError) as info:
         call(*args, **kwargs)
     return info.value.argument
+
+
+def load_script(path: str, name: str | None = None, *, register: bool = False) -> ModuleType:
+    """A script of this repository (``"scripts/mutation.py"``), imported by path as a fresh module.
+
+    Each call executes the file again, so a test may patch the module it gets. ``name``: the module's
+    name (default: the file's stem and ``_script``); ``register`` puts the module in ``sys.modules``
+    before it runs (a script that defines dataclasses needs it: they look their module up).
+    """
+    file = ROOT / path
+    spec = importlib.util.spec_from_file_location(name or f"{file.stem}_script", file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {file}")
+    module = importlib.util.module_from_spec(spec)
+    if register:
+        sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

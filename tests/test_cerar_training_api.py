@@ -238,15 +238,10 @@ def test_resync_makes_replicas_bit_identical_and_the_drift_is_reported(tmp_path)
 
 
 def test_bandwidth_script_loads_designs_and_refuses_a_wrong_one(tmp_path, capsys):
-    import importlib.util
-    from pathlib import Path
-
     from gcsim.cerar.export import export_design
+    from guards import load_script
 
-    script = Path(__file__).resolve().parents[1] / "scripts" / "bandwidth_experiment.py"
-    spec = importlib.util.spec_from_file_location("bandwidth_experiment", script)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("scripts/bandwidth_experiment.py", "bandwidth_experiment")
     des = design(4, 8, "perturbation", eps=0.01)
     path = export_design(des, tmp_path, "mine")
     got = mod._loaded_designs([str(path)], 4)

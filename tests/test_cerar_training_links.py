@@ -374,14 +374,10 @@ def test_nfqueue_delay_holds_every_packet_at_least_the_delay(tmp_path):
 
 
 def test_the_script_refuses_the_link_experiment_without_emulated_links(tmp_path, monkeypatch, capsys):
-    import importlib.util
-
     import gcsim.executor.netem as netem
+    from guards import load_script
 
-    script = Path(__file__).resolve().parents[1] / "scripts" / "cerar_training.py"
-    spec = importlib.util.spec_from_file_location("cerar_training_script", script)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("scripts/cerar_training.py")
     monkeypatch.setattr(netem, "netem_available", lambda: (False, "no namespaces in this test"))
     assert mod.main(["--links", "--out", str(tmp_path / "out")]) == 3
     assert "CERAR link experiment refused: no namespaces in this test" in capsys.readouterr().err

@@ -159,16 +159,10 @@ def test_straggler_aware_other_rank_and_pieces(gate, window):
 
 def _bench_script(monkeypatch, name: str = "collectives_bench"):
     """scripts/NAME.py as a module (its helper ``_link_settings`` on the path)."""
-    import importlib.util
-    from pathlib import Path
+    from guards import ROOT, load_script
 
-    scripts = Path(__file__).resolve().parents[1] / "scripts"
-    monkeypatch.syspath_prepend(str(scripts))
-    spec = importlib.util.spec_from_file_location(f"{name}_script", scripts / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    return load_script(f"scripts/{name}.py")
 
 
 def test_microbench_alltoall_loads_every_port_like_the_completion(monkeypatch):

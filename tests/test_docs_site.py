@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import functools
 import http.server
-import importlib.util
 import json
 import os
 import re
@@ -27,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from guards import load_script
 from test_guides import python_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,11 +36,7 @@ _ID = re.compile(r'id="(gcsim\.[\w.]+)"')
 
 def _load_script(name: str):
     """A module of scripts/ (the mkdocs hooks and the griffe extension), imported by path."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(f"scripts/{name}.py", name)
 
 
 def _public_modules(sub: str) -> list[str]:

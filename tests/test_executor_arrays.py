@@ -31,6 +31,7 @@ from gcsim.coding.stragglers import FixedModel
 from gcsim.errors import InvalidArgumentError
 from gcsim.executor.arrays import batched_optimal_error, get_namespace, run_scheme, to_numpy
 from gcsim.executor.cerar_arrays import run_cerar
+from guards import load_script
 from tolerances import SAFETY, cond, dot_tol, gamma, lstsq_tol, unit_roundoff
 
 
@@ -278,7 +279,6 @@ def test_cupy_request_without_gpu_is_a_clear_error():
 
 
 def test_gpu_check_script_syntax_and_numpy_dry_run(repo_root, capsys):
-    import importlib.util
     import shutil
     import subprocess
 
@@ -287,9 +287,7 @@ def test_gpu_check_script_syntax_and_numpy_dry_run(repo_root, capsys):
             ["bash", "-n", str(repo_root / "benchmarks" / "gpu_check.sh")], capture_output=True, text=True
         )
         assert p.returncode == 0, p.stderr
-    spec = importlib.util.spec_from_file_location("gpu_check", repo_root / "benchmarks" / "gpu_check.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("benchmarks/gpu_check.py", "gpu_check")
     assert mod.main(["--dry-run", "--patterns", "60", "--json"]) == 0
     import json
 

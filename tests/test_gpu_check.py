@@ -23,6 +23,7 @@ import gcsim
 from exact_lstsq import lstsq_error
 from gcsim.coding.stragglers import FixedModel
 from gcsim.executor.arrays import batched_optimal_error
+from guards import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,11 +41,7 @@ def _gpu_present() -> bool:
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks" / "gpu_check.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/gpu_check.py", "gpu_check")
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from scipy.stats import beta
 
-_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "mutation.py"
-_spec = importlib.util.spec_from_file_location("gcsim_mutation_script", _SCRIPT)
-assert _spec is not None and _spec.loader is not None
-mutation = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = mutation  # dataclasses look their module up while the class is made
-_spec.loader.exec_module(mutation)
+from guards import load_script
+
+# registered: dataclasses look their module up while the class is made
+mutation = load_script("scripts/mutation.py", "gcsim_mutation_script", register=True)
 
 
 @pytest.mark.parametrize("k,n", [(0, 10), (10, 10), (5, 7), (140, 150), (280, 300), (1, 1), (0, 1)])

@@ -10,11 +10,12 @@ committed files must be what it writes.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from guards import load_script
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -76,10 +77,7 @@ def test_a_warning_fails_the_run(tmp_path):
 
 
 def test_committed_notebooks_are_what_the_script_writes(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("make_notebooks", ROOT / "scripts" / "make_notebooks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("scripts/make_notebooks.py", "make_notebooks")
     monkeypatch.setattr(module, "ROOT", tmp_path)
     module.build()
     for path in NOTEBOOKS:

@@ -23,7 +23,6 @@ so that a corrupted fixture cannot make these tests vacuous.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 from pathlib import Path
 
@@ -31,6 +30,7 @@ import numpy as np
 import pytest
 
 from gcsim.errors import ImpossibleParametersError, NotConstructibleError
+from guards import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures"
@@ -282,10 +282,7 @@ def test_srg_against_sage(e):
 
 
 def _load_report():
-    spec = importlib.util.spec_from_file_location("coverage_report", ROOT / "scripts" / "coverage_report.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("scripts/coverage_report.py", "coverage_report")
 
 
 def test_srg_rejected_by_sage_feasibility_is_not_claimed():

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+from guards import load_script
 
 
 @pytest.fixture(scope="module")
 def wc():
-    spec = importlib.util.spec_from_file_location("wire_capture_script", SCRIPTS / "wire_capture.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("scripts/wire_capture.py")
 
 
 def _seg(t: float, src: int, dst: int, a: int, n: int) -> str:
