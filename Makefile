@@ -1,7 +1,7 @@
 # gcsim: two commands do all the set-up on a fresh machine.
 #   make demo   -- reproduce the headline results at a quick scale (results/)
 #   make test   -- lint (ruff, mypy), then the whole test suite
-#   make lint   -- ruff check, ruff format --check, mypy
+#   make lint   -- ruff check (the notebooks too), ruff format --check, mypy
 #   make docs   -- the documentation site, strict (site/); make lab -- JupyterLab on notebooks/
 #   make fuzz   -- the property-based fuzz suite (tests/fuzz/) at length: 20x the examples of make test
 #   make mutation -- mutmut on the analysis core, the score per module (slow; not part of make test)
@@ -28,7 +28,7 @@ demo: $(STAMP)
 BLAS_THREADS ?= 1
 
 lint: $(STAMP)
-	$(BIN)/ruff check gcsim tests benchmarks scripts examples
+	$(BIN)/ruff check gcsim tests benchmarks scripts examples notebooks
 	$(BIN)/ruff format --check gcsim tests benchmarks scripts examples
 	$(BIN)/mypy
 

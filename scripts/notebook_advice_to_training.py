@@ -35,16 +35,21 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import tempfile\n"
-        "import numpy as np\n"
-        "import matplotlib.pyplot as plt\n"
-        "import torch\n"
-        "import torch.distributed as dist\n"
-        "import gcsim\n"
-        "from gcsim.catalogue import load_object\n"
-        "from gcsim.executor.coded_training import CodedTrainer, load_training_code\n"
-        "from gcsim.learning.datasets import load_digits\n"
-        "torch.set_num_threads(1)",
+        (
+            "import tempfile\n"
+            "\n"
+            "import matplotlib.pyplot as plt\n"
+            "import numpy as np\n"
+            "import torch\n"
+            "import torch.distributed as dist\n"
+            "\n"
+            "import gcsim\n"
+            "from gcsim.catalogue import load_object\n"
+            "from gcsim.executor.coded_training import CodedTrainer, load_training_code\n"
+            "from gcsim.learning.datasets import load_digits\n"
+            "\n"
+            "torch.set_num_threads(1)"
+        ),
     ),
     (
         "md",
@@ -57,12 +62,14 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "stragglers = gcsim.straggler_model('bernoulli', 13, p=0.1)\n"
-        "advice = gcsim.advise(13, 4, 2, stragglers, progress=False)\n"
-        "folder = tempfile.mkdtemp()\n"
-        "path = advice.export(folder, s_max=1)\n"
-        "print('exported', path.name)\n"
-        "advice  # the card: the question and the ranked candidates",
+        (
+            "stragglers = gcsim.straggler_model('bernoulli', 13, p=0.1)\n"
+            "advice = gcsim.advise(13, 4, 2, stragglers, progress=False)\n"
+            "folder = tempfile.mkdtemp()\n"
+            "path = advice.export(folder, s_max=1)\n"
+            "print('exported', path.name)\n"
+            "advice  # the card: the question and the ranked candidates"
+        ),
     ),
     (
         "md",
@@ -74,12 +81,16 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "exported = load_object(path)\n"
-        "scheme, table = load_training_code(exported)\n"
-        "print(f'{scheme.n} coded workers, N = {scheme.num_parts} parts, m = {scheme.m} ({scheme.method}); '\n"
-        "      f'decoder table of {len(table)} patterns')\n"
-        "assert scheme.m == 2 and scheme.n == 13\n"
-        "scheme",
+        (
+            "exported = load_object(path)\n"
+            "scheme, table = load_training_code(exported)\n"
+            "print(\n"
+            "    f'{scheme.n} coded workers, N = {scheme.num_parts} parts, m = {scheme.m} ({scheme.method}); '\n"
+            "    f'decoder table of {len(table)} patterns'\n"
+            ")\n"
+            "assert scheme.m == 2 and scheme.n == 13\n"
+            "scheme"
+        ),
     ),
     (
         "md",
@@ -91,20 +102,24 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "data = load_digits(seed=0)\n"
-        "train = torch.utils.data.TensorDataset(torch.as_tensor(data.x_train, dtype=torch.float32),\n"
-        "                                       torch.as_tensor(data.y_train, dtype=torch.long))\n"
-        "dist.init_process_group('gloo', init_method=f'file://{folder}/rendezvous', rank=0, world_size=1)\n"
-        "torch.manual_seed(0)\n"
-        "net = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))\n"
-        "trainer = CodedTrainer(path, net, torch.optim.SGD(net.parameters(), lr=0.1), train, batch_size=8)\n"
-        "report = trainer.train(100, stragglers, seed=0)\n"
-        "x_test = torch.as_tensor(data.x_test, dtype=torch.float32)\n"
-        "with torch.no_grad():\n"
-        "    accuracy = float((net(x_test).argmax(1).numpy() == data.y_test).mean())\n"
-        "dist.destroy_process_group()\n"
-        "print(f'd = {trainer.d:,} parameters; test accuracy {accuracy:.3f}')\n"
-        "print(report.summary())",
+        (
+            "data = load_digits(seed=0)\n"
+            "train = torch.utils.data.TensorDataset(\n"
+            "    torch.as_tensor(data.x_train, dtype=torch.float32),\n"
+            "    torch.as_tensor(data.y_train, dtype=torch.long),\n"
+            ")\n"
+            "dist.init_process_group('gloo', init_method=f'file://{folder}/rendezvous', rank=0, world_size=1)\n"
+            "torch.manual_seed(0)\n"
+            "net = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))\n"
+            "trainer = CodedTrainer(path, net, torch.optim.SGD(net.parameters(), lr=0.1), train, batch_size=8)\n"
+            "report = trainer.train(100, stragglers, seed=0)\n"
+            "x_test = torch.as_tensor(data.x_test, dtype=torch.float32)\n"
+            "with torch.no_grad():\n"
+            "    accuracy = float((net(x_test).argmax(1).numpy() == data.y_test).mean())\n"
+            "dist.destroy_process_group()\n"
+            "print(f'd = {trainer.d:,} parameters; test accuracy {accuracy:.3f}')\n"
+            "print(report.summary())"
+        ),
     ),
     (
         "md",
@@ -118,34 +133,45 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "opt = np.array([r.opt_error for r in report.records])\n"
-        "rel = np.array([r.rel_error for r in report.records])\n"
-        "lo, hi = report.opt_error_ci\n"
-        "elo, ehi = report.expected_ci\n"
-        "print(f'observed mean err(F)/(mN) {report.mean_opt_error:.5f}  interval [{lo:.5f}, {hi:.5f}]')\n"
-        "print(f'analysis expected         {report.expected:.5f}  interval [{elo:.5f}, {ehi:.5f}] '\n"
-        "      f'({report.expected_method})')\n"
-        "print(f'decoders: {report.table_lookups} from the table, {report.fallbacks} by the certified fallback')\n"
-        "assert report.agrees and lo <= report.expected <= hi\n"
-        "assert report.table_lookups + report.fallbacks == len(opt) and report.fallbacks > 0",
+        (
+            "opt = np.array([r.opt_error for r in report.records])\n"
+            "rel = np.array([r.rel_error for r in report.records])\n"
+            "lo, hi = report.opt_error_ci\n"
+            "elo, ehi = report.expected_ci\n"
+            "print(f'observed mean err(F)/(mN) {report.mean_opt_error:.5f}  interval [{lo:.5f}, {hi:.5f}]')\n"
+            "print(\n"
+            "    f'analysis expected         {report.expected:.5f}  interval [{elo:.5f}, {ehi:.5f}] '\n"
+            "    f'({report.expected_method})'\n"
+            ")\n"
+            "print(\n"
+            "    f'decoders: {report.table_lookups} from the table, {report.fallbacks} by the certified fallback'\n"
+            ")\n"
+            "assert report.agrees and lo <= report.expected <= hi\n"
+            "assert report.table_lookups + report.fallbacks == len(opt) and report.fallbacks > 0"
+        ),
     ),
     (
         "code",
-        "steps = np.arange(len(opt))\n"
-        "running = np.cumsum(opt) / (steps + 1)\n"
-        "fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)\n"
-        "ax = axes[0]\n"
-        "ax.plot(steps, opt, '.', color='0.6', label='err(F)/(mN) of each step')\n"
-        "ax.plot(steps, running, 'C0-', label='running mean')\n"
-        "ax.axhspan(lo, hi, color='C0', alpha=0.15, label='observed 95% interval')\n"
-        "ax.axhline(report.expected, color='C3', ls='--', label='analysis: expected error')\n"
-        "ax.set(xlabel='step', ylabel='err(F) / mN', title='decoding error against the analysis')\n"
-        "ax.legend(fontsize=8)\n"
-        "ax = axes[1]\n"
-        "ax.plot(opt, rel, 'o', alpha=0.6)\n"
-        "ax.set(xlabel='err(F) / mN of the pattern', ylabel='‖ĝ − g‖² / ‖g‖²',\n"
-        "       title='relative gradient error of the decoded gradient')\n"
-        "ax.grid(alpha=0.3)\n"
-        "plt.show()",
+        (
+            "steps = np.arange(len(opt))\n"
+            "running = np.cumsum(opt) / (steps + 1)\n"
+            "fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)\n"
+            "ax = axes[0]\n"
+            "ax.plot(steps, opt, '.', color='0.6', label='err(F)/(mN) of each step')\n"
+            "ax.plot(steps, running, 'C0-', label='running mean')\n"
+            "ax.axhspan(lo, hi, color='C0', alpha=0.15, label='observed 95% interval')\n"
+            "ax.axhline(report.expected, color='C3', ls='--', label='analysis: expected error')\n"
+            "ax.set(xlabel='step', ylabel='err(F) / mN', title='decoding error against the analysis')\n"
+            "ax.legend(fontsize=8)\n"
+            "ax = axes[1]\n"
+            "ax.plot(opt, rel, 'o', alpha=0.6)\n"
+            "ax.set(\n"
+            "    xlabel='err(F) / mN of the pattern',\n"
+            "    ylabel='‖ĝ − g‖² / ‖g‖²',\n"
+            "    title='relative gradient error of the decoded gradient',\n"
+            ")\n"
+            "ax.grid(alpha=0.3)\n"
+            "plt.show()"
+        ),
     ),
 ]

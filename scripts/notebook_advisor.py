@@ -24,24 +24,33 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import gcsim\nfrom gcsim.advisor import advise, load_exported\n\n"
-        "adv = advise(91, 10, 2, gcsim.straggler_model('bernoulli', 91, p=0.1), progress=False)\n"
-        "adv  # the card: the question, the top candidates, why others were dropped",
+        (
+            "import gcsim\n"
+            "from gcsim.advisor import advise, load_exported\n"
+            "\n"
+            "adv = advise(91, 10, 2, gcsim.straggler_model('bernoulli', 91, p=0.1), progress=False)\n"
+            "adv  # the card: the question, the top candidates, why others were dropped"
+        ),
     ),
     (
         "code",
-        "cols = ['name', 'error', 'error_lo', 'error_hi', 'data_fraction', 'communication', 'status']\n"
-        "adv.table[cols].head(8)",
+        (
+            "cols = ['name', 'error', 'error_lo', 'error_hi', 'data_fraction', 'communication', 'status']\n"
+            "adv.table[cols].head(8)"
+        ),
     ),
     ("md", "PG(2,9) is among the candidates, with every encoder that applies:"),
     (
         "code",
-        "t = adv.table\n"
-        "t[t.structure.str.startswith('2-(91,10,1)')][['encoder', 'error', 'lower_bound', 'upper_bound', "
-        "'spectral_bound', 'status']]",
+        (
+            "t = adv.table\n"
+            "t[t.structure.str.startswith('2-(91,10,1)')][\n"
+            "    ['encoder', 'error', 'lower_bound', 'upper_bound', 'spectral_bound', 'status']\n"
+            "]"
+        ),
     ),
     ("md", "Nothing is dropped silently: every parameter set or encoder that gives no candidate has its reason."),
-    ("code", "adv.dropped.head(10)"),
+    ("code", ("adv.dropped.head(10)")),
     (
         "md",
         "## 54 workers, load 5, m = 2, ten stragglers\n\nThe load caps the data of a worker at 5/54 of the "
@@ -53,11 +62,15 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "adv_b = advise(54, 5, 2, gcsim.straggler_model('fixed', 54, s=10), relax_load=True, progress=False)\n"
-        "tb = adv_b.table\n"
-        "tb[tb.structure == 'coset graph (27,2,5)'][['encoder', 'error', 'error_lo', 'error_hi', 'worst_method']]",
+        (
+            "adv_b = advise(54, 5, 2, gcsim.straggler_model('fixed', 54, s=10), relax_load=True, progress=False)\n"
+            "tb = adv_b.table\n"
+            "tb[tb.structure == 'coset graph (27,2,5)'][\n"
+            "    ['encoder', 'error', 'error_lo', 'error_hi', 'worst_method']\n"
+            "]"
+        ),
     ),
-    ("code", "d = adv_b.dropped\nd[d.name == 'coset graph (27,2,5)']"),
+    ("code", ("d = adv_b.dropped\nd[d.name == 'coset graph (27,2,5)']")),
     (
         "md",
         "## Links and time: the expected time per iteration\n\nWith a delay model the master waits for the "
@@ -66,13 +79,27 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "from gcsim.coding.delays import arrival_rule, delay_model\n"
-        "delays = gcsim.straggler_model('delay', delays=delay_model('shifted-exponential', 49, shift=0.05, "
-        "rate=20.0), rule=arrival_rule('first', s=2))\n"
-        "links = {'bandwidth': 1.25e9, 'latency': 2e-4, 'gradient_bytes': 4e7, 'compute_time': 0.4}\n"
-        "fast = advise(49, 9, 2, delays, links=links, objective=('time', 'error'),\n"
-        "              families=['mgg', 'weighted-mgg', 'random-regular', 'coset', 'cyclic'], progress=False)\n"
-        "fast.table[['name', 'time', 'error', 'data_fraction', 'spectral_bound', 'status']].head(8)",
+        (
+            "from gcsim.coding.delays import arrival_rule, delay_model\n"
+            "\n"
+            "delays = gcsim.straggler_model(\n"
+            "    'delay',\n"
+            "    delays=delay_model('shifted-exponential', 49, shift=0.05, rate=20.0),\n"
+            "    rule=arrival_rule('first', s=2),\n"
+            ")\n"
+            "links = {'bandwidth': 1.25e9, 'latency': 2e-4, 'gradient_bytes': 4e7, 'compute_time': 0.4}\n"
+            "fast = advise(\n"
+            "    49,\n"
+            "    9,\n"
+            "    2,\n"
+            "    delays,\n"
+            "    links=links,\n"
+            "    objective=('time', 'error'),\n"
+            "    families=['mgg', 'weighted-mgg', 'random-regular', 'coset', 'cyclic'],\n"
+            "    progress=False,\n"
+            ")\n"
+            "fast.table[['name', 'time', 'error', 'data_fraction', 'spectral_bound', 'status']].head(8)"
+        ),
     ),
     ("code", "%matplotlib inline\nfast.plot()  # error against communication and against time; filled: Pareto-optimal"),
     (
@@ -83,9 +110,14 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import tempfile\nfolder = fast.export(tempfile.mkdtemp(), rank=1)\ncode = load_exported(folder)\n"
-        "print(folder.name, code.scheme.params, None if code.decoders is None else len(code.decoders))\n"
-        "code.manifest['decoding']",
+        (
+            "import tempfile\n"
+            "\n"
+            "folder = fast.export(tempfile.mkdtemp(), rank=1)\n"
+            "code = load_exported(folder)\n"
+            "print(folder.name, code.scheme.params, None if code.decoders is None else len(code.decoders))\n"
+            "code.manifest['decoding']"
+        ),
     ),
     (
         "md",
@@ -99,23 +131,48 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import pathlib, tempfile, time\n"
-        "import numpy as np\nimport matplotlib.pyplot as plt\n"
-        "from gcsim.coding.decoder_table import decoder_table, load_decoder_table, pattern_of_row, pattern_row\n\n"
-        "sch = gcsim.encode(gcsim.bibd(13, 4, 1), 2, 'rd', seed=0)\n"
-        "table = decoder_table(sch, s_max=3)                      # 1 + 13 + 78 + 286 patterns\n"
-        "mask = np.ones(13, dtype=bool); mask[[2, 7]] = False     # workers 2 and 7 straggle\n"
-        "row = table.row(mask)\n"
-        "print(table, '| row of {2, 7}:', row, '=', pattern_row(13, [2, 7]),\n"
-        "      '| back:', pattern_of_row(13, row).tolist())\n"
-        "X = table.decoder(mask)                                  # (n, m), zero rows 2 and 7\n"
-        "# decode what the workers sent: g~_j = sum_k sum_i B[kN+i, j] g_i[k], blocks of length 3\n"
-        "g = np.random.default_rng(0).standard_normal((13, 2, 3))\n"
-        "sent = np.einsum('kij,ikl->jl', sch.B.reshape(2, 13, 13), g)\n"
-        "estimate = table.decode(mask, sent)                      # approximates g.sum(axis=0)\n"
-        "mN = sch.m * sch.num_parts                               # 2 x 13 = 26\n"
-        "print('stored err/(mN):', round(table.errors[row] / mN, 4), '| relative error of this estimate:',\n"
-        "      round(float(np.linalg.norm(estimate - g.sum(0)) / np.linalg.norm(g.sum(0))), 4))",
+        (
+            "import pathlib\n"
+            "import tempfile\n"
+            "import time\n"
+            "\n"
+            "import matplotlib.pyplot as plt\n"
+            "import numpy as np\n"
+            "\n"
+            "from gcsim.coding.decoder_table import (\n"
+            "    decoder_table,\n"
+            "    load_decoder_table,\n"
+            "    pattern_of_row,\n"
+            "    pattern_row,\n"
+            ")\n"
+            "\n"
+            "sch = gcsim.encode(gcsim.bibd(13, 4, 1), 2, 'rd', seed=0)\n"
+            "table = decoder_table(sch, s_max=3)  # 1 + 13 + 78 + 286 patterns\n"
+            "mask = np.ones(13, dtype=bool)\n"
+            "mask[[2, 7]] = False  # workers 2 and 7 straggle\n"
+            "row = table.row(mask)\n"
+            "print(\n"
+            "    table,\n"
+            "    '| row of {2, 7}:',\n"
+            "    row,\n"
+            "    '=',\n"
+            "    pattern_row(13, [2, 7]),\n"
+            "    '| back:',\n"
+            "    pattern_of_row(13, row).tolist(),\n"
+            ")\n"
+            "X = table.decoder(mask)  # (n, m), zero rows 2 and 7\n"
+            "# decode what the workers sent: g~_j = sum_k sum_i B[kN+i, j] g_i[k], blocks of length 3\n"
+            "g = np.random.default_rng(0).standard_normal((13, 2, 3))\n"
+            "sent = np.einsum('kij,ikl->jl', sch.B.reshape(2, 13, 13), g)\n"
+            "estimate = table.decode(mask, sent)  # approximates g.sum(axis=0)\n"
+            "mN = sch.m * sch.num_parts  # 2 x 13 = 26\n"
+            "print(\n"
+            "    'stored err/(mN):',\n"
+            "    round(table.errors[row] / mN, 4),\n"
+            "    '| relative error of this estimate:',\n"
+            "    round(float(np.linalg.norm(estimate - g.sum(0)) / np.linalg.norm(g.sum(0))), 4),\n"
+            ")"
+        ),
     ),
     (
         "md",
@@ -124,14 +181,26 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "F = np.flatnonzero(mask)\nX_ls = np.zeros_like(X)\n"
-        "X_ls[F] = np.linalg.lstsq(sch.B[:, F], sch.target(), rcond=None)[0]\n"
-        "print('max |X_table - X_lstsq| =', np.abs(X - X_ls).max())\n"
-        "print('error', table.errors[row], '= gcsim.optimal_error', gcsim.optimal_error(sch, mask))\n\n"
-        "def per_call(f, reps=300):\n    t = time.perf_counter()\n    for _ in range(reps):\n        f()\n"
-        "    return (time.perf_counter() - t) / reps * 1e6\n\n"
-        "print(f'lookup {per_call(lambda: table.decoder(mask)):.1f} µs, '\n"
-        "      f'lstsq {per_call(lambda: np.linalg.lstsq(sch.B[:, F], sch.target(), rcond=None)):.1f} µs')",
+        (
+            "F = np.flatnonzero(mask)\n"
+            "X_ls = np.zeros_like(X)\n"
+            "X_ls[F] = np.linalg.lstsq(sch.B[:, F], sch.target(), rcond=None)[0]\n"
+            "print('max |X_table - X_lstsq| =', np.abs(X - X_ls).max())\n"
+            "print('error', table.errors[row], '= gcsim.optimal_error', gcsim.optimal_error(sch, mask))\n"
+            "\n"
+            "\n"
+            "def per_call(f, reps=300):\n"
+            "    t = time.perf_counter()\n"
+            "    for _ in range(reps):\n"
+            "        f()\n"
+            "    return (time.perf_counter() - t) / reps * 1e6\n"
+            "\n"
+            "\n"
+            "print(\n"
+            "    f'lookup {per_call(lambda: table.decoder(mask)):.1f} µs, '\n"
+            "    f'lstsq {per_call(lambda: np.linalg.lstsq(sch.B[:, F], sch.target(), rcond=None)):.1f} µs'\n"
+            ")"
+        ),
     ),
     (
         "md",
@@ -141,22 +210,36 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "folder = pathlib.Path(tempfile.mkdtemp())\ntable.export(folder / 'pg3_rd_s3')\n"
-        "print(sorted(p.name for p in folder.iterdir()))\n"
-        "loaded = load_decoder_table(folder / 'pg3_rd_s3')\n"
-        "print('decoders bit-exact:', loaded.decoders.tobytes() == table.decoders.tobytes(),\n"
-        "      '| same encoder:', np.array_equal(loaded.scheme.B, sch.B), '| re-solved 50:', loaded.verify(sample=50))",
+        (
+            "folder = pathlib.Path(tempfile.mkdtemp())\n"
+            "table.export(folder / 'pg3_rd_s3')\n"
+            "print(sorted(p.name for p in folder.iterdir()))\n"
+            "loaded = load_decoder_table(folder / 'pg3_rd_s3')\n"
+            "print(\n"
+            "    'decoders bit-exact:',\n"
+            "    loaded.decoders.tobytes() == table.decoders.tobytes(),\n"
+            "    '| same encoder:',\n"
+            "    np.array_equal(loaded.scheme.B, sch.B),\n"
+            "    '| re-solved 50:',\n"
+            "    loaded.verify(sample=50),\n"
+            ")"
+        ),
     ),
     (
         "code",
-        "sizes = np.array([len(pattern_of_row(13, r)) for r in range(len(table))])\n"
-        "fig, ax = plt.subplots(figsize=(7, 3.6))\n"
-        "for s in range(4):\n"
-        "    rows = np.flatnonzero(sizes == s)\n"
-        "    ax.plot(rows, table.errors[rows] / mN, '.', ms=4, label=f'|S| = {s} ({rows.size} rows)')\n"
-        "ax.set_xlabel('table row (by |S|, then lexicographic)')\nax.set_ylabel('stored error err/(mN)')\n"
-        "ax.set_title('PG(2,3), RD m = 2: the optimal error of every stored decoder')\n"
-        "ax.grid(alpha=0.3)\nax.legend(fontsize=8, loc='lower right')\nplt.show()",
+        (
+            "sizes = np.array([len(pattern_of_row(13, r)) for r in range(len(table))])\n"
+            "fig, ax = plt.subplots(figsize=(7, 3.6))\n"
+            "for s in range(4):\n"
+            "    rows = np.flatnonzero(sizes == s)\n"
+            "    ax.plot(rows, table.errors[rows] / mN, '.', ms=4, label=f'|S| = {s} ({rows.size} rows)')\n"
+            "ax.set_xlabel('table row (by |S|, then lexicographic)')\n"
+            "ax.set_ylabel('stored error err/(mN)')\n"
+            "ax.set_title('PG(2,3), RD m = 2: the optimal error of every stored decoder')\n"
+            "ax.grid(alpha=0.3)\n"
+            "ax.legend(fontsize=8, loc='lower right')\n"
+            "plt.show()"
+        ),
     ),
     (
         "md",
@@ -170,31 +253,46 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "from gcsim.combinatorics.baselines import random_regular_assignment\n"
-        "from gcsim.coding.evaluate import optimal_error_all\n"
-        "from gcsim.coding.partial import partial_error_all, partial_scheme\n\n"
-        "A = random_regular_assignment(16, 3, seed=1)     # worker j holds part j and its 3 neighbours'\n"
-        "ps = partial_scheme(A, 2, 'rd', seed=0)          # owners='own': part j goes uncoded from worker j\n"
-        "codes = {f'partial, RD m=2 ({ps.communication().max():g} gradient/worker)': None,\n"
-        "         'plain RD m=2 (0.5)': gcsim.encode(A, 2, 'rd', seed=0),\n"
-        "         'plain B = A, m=1 (1)': gcsim.encode(A, 1, 'naive')}\n"
-        "s_values = range(5)\nresult = {}\n"
-        "for label, code in codes.items():\n"
-        "    errs = [partial_error_all(ps, s, normalized=True) if code is None\n"
-        "            else optimal_error_all(code, s, normalized=True) for s in s_values]\n"
-        "    result[label] = np.array([(e.mean(), e.max()) for e in errs])\n"
-        "    print(f'{label:42s} mean over all patterns, s = 0..4:', result[label][:, 0].round(4))",
+        (
+            "from gcsim.coding.evaluate import optimal_error_all\n"
+            "from gcsim.coding.partial import partial_error_all, partial_scheme\n"
+            "from gcsim.combinatorics.baselines import random_regular_assignment\n"
+            "\n"
+            "A = random_regular_assignment(16, 3, seed=1)  # worker j holds part j and its 3 neighbours'\n"
+            "ps = partial_scheme(A, 2, 'rd', seed=0)  # owners='own': part j goes uncoded from worker j\n"
+            "codes = {\n"
+            "    f'partial, RD m=2 ({ps.communication().max():g} gradient/worker)': None,\n"
+            "    'plain RD m=2 (0.5)': gcsim.encode(A, 2, 'rd', seed=0),\n"
+            "    'plain B = A, m=1 (1)': gcsim.encode(A, 1, 'naive'),\n"
+            "}\n"
+            "s_values = range(5)\n"
+            "result = {}\n"
+            "for label, code in codes.items():\n"
+            "    errs = [\n"
+            "        partial_error_all(ps, s, normalized=True)\n"
+            "        if code is None\n"
+            "        else optimal_error_all(code, s, normalized=True)\n"
+            "        for s in s_values\n"
+            "    ]\n"
+            "    result[label] = np.array([(e.mean(), e.max()) for e in errs])\n"
+            "    print(f'{label:42s} mean over all patterns, s = 0..4:', result[label][:, 0].round(4))"
+        ),
     ),
     (
         "code",
-        "fig, ax = plt.subplots(figsize=(7, 3.8))\n"
-        "for (label, r), mk in zip(result.items(), 'osd'):\n"
-        "    line, = ax.plot(s_values, r[:, 0], mk + '-', label=label + ': mean')\n"
-        "    ax.plot(s_values, r[:, 1], mk + ':', color=line.get_color(), alpha=0.7)\n"
-        "ax.set_xlabel('stragglers s (every pattern)')\nax.set_ylabel('exact error err/(mN)')\n"
-        "ax.set_title('Adj + I of a random 3-regular graph, n = 16 (dotted: worst pattern)')\n"
-        "ax.set_xticks(list(s_values))\nax.grid(alpha=0.3)\n"
-        "ax.legend(fontsize=8, loc='upper left')\nplt.show()",
+        (
+            "fig, ax = plt.subplots(figsize=(7, 3.8))\n"
+            "for (label, r), mk in zip(result.items(), 'osd', strict=True):\n"
+            "    (line,) = ax.plot(s_values, r[:, 0], mk + '-', label=label + ': mean')\n"
+            "    ax.plot(s_values, r[:, 1], mk + ':', color=line.get_color(), alpha=0.7)\n"
+            "ax.set_xlabel('stragglers s (every pattern)')\n"
+            "ax.set_ylabel('exact error err/(mN)')\n"
+            "ax.set_title('Adj + I of a random 3-regular graph, n = 16 (dotted: worst pattern)')\n"
+            "ax.set_xticks(list(s_values))\n"
+            "ax.grid(alpha=0.3)\n"
+            "ax.legend(fontsize=8, loc='upper left')\n"
+            "plt.show()"
+        ),
     ),
     (
         "md",
@@ -215,31 +313,52 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "from gcsim.coding.evaluate import fixed_decoder_error, optimal_error\n\n"
-        "cc = gcsim.chordal_cycle(31)\nlam, d, n = cc.nontrivial_eigenvalue(), cc.degree, 31\n"
-        "print('verified:', cc.verify(), '| d =', d, '| lambda =', round(lam, 4), '| loops at',\n"
-        "      np.flatnonzero(np.diag(cc.weights)).tolist())\n"
-        "weighted = gcsim.encode(cc, 1, 'weighted')      # B = W / 3\n"
-        "ss = [1, 2, 3]\nfixed, optimal = [], []\n"
-        "for s in ss:\n"
-        "    masks = gcsim.straggler_model('all', n, s=s).enumerate()\n"
-        "    fixed.append(fixed_decoder_error(weighted, masks, rescale='arrivals'))\n"
-        "    optimal.append(optimal_error(weighted, masks))\n"
-        "bound = np.array([(lam / d) ** 2 * n * s / (n - s) for s in ss])\n"
-        "print('worst fixed-decoder error', np.round([f.max() for f in fixed], 3), '<= bound', bound.round(3))\n"
-        "assert all(f.max() <= b for f, b in zip(fixed, bound))",
+        (
+            "from gcsim.coding.evaluate import fixed_decoder_error, optimal_error\n"
+            "\n"
+            "cc = gcsim.chordal_cycle(31)\n"
+            "lam, d, n = cc.nontrivial_eigenvalue(), cc.degree, 31\n"
+            "print(\n"
+            "    'verified:',\n"
+            "    cc.verify(),\n"
+            "    '| d =',\n"
+            "    d,\n"
+            "    '| lambda =',\n"
+            "    round(lam, 4),\n"
+            "    '| loops at',\n"
+            "    np.flatnonzero(np.diag(cc.weights)).tolist(),\n"
+            ")\n"
+            "weighted = gcsim.encode(cc, 1, 'weighted')  # B = W / 3\n"
+            "ss = [1, 2, 3]\n"
+            "fixed, optimal = [], []\n"
+            "for s in ss:\n"
+            "    masks = gcsim.straggler_model('all', n, s=s).enumerate()\n"
+            "    fixed.append(fixed_decoder_error(weighted, masks, rescale='arrivals'))\n"
+            "    optimal.append(optimal_error(weighted, masks))\n"
+            "bound = np.array([(lam / d) ** 2 * n * s / (n - s) for s in ss])\n"
+            "print(\n"
+            "    'worst fixed-decoder error', np.round([f.max() for f in fixed], 3), '<= bound', bound.round(3)\n"
+            ")\n"
+            "assert all(f.max() <= b for f, b in zip(fixed, bound, strict=True))"
+        ),
     ),
     (
         "code",
-        "fig, ax = plt.subplots(figsize=(7, 3.8))\n"
-        "ax.plot(ss, bound / n, 'k--', label='expander bound (λ/d)² s/(n−s)')\n"
-        "ax.plot(ss, [f.max() / n for f in fixed], 'o-', label='decoder (n/|F|) 1_F: worst')\n"
-        "ax.plot(ss, [f.mean() / n for f in fixed], 'o:', color='C0', label='decoder (n/|F|) 1_F: mean')\n"
-        "ax.plot(ss, [o.max() / n for o in optimal], 's-', color='C1', label='optimal decoding: worst')\n"
-        "ax.plot(ss, [o.mean() / n for o in optimal], 's:', color='C1', label='optimal decoding: mean')\n"
-        "ax.set_xlabel('stragglers s (all C(31, s) patterns)')\nax.set_ylabel('error err/N')\n"
-        "ax.set_xticks(ss)\nax.set_title('chordal cycle on Z_31, B = W/3')\nax.grid(alpha=0.3)\n"
-        "ax.legend(fontsize=8, loc='upper left')\nplt.show()",
+        (
+            "fig, ax = plt.subplots(figsize=(7, 3.8))\n"
+            "ax.plot(ss, bound / n, 'k--', label='expander bound (λ/d)² s/(n−s)')\n"
+            "ax.plot(ss, [f.max() / n for f in fixed], 'o-', label='decoder (n/|F|) 1_F: worst')\n"
+            "ax.plot(ss, [f.mean() / n for f in fixed], 'o:', color='C0', label='decoder (n/|F|) 1_F: mean')\n"
+            "ax.plot(ss, [o.max() / n for o in optimal], 's-', color='C1', label='optimal decoding: worst')\n"
+            "ax.plot(ss, [o.mean() / n for o in optimal], 's:', color='C1', label='optimal decoding: mean')\n"
+            "ax.set_xlabel('stragglers s (all C(31, s) patterns)')\n"
+            "ax.set_ylabel('error err/N')\n"
+            "ax.set_xticks(ss)\n"
+            "ax.set_title('chordal cycle on Z_31, B = W/3')\n"
+            "ax.grid(alpha=0.3)\n"
+            "ax.legend(fontsize=8, loc='upper left')\n"
+            "plt.show()"
+        ),
     ),
     (
         "md",
@@ -251,30 +370,45 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "from gcsim.sweep import int_seed, run_sweep, task_seed\n\n"
-        "def mc_error(s, seq):\n"
-        "    masks = gcsim.straggler_model('fixed', n, s=s).sample(400, seed=int_seed(seq))\n"
-        "    e = optimal_error(weighted, masks, normalized=True)\n"
-        "    return float(e.mean()), float(1.96 * e.std(ddof=1) / np.sqrt(e.size))\n\n"
-        "tasks = [1, 2, 3, 4, 6, 8]\n"
-        "first = run_sweep(mc_error, tasks, seed=2026, progress=False)\n"
-        "again = run_sweep(mc_error, tasks, seed=2026, progress=False)\n"
-        "other = run_sweep(mc_error, tasks, seed=7, progress=False)\n"
-        "print('same seed, same numbers:', first == again,\n"
-        "      '| task 2 alone:', mc_error(3, task_seed(2026, 2)) == first[2])\n"
-        "print('another seed, other draws:', first != other)\n"
-        "for s, (m1, h1), (m2, _) in zip(tasks, first, other):\n"
-        "    print(f's = {s}: {m1:.4f} ± {h1:.4f} (seed 2026), {m2:.4f} (seed 7)')",
+        (
+            "from gcsim.sweep import int_seed, run_sweep, task_seed\n"
+            "\n"
+            "\n"
+            "def mc_error(s, seq):\n"
+            "    masks = gcsim.straggler_model('fixed', n, s=s).sample(400, seed=int_seed(seq))\n"
+            "    e = optimal_error(weighted, masks, normalized=True)\n"
+            "    return float(e.mean()), float(1.96 * e.std(ddof=1) / np.sqrt(e.size))\n"
+            "\n"
+            "\n"
+            "tasks = [1, 2, 3, 4, 6, 8]\n"
+            "first = run_sweep(mc_error, tasks, seed=2026, progress=False)\n"
+            "again = run_sweep(mc_error, tasks, seed=2026, progress=False)\n"
+            "other = run_sweep(mc_error, tasks, seed=7, progress=False)\n"
+            "print(\n"
+            "    'same seed, same numbers:',\n"
+            "    first == again,\n"
+            "    '| task 2 alone:',\n"
+            "    mc_error(3, task_seed(2026, 2)) == first[2],\n"
+            ")\n"
+            "print('another seed, other draws:', first != other)\n"
+            "for s, (m1, h1), (m2, _) in zip(tasks, first, other, strict=True):\n"
+            "    print(f's = {s}: {m1:.4f} ± {h1:.4f} (seed 2026), {m2:.4f} (seed 7)')"
+        ),
     ),
     (
         "code",
-        "mean, half = np.array(first).T\n"
-        "fig, ax = plt.subplots(figsize=(7, 3.6))\n"
-        "ax.errorbar(tasks, mean, yerr=half, fmt='o-', capsize=3, label='sweep, seed 2026: mean ± 95%')\n"
-        "ax.plot(ss, [o.mean() / n for o in optimal], 'kx', ms=9, label='exact (all patterns)')\n"
-        "ax.set_xlabel('stragglers s')\nax.set_ylabel('expected error err/N')\n"
-        "ax.set_title('chordal cycle on Z_31: Monte Carlo sweep against the exact values')\n"
-        "ax.grid(alpha=0.3)\nax.legend(fontsize=8, loc='upper left')\nplt.show()",
+        (
+            "mean, half = np.array(first).T\n"
+            "fig, ax = plt.subplots(figsize=(7, 3.6))\n"
+            "ax.errorbar(tasks, mean, yerr=half, fmt='o-', capsize=3, label='sweep, seed 2026: mean ± 95%')\n"
+            "ax.plot(ss, [o.mean() / n for o in optimal], 'kx', ms=9, label='exact (all patterns)')\n"
+            "ax.set_xlabel('stragglers s')\n"
+            "ax.set_ylabel('expected error err/N')\n"
+            "ax.set_title('chordal cycle on Z_31: Monte Carlo sweep against the exact values')\n"
+            "ax.grid(alpha=0.3)\n"
+            "ax.legend(fontsize=8, loc='upper left')\n"
+            "plt.show()"
+        ),
     ),
     (
         "md",

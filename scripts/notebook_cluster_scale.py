@@ -34,13 +34,20 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import time\n"
-        "import numpy as np\n"
-        "import matplotlib.pyplot as plt\n"
-        "import gcsim\n"
-        "from gcsim.coding.structured import encode_structured\n"
-        "from gcsim.combinatorics.difference_families import circulant_incidence, "
-        "difference_set_lambda, singer_difference_set",
+        (
+            "import time\n"
+            "\n"
+            "import matplotlib.pyplot as plt\n"
+            "import numpy as np\n"
+            "\n"
+            "import gcsim\n"
+            "from gcsim.coding.structured import encode_structured\n"
+            "from gcsim.combinatorics.difference_families import (\n"
+            "    circulant_incidence,\n"
+            "    difference_set_lambda,\n"
+            "    singer_difference_set,\n"
+            ")"
+        ),
     ),
     (
         "md",
@@ -52,18 +59,22 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "planes = {}\n"
-        "for q in (13, 31, 61, 101):\n"
-        "    v = q * q + q + 1\n"
-        "    t0 = time.perf_counter()\n"
-        "    D = singer_difference_set(2, q)\n"
-        "    assert difference_set_lambda(v, D) == 1\n"
-        "    S = circulant_incidence(v, D)\n"
-        "    enc = encode_structured(S, 2, seed=0)          # exact circulant pair check inside\n"
-        "    planes[q] = enc\n"
-        "    print(f'PG(2,{q}): n = {v:6d} workers, {S.nnz:9,d} stored entries, (k, λ) = "
-        "({enc.context.k}, {enc.context.lam}), '\n"
-        "          f'built and checked in {time.perf_counter() - t0:.2f} s')",
+        (
+            "planes = {}\n"
+            "for q in (13, 31, 61, 101):\n"
+            "    v = q * q + q + 1\n"
+            "    t0 = time.perf_counter()\n"
+            "    D = singer_difference_set(2, q)\n"
+            "    assert difference_set_lambda(v, D) == 1\n"
+            "    S = circulant_incidence(v, D)\n"
+            "    enc = encode_structured(S, 2, seed=0)  # exact circulant pair check inside\n"
+            "    planes[q] = enc\n"
+            "    print(\n"
+            "        f'PG(2,{q}): n = {v:6d} workers, {S.nnz:9,d} stored entries, '\n"
+            "        f'(k, λ) = ({enc.context.k}, {enc.context.lam}), '\n"
+            "        f'built and checked in {time.perf_counter() - t0:.2f} s'\n"
+            "    )"
+        ),
     ),
     (
         "md",
@@ -76,22 +87,24 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "rows = []\n"
-        "for q, enc in planes.items():\n"
-        "    model = gcsim.straggler_model('bernoulli', enc.n, p=0.1)\n"
-        "    res = gcsim.expected_error(enc, model, samples=500, seed=0, progress=False)\n"
-        "    total = enc.m * enc.num_parts\n"
-        "    rows.append((enc.n, res.mean / total, (res.ci[1] - res.ci[0]) / 2 / total))\n"
-        "    print(f'n = {enc.n:6d}: E[err]/mN = {res.mean / total:.6f} ± {(res.ci[1] - res.ci[0]) / 2 "
-        "/ total:.1e}')\n"
-        "ns, means, halves = (np.array(c) for c in zip(*rows))\n"
-        "fig, ax = plt.subplots(figsize=(5, 3.5))\n"
-        "ax.errorbar(ns, means, yerr=halves, fmt='o-', capsize=3, label='RD(0), m = 2, Bernoulli(0.1)')\n"
-        "ax.set(xscale='log', yscale='log', xlabel='workers n (PG(2, q))', ylabel='E[err] / mN')\n"
-        "ax.grid(True, which='both', alpha=0.3)\n"
-        "ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.2))\n"
-        "fig.tight_layout()\n"
-        "assert np.all(np.diff(means) < 0)",
+        (
+            "rows = []\n"
+            "for enc in planes.values():\n"
+            "    model = gcsim.straggler_model('bernoulli', enc.n, p=0.1)\n"
+            "    res = gcsim.expected_error(enc, model, samples=500, seed=0, progress=False)\n"
+            "    total = enc.m * enc.num_parts\n"
+            "    half = (res.ci[1] - res.ci[0]) / 2 / total\n"
+            "    rows.append((enc.n, res.mean / total, half))\n"
+            "    print(f'n = {enc.n:6d}: E[err]/mN = {res.mean / total:.6f} ± {half:.1e}')\n"
+            "ns, means, halves = (np.array(c) for c in zip(*rows, strict=True))\n"
+            "fig, ax = plt.subplots(figsize=(5, 3.5))\n"
+            "ax.errorbar(ns, means, yerr=halves, fmt='o-', capsize=3, label='RD(0), m = 2, Bernoulli(0.1)')\n"
+            "ax.set(xscale='log', yscale='log', xlabel='workers n (PG(2, q))', ylabel='E[err] / mN')\n"
+            "ax.grid(True, which='both', alpha=0.3)\n"
+            "ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.2))\n"
+            "fig.tight_layout()\n"
+            "assert np.all(np.diff(means) < 0)"
+        ),
     ),
     (
         "md",
@@ -103,16 +116,23 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "from gcsim.executor.arrays import run_scheme\n"
-        "enc = planes[61]                                        # 3,783 workers\n"
-        "mask = gcsim.straggler_model('bernoulli', enc.n, p=0.1).sample(1, seed=3)[0]\n"
-        "g = np.random.default_rng(0).standard_normal((enc.num_parts, 400))\n"
-        "run = run_scheme(enc, g, mask)\n"
-        "want = float(enc.context.errors(mask[None, :])[0])\n"
-        "print(f'{int((~mask).sum())} stragglers; residual {run.residual:.6f}, analysis {want:.6f}, '\n"
-        "      f'measured error {run.error:.1f} vs predicted {run.predicted_error:.1f}')\n"
-        "assert abs(run.residual - want) <= 1e-9 * want and abs(run.error - run.predicted_error) <= "
-        "1e-9 * run.error",
+        (
+            "from gcsim.executor.arrays import run_scheme\n"
+            "\n"
+            "enc = planes[61]  # 3,783 workers\n"
+            "mask = gcsim.straggler_model('bernoulli', enc.n, p=0.1).sample(1, seed=3)[0]\n"
+            "g = np.random.default_rng(0).standard_normal((enc.num_parts, 400))\n"
+            "run = run_scheme(enc, g, mask)\n"
+            "want = float(enc.context.errors(mask[None, :])[0])\n"
+            "print(\n"
+            "    f'{int((~mask).sum())} stragglers; residual {run.residual:.6f}, analysis {want:.6f}, '\n"
+            "    f'measured error {run.error:.1f} vs predicted {run.predicted_error:.1f}'\n"
+            ")\n"
+            "assert (\n"
+            "    abs(run.residual - want) <= 1e-9 * want\n"
+            "    and abs(run.error - run.predicted_error) <= 1e-9 * run.error\n"
+            ")"
+        ),
     ),
     (
         "md",
@@ -125,18 +145,21 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "from gcsim.coding.structured import StructuredRD\n"
-        "arrays, meta = enc.to_arrays(), enc.bundle_metadata()\n"
-        "back = StructuredRD.from_arrays(arrays, meta)\n"
-        "assert np.array_equal(back.context.errors(mask[None, :]), enc.context.errors(mask[None, :]))\n"
-        "bad = dict(arrays)\n"
-        "bad['diagonals'] = arrays['diagonals'].copy()\n"
-        "bad['diagonals'][0, 5] *= -1\n"
-        "try:\n"
-        "    StructuredRD.from_arrays(bad, meta)\n"
-        "except gcsim.errors.GcsimError as exc:\n"
-        "    print('refused:', str(exc)[:160])\n"
-        "else:\n"
-        "    raise AssertionError('a tampered bundle was accepted')",
+        (
+            "from gcsim.coding.structured import StructuredRD\n"
+            "\n"
+            "arrays, meta = enc.to_arrays(), enc.bundle_metadata()\n"
+            "back = StructuredRD.from_arrays(arrays, meta)\n"
+            "assert np.array_equal(back.context.errors(mask[None, :]), enc.context.errors(mask[None, :]))\n"
+            "bad = dict(arrays)\n"
+            "bad['diagonals'] = arrays['diagonals'].copy()\n"
+            "bad['diagonals'][0, 5] *= -1\n"
+            "try:\n"
+            "    StructuredRD.from_arrays(bad, meta)\n"
+            "except gcsim.errors.GcsimError as exc:\n"
+            "    print('refused:', str(exc)[:160])\n"
+            "else:\n"
+            "    raise AssertionError('a tampered bundle was accepted')"
+        ),
     ),
 ]

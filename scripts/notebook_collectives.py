@@ -31,10 +31,13 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import numpy as np\n"
-        "import matplotlib.pyplot as plt\n"
-        "from gcsim.executor.allreduce import collectives, cost_table, get_collective, predicted_time\n"
-        "from gcsim.executor.collectives_bench import run_side_by_side",
+        (
+            "import matplotlib.pyplot as plt\n"
+            "import numpy as np\n"
+            "\n"
+            "from gcsim.executor.allreduce import collectives, cost_table, get_collective, predicted_time\n"
+            "from gcsim.executor.collectives_bench import run_side_by_side"
+        ),
     ),
     (
         "md",
@@ -54,15 +57,19 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "N, d, b = 4, 262144, 4\n"
-        "alpha, beta = 1e-3, 100e6 / 8\n"
-        "print(cost_table(N, d, b, alpha=alpha, beta=beta, delay=0.0))\n"
-        "for col in collectives():\n"
-        "    c = col.cost(N, d, b)\n"
-        "    t = predicted_time(col, N, d, b, alpha=alpha, beta=beta, rendezvous=True)\n"
-        "    print(f'{col.name:17s} bytes per rank {c.bytes_sent}  '\n"
-        "          f'early rounds {len(c.early)}  late rounds {len(c.late)}  '\n"
-        "          f'closed form {c.time(alpha, beta):.4f} s  schedule model {t:.4f} s')",
+        (
+            "N, d, b = 4, 262144, 4\n"
+            "alpha, beta = 1e-3, 100e6 / 8\n"
+            "print(cost_table(N, d, b, alpha=alpha, beta=beta, delay=0.0))\n"
+            "for col in collectives():\n"
+            "    c = col.cost(N, d, b)\n"
+            "    t = predicted_time(col, N, d, b, alpha=alpha, beta=beta, rendezvous=True)\n"
+            "    print(\n"
+            "        f'{col.name:17s} bytes per rank {c.bytes_sent}  '\n"
+            "        f'early rounds {len(c.early)}  late rounds {len(c.late)}  '\n"
+            "        f'closed form {c.time(alpha, beta):.4f} s  schedule model {t:.4f} s'\n"
+            "    )"
+        ),
     ),
     (
         "md",
@@ -79,20 +86,29 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "delays = np.linspace(0.0, 0.4, 41)\n"
-        "fig, ax = plt.subplots(figsize=(6.4, 3.6))\n"
-        "for col, style in zip(collectives(), ['-', '--', '-.', ':', (0, (6, 3))]):  # the ring and CERAR coincide\n"
-        "    times = [predicted_time(col, N, d, b, alpha=alpha, beta=beta, delay=x, rendezvous=True) for x in delays]\n"
-        "    ax.plot(delays, times, linestyle=style, linewidth=2, label=col.name)\n"
-        "ax.set_xlabel('straggler delay (s)')\n"
-        "ax.set_ylabel('predicted time (s)')\n"
-        "ax.set_title('N = 4, 1 MiB, 100 Mbit/s, 1 ms')\n"
-        "ax.legend()\n"
-        "plt.show()\n"
-        "ring, sa = get_collective('ring'), get_collective('straggler-aware')\n"
-        "kw = dict(alpha=alpha, beta=beta, delay=0.3, rendezvous=True)\n"
-        "print(f'at 0.3 s of delay: ring {predicted_time(ring, N, d, b, **kw):.4f} s, '\n"
-        "      f'straggler-aware {predicted_time(sa, N, d, b, **kw):.4f} s')",
+        (
+            "delays = np.linspace(0.0, 0.4, 41)\n"
+            "fig, ax = plt.subplots(figsize=(6.4, 3.6))\n"
+            "for col, style in zip(\n"
+            "    collectives(), ['-', '--', '-.', ':', (0, (6, 3))], strict=True\n"
+            "):  # the ring and CERAR coincide\n"
+            "    times = [\n"
+            "        predicted_time(col, N, d, b, alpha=alpha, beta=beta, delay=x, rendezvous=True)\n"
+            "        for x in delays\n"
+            "    ]\n"
+            "    ax.plot(delays, times, linestyle=style, linewidth=2, label=col.name)\n"
+            "ax.set_xlabel('straggler delay (s)')\n"
+            "ax.set_ylabel('predicted time (s)')\n"
+            "ax.set_title('N = 4, 1 MiB, 100 Mbit/s, 1 ms')\n"
+            "ax.legend()\n"
+            "plt.show()\n"
+            "ring, sa = get_collective('ring'), get_collective('straggler-aware')\n"
+            "kw = dict(alpha=alpha, beta=beta, delay=0.3, rendezvous=True)\n"
+            "print(\n"
+            "    f'at 0.3 s of delay: ring {predicted_time(ring, N, d, b, **kw):.4f} s, '\n"
+            "    f'straggler-aware {predicted_time(sa, N, d, b, **kw):.4f} s'\n"
+            ")"
+        ),
     ),
     (
         "md",
@@ -107,12 +123,16 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "rows = run_side_by_side(3, 4099, delays=[0.0, 0.1], repeats=2, seed=1)\n"
-        "for r in rows:\n"
-        "    match = 'yes' if r['bytes_sent'] == r['predicted_bytes'] else 'NO'\n"
-        "    print(f\"{r['collective']:17s} delay {r['delay']:.1f} s  bytes {r['bytes_sent']} \"\n"
-        '          f"(= predicted: {match})  "\n'
-        "          f\"error/bound {r['error_over_bound']:.2f}  time {max(r['seconds']):.3f} s\")\n"
-        "assert all(r['bytes_sent'] == r['predicted_bytes'] and r['error_over_bound'] <= 1 for r in rows)",
+        (
+            "rows = run_side_by_side(3, 4099, delays=[0.0, 0.1], repeats=2, seed=1)\n"
+            "for r in rows:\n"
+            "    match = 'yes' if r['bytes_sent'] == r['predicted_bytes'] else 'NO'\n"
+            "    print(\n"
+            "        f\"{r['collective']:17s} delay {r['delay']:.1f} s  bytes {r['bytes_sent']} \"\n"
+            '        f"(= predicted: {match})  "\n'
+            "        f\"error/bound {r['error_over_bound']:.2f}  time {max(r['seconds']):.3f} s\"\n"
+            "    )\n"
+            "assert all(r['bytes_sent'] == r['predicted_bytes'] and r['error_over_bound'] <= 1 for r in rows)"
+        ),
     ),
 ]

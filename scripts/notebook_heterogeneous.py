@@ -20,15 +20,23 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import itertools\nimport numpy as np\nimport pandas as pd\nimport gcsim\n"
-        "from gcsim.advisor import advise\nfrom gcsim.coding.stragglers import straggler_model\n\n"
-        "p = [0.05, 0.05, 0.05, 0.6, 0.6, 0.6]     # three reliable workers, three unreliable ones\n"
-        "adv = advise(6, 2, 1, straggler_model('bernoulli', 6, p=p), progress=False)\n"
-        "rows = pd.DataFrame(adv.rows)\n"
-        "rows[['name', 'encoder', 'error', 'error_method']].head(6)",
+        (
+            "import itertools\n"
+            "\n"
+            "import numpy as np\n"
+            "import pandas as pd\n"
+            "\n"
+            "from gcsim.advisor import advise\n"
+            "from gcsim.coding.stragglers import straggler_model\n"
+            "\n"
+            "p = [0.05, 0.05, 0.05, 0.6, 0.6, 0.6]  # three reliable workers, three unreliable ones\n"
+            "adv = advise(6, 2, 1, straggler_model('bernoulli', 6, p=p), progress=False)\n"
+            "rows = pd.DataFrame(adv.rows)\n"
+            "rows[['name', 'encoder', 'error', 'error_method']].head(6)"
+        ),
     ),
     ("md", "The top row's note compares it with the best symmetric candidate:"),
-    ("code", "print(adv.rows[0]['notes'])"),
+    ("code", ("print(adv.rows[0]['notes'])")),
     (
         "md",
         "## The same number, computed independently\n\nEvery straggler pattern of the 6 workers with its "
@@ -36,14 +44,22 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "B = np.asarray(adv.schemes[0].B, dtype=float)\nN = B.shape[0]\n"
-        "masks = np.array(list(itertools.product([False, True], repeat=6)))   # True = arrived\n"
-        "prob = np.prod(np.where(masks, 1 - np.array(p), p), axis=1)\n\n"
-        "def err(mask):\n"
-        "    if not mask.any():\n        return 1.0\n"
-        "    x = np.linalg.lstsq(B[:, mask], np.ones(N), rcond=None)[0]\n"
-        "    return float(np.sum((B[:, mask] @ x - 1) ** 2) / N)\n\n"
-        "print('enumerated:', float(prob @ [err(mk) for mk in masks]), ' advisor:', adv.rows[0]['error'])",
+        (
+            "B = np.asarray(adv.schemes[0].B, dtype=float)\n"
+            "N = B.shape[0]\n"
+            "masks = np.array(list(itertools.product([False, True], repeat=6)))  # True = arrived\n"
+            "prob = np.prod(np.where(masks, 1 - np.array(p), p), axis=1)\n"
+            "\n"
+            "\n"
+            "def err(mask):\n"
+            "    if not mask.any():\n"
+            "        return 1.0\n"
+            "    x = np.linalg.lstsq(B[:, mask], np.ones(N), rcond=None)[0]\n"
+            "    return float(np.sum((B[:, mask] @ x - 1) ** 2) / N)\n"
+            "\n"
+            "\n"
+            "print('enumerated:', float(prob @ [err(mk) for mk in masks]), ' advisor:', adv.rows[0]['error'])"
+        ),
     ),
     (
         "md",
@@ -53,10 +69,12 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "model = straggler_model('speed', 6, speed=[2, 2, 2, 1, 1, 1], deadline=1.0, shift=0.5, rate=1.0)\n"
-        "print(model, np.round(model.p, 4))\n"
-        "fast = advise(6, 2, 1, model, progress=False)\n"
-        "pd.DataFrame(fast.rows)[['name', 'encoder', 'error']].head(6)",
+        (
+            "model = straggler_model('speed', 6, speed=[2, 2, 2, 1, 1, 1], deadline=1.0, shift=0.5, rate=1.0)\n"
+            "print(model, np.round(model.p, 4))\n"
+            "fast = advise(6, 2, 1, model, progress=False)\n"
+            "pd.DataFrame(fast.rows)[['name', 'encoder', 'error']].head(6)"
+        ),
     ),
     (
         "md",
@@ -67,12 +85,14 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "spec = 'load-speed:0.5,0.5,1,3,2*2,1*3'        # deadline, shift, rate, then the 6 speeds\n"
-        "load = advise(6, 2, 1, spec, progress=False)\n"
-        "table = pd.DataFrame(load.rows).drop_duplicates('structure')\n"
-        "table[['family', 'structure', 'error', 'error_method']].head(6)",
+        (
+            "spec = 'load-speed:0.5,0.5,1,3,2*2,1*3'  # deadline, shift, rate, then the 6 speeds\n"
+            "load = advise(6, 2, 1, spec, progress=False)\n"
+            "table = pd.DataFrame(load.rows).drop_duplicates('structure')\n"
+            "table[['family', 'structure', 'error', 'error_method']].head(6)"
+        ),
     ),
-    ("code", "print(load.rows[0]['notes'])"),
+    ("code", ("print(load.rows[0]['notes'])")),
     (
         "md",
         "The same numbers by enumeration: each row's pattern probabilities at that code's own data fractions "
@@ -80,23 +100,43 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "from scipy import stats\n\n"
-        "speed = np.array([3, 2, 2, 1, 1, 1.0])\n\n"
-        "def p_at(frac):   # P[(f/s)(0.5 + Exp(1)) > 0.5]\n"
-        "    return np.array([stats.expon(loc=f * 0.5 / s, scale=f / s).sf(0.5) for s, f in zip(speed, frac)])\n\n"
-        "def enumerated(B, p):\n"
-        "    N = B.shape[0]\n"
-        "    def err(mask):\n"
-        "        if not mask.any():\n            return 1.0\n"
-        "        x = np.linalg.lstsq(B[:, mask], np.ones(N), rcond=None)[0]\n"
-        "        return float(np.sum((B[:, mask] @ x - 1) ** 2) / N)\n"
-        "    prob = np.prod(np.where(masks, 1 - p, p), axis=1)\n"
-        "    return float(prob @ [err(mk) for mk in masks])\n\n"
-        "for row, scheme in zip(load.rows, load.schemes):\n"
-        "    if scheme.method != 'naive':\n        continue\n"
-        "    A = np.asarray(scheme.assignment)\n"
-        "    ref = enumerated(np.asarray(scheme.B, dtype=float), p_at(np.count_nonzero(A, axis=0) / A.shape[0]))\n"
-        "    print(f\"{row['structure'][:60]:60s} advisor {row['error']:.7f}  enumerated {ref:.7f}\")",
+        (
+            "from scipy import stats\n"
+            "\n"
+            "speed = np.array([3, 2, 2, 1, 1, 1.0])\n"
+            "\n"
+            "\n"
+            "def p_at(frac):  # P[(f/s)(0.5 + Exp(1)) > 0.5]\n"
+            "    return np.array(\n"
+            "        [\n"
+            "            stats.expon(loc=f * 0.5 / s, scale=f / s).sf(0.5)\n"
+            "            for s, f in zip(speed, frac, strict=True)\n"
+            "        ]\n"
+            "    )\n"
+            "\n"
+            "\n"
+            "def enumerated(B, p):\n"
+            "    N = B.shape[0]\n"
+            "\n"
+            "    def err(mask):\n"
+            "        if not mask.any():\n"
+            "            return 1.0\n"
+            "        x = np.linalg.lstsq(B[:, mask], np.ones(N), rcond=None)[0]\n"
+            "        return float(np.sum((B[:, mask] @ x - 1) ** 2) / N)\n"
+            "\n"
+            "    prob = np.prod(np.where(masks, 1 - p, p), axis=1)\n"
+            "    return float(prob @ [err(mk) for mk in masks])\n"
+            "\n"
+            "\n"
+            "for row, scheme in zip(load.rows, load.schemes, strict=True):\n"
+            "    if scheme.method != 'naive':\n"
+            "        continue\n"
+            "    A = np.asarray(scheme.assignment)\n"
+            "    ref = enumerated(\n"
+            "        np.asarray(scheme.B, dtype=float), p_at(np.count_nonzero(A, axis=0) / A.shape[0])\n"
+            "    )\n"
+            "    print(f\"{row['structure'][:60]:60s} advisor {row['error']:.7f}  enumerated {ref:.7f}\")"
+        ),
     ),
     (
         "md",
@@ -105,10 +145,15 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "from gcsim.coding.load_allocation import optimize_loads\n\n"
-        "law = straggler_model('load-speed', 6, speed=speed, deadline=0.5, shift=0.5, rate=1.0, fractions=None)\n"
-        "plan = optimize_loads(law, 12, 6)\n"
-        "print(plan.loads.tolist(), round(plan.error, 7), plan.objective, '|', plan.search)\n"
-        "print({name: (loads, round(err, 7)) for name, (loads, err) in plan.starts.items()})",
+        (
+            "from gcsim.coding.load_allocation import optimize_loads\n"
+            "\n"
+            "law = straggler_model(\n"
+            "    'load-speed', 6, speed=speed, deadline=0.5, shift=0.5, rate=1.0, fractions=None\n"
+            ")\n"
+            "plan = optimize_loads(law, 12, 6)\n"
+            "print(plan.loads.tolist(), round(plan.error, 7), plan.objective, '|', plan.search)\n"
+            "print({name: (loads, round(err, 7)) for name, (loads, err) in plan.starts.items()})"
+        ),
     ),
 ]

@@ -22,8 +22,13 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import numpy as np\nimport matplotlib.pyplot as plt\nimport gcsim\n"
-        "from gcsim.coding import bounds, encode, optimal_error, straggler_model",
+        (
+            "import matplotlib.pyplot as plt\n"
+            "import numpy as np\n"
+            "\n"
+            "import gcsim\n"
+            "from gcsim.coding import bounds, encode, optimal_error, straggler_model"
+        ),
     ),
     (
         "md",
@@ -34,26 +39,34 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "A = gcsim.bibd(91, 10, 1).assignment\n"
-        "rd = encode(A, 2, 'rd', eps=0.0, dist='rademacher', seed=0)\n"
-        "rd  # the scheme's card",
+        (
+            "A = gcsim.bibd(91, 10, 1).assignment\n"
+            "rd = encode(A, 2, 'rd', eps=0.0, dist='rademacher', seed=0)\n"
+            "rd  # the scheme's card"
+        ),
     ),
     (
         "code",
-        "counts = [1, 6, 12, 18, 22]\n"
-        "mean = [optimal_error(rd, straggler_model('fixed', 91, s=s).sample(60, seed=s), progress=False).mean()\n"
-        "        for s in counts]\n"
-        "upper = [bounds.bibd_rd_upper_bound(91, 10, 1, 2, s) for s in counts]\n"
-        "base = [bounds.bibd_naive_error(91, 10, 1, 2, s) for s in counts]\n"
-        "lower = [bounds.partial_uncovering_lower_bound(A, 2, s).value for s in counts]\n"
-        "x = np.array(counts) / 91\n"
-        "fig, ax = plt.subplots(figsize=(6, 4))\n"
-        "ax.plot(x, upper, 'o:', label='upper bound (closed form)')\n"
-        "ax.plot(x, mean, '^-', label='RD ±1: mean error (60 sets)')\n"
-        "ax.plot(x, base, 's-', label='baseline [A; A]')\n"
-        "ax.plot(x, lower, 'x--', label=\"lower bound (authors', worst case)\")\n"
-        "ax.set_xlabel('straggler fraction s/n'); ax.set_ylabel('err(B, F)')\n"
-        "ax.legend(fontsize=7, loc='center right'); plt.show()",
+        (
+            "counts = [1, 6, 12, 18, 22]\n"
+            "mean = [\n"
+            "    optimal_error(rd, straggler_model('fixed', 91, s=s).sample(60, seed=s), progress=False).mean()\n"
+            "    for s in counts\n"
+            "]\n"
+            "upper = [bounds.bibd_rd_upper_bound(91, 10, 1, 2, s) for s in counts]\n"
+            "base = [bounds.bibd_naive_error(91, 10, 1, 2, s) for s in counts]\n"
+            "lower = [bounds.partial_uncovering_lower_bound(A, 2, s).value for s in counts]\n"
+            "x = np.array(counts) / 91\n"
+            "fig, ax = plt.subplots(figsize=(6, 4))\n"
+            "ax.plot(x, upper, 'o:', label='upper bound (closed form)')\n"
+            "ax.plot(x, mean, '^-', label='RD ±1: mean error (60 sets)')\n"
+            "ax.plot(x, base, 's-', label='baseline [A; A]')\n"
+            "ax.plot(x, lower, 'x--', label=\"lower bound (authors', worst case)\")\n"
+            "ax.set_xlabel('straggler fraction s/n')\n"
+            "ax.set_ylabel('err(B, F)')\n"
+            "ax.legend(fontsize=7, loc='center right')\n"
+            "plt.show()"
+        ),
     ),
     (
         "md",
@@ -62,14 +75,18 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "G = gcsim.biregular_graph(20, 40, 6, 3, seed=0).assignment\n"
-        "signs = encode(G, 2, 'hadamard-ns', dist='rademacher', support='full', seed=43)\n"
-        "print('error at s = 0:', optimal_error(signs, np.ones(40, dtype=bool), progress=False))\n"
-        "masks = straggler_model('fixed', 40, s=10).sample(200, seed=2)\n"
-        "e = optimal_error(signs, masks, progress=False)\n"
-        "dd = bounds.diagonal_dominance_upper_bound(signs, masks)\n"
-        "print(f's = 10: mean error {e.mean():.3f}, mean bound {dd.mean():.3f}, '\n"
-        "      f'max(err - bound) {(e - dd).max():.2f}')",
+        (
+            "G = gcsim.biregular_graph(20, 40, 6, 3, seed=0).assignment\n"
+            "signs = encode(G, 2, 'hadamard-ns', dist='rademacher', support='full', seed=43)\n"
+            "print('error at s = 0:', optimal_error(signs, np.ones(40, dtype=bool), progress=False))\n"
+            "masks = straggler_model('fixed', 40, s=10).sample(200, seed=2)\n"
+            "e = optimal_error(signs, masks, progress=False)\n"
+            "dd = bounds.diagonal_dominance_upper_bound(signs, masks)\n"
+            "print(\n"
+            "    f's = 10: mean error {e.mean():.3f}, mean bound {dd.mean():.3f}, '\n"
+            "    f'max(err - bound) {(e - dd).max():.2f}'\n"
+            ")"
+        ),
     ),
     (
         "md",
@@ -78,11 +95,20 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "cg = gcsim.coset_graph(27, 2, 5)\n"
-        "for label, opts in (('RD(0.1)', {'eps': 0.1}), ('RD(0) ±1', {'eps': 0.0})):\n"
-        "    errs = [optimal_error(encode(cg.assignment, 2, 'rd', seed=k, **opts), np.ones(54, dtype=bool),\n"
-        "                          normalized=True, progress=False) for k in range(5)]\n"
-        "    print(label, ['%.1e' % e for e in errs])",
+        (
+            "cg = gcsim.coset_graph(27, 2, 5)\n"
+            "for label, opts in (('RD(0.1)', {'eps': 0.1}), ('RD(0) ±1', {'eps': 0.0})):\n"
+            "    errs = [\n"
+            "        optimal_error(\n"
+            "            encode(cg.assignment, 2, 'rd', seed=k, **opts),\n"
+            "            np.ones(54, dtype=bool),\n"
+            "            normalized=True,\n"
+            "            progress=False,\n"
+            "        )\n"
+            "        for k in range(5)\n"
+            "    ]\n"
+            "    print(label, [f'{e:.1e}' for e in errs])"
+        ),
     ),
     (
         "md",
@@ -91,13 +117,27 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import tempfile\nfrom pathlib import Path\nimport pandas as pd\n"
-        "from gcsim.app.stages.agc_paper import Scale, agc_paper_stage\n\n"
-        "out = Path(tempfile.mkdtemp()) / 'agc-paper'\nout.mkdir()\n"
-        "tiny = Scale(rd_encoders=1, rd_patterns=10, baseline_patterns=10, biregular_patterns=20, coset_draws=2, "
-        "points=3)\n"
-        "result = agc_paper_stage(out, False, 0, False, scale=tiny)\n"
-        "print('stage ok:', result['ok'])\n"
-        "pd.read_csv(out / 'claims.csv')[['claim', 'value', 'holds', 'must_hold']]",
+        (
+            "import tempfile\n"
+            "from pathlib import Path\n"
+            "\n"
+            "import pandas as pd\n"
+            "\n"
+            "from gcsim.app.stages.agc_paper import Scale, agc_paper_stage\n"
+            "\n"
+            "out = Path(tempfile.mkdtemp()) / 'agc-paper'\n"
+            "out.mkdir()\n"
+            "tiny = Scale(\n"
+            "    rd_encoders=1,\n"
+            "    rd_patterns=10,\n"
+            "    baseline_patterns=10,\n"
+            "    biregular_patterns=20,\n"
+            "    coset_draws=2,\n"
+            "    points=3,\n"
+            ")\n"
+            "result = agc_paper_stage(out, False, 0, False, scale=tiny)\n"
+            "print('stage ok:', result['ok'])\n"
+            "pd.read_csv(out / 'claims.csv')[['claim', 'value', 'holds', 'must_hold']]"
+        ),
     ),
 ]

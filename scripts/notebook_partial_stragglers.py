@@ -19,14 +19,28 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import numpy as np\nimport matplotlib.pyplot as plt\n"
-        "from gcsim.coding.delays import delay_model\n"
-        "from gcsim.coding.partial_stragglers import (PartialStragglerModel, chunk_completion_times,\n"
-        "    compare_protocols, coverage, exact_recovery_times, optimize_orders, partial_encoder,\n"
-        "    partial_error_from_coverage, q_max, random_orders)\n\n"
-        "dm = delay_model('shifted-exponential', 10, shift=1.0, rate=1.0)\n"
-        "model = PartialStragglerModel.cyclic(3, dm)          # 10 workers, chunks j..j+2, Latin orders\n"
-        "print([o.tolist() for o in model.orders[:4]])",
+        (
+            "import matplotlib.pyplot as plt\n"
+            "import numpy as np\n"
+            "\n"
+            "from gcsim.coding.delays import delay_model\n"
+            "from gcsim.coding.partial_stragglers import (\n"
+            "    PartialStragglerModel,\n"
+            "    chunk_completion_times,\n"
+            "    compare_protocols,\n"
+            "    coverage,\n"
+            "    exact_recovery_times,\n"
+            "    optimize_orders,\n"
+            "    partial_encoder,\n"
+            "    partial_error_from_coverage,\n"
+            "    q_max,\n"
+            "    random_orders,\n"
+            ")\n"
+            "\n"
+            "dm = delay_model('shifted-exponential', 10, shift=1.0, rate=1.0)\n"
+            "model = PartialStragglerModel.cyclic(3, dm)  # 10 workers, chunks j..j+2, Latin orders\n"
+            "print([o.tolist() for o in model.orders[:4]])"
+        ),
     ),
     (
         "md",
@@ -35,28 +49,46 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "C = chunk_completion_times(model, 1, seed=3)\ndone = (C[0] <= 0.8).astype(int)\n"
-        "B, X = partial_encoder(done, blocks=2)\nT = np.kron(np.eye(2), np.ones((10, 1)))\n"
-        "Xls = np.linalg.lstsq(B, T, rcond=None)[0]\n"
-        "print('coverage', done.sum(axis=0).tolist())\n"
-        "print('closed form', int(partial_error_from_coverage(done.sum(axis=0), 2)),\n"
-        "      ' lstsq', round(float(((B @ Xls - T) ** 2).sum()), 9))",
+        (
+            "C = chunk_completion_times(model, 1, seed=3)\n"
+            "done = (C[0] <= 0.8).astype(int)\n"
+            "B, X = partial_encoder(done, blocks=2)\n"
+            "T = np.kron(np.eye(2), np.ones((10, 1)))\n"
+            "Xls = np.linalg.lstsq(B, T, rcond=None)[0]\n"
+            "print('coverage', done.sum(axis=0).tolist())\n"
+            "print(\n"
+            "    'closed form',\n"
+            "    int(partial_error_from_coverage(done.sum(axis=0), 2)),\n"
+            "    ' lstsq',\n"
+            "    round(float(((B @ Xls - T) ** 2).sum()), 9),\n"
+            ")"
+        ),
     ),
     ("md", "## Partial vs classic protocol\n\nSame draws for both; 95 % t intervals over draws."),
     (
         "code",
-        "for ell in (1, 2):\n"
-        "    r = compare_protocols(model, ell, deadline=1.5, draws=400, seed=0)\n"
-        "    print(f'l={ell}: exact time partial {r.exact_partial.mean:.3f}, classic {r.exact_classic.mean:.3f}, '\n"
-        "          f'ratio [{r.speedup.lo:.2f}, {r.speedup.hi:.2f}]; error at T=1.5: '\n"
-        "          f'{r.error_partial.mean:.4f} vs {r.error_classic.mean:.4f}')",
+        (
+            "for ell in (1, 2):\n"
+            "    r = compare_protocols(model, ell, deadline=1.5, draws=400, seed=0)\n"
+            "    print(\n"
+            "        f'l={ell}: exact time partial {r.exact_partial.mean:.3f}, classic {r.exact_classic.mean:.3f}, '\n"
+            "        f'ratio [{r.speedup.lo:.2f}, {r.speedup.hi:.2f}]; error at T=1.5: '\n"
+            "        f'{r.error_partial.mean:.4f} vs {r.error_classic.mean:.4f}'\n"
+            "    )"
+        ),
     ),
     (
         "code",
-        "Ts = np.linspace(0.5, 3.0, 11)\nCs = chunk_completion_times(model, 400, seed=1)\n"
-        "err = [partial_error_from_coverage(coverage(Cs, t), 2).mean() / 20 for t in Ts]\n"
-        "plt.semilogy(Ts, np.maximum(err, 1e-4), 'o-', label='partial, l=2')\n"
-        "plt.xlabel('deadline T'); plt.ylabel('err / lN (floored at 1e-4)'); plt.legend(); plt.show()",
+        (
+            "Ts = np.linspace(0.5, 3.0, 11)\n"
+            "Cs = chunk_completion_times(model, 400, seed=1)\n"
+            "err = [partial_error_from_coverage(coverage(Cs, t), 2).mean() / 20 for t in Ts]\n"
+            "plt.semilogy(Ts, np.maximum(err, 1e-4), 'o-', label='partial, l=2')\n"
+            "plt.xlabel('deadline T')\n"
+            "plt.ylabel('err / lN (floored at 1e-4)')\n"
+            "plt.legend()\n"
+            "plt.show()"
+        ),
     ),
     (
         "md",
@@ -65,11 +97,13 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "rnd = model.with_orders(random_orders(model.assignment, seed=0))\n"
-        "opt = model.with_orders(optimize_orders(rnd, 1, draws=200, seed=1, sweeps=1))\n"
-        "for name, m in (('random', rnd), ('optimized', opt)):\n"
-        "    t = exact_recovery_times(chunk_completion_times(m, 500, seed=2), 1)\n"
-        "    print(f'{name:9s} Q_max {q_max(m.assignment, m.orders)}  E[exact time] {t.mean():.3f}')",
+        (
+            "rnd = model.with_orders(random_orders(model.assignment, seed=0))\n"
+            "opt = model.with_orders(optimize_orders(rnd, 1, draws=200, seed=1, sweeps=1))\n"
+            "for name, m in (('random', rnd), ('optimized', opt)):\n"
+            "    t = exact_recovery_times(chunk_completion_times(m, 500, seed=2), 1)\n"
+            "    print(f'{name:9s} Q_max {q_max(m.assignment, m.orders)}  E[exact time] {t.mean():.3f}')"
+        ),
     ),
     (
         "md",
@@ -79,17 +113,37 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "from gcsim.coding.encoders.classic import cyclic_repetition_assignment\n"
-        "from gcsim.coding.partial_stragglers import latin_orders, least_q_max, regular_q_max_bound\n"
-        "A4 = cyclic_repetition_assignment(5, 2)\n"
-        "for ell in (1, 2, 3):\n"
-        "    res = least_q_max(A4, ell)\n"
-        "    print(f'l={ell}: least {res.value} (share of orders reaching it {res.reaching / res.total:.3f}), '\n"
-        "          f'Latin {q_max(A4, latin_orders(A4), ell)}')\n"
-        "A6 = 1 - np.eye(6, dtype=int)\n"
-        "prop = [np.array(o) for o in ([1, 3, 5, 4, 2], [0, 2, 5, 4, 3], [1, 3, 4, 5, 0], [1, 2, 4, 5, 0],\n"
-        "                             [0, 3, 5, 2, 1], [0, 2, 4, 3, 1])]\n"
-        "print('n=6, delta=5, l=3: Latin', q_max(A6, latin_orders(A6), 3), ' Proposition 59.7', q_max(A6, prop, 3),\n"
-        "      ' bound', regular_q_max_bound(6, 5, 3))",
+        (
+            "from gcsim.coding.encoders.classic import cyclic_repetition_assignment\n"
+            "from gcsim.coding.partial_stragglers import latin_orders, least_q_max, regular_q_max_bound\n"
+            "\n"
+            "A4 = cyclic_repetition_assignment(5, 2)\n"
+            "for ell in (1, 2, 3):\n"
+            "    res = least_q_max(A4, ell)\n"
+            "    print(\n"
+            "        f'l={ell}: least {res.value} (share of orders reaching it {res.reaching / res.total:.3f}), '\n"
+            "        f'Latin {q_max(A4, latin_orders(A4), ell)}'\n"
+            "    )\n"
+            "A6 = 1 - np.eye(6, dtype=int)\n"
+            "prop = [\n"
+            "    np.array(o)\n"
+            "    for o in (\n"
+            "        [1, 3, 5, 4, 2],\n"
+            "        [0, 2, 5, 4, 3],\n"
+            "        [1, 3, 4, 5, 0],\n"
+            "        [1, 2, 4, 5, 0],\n"
+            "        [0, 3, 5, 2, 1],\n"
+            "        [0, 2, 4, 3, 1],\n"
+            "    )\n"
+            "]\n"
+            "print(\n"
+            "    'n=6, delta=5, l=3: Latin',\n"
+            "    q_max(A6, latin_orders(A6), 3),\n"
+            "    ' Proposition 59.7',\n"
+            "    q_max(A6, prop, 3),\n"
+            "    ' bound',\n"
+            "    regular_q_max_bound(6, 5, 3),\n"
+            ")"
+        ),
     ),
 ]

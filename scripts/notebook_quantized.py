@@ -18,46 +18,81 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import itertools\nimport numpy as np\nimport matplotlib.pyplot as plt\nimport gcsim\n"
-        "from gcsim.coding.schemes import encode\nfrom gcsim.coding.decoders import optimal_decoder\n"
-        "from gcsim.coding.quantizers import get_quantizer, quantizer_names\n"
-        "from gcsim.coding.quantize import (quantized_error, coded_messages, decode, allocate_bits,\n"
-        "                                   allocation_weights, bound_objective)\n\n"
-        "q = get_quantizer('maxabs')\ny = np.array([[0.9, -0.2, 0.05, -1.0]])\n"
-        "lower, upper, prob = q.outcomes(y, 2)\nprint(quantizer_names())\nprint(lower, upper, prob, sep='\\n')",
+        (
+            "import itertools\n"
+            "\n"
+            "import matplotlib.pyplot as plt\n"
+            "import numpy as np\n"
+            "\n"
+            "import gcsim\n"
+            "from gcsim.coding.decoders import optimal_decoder\n"
+            "from gcsim.coding.quantize import (\n"
+            "    allocate_bits,\n"
+            "    allocation_weights,\n"
+            "    bound_objective,\n"
+            "    coded_messages,\n"
+            "    decode,\n"
+            "    quantized_error,\n"
+            ")\n"
+            "from gcsim.coding.quantizers import get_quantizer, quantizer_names\n"
+            "from gcsim.coding.schemes import encode\n"
+            "\n"
+            "q = get_quantizer('maxabs')\n"
+            "y = np.array([[0.9, -0.2, 0.05, -1.0]])\n"
+            "lower, upper, prob = q.outcomes(y, 2)\n"
+            "print(quantizer_names())\n"
+            "print(lower, upper, prob, sep='\\n')"
+        ),
     ),
     ("md", "## The error split against simulation\n\nFano plane, RD with `m = 2`, worker 1 straggles, 3 bits."),
     (
         "code",
-        "A = gcsim.bibd(7, 3, 1).assignment\nscheme = encode(A, 2, 'rd', seed=0)\n"
-        "G = np.random.default_rng(0).normal(size=(7, 40))\nmask = np.ones(7, bool); mask[1] = False\n"
-        "r = quantized_error(scheme, G, mask, 3)\n"
-        "X, Y = optimal_decoder(scheme, mask), coded_messages(scheme, G)\n"
-        "draws = q.quantize(np.broadcast_to(Y, (5000,) + Y.shape), 3, rng=1)\n"
-        "errs = np.array([np.sum((decode(X, Yq, 40) - G.sum(axis=0)) ** 2) for Yq in draws])\n"
-        "half = 1.96 * errs.std(ddof=1) / np.sqrt(errs.size)\n"
-        "print(f'decoding {r.decoding:.4f} + quantization {r.quantization:.4f} = {r.total:.4f}')\n"
-        "print(f'simulated {errs.mean():.4f} ± {half:.4f}; bounds {r.quantization_bound:.4f} (quantization), '\n"
-        "      f'{r.code_bound:.2f} (total)')",
+        (
+            "A = gcsim.bibd(7, 3, 1).assignment\n"
+            "scheme = encode(A, 2, 'rd', seed=0)\n"
+            "G = np.random.default_rng(0).normal(size=(7, 40))\n"
+            "mask = np.ones(7, bool)\n"
+            "mask[1] = False\n"
+            "r = quantized_error(scheme, G, mask, 3)\n"
+            "X, Y = optimal_decoder(scheme, mask), coded_messages(scheme, G)\n"
+            "draws = q.quantize(np.broadcast_to(Y, (5000,) + Y.shape), 3, rng=1)\n"
+            "errs = np.array([np.sum((decode(X, Yq, 40) - G.sum(axis=0)) ** 2) for Yq in draws])\n"
+            "half = 1.96 * errs.std(ddof=1) / np.sqrt(errs.size)\n"
+            "print(f'decoding {r.decoding:.4f} + quantization {r.quantization:.4f} = {r.total:.4f}')\n"
+            "print(\n"
+            "    f'simulated {errs.mean():.4f} ± {half:.4f}; bounds {r.quantization_bound:.4f} (quantization), '\n"
+            "    f'{r.code_bound:.2f} (total)'\n"
+            ")"
+        ),
     ),
     ("md", "The quantization term falls by about 4× per bit; the data bound follows it:"),
     (
         "code",
-        "bits = np.arange(1, 9)\nrows = [quantized_error(scheme, G, mask, int(b)) for b in bits]\n"
-        "plt.semilogy(bits, [x.quantization for x in rows], 'o-', label='quantization term (exact)')\n"
-        "plt.semilogy(bits, [x.quantization_bound for x in rows], 's--', label='bound (ii)')\n"
-        "plt.axhline(rows[0].decoding, color='gray', label='decoding error')\n"
-        "plt.xlabel('bits per coordinate'); plt.ylabel('E‖ĝ − g‖²'); plt.legend(); plt.show()",
+        (
+            "bits = np.arange(1, 9)\n"
+            "rows = [quantized_error(scheme, G, mask, int(b)) for b in bits]\n"
+            "plt.semilogy(bits, [x.quantization for x in rows], 'o-', label='quantization term (exact)')\n"
+            "plt.semilogy(bits, [x.quantization_bound for x in rows], 's--', label='bound (ii)')\n"
+            "plt.axhline(rows[0].decoding, color='gray', label='decoding error')\n"
+            "plt.xlabel('bits per coordinate')\n"
+            "plt.ylabel('E‖ĝ − g‖²')\n"
+            "plt.legend()\n"
+            "plt.show()"
+        ),
     ),
     ("md", "## Bit allocation\n\nWorker 0 straggles 80 % of the time; 28 bits shared by the 7 workers."),
     (
         "code",
-        "p = np.array([0.8] + [0.05] * 6)\nmasks = np.array(list(itertools.product([False, True], repeat=7)))\n"
-        "prob = np.prod(np.where(masks, 1 - p, p), axis=1)\n"
-        "a = allocation_weights(encode(A, 1, 'rd', seed=0), masks, probabilities=prob / prob.sum())\n"
-        "b = allocate_bits(a, 28)\n"
-        "print('weights', a.round(3)); print('bits', b)\n"
-        "print('objective', bound_objective(a, b), 'uniform', bound_objective(a, [4] * 7))",
+        (
+            "p = np.array([0.8] + [0.05] * 6)\n"
+            "masks = np.array(list(itertools.product([False, True], repeat=7)))\n"
+            "prob = np.prod(np.where(masks, 1 - p, p), axis=1)\n"
+            "a = allocation_weights(encode(A, 1, 'rd', seed=0), masks, probabilities=prob / prob.sum())\n"
+            "b = allocate_bits(a, 28)\n"
+            "print('weights', a.round(3))\n"
+            "print('bits', b)\n"
+            "print('objective', bound_objective(a, b), 'uniform', bound_objective(a, [4] * 7))"
+        ),
     ),
     (
         "md",
@@ -67,12 +102,31 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "from gcsim.learning.datasets import load_digits\nfrom gcsim.learning.models import MLP\n"
-        "from gcsim.learning.quantized_training import (equal_bits_codes, bits_per_step, "
-        "compare_at_equal_bits, summarize)\n\n"
-        "model = MLP((64, 16, 10))\ncodes = [c for c in equal_bits_codes(A, budget=4) if not c.error_feedback][:4]\n"
-        "runs = compare_at_equal_bits(codes, load_digits(), seeds=[0, 1, 2], model=model, iterations=60,\n"
-        "                             lr=0.1, momentum=0.9, batch_per_part=16, eval_every=30)\n"
-        "summarize(runs)[['label', 'bits_per_step', 'train_loss', 'train_loss_lo', 'train_loss_hi', 'rel_error']]",
+        (
+            "from gcsim.learning.datasets import load_digits\n"
+            "from gcsim.learning.models import MLP\n"
+            "from gcsim.learning.quantized_training import (\n"
+            "    compare_at_equal_bits,\n"
+            "    equal_bits_codes,\n"
+            "    summarize,\n"
+            ")\n"
+            "\n"
+            "model = MLP((64, 16, 10))\n"
+            "codes = [c for c in equal_bits_codes(A, budget=4) if not c.error_feedback][:4]\n"
+            "runs = compare_at_equal_bits(\n"
+            "    codes,\n"
+            "    load_digits(),\n"
+            "    seeds=[0, 1, 2],\n"
+            "    model=model,\n"
+            "    iterations=60,\n"
+            "    lr=0.1,\n"
+            "    momentum=0.9,\n"
+            "    batch_per_part=16,\n"
+            "    eval_every=30,\n"
+            ")\n"
+            "summarize(runs)[\n"
+            "    ['label', 'bits_per_step', 'train_loss', 'train_loss_lo', 'train_loss_hi', 'rel_error']\n"
+            "]"
+        ),
     ),
 ]

@@ -19,21 +19,40 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "import itertools\nimport numpy as np\nimport matplotlib.pyplot as plt\n"
-        "from gcsim.coding.sequential import (SelectiveRepeat, bursty_violation, is_bursty, markov_masks,\n"
-        "                                     simulate_classic, simulate_selective_repeat)\n\n"
-        "code = SelectiveRepeat(6, B=2, W=5, lam=3)\n"
-        "print(code, 's =', code.s, 'delay =', code.delay)\n"
-        "print('load', code.load, 'per-round load', code.classic_load)",
+        (
+            "import itertools\n"
+            "\n"
+            "import matplotlib.pyplot as plt\n"
+            "import numpy as np\n"
+            "\n"
+            "from gcsim.coding.sequential import (\n"
+            "    SelectiveRepeat,\n"
+            "    is_bursty,\n"
+            "    markov_masks,\n"
+            "    simulate_classic,\n"
+            "    simulate_selective_repeat,\n"
+            ")\n"
+            "\n"
+            "code = SelectiveRepeat(6, B=2, W=5, lam=3)\n"
+            "print(code, 's =', code.s, 'delay =', code.delay)\n"
+            "print('load', code.load, 'per-round load', code.classic_load)"
+        ),
     ),
     ("md", "## One burst\n\nThree workers straggle in round 0 and one of them again in round 1 (a burst of 2)."),
     (
         "code",
-        "masks = np.ones((8, 6), bool)\nmasks[0, :3] = False\nmasks[1, 0] = False\n"
-        "print('admissible:', is_bursty(masks, 2, 5, 3))\nrun = simulate_selective_repeat(code, masks)\n"
-        "print('decoded in round:', run.decoded.tolist())\nprint('work (job per worker and round):')\n"
-        "print(run.work)\nclassic = simulate_classic(6, code.s, masks[:6])\n"
-        "print('per-round code, s =', code.s, ':', classic.decoded.tolist())",
+        (
+            "masks = np.ones((8, 6), bool)\n"
+            "masks[0, :3] = False\n"
+            "masks[1, 0] = False\n"
+            "print('admissible:', is_bursty(masks, 2, 5, 3))\n"
+            "run = simulate_selective_repeat(code, masks)\n"
+            "print('decoded in round:', run.decoded.tolist())\n"
+            "print('work (job per worker and round):')\n"
+            "print(run.work)\n"
+            "classic = simulate_classic(6, code.s, masks[:6])\n"
+            "print('per-round code, s =', code.s, ':', classic.decoded.tolist())"
+        ),
     ),
     (
         "md",
@@ -42,13 +61,20 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "small = SelectiveRepeat(4, B=1, W=3, lam=3)\nall_masks = [np.array(b, bool) for b in "
-        "itertools.product([True, False], repeat=4)]\n"
-        "count = worst = 0\nfor seq in itertools.product(all_masks, repeat=4):\n"
-        "    seq = np.array(seq)\n    if not is_bursty(seq, 1, 3, 3):\n        continue\n"
-        "    run = simulate_selective_repeat(small, seq)\n    assert run.recovered_fraction == 1.0\n"
-        "    count += 1\n    worst = max(worst, int((run.decoded - np.arange(3)).max()))\n"
-        "print(count, 'admissible sequences, largest decoding delay', worst)",
+        (
+            "small = SelectiveRepeat(4, B=1, W=3, lam=3)\n"
+            "all_masks = [np.array(b, bool) for b in itertools.product([True, False], repeat=4)]\n"
+            "count = worst = 0\n"
+            "for seq in itertools.product(all_masks, repeat=4):\n"
+            "    seq = np.array(seq)\n"
+            "    if not is_bursty(seq, 1, 3, 3):\n"
+            "        continue\n"
+            "    run = simulate_selective_repeat(small, seq)\n"
+            "    assert run.recovered_fraction == 1.0\n"
+            "    count += 1\n"
+            "    worst = max(worst, int((run.decoded - np.arange(3)).max()))\n"
+            "print(count, 'admissible sequences, largest decoding delay', worst)"
+        ),
     ),
     (
         "md",
@@ -58,16 +84,28 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "code = SelectiveRepeat(20, B=2, W=5, lam=6)\np_enter = [0.01, 0.02, 0.04, 0.06]\nrows = []\n"
-        "for pe in p_enter:\n    t = np.zeros(3)\n    for seed in range(3):\n"
-        "        m = markov_masks(20, 502, pe, 0.5, seed=seed)\n"
-        "        t += [simulate_selective_repeat(code, m, wait_cost=1.0).completion_time,\n"
-        "              simulate_classic(20, code.s, m[:500], wait_cost=1.0).completion_time,\n"
-        "              simulate_classic(20, 6, m[:500], wait_cost=1.0).completion_time]\n"
-        "    rows.append(t / 3)\nrows = np.array(rows)\n"
-        "for k, label in enumerate(['selective repeat s=2, T=2', 'per-round s=2', 'per-round s=6']):\n"
-        "    plt.plot(p_enter, rows[:, k], 'o-', label=label)\n"
-        "plt.xlabel('p_enter (p_leave = 0.5)'); plt.ylabel('completion time'); plt.legend(); plt.show()",
+        (
+            "code = SelectiveRepeat(20, B=2, W=5, lam=6)\n"
+            "p_enter = [0.01, 0.02, 0.04, 0.06]\n"
+            "rows = []\n"
+            "for pe in p_enter:\n"
+            "    t = np.zeros(3)\n"
+            "    for seed in range(3):\n"
+            "        m = markov_masks(20, 502, pe, 0.5, seed=seed)\n"
+            "        t += [\n"
+            "            simulate_selective_repeat(code, m, wait_cost=1.0).completion_time,\n"
+            "            simulate_classic(20, code.s, m[:500], wait_cost=1.0).completion_time,\n"
+            "            simulate_classic(20, 6, m[:500], wait_cost=1.0).completion_time,\n"
+            "        ]\n"
+            "    rows.append(t / 3)\n"
+            "rows = np.array(rows)\n"
+            "for k, label in enumerate(['selective repeat s=2, T=2', 'per-round s=2', 'per-round s=6']):\n"
+            "    plt.plot(p_enter, rows[:, k], 'o-', label=label)\n"
+            "plt.xlabel('p_enter (p_leave = 0.5)')\n"
+            "plt.ylabel('completion time')\n"
+            "plt.legend()\n"
+            "plt.show()"
+        ),
     ),
     (
         "md",
@@ -78,21 +116,34 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "orders = {f: SelectiveRepeat(4, B=1, W=3, lam=3, forgive=f) for f in ('oldest', 'newest')}\n"
-        "for seq in itertools.product(all_masks, repeat=4):\n    seq = np.array(seq)\n"
-        "    if is_bursty(seq, 1, 3, 3):\n"
-        "        assert all(simulate_selective_repeat(c, seq).lost == 0 for c in orders.values())\n"
-        "print('both orders decode every admissible sequence')\n\n"
-        "def probability(seq, pe, pl):\n    pi, prob = pe / (pe + pl), 1.0\n"
-        "    for col in (~seq).T:\n        prob *= pi if col[0] else 1 - pi\n"
-        "        for a, b in zip(col[:-1], col[1:]):\n"
-        "            prob *= ((1 - pl) if b else pl) if a else (pe if b else 1 - pe)\n    return prob\n\n"
-        "three = [np.array(b, bool) for b in itertools.product([True, False], repeat=3)]\n"
-        "codes = {f: SelectiveRepeat(3, B=1, W=2, lam=2, forgive=f) for f in ('oldest', 'newest')}\n"
-        "lost = dict.fromkeys(codes, 0.0)\nfor seq in itertools.product(three, repeat=4):\n"
-        "    seq = np.array(seq)\n    prob = probability(seq, 0.1, 0.5)\n"
-        "    for f, c in codes.items():\n        lost[f] += prob * simulate_selective_repeat(c, seq).lost\n"
-        "print({f: round(v, 4) for f, v in lost.items()}, 'expected lost jobs of 3')",
+        (
+            "orders = {f: SelectiveRepeat(4, B=1, W=3, lam=3, forgive=f) for f in ('oldest', 'newest')}\n"
+            "for seq in itertools.product(all_masks, repeat=4):\n"
+            "    seq = np.array(seq)\n"
+            "    if is_bursty(seq, 1, 3, 3):\n"
+            "        assert all(simulate_selective_repeat(c, seq).lost == 0 for c in orders.values())\n"
+            "print('both orders decode every admissible sequence')\n"
+            "\n"
+            "\n"
+            "def probability(seq, pe, pl):\n"
+            "    pi, prob = pe / (pe + pl), 1.0\n"
+            "    for col in (~seq).T:\n"
+            "        prob *= pi if col[0] else 1 - pi\n"
+            "        for a, b in zip(col[:-1], col[1:], strict=True):\n"
+            "            prob *= ((1 - pl) if b else pl) if a else (pe if b else 1 - pe)\n"
+            "    return prob\n"
+            "\n"
+            "\n"
+            "three = [np.array(b, bool) for b in itertools.product([True, False], repeat=3)]\n"
+            "codes = {f: SelectiveRepeat(3, B=1, W=2, lam=2, forgive=f) for f in ('oldest', 'newest')}\n"
+            "lost = dict.fromkeys(codes, 0.0)\n"
+            "for seq in itertools.product(three, repeat=4):\n"
+            "    seq = np.array(seq)\n"
+            "    prob = probability(seq, 0.1, 0.5)\n"
+            "    for f, c in codes.items():\n"
+            "        lost[f] += prob * simulate_selective_repeat(c, seq).lost\n"
+            "print({f: round(v, 4) for f, v in lost.items()}, 'expected lost jobs of 3')"
+        ),
     ),
     (
         "md",
@@ -104,26 +155,44 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "from pathlib import Path\nfrom gcsim import straggler_model\n"
-        "from gcsim.coding.arrival_rules import arrival_rule\n"
-        "from gcsim.coding.delay_laws import delay_model, load_trace\n"
-        "from gcsim.coding.sequential import job_masks, straggler_masks\n\n"
-        "same = straggler_masks('markov:0.05,0.5', 20, 50, seed=1)\n"
-        "assert np.array_equal(same, markov_masks(20, 50, 0.05, 0.5, seed=1))\n"
-        "trace = load_trace(Path('..') / 'docs' / 'results' / 'sequential_trace.csv')\n"
-        "deadline = float(np.quantile(trace, 0.9))\n"
-        "model = straggler_model('delay', 20, delays=delay_model('trace', 20, delays=trace),\n"
-        "                        rule=arrival_rule('deadline', deadline=deadline))\n"
-        "delays, rule = model.delay_parts()\nmasks, times = rule.apply(delays.sample_delays(trace.shape[1], 0))\n"
-        "code = SelectiveRepeat(20, B=2, W=5, lam=6)\nrun = simulate_selective_repeat(code, masks)\n"
-        "classic = simulate_classic(20, code.s, masks[:-2])\n"
-        "print(f'deadline {deadline * 1e3:.1f} ms; stragglers per round: max {(~masks).sum(1).max()}')\n"
-        "print('recovered: selective repeat', round(run.recovered_fraction, 4), ', per-round s = 2', "
-        "round(classic.recovered_fraction, 4))\n"
-        "arrived = job_masks(run, masks).sum(1)\n"
-        "plt.plot((~masks).sum(1), label='stragglers in the round')\n"
-        "plt.plot(20 - arrived, label='tasks of the job missing at its deadline')\n"
-        "plt.axhline(code.s, color='k', lw=0.5); plt.xlabel('round'); plt.legend(); plt.show()",
+        (
+            "from pathlib import Path\n"
+            "\n"
+            "from gcsim import straggler_model\n"
+            "from gcsim.coding.arrival_rules import arrival_rule\n"
+            "from gcsim.coding.delay_laws import delay_model, load_trace\n"
+            "from gcsim.coding.sequential import job_masks, straggler_masks\n"
+            "\n"
+            "same = straggler_masks('markov:0.05,0.5', 20, 50, seed=1)\n"
+            "assert np.array_equal(same, markov_masks(20, 50, 0.05, 0.5, seed=1))\n"
+            "trace = load_trace(Path('..') / 'docs' / 'results' / 'sequential_trace.csv')\n"
+            "deadline = float(np.quantile(trace, 0.9))\n"
+            "model = straggler_model(\n"
+            "    'delay',\n"
+            "    20,\n"
+            "    delays=delay_model('trace', 20, delays=trace),\n"
+            "    rule=arrival_rule('deadline', deadline=deadline),\n"
+            ")\n"
+            "delays, rule = model.delay_parts()\n"
+            "masks, times = rule.apply(delays.sample_delays(trace.shape[1], 0))\n"
+            "code = SelectiveRepeat(20, B=2, W=5, lam=6)\n"
+            "run = simulate_selective_repeat(code, masks)\n"
+            "classic = simulate_classic(20, code.s, masks[:-2])\n"
+            "print(f'deadline {deadline * 1e3:.1f} ms; stragglers per round: max {(~masks).sum(1).max()}')\n"
+            "print(\n"
+            "    'recovered: selective repeat',\n"
+            "    round(run.recovered_fraction, 4),\n"
+            "    ', per-round s = 2',\n"
+            "    round(classic.recovered_fraction, 4),\n"
+            ")\n"
+            "arrived = job_masks(run, masks).sum(1)\n"
+            "plt.plot((~masks).sum(1), label='stragglers in the round')\n"
+            "plt.plot(20 - arrived, label='tasks of the job missing at its deadline')\n"
+            "plt.axhline(code.s, color='k', lw=0.5)\n"
+            "plt.xlabel('round')\n"
+            "plt.legend()\n"
+            "plt.show()"
+        ),
     ),
     (
         "md",
@@ -134,20 +203,41 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "from gcsim.coding.sequential_multiplexed import MultiplexedSGC, simulate_multiplexed\n\n"
-        "msgc = MultiplexedSGC(20, B=2, W=5, lam=6)\n"
-        "print(msgc, 'delay', msgc.delay, 'load', msgc.load_fraction, '; selective repeat',\n"
-        "      SelectiveRepeat(20, 2, 5, 6).load, '; per-round', msgc.classic_load)\n"
-        "tiny = MultiplexedSGC(3, B=1, W=2, lam=2)\ncount = 0\n"
-        "for seq in itertools.product(three, repeat=4):\n    seq = np.array(seq)\n"
-        "    if is_bursty(seq, 1, 2, 2):\n"
-        "        assert simulate_multiplexed(tiny, seq).recovered_fraction == 1.0\n        count += 1\n"
-        "print(count, 'admissible sequences of 4 rounds: every job decoded within T =', tiny.delay)\n"
-        "m = markov_masks(20, 305, 0.02, 0.5, seed=0)\n"
-        "print('stragglers lost: recovered', round(simulate_multiplexed(msgc, m).recovered_fraction, 4))\n"
-        "for rule in ('needed', 'model'):\n"
-        "    run = simulate_multiplexed(msgc, m, wait_cost=1.0, wait_rule=rule)\n"
-        "    print(rule, ': waited rounds', int(run.waited.sum()), ', completion time', round(run.completion_time, 2))",
+        (
+            "from gcsim.coding.sequential_multiplexed import MultiplexedSGC, simulate_multiplexed\n"
+            "\n"
+            "msgc = MultiplexedSGC(20, B=2, W=5, lam=6)\n"
+            "print(\n"
+            "    msgc,\n"
+            "    'delay',\n"
+            "    msgc.delay,\n"
+            "    'load',\n"
+            "    msgc.load_fraction,\n"
+            "    '; selective repeat',\n"
+            "    SelectiveRepeat(20, 2, 5, 6).load,\n"
+            "    '; per-round',\n"
+            "    msgc.classic_load,\n"
+            ")\n"
+            "tiny = MultiplexedSGC(3, B=1, W=2, lam=2)\n"
+            "count = 0\n"
+            "for seq in itertools.product(three, repeat=4):\n"
+            "    seq = np.array(seq)\n"
+            "    if is_bursty(seq, 1, 2, 2):\n"
+            "        assert simulate_multiplexed(tiny, seq).recovered_fraction == 1.0\n"
+            "        count += 1\n"
+            "print(count, 'admissible sequences of 4 rounds: every job decoded within T =', tiny.delay)\n"
+            "m = markov_masks(20, 305, 0.02, 0.5, seed=0)\n"
+            "print('stragglers lost: recovered', round(simulate_multiplexed(msgc, m).recovered_fraction, 4))\n"
+            "for rule in ('needed', 'model'):\n"
+            "    run = simulate_multiplexed(msgc, m, wait_cost=1.0, wait_rule=rule)\n"
+            "    print(\n"
+            "        rule,\n"
+            "        ': waited rounds',\n"
+            "        int(run.waited.sum()),\n"
+            "        ', completion time',\n"
+            "        round(run.completion_time, 2),\n"
+            "    )"
+        ),
     ),
     (
         "md",
@@ -159,11 +249,19 @@ CELLS: list[tuple[str, str]] = [
     ),
     (
         "code",
-        "lost = simulate_multiplexed(msgc, m)\n"
-        "ls = simulate_multiplexed(msgc, m, partial='least-squares')\n"
-        "print('mean error per job: dropped', round(float(lost.error.mean()), 4), ', least squares',\n"
-        "      round(float(ls.error.mean()), 4))\n"
-        "plt.hist(ls.error[ls.decoded < 0], bins=30)\n"
-        "plt.xlabel('least-squares error of a job not decoded'); plt.ylabel('jobs'); plt.show()",
+        (
+            "lost = simulate_multiplexed(msgc, m)\n"
+            "ls = simulate_multiplexed(msgc, m, partial='least-squares')\n"
+            "print(\n"
+            "    'mean error per job: dropped',\n"
+            "    round(float(lost.error.mean()), 4),\n"
+            "    ', least squares',\n"
+            "    round(float(ls.error.mean()), 4),\n"
+            ")\n"
+            "plt.hist(ls.error[ls.decoded < 0], bins=30)\n"
+            "plt.xlabel('least-squares error of a job not decoded')\n"
+            "plt.ylabel('jobs')\n"
+            "plt.show()"
+        ),
     ),
 ]
