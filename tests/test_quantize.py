@@ -250,6 +250,42 @@ def test_greedy_allocation_is_optimal_against_every_allocation():
         assert bound_objective(a, got) <= best * (1 + 1e-12) + 1e-300, (trial, a, got)
 
 
+def test_allocation_does_not_let_round_off_pick_the_worker():
+    """Weights equal in exact arithmetic but not in floating point (symmetric workers, another BLAS
+    kernel) get the same bits: the lowest index wins the tie, whichever copy round-off made larger."""
+    rng = np.random.default_rng(3)
+    base = np.array([0.3, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    # by hand: decreases 8/9, 8/9 * 0.3, 40/441, 40/441 * 0.3, ... (1/(2^k-1)^2 - 1/(2^(k+1)-1)^2 per unit
+    # weight); 24 bits = 7 + 6 + 1 + 6 + 1 + 3: the third bit of three of the six equal workers, the first three
+    expect = [3, 4, 4, 4, 3, 3, 3]
+    assert allocate_bits(base, 24).tolist() == expect
+    for _ in range(50):
+        noisy = base * (1.0 + rng.uniform(-1e-13, 1e-13, size=base.size))
+        assert allocate_bits(noisy, 24).tolist() == expect, noisy
+    # a real difference above TIE_RTOL still decides
+    assert allocate_bits([1.0, 1.0 + 1e-6, 1.0], 4).tolist() == [1, 2, 1]
+
+
+def test_allocation_takes_the_largest_decreases_bit_by_bit():
+    """The greedy by hand on weights with distinct decreases: each bit to the largest current decrease."""
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        n = int(rng.integers(1, 6))
+        a = rng.exponential(size=n) * (rng.random(n) < 0.8)
+        lo, hi = int(rng.integers(1, 3)), int(rng.integers(3, 9))
+        total = int(rng.integers(n * lo, n * hi + 1))
+        b = [lo] * n
+        for _ in range(total - n * lo):
+            gains = [
+                a[j] * ((2.0 ** b[j] - 1) ** -2 - (2.0 ** (b[j] + 1) - 1) ** -2) if b[j] < hi else -1.0
+                for j in range(n)
+            ]
+            best = max(gains)
+            j = min(i for i in range(n) if gains[i] >= best * (1 - 1e-9))  # ties (zero weights): lowest index
+            b[j] += 1
+        assert allocate_bits(a, total, min_bits=lo, max_bits=hi).tolist() == b, (a, total, lo, hi)
+
+
 def test_allocation_weights_are_uniform_on_a_symmetric_code_and_follow_the_decoder():
     scheme = encode(FANO, 1, "naive")
     masks = np.array(list(itertools.product([False, True], repeat=7)))[1:]  # every non-empty pattern

@@ -25,7 +25,6 @@ the whole error by ``‖𝒢‖₂² (‖B_F X_F - T‖_F² + w Σ_j ‖X_j‖²
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +40,7 @@ from .schemes import target_matrix
 
 __all__ = [
     "SCALE_BITS",
+    "TIE_RTOL",
     "QuantizedError",
     "coded_messages",
     "decode",
@@ -302,12 +302,21 @@ def bound_objective(weights: Any, bits: Any) -> float:
     return float(np.sum(a / (2.0**b - 1.0) ** 2))
 
 
+#: Relative gap below which two of :func:`allocate_bits`'s per-bit gains are one tie: weights that are equal
+#: in exact arithmetic (symmetric workers) differ by round-off that depends on the BLAS kernel, and must
+#: not decide which worker gets the bit.
+TIE_RTOL = 1e-9
+
+
 def allocate_bits(weights: Any, total: int, *, min_bits: int = 1, max_bits: int = 16) -> np.ndarray:
     """Integer bits per worker minimizing ``Σ_j a_j / (2^{b_j} - 1)²`` with ``Σ_j b_j = total`` (Theorem 58.3).
 
     Greedy: start every worker at ``min_bits`` and give the remaining bits one at a time to the
-    worker whose term drops most (ties: the lowest index).  The per-bit decrease of each term shrinks
-    as its bits grow (the map ``b ↦ (2^b - 1)^{-2}`` is convex), so the greedy choice is optimal.
+    worker whose term drops most.  The per-bit decrease of each term shrinks as its bits grow (the map
+    ``b ↦ (2^b - 1)^{-2}`` is convex), so the greedy choice is optimal, and it takes the
+    ``total - n min_bits`` largest of all the per-bit decreases.  Decreases within a relative
+    :data:`TIE_RTOL` of the next larger one count as a tie, won by the lowest index: round-off in the
+    weights does not pick the worker (each such choice costs at most that share of a decrease).
 
     Parameters
     ----------
@@ -326,25 +335,31 @@ def allocate_bits(weights: Any, total: int, *, min_bits: int = 1, max_bits: int 
     --------
     >>> allocate_bits([1.0, 4.0, 16.0], 9).tolist()     # 4x the weight: about one more bit
     [2, 3, 4]
+    >>> allocate_bits([1.0, 1.0 + 1e-15, 1.0], 4).tolist()     # equal up to round-off: the lowest index
+    [2, 1, 1]
     """
     a = _weights(weights)
     min_bits = check_int("min_bits", min_bits, minimum=1, maximum=MAX_BITS)
     max_bits = check_int("max_bits", max_bits, minimum=min_bits, maximum=MAX_BITS)
     n = a.size
     total = check_int("total", total, minimum=n * min_bits, maximum=n * max_bits)
+    extra = total - n * min_bits
     b = np.full(n, min_bits, dtype=np.int64)
-
-    def gain(j: int) -> float:
-        lo, hi = 2.0 ** int(b[j]) - 1.0, 2.0 ** (int(b[j]) + 1) - 1.0
-        return float(a[j] * (1.0 / lo**2 - 1.0 / hi**2))
-
-    heap = [(-gain(j), j) for j in range(n)] if max_bits > min_bits else []
-    heapq.heapify(heap)
-    for _ in range(total - n * min_bits):
-        _, j = heapq.heappop(heap)
-        b[j] += 1
-        if b[j] < max_bits:
-            heapq.heappush(heap, (-gain(j), j))
+    if extra == 0:
+        return b
+    # the decrease of worker j's term when its bits go from k to k + 1, for k = min_bits .. max_bits - 1
+    k = np.arange(min_bits, max_bits, dtype=np.float64)
+    step = 1.0 / (2.0**k - 1.0) ** 2 - 1.0 / (2.0 ** (k + 1) - 1.0) ** 2
+    gain = (a[:, None] * step[None, :]).ravel()  # (j, k) row-major: index j * len(k) + (k - min_bits)
+    order = np.argsort(-gain, kind="stable")
+    sorted_gain = gain[order]
+    # a new tie group starts where a decrease falls more than TIE_RTOL below the previous one
+    starts = sorted_gain[1:] < sorted_gain[:-1] * (1.0 - TIE_RTOL)
+    group = np.concatenate(([0], np.cumsum(starts)))
+    # within a group, by worker then by bit (a worker's decreases shrink ~4x per bit, so only zero
+    # decreases share a group with another of the same worker, and they are taken bit by bit)
+    taken = order[np.lexsort((order, group))][:extra]
+    np.add.at(b, taken // k.size, 1)
     return b
 
 

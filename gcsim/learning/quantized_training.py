@@ -282,7 +282,7 @@ def allocated_code(assignment: Any, *, budget: int = 4, p: Any = 0.2, max_bits: 
     >>> import gcsim
     >>> A = gcsim.bibd(7, 3, 1).assignment
     >>> allocated_code(A, p=[0.8] + [0.05] * 6).bits.tolist()   # the unreliable worker's decoder weight is small
-    [3, 4, 4, 4, 4, 4, 5]
+    [3, 5, 4, 4, 4, 4, 4]
     """
     A = np.asarray(getattr(assignment, "assignment", assignment))
     budget = check_int("budget", budget, minimum=1, maximum=16)
