@@ -316,7 +316,8 @@ def allocate_bits(weights: Any, total: int, *, min_bits: int = 1, max_bits: int 
     ``b ↦ (2^b - 1)^{-2}`` is convex), so the greedy choice is optimal, and it takes the
     ``total - n min_bits`` largest of all the per-bit decreases.  Decreases within a relative
     :data:`TIE_RTOL` of the next larger one count as a tie, won by the lowest index: round-off in the
-    weights does not pick the worker (each such choice costs at most that share of a decrease).
+    weights does not pick the worker (a decrease taken in a tie group of ``L`` is at least
+    ``(1 - TIE_RTOL)^(L-1)`` times any it displaces; theory §58.3).
 
     Parameters
     ----------
