@@ -365,6 +365,10 @@ def main(argv: list[str] | None = None) -> int:
         "--batch", type=int, default=20, help="--sample, and mutants run by name: mutants per mutmut call (default 20)"
     )
     args = parser.parse_args(argv)
+    if not args.report_only and not Path(sys.executable).with_name("mutmut").exists():
+        parser.error(
+            f"mutmut is not installed beside {sys.executable}: pip install -e '.[mutation]' (make mutation does)"
+        )
     unknown = [m for m in args.modules if m not in TARGETS]
     if unknown:
         parser.error(f"modules: unknown {unknown}; known: {', '.join(TARGETS)}")

@@ -222,3 +222,12 @@ def test_a_sample_of_named_functions_draws_from_their_mutants_in_the_module_draw
     assert "sample of 4 (of 4 drawn) from the f's 6 number-changing mutants (6 in all); 4/4 killed" in (
         capsys.readouterr().out
     )
+
+
+def test_a_run_without_mutmut_is_refused_up_front(tmp_path, monkeypatch, capsys):
+    """No mutmut beside the interpreter: a clear refusal before anything is prepared (it used to run,
+    find nothing and report "0 of 0 mutants ran")."""
+    monkeypatch.setattr(mutation.sys, "executable", str(tmp_path / "python"))
+    with pytest.raises(SystemExit) as info:
+        mutation.main(["coding.quantize"])
+    assert info.value.code == 2 and "mutmut is not installed" in capsys.readouterr().err
