@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from gcsim.coding.quantize import (
+    TIE_RTOL,
     ErrorFeedback,
     allocate_bits,
     allocation_weights,
@@ -130,6 +131,32 @@ def test_allocation_weights_with_given_decoders_drop_the_stragglers_rows():
 
 
 # --- allocate_bits, message_bits ---------------------------------------------------------------------
+
+
+def test_allocation_bounds_and_defaults_by_name():
+    # the default max_bits is 16: two workers take 32 bits, not 33
+    assert allocate_bits([1.0, 1.0], 32).tolist() == [16, 16]
+    assert refused_argument(allocate_bits, [1.0, 1.0], 33) == "total"
+    assert refused_argument(allocate_bits, [1.0], 3, max_bits=MAX_BITS + 1) == "max_bits"
+    assert refused_argument(allocate_bits, [1.0], 3, min_bits=2, max_bits=1) == "max_bits"
+    # below n min_bits (n = 2, min_bits = 2: at least 4)
+    assert refused_argument(allocate_bits, [1.0, 1.0], 3, min_bits=2) == "total"
+
+
+def test_allocation_follows_the_exact_per_bit_decreases():
+    """Worker 0 at 1 bit gains 8/9 a_0, worker 1 at 2 bits 40/441 a_1 (1/(2^b-1)^2 - 1/(2^(b+1)-1)^2): with
+    a_0 = 1 they are equal at a_1 = (8/9)(441/40) = 9.8, so the third bit goes to worker 0 below it and
+    to worker 1 above it (worker 1 takes the second either way: 8/9 a_1 > 8/9)."""
+    assert allocate_bits([1.0, 9.79], 4).tolist() == [2, 2]
+    assert allocate_bits([1.0, 9.81], 4).tolist() == [1, 3]
+
+
+def test_a_gain_exactly_at_the_tie_limit_ties():
+    """Gains g and g (1 - TIE_RTOL) tie (the limit belongs to the tie): the lower index wins although its
+    weight is the smaller. IEEE products are correctly rounded and commute, so (1 - TIE_RTOL) g is the
+    same float on both sides."""
+    assert allocate_bits([1.0 - TIE_RTOL, 1.0], 3).tolist() == [2, 1]
+    assert allocate_bits([1.0 - 2 * TIE_RTOL, 1.0], 3).tolist() == [1, 2]
 
 
 def test_bit_bounds_and_scale_bits_are_checked_by_name():

@@ -349,10 +349,10 @@ def allocate_bits(weights: Any, total: int, *, min_bits: int = 1, max_bits: int 
     if extra == 0:
         return b
     # the decrease of worker j's term when its bits go from k to k + 1, for k = min_bits .. max_bits - 1
-    k = np.arange(min_bits, max_bits, dtype=np.float64)
+    k = np.arange(min_bits, max_bits)
     step = 1.0 / (2.0**k - 1.0) ** 2 - 1.0 / (2.0 ** (k + 1) - 1.0) ** 2
     gain = (a[:, None] * step[None, :]).ravel()  # (j, k) row-major: index j * len(k) + (k - min_bits)
-    order = np.argsort(-gain, kind="stable")
+    order = np.argsort(-gain)  # equal gains in any order: a tie group is sorted by worker below
     sorted_gain = gain[order]
     # a new tie group starts where a decrease falls more than TIE_RTOL below the previous one
     starts = sorted_gain[1:] < sorted_gain[:-1] * (1.0 - TIE_RTOL)

@@ -443,6 +443,14 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "the added types hold a 0: summing the delta count rows gives sum_t x_t (delta - zeros(t)) = delta with "
         "sum_t x_t = 1, x >= 0, so every such type has weight 0 and each program is feasible exactly when before",
     ),
+    **{
+        f"gcsim.coding.quantize.x_allocate_bits__mutmut_{k}": (
+            line,
+            "min_bits is a Python int (check_int): np.full of it is int64 already (NumPy's default integer on "
+            "64-bit Linux and macOS, and on every platform since NumPy 2)",
+        )
+        for k, line in ((48, "b = np.full(n, min_bits, dtype=None)"), (51, "b = np.full(n, min_bits)"))
+    },
     "gcsim.coding.quantize.xǁErrorFeedbackǁsend__mutmut_4": (
         "y = check_finite_array('messages', messages, ndim=None)",
         "a y that is not 2-D fails the next check y.shape != residual.shape (2-D) with the same "
